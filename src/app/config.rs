@@ -1,0 +1,389 @@
+//! The flow configuration as authored (`<app>_config.yaml`): every key the original
+//! project reads, its legacy spellings, and cuga-flo's additions. Each value keeps the
+//! span it was read from, so later checks can point at it. Decoding (and its
+//! diagnostics) lives in [`super::decode`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::source::{SourceFile, Span};
+
+/// A value with the place in the config file it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Located<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+impl<T> Located<T> {
+    pub fn new(value: T, span: Span) -> Self {
+        Located { value, span }
+    }
+}
+
+impl Located<String> {
+    pub fn as_str(&self) -> &str {
+        &self.value
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FlowConfig {
+    pub source: SourceFile,
+    pub flow: FlowSection,
+    pub engine: EngineConfig,
+    pub variables: Vec<Variable>,
+    pub llm: Option<LlmConfig>,
+    pub tasks: Vec<TaskConfig>,
+    pub gateways: Vec<GatewayConfig>,
+    pub hooks: Vec<HookConfig>,
+    pub permissions: Permissions,
+    pub remote_agents: Vec<RemoteAgent>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FlowSection {
+    pub name: Option<Located<String>>,
+    pub id: Option<Located<String>>,
+    pub version: Option<Located<String>>,
+    pub bpmn_file: Option<Located<String>>,
+    pub description: Option<Located<String>>,
+    /// Upstream schema only; not used at run time.
+    pub agent_type: Option<Located<String>>,
+    pub span: Span,
+}
+
+/// Which workflow engine moves the tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// cuga-flo's in-process engine (upstream's `langgraph` is read as this).
+    #[default]
+    Native,
+    Flowable,
+    Kogito,
+    /// An external engine speaking the bridge over MCP.
+    Mcp,
+}
+
+impl EngineKind {
+    pub const NAMES: [&'static str; 5] = ["native", "langgraph", "flowable", "kogito", "mcp"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Native => "native",
+            EngineKind::Flowable => "flowable",
+            EngineKind::Kogito => "kogito",
+            EngineKind::Mcp => "mcp",
+        }
+    }
+
+    /// Engines that run the process outside cuga-flo and call back by hook id.
+    pub fn is_external_bpm(self) -> bool {
+        matches!(self, EngineKind::Flowable | EngineKind::Kogito)
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct EngineConfig {
+    pub kind: EngineKind,
+    /// The `type:` value as written, when present.
+    pub kind_written: Option<Located<String>>,
+    pub url: Option<Located<String>>,
+    pub username: Option<Located<String>>,
+    /// A password written into the file (reported: use `password_env`).
+    pub password: Option<Located<String>>,
+    pub password_env: Option<Located<String>>,
+    pub deploy: Option<Located<bool>>,
+    pub process_definition_key: Option<Located<String>>,
+    pub process_id: Option<Located<String>>,
+    pub callback_host: Option<Located<String>>,
+    pub callback_port: Option<Located<u16>>,
+    pub span: Option<Span>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Variable {
+    pub name: Located<String>,
+    pub default: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LlmConfig {
+    pub provider: Option<Located<String>>,
+    pub model: Option<Located<String>>,
+    pub temperature: Option<Located<f64>>,
+    pub base_url: Option<Located<String>>,
+    pub api_key_env: Option<Located<String>>,
+    /// A key written into the file (reported: use `api_key_env`).
+    pub api_key: Option<Located<String>>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskMode {
+    /// Reasoned by a TaskAgent.
+    TaskAgent,
+    /// Pass-through (or a named tool); no reasoning.
+    Native,
+}
+
+#[derive(Debug, Clone)]
+pub struct TaskConfig {
+    pub id: Located<String>,
+    /// The effective mode: `task_agent` when written so, or when unwritten and an
+    /// `agent:` block is present; otherwise `native`.
+    pub mode: TaskMode,
+    pub mode_written: Option<Located<String>>,
+    pub agent: Option<AgentConfig>,
+    /// The effective instruction: `agent.system_instruction`, else the legacy `instruction`.
+    pub instruction: Option<Located<String>>,
+    /// The effective policy path: `agent.policy`, else the legacy `policy`.
+    pub policy: Option<Located<String>>,
+    pub tool: Option<Located<String>>,
+    pub input_mapping: Vec<(Located<String>, Located<String>)>,
+    pub output_mapping: Vec<(Located<String>, Located<String>)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct AgentConfig {
+    pub name: Option<Located<String>>,
+    pub system_instruction: Option<Located<String>>,
+    pub policy: Option<Located<String>>,
+    /// A built-in kind (`cuga_agent`, ...) or the name of a `remote_agents` entry.
+    pub agent_type: Option<Located<String>>,
+    pub tools: Vec<Located<String>>,
+    pub span: Span,
+}
+
+/// Agent kinds that run locally; any other `agent_type` names a remote agent.
+pub const BUILTIN_AGENT_TYPES: [&str; 5] = ["cuga_agent", "claude_agent", "langgraph", "crewAI", "wxo"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GatewayMode {
+    DecisionAgent,
+    Native,
+}
+
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    pub id: Located<String>,
+    pub mode: GatewayMode,
+    pub condition: Option<Located<String>>,
+    pub policy: Option<Located<String>>,
+    pub flows: Vec<GatewayFlow>,
+    pub human_consultation: Option<Located<String>>,
+    pub agent_type: Option<Located<String>>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct GatewayFlow {
+    pub id: Located<String>,
+    pub decision: Option<Located<String>>,
+    pub condition: Option<Located<String>>,
+}
+
+/// What a hook may do to the flow. Wire names are upstream's lower-case strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookAction {
+    Continue,
+    SkipNode,
+    SkipTo,
+    SwapNodes,
+    Terminate,
+    RemoveNode,
+    AddNode,
+}
+
+impl HookAction {
+    pub const ALL: [HookAction; 7] = [
+        HookAction::Continue,
+        HookAction::SkipNode,
+        HookAction::SkipTo,
+        HookAction::SwapNodes,
+        HookAction::Terminate,
+        HookAction::RemoveNode,
+        HookAction::AddNode,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookAction::Continue => "continue",
+            HookAction::SkipNode => "skip_node",
+            HookAction::SkipTo => "skip_to",
+            HookAction::SwapNodes => "swap_nodes",
+            HookAction::Terminate => "terminate",
+            HookAction::RemoveNode => "remove_node",
+            HookAction::AddNode => "add_node",
+        }
+    }
+
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Self::ALL.iter().map(|a| a.as_str())
+    }
+}
+
+impl fmt::Display for HookAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for HookAction {
+    type Err = ();
+
+    /// Accepts upstream's lower-case names and the upper-case spelling (`SKIP_TO`).
+    fn from_str(s: &str) -> Result<Self, ()> {
+        let lower = s.trim().to_ascii_lowercase();
+        HookAction::ALL
+            .into_iter()
+            .find(|a| a.as_str() == lower)
+            .ok_or(())
+    }
+}
+
+/// A static hook action with its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ActionSpec {
+    Continue,
+    SkipNode,
+    SkipTo(Located<String>),
+    SwapNodes(Located<String>, Located<String>),
+    Terminate(Option<String>),
+    RemoveNode(Located<String>),
+    AddNode(TaskSpec),
+}
+
+impl ActionSpec {
+    pub fn action(&self) -> HookAction {
+        match self {
+            ActionSpec::Continue => HookAction::Continue,
+            ActionSpec::SkipNode => HookAction::SkipNode,
+            ActionSpec::SkipTo(_) => HookAction::SkipTo,
+            ActionSpec::SwapNodes(..) => HookAction::SwapNodes,
+            ActionSpec::Terminate(_) => HookAction::Terminate,
+            ActionSpec::RemoveNode(_) => HookAction::RemoveNode,
+            ActionSpec::AddNode(_) => HookAction::AddNode,
+        }
+    }
+}
+
+/// A task that a hook may insert into the running process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskSpec {
+    pub id: Located<String>,
+    pub name: Option<Located<String>>,
+    pub instruction: Option<Located<String>>,
+    /// A remote agent (by name) that fulfils the inserted task.
+    pub agent: Option<Located<String>>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct HookConfig {
+    pub id: Located<String>,
+    /// `type:` as written (`edge`; the legacy `pre_edge` is read as `edge`).
+    pub kind: Option<Located<String>>,
+    pub location: Option<Located<String>>,
+    pub policy: Option<Located<String>>,
+    pub action: Option<Located<ActionSpec>>,
+    pub message: Option<Located<String>>,
+    pub condition: Option<Located<String>>,
+    pub enabled: bool,
+    pub instruction: Option<Located<String>>,
+    pub human_consultation: Option<Located<String>>,
+    /// Nodes a reasoned skip_to / swap_nodes / remove_node may name (empty: any node not
+    /// yet executed).
+    pub allowed_targets: Vec<Located<String>>,
+    /// Tasks a reasoned add_node may insert.
+    pub insertable_tasks: Vec<TaskSpec>,
+    pub span: Span,
+}
+
+/// What happens when a hook chooses an action the permissions deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnDenied {
+    /// Record the denial and continue along the edge.
+    #[default]
+    Continue,
+    /// Record the denial and fail the run.
+    Fail,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Permissions {
+    pub permitted: Vec<Located<HookAction>>,
+    pub prohibited: Vec<Located<HookAction>>,
+    pub on_denied: OnDenied,
+    pub span: Option<Span>,
+}
+
+impl Permissions {
+    /// Whether a hook may take `action`: an empty permitted list means "everything not
+    /// prohibited" (upstream's rule).
+    pub fn allows(&self, action: HookAction) -> bool {
+        let permitted = self.permitted.is_empty() || self.permitted.iter().any(|p| p.value == action);
+        permitted && !self.prohibited.iter().any(|p| p.value == action)
+    }
+
+    /// Every action a hook may take.
+    pub fn allowed(&self) -> Vec<HookAction> {
+        HookAction::ALL.into_iter().filter(|a| self.allows(*a)).collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RemoteAgent {
+    pub name: Located<String>,
+    pub url: Option<Located<String>>,
+    pub protocol: Option<Located<String>>,
+    pub timeout_secs: Option<Located<f64>>,
+    /// Names of the `auth` keys (values are secrets and are not kept).
+    pub auth_keys: Vec<Located<String>>,
+    pub span: Span,
+}
+
+impl FlowConfig {
+    /// The process key: `flow.id`, else `flow.name`, else `process` (upstream's rule).
+    pub fn process_key(&self) -> &str {
+        self.flow
+            .id
+            .as_ref()
+            .or(self.flow.name.as_ref())
+            .map_or("process", |l| l.as_str())
+    }
+
+    pub fn task(&self, id: &str) -> Option<&TaskConfig> {
+        self.tasks.iter().find(|t| t.id.value == id)
+    }
+
+    pub fn gateway(&self, id: &str) -> Option<&GatewayConfig> {
+        self.gateways.iter().find(|g| g.id.value == id)
+    }
+
+    pub fn hook_on(&self, flow: &str) -> Option<&HookConfig> {
+        self.hooks
+            .iter()
+            .find(|h| h.location.as_ref().is_some_and(|l| l.value == flow))
+    }
+
+    pub fn remote_agent(&self, name: &str) -> Option<&RemoteAgent> {
+        self.remote_agents.iter().find(|r| r.name.value == name)
+    }
+
+    pub fn variable(&self, name: &str) -> Option<&Variable> {
+        self.variables.iter().find(|v| v.name.value == name)
+    }
+}

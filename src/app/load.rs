@@ -1,0 +1,150 @@
+//! Loading one app: read and decode its flow config, then read and parse the BPMN model
+//! it names. Problems become diagnostics; loading never stops at the first one.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::bpmn::{self, BpmnError, ParseErrors};
+use crate::diag::{Diagnostic, name_list};
+use crate::source::SourceFile;
+
+use super::config::FlowConfig;
+use super::decode::decode;
+use super::registry::AppRef;
+
+/// An app with everything that could be read of it.
+#[derive(Debug, Clone)]
+pub struct LoadedApp {
+    pub name: String,
+    pub dir: PathBuf,
+    pub config_path: Option<PathBuf>,
+    pub config: Option<FlowConfig>,
+    pub bpmn_path: Option<PathBuf>,
+    pub bpmn: Option<bpmn::Document>,
+    /// Problems found while loading (syntax, types, missing files).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LoadedApp {
+    /// The process the app runs, when its model was read.
+    pub fn process(&self) -> Option<&bpmn::Process> {
+        self.bpmn.as_ref()?.main_process()
+    }
+}
+
+impl FlowConfig {
+    /// The folder relative paths in this config are resolved against.
+    pub fn base_dir(&self) -> &Path {
+        self.source.path().parent().unwrap_or(Path::new("."))
+    }
+
+    /// A path written in this config, resolved.
+    pub fn resolve(&self, relative: &str) -> PathBuf {
+        self.base_dir().join(relative)
+    }
+}
+
+pub fn load_app(app: &AppRef) -> LoadedApp {
+    let mut loaded = LoadedApp {
+        name: app.name.clone(),
+        dir: app.dir.clone(),
+        config_path: None,
+        config: None,
+        bpmn_path: None,
+        bpmn: None,
+        diagnostics: Vec::new(),
+    };
+    let config_path = match &app.config {
+        Ok(p) => p.clone(),
+        Err(d) => {
+            loaded.diagnostics.push((**d).clone());
+            return loaded;
+        }
+    };
+    loaded.config_path = Some(config_path.clone());
+    let text = match fs::read(&config_path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                loaded.diagnostics.push(
+                    Diagnostic::error("config::encoding", format!("the config is not UTF-8: {e}"))
+                        .in_path(config_path.display()),
+                );
+                return loaded;
+            }
+        },
+        Err(e) => {
+            loaded.diagnostics.push(
+                Diagnostic::error("app::unreadable", format!("cannot read {}: {e}", config_path.display()))
+                    .in_path(config_path.display()),
+            );
+            return loaded;
+        }
+    };
+    let source = SourceFile::new(&config_path, text);
+    let (config, diags) = decode(&source);
+    loaded.diagnostics.extend(diags);
+    let Some(config) = config else { return loaded };
+
+    if let Some(rel) = &config.flow.bpmn_file {
+        let path = config.resolve(&rel.value);
+        if path.is_file() {
+            match bpmn::parse_file(&path) {
+                Ok(doc) => loaded.bpmn = Some(doc),
+                Err(errs) => loaded.diagnostics.extend(bpmn_diagnostics(&errs)),
+            }
+        } else {
+            let others = sibling_models(config.base_dir());
+            let help = if others.is_empty() {
+                format!("no BPMN file is in {}", config.base_dir().display())
+            } else {
+                format!("{} has {}", config.base_dir().display(), name_list(&others, 5))
+            };
+            loaded.diagnostics.push(
+                Diagnostic::error(
+                    "app::missing_file",
+                    format!("the BPMN file `{}` does not exist", rel.value),
+                )
+                .at(&source, rel.span, format!("looked for {}", path.display()))
+                .with_help(help),
+            );
+        }
+        loaded.bpmn_path = Some(path);
+    }
+    loaded.config = Some(config);
+    loaded
+}
+
+/// BPMN-looking files in a folder, for "did you mean" help.
+fn sibling_models(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".bpmn") || n.ends_with(".bpmn20.xml") || n.ends_with(".bpmn2"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// One diagnostic per BPMN parse problem, pointing into the model's text.
+pub fn bpmn_diagnostics(errs: &ParseErrors) -> Vec<Diagnostic> {
+    errs.errors
+        .iter()
+        .map(|e| {
+            let mut d = Diagnostic::error(e.code(), e.to_string());
+            match (&errs.text, e.span()) {
+                (Some(text), Some(span)) => {
+                    d = d.at(text, span, None);
+                    if let BpmnError::DuplicateId { first, .. } = e {
+                        d = d.also(*first, "first used here");
+                    }
+                }
+                _ => d = d.in_path(&errs.path),
+            }
+            d
+        })
+        .collect()
+}

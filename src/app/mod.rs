@@ -1,0 +1,13 @@
+//! The app as authored: discovery of app folders ([`registry`]), the flow config model
+//! ([`config`]) decoded from a located YAML tree ([`yaml`], [`decode`]), and loading an app
+//! with its BPMN model ([`load`]).
+
+pub mod config;
+pub mod decode;
+pub mod load;
+pub mod registry;
+pub mod yaml;
+
+pub use config::*;
+pub use load::{LoadedApp, load_app};
+pub use registry::{AppRef, discover};

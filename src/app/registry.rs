@@ -1,0 +1,151 @@
+//! Finding apps: an app is a folder with a `config/` sub-folder holding a flow config
+//! (`*_config.yaml` with a `flow:` key). A `supervisor*.yaml` beside it may name the flow
+//! config explicitly, as in the original project's layout.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::diag::Diagnostic;
+use crate::source::SourceFile;
+
+use super::decode::parse_yaml;
+
+/// The default apps folder, relative to the working directory.
+pub const DEFAULT_APPS_DIR: &str = "applications";
+
+/// An app found on disk, before loading.
+#[derive(Debug, Clone)]
+pub struct AppRef {
+    pub name: String,
+    pub dir: PathBuf,
+    /// The flow config, or why none could be found.
+    pub config: Result<PathBuf, Box<Diagnostic>>,
+}
+
+/// Every app under `apps_dir`, sorted by name.
+pub fn discover(apps_dir: &Path) -> io::Result<Vec<AppRef>> {
+    let mut apps = Vec::new();
+    for entry in fs::read_dir(apps_dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if path.join("config").is_dir() {
+            apps.push(app_at(&path));
+        }
+    }
+    apps.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(apps)
+}
+
+/// The app in folder `dir` (which should have a `config/` sub-folder).
+pub fn app_at(dir: &Path) -> AppRef {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    let config = find_flow_config(dir, &name).map_err(Box::new);
+    AppRef {
+        name,
+        dir: dir.to_path_buf(),
+        config,
+    }
+}
+
+/// An app given by its flow config file directly.
+pub fn app_from_config(config: &Path) -> AppRef {
+    let config_dir = config.parent().unwrap_or(Path::new("."));
+    let dir = if config_dir.file_name().is_some_and(|n| n == "config") {
+        config_dir.parent().unwrap_or(config_dir)
+    } else {
+        config_dir
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| config.display().to_string());
+    AppRef {
+        name,
+        dir: dir.to_path_buf(),
+        config: Ok(config.to_path_buf()),
+    }
+}
+
+fn find_flow_config(dir: &Path, name: &str) -> Result<PathBuf, Diagnostic> {
+    let config_dir = dir.join("config");
+    let mut files: Vec<PathBuf> = fs::read_dir(&config_dir)
+        .map_err(|e| {
+            Diagnostic::error("app::unreadable", format!("cannot read {}: {e}", config_dir.display()))
+                .in_path(config_dir.display())
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    let file_name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+
+    if let Some(supervisor) = files.iter().find(|p| {
+        let n = file_name(p);
+        n.starts_with("supervisor") && (n.ends_with(".yaml") || n.ends_with(".yml"))
+    }) {
+        if let Some(found) = flow_config_named_by_supervisor(supervisor)? {
+            return Ok(found);
+        }
+    }
+
+    let candidates: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| {
+            let n = file_name(p);
+            (n.ends_with("_config.yaml") || n.ends_with("_config.yml")) && has_flow_key(p)
+        })
+        .collect();
+    let preferred = [format!("{name}_config.yaml"), format!("{name}_config.yml")];
+    candidates
+        .iter()
+        .find(|p| preferred.contains(&file_name(p)))
+        .or(candidates.first())
+        .map(|p| (*p).clone())
+        .ok_or_else(|| {
+            Diagnostic::error(
+                "app::no_flow_config",
+                format!("no flow config in {}", config_dir.display()),
+            )
+            .in_path(config_dir.display())
+            .with_help(format!(
+                "add `{name}_config.yaml` with a `flow:` section (id, name, bpmn_file) to {}",
+                config_dir.display()
+            ))
+        })
+}
+
+/// The flow config a supervisor file points at (`agents[].flow_config`), if any.
+fn flow_config_named_by_supervisor(path: &Path) -> Result<Option<PathBuf>, Diagnostic> {
+    let text = fs::read_to_string(path).map_err(|e| {
+        Diagnostic::error("app::unreadable", format!("cannot read {}: {e}", path.display())).in_path(path.display())
+    })?;
+    let source = SourceFile::new(path, text);
+    let root = parse_yaml(&source)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let agents = root.get("agents").and_then(|a| a.as_seq()).unwrap_or_default();
+    for agent in agents {
+        let Some(node) = agent.get("flow_config") else { continue };
+        let Some(rel) = node.as_str() else { continue };
+        let target = base.join(rel);
+        if target.is_file() {
+            return Ok(Some(target));
+        }
+        return Err(Diagnostic::error(
+            "app::missing_file",
+            format!("the supervisor names flow config `{rel}`, which does not exist"),
+        )
+        .at(&source, node.span, format!("looked for {}", target.display()))
+        .with_help("fix `flow_config:` (it is relative to the supervisor file)"));
+    }
+    Ok(None)
+}
+
+fn has_flow_key(path: &Path) -> bool {
+    let Ok(text) = fs::read_to_string(path) else { return false };
+    // A cheap test first; a full parse only for files that mention the key.
+    text.lines().any(|l| l.starts_with("flow:") || l.starts_with("\"flow\":"))
+}

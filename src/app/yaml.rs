@@ -1,0 +1,454 @@
+//! A YAML tree that remembers where every node came from, so that config problems can
+//! point at the exact key or value. Built from `saphyr-parser` events (YAML 1.2, pure
+//! Rust); scalars are resolved with the YAML 1.2 core schema.
+
+use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
+
+use crate::source::Span;
+
+/// Expanding aliases may not create more nodes than this (protects against "billion
+/// laughs" documents).
+const MAX_NODES: usize = 1_000_000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub span: Span,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    /// A string; `plain` tells whether it was written without quotes.
+    Str { text: String, plain: bool },
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+/// A YAML syntax problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct YamlError {
+    pub message: String,
+    pub span: Span,
+    /// For duplicate keys: where the key first appeared.
+    pub first: Option<Span>,
+}
+
+impl Node {
+    /// What kind of value this is, for messages ("a mapping", "a string", ...).
+    pub fn kind(&self) -> &'static str {
+        match &self.value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a number",
+            Value::Str { .. } => "a string",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a mapping",
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.value, Value::Null)
+    }
+
+    /// A scalar's text as a string: strings as they are, numbers and booleans as written
+    /// in the source (`version: 1.0` stays "1.0"). `None` for null, lists and mappings.
+    pub fn scalar_text(&self, source: &str) -> Option<String> {
+        match &self.value {
+            Value::Str { text, .. } => Some(text.clone()),
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) => source
+                .get(self.span.offset..self.span.end())
+                .map(|s| s.trim().to_string()),
+            _ => None,
+        }
+    }
+
+    /// The value of `key` in a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// Convert to JSON (keys that are not strings are rendered as text).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+            Value::Str { text, .. } => J::String(text.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| {
+                        let key = match k.to_json() {
+                            J::String(s) => s,
+                            other => other.to_string(),
+                        };
+                        (key, v.to_json())
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Parse the first document of `text`. An empty document is `Null`.
+pub fn parse(text: &str) -> Result<Node, YamlError> {
+    let offsets = CharOffsets::new(text);
+    let mut builder = Builder {
+        parser: Parser::new_from_str(text),
+        offsets: &offsets,
+        anchors: Vec::new(),
+        nodes: 0,
+        text_len: text.len(),
+    };
+    builder.document()
+}
+
+/// Maps the parser's character indices to byte offsets.
+struct CharOffsets {
+    /// Byte offset of each char; empty when the text is ASCII (identity mapping).
+    table: Vec<usize>,
+    len: usize,
+}
+
+impl CharOffsets {
+    fn new(text: &str) -> Self {
+        let table = if text.is_ascii() {
+            Vec::new()
+        } else {
+            text.char_indices().map(|(i, _)| i).collect()
+        };
+        CharOffsets {
+            table,
+            len: text.len(),
+        }
+    }
+
+    fn byte(&self, char_index: usize) -> usize {
+        if self.table.is_empty() {
+            char_index.min(self.len)
+        } else {
+            self.table.get(char_index).copied().unwrap_or(self.len)
+        }
+    }
+
+    fn span(&self, s: saphyr_parser::Span) -> Span {
+        let start = self.byte(s.start.index());
+        let end = self.byte(s.end.index()).max(start);
+        Span::new(start, end - start)
+    }
+}
+
+struct Builder<'t> {
+    parser: Parser<'t, saphyr_parser::StrInput<'t>>,
+    offsets: &'t CharOffsets,
+    anchors: Vec<(usize, Node)>,
+    nodes: usize,
+    text_len: usize,
+}
+
+impl<'t> Builder<'t> {
+    fn next(&mut self) -> Result<(Event<'t>, Span), YamlError> {
+        match self.parser.next_event() {
+            Some(Ok((ev, span))) => Ok((ev, self.offsets.span(span))),
+            Some(Err(e)) => Err(self.scan_error(&e)),
+            None => Ok((Event::StreamEnd, Span::new(self.text_len, 0))),
+        }
+    }
+
+    fn scan_error(&self, e: &ScanError) -> YamlError {
+        let at = self.offsets.byte(e.marker().index());
+        YamlError {
+            message: e.info().to_string(),
+            span: Span::new(at, 0),
+            first: None,
+        }
+    }
+
+    fn document(&mut self) -> Result<Node, YamlError> {
+        loop {
+            let (ev, span) = self.next()?;
+            match ev {
+                Event::StreamStart | Event::Nothing => continue,
+                Event::StreamEnd => {
+                    return Ok(Node {
+                        span,
+                        value: Value::Null,
+                    });
+                }
+                Event::DocumentStart(_) => break,
+                _ => return Err(error("unexpected content before the document", span)),
+            }
+        }
+        let (ev, span) = self.next()?;
+        if matches!(ev, Event::DocumentEnd) {
+            return Ok(Node {
+                span,
+                value: Value::Null,
+            });
+        }
+        self.node(ev, span)
+    }
+
+    fn count(&mut self, span: Span) -> Result<(), YamlError> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(error("the document expands to too many nodes (alias bomb?)", span));
+        }
+        Ok(())
+    }
+
+    fn node(&mut self, ev: Event<'t>, span: Span) -> Result<Node, YamlError> {
+        self.count(span)?;
+        match ev {
+            Event::Scalar(text, style, anchor, tag) => {
+                let forced_str = tag.as_ref().is_some_and(|t| t.suffix == "str");
+                let value = if style == ScalarStyle::Plain && !forced_str {
+                    resolve_plain(&text)
+                } else {
+                    Value::Str {
+                        text: text.into_owned(),
+                        plain: false,
+                    }
+                };
+                let node = Node { span, value };
+                self.remember(anchor, &node);
+                Ok(node)
+            }
+            Event::SequenceStart(anchor, _) => {
+                let mut items = Vec::new();
+                let end = loop {
+                    let (ev, s) = self.next()?;
+                    match ev {
+                        Event::SequenceEnd => break s,
+                        Event::StreamEnd => return Err(error("unexpected end of file in a list", s)),
+                        ev => items.push(self.node(ev, s)?),
+                    }
+                };
+                let node = Node {
+                    span: span.to(end),
+                    value: Value::Seq(items),
+                };
+                self.remember(anchor, &node);
+                Ok(node)
+            }
+            Event::MappingStart(anchor, _) => {
+                let mut entries: Vec<(Node, Node)> = Vec::new();
+                let end = loop {
+                    let (ev, s) = self.next()?;
+                    match ev {
+                        Event::MappingEnd => break s,
+                        Event::StreamEnd => return Err(error("unexpected end of file in a mapping", s)),
+                        ev => {
+                            let key = self.node(ev, s)?;
+                            let (vev, vs) = self.next()?;
+                            let value = self.node(vev, vs)?;
+                            if let Some((first, _)) = entries.iter().find(|(k, _)| k.value == key.value) {
+                                return Err(YamlError {
+                                    message: format!(
+                                        "duplicate key `{}`",
+                                        key.as_str().map_or_else(|| format!("{:?}", key.value), str::to_string)
+                                    ),
+                                    span: key.span,
+                                    first: Some(first.span),
+                                });
+                            }
+                            entries.push((key, value));
+                        }
+                    }
+                };
+                let node = Node {
+                    span: span.to(end),
+                    value: Value::Map(entries),
+                };
+                self.remember(anchor, &node);
+                Ok(node)
+            }
+            Event::Alias(id) => {
+                let target = self
+                    .anchors
+                    .iter()
+                    .rev()
+                    .find(|(a, _)| *a == id)
+                    .map(|(_, n)| n.clone())
+                    .ok_or_else(|| error("alias to an unknown anchor", span))?;
+                let size = subtree_size(&target);
+                self.nodes += size;
+                if self.nodes > MAX_NODES {
+                    return Err(error("the document expands to too many nodes (alias bomb?)", span));
+                }
+                Ok(Node {
+                    span,
+                    value: target.value,
+                })
+            }
+            _ => Err(error("unexpected YAML event", span)),
+        }
+    }
+
+    fn remember(&mut self, anchor: usize, node: &Node) {
+        if anchor > 0 {
+            self.anchors.push((anchor, node.clone()));
+        }
+    }
+}
+
+fn subtree_size(node: &Node) -> usize {
+    match &node.value {
+        Value::Seq(items) => 1 + items.iter().map(subtree_size).sum::<usize>(),
+        Value::Map(entries) => {
+            1 + entries
+                .iter()
+                .map(|(k, v)| subtree_size(k) + subtree_size(v))
+                .sum::<usize>()
+        }
+        _ => 1,
+    }
+}
+
+fn error(message: &str, span: Span) -> YamlError {
+    YamlError {
+        message: message.to_string(),
+        span,
+        first: None,
+    }
+}
+
+/// YAML 1.2 core schema resolution of a plain scalar.
+fn resolve_plain(text: &str) -> Value {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "true" | "True" | "TRUE" => return Value::Bool(true),
+        "false" | "False" | "FALSE" => return Value::Bool(false),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Value::Float(f64::INFINITY),
+        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        _ => {}
+    }
+    if let Some(hex) = text.strip_prefix("0x") {
+        if let Ok(i) = i64::from_str_radix(hex, 16) {
+            return Value::Int(i);
+        }
+    }
+    if let Some(oct) = text.strip_prefix("0o") {
+        if let Ok(i) = i64::from_str_radix(oct, 8) {
+            return Value::Int(i);
+        }
+    }
+    let numeric = |c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E');
+    if text.chars().all(numeric) && text.chars().any(|c| c.is_ascii_digit()) {
+        if let Ok(i) = text.parse::<i64>() {
+            return Value::Int(i);
+        }
+        if let Ok(f) = text.parse::<f64>() {
+            return Value::Float(f);
+        }
+    }
+    Value::Str {
+        text: text.to_string(),
+        plain: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slice<'a>(text: &'a str, n: &Node) -> &'a str {
+        &text[n.span.offset..n.span.end()]
+    }
+
+    #[test]
+    fn scalars_resolve_with_the_core_schema() {
+        let text = "a: 1\nb: 1.5\nc: true\nd: ~\ne: hello\nf: '1'\ng: 0x1F\nh: yes\n";
+        let root = parse(text).unwrap();
+        assert_eq!(root.get("a").unwrap().value, Value::Int(1));
+        assert_eq!(root.get("b").unwrap().value, Value::Float(1.5));
+        assert_eq!(root.get("c").unwrap().value, Value::Bool(true));
+        assert!(root.get("d").unwrap().is_null());
+        assert_eq!(root.get("e").unwrap().as_str(), Some("hello"));
+        assert_eq!(root.get("f").unwrap().as_str(), Some("1"));
+        assert_eq!(root.get("g").unwrap().value, Value::Int(31));
+        // YAML 1.2: `yes` is a string, not a boolean
+        assert_eq!(root.get("h").unwrap().as_str(), Some("yes"));
+    }
+
+    #[test]
+    fn spans_point_at_keys_and_values_even_after_multibyte_text() {
+        let text = "name: \"Prüfung – Ω\"\ntasks:\n  - id: Activity_1\n";
+        let root = parse(text).unwrap();
+        let tasks = root.get("tasks").unwrap().as_seq().unwrap();
+        let id = tasks[0].get("id").unwrap();
+        assert_eq!(slice(text, id), "Activity_1");
+        let (key, _) = &root.as_map().unwrap()[1];
+        assert_eq!(slice(text, key), "tasks");
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors_pointing_at_both() {
+        let text = "a: 1\nb: 2\na: 3\n";
+        let err = parse(text).unwrap_err();
+        assert_eq!(err.message, "duplicate key `a`");
+        assert_eq!(err.span.offset, 10);
+        assert_eq!(err.first.unwrap().offset, 0);
+    }
+
+    #[test]
+    fn syntax_errors_carry_a_position() {
+        let text = "a: [1, 2\nb: 3\n";
+        let err = parse(text).unwrap_err();
+        assert!(err.span.offset > 0, "{err:?}");
+    }
+
+    #[test]
+    fn aliases_expand_and_bombs_are_refused() {
+        let root = parse("base: &b {x: 1}\nuse: *b\n").unwrap();
+        assert_eq!(root.get("use").unwrap().get("x").unwrap().value, Value::Int(1));
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            let prev = i - 1;
+            bomb.push_str(&format!(
+                "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+            ));
+        }
+        assert!(parse(&bomb).unwrap_err().message.contains("too many nodes"));
+    }
+
+    #[test]
+    fn empty_documents_are_null() {
+        assert!(parse("").unwrap().is_null());
+        assert!(parse("# only a comment\n").unwrap().is_null());
+    }
+}

@@ -1,0 +1,347 @@
+//! The BPMN 2.0 model cuga-flo works with: one source of truth for processes, nodes and
+//! sequence flows. Produced by [`super::parse`]; read by the checks, the engines and the
+//! bridge. Nodes of embedded sub-processes are kept in the same flat list as the
+//! top-level nodes, each with the id of the sub-process that contains it (`parent`).
+
+use std::collections::BTreeMap;
+
+use crate::source::{SourceFile, Span};
+
+/// A parsed `<definitions>` document.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The text that was parsed (UTF-8, after transcoding from the declared encoding).
+    pub source: SourceFile,
+    /// The encoding the XML declaration named (`UTF-8` when it named none).
+    pub encoding: String,
+    pub id: Option<String>,
+    pub target_namespace: Option<String>,
+    /// `definitions@exporter` and `@exporterVersion`, when present.
+    pub exporter: Option<String>,
+    pub exporter_version: Option<String>,
+    /// `definitions@expressionLanguage`, the default language of condition expressions.
+    pub expression_language: Option<String>,
+    /// Every `<process>` in document order.
+    pub processes: Vec<Process>,
+    /// Pools of collaborations (metadata only).
+    pub participants: Vec<Participant>,
+    /// Message flows between pools (metadata only).
+    pub message_flows: Vec<MessageFlow>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Process {
+    pub id: String,
+    pub name: Option<String>,
+    pub is_executable: Option<bool>,
+    pub span: Span,
+    /// All flow nodes, including those nested in sub-processes, in document order.
+    pub nodes: Vec<Node>,
+    /// All sequence flows, including those nested in sub-processes, in document order.
+    pub flows: Vec<Flow>,
+    pub lanes: Vec<Lane>,
+    /// `<property>` children of the process (the data a Kogito model declares).
+    pub properties: Vec<Property>,
+    /// Raw XML of `<extensionElements>`, kept as written.
+    pub extension_elements: Option<String>,
+    pub documentation: Option<String>,
+}
+
+/// A flow node: activity, event or gateway.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub id: String,
+    pub name: Option<String>,
+    pub kind: NodeKind,
+    /// The span of the element's start tag.
+    pub span: Span,
+    /// The id of the sub-process that contains this node; `None` at process level.
+    pub parent: Option<String>,
+    /// The `default` attribute (gateways, activities).
+    pub default_flow: Option<String>,
+    /// Every attribute of the element as written (qualified names, e.g. `flowable:class`).
+    pub attributes: BTreeMap<String, String>,
+    /// Raw XML of `<extensionElements>`, kept as written.
+    pub extension_elements: Option<String>,
+    pub documentation: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeKind {
+    Task(TaskKind),
+    SubProcess(SubProcessKind),
+    CallActivity { called_element: Option<String> },
+    StartEvent { definitions: Vec<EventDefinition>, interrupting: bool },
+    EndEvent { definitions: Vec<EventDefinition> },
+    IntermediateCatchEvent { definitions: Vec<EventDefinition> },
+    IntermediateThrowEvent { definitions: Vec<EventDefinition> },
+    BoundaryEvent { attached_to: String, cancel_activity: bool, definitions: Vec<EventDefinition> },
+    Gateway(GatewayKind),
+    /// A flow node of the BPMN namespace cuga-flo cannot run (e.g. `choreographyTask`),
+    /// kept so that flows touching it are not dangling; `validate` rejects it.
+    Unsupported { tag: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TaskKind {
+    Task,
+    User,
+    Service,
+    Script,
+    Send,
+    Receive,
+    Manual,
+    BusinessRule,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SubProcessKind {
+    /// `<subProcess>`; `triggered_by_event` marks an event sub-process.
+    Embedded { triggered_by_event: bool },
+    Transaction,
+    AdHoc,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GatewayKind {
+    Exclusive,
+    Parallel,
+    Inclusive,
+    EventBased,
+    Complex,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventDefinition {
+    Message,
+    Timer,
+    Error,
+    Signal,
+    Escalation,
+    Compensate,
+    Conditional,
+    Link,
+    Cancel,
+    Terminate,
+}
+
+#[derive(Debug, Clone)]
+pub struct Flow {
+    pub id: String,
+    pub name: Option<String>,
+    pub source: String,
+    pub target: String,
+    pub condition: Option<Condition>,
+    pub span: Span,
+    /// The id of the sub-process that contains this flow; `None` at process level.
+    pub parent: Option<String>,
+}
+
+/// A `<conditionExpression>` as written: its language (the element's `language`
+/// attribute, else the document's `expressionLanguage`) and its trimmed text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    pub language: Option<String>,
+    pub body: String,
+    /// The span of the expression's text (or of the element when the text is empty).
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct Lane {
+    pub id: String,
+    pub name: Option<String>,
+    pub flow_node_refs: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Property {
+    pub id: String,
+    pub name: Option<String>,
+    pub item_subject_ref: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Participant {
+    pub id: String,
+    pub name: Option<String>,
+    pub process_ref: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MessageFlow {
+    pub id: String,
+    pub name: Option<String>,
+    pub source: String,
+    pub target: String,
+}
+
+impl TaskKind {
+    /// The element's local name (`userTask`, ...).
+    pub fn tag(self) -> &'static str {
+        match self {
+            TaskKind::Task => "task",
+            TaskKind::User => "userTask",
+            TaskKind::Service => "serviceTask",
+            TaskKind::Script => "scriptTask",
+            TaskKind::Send => "sendTask",
+            TaskKind::Receive => "receiveTask",
+            TaskKind::Manual => "manualTask",
+            TaskKind::BusinessRule => "businessRuleTask",
+        }
+    }
+}
+
+impl GatewayKind {
+    pub fn tag(self) -> &'static str {
+        match self {
+            GatewayKind::Exclusive => "exclusiveGateway",
+            GatewayKind::Parallel => "parallelGateway",
+            GatewayKind::Inclusive => "inclusiveGateway",
+            GatewayKind::EventBased => "eventBasedGateway",
+            GatewayKind::Complex => "complexGateway",
+        }
+    }
+}
+
+impl NodeKind {
+    /// The element's local name as it appears in BPMN XML.
+    pub fn tag(&self) -> &str {
+        match self {
+            NodeKind::Task(t) => t.tag(),
+            NodeKind::SubProcess(SubProcessKind::Embedded { .. }) => "subProcess",
+            NodeKind::SubProcess(SubProcessKind::Transaction) => "transaction",
+            NodeKind::SubProcess(SubProcessKind::AdHoc) => "adHocSubProcess",
+            NodeKind::CallActivity { .. } => "callActivity",
+            NodeKind::StartEvent { .. } => "startEvent",
+            NodeKind::EndEvent { .. } => "endEvent",
+            NodeKind::IntermediateCatchEvent { .. } => "intermediateCatchEvent",
+            NodeKind::IntermediateThrowEvent { .. } => "intermediateThrowEvent",
+            NodeKind::BoundaryEvent { .. } => "boundaryEvent",
+            NodeKind::Gateway(g) => g.tag(),
+            NodeKind::Unsupported { tag } => tag,
+        }
+    }
+
+    pub fn is_task(&self) -> bool {
+        matches!(self, NodeKind::Task(_))
+    }
+
+    pub fn is_gateway(&self) -> bool {
+        matches!(self, NodeKind::Gateway(_))
+    }
+
+    pub fn gateway(&self) -> Option<GatewayKind> {
+        match self {
+            NodeKind::Gateway(g) => Some(*g),
+            _ => None,
+        }
+    }
+
+    /// Activities: tasks, sub-processes and call activities.
+    pub fn is_activity(&self) -> bool {
+        matches!(
+            self,
+            NodeKind::Task(_) | NodeKind::SubProcess(_) | NodeKind::CallActivity { .. }
+        )
+    }
+
+    pub fn is_start_event(&self) -> bool {
+        matches!(self, NodeKind::StartEvent { .. })
+    }
+
+    pub fn is_end_event(&self) -> bool {
+        matches!(self, NodeKind::EndEvent { .. })
+    }
+
+    pub fn event_definitions(&self) -> &[EventDefinition] {
+        match self {
+            NodeKind::StartEvent { definitions, .. }
+            | NodeKind::EndEvent { definitions }
+            | NodeKind::IntermediateCatchEvent { definitions }
+            | NodeKind::IntermediateThrowEvent { definitions }
+            | NodeKind::BoundaryEvent { definitions, .. } => definitions,
+            _ => &[],
+        }
+    }
+}
+
+impl Document {
+    /// The process an app runs: the first process marked `isExecutable="true"`, else the
+    /// first process that has any flow node, else the first process.
+    pub fn main_process(&self) -> Option<&Process> {
+        self.processes
+            .iter()
+            .find(|p| p.is_executable == Some(true) && !p.nodes.is_empty())
+            .or_else(|| self.processes.iter().find(|p| !p.nodes.is_empty()))
+            .or_else(|| self.processes.first())
+    }
+
+    /// All nodes of all processes.
+    pub fn all_nodes(&self) -> impl Iterator<Item = &Node> {
+        self.processes.iter().flat_map(|p| p.nodes.iter())
+    }
+
+    /// All sequence flows of all processes.
+    pub fn all_flows(&self) -> impl Iterator<Item = &Flow> {
+        self.processes.iter().flat_map(|p| p.flows.iter())
+    }
+}
+
+impl Process {
+    /// A display name: the name, else the id.
+    pub fn display_name(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.id)
+    }
+
+    pub fn node(&self, id: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+
+    pub fn flow(&self, id: &str) -> Option<&Flow> {
+        self.flows.iter().find(|f| f.id == id)
+    }
+
+    pub fn outgoing<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Flow> + 'a {
+        self.flows.iter().filter(move |f| f.source == node)
+    }
+
+    pub fn incoming<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Flow> + 'a {
+        self.flows.iter().filter(move |f| f.target == node)
+    }
+
+    /// Nodes directly inside `scope` (`None`: the process level).
+    pub fn children<'a>(&'a self, scope: Option<&'a str>) -> impl Iterator<Item = &'a Node> + 'a {
+        self.nodes.iter().filter(move |n| n.parent.as_deref() == scope)
+    }
+
+    pub fn tasks(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().filter(|n| n.kind.is_task())
+    }
+
+    pub fn gateways(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().filter(|n| n.kind.is_gateway())
+    }
+
+    pub fn start_events(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().filter(|n| n.kind.is_start_event())
+    }
+
+    pub fn end_events(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().filter(|n| n.kind.is_end_event())
+    }
+
+    /// Boundary events attached to `activity`.
+    pub fn boundary_events<'a>(&'a self, activity: &'a str) -> impl Iterator<Item = &'a Node> + 'a {
+        self.nodes.iter().filter(move |n| {
+            matches!(&n.kind, NodeKind::BoundaryEvent { attached_to, .. } if attached_to == activity)
+        })
+    }
+}
+
+impl Node {
+    /// A display name: the name, else the id.
+    pub fn display_name(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.id)
+    }
+}

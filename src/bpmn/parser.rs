@@ -1,0 +1,1137 @@
+//! BPMN XML → [`Document`], in three steps:
+//!
+//! 1. [`decode`]: the bytes are transcoded to UTF-8 up front (byte order mark, else the
+//!    XML declaration's `encoding`, else UTF-8), so every [`Span`] is a byte range of the
+//!    text kept in [`Document::source`].
+//! 2. [`Walker`]: one streaming pass with quick-xml's `NsReader`. Elements are matched by
+//!    namespace URI and local name (any prefix); elements without a namespace count as
+//!    BPMN. A stack of [`Frame`]s says where the children of each open element go.
+//! 3. [`check_refs`]: the cross-reference checks that need the whole model.
+//!
+//! A document that is not well-formed XML gets exactly one error, the first problem in
+//! the text (as any XML processor reports it); otherwise every model problem is reported.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use encoding_rs::{DecoderResult, Encoding};
+use quick_xml::escape::{resolve_predefined_entity, unescape};
+use quick_xml::events::attributes::AttrError;
+use quick_xml::events::{BytesRef, BytesStart, Event};
+use quick_xml::name::{QName, ResolveResult};
+use quick_xml::reader::NsReader;
+
+use super::{
+    BpmnError, Condition, Document, EventDefinition, Flow, GatewayKind, Lane, MessageFlow, Node,
+    NodeKind, ParseErrors, Participant, Process, Property, SubProcessKind, TaskKind,
+};
+use crate::source::{SourceFile, Span};
+
+/// The BPMN 2.0 model namespace.
+const BPMN_NS: &str = "http://www.omg.org/spec/BPMN/20100524/MODEL";
+
+const TASK_KINDS: [TaskKind; 8] = [
+    TaskKind::Task,
+    TaskKind::User,
+    TaskKind::Service,
+    TaskKind::Script,
+    TaskKind::Send,
+    TaskKind::Receive,
+    TaskKind::Manual,
+    TaskKind::BusinessRule,
+];
+
+const GATEWAY_KINDS: [GatewayKind; 5] = [
+    GatewayKind::Exclusive,
+    GatewayKind::Parallel,
+    GatewayKind::Inclusive,
+    GatewayKind::EventBased,
+    GatewayKind::Complex,
+];
+
+const EVENT_DEFINITIONS: [(&str, EventDefinition); 10] = [
+    ("messageEventDefinition", EventDefinition::Message),
+    ("timerEventDefinition", EventDefinition::Timer),
+    ("errorEventDefinition", EventDefinition::Error),
+    ("signalEventDefinition", EventDefinition::Signal),
+    ("escalationEventDefinition", EventDefinition::Escalation),
+    ("compensateEventDefinition", EventDefinition::Compensate),
+    ("conditionalEventDefinition", EventDefinition::Conditional),
+    ("linkEventDefinition", EventDefinition::Link),
+    ("cancelEventDefinition", EventDefinition::Cancel),
+    ("terminateEventDefinition", EventDefinition::Terminate),
+];
+
+/// Flow nodes of the BPMN namespace kept as [`NodeKind::Unsupported`].
+const UNSUPPORTED_NODES: [&str; 4] = [
+    "choreographyTask",
+    "subChoreography",
+    "callChoreography",
+    "implicitThrowEvent",
+];
+
+/// Parse BPMN bytes; `path` names the file in errors and in [`Document::source`].
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<Document, ParseErrors> {
+    let failure = |text: Option<SourceFile>, mut errors: Vec<BpmnError>| {
+        errors.sort_by_key(|e| e.span().map(|s| s.offset));
+        ParseErrors {
+            path: path.display().to_string(),
+            text,
+            errors,
+        }
+    };
+    let decoded = decode(bytes).map_err(|e| failure(None, vec![e]))?;
+    let source = SourceFile::new(path, decoded.text);
+    let walked = Walker::new(source.text(), empty_document(&source, decoded.label)).run();
+
+    let fatal = [
+        decoded.malformed,
+        first_illegal_char(source.text()),
+        walked.fatal,
+    ]
+    .into_iter()
+    .flatten()
+    .min_by_key(|e| e.span().map_or(0, |s| s.offset));
+    if let Some(fatal) = fatal {
+        return Err(failure(Some(source), vec![fatal]));
+    }
+    let mut errors = walked.errors;
+    errors.extend(check_refs(&walked.document));
+    if errors.is_empty() {
+        Ok(walked.document)
+    } else {
+        Err(failure(Some(source), errors))
+    }
+}
+
+/// Read and parse a BPMN file.
+pub fn parse_file(path: &Path) -> Result<Document, ParseErrors> {
+    match std::fs::read(path) {
+        Ok(bytes) => parse(path, &bytes),
+        Err(e) => Err(ParseErrors {
+            path: path.display().to_string(),
+            text: None,
+            errors: vec![BpmnError::Io {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            }],
+        }),
+    }
+}
+
+fn empty_document(source: &SourceFile, encoding: String) -> Document {
+    Document {
+        source: source.clone(),
+        encoding,
+        id: None,
+        target_namespace: None,
+        exporter: None,
+        exporter_version: None,
+        expression_language: None,
+        processes: Vec::new(),
+        participants: Vec::new(),
+        message_flows: Vec::new(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 1: transcoding
+// ---------------------------------------------------------------------------------------
+
+/// The input transcoded to UTF-8.
+struct Decoded {
+    text: String,
+    /// The encoding the XML declaration names, as written (else the byte order mark's
+    /// encoding, else `UTF-8`).
+    label: String,
+    /// The first malformed byte sequence, as a well-formedness error at the U+FFFD that
+    /// replaces it in `text`.
+    malformed: Option<BpmnError>,
+}
+
+/// Transcode the whole input to UTF-8. A byte order mark (or the UTF-16 pattern of
+/// `<?`) wins over the declaration. Labels are those of the WHATWG Encoding Standard, so
+/// `ISO-8859-1` and `ASCII` decode as windows-1252, as browsers do.
+fn decode(bytes: &[u8]) -> Result<Decoded, BpmnError> {
+    if let Some((encoding, skip)) = sniff(bytes) {
+        let (text, malformed) = transcode(encoding, bytes.get(skip..).unwrap_or_default(), skip);
+        let label = declared_encoding(&text).unwrap_or_else(|| encoding.name().to_owned());
+        return Ok(Decoded {
+            text,
+            label,
+            malformed,
+        });
+    }
+    let head = String::from_utf8_lossy(bytes.get(..1024).unwrap_or(bytes));
+    let label = declared_encoding(&head);
+    let encoding = match &label {
+        Some(label) => encoding_for(label)?,
+        None => encoding_rs::UTF_8,
+    };
+    let (text, malformed) = transcode(encoding, bytes, 0);
+    Ok(Decoded {
+        text,
+        label: label.unwrap_or_else(|| "UTF-8".to_owned()),
+        malformed,
+    })
+}
+
+/// The encoding given by a byte order mark, or by `<?` written in UTF-16; with the
+/// number of bytes to skip.
+fn sniff(bytes: &[u8]) -> Option<(&'static Encoding, usize)> {
+    Encoding::for_bom(bytes).or(match bytes.get(..4) {
+        Some([0x3C, 0, 0x3F, 0]) => Some((encoding_rs::UTF_16LE, 0)),
+        Some([0, 0x3C, 0, 0x3F]) => Some((encoding_rs::UTF_16BE, 0)),
+        _ => None,
+    })
+}
+
+/// The decoder for a declared label, for a document whose bytes are ASCII-compatible.
+fn encoding_for(label: &str) -> Result<&'static Encoding, BpmnError> {
+    match Encoding::for_label(label.trim().as_bytes()) {
+        None => Err(BpmnError::UnknownEncoding(label.to_owned())),
+        Some(e) if e == encoding_rs::REPLACEMENT => {
+            Err(BpmnError::UnknownEncoding(label.to_owned()))
+        }
+        Some(e) if e == encoding_rs::UTF_16LE || e == encoding_rs::UTF_16BE => {
+            Err(BpmnError::BadEncoding {
+                encoding: label.to_owned(),
+                message: "the declaration is written in single bytes and there is no byte order \
+                          mark, so the bytes are not UTF-16"
+                    .to_owned(),
+            })
+        }
+        Some(e) => Ok(e),
+    }
+}
+
+/// The `encoding` pseudo-attribute of an XML declaration at the start of `head`.
+fn declared_encoding(head: &str) -> Option<String> {
+    let decl = head.strip_prefix("<?xml")?;
+    let decl = decl.get(..decl.find("?>")?)?;
+    let rest = decl.get(decl.find("encoding")? + "encoding".len()..)?;
+    let rest = rest.trim_start().strip_prefix('=')?.trim_start();
+    let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let value = rest.get(1..)?;
+    Some(value.get(..value.find(quote)?)?.to_owned())
+}
+
+/// Decode `bytes` (which start at `file_offset` in the file), replacing malformed
+/// sequences with U+FFFD and reporting the first one.
+fn transcode(
+    encoding: &'static Encoding,
+    bytes: &[u8],
+    file_offset: usize,
+) -> (String, Option<BpmnError>) {
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut text = String::with_capacity(bytes.len());
+    let mut malformed = None;
+    let mut read_total = 0;
+    loop {
+        let rest = bytes.get(read_total..).unwrap_or_default();
+        let needed = decoder.max_utf8_buffer_length_without_replacement(rest.len());
+        text.reserve(needed.unwrap_or(rest.len()));
+        let (result, read) = decoder.decode_to_string_without_replacement(rest, &mut text, true);
+        read_total += read;
+        match result {
+            DecoderResult::InputEmpty => break,
+            DecoderResult::OutputFull => {}
+            DecoderResult::Malformed(bad, pending) => {
+                let end = read_total.saturating_sub(usize::from(pending));
+                let start = end.saturating_sub(usize::from(bad));
+                if malformed.is_none() {
+                    let shown: Vec<String> = bytes
+                        .get(start..end)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|b| format!("0x{b:02X}"))
+                        .collect();
+                    malformed = Some(BpmnError::NotWellFormed {
+                        message: format!(
+                            "invalid {} byte sequence {} at byte {} of the file",
+                            encoding.name(),
+                            shown.join(" "),
+                            start + file_offset
+                        ),
+                        span: Span::new(text.len(), '\u{FFFD}'.len_utf8()),
+                    });
+                }
+                text.push('\u{FFFD}');
+            }
+        }
+    }
+    (text, malformed)
+}
+
+/// Characters XML 1.0 allows.
+fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+fn first_illegal_char(text: &str) -> Option<BpmnError> {
+    let (at, c) = text.char_indices().find(|&(_, c)| !is_xml_char(c))?;
+    Some(BpmnError::NotWellFormed {
+        message: format!("character U+{:04X} is not allowed in XML", u32::from(c)),
+        span: Span::new(at, c.len_utf8()),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 2: the walk
+// ---------------------------------------------------------------------------------------
+
+/// What an open element is, for the parser: where its children and text go. Indices are
+/// into `Document::processes` and the process's `nodes` / `flows` / `lanes`.
+#[derive(Debug, Clone, Copy)]
+enum Frame {
+    /// Content not looked at: other namespaces, DI, unknown or unused BPMN elements.
+    Skip,
+    Definitions,
+    /// `<collaboration>` or `<choreography>`: participants and message flows.
+    Collaboration,
+    Process(usize),
+    Node(usize, usize),
+    Flow(usize, usize),
+    LaneSet(usize),
+    Lane(usize, usize),
+    /// An element whose character data is wanted.
+    Text(TextUse),
+    /// `<extensionElements>`: kept as raw XML from this byte offset to its end tag.
+    Extension(Owner, usize),
+}
+
+/// What documentation and extension elements belong to.
+#[derive(Debug, Clone, Copy)]
+enum Owner {
+    Process(usize),
+    Node(usize, usize),
+}
+
+/// Where the text of a [`Frame::Text`] element goes.
+#[derive(Debug, Clone, Copy)]
+enum TextUse {
+    Documentation(Owner),
+    Condition(usize, usize),
+    FlowNodeRef(usize, usize),
+}
+
+/// An element that is open (its end tag not read yet).
+struct Open {
+    frame: Frame,
+    /// The qualified name, for the "not closed" error.
+    name: String,
+    tag: Span,
+}
+
+/// A start tag, resolved: namespace, local name and unescaped attributes.
+struct Element {
+    local: String,
+    /// In the BPMN model namespace, or in no namespace at all.
+    bpmn: bool,
+    /// Every attribute as written (qualified name), value unescaped.
+    attrs: Vec<(String, String)>,
+    span: Span,
+}
+
+impl Element {
+    fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// An attribute that is present and not blank, trimmed (ids, references).
+    fn reference(&self, name: &str) -> Option<String> {
+        let value = self.attr(name)?.trim();
+        (!value.is_empty()).then(|| value.to_owned())
+    }
+
+    /// An attribute that is present and not empty, as written (names).
+    fn text(&self, name: &str) -> Option<String> {
+        self.attr(name).filter(|v| !v.is_empty()).map(str::to_owned)
+    }
+
+    /// An `xsd:boolean` attribute.
+    fn boolean(&self, name: &str) -> Option<bool> {
+        match self.attr(name)?.trim() {
+            "true" | "1" => Some(true),
+            "false" | "0" => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// Character data of one element, piece by piece, with where each piece was written.
+#[derive(Default)]
+struct TextBuf {
+    pieces: Vec<Piece>,
+}
+
+struct Piece {
+    at: Span,
+    value: String,
+    /// The value is exactly the source text at `at` (text, CDATA), not a reference.
+    literal: bool,
+}
+
+impl TextBuf {
+    /// The trimmed text (line ends normalised) and the span of its source, unless the
+    /// text is blank.
+    fn finish(self) -> Option<(String, Span)> {
+        let mut body = String::new();
+        self.pieces.iter().for_each(|p| body.push_str(&p.value));
+        let body = trim_xml(&body);
+        let is_content = |p: &&Piece| !trim_xml(&p.value).is_empty();
+        let first = self.pieces.iter().find(is_content)?;
+        let last = self.pieces.iter().rev().find(is_content)?;
+        let start = if first.literal {
+            let trimmed = first.value.trim_start_matches(is_xml_space);
+            first.at.end().saturating_sub(trimmed.len())
+        } else {
+            first.at.offset
+        };
+        let end = if last.literal {
+            last.at.offset + last.value.trim_end_matches(is_xml_space).len()
+        } else {
+            last.at.end()
+        };
+        Some((
+            normalize_newlines(body),
+            Span::new(start, end.saturating_sub(start)),
+        ))
+    }
+}
+
+/// What the walk produced.
+struct Walked {
+    document: Document,
+    /// Model problems found while walking.
+    errors: Vec<BpmnError>,
+    /// The first well-formedness error, which stopped the walk.
+    fatal: Option<BpmnError>,
+}
+
+/// One pass over the XML events, filling a [`Document`].
+struct Walker<'t> {
+    text: &'t str,
+    reader: NsReader<&'t [u8]>,
+    doc: Document,
+    /// Open elements, innermost last.
+    stack: Vec<Open>,
+    /// Text of the innermost [`Frame::Text`] element.
+    chars: TextBuf,
+    /// The first span of every model id.
+    ids: HashMap<String, Span>,
+    errors: Vec<BpmnError>,
+    fatal: Option<BpmnError>,
+    /// The `<definitions>` start tag, once read.
+    definitions: Option<Span>,
+    saw_process: bool,
+    /// The root element has been closed.
+    root_done: bool,
+}
+
+impl<'t> Walker<'t> {
+    fn new(text: &'t str, doc: Document) -> Self {
+        let mut reader = NsReader::from_str(text);
+        reader.config_mut().enable_all_checks(true);
+        Walker {
+            text,
+            reader,
+            doc,
+            stack: Vec::new(),
+            chars: TextBuf::default(),
+            ids: HashMap::new(),
+            errors: Vec::new(),
+            fatal: None,
+            definitions: None,
+            saw_process: false,
+            root_done: false,
+        }
+    }
+
+    fn run(mut self) -> Walked {
+        while self.fatal.is_none() {
+            let start = self.position();
+            let event = self.reader.read_event();
+            let span = Span::new(start, self.position().saturating_sub(start));
+            match event {
+                Ok(Event::Start(e)) => self.start_element(&e, span, false),
+                Ok(Event::Empty(e)) => self.start_element(&e, span, true),
+                Ok(Event::End(_)) => self.end_element(span),
+                Ok(Event::Text(t)) => self.characters(&t, span, true),
+                Ok(Event::CData(c)) => {
+                    let at = Span::new(span.offset + "<![CDATA[".len(), c.len());
+                    self.outside_root(span);
+                    self.characters(&c, at, true);
+                }
+                Ok(Event::GeneralRef(r)) => self.reference(&r, span),
+                Ok(Event::Decl(_)) if start != 0 => {
+                    self.fatal("an XML declaration is allowed only at the start", span);
+                }
+                Ok(Event::Eof) => {
+                    self.end_of_input();
+                    break;
+                }
+                Ok(_) => {}
+                Err(err) => {
+                    let at = match err {
+                        quick_xml::Error::Namespace(_) => start,
+                        _ => usize::try_from(self.reader.error_position()).unwrap_or(start),
+                    };
+                    self.fatal(err.to_string(), Span::new(at.min(self.text.len()), 0));
+                }
+            }
+        }
+        Walked {
+            document: self.doc,
+            errors: self.errors,
+            fatal: self.fatal,
+        }
+    }
+
+    fn position(&self) -> usize {
+        usize::try_from(self.reader.buffer_position())
+            .unwrap_or(usize::MAX)
+            .min(self.text.len())
+    }
+
+    fn fatal(&mut self, message: impl Into<String>, span: Span) {
+        if self.fatal.is_none() {
+            self.fatal = Some(BpmnError::NotWellFormed {
+                message: message.into(),
+                span,
+            });
+        }
+    }
+
+    // --- XML events ---------------------------------------------------------------------
+
+    fn start_element(&mut self, e: &BytesStart<'t>, tag: Span, empty: bool) {
+        if self.stack.is_empty() && self.root_done {
+            return self.fatal("junk after the root element (a document has one root)", tag);
+        }
+        let Some(el) = self.element(e, tag) else {
+            return;
+        };
+        let frame = self.frame_for(&el);
+        if empty {
+            self.end_frame(frame, tag.end());
+            self.root_done |= self.stack.is_empty();
+        } else {
+            let name = e.name().into_inner().to_owned();
+            self.stack.push(Open { frame, name, tag });
+        }
+    }
+
+    /// quick-xml has checked that the end tag matches the innermost open element.
+    fn end_element(&mut self, tag: Span) {
+        if let Some(open) = self.stack.pop() {
+            self.end_frame(open.frame, tag.offset);
+        }
+        self.root_done |= self.stack.is_empty();
+    }
+
+    /// Text or CDATA content (`literal`: the value is the source text at `at`).
+    fn characters(&mut self, value: &str, at: Span, literal: bool) {
+        if !trim_xml(value).is_empty() {
+            self.outside_root(at);
+        }
+        if let Some(Open {
+            frame: Frame::Text(_),
+            ..
+        }) = self.stack.last()
+        {
+            let value = value.to_owned();
+            self.chars.pieces.push(Piece { at, value, literal });
+        }
+    }
+
+    /// `&name;` or `&#n;` in content.
+    fn reference(&mut self, r: &BytesRef<'t>, at: Span) {
+        self.outside_root(at);
+        let value = match r.resolve_char_ref() {
+            Ok(Some(c)) if is_xml_char(c) => c.to_string(),
+            Ok(Some(_)) | Err(_) => {
+                return self.fatal(format!("invalid character reference `&{};`", &**r), at);
+            }
+            Ok(None) => match resolve_predefined_entity(r) {
+                Some(value) => value.to_owned(),
+                None => return self.fatal(format!("undefined entity `&{};`", &**r), at),
+            },
+        };
+        self.characters(&value, at, false);
+    }
+
+    /// Content is only allowed inside the root element.
+    fn outside_root(&mut self, at: Span) {
+        if self.stack.is_empty() {
+            self.fatal("text outside the root element", at);
+        }
+    }
+
+    fn end_of_input(&mut self) {
+        if let Some(open) = self.stack.last() {
+            let message = format!("element <{}> is not closed", open.name);
+            return self.fatal(message, open.tag);
+        }
+        if !self.root_done {
+            return self.fatal("no root element", Span::new(self.text.len(), 0));
+        }
+        if let Some(span) = self.definitions
+            && !self.saw_process
+        {
+            self.errors.push(BpmnError::NoProcess { span });
+        }
+    }
+
+    /// Resolve a start tag; `None` (after a fatal error) if it is not well-formed.
+    fn element(&mut self, e: &BytesStart<'t>, span: Span) -> Option<Element> {
+        let (ns, local) = self.reader.resolver().resolve_element(e.name());
+        let bpmn = match ns {
+            ResolveResult::Unbound => Ok(true),
+            ResolveResult::Bound(ns) => Ok(ns.into_inner() == BPMN_NS),
+            ResolveResult::Unknown(prefix) => Err(prefix),
+        };
+        let bpmn = match bpmn {
+            Ok(bpmn) => bpmn,
+            Err(prefix) => {
+                self.fatal(format!("namespace prefix `{prefix}` is not declared"), span);
+                return None;
+            }
+        };
+        let local = local.into_inner().to_owned();
+        let attrs = self.attributes(e, span)?;
+        Some(Element {
+            local,
+            bpmn,
+            attrs,
+            span,
+        })
+    }
+
+    fn attributes(&mut self, e: &BytesStart<'t>, tag: Span) -> Option<Vec<(String, String)>> {
+        let mut attrs = Vec::new();
+        for attr in e.attributes() {
+            let attr = match attr {
+                Ok(attr) => attr,
+                Err(err) => {
+                    let at = (tag.offset + 1 + attr_error_offset(&err)).min(tag.end());
+                    self.fatal(err.to_string(), Span::new(at, 0));
+                    return None;
+                }
+            };
+            if attr.value.contains('<') {
+                self.fatal("`<` is not allowed in an attribute value", tag);
+                return None;
+            }
+            let value = match unescape(&attr.value) {
+                Ok(value) => normalize_newlines(&value),
+                Err(err) => {
+                    self.fatal(format!("in an attribute value: {err}"), tag);
+                    return None;
+                }
+            };
+            attrs.push((attr.key.into_inner().to_owned(), value));
+        }
+        Some(attrs)
+    }
+
+    // --- Frames -------------------------------------------------------------------------
+
+    /// Record what `el` is (adding it to the model if it is part of it) and say where its
+    /// children go.
+    fn frame_for(&mut self, el: &Element) -> Frame {
+        let Some(parent) = self.stack.last().map(|open| open.frame) else {
+            return self.root(el);
+        };
+        if !el.bpmn {
+            return Frame::Skip;
+        }
+        let local = el.local.as_str();
+        match parent {
+            Frame::Definitions => match local {
+                "process" => self.process(el),
+                "collaboration" | "choreography" => Frame::Collaboration,
+                _ => Frame::Skip,
+            },
+            Frame::Collaboration => {
+                match local {
+                    "participant" => self.participant(el),
+                    "messageFlow" => self.message_flow(el),
+                    _ => {}
+                }
+                Frame::Skip
+            }
+            Frame::Process(p) => self.scope_child(p, None, Owner::Process(p), el),
+            Frame::Node(p, n) => self.node_child(p, n, el),
+            Frame::Flow(p, f) if local == "conditionExpression" => self.condition(p, f, el),
+            Frame::LaneSet(p) if local == "lane" => self.lane(p, el),
+            Frame::Lane(p, l) => match local {
+                "flowNodeRef" => self.text_frame(TextUse::FlowNodeRef(p, l)),
+                "childLaneSet" => Frame::LaneSet(p),
+                _ => Frame::Skip,
+            },
+            _ => Frame::Skip,
+        }
+    }
+
+    /// An element closes: store what was collected for it (`content_end`: the byte offset
+    /// where its content ends).
+    fn end_frame(&mut self, frame: Frame, content_end: usize) {
+        match frame {
+            Frame::Text(text_use) => {
+                let text = std::mem::take(&mut self.chars).finish();
+                self.store_text(text_use, text);
+            }
+            Frame::Extension(owner, start) => {
+                let raw = self.text.get(start..content_end).unwrap_or_default();
+                if let Some((_, extension)) = self.owner_slots(owner) {
+                    *extension = Some(raw.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn text_frame(&mut self, text_use: TextUse) -> Frame {
+        self.chars = TextBuf::default();
+        Frame::Text(text_use)
+    }
+
+    fn store_text(&mut self, text_use: TextUse, text: Option<(String, Span)>) {
+        let Some((body, span)) = text else { return };
+        match text_use {
+            TextUse::Documentation(owner) => {
+                if let Some((documentation, _)) = self.owner_slots(owner) {
+                    match documentation {
+                        Some(existing) => *existing = format!("{existing}\n{body}"),
+                        None => *documentation = Some(body),
+                    }
+                }
+            }
+            TextUse::Condition(p, f) => {
+                let flow = self.process_mut(p).and_then(|p| p.flows.get_mut(f));
+                if let Some(condition) = flow.and_then(|f| f.condition.as_mut()) {
+                    condition.body = body;
+                    condition.span = span;
+                }
+            }
+            TextUse::FlowNodeRef(p, l) => {
+                if let Some(lane) = self.process_mut(p).and_then(|p| p.lanes.get_mut(l)) {
+                    lane.flow_node_refs.push(body);
+                }
+            }
+        }
+    }
+
+    // --- Model elements -------------------------------------------------------------------
+
+    fn root(&mut self, el: &Element) -> Frame {
+        if !(el.bpmn && el.local == "definitions") {
+            self.errors.push(BpmnError::NotBpmn { span: el.span });
+            return Frame::Skip;
+        }
+        self.definitions = Some(el.span);
+        self.doc.id = el.reference("id");
+        self.doc.target_namespace = el.text("targetNamespace");
+        self.doc.exporter = el.text("exporter");
+        self.doc.exporter_version = el.text("exporterVersion");
+        self.doc.expression_language = el.text("expressionLanguage");
+        Frame::Definitions
+    }
+
+    fn process(&mut self, el: &Element) -> Frame {
+        self.saw_process = true;
+        let Some(id) = self.required_id(el) else {
+            return Frame::Skip;
+        };
+        self.doc.processes.push(Process {
+            id,
+            name: el.text("name"),
+            is_executable: el.boolean("isExecutable"),
+            span: el.span,
+            nodes: Vec::new(),
+            flows: Vec::new(),
+            lanes: Vec::new(),
+            properties: Vec::new(),
+            extension_elements: None,
+            documentation: None,
+        });
+        Frame::Process(self.doc.processes.len() - 1)
+    }
+
+    /// A child of a process or sub-process (`parent`: the sub-process's id).
+    fn scope_child(
+        &mut self,
+        p: usize,
+        parent: Option<String>,
+        owner: Owner,
+        el: &Element,
+    ) -> Frame {
+        match el.local.as_str() {
+            "documentation" => self.text_frame(TextUse::Documentation(owner)),
+            "extensionElements" => Frame::Extension(owner, el.span.end()),
+            "laneSet" => Frame::LaneSet(p),
+            "sequenceFlow" => self.flow(p, parent, el),
+            "property" if parent.is_none() => {
+                self.property(p, el);
+                Frame::Skip
+            }
+            local => match self.node_kind(local, el) {
+                Some(kind) => self.node(p, parent, kind, el),
+                None => Frame::Skip,
+            },
+        }
+    }
+
+    /// A child of a flow node: documentation, extension elements, event definitions and,
+    /// for sub-processes, nested flow elements.
+    fn node_child(&mut self, p: usize, n: usize, el: &Element) -> Frame {
+        let owner = Owner::Node(p, n);
+        let Some(node) = self.process_mut(p).and_then(|p| p.nodes.get_mut(n)) else {
+            return Frame::Skip;
+        };
+        if let NodeKind::SubProcess(_) = node.kind {
+            let parent = Some(node.id.clone());
+            return self.scope_child(p, parent, owner, el);
+        }
+        match el.local.as_str() {
+            "documentation" => self.text_frame(TextUse::Documentation(owner)),
+            "extensionElements" => Frame::Extension(owner, el.span.end()),
+            local => {
+                if let Some(definition) = event_definition(local)
+                    && let Some(definitions) = definitions_mut(&mut node.kind)
+                {
+                    definitions.push(definition);
+                }
+                Frame::Skip
+            }
+        }
+    }
+
+    fn node(&mut self, p: usize, parent: Option<String>, kind: NodeKind, el: &Element) -> Frame {
+        let Some(id) = self.required_id(el) else {
+            return Frame::Skip;
+        };
+        let Some(process) = self.process_mut(p) else {
+            return Frame::Skip;
+        };
+        process.nodes.push(Node {
+            id,
+            name: el.text("name"),
+            kind,
+            span: el.span,
+            parent,
+            default_flow: el.reference("default"),
+            attributes: el.attrs.iter().cloned().collect(),
+            extension_elements: None,
+            documentation: None,
+        });
+        Frame::Node(p, process.nodes.len() - 1)
+    }
+
+    fn flow(&mut self, p: usize, parent: Option<String>, el: &Element) -> Frame {
+        let id = match el.reference("id") {
+            Some(id) => {
+                self.register_id(&id, el.span);
+                id
+            }
+            None => self.synthetic_flow_id(el),
+        };
+        let source = self.flow_ref(&id, el, "sourceRef");
+        let target = self.flow_ref(&id, el, "targetRef");
+        let Some(process) = self.process_mut(p) else {
+            return Frame::Skip;
+        };
+        process.flows.push(Flow {
+            id,
+            name: el.text("name"),
+            source,
+            target,
+            condition: None,
+            span: el.span,
+            parent,
+        });
+        Frame::Flow(p, process.flows.len() - 1)
+    }
+
+    /// A sequence flow's `sourceRef` / `targetRef` ("" and an error when missing).
+    fn flow_ref(&mut self, flow: &str, el: &Element, attribute: &'static str) -> String {
+        el.reference(attribute).unwrap_or_else(|| {
+            self.errors.push(BpmnError::MissingRef {
+                flow: flow.to_owned(),
+                attribute,
+                span: el.span,
+            });
+            String::new()
+        })
+    }
+
+    /// `<conditionExpression>`: recorded now (empty, spanning the element), its text
+    /// filled in when it closes.
+    fn condition(&mut self, p: usize, f: usize, el: &Element) -> Frame {
+        let language = el
+            .text("language")
+            .or_else(|| self.doc.expression_language.clone());
+        if let Some(flow) = self.process_mut(p).and_then(|p| p.flows.get_mut(f)) {
+            flow.condition = Some(Condition {
+                language,
+                body: String::new(),
+                span: el.span,
+            });
+        }
+        self.text_frame(TextUse::Condition(p, f))
+    }
+
+    fn property(&mut self, p: usize, el: &Element) {
+        let id = self.optional_id(el);
+        if let Some(process) = self.process_mut(p) {
+            process.properties.push(Property {
+                id,
+                name: el.text("name"),
+                item_subject_ref: el.reference("itemSubjectRef"),
+            });
+        }
+    }
+
+    /// A lane, also of a nested `childLaneSet` (all lanes of a process are kept flat).
+    fn lane(&mut self, p: usize, el: &Element) -> Frame {
+        let id = self.optional_id(el);
+        let Some(process) = self.process_mut(p) else {
+            return Frame::Skip;
+        };
+        process.lanes.push(Lane {
+            id,
+            name: el.text("name"),
+            flow_node_refs: Vec::new(),
+        });
+        Frame::Lane(p, process.lanes.len() - 1)
+    }
+
+    fn participant(&mut self, el: &Element) {
+        let id = self.optional_id(el);
+        self.doc.participants.push(Participant {
+            id,
+            name: el.text("name"),
+            process_ref: self.qname_ref(el, "processRef"),
+        });
+    }
+
+    fn message_flow(&mut self, el: &Element) {
+        let id = self.optional_id(el);
+        self.doc.message_flows.push(MessageFlow {
+            id,
+            name: el.text("name"),
+            source: self.qname_ref(el, "sourceRef").unwrap_or_default(),
+            target: self.qname_ref(el, "targetRef").unwrap_or_default(),
+        });
+    }
+
+    // --- Ids and access -------------------------------------------------------------------
+
+    /// The id of an element that must have one (reported when missing).
+    fn required_id(&mut self, el: &Element) -> Option<String> {
+        let id = el.reference("id");
+        match &id {
+            Some(id) => self.register_id(id, el.span),
+            None => self.errors.push(BpmnError::MissingId {
+                tag: el.local.clone(),
+                span: el.span,
+            }),
+        }
+        id
+    }
+
+    /// An id for a sequence flow written without one (the schema allows that, engines
+    /// accept it and nothing can refer to such a flow): `source->target`, which no XML id
+    /// can be (`>` is not allowed in one), made unique with `#2`, `#3`, ...
+    fn synthetic_flow_id(&mut self, el: &Element) -> String {
+        let end = |attribute| el.reference(attribute).unwrap_or_default();
+        let base = format!("{}->{}", end("sourceRef"), end("targetRef"));
+        let mut id = base.clone();
+        for n in 2.. {
+            if !self.ids.contains_key(&id) {
+                break;
+            }
+            id = format!("{base}#{n}");
+        }
+        self.ids.insert(id.clone(), el.span);
+        id
+    }
+
+    /// A reference of type `xsd:QName` (`attachedToRef`, `processRef`, message flow ends).
+    /// A prefix bound to the document's `targetNamespace` names an element of this
+    /// document, so it is dropped; any other value is kept as written.
+    fn qname_ref(&self, el: &Element, attribute: &str) -> Option<String> {
+        let value = el.reference(attribute)?;
+        let (local, prefix) = QName(&value).decompose();
+        let resolved = self.reader.resolver().resolve_prefix(prefix, false);
+        match (resolved, &self.doc.target_namespace) {
+            (ResolveResult::Bound(ns), Some(target)) if ns.into_inner() == target => {
+                Some(local.into_inner().to_owned())
+            }
+            _ => Some(value),
+        }
+    }
+
+    /// The id of an element that may lack one ("" then).
+    fn optional_id(&mut self, el: &Element) -> String {
+        let id = el.reference("id").unwrap_or_default();
+        if !id.is_empty() {
+            self.register_id(&id, el.span);
+        }
+        id
+    }
+
+    fn register_id(&mut self, id: &str, span: Span) {
+        match self.ids.get(id) {
+            Some(&first) => self.errors.push(BpmnError::DuplicateId {
+                id: id.to_owned(),
+                span,
+                first,
+            }),
+            None => {
+                self.ids.insert(id.to_owned(), span);
+            }
+        }
+    }
+
+    fn process_mut(&mut self, p: usize) -> Option<&mut Process> {
+        self.doc.processes.get_mut(p)
+    }
+
+    /// The documentation and extension-elements fields of an owner.
+    fn owner_slots(&mut self, owner: Owner) -> Option<(&mut Option<String>, &mut Option<String>)> {
+        match owner {
+            Owner::Process(p) => self
+                .process_mut(p)
+                .map(|p| (&mut p.documentation, &mut p.extension_elements)),
+            Owner::Node(p, n) => self
+                .process_mut(p)
+                .and_then(|p| p.nodes.get_mut(n))
+                .map(|n| (&mut n.documentation, &mut n.extension_elements)),
+        }
+    }
+
+    /// The kind of flow node a BPMN element is, if it is one.
+    fn node_kind(&self, local: &str, el: &Element) -> Option<NodeKind> {
+        if let Some(&task) = TASK_KINDS.iter().find(|t| t.tag() == local) {
+            return Some(NodeKind::Task(task));
+        }
+        if let Some(&gateway) = GATEWAY_KINDS.iter().find(|g| g.tag() == local) {
+            return Some(NodeKind::Gateway(gateway));
+        }
+        let definitions = Vec::new();
+        Some(match local {
+            "subProcess" => NodeKind::SubProcess(SubProcessKind::Embedded {
+                triggered_by_event: el.boolean("triggeredByEvent").unwrap_or(false),
+            }),
+            "transaction" => NodeKind::SubProcess(SubProcessKind::Transaction),
+            "adHocSubProcess" => NodeKind::SubProcess(SubProcessKind::AdHoc),
+            "callActivity" => NodeKind::CallActivity {
+                called_element: el.reference("calledElement"),
+            },
+            "startEvent" => NodeKind::StartEvent {
+                definitions,
+                interrupting: el.boolean("isInterrupting").unwrap_or(true),
+            },
+            "endEvent" => NodeKind::EndEvent { definitions },
+            "intermediateCatchEvent" => NodeKind::IntermediateCatchEvent { definitions },
+            "intermediateThrowEvent" => NodeKind::IntermediateThrowEvent { definitions },
+            "boundaryEvent" => NodeKind::BoundaryEvent {
+                attached_to: self.qname_ref(el, "attachedToRef").unwrap_or_default(),
+                cancel_activity: el.boolean("cancelActivity").unwrap_or(true),
+                definitions,
+            },
+            tag if UNSUPPORTED_NODES.contains(&tag) => NodeKind::Unsupported {
+                tag: tag.to_owned(),
+            },
+            _ => return None,
+        })
+    }
+}
+
+fn event_definition(local: &str) -> Option<EventDefinition> {
+    EVENT_DEFINITIONS
+        .iter()
+        .find(|(tag, _)| *tag == local)
+        .map(|&(_, definition)| definition)
+}
+
+fn definitions_mut(kind: &mut NodeKind) -> Option<&mut Vec<EventDefinition>> {
+    match kind {
+        NodeKind::StartEvent { definitions, .. }
+        | NodeKind::EndEvent { definitions }
+        | NodeKind::IntermediateCatchEvent { definitions }
+        | NodeKind::IntermediateThrowEvent { definitions }
+        | NodeKind::BoundaryEvent { definitions, .. } => Some(definitions),
+        _ => None,
+    }
+}
+
+/// Where in its tag (counted from the character after `<`) an attribute error is.
+fn attr_error_offset(err: &AttrError) -> usize {
+    match *err {
+        AttrError::ExpectedEq(at)
+        | AttrError::ExpectedValue(at)
+        | AttrError::UnquotedValue(at)
+        | AttrError::ExpectedQuote(at, _)
+        | AttrError::Duplicated(at, _) => at,
+    }
+}
+
+fn is_xml_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+fn trim_xml(s: &str) -> &str {
+    s.trim_matches(is_xml_space)
+}
+
+/// XML line-end normalisation: `\r\n` and `\r` become `\n`.
+fn normalize_newlines(s: &str) -> String {
+    s.replace("\r\n", "\n").replace('\r', "\n")
+}
+
+// ---------------------------------------------------------------------------------------
+// Step 3: references
+// ---------------------------------------------------------------------------------------
+
+/// Sequence flows must connect flow nodes of their process (any nesting level), and
+/// boundary events must be attached to an activity of their process.
+fn check_refs(doc: &Document) -> Vec<BpmnError> {
+    let mut errors = Vec::new();
+    for process in &doc.processes {
+        let nodes: HashSet<&str> = process.nodes.iter().map(|n| n.id.as_str()).collect();
+        let activities: HashSet<&str> = (process.nodes.iter())
+            .filter(|n| n.kind.is_activity())
+            .map(|n| n.id.as_str())
+            .collect();
+        for flow in &process.flows {
+            for (attribute, target) in [("sourceRef", &flow.source), ("targetRef", &flow.target)] {
+                if !target.is_empty() && !nodes.contains(target.as_str()) {
+                    errors.push(BpmnError::DanglingRef {
+                        flow: flow.id.clone(),
+                        attribute,
+                        target: target.clone(),
+                        span: flow.span,
+                    });
+                }
+            }
+        }
+        for node in &process.nodes {
+            if let NodeKind::BoundaryEvent { attached_to, .. } = &node.kind
+                && !activities.contains(attached_to.as_str())
+            {
+                errors.push(BpmnError::DanglingAttachment {
+                    event: node.id.clone(),
+                    target: attached_to.clone(),
+                    span: node.span,
+                });
+            }
+        }
+    }
+    errors
+}

@@ -1,0 +1,314 @@
+//! Conditions: every condition the config or the model holds parses in cuga-flo's
+//! condition language (where cuga-flo is the one to evaluate it), conditions name
+//! variables that something sets, and an exclusive split without a default flow whose
+//! conditions can all fail at once is reported, with values that show it.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::app::{EngineKind, FlowConfig, GatewayMode, Located};
+use crate::bpmn::{Condition, Document, Flow, GatewayKind, Process};
+use crate::diag::Diagnostic;
+use crate::expr::{self, Expr, ExprError, Truth};
+use crate::source::{SourceFile, Span};
+
+/// More assignments than this are not tried when looking for a counter-example.
+const MAX_ASSIGNMENTS: usize = 20_000;
+
+/// Where a condition was written.
+enum Origin<'a> {
+    Config(&'a Located<String>),
+    Model(&'a Condition),
+}
+
+pub fn check(config: Option<&FlowConfig>, doc: &Document) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let processes: Vec<&Process> = match config {
+        Some(_) => doc.main_process().into_iter().collect(),
+        None => doc.processes.iter().collect(),
+    };
+    let engine = config.map_or(EngineKind::Native, |c| c.engine.kind);
+    let mut used: Vec<(Expr, Span, &SourceFile)> = Vec::new();
+
+    if let Some(config) = config {
+        for gw in &config.gateways {
+            if let Some(c) = &gw.condition {
+                if gw.mode == GatewayMode::DecisionAgent {
+                    if let Some(e) = parse_or_report(&config.source, Origin::Config(c), &format!("the condition of gateway `{}`", gw.id.value), true, &mut out) {
+                        used.push((e, c.span, &config.source));
+                    }
+                }
+            }
+            for flow in &gw.flows {
+                if let Some(c) = &flow.condition {
+                    if let Some(e) = parse_or_report(&config.source, Origin::Config(c), &format!("the condition of flow `{}`", flow.id.value), true, &mut out) {
+                        used.push((e, c.span, &config.source));
+                    }
+                }
+            }
+        }
+        for hook in &config.hooks {
+            if let Some(c) = &hook.condition {
+                if let Some(e) = parse_or_report(&config.source, Origin::Config(c), &format!("the guard of hook `{}`", hook.id.value), true, &mut out) {
+                    used.push((e, c.span, &config.source));
+                }
+            }
+        }
+    }
+
+    for process in processes {
+        for flow in &process.flows {
+            let Some(cond) = &flow.condition else { continue };
+            let routing = routing_of(config, process, flow);
+            // A condition the config overrides is never evaluated.
+            if routing.overridden {
+                continue;
+            }
+            // Flowable and Kogito evaluate their own models' conditions.
+            if engine.is_external_bpm() && config.is_some() {
+                continue;
+            }
+            let what = format!("the condition of flow `{}`", flow.id);
+            let must = config.is_some() && !routing.decision_agent;
+            if let Some(e) = parse_or_report(&doc.source, Origin::Model(cond), &what, must, &mut out) {
+                used.push((e, cond.span, &doc.source));
+            }
+        }
+        if !engine.is_external_bpm() || config.is_none() {
+            for gw in process.gateways() {
+                if let Some(d) = can_take_no_flow(config, doc, process, gw) {
+                    out.push(d);
+                }
+            }
+        }
+    }
+
+    if let Some(config) = config {
+        out.extend(unset_variables(config, &used));
+    }
+    out
+}
+
+struct Routing {
+    /// The config gives this flow a condition of its own.
+    overridden: bool,
+    /// The flow leaves a gateway a decision agent routes.
+    decision_agent: bool,
+}
+
+fn routing_of(config: Option<&FlowConfig>, _process: &Process, flow: &Flow) -> Routing {
+    let gw = config.and_then(|c| c.gateway(&flow.source));
+    Routing {
+        overridden: gw.is_some_and(|g| g.flows.iter().any(|f| f.id.value == flow.id && f.condition.is_some())),
+        decision_agent: gw.is_some_and(|g| g.mode == GatewayMode::DecisionAgent),
+    }
+}
+
+/// Parse a condition; on failure report it (an error when cuga-flo must evaluate it, a
+/// warning when something else can decide).
+fn parse_or_report(file: &SourceFile, origin: Origin, what: &str, must: bool, out: &mut Vec<Diagnostic>) -> Option<Expr> {
+    let (text, span) = match &origin {
+        Origin::Config(l) => (l.value.as_str(), l.span),
+        Origin::Model(c) => (c.body.as_str(), c.span),
+    };
+    match expr::parse(text) {
+        Ok(e) => Some(e),
+        Err(err) => {
+            let language = match &origin {
+                Origin::Model(c) => c.language.clone(),
+                Origin::Config(_) => None,
+            };
+            out.push(expr_diagnostic(file, span, text, &err, what, must, language.as_deref()));
+            None
+        }
+    }
+}
+
+fn expr_diagnostic(file: &SourceFile, span: Span, text: &str, err: &ExprError, what: &str, must: bool, language: Option<&str>) -> Diagnostic {
+    // Point inside the written text when it can be found there (quotes, entities aside).
+    let written = file.slice(span);
+    let at = match written.find(text) {
+        Some(i) => Span::new(span.offset + i + err.span.offset.min(text.len()), err.span.len.max(1).min(text.len().saturating_sub(err.span.offset).max(1))),
+        None => span,
+    };
+    let message = format!("{what} is not a cuga-flo condition: {}", err.message);
+    let mut d = if must { Diagnostic::error("expr::syntax", message) } else { Diagnostic::warning("expr::syntax", message) };
+    d = d.at(file, at, err.message.clone());
+    let mut help = err.help.clone().unwrap_or_default();
+    if let Some(lang) = language {
+        if !help.is_empty() {
+            help.push_str("; ");
+        }
+        help.push_str(&format!("it is written in `{lang}`"));
+    }
+    if must {
+        if !help.is_empty() {
+            help.push_str("; ");
+        }
+        help.push_str("conditions look like `${var} > 0.6 && ${status} == \"open\"`");
+    } else if !help.is_empty() {
+        help.push_str("; ");
+        help.push_str("cuga-flo cannot evaluate it natively");
+    } else {
+        help.push_str("cuga-flo cannot evaluate it natively");
+    }
+    d.with_help(help)
+}
+
+/// An exclusive or inclusive split that a native router evaluates, with no default flow,
+/// where some values make every condition fail: a run with those values would stop.
+fn can_take_no_flow(config: Option<&FlowConfig>, doc: &Document, process: &Process, gw: &crate::bpmn::Node) -> Option<Diagnostic> {
+    let kind = gw.kind.gateway()?;
+    if !matches!(kind, GatewayKind::Exclusive | GatewayKind::Inclusive) || gw.default_flow.is_some() {
+        return None;
+    }
+    let gw_config = config.and_then(|c| c.gateway(&gw.id));
+    if gw_config.is_some_and(|g| g.mode == GatewayMode::DecisionAgent) {
+        return None;
+    }
+    let outgoing: Vec<&Flow> = process.outgoing(&gw.id).collect();
+    if outgoing.len() < 2 {
+        return None;
+    }
+    let mut exprs = Vec::new();
+    for flow in &outgoing {
+        let text = gw_config
+            .and_then(|g| g.flows.iter().find(|f| f.id.value == flow.id))
+            .and_then(|f| f.condition.as_ref())
+            .map(|c| c.value.as_str())
+            .or(flow.condition.as_ref().map(|c| c.body.as_str()))?; // an unconditional flow always holds
+        exprs.push(expr::parse(text).ok()?);
+    }
+    let witness = counter_example(config, &exprs)?;
+    let shown: Vec<String> = witness.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    let when = if shown.is_empty() { "whatever the variables hold".to_string() } else { format!("with {}", shown.join(", ")) };
+    Some(
+        Diagnostic::warning(
+            "graph::no_flow_taken",
+            format!("{} `{}` has no default flow, and its conditions can all be false", kind.tag(), gw.id),
+        )
+        .at(&doc.source, gw.span, Some(format!("{when}, no outgoing flow is taken and the run fails")))
+        .with_help(format!(
+            "add default=\"<flow id>\" to the gateway (one of {}), or make the conditions cover every case",
+            crate::diag::name_list(&outgoing.iter().map(|f| &f.id).collect::<Vec<_>>(), 6)
+        )),
+    )
+}
+
+/// Values for the variables under which no condition is TRUE, if the candidates
+/// derived from the conditions' own literals contain any.
+fn counter_example(config: Option<&FlowConfig>, exprs: &[Expr]) -> Option<BTreeMap<String, Value>> {
+    let mut candidates: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for e in exprs {
+        for var in e.variables() {
+            if var.contains('.') {
+                return None; // nested values: out of this simple search's reach
+            }
+            candidates.entry(var).or_default();
+        }
+        for c in e.comparisons() {
+            let slot = candidates.entry(c.variable.clone()).or_default();
+            for lit in &c.literals {
+                for v in around(lit) {
+                    if !slot.contains(&v) {
+                        slot.push(v);
+                    }
+                }
+            }
+        }
+    }
+    for (var, values) in candidates.iter_mut() {
+        let declared = config.and_then(|c| c.variable(var)).map(|v| &v.default);
+        if let Some(d) = declared.filter(|d| !d.is_null()) {
+            values.retain(|v| same_kind(v, d));
+        }
+        let literal_strings: Vec<String> = values.iter().filter_map(|v| v.as_str().map(str::to_string)).collect();
+        if !literal_strings.is_empty() || declared.is_some_and(Value::is_string) {
+            let mut other = "other".to_string();
+            while literal_strings.contains(&other) {
+                other.push('_');
+            }
+            values.push(Value::String(other));
+        }
+        if values.is_empty() {
+            values.extend([Value::Bool(true), Value::Bool(false)]);
+        }
+    }
+    let names: Vec<&String> = candidates.keys().collect();
+    let total = candidates.values().try_fold(1usize, |acc, v| acc.checked_mul(v.len().max(1)))?;
+    if total > MAX_ASSIGNMENTS {
+        return None;
+    }
+    for i in 0..total {
+        let mut rest = i;
+        let mut vars = BTreeMap::new();
+        for name in &names {
+            let values = &candidates[*name];
+            vars.insert((*name).clone(), values[rest % values.len()].clone());
+            rest /= values.len();
+        }
+        if exprs.iter().all(|e| e.eval(&vars) != Truth::True) {
+            return Some(vars);
+        }
+    }
+    None
+}
+
+/// A literal and its neighbours: the values on either side of a boundary.
+fn around(v: &Value) -> Vec<Value> {
+    match v {
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(0.0);
+            let mut out = vec![v.clone()];
+            if n.is_i64() || n.is_u64() {
+                out.extend([Value::from(x as i64 - 1), Value::from(x as i64 + 1)]);
+            } else {
+                out.extend([x - 0.01, x + 0.01].into_iter().filter_map(|f| serde_json::Number::from_f64(f).map(Value::Number)));
+            }
+            out
+        }
+        Value::Bool(_) => vec![Value::Bool(true), Value::Bool(false)],
+        other => vec![other.clone()],
+    }
+}
+
+fn same_kind(a: &Value, b: &Value) -> bool {
+    matches!(
+        (a, b),
+        (Value::Number(_), Value::Number(_))
+            | (Value::String(_), Value::String(_))
+            | (Value::Bool(_), Value::Bool(_))
+            | (Value::Array(_), Value::Array(_))
+            | (Value::Object(_), Value::Object(_))
+    )
+}
+
+/// Variables a condition reads that nothing declares or writes.
+fn unset_variables(config: &FlowConfig, used: &[(Expr, Span, &SourceFile)]) -> Vec<Diagnostic> {
+    let written: Vec<&str> = config
+        .tasks
+        .iter()
+        .flat_map(|t| t.output_mapping.iter().map(|(_, var)| var.as_str()))
+        .collect();
+    let mut out = Vec::new();
+    let mut reported: Vec<String> = Vec::new();
+    for (e, span, file) in used {
+        for var in e.variables() {
+            let root = var.split('.').next().unwrap_or(&var).to_string();
+            if config.variable(&root).is_some() || written.contains(&root.as_str()) || reported.contains(&root) {
+                continue;
+            }
+            out.push(
+                Diagnostic::warning(
+                    "expr::unset_variable",
+                    format!("condition reads `{root}`, which is not declared under `variables:` and no task writes"),
+                )
+                .at(file, *span, Some(format!("`{root}` is unknown until a run sets it")))
+                .with_help(format!("declare it with a default: `variables: {{{root}: ...}}`")),
+            );
+            reported.push(root);
+        }
+    }
+    out
+}

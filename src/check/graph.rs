@@ -1,0 +1,305 @@
+//! The model as a graph: every node reachable from a start, an end reachable from every
+//! node, gateways with a sensible shape, defaults that name real flows, and no element
+//! kind cuga-flo cannot run. Each scope (the process, each sub-process) is checked on
+//! its own, as BPMN scopes are.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use crate::bpmn::{Document, EventDefinition, GatewayKind, Node, NodeKind, Process, SubProcessKind, TaskKind};
+use crate::diag::{Diagnostic, name_list};
+
+/// Structural problems of one process of `doc`.
+pub fn check_process(doc: &Document, process: &Process) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let file = &doc.source;
+
+    for node in &process.nodes {
+        check_node_shape(doc, process, node, &mut out);
+    }
+
+    // Scopes: the process itself and each sub-process.
+    let mut scopes: Vec<Option<&str>> = vec![None];
+    scopes.extend(
+        process
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.kind, NodeKind::SubProcess(_)))
+            .map(|n| Some(n.id.as_str())),
+    );
+    for scope in scopes {
+        check_scope(doc, process, scope, &mut out);
+    }
+
+    if process.start_events().all(|n| n.parent.is_some()) {
+        out.push(
+            Diagnostic::error("graph::no_start", format!("process `{}` has no start event", process.id))
+                .at(file, process.span, "no startEvent at process level".to_string())
+                .with_help("add a start event and connect it to the first task"),
+        );
+    }
+    out
+}
+
+fn at(doc: &Document, node: &Node, d: Diagnostic, label: impl Into<String>) -> Diagnostic {
+    d.at(&doc.source, node.span, Some(label.into()))
+}
+
+fn check_node_shape(doc: &Document, process: &Process, node: &Node, out: &mut Vec<Diagnostic>) {
+    let incoming: Vec<_> = process.incoming(&node.id).collect();
+    let outgoing: Vec<_> = process.outgoing(&node.id).collect();
+    let id = &node.id;
+    match &node.kind {
+        NodeKind::Unsupported { tag } => out.push(at(
+            doc,
+            node,
+            Diagnostic::error("graph::unsupported", format!("cuga-flo cannot run a `{tag}` (`{id}`)")),
+            "unsupported element",
+        )),
+        NodeKind::StartEvent { .. } if !incoming.is_empty() => out.push(at(
+            doc,
+            node,
+            Diagnostic::error("graph::start_incoming", format!("start event `{id}` has incoming flows")),
+            format!("entered by {}", name_list(&incoming.iter().map(|f| &f.id).collect::<Vec<_>>(), 4)),
+        )),
+        NodeKind::EndEvent { .. } if !outgoing.is_empty() => out.push(at(
+            doc,
+            node,
+            Diagnostic::error("graph::end_outgoing", format!("end event `{id}` has outgoing flows")),
+            format!("left by {}", name_list(&outgoing.iter().map(|f| &f.id).collect::<Vec<_>>(), 4)),
+        )),
+        NodeKind::Gateway(kind) => check_gateway(doc, process, node, *kind, &incoming, &outgoing, out),
+        _ => {}
+    }
+
+    if let Some(default) = &node.default_flow {
+        match outgoing.iter().find(|f| &f.id == default) {
+            None => out.push(
+                at(
+                    doc,
+                    node,
+                    Diagnostic::error(
+                        "graph::bad_default",
+                        format!("`{id}` names `{default}` as its default flow, but that is not one of its outgoing flows"),
+                    ),
+                    "default flow not outgoing",
+                )
+                .with_help(format!(
+                    "its outgoing flows are {}",
+                    name_list(&outgoing.iter().map(|f| &f.id).collect::<Vec<_>>(), 6)
+                )),
+            ),
+            Some(flow) if flow.condition.is_some() => out.push(
+                Diagnostic::warning(
+                    "graph::default_condition",
+                    format!("default flow `{default}` has a condition, which is ignored"),
+                )
+                .at(&doc.source, flow.span, Some("a default flow is taken when no other flow's condition holds".into())),
+            ),
+            Some(_) => {}
+        }
+    }
+}
+
+fn check_gateway(
+    doc: &Document,
+    process: &Process,
+    node: &Node,
+    kind: GatewayKind,
+    incoming: &[&crate::bpmn::Flow],
+    outgoing: &[&crate::bpmn::Flow],
+    out: &mut Vec<Diagnostic>,
+) {
+    let id = &node.id;
+    let tag = kind.tag();
+    if outgoing.is_empty() {
+        out.push(at(
+            doc,
+            node,
+            Diagnostic::error("graph::gateway_degree", format!("{tag} `{id}` has no outgoing flow")),
+            "tokens would stop here",
+        ));
+    }
+    if incoming.is_empty() && kind != GatewayKind::EventBased {
+        out.push(at(
+            doc,
+            node,
+            Diagnostic::error("graph::gateway_degree", format!("{tag} `{id}` has no incoming flow")),
+            "nothing enters this gateway",
+        ));
+    }
+    if incoming.len() == 1 && outgoing.len() == 1 {
+        out.push(at(
+            doc,
+            node,
+            Diagnostic::warning("graph::gateway_degree", format!("{tag} `{id}` neither splits nor joins")),
+            "one flow in, one flow out",
+        ).with_help("remove the gateway and connect the flows directly"));
+    }
+    if incoming.len() > 1 && outgoing.len() > 1 {
+        out.push(at(
+            doc,
+            node,
+            Diagnostic::warning("graph::gateway_degree", format!("{tag} `{id}` both joins and splits")),
+            format!("{} in, {} out", incoming.len(), outgoing.len()),
+        ).with_help("model the join and the split as two gateways so each has one meaning"));
+    }
+    match kind {
+        GatewayKind::Parallel => {
+            for flow in outgoing.iter().filter(|f| f.condition.is_some()) {
+                out.push(
+                    Diagnostic::warning(
+                        "graph::parallel_condition",
+                        format!("flow `{}` leaves parallel gateway `{id}` with a condition, which is ignored", flow.id),
+                    )
+                    .at(&doc.source, flow.span, Some("a parallel split takes every flow".into()))
+                    .with_help("use an inclusive gateway to take only the flows whose conditions hold"),
+                );
+            }
+            if node.default_flow.is_some() {
+                out.push(at(
+                    doc,
+                    node,
+                    Diagnostic::error("graph::bad_default", format!("parallel gateway `{id}` has a default flow")),
+                    "a parallel split takes every flow",
+                ));
+            }
+        }
+        GatewayKind::EventBased => {
+            for flow in outgoing {
+                let target = process.node(&flow.target);
+                let ok = target.is_some_and(|t| {
+                    matches!(t.kind, NodeKind::IntermediateCatchEvent { .. } | NodeKind::Task(TaskKind::Receive))
+                });
+                if !ok {
+                    out.push(
+                        Diagnostic::error(
+                            "graph::event_gateway_target",
+                            format!(
+                                "flow `{}` leaves event-based gateway `{id}` towards `{}`, which is not an intermediate catch event or receive task",
+                                flow.id, flow.target
+                            ),
+                        )
+                        .at(&doc.source, flow.span, Some("an event-based gateway waits for one of its events".into())),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Reachability within one scope: from its starts forwards, from its ends backwards.
+fn check_scope(doc: &Document, process: &Process, scope: Option<&str>, out: &mut Vec<Diagnostic>) {
+    let members: Vec<&Node> = process.children(scope).collect();
+    if members.is_empty() {
+        return;
+    }
+    let ids: BTreeSet<&str> = members.iter().map(|n| n.id.as_str()).collect();
+    let mut succ: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut pred: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let edge = |a: &'_ str, b: &'_ str, succ: &mut BTreeMap<_, Vec<_>>, pred: &mut BTreeMap<_, Vec<_>>| {
+        let (Some(a), Some(b)) = (ids.get(a).copied(), ids.get(b).copied()) else { return };
+        succ.entry(a).or_insert_with(Vec::new).push(b);
+        pred.entry(b).or_insert_with(Vec::new).push(a);
+    };
+    for flow in process.flows.iter() {
+        edge(&flow.source, &flow.target, &mut succ, &mut pred);
+    }
+    for node in &members {
+        // A boundary event is entered by the activity it is attached to.
+        if let NodeKind::BoundaryEvent { attached_to, .. } = &node.kind {
+            edge(attached_to, &node.id, &mut succ, &mut pred);
+        }
+        // A link throw event continues at the link catch event of the same name.
+        if matches!(node.kind, NodeKind::IntermediateThrowEvent { .. })
+            && node.kind.event_definitions().contains(&EventDefinition::Link)
+        {
+            for catch in members.iter().filter(|c| {
+                matches!(c.kind, NodeKind::IntermediateCatchEvent { .. })
+                    && c.kind.event_definitions().contains(&EventDefinition::Link)
+                    && c.name.is_some()
+                    && c.name == node.name
+            }) {
+                edge(&node.id, &catch.id, &mut succ, &mut pred);
+            }
+        }
+    }
+
+    let has_start = members.iter().any(|n| n.kind.is_start_event());
+    let entries: Vec<&str> = members
+        .iter()
+        .filter(|n| {
+            n.kind.is_start_event()
+                || matches!(n.kind, NodeKind::SubProcess(SubProcessKind::Embedded { triggered_by_event: true }))
+                // a scope without start events starts at every node nothing flows into
+                || (!has_start && scope.is_some() && !pred.contains_key(n.id.as_str())
+                    && !matches!(n.kind, NodeKind::BoundaryEvent { .. }))
+                // an event-based gateway may instantiate the process
+                || (n.kind.gateway() == Some(GatewayKind::EventBased) && !pred.contains_key(n.id.as_str()))
+        })
+        .map(|n| n.id.as_str())
+        .collect();
+    let exits: Vec<&str> = members
+        .iter()
+        .filter(|n| n.kind.is_end_event() || !succ.contains_key(n.id.as_str()))
+        .map(|n| n.id.as_str())
+        .collect();
+
+    let reached = walk(&entries, &succ);
+    let finishing = walk(&exits, &pred);
+    let scope_name = scope.map_or_else(|| format!("process `{}`", process.id), |s| format!("sub-process `{s}`"));
+
+    for node in &members {
+        let id = node.id.as_str();
+        if !entries.is_empty() && !reached.contains(id) {
+            out.push(at(
+                doc,
+                node,
+                Diagnostic::error(
+                    "graph::unreachable",
+                    format!("`{}` ({}) cannot be reached from a start event of {scope_name}", id, node.kind.tag()),
+                ),
+                "unreachable",
+            ).with_help("connect it with a sequence flow, or remove it"));
+        } else if !finishing.contains(id) {
+            out.push(at(
+                doc,
+                node,
+                Diagnostic::error(
+                    "graph::no_end",
+                    format!("no path leads from `{id}` ({}) to an end of {scope_name}", node.kind.tag()),
+                ),
+                "tokens here can never finish",
+            ).with_help("every loop needs a way out towards an end event"));
+        }
+        let implicit_end = !node.kind.is_end_event()
+            && !succ.contains_key(id)
+            && !node.kind.is_gateway()
+            && !matches!(node.kind, NodeKind::Unsupported { .. });
+        let is_compensation = node.attributes.get("isForCompensation").is_some_and(|v| v == "true");
+        if implicit_end && node.kind.is_activity() && scope.is_none() && !is_compensation && reached.contains(id) {
+            out.push(at(
+                doc,
+                node,
+                Diagnostic::warning(
+                    "graph::implicit_end",
+                    format!("`{id}` has no outgoing flow; its token ends there"),
+                ),
+                "implicit end",
+            ).with_help("connect it to an end event to make the end explicit"));
+        }
+    }
+}
+
+fn walk<'a>(from: &[&'a str], edges: &BTreeMap<&'a str, Vec<&'a str>>) -> BTreeSet<&'a str> {
+    let mut seen: BTreeSet<&str> = from.iter().copied().collect();
+    let mut queue: VecDeque<&str> = from.iter().copied().collect();
+    while let Some(n) = queue.pop_front() {
+        for &next in edges.get(n).map(Vec::as_slice).unwrap_or_default() {
+            if seen.insert(next) {
+                queue.push_back(next);
+            }
+        }
+    }
+    seen
+}

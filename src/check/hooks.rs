@@ -1,0 +1,187 @@
+//! Hooks and `action_permissions`: each hook sits on a real sequence flow, one hook per
+//! flow; a static action is permitted and names real, suitable nodes; the targets and
+//! tasks offered to a reasoned hook exist; no action is both permitted and prohibited.
+
+use std::collections::BTreeMap;
+
+use crate::app::{ActionSpec, FlowConfig, HookAction, Located, TaskSpec};
+use crate::bpmn::{Document, NodeKind, Process};
+use crate::diag::Diagnostic;
+
+use super::refs::{Want, resolve};
+
+pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
+    let mut out = permissions(config);
+    let Some(process) = doc.main_process() else { return out };
+    let src = &config.source;
+
+    let mut ids: BTreeMap<&str, &Located<String>> = BTreeMap::new();
+    let mut locations: BTreeMap<&str, &Located<String>> = BTreeMap::new();
+    for hook in &config.hooks {
+        let what = format!("hook `{}`", hook.id.value);
+        if let Some(first) = ids.insert(hook.id.as_str(), &hook.id) {
+            if first.span != hook.id.span {
+                out.push(
+                    Diagnostic::error("hook::duplicate", format!("two hooks are named `{}`", hook.id.value))
+                        .at(src, hook.id.span, "named again here".to_string())
+                        .also(first.span, "first named here"),
+                );
+            }
+        }
+        if let Some(loc) = &hook.location {
+            if let Some(first) = locations.insert(loc.as_str(), loc) {
+                out.push(
+                    Diagnostic::error("hook::duplicate", format!("two hooks sit on flow `{}`", loc.value))
+                        .at(src, loc.span, "second hook on this flow".to_string())
+                        .also(first.span, "first hook on this flow")
+                        .with_help("one hook per flow: merge their policies into one"),
+                );
+            }
+            out.extend(resolve(config, doc, process, loc, Want::Flow, &format!("the location of {what}")));
+        }
+
+        match (&hook.policy, &hook.action) {
+            (None, None) if hook.enabled => out.push(
+                Diagnostic::warning("hook::inert", format!("{what} has neither a `policy` nor an `action`; it always continues"))
+                    .at(src, hook.id.span, "does nothing".to_string())
+                    .with_help("add `policy:` to reason about the flow, or `action:` for a fixed adaptation"),
+            ),
+            (Some(_), Some(action)) => out.push(
+                Diagnostic::warning("hook::ignored_action", format!("{what} has a policy, so its static `action` is ignored"))
+                    .at(src, action.span, "ignored: the policy decides".to_string()),
+            ),
+            _ => {}
+        }
+
+        if let Some(action) = &hook.action {
+            let kind = action.value.action();
+            if !config.permissions.allows(kind) {
+                out.push(
+                    Diagnostic::error(
+                        "hook::denied_action",
+                        format!("{what} always takes `{kind}`, which `action_permissions` deny"),
+                    )
+                    .at(src, action.span, "denied by action_permissions".to_string())
+                    .with_help(format!("permit `{kind}`, or choose another action")),
+                );
+            }
+            out.extend(static_action(config, doc, process, &action.value, &what));
+        }
+
+        for target in &hook.allowed_targets {
+            out.extend(resolve(config, doc, process, target, Want::Node, &format!("an allowed target of {what}")));
+        }
+        if !hook.insertable_tasks.is_empty() && !config.permissions.allows(HookAction::AddNode) {
+            out.push(
+                Diagnostic::warning(
+                    "hook::unusable",
+                    format!("{what} offers tasks to insert, but `add_node` is not permitted"),
+                )
+                .at(src, hook.insertable_tasks[0].span, "never used".to_string()),
+            );
+        }
+        for task in &hook.insertable_tasks {
+            out.extend(new_task(config, process, task, &what));
+        }
+    }
+    out
+}
+
+/// A static action's parameters name suitable nodes.
+fn static_action(config: &FlowConfig, doc: &Document, process: &Process, action: &ActionSpec, what: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let src = &config.source;
+    match action {
+        ActionSpec::SkipTo(target) => {
+            if let Some(d) = resolve(config, doc, process, target, Want::Node, &format!("the skip_to target of {what}")) {
+                out.push(d);
+            } else if process.node(&target.value).is_some_and(|n| n.kind.is_start_event()) {
+                out.push(
+                    Diagnostic::error("hook::bad_target", format!("{what} skips to start event `{}`", target.value))
+                        .at(src, target.span, "cannot restart the process".to_string()),
+                );
+            }
+        }
+        ActionSpec::SwapNodes(a, b) => {
+            for n in [a, b] {
+                out.extend(resolve(config, doc, process, n, Want::Activity, &format!("a node swapped by {what}")));
+            }
+            if a.value == b.value {
+                out.push(
+                    Diagnostic::error("hook::bad_target", format!("{what} swaps `{}` with itself", a.value))
+                        .at(src, b.span, "same node twice".to_string()),
+                );
+            }
+        }
+        ActionSpec::RemoveNode(target) => {
+            out.extend(resolve(config, doc, process, target, Want::Activity, &format!("the node removed by {what}")));
+        }
+        ActionSpec::AddNode(task) => out.extend(new_task(config, process, task, what)),
+        ActionSpec::Continue | ActionSpec::SkipNode | ActionSpec::Terminate(_) => {}
+    }
+    out
+}
+
+/// A task a hook may insert: a fresh id; a declared agent when it names one.
+fn new_task(config: &FlowConfig, process: &Process, task: &TaskSpec, what: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let src = &config.source;
+    if let Some(existing) = process.node(&task.id.value) {
+        let kind = match &existing.kind {
+            NodeKind::Unsupported { tag } => tag.as_str(),
+            k => k.tag(),
+        };
+        out.push(
+            Diagnostic::error(
+                "hook::id_taken",
+                format!("{what} would insert task `{}`, but the model already has a {kind} with that id", task.id.value),
+            )
+            .at(src, task.id.span, "id already used".to_string())
+            .with_help("give the inserted task an id of its own"),
+        );
+    }
+    if let Some(agent) = &task.agent {
+        if config.remote_agent(&agent.value).is_none() {
+            out.push(
+                Diagnostic::error(
+                    "ref::unknown_agent",
+                    format!("{what} inserts a task for remote agent `{}`, which is not declared under `remote_agents:`", agent.value),
+                )
+                .at(src, agent.span, "undeclared remote agent".to_string()),
+            );
+        }
+    }
+    out
+}
+
+/// No action both permitted and prohibited; no action listed twice.
+fn permissions(config: &FlowConfig) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let p = &config.permissions;
+    let src = &config.source;
+    for denied in &p.prohibited {
+        if let Some(allowed) = p.permitted.iter().find(|a| a.value == denied.value) {
+            out.push(
+                Diagnostic::error(
+                    "hook::permission_conflict",
+                    format!("`{}` is both permitted and prohibited", denied.value),
+                )
+                .at(src, denied.span, "prohibited here".to_string())
+                .also(allowed.span, "permitted here")
+                .with_help("keep it in one list only"),
+            );
+        }
+    }
+    for list in [&p.permitted, &p.prohibited] {
+        for (i, a) in list.iter().enumerate() {
+            if let Some(first) = list[..i].iter().find(|b| b.value == a.value) {
+                out.push(
+                    Diagnostic::warning("hook::permission_duplicate", format!("`{}` is listed twice", a.value))
+                        .at(src, a.span, "listed again".to_string())
+                        .also(first.span, "first listed here"),
+                );
+            }
+        }
+    }
+    out
+}

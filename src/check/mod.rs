@@ -1,0 +1,64 @@
+//! Static checks: everything `validate` can find wrong before a run starts. Each check
+//! returns diagnostics pointing at the YAML key or BPMN element concerned.
+//!
+//! - [`graph`]: the BPMN model as a graph (reachability, dead ends, gateway shapes).
+//! - [`refs`]: the config against the model (ids, kinds, flows, policies, agents, engine).
+//! - [`hooks`]: hooks and `action_permissions`.
+//! - [`conditions`]: every condition parses; exclusive splits that can take no flow.
+
+mod conditions;
+mod graph;
+mod hooks;
+mod refs;
+
+use crate::app::LoadedApp;
+use crate::bpmn::Document;
+use crate::diag::{Diagnostic, Severity};
+
+/// Every problem in an app: what loading found, then the checks that loading made possible.
+pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
+    let mut diags = app.diagnostics.clone();
+    if let Some(doc) = &app.bpmn {
+        if let Some(process) = doc.main_process() {
+            diags.extend(graph::check_process(doc, process));
+        }
+        if let Some(config) = &app.config {
+            diags.extend(refs::check(config, doc));
+            diags.extend(hooks::check(config, doc));
+            diags.extend(conditions::check(Some(config), doc));
+        }
+    } else if let Some(config) = &app.config {
+        // No model: the checks that need none still run.
+        diags.extend(refs::check_without_model(config));
+    }
+    sort(&mut diags);
+    diags
+}
+
+/// Every problem in a BPMN model on its own (`validate model.bpmn`).
+pub fn check_model(doc: &Document) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    for process in &doc.processes {
+        if process.nodes.is_empty() {
+            continue;
+        }
+        diags.extend(graph::check_process(doc, process));
+    }
+    diags.extend(conditions::check(None, doc));
+    sort(&mut diags);
+    diags
+}
+
+/// Errors first, then by file and position, so output is stable.
+fn sort(diags: &mut [Diagnostic]) {
+    diags.sort_by_key(|d| {
+        let pos = d.labels.first().map(|l| l.span.offset).unwrap_or(0);
+        (d.severity, d.file_name(), pos)
+    });
+}
+
+/// Counts of errors and warnings.
+pub fn tally(diags: &[Diagnostic]) -> (usize, usize) {
+    let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
+    (errors, diags.len() - errors)
+}

@@ -1,0 +1,151 @@
+//! The command line: one file per command. Commands print results on stdout (human or
+//! `--json`) and logs on stderr (through `tracing`).
+
+mod list;
+mod output;
+mod target;
+mod validate;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgAction, Parser, Subcommand, ValueEnum};
+
+pub use output::Style;
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done; nothing wrong.
+    Ok,
+    /// The command ran and found errors (or a run failed).
+    Failed,
+    /// Bad input or usage.
+    Usage,
+}
+
+impl From<Outcome> for ExitCode {
+    fn from(o: Outcome) -> ExitCode {
+        ExitCode::from(match o {
+            Outcome::Ok => 0,
+            Outcome::Failed => 1,
+            Outcome::Usage => 2,
+        })
+    }
+}
+
+/// A usage problem: printed on stderr, exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct UsageError {
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl UsageError {
+    pub fn new(message: impl Into<String>) -> Self {
+        UsageError {
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cuga-flo",
+    version,
+    about = "Run governed agentic business processes",
+    long_about = "Run governed agentic business processes.\n\n\
+        A process is a BPMN 2.0 diagram plus a flow config and markdown policies, in an app \
+        folder under ./applications/<app>/. The structure is enforced deterministically; \
+        reasoning happens only at governed control points: tasks, gateways and hooks on \
+        sequence flows.",
+    after_help = "Examples:\n  cuga-flo list\n  cuga-flo validate loan_approval\n  cuga-flo validate --all --strict\n  cuga-flo validate path/to/model.bpmn"
+)]
+pub struct Cli {
+    /// Folder holding the apps (one sub-folder each)
+    #[arg(long, global = true, env = "CUGA_FLO_APPS", value_name = "DIR", default_value = crate::app::registry::DEFAULT_APPS_DIR)]
+    pub apps_dir: PathBuf,
+
+    /// When to use colour
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// More logging on stderr (repeat for more)
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Only errors on stderr
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the apps and whether each validates
+    List(list::ListArgs),
+    /// Check apps or BPMN models for every mistake that can be found before a run
+    Validate(validate::ValidateArgs),
+}
+
+/// Entry point used by the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout and usage errors to stderr.
+            let _ = e.print();
+            return if e.use_stderr() { Outcome::Usage } else { Outcome::Ok }.into();
+        }
+    };
+    init_logging(cli.verbose, cli.quiet);
+    let style = Style::detect(cli.color);
+    let result = match &cli.command {
+        Command::List(args) => list::run(&cli, args, style),
+        Command::Validate(args) => validate::run(&cli, args, style),
+    };
+    match result {
+        Ok(outcome) => outcome.into(),
+        Err(e) => {
+            eprintln!("{}: {}", style.error_word(), e.message);
+            if let Some(help) = &e.help {
+                eprintln!("  help: {help}");
+            }
+            Outcome::Usage.into()
+        }
+    }
+}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    use tracing_subscriber::EnvFilter;
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, 2) => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_env("CUGA_FLO_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}

@@ -1,0 +1,76 @@
+//! Terminal styling shared by the commands: colour only on a terminal, never with
+//! NO_COLOR, always with `--color always`.
+
+use std::io::IsTerminal;
+
+use crate::diag::{Diagnostic, RenderOptions, render};
+
+use super::ColorChoice;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub color: bool,
+    pub width: usize,
+}
+
+impl Style {
+    pub fn detect(choice: ColorChoice) -> Style {
+        let tty = std::io::stdout().is_terminal();
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let color = match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => tty && !no_color,
+        };
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .filter(|w: &usize| *w >= 40)
+            .unwrap_or(100);
+        Style { color, width }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    pub fn red(&self, text: &str) -> String {
+        self.paint("1;31", text)
+    }
+
+    pub fn yellow(&self, text: &str) -> String {
+        self.paint("1;33", text)
+    }
+
+    pub fn green(&self, text: &str) -> String {
+        self.paint("1;32", text)
+    }
+
+    pub fn bold(&self, text: &str) -> String {
+        self.paint("1", text)
+    }
+
+    pub fn error_word(&self) -> String {
+        self.red("error")
+    }
+
+    pub fn diagnostic(&self, d: &Diagnostic) -> String {
+        render(
+            d,
+            RenderOptions {
+                color: self.color,
+                unicode: true,
+                width: self.width,
+            },
+        )
+    }
+}
+
+/// "1 error", "2 warnings".
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}

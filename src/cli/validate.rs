@@ -1,0 +1,146 @@
+//! `cuga-flo validate`: every mistake that can be found before a run, like a compiler:
+//! file:line, a snippet and a help line per problem, or JSON.
+
+use std::path::Path;
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::app::{LoadedApp, load_app};
+use crate::bpmn;
+use crate::check::{check_app, check_model, tally};
+use crate::diag::{Diagnostic, JsonDiagnostic};
+
+use super::output::count;
+use super::target::{Target, all_apps, resolve};
+use super::{Cli, Outcome, Style, UsageError};
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Apps (names under the apps folder, or app folders), flow config files or BPMN files
+    #[arg(value_name = "APP|PATH", required_unless_present = "all")]
+    pub targets: Vec<String>,
+
+    /// Validate every app under the apps folder
+    #[arg(long, conflicts_with = "targets")]
+    pub all: bool,
+
+    /// Treat warnings as errors
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Print one JSON document instead of human-readable diagnostics
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The result of validating one target.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// `app` or `model`.
+    pub kind: &'static str,
+    pub name: String,
+    pub path: String,
+    pub valid: bool,
+    pub errors: usize,
+    pub warnings: usize,
+    pub diagnostics: Vec<JsonDiagnostic>,
+    #[serde(skip)]
+    pub raw: Vec<Diagnostic>,
+}
+
+pub fn run(cli: &Cli, args: &ValidateArgs, style: Style) -> Result<Outcome, UsageError> {
+    let targets: Vec<Target> = if args.all {
+        let apps = all_apps(&cli.apps_dir)?;
+        if apps.is_empty() {
+            return Err(UsageError::new(format!("no apps under {}", cli.apps_dir.display())));
+        }
+        apps.into_iter().map(Target::App).collect()
+    } else {
+        args.targets.iter().map(|t| resolve(t, &cli.apps_dir)).collect::<Result<_, _>>()?
+    };
+
+    let reports: Vec<Report> = targets.iter().map(|t| validate(t, args.strict)).collect();
+    let (errors, warnings) = reports.iter().fold((0, 0), |(e, w), r| (e + r.errors, w + r.warnings));
+    let failed = reports.iter().any(|r| !r.valid);
+
+    if args.json {
+        let doc = serde_json::json!({
+            "valid": !failed,
+            "errors": errors,
+            "warnings": warnings,
+            "targets": reports,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        for report in &reports {
+            for d in &report.raw {
+                print!("{}", style.diagnostic(d));
+                println!();
+            }
+            println!("{}", summary_line(report, style));
+        }
+        if reports.len() > 1 {
+            let verdict = if failed { style.red("failed") } else { style.green("ok") };
+            println!(
+                "{verdict}: {} checked, {} invalid, {}, {}",
+                count(reports.len(), "target"),
+                reports.iter().filter(|r| !r.valid).count(),
+                count(errors, "error"),
+                count(warnings, "warning")
+            );
+        }
+    }
+    Ok(if failed { Outcome::Failed } else { Outcome::Ok })
+}
+
+fn summary_line(r: &Report, style: Style) -> String {
+    let what = format!("{} `{}`", r.kind, r.name);
+    let counts = match (r.errors, r.warnings) {
+        (0, 0) => String::new(),
+        (0, w) => format!(" ({})", count(w, "warning")),
+        (e, 0) => format!(": {}", count(e, "error")),
+        (e, w) => format!(": {}, {}", count(e, "error"), count(w, "warning")),
+    };
+    if r.valid {
+        format!("{} {what} is valid{counts}", style.green("✓"))
+    } else if r.errors == 0 {
+        format!("{} {what} fails --strict{counts}", style.red("✗"))
+    } else {
+        format!("{} {what} is invalid{counts}", style.red("✗"))
+    }
+}
+
+/// Validate one target.
+pub fn validate(target: &Target, strict: bool) -> Report {
+    let (kind, name, path, diags) = match target {
+        Target::App(app) => {
+            let loaded: LoadedApp = load_app(app);
+            let diags = check_app(&loaded);
+            ("app", app.name.clone(), app.dir.display().to_string(), diags)
+        }
+        Target::Model(path) => ("model", model_name(path), path.display().to_string(), validate_model(path)),
+    };
+    let (errors, warnings) = tally(&diags);
+    Report {
+        kind,
+        name,
+        path,
+        valid: errors == 0 && !(strict && warnings > 0),
+        errors,
+        warnings,
+        diagnostics: diags.iter().map(Diagnostic::to_json).collect(),
+        raw: diags,
+    }
+}
+
+fn validate_model(path: &Path) -> Vec<Diagnostic> {
+    match bpmn::parse_file(path) {
+        Ok(doc) => check_model(&doc),
+        Err(errs) => crate::app::load::bpmn_diagnostics(&errs),
+    }
+}
+
+fn model_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}

@@ -1,0 +1,281 @@
+//! The condition language: gateway conditions, flow conditions, hook guards and policy
+//! rules. A condition is data, never code: there is no `eval`, no function call and no side
+//! effect. It is evaluated against the process variables (JSON values) with three-valued
+//! (Kleene) logic, so a condition over a variable that is not set yet is UNKNOWN rather than
+//! an error.
+//!
+//! # Grammar
+//!
+//! ```text
+//! condition  := or
+//! or         := and   ( ("||" | "or")  and )*
+//! and        := not   ( ("&&" | "and") not )*
+//! not        := ("!" | "not") not
+//!             | compare
+//! compare    := primary [ cmp-op primary ]          -- non-associative: `a < b < c` is an error
+//! cmp-op     := "==" | "!=" | "<" | "<=" | ">" | ">=" | "in" | "not" "in"
+//! primary    := "(" or ")"
+//!             | "${" path "}"                        -- a variable reference
+//!             | "${" or "}"                          -- JUEL style: bare words inside are variables
+//!             | literal
+//!             | "[" [ literal ("," literal)* [","] ] "]"   -- a list, only right of `in` / `not in`
+//!             | word                                 -- outside `${}`: the string "word"
+//! path       := ident ( "." segment )*               -- whitespace allowed inside `${ }`
+//! ident      := [A-Za-z_] [A-Za-z0-9_-]*
+//! segment    := [A-Za-z0-9_-]+                       -- member of an object, or index of an array
+//! literal    := number | string | "true" | "True" | "false" | "False" | "null" | "None"
+//! number     := "-"? digit+ ( "." digit+ )? ( ("e" | "E") ("+" | "-")? digit+ )?
+//! string     := "'" … "'" | '"' … '"'                -- escapes: \\ \' \" \n \t
+//! word       := [A-Za-z_] [A-Za-z0-9_.-]*            -- not a reserved word
+//! ```
+//!
+//! Reserved words: `and`, `or`, `not`, `in`, `true`, `True`, `false`, `False`, `null`,
+//! `None`. Words that only differ from one of them in case (`AND`, `TRUE`, `none`, ...) are
+//! rejected rather than read as strings, since they are almost always a mistake.
+//!
+//! Outside `${}` a bare word is a string literal (`${planning_preference} == agent` compares
+//! with `"agent"`). Inside `${...}` (the Flowable/JUEL form, `${credit_score > 0.6}`) a bare
+//! word is a variable path; a `${` nested inside another is an error. A parenthesised or
+//! `${}`-wrapped group that holds a single value is that value, so `(${a}) > 1` is fine,
+//! but a group holding a condition can't be compared.
+//!
+//! A single `=` is an error ("use `==` to compare"), as are `=>`, `=<`, `<>`, a single `&`
+//! or `|`, and `${` without `}`. An empty (or all-whitespace) source is an error. Nesting
+//! (parentheses and negation) is limited to [`MAX_DEPTH`] levels.
+//!
+//! # Evaluation
+//!
+//! - A variable that is not set, or a path segment that does not exist (a missing member, an
+//!   index out of range, a member of a non-object), makes its comparison UNKNOWN.
+//! - Numbers compare numerically (integers and decimals mix freely). Strings compare
+//!   exactly for `==`/`!=` and by code point for ordering. Booleans support `==`/`!=` only.
+//! - `null`: `x == null` is TRUE iff `x` is JSON null (FALSE for any other value) and
+//!   `x != null` is its negation; ordering against null is UNKNOWN.
+//! - Numeric strings: when one side is a number and the other a string whose trimmed text
+//!   is a number (`"0.75"`, as LLMs often answer), the two compare numerically. Two strings
+//!   always compare as strings.
+//! - Any other mix of types (a non-numeric string against a number, a boolean against a
+//!   number, arrays and objects) is UNKNOWN, for `==` and `!=` too.
+//! - `x in [..]` is TRUE if `x` equals (by the rules above) some item, FALSE if it is
+//!   comparable with every item and equals none, and UNKNOWN otherwise or when `x` is
+//!   missing. `x not in [..]` is `not (x in [..])`.
+//! - A bare value used as a condition (`${approved}`, `true`) is its truth if it is a
+//!   boolean and UNKNOWN otherwise (missing, null, a number, a string...).
+//! - `!`, `&&`, `||` follow Kleene logic: `!U = U`, `F && U = F`, `T || U = T`, ...
+
+mod ast;
+mod eval;
+mod lexer;
+mod parser;
+mod truth;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasher;
+
+pub use ast::{CmpOp, Node, Operand, VarPath};
+pub use serde_json::Value;
+pub use truth::Truth;
+
+use crate::source::Span;
+
+/// How deeply parentheses and negations may nest.
+pub const MAX_DEPTH: usize = 64;
+
+/// Where the process variables come from: anything that can look a variable up by name.
+/// Dotted paths (`${order.total}`) look up the first segment here and walk the rest inside
+/// the JSON value.
+pub trait Variables {
+    fn lookup(&self, name: &str) -> Option<&Value>;
+}
+
+impl Variables for serde_json::Map<String, Value> {
+    fn lookup(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+}
+
+impl Variables for BTreeMap<String, Value> {
+    fn lookup(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+}
+
+impl<S: BuildHasher> Variables for HashMap<String, Value, S> {
+    fn lookup(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+}
+
+/// A JSON object holds variables as its members; any other value holds none.
+impl Variables for Value {
+    fn lookup(&self, name: &str) -> Option<&Value> {
+        self.as_object()?.get(name)
+    }
+}
+
+/// A problem in a condition's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ExprError {
+    pub message: String,
+    /// The byte range in the condition's source where the problem is.
+    pub span: Span,
+    pub help: Option<String>,
+}
+
+impl ExprError {
+    pub(crate) fn new(message: impl Into<String>, span: Span) -> Self {
+        ExprError {
+            message: message.into(),
+            span,
+            help: None,
+        }
+    }
+
+    pub(crate) fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// The same error with its span moved by `offset` bytes: for a condition embedded in a
+    /// larger file, pass the offset of the condition's first byte in that file.
+    pub fn shifted(mut self, offset: usize) -> Self {
+        self.span.offset += offset;
+        self
+    }
+}
+
+/// A parsed condition: its syntax tree and the text it was parsed from.
+///
+/// Equality compares the source text too; compare [`Expr::ast`] for structural equality.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    source: String,
+    ast: Node,
+}
+
+/// One `variable op literal(s)` atom of a condition, for generating test values.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Comparison {
+    /// The variable path, e.g. `order.total`.
+    pub variable: String,
+    /// The operator, read with the variable on the left (`1 < ${x}` is reported as `x > 1`).
+    pub op: CmpOp,
+    /// The literal compared with: one value, or the list items for `in` / `not in`.
+    pub literals: Vec<Value>,
+}
+
+/// Parses a condition.
+pub fn parse(src: &str) -> Result<Expr, ExprError> {
+    let ast = parser::parse(src)?;
+    Ok(Expr {
+        source: src.to_owned(),
+        ast,
+    })
+}
+
+impl std::str::FromStr for Expr {
+    type Err = ExprError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse(s)
+    }
+}
+
+impl Expr {
+    /// The text this condition was parsed from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The syntax tree.
+    pub fn ast(&self) -> &Node {
+        &self.ast
+    }
+
+    /// Evaluates the condition against the process variables.
+    pub fn eval(&self, vars: &dyn Variables) -> Truth {
+        eval::eval(&self.ast, vars)
+    }
+
+    /// The distinct variable paths referenced (`order.total`), in order of first appearance.
+    pub fn variables(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        self.ast.walk(&mut |node| {
+            for operand in node.operands() {
+                if let Operand::Var(path) = operand {
+                    let name = path.to_string();
+                    if !out.contains(&name) {
+                        out.push(name);
+                    }
+                }
+            }
+        });
+        out
+    }
+
+    /// The distinct literal values appearing (list items included), in order of first
+    /// appearance. Bare words outside `${}` are string literals.
+    pub fn literals(&self) -> Vec<Value> {
+        let mut out: Vec<Value> = Vec::new();
+        let mut add = |value: &Value| {
+            if !out.contains(value) {
+                out.push(value.clone());
+            }
+        };
+        self.ast.walk(&mut |node| {
+            for operand in node.operands() {
+                match operand {
+                    Operand::Literal(value) => add(value),
+                    Operand::List(items) => items.iter().for_each(&mut add),
+                    Operand::Var(_) => {}
+                }
+            }
+        });
+        out
+    }
+
+    /// Every comparison between a variable and literal(s), in source order. A bare
+    /// `${flag}` used as a condition means the same as `${flag} == true` and is reported so.
+    pub fn comparisons(&self) -> Vec<Comparison> {
+        let mut out = Vec::new();
+        self.ast.walk(&mut |node| match node {
+            Node::Compare { left, op, right } => {
+                let found = match (left, right) {
+                    (Operand::Var(path), Operand::Literal(value)) => {
+                        Some((path, *op, vec![value.clone()]))
+                    }
+                    (Operand::Var(path), Operand::List(items)) => Some((path, *op, items.clone())),
+                    (Operand::Literal(value), Operand::Var(path)) => {
+                        Some((path, op.flipped(), vec![value.clone()]))
+                    }
+                    _ => None,
+                };
+                if let Some((path, op, literals)) = found {
+                    out.push(Comparison {
+                        variable: path.to_string(),
+                        op,
+                        literals,
+                    });
+                }
+            }
+            Node::Truthy(Operand::Var(path)) => out.push(Comparison {
+                variable: path.to_string(),
+                op: CmpOp::Eq,
+                literals: vec![Value::Bool(true)],
+            }),
+            _ => {}
+        });
+        out
+    }
+}
+
+/// The canonical text: parses back to an equal syntax tree.
+impl std::fmt::Display for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.ast, f)
+    }
+}

@@ -1,0 +1,13 @@
+//! cuga-flo: run governed agentic business processes.
+//!
+//! The structure of a process (a BPMN 2.0 diagram) is enforced deterministically; LLM
+//! reasoning happens only at governed control points (tasks, gateways, hooks on sequence
+//! flows). See `ARCHITECTURE.md` for the shape of the crate.
+
+pub mod bpmn;
+pub mod expr;
+pub mod source;
+pub mod app;
+pub mod check;
+pub mod cli;
+pub mod diag;

@@ -1,0 +1,121 @@
+//! Source text and positions: the one place that knows how byte offsets map to lines and
+//! columns. Every user file (YAML config, BPMN, policy) is held as a [`SourceFile`], and
+//! every position the parsers record is a [`Span`] into that file's UTF-8 text.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A byte range in a source text. Offsets are into the UTF-8 text the parser saw (for a
+/// BPMN file in another encoding, the text after transcoding).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub offset: usize,
+    pub len: usize,
+}
+
+impl Span {
+    pub const fn new(offset: usize, len: usize) -> Self {
+        Span { offset, len }
+    }
+
+    /// The span from the start of `self` to the end of `other`.
+    pub fn to(self, other: Span) -> Span {
+        let end = (other.offset + other.len).max(self.offset + self.len);
+        Span::new(self.offset, end - self.offset)
+    }
+
+    pub fn end(self) -> usize {
+        self.offset + self.len
+    }
+}
+
+/// A 1-based line and column (the column counts characters, not bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LineCol {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// A named source text with a line index, cheap to clone.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    path: PathBuf,
+    text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(path: impl Into<PathBuf>, text: impl Into<String>) -> Self {
+        let text = text.into();
+        let line_starts = line_starts(&text);
+        SourceFile {
+            inner: Arc::new(Inner {
+                path: path.into(),
+                text,
+                line_starts,
+            }),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    pub fn text(&self) -> &str {
+        &self.inner.text
+    }
+
+    /// The line and column of a byte offset (clamped to the text).
+    pub fn line_col(&self, offset: usize) -> LineCol {
+        line_col(&self.inner.text, &self.inner.line_starts, offset)
+    }
+
+    /// The text of a span, or "" if the span is out of range.
+    pub fn slice(&self, span: Span) -> &str {
+        self.inner.text.get(span.offset..span.end()).unwrap_or("")
+    }
+}
+
+/// Byte offsets at which each line starts.
+pub fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
+}
+
+/// Line and column of `offset` given precomputed line starts.
+pub fn line_col(text: &str, starts: &[usize], offset: usize) -> LineCol {
+    let offset = offset.min(text.len());
+    let line = starts.partition_point(|&s| s <= offset).max(1) - 1;
+    let start = starts[line];
+    let column = text
+        .get(start..offset)
+        .map(|s| s.chars().count())
+        .unwrap_or(offset - start)
+        + 1;
+    LineCol {
+        line: line + 1,
+        column,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_map_to_one_based_lines_and_character_columns() {
+        let f = SourceFile::new("x", "ab\nçd\n\nz");
+        assert_eq!(f.line_col(0), LineCol { line: 1, column: 1 });
+        assert_eq!(f.line_col(3), LineCol { line: 2, column: 1 });
+        // 'd' sits after the two-byte 'ç'
+        assert_eq!(f.line_col(5), LineCol { line: 2, column: 2 });
+        assert_eq!(f.line_col(8), LineCol { line: 4, column: 1 });
+        assert_eq!(f.line_col(999), LineCol { line: 4, column: 2 });
+    }
+}
