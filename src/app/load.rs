@@ -38,10 +38,30 @@ impl FlowConfig {
         self.source.path().parent().unwrap_or(Path::new("."))
     }
 
-    /// A path written in this config, resolved.
+    /// A path written in this config, resolved (and tidied: `config/../policies/x.md`
+    /// becomes `policies/x.md`).
     pub fn resolve(&self, relative: &str) -> PathBuf {
-        self.base_dir().join(relative)
+        tidy(&self.base_dir().join(relative))
     }
+}
+
+/// Drop `.` and fold `dir/..` pairs without touching the file system.
+fn tidy(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    if out.is_empty() {
+        return PathBuf::from(".");
+    }
+    out.iter().collect()
 }
 
 pub fn load_app(app: &AppRef) -> LoadedApp {

@@ -1135,3 +1135,434 @@ fn check_refs(doc: &Document) -> Vec<BpmnError> {
     }
     errors
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(xml: &str) -> Result<Document, ParseErrors> {
+        parse(Path::new("test.bpmn"), xml.as_bytes())
+    }
+
+    /// A document with a default-namespace `<definitions>` on line 2; `body` starts on
+    /// line 3.
+    fn doc(body: &str) -> String {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+             <definitions xmlns=\"{BPMN_NS}\" id=\"defs\" expressionLanguage=\"feel\">\n\
+             {body}\n</definitions>\n"
+        )
+    }
+
+    /// Each error as (variant name, line).
+    fn errors(xml: &str) -> Vec<(String, usize)> {
+        let failure = parse_str(xml).expect_err("the document should be rejected");
+        failure
+            .errors
+            .iter()
+            .map(|e| {
+                let kind = format!("{e:?}");
+                let kind = kind.split([' ', '{', '(']).next().unwrap_or_default();
+                let line = match (e.span(), &failure.text) {
+                    (Some(span), Some(text)) => text.line_col(span.offset).line,
+                    _ => 0,
+                };
+                (kind.to_owned(), line)
+            })
+            .collect()
+    }
+
+    fn err(kind: &str, line: usize) -> (String, usize) {
+        (kind.to_owned(), line)
+    }
+
+    const PROCESS: &str = r#"<process id="p" name="P" isExecutable="true">
+  <startEvent id="s"/>
+  <exclusiveGateway id="g" name="ok?" default="f3"/>
+  <userTask id="t" name="Review &amp; approve&#10;now"/>
+  <endEvent id="e"><terminateEventDefinition/></endEvent>
+  <sequenceFlow id="f1" sourceRef="s" targetRef="g"/>
+  <sequenceFlow id="f2" sourceRef="g" targetRef="t">
+    <conditionExpression xsi:type="tFormalExpression"
+      xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">  <![CDATA[${a < b}]]> </conditionExpression>
+  </sequenceFlow>
+  <sequenceFlow id="f3" sourceRef="g" targetRef="e"/>
+  <sequenceFlow id="f4" sourceRef="t" targetRef="e"/>
+</process>"#;
+
+    /// The model without positions, for comparing documents written differently.
+    fn shape(doc: &Document) -> String {
+        let mut out = String::new();
+        for p in &doc.processes {
+            out += &format!("process {} {:?} {:?}\n", p.id, p.name, p.is_executable);
+            for n in &p.nodes {
+                out += &format!(
+                    "  node {} {:?} {:?} {:?} {:?} {:?}\n",
+                    n.id, n.name, n.kind, n.parent, n.default_flow, n.attributes
+                );
+            }
+            for f in &p.flows {
+                let c = f.condition.as_ref().map(|c| (&c.language, &c.body));
+                out += &format!("  flow {} {} {} {c:?}\n", f.id, f.source, f.target);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn prefixes_and_default_namespace_give_the_same_model() {
+        let prefixed = |prefix: &str| {
+            // prefix every tag name: `<x` and `</x` where x is a letter
+            let mut body = String::new();
+            for (i, part) in PROCESS.split('<').enumerate() {
+                match part.strip_prefix('/') {
+                    _ if i == 0 => body.push_str(part),
+                    Some(rest) => body += &format!("</{prefix}:{rest}"),
+                    None if part.starts_with(char::is_alphabetic) => {
+                        body += &format!("<{prefix}:{part}")
+                    }
+                    None => body += &format!("<{part}"),
+                }
+            }
+            format!(
+                "<{prefix}:definitions xmlns:{prefix}=\"{BPMN_NS}\" expressionLanguage=\"feel\">\
+                 {body}</{prefix}:definitions>"
+            )
+        };
+        let default = shape(&parse_str(&doc(PROCESS)).unwrap());
+        assert!(default.contains("Review & approve\\nnow"), "{default}");
+        assert_eq!(shape(&parse_str(&prefixed("bpmn")).unwrap()), default);
+        assert_eq!(shape(&parse_str(&prefixed("bpmn2")).unwrap()), default);
+        // no namespace at all is accepted as BPMN too
+        let bare = doc(PROCESS).replace(&format!(" xmlns=\"{BPMN_NS}\""), "");
+        assert_eq!(shape(&parse_str(&bare).unwrap()), default);
+    }
+
+    #[test]
+    fn reads_the_process_its_nodes_and_flows() {
+        let xml = doc(PROCESS);
+        let d = parse_str(&xml).unwrap();
+        assert_eq!(d.encoding, "UTF-8");
+        assert_eq!(d.id.as_deref(), Some("defs"));
+        let p = d.main_process().unwrap();
+        assert_eq!((p.nodes.len(), p.flows.len()), (4, 4));
+        let g = p.node("g").unwrap();
+        assert_eq!(g.kind, NodeKind::Gateway(GatewayKind::Exclusive));
+        assert_eq!(g.default_flow.as_deref(), Some("f3"));
+        assert_eq!(
+            d.source.slice(g.span),
+            r#"<exclusiveGateway id="g" name="ok?" default="f3"/>"#
+        );
+        assert_eq!(d.source.line_col(g.span.offset).line, 5);
+        let t = p.node("t").unwrap();
+        assert_eq!(t.name.as_deref(), Some("Review & approve\nnow"));
+        assert_eq!(t.attributes["name"], "Review & approve\nnow");
+        let e = p.node("e").unwrap();
+        assert_eq!(e.kind.event_definitions(), [EventDefinition::Terminate]);
+        let c = p.flow("f2").unwrap().condition.as_ref().unwrap();
+        assert_eq!(c.body, "${a < b}");
+        assert_eq!(c.language.as_deref(), Some("feel"));
+        assert_eq!(d.source.slice(c.span), "${a < b}");
+        assert!(p.flow("f1").unwrap().condition.is_none());
+    }
+
+    #[test]
+    fn conditions_unescape_entities_and_prefer_their_own_language() {
+        let xml = doc(r#"<process id="p"><task id="a"/><task id="b"/>
+<sequenceFlow id="f" sourceRef="a" targetRef="b"><conditionExpression language="js">
+  x &gt; 1 &amp;&amp; y
+</conditionExpression></sequenceFlow>
+<sequenceFlow id="g" sourceRef="a" targetRef="b"><conditionExpression/></sequenceFlow></process>"#);
+        let d = parse_str(&xml).unwrap();
+        let p = &d.processes[0];
+        let c = p.flows[0].condition.as_ref().unwrap();
+        assert_eq!(
+            (c.language.as_deref(), c.body.as_str()),
+            (Some("js"), "x > 1 && y")
+        );
+        assert_eq!(d.source.slice(c.span), "x &gt; 1 &amp;&amp; y");
+        let empty = p.flows[1].condition.as_ref().unwrap();
+        assert_eq!(empty.body, "");
+        assert_eq!(d.source.slice(empty.span), "<conditionExpression/>");
+    }
+
+    #[test]
+    fn keeps_documentation_extension_elements_properties_and_lanes() {
+        let xml = doc(r#"<process id="p">
+<documentation>About &lt;p&gt;</documentation>
+<extensionElements><x:a xmlns:x="urn:x" v="1"/></extensionElements>
+<property id="amount" name="amount" itemSubjectRef="Integer"/>
+<laneSet id="ls"><lane id="l1" name="Office"><flowNodeRef>t</flowNodeRef>
+  <childLaneSet><lane id="l2"><flowNodeRef> t </flowNodeRef></lane></childLaneSet></lane></laneSet>
+<task id="t"><documentation>Do it</documentation><extensionElements/></task>
+</process>"#);
+        let d = parse_str(&xml).unwrap();
+        let p = &d.processes[0];
+        assert_eq!(p.documentation.as_deref(), Some("About <p>"));
+        assert_eq!(
+            p.extension_elements.as_deref(),
+            Some(r#"<x:a xmlns:x="urn:x" v="1"/>"#)
+        );
+        assert_eq!(p.properties[0].item_subject_ref.as_deref(), Some("Integer"));
+        let lanes: Vec<_> = p
+            .lanes
+            .iter()
+            .map(|l| (l.id.as_str(), l.flow_node_refs.clone()))
+            .collect();
+        assert_eq!(
+            lanes,
+            [("l1", vec!["t".to_owned()]), ("l2", vec!["t".to_owned()])]
+        );
+        let t = &p.nodes[0];
+        assert_eq!(t.documentation.as_deref(), Some("Do it"));
+        assert_eq!(t.extension_elements.as_deref(), Some(""));
+    }
+
+    #[test]
+    fn nested_sub_processes_set_parent() {
+        let xml = doc(r#"<process id="p">
+<subProcess id="outer"><startEvent id="s1"/>
+  <subProcess id="inner" triggeredByEvent="true"><task id="deep"/>
+    <sequenceFlow id="fi" sourceRef="deep" targetRef="deep"/></subProcess>
+  <sequenceFlow id="fo" sourceRef="s1" targetRef="inner"/>
+</subProcess>
+<boundaryEvent id="b" attachedToRef="outer" cancelActivity="false"><timerEventDefinition/></boundaryEvent>
+<task id="top"/><sequenceFlow id="ft" sourceRef="b" targetRef="deep"/>
+</process>"#);
+        let d = parse_str(&xml).unwrap();
+        let p = &d.processes[0];
+        let parent = |id: &str| p.node(id).unwrap().parent.clone();
+        assert_eq!(parent("outer"), None);
+        assert_eq!(parent("s1").as_deref(), Some("outer"));
+        assert_eq!(parent("inner").as_deref(), Some("outer"));
+        assert_eq!(parent("deep").as_deref(), Some("inner"));
+        assert_eq!(parent("top"), None);
+        assert_eq!(p.flow("fi").unwrap().parent.as_deref(), Some("inner"));
+        assert_eq!(p.flow("fo").unwrap().parent.as_deref(), Some("outer"));
+        assert_eq!(
+            p.node("inner").unwrap().kind,
+            NodeKind::SubProcess(SubProcessKind::Embedded {
+                triggered_by_event: true
+            })
+        );
+        let b = &p.node("b").unwrap().kind;
+        assert_eq!(
+            *b,
+            NodeKind::BoundaryEvent {
+                attached_to: "outer".into(),
+                cancel_activity: false,
+                definitions: vec![EventDefinition::Timer]
+            }
+        );
+        assert_eq!(p.children(Some("outer")).count(), 2);
+    }
+
+    #[test]
+    fn collaborations_unsupported_nodes_and_flows_without_id() {
+        let xml = format!(
+            r#"<definitions xmlns="{BPMN_NS}" xmlns:tns="urn:t" targetNamespace="urn:t">
+<collaboration id="c"><participant id="pa" processRef="tns:p"/>
+  <messageFlow id="m" sourceRef="pa" targetRef="tns:x"/></collaboration>
+<process id="p"><startEvent id="s" isInterrupting="false"><messageEventDefinition/></startEvent>
+<choreographyTask id="x"/><sequenceFlow sourceRef="s" targetRef="x"/>
+<sequenceFlow sourceRef="s" targetRef="x"/></process></definitions>"#
+        );
+        let d = parse_str(&xml).unwrap();
+        assert_eq!(d.participants[0].process_ref.as_deref(), Some("p"));
+        assert_eq!(
+            (
+                d.message_flows[0].source.as_str(),
+                d.message_flows[0].target.as_str()
+            ),
+            ("pa", "x")
+        );
+        let p = &d.processes[0];
+        assert_eq!(
+            p.nodes[1].kind,
+            NodeKind::Unsupported {
+                tag: "choreographyTask".into()
+            }
+        );
+        assert_eq!(
+            p.nodes[0].kind,
+            NodeKind::StartEvent {
+                definitions: vec![EventDefinition::Message],
+                interrupting: false
+            }
+        );
+        let ids: Vec<_> = p.flows.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["s->x", "s->x#2"]);
+    }
+
+    #[test]
+    fn iso_8859_1_and_windows_1252_are_transcoded() {
+        let mut latin1 = b"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n".to_vec();
+        latin1.extend_from_slice(
+            doc("<process id=\"p\" name=\"Caf\u{1}\"/>")
+                .split_once('\n')
+                .unwrap()
+                .1
+                .as_bytes(),
+        );
+        let at = latin1.iter().position(|&b| b == 1).unwrap();
+        latin1[at] = 0xE9;
+        let d = parse(Path::new("l.bpmn"), &latin1).unwrap();
+        assert_eq!(
+            (d.encoding.as_str(), d.processes[0].name.as_deref()),
+            ("ISO-8859-1", Some("Café"))
+        );
+        assert_eq!(
+            d.source.slice(d.processes[0].span),
+            "<process id=\"p\" name=\"Café\"/>"
+        );
+
+        let cp1252 = [
+            b"<?xml version='1.0' encoding='windows-1252'?>".as_slice(),
+            format!("<definitions xmlns='{BPMN_NS}'><process id='p' name='").as_bytes(),
+            &[0x80, b'5'],
+            b"'/></definitions>",
+        ]
+        .concat();
+        let d = parse(Path::new("w.bpmn"), &cp1252).unwrap();
+        assert_eq!(d.processes[0].name.as_deref(), Some("€5"));
+    }
+
+    #[test]
+    fn utf16_with_a_byte_order_mark_is_transcoded() {
+        let xml = doc("<process id=\"p\" name=\"Ω\"/>").replace("UTF-8", "UTF-16");
+        let mut bytes = vec![0xFF, 0xFE];
+        xml.encode_utf16()
+            .for_each(|u| bytes.extend_from_slice(&u.to_le_bytes()));
+        let d = parse(Path::new("u.bpmn"), &bytes).unwrap();
+        assert_eq!(
+            (d.encoding.as_str(), d.processes[0].name.as_deref()),
+            ("UTF-16", Some("Ω"))
+        );
+    }
+
+    #[test]
+    fn encoding_problems() {
+        let unknown = parse_str("<?xml version='1.0' encoding='klingon'?><a/>").unwrap_err();
+        assert_eq!(
+            unknown.errors,
+            [BpmnError::UnknownEncoding("klingon".into())]
+        );
+        assert!(unknown.text.is_none());
+        let utf16 = parse_str("<?xml version='1.0' encoding='UTF-16'?><a/>").unwrap_err();
+        assert!(matches!(utf16.errors[..], [BpmnError::BadEncoding { .. }]));
+
+        let mut bytes = doc(PROCESS).into_bytes();
+        let at = bytes.windows(6).position(|w| w == b"Review").unwrap();
+        bytes[at] = 0xE4;
+        let bad = parse(Path::new("bad.bpmn"), &bytes).unwrap_err();
+        let [BpmnError::NotWellFormed { message, span }] = &bad.errors[..] else {
+            panic!("{:?}", bad.errors)
+        };
+        assert!(message.contains("0xE4"), "{message}");
+        assert_eq!(bad.text.unwrap().line_col(span.offset).line, 6);
+    }
+
+    #[test]
+    fn xml_errors_are_reported_at_their_line() {
+        let mismatched = doc("<process id=\"p\">\n<task id=\"t\">\n</process>");
+        assert_eq!(errors(&mismatched), [err("NotWellFormed", 5)]);
+        let unclosed = "<definitions>\n<process id='p'>\n<task id='t'>";
+        assert_eq!(errors(unclosed), [err("NotWellFormed", 3)]);
+        assert_eq!(
+            errors("<a>\n<b x='1' x='2'/></a>"),
+            [err("NotWellFormed", 2)]
+        );
+        assert_eq!(errors("<a>\n\n&nbsp;</a>"), [err("NotWellFormed", 3)]);
+        assert_eq!(errors("<a/>\n<b/>"), [err("NotWellFormed", 2)]);
+        assert_eq!(errors("<a>\n<p:b/></a>"), [err("NotWellFormed", 2)]);
+        assert_eq!(errors("<a>\n\u{1}</a>"), [err("NotWellFormed", 2)]);
+        assert_eq!(errors(""), [err("NotWellFormed", 1)]);
+    }
+
+    #[test]
+    fn model_errors_are_reported_at_their_line() {
+        let other = "<?xml version='1.0'?>\n<definitions xmlns='urn:not-bpmn'/>";
+        assert_eq!(errors(other), [err("NotBpmn", 2)]);
+        assert_eq!(errors(&doc("<message id='m'/>")), [err("NoProcess", 2)]);
+        assert_eq!(errors(&doc("<process>\n</process>")), [err("MissingId", 3)]);
+        let missing = doc(
+            "<process id='p'>\n<task/>\n<task id='t'/>\n<sequenceFlow id='f' targetRef='t'/></process>",
+        );
+        assert_eq!(
+            errors(&missing),
+            [err("MissingId", 4), err("MissingRef", 6)]
+        );
+        let attached = doc(
+            "<process id='p'><startEvent id='s'/>\n<boundaryEvent id='b' attachedToRef='s'/></process>",
+        );
+        assert_eq!(errors(&attached), [err("DanglingAttachment", 4)]);
+    }
+
+    #[test]
+    fn all_reference_problems_are_reported_at_once() {
+        let xml = doc("<process id='p'>\n<task id='a'/>\n<task id='a'/>\n\
+             <sequenceFlow id='f1' sourceRef='a' targetRef='nowhere'/>\n\
+             <sequenceFlow id='f2' sourceRef='ghost' targetRef='a'/>\n\
+             <laneSet><lane id='p'/></laneSet></process>\n\
+             <process id='q'><task id='b'/>\n<sequenceFlow id='f3' sourceRef='b' targetRef='a'/></process>");
+        let expected = [
+            err("DuplicateId", 5),
+            err("DanglingRef", 6),
+            err("DanglingRef", 7),
+            err("DuplicateId", 8),
+            err("DanglingRef", 10),
+        ];
+        assert_eq!(errors(&xml), expected);
+        let failure = parse_str(&xml).unwrap_err();
+        let text = failure.text.as_ref().unwrap();
+        let BpmnError::DuplicateId { first, .. } = &failure.errors[0] else {
+            panic!()
+        };
+        assert_eq!(text.line_col(first.offset).line, 4);
+        assert!(
+            failure
+                .first_line()
+                .starts_with("test.bpmn:5:1: duplicate id `a`")
+        );
+    }
+
+    #[test]
+    fn parse_file_reports_io_errors() {
+        let failure = parse_file(Path::new("/nonexistent/x.bpmn")).unwrap_err();
+        assert!(failure.text.is_none());
+        assert!(matches!(failure.errors[..], [BpmnError::Io { .. }]));
+    }
+
+    /// Spans of errors lie inside the text, on character boundaries.
+    fn check_spans(result: Result<Document, ParseErrors>) {
+        if let Err(failure) = result {
+            assert!(!failure.errors.is_empty());
+            if let Some(text) = &failure.text {
+                for span in failure.errors.iter().filter_map(BpmnError::span) {
+                    assert!(span.end() <= text.text().len(), "{span:?}");
+                    assert!(text.text().is_char_boundary(span.offset), "{span:?}");
+                    let _ = failure.first_line();
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn garbage_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            check_spans(parse(Path::new("g.bpmn"), &bytes));
+        }
+
+        #[test]
+        fn damaged_documents_never_panic(cut in 0usize..2000, insert in "[<>&;/=\"' a-z:#é\u{0}-\u{1f}]{0,6}") {
+            let mut xml = doc(PROCESS);
+            let mut at = cut.min(xml.len());
+            while !xml.is_char_boundary(at) {
+                at -= 1;
+            }
+            xml.insert_str(at, &insert);
+            check_spans(parse_str(&xml));
+            check_spans(parse_str(xml.get(..at).unwrap_or_default()));
+        }
+    }
+}

@@ -114,14 +114,10 @@ impl Lexer<'_> {
                 '=' => match next {
                     Some('=') => self.simple(Tok::EqEq, 2),
                     Some('>') => {
-                        return Err(
-                            err("unknown operator `=>`", at, 2).help("did you mean `>=`?")
-                        );
+                        return Err(err("unknown operator `=>`", at, 2).help("did you mean `>=`?"));
                     }
                     Some('<') => {
-                        return Err(
-                            err("unknown operator `=<`", at, 2).help("did you mean `<=`?")
-                        );
+                        return Err(err("unknown operator `=<`", at, 2).help("did you mean `<=`?"));
                     }
                     _ => {
                         return Err(err("`=` is not a comparison operator", at, 1)
@@ -133,8 +129,9 @@ impl Lexer<'_> {
                 '<' => match next {
                     Some('=') => self.simple(Tok::Le, 2),
                     Some('>') => {
-                        return Err(err("unknown operator `<>`", at, 2)
-                            .help("use `!=` for \"not equal\""));
+                        return Err(
+                            err("unknown operator `<>`", at, 2).help("use `!=` for \"not equal\"")
+                        );
                     }
                     _ => self.simple(Tok::Lt, 1),
                 },

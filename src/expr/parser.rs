@@ -84,8 +84,11 @@ impl Parser<'_> {
     fn enter(&mut self, span: Span) -> Result<(), ExprError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(ExprError::new("condition is nested too deeply", span)
-                .help(format!("at most {MAX_DEPTH} levels of `(` and `not` are allowed")));
+            return Err(
+                ExprError::new("condition is nested too deeply", span).help(format!(
+                    "at most {MAX_DEPTH} levels of `(` and `not` are allowed"
+                )),
+            );
         }
         Ok(())
     }
@@ -218,7 +221,11 @@ impl Parser<'_> {
 
         let next = self.peek()?;
         if !self.starts_value(&next.tok) {
-            let span = if next.tok == Tok::Eof { op_span } else { next.span };
+            let span = if next.tok == Tok::Eof {
+                op_span
+            } else {
+                next.span
+            };
             return Err(ExprError::new(
                 format!("expected a value after `{}`", self.text(op_span)),
                 span,
@@ -235,8 +242,10 @@ impl Parser<'_> {
             Primary::Value(operand, span) => match (op, operand) {
                 (CmpOp::In | CmpOp::NotIn, operand @ Operand::List(_)) => operand,
                 (CmpOp::In | CmpOp::NotIn, _) => {
-                    return Err(ExprError::new(format!("expected a list after `{op}`"), span)
-                        .help(format!("write the values in brackets: `{op} [1, 2]`")));
+                    return Err(
+                        ExprError::new(format!("expected a list after `{op}`"), span)
+                            .help(format!("write the values in brackets: `{op} [1, 2]`")),
+                    );
                 }
                 (_, Operand::List(_)) => {
                     return Err(ExprError::new(
@@ -260,11 +269,7 @@ impl Parser<'_> {
     /// Whether a token can start a primary.
     fn starts_value(&self, tok: &Tok) -> bool {
         match tok {
-            Tok::VarOpen
-            | Tok::LParen
-            | Tok::LBracket
-            | Tok::Number(_)
-            | Tok::Str(_) => true,
+            Tok::VarOpen | Tok::LParen | Tok::LBracket | Tok::Number(_) | Tok::Str(_) => true,
             Tok::Word(w) => !matches!(w.as_str(), "and" | "or" | "not" | "in"),
             _ => false,
         }
@@ -281,8 +286,9 @@ impl Parser<'_> {
                 match close.tok {
                     Tok::RParen => self.advance(),
                     Tok::Eof => {
-                        return Err(ExprError::new("unclosed `(`", token.span)
-                            .help("add a matching `)`"));
+                        return Err(
+                            ExprError::new("unclosed `(`", token.span).help("add a matching `)`")
+                        );
                     }
                     _ => {
                         let help = keyword_help(&close.tok)
@@ -371,9 +377,8 @@ impl Parser<'_> {
     /// `${ ... }`: a variable path, or (JUEL style) an expression over bare variable names.
     fn var_group(&mut self, open: &Token, inner: bool) -> Result<Primary, ExprError> {
         if inner {
-            return Err(ExprError::new("nested `${` is not allowed", open.span).help(
-                "inside `${...}` variables are written without `${}`: `${a > b}`",
-            ));
+            return Err(ExprError::new("nested `${` is not allowed", open.span)
+                .help("inside `${...}` variables are written without `${}`: `${a > b}`"));
         }
         // Find the closing `}` first, so that an unclosed or nested `${` is reported as such.
         let mut i = self.pos + 1;
@@ -424,7 +429,10 @@ impl Parser<'_> {
             let item = match &token.tok {
                 Tok::RBracket => {
                     self.advance();
-                    return Ok(Primary::Value(Operand::List(items), open.span.to(token.span)));
+                    return Ok(Primary::Value(
+                        Operand::List(items),
+                        open.span.to(token.span),
+                    ));
                 }
                 Tok::Eof => {
                     return Err(ExprError::new("unclosed `[`", open.span).help("add `]`"));

@@ -49,7 +49,9 @@ fn error_at(src: &str, message: &str, at: &str) -> ExprError {
         "{src:?}: message {:?} should contain {message:?}",
         e.message
     );
-    let offset = src.rfind(at).unwrap_or_else(|| panic!("{at:?} not in {src:?}"));
+    let offset = src
+        .rfind(at)
+        .unwrap_or_else(|| panic!("{at:?} not in {src:?}"));
     assert_eq!(
         e.span,
         Span::new(offset, at.len()),
@@ -78,12 +80,26 @@ fn truth_kleene_tables() {
     use Truth::{False as F, True as T, Unknown as U};
     assert_eq!((T.not(), F.not(), U.not()), (F, T, U));
     assert_eq!(!T, F);
-    let and = [(T, T, T), (T, F, F), (T, U, U), (F, U, F), (U, U, U), (F, F, F)];
+    let and = [
+        (T, T, T),
+        (T, F, F),
+        (T, U, U),
+        (F, U, F),
+        (U, U, U),
+        (F, F, F),
+    ];
     for (a, b, r) in and {
         assert_eq!(a.and(b), r, "{a} and {b}");
         assert_eq!(b.and(a), r, "{b} and {a}");
     }
-    let or = [(T, T, T), (T, F, T), (T, U, T), (F, U, U), (U, U, U), (F, F, F)];
+    let or = [
+        (T, T, T),
+        (T, F, T),
+        (T, U, T),
+        (F, U, U),
+        (U, U, U),
+        (F, F, F),
+    ];
     for (a, b, r) in or {
         assert_eq!(a.or(b), r, "{a} or {b}");
         assert_eq!(b.or(a), r, "{b} or {a}");
@@ -119,8 +135,10 @@ fn variable_references() {
 
 #[test]
 fn literals_of_every_kind() {
-    let e = parse("${x} in [1, -2, 3.5, -4e2, 5E-1, 'a', \"b\", true, True, false, False, null, None, word]")
-        .unwrap();
+    let e = parse(
+        "${x} in [1, -2, 3.5, -4e2, 5E-1, 'a', \"b\", true, True, false, False, null, None, word]",
+    )
+    .unwrap();
     assert_eq!(
         e.literals(),
         vec![
@@ -170,11 +188,7 @@ fn bare_words_outside_are_strings() {
     let e = parse("${planning_preference} == agent").unwrap();
     assert_eq!(
         e.ast(),
-        &cmp(
-            var("planning_preference"),
-            CmpOp::Eq,
-            lit(json!("agent"))
-        )
+        &cmp(var("planning_preference"), CmpOp::Eq, lit(json!("agent")))
     );
     assert_eq!(e.to_string(), "${planning_preference} == 'agent'");
     assert_eq!(
@@ -201,10 +215,7 @@ fn juel_form() {
     assert_eq!(canon("${(x)} == 1"), "${x} == 1");
     assert_eq!(canon("${true}"), "true");
     // A group holding a condition combines with others.
-    assert_eq!(
-        canon("${a > 1 || b} && ${c}"),
-        "(${a} > 1 || ${b}) && ${c}"
-    );
+    assert_eq!(canon("${a > 1 || b} && ${c}"), "(${a} > 1 || ${b}) && ${c}");
 }
 
 #[test]
@@ -261,8 +272,14 @@ fn literal_on_the_left_and_literal_conditions() {
     );
     assert_eq!(parse("true").unwrap().eval(&vars(json!({}))), Truth::True);
     assert_eq!(parse("False").unwrap().eval(&vars(json!({}))), Truth::False);
-    assert_eq!(parse("'yes'").unwrap().eval(&vars(json!({}))), Truth::Unknown);
-    assert_eq!(parse("1 == 1.0").unwrap().eval(&vars(json!({}))), Truth::True);
+    assert_eq!(
+        parse("'yes'").unwrap().eval(&vars(json!({}))),
+        Truth::Unknown
+    );
+    assert_eq!(
+        parse("1 == 1.0").unwrap().eval(&vars(json!({}))),
+        Truth::True
+    );
 }
 
 #[test]
@@ -356,8 +373,16 @@ fn error_strings_and_numbers() {
 fn error_chained_and_misplaced() {
     let e = error_at("${a} < ${b} < ${c}", "comparisons can't be chained", "<");
     assert!(e.help.unwrap().contains("and"));
-    error_at("1 == ${a} not in [1]", "comparisons can't be chained", "not in");
-    error_at("(${a} > 1) == true", "a condition can't be compared with `==`", "==");
+    error_at(
+        "1 == ${a} not in [1]",
+        "comparisons can't be chained",
+        "not in",
+    );
+    error_at(
+        "(${a} > 1) == true",
+        "a condition can't be compared with `==`",
+        "==",
+    );
     error_at("${a} == (${b} > 1)", "found a condition", "(${b} > 1)");
     error_at("${a} in ${b}", "expected a list after `in`", "${b}");
     error_at("${a} == [1]", "a list can't be compared with `==`", "[1]");
@@ -409,16 +434,28 @@ fn upstream_examples() {
     t("${credit_score} > 0.6", json!({"credit_score": "0.75"}));
     u("${credit_score} > 0.6", json!({}));
     f("${credit_score} > 0.6", json!({"credit_score": 0.5}));
-    t("${planning_preference} == agent", json!({"planning_preference": "agent"}));
-    f("${planning_preference} == agent", json!({"planning_preference": "human"}));
+    t(
+        "${planning_preference} == agent",
+        json!({"planning_preference": "agent"}),
+    );
+    f(
+        "${planning_preference} == agent",
+        json!({"planning_preference": "human"}),
+    );
     t("${p} == 'agent'", json!({"p": "agent"}));
     t("${approved} == true", json!({"approved": true}));
     t("${approved} == True", json!({"approved": true}));
     f("${approved} == True", json!({"approved": false}));
     t("${a} > ${b}", json!({"a": 3, "b": 2}));
     f("${a} > ${b}", json!({"a": 2, "b": 3}));
-    t("${gatewayDecision == 'Flow_x'}", json!({"gatewayDecision": "Flow_x"}));
-    f("${gatewayDecision == 'Flow_x'}", json!({"gatewayDecision": "Flow_y"}));
+    t(
+        "${gatewayDecision == 'Flow_x'}",
+        json!({"gatewayDecision": "Flow_x"}),
+    );
+    f(
+        "${gatewayDecision == 'Flow_x'}",
+        json!({"gatewayDecision": "Flow_y"}),
+    );
     t("${x} in [1, 2, \"three\"]", json!({"x": 2}));
     t("${x} in [1, 2, \"three\"]", json!({"x": "three"}));
     t("${credit_score > 0.6}", json!({"credit_score": 0.61}));
@@ -592,7 +629,10 @@ fn variables_in_first_appearance_order() {
 #[test]
 fn literals_are_distinct_in_order() {
     let e = parse("${a} == 1 || ${b} in [2, 1, 'x'] || 'x' == ${c} || ${d} == null").unwrap();
-    assert_eq!(e.literals(), vec![json!(1), json!(2), json!("x"), json!(null)]);
+    assert_eq!(
+        e.literals(),
+        vec![json!(1), json!(2), json!("x"), json!(null)]
+    );
 }
 
 #[test]
