@@ -4,7 +4,10 @@
 
 use std::fmt;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteSpanContents, SourceCode, SpanContents};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteSpanContents, SourceCode,
+    SpanContents,
+};
 use serde::Serialize;
 
 use crate::source::{SourceFile, Span};
@@ -195,10 +198,10 @@ pub fn render(diag: &Diagnostic, opts: RenderOptions) -> String {
         .with_links(false)
         .with_context_lines(1);
     let mut out = String::new();
-    if diag.file.is_none() {
-        if let Some(path) = &diag.path {
-            out.push_str(&format!("  in {path}\n"));
-        }
+    if diag.file.is_none()
+        && let Some(path) = &diag.path
+    {
+        out.push_str(&format!("  in {path}\n"));
     }
     let mut body = String::new();
     if handler.render_report(&mut body, &Report(diag)).is_err() {
@@ -239,7 +242,10 @@ impl miette::Diagnostic for Report<'_> {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.0.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.0
+            .help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
@@ -249,16 +255,18 @@ impl miette::Diagnostic for Report<'_> {
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let file = self.0.file.as_ref()?;
         let len = file.text().len();
-        Some(Box::new(self.0.labels.iter().enumerate().map(move |(i, l)| {
-            let offset = l.span.offset.min(len);
-            let span_len = l.span.len.min(len - offset);
-            let span = miette::SourceSpan::new(offset.into(), span_len);
-            if i == 0 {
-                LabeledSpan::new_primary_with_span(l.message.clone(), span)
-            } else {
-                LabeledSpan::new_with_span(l.message.clone(), span)
-            }
-        })))
+        Some(Box::new(self.0.labels.iter().enumerate().map(
+            move |(i, l)| {
+                let offset = l.span.offset.min(len);
+                let span_len = l.span.len.min(len - offset);
+                let span = miette::SourceSpan::new(offset.into(), span_len);
+                if i == 0 {
+                    LabeledSpan::new_primary_with_span(l.message.clone(), span)
+                } else {
+                    LabeledSpan::new_with_span(l.message.clone(), span)
+                }
+            },
+        )))
     }
 }
 
@@ -303,8 +311,8 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in rows.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        rows[0][j] = j;
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
@@ -323,7 +331,11 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// "a, b and c" with backticks, for help texts; at most `max` names then "…".
 pub fn name_list<S: AsRef<str>>(names: &[S], max: usize) -> String {
-    let shown: Vec<String> = names.iter().take(max).map(|n| format!("`{}`", n.as_ref())).collect();
+    let shown: Vec<String> = names
+        .iter()
+        .take(max)
+        .map(|n| format!("`{}`", n.as_ref()))
+        .collect();
     let mut s = match shown.len() {
         0 => "none".to_string(),
         1 => shown[0].clone(),
@@ -359,6 +371,9 @@ mod tests {
         assert!(out.contains("app/config.yaml:2:3"), "{out}");
         assert!(out.contains("idd: x"), "{out}");
         assert!(out.contains("did you mean `id`?"), "{out}");
-        assert_eq!(d.one_line(), "warning: app/config.yaml:2:3: unknown key `idd`");
+        assert_eq!(
+            d.one_line(),
+            "warning: app/config.yaml:2:3: unknown key `idd`"
+        );
     }
 }

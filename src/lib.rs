@@ -4,10 +4,10 @@
 //! reasoning happens only at governed control points (tasks, gateways, hooks on sequence
 //! flows). See `ARCHITECTURE.md` for the shape of the crate.
 
-pub mod bpmn;
-pub mod expr;
-pub mod source;
 pub mod app;
+pub mod bpmn;
 pub mod check;
 pub mod cli;
 pub mod diag;
+pub mod expr;
+pub mod source;

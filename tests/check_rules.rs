@@ -13,7 +13,11 @@ fn a_well_formed_app_has_no_findings() {
     )
     .policy("a.md", "# Score\nReturn {\"score\": 0.5}\n")
     .policy("h.md", "# Hook\nContinue.\n");
-    assert!(app.diagnostics().is_empty(), "{:#?}", summary(&app.diagnostics()));
+    assert!(
+        app.diagnostics().is_empty(),
+        "{:#?}",
+        summary(&app.diagnostics())
+    );
 }
 
 #[test]
@@ -23,26 +27,59 @@ fn a_task_id_missing_from_the_model_is_an_error_with_a_suggestion() {
     assert_eq!(d.severity, Severity::Error);
     assert!(d.message.contains("task `AA` is not in"), "{}", d.message);
     assert_eq!(d.help.as_deref(), Some("did you mean `A`?"));
-    assert!(d.location().unwrap().ends_with("demo_config.yaml:6:9"), "{:?}", d.location());
+    assert!(
+        d.location().unwrap().ends_with("demo_config.yaml:6:9"),
+        "{:?}",
+        d.location()
+    );
 }
 
 #[test]
 fn a_config_entry_of_the_wrong_kind_says_what_the_element_is() {
-    let app = TestApp::new(&linear(), "tasks:\n  - id: f2\n    mode: native\ngateways:\n  A:\n    mode: native\n");
+    let app = TestApp::new(
+        &linear(),
+        "tasks:\n  - id: f2\n    mode: native\ngateways:\n  A:\n    mode: native\n",
+    );
     let messages: Vec<String> = app.diagnostics().into_iter().map(|d| d.message).collect();
-    assert!(messages.iter().any(|m| m.contains("task `f2` is a sequence flow")), "{messages:?}");
-    assert!(messages.iter().any(|m| m.contains("gateway `A` is a task")), "{messages:?}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("task `f2` is a sequence flow")),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("gateway `A` is a task")),
+        "{messages:?}"
+    );
 }
 
 #[test]
 fn gateway_flow_keys_must_be_outgoing_flows_of_that_gateway() {
     let model = bpmn(
-        &[("startEvent", "S"), ("exclusiveGateway default=\"f2\"", "G"), ("task", "A"), ("task", "B"), ("endEvent", "E")],
-        &[("f1", "S", "G", ""), ("f2", "G", "A", ""), ("f3", "G", "B", "${x} > 1"), ("f4", "A", "E", ""), ("f5", "B", "E", "")],
+        &[
+            ("startEvent", "S"),
+            ("exclusiveGateway default=\"f2\"", "G"),
+            ("task", "A"),
+            ("task", "B"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "G", ""),
+            ("f2", "G", "A", ""),
+            ("f3", "G", "B", "${x} > 1"),
+            ("f4", "A", "E", ""),
+            ("f5", "B", "E", ""),
+        ],
     );
-    let app = TestApp::new(&model, "variables: {x: 0}\ngateways:\n  G:\n    flows:\n      f4:\n        decision: wrong\n");
+    let app = TestApp::new(
+        &model,
+        "variables: {x: 0}\ngateways:\n  G:\n    flows:\n      f4:\n        decision: wrong\n",
+    );
     let d = app.only("ref::not_outgoing");
-    assert!(d.message.contains("`f4` is not an outgoing flow of gateway `G`"));
+    assert!(
+        d.message
+            .contains("`f4` is not an outgoing flow of gateway `G`")
+    );
     assert_eq!(d.help.as_deref(), Some("did you mean `f2`?"));
 }
 
@@ -54,7 +91,12 @@ fn hooks_must_sit_on_sequence_flows_one_per_flow() {
     );
     let on_node = app.only("ref::unknown_id");
     assert!(on_node.message.contains("is a task"), "{}", on_node.message);
-    assert!(on_node.help.unwrap().contains("the flows into `A` are `f1`"));
+    assert!(
+        on_node
+            .help
+            .unwrap()
+            .contains("the flows into `A` are `f1`")
+    );
     let dup = app.only("hook::duplicate");
     assert!(dup.message.contains("two hooks sit on flow `f2`"));
     assert_eq!(dup.labels.len(), 2, "points at both hooks");
@@ -81,30 +123,61 @@ fn static_hook_actions_must_be_permitted_and_name_suitable_nodes() {
 
 #[test]
 fn an_inserted_task_needs_a_fresh_id() {
-    let app = TestApp::new(&linear(), "hooks:\n  - {location: f2, action: {add_node: {id: B, instruction: review}}}\n");
+    let app = TestApp::new(
+        &linear(),
+        "hooks:\n  - {location: f2, action: {add_node: {id: B, instruction: review}}}\n",
+    );
     let d = app.only("hook::id_taken");
-    assert!(d.message.contains("already has a task with that id"), "{}", d.message);
+    assert!(
+        d.message.contains("already has a task with that id"),
+        "{}",
+        d.message
+    );
 }
 
 #[test]
 fn an_action_both_permitted_and_prohibited_is_an_error() {
-    let app = TestApp::new(&linear(), "action_permissions:\n  permitted_actions: [continue, skip_to]\n  prohibited_actions: [skip_to]\n");
+    let app = TestApp::new(
+        &linear(),
+        "action_permissions:\n  permitted_actions: [continue, skip_to]\n  prohibited_actions: [skip_to]\n",
+    );
     let d = app.only("hook::permission_conflict");
     assert_eq!(d.labels.len(), 2);
 }
 
 #[test]
 fn missing_policy_files_point_at_the_policy_key() {
-    let app = TestApp::new(&linear(), "tasks:\n  - id: A\n    agent:\n      name: a\n      policy: ../policies/nope.md\n");
+    let app = TestApp::new(
+        &linear(),
+        "tasks:\n  - id: A\n    agent:\n      name: a\n      policy: ../policies/nope.md\n",
+    );
     let d = app.only("ref::missing_policy");
-    assert!(d.labels[0].message.as_ref().unwrap().contains("demo/policies/nope.md"));
+    assert!(
+        d.labels[0]
+            .message
+            .as_ref()
+            .unwrap()
+            .contains("demo/policies/nope.md")
+    );
 }
 
 #[test]
 fn undeclared_remote_agents_are_errors_naming_the_declared_ones() {
     let model = bpmn(
-        &[("startEvent", "S"), ("exclusiveGateway", "G"), ("task", "A"), ("task", "B"), ("endEvent", "E")],
-        &[("f1", "S", "G", ""), ("f2", "G", "A", ""), ("f3", "G", "B", ""), ("f4", "A", "E", ""), ("f5", "B", "E", "")],
+        &[
+            ("startEvent", "S"),
+            ("exclusiveGateway", "G"),
+            ("task", "A"),
+            ("task", "B"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "G", ""),
+            ("f2", "G", "A", ""),
+            ("f3", "G", "B", ""),
+            ("f4", "A", "E", ""),
+            ("f5", "B", "E", ""),
+        ],
     );
     let app = TestApp::new(
         &model,
@@ -118,7 +191,15 @@ fn undeclared_remote_agents_are_errors_naming_the_declared_ones() {
 #[test]
 fn unreachable_nodes_and_nodes_that_cannot_finish_are_errors() {
     let model = bpmn(
-        &[("startEvent", "S"), ("task", "A"), ("task", "Orphan"), ("task", "L1"), ("task", "L2"), ("exclusiveGateway", "G"), ("endEvent", "E")],
+        &[
+            ("startEvent", "S"),
+            ("task", "A"),
+            ("task", "Orphan"),
+            ("task", "L1"),
+            ("task", "L2"),
+            ("exclusiveGateway", "G"),
+            ("endEvent", "E"),
+        ],
         &[
             ("f1", "S", "G", ""),
             ("f2", "G", "A", "${x} == 1"),
@@ -131,10 +212,17 @@ fn unreachable_nodes_and_nodes_that_cannot_finish_are_errors() {
     );
     let app = TestApp::new(&model, "variables: {x: 0}\n");
     let findings = app.findings();
-    let unreachable: Vec<_> = findings.iter().filter(|f| f.1 == "graph::unreachable").collect();
+    let unreachable: Vec<_> = findings
+        .iter()
+        .filter(|f| f.1 == "graph::unreachable")
+        .collect();
     assert_eq!(unreachable.len(), 1, "{findings:?}");
     assert!(unreachable[0].2.contains("`Orphan`"));
-    let stuck: Vec<_> = findings.iter().filter(|f| f.1 == "graph::no_end").map(|f| f.2.clone()).collect();
+    let stuck: Vec<_> = findings
+        .iter()
+        .filter(|f| f.1 == "graph::no_end")
+        .map(|f| f.2.clone())
+        .collect();
     assert_eq!(stuck.len(), 2, "{stuck:?}");
     assert!(stuck[0].contains("`L1`") && stuck[1].contains("`L2`"));
 }
@@ -142,8 +230,17 @@ fn unreachable_nodes_and_nodes_that_cannot_finish_are_errors() {
 #[test]
 fn gateways_with_odd_shapes_are_reported() {
     let model = bpmn(
-        &[("startEvent", "S"), ("parallelGateway", "PG"), ("task", "A"), ("endEvent", "E")],
-        &[("f1", "S", "PG", ""), ("f2", "PG", "A", ""), ("f3", "A", "E", "")],
+        &[
+            ("startEvent", "S"),
+            ("parallelGateway", "PG"),
+            ("task", "A"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "PG", ""),
+            ("f2", "PG", "A", ""),
+            ("f3", "A", "E", ""),
+        ],
     );
     let app = TestApp::new(&model, "");
     let d = app.only("graph::gateway_degree");
@@ -154,7 +251,13 @@ fn gateways_with_odd_shapes_are_reported() {
 #[test]
 fn an_exclusive_split_whose_conditions_can_all_fail_is_a_warning_with_a_witness() {
     let model = bpmn(
-        &[("startEvent", "S"), ("exclusiveGateway", "G"), ("task", "A"), ("task", "B"), ("endEvent", "E")],
+        &[
+            ("startEvent", "S"),
+            ("exclusiveGateway", "G"),
+            ("task", "A"),
+            ("task", "B"),
+            ("endEvent", "E"),
+        ],
         &[
             ("f1", "S", "G", ""),
             ("f2", "G", "A", "${mode} == agent"),
@@ -174,23 +277,64 @@ fn an_exclusive_split_whose_conditions_can_all_fail_is_a_warning_with_a_witness(
 fn exhaustive_conditions_or_a_default_flow_silence_the_no_flow_warning() {
     let split = |default: &str, c2: &str, c3: &str| {
         bpmn(
-            &[("startEvent", "S"), (&*format!("exclusiveGateway {default}"), "G"), ("task", "A"), ("task", "B"), ("endEvent", "E")],
-            &[("f1", "S", "G", ""), ("f2", "G", "A", c2), ("f3", "G", "B", c3), ("f4", "A", "E", ""), ("f5", "B", "E", "")],
+            &[
+                ("startEvent", "S"),
+                (&*format!("exclusiveGateway {default}"), "G"),
+                ("task", "A"),
+                ("task", "B"),
+                ("endEvent", "E"),
+            ],
+            &[
+                ("f1", "S", "G", ""),
+                ("f2", "G", "A", c2),
+                ("f3", "G", "B", c3),
+                ("f4", "A", "E", ""),
+                ("f5", "B", "E", ""),
+            ],
         )
     };
-    let exhaustive = TestApp::new(&split("", "${score} > 0.6", "${score} <= 0.6"), "variables: {score: 0.0}\n");
-    assert!(!exhaustive.codes().contains(&"graph::no_flow_taken"), "{:?}", exhaustive.findings());
-    let defaulted = TestApp::new(&split("default=\"f3\"", "${score} > 0.6", ""), "variables: {score: 0.0}\n");
-    assert!(defaulted.diagnostics().is_empty(), "{:?}", defaulted.findings());
+    let exhaustive = TestApp::new(
+        &split("", "${score} > 0.6", "${score} <= 0.6"),
+        "variables: {score: 0.0}\n",
+    );
+    assert!(
+        !exhaustive.codes().contains(&"graph::no_flow_taken"),
+        "{:?}",
+        exhaustive.findings()
+    );
+    let defaulted = TestApp::new(
+        &split("default=\"f3\"", "${score} > 0.6", ""),
+        "variables: {score: 0.0}\n",
+    );
+    assert!(
+        defaulted.diagnostics().is_empty(),
+        "{:?}",
+        defaulted.findings()
+    );
 }
 
 #[test]
 fn a_condition_that_does_not_parse_is_an_error_at_its_position() {
     let model = bpmn(
-        &[("startEvent", "S"), ("exclusiveGateway default=\"f3\"", "G"), ("task", "A"), ("task", "B"), ("endEvent", "E")],
-        &[("f1", "S", "G", ""), ("f2", "G", "A", ""), ("f3", "G", "B", ""), ("f4", "A", "E", ""), ("f5", "B", "E", "")],
+        &[
+            ("startEvent", "S"),
+            ("exclusiveGateway default=\"f3\"", "G"),
+            ("task", "A"),
+            ("task", "B"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "G", ""),
+            ("f2", "G", "A", ""),
+            ("f3", "G", "B", ""),
+            ("f4", "A", "E", ""),
+            ("f5", "B", "E", ""),
+        ],
     );
-    let app = TestApp::new(&model, "variables: {x: 1}\ngateways:\n  G:\n    flows:\n      f2:\n        condition: \"${x} = 1\"\n");
+    let app = TestApp::new(
+        &model,
+        "variables: {x: 1}\ngateways:\n  G:\n    flows:\n      f2:\n        condition: \"${x} = 1\"\n",
+    );
     let d = app.only("expr::syntax");
     assert_eq!(d.severity, Severity::Error);
     assert!(d.help.unwrap().contains("=="), "suggests `==`");
@@ -199,8 +343,20 @@ fn a_condition_that_does_not_parse_is_an_error_at_its_position() {
 #[test]
 fn conditions_reading_variables_nothing_sets_are_warned_about() {
     let model = bpmn(
-        &[("startEvent", "S"), ("exclusiveGateway default=\"f3\"", "G"), ("task", "A"), ("task", "B"), ("endEvent", "E")],
-        &[("f1", "S", "G", ""), ("f2", "G", "A", "${amount} > 10"), ("f3", "G", "B", ""), ("f4", "A", "E", ""), ("f5", "B", "E", "")],
+        &[
+            ("startEvent", "S"),
+            ("exclusiveGateway default=\"f3\"", "G"),
+            ("task", "A"),
+            ("task", "B"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "G", ""),
+            ("f2", "G", "A", "${amount} > 10"),
+            ("f3", "G", "B", ""),
+            ("f4", "A", "E", ""),
+            ("f5", "B", "E", ""),
+        ],
     );
     let app = TestApp::new(&model, "");
     let d = app.only("expr::unset_variable");
@@ -221,7 +377,11 @@ fn external_engines_require_hook_ids_equal_to_locations_and_a_url() {
 #[test]
 fn a_config_naming_a_missing_model_says_which_models_are_there() {
     let app = TestApp::new(&linear(), "");
-    std::fs::rename(app.path().join("config/model.bpmn"), app.path().join("config/other.bpmn20.xml")).unwrap();
+    std::fs::rename(
+        app.path().join("config/model.bpmn"),
+        app.path().join("config/other.bpmn20.xml"),
+    )
+    .unwrap();
     let d = app.only("app::missing_file");
     assert!(d.message.contains("`model.bpmn` does not exist"));
     assert!(d.help.unwrap().contains("`other.bpmn20.xml`"));
@@ -229,7 +389,14 @@ fn a_config_naming_a_missing_model_says_which_models_are_there() {
 
 #[test]
 fn bpmn_errors_surface_with_their_line() {
-    let app = TestApp::new(&linear().replace("targetRef=\"B\"", "targetRef=\"Nope\""), "");
+    let app = TestApp::new(
+        &linear().replace("targetRef=\"B\"", "targetRef=\"Nope\""),
+        "",
+    );
     let d = app.only("bpmn::dangling_ref");
-    assert!(d.location().unwrap().ends_with("model.bpmn:9:5"), "{:?}", d.location());
+    assert!(
+        d.location().unwrap().ends_with("model.bpmn:9:5"),
+        "{:?}",
+        d.location()
+    );
 }

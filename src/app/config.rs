@@ -165,7 +165,8 @@ pub struct AgentConfig {
 }
 
 /// Agent kinds that run locally; any other `agent_type` names a remote agent.
-pub const BUILTIN_AGENT_TYPES: [&str; 5] = ["cuga_agent", "claude_agent", "langgraph", "crewAI", "wxo"];
+pub const BUILTIN_AGENT_TYPES: [&str; 5] =
+    ["cuga_agent", "claude_agent", "langgraph", "crewAI", "wxo"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -194,7 +195,9 @@ pub struct GatewayFlow {
 }
 
 /// What a hook may do to the flow. Wire names are upstream's lower-case strings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum HookAction {
     Continue,
@@ -334,13 +337,17 @@ impl Permissions {
     /// Whether a hook may take `action`: an empty permitted list means "everything not
     /// prohibited" (upstream's rule).
     pub fn allows(&self, action: HookAction) -> bool {
-        let permitted = self.permitted.is_empty() || self.permitted.iter().any(|p| p.value == action);
+        let permitted =
+            self.permitted.is_empty() || self.permitted.iter().any(|p| p.value == action);
         permitted && !self.prohibited.iter().any(|p| p.value == action)
     }
 
     /// Every action a hook may take.
     pub fn allowed(&self) -> Vec<HookAction> {
-        HookAction::ALL.into_iter().filter(|a| self.allows(*a)).collect()
+        HookAction::ALL
+            .into_iter()
+            .filter(|a| self.allows(*a))
+            .collect()
     }
 }
 

@@ -19,7 +19,14 @@ const ROOT_KEYS: &[&str] = &[
     "action_permissions",
     "remote_agents",
 ];
-const FLOW_KEYS: &[&str] = &["name", "id", "version", "bpmn_file", "description", "agent_type"];
+const FLOW_KEYS: &[&str] = &[
+    "name",
+    "id",
+    "version",
+    "bpmn_file",
+    "description",
+    "agent_type",
+];
 const ENGINE_KEYS: &[&str] = &[
     "type",
     "url",
@@ -32,7 +39,14 @@ const ENGINE_KEYS: &[&str] = &[
     "callback_host",
     "callback_port",
 ];
-const LLM_KEYS: &[&str] = &["provider", "model", "temperature", "base_url", "api_key_env", "api_key"];
+const LLM_KEYS: &[&str] = &[
+    "provider",
+    "model",
+    "temperature",
+    "base_url",
+    "api_key_env",
+    "api_key",
+];
 const TASK_KEYS: &[&str] = &[
     "id",
     "mode",
@@ -43,7 +57,13 @@ const TASK_KEYS: &[&str] = &[
     "input_mapping",
     "output_mapping",
 ];
-const AGENT_KEYS: &[&str] = &["name", "system_instruction", "policy", "agent_type", "tools"];
+const AGENT_KEYS: &[&str] = &[
+    "name",
+    "system_instruction",
+    "policy",
+    "agent_type",
+    "tools",
+];
 const GATEWAY_KEYS: &[&str] = &[
     "mode",
     "condition",
@@ -74,9 +94,18 @@ const REMOTE_AGENT_KEYS: &[&str] = &["url", "protocol", "timeout", "auth"];
 
 /// Keys people write that mean something else in this schema.
 const KNOWN_MISTAKES: &[(&str, &str)] = &[
-    ("process_variables", "the initial variables go under `variables:`"),
-    ("engine", "the engine is configured under `workflow_engine:`"),
-    ("permissions", "hook permissions go under `action_permissions:`"),
+    (
+        "process_variables",
+        "the initial variables go under `variables:`",
+    ),
+    (
+        "engine",
+        "the engine is configured under `workflow_engine:`",
+    ),
+    (
+        "permissions",
+        "hook permissions go under `action_permissions:`",
+    ),
     ("permitted", "write `permitted_actions:`"),
     ("prohibited", "write `prohibited_actions:`"),
 ];
@@ -90,11 +119,8 @@ pub fn decode(source: &SourceFile) -> (Option<FlowConfig>, Vec<Diagnostic>) {
     let root = match yaml::parse(source.text()) {
         Ok(root) => root,
         Err(e) => {
-            let mut d = Diagnostic::error("config::yaml", format!("invalid YAML: {}", e.message)).at(
-                source,
-                e.span,
-                "here".to_string(),
-            );
+            let mut d = Diagnostic::error("config::yaml", format!("invalid YAML: {}", e.message))
+                .at(source, e.span, "here".to_string());
             if let Some(first) = e.first {
                 d = d.also(first, "first defined here");
             }
@@ -106,9 +132,15 @@ pub fn decode(source: &SourceFile) -> (Option<FlowConfig>, Vec<Diagnostic>) {
 }
 
 /// Parse YAML for another purpose (e.g. a supervisor file), reporting syntax errors.
-pub fn parse_yaml(source: &SourceFile) -> Result<Node, Diagnostic> {
+pub fn parse_yaml(source: &SourceFile) -> Result<Node, Box<Diagnostic>> {
     yaml::parse(source.text()).map_err(|e| {
-        Diagnostic::error("config::yaml", format!("invalid YAML: {}", e.message)).at(source, e.span, "here".to_string())
+        Box::new(
+            Diagnostic::error("config::yaml", format!("invalid YAML: {}", e.message)).at(
+                source,
+                e.span,
+                "here".to_string(),
+            ),
+        )
     })
 }
 
@@ -142,13 +174,27 @@ impl<'n> Fields<'n> {
 const EMPTY: &[(Node, Node)] = &[];
 
 impl<'f> Cx<'f> {
-    fn error(&mut self, code: &'static str, span: Span, message: String, label: &str, help: Option<String>) {
+    fn error(
+        &mut self,
+        code: &'static str,
+        span: Span,
+        message: String,
+        label: &str,
+        help: Option<String>,
+    ) {
         let mut d = Diagnostic::error(code, message).at(self.file, span, label.to_string());
         d.help = help;
         self.diags.push(d);
     }
 
-    fn warn(&mut self, code: &'static str, span: Span, message: String, label: &str, help: Option<String>) {
+    fn warn(
+        &mut self,
+        code: &'static str,
+        span: Span,
+        message: String,
+        label: &str,
+        help: Option<String>,
+    ) {
         let mut d = Diagnostic::warning(code, message).at(self.file, span, label.to_string());
         d.help = help;
         self.diags.push(d);
@@ -181,7 +227,13 @@ impl<'f> Cx<'f> {
         let entries = self.entries(node, what, "a mapping");
         for (key, _) in entries {
             let Some(name) = key.as_str() else {
-                self.error("config::type", key.span, format!("keys of {what} must be strings"), "not a string", None);
+                self.error(
+                    "config::type",
+                    key.span,
+                    format!("keys of {what} must be strings"),
+                    "not a string",
+                    None,
+                );
                 continue;
             };
             if known.contains(&name) {
@@ -191,7 +243,10 @@ impl<'f> Cx<'f> {
                 .iter()
                 .find(|(k, _)| *k == name)
                 .map(|(_, h)| h.to_string())
-                .or_else(|| did_you_mean(name, known.iter().copied()).map(|s| format!("did you mean `{s}`?")))
+                .or_else(|| {
+                    did_you_mean(name, known.iter().copied())
+                        .map(|s| format!("did you mean `{s}`?"))
+                })
                 .or_else(|| Some(format!("the keys of {what} are {}", name_list(known, 12))));
             self.warn(
                 "config::unknown_key",
@@ -244,7 +299,10 @@ impl<'f> Cx<'f> {
 
     fn string_list(&mut self, node: &Node, what: &str) -> Vec<Located<String>> {
         match &node.value {
-            Value::Seq(items) => items.iter().filter_map(|n| self.string(n, &format!("an item of {what}"))).collect(),
+            Value::Seq(items) => items
+                .iter()
+                .filter_map(|n| self.string(n, &format!("an item of {what}")))
+                .collect(),
             Value::Null => Vec::new(),
             _ => {
                 self.type_error(node, what, "a list");
@@ -258,7 +316,12 @@ impl<'f> Cx<'f> {
         let entries = self.entries(node, what, "a mapping of names");
         entries
             .iter()
-            .filter_map(|(k, v)| Some((self.string(k, what)?, self.string(v, &format!("a value of {what}"))?)))
+            .filter_map(|(k, v)| {
+                Some((
+                    self.string(k, what)?,
+                    self.string(v, &format!("a value of {what}"))?,
+                ))
+            })
             .collect()
     }
 
@@ -267,7 +330,10 @@ impl<'f> Cx<'f> {
             self.error(
                 "config::type",
                 root.span,
-                format!("a flow config must be a YAML mapping with a `flow:` section, not {}", root.kind()),
+                format!(
+                    "a flow config must be a YAML mapping with a `flow:` section, not {}",
+                    root.kind()
+                ),
                 "expected a mapping",
                 None,
             );
@@ -287,14 +353,29 @@ impl<'f> Cx<'f> {
                 FlowSection::default()
             }
         };
-        let engine = f.get("workflow_engine").map(|n| self.engine(n)).unwrap_or_default();
-        let variables = f.get("variables").map(|n| self.variables(n)).unwrap_or_default();
+        let engine = f
+            .get("workflow_engine")
+            .map(|n| self.engine(n))
+            .unwrap_or_default();
+        let variables = f
+            .get("variables")
+            .map(|n| self.variables(n))
+            .unwrap_or_default();
         let llm = f.get("llm").map(|n| self.llm(n));
         let tasks = f.get("tasks").map(|n| self.tasks(n)).unwrap_or_default();
-        let gateways = f.get("gateways").map(|n| self.gateways(n)).unwrap_or_default();
+        let gateways = f
+            .get("gateways")
+            .map(|n| self.gateways(n))
+            .unwrap_or_default();
         let hooks = f.get("hooks").map(|n| self.hooks(n)).unwrap_or_default();
-        let permissions = f.get("action_permissions").map(|n| self.permissions(n)).unwrap_or_default();
-        let remote_agents = f.get("remote_agents").map(|n| self.remote_agents(n)).unwrap_or_default();
+        let permissions = f
+            .get("action_permissions")
+            .map(|n| self.permissions(n))
+            .unwrap_or_default();
+        let remote_agents = f
+            .get("remote_agents")
+            .map(|n| self.remote_agents(n))
+            .unwrap_or_default();
         Some(FlowConfig {
             source: self.file.clone(),
             flow,
@@ -354,7 +435,9 @@ impl<'f> Cx<'f> {
             Some(other) => {
                 let help = did_you_mean(other, EngineKind::NAMES)
                     .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| format!("the engines are {}", name_list(&EngineKind::NAMES, 5)));
+                    .unwrap_or_else(|| {
+                        format!("the engines are {}", name_list(&EngineKind::NAMES, 5))
+                    });
                 let span = kind_written.as_ref().map_or(node.span, |k| k.span);
                 self.error(
                     "config::unknown_engine",
@@ -380,7 +463,10 @@ impl<'f> Cx<'f> {
                 p.span,
                 "a password is written into the config file".into(),
                 "secret in a file that is shared and committed",
-                Some("put it in an environment variable and name that variable with `password_env:`".into()),
+                Some(
+                    "put it in an environment variable and name that variable with `password_env:`"
+                        .into(),
+                ),
             );
         }
         EngineConfig {
@@ -423,7 +509,10 @@ impl<'f> Cx<'f> {
                 k.span,
                 "an API key is written into the config file".into(),
                 "secret in a file that is shared and committed",
-                Some("put it in an environment variable and name that variable with `api_key_env:`".into()),
+                Some(
+                    "put it in an environment variable and name that variable with `api_key_env:`"
+                        .into(),
+                ),
             );
         }
         LlmConfig {
@@ -487,7 +576,9 @@ impl<'f> Cx<'f> {
             Some(other) => {
                 let span = mode_written.as_ref().map_or(node.span, |m| m.span);
                 let help = did_you_mean(other, ["task_agent", "native"])
-                    .map_or("the modes are `task_agent` and `native`".to_string(), |s| format!("did you mean `{s}`?"));
+                    .map_or("the modes are `task_agent` and `native`".to_string(), |s| {
+                        format!("did you mean `{s}`?")
+                    });
                 self.error(
                     "config::unknown_mode",
                     span,
@@ -504,7 +595,10 @@ impl<'f> Cx<'f> {
             .as_ref()
             .and_then(|a| a.system_instruction.clone())
             .or(legacy_instruction);
-        let policy = agent.as_ref().and_then(|a| a.policy.clone()).or(legacy_policy);
+        let policy = agent
+            .as_ref()
+            .and_then(|a| a.policy.clone())
+            .or(legacy_policy);
         let input_mapping = f
             .get("input_mapping")
             .map(|n| self.string_map(n, &format!("`input_mapping` of {what}")))
@@ -530,7 +624,10 @@ impl<'f> Cx<'f> {
     fn agent(&mut self, node: &Node, owner: &str) -> AgentConfig {
         let what = format!("the agent of {owner}");
         let f = self.fields(node, &what, AGENT_KEYS);
-        let tools = f.get("tools").map(|n| self.string_list(n, "`tools`")).unwrap_or_default();
+        let tools = f
+            .get("tools")
+            .map(|n| self.string_list(n, "`tools`"))
+            .unwrap_or_default();
         AgentConfig {
             name: self.opt_string(&f, "name", &what),
             system_instruction: self.opt_string(&f, "system_instruction", &what),
@@ -561,7 +658,9 @@ impl<'f> Cx<'f> {
                 span,
                 format!("`tools` of {what} is not used"),
                 "ignored",
-                Some("gateways decide with their condition, policy and `human_consultation`".into()),
+                Some(
+                    "gateways decide with their condition, policy and `human_consultation`".into(),
+                ),
             );
         }
         let mode_written = self.opt_string(&f, "mode", &what);
@@ -587,7 +686,8 @@ impl<'f> Cx<'f> {
         let flows = match f.get("flows") {
             None => Vec::new(),
             Some(n) => {
-                let entries = self.entries(n, &format!("`flows` of {what}"), "a mapping of flow ids");
+                let entries =
+                    self.entries(n, &format!("`flows` of {what}"), "a mapping of flow ids");
                 entries
                     .iter()
                     .filter_map(|(k, v)| {
@@ -623,7 +723,9 @@ impl<'f> Cx<'f> {
     fn hook(&mut self, node: &Node) -> Option<HookConfig> {
         let f = self.fields(node, "a hook", HOOK_KEYS);
         let location = self.opt_string(&f, "location", "a hook");
-        let id = self.opt_string(&f, "id", "a hook").or_else(|| location.clone());
+        let id = self
+            .opt_string(&f, "id", "a hook")
+            .or_else(|| location.clone());
         let Some(id) = id else {
             self.error(
                 "config::missing_key",
@@ -653,7 +755,10 @@ impl<'f> Cx<'f> {
                     k.span,
                     format!("{what}: `type: pre_edge` is a legacy spelling; it is read as `edge`"),
                     "legacy type",
-                    Some("write `type: edge` (the original project silently dropped such hooks)".into()),
+                    Some(
+                        "write `type: edge` (the original project silently dropped such hooks)"
+                            .into(),
+                    ),
                 ),
                 other => self.error(
                     "config::unknown_hook_type",
@@ -674,7 +779,10 @@ impl<'f> Cx<'f> {
             .get("insertable_tasks")
             .map(|n| {
                 let items = self.seq(n, "`insertable_tasks`");
-                items.iter().filter_map(|i| self.task_spec(i, &what)).collect()
+                items
+                    .iter()
+                    .filter_map(|i| self.task_spec(i, &what))
+                    .collect()
             })
             .unwrap_or_default();
         Some(HookConfig {
@@ -701,7 +809,10 @@ impl<'f> Cx<'f> {
                 let help = did_you_mean(text, HookAction::names())
                     .map(|s| format!("did you mean `{s}`?"))
                     .unwrap_or_else(|| {
-                        format!("the hook actions are {}", name_list(&HookAction::names().collect::<Vec<_>>(), 7))
+                        format!(
+                            "the hook actions are {}",
+                            name_list(&HookAction::names().collect::<Vec<_>>(), 7)
+                        )
                     });
                 self.error(
                     "config::unknown_action",
@@ -750,9 +861,15 @@ impl<'f> Cx<'f> {
                 let spec = match action {
                     HookAction::Continue => ActionSpec::Continue,
                     HookAction::SkipNode => ActionSpec::SkipNode,
-                    HookAction::Terminate => ActionSpec::Terminate(param.scalar_text(self.file.text())),
-                    HookAction::SkipTo => ActionSpec::SkipTo(self.string(param, "the `skip_to` target")?),
-                    HookAction::RemoveNode => ActionSpec::RemoveNode(self.string(param, "the `remove_node` target")?),
+                    HookAction::Terminate => {
+                        ActionSpec::Terminate(param.scalar_text(self.file.text()))
+                    }
+                    HookAction::SkipTo => {
+                        ActionSpec::SkipTo(self.string(param, "the `skip_to` target")?)
+                    }
+                    HookAction::RemoveNode => {
+                        ActionSpec::RemoveNode(self.string(param, "the `remove_node` target")?)
+                    }
                     HookAction::SwapNodes => {
                         let nodes = self.string_list(param, "`swap_nodes`");
                         match <[Located<String>; 2]>::try_from(nodes) {
@@ -774,7 +891,11 @@ impl<'f> Cx<'f> {
                 Some(Located::new(spec, node.span))
             }
             _ => {
-                self.type_error(node, &what, "an action name or a one-key mapping such as `{skip_to: <node id>}`");
+                self.type_error(
+                    node,
+                    &what,
+                    "an action name or a one-key mapping such as `{skip_to: <node id>}`",
+                );
                 None
             }
         }
@@ -816,7 +937,9 @@ impl<'f> Cx<'f> {
         let what = "`action_permissions`";
         let f = self.fields(node, what, PERMISSION_KEYS);
         let list = |cx: &mut Self, key: &str| -> Vec<Located<HookAction>> {
-            let Some(n) = f.get(key) else { return Vec::new() };
+            let Some(n) = f.get(key) else {
+                return Vec::new();
+            };
             let names = cx.string_list(n, &format!("`{key}`"));
             names
                 .into_iter()
@@ -827,7 +950,10 @@ impl<'f> Cx<'f> {
                             name.span,
                             "`request_user_input` is not a hook action; it is ignored".into(),
                             "not an action",
-                            Some("the original project listed it but never used it; remove it".into()),
+                            Some(
+                                "the original project listed it but never used it; remove it"
+                                    .into(),
+                            ),
                         );
                         return None;
                     }
@@ -846,7 +972,10 @@ impl<'f> Cx<'f> {
                 self.error(
                     "config::type",
                     v.span,
-                    format!("`on_denied` must be `continue` or `fail`, not `{}`", v.value),
+                    format!(
+                        "`on_denied` must be `continue` or `fail`, not `{}`",
+                        v.value
+                    ),
                     "unknown value",
                     None,
                 );
@@ -862,7 +991,11 @@ impl<'f> Cx<'f> {
     }
 
     fn remote_agents(&mut self, node: &Node) -> Vec<RemoteAgent> {
-        let entries = self.entries(node, "`remote_agents`", "a mapping of agent names to settings");
+        let entries = self.entries(
+            node,
+            "`remote_agents`",
+            "a mapping of agent names to settings",
+        );
         entries
             .iter()
             .filter_map(|(k, v)| {
@@ -953,7 +1086,14 @@ mod tests {
         let text = "flow: {id: p, bpmn_file: m.bpmn}\nhooks:\n  - id: h1\n    type: pre_edge\n    location: F1\n  - id: h2\n    location: F2\n    action: jump\n  - id: h3\n";
         let (cfg, diags) = decode_str(text);
         let codes: Vec<_> = diags.iter().map(|d| d.code).collect();
-        assert_eq!(codes, ["config::legacy", "config::unknown_action", "config::missing_key"]);
+        assert_eq!(
+            codes,
+            [
+                "config::legacy",
+                "config::unknown_action",
+                "config::missing_key"
+            ]
+        );
         assert_eq!(cfg.unwrap().hooks.len(), 3);
     }
 
@@ -962,9 +1102,15 @@ mod tests {
         let text = "flow: {id: p, bpmn_file: m.bpmn}\nhooks:\n  - {location: F1, action: {skip_to: T9}}\n  - {location: F2, action: {swap_nodes: [A, B]}}\n  - {location: F3, action: {add_node: {id: N, instruction: do it}}}\n  - {location: F4, action: skip_to}\n";
         let (cfg, diags) = decode_str(text);
         let cfg = cfg.unwrap();
-        assert!(matches!(&cfg.hooks[0].action.as_ref().unwrap().value, ActionSpec::SkipTo(t) if t.value == "T9"));
-        assert!(matches!(&cfg.hooks[1].action.as_ref().unwrap().value, ActionSpec::SwapNodes(a, b) if a.value == "A" && b.value == "B"));
-        assert!(matches!(&cfg.hooks[2].action.as_ref().unwrap().value, ActionSpec::AddNode(t) if t.id.value == "N"));
+        assert!(
+            matches!(&cfg.hooks[0].action.as_ref().unwrap().value, ActionSpec::SkipTo(t) if t.value == "T9")
+        );
+        assert!(
+            matches!(&cfg.hooks[1].action.as_ref().unwrap().value, ActionSpec::SwapNodes(a, b) if a.value == "A" && b.value == "B")
+        );
+        assert!(
+            matches!(&cfg.hooks[2].action.as_ref().unwrap().value, ActionSpec::AddNode(t) if t.id.value == "N")
+        );
         assert_eq!(diags.len(), 1);
         assert_eq!(diags[0].code, "config::action_parameter");
     }

@@ -95,8 +95,11 @@ pub fn load_app(app: &AppRef) -> LoadedApp {
         },
         Err(e) => {
             loaded.diagnostics.push(
-                Diagnostic::error("app::unreadable", format!("cannot read {}: {e}", config_path.display()))
-                    .in_path(config_path.display()),
+                Diagnostic::error(
+                    "app::unreadable",
+                    format!("cannot read {}: {e}", config_path.display()),
+                )
+                .in_path(config_path.display()),
             );
             return loaded;
         }
@@ -118,7 +121,11 @@ pub fn load_app(app: &AppRef) -> LoadedApp {
             let help = if others.is_empty() {
                 format!("no BPMN file is in {}", config.base_dir().display())
             } else {
-                format!("{} has {}", config.base_dir().display(), name_list(&others, 5))
+                format!(
+                    "{} has {}",
+                    config.base_dir().display(),
+                    name_list(&others, 5)
+                )
             };
             loaded.diagnostics.push(
                 Diagnostic::error(
@@ -141,7 +148,9 @@ fn sibling_models(dir: &Path) -> Vec<String> {
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".bpmn") || n.ends_with(".bpmn20.xml") || n.ends_with(".bpmn2"))
+                .filter(|n| {
+                    n.ends_with(".bpmn") || n.ends_with(".bpmn20.xml") || n.ends_with(".bpmn2")
+                })
                 .collect()
         })
         .unwrap_or_default();

@@ -43,7 +43,7 @@ pub fn app_at(dir: &Path) -> AppRef {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.display().to_string());
-    let config = find_flow_config(dir, &name).map_err(Box::new);
+    let config = find_flow_config(dir, &name);
     AppRef {
         name,
         dir: dir.to_path_buf(),
@@ -70,26 +70,32 @@ pub fn app_from_config(config: &Path) -> AppRef {
     }
 }
 
-fn find_flow_config(dir: &Path, name: &str) -> Result<PathBuf, Diagnostic> {
+fn find_flow_config(dir: &Path, name: &str) -> Result<PathBuf, Box<Diagnostic>> {
     let config_dir = dir.join("config");
     let mut files: Vec<PathBuf> = fs::read_dir(&config_dir)
         .map_err(|e| {
-            Diagnostic::error("app::unreadable", format!("cannot read {}: {e}", config_dir.display()))
-                .in_path(config_dir.display())
+            Diagnostic::error(
+                "app::unreadable",
+                format!("cannot read {}: {e}", config_dir.display()),
+            )
+            .in_path(config_dir.display())
         })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file())
         .collect();
     files.sort();
-    let file_name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let file_name = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
 
     if let Some(supervisor) = files.iter().find(|p| {
         let n = file_name(p);
         n.starts_with("supervisor") && (n.ends_with(".yaml") || n.ends_with(".yml"))
-    }) {
-        if let Some(found) = flow_config_named_by_supervisor(supervisor)? {
-            return Ok(found);
-        }
+    }) && let Some(found) = flow_config_named_by_supervisor(supervisor)?
+    {
+        return Ok(found);
     }
 
     let candidates: Vec<&PathBuf> = files
@@ -106,46 +112,66 @@ fn find_flow_config(dir: &Path, name: &str) -> Result<PathBuf, Diagnostic> {
         .or(candidates.first())
         .map(|p| (*p).clone())
         .ok_or_else(|| {
-            Diagnostic::error(
-                "app::no_flow_config",
-                format!("no flow config in {}", config_dir.display()),
+            Box::new(
+                Diagnostic::error(
+                    "app::no_flow_config",
+                    format!("no flow config in {}", config_dir.display()),
+                )
+                .in_path(config_dir.display())
+                .with_help(format!(
+                    "add `{name}_config.yaml` with a `flow:` section (id, name, bpmn_file) to {}",
+                    config_dir.display()
+                )),
             )
-            .in_path(config_dir.display())
-            .with_help(format!(
-                "add `{name}_config.yaml` with a `flow:` section (id, name, bpmn_file) to {}",
-                config_dir.display()
-            ))
         })
 }
 
 /// The flow config a supervisor file points at (`agents[].flow_config`), if any.
-fn flow_config_named_by_supervisor(path: &Path) -> Result<Option<PathBuf>, Diagnostic> {
+fn flow_config_named_by_supervisor(path: &Path) -> Result<Option<PathBuf>, Box<Diagnostic>> {
     let text = fs::read_to_string(path).map_err(|e| {
-        Diagnostic::error("app::unreadable", format!("cannot read {}: {e}", path.display())).in_path(path.display())
+        Diagnostic::error(
+            "app::unreadable",
+            format!("cannot read {}: {e}", path.display()),
+        )
+        .in_path(path.display())
     })?;
     let source = SourceFile::new(path, text);
     let root = parse_yaml(&source)?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let agents = root.get("agents").and_then(|a| a.as_seq()).unwrap_or_default();
+    let agents = root
+        .get("agents")
+        .and_then(|a| a.as_seq())
+        .unwrap_or_default();
     for agent in agents {
-        let Some(node) = agent.get("flow_config") else { continue };
+        let Some(node) = agent.get("flow_config") else {
+            continue;
+        };
         let Some(rel) = node.as_str() else { continue };
         let target = base.join(rel);
         if target.is_file() {
             return Ok(Some(target));
         }
-        return Err(Diagnostic::error(
-            "app::missing_file",
-            format!("the supervisor names flow config `{rel}`, which does not exist"),
-        )
-        .at(&source, node.span, format!("looked for {}", target.display()))
-        .with_help("fix `flow_config:` (it is relative to the supervisor file)"));
+        return Err(Box::new(
+            Diagnostic::error(
+                "app::missing_file",
+                format!("the supervisor names flow config `{rel}`, which does not exist"),
+            )
+            .at(
+                &source,
+                node.span,
+                format!("looked for {}", target.display()),
+            )
+            .with_help("fix `flow_config:` (it is relative to the supervisor file)"),
+        ));
     }
     Ok(None)
 }
 
 fn has_flow_key(path: &Path) -> bool {
-    let Ok(text) = fs::read_to_string(path) else { return false };
+    let Ok(text) = fs::read_to_string(path) else {
+        return false;
+    };
     // A cheap test first; a full parse only for files that mention the key.
-    text.lines().any(|l| l.starts_with("flow:") || l.starts_with("\"flow\":"))
+    text.lines()
+        .any(|l| l.starts_with("flow:") || l.starts_with("\"flow\":"))
 }

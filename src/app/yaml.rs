@@ -23,7 +23,10 @@ pub enum Value {
     Int(i64),
     Float(f64),
     /// A string; `plain` tells whether it was written without quotes.
-    Str { text: String, plain: bool },
+    Str {
+        text: String,
+        plain: bool,
+    },
     Seq(Vec<Node>),
     Map(Vec<(Node, Node)>),
 }
@@ -225,7 +228,10 @@ impl<'t> Builder<'t> {
     fn count(&mut self, span: Span) -> Result<(), YamlError> {
         self.nodes += 1;
         if self.nodes > MAX_NODES {
-            return Err(error("the document expands to too many nodes (alias bomb?)", span));
+            return Err(error(
+                "the document expands to too many nodes (alias bomb?)",
+                span,
+            ));
         }
         Ok(())
     }
@@ -253,7 +259,9 @@ impl<'t> Builder<'t> {
                     let (ev, s) = self.next()?;
                     match ev {
                         Event::SequenceEnd => break s,
-                        Event::StreamEnd => return Err(error("unexpected end of file in a list", s)),
+                        Event::StreamEnd => {
+                            return Err(error("unexpected end of file in a list", s));
+                        }
                         ev => items.push(self.node(ev, s)?),
                     }
                 };
@@ -270,16 +278,23 @@ impl<'t> Builder<'t> {
                     let (ev, s) = self.next()?;
                     match ev {
                         Event::MappingEnd => break s,
-                        Event::StreamEnd => return Err(error("unexpected end of file in a mapping", s)),
+                        Event::StreamEnd => {
+                            return Err(error("unexpected end of file in a mapping", s));
+                        }
                         ev => {
                             let key = self.node(ev, s)?;
                             let (vev, vs) = self.next()?;
                             let value = self.node(vev, vs)?;
-                            if let Some((first, _)) = entries.iter().find(|(k, _)| k.value == key.value) {
+                            if let Some((first, _)) =
+                                entries.iter().find(|(k, _)| k.value == key.value)
+                            {
                                 return Err(YamlError {
                                     message: format!(
                                         "duplicate key `{}`",
-                                        key.as_str().map_or_else(|| format!("{:?}", key.value), str::to_string)
+                                        key.as_str().map_or_else(
+                                            || format!("{:?}", key.value),
+                                            str::to_string
+                                        )
                                     ),
                                     span: key.span,
                                     first: Some(first.span),
@@ -307,7 +322,10 @@ impl<'t> Builder<'t> {
                 let size = subtree_size(&target);
                 self.nodes += size;
                 if self.nodes > MAX_NODES {
-                    return Err(error("the document expands to too many nodes (alias bomb?)", span));
+                    return Err(error(
+                        "the document expands to too many nodes (alias bomb?)",
+                        span,
+                    ));
                 }
                 Ok(Node {
                     span,
@@ -352,20 +370,22 @@ fn resolve_plain(text: &str) -> Value {
         "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
         "true" | "True" | "TRUE" => return Value::Bool(true),
         "false" | "False" | "FALSE" => return Value::Bool(false),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Value::Float(f64::INFINITY),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Value::Float(f64::INFINITY);
+        }
         "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
         ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
         _ => {}
     }
-    if let Some(hex) = text.strip_prefix("0x") {
-        if let Ok(i) = i64::from_str_radix(hex, 16) {
-            return Value::Int(i);
-        }
+    if let Some(hex) = text.strip_prefix("0x")
+        && let Ok(i) = i64::from_str_radix(hex, 16)
+    {
+        return Value::Int(i);
     }
-    if let Some(oct) = text.strip_prefix("0o") {
-        if let Ok(i) = i64::from_str_radix(oct, 8) {
-            return Value::Int(i);
-        }
+    if let Some(oct) = text.strip_prefix("0o")
+        && let Ok(i) = i64::from_str_radix(oct, 8)
+    {
+        return Value::Int(i);
     }
     let numeric = |c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E');
     if text.chars().all(numeric) && text.chars().any(|c| c.is_ascii_digit()) {
@@ -435,7 +455,10 @@ mod tests {
     #[test]
     fn aliases_expand_and_bombs_are_refused() {
         let root = parse("base: &b {x: 1}\nuse: *b\n").unwrap();
-        assert_eq!(root.get("use").unwrap().get("x").unwrap().value, Value::Int(1));
+        assert_eq!(
+            root.get("use").unwrap().get("x").unwrap().value,
+            Value::Int(1)
+        );
         let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..9 {
             let prev = i - 1;

@@ -21,7 +21,9 @@ pub enum BpmnError {
     BadEncoding { encoding: String, message: String },
     #[error("XML is not well-formed: {message}")]
     NotWellFormed { message: String, span: Span },
-    #[error("no BPMN <definitions> element (namespace http://www.omg.org/spec/BPMN/20100524/MODEL)")]
+    #[error(
+        "no BPMN <definitions> element (namespace http://www.omg.org/spec/BPMN/20100524/MODEL)"
+    )]
     NotBpmn { span: Span },
     #[error("the document has no <process>")]
     NoProcess { span: Span },
@@ -30,18 +32,37 @@ pub enum BpmnError {
     #[error("duplicate id `{id}`")]
     DuplicateId { id: String, span: Span, first: Span },
     #[error("sequence flow `{flow}` has no `{attribute}`")]
-    MissingRef { flow: String, attribute: &'static str, span: Span },
-    #[error("sequence flow `{flow}` has {attribute}=\"{target}\", which is not a flow node of its process")]
-    DanglingRef { flow: String, attribute: &'static str, target: String, span: Span },
-    #[error("boundary event `{event}` is attached to `{target}`, which is not an activity of its process")]
-    DanglingAttachment { event: String, target: String, span: Span },
+    MissingRef {
+        flow: String,
+        attribute: &'static str,
+        span: Span,
+    },
+    #[error(
+        "sequence flow `{flow}` has {attribute}=\"{target}\", which is not a flow node of its process"
+    )]
+    DanglingRef {
+        flow: String,
+        attribute: &'static str,
+        target: String,
+        span: Span,
+    },
+    #[error(
+        "boundary event `{event}` is attached to `{target}`, which is not an activity of its process"
+    )]
+    DanglingAttachment {
+        event: String,
+        target: String,
+        span: Span,
+    },
 }
 
 impl BpmnError {
     /// Where in the (transcoded) text the problem is, when known.
     pub fn span(&self) -> Option<Span> {
         match self {
-            BpmnError::Io { .. } | BpmnError::UnknownEncoding(_) | BpmnError::BadEncoding { .. } => None,
+            BpmnError::Io { .. }
+            | BpmnError::UnknownEncoding(_)
+            | BpmnError::BadEncoding { .. } => None,
             BpmnError::NotWellFormed { span, .. }
             | BpmnError::NotBpmn { span }
             | BpmnError::NoProcess { span }

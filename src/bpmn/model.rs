@@ -70,16 +70,33 @@ pub struct Node {
 pub enum NodeKind {
     Task(TaskKind),
     SubProcess(SubProcessKind),
-    CallActivity { called_element: Option<String> },
-    StartEvent { definitions: Vec<EventDefinition>, interrupting: bool },
-    EndEvent { definitions: Vec<EventDefinition> },
-    IntermediateCatchEvent { definitions: Vec<EventDefinition> },
-    IntermediateThrowEvent { definitions: Vec<EventDefinition> },
-    BoundaryEvent { attached_to: String, cancel_activity: bool, definitions: Vec<EventDefinition> },
+    CallActivity {
+        called_element: Option<String>,
+    },
+    StartEvent {
+        definitions: Vec<EventDefinition>,
+        interrupting: bool,
+    },
+    EndEvent {
+        definitions: Vec<EventDefinition>,
+    },
+    IntermediateCatchEvent {
+        definitions: Vec<EventDefinition>,
+    },
+    IntermediateThrowEvent {
+        definitions: Vec<EventDefinition>,
+    },
+    BoundaryEvent {
+        attached_to: String,
+        cancel_activity: bool,
+        definitions: Vec<EventDefinition>,
+    },
     Gateway(GatewayKind),
     /// A flow node of the BPMN namespace cuga-flo cannot run (e.g. `choreographyTask`),
     /// kept so that flows touching it are not dangling; `validate` rejects it.
-    Unsupported { tag: String },
+    Unsupported {
+        tag: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -97,7 +114,9 @@ pub enum TaskKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SubProcessKind {
     /// `<subProcess>`; `triggered_by_event` marks an event sub-process.
-    Embedded { triggered_by_event: bool },
+    Embedded {
+        triggered_by_event: bool,
+    },
     Transaction,
     AdHoc,
 }
@@ -312,7 +331,9 @@ impl Process {
 
     /// Nodes directly inside `scope` (`None`: the process level).
     pub fn children<'a>(&'a self, scope: Option<&'a str>) -> impl Iterator<Item = &'a Node> + 'a {
-        self.nodes.iter().filter(move |n| n.parent.as_deref() == scope)
+        self.nodes
+            .iter()
+            .filter(move |n| n.parent.as_deref() == scope)
     }
 
     pub fn tasks(&self) -> impl Iterator<Item = &Node> {

@@ -590,13 +590,9 @@ impl<'t> Walker<'t> {
     fn element(&mut self, e: &BytesStart<'t>, span: Span) -> Option<Element> {
         let (ns, local) = self.reader.resolver().resolve_element(e.name());
         let bpmn = match ns {
-            ResolveResult::Unbound => Ok(true),
-            ResolveResult::Bound(ns) => Ok(ns.into_inner() == BPMN_NS),
-            ResolveResult::Unknown(prefix) => Err(prefix),
-        };
-        let bpmn = match bpmn {
-            Ok(bpmn) => bpmn,
-            Err(prefix) => {
+            ResolveResult::Unbound => true,
+            ResolveResult::Bound(ns) => ns.into_inner() == BPMN_NS,
+            ResolveResult::Unknown(prefix) => {
                 self.fatal(format!("namespace prefix `{prefix}` is not declared"), span);
                 return None;
             }

@@ -33,33 +33,53 @@ pub fn check(config: Option<&FlowConfig>, doc: &Document) -> Vec<Diagnostic> {
 
     if let Some(config) = config {
         for gw in &config.gateways {
-            if let Some(c) = &gw.condition {
-                if gw.mode == GatewayMode::DecisionAgent {
-                    if let Some(e) = parse_or_report(&config.source, Origin::Config(c), &format!("the condition of gateway `{}`", gw.id.value), true, &mut out) {
-                        used.push((e, c.span, &config.source));
-                    }
-                }
+            if let Some(c) = &gw.condition
+                && gw.mode == GatewayMode::DecisionAgent
+                && let Some(e) = parse_or_report(
+                    &config.source,
+                    Origin::Config(c),
+                    &format!("the condition of gateway `{}`", gw.id.value),
+                    true,
+                    &mut out,
+                )
+            {
+                used.push((e, c.span, &config.source));
             }
             for flow in &gw.flows {
-                if let Some(c) = &flow.condition {
-                    if let Some(e) = parse_or_report(&config.source, Origin::Config(c), &format!("the condition of flow `{}`", flow.id.value), true, &mut out) {
-                        used.push((e, c.span, &config.source));
-                    }
+                if let Some(c) = &flow.condition
+                    && let Some(e) = parse_or_report(
+                        &config.source,
+                        Origin::Config(c),
+                        &format!("the condition of flow `{}`", flow.id.value),
+                        true,
+                        &mut out,
+                    )
+                {
+                    used.push((e, c.span, &config.source));
                 }
             }
         }
         for hook in &config.hooks {
-            if let Some(c) = &hook.condition {
-                if let Some(e) = parse_or_report(&config.source, Origin::Config(c), &format!("the guard of hook `{}`", hook.id.value), true, &mut out) {
-                    used.push((e, c.span, &config.source));
-                }
+            if let Some(c) = &hook.condition
+                && let Some(e) = parse_or_report(
+                    &config.source,
+                    Origin::Config(c),
+                    &format!("the guard of hook `{}`", hook.id.value),
+                    true,
+                    &mut out,
+                )
+            {
+                used.push((e, c.span, &config.source));
             }
         }
     }
 
     for process in processes {
         for flow in &process.flows {
-            let Some(cond) = &flow.condition else { continue };
+            // An empty <conditionExpression/> is exported by many tools and means none.
+            let Some(cond) = flow.condition.as_ref().filter(|c| !c.body.is_empty()) else {
+                continue;
+            };
             let routing = routing_of(config, process, flow);
             // A condition the config overrides is never evaluated.
             if routing.overridden {
@@ -71,7 +91,9 @@ pub fn check(config: Option<&FlowConfig>, doc: &Document) -> Vec<Diagnostic> {
             }
             let what = format!("the condition of flow `{}`", flow.id);
             let must = config.is_some() && !routing.decision_agent;
-            if let Some(e) = parse_or_report(&doc.source, Origin::Model(cond), &what, must, &mut out) {
+            if let Some(e) =
+                parse_or_report(&doc.source, Origin::Model(cond), &what, must, &mut out)
+            {
                 used.push((e, cond.span, &doc.source));
             }
         }
@@ -100,14 +122,24 @@ struct Routing {
 fn routing_of(config: Option<&FlowConfig>, _process: &Process, flow: &Flow) -> Routing {
     let gw = config.and_then(|c| c.gateway(&flow.source));
     Routing {
-        overridden: gw.is_some_and(|g| g.flows.iter().any(|f| f.id.value == flow.id && f.condition.is_some())),
+        overridden: gw.is_some_and(|g| {
+            g.flows
+                .iter()
+                .any(|f| f.id.value == flow.id && f.condition.is_some())
+        }),
         decision_agent: gw.is_some_and(|g| g.mode == GatewayMode::DecisionAgent),
     }
 }
 
 /// Parse a condition; on failure report it (an error when cuga-flo must evaluate it, a
 /// warning when something else can decide).
-fn parse_or_report(file: &SourceFile, origin: Origin, what: &str, must: bool, out: &mut Vec<Diagnostic>) -> Option<Expr> {
+fn parse_or_report(
+    file: &SourceFile,
+    origin: Origin,
+    what: &str,
+    must: bool,
+    out: &mut Vec<Diagnostic>,
+) -> Option<Expr> {
     let (text, span) = match &origin {
         Origin::Config(l) => (l.value.as_str(), l.span),
         Origin::Model(c) => (c.body.as_str(), c.span),
@@ -119,21 +151,47 @@ fn parse_or_report(file: &SourceFile, origin: Origin, what: &str, must: bool, ou
                 Origin::Model(c) => c.language.clone(),
                 Origin::Config(_) => None,
             };
-            out.push(expr_diagnostic(file, span, text, &err, what, must, language.as_deref()));
+            out.push(expr_diagnostic(
+                file,
+                span,
+                text,
+                &err,
+                what,
+                must,
+                language.as_deref(),
+            ));
             None
         }
     }
 }
 
-fn expr_diagnostic(file: &SourceFile, span: Span, text: &str, err: &ExprError, what: &str, must: bool, language: Option<&str>) -> Diagnostic {
+fn expr_diagnostic(
+    file: &SourceFile,
+    span: Span,
+    text: &str,
+    err: &ExprError,
+    what: &str,
+    must: bool,
+    language: Option<&str>,
+) -> Diagnostic {
     // Point inside the written text when it can be found there (quotes, entities aside).
     let written = file.slice(span);
     let at = match written.find(text) {
-        Some(i) => Span::new(span.offset + i + err.span.offset.min(text.len()), err.span.len.max(1).min(text.len().saturating_sub(err.span.offset).max(1))),
+        Some(i) => Span::new(
+            span.offset + i + err.span.offset.min(text.len()),
+            err.span
+                .len
+                .max(1)
+                .min(text.len().saturating_sub(err.span.offset).max(1)),
+        ),
         None => span,
     };
     let message = format!("{what} is not a cuga-flo condition: {}", err.message);
-    let mut d = if must { Diagnostic::error("expr::syntax", message) } else { Diagnostic::warning("expr::syntax", message) };
+    let mut d = if must {
+        Diagnostic::error("expr::syntax", message)
+    } else {
+        Diagnostic::warning("expr::syntax", message)
+    };
     d = d.at(file, at, err.message.clone());
     let mut help = err.help.clone().unwrap_or_default();
     if let Some(lang) = language {
@@ -158,9 +216,15 @@ fn expr_diagnostic(file: &SourceFile, span: Span, text: &str, err: &ExprError, w
 
 /// An exclusive or inclusive split that a native router evaluates, with no default flow,
 /// where some values make every condition fail: a run with those values would stop.
-fn can_take_no_flow(config: Option<&FlowConfig>, doc: &Document, process: &Process, gw: &crate::bpmn::Node) -> Option<Diagnostic> {
+fn can_take_no_flow(
+    config: Option<&FlowConfig>,
+    doc: &Document,
+    process: &Process,
+    gw: &crate::bpmn::Node,
+) -> Option<Diagnostic> {
     let kind = gw.kind.gateway()?;
-    if !matches!(kind, GatewayKind::Exclusive | GatewayKind::Inclusive) || gw.default_flow.is_some() {
+    if !matches!(kind, GatewayKind::Exclusive | GatewayKind::Inclusive) || gw.default_flow.is_some()
+    {
         return None;
     }
     let gw_config = config.and_then(|c| c.gateway(&gw.id));
@@ -177,12 +241,20 @@ fn can_take_no_flow(config: Option<&FlowConfig>, doc: &Document, process: &Proce
             .and_then(|g| g.flows.iter().find(|f| f.id.value == flow.id))
             .and_then(|f| f.condition.as_ref())
             .map(|c| c.value.as_str())
-            .or(flow.condition.as_ref().map(|c| c.body.as_str()))?; // an unconditional flow always holds
+            .or(flow
+                .condition
+                .as_ref()
+                .map(|c| c.body.as_str())
+                .filter(|b| !b.is_empty()))?; // an unconditional flow always holds
         exprs.push(expr::parse(text).ok()?);
     }
     let witness = counter_example(config, &exprs)?;
     let shown: Vec<String> = witness.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-    let when = if shown.is_empty() { "whatever the variables hold".to_string() } else { format!("with {}", shown.join(", ")) };
+    let when = if shown.is_empty() {
+        "whatever the variables hold".to_string()
+    } else {
+        format!("with {}", shown.join(", "))
+    };
     Some(
         Diagnostic::warning(
             "graph::no_flow_taken",
@@ -223,7 +295,10 @@ fn counter_example(config: Option<&FlowConfig>, exprs: &[Expr]) -> Option<BTreeM
         if let Some(d) = declared.filter(|d| !d.is_null()) {
             values.retain(|v| same_kind(v, d));
         }
-        let literal_strings: Vec<String> = values.iter().filter_map(|v| v.as_str().map(str::to_string)).collect();
+        let literal_strings: Vec<String> = values
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
         if !literal_strings.is_empty() || declared.is_some_and(Value::is_string) {
             let mut other = "other".to_string();
             while literal_strings.contains(&other) {
@@ -236,7 +311,9 @@ fn counter_example(config: Option<&FlowConfig>, exprs: &[Expr]) -> Option<BTreeM
         }
     }
     let names: Vec<&String> = candidates.keys().collect();
-    let total = candidates.values().try_fold(1usize, |acc, v| acc.checked_mul(v.len().max(1)))?;
+    let total = candidates
+        .values()
+        .try_fold(1usize, |acc, v| acc.checked_mul(v.len().max(1)))?;
     if total > MAX_ASSIGNMENTS {
         return None;
     }
@@ -264,7 +341,11 @@ fn around(v: &Value) -> Vec<Value> {
             if n.is_i64() || n.is_u64() {
                 out.extend([Value::from(x as i64 - 1), Value::from(x as i64 + 1)]);
             } else {
-                out.extend([x - 0.01, x + 0.01].into_iter().filter_map(|f| serde_json::Number::from_f64(f).map(Value::Number)));
+                out.extend(
+                    [x - 0.01, x + 0.01]
+                        .into_iter()
+                        .filter_map(|f| serde_json::Number::from_f64(f).map(Value::Number)),
+                );
             }
             out
         }
@@ -296,7 +377,10 @@ fn unset_variables(config: &FlowConfig, used: &[(Expr, Span, &SourceFile)]) -> V
     for (e, span, file) in used {
         for var in e.variables() {
             let root = var.split('.').next().unwrap_or(&var).to_string();
-            if config.variable(&root).is_some() || written.contains(&root.as_str()) || reported.contains(&root) {
+            if config.variable(&root).is_some()
+                || written.contains(&root.as_str())
+                || reported.contains(&root)
+            {
                 continue;
             }
             out.push(

@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use crate::bpmn::{Document, EventDefinition, GatewayKind, Node, NodeKind, Process, SubProcessKind, TaskKind};
+use crate::bpmn::{
+    Document, EventDefinition, GatewayKind, Node, NodeKind, Process, SubProcessKind, TaskKind,
+};
 use crate::diag::{Diagnostic, name_list};
 
 /// Structural problems of one process of `doc`.
@@ -32,9 +34,19 @@ pub fn check_process(doc: &Document, process: &Process) -> Vec<Diagnostic> {
 
     if process.start_events().all(|n| n.parent.is_some()) {
         out.push(
-            Diagnostic::error("graph::no_start", format!("process `{}` has no start event", process.id))
-                .at(file, process.span, "no startEvent at process level".to_string())
-                .with_help("add a start event and connect it to the first task"),
+            Diagnostic::error(
+                "graph::no_start",
+                format!(
+                    "process `{}` has no start event, so it cannot be started",
+                    process.id
+                ),
+            )
+            .at(
+                file,
+                process.span,
+                "no startEvent at process level".to_string(),
+            )
+            .with_help("add a start event and connect it to the first task"),
         );
     }
     out
@@ -52,22 +64,39 @@ fn check_node_shape(doc: &Document, process: &Process, node: &Node, out: &mut Ve
         NodeKind::Unsupported { tag } => out.push(at(
             doc,
             node,
-            Diagnostic::error("graph::unsupported", format!("cuga-flo cannot run a `{tag}` (`{id}`)")),
+            Diagnostic::error(
+                "graph::unsupported",
+                format!("cuga-flo cannot run a `{tag}` (`{id}`)"),
+            ),
             "unsupported element",
         )),
         NodeKind::StartEvent { .. } if !incoming.is_empty() => out.push(at(
             doc,
             node,
-            Diagnostic::error("graph::start_incoming", format!("start event `{id}` has incoming flows")),
-            format!("entered by {}", name_list(&incoming.iter().map(|f| &f.id).collect::<Vec<_>>(), 4)),
+            Diagnostic::error(
+                "graph::start_incoming",
+                format!("start event `{id}` has incoming flows"),
+            ),
+            format!(
+                "entered by {}",
+                name_list(&incoming.iter().map(|f| &f.id).collect::<Vec<_>>(), 4)
+            ),
         )),
         NodeKind::EndEvent { .. } if !outgoing.is_empty() => out.push(at(
             doc,
             node,
-            Diagnostic::error("graph::end_outgoing", format!("end event `{id}` has outgoing flows")),
-            format!("left by {}", name_list(&outgoing.iter().map(|f| &f.id).collect::<Vec<_>>(), 4)),
+            Diagnostic::error(
+                "graph::end_outgoing",
+                format!("end event `{id}` has outgoing flows"),
+            ),
+            format!(
+                "left by {}",
+                name_list(&outgoing.iter().map(|f| &f.id).collect::<Vec<_>>(), 4)
+            ),
         )),
-        NodeKind::Gateway(kind) => check_gateway(doc, process, node, *kind, &incoming, &outgoing, out),
+        NodeKind::Gateway(kind) => {
+            check_gateway(doc, process, node, *kind, &incoming, &outgoing, out)
+        }
         _ => {}
     }
 
@@ -115,7 +144,10 @@ fn check_gateway(
         out.push(at(
             doc,
             node,
-            Diagnostic::error("graph::gateway_degree", format!("{tag} `{id}` has no outgoing flow")),
+            Diagnostic::error(
+                "graph::gateway_degree",
+                format!("{tag} `{id}` has no outgoing flow"),
+            ),
             "tokens would stop here",
         ));
     }
@@ -123,25 +155,40 @@ fn check_gateway(
         out.push(at(
             doc,
             node,
-            Diagnostic::error("graph::gateway_degree", format!("{tag} `{id}` has no incoming flow")),
+            Diagnostic::error(
+                "graph::gateway_degree",
+                format!("{tag} `{id}` has no incoming flow"),
+            ),
             "nothing enters this gateway",
         ));
     }
     if incoming.len() == 1 && outgoing.len() == 1 {
-        out.push(at(
-            doc,
-            node,
-            Diagnostic::warning("graph::gateway_degree", format!("{tag} `{id}` neither splits nor joins")),
-            "one flow in, one flow out",
-        ).with_help("remove the gateway and connect the flows directly"));
+        out.push(
+            at(
+                doc,
+                node,
+                Diagnostic::warning(
+                    "graph::gateway_degree",
+                    format!("{tag} `{id}` neither splits nor joins"),
+                ),
+                "one flow in, one flow out",
+            )
+            .with_help("remove the gateway and connect the flows directly"),
+        );
     }
     if incoming.len() > 1 && outgoing.len() > 1 {
-        out.push(at(
-            doc,
-            node,
-            Diagnostic::warning("graph::gateway_degree", format!("{tag} `{id}` both joins and splits")),
-            format!("{} in, {} out", incoming.len(), outgoing.len()),
-        ).with_help("model the join and the split as two gateways so each has one meaning"));
+        out.push(
+            at(
+                doc,
+                node,
+                Diagnostic::warning(
+                    "graph::gateway_degree",
+                    format!("{tag} `{id}` both joins and splits"),
+                ),
+                format!("{} in, {} out", incoming.len(), outgoing.len()),
+            )
+            .with_help("model the join and the split as two gateways so each has one meaning"),
+        );
     }
     match kind {
         GatewayKind::Parallel => {
@@ -159,7 +206,10 @@ fn check_gateway(
                 out.push(at(
                     doc,
                     node,
-                    Diagnostic::error("graph::bad_default", format!("parallel gateway `{id}` has a default flow")),
+                    Diagnostic::error(
+                        "graph::bad_default",
+                        format!("parallel gateway `{id}` has a default flow"),
+                    ),
                     "a parallel split takes every flow",
                 ));
             }
@@ -168,7 +218,10 @@ fn check_gateway(
             for flow in outgoing {
                 let target = process.node(&flow.target);
                 let ok = target.is_some_and(|t| {
-                    matches!(t.kind, NodeKind::IntermediateCatchEvent { .. } | NodeKind::Task(TaskKind::Receive))
+                    matches!(
+                        t.kind,
+                        NodeKind::IntermediateCatchEvent { .. } | NodeKind::Task(TaskKind::Receive)
+                    )
                 });
                 if !ok {
                     out.push(
@@ -191,17 +244,24 @@ fn check_gateway(
 /// Reachability within one scope: from its starts forwards, from its ends backwards.
 fn check_scope(doc: &Document, process: &Process, scope: Option<&str>, out: &mut Vec<Diagnostic>) {
     let members: Vec<&Node> = process.children(scope).collect();
-    if members.is_empty() {
+    // The activities of an ad-hoc sub-process run in any order: no flow to check.
+    let ad_hoc = scope
+        .and_then(|s| process.node(s))
+        .is_some_and(|n| n.kind == NodeKind::SubProcess(SubProcessKind::AdHoc));
+    if members.is_empty() || ad_hoc {
         return;
     }
     let ids: BTreeSet<&str> = members.iter().map(|n| n.id.as_str()).collect();
     let mut succ: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let mut pred: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let edge = |a: &'_ str, b: &'_ str, succ: &mut BTreeMap<_, Vec<_>>, pred: &mut BTreeMap<_, Vec<_>>| {
-        let (Some(a), Some(b)) = (ids.get(a).copied(), ids.get(b).copied()) else { return };
-        succ.entry(a).or_insert_with(Vec::new).push(b);
-        pred.entry(b).or_insert_with(Vec::new).push(a);
-    };
+    let edge =
+        |a: &'_ str, b: &'_ str, succ: &mut BTreeMap<_, Vec<_>>, pred: &mut BTreeMap<_, Vec<_>>| {
+            let (Some(a), Some(b)) = (ids.get(a).copied(), ids.get(b).copied()) else {
+                return;
+            };
+            succ.entry(a).or_insert_with(Vec::new).push(b);
+            pred.entry(b).or_insert_with(Vec::new).push(a);
+        };
     for flow in process.flows.iter() {
         edge(&flow.source, &flow.target, &mut succ, &mut pred);
     }
@@ -212,7 +272,10 @@ fn check_scope(doc: &Document, process: &Process, scope: Option<&str>, out: &mut
         }
         // A link throw event continues at the link catch event of the same name.
         if matches!(node.kind, NodeKind::IntermediateThrowEvent { .. })
-            && node.kind.event_definitions().contains(&EventDefinition::Link)
+            && node
+                .kind
+                .event_definitions()
+                .contains(&EventDefinition::Link)
         {
             for catch in members.iter().filter(|c| {
                 matches!(c.kind, NodeKind::IntermediateCatchEvent { .. })
@@ -234,6 +297,8 @@ fn check_scope(doc: &Document, process: &Process, scope: Option<&str>, out: &mut
                 // a scope without start events starts at every node nothing flows into
                 || (!has_start && scope.is_some() && !pred.contains_key(n.id.as_str())
                     && !matches!(n.kind, NodeKind::BoundaryEvent { .. }))
+                // compensation handlers are entered through associations, not flows
+                || is_compensation(n)
                 // an event-based gateway may instantiate the process
                 || (n.kind.gateway() == Some(GatewayKind::EventBased) && !pred.contains_key(n.id.as_str()))
         })
@@ -247,48 +312,77 @@ fn check_scope(doc: &Document, process: &Process, scope: Option<&str>, out: &mut
 
     let reached = walk(&entries, &succ);
     let finishing = walk(&exits, &pred);
-    let scope_name = scope.map_or_else(|| format!("process `{}`", process.id), |s| format!("sub-process `{s}`"));
+    let scope_name = scope.map_or_else(
+        || format!("process `{}`", process.id),
+        |s| format!("sub-process `{s}`"),
+    );
 
     for node in &members {
         let id = node.id.as_str();
         if !entries.is_empty() && !reached.contains(id) {
-            out.push(at(
-                doc,
-                node,
-                Diagnostic::error(
-                    "graph::unreachable",
-                    format!("`{}` ({}) cannot be reached from a start event of {scope_name}", id, node.kind.tag()),
-                ),
-                "unreachable",
-            ).with_help("connect it with a sequence flow, or remove it"));
+            out.push(
+                at(
+                    doc,
+                    node,
+                    Diagnostic::error(
+                        "graph::unreachable",
+                        format!(
+                            "`{}` ({}) cannot be reached from a start event of {scope_name}",
+                            id,
+                            node.kind.tag()
+                        ),
+                    ),
+                    "unreachable",
+                )
+                .with_help("connect it with a sequence flow, or remove it"),
+            );
         } else if !finishing.contains(id) {
-            out.push(at(
-                doc,
-                node,
-                Diagnostic::error(
-                    "graph::no_end",
-                    format!("no path leads from `{id}` ({}) to an end of {scope_name}", node.kind.tag()),
-                ),
-                "tokens here can never finish",
-            ).with_help("every loop needs a way out towards an end event"));
+            out.push(
+                at(
+                    doc,
+                    node,
+                    Diagnostic::error(
+                        "graph::no_end",
+                        format!(
+                            "no path leads from `{id}` ({}) to an end of {scope_name}",
+                            node.kind.tag()
+                        ),
+                    ),
+                    "tokens here can never finish",
+                )
+                .with_help("every loop needs a way out towards an end event"),
+            );
         }
         let implicit_end = !node.kind.is_end_event()
             && !succ.contains_key(id)
             && !node.kind.is_gateway()
             && !matches!(node.kind, NodeKind::Unsupported { .. });
-        let is_compensation = node.attributes.get("isForCompensation").is_some_and(|v| v == "true");
-        if implicit_end && node.kind.is_activity() && scope.is_none() && !is_compensation && reached.contains(id) {
-            out.push(at(
-                doc,
-                node,
-                Diagnostic::warning(
-                    "graph::implicit_end",
-                    format!("`{id}` has no outgoing flow; its token ends there"),
-                ),
-                "implicit end",
-            ).with_help("connect it to an end event to make the end explicit"));
+        if implicit_end
+            && node.kind.is_activity()
+            && scope.is_none()
+            && !is_compensation(node)
+            && reached.contains(id)
+        {
+            out.push(
+                at(
+                    doc,
+                    node,
+                    Diagnostic::warning(
+                        "graph::implicit_end",
+                        format!("`{id}` has no outgoing flow; its token ends there"),
+                    ),
+                    "implicit end",
+                )
+                .with_help("connect it to an end event to make the end explicit"),
+            );
         }
     }
+}
+
+fn is_compensation(node: &Node) -> bool {
+    node.attributes
+        .get("isForCompensation")
+        .is_some_and(|v| v == "true")
 }
 
 fn walk<'a>(from: &[&'a str], edges: &BTreeMap<&'a str, Vec<&'a str>>) -> BTreeSet<&'a str> {

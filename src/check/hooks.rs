@@ -12,43 +12,66 @@ use super::refs::{Want, resolve};
 
 pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
     let mut out = permissions(config);
-    let Some(process) = doc.main_process() else { return out };
+    let Some(process) = doc.main_process() else {
+        return out;
+    };
     let src = &config.source;
 
     let mut ids: BTreeMap<&str, &Located<String>> = BTreeMap::new();
     let mut locations: BTreeMap<&str, &Located<String>> = BTreeMap::new();
     for hook in &config.hooks {
         let what = format!("hook `{}`", hook.id.value);
-        if let Some(first) = ids.insert(hook.id.as_str(), &hook.id) {
-            if first.span != hook.id.span {
-                out.push(
-                    Diagnostic::error("hook::duplicate", format!("two hooks are named `{}`", hook.id.value))
-                        .at(src, hook.id.span, "named again here".to_string())
-                        .also(first.span, "first named here"),
-                );
-            }
+        if let Some(first) = ids.insert(hook.id.as_str(), &hook.id)
+            && first.span != hook.id.span
+        {
+            out.push(
+                Diagnostic::error(
+                    "hook::duplicate",
+                    format!("two hooks are named `{}`", hook.id.value),
+                )
+                .at(src, hook.id.span, "named again here".to_string())
+                .also(first.span, "first named here"),
+            );
         }
         if let Some(loc) = &hook.location {
             if let Some(first) = locations.insert(loc.as_str(), loc) {
                 out.push(
-                    Diagnostic::error("hook::duplicate", format!("two hooks sit on flow `{}`", loc.value))
-                        .at(src, loc.span, "second hook on this flow".to_string())
-                        .also(first.span, "first hook on this flow")
-                        .with_help("one hook per flow: merge their policies into one"),
+                    Diagnostic::error(
+                        "hook::duplicate",
+                        format!("two hooks sit on flow `{}`", loc.value),
+                    )
+                    .at(src, loc.span, "second hook on this flow".to_string())
+                    .also(first.span, "first hook on this flow")
+                    .with_help("one hook per flow: merge their policies into one"),
                 );
             }
-            out.extend(resolve(config, doc, process, loc, Want::Flow, &format!("the location of {what}")));
+            out.extend(resolve(
+                config,
+                doc,
+                process,
+                loc,
+                Want::Flow,
+                &format!("the location of {what}"),
+            ));
         }
 
         match (&hook.policy, &hook.action) {
             (None, None) if hook.enabled => out.push(
-                Diagnostic::warning("hook::inert", format!("{what} has neither a `policy` nor an `action`; it always continues"))
-                    .at(src, hook.id.span, "does nothing".to_string())
-                    .with_help("add `policy:` to reason about the flow, or `action:` for a fixed adaptation"),
+                Diagnostic::warning(
+                    "hook::inert",
+                    format!("{what} has neither a `policy` nor an `action`; it always continues"),
+                )
+                .at(src, hook.id.span, "does nothing".to_string())
+                .with_help(
+                    "add `policy:` to reason about the flow, or `action:` for a fixed adaptation",
+                ),
             ),
             (Some(_), Some(action)) => out.push(
-                Diagnostic::warning("hook::ignored_action", format!("{what} has a policy, so its static `action` is ignored"))
-                    .at(src, action.span, "ignored: the policy decides".to_string()),
+                Diagnostic::warning(
+                    "hook::ignored_action",
+                    format!("{what} has a policy, so its static `action` is ignored"),
+                )
+                .at(src, action.span, "ignored: the policy decides".to_string()),
             ),
             _ => {}
         }
@@ -69,7 +92,14 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
         }
 
         for target in &hook.allowed_targets {
-            out.extend(resolve(config, doc, process, target, Want::Node, &format!("an allowed target of {what}")));
+            out.extend(resolve(
+                config,
+                doc,
+                process,
+                target,
+                Want::Node,
+                &format!("an allowed target of {what}"),
+            ));
         }
         if !hook.insertable_tasks.is_empty() && !config.permissions.allows(HookAction::AddNode) {
             out.push(
@@ -88,33 +118,73 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
 }
 
 /// A static action's parameters name suitable nodes.
-fn static_action(config: &FlowConfig, doc: &Document, process: &Process, action: &ActionSpec, what: &str) -> Vec<Diagnostic> {
+fn static_action(
+    config: &FlowConfig,
+    doc: &Document,
+    process: &Process,
+    action: &ActionSpec,
+    what: &str,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let src = &config.source;
     match action {
         ActionSpec::SkipTo(target) => {
-            if let Some(d) = resolve(config, doc, process, target, Want::Node, &format!("the skip_to target of {what}")) {
+            if let Some(d) = resolve(
+                config,
+                doc,
+                process,
+                target,
+                Want::Node,
+                &format!("the skip_to target of {what}"),
+            ) {
                 out.push(d);
-            } else if process.node(&target.value).is_some_and(|n| n.kind.is_start_event()) {
+            } else if process
+                .node(&target.value)
+                .is_some_and(|n| n.kind.is_start_event())
+            {
                 out.push(
-                    Diagnostic::error("hook::bad_target", format!("{what} skips to start event `{}`", target.value))
-                        .at(src, target.span, "cannot restart the process".to_string()),
+                    Diagnostic::error(
+                        "hook::bad_target",
+                        format!("{what} skips to start event `{}`", target.value),
+                    )
+                    .at(
+                        src,
+                        target.span,
+                        "cannot restart the process".to_string(),
+                    ),
                 );
             }
         }
         ActionSpec::SwapNodes(a, b) => {
             for n in [a, b] {
-                out.extend(resolve(config, doc, process, n, Want::Activity, &format!("a node swapped by {what}")));
+                out.extend(resolve(
+                    config,
+                    doc,
+                    process,
+                    n,
+                    Want::Activity,
+                    &format!("a node swapped by {what}"),
+                ));
             }
             if a.value == b.value {
                 out.push(
-                    Diagnostic::error("hook::bad_target", format!("{what} swaps `{}` with itself", a.value))
-                        .at(src, b.span, "same node twice".to_string()),
+                    Diagnostic::error(
+                        "hook::bad_target",
+                        format!("{what} swaps `{}` with itself", a.value),
+                    )
+                    .at(src, b.span, "same node twice".to_string()),
                 );
             }
         }
         ActionSpec::RemoveNode(target) => {
-            out.extend(resolve(config, doc, process, target, Want::Activity, &format!("the node removed by {what}")));
+            out.extend(resolve(
+                config,
+                doc,
+                process,
+                target,
+                Want::Activity,
+                &format!("the node removed by {what}"),
+            ));
         }
         ActionSpec::AddNode(task) => out.extend(new_task(config, process, task, what)),
         ActionSpec::Continue | ActionSpec::SkipNode | ActionSpec::Terminate(_) => {}
@@ -123,7 +193,12 @@ fn static_action(config: &FlowConfig, doc: &Document, process: &Process, action:
 }
 
 /// A task a hook may insert: a fresh id; a declared agent when it names one.
-fn new_task(config: &FlowConfig, process: &Process, task: &TaskSpec, what: &str) -> Vec<Diagnostic> {
+fn new_task(
+    config: &FlowConfig,
+    process: &Process,
+    task: &TaskSpec,
+    what: &str,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let src = &config.source;
     if let Some(existing) = process.node(&task.id.value) {
@@ -140,16 +215,16 @@ fn new_task(config: &FlowConfig, process: &Process, task: &TaskSpec, what: &str)
             .with_help("give the inserted task an id of its own"),
         );
     }
-    if let Some(agent) = &task.agent {
-        if config.remote_agent(&agent.value).is_none() {
-            out.push(
+    if let Some(agent) = &task.agent
+        && config.remote_agent(&agent.value).is_none()
+    {
+        out.push(
                 Diagnostic::error(
                     "ref::unknown_agent",
                     format!("{what} inserts a task for remote agent `{}`, which is not declared under `remote_agents:`", agent.value),
                 )
                 .at(src, agent.span, "undeclared remote agent".to_string()),
             );
-        }
     }
     out
 }
@@ -176,9 +251,12 @@ fn permissions(config: &FlowConfig) -> Vec<Diagnostic> {
         for (i, a) in list.iter().enumerate() {
             if let Some(first) = list[..i].iter().find(|b| b.value == a.value) {
                 out.push(
-                    Diagnostic::warning("hook::permission_duplicate", format!("`{}` is listed twice", a.value))
-                        .at(src, a.span, "listed again".to_string())
-                        .also(first.span, "first listed here"),
+                    Diagnostic::warning(
+                        "hook::permission_duplicate",
+                        format!("`{}` is listed twice", a.value),
+                    )
+                    .at(src, a.span, "listed again".to_string())
+                    .also(first.span, "first listed here"),
                 );
             }
         }

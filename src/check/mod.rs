@@ -59,6 +59,9 @@ fn sort(diags: &mut [Diagnostic]) {
 
 /// Counts of errors and warnings.
 pub fn tally(diags: &[Diagnostic]) -> (usize, usize) {
-    let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
+    let errors = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
     (errors, diags.len() - errors)
 }

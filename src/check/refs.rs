@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::app::{EngineKind, FlowConfig, GatewayMode, Located, TaskMode, BUILTIN_AGENT_TYPES};
+use crate::app::{BUILTIN_AGENT_TYPES, EngineKind, FlowConfig, GatewayMode, Located, TaskMode};
 use crate::bpmn::{Document, GatewayKind, Process};
 use crate::diag::{Diagnostic, did_you_mean, name_list};
 
@@ -34,7 +34,14 @@ impl Want {
 
 /// Is `id` an element of the wanted kind? If not, a diagnostic at `at` that says what it
 /// is instead, or which ids come close.
-pub(super) fn resolve(config: &FlowConfig, doc: &Document, process: &Process, at: &Located<String>, want: Want, role: &str) -> Option<Diagnostic> {
+pub(super) fn resolve(
+    config: &FlowConfig,
+    doc: &Document,
+    process: &Process,
+    at: &Located<String>,
+    want: Want,
+    role: &str,
+) -> Option<Diagnostic> {
     let id = at.value.as_str();
     let model = doc.source.path().display();
     let node = process.node(id);
@@ -51,27 +58,51 @@ pub(super) fn resolve(config: &FlowConfig, doc: &Document, process: &Process, at
     let d = Diagnostic::error(
         "ref::unknown_id",
         match (node, process.flow(id)) {
-            (Some(n), _) => format!("{role} `{id}` is a {} in {model}, not a {}", n.kind.tag(), want.noun()),
-            (None, Some(_)) => format!("{role} `{id}` is a sequence flow in {model}, not a {}", want.noun()),
+            (Some(n), _) => format!(
+                "{role} `{id}` is a {} in {model}, not a {}",
+                n.kind.tag(),
+                want.noun()
+            ),
+            (None, Some(_)) => format!(
+                "{role} `{id}` is a sequence flow in {model}, not a {}",
+                want.noun()
+            ),
             (None, None) => format!("{role} `{id}` is not in {model}"),
         },
     )
-    .at(&config.source, at.span, format!("no {} with this id", want.noun()));
+    .at(
+        &config.source,
+        at.span,
+        format!("no {} with this id", want.noun()),
+    );
     let candidates: Vec<&str> = match want {
         Want::Task => process.tasks().map(|n| n.id.as_str()).collect(),
         Want::Gateway => process.gateways().map(|n| n.id.as_str()).collect(),
-        Want::Activity => process.nodes.iter().filter(|n| n.kind.is_activity()).map(|n| n.id.as_str()).collect(),
+        Want::Activity => process
+            .nodes
+            .iter()
+            .filter(|n| n.kind.is_activity())
+            .map(|n| n.id.as_str())
+            .collect(),
         Want::Node => process.nodes.iter().map(|n| n.id.as_str()).collect(),
         Want::Flow => process.flows.iter().map(|f| f.id.as_str()).collect(),
     };
     let help = match (want, node) {
         (Want::Flow, Some(n)) => {
             let inc: Vec<_> = process.incoming(&n.id).map(|f| f.id.as_str()).collect();
-            format!("hooks sit on sequence flows; the flows into `{id}` are {}", name_list(&inc, 6))
+            format!(
+                "hooks sit on sequence flows; the flows into `{id}` are {}",
+                name_list(&inc, 6)
+            )
         }
         _ => match did_you_mean(id, candidates.iter().copied()) {
             Some(s) => format!("did you mean `{s}`?"),
-            None => format!("the {}s of process `{}` are {}", want.noun(), process.id, name_list(&candidates, 8)),
+            None => format!(
+                "the {}s of process `{}` are {}",
+                want.noun(),
+                process.id,
+                name_list(&candidates, 8)
+            ),
         },
     };
     Some(d.with_help(help))
@@ -79,16 +110,25 @@ pub(super) fn resolve(config: &FlowConfig, doc: &Document, process: &Process, at
 
 pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
     let mut out = check_without_model(config);
-    let Some(process) = doc.main_process() else { return out };
+    let Some(process) = doc.main_process() else {
+        return out;
+    };
 
     // tasks
     let mut seen: BTreeMap<&str, &Located<String>> = BTreeMap::new();
     for task in &config.tasks {
         if let Some(first) = seen.insert(task.id.as_str(), &task.id) {
             out.push(
-                Diagnostic::error("ref::duplicate", format!("task `{}` is configured twice", task.id.value))
-                    .at(&config.source, task.id.span, "configured again here".to_string())
-                    .also(first.span, "first configured here"),
+                Diagnostic::error(
+                    "ref::duplicate",
+                    format!("task `{}` is configured twice", task.id.value),
+                )
+                .at(
+                    &config.source,
+                    task.id.span,
+                    "configured again here".to_string(),
+                )
+                .also(first.span, "first configured here"),
             );
         }
         out.extend(resolve(config, doc, process, &task.id, Want::Task, "task"));
@@ -100,9 +140,14 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
             out.push(d);
             continue;
         }
-        let Some(node) = process.node(&gw.id.value) else { continue };
+        let Some(node) = process.node(&gw.id.value) else {
+            continue;
+        };
         let kind = node.kind.gateway();
-        let outgoing: Vec<&str> = process.outgoing(&gw.id.value).map(|f| f.id.as_str()).collect();
+        let outgoing: Vec<&str> = process
+            .outgoing(&gw.id.value)
+            .map(|f| f.id.as_str())
+            .collect();
         if gw.mode == GatewayMode::DecisionAgent {
             if kind == Some(GatewayKind::Parallel) {
                 out.push(
@@ -130,13 +175,26 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
             }
             let help = did_you_mean(&flow.id.value, outgoing.iter().copied())
                 .map(|s| format!("did you mean `{s}`?"))
-                .unwrap_or_else(|| format!("the outgoing flows of `{}` are {}", gw.id.value, name_list(&outgoing, 8)));
+                .unwrap_or_else(|| {
+                    format!(
+                        "the outgoing flows of `{}` are {}",
+                        gw.id.value,
+                        name_list(&outgoing, 8)
+                    )
+                });
             out.push(
                 Diagnostic::error(
                     "ref::not_outgoing",
-                    format!("`{}` is not an outgoing flow of gateway `{}`", flow.id.value, gw.id.value),
+                    format!(
+                        "`{}` is not an outgoing flow of gateway `{}`",
+                        flow.id.value, gw.id.value
+                    ),
                 )
-                .at(&config.source, flow.id.span, "not an outgoing flow".to_string())
+                .at(
+                    &config.source,
+                    flow.id.span,
+                    "not an outgoing flow".to_string(),
+                )
                 .with_help(help),
             );
         }
@@ -145,14 +203,28 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
     // engine-specific: a Kogito model drops variables it does not declare
     if config.engine.kind == EngineKind::Kogito && !process.properties.is_empty() {
         for var in &config.variables {
-            if !process.properties.iter().any(|p| p.id == var.name.value || p.name.as_deref() == Some(&var.name.value)) {
+            if !process
+                .properties
+                .iter()
+                .any(|p| p.id == var.name.value || p.name.as_deref() == Some(&var.name.value))
+            {
                 out.push(
                     Diagnostic::warning(
                         "ref::kogito_property",
-                        format!("variable `{}` is not a <property> of process `{}`; Kogito drops it", var.name.value, process.id),
+                        format!(
+                            "variable `{}` is not a <property> of process `{}`; Kogito drops it",
+                            var.name.value, process.id
+                        ),
                     )
-                    .at(&config.source, var.name.span, "undeclared in the model".to_string())
-                    .with_help(format!("add <bpmn:property id=\"{}\" .../> to the process", var.name.value)),
+                    .at(
+                        &config.source,
+                        var.name.span,
+                        "undeclared in the model".to_string(),
+                    )
+                    .with_help(format!(
+                        "add <bpmn:property id=\"{}\" .../> to the process",
+                        var.name.value
+                    )),
                 );
             }
         }
@@ -168,27 +240,45 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
     // policy files
     let mut policies: Vec<(&Located<String>, String)> = Vec::new();
     for t in &config.tasks {
-        policies.extend(t.policy.as_ref().map(|p| (p, format!("task `{}`", t.id.value))));
+        policies.extend(
+            t.policy
+                .as_ref()
+                .map(|p| (p, format!("task `{}`", t.id.value))),
+        );
     }
     for g in &config.gateways {
-        policies.extend(g.policy.as_ref().map(|p| (p, format!("gateway `{}`", g.id.value))));
+        policies.extend(
+            g.policy
+                .as_ref()
+                .map(|p| (p, format!("gateway `{}`", g.id.value))),
+        );
     }
     for h in &config.hooks {
-        policies.extend(h.policy.as_ref().map(|p| (p, format!("hook `{}`", h.id.value))));
+        policies.extend(
+            h.policy
+                .as_ref()
+                .map(|p| (p, format!("hook `{}`", h.id.value))),
+        );
     }
     for (policy, owner) in policies {
         let path = config.resolve(&policy.value);
         match std::fs::read_to_string(&path) {
             Ok(text) if text.trim().is_empty() => out.push(
-                Diagnostic::warning("ref::empty_policy", format!("the policy of {owner} is empty"))
-                    .at(src, policy.span, format!("{} is empty", path.display()))
-                    .with_help("write what the agent must decide and how"),
+                Diagnostic::warning(
+                    "ref::empty_policy",
+                    format!("the policy of {owner} is empty"),
+                )
+                .at(src, policy.span, format!("{} is empty", path.display()))
+                .with_help("write what the agent must decide and how"),
             ),
             Ok(_) => {}
             Err(e) => out.push(
                 Diagnostic::error(
                     "ref::missing_policy",
-                    format!("the policy file of {owner} cannot be read: {}", io_reason(&e)),
+                    format!(
+                        "the policy file of {owner} cannot be read: {}",
+                        io_reason(&e)
+                    ),
                 )
                 .at(src, policy.span, format!("looked for {}", path.display()))
                 .with_help("policy paths are relative to the config file"),
@@ -197,12 +287,20 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
     }
 
     // agents: built-in kinds or declared remote agents
-    let remote_names: Vec<&str> = config.remote_agents.iter().map(|r| r.name.as_str()).collect();
+    let remote_names: Vec<&str> = config
+        .remote_agents
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
     let remote_ref = |at: &Located<String>, where_: String, out: &mut Vec<Diagnostic>| {
         if remote_names.contains(&at.as_str()) {
             return;
         }
-        let known = if remote_names.is_empty() { "none are declared".to_string() } else { name_list(&remote_names, 8) };
+        let known = if remote_names.is_empty() {
+            "none are declared".to_string()
+        } else {
+            name_list(&remote_names, 8)
+        };
         out.push(
             Diagnostic::error(
                 "ref::unknown_agent",
@@ -215,10 +313,10 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
     for t in &config.tasks {
         let what = format!("task `{}`", t.id.value);
         if let Some(agent) = &t.agent {
-            if let Some(kind) = &agent.agent_type {
-                if !BUILTIN_AGENT_TYPES.contains(&kind.as_str()) {
-                    remote_ref(kind, format!("the agent_type of {what}"), &mut out);
-                }
+            if let Some(kind) = &agent.agent_type
+                && !BUILTIN_AGENT_TYPES.contains(&kind.as_str())
+            {
+                remote_ref(kind, format!("the agent_type of {what}"), &mut out);
             }
             for tool in &agent.tools {
                 let hint = if remote_names.contains(&tool.as_str()) {
@@ -227,9 +325,12 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
                     "agent tools are not supported; remove the entry".to_string()
                 };
                 out.push(
-                    Diagnostic::warning("config::ignored", format!("tool `{}` of {what} is ignored", tool.value))
-                        .at(src, tool.span, "not used".to_string())
-                        .with_help(hint),
+                    Diagnostic::warning(
+                        "config::ignored",
+                        format!("tool `{}` of {what} is ignored", tool.value),
+                    )
+                    .at(src, tool.span, "not used".to_string())
+                    .with_help(hint),
                 );
             }
         }
@@ -248,8 +349,15 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
         }
         if t.mode == TaskMode::Native && !t.output_mapping.is_empty() {
             out.push(
-                Diagnostic::warning("config::ignored", format!("{what} is native, so its `output_mapping` never receives outputs"))
-                    .at(src, t.output_mapping[0].0.span, "no agent produces this".to_string()),
+                Diagnostic::warning(
+                    "config::ignored",
+                    format!("{what} is native, so its `output_mapping` never receives outputs"),
+                )
+                .at(
+                    src,
+                    t.output_mapping[0].0.span,
+                    "no agent produces this".to_string(),
+                ),
             );
         }
     }
@@ -275,33 +383,56 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
     }
     for h in &config.hooks {
         if let Some(c) = &h.human_consultation {
-            remote_ref(c, format!("the human_consultation of hook `{}`", h.id.value), &mut out);
+            remote_ref(
+                c,
+                format!("the human_consultation of hook `{}`", h.id.value),
+                &mut out,
+            );
         }
     }
     for r in &config.remote_agents {
         if let Some(url) = r.url.as_ref().filter(|u| !is_http_url(&u.value)) {
             out.push(
-                Diagnostic::error("config::url", format!("the url of remote agent `{}` is not an http(s) URL", r.name.value))
-                    .at(src, url.span, "expected http://host:port/...".to_string()),
+                Diagnostic::error(
+                    "config::url",
+                    format!(
+                        "the url of remote agent `{}` is not an http(s) URL",
+                        r.name.value
+                    ),
+                )
+                .at(src, url.span, "expected http://host:port/...".to_string()),
             );
         }
     }
 
     // engine settings
     let engine = &config.engine;
-    if matches!(engine.kind, EngineKind::Flowable | EngineKind::Kogito | EngineKind::Mcp) {
+    if matches!(
+        engine.kind,
+        EngineKind::Flowable | EngineKind::Kogito | EngineKind::Mcp
+    ) {
         match &engine.url {
             None => out.push(
                 Diagnostic::error(
                     "config::engine",
                     format!("the {} engine needs a `url`", engine.kind),
                 )
-                .at(src, engine.kind_written.as_ref().map_or(engine.span.unwrap_or_default(), |k| k.span), "no url".to_string())
+                .at(
+                    src,
+                    engine
+                        .kind_written
+                        .as_ref()
+                        .map_or(engine.span.unwrap_or_default(), |k| k.span),
+                    "no url".to_string(),
+                )
                 .with_help("add `url:` under `workflow_engine:`"),
             ),
             Some(url) if !is_http_url(&url.value) => out.push(
-                Diagnostic::error("config::url", "the engine `url` is not an http(s) URL".to_string())
-                    .at(src, url.span, "expected http://host:port/...".to_string()),
+                Diagnostic::error(
+                    "config::url",
+                    "the engine `url` is not an http(s) URL".to_string(),
+                )
+                .at(src, url.span, "expected http://host:port/...".to_string()),
             ),
             Some(_) => {}
         }
@@ -312,9 +443,16 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
                 out.push(
                     Diagnostic::error(
                         "config::hook_id",
-                        format!("on the {} engine a hook's id must equal its location: `{}` ≠ `{}`", engine.kind, h.id.value, loc.value),
+                        format!(
+                            "on the {} engine a hook's id must equal its location: `{}` ≠ `{}`",
+                            engine.kind, h.id.value, loc.value
+                        ),
                     )
-                    .at(src, h.id.span, "the engine calls back with the flow id".to_string())
+                    .at(
+                        src,
+                        h.id.span,
+                        "the engine calls back with the flow id".to_string(),
+                    )
                     .with_help(format!("write `id: {}`", loc.value)),
                 );
             }
@@ -325,7 +463,10 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
             out.push(
                 Diagnostic::warning(
                     "config::variable_name",
-                    format!("variable `{}` cannot be named in a condition", var.name.value),
+                    format!(
+                        "variable `{}` cannot be named in a condition",
+                        var.name.value
+                    ),
                 )
                 .at(src, var.name.span, "not an identifier".to_string())
                 .with_help("use letters, digits and `_`, starting with a letter or `_`"),
@@ -344,10 +485,15 @@ fn io_reason(e: &std::io::Error) -> String {
 
 pub(super) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn is_http_url(s: &str) -> bool {
-    let rest = s.strip_prefix("http://").or_else(|| s.strip_prefix("https://"));
+    let rest = s
+        .strip_prefix("http://")
+        .or_else(|| s.strip_prefix("https://"));
     rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/'))
 }

@@ -50,7 +50,9 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
                 path: app.dir.display().to_string(),
                 process_key: config.map(|c| c.process_key().to_string()),
                 engine: config.map(|c| c.engine.kind.to_string()),
-                bpmn_file: config.and_then(|c| c.flow.bpmn_file.as_ref()).map(|b| b.value.clone()),
+                bpmn_file: config
+                    .and_then(|c| c.flow.bpmn_file.as_ref())
+                    .map(|b| b.value.clone()),
                 tasks: process.map(|p| p.tasks().count()),
                 gateways: process.map(|p| p.gateways().count()),
                 hooks: config.map(|c| c.hooks.len()),
@@ -58,7 +60,12 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
                 errors,
                 warnings,
                 first_error: diags.iter().find(|d| d.is_error()).map(|d| {
-                    let loc = d.location().map(|l| format!("{l}: ")).unwrap_or_default();
+                    // Locations relative to the app folder keep the table readable.
+                    let prefix = format!("{}/", app.dir.display());
+                    let loc = d
+                        .location()
+                        .map(|l| format!("{}: ", l.strip_prefix(&prefix).unwrap_or(&l)))
+                        .unwrap_or_default();
                     format!("{loc}{}", d.message)
                 }),
             }
@@ -66,7 +73,10 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
         .collect();
 
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_default()
+        );
         return Ok(Outcome::Ok);
     }
     if rows.is_empty() {
@@ -89,7 +99,15 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
             ]
         })
         .collect();
-    let header = ["APP", "PROCESS KEY", "ENGINE", "BPMN", "TASKS", "GATEWAYS", "HOOKS"];
+    let header = [
+        "APP",
+        "PROCESS KEY",
+        "ENGINE",
+        "BPMN",
+        "TASKS",
+        "GATEWAYS",
+        "HOOKS",
+    ];
     let mut widths = header.map(str::len);
     for row in &table {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -107,7 +125,11 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
     println!("{}  STATUS", style.bold(&line(header)));
     for (row, r) in table.iter().zip(&rows) {
         let status = match (&r.first_error, r.warnings) {
-            (Some(e), _) => format!("{} ({}) {e}", style.red("invalid"), count(r.errors, "error")),
+            (Some(e), _) => format!(
+                "{} ({}) {e}",
+                style.red("invalid"),
+                count(r.errors, "error")
+            ),
             (None, 0) => style.green("valid"),
             (None, w) => format!("{} ({})", style.green("valid"), count(w, "warning")),
         };

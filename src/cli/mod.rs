@@ -111,7 +111,12 @@ pub fn main() -> ExitCode {
         Err(e) => {
             // clap prints help/version to stdout and usage errors to stderr.
             let _ = e.print();
-            return if e.use_stderr() { Outcome::Usage } else { Outcome::Ok }.into();
+            return if e.use_stderr() {
+                Outcome::Usage
+            } else {
+                Outcome::Ok
+            }
+            .into();
         }
     };
     init_logging(cli.verbose, cli.quiet);
@@ -141,7 +146,8 @@ fn init_logging(verbose: u8, quiet: bool) {
         (false, 2) => "debug",
         _ => "trace",
     };
-    let filter = EnvFilter::try_from_env("CUGA_FLO_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let filter =
+        EnvFilter::try_from_env("CUGA_FLO_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

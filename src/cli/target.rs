@@ -29,14 +29,16 @@ pub fn resolve(arg: &str, apps_dir: &Path) -> Result<Target, UsageError> {
         if path.join("config").is_dir() {
             return Ok(Target::App(app_at(path)));
         }
-        if path.file_name().is_some_and(|n| n == "config") {
-            if let Some(parent) = path.parent().filter(|p| p.join("config").is_dir()) {
-                return Ok(Target::App(app_at(parent)));
-            }
+        if path.file_name().is_some_and(|n| n == "config")
+            && let Some(parent) = path.parent().filter(|p| p.join("config").is_dir())
+        {
+            return Ok(Target::App(app_at(parent)));
         }
         // A name that also happens to be a folder in the working directory.
         if !apps_dir.join(arg).join("config").is_dir() {
-            return Err(UsageError::new(format!("{arg} is a folder without a `config/` sub-folder, so it is not an app")));
+            return Err(UsageError::new(format!(
+                "{arg} is a folder without a `config/` sub-folder, so it is not an app"
+            )));
         }
     } else if path.is_file() {
         let name = arg.to_ascii_lowercase();
@@ -46,7 +48,9 @@ pub fn resolve(arg: &str, apps_dir: &Path) -> Result<Target, UsageError> {
         if name.ends_with(".bpmn") || name.ends_with(".xml") || name.ends_with(".bpmn2") {
             return Ok(Target::Model(path.to_path_buf()));
         }
-        return Err(UsageError::new(format!("{arg} is neither a flow config (.yaml) nor a BPMN model (.bpmn, .xml)")));
+        return Err(UsageError::new(format!(
+            "{arg} is neither a flow config (.yaml) nor a BPMN model (.bpmn, .xml)"
+        )));
     }
     let dir = apps_dir.join(arg);
     if dir.join("config").is_dir() {
@@ -58,7 +62,9 @@ pub fn resolve(arg: &str, apps_dir: &Path) -> Result<Target, UsageError> {
     let mut err = UsageError::new(format!("no app `{arg}` under {}", apps_dir.display()));
     err = match did_you_mean(arg, names.iter().map(String::as_str)) {
         Some(s) => err.with_help(format!("did you mean `{s}`?")),
-        None if names.is_empty() => err.with_help("no apps there; pass --apps-dir DIR, or a path to an app folder, config or BPMN file"),
+        None if names.is_empty() => err.with_help(
+            "no apps there; pass --apps-dir DIR, or a path to an app folder, config or BPMN file",
+        ),
         None => err.with_help(format!("available: {}", name_list(&names, 20))),
     };
     Err(err)

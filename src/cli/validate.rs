@@ -18,7 +18,7 @@ use super::{Cli, Outcome, Style, UsageError};
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// Apps (names under the apps folder, or app folders), flow config files or BPMN files
-    #[arg(value_name = "APP|PATH", required_unless_present = "all")]
+    #[arg(value_name = "APP|PATH")]
     pub targets: Vec<String>,
 
     /// Validate every app under the apps folder
@@ -53,15 +53,28 @@ pub fn run(cli: &Cli, args: &ValidateArgs, style: Style) -> Result<Outcome, Usag
     let targets: Vec<Target> = if args.all {
         let apps = all_apps(&cli.apps_dir)?;
         if apps.is_empty() {
-            return Err(UsageError::new(format!("no apps under {}", cli.apps_dir.display())));
+            return Err(UsageError::new(format!(
+                "no apps under {}",
+                cli.apps_dir.display()
+            )));
         }
         apps.into_iter().map(Target::App).collect()
+    } else if args.targets.is_empty() {
+        return Err(UsageError::new(
+            "name an app, an app folder, a flow config or a BPMN file, or pass --all",
+        )
+        .with_help("`cuga-flo list` shows the apps"));
     } else {
-        args.targets.iter().map(|t| resolve(t, &cli.apps_dir)).collect::<Result<_, _>>()?
+        args.targets
+            .iter()
+            .map(|t| resolve(t, &cli.apps_dir))
+            .collect::<Result<_, _>>()?
     };
 
     let reports: Vec<Report> = targets.iter().map(|t| validate(t, args.strict)).collect();
-    let (errors, warnings) = reports.iter().fold((0, 0), |(e, w), r| (e + r.errors, w + r.warnings));
+    let (errors, warnings) = reports
+        .iter()
+        .fold((0, 0), |(e, w), r| (e + r.errors, w + r.warnings));
     let failed = reports.iter().any(|r| !r.valid);
 
     if args.json {
@@ -81,7 +94,11 @@ pub fn run(cli: &Cli, args: &ValidateArgs, style: Style) -> Result<Outcome, Usag
             println!("{}", summary_line(report, style));
         }
         if reports.len() > 1 {
-            let verdict = if failed { style.red("failed") } else { style.green("ok") };
+            let verdict = if failed {
+                style.red("failed")
+            } else {
+                style.green("ok")
+            };
             println!(
                 "{verdict}: {} checked, {} invalid, {}, {}",
                 count(reports.len(), "target"),
@@ -117,9 +134,19 @@ pub fn validate(target: &Target, strict: bool) -> Report {
         Target::App(app) => {
             let loaded: LoadedApp = load_app(app);
             let diags = check_app(&loaded);
-            ("app", app.name.clone(), app.dir.display().to_string(), diags)
+            (
+                "app",
+                app.name.clone(),
+                app.dir.display().to_string(),
+                diags,
+            )
         }
-        Target::Model(path) => ("model", model_name(path), path.display().to_string(), validate_model(path)),
+        Target::Model(path) => (
+            "model",
+            model_name(path),
+            path.display().to_string(),
+            validate_model(path),
+        ),
     };
     let (errors, warnings) = tally(&diags);
     Report {
@@ -142,5 +169,8 @@ fn validate_model(path: &Path) -> Vec<Diagnostic> {
 }
 
 fn model_name(path: &Path) -> String {
-    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }

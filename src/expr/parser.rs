@@ -514,9 +514,22 @@ fn lookalike(w: &str) -> Option<&'static str> {
         })
 }
 
+/// Help for an unexpected word: a miscased keyword, or a JUEL word operator.
 fn keyword_help(tok: &Tok) -> Option<String> {
-    match tok {
-        Tok::Word(w) => lookalike(w).map(|k| format!("keywords are lowercase: `{k}`")),
+    let Tok::Word(w) = tok else {
+        return None;
+    };
+    let juel = match w.as_str() {
+        "eq" => Some("=="),
+        "ne" => Some("!="),
+        "lt" => Some("<"),
+        "le" => Some("<="),
+        "gt" => Some(">"),
+        "ge" => Some(">="),
         _ => None,
+    };
+    if let Some(op) = juel {
+        return Some(format!("write `{op}` to compare"));
     }
+    lookalike(w).map(|k| format!("keywords are lowercase: `{k}`"))
 }

@@ -36,8 +36,17 @@ pub fn bpmn(nodes: &[(&str, &str)], flows: &[(&str, &str, &str, &str)]) -> Strin
 /// start → A → B → end
 pub fn linear() -> String {
     bpmn(
-        &[("startEvent", "S"), ("task", "A"), ("task", "B"), ("endEvent", "E")],
-        &[("f1", "S", "A", ""), ("f2", "A", "B", ""), ("f3", "B", "E", "")],
+        &[
+            ("startEvent", "S"),
+            ("task", "A"),
+            ("task", "B"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "A", ""),
+            ("f2", "A", "B", ""),
+            ("f3", "B", "E", ""),
+        ],
     )
 }
 
@@ -79,7 +88,10 @@ impl TestApp {
 
     /// `(severity, code, message)` of every diagnostic.
     pub fn findings(&self) -> Vec<(Severity, &'static str, String)> {
-        self.diagnostics().into_iter().map(|d| (d.severity, d.code, d.message)).collect()
+        self.diagnostics()
+            .into_iter()
+            .map(|d| (d.severity, d.code, d.message))
+            .collect()
     }
 
     pub fn codes(&self) -> Vec<&'static str> {
@@ -90,11 +102,19 @@ impl TestApp {
     pub fn only(&self, code: &str) -> Diagnostic {
         let all = self.diagnostics();
         let matching: Vec<_> = all.iter().filter(|d| d.code == code).cloned().collect();
-        assert_eq!(matching.len(), 1, "expected one `{code}`, got: {:#?}", summary(&all));
+        assert_eq!(
+            matching.len(),
+            1,
+            "expected one `{code}`, got: {:#?}",
+            summary(&all)
+        );
         matching.into_iter().next().unwrap()
     }
 }
 
 pub fn summary(diags: &[Diagnostic]) -> Vec<String> {
-    diags.iter().map(|d| format!("{} [{}]", d.one_line(), d.code)).collect()
+    diags
+        .iter()
+        .map(|d| format!("{} [{}]", d.one_line(), d.code))
+        .collect()
 }

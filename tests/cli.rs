@@ -1,0 +1,265 @@
+//! The `cuga-flo` command line, end to end: `list` and `validate` over the repo's own
+//! demo apps, the original project's apps (compatibility fixtures) and broken input.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+const UPSTREAM: &str = "../shared/fixtures/upstream-apps";
+const CORPUS: &str = "../shared/fixtures/bpmn-corpus";
+
+fn cuga() -> Command {
+    let mut cmd = Command::cargo_bin("cuga-flo").unwrap();
+    cmd.env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+fn stdout_of(cmd: &mut Command, code: i32) -> String {
+    let out = cmd.assert().code(code).get_output().stdout.clone();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn version_and_help_read_well() {
+    cuga()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("cuga-flo "));
+    let help = stdout_of(cuga().arg("--help"), 0);
+    for word in [
+        "list",
+        "validate",
+        "--apps-dir",
+        "CUGA_FLO_APPS",
+        "Examples:",
+    ] {
+        assert!(help.contains(word), "help lacks {word}:\n{help}");
+    }
+}
+
+#[test]
+fn the_repos_own_apps_all_validate_without_a_warning() {
+    let out = stdout_of(cuga().args(["validate", "--all", "--strict"]), 0);
+    for app in [
+        "incident_response",
+        "loan_approval",
+        "loan_approval_kogito",
+        "receive_order",
+        "trip_planner",
+    ] {
+        assert!(out.contains(&format!("✓ app `{app}` is valid\n")), "{out}");
+    }
+    assert!(out.contains("0 errors, 0 warnings"), "{out}");
+}
+
+#[test]
+fn list_shows_each_app_with_what_it_runs() {
+    let out = stdout_of(cuga().arg("list"), 0);
+    insta::assert_snapshot!("list_demo_apps", out);
+}
+
+#[test]
+fn list_json_is_for_machines() {
+    let out = stdout_of(cuga().args(["list", "--json"]), 0);
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let receive = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "receive_order")
+        .unwrap();
+    assert_eq!(receive["engine"], "native");
+    assert_eq!(receive["process_key"], "receive_order_v1");
+    assert_eq!(receive["tasks"], 3);
+    assert_eq!(receive["hooks"], 1);
+    assert_eq!(receive["valid"], true);
+}
+
+#[test]
+fn list_takes_the_apps_folder_from_the_environment_and_shows_broken_apps() {
+    let out = stdout_of(cuga().env("CUGA_FLO_APPS", UPSTREAM).arg("list"), 0);
+    insta::assert_snapshot!("list_upstream_apps", out);
+}
+
+#[test]
+fn upstream_loan_approval_names_a_model_that_is_not_there() {
+    let out = stdout_of(
+        cuga().args(["--apps-dir", UPSTREAM, "validate", "loan_approval"]),
+        1,
+    );
+    insta::assert_snapshot!("validate_upstream_loan_approval", out);
+}
+
+#[test]
+fn upstream_loan_approval_kogito_is_checked_in_full() {
+    let out = stdout_of(
+        cuga().args(["--apps-dir", UPSTREAM, "validate", "loan_approval_kogito"]),
+        1,
+    );
+    insta::assert_snapshot!("validate_upstream_loan_approval_kogito", out);
+}
+
+#[test]
+fn upstream_receive_order_is_checked_in_full() {
+    let out = stdout_of(
+        cuga().args(["--apps-dir", UPSTREAM, "validate", "receive_order"]),
+        1,
+    );
+    insta::assert_snapshot!("validate_upstream_receive_order", out);
+}
+
+#[test]
+fn upstream_trip_planner_warns_that_its_gateway_can_take_no_flow() {
+    let out = stdout_of(
+        cuga().args(["--apps-dir", UPSTREAM, "validate", "trip_planner"]),
+        1,
+    );
+    insta::assert_snapshot!("validate_upstream_trip_planner", out);
+}
+
+#[test]
+fn validate_json_reports_every_diagnostic_with_its_position() {
+    let out = stdout_of(
+        cuga().args(["--apps-dir", UPSTREAM, "validate", "--json", "trip_planner"]),
+        1,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["valid"], false);
+    let diags = doc["targets"][0]["diagnostics"].as_array().unwrap();
+    let gateway = diags
+        .iter()
+        .find(|d| d["code"] == "graph::no_flow_taken")
+        .unwrap();
+    assert_eq!(gateway["severity"], "warning");
+    assert_eq!(gateway["line"], 12);
+    assert!(
+        gateway["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("trip-planner.bpmn")
+    );
+}
+
+#[test]
+fn an_app_may_be_named_by_folder_or_by_config_file() {
+    cuga()
+        .args(["validate", "applications/receive_order"])
+        .assert()
+        .success();
+    cuga()
+        .args([
+            "validate",
+            "applications/trip_planner/config/trip_planner_config.yaml",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("✓ app `trip_planner` is valid"));
+}
+
+#[test]
+fn an_unknown_app_is_a_usage_error_with_a_suggestion() {
+    cuga()
+        .args(["validate", "recieve_order"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no app `recieve_order` under applications",
+        ))
+        .stderr(predicate::str::contains("did you mean `receive_order`?"));
+}
+
+#[test]
+fn validate_without_a_target_is_a_usage_error() {
+    cuga()
+        .arg("validate")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--all"));
+}
+
+#[test]
+fn a_bpmn_file_on_its_own_can_be_validated() {
+    let ok = format!("{CORPUS}/miwg-reference/A.1.0.bpmn");
+    cuga()
+        .args(["validate", &ok])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("✓ model `A.1.0.bpmn` is valid"));
+}
+
+#[test]
+fn xml_that_is_not_well_formed_fails_at_its_line() {
+    let broken = format!("{CORPUS}/miwg-tools/GenMyModel-0.47__C.1.1-export.bpmn");
+    let out = stdout_of(cuga().args(["validate", "--json", &broken]), 1);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let d = &doc["targets"][0]["diagnostics"][0];
+    assert_eq!(d["code"], "bpmn::xml");
+    assert_eq!(d["line"], 26);
+}
+
+#[test]
+fn strict_turns_warnings_into_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("warned/config");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::copy(
+        "applications/trip_planner/config/trip_planner.bpmn",
+        app.join("trip_planner.bpmn"),
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("warned_config.yaml"),
+        "flow: {id: w, name: W, bpmn_file: trip_planner.bpmn}\nvariabels: {}\n",
+    )
+    .unwrap();
+    let apps = dir.path().to_str().unwrap();
+    cuga()
+        .args(["--apps-dir", apps, "validate", "warned"])
+        .assert()
+        .success();
+    cuga()
+        .args(["--apps-dir", apps, "validate", "--strict", "warned"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("did you mean `variables`?"));
+}
+
+#[test]
+fn malformed_yaml_points_at_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("bad/config");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::write(
+        app.join("bad_config.yaml"),
+        "flow:\n  id: x\n  bpmn_file: [unclosed\n",
+    )
+    .unwrap();
+    let out = stdout_of(
+        cuga().args([
+            "--apps-dir",
+            dir.path().to_str().unwrap(),
+            "validate",
+            "--json",
+            "bad",
+        ]),
+        1,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let d = &doc["targets"][0]["diagnostics"][0];
+    assert_eq!(d["code"], "config::yaml");
+    assert!(d["line"].as_u64().unwrap() >= 3, "{d}");
+}
+
+#[test]
+fn a_missing_apps_folder_is_a_usage_error() {
+    cuga()
+        .args(["--apps-dir", "no/such/dir", "list"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "cannot read the apps folder no/such/dir",
+        ));
+}
