@@ -1,6 +1,7 @@
 //! BPMN 2.0: the model ([`model`]) and its parser ([`parse`]). Imports nothing of the
 //! rest of the crate but [`crate::source`].
 
+mod encoding;
 mod model;
 mod parser;
 

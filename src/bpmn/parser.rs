@@ -1,6 +1,6 @@
 //! BPMN XML → [`Document`], in three steps:
 //!
-//! 1. [`decode`]: the bytes are transcoded to UTF-8 up front (byte order mark, else the
+//! 1. [`decode`] (in `encoding.rs`): the bytes are transcoded to UTF-8 up front (byte order mark, else the
 //!    XML declaration's `encoding`, else UTF-8), so every [`Span`] is a byte range of the
 //!    text kept in [`Document::source`].
 //! 2. [`Walker`]: one streaming pass with quick-xml's `NsReader`. Elements are matched by
@@ -14,13 +14,13 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use encoding_rs::{DecoderResult, Encoding};
 use quick_xml::escape::{resolve_predefined_entity, unescape};
 use quick_xml::events::attributes::AttrError;
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::name::{QName, ResolveResult};
 use quick_xml::reader::NsReader;
 
+use super::encoding::{decode, first_illegal_char, is_xml_char};
 use super::{
     BpmnError, Condition, Document, EventDefinition, Flow, GatewayKind, Lane, MessageFlow, Node,
     NodeKind, ParseErrors, Participant, Process, Property, SubProcessKind, TaskKind,
@@ -132,148 +132,6 @@ fn empty_document(source: &SourceFile, encoding: String) -> Document {
         participants: Vec::new(),
         message_flows: Vec::new(),
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// Step 1: transcoding
-// ---------------------------------------------------------------------------------------
-
-/// The input transcoded to UTF-8.
-struct Decoded {
-    text: String,
-    /// The encoding the XML declaration names, as written (else the byte order mark's
-    /// encoding, else `UTF-8`).
-    label: String,
-    /// The first malformed byte sequence, as a well-formedness error at the U+FFFD that
-    /// replaces it in `text`.
-    malformed: Option<BpmnError>,
-}
-
-/// Transcode the whole input to UTF-8. A byte order mark (or the UTF-16 pattern of
-/// `<?`) wins over the declaration. Labels are those of the WHATWG Encoding Standard, so
-/// `ISO-8859-1` and `ASCII` decode as windows-1252, as browsers do.
-fn decode(bytes: &[u8]) -> Result<Decoded, BpmnError> {
-    if let Some((encoding, skip)) = sniff(bytes) {
-        let (text, malformed) = transcode(encoding, bytes.get(skip..).unwrap_or_default(), skip);
-        let label = declared_encoding(&text).unwrap_or_else(|| encoding.name().to_owned());
-        return Ok(Decoded {
-            text,
-            label,
-            malformed,
-        });
-    }
-    let head = String::from_utf8_lossy(bytes.get(..1024).unwrap_or(bytes));
-    let label = declared_encoding(&head);
-    let encoding = match &label {
-        Some(label) => encoding_for(label)?,
-        None => encoding_rs::UTF_8,
-    };
-    let (text, malformed) = transcode(encoding, bytes, 0);
-    Ok(Decoded {
-        text,
-        label: label.unwrap_or_else(|| "UTF-8".to_owned()),
-        malformed,
-    })
-}
-
-/// The encoding given by a byte order mark, or by `<?` written in UTF-16; with the
-/// number of bytes to skip.
-fn sniff(bytes: &[u8]) -> Option<(&'static Encoding, usize)> {
-    Encoding::for_bom(bytes).or(match bytes.get(..4) {
-        Some([0x3C, 0, 0x3F, 0]) => Some((encoding_rs::UTF_16LE, 0)),
-        Some([0, 0x3C, 0, 0x3F]) => Some((encoding_rs::UTF_16BE, 0)),
-        _ => None,
-    })
-}
-
-/// The decoder for a declared label, for a document whose bytes are ASCII-compatible.
-fn encoding_for(label: &str) -> Result<&'static Encoding, BpmnError> {
-    match Encoding::for_label(label.trim().as_bytes()) {
-        None => Err(BpmnError::UnknownEncoding(label.to_owned())),
-        Some(e) if e == encoding_rs::REPLACEMENT => {
-            Err(BpmnError::UnknownEncoding(label.to_owned()))
-        }
-        Some(e) if e == encoding_rs::UTF_16LE || e == encoding_rs::UTF_16BE => {
-            Err(BpmnError::BadEncoding {
-                encoding: label.to_owned(),
-                message: "the declaration is written in single bytes and there is no byte order \
-                          mark, so the bytes are not UTF-16"
-                    .to_owned(),
-            })
-        }
-        Some(e) => Ok(e),
-    }
-}
-
-/// The `encoding` pseudo-attribute of an XML declaration at the start of `head`.
-fn declared_encoding(head: &str) -> Option<String> {
-    let decl = head.strip_prefix("<?xml")?;
-    let decl = decl.get(..decl.find("?>")?)?;
-    let rest = decl.get(decl.find("encoding")? + "encoding".len()..)?;
-    let rest = rest.trim_start().strip_prefix('=')?.trim_start();
-    let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
-    let value = rest.get(1..)?;
-    Some(value.get(..value.find(quote)?)?.to_owned())
-}
-
-/// Decode `bytes` (which start at `file_offset` in the file), replacing malformed
-/// sequences with U+FFFD and reporting the first one.
-fn transcode(
-    encoding: &'static Encoding,
-    bytes: &[u8],
-    file_offset: usize,
-) -> (String, Option<BpmnError>) {
-    let mut decoder = encoding.new_decoder_without_bom_handling();
-    let mut text = String::with_capacity(bytes.len());
-    let mut malformed = None;
-    let mut read_total = 0;
-    loop {
-        let rest = bytes.get(read_total..).unwrap_or_default();
-        let needed = decoder.max_utf8_buffer_length_without_replacement(rest.len());
-        text.reserve(needed.unwrap_or(rest.len()));
-        let (result, read) = decoder.decode_to_string_without_replacement(rest, &mut text, true);
-        read_total += read;
-        match result {
-            DecoderResult::InputEmpty => break,
-            DecoderResult::OutputFull => {}
-            DecoderResult::Malformed(bad, pending) => {
-                let end = read_total.saturating_sub(usize::from(pending));
-                let start = end.saturating_sub(usize::from(bad));
-                if malformed.is_none() {
-                    let shown: Vec<String> = bytes
-                        .get(start..end)
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|b| format!("0x{b:02X}"))
-                        .collect();
-                    malformed = Some(BpmnError::NotWellFormed {
-                        message: format!(
-                            "invalid {} byte sequence {} at byte {} of the file",
-                            encoding.name(),
-                            shown.join(" "),
-                            start + file_offset
-                        ),
-                        span: Span::new(text.len(), '\u{FFFD}'.len_utf8()),
-                    });
-                }
-                text.push('\u{FFFD}');
-            }
-        }
-    }
-    (text, malformed)
-}
-
-/// Characters XML 1.0 allows.
-fn is_xml_char(c: char) -> bool {
-    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
-}
-
-fn first_illegal_char(text: &str) -> Option<BpmnError> {
-    let (at, c) = text.char_indices().find(|&(_, c)| !is_xml_char(c))?;
-    Some(BpmnError::NotWellFormed {
-        message: format!("character U+{:04X} is not allowed in XML", u32::from(c)),
-        span: Span::new(at, c.len_utf8()),
-    })
 }
 
 // ---------------------------------------------------------------------------------------
