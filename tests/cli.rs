@@ -263,3 +263,48 @@ fn a_missing_apps_folder_is_a_usage_error() {
             "cannot read the apps folder no/such/dir",
         ));
 }
+
+#[test]
+fn a_supervisor_file_chooses_the_flow_config_and_a_wrong_one_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("sup/config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::copy(
+        "applications/trip_planner/config/trip_planner.bpmn",
+        config.join("m.bpmn"),
+    )
+    .unwrap();
+    let flow = "flow: {id: chosen_v1, name: C, bpmn_file: m.bpmn}\n";
+    std::fs::write(
+        config.join("a_config.yaml"),
+        flow.replace("chosen", "other"),
+    )
+    .unwrap();
+    std::fs::write(config.join("b_config.yaml"), flow).unwrap();
+    std::fs::write(
+        config.join("supervisor_sup.yaml"),
+        "agents:\n  - name: x\n    type: flow_agent\n    flow_config: b_config.yaml\n",
+    )
+    .unwrap();
+    let apps = dir.path().to_str().unwrap();
+    let out = stdout_of(cuga().args(["--apps-dir", apps, "list", "--json"]), 0);
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(rows[0]["process_key"], "chosen_v1");
+
+    std::fs::write(
+        config.join("supervisor_sup.yaml"),
+        "agents:\n  - name: x\n    flow_config: gone.yaml\n",
+    )
+    .unwrap();
+    let out = stdout_of(cuga().args(["--apps-dir", apps, "list"]), 0);
+    assert!(out.contains("config/supervisor_sup.yaml:3:18: the supervisor names flow config `gone.yaml`, which does not exist"), "{out}");
+}
+
+#[test]
+fn an_app_full_of_mistakes_gets_every_one_reported_in_place() {
+    let out = stdout_of(
+        cuga().args(["--apps-dir", "tests/fixtures/apps", "validate", "mistakes"]),
+        1,
+    );
+    insta::assert_snapshot!("validate_mistakes", out);
+}

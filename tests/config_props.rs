@@ -5,7 +5,8 @@ use cuga_flo::app::decode::decode;
 use cuga_flo::source::SourceFile;
 use proptest::prelude::*;
 
-const REAL: &str = include_str!("../applications/incident_response/config/incident_response_config.yaml");
+const REAL: &str =
+    include_str!("../applications/incident_response/config/incident_response_config.yaml");
 
 fn assert_in_bounds(text: &str) {
     let source = SourceFile::new("p.yaml", text);

@@ -80,7 +80,7 @@ pub fn check(config: Option<&FlowConfig>, doc: &Document) -> Vec<Diagnostic> {
             let Some(cond) = flow.condition.as_ref().filter(|c| !c.body.is_empty()) else {
                 continue;
             };
-            let routing = routing_of(config, process, flow);
+            let routing = routing_of(config, flow);
             // A condition the config overrides is never evaluated.
             if routing.overridden {
                 continue;
@@ -119,7 +119,7 @@ struct Routing {
     decision_agent: bool,
 }
 
-fn routing_of(config: Option<&FlowConfig>, _process: &Process, flow: &Flow) -> Routing {
+fn routing_of(config: Option<&FlowConfig>, flow: &Flow) -> Routing {
     let gw = config.and_then(|c| c.gateway(&flow.source));
     Routing {
         overridden: gw.is_some_and(|g| {
@@ -193,23 +193,13 @@ fn expr_diagnostic(
         Diagnostic::warning("expr::syntax", message)
     };
     d = d.at(file, at, err.message.clone());
-    let mut help = err.help.clone().unwrap_or_default();
+    let mut help = match (&err.help, must) {
+        (Some(h), _) => h.clone(),
+        (None, true) => "conditions look like `${var} > 0.6 && ${status} == \"open\"`".to_string(),
+        (None, false) => "cuga-flo cannot evaluate it natively".to_string(),
+    };
     if let Some(lang) = language {
-        if !help.is_empty() {
-            help.push_str("; ");
-        }
-        help.push_str(&format!("it is written in `{lang}`"));
-    }
-    if must {
-        if !help.is_empty() {
-            help.push_str("; ");
-        }
-        help.push_str("conditions look like `${var} > 0.6 && ${status} == \"open\"`");
-    } else if !help.is_empty() {
-        help.push_str("; ");
-        help.push_str("cuga-flo cannot evaluate it natively");
-    } else {
-        help.push_str("cuga-flo cannot evaluate it natively");
+        help.push_str(&format!(" (the condition is written in `{lang}`)"));
     }
     d.with_help(help)
 }
@@ -386,7 +376,7 @@ fn unset_variables(config: &FlowConfig, used: &[(Expr, Span, &SourceFile)]) -> V
             out.push(
                 Diagnostic::warning(
                     "expr::unset_variable",
-                    format!("condition reads `{root}`, which is not declared under `variables:` and no task writes"),
+                    format!("condition reads `{root}`, which is not declared under `variables:` and no task writes it"),
                 )
                 .at(file, *span, Some(format!("`{root}` is unknown until a run sets it")))
                 .with_help(format!("declare it with a default: `variables: {{{root}: ...}}`")),

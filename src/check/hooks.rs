@@ -51,7 +51,7 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
                 process,
                 loc,
                 Want::Flow,
-                &format!("the location of {what}"),
+                &format!("the location {{id}} of {what}"),
             ));
         }
 
@@ -98,7 +98,7 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
                 process,
                 target,
                 Want::Node,
-                &format!("an allowed target of {what}"),
+                &format!("the allowed target {{id}} of {what}"),
             ));
         }
         if !hook.insertable_tasks.is_empty() && !config.permissions.allows(HookAction::AddNode) {
@@ -135,7 +135,7 @@ fn static_action(
                 process,
                 target,
                 Want::Node,
-                &format!("the skip_to target of {what}"),
+                &format!("the skip_to target {{id}} of {what}"),
             ) {
                 out.push(d);
             } else if process
@@ -163,7 +163,7 @@ fn static_action(
                     process,
                     n,
                     Want::Activity,
-                    &format!("a node swapped by {what}"),
+                    &format!("the node {{id}} swapped by {what}"),
                 ));
             }
             if a.value == b.value {
@@ -183,7 +183,7 @@ fn static_action(
                 process,
                 target,
                 Want::Activity,
-                &format!("the node removed by {what}"),
+                &format!("the node {{id}} removed by {what}"),
             ));
         }
         ActionSpec::AddNode(task) => out.extend(new_task(config, process, task, what)),

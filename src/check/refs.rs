@@ -43,7 +43,16 @@ pub(super) fn resolve(
     role: &str,
 ) -> Option<Diagnostic> {
     let id = at.value.as_str();
-    let model = doc.source.path().display();
+    // `role` names the entry, with `{id}` where the id goes ("task", "the location {id} of hook `h`").
+    let subject = if role.contains("{id}") {
+        role.replace("{id}", &format!("`{id}`"))
+    } else {
+        format!("{role} `{id}`")
+    };
+    let model = doc.source.path().file_name().map_or_else(
+        || doc.source.path().display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let node = process.node(id);
     let ok = match want {
         Want::Task => node.is_some_and(|n| n.kind.is_task()),
@@ -59,15 +68,15 @@ pub(super) fn resolve(
         "ref::unknown_id",
         match (node, process.flow(id)) {
             (Some(n), _) => format!(
-                "{role} `{id}` is a {} in {model}, not a {}",
-                n.kind.tag(),
-                want.noun()
+                "{subject} is {} in {model}, not {}",
+                with_article(n.kind.tag()),
+                with_article(want.noun())
             ),
             (None, Some(_)) => format!(
-                "{role} `{id}` is a sequence flow in {model}, not a {}",
-                want.noun()
+                "{subject} is a sequence flow in {model}, not {}",
+                with_article(want.noun())
             ),
-            (None, None) => format!("{role} `{id}` is not in {model}"),
+            (None, None) => format!("{subject} is not in {model}"),
         },
     )
     .at(
@@ -474,6 +483,12 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// "a task", "an exclusiveGateway".
+fn with_article(noun: &str) -> String {
+    let vowel = noun.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U']);
+    format!("{} {noun}", if vowel { "an" } else { "a" })
 }
 
 fn io_reason(e: &std::io::Error) -> String {
