@@ -308,3 +308,18 @@ fn an_app_full_of_mistakes_gets_every_one_reported_in_place() {
     );
     insta::assert_snapshot!("validate_mistakes", out);
 }
+
+#[test]
+fn the_shipped_completion_scripts_are_current() {
+    use clap_complete::Shell;
+    for (shell, file) in [(Shell::Bash, "bash"), (Shell::Zsh, "zsh"), (Shell::Fish, "fish")] {
+        let shipped = std::fs::read_to_string(format!("completions/cuga-flo.{file}")).unwrap();
+        let current = cuga_flo::cli::completions::script(shell);
+        assert!(
+            shipped == current,
+            "completions/cuga-flo.{file} is stale: run `cargo run -- completions {file} > completions/cuga-flo.{file}`"
+        );
+        let printed = stdout_of(cuga().args(["completions", file]), 0);
+        assert_eq!(printed, current);
+    }
+}

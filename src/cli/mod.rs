@@ -1,6 +1,7 @@
 //! The command line: one file per command. Commands print results on stdout (human or
 //! `--json`) and logs on stderr (through `tracing`).
 
+pub mod completions;
 mod list;
 mod output;
 mod target;
@@ -102,6 +103,8 @@ pub enum Command {
     List(list::ListArgs),
     /// Check apps or BPMN models for every mistake that can be found before a run
     Validate(validate::ValidateArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(completions::CompletionsArgs),
 }
 
 /// Entry point used by the binary.
@@ -124,6 +127,7 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::List(args) => list::run(&cli, args, style),
         Command::Validate(args) => validate::run(&cli, args, style),
+        Command::Completions(args) => completions::run(args),
     };
     match result {
         Ok(outcome) => outcome.into(),

@@ -1,0 +1,67 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_cuga_flo_global_optspecs
+    string join \n apps-dir= color= v/verbose q/quiet h/help V/version
+end
+
+function __fish_cuga_flo_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_cuga_flo_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_cuga_flo_using_subcommand
+    set -l cmd (__fish_cuga_flo_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s V -l version -d 'Print version'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "list" -d 'List the apps and whether each validates'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l json -d 'Print JSON instead of a table'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l all -d 'Validate every app under the apps folder'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l strict -d 'Treat warnings as errors'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l json -d 'Print one JSON document instead of human-readable diagnostics'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate completions help" -f -a "list" -d 'List the apps and whether each validates'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate completions help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

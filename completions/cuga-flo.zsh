@@ -1,0 +1,176 @@
+#compdef cuga-flo
+
+autoload -U is-at-least
+
+_cuga-flo() {
+    typeset -A opt_args
+    typeset -a _arguments_options
+    local ret=1
+
+    if is-at-least 5.2; then
+        _arguments_options=(-s -S -C)
+    else
+        _arguments_options=(-s -C)
+    fi
+
+    local context curcontext="$curcontext" state line
+    _arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_cuga-flo_commands" \
+"*::: :->cuga-flo" \
+&& ret=0
+    case $state in
+    (cuga-flo)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[Print JSON instead of a table]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(validate)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'()--all[Validate every app under the apps folder]' \
+'--strict[Treat warnings as errors]' \
+'--json[Print one JSON document instead of human-readable diagnostics]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'*::targets -- Apps (names under the apps folder, or app folders), flow config files or BPMN files:_default' \
+&& ret=0
+;;
+(completions)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':shell -- The shell to write completions for:(bash elvish fish powershell zsh)' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-help-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(validate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(completions)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+}
+
+(( $+functions[_cuga-flo_commands] )) ||
+_cuga-flo_commands() {
+    local commands; commands=(
+'list:List the apps and whether each validates' \
+'validate:Check apps or BPMN models for every mistake that can be found before a run' \
+'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__completions_commands] )) ||
+_cuga-flo__subcmd__completions_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo completions commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__help_commands() {
+    local commands; commands=(
+'list:List the apps and whether each validates' \
+'validate:Check apps or BPMN models for every mistake that can be found before a run' \
+'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__completions_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__completions_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help completions commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__list_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__validate_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__validate_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help validate commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__list_commands] )) ||
+_cuga-flo__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__validate_commands] )) ||
+_cuga-flo__subcmd__validate_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo validate commands' commands "$@"
+}
+
+if [ "$funcstack[1]" = "_cuga-flo" ]; then
+    _cuga-flo "$@"
+else
+    compdef _cuga-flo cuga-flo
+fi
