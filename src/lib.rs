@@ -6,8 +6,10 @@
 
 pub mod app;
 pub mod bpmn;
+pub mod bridge;
 pub mod check;
 pub mod cli;
 pub mod diag;
 pub mod expr;
 pub mod source;
+pub mod vocab;

@@ -312,7 +312,11 @@ fn an_app_full_of_mistakes_gets_every_one_reported_in_place() {
 #[test]
 fn the_shipped_completion_scripts_are_current() {
     use clap_complete::Shell;
-    for (shell, file) in [(Shell::Bash, "bash"), (Shell::Zsh, "zsh"), (Shell::Fish, "fish")] {
+    for (shell, file) in [
+        (Shell::Bash, "bash"),
+        (Shell::Zsh, "zsh"),
+        (Shell::Fish, "fish"),
+    ] {
         let shipped = std::fs::read_to_string(format!("completions/cuga-flo.{file}")).unwrap();
         let current = cuga_flo::cli::completions::script(shell);
         assert!(

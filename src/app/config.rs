@@ -4,9 +4,9 @@
 //! diagnostics) lives in [`super::decode`].
 
 use std::fmt;
-use std::str::FromStr;
 
 use crate::source::{SourceFile, Span};
+pub use crate::vocab::HookAction;
 
 /// A value with the place in the config file it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,68 +192,6 @@ pub struct GatewayFlow {
     pub id: Located<String>,
     pub decision: Option<Located<String>>,
     pub condition: Option<Located<String>>,
-}
-
-/// What a hook may do to the flow. Wire names are upstream's lower-case strings.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum HookAction {
-    Continue,
-    SkipNode,
-    SkipTo,
-    SwapNodes,
-    Terminate,
-    RemoveNode,
-    AddNode,
-}
-
-impl HookAction {
-    pub const ALL: [HookAction; 7] = [
-        HookAction::Continue,
-        HookAction::SkipNode,
-        HookAction::SkipTo,
-        HookAction::SwapNodes,
-        HookAction::Terminate,
-        HookAction::RemoveNode,
-        HookAction::AddNode,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookAction::Continue => "continue",
-            HookAction::SkipNode => "skip_node",
-            HookAction::SkipTo => "skip_to",
-            HookAction::SwapNodes => "swap_nodes",
-            HookAction::Terminate => "terminate",
-            HookAction::RemoveNode => "remove_node",
-            HookAction::AddNode => "add_node",
-        }
-    }
-
-    pub fn names() -> impl Iterator<Item = &'static str> {
-        Self::ALL.iter().map(|a| a.as_str())
-    }
-}
-
-impl fmt::Display for HookAction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for HookAction {
-    type Err = ();
-
-    /// Accepts upstream's lower-case names and the upper-case spelling (`SKIP_TO`).
-    fn from_str(s: &str) -> Result<Self, ()> {
-        let lower = s.trim().to_ascii_lowercase();
-        HookAction::ALL
-            .into_iter()
-            .find(|a| a.as_str() == lower)
-            .ok_or(())
-    }
 }
 
 /// A static hook action with its parameters.

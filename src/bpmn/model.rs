@@ -29,11 +29,12 @@ pub struct Document {
     pub message_flows: Vec<MessageFlow>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Process {
     pub id: String,
     pub name: Option<String>,
     pub is_executable: Option<bool>,
+    #[serde(skip)]
     pub span: Span,
     /// All flow nodes, including those nested in sub-processes, in document order.
     pub nodes: Vec<Node>,
@@ -48,12 +49,13 @@ pub struct Process {
 }
 
 /// A flow node: activity, event or gateway.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Node {
     pub id: String,
     pub name: Option<String>,
     pub kind: NodeKind,
     /// The span of the element's start tag.
+    #[serde(skip)]
     pub span: Span,
     /// The id of the sub-process that contains this node; `None` at process level.
     pub parent: Option<String>,
@@ -66,7 +68,8 @@ pub struct Node {
     pub documentation: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum NodeKind {
     Task(TaskKind),
     SubProcess(SubProcessKind),
@@ -99,7 +102,10 @@ pub enum NodeKind {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum TaskKind {
     Task,
     User,
@@ -111,7 +117,10 @@ pub enum TaskKind {
     BusinessRule,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum SubProcessKind {
     /// `<subProcess>`; `triggered_by_event` marks an event sub-process.
     Embedded {
@@ -121,7 +130,10 @@ pub enum SubProcessKind {
     AdHoc,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum GatewayKind {
     Exclusive,
     Parallel,
@@ -130,7 +142,10 @@ pub enum GatewayKind {
     Complex,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum EventDefinition {
     Message,
     Timer,
@@ -144,13 +159,14 @@ pub enum EventDefinition {
     Terminate,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Flow {
     pub id: String,
     pub name: Option<String>,
     pub source: String,
     pub target: String,
     pub condition: Option<Condition>,
+    #[serde(skip)]
     pub span: Span,
     /// The id of the sub-process that contains this flow; `None` at process level.
     pub parent: Option<String>,
@@ -158,22 +174,23 @@ pub struct Flow {
 
 /// A `<conditionExpression>` as written: its language (the element's `language`
 /// attribute, else the document's `expressionLanguage`) and its trimmed text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Condition {
     pub language: Option<String>,
     pub body: String,
     /// The span of the expression's text (or of the element when the text is empty).
+    #[serde(skip)]
     pub span: Span,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Lane {
     pub id: String,
     pub name: Option<String>,
     pub flow_node_refs: Vec<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Property {
     pub id: String,
     pub name: Option<String>,

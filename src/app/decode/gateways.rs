@@ -1,0 +1,84 @@
+//! The `gateways` section and the outgoing flows of a gateway.
+
+use super::super::config::*;
+use super::super::yaml::Node;
+use super::reader::Cx;
+
+const GATEWAY_KEYS: &[&str] = &[
+    "mode",
+    "condition",
+    "policy",
+    "flows",
+    "human_consultation",
+    "agent_type",
+    "tools",
+];
+const GATEWAY_FLOW_KEYS: &[&str] = &["decision", "condition"];
+
+impl Cx<'_> {
+    pub(super) fn gateways(&mut self, node: &Node) -> Vec<GatewayConfig> {
+        self.named_entries(
+            node,
+            "`gateways`",
+            "a mapping of gateway ids to settings",
+            "a gateway id",
+            |cx, id, v| Some(cx.gateway(id, v)),
+        )
+    }
+
+    fn gateway(&mut self, id: Located<String>, node: &Node) -> GatewayConfig {
+        let what = format!("gateway `{}`", id.value);
+        let f = self.fields(node, &what, GATEWAY_KEYS);
+        if let Some(span) = f.key_span("tools") {
+            self.warn(
+                "config::ignored",
+                span,
+                format!("`tools` of {what} is not used"),
+                "ignored",
+                Some(
+                    "gateways decide with their condition, policy and `human_consultation`".into(),
+                ),
+            );
+        }
+        let mode_written = self.opt_string(&f, "mode", &what);
+        let mode = match &mode_written {
+            None => GatewayMode::Native,
+            Some(m) => match m.value.as_str() {
+                "native" => GatewayMode::Native,
+                "decision_agent" => GatewayMode::DecisionAgent,
+                _ => {
+                    self.unknown_mode("gateway", m, ["decision_agent", "native"]);
+                    GatewayMode::Native
+                }
+            },
+        };
+        let flows = match f.get("flows") {
+            None => Vec::new(),
+            Some(n) => self.named_entries(
+                n,
+                &format!("`flows` of {what}"),
+                "a mapping of flow ids",
+                "a flow id",
+                |cx, fid, v| {
+                    let fwhat = format!("flow `{}` of {what}", fid.value);
+                    let ff = cx.fields(v, &fwhat, GATEWAY_FLOW_KEYS);
+                    Some(GatewayFlow {
+                        decision: cx.opt_string(&ff, "decision", &fwhat),
+                        condition: cx.opt_string(&ff, "condition", &fwhat),
+                        id: fid,
+                    })
+                },
+            ),
+        };
+        GatewayConfig {
+            mode,
+            condition: self.opt_string(&f, "condition", &what),
+            policy: self.opt_string(&f, "policy", &what),
+            flows,
+            human_consultation: self.opt_string(&f, "human_consultation", &what),
+            agent_type: self.opt_string(&f, "agent_type", &what),
+            span: node.span,
+            id,
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The `tasks` section and the agent of a task.
+
+use super::super::config::*;
+use super::super::yaml::Node;
+use super::reader::Cx;
+
+const TASK_KEYS: &[&str] = &[
+    "id",
+    "mode",
+    "agent",
+    "instruction",
+    "policy",
+    "tool",
+    "input_mapping",
+    "output_mapping",
+];
+const AGENT_KEYS: &[&str] = &[
+    "name",
+    "system_instruction",
+    "policy",
+    "agent_type",
+    "tools",
+];
+
+impl Cx<'_> {
+    pub(super) fn tasks(&mut self, node: &Node) -> Vec<TaskConfig> {
+        let items = self.seq(node, "`tasks`");
+        items.iter().filter_map(|item| self.task(item)).collect()
+    }
+
+    fn task(&mut self, node: &Node) -> Option<TaskConfig> {
+        let f = self.fields(node, "a task", TASK_KEYS);
+        let Some(id) = self.opt_string(&f, "id", "a task") else {
+            self.error(
+                "config::missing_key",
+                node.span,
+                "task entry has no `id`".into(),
+                "which BPMN task is this?",
+                Some("add `id: <BPMN task id>`".into()),
+            );
+            return None;
+        };
+        let what = format!("task `{}`", id.value);
+        let agent = f.get("agent").map(|n| self.agent(n, &what));
+        let mode_written = self.opt_string(&f, "mode", &what);
+        let mode = match &mode_written {
+            None if agent.is_some() => TaskMode::TaskAgent,
+            None => TaskMode::Native,
+            Some(m) => match m.value.as_str() {
+                "task_agent" => TaskMode::TaskAgent,
+                "native" => TaskMode::Native,
+                "tool" => {
+                    self.warn(
+                        "config::legacy",
+                        m.span,
+                        "`mode: tool` is a legacy spelling; it is read as `native`".into(),
+                        "legacy mode",
+                        Some("write `mode: native`".into()),
+                    );
+                    TaskMode::Native
+                }
+                _ => {
+                    self.unknown_mode("task", m, ["task_agent", "native"]);
+                    TaskMode::Native
+                }
+            },
+        };
+        let legacy_instruction = self.opt_string(&f, "instruction", &what);
+        let legacy_policy = self.opt_string(&f, "policy", &what);
+        let instruction = agent
+            .as_ref()
+            .and_then(|a| a.system_instruction.clone())
+            .or(legacy_instruction);
+        let policy = agent
+            .as_ref()
+            .and_then(|a| a.policy.clone())
+            .or(legacy_policy);
+        let input_mapping = f
+            .get("input_mapping")
+            .map(|n| self.string_map(n, &format!("`input_mapping` of {what}")))
+            .unwrap_or_default();
+        let output_mapping = f
+            .get("output_mapping")
+            .map(|n| self.string_map(n, &format!("`output_mapping` of {what}")))
+            .unwrap_or_default();
+        Some(TaskConfig {
+            tool: self.opt_string(&f, "tool", &what),
+            id,
+            mode,
+            mode_written,
+            agent,
+            instruction,
+            policy,
+            input_mapping,
+            output_mapping,
+            span: node.span,
+        })
+    }
+
+    fn agent(&mut self, node: &Node, owner: &str) -> AgentConfig {
+        let what = format!("the agent of {owner}");
+        let f = self.fields(node, &what, AGENT_KEYS);
+        let tools = f
+            .get("tools")
+            .map(|n| self.string_list(n, "`tools`"))
+            .unwrap_or_default();
+        AgentConfig {
+            name: self.opt_string(&f, "name", &what),
+            system_instruction: self.opt_string(&f, "system_instruction", &what),
+            policy: self.opt_string(&f, "policy", &what),
+            agent_type: self.opt_string(&f, "agent_type", &what),
+            tools,
+            span: node.span,
+        }
+    }
+}

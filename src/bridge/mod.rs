@@ -1,0 +1,36 @@
+//! The bridge: the only way an engine and the harness talk. [`ControlPoints`] is what an
+//! engine calls at each control point; implementations carry the call over MCP (in-process
+//! or over HTTP) to the harness's tools.
+
+pub mod types;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use types::*;
+
+/// A boxed future, for object-safe async traits.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The control points an engine calls. Every call carries a [`ControlPointContext`] and
+/// returns a typed answer, already validated against what is permitted.
+pub trait ControlPoints: Send + Sync {
+    /// `execute_task`: fulfil one task.
+    fn execute_task(
+        &self,
+        task_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>>;
+    /// `route_gateway`: choose the outgoing flow(s) of a gateway.
+    fn route_gateway(
+        &self,
+        gateway_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>>;
+    /// `evaluate_hook`: decide what happens on a hooked sequence flow.
+    fn evaluate_hook(
+        &self,
+        hook_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>>;
+}

@@ -1,0 +1,175 @@
+//! The contract between an engine (which moves tokens) and the harness (which reasons):
+//! what a control point is asked ([`ControlPointContext`]) and what it answers
+//! ([`TaskOutcome`], [`GatewayDecision`], [`HookDecision`]). These types are the MCP
+//! tools' arguments and results, so they are plain data with JSON schemas.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use crate::vocab::{Decider, HookAction, TaskStatus};
+
+/// Process variables: a JSON object.
+pub type Variables = Map<String, Value>;
+
+/// Everything a control point knows when it is asked.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct ControlPointContext {
+    /// The run (unique per run, never the process key).
+    pub run_id: String,
+    pub process_key: String,
+    /// The task, gateway or hook being evaluated (for hooks: the hook id).
+    pub element_id: String,
+    pub element_name: Option<String>,
+    /// The process variables as they are now.
+    pub variables: Variables,
+    /// The ids of the nodes entered so far, in order.
+    pub history: Vec<String>,
+    /// A summary of the (live) process model.
+    pub model: ModelSummary,
+    /// Task instruction (tasks) or hook instruction (hooks), when the config has one.
+    pub instruction: Option<String>,
+    /// Gateways: the outgoing flows to choose from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowOption>,
+    /// Hooks: the sequence flow the token is about to traverse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edge: Option<EdgeInfo>,
+    /// Hooks: nodes already executed (actions may not touch them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub executed: Vec<String>,
+}
+
+/// A compact view of the process model.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct ModelSummary {
+    pub process_id: String,
+    pub process_name: Option<String>,
+    pub nodes: Vec<NodeInfo>,
+    pub flows: Vec<EdgeInfo>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct NodeInfo {
+    pub id: String,
+    /// The BPMN element's local name (`userTask`, `exclusiveGateway`, ...).
+    pub kind: String,
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct EdgeInfo {
+    pub id: String,
+    pub source: String,
+    pub target: String,
+    pub name: Option<String>,
+    pub condition: Option<String>,
+}
+
+/// One outgoing flow of a gateway, as offered to the router.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct FlowOption {
+    pub id: String,
+    pub target: String,
+    pub name: Option<String>,
+    /// The condition that applies (the config's, else the model's).
+    pub condition: Option<String>,
+    /// The label the config gives this choice.
+    pub decision: Option<String>,
+    pub is_default: bool,
+}
+
+/// What `execute_task` answers.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct TaskOutcome {
+    pub status: TaskStatus,
+    /// The task's outputs as answered.
+    pub outputs: Variables,
+    /// Process variables to set (after `output_mapping`).
+    pub variables: Variables,
+    pub decided_by: Decider,
+    pub reason: Option<String>,
+    /// Why the task failed.
+    pub error: Option<String>,
+}
+
+/// What `route_gateway` answers: the flows to take (one for exclusive gateways).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct GatewayDecision {
+    pub flows: Vec<String>,
+    pub decided_by: Decider,
+    pub reason: Option<String>,
+}
+
+/// A task a hook inserts (ADD_NODE).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct NewTask {
+    pub id: String,
+    pub name: Option<String>,
+    pub instruction: Option<String>,
+    /// A remote agent that fulfils it.
+    pub agent: Option<String>,
+}
+
+/// What `evaluate_hook` answers: the action to apply, already checked against the
+/// permissions (a denied action arrives as `continue` with `denied` set).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct HookDecision {
+    pub action: HookAction,
+    /// SKIP_TO: the node to jump to. REMOVE_NODE: the node to remove.
+    pub target: Option<String>,
+    /// SWAP_NODES: the two nodes to swap.
+    pub swap: Option<(String, String)>,
+    /// ADD_NODE: the task to insert before the edge's target.
+    pub add: Option<NewTask>,
+    /// Variables to set before the action applies.
+    pub state_updates: Variables,
+    pub message: Option<String>,
+    pub decided_by: Decider,
+    pub reason: Option<String>,
+    /// The action that was asked for but not permitted.
+    pub denied: Option<HookAction>,
+    /// When set, the run must fail (a denied action under `on_denied: fail`).
+    pub fail_run: bool,
+}
+
+impl HookDecision {
+    /// Go on along the edge, with a reason.
+    pub fn proceed(decided_by: Decider, reason: impl Into<Option<String>>) -> Self {
+        HookDecision {
+            action: HookAction::Continue,
+            target: None,
+            swap: None,
+            add: None,
+            state_updates: Variables::new(),
+            message: None,
+            decided_by,
+            reason: reason.into(),
+            denied: None,
+            fail_run: false,
+        }
+    }
+}
+
+/// Why a control-point call could not be answered.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[error("{element}: {message}")]
+pub struct ControlPointError {
+    pub element: String,
+    pub message: String,
+}
+
+/// What an engine needs to know about an app beyond its BPMN model: which flows carry
+/// hooks, and the run's limits. Answered by the registry tool `get_flow_annotations`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct FlowAnnotations {
+    pub process_key: String,
+    /// Hooked sequence flows: flow id → hook id (enabled hooks only).
+    pub hooks: std::collections::BTreeMap<String, String>,
+    /// Tasks a TaskAgent fulfils (the others pass through).
+    pub agentic_tasks: Vec<String>,
+    /// Gateways a DecisionAgent may route.
+    pub decision_gateways: Vec<String>,
+    /// Node entries allowed before the run fails (loops are bounded by this).
+    pub step_budget: u64,
+}

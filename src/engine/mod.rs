@@ -1,0 +1,60 @@
+//! Workflow engines move tokens through the BPMN graph and never reason: at every control
+//! point they ask the harness through [`ControlPoints`], and they report what happens to an
+//! [`EventSink`]. [`native`] is the in-process engine.
+
+pub mod native;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::bpmn::Process;
+use crate::bridge::{BoxFuture, ControlPoints, FlowAnnotations};
+use crate::journal::EventSink;
+use crate::vocab::RunStatus;
+
+/// The default step budget: node entries allowed in one run.
+pub const DEFAULT_STEP_BUDGET: u64 = 10_000;
+
+/// One run to perform.
+#[derive(Clone)]
+pub struct RunRequest {
+    pub run_id: String,
+    pub process_key: String,
+    pub process: Arc<Process>,
+    pub annotations: FlowAnnotations,
+    pub variables: Map<String, Value>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub message: Option<String>,
+    pub variables: Map<String, Value>,
+    /// Node entries.
+    pub steps: u64,
+    /// The node ids entered, in order.
+    pub path: Vec<String>,
+}
+
+/// An engine could not run at all (as opposed to a run that failed, which is an outcome).
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum EngineError {
+    #[error("the journal could not be written: {0}")]
+    Journal(String),
+    #[error("{0}")]
+    Model(String),
+}
+
+pub trait WorkflowEngine: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Run to the end. Every control point goes through `control_points`; every event is
+    /// emitted to `events` before its effect is visible.
+    fn run(
+        &self,
+        request: RunRequest,
+        control_points: Arc<dyn ControlPoints>,
+        events: Arc<dyn EventSink>,
+    ) -> BoxFuture<'static, Result<RunOutcome, EngineError>>;
+}

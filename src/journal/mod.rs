@@ -1,0 +1,17 @@
+//! The journal of a run: events appended to a durable file before their effects are
+//! visible ([`store`]), and the run's state as a fold over them ([`state`]). Imports
+//! nothing of the crate but the shared vocabulary.
+
+pub mod event;
+pub mod state;
+pub mod store;
+
+pub use event::{Event, Record};
+pub use state::FlowState;
+pub use store::{Journal, JournalError};
+
+/// Where an engine sends what happens. The journal is one; tests use in-memory sinks.
+pub trait EventSink: Send + Sync {
+    /// Append `event`. When this returns `Ok`, the record is as durable as the sink is.
+    fn emit(&self, event: Event) -> Result<Record, JournalError>;
+}

@@ -1,0 +1,143 @@
+//! The shared vocabulary of runs: what a hook may do ([`HookAction`]), who decided
+//! ([`Decider`]), how a task and a run ended. Used by the config, the harness, the bridge,
+//! the engines and the journal; it imports nothing of the crate.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// What a hook may do to the flow. Wire names are upstream's lower-case strings.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum HookAction {
+    Continue,
+    SkipNode,
+    SkipTo,
+    SwapNodes,
+    Terminate,
+    RemoveNode,
+    AddNode,
+}
+
+impl HookAction {
+    pub const ALL: [HookAction; 7] = [
+        HookAction::Continue,
+        HookAction::SkipNode,
+        HookAction::SkipTo,
+        HookAction::SwapNodes,
+        HookAction::Terminate,
+        HookAction::RemoveNode,
+        HookAction::AddNode,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookAction::Continue => "continue",
+            HookAction::SkipNode => "skip_node",
+            HookAction::SkipTo => "skip_to",
+            HookAction::SwapNodes => "swap_nodes",
+            HookAction::Terminate => "terminate",
+            HookAction::RemoveNode => "remove_node",
+            HookAction::AddNode => "add_node",
+        }
+    }
+
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Self::ALL.iter().map(|a| a.as_str())
+    }
+}
+
+impl fmt::Display for HookAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for HookAction {
+    type Err = ();
+
+    /// Accepts upstream's lower-case names and the upper-case spelling (`SKIP_TO`).
+    fn from_str(s: &str) -> Result<Self, ()> {
+        let lower = s.trim().to_ascii_lowercase();
+        HookAction::ALL
+            .into_iter()
+            .find(|a| a.as_str() == lower)
+            .ok_or(())
+    }
+}
+
+/// Who or what made a decision (shown in the stream, kept in the journal).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Decider {
+    /// A condition evaluated deterministically.
+    Condition,
+    /// The gateway's default flow.
+    Default,
+    /// A deterministic policy rule.
+    Rule,
+    /// A model.
+    Model,
+    /// A person at the terminal.
+    Human,
+    /// Answers given in advance (scenario or answers file).
+    Scripted,
+    /// A hook's static action from the config.
+    Static,
+    /// Nothing to decide (pass-through task, single flow, disabled hook, guard not met).
+    None,
+}
+
+impl Decider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decider::Condition => "condition",
+            Decider::Default => "default",
+            Decider::Rule => "rule",
+            Decider::Model => "model",
+            Decider::Human => "human",
+            Decider::Scripted => "scripted",
+            Decider::Static => "static",
+            Decider::None => "none",
+        }
+    }
+}
+
+/// How a task ended.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Completed,
+    /// Skipped by a hook (SKIP_NODE).
+    Skipped,
+    Failed,
+}
+
+/// How a run ended.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every token reached an end.
+    Completed,
+    /// A hook (or a terminate end event) ended the run.
+    Terminated,
+    /// Something went wrong (a failed task, no flow to take, the step budget, a crash).
+    Failed,
+}
