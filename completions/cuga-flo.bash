@@ -25,6 +25,9 @@ _cuga__flo() {
             cuga__flo,list)
                 cmd="cuga__flo__subcmd__list"
                 ;;
+            cuga__flo,start)
+                cmd="cuga__flo__subcmd__start"
+                ;;
             cuga__flo,validate)
                 cmd="cuga__flo__subcmd__validate"
                 ;;
@@ -37,6 +40,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help,list)
                 cmd="cuga__flo__subcmd__help__subcmd__list"
                 ;;
+            cuga__flo__subcmd__help,start)
+                cmd="cuga__flo__subcmd__help__subcmd__start"
+                ;;
             cuga__flo__subcmd__help,validate)
                 cmd="cuga__flo__subcmd__help__subcmd__validate"
                 ;;
@@ -47,7 +53,7 @@ _cuga__flo() {
 
     case "${cmd}" in
         cuga__flo)
-            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version list validate completions help"
+            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version list validate start completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -91,7 +97,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__help)
-            opts="list validate completions help"
+            opts="list validate start completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -146,6 +152,20 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__subcmd__flo__subcmd__help__subcmd__start)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__subcmd__flo__subcmd__help__subcmd__validate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -167,6 +187,56 @@ _cuga__flo() {
                 return 0
             fi
             case "${prev}" in
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__start)
+            opts="-v -q -h --scenario --answers --var --input --engine --run-dir --step-budget --json --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --scenario)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --input)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --engine)
+                    COMPREPLY=($(compgen -W "native flowable kogito mcp" -- "${cur}"))
+                    return 0
+                    ;;
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --step-budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --apps-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

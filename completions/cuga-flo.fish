@@ -34,6 +34,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s h -l help -d 'Print h
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s V -l version -d 'Print version'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "list" -d 'List the apps and whether each validates'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -54,6 +55,24 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l json -d '
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l scenario -d 'Run `applications/<app>/scenarios/<NAME>.yaml`: its inputs and answers, then check its expectations' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l answers -d 'Answers for control points, by id (YAML: `answers: {<id>: ...}`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l var -d 'Set a process variable (typed by its declared default); repeatable' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l input -d 'Initial variables from a JSON object in a file, or `-` for stdin' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l engine -d 'Run on this engine instead of the config\'s' -r -f -a "native\t''
+flowable\t''
+kogito\t''
+mcp\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l step-budget -d 'Node entries allowed before the run fails (bounds loops)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l json -d 'Stream one JSON event per line instead of the human view'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -s h -l help -d 'Print help'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -61,7 +80,8 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate completions help" -f -a "list" -d 'List the apps and whether each validates'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate completions help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start completions help" -f -a "list" -d 'List the apps and whether each validates'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start completions help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start completions help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -63,6 +63,27 @@ _arguments "${_arguments_options[@]}" : \
 '*::targets -- Apps (names under the apps folder, or app folders), flow config files or BPMN files:_default' \
 && ret=0
 ;;
+(start)
+_arguments "${_arguments_options[@]}" : \
+'--scenario=[Run \`applications/<app>/scenarios/<NAME>.yaml\`\: its inputs and answers, then check its expectations]:NAME:_default' \
+'--answers=[Answers for control points, by id (YAML\: \`answers\: {<id>\: ...}\`)]:FILE:_files' \
+'*--var=[Set a process variable (typed by its declared default); repeatable]:NAME=VALUE:_default' \
+'--input=[Initial variables from a JSON object in a file, or \`-\` for stdin]:FILE|-:_default' \
+'--engine=[Run on this engine instead of the config'\''s]:ENGINE:(native flowable kogito mcp)' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--step-budget=[Node entries allowed before the run fails (bounds loops)]:N:_default' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[Stream one JSON event per line instead of the human view]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':app -- The app\: a name under the apps folder, an app folder or a flow config file:_default' \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
@@ -96,6 +117,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(start)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -118,6 +143,7 @@ _cuga-flo_commands() {
     local commands; commands=(
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
+'start:Run a process\: every control-point decision and the hook audit log, live' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -133,6 +159,7 @@ _cuga-flo__subcmd__help_commands() {
     local commands; commands=(
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
+'start:Run a process\: every control-point decision and the hook audit log, live' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -153,6 +180,11 @@ _cuga-flo__subcmd__help__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help list commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__help__subcmd__start_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__start_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help start commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__help__subcmd__validate_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__validate_commands() {
     local commands; commands=()
@@ -162,6 +194,11 @@ _cuga-flo__subcmd__help__subcmd__validate_commands() {
 _cuga-flo__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__start_commands] )) ||
+_cuga-flo__subcmd__start_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo start commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__validate_commands] )) ||
 _cuga-flo__subcmd__validate_commands() {

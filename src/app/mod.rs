@@ -6,6 +6,7 @@ pub mod config;
 pub mod decode;
 pub mod load;
 pub mod registry;
+pub mod scenario;
 pub mod yaml;
 
 pub use config::*;

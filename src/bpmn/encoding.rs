@@ -136,10 +136,39 @@ pub(super) fn is_xml_char(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
 }
 
+/// The first character XML 1.0 does not allow, as a well-formedness error.
 pub(super) fn first_illegal_char(text: &str) -> Option<BpmnError> {
-    let (at, c) = text.char_indices().find(|&(_, c)| !is_xml_char(c))?;
+    let (at, c) = suspect_offsets(text)
+        .filter_map(|at| Some((at, text.get(at..)?.chars().next()?)))
+        .find(|&(_, c)| !is_xml_char(c))?;
     Some(BpmnError::NotWellFormed {
         message: format!("character U+{:04X} is not allowed in XML", u32::from(c)),
         span: Span::new(at, c.len_utf8()),
     })
+}
+
+/// The offsets of the bytes that may start a character XML does not allow, in order.
+///
+/// In UTF-8 text such a character is either a C0 control other than tab, line feed and
+/// carriage return (one byte below 0x20) or U+FFFE / U+FFFF (three bytes starting with
+/// 0xEF); surrogates cannot occur in a `str`. Both kinds of byte start a character. The
+/// text is scanned a block at a time with a test the compiler turns into vector compares,
+/// and only the rare block holding a suspect is looked at byte by byte.
+fn suspect_offsets(text: &str) -> impl Iterator<Item = usize> + '_ {
+    const BLOCK: usize = 64;
+    let has_suspect = |block: &[u8]| block.iter().fold(false, |seen, &b| seen | is_suspect(b));
+    text.as_bytes()
+        .chunks(BLOCK)
+        .enumerate()
+        .filter(move |(_, block)| has_suspect(block))
+        .flat_map(|(n, block)| {
+            (block.iter().enumerate())
+                .filter(|&(_, &b)| is_suspect(b))
+                .map(move |(i, _)| n * BLOCK + i)
+        })
+}
+
+/// A byte that may start a character XML does not allow (see [`suspect_offsets`]).
+fn is_suspect(b: u8) -> bool {
+    (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0xEF
 }

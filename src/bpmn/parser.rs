@@ -11,6 +11,7 @@
 //! A document that is not well-formed XML gets exactly one error, the first problem in
 //! the text (as any XML processor reports it); otherwise every model problem is reported.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -174,29 +175,31 @@ enum TextUse {
 }
 
 /// An element that is open (its end tag not read yet).
-struct Open {
+struct Open<'t> {
     frame: Frame,
     /// The qualified name, for the "not closed" error.
-    name: String,
+    name: &'t str,
     tag: Span,
 }
 
-/// A start tag, resolved: namespace, local name and unescaped attributes.
-struct Element {
-    local: String,
+/// A start tag of an element that may be part of the model, resolved: namespace, local
+/// name and unescaped attributes, borrowed from the tag (owned only where unescaping or
+/// line-end normalisation changed a value).
+struct Element<'e> {
+    local: &'e str,
     /// In the BPMN model namespace, or in no namespace at all.
     bpmn: bool,
     /// Every attribute as written (qualified name), value unescaped.
-    attrs: Vec<(String, String)>,
+    attrs: Vec<(&'e str, Cow<'e, str>)>,
     span: Span,
 }
 
-impl Element {
+impl Element<'_> {
     fn attr(&self, name: &str) -> Option<&str> {
         self.attrs
             .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.as_ref())
     }
 
     /// An attribute that is present and not blank, trimmed (ids, references).
@@ -255,7 +258,7 @@ impl TextBuf {
             last.at.end()
         };
         Some((
-            normalize_newlines(body),
+            normalize_newlines(body).into_owned(),
             Span::new(start, end.saturating_sub(start)),
         ))
     }
@@ -276,7 +279,7 @@ struct Walker<'t> {
     reader: NsReader<&'t [u8]>,
     doc: Document,
     /// Open elements, innermost last.
-    stack: Vec<Open>,
+    stack: Vec<Open<'t>>,
     /// Text of the innermost [`Frame::Text`] element.
     chars: TextBuf,
     /// The first span of every model id.
@@ -370,17 +373,55 @@ impl<'t> Walker<'t> {
         if self.stack.is_empty() && self.root_done {
             return self.fatal("junk after the root element (a document has one root)", tag);
         }
-        let Some(el) = self.element(e, tag) else {
+        let Some((bpmn, local)) = self.resolve(e, tag) else {
             return;
         };
-        let frame = self.frame_for(&el);
+        let wanted = self.may_be_model(bpmn);
+        let Some(attrs) = self.attributes(e, tag, wanted) else {
+            return;
+        };
+        let frame = if wanted {
+            let el = Element {
+                local,
+                bpmn,
+                attrs,
+                span: tag,
+            };
+            self.frame_for(&el)
+        } else {
+            Frame::Skip
+        };
         if empty {
             self.end_frame(frame, tag.end());
             self.root_done |= self.stack.is_empty();
         } else {
-            let name = e.name().into_inner().to_owned();
+            let name = self.tag_name(e, tag);
             self.stack.push(Open { frame, name, tag });
         }
+    }
+
+    /// Whether an element can be part of the model: the root, or a BPMN element whose
+    /// parent keeps model children. Everything else (DI, extensions, the content of
+    /// skipped elements) only gets the well-formedness checks.
+    fn may_be_model(&self, bpmn: bool) -> bool {
+        match self.stack.last() {
+            None => true,
+            Some(open) => {
+                bpmn && !matches!(
+                    open.frame,
+                    Frame::Skip | Frame::Text(_) | Frame::Extension(..)
+                )
+            }
+        }
+    }
+
+    /// The qualified name of a start tag, as a slice of the text: the tag's text starts
+    /// with `<` and the name follows it.
+    fn tag_name(&self, e: &BytesStart<'t>, tag: Span) -> &'t str {
+        let start = tag.offset + 1;
+        let name = self.text.get(start..start + e.name().into_inner().len());
+        debug_assert_eq!(name, Some(e.name().into_inner()));
+        name.unwrap_or_default()
     }
 
     /// quick-xml has checked that the end tag matches the innermost open element.
@@ -393,7 +434,7 @@ impl<'t> Walker<'t> {
 
     /// Text or CDATA content (`literal`: the value is the source text at `at`).
     fn characters(&mut self, value: &str, at: Span, literal: bool) {
-        if !trim_xml(value).is_empty() {
+        if self.stack.is_empty() && !is_blank(value) {
             self.outside_root(at);
         }
         if let Some(Open {
@@ -444,28 +485,29 @@ impl<'t> Walker<'t> {
         }
     }
 
-    /// Resolve a start tag; `None` (after a fatal error) if it is not well-formed.
-    fn element(&mut self, e: &BytesStart<'t>, span: Span) -> Option<Element> {
+    /// Resolve the name of a start tag: whether it is a BPMN element, and its local name.
+    /// `None` (after a fatal error) if its prefix is not declared.
+    fn resolve<'e>(&mut self, e: &'e BytesStart<'t>, tag: Span) -> Option<(bool, &'e str)> {
         let (ns, local) = self.reader.resolver().resolve_element(e.name());
         let bpmn = match ns {
             ResolveResult::Unbound => true,
             ResolveResult::Bound(ns) => ns.into_inner() == BPMN_NS,
             ResolveResult::Unknown(prefix) => {
-                self.fatal(format!("namespace prefix `{prefix}` is not declared"), span);
+                self.fatal(format!("namespace prefix `{prefix}` is not declared"), tag);
                 return None;
             }
         };
-        let local = local.into_inner().to_owned();
-        let attrs = self.attributes(e, span)?;
-        Some(Element {
-            local,
-            bpmn,
-            attrs,
-            span,
-        })
+        Some((bpmn, local.into_inner()))
     }
 
-    fn attributes(&mut self, e: &BytesStart<'t>, tag: Span) -> Option<Vec<(String, String)>> {
+    /// Check every attribute of a start tag and, if `keep`, return them (else an empty,
+    /// unallocated list); `None` (after a fatal error) if one is not well-formed.
+    fn attributes<'e>(
+        &mut self,
+        e: &'e BytesStart<'t>,
+        tag: Span,
+        keep: bool,
+    ) -> Option<Vec<(&'e str, Cow<'e, str>)>> {
         let mut attrs = Vec::new();
         for attr in e.attributes() {
             let attr = match attr {
@@ -476,18 +518,16 @@ impl<'t> Walker<'t> {
                     return None;
                 }
             };
-            if attr.value.contains('<') {
-                self.fatal("`<` is not allowed in an attribute value", tag);
-                return None;
-            }
-            let value = match unescape(&attr.value) {
-                Ok(value) => normalize_newlines(&value),
-                Err(err) => {
-                    self.fatal(format!("in an attribute value: {err}"), tag);
+            let value = match attribute_value(attr.value) {
+                Ok(value) => value,
+                Err(message) => {
+                    self.fatal(message, tag);
                     return None;
                 }
             };
-            attrs.push((attr.key.into_inner().to_owned(), value));
+            if keep {
+                attrs.push((attr.key.into_inner(), value));
+            }
         }
         Some(attrs)
     }
@@ -503,7 +543,7 @@ impl<'t> Walker<'t> {
         if !el.bpmn {
             return Frame::Skip;
         }
-        let local = el.local.as_str();
+        let local = el.local;
         match parent {
             Frame::Definitions => match local {
                 "process" => self.process(el),
@@ -624,7 +664,7 @@ impl<'t> Walker<'t> {
         owner: Owner,
         el: &Element,
     ) -> Frame {
-        match el.local.as_str() {
+        match el.local {
             "documentation" => self.text_frame(TextUse::Documentation(owner)),
             "extensionElements" => Frame::Extension(owner, el.span.end()),
             "laneSet" => Frame::LaneSet(p),
@@ -651,7 +691,7 @@ impl<'t> Walker<'t> {
             let parent = Some(node.id.clone());
             return self.scope_child(p, parent, owner, el);
         }
-        match el.local.as_str() {
+        match el.local {
             "documentation" => self.text_frame(TextUse::Documentation(owner)),
             "extensionElements" => Frame::Extension(owner, el.span.end()),
             local => {
@@ -679,7 +719,9 @@ impl<'t> Walker<'t> {
             span: el.span,
             parent,
             default_flow: el.reference("default"),
-            attributes: el.attrs.iter().cloned().collect(),
+            attributes: (el.attrs.iter())
+                .map(|(key, value)| ((*key).to_owned(), value.clone().into_owned()))
+                .collect(),
             extension_elements: None,
             documentation: None,
         });
@@ -791,7 +833,7 @@ impl<'t> Walker<'t> {
         match &id {
             Some(id) => self.register_id(id, el.span),
             None => self.errors.push(BpmnError::MissingId {
-                tag: el.local.clone(),
+                tag: el.local.to_owned(),
                 span: el.span,
             }),
         }
@@ -944,9 +986,37 @@ fn trim_xml(s: &str) -> &str {
     s.trim_matches(is_xml_space)
 }
 
-/// XML line-end normalisation: `\r\n` and `\r` become `\n`.
-fn normalize_newlines(s: &str) -> String {
-    s.replace("\r\n", "\n").replace('\r', "\n")
+/// Whether text is empty or XML white space only.
+fn is_blank(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+}
+
+/// XML line-end normalisation: `\r\n` and `\r` become `\n` (no copy when there is no
+/// `\r`).
+fn normalize_newlines<'s>(s: impl Into<Cow<'s, str>>) -> Cow<'s, str> {
+    let s = s.into();
+    if s.contains('\r') {
+        Cow::Owned(s.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        s
+    }
+}
+
+/// An attribute value with its references replaced and its line ends normalised,
+/// borrowed from the tag unless that changed something; or why it is not well-formed.
+fn attribute_value(raw: Cow<'_, str>) -> Result<Cow<'_, str>, String> {
+    // One pass settles the usual value, which is used as written.
+    if !raw.bytes().any(|b| matches!(b, b'<' | b'&' | b'\r')) {
+        return Ok(raw);
+    }
+    if raw.contains('<') {
+        return Err("`<` is not allowed in an attribute value".to_owned());
+    }
+    let value = match raw {
+        Cow::Borrowed(raw) => unescape(raw).map(normalize_newlines),
+        Cow::Owned(raw) => unescape(&raw).map(|value| normalize_newlines(value.into_owned())),
+    };
+    value.map_err(|err| format!("in an attribute value: {err}"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1418,5 +1488,202 @@ mod tests {
             check_spans(parse_str(&xml));
             check_spans(parse_str(xml.get(..at).unwrap_or_default()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tmp_diff_dump {
+    use super::*;
+
+    fn describe(r: &Result<Document, ParseErrors>) -> String {
+        match r {
+            Ok(d) => format!(
+                "OK {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                d.encoding,
+                d.id,
+                d.target_namespace,
+                d.exporter,
+                d.exporter_version,
+                d.expression_language,
+                d.processes,
+                d.participants,
+                d.message_flows
+            ),
+            Err(f) => format!(
+                "ERR {} {:?} {:?}",
+                f.text.is_some(),
+                f.errors,
+                f.first_line()
+            ),
+        }
+    }
+
+    #[test]
+    #[ignore]
+    fn dump() {
+        let out = std::env::var("DUMP_OUT").unwrap();
+        let mut files = Vec::new();
+        for dir in ["../shared/fixtures", "tests"] {
+            let mut stack = vec![std::path::PathBuf::from(dir)];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).unwrap() {
+                    let p = e.unwrap().path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else if p.extension().is_some_and(|x| x == "bpmn" || x == "xml") {
+                        files.push(p);
+                    }
+                }
+            }
+        }
+        files.sort();
+        let inserts: [&[u8]; 24] = [
+            b"<",
+            b"&",
+            b"&foo;",
+            b"\x01",
+            "\u{FFFE}".as_bytes(),
+            b"<x:y/>",
+            b"\r",
+            b"&#13;",
+            b"'",
+            b"\"",
+            b"</a>",
+            b" xmlns:q='urn:q'",
+            b"\r\n",
+            b"&#x1;",
+            b"<![CDATA[ z ]]>",
+            b"&amp;",
+            b"<!-- c -->",
+            b"<?pi x?>",
+            b" a='1' a='2'",
+            b"\xE4",
+            b"<q:z>",
+            b" ",
+            b"&#xFFFF;",
+            b"\xEF\xBF\xBE",
+        ];
+        let mut w = String::new();
+        let mut seed: u64 = 12345;
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap();
+            w += &format!("== {}\n{}\n", f.display(), describe(&parse(f, &bytes)));
+            for i in 0..120 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let at = (seed >> 33) as usize % (bytes.len() + 1);
+                let mut m = bytes.clone();
+                if i % 4 == 0 {
+                    m.truncate(at);
+                } else {
+                    let ins = inserts[(seed >> 20) as usize % inserts.len()];
+                    m.splice(at..at, ins.iter().copied());
+                }
+                w += &format!("-- {i} {at}\n{}\n", describe(&parse(f, &m)));
+            }
+        }
+        std::fs::write(out, w).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod tmp_floor {
+    use super::*;
+
+    #[test]
+    #[ignore]
+    fn floor() {
+        let bytes =
+            std::fs::read("../shared/fixtures/bpmn-corpus/miwg-reference/C.8.0.bpmn").unwrap();
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let time = |name: &str, f: &dyn Fn() -> usize| {
+            let mut best = f64::MAX;
+            let mut n = 0;
+            for _ in 0..1000 {
+                let t = std::time::Instant::now();
+                n = f();
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            println!("{name}: {:.3} ms ({n})", best * 1e3);
+        };
+        time("events only", &|| {
+            let mut r = NsReader::from_str(text);
+            r.config_mut().enable_all_checks(true);
+            let mut n = 0;
+            loop {
+                match r.read_event().unwrap() {
+                    Event::Eof => break n,
+                    _ => n += 1,
+                }
+            }
+        });
+        time("events + attrs", &|| {
+            let mut r = NsReader::from_str(text);
+            r.config_mut().enable_all_checks(true);
+            let mut n = 0;
+            loop {
+                match r.read_event().unwrap() {
+                    Event::Eof => break n,
+                    Event::Start(e) | Event::Empty(e) => {
+                        n += e.attributes().filter(|a| a.is_ok()).count()
+                    }
+                    _ => n += 1,
+                }
+            }
+        });
+        time("events + attrs + resolve", &|| {
+            let mut r = NsReader::from_str(text);
+            r.config_mut().enable_all_checks(true);
+            let mut n = 0;
+            loop {
+                match r.read_event().unwrap() {
+                    Event::Eof => break n,
+                    Event::Start(e) | Event::Empty(e) => {
+                        n += e.attributes().filter(|a| a.is_ok()).count();
+                        n += matches!(
+                            r.resolver().resolve_element(e.name()).0,
+                            ResolveResult::Bound(_)
+                        ) as usize
+                    }
+                    _ => n += 1,
+                }
+            }
+        });
+        time("first_illegal_char", &|| {
+            first_illegal_char(text).is_none() as usize
+        });
+        time("line_starts", &|| crate::source::line_starts(text).len());
+        time("decode", &|| decode(&bytes).unwrap().text.len());
+        time("parse", &|| {
+            parse(Path::new("x"), &bytes).unwrap().processes.len()
+        });
+        let source = SourceFile::new("x", text);
+        time("walker", &|| {
+            Walker::new(source.text(), empty_document(&source, String::new()))
+                .run()
+                .document
+                .processes
+                .len()
+        });
+        time("source", &|| SourceFile::new("x", text).text().len());
+    }
+}
+
+#[cfg(test)]
+mod tmp_walker_loop {
+    use super::*;
+
+    #[test]
+    #[ignore]
+    fn walker_loop() {
+        let bytes = std::fs::read("../shared/fixtures/bpmn-corpus/miwg-reference/C.8.0.bpmn").unwrap();
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let source = SourceFile::new("x", text);
+        let mut n = 0;
+        for _ in 0..1500 {
+            n += Walker::new(source.text(), empty_document(&source, String::new())).run().document.processes.len();
+        }
+        println!("{n}");
     }
 }

@@ -4,6 +4,7 @@
 pub mod completions;
 mod list;
 mod output;
+mod start;
 mod target;
 mod validate;
 
@@ -103,6 +104,8 @@ pub enum Command {
     List(list::ListArgs),
     /// Check apps or BPMN models for every mistake that can be found before a run
     Validate(validate::ValidateArgs),
+    /// Run a process: every control-point decision and the hook audit log, live
+    Start(start::StartArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),
 }
@@ -127,6 +130,7 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::List(args) => list::run(&cli, args, style),
         Command::Validate(args) => validate::run(&cli, args, style),
+        Command::Start(args) => start::run(&cli, args, style),
         Command::Completions(args) => completions::run(args),
     };
     match result {

@@ -1,0 +1,434 @@
+//! `cuga-flo start <app>`: run a process on the native engine, with every control point
+//! going through the MCP bridge to the harness, every event journalled under
+//! `.cuga-flo/runs/<run-id>/`, and the decisions and hook audit streamed to the terminal.
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use serde_json::{Map, Value};
+
+use crate::app::registry::app_from_config;
+use crate::app::scenario::{self, Scenario};
+use crate::app::{EngineKind, LoadedApp, load_app};
+use crate::bridge::ControlPoints;
+use crate::bridge::mcp::{
+    BridgeServer, FlowLoader, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs,
+};
+use crate::check::check_app;
+use crate::engine::native::NativeEngine;
+use crate::harness::FlowAgent;
+use crate::journal::store::{self, DEFAULT_BASE, Journal};
+use crate::journal::{Event, EventSink, FlowState, JournalError, Record};
+use crate::reason::human::HumanReasoner;
+use crate::reason::scripted::ScriptedReasoner;
+use crate::reason::{Chain, NoModel, Reasoner};
+use crate::view::{self, Human, HumanOptions, JsonLines, View};
+use crate::vocab::RunStatus;
+
+use super::target::{Target, resolve};
+use super::{Cli, Outcome, Style, UsageError};
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// The app: a name under the apps folder, an app folder or a flow config file
+    #[arg(value_name = "APP|PATH")]
+    pub app: String,
+
+    /// Run `applications/<app>/scenarios/<NAME>.yaml`: its inputs and answers, then check its expectations
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
+
+    /// Answers for control points, by id (YAML: `answers: {<id>: ...}`)
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+
+    /// Set a process variable (typed by its declared default); repeatable
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+
+    /// Initial variables from a JSON object in a file, or `-` for stdin
+    #[arg(long, value_name = "FILE|-")]
+    pub input: Option<String>,
+
+    /// Run on this engine instead of the config's
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineChoice>,
+
+    /// Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+
+    /// Node entries allowed before the run fails (bounds loops)
+    #[arg(long, value_name = "N")]
+    pub step_budget: Option<u64>,
+
+    /// Stream one JSON event per line instead of the human view
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineChoice {
+    Native,
+    Flowable,
+    Kogito,
+    Mcp,
+}
+
+pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageError> {
+    let app = match resolve(&args.app, &cli.apps_dir)? {
+        Target::App(app) => app,
+        Target::Model(path) => {
+            return Err(UsageError::new(format!(
+                "{} is a BPMN model; `start` runs an app",
+                path.display()
+            ))
+            .with_help("name the app folder or its flow config"));
+        }
+    };
+    let loaded = load_app(&app);
+    let diags = check_app(&loaded);
+    let errors: Vec<_> = diags.iter().filter(|d| d.is_error()).collect();
+    if !errors.is_empty() {
+        for d in &errors {
+            eprint!("{}", style.diagnostic(d));
+        }
+        return Err(UsageError::new(format!(
+            "app `{}` does not validate ({} errors)",
+            app.name,
+            errors.len()
+        ))
+        .with_help(format!(
+            "run `cuga-flo validate {}` for the details",
+            args.app
+        )));
+    }
+    let config = loaded
+        .config
+        .as_ref()
+        .ok_or_else(|| UsageError::new("the app has no flow config"))?;
+
+    let engine = match args.engine {
+        Some(EngineChoice::Native) => EngineKind::Native,
+        Some(EngineChoice::Flowable) => EngineKind::Flowable,
+        Some(EngineChoice::Kogito) => EngineKind::Kogito,
+        Some(EngineChoice::Mcp) => EngineKind::Mcp,
+        None => config.engine.kind,
+    };
+    if engine != EngineKind::Native {
+        return Err(UsageError::new(format!(
+            "app `{}` runs on the {engine} engine, which this build cannot drive yet",
+            app.name
+        ))
+        .with_help("run it on the in-process engine with `--engine native`"));
+    }
+
+    let scenario = match &args.scenario {
+        Some(name) => Some(scenario::load(&loaded.dir, name).map_err(UsageError::new)?),
+        None => None,
+    };
+    let variables = initial_variables(&loaded, scenario.as_ref(), args)?;
+    let reasoner = reasoner(scenario.as_ref(), args.answers.as_deref())?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(run_async(
+        loaded.clone(),
+        reasoner,
+        variables,
+        scenario,
+        args,
+        style,
+    ))
+}
+
+async fn run_async(
+    loaded: LoadedApp,
+    reasoner: Arc<dyn Reasoner>,
+    variables: Map<String, Value>,
+    scenario: Option<Scenario>,
+    args: &StartArgs,
+    style: Style,
+) -> Result<Outcome, UsageError> {
+    let judgement = reasoner.describe();
+    let harness = FlowAgent::new(&loaded, reasoner).map_err(|e| UsageError::new(e.to_string()))?;
+    let mut annotations = harness.annotations();
+    if let Some(budget) = args.step_budget {
+        annotations.step_budget = budget;
+    }
+    let process = loaded
+        .process()
+        .cloned()
+        .ok_or_else(|| UsageError::new("the app's BPMN model has no process"))?;
+    let config = harness.config().clone();
+    let process_key = config.process_key().to_string();
+
+    let registry = Arc::new(Registry::default());
+    registry.register(RegisteredFlow {
+        process_key: process_key.clone(),
+        process: Arc::new(process),
+        annotations,
+        harness: Arc::new(harness) as Arc<dyn ControlPoints>,
+    });
+    let server = BridgeServer::new(
+        registry.clone(),
+        Arc::new(NativeEngine::new()),
+        Some(flow_loader()),
+    );
+    let bridge = InProcessBridge::start(server)
+        .await
+        .map_err(UsageError::new)?;
+
+    // The journal, with the view as its observer.
+    let run_id = store::new_run_id();
+    let run_dir = store::run_dir(&args.run_dir, &run_id);
+    let view: Arc<dyn View> = if args.json {
+        Arc::new(JsonLines::new())
+    } else {
+        let mut options = HumanOptions::detect(false);
+        options.color = style.color;
+        Arc::new(Human::new(options))
+    };
+    let journal = Journal::create(&run_dir, true)
+        .map_err(|e| UsageError::new(format!("cannot create the run journal: {e}")))?
+        .with_observer(view::observer(view.clone()));
+    let journal = Arc::new(journal);
+    let sink = Arc::new(Labelled {
+        inner: journal.clone(),
+        app: loaded.name.clone(),
+        judgement,
+    });
+    registry.attach_sink(&run_id, sink);
+
+    let result = bridge
+        .client()
+        .run_process(&RunProcessArgs {
+            process_key,
+            run_id: run_id.clone(),
+            variables,
+        })
+        .await;
+    bridge.shutdown().await;
+
+    let records = store::read_journal(journal.path())
+        .map(|r| r.records)
+        .map_err(|e| UsageError::new(format!("cannot read back the journal: {e}")))?;
+    let state = FlowState::fold(records.iter());
+    view.finish(&state);
+
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!(
+                "{}: the run could not complete: {}",
+                style.error_word(),
+                e.message
+            );
+            eprintln!("  journal: {}", journal.path().display());
+            return Ok(Outcome::Failed);
+        }
+    };
+    if !args.json {
+        println!("  journal: {}", journal.path().display());
+    }
+
+    let mut outcome = match result.status {
+        RunStatus::Completed => Outcome::Ok,
+        RunStatus::Terminated | RunStatus::Failed => Outcome::Failed,
+    };
+    if let Some(expect) = scenario.as_ref().and_then(|s| s.expect.as_ref()) {
+        let misses = expect.mismatches(Some(result.status), &result.path, &result.variables);
+        let name = scenario
+            .as_ref()
+            .map(|s| s.name.as_str())
+            .unwrap_or_default();
+        if args.json {
+            let line = serde_json::json!({"event": "scenario_checked", "scenario": name, "met": misses.is_empty(), "mismatches": misses});
+            println!("{line}");
+        } else if misses.is_empty() {
+            println!(
+                "{} scenario `{name}`: every expectation met",
+                style.green("✓")
+            );
+        } else {
+            println!(
+                "{} scenario `{name}`: {} expectation(s) not met",
+                style.red("✗"),
+                misses.len()
+            );
+            for m in &misses {
+                println!("    {m}");
+            }
+        }
+        if !misses.is_empty() {
+            outcome = Outcome::Failed;
+        }
+    }
+    Ok(outcome)
+}
+
+/// Fills the app name and the source of judgement into `RunStarted`.
+struct Labelled {
+    inner: Arc<Journal>,
+    app: String,
+    judgement: String,
+}
+
+impl EventSink for Labelled {
+    fn emit(&self, mut event: Event) -> Result<Record, JournalError> {
+        if let Event::RunStarted { app, reasoner, .. } = &mut event {
+            app.clone_from(&self.app);
+            if reasoner.is_empty() {
+                reasoner.clone_from(&self.judgement);
+            }
+        }
+        self.inner.emit(event)
+    }
+}
+
+/// Where judgement comes from: scenario or answers file first, then a person at the
+/// terminal, else an explanation of how to provide it.
+fn reasoner(
+    scenario: Option<&Scenario>,
+    answers: Option<&Path>,
+) -> Result<Arc<dyn Reasoner>, UsageError> {
+    let mut chain: Vec<Arc<dyn Reasoner>> = Vec::new();
+    if let Some(s) = scenario {
+        let doc = serde_json::json!({ "answers": s.answers });
+        let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
+        chain.push(Arc::new(
+            ScriptedReasoner::from_value(doc, source)
+                .map_err(|e| UsageError::new(e.to_string()))?,
+        ));
+    }
+    if let Some(path) = answers {
+        chain.push(Arc::new(
+            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?,
+        ));
+    }
+    if std::io::stdin().is_terminal() && HumanReasoner::terminal_available() {
+        chain.push(Arc::new(HumanReasoner::terminal()));
+    }
+    chain.push(Arc::new(NoModel));
+    Ok(if chain.len() == 1 {
+        chain.remove(0)
+    } else {
+        Arc::new(Chain::new(chain))
+    })
+}
+
+/// The config's defaults, then the scenario's inputs, then `--input`, then `--var`.
+fn initial_variables(
+    app: &LoadedApp,
+    scenario: Option<&Scenario>,
+    args: &StartArgs,
+) -> Result<Map<String, Value>, UsageError> {
+    let config = app
+        .config
+        .as_ref()
+        .ok_or_else(|| UsageError::new("no flow config"))?;
+    let mut vars: Map<String, Value> = config
+        .variables
+        .iter()
+        .map(|v| (v.name.value.clone(), v.default.clone()))
+        .collect();
+    if let Some(s) = scenario {
+        vars.extend(s.inputs.clone());
+    }
+    if let Some(input) = &args.input {
+        let text = if input == "-" {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| UsageError::new(format!("cannot read stdin: {e}")))?;
+            s
+        } else {
+            std::fs::read_to_string(input)
+                .map_err(|e| UsageError::new(format!("cannot read {input}: {e}")))?
+        };
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(map)) => vars.extend(map),
+            Ok(_) => {
+                return Err(UsageError::new(format!(
+                    "{input}: the input must be a JSON object"
+                )));
+            }
+            Err(e) => return Err(UsageError::new(format!("{input}: invalid JSON: {e}"))),
+        }
+    }
+    for assignment in &args.vars {
+        let (name, raw) = assignment
+            .split_once('=')
+            .ok_or_else(|| UsageError::new(format!("--var {assignment}: expected NAME=VALUE")))?;
+        let declared = config.variable(name).map(|v| &v.default);
+        vars.insert(name.to_string(), typed_value(name, raw, declared)?);
+    }
+    Ok(vars)
+}
+
+/// A `--var` value, typed by the variable's declared default.
+fn typed_value(name: &str, raw: &str, declared: Option<&Value>) -> Result<Value, UsageError> {
+    let bad = |what: &str| UsageError::new(format!("--var {name}={raw}: `{name}` is {what}"));
+    Ok(match declared {
+        Some(Value::Number(_)) => {
+            let n: f64 = raw.trim().parse().map_err(|_| bad("a number"))?;
+            if n.fract() == 0.0 && n.abs() < 9.0e15 && !raw.contains('.') {
+                Value::from(n as i64)
+            } else {
+                serde_json::Number::from_f64(n)
+                    .map(Value::Number)
+                    .ok_or_else(|| bad("a finite number"))?
+            }
+        }
+        Some(Value::Bool(_)) => match raw.trim() {
+            "true" | "True" | "yes" | "1" => Value::Bool(true),
+            "false" | "False" | "no" | "0" => Value::Bool(false),
+            _ => return Err(bad("true or false")),
+        },
+        Some(Value::Array(_)) | Some(Value::Object(_)) => {
+            serde_json::from_str(raw).map_err(|_| bad("JSON (a list or an object)"))?
+        }
+        Some(Value::String(_)) => Value::String(raw.to_string()),
+        // Undeclared (or null default): JSON if it parses, else a string.
+        Some(Value::Null) | None => {
+            serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+        }
+    })
+}
+
+/// `register_flow`: load an app from a path; its control points have no reasoner but
+/// explain how to get one.
+fn flow_loader() -> FlowLoader {
+    Arc::new(|path: &str| {
+        let p = Path::new(path);
+        let app = if p.is_dir() {
+            crate::app::registry::app_at(p)
+        } else {
+            app_from_config(p)
+        };
+        let loaded = load_app(&app);
+        let errors: Vec<String> = check_app(&loaded)
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.one_line())
+            .collect();
+        if !errors.is_empty() {
+            return Err(errors.join("\n"));
+        }
+        let harness = FlowAgent::new(&loaded, Arc::new(NoModel)).map_err(|e| e.to_string())?;
+        let process = loaded
+            .process()
+            .cloned()
+            .ok_or("the model has no process")?;
+        Ok(RegisteredFlow {
+            process_key: harness.config().process_key().to_string(),
+            process: Arc::new(process),
+            annotations: harness.annotations(),
+            harness: Arc::new(harness),
+        })
+    })
+}

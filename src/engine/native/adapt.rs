@@ -1,0 +1,230 @@
+//! Hook decisions against the live topology: [`plan`] checks the action a hook asks for
+//! and turns it into a [`Plan`] (or the reason it cannot apply); [`Plan::apply`] changes
+//! the topology for the actions that change it.
+
+use std::collections::BTreeSet;
+
+use super::topology::{LiveFlow, LiveNode, Topology, inserted_flow_id};
+use crate::bridge::{HookDecision, NewTask};
+use crate::vocab::HookAction;
+
+/// A hook action that can be applied as it stands.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Plan {
+    Continue,
+    /// The edge's target, entered and recorded as skipped.
+    SkipNode(String),
+    SkipTo(String),
+    Swap(String, String),
+    Terminate(Option<String>),
+    Remove(String),
+    Add(NewTask),
+}
+
+/// What a decision is checked against: the live topology, the nodes entered so far, the
+/// nodes holding a token, and the hooked flow.
+pub(super) struct Facts<'a> {
+    pub topology: &'a Topology,
+    pub executed: &'a BTreeSet<String>,
+    pub held: &'a BTreeSet<&'a str>,
+    pub flow: &'a LiveFlow,
+}
+
+/// Check the action of `decision` for the token about to traverse `facts.flow`. `Err`
+/// says why it cannot apply (the caller continues instead).
+pub(super) fn plan(facts: &Facts, decision: &HookDecision) -> Result<Plan, String> {
+    let why = |e: String| format!("{} refused: {e}", decision.action);
+    match decision.action {
+        HookAction::Continue => Ok(Plan::Continue),
+        HookAction::Terminate => Ok(Plan::Terminate(decision.message.clone())),
+        HookAction::SkipNode => facts.skip_node().map_err(why),
+        HookAction::SkipTo => facts.skip_to(decision.target.as_deref()).map_err(why),
+        HookAction::SwapNodes => facts.swap(decision.swap.as_ref()).map_err(why),
+        HookAction::RemoveNode => facts.remove(decision.target.as_deref()).map_err(why),
+        HookAction::AddNode => facts.add(decision.add.as_ref()).map_err(why),
+    }
+}
+
+impl Facts<'_> {
+    fn node(&self, id: &str) -> Result<&LiveNode, String> {
+        self.topology
+            .node(id)
+            .ok_or_else(|| format!("`{id}` is not a node of the process"))
+    }
+
+    fn not_executed(&self, id: &str) -> Result<(), String> {
+        if self.executed.contains(id) {
+            Err(format!("`{id}` has already been entered in this run"))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// An activity that has not run and holds no token.
+    fn untouched_activity(&self, id: &str) -> Result<&LiveNode, String> {
+        let node = self.node(id)?;
+        if !node.is_activity() {
+            return Err(format!("`{id}` is a {}, not an activity", node.kind.tag()));
+        }
+        self.not_executed(id)?;
+        if self.held.contains(id) {
+            return Err(format!("a token is at `{id}`"));
+        }
+        Ok(node)
+    }
+
+    fn edge_target(&self) -> Result<&LiveNode, String> {
+        self.node(&self.flow.target)
+    }
+
+    fn skip_node(&self) -> Result<Plan, String> {
+        let target = self.untouched_activity(&self.flow.target)?;
+        Ok(Plan::SkipNode(target.id.clone()))
+    }
+
+    fn skip_to(&self, target: Option<&str>) -> Result<Plan, String> {
+        let id = target.ok_or("no target node given")?;
+        let node = self.node(id)?;
+        let edge_target = self.edge_target()?;
+        if node.parent != edge_target.parent {
+            return Err(format!(
+                "`{id}` is not in the same scope as `{}`",
+                edge_target.id
+            ));
+        }
+        if !node.is_enterable() {
+            return Err(format!(
+                "`{id}` is a {}, which only an event can start",
+                node.kind.tag()
+            ));
+        }
+        self.not_executed(id)?;
+        Ok(Plan::SkipTo(id.to_string()))
+    }
+
+    fn swap(&self, pair: Option<&(String, String)>) -> Result<Plan, String> {
+        let (a, b) = pair.ok_or("no pair of nodes given")?;
+        if a == b {
+            return Err(format!("`{a}` cannot be swapped with itself"));
+        }
+        let node_a = self.untouched_activity(a)?;
+        let node_b = self.untouched_activity(b)?;
+        if node_a.parent != node_b.parent {
+            return Err(format!("`{a}` and `{b}` are not in the same scope"));
+        }
+        Ok(Plan::Swap(a.clone(), b.clone()))
+    }
+
+    fn remove(&self, target: Option<&str>) -> Result<Plan, String> {
+        let id = target.ok_or("no node to remove given")?;
+        self.untouched_activity(id)?;
+        match self.topology.single_successor(id) {
+            Some(out) if out.target != id => Ok(Plan::Remove(id.to_string())),
+            _ => Err(format!(
+                "`{id}` must have exactly one outgoing flow, to another node"
+            )),
+        }
+    }
+
+    fn add(&self, task: Option<&NewTask>) -> Result<Plan, String> {
+        let task = task.ok_or("no task to insert given")?;
+        if task.id.trim().is_empty() {
+            return Err("the task to insert has no id".into());
+        }
+        if self.topology.has_id(&task.id) {
+            return Err(format!("`{}` already exists in the process", task.id));
+        }
+        let new_flow = inserted_flow_id(&self.flow.id, &task.id);
+        if self.topology.has_id(&new_flow) {
+            return Err(format!("`{new_flow}` already exists in the process"));
+        }
+        Ok(Plan::Add(task.clone()))
+    }
+}
+
+impl Plan {
+    pub fn action(&self) -> HookAction {
+        match self {
+            Plan::Continue => HookAction::Continue,
+            Plan::SkipNode(_) => HookAction::SkipNode,
+            Plan::SkipTo(_) => HookAction::SkipTo,
+            Plan::Swap(..) => HookAction::SwapNodes,
+            Plan::Terminate(_) => HookAction::Terminate,
+            Plan::Remove(_) => HookAction::RemoveNode,
+            Plan::Add(_) => HookAction::AddNode,
+        }
+    }
+
+    /// The node the action aims at (skip_node, skip_to, remove_node).
+    pub fn target(&self) -> Option<String> {
+        match self {
+            Plan::SkipNode(n) | Plan::SkipTo(n) | Plan::Remove(n) => Some(n.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn swap(&self) -> Option<(String, String)> {
+        match self {
+            Plan::Swap(a, b) => Some((a.clone(), b.clone())),
+            _ => None,
+        }
+    }
+
+    pub fn added(&self) -> Option<String> {
+        match self {
+            Plan::Add(task) => Some(task.id.clone()),
+            _ => None,
+        }
+    }
+
+    /// For the actions that change the topology, what the change is (the detail of the
+    /// `TopologyChanged` event, written before the change is made).
+    pub fn change(&self, topology: &Topology, flow: &LiveFlow) -> Option<String> {
+        match self {
+            Plan::Swap(a, b) => Some(format!("swapped `{a}` and `{b}`")),
+            Plan::Remove(x) => {
+                let successor = topology.single_successor(x)?;
+                let retargeted: Vec<String> = topology
+                    .incoming(x)
+                    .map(|f| format!("`{}`", f.id))
+                    .collect();
+                Some(format!(
+                    "removed `{x}`; {} now lead to `{}`",
+                    if retargeted.is_empty() {
+                        "no flows".to_string()
+                    } else {
+                        retargeted.join(", ")
+                    },
+                    successor.target
+                ))
+            }
+            Plan::Add(task) => Some(format!(
+                "inserted task `{}` on `{}` before `{}` (new flow `{}`)",
+                task.id,
+                flow.id,
+                flow.target,
+                inserted_flow_id(&flow.id, &task.id)
+            )),
+            _ => None,
+        }
+    }
+
+    /// Change the topology (swap, remove, add); other actions leave it as it is.
+    pub fn apply(&self, topology: &mut Topology, flow: &LiveFlow) {
+        match self {
+            Plan::Swap(a, b) => topology.swap(a, b),
+            Plan::Remove(x) => {
+                topology.remove(x);
+            }
+            Plan::Add(task) => {
+                let parent = match topology.node(&flow.target) {
+                    Some(target) => target.parent.clone(),
+                    None => flow.parent.clone(),
+                };
+                let node = LiveNode::inserted(&task.id, task.name.clone(), parent);
+                topology.insert_on(&flow.id, node);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! Control-point calls for tasks and gateways, and what the engine does with their
+//! answers. Each call runs as its own tokio task; its [`Answer`] names the token that
+//! waits for it, so an answer for a token discarded meanwhile is dropped.
+
+use std::time::Instant;
+
+use serde_json::Map;
+
+use super::run::Run;
+use super::tokens::{At, TokenId};
+use super::topology::LiveNode;
+use crate::bpmn::GatewayKind;
+use crate::bridge::{ControlPointError, FlowOption, GatewayDecision, HookDecision, TaskOutcome};
+use crate::engine::EngineError;
+use crate::journal::Event;
+use crate::vocab::{Decider, TaskStatus};
+
+/// The answer to one control-point call.
+pub(super) enum Answer {
+    Task {
+        token: TokenId,
+        node: String,
+        result: Result<TaskOutcome, ControlPointError>,
+        duration_ms: u64,
+    },
+    Gateway {
+        token: TokenId,
+        node: String,
+        kind: GatewayKind,
+        result: Result<GatewayDecision, ControlPointError>,
+        duration_ms: u64,
+    },
+    Hook {
+        token: TokenId,
+        flow: String,
+        hook: String,
+        result: Result<HookDecision, ControlPointError>,
+        duration_ms: u64,
+    },
+}
+
+pub(super) fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Run {
+    /// Ask the harness to fulfil a task (or call activity, or inserted task).
+    pub(super) fn ask_task(&mut self, token: TokenId, node: &LiveNode) {
+        let mut ctx = self.context(&node.id, node.name.clone());
+        ctx.instruction = self
+            .inserted
+            .get(&node.id)
+            .and_then(|task| task.instruction.clone());
+        let control_points = self.control_points.clone();
+        let id = node.id.clone();
+        self.spawn_call(token, format!("execute_task `{id}`"), async move {
+            let started = Instant::now();
+            let result = control_points.execute_task(&id, ctx).await;
+            Answer::Task {
+                token,
+                node: id,
+                result,
+                duration_ms: elapsed_ms(started),
+            }
+        });
+    }
+
+    /// Ask the harness which outgoing flows of a splitting gateway to take.
+    pub(super) fn ask_gateway(&mut self, token: TokenId, node: &LiveNode, kind: GatewayKind) {
+        let mut ctx = self.context(&node.id, node.name.clone());
+        ctx.flows = self
+            .topology
+            .outgoing(&node.id)
+            .map(|f| FlowOption {
+                id: f.id.clone(),
+                target: f.target.clone(),
+                name: f.name.clone(),
+                condition: f.condition.clone(),
+                decision: None,
+                is_default: node.default_flow.as_deref() == Some(f.id.as_str()),
+            })
+            .collect();
+        let control_points = self.control_points.clone();
+        let id = node.id.clone();
+        self.spawn_call(token, format!("route_gateway `{id}`"), async move {
+            let started = Instant::now();
+            let result = control_points.route_gateway(&id, ctx).await;
+            Answer::Gateway {
+                token,
+                node: id,
+                kind,
+                result,
+                duration_ms: elapsed_ms(started),
+            }
+        });
+    }
+
+    /// Apply a control-point answer, unless its token is gone.
+    pub(super) fn answer(&mut self, answer: Answer) -> Result<(), EngineError> {
+        match answer {
+            Answer::Task {
+                token,
+                node,
+                result,
+                duration_ms,
+            } if self.tokens.contains(token) => self.on_task(token, &node, result, duration_ms),
+            Answer::Gateway {
+                token,
+                node,
+                kind,
+                result,
+                duration_ms,
+            } if self.tokens.contains(token) => {
+                self.on_gateway(token, &node, kind, result, duration_ms)
+            }
+            Answer::Hook {
+                token,
+                flow,
+                hook,
+                result,
+                duration_ms,
+            } if self.tokens.contains(token) => {
+                self.on_hook(token, &flow, &hook, result, duration_ms)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn on_task(
+        &mut self,
+        token: TokenId,
+        node: &str,
+        result: Result<TaskOutcome, ControlPointError>,
+        duration_ms: u64,
+    ) -> Result<(), EngineError> {
+        let outcome = result.unwrap_or_else(|e| TaskOutcome {
+            status: TaskStatus::Failed,
+            outputs: Map::new(),
+            variables: Map::new(),
+            decided_by: Decider::None,
+            reason: None,
+            error: Some(e.message),
+        });
+        self.emit(Event::TaskFinished {
+            node: node.to_string(),
+            status: outcome.status,
+            outputs: outcome.outputs,
+            variables: outcome.variables.clone(),
+            decided_by: outcome.decided_by,
+            reason: outcome.reason,
+            error: outcome.error.clone(),
+            duration_ms,
+        })?;
+        if outcome.status == TaskStatus::Failed {
+            let error = outcome.error.unwrap_or_else(|| "no reason given".into());
+            self.fail(format!("task `{node}` failed: {error}"));
+            return Ok(());
+        }
+        self.variables.extend(outcome.variables);
+        self.leave(token, node)
+    }
+
+    fn on_gateway(
+        &mut self,
+        token: TokenId,
+        node: &str,
+        kind: GatewayKind,
+        result: Result<GatewayDecision, ControlPointError>,
+        duration_ms: u64,
+    ) -> Result<(), EngineError> {
+        let decision = match result {
+            Ok(decision) => decision,
+            Err(e) => {
+                self.fail(format!("gateway `{node}` could not be routed: {e}"));
+                return Ok(());
+            }
+        };
+        let outgoing: Vec<&str> = self
+            .topology
+            .outgoing(node)
+            .map(|f| f.id.as_str())
+            .collect();
+        if let Err(why) = check_choice(kind, &outgoing, &decision.flows) {
+            self.fail(format!("gateway `{node}` ({}): {why}", kind.tag()));
+            return Ok(());
+        }
+        self.emit(Event::GatewayRouted {
+            node: node.to_string(),
+            flows: decision.flows.clone(),
+            decided_by: decision.decided_by,
+            reason: decision.reason,
+            duration_ms,
+        })?;
+        self.tokens.place(token, At::Node(node.to_string()));
+        self.send(token, decision.flows);
+        Ok(())
+    }
+}
+
+/// Whether `chosen` is a valid answer for a gateway of `kind` with `outgoing` flows:
+/// exclusive and event-based gateways take exactly one flow, the others at least one;
+/// every flow named once, and each an outgoing flow of the gateway.
+fn check_choice(kind: GatewayKind, outgoing: &[&str], chosen: &[String]) -> Result<(), String> {
+    let one = matches!(kind, GatewayKind::Exclusive | GatewayKind::EventBased);
+    if chosen.is_empty() {
+        return Err("the harness chose no flow".into());
+    }
+    if one && chosen.len() != 1 {
+        return Err(format!(
+            "must take exactly one flow, the harness chose {}: {}",
+            chosen.len(),
+            chosen.join(", ")
+        ));
+    }
+    for (i, flow) in chosen.iter().enumerate() {
+        if chosen[..i].contains(flow) {
+            return Err(format!("the harness chose `{flow}` twice"));
+        }
+        if !outgoing.contains(&flow.as_str()) {
+            return Err(format!(
+                "the harness chose `{flow}`, which is not an outgoing flow (those are: {})",
+                outgoing.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chosen(flows: &[&str]) -> Vec<String> {
+        flows.iter().map(|f| f.to_string()).collect()
+    }
+
+    #[test]
+    fn exclusive_gateways_take_exactly_one_outgoing_flow() {
+        let out = ["f1", "f2"];
+        assert!(check_choice(GatewayKind::Exclusive, &out, &chosen(&["f2"])).is_ok());
+        assert!(check_choice(GatewayKind::Exclusive, &out, &chosen(&["f1", "f2"])).is_err());
+        assert!(check_choice(GatewayKind::Exclusive, &out, &chosen(&[])).is_err());
+        assert!(check_choice(GatewayKind::EventBased, &out, &chosen(&["f9"])).is_err());
+    }
+
+    #[test]
+    fn inclusive_gateways_take_distinct_outgoing_flows() {
+        let out = ["f1", "f2", "f3"];
+        assert!(check_choice(GatewayKind::Inclusive, &out, &chosen(&["f1", "f3"])).is_ok());
+        assert!(check_choice(GatewayKind::Inclusive, &out, &chosen(&["f1", "f1"])).is_err());
+        assert!(check_choice(GatewayKind::Inclusive, &out, &chosen(&["f4"])).is_err());
+    }
+}

@@ -1,0 +1,26 @@
+//! What a control point is told: the [`ControlPointContext`] of one call.
+
+use super::run::Run;
+use crate::bridge::ControlPointContext;
+
+impl Run {
+    /// The context of a call about `element_id`: the run, the variables and the path so
+    /// far, and a summary of the live topology. Callers add what is specific to the
+    /// control point (instruction, flows, edge, executed nodes).
+    pub(super) fn context(
+        &self,
+        element_id: &str,
+        element_name: Option<String>,
+    ) -> ControlPointContext {
+        ControlPointContext {
+            run_id: self.request.run_id.clone(),
+            process_key: self.request.process_key.clone(),
+            element_id: element_id.to_string(),
+            element_name,
+            variables: self.variables.clone(),
+            history: self.path.clone(),
+            model: self.topology.summary(),
+            ..ControlPointContext::default()
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Hooked sequence flows: asking `evaluate_hook` before a token traverses one, and
+//! applying the decision (state updates, then the action checked by [`super::adapt`]).
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use super::adapt::{self, Facts, Plan};
+use super::calls::{Answer, elapsed_ms};
+use super::run::{Run, Step};
+use super::tokens::{At, TokenId};
+use super::topology::LiveFlow;
+use crate::bridge::{ControlPointError, HookDecision, Variables};
+use crate::engine::EngineError;
+use crate::journal::Event;
+use crate::vocab::HookAction;
+
+impl Run {
+    /// Ask the harness what happens on `flow` (hooked by `hook`) before `token` takes it.
+    pub(super) fn ask_hook(&mut self, token: TokenId, flow: &LiveFlow, hook: String) {
+        let mut ctx = self.context(&hook, None);
+        ctx.edge = Some(self.topology.edge_info(flow));
+        ctx.executed = self.executed_order.clone();
+        let control_points = self.control_points.clone();
+        let flow = flow.id.clone();
+        self.spawn_call(token, format!("evaluate_hook `{hook}`"), async move {
+            let started = Instant::now();
+            let result = control_points.evaluate_hook(&hook, ctx).await;
+            Answer::Hook {
+                token,
+                flow,
+                hook,
+                result,
+                duration_ms: elapsed_ms(started),
+            }
+        });
+    }
+
+    pub(super) fn on_hook(
+        &mut self,
+        token: TokenId,
+        flow: &str,
+        hook: &str,
+        result: Result<HookDecision, ControlPointError>,
+        duration_ms: u64,
+    ) -> Result<(), EngineError> {
+        let decision = match result {
+            Ok(decision) => decision,
+            Err(e) => {
+                self.fail(format!(
+                    "hook `{hook}` on flow `{flow}` could not be evaluated: {e}"
+                ));
+                return Ok(());
+            }
+        };
+        let Some(live) = self.topology.flow(flow).cloned() else {
+            self.fail(format!("sequence flow `{flow}` no longer exists"));
+            return Ok(());
+        };
+        let record = Evaluation {
+            hook,
+            flow,
+            decision: &decision,
+            duration_ms,
+        };
+        if decision.fail_run {
+            self.emit(record.event(Applied::answered(&decision), None, Variables::new()))?;
+            let message = decision
+                .message
+                .clone()
+                .unwrap_or_else(|| format!("hook `{hook}` on flow `{flow}` failed the run"));
+            self.fail(message);
+            return Ok(());
+        }
+        if !decision.state_updates.is_empty() {
+            self.emit(Event::VariablesSet {
+                source: format!("hook {hook}"),
+                values: decision.state_updates.clone(),
+            })?;
+            self.variables.extend(decision.state_updates.clone());
+        }
+        let checked = {
+            let held: BTreeSet<&str> = self.tokens.held_nodes();
+            let facts = Facts {
+                topology: &self.topology,
+                executed: &self.executed,
+                held: &held,
+                flow: &live,
+            };
+            adapt::plan(&facts, &decision)
+        };
+        let (plan, rejected) = match checked {
+            Ok(plan) => (plan, None),
+            Err(why) => (Plan::Continue, Some(why)),
+        };
+        let updates = decision.state_updates.clone();
+        self.emit(record.event(Applied::plan(&plan), rejected, updates))?;
+        if let Some(detail) = plan.change(&self.topology, &live) {
+            self.emit(Event::TopologyChanged {
+                action: plan.action(),
+                detail,
+            })?;
+            plan.apply(&mut self.topology, &live);
+            if let Plan::Add(task) = &plan {
+                self.inserted.insert(task.id.clone(), task.clone());
+            }
+        }
+        self.move_after_hook(token, &live, hook, plan, &decision)
+    }
+
+    /// Move the token as the applied action says.
+    fn move_after_hook(
+        &mut self,
+        token: TokenId,
+        flow: &LiveFlow,
+        hook: &str,
+        plan: Plan,
+        decision: &HookDecision,
+    ) -> Result<(), EngineError> {
+        match plan {
+            Plan::Continue | Plan::Swap(..) | Plan::Remove(_) | Plan::Add(_) => {
+                self.ready.push_back(Step::Traverse {
+                    token,
+                    flow: flow.id.clone(),
+                    hook_done: true,
+                });
+            }
+            Plan::SkipNode(node) => {
+                self.emit(Event::FlowTaken {
+                    flow: flow.id.clone(),
+                    source: flow.source.clone(),
+                    target: node.clone(),
+                    token,
+                })?;
+                self.tokens.place(token, At::Node(node.clone()));
+                self.ready.push_back(Step::Skip {
+                    token,
+                    node,
+                    decided_by: decision.decided_by,
+                    reason: decision.reason.clone(),
+                });
+            }
+            Plan::SkipTo(node) => {
+                self.tokens.place(token, At::Node(node.clone()));
+                self.ready.push_back(Step::Arrive {
+                    token,
+                    node,
+                    via: None,
+                });
+            }
+            Plan::Terminate(message) => {
+                self.terminate(message.unwrap_or_else(|| format!("terminated by hook {hook}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One hook evaluation, for its `HookEvaluated` record.
+struct Evaluation<'a> {
+    hook: &'a str,
+    flow: &'a str,
+    decision: &'a HookDecision,
+    duration_ms: u64,
+}
+
+/// The action a `HookEvaluated` record reports, with its details.
+struct Applied {
+    action: HookAction,
+    target: Option<String>,
+    swap: Option<(String, String)>,
+    added: Option<String>,
+}
+
+impl Applied {
+    fn plan(plan: &Plan) -> Self {
+        Applied {
+            action: plan.action(),
+            target: plan.target(),
+            swap: plan.swap(),
+            added: plan.added(),
+        }
+    }
+
+    /// The action as the harness answered it (a run failed by the hook applies nothing).
+    fn answered(decision: &HookDecision) -> Self {
+        Applied {
+            action: decision.action,
+            target: decision.target.clone(),
+            swap: decision.swap.clone(),
+            added: decision.add.as_ref().map(|t| t.id.clone()),
+        }
+    }
+}
+
+impl Evaluation<'_> {
+    fn event(&self, applied: Applied, rejected: Option<String>, state_updates: Variables) -> Event {
+        let d = self.decision;
+        Event::HookEvaluated {
+            hook: self.hook.to_string(),
+            flow: self.flow.to_string(),
+            action: applied.action,
+            target: applied.target,
+            swap: applied.swap,
+            added: applied.added,
+            state_updates,
+            decided_by: d.decided_by,
+            reason: d.reason.clone(),
+            message: d.message.clone(),
+            denied: d.denied,
+            rejected,
+            duration_ms: self.duration_ms,
+        }
+    }
+}

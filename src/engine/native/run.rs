@@ -1,0 +1,280 @@
+//! One run: a coordinator that owns all of the run's state (topology, tokens, joins,
+//! variables) and changes it one step at a time. Token movement that needs no judgement
+//! happens synchronously from a queue of [`Step`]s; control-point calls run as tokio
+//! tasks in a `JoinSet`, so the calls of different branches overlap, and their answers
+//! come back to the coordinator, which applies them in the order they arrive.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio::task::{AbortHandle, Id, JoinSet};
+
+use super::calls::Answer;
+use super::joins::JoinState;
+use super::tokens::{At, ROOT, ScopeId, TokenId, Tokens};
+use super::topology::Topology;
+use crate::bridge::{ControlPoints, NewTask};
+use crate::engine::{DEFAULT_STEP_BUDGET, EngineError, RunOutcome, RunRequest};
+use crate::journal::{Event, EventSink};
+use crate::vocab::{Decider, RunStatus};
+
+/// A movement of one token that needs no control point (or whose answer is in).
+#[derive(Debug, Clone)]
+pub(super) enum Step {
+    /// Traverse a flow; its hook, if any, is evaluated first unless `hook_done`.
+    Traverse {
+        token: TokenId,
+        flow: String,
+        hook_done: bool,
+    },
+    /// Reach a node, along `via` or by a jump (`None`); joins wait here.
+    Arrive {
+        token: TokenId,
+        node: String,
+        via: Option<String>,
+    },
+    /// Enter a node and do what its kind does.
+    Enter { token: TokenId, node: String },
+    /// Enter an activity and record it as skipped (SKIP_NODE).
+    Skip {
+        token: TokenId,
+        node: String,
+        decided_by: Decider,
+        reason: Option<String>,
+    },
+    /// Leave a node along all its outgoing flows.
+    Leave { token: TokenId, node: String },
+}
+
+impl Step {
+    fn token(&self) -> TokenId {
+        match self {
+            Step::Traverse { token, .. }
+            | Step::Arrive { token, .. }
+            | Step::Enter { token, .. }
+            | Step::Skip { token, .. }
+            | Step::Leave { token, .. } => *token,
+        }
+    }
+}
+
+/// A control-point call in flight.
+struct Call {
+    token: TokenId,
+    label: String,
+    handle: AbortHandle,
+}
+
+pub(super) struct Run {
+    pub request: RunRequest,
+    pub budget: u64,
+    pub control_points: Arc<dyn ControlPoints>,
+    sink: Arc<dyn EventSink>,
+    pub topology: Topology,
+    /// Tasks inserted by ADD_NODE, by id.
+    pub inserted: BTreeMap<String, NewTask>,
+    pub variables: Map<String, Value>,
+    /// Node entries, in order.
+    pub path: Vec<String>,
+    /// The nodes entered so far, as a set and in order of first entry.
+    pub executed: BTreeSet<String>,
+    pub executed_order: Vec<String>,
+    pub steps: u64,
+    pub tokens: Tokens,
+    pub joins: BTreeMap<(ScopeId, String), JoinState>,
+    pub ready: VecDeque<Step>,
+    calls: JoinSet<Answer>,
+    /// The calls in flight: the token waiting for each, and what it is.
+    in_flight: HashMap<Id, Call>,
+    /// Set once the run has ended (terminated or failed); nothing moves after that.
+    pub end: Option<(RunStatus, Option<String>)>,
+}
+
+impl Run {
+    pub fn new(
+        request: RunRequest,
+        control_points: Arc<dyn ControlPoints>,
+        sink: Arc<dyn EventSink>,
+    ) -> Self {
+        let budget = match request.annotations.step_budget {
+            0 => DEFAULT_STEP_BUDGET,
+            n => n,
+        };
+        Run {
+            topology: Topology::from_process(&request.process),
+            variables: request.variables.clone(),
+            request,
+            budget,
+            control_points,
+            sink,
+            inserted: BTreeMap::new(),
+            path: Vec::new(),
+            executed: BTreeSet::new(),
+            executed_order: Vec::new(),
+            steps: 0,
+            tokens: Tokens::default(),
+            joins: BTreeMap::new(),
+            ready: VecDeque::new(),
+            calls: JoinSet::new(),
+            in_flight: HashMap::new(),
+            end: None,
+        }
+    }
+
+    /// Run to the end and report how it ended.
+    pub async fn execute(mut self) -> Result<RunOutcome, EngineError> {
+        let driven = self.drive().await;
+        // Nothing moves once the run has ended: calls still in flight are abandoned.
+        self.calls.abort_all();
+        driven?;
+        let (status, message) = self.end.take().unwrap_or((RunStatus::Completed, None));
+        self.emit(Event::RunFinished {
+            status,
+            message: message.clone(),
+            variables: self.variables.clone(),
+            steps: self.steps,
+        })?;
+        Ok(RunOutcome {
+            status,
+            message,
+            variables: self.variables,
+            steps: self.steps,
+            path: self.path,
+        })
+    }
+
+    async fn drive(&mut self) -> Result<(), EngineError> {
+        self.emit(Event::RunStarted {
+            run_id: self.request.run_id.clone(),
+            app: self.request.process_key.clone(),
+            process_key: self.request.process_key.clone(),
+            process_id: self.request.process.id.clone(),
+            engine: "native".into(),
+            reasoner: String::new(),
+            variables: self.variables.clone(),
+        })?;
+        self.start();
+        loop {
+            while self.end.is_none() {
+                let Some(step) = self.ready.pop_front() else {
+                    break;
+                };
+                if self.tokens.contains(step.token()) {
+                    self.step(step)?;
+                }
+            }
+            if self.end.is_some() {
+                return Ok(());
+            }
+            if self.release_joins() {
+                continue;
+            }
+            let Some(joined) = self.calls.join_next_with_id().await else {
+                if !self.tokens.is_empty() {
+                    let message = self.stuck_message();
+                    self.fail(message);
+                }
+                return Ok(());
+            };
+            match joined {
+                Ok((id, answer)) => {
+                    self.in_flight.remove(&id);
+                    self.answer(answer)?;
+                }
+                Err(e) => {
+                    let call = self.in_flight.remove(&e.id());
+                    if let Some(call) = call.filter(|c| self.tokens.contains(c.token)) {
+                        self.fail(format!(
+                            "the control-point call {} did not finish: {e}",
+                            call.label
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Put a token on each process-level start node.
+    fn start(&mut self) {
+        let starts = self.topology.start_nodes(None);
+        if starts.is_empty() {
+            self.fail("the process has no start event at process level");
+        }
+        for node in starts {
+            let token = self.tokens.add(ROOT, At::Node(node.clone()));
+            self.ready.push_back(Step::Enter { token, node });
+        }
+    }
+
+    fn step(&mut self, step: Step) -> Result<(), EngineError> {
+        match step {
+            Step::Traverse {
+                token,
+                flow,
+                hook_done,
+            } => self.traverse(token, &flow, hook_done),
+            Step::Arrive { token, node, via } => self.arrive(token, &node, via),
+            Step::Enter { token, node } => self.enter(token, &node),
+            Step::Skip {
+                token,
+                node,
+                decided_by,
+                reason,
+            } => self.skip(token, &node, decided_by, reason),
+            Step::Leave { token, node } => self.leave(token, &node),
+        }
+    }
+
+    /// Append an event to the journal; an event that cannot be written stops the run.
+    pub fn emit(&self, event: Event) -> Result<(), EngineError> {
+        self.sink
+            .emit(event)
+            .map(|_| ())
+            .map_err(|e| EngineError::Journal(e.to_string()))
+    }
+
+    /// End the run `Failed` (the first ending wins).
+    pub fn fail(&mut self, message: impl Into<String>) {
+        if self.end.is_none() {
+            self.end = Some((RunStatus::Failed, Some(message.into())));
+        }
+    }
+
+    /// End the run `Terminated` (the first ending wins).
+    pub fn terminate(&mut self, message: String) {
+        if self.end.is_none() {
+            self.end = Some((RunStatus::Terminated, Some(message)));
+        }
+    }
+
+    /// Start a control-point call for `token`; its answer comes back through
+    /// [`Run::answer`].
+    pub fn spawn_call(
+        &mut self,
+        token: TokenId,
+        label: String,
+        call: impl Future<Output = Answer> + Send + 'static,
+    ) {
+        let handle = self.calls.spawn(call);
+        let id = handle.id();
+        self.in_flight.insert(
+            id,
+            Call {
+                token,
+                label,
+                handle,
+            },
+        );
+    }
+
+    /// Abort the calls whose token has been discarded.
+    pub fn abort_orphaned_calls(&mut self) {
+        for call in self.in_flight.values() {
+            if !self.tokens.contains(call.token) {
+                call.handle.abort();
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! What the harness reads from a [`ControlPointContext`], falling back on the app's model
+//! when the engine's summary is empty (external engines may send none).
+
+use crate::bpmn::{GatewayKind, Process};
+use crate::bridge::{ControlPointContext, EdgeInfo, FlowOption, ModelSummary, NodeInfo};
+
+/// A summary of a process model, as the context carries it.
+pub fn summary(process: &Process) -> ModelSummary {
+    ModelSummary {
+        process_id: process.id.clone(),
+        process_name: process.name.clone(),
+        nodes: process
+            .nodes
+            .iter()
+            .map(|n| NodeInfo {
+                id: n.id.clone(),
+                kind: n.kind.tag().to_string(),
+                name: n.name.clone(),
+            })
+            .collect(),
+        flows: process
+            .flows
+            .iter()
+            .map(|f| EdgeInfo {
+                id: f.id.clone(),
+                source: f.source.clone(),
+                target: f.target.clone(),
+                name: f.name.clone(),
+                condition: f.condition.as_ref().map(|c| c.body.clone()),
+            })
+            .collect(),
+    }
+}
+
+/// Before a context goes to a reasoner: when the engine sent no model summary, give it
+/// the app's model (so names and targets can be shown).
+pub fn fill_model(ctx: &mut ControlPointContext, process: Option<&Process>) {
+    if ctx.model.nodes.is_empty()
+        && let Some(p) = process
+    {
+        ctx.model = summary(p);
+    }
+}
+
+/// The nodes of the live model: the context's summary, else the app's model.
+pub fn known_nodes(ctx: &ControlPointContext, process: Option<&Process>) -> Vec<NodeInfo> {
+    if !ctx.model.nodes.is_empty() {
+        return ctx.model.nodes.clone();
+    }
+    process
+        .map(|p| {
+            p.nodes
+                .iter()
+                .map(|n| NodeInfo {
+                    id: n.id.clone(),
+                    kind: n.kind.tag().to_string(),
+                    name: n.name.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The element's name: the context's, else the live model's, else the app's model.
+pub fn element_name(
+    ctx: &ControlPointContext,
+    process: Option<&Process>,
+    id: &str,
+) -> Option<String> {
+    ctx.element_name
+        .clone()
+        .filter(|_| ctx.element_id.is_empty() || ctx.element_id == id)
+        .or_else(|| {
+            ctx.model
+                .nodes
+                .iter()
+                .find(|n| n.id == id)
+                .and_then(|n| n.name.clone())
+        })
+        .or_else(|| {
+            process
+                .and_then(|p| p.node(id))
+                .and_then(|n| n.name.clone())
+        })
+}
+
+/// The kind of a gateway: from the app's model, else the context's summary; exclusive when
+/// neither knows it.
+pub fn gateway_kind(ctx: &ControlPointContext, process: Option<&Process>, id: &str) -> GatewayKind {
+    if let Some(kind) = process
+        .and_then(|p| p.node(id))
+        .and_then(|n| n.kind.gateway())
+    {
+        return kind;
+    }
+    let tag = ctx
+        .model
+        .nodes
+        .iter()
+        .find(|n| n.id == id)
+        .map(|n| n.kind.as_str());
+    match tag {
+        Some("inclusiveGateway") => GatewayKind::Inclusive,
+        Some("parallelGateway") => GatewayKind::Parallel,
+        Some("eventBasedGateway") => GatewayKind::EventBased,
+        Some("complexGateway") => GatewayKind::Complex,
+        _ => GatewayKind::Exclusive,
+    }
+}
+
+/// The outgoing flows of a gateway when the engine offered none: from the context's
+/// summary, else the app's model.
+pub fn outgoing_flows(
+    ctx: &ControlPointContext,
+    process: Option<&Process>,
+    gateway: &str,
+) -> Vec<FlowOption> {
+    let default = process
+        .and_then(|p| p.node(gateway))
+        .and_then(|n| n.default_flow.clone());
+    let is_default = |id: &str| default.as_deref() == Some(id);
+    let from_summary: Vec<FlowOption> = ctx
+        .model
+        .flows
+        .iter()
+        .filter(|f| f.source == gateway)
+        .map(|f| FlowOption {
+            id: f.id.clone(),
+            target: f.target.clone(),
+            name: f.name.clone(),
+            condition: f.condition.clone(),
+            decision: None,
+            is_default: is_default(&f.id),
+        })
+        .collect();
+    if !from_summary.is_empty() {
+        return from_summary;
+    }
+    process
+        .map(|p| {
+            p.outgoing(gateway)
+                .map(|f| FlowOption {
+                    id: f.id.clone(),
+                    target: f.target.clone(),
+                    name: f.name.clone(),
+                    condition: f.condition.as_ref().map(|c| c.body.clone()),
+                    decision: None,
+                    is_default: is_default(&f.id),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: &str, kind: &str) -> NodeInfo {
+        NodeInfo {
+            id: id.into(),
+            kind: kind.into(),
+            name: Some(format!("{id} name")),
+        }
+    }
+
+    #[test]
+    fn gateway_kind_from_the_context_summary() {
+        let mut ctx = ControlPointContext::default();
+        ctx.model.nodes = vec![
+            node("I", "inclusiveGateway"),
+            node("E", "eventBasedGateway"),
+            node("P", "parallelGateway"),
+        ];
+        assert_eq!(gateway_kind(&ctx, None, "I"), GatewayKind::Inclusive);
+        assert_eq!(gateway_kind(&ctx, None, "E"), GatewayKind::EventBased);
+        assert_eq!(gateway_kind(&ctx, None, "P"), GatewayKind::Parallel);
+        assert_eq!(gateway_kind(&ctx, None, "X"), GatewayKind::Exclusive);
+    }
+
+    #[test]
+    fn outgoing_flows_and_names_from_the_context_summary() {
+        let mut ctx = ControlPointContext::default();
+        ctx.model.nodes = vec![node("G", "exclusiveGateway"), node("T", "task")];
+        ctx.model.flows = vec![
+            EdgeInfo {
+                id: "F1".into(),
+                source: "G".into(),
+                target: "T".into(),
+                name: None,
+                condition: Some("${x} == 1".into()),
+            },
+            EdgeInfo {
+                id: "F0".into(),
+                source: "S".into(),
+                target: "G".into(),
+                name: None,
+                condition: None,
+            },
+        ];
+        let flows = outgoing_flows(&ctx, None, "G");
+        assert_eq!(flows.len(), 1);
+        assert_eq!(flows[0].condition.as_deref(), Some("${x} == 1"));
+        assert_eq!(element_name(&ctx, None, "T").as_deref(), Some("T name"));
+        assert_eq!(known_nodes(&ctx, None).len(), 2);
+        let mut empty = ControlPointContext::default();
+        fill_model(&mut empty, None);
+        assert!(empty.model.nodes.is_empty());
+    }
+}

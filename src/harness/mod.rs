@@ -1,0 +1,239 @@
+//! The harness: the reasoning side of the control points. A [`FlowAgent`] is built from a
+//! loaded app (its flow config and BPMN model) and a [`Reasoner`]; it answers the engine's
+//! control-point calls ([`ControlPoints`]) and never moves tokens.
+//!
+//! Deterministic first: pass-through tasks, conditions, default flows, disabled hooks,
+//! guards and static hook actions are decided without asking anyone. Only what they cannot
+//! decide goes to the reasoner, and every answer is checked against what the config
+//! permits (declared outputs, offered flows, permitted actions, allowed targets, insertable
+//! tasks) before the engine sees it, whatever engine runs the process.
+//!
+//! - [`task`]: `execute_task` (TaskAgent: input and output mapping).
+//! - [`gateway`]: `route_gateway` (conditions, default flows, DecisionAgent).
+//! - [`hook`]: `evaluate_hook` (guards, static actions, reasoned actions, permissions).
+//! - [`context`]: what the harness reads from a [`ControlPointContext`] and the model.
+//! - [`policy`]: policy documents, read once.
+
+pub mod context;
+pub mod gateway;
+pub mod hook;
+pub mod policy;
+pub mod task;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::app::{FlowConfig, GatewayMode, LoadedApp, TaskMode};
+use crate::bpmn::Process;
+use crate::bridge::{
+    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
+    GatewayDecision, HookDecision, TaskOutcome,
+};
+use crate::expr::{self, Expr};
+use crate::reason::{Policy, Reasoner};
+
+/// Node entries allowed in one run before it fails. (The same value as the engine's
+/// default step budget; kept here so the harness does not depend on an engine.)
+pub const DEFAULT_STEP_BUDGET: u64 = 10_000;
+
+/// Why a [`FlowAgent`] could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HarnessError {
+    #[error("app `{0}` has no flow config that could be read")]
+    NoConfig(String),
+    #[error("the policy of {owner} cannot be read: {path}: {message}")]
+    Policy {
+        owner: String,
+        path: String,
+        message: String,
+    },
+    #[error("{what} cannot be read: `{text}`: {message}")]
+    Condition {
+        what: String,
+        text: String,
+        message: String,
+    },
+}
+
+/// The conditions of the config, parsed once.
+#[derive(Debug, Default)]
+pub(crate) struct Conditions {
+    /// Gateway-level conditions of decision-agent gateways.
+    pub gateways: HashMap<String, Expr>,
+    /// Flow conditions from the config: (gateway id, flow id) → condition.
+    pub flows: HashMap<(String, String), Expr>,
+    /// Hook guards, by hook id.
+    pub guards: HashMap<String, Expr>,
+}
+
+/// The policies of the control points that can reason, read once.
+#[derive(Debug, Default)]
+pub(crate) struct Policies {
+    pub tasks: HashMap<String, Policy>,
+    pub gateways: HashMap<String, Policy>,
+    pub hooks: HashMap<String, Policy>,
+}
+
+/// The harness of one app: answers `execute_task`, `route_gateway` and `evaluate_hook`.
+pub struct FlowAgent {
+    pub(crate) config: FlowConfig,
+    pub(crate) process: Option<Process>,
+    pub(crate) reasoner: Arc<dyn Reasoner>,
+    pub(crate) policies: Policies,
+    pub(crate) conditions: Conditions,
+}
+
+impl std::fmt::Debug for FlowAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowAgent")
+            .field("process_key", &self.config.process_key())
+            .field("reasoner", &self.reasoner.describe())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FlowAgent {
+    /// Build the harness of a loaded app. Every policy a control point can use is read
+    /// now (a missing one is an error naming it), and every condition of the config is
+    /// parsed.
+    pub fn new(app: &LoadedApp, reasoner: Arc<dyn Reasoner>) -> Result<FlowAgent, HarnessError> {
+        let config = app
+            .config
+            .clone()
+            .ok_or_else(|| HarnessError::NoConfig(app.name.clone()))?;
+        let policies = policy::load(&config)?;
+        let conditions = compile_conditions(&config)?;
+        Ok(FlowAgent {
+            process: app.process().cloned(),
+            config,
+            reasoner,
+            policies,
+            conditions,
+        })
+    }
+
+    pub fn config(&self) -> &FlowConfig {
+        &self.config
+    }
+
+    /// The process of the app's model, when it was read.
+    pub fn process(&self) -> Option<&Process> {
+        self.process.as_ref()
+    }
+
+    pub fn reasoner(&self) -> &Arc<dyn Reasoner> {
+        &self.reasoner
+    }
+
+    /// What an engine needs to know beyond the model: hooked flows (enabled hooks only),
+    /// agentic tasks, decision gateways and the step budget.
+    pub fn annotations(&self) -> FlowAnnotations {
+        // One hook per flow: the first enabled one, as `evaluate_hook` finds it.
+        let mut hooks: BTreeMap<String, String> = BTreeMap::new();
+        for h in self.config.hooks.iter().filter(|h| h.enabled) {
+            if let Some(flow) = &h.location {
+                hooks
+                    .entry(flow.value.clone())
+                    .or_insert_with(|| h.id.value.clone());
+            }
+        }
+        FlowAnnotations {
+            process_key: self.config.process_key().to_string(),
+            hooks,
+            agentic_tasks: self
+                .config
+                .tasks
+                .iter()
+                .filter(|t| t.mode == TaskMode::TaskAgent)
+                .map(|t| t.id.value.clone())
+                .collect(),
+            decision_gateways: self
+                .config
+                .gateways
+                .iter()
+                .filter(|g| g.mode == GatewayMode::DecisionAgent)
+                .map(|g| g.id.value.clone())
+                .collect(),
+            step_budget: DEFAULT_STEP_BUDGET,
+        }
+    }
+}
+
+fn compile_conditions(config: &FlowConfig) -> Result<Conditions, HarnessError> {
+    let parse = |what: String, text: &str| {
+        expr::parse(text).map_err(|e| HarnessError::Condition {
+            what,
+            text: text.to_string(),
+            message: e.to_string(),
+        })
+    };
+    let mut out = Conditions::default();
+    for gw in &config.gateways {
+        if gw.mode == GatewayMode::DecisionAgent
+            && let Some(c) = &gw.condition
+        {
+            let e = parse(
+                format!("the condition of gateway `{}`", gw.id.value),
+                &c.value,
+            )?;
+            out.gateways.insert(gw.id.value.clone(), e);
+        }
+        for flow in &gw.flows {
+            if let Some(c) = &flow.condition {
+                let e = parse(
+                    format!(
+                        "the condition of flow `{}` (gateway `{}`)",
+                        flow.id.value, gw.id.value
+                    ),
+                    &c.value,
+                )?;
+                out.flows
+                    .insert((gw.id.value.clone(), flow.id.value.clone()), e);
+            }
+        }
+    }
+    for hook in &config.hooks {
+        if let Some(c) = &hook.condition {
+            let e = parse(format!("the guard of hook `{}`", hook.id.value), &c.value)?;
+            out.guards.insert(hook.id.value.clone(), e);
+        }
+    }
+    Ok(out)
+}
+
+impl ControlPoints for FlowAgent {
+    fn execute_task(
+        &self,
+        task_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+        let task_id = task_id.to_string();
+        Box::pin(async move { task::execute(self, &task_id, ctx).await })
+    }
+
+    fn route_gateway(
+        &self,
+        gateway_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+        let gateway_id = gateway_id.to_string();
+        Box::pin(async move { gateway::route(self, &gateway_id, ctx).await })
+    }
+
+    fn evaluate_hook(
+        &self,
+        hook_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+        let hook_id = hook_id.to_string();
+        Box::pin(async move { hook::evaluate(self, &hook_id, ctx).await })
+    }
+}
+
+/// A control-point error for `element`.
+pub(crate) fn cp_error(element: &str, message: impl Into<String>) -> ControlPointError {
+    ControlPointError {
+        element: element.to_string(),
+        message: message.into(),
+    }
+}

@@ -1,0 +1,165 @@
+//! `execute_task`: the TaskAgent.
+//!
+//! - A task the config does not list, or lists with `mode: native`, passes through: it
+//!   completes with no outputs and nobody is asked.
+//! - A task a hook inserted (not in the config, with an instruction in the context) is
+//!   asked of the reasoner with that instruction and no declared outputs.
+//! - A `task_agent` task is asked of the reasoner with its instruction, its policy and its
+//!   inputs (`input_mapping`: task parameter ← process variable; a variable that is not set
+//!   is left out; without a mapping every variable is offered). Its answer must hold every
+//!   key of `output_mapping`, which are then written to their process variables; a missing
+//!   key fails the task (the reply is never written in its place). Without an
+//!   `output_mapping` the outputs are reported and no variable is written.
+
+use crate::app::TaskMode;
+use crate::bridge::{ControlPointContext, ControlPointError, TaskOutcome, Variables};
+use crate::reason::{ReasonError, TaskAnswer, TaskRequest};
+use crate::vocab::{Decider, TaskStatus};
+
+use super::{FlowAgent, context};
+
+pub(crate) async fn execute(
+    agent: &FlowAgent,
+    task_id: &str,
+    ctx: ControlPointContext,
+) -> Result<TaskOutcome, ControlPointError> {
+    let name = context::element_name(&ctx, agent.process(), task_id);
+    let Some(task) = agent.config.task(task_id) else {
+        // Inserted by a hook (add_node): reason with the instruction it carries.
+        if let Some(instruction) = ctx.instruction.clone() {
+            let req = TaskRequest {
+                task_id: task_id.to_string(),
+                name,
+                agent: None,
+                instruction: Some(instruction),
+                policy: None,
+                inputs: ctx.variables.clone(),
+                outputs: Vec::new(),
+                context: ctx,
+            };
+            let answer = ask(agent, task_id, req).await?;
+            return Ok(match answer {
+                Ok(a) => completed(a, Variables::new()),
+                Err(message) => failed(Decider::None, None, Variables::new(), message),
+            });
+        }
+        return Ok(pass_through());
+    };
+    if task.mode == TaskMode::Native {
+        return Ok(pass_through());
+    }
+
+    let inputs = if task.input_mapping.is_empty() {
+        ctx.variables.clone()
+    } else {
+        task.input_mapping
+            .iter()
+            .filter_map(|(param, var)| {
+                let value = ctx.variables.get(&var.value)?;
+                Some((param.value.clone(), value.clone()))
+            })
+            .collect()
+    };
+    let outputs: Vec<String> = task
+        .output_mapping
+        .iter()
+        .map(|(key, _)| key.value.clone())
+        .collect();
+    let req = TaskRequest {
+        task_id: task_id.to_string(),
+        name,
+        agent: task
+            .agent
+            .as_ref()
+            .and_then(|a| a.name.as_ref())
+            .map(|n| n.value.clone()),
+        instruction: task
+            .instruction
+            .as_ref()
+            .map(|i| i.value.clone())
+            .or_else(|| ctx.instruction.clone()),
+        policy: agent.policies.tasks.get(task_id).cloned(),
+        inputs,
+        outputs,
+        context: ctx,
+    };
+    let answer = match ask(agent, task_id, req).await? {
+        Ok(a) => a,
+        Err(message) => return Ok(failed(Decider::None, None, Variables::new(), message)),
+    };
+
+    let mut variables = Variables::new();
+    for (key, var) in &task.output_mapping {
+        match answer.outputs.get(&key.value) {
+            Some(value) => {
+                variables.insert(var.value.clone(), value.clone());
+            }
+            None => {
+                let message = format!(
+                    "task {task_id} did not return output `{}` (declared in output_mapping)",
+                    key.value
+                );
+                return Ok(failed(
+                    answer.decided_by,
+                    answer.reason,
+                    answer.outputs,
+                    message,
+                ));
+            }
+        }
+    }
+    Ok(completed(answer, variables))
+}
+
+/// Ask the reasoner. The outer error stops the run (nothing answers, or the answer could
+/// not be obtained); the inner one fails the task (the answer was not usable).
+async fn ask(
+    agent: &FlowAgent,
+    task_id: &str,
+    mut req: TaskRequest,
+) -> Result<Result<TaskAnswer, String>, ControlPointError> {
+    context::fill_model(&mut req.context, agent.process());
+    match agent.reasoner.task(req).await {
+        Ok(a) => Ok(Ok(a)),
+        Err(e @ ReasonError::Invalid { .. }) => Ok(Err(e.to_string())),
+        Err(e) => Err(super::cp_error(task_id, e.to_string())),
+    }
+}
+
+fn pass_through() -> TaskOutcome {
+    TaskOutcome {
+        status: TaskStatus::Completed,
+        outputs: Variables::new(),
+        variables: Variables::new(),
+        decided_by: Decider::None,
+        reason: Some("pass-through".to_string()),
+        error: None,
+    }
+}
+
+fn completed(answer: TaskAnswer, variables: Variables) -> TaskOutcome {
+    TaskOutcome {
+        status: TaskStatus::Completed,
+        outputs: answer.outputs,
+        variables,
+        decided_by: answer.decided_by,
+        reason: answer.reason,
+        error: None,
+    }
+}
+
+fn failed(
+    decided_by: Decider,
+    reason: Option<String>,
+    outputs: Variables,
+    message: String,
+) -> TaskOutcome {
+    TaskOutcome {
+        status: TaskStatus::Failed,
+        outputs,
+        variables: Variables::new(),
+        decided_by,
+        reason,
+        error: Some(message),
+    }
+}

@@ -1,0 +1,167 @@
+//! A run's state as a fold over its journal: replaying the records in order gives the
+//! same [`FlowState`] as watching the run live.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::event::{Event, Record};
+use crate::vocab::{Decider, HookAction, RunStatus, TaskStatus};
+
+/// What is known about a run after some prefix of its journal.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowState {
+    pub run_id: String,
+    pub app: String,
+    pub process_key: String,
+    /// `None` until the run has finished.
+    pub status: Option<RunStatus>,
+    /// The run's final message (a termination or failure reason).
+    pub message: Option<String>,
+    pub process_variables: Map<String, Value>,
+    /// The nodes entered, in order.
+    pub execution_path: Vec<String>,
+    /// Per gateway, the flows taken at each of its routings.
+    pub gateway_decisions: BTreeMap<String, Vec<Vec<String>>>,
+    /// Every hook evaluation, in order.
+    pub hook_evaluations: Vec<HookRecord>,
+    /// Per task, each of its executions.
+    pub task_results: BTreeMap<String, Vec<TaskRecord>>,
+    /// Node entries counted against the step budget (the final count once finished).
+    pub steps: u64,
+}
+
+/// One hook evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRecord {
+    pub hook: String,
+    pub flow: String,
+    pub action: HookAction,
+    pub target: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<(String, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<String>,
+    pub denied: Option<HookAction>,
+    pub rejected: Option<String>,
+    pub decided_by: Decider,
+    pub reason: Option<String>,
+}
+
+/// One execution of a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    pub status: TaskStatus,
+    pub outputs: Map<String, Value>,
+    pub decided_by: Decider,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub error: Option<String>,
+}
+
+impl FlowState {
+    /// Apply one record. Variables: `RunStarted` sets them, `TaskFinished` and
+    /// `VariablesSet` merge theirs in, `RunFinished` replaces them with the final ones.
+    /// (Hook state updates arrive as `VariablesSet`; `HookEvaluated` only reports them.)
+    pub fn apply(&mut self, record: &Record) {
+        match &record.event {
+            Event::RunStarted {
+                run_id,
+                app,
+                process_key,
+                variables,
+                ..
+            } => {
+                self.run_id.clone_from(run_id);
+                self.app.clone_from(app);
+                self.process_key.clone_from(process_key);
+                self.process_variables.clone_from(variables);
+            }
+            Event::NodeEntered { node, .. } => {
+                self.execution_path.push(node.clone());
+                self.steps += 1;
+            }
+            Event::FlowTaken { .. } | Event::TopologyChanged { .. } => {}
+            Event::TaskFinished {
+                node,
+                status,
+                outputs,
+                variables,
+                decided_by,
+                reason,
+                error,
+                ..
+            } => {
+                merge(&mut self.process_variables, variables);
+                self.task_results
+                    .entry(node.clone())
+                    .or_default()
+                    .push(TaskRecord {
+                        status: *status,
+                        outputs: outputs.clone(),
+                        decided_by: *decided_by,
+                        reason: reason.clone(),
+                        error: error.clone(),
+                    });
+            }
+            Event::GatewayRouted { node, flows, .. } => {
+                self.gateway_decisions
+                    .entry(node.clone())
+                    .or_default()
+                    .push(flows.clone());
+            }
+            Event::HookEvaluated {
+                hook,
+                flow,
+                action,
+                target,
+                swap,
+                added,
+                decided_by,
+                reason,
+                denied,
+                rejected,
+                ..
+            } => self.hook_evaluations.push(HookRecord {
+                hook: hook.clone(),
+                flow: flow.clone(),
+                action: *action,
+                target: target.clone(),
+                swap: swap.clone(),
+                added: added.clone(),
+                denied: *denied,
+                rejected: rejected.clone(),
+                decided_by: *decided_by,
+                reason: reason.clone(),
+            }),
+            Event::VariablesSet { values, .. } => merge(&mut self.process_variables, values),
+            Event::RunFinished {
+                status,
+                message,
+                variables,
+                steps,
+            } => {
+                self.status = Some(*status);
+                self.message.clone_from(message);
+                self.process_variables.clone_from(variables);
+                self.steps = *steps;
+            }
+        }
+    }
+
+    /// The state after `records`, in order.
+    pub fn fold<'a>(records: impl IntoIterator<Item = &'a Record>) -> FlowState {
+        let mut state = FlowState::default();
+        for record in records {
+            state.apply(record);
+        }
+        state
+    }
+}
+
+fn merge(into: &mut Map<String, Value>, from: &Map<String, Value>) {
+    for (name, value) in from {
+        into.insert(name.clone(), value.clone());
+    }
+}

@@ -1,0 +1,545 @@
+//! Answers given in advance: an answers file (`--answers FILE`) or a scenario. The
+//! document maps control-point ids to answers:
+//!
+//! ```yaml
+//! answers:
+//!   Activity_0oydey5: {outputs: {credit_score: 0.82}, reason: "stable income"}   # a task
+//!   Gateway_09ad5fc: {flow: Flow_0ybszcv, reason: "..."}     # a gateway (`flows: [..]` for inclusive)
+//!   Flow_0ybszcv: {action: skip_to, target: Activity_131ar38, state_updates: {k: v}}   # a hook
+//!   Activity_X: [{outputs: {...}}, {outputs: {...}}]          # one answer per visit, in order
+//! ```
+//!
+//! A hook may be keyed by its hook id or by the id of the flow it sits on. A single answer
+//! serves every visit; a list serves one visit per entry, and a visit past its end has no
+//! answer. Other top-level keys (a scenario's description, variables...) are ignored.
+//! Every answer is checked when the document is read: an unknown key or shape is an error
+//! naming the answer.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::bridge::{BoxFuture, NewTask, Variables};
+use crate::vocab::{Decider, HookAction};
+
+use super::{
+    AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, ReasonError, Reasoner,
+    TaskAnswer, TaskRequest,
+};
+
+/// Answers given in advance, keyed by control-point id.
+#[derive(Debug)]
+pub struct ScriptedReasoner {
+    source: String,
+    answers: HashMap<String, Entry>,
+    /// Visits so far, per key (for lists of answers).
+    visits: Mutex<HashMap<String, usize>>,
+}
+
+/// The answers for one control point.
+#[derive(Debug, Clone)]
+struct Entry {
+    answers: Vec<Answer>,
+    /// One answer written alone serves every visit; a list serves one visit per entry.
+    repeat: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Answer {
+    Task {
+        outputs: Variables,
+        reason: Option<String>,
+    },
+    Gateway {
+        flows: Vec<String>,
+        reason: Option<String>,
+    },
+    Hook(HookAnswer),
+}
+
+impl Answer {
+    fn kind(&self) -> &'static str {
+        match self {
+            Answer::Task { .. } => "a task answer (`outputs`)",
+            Answer::Gateway { .. } => "a gateway answer (`flow`)",
+            Answer::Hook(_) => "a hook answer (`action`)",
+        }
+    }
+}
+
+/// One answer as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAnswer {
+    outputs: Option<Map<String, Value>>,
+    flow: Option<String>,
+    flows: Option<Vec<String>>,
+    action: Option<String>,
+    target: Option<String>,
+    swap: Option<Vec<String>>,
+    add: Option<RawAdd>,
+    state_updates: Option<Map<String, Value>>,
+    message: Option<String>,
+    reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawAdd {
+    Id(String),
+    Task(RawTask),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTask {
+    id: String,
+    name: Option<String>,
+    instruction: Option<String>,
+    agent: Option<String>,
+}
+
+impl ScriptedReasoner {
+    /// Read an answers document (YAML or JSON) from a file.
+    pub fn from_file(path: &Path) -> Result<Self, ReasonError> {
+        let source = format!("answers file {}", path.display());
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ReasonError::Io(format!("cannot read {}: {e}", path.display())))?;
+        Self::from_text(&text, source)
+    }
+
+    /// Read an answers document from YAML (or JSON) text; `source` describes where it
+    /// came from.
+    pub fn from_text(text: &str, source: impl Into<String>) -> Result<Self, ReasonError> {
+        let source = source.into();
+        let node = crate::app::yaml::parse(text).map_err(|e| ReasonError::Load {
+            source_name: source.clone(),
+            message: format!("not valid YAML: {e}"),
+        })?;
+        Self::from_value(node.to_json(), source)
+    }
+
+    /// Build from an answers document already in JSON form; `source` describes where it
+    /// came from ("scenario `approve`", "answers file x.yaml").
+    pub fn from_value(doc: Value, source: impl Into<String>) -> Result<Self, ReasonError> {
+        let source = source.into();
+        let load = |message: String| ReasonError::Load {
+            source_name: source.clone(),
+            message,
+        };
+        let Value::Object(mut doc) = doc else {
+            return Err(load("expected a mapping with an `answers:` key".into()));
+        };
+        match doc.remove("answers") {
+            None => Err(load("there is no `answers:` key".into())),
+            Some(Value::Null) => Self::from_answers(Map::new(), source),
+            Some(Value::Object(m)) => Self::from_answers(m, source),
+            Some(_) => Err(load(
+                "`answers` must map control-point ids to answers".into(),
+            )),
+        }
+    }
+
+    /// Build from the `answers:` mapping itself (control-point id → answer or list of
+    /// answers), as a scenario holds it.
+    pub fn from_answers(
+        answers: Map<String, Value>,
+        source: impl Into<String>,
+    ) -> Result<Self, ReasonError> {
+        let source = source.into();
+        let load = |message: String| ReasonError::Load {
+            source_name: source.clone(),
+            message,
+        };
+        let mut parsed = HashMap::new();
+        for (key, value) in answers {
+            let entry = match value {
+                Value::Array(items) => {
+                    if items.is_empty() {
+                        return Err(load(format!("answer `{key}`: the list is empty")));
+                    }
+                    let list = items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, item)| {
+                            parse_answer(item)
+                                .map_err(|m| load(format!("answer `{key}` (visit {}): {m}", i + 1)))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Entry {
+                        answers: list,
+                        repeat: false,
+                    }
+                }
+                other => Entry {
+                    answers: vec![
+                        parse_answer(other).map_err(|m| load(format!("answer `{key}`: {m}")))?,
+                    ],
+                    repeat: true,
+                },
+            };
+            parsed.insert(key, entry);
+        }
+        Ok(ScriptedReasoner {
+            source,
+            answers: parsed,
+            visits: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The ids that have answers.
+    pub fn keys(&self) -> Vec<&str> {
+        let mut keys: Vec<&str> = self.answers.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// The next answer under the first of `keys` that has one; `element` names the control
+    /// point in errors.
+    fn next(&self, element: &str, keys: &[&str]) -> Result<Answer, ReasonError> {
+        let Some((key, entry)) = keys.iter().find_map(|k| self.answers.get_key_value(*k)) else {
+            return Err(ReasonError::no_answer(
+                element,
+                format!(
+                    "{} has no answer for it (add `{element}:` under `answers:`)",
+                    self.source
+                ),
+            ));
+        };
+        if entry.repeat {
+            return Ok(entry.answers[0].clone());
+        }
+        let mut visits = self.visits.lock().unwrap_or_else(|e| e.into_inner());
+        let n = visits.entry(key.clone()).or_insert(0);
+        match entry.answers.get(*n) {
+            Some(a) => {
+                *n += 1;
+                Ok(a.clone())
+            }
+            None => Err(ReasonError::no_answer(
+                element,
+                format!(
+                    "{} has {} answer(s) for `{key}`, and this is visit {}",
+                    self.source,
+                    entry.answers.len(),
+                    *n + 1
+                ),
+            )),
+        }
+    }
+
+    fn mismatch(&self, element: &str, answer: &Answer, expected: &str) -> ReasonError {
+        ReasonError::invalid(
+            element,
+            format!(
+                "{} gives {} for `{element}`, which is {expected}",
+                self.source,
+                answer.kind()
+            ),
+        )
+    }
+}
+
+fn parse_answer(value: Value) -> Result<Answer, String> {
+    if !value.is_object() {
+        return Err(format!(
+            "expected a mapping (`outputs`, `flow`, `flows` or `action`), not {}",
+            json_kind(&value)
+        ));
+    }
+    let raw: RawAnswer = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    let shapes = [
+        raw.outputs.is_some(),
+        raw.flow.is_some() || raw.flows.is_some(),
+        raw.action.is_some(),
+    ];
+    match shapes.iter().filter(|s| **s).count() {
+        0 => {
+            return Err(
+                "say what the answer is: `outputs` (a task), `flow`/`flows` (a gateway) or \
+                 `action` (a hook)"
+                    .into(),
+            );
+        }
+        1 => {}
+        _ => {
+            return Err(
+                "an answer has one of `outputs` (a task), `flow`/`flows` (a gateway) or \
+                 `action` (a hook), not several"
+                    .into(),
+            );
+        }
+    }
+    let hook_only = [
+        ("target", raw.target.is_some()),
+        ("swap", raw.swap.is_some()),
+        ("add", raw.add.is_some()),
+        ("state_updates", raw.state_updates.is_some()),
+        ("message", raw.message.is_some()),
+    ];
+    if raw.action.is_none()
+        && let Some((key, _)) = hook_only.iter().find(|(_, set)| *set)
+    {
+        return Err(format!("`{key}` belongs to hook answers (with `action`)"));
+    }
+    if let Some(outputs) = raw.outputs {
+        return Ok(Answer::Task {
+            outputs,
+            reason: raw.reason,
+        });
+    }
+    if raw.flow.is_some() || raw.flows.is_some() {
+        let flows = match (raw.flow, raw.flows) {
+            (Some(_), Some(_)) => return Err("write `flow` or `flows`, not both".into()),
+            (Some(f), None) => vec![f],
+            (None, Some(fs)) if fs.is_empty() => return Err("`flows` is empty".into()),
+            (None, Some(fs)) => fs,
+            (None, None) => unreachable!("checked above"),
+        };
+        return Ok(Answer::Gateway {
+            flows,
+            reason: raw.reason,
+        });
+    }
+    let name = raw.action.unwrap_or_default();
+    let action: HookAction = name.parse().map_err(|()| {
+        format!(
+            "`{name}` is not a hook action (one of {})",
+            HookAction::names().collect::<Vec<_>>().join(", ")
+        )
+    })?;
+    let swap = match raw.swap {
+        None => None,
+        Some(pair) => match <[String; 2]>::try_from(pair) {
+            Ok([a, b]) => Some((a, b)),
+            Err(_) => return Err("`swap` takes exactly two node ids".into()),
+        },
+    };
+    let add = raw.add.map(|a| match a {
+        RawAdd::Id(id) => AddTask::Insertable(id),
+        RawAdd::Task(t) => AddTask::New(NewTask {
+            id: t.id,
+            name: t.name,
+            instruction: t.instruction,
+            agent: t.agent,
+        }),
+    });
+    let needs = match action {
+        HookAction::SkipTo | HookAction::RemoveNode if raw.target.is_none() => Some("target"),
+        HookAction::SwapNodes if swap.is_none() => Some("swap"),
+        HookAction::AddNode if add.is_none() => Some("add"),
+        _ => None,
+    };
+    if let Some(key) = needs {
+        return Err(format!("`{action}` needs `{key}`"));
+    }
+    Ok(Answer::Hook(HookAnswer {
+        action,
+        target: raw.target,
+        swap,
+        add,
+        state_updates: raw.state_updates.unwrap_or_default(),
+        message: raw.message,
+        reason: raw.reason,
+        decided_by: Decider::Scripted,
+    }))
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+impl Reasoner for ScriptedReasoner {
+    fn describe(&self) -> String {
+        self.source.clone()
+    }
+
+    fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
+        Box::pin(async move {
+            let id = req.task_id.as_str();
+            match self.next(id, &[id])? {
+                Answer::Task { outputs, reason } => Ok(TaskAnswer {
+                    outputs,
+                    reason,
+                    decided_by: Decider::Scripted,
+                }),
+                other => Err(self.mismatch(id, &other, "a task")),
+            }
+        })
+    }
+
+    fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
+        Box::pin(async move {
+            let id = req.gateway_id.as_str();
+            match self.next(id, &[id])? {
+                Answer::Gateway { flows, reason } => Ok(GatewayAnswer {
+                    flows,
+                    reason,
+                    decided_by: Decider::Scripted,
+                }),
+                other => Err(self.mismatch(id, &other, "a gateway")),
+            }
+        })
+    }
+
+    fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
+        Box::pin(async move {
+            let id = req.hook_id.as_str();
+            match self.next(id, &[id, req.flow_id.as_str()])? {
+                Answer::Hook(answer) => Ok(answer),
+                other => Err(self.mismatch(id, &other, "a hook")),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpmn::GatewayKind;
+    use crate::bridge::ControlPointContext;
+    use serde_json::json;
+
+    fn task(id: &str) -> TaskRequest {
+        TaskRequest {
+            task_id: id.into(),
+            name: None,
+            agent: None,
+            instruction: None,
+            policy: None,
+            inputs: Variables::new(),
+            outputs: vec![],
+            context: ControlPointContext::default(),
+        }
+    }
+
+    fn gateway(id: &str) -> GatewayRequest {
+        GatewayRequest {
+            gateway_id: id.into(),
+            name: None,
+            kind: GatewayKind::Exclusive,
+            policy: None,
+            condition: None,
+            flows: vec![],
+            evaluations: vec![],
+            multiple: false,
+            context: ControlPointContext::default(),
+        }
+    }
+
+    fn hook(id: &str, flow: &str) -> HookRequest {
+        HookRequest {
+            hook_id: id.into(),
+            flow_id: flow.into(),
+            name: None,
+            policy: None,
+            instruction: None,
+            permitted: HookAction::ALL.to_vec(),
+            allowed_targets: vec![],
+            insertable_tasks: vec![],
+            context: ControlPointContext::default(),
+        }
+    }
+
+    #[test]
+    fn reads_yaml_answers() {
+        let text = "answers:\n  T1: {outputs: {score: 0.82}, reason: stable}\n  G1: {flows: [F1, F2]}\n  F9: {action: SKIP_TO, target: T3, state_updates: {why: policy}}\n";
+        let r = ScriptedReasoner::from_text(text, "answers file a.yaml").unwrap();
+        assert_eq!(r.keys(), vec!["F9", "G1", "T1"]);
+        assert_eq!(r.describe(), "answers file a.yaml");
+    }
+
+    #[tokio::test]
+    async fn answers_each_kind() {
+        let doc = json!({"answers": {
+            "T1": {"outputs": {"score": 0.82}, "reason": "stable"},
+            "G1": {"flow": "F1"},
+            "F9": {"action": "skip_to", "target": "T3", "state_updates": {"why": "policy"}},
+            "H2": {"action": "add_node", "add": {"id": "N", "instruction": "do it"}},
+        }});
+        let r = ScriptedReasoner::from_value(doc, "scenario `s`").unwrap();
+        let t = r.task(task("T1")).await.unwrap();
+        assert_eq!(t.outputs["score"], json!(0.82));
+        assert_eq!(t.reason.as_deref(), Some("stable"));
+        assert_eq!(t.decided_by, Decider::Scripted);
+        let g = r.gateway(gateway("G1")).await.unwrap();
+        assert_eq!(g.flows, vec!["F1".to_string()]);
+        // a hook keyed by its flow id
+        let h = r.hook(hook("screen", "F9")).await.unwrap();
+        assert_eq!(h.action, HookAction::SkipTo);
+        assert_eq!(h.target.as_deref(), Some("T3"));
+        assert_eq!(h.state_updates["why"], json!("policy"));
+        let h2 = r.hook(hook("H2", "F0")).await.unwrap();
+        assert!(matches!(h2.add, Some(AddTask::New(ref t)) if t.id == "N"));
+    }
+
+    #[tokio::test]
+    async fn a_list_is_one_answer_per_visit_and_a_single_answer_repeats() {
+        let doc = json!({"answers": {
+            "T1": [{"outputs": {"n": 1}}, {"outputs": {"n": 2}}],
+            "T2": {"outputs": {"n": 7}},
+        }});
+        let r = ScriptedReasoner::from_value(doc, "scenario `s`").unwrap();
+        assert_eq!(r.task(task("T1")).await.unwrap().outputs["n"], json!(1));
+        assert_eq!(r.task(task("T1")).await.unwrap().outputs["n"], json!(2));
+        let err = r.task(task("T1")).await.unwrap_err();
+        assert!(
+            matches!(&err, ReasonError::NoAnswer { element, help } if element == "T1" && help.contains("visit 3")),
+            "{err}"
+        );
+        for _ in 0..3 {
+            assert_eq!(r.task(task("T2")).await.unwrap().outputs["n"], json!(7));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_missing_answer_names_the_control_point() {
+        let r = ScriptedReasoner::from_value(json!({"answers": {}}), "scenario `s`").unwrap();
+        let err = r.gateway(gateway("Gateway_1")).await.unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("`Gateway_1`"), "{text}");
+        assert!(text.contains("scenario `s`"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn an_answer_of_the_wrong_kind_is_invalid() {
+        let r =
+            ScriptedReasoner::from_value(json!({"answers": {"G1": {"outputs": {}}}}), "s").unwrap();
+        let err = r.gateway(gateway("G1")).await.unwrap_err();
+        assert!(matches!(err, ReasonError::Invalid { .. }), "{err}");
+    }
+
+    #[test]
+    fn bad_shapes_are_load_errors_naming_the_key() {
+        let cases = [
+            json!({"answers": {"K1": {"outputz": {}}}}),
+            json!({"answers": {"K1": {"reason": "only a reason"}}}),
+            json!({"answers": {"K1": {"flow": "F", "action": "continue"}}}),
+            json!({"answers": {"K1": {"action": "jump"}}}),
+            json!({"answers": {"K1": {"action": "skip_to"}}}),
+            json!({"answers": {"K1": {"flow": "F", "target": "X"}}}),
+            json!({"answers": {"K1": "F1"}}),
+            json!({"answers": {"K1": []}}),
+            json!({"answers": {"K1": [{"flow": "F"}, 3]}}),
+            json!({"answers": {"K1": {"action": "swap_nodes", "swap": ["A"]}}}),
+        ];
+        for doc in cases {
+            let err = ScriptedReasoner::from_value(doc.clone(), "answers file a.yaml").unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains("`K1`"), "{doc}: {text}");
+            assert!(text.starts_with("answers file a.yaml"), "{text}");
+        }
+        assert!(ScriptedReasoner::from_value(json!({"x": 1}), "s").is_err());
+        assert!(ScriptedReasoner::from_value(json!([1]), "s").is_err());
+    }
+}

@@ -1,0 +1,374 @@
+//! The human stream: one line per control point and notable event, a summary at the end.
+//! Colour only when asked for; a spinner only when asked for (an interactive terminal).
+
+use std::io::{self, Write};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use console::Style;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::{Map, Value};
+
+use super::{View, assignments, duration, excerpt, value};
+use crate::journal::{Event, FlowState, Record};
+use crate::vocab::{Decider, HookAction, RunStatus, TaskStatus};
+
+/// Reasons are cut to this many characters.
+const REASON_CHARS: usize = 80;
+/// Task errors and hook rejections are cut to this many characters.
+const ERROR_CHARS: usize = 160;
+
+/// How the stream looks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HumanOptions {
+    /// ANSI colour (and bold/dim). Strictly honoured either way.
+    pub color: bool,
+    /// Also show node entries, flows taken and variables set outside tasks.
+    pub verbose: bool,
+    /// Show a spinner on stdout while a reasoner works (only for a terminal).
+    pub interactive: bool,
+}
+
+impl HumanOptions {
+    /// Colour and spinner as stdout allows (a terminal, `NO_COLOR`/`CLICOLOR` honoured).
+    pub fn detect(verbose: bool) -> Self {
+        HumanOptions {
+            color: console::colors_enabled(),
+            verbose,
+            interactive: console::Term::stdout().is_term(),
+        }
+    }
+}
+
+pub struct Human {
+    options: HumanOptions,
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    out: Box<dyn Write + Send>,
+    /// The run so far, for the summary (the path is not in `run_finished`).
+    state: FlowState,
+    spinner: Option<ProgressBar>,
+    summarized: bool,
+}
+
+impl Human {
+    /// Write to standard output.
+    pub fn new(options: HumanOptions) -> Self {
+        Self::to_writer(Box::new(io::stdout()), options)
+    }
+
+    /// Write to `out` (tests render into a buffer with `interactive: false`). The spinner,
+    /// when enabled, is always drawn on stdout.
+    pub fn to_writer(out: Box<dyn Write + Send>, options: HumanOptions) -> Self {
+        Human {
+            options,
+            inner: Mutex::new(Inner {
+                out,
+                state: FlowState::default(),
+                spinner: None,
+                summarized: false,
+            }),
+        }
+    }
+
+    /// Show (or update) the spinner: `reasoning at <element>…`. Cleared by the next record.
+    /// Does nothing unless the view is interactive.
+    pub fn waiting(&self, element: &str) {
+        if !self.options.interactive {
+            return;
+        }
+        let mut inner = self.lock();
+        let message = format!("reasoning at {element}…");
+        match &inner.spinner {
+            Some(spinner) => spinner.set_message(message),
+            None => {
+                let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stdout());
+                spinner.set_style(ProgressStyle::default_spinner());
+                spinner.set_message(message);
+                spinner.enable_steady_tick(Duration::from_millis(100));
+                inner.spinner = Some(spinner);
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn paint(&self, style: &Style, text: &str) -> String {
+        if self.options.color {
+            style.apply_to(text).force_styling(true).to_string()
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn decider(&self, decided_by: Decider) -> String {
+        self.paint(&Style::new().dim(), &format!("[{}]", decided_by.as_str()))
+    }
+
+    fn took(&self, ms: u64) -> String {
+        self.paint(&Style::new().dim(), &format!("({})", duration(ms)))
+    }
+
+    /// The lines for one record (`state` already includes it).
+    fn lines(&self, record: &Record, state: &FlowState) -> Vec<String> {
+        let mut lines = Vec::new();
+        match &record.event {
+            Event::RunStarted {
+                run_id,
+                app,
+                process_key,
+                engine,
+                reasoner,
+                ..
+            } => {
+                let header =
+                    format!("▶ run {run_id} · app {app} ({process_key}) · engine {engine}");
+                lines.push(self.paint(&Style::new().bold(), &header));
+                if !reasoner.is_empty() {
+                    lines.push(format!("  judgement: {reasoner}"));
+                }
+            }
+            Event::NodeEntered {
+                node,
+                kind,
+                name,
+                token,
+            } if self.options.verbose => {
+                let mut line = format!("    · enter   {node}  {kind}");
+                if let Some(name) = name {
+                    line.push_str(&format!("  \"{}\"", excerpt(name, REASON_CHARS)));
+                }
+                line.push_str(&format!("  #{token}"));
+                lines.push(self.paint(&Style::new().dim(), &line));
+            }
+            Event::FlowTaken {
+                flow,
+                source,
+                target,
+                token,
+            } if self.options.verbose => {
+                let line = format!("    · flow    {flow}  {source} → {target}  #{token}");
+                lines.push(self.paint(&Style::new().dim(), &line));
+            }
+            Event::VariablesSet { source, values } if self.options.verbose => {
+                let line = format!("    · set     {}  ({source})", assignments(values));
+                lines.push(self.paint(&Style::new().dim(), &line));
+            }
+            Event::NodeEntered { .. } | Event::FlowTaken { .. } | Event::VariablesSet { .. } => {}
+            Event::TaskFinished {
+                node,
+                status,
+                decided_by,
+                reason,
+                error,
+                duration_ms,
+                ..
+            } => {
+                let (word, style) = match status {
+                    TaskStatus::Completed => ("completed", Style::new().green()),
+                    TaskStatus::Skipped => ("skipped", Style::new().yellow()),
+                    TaskStatus::Failed => ("failed", Style::new().red()),
+                };
+                let mut parts = vec![
+                    format!("  {} task    {node}", self.paint(&style, "●")),
+                    self.paint(&style, word),
+                    self.decider(*decided_by),
+                ];
+                parts.extend(reason_part(reason.as_deref()));
+                if let Some(error) = error.as_deref().filter(|e| !e.trim().is_empty()) {
+                    let text = format!("error: {}", excerpt(error, ERROR_CHARS));
+                    parts.push(self.paint(&Style::new().red(), &text));
+                }
+                parts.push(self.took(*duration_ms));
+                lines.push(parts.join("  "));
+            }
+            Event::GatewayRouted {
+                node,
+                flows,
+                decided_by,
+                reason,
+                duration_ms,
+            } => {
+                let taken = if flows.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    flows.join(", ")
+                };
+                let mut parts = vec![
+                    format!("  {} gateway {node}", self.paint(&Style::new().cyan(), "◆")),
+                    format!("→ {taken}"),
+                    self.decider(*decided_by),
+                ];
+                parts.extend(reason_part(reason.as_deref()));
+                parts.push(self.took(*duration_ms));
+                lines.push(parts.join("  "));
+            }
+            Event::HookEvaluated {
+                hook,
+                flow,
+                action,
+                target,
+                swap,
+                added,
+                state_updates,
+                decided_by,
+                reason,
+                denied,
+                rejected,
+                ..
+            } => {
+                let mut applied = action.as_str().to_owned();
+                if let Some((a, b)) = swap {
+                    applied.push_str(&format!(" {a}↔{b}"));
+                } else if let Some(added) = added {
+                    applied.push_str(&format!(" +{added}"));
+                } else if let Some(target) = target {
+                    applied.push_str(&format!(" {target}"));
+                }
+                let style = hook_style(*action, denied.is_some() || rejected.is_some());
+                let mut parts = vec![
+                    format!(
+                        "  {} hook    {hook} on {flow}: {}",
+                        self.paint(&style, "⚑"),
+                        self.paint(&style, &applied)
+                    ),
+                    self.decider(*decided_by),
+                ];
+                parts.extend(reason_part(reason.as_deref()));
+                lines.push(parts.join("  "));
+                let audit = Style::new().yellow();
+                if let Some(denied) = denied {
+                    let text = format!("    denied: {denied} (not permitted)");
+                    lines.push(self.paint(&audit, &text));
+                }
+                if let Some(rejected) = rejected {
+                    let text = format!("    rejected: {}", excerpt(rejected, ERROR_CHARS));
+                    lines.push(self.paint(&audit, &text));
+                }
+                if !state_updates.is_empty() {
+                    lines.push(format!("    state: {}", assignments(state_updates)));
+                }
+            }
+            Event::TopologyChanged { detail, .. } => {
+                let text = format!("    topology: {detail}");
+                lines.push(self.paint(&Style::new().magenta(), &text));
+            }
+            Event::RunFinished { .. } => lines.extend(self.summary(state)),
+        }
+        lines
+    }
+
+    /// The closing block: outcome, path, variables.
+    fn summary(&self, state: &FlowState) -> Vec<String> {
+        let message = state.message.as_deref().filter(|m| !m.trim().is_empty());
+        let (text, style) = match state.status {
+            Some(RunStatus::Completed) => ("✔ completed".to_owned(), Style::new().green()),
+            Some(RunStatus::Terminated) => {
+                (with_message("■ terminated", message), Style::new().yellow())
+            }
+            Some(RunStatus::Failed) => (with_message("✘ failed", message), Style::new().red()),
+            None => (
+                "✘ incomplete: the run stopped before it finished".to_owned(),
+                Style::new().red(),
+            ),
+        };
+        let path = if state.execution_path.is_empty() {
+            "(none)".to_owned()
+        } else {
+            state.execution_path.join(" → ")
+        };
+        let mut lines = vec![
+            String::new(),
+            self.paint(&style.bold(), &text),
+            format!("  path: {path}"),
+        ];
+        lines.extend(variable_lines(&state.process_variables));
+        lines
+    }
+}
+
+impl View for Human {
+    fn record(&self, record: &Record) {
+        let mut inner = self.lock();
+        if let Some(spinner) = inner.spinner.take() {
+            spinner.finish_and_clear();
+        }
+        inner.state.apply(record);
+        let lines = self.lines(record, &inner.state);
+        if matches!(record.event, Event::RunFinished { .. }) {
+            inner.summarized = true;
+        }
+        write_lines(&mut inner.out, &lines);
+    }
+
+    fn waiting(&self, element: &str) {
+        Human::waiting(self, element);
+    }
+
+    /// Print the summary from `state` unless a `run_finished` record already did.
+    fn finish(&self, state: &FlowState) {
+        let mut inner = self.lock();
+        if let Some(spinner) = inner.spinner.take() {
+            spinner.finish_and_clear();
+        }
+        if !inner.summarized {
+            inner.summarized = true;
+            let lines = self.summary(state);
+            write_lines(&mut inner.out, &lines);
+        }
+    }
+}
+
+fn write_lines(out: &mut Box<dyn Write + Send>, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    // A closed pipe must not stop the run: the journal is the record, this is a view.
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+fn reason_part(reason: Option<&str>) -> Option<String> {
+    reason
+        .map(|r| excerpt(r, REASON_CHARS))
+        .filter(|r| !r.is_empty())
+}
+
+fn with_message(head: &str, message: Option<&str>) -> String {
+    match message {
+        Some(message) => format!("{head}: {message}"),
+        None => head.to_owned(),
+    }
+}
+
+fn hook_style(action: HookAction, refused: bool) -> Style {
+    if refused {
+        Style::new().yellow()
+    } else if action == HookAction::Continue {
+        Style::new().blue()
+    } else if action == HookAction::Terminate {
+        Style::new().red()
+    } else {
+        Style::new().magenta()
+    }
+}
+
+fn variable_lines(variables: &Map<String, Value>) -> Vec<String> {
+    if variables.is_empty() {
+        return vec!["  variables: (none)".to_owned()];
+    }
+    let mut sorted: Vec<(&String, &Value)> = variables.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    let mut lines = vec!["  variables:".to_owned()];
+    lines.extend(
+        sorted
+            .into_iter()
+            .map(|(name, v)| format!("    {name} = {}", value(v))),
+    );
+    lines
+}

@@ -1,0 +1,108 @@
+//! Live rendering of a run's events: [`Human`] lines for a terminal, [`JsonLines`] for
+//! programs. A view is fed the journal's records as they become durable (see
+//! [`observer`]) and the final state once the run is over. The formatting helpers shared
+//! by the renderers live here.
+
+pub mod human;
+pub mod json;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::journal::{FlowState, Record};
+
+pub use human::{Human, HumanOptions};
+pub use json::JsonLines;
+
+/// Something that shows a run as it happens.
+pub trait View: Send + Sync {
+    /// A record has been journaled.
+    fn record(&self, record: &Record);
+
+    /// A control point is being decided (a reasoner is at work on `element`). Views that
+    /// can show progress do; the next record ends the wait.
+    fn waiting(&self, _element: &str) {}
+
+    /// The run is over (or stopped); `state` is the fold of its journal.
+    fn finish(&self, state: &FlowState);
+}
+
+/// A journal observer that feeds `view` (for [`crate::journal::Journal::with_observer`]).
+pub fn observer(view: Arc<dyn View>) -> Box<dyn Fn(&Record) + Send + Sync> {
+    Box::new(move |record| view.record(record))
+}
+
+/// At most `max` characters of `text` on one line: runs of whitespace (newlines
+/// included) become one space, and a cut is marked with `…`.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+    cut.truncate(cut.trim_end().len());
+    cut.push('…');
+    cut
+}
+
+/// `12 ms`, `1.3 s`, `2 min 05 s`.
+pub fn duration(ms: u64) -> String {
+    let tenths = (ms + 50) / 100;
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if tenths < 600 {
+        format!("{}.{} s", tenths / 10, tenths % 10)
+    } else {
+        let secs = (ms + 500) / 1000;
+        format!("{} min {:02} s", secs / 60, secs % 60)
+    }
+}
+
+/// A value as compact JSON (`"text"`, `42`, `{"a":1}`).
+pub fn value(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "?".to_owned())
+}
+
+/// `k=v, k=v` in the map's order, values as compact JSON.
+pub fn assignments(values: &Map<String, Value>) -> String {
+    values
+        .iter()
+        .map(|(k, v)| format!("{k}={}", value(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_flatten_and_cut() {
+        assert_eq!(excerpt("a\n  b\tc", 80), "a b c");
+        assert_eq!(excerpt("abcdef", 6), "abcdef");
+        assert_eq!(excerpt("abcdefg", 6), "abcde…");
+        assert_eq!(excerpt("abcd efg", 6), "abcd…");
+        assert_eq!(excerpt("ééééééé", 4).chars().count(), 4);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration(0), "0 ms");
+        assert_eq!(duration(12), "12 ms");
+        assert_eq!(duration(999), "999 ms");
+        assert_eq!(duration(1_300), "1.3 s");
+        assert_eq!(duration(59_940), "59.9 s");
+        assert_eq!(duration(59_960), "1 min 00 s");
+        assert_eq!(duration(1_000), "1.0 s");
+        assert_eq!(duration(125_000), "2 min 05 s");
+    }
+
+    #[test]
+    fn values_render_as_compact_json() {
+        let mut m = Map::new();
+        m.insert("b".into(), Value::from("x"));
+        m.insert("a".into(), serde_json::json!({"k": [1, true]}));
+        assert_eq!(assignments(&m), r#"b="x", a={"k":[1,true]}"#);
+    }
+}

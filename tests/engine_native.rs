@@ -1,0 +1,1129 @@
+//! The native engine, read as a specification: processes are small BPMN documents, the
+//! harness is a scripted double that answers per element and records every call, and the
+//! journal is an in-memory sink.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cuga_flo::bpmn::{self, Process};
+use cuga_flo::bridge::{
+    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
+    GatewayDecision, HookDecision, NewTask, TaskOutcome,
+};
+use cuga_flo::engine::native::NativeEngine;
+use cuga_flo::engine::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
+use cuga_flo::journal::{Event, EventSink, JournalError, Record};
+use cuga_flo::vocab::{Decider, HookAction, RunStatus, TaskStatus};
+use serde_json::{Map, Value, json};
+
+// ---------------------------------------------------------------------------------------
+// Processes
+
+/// A process from BPMN elements (`body`) and flows written `id: source -> target`, one
+/// per line or comma-separated.
+fn process(body: &str, flows: &str) -> Arc<Process> {
+    let flows: String = flows
+        .split([',', '\n'])
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(|f| {
+            let (id, ends) = f.split_once(':').expect("`id: source -> target`");
+            let (source, target) = ends.split_once("->").expect("`source -> target`");
+            format!(
+                r#"<sequenceFlow id="{}" sourceRef="{}" targetRef="{}"/>"#,
+                id.trim(),
+                source.trim(),
+                target.trim()
+            )
+        })
+        .collect();
+    let xml = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">
+  <process id="P" isExecutable="true">
+    {body}
+    {flows}
+  </process>
+</definitions>"#
+    );
+    let doc = bpmn::parse(Path::new("t.bpmn"), xml.as_bytes()).expect("the test BPMN parses");
+    Arc::new(doc.main_process().expect("a process").clone())
+}
+
+/// s → a → b → e
+fn chain() -> Arc<Process> {
+    process(
+        r#"<startEvent id="s"/><task id="a" name="A"/><task id="b" name="B"/><endEvent id="e"/>"#,
+        "f1: s -> a, f2: a -> b, f3: b -> e",
+    )
+}
+
+/// s → a → b → c → e
+fn longer_chain() -> Arc<Process> {
+    process(
+        r#"<startEvent id="s"/><task id="a"/><task id="b"/><task id="c"/><endEvent id="e"/>"#,
+        "f1: s -> a, f2: a -> b, f3: b -> c, f4: c -> e",
+    )
+}
+
+/// s → split ⇉ (a) and (b1 → b2) → join → c → e
+fn parallel() -> Arc<Process> {
+    process(
+        r#"<startEvent id="s"/><parallelGateway id="split"/>
+           <task id="a"/><task id="b1"/><task id="b2"/>
+           <parallelGateway id="join"/><task id="c"/><endEvent id="e"/>"#,
+        "f1: s -> split, fa: split -> a, fa2: a -> join,
+         fb: split -> b1, fb2: b1 -> b2, fb3: b2 -> join,
+         f9: join -> c, f10: c -> e",
+    )
+}
+
+/// The demo `receive_order`: receive, then reserve inventory and generate the invoice in
+/// parallel, then end.
+fn receive_order() -> Arc<Process> {
+    process(
+        r#"<startEvent id="start"/><task id="receive" name="Receive Order"/>
+           <parallelGateway id="split"/>
+           <task id="reserve" name="Reserve Inventory"/><task id="invoice" name="Generate Invoice"/>
+           <parallelGateway id="join"/><endEvent id="end"/>"#,
+        "f_start: start -> receive, f_check: receive -> split,
+         f_r: split -> reserve, f_i: split -> invoice,
+         f_rj: reserve -> join, f_ij: invoice -> join, f_end: join -> end",
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// The scripted harness
+
+#[derive(Debug, Clone)]
+struct Call {
+    point: &'static str,
+    element: String,
+    ctx: ControlPointContext,
+}
+
+#[derive(Default)]
+struct Harness {
+    /// Task → the variables it sets.
+    sets: BTreeMap<String, Map<String, Value>>,
+    /// Task → the error it fails with.
+    fails: BTreeMap<String, String>,
+    /// Tasks whose call errs.
+    unreachable: BTreeSet<String>,
+    /// Gateway → the flows to take.
+    routes: BTreeMap<String, Vec<String>>,
+    /// Hook → its decision (default: continue).
+    hooks: BTreeMap<String, HookDecision>,
+    /// Element → how long answering takes.
+    slow: BTreeMap<String, u64>,
+    calls: Mutex<Vec<Call>>,
+    in_flight: AtomicUsize,
+    most_in_flight: AtomicUsize,
+}
+
+impl Harness {
+    fn new() -> Self {
+        Harness::default()
+    }
+
+    fn sets(mut self, task: &str, variables: Value) -> Self {
+        self.sets.insert(task.into(), object(variables));
+        self
+    }
+
+    fn fails(mut self, task: &str, error: &str) -> Self {
+        self.fails.insert(task.into(), error.into());
+        self
+    }
+
+    fn unreachable(mut self, task: &str) -> Self {
+        self.unreachable.insert(task.into());
+        self
+    }
+
+    fn routes(mut self, gateway: &str, flows: &[&str]) -> Self {
+        self.routes.insert(
+            gateway.into(),
+            flows.iter().map(|f| f.to_string()).collect(),
+        );
+        self
+    }
+
+    fn hook(mut self, hook: &str, decision: HookDecision) -> Self {
+        self.hooks.insert(hook.into(), decision);
+        self
+    }
+
+    fn slow(mut self, element: &str, ms: u64) -> Self {
+        self.slow.insert(element.into(), ms);
+        self
+    }
+
+    async fn answer(&self, point: &'static str, element: &str, ctx: ControlPointContext) {
+        self.calls.lock().unwrap().push(Call {
+            point,
+            element: element.into(),
+            ctx,
+        });
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_in_flight.fetch_max(now, Ordering::SeqCst);
+        if let Some(ms) = self.slow.get(element) {
+            tokio::time::sleep(Duration::from_millis(*ms)).await;
+        }
+        tokio::task::yield_now().await;
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    /// `point element` for every call, in call order.
+    fn call_list(&self) -> Vec<String> {
+        self.calls()
+            .iter()
+            .map(|c| format!("{} {}", c.point, c.element))
+            .collect()
+    }
+
+    fn call_to(&self, element: &str) -> Call {
+        self.calls()
+            .into_iter()
+            .find(|c| c.element == element)
+            .unwrap_or_else(|| panic!("no call for `{element}`"))
+    }
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+impl ControlPoints for Harness {
+    fn execute_task(
+        &self,
+        task_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+        let id = task_id.to_string();
+        Box::pin(async move {
+            self.answer("execute_task", &id, ctx).await;
+            if self.unreachable.contains(&id) {
+                return Err(ControlPointError {
+                    element: id,
+                    message: "the task agent is unreachable".into(),
+                });
+            }
+            let failed = self.fails.get(&id).cloned();
+            Ok(TaskOutcome {
+                status: if failed.is_some() {
+                    TaskStatus::Failed
+                } else {
+                    TaskStatus::Completed
+                },
+                outputs: Map::new(),
+                variables: self.sets.get(&id).cloned().unwrap_or_default(),
+                decided_by: Decider::Scripted,
+                reason: None,
+                error: failed,
+            })
+        })
+    }
+
+    fn route_gateway(
+        &self,
+        gateway_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+        let id = gateway_id.to_string();
+        Box::pin(async move {
+            self.answer("route_gateway", &id, ctx).await;
+            match self.routes.get(&id) {
+                Some(flows) => Ok(GatewayDecision {
+                    flows: flows.clone(),
+                    decided_by: Decider::Scripted,
+                    reason: Some("scripted".into()),
+                }),
+                None => Err(ControlPointError {
+                    element: id,
+                    message: "no route scripted".into(),
+                }),
+            }
+        })
+    }
+
+    fn evaluate_hook(
+        &self,
+        hook_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+        let id = hook_id.to_string();
+        Box::pin(async move {
+            self.answer("evaluate_hook", &id, ctx).await;
+            Ok(self
+                .hooks
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| HookDecision::proceed(Decider::Scripted, None)))
+        })
+    }
+}
+
+/// A hook decision with `action`, decided by a rule.
+fn decide(action: HookAction) -> HookDecision {
+    HookDecision {
+        action,
+        ..HookDecision::proceed(Decider::Rule, Some("policy".to_string()))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The journal
+
+#[derive(Default)]
+struct Sink {
+    events: Mutex<Vec<Event>>,
+    /// Refuse every event after this many.
+    capacity: Option<usize>,
+}
+
+impl EventSink for Sink {
+    fn emit(&self, event: Event) -> Result<Record, JournalError> {
+        let mut events = self.events.lock().unwrap();
+        if self.capacity.is_some_and(|c| events.len() >= c) {
+            return Err(JournalError::Serialize("the disk is full".into()));
+        }
+        events.push(event.clone());
+        Ok(Record {
+            seq: events.len() as u64,
+            at_ms: 0,
+            event,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Running
+
+fn request(process: Arc<Process>, hooks: &[(&str, &str)]) -> RunRequest {
+    RunRequest {
+        run_id: "run-1".into(),
+        process_key: "demo_v1".into(),
+        process,
+        annotations: FlowAnnotations {
+            process_key: "demo_v1".into(),
+            hooks: hooks
+                .iter()
+                .map(|(flow, hook)| (flow.to_string(), hook.to_string()))
+                .collect(),
+            ..FlowAnnotations::default()
+        },
+        variables: object(json!({"order_id": "1212"})),
+    }
+}
+
+struct Ran {
+    outcome: RunOutcome,
+    events: Vec<Event>,
+    harness: Arc<Harness>,
+}
+
+async fn go(request: RunRequest, harness: Harness) -> Ran {
+    let harness = Arc::new(harness);
+    let sink = Arc::new(Sink::default());
+    let outcome = NativeEngine
+        .run(request, harness.clone(), sink.clone())
+        .await
+        .expect("the engine runs");
+    let events = sink.events.lock().unwrap().clone();
+    Ran {
+        outcome,
+        events,
+        harness,
+    }
+}
+
+impl Ran {
+    fn path(&self) -> Vec<&str> {
+        self.outcome.path.iter().map(String::as_str).collect()
+    }
+
+    fn status(&self) -> RunStatus {
+        self.outcome.status
+    }
+
+    fn message(&self) -> &str {
+        self.outcome.message.as_deref().unwrap_or("")
+    }
+
+    fn count(&self, node: &str) -> usize {
+        self.outcome.path.iter().filter(|n| *n == node).count()
+    }
+
+    /// Each event in a short form: `entered a`, `took f1`, `task a completed`, ...
+    fn trace(&self) -> Vec<String> {
+        self.events.iter().map(short).collect()
+    }
+
+    fn hook_records(&self) -> Vec<&Event> {
+        self.events
+            .iter()
+            .filter(|e| matches!(e, Event::HookEvaluated { .. }))
+            .collect()
+    }
+
+    /// The single `HookEvaluated` record's action, target and rejection.
+    fn hooked(&self) -> (HookAction, Option<String>, Option<String>) {
+        let records = self.hook_records();
+        assert_eq!(records.len(), 1, "{:#?}", self.trace());
+        match records[0] {
+            Event::HookEvaluated {
+                action,
+                target,
+                rejected,
+                ..
+            } => (*action, target.clone(), rejected.clone()),
+            _ => unreachable!(),
+        }
+    }
+
+    fn assert_finished_once(&self) {
+        let finished = self
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::RunFinished { .. }))
+            .count();
+        assert_eq!(finished, 1, "{:#?}", self.trace());
+        assert!(matches!(
+            self.events.last(),
+            Some(Event::RunFinished { .. })
+        ));
+        assert!(matches!(
+            self.events.first(),
+            Some(Event::RunStarted { .. })
+        ));
+    }
+}
+
+fn short(event: &Event) -> String {
+    match event {
+        Event::RunStarted { engine, .. } => format!("started {engine}"),
+        Event::NodeEntered { node, .. } => format!("entered {node}"),
+        Event::FlowTaken { flow, .. } => format!("took {flow}"),
+        Event::TaskFinished { node, status, .. } => format!("task {node} {status:?}"),
+        Event::GatewayRouted { node, flows, .. } => format!("routed {node} {}", flows.join("+")),
+        Event::HookEvaluated { hook, action, .. } => format!("hook {hook} {action}"),
+        Event::TopologyChanged { action, .. } => format!("changed {action}"),
+        Event::VariablesSet { source, .. } => format!("set by {source}"),
+        Event::RunFinished { status, .. } => format!("finished {status:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sequences, gateways, sub-processes, events
+
+#[tokio::test]
+async fn a_sequence_runs_each_task_in_order_and_emits_events_before_effects() {
+    let harness = Harness::new()
+        .sets("a", json!({"x": 1}))
+        .sets("b", json!({"y": 2}));
+    let ran = go(request(chain(), &[]), harness).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "a", "b", "e"]);
+    assert_eq!(ran.outcome.steps, 4);
+    assert_eq!(
+        ran.outcome.variables,
+        object(json!({"order_id": "1212", "x": 1, "y": 2}))
+    );
+    assert_eq!(
+        ran.trace(),
+        [
+            "started native",
+            "entered s",
+            "took f1",
+            "entered a",
+            "task a Completed",
+            "took f2",
+            "entered b",
+            "task b Completed",
+            "took f3",
+            "entered e",
+            "finished Completed"
+        ]
+    );
+    // b is asked knowing what a did.
+    let b = ran.harness.call_to("b").ctx;
+    assert_eq!(b.run_id, "run-1");
+    assert_eq!(b.process_key, "demo_v1");
+    assert_eq!(b.element_name.as_deref(), Some("B"));
+    assert_eq!(b.history, ["s", "a", "b"]);
+    assert_eq!(b.variables.get("x"), Some(&json!(1)));
+    assert_eq!(b.model.process_id, "P");
+    assert_eq!(b.model.nodes.len(), 4);
+    assert_eq!(b.model.flows.len(), 3);
+    assert_eq!(b.instruction, None);
+    ran.assert_finished_once();
+}
+
+fn approval() -> Arc<Process> {
+    process(
+        r#"<startEvent id="s"/><task id="check"/>
+           <exclusiveGateway id="g" default="f_no"/>
+           <task id="approve"/><task id="reject"/>
+           <endEvent id="e1"/><endEvent id="e2"/>
+           <sequenceFlow id="f_yes" name="Yes" sourceRef="g" targetRef="approve">
+             <conditionExpression>amount &gt; 10</conditionExpression>
+           </sequenceFlow>
+           <sequenceFlow id="f_no" sourceRef="g" targetRef="reject"/>"#,
+        "f1: s -> check, f2: check -> g, f3: approve -> e1, f4: reject -> e2",
+    )
+}
+
+#[tokio::test]
+async fn an_exclusive_gateway_takes_the_flow_the_harness_chooses() {
+    let ran = go(
+        request(approval(), &[]),
+        Harness::new().routes("g", &["f_no"]),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "check", "g", "reject", "e2"]);
+    assert!(ran.trace().contains(&"routed g f_no".to_string()));
+    let offered = ran.harness.call_to("g").ctx.flows;
+    assert_eq!(offered.len(), 2);
+    assert_eq!(offered[0].id, "f_yes");
+    assert_eq!(offered[0].target, "approve");
+    assert_eq!(offered[0].name.as_deref(), Some("Yes"));
+    assert_eq!(offered[0].condition.as_deref(), Some("amount > 10"));
+    assert!(!offered[0].is_default);
+    assert_eq!(offered[1].condition, None);
+    assert!(offered[1].is_default);
+}
+
+#[tokio::test]
+async fn a_parallel_join_waits_for_both_branches_and_fires_once() {
+    // Branch a is slow; branch b has two tasks. The join and what follows run once.
+    let ran = go(request(parallel(), &[]), Harness::new().slow("a", 50)).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(
+        ran.path(),
+        ["s", "split", "a", "b1", "b2", "join", "c", "e"]
+    );
+    assert_eq!(ran.count("join"), 1);
+    assert_eq!(ran.count("c"), 1);
+    ran.assert_finished_once();
+}
+
+#[tokio::test]
+async fn parallel_branches_call_the_harness_concurrently() {
+    let harness = Harness::new().slow("a", 100).slow("b1", 100);
+    let ran = go(request(parallel(), &[]), harness).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.harness.most_in_flight.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn an_inclusive_split_takes_the_chosen_flows_and_its_join_waits_only_for_them() {
+    let p = process(
+        r#"<startEvent id="s"/><inclusiveGateway id="split"/>
+           <task id="a"/><task id="b"/><task id="c"/>
+           <inclusiveGateway id="join"/><task id="d"/><endEvent id="e"/>"#,
+        "f1: s -> split, fa: split -> a, fb: split -> b, fc: split -> c,
+         fa2: a -> join, fb2: b -> join, fc2: c -> join, f9: join -> d, f10: d -> e",
+    );
+    let harness = Harness::new().routes("split", &["fa", "fc"]).slow("c", 30);
+    let ran = go(request(p, &[]), harness).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "split", "a", "c", "join", "d", "e"]);
+    assert!(ran.trace().contains(&"routed split fa+fc".to_string()));
+}
+
+#[tokio::test]
+async fn an_embedded_sub_process_runs_its_content_then_continues() {
+    let p = process(
+        r#"<startEvent id="s"/>
+           <subProcess id="sub">
+             <startEvent id="ss"/><task id="x"/><endEvent id="se"/>
+             <sequenceFlow id="sf1" sourceRef="ss" targetRef="x"/>
+             <sequenceFlow id="sf2" sourceRef="x" targetRef="se"/>
+           </subProcess>
+           <task id="after"/><endEvent id="e"/>"#,
+        "f1: s -> sub, f2: sub -> after, f3: after -> e",
+    );
+    let ran = go(request(p, &[]), Harness::new()).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "sub", "ss", "x", "se", "after", "e"]);
+}
+
+#[tokio::test]
+async fn a_terminate_end_event_ends_the_whole_run() {
+    let p = process(
+        r#"<startEvent id="s"/><parallelGateway id="split"/>
+           <task id="a"/><endEvent id="stop"><terminateEventDefinition/></endEvent>
+           <task id="b"/><task id="bb"/><endEvent id="e"/>"#,
+        "f1: s -> split, fa: split -> a, fa2: a -> stop,
+         fb: split -> b, fb2: b -> bb, fb3: bb -> e",
+    );
+    let ran = go(request(p, &[]), Harness::new().slow("b", 200)).await;
+
+    assert_eq!(ran.status(), RunStatus::Terminated);
+    assert_eq!(ran.message(), "terminate end event stop");
+    assert!(!ran.path().contains(&"bb"), "{:?}", ran.path());
+    ran.assert_finished_once();
+}
+
+#[tokio::test]
+async fn a_terminate_end_event_in_a_sub_process_ends_only_that_sub_process() {
+    let p = process(
+        r#"<startEvent id="s"/>
+           <subProcess id="sub">
+             <startEvent id="ss"/><parallelGateway id="split"/>
+             <task id="x"/><endEvent id="stop"><terminateEventDefinition/></endEvent>
+             <task id="y"/><task id="y2"/><endEvent id="se"/>
+             <sequenceFlow id="sf1" sourceRef="ss" targetRef="split"/>
+             <sequenceFlow id="sx" sourceRef="split" targetRef="x"/>
+             <sequenceFlow id="sx2" sourceRef="x" targetRef="stop"/>
+             <sequenceFlow id="sy" sourceRef="split" targetRef="y"/>
+             <sequenceFlow id="sy2" sourceRef="y" targetRef="y2"/>
+             <sequenceFlow id="sy3" sourceRef="y2" targetRef="se"/>
+           </subProcess>
+           <task id="after"/><endEvent id="e"/>"#,
+        "f1: s -> sub, f2: sub -> after, f3: after -> e",
+    );
+    let ran = go(request(p, &[]), Harness::new().slow("y", 200)).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert!(!ran.path().contains(&"y2"), "{:?}", ran.path());
+    assert_eq!(&ran.path()[ran.path().len() - 2..], ["after", "e"]);
+}
+
+#[tokio::test]
+async fn a_loop_is_bounded_by_the_step_budget() {
+    let p = process(
+        r#"<startEvent id="s"/><task id="a"/><exclusiveGateway id="g"/><endEvent id="e"/>"#,
+        "f1: s -> a, f2: a -> g, back: g -> a, out: g -> e",
+    );
+    let mut req = request(p, &[]);
+    req.annotations.step_budget = 5;
+    let ran = go(req, Harness::new().routes("g", &["back"])).await;
+
+    assert_eq!(ran.status(), RunStatus::Failed);
+    assert_eq!(ran.outcome.steps, 5);
+    assert_eq!(ran.path(), ["s", "a", "g", "a", "g"]);
+    assert!(
+        ran.message().contains("step budget of 5"),
+        "{}",
+        ran.message()
+    );
+    assert!(ran.message().contains("`a`"), "{}", ran.message());
+    ran.assert_finished_once();
+}
+
+#[tokio::test]
+async fn intermediate_events_pass_and_links_jump_to_their_catch() {
+    let p = process(
+        r#"<startEvent id="s"/>
+           <intermediateCatchEvent id="wait"><timerEventDefinition/></intermediateCatchEvent>
+           <intermediateThrowEvent id="go" name="L"><linkEventDefinition/></intermediateThrowEvent>
+           <intermediateCatchEvent id="land" name="L"><linkEventDefinition/></intermediateCatchEvent>
+           <task id="b"/><endEvent id="e"/>"#,
+        "f1: s -> wait, f2: wait -> go, f3: land -> b, f4: b -> e",
+    );
+    let ran = go(request(p, &[]), Harness::new()).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "wait", "go", "land", "b", "e"]);
+}
+
+#[tokio::test]
+async fn a_join_that_can_never_fire_fails_the_run_naming_it() {
+    // j1 waits for j2 and j2 for j1.
+    let p = process(
+        r#"<startEvent id="s"/><parallelGateway id="split"/>
+           <parallelGateway id="j1"/><parallelGateway id="j2"/><endEvent id="e"/>"#,
+        "f1: s -> split, p1: split -> j1, p2: split -> j2,
+         j12: j1 -> j2, j21: j2 -> j1",
+    );
+    let ran = go(request(p, &[]), Harness::new()).await;
+
+    assert_eq!(ran.status(), RunStatus::Failed);
+    assert!(ran.message().contains("`j1`"), "{}", ran.message());
+    ran.assert_finished_once();
+}
+
+// ---------------------------------------------------------------------------------------
+// Failures
+
+#[tokio::test]
+async fn a_failed_task_fails_the_run() {
+    let ran = go(
+        request(chain(), &[]),
+        Harness::new().fails("b", "out of stock"),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Failed);
+    assert_eq!(ran.message(), "task `b` failed: out of stock");
+    assert_eq!(ran.path(), ["s", "a", "b"]);
+    assert!(ran.trace().contains(&"task b Failed".to_string()));
+    ran.assert_finished_once();
+}
+
+#[tokio::test]
+async fn a_task_call_that_errs_fails_the_run() {
+    let ran = go(request(chain(), &[]), Harness::new().unreachable("a")).await;
+
+    assert_eq!(ran.status(), RunStatus::Failed);
+    assert!(ran.message().contains("`a`"), "{}", ran.message());
+    assert!(ran.message().contains("unreachable"), "{}", ran.message());
+    assert!(ran.trace().contains(&"task a Failed".to_string()));
+}
+
+#[tokio::test]
+async fn an_invalid_gateway_answer_fails_the_run() {
+    let two = go(
+        request(approval(), &[]),
+        Harness::new().routes("g", &["f_yes", "f_no"]),
+    )
+    .await;
+    assert_eq!(two.status(), RunStatus::Failed);
+    assert!(two.message().contains("`g`"), "{}", two.message());
+    assert!(two.message().contains("exactly one"), "{}", two.message());
+
+    let foreign = go(
+        request(approval(), &[]),
+        Harness::new().routes("g", &["f1"]),
+    )
+    .await;
+    assert_eq!(foreign.status(), RunStatus::Failed);
+    assert!(
+        foreign.message().contains("not an outgoing flow"),
+        "{}",
+        foreign.message()
+    );
+    assert!(!foreign.trace().iter().any(|t| t.starts_with("routed")));
+
+    let unrouted = go(request(approval(), &[]), Harness::new()).await;
+    assert_eq!(unrouted.status(), RunStatus::Failed);
+    assert!(unrouted.message().contains("`g`"), "{}", unrouted.message());
+}
+
+#[tokio::test]
+async fn a_journal_that_cannot_be_written_stops_the_run() {
+    let sink = Arc::new(Sink {
+        capacity: Some(3),
+        ..Sink::default()
+    });
+    let result = NativeEngine
+        .run(
+            request(chain(), &[]),
+            Arc::new(Harness::new()),
+            sink.clone(),
+        )
+        .await;
+
+    assert!(matches!(result, Err(EngineError::Journal(_))), "{result:?}");
+    assert_eq!(sink.events.lock().unwrap().len(), 3);
+}
+
+// ---------------------------------------------------------------------------------------
+// Hooks
+
+#[tokio::test]
+async fn a_hook_on_the_start_flow_is_evaluated_before_the_first_task() {
+    let ran = go(request(chain(), &[("f1", "h_start")]), Harness::new()).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "a", "b", "e"]);
+    assert_eq!(
+        ran.harness.call_list(),
+        ["evaluate_hook h_start", "execute_task a", "execute_task b"]
+    );
+    assert_eq!(
+        &ran.trace()[..5],
+        [
+            "started native",
+            "entered s",
+            "hook h_start continue",
+            "took f1",
+            "entered a"
+        ]
+    );
+    let ctx = ran.harness.call_to("h_start").ctx;
+    let edge = ctx.edge.expect("the edge");
+    assert_eq!(
+        (edge.id.as_str(), edge.source.as_str(), edge.target.as_str()),
+        ("f1", "s", "a")
+    );
+    assert_eq!(ctx.executed, ["s"]);
+    assert_eq!(ctx.element_id, "h_start");
+    assert_eq!(ran.hooked(), (HookAction::Continue, None, None));
+}
+
+#[tokio::test]
+async fn skip_node_enters_the_target_and_records_it_as_skipped() {
+    let harness = Harness::new().hook("h", decide(HookAction::SkipNode));
+    let ran = go(request(chain(), &[("f1", "h")]), harness).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "a", "b", "e"]);
+    assert_eq!(
+        ran.harness.call_list(),
+        ["evaluate_hook h", "execute_task b"]
+    );
+    assert!(ran.events.contains(&Event::TaskFinished {
+        node: "a".into(),
+        status: TaskStatus::Skipped,
+        outputs: Map::new(),
+        variables: Map::new(),
+        decided_by: Decider::Rule,
+        reason: Some("policy".into()),
+        error: None,
+        duration_ms: 0,
+    }));
+    assert_eq!(ran.hooked(), (HookAction::SkipNode, Some("a".into()), None));
+}
+
+#[tokio::test]
+async fn skip_to_an_end_event_ends_the_token_there() {
+    let mut skip = decide(HookAction::SkipTo);
+    skip.target = Some("e".into());
+    let ran = go(
+        request(longer_chain(), &[("f2", "h")]),
+        Harness::new().hook("h", skip),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "a", "e"]);
+    assert!(!ran.trace().contains(&"took f2".to_string()));
+    assert_eq!(ran.hooked(), (HookAction::SkipTo, Some("e".into()), None));
+}
+
+#[tokio::test]
+async fn skip_to_past_a_parallel_split_releases_the_join_downstream() {
+    // The demo receive_order: order 1212 skips the split and the invoice.
+    let mut skip = decide(HookAction::SkipTo);
+    skip.target = Some("reserve".into());
+    skip.state_updates = object(json!({"invoice_skipped": true}));
+    let ran = go(
+        request(receive_order(), &[("f_check", "post_receival_check")]),
+        Harness::new().hook("post_receival_check", skip),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    assert_eq!(ran.path(), ["start", "receive", "reserve", "join", "end"]);
+    assert_eq!(
+        ran.outcome.variables.get("invoice_skipped"),
+        Some(&json!(true))
+    );
+    let trace = ran.trace();
+    let set = trace
+        .iter()
+        .position(|t| t == "set by hook post_receival_check");
+    let hooked = trace
+        .iter()
+        .position(|t| t == "hook post_receival_check skip_to");
+    assert!(set.is_some() && set < hooked, "{trace:#?}");
+    match ran.hook_records()[0] {
+        Event::HookEvaluated { state_updates, .. } => {
+            assert_eq!(state_updates, &object(json!({"invoice_skipped": true})));
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test]
+async fn remove_node_in_one_branch_still_lets_the_join_fire() {
+    let mut remove = decide(HookAction::RemoveNode);
+    remove.target = Some("a".into());
+    let ran = go(
+        request(parallel(), &[("f1", "h")]),
+        Harness::new().hook("h", remove),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    assert_eq!(ran.path(), ["s", "split", "b1", "b2", "join", "c", "e"]);
+    assert_eq!(
+        ran.hooked(),
+        (HookAction::RemoveNode, Some("a".into()), None)
+    );
+    assert!(ran.trace().contains(&"changed remove_node".to_string()));
+    // The flow into `a` now leads to the join; `a` is gone from the model.
+    let model = ran.harness.call_to("c").ctx.model;
+    assert!(model.nodes.iter().all(|n| n.id != "a"));
+    let fa = model.flows.iter().find(|f| f.id == "fa").expect("fa");
+    assert_eq!(fa.target, "join");
+}
+
+#[tokio::test]
+async fn an_action_aimed_at_an_executed_node_is_rejected_and_the_token_continues() {
+    let mut back = decide(HookAction::SkipTo);
+    back.target = Some("a".into());
+    let ran = go(
+        request(chain(), &[("f2", "h")]),
+        Harness::new().hook("h", back),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "a", "b", "e"]);
+    let (action, target, rejected) = ran.hooked();
+    assert_eq!((action, target), (HookAction::Continue, None));
+    let rejected = rejected.expect("a rejection");
+    assert!(rejected.contains("skip_to"), "{rejected}");
+    assert!(rejected.contains("`a`"), "{rejected}");
+}
+
+#[tokio::test]
+async fn swapping_adjacent_tasks_reverses_their_order() {
+    let mut swap = decide(HookAction::SwapNodes);
+    swap.swap = Some(("a".into(), "b".into()));
+    let ran = go(
+        request(chain(), &[("f1", "h")]),
+        Harness::new().hook("h", swap),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "b", "a", "e"]);
+    assert!(ran.trace().contains(&"changed swap_nodes".to_string()));
+    match ran.hook_records()[0] {
+        Event::HookEvaluated { action, swap, .. } => {
+            assert_eq!(*action, HookAction::SwapNodes);
+            assert_eq!(swap, &Some(("a".to_string(), "b".to_string())));
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test]
+async fn add_node_inserts_a_task_that_runs_with_its_instruction_before_the_target() {
+    let mut add = decide(HookAction::AddNode);
+    add.add = Some(NewTask {
+        id: "verify".into(),
+        name: Some("Verify".into()),
+        instruction: Some("double-check the order".into()),
+        agent: None,
+    });
+    let ran = go(
+        request(chain(), &[("f2", "h")]),
+        Harness::new().hook("h", add),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "a", "verify", "b", "e"]);
+    let verify = ran.harness.call_to("verify");
+    assert_eq!(verify.point, "execute_task");
+    assert_eq!(
+        verify.ctx.instruction.as_deref(),
+        Some("double-check the order")
+    );
+    assert_eq!(verify.ctx.element_name.as_deref(), Some("Verify"));
+    let taken: Vec<String> = ran
+        .trace()
+        .into_iter()
+        .filter(|t| t.starts_with("took"))
+        .collect();
+    assert_eq!(
+        taken,
+        ["took f1", "took f2", "took f2__then__verify", "took f3"]
+    );
+    // The hook is evaluated once.
+    assert_eq!(ran.hook_records().len(), 1);
+    match ran.hook_records()[0] {
+        Event::HookEvaluated { added, .. } => assert_eq!(added.as_deref(), Some("verify")),
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test]
+async fn terminate_ends_the_run_with_the_hooks_message() {
+    let mut stop = decide(HookAction::Terminate);
+    stop.message = Some("customer cancelled".into());
+    let ran = go(
+        request(chain(), &[("f2", "h")]),
+        Harness::new().hook("h", stop),
+    )
+    .await;
+    assert_eq!(ran.status(), RunStatus::Terminated);
+    assert_eq!(ran.message(), "customer cancelled");
+    assert_eq!(ran.path(), ["s", "a"]);
+    ran.assert_finished_once();
+
+    let ran = go(
+        request(chain(), &[("f2", "h")]),
+        Harness::new().hook("h", decide(HookAction::Terminate)),
+    )
+    .await;
+    assert_eq!(ran.message(), "terminated by hook h");
+}
+
+#[tokio::test]
+async fn a_hook_in_one_branch_of_a_split_concerns_that_branch_only() {
+    // skip_node on the flow into a skips a; branch b runs as usual.
+    let ran = go(
+        request(parallel(), &[("fa", "h")]),
+        Harness::new().hook("h", decide(HookAction::SkipNode)),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.count("c"), 1);
+    let tasks: Vec<String> = ran
+        .harness
+        .call_list()
+        .into_iter()
+        .filter(|c| c.starts_with("execute_task"))
+        .collect();
+    assert_eq!(
+        tasks,
+        ["execute_task b1", "execute_task b2", "execute_task c"]
+    );
+}
+
+#[tokio::test]
+async fn fail_run_from_the_harness_fails_the_run_after_recording_the_hook() {
+    let mut refused = decide(HookAction::Continue);
+    refused.denied = Some(HookAction::SkipTo);
+    refused.fail_run = true;
+    refused.message = Some("skip_to is not permitted".into());
+    let ran = go(
+        request(chain(), &[("f2", "h")]),
+        Harness::new().hook("h", refused),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Failed);
+    assert_eq!(ran.message(), "skip_to is not permitted");
+    assert_eq!(ran.path(), ["s", "a"]);
+    let trace = ran.trace();
+    assert_eq!(
+        &trace[trace.len() - 2..],
+        ["hook h continue", "finished Failed"]
+    );
+    match ran.hook_records()[0] {
+        Event::HookEvaluated { denied, .. } => assert_eq!(*denied, Some(HookAction::SkipTo)),
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test]
+async fn a_denied_action_arrives_as_continue_and_is_recorded() {
+    let mut denied = decide(HookAction::Continue);
+    denied.denied = Some(HookAction::SwapNodes);
+    let ran = go(
+        request(chain(), &[("f2", "h")]),
+        Harness::new().hook("h", denied),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Completed);
+    assert_eq!(ran.path(), ["s", "a", "b", "e"]);
+    match ran.hook_records()[0] {
+        Event::HookEvaluated {
+            action,
+            denied,
+            rejected,
+            ..
+        } => {
+            assert_eq!(*action, HookAction::Continue);
+            assert_eq!(*denied, Some(HookAction::SwapNodes));
+            assert_eq!(*rejected, None);
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[tokio::test]
+async fn skip_to_a_join_waits_there_for_the_other_branches() {
+    let mut skip = decide(HookAction::SkipTo);
+    skip.target = Some("join".into());
+    let ran = go(
+        request(parallel(), &[("fa", "h")]),
+        Harness::new().hook("h", skip).slow("b2", 30),
+    )
+    .await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    assert_eq!(ran.path(), ["s", "split", "b1", "b2", "join", "c", "e"]);
+}
+
+#[tokio::test]
+async fn actions_that_do_not_fit_the_topology_are_rejected() {
+    // skip_node aimed at a gateway, swap across kinds, remove a node with two exits,
+    // add a node whose id exists, skip_to an unknown node.
+    let mut swap = decide(HookAction::SwapNodes);
+    swap.swap = Some(("a".into(), "join".into()));
+    let mut remove = decide(HookAction::RemoveNode);
+    remove.target = Some("split".into());
+    let mut add = decide(HookAction::AddNode);
+    add.add = Some(NewTask {
+        id: "c".into(),
+        ..NewTask::default()
+    });
+    let mut skip_to = decide(HookAction::SkipTo);
+    skip_to.target = Some("nowhere".into());
+    let cases = [
+        (decide(HookAction::SkipNode), "not an activity"),
+        (swap, "not an activity"),
+        (remove, "not an activity"),
+        (add, "already exists"),
+        (skip_to, "not a node"),
+    ];
+    for (decision, why) in cases {
+        let asked = decision.action;
+        let ran = go(
+            request(parallel(), &[("f1", "h")]),
+            Harness::new().hook("h", decision),
+        )
+        .await;
+        assert_eq!(ran.status(), RunStatus::Completed, "{asked}");
+        assert_eq!(ran.count("c"), 1, "{asked}");
+        let (action, _, rejected) = ran.hooked();
+        assert_eq!(action, HookAction::Continue, "{asked}");
+        let rejected = rejected.unwrap_or_default();
+        assert!(rejected.contains(why), "{asked}: {rejected}");
+        assert!(
+            !ran.trace().iter().any(|t| t.starts_with("changed")),
+            "{asked}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joins_fire_once_on_a_multi_threaded_runtime() {
+    for _ in 0..20 {
+        let ran = go(request(parallel(), &[]), Harness::new()).await;
+        assert_eq!(ran.status(), RunStatus::Completed);
+        assert_eq!(ran.count("join"), 1);
+        assert_eq!(ran.count("c"), 1);
+        assert_eq!(ran.path().len(), 8);
+    }
+}
+
+#[tokio::test]
+async fn an_unsupported_element_fails_the_run_when_reached() {
+    let p = process(
+        r#"<startEvent id="s"/><choreographyTask id="x"/><endEvent id="e"/>"#,
+        "f1: s -> x, f2: x -> e",
+    );
+    let ran = go(request(p, &[]), Harness::new()).await;
+
+    assert_eq!(ran.status(), RunStatus::Failed);
+    assert!(ran.message().contains("`x`"), "{}", ran.message());
+}

@@ -1,0 +1,586 @@
+//! The run journal: durable append, read back (with a torn tail after a crash), the state
+//! fold, and the views that render it.
+
+use std::collections::BTreeMap;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use cuga_flo::journal::store::{MemorySink, ReadJournal, new_run_id, read_journal, run_dir};
+use cuga_flo::journal::{Event, EventSink, FlowState, Journal, JournalError, Record};
+use cuga_flo::view::{self, Human, HumanOptions, JsonLines, View};
+use cuga_flo::vocab::{Decider, HookAction, RunStatus, TaskStatus};
+use serde_json::{Map, Value, json};
+
+fn vars(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn entered(node: &str, kind: &str, name: Option<&str>) -> Event {
+    Event::NodeEntered {
+        node: node.into(),
+        kind: kind.into(),
+        name: name.map(Into::into),
+        token: 1,
+    }
+}
+
+fn flow(id: &str, source: &str, target: &str) -> Event {
+    Event::FlowTaken {
+        flow: id.into(),
+        source: source.into(),
+        target: target.into(),
+        token: 1,
+    }
+}
+
+/// A small loan-approval run: a task, a hook that updates state and swaps two nodes, an
+/// exclusive gateway, a skipped task and a failed one, then the end.
+fn sample_events() -> Vec<Event> {
+    vec![
+        Event::RunStarted {
+            run_id: "20250101T000000Z-abc123".into(),
+            app: "loan_approval".into(),
+            process_key: "loan".into(),
+            process_id: "LoanProcess".into(),
+            engine: "native".into(),
+            reasoner: "scenario standard".into(),
+            variables: vars(json!({"amount": 25000, "applicant": "Ada"})),
+        },
+        entered("start", "startEvent", None),
+        flow("f1", "start", "check_credit"),
+        entered("check_credit", "serviceTask", Some("Check credit")),
+        Event::TaskFinished {
+            node: "check_credit".into(),
+            status: TaskStatus::Completed,
+            outputs: vars(json!({"score": 712})),
+            variables: vars(json!({"credit_score": 712})),
+            decided_by: Decider::Scripted,
+            reason: Some(
+                "The bureau report shows a long, clean history;\nno defaults in the last \
+                 ten years and a low utilisation ratio across all revolving accounts."
+                    .into(),
+            ),
+            error: None,
+            duration_ms: 12,
+        },
+        Event::HookEvaluated {
+            hook: "risk_review".into(),
+            flow: "f2".into(),
+            action: HookAction::SwapNodes,
+            target: None,
+            swap: Some(("assess".into(), "verify".into())),
+            added: None,
+            state_updates: vars(json!({"risk": "low"})),
+            decided_by: Decider::Model,
+            reason: Some("Verify income before the assessment.".into()),
+            message: None,
+            denied: None,
+            rejected: None,
+            duration_ms: 1340,
+        },
+        Event::VariablesSet {
+            source: "hook risk_review".into(),
+            values: vars(json!({"risk": "low"})),
+        },
+        Event::TopologyChanged {
+            action: HookAction::SwapNodes,
+            detail: "assess ↔ verify".into(),
+        },
+        Event::HookEvaluated {
+            hook: "shortcut".into(),
+            flow: "f3".into(),
+            action: HookAction::Continue,
+            target: None,
+            swap: None,
+            added: None,
+            state_updates: Map::new(),
+            decided_by: Decider::Rule,
+            reason: None,
+            message: None,
+            denied: Some(HookAction::SkipTo),
+            rejected: None,
+            duration_ms: 3,
+        },
+        entered("route", "exclusiveGateway", None),
+        Event::GatewayRouted {
+            node: "route".into(),
+            flows: vec!["to_manual".into()],
+            decided_by: Decider::Condition,
+            reason: Some("amount > 10000".into()),
+            duration_ms: 0,
+        },
+        entered("review", "userTask", Some("Manual review")),
+        Event::TaskFinished {
+            node: "review".into(),
+            status: TaskStatus::Skipped,
+            outputs: Map::new(),
+            variables: Map::new(),
+            decided_by: Decider::None,
+            reason: None,
+            error: None,
+            duration_ms: 0,
+        },
+        entered("notify", "serviceTask", None),
+        Event::TaskFinished {
+            node: "notify".into(),
+            status: TaskStatus::Failed,
+            outputs: Map::new(),
+            variables: Map::new(),
+            decided_by: Decider::Model,
+            reason: None,
+            error: Some("mail server unreachable".into()),
+            duration_ms: 61_000,
+        },
+        entered("end", "endEvent", None),
+        Event::RunFinished {
+            status: RunStatus::Failed,
+            message: Some("task notify failed".into()),
+            variables: vars(json!({
+                "applicant": "Ada",
+                "amount": 25000,
+                "credit_score": 712,
+                "risk": "low"
+            })),
+            steps: 6,
+        },
+    ]
+}
+
+/// Records with fixed times, as a journal would hold them.
+fn sample_records() -> Vec<Record> {
+    sample_events()
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| Record {
+            seq: i as u64 + 1,
+            at_ms: 1_735_689_600_000 + i as u64,
+            event,
+        })
+        .collect()
+}
+
+fn write_sample(dir: &std::path::Path, durable: bool) -> Vec<Record> {
+    let journal = Journal::create(dir, durable).unwrap();
+    sample_events()
+        .into_iter()
+        .map(|e| journal.emit(e).unwrap())
+        .collect()
+}
+
+/// A writer whose bytes the test can read afterwards.
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buffer {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+#[test]
+fn write_then_read_round_trips() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("nested/run");
+    let written = write_sample(&dir, true);
+
+    assert_eq!(
+        written.iter().map(|r| r.seq).collect::<Vec<_>>(),
+        (1..=written.len() as u64).collect::<Vec<_>>()
+    );
+    let text = fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), written.len());
+    assert!(text.ends_with('\n'));
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["seq"], 1);
+    assert_eq!(first["event"], "run_started");
+    assert!(first["at_ms"].as_u64().unwrap() > 1_600_000_000_000);
+
+    let read = read_journal(&dir.join("journal.jsonl")).unwrap();
+    assert_eq!(
+        read,
+        ReadJournal {
+            records: written,
+            torn_tail: false
+        }
+    );
+}
+
+#[test]
+fn buffered_journal_reads_back_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let written = write_sample(tmp.path(), false);
+    let read = read_journal(&tmp.path().join("journal.jsonl")).unwrap();
+    assert_eq!(read.records, written);
+    assert!(!read.torn_tail);
+}
+
+#[test]
+fn concurrent_emits_keep_the_sequence_consecutive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let observed = Arc::clone(&seen);
+    let journal = Arc::new(
+        Journal::create(tmp.path(), false)
+            .unwrap()
+            .with_observer(Box::new(move |r| observed.lock().unwrap().push(r.seq))),
+    );
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let journal = Arc::clone(&journal);
+            thread::spawn(move || {
+                for i in 0..50 {
+                    journal
+                        .emit(Event::VariablesSet {
+                            source: format!("thread {t}"),
+                            values: vars(json!({ "i": i })),
+                        })
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+
+    assert_eq!(journal.len(), 200);
+    let read = read_journal(journal.path()).unwrap();
+    assert!(!read.torn_tail);
+    let seqs: Vec<u64> = read.records.iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, (1..=200).collect::<Vec<_>>());
+    // Observers see every record, in sequence order.
+    assert_eq!(*seen.lock().unwrap(), seqs);
+    // Each thread's own events stay in its order.
+    for t in 0..4 {
+        let source = format!("thread {t}");
+        let mine: Vec<i64> = read
+            .records
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::VariablesSet { source: s, values } if *s == source => values["i"].as_i64(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(mine, (0..50).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn a_crash_mid_line_leaves_a_torn_tail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let written = write_sample(tmp.path(), true);
+    let path = tmp.path().join("journal.jsonl");
+    let len = fs::metadata(&path).unwrap().len();
+    let text = fs::read_to_string(&path).unwrap();
+    let last_line = text.lines().last().unwrap().len() as u64;
+
+    // Cut the last line in half: no newline, invalid JSON.
+    let file = OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(len - 1 - last_line / 2).unwrap();
+    let read = read_journal(&path).unwrap();
+    assert!(read.torn_tail);
+    assert_eq!(read.records, written[..written.len() - 1]);
+
+    // Cut just before the newline: the JSON is whole but the append never completed.
+    file.set_len(len - 1).unwrap();
+    let read = read_journal(&path).unwrap();
+    assert!(read.torn_tail);
+    assert_eq!(read.records, written[..written.len() - 1]);
+}
+
+#[test]
+fn a_garbled_last_line_with_newline_is_a_torn_tail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let written = write_sample(tmp.path(), false);
+    let path = tmp.path().join("journal.jsonl");
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(b"{\"seq\":99,\"at_\n").unwrap();
+    let read = read_journal(&path).unwrap();
+    assert!(read.torn_tail);
+    assert_eq!(read.records, written);
+}
+
+#[test]
+fn a_corrupt_middle_line_is_an_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_sample(tmp.path(), false);
+    let path = tmp.path().join("journal.jsonl");
+    let text = fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[2] = "{\"seq\":3, garbage";
+    fs::write(&path, lines.join("\n") + "\n").unwrap();
+
+    let err = read_journal(&path).unwrap_err();
+    match &err {
+        JournalError::Corrupt { path: p, line, .. } => {
+            assert_eq!(p, &path);
+            assert_eq!(*line, 3);
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    assert!(err.to_string().contains("journal.jsonl:3:"), "{err}");
+}
+
+#[test]
+fn a_gap_in_the_sequence_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_sample(tmp.path(), false);
+    let path = tmp.path().join("journal.jsonl");
+    let text = fs::read_to_string(&path).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 4)
+        .map(|(_, l)| l)
+        .collect();
+    fs::write(&path, kept.join("\n") + "\n").unwrap();
+
+    match read_journal(&path).unwrap_err() {
+        JournalError::Corrupt { line, message, .. } => {
+            assert_eq!(line, 5);
+            assert!(message.contains('6') && message.contains('5'), "{message}");
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+}
+
+#[test]
+fn runs_never_share_a_journal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = run_dir(tmp.path(), "r1");
+    let journal = Journal::create(&dir, true).unwrap();
+    journal
+        .emit(Event::VariablesSet {
+            source: "x".into(),
+            values: Map::new(),
+        })
+        .unwrap();
+    drop(journal);
+
+    let err = Journal::create(&dir, true).unwrap_err();
+    assert_eq!(err, JournalError::Exists(dir.join("journal.jsonl")));
+    // The existing journal is untouched.
+    assert_eq!(
+        read_journal(&dir.join("journal.jsonl"))
+            .unwrap()
+            .records
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn reading_a_missing_journal_is_an_io_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = read_journal(&tmp.path().join("nope.jsonl")).unwrap_err();
+    assert!(matches!(err, JournalError::Io { .. }), "{err:?}");
+}
+
+#[test]
+fn run_ids_and_folders() {
+    let id = new_run_id();
+    assert_eq!(id.len(), "YYYYMMDDTHHMMSSZ-xxxxxx".len(), "{id}");
+    assert!(id.starts_with("20"), "{id}");
+    assert_eq!(
+        run_dir(std::path::Path::new(".cuga-flo"), &id),
+        std::path::Path::new(".cuga-flo").join("runs").join(&id)
+    );
+}
+
+#[test]
+fn memory_sink_numbers_records() {
+    let sink = MemorySink::new();
+    for event in sample_events() {
+        sink.emit(event).unwrap();
+    }
+    let records = sink.records();
+    assert_eq!(records.len(), sample_events().len());
+    assert!(
+        records
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.seq == i as u64 + 1)
+    );
+}
+
+#[test]
+fn the_fold_gives_the_run_state() {
+    let records = sample_records();
+    // Part way: after the first task and the hook's state update.
+    let partial = FlowState::fold(&records[..8]);
+    assert_eq!(partial.status, None);
+    assert_eq!(partial.execution_path, ["start", "check_credit"]);
+    assert_eq!(partial.steps, 2);
+    assert_eq!(
+        Value::Object(partial.process_variables.clone()),
+        json!({"amount": 25000, "applicant": "Ada", "credit_score": 712, "risk": "low"})
+    );
+
+    let state = FlowState::fold(&records);
+    assert_eq!(state.run_id, "20250101T000000Z-abc123");
+    assert_eq!(state.app, "loan_approval");
+    assert_eq!(state.process_key, "loan");
+    assert_eq!(state.status, Some(RunStatus::Failed));
+    assert_eq!(state.message.as_deref(), Some("task notify failed"));
+    assert_eq!(state.steps, 6);
+    assert_eq!(
+        state.execution_path,
+        ["start", "check_credit", "route", "review", "notify", "end"]
+    );
+    assert_eq!(
+        state.gateway_decisions,
+        BTreeMap::from([("route".to_owned(), vec![vec!["to_manual".to_owned()]])])
+    );
+
+    assert_eq!(state.hook_evaluations.len(), 2);
+    let swap = &state.hook_evaluations[0];
+    assert_eq!(
+        (swap.hook.as_str(), swap.flow.as_str(), swap.action),
+        ("risk_review", "f2", HookAction::SwapNodes)
+    );
+    assert_eq!(swap.swap, Some(("assess".into(), "verify".into())));
+    assert_eq!(swap.decided_by, Decider::Model);
+    let denied = &state.hook_evaluations[1];
+    assert_eq!(denied.action, HookAction::Continue);
+    assert_eq!(denied.denied, Some(HookAction::SkipTo));
+    assert_eq!(denied.decided_by, Decider::Rule);
+
+    let credit = &state.task_results["check_credit"];
+    assert_eq!(credit.len(), 1);
+    assert_eq!(credit[0].status, TaskStatus::Completed);
+    assert_eq!(
+        Value::Object(credit[0].outputs.clone()),
+        json!({"score": 712})
+    );
+    assert_eq!(state.task_results["review"][0].status, TaskStatus::Skipped);
+    let notify = &state.task_results["notify"][0];
+    assert_eq!(notify.status, TaskStatus::Failed);
+    assert_eq!(notify.error.as_deref(), Some("mail server unreachable"));
+
+    assert_eq!(
+        Value::Object(state.process_variables.clone()),
+        json!({"applicant": "Ada", "amount": 25000, "credit_score": 712, "risk": "low"})
+    );
+
+    // Folding record by record is the same as folding at once, and the state serializes.
+    let mut stepwise = FlowState::default();
+    records.iter().for_each(|r| stepwise.apply(r));
+    assert_eq!(stepwise, state);
+    let back: FlowState = serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
+    assert_eq!(back, state);
+}
+
+#[test]
+fn the_fold_of_a_journal_read_back_matches_the_live_fold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let written = write_sample(tmp.path(), false);
+    let read = read_journal(&tmp.path().join("journal.jsonl")).unwrap();
+    assert_eq!(FlowState::fold(&read.records), FlowState::fold(&written));
+}
+
+fn render(records: &[Record], verbose: bool) -> String {
+    let buffer = Buffer::default();
+    let human = Human::to_writer(
+        Box::new(buffer.clone()),
+        HumanOptions {
+            color: false,
+            verbose,
+            interactive: false,
+        },
+    );
+    human.waiting("check_credit");
+    for record in records {
+        human.record(record);
+    }
+    human.finish(&FlowState::fold(records));
+    buffer.text()
+}
+
+#[test]
+fn human_view_output() {
+    insta::assert_snapshot!("human_view", render(&sample_records(), false));
+}
+
+#[test]
+fn human_view_verbose_output() {
+    insta::assert_snapshot!("human_view_verbose", render(&sample_records(), true));
+}
+
+#[test]
+fn human_view_summarizes_a_run_that_never_finished() {
+    let records = sample_records();
+    let out = render(&records[..5], false);
+    assert!(
+        out.ends_with(
+            "\n✘ incomplete: the run stopped before it finished\n  path: start → check_credit\n  \
+             variables:\n    amount = 25000\n    applicant = \"Ada\"\n    credit_score = 712\n"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn human_view_colours_only_when_asked() {
+    let records = sample_records();
+    assert!(!render(&records, false).contains('\x1b'));
+
+    let buffer = Buffer::default();
+    let human = Human::to_writer(
+        Box::new(buffer.clone()),
+        HumanOptions {
+            color: true,
+            verbose: false,
+            interactive: false,
+        },
+    );
+    records.iter().for_each(|r| human.record(r));
+    assert!(buffer.text().contains('\x1b'));
+}
+
+#[test]
+fn json_lines_are_exactly_the_records() {
+    let buffer = Buffer::default();
+    let view = JsonLines::to_writer(Box::new(buffer.clone()));
+    let records = sample_records();
+    records.iter().for_each(|r| view.record(r));
+    view.finish(&FlowState::fold(&records));
+
+    let text = buffer.text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), records.len());
+    for (line, record) in lines.iter().zip(&records) {
+        assert_eq!(*line, serde_json::to_string(record).unwrap());
+    }
+}
+
+#[test]
+fn a_journal_observer_feeds_a_view() {
+    let tmp = tempfile::tempdir().unwrap();
+    let buffer = Buffer::default();
+    let json: Arc<dyn View> = Arc::new(JsonLines::to_writer(Box::new(buffer.clone())));
+    let journal = Journal::create(tmp.path(), true)
+        .unwrap()
+        .with_observer(view::observer(json));
+    let written: Vec<Record> = sample_events()
+        .into_iter()
+        .map(|e| journal.emit(e).unwrap())
+        .collect();
+    let from_file = fs::read_to_string(journal.path()).unwrap();
+    assert_eq!(buffer.text(), from_file);
+    assert_eq!(read_journal(journal.path()).unwrap().records, written);
+}
