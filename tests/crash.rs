@@ -1,0 +1,74 @@
+//! A run killed mid-flight (SIGKILL, no chance to clean up) leaves a journal that reads
+//! back: every complete record, in order, with at most a torn last line, and a state
+//! that folds from it.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cuga_flo::journal::FlowState;
+use cuga_flo::journal::store::read_journal;
+
+#[test]
+fn a_run_killed_mid_flight_leaves_a_readable_journal() {
+    let runs = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "start",
+            "endless",
+            "--json",
+            "--step-budget",
+            "100000000",
+        ])
+        .arg("--run-dir")
+        .arg(runs.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+
+    // Wait until the run is well under way, then kill it without warning.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let journal = loop {
+        let found = std::fs::read_dir(runs.path().join("runs"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path().join("journal.jsonl"));
+        if let Some(path) = found.filter(|p| {
+            std::fs::metadata(p)
+                .map(|m| m.len() > 20_000)
+                .unwrap_or(false)
+        }) {
+            break path;
+        }
+        assert!(Instant::now() < deadline, "the run did not get going");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let read = read_journal(&journal).expect("a killed run's journal reads back");
+    assert!(
+        read.records.len() > 50,
+        "only {} records",
+        read.records.len()
+    );
+    for (i, r) in read.records.iter().enumerate() {
+        assert_eq!(r.seq, i as u64 + 1, "records are consecutive");
+    }
+    let state = FlowState::fold(read.records.iter());
+    assert_eq!(state.status, None, "the run never finished");
+    assert_eq!(state.process_key, "endless_v1");
+    assert!(
+        state
+            .execution_path
+            .iter()
+            .filter(|n| *n == "Task_Poll")
+            .count()
+            > 10
+    );
+}
