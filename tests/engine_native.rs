@@ -113,8 +113,9 @@ struct Harness {
     fails: BTreeMap<String, String>,
     /// Tasks whose call errs.
     unreachable: BTreeSet<String>,
-    /// Gateway → the flows to take.
-    routes: BTreeMap<String, Vec<String>>,
+    /// Gateway → the flows to take at each visit (the last answer repeats).
+    routes: BTreeMap<String, Vec<Vec<String>>>,
+    visits: Mutex<BTreeMap<String, usize>>,
     /// Hook → its decision (default: continue).
     hooks: BTreeMap<String, HookDecision>,
     /// Element → how long answering takes.
@@ -145,11 +146,20 @@ impl Harness {
     }
 
     fn routes(mut self, gateway: &str, flows: &[&str]) -> Self {
-        self.routes.insert(
-            gateway.into(),
-            flows.iter().map(|f| f.to_string()).collect(),
-        );
+        self.routes
+            .entry(gateway.into())
+            .or_default()
+            .push(flows.iter().map(|f| f.to_string()).collect());
         self
+    }
+
+    /// The answer for this visit of `gateway`.
+    fn route(&self, gateway: &str) -> Option<Vec<String>> {
+        let answers = self.routes.get(gateway)?;
+        let mut visits = self.visits.lock().unwrap();
+        let visit = visits.entry(gateway.into()).or_default();
+        *visit += 1;
+        answers.get(*visit - 1).or(answers.last()).cloned()
     }
 
     fn hook(mut self, hook: &str, decision: HookDecision) -> Self {
@@ -243,9 +253,9 @@ impl ControlPoints for Harness {
         let id = gateway_id.to_string();
         Box::pin(async move {
             self.answer("route_gateway", &id, ctx).await;
-            match self.routes.get(&id) {
+            match self.route(&id) {
                 Some(flows) => Ok(GatewayDecision {
-                    flows: flows.clone(),
+                    flows,
                     decided_by: Decider::Scripted,
                     reason: Some("scripted".into()),
                 }),
@@ -628,6 +638,31 @@ async fn a_loop_is_bounded_by_the_step_budget() {
     );
     assert!(ran.message().contains("`a`"), "{}", ran.message());
     ran.assert_finished_once();
+}
+
+#[tokio::test]
+async fn a_parallel_block_inside_a_loop_joins_once_per_round() {
+    let p = process(
+        r#"<startEvent id="s"/><exclusiveGateway id="m"/><parallelGateway id="split"/>
+           <task id="a"/><task id="b1"/><task id="b2"/><parallelGateway id="join"/>
+           <exclusiveGateway id="again"/><endEvent id="e"/>"#,
+        "f1: s -> m, f2: m -> split, fa: split -> a, fb: split -> b1, fb2: b1 -> b2,
+         fa2: a -> join, fb3: b2 -> join, f3: join -> again,
+         back: again -> m, out: again -> e",
+    );
+    let harness = Harness::new()
+        .routes("again", &["back"])
+        .routes("again", &["out"])
+        .slow("a", 20);
+    let ran = go(request(p, &[]), harness).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    let round = ["m", "split", "a", "b1", "b2", "join", "again"];
+    let mut expected = vec!["s"];
+    expected.extend(round);
+    expected.extend(round);
+    expected.push("e");
+    assert_eq!(ran.path(), expected);
 }
 
 #[tokio::test]
@@ -1117,7 +1152,7 @@ async fn joins_fire_once_on_a_multi_threaded_runtime() {
 }
 
 #[tokio::test]
-async fn an_unsupported_element_fails_the_run_when_reached() {
+async fn an_unsupported_element_fails_the_run_before_anything_runs() {
     let p = process(
         r#"<startEvent id="s"/><choreographyTask id="x"/><endEvent id="e"/>"#,
         "f1: s -> x, f2: x -> e",
@@ -1125,5 +1160,10 @@ async fn an_unsupported_element_fails_the_run_when_reached() {
     let ran = go(request(p, &[]), Harness::new()).await;
 
     assert_eq!(ran.status(), RunStatus::Failed);
-    assert!(ran.message().contains("`x`"), "{}", ran.message());
+    assert_eq!(
+        ran.message(),
+        "`x` is a <choreographyTask>, which the native engine cannot run"
+    );
+    assert!(ran.path().is_empty());
+    ran.assert_finished_once();
 }

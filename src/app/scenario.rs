@@ -118,21 +118,23 @@ impl Expectation {
     ) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(want) = self.status
-            && status != Some(want) {
-                out.push(format!(
-                    "status: expected {}, got {}",
-                    name(Some(want)),
-                    name(status)
-                ));
-            }
+            && status != Some(want)
+        {
+            out.push(format!(
+                "status: expected {}, got {}",
+                name(Some(want)),
+                name(status)
+            ));
+        }
         if let Some(want) = &self.path
-            && want.as_slice() != path {
-                out.push(format!(
-                    "path: expected {}, got {}",
-                    want.join(" → "),
-                    path.join(" → ")
-                ));
-            }
+            && want.as_slice() != path
+        {
+            out.push(format!(
+                "path: expected {}, got {}",
+                want.join(" → "),
+                path.join(" → ")
+            ));
+        }
         for (key, want) in &self.variables {
             match variables.get(key) {
                 Some(got) if same_value(got, want) => {}

@@ -84,10 +84,7 @@ pub enum Event {
         duration_ms: u64,
     },
     /// The live topology changed (SWAP_NODES, REMOVE_NODE, ADD_NODE).
-    TopologyChanged {
-        action: HookAction,
-        detail: String,
-    },
+    TopologyChanged { action: HookAction, detail: String },
     /// Variables set outside a task (hook state updates, inputs).
     VariablesSet {
         source: String,

@@ -60,7 +60,8 @@
 //! - **End event**: the token ends. A **terminate** end event at process level ends the
 //!   run `Terminated` ("terminate end event <id>") and discards every token; inside a
 //!   sub-process it ends only that instance's tokens, and the sub-process completes.
-//! - **Unsupported** elements: entering one fails the run.
+//! - **Unsupported** elements: a process holding one fails at once, before any node is
+//!   entered (`validate` rejects such processes anyway).
 //!
 //! The run ends when no token is left: `Completed`, unless it was terminated or failed.
 //! Tokens left waiting at a join that can never fire, with nothing moving, fail the run

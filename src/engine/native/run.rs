@@ -196,11 +196,22 @@ impl Run {
         }
     }
 
-    /// Put a token on each process-level start node.
+    /// Put a token on each process-level start node, unless the process holds an element
+    /// the engine cannot run.
     fn start(&mut self) {
+        if let Some(node) = self.topology.unsupported() {
+            let message = format!(
+                "`{}` is a <{}>, which the native engine cannot run",
+                node.id,
+                node.kind.tag()
+            );
+            self.fail(message);
+            return;
+        }
         let starts = self.topology.start_nodes(None);
         if starts.is_empty() {
             self.fail("the process has no start event at process level");
+            return;
         }
         for node in starts {
             let token = self.tokens.add(ROOT, At::Node(node.clone()));

@@ -136,6 +136,13 @@ impl Topology {
         self.flows.iter().find(|f| f.id == id)
     }
 
+    /// The first element the engine cannot run, if any.
+    pub fn unsupported(&self) -> Option<&LiveNode> {
+        self.nodes
+            .iter()
+            .find(|n| matches!(n.kind, NodeKind::Unsupported { .. }))
+    }
+
     /// Whether `id` names a node or a flow (ids share one namespace in BPMN).
     pub fn has_id(&self, id: &str) -> bool {
         self.node(id).is_some() || self.flow(id).is_some()

@@ -1,0 +1,161 @@
+//! Engine overhead, measured on generated processes with a reasoner that is never asked
+//! (every task passes through, so the numbers are the engine's and the bridge's own):
+//!
+//! - `transitions`: a chain of N intermediate events — token moves only, no control point;
+//! - `control_points`: a chain of N pass-through tasks — one `execute_task` each,
+//!   called directly on the harness or through the in-process MCP bridge;
+//! - each with events kept in memory, journalled with a flush per event, or journalled
+//!   with an fsync per event.
+//!
+//! Divide a run's time by N for the cost per transition or per control point.
+//! Run with `cargo bench --bench run`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use cuga_flo::app::{load_app, registry::app_from_config};
+use cuga_flo::bridge::ControlPoints;
+use cuga_flo::bridge::mcp::{
+    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs,
+};
+use cuga_flo::engine::native::NativeEngine;
+use cuga_flo::engine::{RunRequest, WorkflowEngine};
+use cuga_flo::harness::FlowAgent;
+use cuga_flo::journal::EventSink;
+use cuga_flo::journal::store::{Journal, MemorySink};
+use cuga_flo::reason::NoModel;
+
+const N: usize = 200;
+
+fn main() {
+    divan::main();
+}
+
+/// Write an app whose process is start → N × `element` → end.
+fn chain(dir: &Path, element: &str) -> Arc<FlowAgent> {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" id=\"d\" targetNamespace=\"t\">\n<process id=\"P\" isExecutable=\"true\">\n<startEvent id=\"n0\"/>\n",
+    );
+    for i in 1..=N {
+        xml.push_str(&format!("<{element} id=\"n{i}\"/>\n<sequenceFlow id=\"f{i}\" sourceRef=\"n{}\" targetRef=\"n{i}\"/>\n", i - 1));
+    }
+    xml.push_str(&format!("<endEvent id=\"end\"/>\n<sequenceFlow id=\"fend\" sourceRef=\"n{N}\" targetRef=\"end\"/>\n</process>\n</definitions>\n"));
+    let config_dir = dir.join("bench/config");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(config_dir.join("model.bpmn"), xml).unwrap();
+    std::fs::write(
+        config_dir.join("bench_config.yaml"),
+        "flow: {id: bench_v1, name: Bench, bpmn_file: model.bpmn}\n",
+    )
+    .unwrap();
+    let loaded = load_app(&app_from_config(&config_dir.join("bench_config.yaml")));
+    Arc::new(FlowAgent::new(&loaded, Arc::new(NoModel)).unwrap())
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Journalling {
+    Memory,
+    Flushed,
+    Fsynced,
+}
+
+impl std::fmt::Display for Journalling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Journalling::Memory => "memory",
+            Journalling::Flushed => "flushed",
+            Journalling::Fsynced => "fsynced",
+        })
+    }
+}
+
+fn sink(kind: Journalling, dir: &Path, n: usize) -> Arc<dyn EventSink> {
+    match kind {
+        Journalling::Memory => Arc::new(MemorySink::new()),
+        Journalling::Flushed => {
+            Arc::new(Journal::create(&dir.join(format!("r{n}")), false).unwrap())
+        }
+        Journalling::Fsynced => {
+            Arc::new(Journal::create(&dir.join(format!("r{n}")), true).unwrap())
+        }
+    }
+}
+
+fn request(agent: &FlowAgent, run: usize) -> RunRequest {
+    RunRequest {
+        run_id: format!("run-{run}"),
+        process_key: "bench_v1".into(),
+        process: Arc::new(agent.process().unwrap().clone()),
+        annotations: agent.annotations(),
+        variables: Default::default(),
+    }
+}
+
+const JOURNALLING: [Journalling; 3] = [
+    Journalling::Memory,
+    Journalling::Flushed,
+    Journalling::Fsynced,
+];
+
+#[divan::bench(args = JOURNALLING, sample_count = 20)]
+fn transitions_direct(bencher: divan::Bencher, journalling: Journalling) {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = chain(dir.path(), "intermediateThrowEvent");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut run = 0;
+    bencher.bench_local(|| {
+        run += 1;
+        let events = sink(journalling, dir.path(), run);
+        rt.block_on(NativeEngine::new().run(request(&agent, run), agent.clone(), events))
+            .unwrap()
+    });
+}
+
+#[divan::bench(args = JOURNALLING, sample_count = 20)]
+fn control_points_direct(bencher: divan::Bencher, journalling: Journalling) {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = chain(dir.path(), "task");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut run = 0;
+    bencher.bench_local(|| {
+        run += 1;
+        let events = sink(journalling, dir.path(), run);
+        rt.block_on(NativeEngine::new().run(request(&agent, run), agent.clone(), events))
+            .unwrap()
+    });
+}
+
+#[divan::bench(args = JOURNALLING, sample_count = 20)]
+fn control_points_through_mcp(bencher: divan::Bencher, journalling: Journalling) {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = chain(dir.path(), "task");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let registry = Arc::new(Registry::default());
+    registry.register(RegisteredFlow {
+        process_key: "bench_v1".into(),
+        process: Arc::new(agent.process().unwrap().clone()),
+        annotations: agent.annotations(),
+        harness: agent.clone() as Arc<dyn ControlPoints>,
+    });
+    let bridge = rt
+        .block_on(InProcessBridge::start(BridgeServer::new(
+            registry.clone(),
+            Arc::new(NativeEngine::new()),
+            None,
+        )))
+        .unwrap();
+    let client = bridge.client();
+    let mut run = 0;
+    bencher.bench_local(|| {
+        run += 1;
+        let run_id = format!("run-{run}");
+        registry.attach_sink(&run_id, sink(journalling, dir.path(), run));
+        let args = RunProcessArgs {
+            process_key: "bench_v1".into(),
+            run_id,
+            variables: Default::default(),
+        };
+        rt.block_on(client.run_process(&args)).unwrap()
+    });
+    rt.block_on(bridge.shutdown());
+}

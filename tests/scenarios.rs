@@ -1,0 +1,467 @@
+//! The demo apps' scenarios, end to end: `cuga-flo start <app> --scenario <name>` runs the
+//! real binary on the native engine with the scenario's inputs and answers, and the run must
+//! meet every expectation the scenario writes down (status, exact path, final variables).
+//! Each run's human view is kept as a snapshot, with the run id, durations and the temporary
+//! run folder redacted.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// Every scenario file of the demo apps; each has a test below.
+const SCENARIOS: &[(&str, &str)] = &[
+    ("incident_response", "duplicate_alert"),
+    ("incident_response", "false_positive"),
+    ("incident_response", "low_severity"),
+    ("incident_response", "notify_first"),
+    ("incident_response", "ransomware"),
+    ("incident_response", "regulated_breach"),
+    ("incident_response", "routine"),
+    ("loan_approval", "approve"),
+    ("loan_approval", "missing_name"),
+    ("loan_approval", "regulatory_restriction"),
+    ("loan_approval", "reject_low_score"),
+    ("loan_approval", "score_unknown"),
+    ("loan_approval_kogito", "approve"),
+    ("loan_approval_kogito", "missing_name"),
+    ("loan_approval_kogito", "reject_low_score"),
+    ("receive_order", "no_invoice_1212"),
+    ("receive_order", "standard"),
+    ("trip_planner", "agent_plans"),
+    ("trip_planner", "human_plans"),
+];
+
+/// The apps whose config names an external engine (Flowable, Kogito): `start` runs them
+/// only with `--engine native`.
+const EXTERNAL_ENGINE: &[&str] = &["loan_approval", "loan_approval_kogito"];
+
+fn cuga(run_dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("cuga-flo").unwrap();
+    cmd.env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("start")
+        .arg("--run-dir")
+        .arg(run_dir)
+        .write_stdin("");
+    cmd
+}
+
+/// `start <app> --scenario <name>`, with `--engine native` where the config needs it.
+fn start_scenario(run_dir: &Path, app: &str, scenario: &str) -> Command {
+    let mut cmd = cuga(run_dir);
+    cmd.args([app, "--scenario", scenario]);
+    if EXTERNAL_ENGINE.contains(&app) {
+        cmd.args(["--engine", "native"]);
+    }
+    cmd
+}
+
+struct Output {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn output(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    Output {
+        code: out.status.code().expect("the process exited with a code"),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// How a scenario's run ends, and so the exit code it must give.
+#[derive(Clone, Copy)]
+enum Ends {
+    /// Exit code 0.
+    Completed,
+    /// Exit code 1 (a terminated run is not a success, even when it was expected).
+    Terminated,
+}
+
+/// Run a scenario, check that every expectation is met with the right exit code, and
+/// snapshot the human view. `parallel` names tasks on concurrent branches: their lines may
+/// come in either order, so the snapshot lists them sorted.
+fn check(app: &str, scenario: &str, ends: Ends, parallel: &[&str]) {
+    let tmp = TempDir::new().unwrap();
+    let out = output(&mut start_scenario(tmp.path(), app, scenario));
+    let want = match ends {
+        Ends::Completed => 0,
+        Ends::Terminated => 1,
+    };
+    assert_eq!(
+        out.code, want,
+        "`{app}` scenario `{scenario}` exited {}\nstdout:\n{}\nstderr:\n{}",
+        out.code, out.stdout, out.stderr
+    );
+    let met = format!("scenario `{scenario}`: every expectation met");
+    assert!(
+        out.stdout.contains(&met),
+        "`{app}` scenario `{scenario}` missed an expectation:\n{}\nstderr:\n{}",
+        out.stdout,
+        out.stderr
+    );
+    let engine = if EXTERNAL_ENGINE.contains(&app) {
+        " --engine native"
+    } else {
+        ""
+    };
+    let mut settings = redactions(tmp.path());
+    settings.set_description(format!(
+        "cuga-flo start {app} --scenario {scenario}{engine}"
+    ));
+    let stdout = sorted_lines(&out.stdout, parallel);
+    settings.bind(|| insta::assert_snapshot!(format!("{app}__{scenario}"), stdout));
+}
+
+/// Insta filters for what changes from run to run: the run id, durations and the
+/// temporary run folder in the journal path.
+fn redactions(run_dir: &Path) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&regex_escape(&run_dir.display().to_string()), "[RUN_DIR]");
+    settings.add_filter(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "[RUN_ID]");
+    settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\)", "([DURATION])");
+    settings.add_filter(r"\d+ ms", "[DURATION]");
+    settings
+}
+
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The task lines of `tasks` sorted among the places they occupy; every other line stays.
+fn sorted_lines(stdout: &str, tasks: &[&str]) -> String {
+    let is_parallel = |line: &str| {
+        line.trim_start()
+            .strip_prefix("● task")
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|id| tasks.contains(&id))
+    };
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    let slots: Vec<usize> = (0..lines.len())
+        .filter(|i| is_parallel(lines[*i]))
+        .collect();
+    let mut moved: Vec<&str> = slots.iter().map(|i| lines[*i]).collect();
+    moved.sort_unstable();
+    for (slot, line) in slots.iter().zip(moved) {
+        lines[*slot] = line;
+    }
+    let mut text = lines.join("\n");
+    if stdout.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect()
+}
+
+fn event(record: &Value) -> &str {
+    record["event"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn every_scenario_file_has_a_test() {
+    let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("applications");
+    let mut found: Vec<(String, String)> = Vec::new();
+    for app in std::fs::read_dir(&apps).unwrap() {
+        let app = app.unwrap();
+        let Ok(files) = std::fs::read_dir(app.path().join("scenarios")) else {
+            continue;
+        };
+        for file in files {
+            let name = file.unwrap().file_name().to_string_lossy().into_owned();
+            if let Some(stem) = name.strip_suffix(".yaml") {
+                found.push((app.file_name().to_string_lossy().into_owned(), stem.into()));
+            }
+        }
+    }
+    found.sort();
+    let listed: Vec<(String, String)> = SCENARIOS
+        .iter()
+        .map(|(a, s)| (a.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(found, listed);
+}
+
+mod loan_approval {
+    use super::*;
+
+    #[test]
+    fn approve_grants_the_loan_when_both_hooks_continue() {
+        check("loan_approval", "approve", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn reject_low_score_sends_the_rejection_letter() {
+        check("loan_approval", "reject_low_score", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn regulatory_restriction_skips_to_the_rejection_with_state_updates() {
+        check(
+            "loan_approval",
+            "regulatory_restriction",
+            Ends::Completed,
+            &[],
+        );
+    }
+
+    #[test]
+    fn missing_name_is_terminated_by_screening() {
+        check("loan_approval", "missing_name", Ends::Terminated, &[]);
+    }
+
+    #[test]
+    fn score_unknown_asks_the_decision_agent() {
+        check("loan_approval", "score_unknown", Ends::Completed, &[]);
+    }
+}
+
+mod loan_approval_kogito {
+    use super::*;
+
+    #[test]
+    fn approve_grants_the_loan_and_informs_the_manager() {
+        check("loan_approval_kogito", "approve", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn reject_low_score_informs_the_manager_of_the_rejection() {
+        check(
+            "loan_approval_kogito",
+            "reject_low_score",
+            Ends::Completed,
+            &[],
+        );
+    }
+
+    #[test]
+    fn missing_name_is_terminated_before_anything_is_scored() {
+        check(
+            "loan_approval_kogito",
+            "missing_name",
+            Ends::Terminated,
+            &[],
+        );
+    }
+
+    #[test]
+    fn without_engine_native_start_refuses_the_kogito_engine() {
+        let tmp = TempDir::new().unwrap();
+        let out = output(cuga(tmp.path()).args(["loan_approval_kogito", "--scenario", "approve"]));
+        assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("kogito engine"), "{}", out.stderr);
+        assert!(out.stderr.contains("--engine native"), "{}", out.stderr);
+    }
+}
+
+mod receive_order {
+    use super::*;
+
+    #[test]
+    fn standard_runs_both_branches_and_joins() {
+        check(
+            "receive_order",
+            "standard",
+            Ends::Completed,
+            &["Activity_1h9ix55", "Activity_131ar38"],
+        );
+    }
+
+    #[test]
+    fn no_invoice_1212_bypasses_the_invoice_and_releases_the_join() {
+        check("receive_order", "no_invoice_1212", Ends::Completed, &[]);
+    }
+}
+
+mod trip_planner {
+    use super::*;
+
+    #[test]
+    fn agent_plans_by_the_default_flow() {
+        check("trip_planner", "agent_plans", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn human_plans_when_the_traveller_asks_for_a_person() {
+        check("trip_planner", "human_plans", Ends::Completed, &[]);
+    }
+}
+
+mod incident_response {
+    use super::*;
+
+    #[test]
+    fn routine_every_hook_continues() {
+        check("incident_response", "routine", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn false_positive_is_terminated() {
+        check("incident_response", "false_positive", Ends::Terminated, &[]);
+    }
+
+    #[test]
+    fn duplicate_alert_skips_the_ticket() {
+        check("incident_response", "duplicate_alert", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn ransomware_skips_to_containment() {
+        check("incident_response", "ransomware", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn notify_first_swaps_containment_and_notification() {
+        check("incident_response", "notify_first", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn regulated_breach_adds_the_legal_review() {
+        check(
+            "incident_response",
+            "regulated_breach",
+            Ends::Completed,
+            &[],
+        );
+    }
+
+    #[test]
+    fn low_severity_removes_the_postmortem() {
+        check("incident_response", "low_severity", Ends::Completed, &[]);
+    }
+}
+
+#[test]
+fn json_streams_one_event_per_line_and_ends_with_the_check() {
+    let tmp = TempDir::new().unwrap();
+    let out = output(start_scenario(tmp.path(), "incident_response", "ransomware").arg("--json"));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let records = json_lines(&out.stdout);
+    assert!(records.len() > 3, "{}", out.stdout);
+    assert_eq!(event(&records[0]), "run_started");
+    let [.., finished, checked] = records.as_slice() else {
+        unreachable!()
+    };
+    assert_eq!(event(finished), "run_finished");
+    assert_eq!(finished["status"], "completed");
+    assert_eq!(event(checked), "scenario_checked");
+    assert_eq!(checked["scenario"], "ransomware");
+    assert_eq!(checked["met"], true);
+    assert_eq!(checked["mismatches"], serde_json::json!([]));
+    assert!(
+        !out.stdout.contains("journal:"),
+        "the human view leaks into --json"
+    );
+
+    let hooks: Vec<&Value> = records
+        .iter()
+        .filter(|r| event(r) == "hook_evaluated")
+        .collect();
+    assert!(!hooks.is_empty());
+    let mut deciders: Vec<&str> = hooks
+        .iter()
+        .map(|h| {
+            h["decided_by"]
+                .as_str()
+                .unwrap_or_else(|| panic!("hook_evaluated without decided_by: {h}"))
+        })
+        .collect();
+    deciders.sort_unstable();
+    deciders.dedup();
+    // Guards decide the hooks whose rule does not apply; the scenario answers the fast track.
+    assert_eq!(deciders, ["condition", "scripted"]);
+}
+
+#[test]
+fn an_unknown_scenario_exits_2_naming_the_available_ones() {
+    let tmp = TempDir::new().unwrap();
+    let out = output(cuga(tmp.path()).args(["receive_order", "--scenario", "express"]));
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("no scenario `express`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("there are: no_invoice_1212, standard"),
+        "{}",
+        out.stderr
+    );
+    assert!(!tmp.path().join("runs").exists(), "no run was started");
+}
+
+#[test]
+fn without_answers_or_a_terminal_the_run_fails_naming_the_control_point() {
+    let tmp = TempDir::new().unwrap();
+    // stdin is an empty pipe, not a terminal: nobody can answer.
+    let out = output(cuga(tmp.path()).arg("receive_order"));
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(all.contains("judgement: no reasoner"), "{all}");
+    assert!(all.contains("✘ failed"), "{all}");
+    assert!(
+        all.contains("no answer for control point `Activity_0oydey5`"),
+        "{all}"
+    );
+    for how in ["--answers FILE", "--scenario NAME", "`llm:`"] {
+        assert!(
+            all.contains(how),
+            "the failure does not mention {how}:\n{all}"
+        );
+    }
+}
+
+#[test]
+fn two_runs_of_one_app_get_their_own_run_ids_and_journals() {
+    let tmp = TempDir::new().unwrap();
+    let run_id = |out: &Output| {
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        let first = json_lines(&out.stdout).remove(0);
+        assert_eq!(event(&first), "run_started");
+        first["run_id"].as_str().unwrap().to_string()
+    };
+    let run = || output(start_scenario(tmp.path(), "trip_planner", "human_plans").arg("--json"));
+    let a = run_id(&run());
+    let b = run_id(&run());
+    assert_ne!(a, b);
+
+    let runs = tmp.path().join("runs");
+    let mut dirs: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    let mut want = vec![a.clone(), b.clone()];
+    want.sort();
+    assert_eq!(dirs, want);
+    for id in [&a, &b] {
+        let text = std::fs::read_to_string(runs.join(id).join("journal.jsonl")).unwrap();
+        let records = json_lines(&text);
+        assert_eq!(event(&records[0]), "run_started");
+        assert!(
+            records
+                .iter()
+                .all(|r| r["run_id"].is_null() || r["run_id"] == **id),
+            "journal {id} holds another run's records"
+        );
+        assert_eq!(event(records.last().unwrap()), "run_finished");
+    }
+}
