@@ -188,7 +188,7 @@ impl BridgeServer {
             .execute_task(&a.task_id, a.ctx)
             .await
             .map(Json)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.message)
     }
 
     #[tool(
@@ -203,7 +203,7 @@ impl BridgeServer {
             .route_gateway(&a.gateway_id, a.ctx)
             .await
             .map(Json)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.message)
     }
 
     #[tool(
@@ -218,7 +218,7 @@ impl BridgeServer {
             .evaluate_hook(&a.hook_id, a.ctx)
             .await
             .map(Json)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.message)
     }
 
     #[tool(

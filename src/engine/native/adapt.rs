@@ -188,15 +188,12 @@ impl Plan {
                     .incoming(x)
                     .map(|f| format!("`{}`", f.id))
                     .collect();
-                Some(format!(
-                    "removed `{x}`; {} now lead to `{}`",
-                    if retargeted.is_empty() {
-                        "no flows".to_string()
-                    } else {
-                        retargeted.join(", ")
-                    },
-                    successor.target
-                ))
+                let flows = match retargeted.len() {
+                    0 => "no flow now leads".to_string(),
+                    1 => format!("{} now leads", retargeted[0]),
+                    _ => format!("{} now lead", retargeted.join(", ")),
+                };
+                Some(format!("removed `{x}`; {flows} to `{}`", successor.target))
             }
             Plan::Add(task) => Some(format!(
                 "inserted task `{}` on `{}` before `{}` (new flow `{}`)",

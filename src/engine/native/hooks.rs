@@ -47,7 +47,8 @@ impl Run {
             Ok(decision) => decision,
             Err(e) => {
                 self.fail(format!(
-                    "hook `{hook}` on flow `{flow}` could not be evaluated: {e}"
+                    "hook `{hook}` on flow `{flow}` could not be evaluated: {}",
+                    e.message
                 ));
                 return Ok(());
             }
