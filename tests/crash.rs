@@ -72,3 +72,62 @@ fn a_run_killed_mid_flight_leaves_a_readable_journal() {
             > 10
     );
 }
+
+#[test]
+fn ctrl_c_stops_the_run_and_closes_its_journal() {
+    let runs = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "start",
+            "endless",
+            "--json",
+            "--step-budget",
+            "100000000",
+        ])
+        .arg("--run-dir")
+        .arg(runs.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let journal = loop {
+        let found = std::fs::read_dir(runs.path().join("runs"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path().join("journal.jsonl"));
+        if let Some(path) = found.filter(|p| {
+            std::fs::metadata(p)
+                .map(|m| m.len() > 5_000)
+                .unwrap_or(false)
+        }) {
+            break path;
+        }
+        assert!(Instant::now() < deadline, "the run did not get going");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+
+    let read = read_journal(&journal).unwrap();
+    assert!(!read.torn_tail);
+    let last = &read.records.last().unwrap().event;
+    assert!(
+        matches!(last, cuga_flo::journal::Event::RunFinished { .. }),
+        "nothing after the end: {last:?}"
+    );
+    let state = FlowState::fold(read.records.iter());
+    assert_eq!(state.status, Some(cuga_flo::vocab::RunStatus::Failed));
+    assert_eq!(state.message.as_deref(), Some("interrupted (Ctrl-C)"));
+}

@@ -204,15 +204,36 @@ async fn run_async(
     });
     registry.attach_sink(&run_id, sink);
 
-    let result = bridge
-        .client()
-        .run_process(&RunProcessArgs {
-            process_key,
-            run_id: run_id.clone(),
-            variables,
-        })
-        .await;
+    let client = bridge.client();
+    let args_run = RunProcessArgs {
+        process_key,
+        run_id: run_id.clone(),
+        variables,
+    };
+    let run = client.run_process(&args_run);
+    let result = tokio::select! {
+        result = run => Some(result),
+        _ = tokio::signal::ctrl_c() => None,
+    };
     bridge.shutdown().await;
+    let result = match result {
+        Some(result) => result,
+        None => {
+            // Interrupted: the engine is stopped with the bridge; close the journal with
+            // a final record so the run reads as ended, not as crashed.
+            let state = store::read_journal(journal.path())
+                .map(|r| FlowState::fold(r.records.iter()))
+                .unwrap_or_default();
+            let _ = journal.emit(Event::RunFinished {
+                status: RunStatus::Failed,
+                message: Some("interrupted (Ctrl-C)".to_string()),
+                variables: state.process_variables,
+                steps: state.steps,
+            });
+            eprintln!("{}: interrupted; journal: {}", style.error_word(), journal.path().display());
+            return Ok(Outcome::Failed);
+        }
+    };
 
     let records = store::read_journal(journal.path())
         .map(|r| r.records)
