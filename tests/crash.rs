@@ -76,7 +76,7 @@ fn a_run_killed_mid_flight_leaves_a_readable_journal() {
 #[test]
 fn ctrl_c_stops_the_run_and_closes_its_journal() {
     let runs = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+    let child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
             "--apps-dir",

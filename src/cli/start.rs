@@ -230,7 +230,11 @@ async fn run_async(
                 variables: state.process_variables,
                 steps: state.steps,
             });
-            eprintln!("{}: interrupted; journal: {}", style.error_word(), journal.path().display());
+            eprintln!(
+                "{}: interrupted; journal: {}",
+                style.error_word(),
+                journal.path().display()
+            );
             return Ok(Outcome::Failed);
         }
     };

@@ -331,10 +331,19 @@ impl Check<'_> {
         reason: String,
         answer_reason: Option<String>,
     ) -> HookDecision {
+        let fail_run = self.agent.config.permissions.on_denied == OnDenied::Fail;
+        // When the denial fails the run, the message says why (the run's final message is
+        // this one); otherwise it keeps the answer's own reason for the audit.
+        let message = match (fail_run, answer_reason) {
+            (true, Some(r)) => format!("{reason} (on_denied: fail); the answer's reason: {r}"),
+            (true, None) => format!("{reason} (on_denied: fail)"),
+            (false, Some(r)) => format!("the answer's reason: {r}"),
+            (false, None) => String::new(),
+        };
         let mut d = HookDecision::proceed(decided_by, Some(reason));
         d.denied = asked;
-        d.message = answer_reason.map(|r| format!("the answer's reason: {r}"));
-        d.fail_run = self.agent.config.permissions.on_denied == OnDenied::Fail;
+        d.message = (!message.is_empty()).then_some(message);
+        d.fail_run = fail_run;
         d
     }
 }

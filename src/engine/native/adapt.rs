@@ -64,7 +64,10 @@ impl Facts<'_> {
     fn untouched_activity(&self, id: &str) -> Result<&LiveNode, String> {
         let node = self.node(id)?;
         if !node.is_activity() {
-            return Err(format!("`{id}` is a {}, not an activity", node.kind.tag()));
+            return Err(format!(
+                "`{id}` is {}, not an activity",
+                with_article(node.kind.tag())
+            ));
         }
         self.not_executed(id)?;
         if self.held.contains(id) {
@@ -94,8 +97,8 @@ impl Facts<'_> {
         }
         if !node.is_enterable() {
             return Err(format!(
-                "`{id}` is a {}, which only an event can start",
-                node.kind.tag()
+                "`{id}` is {}, which only an event can start",
+                with_article(node.kind.tag())
             ));
         }
         self.not_executed(id)?;
@@ -224,4 +227,10 @@ impl Plan {
             _ => {}
         }
     }
+}
+
+/// "a task", "an exclusiveGateway".
+fn with_article(noun: &str) -> String {
+    let vowel = noun.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {noun}", if vowel { "an" } else { "a" })
 }

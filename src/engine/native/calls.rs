@@ -171,7 +171,10 @@ impl Run {
         let decision = match result {
             Ok(decision) => decision,
             Err(e) => {
-                self.fail(format!("gateway `{node}` could not be routed: {}", e.message));
+                self.fail(format!(
+                    "gateway `{node}` could not be routed: {}",
+                    e.message
+                ));
                 return Ok(());
             }
         };

@@ -1,0 +1,659 @@
+//! The conformance suite: a table of small BPMN graphs × hook actions × permissions, each
+//! with the execution path and the audit records it must produce
+//! (`tests/conformance/cases.yaml`, whose header describes the format).
+//!
+//! Every case runs the whole in-process path: the app is written to a temporary folder
+//! and loaded, a [`FlowAgent`] answers with the case's scripted answers, the flow is
+//! registered with a [`Registry`], and `run_process` is called over an [`InProcessBridge`]
+//! on the engine under test, with a [`MemorySink`] as the journal. The journal is folded
+//! into a [`FlowState`] and compared with the case's expectations.
+//!
+//! The engine is a parameter ([`run_case`], [`run_suite`]): another engine (Flowable,
+//! Kogito, an external MCP engine) runs the same table by adding a test that passes it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cuga_flo::app::load_app;
+use cuga_flo::app::registry::app_from_config;
+use cuga_flo::bridge::mcp::{
+    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
+};
+use cuga_flo::diag::Severity;
+use cuga_flo::engine::WorkflowEngine;
+use cuga_flo::engine::native::NativeEngine;
+use cuga_flo::harness::FlowAgent;
+use cuga_flo::journal::state::HookRecord;
+use cuga_flo::journal::store::MemorySink;
+use cuga_flo::journal::{Event, FlowState, Record};
+use cuga_flo::reason::ScriptedReasoner;
+use cuga_flo::vocab::{Decider, HookAction, RunStatus, TaskStatus};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+const CASES: &str = "tests/conformance/cases.yaml";
+
+/// How long one case may run before it counts as hung.
+const CASE_TIMEOUT: Duration = Duration::from_secs(30);
+
+// ---------------------------------------------------------------------------------------
+// The table
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Suite {
+    /// Shared models, referenced from the cases with YAML aliases; not read here.
+    #[serde(default, rename = "models")]
+    _models: Value,
+    /// Read one by one, so that an error names its case.
+    cases: Vec<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    name: String,
+    #[serde(default)]
+    about: String,
+    model: Model,
+    /// Config YAML appended after the generated `flow:` header.
+    #[serde(default)]
+    config: String,
+    /// Scripted answers (control-point id → answer or list of answers).
+    #[serde(default)]
+    answers: Map<String, Value>,
+    /// Initial variables, over the config's `variables` defaults.
+    #[serde(default)]
+    inputs: Map<String, Value>,
+    /// Replaces the annotations' step budget.
+    step_budget: Option<u64>,
+    /// Engine name → why that engine cannot run this case.
+    #[serde(default)]
+    unsupported: BTreeMap<String, String>,
+    /// A known defect: the expectation is the correct behaviour, which is not met yet.
+    known_bug: Option<String>,
+    expect: Expect,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Model {
+    /// `[kind, id]`: the element's local name and id.
+    nodes: Vec<Vec<String>>,
+    /// `[id, source, target]` or `[id, source, target, condition]`.
+    flows: Vec<Vec<String>>,
+    /// Gateway id → its default flow.
+    #[serde(default)]
+    default: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Expect {
+    status: RunStatus,
+    /// The nodes entered, in order.
+    path: Option<Vec<String>>,
+    /// The nodes entered, in any order (concurrent branches).
+    path_set: Option<Vec<String>>,
+    /// Nodes that must never be entered (when the path itself is not determined).
+    #[serde(default)]
+    not_entered: Vec<String>,
+    /// Every hook evaluation, in order.
+    #[serde(default)]
+    audit: Vec<Audit>,
+    /// A subset of the final variables.
+    #[serde(default)]
+    variables: Map<String, Value>,
+    /// Variables that must not be set at the end.
+    #[serde(default)]
+    unset: Vec<String>,
+    /// The tasks recorded as skipped (any order).
+    skipped: Option<Vec<String>>,
+    message_contains: Option<String>,
+}
+
+/// One expected hook evaluation. `target`, `swap`, `added` and `denied` must match exactly
+/// (absent: none recorded); `decided_by` and `reason_contains` are checked when given.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Audit {
+    hook: String,
+    action: HookAction,
+    target: Option<String>,
+    swap: Option<(String, String)>,
+    added: Option<String>,
+    denied: Option<HookAction>,
+    /// Whether the engine refused the action (`HookEvaluated.rejected`).
+    #[serde(default)]
+    rejected: bool,
+    decided_by: Option<Decider>,
+    reason_contains: Option<String>,
+}
+
+fn load_suite() -> Result<Vec<Case>, String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(CASES);
+    let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let node = cuga_flo::app::yaml::parse(&text).map_err(|e| {
+        let line = text[..e.span.offset.min(text.len())].lines().count();
+        format!("{CASES}:{line}: {e}")
+    })?;
+    let suite: Suite =
+        serde_json::from_value(node.to_json()).map_err(|e| format!("{CASES}: {e}"))?;
+    let mut cases: Vec<Case> = Vec::new();
+    for (i, value) in suite.cases.into_iter().enumerate() {
+        let name = value
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string();
+        let case: Case = serde_json::from_value(value)
+            .map_err(|e| format!("{CASES}: case {} (`{name}`): {e}", i + 1))?;
+        if cases.iter().any(|c| c.name == case.name) {
+            return Err(format!("{CASES}: two cases are named `{name}`"));
+        }
+        if case.expect.path.is_some() && case.expect.path_set.is_some() {
+            return Err(format!("{CASES}: case `{name}`: give `path` or `path_set`"));
+        }
+        cases.push(case);
+    }
+    Ok(cases)
+}
+
+// ---------------------------------------------------------------------------------------
+// Running a case
+
+/// Run one case on `engine`: `Err` lists what differed from the expectations.
+fn run_case(case: &Case, engine: Arc<dyn WorkflowEngine>) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("no temporary folder: {e}"))?;
+    let config = write_app(dir.path(), case)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("no tokio runtime: {e}"))?;
+    let (result, records) = runtime.block_on(async {
+        tokio::time::timeout(CASE_TIMEOUT, run(case, &config, engine))
+            .await
+            .map_err(|_| format!("the run did not finish within {CASE_TIMEOUT:?}"))?
+    })?;
+    let diffs = compare(&case.expect, &result, &records);
+    if diffs.is_empty() {
+        Ok(())
+    } else {
+        Err(diffs.join("\n"))
+    }
+}
+
+/// Write the case's app: `<dir>/<case>/config/{model.bpmn, case_config.yaml}` and a
+/// one-line policy for every `../policies/<file>` the config names.
+fn write_app(dir: &Path, case: &Case) -> Result<PathBuf, String> {
+    let app = dir.join(&case.name);
+    let io = |e: std::io::Error| format!("cannot write the app: {e}");
+    fs::create_dir_all(app.join("config")).map_err(io)?;
+    fs::create_dir_all(app.join("policies")).map_err(io)?;
+    fs::write(app.join("config/model.bpmn"), bpmn(&case.model)?).map_err(io)?;
+    for rest in case.config.split("../policies/").skip(1) {
+        let file: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || "._-".contains(*c))
+            .collect();
+        let text = format!("Decide as case `{}` scripts it.\n", case.name);
+        fs::write(app.join("policies").join(file), text).map_err(io)?;
+    }
+    let config = app.join("config/case_config.yaml");
+    let header = format!(
+        "flow:\n  id: {0}\n  name: {0}\n  bpmn_file: model.bpmn\n",
+        case.name
+    );
+    fs::write(&config, header + &case.config).map_err(io)?;
+    Ok(config)
+}
+
+fn bpmn(model: &Model) -> Result<String, String> {
+    let escape = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" id=\"d\" targetNamespace=\"t\">\n\
+         <process id=\"conformance\" isExecutable=\"true\">\n",
+    );
+    for node in &model.nodes {
+        let [kind, id] = node.as_slice() else {
+            return Err(format!("a node is `[kind, id]`, not {node:?}"));
+        };
+        let default = match model.default.get(id) {
+            Some(flow) => format!(" default=\"{flow}\""),
+            None => String::new(),
+        };
+        let _ = writeln!(xml, "  <{kind} id=\"{id}\"{default}/>");
+    }
+    for flow in &model.flows {
+        let (id, source, target, condition) = match flow.as_slice() {
+            [id, source, target] => (id, source, target, None),
+            [id, source, target, condition] => (id, source, target, Some(condition)),
+            _ => {
+                return Err(format!(
+                    "a flow is `[id, source, target, condition?]`, not {flow:?}"
+                ));
+            }
+        };
+        let _ = write!(
+            xml,
+            "  <sequenceFlow id=\"{id}\" sourceRef=\"{source}\" targetRef=\"{target}\""
+        );
+        match condition {
+            Some(c) => {
+                let c = escape(c);
+                let _ = writeln!(
+                    xml,
+                    "><conditionExpression>{c}</conditionExpression></sequenceFlow>"
+                );
+            }
+            None => xml.push_str("/>\n"),
+        }
+    }
+    xml.push_str("</process>\n</definitions>\n");
+    Ok(xml)
+}
+
+/// Load the app, build its harness, register it and call `run_process` over MCP.
+async fn run(
+    case: &Case,
+    config: &Path,
+    engine: Arc<dyn WorkflowEngine>,
+) -> Result<(RunProcessResult, Vec<Record>), String> {
+    let loaded = load_app(&app_from_config(config));
+    let errors: Vec<&str> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.message.as_str())
+        .collect();
+    if !errors.is_empty() {
+        return Err(format!("the app does not load: {}", errors.join("; ")));
+    }
+    let process = loaded
+        .process()
+        .cloned()
+        .ok_or("the model has no process")?;
+    let mut variables: Map<String, Value> = loaded
+        .config
+        .iter()
+        .flat_map(|c| &c.variables)
+        .map(|v| (v.name.value.clone(), v.default.clone()))
+        .collect();
+    variables.extend(case.inputs.clone());
+
+    let source = format!("conformance case `{}`", case.name);
+    let reasoner =
+        ScriptedReasoner::from_answers(case.answers.clone(), source).map_err(|e| e.to_string())?;
+    let agent = FlowAgent::new(&loaded, Arc::new(reasoner)).map_err(|e| e.to_string())?;
+    let mut annotations = agent.annotations();
+    if let Some(budget) = case.step_budget {
+        annotations.step_budget = budget;
+    }
+    let registry = Arc::new(Registry::default());
+    let process_key = registry.register(RegisteredFlow {
+        process_key: agent.config().process_key().to_string(),
+        process: Arc::new(process),
+        annotations,
+        harness: Arc::new(agent),
+    });
+    let bridge = InProcessBridge::start(BridgeServer::new(registry.clone(), engine, None)).await?;
+    let sink = Arc::new(MemorySink::new());
+    let run_id = format!("conformance-{}", case.name);
+    registry.attach_sink(&run_id, sink.clone());
+    let args = RunProcessArgs {
+        process_key,
+        run_id,
+        variables,
+    };
+    let result = bridge.client().run_process(&args).await;
+    bridge.shutdown().await;
+    let result = result.map_err(|e| format!("run_process failed: {}", e.message))?;
+    Ok((result, sink.records()))
+}
+
+// ---------------------------------------------------------------------------------------
+// Comparing
+
+fn compare(expect: &Expect, result: &RunProcessResult, records: &[Record]) -> Vec<String> {
+    let mut diffs = journal_shape(records);
+    let state = FlowState::fold(records);
+    // The journal and run_process's answer tell the same story.
+    if state.status != Some(result.status) {
+        diffs.push(format!(
+            "journal: its status is {:?}, run_process answered {:?}",
+            state.status, result.status
+        ));
+    }
+    if state.execution_path != result.path {
+        diffs.push(format!(
+            "journal: its path is {:?}, run_process answered {:?}",
+            state.execution_path, result.path
+        ));
+    }
+
+    if result.status != expect.status {
+        diffs.push(format!(
+            "status: expected {:?}, got {:?} (message: {})",
+            expect.status,
+            result.status,
+            result.message.as_deref().unwrap_or("none")
+        ));
+    }
+    if let Some(part) = &expect.message_contains {
+        let message = result.message.as_deref().unwrap_or("");
+        if !message.contains(part.as_str()) {
+            diffs.push(format!(
+                "message: expected it to contain {part:?}, got {message:?}"
+            ));
+        }
+    }
+    let path = &state.execution_path;
+    if let Some(want) = &expect.path
+        && want != path
+    {
+        diffs.push(format!(
+            "path:\n    expected {want:?}\n    got      {path:?}"
+        ));
+    }
+    if let Some(want) = &expect.path_set
+        && sorted(want) != sorted(path)
+    {
+        diffs.push(format!(
+            "path (any order):\n    expected {:?}\n    got      {path:?}",
+            sorted(want)
+        ));
+    }
+    for node in &expect.not_entered {
+        if path.contains(node) {
+            diffs.push(format!("path: `{node}` must not be entered, got {path:?}"));
+        }
+    }
+    if let Some(diff) = compare_audit(&expect.audit, &state.hook_evaluations) {
+        diffs.push(diff);
+    }
+    let vars = &state.process_variables;
+    for (name, want) in &expect.variables {
+        if vars.get(name) != Some(want) {
+            diffs.push(format!(
+                "variable `{name}`: expected {want}, got {:?}",
+                vars.get(name)
+            ));
+        }
+    }
+    for name in &expect.unset {
+        if let Some(value) = vars.get(name) {
+            diffs.push(format!("variable `{name}`: expected unset, got {value}"));
+        }
+    }
+    if let Some(want) = &expect.skipped {
+        let got: Vec<String> = state
+            .task_results
+            .iter()
+            .filter(|(_, runs)| runs.iter().any(|r| r.status == TaskStatus::Skipped))
+            .map(|(task, _)| task.clone())
+            .collect();
+        if sorted(want) != got {
+            diffs.push(format!(
+                "skipped tasks: expected {:?}, got {got:?}",
+                sorted(want)
+            ));
+        }
+    }
+    diffs
+}
+
+/// What every journal must look like: `RunStarted` first, one `RunFinished`, last.
+fn journal_shape(records: &[Record]) -> Vec<String> {
+    let mut diffs = Vec::new();
+    if !matches!(
+        records.first().map(|r| &r.event),
+        Some(Event::RunStarted { .. })
+    ) {
+        diffs.push("journal: the first record is not `run_started`".to_string());
+    }
+    let finished = records
+        .iter()
+        .filter(|r| matches!(r.event, Event::RunFinished { .. }))
+        .count();
+    let last_is_finished = matches!(
+        records.last().map(|r| &r.event),
+        Some(Event::RunFinished { .. })
+    );
+    if finished != 1 || !last_is_finished {
+        diffs.push(format!(
+            "journal: expected one `run_finished`, last; found {finished} (last is finished: {last_is_finished})"
+        ));
+    }
+    diffs
+}
+
+fn sorted(items: &[String]) -> Vec<String> {
+    let mut items = items.to_vec();
+    items.sort();
+    items
+}
+
+/// `None` when every evaluation matches; otherwise both lists, with the differing
+/// entries marked.
+fn compare_audit(want: &[Audit], got: &[HookRecord]) -> Option<String> {
+    let problems: Vec<(usize, String)> = (0..want.len().max(got.len()))
+        .filter_map(|i| match (want.get(i), got.get(i)) {
+            (Some(w), Some(g)) => audit_mismatch(w, g).map(|why| (i, why)),
+            (Some(_), None) => Some((i, "missing".to_string())),
+            (None, Some(_)) => Some((i, "unexpected".to_string())),
+            (None, None) => None,
+        })
+        .collect();
+    if problems.is_empty() {
+        return None;
+    }
+    let mut out = String::from("audit:");
+    for (i, why) in &problems {
+        let _ = write!(out, "\n    [{i}] {why}");
+    }
+    out.push_str("\n    expected:");
+    for w in want {
+        let _ = write!(out, "\n      {}", show_expected(w));
+    }
+    out.push_str("\n    got:");
+    for g in got {
+        let _ = write!(out, "\n      {}", show_record(g));
+    }
+    Some(out)
+}
+
+fn audit_mismatch(w: &Audit, g: &HookRecord) -> Option<String> {
+    let mut why = Vec::new();
+    differ(&mut why, "hook", &w.hook, &g.hook);
+    differ(&mut why, "action", &w.action, &g.action);
+    differ(&mut why, "target", &w.target, &g.target);
+    differ(&mut why, "swap", &w.swap, &g.swap);
+    differ(&mut why, "added", &w.added, &g.added);
+    differ(&mut why, "denied", &w.denied, &g.denied);
+    differ(&mut why, "rejected", &w.rejected, &g.rejected.is_some());
+    if let Some(by) = &w.decided_by {
+        differ(&mut why, "decided_by", by, &g.decided_by);
+    }
+    let reason = g.reason.as_deref().unwrap_or("");
+    if let Some(part) = &w.reason_contains
+        && !reason.contains(part.as_str())
+    {
+        why.push(format!(
+            "reason: expected it to contain {part:?}, got {reason:?}"
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+fn differ<T: PartialEq + std::fmt::Debug>(why: &mut Vec<String>, field: &str, want: &T, got: &T) {
+    if want != got {
+        why.push(format!("{field}: expected {want:?}, got {got:?}"));
+    }
+}
+
+/// `h: skip_to → C`, `h: continue (denied skip_to)`, `h: swap_nodes A ⇄ B`, ...
+fn show(
+    hook: &str,
+    action: HookAction,
+    target: Option<&String>,
+    swap: Option<&(String, String)>,
+    added: Option<&String>,
+    denied: Option<HookAction>,
+) -> String {
+    let mut s = format!("{hook}: {action}");
+    if let Some(t) = target {
+        let _ = write!(s, " → {t}");
+    }
+    if let Some((a, b)) = swap {
+        let _ = write!(s, " {a} ⇄ {b}");
+    }
+    if let Some(n) = added {
+        let _ = write!(s, " + {n}");
+    }
+    if let Some(d) = denied {
+        let _ = write!(s, " (denied {d})");
+    }
+    s
+}
+
+fn show_expected(w: &Audit) -> String {
+    let s = show(
+        &w.hook,
+        w.action,
+        w.target.as_ref(),
+        w.swap.as_ref(),
+        w.added.as_ref(),
+        w.denied,
+    );
+    if w.rejected { s + " (rejected)" } else { s }
+}
+
+fn show_record(g: &HookRecord) -> String {
+    let mut s = show(
+        &g.hook,
+        g.action,
+        g.target.as_ref(),
+        g.swap.as_ref(),
+        g.added.as_ref(),
+        g.denied,
+    );
+    if let Some(why) = &g.rejected {
+        let _ = write!(s, " (rejected: {why})");
+    }
+    let reason = g.reason.as_deref().unwrap_or("-");
+    let _ = write!(s, " [{}: {reason}]", g.decided_by.as_str());
+    s
+}
+
+// ---------------------------------------------------------------------------------------
+// The suite
+
+#[derive(Default)]
+struct Report {
+    engine: String,
+    passed: usize,
+    /// Case name and what differed.
+    failed: Vec<(String, String)>,
+    /// Case name and why the engine cannot run it.
+    skipped: Vec<(String, String)>,
+    /// Case name, the bug and what differed.
+    known_bugs: Vec<(String, String, String)>,
+}
+
+/// Run every case on `engine`.
+fn run_suite(engine: Arc<dyn WorkflowEngine>) -> Report {
+    let mut report = Report {
+        engine: engine.name().to_string(),
+        ..Report::default()
+    };
+    let cases = match load_suite() {
+        Ok(cases) => cases,
+        Err(e) => {
+            report.failed.push(("(the table)".into(), e));
+            return report;
+        }
+    };
+    for case in &cases {
+        if let Some(reason) = case.unsupported.get(engine.name()) {
+            report.skipped.push((case.name.clone(), reason.clone()));
+            continue;
+        }
+        match (run_case(case, engine.clone()), &case.known_bug) {
+            (Ok(()), None) => report.passed += 1,
+            (Err(diff), None) => report
+                .failed
+                .push((case.name.clone(), with_about(case, diff))),
+            (Err(diff), Some(bug)) => {
+                report
+                    .known_bugs
+                    .push((case.name.clone(), bug.clone(), diff));
+            }
+            (Ok(()), Some(bug)) => report.failed.push((
+                case.name.clone(),
+                format!("passes although marked `known_bug: {bug}`; remove the mark"),
+            )),
+        }
+    }
+    report
+}
+
+fn with_about(case: &Case, diff: String) -> String {
+    if case.about.is_empty() {
+        diff
+    } else {
+        format!("({})\n{diff}", case.about)
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+impl Report {
+    fn summary(&self) -> String {
+        let mut out = format!(
+            "conformance on `{}`: {} passed, {} failed, {} known bugs, {} unsupported\n",
+            self.engine,
+            self.passed,
+            self.failed.len(),
+            self.known_bugs.len(),
+            self.skipped.len()
+        );
+        for (name, reason) in &self.skipped {
+            let _ = writeln!(out, "  unsupported `{name}`: {reason}");
+        }
+        for (name, bug, diff) in &self.known_bugs {
+            let _ = writeln!(out, "  known bug `{name}`: {bug}\n{}", indent(diff));
+        }
+        out
+    }
+
+    fn failures(&self) -> String {
+        let mut out = format!(
+            "{} conformance case(s) failed on `{}`:\n",
+            self.failed.len(),
+            self.engine
+        );
+        for (name, diff) in &self.failed {
+            let _ = write!(out, "\n✗ {name}\n{}", indent(diff));
+        }
+        out
+    }
+}
+
+#[test]
+fn the_native_engine_conforms() {
+    let report = run_suite(Arc::new(NativeEngine::new()));
+    eprintln!("{}", report.summary());
+    assert!(report.failed.is_empty(), "{}", report.failures());
+}
