@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::app::registry::app_from_config;
 use crate::app::scenario::{self, Scenario};
 use crate::app::{EngineKind, LoadedApp, load_app};
+use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
 use crate::bridge::mcp::{
     BridgeServer, FlowLoader, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs,
@@ -23,7 +24,10 @@ use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{Event, EventSink, FlowState, JournalError, Record};
 use crate::reason::human::HumanReasoner;
 use crate::reason::scripted::ScriptedReasoner;
-use crate::reason::{Chain, NoModel, Reasoner};
+use crate::reason::{
+    Chain, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, NoModel, ReasonError, Reasoner,
+    TaskAnswer, TaskRequest,
+};
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
 use crate::vocab::RunStatus;
 
@@ -155,6 +159,20 @@ async fn run_async(
     style: Style,
 ) -> Result<Outcome, UsageError> {
     let judgement = reasoner.describe();
+    // The view: human (with a spinner while a reasoner works) or JSON lines.
+    let view: Arc<dyn View> = if args.json {
+        Arc::new(JsonLines::new())
+    } else {
+        let mut options = HumanOptions::detect(false);
+        options.color = style.color;
+        // A person answering at the terminal needs the screen: no spinner then.
+        options.interactive &= !std::io::stdin().is_terminal();
+        Arc::new(Human::new(options))
+    };
+    let reasoner: Arc<dyn Reasoner> = Arc::new(Watched {
+        inner: reasoner,
+        view: view.clone(),
+    });
     let harness = FlowAgent::new(&loaded, reasoner).map_err(|e| UsageError::new(e.to_string()))?;
     let mut annotations = harness.annotations();
     if let Some(budget) = args.step_budget {
@@ -186,13 +204,6 @@ async fn run_async(
     // The journal, with the view as its observer.
     let run_id = store::new_run_id();
     let run_dir = store::run_dir(&args.run_dir, &run_id);
-    let view: Arc<dyn View> = if args.json {
-        Arc::new(JsonLines::new())
-    } else {
-        let mut options = HumanOptions::detect(false);
-        options.color = style.color;
-        Arc::new(Human::new(options))
-    };
     let journal = Journal::create(&run_dir, true)
         .map_err(|e| UsageError::new(format!("cannot create the run journal: {e}")))?
         .with_observer(view::observer(view.clone()));
@@ -294,6 +305,33 @@ async fn run_async(
         }
     }
     Ok(outcome)
+}
+
+/// Tells the view which control point a reasoner is working on (it shows a spinner).
+struct Watched {
+    inner: Arc<dyn Reasoner>,
+    view: Arc<dyn View>,
+}
+
+impl Reasoner for Watched {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
+        self.view.waiting(&req.task_id);
+        self.inner.task(req)
+    }
+
+    fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
+        self.view.waiting(&req.gateway_id);
+        self.inner.gateway(req)
+    }
+
+    fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
+        self.view.waiting(&req.hook_id);
+        self.inner.hook(req)
+    }
 }
 
 /// Fills the app name and the source of judgement into `RunStarted`.
