@@ -276,11 +276,7 @@ impl Human {
                 Style::new().red(),
             ),
         };
-        let path = if state.execution_path.is_empty() {
-            "(none)".to_owned()
-        } else {
-            state.execution_path.join(" → ")
-        };
+        let path = path_text(&state.execution_path);
         let mut lines = vec![
             String::new(),
             self.paint(&style.bold(), &text),
@@ -371,4 +367,34 @@ fn variable_lines(variables: &Map<String, Value>) -> Vec<String> {
             .map(|(name, v)| format!("    {name} = {}", value(v))),
     );
     lines
+}
+
+/// The path, with the middle of a long one (a loop) elided.
+fn path_text(path: &[String]) -> String {
+    const SHOWN: usize = 12;
+    match path.len() {
+        0 => "(none)".to_owned(),
+        n if n <= 2 * SHOWN + 1 => path.join(" → "),
+        n => format!(
+            "{} → … {} more … → {}",
+            path[..SHOWN].join(" → "),
+            n - 2 * SHOWN,
+            path[n - SHOWN..].join(" → ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::path_text;
+
+    #[test]
+    fn long_paths_keep_their_ends_and_count_the_middle() {
+        let path: Vec<String> = (0..40).map(|i| format!("n{i}")).collect();
+        let text = path_text(&path);
+        assert!(text.starts_with("n0 → n1"), "{text}");
+        assert!(text.contains("… 16 more …"), "{text}");
+        assert!(text.ends_with("n38 → n39"), "{text}");
+        assert_eq!(path_text(&path[..3]), "n0 → n1 → n2");
+    }
 }
