@@ -97,10 +97,10 @@ const JOURNALLING: [Journalling; 3] = [
     Journalling::Fsynced,
 ];
 
-#[divan::bench(args = JOURNALLING, sample_count = 20)]
-fn transitions_direct(bencher: divan::Bencher, journalling: Journalling) {
+/// Run the chain of `element`s on the native engine, calling the harness directly.
+fn direct(bencher: divan::Bencher, journalling: Journalling, element: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let agent = chain(dir.path(), "intermediateThrowEvent");
+    let agent = chain(dir.path(), element);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut run = 0;
     bencher.bench_local(|| {
@@ -112,17 +112,13 @@ fn transitions_direct(bencher: divan::Bencher, journalling: Journalling) {
 }
 
 #[divan::bench(args = JOURNALLING, sample_count = 20)]
+fn transitions_direct(bencher: divan::Bencher, journalling: Journalling) {
+    direct(bencher, journalling, "intermediateThrowEvent");
+}
+
+#[divan::bench(args = JOURNALLING, sample_count = 20)]
 fn control_points_direct(bencher: divan::Bencher, journalling: Journalling) {
-    let dir = tempfile::tempdir().unwrap();
-    let agent = chain(dir.path(), "task");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let mut run = 0;
-    bencher.bench_local(|| {
-        run += 1;
-        let events = sink(journalling, dir.path(), run);
-        rt.block_on(NativeEngine::new().run(request(&agent, run), agent.clone(), events))
-            .unwrap()
-    });
+    direct(bencher, journalling, "task");
 }
 
 #[divan::bench(args = JOURNALLING, sample_count = 20)]

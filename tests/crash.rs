@@ -1,17 +1,18 @@
-//! A run killed mid-flight (SIGKILL, no chance to clean up) leaves a journal that reads
-//! back: every complete record, in order, with at most a torn last line, and a state
-//! that folds from it.
+//! A run stopped from outside leaves a journal that reads back: killed without warning
+//! (SIGKILL), every complete record in order with at most a torn last line, and a state
+//! that folds from it; interrupted (Ctrl-C), a journal closed with a final record.
 
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cuga_flo::journal::FlowState;
 use cuga_flo::journal::store::read_journal;
+use cuga_flo::journal::{Event, FlowState};
+use cuga_flo::vocab::RunStatus;
 
-#[test]
-fn a_run_killed_mid_flight_leaves_a_readable_journal() {
-    let runs = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+/// Start the endless-loop fixture and wait until its journal holds `bytes` bytes.
+fn start_endless(runs: &Path, bytes: u64) -> (Child, PathBuf) {
+    let child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
             "--apps-dir",
@@ -19,35 +20,34 @@ fn a_run_killed_mid_flight_leaves_a_readable_journal() {
             "start",
             "endless",
             "--json",
-            "--step-budget",
-            "100000000",
         ])
-        .arg("--run-dir")
-        .arg(runs.path())
+        .args(["--step-budget", "100000000", "--run-dir"])
+        .arg(runs)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-
-    // Wait until the run is well under way, then kill it without warning.
     let deadline = Instant::now() + Duration::from_secs(60);
-    let journal = loop {
-        let found = std::fs::read_dir(runs.path().join("runs"))
+    loop {
+        let found = std::fs::read_dir(runs.join("runs"))
             .ok()
             .and_then(|mut d| d.next())
             .and_then(|e| e.ok())
             .map(|e| e.path().join("journal.jsonl"));
-        if let Some(path) = found.filter(|p| {
-            std::fs::metadata(p)
-                .map(|m| m.len() > 20_000)
-                .unwrap_or(false)
-        }) {
-            break path;
+        let big_enough = |p: &PathBuf| std::fs::metadata(p).is_ok_and(|m| m.len() > bytes);
+        if let Some(path) = found.filter(big_enough) {
+            return (child, path);
         }
         assert!(Instant::now() < deadline, "the run did not get going");
         std::thread::sleep(Duration::from_millis(20));
-    };
+    }
+}
+
+#[test]
+fn a_run_killed_mid_flight_leaves_a_readable_journal() {
+    let runs = tempfile::tempdir().unwrap();
+    let (mut child, journal) = start_endless(runs.path(), 20_000);
     child.kill().unwrap();
     child.wait().unwrap();
 
@@ -76,41 +76,7 @@ fn a_run_killed_mid_flight_leaves_a_readable_journal() {
 #[test]
 fn ctrl_c_stops_the_run_and_closes_its_journal() {
     let runs = tempfile::tempdir().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "--apps-dir",
-            "tests/fixtures/apps",
-            "start",
-            "endless",
-            "--json",
-            "--step-budget",
-            "100000000",
-        ])
-        .arg("--run-dir")
-        .arg(runs.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let journal = loop {
-        let found = std::fs::read_dir(runs.path().join("runs"))
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .map(|e| e.path().join("journal.jsonl"));
-        if let Some(path) = found.filter(|p| {
-            std::fs::metadata(p)
-                .map(|m| m.len() > 5_000)
-                .unwrap_or(false)
-        }) {
-            break path;
-        }
-        assert!(Instant::now() < deadline, "the run did not get going");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (child, journal) = start_endless(runs.path(), 5_000);
     // The shell's own `kill`, so the test needs no extra package.
     let status = Command::new("sh")
         .args(["-c", &format!("kill -INT {}", child.id())])
@@ -125,10 +91,10 @@ fn ctrl_c_stops_the_run_and_closes_its_journal() {
     assert!(!read.torn_tail);
     let last = &read.records.last().unwrap().event;
     assert!(
-        matches!(last, cuga_flo::journal::Event::RunFinished { .. }),
+        matches!(last, Event::RunFinished { .. }),
         "nothing after the end: {last:?}"
     );
     let state = FlowState::fold(read.records.iter());
-    assert_eq!(state.status, Some(cuga_flo::vocab::RunStatus::Failed));
+    assert_eq!(state.status, Some(RunStatus::Failed));
     assert_eq!(state.message.as_deref(), Some("interrupted (Ctrl-C)"));
 }
