@@ -10,9 +10,11 @@ use cuga_flo::journal::store::read_journal;
 use cuga_flo::journal::{Event, FlowState};
 use cuga_flo::vocab::RunStatus;
 
-/// Start the endless-loop fixture and wait until its journal holds `bytes` bytes.
+/// Start the endless-loop fixture and wait until its journal holds `bytes` bytes. The
+/// caller owns the child and waits for it (clippy cannot see across the return).
+#[allow(clippy::zombie_processes)]
 fn start_endless(runs: &Path, bytes: u64) -> (Child, PathBuf) {
-    let child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
             "--apps-dir",
@@ -39,7 +41,11 @@ fn start_endless(runs: &Path, bytes: u64) -> (Child, PathBuf) {
         if let Some(path) = found.filter(big_enough) {
             return (child, path);
         }
-        assert!(Instant::now() < deadline, "the run did not get going");
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run did not get going");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -120,6 +120,12 @@ struct Harness {
     hooks: BTreeMap<String, HookDecision>,
     /// Element → how long answering takes.
     slow: BTreeMap<String, u64>,
+    /// Answer without ever waiting (the other calls yield once first).
+    at_once: bool,
+    /// Elements whose call panics.
+    panics: BTreeSet<String>,
+    /// Claim to restore a model summary left out (`restores_unchanged_model`).
+    restores_model: bool,
     calls: Mutex<Vec<Call>>,
     in_flight: AtomicUsize,
     most_in_flight: AtomicUsize,
@@ -172,6 +178,21 @@ impl Harness {
         self
     }
 
+    fn at_once(mut self) -> Self {
+        self.at_once = true;
+        self
+    }
+
+    fn panics(mut self, element: &str) -> Self {
+        self.panics.insert(element.into());
+        self
+    }
+
+    fn restores_model(mut self) -> Self {
+        self.restores_model = true;
+        self
+    }
+
     async fn answer(&self, point: &'static str, element: &str, ctx: ControlPointContext) {
         self.calls.lock().unwrap().push(Call {
             point,
@@ -180,10 +201,15 @@ impl Harness {
         });
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.most_in_flight.fetch_max(now, Ordering::SeqCst);
+        if self.panics.contains(element) {
+            panic!("the harness broke at {element}");
+        }
         if let Some(ms) = self.slow.get(element) {
             tokio::time::sleep(Duration::from_millis(*ms)).await;
         }
-        tokio::task::yield_now().await;
+        if !self.at_once {
+            tokio::task::yield_now().await;
+        }
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 
@@ -281,6 +307,10 @@ impl ControlPoints for Harness {
                 .cloned()
                 .unwrap_or_else(|| HookDecision::proceed(Decider::Scripted, None)))
         })
+    }
+
+    fn restores_unchanged_model(&self) -> bool {
+        self.restores_model
     }
 }
 
@@ -472,11 +502,11 @@ async fn a_sequence_runs_each_task_in_order_and_emits_events_before_effects() {
     assert_eq!(b.run_id, "run-1");
     assert_eq!(b.process_key, "demo_v1");
     assert_eq!(b.element_name.as_deref(), Some("B"));
-    assert_eq!(b.history, ["s", "a", "b"]);
+    assert_eq!(*b.history, ["s", "a", "b"]);
     assert_eq!(b.variables.get("x"), Some(&json!(1)));
-    assert_eq!(b.model.process_id, "P");
-    assert_eq!(b.model.nodes.len(), 4);
-    assert_eq!(b.model.flows.len(), 3);
+    assert_eq!(b.model().process_id, "P");
+    assert_eq!(b.model().nodes.len(), 4);
+    assert_eq!(b.model().flows.len(), 3);
     assert_eq!(b.instruction, None);
     ran.assert_finished_once();
 }
@@ -898,7 +928,7 @@ async fn remove_node_in_one_branch_still_lets_the_join_fire() {
     );
     assert!(ran.trace().contains(&"changed remove_node".to_string()));
     // The flow into `a` now leads to the join; `a` is gone from the model.
-    let model = ran.harness.call_to("c").ctx.model;
+    let model = ran.harness.call_to("c").ctx.model.expect("a model summary");
     assert!(model.nodes.iter().all(|n| n.id != "a"));
     let fa = model.flows.iter().find(|f| f.id == "fa").expect("fa");
     assert_eq!(fa.target, "join");
@@ -1138,6 +1168,63 @@ async fn actions_that_do_not_fit_the_topology_are_rejected() {
             "{asked}"
         );
     }
+}
+
+#[tokio::test]
+async fn calls_answered_at_once_run_like_calls_that_wait() {
+    for process in [chain(), parallel(), receive_order()] {
+        let waiting = go(request(process.clone(), &[]), Harness::new()).await;
+        let at_once = go(request(process, &[]), Harness::new().at_once()).await;
+        assert_eq!(at_once.status(), RunStatus::Completed);
+        assert_eq!(at_once.trace(), waiting.trace());
+        assert_eq!(at_once.harness.call_list(), waiting.harness.call_list());
+        at_once.assert_finished_once();
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_panics_fails_the_run_whether_or_not_it_waits() {
+    for harness in [Harness::new(), Harness::new().at_once()] {
+        let ran = go(request(chain(), &[]), harness.panics("b")).await;
+        assert_eq!(ran.status(), RunStatus::Failed);
+        assert!(
+            ran.message()
+                .starts_with("the control-point call execute_task `b` did not finish: task")
+                && ran
+                    .message()
+                    .ends_with("panicked with message \"the harness broke at b\""),
+            "{}",
+            ran.message()
+        );
+        assert_eq!(ran.path(), ["s", "a", "b"]);
+        ran.assert_finished_once();
+    }
+}
+
+#[tokio::test]
+async fn contexts_leave_the_model_out_until_a_hook_changes_the_topology() {
+    let mut add = decide(HookAction::AddNode);
+    add.add = Some(NewTask {
+        id: "verify".into(),
+        ..NewTask::default()
+    });
+    let harness = Harness::new().hook("h", add).restores_model();
+    let ran = go(request(chain(), &[("f2", "h")]), harness).await;
+
+    assert_eq!(ran.path(), ["s", "a", "verify", "b", "e"]);
+    assert_eq!(ran.harness.call_to("a").ctx.model, None);
+    assert_eq!(ran.harness.call_to("h").ctx.model, None);
+    let verify = ran.harness.call_to("verify").ctx;
+    let model = verify.model.expect("the changed topology's summary");
+    assert!(model.nodes.iter().any(|n| n.id == "verify"));
+    let b = ran.harness.call_to("b").ctx.model.expect("a summary");
+    assert!(
+        Arc::ptr_eq(&model, &b),
+        "one summary per change of the topology"
+    );
+    // Without the claim, every context carries the summary.
+    let ran = go(request(chain(), &[]), Harness::new()).await;
+    assert_eq!(ran.harness.call_to("a").ctx.model().nodes.len(), 4);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use cuga_flo::app::registry::app_at;
 use cuga_flo::app::{LoadedApp, load_app};
 use cuga_flo::bridge::{
-    BoxFuture, ControlPointContext, ControlPoints, EdgeInfo, FlowOption, HookDecision, NodeInfo,
+    BoxFuture, ControlPointContext, ControlPoints, EdgeInfo, FlowOption, HookDecision,
+    ModelSummary, NodeInfo,
 };
 use cuga_flo::harness::{DEFAULT_STEP_BUDGET, FlowAgent, HarnessError};
 use cuga_flo::reason::{
@@ -259,7 +260,7 @@ fn ctx(element: &str, vars: Value) -> ControlPointContext {
         run_id: "run-1".into(),
         process_key: "loan_test".into(),
         element_id: element.into(),
-        variables: vars.as_object().cloned().unwrap_or_default(),
+        variables: Arc::new(vars.as_object().cloned().unwrap_or_default()),
         ..ControlPointContext::default()
     }
 }
@@ -274,7 +275,7 @@ fn hook_ctx(hook: &str, flow: &str, vars: Value, executed: &[&str]) -> ControlPo
         condition: None,
     });
     c.executed = executed.iter().map(|s| s.to_string()).collect();
-    c.history = c.executed.clone();
+    c.history = Arc::new(c.executed.clone());
     c
 }
 
@@ -985,7 +986,7 @@ async fn the_live_model_from_the_context_is_used_for_targets() {
     );
     let mut c = hook_ctx("screen", "Flow_1", json!({"applicant_id": "A1"}), &[]);
     // A live model in which Task_review was removed.
-    c.model.nodes = ["Start", "Task_check", "Task_reject", "End"]
+    let nodes = ["Start", "Task_check", "Task_reject", "End"]
         .iter()
         .map(|id| NodeInfo {
             id: id.to_string(),
@@ -993,6 +994,10 @@ async fn the_live_model_from_the_context_is_used_for_targets() {
             name: None,
         })
         .collect();
+    c.model = Some(Arc::new(ModelSummary {
+        nodes,
+        ..ModelSummary::default()
+    }));
     let d = a.evaluate_hook("screen", c).await.unwrap();
     assert_eq!(d.action, HookAction::Continue);
     assert!(d.reason.unwrap().contains("not a node of the process"));

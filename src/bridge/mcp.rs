@@ -4,6 +4,15 @@
 //! server, and [`McpControlPoints`], the client side an engine calls. [`InProcessBridge`]
 //! connects the two over an in-memory duplex stream, so even the native engine reaches
 //! the harness only through MCP.
+//!
+//! # The model summary of a context
+//! A harness tool's `ctx.model` may be left out (or `null`) while the run's live topology
+//! is still the registered process: the server then gives the harness the summary of the
+//! process registered under `ctx.process_key` ([`ModelSummary::of`]), computed once at
+//! registration. The in-process bridge's client leaves it out in that case, so a call
+//! does not carry the whole model; once a hook has changed the topology, every context
+//! carries its summary. An empty summary keeps its meaning: the harness falls back on the
+//! app's model.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -20,7 +29,7 @@ use serde_json::{Map, Value};
 
 use super::{
     BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
-    GatewayDecision, HookDecision, TaskOutcome,
+    GatewayDecision, HookDecision, ModelSummary, TaskOutcome,
 };
 use crate::bpmn::Process;
 use crate::engine::{RunRequest, WorkflowEngine};
@@ -42,21 +51,47 @@ pub type FlowLoader = Arc<dyn Fn(&str) -> Result<RegisteredFlow, String> + Send 
 /// The state behind the MCP server.
 #[derive(Default)]
 pub struct Registry {
-    flows: RwLock<BTreeMap<String, Arc<RegisteredFlow>>>,
+    flows: RwLock<BTreeMap<String, Registered>>,
     /// Event sinks of runs started in this process, by run id.
     sinks: RwLock<BTreeMap<String, Arc<dyn EventSink>>>,
+}
+
+/// A registered flow and the summary of its process, computed once.
+#[derive(Clone)]
+struct Registered {
+    flow: Arc<RegisteredFlow>,
+    model: Arc<ModelSummary>,
 }
 
 impl Registry {
     pub fn register(&self, flow: RegisteredFlow) -> String {
         let key = flow.process_key.clone();
+        let model = Arc::new(ModelSummary::of(&flow.process));
         if let Ok(mut flows) = self.flows.write() {
-            flows.insert(key.clone(), Arc::new(flow));
+            let flow = Arc::new(flow);
+            flows.insert(key.clone(), Registered { flow, model });
         }
         key
     }
 
     pub fn flow(&self, process_key: &str) -> Result<Arc<RegisteredFlow>, String> {
+        self.registered(process_key).map(|r| r.flow)
+    }
+
+    /// The flow that answers a harness tool's call, and the call's context with its model
+    /// summary restored when it was left out.
+    fn answering(
+        &self,
+        mut ctx: ControlPointContext,
+    ) -> Result<(Arc<RegisteredFlow>, ControlPointContext), String> {
+        let registered = self.registered(&ctx.process_key)?;
+        if ctx.model.is_none() {
+            ctx.model = Some(registered.model);
+        }
+        Ok((registered.flow, ctx))
+    }
+
+    fn registered(&self, process_key: &str) -> Result<Registered, String> {
         let flows = self
             .flows
             .read()
@@ -183,9 +218,9 @@ impl BridgeServer {
         &self,
         Parameters(a): Parameters<ExecuteTaskArgs>,
     ) -> Result<Json<TaskOutcome>, String> {
-        let flow = self.registry.flow(&a.ctx.process_key)?;
+        let (flow, ctx) = self.registry.answering(a.ctx)?;
         flow.harness
-            .execute_task(&a.task_id, a.ctx)
+            .execute_task(&a.task_id, ctx)
             .await
             .map(Json)
             .map_err(|e| e.message)
@@ -198,9 +233,9 @@ impl BridgeServer {
         &self,
         Parameters(a): Parameters<RouteGatewayArgs>,
     ) -> Result<Json<GatewayDecision>, String> {
-        let flow = self.registry.flow(&a.ctx.process_key)?;
+        let (flow, ctx) = self.registry.answering(a.ctx)?;
         flow.harness
-            .route_gateway(&a.gateway_id, a.ctx)
+            .route_gateway(&a.gateway_id, ctx)
             .await
             .map(Json)
             .map_err(|e| e.message)
@@ -213,9 +248,9 @@ impl BridgeServer {
         &self,
         Parameters(a): Parameters<EvaluateHookArgs>,
     ) -> Result<Json<HookDecision>, String> {
-        let flow = self.registry.flow(&a.ctx.process_key)?;
+        let (flow, ctx) = self.registry.answering(a.ctx)?;
         flow.harness
-            .evaluate_hook(&a.hook_id, a.ctx)
+            .evaluate_hook(&a.hook_id, ctx)
             .await
             .map(Json)
             .map_err(|e| e.message)
@@ -310,11 +345,27 @@ impl ServerHandler for BridgeServer {}
 #[derive(Clone)]
 pub struct McpControlPoints {
     peer: Peer<RoleClient>,
+    /// The server is a [`BridgeServer`], which restores a model summary left out.
+    server_restores_model: bool,
 }
 
 impl McpControlPoints {
+    /// Control points served by any MCP server with the bridge's tools: every context
+    /// carries its model summary.
     pub fn new(peer: Peer<RoleClient>) -> Self {
-        McpControlPoints { peer }
+        McpControlPoints {
+            peer,
+            server_restores_model: false,
+        }
+    }
+
+    /// Control points served by a [`BridgeServer`]: contexts leave the model summary out
+    /// while the live topology is unchanged (see the module documentation).
+    fn of_bridge_server(peer: Peer<RoleClient>) -> Self {
+        McpControlPoints {
+            peer,
+            server_restores_model: true,
+        }
     }
 
     async fn call<A: Serialize, T: DeserializeOwned>(
@@ -405,6 +456,10 @@ impl ControlPoints for McpControlPoints {
         };
         Box::pin(async move { self.call("evaluate_hook", &args.hook_id, &args).await })
     }
+
+    fn restores_unchanged_model(&self) -> bool {
+        self.server_restores_model
+    }
 }
 
 /// A bridge server and a client connected in memory.
@@ -430,7 +485,8 @@ impl InProcessBridge {
             .serve(client_io)
             .await
             .map_err(|e| format!("cannot connect to the bridge: {e}"))?;
-        let _ = engine_side.set(Arc::new(McpControlPoints::new(client.peer().clone())));
+        let engine_side_client = McpControlPoints::of_bridge_server(client.peer().clone());
+        let _ = engine_side.set(Arc::new(engine_side_client));
         Ok(InProcessBridge {
             client,
             server: server_task,
@@ -439,7 +495,7 @@ impl InProcessBridge {
 
     /// The client side, as control points (for engines) or for `run_process`.
     pub fn client(&self) -> McpControlPoints {
-        McpControlPoints::new(self.client.peer().clone())
+        McpControlPoints::of_bridge_server(self.client.peer().clone())
     }
 
     /// The MCP peer (to list tools, call registry tools...).
@@ -450,5 +506,105 @@ impl InProcessBridge {
     pub async fn shutdown(self) {
         let _ = self.client.cancel().await;
         let _ = self.server.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::engine::native::NativeEngine;
+    use crate::vocab::{Decider, TaskStatus};
+
+    /// Control points that pass every task and remember the contexts they were given.
+    #[derive(Default)]
+    struct Recorder {
+        seen: Mutex<Vec<ControlPointContext>>,
+    }
+
+    impl ControlPoints for Recorder {
+        fn execute_task(
+            &self,
+            _task_id: &str,
+            ctx: ControlPointContext,
+        ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+            self.seen.lock().unwrap().push(ctx);
+            Box::pin(async {
+                Ok(TaskOutcome {
+                    status: TaskStatus::Completed,
+                    outputs: Map::new(),
+                    variables: Map::new(),
+                    decided_by: Decider::None,
+                    reason: None,
+                    error: None,
+                })
+            })
+        }
+
+        fn route_gateway(
+            &self,
+            _gateway_id: &str,
+            _ctx: ControlPointContext,
+        ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+            unreachable!("no gateway here")
+        }
+
+        fn evaluate_hook(
+            &self,
+            _hook_id: &str,
+            _ctx: ControlPointContext,
+        ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+            unreachable!("no hook here")
+        }
+    }
+
+    fn process() -> Process {
+        let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <process id="P"><startEvent id="s"/><task id="a"/><endEvent id="e"/>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="a"/>
+              <sequenceFlow id="f2" sourceRef="a" targetRef="e"/>
+            </process></definitions>"#;
+        let doc = crate::bpmn::parse(std::path::Path::new("t.bpmn"), xml.as_bytes()).unwrap();
+        doc.main_process().unwrap().clone()
+    }
+
+    #[tokio::test]
+    async fn a_model_summary_left_out_is_restored_from_the_registered_process() {
+        let recorder = Arc::new(Recorder::default());
+        let registry = Arc::new(Registry::default());
+        registry.register(RegisteredFlow {
+            process_key: "k".into(),
+            process: Arc::new(process()),
+            annotations: FlowAnnotations::default(),
+            harness: recorder.clone(),
+        });
+        let server = BridgeServer::new(registry, Arc::new(NativeEngine::new()), None);
+        let bridge = InProcessBridge::start(server).await.unwrap();
+        let client = bridge.client();
+        assert!(client.restores_unchanged_model());
+        assert!(!McpControlPoints::new(bridge.peer().clone()).restores_unchanged_model());
+
+        let mut ctx = ControlPointContext {
+            process_key: "k".into(),
+            ..ControlPointContext::default()
+        };
+        let sent = serde_json::to_value(&ctx).unwrap();
+        assert!(sent.get("model").is_none(), "{sent}");
+        client.execute_task("a", ctx.clone()).await.unwrap();
+        let live = ModelSummary {
+            process_id: "live".into(),
+            ..ModelSummary::default()
+        };
+        ctx.model = Some(Arc::new(live.clone()));
+        client.execute_task("a", ctx).await.unwrap();
+        bridge.shutdown().await;
+
+        let seen = recorder.seen.lock().unwrap();
+        assert_eq!(
+            seen[0].model.as_deref(),
+            Some(&ModelSummary::of(&process()))
+        );
+        assert_eq!(seen[1].model.as_deref(), Some(&live));
     }
 }

@@ -34,4 +34,12 @@ pub trait ControlPoints: Send + Sync {
         hook_id: &str,
         ctx: ControlPointContext,
     ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>>;
+
+    /// Whether a context may leave its model summary out (`model: None`) while the live
+    /// topology is still the process registered under the context's process key, because
+    /// the answering side restores that summary itself (as [`mcp::BridgeServer`] does).
+    /// Engines then skip building and sending it. By default every context carries it.
+    fn restores_unchanged_model(&self) -> bool {
+        false
+    }
 }

@@ -3,10 +3,13 @@
 //! ([`TaskOutcome`], [`GatewayDecision`], [`HookDecision`]). These types are the MCP
 //! tools' arguments and results, so they are plain data with JSON schemas.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::bpmn::{Flow, Process};
 pub use crate::vocab::{Decider, HookAction, TaskStatus};
 
 /// Process variables: a JSON object.
@@ -21,12 +24,20 @@ pub struct ControlPointContext {
     /// The task, gateway or hook being evaluated (for hooks: the hook id).
     pub element_id: String,
     pub element_name: Option<String>,
+    // `variables`, `history` and `model` are shared, not copied, by the contexts of one
+    // run (the JSON is the same as for plain values).
     /// The process variables as they are now.
-    pub variables: Variables,
+    pub variables: Arc<Variables>,
     /// The ids of the nodes entered so far, in order.
-    pub history: Vec<String>,
-    /// A summary of the (live) process model.
-    pub model: ModelSummary,
+    pub history: Arc<Vec<String>>,
+    /// A summary of the live process model. May be left out (or null) while the live
+    /// topology is still the process registered under `process_key`: the bridge then
+    /// supplies the summary of that process. (An empty summary: the harness uses the app's
+    /// model.)
+    // Engines leave it out only for control points that say they restore it
+    // (`ControlPoints::restores_unchanged_model`); read it with `ControlPointContext::model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<Arc<ModelSummary>>,
     /// Task instruction (tasks) or hook instruction (hooks), when the config has one.
     pub instruction: Option<String>,
     /// Gateways: the outgoing flows to choose from.
@@ -40,6 +51,21 @@ pub struct ControlPointContext {
     pub executed: Vec<String>,
 }
 
+/// An empty summary: what a context without one reads.
+static NO_MODEL: ModelSummary = ModelSummary {
+    process_id: String::new(),
+    process_name: None,
+    nodes: Vec::new(),
+    flows: Vec::new(),
+};
+
+impl ControlPointContext {
+    /// The model summary the context carries (empty when it carries none).
+    pub fn model(&self) -> &ModelSummary {
+        self.model.as_deref().unwrap_or(&NO_MODEL)
+    }
+}
+
 /// A compact view of the process model.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct ModelSummary {
@@ -47,6 +73,37 @@ pub struct ModelSummary {
     pub process_name: Option<String>,
     pub nodes: Vec<NodeInfo>,
     pub flows: Vec<EdgeInfo>,
+}
+
+impl ModelSummary {
+    /// The summary of `process` as an engine starts it, before any hook changed it: every
+    /// node and flow in document order, conditions as [`EdgeInfo::condition_of`] gives them.
+    pub fn of(process: &Process) -> Self {
+        ModelSummary {
+            process_id: process.id.clone(),
+            process_name: process.name.clone(),
+            nodes: process
+                .nodes
+                .iter()
+                .map(|n| NodeInfo {
+                    id: n.id.clone(),
+                    kind: n.kind.tag().to_string(),
+                    name: n.name.clone(),
+                })
+                .collect(),
+            flows: process
+                .flows
+                .iter()
+                .map(|f| EdgeInfo {
+                    id: f.id.clone(),
+                    source: f.source.clone(),
+                    target: f.target.clone(),
+                    name: f.name.clone(),
+                    condition: EdgeInfo::condition_of(f),
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -64,6 +121,17 @@ pub struct EdgeInfo {
     pub target: String,
     pub name: Option<String>,
     pub condition: Option<String>,
+}
+
+impl EdgeInfo {
+    /// The condition of a BPMN flow as the engine sees it: its body, trimmed, unless that
+    /// is empty.
+    pub fn condition_of(flow: &Flow) -> Option<String> {
+        flow.condition
+            .as_ref()
+            .map(|c| c.body.trim().to_string())
+            .filter(|b| !b.is_empty())
+    }
 }
 
 /// One outgoing flow of a gateway, as offered to the router.

@@ -1,6 +1,8 @@
 //! What the harness reads from a [`ControlPointContext`], falling back on the app's model
 //! when the engine's summary is empty (external engines may send none).
 
+use std::sync::Arc;
+
 use crate::bpmn::{GatewayKind, Process};
 use crate::bridge::{ControlPointContext, EdgeInfo, FlowOption, ModelSummary, NodeInfo};
 
@@ -33,32 +35,27 @@ pub fn summary(process: &Process) -> ModelSummary {
 }
 
 /// Before a context goes to a reasoner: when the engine sent no model summary, give it
-/// the app's model (so names and targets can be shown).
-pub fn fill_model(ctx: &mut ControlPointContext, process: Option<&Process>) {
-    if ctx.model.nodes.is_empty()
-        && let Some(p) = process
+/// the app's model (its [`summary`], built once: `app_model`) so names and targets can be
+/// shown.
+pub fn fill_model(ctx: &mut ControlPointContext, app_model: Option<&Arc<ModelSummary>>) {
+    if ctx.model().nodes.is_empty()
+        && let Some(m) = app_model
     {
-        ctx.model = summary(p);
+        ctx.model = Some(m.clone());
     }
 }
 
-/// The nodes of the live model: the context's summary, else the app's model.
-pub fn known_nodes(ctx: &ControlPointContext, process: Option<&Process>) -> Vec<NodeInfo> {
-    if !ctx.model.nodes.is_empty() {
-        return ctx.model.nodes.clone();
+/// The live model whose nodes are known: the context's summary, else the app's model
+/// (`app_model`), else none (an empty summary).
+pub fn known_model(
+    ctx: &ControlPointContext,
+    app_model: Option<&Arc<ModelSummary>>,
+) -> Arc<ModelSummary> {
+    match (&ctx.model, app_model) {
+        (Some(m), _) if !m.nodes.is_empty() => m.clone(),
+        (_, Some(m)) => m.clone(),
+        _ => Arc::default(),
     }
-    process
-        .map(|p| {
-            p.nodes
-                .iter()
-                .map(|n| NodeInfo {
-                    id: n.id.clone(),
-                    kind: n.kind.tag().to_string(),
-                    name: n.name.clone(),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The element's name: the context's, else the live model's, else the app's model.
@@ -71,7 +68,7 @@ pub fn element_name(
         .clone()
         .filter(|_| ctx.element_id.is_empty() || ctx.element_id == id)
         .or_else(|| {
-            ctx.model
+            ctx.model()
                 .nodes
                 .iter()
                 .find(|n| n.id == id)
@@ -94,7 +91,7 @@ pub fn gateway_kind(ctx: &ControlPointContext, process: Option<&Process>, id: &s
         return kind;
     }
     let tag = ctx
-        .model
+        .model()
         .nodes
         .iter()
         .find(|n| n.id == id)
@@ -120,7 +117,7 @@ pub fn outgoing_flows(
         .and_then(|n| n.default_flow.clone());
     let is_default = |id: &str| default.as_deref() == Some(id);
     let from_summary: Vec<FlowOption> = ctx
-        .model
+        .model()
         .flows
         .iter()
         .filter(|f| f.source == gateway)
@@ -164,14 +161,27 @@ mod tests {
         }
     }
 
+    fn with_model(nodes: Vec<NodeInfo>, flows: Vec<EdgeInfo>) -> ControlPointContext {
+        ControlPointContext {
+            model: Some(Arc::new(ModelSummary {
+                nodes,
+                flows,
+                ..ModelSummary::default()
+            })),
+            ..ControlPointContext::default()
+        }
+    }
+
     #[test]
     fn gateway_kind_from_the_context_summary() {
-        let mut ctx = ControlPointContext::default();
-        ctx.model.nodes = vec![
-            node("I", "inclusiveGateway"),
-            node("E", "eventBasedGateway"),
-            node("P", "parallelGateway"),
-        ];
+        let ctx = with_model(
+            vec![
+                node("I", "inclusiveGateway"),
+                node("E", "eventBasedGateway"),
+                node("P", "parallelGateway"),
+            ],
+            Vec::new(),
+        );
         assert_eq!(gateway_kind(&ctx, None, "I"), GatewayKind::Inclusive);
         assert_eq!(gateway_kind(&ctx, None, "E"), GatewayKind::EventBased);
         assert_eq!(gateway_kind(&ctx, None, "P"), GatewayKind::Parallel);
@@ -180,9 +190,8 @@ mod tests {
 
     #[test]
     fn outgoing_flows_and_names_from_the_context_summary() {
-        let mut ctx = ControlPointContext::default();
-        ctx.model.nodes = vec![node("G", "exclusiveGateway"), node("T", "task")];
-        ctx.model.flows = vec![
+        let nodes = vec![node("G", "exclusiveGateway"), node("T", "task")];
+        let flows = vec![
             EdgeInfo {
                 id: "F1".into(),
                 source: "G".into(),
@@ -198,13 +207,14 @@ mod tests {
                 condition: None,
             },
         ];
+        let ctx = with_model(nodes, flows);
         let flows = outgoing_flows(&ctx, None, "G");
         assert_eq!(flows.len(), 1);
         assert_eq!(flows[0].condition.as_deref(), Some("${x} == 1"));
         assert_eq!(element_name(&ctx, None, "T").as_deref(), Some("T name"));
-        assert_eq!(known_nodes(&ctx, None).len(), 2);
+        assert_eq!(known_model(&ctx, None).nodes.len(), 2);
         let mut empty = ControlPointContext::default();
         fill_model(&mut empty, None);
-        assert!(empty.model.nodes.is_empty());
+        assert!(empty.model().nodes.is_empty());
     }
 }

@@ -96,9 +96,9 @@ pub(crate) async fn route(
         let Some(text) = &f.condition else { continue };
         let key = (gateway_id.to_string(), f.id.clone());
         let truth = match agent.conditions.flows.get(&key) {
-            Some(e) => e.eval(&ctx.variables),
+            Some(e) => e.eval(ctx.variables.as_ref()),
             None => match expr::parse(text) {
-                Ok(e) => e.eval(&ctx.variables),
+                Ok(e) => e.eval(ctx.variables.as_ref()),
                 // Something else can decide: the condition counts as UNKNOWN.
                 Err(_) if reasoning => Truth::Unknown,
                 Err(err) => {
@@ -172,7 +172,7 @@ pub(crate) async fn route(
     let mut gateway_unknown = false;
     if let Some(e) = gateway_condition {
         let yes = flows.iter().position(|f| !f.is_default).unwrap_or(0);
-        match e.eval(&ctx.variables) {
+        match e.eval(ctx.variables.as_ref()) {
             Truth::True => {
                 return Ok(decision(
                     vec![flows[yes].id.clone()],
@@ -261,7 +261,7 @@ impl Route<'_> {
         keep: &[usize],
     ) -> Result<GatewayDecision, ControlPointError> {
         let gw = self.gateway_id;
-        context::fill_model(&mut ctx, self.agent.process());
+        context::fill_model(&mut ctx, self.agent.model());
         let is_false = |i: usize| {
             self.evals
                 .iter()

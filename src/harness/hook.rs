@@ -24,9 +24,11 @@
 //! State updates are data only: any variable may be set, and nothing in them changes what
 //! the hook is permitted to do.
 
+use std::sync::Arc;
+
 use crate::app::{ActionSpec, HookConfig, OnDenied, TaskSpec};
 use crate::bridge::{
-    ControlPointContext, ControlPointError, HookDecision, NewTask, NodeInfo, Variables,
+    ControlPointContext, ControlPointError, HookDecision, ModelSummary, NewTask, Variables,
 };
 use crate::expr::Truth;
 use crate::reason::{AddTask, HookAnswer, HookRequest, ReasonError};
@@ -59,7 +61,7 @@ pub(crate) async fn evaluate(
         ));
     }
     if let Some(guard) = agent.conditions.guards.get(&hook.id.value) {
-        let truth = guard.eval(&ctx.variables);
+        let truth = guard.eval(ctx.variables.as_ref());
         if truth != Truth::True {
             return Ok(HookDecision::proceed(
                 Decider::Condition,
@@ -71,7 +73,7 @@ pub(crate) async fn evaluate(
     let check = Check {
         agent,
         hook,
-        nodes: context::known_nodes(&ctx, agent.process()),
+        model: context::known_model(&ctx, agent.model()),
         executed: ctx.executed.clone(),
     };
     if hook.policy.is_none() {
@@ -95,7 +97,7 @@ pub(crate) async fn evaluate(
                 .and_then(|p| p.flow(&flow_id))
                 .and_then(|f| f.name.clone())
         });
-    context::fill_model(&mut ctx, agent.process());
+    context::fill_model(&mut ctx, agent.model());
     let req = HookRequest {
         hook_id: hook.id.value.clone(),
         flow_id,
@@ -154,8 +156,8 @@ fn new_task(spec: &TaskSpec) -> NewTask {
 struct Check<'a> {
     agent: &'a FlowAgent,
     hook: &'a HookConfig,
-    /// The nodes of the live model (empty when nothing is known of it).
-    nodes: Vec<NodeInfo>,
+    /// The live model (no nodes when nothing is known of it).
+    model: Arc<ModelSummary>,
     executed: Vec<String>,
 }
 
@@ -164,7 +166,8 @@ impl Check<'_> {
     fn open_targets(&self) -> Vec<String> {
         let open = |id: &String| !self.executed.contains(id);
         if self.hook.allowed_targets.is_empty() {
-            self.nodes
+            self.model
+                .nodes
                 .iter()
                 .map(|n| &n.id)
                 .filter(|id| open(id))
@@ -279,7 +282,7 @@ impl Check<'_> {
         if self.executed.iter().any(|e| e == target) {
             return Err(format!("`{target}` has already been executed"));
         }
-        if !self.nodes.is_empty() && !self.nodes.iter().any(|n| n.id == target) {
+        if !self.model.nodes.is_empty() && !self.model.nodes.iter().any(|n| n.id == target) {
             return Err(format!("`{target}` is not a node of the process"));
         }
         Ok(())
@@ -317,7 +320,7 @@ impl Check<'_> {
                 }
             }
         };
-        if self.nodes.iter().any(|n| n.id == task.id) {
+        if self.model.nodes.iter().any(|n| n.id == task.id) {
             return Err(format!("`{}` is already a node of the process", task.id));
         }
         Ok(task)

@@ -27,7 +27,7 @@ use crate::app::{FlowConfig, GatewayMode, LoadedApp, TaskMode};
 use crate::bpmn::Process;
 use crate::bridge::{
     BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
-    GatewayDecision, HookDecision, TaskOutcome,
+    GatewayDecision, HookDecision, ModelSummary, TaskOutcome,
 };
 use crate::expr::{self, Expr};
 use crate::reason::{Policy, Reasoner};
@@ -78,6 +78,8 @@ pub(crate) struct Policies {
 pub struct FlowAgent {
     pub(crate) config: FlowConfig,
     pub(crate) process: Option<Process>,
+    /// The summary of `process`, built once (what a context without one is given).
+    pub(crate) model: Option<Arc<ModelSummary>>,
     pub(crate) reasoner: Arc<dyn Reasoner>,
     pub(crate) policies: Policies,
     pub(crate) conditions: Conditions,
@@ -103,8 +105,10 @@ impl FlowAgent {
             .ok_or_else(|| HarnessError::NoConfig(app.name.clone()))?;
         let policies = policy::load(&config)?;
         let conditions = compile_conditions(&config)?;
+        let process = app.process().cloned();
         Ok(FlowAgent {
-            process: app.process().cloned(),
+            model: process.as_ref().map(|p| Arc::new(context::summary(p))),
+            process,
             config,
             reasoner,
             policies,
@@ -119,6 +123,11 @@ impl FlowAgent {
     /// The process of the app's model, when it was read.
     pub fn process(&self) -> Option<&Process> {
         self.process.as_ref()
+    }
+
+    /// The summary of the app's process model, when it was read.
+    pub(crate) fn model(&self) -> Option<&Arc<ModelSummary>> {
+        self.model.as_ref()
     }
 
     pub fn reasoner(&self) -> &Arc<dyn Reasoner> {

@@ -33,7 +33,7 @@ pub(crate) async fn execute(
                 agent: None,
                 instruction: Some(instruction),
                 policy: None,
-                inputs: ctx.variables.clone(),
+                inputs: Variables::clone(&ctx.variables),
                 outputs: Vec::new(),
                 context: ctx,
             };
@@ -50,7 +50,7 @@ pub(crate) async fn execute(
     }
 
     let inputs = if task.input_mapping.is_empty() {
-        ctx.variables.clone()
+        Variables::clone(&ctx.variables)
     } else {
         task.input_mapping
             .iter()
@@ -118,7 +118,7 @@ async fn ask(
     task_id: &str,
     mut req: TaskRequest,
 ) -> Result<Result<TaskAnswer, String>, ControlPointError> {
-    context::fill_model(&mut req.context, agent.process());
+    context::fill_model(&mut req.context, agent.model());
     match agent.reasoner.task(req).await {
         Ok(a) => Ok(Ok(a)),
         Err(e @ ReasonError::Invalid { .. }) => Ok(Err(e.to_string())),

@@ -463,7 +463,7 @@ impl Dialogue<'_> {
 /// `id "name"` when the model names the node.
 fn node_label(ctx: &ControlPointContext, id: &str) -> String {
     match ctx
-        .model
+        .model()
         .nodes
         .iter()
         .find(|n| n.id == id)
@@ -540,10 +540,12 @@ mod tests {
             evaluations: vec![],
             multiple,
             context: ControlPointContext {
-                variables: json!({"score": "n/a", "other": 1})
-                    .as_object()
-                    .unwrap()
-                    .clone(),
+                variables: Arc::new(
+                    json!({"score": "n/a", "other": 1})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                ),
                 ..ControlPointContext::default()
             },
         }

@@ -156,7 +156,7 @@ impl Run {
             self.fail(format!("task `{node}` failed: {error}"));
             return Ok(());
         }
-        self.variables.extend(outcome.variables);
+        self.merge_variables(outcome.variables);
         self.leave(token, node)
     }
 

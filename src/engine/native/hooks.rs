@@ -77,7 +77,7 @@ impl Run {
                 source: format!("hook {hook}"),
                 values: decision.state_updates.clone(),
             })?;
-            self.variables.extend(decision.state_updates.clone());
+            self.merge_variables(decision.state_updates.clone());
         }
         let checked = {
             let held: BTreeSet<&str> = self.tokens.held_nodes();

@@ -4,9 +4,10 @@
 //! Tokens move over a **live topology**, a copy of the [`Process`](crate::bpmn::Process)'s
 //! nodes and flows taken at run start, which hook actions may change for the rest of the
 //! run. One coordinator owns the run's state and moves tokens; every control-point call
-//! (`execute_task`, `route_gateway`, `evaluate_hook`) runs as its own tokio task, so the
-//! branches of a parallel split run concurrently and their calls may overlap. Answers are
-//! applied in the order they arrive.
+//! (`execute_task`, `route_gateway`, `evaluate_hook`) that does not answer at once runs as
+//! its own tokio task, so the branches of a parallel split run concurrently and their
+//! calls may overlap. Answers are applied in the order they arrive (an answer given at
+//! once arrives when the call is made).
 //!
 //! Every node entry counts one step. Entering a node beyond `annotations.step_budget`
 //! (0: [`DEFAULT_STEP_BUDGET`](crate::engine::DEFAULT_STEP_BUDGET)) ends the run `Failed`
@@ -109,7 +110,12 @@
 //! Every call carries the run id, the process key, the element (for hooks: the hook id),
 //! its name, a snapshot of the variables, the history (node ids entered, in order) and a
 //! summary of the live topology; inserted tasks carry their instruction, gateways their
-//! outgoing flows, hooks the edge and the executed nodes.
+//! outgoing flows, hooks the edge and the executed nodes. Snapshots are shared, not
+//! copied per call: the variables and the history are copied only when the run changes
+//! them while a call still holds them, and the summary is built once per change of the
+//! topology. When the control points restore the summary themselves
+//! ([`ControlPoints::restores_unchanged_model`]), it is left out until a hook changes the
+//! topology.
 //!
 //! # Modules
 //! [`topology`] the live graph; [`tokens`] tokens and sub-process instances; [`run`] the

@@ -1,6 +1,8 @@
 //! Token movement: traversing flows, reaching and entering nodes, what each kind of node
 //! does with a token, leaving nodes, ending tokens and sub-process instances.
 
+use std::sync::Arc;
+
 use serde_json::Map;
 
 use super::run::{Run, Step};
@@ -79,7 +81,7 @@ impl Run {
             token,
         })?;
         self.steps += 1;
-        self.path.push(node.id.clone());
+        Arc::make_mut(&mut self.path).push(node.id.clone());
         if self.executed.insert(node.id.clone()) {
             self.executed_order.push(node.id.clone());
         }

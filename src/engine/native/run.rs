@@ -2,11 +2,16 @@
 //! variables) and changes it one step at a time. Token movement that needs no judgement
 //! happens synchronously from a queue of [`Step`]s; control-point calls run as tokio
 //! tasks in a `JoinSet`, so the calls of different branches overlap, and their answers
-//! come back to the coordinator, which applies them in the order they arrive.
+//! come back to the coordinator, which applies them in the order they arrive. A call that
+//! answers at once (a pass-through task, a gateway its conditions decide) needs no task:
+//! it is polled once when it is made, and its answer waits in a queue of its own.
 
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use serde_json::{Map, Value};
 use tokio::task::{AbortHandle, Id, JoinSet};
@@ -71,13 +76,18 @@ pub(super) struct Run {
     pub request: RunRequest,
     pub budget: u64,
     pub control_points: Arc<dyn ControlPoints>,
+    /// The control points restore the model summary while the topology is unchanged, so
+    /// contexts leave it out until then.
+    pub model_restored: bool,
     sink: Arc<dyn EventSink>,
     pub topology: Topology,
     /// Tasks inserted by ADD_NODE, by id.
     pub inserted: BTreeMap<String, NewTask>,
-    pub variables: Map<String, Value>,
-    /// Node entries, in order.
-    pub path: Vec<String>,
+    /// The process variables, shared with the contexts of the calls in flight (changed
+    /// through [`Run::merge_variables`], which copies them only while a call holds them).
+    pub variables: Arc<Map<String, Value>>,
+    /// Node entries, in order; shared likewise.
+    pub path: Arc<Vec<String>>,
     /// The nodes entered so far, as a set and in order of first entry.
     pub executed: BTreeSet<String>,
     pub executed_order: Vec<String>,
@@ -88,6 +98,8 @@ pub(super) struct Run {
     calls: JoinSet<Answer>,
     /// The calls in flight: the token waiting for each, and what it is.
     in_flight: HashMap<Id, Call>,
+    /// The answers of calls that answered as soon as they were made, in order.
+    answered: VecDeque<Answer>,
     /// Set once the run has ended (terminated or failed); nothing moves after that.
     pub end: Option<(RunStatus, Option<String>)>,
 }
@@ -104,13 +116,14 @@ impl Run {
         };
         Run {
             topology: Topology::from_process(&request.process),
-            variables: request.variables.clone(),
+            variables: Arc::new(request.variables.clone()),
             request,
             budget,
+            model_restored: control_points.restores_unchanged_model(),
             control_points,
             sink,
             inserted: BTreeMap::new(),
-            path: Vec::new(),
+            path: Arc::default(),
             executed: BTreeSet::new(),
             executed_order: Vec::new(),
             steps: 0,
@@ -119,6 +132,7 @@ impl Run {
             ready: VecDeque::new(),
             calls: JoinSet::new(),
             in_flight: HashMap::new(),
+            answered: VecDeque::new(),
             end: None,
         }
     }
@@ -130,18 +144,19 @@ impl Run {
         self.calls.abort_all();
         driven?;
         let (status, message) = self.end.take().unwrap_or((RunStatus::Completed, None));
+        let variables = Arc::unwrap_or_clone(std::mem::take(&mut self.variables));
         self.emit(Event::RunFinished {
             status,
             message: message.clone(),
-            variables: self.variables.clone(),
+            variables: variables.clone(),
             steps: self.steps,
         })?;
         Ok(RunOutcome {
             status,
             message,
-            variables: self.variables,
+            variables,
             steps: self.steps,
-            path: self.path,
+            path: Arc::unwrap_or_clone(self.path),
         })
     }
 
@@ -153,7 +168,7 @@ impl Run {
             process_id: self.request.process.id.clone(),
             engine: "native".into(),
             reasoner: String::new(),
-            variables: self.variables.clone(),
+            variables: Map::clone(&self.variables),
         })?;
         self.start();
         loop {
@@ -169,6 +184,10 @@ impl Run {
                 return Ok(());
             }
             if self.release_joins() {
+                continue;
+            }
+            if let Some(answer) = self.answered.pop_front() {
+                self.answer(answer)?;
                 continue;
             }
             let Some(joined) = self.calls.join_next_with_id().await else {
@@ -238,6 +257,13 @@ impl Run {
         }
     }
 
+    /// Merge `values` into the process variables.
+    pub fn merge_variables(&mut self, values: Map<String, Value>) {
+        if !values.is_empty() {
+            Arc::make_mut(&mut self.variables).extend(values);
+        }
+    }
+
     /// Append an event to the journal; an event that cannot be written stops the run.
     pub fn emit(&self, event: Event) -> Result<(), EngineError> {
         self.sink
@@ -261,14 +287,25 @@ impl Run {
     }
 
     /// Start a control-point call for `token`; its answer comes back through
-    /// [`Run::answer`].
+    /// [`Run::answer`]. The call is polled once now: if it answers at once, its answer is
+    /// queued; otherwise it goes on as a task of its own.
     pub fn spawn_call(
         &mut self,
         token: TokenId,
         label: String,
         call: impl Future<Output = Answer> + Send + 'static,
     ) {
-        let handle = self.calls.spawn(call);
+        let mut call = Box::pin(call);
+        let mut now = Context::from_waker(Waker::noop());
+        let handle = match panic::catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(&mut now))) {
+            Ok(Poll::Ready(answer)) => {
+                self.answered.push_back(answer);
+                return;
+            }
+            Ok(Poll::Pending) => self.calls.spawn(call),
+            // A call that panics fails the run as a task that panics does (see `drive`).
+            Err(panicked) => self.calls.spawn(async move { resume_panic(panicked) }),
+        };
         let id = handle.id();
         self.in_flight.insert(
             id,
@@ -288,4 +325,9 @@ impl Run {
             }
         }
     }
+}
+
+/// Go on panicking with the payload of a panic that was caught.
+fn resume_panic(payload: Box<dyn Any + Send>) -> Answer {
+    panic::resume_unwind(payload)
 }

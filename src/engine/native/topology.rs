@@ -2,7 +2,11 @@
 //! start, which hook actions may change (swap, remove, insert). Everything the engine
 //! asks about the graph during a run, it asks here, never of the original [`Process`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::OnceCell;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::bpmn::{EventDefinition, NodeKind, Process, SubProcessKind, TaskKind};
 use crate::bridge::{EdgeInfo, ModelSummary, NodeInfo};
@@ -36,6 +40,94 @@ pub(super) struct Topology {
     process_name: Option<String>,
     nodes: Vec<LiveNode>,
     flows: Vec<LiveFlow>,
+    /// Lookups by id and adjacency, rebuilt after every change.
+    index: Index,
+    /// Whether a hook action has changed the topology since the run started.
+    changed: bool,
+    /// The summary control points are given, built on first use after each change.
+    summary: OnceCell<Arc<ModelSummary>>,
+}
+
+/// Lookups in [`Topology::nodes`] and [`Topology::flows`] by id, source and target, so
+/// that finding a node or a flow, or the flows out of or into a node, does not scan the
+/// whole graph.
+#[derive(Debug, Clone, Default)]
+struct Index {
+    nodes: Lookup,
+    flows: Lookup,
+    outgoing: Lookup,
+    incoming: Lookup,
+}
+
+impl Index {
+    fn of(nodes: &[LiveNode], flows: &[LiveFlow]) -> Self {
+        Index {
+            nodes: Lookup::new(nodes, node_id),
+            flows: Lookup::new(flows, flow_id),
+            outgoing: Lookup::new(flows, flow_source),
+            incoming: Lookup::new(flows, flow_target),
+        }
+    }
+}
+
+fn node_id(n: &LiveNode) -> &str {
+    &n.id
+}
+
+fn flow_id(f: &LiveFlow) -> &str {
+    &f.id
+}
+
+fn flow_source(f: &LiveFlow) -> &str {
+    &f.source
+}
+
+fn flow_target(f: &LiveFlow) -> &str {
+    &f.target
+}
+
+/// Finds the items of a slice by a string key of theirs without copying the keys: the
+/// hash of a key leads to the first item with that hash, and each item to the next one
+/// with the same hash (so to every item with that key, in order, and perhaps to others
+/// with the same hash, which [`Lookup::find`] skips).
+#[derive(Debug, Clone, Default)]
+struct Lookup {
+    first: HashMap<u64, usize>,
+    next: Vec<Option<usize>>,
+}
+
+impl Lookup {
+    fn new<T>(items: &[T], key: fn(&T) -> &str) -> Self {
+        let mut first = HashMap::with_capacity(items.len());
+        let mut next = vec![None; items.len()];
+        for (i, item) in items.iter().enumerate().rev() {
+            next[i] = first.insert(key_hash(key(item)), i);
+        }
+        Lookup { first, next }
+    }
+
+    /// The items whose key is `wanted`, in order (`items` and `key` as given to
+    /// [`Lookup::new`]).
+    fn find<'a, T>(
+        &'a self,
+        items: &'a [T],
+        key: fn(&T) -> &str,
+        wanted: &str,
+    ) -> impl Iterator<Item = &'a T> {
+        let mut at = self.first.get(&key_hash(wanted)).copied();
+        std::iter::from_fn(move || {
+            let i = at?;
+            at = self.next[i];
+            Some(&items[i])
+        })
+        .filter(move |item| key(item) == wanted)
+    }
+}
+
+fn key_hash(key: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl LiveNode {
@@ -112,28 +204,50 @@ impl Topology {
                 name: f.name.clone(),
                 source: f.source.clone(),
                 target: f.target.clone(),
-                condition: f
-                    .condition
-                    .as_ref()
-                    .map(|c| c.body.trim().to_string())
-                    .filter(|b| !b.is_empty()),
+                condition: EdgeInfo::condition_of(f),
                 parent: f.parent.clone(),
             })
             .collect();
+        Topology::new(process.id.clone(), process.name.clone(), nodes, flows)
+    }
+
+    fn new(
+        process_id: String,
+        process_name: Option<String>,
+        nodes: Vec<LiveNode>,
+        flows: Vec<LiveFlow>,
+    ) -> Self {
         Topology {
-            process_id: process.id.clone(),
-            process_name: process.name.clone(),
+            process_id,
+            process_name,
+            index: Index::of(&nodes, &flows),
             nodes,
             flows,
+            changed: false,
+            summary: OnceCell::new(),
         }
     }
 
+    /// After a hook action changed the nodes or flows: rebuild the index, drop the
+    /// summary.
+    fn changed(&mut self) {
+        self.index = Index::of(&self.nodes, &self.flows);
+        self.summary = OnceCell::new();
+        self.changed = true;
+    }
+
+    /// Whether the topology is still the process as the run started it (no hook action
+    /// has changed it).
+    pub fn is_unchanged(&self) -> bool {
+        !self.changed
+    }
+
     pub fn node(&self, id: &str) -> Option<&LiveNode> {
-        self.nodes.iter().find(|n| n.id == id)
+        self.index.nodes.find(&self.nodes, node_id, id).next()
     }
 
     pub fn flow(&self, id: &str) -> Option<&LiveFlow> {
-        self.flows.iter().find(|f| f.id == id)
+        self.index.flows.find(&self.flows, flow_id, id).next()
     }
 
     /// The first element the engine cannot run, if any.
@@ -148,12 +262,14 @@ impl Topology {
         self.node(id).is_some() || self.flow(id).is_some()
     }
 
-    pub fn outgoing<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a LiveFlow> + 'a {
-        self.flows.iter().filter(move |f| f.source == node)
+    /// The flows out of `node`, in order.
+    pub fn outgoing(&self, node: &str) -> impl Iterator<Item = &LiveFlow> {
+        self.index.outgoing.find(&self.flows, flow_source, node)
     }
 
-    pub fn incoming<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a LiveFlow> + 'a {
-        self.flows.iter().filter(move |f| f.target == node)
+    /// The flows into `node`, in order.
+    pub fn incoming(&self, node: &str) -> impl Iterator<Item = &LiveFlow> {
+        self.index.incoming.find(&self.flows, flow_target, node)
     }
 
     /// A gateway that synchronises tokens: parallel, inclusive or complex, with at least
@@ -222,21 +338,26 @@ impl Topology {
         }
     }
 
-    pub fn summary(&self) -> ModelSummary {
-        ModelSummary {
-            process_id: self.process_id.clone(),
-            process_name: self.process_name.clone(),
-            nodes: self
-                .nodes
-                .iter()
-                .map(|n| NodeInfo {
-                    id: n.id.clone(),
-                    kind: n.kind.tag().to_string(),
-                    name: n.name.clone(),
+    /// The summary of the live topology, shared until the topology changes.
+    pub fn summary(&self) -> Arc<ModelSummary> {
+        self.summary
+            .get_or_init(|| {
+                Arc::new(ModelSummary {
+                    process_id: self.process_id.clone(),
+                    process_name: self.process_name.clone(),
+                    nodes: self
+                        .nodes
+                        .iter()
+                        .map(|n| NodeInfo {
+                            id: n.id.clone(),
+                            kind: n.kind.tag().to_string(),
+                            name: n.name.clone(),
+                        })
+                        .collect(),
+                    flows: self.flows.iter().map(|f| self.edge_info(f)).collect(),
                 })
-                .collect(),
-            flows: self.flows.iter().map(|f| self.edge_info(f)).collect(),
-        }
+            })
+            .clone()
     }
 
     /// The flows a token could still traverse, given tokens at `nodes` (about to enter,
@@ -247,10 +368,6 @@ impl Topology {
         nodes: impl IntoIterator<Item = &'a str>,
         flows: impl IntoIterator<Item = &'a str>,
     ) -> BTreeSet<&'a str> {
-        let mut out_of: BTreeMap<&str, Vec<&LiveFlow>> = BTreeMap::new();
-        for f in &self.flows {
-            out_of.entry(f.source.as_str()).or_default().push(f);
-        }
         let mut reached = BTreeSet::new();
         let mut queue: Vec<&str> = nodes.into_iter().collect();
         for id in flows {
@@ -264,7 +381,7 @@ impl Topology {
             if !seen.insert(node) {
                 continue;
             }
-            for f in out_of.get(node).into_iter().flatten() {
+            for f in self.outgoing(node) {
                 reached.insert(f.id.as_str());
                 queue.push(f.target.as_str());
             }
@@ -293,12 +410,13 @@ impl Topology {
             relabel(&mut f.source);
             relabel(&mut f.target);
         }
+        self.changed();
     }
 
     /// The single successor of `node` and the flow to it, when it has exactly one
     /// outgoing flow.
     pub fn single_successor(&self, node: &str) -> Option<&LiveFlow> {
-        let mut out = self.flows.iter().filter(|f| f.source == node);
+        let mut out = self.outgoing(node);
         match (out.next(), out.next()) {
             (Some(f), None) => Some(f),
             _ => None,
@@ -324,6 +442,7 @@ impl Topology {
         self.nodes.retain(|n| !gone.contains(&n.id));
         self.flows
             .retain(|f| f.id != out.id && !gone.contains(&f.source) && !gone.contains(&f.target));
+        self.changed();
         retargeted
     }
 
@@ -363,6 +482,7 @@ impl Topology {
         let id = new_flow.id.clone();
         self.nodes.push(task);
         self.flows.push(new_flow);
+        self.changed();
         Some(id)
     }
 }
@@ -393,16 +513,16 @@ mod tests {
 
     /// s → a → b → e
     fn chain() -> Topology {
-        Topology {
-            process_id: "p".into(),
-            process_name: None,
-            nodes: ["s", "a", "b", "e"].into_iter().map(task).collect(),
-            flows: vec![
+        Topology::new(
+            "p".into(),
+            None,
+            ["s", "a", "b", "e"].into_iter().map(task).collect(),
+            vec![
                 flow("f1", "s", "a"),
                 flow("f2", "a", "b"),
                 flow("f3", "b", "e"),
             ],
-        }
+        )
     }
 
     fn ends(t: &Topology) -> Vec<(String, String, String)> {
@@ -451,6 +571,77 @@ mod tests {
                 triple("f2__then__n", "n", "b")
             ]
         );
+    }
+
+    fn outgoing(t: &Topology, node: &str) -> Vec<String> {
+        t.outgoing(node).map(|f| f.id.clone()).collect()
+    }
+
+    fn incoming(t: &Topology, node: &str) -> Vec<String> {
+        t.incoming(node).map(|f| f.id.clone()).collect()
+    }
+
+    #[test]
+    fn lookups_follow_changes() {
+        let mut t = chain();
+        assert_eq!(outgoing(&t, "a"), ["f2"]);
+        assert!(t.node("n").is_none());
+        t.insert_on("f2", task("n"));
+        assert!(t.node("n").is_some());
+        assert_eq!(outgoing(&t, "a"), ["f2"]);
+        assert_eq!(outgoing(&t, "n"), ["f2__then__n"]);
+        assert_eq!(incoming(&t, "b"), ["f2__then__n"]);
+        t.swap("a", "b");
+        assert_eq!(outgoing(&t, "b"), ["f2"]);
+        assert_eq!(incoming(&t, "a"), ["f2__then__n"]);
+        assert_eq!(outgoing(&t, "a"), ["f3"]);
+        t.remove("n");
+        assert!(t.node("n").is_none() && t.flow("f2__then__n").is_none());
+        assert_eq!(incoming(&t, "a"), ["f2"]);
+        assert!(outgoing(&t, "x").is_empty() && t.flow("x").is_none());
+    }
+
+    #[test]
+    fn several_flows_between_the_same_nodes_keep_their_order() {
+        let t = Topology::new(
+            "p".into(),
+            None,
+            ["g", "a"].into_iter().map(task).collect(),
+            vec![flow("f2", "g", "a"), flow("f1", "g", "a")],
+        );
+        assert_eq!(outgoing(&t, "g"), ["f2", "f1"]);
+        assert_eq!(incoming(&t, "a"), ["f2", "f1"]);
+    }
+
+    #[test]
+    fn the_summary_is_the_process_summary_until_the_topology_changes() {
+        let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <process id="P" name="Proc">
+              <startEvent id="s"/><exclusiveGateway id="g" default="f2"/>
+              <task id="a" name="A"/><task id="b"/><endEvent id="e"/>
+              <sequenceFlow id="f0" sourceRef="s" targetRef="g"/>
+              <sequenceFlow id="f1" name="yes" sourceRef="g" targetRef="a">
+                <conditionExpression>  ${x} == 1 </conditionExpression>
+              </sequenceFlow>
+              <sequenceFlow id="f2" sourceRef="g" targetRef="b">
+                <conditionExpression/>
+              </sequenceFlow>
+              <sequenceFlow id="f3" sourceRef="a" targetRef="e"/>
+              <sequenceFlow id="f4" sourceRef="b" targetRef="e"/>
+            </process>
+          </definitions>"#;
+        let doc = crate::bpmn::parse(std::path::Path::new("t.bpmn"), xml.as_bytes()).unwrap();
+        let process = doc.main_process().unwrap();
+        let mut t = Topology::from_process(process);
+        assert!(t.is_unchanged());
+        let summary = t.summary();
+        assert_eq!(*summary, ModelSummary::of(process));
+        assert!(Arc::ptr_eq(&summary, &t.summary()), "built once");
+        t.swap("a", "b");
+        assert!(!t.is_unchanged());
+        let swapped = t.summary();
+        assert_ne!(*swapped, *summary);
+        assert_eq!(swapped.flows[1].target, "b");
     }
 
     #[test]
