@@ -72,13 +72,6 @@ impl Run {
             self.fail(message);
             return Ok(());
         }
-        if !decision.state_updates.is_empty() {
-            self.emit(Event::VariablesSet {
-                source: format!("hook {hook}"),
-                values: decision.state_updates.clone(),
-            })?;
-            self.merge_variables(decision.state_updates.clone());
-        }
         let checked = {
             let held: BTreeSet<&str> = self.tokens.held_nodes();
             let facts = Facts {
@@ -93,7 +86,19 @@ impl Run {
             Ok(plan) => (plan, None),
             Err(why) => (Plan::Continue, Some(why)),
         };
-        let updates = decision.state_updates.clone();
+        // A refused action changes nothing, its state updates included (as a denial by
+        // the harness); an applied one sets them before anything moves.
+        let updates = match rejected {
+            None => decision.state_updates.clone(),
+            Some(_) => Variables::new(),
+        };
+        if !updates.is_empty() {
+            self.emit(Event::VariablesSet {
+                source: format!("hook {hook}"),
+                values: updates.clone(),
+            })?;
+            self.merge_variables(updates.clone());
+        }
         self.emit(record.event(Applied::plan(&plan), rejected, updates))?;
         if let Some(detail) = plan.change(&self.topology, &live) {
             self.emit(Event::TopologyChanged {

@@ -77,10 +77,12 @@
 //! concerns that branch only. The harness has applied the permissions already (a denied
 //! action arrives as `continue` with `denied` set). `fail_run` fails the run with the
 //! decision's message after the `HookEvaluated` record (which reports the action as
-//! answered); a hook that cannot be evaluated fails the run. Otherwise the decision's
-//! `state_updates` are merged into the variables (`VariablesSet`, source `hook <id>`),
-//! then the action is checked against the live topology; an action that cannot apply is
-//! replaced by `continue` and the reason recorded in `HookEvaluated.rejected`. Exactly
+//! answered); a hook that cannot be evaluated fails the run. Otherwise the action is
+//! checked against the live topology; an action that cannot apply is replaced by
+//! `continue`, the reason recorded in `HookEvaluated.rejected`, and its `state_updates`
+//! dropped (a refused answer changes nothing, as a denial by the harness). An applied
+//! action's `state_updates` are merged into the variables first (`VariablesSet`, source
+//! `hook <id>`). Exactly
 //! one `HookEvaluated` per evaluation, then `TopologyChanged` for the actions that change
 //! the topology, then the token moves:
 //! - `continue`: along F to T.
