@@ -4,35 +4,7 @@
 use std::sync::Arc;
 
 use crate::bpmn::{GatewayKind, Process};
-use crate::bridge::{ControlPointContext, EdgeInfo, FlowOption, ModelSummary, NodeInfo};
-
-/// A summary of a process model, as the context carries it.
-pub fn summary(process: &Process) -> ModelSummary {
-    ModelSummary {
-        process_id: process.id.clone(),
-        process_name: process.name.clone(),
-        nodes: process
-            .nodes
-            .iter()
-            .map(|n| NodeInfo {
-                id: n.id.clone(),
-                kind: n.kind.tag().to_string(),
-                name: n.name.clone(),
-            })
-            .collect(),
-        flows: process
-            .flows
-            .iter()
-            .map(|f| EdgeInfo {
-                id: f.id.clone(),
-                source: f.source.clone(),
-                target: f.target.clone(),
-                name: f.name.clone(),
-                condition: f.condition.as_ref().map(|c| c.body.clone()),
-            })
-            .collect(),
-    }
-}
+use crate::bridge::{ControlPointContext, FlowOption, ModelSummary};
 
 /// Before a context goes to a reasoner: when the engine sent no model summary, give it
 /// the app's model (its [`summary`], built once: `app_model`) so names and targets can be
@@ -152,6 +124,7 @@ pub fn outgoing_flows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bridge::{EdgeInfo, NodeInfo};
 
     fn node(id: &str, kind: &str) -> NodeInfo {
         NodeInfo {

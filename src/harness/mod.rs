@@ -107,7 +107,7 @@ impl FlowAgent {
         let conditions = compile_conditions(&config)?;
         let process = app.process().cloned();
         Ok(FlowAgent {
-            model: process.as_ref().map(|p| Arc::new(context::summary(p))),
+            model: process.as_ref().map(|p| Arc::new(ModelSummary::of(p))),
             process,
             config,
             reasoner,
