@@ -400,3 +400,69 @@ fn bpmn_errors_surface_with_their_line() {
         d.location()
     );
 }
+
+#[test]
+fn policy_rules_must_parse_and_point_at_their_line() {
+    let app = TestApp::new(
+        &linear(),
+        "hooks:\n  - id: h\n    location: f2\n    policy: ../policies/h.md\n",
+    )
+    .policy(
+        "h.md",
+        "# Hook\n\n```rules\nwhen ${x} = 1 then continue\n```\n",
+    );
+    let d = app.only("rules::syntax");
+    assert_eq!(d.severity, Severity::Error);
+    assert!(d.message.contains("condition"), "{}", d.message);
+    assert!(
+        d.location().unwrap().ends_with("h.md:4:1"),
+        "{:?}",
+        d.location()
+    );
+}
+
+#[test]
+fn policy_rules_name_permitted_actions_known_nodes_and_outgoing_flows() {
+    let model = bpmn(
+        &[
+            ("startEvent", "S"),
+            ("exclusiveGateway", "G"),
+            ("task", "A"),
+            ("task", "B"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "G", ""),
+            ("f2", "G", "A", ""),
+            ("f3", "G", "B", ""),
+            ("f4", "A", "E", ""),
+            ("f5", "B", "E", ""),
+        ],
+    );
+    let app = TestApp::new(
+        &model,
+        "action_permissions:\n  permitted_actions: [continue, skip_to]\ngateways:\n  G:\n    mode: decision_agent\n    policy: ../policies/g.md\nhooks:\n  - id: h\n    location: f1\n    policy: ../policies/h.md\n",
+    )
+    .policy(
+        "h.md",
+        "# Hook\n```rules\nwhen ${x} == 1 then terminate\nwhen ${x} == 2 then skip_to Nowhere\nwhen ${x} == 3 then skip_to A\n```\n",
+    )
+    .policy("g.md", "# Gateway\n```rules\nwhen ${x} == 1 then take f2, f4\n```\n");
+    let codes: Vec<&str> = app
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code.starts_with("rules::"))
+        .map(|d| d.code)
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "rules::not_outgoing",
+            "rules::denied_action",
+            "rules::unknown_target"
+        ],
+        "{:#?}",
+        summary(&app.diagnostics())
+    );
+    assert!(app.only("rules::not_outgoing").message.contains("`f4`"));
+}

@@ -386,8 +386,9 @@ fn json_streams_one_event_per_line_and_ends_with_the_check() {
         .collect();
     deciders.sort_unstable();
     deciders.dedup();
-    // Guards decide the hooks whose rule does not apply; the scenario answers the fast track.
-    assert_eq!(deciders, ["condition", "scripted"]);
+    // Guards decide the hooks whose guard does not hold; policy rules decide the fast track
+    // and the containment order.
+    assert_eq!(deciders, ["condition", "rule"]);
 }
 
 #[test]
@@ -415,7 +416,10 @@ fn without_answers_or_a_terminal_the_run_fails_naming_the_control_point() {
     let out = output(cuga(tmp.path()).arg("receive_order"));
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     let all = format!("{}{}", out.stdout, out.stderr);
-    assert!(all.contains("judgement: no reasoner"), "{all}");
+    assert!(
+        all.contains("judgement: policy rules, then no reasoner"),
+        "{all}"
+    );
     assert!(all.contains("✘ failed"), "{all}");
     assert!(
         all.contains("no answer for control point `Activity_0oydey5`"),

@@ -5,11 +5,13 @@
 //! - [`refs`]: the config against the model (ids, kinds, flows, policies, agents, engine).
 //! - [`hooks`]: hooks and `action_permissions`.
 //! - [`conditions`]: every condition parses; exclusive splits that can take no flow.
+//! - [`rules`]: the rules of hook and gateway policies.
 
 mod conditions;
 mod graph;
 mod hooks;
 mod refs;
+mod rules;
 
 use crate::app::LoadedApp;
 use crate::bpmn::Document;
@@ -26,6 +28,7 @@ pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
             diags.extend(refs::check(config, doc));
             diags.extend(hooks::check(config, doc));
             diags.extend(conditions::check(Some(config), doc));
+            diags.extend(rules::check(config, doc));
         }
     } else if let Some(config) = &app.config {
         // No model: the checks that need none still run.

@@ -26,7 +26,7 @@ use crate::reason::human::HumanReasoner;
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
     Chain, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, NoModel, ReasonError, Reasoner,
-    TaskAnswer, TaskRequest,
+    Rules, TaskAnswer, TaskRequest,
 };
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
 use crate::vocab::RunStatus;
@@ -354,7 +354,7 @@ impl EventSink for Labelled {
 }
 
 /// Where judgement comes from: scenario or answers file first, then a person at the
-/// terminal, else an explanation of how to provide it.
+/// terminal, else an explanation of how to provide it; policy rules before all of them.
 fn reasoner(
     scenario: Option<&Scenario>,
     answers: Option<&Path>,
@@ -377,11 +377,13 @@ fn reasoner(
         chain.push(Arc::new(HumanReasoner::terminal()));
     }
     chain.push(Arc::new(NoModel));
-    Ok(if chain.len() == 1 {
+    let inner: Arc<dyn Reasoner> = if chain.len() == 1 {
         chain.remove(0)
     } else {
         Arc::new(Chain::new(chain))
-    })
+    };
+    // Policy rules decide first; the chain is asked only when no rule decides.
+    Ok(Arc::new(Rules::new(inner)))
 }
 
 /// The config's defaults, then the scenario's inputs, then `--input`, then `--var`.

@@ -8,6 +8,7 @@
 //! order) and [`NoModel`] (nothing to ask: every question is a [`ReasonError::NoAnswer`]).
 
 pub mod human;
+pub mod rules;
 pub mod scripted;
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use crate::expr::Truth;
 use crate::vocab::{Decider, HookAction};
 
 pub use human::HumanReasoner;
+pub use rules::Rules;
 pub use scripted::ScriptedReasoner;
 
 /// What to do when nothing can answer a control point.
