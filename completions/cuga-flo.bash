@@ -203,7 +203,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__start)
-            opts="-v -q -h --scenario --answers --var --input --engine --run-dir --step-budget --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --run-dir --step-budget --json --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -214,6 +214,14 @@ _cuga__flo() {
                     return 0
                     ;;
                 --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --record)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replay)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -57,6 +57,8 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s q -l quie
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s h -l help -d 'Print help'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l scenario -d 'Run `applications/<app>/scenarios/<NAME>.yaml`: its inputs and answers, then check its expectations' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l answers -d 'Answers for control points, by id (YAML: `answers: {<id>: ...}`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l record -d 'Record every answer given (scenario, answers file, person) to FILE, as a cassette that `--replay` (or `--answers`) reads' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l replay -d 'Answer only from a recorded cassette (after the policy rules), refusing an answer whose context drifted since recording; pass the inputs with --input / --var' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l var -d 'Set a process variable (typed by its declared default); repeatable' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l input -d 'Initial variables from a JSON object in a file, or `-` for stdin' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l engine -d 'Run on this engine instead of the config\'s' -r -f -a "native\t''

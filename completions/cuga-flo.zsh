@@ -67,6 +67,8 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--scenario=[Run \`applications/<app>/scenarios/<NAME>.yaml\`\: its inputs and answers, then check its expectations]:NAME:_default' \
 '--answers=[Answers for control points, by id (YAML\: \`answers\: {<id>\: ...}\`)]:FILE:_files' \
+'(--replay)--record=[Record every answer given (scenario, answers file, person) to FILE, as a cassette that \`--replay\` (or \`--answers\`) reads]:FILE:_files' \
+'(--answers --scenario)--replay=[Answer only from a recorded cassette (after the policy rules), refusing an answer whose context drifted since recording; pass the inputs with --input / --var]:FILE:_files' \
 '*--var=[Set a process variable (typed by its declared default); repeatable]:NAME=VALUE:_default' \
 '--input=[Initial variables from a JSON object in a file, or \`-\` for stdin]:FILE|-:_default' \
 '--engine=[Run on this engine instead of the config'\''s]:ENGINE:(native flowable kogito mcp)' \

@@ -26,7 +26,7 @@ use crate::reason::human::HumanReasoner;
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
     Chain, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, NoModel, ReasonError, Reasoner,
-    Rules, TaskAnswer, TaskRequest,
+    Recorder, Rules, TaskAnswer, TaskRequest,
 };
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
 use crate::vocab::RunStatus;
@@ -47,6 +47,16 @@ pub struct StartArgs {
     /// Answers for control points, by id (YAML: `answers: {<id>: ...}`)
     #[arg(long, value_name = "FILE")]
     pub answers: Option<PathBuf>,
+
+    /// Record every answer given (scenario, answers file, person) to FILE, as a cassette
+    /// that `--replay` (or `--answers`) reads
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+
+    /// Answer only from a recorded cassette (after the policy rules), refusing an answer
+    /// whose context drifted since recording; pass the inputs with --input / --var
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["answers", "scenario"])]
+    pub replay: Option<PathBuf>,
 
     /// Set a process variable (typed by its declared default); repeatable
     #[arg(long = "var", value_name = "NAME=VALUE")]
@@ -134,7 +144,7 @@ pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageEr
         None => None,
     };
     let variables = initial_variables(&loaded, scenario.as_ref(), args)?;
-    let reasoner = reasoner(scenario.as_ref(), args.answers.as_deref())?;
+    let (reasoner, recorder) = reasoner(scenario.as_ref(), args)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -143,6 +153,7 @@ pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageEr
     runtime.block_on(run_async(
         loaded.clone(),
         reasoner,
+        recorder,
         variables,
         scenario,
         args,
@@ -153,6 +164,7 @@ pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageEr
 async fn run_async(
     loaded: LoadedApp,
     reasoner: Arc<dyn Reasoner>,
+    recorder: Option<Arc<Recorder>>,
     variables: Map<String, Value>,
     scenario: Option<Scenario>,
     args: &StartArgs,
@@ -227,6 +239,16 @@ async fn run_async(
         _ = tokio::signal::ctrl_c() => None,
     };
     bridge.shutdown().await;
+    // The cassette is what happened, whether or not the run completed.
+    let cassette = match (&recorder, &args.record) {
+        (Some(recorder), Some(path)) => {
+            recorder
+                .write(path)
+                .map_err(|e| UsageError::new(e.to_string()))?;
+            Some(path.clone())
+        }
+        _ => None,
+    };
     let result = match result {
         Some(result) => result,
         None => {
@@ -246,6 +268,9 @@ async fn run_async(
                 style.error_word(),
                 journal.path().display()
             );
+            if let Some(path) = &cassette {
+                eprintln!("  cassette: {}", path.display());
+            }
             return Ok(Outcome::Failed);
         }
     };
@@ -265,11 +290,17 @@ async fn run_async(
                 e.message
             );
             eprintln!("  journal: {}", journal.path().display());
+            if let Some(path) = &cassette {
+                eprintln!("  cassette: {}", path.display());
+            }
             return Ok(Outcome::Failed);
         }
     };
     if !args.json {
         println!("  journal: {}", journal.path().display());
+        if let Some(path) = &cassette {
+            println!("  cassette: {}", path.display());
+        }
     }
 
     let mut outcome = match result.status {
@@ -353,12 +384,24 @@ impl EventSink for Labelled {
     }
 }
 
+/// The reasoner a run asks, and the recorder inside it when `--record` is given.
+type Judgement = (Arc<dyn Reasoner>, Option<Arc<Recorder>>);
+
 /// Where judgement comes from: scenario or answers file first, then a person at the
 /// terminal, else an explanation of how to provide it; policy rules before all of them.
-fn reasoner(
-    scenario: Option<&Scenario>,
-    answers: Option<&Path>,
-) -> Result<Arc<dyn Reasoner>, UsageError> {
+/// With `--replay`, only the cassette answers (after the rules); with `--record`, what the
+/// chain inside the rules answers is recorded.
+fn reasoner(scenario: Option<&Scenario>, args: &StartArgs) -> Result<Judgement, UsageError> {
+    if let Some(path) = &args.replay {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
+        let source = format!("recorded answers replayed from {}", path.display());
+        let cassette = ScriptedReasoner::from_text(&text, source)
+            .map_err(|e| UsageError::new(e.to_string()))?
+            .checking_digests();
+        return Ok((Arc::new(Rules::new(Arc::new(cassette))), None));
+    }
+    let answers = args.answers.as_deref();
     let mut chain: Vec<Arc<dyn Reasoner>> = Vec::new();
     if let Some(s) = scenario {
         let doc = serde_json::json!({ "answers": s.answers });
@@ -382,8 +425,16 @@ fn reasoner(
     } else {
         Arc::new(Chain::new(chain))
     };
+    let recorder = args
+        .record
+        .as_ref()
+        .map(|_| Arc::new(Recorder::new(inner.clone())));
+    let inner: Arc<dyn Reasoner> = match &recorder {
+        Some(r) => r.clone(),
+        None => inner,
+    };
     // Policy rules decide first; the chain is asked only when no rule decides.
-    Ok(Arc::new(Rules::new(inner)))
+    Ok((Arc::new(Rules::new(inner)), recorder))
 }
 
 /// The config's defaults, then the scenario's inputs, then `--input`, then `--var`.

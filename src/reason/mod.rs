@@ -8,6 +8,7 @@
 //! order) and [`NoModel`] (nothing to ask: every question is a [`ReasonError::NoAnswer`]).
 
 pub mod human;
+pub mod record;
 pub mod rules;
 pub mod scripted;
 
@@ -21,6 +22,7 @@ use crate::expr::Truth;
 use crate::vocab::{Decider, HookAction};
 
 pub use human::HumanReasoner;
+pub use record::Recorder;
 pub use rules::Rules;
 pub use scripted::ScriptedReasoner;
 

@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use crate::bridge::{BoxFuture, NewTask, Variables};
 use crate::vocab::{Decider, HookAction};
 
+use super::record::context_digest;
 use super::{
     AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, ReasonError, Reasoner,
     TaskAnswer, TaskRequest,
@@ -37,12 +38,16 @@ pub struct ScriptedReasoner {
     answers: HashMap<String, Entry>,
     /// Visits so far, per key (for lists of answers).
     visits: Mutex<HashMap<String, usize>>,
+    /// Replay: refuse an answer whose `context_digest` differs from the request's.
+    check_digests: bool,
 }
 
 /// The answers for one control point.
 #[derive(Debug, Clone)]
 struct Entry {
     answers: Vec<Answer>,
+    /// Each answer's recorded `context_digest`, when it has one.
+    digests: Vec<Option<String>>,
     /// One answer written alone serves every visit; a list serves one visit per entry.
     repeat: bool,
 }
@@ -84,6 +89,9 @@ struct RawAnswer {
     state_updates: Option<Map<String, Value>>,
     message: Option<String>,
     reason: Option<String>,
+    /// The digest of the context the answer was recorded in (a cassette); checked only
+    /// on replay.
+    context_digest: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -161,25 +169,31 @@ impl ScriptedReasoner {
                     if items.is_empty() {
                         return Err(load(format!("answer `{key}`: the list is empty")));
                     }
-                    let list = items
+                    let (list, digests) = items
                         .into_iter()
                         .enumerate()
                         .map(|(i, item)| {
                             parse_answer(item)
                                 .map_err(|m| load(format!("answer `{key}` (visit {}): {m}", i + 1)))
                         })
-                        .collect::<Result<Vec<_>, _>>()?;
+                        .collect::<Result<Vec<_>, _>>()?
+                        .into_iter()
+                        .unzip();
                     Entry {
                         answers: list,
+                        digests,
                         repeat: false,
                     }
                 }
-                other => Entry {
-                    answers: vec![
-                        parse_answer(other).map_err(|m| load(format!("answer `{key}`: {m}")))?,
-                    ],
-                    repeat: true,
-                },
+                other => {
+                    let (answer, digest) =
+                        parse_answer(other).map_err(|m| load(format!("answer `{key}`: {m}")))?;
+                    Entry {
+                        answers: vec![answer],
+                        digests: vec![digest],
+                        repeat: true,
+                    }
+                }
             };
             parsed.insert(key, entry);
         }
@@ -187,7 +201,46 @@ impl ScriptedReasoner {
             source,
             answers: parsed,
             visits: Mutex::new(HashMap::new()),
+            check_digests: false,
         })
+    }
+
+    /// Replay: check every answer's recorded `context_digest` against the digest of the
+    /// request it answers, and refuse it (naming the control point) on a mismatch.
+    pub fn checking_digests(mut self) -> Self {
+        self.check_digests = true;
+        self
+    }
+
+    /// On replay, the error when `recorded` is not the digest of the current context.
+    fn check_digest(
+        &self,
+        element: &str,
+        recorded: Option<&str>,
+        current: impl FnOnce() -> String,
+    ) -> Result<(), ReasonError> {
+        if !self.check_digests {
+            return Ok(());
+        }
+        let current = current();
+        match recorded {
+            Some(d) if d == current => Ok(()),
+            Some(d) => Err(ReasonError::invalid(
+                element,
+                format!(
+                    "the context drifted since recording ({} recorded digest {d}, the run now \
+                     has {current}): the inputs, policy, instruction or choices changed",
+                    self.source
+                ),
+            )),
+            None => Err(ReasonError::invalid(
+                element,
+                format!(
+                    "{} has no `context_digest` for this answer, so the replay cannot check it",
+                    self.source
+                ),
+            )),
+        }
     }
 
     /// The ids that have answers.
@@ -199,7 +252,7 @@ impl ScriptedReasoner {
 
     /// The next answer under the first of `keys` that has one; `element` names the control
     /// point in errors.
-    fn next(&self, element: &str, keys: &[&str]) -> Result<Answer, ReasonError> {
+    fn next(&self, element: &str, keys: &[&str]) -> Result<(Answer, Option<String>), ReasonError> {
         let Some((key, entry)) = keys.iter().find_map(|k| self.answers.get_key_value(*k)) else {
             return Err(ReasonError::no_answer(
                 element,
@@ -210,14 +263,15 @@ impl ScriptedReasoner {
             ));
         };
         if entry.repeat {
-            return Ok(entry.answers[0].clone());
+            return Ok((entry.answers[0].clone(), entry.digests[0].clone()));
         }
         let mut visits = self.visits.lock().unwrap_or_else(|e| e.into_inner());
         let n = visits.entry(key.clone()).or_insert(0);
         match entry.answers.get(*n) {
             Some(a) => {
+                let digest = entry.digests.get(*n).cloned().flatten();
                 *n += 1;
-                Ok(a.clone())
+                Ok((a.clone(), digest))
             }
             None => Err(ReasonError::no_answer(
                 element,
@@ -243,14 +297,24 @@ impl ScriptedReasoner {
     }
 }
 
-fn parse_answer(value: Value) -> Result<Answer, String> {
+/// An answer and its recorded context digest.
+fn parse_answer(value: Value) -> Result<(Answer, Option<String>), String> {
+    let raw = parse_raw(value)?;
+    let digest = raw.context_digest.clone();
+    Ok((raw_answer(raw)?, digest))
+}
+
+fn parse_raw(value: Value) -> Result<RawAnswer, String> {
     if !value.is_object() {
         return Err(format!(
             "expected a mapping (`outputs`, `flow`, `flows` or `action`), not {}",
             json_kind(&value)
         ));
     }
-    let raw: RawAnswer = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
+fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
     let shapes = [
         raw.outputs.is_some(),
         raw.flow.is_some() || raw.flows.is_some(),
@@ -367,7 +431,9 @@ impl Reasoner for ScriptedReasoner {
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
         Box::pin(async move {
             let id = req.task_id.as_str();
-            match self.next(id, &[id])? {
+            let (answer, digest) = self.next(id, &[id])?;
+            self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
+            match answer {
                 Answer::Task { outputs, reason } => Ok(TaskAnswer {
                     outputs,
                     reason,
@@ -381,7 +447,9 @@ impl Reasoner for ScriptedReasoner {
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         Box::pin(async move {
             let id = req.gateway_id.as_str();
-            match self.next(id, &[id])? {
+            let (answer, digest) = self.next(id, &[id])?;
+            self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
+            match answer {
                 Answer::Gateway { flows, reason } => Ok(GatewayAnswer {
                     flows,
                     reason,
@@ -395,7 +463,9 @@ impl Reasoner for ScriptedReasoner {
     fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
         Box::pin(async move {
             let id = req.hook_id.as_str();
-            match self.next(id, &[id, req.flow_id.as_str()])? {
+            let (answer, digest) = self.next(id, &[id, req.flow_id.as_str()])?;
+            self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
+            match answer {
                 Answer::Hook(answer) => Ok(answer),
                 other => Err(self.mismatch(id, &other, "a hook")),
             }

@@ -1,0 +1,319 @@
+//! Record and replay. A [`Recorder`] wraps a reasoner (the chain inside the policy rules:
+//! what a model, a person or a scenario said) and keeps every answer it gives, in order,
+//! with a digest of the request's context. [`Recorder::cassette`] is an answers document
+//! in the format [`ScriptedReasoner`](super::ScriptedReasoner) reads (one list entry per
+//! visit), so a cassette is also a valid `--answers` file; replayed with digest checking,
+//! an answer whose context drifted since recording is refused.
+//!
+//! The digest covers what should determine an answer: the element id, the variables (keys
+//! sorted), the policy text, the instruction and the choices offered. Never run ids,
+//! history, timestamps or durations. It is FNV-1a 64 over canonical JSON, hex-encoded.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::{Map, Value, json};
+
+use crate::bridge::{BoxFuture, Variables};
+
+use super::{
+    AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, Policy, ReasonError, Reasoner,
+    TaskAnswer, TaskRequest,
+};
+
+/// A request whose context can be digested.
+pub trait ContextDigest {
+    /// The canonical JSON of what should determine the answer.
+    fn canonical(&self) -> Value;
+}
+
+impl ContextDigest for TaskRequest {
+    fn canonical(&self) -> Value {
+        json!({
+            "kind": "task",
+            "element": self.task_id,
+            "variables": variables(&self.context.variables),
+            "policy": policy_text(self.policy.as_ref()),
+            "instruction": self.instruction.as_ref().or(self.context.instruction.as_ref()),
+            "outputs": self.outputs,
+        })
+    }
+}
+
+impl ContextDigest for GatewayRequest {
+    fn canonical(&self) -> Value {
+        json!({
+            "kind": "gateway",
+            "element": self.gateway_id,
+            "variables": variables(&self.context.variables),
+            "policy": policy_text(self.policy.as_ref()),
+            "instruction": self.context.instruction,
+            "condition": self.condition,
+            "flows": self.flows,
+            "multiple": self.multiple,
+        })
+    }
+}
+
+impl ContextDigest for HookRequest {
+    fn canonical(&self) -> Value {
+        json!({
+            "kind": "hook",
+            "element": self.hook_id,
+            "flow": self.flow_id,
+            "variables": variables(&self.context.variables),
+            "policy": policy_text(self.policy.as_ref()),
+            "instruction": self.instruction.as_ref().or(self.context.instruction.as_ref()),
+            "permitted": self.permitted,
+            "allowed_targets": self.allowed_targets,
+            "insertable_tasks": self.insertable_tasks,
+        })
+    }
+}
+
+/// The digest of a request's canonical context: FNV-1a 64 of its canonical JSON (keys
+/// sorted recursively), as 16 hex digits.
+pub fn context_digest<R: ContextDigest + ?Sized>(req: &R) -> String {
+    let text = serde_json::to_string(&sorted(req.canonical())).unwrap_or_default();
+    format!("{:016x}", fnv1a64(text.as_bytes()))
+}
+
+fn variables(vars: &Variables) -> Value {
+    Value::Object(vars.clone())
+}
+
+fn policy_text(policy: Option<&Policy>) -> Option<&str> {
+    policy.map(|p| p.text.as_str())
+}
+
+/// The value with every object's keys sorted (serde_json keeps insertion order here).
+fn sorted(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+/// FNV-1a, 64 bits.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// Keeps every answer its inner reasoner gives, in order, for a cassette.
+pub struct Recorder {
+    inner: std::sync::Arc<dyn Reasoner>,
+    /// (control-point id, answer as written in an answers document), in answer order.
+    entries: Mutex<Vec<(String, Value)>>,
+}
+
+impl Recorder {
+    pub fn new(inner: std::sync::Arc<dyn Reasoner>) -> Self {
+        Recorder {
+            inner,
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn push(&self, id: &str, answer: Value) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((id.to_string(), answer));
+    }
+
+    /// The answers so far as an answers document: `answers: {<id>: [<answer>, …]}`, one
+    /// list entry per visit, in order.
+    pub fn cassette(&self) -> Value {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut answers: Map<String, Value> = Map::new();
+        for (id, answer) in entries.iter() {
+            let list = answers
+                .entry(id.clone())
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(items) = list {
+                items.push(answer.clone());
+            }
+        }
+        json!({ "answers": answers })
+    }
+
+    /// Write the cassette to `path` (JSON, which is also YAML).
+    pub fn write(&self, path: &Path) -> Result<(), ReasonError> {
+        let mut text = serde_json::to_string_pretty(&self.cassette())
+            .map_err(|e| ReasonError::Io(format!("cannot encode the cassette: {e}")))?;
+        text.push('\n');
+        std::fs::write(path, text)
+            .map_err(|e| ReasonError::Io(format!("cannot write {}: {e}", path.display())))
+    }
+}
+
+/// An answer object with its optional fields left out when empty.
+fn answer_object(fields: Vec<(&str, Option<Value>)>) -> Value {
+    Value::Object(
+        fields
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
+            .collect(),
+    )
+}
+
+fn task_entry(answer: &TaskAnswer, digest: String) -> Value {
+    answer_object(vec![
+        ("outputs", Some(Value::Object(answer.outputs.clone()))),
+        ("reason", answer.reason.clone().map(Value::String)),
+        ("context_digest", Some(Value::String(digest))),
+    ])
+}
+
+fn gateway_entry(answer: &GatewayAnswer, digest: String) -> Value {
+    answer_object(vec![
+        ("flows", Some(json!(answer.flows))),
+        ("reason", answer.reason.clone().map(Value::String)),
+        ("context_digest", Some(Value::String(digest))),
+    ])
+}
+
+fn hook_entry(answer: &HookAnswer, digest: String) -> Value {
+    let add = answer.add.as_ref().map(|a| match a {
+        AddTask::Insertable(id) => Value::String(id.clone()),
+        AddTask::New(t) => answer_object(vec![
+            ("id", Some(Value::String(t.id.clone()))),
+            ("name", t.name.clone().map(Value::String)),
+            ("instruction", t.instruction.clone().map(Value::String)),
+            ("agent", t.agent.clone().map(Value::String)),
+        ]),
+    });
+    answer_object(vec![
+        (
+            "action",
+            Some(Value::String(answer.action.as_str().to_string())),
+        ),
+        ("target", answer.target.clone().map(Value::String)),
+        ("swap", answer.swap.as_ref().map(|(a, b)| json!([a, b]))),
+        ("add", add),
+        (
+            "state_updates",
+            (!answer.state_updates.is_empty()).then(|| Value::Object(answer.state_updates.clone())),
+        ),
+        ("message", answer.message.clone().map(Value::String)),
+        ("reason", answer.reason.clone().map(Value::String)),
+        ("context_digest", Some(Value::String(digest))),
+    ])
+}
+
+impl Reasoner for Recorder {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
+        Box::pin(async move {
+            let digest = context_digest(&req);
+            let id = req.task_id.clone();
+            let answer = self.inner.task(req).await?;
+            self.push(&id, task_entry(&answer, digest));
+            Ok(answer)
+        })
+    }
+
+    fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
+        Box::pin(async move {
+            let digest = context_digest(&req);
+            let id = req.gateway_id.clone();
+            let answer = self.inner.gateway(req).await?;
+            self.push(&id, gateway_entry(&answer, digest));
+            Ok(answer)
+        })
+    }
+
+    fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
+        Box::pin(async move {
+            let digest = context_digest(&req);
+            let id = req.hook_id.clone();
+            let answer = self.inner.hook(req).await?;
+            self.push(&id, hook_entry(&answer, digest));
+            Ok(answer)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::ControlPointContext;
+    use crate::reason::ScriptedReasoner;
+    use std::sync::Arc;
+
+    fn task(id: &str, vars: Variables) -> TaskRequest {
+        TaskRequest {
+            task_id: id.into(),
+            name: None,
+            agent: None,
+            instruction: Some("do it".into()),
+            policy: None,
+            inputs: Variables::new(),
+            outputs: vec!["score".into()],
+            context: ControlPointContext {
+                run_id: "run-1".into(),
+                variables: Arc::new(vars),
+                ..ControlPointContext::default()
+            },
+        }
+    }
+
+    fn vars(v: Value) -> Variables {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn fnv1a_matches_the_reference_values() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn digest_ignores_key_order_and_run_id_but_not_values() {
+        let a = task("T", vars(json!({"x": 1, "y": {"b": 2, "a": 1}})));
+        let mut b = task("T", vars(json!({"y": {"a": 1, "b": 2}, "x": 1})));
+        b.context.run_id = "run-2".into();
+        b.context.history = Arc::new(vec!["S".into()]);
+        assert_eq!(context_digest(&a), context_digest(&b));
+        let c = task("T", vars(json!({"x": 2, "y": {"a": 1, "b": 2}})));
+        assert_ne!(context_digest(&a), context_digest(&c));
+    }
+
+    #[tokio::test]
+    async fn a_cassette_replays_and_refuses_drift() {
+        let doc = json!({"answers": {"T": [{"outputs": {"score": 1}}, {"outputs": {"score": 2}}]}});
+        let scripted = ScriptedReasoner::from_value(doc, "s").unwrap();
+        let recorder = Recorder::new(Arc::new(scripted));
+        let req = task("T", vars(json!({"x": 1})));
+        recorder.task(req.clone()).await.unwrap();
+        recorder.task(req.clone()).await.unwrap();
+        let cassette = recorder.cassette();
+        assert_eq!(cassette["answers"]["T"].as_array().unwrap().len(), 2);
+
+        let replay = ScriptedReasoner::from_value(cassette.clone(), "c")
+            .unwrap()
+            .checking_digests();
+        assert_eq!(replay.task(req.clone()).await.unwrap().outputs["score"], 1);
+        let drifted = task("T", vars(json!({"x": 9})));
+        let err = replay.task(drifted.clone()).await.unwrap_err();
+        assert!(matches!(err, ReasonError::Invalid { ref element, .. } if element == "T"));
+        assert!(err.to_string().contains("drifted"), "{err}");
+
+        // Without checking, the digest is ignored.
+        let plain = ScriptedReasoner::from_value(cassette, "c").unwrap();
+        assert!(plain.task(drifted).await.is_ok());
+    }
+}
