@@ -91,17 +91,7 @@ impl ModelSummary {
                     name: n.name.clone(),
                 })
                 .collect(),
-            flows: process
-                .flows
-                .iter()
-                .map(|f| EdgeInfo {
-                    id: f.id.clone(),
-                    source: f.source.clone(),
-                    target: f.target.clone(),
-                    name: f.name.clone(),
-                    condition: EdgeInfo::condition_of(f),
-                })
-                .collect(),
+            flows: process.flows.iter().map(EdgeInfo::of).collect(),
         }
     }
 }
@@ -124,6 +114,17 @@ pub struct EdgeInfo {
 }
 
 impl EdgeInfo {
+    /// A BPMN flow as the context shows it.
+    pub fn of(flow: &Flow) -> EdgeInfo {
+        EdgeInfo {
+            id: flow.id.clone(),
+            source: flow.source.clone(),
+            target: flow.target.clone(),
+            name: flow.name.clone(),
+            condition: EdgeInfo::condition_of(flow),
+        }
+    }
+
     /// The condition of a BPMN flow as the engine sees it: its body, trimmed, unless that
     /// is empty.
     pub fn condition_of(flow: &Flow) -> Option<String> {
@@ -145,6 +146,20 @@ pub struct FlowOption {
     /// The label the config gives this choice.
     pub decision: Option<String>,
     pub is_default: bool,
+}
+
+impl FlowOption {
+    /// A flow offered to the router (no config label yet).
+    pub fn of(edge: &EdgeInfo, is_default: bool) -> FlowOption {
+        FlowOption {
+            id: edge.id.clone(),
+            target: edge.target.clone(),
+            name: edge.name.clone(),
+            condition: edge.condition.clone(),
+            decision: None,
+            is_default,
+        }
+    }
 }
 
 /// What `execute_task` answers.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::bpmn::{GatewayKind, Process};
-use crate::bridge::{ControlPointContext, FlowOption, ModelSummary};
+use crate::bridge::{ControlPointContext, EdgeInfo, FlowOption, ModelSummary};
 
 /// Before a context goes to a reasoner: when the engine sent no model summary, give it
 /// the app's model (its [`summary`], built once: `app_model`) so names and targets can be
@@ -93,14 +93,7 @@ pub fn outgoing_flows(
         .flows
         .iter()
         .filter(|f| f.source == gateway)
-        .map(|f| FlowOption {
-            id: f.id.clone(),
-            target: f.target.clone(),
-            name: f.name.clone(),
-            condition: f.condition.clone(),
-            decision: None,
-            is_default: is_default(&f.id),
-        })
+        .map(|f| FlowOption::of(f, is_default(&f.id)))
         .collect();
     if !from_summary.is_empty() {
         return from_summary;
@@ -108,14 +101,7 @@ pub fn outgoing_flows(
     process
         .map(|p| {
             p.outgoing(gateway)
-                .map(|f| FlowOption {
-                    id: f.id.clone(),
-                    target: f.target.clone(),
-                    name: f.name.clone(),
-                    condition: f.condition.as_ref().map(|c| c.body.clone()),
-                    decision: None,
-                    is_default: is_default(&f.id),
-                })
+                .map(|f| FlowOption::of(&EdgeInfo::of(f), is_default(&f.id)))
                 .collect()
         })
         .unwrap_or_default()
@@ -124,7 +110,7 @@ pub fn outgoing_flows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridge::{EdgeInfo, NodeInfo};
+    use crate::bridge::NodeInfo;
 
     fn node(id: &str, kind: &str) -> NodeInfo {
         NodeInfo {

@@ -71,13 +71,9 @@ impl Run {
         ctx.flows = self
             .topology
             .outgoing(&node.id)
-            .map(|f| FlowOption {
-                id: f.id.clone(),
-                target: f.target.clone(),
-                name: f.name.clone(),
-                condition: f.condition.clone(),
-                decision: None,
-                is_default: node.default_flow.as_deref() == Some(f.id.as_str()),
+            .map(|f| {
+                let is_default = node.default_flow.as_deref() == Some(f.id.as_str());
+                FlowOption::of(&self.topology.edge_info(f), is_default)
             })
             .collect();
         let control_points = self.control_points.clone();
