@@ -99,6 +99,9 @@ pub enum Decider {
     Static,
     /// Nothing to decide (pass-through task, single flow, disabled hook, guard not met).
     None,
+    /// The control point's `on_failure` after its reasoner failed (a model that gave no
+    /// valid answer within its attempts or budget).
+    Fallback,
 }
 
 impl Decider {
@@ -112,6 +115,7 @@ impl Decider {
             Decider::Scripted => "scripted",
             Decider::Static => "static",
             Decider::None => "none",
+            Decider::Fallback => "fallback",
         }
     }
 }
@@ -140,4 +144,58 @@ pub enum RunStatus {
     Terminated,
     /// Something went wrong (a failed task, no flow to take, the step budget, a crash).
     Failed,
+}
+
+/// How one call to a model ended.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// A usable answer (valid against the schema and the permitted set).
+    Answered,
+    /// The model asked for a tool; its result was sent back in the next call.
+    ToolUse,
+    /// An answer that failed the schema or named something not permitted.
+    Invalid,
+    /// The endpoint failed (HTTP status, connection, garbage), after its retries.
+    Error,
+    /// No answer within the timeout.
+    Timeout,
+}
+
+impl CallOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Answered => "answered",
+            CallOutcome::ToolUse => "tool_use",
+            CallOutcome::Invalid => "invalid",
+            CallOutcome::Error => "error",
+            CallOutcome::Timeout => "timeout",
+        }
+    }
+}
+
+/// One call to a model at a control point: what it cost and how it ended. Decisions carry
+/// their calls across the bridge, and the engine journals each as an event.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct ModelCall {
+    /// The model asked (as configured).
+    pub model: String,
+    /// 1, 2, ... within the control point (re-asks and tool rounds count).
+    pub attempt: u32,
+    pub outcome: CallOutcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u64>,
+    /// Wall time of the call, retries included.
+    pub latency_ms: u64,
+    /// HTTP requests behind this call (more than 1 after retries on 429/5xx/timeouts).
+    pub http_attempts: u32,
+    /// What was wrong (an invalid answer, an error); never a secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }

@@ -8,6 +8,7 @@
 //! order) and [`NoModel`] (nothing to ask: every question is a [`ReasonError::NoAnswer`]).
 
 pub mod human;
+pub mod llm;
 pub mod record;
 pub mod rules;
 pub mod scripted;

@@ -1,0 +1,2 @@
+//! (written by the lead)
+pub struct LlmReasoner;
