@@ -77,6 +77,7 @@ _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[Stream one JSON event per line instead of the human view]' \
+'--no-model[Never call a model, even when the app configures one (answers come from the policy rules, the scenario or answers file, or a person)]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
@@ -85,6 +86,106 @@ _arguments "${_arguments_options[@]}" : \
 '--help[Print help]' \
 ':app -- The app\: a name under the apps folder, an app folder or a flow config file:_default' \
 && ret=0
+;;
+(runs)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_cuga-flo__subcmd__runs_commands" \
+"*::: :->runs" \
+&& ret=0
+
+    case $state in
+    (runs)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-runs-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[Where runs are journalled]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[One JSON object per run]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+&& ret=0
+;;
+(replay)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[]:DIR:_files' \
+'--app=[The app, when the run'\''s app is not found by its name under the apps folder]:APP|PATH:_default' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[Stream one JSON event per line]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__runs__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-runs-help-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(replay)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
 ;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
@@ -123,6 +224,34 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(runs)
+_arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__help__subcmd__runs_commands" \
+"*::: :->runs" \
+&& ret=0
+
+    case $state in
+    (runs)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-help-runs-command-$line[1]:"
+        case $line[1] in
+            (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(replay)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -146,6 +275,7 @@ _cuga-flo_commands() {
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
+'runs:The journalled runs\: list, show, replay' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -162,6 +292,7 @@ _cuga-flo__subcmd__help_commands() {
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
+'runs:The journalled runs\: list, show, replay' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -182,6 +313,30 @@ _cuga-flo__subcmd__help__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help list commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs_commands() {
+    local commands; commands=(
+'list:List the journalled runs, newest first' \
+'show:Print a journalled run as \`start\` streamed it' \
+'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
+    )
+    _describe -t commands 'cuga-flo help runs commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__list_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__replay_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__replay_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs replay commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__show_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs show commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__help__subcmd__start_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__start_commands() {
     local commands; commands=()
@@ -196,6 +351,61 @@ _cuga-flo__subcmd__help__subcmd__validate_commands() {
 _cuga-flo__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs_commands] )) ||
+_cuga-flo__subcmd__runs_commands() {
+    local commands; commands=(
+'list:List the journalled runs, newest first' \
+'show:Print a journalled run as \`start\` streamed it' \
+'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo runs commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help_commands() {
+    local commands; commands=(
+'list:List the journalled runs, newest first' \
+'show:Print a journalled run as \`start\` streamed it' \
+'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo runs help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__list_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__replay_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__replay_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help replay commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__show_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help show commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__list_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__replay_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__replay_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs replay commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__show_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__show_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs show commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__start_commands] )) ||
 _cuga-flo__subcmd__start_commands() {

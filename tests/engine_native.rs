@@ -253,6 +253,7 @@ impl ControlPoints for Harness {
                 return Err(ControlPointError {
                     element: id,
                     message: "the task agent is unreachable".into(),
+                    calls: Vec::new(),
                 });
             }
             let failed = self.fails.get(&id).cloned();
@@ -267,6 +268,8 @@ impl ControlPoints for Harness {
                 decided_by: Decider::Scripted,
                 reason: None,
                 error: failed,
+                calls: Vec::new(),
+                digest: None,
             })
         })
     }
@@ -284,10 +287,13 @@ impl ControlPoints for Harness {
                     flows,
                     decided_by: Decider::Scripted,
                     reason: Some("scripted".into()),
+                    calls: Vec::new(),
+                    digest: None,
                 }),
                 None => Err(ControlPointError {
                     element: id,
                     message: "no route scripted".into(),
+                    calls: Vec::new(),
                 }),
             }
         })
@@ -461,6 +467,7 @@ fn short(event: &Event) -> String {
         Event::TopologyChanged { action, .. } => format!("changed {action}"),
         Event::VariablesSet { source, .. } => format!("set by {source}"),
         Event::RunFinished { status, .. } => format!("finished {status:?}"),
+        Event::ModelCalled { node, call } => format!("model {node} {}", call.outcome.as_str()),
     }
 }
 
@@ -856,6 +863,7 @@ async fn skip_node_enters_the_target_and_records_it_as_skipped() {
         reason: Some("policy".into()),
         error: None,
         duration_ms: 0,
+        digest: None,
     }));
     assert_eq!(ran.hooked(), (HookAction::SkipNode, Some("a".into()), None));
 }

@@ -67,6 +67,7 @@ fn sample_events() -> Vec<Event> {
             ),
             error: None,
             duration_ms: 12,
+            digest: None,
         },
         Event::HookEvaluated {
             hook: "risk_review".into(),
@@ -82,6 +83,7 @@ fn sample_events() -> Vec<Event> {
             denied: None,
             rejected: None,
             duration_ms: 1340,
+            digest: None,
         },
         Event::VariablesSet {
             source: "hook risk_review".into(),
@@ -105,6 +107,7 @@ fn sample_events() -> Vec<Event> {
             denied: Some(HookAction::SkipTo),
             rejected: None,
             duration_ms: 3,
+            digest: None,
         },
         entered("route", "exclusiveGateway", None),
         Event::GatewayRouted {
@@ -113,6 +116,7 @@ fn sample_events() -> Vec<Event> {
             decided_by: Decider::Condition,
             reason: Some("amount > 10000".into()),
             duration_ms: 0,
+            digest: None,
         },
         entered("review", "userTask", Some("Manual review")),
         Event::TaskFinished {
@@ -124,6 +128,7 @@ fn sample_events() -> Vec<Event> {
             reason: None,
             error: None,
             duration_ms: 0,
+            digest: None,
         },
         entered("notify", "serviceTask", None),
         Event::TaskFinished {
@@ -135,6 +140,7 @@ fn sample_events() -> Vec<Event> {
             reason: None,
             error: Some("mail server unreachable".into()),
             duration_ms: 61_000,
+            digest: None,
         },
         entered("end", "endEvent", None),
         Event::RunFinished {

@@ -114,6 +114,8 @@ pub struct Variable {
     pub default: serde_json::Value,
 }
 
+/// Model settings: the app's `llm:` block, or a control point's own `llm:` block, which
+/// overrides the app's key by key.
 #[derive(Debug, Clone, Default)]
 pub struct LlmConfig {
     pub provider: Option<Located<String>>,
@@ -121,9 +123,69 @@ pub struct LlmConfig {
     pub temperature: Option<Located<f64>>,
     pub base_url: Option<Located<String>>,
     pub api_key_env: Option<Located<String>>,
-    /// A key written into the file (reported: use `api_key_env`).
+    /// A key written into the file (reported: use `api_key_env`; never used).
     pub api_key: Option<Located<String>>,
+    pub max_tokens: Option<Located<u64>>,
+    pub seed: Option<Located<u64>>,
+    /// `auto`, `json_schema`, `json_object` or `prompt`.
+    pub response_format: Option<Located<String>>,
+    /// Seconds allowed for one HTTP request.
+    pub timeout: Option<Located<f64>>,
+    pub connect_timeout: Option<Located<f64>>,
+    /// Retries of one call on 429, 5xx, timeouts and connection failures.
+    pub retries: Option<Located<u64>>,
+    /// Asks per control point when answers are invalid (1 + re-asks).
+    pub max_attempts: Option<Located<u64>>,
+    /// App level: limits over the whole run. Control point: limits per visit.
+    pub budget: Option<BudgetConfig>,
+    /// App level only: limits per control-point visit.
+    pub control_point_budget: Option<BudgetConfig>,
+    /// Prompt templates (minijinja). App level: `task`, `gateway`, `hook`; a control
+    /// point's block has a single `prompt`.
+    pub prompts: PromptPaths,
     pub span: Span,
+}
+
+/// Limits on model use (`budget:`).
+#[derive(Debug, Clone, Default)]
+pub struct BudgetConfig {
+    pub calls: Option<Located<u64>>,
+    pub tokens: Option<Located<u64>>,
+    pub seconds: Option<Located<f64>>,
+    pub span: Span,
+}
+
+/// Prompt template files, relative to the config's folder.
+#[derive(Debug, Clone, Default)]
+pub struct PromptPaths {
+    pub task: Option<Located<String>>,
+    pub gateway: Option<Located<String>>,
+    pub hook: Option<Located<String>>,
+    /// A control point's own template (`llm.prompt`).
+    pub own: Option<Located<String>>,
+}
+
+/// What a control point does when its model gives no usable answer (invalid answers up to
+/// the attempt limit, an endpoint failing after its retries, a budget spent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailure {
+    /// Fail the run (the default for tasks and gateways).
+    Fail,
+    /// Gateways: take the default flow.
+    Default,
+    /// Hooks: go on along the edge (the default for hooks).
+    Continue,
+}
+
+impl OnFailure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnFailure::Fail => "fail",
+            OnFailure::Default => "default",
+            OnFailure::Continue => "continue",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -150,6 +212,9 @@ pub struct TaskConfig {
     pub tool: Option<Located<String>>,
     pub input_mapping: Vec<(Located<String>, Located<String>)>,
     pub output_mapping: Vec<(Located<String>, Located<String>)>,
+    /// The task's own model settings.
+    pub llm: Option<LlmConfig>,
+    pub on_failure: Option<Located<OnFailure>>,
     pub span: Span,
 }
 
@@ -184,6 +249,9 @@ pub struct GatewayConfig {
     pub flows: Vec<GatewayFlow>,
     pub human_consultation: Option<Located<String>>,
     pub agent_type: Option<Located<String>>,
+    /// The gateway's own model settings.
+    pub llm: Option<LlmConfig>,
+    pub on_failure: Option<Located<OnFailure>>,
     pub span: Span,
 }
 
@@ -249,6 +317,9 @@ pub struct HookConfig {
     pub allowed_targets: Vec<Located<String>>,
     /// Tasks a reasoned add_node may insert.
     pub insertable_tasks: Vec<TaskSpec>,
+    /// The hook's own model settings.
+    pub llm: Option<LlmConfig>,
+    pub on_failure: Option<Located<OnFailure>>,
     pub span: Span,
 }
 

@@ -223,7 +223,7 @@ impl BridgeServer {
             .execute_task(&a.task_id, ctx)
             .await
             .map(Json)
-            .map_err(|e| e.message)
+            .map_err(|e| error_text(&e))
     }
 
     #[tool(
@@ -238,7 +238,7 @@ impl BridgeServer {
             .route_gateway(&a.gateway_id, ctx)
             .await
             .map(Json)
-            .map_err(|e| e.message)
+            .map_err(|e| error_text(&e))
     }
 
     #[tool(
@@ -253,7 +253,7 @@ impl BridgeServer {
             .evaluate_hook(&a.hook_id, ctx)
             .await
             .map(Json)
-            .map_err(|e| e.message)
+            .map_err(|e| error_text(&e))
     }
 
     #[tool(
@@ -377,6 +377,7 @@ impl McpControlPoints {
         let error = |message: String| ControlPointError {
             element: element.to_string(),
             message,
+            calls: Vec::new(),
         };
         let arguments = match serde_json::to_value(args) {
             Ok(Value::Object(map)) => map,
@@ -389,7 +390,11 @@ impl McpControlPoints {
             .await
             .map_err(|e| error(format!("`{tool}` over MCP failed: {e}")))?;
         if result.is_error == Some(true) {
-            return Err(error(text_of(&result.content)));
+            let text = text_of(&result.content);
+            // A harness error is a ControlPointError as JSON; other errors are plain text.
+            return Err(
+                serde_json::from_str::<ControlPointError>(&text).unwrap_or_else(|_| error(text))
+            );
         }
         let value = result
             .structured_content
@@ -405,6 +410,12 @@ impl McpControlPoints {
     ) -> Result<RunProcessResult, ControlPointError> {
         self.call("run_process", &args.process_key, args).await
     }
+}
+
+/// A control-point error as a tool error's text: its JSON (element, message and the
+/// model calls made before it), so an engine can journal the calls.
+fn error_text(e: &ControlPointError) -> String {
+    serde_json::to_string(e).unwrap_or_else(|_| e.message.clone())
 }
 
 fn text_of(content: &[ContentBlock]) -> String {
@@ -538,6 +549,8 @@ mod tests {
                     decided_by: Decider::None,
                     reason: None,
                     error: None,
+                    calls: Vec::new(),
+                    digest: None,
                 })
             })
         }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::bpmn::{Flow, Process};
+use crate::vocab::ModelCall;
 pub use crate::vocab::{Decider, HookAction, TaskStatus};
 
 /// Process variables: a JSON object.
@@ -174,6 +175,13 @@ pub struct TaskOutcome {
     pub reason: Option<String>,
     /// Why the task failed.
     pub error: Option<String>,
+    /// The model calls behind this answer, in order (each is journalled).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<ModelCall>,
+    /// The digest of the question a reasoner was asked (`reason::record::context_digest`),
+    /// when one was: what `runs replay` checks a re-execution against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 /// What `route_gateway` answers: the flows to take (one for exclusive gateways).
@@ -182,6 +190,13 @@ pub struct GatewayDecision {
     pub flows: Vec<String>,
     pub decided_by: Decider,
     pub reason: Option<String>,
+    /// The model calls behind this answer, in order (each is journalled).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<ModelCall>,
+    /// The digest of the question a reasoner was asked (`reason::record::context_digest`),
+    /// when one was: what `runs replay` checks a re-execution against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 /// A task a hook inserts (ADD_NODE).
@@ -214,6 +229,13 @@ pub struct HookDecision {
     pub denied: Option<HookAction>,
     /// When set, the run must fail (a denied action under `on_denied: fail`).
     pub fail_run: bool,
+    /// The model calls behind this answer, in order (each is journalled).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<ModelCall>,
+    /// The digest of the question a reasoner was asked (`reason::record::context_digest`),
+    /// when one was: what `runs replay` checks a re-execution against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 impl HookDecision {
@@ -230,6 +252,8 @@ impl HookDecision {
             reason: reason.into(),
             denied: None,
             fail_run: false,
+            calls: Vec::new(),
+            digest: None,
         }
     }
 }
@@ -240,6 +264,9 @@ impl HookDecision {
 pub struct ControlPointError {
     pub element: String,
     pub message: String,
+    /// The model calls made before the failure (each is journalled).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<ModelCall>,
 }
 
 /// What an engine needs to know about an app beyond its BPMN model: which flows carry

@@ -6,10 +6,12 @@
 //! - [`hooks`]: hooks and `action_permissions`.
 //! - [`conditions`]: every condition parses; exclusive splits that can take no flow.
 //! - [`rules`]: the rules of hook and gateway policies.
+//! - [`llm`]: model settings (prompt templates, `on_failure`, unused settings).
 
 mod conditions;
 mod graph;
 mod hooks;
+mod llm;
 mod refs;
 mod rules;
 
@@ -29,10 +31,12 @@ pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
             diags.extend(hooks::check(config, doc));
             diags.extend(conditions::check(Some(config), doc));
             diags.extend(rules::check(config, doc));
+            diags.extend(llm::check(config, doc.main_process()));
         }
     } else if let Some(config) = &app.config {
         // No model: the checks that need none still run.
         diags.extend(refs::check_without_model(config));
+        diags.extend(llm::check(config, None));
     }
     sort(&mut diags);
     diags

@@ -327,11 +327,15 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
             {
                 remote_ref(kind, format!("the agent_type of {what}"), &mut out);
             }
-            for tool in &agent.tools {
+            for tool in agent
+                .tools
+                .iter()
+                .filter(|t| t.value != crate::reason::llm::reasoner::READ_VARIABLE)
+            {
                 let hint = if remote_names.contains(&tool.as_str()) {
                     "to delegate the task to this remote agent write `agent_type: <name>`; to consult it write `human_consultation: <name>` on a gateway or hook".to_string()
                 } else {
-                    "agent tools are not supported; remove the entry".to_string()
+                    "the one built-in tool is `read_variable` (a model reads any process variable by name); remove the entry".to_string()
                 };
                 out.push(
                     Diagnostic::warning(

@@ -4,6 +4,7 @@
 pub mod completions;
 mod list;
 mod output;
+mod runs;
 mod start;
 mod target;
 mod validate;
@@ -106,6 +107,8 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Run a process: every control-point decision and the hook audit log, live
     Start(start::StartArgs),
+    /// The journalled runs: list, show, replay
+    Runs(runs::RunsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),
 }
@@ -131,6 +134,7 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::run(&cli, args, style),
         Command::Validate(args) => validate::run(&cli, args, style),
         Command::Start(args) => start::run(&cli, args, style),
+        Command::Runs(args) => runs::run(&cli, args, style),
         Command::Completions(args) => completions::run(args),
     };
     match result {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::app::registry::app_from_config;
 use crate::app::scenario::{self, Scenario};
-use crate::app::{EngineKind, LoadedApp, load_app};
+use crate::app::{EngineKind, FlowConfig, LoadedApp, load_app};
 use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
 use crate::bridge::mcp::{
@@ -23,6 +23,7 @@ use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{Event, EventSink, FlowState, JournalError, Record};
 use crate::reason::human::HumanReasoner;
+use crate::reason::llm::LlmReasoner;
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
     Chain, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, NoModel, ReasonError, Reasoner,
@@ -81,6 +82,26 @@ pub struct StartArgs {
     /// Stream one JSON event per line instead of the human view
     #[arg(long)]
     pub json: bool,
+
+    /// Never call a model, even when the app configures one (answers come from the
+    /// policy rules, the scenario or answers file, or a person)
+    #[arg(long)]
+    pub no_model: bool,
+
+    /// Set by `runs replay`: the run's id, its recorded answers and its variables.
+    #[arg(skip)]
+    pub preset: Option<Box<Preset>>,
+}
+
+/// A run prepared by another command (`runs replay`): its id, the only answers it may use
+/// (checked against their recorded digests), and its initial variables.
+#[derive(Debug, Clone)]
+pub struct Preset {
+    pub run_id: String,
+    pub cassette: Value,
+    /// Where the cassette came from, for the stream's header.
+    pub source: String,
+    pub variables: Map<String, Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -144,7 +165,7 @@ pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageEr
         None => None,
     };
     let variables = initial_variables(&loaded, scenario.as_ref(), args)?;
-    let (reasoner, recorder) = reasoner(scenario.as_ref(), args)?;
+    let (reasoner, recorder) = reasoner(config, scenario.as_ref(), args)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -214,7 +235,10 @@ async fn run_async(
         .map_err(UsageError::new)?;
 
     // The journal, with the view as its observer.
-    let run_id = store::new_run_id();
+    let run_id = match &args.preset {
+        Some(p) => p.run_id.clone(),
+        None => store::new_run_id(),
+    };
     let run_dir = store::run_dir(&args.run_dir, &run_id);
     let journal = Journal::create(&run_dir, true)
         .map_err(|e| UsageError::new(format!("cannot create the run journal: {e}")))?
@@ -387,11 +411,22 @@ impl EventSink for Labelled {
 /// The reasoner a run asks, and the recorder inside it when `--record` is given.
 type Judgement = (Arc<dyn Reasoner>, Option<Arc<Recorder>>);
 
-/// Where judgement comes from: scenario or answers file first, then a person at the
-/// terminal, else an explanation of how to provide it; policy rules before all of them.
-/// With `--replay`, only the cassette answers (after the rules); with `--record`, what the
+/// Where judgement comes from: scenario or answers file first, then the app's model (its
+/// `llm:` settings, or the `CUGA_FLO_LLM_*` environment), then a person at the terminal,
+/// else an explanation of how to provide it; policy rules before all of them. With
+/// `--replay`, only the cassette answers (after the rules); with `--record`, what the
 /// chain inside the rules answers is recorded.
-fn reasoner(scenario: Option<&Scenario>, args: &StartArgs) -> Result<Judgement, UsageError> {
+fn reasoner(
+    config: &FlowConfig,
+    scenario: Option<&Scenario>,
+    args: &StartArgs,
+) -> Result<Judgement, UsageError> {
+    if let Some(preset) = &args.preset {
+        let cassette = ScriptedReasoner::from_value(preset.cassette.clone(), preset.source.clone())
+            .map_err(|e| UsageError::new(e.to_string()))?
+            .checking_digests();
+        return Ok((Arc::new(Rules::new(Arc::new(cassette))), None));
+    }
     if let Some(path) = &args.replay {
         let text = std::fs::read_to_string(path)
             .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
@@ -415,6 +450,18 @@ fn reasoner(scenario: Option<&Scenario>, args: &StartArgs) -> Result<Judgement, 
         chain.push(Arc::new(
             ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?,
         ));
+    }
+    if !args.no_model {
+        let env = |name: &str| std::env::var(name).ok();
+        let model = LlmReasoner::from_config(config, &env).map_err(|e| {
+            UsageError::new(format!("the model cannot be set up: {e}")).with_help(
+                "fix the `llm:` settings (see docs/config.md), or run without a model: \
+                 --no-model",
+            )
+        })?;
+        if let Some(model) = model {
+            chain.push(Arc::new(model));
+        }
     }
     if std::io::stdin().is_terminal() && HumanReasoner::terminal_available() {
         chain.push(Arc::new(HumanReasoner::terminal()));
@@ -454,6 +501,9 @@ fn initial_variables(
         .collect();
     if let Some(s) = scenario {
         vars.extend(s.inputs.clone());
+    }
+    if let Some(preset) = &args.preset {
+        vars.extend(preset.variables.clone());
     }
     if let Some(input) = &args.input {
         let text = if input == "-" {

@@ -25,14 +25,14 @@
 //! condition that cannot be read counts as UNKNOWN at a `decision_agent` gateway and is
 //! an error at a native one (config conditions are parsed when the harness is built).
 
-use crate::app::GatewayMode;
+use crate::app::{GatewayConfig, GatewayMode, OnFailure};
 use crate::bpmn::GatewayKind;
 use crate::bridge::{ControlPointContext, ControlPointError, FlowOption, GatewayDecision};
 use crate::expr::{self, Truth};
-use crate::reason::{FlowTruth, GatewayRequest};
+use crate::reason::{CallLog, FlowTruth, GatewayAnswer, GatewayRequest, ReasonError};
 use crate::vocab::Decider;
 
-use super::{FlowAgent, context, cp_error};
+use super::{FlowAgent, Trace, context, cp_error};
 
 /// One evaluated flow condition.
 struct Eval {
@@ -298,13 +298,58 @@ impl Route<'_> {
                 .collect(),
             multiple: self.multiple,
             context: ctx,
+            calls: CallLog::default(),
         };
-        let answer = self
-            .agent
-            .reasoner
-            .gateway(req)
-            .await
-            .map_err(|e| cp_error(gw, e.to_string()))?;
+        let reasoner = &self.agent.reasoner;
+        let (result, trace) = Trace::ask(req, async |req| reasoner.gateway(req).await).await;
+        let answer = match result {
+            Ok(answer) => answer,
+            Err(e @ ReasonError::Failed { .. }) => return self.on_failure(cfg, e, trace),
+            Err(e) => return Err(trace.error(gw, e.to_string())),
+        };
+        let mut decision = self.check_answer(&offered, answer, keep)?;
+        decision.calls = trace.calls;
+        decision.digest = trace.digest;
+        Ok(decision)
+    }
+
+    /// The model gave no usable answer: `on_failure: default` takes the default flow;
+    /// `fail` (the default) fails the call.
+    fn on_failure(
+        &self,
+        cfg: Option<&GatewayConfig>,
+        e: ReasonError,
+        trace: Trace,
+    ) -> Result<GatewayDecision, ControlPointError> {
+        let wanted = cfg.and_then(|g| g.on_failure.as_ref()).map(|l| l.value);
+        if wanted == Some(OnFailure::Default) {
+            if let Some(default) = self.flows.iter().find(|f| f.is_default) {
+                let mut d = decision(
+                    vec![default.id.clone()],
+                    Decider::Fallback,
+                    format!("{e}; on_failure: default takes the default flow"),
+                );
+                d.calls = trace.calls;
+                d.digest = trace.digest;
+                return Ok(d);
+            }
+            return Err(trace.error(
+                self.gateway_id,
+                format!("{e}; on_failure is `default` but the gateway has no default flow"),
+            ));
+        }
+        Err(trace.error(self.gateway_id, e.to_string()))
+    }
+
+    /// The reasoner's answer, checked: it names offered flows only (exactly one unless
+    /// the gateway is inclusive).
+    fn check_answer(
+        &self,
+        offered: &[FlowOption],
+        answer: GatewayAnswer,
+        keep: &[usize],
+    ) -> Result<GatewayDecision, ControlPointError> {
+        let gw = self.gateway_id;
         let offered_ids: Vec<&str> = offered.iter().map(|f| f.id.as_str()).collect();
         if answer.flows.is_empty() {
             return Err(cp_error(gw, "the answer names no flow"));
@@ -344,6 +389,8 @@ impl Route<'_> {
             flows: chosen,
             decided_by: answer.decided_by,
             reason: answer.reason,
+            calls: Vec::new(),
+            digest: None,
         })
     }
 }
@@ -353,5 +400,7 @@ fn decision(flows: Vec<String>, decided_by: Decider, reason: impl Into<String>) 
         flows,
         decided_by,
         reason: Some(reason.into()),
+        calls: Vec::new(),
+        digest: None,
     }
 }

@@ -26,15 +26,15 @@
 
 use std::sync::Arc;
 
-use crate::app::{ActionSpec, HookConfig, OnDenied, TaskSpec};
+use crate::app::{ActionSpec, HookConfig, OnDenied, OnFailure, TaskSpec};
 use crate::bridge::{
     ControlPointContext, ControlPointError, HookDecision, ModelSummary, NewTask, Variables,
 };
 use crate::expr::Truth;
-use crate::reason::{AddTask, HookAnswer, HookRequest, ReasonError};
+use crate::reason::{AddTask, CallLog, HookAnswer, HookRequest, ReasonError};
 use crate::vocab::{Decider, HookAction};
 
-use super::{FlowAgent, context, cp_error};
+use super::{FlowAgent, Trace, context, cp_error};
 
 pub(crate) async fn evaluate(
     agent: &FlowAgent,
@@ -112,14 +112,42 @@ pub(crate) async fn evaluate(
         allowed_targets: check.open_targets(),
         insertable_tasks: hook.insertable_tasks.iter().map(new_task).collect(),
         context: ctx,
+        calls: CallLog::default(),
     };
-    match agent.reasoner.hook(req).await {
-        Ok(answer) => Ok(check.validate(answer, true)),
+    let reasoner = &agent.reasoner;
+    let (result, trace) = Trace::ask(req, async |req| reasoner.hook(req).await).await;
+    let mut decision = match result {
+        Ok(answer) => check.validate(answer, true),
         Err(e @ ReasonError::Invalid { .. }) => {
-            Ok(check.reject(None, Decider::None, format!("invalid answer: {e}"), None))
+            check.reject(None, Decider::None, format!("invalid answer: {e}"), None)
         }
-        Err(e) => Err(cp_error(&hook.id.value, e.to_string())),
+        Err(e @ ReasonError::Failed { .. }) => on_failure(hook, e),
+        Err(e) => return Err(trace.error(&hook.id.value, e.to_string())),
+    };
+    decision.calls = trace.calls;
+    decision.digest = trace.digest;
+    Ok(decision)
+}
+
+/// The model gave no usable answer: `on_failure: continue` (the default) goes on along
+/// the edge; `fail` fails the run. Either way the hook's record says why.
+fn on_failure(hook: &HookConfig, e: ReasonError) -> HookDecision {
+    let fail = hook
+        .on_failure
+        .as_ref()
+        .is_some_and(|l| l.value == OnFailure::Fail);
+    let mut d = HookDecision::proceed(
+        Decider::Fallback,
+        Some(format!(
+            "{e}; on_failure: {}",
+            if fail { "fail" } else { "continue" }
+        )),
+    );
+    if fail {
+        d.fail_run = true;
+        d.message = Some(format!("hook `{}` failed the run: {e}", hook.id.value));
     }
+    d
 }
 
 /// The decision a hook without a policy takes: its static action.
@@ -236,6 +264,8 @@ impl Check<'_> {
             reason: answer.reason.clone(),
             denied: None,
             fail_run: false,
+            calls: Vec::new(),
+            digest: None,
         };
         match asked {
             HookAction::SkipTo | HookAction::RemoveNode => {

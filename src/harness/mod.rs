@@ -30,7 +30,11 @@ use crate::bridge::{
     GatewayDecision, HookDecision, ModelSummary, TaskOutcome,
 };
 use crate::expr::{self, Expr};
-use crate::reason::{Policy, Reasoner};
+use crate::reason::record::{ContextDigest, context_digest};
+use crate::reason::{
+    CallLog, GatewayRequest, HookRequest, Policy, ReasonError, Reasoner, TaskRequest,
+};
+use crate::vocab::ModelCall;
 
 /// Node entries allowed in one run before it fails. (The same value as the engine's
 /// default step budget; kept here so the harness does not depend on an engine.)
@@ -244,5 +248,62 @@ pub(crate) fn cp_error(element: &str, message: impl Into<String>) -> ControlPoin
     ControlPointError {
         element: element.to_string(),
         message: message.into(),
+        calls: Vec::new(),
+    }
+}
+
+/// What asking the reasoner leaves besides its answer: the model calls it made and the
+/// digest of the question (what a replay checks).
+#[derive(Debug, Default)]
+pub(crate) struct Trace {
+    pub calls: Vec<ModelCall>,
+    pub digest: Option<String>,
+}
+
+impl Trace {
+    /// Ask the reasoner one question (`ask` gets the request) and keep its trace.
+    pub(crate) async fn ask<R, A, F>(req: R, ask: F) -> (Result<A, ReasonError>, Trace)
+    where
+        R: ContextDigest + Asked,
+        F: AsyncFnOnce(R) -> Result<A, ReasonError>,
+    {
+        let log = req.call_log().clone();
+        let digest = context_digest(&req);
+        let result = ask(req).await;
+        let trace = Trace {
+            calls: log.take(),
+            digest: Some(digest),
+        };
+        (result, trace)
+    }
+
+    /// A control-point error for `element` that keeps the calls made.
+    pub(crate) fn error(self, element: &str, message: impl Into<String>) -> ControlPointError {
+        let mut e = cp_error(element, message);
+        e.calls = self.calls;
+        e
+    }
+}
+
+/// A question for a reasoner, with the log its model calls go to.
+pub(crate) trait Asked {
+    fn call_log(&self) -> &CallLog;
+}
+
+impl Asked for TaskRequest {
+    fn call_log(&self) -> &CallLog {
+        &self.calls
+    }
+}
+
+impl Asked for GatewayRequest {
+    fn call_log(&self) -> &CallLog {
+        &self.calls
+    }
+}
+
+impl Asked for HookRequest {
+    fn call_log(&self) -> &CallLog {
+        &self.calls
     }
 }

@@ -13,10 +13,10 @@
 
 use crate::app::TaskMode;
 use crate::bridge::{ControlPointContext, ControlPointError, TaskOutcome, Variables};
-use crate::reason::{ReasonError, TaskAnswer, TaskRequest};
+use crate::reason::{CallLog, ReasonError, TaskAnswer, TaskRequest};
 use crate::vocab::{Decider, TaskStatus};
 
-use super::{FlowAgent, context};
+use super::{FlowAgent, Trace, context};
 
 pub(crate) async fn execute(
     agent: &FlowAgent,
@@ -36,12 +36,14 @@ pub(crate) async fn execute(
                 inputs: Variables::clone(&ctx.variables),
                 outputs: Vec::new(),
                 context: ctx,
+                calls: CallLog::default(),
             };
-            let answer = ask(agent, task_id, req).await?;
-            return Ok(match answer {
+            let (answer, trace) = ask(agent, task_id, req).await?;
+            let outcome = match answer {
                 Ok(a) => completed(a, Variables::new()),
                 Err(message) => failed(Decider::None, None, Variables::new(), message),
-            });
+            };
+            return Ok(traced(outcome, trace));
         }
         return Ok(pass_through());
     };
@@ -82,10 +84,15 @@ pub(crate) async fn execute(
         inputs,
         outputs,
         context: ctx,
+        calls: CallLog::default(),
     };
-    let answer = match ask(agent, task_id, req).await? {
+    let (answer, trace) = ask(agent, task_id, req).await?;
+    let answer = match answer {
         Ok(a) => a,
-        Err(message) => return Ok(failed(Decider::None, None, Variables::new(), message)),
+        Err(message) => {
+            let outcome = failed(Decider::None, None, Variables::new(), message);
+            return Ok(traced(outcome, trace));
+        }
     };
 
     let mut variables = Variables::new();
@@ -99,31 +106,38 @@ pub(crate) async fn execute(
                     "task {task_id} did not return output `{}` (declared in output_mapping)",
                     key.value
                 );
-                return Ok(failed(
-                    answer.decided_by,
-                    answer.reason,
-                    answer.outputs,
-                    message,
-                ));
+                let outcome = failed(answer.decided_by, answer.reason, answer.outputs, message);
+                return Ok(traced(outcome, trace));
             }
         }
     }
-    Ok(completed(answer, variables))
+    Ok(traced(completed(answer, variables), trace))
 }
 
 /// Ask the reasoner. The outer error stops the run (nothing answers, or the answer could
-/// not be obtained); the inner one fails the task (the answer was not usable).
+/// not be obtained); the inner one fails the task (the answer was not usable, or the
+/// model gave none: a task's only `on_failure` is to fail).
 async fn ask(
     agent: &FlowAgent,
     task_id: &str,
     mut req: TaskRequest,
-) -> Result<Result<TaskAnswer, String>, ControlPointError> {
+) -> Result<(Result<TaskAnswer, String>, Trace), ControlPointError> {
     context::fill_model(&mut req.context, agent.model());
-    match agent.reasoner.task(req).await {
-        Ok(a) => Ok(Ok(a)),
-        Err(e @ ReasonError::Invalid { .. }) => Ok(Err(e.to_string())),
-        Err(e) => Err(super::cp_error(task_id, e.to_string())),
+    let (result, trace) = Trace::ask(req, async |req| agent.reasoner.task(req).await).await;
+    match result {
+        Ok(a) => Ok((Ok(a), trace)),
+        Err(e @ (ReasonError::Invalid { .. } | ReasonError::Failed { .. })) => {
+            Ok((Err(e.to_string()), trace))
+        }
+        Err(e) => Err(trace.error(task_id, e.to_string())),
     }
+}
+
+/// The outcome with the reasoner's calls and the question's digest.
+fn traced(mut outcome: TaskOutcome, trace: Trace) -> TaskOutcome {
+    outcome.calls = trace.calls;
+    outcome.digest = trace.digest;
+    outcome
 }
 
 fn pass_through() -> TaskOutcome {
@@ -134,6 +148,8 @@ fn pass_through() -> TaskOutcome {
         decided_by: Decider::None,
         reason: Some("pass-through".to_string()),
         error: None,
+        calls: Vec::new(),
+        digest: None,
     }
 }
 
@@ -145,6 +161,8 @@ fn completed(answer: TaskAnswer, variables: Variables) -> TaskOutcome {
         decided_by: answer.decided_by,
         reason: answer.reason,
         error: None,
+        calls: Vec::new(),
+        digest: None,
     }
 }
 
@@ -161,5 +179,7 @@ fn failed(
         decided_by,
         reason,
         error: Some(message),
+        calls: Vec::new(),
+        digest: None,
     }
 }

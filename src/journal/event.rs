@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::vocab::{Decider, HookAction, RunStatus, TaskStatus};
+use crate::vocab::{Decider, HookAction, ModelCall, RunStatus, TaskStatus};
 
 /// One journal line: a sequence number, a wall-clock time and the event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,6 +55,9 @@ pub enum Event {
         reason: Option<String>,
         error: Option<String>,
         duration_ms: u64,
+        /// The digest of the question the reasoner was asked, when one was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        digest: Option<String>,
     },
     GatewayRouted {
         node: String,
@@ -62,6 +65,8 @@ pub enum Event {
         decided_by: Decider,
         reason: Option<String>,
         duration_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        digest: Option<String>,
     },
     /// A hook was evaluated and its decision applied (or refused).
     HookEvaluated {
@@ -82,6 +87,16 @@ pub enum Event {
         /// Why the engine refused the asked action (e.g. it names an executed node).
         rejected: Option<String>,
         duration_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        digest: Option<String>,
+    },
+    /// A model was called at a control point (written before the control point's own
+    /// event; one per call: re-asks and tool rounds are calls).
+    ModelCalled {
+        /// The task, gateway or hook.
+        node: String,
+        #[serde(flatten)]
+        call: ModelCall,
     },
     /// The live topology changed (SWAP_NODES, REMOVE_NODE, ADD_NODE).
     TopologyChanged { action: HookAction, detail: String },

@@ -7,7 +7,7 @@ pub mod state;
 pub mod store;
 
 pub use event::{Event, Record};
-pub use state::FlowState;
+pub use state::{FlowState, ModelUsage};
 pub use store::{Journal, JournalError};
 
 /// Where an engine sends what happens. The journal is one; tests use in-memory sinks.

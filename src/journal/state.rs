@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::event::{Event, Record};
-use crate::vocab::{Decider, HookAction, RunStatus, TaskStatus};
+use crate::vocab::{CallOutcome, Decider, HookAction, ModelCall, RunStatus, TaskStatus};
 
 /// What is known about a run after some prefix of its journal.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -30,6 +30,40 @@ pub struct FlowState {
     pub task_results: BTreeMap<String, Vec<TaskRecord>>,
     /// Node entries counted against the step budget (the final count once finished).
     pub steps: u64,
+    /// What the run's model calls cost.
+    #[serde(default, skip_serializing_if = "ModelUsage::is_empty")]
+    pub model_usage: ModelUsage,
+}
+
+/// Totals over a run's model calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelUsage {
+    pub calls: u64,
+    /// Calls that gave no usable answer (invalid, error, timeout).
+    pub failed_calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Wall time spent in model calls (summed; calls may overlap).
+    pub latency_ms: u64,
+}
+
+impl ModelUsage {
+    pub fn is_empty(&self) -> bool {
+        self.calls == 0
+    }
+
+    pub fn add(&mut self, call: &ModelCall) {
+        self.calls += 1;
+        if matches!(
+            call.outcome,
+            CallOutcome::Invalid | CallOutcome::Error | CallOutcome::Timeout
+        ) {
+            self.failed_calls += 1;
+        }
+        self.prompt_tokens += call.prompt_tokens.unwrap_or(0);
+        self.completion_tokens += call.completion_tokens.unwrap_or(0);
+        self.latency_ms += call.latency_ms;
+    }
 }
 
 /// One hook evaluation.
@@ -136,6 +170,7 @@ impl FlowState {
                 reason: reason.clone(),
             }),
             Event::VariablesSet { values, .. } => merge(&mut self.process_variables, values),
+            Event::ModelCalled { call, .. } => self.model_usage.add(call),
             Event::RunFinished {
                 status,
                 message,

@@ -548,6 +548,7 @@ mod tests {
                 ),
                 ..ControlPointContext::default()
             },
+            calls: Default::default(),
         }
     }
 
@@ -604,6 +605,7 @@ mod tests {
             inputs: json!({"income": 55000}).as_object().unwrap().clone(),
             outputs: vec!["score".into(), "note".into()],
             context: ControlPointContext::default(),
+            calls: Default::default(),
         };
         let a = r.task(req).await.unwrap();
         assert_eq!(a.outputs["score"], json!(0.82));
@@ -634,6 +636,7 @@ mod tests {
                 ..NewTask::default()
             }],
             context: ControlPointContext::default(),
+            calls: Default::default(),
         };
         let (r, _) = human("skip_to\n2\nrestricted\n");
         let a = r.hook(req.clone()).await.unwrap();

@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::bpmn::GatewayKind;
 use crate::bridge::{BoxFuture, ControlPointContext, FlowOption, NewTask, Variables};
 use crate::expr::Truth;
-use crate::vocab::{Decider, HookAction};
+use crate::vocab::{Decider, HookAction, ModelCall};
 
 pub use human::HumanReasoner;
 pub use record::Recorder;
@@ -63,6 +63,44 @@ impl Policy {
     }
 }
 
+/// The model calls made for one control-point question, shared by the clones of its
+/// request: a reasoner that calls a model appends each call, and the harness reads them
+/// after the answer (or the failure) to hand them to the engine, which journals them. Not
+/// part of a request's identity: it never compares, digests or serialises.
+#[derive(Clone, Default)]
+pub struct CallLog(Arc<std::sync::Mutex<Vec<ModelCall>>>);
+
+impl CallLog {
+    pub fn push(&self, call: ModelCall) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(call);
+    }
+
+    /// The calls so far, leaving the log empty.
+    pub fn take(&self) -> Vec<ModelCall> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl std::fmt::Debug for CallLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CallLog({} calls)", self.len())
+    }
+}
+
+impl PartialEq for CallLog {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 /// A task to fulfil.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskRequest {
@@ -79,6 +117,8 @@ pub struct TaskRequest {
     /// The output keys the task must answer (the keys of `output_mapping`), in order.
     pub outputs: Vec<String>,
     pub context: ControlPointContext,
+    #[serde(skip)]
+    pub calls: CallLog,
 }
 
 /// How one flow's condition evaluated.
@@ -105,6 +145,8 @@ pub struct GatewayRequest {
     /// Whether several flows may be chosen (inclusive gateways).
     pub multiple: bool,
     pub context: ControlPointContext,
+    #[serde(skip)]
+    pub calls: CallLog,
 }
 
 /// A hook to evaluate.
@@ -126,6 +168,8 @@ pub struct HookRequest {
     /// The tasks add_node may insert (a reasoned add_node must name one of them).
     pub insertable_tasks: Vec<NewTask>,
     pub context: ControlPointContext,
+    #[serde(skip)]
+    pub calls: CallLog,
 }
 
 /// A task's answer.
@@ -210,6 +254,11 @@ pub enum ReasonError {
         source_name: String,
         message: String,
     },
+    /// A model was asked but gave no usable answer (invalid answers up to the attempt
+    /// limit, an endpoint that failed after its retries, a budget spent). The control
+    /// point's `on_failure` decides what happens next.
+    #[error("the model gave no usable answer for control point `{element}`: {message}")]
+    Failed { element: String, message: String },
     #[error("{0}")]
     Io(String),
 }
@@ -340,6 +389,7 @@ mod tests {
             evaluations: vec![],
             multiple: false,
             context: ControlPointContext::default(),
+            calls: Default::default(),
         }
     }
 

@@ -15,6 +15,8 @@ use std::sync::Mutex;
 use serde_json::{Map, Value, json};
 
 use crate::bridge::{BoxFuture, Variables};
+use crate::journal::{Event, Record};
+use crate::vocab::Decider;
 
 use super::{
     AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, Policy, ReasonError, Reasoner,
@@ -211,6 +213,88 @@ fn hook_entry(answer: &HookAnswer, digest: String) -> Value {
     ])
 }
 
+/// Whether a decision came from judgement a replay must supply (not from a condition, a
+/// rule, a default or a static action, which decide again by themselves).
+fn judged(by: Decider) -> bool {
+    matches!(by, Decider::Model | Decider::Human | Decider::Scripted)
+}
+
+/// A cassette of the judged decisions in a run's journal, in the format [`Recorder`]
+/// writes: what `runs replay` answers from. Only decisions that carry the digest of their
+/// question are taken (every one a reasoner made does). A hook whose asked action was
+/// denied is recorded with the action it asked for, so the replay is denied again.
+pub fn cassette_from_journal(records: &[Record]) -> Value {
+    let recorder_entries: Vec<(String, Value)> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::TaskFinished {
+                node,
+                outputs,
+                decided_by,
+                reason,
+                digest: Some(digest),
+                ..
+            } if judged(*decided_by) => {
+                let answer = TaskAnswer {
+                    outputs: outputs.clone(),
+                    reason: reason.clone(),
+                    decided_by: *decided_by,
+                };
+                Some((node.clone(), task_entry(&answer, digest.clone())))
+            }
+            Event::GatewayRouted {
+                node,
+                flows,
+                decided_by,
+                reason,
+                digest: Some(digest),
+                ..
+            } if judged(*decided_by) => {
+                let answer = GatewayAnswer {
+                    flows: flows.clone(),
+                    reason: reason.clone(),
+                    decided_by: *decided_by,
+                };
+                Some((node.clone(), gateway_entry(&answer, digest.clone())))
+            }
+            Event::HookEvaluated {
+                hook,
+                action,
+                target,
+                swap,
+                added,
+                state_updates,
+                decided_by,
+                reason,
+                message,
+                denied,
+                digest: Some(digest),
+                ..
+            } if judged(*decided_by) => {
+                let mut answer = HookAnswer::action(denied.unwrap_or(*action), *decided_by);
+                answer.target = target.clone();
+                answer.swap = swap.clone();
+                answer.add = added.clone().map(AddTask::Insertable);
+                answer.state_updates = state_updates.clone();
+                answer.message = message.clone();
+                answer.reason = reason.clone();
+                Some((hook.clone(), hook_entry(&answer, digest.clone())))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut answers: Map<String, Value> = Map::new();
+    for (id, entry) in recorder_entries {
+        if let Value::Array(items) = answers
+            .entry(id)
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
+            items.push(entry);
+        }
+    }
+    json!({ "answers": answers })
+}
+
 impl Reasoner for Recorder {
     fn describe(&self) -> String {
         self.inner.describe()
@@ -268,6 +352,7 @@ mod tests {
                 variables: Arc::new(vars),
                 ..ControlPointContext::default()
             },
+            calls: Default::default(),
         }
     }
 

@@ -442,6 +442,7 @@ mod tests {
             allowed_targets: vec![],
             insertable_tasks: vec![],
             context,
+            calls: Default::default(),
         }
     }
 
@@ -540,6 +541,7 @@ mod tests {
                 evaluations: vec![],
                 multiple: false,
                 context,
+                calls: Default::default(),
             }
         };
         let a = rules.gateway(req(json!(2))).await.unwrap();

@@ -490,6 +490,7 @@ mod tests {
             inputs: Variables::new(),
             outputs: vec![],
             context: ControlPointContext::default(),
+            calls: Default::default(),
         }
     }
 
@@ -504,6 +505,7 @@ mod tests {
             evaluations: vec![],
             multiple: false,
             context: ControlPointContext::default(),
+            calls: Default::default(),
         }
     }
 
@@ -518,6 +520,7 @@ mod tests {
             allowed_targets: vec![],
             insertable_tasks: vec![],
             context: ControlPointContext::default(),
+            calls: Default::default(),
         }
     }
 

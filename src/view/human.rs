@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::{View, assignments, duration, excerpt, value};
 use crate::journal::{Event, FlowState, Record};
-use crate::vocab::{Decider, HookAction, RunStatus, TaskStatus};
+use crate::vocab::{CallOutcome, Decider, HookAction, RunStatus, TaskStatus};
 
 /// Reasons are cut to this many characters.
 const REASON_CHARS: usize = 80;
@@ -192,6 +192,7 @@ impl Human {
                 decided_by,
                 reason,
                 duration_ms,
+                ..
             } => {
                 let taken = if flows.is_empty() {
                     "(none)".to_owned()
@@ -253,6 +254,29 @@ impl Human {
                     lines.push(format!("    state: {}", assignments(state_updates)));
                 }
             }
+            Event::ModelCalled { node, call } => {
+                let mut text = format!(
+                    "    · model   {node}  {} #{}  {}",
+                    call.model,
+                    call.attempt,
+                    call.outcome.as_str()
+                );
+                if let (Some(p), Some(c)) = (call.prompt_tokens, call.completion_tokens) {
+                    text.push_str(&format!("  {p}+{c} tokens"));
+                }
+                if call.http_attempts > 1 {
+                    text.push_str(&format!("  {} requests", call.http_attempts));
+                }
+                if let Some(detail) = call.detail.as_deref() {
+                    text.push_str(&format!("  {}", excerpt(detail, ERROR_CHARS)));
+                }
+                text.push_str(&format!("  ({})", duration(call.latency_ms)));
+                let style = match call.outcome {
+                    CallOutcome::Answered | CallOutcome::ToolUse => Style::new().dim(),
+                    _ => Style::new().yellow(),
+                };
+                lines.push(self.paint(&style, &text));
+            }
             Event::TopologyChanged { detail, .. } => {
                 let text = format!("    topology: {detail}");
                 lines.push(self.paint(&Style::new().magenta(), &text));
@@ -282,6 +306,20 @@ impl Human {
             self.paint(&style.bold(), &text),
             format!("  path: {path}"),
         ];
+        let usage = &state.model_usage;
+        if !usage.is_empty() {
+            let mut text = format!(
+                "  model: {} call{}, {}+{} tokens",
+                usage.calls,
+                if usage.calls == 1 { "" } else { "s" },
+                usage.prompt_tokens,
+                usage.completion_tokens
+            );
+            if usage.failed_calls > 0 {
+                text.push_str(&format!(", {} without a usable answer", usage.failed_calls));
+            }
+            lines.push(text);
+        }
         lines.extend(variable_lines(&state.process_variables));
         lines
     }

@@ -2,7 +2,7 @@
 
 use super::super::config::*;
 use super::super::yaml::{Node, Value};
-use super::reader::{Cx, did_you_mean_or_list};
+use super::reader::{Cx, Fields, did_you_mean_or_list};
 
 const FLOW_KEYS: &[&str] = &[
     "name",
@@ -31,6 +31,45 @@ const LLM_KEYS: &[&str] = &[
     "base_url",
     "api_key_env",
     "api_key",
+    "max_tokens",
+    "seed",
+    "response_format",
+    "timeout",
+    "connect_timeout",
+    "retries",
+    "max_attempts",
+    "budget",
+    "control_point_budget",
+    "prompts",
+];
+/// A control point's `llm:` block: the app's keys that make sense per control point.
+const ELEMENT_LLM_KEYS: &[&str] = &[
+    "provider",
+    "model",
+    "temperature",
+    "base_url",
+    "api_key_env",
+    "api_key",
+    "max_tokens",
+    "seed",
+    "response_format",
+    "timeout",
+    "connect_timeout",
+    "retries",
+    "max_attempts",
+    "budget",
+    "prompt",
+];
+const BUDGET_KEYS: &[&str] = &["calls", "tokens", "seconds"];
+const PROMPT_KEYS: &[&str] = &["task", "gateway", "hook"];
+/// The providers cuga-flo reaches through the OpenAI chat-completions protocol.
+pub const LLM_PROVIDERS: &[&str] = &[
+    "openai",
+    "openai_compatible",
+    "ollama",
+    "vllm",
+    "llamacpp",
+    "litellm",
 ];
 
 impl Cx<'_> {
@@ -131,14 +170,107 @@ impl Cx<'_> {
     pub(super) fn llm(&mut self, node: &Node) -> LlmConfig {
         let what = "`llm`";
         let f = self.fields(node, what, LLM_KEYS);
-        let api_key = self.opt_secret(&f, "api_key", what, "an API key");
+        let mut llm = self.llm_fields(&f, what, node);
+        llm.control_point_budget = f
+            .get("control_point_budget")
+            .map(|n| self.budget(n, "`control_point_budget` of `llm`"));
+        if let Some(n) = f.get("prompts") {
+            let pwhat = "`prompts` of `llm`";
+            let pf = self.fields(n, pwhat, PROMPT_KEYS);
+            llm.prompts.task = self.opt_string(&pf, "task", pwhat);
+            llm.prompts.gateway = self.opt_string(&pf, "gateway", pwhat);
+            llm.prompts.hook = self.opt_string(&pf, "hook", pwhat);
+        }
+        llm
+    }
+
+    /// A control point's own `llm:` block.
+    pub(super) fn element_llm(&mut self, node: &Node, owner: &str) -> LlmConfig {
+        let what = format!("`llm` of {owner}");
+        let f = self.fields(node, &what, ELEMENT_LLM_KEYS);
+        let mut llm = self.llm_fields(&f, &what, node);
+        llm.prompts.own = self.opt_string(&f, "prompt", &what);
+        llm
+    }
+
+    /// The keys an app's and a control point's `llm:` blocks share.
+    fn llm_fields(&mut self, f: &Fields, what: &str, node: &Node) -> LlmConfig {
+        let api_key = self.opt_secret(f, "api_key", what, "an API key");
+        let provider = self.opt_string(f, "provider", what);
+        let base_url = self.opt_string(f, "base_url", what);
+        if let Some(p) = &provider
+            && !LLM_PROVIDERS.contains(&p.value.as_str())
+        {
+            let help = format!(
+                "cuga-flo speaks the OpenAI chat-completions protocol; the providers it knows are {}. \
+                 For another provider, put an OpenAI-compatible gateway (LiteLLM, for one) in front \
+                 and write `provider: openai_compatible` with its `base_url`",
+                crate::diag::name_list(LLM_PROVIDERS, 8)
+            );
+            if base_url.is_some() {
+                self.warn(
+                    "config::llm_provider",
+                    p.span,
+                    format!("unknown provider `{}`; it is reached as an OpenAI-compatible endpoint at `base_url`", p.value),
+                    "unknown provider",
+                    Some(help),
+                );
+            } else {
+                self.error(
+                    "config::llm_provider",
+                    p.span,
+                    format!("unknown provider `{}` and no `base_url`", p.value),
+                    "unknown provider",
+                    Some(help),
+                );
+            }
+        }
+        let response_format = self.opt_string(f, "response_format", what);
+        if let Some(r) = &response_format
+            && crate::reason::llm::ResponseFormat::parse(&r.value).is_none()
+        {
+            self.error(
+                "config::value",
+                r.span,
+                format!("unknown response_format `{}`", r.value),
+                "unknown format",
+                Some(did_you_mean_or_list(
+                    &r.value,
+                    &crate::reason::llm::ResponseFormat::NAMES,
+                    4,
+                    "the formats",
+                )),
+            );
+        }
         LlmConfig {
-            provider: self.opt_string(&f, "provider", what),
-            model: self.opt_string(&f, "model", what),
-            temperature: self.opt_number(&f, "temperature", what),
-            base_url: self.opt_string(&f, "base_url", what),
-            api_key_env: self.opt_string(&f, "api_key_env", what),
+            provider,
+            model: self.opt_string(f, "model", what),
+            temperature: self.opt_number(f, "temperature", what),
+            base_url,
+            api_key_env: self.opt_string(f, "api_key_env", what),
             api_key,
+            max_tokens: self.opt_count(f, "max_tokens", what, 1),
+            seed: self.opt_count(f, "seed", what, 0),
+            response_format,
+            timeout: self.opt_seconds(f, "timeout", what),
+            connect_timeout: self.opt_seconds(f, "connect_timeout", what),
+            retries: self.opt_count(f, "retries", what, 0),
+            max_attempts: self.opt_count(f, "max_attempts", what, 1),
+            budget: f
+                .get("budget")
+                .map(|n| self.budget(n, &format!("`budget` of {what}"))),
+            control_point_budget: None,
+            prompts: PromptPaths::default(),
+            span: node.span,
+        }
+    }
+
+    fn budget(&mut self, node: &Node, what: &str) -> BudgetConfig {
+        let f = self.fields(node, what, BUDGET_KEYS);
+        BudgetConfig {
+            calls: self.opt_count(&f, "calls", what, 0),
+            tokens: self.opt_count(&f, "tokens", what, 0),
+            seconds: self.opt_seconds(&f, "seconds", what),
             span: node.span,
         }
     }

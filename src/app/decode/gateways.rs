@@ -12,6 +12,8 @@ const GATEWAY_KEYS: &[&str] = &[
     "human_consultation",
     "agent_type",
     "tools",
+    "llm",
+    "on_failure",
 ];
 const GATEWAY_FLOW_KEYS: &[&str] = &["decision", "condition"];
 
@@ -77,6 +79,8 @@ impl Cx<'_> {
             flows,
             human_consultation: self.opt_string(&f, "human_consultation", &what),
             agent_type: self.opt_string(&f, "agent_type", &what),
+            llm: f.get("llm").map(|n| self.element_llm(n, &what)),
+            on_failure: self.on_failure(&f, &what, &[OnFailure::Fail, OnFailure::Default]),
             span: node.span,
             id,
         }

@@ -17,6 +17,8 @@ const HOOK_KEYS: &[&str] = &[
     "human_consultation",
     "allowed_targets",
     "insertable_tasks",
+    "llm",
+    "on_failure",
 ];
 
 impl Cx<'_> {
@@ -102,6 +104,8 @@ impl Cx<'_> {
             human_consultation: self.opt_string(&f, "human_consultation", &what),
             allowed_targets,
             insertable_tasks,
+            llm: f.get("llm").map(|n| self.element_llm(n, &what)),
+            on_failure: self.on_failure(&f, &what, &[OnFailure::Continue, OnFailure::Fail]),
             span: node.span,
             id,
         })

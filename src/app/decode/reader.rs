@@ -4,7 +4,7 @@
 use crate::diag::{Diagnostic, did_you_mean, name_list};
 use crate::source::{SourceFile, Span};
 
-use super::super::config::Located;
+use super::super::config::{Located, OnFailure};
 use super::super::yaml::{Node, Value};
 
 /// Keys people write that mean something else in this schema.
@@ -237,6 +237,77 @@ impl Cx<'_> {
             Value::Float(x) if x.is_finite() => Some(Located::new(x, node.span)),
             _ => {
                 self.type_error(node, &format!("`{key}` of {what}"), "a number");
+                None
+            }
+        }
+    }
+
+    /// A whole number, at least `min`.
+    pub(super) fn opt_count(
+        &mut self,
+        f: &Fields,
+        key: &str,
+        what: &str,
+        min: u64,
+    ) -> Option<Located<u64>> {
+        let node = f.get(key)?;
+        match node.value {
+            Value::Int(i) if i >= 0 && (i as u64) >= min => Some(Located::new(i as u64, node.span)),
+            _ => {
+                let expected = if min == 0 {
+                    "a whole number (0 or more)".to_string()
+                } else {
+                    format!("a whole number ({min} or more)")
+                };
+                self.type_error(node, &format!("`{key}` of {what}"), &expected);
+                None
+            }
+        }
+    }
+
+    /// A positive number of seconds.
+    pub(super) fn opt_seconds(
+        &mut self,
+        f: &Fields,
+        key: &str,
+        what: &str,
+    ) -> Option<Located<f64>> {
+        let node = f.get(key)?;
+        match node.value {
+            Value::Int(i) if i > 0 => Some(Located::new(i as f64, node.span)),
+            Value::Float(x) if x.is_finite() && x > 0.0 && x <= 1.0e9 => {
+                Some(Located::new(x, node.span))
+            }
+            _ => {
+                self.type_error(
+                    node,
+                    &format!("`{key}` of {what}"),
+                    "a positive number of seconds",
+                );
+                None
+            }
+        }
+    }
+
+    /// `on_failure:`, one of `allowed` for this kind of control point.
+    pub(super) fn on_failure(
+        &mut self,
+        f: &Fields,
+        what: &str,
+        allowed: &[OnFailure],
+    ) -> Option<Located<OnFailure>> {
+        let text = self.opt_string(f, "on_failure", what)?;
+        let names: Vec<&str> = allowed.iter().map(|a| a.as_str()).collect();
+        match allowed.iter().find(|a| a.as_str() == text.value) {
+            Some(a) => Some(Located::new(*a, text.span)),
+            None => {
+                self.error(
+                    "config::value",
+                    text.span,
+                    format!("`on_failure: {}` is not possible for {what}", text.value),
+                    "not possible here",
+                    Some(format!("{what} may say {}", name_list(&names, names.len()))),
+                );
                 None
             }
         }

@@ -13,6 +13,8 @@ const TASK_KEYS: &[&str] = &[
     "tool",
     "input_mapping",
     "output_mapping",
+    "llm",
+    "on_failure",
 ];
 const AGENT_KEYS: &[&str] = &[
     "name",
@@ -93,6 +95,8 @@ impl Cx<'_> {
             policy,
             input_mapping,
             output_mapping,
+            llm: f.get("llm").map(|n| self.element_llm(n, &what)),
+            on_failure: self.on_failure(&f, &what, &[OnFailure::Fail]),
             span: node.span,
         })
     }

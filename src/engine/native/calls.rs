@@ -13,7 +13,7 @@ use crate::bpmn::GatewayKind;
 use crate::bridge::{ControlPointError, FlowOption, GatewayDecision, HookDecision, TaskOutcome};
 use crate::engine::EngineError;
 use crate::journal::Event;
-use crate::vocab::{Decider, TaskStatus};
+use crate::vocab::{Decider, ModelCall, TaskStatus};
 
 /// The answer to one control-point call.
 pub(super) enum Answer {
@@ -37,6 +37,27 @@ pub(super) enum Answer {
         result: Result<HookDecision, ControlPointError>,
         duration_ms: u64,
     },
+}
+
+impl Answer {
+    /// The model calls the answer (or its error) carries, with the control point's id.
+    fn take_calls(&mut self) -> Vec<(String, ModelCall)> {
+        fn take<T>(
+            result: &mut Result<T, ControlPointError>,
+            calls: impl FnOnce(&mut T) -> &mut Vec<ModelCall>,
+        ) -> Vec<ModelCall> {
+            match result {
+                Ok(v) => std::mem::take(calls(v)),
+                Err(e) => std::mem::take(&mut e.calls),
+            }
+        }
+        let (id, calls) = match self {
+            Answer::Task { node, result, .. } => (node, take(result, |o| &mut o.calls)),
+            Answer::Gateway { node, result, .. } => (node, take(result, |d| &mut d.calls)),
+            Answer::Hook { hook, result, .. } => (hook, take(result, |d| &mut d.calls)),
+        };
+        calls.into_iter().map(|c| (id.clone(), c)).collect()
+    }
 }
 
 pub(super) fn elapsed_ms(since: Instant) -> u64 {
@@ -91,8 +112,12 @@ impl Run {
         });
     }
 
-    /// Apply a control-point answer, unless its token is gone.
-    pub(super) fn answer(&mut self, answer: Answer) -> Result<(), EngineError> {
+    /// Apply a control-point answer, unless its token is gone. The model calls behind it
+    /// are journalled first, whatever becomes of the answer.
+    pub(super) fn answer(&mut self, mut answer: Answer) -> Result<(), EngineError> {
+        for (node, call) in answer.take_calls() {
+            self.emit(Event::ModelCalled { node, call })?;
+        }
         match answer {
             Answer::Task {
                 token,
@@ -136,6 +161,8 @@ impl Run {
             decided_by: Decider::None,
             reason: None,
             error: Some(e.message),
+            calls: Vec::new(),
+            digest: None,
         });
         self.emit(Event::TaskFinished {
             node: node.to_string(),
@@ -146,6 +173,7 @@ impl Run {
             reason: outcome.reason,
             error: outcome.error.clone(),
             duration_ms,
+            digest: outcome.digest,
         })?;
         if outcome.status == TaskStatus::Failed {
             let error = outcome.error.unwrap_or_else(|| "no reason given".into());
@@ -189,6 +217,7 @@ impl Run {
             decided_by: decision.decided_by,
             reason: decision.reason,
             duration_ms,
+            digest: decision.digest,
         })?;
         self.tokens.place(token, At::Node(node.to_string()));
         self.send(token, decision.flows);

@@ -215,6 +215,7 @@ impl Evaluation<'_> {
             denied: d.denied,
             rejected,
             duration_ms: self.duration_ms,
+            digest: d.digest.clone(),
         }
     }
 }

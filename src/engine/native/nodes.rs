@@ -158,6 +158,7 @@ impl Run {
             reason,
             error: None,
             duration_ms: 0,
+            digest: None,
         })?;
         self.leave(token, node)
     }

@@ -183,7 +183,11 @@ pub struct ChatResponse {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CallError {
     #[error("no answer from {url} within {secs} s")]
-    Timeout { url: String, secs: u64, attempts: u32 },
+    Timeout {
+        url: String,
+        secs: u64,
+        attempts: u32,
+    },
     #[error("cannot reach {url}: {message}")]
     Connect {
         url: String,

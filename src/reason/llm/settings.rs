@@ -7,6 +7,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::ResponseFormat;
+use crate::app::{BudgetConfig, FlowConfig, LlmConfig};
 
 /// A secret value (an API key). `Debug` and `Display` print `***`.
 #[derive(Clone, PartialEq, Eq)]
@@ -124,5 +125,160 @@ impl LlmSettings {
     /// `{base_url}/chat/completions`.
     pub fn completions_url(&self) -> String {
         format!("{}/chat/completions", self.base_url)
+    }
+}
+
+/// Environment variables that override the config (the operator's word wins).
+pub const ENV_BASE_URL: &str = "CUGA_FLO_LLM_BASE_URL";
+pub const ENV_MODEL: &str = "CUGA_FLO_LLM_MODEL";
+pub const ENV_API_KEY: &str = "CUGA_FLO_LLM_API_KEY";
+
+/// Why model settings could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what}: {message}")]
+pub struct SettingsError {
+    /// `llm` or `the llm of gateway \`G\``.
+    pub what: String,
+    pub message: String,
+}
+
+/// The base URL a provider answers at when none is configured.
+pub fn provider_base_url(provider: &str) -> Option<&'static str> {
+    match provider {
+        "openai" => Some(OPENAI_BASE_URL),
+        "ollama" => Some("http://127.0.0.1:11434/v1"),
+        "vllm" => Some("http://127.0.0.1:8000/v1"),
+        "llamacpp" => Some("http://127.0.0.1:8080/v1"),
+        "litellm" => Some("http://127.0.0.1:4000/v1"),
+        _ => None,
+    }
+}
+
+/// Whether the process has a model to talk to at all: an `llm:` block in the config (at
+/// app level or on a control point) or the base-URL override in the environment.
+pub fn configured(config: &FlowConfig, env: &dyn Fn(&str) -> Option<String>) -> bool {
+    config.llm.is_some()
+        || env(ENV_BASE_URL).is_some_and(|v| !v.trim().is_empty())
+        || config.tasks.iter().any(|t| t.llm.is_some())
+        || config.gateways.iter().any(|g| g.llm.is_some())
+        || config.hooks.iter().any(|h| h.llm.is_some())
+}
+
+/// The settings of one control point: the environment's overrides, then the control
+/// point's own `llm:` block, then the app's, then the defaults. `what` names the control
+/// point in messages.
+pub fn resolve(
+    app: Option<&LlmConfig>,
+    own: Option<&LlmConfig>,
+    env: &dyn Fn(&str) -> Option<String>,
+    what: &str,
+) -> Result<LlmSettings, SettingsError> {
+    let error = |message: String| SettingsError {
+        what: what.to_string(),
+        message,
+    };
+    let env_value = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    // The first of (own, app) that sets a key.
+    macro_rules! pick {
+        ($field:ident) => {
+            own.and_then(|c| c.$field.as_ref())
+                .or_else(|| app.and_then(|c| c.$field.as_ref()))
+        };
+    }
+    let provider = pick!(provider).map(|p| p.value.clone());
+    let base_url = match env_value(ENV_BASE_URL) {
+        Some(url) => url,
+        None => match pick!(base_url) {
+            Some(url) => url.value.clone(),
+            None => match provider.as_deref() {
+                Some(p) => provider_base_url(p)
+                    .ok_or_else(|| {
+                        error(format!(
+                            "provider `{p}` has no known address: set `base_url` or {ENV_BASE_URL}"
+                        ))
+                    })?
+                    .to_string(),
+                None => {
+                    return Err(error(format!(
+                        "no endpoint: set `provider` or `base_url` under `llm:`, or {ENV_BASE_URL}"
+                    )));
+                }
+            },
+        },
+    };
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(error(format!(
+            "`{base_url}` is not an http:// or https:// URL"
+        )));
+    }
+    let model = match env_value(ENV_MODEL) {
+        Some(m) => m,
+        None => pick!(model).map(|m| m.value.clone()).ok_or_else(|| {
+            error(format!(
+                "no model named: set `model` under `llm:`, or {ENV_MODEL}"
+            ))
+        })?,
+    };
+    let mut s = LlmSettings::new(base_url, model);
+    s.api_key = match env_value(ENV_API_KEY) {
+        Some(key) => Some(Secret::new(key)),
+        None => match pick!(api_key_env) {
+            Some(var) => Some(Secret::new(env_value(&var.value).ok_or_else(|| {
+                error(format!(
+                    "`api_key_env` names `{}`, which is not set in the environment",
+                    var.value
+                ))
+            })?)),
+            None if provider.as_deref() == Some("openai") || s.base_url == OPENAI_BASE_URL => Some(
+                Secret::new(env_value("OPENAI_API_KEY").ok_or_else(|| {
+                    error(format!(
+                        "no API key for {}: set OPENAI_API_KEY or {ENV_API_KEY}, or name \
+                         another variable with `api_key_env`",
+                        s.base_url
+                    ))
+                })?),
+            ),
+            None => None,
+        },
+    };
+    s.temperature = pick!(temperature).map(|t| t.value);
+    s.max_tokens = pick!(max_tokens).map(|t| u32::try_from(t.value).unwrap_or(u32::MAX));
+    s.seed = pick!(seed).map(|t| t.value);
+    if let Some(f) = pick!(response_format) {
+        s.response_format = ResponseFormat::parse(&f.value)
+            .ok_or_else(|| error(format!("unknown response_format `{}`", f.value)))?;
+    }
+    if let Some(t) = pick!(timeout) {
+        s.timeout = Duration::from_secs_f64(t.value);
+    }
+    if let Some(t) = pick!(connect_timeout) {
+        s.connect_timeout = Duration::from_secs_f64(t.value);
+    }
+    if let Some(r) = pick!(retries) {
+        s.retries = u32::try_from(r.value).unwrap_or(u32::MAX);
+    }
+    if let Some(a) = pick!(max_attempts) {
+        s.max_attempts = u32::try_from(a.value).unwrap_or(u32::MAX).max(1);
+    }
+    s.run_budget = app
+        .and_then(|c| c.budget.as_ref())
+        .map(budget)
+        .unwrap_or_default();
+    s.control_point_budget = own
+        .and_then(|c| c.budget.as_ref())
+        .or_else(|| app.and_then(|c| c.control_point_budget.as_ref()))
+        .map(budget)
+        .unwrap_or_default();
+    Ok(s)
+}
+
+fn budget(b: &BudgetConfig) -> Budget {
+    Budget {
+        calls: b
+            .calls
+            .as_ref()
+            .map(|c| u32::try_from(c.value).unwrap_or(u32::MAX)),
+        tokens: b.tokens.as_ref().map(|t| t.value),
+        time: b.seconds.as_ref().map(|s| Duration::from_secs_f64(s.value)),
     }
 }

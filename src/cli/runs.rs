@@ -1,0 +1,370 @@
+//! `cuga-flo runs`: the runs journalled under the run folder. `list` shows them, `show`
+//! prints one as the live stream did, `replay` re-executes one with the answers its
+//! journal recorded (no model, no person) and fails on any drift: a question whose
+//! context changed since (its digest differs), or a decision that differs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use crate::journal::store::{self, DEFAULT_BASE, JOURNAL_FILE};
+use crate::journal::{Event, FlowState, Record};
+use crate::reason::record::cassette_from_journal;
+use crate::view::{Human, HumanOptions, View};
+use crate::vocab::HookAction;
+
+use super::start::{self, Preset, StartArgs};
+use super::{Cli, Outcome, Style, UsageError};
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    pub command: RunsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// List the journalled runs, newest first
+    List(ListArgs),
+    /// Print a journalled run as `start` streamed it
+    Show(ShowArgs),
+    /// Re-execute a journalled run from its recorded answers, with no model, and check
+    /// that every decision is the same
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Where runs are journalled
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+    /// One JSON object per run
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run's id (or a unique prefix of it)
+    pub run_id: String,
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The run's id (or a unique prefix of it)
+    pub run_id: String,
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+    /// The app, when the run's app is not found by its name under the apps folder
+    #[arg(long, value_name = "APP|PATH")]
+    pub app: Option<String>,
+    /// Stream one JSON event per line
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageError> {
+    match &args.command {
+        RunsCommand::List(a) => list(a),
+        RunsCommand::Show(a) => show(a, style),
+        RunsCommand::Replay(a) => replay(cli, a, style),
+    }
+}
+
+/// The ids of the runs under `base`, sorted (ids start with their UTC time).
+fn run_ids(base: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(base.join("runs")) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join(JOURNAL_FILE).is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The run `wanted` names: its id or a unique prefix.
+fn find_run(base: &Path, wanted: &str) -> Result<String, UsageError> {
+    let ids = run_ids(base);
+    if ids.iter().any(|id| id == wanted) {
+        return Ok(wanted.to_string());
+    }
+    let matching: Vec<&String> = ids.iter().filter(|id| id.starts_with(wanted)).collect();
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(UsageError::new(format!(
+            "no run `{wanted}` under {}",
+            base.join("runs").display()
+        ))
+        .with_help(match ids.last() {
+            Some(last) => format!("`cuga-flo runs list` shows them; the newest is `{last}`"),
+            None => "no run has been journalled there yet".to_string(),
+        })),
+        many => Err(UsageError::new(format!(
+            "`{wanted}` names {} runs; give more of the id",
+            many.len()
+        ))),
+    }
+}
+
+fn read(base: &Path, id: &str) -> Result<Vec<Record>, UsageError> {
+    let path = store::run_dir(base, id).join(JOURNAL_FILE);
+    store::read_journal(&path)
+        .map(|r| r.records)
+        .map_err(|e| UsageError::new(format!("cannot read the journal: {e}")))
+}
+
+fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
+    let mut ids = run_ids(&args.run_dir);
+    ids.reverse();
+    for id in ids {
+        let path = store::run_dir(&args.run_dir, &id).join(JOURNAL_FILE);
+        let (state, problem) = match store::read_journal(&path) {
+            Ok(r) => (FlowState::fold(r.records.iter()), None),
+            Err(e) => (FlowState::default(), Some(e.to_string())),
+        };
+        let status = match (&problem, state.status) {
+            (Some(_), _) => "unreadable".to_string(),
+            (None, Some(s)) => format!("{s:?}").to_lowercase(),
+            (None, None) => "unfinished".to_string(),
+        };
+        if args.json {
+            let line = json!({
+                "run_id": id,
+                "app": state.app,
+                "status": status,
+                "steps": state.steps,
+                "model_calls": state.model_usage.calls,
+                "problem": problem,
+            });
+            println!("{line}");
+        } else {
+            let model = if state.model_usage.is_empty() {
+                String::new()
+            } else {
+                format!("  {} model calls", state.model_usage.calls)
+            };
+            println!(
+                "{id}  {:<20} {status:<10} {} steps{model}",
+                state.app, state.steps
+            );
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+fn show(args: &ShowArgs, style: Style) -> Result<Outcome, UsageError> {
+    let id = find_run(&args.run_dir, &args.run_id)?;
+    let records = read(&args.run_dir, &id)?;
+    let mut options = HumanOptions::detect(false);
+    options.color = style.color;
+    options.interactive = false;
+    let view = Human::new(options);
+    for r in &records {
+        view.record(r);
+    }
+    view.finish(&FlowState::fold(records.iter()));
+    Ok(Outcome::Ok)
+}
+
+fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageError> {
+    let id = find_run(&args.run_dir, &args.run_id)?;
+    let records = read(&args.run_dir, &id)?;
+    let Some(Event::RunStarted { app, variables, .. }) = records.first().map(|r| &r.event) else {
+        return Err(UsageError::new(format!(
+            "the journal of run `{id}` does not start with `run_started`"
+        )));
+    };
+    let new_id = store::new_run_id();
+    let start_args = StartArgs {
+        app: args.app.clone().unwrap_or_else(|| app.clone()),
+        scenario: None,
+        answers: None,
+        record: None,
+        replay: None,
+        vars: Vec::new(),
+        input: None,
+        engine: None,
+        run_dir: args.run_dir.clone(),
+        step_budget: None,
+        json: args.json,
+        no_model: true,
+        preset: Some(Box::new(Preset {
+            run_id: new_id.clone(),
+            cassette: cassette_from_journal(&records),
+            source: format!("the answers journalled by run `{id}`"),
+            variables: variables.clone(),
+        })),
+    };
+    let outcome = start::run(cli, &start_args, style)?;
+    let replayed = read(&args.run_dir, &new_id)?;
+    let differences = compare(&decisions(&records), &decisions(&replayed));
+    if args.json {
+        let line = json!({
+            "event": "replay_checked",
+            "run_id": id,
+            "replay_run_id": new_id,
+            "identical": differences.is_empty(),
+            "differences": differences,
+        });
+        println!("{line}");
+    } else if differences.is_empty() {
+        let count = decisions(&records).values().map(Vec::len).sum::<usize>();
+        println!(
+            "{} replay of `{id}`: {count} decisions, all identical (replayed as `{new_id}`)",
+            style.green("✓")
+        );
+    } else {
+        println!(
+            "{} replay of `{id}` differs in {} place(s) (replayed as `{new_id}`):",
+            style.red("✗"),
+            differences.len()
+        );
+        for d in &differences {
+            println!("    {d}");
+        }
+    }
+    if differences.is_empty() {
+        Ok(outcome)
+    } else {
+        Ok(Outcome::Failed)
+    }
+}
+
+/// Per control point, what was decided at each visit (the decider, the choice), as text.
+fn decisions(records: &[Record]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in records {
+        let (id, text) = match &r.event {
+            Event::TaskFinished {
+                node,
+                status,
+                outputs,
+                decided_by,
+                ..
+            } => (
+                node,
+                format!(
+                    "task {status:?} by {} with {}",
+                    decided_by.as_str(),
+                    serde_json::Value::Object(outputs.clone())
+                ),
+            ),
+            Event::GatewayRouted {
+                node,
+                flows,
+                decided_by,
+                ..
+            } => (
+                node,
+                format!("gateway → {} by {}", flows.join(", "), decided_by.as_str()),
+            ),
+            Event::HookEvaluated {
+                hook,
+                action,
+                target,
+                swap,
+                added,
+                denied,
+                decided_by,
+                ..
+            } => {
+                let mut text = format!("hook {action} by {}", decided_by.as_str());
+                if let Some(t) = target {
+                    text.push_str(&format!(" target {t}"));
+                }
+                if let Some((a, b)) = swap {
+                    text.push_str(&format!(" swap {a}↔{b}"));
+                }
+                if let Some(a) = added {
+                    text.push_str(&format!(" add {a}"));
+                }
+                if let Some(d) = denied.filter(|d| *d != HookAction::Continue) {
+                    text.push_str(&format!(" (denied {d})"));
+                }
+                (hook, text)
+            }
+            Event::RunFinished { status, .. } => (
+                &RUN,
+                format!("run {}", format!("{status:?}").to_lowercase()),
+            ),
+            _ => continue,
+        };
+        out.entry(id.clone()).or_default().push(text);
+    }
+    out
+}
+
+static RUN: String = String::new();
+
+/// The differences between two runs' decisions, one line each.
+fn compare(
+    original: &BTreeMap<String, Vec<String>>,
+    replayed: &BTreeMap<String, Vec<String>>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let name = |id: &str| {
+        if id.is_empty() {
+            "the run".to_string()
+        } else {
+            format!("`{id}`")
+        }
+    };
+    let ids: std::collections::BTreeSet<&String> = original.keys().chain(replayed.keys()).collect();
+    for id in ids {
+        let a = original.get(id).map(Vec::as_slice).unwrap_or_default();
+        let b = replayed.get(id).map(Vec::as_slice).unwrap_or_default();
+        for i in 0..a.len().max(b.len()) {
+            match (a.get(i), b.get(i)) {
+                (Some(x), Some(y)) if x == y => {}
+                (Some(x), Some(y)) => {
+                    out.push(format!("{} visit {}: was {x}; now {y}", name(id), i + 1))
+                }
+                (Some(x), None) => out.push(format!(
+                    "{} visit {}: was {x}; not reached now",
+                    name(id),
+                    i + 1
+                )),
+                (None, Some(y)) => out.push(format!(
+                    "{} visit {}: not reached before; now {y}",
+                    name(id),
+                    i + 1
+                )),
+                (None, None) => {}
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_names_each_visit_that_differs() {
+        let mut a = BTreeMap::new();
+        a.insert("G".to_string(), vec!["gateway → F1 by model".to_string()]);
+        a.insert(String::new(), vec!["run completed".to_string()]);
+        let mut b = a.clone();
+        assert!(compare(&a, &b).is_empty());
+        b.insert(
+            "G".to_string(),
+            vec!["gateway → F2 by scripted".to_string()],
+        );
+        b.insert(
+            "T".to_string(),
+            vec!["task Completed by none with {}".to_string()],
+        );
+        let diffs = compare(&a, &b);
+        assert_eq!(diffs.len(), 2, "{diffs:?}");
+        assert!(diffs[0].contains("`G` visit 1: was gateway → F1 by model"));
+        assert!(diffs[1].contains("`T` visit 1: not reached before"));
+    }
+}
