@@ -59,6 +59,7 @@ async fn sends_the_openai_wire_shape_and_reads_the_answer() {
     s.temperature = Some(0.2);
     s.max_tokens = Some(64);
     s.seed = Some(42);
+    s.strict = true;
     let response = client(s).complete(&request()).await.unwrap();
 
     assert_eq!(

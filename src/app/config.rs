@@ -129,6 +129,8 @@ pub struct LlmConfig {
     pub seed: Option<Located<u64>>,
     /// `auto`, `json_schema`, `json_object` or `prompt`.
     pub response_format: Option<Located<String>>,
+    /// Ask for OpenAI's strict structured outputs.
+    pub strict: Option<Located<bool>>,
     /// Seconds allowed for one HTTP request.
     pub timeout: Option<Located<f64>>,
     pub connect_timeout: Option<Located<f64>>,

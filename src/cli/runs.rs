@@ -6,16 +6,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 
 use crate::journal::store::{self, DEFAULT_BASE, JOURNAL_FILE};
 use crate::journal::{Event, FlowState, Record};
 use crate::reason::record::cassette_from_journal;
 use crate::view::{Human, HumanOptions, View};
-use crate::vocab::HookAction;
+use crate::vocab::{Decider, HookAction};
 
-use super::start::{self, Preset, StartArgs};
+use super::start::{self, EngineChoice, Preset, StartArgs};
 use super::{Cli, Outcome, Style, UsageError};
 
 #[derive(Debug, Args)]
@@ -121,14 +121,23 @@ fn read(base: &Path, id: &str) -> Result<Vec<Record>, UsageError> {
 }
 
 fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
-    let mut ids = run_ids(&args.run_dir);
-    ids.reverse();
-    for id in ids {
-        let path = store::run_dir(&args.run_dir, &id).join(JOURNAL_FILE);
-        let (state, problem) = match store::read_journal(&path) {
-            Ok(r) => (FlowState::fold(r.records.iter()), None),
-            Err(e) => (FlowState::default(), Some(e.to_string())),
-        };
+    // Newest first, by the time of each journal's first record (ids made in the same
+    // second do not sort by time).
+    let mut runs: Vec<(u64, String, FlowState, Option<String>)> = run_ids(&args.run_dir)
+        .into_iter()
+        .map(|id| {
+            let path = store::run_dir(&args.run_dir, &id).join(JOURNAL_FILE);
+            match store::read_journal(&path) {
+                Ok(r) => {
+                    let at = r.records.first().map_or(0, |r| r.at_ms);
+                    (at, id, FlowState::fold(r.records.iter()), None)
+                }
+                Err(e) => (0, id, FlowState::default(), Some(e.to_string())),
+            }
+        })
+        .collect();
+    runs.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+    for (_, id, state, problem) in runs {
         let status = match (&problem, state.status) {
             (Some(_), _) => "unreadable".to_string(),
             (None, Some(s)) => format!("{s:?}").to_lowercase(),
@@ -176,7 +185,13 @@ fn show(args: &ShowArgs, style: Style) -> Result<Outcome, UsageError> {
 fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageError> {
     let id = find_run(&args.run_dir, &args.run_id)?;
     let records = read(&args.run_dir, &id)?;
-    let Some(Event::RunStarted { app, variables, .. }) = records.first().map(|r| &r.event) else {
+    let Some(Event::RunStarted {
+        app,
+        variables,
+        engine,
+        ..
+    }) = records.first().map(|r| &r.event)
+    else {
         return Err(UsageError::new(format!(
             "the journal of run `{id}` does not start with `run_started`"
         )));
@@ -190,7 +205,8 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         replay: None,
         vars: Vec::new(),
         input: None,
-        engine: None,
+        // The engine the run ran on.
+        engine: EngineChoice::from_str(engine, true).ok(),
         run_dir: args.run_dir.clone(),
         step_budget: None,
         json: args.json,
@@ -237,6 +253,16 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
     }
 }
 
+/// Who decided, as a replay must reproduce it: a model's, a person's or a script's answer
+/// is replayed from the journal (so all three read as `judgement`); conditions, rules,
+/// defaults and static actions decide again by themselves.
+fn decider(by: Decider) -> &'static str {
+    match by {
+        Decider::Model | Decider::Human | Decider::Scripted => "judgement",
+        other => other.as_str(),
+    }
+}
+
 /// Per control point, what was decided at each visit (the decider, the choice), as text.
 fn decisions(records: &[Record]) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -252,7 +278,7 @@ fn decisions(records: &[Record]) -> BTreeMap<String, Vec<String>> {
                 node,
                 format!(
                     "task {status:?} by {} with {}",
-                    decided_by.as_str(),
+                    decider(*decided_by),
                     serde_json::Value::Object(outputs.clone())
                 ),
             ),
@@ -263,7 +289,7 @@ fn decisions(records: &[Record]) -> BTreeMap<String, Vec<String>> {
                 ..
             } => (
                 node,
-                format!("gateway → {} by {}", flows.join(", "), decided_by.as_str()),
+                format!("gateway → {} by {}", flows.join(", "), decider(*decided_by)),
             ),
             Event::HookEvaluated {
                 hook,
@@ -275,7 +301,7 @@ fn decisions(records: &[Record]) -> BTreeMap<String, Vec<String>> {
                 decided_by,
                 ..
             } => {
-                let mut text = format!("hook {action} by {}", decided_by.as_str());
+                let mut text = format!("hook {action} by {}", decider(*decided_by));
                 if let Some(t) = target {
                     text.push_str(&format!(" target {t}"));
                 }

@@ -57,6 +57,7 @@ if [ ! -f "$env_dir/.installed" ]; then
     log "installing node-llama-cpp into $env_dir (one time per package-lock.json)"
     started=$SECONDS
     tmp="$(mktemp -d "$state/.node-install.XXXXXX")"
+    chmod 755 "$tmp"
     cp "$src/package.json" "$src/package-lock.json" "$src/.npmrc" "$tmp/"
     if ! (cd "$tmp" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error >&2); then
       rm -rf "$tmp"

@@ -97,7 +97,7 @@ fn reason_property() -> Value {
         "Written first: one sentence on what the policy requires here and which facts \
          decide it (at most {REASON_HINT_CHARS} characters)."
     );
-    json!({"type": "string", "description": description})
+    json!({"type": "string", "maxLength": REASON_HINT_CHARS, "description": description})
 }
 
 /// `values` without repeats, in order (an `enum` lists each value once).
@@ -211,6 +211,7 @@ pub fn hook_schema(req: &HookRequest) -> AnswerSchema {
             "message".into(),
             json!({
                 "type": ["string", "null"],
+                "maxLength": REASON_HINT_CHARS,
                 "description": "terminate: a short message saying why; otherwise null.",
             }),
         );
@@ -778,6 +779,10 @@ mod tests {
 
     /// Keywords OpenAI's strict mode rejects, and the rules it imposes on objects.
     fn assert_strict_compatible(v: &Value) {
+        check_strict(&crate::reason::llm::client::strict_subset(v));
+    }
+
+    fn check_strict(v: &Value) {
         match v {
             Value::Object(m) => {
                 for bad in ["maxLength", "minLength", "uniqueItems", "patternProperties"] {
@@ -788,9 +793,9 @@ mod tests {
                     let props: Vec<&String> = m["properties"].as_object().unwrap().keys().collect();
                     assert_eq!(m["required"], json!(props), "{v}");
                 }
-                m.values().for_each(assert_strict_compatible);
+                m.values().for_each(check_strict);
             }
-            Value::Array(items) => items.iter().for_each(assert_strict_compatible),
+            Value::Array(items) => items.iter().for_each(check_strict),
             _ => {}
         }
     }

@@ -87,6 +87,8 @@ impl ChatClient {
     }
 
     /// One logical call: retries and format fallbacks included (see the module doc).
+    /// Without a schema in the request no `response_format` is sent, and the response's
+    /// `format` is the form a call with a schema would have started with.
     pub async fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, CallError> {
         let started = Instant::now();
         let mut format = self.start_format();
@@ -318,24 +320,53 @@ fn request_body(settings: &LlmSettings, req: &ChatRequest, format: ResponseForma
         });
         body.insert("tools".into(), Value::Array(tools.collect()));
     }
-    if let Some(format) = req.schema.as_ref().and_then(|s| response_format(s, format)) {
+    if let Some(format) = req
+        .schema
+        .as_ref()
+        .and_then(|s| response_format(s, format, settings.strict))
+    {
         body.insert("response_format".into(), format);
     }
     Value::Object(body)
 }
 
-fn response_format(schema: &AnswerSchema, format: ResponseFormat) -> Option<Value> {
+/// `response_format` in the given form. In OpenAI's strict mode (when both the schema and
+/// the endpoint allow it) the schema is cut to the subset strict mode accepts (no length
+/// limits); otherwise it is sent whole, for servers whose grammars enforce the limits.
+fn response_format(
+    schema: &AnswerSchema,
+    format: ResponseFormat,
+    endpoint_strict: bool,
+) -> Option<Value> {
+    let strict = schema.strict && endpoint_strict;
     match format {
         ResponseFormat::JsonSchema | ResponseFormat::Auto => Some(json!({
             "type": "json_schema",
             "json_schema": {
                 "name": schema_name(&schema.name),
-                "schema": schema.schema,
-                "strict": schema.strict,
+                "schema": if strict { strict_subset(&schema.schema) } else { schema.schema.clone() },
+                "strict": strict,
             },
         })),
         ResponseFormat::JsonObject => Some(json!({"type": "json_object", "schema": schema.schema})),
         ResponseFormat::Prompt => None,
+    }
+}
+
+/// Keywords outside the subset of JSON Schema that OpenAI's strict mode accepts.
+const NOT_STRICT: [&str; 4] = ["maxLength", "minLength", "uniqueItems", "patternProperties"];
+
+/// `schema` without the keywords strict mode rejects (recursively).
+pub fn strict_subset(schema: &Value) -> Value {
+    match schema {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !NOT_STRICT.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), strict_subset(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(strict_subset).collect()),
+        other => other.clone(),
     }
 }
 
@@ -565,6 +596,7 @@ mod tests {
         let mut s = settings();
         s.temperature = Some(0.0);
         s.seed = Some(7);
+        s.strict = true;
         let body = request_body(&s, &request(true), ResponseFormat::JsonSchema);
         assert_eq!(body["model"], "m");
         assert_eq!(body["temperature"], 0.0);
@@ -582,6 +614,30 @@ mod tests {
         assert_eq!(
             rf["json_schema"]["schema"]["properties"]["flow"]["enum"][1],
             "b"
+        );
+    }
+
+    #[test]
+    fn length_limits_go_only_to_endpoints_that_are_not_strict() {
+        let mut req = request(true);
+        if let Some(schema) = req.schema.as_mut() {
+            schema.schema["properties"]["flow"]["maxLength"] = json!(9);
+        }
+        let mut s = settings();
+        s.strict = true;
+        let rf = &request_body(&s, &req, ResponseFormat::JsonSchema)["response_format"];
+        assert_eq!(rf["json_schema"]["strict"], true);
+        assert!(
+            rf["json_schema"]["schema"]["properties"]["flow"]
+                .get("maxLength")
+                .is_none()
+        );
+        s.strict = false;
+        let rf = &request_body(&s, &req, ResponseFormat::JsonSchema)["response_format"];
+        assert_eq!(rf["json_schema"]["strict"], false);
+        assert_eq!(
+            rf["json_schema"]["schema"]["properties"]["flow"]["maxLength"],
+            9
         );
     }
 
@@ -775,6 +831,14 @@ mod tests {
         s.api_key = key;
         let client = ChatClient::new(s).unwrap();
         assert!(!format!("{client:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn the_call_can_be_spawned() {
+        fn send<T: Send>(_: T) {}
+        let client = ChatClient::new(settings()).unwrap();
+        let req = request(true);
+        send(client.complete(&req));
     }
 
     #[test]

@@ -323,6 +323,14 @@ impl LlmReasoner {
                     return Ok(answer);
                 }
                 Err(problem) => {
+                    let problem = if response.finish_reason.as_deref() == Some("length") {
+                        format!(
+                            "the reply was cut off at the token limit ({problem}); answer with \
+                             a short JSON object whose reason is one brief sentence"
+                        )
+                    } else {
+                        problem
+                    };
                     let call = answered_call(
                         s,
                         attempt,

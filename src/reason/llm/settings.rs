@@ -88,6 +88,10 @@ pub struct LlmSettings {
     pub max_tokens: Option<u32>,
     pub seed: Option<u64>,
     pub response_format: ResponseFormat,
+    /// Ask for OpenAI's strict structured outputs (the schema then loses its length
+    /// limits, which strict mode does not accept). Default: on for OpenAI's own endpoint,
+    /// off elsewhere (servers with grammars enforce the limits; others ignore `strict`).
+    pub strict: bool,
     pub connect_timeout: Duration,
     /// Total time allowed for one HTTP request.
     pub timeout: Duration,
@@ -104,8 +108,10 @@ pub struct LlmSettings {
 impl LlmSettings {
     /// Settings for `model` at `base_url` with every default.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> LlmSettings {
+        let base_url = base_url.into().trim_end_matches('/').to_string();
         LlmSettings {
-            base_url: base_url.into().trim_end_matches('/').to_string(),
+            strict: base_url == OPENAI_BASE_URL,
+            base_url,
             model: model.into(),
             api_key: None,
             temperature: None,
@@ -241,6 +247,12 @@ pub fn resolve(
             None => None,
         },
     };
+    if provider.as_deref() == Some("openai") {
+        s.strict = true;
+    }
+    if let Some(strict) = pick!(strict) {
+        s.strict = strict.value;
+    }
     s.temperature = pick!(temperature).map(|t| t.value);
     s.max_tokens = pick!(max_tokens).map(|t| u32::try_from(t.value).unwrap_or(u32::MAX));
     s.seed = pick!(seed).map(|t| t.value);

@@ -151,7 +151,10 @@ function normalise(s, where, defs) {
     }
     if (Array.isArray(type)) {
         if (type.length === 0) throw new SchemaError(where, "`type` must not be an empty array");
-        if (type.every((t) => PRIMITIVE_TYPES.has(t))) return {type: [...type]};
+        // A plain list of primitive types stays one grammar rule, unless a length limit
+        // must survive (it applies to the string branch only).
+        const limited = s.minLength !== undefined || s.maxLength !== undefined;
+        if (type.every((t) => PRIMITIVE_TYPES.has(t)) && !limited) return {type: [...type]};
         return {oneOf: type.map((t) => normalise({...s, type: t}, `${where}(type ${t})`, defs))};
     }
     switch (type) {

@@ -1,0 +1,174 @@
+//! A REAL MODEL, end to end. The `loan_approval` demo app runs with every control point
+//! that nothing deterministic decides answered by a real language model (SmolLM2-135M,
+//! a GGUF shipped in a PyPI package) behind a real OpenAI-compatible server on 127.0.0.1
+//! (llama.cpp through node-llama-cpp; tests/llm/). A 135M model does not reason well, so
+//! this asserts the plumbing, not the wisdom: every answer is valid under the schema and
+//! inside the permitted set, tokens are counted, the journal records each call.
+//!
+//! The server: `CUGA_FLO_TEST_LLM_URL` when set (CI starts it once), else this test starts
+//! it with `tests/llm/start-server.sh` (Node.js 20+ and pip needed; the first start
+//! installs node-llama-cpp and fetches the model, about 30 s) and stops it afterwards.
+
+use std::path::Path;
+use std::process::Command as Process;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+/// The server for the test: (base URL, whether this test started it).
+fn server() -> (String, bool) {
+    if let Ok(url) = std::env::var("CUGA_FLO_TEST_LLM_URL")
+        && !url.trim().is_empty()
+    {
+        return (url.trim().to_string(), false);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Process::new("bash")
+        .arg(root.join("tests/llm/start-server.sh"))
+        .arg("small")
+        // Room for a prompt, a reply and one re-ask.
+        .env("CUGA_FLO_LLM_CTX", "4096")
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "the local model server did not start (tests/llm/start-server.sh small):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let url = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (url, true)
+}
+
+struct StopOnDrop(bool);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if self.0 {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let _ = Process::new("bash")
+                .arg(root.join("tests/llm/stop-server.sh"))
+                .arg("small")
+                .status();
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_real_local_model_answers_every_control_point_within_the_permitted_set() {
+    let (url, started) = server();
+    let _stop = StopOnDrop(started);
+
+    // The demo app, with the gateway's condition removed so that the model routes it too,
+    // and generous timeouts (one CPU thread).
+    let dir = TempDir::new().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    copy_dir(
+        &root.join("applications/loan_approval"),
+        &dir.path().join("applications/loan_approval"),
+    );
+    copy_dir(&root.join("policies"), &dir.path().join("policies"));
+    let config = dir
+        .path()
+        .join("applications/loan_approval/config/loan_approval_config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let text = text
+        .replacen("    condition: \"${credit_score} > 0.6\"\n", "", 1)
+        .replacen(
+            "workflow_engine:",
+            "llm:\n  provider: llamacpp\n  model: local\n  temperature: 0\n  max_tokens: 400\n  timeout: 240\n  retries: 0\n  max_attempts: 2\n\nworkflow_engine:",
+            1,
+        );
+    std::fs::write(&config, text).unwrap();
+    let inputs = json!({
+        "applicant_name": "Maria Santos",
+        "applicant_id": "1187",
+        "loan_amount": 25000,
+        "credit_history": "excellent: eight years without a missed payment",
+        "income": 72000,
+        "employment_years": 6
+    });
+    let input = dir.path().join("inputs.json");
+    std::fs::write(&input, inputs.to_string()).unwrap();
+
+    let out = Command::cargo_bin("cuga-flo")
+        .unwrap()
+        .current_dir(dir.path())
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_LLM_MODEL")
+        .env_remove("CUGA_FLO_LLM_API_KEY")
+        .env("CUGA_FLO_LLM_BASE_URL", &url)
+        .env("NO_COLOR", "1")
+        .args(["start", "loan_approval", "--engine", "native", "--input"])
+        .arg(&input)
+        .args(["--run-dir", "state"])
+        .write_stdin("")
+        .timeout(Duration::from_secs(1200))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stdout}\n{stderr}");
+
+    let runs = dir.path().join("state/runs");
+    let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
+    let journal: Vec<Value> = std::fs::read_to_string(run.path().join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last = journal.last().unwrap();
+    assert_eq!(last["event"], "run_finished", "the run did not finish");
+
+    let calls: Vec<&Value> = journal
+        .iter()
+        .filter(|e| e["event"] == "model_called")
+        .collect();
+    assert!(!calls.is_empty(), "no model call was made");
+    // The first control point (the screening hook) is always asked.
+    assert_eq!(calls[0]["node"], "Flow_1e5ztf6");
+    for c in &calls {
+        // The grammar-constrained server never answers outside the schema; at worst the
+        // harness's own checks find an answer invalid, never an error.
+        assert!(
+            ["answered", "invalid"].contains(&c["outcome"].as_str().unwrap()),
+            "{c}"
+        );
+        assert!(c["prompt_tokens"].as_u64().unwrap() > 100, "{c}");
+        assert!(c["completion_tokens"].as_u64().unwrap() > 0, "{c}");
+        assert_eq!(c["model"], "local");
+    }
+    assert!(calls.iter().any(|c| c["outcome"] == "answered"));
+
+    // Whatever the model chose, it was among what was offered.
+    for e in journal.iter().filter(|e| e["event"] == "hook_evaluated") {
+        let action = e["action"].as_str().unwrap();
+        assert!(
+            ["continue", "skip_to", "terminate"].contains(&action),
+            "{e}"
+        );
+        if action == "skip_to" {
+            assert_eq!(e["target"], "Activity_131ar38", "{e}");
+        }
+    }
+    for e in journal.iter().filter(|e| e["event"] == "gateway_routed") {
+        let flows = e["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 1);
+        assert!(["Flow_0ybszcv", "Flow_1jgea85"].contains(&flows[0].as_str().unwrap()));
+    }
+    assert!(stdout.contains("model:"), "{stdout}");
+}
