@@ -673,3 +673,93 @@ fn a_run_decided_by_a_model_replays_with_no_model_and_identical_decisions() {
         replayed.last().unwrap()["variables"]
     );
 }
+
+#[test]
+fn the_stream_shows_each_model_call_and_the_runs_totals() {
+    // Attempt 1 of the screening hook is invalid, so the stream shows a re-ask too.
+    let first = Arc::new(AtomicUsize::new(0));
+    let seen = first.clone();
+    let server = ChatServer::start(move |r| {
+        if asked(r) == "Flow_1e5ztf6" && seen.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Reply::completion("sure, continue");
+        }
+        cooperative(r)
+    });
+    let ws = Workspace::new();
+    let out = ws.start(&server, &plain_inputs()).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "[RUN_ID]");
+    settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\)", "([DURATION])");
+    settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
+    settings.add_filter(r"journal: .*", "journal: [JOURNAL]");
+    settings.bind(|| insta::assert_snapshot!("model_run_stream", stdout));
+}
+
+/// The model's `consult_user` tool reaches whoever is bound to answer (here a person at a
+/// scripted terminal), and the answer goes back to the model as the tool's result.
+#[tokio::test]
+async fn consult_user_asks_the_bound_person_and_returns_the_answer() {
+    use cuga_flo::bridge::ControlPointContext;
+    use cuga_flo::reason::human::HumanReasoner;
+    use cuga_flo::reason::llm::{LlmReasoner, LlmSettings};
+    use cuga_flo::reason::{Reasoner, TaskRequest};
+
+    let server = ChatServer::start(|r| {
+        let messages = r.body["messages"].as_array().unwrap();
+        if messages.len() == 2 {
+            let tools: Vec<&str> = r.body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(tools, ["consult_user"]);
+            return Reply::tool_call("consult_user", r#"{"question": "Where to?"}"#);
+        }
+        let tool = messages.last().unwrap();
+        assert_eq!(tool["role"], "tool");
+        let destination = serde_json::from_str::<Value>(tool["content"].as_str().unwrap()).unwrap()
+            ["answer"]
+            .clone();
+        answer(json!({"reason": "the traveller said so", "outputs": {"destination": destination}}))
+    });
+    let person_saw = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let person = HumanReasoner::with_io(
+        std::io::Cursor::new(b"Lisbon\n".to_vec()),
+        Shared(person_saw.clone()),
+    );
+    let model = LlmReasoner::new(LlmSettings::new(server.url(), chat_server::MODEL))
+        .unwrap()
+        .with_tools("Activity_choose", &["consult_user"])
+        .with_consultant(Arc::new(person));
+    let req = TaskRequest {
+        task_id: "Activity_choose".into(),
+        name: Some("Choose destination".into()),
+        agent: None,
+        instruction: Some("Find out where the traveller wants to go.".into()),
+        policy: None,
+        inputs: Default::default(),
+        outputs: vec!["destination".into()],
+        context: ControlPointContext::default(),
+        calls: Default::default(),
+    };
+    let log = req.calls.clone();
+    let answer = model.task(req).await.unwrap();
+    assert_eq!(answer.outputs["destination"], "Lisbon");
+    let saw = String::from_utf8(person_saw.lock().unwrap().clone()).unwrap();
+    assert!(saw.contains("Where to?"), "{saw}");
+    let calls = log.take();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].outcome.as_str(), "tool_use");
+}

@@ -330,12 +330,12 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
             for tool in agent
                 .tools
                 .iter()
-                .filter(|t| t.value != crate::reason::llm::reasoner::READ_VARIABLE)
+                .filter(|t| !crate::reason::llm::reasoner::TOOLS.contains(&t.value.as_str()))
             {
                 let hint = if remote_names.contains(&tool.as_str()) {
                     "to delegate the task to this remote agent write `agent_type: <name>`; to consult it write `human_consultation: <name>` on a gateway or hook".to_string()
                 } else {
-                    "the one built-in tool is `read_variable` (a model reads any process variable by name); remove the entry".to_string()
+                    "the built-in tools are `read_variable` (a model reads any process variable by name) and `consult_user` (a model asks the person at the terminal); remove the entry".to_string()
                 };
                 out.push(
                     Diagnostic::warning(

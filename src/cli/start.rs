@@ -451,6 +451,10 @@ fn reasoner(
             ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?,
         ));
     }
+    // One reader of the terminal, shared by the person answering and the model's
+    // `consult_user` tool.
+    let human = (std::io::stdin().is_terminal() && HumanReasoner::terminal_available())
+        .then(|| Arc::new(HumanReasoner::terminal()));
     if !args.no_model {
         let env = |name: &str| std::env::var(name).ok();
         let model = LlmReasoner::from_config(config, &env).map_err(|e| {
@@ -459,12 +463,15 @@ fn reasoner(
                  --no-model",
             )
         })?;
-        if let Some(model) = model {
+        if let Some(mut model) = model {
+            if let Some(h) = &human {
+                model = model.with_consultant(h.clone());
+            }
             chain.push(Arc::new(model));
         }
     }
-    if std::io::stdin().is_terminal() && HumanReasoner::terminal_available() {
-        chain.push(Arc::new(HumanReasoner::terminal()));
+    if let Some(h) = human {
+        chain.push(h);
     }
     chain.push(Arc::new(NoModel));
     let inner: Arc<dyn Reasoner> = if chain.len() == 1 {

@@ -116,6 +116,20 @@ impl Reasoner for HumanReasoner {
     }
 }
 
+impl super::Consult for HumanReasoner {
+    fn consult(&self, element: &str, question: &str) -> BoxFuture<'_, Result<String, ReasonError>> {
+        let element = element.to_string();
+        let question = question.to_string();
+        self.run(move |d| {
+            d.say(&format!("\n? the agent of `{element}` asks: {question}"))?;
+            match d.ask("answer")? {
+                Some(answer) => Ok(answer),
+                None => Err(ReasonError::Io("no answer: the input ended".into())),
+            }
+        })
+    }
+}
+
 /// One exchange with the person.
 struct Dialogue<'a> {
     console: &'a mut Console,

@@ -279,6 +279,13 @@ impl ReasonError {
     }
 }
 
+/// Someone a model may consult while it fulfils a task (the `consult_user` tool): a person
+/// at the terminal, or (later) a remote agent.
+pub trait Consult: Send + Sync {
+    /// Ask `question` on behalf of control point `element`; the answer as text.
+    fn consult(&self, element: &str, question: &str) -> BoxFuture<'_, Result<String, ReasonError>>;
+}
+
 /// Nothing to ask: every control point is [`ReasonError::NoAnswer`], with help on how to
 /// provide judgement.
 #[derive(Debug, Clone, Copy, Default)]
