@@ -459,6 +459,16 @@ fn a_gateway_whose_model_fails_takes_its_default_flow_only_when_told_to() {
         .unwrap();
     assert_eq!(routed["decided_by"], "fallback");
     assert_eq!(routed["flows"], json!(["Flow_1jgea85"]));
+
+    // The fallback replays as the decision it fell back to, with no model.
+    let run_id = journal[0]["run_id"].as_str().unwrap().to_string();
+    let before = s2.count();
+    ws.cuga(&s2)
+        .args(["runs", "replay", &run_id, "--run-dir"])
+        .arg(ws.run_dir())
+        .assert()
+        .success();
+    assert_eq!(s2.count(), before);
 }
 
 #[test]

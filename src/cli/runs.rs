@@ -253,12 +253,12 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
     }
 }
 
-/// Who decided, as a replay must reproduce it: a model's, a person's or a script's answer
-/// is replayed from the journal (so all three read as `judgement`); conditions, rules,
-/// defaults and static actions decide again by themselves.
+/// Who decided, as a replay must reproduce it: a model's, a person's or a script's answer,
+/// or a model's fallback, is replayed from the journal (so all read as `judgement`);
+/// conditions, rules, defaults and static actions decide again by themselves.
 fn decider(by: Decider) -> &'static str {
     match by {
-        Decider::Model | Decider::Human | Decider::Scripted => "judgement",
+        Decider::Model | Decider::Human | Decider::Scripted | Decider::Fallback => "judgement",
         other => other.as_str(),
     }
 }

@@ -214,9 +214,13 @@ fn hook_entry(answer: &HookAnswer, digest: String) -> Value {
 }
 
 /// Whether a decision came from judgement a replay must supply (not from a condition, a
-/// rule, a default or a static action, which decide again by themselves).
+/// rule, a default or a static action, which decide again by themselves). A fallback
+/// (a model that gave no usable answer) is replayed as the decision it fell back to.
 fn judged(by: Decider) -> bool {
-    matches!(by, Decider::Model | Decider::Human | Decider::Scripted)
+    matches!(
+        by,
+        Decider::Model | Decider::Human | Decider::Scripted | Decider::Fallback
+    )
 }
 
 /// A cassette of the judged decisions in a run's journal, in the format [`Recorder`]
