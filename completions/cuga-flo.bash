@@ -28,6 +28,9 @@ _cuga__flo() {
             cuga__flo,runs)
                 cmd="cuga__flo__subcmd__runs"
                 ;;
+            cuga__flo,serve)
+                cmd="cuga__flo__subcmd__serve"
+                ;;
             cuga__flo,start)
                 cmd="cuga__flo__subcmd__start"
                 ;;
@@ -45,6 +48,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help,runs)
                 cmd="cuga__flo__subcmd__help__subcmd__runs"
+                ;;
+            cuga__flo__subcmd__help,serve)
+                cmd="cuga__flo__subcmd__help__subcmd__serve"
                 ;;
             cuga__flo__subcmd__help,start)
                 cmd="cuga__flo__subcmd__help__subcmd__start"
@@ -92,7 +98,7 @@ _cuga__flo() {
 
     case "${cmd}" in
         cuga__flo)
-            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version list validate start runs completions help"
+            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version list validate start runs serve completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -136,7 +142,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__help)
-            opts="list validate start runs completions help"
+            opts="list validate start runs serve completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -236,6 +242,20 @@ _cuga__flo() {
         cuga__subcmd__flo__subcmd__help__subcmd__runs__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -452,6 +472,48 @@ _cuga__flo() {
                 return 0
             fi
             case "${prev}" in
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__serve)
+            opts="-v -q -h --all --http --stdio --token-env --token-file --answers --no-model --run-dir --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --http)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --run-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -36,6 +36,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "list" -d 'List th
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "runs" -d 'The journalled runs: list, show, replay'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "serve" -d 'Serve the bridge\'s MCP tools for apps over streamable HTTP or stdio'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -119,6 +120,21 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print a journalled run as `start` streamed it'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "replay" -d 'Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l http -d 'Serve MCP over streamable HTTP at http://HOST:PORT/mcp (port 0: any free port); prints `listening http://HOST:PORT/mcp` on stdout once ready' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l token-env -d 'Require `Authorization: Bearer <token>`, the token read from this environment variable (needed to bind to anything but a loopback address)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l token-file -d 'Require `Authorization: Bearer <token>`, the token read from this file (its first line)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l answers -d 'Answers for control points, by id (YAML: `answers: {<id>: ...}`), asked after the policy rules and before the app\'s model' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l run-dir -d 'Where runs started by clients are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l all -d 'Serve every app under the apps folder (those that do not validate are reported and left out)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l stdio -d 'Serve MCP over stdin and stdout (logs go to stderr; nothing else to stdout)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l no-model -d 'Never call a model, even when an app configures one'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -126,12 +142,13 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs completions help" -f -a "list" -d 'List the apps and whether each validates'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs completions help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs completions help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs completions help" -f -a "runs" -d 'The journalled runs: list, show, replay'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "list" -d 'List the apps and whether each validates'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "runs" -d 'The journalled runs: list, show, replay'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "serve" -d 'Serve the bridge\'s MCP tools for apps over streamable HTTP or stdio'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "list" -d 'List the journalled runs, newest first'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "show" -d 'Print a journalled run as `start` streamed it'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "replay" -d 'Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same'

@@ -187,6 +187,27 @@ esac
     ;;
 esac
 ;;
+(serve)
+_arguments "${_arguments_options[@]}" : \
+'--http=[Serve MCP over streamable HTTP at http\://HOST\:PORT/mcp (port 0\: any free port); prints \`listening http\://HOST\:PORT/mcp\` on stdout once ready]:HOST:PORT:_default' \
+'(--token-file --stdio)--token-env=[Require \`Authorization\: Bearer <token>\`, the token read from this environment variable (needed to bind to anything but a loopback address)]:VAR:_default' \
+'(--stdio)--token-file=[Require \`Authorization\: Bearer <token>\`, the token read from this file (its first line)]:FILE:_files' \
+'--answers=[Answers for control points, by id (YAML\: \`answers\: {<id>\: ...}\`), asked after the policy rules and before the app'\''s model]:FILE:_files' \
+'--run-dir=[Where runs started by clients are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'()--all[Serve every app under the apps folder (those that do not validate are reported and left out)]' \
+'--stdio[Serve MCP over stdin and stdout (logs go to stderr; nothing else to stdout)]' \
+'--no-model[Never call a model, even when an app configures one]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'*::apps -- The apps to serve\: names under the apps folder, app folders or flow config files:_default' \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
@@ -252,6 +273,10 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(serve)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -276,6 +301,7 @@ _cuga-flo_commands() {
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
 'runs:The journalled runs\: list, show, replay' \
+'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -293,6 +319,7 @@ _cuga-flo__subcmd__help_commands() {
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
 'runs:The journalled runs\: list, show, replay' \
+'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -336,6 +363,11 @@ _cuga-flo__subcmd__help__subcmd__runs__subcmd__replay_commands() {
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs show commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__serve_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__serve_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help serve commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__start_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__start_commands() {
@@ -406,6 +438,11 @@ _cuga-flo__subcmd__runs__subcmd__replay_commands() {
 _cuga-flo__subcmd__runs__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs show commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__serve_commands] )) ||
+_cuga-flo__subcmd__serve_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo serve commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__start_commands] )) ||
 _cuga-flo__subcmd__start_commands() {

@@ -48,6 +48,12 @@ pub struct RegisteredFlow {
 /// Builds a registered flow from a flow config path (for `register_flow`).
 pub type FlowLoader = Arc<dyn Fn(&str) -> Result<RegisteredFlow, String> + Send + Sync>;
 
+/// Opens the journal of a `run_process` call that has no sink attached (a client of a
+/// served bridge starts the run): the sink for the run, or why the run cannot start
+/// (an unusable run id, a run id that already has a journal...).
+pub type JournalFactory =
+    Arc<dyn Fn(&RunProcessArgs) -> Result<Arc<dyn EventSink>, String> + Send + Sync>;
+
 /// The state behind the MCP server.
 #[derive(Default)]
 pub struct Registry {
@@ -188,6 +194,8 @@ pub struct BridgeServer {
     registry: Arc<Registry>,
     engine: Arc<dyn WorkflowEngine>,
     loader: Option<FlowLoader>,
+    /// Journals for runs started without an attached sink (none: such runs are refused).
+    journals: Option<JournalFactory>,
     /// How engines started by `run_process` reach the control points (set once the
     /// in-process client is connected).
     engine_side: Arc<OnceLock<Arc<dyn ControlPoints>>>,
@@ -205,6 +213,7 @@ impl BridgeServer {
             registry,
             engine,
             loader,
+            journals: None,
             engine_side: Arc::new(OnceLock::new()),
             tool_router: Self::tool_router(),
         }
@@ -311,16 +320,22 @@ impl BridgeServer {
             .get()
             .cloned()
             .ok_or("the bridge has no client for engines yet")?;
-        let sink = self
-            .registry
-            .take_sink(&a.run_id)
-            .ok_or_else(|| format!("run `{}` has no journal attached", a.run_id))?;
+        let sink = match (self.registry.take_sink(&a.run_id), &self.journals) {
+            (Some(sink), _) => sink,
+            (None, Some(open)) => open(&a)?,
+            (None, None) => return Err(format!("run `{}` has no journal attached", a.run_id)),
+        };
         let request = RunRequest {
             run_id: a.run_id.clone(),
             process_key: a.process_key.clone(),
             process: flow.process.clone(),
             annotations: flow.annotations.clone(),
-            variables: a.variables,
+            // The config's defaults, overridden by the run's own variables.
+            variables: {
+                let mut vars = flow.annotations.variables.clone();
+                vars.extend(a.variables);
+                vars
+            },
         };
         let outcome = self
             .engine
@@ -335,6 +350,15 @@ impl BridgeServer {
             steps: outcome.steps,
             path: outcome.path,
         }))
+    }
+}
+
+impl BridgeServer {
+    /// Journal the runs that `run_process` starts without an attached sink with
+    /// `factory`, instead of refusing them (`cuga-flo serve`).
+    pub fn with_journals(mut self, factory: JournalFactory) -> Self {
+        self.journals = Some(factory);
+        self
     }
 }
 

@@ -282,4 +282,8 @@ pub struct FlowAnnotations {
     pub decision_gateways: Vec<String>,
     /// Node entries allowed before the run fails (loops are bounded by this).
     pub step_budget: u64,
+    /// The config's initial variables (`variables:` defaults); a run's own variables
+    /// override them.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub variables: Variables,
 }

@@ -5,9 +5,11 @@ pub mod completions;
 mod list;
 mod output;
 mod runs;
+mod serve;
 mod start;
 mod target;
 mod validate;
+mod wiring;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -109,6 +111,8 @@ pub enum Command {
     Start(start::StartArgs),
     /// The journalled runs: list, show, replay
     Runs(runs::RunsArgs),
+    /// Serve the bridge's MCP tools for apps over streamable HTTP or stdio
+    Serve(serve::ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),
 }
@@ -135,6 +139,7 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate::run(&cli, args, style),
         Command::Start(args) => start::run(&cli, args, style),
         Command::Runs(args) => runs::run(&cli, args, style),
+        Command::Serve(args) => serve::run(&cli, args, style),
         Command::Completions(args) => completions::run(args),
     };
     match result {

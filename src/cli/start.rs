@@ -3,36 +3,32 @@
 //! `.cuga-flo/runs/<run-id>/`, and the decisions and hook audit streamed to the terminal.
 
 use std::io::{IsTerminal, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value};
 
-use crate::app::registry::app_from_config;
 use crate::app::scenario::{self, Scenario};
 use crate::app::{EngineKind, FlowConfig, LoadedApp, load_app};
 use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
-use crate::bridge::mcp::{
-    BridgeServer, FlowLoader, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs,
-};
+use crate::bridge::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs};
 use crate::check::check_app;
 use crate::engine::native::NativeEngine;
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
-use crate::journal::{Event, EventSink, FlowState, JournalError, Record};
-use crate::reason::human::HumanReasoner;
-use crate::reason::llm::LlmReasoner;
+use crate::journal::{Event, EventSink, FlowState};
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
-    Chain, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, NoModel, ReasonError, Reasoner,
+    GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, NoModel, ReasonError, Reasoner,
     Recorder, Rules, TaskAnswer, TaskRequest,
 };
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
 use crate::vocab::RunStatus;
 
 use super::target::{Target, resolve};
+use super::wiring::{self, Judgement, Labelled, Sources};
 use super::{Cli, Outcome, Style, UsageError};
 
 #[derive(Debug, Args)]
@@ -228,7 +224,7 @@ async fn run_async(
     let server = BridgeServer::new(
         registry.clone(),
         Arc::new(NativeEngine::new()),
-        Some(flow_loader()),
+        Some(wiring::flow_loader(|_| Ok(Arc::new(NoModel)))),
     );
     let bridge = InProcessBridge::start(server)
         .await
@@ -389,33 +385,9 @@ impl Reasoner for Watched {
     }
 }
 
-/// Fills the app name and the source of judgement into `RunStarted`.
-struct Labelled {
-    inner: Arc<Journal>,
-    app: String,
-    judgement: String,
-}
-
-impl EventSink for Labelled {
-    fn emit(&self, mut event: Event) -> Result<Record, JournalError> {
-        if let Event::RunStarted { app, reasoner, .. } = &mut event {
-            app.clone_from(&self.app);
-            if reasoner.is_empty() {
-                reasoner.clone_from(&self.judgement);
-            }
-        }
-        self.inner.emit(event)
-    }
-}
-
-/// The reasoner a run asks, and the recorder inside it when `--record` is given.
-type Judgement = (Arc<dyn Reasoner>, Option<Arc<Recorder>>);
-
-/// Where judgement comes from: scenario or answers file first, then the app's model (its
-/// `llm:` settings, or the `CUGA_FLO_LLM_*` environment), then a person at the terminal,
-/// else an explanation of how to provide it; policy rules before all of them. With
-/// `--replay`, only the cassette answers (after the rules); with `--record`, what the
-/// chain inside the rules answers is recorded.
+/// Where judgement comes from (see [`wiring::judgement`]): with `--replay` (or a preset
+/// from `runs replay`), only the cassette answers (after the rules); otherwise the
+/// scenario or answers file, the app's model, a person at the terminal, in that order.
 fn reasoner(
     config: &FlowConfig,
     scenario: Option<&Scenario>,
@@ -436,59 +408,16 @@ fn reasoner(
             .checking_digests();
         return Ok((Arc::new(Rules::new(Arc::new(cassette))), None));
     }
-    let answers = args.answers.as_deref();
-    let mut chain: Vec<Arc<dyn Reasoner>> = Vec::new();
-    if let Some(s) = scenario {
-        let doc = serde_json::json!({ "answers": s.answers });
-        let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
-        chain.push(Arc::new(
-            ScriptedReasoner::from_value(doc, source)
-                .map_err(|e| UsageError::new(e.to_string()))?,
-        ));
-    }
-    if let Some(path) = answers {
-        chain.push(Arc::new(
-            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?,
-        ));
-    }
-    // One reader of the terminal, shared by the person answering and the model's
-    // `consult_user` tool.
-    let human = (std::io::stdin().is_terminal() && HumanReasoner::terminal_available())
-        .then(|| Arc::new(HumanReasoner::terminal()));
-    if !args.no_model {
-        let env = |name: &str| std::env::var(name).ok();
-        let model = LlmReasoner::from_config(config, &env).map_err(|e| {
-            UsageError::new(format!("the model cannot be set up: {e}")).with_help(
-                "fix the `llm:` settings (see docs/config.md), or run without a model: \
-                 --no-model",
-            )
-        })?;
-        if let Some(mut model) = model {
-            if let Some(h) = &human {
-                model = model.with_consultant(h.clone());
-            }
-            chain.push(Arc::new(model));
-        }
-    }
-    if let Some(h) = human {
-        chain.push(h);
-    }
-    chain.push(Arc::new(NoModel));
-    let inner: Arc<dyn Reasoner> = if chain.len() == 1 {
-        chain.remove(0)
-    } else {
-        Arc::new(Chain::new(chain))
-    };
-    let recorder = args
-        .record
-        .as_ref()
-        .map(|_| Arc::new(Recorder::new(inner.clone())));
-    let inner: Arc<dyn Reasoner> = match &recorder {
-        Some(r) => r.clone(),
-        None => inner,
-    };
-    // Policy rules decide first; the chain is asked only when no rule decides.
-    Ok((Arc::new(Rules::new(inner)), recorder))
+    wiring::judgement(
+        config,
+        &Sources {
+            scenario,
+            answers: args.answers.as_deref(),
+            no_model: args.no_model,
+            person: true,
+            record: args.record.is_some(),
+        },
+    )
 }
 
 /// The config's defaults, then the scenario's inputs, then `--input`, then `--var`.
@@ -570,38 +499,5 @@ fn typed_value(name: &str, raw: &str, declared: Option<&Value>) -> Result<Value,
         Some(Value::Null) | None => {
             serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
         }
-    })
-}
-
-/// `register_flow`: load an app from a path; its control points have no reasoner but
-/// explain how to get one.
-fn flow_loader() -> FlowLoader {
-    Arc::new(|path: &str| {
-        let p = Path::new(path);
-        let app = if p.is_dir() {
-            crate::app::registry::app_at(p)
-        } else {
-            app_from_config(p)
-        };
-        let loaded = load_app(&app);
-        let errors: Vec<String> = check_app(&loaded)
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| d.one_line())
-            .collect();
-        if !errors.is_empty() {
-            return Err(errors.join("\n"));
-        }
-        let harness = FlowAgent::new(&loaded, Arc::new(NoModel)).map_err(|e| e.to_string())?;
-        let process = loaded
-            .process()
-            .cloned()
-            .ok_or("the model has no process")?;
-        Ok(RegisteredFlow {
-            process_key: harness.config().process_key().to_string(),
-            process: Arc::new(process),
-            annotations: harness.annotations(),
-            harness: Arc::new(harness),
-        })
     })
 }

@@ -168,6 +168,12 @@ impl FlowAgent {
                 .map(|g| g.id.value.clone())
                 .collect(),
             step_budget: DEFAULT_STEP_BUDGET,
+            variables: self
+                .config
+                .variables
+                .iter()
+                .map(|v| (v.name.value.clone(), v.default.clone()))
+                .collect(),
         }
     }
 }

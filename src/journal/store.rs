@@ -273,6 +273,26 @@ pub fn new_run_id() -> String {
     format!("{}-{noise:06x}", utc_stamp(now.as_secs()))
 }
 
+/// Whether `id` can name a run folder: 1 to 128 ASCII letters, digits, `-`, `_` and `.`,
+/// not starting with `.` (so `..` and hidden names are refused). Run ids come from
+/// clients of the bridge too, and must never reach outside `<base>/runs/`.
+pub fn check_run_id(id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` is not a valid run id (1 to 128 letters, digits, `-`, `_` or `.`, not starting with `.`)",
+            id.chars().take(140).collect::<String>()
+        ))
+    }
+}
+
 /// Where a run's files live: `<base>/runs/<run_id>`.
 pub fn run_dir(base: &Path, run_id: &str) -> PathBuf {
     base.join("runs").join(run_id)
@@ -342,6 +362,24 @@ fn sync_dir(_dir: &Path) -> Result<(), JournalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_ids_cannot_leave_the_runs_folder() {
+        assert!(check_run_id(&new_run_id()).is_ok());
+        assert!(check_run_id("run-1_a.b").is_ok());
+        for bad in [
+            "",
+            "..",
+            "../x",
+            "a/b",
+            ".hidden",
+            "a\\b",
+            "x y",
+            &"a".repeat(129),
+        ] {
+            assert!(check_run_id(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn civil_dates() {

@@ -62,7 +62,7 @@ impl std::fmt::Debug for ChatClient {
 
 impl ChatClient {
     pub fn new(settings: LlmSettings) -> Result<ChatClient, CallError> {
-        install_crypto_provider();
+        install_tls_provider();
         let url = settings.completions_url();
         let http = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
@@ -279,8 +279,9 @@ fn next_format(format: ResponseFormat) -> ResponseFormat {
 }
 
 /// reqwest is built without a default crypto provider (aws-lc is slow to build); rustls
-/// gets `ring`, once per process. Another provider installed first is kept.
-fn install_crypto_provider() {
+/// gets `ring`, once per process. Another provider installed first is kept. Public for
+/// other reqwest clients of the process (tests, MCP clients over HTTP).
+pub fn install_tls_provider() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();

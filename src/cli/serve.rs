@@ -1,0 +1,915 @@
+//! `cuga-flo serve`: the bridge's MCP tools for a set of apps, as a real protocol surface.
+//! Over streamable HTTP (`--http HOST:PORT`, the endpoint at `/mcp`) or over stdin/stdout
+//! (`--stdio`), a client gets the harness tools (`execute_task`, `route_gateway`,
+//! `evaluate_hook`), the registry tools (`register_flow`, `get_bpmn_process`,
+//! `get_flow_annotations`) and `run_process`, which runs a registered process on the
+//! native engine inside the server; its control points call back through an in-process
+//! client, as with `start`. Each app's harness asks the policy rules, then the answers
+//! file, then the app's model, as `start` does, but never a person.
+//!
+//! A run started by a client is journalled under `<run-dir>/runs/<run-id>/`, like a run of
+//! `start`, so `cuga-flo runs show <run-id>` reads it. On SIGINT or SIGTERM the server
+//! stops accepting, lets the requests in flight finish (for up to five seconds), closes
+//! the journal of every run still going with a failed `run_finished` ("interrupted"), and
+//! exits 0.
+//!
+//! Over HTTP, a bearer token (`--token-env VAR`, `--token-file FILE`) is required on
+//! every request when one is configured, and must be configured to bind to anything but
+//! a loopback address. It is compared in constant time and never logged.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::serve::ListenerExt;
+use clap::{ArgGroup, Args};
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::app::registry::AppRef;
+use crate::app::{FlowConfig, LoadedApp};
+use crate::bridge::mcp::{
+    BridgeServer, InProcessBridge, JournalFactory, RegisteredFlow, Registry, RunProcessArgs,
+};
+use crate::engine::native::NativeEngine;
+use crate::journal::store::{self, DEFAULT_BASE, Journal};
+use crate::journal::{Event, EventSink, FlowState, JournalError, Record};
+use crate::reason::Reasoner;
+use crate::reason::scripted::ScriptedReasoner;
+use crate::vocab::RunStatus;
+
+use super::output::count;
+use super::target::{Target, all_apps, resolve};
+use super::wiring::{self, Labelled, Sources};
+use super::{Cli, Outcome, Style, UsageError};
+
+/// How long requests in flight may take to finish after a shutdown signal.
+const GRACE: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("transport").required(true).args(["http", "stdio"])))]
+pub struct ServeArgs {
+    /// The apps to serve: names under the apps folder, app folders or flow config files
+    #[arg(value_name = "APP|PATH")]
+    pub apps: Vec<String>,
+
+    /// Serve every app under the apps folder (those that do not validate are reported and
+    /// left out)
+    #[arg(long, conflicts_with = "apps")]
+    pub all: bool,
+
+    /// Serve MCP over streamable HTTP at http://HOST:PORT/mcp (port 0: any free port);
+    /// prints `listening http://HOST:PORT/mcp` on stdout once ready
+    #[arg(long, value_name = "HOST:PORT")]
+    pub http: Option<String>,
+
+    /// Serve MCP over stdin and stdout (logs go to stderr; nothing else to stdout)
+    #[arg(long)]
+    pub stdio: bool,
+
+    /// Require `Authorization: Bearer <token>`, the token read from this environment
+    /// variable (needed to bind to anything but a loopback address)
+    #[arg(long, value_name = "VAR", conflicts_with_all = ["token_file", "stdio"])]
+    pub token_env: Option<String>,
+
+    /// Require `Authorization: Bearer <token>`, the token read from this file (its first
+    /// line)
+    #[arg(long, value_name = "FILE", conflicts_with = "stdio")]
+    pub token_file: Option<PathBuf>,
+
+    /// Answers for control points, by id (YAML: `answers: {<id>: ...}`), asked after the
+    /// policy rules and before the app's model
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+
+    /// Never call a model, even when an app configures one
+    #[arg(long)]
+    pub no_model: bool,
+
+    /// Where runs started by clients are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+}
+
+/// Where the server listens.
+enum Transport {
+    Http {
+        addr: SocketAddr,
+        token: Option<Secret>,
+    },
+    Stdio,
+}
+
+/// A bearer token. Not `Debug`, never formatted: it must not reach a log or a message.
+struct Secret(String);
+
+pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageError> {
+    let transport = transport(args)?;
+    if let Some(path) = &args.answers {
+        // Once, up front: a broken answers file is a usage error, not a problem of each app.
+        ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+    }
+    let targets: Vec<AppRef> = if args.all {
+        all_apps(&cli.apps_dir)?
+    } else if args.apps.is_empty() {
+        return Err(UsageError::new(
+            "name the apps to serve (app names, folders or flow configs), or pass --all",
+        )
+        .with_help("`cuga-flo list` shows the apps"));
+    } else {
+        let mut apps = Vec::new();
+        for arg in &args.apps {
+            match resolve(arg, &cli.apps_dir)? {
+                Target::App(app) => apps.push(app),
+                Target::Model(path) => {
+                    return Err(UsageError::new(format!(
+                        "{} is a BPMN model; `serve` serves apps",
+                        path.display()
+                    ))
+                    .with_help("name the app folder or its flow config"));
+                }
+            }
+        }
+        apps
+    };
+
+    let labels = Labels::default();
+    let mut flows = Vec::new();
+    let mut skipped = 0;
+    for app in &targets {
+        match load(app, args) {
+            Ok((flow, _))
+                if flows
+                    .iter()
+                    .any(|f: &RegisteredFlow| f.process_key == flow.process_key) =>
+            {
+                skipped += 1;
+                eprintln!(
+                    "{}: app `{}` has the process key `{}` of an app served already; not served",
+                    style.yellow("warning"),
+                    app.name,
+                    flow.process_key
+                );
+            }
+            Ok((flow, judgement)) => {
+                labels.set(&flow.process_key, &app.name, &judgement);
+                flows.push(flow);
+            }
+            Err(problems) => {
+                skipped += 1;
+                eprintln!(
+                    "{}: app `{}` {}; not served",
+                    style.yellow("warning"),
+                    app.name,
+                    problems.0
+                );
+                for line in problems.1 {
+                    eprintln!("  {line}");
+                }
+            }
+        }
+    }
+    if flows.is_empty() {
+        return Err(UsageError::new(format!(
+            "no app to serve ({} left out)",
+            count(skipped, "app")
+        ))
+        .with_help("run `cuga-flo validate` on them for the details"));
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
+    let outcome = runtime.block_on(serve(flows, labels, transport, args));
+    // A stdin reader may still be blocked in a read: do not wait for it.
+    runtime.shutdown_background();
+    outcome
+}
+
+/// Where the server listens, and its token; refuses a non-loopback address without one.
+fn transport(args: &ServeArgs) -> Result<Transport, UsageError> {
+    let Some(http) = &args.http else {
+        return Ok(Transport::Stdio);
+    };
+    let addr = http
+        .to_socket_addrs()
+        .map_err(|e| {
+            UsageError::new(format!("--http {http}: not an address to listen on: {e}"))
+                .with_help("give HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free port)")
+        })?
+        .next()
+        .ok_or_else(|| UsageError::new(format!("--http {http}: the host has no address")))?;
+    let token = match (&args.token_env, &args.token_file) {
+        (Some(var), _) => {
+            let value = std::env::var(var).map_err(|_| {
+                UsageError::new(format!(
+                    "--token-env {var}: the environment variable is not set (or not UTF-8)"
+                ))
+            })?;
+            Some(secret(value, &format!("--token-env {var}"))?)
+        }
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                UsageError::new(format!(
+                    "--token-file {}: cannot read it: {e}",
+                    path.display()
+                ))
+            })?;
+            let first = text.lines().next().unwrap_or_default().to_string();
+            Some(secret(first, &format!("--token-file {}", path.display()))?)
+        }
+        (None, None) => None,
+    };
+    if token.is_none() && !addr.ip().is_loopback() {
+        return Err(UsageError::new(format!(
+            "refusing to serve on {addr} without a token: it is not a loopback address"
+        ))
+        .with_help(
+            "pass --token-env VAR or --token-file FILE (clients then send \
+             `Authorization: Bearer <token>`), or bind to 127.0.0.1",
+        ));
+    }
+    Ok(Transport::Http { addr, token })
+}
+
+/// A usable token: not empty, printable ASCII without spaces (a header value). The
+/// messages name where it came from, never the token.
+fn secret(value: String, from: &str) -> Result<Secret, UsageError> {
+    let value = value.trim().to_string();
+    if value.is_empty() {
+        return Err(UsageError::new(format!("{from}: the token is empty")));
+    }
+    if !value.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(UsageError::new(format!(
+            "{from}: the token must be printable ASCII without spaces"
+        )));
+    }
+    Ok(Secret(value))
+}
+
+/// Why an app is not served: a summary and its problems, one line each.
+type Problems = (String, Vec<String>);
+
+/// Load, check and wire one app: its harness asks the chain of [`judge`], described by
+/// the string returned with it.
+fn load(app: &AppRef, args: &ServeArgs) -> Result<(RegisteredFlow, String), Problems> {
+    let loaded = wiring::load_checked(app).map_err(|errors| {
+        let summary = format!("does not validate ({})", count(errors.len(), "error"));
+        (summary, errors)
+    })?;
+    let reasoner =
+        judge(&loaded, args.answers.as_deref(), args.no_model).map_err(|e| (e, Vec::new()))?;
+    let judgement = reasoner.describe();
+    let flow = wiring::registered_flow(&loaded, reasoner).map_err(|e| (e, Vec::new()))?;
+    Ok((flow, judgement))
+}
+
+/// An app's reasoner: policy rules, then the answers file, then the app's model (unless
+/// `no_model`), then nothing.
+fn judge(
+    loaded: &LoadedApp,
+    answers: Option<&Path>,
+    no_model: bool,
+) -> Result<Arc<dyn Reasoner>, String> {
+    let config: &FlowConfig = loaded.config.as_ref().ok_or("the app has no flow config")?;
+    let sources = Sources {
+        answers,
+        no_model,
+        ..Sources::default()
+    };
+    let (reasoner, _) = wiring::judgement(config, &sources).map_err(|e| match e.help {
+        Some(help) => format!("{} ({help})", e.message),
+        None => e.message,
+    })?;
+    Ok(reasoner)
+}
+
+/// The app name and the source of judgement of each process key, for `RunStarted`.
+#[derive(Clone, Default)]
+struct Labels(Arc<Mutex<HashMap<String, (String, String)>>>);
+
+impl Labels {
+    fn set(&self, process_key: &str, app: &str, judgement: &str) {
+        lock(&self.0).insert(
+            process_key.to_string(),
+            (app.to_string(), judgement.to_string()),
+        );
+    }
+
+    fn get(&self, process_key: &str) -> (String, String) {
+        lock(&self.0)
+            .get(process_key)
+            .cloned()
+            .unwrap_or_else(|| (process_key.to_string(), String::new()))
+    }
+}
+
+async fn serve(
+    flows: Vec<RegisteredFlow>,
+    labels: Labels,
+    transport: Transport,
+    args: &ServeArgs,
+) -> Result<Outcome, UsageError> {
+    let mut signals =
+        Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
+    let registry = Arc::new(Registry::default());
+    let keys: Vec<String> = flows.into_iter().map(|f| registry.register(f)).collect();
+    let journals = Journals::new(args.run_dir.clone(), labels.clone());
+    let loader = {
+        let answers = args.answers.clone();
+        let no_model = args.no_model;
+        // A flow registered by a client replaces any of the same process key, labels too.
+        wiring::flow_loader(move |loaded| {
+            let reasoner = judge(loaded, answers.as_deref(), no_model)?;
+            if let Some(config) = &loaded.config {
+                labels.set(config.process_key(), &loaded.name, &reasoner.describe());
+            }
+            Ok(reasoner)
+        })
+    };
+    let server = BridgeServer::new(registry, Arc::new(NativeEngine::new()), Some(loader))
+        .with_journals(journals.factory());
+    // The engine's side: `run_process` calls the control points back through it.
+    let bridge = InProcessBridge::start(server.clone())
+        .await
+        .map_err(UsageError::new)?;
+    tracing::info!("serving {}: {}", count(keys.len(), "app"), keys.join(", "));
+
+    let result = match transport {
+        Transport::Http { addr, token } => {
+            serve_http(server, addr, token, &journals, &mut signals).await
+        }
+        Transport::Stdio => serve_stdio(server, &journals, &mut signals).await,
+    };
+    journals.interrupt_all();
+    let _ = tokio::time::timeout(Duration::from_secs(1), bridge.shutdown()).await;
+    result
+}
+
+async fn serve_http(
+    server: BridgeServer,
+    addr: SocketAddr,
+    token: Option<Secret>,
+    journals: &Journals,
+    signals: &mut Signals,
+) -> Result<Outcome, UsageError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?;
+
+    // Cancelled last: ends the MCP sessions (and their event streams).
+    let sessions = CancellationToken::new();
+    let mut config =
+        StreamableHttpServerConfig::default().with_cancellation_token(sessions.clone());
+    if local.ip().is_loopback() {
+        // Host checks against DNS rebinding: the loopback names, and the address bound.
+        let ip = local.ip().to_string();
+        if !config.allowed_hosts.contains(&ip) {
+            config.allowed_hosts.push(ip);
+        }
+    } else {
+        // Reachable under names this server cannot know; the token guards it.
+        config = config.disable_allowed_hosts();
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let gate = Arc::new(Gate {
+        token,
+        in_flight: InFlight::default(),
+    });
+    let router = axum::Router::new()
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(gate.clone(), guard));
+
+    // Stops accepting connections (and requests on idle ones).
+    let stop = CancellationToken::new();
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let mut server_task = tokio::spawn(
+        axum::serve(listener, router)
+            .with_graceful_shutdown(stop.clone().cancelled_owned())
+            .into_future(),
+    );
+
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "listening http://{local}/mcp");
+    let _ = stdout.flush();
+    drop(stdout);
+    tracing::info!(
+        "MCP over streamable HTTP at http://{local}/mcp ({})",
+        if gate.token.is_some() {
+            "bearer token required"
+        } else {
+            "no token"
+        }
+    );
+
+    let signal = tokio::select! {
+        signal = signals.recv() => signal,
+        ended = &mut server_task => {
+            let why = match ended {
+                Ok(Ok(())) => "stopped".to_string(),
+                Ok(Err(e)) => e.to_string(),
+                Err(e) => e.to_string(),
+            };
+            return Err(UsageError::new(format!("the HTTP server on {local} stopped: {why}")));
+        }
+    };
+    tracing::info!("{signal}: shutting down");
+    stop.cancel();
+    let idle = async {
+        while gate.in_flight.count() > 0 || journals.open_count() > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    if tokio::time::timeout(GRACE, idle).await.is_err() {
+        tracing::warn!(
+            "{} still in flight after {}s; interrupting",
+            count(gate.in_flight.count(), "request"),
+            GRACE.as_secs()
+        );
+    }
+    sessions.cancel();
+    if tokio::time::timeout(Duration::from_secs(1), &mut server_task)
+        .await
+        .is_err()
+    {
+        server_task.abort();
+    }
+    Ok(Outcome::Ok)
+}
+
+async fn serve_stdio(
+    server: BridgeServer,
+    journals: &Journals,
+    signals: &mut Signals,
+) -> Result<Outcome, UsageError> {
+    let running = tokio::select! {
+        running = server.serve(rmcp::transport::stdio()) => running,
+        signal = signals.recv() => {
+            tracing::info!("{signal}: shutting down");
+            return Ok(Outcome::Ok);
+        }
+    };
+    let running = match running {
+        Ok(running) => running,
+        Err(e) => {
+            tracing::error!("no MCP session on stdio: {e}");
+            return Ok(Outcome::Failed);
+        }
+    };
+    let cancel = running.cancellation_token();
+    let waiting = running.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        _ = &mut waiting => {
+            tracing::info!("stdin closed: shutting down");
+        }
+        signal = signals.recv() => {
+            tracing::info!("{signal}: shutting down");
+            let idle = async {
+                while journals.open_count() > 0 {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            };
+            let _ = tokio::time::timeout(GRACE, idle).await;
+            cancel.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(1), &mut waiting).await;
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// SIGINT (Ctrl-C) and SIGTERM, watched from the start so that neither kills the server
+/// before it has closed its journals.
+struct Signals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    #[cfg(unix)]
+    fn new() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn new() -> std::io::Result<Signals> {
+        Ok(Signals {})
+    }
+
+    /// The next shutdown signal, by name.
+    #[cfg(unix)]
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.interrupt.recv() => "interrupted (Ctrl-C)",
+            _ = self.terminate.recv() => "terminated (SIGTERM)",
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn recv(&mut self) -> &'static str {
+        let _ = tokio::signal::ctrl_c().await;
+        "interrupted (Ctrl-C)"
+    }
+}
+
+// ---- HTTP: the bearer token and the requests in flight ----
+
+struct Gate {
+    token: Option<Secret>,
+    in_flight: InFlight,
+}
+
+/// Every request passes here: without the token (when one is set) it gets 401; a POST
+/// (an MCP message) counts as in flight until its response body has been sent.
+async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    if let Some(Secret(expected)) = &gate.token {
+        let refused = match bearer(request.headers()) {
+            None => Some("missing bearer token: send `Authorization: Bearer <token>`"),
+            Some(presented) if !same_secret(presented.as_bytes(), expected.as_bytes()) => {
+                Some("invalid bearer token")
+            }
+            Some(_) => None,
+        };
+        if let Some(message) = refused {
+            tracing::warn!(
+                "refused {} {}: {message}",
+                request.method(),
+                request.uri().path()
+            );
+            return unauthorized(message);
+        }
+    }
+    let entered = (request.method() == Method::POST).then(|| gate.in_flight.enter());
+    let response = next.run(request).await;
+    match entered {
+        Some(entered) => response.map(|body| {
+            Body::new(Counted {
+                body,
+                _entered: entered,
+            })
+        }),
+        None => response,
+    }
+}
+
+/// The credentials of `Authorization: Bearer <token>` (the scheme in any case).
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, credentials) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim())
+}
+
+/// Equal secrets, in a time that depends only on the presented length.
+fn same_secret(presented: &[u8], expected: &[u8]) -> bool {
+    if expected.is_empty() {
+        return false;
+    }
+    let mut diff = presented.len() ^ expected.len();
+    for (i, byte) in presented.iter().enumerate() {
+        diff |= usize::from(byte ^ expected[i % expected.len()]);
+    }
+    std::hint::black_box(diff) == 0
+}
+
+fn unauthorized(message: &str) -> Response {
+    let body = serde_json::json!({ "error": message }).to_string();
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// How many requests are in flight.
+#[derive(Clone, Default)]
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn enter(&self) -> Entered {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Entered(self.0.clone())
+    }
+
+    fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// One request in flight, until dropped.
+struct Entered(Arc<AtomicUsize>);
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A response body that keeps its request counted as in flight until it has been sent
+/// (an MCP response may stream as server-sent events).
+struct Counted {
+    body: Body,
+    _entered: Entered,
+}
+
+impl HttpBody for Counted {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+// ---- Journals of the runs clients start ----
+
+type OpenRuns = Arc<Mutex<BTreeMap<String, Arc<RunJournal>>>>;
+
+/// Opens a journal for each run a client starts, and closes those still open at shutdown.
+#[derive(Clone)]
+struct Journals {
+    base: PathBuf,
+    labels: Labels,
+    open: OpenRuns,
+}
+
+impl Journals {
+    fn new(base: PathBuf, labels: Labels) -> Journals {
+        Journals {
+            base,
+            labels,
+            open: OpenRuns::default(),
+        }
+    }
+
+    fn factory(&self) -> JournalFactory {
+        let journals = self.clone();
+        Arc::new(move |args: &RunProcessArgs| journals.open(args))
+    }
+
+    fn open(&self, args: &RunProcessArgs) -> Result<Arc<dyn EventSink>, String> {
+        crate::journal::store::check_run_id(&args.run_id)?;
+        let dir = store::run_dir(&self.base, &args.run_id);
+        let journal = Journal::create(&dir, true).map_err(|e| match e {
+            JournalError::Exists(_) => format!(
+                "run `{}` already has a journal under {}: a run id names one run",
+                args.run_id,
+                self.base.display()
+            ),
+            other => format!(
+                "cannot create the journal of run `{}`: {other}",
+                args.run_id
+            ),
+        })?;
+        let (app, judgement) = self.labels.get(&args.process_key);
+        tracing::info!(
+            "run {} of `{}`: journal {}",
+            args.run_id,
+            args.process_key,
+            journal.path().display()
+        );
+        let run = Arc::new(RunJournal {
+            run_id: args.run_id.clone(),
+            sink: Labelled {
+                inner: Arc::new(journal),
+                app,
+                judgement,
+            },
+            closed: Mutex::new(false),
+            open: Arc::downgrade(&self.open),
+        });
+        lock(&self.open).insert(args.run_id.clone(), run.clone());
+        Ok(run)
+    }
+
+    fn open_count(&self) -> usize {
+        lock(&self.open).len()
+    }
+
+    /// Close the journal of every run still going with a failed `run_finished`.
+    fn interrupt_all(&self) {
+        let runs: Vec<Arc<RunJournal>> = std::mem::take(&mut *lock(&self.open))
+            .into_values()
+            .collect();
+        for run in runs {
+            run.interrupt("interrupted (the server shut down)");
+        }
+    }
+}
+
+/// The journal of one run started by a client.
+struct RunJournal {
+    run_id: String,
+    sink: Labelled,
+    /// Set once the run has its `run_finished` record: nothing is appended after it.
+    closed: Mutex<bool>,
+    open: Weak<Mutex<BTreeMap<String, Arc<RunJournal>>>>,
+}
+
+impl RunJournal {
+    fn interrupt(&self, message: &str) {
+        let mut closed = lock(&self.closed);
+        if *closed {
+            return;
+        }
+        *closed = true;
+        let state = store::read_journal(self.sink.inner.path())
+            .map(|r| FlowState::fold(r.records.iter()))
+            .unwrap_or_default();
+        let written = self.sink.inner.emit(Event::RunFinished {
+            status: RunStatus::Failed,
+            message: Some(message.to_string()),
+            variables: state.process_variables,
+            steps: state.steps,
+        });
+        match written {
+            Ok(_) => tracing::warn!("run {}: {message}", self.run_id),
+            Err(e) => tracing::error!("run {}: cannot close its journal: {e}", self.run_id),
+        }
+    }
+}
+
+impl EventSink for RunJournal {
+    fn emit(&self, event: Event) -> Result<Record, JournalError> {
+        let mut closed = lock(&self.closed);
+        if *closed {
+            return Err(JournalError::Io {
+                path: self.sink.inner.path().to_path_buf(),
+                message: "the run was interrupted: the server shut down".to_string(),
+            });
+        }
+        let finished = matches!(event, Event::RunFinished { .. });
+        let record = self.sink.emit(event)?;
+        if finished {
+            *closed = true;
+            drop(closed);
+            if let Some(open) = self.open.upgrade() {
+                lock(&open).remove(&self.run_id);
+            }
+        }
+        Ok(record)
+    }
+}
+
+/// Lock, ignoring poisoning.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret(b"s3cret", b"s3cret"));
+        assert!(!same_secret(b"s3cre", b"s3cret"));
+        assert!(!same_secret(b"s3crets3cret", b"s3cret"));
+        assert!(!same_secret(b"S3cret", b"s3cret"));
+        assert!(!same_secret(b"", b"s3cret"));
+        assert!(!same_secret(b"", b""));
+    }
+
+    #[test]
+    fn bearer_credentials() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer(&headers), None);
+        headers.insert(header::AUTHORIZATION, "Bearer abc".parse().unwrap());
+        assert_eq!(bearer(&headers), Some("abc"));
+        headers.insert(header::AUTHORIZATION, "bearer  abc ".parse().unwrap());
+        assert_eq!(bearer(&headers), Some("abc"));
+        headers.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
+        assert_eq!(bearer(&headers), None);
+    }
+
+    fn run_args(run_id: &str) -> RunProcessArgs {
+        RunProcessArgs {
+            process_key: "k".into(),
+            run_id: run_id.into(),
+            variables: serde_json::Map::new(),
+        }
+    }
+
+    fn started(run_id: &str) -> Event {
+        Event::RunStarted {
+            run_id: run_id.into(),
+            app: "k".into(),
+            process_key: "k".into(),
+            process_id: "P".into(),
+            engine: "native".into(),
+            reasoner: String::new(),
+            variables: serde_json::Map::new(),
+        }
+    }
+
+    #[test]
+    fn journals_are_labelled_unique_and_closed_when_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let labels = Labels::default();
+        labels.set("k", "app_k", "answers file a.yaml");
+        let journals = Journals::new(dir.path().to_path_buf(), labels);
+        let open = journals.factory();
+
+        // A run that finishes leaves the open set.
+        let done = open(&run_args("done")).unwrap();
+        done.emit(started("done")).unwrap();
+        assert_eq!(journals.open_count(), 1);
+        done.emit(Event::RunFinished {
+            status: RunStatus::Completed,
+            message: None,
+            variables: serde_json::Map::new(),
+            steps: 1,
+        })
+        .unwrap();
+        assert_eq!(journals.open_count(), 0);
+        let Err(e) = open(&run_args("done")) else {
+            panic!("a second journal for the same run id");
+        };
+        assert!(e.contains("already has a journal"), "{e}");
+
+        // A run still going at shutdown gets a failed `run_finished`, then nothing more.
+        let going = open(&run_args("going")).unwrap();
+        going.emit(started("going")).unwrap();
+        journals.interrupt_all();
+        assert!(going.emit(started("going")).is_err());
+        let path = store::run_dir(dir.path(), "going").join(store::JOURNAL_FILE);
+        let records = store::read_journal(&path).unwrap().records;
+        assert_eq!(records.len(), 2);
+        match &records[0].event {
+            Event::RunStarted { app, reasoner, .. } => {
+                assert_eq!(app, "app_k");
+                assert_eq!(reasoner, "answers file a.yaml");
+            }
+            other => panic!("{other:?}"),
+        }
+        match &records[1].event {
+            Event::RunFinished {
+                status, message, ..
+            } => {
+                assert_eq!(*status, RunStatus::Failed);
+                assert!(message.as_deref().unwrap().contains("interrupted"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn run_ids_name_one_folder() {
+        assert!(crate::journal::store::check_run_id("20240229T123456Z-abc123").is_ok());
+        assert!(crate::journal::store::check_run_id("r1.retry_2").is_ok());
+        for bad in ["", ".", "..", "../x", "a/b", "a\\b", ".hidden", "a b"] {
+            assert!(crate::journal::store::check_run_id(bad).is_err(), "{bad:?}");
+        }
+        assert!(crate::journal::store::check_run_id(&"x".repeat(129)).is_err());
+    }
+}

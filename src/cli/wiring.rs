@@ -1,0 +1,173 @@
+//! What `start` and `serve` build alike: the reasoner chain an app's harness asks, the
+//! registered flow of a loaded app, the `register_flow` loader, and the journal sink that
+//! labels a run with its app and its source of judgement.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::app::registry::{app_at, app_from_config};
+use crate::app::scenario::Scenario;
+use crate::app::{FlowConfig, LoadedApp, load_app};
+use crate::bridge::mcp::{FlowLoader, RegisteredFlow};
+use crate::check::check_app;
+use crate::harness::FlowAgent;
+use crate::journal::store::Journal;
+use crate::journal::{Event, EventSink, JournalError, Record};
+use crate::reason::human::HumanReasoner;
+use crate::reason::llm::LlmReasoner;
+use crate::reason::scripted::ScriptedReasoner;
+use crate::reason::{Chain, NoModel, Reasoner, Recorder, Rules};
+
+use super::UsageError;
+
+/// The reasoner a run asks, and the recorder inside it when answers are recorded.
+pub(super) type Judgement = (Arc<dyn Reasoner>, Option<Arc<Recorder>>);
+
+/// Where the answers of a chain come from, after the policy rules.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Sources<'a> {
+    /// A scenario's `answers:` (first).
+    pub scenario: Option<&'a Scenario>,
+    /// An answers file (`--answers FILE`).
+    pub answers: Option<&'a Path>,
+    /// Never call a model, even when the app configures one.
+    pub no_model: bool,
+    /// A person at the terminal may answer (when stdin is one): `start`, not `serve`.
+    pub person: bool,
+    /// Record what the chain inside the rules answers.
+    pub record: bool,
+}
+
+/// Where judgement comes from: scenario or answers file first, then the app's model (its
+/// `llm:` settings, or the `CUGA_FLO_LLM_*` environment), then a person at the terminal
+/// (when `sources.person`), else an explanation of how to provide it; policy rules before
+/// all of them. With `sources.record`, what the chain inside the rules answers is
+/// recorded.
+pub(super) fn judgement(
+    config: &FlowConfig,
+    sources: &Sources<'_>,
+) -> Result<Judgement, UsageError> {
+    let mut chain: Vec<Arc<dyn Reasoner>> = Vec::new();
+    if let Some(s) = sources.scenario {
+        let doc = serde_json::json!({ "answers": s.answers });
+        let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
+        chain.push(Arc::new(
+            ScriptedReasoner::from_value(doc, source)
+                .map_err(|e| UsageError::new(e.to_string()))?,
+        ));
+    }
+    if let Some(path) = sources.answers {
+        chain.push(Arc::new(
+            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?,
+        ));
+    }
+    // One reader of the terminal, shared by the person answering and the model's
+    // `consult_user` tool.
+    let human =
+        (sources.person && std::io::stdin().is_terminal() && HumanReasoner::terminal_available())
+            .then(|| Arc::new(HumanReasoner::terminal()));
+    if !sources.no_model {
+        let env = |name: &str| std::env::var(name).ok();
+        let model = LlmReasoner::from_config(config, &env).map_err(|e| {
+            UsageError::new(format!("the model cannot be set up: {e}")).with_help(
+                "fix the `llm:` settings (see docs/config.md), or run without a model: \
+                 --no-model",
+            )
+        })?;
+        if let Some(mut model) = model {
+            if let Some(h) = &human {
+                model = model.with_consultant(h.clone());
+            }
+            chain.push(Arc::new(model));
+        }
+    }
+    if let Some(h) = human {
+        chain.push(h);
+    }
+    chain.push(Arc::new(NoModel));
+    let inner: Arc<dyn Reasoner> = if chain.len() == 1 {
+        chain.remove(0)
+    } else {
+        Arc::new(Chain::new(chain))
+    };
+    let recorder = sources
+        .record
+        .then(|| Arc::new(Recorder::new(inner.clone())));
+    let inner: Arc<dyn Reasoner> = match &recorder {
+        Some(r) => r.clone(),
+        None => inner,
+    };
+    // Policy rules decide first; the chain is asked only when no rule decides.
+    Ok((Arc::new(Rules::new(inner)), recorder))
+}
+
+/// An app loaded and checked: its errors, one line each, when it does not validate.
+pub(super) fn load_checked(app: &crate::app::registry::AppRef) -> Result<LoadedApp, Vec<String>> {
+    let loaded = load_app(app);
+    let errors: Vec<String> = check_app(&loaded)
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.one_line())
+        .collect();
+    if errors.is_empty() {
+        Ok(loaded)
+    } else {
+        Err(errors)
+    }
+}
+
+/// A validated app as the bridge registers it: its harness asks `reasoner`.
+pub(super) fn registered_flow(
+    loaded: &LoadedApp,
+    reasoner: Arc<dyn Reasoner>,
+) -> Result<RegisteredFlow, String> {
+    let harness = FlowAgent::new(loaded, reasoner).map_err(|e| e.to_string())?;
+    let process = loaded
+        .process()
+        .cloned()
+        .ok_or("the model has no process")?;
+    Ok(RegisteredFlow {
+        process_key: harness.config().process_key().to_string(),
+        process: Arc::new(process),
+        annotations: harness.annotations(),
+        harness: Arc::new(harness),
+    })
+}
+
+/// `register_flow`: load an app from a path (an app folder or a flow config); its
+/// control points ask what `reasoner` gives for the loaded app.
+pub(super) fn flow_loader<F>(reasoner: F) -> FlowLoader
+where
+    F: Fn(&LoadedApp) -> Result<Arc<dyn Reasoner>, String> + Send + Sync + 'static,
+{
+    Arc::new(move |path: &str| {
+        let p = Path::new(path);
+        let app = if p.is_dir() {
+            app_at(p)
+        } else {
+            app_from_config(p)
+        };
+        let loaded = load_checked(&app).map_err(|errors| errors.join("\n"))?;
+        registered_flow(&loaded, reasoner(&loaded)?)
+    })
+}
+
+/// Fills the app name and the source of judgement into `RunStarted`.
+pub(super) struct Labelled {
+    pub inner: Arc<Journal>,
+    pub app: String,
+    pub judgement: String,
+}
+
+impl EventSink for Labelled {
+    fn emit(&self, mut event: Event) -> Result<Record, JournalError> {
+        if let Event::RunStarted { app, reasoner, .. } = &mut event {
+            app.clone_from(&self.app);
+            if reasoner.is_empty() {
+                reasoner.clone_from(&self.judgement);
+            }
+        }
+        self.inner.emit(event)
+    }
+}

@@ -1,0 +1,706 @@
+//! `cuga-flo serve`: the real binary serves the bridge's tools over streamable HTTP (to
+//! rmcp's client, and to plain HTTP requests for the token checks) and over stdio (raw
+//! JSON-RPC lines), journals the runs its clients start, and stops cleanly on SIGTERM.
+//! Every wait is bounded: a broken server fails a test, never hangs it.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use cuga_flo::app::load_app;
+use cuga_flo::app::registry::app_at;
+use cuga_flo::app::scenario;
+use cuga_flo::bridge::mcp::RunProcessResult;
+use cuga_flo::journal::Event;
+use cuga_flo::journal::store::{JOURNAL_FILE, read_journal, run_dir};
+use cuga_flo::vocab::RunStatus;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ServiceError, ServiceExt};
+use serde_json::{Map, Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
+/// Longest wait for anything (a broken server fails the test instead of hanging it).
+const LIMIT: Duration = Duration::from_secs(10);
+
+fn apps_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("applications")
+}
+
+/// A `cuga-flo serve --http 127.0.0.1:0` process; killed when dropped.
+struct Served {
+    child: Child,
+    url: String,
+    dir: tempfile::TempDir,
+}
+
+impl Served {
+    fn start(args: &[&str], env: &[(&str, &str)]) -> Served {
+        let dir = tempfile::tempdir().unwrap();
+        let stderr = File::create(dir.path().join("stderr.log")).unwrap();
+        let mut command = Command::new(BIN);
+        command
+            .arg("--apps-dir")
+            .arg(apps_dir())
+            .args([
+                "--color",
+                "never",
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--no-model",
+            ])
+            .arg("--run-dir")
+            .arg(dir.path().join("runs-base"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().unwrap();
+        let line = first_line(child.stdout.take().unwrap());
+        let Some(url) = line.trim_end().strip_prefix("listening ") else {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default();
+            panic!("no `listening` line but {line:?}; stderr:\n{err}");
+        };
+        let url = url.to_string();
+        assert!(
+            url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+            "{url}"
+        );
+        Served { child, url, dir }
+    }
+
+    fn base(&self) -> PathBuf {
+        self.dir.path().join("runs-base")
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+    }
+
+    /// Send SIGTERM and wait (bounded) for the exit code.
+    fn terminate(&mut self) -> (Option<i32>, Duration) {
+        let sent = Instant::now();
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status.code(), sent.elapsed());
+            }
+            assert!(sent.elapsed() < LIMIT, "still running after SIGTERM");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The first line of a child's stdout, read on a thread so a silent child cannot hang
+/// the test; the rest of stdout is drained there too.
+fn first_line(stdout: ChildStdout) -> String {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = tx.send(line);
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    rx.recv_timeout(LIMIT).unwrap_or_default()
+}
+
+async fn client(url: &str, token: Option<&str>) -> RunningService<RoleClient, ()> {
+    cuga_flo::reason::llm::client::install_tls_provider();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
+    tokio::time::timeout(LIMIT, ().serve(transport))
+        .await
+        .expect("initialize timed out")
+        .expect("initialize failed")
+}
+
+/// Call a tool: whether it is a tool error, and its structured content (or its content).
+async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> (bool, Value) {
+    let Value::Object(args) = args else {
+        unreachable!()
+    };
+    let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+    let result = tokio::time::timeout(LIMIT, client.call_tool(params))
+        .await
+        .expect("tool call timed out");
+    match result {
+        Ok(result) => {
+            let error = result.is_error == Some(true);
+            let value = result
+                .structured_content
+                .unwrap_or_else(|| serde_json::to_value(&result.content).unwrap());
+            (error, value)
+        }
+        // A JSON-RPC error (invalid parameters...) is an error too, as text.
+        Err(ServiceError::McpError(e)) => (true, json!(e.message)),
+        Err(e) => panic!("`{tool}` failed at the transport: {e}"),
+    }
+}
+
+fn ctx(process_key: &str, element: &str, variables: Value) -> Value {
+    json!({"run_id": "probe", "process_key": process_key, "element_id": element,
+        "element_name": null, "variables": variables, "history": [], "instruction": null})
+}
+
+/// The config's defaults, then the scenario's inputs: what `start --scenario` runs with.
+fn scenario_variables(app: &str, scenario: &scenario::Scenario) -> Map<String, Value> {
+    let loaded = load_app(&app_at(&apps_dir().join(app)));
+    let mut vars: Map<String, Value> = loaded
+        .config
+        .as_ref()
+        .unwrap()
+        .variables
+        .iter()
+        .map(|v| (v.name.value.clone(), v.default.clone()))
+        .collect();
+    vars.extend(scenario.inputs.clone());
+    vars
+}
+
+#[tokio::test]
+async fn an_mcp_client_lists_the_tools_and_calls_each_kind_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let routine = scenario::load(&apps_dir().join("incident_response"), "routine").unwrap();
+    let answers = dir.path().join("answers.yaml");
+    std::fs::write(&answers, json!({"answers": routine.answers}).to_string()).unwrap();
+    let answers_arg = answers.to_str().unwrap();
+    let served = Served::start(
+        &[
+            "incident_response",
+            "receive_order",
+            "trip_planner",
+            "--answers",
+            answers_arg,
+        ],
+        &[],
+    );
+    let client = client(&served.url, None).await;
+
+    let tools = client.list_tools(None).await.unwrap().tools;
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "evaluate_hook",
+            "execute_task",
+            "get_bpmn_process",
+            "get_flow_annotations",
+            "register_flow",
+            "route_gateway",
+            "run_process"
+        ]
+    );
+
+    // Registry tools.
+    let (error, annotations) = call(
+        &client,
+        "get_flow_annotations",
+        json!({"process_key": "receive_order_v1"}),
+    )
+    .await;
+    assert!(!error, "{annotations}");
+    assert_eq!(annotations["hooks"]["Flow_1ji6b0i"], "post_receival_check");
+    let (error, process) = call(
+        &client,
+        "get_bpmn_process",
+        json!({"process_key": "incident_response_v1"}),
+    )
+    .await;
+    assert!(!error, "{process}");
+    let nodes = process["process"]["nodes"].as_array().unwrap();
+    assert!(nodes.iter().any(|n| n["id"] == "Gateway_Severity"));
+
+    // A native gateway: its conditions decide.
+    let (error, decision) = call(
+        &client,
+        "route_gateway",
+        json!({"gateway_id": "Gateway_Severity",
+            "ctx": ctx("incident_response_v1", "Gateway_Severity", json!({"severity": "low"}))}),
+    )
+    .await;
+    assert!(!error, "{decision}");
+    assert_eq!(decision["flows"], json!(["Flow_SeverityLow"]));
+    let (_, decision) = call(
+        &client,
+        "route_gateway",
+        json!({"gateway_id": "Gateway_Severity",
+            "ctx": ctx("incident_response_v1", "Gateway_Severity", json!({"severity": "critical"}))}),
+    )
+    .await;
+    assert_eq!(decision["flows"], json!(["Flow_SeverityHigh"]));
+
+    // A hook its policy's rule decides.
+    let (error, decision) = call(
+        &client,
+        "evaluate_hook",
+        json!({"hook_id": "post_receival_check",
+            "ctx": ctx("receive_order_v1", "post_receival_check", json!({"order_id": "1212"}))}),
+    )
+    .await;
+    assert!(!error, "{decision}");
+    assert_eq!(decision["action"], "skip_to");
+    assert_eq!(decision["target"], "Activity_1h9ix55");
+    assert_eq!(decision["decided_by"], "rule");
+    assert_eq!(decision["state_updates"]["invoice_skipped"], true);
+
+    // A pass-through task.
+    let (error, outcome) = call(
+        &client,
+        "execute_task",
+        json!({"task_id": "Activity_0w2einw",
+            "ctx": ctx("trip_planner_v1", "Activity_0w2einw", json!({}))}),
+    )
+    .await;
+    assert!(!error, "{outcome}");
+    assert_eq!(outcome["status"], "completed");
+
+    // A whole run on the server's engine, answered from the answers file.
+    let variables = scenario_variables("incident_response", &routine);
+    let args = json!({"process_key": "incident_response_v1", "run_id": "served-1", "variables": variables});
+    let (error, result) = call(&client, "run_process", args.clone()).await;
+    assert!(!error, "{result}");
+    let result: RunProcessResult = serde_json::from_value(result).unwrap();
+    assert_eq!(result.status, RunStatus::Completed, "{:?}", result.message);
+    let misses = routine.expect.as_ref().unwrap().mismatches(
+        Some(result.status),
+        &result.path,
+        &result.variables,
+    );
+    assert!(misses.is_empty(), "{misses:?}");
+
+    // Its journal, as `start` writes one.
+    let journal = run_dir(&served.base(), "served-1").join(JOURNAL_FILE);
+    let records = read_journal(&journal).unwrap().records;
+    match &records.first().unwrap().event {
+        Event::RunStarted {
+            run_id,
+            app,
+            reasoner,
+            ..
+        } => {
+            assert_eq!(run_id, "served-1");
+            assert_eq!(app, "incident_response");
+            assert!(reasoner.contains("answers file"), "{reasoner}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        records.last().unwrap().event,
+        Event::RunFinished {
+            status: RunStatus::Completed,
+            ..
+        }
+    ));
+    cargo_bin_cmd!("cuga-flo")
+        .arg("runs")
+        .arg("show")
+        .arg("served-1")
+        .arg("--run-dir")
+        .arg(served.base())
+        .assert()
+        .success();
+
+    // A run id names one run; and it names a folder, nothing else.
+    let (error, text) = call(&client, "run_process", args).await;
+    assert!(error);
+    assert!(text.to_string().contains("already has a journal"), "{text}");
+    let (error, text) = call(
+        &client,
+        "run_process",
+        json!({"process_key": "incident_response_v1", "run_id": "../escape"}),
+    )
+    .await;
+    assert!(error);
+    assert!(text.to_string().contains("not usable"), "{text}");
+    assert!(!served.base().join("escape").exists());
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn an_unknown_process_key_is_a_tool_error_naming_the_known_ones() {
+    let served = Served::start(&["receive_order"], &[]);
+    let client = client(&served.url, None).await;
+    for tool in ["get_flow_annotations", "get_bpmn_process"] {
+        let (error, text) = call(&client, tool, json!({"process_key": "nope"})).await;
+        assert!(error, "{tool}: {text}");
+        let text = text.to_string();
+        assert!(
+            text.contains("unknown process key `nope`") && text.contains("receive_order_v1"),
+            "{text}"
+        );
+    }
+    let (error, text) = call(
+        &client,
+        "run_process",
+        json!({"process_key": "nope", "run_id": "r-unknown"}),
+    )
+    .await;
+    assert!(error);
+    assert!(text.to_string().contains("unknown process key"), "{text}");
+    assert!(!run_dir(&served.base(), "r-unknown").exists());
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn malformed_arguments_are_errors_and_the_server_keeps_serving() {
+    let served = Served::start(&["receive_order"], &[]);
+    let client = client(&served.url, None).await;
+    for (tool, args) in [
+        ("execute_task", json!({"task_id": 5})),
+        ("route_gateway", json!({})),
+        ("run_process", json!({"process_key": ["x"], "run_id": "r"})),
+        (
+            "get_flow_annotations",
+            json!({"process": "receive_order_v1"}),
+        ),
+    ] {
+        let (error, content) = call(&client, tool, args).await;
+        assert!(error, "{tool}: {content}");
+    }
+    let (error, _) = call(
+        &client,
+        "get_flow_annotations",
+        json!({"process_key": "receive_order_v1"}),
+    )
+    .await;
+    assert!(!error);
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn with_a_token_every_request_needs_it() {
+    const TOKEN: &str = "tok-3f9a1c7e5b2d";
+    // Logging at its most verbose: the token must not show even there.
+    let served = Served::start(
+        &["receive_order", "--token-env", "SERVE_TEST_TOKEN"],
+        &[("SERVE_TEST_TOKEN", TOKEN), ("CUGA_FLO_LOG", "trace")],
+    );
+    cuga_flo::reason::llm::client::install_tls_provider();
+    let http = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    for authorization in [None, Some("Bearer wrong-token"), Some("Basic dG9rOg==")] {
+        let mut request = http
+            .post(&served.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(initialize.to_string());
+        if let Some(value) = authorization {
+            request = request.header("authorization", value);
+        }
+        let response = tokio::time::timeout(LIMIT, request.send())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(response.status(), 401, "{authorization:?}");
+        assert_eq!(response.headers()["www-authenticate"], "Bearer");
+        let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        let message = body["error"].as_str().unwrap();
+        assert!(message.contains("bearer token"), "{message}");
+        assert!(!message.contains(TOKEN));
+    }
+
+    let refused = tokio::time::timeout(
+        LIMIT,
+        ().serve(StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(served.url.as_str())
+                .auth_header("not-it"),
+        )),
+    )
+    .await
+    .unwrap();
+    assert!(refused.is_err(), "a wrong token was let in");
+
+    let client = client(&served.url, Some(TOKEN)).await;
+    let tools = client.list_tools(None).await.unwrap().tools;
+    assert_eq!(tools.len(), 7);
+    let (error, _) = call(
+        &client,
+        "get_flow_annotations",
+        json!({"process_key": "receive_order_v1"}),
+    )
+    .await;
+    assert!(!error);
+    let _ = client.cancel().await;
+
+    let stderr = served.stderr();
+    assert!(stderr.contains("bearer token"), "{stderr}");
+    assert!(!stderr.contains(TOKEN), "the token was logged:\n{stderr}");
+}
+
+#[test]
+fn a_token_file_works_and_a_bad_token_source_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    std::fs::write(&file, "from-a-file-77\n").unwrap();
+    let served = Served::start(
+        &["receive_order", "--token-file", file.to_str().unwrap()],
+        &[],
+    );
+    cuga_flo::reason::llm::client::install_tls_provider();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let response = reqwest::Client::new()
+            .post(&served.url)
+            .header("authorization", "Bearer from-a-file-77x")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 401);
+        let client = client(&served.url, Some("from-a-file-77")).await;
+        assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 7);
+        let _ = client.cancel().await;
+    });
+
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "\n").unwrap();
+    let output = cargo_bin_cmd!("cuga-flo")
+        .args([
+            "serve",
+            "receive_order",
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+        ])
+        .arg(&empty)
+        .arg("--apps-dir")
+        .arg(apps_dir())
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("the token is empty"));
+    let output = cargo_bin_cmd!("cuga-flo")
+        .args(["serve", "receive_order", "--http", "127.0.0.1:0"])
+        .args(["--token-env", "SERVE_TEST_UNSET_VARIABLE"])
+        .arg("--apps-dir")
+        .arg(apps_dir())
+        .env_remove("SERVE_TEST_UNSET_VARIABLE")
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is not set"));
+}
+
+#[test]
+fn a_non_loopback_address_without_a_token_is_refused() {
+    let output = cargo_bin_cmd!("cuga-flo")
+        .args(["serve", "receive_order", "--http", "0.0.0.0:0"])
+        .arg("--apps-dir")
+        .arg(apps_dir())
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("refusing to serve on 0.0.0.0:0 without a token")
+            && stderr.contains("--token-env"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn apps_that_do_not_load_are_reported_and_none_at_all_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken");
+    std::fs::create_dir_all(broken.join("config")).unwrap();
+    std::fs::write(broken.join("config/broken_config.yaml"), "flow: [\n").unwrap();
+    let output = cargo_bin_cmd!("cuga-flo")
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .arg(&broken)
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("app `broken` does not validate") && stderr.contains("no app to serve"),
+        "{stderr}"
+    );
+
+    // Next to one that validates: served, and the broken one reported.
+    let good = apps_dir().join("receive_order");
+    let served = Served::start(&[good.to_str().unwrap(), broken.to_str().unwrap()], &[]);
+    let stderr = served.stderr();
+    assert!(
+        stderr.contains("app `broken` does not validate"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn stdio_speaks_mcp_on_stdin_and_stdout_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("--apps-dir")
+        .arg(apps_dir())
+        .args([
+            "serve",
+            "receive_order",
+            "--stdio",
+            "--no-model",
+            "--run-dir",
+        ])
+        .arg(dir.path())
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut send = move |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    let reply: Value = serde_json::from_str(&rx.recv_timeout(LIMIT).unwrap()).unwrap();
+    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["result"]["serverInfo"]["name"], "cuga-flo-bridge");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let reply: Value = serde_json::from_str(&rx.recv_timeout(LIMIT).unwrap()).unwrap();
+    assert_eq!(reply["id"], 2);
+    let mut names: Vec<&str> = reply["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert!(names.contains(&"run_process") && names.contains(&"route_gateway"));
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "get_flow_annotations", "arguments": {"process_key": "receive_order_v1"}}}),
+    );
+    let reply: Value = serde_json::from_str(&rx.recv_timeout(LIMIT).unwrap()).unwrap();
+    assert_eq!(reply["id"], 3);
+    assert_eq!(
+        reply["result"]["structuredContent"]["hooks"]["Flow_1ji6b0i"],
+        "post_receival_check"
+    );
+
+    // End of input ends the server, cleanly, with nothing more on stdout.
+    drop(send);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            let _ = child.kill();
+            panic!("still running after stdin closed");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(0));
+    let rest: Vec<String> = rx.try_iter().collect();
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+#[test]
+fn sigterm_stops_the_server_promptly_with_exit_0() {
+    let mut served = Served::start(&["receive_order"], &[]);
+    // With a client connected (its session holds an event stream open).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = runtime.block_on(client(&served.url, None));
+    let (code, took) = served.terminate();
+    assert_eq!(code, Some(0), "{}", served.stderr());
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    drop(client);
+}
+
+/// Not a test: the latency of a cheap tool call over HTTP from rmcp's client
+/// (`cargo test --test serve -- --ignored --nocapture latency`).
+#[tokio::test]
+#[ignore]
+async fn latency_of_a_cheap_tool_over_http() {
+    let served = Served::start(&["incident_response", "receive_order"], &[]);
+    let client = client(&served.url, None).await;
+    for (tool, args) in [
+        (
+            "get_flow_annotations",
+            json!({"process_key": "receive_order_v1"}),
+        ),
+        (
+            "route_gateway",
+            json!({"gateway_id": "Gateway_Severity",
+                "ctx": ctx("incident_response_v1", "Gateway_Severity", json!({"severity": "low"}))}),
+        ),
+    ] {
+        for _ in 0..20 {
+            call(&client, tool, args.clone()).await;
+        }
+        let n = 300;
+        let mut times: Vec<Duration> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let start = Instant::now();
+            let (error, _) = call(&client, tool, args.clone()).await;
+            times.push(start.elapsed());
+            assert!(!error);
+        }
+        times.sort();
+        let mean = times.iter().sum::<Duration>() / n as u32;
+        println!(
+            "{tool}: n={n} mean={mean:?} p50={:?} p90={:?} p99={:?} max={:?}",
+            times[n / 2],
+            times[n * 9 / 10],
+            times[n * 99 / 100],
+            times[n - 1]
+        );
+    }
+    let _ = client.cancel().await;
+}
