@@ -340,7 +340,7 @@ async fn an_mcp_client_lists_the_tools_and_calls_each_kind_over_http() {
     )
     .await;
     assert!(error);
-    assert!(text.to_string().contains("not usable"), "{text}");
+    assert!(text.to_string().contains("not a valid run id"), "{text}");
     assert!(!served.base().join("escape").exists());
     let _ = client.cancel().await;
 }
