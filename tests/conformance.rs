@@ -314,6 +314,7 @@ async fn run(
         process_key,
         run_id,
         variables,
+        bridge: None,
     };
     let result = bridge.client().run_process(&args).await;
     bridge.shutdown().await;

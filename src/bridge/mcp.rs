@@ -176,6 +176,20 @@ pub struct RunProcessArgs {
     /// Initial process variables.
     #[serde(default)]
     pub variables: Map<String, Value>,
+    /// Where an external engine reaches the harness and registry tools for this run
+    /// (cuga-flo's own engine ignores it: it is called back in-process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bridge: Option<BridgeEndpoint>,
+}
+
+/// An MCP endpoint serving the harness and registry tools (streamable HTTP).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct BridgeEndpoint {
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    /// The bearer token the endpoint requires, when it requires one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]

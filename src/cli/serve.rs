@@ -837,6 +837,7 @@ mod tests {
             process_key: "k".into(),
             run_id: run_id.into(),
             variables: serde_json::Map::new(),
+            bridge: None,
         }
     }
 

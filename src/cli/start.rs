@@ -252,6 +252,7 @@ async fn run_async(
         process_key,
         run_id: run_id.clone(),
         variables,
+        bridge: None,
     };
     let run = client.run_process(&args_run);
     let result = tokio::select! {
