@@ -8,8 +8,8 @@
 //! - `http`: an rmcp streamable-HTTP client against `cuga-flo serve --http 127.0.0.1:0`
 //!   running as its own process (what a third-party engine uses).
 //!
-//! Run with `cargo build --release && cargo bench --bench bridge` (the HTTP case spawns the
-//! binary built for the bench profile).
+//! Run with `cargo bench --bench bridge` (the HTTP case spawns the binary Cargo builds for
+//! the bench profile).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -114,25 +114,8 @@ impl Drop for Server {
 
 /// `cuga-flo serve <app> --http 127.0.0.1:0`, and its URL.
 fn serve() -> (Server, String) {
-    let exe = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target")
-        .join(if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        })
-        .join("cuga-flo");
-    let exe = std::env::var("CARGO_BIN_EXE_cuga-flo")
-        .map(std::path::PathBuf::from)
-        .ok()
-        .filter(|p| p.exists())
-        .or_else(|| {
-            std::env::var("CARGO_TARGET_DIR")
-                .ok()
-                .map(|d| Path::new(&d).join("release/cuga-flo"))
-                .filter(|p| p.exists())
-        })
-        .unwrap_or(exe);
+    // Cargo builds the binary for benches and says where.
+    let exe = Path::new(env!("CARGO_BIN_EXE_cuga-flo"));
     let mut child = Command::new(&exe)
         .current_dir(root())
         .env("NO_COLOR", "1")
@@ -140,7 +123,7 @@ fn serve() -> (Server, String) {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e} (build it first)", exe.display()));
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", exe.display()));
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -162,8 +145,9 @@ fn http(bencher: divan::Bencher) {
         .build()
         .unwrap();
     let (_server, url) = serve();
+    // The transport spawns its worker on the runtime: build it inside.
     let client = rt
-        .block_on(().serve(StreamableHttpClientTransport::from_uri(url)))
+        .block_on(async { ().serve(StreamableHttpClientTransport::from_uri(url)).await })
         .unwrap();
     let (gateway, ctx) = gateway_call();
     let mut args = Map::new();

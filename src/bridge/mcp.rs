@@ -241,7 +241,10 @@ impl BridgeServer {
         &self,
         Parameters(a): Parameters<ExecuteTaskArgs>,
     ) -> Result<Json<TaskOutcome>, String> {
-        let (flow, ctx) = self.registry.answering(a.ctx)?;
+        let (flow, ctx) = self
+            .registry
+            .answering(a.ctx)
+            .map_err(|m| harness_error(&a.task_id, m))?;
         flow.harness
             .execute_task(&a.task_id, ctx)
             .await
@@ -256,7 +259,10 @@ impl BridgeServer {
         &self,
         Parameters(a): Parameters<RouteGatewayArgs>,
     ) -> Result<Json<GatewayDecision>, String> {
-        let (flow, ctx) = self.registry.answering(a.ctx)?;
+        let (flow, ctx) = self
+            .registry
+            .answering(a.ctx)
+            .map_err(|m| harness_error(&a.gateway_id, m))?;
         flow.harness
             .route_gateway(&a.gateway_id, ctx)
             .await
@@ -271,7 +277,10 @@ impl BridgeServer {
         &self,
         Parameters(a): Parameters<EvaluateHookArgs>,
     ) -> Result<Json<HookDecision>, String> {
-        let (flow, ctx) = self.registry.answering(a.ctx)?;
+        let (flow, ctx) = self
+            .registry
+            .answering(a.ctx)
+            .map_err(|m| harness_error(&a.hook_id, m))?;
         flow.harness
             .evaluate_hook(&a.hook_id, ctx)
             .await
@@ -448,6 +457,16 @@ impl McpControlPoints {
     ) -> Result<RunProcessResult, ControlPointError> {
         self.call("run_process", &args.process_key, args).await
     }
+}
+
+/// A harness tool's own failure (e.g. an unknown process key) in the shape of every other
+/// harness error: a `ControlPointError` naming the control point.
+fn harness_error(element: &str, message: String) -> String {
+    error_text(&ControlPointError {
+        element: element.to_string(),
+        message,
+        calls: Vec::new(),
+    })
 }
 
 /// A control-point error as a tool error's text: its JSON (element, message and the
