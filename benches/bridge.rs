@@ -116,7 +116,7 @@ impl Drop for Server {
 fn serve() -> (Server, String) {
     // Cargo builds the binary for benches and says where.
     let exe = Path::new(env!("CARGO_BIN_EXE_cuga-flo"));
-    let mut child = Command::new(&exe)
+    let mut child = Command::new(exe)
         .current_dir(root())
         .env("NO_COLOR", "1")
         .args(["serve", APP, "--no-model", "--http", "127.0.0.1:0"])
