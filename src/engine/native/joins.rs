@@ -68,9 +68,25 @@ impl Run {
         }
         let (nodes, flows) = self.tokens.positions_in(scope, join);
         let reachable = self.topology.reachable_flows(nodes, flows);
+        // Tokens that have traversed an incoming flow but not yet arrived are coming too
+        // (a branch with nothing on it reaches the join in the same step as the split).
+        let arriving: Vec<&str> = self
+            .ready
+            .iter()
+            .filter_map(|step| match step {
+                Step::Arrive {
+                    token,
+                    node,
+                    via: Some(flow),
+                } if node == join && self.tokens.scope_of(*token) == scope => {
+                    Some(flow.as_str())
+                }
+                _ => None,
+            })
+            .collect();
         let awaited: Vec<String> = missing
             .iter()
-            .filter(|f| reachable.contains(**f))
+            .filter(|f| reachable.contains(**f) || arriving.contains(*f))
             .map(|f| f.to_string())
             .collect();
         if awaited.is_empty() {
