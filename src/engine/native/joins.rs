@@ -78,9 +78,7 @@ impl Run {
                     token,
                     node,
                     via: Some(flow),
-                } if node == join && self.tokens.scope_of(*token) == scope => {
-                    Some(flow.as_str())
-                }
+                } if node == join && self.tokens.scope_of(*token) == scope => Some(flow.as_str()),
                 _ => None,
             })
             .collect();
