@@ -165,8 +165,12 @@ fn init_logging(verbose: u8, quiet: bool) {
     };
     let filter =
         EnvFilter::try_from_env("CUGA_FLO_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    // Colour only for a person at a terminal: logs redirected to a file stay plain.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()

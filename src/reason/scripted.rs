@@ -251,8 +251,14 @@ impl ScriptedReasoner {
     }
 
     /// The next answer under the first of `keys` that has one; `element` names the control
-    /// point in errors.
-    fn next(&self, element: &str, keys: &[&str]) -> Result<(Answer, Option<String>), ReasonError> {
+    /// point in errors. Visits are counted per run, so a list of answers starts over for
+    /// each run a server (`serve`) answers.
+    fn next(
+        &self,
+        run_id: &str,
+        element: &str,
+        keys: &[&str],
+    ) -> Result<(Answer, Option<String>), ReasonError> {
         let Some((key, entry)) = keys.iter().find_map(|k| self.answers.get_key_value(*k)) else {
             return Err(ReasonError::no_answer(
                 element,
@@ -266,7 +272,7 @@ impl ScriptedReasoner {
             return Ok((entry.answers[0].clone(), entry.digests[0].clone()));
         }
         let mut visits = self.visits.lock().unwrap_or_else(|e| e.into_inner());
-        let n = visits.entry(key.clone()).or_insert(0);
+        let n = visits.entry(format!("{run_id}\u{0}{key}")).or_insert(0);
         match entry.answers.get(*n) {
             Some(a) => {
                 let digest = entry.digests.get(*n).cloned().flatten();
@@ -431,7 +437,7 @@ impl Reasoner for ScriptedReasoner {
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
         Box::pin(async move {
             let id = req.task_id.as_str();
-            let (answer, digest) = self.next(id, &[id])?;
+            let (answer, digest) = self.next(&req.context.run_id, id, &[id])?;
             self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
             match answer {
                 Answer::Task { outputs, reason } => Ok(TaskAnswer {
@@ -447,7 +453,7 @@ impl Reasoner for ScriptedReasoner {
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         Box::pin(async move {
             let id = req.gateway_id.as_str();
-            let (answer, digest) = self.next(id, &[id])?;
+            let (answer, digest) = self.next(&req.context.run_id, id, &[id])?;
             self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
             match answer {
                 Answer::Gateway { flows, reason } => Ok(GatewayAnswer {
@@ -463,7 +469,8 @@ impl Reasoner for ScriptedReasoner {
     fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
         Box::pin(async move {
             let id = req.hook_id.as_str();
-            let (answer, digest) = self.next(id, &[id, req.flow_id.as_str()])?;
+            let (answer, digest) =
+                self.next(&req.context.run_id, id, &[id, req.flow_id.as_str()])?;
             self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
             match answer {
                 Answer::Hook(answer) => Ok(answer),
@@ -530,6 +537,22 @@ mod tests {
         let r = ScriptedReasoner::from_text(text, "answers file a.yaml").unwrap();
         assert_eq!(r.keys(), vec!["F9", "G1", "T1"]);
         assert_eq!(r.describe(), "answers file a.yaml");
+    }
+
+    #[tokio::test]
+    async fn a_list_of_answers_starts_over_for_each_run() {
+        let doc = serde_json::json!({"answers": {"G": [{"flow": "F1"}, {"flow": "F2"}]}});
+        let r = ScriptedReasoner::from_value(doc, "answers").unwrap();
+        let in_run = |run: &str| {
+            let mut req = gateway("G");
+            req.context.run_id = run.to_string();
+            req
+        };
+        let flows = |a: GatewayAnswer| a.flows;
+        assert_eq!(flows(r.gateway(in_run("r1")).await.unwrap()), ["F1"]);
+        assert_eq!(flows(r.gateway(in_run("r1")).await.unwrap()), ["F2"]);
+        assert_eq!(flows(r.gateway(in_run("r2")).await.unwrap()), ["F1"]);
+        assert!(r.gateway(in_run("r1")).await.is_err());
     }
 
     #[tokio::test]
