@@ -437,3 +437,29 @@ fn the_server_lists_a_model_and_works_from_plain_tests() {
     assert_eq!(server.requests()[0].method, "GET");
     assert_eq!(server.requests()[0].path, "/v1/models");
 }
+
+/// OpenAI's reasoning models refuse `max_tokens`; the client switches to
+/// `max_completion_tokens` once and keeps it.
+#[tokio::test]
+async fn a_server_that_wants_max_completion_tokens_gets_it() {
+    const REFUSAL: &str = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#;
+    let server = ChatServer::start(|r| {
+        if r.body.get("max_tokens").is_some() {
+            Reply::status(400, REFUSAL)
+        } else {
+            Reply::completion(r#"{"flow":"approve","reason":"ok"}"#)
+        }
+    });
+    let mut s = settings(server.url());
+    s.max_tokens = Some(100);
+    let c = client(s);
+    let first = c.complete(&request()).await.unwrap();
+    assert_eq!(first.http_attempts, 2);
+    let second = c.complete(&request()).await.unwrap();
+    assert_eq!(second.http_attempts, 1);
+    let sent = server.requests();
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[1].body["max_completion_tokens"], 100);
+    assert!(sent[2].body.get("max_tokens").is_none());
+    assert_eq!(sent[2].body["max_completion_tokens"], 100);
+}

@@ -49,6 +49,9 @@ pub struct ChatClient {
     url: String,
     /// The form `Auto` calls start with, as [`form_index`]: it only ever moves forward.
     auto_form: AtomicU8,
+    /// The server wants `max_completion_tokens` instead of `max_tokens` (OpenAI's reasoning
+    /// models refuse the older name); learnt from its first refusal.
+    completion_tokens: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for ChatClient {
@@ -78,6 +81,7 @@ impl ChatClient {
             url,
             http,
             auto_form: AtomicU8::new(form_index(ResponseFormat::JsonSchema)),
+            completion_tokens: std::sync::atomic::AtomicBool::new(false),
             settings,
         })
     }
@@ -96,7 +100,10 @@ impl ChatClient {
         let mut retries_left = self.settings.retries;
         let mut backoff = self.settings.backoff;
         loop {
-            let body = request_body(&self.settings, req, format);
+            let mut body = request_body(&self.settings, req, format);
+            if self.completion_tokens.load(Ordering::Relaxed) {
+                rename_max_tokens(&mut body);
+            }
             attempts += 1;
             let sent = Instant::now();
             let failure = match self.post(&body).await {
@@ -118,6 +125,14 @@ impl ChatClient {
                 Ok(reply) => {
                     self.log(attempts, format, Some(reply.status), sent);
                     let text = String::from_utf8_lossy(&reply.body);
+                    if self.settings.max_tokens.is_some()
+                        && !self.completion_tokens.load(Ordering::Relaxed)
+                        && wants_completion_tokens(reply.status, &text)
+                    {
+                        tracing::debug!("the server wants `max_completion_tokens`");
+                        self.completion_tokens.store(true, Ordering::Relaxed);
+                        continue;
+                    }
                     if self.may_fall_back(req, format) && refuses_format(reply.status, &text) {
                         format = next_format(format);
                         tracing::debug!(
@@ -502,6 +517,20 @@ fn retryable_status(status: StatusCode) -> bool {
 }
 
 /// Whether an error answer says the server does not accept the structured-output form.
+/// Whether a refusal says to send `max_completion_tokens` instead of `max_tokens`.
+fn wants_completion_tokens(status: StatusCode, body: &str) -> bool {
+    status == StatusCode::BAD_REQUEST && body.contains("max_completion_tokens")
+}
+
+/// `max_tokens` → `max_completion_tokens` in a request body.
+fn rename_max_tokens(body: &mut Value) {
+    if let Some(obj) = body.as_object_mut()
+        && let Some(n) = obj.remove("max_tokens")
+    {
+        obj.insert("max_completion_tokens".into(), n);
+    }
+}
+
 fn refuses_format(status: StatusCode, body: &str) -> bool {
     let body = body.to_ascii_lowercase();
     matches!(status.as_u16(), 400 | 404 | 415 | 422 | 500 | 501)
