@@ -11,20 +11,22 @@
 //! PyPI the first time. With `--nocapture` the tests print their wall times and the
 //! per-control-point latencies the engine saw.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "support/listener.rs"]
+mod listener;
+use listener::{LISTEN_TIMEOUT, Listener};
+
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
 /// Creating the venv from nothing (download and install) may take this long.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(900);
-/// From spawning `serve` or the engine to its `listening` line (Python imports are slow).
-const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
 /// One `engine_check.py`, end to end.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(180);
 const TOKEN_ENV: &str = "CUGA_FLO_ENGINE_TEST_TOKEN";
@@ -105,129 +107,6 @@ fn setup_venv() -> Result<PathBuf, String> {
         ));
     }
     Ok(path)
-}
-
-/// Collect a pipe's text as it comes, on a thread.
-fn collect(pipe: impl Read + Send + 'static) -> Arc<Mutex<String>> {
-    let text = Arc::new(Mutex::new(String::new()));
-    let sink = text.clone();
-    thread::spawn(move || {
-        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-            let mut s = sink.lock().unwrap();
-            s.push_str(&line);
-            s.push('\n');
-        }
-    });
-    text
-}
-
-/// A child that serves MCP over HTTP (`cuga-flo serve` or `engine.py`) and announces itself
-/// with `listening URL` on stdout. Killed when dropped.
-struct Listener {
-    what: &'static str,
-    child: Child,
-    url: String,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Listener {
-    fn start(what: &'static str, cmd: &mut Command) -> Listener {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot spawn {what} ({cmd:?}): {e}"));
-        let stderr = collect(child.stderr.take().unwrap());
-        let (tx, rx) = mpsc::channel();
-        let out = child.stdout.take().unwrap();
-        thread::spawn(move || {
-            // After the first line nobody listens: keep draining so the child never blocks.
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let mut listener = Listener {
-            what,
-            child,
-            url: String::new(),
-            stderr,
-        };
-        match rx.recv_timeout(LISTEN_TIMEOUT) {
-            Ok(line) => {
-                let url = line.strip_prefix("listening ").unwrap_or_else(|| {
-                    panic!(
-                        "{what}'s first stdout line is not `listening URL`: {line:?}\n{}",
-                        listener.show_stderr()
-                    )
-                });
-                assert!(
-                    url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
-                    "{what}: unexpected endpoint {url:?}"
-                );
-                listener.url = url.to_string();
-            }
-            Err(e) => {
-                let status = listener.child.try_wait().ok().flatten();
-                panic!(
-                    "{what} printed no `listening` line within {LISTEN_TIMEOUT:?} ({e}; exit \
-                     status: {status:?})\n{}",
-                    listener.show_stderr()
-                );
-            }
-        }
-        listener
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
-    fn show_stderr(&self) -> String {
-        // Give the reader a moment to catch up with a child that just failed.
-        thread::sleep(Duration::from_millis(100));
-        format!("--- {} stderr ---\n{}", self.what, self.stderr())
-    }
-
-    /// Wait until the child's stderr holds `needle` (after byte `from`); false on timeout.
-    fn wait_for_stderr(&self, from: usize, needle: &str, timeout: Duration) -> bool {
-        let started = Instant::now();
-        while started.elapsed() < timeout {
-            if self
-                .stderr()
-                .get(from..)
-                .is_some_and(|s| s.contains(needle))
-            {
-                return true;
-            }
-            thread::sleep(Duration::from_millis(10));
-        }
-        false
-    }
-
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(self.child.id().to_string())
-            .status()
-            .expect("cannot run kill");
-        assert!(
-            status.success(),
-            "kill -{signal} {} failed",
-            self.child.id()
-        );
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// `cuga-flo serve APP --http 127.0.0.1:0` with a bearer token, scripted answers and no model.

@@ -4,21 +4,22 @@
 //! HTTP (with a bearer token and a scenario's answers) and `stdio_check.py` spawns
 //! `serve --stdio`. Needs `python3` (3.10+) with `venv` and `pip`, and PyPI the first time.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "support/listener.rs"]
+mod listener;
+use listener::Listener;
+
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
 /// Creating the venv from nothing (download and install) may take this long.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(900);
-/// From spawning `serve` to its `listening` line.
-const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
 /// One Python check script, end to end.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 const TOKEN_ENV: &str = "CUGA_FLO_INTEROP_TOKEN";
@@ -136,92 +137,17 @@ fn setup_venv() -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// A `cuga-flo serve --http` child, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Server {
-    /// Spawn `cuga-flo serve ARGS --http 127.0.0.1:0` and wait for its `listening` line.
-    fn start(args: &[&str], envs: &[(&str, &str)], cwd: &Path) -> Server {
-        let mut child = Command::new(BIN)
-            .arg("serve")
-            .args(args)
-            .args(["--http", "127.0.0.1:0"])
-            .envs(envs.iter().copied())
-            .env_remove("CUGA_FLO_APPS")
-            .env("NO_COLOR", "1")
-            .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot spawn {BIN} serve: {e}"));
-        // stderr is collected as it comes, for failure messages.
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let sink = stderr.clone();
-        let err = child.stderr.take().unwrap();
-        thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                let mut s = sink.lock().unwrap();
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
-        // The first stdout line is the listening line; the rest is drained and kept.
-        let (tx, rx) = mpsc::channel();
-        let out = child.stdout.take().unwrap();
-        thread::spawn(move || {
-            // After the first line nobody listens: keep draining so the server never blocks.
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let mut server = Server {
-            child,
-            url: String::new(),
-            stderr,
-        };
-        match rx.recv_timeout(LISTEN_TIMEOUT) {
-            Ok(line) => {
-                let url = line.strip_prefix("listening ").unwrap_or_else(|| {
-                    panic!(
-                        "serve's first stdout line is not `listening URL`: {line:?}\n{}",
-                        server.stderr()
-                    )
-                });
-                assert!(
-                    url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
-                    "unexpected endpoint {url:?}"
-                );
-                server.url = url.to_string();
-            }
-            Err(e) => {
-                let status = server.child.try_wait().ok().flatten();
-                panic!(
-                    "serve printed no `listening` line within {LISTEN_TIMEOUT:?} ({e}; exit status: \
-                     {status:?})\n--- serve stderr ---\n{}",
-                    server.stderr()
-                );
-            }
-        }
-        server
-    }
-
-    fn stderr(&self) -> String {
-        // Give the reader a moment to catch up with a server that just failed.
-        thread::sleep(Duration::from_millis(100));
-        self.stderr.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Spawn `cuga-flo serve ARGS --http 127.0.0.1:0` and wait for its `listening` line.
+fn serve(args: &[&str], envs: &[(&str, &str)], cwd: &Path) -> Listener {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve")
+        .args(args)
+        .args(["--http", "127.0.0.1:0"])
+        .envs(envs.iter().copied())
+        .env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .current_dir(cwd);
+    Listener::start("serve", &mut cmd)
 }
 
 /// A token unique to this test run (no secrets involved: the server is on loopback).
@@ -263,7 +189,7 @@ fn the_python_sdk_drives_every_tool_over_streamable_http() {
     let run_dir = tmp.path().join("run-dir");
     let token = token();
     let app = app_dir("incident_response");
-    let server = Server::start(
+    let server = serve(
         &[
             app.to_str().unwrap(),
             "--token-env",
@@ -296,7 +222,7 @@ fn the_python_sdk_drives_every_tool_over_streamable_http() {
         out.success(),
         "{}\n--- serve stderr ---\n{}",
         out.show("client_check.py"),
-        server.stderr()
+        server.show_stderr()
     );
 
     let summary: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
@@ -321,7 +247,7 @@ fn the_python_sdk_drives_every_tool_over_streamable_http() {
         journal.is_file(),
         "no journal at {} after run_process\n--- serve stderr ---\n{}",
         journal.display(),
-        server.stderr()
+        server.show_stderr()
     );
     drop(server);
 }
