@@ -19,6 +19,9 @@ use chat_server::{ChatServer, Received, Reply};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+mod support;
+use support::copy_dir;
+
 /// The key the runs are given; it must never leave the Authorization header.
 const SECRET: &str = "sk-test-9f8e7d6c5b4a-do-not-leak";
 
@@ -121,19 +124,6 @@ impl Workspace {
         let mut out = String::new();
         collect_text(&self.run_dir(), &mut out);
         out
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 

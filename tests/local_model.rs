@@ -17,6 +17,9 @@ use assert_cmd::Command;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+mod support;
+use support::copy_dir;
+
 /// The server for the test: (base URL, whether this test started it).
 fn server() -> (String, bool) {
     if let Ok(url) = std::env::var("CUGA_FLO_TEST_LLM_URL")
@@ -51,19 +54,6 @@ impl Drop for StopOnDrop {
                 .arg(root.join("tests/llm/stop-server.sh"))
                 .arg("small")
                 .status();
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
         }
     }
 }

@@ -118,3 +118,17 @@ pub fn summary(diags: &[Diagnostic]) -> Vec<String> {
         .map(|d| format!("{} [{}]", d.one_line(), d.code))
         .collect()
 }
+
+/// Copy a folder tree (a demo app, the shared policies) into a test's workspace.
+pub fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
