@@ -11,22 +11,31 @@
 //! PyPI the first time. With `--nocapture` the tests print their wall times and the
 //! per-control-point latencies the engine saw.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
+use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 #[path = "support/listener.rs"]
 mod listener;
 use listener::{LISTEN_TIMEOUT, Listener};
+#[path = "support/python.rs"]
+mod python;
+use python::{Check, Finished, app_dir, interop_dir, python, scenario_files, token};
+
+/// What `engine_check.py` printed: its JSON summary.
+fn summary(out: &Finished) -> Value {
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{}\n(engine_check.py's summary is not JSON: {e})",
+            out.show("engine_check.py")
+        )
+    })
+}
 
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
-/// Creating the venv from nothing (download and install) may take this long.
-const SETUP_TIMEOUT: Duration = Duration::from_secs(900);
 /// One `engine_check.py`, end to end.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(180);
 const TOKEN_ENV: &str = "CUGA_FLO_ENGINE_TEST_TOKEN";
@@ -64,50 +73,6 @@ const SCENARIOS: &[(&str, &str, &str)] = &[
     ("receive_order", "receive_order_v1", "standard"),
     ("receive_order", "receive_order_v1", "no_invoice_1212"),
 ];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn interop_dir() -> PathBuf {
-    root().join("tests/interop")
-}
-
-fn app_dir(name: &str) -> PathBuf {
-    root().join("applications").join(name)
-}
-
-/// The venv's python, set up once per test binary (and cached across runs).
-fn python() -> PathBuf {
-    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    PYTHON
-        .get_or_init(setup_venv)
-        .clone()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn setup_venv() -> Result<PathBuf, String> {
-    let python3 = std::env::var("PYTHON3").unwrap_or_else(|_| "python3".into());
-    let help = "these tests need Python 3.10+ with the venv module and pip \
-                (Debian: apt-get install python3 python3-venv python3-pip), and PyPI the \
-                first time";
-    let mut cmd = Command::new(&python3);
-    cmd.arg(interop_dir().join("setup_venv.py"));
-    let out = Check::spawn(&mut cmd)
-        .map_err(|e| format!("{e}\n{help}"))?
-        .wait(SETUP_TIMEOUT);
-    if !out.success() {
-        return Err(format!("{}\n{help}", out.show("setup_venv.py")));
-    }
-    let path = PathBuf::from(out.stdout.trim());
-    if !path.is_file() {
-        return Err(format!(
-            "setup_venv.py printed `{}`, which is not a file",
-            path.display()
-        ));
-    }
-    Ok(path)
-}
 
 /// `cuga-flo serve APP --http 127.0.0.1:0` with a bearer token, scripted answers and no model.
 fn serve(app: &str, answers: &Path, run_dir: &Path, token: &str) -> Listener {
@@ -149,112 +114,6 @@ fn engine(call_timeout_s: u64, call_delay_ms: u64, journal_dir: &Path) -> Listen
     )
 }
 
-/// A child run to its end (or killed at its timeout), with what it printed.
-struct Check {
-    child: Child,
-    started: Instant,
-    stdout: Option<thread::JoinHandle<String>>,
-    stderr: Option<thread::JoinHandle<String>>,
-}
-
-struct Finished {
-    status: Option<ExitStatus>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl Check {
-    fn spawn(cmd: &mut Command) -> Result<Check, String> {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-        let drain = |mut pipe: Box<dyn Read + Send>| {
-            thread::spawn(move || {
-                let mut bytes = Vec::new();
-                let _ = pipe.read_to_end(&mut bytes);
-                String::from_utf8_lossy(&bytes).into_owned()
-            })
-        };
-        let stdout = drain(Box::new(child.stdout.take().unwrap()));
-        let stderr = drain(Box::new(child.stderr.take().unwrap()));
-        Ok(Check {
-            child,
-            started: Instant::now(),
-            stdout: Some(stdout),
-            stderr: Some(stderr),
-        })
-    }
-
-    fn wait(mut self, timeout: Duration) -> Finished {
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if self.started.elapsed() >= timeout => {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
-                    break None;
-                }
-                Ok(None) => thread::sleep(Duration::from_millis(20)),
-                Err(e) => panic!("cannot wait for a child: {e}"),
-            }
-        };
-        Finished {
-            status,
-            stdout: self
-                .stdout
-                .take()
-                .and_then(|h| h.join().ok())
-                .unwrap_or_default(),
-            stderr: self
-                .stderr
-                .take()
-                .and_then(|h| h.join().ok())
-                .unwrap_or_default(),
-            elapsed: self.started.elapsed(),
-        }
-    }
-}
-
-impl Drop for Check {
-    fn drop(&mut self) {
-        // Still running only when `wait` was never reached (a panic in between).
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Finished {
-    fn success(&self) -> bool {
-        self.status.is_some_and(|s| s.success())
-    }
-
-    fn show(&self, what: &str) -> String {
-        let status = match self.status {
-            Some(s) => format!("{s}"),
-            None => format!("killed after {:.0?} (timeout)", self.elapsed),
-        };
-        format!(
-            "{what}: {status}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.stdout, self.stderr
-        )
-    }
-
-    fn summary(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "{}\n(engine_check.py's summary is not JSON: {e})",
-                self.show("engine_check.py")
-            )
-        })
-    }
-}
-
-/// `engine_check.py` for `runs` (bridge URL, process key, scenario file), one after
-/// another in one Python process; started, not waited for.
 fn engine_check(
     engine: &Listener,
     runs: &[(&str, &str, &Path)],
@@ -274,37 +133,6 @@ fn engine_check(
         cmd.arg("--expect-failure");
     }
     Check::spawn(&mut cmd).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Scenario `name` of `app` as two JSON files in `dir`: the answers for `serve --answers`,
-/// and the inputs and expectations for `engine_check.py --scenario`.
-fn scenario_files(dir: &Path, app: &str, name: &str) -> (PathBuf, PathBuf) {
-    let s = cuga_flo::app::scenario::load(&app_dir(app), name).unwrap_or_else(|e| panic!("{e}"));
-    let expect = s.expect.as_ref().expect("the scenario has an `expect:`");
-    std::fs::create_dir_all(dir).unwrap();
-    let answers = dir.join("answers.json");
-    let scenario = dir.join("scenario.json");
-    std::fs::write(&answers, json!({ "answers": s.answers }).to_string()).unwrap();
-    let doc = json!({
-        "name": format!("{app}/{name}"),
-        "inputs": s.inputs,
-        "expect": {
-            "status": expect.status,
-            "path": expect.path,
-            "variables": expect.variables,
-        },
-    });
-    std::fs::write(&scenario, doc.to_string()).unwrap();
-    (answers, scenario)
-}
-
-/// A token unique to this test run (no secrets involved: the servers are on loopback).
-fn token() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!("engine-{}-{nanos:x}", std::process::id())
 }
 
 /// The `engine-stats` lines the engine printed: per tool, the calls and their mean latency.
@@ -343,7 +171,7 @@ fn latencies(engine_stderr: &str) -> String {
 fn the_python_engine_runs_the_demo_scenarios_over_the_bridge() {
     let started = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
-    let token = token();
+    let token = token("engine");
     // One bridge per scenario (each has its own answers), started together; one engine and
     // one engine_check for them all (the SDK's import alone costs a CPU-second or two).
     let bridges: Vec<(Listener, PathBuf)> = thread::scope(|scope| {
@@ -388,7 +216,7 @@ fn the_python_engine_runs_the_demo_scenarios_over_the_bridge() {
             engine.show_stderr()
         );
     }
-    let summary = out.summary();
+    let summary = summary(&out);
     let run_ms: f64 = summary["runs"]
         .as_array()
         .into_iter()
@@ -421,7 +249,7 @@ fn run_and_break(
     breaking: impl FnOnce(&mut Listener),
 ) -> (Value, Duration, Listener) {
     let tmp = tempfile::tempdir().unwrap();
-    let token = token();
+    let token = token("engine");
     let (answers, scenario) = scenario_files(&tmp.path().join("s"), "loan_approval", "approve");
     let engine = engine(call_timeout_s, 300, &tmp.path().join("engine-journals"));
     let mut bridge = serve(
@@ -453,7 +281,7 @@ fn run_and_break(
         out.show("engine_check.py"),
         engine.show_stderr()
     );
-    (out.summary()["runs"][0].clone(), after, engine)
+    (summary(&out)["runs"][0].clone(), after, engine)
 }
 
 #[test]
@@ -503,7 +331,7 @@ fn a_bridge_that_stops_answering_fails_the_run_at_the_deadline() {
 #[test]
 fn a_run_that_cannot_start_is_a_tool_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let token = token();
+    let token = token("engine");
     let (answers, scenario) = scenario_files(&tmp.path().join("s"), "loan_approval", "approve");
     // A port nobody listens on: bound, then closed.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -536,7 +364,7 @@ fn a_run_that_cannot_start_is_a_tool_error() {
         out.show("engine_check.py"),
         engine.show_stderr()
     );
-    let summary = out.summary();
+    let summary = summary(&out);
     let error = |i: usize| {
         summary["runs"][i]["tool_error"]
             .as_str()
@@ -563,7 +391,7 @@ fn cuga_flos_client_reads_the_python_engines_result() {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
     let tmp = tempfile::tempdir().unwrap();
-    let token = token();
+    let token = token("engine");
     let s = cuga_flo::app::scenario::load(&app_dir("loan_approval"), "approve").unwrap();
     let expect = s.expect.clone().expect("the scenario has an `expect:`");
     let (answers, _) = scenario_files(&tmp.path().join("s"), "loan_approval", "approve");

@@ -1,0 +1,195 @@
+//! What the Python interop tests share: the venv with the official MCP SDK (set up once
+//! per test binary, cached across runs), children run to their end with a timeout, demo
+//! scenarios written as files for `serve --answers` and the Python checkers, tokens.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+/// Creating the venv from nothing (download and install) may take this long.
+pub const SETUP_TIMEOUT: Duration = Duration::from_secs(900);
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn interop_dir() -> PathBuf {
+    root().join("tests/interop")
+}
+
+pub fn app_dir(name: &str) -> PathBuf {
+    root().join("applications").join(name)
+}
+
+/// A child run to its end (or killed at its timeout), with what it printed.
+pub struct Check {
+    child: Child,
+    started: Instant,
+    stdout: Option<thread::JoinHandle<String>>,
+    stderr: Option<thread::JoinHandle<String>>,
+}
+
+pub struct Finished {
+    pub status: Option<ExitStatus>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Check {
+    pub fn spawn(cmd: &mut Command) -> Result<Check, String> {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+        let drain = |mut pipe: Box<dyn Read + Send>| {
+            thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = pipe.read_to_end(&mut bytes);
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+        };
+        let stdout = drain(Box::new(child.stdout.take().unwrap()));
+        let stderr = drain(Box::new(child.stderr.take().unwrap()));
+        Ok(Check {
+            child,
+            started: Instant::now(),
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+        })
+    }
+
+    pub fn wait(mut self, timeout: Duration) -> Finished {
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if self.started.elapsed() >= timeout => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    break None;
+                }
+                Ok(None) => thread::sleep(Duration::from_millis(20)),
+                Err(e) => panic!("cannot wait for a child: {e}"),
+            }
+        };
+        Finished {
+            status,
+            stdout: self
+                .stdout
+                .take()
+                .and_then(|h| h.join().ok())
+                .unwrap_or_default(),
+            stderr: self
+                .stderr
+                .take()
+                .and_then(|h| h.join().ok())
+                .unwrap_or_default(),
+            elapsed: self.started.elapsed(),
+        }
+    }
+}
+
+impl Drop for Check {
+    fn drop(&mut self) {
+        // Still running only when `wait` was never reached (a panic in between).
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Finished {
+    pub fn success(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+
+    pub fn show(&self, what: &str) -> String {
+        let status = match self.status {
+            Some(s) => format!("{s}"),
+            None => format!("killed after {:.0?} (timeout)", self.elapsed),
+        };
+        format!(
+            "{what}: {status}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.stdout, self.stderr
+        )
+    }
+}
+
+/// Run `cmd` to its end, killing it after `timeout`.
+pub fn run(cmd: &mut Command, timeout: Duration) -> Result<Finished, String> {
+    Ok(Check::spawn(cmd)?.wait(timeout))
+}
+
+/// The venv's python, set up once per test binary (and cached across runs).
+pub fn python() -> PathBuf {
+    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    PYTHON
+        .get_or_init(setup_venv)
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn setup_venv() -> Result<PathBuf, String> {
+    let python3 = std::env::var("PYTHON3").unwrap_or_else(|_| "python3".into());
+    let help = "these tests need Python 3.10+ with the venv module and pip \
+                (Debian: apt-get install python3 python3-venv python3-pip), and PyPI the \
+                first time (CI has them)";
+    let out = run(
+        Command::new(&python3).arg(interop_dir().join("setup_venv.py")),
+        SETUP_TIMEOUT,
+    )
+    .map_err(|e| format!("{e}\n{help}"))?;
+    if !out.success() {
+        return Err(format!("{}\n{help}", out.show("setup_venv.py")));
+    }
+    if !out.stderr.trim().is_empty() {
+        eprintln!("{}", out.stderr.trim());
+    }
+    let path = PathBuf::from(out.stdout.trim());
+    if !path.is_file() {
+        return Err(format!(
+            "setup_venv.py printed `{}`, which is not a file",
+            path.display()
+        ));
+    }
+    Ok(path)
+}
+
+/// Scenario `name` of demo app `app` as two JSON files in `dir`: the answers for `serve
+/// --answers`, and the inputs and expectations for the Python checkers' `--scenario`.
+pub fn scenario_files(dir: &Path, app: &str, name: &str) -> (PathBuf, PathBuf) {
+    let s = cuga_flo::app::scenario::load(&app_dir(app), name).unwrap_or_else(|e| panic!("{e}"));
+    let expect = s.expect.as_ref().expect("the scenario has an `expect:`");
+    std::fs::create_dir_all(dir).unwrap();
+    let answers = dir.join("answers.json");
+    let scenario = dir.join("scenario.json");
+    std::fs::write(&answers, json!({ "answers": s.answers }).to_string()).unwrap();
+    let doc = json!({
+        "name": format!("{app}/{name}"),
+        "inputs": s.inputs,
+        "expect": {
+            "status": expect.status,
+            "path": expect.path,
+            "variables": expect.variables,
+        },
+    });
+    std::fs::write(&scenario, doc.to_string()).unwrap();
+    (answers, scenario)
+}
+
+/// A token unique to this test run, starting with `prefix` (no secrets involved: the
+/// servers are on loopback).
+pub fn token(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{prefix}-{}-{nanos:x}", std::process::id())
+}
