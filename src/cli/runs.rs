@@ -267,7 +267,8 @@ fn decider(by: Decider) -> &'static str {
 fn decisions(records: &[Record]) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in records {
-        let (id, text) = match &r.event {
+        // The run's own outcome is kept under the empty id (`compare` calls it "the run").
+        let (id, text): (&str, String) = match &r.event {
             Event::TaskFinished {
                 node,
                 status,
@@ -316,18 +317,15 @@ fn decisions(records: &[Record]) -> BTreeMap<String, Vec<String>> {
                 }
                 (hook, text)
             }
-            Event::RunFinished { status, .. } => (
-                &RUN,
-                format!("run {}", format!("{status:?}").to_lowercase()),
-            ),
+            Event::RunFinished { status, .. } => {
+                ("", format!("run {}", format!("{status:?}").to_lowercase()))
+            }
             _ => continue,
         };
-        out.entry(id.clone()).or_default().push(text);
+        out.entry(id.to_string()).or_default().push(text);
     }
     out
 }
-
-static RUN: String = String::new();
 
 /// The differences between two runs' decisions, one line each.
 fn compare(
