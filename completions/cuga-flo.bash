@@ -534,7 +534,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__start)
-            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --run-dir --step-budget --json --no-model --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --step-budget --json --no-model --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -566,6 +566,10 @@ _cuga__flo() {
                     ;;
                 --engine)
                     COMPREPLY=($(compgen -W "native flowable kogito mcp" -- "${cur}"))
+                    return 0
+                    ;;
+                --engine-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --run-dir)

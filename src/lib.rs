@@ -15,6 +15,7 @@ pub mod expr;
 pub mod harness;
 pub mod journal;
 pub mod reason;
+pub mod secret;
 pub mod source;
 pub mod view;
 pub mod vocab;

@@ -8,8 +8,11 @@
 //! on the engine under test, with a [`MemorySink`] as the journal. The journal is folded
 //! into a [`FlowState`] and compared with the case's expectations.
 //!
-//! The engine is a parameter ([`run_case`], [`run_suite`]): another engine (Flowable,
-//! Kogito, an external MCP engine) runs the same table by adding a test that passes it.
+//! The engine is a parameter ([`run_case`], [`run_suite`]): another engine runs the same
+//! table by adding a test that passes it. `the_external_engine_conforms` runs it on
+//! `tests/interop/engine.py` (an engine written with the official MCP Python SDK) through
+//! cuga-flo's [`ExternalEngine`]: each case's run goes over HTTP to that process and its
+//! control points come back over HTTP (the venv of `tests/support/python.rs`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,6 +28,7 @@ use cuga_flo::bridge::mcp::{
 };
 use cuga_flo::diag::Severity;
 use cuga_flo::engine::WorkflowEngine;
+use cuga_flo::engine::external::{ExternalEngine, ExternalSettings};
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::harness::FlowAgent;
 use cuga_flo::journal::state::HookRecord;
@@ -34,6 +38,11 @@ use cuga_flo::reason::ScriptedReasoner;
 use cuga_flo::vocab::{Decider, HookAction, RunStatus, TaskStatus};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+
+#[path = "support/listener.rs"]
+mod listener;
+#[path = "support/python.rs"]
+mod python;
 
 const CASES: &str = "tests/conformance/cases.yaml";
 
@@ -655,6 +664,30 @@ impl Report {
 #[test]
 fn the_native_engine_conforms() {
     let report = run_suite(Arc::new(NativeEngine::new()));
+    eprintln!("{}", report.summary());
+    assert!(report.failed.is_empty(), "{}", report.failures());
+}
+
+#[test]
+fn the_external_engine_conforms() {
+    let journals = tempfile::tempdir().unwrap();
+    let engine = listener::Listener::start(
+        "engine.py",
+        std::process::Command::new(python::python())
+            .arg(python::interop_dir().join("engine.py"))
+            .args(["--port", "0", "--journal-dir"])
+            .arg(journals.path())
+            .env("CUGA_FLO_ENGINE_CALL_TIMEOUT", "20")
+            .env("PYTHONUNBUFFERED", "1"),
+    );
+    let settings = ExternalSettings {
+        url: engine.url.clone(),
+        token: None,
+        callback: "127.0.0.1:0".parse().unwrap(),
+        connect_timeout: Duration::from_secs(10),
+        idle_timeout: Some(Duration::from_secs(20)),
+    };
+    let report = run_suite(Arc::new(ExternalEngine::new(settings)));
     eprintln!("{}", report.summary());
     assert!(report.failed.is_empty(), "{}", report.failures());
 }

@@ -6,6 +6,11 @@
 //! A second group of tests breaks the bridge during a run: the run must fail with a clear
 //! message (or the call be a tool error) within the engine's deadline, never hang.
 //!
+//! The other direction: `cuga-flo start --engine-url` (`workflow_engine: {type: mcp}`)
+//! hands each run to the Python engine and answers its control points on a loopback
+//! endpoint of its own; the journal and the stream must be the native engine's, and an
+//! engine that cannot be reached, dies mid-run or goes silent must fail the run clearly.
+//!
 //! Uses the cached venv of `tests/interop/setup_venv.py` (the SDK pinned in
 //! `tests/interop/requirements.txt`). Needs `python3` (3.10+) with `venv` and `pip`, and
 //! PyPI the first time. With `--nocapture` the tests print their wall times and the
@@ -20,10 +25,12 @@ use serde_json::Value;
 
 #[path = "support/listener.rs"]
 mod listener;
-use listener::{LISTEN_TIMEOUT, Listener};
+use listener::Listener;
 #[path = "support/python.rs"]
 mod python;
 use python::{Check, Finished, app_dir, interop_dir, python, scenario_files, token};
+mod support;
+use support::copy_dir;
 
 /// What `engine_check.py` printed: its JSON summary.
 fn summary(out: &Finished) -> Value {
@@ -381,67 +388,308 @@ fn a_run_that_cannot_start_is_a_tool_error() {
     assert!(started.elapsed() < Duration::from_secs(60));
 }
 
-/// cuga-flo's own client for engines (`McpControlPoints::run_process`, what `start` will
-/// use to drive an external engine) reads the Python engine's result.
-#[test]
-fn cuga_flos_client_reads_the_python_engines_result() {
-    use cuga_flo::bridge::mcp::{BridgeEndpoint, McpControlPoints, RunProcessArgs};
-    use rmcp::ServiceExt;
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+// ---- `cuga-flo start` on the external engine ----
 
-    let tmp = tempfile::tempdir().unwrap();
-    let token = token("engine");
-    let s = cuga_flo::app::scenario::load(&app_dir("loan_approval"), "approve").unwrap();
-    let expect = s.expect.clone().expect("the scenario has an `expect:`");
-    let (answers, _) = scenario_files(&tmp.path().join("s"), "loan_approval", "approve");
-    let engine = engine(120, 0, &tmp.path().join("engine-journals"));
-    let bridge = serve(
-        "loan_approval",
-        &answers,
-        &tmp.path().join("run-dir"),
-        &token,
+/// `cuga-flo start <app> --scenario <name>` journalled under `run_dir`, plus `extra`.
+fn start(app: &Path, scenario: &str, run_dir: &Path, extra: &[&str]) -> Check {
+    Check::spawn(
+        Command::new(BIN)
+            .arg("start")
+            .arg(app)
+            .args(["--scenario", scenario, "--no-model", "--run-dir"])
+            .arg(run_dir)
+            .args(extra)
+            .env_remove("CUGA_FLO_APPS")
+            .env("NO_COLOR", "1"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The JSON stream without what differs between engines and runs by nature: timings,
+/// ids, the engine's name, token numbers, `flow_taken` (which only the native engine
+/// sees) and the questions' digests (they cover the variables a question saw, which
+/// differ when parallel branches interleave differently).
+fn comparable(stream: &str) -> Vec<Value> {
+    stream
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] != "flow_taken")
+        .map(|mut e| {
+            if let Some(map) = e.as_object_mut() {
+                for key in [
+                    "seq",
+                    "at_ms",
+                    "duration_ms",
+                    "run_id",
+                    "engine",
+                    "token",
+                    "digest",
+                ] {
+                    map.remove(key);
+                }
+            }
+            e
+        })
+        .collect()
+}
+
+/// The events of each node or hook, in order. The Python engine moves one token at a
+/// time, so the events of parallel branches interleave differently than on the native
+/// engine; per element, they must be the same.
+fn by_element(events: &[Value]) -> std::collections::BTreeMap<String, Vec<&Value>> {
+    let mut map: std::collections::BTreeMap<String, Vec<&Value>> = Default::default();
+    for e in events {
+        let key = ["node", "hook", "event"]
+            .iter()
+            .find_map(|k| e[*k].as_str())
+            .unwrap_or_default();
+        map.entry(key.to_string()).or_default().push(e);
+    }
+    map
+}
+
+/// The one journal under `run_dir`, as JSON records.
+fn journal(run_dir: &Path) -> Vec<Value> {
+    let runs: Vec<PathBuf> = std::fs::read_dir(run_dir.join("runs"))
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        runs.len(),
+        1,
+        "one run journalled under {}",
+        run_dir.display()
     );
+    std::fs::read_to_string(runs[0].join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let result = runtime.block_on(async {
-        cuga_flo::reason::llm::client::install_tls_provider();
-        let transport = StreamableHttpClientTransport::from_config(
-            StreamableHttpClientTransportConfig::with_uri(engine.url.as_str()),
-        );
-        let client = tokio::time::timeout(LISTEN_TIMEOUT, ().serve(transport))
-            .await
-            .expect("initialize timed out")
-            .expect("initialize failed");
-        let args = RunProcessArgs {
-            process_key: "loan_approval_v1".into(),
-            run_id: "rust-client-1".into(),
-            variables: s.inputs.clone(),
-            bridge: Some(BridgeEndpoint {
-                url: bridge.url.clone(),
-                token: Some(token.clone()),
-            }),
-        };
-        let control_points = McpControlPoints::new(client.peer().clone());
-        let result = tokio::time::timeout(CHECK_TIMEOUT, control_points.run_process(&args))
-            .await
-            .expect("run_process timed out");
-        let _ = client.cancel().await;
-        result
+/// A journal that was closed: `run_started` first, a failed `run_finished` last; its message.
+fn closed_as_failed(records: &[Value]) -> String {
+    assert_eq!(
+        records.first().map(|r| &r["event"]),
+        Some(&"run_started".into())
+    );
+    let last = records.last().unwrap();
+    assert_eq!(last["event"], "run_finished", "{last:#}");
+    assert_eq!(last["status"], "failed", "{last:#}");
+    last["message"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn start_on_the_external_engine_journals_what_the_native_engine_journals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = engine(60, 0, &tmp.path().join("engine-journals"));
+    let started = Instant::now();
+    thread::scope(|scope| {
+        for chunk in SCENARIOS.chunks(SCENARIOS.len().div_ceil(2)) {
+            let (tmp, engine) = (tmp.path(), &engine);
+            scope.spawn(move || {
+                for &(app, _, name) in chunk {
+                    let dir = tmp.join(app).join(name);
+                    let native = start(
+                        &app_dir(app),
+                        name,
+                        &dir.join("native"),
+                        &["--json", "--engine", "native"],
+                    );
+                    let native = native.wait(CHECK_TIMEOUT);
+                    let mcp = start(
+                        &app_dir(app),
+                        name,
+                        &dir.join("mcp"),
+                        &["--json", "--engine-url", &engine.url],
+                    )
+                    .wait(CHECK_TIMEOUT);
+                    // Same exit (a terminated run exits 1 on both), every expectation met.
+                    let code = |out: &Finished| out.status.and_then(|s| s.code());
+                    assert_eq!(
+                        code(&native),
+                        code(&mcp),
+                        "{app} {name}: {}\n{}\n{}",
+                        native.show("native start"),
+                        mcp.show("start --engine-url"),
+                        engine.show_stderr()
+                    );
+                    let verdict = comparable(&mcp.stdout).pop().unwrap_or_default();
+                    assert_eq!(verdict["met"], true, "{app} {name}: {}", mcp.stdout);
+                    let (want, got) = (comparable(&native.stdout), comparable(&mcp.stdout));
+                    assert_eq!(want.len(), got.len(), "{app} {name}: {got:#?}");
+                    assert_eq!(want.first(), got.first(), "{app} {name}: run_started");
+                    assert_eq!(want.last(), got.last(), "{app} {name}: the verdict");
+                    assert_eq!(by_element(&want), by_element(&got), "{app} {name}");
+                    let records = journal(&dir.join("mcp"));
+                    assert_eq!(records[0]["engine"], "mcp");
+                    assert_eq!(records.last().unwrap()["event"], "run_finished");
+                }
+            });
+        }
     });
-    let result = result.unwrap_or_else(|e| {
-        panic!(
-            "run_process through McpControlPoints failed: {}\n{}\n{}",
-            e.message,
-            engine.show_stderr(),
-            bridge.show_stderr()
-        )
-    });
-    assert_eq!(result.run_id, "rust-client-1");
-    assert_eq!(Some(result.status), expect.status, "{result:?}");
-    assert_eq!(Some(&result.path), expect.path.as_ref(), "{result:?}");
-    assert_eq!(result.steps, result.path.len() as u64);
+    eprintln!(
+        "start --engine-url: {} scenarios on both engines in {:.1?}",
+        SCENARIOS.len(),
+        started.elapsed()
+    );
+}
+
+#[test]
+fn the_terminal_stream_of_an_external_run_reads_like_a_native_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = engine(60, 0, &tmp.path().join("engine-journals"));
+    let app = app_dir("incident_response");
+    let human = |out: &Finished| {
+        let mut lines = Vec::new();
+        for line in out.stdout.lines() {
+            let line = line.replace("engine native", "engine ENGINE");
+            let line = line.replace("engine mcp", "engine ENGINE");
+            // Timings and run ids differ from run to run.
+            let line: String = match (line.find("▶ run "), line.find(" · app")) {
+                (Some(a), Some(b)) => format!("{}▶ run ID{}", &line[..a], &line[b..]),
+                _ => line,
+            };
+            let line = match line.rfind(" ms)") {
+                Some(end) => match line[..end].rfind('(') {
+                    Some(open) => format!("{}(T){}", &line[..open], &line[end + 4..]),
+                    None => line,
+                },
+                None => line,
+            };
+            if !line.trim_start().starts_with("journal:") {
+                lines.push(line);
+            }
+        }
+        lines.join("\n")
+    };
+    let native = start(&app, "ransomware", &tmp.path().join("native"), &[]).wait(CHECK_TIMEOUT);
+    let mcp = start(
+        &app,
+        "ransomware",
+        &tmp.path().join("mcp"),
+        &["--engine-url", &engine.url],
+    )
+    .wait(CHECK_TIMEOUT);
+    assert!(
+        mcp.success(),
+        "{}\n{}",
+        mcp.show("start"),
+        engine.show_stderr()
+    );
+    assert!(human(&native).contains("⚑ hook"), "{}", native.stdout);
+    assert_eq!(human(&native), human(&mcp));
+}
+
+#[test]
+fn start_fails_clearly_when_the_engine_cannot_be_reached() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let closed = format!("http://127.0.0.1:{port}/mcp");
+    let out = start(
+        &app_dir("loan_approval"),
+        "approve",
+        tmp.path(),
+        &["--engine-url", &closed],
+    )
+    .wait(CHECK_TIMEOUT);
+    assert_eq!(
+        out.status.and_then(|s| s.code()),
+        Some(1),
+        "{}",
+        out.show("start")
+    );
+    let message = closed_as_failed(&journal(tmp.path()));
+    assert!(
+        message.starts_with("cannot reach the engine") && message.contains(&closed),
+        "unclear message: {message}"
+    );
+    assert!(out.stdout.contains(&message), "{}", out.show("start"));
+    assert!(
+        out.elapsed < Duration::from_secs(20),
+        "took {:?}",
+        out.elapsed
+    );
+}
+
+#[test]
+fn start_fails_clearly_when_the_engine_dies_mid_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 300 ms before each control point: time to kill it between two.
+    let mut engine = engine(60, 300, &tmp.path().join("engine-journals"));
+    let from = engine.stderr().len();
+    let run = start(
+        &app_dir("loan_approval"),
+        "approve",
+        &tmp.path().join("run-dir"),
+        &["--engine-url", &engine.url],
+    );
+    assert!(
+        engine.wait_for_stderr(from, "call execute_task Activity_0oydey5", CHECK_TIMEOUT),
+        "the engine never asked for the credit check\n{}",
+        engine.show_stderr()
+    );
+    let killed = Instant::now();
+    engine.kill();
+    let out = run.wait(CHECK_TIMEOUT);
+    let after = killed.elapsed();
+    assert_eq!(
+        out.status.and_then(|s| s.code()),
+        Some(1),
+        "{}",
+        out.show("start")
+    );
+    let records = journal(&tmp.path().join("run-dir"));
+    let message = closed_as_failed(&records);
+    assert!(
+        message.contains("did not complete the run") && message.contains(&engine.url),
+        "unclear message: {message}"
+    );
+    // What happened before the engine died is journalled.
+    assert!(records.iter().any(|r| r["event"] == "hook_evaluated"));
+    assert!(
+        after < Duration::from_secs(15),
+        "the run took {after:?} to fail"
+    );
+    eprintln!("engine killed: the run failed {after:.1?} later: {message}");
+}
+
+#[test]
+fn start_fails_clearly_when_the_engine_goes_silent() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The engine waits 8 s before its first control point; the app allows 1 s of silence.
+    let engine = engine(60, 8000, &tmp.path().join("engine-journals"));
+    let app = tmp.path().join("incident_response");
+    copy_dir(&app_dir("incident_response"), &app);
+    let config = app.join("config/incident_response_config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let text = text.replace(
+        "workflow_engine:\n  type: native\n",
+        &format!(
+            "workflow_engine:\n  type: mcp\n  url: {}\n  idle_timeout: 1\n",
+            engine.url
+        ),
+    );
+    assert!(text.contains("type: mcp"), "the config changed: {text}");
+    std::fs::write(&config, text).unwrap();
+    let out = start(&app, "routine", &tmp.path().join("run-dir"), &[]).wait(CHECK_TIMEOUT);
+    assert_eq!(
+        out.status.and_then(|s| s.code()),
+        Some(1),
+        "{}",
+        out.show("start")
+    );
+    let message = closed_as_failed(&journal(&tmp.path().join("run-dir")));
+    assert!(
+        message.contains("neither called a control point nor finished the run for 1s"),
+        "unclear message: {message}"
+    );
+    assert!(
+        out.elapsed < Duration::from_secs(7),
+        "took {:?}",
+        out.elapsed
+    );
 }

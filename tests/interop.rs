@@ -43,8 +43,12 @@ fn the_python_sdk_drives_every_tool_over_streamable_http() {
     let run_dir = tmp.path().join("run-dir");
     let token = token("interop");
     let app = app_dir("incident_response");
+    // The apps folder: `register_flow` loads the second app from it.
+    let apps = app_dir("trip_planner").parent().unwrap().to_path_buf();
     let server = serve(
         &[
+            "--apps-dir",
+            apps.to_str().unwrap(),
             app.to_str().unwrap(),
             "--token-env",
             TOKEN_ENV,

@@ -371,6 +371,53 @@ async fn an_unknown_process_key_is_a_tool_error_naming_the_known_ones() {
 }
 
 #[tokio::test]
+async fn register_flow_loads_only_apps_from_the_apps_folder_and_never_replaces_one() {
+    let served = Served::start(&["receive_order"], &[]);
+    let client = client(&served.url, None).await;
+    let register = |path: String| {
+        let client = &client;
+        async move { call(client, "register_flow", json!({"flow_config_path": path})).await }
+    };
+    // Outside the apps folder: refused without being read (no quote of the file).
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.yaml");
+    std::fs::write(&secret, "flow: {id: stolen-4711}\n").unwrap();
+    for path in [secret.display().to_string(), "/etc/passwd".into()] {
+        let (error, text) = register(path.clone()).await;
+        assert!(error, "{path}: {text}");
+        let text = text.to_string();
+        assert!(
+            text.contains("is not an app folder or flow config under"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("stolen-4711") && !text.contains("root:"),
+            "{text}"
+        );
+    }
+    // Inside it: loaded once; the same process key again is refused.
+    let trip = apps_dir().join("trip_planner").display().to_string();
+    let (error, data) = register(trip.clone()).await;
+    assert!(!error, "{data}");
+    assert_eq!(data["process_key"], "trip_planner_v1");
+    let (error, text) = register(trip).await;
+    assert!(error);
+    assert!(
+        text.to_string()
+            .contains("`trip_planner_v1` is registered already"),
+        "{text}"
+    );
+    let (error, text) = register(apps_dir().join("receive_order").display().to_string()).await;
+    assert!(error);
+    assert!(
+        text.to_string()
+            .contains("`receive_order_v1` is registered already"),
+        "{text}"
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
 async fn malformed_arguments_are_errors_and_the_server_keeps_serving() {
     let served = Served::start(&["receive_order"], &[]);
     let client = client(&served.url, None).await;

@@ -105,6 +105,14 @@ pub struct EngineConfig {
     pub process_id: Option<Located<String>>,
     pub callback_host: Option<Located<String>>,
     pub callback_port: Option<Located<u16>>,
+    /// The environment variable holding the bearer token of the engine's own endpoint
+    /// (`mcp`).
+    pub token_env: Option<Located<String>>,
+    /// How long the engine may go without calling a control point or finishing the run
+    /// before the run fails (seconds; none by default).
+    pub idle_timeout: Option<Located<f64>>,
+    /// How long connecting to the engine may take (seconds; 10 by default).
+    pub connect_timeout: Option<Located<f64>>,
     pub span: Option<Span>,
 }
 

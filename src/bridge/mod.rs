@@ -2,6 +2,7 @@
 //! engine calls at each control point; implementations carry the call over MCP (in-process
 //! or over HTTP) to the harness's tools.
 
+pub mod http;
 pub mod mcp;
 pub mod types;
 

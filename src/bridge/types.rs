@@ -28,8 +28,10 @@ pub struct ControlPointContext {
     // `variables`, `history` and `model` are shared, not copied, by the contexts of one
     // run (the JSON is the same as for plain values).
     /// The process variables as they are now.
+    #[serde(default)]
     pub variables: Arc<Variables>,
     /// The ids of the nodes entered so far, in order.
+    #[serde(default)]
     pub history: Arc<Vec<String>>,
     /// A summary of the live process model. May be left out (or null) while the live
     /// topology is still the process registered under `process_key`: the bridge then
@@ -146,6 +148,8 @@ pub struct FlowOption {
     pub condition: Option<String>,
     /// The label the config gives this choice.
     pub decision: Option<String>,
+    /// The gateway's default flow (false when left out).
+    #[serde(default)]
     pub is_default: bool,
 }
 

@@ -207,6 +207,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         input: None,
         // The engine the run ran on.
         engine: EngineChoice::from_str(engine, true).ok(),
+        engine_url: None,
         run_dir: args.run_dir.clone(),
         step_budget: None,
         json: args.json,

@@ -21,26 +21,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::middleware::{self, Next};
-use axum::response::Response;
-use axum::serve::ListenerExt;
 use clap::{ArgGroup, Args};
 use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio_util::sync::CancellationToken;
 
 use crate::app::registry::AppRef;
 use crate::app::{FlowConfig, LoadedApp};
+use crate::bridge::http::HttpBridge;
 use crate::bridge::mcp::{
     BridgeServer, InProcessBridge, JournalFactory, RegisteredFlow, Registry, RunProcessArgs,
 };
@@ -49,6 +38,7 @@ use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{Event, EventSink, FlowState, JournalError, Record};
 use crate::reason::Reasoner;
 use crate::reason::scripted::ScriptedReasoner;
+use crate::secret::Secret;
 use crate::vocab::RunStatus;
 
 use super::output::count;
@@ -112,9 +102,6 @@ enum Transport {
     },
     Stdio,
 }
-
-/// A bearer token. Not `Debug`, never formatted: it must not reach a log or a message.
-struct Secret(String);
 
 pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageError> {
     let transport = transport(args)?;
@@ -194,7 +181,10 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         .enable_all()
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
-    let outcome = runtime.block_on(serve(flows, labels, transport, args));
+    // `register_flow` loads apps from the apps folder and the served apps' folders.
+    let mut roots = vec![cli.apps_dir.clone()];
+    roots.extend(targets.iter().map(|app| app.dir.clone()));
+    let outcome = runtime.block_on(serve(flows, roots, labels, transport, args));
     // A stdin reader may still be blocked in a read: do not wait for it.
     runtime.shutdown_background();
     outcome
@@ -258,7 +248,7 @@ fn secret(value: String, from: &str) -> Result<Secret, UsageError> {
             "{from}: the token must be printable ASCII without spaces"
         )));
     }
-    Ok(Secret(value))
+    Ok(Secret::new(value))
 }
 
 /// Why an app is not served: a summary and its problems, one line each.
@@ -320,6 +310,7 @@ impl Labels {
 
 async fn serve(
     flows: Vec<RegisteredFlow>,
+    roots: Vec<PathBuf>,
     labels: Labels,
     transport: Transport,
     args: &ServeArgs,
@@ -332,12 +323,20 @@ async fn serve(
     let loader = {
         let answers = args.answers.clone();
         let no_model = args.no_model;
-        // A flow registered by a client replaces any of the same process key, labels too.
-        wiring::flow_loader(move |loaded| {
-            let reasoner = judge(loaded, answers.as_deref(), no_model)?;
-            if let Some(config) = &loaded.config {
-                labels.set(config.process_key(), &loaded.name, &reasoner.describe());
+        let registry = registry.clone();
+        // A client may add apps from the apps folder or the served apps' folders; a process
+        // key already registered is refused (a run may be using it).
+        wiring::flow_loader(&roots, move |loaded| {
+            let config = loaded.config.as_ref().ok_or("the app has no flow config")?;
+            let key = config.process_key();
+            if registry.flow(key).is_ok() {
+                return Err(format!(
+                    "process key `{key}` is registered already (runs may be using it); \
+                     restart the server to load a changed app"
+                ));
             }
+            let reasoner = judge(loaded, answers.as_deref(), no_model)?;
+            labels.set(key, &loaded.name, &reasoner.describe());
             Ok(reasoner)
         })
     };
@@ -367,95 +366,39 @@ async fn serve_http(
     journals: &Journals,
     signals: &mut Signals,
 ) -> Result<Outcome, UsageError> {
-    let listener = tokio::net::TcpListener::bind(addr)
+    let mut http = HttpBridge::bind(server, addr, token)
         .await
         .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?;
-
-    // Cancelled last: ends the MCP sessions (and their event streams).
-    let sessions = CancellationToken::new();
-    let mut config =
-        StreamableHttpServerConfig::default().with_cancellation_token(sessions.clone());
-    if local.ip().is_loopback() {
-        // Host checks against DNS rebinding: the loopback names, and the address bound.
-        let ip = local.ip().to_string();
-        if !config.allowed_hosts.contains(&ip) {
-            config.allowed_hosts.push(ip);
-        }
-    } else {
-        // Reachable under names this server cannot know; the token guards it.
-        config = config.disable_allowed_hosts();
-    }
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let gate = Arc::new(Gate {
-        token,
-        in_flight: InFlight::default(),
-    });
-    let router = axum::Router::new()
-        .route_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(gate.clone(), guard));
-
-    // Stops accepting connections (and requests on idle ones).
-    let stop = CancellationToken::new();
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let mut server_task = tokio::spawn(
-        axum::serve(listener, router)
-            .with_graceful_shutdown(stop.clone().cancelled_owned())
-            .into_future(),
-    );
-
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "listening http://{local}/mcp");
+    let _ = writeln!(stdout, "listening {}", http.url());
     let _ = stdout.flush();
     drop(stdout);
     tracing::info!(
-        "MCP over streamable HTTP at http://{local}/mcp ({})",
-        if gate.token.is_some() {
+        "MCP over streamable HTTP at {} ({})",
+        http.url(),
+        if http.requires_token() {
             "bearer token required"
         } else {
             "no token"
         }
     );
-
     let signal = tokio::select! {
         signal = signals.recv() => signal,
-        ended = &mut server_task => {
-            let why = match ended {
-                Ok(Ok(())) => "stopped".to_string(),
-                Ok(Err(e)) => e.to_string(),
-                Err(e) => e.to_string(),
-            };
-            return Err(UsageError::new(format!("the HTTP server on {local} stopped: {why}")));
+        why = http.stopped() => {
+            return Err(UsageError::new(format!(
+                "the HTTP server on {} stopped: {why}",
+                http.local_addr()
+            )));
         }
     };
     tracing::info!("{signal}: shutting down");
-    stop.cancel();
-    let idle = async {
-        while gate.in_flight.count() > 0 || journals.open_count() > 0 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    if tokio::time::timeout(GRACE, idle).await.is_err() {
+    let in_flight = http.in_flight();
+    if !http.shutdown(GRACE, || journals.open_count() > 0).await {
         tracing::warn!(
             "{} still in flight after {}s; interrupting",
-            count(gate.in_flight.count(), "request"),
+            count(in_flight.max(1), "request"),
             GRACE.as_secs()
         );
-    }
-    sessions.cancel();
-    if tokio::time::timeout(Duration::from_secs(1), &mut server_task)
-        .await
-        .is_err()
-    {
-        server_task.abort();
     }
     Ok(Outcome::Ok)
 }
@@ -538,134 +481,6 @@ impl Signals {
     async fn recv(&mut self) -> &'static str {
         let _ = tokio::signal::ctrl_c().await;
         "interrupted (Ctrl-C)"
-    }
-}
-
-// ---- HTTP: the bearer token and the requests in flight ----
-
-struct Gate {
-    token: Option<Secret>,
-    in_flight: InFlight,
-}
-
-/// Every request passes here: without the token (when one is set) it gets 401; a POST
-/// (an MCP message) counts as in flight until its response body has been sent.
-async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    if let Some(Secret(expected)) = &gate.token {
-        let refused = match bearer(request.headers()) {
-            None => Some("missing bearer token: send `Authorization: Bearer <token>`"),
-            Some(presented) if !same_secret(presented.as_bytes(), expected.as_bytes()) => {
-                Some("invalid bearer token")
-            }
-            Some(_) => None,
-        };
-        if let Some(message) = refused {
-            tracing::warn!(
-                "refused {} {}: {message}",
-                request.method(),
-                request.uri().path()
-            );
-            return unauthorized(message);
-        }
-    }
-    let entered = (request.method() == Method::POST).then(|| gate.in_flight.enter());
-    let response = next.run(request).await;
-    match entered {
-        Some(entered) => response.map(|body| {
-            Body::new(Counted {
-                body,
-                _entered: entered,
-            })
-        }),
-        None => response,
-    }
-}
-
-/// The credentials of `Authorization: Bearer <token>` (the scheme in any case).
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, credentials) = value.trim().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| credentials.trim())
-}
-
-/// Equal secrets, in a time that depends only on the presented length.
-fn same_secret(presented: &[u8], expected: &[u8]) -> bool {
-    if expected.is_empty() {
-        return false;
-    }
-    let mut diff = presented.len() ^ expected.len();
-    for (i, byte) in presented.iter().enumerate() {
-        diff |= usize::from(byte ^ expected[i % expected.len()]);
-    }
-    std::hint::black_box(diff) == 0
-}
-
-fn unauthorized(message: &str) -> Response {
-    let body = serde_json::json!({ "error": message }).to_string();
-    let mut response = Response::new(Body::from(body));
-    *response.status_mut() = StatusCode::UNAUTHORIZED;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::WWW_AUTHENTICATE,
-        header::HeaderValue::from_static("Bearer"),
-    );
-    headers.insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-/// How many requests are in flight.
-#[derive(Clone, Default)]
-struct InFlight(Arc<AtomicUsize>);
-
-impl InFlight {
-    fn enter(&self) -> Entered {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Entered(self.0.clone())
-    }
-
-    fn count(&self) -> usize {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-/// One request in flight, until dropped.
-struct Entered(Arc<AtomicUsize>);
-
-impl Drop for Entered {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// A response body that keeps its request counted as in flight until it has been sent
-/// (an MCP response may stream as server-sent events).
-struct Counted {
-    body: Body,
-    _entered: Entered,
-}
-
-impl HttpBody for Counted {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.body.size_hint()
     }
 }
 
@@ -809,28 +624,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret(b"s3cret", b"s3cret"));
-        assert!(!same_secret(b"s3cre", b"s3cret"));
-        assert!(!same_secret(b"s3crets3cret", b"s3cret"));
-        assert!(!same_secret(b"S3cret", b"s3cret"));
-        assert!(!same_secret(b"", b"s3cret"));
-        assert!(!same_secret(b"", b""));
-    }
-
-    #[test]
-    fn bearer_credentials() {
-        let mut headers = HeaderMap::new();
-        assert_eq!(bearer(&headers), None);
-        headers.insert(header::AUTHORIZATION, "Bearer abc".parse().unwrap());
-        assert_eq!(bearer(&headers), Some("abc"));
-        headers.insert(header::AUTHORIZATION, "bearer  abc ".parse().unwrap());
-        assert_eq!(bearer(&headers), Some("abc"));
-        headers.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
-        assert_eq!(bearer(&headers), None);
-    }
 
     fn run_args(run_id: &str) -> RunProcessArgs {
         RunProcessArgs {

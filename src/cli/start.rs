@@ -1,4 +1,5 @@
-//! `cuga-flo start <app>`: run a process on the native engine, with every control point
+//! `cuga-flo start <app>`: run a process on its engine (the native one, or an external
+//! engine over MCP), with every control point
 //! going through the MCP bridge to the harness, every event journalled under
 //! `.cuga-flo/runs/<run-id>/`, and the decisions and hook audit streamed to the terminal.
 
@@ -15,14 +16,16 @@ use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
 use crate::bridge::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs};
 use crate::check::check_app;
+use crate::engine::WorkflowEngine;
+use crate::engine::external::{ExternalEngine, ExternalSettings};
 use crate::engine::native::NativeEngine;
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{Event, EventSink, FlowState};
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
-    GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, NoModel, ReasonError, Reasoner,
-    Recorder, Rules, TaskAnswer, TaskRequest,
+    GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, ReasonError, Reasoner, Recorder, Rules,
+    TaskAnswer, TaskRequest,
 };
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
 use crate::vocab::RunStatus;
@@ -66,6 +69,11 @@ pub struct StartArgs {
     /// Run on this engine instead of the config's
     #[arg(long, value_enum)]
     pub engine: Option<EngineChoice>,
+
+    /// The MCP endpoint of an external engine (implies `--engine mcp`), instead of the
+    /// config's `workflow_engine.url`
+    #[arg(long, value_name = "URL")]
+    pub engine_url: Option<String>,
 
     /// Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
     #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
@@ -141,20 +149,7 @@ pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageEr
         .as_ref()
         .ok_or_else(|| UsageError::new("the app has no flow config"))?;
 
-    let engine = match args.engine {
-        Some(EngineChoice::Native) => EngineKind::Native,
-        Some(EngineChoice::Flowable) => EngineKind::Flowable,
-        Some(EngineChoice::Kogito) => EngineKind::Kogito,
-        Some(EngineChoice::Mcp) => EngineKind::Mcp,
-        None => config.engine.kind,
-    };
-    if engine != EngineKind::Native {
-        return Err(UsageError::new(format!(
-            "app `{}` runs on the {engine} engine, which this build cannot drive yet",
-            app.name
-        ))
-        .with_help("run it on the in-process engine with `--engine native`"));
-    }
+    let engine = engine(config, args, &app.name)?;
 
     let scenario = match &args.scenario {
         Some(name) => Some(scenario::load(&loaded.dir, name).map_err(UsageError::new)?),
@@ -167,26 +162,40 @@ pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageEr
         .enable_all()
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(run_async(
-        loaded.clone(),
+    let prepared = Prepared {
+        loaded: loaded.clone(),
+        engine,
         reasoner,
         recorder,
         variables,
         scenario,
-        args,
-        style,
-    ))
+    };
+    runtime.block_on(run_async(prepared, args, style))
 }
 
-async fn run_async(
+/// Everything a run needs, resolved before the async runtime starts.
+struct Prepared {
     loaded: LoadedApp,
+    engine: Arc<dyn WorkflowEngine>,
     reasoner: Arc<dyn Reasoner>,
     recorder: Option<Arc<Recorder>>,
     variables: Map<String, Value>,
     scenario: Option<Scenario>,
+}
+
+async fn run_async(
+    prepared: Prepared,
     args: &StartArgs,
     style: Style,
 ) -> Result<Outcome, UsageError> {
+    let Prepared {
+        loaded,
+        engine,
+        reasoner,
+        recorder,
+        variables,
+        scenario,
+    } = prepared;
     let judgement = reasoner.describe();
     // The view: human (with a spinner while a reasoner works) or JSON lines.
     let view: Arc<dyn View> = if args.json {
@@ -221,11 +230,8 @@ async fn run_async(
         annotations,
         harness: Arc::new(harness) as Arc<dyn ControlPoints>,
     });
-    let server = BridgeServer::new(
-        registry.clone(),
-        Arc::new(NativeEngine::new()),
-        Some(wiring::flow_loader(|_| Ok(Arc::new(NoModel)))),
-    );
+    // Nothing but this run reaches the in-process bridge: it loads no other flow.
+    let server = BridgeServer::new(registry.clone(), engine, None);
     let bridge = InProcessBridge::start(server)
         .await
         .map_err(UsageError::new)?;
@@ -357,6 +363,40 @@ async fn run_async(
         }
     }
     Ok(outcome)
+}
+
+/// The engine the run goes to: the config's, or `--engine` / `--engine-url`.
+fn engine(
+    config: &FlowConfig,
+    args: &StartArgs,
+    app: &str,
+) -> Result<Arc<dyn WorkflowEngine>, UsageError> {
+    let kind = match (args.engine, &args.engine_url) {
+        (Some(EngineChoice::Native), _) => EngineKind::Native,
+        (Some(EngineChoice::Flowable), _) => EngineKind::Flowable,
+        (Some(EngineChoice::Kogito), _) => EngineKind::Kogito,
+        (Some(EngineChoice::Mcp), _) | (None, Some(_)) => EngineKind::Mcp,
+        (None, None) => config.engine.kind,
+    };
+    if args.engine_url.is_some() && kind != EngineKind::Mcp {
+        return Err(UsageError::new(format!(
+            "--engine-url names an MCP engine, but the run goes to the {kind} engine"
+        ))
+        .with_help("leave out --engine, or pass --engine mcp"));
+    }
+    match kind {
+        EngineKind::Native => Ok(Arc::new(NativeEngine::new())),
+        EngineKind::Mcp => {
+            let settings =
+                ExternalSettings::from_config(&config.engine, args.engine_url.as_deref())
+                    .map_err(UsageError::new)?;
+            Ok(Arc::new(ExternalEngine::new(settings)))
+        }
+        EngineKind::Flowable | EngineKind::Kogito => Err(UsageError::new(format!(
+            "app `{app}` runs on the {kind} engine, which this build cannot drive yet"
+        ))
+        .with_help("run it on the in-process engine with `--engine native`")),
+    }
 }
 
 /// Tells the view which control point a reasoner is working on (it shows a spinner).

@@ -3,7 +3,7 @@
 //! labels a run with its app and its source of judgement.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::app::registry::{app_at, app_from_config};
@@ -135,14 +135,30 @@ pub(super) fn registered_flow(
     })
 }
 
-/// `register_flow`: load an app from a path (an app folder or a flow config); its
-/// control points ask what `reasoner` gives for the loaded app.
-pub(super) fn flow_loader<F>(reasoner: F) -> FlowLoader
+/// `register_flow`: load an app from a path (an app folder or a flow config) inside one
+/// of `roots`; its control points ask what `reasoner` gives for the loaded app. A path
+/// elsewhere is refused without being read: clients must not make the server read (and
+/// quote in its diagnostics) arbitrary files.
+pub(super) fn flow_loader<F>(roots: &[PathBuf], reasoner: F) -> FlowLoader
 where
     F: Fn(&LoadedApp) -> Result<Arc<dyn Reasoner>, String> + Send + Sync + 'static,
 {
+    let roots: Vec<PathBuf> = roots.iter().filter_map(|r| r.canonicalize().ok()).collect();
     Arc::new(move |path: &str| {
         let p = Path::new(path);
+        let inside = p
+            .canonicalize()
+            .is_ok_and(|p| roots.iter().any(|root| p.starts_with(root)));
+        if !inside {
+            return Err(format!(
+                "`{path}` is not an app folder or flow config under {}",
+                roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         let app = if p.is_dir() {
             app_at(p)
         } else {

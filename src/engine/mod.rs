@@ -2,7 +2,10 @@
 //! point they ask the harness through [`ControlPoints`], and they report what happens to an
 //! [`EventSink`]. [`native`] is the in-process engine.
 
+pub(crate) mod adapt;
+pub mod external;
 pub mod native;
+pub(crate) mod topology;
 
 use std::sync::Arc;
 
@@ -45,6 +48,9 @@ pub enum EngineError {
     Journal(String),
     #[error("{0}")]
     Model(String),
+    /// This engine does not run processes here.
+    #[error("{0}")]
+    Refused(String),
 }
 
 pub trait WorkflowEngine: Send + Sync {

@@ -23,6 +23,9 @@ const ENGINE_KEYS: &[&str] = &[
     "process_id",
     "callback_host",
     "callback_port",
+    "token_env",
+    "idle_timeout",
+    "connect_timeout",
 ];
 const LLM_KEYS: &[&str] = &[
     "provider",
@@ -150,6 +153,9 @@ impl Cx<'_> {
             process_id: self.opt_string(&f, "process_id", what),
             callback_host: self.opt_string(&f, "callback_host", what),
             callback_port: port,
+            token_env: self.opt_string(&f, "token_env", what),
+            idle_timeout: self.opt_seconds(&f, "idle_timeout", what),
+            connect_timeout: self.opt_seconds(&f, "connect_timeout", what),
             span: Some(node.span),
         }
     }

@@ -8,10 +8,10 @@ use serde_json::Map;
 
 use super::run::Run;
 use super::tokens::{At, TokenId};
-use super::topology::LiveNode;
 use crate::bpmn::GatewayKind;
 use crate::bridge::{ControlPointError, FlowOption, GatewayDecision, HookDecision, TaskOutcome};
 use crate::engine::EngineError;
+use crate::engine::topology::LiveNode;
 use crate::journal::Event;
 use crate::vocab::{Decider, ModelCall, TaskStatus};
 

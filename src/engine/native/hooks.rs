@@ -1,18 +1,17 @@
 //! Hooked sequence flows: asking `evaluate_hook` before a token traverses one, and
-//! applying the decision (state updates, then the action checked by [`super::adapt`]).
+//! applying the decision (state updates, then the action checked by [`crate::engine::adapt`]).
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use super::adapt::{self, Facts, Plan};
 use super::calls::{Answer, elapsed_ms};
 use super::run::{Run, Step};
 use super::tokens::{At, TokenId};
-use super::topology::LiveFlow;
 use crate::bridge::{ControlPointError, HookDecision, Variables};
 use crate::engine::EngineError;
+use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
+use crate::engine::topology::LiveFlow;
 use crate::journal::Event;
-use crate::vocab::HookAction;
 
 impl Run {
     /// Ask the harness what happens on `flow` (hooked by `hook`) before `token` takes it.
@@ -158,64 +157,5 @@ impl Run {
             }
         }
         Ok(())
-    }
-}
-
-/// One hook evaluation, for its `HookEvaluated` record.
-struct Evaluation<'a> {
-    hook: &'a str,
-    flow: &'a str,
-    decision: &'a HookDecision,
-    duration_ms: u64,
-}
-
-/// The action a `HookEvaluated` record reports, with its details.
-struct Applied {
-    action: HookAction,
-    target: Option<String>,
-    swap: Option<(String, String)>,
-    added: Option<String>,
-}
-
-impl Applied {
-    fn plan(plan: &Plan) -> Self {
-        Applied {
-            action: plan.action(),
-            target: plan.target(),
-            swap: plan.swap(),
-            added: plan.added(),
-        }
-    }
-
-    /// The action as the harness answered it (a run failed by the hook applies nothing).
-    fn answered(decision: &HookDecision) -> Self {
-        Applied {
-            action: decision.action,
-            target: decision.target.clone(),
-            swap: decision.swap.clone(),
-            added: decision.add.as_ref().map(|t| t.id.clone()),
-        }
-    }
-}
-
-impl Evaluation<'_> {
-    fn event(&self, applied: Applied, rejected: Option<String>, state_updates: Variables) -> Event {
-        let d = self.decision;
-        Event::HookEvaluated {
-            hook: self.hook.to_string(),
-            flow: self.flow.to_string(),
-            action: applied.action,
-            target: applied.target,
-            swap: applied.swap,
-            added: applied.added,
-            state_updates,
-            decided_by: d.decided_by,
-            reason: d.reason.clone(),
-            message: d.message.clone(),
-            denied: d.denied,
-            rejected,
-            duration_ms: self.duration_ms,
-            digest: d.digest.clone(),
-        }
     }
 }

@@ -120,12 +120,11 @@
 //! topology.
 //!
 //! # Modules
-//! [`topology`] the live graph; [`tokens`] tokens and sub-process instances; [`run`] the
+//! [`topology`](super::topology) the live graph; [`tokens`] tokens and sub-process instances; [`run`] the
 //! coordinator; [`nodes`] token movement and node kinds; [`joins`] joins and dead-branch
-//! release; [`calls`] task and gateway calls; [`hooks`] hook calls; [`adapt`] checking and
-//! applying hook actions; [`context`] control-point contexts.
+//! release; [`calls`] task and gateway calls; [`hooks`] hook calls (checked and applied
+//! by [`adapt`](super::adapt)); [`context`] control-point contexts.
 
-mod adapt;
 mod calls;
 mod context;
 mod hooks;
@@ -133,7 +132,6 @@ mod joins;
 mod nodes;
 mod run;
 mod tokens;
-mod topology;
 
 use std::sync::Arc;
 

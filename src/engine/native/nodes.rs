@@ -7,9 +7,9 @@ use serde_json::Map;
 
 use super::run::{Run, Step};
 use super::tokens::{At, ROOT, ScopeId, TokenId};
-use super::topology::LiveNode;
 use crate::bpmn::{GatewayKind, NodeKind, SubProcessKind};
 use crate::engine::EngineError;
+use crate::engine::topology::LiveNode;
 use crate::journal::Event;
 use crate::vocab::{Decider, TaskStatus};
 

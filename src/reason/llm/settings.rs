@@ -3,46 +3,11 @@
 //! `CUGA_FLO_LLM_MODEL`, `CUGA_FLO_LLM_API_KEY`). The API key only ever comes from the
 //! environment and is held in a [`Secret`] that never prints.
 
-use std::fmt;
 use std::time::Duration;
 
 use super::ResponseFormat;
 use crate::app::{BudgetConfig, FlowConfig, LlmConfig};
-
-/// A secret value (an API key). `Debug` and `Display` print `***`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Secret {
-        Secret(value.into())
-    }
-
-    /// The value, for the one place that sends it (the Authorization header).
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// `text` with every occurrence of the secret replaced by `***`.
-    pub fn redact(&self, text: &str) -> String {
-        if self.0.len() < 4 {
-            return text.to_string();
-        }
-        text.replace(&self.0, "***")
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
+pub use crate::secret::Secret;
 
 /// Limits on model use. `None` is unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,16 +1,19 @@
 //! Hook decisions against the live topology: [`plan`] checks the action a hook asks for
 //! and turns it into a [`Plan`] (or the reason it cannot apply); [`Plan::apply`] changes
-//! the topology for the actions that change it.
+//! the topology for the actions that change it; [`Evaluation::event`] is the audit record
+//! of what was applied. The native engine applies hook decisions with these, and the
+//! external engine's witness records what a conforming engine applies with them too.
 
 use std::collections::BTreeSet;
 
 use super::topology::{LiveFlow, LiveNode, Topology, inserted_flow_id};
-use crate::bridge::{HookDecision, NewTask};
+use crate::bridge::{HookDecision, NewTask, Variables};
+use crate::journal::Event;
 use crate::vocab::HookAction;
 
 /// A hook action that can be applied as it stands.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Plan {
+pub(crate) enum Plan {
     Continue,
     /// The edge's target, entered and recorded as skipped.
     SkipNode(String),
@@ -23,7 +26,7 @@ pub(super) enum Plan {
 
 /// What a decision is checked against: the live topology, the nodes entered so far, the
 /// nodes holding a token, and the hooked flow.
-pub(super) struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     pub topology: &'a Topology,
     pub executed: &'a BTreeSet<String>,
     pub held: &'a BTreeSet<&'a str>,
@@ -32,7 +35,7 @@ pub(super) struct Facts<'a> {
 
 /// Check the action of `decision` for the token about to traverse `facts.flow`. `Err`
 /// says why it cannot apply (the caller continues instead).
-pub(super) fn plan(facts: &Facts, decision: &HookDecision) -> Result<Plan, String> {
+pub(crate) fn plan(facts: &Facts, decision: &HookDecision) -> Result<Plan, String> {
     let why = |e: String| format!("{} refused: {e}", decision.action);
     match decision.action {
         HookAction::Continue => Ok(Plan::Continue),
@@ -225,6 +228,70 @@ impl Plan {
                 topology.insert_on(&flow.id, node);
             }
             _ => {}
+        }
+    }
+}
+
+/// One hook evaluation, for its `HookEvaluated` record.
+pub(crate) struct Evaluation<'a> {
+    pub hook: &'a str,
+    pub flow: &'a str,
+    pub decision: &'a HookDecision,
+    pub duration_ms: u64,
+}
+
+/// The action a `HookEvaluated` record reports, with its details.
+pub(crate) struct Applied {
+    action: HookAction,
+    target: Option<String>,
+    swap: Option<(String, String)>,
+    added: Option<String>,
+}
+
+impl Applied {
+    pub fn plan(plan: &Plan) -> Self {
+        Applied {
+            action: plan.action(),
+            target: plan.target(),
+            swap: plan.swap(),
+            added: plan.added(),
+        }
+    }
+
+    /// The action as the harness answered it (a run failed by the hook applies nothing).
+    pub fn answered(decision: &HookDecision) -> Self {
+        Applied {
+            action: decision.action,
+            target: decision.target.clone(),
+            swap: decision.swap.clone(),
+            added: decision.add.as_ref().map(|t| t.id.clone()),
+        }
+    }
+}
+
+impl Evaluation<'_> {
+    pub fn event(
+        &self,
+        applied: Applied,
+        rejected: Option<String>,
+        state_updates: Variables,
+    ) -> Event {
+        let d = self.decision;
+        Event::HookEvaluated {
+            hook: self.hook.to_string(),
+            flow: self.flow.to_string(),
+            action: applied.action,
+            target: applied.target,
+            swap: applied.swap,
+            added: applied.added,
+            state_updates,
+            decided_by: d.decided_by,
+            reason: d.reason.clone(),
+            message: d.message.clone(),
+            denied: d.denied,
+            rejected,
+            duration_ms: self.duration_ms,
+            digest: d.digest.clone(),
         }
     }
 }

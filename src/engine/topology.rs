@@ -13,7 +13,7 @@ use crate::bridge::{EdgeInfo, ModelSummary, NodeInfo};
 
 /// A node of the live topology.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct LiveNode {
+pub(crate) struct LiveNode {
     pub id: String,
     pub name: Option<String>,
     pub kind: NodeKind,
@@ -24,7 +24,7 @@ pub(super) struct LiveNode {
 
 /// A sequence flow of the live topology.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct LiveFlow {
+pub(crate) struct LiveFlow {
     pub id: String,
     pub name: Option<String>,
     pub source: String,
@@ -35,7 +35,7 @@ pub(super) struct LiveFlow {
 }
 
 #[derive(Debug, Clone)]
-pub(super) struct Topology {
+pub(crate) struct Topology {
     process_id: String,
     process_name: Option<String>,
     nodes: Vec<LiveNode>,
@@ -488,7 +488,7 @@ impl Topology {
 }
 
 /// The id of the flow ADD_NODE creates from the inserted task `task` on `flow`.
-pub(super) fn inserted_flow_id(flow: &str, task: &str) -> String {
+pub(crate) fn inserted_flow_id(flow: &str, task: &str) -> String {
     format!("{flow}__then__{task}")
 }
 

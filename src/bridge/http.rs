@@ -1,0 +1,335 @@
+//! The bridge over MCP's streamable HTTP transport. [`HttpBridge`] serves a
+//! [`BridgeServer`] at `http://HOST:PORT/mcp`, behind a bearer-token check when it has a
+//! token (`cuga-flo serve --http`, and the endpoint an external engine calls back during
+//! a run). [`connect`] is the client side (an external engine's `run_process`).
+//!
+//! The token is compared in constant time and never logged; a request without it gets
+//! 401 with `WWW-Authenticate: Bearer`. A POST (an MCP message) counts as in flight until
+//! its response has been sent, so a shutdown can let the requests in flight finish.
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::serve::ListenerExt;
+use rmcp::ServiceExt;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{
+    StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
+};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::mcp::BridgeServer;
+use crate::secret::Secret;
+
+/// A bridge server listening on HTTP.
+pub struct HttpBridge {
+    local: SocketAddr,
+    gate: Arc<Gate>,
+    /// Stops accepting connections (and requests on idle ones).
+    stop: CancellationToken,
+    /// Ends the MCP sessions (and their event streams); cancelled last.
+    sessions: CancellationToken,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl HttpBridge {
+    /// Listen on `addr` (port 0: any free port). With a token, every request must carry
+    /// `Authorization: Bearer <token>`.
+    pub async fn bind(
+        server: BridgeServer,
+        addr: SocketAddr,
+        token: Option<Secret>,
+    ) -> std::io::Result<HttpBridge> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let local = listener.local_addr()?;
+        let sessions = CancellationToken::new();
+        let mut config =
+            StreamableHttpServerConfig::default().with_cancellation_token(sessions.clone());
+        if local.ip().is_loopback() {
+            // Host checks against DNS rebinding: the loopback names, and the address bound.
+            let ip = local.ip().to_string();
+            if !config.allowed_hosts.contains(&ip) {
+                config.allowed_hosts.push(ip);
+            }
+        } else {
+            // Reachable under names this server cannot know; the token guards it.
+            config = config.disable_allowed_hosts();
+        }
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let gate = Arc::new(Gate {
+            token,
+            in_flight: InFlight::default(),
+        });
+        let router = axum::Router::new()
+            .route_service("/mcp", service)
+            .layer(middleware::from_fn_with_state(gate.clone(), guard));
+        let stop = CancellationToken::new();
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let task = tokio::spawn(
+            axum::serve(listener, router)
+                .with_graceful_shutdown(stop.clone().cancelled_owned())
+                .into_future(),
+        );
+        Ok(HttpBridge {
+            local,
+            gate,
+            stop,
+            sessions,
+            task,
+        })
+    }
+
+    /// `http://HOST:PORT/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.local)
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    pub fn requires_token(&self) -> bool {
+        self.gate.token.is_some()
+    }
+
+    /// Requests whose response has not been sent yet.
+    pub fn in_flight(&self) -> usize {
+        self.gate.in_flight.count()
+    }
+
+    /// Resolves if the server stops on its own, with why.
+    pub async fn stopped(&mut self) -> String {
+        match (&mut self.task).await {
+            Ok(Ok(())) => "stopped".to_string(),
+            Ok(Err(e)) => e.to_string(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Stop accepting, give the requests in flight (and whatever `busy` reports) up to
+    /// `grace` to finish, then end the sessions. False when something was still busy.
+    pub async fn shutdown(mut self, grace: Duration, busy: impl Fn() -> bool) -> bool {
+        self.stop.cancel();
+        let idle = async {
+            while self.gate.in_flight.count() > 0 || busy() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let clean = tokio::time::timeout(grace, idle).await.is_ok();
+        self.sessions.cancel();
+        if tokio::time::timeout(Duration::from_secs(1), &mut self.task)
+            .await
+            .is_err()
+        {
+            self.task.abort();
+        }
+        clean
+    }
+}
+
+/// An MCP client session with the server at `url` (streamable HTTP), sending the token
+/// as a bearer token when there is one. `connect_timeout` bounds each TCP connect; the
+/// initialisation handshake is bounded by `connect_timeout` too.
+pub async fn connect(
+    url: &str,
+    token: Option<&Secret>,
+    connect_timeout: Duration,
+) -> Result<RunningService<RoleClient, ()>, String> {
+    crate::reason::llm::client::install_tls_provider();
+    let client = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .build()
+        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(token) = token {
+        config = config.auth_header(token.expose());
+    }
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    let redact = |text: String| match token {
+        Some(t) => t.redact(&text),
+        None => text,
+    };
+    match tokio::time::timeout(connect_timeout, ().serve(transport)).await {
+        Ok(Ok(running)) => Ok(running),
+        Ok(Err(e)) => Err(redact(format!(
+            "cannot open an MCP session with {url}: {e}"
+        ))),
+        Err(_) => Err(format!(
+            "no MCP session with {url} within {}s",
+            connect_timeout.as_secs_f64()
+        )),
+    }
+}
+
+// ---- The bearer token and the requests in flight ----
+
+struct Gate {
+    token: Option<Secret>,
+    in_flight: InFlight,
+}
+
+/// Every request passes here: without the token (when one is set) it gets 401; a POST
+/// counts as in flight until its response body has been sent.
+async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    if let Some(expected) = &gate.token {
+        let refused = match bearer(request.headers()) {
+            None => Some("missing bearer token: send `Authorization: Bearer <token>`"),
+            Some(presented) if !same_secret(presented.as_bytes(), expected.expose().as_bytes()) => {
+                Some("invalid bearer token")
+            }
+            Some(_) => None,
+        };
+        if let Some(message) = refused {
+            tracing::warn!(
+                "refused {} {}: {message}",
+                request.method(),
+                request.uri().path()
+            );
+            return unauthorized(message);
+        }
+    }
+    let entered = (request.method() == Method::POST).then(|| gate.in_flight.enter());
+    let response = next.run(request).await;
+    match entered {
+        Some(entered) => response.map(|body| {
+            Body::new(Counted {
+                body,
+                _entered: entered,
+            })
+        }),
+        None => response,
+    }
+}
+
+/// The credentials of `Authorization: Bearer <token>` (the scheme in any case).
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, credentials) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim())
+}
+
+/// Equal secrets, in a time that depends only on the presented length.
+fn same_secret(presented: &[u8], expected: &[u8]) -> bool {
+    if expected.is_empty() {
+        return false;
+    }
+    let mut diff = presented.len() ^ expected.len();
+    for (i, byte) in presented.iter().enumerate() {
+        diff |= usize::from(byte ^ expected[i % expected.len()]);
+    }
+    std::hint::black_box(diff) == 0
+}
+
+fn unauthorized(message: &str) -> Response {
+    let body = serde_json::json!({ "error": message }).to_string();
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// How many requests are in flight.
+#[derive(Clone, Default)]
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn enter(&self) -> Entered {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Entered(self.0.clone())
+    }
+
+    fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// One request in flight, until dropped.
+struct Entered(Arc<AtomicUsize>);
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A response body that keeps its request counted as in flight until it has been sent
+/// (an MCP response may stream as server-sent events).
+struct Counted {
+    body: Body,
+    _entered: Entered,
+}
+
+impl HttpBody for Counted {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret(b"s3cret", b"s3cret"));
+        assert!(!same_secret(b"s3cre", b"s3cret"));
+        assert!(!same_secret(b"s3crets3cret", b"s3cret"));
+        assert!(!same_secret(b"S3cret", b"s3cret"));
+        assert!(!same_secret(b"", b"s3cret"));
+        assert!(!same_secret(b"", b""));
+    }
+
+    #[test]
+    fn bearer_credentials() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer(&headers), None);
+        headers.insert(header::AUTHORIZATION, "Bearer abc".parse().unwrap());
+        assert_eq!(bearer(&headers), Some("abc"));
+        headers.insert(header::AUTHORIZATION, "bearer  abc ".parse().unwrap());
+        assert_eq!(bearer(&headers), Some("abc"));
+        headers.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
+        assert_eq!(bearer(&headers), None);
+    }
+}

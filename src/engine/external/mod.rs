@@ -1,0 +1,314 @@
+//! An engine in another process, reached over MCP (`workflow_engine: {type: mcp, url}`):
+//! cuga-flo calls the engine's `run_process` tool and the engine calls the harness back.
+//!
+//! For each run, [`ExternalEngine`] serves the run's process on a loopback MCP endpoint
+//! of its own ([`HttpBridge`], a fresh random bearer token per run): the registry tools
+//! for the one process, and the harness tools, answered through the control points the
+//! engine was given and journalled by a [`Witness`]. It then calls `run_process` on the
+//! engine with `bridge: {url, token}` and waits for the result.
+//!
+//! Nothing hangs: connecting is bounded (`connect_timeout`, 10 s by default), and so is
+//! the engine's silence (`idle_timeout`, 300 s by default: the time it may go without
+//! calling a control point or finishing; the clock stops while a control point is being
+//! answered, since a person may take their time). A lost connection, a refused call or a
+//! silent engine fails the run with a message naming the engine, and the journal is
+//! closed with that `run_finished`.
+
+mod witness;
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use witness::Witness;
+
+use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
+use crate::app::{EngineConfig, EngineKind};
+use crate::bridge::http::{HttpBridge, connect};
+use crate::bridge::mcp::{
+    BridgeEndpoint, BridgeServer, McpControlPoints, RegisteredFlow, Registry, RunProcessArgs,
+    RunProcessResult,
+};
+use crate::bridge::{BoxFuture, ControlPoints};
+use crate::journal::{Event, EventSink};
+use crate::secret::Secret;
+use crate::vocab::RunStatus;
+
+/// How long connecting to the engine may take, by default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the engine may stay silent, by default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Where the engine is and how long it may take.
+#[derive(Debug, Clone)]
+pub struct ExternalSettings {
+    /// The engine's MCP endpoint (streamable HTTP).
+    pub url: String,
+    /// The bearer token of the engine's endpoint, when it requires one.
+    pub token: Option<Secret>,
+    /// Where the run's callback endpoint listens (port 0: any free port).
+    pub callback: SocketAddr,
+    pub connect_timeout: Duration,
+    /// `None`: the engine may stay silent for ever.
+    pub idle_timeout: Option<Duration>,
+}
+
+impl ExternalSettings {
+    /// Settings from the app's `workflow_engine:` block when it configures an `mcp`
+    /// engine (another engine's settings do not apply: only `url` is used then); `url`
+    /// replaces its `url`. The token is read from the variable `token_env` names.
+    pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
+        let default = EngineConfig::default();
+        let config = if config.kind == EngineKind::Mcp {
+            config
+        } else {
+            &default
+        };
+        let url = url
+            .map(str::to_string)
+            .or_else(|| config.url.as_ref().map(|u| u.value.clone()))
+            .ok_or("the mcp engine needs a url (`workflow_engine.url` or --engine-url)")?;
+        let token = match &config.token_env {
+            Some(var) => {
+                let value = std::env::var(&var.value).map_err(|_| {
+                    format!(
+                        "`workflow_engine.token_env`: the environment variable `{}` is not set",
+                        var.value
+                    )
+                })?;
+                Some(Secret::new(value.trim()))
+            }
+            None => None,
+        };
+        let host = config
+            .callback_host
+            .as_ref()
+            .map_or("127.0.0.1", |h| h.value.as_str());
+        let port = config.callback_port.as_ref().map_or(0, |p| p.value);
+        let callback = (host, port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut addrs| addrs.next())
+            .ok_or_else(|| format!("`workflow_engine.callback_host`: `{host}` has no address"))?;
+        let seconds = |s: &Option<crate::app::Located<f64>>| {
+            s.as_ref().map(|s| Duration::from_secs_f64(s.value))
+        };
+        Ok(ExternalSettings {
+            url,
+            token,
+            callback,
+            connect_timeout: seconds(&config.connect_timeout).unwrap_or(DEFAULT_CONNECT_TIMEOUT),
+            idle_timeout: Some(seconds(&config.idle_timeout).unwrap_or(DEFAULT_IDLE_TIMEOUT)),
+        })
+    }
+}
+
+/// Runs processes on an engine that implements `run_process` over MCP.
+pub struct ExternalEngine {
+    settings: ExternalSettings,
+}
+
+impl ExternalEngine {
+    pub fn new(settings: ExternalSettings) -> Self {
+        ExternalEngine { settings }
+    }
+}
+
+impl WorkflowEngine for ExternalEngine {
+    fn name(&self) -> &'static str {
+        "mcp"
+    }
+
+    fn run(
+        &self,
+        request: RunRequest,
+        control_points: Arc<dyn ControlPoints>,
+        events: Arc<dyn EventSink>,
+    ) -> BoxFuture<'static, Result<RunOutcome, EngineError>> {
+        let settings = self.settings.clone();
+        Box::pin(async move { drive(settings, request, control_points, events).await })
+    }
+}
+
+/// Why a run on the engine ended without a result.
+type Failure = String;
+
+async fn drive(
+    settings: ExternalSettings,
+    request: RunRequest,
+    control_points: Arc<dyn ControlPoints>,
+    events: Arc<dyn EventSink>,
+) -> Result<RunOutcome, EngineError> {
+    events
+        .emit(Event::RunStarted {
+            run_id: request.run_id.clone(),
+            app: request.process_key.clone(),
+            process_key: request.process_key.clone(),
+            process_id: request.process.id.clone(),
+            engine: "mcp".into(),
+            reasoner: String::new(),
+            variables: request.variables.clone(),
+        })
+        .map_err(|e| EngineError::Journal(e.to_string()))?;
+    let witness = Arc::new(Witness::new(
+        &request.process,
+        request.variables.clone(),
+        control_points,
+        events.clone(),
+    ));
+    let result = match serve_callbacks(&settings, &request, witness.clone()).await {
+        Ok(callbacks) => {
+            let result = call_engine(&settings, &request, &callbacks, &witness).await;
+            callbacks
+                .http
+                .shutdown(Duration::from_secs(1), || false)
+                .await;
+            result
+        }
+        Err(why) => Err(why),
+    };
+    let outcome = match result {
+        Ok(result) => {
+            witness.entered(&result.path);
+            RunOutcome {
+                status: result.status,
+                message: result.message,
+                variables: result.variables,
+                steps: result.steps,
+                path: result.path,
+            }
+        }
+        Err(why) => RunOutcome {
+            status: RunStatus::Failed,
+            message: Some(why),
+            variables: witness.variables(),
+            steps: 0,
+            path: Vec::new(),
+        },
+    };
+    if let Some(e) = witness.journal_error() {
+        return Err(EngineError::Journal(e));
+    }
+    events
+        .emit(Event::RunFinished {
+            status: outcome.status,
+            message: outcome.message.clone(),
+            variables: outcome.variables.clone(),
+            steps: outcome.steps,
+        })
+        .map_err(|e| EngineError::Journal(e.to_string()))?;
+    Ok(outcome)
+}
+
+/// The run's callback endpoint and its token.
+struct Callbacks {
+    http: HttpBridge,
+    token: Secret,
+}
+
+/// Serve the run's process and the witnessed harness on a loopback endpoint.
+async fn serve_callbacks(
+    settings: &ExternalSettings,
+    request: &RunRequest,
+    witness: Arc<Witness>,
+) -> Result<Callbacks, Failure> {
+    let registry = Arc::new(Registry::default());
+    registry.register(RegisteredFlow {
+        process_key: request.process_key.clone(),
+        process: request.process.clone(),
+        annotations: request.annotations.clone(),
+        harness: witness,
+    });
+    let server = BridgeServer::new(registry, Arc::new(Refuses), None);
+    let token = Secret::random()?;
+    let http = HttpBridge::bind(server, settings.callback, Some(token.clone()))
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot listen for the engine's calls on {}: {e}",
+                settings.callback
+            )
+        })?;
+    tracing::debug!("callbacks for run {} at {}", request.run_id, http.url());
+    Ok(Callbacks { http, token })
+}
+
+/// Call `run_process` on the engine and wait for its result, watching its silence.
+async fn call_engine(
+    settings: &ExternalSettings,
+    request: &RunRequest,
+    callbacks: &Callbacks,
+    witness: &Witness,
+) -> Result<RunProcessResult, Failure> {
+    let url = &settings.url;
+    let session = connect(url, settings.token.as_ref(), settings.connect_timeout)
+        .await
+        .map_err(|e| format!("cannot reach the engine: {e}"))?;
+    let args = RunProcessArgs {
+        process_key: request.process_key.clone(),
+        run_id: request.run_id.clone(),
+        // Every variable the run starts with (the config's defaults included).
+        variables: request.variables.clone(),
+        bridge: Some(BridgeEndpoint {
+            url: callbacks.http.url(),
+            token: Some(callbacks.token.expose().to_string()),
+        }),
+    };
+    let client = McpControlPoints::new(session.peer().clone());
+    let call = client.run_process(&args);
+    tokio::pin!(call);
+    let tick = Duration::from_millis(250);
+    let result = loop {
+        tokio::select! {
+            result = &mut call => break result.map_err(|e| {
+                let message = match &settings.token {
+                    Some(t) => t.redact(&e.message),
+                    None => e.message,
+                };
+                format!("the engine at {url} did not complete the run: {message}")
+            }),
+            _ = tokio::time::sleep(tick) => {
+                if let (Some(limit), Some(idle)) = (settings.idle_timeout, witness.idle_for())
+                    && idle >= limit
+                {
+                    break Err(format!(
+                        "the engine at {url} neither called a control point nor \
+                         finished the run for {}s (workflow_engine.idle_timeout)",
+                        limit.as_secs_f64()
+                    ));
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), session.cancel()).await;
+    let result = result?;
+    if result.run_id != request.run_id {
+        return Err(format!(
+            "the engine at {url} answered for run `{}`, not `{}`",
+            result.run_id, request.run_id
+        ));
+    }
+    Ok(result)
+}
+
+/// The callback endpoint runs nothing itself: `run_process` there is refused.
+struct Refuses;
+
+impl WorkflowEngine for Refuses {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+
+    fn run(
+        &self,
+        _request: RunRequest,
+        _control_points: Arc<dyn ControlPoints>,
+        _events: Arc<dyn EventSink>,
+    ) -> BoxFuture<'static, Result<RunOutcome, EngineError>> {
+        Box::pin(async {
+            Err(EngineError::Refused(
+                "this endpoint answers the control points of one run; it runs no process".into(),
+            ))
+        })
+    }
+}

@@ -1,0 +1,353 @@
+//! The harness's side of a run on an external engine: [`Witness`] answers the engine's
+//! control-point calls through the harness and journals what it sees, so that the run's
+//! journal, stream and [`FlowState`](crate::journal::FlowState) read like a native run's:
+//! the nodes the engine entered (from each context's `history`, then the result's path),
+//! the model calls, the task, gateway and hook records, and the topology changes.
+//!
+//! A hook's record says what a conforming engine applies (docs/bridge.md §6): the
+//! witness checks the harness's decision against its own copy of the live topology with
+//! the rules the native engine uses ([`adapt`](crate::engine::adapt)), so an action that
+//! cannot apply is journalled as `continue` with the reason, and the changes that do apply
+//! are made to the copy too.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Map;
+
+use crate::bpmn::Process;
+use crate::bridge::{
+    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, GatewayDecision,
+    HookDecision, TaskOutcome, Variables,
+};
+use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
+use crate::engine::topology::{LiveFlow, Topology};
+use crate::journal::{Event, EventSink, JournalError};
+use crate::vocab::{Decider, ModelCall, TaskStatus};
+
+/// Answers control points through `inner` and journals them to `events`.
+pub struct Witness {
+    inner: Arc<dyn ControlPoints>,
+    events: Arc<dyn EventSink>,
+    state: Mutex<Seen>,
+}
+
+/// What the witness has seen of the run so far.
+struct Seen {
+    /// Its copy of the live topology (hook changes applied).
+    topology: Topology,
+    /// Node entries journalled (a prefix of the engine's path).
+    entered: usize,
+    /// The variables as the engine last reported them, with what the harness set since.
+    variables: Variables,
+    /// Control-point calls being answered.
+    answering: usize,
+    /// When a call last started or ended.
+    last_activity: Instant,
+    /// The first event that could not be journalled.
+    journal_error: Option<String>,
+    /// Nodes a hook's `skip_node` sends a token to, journalled as skipped when the engine
+    /// enters them (as the native engine records them).
+    skips: BTreeMap<String, (Decider, Option<String>)>,
+}
+
+impl Witness {
+    pub fn new(
+        process: &Process,
+        variables: Variables,
+        inner: Arc<dyn ControlPoints>,
+        events: Arc<dyn EventSink>,
+    ) -> Witness {
+        Witness {
+            inner,
+            events,
+            state: Mutex::new(Seen {
+                topology: Topology::from_process(process),
+                entered: 0,
+                variables,
+                answering: 0,
+                last_activity: Instant::now(),
+                journal_error: None,
+                skips: BTreeMap::new(),
+            }),
+        }
+    }
+
+    fn seen(&self) -> MutexGuard<'_, Seen> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Journal `event` (a failure is remembered and reported with the run's end).
+    fn emit(&self, seen: &mut Seen, event: Event) {
+        if let Err(e) = self.events.emit(event) {
+            seen.journal_error
+                .get_or_insert_with(|| JournalError::to_string(&e));
+        }
+    }
+
+    /// How long the engine has been silent: `None` while a control point is being
+    /// answered (a person or a model may take their time).
+    pub fn idle_for(&self) -> Option<Duration> {
+        let seen = self.seen();
+        (seen.answering == 0).then(|| seen.last_activity.elapsed())
+    }
+
+    /// The variables as last seen.
+    pub fn variables(&self) -> Variables {
+        self.seen().variables.clone()
+    }
+
+    /// Why the journal could not be written, if it could not.
+    pub fn journal_error(&self) -> Option<String> {
+        self.seen().journal_error.clone()
+    }
+
+    /// Journal the entries of `path` not journalled yet (the engine's path so far).
+    pub fn entered(&self, path: &[String]) {
+        let mut seen = self.seen();
+        self.enter_new(&mut seen, path);
+    }
+
+    fn enter_new(&self, seen: &mut Seen, path: &[String]) {
+        if path.len() <= seen.entered {
+            return;
+        }
+        for node in path[seen.entered..].iter().cloned() {
+            let (kind, name) = match seen.topology.node(&node) {
+                Some(n) => (n.kind.tag().to_string(), n.name.clone()),
+                None => ("unknown".to_string(), None),
+            };
+            self.emit(
+                seen,
+                Event::NodeEntered {
+                    node: node.clone(),
+                    kind,
+                    name,
+                    token: 0,
+                },
+            );
+            if let Some((decided_by, reason)) = seen.skips.remove(&node) {
+                self.emit(
+                    seen,
+                    Event::TaskFinished {
+                        node,
+                        status: TaskStatus::Skipped,
+                        outputs: Map::new(),
+                        variables: Map::new(),
+                        decided_by,
+                        reason,
+                        error: None,
+                        duration_ms: 0,
+                        digest: None,
+                    },
+                );
+            }
+        }
+        seen.entered = path.len();
+    }
+
+    /// A call arrives: journal the nodes entered since the last one.
+    fn begin(&self, ctx: &ControlPointContext) -> Instant {
+        let mut seen = self.seen();
+        self.enter_new(&mut seen, &ctx.history);
+        seen.variables = Map::clone(&ctx.variables);
+        seen.answering += 1;
+        seen.last_activity = Instant::now();
+        seen.last_activity
+    }
+
+    /// A call is answered: its model calls first (whatever the answer), then `record`.
+    fn end(&self, node: &str, calls: &[ModelCall], record: impl FnOnce(&mut Seen) -> Vec<Event>) {
+        let mut seen = self.seen();
+        for call in calls {
+            self.emit(
+                &mut seen,
+                Event::ModelCalled {
+                    node: node.to_string(),
+                    call: call.clone(),
+                },
+            );
+        }
+        for event in record(&mut seen) {
+            self.emit(&mut seen, event);
+        }
+        seen.answering -= 1;
+        seen.last_activity = Instant::now();
+    }
+
+    /// The records of a hook decision, as a conforming engine applies it.
+    fn hook_events(
+        seen: &mut Seen,
+        hook: &str,
+        ctx_executed: &[String],
+        edge: Option<&crate::bridge::EdgeInfo>,
+        decision: &HookDecision,
+        duration_ms: u64,
+    ) -> Vec<Event> {
+        let flow_id = edge.map(|e| e.id.clone()).unwrap_or_default();
+        let record = Evaluation {
+            hook,
+            flow: &flow_id,
+            decision,
+            duration_ms,
+        };
+        if decision.fail_run {
+            return vec![record.event(Applied::answered(decision), None, Variables::new())];
+        }
+        let live = seen.topology.flow(&flow_id).cloned().or_else(|| {
+            edge.map(|e| LiveFlow {
+                id: e.id.clone(),
+                name: e.name.clone(),
+                source: e.source.clone(),
+                target: e.target.clone(),
+                condition: e.condition.clone(),
+                parent: None,
+            })
+        });
+        let Some(live) = live else {
+            // No edge to check against: record the decision as answered.
+            return vec![record.event(
+                Applied::answered(decision),
+                None,
+                decision.state_updates.clone(),
+            )];
+        };
+        let executed: BTreeSet<String> = ctx_executed.iter().cloned().collect();
+        let held = BTreeSet::new();
+        let checked = adapt::plan(
+            &Facts {
+                topology: &seen.topology,
+                executed: &executed,
+                held: &held,
+                flow: &live,
+            },
+            decision,
+        );
+        let (plan, rejected) = match checked {
+            Ok(plan) => (plan, None),
+            Err(why) => (Plan::Continue, Some(why)),
+        };
+        let updates = match rejected {
+            None => decision.state_updates.clone(),
+            Some(_) => Variables::new(),
+        };
+        let mut events = Vec::new();
+        if !updates.is_empty() {
+            seen.variables.extend(updates.clone());
+            events.push(Event::VariablesSet {
+                source: format!("hook {hook}"),
+                values: updates.clone(),
+            });
+        }
+        events.push(record.event(Applied::plan(&plan), rejected, updates));
+        if let Plan::SkipNode(node) = &plan {
+            seen.skips
+                .insert(node.clone(), (decision.decided_by, decision.reason.clone()));
+        }
+        if let Some(detail) = plan.change(&seen.topology, &live) {
+            events.push(Event::TopologyChanged {
+                action: plan.action(),
+                detail,
+            });
+            plan.apply(&mut seen.topology, &live);
+        }
+        events
+    }
+}
+
+fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+impl ControlPoints for Witness {
+    fn execute_task(
+        &self,
+        task_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+        let task_id = task_id.to_string();
+        Box::pin(async move {
+            let started = self.begin(&ctx);
+            let result = self.inner.execute_task(&task_id, ctx).await;
+            match &result {
+                Ok(outcome) => self.end(&task_id, &outcome.calls, |seen| {
+                    seen.variables.extend(outcome.variables.clone());
+                    vec![Event::TaskFinished {
+                        node: task_id.clone(),
+                        status: outcome.status,
+                        outputs: outcome.outputs.clone(),
+                        variables: outcome.variables.clone(),
+                        decided_by: outcome.decided_by,
+                        reason: outcome.reason.clone(),
+                        error: outcome.error.clone(),
+                        duration_ms: elapsed_ms(started),
+                        digest: outcome.digest.clone(),
+                    }]
+                }),
+                Err(e) => self.end(&task_id, &e.calls, |_| Vec::new()),
+            }
+            result
+        })
+    }
+
+    fn route_gateway(
+        &self,
+        gateway_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+        let gateway_id = gateway_id.to_string();
+        Box::pin(async move {
+            let started = self.begin(&ctx);
+            let result = self.inner.route_gateway(&gateway_id, ctx).await;
+            match &result {
+                Ok(decision) => self.end(&gateway_id, &decision.calls, |_| {
+                    vec![Event::GatewayRouted {
+                        node: gateway_id.clone(),
+                        flows: decision.flows.clone(),
+                        decided_by: decision.decided_by,
+                        reason: decision.reason.clone(),
+                        duration_ms: elapsed_ms(started),
+                        digest: decision.digest.clone(),
+                    }]
+                }),
+                Err(e) => self.end(&gateway_id, &e.calls, |_| Vec::new()),
+            }
+            result
+        })
+    }
+
+    fn evaluate_hook(
+        &self,
+        hook_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+        let hook_id = hook_id.to_string();
+        Box::pin(async move {
+            let started = self.begin(&ctx);
+            let executed = ctx.executed.clone();
+            let edge = ctx.edge.clone();
+            let result = self.inner.evaluate_hook(&hook_id, ctx).await;
+            match &result {
+                Ok(decision) => self.end(&hook_id, &decision.calls, |seen| {
+                    Self::hook_events(
+                        seen,
+                        &hook_id,
+                        &executed,
+                        edge.as_ref(),
+                        decision,
+                        elapsed_ms(started),
+                    )
+                }),
+                Err(e) => self.end(&hook_id, &e.calls, |_| Vec::new()),
+            }
+            result
+        })
+    }
+
+    fn restores_unchanged_model(&self) -> bool {
+        self.inner.restores_unchanged_model()
+    }
+}

@@ -1,0 +1,65 @@
+//! Secrets (API keys, bearer tokens): held in a [`Secret`], which never prints, so that
+//! a secret reaches no log, prompt, journal or message by accident.
+
+use std::fmt;
+
+/// A secret value. `Debug` and `Display` print `***`; [`Secret::expose`] is for the one
+/// place that sends it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// A fresh random token: 32 bytes from the operating system, as 64 hex digits.
+    pub fn random() -> Result<Secret, String> {
+        use ring::rand::{SecureRandom, SystemRandom};
+        let mut bytes = [0u8; 32];
+        SystemRandom::new()
+            .fill(&mut bytes)
+            .map_err(|_| "the operating system gave no random bytes".to_string())?;
+        Ok(Secret(bytes.iter().map(|b| format!("{b:02x}")).collect()))
+    }
+
+    /// The value, for the one place that sends it (an `Authorization` header).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `text` with every occurrence of the secret replaced by `***`.
+    pub fn redact(&self, text: &str) -> String {
+        if self.0.len() < 4 {
+            return text.to_string();
+        }
+        text.replace(&self.0, "***")
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_print_and_random_ones_differ() {
+        let a = Secret::random().unwrap();
+        let b = Secret::random().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.expose().len(), 64);
+        assert_eq!(format!("{a} {a:?}"), "*** ***");
+        assert_eq!(a.redact(&format!("token={}", a.expose())), "token=***");
+    }
+}
