@@ -466,3 +466,63 @@ fn policy_rules_name_permitted_actions_known_nodes_and_outgoing_flows() {
     );
     assert!(app.only("rules::not_outgoing").message.contains("`f4`"));
 }
+
+#[test]
+fn a_flowable_app_may_not_permit_actions_that_change_the_topology() {
+    let hooks = "hooks:\n  - id: f2\n    location: f2\n    policy: ../policies/h.md\n";
+    let engine =
+        "workflow_engine:\n  type: flowable\n  url: http://127.0.0.1:8080/flowable-rest/service\n";
+    // Everything not prohibited is permitted: swap, remove and add are too.
+    let app = TestApp::new(&linear(), &format!("{engine}{hooks}")).policy("h.md", "# Hook\n");
+    let d = app.only("engine::flowable_action");
+    assert_eq!(d.severity, Severity::Error);
+    assert!(
+        d.message
+            .contains("hooks cannot take swap_nodes, remove_node, add_node"),
+        "{}",
+        d.message
+    );
+    assert!(d.help.as_deref().unwrap().contains("prohibited_actions"));
+    // Listing what Flowable can do is fine; naming one it cannot points at it.
+    let fine =
+        "action_permissions:\n  permitted_actions: [continue, skip_to, terminate, skip_node]\n";
+    let app = TestApp::new(&linear(), &format!("{engine}{hooks}{fine}")).policy("h.md", "# Hook\n");
+    assert!(
+        !app.codes().contains(&"engine::flowable_action"),
+        "{:?}",
+        app.codes()
+    );
+    let bad = "action_permissions:\n  permitted_actions: [continue, add_node]\n";
+    let app = TestApp::new(&linear(), &format!("{engine}{hooks}{bad}")).policy("h.md", "# Hook\n");
+    let d = app.only("engine::flowable_action");
+    assert!(
+        d.location().unwrap().ends_with("demo_config.yaml:13:33"),
+        "{:?}",
+        d.location()
+    );
+    // The same app on the native engine may.
+    let app = TestApp::new(&linear(), hooks).policy("h.md", "# Hook\n");
+    assert!(!app.codes().contains(&"engine::flowable_action"));
+}
+
+#[test]
+fn a_flowable_app_may_not_use_ids_reserved_for_what_cuga_flo_adds() {
+    let model = bpmn(
+        &[("startEvent", "S"), ("task", "cuga_A"), ("endEvent", "E")],
+        &[("f1", "S", "cuga_A", ""), ("f2", "cuga_A", "E", "")],
+    );
+    let engine =
+        "workflow_engine:\n  type: flowable\n  url: http://127.0.0.1:8080/flowable-rest/service\n";
+    let app = TestApp::new(&model, engine);
+    let d = app.only("engine::flowable_model");
+    assert!(
+        d.message.contains("`cuga_A` cannot run on Flowable"),
+        "{}",
+        d.message
+    );
+    assert!(
+        d.location().unwrap().contains("model.bpmn"),
+        "{:?}",
+        d.location()
+    );
+}

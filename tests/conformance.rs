@@ -13,6 +13,9 @@
 //! `tests/interop/engine.py` (an engine written with the official MCP Python SDK) through
 //! cuga-flo's [`ExternalEngine`]: each case's run goes over HTTP to that process and its
 //! control points come back over HTTP (the venv of `tests/support/python.rs`).
+//! `the_flowable_engine_conforms` runs it on a real Flowable server (tests/support/
+//! flowable.rs): each case's model is augmented, deployed and worked through Flowable's
+//! REST API.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -29,6 +32,8 @@ use cuga_flo::bridge::mcp::{
 use cuga_flo::diag::Severity;
 use cuga_flo::engine::WorkflowEngine;
 use cuga_flo::engine::external::{ExternalEngine, ExternalSettings};
+use cuga_flo::engine::flowable::rest::Endpoint;
+use cuga_flo::engine::flowable::{FlowableEngine, FlowableSettings};
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::harness::FlowAgent;
 use cuga_flo::journal::state::HookRecord;
@@ -39,6 +44,8 @@ use cuga_flo::vocab::{Decider, HookAction, RunStatus, TaskStatus};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+#[path = "support/flowable.rs"]
+mod flowable;
 #[path = "support/listener.rs"]
 mod listener;
 #[path = "support/python.rs"]
@@ -688,6 +695,28 @@ fn the_external_engine_conforms() {
         idle_timeout: Some(Duration::from_secs(20)),
     };
     let report = run_suite(Arc::new(ExternalEngine::new(settings)));
+    eprintln!("{}", report.summary());
+    assert!(report.failed.is_empty(), "{}", report.failures());
+}
+
+#[test]
+fn the_flowable_engine_conforms() {
+    let server = flowable::shared();
+    let [(_, user), (_, password)] = flowable::credentials();
+    let settings = FlowableSettings {
+        endpoint: Endpoint {
+            jobs_url: Endpoint::jobs_url_for(&server.url),
+            url: server.url.clone(),
+            username: Some(user),
+            password: Some(cuga_flo::secret::Secret::new(password)),
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(60),
+        },
+        deploy: true,
+        definition_key: None,
+        lock: Duration::from_secs(600),
+    };
+    let report = run_suite(Arc::new(FlowableEngine::new(settings)));
     eprintln!("{}", report.summary());
     assert!(report.failed.is_empty(), "{}", report.failures());
 }

@@ -31,6 +31,9 @@ mod python;
 use python::{Check, Finished, app_dir, interop_dir, python, scenario_files, token};
 mod support;
 use support::copy_dir;
+#[path = "support/runs.rs"]
+mod runs;
+use runs::{by_element, closed_as_failed, comparable, journal};
 
 /// What `engine_check.py` printed: its JSON summary.
 fn summary(out: &Finished) -> Value {
@@ -405,79 +408,6 @@ fn start(app: &Path, scenario: &str, run_dir: &Path, extra: &[&str]) -> Check {
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The JSON stream without what differs between engines and runs by nature: timings,
-/// ids, the engine's name, token numbers, `flow_taken` (which only the native engine
-/// sees) and the questions' digests (they cover the variables a question saw, which
-/// differ when parallel branches interleave differently).
-fn comparable(stream: &str) -> Vec<Value> {
-    stream
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["event"] != "flow_taken")
-        .map(|mut e| {
-            if let Some(map) = e.as_object_mut() {
-                for key in [
-                    "seq",
-                    "at_ms",
-                    "duration_ms",
-                    "run_id",
-                    "engine",
-                    "token",
-                    "digest",
-                ] {
-                    map.remove(key);
-                }
-            }
-            e
-        })
-        .collect()
-}
-
-/// The events of each node or hook, in order. The Python engine moves one token at a
-/// time, so the events of parallel branches interleave differently than on the native
-/// engine; per element, they must be the same.
-fn by_element(events: &[Value]) -> std::collections::BTreeMap<String, Vec<&Value>> {
-    let mut map: std::collections::BTreeMap<String, Vec<&Value>> = Default::default();
-    for e in events {
-        let key = ["node", "hook", "event"]
-            .iter()
-            .find_map(|k| e[*k].as_str())
-            .unwrap_or_default();
-        map.entry(key.to_string()).or_default().push(e);
-    }
-    map
-}
-
-/// The one journal under `run_dir`, as JSON records.
-fn journal(run_dir: &Path) -> Vec<Value> {
-    let runs: Vec<PathBuf> = std::fs::read_dir(run_dir.join("runs"))
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    assert_eq!(
-        runs.len(),
-        1,
-        "one run journalled under {}",
-        run_dir.display()
-    );
-    std::fs::read_to_string(runs[0].join("journal.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// A journal that was closed: `run_started` first, a failed `run_finished` last; its message.
-fn closed_as_failed(records: &[Value]) -> String {
-    assert_eq!(
-        records.first().map(|r| &r["event"]),
-        Some(&"run_started".into())
-    );
-    let last = records.last().unwrap();
-    assert_eq!(last["event"], "run_finished", "{last:#}");
-    assert_eq!(last["status"], "failed", "{last:#}");
-    last["message"].as_str().unwrap_or_default().to_string()
-}
-
 #[test]
 fn start_on_the_external_engine_journals_what_the_native_engine_journals() {
     let tmp = tempfile::tempdir().unwrap();
@@ -500,7 +430,7 @@ fn start_on_the_external_engine_journals_what_the_native_engine_journals() {
                         &app_dir(app),
                         name,
                         &dir.join("mcp"),
-                        &["--json", "--engine-url", &engine.url],
+                        &["--json", "--engine", "mcp", "--engine-url", &engine.url],
                     )
                     .wait(CHECK_TIMEOUT);
                     // Same exit (a terminated run exits 1 on both), every expectation met.
@@ -567,7 +497,7 @@ fn the_terminal_stream_of_an_external_run_reads_like_a_native_one() {
         &app,
         "ransomware",
         &tmp.path().join("mcp"),
-        &["--engine-url", &engine.url],
+        &["--engine", "mcp", "--engine-url", &engine.url],
     )
     .wait(CHECK_TIMEOUT);
     assert!(
@@ -593,7 +523,7 @@ fn start_fails_clearly_when_the_engine_cannot_be_reached() {
         &app_dir("loan_approval"),
         "approve",
         tmp.path(),
-        &["--engine-url", &closed],
+        &["--engine", "mcp", "--engine-url", &closed],
     )
     .wait(CHECK_TIMEOUT);
     assert_eq!(
@@ -625,7 +555,7 @@ fn start_fails_clearly_when_the_engine_dies_mid_run() {
         &app_dir("loan_approval"),
         "approve",
         &tmp.path().join("run-dir"),
-        &["--engine-url", &engine.url],
+        &["--engine", "mcp", "--engine-url", &engine.url],
     );
     assert!(
         engine.wait_for_stderr(from, "call execute_task Activity_0oydey5", CHECK_TIMEOUT),

@@ -82,6 +82,11 @@ impl EngineKind {
     pub fn is_external_bpm(self) -> bool {
         matches!(self, EngineKind::Flowable | EngineKind::Kogito)
     }
+
+    /// Reached at a URL (a BPM server or an MCP engine).
+    pub fn is_remote(self) -> bool {
+        self != EngineKind::Native
+    }
 }
 
 impl fmt::Display for EngineKind {

@@ -7,8 +7,10 @@
 //! - [`conditions`]: every condition parses; exclusive splits that can take no flow.
 //! - [`rules`]: the rules of hook and gateway policies.
 //! - [`llm`]: model settings (prompt templates, `on_failure`, unused settings).
+//! - [`engine`]: what the app's engine can run (Flowable's hook actions and elements).
 
 mod conditions;
+mod engine;
 mod graph;
 mod hooks;
 mod llm;
@@ -32,6 +34,7 @@ pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
             diags.extend(conditions::check(Some(config), doc));
             diags.extend(rules::check(config, doc));
             diags.extend(llm::check(config, doc.main_process()));
+            diags.extend(engine::check(config, doc));
         }
     } else if let Some(config) = &app.config {
         // No model: the checks that need none still run.
@@ -40,6 +43,17 @@ pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
     }
     sort(&mut diags);
     diags
+}
+
+/// What stops the app from running on `engine` when it is not the config's
+/// (`start --engine`): the engine checks for that engine.
+pub fn check_engine(app: &LoadedApp, engine: crate::app::EngineKind) -> Vec<Diagnostic> {
+    match (&app.config, &app.bpmn) {
+        (Some(config), Some(doc)) if config.engine.kind != engine => {
+            engine::check_for(config, doc, engine)
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// Every problem in a BPMN model on its own (`validate model.bpmn`).

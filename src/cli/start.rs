@@ -15,9 +15,10 @@ use crate::app::{EngineKind, FlowConfig, LoadedApp, load_app};
 use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
 use crate::bridge::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs};
-use crate::check::check_app;
+use crate::check::{check_app, check_engine};
 use crate::engine::WorkflowEngine;
 use crate::engine::external::{ExternalEngine, ExternalSettings};
+use crate::engine::flowable::{FlowableEngine, FlowableSettings};
 use crate::engine::native::NativeEngine;
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
@@ -70,8 +71,9 @@ pub struct StartArgs {
     #[arg(long, value_enum)]
     pub engine: Option<EngineChoice>,
 
-    /// The MCP endpoint of an external engine (implies `--engine mcp`), instead of the
-    /// config's `workflow_engine.url`
+    /// The engine's URL instead of the config's `workflow_engine.url`: an MCP engine's
+    /// endpoint, or Flowable's REST API (alone: the config's engine when it is reached by
+    /// URL, else an MCP engine)
     #[arg(long, value_name = "URL")]
     pub engine_url: Option<String>,
 
@@ -149,7 +151,7 @@ pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageEr
         .as_ref()
         .ok_or_else(|| UsageError::new("the app has no flow config"))?;
 
-    let engine = engine(config, args, &app.name)?;
+    let engine = engine(&loaded, config, args, style)?;
 
     let scenario = match &args.scenario {
         Some(name) => Some(scenario::load(&loaded.dir, name).map_err(UsageError::new)?),
@@ -367,32 +369,56 @@ async fn run_async(
 
 /// The engine the run goes to: the config's, or `--engine` / `--engine-url`.
 fn engine(
+    loaded: &LoadedApp,
     config: &FlowConfig,
     args: &StartArgs,
-    app: &str,
+    style: Style,
 ) -> Result<Arc<dyn WorkflowEngine>, UsageError> {
+    let app = &loaded.name;
     let kind = match (args.engine, &args.engine_url) {
         (Some(EngineChoice::Native), _) => EngineKind::Native,
         (Some(EngineChoice::Flowable), _) => EngineKind::Flowable,
         (Some(EngineChoice::Kogito), _) => EngineKind::Kogito,
-        (Some(EngineChoice::Mcp), _) | (None, Some(_)) => EngineKind::Mcp,
+        (Some(EngineChoice::Mcp), _) => EngineKind::Mcp,
+        // A URL alone: the config's engine when it is reached by URL, else an MCP engine.
+        (None, Some(_)) if config.engine.kind.is_remote() => config.engine.kind,
+        (None, Some(_)) => EngineKind::Mcp,
         (None, None) => config.engine.kind,
     };
-    if args.engine_url.is_some() && kind != EngineKind::Mcp {
-        return Err(UsageError::new(format!(
-            "--engine-url names an MCP engine, but the run goes to the {kind} engine"
-        ))
-        .with_help("leave out --engine, or pass --engine mcp"));
+    if args.engine_url.is_some() && kind == EngineKind::Native {
+        return Err(UsageError::new(
+            "--engine-url names a remote engine, but the run goes to the native engine",
+        )
+        .with_help("leave out --engine native, or pass --engine mcp or --engine flowable"));
     }
+    // Another engine than the config's: what that engine cannot run.
+    let errors: Vec<_> = check_engine(loaded, kind)
+        .into_iter()
+        .filter(|d| d.is_error())
+        .collect();
+    if !errors.is_empty() {
+        for d in &errors {
+            eprint!("{}", style.diagnostic(d));
+        }
+        return Err(UsageError::new(format!(
+            "app `{app}` cannot run on the {kind} engine ({} errors)",
+            errors.len()
+        )));
+    }
+    let url = args.engine_url.as_deref();
     match kind {
         EngineKind::Native => Ok(Arc::new(NativeEngine::new())),
         EngineKind::Mcp => {
             let settings =
-                ExternalSettings::from_config(&config.engine, args.engine_url.as_deref())
-                    .map_err(UsageError::new)?;
+                ExternalSettings::from_config(&config.engine, url).map_err(UsageError::new)?;
             Ok(Arc::new(ExternalEngine::new(settings)))
         }
-        EngineKind::Flowable | EngineKind::Kogito => Err(UsageError::new(format!(
+        EngineKind::Flowable => {
+            let settings =
+                FlowableSettings::from_config(&config.engine, url).map_err(UsageError::new)?;
+            Ok(Arc::new(FlowableEngine::new(settings)))
+        }
+        EngineKind::Kogito => Err(UsageError::new(format!(
             "app `{app}` runs on the {kind} engine, which this build cannot drive yet"
         ))
         .with_help("run it on the in-process engine with `--engine native`")),

@@ -4,6 +4,7 @@
 
 pub(crate) mod adapt;
 pub mod external;
+pub mod flowable;
 pub mod native;
 pub(crate) mod topology;
 
@@ -11,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::bpmn::Process;
+use crate::bpmn::{GatewayKind, Process};
 use crate::bridge::{BoxFuture, ControlPoints, FlowAnnotations};
 use crate::journal::EventSink;
 use crate::vocab::RunStatus;
@@ -63,4 +64,37 @@ pub trait WorkflowEngine: Send + Sync {
         control_points: Arc<dyn ControlPoints>,
         events: Arc<dyn EventSink>,
     ) -> BoxFuture<'static, Result<RunOutcome, EngineError>>;
+}
+
+/// Whether `chosen` is a valid answer for a gateway of `kind` with `outgoing` flows:
+/// exclusive and event-based gateways take exactly one flow, the others at least one;
+/// every flow named once, and each an outgoing flow of the gateway.
+pub(crate) fn check_choice(
+    kind: GatewayKind,
+    outgoing: &[&str],
+    chosen: &[String],
+) -> Result<(), String> {
+    let one = matches!(kind, GatewayKind::Exclusive | GatewayKind::EventBased);
+    if chosen.is_empty() {
+        return Err("the harness chose no flow".into());
+    }
+    if one && chosen.len() != 1 {
+        return Err(format!(
+            "must take exactly one flow, the harness chose {}: {}",
+            chosen.len(),
+            chosen.join(", ")
+        ));
+    }
+    for (i, flow) in chosen.iter().enumerate() {
+        if chosen[..i].contains(flow) {
+            return Err(format!("the harness chose `{flow}` twice"));
+        }
+        if !outgoing.contains(&flow.as_str()) {
+            return Err(format!(
+                "the harness chose `{flow}`, which is not an outgoing flow (those are: {})",
+                outgoing.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }

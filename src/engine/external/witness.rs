@@ -26,6 +26,23 @@ use crate::engine::topology::{LiveFlow, Topology};
 use crate::journal::{Event, EventSink, JournalError};
 use crate::vocab::{Decider, ModelCall, TaskStatus};
 
+/// What a conforming engine applies of a hook decision: the action as checked against
+/// the live topology, and the state updates (none when the action was refused).
+#[derive(Debug, Clone)]
+pub(crate) struct Applying {
+    pub plan: Plan,
+    pub state_updates: Variables,
+}
+
+impl Applying {
+    fn nothing() -> Applying {
+        Applying {
+            plan: Plan::Continue,
+            state_updates: Variables::new(),
+        }
+    }
+}
+
 /// Answers control points through `inner` and journals them to `events`.
 pub struct Witness {
     inner: Arc<dyn ControlPoints>,
@@ -186,7 +203,7 @@ impl Witness {
         edge: Option<&crate::bridge::EdgeInfo>,
         decision: &HookDecision,
         duration_ms: u64,
-    ) -> Vec<Event> {
+    ) -> (Vec<Event>, Applying) {
         let flow_id = edge.map(|e| e.id.clone()).unwrap_or_default();
         let record = Evaluation {
             hook,
@@ -195,7 +212,8 @@ impl Witness {
             duration_ms,
         };
         if decision.fail_run {
-            return vec![record.event(Applied::answered(decision), None, Variables::new())];
+            let event = record.event(Applied::answered(decision), None, Variables::new());
+            return (vec![event], Applying::nothing());
         }
         let live = seen.topology.flow(&flow_id).cloned().or_else(|| {
             edge.map(|e| LiveFlow {
@@ -209,11 +227,12 @@ impl Witness {
         });
         let Some(live) = live else {
             // No edge to check against: record the decision as answered.
-            return vec![record.event(
+            let event = record.event(
                 Applied::answered(decision),
                 None,
                 decision.state_updates.clone(),
-            )];
+            );
+            return (vec![event], Applying::nothing());
         };
         let executed: BTreeSet<String> = ctx_executed.iter().cloned().collect();
         let held = BTreeSet::new();
@@ -242,7 +261,7 @@ impl Witness {
                 values: updates.clone(),
             });
         }
-        events.push(record.event(Applied::plan(&plan), rejected, updates));
+        events.push(record.event(Applied::plan(&plan), rejected, updates.clone()));
         if let Plan::SkipNode(node) = &plan {
             seen.skips
                 .insert(node.clone(), (decision.decided_by, decision.reason.clone()));
@@ -254,7 +273,52 @@ impl Witness {
             });
             plan.apply(&mut seen.topology, &live);
         }
-        events
+        let applying = Applying {
+            plan,
+            state_updates: updates,
+        };
+        (events, applying)
+    }
+}
+
+impl Witness {
+    /// Evaluate a hook and journal it; the decision and what a conforming engine applies
+    /// of it (for engines that apply it themselves, like Flowable's adapter). A decision
+    /// that fails the run applies `continue` (nothing moves after it anyway).
+    pub(crate) async fn hook(
+        &self,
+        hook_id: &str,
+        ctx: ControlPointContext,
+    ) -> Result<(HookDecision, Applying), ControlPointError> {
+        let started = self.begin(&ctx);
+        let executed = ctx.executed.clone();
+        let edge = ctx.edge.clone();
+        let result = self.inner.evaluate_hook(hook_id, ctx).await;
+        match result {
+            Ok(decision) => {
+                let mut applying = Applying {
+                    plan: Plan::Continue,
+                    state_updates: Variables::new(),
+                };
+                self.end(hook_id, &decision.calls, |seen| {
+                    let (events, applied) = Self::hook_events(
+                        seen,
+                        hook_id,
+                        &executed,
+                        edge.as_ref(),
+                        &decision,
+                        elapsed_ms(started),
+                    );
+                    applying = applied;
+                    events
+                });
+                Ok((decision, applying))
+            }
+            Err(e) => {
+                self.end(hook_id, &e.calls, |_| Vec::new());
+                Err(e)
+            }
+        }
     }
 }
 
@@ -325,26 +389,7 @@ impl ControlPoints for Witness {
         ctx: ControlPointContext,
     ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
         let hook_id = hook_id.to_string();
-        Box::pin(async move {
-            let started = self.begin(&ctx);
-            let executed = ctx.executed.clone();
-            let edge = ctx.edge.clone();
-            let result = self.inner.evaluate_hook(&hook_id, ctx).await;
-            match &result {
-                Ok(decision) => self.end(&hook_id, &decision.calls, |seen| {
-                    Self::hook_events(
-                        seen,
-                        &hook_id,
-                        &executed,
-                        edge.as_ref(),
-                        decision,
-                        elapsed_ms(started),
-                    )
-                }),
-                Err(e) => self.end(&hook_id, &e.calls, |_| Vec::new()),
-            }
-            result
-        })
+        Box::pin(async move { self.hook(&hook_id, ctx).await.map(|(d, _)| d) })
     }
 
     fn restores_unchanged_model(&self) -> bool {

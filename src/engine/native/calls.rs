@@ -11,6 +11,7 @@ use super::tokens::{At, TokenId};
 use crate::bpmn::GatewayKind;
 use crate::bridge::{ControlPointError, FlowOption, GatewayDecision, HookDecision, TaskOutcome};
 use crate::engine::EngineError;
+use crate::engine::check_choice;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
 use crate::vocab::{Decider, ModelCall, TaskStatus};
@@ -223,35 +224,6 @@ impl Run {
         self.send(token, decision.flows);
         Ok(())
     }
-}
-
-/// Whether `chosen` is a valid answer for a gateway of `kind` with `outgoing` flows:
-/// exclusive and event-based gateways take exactly one flow, the others at least one;
-/// every flow named once, and each an outgoing flow of the gateway.
-fn check_choice(kind: GatewayKind, outgoing: &[&str], chosen: &[String]) -> Result<(), String> {
-    let one = matches!(kind, GatewayKind::Exclusive | GatewayKind::EventBased);
-    if chosen.is_empty() {
-        return Err("the harness chose no flow".into());
-    }
-    if one && chosen.len() != 1 {
-        return Err(format!(
-            "must take exactly one flow, the harness chose {}: {}",
-            chosen.len(),
-            chosen.join(", ")
-        ));
-    }
-    for (i, flow) in chosen.iter().enumerate() {
-        if chosen[..i].contains(flow) {
-            return Err(format!("the harness chose `{flow}` twice"));
-        }
-        if !outgoing.contains(&flow.as_str()) {
-            return Err(format!(
-                "the harness chose `{flow}`, which is not an outgoing flow (those are: {})",
-                outgoing.join(", ")
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,237 @@
+//! FLOWABLE, FOR REAL. A Flowable REST server built from Maven Central and started on
+//! 127.0.0.1 by `tests/flowable/start-server.sh` (H2 in memory; see tests/support/
+//! flowable.rs) runs the demo apps under `cuga-flo start`: the adapter deploys the
+//! augmented model, starts an instance and works its external-worker jobs until it ends.
+//! Every run must journal, per element, what the same scenario journals on the native
+//! engine, and meet the scenario's expectations. Then the faults: Flowable unreachable,
+//! a deployment Flowable refuses, and Flowable dying while a control point is pending.
+//!
+//! Needs Java 17+ and Maven (the first run builds the server: a few minutes, then cached).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod support;
+use support::copy_dir;
+#[path = "support/chat_server.rs"]
+mod chat_server;
+#[path = "support/flowable.rs"]
+mod flowable;
+use chat_server::{ChatServer, Received, Reply};
+#[path = "support/runs.rs"]
+mod runs;
+use runs::{by_element, closed_as_failed, comparable, journal};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
+
+fn app_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("applications")
+        .join(name)
+}
+
+/// `cuga-flo start <app> --scenario <name> --json`, journalled under `run_dir`.
+fn start(app: &Path, scenario: &str, run_dir: &Path, extra: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("start")
+        .arg(app)
+        .args(["--scenario", scenario, "--no-model", "--json", "--run-dir"])
+        .arg(run_dir)
+        .args(extra)
+        .env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    for (k, v) in flowable::credentials() {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("cuga-flo runs")
+}
+
+fn show(out: &std::process::Output) -> String {
+    format!(
+        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Run `scenario` of `app` on the native engine and on Flowable; both must end alike,
+/// meet the scenario and journal the same per element.
+fn same_on_flowable(app: &str, scenario: &str, tmp: &Path, flowable_args: &[&str]) {
+    let dir = tmp.join(app).join(scenario);
+    let native = start(
+        &app_dir(app),
+        scenario,
+        &dir.join("native"),
+        &["--engine", "native"],
+    );
+    let started = Instant::now();
+    let on_flowable = start(
+        &app_dir(app),
+        scenario,
+        &dir.join("flowable"),
+        flowable_args,
+    );
+    let took = started.elapsed();
+    assert_eq!(
+        native.status.code(),
+        on_flowable.status.code(),
+        "{app} {scenario}:\nnative: {}\nflowable: {}",
+        show(&native),
+        show(&on_flowable)
+    );
+    let (want, got) = (
+        comparable(&String::from_utf8_lossy(&native.stdout)),
+        comparable(&String::from_utf8_lossy(&on_flowable.stdout)),
+    );
+    assert_eq!(
+        got.last().unwrap()["met"],
+        true,
+        "{app} {scenario}: {}",
+        show(&on_flowable)
+    );
+    assert_eq!(by_element(&want), by_element(&got), "{app} {scenario}");
+    assert_eq!(want.len(), got.len(), "{app} {scenario}");
+    let records = journal(&dir.join("flowable"));
+    assert_eq!(records[0]["engine"], "flowable");
+    eprintln!("{app} {scenario} on Flowable: {took:.1?}");
+}
+
+#[test]
+fn loan_approval_runs_every_scenario_on_flowable_as_on_the_native_engine() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    for scenario in [
+        "approve",
+        "missing_name",
+        "regulatory_restriction",
+        "reject_low_score",
+        "score_unknown",
+    ] {
+        same_on_flowable(
+            "loan_approval",
+            scenario,
+            tmp.path(),
+            &["--engine-url", &server.url],
+        );
+    }
+}
+
+#[test]
+fn native_apps_run_on_flowable_too() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--engine", "flowable", "--engine-url", &server.url];
+    for (app, scenario) in [
+        ("receive_order", "standard"),
+        ("receive_order", "no_invoice_1212"),
+        ("trip_planner", "agent_plans"),
+    ] {
+        same_on_flowable(app, scenario, tmp.path(), &args);
+    }
+}
+
+#[test]
+fn flowable_unreachable_fails_the_run_clearly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/flowable-rest/service");
+    let out = start(
+        &app_dir("loan_approval"),
+        "approve",
+        tmp.path(),
+        &["--engine-url", &url],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let message = closed_as_failed(&journal(tmp.path()));
+    assert!(
+        message.starts_with(&format!("cannot reach Flowable at {url}")),
+        "unclear message: {message}"
+    );
+}
+
+#[test]
+fn a_deployment_flowable_refuses_fails_the_run_clearly() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    // The app and the shared policies it names (`../../../policies/`).
+    let app = tmp.path().join("applications/loan_approval");
+    copy_dir(&app_dir("loan_approval"), &app);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("policies"),
+        &tmp.path().join("policies"),
+    );
+    let config = app.join("config/loan_approval_config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    // Not an XML id: Flowable's parser refuses the deployment.
+    let text = text.replace(
+        "process_definition_key: Process_1s3q83l",
+        "process_definition_key: \"1 not an id\"",
+    );
+    std::fs::write(&config, text).unwrap();
+    let run_dir = tmp.path().join("runs");
+    let out = start(&app, "approve", &run_dir, &["--engine-url", &server.url]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let message = closed_as_failed(&journal(&run_dir));
+    assert!(
+        message.starts_with("Flowable refused the deployment of `1 not an id`")
+            && message.contains("HTTP 500")
+            && message.contains("not a valid value"),
+        "unclear message: {message}"
+    );
+}
+
+#[test]
+fn flowable_dying_while_a_control_point_is_pending_fails_the_run_clearly() {
+    let mut server = flowable::Flowable::start();
+    let tmp = tempfile::tempdir().unwrap();
+    // A model that takes its time: Flowable is stopped while it thinks.
+    let model = ChatServer::start(|received: &Received| {
+        Reply::from_schema_first_choice(received).after(Duration::from_secs(4))
+    });
+    let run_dir = tmp.path().join("runs");
+    let mut cmd = Command::new(BIN);
+    cmd.arg("start")
+        .arg(app_dir("loan_approval"))
+        .args(["--json", "--run-dir"])
+        .arg(&run_dir)
+        .args(["--engine-url", &server.url])
+        .args([
+            "--var",
+            "applicant_name=Ada Byron",
+            "--var",
+            "applicant_id=1",
+        ])
+        .env_remove("CUGA_FLO_APPS")
+        .env("CUGA_FLO_LLM_BASE_URL", model.url())
+        .env("CUGA_FLO_LLM_MODEL", chat_server::MODEL)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in flowable::credentials() {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().unwrap();
+    // Wait until the model is asked, then stop Flowable.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while model.count() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(model.count() > 0, "the model was never asked");
+    server.stop();
+    let stopped = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let message = closed_as_failed(&journal(&run_dir));
+    assert!(
+        message.starts_with("lost Flowable at") && message.contains("cannot connect"),
+        "unclear message: {message}"
+    );
+    assert!(stopped.elapsed() < Duration::from_secs(30));
+}
