@@ -22,6 +22,9 @@ _cuga__flo() {
             cuga__flo,help)
                 cmd="cuga__flo__subcmd__help"
                 ;;
+            cuga__flo,kogito)
+                cmd="cuga__flo__subcmd__kogito"
+                ;;
             cuga__flo,list)
                 cmd="cuga__flo__subcmd__list"
                 ;;
@@ -43,6 +46,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help,help)
                 cmd="cuga__flo__subcmd__help__subcmd__help"
                 ;;
+            cuga__flo__subcmd__help,kogito)
+                cmd="cuga__flo__subcmd__help__subcmd__kogito"
+                ;;
             cuga__flo__subcmd__help,list)
                 cmd="cuga__flo__subcmd__help__subcmd__list"
                 ;;
@@ -58,6 +64,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help,validate)
                 cmd="cuga__flo__subcmd__help__subcmd__validate"
                 ;;
+            cuga__flo__subcmd__help__subcmd__kogito,build)
+                cmd="cuga__flo__subcmd__help__subcmd__kogito__subcmd__build"
+                ;;
             cuga__flo__subcmd__help__subcmd__runs,list)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__list"
                 ;;
@@ -66,6 +75,18 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help__subcmd__runs,show)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__show"
+                ;;
+            cuga__flo__subcmd__kogito,build)
+                cmd="cuga__flo__subcmd__kogito__subcmd__build"
+                ;;
+            cuga__flo__subcmd__kogito,help)
+                cmd="cuga__flo__subcmd__kogito__subcmd__help"
+                ;;
+            cuga__flo__subcmd__kogito__subcmd__help,build)
+                cmd="cuga__flo__subcmd__kogito__subcmd__help__subcmd__build"
+                ;;
+            cuga__flo__subcmd__kogito__subcmd__help,help)
+                cmd="cuga__flo__subcmd__kogito__subcmd__help__subcmd__help"
                 ;;
             cuga__flo__subcmd__runs,help)
                 cmd="cuga__flo__subcmd__runs__subcmd__help"
@@ -98,7 +119,7 @@ _cuga__flo() {
 
     case "${cmd}" in
         cuga__flo)
-            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version list validate start runs serve completions help"
+            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version list validate start runs serve kogito completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -142,7 +163,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__help)
-            opts="list validate start runs serve completions help"
+            opts="list validate start runs serve kogito completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -172,6 +193,34 @@ _cuga__flo() {
         cuga__subcmd__flo__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__help__subcmd__kogito)
+            opts="build"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__help__subcmd__kogito__subcmd__build)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -284,6 +333,100 @@ _cuga__flo() {
         cuga__subcmd__flo__subcmd__help__subcmd__validate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__kogito)
+            opts="-v -q -h --apps-dir --color --verbose --quiet --help build help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__kogito__subcmd__build)
+            opts="-v -q -h --out --port --no-build --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__kogito__subcmd__help)
+            opts="build help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__kogito__subcmd__help__subcmd__build)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__kogito__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -37,6 +37,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "validate" -d 'Che
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "runs" -d 'The journalled runs: list, show, replay'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "serve" -d 'Serve the bridge\'s MCP tools for apps over streamable HTTP or stdio'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -136,6 +137,27 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l no-model -d 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l out -d 'Where the project goes (default: .cuga-flo/kogito/<app>)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l port -d 'The service\'s port (default: the port of the config\'s `workflow_engine.url`, else 8081)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l no-build -d 'Write the project only; do not run Maven'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from help" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -143,13 +165,15 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "list" -d 'List the apps and whether each validates'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "runs" -d 'The journalled runs: list, show, replay'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "serve" -d 'Serve the bridge\'s MCP tools for apps over streamable HTTP or stdio'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "list" -d 'List the apps and whether each validates'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "runs" -d 'The journalled runs: list, show, replay'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "serve" -d 'Serve the bridge\'s MCP tools for apps over streamable HTTP or stdio'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "list" -d 'List the journalled runs, newest first'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "show" -d 'Print a journalled run as `start` streamed it'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "replay" -d 'Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from kogito" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'

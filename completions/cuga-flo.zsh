@@ -209,6 +209,70 @@ _arguments "${_arguments_options[@]}" : \
 '*::apps -- The apps to serve\: names under the apps folder, app folders or flow config files:_default' \
 && ret=0
 ;;
+(kogito)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_cuga-flo__subcmd__kogito_commands" \
+"*::: :->kogito" \
+&& ret=0
+
+    case $state in
+    (kogito)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-kogito-command-$line[1]:"
+        case $line[1] in
+            (build)
+_arguments "${_arguments_options[@]}" : \
+'--out=[Where the project goes (default\: .cuga-flo/kogito/<app>)]:DIR:_files' \
+'--port=[The service'\''s port (default\: the port of the config'\''s \`workflow_engine.url\`, else 8081)]:PORT:_default' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--no-build[Write the project only; do not run Maven]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':app -- The app\: a name under the apps folder, an app folder or a flow config file:_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__kogito__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-kogito-help-command-$line[1]:"
+        case $line[1] in
+            (build)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
@@ -278,6 +342,26 @@ esac
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(kogito)
+_arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__help__subcmd__kogito_commands" \
+"*::: :->kogito" \
+&& ret=0
+
+    case $state in
+    (kogito)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-help-kogito-command-$line[1]:"
+        case $line[1] in
+            (build)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -303,6 +387,7 @@ _cuga-flo_commands() {
 'start:Run a process\: every control-point decision and the hook audit log, live' \
 'runs:The journalled runs\: list, show, replay' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
+'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -321,6 +406,7 @@ _cuga-flo__subcmd__help_commands() {
 'start:Run a process\: every control-point decision and the hook audit log, live' \
 'runs:The journalled runs\: list, show, replay' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
+'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -335,6 +421,18 @@ _cuga-flo__subcmd__help__subcmd__completions_commands() {
 _cuga-flo__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__kogito_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__kogito_commands() {
+    local commands; commands=(
+'build:Generate the app'\''s Kogito service (a Quarkus project) and build it with Maven' \
+    )
+    _describe -t commands 'cuga-flo help kogito commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__kogito__subcmd__build_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__kogito__subcmd__build_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help kogito build commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__list_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__list_commands() {
@@ -379,6 +477,37 @@ _cuga-flo__subcmd__help__subcmd__start_commands() {
 _cuga-flo__subcmd__help__subcmd__validate_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help validate commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__kogito_commands] )) ||
+_cuga-flo__subcmd__kogito_commands() {
+    local commands; commands=(
+'build:Generate the app'\''s Kogito service (a Quarkus project) and build it with Maven' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo kogito commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__kogito__subcmd__build_commands] )) ||
+_cuga-flo__subcmd__kogito__subcmd__build_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo kogito build commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__kogito__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__kogito__subcmd__help_commands() {
+    local commands; commands=(
+'build:Generate the app'\''s Kogito service (a Quarkus project) and build it with Maven' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo kogito help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__kogito__subcmd__help__subcmd__build_commands] )) ||
+_cuga-flo__subcmd__kogito__subcmd__help__subcmd__build_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo kogito help build commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__kogito__subcmd__help__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__kogito__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo kogito help help commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__list_commands] )) ||
 _cuga-flo__subcmd__list_commands() {

@@ -327,3 +327,44 @@ fn the_shipped_completion_scripts_are_current() {
         assert_eq!(printed, current);
     }
 }
+
+#[test]
+fn kogito_build_writes_a_quarkus_project_whose_control_points_are_user_tasks() {
+    let out = tempfile::tempdir().unwrap();
+    cuga()
+        .args(["kogito", "build", "loan_approval_kogito", "--no-build", "--out"])
+        .arg(out.path())
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("wrote"));
+    for file in [
+        "pom.xml",
+        "src/main/resources/application.properties",
+        "src/main/java/org/cugaflo/CugaFloTrace.java",
+    ] {
+        assert!(out.path().join(file).is_file(), "{file} missing");
+    }
+    let props =
+        std::fs::read_to_string(out.path().join("src/main/resources/application.properties"))
+            .unwrap();
+    // The port of the config's `workflow_engine.url`, on loopback.
+    assert!(props.contains("quarkus.http.port=8081") && props.contains("host=127.0.0.1"));
+    let model = out.path().join("src/main/resources/org/cugaflo/loan_approval.bpmn");
+    let xml = std::fs::read(&model).unwrap();
+    let doc = cuga_flo::bpmn::parse(&model, &xml).unwrap();
+    let process = doc.main_process().unwrap();
+    assert_eq!(process.id, "loan_approval");
+    for worker in [
+        "Activity_0oydey5",
+        "cuga_route__Gateway_09ad5fc",
+        "cuga_hook__Flow_1e5ztf6",
+        "cuga_hook__Flow_0ybszcv",
+    ] {
+        let node = process.node(worker).unwrap_or_else(|| panic!("{worker} missing"));
+        assert_eq!(node.kind.tag(), "userTask", "{worker}");
+    }
+    // Every variable of the app is declared (Kogito drops undeclared ones).
+    for var in ["credit_score", "applicant_name", "cugaRoute1", "cugaHook1"] {
+        assert!(process.properties.iter().any(|p| p.id == var), "{var}");
+    }
+}

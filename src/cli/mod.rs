@@ -2,6 +2,7 @@
 //! `--json`) and logs on stderr (through `tracing`).
 
 pub mod completions;
+mod kogito;
 mod list;
 mod output;
 mod runs;
@@ -113,6 +114,8 @@ pub enum Command {
     Runs(runs::RunsArgs),
     /// Serve the bridge's MCP tools for apps over streamable HTTP or stdio
     Serve(serve::ServeArgs),
+    /// Kogito (Apache KIE): generate and build an app's service
+    Kogito(kogito::KogitoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),
 }
@@ -140,6 +143,7 @@ pub fn main() -> ExitCode {
         Command::Start(args) => start::run(&cli, args, style),
         Command::Runs(args) => runs::run(&cli, args, style),
         Command::Serve(args) => serve::run(&cli, args, style),
+        Command::Kogito(args) => kogito::run(&cli, args, style),
         Command::Completions(args) => completions::run(args),
     };
     match result {

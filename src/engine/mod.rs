@@ -5,7 +5,9 @@
 pub(crate) mod adapt;
 pub mod external;
 pub mod flowable;
+pub mod kogito;
 pub mod native;
+pub mod rewrite;
 pub(crate) mod topology;
 
 use std::sync::Arc;

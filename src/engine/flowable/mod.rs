@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use self::augment::{Augmented, Role};
+use self::augment::Augmented;
 use self::rest::{Client, Endpoint, Job, RestError};
 use super::external::Witness;
 use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine, check_choice};
@@ -32,6 +32,7 @@ use crate::app::{EngineConfig, EngineKind};
 use crate::bpmn::{GatewayKind, NodeKind};
 use crate::bridge::{BoxFuture, ControlPointContext, ControlPoints, EdgeInfo, FlowOption};
 use crate::engine::adapt::Plan;
+use crate::engine::rewrite::Role;
 use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
 use crate::vocab::{HookAction, RunStatus, TaskStatus};
@@ -478,6 +479,7 @@ impl Run {
             }
             let Some(node) = self
                 .augmented
+                .rewritten
                 .original(&a.activity_id)
                 .and_then(|id| process.node(id))
             else {
@@ -519,7 +521,7 @@ impl Run {
                 .flows
                 .iter()
                 .filter(|f| &f.source == join)
-                .map(|f| self.augmented.arrival(f))
+                .map(|f| self.augmented.rewritten.arrival(f))
                 .collect();
             if targets.is_empty() {
                 return Err(format!("join `{join}` has no outgoing flow"));
@@ -542,6 +544,7 @@ impl Run {
     async fn work(&self, job: Job) -> Result<(), String> {
         let role = self
             .augmented
+            .rewritten
             .roles
             .get(&job.element_id)
             .cloned()
@@ -723,7 +726,13 @@ impl Run {
                 self.complete(job, &set).await
             }
             Plan::SkipTo(target) => {
-                let to = self.augmented.entry.get(&target).cloned().unwrap_or(target);
+                let to = self
+                    .augmented
+                    .rewritten
+                    .entry
+                    .get(&target)
+                    .cloned()
+                    .unwrap_or(target);
                 self.client
                     .set_variables(&self.instance, &set)
                     .await

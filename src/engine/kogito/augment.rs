@@ -1,0 +1,385 @@
+//! The rewritten model ([`crate::engine::rewrite`]) in Kogito's dialect (jBPM on Quarkus,
+//! Apache KIE 10): every worker is a **user task** owned by cuga-flo's actor, which
+//! cuga-flo finds through the process-management API and completes over REST with every
+//! process variable (Kogito sets a mapped output left out of a completion to null, so
+//! each worker maps every variable in and out); guards are Java expressions on the
+//! routing and hook variables. Kogito never calls cuga-flo, so no control point runs into
+//! a callback timeout: a person or a model may take as long as they need.
+//!
+//! Kogito keeps only declared variables: every variable of the run is declared as a
+//! process property (of type `Object`, so any JSON value fits), plus the routing and
+//! hook variables (`String`). The process id and the task names are Java identifiers.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::bpmn::Process;
+use crate::bridge::FlowAnnotations;
+use crate::engine::rewrite::{self, Element, Guard, RFlow, RNode, Rewritten};
+
+/// The actor every worker task belongs to (cuga-flo acts as this user).
+pub const ACTOR: &str = "cugaflo";
+
+/// The process rewritten for Kogito.
+#[derive(Debug, Clone)]
+pub struct Augmented {
+    /// BPMN 2.0 XML for Kogito's code generation.
+    pub xml: String,
+    /// The process id (the REST path: `/{process_id}`).
+    pub process_id: String,
+    /// Worker id → task name (the REST path segment of its work items).
+    pub task_names: BTreeMap<String, String>,
+    pub rewritten: Rewritten,
+}
+
+/// A Java identifier made from `text` (invalid characters become `_`).
+pub fn java_identifier(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    out
+}
+
+/// Rewrite `process` for Kogito as process `process_id`, declaring `variables`.
+pub fn augment(
+    process: &Process,
+    annotations: &FlowAnnotations,
+    process_id: &str,
+    variables: &[String],
+) -> Result<Augmented, Vec<(String, String)>> {
+    let rewritten = rewrite::rewrite(process, annotations)?;
+    let process_id = java_identifier(process_id);
+    let task_names: BTreeMap<String, String> = rewritten
+        .nodes
+        .iter()
+        .filter(|n| n.element == Element::Worker)
+        .map(|n| (n.id.clone(), format!("cp_{}", java_identifier(&n.id))))
+        .collect();
+    let mut declared: Vec<(String, &str)> = variables
+        .iter()
+        .filter(|v| !v.starts_with("cuga"))
+        .map(|v| (v.clone(), "Object"))
+        .collect();
+    declared.extend(rewritten.variables().into_iter().map(|v| (v, "String")));
+    let xml = write_xml(process, &process_id, &rewritten, &task_names, &declared);
+    Ok(Augmented {
+        xml,
+        process_id,
+        task_names,
+        rewritten,
+    })
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// An id for an item definition or data input/output (an XML id).
+fn xml_id(text: &str) -> String {
+    java_identifier(text)
+}
+
+fn write_xml(
+    process: &Process,
+    process_id: &str,
+    rewritten: &Rewritten,
+    task_names: &BTreeMap<String, String>,
+    declared: &[(String, &str)],
+) -> String {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <bpmn2:definitions xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" \
+         xmlns:bpmn2=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" \
+         xmlns:drools=\"http://www.jboss.org/drools\" \
+         id=\"_cugaflo_defs\" exporter=\"cuga-flo\" targetNamespace=\"http://www.omg.org/bpmn20\">\n",
+    );
+    for (ty, java) in [("_ObjectItem", "Object"), ("_StringItem", "String")] {
+        let _ = writeln!(
+            xml,
+            "  <bpmn2:itemDefinition id=\"{ty}\" structureRef=\"{java}\"/>"
+        );
+    }
+    let name = process
+        .name
+        .as_deref()
+        .map_or_else(|| process_id.to_string(), escape);
+    let _ = writeln!(
+        xml,
+        "  <bpmn2:process id=\"{process_id}\" name=\"{name}\" drools:packageName=\"org.cugaflo\" \
+         drools:version=\"1.0\" drools:adHoc=\"false\" isExecutable=\"true\" processType=\"Public\">"
+    );
+    for (var, java) in declared {
+        let _ = writeln!(
+            xml,
+            "    <bpmn2:property id=\"{}\" itemSubjectRef=\"_{java}Item\" name=\"{}\"/>",
+            escape(var),
+            escape(var)
+        );
+    }
+    let mut children: Scopes = BTreeMap::new();
+    for n in &rewritten.nodes {
+        children.entry(n.parent.as_deref()).or_default().0.push(n);
+    }
+    for f in &rewritten.flows {
+        children.entry(f.parent.as_deref()).or_default().1.push(f);
+    }
+    let writer = Writer {
+        flows: &rewritten.flows,
+        task_names,
+        declared,
+    };
+    writer.scope(&mut xml, &children, None, 2);
+    xml.push_str("  </bpmn2:process>\n</bpmn2:definitions>\n");
+    xml
+}
+
+type Scopes<'a> = BTreeMap<Option<&'a str>, (Vec<&'a RNode>, Vec<&'a RFlow>)>;
+
+struct Writer<'a> {
+    flows: &'a [RFlow],
+    task_names: &'a BTreeMap<String, String>,
+    declared: &'a [(String, &'a str)],
+}
+
+impl Writer<'_> {
+    fn scope(&self, xml: &mut String, children: &Scopes, scope: Option<&str>, depth: usize) {
+        let pad = "  ".repeat(depth);
+        let Some((nodes, flows)) = children.get(&scope) else {
+            return;
+        };
+        for n in nodes {
+            let id = escape(&n.id);
+            let name = n
+                .name
+                .as_deref()
+                .map(|s| format!(" name=\"{}\"", escape(s)))
+                .unwrap_or_default();
+            match &n.element {
+                Element::Start => {
+                    let _ = writeln!(xml, "{pad}<bpmn2:startEvent id=\"{id}\"{name}/>");
+                }
+                Element::End { terminate_all } => match terminate_all {
+                    None => {
+                        let _ = writeln!(xml, "{pad}<bpmn2:endEvent id=\"{id}\"{name}/>");
+                    }
+                    Some(_) => {
+                        let _ = writeln!(
+                            xml,
+                            "{pad}<bpmn2:endEvent id=\"{id}\"{name}><bpmn2:terminateEventDefinition/></bpmn2:endEvent>"
+                        );
+                    }
+                },
+                Element::Intermediate => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:intermediateThrowEvent id=\"{id}\"{name}/>"
+                    );
+                }
+                Element::Worker => self.user_task(xml, n, &pad),
+                Element::Gateway(tag) => {
+                    let incoming = self.flows.iter().filter(|f| f.target == n.id).count();
+                    let outgoing = self.flows.iter().filter(|f| f.source == n.id).count();
+                    let direction = match (incoming > 1, outgoing > 1) {
+                        (true, true) => "Mixed",
+                        (true, false) => "Converging",
+                        (false, true) => "Diverging",
+                        (false, false) => "Unspecified",
+                    };
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:{} id=\"{id}\"{name} gatewayDirection=\"{direction}\"/>",
+                        tag.tag()
+                    );
+                }
+                Element::SubProcess => {
+                    let _ = writeln!(xml, "{pad}<bpmn2:subProcess id=\"{id}\"{name}>");
+                    self.scope(xml, children, Some(n.id.as_str()), depth + 1);
+                    let _ = writeln!(xml, "{pad}</bpmn2:subProcess>");
+                }
+            }
+        }
+        for f in flows {
+            let open = format!(
+                "{pad}<bpmn2:sequenceFlow id=\"{}\" sourceRef=\"{}\" targetRef=\"{}\"",
+                escape(&f.id),
+                escape(&f.source),
+                escape(&f.target)
+            );
+            match f.guard.as_ref().map(java) {
+                Some(c) => {
+                    let _ = writeln!(
+                        xml,
+                        "{open}><bpmn2:conditionExpression xsi:type=\"bpmn2:tFormalExpression\" language=\"http://www.java.com/java\"><![CDATA[{c}]]></bpmn2:conditionExpression></bpmn2:sequenceFlow>"
+                    );
+                }
+                None => {
+                    let _ = writeln!(xml, "{open}/>");
+                }
+            }
+        }
+    }
+
+    /// A worker: a user task of cuga-flo's actor mapping every variable in and out.
+    fn user_task(&self, xml: &mut String, n: &RNode, pad: &str) {
+        let id = escape(&n.id);
+        let key = xml_id(&n.id);
+        let task_name = &self.task_names[&n.id];
+        let name = escape(n.name.as_deref().unwrap_or(&n.id));
+        let _ = writeln!(xml, "{pad}<bpmn2:userTask id=\"{id}\" name=\"{name}\">");
+        let _ = writeln!(xml, "{pad}  <bpmn2:ioSpecification>");
+        let _ = writeln!(
+            xml,
+            "{pad}    <bpmn2:dataInput id=\"{key}_TaskNameInputX\" drools:dtype=\"Object\" name=\"TaskName\"/>"
+        );
+        for (var, java) in self.declared {
+            let v = xml_id(var);
+            let var = escape(var);
+            let _ = writeln!(
+                xml,
+                "{pad}    <bpmn2:dataInput id=\"{key}_{v}_In\" drools:dtype=\"{java}\" itemSubjectRef=\"_{java}Item\" name=\"{var}\"/>"
+            );
+            let _ = writeln!(
+                xml,
+                "{pad}    <bpmn2:dataOutput id=\"{key}_{v}_Out\" drools:dtype=\"{java}\" itemSubjectRef=\"_{java}Item\" name=\"{var}\"/>"
+            );
+        }
+        let _ = writeln!(xml, "{pad}    <bpmn2:inputSet>");
+        let _ = writeln!(
+            xml,
+            "{pad}      <bpmn2:dataInputRefs>{key}_TaskNameInputX</bpmn2:dataInputRefs>"
+        );
+        for (var, _) in self.declared {
+            let v = xml_id(var);
+            let _ = writeln!(
+                xml,
+                "{pad}      <bpmn2:dataInputRefs>{key}_{v}_In</bpmn2:dataInputRefs>"
+            );
+        }
+        let _ = writeln!(xml, "{pad}    </bpmn2:inputSet>");
+        let _ = writeln!(xml, "{pad}    <bpmn2:outputSet>");
+        for (var, _) in self.declared {
+            let v = xml_id(var);
+            let _ = writeln!(
+                xml,
+                "{pad}      <bpmn2:dataOutputRefs>{key}_{v}_Out</bpmn2:dataOutputRefs>"
+            );
+        }
+        let _ = writeln!(xml, "{pad}    </bpmn2:outputSet>");
+        let _ = writeln!(xml, "{pad}  </bpmn2:ioSpecification>");
+        let _ = writeln!(
+            xml,
+            "{pad}  <bpmn2:dataInputAssociation><bpmn2:targetRef>{key}_TaskNameInputX</bpmn2:targetRef>\
+             <bpmn2:assignment><bpmn2:from xsi:type=\"bpmn2:tFormalExpression\">{task_name}</bpmn2:from>\
+             <bpmn2:to xsi:type=\"bpmn2:tFormalExpression\">{key}_TaskNameInputX</bpmn2:to></bpmn2:assignment>\
+             </bpmn2:dataInputAssociation>"
+        );
+        for (var, _) in self.declared {
+            let v = xml_id(var);
+            let var = escape(var);
+            let _ = writeln!(
+                xml,
+                "{pad}  <bpmn2:dataInputAssociation><bpmn2:sourceRef>{var}</bpmn2:sourceRef><bpmn2:targetRef>{key}_{v}_In</bpmn2:targetRef></bpmn2:dataInputAssociation>"
+            );
+            let _ = writeln!(
+                xml,
+                "{pad}  <bpmn2:dataOutputAssociation><bpmn2:sourceRef>{key}_{v}_Out</bpmn2:sourceRef><bpmn2:targetRef>{var}</bpmn2:targetRef></bpmn2:dataOutputAssociation>"
+            );
+        }
+        let _ = writeln!(
+            xml,
+            "{pad}  <bpmn2:potentialOwner><bpmn2:resourceAssignmentExpression><bpmn2:formalExpression>{ACTOR}</bpmn2:formalExpression></bpmn2:resourceAssignmentExpression></bpmn2:potentialOwner>"
+        );
+        let _ = writeln!(xml, "{pad}</bpmn2:userTask>");
+    }
+}
+
+/// A guard as a Java condition on the routing and hook variables (declared `String`).
+fn java(guard: &Guard) -> String {
+    match guard {
+        Guard::Routed { variable, flow } => {
+            format!("return {variable} != null && {variable}.contains(\",{flow},\");")
+        }
+        Guard::Hooked {
+            variable,
+            terminate: true,
+        } => format!("return \"terminate\".equals({variable});"),
+        Guard::Hooked {
+            variable,
+            terminate: false,
+        } => format!("return !\"terminate\".equals({variable});"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(xml: &str) -> Process {
+        let doc = crate::bpmn::parse(std::path::Path::new("t.bpmn"), xml.as_bytes()).unwrap();
+        doc.main_process().unwrap().clone()
+    }
+
+    const MODEL: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+        <process id="P"><startEvent id="s"/><task id="a.1"/><exclusiveGateway id="g"/>
+          <userTask id="b"/><endEvent id="e1"/><endEvent id="e2"/>
+          <sequenceFlow id="f1" sourceRef="s" targetRef="a.1"/>
+          <sequenceFlow id="f2" sourceRef="a.1" targetRef="g"/>
+          <sequenceFlow id="f3" sourceRef="g" targetRef="b"/>
+          <sequenceFlow id="f4" sourceRef="g" targetRef="e2"/>
+          <sequenceFlow id="f5" sourceRef="b" targetRef="e1"/>
+        </process></definitions>"#;
+
+    #[test]
+    fn workers_are_user_tasks_of_cuga_flo_mapping_every_variable() {
+        let annotations = FlowAnnotations {
+            hooks: [("f1".to_string(), "screen".to_string())].into(),
+            ..FlowAnnotations::default()
+        };
+        let vars = ["score".to_string(), "name".to_string()];
+        let aug = augment(&parse(MODEL), &annotations, "loan-app.v1", &vars).unwrap();
+        assert_eq!(aug.process_id, "loan_app_v1");
+        assert_eq!(aug.task_names["a.1"], "cp_a_1");
+        let back = parse(&aug.xml);
+        assert_eq!(back.id, "loan_app_v1");
+        let props: Vec<&str> = back.properties.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(props, ["score", "name", "cugaHook1", "cugaRoute1"]);
+        for worker in ["a.1", "b", "cuga_route__g", "cuga_hook__f1"] {
+            let node = back
+                .node(worker)
+                .unwrap_or_else(|| panic!("{worker} missing"));
+            assert_eq!(node.kind.tag(), "userTask", "{worker}");
+        }
+        assert!(
+            aug.xml
+                .contains("<bpmn2:formalExpression>cugaflo</bpmn2:formalExpression>")
+        );
+        // Guards are Java, inside CDATA.
+        assert!(
+            aug.xml.contains(
+                "<![CDATA[return cugaRoute1 != null && cugaRoute1.contains(\",f3,\");]]>"
+            )
+        );
+        // Every worker maps every variable out (Kogito nulls an unmapped output).
+        assert_eq!(aug.xml.matches("_score_Out\" drools:dtype").count(), 4);
+    }
+
+    #[test]
+    fn java_identifiers() {
+        assert_eq!(java_identifier("Process_1s3q83l"), "Process_1s3q83l");
+        assert_eq!(java_identifier("1-a.b"), "_1_a_b");
+        assert_eq!(java_identifier(""), "_");
+    }
+}

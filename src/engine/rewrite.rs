@@ -1,0 +1,438 @@
+//! A model rewritten so that a BPM engine (Flowable, Kogito) moves the tokens while every
+//! judgement comes back to cuga-flo, which **pulls** the control points: each becomes a
+//! wait state ("worker" activity) that cuga-flo finds, answers through the harness and
+//! completes over the engine's REST API. The engines serialise the same rewrite in their
+//! own dialect (`flowable::augment`, external-worker tasks and JUEL guards).
+//!
+//! - every task (of any kind) and call activity keeps its id and becomes a worker
+//!   (`execute_task`; the native engine asks the harness for every task too);
+//! - an exclusive, inclusive, complex or event-based gateway with two or more outgoing
+//!   flows gets a worker `cuga_route__<gw>` in front of it (`route_gateway`), which sets
+//!   `cugaRouteN` to `,flow,flow,`; each outgoing flow is guarded by "the variable names
+//!   this flow" (cuga-flo's own conditions are evaluated by the harness, never by the
+//!   engine's expression language);
+//! - a hooked flow `F` (S → T) becomes S → `cuga_hook__F` (worker, `evaluate_hook`) →
+//!   `cuga_hookgw__F` → T, with a branch to a terminate end event `cuga_terminate__F`
+//!   taken when the hook sets `cugaHookN` to `terminate`. `F` keeps its id (and the
+//!   source side), so the hook still fires where the model says;
+//! - events: timers, messages and signals do not wait (as on the native engine): catch and
+//!   throw events become none intermediate events, start events none start events, end
+//!   events none (or terminate) end events; a link throw flows to its catch. Boundary
+//!   events and event sub-processes never fire on the native engine and are left out.
+//!
+//! [`Rewritten::roles`] maps each worker back to what it stands for.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::bpmn::{EventDefinition, GatewayKind, Node, NodeKind, Process, SubProcessKind};
+use crate::bridge::FlowAnnotations;
+use crate::engine::topology::Topology;
+
+/// The prefix of every element and flow cuga-flo adds.
+pub const PREFIX: &str = "cuga_";
+
+/// What a worker of the rewritten model stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// A task or call activity of the app's model.
+    Task(String),
+    /// The routing step in front of a gateway; the variable it sets.
+    Route { gateway: String, variable: String },
+    /// The step on a hooked flow; the variable it sets.
+    Hook {
+        hook: String,
+        flow: String,
+        variable: String,
+    },
+}
+
+/// A node of the rewritten model.
+#[derive(Debug, Clone)]
+pub struct RNode {
+    pub id: String,
+    pub name: Option<String>,
+    pub parent: Option<String>,
+    pub element: Element,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Element {
+    Start,
+    /// `terminate_all`: a terminate end event, ending the whole instance (or, `false`,
+    /// its sub-process instance).
+    End {
+        terminate_all: Option<bool>,
+    },
+    Intermediate,
+    /// A control point cuga-flo answers.
+    Worker,
+    Gateway(GatewayTag),
+    SubProcess,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GatewayTag {
+    Exclusive,
+    Inclusive,
+    Parallel,
+}
+
+impl GatewayTag {
+    /// The BPMN element name.
+    pub fn tag(self) -> &'static str {
+        match self {
+            GatewayTag::Exclusive => "exclusiveGateway",
+            GatewayTag::Inclusive => "inclusiveGateway",
+            GatewayTag::Parallel => "parallelGateway",
+        }
+    }
+}
+
+/// A sequence flow of the rewritten model.
+#[derive(Debug, Clone)]
+pub struct RFlow {
+    pub id: String,
+    pub source: String,
+    pub target: String,
+    pub guard: Option<Guard>,
+    pub parent: Option<String>,
+}
+
+/// When a flow out of a rewritten gateway is taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guard {
+    /// The routing variable names this flow (`,a,b,` contains `,<flow>,`).
+    Routed { variable: String, flow: String },
+    /// The hook's variable is (`terminate: true`) or is not `terminate`.
+    Hooked { variable: String, terminate: bool },
+}
+
+/// The model rewritten for pulling.
+#[derive(Debug, Clone)]
+pub struct Rewritten {
+    pub nodes: Vec<RNode>,
+    pub flows: Vec<RFlow>,
+    /// Worker id → role.
+    pub roles: HashMap<String, Role>,
+    /// Where a token sent to a node of the app's model really goes (a routed gateway's
+    /// routing step), for `skip_to`.
+    pub entry: HashMap<String, String>,
+}
+
+impl Rewritten {
+    /// The id of the app's model this id of the rewritten model stands for in a run's
+    /// path: `None` for what cuga-flo added.
+    pub fn original<'a>(&self, activity: &'a str) -> Option<&'a str> {
+        (!activity.starts_with(PREFIX)).then_some(activity)
+    }
+
+    /// The activity a token taking the model's flow `flow` arrives at: the hook step of a
+    /// hooked flow, the routing step of a routed gateway, else the flow's target.
+    pub fn arrival(&self, flow: &crate::bpmn::Flow) -> String {
+        let hook = format!("{PREFIX}hook__{}", flow.id);
+        if self.roles.contains_key(&hook) {
+            return hook;
+        }
+        self.entry
+            .get(&flow.target)
+            .cloned()
+            .unwrap_or_else(|| flow.target.clone())
+    }
+
+    /// The routing and hook variables (each a string).
+    pub fn variables(&self) -> Vec<String> {
+        let mut vars: Vec<String> = self
+            .roles
+            .values()
+            .filter_map(|r| match r {
+                Role::Route { variable, .. } | Role::Hook { variable, .. } => {
+                    Some(variable.clone())
+                }
+                Role::Task(_) => None,
+            })
+            .collect();
+        vars.sort();
+        vars
+    }
+}
+
+/// Why a model cannot be rewritten, per element: `(element id, reason)`.
+pub fn unsupported(process: &Process) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut starts = 0;
+    for node in &process.nodes {
+        if node.id.starts_with(PREFIX) {
+            out.push((
+                node.id.clone(),
+                format!("ids starting with `{PREFIX}` are reserved for what cuga-flo adds"),
+            ));
+        }
+        match &node.kind {
+            NodeKind::SubProcess(SubProcessKind::AdHoc) => out.push((
+                node.id.clone(),
+                "an ad-hoc sub-process runs differently on a BPM engine".to_string(),
+            )),
+            NodeKind::Unsupported { tag } => {
+                out.push((node.id.clone(), format!("`{tag}` cannot run")));
+            }
+            NodeKind::StartEvent { .. }
+                if node.parent.is_none() && !in_event_subprocess(process, node) =>
+            {
+                starts += 1;
+            }
+            _ => {}
+        }
+    }
+    for flow in &process.flows {
+        if flow.id.starts_with(PREFIX) {
+            out.push((
+                flow.id.clone(),
+                format!("ids starting with `{PREFIX}` are reserved for what cuga-flo adds"),
+            ));
+        }
+    }
+    if starts > 1 {
+        out.push((
+            process.id.clone(),
+            format!("a BPM engine starts a process at one start event; this one has {starts}"),
+        ));
+    }
+    out
+}
+
+fn in_event_subprocess(process: &Process, node: &Node) -> bool {
+    let mut parent = node.parent.as_deref();
+    while let Some(id) = parent {
+        let Some(p) = process.nodes.iter().find(|n| n.id == id) else {
+            return false;
+        };
+        if matches!(
+            p.kind,
+            NodeKind::SubProcess(SubProcessKind::Embedded {
+                triggered_by_event: true
+            })
+        ) {
+            return true;
+        }
+        parent = p.parent.as_deref();
+    }
+    false
+}
+
+/// Rewrite `process` with the hooks of `annotations`. `Err` lists what cannot run on a
+/// BPM engine ([`unsupported`]).
+pub fn rewrite(
+    process: &Process,
+    annotations: &FlowAnnotations,
+) -> Result<Rewritten, Vec<(String, String)>> {
+    let problems = unsupported(process);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    // Left out: event sub-processes (and what they contain) and boundary events.
+    let dropped: HashSet<&str> = process
+        .nodes
+        .iter()
+        .filter(|n| {
+            matches!(n.kind, NodeKind::BoundaryEvent { .. })
+                || matches!(
+                    n.kind,
+                    NodeKind::SubProcess(SubProcessKind::Embedded {
+                        triggered_by_event: true
+                    })
+                )
+                || in_event_subprocess(process, n)
+        })
+        .map(|n| n.id.as_str())
+        .collect();
+
+    let mut roles = HashMap::new();
+    let mut entry = HashMap::new();
+    let mut nodes: Vec<RNode> = Vec::new();
+    let mut flows: Vec<RFlow> = process
+        .flows
+        .iter()
+        .filter(|f| !dropped.contains(f.source.as_str()) && !dropped.contains(f.target.as_str()))
+        .map(|f| RFlow {
+            id: f.id.clone(),
+            source: f.source.clone(),
+            target: f.target.clone(),
+            // cuga-flo's conditions are the harness's business; routed gateways get theirs.
+            guard: None,
+            parent: f.parent.clone(),
+        })
+        .collect();
+    let outgoing = |flows: &[RFlow], id: &str| -> Vec<String> {
+        flows
+            .iter()
+            .filter(|f| f.source == id)
+            .map(|f| f.id.clone())
+            .collect()
+    };
+
+    let topology = Topology::from_process(process);
+    let mut routes = 0;
+    for node in &process.nodes {
+        if dropped.contains(node.id.as_str()) {
+            continue;
+        }
+        let element = match &node.kind {
+            NodeKind::Task(_) | NodeKind::CallActivity { .. } => {
+                roles.insert(node.id.clone(), Role::Task(node.id.clone()));
+                Element::Worker
+            }
+            NodeKind::SubProcess(_) => Element::SubProcess,
+            NodeKind::StartEvent { .. } => Element::Start,
+            NodeKind::EndEvent { definitions } => Element::End {
+                terminate_all: definitions
+                    .contains(&EventDefinition::Terminate)
+                    .then_some(node.parent.is_none()),
+            },
+            NodeKind::IntermediateCatchEvent { .. } => Element::Intermediate,
+            NodeKind::IntermediateThrowEvent { definitions } => {
+                if definitions.contains(&EventDefinition::Link)
+                    && let Some(live) = topology.node(&node.id)
+                    && let Some(catch) = topology.link_catch(live)
+                {
+                    flows.push(RFlow {
+                        id: format!("{PREFIX}link__{}", node.id),
+                        source: node.id.clone(),
+                        target: catch.id.clone(),
+                        guard: None,
+                        parent: node.parent.clone(),
+                    });
+                }
+                Element::Intermediate
+            }
+            NodeKind::Gateway(kind) => {
+                let out = outgoing(&flows, &node.id);
+                let tag = match kind {
+                    GatewayKind::Parallel => GatewayTag::Parallel,
+                    GatewayKind::Inclusive | GatewayKind::Complex => GatewayTag::Inclusive,
+                    GatewayKind::Exclusive | GatewayKind::EventBased => GatewayTag::Exclusive,
+                };
+                if *kind != GatewayKind::Parallel && out.len() >= 2 {
+                    routes += 1;
+                    let variable = format!("cugaRoute{routes}");
+                    let route = format!("{PREFIX}route__{}", node.id);
+                    for f in flows.iter_mut() {
+                        if f.target == node.id {
+                            f.target = route.clone();
+                        }
+                        if f.source == node.id {
+                            f.guard = Some(Guard::Routed {
+                                variable: variable.clone(),
+                                flow: f.id.clone(),
+                            });
+                        }
+                    }
+                    flows.push(RFlow {
+                        id: format!("{PREFIX}routed__{}", node.id),
+                        source: route.clone(),
+                        target: node.id.clone(),
+                        guard: None,
+                        parent: node.parent.clone(),
+                    });
+                    nodes.push(RNode {
+                        id: route.clone(),
+                        name: node.name.clone(),
+                        parent: node.parent.clone(),
+                        element: Element::Worker,
+                    });
+                    roles.insert(
+                        route.clone(),
+                        Role::Route {
+                            gateway: node.id.clone(),
+                            variable,
+                        },
+                    );
+                    entry.insert(node.id.clone(), route);
+                }
+                Element::Gateway(tag)
+            }
+            NodeKind::BoundaryEvent { .. } | NodeKind::Unsupported { .. } => continue,
+        };
+        nodes.push(RNode {
+            id: node.id.clone(),
+            name: node.name.clone(),
+            parent: node.parent.clone(),
+            element,
+        });
+    }
+
+    // Hooks, after the routing tasks took over the gateways' incoming flows.
+    for (i, (flow_id, hook)) in annotations.hooks.iter().enumerate() {
+        let Some(index) = flows.iter().position(|f| &f.id == flow_id) else {
+            continue;
+        };
+        let variable = format!("cugaHook{}", i + 1);
+        let task = format!("{PREFIX}hook__{flow_id}");
+        let gateway = format!("{PREFIX}hookgw__{flow_id}");
+        let terminate = format!("{PREFIX}terminate__{flow_id}");
+        let parent = flows[index].parent.clone();
+        let target = std::mem::replace(&mut flows[index].target, task.clone());
+        for (id, element) in [
+            (task.clone(), Element::Worker),
+            (gateway.clone(), Element::Gateway(GatewayTag::Exclusive)),
+            (
+                terminate.clone(),
+                Element::End {
+                    terminate_all: Some(true),
+                },
+            ),
+        ] {
+            nodes.push(RNode {
+                id,
+                name: None,
+                parent: parent.clone(),
+                element,
+            });
+        }
+        let flow = |id: String, source: &str, target: &str, guard: Option<Guard>| RFlow {
+            id,
+            source: source.to_string(),
+            target: target.to_string(),
+            guard,
+            parent: parent.clone(),
+        };
+        flows.push(flow(
+            format!("{PREFIX}hooked__{flow_id}"),
+            &task,
+            &gateway,
+            None,
+        ));
+        flows.push(flow(
+            format!("{PREFIX}continue__{flow_id}"),
+            &gateway,
+            &target,
+            Some(Guard::Hooked {
+                variable: variable.clone(),
+                terminate: false,
+            }),
+        ));
+        flows.push(flow(
+            format!("{PREFIX}terminated__{flow_id}"),
+            &gateway,
+            &terminate,
+            Some(Guard::Hooked {
+                variable: variable.clone(),
+                terminate: true,
+            }),
+        ));
+        roles.insert(
+            task,
+            Role::Hook {
+                hook: hook.clone(),
+                flow: flow_id.clone(),
+                variable,
+            },
+        );
+    }
+
+    Ok(Rewritten {
+        nodes,
+        flows,
+        roles,
+        entry,
+    })
+}
