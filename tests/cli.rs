@@ -332,7 +332,13 @@ fn the_shipped_completion_scripts_are_current() {
 fn kogito_build_writes_a_quarkus_project_whose_control_points_are_user_tasks() {
     let out = tempfile::tempdir().unwrap();
     cuga()
-        .args(["kogito", "build", "loan_approval_kogito", "--no-build", "--out"])
+        .args([
+            "kogito",
+            "build",
+            "loan_approval_kogito",
+            "--no-build",
+            "--out",
+        ])
         .arg(out.path())
         .assert()
         .success()
@@ -349,7 +355,9 @@ fn kogito_build_writes_a_quarkus_project_whose_control_points_are_user_tasks() {
             .unwrap();
     // The port of the config's `workflow_engine.url`, on loopback.
     assert!(props.contains("quarkus.http.port=8081") && props.contains("host=127.0.0.1"));
-    let model = out.path().join("src/main/resources/org/cugaflo/loan_approval.bpmn");
+    let model = out
+        .path()
+        .join("src/main/resources/org/cugaflo/loan_approval.bpmn");
     let xml = std::fs::read(&model).unwrap();
     let doc = cuga_flo::bpmn::parse(&model, &xml).unwrap();
     let process = doc.main_process().unwrap();
@@ -360,7 +368,9 @@ fn kogito_build_writes_a_quarkus_project_whose_control_points_are_user_tasks() {
         "cuga_hook__Flow_1e5ztf6",
         "cuga_hook__Flow_0ybszcv",
     ] {
-        let node = process.node(worker).unwrap_or_else(|| panic!("{worker} missing"));
+        let node = process
+            .node(worker)
+            .unwrap_or_else(|| panic!("{worker} missing"));
         assert_eq!(node.kind.tag(), "userTask", "{worker}");
     }
     // Every variable of the app is declared (Kogito drops undeclared ones).

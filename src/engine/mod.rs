@@ -7,6 +7,7 @@ pub mod external;
 pub mod flowable;
 pub mod kogito;
 pub mod native;
+pub(crate) mod pull;
 pub mod rewrite;
 pub(crate) mod topology;
 

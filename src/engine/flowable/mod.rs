@@ -27,15 +27,15 @@ use serde_json::{Map, Value};
 use self::augment::Augmented;
 use self::rest::{Client, Endpoint, Job, RestError};
 use super::external::Witness;
-use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine, check_choice};
+use super::pull::{Asker, HookMove, is_sync_join, user_variables};
+use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
 use crate::app::{EngineConfig, EngineKind};
-use crate::bpmn::{GatewayKind, NodeKind};
-use crate::bridge::{BoxFuture, ControlPointContext, ControlPoints, EdgeInfo, FlowOption};
-use crate::engine::adapt::Plan;
+use crate::bpmn::NodeKind;
+use crate::bridge::{BoxFuture, ControlPoints};
 use crate::engine::rewrite::Role;
 use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
-use crate::vocab::{HookAction, RunStatus, TaskStatus};
+use crate::vocab::{HookAction, RunStatus};
 
 /// The hook actions Flowable's adapter cannot realise (they change the topology).
 pub const UNREALISABLE: [HookAction; 3] = [
@@ -578,20 +578,12 @@ impl Run {
         }
     }
 
-    fn context(&self, element: &str, variables: Map<String, Value>) -> ControlPointContext {
-        let path = self.known().path.clone();
-        ControlPointContext {
-            run_id: self.request.run_id.clone(),
-            process_key: self.request.process_key.clone(),
-            element_id: element.to_string(),
-            element_name: self
-                .request
-                .process
-                .node(element)
-                .and_then(|n| n.name.clone()),
-            variables: Arc::new(variables),
-            history: Arc::new(path),
-            ..ControlPointContext::default()
+    fn asker(&self) -> Asker<'_> {
+        Asker {
+            witness: &self.witness,
+            run_id: &self.request.run_id,
+            process_key: &self.request.process_key,
+            process: &self.request.process,
         }
     }
 
@@ -612,17 +604,9 @@ impl Run {
             // Entered and recorded as skipped (the witness journals it from the path).
             return self.complete(job, &Map::new()).await;
         }
-        let ctx = self.context(task, variables);
-        let outcome = self
-            .witness
-            .execute_task(task, ctx)
-            .await
-            .map_err(|e| format!("task `{task}` failed: {}", e.message))?;
-        if outcome.status == TaskStatus::Failed {
-            let error = outcome.error.unwrap_or_else(|| "no reason given".into());
-            return Err(format!("task `{task}` failed: {error}"));
-        }
-        self.complete(job, &outcome.variables).await
+        let path = self.known().path.clone();
+        let writes = self.asker().task(task, variables, &path).await?;
+        self.complete(job, &writes).await
     }
 
     async fn route(
@@ -632,42 +616,10 @@ impl Run {
         variable: &str,
         variables: Map<String, Value>,
     ) -> Result<(), String> {
-        let process = &self.request.process;
-        let node = process
-            .node(gateway)
-            .ok_or_else(|| format!("gateway `{gateway}` is not in the model"))?;
-        let kind = match node.kind {
-            NodeKind::Gateway(kind) => kind,
-            _ => GatewayKind::Exclusive,
-        };
-        let outgoing: Vec<&crate::bpmn::Flow> = process
-            .flows
-            .iter()
-            .filter(|f| f.source == gateway)
-            .collect();
-        let mut ctx = self.context(gateway, variables);
-        // The token is entering the gateway (Flowable records it after this job).
-        Arc::make_mut(&mut ctx.history).push(gateway.to_string());
-        ctx.flows = outgoing
-            .iter()
-            .map(|f| {
-                let is_default = node.default_flow.as_deref() == Some(f.id.as_str());
-                FlowOption::of(&edge_info(f), is_default)
-            })
-            .collect();
-        let decision = self
-            .witness
-            .route_gateway(gateway, ctx)
-            .await
-            .map_err(|e| format!("gateway `{gateway}` could not be routed: {}", e.message))?;
-        let ids: Vec<&str> = outgoing.iter().map(|f| f.id.as_str()).collect();
-        check_choice(kind, &ids, &decision.flows)
-            .map_err(|why| format!("gateway `{gateway}` ({}): {why}", node.kind.tag()))?;
+        let path = self.known().path.clone();
+        let chosen = self.asker().route(gateway, variables, &path).await?;
         let mut set = Map::new();
-        set.insert(
-            variable.to_string(),
-            Value::String(format!(",{},", decision.flows.join(","))),
-        );
+        set.insert(variable.to_string(), Value::String(chosen));
         self.complete(job, &set).await
     }
 
@@ -679,53 +631,22 @@ impl Run {
         variable: &str,
         variables: Map<String, Value>,
     ) -> Result<(), String> {
-        let edge = self
-            .request
-            .process
-            .flows
-            .iter()
-            .find(|f| f.id == flow)
-            .map(edge_info)
-            .ok_or_else(|| format!("hooked flow `{flow}` is not in the model"))?;
-        let mut ctx = self.context(hook, variables);
-        ctx.element_name = None;
-        ctx.edge = Some(edge.clone());
-        let mut executed = Vec::new();
-        for id in ctx.history.iter() {
-            if !executed.contains(id) {
-                executed.push(id.clone());
-            }
-        }
-        ctx.executed = executed;
-        let (decision, applying) = self.witness.hook(hook, ctx).await.map_err(|e| {
-            format!(
-                "hook `{hook}` on flow `{flow}` could not be evaluated: {}",
-                e.message
-            )
-        })?;
-        if decision.fail_run {
-            return Err(decision
-                .message
-                .clone()
-                .unwrap_or_else(|| format!("hook `{hook}` on flow `{flow}` failed the run")));
-        }
-        let plan = applying.plan;
-        let mut set = applying.state_updates;
-        match plan {
-            Plan::Continue | Plan::SkipNode(_) => {
-                if let Plan::SkipNode(task) = &plan {
-                    self.known().skips.insert(task.clone());
-                }
-                set.insert(variable.to_string(), "continue".into());
+        let path = self.known().path.clone();
+        let move_ = self
+            .asker()
+            .hook(hook, flow, variable, variables, &path, "Flowable")
+            .await?;
+        match move_ {
+            HookMove::Continue(set) => self.complete(job, &set).await,
+            HookMove::SkipNode(set, task) => {
+                self.known().skips.insert(task);
                 self.complete(job, &set).await
             }
-            Plan::Terminate(message) => {
-                self.known().terminated =
-                    Some(message.unwrap_or_else(|| format!("terminated by hook {hook}")));
-                set.insert(variable.to_string(), "terminate".into());
+            HookMove::Terminate(set, message) => {
+                self.known().terminated = Some(message);
                 self.complete(job, &set).await
             }
-            Plan::SkipTo(target) => {
+            HookMove::SkipTo(set, target) => {
                 let to = self
                     .augmented
                     .rewritten
@@ -750,11 +671,6 @@ impl Run {
                     .await
                     .map_err(|e| format!("Flowable could not move the token to `{to}`: {e}"))
             }
-            Plan::Swap(..) | Plan::Remove(_) | Plan::Add(_) => Err(format!(
-                "hook `{hook}`: `{}` changes the process's topology, which a Flowable \
-                 deployment cannot",
-                plan.action()
-            )),
         }
     }
 
@@ -796,34 +712,5 @@ impl Run {
         let terminates = matches!(&node.kind, NodeKind::EndEvent { definitions }
             if definitions.contains(&crate::bpmn::EventDefinition::Terminate));
         (terminates && node.parent.is_none()).then(|| format!("terminate end event {last}"))
-    }
-}
-
-/// A gateway that waits for its incoming tokens: parallel, inclusive or complex, with
-/// two or more incoming flows.
-fn is_sync_join(process: &crate::bpmn::Process, node: &crate::bpmn::Node) -> bool {
-    matches!(
-        node.kind,
-        NodeKind::Gateway(GatewayKind::Parallel | GatewayKind::Inclusive | GatewayKind::Complex)
-    ) && process.flows.iter().filter(|f| f.target == node.id).count() >= 2
-}
-
-/// The variables without cuga-flo's own (`cugaTopic`, `cugaRouteN`, `cugaHookN`).
-fn user_variables(mut variables: Map<String, Value>) -> Map<String, Value> {
-    variables.retain(|name, _| !name.starts_with("cuga"));
-    variables
-}
-
-fn edge_info(f: &crate::bpmn::Flow) -> EdgeInfo {
-    EdgeInfo {
-        id: f.id.clone(),
-        source: f.source.clone(),
-        target: f.target.clone(),
-        name: f.name.clone(),
-        condition: f
-            .condition
-            .as_ref()
-            .map(|c| c.body.clone())
-            .filter(|c| !c.is_empty()),
     }
 }

@@ -1,0 +1,216 @@
+//! Asking the harness on behalf of a BPM engine that cuga-flo **pulls** (Flowable,
+//! Kogito): the engine owns the tokens and shows cuga-flo a worker waiting at a control
+//! point ([`crate::engine::rewrite`]); [`Asker`] builds the control point's context from
+//! what the engine shows (the variables, the path so far), asks through the [`Witness`]
+//! (which journals it), checks the answer and says what the engine must do with it. The
+//! engines only carry that out in their own API.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::adapt::Plan;
+use super::check_choice;
+use super::external::Witness;
+use crate::bpmn::{Flow, GatewayKind, NodeKind, Process};
+use crate::bridge::{ControlPointContext, ControlPoints, EdgeInfo, FlowOption};
+use crate::vocab::TaskStatus;
+
+/// What to do with a hook's worker.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HookMove {
+    /// Complete it with these variables (the hook variable set to `continue`), the token
+    /// going on along the flow.
+    Continue(Map<String, Value>),
+    /// Complete it with these variables and mark `task` to be completed as skipped.
+    SkipNode(Map<String, Value>, String),
+    /// Set these variables and move the token to this node of the model.
+    SkipTo(Map<String, Value>, String),
+    /// Complete it with these variables (the hook variable set to `terminate`): the run
+    /// ends with this message.
+    Terminate(Map<String, Value>, String),
+}
+
+/// Asks the harness about one run's control points.
+pub struct Asker<'a> {
+    pub witness: &'a Witness,
+    pub run_id: &'a str,
+    pub process_key: &'a str,
+    pub process: &'a Process,
+}
+
+impl Asker<'_> {
+    fn context(
+        &self,
+        element: &str,
+        variables: Map<String, Value>,
+        path: &[String],
+    ) -> ControlPointContext {
+        ControlPointContext {
+            run_id: self.run_id.to_string(),
+            process_key: self.process_key.to_string(),
+            element_id: element.to_string(),
+            element_name: self.process.node(element).and_then(|n| n.name.clone()),
+            variables: Arc::new(variables),
+            history: Arc::new(path.to_vec()),
+            ..ControlPointContext::default()
+        }
+    }
+
+    /// A task: the variables it writes, or why the run fails.
+    pub async fn task(
+        &self,
+        task: &str,
+        variables: Map<String, Value>,
+        path: &[String],
+    ) -> Result<Map<String, Value>, String> {
+        let ctx = self.context(task, variables, path);
+        let outcome = self
+            .witness
+            .execute_task(task, ctx)
+            .await
+            .map_err(|e| format!("task `{task}` failed: {}", e.message))?;
+        if outcome.status == TaskStatus::Failed {
+            let error = outcome.error.unwrap_or_else(|| "no reason given".into());
+            return Err(format!("task `{task}` failed: {error}"));
+        }
+        Ok(outcome.variables)
+    }
+
+    /// A gateway's routing step: the routing variable's value (`,flow,flow,`).
+    pub async fn route(
+        &self,
+        gateway: &str,
+        variables: Map<String, Value>,
+        path: &[String],
+    ) -> Result<String, String> {
+        let node = self
+            .process
+            .node(gateway)
+            .ok_or_else(|| format!("gateway `{gateway}` is not in the model"))?;
+        let kind = match node.kind {
+            NodeKind::Gateway(kind) => kind,
+            _ => GatewayKind::Exclusive,
+        };
+        let outgoing: Vec<&Flow> = self
+            .process
+            .flows
+            .iter()
+            .filter(|f| f.source == gateway)
+            .collect();
+        let mut ctx = self.context(gateway, variables, path);
+        // The token is entering the gateway (the engine records it after this step).
+        Arc::make_mut(&mut ctx.history).push(gateway.to_string());
+        ctx.flows = outgoing
+            .iter()
+            .map(|f| {
+                let is_default = node.default_flow.as_deref() == Some(f.id.as_str());
+                FlowOption::of(&edge_info(f), is_default)
+            })
+            .collect();
+        let decision = self
+            .witness
+            .route_gateway(gateway, ctx)
+            .await
+            .map_err(|e| format!("gateway `{gateway}` could not be routed: {}", e.message))?;
+        let ids: Vec<&str> = outgoing.iter().map(|f| f.id.as_str()).collect();
+        check_choice(kind, &ids, &decision.flows)
+            .map_err(|why| format!("gateway `{gateway}` ({}): {why}", node.kind.tag()))?;
+        Ok(format!(",{},", decision.flows.join(",")))
+    }
+
+    /// A hook's step: what the engine must do (`variable` is the hook's variable), or why
+    /// the run fails. `engine` names the engine in the refusal of topology changes.
+    pub async fn hook(
+        &self,
+        hook: &str,
+        flow: &str,
+        variable: &str,
+        variables: Map<String, Value>,
+        path: &[String],
+        engine: &str,
+    ) -> Result<HookMove, String> {
+        let edge = self
+            .process
+            .flows
+            .iter()
+            .find(|f| f.id == flow)
+            .map(edge_info)
+            .ok_or_else(|| format!("hooked flow `{flow}` is not in the model"))?;
+        let mut ctx = self.context(hook, variables, path);
+        ctx.element_name = None;
+        ctx.edge = Some(edge);
+        let mut executed: Vec<String> = Vec::new();
+        for id in path {
+            if !executed.contains(id) {
+                executed.push(id.clone());
+            }
+        }
+        ctx.executed = executed;
+        let (decision, applying) = self.witness.hook(hook, ctx).await.map_err(|e| {
+            format!(
+                "hook `{hook}` on flow `{flow}` could not be evaluated: {}",
+                e.message
+            )
+        })?;
+        if decision.fail_run {
+            return Err(decision
+                .message
+                .clone()
+                .unwrap_or_else(|| format!("hook `{hook}` on flow `{flow}` failed the run")));
+        }
+        let mut set = applying.state_updates;
+        Ok(match applying.plan {
+            Plan::Continue => {
+                set.insert(variable.to_string(), "continue".into());
+                HookMove::Continue(set)
+            }
+            Plan::SkipNode(task) => {
+                set.insert(variable.to_string(), "continue".into());
+                HookMove::SkipNode(set, task)
+            }
+            Plan::SkipTo(target) => HookMove::SkipTo(set, target),
+            Plan::Terminate(message) => {
+                set.insert(variable.to_string(), "terminate".into());
+                let message = message.unwrap_or_else(|| format!("terminated by hook {hook}"));
+                HookMove::Terminate(set, message)
+            }
+            plan @ (Plan::Swap(..) | Plan::Remove(_) | Plan::Add(_)) => {
+                return Err(format!(
+                    "hook `{hook}`: `{}` changes the process's topology, which a {engine} \
+                     deployment cannot",
+                    plan.action()
+                ));
+            }
+        })
+    }
+}
+
+/// A gateway that waits for its incoming tokens: parallel, inclusive or complex, with
+/// two or more incoming flows.
+pub fn is_sync_join(process: &Process, node: &crate::bpmn::Node) -> bool {
+    matches!(
+        node.kind,
+        NodeKind::Gateway(GatewayKind::Parallel | GatewayKind::Inclusive | GatewayKind::Complex)
+    ) && process.flows.iter().filter(|f| f.target == node.id).count() >= 2
+}
+
+/// The variables without cuga-flo's own (`cugaTopic`, `cugaRouteN`, `cugaHookN`).
+pub fn user_variables(mut variables: Map<String, Value>) -> Map<String, Value> {
+    variables.retain(|name, _| !name.starts_with("cuga"));
+    variables
+}
+
+pub fn edge_info(f: &Flow) -> EdgeInfo {
+    EdgeInfo {
+        id: f.id.clone(),
+        source: f.source.clone(),
+        target: f.target.clone(),
+        name: f.name.clone(),
+        condition: f
+            .condition
+            .as_ref()
+            .map(|c| c.body.clone())
+            .filter(|c| !c.is_empty()),
+    }
+}
