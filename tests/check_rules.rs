@@ -474,7 +474,7 @@ fn a_flowable_app_may_not_permit_actions_that_change_the_topology() {
         "workflow_engine:\n  type: flowable\n  url: http://127.0.0.1:8080/flowable-rest/service\n";
     // Everything not prohibited is permitted: swap, remove and add are too.
     let app = TestApp::new(&linear(), &format!("{engine}{hooks}")).policy("h.md", "# Hook\n");
-    let d = app.only("engine::flowable_action");
+    let d = app.only("engine::unrealisable_action");
     assert_eq!(d.severity, Severity::Error);
     assert!(
         d.message
@@ -488,13 +488,13 @@ fn a_flowable_app_may_not_permit_actions_that_change_the_topology() {
         "action_permissions:\n  permitted_actions: [continue, skip_to, terminate, skip_node]\n";
     let app = TestApp::new(&linear(), &format!("{engine}{hooks}{fine}")).policy("h.md", "# Hook\n");
     assert!(
-        !app.codes().contains(&"engine::flowable_action"),
+        !app.codes().contains(&"engine::unrealisable_action"),
         "{:?}",
         app.codes()
     );
     let bad = "action_permissions:\n  permitted_actions: [continue, add_node]\n";
     let app = TestApp::new(&linear(), &format!("{engine}{hooks}{bad}")).policy("h.md", "# Hook\n");
-    let d = app.only("engine::flowable_action");
+    let d = app.only("engine::unrealisable_action");
     assert!(
         d.location().unwrap().ends_with("demo_config.yaml:13:33"),
         "{:?}",
@@ -502,7 +502,7 @@ fn a_flowable_app_may_not_permit_actions_that_change_the_topology() {
     );
     // The same app on the native engine may.
     let app = TestApp::new(&linear(), hooks).policy("h.md", "# Hook\n");
-    assert!(!app.codes().contains(&"engine::flowable_action"));
+    assert!(!app.codes().contains(&"engine::unrealisable_action"));
 }
 
 #[test]
@@ -514,7 +514,7 @@ fn a_flowable_app_may_not_use_ids_reserved_for_what_cuga_flo_adds() {
     let engine =
         "workflow_engine:\n  type: flowable\n  url: http://127.0.0.1:8080/flowable-rest/service\n";
     let app = TestApp::new(&model, engine);
-    let d = app.only("engine::flowable_model");
+    let d = app.only("engine::unsupported_element");
     assert!(
         d.message.contains("`cuga_A` cannot run on Flowable"),
         "{}",

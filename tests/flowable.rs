@@ -8,7 +8,7 @@
 //!
 //! Needs Java 17+ and Maven (the first run builds the server: a few minutes, then cached).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,81 +21,24 @@ mod flowable;
 use chat_server::{ChatServer, Received, Reply};
 #[path = "support/runs.rs"]
 mod runs;
-use runs::{by_element, closed_as_failed, comparable, journal};
+use runs::{app_dir, closed_as_failed, journal, same_as_native, show, start_scenario};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
 
-fn app_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("applications")
-        .join(name)
-}
-
-/// `cuga-flo start <app> --scenario <name> --json`, journalled under `run_dir`.
+/// `start` with Flowable's credentials.
 fn start(app: &Path, scenario: &str, run_dir: &Path, extra: &[&str]) -> std::process::Output {
-    let mut cmd = Command::new(BIN);
-    cmd.arg("start")
-        .arg(app)
-        .args(["--scenario", scenario, "--no-model", "--json", "--run-dir"])
-        .arg(run_dir)
-        .args(extra)
-        .env_remove("CUGA_FLO_APPS")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null());
-    for (k, v) in flowable::credentials() {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("cuga-flo runs")
+    start_scenario(app, scenario, run_dir, extra, &flowable::credentials())
 }
 
-fn show(out: &std::process::Output) -> String {
-    format!(
-        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-/// Run `scenario` of `app` on the native engine and on Flowable; both must end alike,
-/// meet the scenario and journal the same per element.
 fn same_on_flowable(app: &str, scenario: &str, tmp: &Path, flowable_args: &[&str]) {
-    let dir = tmp.join(app).join(scenario);
-    let native = start(
-        &app_dir(app),
+    let took = same_as_native(
+        app,
         scenario,
-        &dir.join("native"),
-        &["--engine", "native"],
-    );
-    let started = Instant::now();
-    let on_flowable = start(
-        &app_dir(app),
-        scenario,
-        &dir.join("flowable"),
+        tmp,
+        "flowable",
         flowable_args,
+        &flowable::credentials(),
     );
-    let took = started.elapsed();
-    assert_eq!(
-        native.status.code(),
-        on_flowable.status.code(),
-        "{app} {scenario}:\nnative: {}\nflowable: {}",
-        show(&native),
-        show(&on_flowable)
-    );
-    let (want, got) = (
-        comparable(&String::from_utf8_lossy(&native.stdout)),
-        comparable(&String::from_utf8_lossy(&on_flowable.stdout)),
-    );
-    assert_eq!(
-        got.last().unwrap()["met"],
-        true,
-        "{app} {scenario}: {}",
-        show(&on_flowable)
-    );
-    assert_eq!(by_element(&want), by_element(&got), "{app} {scenario}");
-    assert_eq!(want.len(), got.len(), "{app} {scenario}");
-    let records = journal(&dir.join("flowable"));
-    assert_eq!(records[0]["engine"], "flowable");
     eprintln!("{app} {scenario} on Flowable: {took:.1?}");
 }
 

@@ -1,10 +1,11 @@
-//! What the app's engine can run: on Flowable, the hook actions its adapter can realise
-//! and the model elements it can deploy ([`crate::engine::flowable`]).
+//! What the app's engine can run: on Flowable and Kogito, the hook actions their adapters
+//! can realise and the model elements the rewrite for them can carry
+//! ([`crate::engine::rewrite`]).
 
 use crate::app::{EngineKind, FlowConfig};
 use crate::bpmn::Document;
 use crate::diag::Diagnostic;
-use crate::engine::flowable::{UNREALISABLE, augment};
+use crate::engine::rewrite::{self, UNREALISABLE};
 
 pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
     check_for(config, doc, config.engine.kind)
@@ -13,9 +14,11 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
 /// The checks for running the app on `engine` (which `start --engine` may choose).
 pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    if engine != EngineKind::Flowable {
-        return out;
-    }
+    let name = match engine {
+        EngineKind::Flowable => "Flowable",
+        EngineKind::Kogito => "Kogito",
+        EngineKind::Native | EngineKind::Mcp => return out,
+    };
     let src = &config.source;
     let permissions = &config.permissions;
     let allowed: Vec<String> = UNREALISABLE
@@ -43,9 +46,9 @@ pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec
         };
         out.push(
             Diagnostic::error(
-                "engine::flowable_action",
+                "engine::unrealisable_action",
                 format!(
-                    "on Flowable, hooks cannot take {}: they change the topology of a deployed \
+                    "on {name}, hooks cannot take {}: they change the topology of a deployed \
                      process",
                     allowed.join(", ")
                 ),
@@ -55,7 +58,7 @@ pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec
         );
     }
     if let Some(process) = doc.main_process() {
-        for (id, why) in augment::unsupported(process) {
+        for (id, why) in rewrite::unsupported(process) {
             let span = process
                 .node(&id)
                 .map(|n| n.span)
@@ -63,8 +66,8 @@ pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec
                 .unwrap_or(process.span);
             out.push(
                 Diagnostic::error(
-                    "engine::flowable_model",
-                    format!("`{id}` cannot run on Flowable: {why}"),
+                    "engine::unsupported_element",
+                    format!("`{id}` cannot run on {name}: {why}"),
                 )
                 .at(&doc.source, span, "here".to_string()),
             );

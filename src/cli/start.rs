@@ -19,6 +19,7 @@ use crate::check::{check_app, check_engine};
 use crate::engine::WorkflowEngine;
 use crate::engine::external::{ExternalEngine, ExternalSettings};
 use crate::engine::flowable::{FlowableEngine, FlowableSettings};
+use crate::engine::kogito::{KogitoEngine, KogitoSettings};
 use crate::engine::native::NativeEngine;
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
@@ -418,10 +419,11 @@ fn engine(
                 FlowableSettings::from_config(&config.engine, url).map_err(UsageError::new)?;
             Ok(Arc::new(FlowableEngine::new(settings)))
         }
-        EngineKind::Kogito => Err(UsageError::new(format!(
-            "app `{app}` runs on the {kind} engine, which this build cannot drive yet"
-        ))
-        .with_help("run it on the in-process engine with `--engine native`")),
+        EngineKind::Kogito => {
+            let settings =
+                KogitoSettings::from_config(&config.engine, url).map_err(UsageError::new)?;
+            Ok(Arc::new(KogitoEngine::new(settings)))
+        }
     }
 }
 

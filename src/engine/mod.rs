@@ -5,6 +5,7 @@
 pub(crate) mod adapt;
 pub mod external;
 pub mod flowable;
+pub(crate) mod http;
 pub mod kogito;
 pub mod native;
 pub(crate) mod pull;

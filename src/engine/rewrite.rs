@@ -28,6 +28,14 @@ use crate::bpmn::{EventDefinition, GatewayKind, Node, NodeKind, Process, SubProc
 use crate::bridge::FlowAnnotations;
 use crate::engine::topology::Topology;
 
+/// The hook actions a pulled engine cannot realise: they change the topology, which a
+/// deployed definition cannot.
+pub const UNREALISABLE: [crate::vocab::HookAction; 3] = [
+    crate::vocab::HookAction::SwapNodes,
+    crate::vocab::HookAction::RemoveNode,
+    crate::vocab::HookAction::AddNode,
+];
+
 /// The prefix of every element and flow cuga-flo adds.
 pub const PREFIX: &str = "cuga_";
 

@@ -4,8 +4,92 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
+
+/// The repository's app `name`.
+pub fn app_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("applications")
+        .join(name)
+}
+
+/// `cuga-flo start <app> --scenario <name> --no-model --json`, journalled under
+/// `run_dir`, with `extra` arguments and `env`.
+pub fn start_scenario(
+    app: &Path,
+    scenario: &str,
+    run_dir: &Path,
+    extra: &[&str],
+    env: &[(&str, String)],
+) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.arg("start")
+        .arg(app)
+        .args(["--scenario", scenario, "--no-model", "--json", "--run-dir"])
+        .arg(run_dir)
+        .args(extra)
+        .env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("cuga-flo runs")
+}
+
+pub fn show(out: &Output) -> String {
+    format!(
+        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Run `scenario` of `app` on the native engine and with `engine_args`: both must end
+/// alike, meet the scenario and journal the same per element; the journal names
+/// `engine`. Returns how long the run on the engine took.
+pub fn same_as_native(
+    app: &str,
+    scenario: &str,
+    tmp: &Path,
+    engine: &str,
+    engine_args: &[&str],
+    env: &[(&str, String)],
+) -> std::time::Duration {
+    let dir = tmp.join(app).join(scenario);
+    let native = start_scenario(
+        &app_dir(app),
+        scenario,
+        &dir.join("native"),
+        &["--engine", "native"],
+        env,
+    );
+    let started = std::time::Instant::now();
+    let other = start_scenario(&app_dir(app), scenario, &dir.join(engine), engine_args, env);
+    let took = started.elapsed();
+    assert_eq!(
+        native.status.code(),
+        other.status.code(),
+        "{app} {scenario}:\nnative: {}\n{engine}: {}",
+        show(&native),
+        show(&other)
+    );
+    let want = comparable(&String::from_utf8_lossy(&native.stdout));
+    let got = comparable(&String::from_utf8_lossy(&other.stdout));
+    assert_eq!(
+        got.last().unwrap()["met"],
+        true,
+        "{app} {scenario}: {}",
+        show(&other)
+    );
+    assert_eq!(by_element(&want), by_element(&got), "{app} {scenario}");
+    assert_eq!(want.len(), got.len(), "{app} {scenario}");
+    assert_eq!(journal(&dir.join(engine))[0]["engine"], engine);
+    took
+}
 
 /// The JSON stream without what differs between engines and runs by nature: timings,
 /// ids, the engine's name, token numbers, `flow_taken` (which only the native engine

@@ -35,14 +35,7 @@ use crate::bridge::{BoxFuture, ControlPoints};
 use crate::engine::rewrite::Role;
 use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
-use crate::vocab::{HookAction, RunStatus};
-
-/// The hook actions Flowable's adapter cannot realise (they change the topology).
-pub const UNREALISABLE: [HookAction; 3] = [
-    HookAction::SwapNodes,
-    HookAction::RemoveNode,
-    HookAction::AddNode,
-];
+use crate::vocab::RunStatus;
 
 /// How the adapter reaches Flowable.
 #[derive(Debug, Clone)]

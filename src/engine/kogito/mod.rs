@@ -1,6 +1,425 @@
-//! Apache KIE (Kogito) as the workflow engine: the model rewritten for Kogito's code
-//! generation ([`augment`]). The service built from it and the adapter that works its
-//! user tasks over REST are being built (see `tests/kogito/README.md` for the contract).
+//! Apache KIE (Kogito) as the workflow engine (`workflow_engine: {type: kogito, url,
+//! process_id}`), on a service built by `cuga-flo kogito build` ([`project`]) from the
+//! model rewritten so that every control point is a user task of cuga-flo's actor
+//! ([`augment`]).
+//!
+//! cuga-flo pulls, as with Flowable: it starts an instance over Kogito's REST API, finds
+//! the user tasks waiting for it through the process-management add-on, asks the harness
+//! ([`crate::engine::pull`], journalled by a [`Witness`]) and completes each task with
+//! every process variable; Kogito moves the tokens synchronously and never calls
+//! cuga-flo, so a control point may take as long as a person needs (only each REST call
+//! is bounded, by `workflow_engine.idle_timeout`, 120 s by default). The path, the end and
+//! the final variables come from the service's trace listener. Hook actions: `continue`,
+//! `terminate`, `skip_to` (the target triggered and the hook's node cancelled) and
+//! `skip_node`; topology changes are not possible, as on Flowable.
 
 pub mod augment;
 pub mod project;
+pub mod rest;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use self::rest::{Client, Endpoint, RestError, WorkItem};
+use super::external::Witness;
+use super::pull::{Asker, HookMove, user_variables};
+use super::rewrite::{self, Rewritten, Role};
+use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
+use crate::app::{EngineConfig, EngineKind};
+use crate::bpmn::{EventDefinition, NodeKind};
+use crate::bridge::{BoxFuture, ControlPoints};
+use crate::journal::{Event, EventSink};
+use crate::vocab::RunStatus;
+
+/// How the adapter reaches the service.
+#[derive(Debug, Clone)]
+pub struct KogitoSettings {
+    pub endpoint: Endpoint,
+    /// The process id (the REST path); the model's process id when `None`.
+    pub process_id: Option<String>,
+}
+
+impl KogitoSettings {
+    /// From the app's `workflow_engine:` block (`url` replaced by `url` when given).
+    pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
+        let default = EngineConfig::default();
+        let config = if config.kind == EngineKind::Kogito {
+            config
+        } else {
+            &default
+        };
+        let url = url
+            .map(str::to_string)
+            .or_else(|| config.url.as_ref().map(|u| u.value.clone()))
+            .ok_or("the kogito engine needs a url (`workflow_engine.url` or --engine-url)")?;
+        let seconds = |s: &Option<crate::app::Located<f64>>, default: u64| {
+            s.as_ref().map_or(Duration::from_secs(default), |s| {
+                Duration::from_secs_f64(s.value)
+            })
+        };
+        Ok(KogitoSettings {
+            endpoint: Endpoint {
+                url,
+                connect_timeout: seconds(&config.connect_timeout, 10),
+                timeout: seconds(&config.idle_timeout, 120),
+            },
+            process_id: config.process_id.as_ref().map(|p| p.value.clone()),
+        })
+    }
+}
+
+/// Runs processes on a Kogito service.
+pub struct KogitoEngine {
+    settings: KogitoSettings,
+}
+
+impl KogitoEngine {
+    pub fn new(settings: KogitoSettings) -> Self {
+        KogitoEngine { settings }
+    }
+}
+
+impl WorkflowEngine for KogitoEngine {
+    fn name(&self) -> &'static str {
+        "kogito"
+    }
+
+    fn run(
+        &self,
+        request: RunRequest,
+        control_points: Arc<dyn ControlPoints>,
+        events: Arc<dyn EventSink>,
+    ) -> BoxFuture<'static, Result<RunOutcome, EngineError>> {
+        let settings = self.settings.clone();
+        Box::pin(async move { run(settings, request, control_points, events).await })
+    }
+}
+
+async fn run(
+    settings: KogitoSettings,
+    request: RunRequest,
+    control_points: Arc<dyn ControlPoints>,
+    events: Arc<dyn EventSink>,
+) -> Result<RunOutcome, EngineError> {
+    events
+        .emit(Event::RunStarted {
+            run_id: request.run_id.clone(),
+            app: request.process_key.clone(),
+            process_key: request.process_key.clone(),
+            process_id: request.process.id.clone(),
+            engine: "kogito".into(),
+            reasoner: String::new(),
+            variables: request.variables.clone(),
+        })
+        .map_err(|e| EngineError::Journal(e.to_string()))?;
+    let witness = Witness::new(
+        &request.process,
+        request.variables.clone(),
+        control_points,
+        events.clone(),
+    );
+    let outcome = match Run::start(&settings, &request, &witness).await {
+        Ok(run) => {
+            let ended = run.drive().await;
+            run.finish(ended).await
+        }
+        Err(why) => RunOutcome {
+            status: RunStatus::Failed,
+            message: Some(why),
+            variables: request.variables.clone(),
+            steps: 0,
+            path: Vec::new(),
+        },
+    };
+    if let Some(e) = witness.journal_error() {
+        return Err(EngineError::Journal(e));
+    }
+    events
+        .emit(Event::RunFinished {
+            status: outcome.status,
+            message: outcome.message.clone(),
+            variables: outcome.variables.clone(),
+            steps: outcome.steps,
+        })
+        .map_err(|e| EngineError::Journal(e.to_string()))?;
+    Ok(outcome)
+}
+
+enum Ended {
+    Finished,
+    Failed(String),
+}
+
+struct Run<'a> {
+    client: Client,
+    witness: &'a Witness,
+    request: &'a RunRequest,
+    rewritten: Rewritten,
+    process: String,
+    instance: String,
+    state: Mutex<Known>,
+}
+
+#[derive(Default)]
+struct Known {
+    path: Vec<String>,
+    skips: HashSet<String>,
+    terminated: Option<String>,
+    /// The trace once the instance has ended.
+    last: Option<rest::Trace>,
+}
+
+impl<'a> Run<'a> {
+    async fn start(
+        settings: &KogitoSettings,
+        request: &'a RunRequest,
+        witness: &'a Witness,
+    ) -> Result<Run<'a>, String> {
+        let rewritten =
+            rewrite::rewrite(&request.process, &request.annotations).map_err(|problems| {
+                let list: Vec<String> = problems
+                    .iter()
+                    .map(|(id, why)| format!("`{id}`: {why}"))
+                    .collect();
+                format!("the model cannot run on Kogito: {}", list.join("; "))
+            })?;
+        let process = augment::java_identifier(
+            settings
+                .process_id
+                .as_deref()
+                .unwrap_or(&request.process.id),
+        );
+        let client = Client::new(settings.endpoint.clone())?;
+        let url = client.url().to_string();
+        client.ping(&process).await.map_err(|e| match e.status {
+            None => format!("cannot reach Kogito at {url}: {}", e.detail),
+            Some(404) => format!(
+                "the Kogito service at {url} has no process `{process}` (build the app's \
+                 service with `cuga-flo kogito build`)"
+            ),
+            Some(_) => format!("Kogito at {url} refused the first call: {e}"),
+        })?;
+        let instance = client
+            .start(&process, &request.run_id, &request.variables)
+            .await
+            .map_err(|e| format!("Kogito could not start `{process}`: {e}"))?;
+        Ok(Run {
+            client,
+            witness,
+            request,
+            rewritten,
+            process,
+            instance,
+            state: Mutex::new(Known::default()),
+        })
+    }
+
+    fn known(&self) -> MutexGuard<'_, Known> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn lost(&self, e: RestError) -> String {
+        if e.is_unreachable() {
+            format!("lost Kogito at {}: {}", self.client.url(), e.detail)
+        } else {
+            format!("Kogito at {}: {e}", self.client.url())
+        }
+    }
+
+    fn asker(&self) -> Asker<'_> {
+        Asker {
+            witness: self.witness,
+            run_id: &self.request.run_id,
+            process_key: &self.request.process_key,
+            process: &self.request.process,
+        }
+    }
+
+    /// Read the path from the service's trace; the trace itself.
+    async fn refresh(&self) -> Result<rest::Trace, String> {
+        let trace = self
+            .client
+            .trace(&self.instance)
+            .await
+            .map_err(|e| self.lost(e))?;
+        let process = &self.request.process;
+        let path: Vec<String> = trace
+            .path
+            .iter()
+            .filter_map(|id| self.rewritten.original(id))
+            .filter(|id| process.node(id).is_some())
+            .map(str::to_string)
+            .collect();
+        self.known().path = path;
+        Ok(trace)
+    }
+
+    async fn drive(&self) -> Ended {
+        loop {
+            let trace = match self.refresh().await {
+                Ok(trace) => trace,
+                Err(why) => return self.fail(why).await,
+            };
+            if trace.state != "active" {
+                self.known().last = Some(trace);
+                return Ended::Finished;
+            }
+            let budget = self.request.annotations.step_budget;
+            let over = {
+                let known = self.known();
+                (known.path.len() as u64 > budget).then(|| {
+                    format!(
+                        "the step budget of {budget} node entries is spent: entering `{}` \
+                         would exceed it",
+                        known.path.get(budget as usize).cloned().unwrap_or_default()
+                    )
+                })
+            };
+            if let Some(why) = over {
+                return self.fail(why).await;
+            }
+            let items = match self.client.waiting(&self.process, &self.instance).await {
+                Ok(items) => items,
+                Err(e) => return self.fail(self.lost(e)).await,
+            };
+            let Some(item) = items.into_iter().next() else {
+                return self
+                    .fail("the instance is active but waits for nothing cuga-flo can answer (a join waiting for a branch that will not come?)".to_string())
+                    .await;
+            };
+            if let Err(why) = self.work(&item).await {
+                return self.fail(why).await;
+            }
+        }
+    }
+
+    async fn fail(&self, why: String) -> Ended {
+        if let Err(e) = self.client.abort(&self.process, &self.instance).await {
+            tracing::warn!("could not abort Kogito instance {}: {e}", self.instance);
+        }
+        Ended::Failed(why)
+    }
+
+    async fn work(&self, item: &WorkItem) -> Result<(), String> {
+        let role = self
+            .rewritten
+            .roles
+            .get(&item.element_id)
+            .cloned()
+            .ok_or_else(|| {
+                format!(
+                    "Kogito shows a task at `{}`, which is no control point of this run",
+                    item.element_id
+                )
+            })?;
+        let all = self
+            .client
+            .variables(&self.process, &self.instance)
+            .await
+            .map_err(|e| self.lost(e))?;
+        let variables = user_variables(all.clone());
+        let path = self.known().path.clone();
+        let complete = |writes: Map<String, Value>| {
+            let mut full = all.clone();
+            full.extend(writes);
+            async move {
+                self.client
+                    .complete(&self.process, &self.instance, item, &full)
+                    .await
+                    .map_err(|e| self.lost(e))
+            }
+        };
+        match role {
+            Role::Task(task) => {
+                if self.known().skips.remove(&task) {
+                    return complete(Map::new()).await;
+                }
+                let writes = self.asker().task(&task, variables, &path).await?;
+                complete(writes).await
+            }
+            Role::Route { gateway, variable } => {
+                let chosen = self.asker().route(&gateway, variables, &path).await?;
+                let mut set = Map::new();
+                set.insert(variable, Value::String(chosen));
+                complete(set).await
+            }
+            Role::Hook {
+                hook,
+                flow,
+                variable,
+            } => {
+                let move_ = self
+                    .asker()
+                    .hook(&hook, &flow, &variable, variables, &path, "Kogito")
+                    .await?;
+                match move_ {
+                    HookMove::Continue(set) => complete(set).await,
+                    HookMove::SkipNode(set, task) => {
+                        self.known().skips.insert(task);
+                        complete(set).await
+                    }
+                    HookMove::Terminate(set, message) => {
+                        self.known().terminated = Some(message);
+                        complete(set).await
+                    }
+                    HookMove::SkipTo(set, target) => {
+                        let to = self.rewritten.entry.get(&target).cloned().unwrap_or(target);
+                        if !set.is_empty() {
+                            self.client
+                                .patch(&self.process, &self.instance, &set)
+                                .await
+                                .map_err(|e| self.lost(e))?;
+                        }
+                        self.client
+                            .move_token(&self.process, &self.instance, &item.node_instance_id, &to)
+                            .await
+                            .map_err(|e| format!("Kogito could not move the token to `{to}`: {e}"))
+                    }
+                }
+            }
+        }
+    }
+
+    async fn finish(&self, ended: Ended) -> RunOutcome {
+        let _ = self.refresh().await;
+        let mut path = self.known().path.clone();
+        path.truncate(usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX));
+        self.witness.entered(&path);
+        let last = self.known().last.clone();
+        let variables = match last.as_ref().and_then(|t| t.variables.clone()) {
+            Some(vars) => user_variables(vars),
+            None => self.witness.variables(),
+        };
+        let (status, message) = match ended {
+            Ended::Failed(why) => (RunStatus::Failed, Some(why)),
+            Ended::Finished => match self.known().terminated.clone() {
+                Some(m) => (RunStatus::Terminated, Some(m)),
+                None => match self.terminate_end(&path) {
+                    Some(m) => (RunStatus::Terminated, Some(m)),
+                    None => (RunStatus::Completed, None),
+                },
+            },
+        };
+        RunOutcome {
+            status,
+            message,
+            variables,
+            steps: path.len() as u64,
+            path,
+        }
+    }
+
+    /// A process-level terminate end event of the model that the run reached last.
+    fn terminate_end(&self, path: &[String]) -> Option<String> {
+        let last = path.last()?;
+        let node = self.request.process.node(last)?;
+        let terminates = matches!(&node.kind, NodeKind::EndEvent { definitions }
+            if definitions.contains(&EventDefinition::Terminate));
+        (terminates && node.parent.is_none()).then(|| format!("terminate end event {last}"))
+    }
+}

@@ -1,0 +1,72 @@
+//! A real Kogito service for the tests: `tests/kogito/start-service.sh APP` generates the
+//! app's service with `cuga-flo kogito build`, builds it with Maven (once per content,
+//! cached), starts it on 127.0.0.1 and prints `listening URL`; it stops when the test
+//! binary that started it exits (the script watches `CUGA_FLO_OWNER_PID`).
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+/// A service started for these tests.
+pub struct Kogito {
+    pub url: String,
+    port: Option<u16>,
+}
+
+impl Kogito {
+    /// Build (if needed) and start `app`'s service.
+    pub fn start(app: &str) -> Kogito {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let out = Command::new("bash")
+            .arg(root.join("tests/kogito/start-service.sh"))
+            .arg(app)
+            .env("CUGA_FLO_BIN", env!("CARGO_BIN_EXE_cuga-flo"))
+            .env("CUGA_FLO_OWNER_PID", std::process::id().to_string())
+            .stdin(Stdio::null())
+            .output()
+            .expect("bash runs");
+        assert!(
+            out.status.success(),
+            "the Kogito service of {app} did not start (tests/kogito/start-service.sh):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let url = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("listening "))
+            .unwrap_or_else(|| panic!("start-service.sh printed no `listening URL`: {stdout}"))
+            .trim()
+            .to_string();
+        let port = url.rsplit(':').next().and_then(|p| p.parse().ok());
+        Kogito { url, port }
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(port) = self.port.take() {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let _ = Command::new("bash")
+                .arg(root.join("tests/kogito/stop-service.sh"))
+                .arg(port.to_string())
+                .status();
+        }
+    }
+}
+
+impl Drop for Kogito {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The service of `app` these tests share, started once per test binary.
+pub fn shared(app: &str) -> String {
+    static SERVICES: OnceLock<Mutex<HashMap<String, &'static Kogito>>> = OnceLock::new();
+    let services = SERVICES.get_or_init(Default::default);
+    let mut services = services.lock().unwrap_or_else(|p| p.into_inner());
+    let service = services
+        .entry(app.to_string())
+        .or_insert_with(|| Box::leak(Box::new(Kogito::start(app))));
+    service.url.clone()
+}
