@@ -15,7 +15,9 @@
 //! control points come back over HTTP (the venv of `tests/support/python.rs`).
 //! `the_flowable_engine_conforms` runs it on a real Flowable server (tests/support/
 //! flowable.rs): each case's model is augmented, deployed and worked through Flowable's
-//! REST API.
+//! REST API. `the_kogito_engine_conforms` builds one Kogito service holding every case's
+//! process (each under its case's name, its ids prefixed with it: Kogito keys user tasks
+//! by node id across a service) and runs the table on it.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -34,7 +36,11 @@ use cuga_flo::engine::WorkflowEngine;
 use cuga_flo::engine::external::{ExternalEngine, ExternalSettings};
 use cuga_flo::engine::flowable::rest::Endpoint;
 use cuga_flo::engine::flowable::{FlowableEngine, FlowableSettings};
+use cuga_flo::engine::kogito::augment::{augment, java_identifier};
+use cuga_flo::engine::kogito::rest::Endpoint as KogitoEndpoint;
+use cuga_flo::engine::kogito::{KogitoEngine, KogitoSettings, project};
 use cuga_flo::engine::native::NativeEngine;
+use cuga_flo::engine::{EngineError, RunOutcome, RunRequest};
 use cuga_flo::harness::FlowAgent;
 use cuga_flo::journal::state::HookRecord;
 use cuga_flo::journal::store::MemorySink;
@@ -46,6 +52,8 @@ use serde_json::{Map, Value};
 
 #[path = "support/flowable.rs"]
 mod flowable;
+#[path = "support/kogito.rs"]
+mod kogito;
 #[path = "support/listener.rs"]
 mod listener;
 #[path = "support/python.rs"]
@@ -717,6 +725,115 @@ fn the_flowable_engine_conforms() {
         lock: Duration::from_secs(600),
     };
     let report = run_suite(Arc::new(FlowableEngine::new(settings)));
+    eprintln!("{}", report.summary());
+    assert!(report.failed.is_empty(), "{}", report.failures());
+}
+
+/// The Kogito service of every case the engine supports: each case's process under its
+/// name, every id prefixed `<case>__`.
+fn kogito_service() -> kogito::Kogito {
+    let cases = load_suite().expect("the table loads");
+    let dir = tempfile::tempdir().unwrap();
+    let mut processes = Vec::new();
+    for case in cases
+        .iter()
+        .filter(|c| !c.unsupported.contains_key("kogito"))
+    {
+        let config = write_app(dir.path(), case).unwrap();
+        let loaded = load_app(&app_from_config(&config));
+        let process = loaded.process().cloned().expect("the case has a process");
+        let agent = FlowAgent::new(
+            &loaded,
+            Arc::new(
+                ScriptedReasoner::from_answers(case.answers.clone(), "kogito build".to_string())
+                    .unwrap(),
+            ),
+        )
+        .unwrap();
+        let annotations = agent.annotations();
+        // Kogito keeps declared variables only: the config's, the inputs, and every name
+        // the answers write.
+        let mut variables: Vec<String> = loaded
+            .config
+            .iter()
+            .flat_map(|c| &c.variables)
+            .map(|v| v.name.value.clone())
+            .collect();
+        variables.extend(case.inputs.keys().cloned());
+        collect_written(&Value::Object(case.answers.clone()), &mut variables);
+        variables.sort();
+        variables.dedup();
+        let key = agent.config().process_key().to_string();
+        processes.push(
+            augment(
+                &process,
+                &annotations,
+                &key,
+                &variables,
+                &format!("{key}__"),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e:?}", case.name)),
+        );
+    }
+    let project_dir = dir.path().join("conformance");
+    project::write(&project_dir, "conformance", &processes, 8081).unwrap();
+    kogito::Kogito::start(project_dir.to_str().unwrap())
+}
+
+/// Every key under `outputs`, `variables` or `state_updates` in the answers.
+fn collect_written(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if matches!(k.as_str(), "outputs" | "variables" | "state_updates")
+                    && let Value::Object(written) = v
+                {
+                    out.extend(written.keys().cloned());
+                }
+                collect_written(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_written(v, out)),
+        _ => {}
+    }
+}
+
+/// Kogito runs each case's process: the process named after the case, ids prefixed.
+struct KogitoCases {
+    url: String,
+}
+
+impl WorkflowEngine for KogitoCases {
+    fn name(&self) -> &'static str {
+        "kogito"
+    }
+
+    fn run(
+        &self,
+        request: RunRequest,
+        control_points: Arc<dyn cuga_flo::bridge::ControlPoints>,
+        events: Arc<dyn cuga_flo::journal::EventSink>,
+    ) -> cuga_flo::bridge::BoxFuture<'static, Result<RunOutcome, EngineError>> {
+        let key = request.process_key.clone();
+        let engine = KogitoEngine::new(KogitoSettings {
+            endpoint: KogitoEndpoint {
+                url: self.url.clone(),
+                connect_timeout: Duration::from_secs(10),
+                timeout: Duration::from_secs(60),
+            },
+            process_id: Some(java_identifier(&key)),
+            id_prefix: format!("{key}__"),
+        });
+        engine.run(request, control_points, events)
+    }
+}
+
+#[test]
+fn the_kogito_engine_conforms() {
+    let service = kogito_service();
+    let report = run_suite(Arc::new(KogitoCases {
+        url: service.url.clone(),
+    }));
     eprintln!("{}", report.summary());
     assert!(report.failed.is_empty(), "{}", report.failures());
 }

@@ -263,12 +263,23 @@ mod loan_approval_kogito {
     }
 
     #[test]
-    fn without_engine_native_start_refuses_the_kogito_engine() {
+    fn without_engine_native_the_run_goes_to_the_configured_kogito_service() {
+        // Nothing listens at the config's URL here (tests/kogito.rs runs a real service):
+        // the run fails at once, saying where it looked, with a closed journal.
         let tmp = TempDir::new().unwrap();
-        let out = output(cuga(tmp.path()).args(["loan_approval_kogito", "--scenario", "approve"]));
-        assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
-        assert!(out.stderr.contains("kogito engine"), "{}", out.stderr);
-        assert!(out.stderr.contains("--engine native"), "{}", out.stderr);
+        let out = output(
+            cuga(tmp.path())
+                .args(["loan_approval_kogito", "--scenario", "approve"])
+                .args(["--engine-url", "http://127.0.0.1:1"]),
+        );
+        assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("engine kogito"), "{}", out.stdout);
+        assert!(
+            out.stdout
+                .contains("cannot reach Kogito at http://127.0.0.1:1"),
+            "{}",
+            out.stdout
+        );
     }
 }
 

@@ -98,8 +98,8 @@ fn build(cli: &Cli, args: &BuildArgs) -> Result<Outcome, UsageError> {
             variables.push(name);
         }
     }
-    let augmented =
-        augment::augment(process, &annotations, &process_id, &variables).map_err(|problems| {
+    let augmented = augment::augment(process, &annotations, &process_id, &variables, "").map_err(
+        |problems| {
             let list: Vec<String> = problems
                 .iter()
                 .map(|(id, why)| format!("`{id}`: {why}"))
@@ -108,7 +108,8 @@ fn build(cli: &Cli, args: &BuildArgs) -> Result<Outcome, UsageError> {
                 "the model cannot run on Kogito: {}",
                 list.join("; ")
             ))
-        })?;
+        },
+    )?;
     let port = args
         .port
         .or_else(|| {
@@ -122,9 +123,9 @@ fn build(cli: &Cli, args: &BuildArgs) -> Result<Outcome, UsageError> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(".cuga-flo/kogito").join(&app.name));
-    let model = project::write(&out, &app.name, &augmented, port)
+    let model = project::write(&out, &app.name, std::slice::from_ref(&augmented), port)
         .map_err(|e| UsageError::new(format!("cannot write {}: {e}", out.display())))?;
-    println!("wrote {} (model {})", out.display(), model.display());
+    println!("wrote {} (model {})", out.display(), model[0].display());
     if args.no_build {
         return Ok(Outcome::Ok);
     }

@@ -2,6 +2,8 @@
 # Build (once per content) and start the Kogito service of a cuga-flo app.
 #
 #   tests/kogito/start-service.sh APP [PORT]
+#   tests/kogito/start-service.sh PROJECT_DIR [PORT]   (a project written already, e.g.
+#                                                     by the conformance tests)
 #
 # Generates the app's service with `cuga-flo kogito build APP --no-build` (the binary is
 # $CUGA_FLO_BIN, else target/debug/cuga-flo), builds it with Maven in
@@ -30,7 +32,7 @@ die() { say "$*"; exit 1; }
 
 command -v java >/dev/null || die "java not found (Java 17 is needed)"
 command -v curl >/dev/null || die "curl not found"
-[ -x "$BIN" ] || die "no cuga-flo binary at $BIN (set CUGA_FLO_BIN)"
+[ -d "$APP" ] || [ -x "$BIN" ] || die "no cuga-flo binary at $BIN (set CUGA_FLO_BIN)"
 
 if [ -z "$PORT" ]; then
     PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
@@ -40,8 +42,14 @@ mkdir -p "$CACHE"
 # --- the project, and its build for this content -------------------------------
 GEN="$(mktemp -d)"
 trap 'rm -rf "$GEN"' EXIT
-"$BIN" --apps-dir "$ROOT/applications" kogito build "$APP" --no-build --out "$GEN/project" >&2
-PROCESS="$(basename "$(ls "$GEN"/project/src/main/resources/org/cugaflo/*.bpmn)" .bpmn)"
+if [ -d "$APP" ]; then
+    cp -R "$APP" "$GEN/project"
+    APP="$(basename "$APP")"
+else
+    "$BIN" --apps-dir "$ROOT/applications" kogito build "$APP" --no-build --out "$GEN/project" >&2
+fi
+# The first process answers the readiness check.
+PROCESS="$(basename "$(ls "$GEN"/project/src/main/resources/org/cugaflo/*.bpmn | head -n 1)" .bpmn)"
 HASH="$(cd "$GEN/project" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-32)"
 PROJECT="$CACHE/$APP-$HASH"
 JAR="$PROJECT/target/quarkus-app/quarkus-run.jar"

@@ -16,7 +16,8 @@ pub struct Kogito {
 }
 
 impl Kogito {
-    /// Build (if needed) and start `app`'s service.
+    /// Build (if needed) and start `app`'s service (an app name, or the folder of a
+    /// project written already).
     pub fn start(app: &str) -> Kogito {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let out = Command::new("bash")

@@ -20,9 +20,13 @@ use crate::engine::rewrite::{self, Element, Guard, RFlow, RNode, Rewritten};
 /// The actor every worker task belongs to (cuga-flo acts as this user).
 pub const ACTOR: &str = "cugaflo";
 
-/// The process rewritten for Kogito.
+/// The process rewritten for Kogito. With an id prefix, every id in the service is the
+/// model's id behind it (Kogito keys user tasks by node id across all the processes of a
+/// service, so processes sharing a service need distinct ids).
 #[derive(Debug, Clone)]
 pub struct Augmented {
+    /// Put before every node and flow id in the service.
+    pub id_prefix: String,
     /// BPMN 2.0 XML for Kogito's code generation.
     pub xml: String,
     /// The process id (the REST path: `/{process_id}`).
@@ -50,12 +54,14 @@ pub fn java_identifier(text: &str) -> String {
     out
 }
 
-/// Rewrite `process` for Kogito as process `process_id`, declaring `variables`.
+/// Rewrite `process` for Kogito as process `process_id`, declaring `variables`, with
+/// `id_prefix` before every id (empty: the model's ids).
 pub fn augment(
     process: &Process,
     annotations: &FlowAnnotations,
     process_id: &str,
     variables: &[String],
+    id_prefix: &str,
 ) -> Result<Augmented, Vec<(String, String)>> {
     let rewritten = rewrite::rewrite(process, annotations)?;
     let process_id = java_identifier(process_id);
@@ -63,7 +69,34 @@ pub fn augment(
         .nodes
         .iter()
         .filter(|n| n.element == Element::Worker)
-        .map(|n| (n.id.clone(), format!("cp_{}", java_identifier(&n.id))))
+        .map(|n| {
+            let name = format!("cp_{}", java_identifier(&format!("{id_prefix}{}", n.id)));
+            (n.id.clone(), name)
+        })
+        .collect();
+    // The service's ids; `rewritten` keeps the model's (the adapter translates).
+    let mut service = rewritten.clone();
+    if !id_prefix.is_empty() {
+        let ns = |id: &mut String| *id = format!("{id_prefix}{id}");
+        for n in &mut service.nodes {
+            ns(&mut n.id);
+            if let Some(p) = &mut n.parent {
+                ns(p);
+            }
+        }
+        for f in &mut service.flows {
+            ns(&mut f.id);
+            ns(&mut f.source);
+            ns(&mut f.target);
+            if let Some(p) = &mut f.parent {
+                ns(p);
+            }
+        }
+    }
+    merge_explicitly(&mut service, id_prefix);
+    let task_names_by_service_id: BTreeMap<String, String> = task_names
+        .iter()
+        .map(|(id, name)| (format!("{id_prefix}{id}"), name.clone()))
         .collect();
     let mut declared: Vec<(String, &str)> = variables
         .iter()
@@ -71,13 +104,84 @@ pub fn augment(
         .map(|v| (v.clone(), "Object"))
         .collect();
     declared.extend(rewritten.variables().into_iter().map(|v| (v, "String")));
-    let xml = write_xml(process, &process_id, &rewritten, &task_names, &declared);
+    let xml = write_xml(
+        process,
+        &process_id,
+        &service,
+        &task_names_by_service_id,
+        &declared,
+    );
     Ok(Augmented {
+        id_prefix: id_prefix.to_string(),
         xml,
         process_id,
         task_names,
         rewritten,
     })
+}
+
+/// jBPM accepts more than one incoming flow only on gateways, and more than one outgoing
+/// flow only on gateways: an implicit merge gets an exclusive gateway before its node, an
+/// implicit split a parallel one after it (BPMN's meaning of both).
+fn merge_explicitly(service: &mut Rewritten, id_prefix: &str) {
+    use crate::engine::rewrite::{GatewayTag, PREFIX, RFlow};
+    let is_gateway = |service: &Rewritten, id: &str| {
+        service
+            .nodes
+            .iter()
+            .any(|n| n.id == id && matches!(n.element, Element::Gateway(_)))
+    };
+    let ids: Vec<(String, Option<String>)> = service
+        .nodes
+        .iter()
+        .map(|n| (n.id.clone(), n.parent.clone()))
+        .collect();
+    for (id, parent) in ids {
+        if is_gateway(service, &id) {
+            continue;
+        }
+        let model_id = id.strip_prefix(id_prefix).unwrap_or(&id).to_string();
+        let incoming = service.flows.iter().filter(|f| f.target == id).count();
+        if incoming > 1 {
+            let merge = format!("{id_prefix}{PREFIX}merge__{model_id}");
+            for f in service.flows.iter_mut().filter(|f| f.target == id) {
+                f.target = merge.clone();
+            }
+            service.flows.push(RFlow {
+                id: format!("{id_prefix}{PREFIX}merged__{model_id}"),
+                source: merge.clone(),
+                target: id.clone(),
+                guard: None,
+                parent: parent.clone(),
+            });
+            service.nodes.push(RNode {
+                id: merge,
+                name: None,
+                parent: parent.clone(),
+                element: Element::Gateway(GatewayTag::Exclusive),
+            });
+        }
+        let outgoing = service.flows.iter().filter(|f| f.source == id).count();
+        if outgoing > 1 {
+            let split = format!("{id_prefix}{PREFIX}split__{model_id}");
+            for f in service.flows.iter_mut().filter(|f| f.source == id) {
+                f.source = split.clone();
+            }
+            service.flows.push(RFlow {
+                id: format!("{id_prefix}{PREFIX}splitting__{model_id}"),
+                source: id.clone(),
+                target: split.clone(),
+                guard: None,
+                parent: parent.clone(),
+            });
+            service.nodes.push(RNode {
+                id: split,
+                name: None,
+                parent,
+                element: Element::Gateway(GatewayTag::Parallel),
+            });
+        }
+    }
 }
 
 fn escape(text: &str) -> String {
@@ -349,7 +453,7 @@ mod tests {
             ..FlowAnnotations::default()
         };
         let vars = ["score".to_string(), "name".to_string()];
-        let aug = augment(&parse(MODEL), &annotations, "loan-app.v1", &vars).unwrap();
+        let aug = augment(&parse(MODEL), &annotations, "loan-app.v1", &vars, "").unwrap();
         assert_eq!(aug.process_id, "loan_app_v1");
         assert_eq!(aug.task_names["a.1"], "cp_a_1");
         let back = parse(&aug.xml);
@@ -374,6 +478,16 @@ mod tests {
         );
         // Every worker maps every variable out (Kogito nulls an unmapped output).
         assert_eq!(aug.xml.matches("_score_Out\" drools:dtype").count(), 4);
+    }
+
+    #[test]
+    fn an_id_prefix_renames_every_id_in_the_service_only() {
+        let aug = augment(&parse(MODEL), &FlowAnnotations::default(), "p", &[], "c1__").unwrap();
+        let back = parse(&aug.xml);
+        assert!(back.nodes.iter().all(|n| n.id.starts_with("c1__")));
+        assert!(back.flows.iter().all(|f| f.id.starts_with("c1__")));
+        assert_eq!(aug.task_names["a.1"], "cp_c1__a_1");
+        assert!(aug.rewritten.roles.contains_key("a.1"));
     }
 
     #[test]

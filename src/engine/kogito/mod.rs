@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 use self::rest::{Client, Endpoint, RestError, WorkItem};
 use super::external::Witness;
-use super::pull::{Asker, HookMove, user_variables};
+use super::pull::{Asker, HookMove, is_sync_join, user_variables};
 use super::rewrite::{self, Rewritten, Role};
 use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
 use crate::app::{EngineConfig, EngineKind};
@@ -40,6 +40,8 @@ pub struct KogitoSettings {
     pub endpoint: Endpoint,
     /// The process id (the REST path); the model's process id when `None`.
     pub process_id: Option<String>,
+    /// Before every id in the service (a service built with an id prefix).
+    pub id_prefix: String,
 }
 
 impl KogitoSettings {
@@ -67,6 +69,7 @@ impl KogitoSettings {
                 timeout: seconds(&config.idle_timeout, 120),
             },
             process_id: config.process_id.as_ref().map(|p| p.value.clone()),
+            id_prefix: String::new(),
         })
     }
 }
@@ -160,6 +163,7 @@ struct Run<'a> {
     rewritten: Rewritten,
     process: String,
     instance: String,
+    id_prefix: String,
     state: Mutex<Known>,
 }
 
@@ -213,8 +217,14 @@ impl<'a> Run<'a> {
             rewritten,
             process,
             instance,
+            id_prefix: settings.id_prefix.clone(),
             state: Mutex::new(Known::default()),
         })
+    }
+
+    /// The model's id behind a service id.
+    fn model_id<'s>(&self, id: &'s str) -> &'s str {
+        id.strip_prefix(self.id_prefix.as_str()).unwrap_or(id)
     }
 
     fn known(&self) -> MutexGuard<'_, Known> {
@@ -240,6 +250,33 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// Whether the join entered just before `after` fired: a node its outgoing flows lead
+    /// to (or the merge cuga-flo put in front of one) comes before the join is entered
+    /// again.
+    fn fired(&self, join: &crate::bpmn::Node, after: &[&str]) -> bool {
+        let next: Vec<String> = self
+            .request
+            .process
+            .flows
+            .iter()
+            .filter(|f| f.source == join.id)
+            .flat_map(|f| {
+                let arrival = self.rewritten.arrival(f);
+                let merge = format!("{}merge__{arrival}", rewrite::PREFIX);
+                [arrival, merge]
+            })
+            .collect();
+        for id in after {
+            if *id == join.id {
+                return false;
+            }
+            if next.iter().any(|n| n == id) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Read the path from the service's trace; the trace itself.
     async fn refresh(&self) -> Result<rest::Trace, String> {
         let trace = self
@@ -248,13 +285,19 @@ impl<'a> Run<'a> {
             .await
             .map_err(|e| self.lost(e))?;
         let process = &self.request.process;
-        let path: Vec<String> = trace
-            .path
-            .iter()
-            .filter_map(|id| self.rewritten.original(id))
-            .filter(|id| process.node(id).is_some())
-            .map(str::to_string)
-            .collect();
+        let ids: Vec<&str> = trace.path.iter().map(|id| self.model_id(id)).collect();
+        let mut path = Vec::new();
+        for (i, id) in ids.iter().enumerate() {
+            let Some(node) = self.rewritten.original(id).and_then(|id| process.node(id)) else {
+                continue;
+            };
+            // jBPM records a join once per arriving token: it counts as entered when it
+            // fires, i.e. when one of its successors follows before it is entered again.
+            if is_sync_join(process, node) && !self.fired(node, &ids[i + 1..]) {
+                continue;
+            }
+            path.push(node.id.clone());
+        }
         self.known().path = path;
         Ok(trace)
     }
@@ -309,7 +352,7 @@ impl<'a> Run<'a> {
         let role = self
             .rewritten
             .roles
-            .get(&item.element_id)
+            .get(self.model_id(&item.element_id))
             .cloned()
             .ok_or_else(|| {
                 format!(
@@ -369,6 +412,7 @@ impl<'a> Run<'a> {
                     }
                     HookMove::SkipTo(set, target) => {
                         let to = self.rewritten.entry.get(&target).cloned().unwrap_or(target);
+                        let to = format!("{}{to}", self.id_prefix);
                         if !set.is_empty() {
                             self.client
                                 .patch(&self.process, &self.instance, &set)

@@ -14,9 +14,15 @@ use super::augment::Augmented;
 const POM: &str = include_str!("templates/pom.xml");
 const TRACE: &str = include_str!("templates/CugaFloTrace.java");
 
-/// Write the project for `augmented` into `dir` (created; files replaced). Returns the
-/// path of the model inside it.
-pub fn write(dir: &Path, app: &str, augmented: &Augmented, port: u16) -> io::Result<PathBuf> {
+/// Write the project serving the processes `augmented` into `dir` (created; files
+/// replaced); `name` names the service. Returns the paths of the models inside it.
+pub fn write(
+    dir: &Path,
+    name: &str,
+    augmented: &[Augmented],
+    port: u16,
+) -> io::Result<Vec<PathBuf>> {
+    let app = name;
     let artifact = format!(
         "cuga-flo-kogito-{}",
         app.to_ascii_lowercase()
@@ -39,9 +45,13 @@ pub fn write(dir: &Path, app: &str, augmented: &Augmented, port: u16) -> io::Res
              quarkus.banner.enabled=false\n"
         ),
     )?;
-    let model = models.join(format!("{}.bpmn", augmented.process_id));
-    fs::write(&model, &augmented.xml)?;
-    Ok(model)
+    let mut written = Vec::new();
+    for a in augmented {
+        let model = models.join(format!("{}.bpmn", a.process_id));
+        fs::write(&model, &a.xml)?;
+        written.push(model);
+    }
+    Ok(written)
 }
 
 /// The runnable jar of a built project.
