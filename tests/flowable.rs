@@ -9,8 +9,7 @@
 //! Needs Java 17+ and Maven (the first run builds the server: a few minutes, then cached).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod support;
 use support::copy_dir;
@@ -18,12 +17,12 @@ use support::copy_dir;
 mod chat_server;
 #[path = "support/flowable.rs"]
 mod flowable;
-use chat_server::{ChatServer, Received, Reply};
+#[path = "support/slow_model.rs"]
+mod slow_model;
+use slow_model::stop_while_the_model_thinks;
 #[path = "support/runs.rs"]
 mod runs;
 use runs::{app_dir, closed_as_failed, journal, same_as_native, show, start_scenario};
-
-const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
 
 /// `start` with Flowable's credentials.
 fn start(app: &Path, scenario: &str, run_dir: &Path, extra: &[&str]) -> std::process::Output {
@@ -134,47 +133,20 @@ fn a_deployment_flowable_refuses_fails_the_run_clearly() {
 fn flowable_dying_while_a_control_point_is_pending_fails_the_run_clearly() {
     let mut server = flowable::Flowable::start();
     let tmp = tempfile::tempdir().unwrap();
-    // A model that takes its time: Flowable is stopped while it thinks.
-    let model = ChatServer::start(|received: &Received| {
-        Reply::from_schema_first_choice(received).after(Duration::from_secs(4))
-    });
     let run_dir = tmp.path().join("runs");
-    let mut cmd = Command::new(BIN);
-    cmd.arg("start")
-        .arg(app_dir("loan_approval"))
-        .args(["--json", "--run-dir"])
-        .arg(&run_dir)
-        .args(["--engine-url", &server.url])
-        .args([
-            "--var",
-            "applicant_name=Ada Byron",
-            "--var",
-            "applicant_id=1",
-        ])
-        .env_remove("CUGA_FLO_APPS")
-        .env("CUGA_FLO_LLM_BASE_URL", model.url())
-        .env("CUGA_FLO_LLM_MODEL", chat_server::MODEL)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in flowable::credentials() {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().unwrap();
-    // Wait until the model is asked, then stop Flowable.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while model.count() == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(model.count() > 0, "the model was never asked");
-    server.stop();
-    let stopped = Instant::now();
-    let out = child.wait_with_output().unwrap();
+    let url = server.url.clone();
+    let (out, after) = stop_while_the_model_thinks(
+        &app_dir("loan_approval"),
+        &["--engine-url", &url],
+        &flowable::credentials(),
+        &run_dir,
+        || server.stop(),
+    );
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let message = closed_as_failed(&journal(&run_dir));
     assert!(
         message.starts_with("lost Flowable at") && message.contains("cannot connect"),
         "unclear message: {message}"
     );
-    assert!(stopped.elapsed() < Duration::from_secs(30));
+    assert!(after < Duration::from_secs(30));
 }

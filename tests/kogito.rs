@@ -10,12 +10,13 @@
 //! Needs Java 17+ and Maven (the first build downloads about 100 MB into ~/.m2 and takes
 //! about two minutes on two cores; later builds of the same service are cached).
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[path = "support/chat_server.rs"]
 mod chat_server;
-use chat_server::{ChatServer, Received, Reply};
+#[path = "support/slow_model.rs"]
+mod slow_model;
+use slow_model::stop_while_the_model_thinks;
 #[path = "support/kogito.rs"]
 mod kogito;
 #[path = "support/runs.rs"]
@@ -130,44 +131,20 @@ fn a_service_without_the_apps_process_fails_the_run_clearly() {
 fn kogito_dying_while_a_control_point_is_pending_fails_the_run_clearly() {
     let mut service = kogito::Kogito::start(APP);
     let tmp = tempfile::tempdir().unwrap();
-    // A model that takes its time: the service is stopped while it thinks.
-    let model = ChatServer::start(|received: &Received| {
-        Reply::from_schema_first_choice(received).after(Duration::from_secs(4))
-    });
     let run_dir = tmp.path().join("runs");
-    let child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
-        .arg("start")
-        .arg(app_dir(APP))
-        .args(["--json", "--run-dir"])
-        .arg(&run_dir)
-        .args(["--engine-url", &service.url])
-        .args([
-            "--var",
-            "applicant_name=Ada Byron",
-            "--var",
-            "applicant_id=1",
-        ])
-        .env_remove("CUGA_FLO_APPS")
-        .env("CUGA_FLO_LLM_BASE_URL", model.url())
-        .env("CUGA_FLO_LLM_MODEL", chat_server::MODEL)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while model.count() == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(model.count() > 0, "the model was never asked");
-    service.stop();
-    let stopped = Instant::now();
-    let out = child.wait_with_output().unwrap();
+    let url = service.url.clone();
+    let (out, after) = stop_while_the_model_thinks(
+        &app_dir(APP),
+        &["--engine-url", &url],
+        &[],
+        &run_dir,
+        || service.stop(),
+    );
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let message = closed_as_failed(&journal(&run_dir));
     assert!(
         message.starts_with("lost Kogito at") && message.contains("cannot connect"),
         "unclear message: {message}"
     );
-    assert!(stopped.elapsed() < Duration::from_secs(30));
+    assert!(after < Duration::from_secs(30));
 }

@@ -12,10 +12,12 @@ pub(crate) mod pull;
 pub mod rewrite;
 pub(crate) mod topology;
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::app::{EngineConfig, EngineKind, Located};
 use crate::bpmn::{GatewayKind, Process};
 use crate::bridge::{BoxFuture, ControlPoints, FlowAnnotations};
 use crate::journal::EventSink;
@@ -46,6 +48,34 @@ pub struct RunOutcome {
     pub path: Vec<String>,
 }
 
+impl RunRequest {
+    /// The run's `run_started` event on `engine` (the app and the source of judgement are
+    /// filled in by the journal's owner).
+    pub(crate) fn started(&self, engine: &str) -> crate::journal::Event {
+        crate::journal::Event::RunStarted {
+            run_id: self.run_id.clone(),
+            app: self.process_key.clone(),
+            process_key: self.process_key.clone(),
+            process_id: self.process.id.clone(),
+            engine: engine.into(),
+            reasoner: String::new(),
+            variables: self.variables.clone(),
+        }
+    }
+}
+
+impl RunOutcome {
+    /// The run's `run_finished` event.
+    pub(crate) fn finished(&self) -> crate::journal::Event {
+        crate::journal::Event::RunFinished {
+            status: self.status,
+            message: self.message.clone(),
+            variables: self.variables.clone(),
+            steps: self.steps,
+        }
+    }
+}
+
 /// An engine could not run at all (as opposed to a run that failed, which is an outcome).
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum EngineError {
@@ -68,6 +98,25 @@ pub trait WorkflowEngine: Send + Sync {
         control_points: Arc<dyn ControlPoints>,
         events: Arc<dyn EventSink>,
     ) -> BoxFuture<'static, Result<RunOutcome, EngineError>>;
+}
+
+/// The app's `workflow_engine:` block when it configures an engine of `kind`; when
+/// `start --engine` chose another engine than the config's, the config's settings do not
+/// apply (defaults do).
+pub(crate) fn engine_block(config: &EngineConfig, kind: EngineKind) -> &EngineConfig {
+    static DEFAULT: LazyLock<EngineConfig> = LazyLock::new(EngineConfig::default);
+    if config.kind == kind {
+        config
+    } else {
+        &DEFAULT
+    }
+}
+
+/// A duration in seconds from the config, or `default`.
+pub(crate) fn seconds(value: &Option<Located<f64>>, default: Duration) -> Duration {
+    value
+        .as_ref()
+        .map_or(default, |s| Duration::from_secs_f64(s.value))
 }
 
 /// Whether `chosen` is a valid answer for a gateway of `kind` with `outgoing` flows:

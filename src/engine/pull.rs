@@ -186,6 +186,16 @@ impl Asker<'_> {
     }
 }
 
+/// The message of a run whose last node is a process-level terminate end event of the
+/// model (the engine ended the instance there).
+pub fn terminate_end(process: &Process, path: &[String]) -> Option<String> {
+    let last = path.last()?;
+    let node = process.node(last)?;
+    let terminates = matches!(&node.kind, NodeKind::EndEvent { definitions }
+        if definitions.contains(&crate::bpmn::EventDefinition::Terminate));
+    (terminates && node.parent.is_none()).then(|| format!("terminate end event {last}"))
+}
+
 /// A gateway that waits for its incoming tokens: parallel, inclusive or complex, with
 /// two or more incoming flows.
 pub fn is_sync_join(process: &Process, node: &crate::bpmn::Node) -> bool {

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 pub use witness::Witness;
 
-use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
+use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, seconds};
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::http::{HttpBridge, connect};
 use crate::bridge::mcp::{
@@ -30,7 +30,7 @@ use crate::bridge::mcp::{
     RunProcessResult,
 };
 use crate::bridge::{BoxFuture, ControlPoints};
-use crate::journal::{Event, EventSink};
+use crate::journal::EventSink;
 use crate::secret::Secret;
 use crate::vocab::RunStatus;
 
@@ -58,12 +58,7 @@ impl ExternalSettings {
     /// engine (another engine's settings do not apply: only `url` is used then); `url`
     /// replaces its `url`. The token is read from the variable `token_env` names.
     pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
-        let default = EngineConfig::default();
-        let config = if config.kind == EngineKind::Mcp {
-            config
-        } else {
-            &default
-        };
+        let config = engine_block(config, EngineKind::Mcp);
         let url = url
             .map(str::to_string)
             .or_else(|| config.url.as_ref().map(|u| u.value.clone()))
@@ -90,15 +85,12 @@ impl ExternalSettings {
             .ok()
             .and_then(|mut addrs| addrs.next())
             .ok_or_else(|| format!("`workflow_engine.callback_host`: `{host}` has no address"))?;
-        let seconds = |s: &Option<crate::app::Located<f64>>| {
-            s.as_ref().map(|s| Duration::from_secs_f64(s.value))
-        };
         Ok(ExternalSettings {
             url,
             token,
             callback,
-            connect_timeout: seconds(&config.connect_timeout).unwrap_or(DEFAULT_CONNECT_TIMEOUT),
-            idle_timeout: Some(seconds(&config.idle_timeout).unwrap_or(DEFAULT_IDLE_TIMEOUT)),
+            connect_timeout: seconds(&config.connect_timeout, DEFAULT_CONNECT_TIMEOUT),
+            idle_timeout: Some(seconds(&config.idle_timeout, DEFAULT_IDLE_TIMEOUT)),
         })
     }
 }
@@ -140,15 +132,7 @@ async fn drive(
     events: Arc<dyn EventSink>,
 ) -> Result<RunOutcome, EngineError> {
     events
-        .emit(Event::RunStarted {
-            run_id: request.run_id.clone(),
-            app: request.process_key.clone(),
-            process_key: request.process_key.clone(),
-            process_id: request.process.id.clone(),
-            engine: "mcp".into(),
-            reasoner: String::new(),
-            variables: request.variables.clone(),
-        })
+        .emit(request.started("mcp"))
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     let witness = Arc::new(Witness::new(
         &request.process,
@@ -190,12 +174,7 @@ async fn drive(
         return Err(EngineError::Journal(e));
     }
     events
-        .emit(Event::RunFinished {
-            status: outcome.status,
-            message: outcome.message.clone(),
-            variables: outcome.variables.clone(),
-            steps: outcome.steps,
-        })
+        .emit(outcome.finished())
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     Ok(outcome)
 }

@@ -27,13 +27,12 @@ use serde_json::{Map, Value};
 use self::augment::Augmented;
 use self::rest::{Client, Endpoint, Job, RestError};
 use super::external::Witness;
-use super::pull::{Asker, HookMove, is_sync_join, user_variables};
-use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
+use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables};
+use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, seconds};
 use crate::app::{EngineConfig, EngineKind};
-use crate::bpmn::NodeKind;
 use crate::bridge::{BoxFuture, ControlPoints};
 use crate::engine::rewrite::Role;
-use crate::journal::{Event, EventSink};
+use crate::journal::EventSink;
 use crate::secret::Secret;
 use crate::vocab::RunStatus;
 
@@ -54,12 +53,7 @@ impl FlowableSettings {
     /// password comes from the variable `password_env` names (else `FLOWABLE_PASSWORD`),
     /// the user from `username` (else `FLOWABLE_USER`).
     pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
-        let default = EngineConfig::default();
-        let config = if config.kind == EngineKind::Flowable {
-            config
-        } else {
-            &default
-        };
+        let config = engine_block(config, EngineKind::Flowable);
         let url = url
             .map(str::to_string)
             .or_else(|| config.url.as_ref().map(|u| u.value.clone()))
@@ -80,19 +74,14 @@ impl FlowableSettings {
                  which is not set"
             ));
         }
-        let seconds = |s: &Option<crate::app::Located<f64>>, default: u64| {
-            s.as_ref().map_or(Duration::from_secs(default), |s| {
-                Duration::from_secs_f64(s.value)
-            })
-        };
         Ok(FlowableSettings {
             endpoint: Endpoint {
                 jobs_url: Endpoint::jobs_url_for(&url),
                 url,
                 username,
                 password,
-                connect_timeout: seconds(&config.connect_timeout, 10),
-                timeout: seconds(&config.idle_timeout, 120),
+                connect_timeout: seconds(&config.connect_timeout, Duration::from_secs(10)),
+                timeout: seconds(&config.idle_timeout, Duration::from_secs(120)),
             },
             deploy: config.deploy.as_ref().is_none_or(|d| d.value),
             definition_key: config
@@ -138,15 +127,7 @@ async fn run(
     events: Arc<dyn EventSink>,
 ) -> Result<RunOutcome, EngineError> {
     events
-        .emit(Event::RunStarted {
-            run_id: request.run_id.clone(),
-            app: request.process_key.clone(),
-            process_key: request.process_key.clone(),
-            process_id: request.process.id.clone(),
-            engine: "flowable".into(),
-            reasoner: String::new(),
-            variables: request.variables.clone(),
-        })
+        .emit(request.started("flowable"))
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     let witness = Arc::new(Witness::new(
         &request.process,
@@ -172,12 +153,7 @@ async fn run(
         return Err(EngineError::Journal(e));
     }
     events
-        .emit(Event::RunFinished {
-            status: outcome.status,
-            message: outcome.message.clone(),
-            variables: outcome.variables.clone(),
-            steps: outcome.steps,
-        })
+        .emit(outcome.finished())
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     Ok(outcome)
 }
@@ -683,10 +659,12 @@ impl Run {
             Ended::Finished {
                 terminated: Some(m),
             } => (RunStatus::Terminated, Some(m)),
-            Ended::Finished { terminated: None } => match self.terminate_end(&path) {
-                Some(m) => (RunStatus::Terminated, Some(m)),
-                None => (RunStatus::Completed, None),
-            },
+            Ended::Finished { terminated: None } => {
+                match terminate_end(&self.request.process, &path) {
+                    Some(m) => (RunStatus::Terminated, Some(m)),
+                    None => (RunStatus::Completed, None),
+                }
+            }
             Ended::Failed(why) => (RunStatus::Failed, Some(why)),
         };
         RunOutcome {
@@ -696,14 +674,5 @@ impl Run {
             steps: path.len() as u64,
             path,
         }
-    }
-
-    /// A process-level terminate end event of the model that the run reached last.
-    fn terminate_end(&self, path: &[String]) -> Option<String> {
-        let last = path.last()?;
-        let node = self.request.process.node(last)?;
-        let terminates = matches!(&node.kind, NodeKind::EndEvent { definitions }
-            if definitions.contains(&crate::bpmn::EventDefinition::Terminate));
-        (terminates && node.parent.is_none()).then(|| format!("terminate end event {last}"))
     }
 }

@@ -25,13 +25,12 @@ use serde_json::{Map, Value};
 
 use self::rest::{Client, Endpoint, RestError, WorkItem};
 use super::external::Witness;
-use super::pull::{Asker, HookMove, is_sync_join, user_variables};
+use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables};
 use super::rewrite::{self, Rewritten, Role};
-use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
+use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, seconds};
 use crate::app::{EngineConfig, EngineKind};
-use crate::bpmn::{EventDefinition, NodeKind};
 use crate::bridge::{BoxFuture, ControlPoints};
-use crate::journal::{Event, EventSink};
+use crate::journal::EventSink;
 use crate::vocab::RunStatus;
 
 /// How the adapter reaches the service.
@@ -47,26 +46,16 @@ pub struct KogitoSettings {
 impl KogitoSettings {
     /// From the app's `workflow_engine:` block (`url` replaced by `url` when given).
     pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
-        let default = EngineConfig::default();
-        let config = if config.kind == EngineKind::Kogito {
-            config
-        } else {
-            &default
-        };
+        let config = engine_block(config, EngineKind::Kogito);
         let url = url
             .map(str::to_string)
             .or_else(|| config.url.as_ref().map(|u| u.value.clone()))
             .ok_or("the kogito engine needs a url (`workflow_engine.url` or --engine-url)")?;
-        let seconds = |s: &Option<crate::app::Located<f64>>, default: u64| {
-            s.as_ref().map_or(Duration::from_secs(default), |s| {
-                Duration::from_secs_f64(s.value)
-            })
-        };
         Ok(KogitoSettings {
             endpoint: Endpoint {
                 url,
-                connect_timeout: seconds(&config.connect_timeout, 10),
-                timeout: seconds(&config.idle_timeout, 120),
+                connect_timeout: seconds(&config.connect_timeout, Duration::from_secs(10)),
+                timeout: seconds(&config.idle_timeout, Duration::from_secs(120)),
             },
             process_id: config.process_id.as_ref().map(|p| p.value.clone()),
             id_prefix: String::new(),
@@ -108,15 +97,7 @@ async fn run(
     events: Arc<dyn EventSink>,
 ) -> Result<RunOutcome, EngineError> {
     events
-        .emit(Event::RunStarted {
-            run_id: request.run_id.clone(),
-            app: request.process_key.clone(),
-            process_key: request.process_key.clone(),
-            process_id: request.process.id.clone(),
-            engine: "kogito".into(),
-            reasoner: String::new(),
-            variables: request.variables.clone(),
-        })
+        .emit(request.started("kogito"))
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     let witness = Witness::new(
         &request.process,
@@ -141,12 +122,7 @@ async fn run(
         return Err(EngineError::Journal(e));
     }
     events
-        .emit(Event::RunFinished {
-            status: outcome.status,
-            message: outcome.message.clone(),
-            variables: outcome.variables.clone(),
-            steps: outcome.steps,
-        })
+        .emit(outcome.finished())
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     Ok(outcome)
 }
@@ -443,7 +419,7 @@ impl<'a> Run<'a> {
             Ended::Failed(why) => (RunStatus::Failed, Some(why)),
             Ended::Finished => match self.known().terminated.clone() {
                 Some(m) => (RunStatus::Terminated, Some(m)),
-                None => match self.terminate_end(&path) {
+                None => match terminate_end(&self.request.process, &path) {
                     Some(m) => (RunStatus::Terminated, Some(m)),
                     None => (RunStatus::Completed, None),
                 },
@@ -456,14 +432,5 @@ impl<'a> Run<'a> {
             steps: path.len() as u64,
             path,
         }
-    }
-
-    /// A process-level terminate end event of the model that the run reached last.
-    fn terminate_end(&self, path: &[String]) -> Option<String> {
-        let last = path.last()?;
-        let node = self.request.process.node(last)?;
-        let terminates = matches!(&node.kind, NodeKind::EndEvent { definitions }
-            if definitions.contains(&EventDefinition::Terminate));
-        (terminates && node.parent.is_none()).then(|| format!("terminate end event {last}"))
     }
 }
