@@ -22,7 +22,7 @@
 //!
 //! [`Rewritten::roles`] maps each worker back to what it stands for.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::bpmn::{EventDefinition, GatewayKind, Node, NodeKind, Process, SubProcessKind};
 use crate::bridge::FlowAnnotations;
@@ -162,6 +162,31 @@ impl Rewritten {
         vars.sort();
         vars
     }
+}
+
+/// The nodes and flows of each scope (`None`: the process; else a sub-process's id), in
+/// the order of the model, for writing nested XML.
+pub type Scopes<'a> = BTreeMap<Option<&'a str>, (Vec<&'a RNode>, Vec<&'a RFlow>)>;
+
+impl Rewritten {
+    pub fn scopes(&self) -> Scopes<'_> {
+        let mut scopes: Scopes = BTreeMap::new();
+        for n in &self.nodes {
+            scopes.entry(n.parent.as_deref()).or_default().0.push(n);
+        }
+        for f in &self.flows {
+            scopes.entry(f.parent.as_deref()).or_default().1.push(f);
+        }
+        scopes
+    }
+}
+
+/// `text` in an XML attribute or element.
+pub fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Why a model cannot be rewritten, per element: `(element id, reason)`.

@@ -118,21 +118,36 @@ impl WorkflowEngine for ExternalEngine {
         events: Arc<dyn EventSink>,
     ) -> BoxFuture<'static, Result<RunOutcome, EngineError>> {
         let settings = self.settings.clone();
-        Box::pin(async move { drive(settings, request, control_points, events).await })
+        Box::pin(witnessed(
+            "mcp",
+            request,
+            control_points,
+            events,
+            move |witness, request| drive(settings, witness, request),
+        ))
     }
 }
 
 /// Why a run on the engine ended without a result.
 type Failure = String;
 
-async fn drive(
-    settings: ExternalSettings,
+/// A run on an engine that owns the tokens, journalled by a [`Witness`]: `run_started`,
+/// then `body` (given the witness that answers the engine's control points, and the
+/// request), then `run_finished` with its outcome, or a failed one with the reason `body`
+/// gives for having no outcome. The external, Flowable and Kogito engines all run so.
+pub(crate) async fn witnessed<F, Fut>(
+    engine: &'static str,
     request: RunRequest,
     control_points: Arc<dyn ControlPoints>,
     events: Arc<dyn EventSink>,
-) -> Result<RunOutcome, EngineError> {
+    body: F,
+) -> Result<RunOutcome, EngineError>
+where
+    F: FnOnce(Arc<Witness>, RunRequest) -> Fut,
+    Fut: std::future::Future<Output = Result<RunOutcome, String>>,
+{
     events
-        .emit(request.started("mcp"))
+        .emit(request.started(engine))
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     let witness = Arc::new(Witness::new(
         &request.process,
@@ -140,28 +155,8 @@ async fn drive(
         control_points,
         events.clone(),
     ));
-    let result = match serve_callbacks(&settings, &request, witness.clone()).await {
-        Ok(callbacks) => {
-            let result = call_engine(&settings, &request, &callbacks, &witness).await;
-            callbacks
-                .http
-                .shutdown(Duration::from_secs(1), || false)
-                .await;
-            result
-        }
-        Err(why) => Err(why),
-    };
-    let outcome = match result {
-        Ok(result) => {
-            witness.entered(&result.path);
-            RunOutcome {
-                status: result.status,
-                message: result.message,
-                variables: result.variables,
-                steps: result.steps,
-                path: result.path,
-            }
-        }
+    let outcome = match body(witness.clone(), request).await {
+        Ok(outcome) => outcome,
         Err(why) => RunOutcome {
             status: RunStatus::Failed,
             message: Some(why),
@@ -177,6 +172,29 @@ async fn drive(
         .emit(outcome.finished())
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     Ok(outcome)
+}
+
+/// One run: serve its callbacks, call the engine, read its result.
+async fn drive(
+    settings: ExternalSettings,
+    witness: Arc<Witness>,
+    request: RunRequest,
+) -> Result<RunOutcome, String> {
+    let callbacks = serve_callbacks(&settings, &request, witness.clone()).await?;
+    let result = call_engine(&settings, &request, &callbacks, &witness).await;
+    callbacks
+        .http
+        .shutdown(Duration::from_secs(1), || false)
+        .await;
+    let result = result?;
+    witness.entered(&result.path);
+    Ok(RunOutcome {
+        status: result.status,
+        message: result.message,
+        variables: result.variables,
+        steps: result.steps,
+        path: result.path,
+    })
 }
 
 /// The run's callback endpoint and its token.

@@ -10,12 +10,11 @@
 //! being acquired (cuga-flo completes one job at a time instead, so continuations do not
 //! race at joins).
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
-use crate::engine::rewrite::{self, Element, Guard, RFlow, RNode, Rewritten};
+use crate::engine::rewrite::{self, Element, Guard, Rewritten, Scopes, xml_escape};
 
 /// The process rewritten for Flowable.
 #[derive(Debug, Clone)]
@@ -41,7 +40,7 @@ pub fn augment(
     definition_key: &str,
 ) -> Result<Augmented, Vec<(String, String)>> {
     let rewritten = rewrite::rewrite(process, annotations)?;
-    let xml = write_xml(process, definition_key, &rewritten.nodes, &rewritten.flows);
+    let xml = write_xml(process, definition_key, &rewritten);
     Ok(Augmented {
         xml,
         definition_key: definition_key.to_string(),
@@ -49,21 +48,8 @@ pub fn augment(
     })
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn write_xml(process: &Process, key: &str, nodes: &[RNode], flows: &[RFlow]) -> String {
-    let mut children: Scopes = BTreeMap::new();
-    for n in nodes {
-        children.entry(n.parent.as_deref()).or_default().0.push(n);
-    }
-    for f in flows {
-        children.entry(f.parent.as_deref()).or_default().1.push(f);
-    }
+fn write_xml(process: &Process, key: &str, rewritten: &Rewritten) -> String {
+    let children = rewritten.scopes();
     let mut xml = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
          <definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" \
@@ -74,19 +60,17 @@ fn write_xml(process: &Process, key: &str, nodes: &[RNode], flows: &[RFlow]) -> 
     let name = process
         .name
         .as_deref()
-        .map(|n| format!(" name=\"{}\"", escape(n)))
+        .map(|n| format!(" name=\"{}\"", xml_escape(n)))
         .unwrap_or_default();
     let _ = writeln!(
         xml,
         "  <process id=\"{}\"{name} isExecutable=\"true\">",
-        escape(key)
+        xml_escape(key)
     );
     write_scope(&mut xml, &children, None, 2);
     xml.push_str("  </process>\n</definitions>\n");
     xml
 }
-
-type Scopes<'a> = BTreeMap<Option<&'a str>, (Vec<&'a RNode>, Vec<&'a RFlow>)>;
 
 fn write_scope(xml: &mut String, children: &Scopes, scope: Option<&str>, depth: usize) {
     let pad = "  ".repeat(depth);
@@ -94,11 +78,11 @@ fn write_scope(xml: &mut String, children: &Scopes, scope: Option<&str>, depth: 
         return;
     };
     for n in nodes {
-        let id = escape(&n.id);
+        let id = xml_escape(&n.id);
         let name = n
             .name
             .as_deref()
-            .map(|s| format!(" name=\"{}\"", escape(s)))
+            .map(|s| format!(" name=\"{}\"", xml_escape(s)))
             .unwrap_or_default();
         match &n.element {
             Element::Start => {
@@ -137,9 +121,9 @@ fn write_scope(xml: &mut String, children: &Scopes, scope: Option<&str>, depth: 
     for f in flows {
         let open = format!(
             "{pad}<sequenceFlow id=\"{}\" sourceRef=\"{}\" targetRef=\"{}\"",
-            escape(&f.id),
-            escape(&f.source),
-            escape(&f.target)
+            xml_escape(&f.id),
+            xml_escape(&f.source),
+            xml_escape(&f.target)
         );
         match f.guard.as_ref().map(juel) {
             Some(c) => {

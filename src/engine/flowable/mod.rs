@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use self::augment::Augmented;
 use self::rest::{Client, Endpoint, Job, RestError};
-use super::external::Witness;
+use super::external::{Witness, witnessed};
 use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables};
 use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, seconds};
 use crate::app::{EngineConfig, EngineKind};
@@ -116,46 +116,24 @@ impl WorkflowEngine for FlowableEngine {
         events: Arc<dyn EventSink>,
     ) -> BoxFuture<'static, Result<RunOutcome, EngineError>> {
         let settings = self.settings.clone();
-        Box::pin(async move { run(settings, request, control_points, events).await })
+        Box::pin(witnessed(
+            "flowable",
+            request,
+            control_points,
+            events,
+            move |witness, request| run(settings, witness, request),
+        ))
     }
 }
 
 async fn run(
     settings: FlowableSettings,
+    witness: Arc<Witness>,
     request: RunRequest,
-    control_points: Arc<dyn ControlPoints>,
-    events: Arc<dyn EventSink>,
-) -> Result<RunOutcome, EngineError> {
-    events
-        .emit(request.started("flowable"))
-        .map_err(|e| EngineError::Journal(e.to_string()))?;
-    let witness = Arc::new(Witness::new(
-        &request.process,
-        request.variables.clone(),
-        control_points,
-        events.clone(),
-    ));
-    let outcome = match Run::prepare(&settings, &request, witness.clone()).await {
-        Ok(run) => {
-            let run = Arc::new(run);
-            let ended = run.clone().drive().await;
-            run.finish(ended).await
-        }
-        Err(why) => RunOutcome {
-            status: RunStatus::Failed,
-            message: Some(why),
-            variables: request.variables.clone(),
-            steps: 0,
-            path: Vec::new(),
-        },
-    };
-    if let Some(e) = witness.journal_error() {
-        return Err(EngineError::Journal(e));
-    }
-    events
-        .emit(outcome.finished())
-        .map_err(|e| EngineError::Journal(e.to_string()))?;
-    Ok(outcome)
+) -> Result<RunOutcome, String> {
+    let run = Arc::new(Run::prepare(&settings, &request, witness).await?);
+    let ended = run.clone().drive().await;
+    Ok(run.finish(ended).await)
 }
 
 /// How the instance ended, when cuga-flo ended it or saw it end.
@@ -532,8 +510,12 @@ impl Run {
                 .map_err(|e| self.lost(e))?,
         };
         let variables = user_variables(variables);
-        // The job's activity has started since the last look at the history.
+        // The job's activity has started since the last look at the history, and may be
+        // the entry that spends the step budget: then it is not asked about.
         self.refresh_path().await?;
+        if let Some(why) = self.over_budget() {
+            return Err(why);
+        }
         match role {
             Role::Task(task) => self.task(&job, &task, variables).await,
             Role::Route { gateway, variable } => {

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
-use crate::engine::rewrite::{self, Element, Guard, RFlow, RNode, Rewritten};
+use crate::engine::rewrite::{self, Element, Guard, RFlow, RNode, Rewritten, Scopes, xml_escape};
 
 /// The actor every worker task belongs to (cuga-flo acts as this user).
 pub const ACTOR: &str = "cugaflo";
@@ -184,13 +184,6 @@ fn merge_explicitly(service: &mut Rewritten, id_prefix: &str) {
     }
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// An id for an item definition or data input/output (an XML id).
 fn xml_id(text: &str) -> String {
     java_identifier(text)
@@ -219,7 +212,7 @@ fn write_xml(
     let name = process
         .name
         .as_deref()
-        .map_or_else(|| process_id.to_string(), escape);
+        .map_or_else(|| process_id.to_string(), xml_escape);
     let _ = writeln!(
         xml,
         "  <bpmn2:process id=\"{process_id}\" name=\"{name}\" drools:packageName=\"org.cugaflo\" \
@@ -229,17 +222,11 @@ fn write_xml(
         let _ = writeln!(
             xml,
             "    <bpmn2:property id=\"{}\" itemSubjectRef=\"_{java}Item\" name=\"{}\"/>",
-            escape(var),
-            escape(var)
+            xml_escape(var),
+            xml_escape(var)
         );
     }
-    let mut children: Scopes = BTreeMap::new();
-    for n in &rewritten.nodes {
-        children.entry(n.parent.as_deref()).or_default().0.push(n);
-    }
-    for f in &rewritten.flows {
-        children.entry(f.parent.as_deref()).or_default().1.push(f);
-    }
+    let children = rewritten.scopes();
     let writer = Writer {
         flows: &rewritten.flows,
         task_names,
@@ -249,8 +236,6 @@ fn write_xml(
     xml.push_str("  </bpmn2:process>\n</bpmn2:definitions>\n");
     xml
 }
-
-type Scopes<'a> = BTreeMap<Option<&'a str>, (Vec<&'a RNode>, Vec<&'a RFlow>)>;
 
 struct Writer<'a> {
     flows: &'a [RFlow],
@@ -265,11 +250,11 @@ impl Writer<'_> {
             return;
         };
         for n in nodes {
-            let id = escape(&n.id);
+            let id = xml_escape(&n.id);
             let name = n
                 .name
                 .as_deref()
-                .map(|s| format!(" name=\"{}\"", escape(s)))
+                .map(|s| format!(" name=\"{}\"", xml_escape(s)))
                 .unwrap_or_default();
             match &n.element {
                 Element::Start => {
@@ -318,9 +303,9 @@ impl Writer<'_> {
         for f in flows {
             let open = format!(
                 "{pad}<bpmn2:sequenceFlow id=\"{}\" sourceRef=\"{}\" targetRef=\"{}\"",
-                escape(&f.id),
-                escape(&f.source),
-                escape(&f.target)
+                xml_escape(&f.id),
+                xml_escape(&f.source),
+                xml_escape(&f.target)
             );
             match f.guard.as_ref().map(java) {
                 Some(c) => {
@@ -338,10 +323,10 @@ impl Writer<'_> {
 
     /// A worker: a user task of cuga-flo's actor mapping every variable in and out.
     fn user_task(&self, xml: &mut String, n: &RNode, pad: &str) {
-        let id = escape(&n.id);
+        let id = xml_escape(&n.id);
         let key = xml_id(&n.id);
         let task_name = &self.task_names[&n.id];
-        let name = escape(n.name.as_deref().unwrap_or(&n.id));
+        let name = xml_escape(n.name.as_deref().unwrap_or(&n.id));
         let _ = writeln!(xml, "{pad}<bpmn2:userTask id=\"{id}\" name=\"{name}\">");
         let _ = writeln!(xml, "{pad}  <bpmn2:ioSpecification>");
         let _ = writeln!(
@@ -350,7 +335,7 @@ impl Writer<'_> {
         );
         for (var, java) in self.declared {
             let v = xml_id(var);
-            let var = escape(var);
+            let var = xml_escape(var);
             let _ = writeln!(
                 xml,
                 "{pad}    <bpmn2:dataInput id=\"{key}_{v}_In\" drools:dtype=\"{java}\" itemSubjectRef=\"_{java}Item\" name=\"{var}\"/>"
@@ -392,7 +377,7 @@ impl Writer<'_> {
         );
         for (var, _) in self.declared {
             let v = xml_id(var);
-            let var = escape(var);
+            let var = xml_escape(var);
             let _ = writeln!(
                 xml,
                 "{pad}  <bpmn2:dataInputAssociation><bpmn2:sourceRef>{var}</bpmn2:sourceRef><bpmn2:targetRef>{key}_{v}_In</bpmn2:targetRef></bpmn2:dataInputAssociation>"

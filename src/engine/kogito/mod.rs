@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use self::rest::{Client, Endpoint, RestError, WorkItem};
-use super::external::Witness;
+use super::external::{Witness, witnessed};
 use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables};
 use super::rewrite::{self, Rewritten, Role};
 use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, seconds};
@@ -86,45 +86,24 @@ impl WorkflowEngine for KogitoEngine {
         events: Arc<dyn EventSink>,
     ) -> BoxFuture<'static, Result<RunOutcome, EngineError>> {
         let settings = self.settings.clone();
-        Box::pin(async move { run(settings, request, control_points, events).await })
+        Box::pin(witnessed(
+            "kogito",
+            request,
+            control_points,
+            events,
+            move |witness, request| run(settings, witness, request),
+        ))
     }
 }
 
 async fn run(
     settings: KogitoSettings,
+    witness: Arc<Witness>,
     request: RunRequest,
-    control_points: Arc<dyn ControlPoints>,
-    events: Arc<dyn EventSink>,
-) -> Result<RunOutcome, EngineError> {
-    events
-        .emit(request.started("kogito"))
-        .map_err(|e| EngineError::Journal(e.to_string()))?;
-    let witness = Witness::new(
-        &request.process,
-        request.variables.clone(),
-        control_points,
-        events.clone(),
-    );
-    let outcome = match Run::start(&settings, &request, &witness).await {
-        Ok(run) => {
-            let ended = run.drive().await;
-            run.finish(ended).await
-        }
-        Err(why) => RunOutcome {
-            status: RunStatus::Failed,
-            message: Some(why),
-            variables: request.variables.clone(),
-            steps: 0,
-            path: Vec::new(),
-        },
-    };
-    if let Some(e) = witness.journal_error() {
-        return Err(EngineError::Journal(e));
-    }
-    events
-        .emit(outcome.finished())
-        .map_err(|e| EngineError::Journal(e.to_string()))?;
-    Ok(outcome)
+) -> Result<RunOutcome, String> {
+    let run = Run::start(&settings, request, witness).await?;
+    let ended = run.drive().await;
+    Ok(run.finish(ended).await)
 }
 
 enum Ended {
@@ -132,10 +111,10 @@ enum Ended {
     Failed(String),
 }
 
-struct Run<'a> {
+struct Run {
     client: Client,
-    witness: &'a Witness,
-    request: &'a RunRequest,
+    witness: Arc<Witness>,
+    request: RunRequest,
     rewritten: Rewritten,
     process: String,
     instance: String,
@@ -152,12 +131,12 @@ struct Known {
     last: Option<rest::Trace>,
 }
 
-impl<'a> Run<'a> {
+impl Run {
     async fn start(
         settings: &KogitoSettings,
-        request: &'a RunRequest,
-        witness: &'a Witness,
-    ) -> Result<Run<'a>, String> {
+        request: RunRequest,
+        witness: Arc<Witness>,
+    ) -> Result<Run, String> {
         let rewritten =
             rewrite::rewrite(&request.process, &request.annotations).map_err(|problems| {
                 let list: Vec<String> = problems
@@ -219,7 +198,7 @@ impl<'a> Run<'a> {
 
     fn asker(&self) -> Asker<'_> {
         Asker {
-            witness: self.witness,
+            witness: &self.witness,
             run_id: &self.request.run_id,
             process_key: &self.request.process_key,
             process: &self.request.process,
