@@ -23,6 +23,19 @@ impl RestError {
     }
 }
 
+/// An HTTP client bounding each connect and each request (TLS on the ring provider).
+pub fn client(
+    connect_timeout: std::time::Duration,
+    timeout: std::time::Duration,
+) -> Result<reqwest::Client, String> {
+    crate::reason::llm::client::install_tls_provider();
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .timeout(timeout)
+        .build()
+        .map_err(|e| format!("cannot build an HTTP client: {e}"))
+}
+
 /// Send; the JSON body of a 2xx answer (`null` when empty). `secret` is redacted from
 /// every message.
 pub async fn send(

@@ -112,6 +112,19 @@ pub(crate) fn engine_block(config: &EngineConfig, kind: EngineKind) -> &EngineCo
     }
 }
 
+/// The engine's URL: `url` (from `--engine-url`) when given, else the block's `url`.
+pub(crate) fn engine_url(
+    block: &EngineConfig,
+    url: Option<&str>,
+    kind: EngineKind,
+) -> Result<String, String> {
+    url.map(str::to_string)
+        .or_else(|| block.url.as_ref().map(|u| u.value.clone()))
+        .ok_or_else(|| {
+            format!("the {kind} engine needs a url (`workflow_engine.url` or --engine-url)")
+        })
+}
+
 /// A duration in seconds from the config, or `default`.
 pub(crate) fn seconds(value: &Option<Located<f64>>, default: Duration) -> Duration {
     value

@@ -22,7 +22,9 @@ use std::time::Duration;
 
 pub use witness::Witness;
 
-use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, seconds};
+use super::{
+    EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
+};
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::http::{HttpBridge, connect};
 use crate::bridge::mcp::{
@@ -59,10 +61,7 @@ impl ExternalSettings {
     /// replaces its `url`. The token is read from the variable `token_env` names.
     pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
         let config = engine_block(config, EngineKind::Mcp);
-        let url = url
-            .map(str::to_string)
-            .or_else(|| config.url.as_ref().map(|u| u.value.clone()))
-            .ok_or("the mcp engine needs a url (`workflow_engine.url` or --engine-url)")?;
+        let url = engine_url(config, url, EngineKind::Mcp)?;
         let token = match &config.token_env {
             Some(var) => {
                 let value = std::env::var(&var.value).map_err(|_| {

@@ -28,7 +28,9 @@ use self::augment::Augmented;
 use self::rest::{Client, Endpoint, Job, RestError};
 use super::external::{Witness, witnessed};
 use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables};
-use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, seconds};
+use super::{
+    EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
+};
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
 use crate::engine::rewrite::Role;
@@ -54,10 +56,7 @@ impl FlowableSettings {
     /// the user from `username` (else `FLOWABLE_USER`).
     pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
         let config = engine_block(config, EngineKind::Flowable);
-        let url = url
-            .map(str::to_string)
-            .or_else(|| config.url.as_ref().map(|u| u.value.clone()))
-            .ok_or("the flowable engine needs a url (`workflow_engine.url` or --engine-url)")?;
+        let url = engine_url(config, url, EngineKind::Flowable)?;
         let username = config
             .username
             .as_ref()

@@ -27,7 +27,9 @@ use self::rest::{Client, Endpoint, RestError, WorkItem};
 use super::external::{Witness, witnessed};
 use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables};
 use super::rewrite::{self, Rewritten, Role};
-use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, seconds};
+use super::{
+    EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
+};
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
 use crate::journal::EventSink;
@@ -47,10 +49,7 @@ impl KogitoSettings {
     /// From the app's `workflow_engine:` block (`url` replaced by `url` when given).
     pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
         let config = engine_block(config, EngineKind::Kogito);
-        let url = url
-            .map(str::to_string)
-            .or_else(|| config.url.as_ref().map(|u| u.value.clone()))
-            .ok_or("the kogito engine needs a url (`workflow_engine.url` or --engine-url)")?;
+        let url = engine_url(config, url, EngineKind::Kogito)?;
         Ok(KogitoSettings {
             endpoint: Endpoint {
                 url,

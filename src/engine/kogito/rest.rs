@@ -59,12 +59,7 @@ pub struct Client {
 
 impl Client {
     pub fn new(endpoint: Endpoint) -> Result<Client, String> {
-        crate::reason::llm::client::install_tls_provider();
-        let http = reqwest::Client::builder()
-            .connect_timeout(endpoint.connect_timeout)
-            .timeout(endpoint.timeout)
-            .build()
-            .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+        let http = http::client(endpoint.connect_timeout, endpoint.timeout)?;
         Ok(Client { http, endpoint })
     }
 
