@@ -68,7 +68,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l engine -d 'R
 flowable\t''
 kogito\t''
 mcp\t''"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l engine-url -d 'The engine\'s URL instead of the config\'s `workflow_engine.url`: an MCP engine\'s endpoint, or Flowable\'s REST API (alone: the config\'s engine when it is reached by URL, else an MCP engine)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l engine-url -d 'The engine\'s URL instead of the config\'s `workflow_engine.url`: an MCP engine\'s endpoint, Flowable\'s REST API or a Kogito service (alone: the config\'s engine when it is reached by URL, else an MCP engine)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l step-budget -d 'Node entries allowed before the run fails (bounds loops)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F

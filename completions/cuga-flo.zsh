@@ -72,7 +72,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--var=[Set a process variable (typed by its declared default); repeatable]:NAME=VALUE:_default' \
 '--input=[Initial variables from a JSON object in a file, or \`-\` for stdin]:FILE|-:_default' \
 '--engine=[Run on this engine instead of the config'\''s]:ENGINE:(native flowable kogito mcp)' \
-'--engine-url=[The engine'\''s URL instead of the config'\''s \`workflow_engine.url\`\: an MCP engine'\''s endpoint, or Flowable'\''s REST API (alone\: the config'\''s engine when it is reached by URL, else an MCP engine)]:URL:_default' \
+'--engine-url=[The engine'\''s URL instead of the config'\''s \`workflow_engine.url\`\: an MCP engine'\''s endpoint, Flowable'\''s REST API or a Kogito service (alone\: the config'\''s engine when it is reached by URL, else an MCP engine)]:URL:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--step-budget=[Node entries allowed before the run fails (bounds loops)]:N:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \

@@ -73,8 +73,8 @@ pub struct StartArgs {
     pub engine: Option<EngineChoice>,
 
     /// The engine's URL instead of the config's `workflow_engine.url`: an MCP engine's
-    /// endpoint, or Flowable's REST API (alone: the config's engine when it is reached by
-    /// URL, else an MCP engine)
+    /// endpoint, Flowable's REST API or a Kogito service (alone: the config's engine when
+    /// it is reached by URL, else an MCP engine)
     #[arg(long, value_name = "URL")]
     pub engine_url: Option<String>,
 
