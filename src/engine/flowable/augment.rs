@@ -21,19 +21,12 @@ use crate::engine::rewrite::{self, Element, Guard, Rewritten, Scopes, xml_escape
 pub struct Augmented {
     /// BPMN 2.0 XML with Flowable's extensions.
     pub xml: String,
-    /// The process id (Flowable's process definition key).
-    pub definition_key: String,
     /// What each worker stands for.
     pub rewritten: Rewritten,
 }
 
-/// Why a model cannot run on Flowable, per element: `(element id, reason)`.
-pub fn unsupported(process: &Process) -> Vec<(String, String)> {
-    rewrite::unsupported(process)
-}
-
 /// Rewrite `process` for Flowable under `definition_key`, with the hooks of
-/// `annotations`. `Err` lists what cannot run there ([`unsupported`]).
+/// `annotations`. `Err` lists what cannot run there ([`rewrite::unsupported`]).
 pub fn augment(
     process: &Process,
     annotations: &FlowAnnotations,
@@ -41,11 +34,7 @@ pub fn augment(
 ) -> Result<Augmented, Vec<(String, String)>> {
     let rewritten = rewrite::rewrite(process, annotations)?;
     let xml = write_xml(process, definition_key, &rewritten);
-    Ok(Augmented {
-        xml,
-        definition_key: definition_key.to_string(),
-        rewritten,
-    })
+    Ok(Augmented { xml, rewritten })
 }
 
 fn write_xml(process: &Process, key: &str, rewritten: &Rewritten) -> String {
