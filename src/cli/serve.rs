@@ -612,6 +612,10 @@ impl EventSink for RunJournal {
         }
         Ok(record)
     }
+
+    fn commit(&self) -> Result<(), JournalError> {
+        self.sink.commit()
+    }
 }
 
 /// Lock, ignoring poisoning.

@@ -186,4 +186,8 @@ impl EventSink for Labelled {
         }
         self.inner.emit(event)
     }
+
+    fn commit(&self) -> Result<(), JournalError> {
+        self.inner.commit()
+    }
 }

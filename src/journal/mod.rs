@@ -14,4 +14,12 @@ pub use store::{Journal, JournalError};
 pub trait EventSink: Send + Sync {
     /// Append `event`. When this returns `Ok`, the record is as durable as the sink is.
     fn emit(&self, event: Event) -> Result<Record, JournalError>;
+
+    /// Make every record emitted so far durable (as durable as the sink is) and visible to
+    /// its observers. Engines call it at the end of each step (before they wait for
+    /// anything), so one step's records are written together: group commit. A sink that
+    /// writes each record as it is emitted has nothing to do.
+    fn commit(&self) -> Result<(), JournalError> {
+        Ok(())
+    }
 }

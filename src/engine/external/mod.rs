@@ -147,6 +147,7 @@ where
 {
     events
         .emit(request.started(engine))
+        .and_then(|_| events.commit())
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     let witness = Arc::new(Witness::new(
         &request.process,
@@ -169,6 +170,7 @@ where
     }
     events
         .emit(outcome.finished())
+        .and_then(|_| events.commit())
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     Ok(outcome)
 }

@@ -99,7 +99,8 @@ impl Witness {
 
     /// Journal `event` (a failure is remembered and reported with the run's end).
     fn emit(&self, seen: &mut Seen, event: Event) {
-        if let Err(e) = self.events.emit(event) {
+        // A witness sees one event at a time: each is its own step (committed at once).
+        if let Err(e) = self.events.emit(event).and_then(|_| self.events.commit()) {
             seen.journal_error
                 .get_or_insert_with(|| JournalError::to_string(&e));
         }

@@ -151,6 +151,7 @@ impl Run {
             variables: variables.clone(),
             steps: self.steps,
         })?;
+        self.commit()?;
         Ok(RunOutcome {
             status,
             message,
@@ -190,6 +191,8 @@ impl Run {
                 self.answer(answer)?;
                 continue;
             }
+            // Everything this step emitted is made durable (and shown) before waiting.
+            self.commit()?;
             let Some(joined) = self.calls.join_next_with_id().await else {
                 if !self.tokens.is_empty() {
                     let message = self.stuck_message();
@@ -269,6 +272,13 @@ impl Run {
         self.sink
             .emit(event)
             .map(|_| ())
+            .map_err(|e| EngineError::Journal(e.to_string()))
+    }
+
+    /// Make the records emitted so far durable: the end of a step (group commit).
+    pub fn commit(&self) -> Result<(), EngineError> {
+        self.sink
+            .commit()
             .map_err(|e| EngineError::Journal(e.to_string()))
     }
 
