@@ -102,6 +102,8 @@ pub enum Decider {
     /// The control point's `on_failure` after its reasoner failed (a model that gave no
     /// valid answer within its attempts or budget).
     Fallback,
+    /// A question's deadline passed: its `on_timeout` outcome decided.
+    Timeout,
 }
 
 impl Decider {
@@ -116,6 +118,7 @@ impl Decider {
             Decider::Static => "static",
             Decider::None => "none",
             Decider::Fallback => "fallback",
+            Decider::Timeout => "timeout",
         }
     }
 }
@@ -144,6 +147,100 @@ pub enum RunStatus {
     Terminated,
     /// Something went wrong (a failed task, no flow to take, the step budget, a crash).
     Failed,
+    /// Not ended: the run is parked until a question is answered or a timer is due
+    /// (`runs answer`, `runs resume`). Never a `run_finished` status.
+    Waiting,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Terminated => "terminated",
+            RunStatus::Failed => "failed",
+            RunStatus::Waiting => "waiting",
+        }
+    }
+}
+
+/// The kind of a control point.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlPointKind {
+    Task,
+    Gateway,
+    Hook,
+}
+
+impl ControlPointKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ControlPointKind::Task => "task",
+            ControlPointKind::Gateway => "gateway",
+            ControlPointKind::Hook => "hook",
+        }
+    }
+}
+
+/// A question for a person that no one could answer when it was asked: the run parks
+/// until it is answered (`cuga-flo runs answer`), and the answer is checked against what
+/// the question offers, exactly as a live answer is.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Question {
+    /// The control point's idempotency key: `<run id>:<element>:<visit>`.
+    pub key: String,
+    pub kind: ControlPointKind,
+    /// The task, gateway or hook.
+    pub element: String,
+    pub name: Option<String>,
+    /// What may be answered.
+    pub offered: Offered,
+    /// The first lines of the control point's policy, and where it was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<String>,
+    /// When the question times out (milliseconds since the Unix epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<u64>,
+    /// The answer given when the deadline passes (in the form `runs answer` records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_timeout: Option<serde_json::Value>,
+}
+
+/// What a parked question accepts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Offered {
+    /// A gateway: one of these flows (several when `multiple`).
+    Flows {
+        flows: Vec<OfferedFlow>,
+        multiple: bool,
+    },
+    /// A hook: one of the permitted actions, with a target among `targets` for skip_to,
+    /// remove_node and swap_nodes (two), or one of `insertable` for add_node.
+    Actions {
+        actions: Vec<HookAction>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        targets: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        insertable: Vec<String>,
+    },
+    /// A task: a JSON object with exactly these outputs.
+    Outputs { outputs: Vec<String> },
+}
+
+/// One flow a parked gateway question offers.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct OfferedFlow {
+    pub id: String,
+    pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// How one call to a model ended.

@@ -49,6 +49,7 @@ fn request() -> ChatRequest {
             strict: true,
         }),
         tools: Vec::new(),
+        idempotency_key: None,
     }
 }
 

@@ -32,7 +32,7 @@ use super::{
     GatewayDecision, HookDecision, ModelSummary, TaskOutcome,
 };
 use crate::bpmn::Process;
-use crate::engine::{RunRequest, WorkflowEngine};
+use crate::engine::{Resume, RunRequest, WorkflowEngine};
 use crate::journal::EventSink;
 use crate::vocab::RunStatus;
 
@@ -60,6 +60,8 @@ pub struct Registry {
     flows: RwLock<BTreeMap<String, Registered>>,
     /// Event sinks of runs started in this process, by run id.
     sinks: RwLock<BTreeMap<String, Arc<dyn EventSink>>>,
+    /// Journals of runs to resume rather than start, by run id.
+    resumes: RwLock<BTreeMap<String, Arc<Resume>>>,
 }
 
 /// A registered flow and the summary of its process, computed once.
@@ -120,6 +122,18 @@ impl Registry {
 
     fn take_sink(&self, run_id: &str) -> Option<Arc<dyn EventSink>> {
         self.sinks.write().ok()?.remove(run_id)
+    }
+
+    /// Make the next `run_process` of `run_id` continue the run from its journal
+    /// (`runs resume`), with the sink attached for it.
+    pub fn attach_resume(&self, run_id: &str, resume: Arc<Resume>) {
+        if let Ok(mut resumes) = self.resumes.write() {
+            resumes.insert(run_id.to_string(), resume);
+        }
+    }
+
+    fn take_resume(&self, run_id: &str) -> Option<Arc<Resume>> {
+        self.resumes.write().ok()?.remove(run_id)
     }
 }
 
@@ -359,6 +373,7 @@ impl BridgeServer {
                 vars.extend(a.variables);
                 vars
             },
+            resume: self.registry.take_resume(&a.run_id),
         };
         let outcome = self
             .engine
@@ -425,6 +440,7 @@ impl McpControlPoints {
             element: element.to_string(),
             message,
             calls: Vec::new(),
+            ..Default::default()
         };
         let arguments = match serde_json::to_value(args) {
             Ok(Value::Object(map)) => map,
@@ -466,6 +482,7 @@ fn harness_error(element: &str, message: String) -> String {
         element: element.to_string(),
         message,
         calls: Vec::new(),
+        ..Default::default()
     })
 }
 

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::bpmn::{Flow, Process};
-use crate::vocab::ModelCall;
 pub use crate::vocab::{Decider, HookAction, TaskStatus};
+use crate::vocab::{ModelCall, Question};
 
 /// Process variables: a JSON object.
 pub type Variables = Map<String, Value>;
@@ -52,6 +52,11 @@ pub struct ControlPointContext {
     /// Hooks: nodes already executed (actions may not touch them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub executed: Vec<String>,
+    /// The call's idempotency key, `<run id>:<element>:<visit>` (visit 1, 2, ... per
+    /// element in the run). A call asked again after a crash carries the same key, so a
+    /// reasoner or a task agent can recognise (and not repeat) a side effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 /// An empty summary: what a context without one reads.
@@ -263,7 +268,9 @@ impl HookDecision {
 }
 
 /// Why a control-point call could not be answered.
-#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Default, thiserror::Error, PartialEq, Serialize, Deserialize, JsonSchema,
+)]
 #[error("{element}: {message}")]
 pub struct ControlPointError {
     pub element: String,
@@ -271,6 +278,11 @@ pub struct ControlPointError {
     /// The model calls made before the failure (each is journalled).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<ModelCall>,
+    /// Not a failure: the control point needs a person and none could answer now. The
+    /// engine keeps the token waiting and journals the question; the run parks when
+    /// nothing else can move.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<Box<Question>>,
 }
 
 /// What an engine needs to know about an app beyond its BPMN model: which flows carry

@@ -2,6 +2,7 @@
 //! `--json`) and logs on stderr (through `tracing`).
 
 pub mod completions;
+mod durable;
 mod kogito;
 mod list;
 mod output;
@@ -28,6 +29,11 @@ pub enum Outcome {
     Failed,
     /// Bad input or usage.
     Usage,
+    /// A run parked: it waits for an answer or a timer (`runs pending`, `runs answer`,
+    /// `runs resume`).
+    Waiting,
+    /// Interrupted by Ctrl-C (the run parked, resumable).
+    Interrupted,
 }
 
 impl From<Outcome> for ExitCode {
@@ -36,6 +42,8 @@ impl From<Outcome> for ExitCode {
             Outcome::Ok => 0,
             Outcome::Failed => 1,
             Outcome::Usage => 2,
+            Outcome::Waiting => 3,
+            Outcome::Interrupted => 130,
         })
     }
 }

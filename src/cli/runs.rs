@@ -33,6 +33,13 @@ pub enum RunsCommand {
     /// Re-execute a journalled run from its recorded answers, with no model, and check
     /// that every decision is the same
     Replay(ReplayArgs),
+    /// Continue a run from its journal: after a crash, an interruption, or once it parked
+    /// (--due: every parked run whose timer is due)
+    Resume(super::durable::ResumeArgs),
+    /// The questions parked runs wait for
+    Pending(super::durable::PendingArgs),
+    /// Answer a parked question (checked as a live answer), journal it, and resume the run
+    Answer(super::durable::AnswerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -72,11 +79,14 @@ pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageErr
         RunsCommand::List(a) => list(a),
         RunsCommand::Show(a) => show(a, style),
         RunsCommand::Replay(a) => replay(cli, a, style),
+        RunsCommand::Resume(a) => super::durable::resume(cli, a, style),
+        RunsCommand::Pending(a) => super::durable::pending(a, style),
+        RunsCommand::Answer(a) => super::durable::answer(cli, a, style),
     }
 }
 
 /// The ids of the runs under `base`, sorted (ids start with their UTC time).
-fn run_ids(base: &Path) -> Vec<String> {
+pub(super) fn run_ids(base: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(base.join("runs")) else {
         return Vec::new();
     };
@@ -90,7 +100,7 @@ fn run_ids(base: &Path) -> Vec<String> {
 }
 
 /// The run `wanted` names: its id or a unique prefix.
-fn find_run(base: &Path, wanted: &str) -> Result<String, UsageError> {
+pub(super) fn find_run(base: &Path, wanted: &str) -> Result<String, UsageError> {
     let ids = run_ids(base);
     if ids.iter().any(|id| id == wanted) {
         return Ok(wanted.to_string());
@@ -140,7 +150,8 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
     for (_, id, state, problem) in runs {
         let status = match (&problem, state.status) {
             (Some(_), _) => "unreadable".to_string(),
-            (None, Some(s)) => format!("{s:?}").to_lowercase(),
+            (None, Some(s)) => s.as_str().to_string(),
+            (None, None) if state.waiting.is_some() => "waiting".to_string(),
             (None, None) => "unfinished".to_string(),
         };
         if args.json {
@@ -212,6 +223,9 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         step_budget: None,
         json: args.json,
         no_model: true,
+        detach: false,
+        // A replay answers only from the journal: a question it cannot answer fails it.
+        no_park: true,
         preset: Some(Box::new(Preset {
             run_id: new_id.clone(),
             cassette: cassette_from_journal(&records),

@@ -537,6 +537,7 @@ impl Journals {
                 inner: Arc::new(journal),
                 app,
                 judgement,
+                launch: None,
             },
             closed: Mutex::new(false),
             open: Arc::downgrade(&self.open),

@@ -16,14 +16,15 @@ use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
 use crate::bridge::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs};
 use crate::check::{check_app, check_engine};
-use crate::engine::WorkflowEngine;
 use crate::engine::external::{ExternalEngine, ExternalSettings};
 use crate::engine::flowable::{FlowableEngine, FlowableSettings};
 use crate::engine::kogito::{KogitoEngine, KogitoSettings};
 use crate::engine::native::NativeEngine;
+use crate::engine::{Resume, WorkflowEngine};
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
-use crate::journal::{Event, EventSink, FlowState};
+use crate::journal::{Event, EventSink, FlowState, Launch};
+use crate::reason::park::Answers;
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
     GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, ReasonError, Reasoner, Recorder, Rules,
@@ -95,9 +96,40 @@ pub struct StartArgs {
     #[arg(long)]
     pub no_model: bool,
 
+    /// Never ask at the terminal: a question for a person parks the run (exit 3) for
+    /// `cuga-flo runs answer`
+    #[arg(long)]
+    pub detach: bool,
+
+    /// A question nobody can answer fails the run instead of parking it
+    #[arg(long, conflicts_with = "detach")]
+    pub no_park: bool,
+
     /// Set by `runs replay`: the run's id, its recorded answers and its variables.
     #[arg(skip)]
     pub preset: Option<Box<Preset>>,
+}
+
+/// A run continued from its journal: the journal reopened for append (its lock held), the
+/// records it holds, and the answers recorded with `runs answer`.
+pub struct Resumed {
+    pub run_id: String,
+    pub journal: Journal,
+    /// The run's initial variables (its `run_started`).
+    pub variables: Map<String, Value>,
+    pub records: Vec<crate::journal::Record>,
+    pub answers: Answers,
+    /// A torn last line cut off when the journal was reopened.
+    pub repaired: Option<String>,
+}
+
+impl std::fmt::Debug for Resumed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resumed")
+            .field("run_id", &self.run_id)
+            .field("records", &self.records.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A run prepared by another command (`runs replay`): its id, the only answers it may use
@@ -120,6 +152,16 @@ pub enum EngineChoice {
 }
 
 pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageError> {
+    run_resumed(cli, args, None, style)
+}
+
+/// `start`, or (with `resumed`) the continuation of a journalled run.
+pub fn run_resumed(
+    cli: &Cli,
+    args: &StartArgs,
+    resumed: Option<Resumed>,
+    style: Style,
+) -> Result<Outcome, UsageError> {
     let app = match resolve(&args.app, &cli.apps_dir)? {
         Target::App(app) => app,
         Target::Model(path) => {
@@ -158,13 +200,21 @@ pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageEr
         Some(name) => Some(scenario::load(&loaded.dir, name).map_err(UsageError::new)?),
         None => None,
     };
-    let variables = initial_variables(&loaded, scenario.as_ref(), args)?;
-    let (reasoner, recorder) = reasoner(config, scenario.as_ref(), args)?;
+    let variables = match &resumed {
+        Some(r) => r.variables.clone(),
+        None => initial_variables(&loaded, scenario.as_ref(), args)?,
+    };
+    let answered = resumed.as_ref().map(|r| &r.answers);
+    let spent = resumed
+        .as_ref()
+        .map(|r| FlowState::fold(r.records.iter()).model_usage);
+    let (reasoner, recorder) = reasoner(config, scenario.as_ref(), args, answered, spent)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
+    let resumed = resumed.map(Box::new);
     let prepared = Prepared {
         loaded: loaded.clone(),
         engine,
@@ -172,8 +222,12 @@ pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageEr
         recorder,
         variables,
         scenario,
+        resumed,
     };
-    runtime.block_on(run_async(prepared, args, style))
+    let outcome = runtime.block_on(run_async(prepared, args, style));
+    // A person's prompt may still block on the terminal: do not wait for it.
+    runtime.shutdown_background();
+    outcome
 }
 
 /// Everything a run needs, resolved before the async runtime starts.
@@ -184,6 +238,7 @@ struct Prepared {
     recorder: Option<Arc<Recorder>>,
     variables: Map<String, Value>,
     scenario: Option<Scenario>,
+    resumed: Option<Box<Resumed>>,
 }
 
 async fn run_async(
@@ -198,6 +253,7 @@ async fn run_async(
         recorder,
         variables,
         scenario,
+        resumed,
     } = prepared;
     let judgement = reasoner.describe();
     // The view: human (with a spinner while a reasoner works) or JSON lines.
@@ -239,20 +295,61 @@ async fn run_async(
         .await
         .map_err(UsageError::new)?;
 
-    // The journal, with the view as its observer.
-    let run_id = match &args.preset {
-        Some(p) => p.run_id.clone(),
-        None => store::new_run_id(),
+    // The journal, with the view as its observer: a new one, or the resumed run's.
+    let (run_id, journal) = match resumed {
+        Some(r) => {
+            let Resumed {
+                run_id,
+                journal,
+                records,
+                repaired,
+                ..
+            } = *r;
+            view.resumed(&records);
+            let journal = journal.with_observer(view::observer(view.clone()));
+            journal
+                .emit(Event::RunResumed {
+                    from_seq: records.len() as u64,
+                    repaired,
+                })
+                .and_then(|_| journal.commit())
+                .map_err(|e| UsageError::new(format!("cannot write the run journal: {e}")))?;
+            registry.attach_resume(&run_id, Arc::new(Resume { records }));
+            (run_id, journal)
+        }
+        None => {
+            let run_id = match &args.preset {
+                Some(p) => p.run_id.clone(),
+                None => store::new_run_id(),
+            };
+            let run_dir = store::run_dir(&args.run_dir, &run_id);
+            let journal = Journal::create(&run_dir, true)
+                .map_err(|e| UsageError::new(format!("cannot create the run journal: {e}")))?
+                .with_observer(view::observer(view.clone()));
+            (run_id, journal)
+        }
     };
-    let run_dir = store::run_dir(&args.run_dir, &run_id);
-    let journal = Journal::create(&run_dir, true)
-        .map_err(|e| UsageError::new(format!("cannot create the run journal: {e}")))?
-        .with_observer(view::observer(view.clone()));
     let journal = Arc::new(journal);
     let sink = Arc::new(Labelled {
         inner: journal.clone(),
         app: loaded.name.clone(),
         judgement,
+        launch: Some(Launch {
+            app_dir: loaded
+                .dir
+                .canonicalize()
+                .ok()
+                .map(|d| d.display().to_string()),
+            scenario: args.scenario.clone(),
+            answers: args
+                .answers
+                .as_ref()
+                .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+                .map(|p| p.display().to_string()),
+            no_model: args.no_model,
+            detach: args.detach,
+            step_budget: args.step_budget,
+        }),
     });
     registry.attach_sink(&run_id, sink);
 
@@ -282,26 +379,24 @@ async fn run_async(
     let result = match result {
         Some(result) => result,
         None => {
-            // Interrupted: the engine is stopped with the bridge; close the journal with
-            // a final record so the run reads as ended, not as crashed.
-            let state = store::read_journal(journal.path())
-                .map(|r| FlowState::fold(r.records.iter()))
-                .unwrap_or_default();
-            let _ = journal.emit(Event::RunFinished {
-                status: RunStatus::Failed,
-                message: Some("interrupted (Ctrl-C)".to_string()),
-                variables: state.process_variables,
-                steps: state.steps,
-            });
+            // Interrupted: the engine is stopped with the bridge. The run parks as it
+            // stands (`runs resume` continues it; a question being asked is asked again).
+            let _ = journal
+                .emit(Event::RunWaiting {
+                    reason: "interrupted".to_string(),
+                    questions: Vec::new(),
+                    due_ms: None,
+                })
+                .and_then(|_| journal.commit());
             eprintln!(
-                "{}: interrupted; journal: {}",
+                "\n{}: interrupted; the run is parked: `cuga-flo runs resume {run_id}` continues it",
                 style.error_word(),
-                journal.path().display()
             );
+            eprintln!("  journal: {}", journal.path().display());
             if let Some(path) = &cassette {
                 eprintln!("  cassette: {}", path.display());
             }
-            return Ok(Outcome::Failed);
+            return Ok(Outcome::Interrupted);
         }
     };
 
@@ -336,6 +431,12 @@ async fn run_async(
     let mut outcome = match result.status {
         RunStatus::Completed => Outcome::Ok,
         RunStatus::Terminated | RunStatus::Failed => Outcome::Failed,
+        RunStatus::Waiting => {
+            if !args.json {
+                print_waiting(&state, &args.run_dir, style);
+            }
+            Outcome::Waiting
+        }
     };
     if let Some(expect) = scenario.as_ref().and_then(|s| s.expect.as_ref()) {
         let misses = expect.mismatches(Some(result.status), &result.path, &result.variables);
@@ -366,6 +467,38 @@ async fn run_async(
         }
     }
     Ok(outcome)
+}
+
+/// How to answer a parked run's questions.
+fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
+    let dir = if run_dir == std::path::Path::new(DEFAULT_BASE) {
+        String::new()
+    } else {
+        format!(" --run-dir {}", run_dir.display())
+    };
+    let run = &state.run_id;
+    for q in state.open_questions.values() {
+        let how = match &q.offered {
+            crate::vocab::Offered::Flows { flows, .. } => {
+                let ids: Vec<&str> = flows.iter().map(|f| f.id.as_str()).collect();
+                format!("--flow {}", ids.join("|"))
+            }
+            crate::vocab::Offered::Actions { actions, .. } => {
+                let names: Vec<&str> = actions.iter().map(|a| a.as_str()).collect();
+                format!("--action {}", names.join("|"))
+            }
+            crate::vocab::Offered::Outputs { outputs } => {
+                let keys: Vec<String> = outputs.iter().map(|o| format!("\"{o}\": ...")).collect();
+                format!("--outputs '{{{}}}'", keys.join(", "))
+            }
+        };
+        println!(
+            "  {} answer: cuga-flo runs answer {run} {} {how}{dir}",
+            style.yellow("?"),
+            q.element
+        );
+    }
+    println!("  pending: cuga-flo runs pending{dir}");
 }
 
 /// The engine the run goes to: the config's, or `--engine` / `--engine-url`.
@@ -461,6 +594,8 @@ fn reasoner(
     config: &FlowConfig,
     scenario: Option<&Scenario>,
     args: &StartArgs,
+    answered: Option<&Answers>,
+    spent: Option<crate::journal::ModelUsage>,
 ) -> Result<Judgement, UsageError> {
     if let Some(preset) = &args.preset {
         let cassette = ScriptedReasoner::from_value(preset.cassette.clone(), preset.source.clone())
@@ -485,6 +620,10 @@ fn reasoner(
             no_model: args.no_model,
             person: true,
             record: args.record.is_some(),
+            park: !args.no_park,
+            detach: args.detach,
+            answered,
+            spent,
         },
     )
 }

@@ -13,9 +13,10 @@ use crate::bridge::mcp::{FlowLoader, RegisteredFlow};
 use crate::check::check_app;
 use crate::harness::FlowAgent;
 use crate::journal::store::Journal;
-use crate::journal::{Event, EventSink, JournalError, Record};
+use crate::journal::{Event, EventSink, JournalError, Launch, ModelUsage, Record};
 use crate::reason::human::HumanReasoner;
 use crate::reason::llm::LlmReasoner;
+use crate::reason::park::{Answers, Park};
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{Chain, NoModel, Reasoner, Recorder, Rules};
 
@@ -37,6 +38,14 @@ pub(super) struct Sources<'a> {
     pub person: bool,
     /// Record what the chain inside the rules answers.
     pub record: bool,
+    /// A question no one can answer now parks (the run waits) instead of failing.
+    pub park: bool,
+    /// Never ask the person at the terminal (`start --detach`): questions park.
+    pub detach: bool,
+    /// Answers recorded with `runs answer` (a resumed run), asked first.
+    pub answered: Option<&'a Answers>,
+    /// What a resumed run's model calls spent already (counted against the run's budget).
+    pub spent: Option<ModelUsage>,
 }
 
 /// Where judgement comes from: scenario or answers file first, then the app's model (its
@@ -49,6 +58,9 @@ pub(super) fn judgement(
     sources: &Sources<'_>,
 ) -> Result<Judgement, UsageError> {
     let mut chain: Vec<Arc<dyn Reasoner>> = Vec::new();
+    if let Some(answered) = sources.answered.filter(|a| !a.is_empty()) {
+        chain.push(Arc::new(answered.clone()));
+    }
     if let Some(s) = sources.scenario {
         let doc = serde_json::json!({ "answers": s.answers });
         let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
@@ -64,9 +76,11 @@ pub(super) fn judgement(
     }
     // One reader of the terminal, shared by the person answering and the model's
     // `consult_user` tool.
-    let human =
-        (sources.person && std::io::stdin().is_terminal() && HumanReasoner::terminal_available())
-            .then(|| Arc::new(HumanReasoner::terminal()));
+    let human = (sources.person
+        && !sources.detach
+        && std::io::stdin().is_terminal()
+        && HumanReasoner::terminal_available())
+    .then(|| Arc::new(HumanReasoner::terminal()));
     if !sources.no_model {
         let env = |name: &str| std::env::var(name).ok();
         let model = LlmReasoner::from_config(config, &env).map_err(|e| {
@@ -76,6 +90,13 @@ pub(super) fn judgement(
             )
         })?;
         if let Some(mut model) = model {
+            if let Some(u) = sources.spent {
+                model = model.with_spent(
+                    u.calls,
+                    u.prompt_tokens + u.completion_tokens,
+                    std::time::Duration::from_millis(u.latency_ms),
+                );
+            }
             if let Some(h) = &human {
                 model = model.with_consultant(h.clone());
             }
@@ -85,7 +106,11 @@ pub(super) fn judgement(
     if let Some(h) = human {
         chain.push(h);
     }
-    chain.push(Arc::new(NoModel));
+    if sources.park {
+        chain.push(Arc::new(Park::default()));
+    } else {
+        chain.push(Arc::new(NoModel));
+    }
     let inner: Arc<dyn Reasoner> = if chain.len() == 1 {
         chain.remove(0)
     } else {
@@ -174,14 +199,25 @@ pub(super) struct Labelled {
     pub inner: Arc<Journal>,
     pub app: String,
     pub judgement: String,
+    /// How the run was started (`start`), for a later resume.
+    pub launch: Option<Launch>,
 }
 
 impl EventSink for Labelled {
     fn emit(&self, mut event: Event) -> Result<Record, JournalError> {
-        if let Event::RunStarted { app, reasoner, .. } = &mut event {
+        if let Event::RunStarted {
+            app,
+            reasoner,
+            launch,
+            ..
+        } = &mut event
+        {
             app.clone_from(&self.app);
             if reasoner.is_empty() {
                 reasoner.clone_from(&self.judgement);
+            }
+            if launch.is_none() {
+                launch.clone_from(&self.launch);
             }
         }
         self.inner.emit(event)

@@ -238,6 +238,9 @@ pub(crate) struct Evaluation<'a> {
     pub flow: &'a str,
     pub decision: &'a HookDecision,
     pub duration_ms: u64,
+    /// The call's idempotency key, when the engine gave it one: the record then carries
+    /// the decision as answered, so that a resumed run applies it again.
+    pub key: Option<&'a str>,
 }
 
 /// The action a `HookEvaluated` record reports, with its details.
@@ -292,6 +295,12 @@ impl Evaluation<'_> {
             rejected,
             duration_ms: self.duration_ms,
             digest: d.digest.clone(),
+            key: self.key.map(str::to_string),
+            answer: self.key.and_then(|_| {
+                let mut d = d.clone();
+                d.calls.clear();
+                serde_json::to_value(d).ok()
+            }),
         }
     }
 }

@@ -34,6 +34,17 @@ pub struct RunRequest {
     pub process: Arc<Process>,
     pub annotations: FlowAnnotations,
     pub variables: Map<String, Value>,
+    /// Continue a run from its journal instead of starting it (see [`Resume`]).
+    pub resume: Option<Arc<Resume>>,
+}
+
+/// A run to continue: the records its journal holds. The engine re-executes the run from
+/// them (answering from the journal what was answered, and checking what it derives
+/// against it), writes nothing it finds journalled, and goes on from where the journal
+/// ends. `variables` of the request are the run's initial ones.
+#[derive(Debug, Clone, Default)]
+pub struct Resume {
+    pub records: Vec<crate::journal::Record>,
 }
 
 /// How a run ended.
@@ -60,6 +71,7 @@ impl RunRequest {
             engine: engine.into(),
             reasoner: String::new(),
             variables: self.variables.clone(),
+            launch: None,
         }
     }
 }
@@ -86,6 +98,10 @@ pub enum EngineError {
     /// This engine does not run processes here.
     #[error("{0}")]
     Refused(String),
+    /// A resumed run does not re-execute as its journal says (the app or the engine
+    /// changed since): nothing was written.
+    #[error("the run cannot be resumed: {0}")]
+    Diverged(String),
 }
 
 pub trait WorkflowEngine: Send + Sync {

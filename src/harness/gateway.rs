@@ -305,7 +305,7 @@ impl Route<'_> {
         let answer = match result {
             Ok(answer) => answer,
             Err(e @ ReasonError::Failed { .. }) => return self.on_failure(cfg, e, trace),
-            Err(e) => return Err(trace.error(gw, e.to_string())),
+            Err(e) => return Err(trace.fail(gw, e)),
         };
         let mut decision = self.check_answer(&offered, answer, keep)?;
         decision.calls = trace.calls;

@@ -122,7 +122,7 @@ pub(crate) async fn evaluate(
             check.reject(None, Decider::None, format!("invalid answer: {e}"), None)
         }
         Err(e @ ReasonError::Failed { .. }) => on_failure(hook, e),
-        Err(e) => return Err(trace.error(&hook.id.value, e.to_string())),
+        Err(e) => return Err(trace.fail(&hook.id.value, e)),
     };
     decision.calls = trace.calls;
     decision.digest = trace.digest;

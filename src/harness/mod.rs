@@ -255,6 +255,7 @@ pub(crate) fn cp_error(element: &str, message: impl Into<String>) -> ControlPoin
         element: element.to_string(),
         message: message.into(),
         calls: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -288,6 +289,17 @@ impl Trace {
         let mut e = cp_error(element, message);
         e.calls = self.calls;
         e
+    }
+
+    /// The control-point error for a reasoner's error: a parked question stays one (the
+    /// engine keeps the token waiting), anything else stops the control point.
+    pub(crate) fn fail(self, element: &str, e: ReasonError) -> ControlPointError {
+        let message = e.to_string();
+        let mut err = self.error(element, message);
+        if let ReasonError::Parked(question) = e {
+            err.parked = Some(question);
+        }
+        err
     }
 }
 

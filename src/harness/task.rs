@@ -129,7 +129,7 @@ async fn ask(
         Err(e @ (ReasonError::Invalid { .. } | ReasonError::Failed { .. })) => {
             Ok((Err(e.to_string()), trace))
         }
-        Err(e) => Err(trace.error(task_id, e.to_string())),
+        Err(e) => Err(trace.fail(task_id, e)),
     }
 }
 

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::vocab::{Decider, HookAction, ModelCall, RunStatus, TaskStatus};
+use crate::vocab::{Decider, HookAction, ModelCall, Question, RunStatus, TaskStatus};
 
 /// One journal line: a sequence number, a wall-clock time and the event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15,6 +15,28 @@ pub struct Record {
     pub at_ms: u64,
     #[serde(flatten)]
     pub event: Event,
+}
+
+/// How a run was started: what a resumed run needs to ask the same sources and count
+/// against the same budget.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Launch {
+    /// The app folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_dir: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    /// `--answers FILE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_model: bool,
+    /// `--detach`: questions park even at a terminal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub detach: bool,
+    /// `--step-budget`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_budget: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,6 +52,9 @@ pub enum Event {
         reasoner: String,
         /// The initial variables.
         variables: Map<String, Value>,
+        /// How the run was started, so that a resumed run is wired the same way.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        launch: Option<Launch>,
     },
     /// A token entered a node.
     NodeEntered {
@@ -58,6 +83,9 @@ pub enum Event {
         /// The digest of the question the reasoner was asked, when one was.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         digest: Option<String>,
+        /// The control point's idempotency key (`<run id>:<element>:<visit>`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
     },
     GatewayRouted {
         node: String,
@@ -67,6 +95,9 @@ pub enum Event {
         duration_ms: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         digest: Option<String>,
+        /// The control point's idempotency key (`<run id>:<element>:<visit>`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
     },
     /// A hook was evaluated and its decision applied (or refused).
     HookEvaluated {
@@ -89,12 +120,22 @@ pub enum Event {
         duration_ms: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         digest: Option<String>,
+        /// The control point's idempotency key (`<run id>:<element>:<visit>`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// The harness's answer as given (the applied action may differ: refused, or a
+        /// run failed by the hook), so that a resumed run applies it again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<Value>,
     },
     /// A model was called at a control point (written before the control point's own
     /// event; one per call: re-asks and tool rounds are calls).
     ModelCalled {
         /// The task, gateway or hook.
         node: String,
+        /// The control point's idempotency key (`<run id>:<element>:<visit>`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
         #[serde(flatten)]
         call: ModelCall,
     },
@@ -105,6 +146,51 @@ pub enum Event {
         source: String,
         values: Map<String, Value>,
     },
+    /// A control point needs a person and none could answer: the question waits for
+    /// `runs answer` (the run goes on elsewhere, or parks).
+    QuestionParked { question: Question },
+    /// A parked question was answered (durable before the answer is applied).
+    QuestionAnswered {
+        key: String,
+        /// The answer, as `runs answer` checked it: `{"flows": [...]}`, `{"action": ...,
+        /// "target": ..., "swap": [..], "add": ...}` or `{"outputs": {...}}`, with
+        /// optional `state_updates`.
+        answer: Value,
+        decided_by: Decider,
+        /// Who answered (`--by`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A timer started: it is due at `due_ms` (milliseconds since the Unix epoch).
+    TimerScheduled {
+        key: String,
+        node: String,
+        due_ms: u64,
+    },
+    /// A timer fired.
+    TimerFired { key: String, node: String },
+    /// Nothing can move until a question is answered or a timer is due: the run parks
+    /// (the process that ran it exits; `runs resume` continues it).
+    RunWaiting {
+        /// Why (`question`, `timer`, `interrupted`).
+        reason: String,
+        /// The keys of the open questions.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        questions: Vec<String>,
+        /// The earliest timer due.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        due_ms: Option<u64>,
+    },
+    /// A run continues from its journal (`runs resume`, `runs answer`, `worker`).
+    RunResumed {
+        /// Records in the journal before this one.
+        from_seq: u64,
+        /// A torn last line that was cut off before resuming.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repaired: Option<String>,
+    },
     RunFinished {
         status: RunStatus,
         message: Option<String>,
@@ -112,4 +198,60 @@ pub enum Event {
         /// Node entries counted against the step budget.
         steps: u64,
     },
+}
+
+impl Event {
+    /// The idempotency key of the control point (or timer) whose answer this record
+    /// applies: a task's, gateway's or hook's record, or a timer firing. `None` for the
+    /// records that answer nothing (model calls included).
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Event::TaskFinished { key, .. }
+            | Event::GatewayRouted { key, .. }
+            | Event::HookEvaluated { key, .. } => key.as_deref(),
+            Event::TimerFired { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+
+    /// The event's name as journalled (`node_entered`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::RunStarted { .. } => "run_started",
+            Event::NodeEntered { .. } => "node_entered",
+            Event::FlowTaken { .. } => "flow_taken",
+            Event::TaskFinished { .. } => "task_finished",
+            Event::GatewayRouted { .. } => "gateway_routed",
+            Event::HookEvaluated { .. } => "hook_evaluated",
+            Event::ModelCalled { .. } => "model_called",
+            Event::TopologyChanged { .. } => "topology_changed",
+            Event::VariablesSet { .. } => "variables_set",
+            Event::QuestionParked { .. } => "question_parked",
+            Event::QuestionAnswered { .. } => "question_answered",
+            Event::TimerScheduled { .. } => "timer_scheduled",
+            Event::TimerFired { .. } => "timer_fired",
+            Event::RunWaiting { .. } => "run_waiting",
+            Event::RunResumed { .. } => "run_resumed",
+            Event::RunFinished { .. } => "run_finished",
+        }
+    }
+
+    /// Whether an engine derives this record again when it re-executes the run from its
+    /// answers (what a resumed run checks against the journal). Model calls, questions,
+    /// answers, parking and resuming are not derived: they record what happened outside
+    /// the engine's deterministic movement.
+    pub fn is_derived(&self) -> bool {
+        matches!(
+            self,
+            Event::NodeEntered { .. }
+                | Event::FlowTaken { .. }
+                | Event::TaskFinished { .. }
+                | Event::GatewayRouted { .. }
+                | Event::HookEvaluated { .. }
+                | Event::TopologyChanged { .. }
+                | Event::VariablesSet { .. }
+                | Event::TimerScheduled { .. }
+                | Event::TimerFired { .. }
+        )
+    }
 }

@@ -6,7 +6,7 @@ pub mod event;
 pub mod state;
 pub mod store;
 
-pub use event::{Event, Record};
+pub use event::{Event, Launch, Record};
 pub use state::{FlowState, ModelUsage};
 pub use store::{Journal, JournalError};
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::event::{Event, Record};
-use crate::vocab::{CallOutcome, Decider, HookAction, ModelCall, RunStatus, TaskStatus};
+use crate::vocab::{CallOutcome, Decider, HookAction, ModelCall, Question, RunStatus, TaskStatus};
 
 /// What is known about a run after some prefix of its journal.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -33,6 +33,32 @@ pub struct FlowState {
     /// What the run's model calls cost.
     #[serde(default, skip_serializing_if = "ModelUsage::is_empty")]
     pub model_usage: ModelUsage,
+    /// Questions parked and not answered yet, by key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub open_questions: BTreeMap<String, Question>,
+    /// Answers recorded by `runs answer` that no resumed run has applied yet, by key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unapplied_answers: BTreeMap<String, Value>,
+    /// Set while the run is parked (its last stop was a `run_waiting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
+    /// How many times the run was resumed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub resumes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Why a parked run waits.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Waiting {
+    pub reason: String,
+    pub questions: Vec<String>,
+    pub due_ms: Option<u64>,
+    /// When it parked (milliseconds since the Unix epoch).
+    pub since_ms: u64,
 }
 
 /// Totals over a run's model calls.
@@ -99,6 +125,10 @@ impl FlowState {
     /// `VariablesSet` merge theirs in, `RunFinished` replaces them with the final ones.
     /// (Hook state updates arrive as `VariablesSet`; `HookEvaluated` only reports them.)
     pub fn apply(&mut self, record: &Record) {
+        if let Some(key) = record.event.key() {
+            self.unapplied_answers.remove(key);
+            self.open_questions.remove(key);
+        }
         match &record.event {
             Event::RunStarted {
                 run_id,
@@ -171,6 +201,31 @@ impl FlowState {
             }),
             Event::VariablesSet { values, .. } => merge(&mut self.process_variables, values),
             Event::ModelCalled { call, .. } => self.model_usage.add(call),
+            Event::QuestionParked { question } => {
+                self.open_questions
+                    .insert(question.key.clone(), question.clone());
+            }
+            Event::QuestionAnswered { key, answer, .. } => {
+                self.open_questions.remove(key);
+                self.unapplied_answers.insert(key.clone(), answer.clone());
+            }
+            Event::TimerScheduled { .. } | Event::TimerFired { .. } => {}
+            Event::RunWaiting {
+                reason,
+                questions,
+                due_ms,
+            } => {
+                self.waiting = Some(Waiting {
+                    reason: reason.clone(),
+                    questions: questions.clone(),
+                    due_ms: *due_ms,
+                    since_ms: record.at_ms,
+                });
+            }
+            Event::RunResumed { .. } => {
+                self.waiting = None;
+                self.resumes += 1;
+            }
             Event::RunFinished {
                 status,
                 message,
@@ -178,11 +233,19 @@ impl FlowState {
                 steps,
             } => {
                 self.status = Some(*status);
+                self.waiting = None;
                 self.message.clone_from(message);
                 self.process_variables.clone_from(variables);
                 self.steps = *steps;
             }
         }
+    }
+
+    /// The run's status: how it ended, `Waiting` while parked, `None` while it runs (or
+    /// after a crash).
+    pub fn current_status(&self) -> Option<RunStatus> {
+        self.status
+            .or_else(|| self.waiting.as_ref().map(|_| RunStatus::Waiting))
     }
 
     /// The state after `records`, in order.

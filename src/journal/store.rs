@@ -37,6 +37,8 @@ pub enum JournalError {
     },
     #[error("an event could not be serialized: {0}")]
     Serialize(String),
+    #[error("{}: the run is being written by another cuga-flo process{}", run_dir.display(), pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    Locked { run_dir: PathBuf, pid: Option<u32> },
 }
 
 impl JournalError {
@@ -312,7 +314,7 @@ fn utc_stamp(secs: u64) -> String {
 }
 
 /// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01.
-fn civil_date(days: i64) -> (i64, u32, u32) {
+pub fn civil_date(days: i64) -> (i64, u32, u32) {
     // Shift the epoch to 0000-03-01 so that leap days fall at the end of a year, then
     // split into 400-year eras (146 097 days each).
     let z = days + 719_468;
@@ -417,5 +419,68 @@ mod tests {
         let read = parse_journal(Path::new("j"), b"").unwrap();
         assert!(read.records.is_empty());
         assert!(!read.torn_tail);
+    }
+}
+
+// TEMPORARY (replaced by the journal branch's Journal::open): reopen a run's journal for
+// append, cutting a torn tail.
+/// A torn last line cut off when a journal was reopened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repair {
+    pub line: usize,
+    pub bytes_dropped: u64,
+}
+
+/// What reopening a journal found.
+#[derive(Debug, Clone)]
+pub struct Reopened {
+    pub records: Vec<Record>,
+    pub repaired: Option<Repair>,
+}
+
+impl Journal {
+    pub fn open(run_dir: &Path, durable: bool) -> Result<(Journal, Reopened), JournalError> {
+        let path = run_dir.join(JOURNAL_FILE);
+        let bytes = fs::read(&path).map_err(|e| JournalError::io(&path, &e))?;
+        let read = parse_journal(&path, &bytes)?;
+        let mut repaired = None;
+        if read.torn_tail {
+            let good: usize = bytes
+                .split_inclusive(|&b| b == b'\n')
+                .take(read.records.len())
+                .map(<[u8]>::len)
+                .sum();
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| JournalError::io(&path, &e))?;
+            f.set_len(good as u64)
+                .and_then(|()| f.sync_all())
+                .map_err(|e| JournalError::io(&path, &e))?;
+            repaired = Some(Repair {
+                line: read.records.len() + 1,
+                bytes_dropped: (bytes.len() - good) as u64,
+            });
+        }
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| JournalError::io(&path, &e))?;
+        Ok((
+            Journal {
+                path,
+                durable,
+                inner: Mutex::new(Inner {
+                    file,
+                    next_seq: read.records.len() as u64 + 1,
+                    broken: None,
+                }),
+                observers: Vec::new(),
+            },
+            Reopened {
+                records: read.records,
+                repaired,
+            },
+        ))
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod human;
 pub mod llm;
+pub mod park;
 pub mod record;
 pub mod rules;
 pub mod scripted;
@@ -20,7 +21,7 @@ use serde::Serialize;
 use crate::bpmn::GatewayKind;
 use crate::bridge::{BoxFuture, ControlPointContext, FlowOption, NewTask, Variables};
 use crate::expr::Truth;
-use crate::vocab::{Decider, HookAction, ModelCall};
+use crate::vocab::{Decider, HookAction, ModelCall, Question};
 
 pub use human::HumanReasoner;
 pub use record::Recorder;
@@ -240,7 +241,7 @@ impl HookAnswer {
 }
 
 /// Why a reasoner gave no answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ReasonError {
     /// Nothing answers this control point (a [`Chain`] then asks the next reasoner).
     #[error("no answer for control point `{element}`: {help}")]
@@ -261,6 +262,10 @@ pub enum ReasonError {
     Failed { element: String, message: String },
     #[error("{0}")]
     Io(String),
+    /// A person must answer and none can now: the question parks (see
+    /// [`crate::vocab::Question`]); the run waits for `runs answer`.
+    #[error("control point `{}` waits for a person: `cuga-flo runs answer`", .0.element)]
+    Parked(Box<Question>),
 }
 
 impl ReasonError {

@@ -254,7 +254,7 @@ impl Human {
                     lines.push(format!("    state: {}", assignments(state_updates)));
                 }
             }
-            Event::ModelCalled { node, call } => {
+            Event::ModelCalled { node, call, .. } => {
                 let mut text = format!(
                     "    · model   {node}  {} #{}  {}",
                     call.model,
@@ -281,6 +281,52 @@ impl Human {
                 let text = format!("    topology: {detail}");
                 lines.push(self.paint(&Style::new().magenta(), &text));
             }
+            Event::QuestionParked { question } => {
+                let what = question
+                    .name
+                    .as_deref()
+                    .map_or_else(String::new, |n| format!(" ({n})"));
+                let text = format!(
+                    "  ? {} {}{what} waits for a person  [{}]",
+                    question.kind.as_str(),
+                    question.element,
+                    question.key
+                );
+                lines.push(self.paint(&Style::new().magenta(), &text));
+            }
+            Event::QuestionAnswered {
+                key,
+                answer,
+                decided_by,
+                by,
+                ..
+            } => {
+                let who = by
+                    .as_deref()
+                    .map_or_else(String::new, |b| format!(" by {b}"));
+                let text = format!(
+                    "  ✎ answer  {key}{who}: {}  [{}]",
+                    excerpt(&answer.to_string(), ERROR_CHARS),
+                    decided_by.as_str()
+                );
+                lines.push(self.paint(&Style::new().magenta(), &text));
+            }
+            Event::TimerScheduled { node, due_ms, .. } => {
+                let text = format!("  ⏲ timer   {node} due {}", crate::view::utc_time(*due_ms));
+                lines.push(self.paint(&Style::new().cyan(), &text));
+            }
+            Event::TimerFired { node, .. } => {
+                let text = format!("  ⏲ timer   {node} fired");
+                lines.push(self.paint(&Style::new().cyan(), &text));
+            }
+            Event::RunResumed { from_seq, repaired } => {
+                let mut text = format!("  ↻ resumed after record {from_seq}");
+                if let Some(r) = repaired {
+                    text.push_str(&format!(" (repaired: {r})"));
+                }
+                lines.push(self.paint(&Style::new().cyan(), &text));
+            }
+            Event::RunWaiting { .. } => lines.extend(self.summary(state)),
             Event::RunFinished { .. } => lines.extend(self.summary(state)),
         }
         lines
@@ -295,7 +341,25 @@ impl Human {
                 (with_message("■ terminated", message), Style::new().yellow())
             }
             Some(RunStatus::Failed) => (with_message("✘ failed", message), Style::new().red()),
-            None => (
+            Some(RunStatus::Waiting) | None if state.waiting.is_some() => {
+                let w = state.waiting.clone().unwrap_or_default();
+                let mut text = "⏸ waiting".to_owned();
+                if !state.open_questions.is_empty() {
+                    let n = state.open_questions.len();
+                    text.push_str(&format!(
+                        ": {n} question{} for a person",
+                        if n == 1 { "" } else { "s" }
+                    ));
+                }
+                if let Some(due) = w.due_ms {
+                    text.push_str(&format!(", a timer due {}", crate::view::utc_time(due)));
+                }
+                if w.reason == "interrupted" {
+                    text.push_str(" (interrupted)");
+                }
+                (text, Style::new().magenta())
+            }
+            Some(RunStatus::Waiting) | None => (
                 "✘ incomplete: the run stopped before it finished".to_owned(),
                 Style::new().red(),
             ),
@@ -333,7 +397,10 @@ impl View for Human {
         }
         inner.state.apply(record);
         let lines = self.lines(record, &inner.state);
-        if matches!(record.event, Event::RunFinished { .. }) {
+        if matches!(
+            record.event,
+            Event::RunFinished { .. } | Event::RunWaiting { .. }
+        ) {
             inner.summarized = true;
         }
         write_lines(&mut inner.out, &lines);
@@ -341,6 +408,13 @@ impl View for Human {
 
     fn waiting(&self, element: &str) {
         Human::waiting(self, element);
+    }
+
+    fn resumed(&self, records: &[Record]) {
+        let mut inner = self.lock();
+        for r in records {
+            inner.state.apply(r);
+        }
     }
 
     /// Print the summary from `state` unless a `run_finished` record already did.

@@ -26,6 +26,10 @@ pub trait View: Send + Sync {
 
     /// The run is over (or stopped); `state` is the fold of its journal.
     fn finish(&self, state: &FlowState);
+
+    /// The run continues from a journal holding `records` (already shown once): views
+    /// that summarise the run start from them.
+    fn resumed(&self, _records: &[Record]) {}
 }
 
 /// A journal observer that feeds `view` (for [`crate::journal::Journal::with_observer`]).
@@ -105,4 +109,17 @@ mod tests {
         m.insert("a".into(), serde_json::json!({"k": [1, true]}));
         assert_eq!(assignments(&m), r#"b="x", a={"k":[1,true]}"#);
     }
+}
+
+/// `2026-12-01 15:07:18Z` for milliseconds since the Unix epoch.
+pub fn utc_time(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (y, mo, d) = crate::journal::store::civil_date((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    format!(
+        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }

@@ -151,6 +151,7 @@ impl Witness {
                 self.emit(
                     seen,
                     Event::TaskFinished {
+                        key: None,
                         node,
                         status: TaskStatus::Skipped,
                         outputs: Map::new(),
@@ -184,6 +185,7 @@ impl Witness {
             self.emit(
                 &mut seen,
                 Event::ModelCalled {
+                    key: None,
                     node: node.to_string(),
                     call: call.clone(),
                 },
@@ -207,6 +209,7 @@ impl Witness {
     ) -> (Vec<Event>, Applying) {
         let flow_id = edge.map(|e| e.id.clone()).unwrap_or_default();
         let record = Evaluation {
+            key: None,
             hook,
             flow: &flow_id,
             decision,
@@ -254,7 +257,7 @@ impl Witness {
             None => decision.state_updates.clone(),
             Some(_) => Variables::new(),
         };
-        let mut events = Vec::new();
+        let mut events = vec![record.event(Applied::plan(&plan), rejected, updates.clone())];
         if !updates.is_empty() {
             seen.variables.extend(updates.clone());
             events.push(Event::VariablesSet {
@@ -262,7 +265,6 @@ impl Witness {
                 values: updates.clone(),
             });
         }
-        events.push(record.event(Applied::plan(&plan), rejected, updates.clone()));
         if let Plan::SkipNode(node) = &plan {
             seen.skips
                 .insert(node.clone(), (decision.decided_by, decision.reason.clone()));
@@ -341,6 +343,7 @@ impl ControlPoints for Witness {
                 Ok(outcome) => self.end(&task_id, &outcome.calls, |seen| {
                     seen.variables.extend(outcome.variables.clone());
                     vec![Event::TaskFinished {
+                        key: None,
                         node: task_id.clone(),
                         status: outcome.status,
                         outputs: outcome.outputs.clone(),
@@ -370,6 +373,7 @@ impl ControlPoints for Witness {
             match &result {
                 Ok(decision) => self.end(&gateway_id, &decision.calls, |_| {
                     vec![Event::GatewayRouted {
+                        key: None,
                         node: gateway_id.clone(),
                         flows: decision.flows.clone(),
                         decided_by: decision.decided_by,

@@ -21,12 +21,14 @@ pub(super) enum Answer {
     Task {
         token: TokenId,
         node: String,
+        key: String,
         result: Result<TaskOutcome, ControlPointError>,
         duration_ms: u64,
     },
     Gateway {
         token: TokenId,
         node: String,
+        key: String,
         kind: GatewayKind,
         result: Result<GatewayDecision, ControlPointError>,
         duration_ms: u64,
@@ -35,12 +37,32 @@ pub(super) enum Answer {
         token: TokenId,
         flow: String,
         hook: String,
+        key: String,
         result: Result<HookDecision, ControlPointError>,
         duration_ms: u64,
     },
 }
 
 impl Answer {
+    /// The token waiting for the answer, and the call's idempotency key.
+    fn waiter(&self) -> (TokenId, &str) {
+        match self {
+            Answer::Task { token, key, .. }
+            | Answer::Gateway { token, key, .. }
+            | Answer::Hook { token, key, .. } => (*token, key),
+        }
+    }
+
+    /// The question parked instead of an answer, if the call parked.
+    fn take_parked(&mut self) -> Option<Box<crate::vocab::Question>> {
+        match self {
+            Answer::Task { result: Err(e), .. }
+            | Answer::Gateway { result: Err(e), .. }
+            | Answer::Hook { result: Err(e), .. } => e.parked.take(),
+            _ => None,
+        }
+    }
+
     /// The model calls the answer (or its error) carries, with the control point's id.
     fn take_calls(&mut self) -> Vec<(String, ModelCall)> {
         fn take<T>(
@@ -68,7 +90,40 @@ pub(super) fn elapsed_ms(since: Instant) -> u64 {
 impl Run {
     /// Ask the harness to fulfil a task (or call activity, or inserted task).
     pub(super) fn ask_task(&mut self, token: TokenId, node: &LiveNode) {
+        let key = self.next_key(&node.id);
+        if let Some(Event::TaskFinished {
+            status,
+            outputs,
+            variables,
+            decided_by,
+            reason,
+            error,
+            digest,
+            ..
+        }) = self.replayed(&key)
+        {
+            let outcome = TaskOutcome {
+                status,
+                outputs,
+                variables,
+                decided_by,
+                reason,
+                error,
+                calls: Vec::new(),
+                digest,
+            };
+            let answer = Answer::Task {
+                token,
+                node: node.id.clone(),
+                key: key.clone(),
+                result: Ok(outcome),
+                duration_ms: 0,
+            };
+            self.hold(key, answer);
+            return;
+        }
         let mut ctx = self.context(&node.id, node.name.clone());
+        ctx.idempotency_key = Some(key.clone());
         ctx.instruction = self
             .inserted
             .get(&node.id)
@@ -81,6 +136,7 @@ impl Run {
             Answer::Task {
                 token,
                 node: id,
+                key,
                 result,
                 duration_ms: elapsed_ms(started),
             }
@@ -89,7 +145,35 @@ impl Run {
 
     /// Ask the harness which outgoing flows of a splitting gateway to take.
     pub(super) fn ask_gateway(&mut self, token: TokenId, node: &LiveNode, kind: GatewayKind) {
+        let key = self.next_key(&node.id);
+        if let Some(Event::GatewayRouted {
+            flows,
+            decided_by,
+            reason,
+            digest,
+            ..
+        }) = self.replayed(&key)
+        {
+            let decision = GatewayDecision {
+                flows,
+                decided_by,
+                reason,
+                calls: Vec::new(),
+                digest,
+            };
+            let answer = Answer::Gateway {
+                token,
+                node: node.id.clone(),
+                key: key.clone(),
+                kind,
+                result: Ok(decision),
+                duration_ms: 0,
+            };
+            self.hold(key, answer);
+            return;
+        }
         let mut ctx = self.context(&node.id, node.name.clone());
+        ctx.idempotency_key = Some(key.clone());
         ctx.flows = self
             .topology
             .outgoing(&node.id)
@@ -106,6 +190,7 @@ impl Run {
             Answer::Gateway {
                 token,
                 node: id,
+                key,
                 kind,
                 result,
                 duration_ms: elapsed_ms(started),
@@ -116,35 +201,45 @@ impl Run {
     /// Apply a control-point answer, unless its token is gone. The model calls behind it
     /// are journalled first, whatever becomes of the answer.
     pub(super) fn answer(&mut self, mut answer: Answer) -> Result<(), EngineError> {
+        let key = answer.waiter().1.to_string();
         for (node, call) in answer.take_calls() {
-            self.emit(Event::ModelCalled { node, call })?;
+            self.emit(Event::ModelCalled {
+                node,
+                key: Some(key.clone()),
+                call,
+            })?;
+        }
+        let token = answer.waiter().0;
+        if !self.tokens.contains(token) {
+            return Ok(());
+        }
+        if let Some(question) = answer.take_parked() {
+            return self.park_question(token, *question);
         }
         match answer {
             Answer::Task {
                 token,
                 node,
+                key,
                 result,
                 duration_ms,
-            } if self.tokens.contains(token) => self.on_task(token, &node, result, duration_ms),
+            } => self.on_task(token, &node, key, result, duration_ms),
             Answer::Gateway {
                 token,
                 node,
+                key,
                 kind,
                 result,
                 duration_ms,
-            } if self.tokens.contains(token) => {
-                self.on_gateway(token, &node, kind, result, duration_ms)
-            }
+            } => self.on_gateway(token, &node, key, kind, result, duration_ms),
             Answer::Hook {
                 token,
                 flow,
                 hook,
+                key,
                 result,
                 duration_ms,
-            } if self.tokens.contains(token) => {
-                self.on_hook(token, &flow, &hook, result, duration_ms)
-            }
-            _ => Ok(()),
+            } => self.on_hook(token, &flow, &hook, key, result, duration_ms),
         }
     }
 
@@ -152,6 +247,7 @@ impl Run {
         &mut self,
         token: TokenId,
         node: &str,
+        key: String,
         result: Result<TaskOutcome, ControlPointError>,
         duration_ms: u64,
     ) -> Result<(), EngineError> {
@@ -165,6 +261,7 @@ impl Run {
             calls: Vec::new(),
             digest: None,
         });
+        self.questions.remove(&key);
         self.emit(Event::TaskFinished {
             node: node.to_string(),
             status: outcome.status,
@@ -175,6 +272,7 @@ impl Run {
             error: outcome.error.clone(),
             duration_ms,
             digest: outcome.digest,
+            key: Some(key),
         })?;
         if outcome.status == TaskStatus::Failed {
             let error = outcome.error.unwrap_or_else(|| "no reason given".into());
@@ -189,6 +287,7 @@ impl Run {
         &mut self,
         token: TokenId,
         node: &str,
+        key: String,
         kind: GatewayKind,
         result: Result<GatewayDecision, ControlPointError>,
         duration_ms: u64,
@@ -219,6 +318,7 @@ impl Run {
             reason: decision.reason,
             duration_ms,
             digest: decision.digest,
+            key: Some(key),
         })?;
         self.tokens.place(token, At::Node(node.to_string()));
         self.send(token, decision.flows);

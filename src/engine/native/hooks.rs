@@ -16,7 +16,31 @@ use crate::journal::Event;
 impl Run {
     /// Ask the harness what happens on `flow` (hooked by `hook`) before `token` takes it.
     pub(super) fn ask_hook(&mut self, token: TokenId, flow: &LiveFlow, hook: String) {
+        let key = self.next_key(&hook);
+        if let Some(Event::HookEvaluated {
+            answer: Some(answer),
+            ..
+        }) = self.replayed(&key)
+        {
+            let result =
+                serde_json::from_value::<HookDecision>(answer).map_err(|e| ControlPointError {
+                    element: hook.clone(),
+                    message: format!("the journalled answer cannot be read: {e}"),
+                    ..Default::default()
+                });
+            let answer = Answer::Hook {
+                token,
+                flow: flow.id.clone(),
+                hook,
+                key: key.clone(),
+                result,
+                duration_ms: 0,
+            };
+            self.hold(key, answer);
+            return;
+        }
         let mut ctx = self.context(&hook, None);
+        ctx.idempotency_key = Some(key.clone());
         ctx.edge = Some(self.topology.edge_info(flow));
         ctx.executed = self.executed_order.clone();
         let control_points = self.control_points.clone();
@@ -28,6 +52,7 @@ impl Run {
                 token,
                 flow,
                 hook,
+                key,
                 result,
                 duration_ms: elapsed_ms(started),
             }
@@ -39,6 +64,7 @@ impl Run {
         token: TokenId,
         flow: &str,
         hook: &str,
+        key: String,
         result: Result<HookDecision, ControlPointError>,
         duration_ms: u64,
     ) -> Result<(), EngineError> {
@@ -61,6 +87,7 @@ impl Run {
             flow,
             decision: &decision,
             duration_ms,
+            key: Some(&key),
         };
         if decision.fail_run {
             self.emit(record.event(Applied::answered(&decision), None, Variables::new()))?;
@@ -91,14 +118,16 @@ impl Run {
             None => decision.state_updates.clone(),
             Some(_) => Variables::new(),
         };
+        // The hook's record first (the answer, as every control point's first record),
+        // then the variables it sets.
+        self.emit(record.event(Applied::plan(&plan), rejected, updates.clone()))?;
         if !updates.is_empty() {
             self.emit(Event::VariablesSet {
                 source: format!("hook {hook}"),
                 values: updates.clone(),
             })?;
-            self.merge_variables(updates.clone());
+            self.merge_variables(updates);
         }
-        self.emit(record.event(Applied::plan(&plan), rejected, updates))?;
         if let Some(detail) = plan.change(&self.topology, &live) {
             self.emit(Event::TopologyChanged {
                 action: plan.action(),

@@ -81,8 +81,8 @@
 //! checked against the live topology; an action that cannot apply is replaced by
 //! `continue`, the reason recorded in `HookEvaluated.rejected`, and its `state_updates`
 //! dropped (a refused answer changes nothing, as a denial by the harness). An applied
-//! action's `state_updates` are merged into the variables first (`VariablesSet`, source
-//! `hook <id>`). Exactly
+//! action's `state_updates` are merged into the variables (`VariablesSet`, source
+//! `hook <id>`, right after the `HookEvaluated` record) before anything moves. Exactly
 //! one `HookEvaluated` per evaluation, then `TopologyChanged` for the actions that change
 //! the topology, then the token moves:
 //! - `continue`: along F to T.
@@ -130,6 +130,7 @@ mod context;
 mod hooks;
 mod joins;
 mod nodes;
+mod replay;
 mod run;
 mod tokens;
 

@@ -159,6 +159,7 @@ impl Run {
             error: None,
             duration_ms: 0,
             digest: None,
+            key: None,
         })?;
         self.leave(token, node)
     }

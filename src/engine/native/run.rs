@@ -18,6 +18,7 @@ use tokio::task::{AbortHandle, Id, JoinSet};
 
 use super::calls::Answer;
 use super::joins::JoinState;
+use super::replay::Replay;
 use super::tokens::{At, ROOT, ScopeId, TokenId, Tokens};
 use crate::bridge::{ControlPoints, NewTask};
 use crate::engine::topology::Topology;
@@ -72,6 +73,14 @@ struct Call {
     handle: AbortHandle,
 }
 
+/// A call made while a resumed run replays its journal, whose answer the journal does
+/// not hold: it is made once the replay is over.
+struct Deferred {
+    token: TokenId,
+    label: String,
+    call: std::pin::Pin<Box<dyn Future<Output = Answer> + Send>>,
+}
+
 pub(super) struct Run {
     pub request: RunRequest,
     pub budget: u64,
@@ -102,6 +111,18 @@ pub(super) struct Run {
     answered: VecDeque<Answer>,
     /// Set once the run has ended (terminated or failed); nothing moves after that.
     pub end: Option<(RunStatus, Option<String>)>,
+    /// Calls made so far per control point (the visit number of its idempotency key).
+    visits: HashMap<String, u64>,
+    /// Tokens waiting for a parked question, by the question's key.
+    pub questions: BTreeMap<String, TokenId>,
+    /// Questions the journal already holds (a resumed run does not journal them again).
+    known_questions: BTreeSet<String>,
+    /// Set while a resumed run re-executes its journal.
+    replay: Option<Replay>,
+    /// Answers taken from the journal, waiting for their turn, by key.
+    held: HashMap<String, Answer>,
+    /// Calls to make once the replay is over.
+    deferred: Vec<Deferred>,
 }
 
 impl Run {
@@ -114,6 +135,16 @@ impl Run {
             0 => DEFAULT_STEP_BUDGET,
             n => n,
         };
+        let prior = request.resume.as_ref().map(|r| r.records.as_slice());
+        let known_questions = prior
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::QuestionParked { question } => Some(question.key.clone()),
+                _ => None,
+            })
+            .collect();
+        let replay = prior.map(Replay::new);
         Run {
             topology: Topology::from_process(&request.process),
             variables: Arc::new(request.variables.clone()),
@@ -134,6 +165,12 @@ impl Run {
             in_flight: HashMap::new(),
             answered: VecDeque::new(),
             end: None,
+            visits: HashMap::new(),
+            questions: BTreeMap::new(),
+            known_questions,
+            replay,
+            held: HashMap::new(),
+            deferred: Vec::new(),
         }
     }
 
@@ -145,12 +182,15 @@ impl Run {
         driven?;
         let (status, message) = self.end.take().unwrap_or((RunStatus::Completed, None));
         let variables = Arc::unwrap_or_clone(std::mem::take(&mut self.variables));
-        self.emit(Event::RunFinished {
-            status,
-            message: message.clone(),
-            variables: variables.clone(),
-            steps: self.steps,
-        })?;
+        // A parked run journalled its `run_waiting` already; it has not finished.
+        if status != RunStatus::Waiting {
+            self.emit(Event::RunFinished {
+                status,
+                message: message.clone(),
+                variables: variables.clone(),
+                steps: self.steps,
+            })?;
+        }
         self.commit()?;
         Ok(RunOutcome {
             status,
@@ -162,15 +202,19 @@ impl Run {
     }
 
     async fn drive(&mut self) -> Result<(), EngineError> {
-        self.emit(Event::RunStarted {
-            run_id: self.request.run_id.clone(),
-            app: self.request.process_key.clone(),
-            process_key: self.request.process_key.clone(),
-            process_id: self.request.process.id.clone(),
-            engine: "native".into(),
-            reasoner: String::new(),
-            variables: Map::clone(&self.variables),
-        })?;
+        // A resumed run's `run_started` is its journal's first record already.
+        if self.replay.is_none() {
+            self.emit(Event::RunStarted {
+                run_id: self.request.run_id.clone(),
+                app: self.request.process_key.clone(),
+                process_key: self.request.process_key.clone(),
+                process_id: self.request.process.id.clone(),
+                engine: "native".into(),
+                reasoner: String::new(),
+                variables: Map::clone(&self.variables),
+                launch: None,
+            })?;
+        }
         self.start();
         loop {
             while self.end.is_none() {
@@ -187,6 +231,10 @@ impl Run {
             if self.release_joins() {
                 continue;
             }
+            if self.replay.is_some() {
+                self.replay_next()?;
+                continue;
+            }
             if let Some(answer) = self.answered.pop_front() {
                 self.answer(answer)?;
                 continue;
@@ -194,7 +242,9 @@ impl Run {
             // Everything this step emitted is made durable (and shown) before waiting.
             self.commit()?;
             let Some(joined) = self.calls.join_next_with_id().await else {
-                if !self.tokens.is_empty() {
+                if !self.questions.is_empty() {
+                    self.wait("question")?;
+                } else if !self.tokens.is_empty() {
                     let message = self.stuck_message();
                     self.fail(message);
                 }
@@ -216,6 +266,77 @@ impl Run {
                 }
             }
         }
+    }
+
+    /// While replaying: apply the answer the journal applies next, or end the replay
+    /// when the journal has nothing more (the calls held back are made then).
+    fn replay_next(&mut self) -> Result<(), EngineError> {
+        let Some(replay) = &self.replay else {
+            return Ok(());
+        };
+        if !replay.active() {
+            self.replay = None;
+            for d in std::mem::take(&mut self.deferred) {
+                if self.tokens.contains(d.token) {
+                    self.spawn_call(d.token, d.label, d.call);
+                }
+            }
+            return Ok(());
+        }
+        let next = replay.next_key().map(str::to_string);
+        match next.and_then(|key| self.held.remove(&key)) {
+            Some(answer) => self.answer(answer),
+            None => {
+                let waiting = self.held.keys().map(String::as_str).collect();
+                Err(replay.stalled(&waiting))
+            }
+        }
+    }
+
+    /// Nothing can move until a question is answered: journal why, and end the run here
+    /// as waiting (it is resumed later from its journal).
+    pub fn wait(&mut self, reason: &str) -> Result<(), EngineError> {
+        self.emit(Event::RunWaiting {
+            reason: reason.to_string(),
+            questions: self.questions.keys().cloned().collect(),
+            due_ms: None,
+        })?;
+        if self.end.is_none() {
+            self.end = Some((RunStatus::Waiting, None));
+        }
+        Ok(())
+    }
+
+    /// The idempotency key of the next call about `element`: `<run>:<element>:<visit>`.
+    pub fn next_key(&mut self, element: &str) -> String {
+        let visit = self.visits.entry(element.to_string()).or_insert(0);
+        *visit += 1;
+        format!("{}:{element}:{visit}", self.request.run_id)
+    }
+
+    /// While replaying, the journalled record answering the call with `key`.
+    pub fn replayed(&self, key: &str) -> Option<Event> {
+        self.replay.as_ref()?.answer(key).cloned()
+    }
+
+    /// Keep a journalled answer until the journal says it is applied.
+    pub fn hold(&mut self, key: String, answer: Answer) {
+        self.held.insert(key, answer);
+    }
+
+    /// A question is parked: its token waits (the run goes on elsewhere, and parks when
+    /// nothing else can move). Journalled once, even across resumes.
+    pub fn park_question(
+        &mut self,
+        token: TokenId,
+        question: crate::vocab::Question,
+    ) -> Result<(), EngineError> {
+        let key = question.key.clone();
+        if self.known_questions.insert(key.clone()) {
+            self.emit(Event::QuestionParked { question })?;
+        }
+        self.questions.insert(key, token);
+        Ok(())
     }
 
     /// Put a token on each process-level start node, unless the process holds an element
@@ -268,7 +389,14 @@ impl Run {
     }
 
     /// Append an event to the journal; an event that cannot be written stops the run.
-    pub fn emit(&self, event: Event) -> Result<(), EngineError> {
+    /// While replaying, a derived event is checked against the journal instead.
+    pub fn emit(&mut self, event: Event) -> Result<(), EngineError> {
+        if let Some(replay) = &mut self.replay
+            && event.is_derived()
+            && replay.consume(&event)?
+        {
+            return Ok(());
+        }
         self.sink
             .emit(event)
             .map(|_| ())
@@ -306,6 +434,10 @@ impl Run {
         call: impl Future<Output = Answer> + Send + 'static,
     ) {
         let mut call = Box::pin(call);
+        if self.replay.is_some() {
+            self.deferred.push(Deferred { token, label, call });
+            return;
+        }
         let mut now = Context::from_waker(Waker::noop());
         let handle = match panic::catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(&mut now))) {
             Ok(Poll::Ready(answer)) => {

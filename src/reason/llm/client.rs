@@ -106,7 +106,7 @@ impl ChatClient {
             }
             attempts += 1;
             let sent = Instant::now();
-            let failure = match self.post(&body).await {
+            let failure = match self.post(&body, req.idempotency_key.as_deref()).await {
                 Ok(reply) if reply.status.is_success() => {
                     self.log(attempts, format, Some(reply.status), sent);
                     let parsed =
@@ -193,12 +193,15 @@ impl ChatClient {
             && format != ResponseFormat::Prompt
     }
 
-    async fn post(&self, body: &Value) -> Result<Reply, reqwest::Error> {
+    async fn post(&self, body: &Value, key: Option<&str>) -> Result<Reply, reqwest::Error> {
         let mut request = self
             .http
             .post(&self.url)
             .header(ACCEPT, "application/json")
             .json(body);
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
         if let Some(key) = &self.settings.api_key {
             request = request.header(AUTHORIZATION, format!("Bearer {}", key.expose()));
         }
@@ -608,6 +611,7 @@ mod tests {
     fn request(schema: bool) -> ChatRequest {
         ChatRequest {
             messages: vec![ChatMessage::system("be brief"), ChatMessage::user("choose")],
+            idempotency_key: None,
             schema: schema.then(|| AnswerSchema {
                 name: "gateway_choice".into(),
                 schema: json!({"type": "object", "properties": {"flow": {"enum": ["a", "b"]}}}),

@@ -143,6 +143,10 @@ pub struct ChatRequest {
     /// The answer's JSON schema.
     pub schema: Option<AnswerSchema>,
     pub tools: Vec<ToolDef>,
+    /// The control point's idempotency key: sent as the `Idempotency-Key` header (and
+    /// never in the prompt), so a server or gateway can recognise a question asked again
+    /// after a crash.
+    pub idempotency_key: Option<String>,
 }
 
 /// The JSON schema an answer must follow.

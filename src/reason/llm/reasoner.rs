@@ -220,6 +220,17 @@ impl LlmReasoner {
         }))
     }
 
+    /// Count what a resumed run's model calls spent already against the run's budget.
+    pub fn with_spent(self, calls: u64, tokens: u64, time: Duration) -> Self {
+        {
+            let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+            spent.calls = u32::try_from(calls).unwrap_or(u32::MAX);
+            spent.tokens = tokens;
+            spent.time = time;
+        }
+        self
+    }
+
     /// Bind `consult_user` to someone who can answer (tasks that list the tool get it).
     pub fn with_consultant(mut self, consultant: Arc<dyn Consult>) -> Self {
         self.consultant = Some(consultant);
@@ -298,6 +309,7 @@ impl LlmReasoner {
                 messages: messages.clone(),
                 schema: Some(question.schema.clone()),
                 tools,
+                idempotency_key: question.key.map(str::to_string),
             };
             let call_started = Instant::now();
             let result = match s.control_point_budget.time {
@@ -463,6 +475,8 @@ struct Question<'a> {
     /// What `read_variable` reads.
     variables: &'a Variables,
     log: &'a CallLog,
+    /// The control point's idempotency key, sent with every request of the question.
+    key: Option<&'a str>,
 }
 
 /// The kinds of control point, in the order of their templates.
@@ -610,6 +624,7 @@ impl Reasoner for LlmReasoner {
                 tools,
                 variables: &req.context.variables,
                 log: &req.calls,
+                key: req.context.idempotency_key.as_deref(),
             };
             self.ask(ep, question, |text| answer::parse_task(&req, text))
                 .await
@@ -632,6 +647,7 @@ impl Reasoner for LlmReasoner {
                 tools: Vec::new(),
                 variables: &req.context.variables,
                 log: &req.calls,
+                key: req.context.idempotency_key.as_deref(),
             };
             self.ask(ep, question, |text| answer::parse_gateway(&req, text))
                 .await
@@ -654,6 +670,7 @@ impl Reasoner for LlmReasoner {
                 tools: Vec::new(),
                 variables: &req.context.variables,
                 log: &req.calls,
+                key: req.context.idempotency_key.as_deref(),
             };
             self.ask(ep, question, |text| answer::parse_hook(&req, text))
                 .await

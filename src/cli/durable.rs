@@ -1,0 +1,510 @@
+//! Runs that outlive their terminal: `runs resume` continues a run from its journal
+//! (after a crash, an interruption, or when it parked), `runs pending` lists the questions
+//! parked runs wait for, and `runs answer` checks an answer against its question,
+//! journals it and resumes the run. Each holds the run's journal lock while it writes: a
+//! run never has two writers.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::{Map, Value, json};
+
+use crate::journal::store::{self, DEFAULT_BASE, Journal, JournalError};
+use crate::journal::{Event, EventSink, FlowState, Record};
+use crate::reason::park::{self, Answers, Given, Recorded};
+use crate::vocab::{Decider, Offered, Question};
+
+use super::runs::{find_run, run_ids};
+use super::start::{self, EngineChoice, Resumed, StartArgs};
+use super::{Cli, Outcome, Style, UsageError};
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run's id (or a unique prefix of it); with --due, leave it out
+    #[arg(required_unless_present = "due")]
+    pub run_id: Option<String>,
+    /// Resume every parked run whose timer is due (for cron)
+    #[arg(long, conflicts_with = "run_id")]
+    pub due: bool,
+    #[command(flatten)]
+    pub common: ResumeOptions,
+}
+
+/// What every command that resumes a run takes.
+#[derive(Debug, Args, Clone)]
+pub struct ResumeOptions {
+    /// Where runs are journalled
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+    /// The app, when the run's app folder has moved
+    #[arg(long, value_name = "APP|PATH")]
+    pub app: Option<String>,
+    /// Never call a model while resuming
+    #[arg(long)]
+    pub no_model: bool,
+    /// Never ask at the terminal: questions park again
+    #[arg(long)]
+    pub detach: bool,
+    /// Stream one JSON event per line
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PendingArgs {
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+    /// One JSON document: every open question
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// The run's id (or a unique prefix of it)
+    pub run_id: String,
+    /// The control point: its element id (task, gateway or hook) or the question's key
+    pub control_point: String,
+    /// A gateway: the flow to take (repeat for an inclusive gateway)
+    #[arg(long = "flow", value_name = "FLOW")]
+    pub flows: Vec<String>,
+    /// A hook: the action
+    #[arg(long, value_name = "ACTION")]
+    pub action: Option<String>,
+    /// A hook: the action's target (twice for swap_nodes; the task for add_node)
+    #[arg(long = "target", value_name = "NODE")]
+    pub targets: Vec<String>,
+    /// A task: its outputs, a JSON object
+    #[arg(long, value_name = "JSON")]
+    pub outputs: Option<String>,
+    /// The N-th offered flow or action, as `runs pending` numbers them
+    #[arg(long, value_name = "N")]
+    pub choice: Option<usize>,
+    /// A hook: set a process variable with the action (repeatable)
+    #[arg(long = "set", value_name = "NAME=JSON")]
+    pub state_updates: Vec<String>,
+    /// Why (journalled with the answer)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Who answers (default: $USER)
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+    /// Only record the answer; `runs resume` applies it later
+    #[arg(long)]
+    pub no_resume: bool,
+    #[command(flatten)]
+    pub common: ResumeOptions,
+}
+
+/// `runs resume`.
+pub fn resume(cli: &Cli, args: &ResumeArgs, style: Style) -> Result<Outcome, UsageError> {
+    if args.due {
+        return resume_due(cli, &args.common, style);
+    }
+    let wanted = args.run_id.as_deref().unwrap_or_default();
+    let id = find_run(&args.common.run_dir, wanted)?;
+    let (journal, records, repaired) = reopen(&args.common.run_dir, &id)?;
+    resume_open(cli, &args.common, id, journal, records, repaired, style)
+}
+
+/// `runs resume --due`: every parked run whose earliest timer is due, one after the other;
+/// a run another process holds is left to it.
+fn resume_due(cli: &Cli, opts: &ResumeOptions, style: Style) -> Result<Outcome, UsageError> {
+    let now = now_ms();
+    let mut worst = Outcome::Ok;
+    let mut resumed = 0;
+    for id in due_runs(&opts.run_dir, now) {
+        let (journal, records, repaired) = match reopen(&opts.run_dir, &id) {
+            Ok(open) => open,
+            Err(e) => {
+                tracing::info!("run {id}: {}", e.message);
+                continue;
+            }
+        };
+        resumed += 1;
+        let outcome = resume_open(cli, opts, id, journal, records, repaired, style)?;
+        worst = worse(worst, outcome);
+    }
+    if resumed == 0 && !opts.json {
+        println!("no parked run is due");
+    }
+    Ok(worst)
+}
+
+/// The parked runs under `base` whose earliest timer is due at `now`.
+pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
+    run_ids(base)
+        .into_iter()
+        .filter(|id| {
+            let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
+            store::read_journal(&path).is_ok_and(|r| {
+                let state = FlowState::fold(r.records.iter());
+                state.status.is_none()
+                    && state
+                        .waiting
+                        .as_ref()
+                        .and_then(|w| w.due_ms)
+                        .is_some_and(|due| due <= now)
+            })
+        })
+        .collect()
+}
+
+/// The more serious of two outcomes (for commands that resume several runs).
+fn worse(a: Outcome, b: Outcome) -> Outcome {
+    let rank = |o: &Outcome| match o {
+        Outcome::Ok => 0,
+        Outcome::Waiting => 1,
+        Outcome::Failed => 2,
+        Outcome::Interrupted => 3,
+        Outcome::Usage => 4,
+    };
+    if rank(&b) > rank(&a) { b } else { a }
+}
+
+/// Open run `id`'s journal for writing (taking its lock).
+fn reopen(base: &Path, id: &str) -> Result<(Journal, Vec<Record>, Option<String>), UsageError> {
+    let dir = store::run_dir(base, id);
+    let (journal, reopened) = Journal::open(&dir, true).map_err(|e| match e {
+        JournalError::Locked { .. } => UsageError::new(format!(
+            "run `{id}` is being written by another cuga-flo process: {e}"
+        ))
+        .with_help("wait for it to finish, or stop it; a run has one writer at a time"),
+        e => UsageError::new(format!("cannot reopen the journal of run `{id}`: {e}")),
+    })?;
+    let repaired = reopened.repaired.map(|r| {
+        format!(
+            "a torn last line (line {}, {} bytes) was cut off",
+            r.line, r.bytes_dropped
+        )
+    });
+    if let Some(r) = &repaired {
+        tracing::warn!("run {id}: {r}");
+    }
+    Ok((journal, reopened.records, repaired))
+}
+
+/// Continue run `id`, whose journal is open.
+fn resume_open(
+    cli: &Cli,
+    opts: &ResumeOptions,
+    id: String,
+    journal: Journal,
+    records: Vec<Record>,
+    repaired: Option<String>,
+    style: Style,
+) -> Result<Outcome, UsageError> {
+    let state = FlowState::fold(records.iter());
+    if let Some(status) = state.status {
+        return Err(UsageError::new(format!(
+            "run `{id}` has finished ({}); there is nothing to resume",
+            status.as_str()
+        )));
+    }
+    let Some(Event::RunStarted {
+        app,
+        variables,
+        engine,
+        launch,
+        ..
+    }) = records.first().map(|r| &r.event)
+    else {
+        return Err(UsageError::new(format!(
+            "the journal of run `{id}` does not start with `run_started`: it cannot be resumed"
+        )));
+    };
+    if engine != "native" {
+        return Err(UsageError::new(format!(
+            "run `{id}` ran on the {engine} engine; only runs of the native engine can be resumed yet"
+        )));
+    }
+    let launch = launch.clone().unwrap_or_default();
+    let app = opts
+        .app
+        .clone()
+        .or_else(|| launch.app_dir.clone().filter(|d| Path::new(d).is_dir()))
+        .unwrap_or_else(|| app.clone());
+    let start_args = StartArgs {
+        app,
+        scenario: launch.scenario.clone(),
+        answers: launch.answers.as_ref().map(PathBuf::from),
+        record: None,
+        replay: None,
+        vars: Vec::new(),
+        input: None,
+        engine: Some(EngineChoice::Native),
+        engine_url: None,
+        run_dir: opts.run_dir.clone(),
+        step_budget: launch.step_budget,
+        json: opts.json,
+        no_model: opts.no_model || launch.no_model,
+        detach: opts.detach || launch.detach,
+        no_park: false,
+        preset: None,
+    };
+    let answers = answers_of(&records, &state);
+    let resumed = Resumed {
+        run_id: id,
+        journal,
+        variables: variables.clone(),
+        records,
+        answers,
+        repaired,
+    };
+    start::run_resumed(cli, &start_args, Some(resumed), style)
+}
+
+/// The answers journalled by `runs answer` that no resumed run has applied yet.
+fn answers_of(records: &[Record], state: &FlowState) -> Answers {
+    let mut by_key = HashMap::new();
+    for r in records {
+        if let Event::QuestionAnswered {
+            key,
+            answer,
+            decided_by,
+            reason,
+            ..
+        } = &r.event
+            && state.unapplied_answers.contains_key(key)
+        {
+            by_key.insert(
+                key.clone(),
+                Recorded {
+                    answer: answer.clone(),
+                    decided_by: *decided_by,
+                    reason: reason.clone(),
+                },
+            );
+        }
+    }
+    Answers::new(by_key)
+}
+
+/// `runs pending`: the open questions of every run, oldest first.
+pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> {
+    let mut rows = Vec::new();
+    for id in run_ids(&args.run_dir) {
+        let path = store::run_dir(&args.run_dir, &id).join(store::JOURNAL_FILE);
+        let Ok(read) = store::read_journal(&path) else {
+            continue;
+        };
+        let state = FlowState::fold(read.records.iter());
+        if state.status.is_some() {
+            continue;
+        }
+        let asked: HashMap<&str, u64> = read
+            .records
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::QuestionParked { question } => Some((question.key.as_str(), r.at_ms)),
+                _ => None,
+            })
+            .collect();
+        for q in state.open_questions.values() {
+            let at = asked.get(q.key.as_str()).copied().unwrap_or(0);
+            rows.push((at, id.clone(), state.app.clone(), q.clone()));
+        }
+    }
+    rows.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    if args.json {
+        let doc: Vec<Value> = rows
+            .iter()
+            .map(|(at, id, app, q)| {
+                json!({"run_id": id, "app": app, "asked_at_ms": at, "question": q})
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "[]".into())
+        );
+        return Ok(Outcome::Ok);
+    }
+    if rows.is_empty() {
+        println!("no open questions");
+        return Ok(Outcome::Ok);
+    }
+    for (at, id, app, q) in &rows {
+        let name = q
+            .name
+            .as_deref()
+            .map_or_else(String::new, |n| format!(" ({n})"));
+        println!(
+            "{} {id}  {app}  {} {}{name}  asked {}",
+            style.yellow("?"),
+            q.kind.as_str(),
+            q.element,
+            crate::view::utc_time(*at)
+        );
+        for line in offered_lines(q) {
+            println!("    {line}");
+        }
+        if let Some(deadline) = q.deadline_ms {
+            println!("    deadline {}", crate::view::utc_time(deadline));
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// What a question offers, numbered as `--choice` counts.
+fn offered_lines(q: &Question) -> Vec<String> {
+    match &q.offered {
+        Offered::Flows { flows, multiple } => {
+            let mut lines: Vec<String> = flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let label = f
+                        .label
+                        .as_deref()
+                        .map_or_else(String::new, |l| format!("  {l}"));
+                    format!("{}. --flow {} → {}{label}", i + 1, f.id, f.target)
+                })
+                .collect();
+            if *multiple {
+                lines.push("(several flows may be taken: repeat --flow)".into());
+            }
+            lines
+        }
+        Offered::Actions {
+            actions,
+            targets,
+            insertable,
+        } => {
+            let mut lines: Vec<String> = actions
+                .iter()
+                .enumerate()
+                .map(|(i, a)| format!("{}. --action {a}", i + 1))
+                .collect();
+            if !targets.is_empty() {
+                lines.push(format!("targets: {}", targets.join(", ")));
+            }
+            if !insertable.is_empty() {
+                lines.push(format!("insertable tasks: {}", insertable.join(", ")));
+            }
+            lines
+        }
+        Offered::Outputs { outputs } => vec![format!(
+            "--outputs '{{{}}}'",
+            outputs
+                .iter()
+                .map(|o| format!("\"{o}\": …"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )],
+    }
+}
+
+/// `runs answer`.
+pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, UsageError> {
+    let id = find_run(&args.common.run_dir, &args.run_id)?;
+    let (journal, records, repaired) = reopen(&args.common.run_dir, &id)?;
+    let state = FlowState::fold(records.iter());
+    if let Some(status) = state.status {
+        return Err(UsageError::new(format!(
+            "run `{id}` has finished ({}); it has no open question",
+            status.as_str()
+        )));
+    }
+    let wanted = &args.control_point;
+    let question = state
+        .open_questions
+        .values()
+        .find(|q| &q.key == wanted || &q.element == wanted)
+        .cloned();
+    let Some(question) = question else {
+        let open: Vec<&str> = state
+            .open_questions
+            .values()
+            .map(|q| q.element.as_str())
+            .collect();
+        let already = state
+            .unapplied_answers
+            .keys()
+            .any(|k| k == wanted || k.split(':').nth_back(1) == Some(wanted.as_str()));
+        let message = if already {
+            format!(
+                "`{wanted}` of run `{id}` is answered already (the run applies it when resumed)"
+            )
+        } else {
+            format!("run `{id}` has no open question at `{wanted}`")
+        };
+        return Err(UsageError::new(message).with_help(if open.is_empty() {
+            "the run has no open questions".to_string()
+        } else {
+            format!("its open questions are at: {}", open.join(", "))
+        }));
+    };
+    let given = given(args)?;
+    let answer = park::check_answer(&question, &given).map_err(|why| {
+        UsageError::new(format!(
+            "the answer to `{}` of run `{id}` is refused: {why}",
+            question.element
+        ))
+        .with_help("nothing was recorded; `cuga-flo runs pending` shows what each question offers")
+    })?;
+    let by = args
+        .by
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .filter(|b| !b.trim().is_empty());
+    // Durable before it is applied, and before it is shown.
+    journal
+        .emit(Event::QuestionAnswered {
+            key: question.key.clone(),
+            answer: answer.clone(),
+            decided_by: Decider::Human,
+            by,
+            reason: args.reason.clone(),
+        })
+        .and_then(|_| journal.commit())
+        .map_err(|e| UsageError::new(format!("cannot journal the answer: {e}")))?;
+    if !args.common.json {
+        println!(
+            "{} answered {} of run {id}: {answer}",
+            style.green("✓"),
+            question.element
+        );
+    }
+    if args.no_resume {
+        return Ok(Outcome::Ok);
+    }
+    let records = store::read_journal(journal.path())
+        .map(|r| r.records)
+        .map_err(|e| UsageError::new(format!("cannot read back the journal: {e}")))?;
+    resume_open(cli, &args.common, id, journal, records, repaired, style)
+}
+
+/// The answer as given on the command line.
+fn given(args: &AnswerArgs) -> Result<Given, UsageError> {
+    let outputs = match &args.outputs {
+        Some(text) => Some(serde_json::from_str::<Value>(text).map_err(|e| {
+            UsageError::new(format!("--outputs is not JSON: {e}"))
+                .with_help("give a JSON object, e.g. --outputs '{\"approved\": true}'")
+        })?),
+        None => None,
+    };
+    let mut state_updates = Map::new();
+    for assignment in &args.state_updates {
+        let (name, raw) = assignment
+            .split_once('=')
+            .filter(|(n, _)| !n.trim().is_empty())
+            .ok_or_else(|| UsageError::new(format!("--set {assignment}: expected NAME=VALUE")))?;
+        let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+        state_updates.insert(name.trim().to_string(), value);
+    }
+    Ok(Given {
+        flows: args.flows.clone(),
+        action: args.action.clone(),
+        targets: args.targets.clone(),
+        outputs,
+        choice: args.choice,
+        state_updates,
+    })
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

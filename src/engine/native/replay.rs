@@ -1,0 +1,142 @@
+//! Resuming a run: the engine re-executes the run from its start, answering every control
+//! point whose answer its journal holds from that record instead of asking, and checking
+//! each record it derives against the journal instead of writing it. The run's state
+//! (tokens, the live topology with every adaptation, joins, loop counters, the steps
+//! spent) is therefore the fold of the journalled answers through the same deterministic
+//! engine that produced them: there is no second implementation of the state to drift.
+//!
+//! Answers are applied in the journal's order: when the engine has nothing left to do
+//! without an answer, the journal's next keyed record (a task's, gateway's or hook's
+//! record, or a timer firing) names the call to answer next. Calls whose answer is not in
+//! the journal were in flight when the run stopped: they are held back until the replay
+//! is over, then asked again with the same idempotency key. A record the engine derives
+//! that differs from the journal's stops the resume before anything is written
+//! ([`EngineError::Diverged`]).
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::Value;
+
+use crate::engine::EngineError;
+use crate::journal::{Event, Record};
+
+pub(super) struct Replay {
+    /// The journal's derived records, in order.
+    derived: Vec<Event>,
+    /// The next derived record to match.
+    cursor: usize,
+    /// Per idempotency key: the index in `derived` of the record answering it.
+    answers: HashMap<String, usize>,
+    /// When each timer scheduled in the journal is due, by key.
+    pub timers: HashMap<String, u64>,
+}
+
+impl Replay {
+    pub fn new(records: &[Record]) -> Replay {
+        let derived: Vec<Event> = records
+            .iter()
+            .map(|r| &r.event)
+            .filter(|e| e.is_derived())
+            .cloned()
+            .collect();
+        let mut answers = HashMap::new();
+        let mut timers = HashMap::new();
+        for (i, event) in derived.iter().enumerate() {
+            if let Some(key) = event.key() {
+                answers.entry(key.to_string()).or_insert(i);
+            }
+            if let Event::TimerScheduled { key, due_ms, .. } = event {
+                timers.insert(key.clone(), *due_ms);
+            }
+        }
+        Replay {
+            derived,
+            cursor: 0,
+            answers,
+            timers,
+        }
+    }
+
+    /// Whether records remain to be derived again.
+    pub fn active(&self) -> bool {
+        self.cursor < self.derived.len()
+    }
+
+    /// The journalled record that answers the call with `key`, if the journal has one.
+    pub fn answer(&self, key: &str) -> Option<&Event> {
+        self.answers.get(key).map(|&i| &self.derived[i])
+    }
+
+    /// Match `event`, derived by the engine, against the journal. `Ok(true)`: it was
+    /// journalled already (not to be written again); `Ok(false)`: the replay is over.
+    pub fn consume(&mut self, event: &Event) -> Result<bool, EngineError> {
+        let Some(expected) = self.derived.get(self.cursor) else {
+            return Ok(false);
+        };
+        if !same(expected, event) {
+            return Err(EngineError::Diverged(format!(
+                "the journal's record {} is {}, but the engine now derives {}",
+                self.cursor + 1,
+                brief(expected),
+                brief(event)
+            )));
+        }
+        self.cursor += 1;
+        Ok(true)
+    }
+
+    /// The key of the answer the journal applies next: the first record of every
+    /// answer's application is its keyed record.
+    pub fn next_key(&self) -> Option<&str> {
+        self.derived.get(self.cursor).and_then(Event::key)
+    }
+
+    /// Why the replay cannot go on: the engine waits for answers the journal does not
+    /// give next.
+    pub fn stalled(&self, waiting: &BTreeSet<&str>) -> EngineError {
+        let next = self
+            .derived
+            .get(self.cursor)
+            .map_or_else(|| "nothing".to_string(), brief);
+        EngineError::Diverged(format!(
+            "the journal's next record is {next}, but the engine waits for {}",
+            if waiting.is_empty() {
+                "nothing".to_string()
+            } else {
+                waiting.iter().copied().collect::<Vec<_>>().join(", ")
+            }
+        ))
+    }
+}
+
+/// Two records are the same event, whatever their durations.
+fn same(a: &Event, b: &Event) -> bool {
+    if std::mem::discriminant(a) != std::mem::discriminant(b) {
+        return false;
+    }
+    let strip = |e: &Event| {
+        let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut v {
+            map.remove("duration_ms");
+        }
+        v
+    };
+    strip(a) == strip(b)
+}
+
+/// `task_finished Activity_1` and the like, for messages.
+fn brief(event: &Event) -> String {
+    let what = match event {
+        Event::NodeEntered { node, .. }
+        | Event::TaskFinished { node, .. }
+        | Event::GatewayRouted { node, .. }
+        | Event::TimerScheduled { node, .. }
+        | Event::TimerFired { node, .. } => node.clone(),
+        Event::FlowTaken { flow, .. } => flow.clone(),
+        Event::HookEvaluated { hook, flow, .. } => format!("{hook} on {flow}"),
+        Event::VariablesSet { source, .. } => source.clone(),
+        Event::TopologyChanged { detail, .. } => detail.clone(),
+        _ => String::new(),
+    };
+    format!("{} {what}", event.name()).trim_end().to_string()
+}

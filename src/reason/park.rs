@@ -1,0 +1,565 @@
+//! Questions for a person that nobody can answer now. [`Park`] is the reasoner of last
+//! resort when a run has no terminal (or is detached): instead of failing, it parks the
+//! question ([`ReasonError::Parked`] with a [`Question`] saying what may be answered), and
+//! the run waits. `cuga-flo runs answer` checks an answer against the question
+//! ([`check_answer`]) and journals it; the resumed run's [`Answers`] gives it to the
+//! harness, which validates it again exactly as a live answer.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::{
+    AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, Policy, ReasonError, Reasoner,
+    TaskAnswer, TaskRequest,
+};
+use crate::bridge::{BoxFuture, ControlPointContext, NewTask};
+use crate::vocab::{ControlPointKind, Decider, HookAction, Offered, OfferedFlow, Question};
+
+/// How many policy lines a parked question carries.
+pub const POLICY_LINES: usize = 40;
+
+/// Parks every question it is asked (the last reasoner of a chain with no person).
+#[derive(Debug, Clone, Default)]
+pub struct Park {
+    /// When a parked question times out, from now (`None`: never).
+    pub deadline: Option<std::time::Duration>,
+}
+
+impl Park {
+    fn question(
+        &self,
+        kind: ControlPointKind,
+        element: &str,
+        name: Option<String>,
+        ctx: &ControlPointContext,
+        policy: Option<&Policy>,
+        instruction: Option<String>,
+        offered: Offered,
+    ) -> ReasonError {
+        let key = ctx
+            .idempotency_key
+            .clone()
+            .unwrap_or_else(|| format!("{}:{element}:?", ctx.run_id));
+        ReasonError::Parked(Box::new(Question {
+            key,
+            kind,
+            element: element.to_string(),
+            name,
+            offered,
+            policy: policy.map(|p| p.excerpt(POLICY_LINES).0),
+            policy_path: policy.map(|p| p.path.clone()),
+            instruction,
+            deadline_ms: None,
+            on_timeout: None,
+        }))
+    }
+}
+
+impl Reasoner for Park {
+    fn describe(&self) -> String {
+        "a person, later (questions park)".to_string()
+    }
+
+    fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
+        Box::pin(async move {
+            let offered = Offered::Outputs {
+                outputs: req.outputs.clone(),
+            };
+            Err(self.question(
+                ControlPointKind::Task,
+                &req.task_id,
+                req.name.clone(),
+                &req.context,
+                req.policy.as_ref(),
+                req.instruction.clone(),
+                offered,
+            ))
+        })
+    }
+
+    fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
+        Box::pin(async move {
+            let offered = Offered::Flows {
+                flows: req
+                    .flows
+                    .iter()
+                    .map(|f| OfferedFlow {
+                        id: f.id.clone(),
+                        target: f.target.clone(),
+                        label: f.decision.clone().or_else(|| f.name.clone()),
+                    })
+                    .collect(),
+                multiple: req.multiple,
+            };
+            Err(self.question(
+                ControlPointKind::Gateway,
+                &req.gateway_id,
+                req.name.clone(),
+                &req.context,
+                req.policy.as_ref(),
+                None,
+                offered,
+            ))
+        })
+    }
+
+    fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
+        Box::pin(async move {
+            let offered = Offered::Actions {
+                actions: req.permitted.clone(),
+                targets: req.allowed_targets.clone(),
+                insertable: req.insertable_tasks.iter().map(|t| t.id.clone()).collect(),
+            };
+            Err(self.question(
+                ControlPointKind::Hook,
+                &req.hook_id,
+                req.name.clone(),
+                &req.context,
+                req.policy.as_ref(),
+                req.instruction.clone(),
+                offered,
+            ))
+        })
+    }
+}
+
+/// An answer recorded for a parked question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    pub answer: Value,
+    pub decided_by: Decider,
+    pub reason: Option<String>,
+}
+
+/// The answers `runs answer` journalled, by idempotency key: a resumed run's first
+/// reasoner. Questions it has no answer for fall through to the rest of the chain.
+#[derive(Debug, Clone, Default)]
+pub struct Answers {
+    by_key: HashMap<String, Recorded>,
+}
+
+impl Answers {
+    pub fn new(by_key: HashMap<String, Recorded>) -> Self {
+        Answers { by_key }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    fn get(&self, ctx: &ControlPointContext, element: &str) -> Result<&Recorded, ReasonError> {
+        ctx.idempotency_key
+            .as_ref()
+            .and_then(|k| self.by_key.get(k))
+            .ok_or_else(|| ReasonError::no_answer(element, "no recorded answer"))
+    }
+}
+
+impl Reasoner for Answers {
+    fn describe(&self) -> String {
+        "answers given with `runs answer`".to_string()
+    }
+
+    fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
+        Box::pin(async move {
+            let r = self.get(&req.context, &req.task_id)?;
+            let outputs = r
+                .answer
+                .get("outputs")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            Ok(TaskAnswer {
+                outputs,
+                reason: r.reason.clone(),
+                decided_by: r.decided_by,
+            })
+        })
+    }
+
+    fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
+        Box::pin(async move {
+            let r = self.get(&req.context, &req.gateway_id)?;
+            let flows = r
+                .answer
+                .get("flows")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|f| f.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Ok(GatewayAnswer {
+                flows,
+                reason: r.reason.clone(),
+                decided_by: r.decided_by,
+            })
+        })
+    }
+
+    fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
+        Box::pin(async move {
+            let r = self.get(&req.context, &req.hook_id)?;
+            let a = &r.answer;
+            let text = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_string);
+            let action = text("action")
+                .and_then(|s| s.parse::<HookAction>().ok())
+                .ok_or_else(|| {
+                    ReasonError::invalid(&req.hook_id, "the recorded answer has no action")
+                })?;
+            let swap = a.get("swap").and_then(Value::as_array).and_then(|s| {
+                Some((
+                    s.first()?.as_str()?.to_string(),
+                    s.get(1)?.as_str()?.to_string(),
+                ))
+            });
+            let add =
+                text("add").map(
+                    |id| match req.insertable_tasks.iter().find(|t| t.id == id) {
+                        Some(_) => AddTask::Insertable(id),
+                        None => AddTask::New(NewTask {
+                            id,
+                            ..NewTask::default()
+                        }),
+                    },
+                );
+            Ok(HookAnswer {
+                action,
+                target: text("target"),
+                swap,
+                add,
+                state_updates: a
+                    .get("state_updates")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default(),
+                message: text("message"),
+                reason: r.reason.clone(),
+                decided_by: r.decided_by,
+            })
+        })
+    }
+}
+
+/// What a person answers on the command line, before it is checked.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    /// `--flow` (repeatable for inclusive gateways).
+    pub flows: Vec<String>,
+    pub action: Option<String>,
+    /// `--target` (twice for swap_nodes).
+    pub targets: Vec<String>,
+    /// `--outputs` (a JSON object).
+    pub outputs: Option<Value>,
+    /// `--choice N`: the N-th offered flow or action (1-based).
+    pub choice: Option<usize>,
+    /// `--set NAME=VALUE` state updates for a hook.
+    pub state_updates: Map<String, Value>,
+}
+
+/// Check `given` against what `question` offers, as a live answer is checked, and give
+/// the answer to journal. The error lists what is allowed.
+pub fn check_answer(question: &Question, given: &Given) -> Result<Value, String> {
+    match &question.offered {
+        Offered::Flows { flows, multiple } => {
+            let ids: Vec<&str> = flows.iter().map(|f| f.id.as_str()).collect();
+            let allowed = || format!("the flows offered are: {}", ids.join(", "));
+            if given.action.is_some() || given.outputs.is_some() || !given.targets.is_empty() {
+                return Err(format!(
+                    "`{}` is a gateway: answer with --flow or --choice ({})",
+                    question.element,
+                    allowed()
+                ));
+            }
+            let mut chosen = given.flows.clone();
+            if let Some(n) = given.choice {
+                let flow = ids.get(n.wrapping_sub(1)).ok_or_else(|| {
+                    format!(
+                        "--choice {n} is not one of 1..{} ({})",
+                        ids.len(),
+                        allowed()
+                    )
+                })?;
+                chosen.push(flow.to_string());
+            }
+            if chosen.is_empty() {
+                return Err(format!("answer with --flow or --choice ({})", allowed()));
+            }
+            if !multiple && chosen.len() > 1 {
+                return Err(format!(
+                    "`{}` takes exactly one flow ({})",
+                    question.element,
+                    allowed()
+                ));
+            }
+            for (i, flow) in chosen.iter().enumerate() {
+                if !ids.contains(&flow.as_str()) {
+                    return Err(format!("`{flow}` is not offered ({})", allowed()));
+                }
+                if chosen[..i].contains(flow) {
+                    return Err(format!("`{flow}` is named twice"));
+                }
+            }
+            Ok(json!({ "flows": chosen }))
+        }
+        Offered::Actions {
+            actions,
+            targets,
+            insertable,
+        } => {
+            let names: Vec<&str> = actions.iter().map(|a| a.as_str()).collect();
+            let allowed = || format!("the actions permitted are: {}", names.join(", "));
+            if !given.flows.is_empty() || given.outputs.is_some() {
+                return Err(format!(
+                    "`{}` is a hook: answer with --action or --choice ({})",
+                    question.element,
+                    allowed()
+                ));
+            }
+            let action = match (&given.action, given.choice) {
+                (Some(a), None) => a
+                    .parse::<HookAction>()
+                    .map_err(|_| format!("`{a}` is not a hook action ({})", allowed()))?,
+                (None, Some(n)) => *actions.get(n.wrapping_sub(1)).ok_or_else(|| {
+                    format!(
+                        "--choice {n} is not one of 1..{} ({})",
+                        actions.len(),
+                        allowed()
+                    )
+                })?,
+                (Some(_), Some(_)) => return Err("give --action or --choice, not both".into()),
+                (None, None) => return Err(format!("answer with --action ({})", allowed())),
+            };
+            if !actions.contains(&action) {
+                return Err(format!("`{action}` is not permitted here ({})", allowed()));
+            }
+            let mut answer = Map::new();
+            answer.insert("action".into(), json!(action.as_str()));
+            let in_targets = |t: &str| -> Result<(), String> {
+                if targets.iter().any(|x| x == t) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "`{t}` is not an allowed target (allowed: {})",
+                        if targets.is_empty() {
+                            "none".to_string()
+                        } else {
+                            targets.join(", ")
+                        }
+                    ))
+                }
+            };
+            match action {
+                HookAction::SkipTo | HookAction::RemoveNode => {
+                    let [t] = given.targets.as_slice() else {
+                        return Err(format!("{action} needs exactly one --target"));
+                    };
+                    in_targets(t)?;
+                    answer.insert("target".into(), json!(t));
+                }
+                HookAction::SwapNodes => {
+                    let [a, b] = given.targets.as_slice() else {
+                        return Err("swap_nodes needs two --target".to_string());
+                    };
+                    in_targets(a)?;
+                    in_targets(b)?;
+                    if a == b {
+                        return Err("swap_nodes needs two different targets".to_string());
+                    }
+                    answer.insert("swap".into(), json!([a, b]));
+                }
+                HookAction::AddNode => {
+                    let [t] = given.targets.as_slice() else {
+                        return Err(format!(
+                            "add_node needs one --target: a task to insert ({})",
+                            insertable.join(", ")
+                        ));
+                    };
+                    if !insertable.contains(t) {
+                        return Err(format!(
+                            "`{t}` is not an insertable task (those are: {})",
+                            insertable.join(", ")
+                        ));
+                    }
+                    answer.insert("add".into(), json!(t));
+                }
+                HookAction::Continue | HookAction::SkipNode | HookAction::Terminate => {
+                    if !given.targets.is_empty() {
+                        return Err(format!("{action} takes no --target"));
+                    }
+                }
+            }
+            if !given.state_updates.is_empty() {
+                answer.insert(
+                    "state_updates".into(),
+                    Value::Object(given.state_updates.clone()),
+                );
+            }
+            Ok(Value::Object(answer))
+        }
+        Offered::Outputs { outputs } => {
+            if !given.flows.is_empty() || given.action.is_some() || given.choice.is_some() {
+                return Err(format!(
+                    "`{}` is a task: answer with --outputs '{{...}}' (outputs: {})",
+                    question.element,
+                    outputs.join(", ")
+                ));
+            }
+            let Some(Value::Object(given_outputs)) = &given.outputs else {
+                return Err(format!(
+                    "answer with --outputs and a JSON object with {}",
+                    if outputs.is_empty() {
+                        "no keys".to_string()
+                    } else {
+                        outputs.join(", ")
+                    }
+                ));
+            };
+            let missing: Vec<&str> = outputs
+                .iter()
+                .filter(|o| !given_outputs.contains_key(*o))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                return Err(format!(
+                    "the outputs lack {} (the task's outputs are: {})",
+                    missing.join(", "),
+                    outputs.join(", ")
+                ));
+            }
+            if let Some(extra) = given_outputs.keys().find(|k| !outputs.contains(k)) {
+                return Err(format!(
+                    "`{extra}` is not an output of the task (its outputs are: {})",
+                    outputs.join(", ")
+                ));
+            }
+            Ok(json!({ "outputs": given_outputs }))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gateway_question() -> Question {
+        Question {
+            key: "r:G:1".into(),
+            kind: ControlPointKind::Gateway,
+            element: "G".into(),
+            name: None,
+            offered: Offered::Flows {
+                flows: vec![
+                    OfferedFlow {
+                        id: "f1".into(),
+                        target: "A".into(),
+                        label: None,
+                    },
+                    OfferedFlow {
+                        id: "f2".into(),
+                        target: "B".into(),
+                        label: None,
+                    },
+                ],
+                multiple: false,
+            },
+            policy: None,
+            policy_path: None,
+            instruction: None,
+            deadline_ms: None,
+            on_timeout: None,
+        }
+    }
+
+    #[test]
+    fn gateway_answers_are_checked_against_the_offered_flows() {
+        let q = gateway_question();
+        let flow = |f: &str| Given {
+            flows: vec![f.into()],
+            ..Given::default()
+        };
+        assert_eq!(
+            check_answer(&q, &flow("f2")).unwrap(),
+            json!({"flows": ["f2"]})
+        );
+        let err = check_answer(&q, &flow("f9")).unwrap_err();
+        assert!(err.contains("f1, f2"), "{err}");
+        let choice = Given {
+            choice: Some(1),
+            ..Given::default()
+        };
+        assert_eq!(check_answer(&q, &choice).unwrap(), json!({"flows": ["f1"]}));
+        let bad = Given {
+            choice: Some(3),
+            ..Given::default()
+        };
+        assert!(check_answer(&q, &bad).is_err());
+        let action = Given {
+            action: Some("continue".into()),
+            ..Given::default()
+        };
+        assert!(
+            check_answer(&q, &action)
+                .unwrap_err()
+                .contains("is a gateway")
+        );
+    }
+
+    #[test]
+    fn hook_answers_need_permitted_actions_and_allowed_targets() {
+        let q = Question {
+            kind: ControlPointKind::Hook,
+            offered: Offered::Actions {
+                actions: vec![HookAction::Continue, HookAction::SkipTo],
+                targets: vec!["X".into()],
+                insertable: vec![],
+            },
+            ..gateway_question()
+        };
+        let given = |a: &str, t: &[&str]| Given {
+            action: Some(a.into()),
+            targets: t.iter().map(|s| s.to_string()).collect(),
+            ..Given::default()
+        };
+        assert_eq!(
+            check_answer(&q, &given("skip_to", &["X"])).unwrap(),
+            json!({"action": "skip_to", "target": "X"})
+        );
+        assert!(
+            check_answer(&q, &given("skip_to", &["Y"]))
+                .unwrap_err()
+                .contains("allowed")
+        );
+        assert!(
+            check_answer(&q, &given("terminate", &[]))
+                .unwrap_err()
+                .contains("permitted")
+        );
+        assert!(check_answer(&q, &given("skip_to", &[])).is_err());
+    }
+
+    #[test]
+    fn task_answers_need_exactly_the_outputs() {
+        let q = Question {
+            kind: ControlPointKind::Task,
+            offered: Offered::Outputs {
+                outputs: vec!["a".into(), "b".into()],
+            },
+            ..gateway_question()
+        };
+        let out = |v: Value| Given {
+            outputs: Some(v),
+            ..Given::default()
+        };
+        assert!(check_answer(&q, &out(json!({"a": 1, "b": 2}))).is_ok());
+        assert!(
+            check_answer(&q, &out(json!({"a": 1})))
+                .unwrap_err()
+                .contains("lack b")
+        );
+        assert!(check_answer(&q, &out(json!({"a": 1, "b": 2, "c": 3}))).is_err());
+        assert!(check_answer(&q, &out(json!([1]))).is_err());
+    }
+}
