@@ -1,6 +1,7 @@
 //! A run stopped from outside leaves a journal that reads back: killed without warning
 //! (SIGKILL), every complete record in order with at most a torn last line, and a state
-//! that folds from it; interrupted (Ctrl-C), a journal closed with a final record.
+//! that folds from it; interrupted (Ctrl-C), a run parked with a final `run_waiting`
+//! record (exit 130), which `runs resume` continues.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -80,7 +81,7 @@ fn a_run_killed_mid_flight_leaves_a_readable_journal() {
 }
 
 #[test]
-fn ctrl_c_stops_the_run_and_closes_its_journal() {
+fn ctrl_c_stops_the_run_and_parks_it() {
     let runs = tempfile::tempdir().unwrap();
     let (child, journal) = start_endless(runs.path(), 5_000);
     // The shell's own `kill`, so the test needs no extra package.
@@ -90,17 +91,19 @@ fn ctrl_c_stops_the_run_and_closes_its_journal() {
         .unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    assert_eq!(out.status.code(), Some(130));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(stderr.contains("runs resume"), "{stderr}");
 
     let read = read_journal(&journal).unwrap();
     assert!(!read.torn_tail);
     let last = &read.records.last().unwrap().event;
     assert!(
-        matches!(last, Event::RunFinished { .. }),
-        "nothing after the end: {last:?}"
+        matches!(last, Event::RunWaiting { reason, .. } if reason == "interrupted"),
+        "nothing after the park: {last:?}"
     );
     let state = FlowState::fold(read.records.iter());
-    assert_eq!(state.status, Some(RunStatus::Failed));
-    assert_eq!(state.message.as_deref(), Some("interrupted (Ctrl-C)"));
+    assert_eq!(state.status, None, "an interrupted run has not finished");
+    assert_eq!(state.current_status(), Some(RunStatus::Waiting));
 }

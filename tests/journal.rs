@@ -43,6 +43,7 @@ fn flow(id: &str, source: &str, target: &str) -> Event {
 fn sample_events() -> Vec<Event> {
     vec![
         Event::RunStarted {
+            launch: None,
             run_id: "20250101T000000Z-abc123".into(),
             app: "loan_approval".into(),
             process_key: "loan".into(),
@@ -55,6 +56,7 @@ fn sample_events() -> Vec<Event> {
         flow("f1", "start", "check_credit"),
         entered("check_credit", "serviceTask", Some("Check credit")),
         Event::TaskFinished {
+            key: None,
             node: "check_credit".into(),
             status: TaskStatus::Completed,
             outputs: vars(json!({"score": 712})),
@@ -70,6 +72,8 @@ fn sample_events() -> Vec<Event> {
             digest: None,
         },
         Event::HookEvaluated {
+            key: None,
+            answer: None,
             hook: "risk_review".into(),
             flow: "f2".into(),
             action: HookAction::SwapNodes,
@@ -94,6 +98,8 @@ fn sample_events() -> Vec<Event> {
             detail: "assess ↔ verify".into(),
         },
         Event::HookEvaluated {
+            key: None,
+            answer: None,
             hook: "shortcut".into(),
             flow: "f3".into(),
             action: HookAction::Continue,
@@ -111,6 +117,7 @@ fn sample_events() -> Vec<Event> {
         },
         entered("route", "exclusiveGateway", None),
         Event::GatewayRouted {
+            key: None,
             node: "route".into(),
             flows: vec!["to_manual".into()],
             decided_by: Decider::Condition,
@@ -120,6 +127,7 @@ fn sample_events() -> Vec<Event> {
         },
         entered("review", "userTask", Some("Manual review")),
         Event::TaskFinished {
+            key: None,
             node: "review".into(),
             status: TaskStatus::Skipped,
             outputs: Map::new(),
@@ -132,6 +140,7 @@ fn sample_events() -> Vec<Event> {
         },
         entered("notify", "serviceTask", None),
         Event::TaskFinished {
+            key: None,
             node: "notify".into(),
             status: TaskStatus::Failed,
             outputs: Map::new(),

@@ -423,8 +423,9 @@ fn an_unknown_scenario_exits_2_naming_the_available_ones() {
 #[test]
 fn without_answers_or_a_terminal_the_run_fails_naming_the_control_point() {
     let tmp = TempDir::new().unwrap();
-    // stdin is an empty pipe, not a terminal: nobody can answer.
-    let out = output(cuga(tmp.path()).arg("receive_order"));
+    // stdin is an empty pipe, not a terminal: nobody can answer, and --no-park says not
+    // to wait for someone.
+    let out = output(cuga(tmp.path()).args(["receive_order", "--no-park"]));
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     let all = format!("{}{}", out.stdout, out.stderr);
     assert!(
@@ -440,6 +441,29 @@ fn without_answers_or_a_terminal_the_run_fails_naming_the_control_point() {
         assert!(
             all.contains(how),
             "the failure does not mention {how}:\n{all}"
+        );
+    }
+}
+
+#[test]
+fn without_answers_or_a_terminal_the_run_parks_and_says_how_to_answer() {
+    let tmp = TempDir::new().unwrap();
+    let out = output(cuga(tmp.path()).arg("receive_order"));
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        all.contains("then a person, later (questions park)"),
+        "{all}"
+    );
+    assert!(all.contains("⏸ waiting: 1 question for a person"), "{all}");
+    assert!(
+        all.contains("cuga-flo runs answer") && all.contains("Activity_0oydey5"),
+        "{all}"
+    );
+    for how in ["--answers FILE", "--scenario NAME", "`llm:`"] {
+        assert!(
+            all.contains(how),
+            "the message does not mention {how}:\n{all}"
         );
     }
 }

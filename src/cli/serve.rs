@@ -538,6 +538,7 @@ impl Journals {
                 app,
                 judgement,
                 launch: None,
+                sealed: Default::default(),
             },
             closed: Mutex::new(false),
             open: Arc::downgrade(&self.open),
@@ -648,6 +649,7 @@ mod tests {
             engine: "native".into(),
             reasoner: String::new(),
             variables: serde_json::Map::new(),
+            launch: None,
         }
     }
 

@@ -350,8 +350,9 @@ async fn run_async(
             detach: args.detach,
             step_budget: args.step_budget,
         }),
+        sealed: Default::default(),
     });
-    registry.attach_sink(&run_id, sink);
+    registry.attach_sink(&run_id, sink.clone());
 
     let client = bridge.client();
     let args_run = RunProcessArgs {
@@ -365,6 +366,11 @@ async fn run_async(
         result = run => Some(result),
         _ = tokio::signal::ctrl_c() => None,
     };
+    if result.is_none() {
+        // Stopped: what the engine does while it winds down is not part of the run.
+        sink.seal();
+        let _ = journal.commit();
+    }
     bridge.shutdown().await;
     // The cassette is what happened, whether or not the run completed.
     let cassette = match (&recorder, &args.record) {
@@ -499,6 +505,10 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
         );
     }
     println!("  pending: cuga-flo runs pending{dir}");
+    println!(
+        "  (to answer in advance: --answers FILE or --scenario NAME; to let a model answer: \
+         `llm:` in the flow config)"
+    );
 }
 
 /// The engine the run goes to: the config's, or `--engine` / `--engine-url`.

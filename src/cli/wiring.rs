@@ -201,10 +201,26 @@ pub(super) struct Labelled {
     pub judgement: String,
     /// How the run was started (`start`), for a later resume.
     pub launch: Option<Launch>,
+    /// Set when the run is stopped from outside (Ctrl-C): nothing more is written.
+    pub sealed: std::sync::atomic::AtomicBool,
+}
+
+impl Labelled {
+    /// Refuse every later record: the engine, still winding down, must not journal the
+    /// consequences of being stopped (its calls failing as the bridge closes).
+    pub fn seal(&self) {
+        self.sealed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl EventSink for Labelled {
     fn emit(&self, mut event: Event) -> Result<Record, JournalError> {
+        if self.sealed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(JournalError::Io {
+                path: self.inner.path().to_path_buf(),
+                message: "the run was stopped".to_string(),
+            });
+        }
         if let Event::RunStarted {
             app,
             reasoner,

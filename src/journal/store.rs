@@ -154,13 +154,16 @@ impl EventSink for Journal {
         let mut line =
             serde_json::to_vec(&record).map_err(|e| JournalError::Serialize(e.to_string()))?;
         line.push(b'\n');
+        crate::crash::point("journal.before_write");
         let written = inner.file.write_all(&line).and_then(|()| {
+            crate::crash::point("journal.before_fsync");
             if self.durable {
                 inner.file.sync_data()
             } else {
                 inner.file.flush()
             }
         });
+        crate::crash::point("journal.after_fsync");
         if let Err(e) = written {
             let err = JournalError::io(&self.path, &e);
             inner.broken = Some(err.clone());

@@ -236,6 +236,7 @@ impl Run {
                 continue;
             }
             if let Some(answer) = self.answered.pop_front() {
+                crate::crash::point("engine.answer_received");
                 self.answer(answer)?;
                 continue;
             }
@@ -253,6 +254,8 @@ impl Run {
             match joined {
                 Ok((id, answer)) => {
                     self.in_flight.remove(&id);
+                    // An answer is in (a model's reply, a person's) but not journalled yet.
+                    crate::crash::point("engine.answer_received");
                     self.answer(answer)?;
                 }
                 Err(e) => {

@@ -768,6 +768,7 @@ mod tests {
             flows: vec![],
             edge: None,
             executed: vec!["Start".into(), "Score".into()],
+            idempotency_key: None,
         }
     }
 
