@@ -9,6 +9,7 @@ pub mod bpmn;
 pub mod bridge;
 pub mod check;
 pub mod cli;
+pub mod clock;
 pub mod crash;
 pub mod diag;
 pub mod engine;

@@ -4,9 +4,11 @@
 mod encoding;
 mod model;
 mod parser;
+mod timer;
 
 pub use model::*;
 pub use parser::{parse, parse_file};
+pub use timer::{Timer, TimerKind, parse_date_time, parse_duration};
 
 use crate::source::{SourceFile, Span};
 

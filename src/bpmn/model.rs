@@ -66,6 +66,9 @@ pub struct Node {
     /// Raw XML of `<extensionElements>`, kept as written.
     pub extension_elements: Option<String>,
     pub documentation: Option<String>,
+    /// A timer event's `<timerEventDefinition>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer: Option<super::Timer>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

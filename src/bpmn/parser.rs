@@ -24,7 +24,8 @@ use quick_xml::reader::NsReader;
 use super::encoding::{decode, first_illegal_char, is_xml_char};
 use super::{
     BpmnError, Condition, Document, EventDefinition, Flow, GatewayKind, Lane, MessageFlow, Node,
-    NodeKind, ParseErrors, Participant, Process, Property, SubProcessKind, TaskKind,
+    NodeKind, ParseErrors, Participant, Process, Property, SubProcessKind, TaskKind, Timer,
+    TimerKind,
 };
 use crate::source::{SourceFile, Span};
 
@@ -155,6 +156,8 @@ enum Frame {
     Lane(usize, usize),
     /// An element whose character data is wanted.
     Text(TextUse),
+    /// `<timerEventDefinition>` of a node.
+    Timer(usize, usize),
     /// `<extensionElements>`: kept as raw XML from this byte offset to its end tag.
     Extension(Owner, usize),
 }
@@ -172,6 +175,7 @@ enum TextUse {
     Documentation(Owner),
     Condition(usize, usize),
     FlowNodeRef(usize, usize),
+    Timer(usize, usize),
 }
 
 /// An element that is open (its end tag not read yet).
@@ -561,6 +565,7 @@ impl<'t> Walker<'t> {
             Frame::Process(p) => self.scope_child(p, None, Owner::Process(p), el),
             Frame::Node(p, n) => self.node_child(p, n, el),
             Frame::Flow(p, f) if local == "conditionExpression" => self.condition(p, f, el),
+            Frame::Timer(p, n) => self.timer_time(p, n, el),
             Frame::LaneSet(p) if local == "lane" => self.lane(p, el),
             Frame::Lane(p, l) => match local {
                 "flowNodeRef" => self.text_frame(TextUse::FlowNodeRef(p, l)),
@@ -610,6 +615,12 @@ impl<'t> Walker<'t> {
                 if let Some(condition) = flow.and_then(|f| f.condition.as_mut()) {
                     condition.body = body;
                     condition.span = span;
+                }
+            }
+            TextUse::Timer(p, n) => {
+                let node = self.process_mut(p).and_then(|p| p.nodes.get_mut(n));
+                if let Some(timer) = node.and_then(|n| n.timer.as_mut()) {
+                    timer.expression = body.trim().to_string();
                 }
             }
             TextUse::FlowNodeRef(p, l) => {
@@ -699,6 +710,14 @@ impl<'t> Walker<'t> {
                     && let Some(definitions) = definitions_mut(&mut node.kind)
                 {
                     definitions.push(definition);
+                    if definition == EventDefinition::Timer {
+                        node.timer = Some(Timer {
+                            kind: None,
+                            expression: String::new(),
+                            span: el.span,
+                        });
+                        return Frame::Timer(p, n);
+                    }
                 }
                 Frame::Skip
             }
@@ -724,6 +743,7 @@ impl<'t> Walker<'t> {
                 .collect(),
             extension_elements: None,
             documentation: None,
+            timer: None,
         });
         Frame::Node(p, process.nodes.len() - 1)
     }
@@ -763,6 +783,23 @@ impl<'t> Walker<'t> {
             });
             String::new()
         })
+    }
+
+    /// `<timeDuration>`, `<timeDate>` or `<timeCycle>` of a timer definition: its kind now,
+    /// its text when it closes.
+    fn timer_time(&mut self, p: usize, n: usize, el: &Element) -> Frame {
+        let kind = match el.local {
+            "timeDuration" => TimerKind::Duration,
+            "timeDate" => TimerKind::Date,
+            "timeCycle" => TimerKind::Cycle,
+            _ => return Frame::Skip,
+        };
+        let node = self.process_mut(p).and_then(|p| p.nodes.get_mut(n));
+        if let Some(timer) = node.and_then(|n| n.timer.as_mut()) {
+            timer.kind = Some(kind);
+            timer.span = el.span;
+        }
+        self.text_frame(TextUse::Timer(p, n))
     }
 
     /// `<conditionExpression>`: recorded now (empty, spanning the element), its text

@@ -298,6 +298,10 @@ pub struct FlowAnnotations {
     pub decision_gateways: Vec<String>,
     /// Node entries allowed before the run fails (loops are bounded by this).
     pub step_budget: u64,
+    /// How long (seconds) an engine waits in-process for a timer; a timer due later parks
+    /// the run (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wait_secs: Option<u64>,
     /// The config's initial variables (`variables:` defaults); a run's own variables
     /// override them.
     #[serde(default, skip_serializing_if = "Map::is_empty")]

@@ -3,7 +3,7 @@
 //! ([`crate::engine::rewrite`]).
 
 use crate::app::{EngineKind, FlowConfig};
-use crate::bpmn::Document;
+use crate::bpmn::{Document, TimerKind, parse_date_time, parse_duration};
 use crate::diag::Diagnostic;
 use crate::engine::rewrite::{self, UNREALISABLE};
 
@@ -17,7 +17,8 @@ pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec
     let name = match engine {
         EngineKind::Flowable => "Flowable",
         EngineKind::Kogito => "Kogito",
-        EngineKind::Native | EngineKind::Mcp => return out,
+        EngineKind::Native => return native(doc),
+        EngineKind::Mcp => return out,
     };
     let src = &config.source;
     let permissions = &config.permissions;
@@ -74,4 +75,66 @@ pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec
         }
     }
     out
+}
+
+/// What the native engine cannot run as written: timers without a time, repeating timers,
+/// and times that are not ISO 8601.
+fn native(doc: &Document) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(process) = doc.main_process() else {
+        return out;
+    };
+    for node in &process.nodes {
+        let Some(timer) = &node.timer else { continue };
+        let span = if timer.span == Default::default() {
+            node.span
+        } else {
+            timer.span
+        };
+        let problem = match timer.kind {
+            None => Some((
+                "bpmn::timer",
+                format!(
+                    "timer event `{}` names no time: it has no timeDuration, timeDate or timeCycle",
+                    node.id
+                ),
+                "add <timeDuration>PT1H</timeDuration> (or a timeDate) to its timerEventDefinition",
+            )),
+            Some(TimerKind::Cycle) => Some((
+                "engine::unsupported_element",
+                format!(
+                    "timer event `{}` repeats (timeCycle `{}`): the native engine does not run repeating timers",
+                    node.id, timer.expression
+                ),
+                "use a timeDuration on a timer in a loop, or run the app on Flowable or Kogito",
+            )),
+            Some(kind) if timer.variable().is_none() => {
+                let checked = match kind {
+                    TimerKind::Duration => parse_duration(&timer.expression).map(|_| ()),
+                    _ => parse_date_time(&timer.expression).map(|_| ()),
+                };
+                checked.err().map(|why| {
+                    (
+                        "bpmn::timer",
+                        format!("timer event `{}`: {why}", node.id),
+                        "write an ISO 8601 duration (PT30S, P1DT2H) or date-time \
+                         (2026-12-01T09:00:00Z), or ${variable} to read one from a variable",
+                    )
+                })
+            }
+            Some(_) => None,
+        };
+        if let Some((code, message, help)) = problem {
+            out.push(
+                Diagnostic::error(code, message)
+                    .at(&doc.source, span, kind_label(timer.kind))
+                    .with_help(help),
+            );
+        }
+    }
+    out
+}
+
+fn kind_label(kind: Option<TimerKind>) -> String {
+    kind.map_or_else(|| "this timer".to_string(), |k| format!("this {}", k.tag()))
 }

@@ -111,7 +111,7 @@ pub fn resume(cli: &Cli, args: &ResumeArgs, style: Style) -> Result<Outcome, Usa
 /// `runs resume --due`: every parked run whose earliest timer is due, one after the other;
 /// a run another process holds is left to it.
 fn resume_due(cli: &Cli, opts: &ResumeOptions, style: Style) -> Result<Outcome, UsageError> {
-    let now = now_ms();
+    let now = crate::clock::now_ms();
     let mut worst = Outcome::Ok;
     let mut resumed = 0;
     for id in due_runs(&opts.run_dir, now) {
@@ -501,10 +501,4 @@ fn given(args: &AnswerArgs) -> Result<Given, UsageError> {
         choice: args.choice,
         state_updates,
     })
-}
-
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }

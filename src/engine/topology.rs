@@ -20,6 +20,8 @@ pub(crate) struct LiveNode {
     /// The sub-process that contains the node; `None` at process level.
     pub parent: Option<String>,
     pub default_flow: Option<String>,
+    /// A timer event's definition.
+    pub timer: Option<crate::bpmn::Timer>,
 }
 
 /// A sequence flow of the live topology.
@@ -179,6 +181,7 @@ impl LiveNode {
             kind: NodeKind::Task(TaskKind::Task),
             parent,
             default_flow: None,
+            timer: None,
         }
     }
 }
@@ -194,6 +197,7 @@ impl Topology {
                 kind: n.kind.clone(),
                 parent: n.parent.clone(),
                 default_flow: n.default_flow.clone(),
+                timer: n.timer.clone(),
             })
             .collect();
         let flows = process
@@ -255,6 +259,26 @@ impl Topology {
         self.nodes
             .iter()
             .find(|n| matches!(n.kind, NodeKind::Unsupported { .. }))
+    }
+
+    /// Whether `node` is nested (at any depth) in the sub-process `container`.
+    pub fn is_inside(&self, node: &str, container: &str) -> bool {
+        let mut at = self.node(node).and_then(|n| n.parent.clone());
+        while let Some(parent) = at {
+            if parent == container {
+                return true;
+            }
+            at = self.node(&parent).and_then(|n| n.parent.clone());
+        }
+        false
+    }
+
+    /// The timer boundary events attached to `activity`, in document order.
+    pub fn boundary_timers(&self, activity: &str) -> impl Iterator<Item = &LiveNode> {
+        self.nodes.iter().filter(move |n| {
+            n.has_definition(EventDefinition::Timer)
+                && matches!(&n.kind, NodeKind::BoundaryEvent { attached_to, .. } if attached_to == activity)
+        })
     }
 
     /// Whether `id` names a node or a flow (ids share one namespace in BPMN).

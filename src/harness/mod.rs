@@ -168,6 +168,7 @@ impl FlowAgent {
                 .map(|g| g.id.value.clone())
                 .collect(),
             step_budget: DEFAULT_STEP_BUDGET,
+            max_wait_secs: None,
             variables: self
                 .config
                 .variables

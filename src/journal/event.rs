@@ -163,6 +163,8 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// A parked question no longer needs an answer (its activity was interrupted).
+    QuestionWithdrawn { key: String, reason: String },
     /// A timer started: it is due at `due_ms` (milliseconds since the Unix epoch).
     TimerScheduled {
         key: String,
@@ -228,6 +230,7 @@ impl Event {
             Event::VariablesSet { .. } => "variables_set",
             Event::QuestionParked { .. } => "question_parked",
             Event::QuestionAnswered { .. } => "question_answered",
+            Event::QuestionWithdrawn { .. } => "question_withdrawn",
             Event::TimerScheduled { .. } => "timer_scheduled",
             Event::TimerFired { .. } => "timer_fired",
             Event::RunWaiting { .. } => "run_waiting",
@@ -252,6 +255,7 @@ impl Event {
                 | Event::VariablesSet { .. }
                 | Event::TimerScheduled { .. }
                 | Event::TimerFired { .. }
+                | Event::QuestionWithdrawn { .. }
         )
     }
 }

@@ -209,6 +209,10 @@ impl FlowState {
                 self.open_questions.remove(key);
                 self.unapplied_answers.insert(key.clone(), answer.clone());
             }
+            Event::QuestionWithdrawn { key, .. } => {
+                self.open_questions.remove(key);
+                self.unapplied_answers.remove(key);
+            }
             Event::TimerScheduled { .. } | Event::TimerFired { .. } => {}
             Event::RunWaiting {
                 reason,

@@ -311,6 +311,10 @@ impl Human {
                 );
                 lines.push(self.paint(&Style::new().magenta(), &text));
             }
+            Event::QuestionWithdrawn { key, reason } => {
+                let text = format!("  ✗ question {key} withdrawn: {reason}");
+                lines.push(self.paint(&Style::new().magenta(), &text));
+            }
             Event::TimerScheduled { node, due_ms, .. } => {
                 let text = format!("  ⏲ timer   {node} due {}", crate::view::utc_time(*due_ms));
                 lines.push(self.paint(&Style::new().cyan(), &text));

@@ -41,6 +41,12 @@ pub(super) enum Answer {
         result: Result<HookDecision, ControlPointError>,
         duration_ms: u64,
     },
+    /// A timer is due (see [`super::timers`]).
+    Timer {
+        token: TokenId,
+        node: String,
+        key: String,
+    },
 }
 
 impl Answer {
@@ -49,7 +55,8 @@ impl Answer {
         match self {
             Answer::Task { token, key, .. }
             | Answer::Gateway { token, key, .. }
-            | Answer::Hook { token, key, .. } => (*token, key),
+            | Answer::Hook { token, key, .. }
+            | Answer::Timer { token, key, .. } => (*token, key),
         }
     }
 
@@ -78,6 +85,7 @@ impl Answer {
             Answer::Task { node, result, .. } => (node, take(result, |o| &mut o.calls)),
             Answer::Gateway { node, result, .. } => (node, take(result, |d| &mut d.calls)),
             Answer::Hook { hook, result, .. } => (hook, take(result, |d| &mut d.calls)),
+            Answer::Timer { .. } => return Vec::new(),
         };
         calls.into_iter().map(|c| (id.clone(), c)).collect()
     }
@@ -240,6 +248,7 @@ impl Run {
                 result,
                 duration_ms,
             } => self.on_hook(token, &flow, &hook, key, result, duration_ms),
+            Answer::Timer { token, node, key } => self.on_timer(token, &node, key),
         }
     }
 

@@ -132,6 +132,7 @@ mod joins;
 mod nodes;
 mod replay;
 mod run;
+mod timers;
 mod tokens;
 
 use std::sync::Arc;

@@ -101,13 +101,25 @@ impl Run {
         match &live.kind {
             NodeKind::Task(_) | NodeKind::CallActivity { .. } => {
                 self.ask_task(token, &live);
-                Ok(())
+                self.start_boundary_timers(token, &live.id)
+            }
+            NodeKind::IntermediateCatchEvent { definitions }
+                if definitions.contains(&crate::bpmn::EventDefinition::Timer) =>
+            {
+                self.start_timer(token, &live, None)
             }
             // Nothing starts an event sub-process here; a token that reaches one passes on.
             NodeKind::SubProcess(SubProcessKind::Embedded {
                 triggered_by_event: true,
             }) => self.leave(token, node),
-            NodeKind::SubProcess(_) => self.start_scope(token, &live),
+            NodeKind::SubProcess(_) => {
+                self.start_scope(token, &live)?;
+                // An instance that started (its token waits at the sub-process node).
+                if self.tokens.scope_owned_by(token).is_some() {
+                    self.start_boundary_timers(token, &live.id)?;
+                }
+                Ok(())
+            }
             NodeKind::IntermediateThrowEvent { .. } if live.is_link_throw() => {
                 self.jump_link(token, &live);
                 Ok(())
@@ -182,6 +194,7 @@ impl Run {
 
     /// Leave `node` along all its outgoing flows (none: the token ends).
     pub(super) fn leave(&mut self, token: TokenId, node: &str) -> Result<(), EngineError> {
+        self.cancel_boundary_timers(token, node);
         let flows: Vec<String> = self.topology.outgoing(node).map(|f| f.id.clone()).collect();
         self.send(token, flows);
         Ok(())

@@ -28,7 +28,7 @@ pub(super) struct Replay {
     /// Per idempotency key: the index in `derived` of the record answering it.
     answers: HashMap<String, usize>,
     /// When each timer scheduled in the journal is due, by key.
-    pub timers: HashMap<String, u64>,
+    timers: HashMap<String, u64>,
 }
 
 impl Replay {
@@ -60,6 +60,11 @@ impl Replay {
     /// Whether records remain to be derived again.
     pub fn active(&self) -> bool {
         self.cursor < self.derived.len()
+    }
+
+    /// When the timer with `key` was due, if the journal scheduled it.
+    pub fn due(&self, key: &str) -> Option<u64> {
+        self.timers.get(key).copied()
     }
 
     /// The journalled record that answers the call with `key`, if the journal has one.

@@ -12,6 +12,7 @@ use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::task::{AbortHandle, Id, JoinSet};
@@ -117,13 +118,24 @@ pub(super) struct Run {
     pub questions: BTreeMap<String, TokenId>,
     /// Questions the journal already holds (a resumed run does not journal them again).
     known_questions: BTreeSet<String>,
+    /// The questions a resumed run's journal leaves open, by key: their element.
+    pub prior_open: BTreeMap<String, String>,
     /// Set while a resumed run re-executes its journal.
     replay: Option<Replay>,
     /// Answers taken from the journal, waiting for their turn, by key.
     held: HashMap<String, Answer>,
     /// Calls to make once the replay is over.
     deferred: Vec<Deferred>,
+    /// Timers started and not fired yet, by key.
+    pub timers: BTreeMap<String, super::timers::PendingTimer>,
+    /// How long the coordinator waits in-process for a timer; one due later parks the run.
+    wait_limit_ms: u64,
+    /// The deadlines of the parked questions (they park the run with a due time too).
+    deadlines: BTreeMap<String, u64>,
 }
+
+/// How long a run waits in-process for a timer by default (`start --max-wait`).
+pub const DEFAULT_WAIT_LIMIT_SECS: u64 = 60;
 
 impl Run {
     pub fn new(
@@ -145,6 +157,20 @@ impl Run {
             })
             .collect();
         let replay = prior.map(Replay::new);
+        let prior_open = prior
+            .map(|records| {
+                crate::journal::FlowState::fold(records)
+                    .open_questions
+                    .into_iter()
+                    .map(|(key, q)| (key, q.element))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let wait_limit_ms = request
+            .annotations
+            .max_wait_secs
+            .unwrap_or(DEFAULT_WAIT_LIMIT_SECS)
+            .saturating_mul(1000);
         Run {
             topology: Topology::from_process(&request.process),
             variables: Arc::new(request.variables.clone()),
@@ -168,9 +194,13 @@ impl Run {
             visits: HashMap::new(),
             questions: BTreeMap::new(),
             known_questions,
+            prior_open,
             replay,
             held: HashMap::new(),
             deferred: Vec::new(),
+            timers: BTreeMap::new(),
+            wait_limit_ms,
+            deadlines: BTreeMap::new(),
         }
     }
 
@@ -240,16 +270,44 @@ impl Run {
                 self.answer(answer)?;
                 continue;
             }
+            let now = crate::clock::now_ms();
+            if let Some(key) = self.due_timer(now) {
+                self.fire_due(&key)?;
+                continue;
+            }
             // Everything this step emitted is made durable (and shown) before waiting.
             self.commit()?;
-            let Some(joined) = self.calls.join_next_with_id().await else {
-                if !self.questions.is_empty() {
-                    self.wait("question")?;
-                } else if !self.tokens.is_empty() {
-                    let message = self.stuck_message();
-                    self.fail(message);
+            let next_due = self.next_due();
+            if self.calls.is_empty() {
+                match next_due {
+                    Some(due) if due.saturating_sub(now) <= self.wait_limit_ms => {
+                        tokio::time::sleep(Duration::from_millis(due.saturating_sub(now))).await;
+                    }
+                    Some(_) => self.wait("timer")?,
+                    None if !self.questions.is_empty() => self.wait("question")?,
+                    None if !self.tokens.is_empty() => {
+                        let message = self.stuck_message();
+                        self.fail(message);
+                    }
+                    None => {}
                 }
-                return Ok(());
+                if self.end.is_some() || self.tokens.is_empty() {
+                    return Ok(());
+                }
+                continue;
+            }
+            let joined = match next_due {
+                Some(due) => {
+                    let sleep = Duration::from_millis(due.saturating_sub(now));
+                    tokio::select! {
+                        joined = self.calls.join_next_with_id() => joined,
+                        () = tokio::time::sleep(sleep) => continue,
+                    }
+                }
+                None => self.calls.join_next_with_id().await,
+            };
+            let Some(joined) = joined else {
+                continue;
             };
             match joined {
                 Ok((id, answer)) => {
@@ -299,10 +357,15 @@ impl Run {
     /// Nothing can move until a question is answered: journal why, and end the run here
     /// as waiting (it is resumed later from its journal).
     pub fn wait(&mut self, reason: &str) -> Result<(), EngineError> {
+        let due = self
+            .next_due()
+            .into_iter()
+            .chain(self.deadlines.values().copied())
+            .min();
         self.emit(Event::RunWaiting {
             reason: reason.to_string(),
             questions: self.questions.keys().cloned().collect(),
-            due_ms: None,
+            due_ms: due,
         })?;
         if self.end.is_none() {
             self.end = Some((RunStatus::Waiting, None));
@@ -315,6 +378,11 @@ impl Run {
         let visit = self.visits.entry(element.to_string()).or_insert(0);
         *visit += 1;
         format!("{}:{element}:{visit}", self.request.run_id)
+    }
+
+    /// While replaying, when the timer with `key` was due.
+    pub fn replayed_due(&self, key: &str) -> Option<u64> {
+        self.replay.as_ref()?.due(key)
     }
 
     /// While replaying, the journalled record answering the call with `key`.
@@ -335,6 +403,9 @@ impl Run {
         question: crate::vocab::Question,
     ) -> Result<(), EngineError> {
         let key = question.key.clone();
+        if let Some(deadline) = question.deadline_ms {
+            self.deadlines.insert(key.clone(), deadline);
+        }
         if self.known_questions.insert(key.clone()) {
             self.emit(Event::QuestionParked { question })?;
         }

@@ -122,6 +122,14 @@ impl Tokens {
         self.last_scope
     }
 
+    /// The running sub-process instance whose node `token` waits at, if any.
+    pub fn scope_owned_by(&self, token: TokenId) -> Option<ScopeId> {
+        self.scopes
+            .iter()
+            .find(|(_, s)| s.parent_token == token)
+            .map(|(id, _)| *id)
+    }
+
     pub fn close_scope(&mut self, scope: ScopeId) -> Option<Scope> {
         self.scopes.remove(&scope)
     }
