@@ -49,6 +49,10 @@ pub struct ResumeOptions {
     /// Stream one JSON event per line
     #[arg(long)]
     pub json: bool,
+    /// Wait in-process for a timer due within SECS seconds; a later one parks the run
+    /// again [default: 60]
+    #[arg(long, value_name = "SECS")]
+    pub max_wait: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -202,6 +206,13 @@ fn resume_open(
             status.as_str()
         )));
     }
+    if records.is_empty() {
+        return Err(UsageError::new(format!(
+            "run `{id}` stopped before its first record was written: it never started and \
+             nothing was done"
+        ))
+        .with_help("start it again with `cuga-flo start`"));
+    }
     let Some(Event::RunStarted {
         app,
         variables,
@@ -241,6 +252,7 @@ fn resume_open(
         no_model: opts.no_model || launch.no_model,
         detach: opts.detach || launch.detach,
         no_park: false,
+        max_wait: opts.max_wait,
         preset: None,
     };
     let answers = answers_of(&records, &state);

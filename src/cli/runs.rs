@@ -226,6 +226,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         detach: false,
         // A replay answers only from the journal: a question it cannot answer fails it.
         no_park: true,
+        max_wait: None,
         preset: Some(Box::new(Preset {
             run_id: new_id.clone(),
             cassette: cassette_from_journal(&records),

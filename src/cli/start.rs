@@ -105,6 +105,11 @@ pub struct StartArgs {
     #[arg(long, conflicts_with = "detach")]
     pub no_park: bool,
 
+    /// Wait in-process for a timer due within SECS seconds; a later one parks the run
+    /// (exit 3) until `cuga-flo runs resume --due` or `cuga-flo worker` [default: 60]
+    #[arg(long, value_name = "SECS")]
+    pub max_wait: Option<u64>,
+
     /// Set by `runs replay`: the run's id, its recorded answers and its variables.
     #[arg(skip)]
     pub preset: Option<Box<Preset>>,
@@ -275,6 +280,7 @@ async fn run_async(
     if let Some(budget) = args.step_budget {
         annotations.step_budget = budget;
     }
+    annotations.max_wait_secs = args.max_wait;
     let process = loaded
         .process()
         .cloned()
@@ -366,11 +372,38 @@ async fn run_async(
         result = run => Some(result),
         _ = tokio::signal::ctrl_c() => None,
     };
-    if result.is_none() {
-        // Stopped: what the engine does while it winds down is not part of the run.
+    let Some(result) = result else {
+        // Interrupted. What the engine does while it winds down is not part of the run:
+        // the journal takes nothing more from it. The run parks as it stands, with the
+        // questions a person was being asked at the terminal (`runs answer` answers them,
+        // `runs resume` asks them again); the bridge is not drained (a prompt may block).
         sink.seal();
-        let _ = journal.commit();
-    }
+        let asked = crate::reason::human::asking();
+        let keys = asked.iter().map(|q| q.key.clone()).collect();
+        let parked = asked
+            .into_iter()
+            .try_for_each(|question| journal.emit(Event::QuestionParked { question }).map(|_| ()));
+        let _ = journal
+            .commit()
+            .and(parked)
+            .and_then(|()| {
+                journal.emit(Event::RunWaiting {
+                    reason: "interrupted".to_string(),
+                    questions: keys,
+                    due_ms: None,
+                })
+            })
+            .and_then(|_| journal.commit());
+        if let (Some(recorder), Some(path)) = (&recorder, &args.record) {
+            let _ = recorder.write(path);
+        }
+        eprintln!(
+            "\n{}: interrupted; the run is parked: `cuga-flo runs resume {run_id}` continues it",
+            style.error_word(),
+        );
+        eprintln!("  journal: {}", journal.path().display());
+        return Ok(Outcome::Interrupted);
+    };
     bridge.shutdown().await;
     // The cassette is what happened, whether or not the run completed.
     let cassette = match (&recorder, &args.record) {
@@ -381,29 +414,6 @@ async fn run_async(
             Some(path.clone())
         }
         _ => None,
-    };
-    let result = match result {
-        Some(result) => result,
-        None => {
-            // Interrupted: the engine is stopped with the bridge. The run parks as it
-            // stands (`runs resume` continues it; a question being asked is asked again).
-            let _ = journal
-                .emit(Event::RunWaiting {
-                    reason: "interrupted".to_string(),
-                    questions: Vec::new(),
-                    due_ms: None,
-                })
-                .and_then(|_| journal.commit());
-            eprintln!(
-                "\n{}: interrupted; the run is parked: `cuga-flo runs resume {run_id}` continues it",
-                style.error_word(),
-            );
-            eprintln!("  journal: {}", journal.path().display());
-            if let Some(path) = &cassette {
-                eprintln!("  cassette: {}", path.display());
-            }
-            return Ok(Outcome::Interrupted);
-        }
     };
 
     let records = store::read_journal(journal.path())

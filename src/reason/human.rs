@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::bridge::{BoxFuture, ControlPointContext, Variables};
-use crate::vocab::{Decider, HookAction};
+use crate::vocab::{Decider, HookAction, Question};
 
+use super::park;
 use super::{
     AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, Policy, ReasonError, Reasoner,
     TaskAnswer, TaskRequest,
@@ -98,21 +99,65 @@ impl HumanReasoner {
     }
 }
 
+/// The questions being asked at the terminal now (what Ctrl-C at a prompt parks).
+static ASKING: Mutex<Vec<Question>> = Mutex::new(Vec::new());
+
+/// The questions a person is being asked at the terminal right now: a run interrupted
+/// at a prompt parks them, so that `runs answer` can answer them later.
+pub fn asking() -> Vec<Question> {
+    ASKING.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Marks a question as being asked until dropped.
+struct Asking(String);
+
+impl Asking {
+    fn start(question: Question) -> Asking {
+        let key = question.key.clone();
+        ASKING
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(question);
+        Asking(key)
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        ASKING
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|q| q.key != self.0);
+    }
+}
+
 impl Reasoner for HumanReasoner {
     fn describe(&self) -> String {
         "human at the terminal".to_string()
     }
 
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
-        self.run(move |d| d.task(&req))
+        let asking = Asking::start(park::task_question(&req));
+        self.run(move |d| {
+            let _asking = asking;
+            d.task(&req)
+        })
     }
 
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
-        self.run(move |d| d.gateway(&req))
+        let asking = Asking::start(park::gateway_question(&req));
+        self.run(move |d| {
+            let _asking = asking;
+            d.gateway(&req)
+        })
     }
 
     fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
-        self.run(move |d| d.hook(&req))
+        let asking = Asking::start(park::hook_question(&req));
+        self.run(move |d| {
+            let _asking = asking;
+            d.hook(&req)
+        })
     }
 }
 

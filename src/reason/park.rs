@@ -26,33 +26,100 @@ pub struct Park {
     pub deadline: Option<std::time::Duration>,
 }
 
+/// The question a person is asked at a control point: what it offers, its policy.
+fn question(
+    kind: ControlPointKind,
+    element: &str,
+    name: Option<String>,
+    ctx: &ControlPointContext,
+    policy: Option<&Policy>,
+    instruction: Option<String>,
+    offered: Offered,
+) -> Question {
+    let key = ctx
+        .idempotency_key
+        .clone()
+        .unwrap_or_else(|| format!("{}:{element}:?", ctx.run_id));
+    Question {
+        key,
+        kind,
+        element: element.to_string(),
+        name,
+        offered,
+        policy: policy.map(|p| p.excerpt(POLICY_LINES).0),
+        policy_path: policy.map(|p| p.path.clone()),
+        instruction,
+        deadline_ms: None,
+        on_timeout: None,
+    }
+}
+
+/// The question a task asks a person: its outputs.
+pub fn task_question(req: &TaskRequest) -> Question {
+    question(
+        ControlPointKind::Task,
+        &req.task_id,
+        req.name.clone(),
+        &req.context,
+        req.policy.as_ref(),
+        req.instruction.clone(),
+        Offered::Outputs {
+            outputs: req.outputs.clone(),
+        },
+    )
+}
+
+/// The question a gateway asks a person: the flows offered.
+pub fn gateway_question(req: &GatewayRequest) -> Question {
+    let offered = Offered::Flows {
+        flows: req
+            .flows
+            .iter()
+            .map(|f| OfferedFlow {
+                id: f.id.clone(),
+                target: f.target.clone(),
+                label: f.decision.clone().or_else(|| f.name.clone()),
+            })
+            .collect(),
+        multiple: req.multiple,
+    };
+    question(
+        ControlPointKind::Gateway,
+        &req.gateway_id,
+        req.name.clone(),
+        &req.context,
+        req.policy.as_ref(),
+        None,
+        offered,
+    )
+}
+
+/// The question a hook asks a person: the permitted actions and their targets.
+pub fn hook_question(req: &HookRequest) -> Question {
+    let offered = Offered::Actions {
+        actions: req.permitted.clone(),
+        targets: req.allowed_targets.clone(),
+        insertable: req.insertable_tasks.iter().map(|t| t.id.clone()).collect(),
+    };
+    question(
+        ControlPointKind::Hook,
+        &req.hook_id,
+        req.name.clone(),
+        &req.context,
+        req.policy.as_ref(),
+        req.instruction.clone(),
+        offered,
+    )
+}
+
 impl Park {
-    fn question(
-        &self,
-        kind: ControlPointKind,
-        element: &str,
-        name: Option<String>,
-        ctx: &ControlPointContext,
-        policy: Option<&Policy>,
-        instruction: Option<String>,
-        offered: Offered,
-    ) -> ReasonError {
-        let key = ctx
-            .idempotency_key
-            .clone()
-            .unwrap_or_else(|| format!("{}:{element}:?", ctx.run_id));
-        ReasonError::Parked(Box::new(Question {
-            key,
-            kind,
-            element: element.to_string(),
-            name,
-            offered,
-            policy: policy.map(|p| p.excerpt(POLICY_LINES).0),
-            policy_path: policy.map(|p| p.path.clone()),
-            instruction,
-            deadline_ms: None,
-            on_timeout: None,
-        }))
+    fn park(&self, mut question: Question) -> ReasonError {
+        if let Some(after) = self.deadline {
+            let due = crate::clock::now_ms()
+                .saturating_add(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
+            question.deadline_ms = Some(due);
+        }
+        ReasonError::Parked(Box::new(question))
     }
 }
 
@@ -62,65 +129,15 @@ impl Reasoner for Park {
     }
 
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
-        Box::pin(async move {
-            let offered = Offered::Outputs {
-                outputs: req.outputs.clone(),
-            };
-            Err(self.question(
-                ControlPointKind::Task,
-                &req.task_id,
-                req.name.clone(),
-                &req.context,
-                req.policy.as_ref(),
-                req.instruction.clone(),
-                offered,
-            ))
-        })
+        Box::pin(async move { Err(self.park(task_question(&req))) })
     }
 
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
-        Box::pin(async move {
-            let offered = Offered::Flows {
-                flows: req
-                    .flows
-                    .iter()
-                    .map(|f| OfferedFlow {
-                        id: f.id.clone(),
-                        target: f.target.clone(),
-                        label: f.decision.clone().or_else(|| f.name.clone()),
-                    })
-                    .collect(),
-                multiple: req.multiple,
-            };
-            Err(self.question(
-                ControlPointKind::Gateway,
-                &req.gateway_id,
-                req.name.clone(),
-                &req.context,
-                req.policy.as_ref(),
-                None,
-                offered,
-            ))
-        })
+        Box::pin(async move { Err(self.park(gateway_question(&req))) })
     }
 
     fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
-        Box::pin(async move {
-            let offered = Offered::Actions {
-                actions: req.permitted.clone(),
-                targets: req.allowed_targets.clone(),
-                insertable: req.insertable_tasks.iter().map(|t| t.id.clone()).collect(),
-            };
-            Err(self.question(
-                ControlPointKind::Hook,
-                &req.hook_id,
-                req.name.clone(),
-                &req.context,
-                req.policy.as_ref(),
-                req.instruction.clone(),
-                offered,
-            ))
-        })
+        Box::pin(async move { Err(self.park(hook_question(&req))) })
     }
 }
 

@@ -1,0 +1,54 @@
+"""Drive `cuga-flo start trip_planner` in a pseudo-terminal: wait for the person's prompt,
+press Ctrl-C, and report the exit code and the screen as JSON on stdout.
+
+Used by tests/durable.rs (ctrl_c_at_a_prompt_parks_the_question_and_exits_130): a real
+terminal, so the run asks the person at the terminal, and Ctrl-C reaches it as SIGINT
+from the terminal's line discipline, as it does for a user.
+"""
+import json
+import os
+import pty
+import select
+import sys
+import time
+
+binary, run_dir = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["NO_COLOR"] = "1"
+    os.environ.pop("CUGA_FLO_APPS", None)
+    os.execv(binary, [binary, "start", "trip_planner", "--no-model", "--run-dir", run_dir])
+
+screen = b""
+
+
+def read_for(seconds, until=None):
+    global screen
+    end = time.time() + seconds
+    while time.time() < end:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            return False
+        if not chunk:
+            return False
+        screen += chunk
+        if until is not None and until in screen:
+            return True
+    return False
+
+
+prompted = read_for(30, b"planning_preference")
+time.sleep(0.3)
+os.write(fd, b"\x03")  # Ctrl-C, as typed
+read_for(15)
+_, status = os.waitpid(pid, 0)
+exit_code = os.waitstatus_to_exitcode(status)
+print(json.dumps({
+    "prompted": prompted,
+    "exit": exit_code,
+    "screen": screen.decode("utf-8", "replace"),
+}))
