@@ -67,6 +67,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help__subcmd__kogito,build)
                 cmd="cuga__flo__subcmd__help__subcmd__kogito__subcmd__build"
                 ;;
+            cuga__flo__subcmd__help__subcmd__runs,export)
+                cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__export"
+                ;;
             cuga__flo__subcmd__help__subcmd__runs,list)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__list"
                 ;;
@@ -75,6 +78,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help__subcmd__runs,show)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__show"
+                ;;
+            cuga__flo__subcmd__help__subcmd__runs,verify)
+                cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__verify"
                 ;;
             cuga__flo__subcmd__kogito,build)
                 cmd="cuga__flo__subcmd__kogito__subcmd__build"
@@ -88,6 +94,9 @@ _cuga__flo() {
             cuga__flo__subcmd__kogito__subcmd__help,help)
                 cmd="cuga__flo__subcmd__kogito__subcmd__help__subcmd__help"
                 ;;
+            cuga__flo__subcmd__runs,export)
+                cmd="cuga__flo__subcmd__runs__subcmd__export"
+                ;;
             cuga__flo__subcmd__runs,help)
                 cmd="cuga__flo__subcmd__runs__subcmd__help"
                 ;;
@@ -100,6 +109,12 @@ _cuga__flo() {
             cuga__flo__subcmd__runs,show)
                 cmd="cuga__flo__subcmd__runs__subcmd__show"
                 ;;
+            cuga__flo__subcmd__runs,verify)
+                cmd="cuga__flo__subcmd__runs__subcmd__verify"
+                ;;
+            cuga__flo__subcmd__runs__subcmd__help,export)
+                cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__export"
+                ;;
             cuga__flo__subcmd__runs__subcmd__help,help)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__help"
                 ;;
@@ -111,6 +126,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,show)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__show"
+                ;;
+            cuga__flo__subcmd__runs__subcmd__help,verify)
+                cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__verify"
                 ;;
             *)
                 ;;
@@ -247,8 +265,22 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__help__subcmd__runs)
-            opts="list show replay"
+            opts="list show replay verify export"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__help__subcmd__runs__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -289,6 +321,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__help__subcmd__runs__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__help__subcmd__runs__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -461,7 +507,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__runs)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay help"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay verify export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -482,9 +528,61 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        cuga__subcmd__flo__subcmd__runs__subcmd__help)
-            opts="list show replay help"
+        cuga__subcmd__flo__subcmd__runs__subcmd__export)
+            opts="-o -v -q -h --run-dir --format --output --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "jsonl xes" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__runs__subcmd__help)
+            opts="list show replay verify export help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__runs__subcmd__help__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -539,6 +637,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__runs__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__runs__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -634,8 +746,34 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__subcmd__flo__subcmd__runs__subcmd__verify)
+            opts="-v -q -h --run-dir --json --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__subcmd__flo__subcmd__serve)
-            opts="-v -q -h --all --http --stdio --token-env --token-file --answers --no-model --run-dir --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --all --http --stdio --token-env --token-file --answers --no-model --run-dir --durability --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -661,6 +799,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
                 --apps-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -677,7 +819,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__start)
-            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --step-budget --json --no-model --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -717,6 +859,10 @@ _cuga__flo() {
                     ;;
                 --run-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
                     return 0
                     ;;
                 --step-budget)

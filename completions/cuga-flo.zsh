@@ -74,6 +74,9 @@ _arguments "${_arguments_options[@]}" : \
 '--engine=[Run on this engine instead of the config'\''s]:ENGINE:(native flowable kogito mcp)' \
 '--engine-url=[The engine'\''s URL instead of the config'\''s \`workflow_engine.url\`\: an MCP engine'\''s endpoint, Flowable'\''s REST API or a Kogito service (alone\: the config'\''s engine when it is reached by URL, else an MCP engine)]:URL:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--step-budget=[Node entries allowed before the run fails (bounds loops)]:N:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -83,8 +86,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The app\: a name under the apps folder, an app folder or a flow config file:_default' \
 && ret=0
 ;;
@@ -152,6 +155,39 @@ _arguments "${_arguments_options[@]}" : \
 ':run_id -- The run'\''s id (or a unique prefix of it):_default' \
 && ret=0
 ;;
+(verify)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[The report as one JSON object]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[]:DIR:_files' \
+'--format=[]:FORMAT:((jsonl\:"The journal'\''s records, one JSON object per line, with their hash chain"
+xes\:"An IEEE 1849 XES 1.0 event log (one trace, one event per activity)"))' \
+'-o+[Write to this file instead of stdout]:FILE:_files' \
+'--output=[Write to this file instead of stdout]:FILE:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_cuga-flo__subcmd__runs__subcmd__help_commands" \
@@ -176,6 +212,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(verify)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -195,6 +239,9 @@ _arguments "${_arguments_options[@]}" : \
 '(--stdio)--token-file=[Require \`Authorization\: Bearer <token>\`, the token read from this file (its first line)]:FILE:_files' \
 '--answers=[Answers for control points, by id (YAML\: \`answers\: {<id>\: ...}\`), asked after the policy rules and before the app'\''s model]:FILE:_files' \
 '--run-dir=[Where runs started by clients are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How journals are committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '()--all[Serve every app under the apps folder (those that do not validate are reported and left out)]' \
@@ -204,8 +251,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 '*::apps -- The apps to serve\: names under the apps folder, app folders or flow config files:_default' \
 && ret=0
 ;;
@@ -334,6 +381,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(verify)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
         esac
     ;;
 esac
@@ -445,8 +500,15 @@ _cuga-flo__subcmd__help__subcmd__runs_commands() {
 'list:List the journalled runs, newest first' \
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
+'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
+'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
     )
     _describe -t commands 'cuga-flo help runs commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__export_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs export commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__list_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__list_commands() {
@@ -462,6 +524,11 @@ _cuga-flo__subcmd__help__subcmd__runs__subcmd__replay_commands() {
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs show commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__verify_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs verify commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__serve_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__serve_commands() {
@@ -520,9 +587,16 @@ _cuga-flo__subcmd__runs_commands() {
 'list:List the journalled runs, newest first' \
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
+'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
+'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo runs commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__export_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs export commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help_commands() {
@@ -530,9 +604,16 @@ _cuga-flo__subcmd__runs__subcmd__help_commands() {
 'list:List the journalled runs, newest first' \
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
+'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
+'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo runs help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__export_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help export commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__help_commands() {
@@ -554,6 +635,11 @@ _cuga-flo__subcmd__runs__subcmd__help__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs help show commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__verify_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help verify commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__list_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__list_commands() {
     local commands; commands=()
@@ -568,6 +654,11 @@ _cuga-flo__subcmd__runs__subcmd__replay_commands() {
 _cuga-flo__subcmd__runs__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs show commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__verify_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs verify commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__serve_commands] )) ||
 _cuga-flo__subcmd__serve_commands() {

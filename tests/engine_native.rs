@@ -348,6 +348,7 @@ impl EventSink for Sink {
         Ok(Record {
             seq: events.len() as u64,
             at_ms: 0,
+            prev: String::new(),
             event,
         })
     }

@@ -23,7 +23,7 @@ use crate::engine::kogito::{KogitoEngine, KogitoSettings};
 use crate::engine::native::NativeEngine;
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
-use crate::journal::{Event, EventSink, FlowState};
+use crate::journal::{Anchor, Durability, Event, EventSink, FlowState, JournalOptions};
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
     GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, ReasonError, Reasoner, Recorder, Rules,
@@ -81,6 +81,16 @@ pub struct StartArgs {
     /// Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
     #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
     pub run_dir: PathBuf,
+
+    /// How the journal is committed: strict (fsync each event), batch (one fsync per
+    /// step) or off (no fsync); see docs/journal.md
+    #[arg(
+        long,
+        value_name = "MODE",
+        env = "CUGA_FLO_DURABILITY",
+        default_value = "batch"
+    )]
+    pub durability: Durability,
 
     /// Node entries allowed before the run fails (bounds loops)
     #[arg(long, value_name = "N")]
@@ -245,7 +255,12 @@ async fn run_async(
         None => store::new_run_id(),
     };
     let run_dir = store::run_dir(&args.run_dir, &run_id);
-    let journal = Journal::create(&run_dir, true)
+    let app_digest = loaded.digest();
+    let options = JournalOptions {
+        durability: args.durability,
+        anchor: Anchor::new(&run_id, Some(app_digest.clone())),
+    };
+    let journal = Journal::create(&run_dir, options)
         .map_err(|e| UsageError::new(format!("cannot create the run journal: {e}")))?
         .with_observer(view::observer(view.clone()));
     let journal = Arc::new(journal);
@@ -253,6 +268,7 @@ async fn run_async(
         inner: journal.clone(),
         app: loaded.name.clone(),
         judgement,
+        app_digest: Some(app_digest),
     });
     registry.attach_sink(&run_id, sink);
 

@@ -169,17 +169,27 @@ where
     })
 }
 
-/// Fills the app name and the source of judgement into `RunStarted`.
+/// Fills the app name, the source of judgement and the app's digest into `RunStarted`.
 pub(super) struct Labelled {
     pub inner: Arc<Journal>,
     pub app: String,
     pub judgement: String,
+    pub app_digest: Option<String>,
 }
 
 impl EventSink for Labelled {
     fn emit(&self, mut event: Event) -> Result<Record, JournalError> {
-        if let Event::RunStarted { app, reasoner, .. } = &mut event {
+        if let Event::RunStarted {
+            app,
+            reasoner,
+            app_digest,
+            ..
+        } = &mut event
+        {
             app.clone_from(&self.app);
+            if app_digest.is_none() {
+                app_digest.clone_from(&self.app_digest);
+            }
             if reasoner.is_empty() {
                 reasoner.clone_from(&self.judgement);
             }

@@ -60,6 +60,7 @@ impl RunRequest {
             engine: engine.into(),
             reasoner: String::new(),
             variables: self.variables.clone(),
+            app_digest: None,
         }
     }
 }

@@ -1,14 +1,21 @@
-//! The journal of a run: events appended to a durable file before their effects are
-//! visible ([`store`]), and the run's state as a fold over them ([`state`]). Imports
-//! nothing of the crate but the shared vocabulary.
+//! The journal of a run: events appended to a hash-chained file, committed in groups and
+//! durable before their effects are visible ([`store`], [`chain`]), checked for tampering
+//! ([`verify`]), exported ([`export`]), and the run's state as a fold over them
+//! ([`state`]). Imports nothing of the crate but the shared vocabulary. See
+//! docs/journal.md.
 
+pub mod chain;
 pub mod event;
+pub mod export;
 pub mod state;
 pub mod store;
+pub mod verify;
 
+pub use chain::Anchor;
 pub use event::{Event, Record};
 pub use state::{FlowState, ModelUsage};
-pub use store::{Journal, JournalError};
+pub use store::{Durability, Journal, JournalError, JournalOptions, Reopened, Repair};
+pub use verify::{Tampered, Tampering, VerifyReport, verify};
 
 /// Where an engine sends what happens. The journal is one; tests use in-memory sinks.
 pub trait EventSink: Send + Sync {

@@ -170,6 +170,7 @@ impl Run {
             engine: "native".into(),
             reasoner: String::new(),
             variables: Map::clone(&self.variables),
+            app_digest: None,
         })?;
         self.start();
         loop {
