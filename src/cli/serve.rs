@@ -604,6 +604,7 @@ impl RunJournal {
             return;
         }
         *closed = true;
+        let _ = self.sink.inner.commit();
         let state = store::read_journal(self.sink.inner.path())
             .map(|r| FlowState::fold(r.records.iter()))
             .unwrap_or_default();

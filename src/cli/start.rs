@@ -300,6 +300,7 @@ async fn run_async(
         None => {
             // Interrupted: the engine is stopped with the bridge; close the journal with
             // a final record so the run reads as ended, not as crashed.
+            let _ = journal.commit();
             let state = store::read_journal(journal.path())
                 .map(|r| FlowState::fold(r.records.iter()))
                 .unwrap_or_default();
