@@ -30,6 +30,7 @@ NAME = "interop-venv"
 MODULE = "mcp"
 MIN_PYTHON = (3, 10)  # what the pinned SDK requires
 READY = ".cuga-flo-ready"  # written last: a venv without it is half-built
+NO_DEPS = "# setup_venv: --no-deps"  # a requirements file's line: install exactly its pins
 
 
 def fail(message: str) -> NoReturn:
@@ -89,6 +90,9 @@ def create(venv: Path) -> None:
     if venv.exists():
         shutil.rmtree(venv)
     run([sys.executable, "-m", "venv", str(venv)], "python3 -m venv", 300)
+    # A requirements file that pins every package it needs says so, and is installed
+    # without the packages' own (heavier) dependency lists.
+    no_deps = ["--no-deps"] if NO_DEPS in REQUIREMENTS.read_text() else []
     run(
         [
             str(venv_python(venv)),
@@ -98,6 +102,7 @@ def create(venv: Path) -> None:
             "--disable-pip-version-check",
             "--no-input",
             "--quiet",
+            *no_deps,
             "-r",
             str(REQUIREMENTS),
         ],
