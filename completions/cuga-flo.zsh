@@ -440,7 +440,7 @@ _cuga-flo_commands() {
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
-'runs:The journalled runs\: list, show, replay' \
+'runs:The journalled runs\: list, show, replay, verify, export' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
@@ -459,7 +459,7 @@ _cuga-flo__subcmd__help_commands() {
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
-'runs:The journalled runs\: list, show, replay' \
+'runs:The journalled runs\: list, show, replay, verify, export' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \

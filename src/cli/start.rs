@@ -322,6 +322,8 @@ async fn run_async(
         }
     };
 
+    // A run that ended without `run_finished` (an engine error) may leave a step uncommitted.
+    let _ = journal.commit();
     let records = store::read_journal(journal.path())
         .map(|r| r.records)
         .map_err(|e| UsageError::new(format!("cannot read back the journal: {e}")))?;
