@@ -5,8 +5,12 @@
 //!   finished, flow taken) or every 100, into a `Strict` journal (an fsync per event) or a
 //!   `Batch` one (an fsync per commit); the throughput is durable events per second;
 //! - `linear_run`: a 1,000-task linear process on the native engine, the harness called
-//!   directly, journalled `Strict` or `Batch`; the throughput is nodes per second (its
-//!   inverse the time per node).
+//!   directly (its pass-through tasks answer without the engine waiting, so a `Batch` run
+//!   commits about once), journalled `Strict` or `Batch`; the throughput is nodes per
+//!   second (its inverse the time per node);
+//! - `linear_run_through_mcp`: the same through the in-process MCP bridge, where the engine
+//!   waits for every task (so a `Batch` run commits once per task, `Strict` fsyncs three
+//!   times).
 //!
 //! Run with `cargo bench --bench journal`.
 
@@ -15,6 +19,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cuga_flo::app::{load_app, registry::app_from_config};
+use cuga_flo::bridge::ControlPoints;
+use cuga_flo::bridge::mcp::{
+    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs,
+};
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::engine::{RunRequest, WorkflowEngine};
 use cuga_flo::harness::FlowAgent;
@@ -128,4 +136,45 @@ fn linear_run(bencher: divan::Bencher, durability: Durability) {
                 .unwrap();
             sink
         });
+}
+
+#[divan::bench(args = MODES, sample_count = 5, sample_size = 1)]
+fn linear_run_through_mcp(bencher: divan::Bencher, durability: Durability) {
+    let dir = scratch();
+    let agent = linear_app(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let registry = Arc::new(Registry::default());
+    registry.register(RegisteredFlow {
+        process_key: "bench_v1".into(),
+        process: Arc::new(agent.process().unwrap().clone()),
+        annotations: agent.annotations(),
+        harness: agent.clone() as Arc<dyn ControlPoints>,
+    });
+    let bridge = rt
+        .block_on(InProcessBridge::start(BridgeServer::new(
+            registry.clone(),
+            Arc::new(NativeEngine::new()),
+            None,
+        )))
+        .unwrap();
+    let client = bridge.client();
+    let mut run = 0;
+    bencher
+        .counter(ItemsCount::new(TASKS + 2))
+        .with_inputs(|| Arc::new(journal(dir.path(), durability)))
+        .bench_local_values(|sink| {
+            run += 1;
+            let run_id = format!("run-{run}");
+            let events: Arc<dyn EventSink> = sink.clone();
+            registry.attach_sink(&run_id, events);
+            let args = RunProcessArgs {
+                process_key: "bench_v1".into(),
+                run_id,
+                variables: Default::default(),
+                bridge: None,
+            };
+            rt.block_on(client.run_process(&args)).unwrap();
+            sink
+        });
+    rt.block_on(bridge.shutdown());
 }

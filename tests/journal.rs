@@ -958,3 +958,69 @@ fn one_writer_per_run() {
         JournalError::Exists(dir.join("journal.jsonl"))
     );
 }
+
+#[test]
+fn verify_reads_a_journal_without_a_head_file_as_intact_with_a_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    let written = write_sample(tmp.path(), false);
+    let report = cuga_flo::journal::verify(tmp.path()).unwrap();
+    assert!(report.is_intact(), "{report:?}");
+    assert!(report.head_file);
+    assert_eq!(report.records, written.len() as u64);
+
+    fs::remove_file(tmp.path().join(HEAD_FILE)).unwrap();
+    let report = cuga_flo::journal::verify(tmp.path()).unwrap();
+    assert!(report.is_intact());
+    assert!(!report.head_file);
+    assert_eq!(report.head_seq, written.len() as u64);
+}
+
+#[test]
+fn xes_export_escapes_names_and_skips_what_it_does_not_know() {
+    use cuga_flo::journal::export;
+    let mut records = sample_records();
+    if let Event::NodeEntered { name, .. } = &mut records[3].event {
+        *name = Some("Check <credit> & \"score\"\n'now'".into());
+    }
+    let xes = export::xes("run<1>", &records);
+    let mut reader = quick_xml::Reader::from_str(&xes);
+    let mut names = Vec::new();
+    let (mut events, mut depth_event) = (0, false);
+    loop {
+        match reader.read_event().unwrap() {
+            quick_xml::events::Event::Start(e) if e.name().as_ref() == "event" => {
+                events += 1;
+                depth_event = true;
+            }
+            quick_xml::events::Event::End(e) if e.name().as_ref() == "event" => depth_event = false,
+            quick_xml::events::Event::Empty(e)
+                if depth_event
+                    && e.try_get_attribute("key").unwrap().unwrap().value == "concept:name" =>
+            {
+                let v = e.try_get_attribute("value").unwrap().unwrap();
+                names.push(
+                    v.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                        .unwrap()
+                        .into_owned(),
+                );
+            }
+            quick_xml::events::Event::Eof => break,
+            _ => {}
+        }
+    }
+    // node_entered ×6, task_finished ×3, hook_evaluated ×2, gateway_routed, run_finished;
+    // not flow_taken, variables_set, topology_changed, run_started.
+    assert_eq!(events, 13);
+    assert_eq!(names.len(), 13);
+    let odd = "Check <credit> & \"score\"\n'now'";
+    assert_eq!(names.iter().filter(|n| *n == odd).count(), 2, "{names:?}");
+    assert!(xes.contains("value=\"run&lt;1&gt;\""));
+    assert!(xes.contains("2025-01-01T00:00:00.003+00:00"));
+
+    let jsonl = export::jsonl(&records);
+    let back: Vec<Record> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(back, records);
+}
