@@ -19,7 +19,10 @@ pub use verify::{Tampered, Tampering, VerifyReport, verify};
 
 /// Where an engine sends what happens. The journal is one; tests use in-memory sinks.
 pub trait EventSink: Send + Sync {
-    /// Append `event`. When this returns `Ok`, the record is as durable as the sink is.
+    /// Append `event`: it gets its sequence number (and, in a journal, its place in the
+    /// hash chain) now, and is durable (as durable as the sink is) once committed: before
+    /// `emit` returns for a strict journal, at the next [`EventSink::commit`] otherwise
+    /// (`run_finished` commits by itself).
     fn emit(&self, event: Event) -> Result<Record, JournalError>;
 
     /// Make every record emitted so far durable (as durable as the sink is) and visible to
