@@ -230,3 +230,68 @@ pub fn bpmn_diagnostics(errs: &ParseErrors) -> Vec<Diagnostic> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::registry::app_at;
+
+    fn copy_dir(from: &Path, to: &Path) {
+        fs::create_dir_all(to).unwrap();
+        for entry in fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy_dir(&entry.path(), &target);
+            } else {
+                fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn the_digest_covers_the_config_the_model_and_the_policies() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("incident_response");
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("applications/incident_response"),
+            &dir,
+        );
+        let digest = || load_app(&app_at(&dir)).digest();
+        let first = digest();
+        assert_eq!(first.len(), 64);
+        assert!(first.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(digest(), first, "the same files give the same digest");
+
+        // A policy the config names.
+        let policy = dir.join("policies/task-triage.md");
+        let text = fs::read_to_string(&policy).unwrap();
+        fs::write(&policy, format!("{text}\nOne more rule.\n")).unwrap();
+        let changed = digest();
+        assert_ne!(changed, first);
+        fs::write(&policy, &text).unwrap();
+        assert_eq!(digest(), first);
+
+        // A file the config does not name changes nothing; the model does.
+        fs::write(dir.join("policies/unused.md"), "not referenced").unwrap();
+        assert_eq!(digest(), first);
+        let loaded = load_app(&app_at(&dir));
+        let model = loaded.bpmn_path.clone().unwrap();
+        let xml = fs::read_to_string(&model).unwrap();
+        fs::write(&model, format!("{xml}\n")).unwrap();
+        assert_ne!(digest(), first);
+    }
+
+    #[test]
+    fn relative_names_use_slashes_and_climb_out() {
+        let base = Path::new("/apps/a");
+        assert_eq!(
+            relative_name(Path::new("/apps/a/config/c.yaml"), base),
+            "config/c.yaml"
+        );
+        assert_eq!(
+            relative_name(Path::new("/apps/a/config/../../shared/p.md"), base),
+            "../shared/p.md"
+        );
+    }
+}

@@ -714,9 +714,15 @@ mod tests {
         let records = store::read_journal(&path).unwrap().records;
         assert_eq!(records.len(), 2);
         match &records[0].event {
-            Event::RunStarted { app, reasoner, .. } => {
+            Event::RunStarted {
+                app,
+                reasoner,
+                app_digest,
+                ..
+            } => {
                 assert_eq!(app, "app_k");
                 assert_eq!(reasoner, "answers file a.yaml");
+                assert_eq!(app_digest.as_deref(), Some("d1"));
             }
             other => panic!("{other:?}"),
         }
