@@ -4,8 +4,9 @@
 //! - `transitions`: a chain of N intermediate events — token moves only, no control point;
 //! - `control_points`: a chain of N pass-through tasks — one `execute_task` each,
 //!   called directly on the harness or through the in-process MCP bridge;
-//! - each with events kept in memory, journalled with a flush per event, or journalled
-//!   with an fsync per event.
+//! - each with events kept in memory, journalled without fsync (`Durability::Off`), or
+//!   journalled with an fsync per event (`Durability::Strict`); benches/journal.rs
+//!   compares the durability modes.
 //!
 //! Divide a run's time by N for the cost per transition or per control point.
 //! Run with `cargo bench --bench run`.
@@ -21,8 +22,8 @@ use cuga_flo::bridge::mcp::{
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::engine::{RunRequest, WorkflowEngine};
 use cuga_flo::harness::FlowAgent;
-use cuga_flo::journal::EventSink;
 use cuga_flo::journal::store::{Journal, MemorySink};
+use cuga_flo::journal::{Anchor, Durability, EventSink, JournalOptions};
 use cuga_flo::reason::NoModel;
 
 const N: usize = 200;
@@ -72,13 +73,17 @@ impl std::fmt::Display for Journalling {
 fn sink(kind: Journalling, dir: &Path, n: usize) -> Arc<dyn EventSink> {
     match kind {
         Journalling::Memory => Arc::new(MemorySink::new()),
-        Journalling::Flushed => {
-            Arc::new(Journal::create(&dir.join(format!("r{n}")), false).unwrap())
-        }
-        Journalling::Fsynced => {
-            Arc::new(Journal::create(&dir.join(format!("r{n}")), true).unwrap())
-        }
+        Journalling::Flushed => Arc::new(journal(dir, n, Durability::Off)),
+        Journalling::Fsynced => Arc::new(journal(dir, n, Durability::Strict)),
     }
+}
+
+fn journal(dir: &Path, n: usize, durability: Durability) -> Journal {
+    let options = JournalOptions {
+        durability,
+        anchor: Anchor::new(format!("run-{n}"), None),
+    };
+    Journal::create(&dir.join(format!("r{n}")), options).unwrap()
 }
 
 fn request(agent: &FlowAgent, run: usize) -> RunRequest {
@@ -88,6 +93,7 @@ fn request(agent: &FlowAgent, run: usize) -> RunRequest {
         process: Arc::new(agent.process().unwrap().clone()),
         annotations: agent.annotations(),
         variables: Default::default(),
+        resume: None,
     }
 }
 

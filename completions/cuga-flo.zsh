@@ -74,17 +74,23 @@ _arguments "${_arguments_options[@]}" : \
 '--engine=[Run on this engine instead of the config'\''s]:ENGINE:(native flowable kogito mcp)' \
 '--engine-url=[The engine'\''s URL instead of the config'\''s \`workflow_engine.url\`\: an MCP engine'\''s endpoint, Flowable'\''s REST API or a Kogito service (alone\: the config'\''s engine when it is reached by URL, else an MCP engine)]:URL:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--step-budget=[Node entries allowed before the run fails (bounds loops)]:N:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run (exit 3) until \`cuga-flo runs resume --due\` or \`cuga-flo worker\` \[default\: 60\]]:SECS:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[Stream one JSON event per line instead of the human view]' \
 '--no-model[Never call a model, even when the app configures one (answers come from the policy rules, the scenario or answers file, or a person)]' \
+'--detach[Never ask at the terminal\: a question for a person parks the run (exit 3) for \`cuga-flo runs answer\`]' \
+'(--detach)--no-park[A question nobody can answer fails the run instead of parking it]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The app\: a name under the apps folder, an app folder or a flow config file:_default' \
 && ret=0
 ;;
@@ -152,6 +158,108 @@ _arguments "${_arguments_options[@]}" : \
 ':run_id -- The run'\''s id (or a unique prefix of it):_default' \
 && ret=0
 ;;
+(resume)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[Where runs are journalled]:DIR:_files' \
+'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
+'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'()--due[Resume every parked run whose timer is due (for cron)]' \
+'--no-model[Never call a model while resuming]' \
+'--detach[Never ask at the terminal\: questions park again]' \
+'--json[Stream one JSON event per line]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'::run_id -- The run'\''s id (or a unique prefix of it); with --due, leave it out:_default' \
+&& ret=0
+;;
+(pending)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[One JSON document\: every open question]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(answer)
+_arguments "${_arguments_options[@]}" : \
+'*--flow=[A gateway\: the flow to take (repeat for an inclusive gateway)]:FLOW:_default' \
+'--action=[A hook\: the action]:ACTION:_default' \
+'*--target=[A hook\: the action'\''s target (twice for swap_nodes; the task for add_node)]:NODE:_default' \
+'--outputs=[A task\: its outputs, a JSON object]:JSON:_default' \
+'--choice=[The N-th offered flow or action, as \`runs pending\` numbers them]:N:_default' \
+'*--set=[A hook\: set a process variable with the action (repeatable)]:NAME=JSON:_default' \
+'--reason=[Why (journalled with the answer)]:TEXT:_default' \
+'--by=[Who answers (default\: \$USER)]:NAME:_default' \
+'--run-dir=[Where runs are journalled]:DIR:_files' \
+'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
+'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--no-resume[Only record the answer; \`runs resume\` applies it later]' \
+'--no-model[Never call a model while resuming]' \
+'--detach[Never ask at the terminal\: questions park again]' \
+'--json[Stream one JSON event per line]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+':control_point -- The control point\: its element id (task, gateway or hook) or the question'\''s key:_default' \
+&& ret=0
+;;
+(verify)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[The report as one JSON object]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[]:DIR:_files' \
+'--format=[]:FORMAT:((jsonl\:"The journal'\''s records, one JSON object per line, with their hash chain"
+xes\:"An IEEE 1849 XES 1.0 event log (one trace, one event per activity)"))' \
+'-o+[Write to this file instead of stdout]:FILE:_files' \
+'--output=[Write to this file instead of stdout]:FILE:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_cuga-flo__subcmd__runs__subcmd__help_commands" \
@@ -176,6 +284,26 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(resume)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(pending)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(answer)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(verify)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -195,6 +323,9 @@ _arguments "${_arguments_options[@]}" : \
 '(--stdio)--token-file=[Require \`Authorization\: Bearer <token>\`, the token read from this file (its first line)]:FILE:_files' \
 '--answers=[Answers for control points, by id (YAML\: \`answers\: {<id>\: ...}\`), asked after the policy rules and before the app'\''s model]:FILE:_files' \
 '--run-dir=[Where runs started by clients are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How journals are committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '()--all[Serve every app under the apps folder (those that do not validate are reported and left out)]' \
@@ -204,8 +335,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 '*::apps -- The apps to serve\: names under the apps folder, app folders or flow config files:_default' \
 && ret=0
 ;;
@@ -334,6 +465,26 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(resume)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(pending)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(answer)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(verify)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
         esac
     ;;
 esac
@@ -385,7 +536,7 @@ _cuga-flo_commands() {
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
-'runs:The journalled runs\: list, show, replay' \
+'runs:The journalled runs\: list, show, replay, verify, export' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
@@ -404,7 +555,7 @@ _cuga-flo__subcmd__help_commands() {
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
-'runs:The journalled runs\: list, show, replay' \
+'runs:The journalled runs\: list, show, replay, verify, export' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
@@ -445,23 +596,53 @@ _cuga-flo__subcmd__help__subcmd__runs_commands() {
 'list:List the journalled runs, newest first' \
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
+'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
+'pending:The questions parked runs wait for' \
+'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
+'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
+'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
     )
     _describe -t commands 'cuga-flo help runs commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__answer_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__answer_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs answer commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__export_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs export commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__list_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs list commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__pending_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__pending_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs pending commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__replay_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__replay_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs replay commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__resume_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__resume_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs resume commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__show_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs show commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__verify_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs verify commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__serve_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__serve_commands() {
@@ -520,9 +701,24 @@ _cuga-flo__subcmd__runs_commands() {
 'list:List the journalled runs, newest first' \
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
+'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
+'pending:The questions parked runs wait for' \
+'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
+'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
+'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo runs commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__answer_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__answer_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs answer commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__export_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs export commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help_commands() {
@@ -530,9 +726,24 @@ _cuga-flo__subcmd__runs__subcmd__help_commands() {
 'list:List the journalled runs, newest first' \
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
+'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
+'pending:The questions parked runs wait for' \
+'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
+'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
+'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo runs help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__answer_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__answer_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help answer commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__export_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help export commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__help_commands() {
@@ -544,30 +755,60 @@ _cuga-flo__subcmd__runs__subcmd__help__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs help list commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__pending_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__pending_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help pending commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__replay_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__replay_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs help replay commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__resume_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__resume_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help resume commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__show_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs help show commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__verify_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help verify commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__list_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__pending_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__pending_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs pending commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__replay_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__replay_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs replay commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__resume_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__resume_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs resume commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__show_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs show commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__verify_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs verify commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__serve_commands] )) ||
 _cuga-flo__subcmd__serve_commands() {

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cuga_flo::journal::store::read_journal;
-use cuga_flo::journal::{Event, FlowState};
+use cuga_flo::journal::{Durability, Event, FlowState, Journal, verify};
 use cuga_flo::vocab::RunStatus;
 
 /// Start the endless-loop fixture and wait until its journal holds `bytes` bytes. The
@@ -78,6 +78,16 @@ fn a_run_killed_mid_flight_leaves_a_readable_journal() {
             .count()
             > 10
     );
+
+    // Reopened to append: a torn tail is cut off, every record chains, and the journal
+    // verifies (no process holds its lock any more).
+    let dir = journal.parent().unwrap();
+    let (reopened, found) = Journal::open(dir, Durability::Batch).expect("the journal reopens");
+    assert_eq!(found.records, read.records);
+    assert_eq!(found.repaired.is_some(), read.torn_tail);
+    drop(reopened);
+    let report = verify(dir).unwrap();
+    assert!(report.is_intact(), "{report:?}");
 }
 
 #[test]

@@ -306,7 +306,7 @@ fn a_long_run_killed_from_outside_at_random_times_resumes_to_the_same_end() {
 }
 
 #[test]
-fn a_finished_run_is_not_resumed_and_a_divergent_journal_writes_nothing() {
+fn a_finished_run_is_not_resumed_and_an_edited_journal_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     cuga(
@@ -323,8 +323,7 @@ fn a_finished_run_is_not_resumed_and_a_divergent_journal_writes_nothing() {
         text(&out)
     );
 
-    // A journal cut before its end that the engine no longer derives (here: a node
-    // entry renamed): the resume refuses and the journal is left as it was.
+    // A journal edited since: the chain is broken, the resume refuses and writes nothing.
     let path = journal_path(dir, &id);
     let all = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = all.lines().collect();
@@ -332,18 +331,59 @@ fn a_finished_run_is_not_resumed_and_a_divergent_journal_writes_nothing() {
         .iter()
         .position(|l| l.contains("\"gateway_routed\""))
         .unwrap();
-    let mut cut: Vec<String> = lines[..=gateway].iter().map(|l| l.to_string()).collect();
-    let entry = cut
-        .iter()
-        .position(|l| l.contains("\"node\":\"Activity_0w2einw\"") && l.contains("node_entered"))
-        .unwrap();
-    cut[entry] = cut[entry].replace("Activity_0w2einw", "Activity_elsewhere");
-    let cut = cut.join("\n") + "\n";
+    let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    edited[gateway] = edited[gateway].replace("Flow_0g3h7rx", "Flow_0xkvb29");
+    let cut = edited.join("\n") + "\n";
     std::fs::write(&path, &cut).unwrap();
     let out = cuga(&["runs", "resume", &id], dir, &[]);
-    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(text(&out).contains("cannot be resumed"), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("hash chain is broken"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), cut);
+}
+
+#[test]
+fn a_run_resumes_only_on_the_app_it_started_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    let apps = tmp.path().join("apps");
+    support::copy_dir(
+        &root().join("applications/trip_planner"),
+        &apps.join("trip_planner"),
+    );
+    support::copy_dir(&root().join("policies"), &tmp.path().join("policies"));
+    let dir = tmp.path().join("runs");
+    let apps_arg = apps.to_string_lossy().into_owned();
+    let out = cuga(
+        &[
+            "--apps-dir",
+            &apps_arg,
+            "start",
+            "trip_planner",
+            "--no-model",
+        ],
+        &dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let id = only_run(&dir);
+    let before = std::fs::read(journal_path(&dir, &id)).unwrap();
+    let config = apps.join("trip_planner/config/trip_planner_config.yaml");
+    let changed = std::fs::read_to_string(&config).unwrap().replace(
+        "planning_preference: \"agent\"",
+        "planning_preference: \"human\"",
+    );
+    std::fs::write(&config, changed).unwrap();
+    let out = cuga(&["runs", "resume", &id], &dir, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("has changed since run"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read(journal_path(&dir, &id)).unwrap(), before);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -505,7 +545,17 @@ fn every_kind_of_question_parks_and_is_answered_later() {
     // receive_order: tasks and a hook; loan_approval: gateways and hooks.
     for (app, extra) in [
         ("receive_order", vec![]),
-        ("loan_approval", vec!["--engine", "native"]),
+        (
+            "loan_approval",
+            vec![
+                "--engine",
+                "native",
+                "--var",
+                "applicant_name=Maria Santos",
+                "--var",
+                "applicant_id=1187",
+            ],
+        ),
         ("incident_response", vec![]),
     ] {
         let dir = tmp.path().join(app);

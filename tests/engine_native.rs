@@ -348,6 +348,7 @@ impl EventSink for Sink {
         Ok(Record {
             seq: events.len() as u64,
             at_ms: 0,
+            prev: String::new(),
             event,
         })
     }
@@ -708,7 +709,7 @@ async fn a_parallel_block_inside_a_loop_joins_once_per_round() {
 async fn intermediate_events_pass_and_links_jump_to_their_catch() {
     let p = process(
         r#"<startEvent id="s"/>
-           <intermediateCatchEvent id="wait"><timerEventDefinition/></intermediateCatchEvent>
+           <intermediateCatchEvent id="wait"><timerEventDefinition><timeDuration>PT0.05S</timeDuration></timerEventDefinition></intermediateCatchEvent>
            <intermediateThrowEvent id="go" name="L"><linkEventDefinition/></intermediateThrowEvent>
            <intermediateCatchEvent id="land" name="L"><linkEventDefinition/></intermediateCatchEvent>
            <task id="b"/><endEvent id="e"/>"#,
@@ -718,6 +719,40 @@ async fn intermediate_events_pass_and_links_jump_to_their_catch() {
 
     assert_eq!(ran.status(), RunStatus::Completed);
     assert_eq!(ran.path(), ["s", "wait", "go", "land", "b", "e"]);
+}
+
+#[tokio::test]
+async fn a_timer_waits_and_one_without_a_time_fails_the_run() {
+    let p = process(
+        r#"<startEvent id="s"/>
+           <intermediateCatchEvent id="wait"><timerEventDefinition><timeDuration>PT0.2S</timeDuration></timerEventDefinition></intermediateCatchEvent>
+           <endEvent id="e"/>"#,
+        "f1: s -> wait, f2: wait -> e",
+    );
+    let started = std::time::Instant::now();
+    let ran = go(request(p, &[]), Harness::new()).await;
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200));
+    let fired = ran
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::TimerFired { node, .. } if node == "wait"))
+        .count();
+    assert_eq!(fired, 1);
+
+    let p = process(
+        r#"<startEvent id="s"/>
+           <intermediateCatchEvent id="wait"><timerEventDefinition/></intermediateCatchEvent>
+           <endEvent id="e"/>"#,
+        "f1: s -> wait, f2: wait -> e",
+    );
+    let ran = go(request(p, &[]), Harness::new()).await;
+    assert_eq!(ran.status(), RunStatus::Failed);
+    assert!(
+        ran.message().contains("names no timeDuration"),
+        "{}",
+        ran.message()
+    );
 }
 
 #[tokio::test]

@@ -7,8 +7,14 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use cuga_flo::journal::store::{MemorySink, ReadJournal, new_run_id, read_journal, run_dir};
-use cuga_flo::journal::{Event, EventSink, FlowState, Journal, JournalError, Record};
+use cuga_flo::journal::chain::{anchor, line_hash};
+use cuga_flo::journal::store::{
+    HEAD_FILE, MemorySink, ReadJournal, new_run_id, read_head, read_journal, run_dir,
+};
+use cuga_flo::journal::{
+    Anchor, Durability, Event, EventSink, FlowState, Journal, JournalError, JournalOptions, Record,
+    Repair,
+};
 use cuga_flo::view::{self, Human, HumanOptions, JsonLines, View};
 use cuga_flo::vocab::{Decider, HookAction, RunStatus, TaskStatus};
 use serde_json::{Map, Value, json};
@@ -51,6 +57,7 @@ fn sample_events() -> Vec<Event> {
             engine: "native".into(),
             reasoner: "scenario standard".into(),
             variables: vars(json!({"amount": 25000, "applicant": "Ada"})),
+            app_digest: Some("d1g3st".into()),
         },
         entered("start", "startEvent", None),
         flow("f1", "start", "check_credit"),
@@ -174,13 +181,32 @@ fn sample_records() -> Vec<Record> {
         .map(|(i, event)| Record {
             seq: i as u64 + 1,
             at_ms: 1_735_689_600_000 + i as u64,
+            prev: String::new(),
             event,
         })
         .collect()
 }
 
+const SAMPLE_RUN: &str = "20250101T000000Z-abc123";
+
+fn options(durability: Durability) -> JournalOptions {
+    JournalOptions {
+        durability,
+        anchor: Anchor::new(SAMPLE_RUN, Some("d1g3st".into())),
+    }
+}
+
+fn create(dir: &std::path::Path, durable: bool) -> Journal {
+    let durability = if durable {
+        Durability::Strict
+    } else {
+        Durability::Off
+    };
+    Journal::create(dir, options(durability)).unwrap()
+}
+
 fn write_sample(dir: &std::path::Path, durable: bool) -> Vec<Record> {
-    let journal = Journal::create(dir, durable).unwrap();
+    let journal = create(dir, durable);
     sample_events()
         .into_iter()
         .map(|e| journal.emit(e).unwrap())
@@ -250,8 +276,7 @@ fn concurrent_emits_keep_the_sequence_consecutive() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let observed = Arc::clone(&seen);
     let journal = Arc::new(
-        Journal::create(tmp.path(), false)
-            .unwrap()
+        create(tmp.path(), false)
             .with_observer(Box::new(move |r| observed.lock().unwrap().push(r.seq))),
     );
     let threads: Vec<_> = (0..4)
@@ -272,6 +297,7 @@ fn concurrent_emits_keep_the_sequence_consecutive() {
     for t in threads {
         t.join().unwrap();
     }
+    journal.commit().unwrap();
 
     assert_eq!(journal.len(), 200);
     let read = read_journal(journal.path()).unwrap();
@@ -378,7 +404,7 @@ fn a_gap_in_the_sequence_is_an_error() {
 fn runs_never_share_a_journal() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = run_dir(tmp.path(), "r1");
-    let journal = Journal::create(&dir, true).unwrap();
+    let journal = create(&dir, true);
     journal
         .emit(Event::VariablesSet {
             source: "x".into(),
@@ -387,7 +413,7 @@ fn runs_never_share_a_journal() {
         .unwrap();
     drop(journal);
 
-    let err = Journal::create(&dir, true).unwrap_err();
+    let err = Journal::create(&dir, options(Durability::Strict)).unwrap_err();
     assert_eq!(err, JournalError::Exists(dir.join("journal.jsonl")));
     // The existing journal is untouched.
     assert_eq!(
@@ -588,9 +614,7 @@ fn a_journal_observer_feeds_a_view() {
     let tmp = tempfile::tempdir().unwrap();
     let buffer = Buffer::default();
     let json: Arc<dyn View> = Arc::new(JsonLines::to_writer(Box::new(buffer.clone())));
-    let journal = Journal::create(tmp.path(), true)
-        .unwrap()
-        .with_observer(view::observer(json));
+    let journal = create(tmp.path(), true).with_observer(view::observer(json));
     let written: Vec<Record> = sample_events()
         .into_iter()
         .map(|e| journal.emit(e).unwrap())
@@ -598,4 +622,414 @@ fn a_journal_observer_feeds_a_view() {
     let from_file = fs::read_to_string(journal.path()).unwrap();
     assert_eq!(buffer.text(), from_file);
     assert_eq!(read_journal(journal.path()).unwrap().records, written);
+}
+
+// ---- Group commit, the hash chain, the head file, the lock, reopening ----
+
+fn line_count(path: &std::path::Path) -> usize {
+    fs::read_to_string(path).unwrap().lines().count()
+}
+
+fn set(i: i64) -> Event {
+    Event::VariablesSet {
+        source: "test".into(),
+        values: vars(json!({ "i": i })),
+    }
+}
+
+fn finished() -> Event {
+    Event::RunFinished {
+        status: RunStatus::Completed,
+        message: None,
+        variables: Map::new(),
+        steps: 0,
+    }
+}
+
+/// A journal of `durability` whose observer records the seqs it is shown.
+fn observed(dir: &std::path::Path, durability: Durability) -> (Journal, Arc<Mutex<Vec<u64>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let observer = Arc::clone(&seen);
+    let journal = Journal::create(dir, options(durability))
+        .unwrap()
+        .with_observer(Box::new(move |r| observer.lock().unwrap().push(r.seq)));
+    (journal, seen)
+}
+
+#[test]
+fn batch_writes_one_batch_per_commit_and_shows_only_what_is_committed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (journal, seen) = observed(tmp.path(), Durability::Batch);
+    assert!(journal.is_durable());
+    let path = journal.path().to_path_buf();
+    for i in 0..3 {
+        assert_eq!(journal.emit(set(i)).unwrap().seq, i as u64 + 1);
+    }
+    assert_eq!(line_count(&path), 0, "nothing is written before the commit");
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing is shown before the commit"
+    );
+    assert_eq!((journal.len(), journal.committed()), (3, 0));
+
+    journal.commit().unwrap();
+    assert_eq!(line_count(&path), 3);
+    assert_eq!(*seen.lock().unwrap(), [1, 2, 3]);
+    assert_eq!(journal.committed(), 3);
+    let lines: Vec<String> = fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        read_head(tmp.path()),
+        Some((3, line_hash(lines[2].as_bytes())))
+    );
+
+    journal.emit(set(3)).unwrap();
+    journal.emit(set(4)).unwrap();
+    assert_eq!(line_count(&path), 3);
+    assert_eq!(seen.lock().unwrap().len(), 3);
+    journal.commit().unwrap();
+    journal.commit().unwrap(); // nothing to commit: nothing changes
+    assert_eq!(line_count(&path), 5);
+    assert_eq!(*seen.lock().unwrap(), [1, 2, 3, 4, 5]);
+    assert_eq!(read_head(tmp.path()).unwrap().0, 5);
+}
+
+#[test]
+fn run_finished_commits_by_itself() {
+    for durability in [Durability::Batch, Durability::Off] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (journal, seen) = observed(tmp.path(), durability);
+        journal.emit(sample_events().remove(0)).unwrap();
+        journal.emit(set(1)).unwrap();
+        assert_eq!(line_count(journal.path()), 0);
+        journal.emit(finished()).unwrap();
+        assert_eq!(line_count(journal.path()), 3, "{durability}");
+        assert_eq!(*seen.lock().unwrap(), [1, 2, 3]);
+    }
+}
+
+#[test]
+fn strict_writes_and_shows_each_event_as_it_is_emitted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (journal, seen) = observed(tmp.path(), Durability::Strict);
+    assert!(journal.is_durable());
+    for i in 0..3 {
+        journal.emit(set(i)).unwrap();
+        assert_eq!(line_count(journal.path()), i as usize + 1);
+        assert_eq!(seen.lock().unwrap().len(), i as usize + 1);
+        assert_eq!(read_head(tmp.path()).unwrap().0, i as u64 + 1);
+    }
+}
+
+#[test]
+fn off_buffers_like_batch_without_fsync() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (journal, seen) = observed(tmp.path(), Durability::Off);
+    assert!(!journal.is_durable());
+    journal.emit(set(0)).unwrap();
+    journal.emit(set(1)).unwrap();
+    assert_eq!(line_count(journal.path()), 0);
+    journal.commit().unwrap();
+    assert_eq!(line_count(journal.path()), 2);
+    assert_eq!(*seen.lock().unwrap(), [1, 2]);
+}
+
+#[test]
+fn dropping_a_journal_commits_what_it_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (journal, seen) = observed(tmp.path(), Durability::Batch);
+    journal.emit(set(0)).unwrap();
+    journal.emit(set(1)).unwrap();
+    let path = journal.path().to_path_buf();
+    drop(journal);
+    assert_eq!(line_count(&path), 2);
+    assert_eq!(*seen.lock().unwrap(), [1, 2]);
+}
+
+#[test]
+fn a_buffer_over_a_mebibyte_commits_by_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (journal, seen) = observed(tmp.path(), Durability::Batch);
+    let big = "x".repeat(300_000);
+    for i in 0..3 {
+        journal
+            .emit(Event::VariablesSet {
+                source: format!("{i}"),
+                values: vars(json!({ "big": big })),
+            })
+            .unwrap();
+    }
+    assert_eq!(line_count(journal.path()), 0);
+    journal
+        .emit(Event::VariablesSet {
+            source: "3".into(),
+            values: vars(json!({ "big": big })),
+        })
+        .unwrap();
+    assert_eq!(line_count(journal.path()), 4, "1.2 MB buffered: committed");
+    assert_eq!(seen.lock().unwrap().len(), 4);
+}
+
+#[test]
+fn records_are_hash_chained_from_the_runs_anchor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let written = write_sample(tmp.path(), false);
+    let text = fs::read_to_string(tmp.path().join("journal.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), written.len());
+    assert_eq!(written[0].prev, anchor(SAMPLE_RUN, Some("d1g3st")));
+    assert_eq!(
+        written[0].prev,
+        cuga_flo::journal::chain::sha256_hex(
+            format!("cuga-flo journal v1\n{SAMPLE_RUN}\nd1g3st\n").as_bytes()
+        )
+    );
+    for i in 1..lines.len() {
+        assert_eq!(written[i].prev, line_hash(lines[i - 1].as_bytes()), "{i}");
+        assert_eq!(written[i].prev.len(), 64);
+    }
+    // Field order: seq, at_ms, prev, then the event.
+    assert!(
+        lines[1].starts_with("{\"seq\":2,\"at_ms\":"),
+        "{}",
+        lines[1]
+    );
+    let prev_at = lines[1].find("\"prev\":").unwrap();
+    assert!(prev_at < lines[1].find("\"event\":").unwrap());
+    // What was read back is what was written, prev included.
+    assert_eq!(
+        read_journal(&tmp.path().join("journal.jsonl"))
+            .unwrap()
+            .records,
+        written
+    );
+    assert_eq!(
+        read_head(tmp.path()),
+        Some((
+            written.len() as u64,
+            line_hash(lines.last().unwrap().as_bytes())
+        ))
+    );
+}
+
+#[test]
+fn records_without_prev_still_read() {
+    let line = r#"{"seq":1,"at_ms":5,"event":"variables_set","source":"s","values":{}}"#;
+    let record: Record = serde_json::from_str(line).unwrap();
+    assert_eq!(record.prev, "");
+    assert_eq!(serde_json::to_string(&record).unwrap(), line);
+}
+
+#[test]
+fn reopening_repairs_a_torn_tail_and_continues_the_sequence_and_the_chain() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("journal.jsonl");
+    let events = sample_events();
+    {
+        let journal = create(tmp.path(), true);
+        for e in events[..5].iter().cloned() {
+            journal.emit(e).unwrap();
+        }
+    }
+    let good = fs::read(&path).unwrap();
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(b"{\"seq\":6,\"at_ms\":17").unwrap();
+    drop(file);
+
+    let (journal, reopened) = Journal::open(tmp.path(), Durability::Batch).unwrap();
+    assert_eq!(
+        reopened.repaired,
+        Some(Repair {
+            line: 6,
+            bytes_dropped: 19
+        })
+    );
+    assert_eq!(reopened.records.len(), 5);
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        good,
+        "cut back to the last good line"
+    );
+    assert_eq!(journal.len(), 5);
+
+    let next = journal.emit(events[5].clone()).unwrap();
+    journal.commit().unwrap();
+    assert_eq!(next.seq, 6);
+    let last_good = String::from_utf8(good.clone()).unwrap();
+    assert_eq!(
+        next.prev,
+        line_hash(last_good.lines().last().unwrap().as_bytes())
+    );
+    drop(journal);
+    let report = cuga_flo::journal::verify(tmp.path()).unwrap();
+    assert!(report.is_intact(), "{report:?}");
+    assert_eq!(report.records, 6);
+
+    // A journal that needs no repair reopens as it is.
+    let (journal, reopened) = Journal::open(tmp.path(), Durability::Strict).unwrap();
+    assert_eq!(reopened.repaired, None);
+    assert_eq!(reopened.records.len(), 6);
+    assert_eq!(journal.emit(set(9)).unwrap().seq, 7);
+}
+
+#[test]
+fn reopening_a_journal_with_a_bad_middle_refuses_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_sample(tmp.path(), false);
+    let path = tmp.path().join("journal.jsonl");
+    let text = fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+
+    let cases: Vec<(String, usize, &str)> = vec![
+        // An edited value: record 4 no longer chains to line 3.
+        (
+            text.replacen("\"score\":712", "\"score\":999", 1),
+            6,
+            "chain",
+        ),
+        // Not a record at all.
+        (
+            {
+                let mut l = lines.clone();
+                l[2] = "garbage";
+                l.join("\n") + "\n"
+            },
+            3,
+            "not a journal record",
+        ),
+        // A gap.
+        (
+            {
+                let mut l = lines.clone();
+                l.remove(4);
+                l.join("\n") + "\n"
+            },
+            5,
+            "sequence",
+        ),
+    ];
+    for (bad, line, what) in cases {
+        fs::write(&path, &bad).unwrap();
+        let head = fs::read(tmp.path().join(HEAD_FILE)).unwrap();
+        match Journal::open(tmp.path(), Durability::Batch) {
+            Err(JournalError::Corrupt {
+                line: l, message, ..
+            }) => {
+                assert_eq!(l, line, "{what}: {message}");
+                assert!(message.contains(what), "{message}");
+            }
+            Err(other) => panic!("{what}: expected Corrupt, got {other:?}"),
+            Ok(_) => panic!("{what}: reopened"),
+        }
+        assert_eq!(fs::read_to_string(&path).unwrap(), bad, "{what}: untouched");
+        assert_eq!(fs::read(tmp.path().join(HEAD_FILE)).unwrap(), head);
+    }
+}
+
+#[test]
+fn one_writer_per_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = run_dir(tmp.path(), "r1");
+    let first = create(&dir, false);
+    first.emit(set(1)).unwrap();
+
+    let locked = |e: JournalError| match e {
+        JournalError::Locked { run_dir, pid } => {
+            assert_eq!(run_dir, dir);
+            assert_eq!(pid, Some(std::process::id()));
+            let message = JournalError::Locked { run_dir, pid }.to_string();
+            assert!(
+                message.contains("is being written by another cuga-flo process (pid"),
+                "{message}"
+            );
+        }
+        other => panic!("expected Locked, got {other:?}"),
+    };
+    locked(Journal::create(&dir, options(Durability::Batch)).unwrap_err());
+    locked(
+        Journal::open(&dir, Durability::Batch)
+            .map(|_| ())
+            .unwrap_err(),
+    );
+
+    drop(first);
+    let (again, reopened) = Journal::open(&dir, Durability::Batch).unwrap();
+    assert_eq!(reopened.records.len(), 1);
+    // The lock is taken before the journal is looked at: a create while it is open says
+    // Locked, after it Exists.
+    locked(Journal::create(&dir, options(Durability::Batch)).unwrap_err());
+    drop(again);
+    assert_eq!(
+        Journal::create(&dir, options(Durability::Batch)).unwrap_err(),
+        JournalError::Exists(dir.join("journal.jsonl"))
+    );
+}
+
+#[test]
+fn verify_reads_a_journal_without_a_head_file_as_intact_with_a_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    let written = write_sample(tmp.path(), false);
+    let report = cuga_flo::journal::verify(tmp.path()).unwrap();
+    assert!(report.is_intact(), "{report:?}");
+    assert!(report.head_file);
+    assert_eq!(report.records, written.len() as u64);
+
+    fs::remove_file(tmp.path().join(HEAD_FILE)).unwrap();
+    let report = cuga_flo::journal::verify(tmp.path()).unwrap();
+    assert!(report.is_intact());
+    assert!(!report.head_file);
+    assert_eq!(report.head_seq, written.len() as u64);
+}
+
+#[test]
+fn xes_export_escapes_names_and_skips_what_it_does_not_know() {
+    use cuga_flo::journal::export;
+    let mut records = sample_records();
+    if let Event::NodeEntered { name, .. } = &mut records[3].event {
+        *name = Some("Check <credit> & \"score\"\n'now'".into());
+    }
+    let xes = export::xes("run<1>", &records);
+    let mut reader = quick_xml::Reader::from_str(&xes);
+    let mut names = Vec::new();
+    let (mut events, mut depth_event) = (0, false);
+    loop {
+        match reader.read_event().unwrap() {
+            quick_xml::events::Event::Start(e) if e.name().as_ref() == "event" => {
+                events += 1;
+                depth_event = true;
+            }
+            quick_xml::events::Event::End(e) if e.name().as_ref() == "event" => depth_event = false,
+            quick_xml::events::Event::Empty(e)
+                if depth_event
+                    && e.try_get_attribute("key").unwrap().unwrap().value == "concept:name" =>
+            {
+                let v = e.try_get_attribute("value").unwrap().unwrap();
+                names.push(
+                    v.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                        .unwrap()
+                        .into_owned(),
+                );
+            }
+            quick_xml::events::Event::Eof => break,
+            _ => {}
+        }
+    }
+    // node_entered ×6, task_finished ×3, hook_evaluated ×2, gateway_routed, run_finished;
+    // not flow_taken, variables_set, topology_changed, run_started.
+    assert_eq!(events, 13);
+    assert_eq!(names.len(), 13);
+    let odd = "Check <credit> & \"score\"\n'now'";
+    assert_eq!(names.iter().filter(|n| *n == odd).count(), 2, "{names:?}");
+    assert!(xes.contains("value=\"run&lt;1&gt;\""));
+    assert!(xes.contains("2025-01-01T00:00:00.003+00:00"));
+
+    let jsonl = export::jsonl(&records);
+    let back: Vec<Record> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(back, records);
 }

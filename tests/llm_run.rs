@@ -660,7 +660,14 @@ fn a_run_decided_by_a_model_replays_with_no_model_and_identical_decisions() {
             .map(|e| {
                 let mut d = e.clone();
                 let o = d.as_object_mut().unwrap();
-                for k in ["seq", "at_ms", "duration_ms", "decided_by", "reason"] {
+                for k in [
+                    "seq",
+                    "at_ms",
+                    "prev",
+                    "duration_ms",
+                    "decided_by",
+                    "reason",
+                ] {
                     o.remove(k);
                 }
                 (e["event"].clone(), d)

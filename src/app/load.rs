@@ -30,6 +30,59 @@ impl LoadedApp {
     pub fn process(&self) -> Option<&bpmn::Process> {
         self.bpmn.as_ref()?.main_process()
     }
+
+    /// What the app's files are, as one lowercase hex SHA-256: over the flow config, the
+    /// BPMN model, then every policy file the config names (sorted by path, each once),
+    /// each as `{path relative to the app folder}\n{length}\n{bytes}` (a file that
+    /// cannot be read as `{path}\nmissing\n`). Read from disk now: a run journals the
+    /// digest of what it loaded, so a changed file gives another digest.
+    pub fn digest(&self) -> String {
+        let mut files: Vec<PathBuf> = Vec::new();
+        files.extend(self.config_path.clone());
+        files.extend(self.bpmn_path.clone());
+        if let Some(config) = &self.config {
+            let mut policies: Vec<PathBuf> = config
+                .tasks
+                .iter()
+                .filter_map(|t| t.policy.as_ref())
+                .chain(config.gateways.iter().filter_map(|g| g.policy.as_ref()))
+                .chain(config.hooks.iter().filter_map(|h| h.policy.as_ref()))
+                .map(|p| config.resolve(&p.value))
+                .collect();
+            policies.sort_by_key(|p| relative_name(p, &self.dir));
+            policies.dedup();
+            files.extend(policies);
+        }
+        let mut context = ring::digest::Context::new(&ring::digest::SHA256);
+        for path in &files {
+            context.update(relative_name(path, &self.dir).as_bytes());
+            match fs::read(path) {
+                Ok(bytes) => {
+                    context.update(format!("\n{}\n", bytes.len()).as_bytes());
+                    context.update(&bytes);
+                }
+                Err(_) => context.update(b"\nmissing\n"),
+            }
+        }
+        crate::journal::chain::hex(context.finish().as_ref())
+    }
+}
+
+/// `path` relative to `base`, with `/` separators (`../` steps when it is outside).
+fn relative_name(path: &Path, base: &Path) -> String {
+    use std::path::Component;
+    let absolute = |p: &Path| tidy(&p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
+    let (path, base) = (absolute(path), absolute(base));
+    let p: Vec<Component> = path.components().collect();
+    let b: Vec<Component> = base.components().collect();
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); b.len() - common];
+    parts.extend(
+        p[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
 }
 
 impl FlowConfig {
@@ -176,4 +229,69 @@ pub fn bpmn_diagnostics(errs: &ParseErrors) -> Vec<Diagnostic> {
             d
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::registry::app_at;
+
+    fn copy_dir(from: &Path, to: &Path) {
+        fs::create_dir_all(to).unwrap();
+        for entry in fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy_dir(&entry.path(), &target);
+            } else {
+                fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn the_digest_covers_the_config_the_model_and_the_policies() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("incident_response");
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("applications/incident_response"),
+            &dir,
+        );
+        let digest = || load_app(&app_at(&dir)).digest();
+        let first = digest();
+        assert_eq!(first.len(), 64);
+        assert!(first.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(digest(), first, "the same files give the same digest");
+
+        // A policy the config names.
+        let policy = dir.join("policies/task-triage.md");
+        let text = fs::read_to_string(&policy).unwrap();
+        fs::write(&policy, format!("{text}\nOne more rule.\n")).unwrap();
+        let changed = digest();
+        assert_ne!(changed, first);
+        fs::write(&policy, &text).unwrap();
+        assert_eq!(digest(), first);
+
+        // A file the config does not name changes nothing; the model does.
+        fs::write(dir.join("policies/unused.md"), "not referenced").unwrap();
+        assert_eq!(digest(), first);
+        let loaded = load_app(&app_at(&dir));
+        let model = loaded.bpmn_path.clone().unwrap();
+        let xml = fs::read_to_string(&model).unwrap();
+        fs::write(&model, format!("{xml}\n")).unwrap();
+        assert_ne!(digest(), first);
+    }
+
+    #[test]
+    fn relative_names_use_slashes_and_climb_out() {
+        let base = Path::new("/apps/a");
+        assert_eq!(
+            relative_name(Path::new("/apps/a/config/c.yaml"), base),
+            "config/c.yaml"
+        );
+        assert_eq!(
+            relative_name(Path::new("/apps/a/config/../../shared/p.md"), base),
+            "../shared/p.md"
+        );
+    }
 }

@@ -117,6 +117,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if !number.is_empty() {
         return Err(bad("a number without its unit at the end"));
     }
+    if rest.ends_with('T') {
+        return Err(bad("a T with no time after it"));
+    }
     if units == 0 {
         return Err(bad("no amount"));
     }

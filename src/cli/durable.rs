@@ -11,7 +11,7 @@ use clap::Args;
 use serde_json::{Map, Value, json};
 
 use crate::journal::store::{self, DEFAULT_BASE, Journal, JournalError};
-use crate::journal::{Event, EventSink, FlowState, Record};
+use crate::journal::{Durability, Event, EventSink, FlowState, Record};
 use crate::reason::park::{self, Answers, Given, Recorded};
 use crate::vocab::{Decider, Offered, Question};
 
@@ -53,6 +53,9 @@ pub struct ResumeOptions {
     /// again [default: 60]
     #[arg(long, value_name = "SECS")]
     pub max_wait: Option<u64>,
+    /// How the journal is made durable (docs/journal.md)
+    #[arg(long, value_enum, env = "CUGA_FLO_DURABILITY", default_value = "batch")]
+    pub durability: Durability,
 }
 
 #[derive(Debug, Args)]
@@ -108,7 +111,7 @@ pub fn resume(cli: &Cli, args: &ResumeArgs, style: Style) -> Result<Outcome, Usa
     }
     let wanted = args.run_id.as_deref().unwrap_or_default();
     let id = find_run(&args.common.run_dir, wanted)?;
-    let (journal, records, repaired) = reopen(&args.common.run_dir, &id)?;
+    let (journal, records, repaired) = reopen(&args.common.run_dir, &id, args.common.durability)?;
     resume_open(cli, &args.common, id, journal, records, repaired, style)
 }
 
@@ -119,7 +122,7 @@ fn resume_due(cli: &Cli, opts: &ResumeOptions, style: Style) -> Result<Outcome, 
     let mut worst = Outcome::Ok;
     let mut resumed = 0;
     for id in due_runs(&opts.run_dir, now) {
-        let (journal, records, repaired) = match reopen(&opts.run_dir, &id) {
+        let (journal, records, repaired) = match reopen(&opts.run_dir, &id, opts.durability) {
             Ok(open) => open,
             Err(e) => {
                 tracing::info!("run {id}: {}", e.message);
@@ -168,9 +171,13 @@ fn worse(a: Outcome, b: Outcome) -> Outcome {
 }
 
 /// Open run `id`'s journal for writing (taking its lock).
-fn reopen(base: &Path, id: &str) -> Result<(Journal, Vec<Record>, Option<String>), UsageError> {
+fn reopen(
+    base: &Path,
+    id: &str,
+    durability: Durability,
+) -> Result<(Journal, Vec<Record>, Option<String>), UsageError> {
     let dir = store::run_dir(base, id);
-    let (journal, reopened) = Journal::open(&dir, true).map_err(|e| match e {
+    let (journal, reopened) = Journal::open(&dir, durability).map_err(|e| match e {
         JournalError::Locked { .. } => UsageError::new(format!(
             "run `{id}` is being written by another cuga-flo process: {e}"
         ))
@@ -253,6 +260,7 @@ fn resume_open(
         detach: opts.detach || launch.detach,
         no_park: false,
         max_wait: opts.max_wait,
+        durability: opts.durability,
         preset: None,
     };
     let answers = answers_of(&records, &state);
@@ -410,7 +418,7 @@ fn offered_lines(q: &Question) -> Vec<String> {
 /// `runs answer`.
 pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, UsageError> {
     let id = find_run(&args.common.run_dir, &args.run_id)?;
-    let (journal, records, repaired) = reopen(&args.common.run_dir, &id)?;
+    let (journal, records, repaired) = reopen(&args.common.run_dir, &id, args.common.durability)?;
     let state = FlowState::fold(records.iter());
     if let Some(status) = state.status {
         return Err(UsageError::new(format!(

@@ -118,7 +118,7 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Run a process: every control-point decision and the hook audit log, live
     Start(start::StartArgs),
-    /// The journalled runs: list, show, replay
+    /// The journalled runs: list, show, replay, verify, export
     Runs(runs::RunsArgs),
     /// Serve the bridge's MCP tools for apps over streamable HTTP or stdio
     Serve(serve::ServeArgs),

@@ -1,7 +1,8 @@
 //! `cuga-flo runs`: the runs journalled under the run folder. `list` shows them, `show`
 //! prints one as the live stream did, `replay` re-executes one with the answers its
 //! journal recorded (no model, no person) and fails on any drift: a question whose
-//! context changed since (its digest differs), or a decision that differs.
+//! context changed since (its digest differs), or a decision that differs. `verify`
+//! checks a journal's hash chain and head file; `export` writes it as JSON lines or XES.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 
 use crate::journal::store::{self, DEFAULT_BASE, JOURNAL_FILE};
-use crate::journal::{Event, FlowState, Record};
+use crate::journal::{Durability, Event, FlowState, Record, export, verify};
 use crate::reason::record::cassette_from_journal;
 use crate::view::{Human, HumanOptions, View};
 use crate::vocab::{Decider, HookAction};
@@ -35,11 +36,64 @@ pub enum RunsCommand {
     Replay(ReplayArgs),
     /// Continue a run from its journal: after a crash, an interruption, or once it parked
     /// (--due: every parked run whose timer is due)
-    Resume(super::durable::ResumeArgs),
+    Resume(Box<super::durable::ResumeArgs>),
     /// The questions parked runs wait for
     Pending(super::durable::PendingArgs),
     /// Answer a parked question (checked as a live answer), journal it, and resume the run
-    Answer(super::durable::AnswerArgs),
+    Answer(Box<super::durable::AnswerArgs>),
+    /// Check a run's journal against its hash chain and head file (exit 1 when it was
+    /// tampered with)
+    Verify(VerifyArgs),
+    /// Write a run's journal as JSON lines (the audit trail) or as an XES event log
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The run's id (or a unique prefix of it)
+    pub run_id: String,
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+    /// The report as one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The run's id (or a unique prefix of it)
+    pub run_id: String,
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+    #[arg(long, value_enum, default_value = "jsonl")]
+    pub format: ExportFormat,
+    /// Write to this file instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// The journal's records, one JSON object per line, with their hash chain
+    Jsonl,
+    /// An IEEE 1849 XES 1.0 event log (one trace, one event per activity)
+    Xes,
+}
+
+impl ValueEnum for Durability {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Durability::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(
+            clap::builder::PossibleValue::new(self.as_str()).help(match self {
+                Durability::Strict => "fsync every event before it is shown",
+                Durability::Batch => "one fsync per step, before the step is shown",
+                Durability::Off => "no fsync (survives a crash of the process, not of the machine)",
+            }),
+        )
+    }
 }
 
 #[derive(Debug, Args)]
@@ -82,7 +136,82 @@ pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageErr
         RunsCommand::Resume(a) => super::durable::resume(cli, a, style),
         RunsCommand::Pending(a) => super::durable::pending(a, style),
         RunsCommand::Answer(a) => super::durable::answer(cli, a, style),
+        RunsCommand::Verify(a) => verify_run(a, style),
+        RunsCommand::Export(a) => export_run(a),
     }
+}
+
+fn verify_run(args: &VerifyArgs, style: Style) -> Result<Outcome, UsageError> {
+    let id = find_run(&args.run_dir, &args.run_id)?;
+    let report = verify(&store::run_dir(&args.run_dir, &id))
+        .map_err(|e| UsageError::new(format!("cannot read the journal: {e}")))?;
+    if args.json {
+        let mut value = serde_json::to_value(&report).unwrap_or_default();
+        if let Some(map) = value.as_object_mut() {
+            map.insert("run_id".into(), json!(id));
+            map.insert("intact".into(), json!(report.is_intact()));
+        }
+        println!("{value}");
+    } else {
+        match &report.problem {
+            None => println!(
+                "{} run {id}: journal intact, {} records, head {} {}{}",
+                style.green("✓"),
+                report.records,
+                report.head_seq,
+                report.head_hash,
+                if report.head_file {
+                    ""
+                } else {
+                    " (no head file: removed last records would go unseen)"
+                }
+            ),
+            Some(t) => println!(
+                "{} run {id}: journal tampered: record {} {}: {}",
+                style.red("✗"),
+                t.seq,
+                t.kind,
+                t.detail
+            ),
+        }
+    }
+    Ok(if report.is_intact() {
+        Outcome::Ok
+    } else {
+        Outcome::Failed
+    })
+}
+
+fn export_run(args: &ExportArgs) -> Result<Outcome, UsageError> {
+    let id = find_run(&args.run_dir, &args.run_id)?;
+    let path = store::run_dir(&args.run_dir, &id).join(JOURNAL_FILE);
+    let bytes = std::fs::read(&path)
+        .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
+    let records = read(&args.run_dir, &id)?;
+    let text = match args.format {
+        // The lines as written (their hashes are the chain), without a torn tail.
+        ExportFormat::Jsonl => {
+            let (lines, _) = store::split_lines(&bytes);
+            let mut out = Vec::new();
+            for &(start, end) in lines.iter().take(records.len()) {
+                out.extend_from_slice(&bytes[start..=end]);
+            }
+            String::from_utf8_lossy(&out).into_owned()
+        }
+        ExportFormat::Xes => export::xes(&id, &records),
+    };
+    match &args.output {
+        Some(file) => std::fs::write(file, text)
+            .map_err(|e| UsageError::new(format!("cannot write {}: {e}", file.display())))?,
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| UsageError::new(format!("cannot write the export: {e}")))?;
+        }
+    }
+    Ok(Outcome::Ok)
 }
 
 /// The ids of the runs under `base`, sorted (ids start with their UTC time).
@@ -227,6 +356,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         // A replay answers only from the journal: a question it cannot answer fails it.
         no_park: true,
         max_wait: None,
+        durability: Durability::default(),
         preset: Some(Box::new(Preset {
             run_id: new_id.clone(),
             cassette: cassette_from_journal(&records),

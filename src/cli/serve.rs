@@ -35,7 +35,9 @@ use crate::bridge::mcp::{
 };
 use crate::engine::native::NativeEngine;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
-use crate::journal::{Event, EventSink, FlowState, JournalError, Record};
+use crate::journal::{
+    Anchor, Durability, Event, EventSink, FlowState, JournalError, JournalOptions, Record,
+};
 use crate::reason::Reasoner;
 use crate::reason::scripted::ScriptedReasoner;
 use crate::secret::Secret;
@@ -92,6 +94,16 @@ pub struct ServeArgs {
     /// Where runs started by clients are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
     #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
     pub run_dir: PathBuf,
+
+    /// How journals are committed: strict (fsync each event), batch (one fsync per step)
+    /// or off (no fsync); see docs/journal.md
+    #[arg(
+        long,
+        value_name = "MODE",
+        env = "CUGA_FLO_DURABILITY",
+        default_value = "batch"
+    )]
+    pub durability: Durability,
 }
 
 /// Where the server listens.
@@ -138,7 +150,7 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
     let mut skipped = 0;
     for app in &targets {
         match load(app, args) {
-            Ok((flow, _))
+            Ok((flow, _, _))
                 if flows
                     .iter()
                     .any(|f: &RegisteredFlow| f.process_key == flow.process_key) =>
@@ -151,8 +163,8 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
                     flow.process_key
                 );
             }
-            Ok((flow, judgement)) => {
-                labels.set(&flow.process_key, &app.name, &judgement);
+            Ok((flow, judgement, digest)) => {
+                labels.set(&flow.process_key, &app.name, &judgement, &digest);
                 flows.push(flow);
             }
             Err(problems) => {
@@ -256,7 +268,8 @@ type Problems = (String, Vec<String>);
 
 /// Load, check and wire one app: its harness asks the chain of [`judge`], described by
 /// the string returned with it.
-fn load(app: &AppRef, args: &ServeArgs) -> Result<(RegisteredFlow, String), Problems> {
+/// An app's flow, its source of judgement and its digest.
+fn load(app: &AppRef, args: &ServeArgs) -> Result<(RegisteredFlow, String, String), Problems> {
     let loaded = wiring::load_checked(app).map_err(|errors| {
         let summary = format!("does not validate ({})", count(errors.len(), "error"));
         (summary, errors)
@@ -265,7 +278,7 @@ fn load(app: &AppRef, args: &ServeArgs) -> Result<(RegisteredFlow, String), Prob
         judge(&loaded, args.answers.as_deref(), args.no_model).map_err(|e| (e, Vec::new()))?;
     let judgement = reasoner.describe();
     let flow = wiring::registered_flow(&loaded, reasoner).map_err(|e| (e, Vec::new()))?;
-    Ok((flow, judgement))
+    Ok((flow, judgement, loaded.digest()))
 }
 
 /// An app's reasoner: policy rules, then the answers file, then the app's model (unless
@@ -288,23 +301,30 @@ fn judge(
     Ok(reasoner)
 }
 
-/// The app name and the source of judgement of each process key, for `RunStarted`.
+/// The app name, the source of judgement and the app's digest of each process key, for
+/// `RunStarted` (and the journal's anchor).
 #[derive(Clone, Default)]
-struct Labels(Arc<Mutex<HashMap<String, (String, String)>>>);
+struct Labels(Arc<Mutex<HashMap<String, Label>>>);
+
+type Label = (String, String, Option<String>);
 
 impl Labels {
-    fn set(&self, process_key: &str, app: &str, judgement: &str) {
+    fn set(&self, process_key: &str, app: &str, judgement: &str, digest: &str) {
         lock(&self.0).insert(
             process_key.to_string(),
-            (app.to_string(), judgement.to_string()),
+            (
+                app.to_string(),
+                judgement.to_string(),
+                Some(digest.to_string()),
+            ),
         );
     }
 
-    fn get(&self, process_key: &str) -> (String, String) {
+    fn get(&self, process_key: &str) -> Label {
         lock(&self.0)
             .get(process_key)
             .cloned()
-            .unwrap_or_else(|| (process_key.to_string(), String::new()))
+            .unwrap_or_else(|| (process_key.to_string(), String::new(), None))
     }
 }
 
@@ -319,7 +339,7 @@ async fn serve(
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
     let registry = Arc::new(Registry::default());
     let keys: Vec<String> = flows.into_iter().map(|f| registry.register(f)).collect();
-    let journals = Journals::new(args.run_dir.clone(), labels.clone());
+    let journals = Journals::new(args.run_dir.clone(), labels.clone(), args.durability);
     let loader = {
         let answers = args.answers.clone();
         let no_model = args.no_model;
@@ -336,7 +356,7 @@ async fn serve(
                 ));
             }
             let reasoner = judge(loaded, answers.as_deref(), no_model)?;
-            labels.set(key, &loaded.name, &reasoner.describe());
+            labels.set(key, &loaded.name, &reasoner.describe(), &loaded.digest());
             Ok(reasoner)
         })
     };
@@ -493,14 +513,16 @@ type OpenRuns = Arc<Mutex<BTreeMap<String, Arc<RunJournal>>>>;
 struct Journals {
     base: PathBuf,
     labels: Labels,
+    durability: Durability,
     open: OpenRuns,
 }
 
 impl Journals {
-    fn new(base: PathBuf, labels: Labels) -> Journals {
+    fn new(base: PathBuf, labels: Labels, durability: Durability) -> Journals {
         Journals {
             base,
             labels,
+            durability,
             open: OpenRuns::default(),
         }
     }
@@ -513,8 +535,14 @@ impl Journals {
     fn open(&self, args: &RunProcessArgs) -> Result<Arc<dyn EventSink>, String> {
         crate::journal::store::check_run_id(&args.run_id)?;
         let dir = store::run_dir(&self.base, &args.run_id);
-        let journal = Journal::create(&dir, true).map_err(|e| match e {
-            JournalError::Exists(_) => format!(
+        let (app, judgement, app_digest) = self.labels.get(&args.process_key);
+        let options = JournalOptions {
+            durability: self.durability,
+            anchor: Anchor::new(&args.run_id, app_digest.clone()),
+        };
+        let journal = Journal::create(&dir, options).map_err(|e| match e {
+            // A journal there, or one still open (its run has finished but its sink lives).
+            JournalError::Exists(_) | JournalError::Locked { .. } => format!(
                 "run `{}` already has a journal under {}: a run id names one run",
                 args.run_id,
                 self.base.display()
@@ -524,7 +552,6 @@ impl Journals {
                 args.run_id
             ),
         })?;
-        let (app, judgement) = self.labels.get(&args.process_key);
         tracing::info!(
             "run {} of `{}`: journal {}",
             args.run_id,
@@ -539,6 +566,7 @@ impl Journals {
                 judgement,
                 launch: None,
                 sealed: Default::default(),
+                app_digest,
             },
             closed: Mutex::new(false),
             open: Arc::downgrade(&self.open),
@@ -578,6 +606,7 @@ impl RunJournal {
             return;
         }
         *closed = true;
+        let _ = self.sink.inner.commit();
         let state = store::read_journal(self.sink.inner.path())
             .map(|r| FlowState::fold(r.records.iter()))
             .unwrap_or_default();
@@ -650,6 +679,7 @@ mod tests {
             reasoner: String::new(),
             variables: serde_json::Map::new(),
             launch: None,
+            app_digest: None,
         }
     }
 
@@ -657,8 +687,8 @@ mod tests {
     fn journals_are_labelled_unique_and_closed_when_interrupted() {
         let dir = tempfile::tempdir().unwrap();
         let labels = Labels::default();
-        labels.set("k", "app_k", "answers file a.yaml");
-        let journals = Journals::new(dir.path().to_path_buf(), labels);
+        labels.set("k", "app_k", "answers file a.yaml", "d1");
+        let journals = Journals::new(dir.path().to_path_buf(), labels, Durability::Batch);
         let open = journals.factory();
 
         // A run that finishes leaves the open set.
@@ -687,9 +717,15 @@ mod tests {
         let records = store::read_journal(&path).unwrap().records;
         assert_eq!(records.len(), 2);
         match &records[0].event {
-            Event::RunStarted { app, reasoner, .. } => {
+            Event::RunStarted {
+                app,
+                reasoner,
+                app_digest,
+                ..
+            } => {
                 assert_eq!(app, "app_k");
                 assert_eq!(reasoner, "answers file a.yaml");
+                assert_eq!(app_digest.as_deref(), Some("d1"));
             }
             other => panic!("{other:?}"),
         }

@@ -23,7 +23,7 @@ use crate::engine::native::NativeEngine;
 use crate::engine::{Resume, WorkflowEngine};
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
-use crate::journal::{Event, EventSink, FlowState, Launch};
+use crate::journal::{Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch};
 use crate::reason::park::Answers;
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
@@ -82,6 +82,16 @@ pub struct StartArgs {
     /// Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
     #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
     pub run_dir: PathBuf,
+
+    /// How the journal is committed: strict (fsync each event), batch (one fsync per
+    /// step) or off (no fsync); see docs/journal.md
+    #[arg(
+        long,
+        value_name = "MODE",
+        env = "CUGA_FLO_DURABILITY",
+        default_value = "batch"
+    )]
+    pub durability: Durability,
 
     /// Node entries allowed before the run fails (bounds loops)
     #[arg(long, value_name = "N")]
@@ -198,6 +208,9 @@ pub fn run_resumed(
         .config
         .as_ref()
         .ok_or_else(|| UsageError::new("the app has no flow config"))?;
+    if let Some(r) = &resumed {
+        same_app(&loaded, r)?;
+    }
 
     let engine = engine(&loaded, config, args, style)?;
 
@@ -302,6 +315,7 @@ async fn run_async(
         .map_err(UsageError::new)?;
 
     // The journal, with the view as its observer: a new one, or the resumed run's.
+    let app_digest = loaded.digest();
     let (run_id, journal) = match resumed {
         Some(r) => {
             let Resumed {
@@ -329,7 +343,11 @@ async fn run_async(
                 None => store::new_run_id(),
             };
             let run_dir = store::run_dir(&args.run_dir, &run_id);
-            let journal = Journal::create(&run_dir, true)
+            let options = JournalOptions {
+                durability: args.durability,
+                anchor: Anchor::new(&run_id, Some(app_digest.clone())),
+            };
+            let journal = Journal::create(&run_dir, options)
                 .map_err(|e| UsageError::new(format!("cannot create the run journal: {e}")))?
                 .with_observer(view::observer(view.clone()));
             (run_id, journal)
@@ -340,6 +358,7 @@ async fn run_async(
         inner: journal.clone(),
         app: loaded.name.clone(),
         judgement,
+        app_digest: Some(app_digest),
         launch: Some(Launch {
             app_dir: loaded
                 .dir
@@ -416,6 +435,8 @@ async fn run_async(
         _ => None,
     };
 
+    // A run that ended without `run_finished` (an engine error) may leave a step uncommitted.
+    let _ = journal.commit();
     let records = store::read_journal(journal.path())
         .map(|r| r.records)
         .map_err(|e| UsageError::new(format!("cannot read back the journal: {e}")))?;
@@ -483,6 +504,27 @@ async fn run_async(
         }
     }
     Ok(outcome)
+}
+
+/// A run resumes on the app it started with: the same files (their digest in the run's
+/// `run_started`), or its journal would not re-execute as it was written.
+fn same_app(loaded: &LoadedApp, resumed: &Resumed) -> Result<(), UsageError> {
+    let started = resumed.records.first().and_then(|r| match &r.event {
+        Event::RunStarted { app_digest, .. } => app_digest.clone(),
+        _ => None,
+    });
+    match started {
+        Some(digest) if digest != loaded.digest() => Err(UsageError::new(format!(
+            "app `{}` has changed since run `{}` started (its files' digest differs): a run \
+             resumes on the app it started with",
+            loaded.name, resumed.run_id
+        ))
+        .with_help(
+            "restore the app's flow config, BPMN model and policies as they were, or start a \
+             new run",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// How to answer a parked run's questions.

@@ -194,11 +194,12 @@ where
     })
 }
 
-/// Fills the app name and the source of judgement into `RunStarted`.
+/// Fills the app name, the source of judgement and the app's digest into `RunStarted`.
 pub(super) struct Labelled {
     pub inner: Arc<Journal>,
     pub app: String,
     pub judgement: String,
+    pub app_digest: Option<String>,
     /// How the run was started (`start`), for a later resume.
     pub launch: Option<Launch>,
     /// Set when the run is stopped from outside (Ctrl-C): nothing more is written.
@@ -225,10 +226,14 @@ impl EventSink for Labelled {
             app,
             reasoner,
             launch,
+            app_digest,
             ..
         } = &mut event
         {
             app.clone_from(&self.app);
+            if app_digest.is_none() {
+                app_digest.clone_from(&self.app_digest);
+            }
             if reasoner.is_empty() {
                 reasoner.clone_from(&self.judgement);
             }

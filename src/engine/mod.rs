@@ -72,6 +72,7 @@ impl RunRequest {
             reasoner: String::new(),
             variables: self.variables.clone(),
             launch: None,
+            app_digest: None,
         }
     }
 }

@@ -6,13 +6,20 @@ use serde_json::{Map, Value};
 
 use crate::vocab::{Decider, HookAction, ModelCall, Question, RunStatus, TaskStatus};
 
-/// One journal line: a sequence number, a wall-clock time and the event.
+/// One journal line: a sequence number, a wall-clock time, the hash chain's link and the
+/// event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// 1, 2, 3... within the run.
     pub seq: u64,
     /// Milliseconds since the Unix epoch.
     pub at_ms: u64,
+    /// The hash chain (lowercase hex SHA-256): for record 1 the run's anchor
+    /// ([`super::chain::anchor`]), for record n the hash of record n-1's line (its exact
+    /// bytes, without the newline). Empty in journals written before the chain, and in
+    /// records of sinks that keep no file.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prev: String,
     #[serde(flatten)]
     pub event: Event,
 }
@@ -55,6 +62,10 @@ pub enum Event {
         /// How the run was started, so that a resumed run is wired the same way.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         launch: Option<Launch>,
+        /// The digest of the app's files the run ran ([`crate::app::LoadedApp::digest`]),
+        /// when its owner knows them; part of the journal's anchor.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        app_digest: Option<String>,
     },
     /// A token entered a node.
     NodeEntered {

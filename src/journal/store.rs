@@ -1,26 +1,41 @@
-//! The durable store: one JSON line per [`Record`] in `<run_dir>/journal.jsonl`, appended
-//! (and, when durable, fsync'd) before the emitter sees `Ok`. Reading tolerates one torn
-//! last line (a crash mid-append) and nothing else.
+//! The durable store: one JSON line per [`Record`] in `<run_dir>/journal.jsonl`, hash
+//! chained (each record's `prev` is the hash of the line before it), written by one
+//! process at a time (`journal.lock`), committed in groups ([`Durability`]), with the last
+//! committed record's sequence number and hash in `journal.head`. Reading tolerates one
+//! torn last line (a crash mid-append) and nothing else.
 
 use std::collections::hash_map::RandomState;
-use std::fs::{self, File, OpenOptions};
+use std::fmt;
+use std::fs::{self, File, OpenOptions, TryLockError};
 use std::hash::{BuildHasher, Hasher};
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::EventSink;
+use super::chain::{Anchor, anchor, line_hash};
 use super::event::{Event, Record};
 
 /// The journal's file name inside a run directory.
 pub const JOURNAL_FILE: &str = "journal.jsonl";
 
+/// The head file: `{seq} {hash of the last committed line}\n`, rewritten after each commit.
+pub const HEAD_FILE: &str = "journal.head";
+
+/// The lock file: held (and holding the writer's pid) while a [`Journal`] is open.
+pub const LOCK_FILE: &str = "journal.lock";
+
 /// Where runs are kept unless the CLI says otherwise (`<base>/runs/<run_id>`).
 pub const DEFAULT_BASE: &str = ".cuga-flo";
 
-/// Called with each record once it is durable.
+/// A buffer of uncommitted lines larger than this is committed at once.
+pub const BATCH_LIMIT: usize = 1 << 20;
+
+/// Called with each record once it is committed (durable as the journal is), in sequence
+/// order.
 pub type Observer = Box<dyn Fn(&Record) + Send + Sync>;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -37,12 +52,16 @@ pub enum JournalError {
     },
     #[error("an event could not be serialized: {0}")]
     Serialize(String),
-    #[error("{}: the run is being written by another cuga-flo process{}", run_dir.display(), pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    #[error(
+        "run {} is being written by another cuga-flo process{}",
+        run_dir.display(),
+        match pid { Some(pid) => format!(" (pid {pid})"), None => String::new() }
+    )]
     Locked { run_dir: PathBuf, pid: Option<u32> },
 }
 
 impl JournalError {
-    fn io(path: &Path, err: &io::Error) -> Self {
+    pub(crate) fn io(path: &Path, err: &io::Error) -> Self {
         JournalError::Io {
             path: path.to_path_buf(),
             message: err.to_string(),
@@ -50,34 +69,118 @@ impl JournalError {
     }
 }
 
-/// A run's journal file, append-only. Thread-safe: `emit` takes `&self`, and sequence
-/// numbers are handed out under the same lock as the write, so the file's order is the
-/// sequence order.
+/// How much a commit is worth: what a crash or a power loss can take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Durability {
+    /// Every record is written and `fdatasync`'d before `emit` returns; observers see it
+    /// then. Nothing emitted is lost.
+    Strict,
+    /// Records are buffered; `commit` writes the buffer with one write and one
+    /// `fdatasync`, then shows them to the observers. A crash loses at most the records
+    /// since the last commit (the current step), none of which was shown.
+    #[default]
+    Batch,
+    /// Like `Batch`, but a commit is not `fdatasync`'d: committed records survive the
+    /// process crashing, not the machine losing power.
+    Off,
+}
+
+impl Durability {
+    pub const ALL: [Durability; 3] = [Durability::Strict, Durability::Batch, Durability::Off];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Strict => "strict",
+            Durability::Batch => "batch",
+            Durability::Off => "off",
+        }
+    }
+
+    /// Whether a commit is `fdatasync`'d.
+    pub fn syncs(self) -> bool {
+        self != Durability::Off
+    }
+}
+
+impl fmt::Display for Durability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Durability {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Durability::ALL
+            .into_iter()
+            .find(|d| d.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("`{s}` is not a durability (strict, batch or off)"))
+    }
+}
+
+/// How a new journal is written and what anchors its chain.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JournalOptions {
+    pub durability: Durability,
+    pub anchor: Anchor,
+}
+
+/// What [`Journal::open`] found in the file it reopened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reopened {
+    /// The records already in the journal (after any repair).
+    pub records: Vec<Record>,
+    /// The torn last line that was cut off, when there was one.
+    pub repaired: Option<Repair>,
+}
+
+/// A torn last line cut off by [`Journal::open`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repair {
+    /// The torn line's number (1-based).
+    pub line: usize,
+    pub bytes_dropped: u64,
+}
+
+/// A run's journal file, append-only, written by one process at a time. Thread-safe:
+/// `emit` takes `&self`, and sequence numbers and hashes are handed out under the same
+/// lock as the buffer, so the file's order is the sequence order.
 pub struct Journal {
     path: PathBuf,
-    durable: bool,
+    run_dir: PathBuf,
+    durability: Durability,
     inner: Mutex<Inner>,
     observers: Vec<Observer>,
+    /// Locked for the journal's lifetime (the lock goes with the file).
+    _lock: File,
 }
 
 struct Inner {
     file: File,
     /// The sequence number the next record gets.
     next_seq: u64,
+    /// The next record's `prev`: the hash of the last line, or the anchor. `None` only for
+    /// a reopened journal with no record yet: the first record anchors itself then.
+    prev: Option<String>,
+    /// Lines emitted and not yet written.
+    buffer: Vec<u8>,
+    /// Their records, for the observers once committed.
+    pending: Vec<Record>,
+    /// The last committed record's seq and line hash (for the head file).
+    head: Option<(u64, String)>,
     /// Set after a failed write: the file may end in a torn line, so nothing more may be
     /// appended after it.
     broken: Option<JournalError>,
 }
 
 impl Journal {
-    /// Create `run_dir` (and its parents) and a new, empty journal in it. Fails with
-    /// [`JournalError::Exists`] when the directory already holds a journal.
-    ///
-    /// `durable`: every line is `fsync`'d (`sync_data`) before `emit` returns. Without it,
-    /// each line still reaches the operating system before `emit` returns, but may be lost
-    /// on power failure (for benchmarks).
-    pub fn create(run_dir: &Path, durable: bool) -> Result<Journal, JournalError> {
+    /// Create `run_dir` (and its parents) and a new, empty journal in it, locked for this
+    /// journal's lifetime. Fails with [`JournalError::Exists`] when the directory already
+    /// holds a journal, with [`JournalError::Locked`] when another journal holds its lock.
+    pub fn create(run_dir: &Path, options: JournalOptions) -> Result<Journal, JournalError> {
         fs::create_dir_all(run_dir).map_err(|e| JournalError::io(run_dir, &e))?;
+        let lock_file = take_lock(run_dir)?;
         let path = run_dir.join(JOURNAL_FILE);
         let file = OpenOptions::new()
             .append(true)
@@ -87,25 +190,121 @@ impl Journal {
                 io::ErrorKind::AlreadyExists => JournalError::Exists(path.clone()),
                 _ => JournalError::io(&path, &e),
             })?;
-        if durable {
+        if options.durability.syncs() {
             file.sync_all().map_err(|e| JournalError::io(&path, &e))?;
             sync_dir(run_dir)?;
         }
-        Ok(Journal {
+        Ok(Journal::with_file(
+            run_dir,
             path,
-            durable,
+            file,
+            lock_file,
+            options.durability,
+            1,
+            Some(options.anchor.hash()),
+            None,
+        ))
+    }
+
+    /// Reopen the journal in `run_dir` to append to it (after a crash): lock it, read it
+    /// and check its sequence and chain. A torn last line (no newline, or not a record) is
+    /// cut off (and the cut synced) and reported; any other bad line, a sequence gap or a
+    /// broken chain is [`JournalError::Corrupt`], and nothing is written then. The journal
+    /// continues the sequence and the chain.
+    pub fn open(
+        run_dir: &Path,
+        durability: Durability,
+    ) -> Result<(Journal, Reopened), JournalError> {
+        let lock_file = take_lock(run_dir)?;
+        let path = run_dir.join(JOURNAL_FILE);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| JournalError::io(&path, &e))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| JournalError::io(&path, &e))?;
+        let checked = check_chain(&path, &bytes)?;
+        if let Some((seq, _)) = read_head(run_dir)
+            && seq > checked.records.len() as u64
+        {
+            return Err(JournalError::Corrupt {
+                path: path.clone(),
+                line: checked.records.len() + 1,
+                message: format!(
+                    "{HEAD_FILE} says {seq} records were committed, the journal holds {}: records were removed",
+                    checked.records.len()
+                ),
+            });
+        }
+        let repaired = if checked.good_len < bytes.len() {
+            file.set_len(checked.good_len as u64)
+                .and_then(|()| file.sync_all())
+                .map_err(|e| JournalError::io(&path, &e))?;
+            Some(Repair {
+                line: checked.records.len() + 1,
+                bytes_dropped: (bytes.len() - checked.good_len) as u64,
+            })
+        } else {
+            None
+        };
+        file.seek(io::SeekFrom::End(0))
+            .map_err(|e| JournalError::io(&path, &e))?;
+        let count = checked.records.len() as u64;
+        let head = checked.last_hash.clone().map(|h| (count, h));
+        let journal = Journal::with_file(
+            run_dir,
+            path,
+            file,
+            lock_file,
+            durability,
+            count + 1,
+            checked.last_hash,
+            head,
+        );
+        journal.write_head(&lock(&journal.inner));
+        Ok((
+            journal,
+            Reopened {
+                records: checked.records,
+                repaired,
+            },
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn with_file(
+        run_dir: &Path,
+        path: PathBuf,
+        file: File,
+        lock: File,
+        durability: Durability,
+        next_seq: u64,
+        prev: Option<String>,
+        head: Option<(u64, String)>,
+    ) -> Journal {
+        Journal {
+            path,
+            run_dir: run_dir.to_path_buf(),
+            durability,
             inner: Mutex::new(Inner {
                 file,
-                next_seq: 1,
+                next_seq,
+                prev,
+                buffer: Vec::new(),
+                pending: Vec::new(),
+                head,
                 broken: None,
             }),
             observers: Vec::new(),
-        })
+            _lock: lock,
+        }
     }
 
-    /// Add an observer, called with each record after its line is written (and synced when
-    /// durable), in sequence order. Observers run under the journal's lock: they must not
-    /// emit to this journal.
+    /// Add an observer, called with each record once it is committed (written, and synced
+    /// unless the durability is `Off`), in sequence order. Observers run under the
+    /// journal's lock: they must not emit to this journal.
     pub fn with_observer(mut self, observer: Observer) -> Self {
         self.observers.push(observer);
         self
@@ -116,11 +315,21 @@ impl Journal {
         &self.path
     }
 
-    pub fn is_durable(&self) -> bool {
-        self.durable
+    /// The run directory (holding the journal, its head and its lock).
+    pub fn run_dir(&self) -> &Path {
+        &self.run_dir
     }
 
-    /// How many records have been appended.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Whether commits are `fsync`'d.
+    pub fn is_durable(&self) -> bool {
+        self.durability.syncs()
+    }
+
+    /// How many records have been emitted (committed or not).
     pub fn len(&self) -> u64 {
         lock(&self.inner).next_seq - 1
     }
@@ -128,13 +337,84 @@ impl Journal {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// How many records have been committed.
+    pub fn committed(&self) -> u64 {
+        lock(&self.inner).head.as_ref().map_or(0, |h| h.0)
+    }
+
+    /// Write the buffered lines (one write, one `fdatasync` unless `Off`), update the head
+    /// file, then show the records to the observers.
+    fn commit_locked(&self, inner: &mut Inner) -> Result<(), JournalError> {
+        if let Some(err) = &inner.broken {
+            return Err(err.clone());
+        }
+        if inner.buffer.is_empty() {
+            return Ok(());
+        }
+        crate::crash::point("journal.before_write");
+        let written = write_batch(&mut inner.file, &inner.buffer).and_then(|()| {
+            crate::crash::point("journal.before_fsync");
+            if self.durability.syncs() {
+                inner.file.sync_data()
+            } else {
+                inner.file.flush()
+            }
+        });
+        crate::crash::point("journal.after_fsync");
+        if let Err(e) = written {
+            let err = JournalError::io(&self.path, &e);
+            inner.broken = Some(err.clone());
+            inner.buffer.clear();
+            inner.pending.clear();
+            return Err(err);
+        }
+        inner.buffer.clear();
+        let pending = std::mem::take(&mut inner.pending);
+        if let (Some(last), Some(prev)) = (pending.last(), &inner.prev) {
+            inner.head = Some((last.seq, prev.clone()));
+        }
+        self.write_head(inner);
+        for record in &pending {
+            for observer in &self.observers {
+                observer(record);
+            }
+        }
+        // Keep the allocation for the next batch.
+        inner.pending = pending;
+        inner.pending.clear();
+        Ok(())
+    }
+
+    /// Best effort: the head file is a witness for `verify`, not part of the journal.
+    fn write_head(&self, inner: &Inner) {
+        let Some((seq, hash)) = &inner.head else {
+            return;
+        };
+        let tmp = self.run_dir.join(format!("{HEAD_FILE}.tmp"));
+        let written = fs::write(&tmp, format!("{seq} {hash}\n"))
+            .and_then(|()| fs::rename(&tmp, self.run_dir.join(HEAD_FILE)));
+        if let Err(e) = written {
+            tracing::warn!(
+                "{}: cannot write the head file: {e}",
+                self.run_dir.display()
+            );
+        }
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        let mut inner = lock(&self.inner);
+        let _ = self.commit_locked(&mut inner);
+    }
 }
 
 impl std::fmt::Debug for Journal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Journal")
             .field("path", &self.path)
-            .field("durable", &self.durable)
+            .field("durability", &self.durability)
             .field("observers", &self.observers.len())
             .finish_non_exhaustive()
     }
@@ -146,35 +426,186 @@ impl EventSink for Journal {
         if let Some(err) = &inner.broken {
             return Err(err.clone());
         }
+        let prev = match &inner.prev {
+            Some(prev) => prev.clone(),
+            // A reopened, empty journal: the first record anchors itself.
+            None => match &event {
+                Event::RunStarted {
+                    run_id, app_digest, ..
+                } => anchor(run_id, app_digest.as_deref()),
+                _ => anchor(&dir_name(&self.run_dir), None),
+            },
+        };
+        let finished = matches!(event, Event::RunFinished { .. });
         let record = Record {
             seq: inner.next_seq,
             at_ms: now_ms(),
+            prev,
             event,
         };
-        let mut line =
+        let line =
             serde_json::to_vec(&record).map_err(|e| JournalError::Serialize(e.to_string()))?;
-        line.push(b'\n');
-        crate::crash::point("journal.before_write");
-        let written = inner.file.write_all(&line).and_then(|()| {
-            crate::crash::point("journal.before_fsync");
-            if self.durable {
-                inner.file.sync_data()
-            } else {
-                inner.file.flush()
-            }
-        });
-        crate::crash::point("journal.after_fsync");
-        if let Err(e) = written {
-            let err = JournalError::io(&self.path, &e);
-            inner.broken = Some(err.clone());
-            return Err(err);
-        }
+        inner.prev = Some(line_hash(&line));
         inner.next_seq += 1;
-        for observer in &self.observers {
-            observer(&record);
+        inner.buffer.extend_from_slice(&line);
+        inner.buffer.push(b'\n');
+        inner.pending.push(record.clone());
+        if self.durability == Durability::Strict || finished || inner.buffer.len() > BATCH_LIMIT {
+            self.commit_locked(&mut inner)?;
         }
         Ok(record)
     }
+
+    fn commit(&self) -> Result<(), JournalError> {
+        let mut inner = lock(&self.inner);
+        self.commit_locked(&mut inner)
+    }
+}
+
+/// Write a batch with one `write`; while the crash test hook is armed, in two halves with
+/// a crash point between them, so that a kill can fall inside a batch (a torn tail).
+fn write_batch(file: &mut File, batch: &[u8]) -> io::Result<()> {
+    if crate::crash::armed() && batch.len() > 1 {
+        let (first, rest) = batch.split_at(batch.len() / 2);
+        file.write_all(first)?;
+        crate::crash::point("journal.mid_batch");
+        return file.write_all(rest);
+    }
+    file.write_all(batch)
+}
+
+/// Lock `<run_dir>/journal.lock` for this process, and write its pid into it.
+fn take_lock(run_dir: &Path) -> Result<File, JournalError> {
+    let path = run_dir.join(LOCK_FILE);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| JournalError::io(&path, &e))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            return Err(JournalError::Locked {
+                run_dir: run_dir.to_path_buf(),
+                pid: text.trim().parse().ok(),
+            });
+        }
+        Err(TryLockError::Error(e)) => return Err(JournalError::io(&path, &e)),
+    }
+    file.set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| writeln!(file, "{}", std::process::id()))
+        .map_err(|e| JournalError::io(&path, &e))?;
+    Ok(file)
+}
+
+/// The head file's `(seq, hash)`, when it is there and reads.
+pub fn read_head(run_dir: &Path) -> Option<(u64, String)> {
+    let text = fs::read_to_string(run_dir.join(HEAD_FILE)).ok()?;
+    let (seq, hash) = text.trim().split_once(' ')?;
+    Some((seq.parse().ok()?, hash.to_string()))
+}
+
+fn dir_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// A byte range `(start, end)` of a journal's bytes.
+pub type LineRange = (usize, usize);
+
+/// A journal's bytes split into lines: each complete line's byte range (without its
+/// newline; the newline is at `end`), and the range of an unterminated last piece.
+pub fn split_lines(bytes: &[u8]) -> (Vec<LineRange>, Option<LineRange>) {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            lines.push((start, i));
+            start = i + 1;
+        }
+    }
+    let tail = (start < bytes.len()).then_some((start, bytes.len()));
+    (lines, tail)
+}
+
+/// A journal whose sequence and chain were checked.
+struct Checked {
+    records: Vec<Record>,
+    /// Where the good lines end (a torn tail starts there).
+    good_len: usize,
+    last_hash: Option<String>,
+}
+
+/// Check a journal's lines for [`Journal::open`]: a torn last line is left out; every
+/// other line must be a record, in sequence, chained to the one before it.
+fn check_chain(path: &Path, bytes: &[u8]) -> Result<Checked, JournalError> {
+    let corrupt = |line: usize, message: String| JournalError::Corrupt {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let (lines, tail) = split_lines(bytes);
+    let count = lines.len();
+    let mut records = Vec::with_capacity(count);
+    let mut good_len = 0;
+    let mut last_hash: Option<String> = None;
+    for (index, &(start, end)) in lines.iter().enumerate() {
+        let number = index + 1;
+        let line = &bytes[start..end];
+        let record: Record = match serde_json::from_slice(line) {
+            Ok(record) => record,
+            Err(_) if number == count && tail.is_none() => break,
+            Err(e) => return Err(corrupt(number, format!("not a journal record: {e}"))),
+        };
+        let expected = records.len() as u64 + 1;
+        if record.seq != expected {
+            return Err(corrupt(
+                number,
+                format!(
+                    "sequence number {} where {expected} was expected",
+                    record.seq
+                ),
+            ));
+        }
+        let want = match (&last_hash, &record.event) {
+            (Some(h), _) => h.clone(),
+            (
+                None,
+                Event::RunStarted {
+                    run_id, app_digest, ..
+                },
+            ) => anchor(run_id, app_digest.as_deref()),
+            (None, _) => record.prev.clone(),
+        };
+        if record.prev != want {
+            return Err(corrupt(
+                number,
+                if number == 1 {
+                    "record 1 does not match its anchor (its run id or app digest changed)"
+                        .to_string()
+                } else {
+                    format!(
+                        "the hash chain is broken: record {} does not follow the line before it",
+                        record.seq
+                    )
+                },
+            ));
+        }
+        last_hash = Some(line_hash(line));
+        good_len = end + 1;
+        records.push(record);
+    }
+    Ok(Checked {
+        records,
+        good_len,
+        last_hash,
+    })
 }
 
 /// An in-memory sink for tests and benchmarks.
@@ -200,6 +631,7 @@ impl EventSink for MemorySink {
         let record = Record {
             seq: records.len() as u64 + 1,
             at_ms: now_ms(),
+            prev: String::new(),
             event,
         };
         records.push(record.clone());
@@ -422,68 +854,5 @@ mod tests {
         let read = parse_journal(Path::new("j"), b"").unwrap();
         assert!(read.records.is_empty());
         assert!(!read.torn_tail);
-    }
-}
-
-// TEMPORARY (replaced by the journal branch's Journal::open): reopen a run's journal for
-// append, cutting a torn tail.
-/// A torn last line cut off when a journal was reopened.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repair {
-    pub line: usize,
-    pub bytes_dropped: u64,
-}
-
-/// What reopening a journal found.
-#[derive(Debug, Clone)]
-pub struct Reopened {
-    pub records: Vec<Record>,
-    pub repaired: Option<Repair>,
-}
-
-impl Journal {
-    pub fn open(run_dir: &Path, durable: bool) -> Result<(Journal, Reopened), JournalError> {
-        let path = run_dir.join(JOURNAL_FILE);
-        let bytes = fs::read(&path).map_err(|e| JournalError::io(&path, &e))?;
-        let read = parse_journal(&path, &bytes)?;
-        let mut repaired = None;
-        if read.torn_tail {
-            let good: usize = bytes
-                .split_inclusive(|&b| b == b'\n')
-                .take(read.records.len())
-                .map(<[u8]>::len)
-                .sum();
-            let f = OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .map_err(|e| JournalError::io(&path, &e))?;
-            f.set_len(good as u64)
-                .and_then(|()| f.sync_all())
-                .map_err(|e| JournalError::io(&path, &e))?;
-            repaired = Some(Repair {
-                line: read.records.len() + 1,
-                bytes_dropped: (bytes.len() - good) as u64,
-            });
-        }
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .map_err(|e| JournalError::io(&path, &e))?;
-        Ok((
-            Journal {
-                path,
-                durable,
-                inner: Mutex::new(Inner {
-                    file,
-                    next_seq: read.records.len() as u64 + 1,
-                    broken: None,
-                }),
-                observers: Vec::new(),
-            },
-            Reopened {
-                records: read.records,
-                repaired,
-            },
-        ))
     }
 }

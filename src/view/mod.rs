@@ -77,6 +77,19 @@ pub fn assignments(values: &Map<String, Value>) -> String {
         .join(", ")
 }
 
+/// `2026-12-01 15:07:18Z` for milliseconds since the Unix epoch.
+pub fn utc_time(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (y, mo, d) = crate::journal::store::civil_date((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    format!(
+        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,15 +124,3 @@ mod tests {
     }
 }
 
-/// `2026-12-01 15:07:18Z` for milliseconds since the Unix epoch.
-pub fn utc_time(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (y, mo, d) = crate::journal::store::civil_date((secs / 86_400) as i64);
-    let rem = secs % 86_400;
-    format!(
-        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}

@@ -6,6 +6,10 @@ The venv lives at ${CUGA_FLO_CACHE:-$HOME/.cache/cuga-flo}/interop-venv-<hash>, 
 venv and an unchanged file reuses the old one (a warm call costs one `python -c` run).
 Only the standard library is used here. Concurrent callers are serialised by a lock file.
 
+Another venv (e.g. pm4py for the XES export test) is made from another requirements file:
+`setup_venv.py REQUIREMENTS NAME MODULE` keeps it at <cache>/NAME-<hash> and checks that
+MODULE's distribution is installed.
+
 Exit status: 0 with the venv's python path as the only stdout line; 2 when venv or pip
 is unavailable or the install fails (the reason is on stderr).
 """
@@ -22,8 +26,11 @@ from typing import NoReturn
 
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "requirements.txt"
+NAME = "interop-venv"
+MODULE = "mcp"
 MIN_PYTHON = (3, 10)  # what the pinned SDK requires
 READY = ".cuga-flo-ready"  # written last: a venv without it is half-built
+NO_DEPS = "# setup_venv: --no-deps"  # a requirements file's line: install exactly its pins
 
 
 def fail(message: str) -> NoReturn:
@@ -48,7 +55,7 @@ def usable(venv: Path) -> bool:
         return False
     try:
         out = subprocess.run(
-            [str(venv_python(venv)), "-c", "import importlib.metadata as m; m.version('mcp')"],
+            [str(venv_python(venv)), "-c", f"import importlib.metadata as m; m.version('{MODULE}')"],
             capture_output=True,
             timeout=60,
         )
@@ -83,6 +90,9 @@ def create(venv: Path) -> None:
     if venv.exists():
         shutil.rmtree(venv)
     run([sys.executable, "-m", "venv", str(venv)], "python3 -m venv", 300)
+    # A requirements file that pins every package it needs says so, and is installed
+    # without the packages' own (heavier) dependency lists.
+    no_deps = ["--no-deps"] if NO_DEPS in REQUIREMENTS.read_text() else []
     run(
         [
             str(venv_python(venv)),
@@ -92,6 +102,7 @@ def create(venv: Path) -> None:
             "--disable-pip-version-check",
             "--no-input",
             "--quiet",
+            *no_deps,
             "-r",
             str(REQUIREMENTS),
         ],
@@ -102,6 +113,11 @@ def create(venv: Path) -> None:
 
 
 def main() -> None:
+    global REQUIREMENTS, NAME, MODULE
+    if len(sys.argv) == 4:
+        REQUIREMENTS, NAME, MODULE = Path(sys.argv[1]).resolve(), sys.argv[2], sys.argv[3]
+    elif len(sys.argv) != 1:
+        fail("usage: setup_venv.py [REQUIREMENTS NAME MODULE]")
     if sys.version_info < MIN_PYTHON:
         fail(
             f"python {'.'.join(map(str, MIN_PYTHON))}+ is needed for the MCP SDK; "
@@ -109,16 +125,16 @@ def main() -> None:
         )
     digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:16]
     root = cache_root()
-    venv = root / f"interop-venv-{digest}"
+    venv = root / f"{NAME}-{digest}"
     if not usable(venv):
         root.mkdir(parents=True, exist_ok=True)
-        with open(root / f"interop-venv-{digest}.lock", "w") as lock:
+        with open(root / f"{NAME}-{digest}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not usable(venv):  # another caller may have built it meanwhile
                 started = time.monotonic()
                 create(venv)
                 if not usable(venv):
-                    fail(f"the new venv at {venv} has no mcp package")
+                    fail(f"the new venv at {venv} has no {MODULE} package")
                 print(
                     f"setup_venv: created {venv} in {time.monotonic() - started:.1f}s",
                     file=sys.stderr,

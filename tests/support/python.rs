@@ -131,18 +131,35 @@ pub fn run(cmd: &mut Command, timeout: Duration) -> Result<Finished, String> {
 pub fn python() -> PathBuf {
     static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     PYTHON
-        .get_or_init(setup_venv)
+        .get_or_init(|| setup_venv(&[]))
         .clone()
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn setup_venv() -> Result<PathBuf, String> {
+/// The python of the venv with pm4py (tests/interop/requirements-pm4py.txt), set up once
+/// per test binary and cached across runs as `<cache>/venv-pm4py-<hash>`.
+pub fn pm4py_python() -> PathBuf {
+    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let requirements = interop_dir().join("requirements-pm4py.txt");
+            setup_venv(&[requirements.to_str().unwrap(), "venv-pm4py", "pm4py"])
+        })
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Run setup_venv.py with `args` (none: the MCP SDK's venv; else `REQUIREMENTS NAME
+/// MODULE`).
+fn setup_venv(args: &[&str]) -> Result<PathBuf, String> {
     let python3 = std::env::var("PYTHON3").unwrap_or_else(|_| "python3".into());
     let help = "these tests need Python 3.10+ with the venv module and pip \
                 (Debian: apt-get install python3 python3-venv python3-pip), and PyPI the \
                 first time (CI has them)";
     let out = run(
-        Command::new(&python3).arg(interop_dir().join("setup_venv.py")),
+        Command::new(&python3)
+            .arg(interop_dir().join("setup_venv.py"))
+            .args(args),
         SETUP_TIMEOUT,
     )
     .map_err(|e| format!("{e}\n{help}"))?;

@@ -105,6 +105,8 @@ pub fn comparable(stream: &str) -> Vec<Value> {
                 for key in [
                     "seq",
                     "at_ms",
+                    "prev",
+                    "app_digest",
                     "duration_ms",
                     "run_id",
                     "engine",

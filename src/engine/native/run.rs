@@ -243,6 +243,7 @@ impl Run {
                 reasoner: String::new(),
                 variables: Map::clone(&self.variables),
                 launch: None,
+                app_digest: None,
             })?;
         }
         self.start();
