@@ -40,6 +40,9 @@ _cuga__flo() {
             cuga__flo,validate)
                 cmd="cuga__flo__subcmd__validate"
                 ;;
+            cuga__flo,worker)
+                cmd="cuga__flo__subcmd__worker"
+                ;;
             cuga__flo__subcmd__help,completions)
                 cmd="cuga__flo__subcmd__help__subcmd__completions"
                 ;;
@@ -63,6 +66,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help,validate)
                 cmd="cuga__flo__subcmd__help__subcmd__validate"
+                ;;
+            cuga__flo__subcmd__help,worker)
+                cmd="cuga__flo__subcmd__help__subcmd__worker"
                 ;;
             cuga__flo__subcmd__help__subcmd__kogito,build)
                 cmd="cuga__flo__subcmd__help__subcmd__kogito__subcmd__build"
@@ -164,7 +170,7 @@ _cuga__flo() {
 
     case "${cmd}" in
         cuga__flo)
-            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version list validate start runs serve kogito completions help"
+            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version list validate start runs serve kogito worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -208,7 +214,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__help)
-            opts="list validate start runs serve kogito completions help"
+            opts="list validate start runs serve kogito worker completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -446,6 +452,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__help__subcmd__validate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__help__subcmd__worker)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1064,7 +1084,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__start)
-            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --detach --no-park --max-wait --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --detach --no-park --bridge --max-wait --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1114,6 +1134,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --bridge)
+                    COMPREPLY=($(compgen -W "direct mcp" -- "${cur}"))
+                    return 0
+                    ;;
                 --max-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1140,6 +1164,48 @@ _cuga__flo() {
                 return 0
             fi
             case "${prev}" in
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__subcmd__flo__subcmd__worker)
+            opts="-v -q -h --interval --once --run-dir --app --no-model --detach --json --max-wait --durability --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
                 --apps-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

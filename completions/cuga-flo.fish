@@ -38,6 +38,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "start" -d 'Run a 
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "runs" -d 'The journalled runs: list, show, replay, verify, export'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "serve" -d 'Serve the bridge\'s MCP tools for apps over streamable HTTP or stdio'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "worker" -d 'Resume parked runs as their timers come due (and answered ones), until stopped'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -74,6 +75,8 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l durability -
 batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l step-budget -d 'Node entries allowed before the run fails (bounds loops)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l bridge -d 'How the native engine reaches the control points: directly (the bridge contract in-process), or through the in-process MCP bridge (as an external engine would)' -r -f -a "direct\t'The engine calls the harness in-process, through the bridge\'s Rust contract'
+mcp\t'The engine calls the harness\'s MCP tools over an in-process MCP connection'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run (exit 3) until `cuga-flo runs resume --due` or `cuga-flo worker` [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -248,6 +251,24 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_see
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s h -l help -d 'Print help'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from help" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l interval -d 'Seconds between two looks for due runs' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l run-dir -d 'Where runs are journalled' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l durability -d 'How the journal is made durable (docs/journal.md)' -r -f -a "strict\t'fsync every event before it is shown'
+batch\t'one fsync per step, before the step is shown'
+off\t'no fsync (survives a crash of the process, not of the machine)'"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l once -d 'Look once, resume what is due, and exit'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l no-model -d 'Never call a model while resuming'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l detach -d 'Never ask at the terminal: questions park again'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l json -d 'Stream one JSON event per line'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -255,14 +276,15 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "list" -d 'List the apps and whether each validates'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "runs" -d 'The journalled runs: list, show, replay, verify, export'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "serve" -d 'Serve the bridge\'s MCP tools for apps over streamable HTTP or stdio'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito worker completions help" -f -a "list" -d 'List the apps and whether each validates'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito worker completions help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito worker completions help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito worker completions help" -f -a "runs" -d 'The journalled runs: list, show, replay, verify, export'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito worker completions help" -f -a "serve" -d 'Serve the bridge\'s MCP tools for apps over streamable HTTP or stdio'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito worker completions help" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito worker completions help" -f -a "worker" -d 'Resume parked runs as their timers come due (and answered ones), until stopped'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito worker completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from list validate start runs serve kogito worker completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "list" -d 'List the journalled runs, newest first'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "show" -d 'Print a journalled run as `start` streamed it'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "replay" -d 'Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same'

@@ -78,6 +78,8 @@ _arguments "${_arguments_options[@]}" : \
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--step-budget=[Node entries allowed before the run fails (bounds loops)]:N:_default' \
+'--bridge=[How the native engine reaches the control points\: directly (the bridge contract in-process), or through the in-process MCP bridge (as an external engine would)]:BRIDGE:((direct\:"The engine calls the harness in-process, through the bridge'\''s Rust contract"
+mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connection"))' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run (exit 3) until \`cuga-flo runs resume --due\` or \`cuga-flo worker\` \[default\: 60\]]:SECS:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -404,6 +406,29 @@ esac
     ;;
 esac
 ;;
+(worker)
+_arguments "${_arguments_options[@]}" : \
+'--interval=[Seconds between two looks for due runs]:SECS:_default' \
+'--run-dir=[Where runs are journalled]:DIR:_files' \
+'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
+'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--once[Look once, resume what is due, and exit]' \
+'--no-model[Never call a model while resuming]' \
+'--detach[Never ask at the terminal\: questions park again]' \
+'--json[Stream one JSON event per line]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
@@ -513,6 +538,10 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(worker)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -539,6 +568,7 @@ _cuga-flo_commands() {
 'runs:The journalled runs\: list, show, replay, verify, export' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
+'worker:Resume parked runs as their timers come due (and answered ones), until stopped' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -558,6 +588,7 @@ _cuga-flo__subcmd__help_commands() {
 'runs:The journalled runs\: list, show, replay, verify, export' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
+'worker:Resume parked runs as their timers come due (and answered ones), until stopped' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -658,6 +689,11 @@ _cuga-flo__subcmd__help__subcmd__start_commands() {
 _cuga-flo__subcmd__help__subcmd__validate_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help validate commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__worker_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__worker_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help worker commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__kogito_commands] )) ||
 _cuga-flo__subcmd__kogito_commands() {
@@ -824,6 +860,11 @@ _cuga-flo__subcmd__start_commands() {
 _cuga-flo__subcmd__validate_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo validate commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__worker_commands] )) ||
+_cuga-flo__subcmd__worker_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo worker commands' commands "$@"
 }
 
 if [ "$funcstack[1]" = "_cuga-flo" ]; then

@@ -856,3 +856,57 @@ fn ctrl_c_at_a_prompt_parks_the_question_and_exits_130() {
     let end = final_state(&journal);
     assert_eq!(end["variables"]["destination"], "Oslo", "{}", text(&out));
 }
+
+#[test]
+#[cfg(unix)]
+fn the_worker_resumes_runs_as_their_timers_come_due_and_stops_on_sigterm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(
+        &[
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "start",
+            "timers",
+            "--var",
+            "wait=PT2S",
+            "--max-wait",
+            "0",
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let id = only_run(dir);
+    assert!(events(&records(dir, &id), "timer_fired").is_empty());
+    let worker = Command::new(BIN)
+        .current_dir(root())
+        .args(["worker", "--interval", "0.2", "--run-dir"])
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while events(&records(dir, &id), "question_parked").is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the worker never resumed the run"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &worker.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = worker.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let journal = records(dir, &id);
+    let fired = events(&journal, "timer_fired");
+    assert_eq!(fired.len(), 1);
+    assert_eq!(fired[0]["node"], "Timer_Wait");
+    assert_eq!(events(&journal, "run_resumed").len(), 1, "resumed once");
+    assert_eq!(journal.last().unwrap()["event"], "run_waiting");
+}

@@ -59,6 +59,18 @@ pub struct ResumeOptions {
 }
 
 #[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Seconds between two looks for due runs
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub interval: f64,
+    /// Look once, resume what is due, and exit
+    #[arg(long)]
+    pub once: bool,
+    #[command(flatten)]
+    pub common: ResumeOptions,
+}
+
+#[derive(Debug, Args)]
 pub struct PendingArgs {
     #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
     pub run_dir: PathBuf,
@@ -139,7 +151,8 @@ fn resume_due(cli: &Cli, opts: &ResumeOptions, style: Style) -> Result<Outcome, 
     Ok(worst)
 }
 
-/// The parked runs under `base` whose earliest timer is due at `now`.
+/// The parked runs under `base` that can go on at `now`: a timer or a deadline is due,
+/// or a question was answered (`runs answer --no-resume`) since the run parked.
 pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
     run_ids(base)
         .into_iter()
@@ -147,15 +160,99 @@ pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
             let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
             store::read_journal(&path).is_ok_and(|r| {
                 let state = FlowState::fold(r.records.iter());
-                state.status.is_none()
-                    && state
-                        .waiting
-                        .as_ref()
-                        .and_then(|w| w.due_ms)
-                        .is_some_and(|due| due <= now)
+                let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none())
+                else {
+                    return false;
+                };
+                waiting.due_ms.is_some_and(|due| due <= now) || !state.unapplied_answers.is_empty()
             })
         })
         .collect()
+}
+
+/// `cuga-flo worker`: resume due runs until stopped. Ctrl-C or SIGTERM lets the run in
+/// hand park where it is (its journal stays whole) and ends the worker with exit 0.
+pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, UsageError> {
+    if !(args.interval.is_finite() && args.interval > 0.0) {
+        return Err(UsageError::new(
+            "--interval must be a positive number of seconds",
+        ));
+    }
+    let stop = stop_flag()?;
+    tracing::info!(
+        "worker: resuming due runs under {} every {} s",
+        args.common.run_dir.display(),
+        args.interval
+    );
+    loop {
+        for id in due_runs(&args.common.run_dir, crate::clock::now_ms()) {
+            if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(Outcome::Ok);
+            }
+            let (journal, records, repaired) =
+                match reopen(&args.common.run_dir, &id, args.common.durability) {
+                    Ok(open) => open,
+                    // Another worker or command holds it.
+                    Err(e) => {
+                        tracing::info!("run {id}: {}", e.message);
+                        continue;
+                    }
+                };
+            match resume_open(
+                cli,
+                &args.common,
+                id.clone(),
+                journal,
+                records,
+                repaired,
+                style,
+            ) {
+                Ok(Outcome::Interrupted) => return Ok(Outcome::Ok),
+                Ok(_) => {}
+                Err(e) => tracing::warn!("run {id}: {}", e.message),
+            }
+        }
+        if args.once {
+            return Ok(Outcome::Ok);
+        }
+        let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(args.interval);
+        while std::time::Instant::now() < until {
+            if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(Outcome::Ok);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// A flag set by Ctrl-C or SIGTERM while the worker sleeps between looks (a run in hand
+/// handles the signal itself: it parks).
+fn stop_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, UsageError> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
+    std::thread::spawn(move || {
+        runtime.block_on(async {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{SignalKind, signal};
+                if let Ok(mut term) = signal(SignalKind::terminate()) {
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {}
+                        _ = term.recv() => {}
+                    }
+                    flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                    return;
+                }
+            }
+            let _ = tokio::signal::ctrl_c().await;
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+    });
+    Ok(stop)
 }
 
 /// The more serious of two outcomes (for commands that resume several runs).
@@ -261,6 +358,7 @@ fn resume_open(
         no_park: false,
         max_wait: opts.max_wait,
         durability: opts.durability,
+        bridge: start::BridgeChoice::Direct,
         preset: None,
     };
     let answers = answers_of(&records, &state);

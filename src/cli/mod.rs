@@ -124,6 +124,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Kogito (Apache KIE): generate and build an app's service
     Kogito(kogito::KogitoArgs),
+    /// Resume parked runs as their timers come due (and answered ones), until stopped
+    Worker(durable::WorkerArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),
 }
@@ -152,6 +154,7 @@ pub fn main() -> ExitCode {
         Command::Runs(args) => runs::run(&cli, args, style),
         Command::Serve(args) => serve::run(&cli, args, style),
         Command::Kogito(args) => kogito::run(&cli, args, style),
+        Command::Worker(args) => durable::worker(&cli, args, style),
         Command::Completions(args) => completions::run(args),
     };
     match result {

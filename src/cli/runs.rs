@@ -357,6 +357,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         no_park: true,
         max_wait: None,
         durability: Durability::default(),
+        bridge: start::BridgeChoice::Direct,
         preset: Some(Box::new(Preset {
             run_id: new_id.clone(),
             cassette: cassette_from_journal(&records),

@@ -14,13 +14,15 @@ use crate::app::scenario::{self, Scenario};
 use crate::app::{EngineKind, FlowConfig, LoadedApp, load_app};
 use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
-use crate::bridge::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs};
+use crate::bridge::mcp::{
+    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
+};
 use crate::check::{check_app, check_engine};
 use crate::engine::external::{ExternalEngine, ExternalSettings};
 use crate::engine::flowable::{FlowableEngine, FlowableSettings};
 use crate::engine::kogito::{KogitoEngine, KogitoSettings};
 use crate::engine::native::NativeEngine;
-use crate::engine::{Resume, WorkflowEngine};
+use crate::engine::{Resume, RunRequest, WorkflowEngine};
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch};
@@ -115,6 +117,11 @@ pub struct StartArgs {
     #[arg(long, conflicts_with = "detach")]
     pub no_park: bool,
 
+    /// How the native engine reaches the control points: directly (the bridge contract
+    /// in-process), or through the in-process MCP bridge (as an external engine would)
+    #[arg(long, value_enum, default_value = "direct")]
+    pub bridge: BridgeChoice,
+
     /// Wait in-process for a timer due within SECS seconds; a later one parks the run
     /// (exit 3) until `cuga-flo runs resume --due` or `cuga-flo worker` [default: 60]
     #[arg(long, value_name = "SECS")]
@@ -156,6 +163,14 @@ pub struct Preset {
     /// Where the cassette came from, for the stream's header.
     pub source: String,
     pub variables: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BridgeChoice {
+    /// The engine calls the harness in-process, through the bridge's Rust contract
+    Direct,
+    /// The engine calls the harness's MCP tools over an in-process MCP connection
+    Mcp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -301,22 +316,34 @@ async fn run_async(
     let config = harness.config().clone();
     let process_key = config.process_key().to_string();
 
+    let harness: Arc<dyn ControlPoints> = Arc::new(harness);
+    let process = Arc::new(process);
+    // The native engine calls the harness directly (the bridge contract, no transport)
+    // unless `--bridge mcp` asks for the in-process MCP hop; other engines always reach
+    // the control points over MCP.
+    let direct = args.bridge == BridgeChoice::Direct && engine.name() == "native";
     let registry = Arc::new(Registry::default());
-    registry.register(RegisteredFlow {
-        process_key: process_key.clone(),
-        process: Arc::new(process),
-        annotations,
-        harness: Arc::new(harness) as Arc<dyn ControlPoints>,
-    });
-    // Nothing but this run reaches the in-process bridge: it loads no other flow.
-    let server = BridgeServer::new(registry.clone(), engine, None);
-    let bridge = InProcessBridge::start(server)
-        .await
-        .map_err(UsageError::new)?;
+    let bridge = if direct {
+        None
+    } else {
+        registry.register(RegisteredFlow {
+            process_key: process_key.clone(),
+            process: process.clone(),
+            annotations: annotations.clone(),
+            harness: harness.clone(),
+        });
+        // Nothing but this run reaches the in-process bridge: it loads no other flow.
+        let server = BridgeServer::new(registry.clone(), engine.clone(), None);
+        Some(
+            InProcessBridge::start(server)
+                .await
+                .map_err(UsageError::new)?,
+        )
+    };
 
     // The journal, with the view as its observer: a new one, or the resumed run's.
     let app_digest = loaded.digest();
-    let (run_id, journal) = match resumed {
+    let (run_id, journal, resume) = match resumed {
         Some(r) => {
             let Resumed {
                 run_id,
@@ -334,8 +361,7 @@ async fn run_async(
                 })
                 .and_then(|_| journal.commit())
                 .map_err(|e| UsageError::new(format!("cannot write the run journal: {e}")))?;
-            registry.attach_resume(&run_id, Arc::new(Resume { records }));
-            (run_id, journal)
+            (run_id, journal, Some(Arc::new(Resume { records })))
         }
         None => {
             let run_id = match &args.preset {
@@ -350,7 +376,7 @@ async fn run_async(
             let journal = Journal::create(&run_dir, options)
                 .map_err(|e| UsageError::new(format!("cannot create the run journal: {e}")))?
                 .with_observer(view::observer(view.clone()));
-            (run_id, journal)
+            (run_id, journal, None)
         }
     };
     let journal = Arc::new(journal);
@@ -379,17 +405,53 @@ async fn run_async(
     });
     registry.attach_sink(&run_id, sink.clone());
 
-    let client = bridge.client();
-    let args_run = RunProcessArgs {
-        process_key,
-        run_id: run_id.clone(),
-        variables,
-        bridge: None,
+    let run: BoxFuture<'_, Result<RunProcessResult, String>> = match &bridge {
+        None => {
+            let request = RunRequest {
+                run_id: run_id.clone(),
+                process_key,
+                process,
+                // The config's defaults, overridden by the run's own variables.
+                variables: {
+                    let mut vars = annotations.variables.clone();
+                    vars.extend(variables);
+                    vars
+                },
+                annotations,
+                resume,
+            };
+            let events: Arc<dyn EventSink> = sink.clone();
+            let run = engine.run(request, harness, events);
+            let id = run_id.clone();
+            Box::pin(async move {
+                let outcome = run.await.map_err(|e| e.to_string())?;
+                Ok(RunProcessResult {
+                    run_id: id,
+                    status: outcome.status,
+                    message: outcome.message,
+                    variables: outcome.variables,
+                    steps: outcome.steps,
+                    path: outcome.path,
+                })
+            })
+        }
+        Some(bridge) => {
+            if let Some(resume) = resume {
+                registry.attach_resume(&run_id, resume);
+            }
+            let client = bridge.client();
+            let args_run = RunProcessArgs {
+                process_key,
+                run_id: run_id.clone(),
+                variables,
+                bridge: None,
+            };
+            Box::pin(async move { client.run_process(&args_run).await.map_err(|e| e.message) })
+        }
     };
-    let run = client.run_process(&args_run);
     let result = tokio::select! {
         result = run => Some(result),
-        _ = tokio::signal::ctrl_c() => None,
+        () = stop_signal() => None,
     };
     let Some(result) = result else {
         // Interrupted. What the engine does while it winds down is not part of the run:
@@ -423,7 +485,9 @@ async fn run_async(
         eprintln!("  journal: {}", journal.path().display());
         return Ok(Outcome::Interrupted);
     };
-    bridge.shutdown().await;
+    if let Some(bridge) = bridge {
+        bridge.shutdown().await;
+    }
     // The cassette is what happened, whether or not the run completed.
     let cassette = match (&recorder, &args.record) {
         (Some(recorder), Some(path)) => {
@@ -446,11 +510,7 @@ async fn run_async(
     let result = match result {
         Ok(r) => r,
         Err(e) => {
-            eprintln!(
-                "{}: the run could not complete: {}",
-                style.error_word(),
-                e.message
-            );
+            eprintln!("{}: the run could not complete: {e}", style.error_word());
             eprintln!("  journal: {}", journal.path().display());
             if let Some(path) = &cassette {
                 eprintln!("  cassette: {}", path.display());
@@ -504,6 +564,23 @@ async fn run_async(
         }
     }
     Ok(outcome)
+}
+
+/// Ctrl-C, or SIGTERM (a service manager stopping `cuga-flo worker`): the run parks as
+/// it stands.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// A run resumes on the app it started with: the same files (their digest in the run's

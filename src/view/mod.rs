@@ -123,4 +123,3 @@ mod tests {
         assert_eq!(assignments(&m), r#"b="x", a={"k":[1,true]}"#);
     }
 }
-

@@ -134,6 +134,10 @@ pub(super) struct Run {
     deadlines: BTreeMap<String, u64>,
 }
 
+/// Steps the coordinator takes before it yields to the runtime (and commits), when no
+/// answer makes it wait.
+const YIELD_EVERY: u32 = 1024;
+
 /// How long a run waits in-process for a timer by default (`start --max-wait`).
 pub const DEFAULT_WAIT_LIMIT_SECS: u64 = 60;
 
@@ -247,6 +251,7 @@ impl Run {
             })?;
         }
         self.start();
+        let mut since_yield = 0u32;
         loop {
             while self.end.is_none() {
                 let Some(step) = self.ready.pop_front() else {
@@ -254,6 +259,14 @@ impl Run {
                 };
                 if self.tokens.contains(step.token()) {
                     self.step(step)?;
+                }
+                // A run whose answers all come at once never waits: let the runtime
+                // see a stop signal now and then, and commit what is done so far.
+                since_yield += 1;
+                if since_yield >= YIELD_EVERY {
+                    since_yield = 0;
+                    self.commit()?;
+                    tokio::task::yield_now().await;
                 }
             }
             if self.end.is_some() {
