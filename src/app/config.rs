@@ -230,6 +230,8 @@ pub struct TaskConfig {
     /// The task's own model settings.
     pub llm: Option<LlmConfig>,
     pub on_failure: Option<Located<OnFailure>>,
+    /// How long a parked question waits, and what answers it then.
+    pub deadline: Option<Deadline>,
     pub span: Span,
 }
 
@@ -267,6 +269,8 @@ pub struct GatewayConfig {
     /// The gateway's own model settings.
     pub llm: Option<LlmConfig>,
     pub on_failure: Option<Located<OnFailure>>,
+    /// How long a parked question waits, and what answers it then.
+    pub deadline: Option<Deadline>,
     pub span: Span,
 }
 
@@ -335,7 +339,19 @@ pub struct HookConfig {
     /// The hook's own model settings.
     pub llm: Option<LlmConfig>,
     pub on_failure: Option<Located<OnFailure>>,
+    /// How long a parked question waits, and what answers it then.
+    pub deadline: Option<Deadline>,
     pub span: Span,
+}
+
+/// How long a question for a person may wait (`deadline:`, ISO 8601), and the answer
+/// given when it times out (`on_timeout:`, in the form `runs answer` records: tasks
+/// `{outputs: {...}}`, gateways `{flow: F}`, hooks `{action: A, target: X}`), journalled
+/// as decided by `timeout`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deadline {
+    pub after: Located<std::time::Duration>,
+    pub on_timeout: Option<Located<serde_json::Value>>,
 }
 
 /// What happens when a hook chooses an action the permissions deny.

@@ -317,13 +317,14 @@ fn resume_open(
         ))
         .with_help("start it again with `cuga-flo start`"));
     }
+    let records = answer_timeouts(&journal, records)?;
     let Some(Event::RunStarted {
         app,
         variables,
         engine,
         launch,
         ..
-    }) = records.first().map(|r| &r.event)
+    }) = records.first().map(|r| r.event.clone())
     else {
         return Err(UsageError::new(format!(
             "the journal of run `{id}` does not start with `run_started`: it cannot be resumed"
@@ -334,12 +335,12 @@ fn resume_open(
             "run `{id}` ran on the {engine} engine; only runs of the native engine can be resumed yet"
         )));
     }
-    let launch = launch.clone().unwrap_or_default();
+    let launch = launch.unwrap_or_default();
     let app = opts
         .app
         .clone()
         .or_else(|| launch.app_dir.clone().filter(|d| Path::new(d).is_dir()))
-        .unwrap_or_else(|| app.clone());
+        .unwrap_or(app);
     let start_args = StartArgs {
         app,
         scenario: launch.scenario.clone(),
@@ -361,16 +362,60 @@ fn resume_open(
         bridge: start::BridgeChoice::Direct,
         preset: None,
     };
+    let state = FlowState::fold(records.iter());
     let answers = answers_of(&records, &state);
     let resumed = Resumed {
         run_id: id,
         journal,
-        variables: variables.clone(),
+        variables,
         records,
         answers,
         repaired,
     };
     start::run_resumed(cli, &start_args, Some(resumed), style)
+}
+
+/// Questions whose deadline has passed are answered with their `on_timeout` (checked as
+/// any answer, journalled as decided by `timeout`) before the run resumes; the records,
+/// with those answers.
+fn answer_timeouts(journal: &Journal, records: Vec<Record>) -> Result<Vec<Record>, UsageError> {
+    let now = crate::clock::now_ms();
+    let state = FlowState::fold(records.iter());
+    let mut records = records;
+    for q in state.open_questions.values() {
+        let (Some(deadline), Some(on_timeout)) = (q.deadline_ms, &q.on_timeout) else {
+            continue;
+        };
+        if deadline > now {
+            continue;
+        }
+        let answer = Given::from_value(on_timeout).and_then(|g| park::check_answer(q, &g));
+        let answer = match answer {
+            Ok(a) => a,
+            Err(why) => {
+                tracing::warn!(
+                    "{}: the on_timeout answer cannot be given ({why}); the question stays open",
+                    q.key
+                );
+                continue;
+            }
+        };
+        let record = journal
+            .emit(Event::QuestionAnswered {
+                key: q.key.clone(),
+                answer,
+                decided_by: Decider::Timeout,
+                by: None,
+                reason: Some(format!(
+                    "no answer by the deadline ({})",
+                    crate::view::utc_time(deadline)
+                )),
+            })
+            .and_then(|r| journal.commit().map(|()| r))
+            .map_err(|e| UsageError::new(format!("cannot journal the timeout: {e}")))?;
+        records.push(record);
+    }
+    Ok(records)
 }
 
 /// The answers journalled by `runs answer` that no resumed run has applied yet.

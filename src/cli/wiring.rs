@@ -107,7 +107,9 @@ pub(super) fn judgement(
         chain.push(h);
     }
     if sources.park {
-        chain.push(Arc::new(Park::default()));
+        chain.push(Arc::new(Park {
+            deadlines: deadlines(config),
+        }));
     } else {
         chain.push(Arc::new(NoModel));
     }
@@ -125,6 +127,25 @@ pub(super) fn judgement(
     };
     // Policy rules decide first; the chain is asked only when no rule decides.
     Ok((Arc::new(Rules::new(inner)), recorder))
+}
+
+/// The config's `deadline:` and `on_timeout:` per control point (those without an
+/// `on_timeout` never time out: nothing would answer them).
+fn deadlines(
+    config: &FlowConfig,
+) -> std::collections::HashMap<String, (std::time::Duration, serde_json::Value)> {
+    let tasks = config.tasks.iter().map(|t| (&t.id, &t.deadline));
+    let gateways = config.gateways.iter().map(|g| (&g.id, &g.deadline));
+    let hooks = config.hooks.iter().map(|h| (&h.id, &h.deadline));
+    tasks
+        .chain(gateways)
+        .chain(hooks)
+        .filter_map(|(id, d)| {
+            let d = d.as_ref()?;
+            let on_timeout = d.on_timeout.as_ref()?;
+            Some((id.value.clone(), (d.after.value, on_timeout.value.clone())))
+        })
+        .collect()
 }
 
 /// An app loaded and checked: its errors, one line each, when it does not validate.

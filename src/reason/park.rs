@@ -22,8 +22,9 @@ pub const POLICY_LINES: usize = 40;
 /// Parks every question it is asked (the last reasoner of a chain with no person).
 #[derive(Debug, Clone, Default)]
 pub struct Park {
-    /// When a parked question times out, from now (`None`: never).
-    pub deadline: Option<std::time::Duration>,
+    /// Per control point: how long its question may wait, and the answer given then
+    /// (`deadline:` and `on_timeout:` in the flow config).
+    pub deadlines: HashMap<String, (std::time::Duration, Value)>,
 }
 
 /// The question a person is asked at a control point: what it offers, its policy.
@@ -114,10 +115,11 @@ pub fn hook_question(req: &HookRequest) -> Question {
 
 impl Park {
     fn park(&self, mut question: Question) -> ReasonError {
-        if let Some(after) = self.deadline {
+        if let Some((after, on_timeout)) = self.deadlines.get(&question.element) {
             let due = crate::clock::now_ms()
                 .saturating_add(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
             question.deadline_ms = Some(due);
+            question.on_timeout = Some(on_timeout.clone());
         }
         ReasonError::Parked(Box::new(question))
     }
@@ -274,6 +276,49 @@ pub struct Given {
     pub choice: Option<usize>,
     /// `--set NAME=VALUE` state updates for a hook.
     pub state_updates: Map<String, Value>,
+}
+
+impl Given {
+    /// An answer written as data (a config's `on_timeout:`): `{flow: F}` or
+    /// `{flows: [...]}`, `{action: A, target: X}` (or `targets`), `{outputs: {...}}`,
+    /// `{choice: N}`, with optional `state_updates`.
+    pub fn from_value(value: &Value) -> Result<Given, String> {
+        let Value::Object(map) = value else {
+            return Err(format!("{value} is not an answer (a mapping)"));
+        };
+        let strings = |key: &str| -> Vec<String> {
+            match map.get(key) {
+                Some(Value::String(s)) => vec![s.clone()],
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .filter_map(|i| i.as_str().map(str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        let mut flows = strings("flow");
+        flows.extend(strings("flows"));
+        let mut targets = strings("target");
+        targets.extend(strings("targets"));
+        Ok(Given {
+            flows,
+            action: map
+                .get("action")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            targets,
+            outputs: map.get("outputs").cloned(),
+            choice: map
+                .get("choice")
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok()),
+            state_updates: map
+                .get("state_updates")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+        })
+    }
 }
 
 /// Check `given` against what `question` offers, as a live answer is checked, and give

@@ -14,6 +14,8 @@ const GATEWAY_KEYS: &[&str] = &[
     "tools",
     "llm",
     "on_failure",
+    "deadline",
+    "on_timeout",
 ];
 const GATEWAY_FLOW_KEYS: &[&str] = &["decision", "condition"];
 
@@ -81,6 +83,7 @@ impl Cx<'_> {
             agent_type: self.opt_string(&f, "agent_type", &what),
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
             on_failure: self.on_failure(&f, &what, &[OnFailure::Fail, OnFailure::Default]),
+            deadline: self.deadline(&f, &what),
             span: node.span,
             id,
         }

@@ -19,6 +19,8 @@ const HOOK_KEYS: &[&str] = &[
     "insertable_tasks",
     "llm",
     "on_failure",
+    "deadline",
+    "on_timeout",
 ];
 
 impl Cx<'_> {
@@ -106,6 +108,7 @@ impl Cx<'_> {
             insertable_tasks,
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
             on_failure: self.on_failure(&f, &what, &[OnFailure::Continue, OnFailure::Fail]),
+            deadline: self.deadline(&f, &what),
             span: node.span,
             id,
         })

@@ -4,7 +4,7 @@
 use crate::diag::{Diagnostic, did_you_mean, name_list};
 use crate::source::{SourceFile, Span};
 
-use super::super::config::{Located, OnFailure};
+use super::super::config::{Deadline, Located, OnFailure};
 use super::super::yaml::{Node, Value};
 
 /// Keys people write that mean something else in this schema.
@@ -283,6 +283,41 @@ impl Cx<'_> {
                     node,
                     &format!("`{key}` of {what}"),
                     "a positive number of seconds",
+                );
+                None
+            }
+        }
+    }
+
+    /// `deadline:` (an ISO 8601 duration) and `on_timeout:` (the answer given then).
+    pub(super) fn deadline(&mut self, f: &Fields, what: &str) -> Option<Deadline> {
+        let on_timeout = f
+            .get("on_timeout")
+            .map(|n| Located::new(n.to_json(), n.span));
+        let Some(text) = self.opt_string(f, "deadline", what) else {
+            if let Some(t) = &on_timeout {
+                self.error(
+                    "config::value",
+                    t.span,
+                    format!("`on_timeout` of {what} has no `deadline`"),
+                    "never used",
+                    Some("add `deadline: PT24H` (an ISO 8601 duration)".to_string()),
+                );
+            }
+            return None;
+        };
+        match crate::bpmn::parse_duration(&text.value) {
+            Ok(after) => Some(Deadline {
+                after: Located::new(after, text.span),
+                on_timeout,
+            }),
+            Err(why) => {
+                self.error(
+                    "config::value",
+                    text.span,
+                    format!("`deadline` of {what}: {why}"),
+                    "not a duration",
+                    Some("write an ISO 8601 duration: PT30M, PT24H, P2D".to_string()),
                 );
                 None
             }

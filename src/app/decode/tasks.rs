@@ -15,6 +15,8 @@ const TASK_KEYS: &[&str] = &[
     "output_mapping",
     "llm",
     "on_failure",
+    "deadline",
+    "on_timeout",
 ];
 const AGENT_KEYS: &[&str] = &[
     "name",
@@ -97,6 +99,7 @@ impl Cx<'_> {
             output_mapping,
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
             on_failure: self.on_failure(&f, &what, &[OnFailure::Fail]),
+            deadline: self.deadline(&f, &what),
             span: node.span,
         })
     }

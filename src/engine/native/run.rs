@@ -249,6 +249,8 @@ impl Run {
                 launch: None,
                 app_digest: None,
             })?;
+            // The run exists (and can be resumed) from here on.
+            self.commit()?;
         }
         self.start();
         let mut since_yield = 0u32;
