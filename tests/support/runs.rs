@@ -92,8 +92,9 @@ pub fn same_as_native(
 }
 
 /// The JSON stream without what differs between engines and runs by nature: timings,
-/// ids, the engine's name, token numbers, `flow_taken` (which only the native engine
-/// sees) and the questions' digests (they cover the variables a question saw, which
+/// ids, the engine's name, token numbers, idempotency keys and kept hook answers (only the
+/// native engine resumes runs), `flow_taken` (which only the native engine sees) and the
+/// questions' digests (they cover the variables a question saw, which
 /// differ when parallel branches interleave differently).
 pub fn comparable(stream: &str) -> Vec<Value> {
     stream
@@ -112,6 +113,10 @@ pub fn comparable(stream: &str) -> Vec<Value> {
                     "engine",
                     "token",
                     "digest",
+                    // The native engine's idempotency keys (they name the run) and the
+                    // hook answers it keeps for resuming; other engines give neither.
+                    "key",
+                    "answer",
                 ] {
                     map.remove(key);
                 }
