@@ -288,6 +288,7 @@ async fn run_async(
         scenario,
         resumed,
     } = prepared;
+    let mut stop = StopSignals::listen();
     let judgement = reasoner.describe();
     // The view: human (with a spinner while a reasoner works) or JSON lines.
     let view: Arc<dyn View> = if args.json {
@@ -451,7 +452,7 @@ async fn run_async(
     };
     let result = tokio::select! {
         result = run => Some(result),
-        () = stop_signal() => None,
+        () = stop.recv() => None,
     };
     let Some(result) = result else {
         // Interrupted. What the engine does while it winds down is not part of the run:
@@ -567,20 +568,38 @@ async fn run_async(
 }
 
 /// Ctrl-C, or SIGTERM (a service manager stopping `cuga-flo worker`): the run parks as
-/// it stands.
-async fn stop_signal() {
+/// it stands. Listening starts when this is made (before the run starts), so a signal
+/// that comes early is not the default one that kills the process.
+struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
+    signals: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl StopSignals {
+    fn listen() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let signals = signal(SignalKind::interrupt())
+                .and_then(|i| signal(SignalKind::terminate()).map(|t| (i, t)))
+                .ok();
+            StopSignals { signals }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
+    }
+
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        if let Some((interrupt, terminate)) = &mut self.signals {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
             }
             return;
         }
+        let _ = tokio::signal::ctrl_c().await;
     }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// A run resumes on the app it started with: the same files (their digest in the run's
