@@ -1301,3 +1301,50 @@ async fn an_unsupported_element_fails_the_run_before_anything_runs() {
     assert!(ran.path().is_empty());
     ran.assert_finished_once();
 }
+
+#[tokio::test]
+async fn timer_boundary_events_interrupt_or_branch_off_a_slow_task() {
+    // Interrupting: the task takes 600 ms, its 100 ms deadline fires first; the task's
+    // path is abandoned and the boundary's path runs.
+    let model = |cancel: bool| {
+        process(
+            &format!(
+                r#"<startEvent id="s"/>
+                   <task id="work"/>
+                   <boundaryEvent id="late" attachedToRef="work" cancelActivity="{cancel}">
+                     <timerEventDefinition><timeDuration>PT0.1S</timeDuration></timerEventDefinition>
+                   </boundaryEvent>
+                   <task id="chase"/><endEvent id="done"/><endEvent id="chased"/>"#
+            ),
+            "f1: s -> work, f2: work -> done, f3: late -> chase, f4: chase -> chased",
+        )
+    };
+    let ran = go(request(model(true), &[]), Harness::new().slow("work", 600)).await;
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    assert_eq!(ran.path(), ["s", "work", "late", "chase", "chased"]);
+    assert!(
+        !ran.trace().iter().any(|t| t.starts_with("task work")),
+        "the interrupted task's answer is dropped: {:#?}",
+        ran.trace()
+    );
+
+    // Non-interrupting: the boundary's path runs and the task goes on to its own end.
+    let ran = go(request(model(false), &[]), Harness::new().slow("work", 600)).await;
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    let path = ran.path();
+    assert_eq!(&path[..3], ["s", "work", "late"]);
+    for node in ["chase", "chased", "done"] {
+        assert!(path.contains(&node), "{path:?}");
+    }
+    assert!(ran.trace().iter().any(|t| t == "task work Completed"));
+
+    // A task that answers first cancels its timer.
+    let ran = go(request(model(true), &[]), Harness::new()).await;
+    assert_eq!(ran.path(), ["s", "work", "done"]);
+    let fired = ran
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::TimerFired { .. }))
+        .count();
+    assert_eq!(fired, 0);
+}

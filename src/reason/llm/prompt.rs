@@ -34,6 +34,9 @@
 //! - `reply_format`: the exact JSON reply expected: its keys in order (`reason` first)
 //!   and the values allowed for each.
 //! - `reply_schema`: the answer's JSON schema, as JSON text.
+//! - `idempotency_key`: the call's key (`<run id>:<element>:<visit>`, the same when the
+//!   call is asked again after a crash), or none: for a task agent that must not repeat a
+//!   side effect (pass it on to the system it acts on). The built-in templates leave it out.
 //!
 //! Tasks: `agent` (the config's agent name, or none), `outputs` (the declared output keys,
 //! in order; empty when the task declares none), `inputs_block` (the task's inputs,
@@ -350,6 +353,10 @@ fn common_context(c: Common<'_>) -> Map<String, Value> {
     );
     map.insert("reply_format".into(), json!(reply_format(&c.schema)));
     map.insert("reply_schema".into(), json!(c.schema.schema.to_string()));
+    map.insert(
+        "idempotency_key".into(),
+        json!(c.context.idempotency_key.as_deref()),
+    );
     map
 }
 
@@ -1037,6 +1044,19 @@ mod tests {
         );
         // the others stay built in
         assert!(t.task(&task_request()).unwrap().system.contains("one task"));
+    }
+
+    #[test]
+    fn a_task_template_may_pass_on_the_idempotency_key() {
+        let template = "{% block system %}Act once.{% endblock %}\n\
+                        {% block user %}key={{ idempotency_key }}{% endblock %}";
+        let t = Templates::with_overrides(Some(("t.jinja".into(), template.into())), None, None)
+            .unwrap();
+        let mut req = task_request();
+        req.context.idempotency_key = Some("run-1:Activity_Pay:2".into());
+        assert_eq!(t.task(&req).unwrap().user, "key=run-1:Activity_Pay:2");
+        req.context.idempotency_key = None;
+        assert_eq!(t.task(&req).unwrap().user, "key=none");
     }
 
     #[test]
