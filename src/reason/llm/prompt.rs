@@ -1049,14 +1049,15 @@ mod tests {
     #[test]
     fn a_task_template_may_pass_on_the_idempotency_key() {
         let template = "{% block system %}Act once.{% endblock %}\n\
-                        {% block user %}key={{ idempotency_key }}{% endblock %}";
+                        {% block user %}{% if idempotency_key %}key={{ idempotency_key }}\
+                        {% else %}no key{% endif %}{% endblock %}";
         let t = Templates::with_overrides(Some(("t.jinja".into(), template.into())), None, None)
             .unwrap();
         let mut req = task_request();
         req.context.idempotency_key = Some("run-1:Activity_Pay:2".into());
         assert_eq!(t.task(&req).unwrap().user, "key=run-1:Activity_Pay:2");
         req.context.idempotency_key = None;
-        assert_eq!(t.task(&req).unwrap().user, "key=none");
+        assert_eq!(t.task(&req).unwrap().user, "no key");
     }
 
     #[test]
