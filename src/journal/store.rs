@@ -542,9 +542,21 @@ struct Checked {
     last_hash: Option<String>,
 }
 
-/// Check a journal's lines for [`Journal::open`]: a torn last line is left out; every
-/// other line must be a record, in sequence, chained to the one before it.
-fn check_chain(path: &Path, bytes: &[u8]) -> Result<Checked, JournalError> {
+/// A journal's records, read line by line: a last line without its newline, or that is
+/// not a record, is a torn tail (left out); every other line must be a record, in
+/// sequence. `each` sees every record with its line number and bytes before it is kept.
+struct Walked {
+    records: Vec<Record>,
+    torn_tail: bool,
+    /// Where the good lines end (a torn tail starts there).
+    good_len: usize,
+}
+
+fn walk(
+    path: &Path,
+    bytes: &[u8],
+    mut each: impl FnMut(usize, &Record, &[u8]) -> Result<(), String>,
+) -> Result<Walked, JournalError> {
     let corrupt = |line: usize, message: String| JournalError::Corrupt {
         path: path.to_path_buf(),
         line,
@@ -552,18 +564,26 @@ fn check_chain(path: &Path, bytes: &[u8]) -> Result<Checked, JournalError> {
     };
     let (lines, tail) = split_lines(bytes);
     let count = lines.len();
-    let mut records = Vec::with_capacity(count);
-    let mut good_len = 0;
-    let mut last_hash: Option<String> = None;
+    let mut walked = Walked {
+        records: Vec::with_capacity(count),
+        torn_tail: tail.is_some(),
+        good_len: 0,
+    };
     for (index, &(start, end)) in lines.iter().enumerate() {
         let number = index + 1;
         let line = &bytes[start..end];
         let record: Record = match serde_json::from_slice(line) {
             Ok(record) => record,
-            Err(_) if number == count && tail.is_none() => break,
+            Err(_) if number == count && tail.is_none() => {
+                walked.torn_tail = true;
+                break;
+            }
+            Err(e) if line.is_empty() => {
+                return Err(corrupt(number, format!("empty line ({e})")));
+            }
             Err(e) => return Err(corrupt(number, format!("not a journal record: {e}"))),
         };
-        let expected = records.len() as u64 + 1;
+        let expected = walked.records.len() as u64 + 1;
         if record.seq != expected {
             return Err(corrupt(
                 number,
@@ -573,6 +593,18 @@ fn check_chain(path: &Path, bytes: &[u8]) -> Result<Checked, JournalError> {
                 ),
             ));
         }
+        each(number, &record, line).map_err(|message| corrupt(number, message))?;
+        walked.good_len = end + 1;
+        walked.records.push(record);
+    }
+    Ok(walked)
+}
+
+/// Check a journal's lines for [`Journal::open`]: as [`read_journal`] reads them, and
+/// every record chained to the one before it (the first to its anchor).
+fn check_chain(path: &Path, bytes: &[u8]) -> Result<Checked, JournalError> {
+    let mut last_hash: Option<String> = None;
+    let walked = walk(path, bytes, |number, record, line| {
         let want = match (&last_hash, &record.event) {
             (Some(h), _) => h.clone(),
             (
@@ -584,26 +616,21 @@ fn check_chain(path: &Path, bytes: &[u8]) -> Result<Checked, JournalError> {
             (None, _) => record.prev.clone(),
         };
         if record.prev != want {
-            return Err(corrupt(
-                number,
-                if number == 1 {
-                    "record 1 does not match its anchor (its run id or app digest changed)"
-                        .to_string()
-                } else {
-                    format!(
-                        "the hash chain is broken: record {} does not follow the line before it",
-                        record.seq
-                    )
-                },
-            ));
+            return Err(if number == 1 {
+                "record 1 does not match its anchor (its run id or app digest changed)".to_string()
+            } else {
+                format!(
+                    "the hash chain is broken: record {} does not follow the line before it",
+                    record.seq
+                )
+            });
         }
         last_hash = Some(line_hash(line));
-        good_len = end + 1;
-        records.push(record);
-    }
+        Ok(())
+    })?;
     Ok(Checked {
-        records,
-        good_len,
+        records: walked.records,
+        good_len: walked.good_len,
         last_hash,
     })
 }
@@ -656,44 +683,11 @@ pub fn read_journal(path: &Path) -> Result<ReadJournal, JournalError> {
 }
 
 fn parse_journal(path: &Path, bytes: &[u8]) -> Result<ReadJournal, JournalError> {
-    let corrupt = |line: usize, message: String| JournalError::Corrupt {
-        path: path.to_path_buf(),
-        line,
-        message,
-    };
-    let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    // After a final newline, `split` yields an empty piece; otherwise the last piece has
-    // no newline and is torn (unless the file is empty).
-    let unterminated = lines.pop().filter(|last| !last.is_empty());
-    let mut torn_tail = unterminated.is_some();
-    let mut records = Vec::with_capacity(lines.len());
-    let count = lines.len();
-    for (index, line) in lines.into_iter().enumerate() {
-        let number = index + 1;
-        let record: Record = match serde_json::from_slice(line) {
-            Ok(record) => record,
-            Err(_) if number == count && !torn_tail => {
-                torn_tail = true;
-                break;
-            }
-            Err(e) if line.is_empty() => {
-                return Err(corrupt(number, format!("empty line ({e})")));
-            }
-            Err(e) => return Err(corrupt(number, format!("not a journal record: {e}"))),
-        };
-        let expected = records.len() as u64 + 1;
-        if record.seq != expected {
-            return Err(corrupt(
-                number,
-                format!(
-                    "sequence number {} where {expected} was expected",
-                    record.seq
-                ),
-            ));
-        }
-        records.push(record);
-    }
-    Ok(ReadJournal { records, torn_tail })
+    let walked = walk(path, bytes, |_, _, _| Ok(()))?;
+    Ok(ReadJournal {
+        records: walked.records,
+        torn_tail: walked.torn_tail,
+    })
 }
 
 /// A fresh run id: `YYYYMMDDTHHMMSSZ-xxxxxx` (UTC, then 6 hex digits of noise).
