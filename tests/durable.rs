@@ -1004,3 +1004,50 @@ fn a_question_past_its_deadline_takes_its_on_timeout_answer() {
         text(&out)
     );
 }
+
+#[test]
+#[cfg(unix)]
+fn an_app_that_says_questions_park_never_prompts_at_a_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let apps = tmp.path().join("apps");
+    support::copy_dir(
+        &root().join("applications/trip_planner"),
+        &apps.join("trip_planner"),
+    );
+    let config = apps.join("trip_planner/config/trip_planner_config.yaml");
+    let text_ = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("questions: park\n{text_}")).unwrap();
+    let dir = tmp.path().join("runs");
+    let apps_arg = apps.to_string_lossy().into_owned();
+    let out = Command::new("python3")
+        .arg(root().join("tests/durable/ctrl_c_at_prompt.py"))
+        .arg(BIN)
+        .arg(&dir)
+        .args([
+            "--apps-dir",
+            &apps_arg,
+            "start",
+            "trip_planner",
+            "--no-model",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["prompted"], false, "{report}");
+    assert_eq!(report["exit"], 3, "{report}");
+    let journal = records(&dir, &only_run(&dir));
+    assert_eq!(events(&journal, "question_parked").len(), 1);
+
+    std::fs::write(&config, format!("questions: later\n{text_}")).unwrap();
+    let out = Command::new(BIN)
+        .args(["--apps-dir", &apps_arg, "validate", "trip_planner"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("`questions: later` is not a choice"),
+        "{}",
+        text(&out)
+    );
+}

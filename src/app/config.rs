@@ -39,6 +39,9 @@ pub struct FlowConfig {
     pub hooks: Vec<HookConfig>,
     pub permissions: Permissions,
     pub remote_agents: Vec<RemoteAgent>,
+    /// `questions: park`: a question for a person always parks the run (nobody is asked
+    /// at the terminal), as `start --detach` does.
+    pub park_questions: bool,
 }
 
 #[derive(Debug, Clone, Default)]

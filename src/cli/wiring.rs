@@ -78,6 +78,7 @@ pub(super) fn judgement(
     // `consult_user` tool.
     let human = (sources.person
         && !sources.detach
+        && !(sources.park && config.park_questions)
         && std::io::stdin().is_terminal()
         && HumanReasoner::terminal_available())
     .then(|| Arc::new(HumanReasoner::terminal()));

@@ -1,5 +1,7 @@
-"""Drive `cuga-flo start trip_planner` in a pseudo-terminal: wait for the person's prompt,
-press Ctrl-C, and report the exit code and the screen as JSON on stdout.
+"""Drive `cuga-flo start trip_planner` (or the arguments given after the run folder) in a
+pseudo-terminal: wait for the person's prompt, press Ctrl-C, and report the exit code,
+whether the prompt appeared, and the screen as JSON on stdout. When the command ends
+without prompting, it is not interrupted.
 
 Used by tests/durable.rs (ctrl_c_at_a_prompt_parks_the_question_and_exits_130): a real
 terminal, so the run asks the person at the terminal, and Ctrl-C reaches it as SIGINT
@@ -13,11 +15,12 @@ import sys
 import time
 
 binary, run_dir = sys.argv[1], sys.argv[2]
+args = sys.argv[3:] or ["start", "trip_planner", "--no-model"]
 pid, fd = pty.fork()
 if pid == 0:
     os.environ["NO_COLOR"] = "1"
     os.environ.pop("CUGA_FLO_APPS", None)
-    os.execv(binary, [binary, "start", "trip_planner", "--no-model", "--run-dir", run_dir])
+    os.execv(binary, [binary, *args, "--run-dir", run_dir])
 
 screen = b""
 
@@ -41,10 +44,11 @@ def read_for(seconds, until=None):
     return False
 
 
-prompted = read_for(30, b"planning_preference")
-time.sleep(0.3)
-os.write(fd, b"\x03")  # Ctrl-C, as typed
-read_for(15)
+prompted = read_for(30, b"planning_preference>")
+if prompted:
+    time.sleep(0.3)
+    os.write(fd, b"\x03")  # Ctrl-C, as typed
+    read_for(15)
 _, status = os.waitpid(pid, 0)
 exit_code = os.waitstatus_to_exitcode(status)
 print(json.dumps({

@@ -32,6 +32,7 @@ const ROOT_KEYS: &[&str] = &[
     "hooks",
     "action_permissions",
     "remote_agents",
+    "questions",
 ];
 
 /// Decode a flow config. Returns `None` only when the file is not a YAML mapping at all.
@@ -120,7 +121,9 @@ impl Cx<'_> {
             .get("remote_agents")
             .map(|n| self.remote_agents(n))
             .unwrap_or_default();
+        let park_questions = self.questions(&f);
         Some(FlowConfig {
+            park_questions,
             source: self.file.clone(),
             flow,
             engine,
@@ -132,6 +135,30 @@ impl Cx<'_> {
             permissions,
             remote_agents,
         })
+    }
+}
+
+impl Cx<'_> {
+    /// `questions: terminal | park`: whether a person at the terminal is asked (the
+    /// default), or every question for a person parks the run for `runs answer`.
+    fn questions(&mut self, f: &reader::Fields) -> bool {
+        let Some(text) = self.opt_string(f, "questions", "the flow config") else {
+            return false;
+        };
+        match text.value.as_str() {
+            "terminal" => false,
+            "park" => true,
+            other => {
+                self.error(
+                    "config::value",
+                    text.span,
+                    format!("`questions: {other}` is not a choice"),
+                    "not a choice",
+                    Some("`questions:` is `terminal` (the default) or `park`".to_string()),
+                );
+                false
+            }
+        }
     }
 }
 
