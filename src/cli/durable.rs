@@ -16,6 +16,7 @@ use crate::reason::park::{self, Answers, Given, Recorded};
 use crate::vocab::{Decider, Offered, Question};
 
 use super::runs::{find_run, run_ids};
+use super::signals::Signals;
 use super::start::{self, EngineChoice, Resumed, StartArgs};
 use super::{Cli, Outcome, Style, UsageError};
 
@@ -234,23 +235,12 @@ fn stop_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, UsageErr
         .enable_all()
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
+    let mut signals = runtime
+        .block_on(async { Signals::new() })
+        .map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
     std::thread::spawn(move || {
-        runtime.block_on(async {
-            #[cfg(unix)]
-            {
-                use tokio::signal::unix::{SignalKind, signal};
-                if let Ok(mut term) = signal(SignalKind::terminate()) {
-                    tokio::select! {
-                        _ = tokio::signal::ctrl_c() => {}
-                        _ = term.recv() => {}
-                    }
-                    flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                    return;
-                }
-            }
-            let _ = tokio::signal::ctrl_c().await;
-            flag.store(true, std::sync::atomic::Ordering::SeqCst);
-        });
+        runtime.block_on(signals.recv());
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
     });
     Ok(stop)
 }

@@ -8,6 +8,7 @@ mod list;
 mod output;
 mod runs;
 mod serve;
+mod signals;
 mod start;
 mod target;
 mod validate;

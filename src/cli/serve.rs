@@ -44,6 +44,7 @@ use crate::secret::Secret;
 use crate::vocab::RunStatus;
 
 use super::output::count;
+use super::signals::Signals;
 use super::target::{Target, all_apps, resolve};
 use super::wiring::{self, Labelled, Sources};
 use super::{Cli, Outcome, Style, UsageError};
@@ -462,46 +463,6 @@ async fn serve_stdio(
         }
     }
     Ok(Outcome::Ok)
-}
-
-/// SIGINT (Ctrl-C) and SIGTERM, watched from the start so that neither kills the server
-/// before it has closed its journals.
-struct Signals {
-    #[cfg(unix)]
-    interrupt: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    #[cfg(unix)]
-    fn new() -> std::io::Result<Signals> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(Signals {
-            interrupt: signal(SignalKind::interrupt())?,
-            terminate: signal(SignalKind::terminate())?,
-        })
-    }
-
-    #[cfg(not(unix))]
-    fn new() -> std::io::Result<Signals> {
-        Ok(Signals {})
-    }
-
-    /// The next shutdown signal, by name.
-    #[cfg(unix)]
-    async fn recv(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.interrupt.recv() => "interrupted (Ctrl-C)",
-            _ = self.terminate.recv() => "terminated (SIGTERM)",
-        }
-    }
-
-    #[cfg(not(unix))]
-    async fn recv(&mut self) -> &'static str {
-        let _ = tokio::signal::ctrl_c().await;
-        "interrupted (Ctrl-C)"
-    }
 }
 
 // ---- Journals of the runs clients start ----

@@ -35,6 +35,7 @@ use crate::reason::{
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
 use crate::vocab::RunStatus;
 
+use super::signals::Signals;
 use super::target::{Target, resolve};
 use super::wiring::{self, Judgement, Labelled, Sources};
 use super::{Cli, Outcome, Style, UsageError};
@@ -288,7 +289,9 @@ async fn run_async(
         scenario,
         resumed,
     } = prepared;
-    let mut stop = StopSignals::listen();
+    // Ctrl-C or SIGTERM parks the run; listening starts before the run does.
+    let mut stop =
+        Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
     let judgement = reasoner.describe();
     // The view: human (with a spinner while a reasoner works) or JSON lines.
     let view: Arc<dyn View> = if args.json {
@@ -452,7 +455,7 @@ async fn run_async(
     };
     let result = tokio::select! {
         result = run => Some(result),
-        () = stop.recv() => None,
+        _ = stop.recv() => None,
     };
     let Some(result) = result else {
         // Interrupted. What the engine does while it winds down is not part of the run:
@@ -565,41 +568,6 @@ async fn run_async(
         }
     }
     Ok(outcome)
-}
-
-/// Ctrl-C, or SIGTERM (a service manager stopping `cuga-flo worker`): the run parks as
-/// it stands. Listening starts when this is made (before the run starts), so a signal
-/// that comes early is not the default one that kills the process.
-struct StopSignals {
-    #[cfg(unix)]
-    signals: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
-}
-
-impl StopSignals {
-    fn listen() -> StopSignals {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let signals = signal(SignalKind::interrupt())
-                .and_then(|i| signal(SignalKind::terminate()).map(|t| (i, t)))
-                .ok();
-            StopSignals { signals }
-        }
-        #[cfg(not(unix))]
-        StopSignals {}
-    }
-
-    async fn recv(&mut self) {
-        #[cfg(unix)]
-        if let Some((interrupt, terminate)) = &mut self.signals {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-            return;
-        }
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 /// A run resumes on the app it started with: the same files (their digest in the run's
