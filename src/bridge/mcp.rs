@@ -32,7 +32,7 @@ use super::{
     GatewayDecision, HookDecision, ModelSummary, TaskOutcome,
 };
 use crate::bpmn::Process;
-use crate::engine::{Resume, RunRequest, WorkflowEngine};
+use crate::engine::{Resume, RunOutcome, RunRequest, WorkflowEngine};
 use crate::journal::EventSink;
 use crate::vocab::RunStatus;
 
@@ -362,32 +362,34 @@ impl BridgeServer {
             (None, Some(open)) => open(&a)?,
             (None, None) => return Err(format!("run `{}` has no journal attached", a.run_id)),
         };
-        let request = RunRequest {
-            run_id: a.run_id.clone(),
-            process_key: a.process_key.clone(),
-            process: flow.process.clone(),
-            annotations: flow.annotations.clone(),
-            // The config's defaults, overridden by the run's own variables.
-            variables: {
-                let mut vars = flow.annotations.variables.clone();
-                vars.extend(a.variables);
-                vars
-            },
-            resume: self.registry.take_resume(&a.run_id),
-        };
+        let request = RunRequest::new(
+            a.run_id.clone(),
+            a.process_key.clone(),
+            flow.process.clone(),
+            flow.annotations.clone(),
+            a.variables,
+            self.registry.take_resume(&a.run_id),
+        );
         let outcome = self
             .engine
             .run(request, control_points, sink)
             .await
             .map_err(|e| e.to_string())?;
-        Ok(Json(RunProcessResult {
-            run_id: a.run_id,
+        Ok(Json(RunProcessResult::of(a.run_id, outcome)))
+    }
+}
+
+impl RunProcessResult {
+    /// What `run_process` answers for run `run_id` that ended as `outcome`.
+    pub fn of(run_id: String, outcome: RunOutcome) -> RunProcessResult {
+        RunProcessResult {
+            run_id,
             status: outcome.status,
             message: outcome.message,
             variables: outcome.variables,
             steps: outcome.steps,
             path: outcome.path,
-        }))
+        }
     }
 }
 

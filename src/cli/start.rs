@@ -407,39 +407,27 @@ async fn run_async(
         }),
         sealed: Default::default(),
     });
-    registry.attach_sink(&run_id, sink.clone());
 
     let run: BoxFuture<'_, Result<RunProcessResult, String>> = match &bridge {
         None => {
-            let request = RunRequest {
-                run_id: run_id.clone(),
+            let request = RunRequest::new(
+                run_id.clone(),
                 process_key,
                 process,
-                // The config's defaults, overridden by the run's own variables.
-                variables: {
-                    let mut vars = annotations.variables.clone();
-                    vars.extend(variables);
-                    vars
-                },
                 annotations,
+                variables,
                 resume,
-            };
+            );
             let events: Arc<dyn EventSink> = sink.clone();
             let run = engine.run(request, harness, events);
             let id = run_id.clone();
             Box::pin(async move {
                 let outcome = run.await.map_err(|e| e.to_string())?;
-                Ok(RunProcessResult {
-                    run_id: id,
-                    status: outcome.status,
-                    message: outcome.message,
-                    variables: outcome.variables,
-                    steps: outcome.steps,
-                    path: outcome.path,
-                })
+                Ok(RunProcessResult::of(id, outcome))
             })
         }
         Some(bridge) => {
+            registry.attach_sink(&run_id, sink.clone());
             if let Some(resume) = resume {
                 registry.attach_resume(&run_id, resume);
             }

@@ -60,6 +60,28 @@ pub struct RunOutcome {
 }
 
 impl RunRequest {
+    /// A run of `process`: its variables are the config's defaults (`annotations.variables`)
+    /// overridden by the run's own `variables`.
+    pub fn new(
+        run_id: String,
+        process_key: String,
+        process: Arc<Process>,
+        annotations: FlowAnnotations,
+        variables: Map<String, Value>,
+        resume: Option<Arc<Resume>>,
+    ) -> RunRequest {
+        let mut vars = annotations.variables.clone();
+        vars.extend(variables);
+        RunRequest {
+            run_id,
+            process_key,
+            process,
+            annotations,
+            variables: vars,
+            resume,
+        }
+    }
+
     /// The run's `run_started` event on `engine` (the app and the source of judgement are
     /// filled in by the journal's owner).
     pub(crate) fn started(&self, engine: &str) -> crate::journal::Event {
