@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde_json::Map;
 
+use super::replay::Asked;
 use super::run::Run;
 use super::tokens::{At, TokenId};
 use crate::bpmn::GatewayKind;
@@ -99,35 +100,7 @@ impl Run {
     /// Ask the harness to fulfil a task (or call activity, or inserted task).
     pub(super) fn ask_task(&mut self, token: TokenId, node: &LiveNode) {
         let key = self.next_key(&node.id);
-        if let Some(Event::TaskFinished {
-            status,
-            outputs,
-            variables,
-            decided_by,
-            reason,
-            error,
-            digest,
-            ..
-        }) = self.replayed(&key)
-        {
-            let outcome = TaskOutcome {
-                status,
-                outputs,
-                variables,
-                decided_by,
-                reason,
-                error,
-                calls: Vec::new(),
-                digest,
-            };
-            let answer = Answer::Task {
-                token,
-                node: node.id.clone(),
-                key: key.clone(),
-                result: Ok(outcome),
-                duration_ms: 0,
-            };
-            self.hold(key, answer);
+        if self.hold_replayed(token, &key, Asked::Task { node: &node.id }) {
             return;
         }
         let mut ctx = self.context(&node.id, node.name.clone());
@@ -154,30 +127,11 @@ impl Run {
     /// Ask the harness which outgoing flows of a splitting gateway to take.
     pub(super) fn ask_gateway(&mut self, token: TokenId, node: &LiveNode, kind: GatewayKind) {
         let key = self.next_key(&node.id);
-        if let Some(Event::GatewayRouted {
-            flows,
-            decided_by,
-            reason,
-            digest,
-            ..
-        }) = self.replayed(&key)
-        {
-            let decision = GatewayDecision {
-                flows,
-                decided_by,
-                reason,
-                calls: Vec::new(),
-                digest,
-            };
-            let answer = Answer::Gateway {
-                token,
-                node: node.id.clone(),
-                key: key.clone(),
-                kind,
-                result: Ok(decision),
-                duration_ms: 0,
-            };
-            self.hold(key, answer);
+        let asked = Asked::Gateway {
+            node: &node.id,
+            kind,
+        };
+        if self.hold_replayed(token, &key, asked) {
             return;
         }
         let mut ctx = self.context(&node.id, node.name.clone());
@@ -270,7 +224,6 @@ impl Run {
             calls: Vec::new(),
             digest: None,
         });
-        self.questions.remove(&key);
         self.emit(Event::TaskFinished {
             node: node.to_string(),
             status: outcome.status,

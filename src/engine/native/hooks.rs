@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use super::calls::{Answer, elapsed_ms};
+use super::replay::Asked;
 use super::run::{Run, Step};
 use super::tokens::{At, TokenId};
 use crate::bridge::{ControlPointError, HookDecision, Variables};
@@ -17,26 +18,11 @@ impl Run {
     /// Ask the harness what happens on `flow` (hooked by `hook`) before `token` takes it.
     pub(super) fn ask_hook(&mut self, token: TokenId, flow: &LiveFlow, hook: String) {
         let key = self.next_key(&hook);
-        if let Some(Event::HookEvaluated {
-            answer: Some(answer),
-            ..
-        }) = self.replayed(&key)
-        {
-            let result =
-                serde_json::from_value::<HookDecision>(answer).map_err(|e| ControlPointError {
-                    element: hook.clone(),
-                    message: format!("the journalled answer cannot be read: {e}"),
-                    ..Default::default()
-                });
-            let answer = Answer::Hook {
-                token,
-                flow: flow.id.clone(),
-                hook,
-                key: key.clone(),
-                result,
-                duration_ms: 0,
-            };
-            self.hold(key, answer);
+        let asked = Asked::Hook {
+            flow: &flow.id,
+            hook: &hook,
+        };
+        if self.hold_replayed(token, &key, asked) {
             return;
         }
         let mut ctx = self.context(&hook, None);

@@ -17,8 +17,109 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
+use super::calls::Answer;
+use super::tokens::TokenId;
+use crate::bpmn::GatewayKind;
+use crate::bridge::{ControlPointError, GatewayDecision, HookDecision, TaskOutcome};
 use crate::engine::EngineError;
 use crate::journal::{Event, Record};
+
+/// A call a resumed run makes again, to be answered from the journal.
+pub(super) enum Asked<'a> {
+    Task { node: &'a str },
+    Gateway { node: &'a str, kind: GatewayKind },
+    Hook { flow: &'a str, hook: &'a str },
+    Timer { node: &'a str },
+}
+
+/// The answer a journalled record gives to the call `asked`, which `token` waits for: what
+/// the control point answered then (its model calls are journalled already, and are not
+/// replayed). `None` when the record does not answer a call of that kind.
+pub(super) fn answer_of(
+    record: &Event,
+    asked: Asked<'_>,
+    token: TokenId,
+    key: &str,
+) -> Option<Answer> {
+    let key = key.to_string();
+    Some(match (asked, record.clone()) {
+        (
+            Asked::Task { node },
+            Event::TaskFinished {
+                status,
+                outputs,
+                variables,
+                decided_by,
+                reason,
+                error,
+                digest,
+                ..
+            },
+        ) => Answer::Task {
+            token,
+            node: node.to_string(),
+            key,
+            result: Ok(TaskOutcome {
+                status,
+                outputs,
+                variables,
+                decided_by,
+                reason,
+                error,
+                calls: Vec::new(),
+                digest,
+            }),
+            duration_ms: 0,
+        },
+        (
+            Asked::Gateway { node, kind },
+            Event::GatewayRouted {
+                flows,
+                decided_by,
+                reason,
+                digest,
+                ..
+            },
+        ) => Answer::Gateway {
+            token,
+            node: node.to_string(),
+            key,
+            kind,
+            result: Ok(GatewayDecision {
+                flows,
+                decided_by,
+                reason,
+                calls: Vec::new(),
+                digest,
+            }),
+            duration_ms: 0,
+        },
+        (
+            Asked::Hook { flow, hook },
+            Event::HookEvaluated {
+                answer: Some(answer),
+                ..
+            },
+        ) => Answer::Hook {
+            token,
+            flow: flow.to_string(),
+            hook: hook.to_string(),
+            result: serde_json::from_value::<HookDecision>(answer).map_err(|e| ControlPointError {
+                element: hook.to_string(),
+                message: format!("the journalled answer cannot be read: {e}"),
+                ..Default::default()
+            }),
+            key,
+            duration_ms: 0,
+        },
+        (Asked::Timer { node }, Event::TimerFired { .. }) => Answer::Timer {
+            token,
+            node: node.to_string(),
+            key,
+        },
+        _ => return None,
+    })
+}
 
 pub(super) struct Replay {
     /// The journal's derived records, in order.

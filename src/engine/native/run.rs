@@ -19,7 +19,7 @@ use tokio::task::{AbortHandle, Id, JoinSet};
 
 use super::calls::Answer;
 use super::joins::JoinState;
-use super::replay::Replay;
+use super::replay::{Asked, Replay};
 use super::tokens::{At, ROOT, ScopeId, TokenId, Tokens};
 use crate::bridge::{ControlPoints, NewTask};
 use crate::engine::topology::Topology;
@@ -401,14 +401,22 @@ impl Run {
         self.replay.as_ref()?.due(key)
     }
 
-    /// While replaying, the journalled record answering the call with `key`.
-    pub fn replayed(&self, key: &str) -> Option<Event> {
-        self.replay.as_ref()?.answer(key).cloned()
-    }
-
-    /// Keep a journalled answer until the journal says it is applied.
-    pub fn hold(&mut self, key: String, answer: Answer) {
-        self.held.insert(key, answer);
+    /// While replaying: when the journal holds the answer to the call with `key` that
+    /// `token` makes (`asked`), keep it until the journal says it is applied, and say so
+    /// (the call is not made).
+    pub fn hold_replayed(&mut self, token: TokenId, key: &str, asked: Asked<'_>) -> bool {
+        let answer = self
+            .replay
+            .as_ref()
+            .and_then(|r| r.answer(key))
+            .and_then(|record| super::replay::answer_of(record, asked, token, key));
+        match answer {
+            Some(answer) => {
+                self.held.insert(key.to_string(), answer);
+                true
+            }
+            None => false,
+        }
     }
 
     /// A question is parked: its token waits (the run goes on elsewhere, and parks when

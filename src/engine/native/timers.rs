@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 
 use super::calls::Answer;
+use super::replay::Asked;
 use super::run::Run;
 use super::tokens::{At, TokenId};
 use crate::bpmn::{NodeKind, TimerKind};
@@ -56,13 +57,7 @@ impl Run {
             node: event.id.clone(),
             due_ms: due,
         })?;
-        if let Some(Event::TimerFired { .. }) = self.replayed(&key) {
-            let answer = Answer::Timer {
-                token,
-                node: event.id.clone(),
-                key: key.clone(),
-            };
-            self.hold(key, answer);
+        if self.hold_replayed(token, &key, Asked::Timer { node: &event.id }) {
             return Ok(());
         }
         self.timers.insert(
