@@ -135,12 +135,8 @@ fn resume_due(cli: &Cli, opts: &ResumeOptions, style: Style) -> Result<Outcome, 
     let mut worst = Outcome::Ok;
     let mut resumed = 0;
     for id in due_runs(&opts.run_dir, now) {
-        let (journal, records, repaired) = match reopen(&opts.run_dir, &id, opts.durability) {
-            Ok(open) => open,
-            Err(e) => {
-                tracing::info!("run {id}: {}", e.message);
-                continue;
-            }
+        let Some((journal, records, repaired)) = reopen_due(opts, &id) else {
+            continue;
         };
         resumed += 1;
         let outcome = resume_open(cli, opts, id, journal, records, repaired, style)?;
@@ -190,15 +186,9 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
             if stop.load(std::sync::atomic::Ordering::SeqCst) {
                 return Ok(Outcome::Ok);
             }
-            let (journal, records, repaired) =
-                match reopen(&args.common.run_dir, &id, args.common.durability) {
-                    Ok(open) => open,
-                    // Another worker or command holds it.
-                    Err(e) => {
-                        tracing::info!("run {id}: {}", e.message);
-                        continue;
-                    }
-                };
+            let Some((journal, records, repaired)) = reopen_due(&args.common, &id) else {
+                continue;
+            };
             match resume_open(
                 cli,
                 &args.common,
@@ -255,6 +245,13 @@ fn worse(a: Outcome, b: Outcome) -> Outcome {
         Outcome::Usage => 4,
     };
     if rank(&b) > rank(&a) { b } else { a }
+}
+
+/// Open a due run's journal, or leave the run (logged) when another process holds it.
+fn reopen_due(opts: &ResumeOptions, id: &str) -> Option<(Journal, Vec<Record>, Option<String>)> {
+    reopen(&opts.run_dir, id, opts.durability)
+        .inspect_err(|e| tracing::info!("run {id}: {}", e.message))
+        .ok()
 }
 
 /// Open run `id`'s journal for writing (taking its lock).
