@@ -290,7 +290,8 @@ fn resume_open(
     repaired: Option<String>,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let state = FlowState::fold(records.iter());
+    let mut records = records;
+    let mut state = FlowState::fold(records.iter());
     if let Some(status) = state.status {
         return Err(UsageError::new(format!(
             "run `{id}` has finished ({}); there is nothing to resume",
@@ -304,7 +305,10 @@ fn resume_open(
         ))
         .with_help("start it again with `cuga-flo start`"));
     }
-    let records = answer_timeouts(&journal, records)?;
+    for record in answer_timeouts(&journal, &state)? {
+        state.apply(&record);
+        records.push(record);
+    }
     let Some(Event::RunStarted {
         app,
         variables,
@@ -349,12 +353,12 @@ fn resume_open(
         bridge: start::BridgeChoice::Direct,
         preset: None,
     };
-    let state = FlowState::fold(records.iter());
     let answers = answers_of(&records, &state);
     let resumed = Resumed {
         run_id: id,
         journal,
         variables,
+        model_usage: state.model_usage,
         records,
         answers,
         repaired,
@@ -362,13 +366,12 @@ fn resume_open(
     start::run_resumed(cli, &start_args, Some(resumed), style)
 }
 
-/// Questions whose deadline has passed are answered with their `on_timeout` (checked as
-/// any answer, journalled as decided by `timeout`) before the run resumes; the records,
-/// with those answers.
-fn answer_timeouts(journal: &Journal, records: Vec<Record>) -> Result<Vec<Record>, UsageError> {
+/// Questions of a run in `state` whose deadline has passed are answered with their
+/// `on_timeout` (checked as any answer, journalled as decided by `timeout`) before the run
+/// resumes; the records journalled.
+fn answer_timeouts(journal: &Journal, state: &FlowState) -> Result<Vec<Record>, UsageError> {
     let now = crate::clock::now_ms();
-    let state = FlowState::fold(records.iter());
-    let mut records = records;
+    let mut records = Vec::new();
     for q in state.open_questions.values() {
         let (Some(deadline), Some(on_timeout)) = (q.deadline_ms, &q.on_timeout) else {
             continue;
@@ -599,7 +602,7 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
         .or_else(|| std::env::var("USER").ok())
         .filter(|b| !b.trim().is_empty());
     // Durable before it is applied, and before it is shown.
-    journal
+    let record = journal
         .emit(Event::QuestionAnswered {
             key: question.key.clone(),
             answer: answer.clone(),
@@ -607,7 +610,7 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
             by,
             reason: args.reason.clone(),
         })
-        .and_then(|_| journal.commit())
+        .and_then(|r| journal.commit().map(|()| r))
         .map_err(|e| UsageError::new(format!("cannot journal the answer: {e}")))?;
     if !args.common.json {
         println!(
@@ -619,9 +622,8 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
     if args.no_resume {
         return Ok(Outcome::Ok);
     }
-    let records = store::read_journal(journal.path())
-        .map(|r| r.records)
-        .map_err(|e| UsageError::new(format!("cannot read back the journal: {e}")))?;
+    let mut records = records;
+    records.push(record);
     resume_open(cli, &args.common, id, journal, records, repaired, style)
 }
 

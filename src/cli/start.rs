@@ -140,6 +140,8 @@ pub struct Resumed {
     pub journal: Journal,
     /// The run's initial variables (its `run_started`).
     pub variables: Map<String, Value>,
+    /// What its model calls spent so far (counted against the run's budget).
+    pub model_usage: crate::journal::ModelUsage,
     pub records: Vec<crate::journal::Record>,
     pub answers: Answers,
     /// A torn last line cut off when the journal was reopened.
@@ -239,9 +241,7 @@ pub fn run_resumed(
         None => initial_variables(&loaded, scenario.as_ref(), args)?,
     };
     let answered = resumed.as_ref().map(|r| &r.answers);
-    let spent = resumed
-        .as_ref()
-        .map(|r| FlowState::fold(r.records.iter()).model_usage);
+    let spent = resumed.as_ref().map(|r| r.model_usage);
     let (reasoner, recorder) = reasoner(config, scenario.as_ref(), args, answered, spent)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
