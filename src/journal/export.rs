@@ -166,7 +166,7 @@ pub fn xes(run_id: &str, records: &[Record]) -> String {
             attr(&mut out, 6, "string", "org:resource", &resource);
         }
         attr(&mut out, 6, "string", "element", element);
-        attr(&mut out, 6, "string", "event", event_name(&r.event));
+        attr(&mut out, 6, "string", "event", r.event.name());
         attr(&mut out, 6, "string", "seq", &r.seq.to_string());
         for (key, value) in extra {
             attr(&mut out, 6, "string", key, &value);
@@ -175,18 +175,6 @@ pub fn xes(run_id: &str, records: &[Record]) -> String {
     }
     out.push_str("  </trace>\n</log>\n");
     out
-}
-
-/// The event's name as journalled (`task_finished`, ...).
-fn event_name(event: &Event) -> &'static str {
-    match event {
-        Event::NodeEntered { .. } => "node_entered",
-        Event::TaskFinished { .. } => "task_finished",
-        Event::GatewayRouted { .. } => "gateway_routed",
-        Event::HookEvaluated { .. } => "hook_evaluated",
-        Event::RunFinished { .. } => "run_finished",
-        _ => "other",
-    }
 }
 
 /// A value's JSON text without quotes (`completed`, `model`, `SKIP_TO`).
