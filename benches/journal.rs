@@ -18,21 +18,23 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cuga_flo::app::{load_app, registry::app_from_config};
 use cuga_flo::bridge::ControlPoints;
 use cuga_flo::bridge::mcp::{
     BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs,
 };
+use cuga_flo::engine::WorkflowEngine;
 use cuga_flo::engine::native::NativeEngine;
-use cuga_flo::engine::{RunRequest, WorkflowEngine};
-use cuga_flo::harness::FlowAgent;
 use cuga_flo::journal::{Anchor, Durability, Event, EventSink, Journal, JournalOptions};
-use cuga_flo::reason::NoModel;
 use divan::counter::ItemsCount;
 
 const EVENTS: usize = 1_000;
 const TASKS: usize = 1_000;
 const MODES: [Durability; 2] = [Durability::Strict, Durability::Batch];
+
+#[path = "support/mod.rs"]
+mod support;
+
+use support::{chain, request};
 
 fn main() {
     divan::main();
@@ -92,31 +94,10 @@ fn events_committed_every_100(bencher: divan::Bencher, durability: Durability) {
     emit_and_commit(bencher, durability, 100);
 }
 
-/// Write an app whose process is start → TASKS tasks → end.
-fn linear_app(dir: &Path) -> Arc<FlowAgent> {
-    let mut xml = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" id=\"d\" targetNamespace=\"t\">\n<process id=\"P\" isExecutable=\"true\">\n<startEvent id=\"n0\"/>\n",
-    );
-    for i in 1..=TASKS {
-        xml.push_str(&format!("<task id=\"n{i}\"/>\n<sequenceFlow id=\"f{i}\" sourceRef=\"n{}\" targetRef=\"n{i}\"/>\n", i - 1));
-    }
-    xml.push_str(&format!("<endEvent id=\"end\"/>\n<sequenceFlow id=\"fend\" sourceRef=\"n{TASKS}\" targetRef=\"end\"/>\n</process>\n</definitions>\n"));
-    let config_dir = dir.join("bench/config");
-    std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(config_dir.join("model.bpmn"), xml).unwrap();
-    std::fs::write(
-        config_dir.join("bench_config.yaml"),
-        "flow: {id: bench_v1, name: Bench, bpmn_file: model.bpmn}\n",
-    )
-    .unwrap();
-    let loaded = load_app(&app_from_config(&config_dir.join("bench_config.yaml")));
-    Arc::new(FlowAgent::new(&loaded, Arc::new(NoModel)).unwrap())
-}
-
 #[divan::bench(args = MODES, sample_count = 5, sample_size = 1)]
 fn linear_run(bencher: divan::Bencher, durability: Durability) {
     let dir = scratch();
-    let agent = linear_app(dir.path());
+    let agent = chain(dir.path(), "task", TASKS);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut run = 0;
     bencher
@@ -124,14 +105,7 @@ fn linear_run(bencher: divan::Bencher, durability: Durability) {
         .with_inputs(|| Arc::new(journal(dir.path(), durability)))
         .bench_local_values(|sink| {
             run += 1;
-            let request = RunRequest {
-                run_id: format!("run-{run}"),
-                process_key: "bench_v1".into(),
-                process: Arc::new(agent.process().unwrap().clone()),
-                annotations: agent.annotations(),
-                variables: Default::default(),
-                resume: None,
-            };
+            let request = request(&agent, run);
             let events: Arc<dyn EventSink> = sink.clone();
             rt.block_on(NativeEngine::new().run(request, agent.clone(), events))
                 .unwrap();
@@ -142,7 +116,7 @@ fn linear_run(bencher: divan::Bencher, durability: Durability) {
 #[divan::bench(args = MODES, sample_count = 5, sample_size = 1)]
 fn linear_run_through_mcp(bencher: divan::Bencher, durability: Durability) {
     let dir = scratch();
-    let agent = linear_app(dir.path());
+    let agent = chain(dir.path(), "task", TASKS);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let registry = Arc::new(Registry::default());
     registry.register(RegisteredFlow {

@@ -14,43 +14,24 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cuga_flo::app::{load_app, registry::app_from_config};
 use cuga_flo::bridge::ControlPoints;
 use cuga_flo::bridge::mcp::{
     BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs,
 };
+use cuga_flo::engine::WorkflowEngine;
 use cuga_flo::engine::native::NativeEngine;
-use cuga_flo::engine::{RunRequest, WorkflowEngine};
-use cuga_flo::harness::FlowAgent;
 use cuga_flo::journal::store::{Journal, MemorySink};
 use cuga_flo::journal::{Anchor, Durability, EventSink, JournalOptions};
-use cuga_flo::reason::NoModel;
 
 const N: usize = 200;
 
+#[path = "support/mod.rs"]
+mod support;
+
+use support::{chain, request};
+
 fn main() {
     divan::main();
-}
-
-/// Write an app whose process is start → N × `element` → end.
-fn chain(dir: &Path, element: &str) -> Arc<FlowAgent> {
-    let mut xml = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" id=\"d\" targetNamespace=\"t\">\n<process id=\"P\" isExecutable=\"true\">\n<startEvent id=\"n0\"/>\n",
-    );
-    for i in 1..=N {
-        xml.push_str(&format!("<{element} id=\"n{i}\"/>\n<sequenceFlow id=\"f{i}\" sourceRef=\"n{}\" targetRef=\"n{i}\"/>\n", i - 1));
-    }
-    xml.push_str(&format!("<endEvent id=\"end\"/>\n<sequenceFlow id=\"fend\" sourceRef=\"n{N}\" targetRef=\"end\"/>\n</process>\n</definitions>\n"));
-    let config_dir = dir.join("bench/config");
-    std::fs::create_dir_all(&config_dir).unwrap();
-    std::fs::write(config_dir.join("model.bpmn"), xml).unwrap();
-    std::fs::write(
-        config_dir.join("bench_config.yaml"),
-        "flow: {id: bench_v1, name: Bench, bpmn_file: model.bpmn}\n",
-    )
-    .unwrap();
-    let loaded = load_app(&app_from_config(&config_dir.join("bench_config.yaml")));
-    Arc::new(FlowAgent::new(&loaded, Arc::new(NoModel)).unwrap())
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -86,17 +67,6 @@ fn journal(dir: &Path, n: usize, durability: Durability) -> Journal {
     Journal::create(&dir.join(format!("r{n}")), options).unwrap()
 }
 
-fn request(agent: &FlowAgent, run: usize) -> RunRequest {
-    RunRequest {
-        run_id: format!("run-{run}"),
-        process_key: "bench_v1".into(),
-        process: Arc::new(agent.process().unwrap().clone()),
-        annotations: agent.annotations(),
-        variables: Default::default(),
-        resume: None,
-    }
-}
-
 const JOURNALLING: [Journalling; 3] = [
     Journalling::Memory,
     Journalling::Flushed,
@@ -106,7 +76,7 @@ const JOURNALLING: [Journalling; 3] = [
 /// Run the chain of `element`s on the native engine, calling the harness directly.
 fn direct(bencher: divan::Bencher, journalling: Journalling, element: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let agent = chain(dir.path(), element);
+    let agent = chain(dir.path(), element, N);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut run = 0;
     bencher.bench_local(|| {
@@ -130,7 +100,7 @@ fn control_points_direct(bencher: divan::Bencher, journalling: Journalling) {
 #[divan::bench(args = JOURNALLING, sample_count = 20)]
 fn control_points_through_mcp(bencher: divan::Bencher, journalling: Journalling) {
     let dir = tempfile::tempdir().unwrap();
-    let agent = chain(dir.path(), "task");
+    let agent = chain(dir.path(), "task", N);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let registry = Arc::new(Registry::default());
     registry.register(RegisteredFlow {
