@@ -47,6 +47,18 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// A copy of the trip_planner app in an apps folder under `tmp`, to edit: the folder (as
+/// an argument) and the copy's flow config.
+fn trip_planner_copy(tmp: &Path) -> (String, PathBuf) {
+    let apps = tmp.join("apps");
+    support::copy_dir(
+        &root().join("applications/trip_planner"),
+        &apps.join("trip_planner"),
+    );
+    let config = apps.join("trip_planner/config/trip_planner_config.yaml");
+    (apps.to_string_lossy().into_owned(), config)
+}
+
 /// The only run under `run_dir`.
 fn only_run(run_dir: &Path) -> String {
     let mut ids: Vec<String> = std::fs::read_dir(run_dir.join("runs"))
@@ -365,14 +377,8 @@ fn a_finished_run_is_not_resumed_and_an_edited_journal_is_refused() {
 #[test]
 fn a_run_resumes_only_on_the_app_it_started_with() {
     let tmp = tempfile::tempdir().unwrap();
-    let apps = tmp.path().join("apps");
-    support::copy_dir(
-        &root().join("applications/trip_planner"),
-        &apps.join("trip_planner"),
-    );
-    support::copy_dir(&root().join("policies"), &tmp.path().join("policies"));
+    let (apps_arg, config) = trip_planner_copy(tmp.path());
     let dir = tmp.path().join("runs");
-    let apps_arg = apps.to_string_lossy().into_owned();
     let out = cuga(
         &[
             "--apps-dir",
@@ -387,7 +393,6 @@ fn a_run_resumes_only_on_the_app_it_started_with() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let id = only_run(&dir);
     let before = std::fs::read(journal_path(&dir, &id)).unwrap();
-    let config = apps.join("trip_planner/config/trip_planner_config.yaml");
     let changed = std::fs::read_to_string(&config).unwrap().replace(
         "planning_preference: \"agent\"",
         "planning_preference: \"human\"",
@@ -931,18 +936,12 @@ fn the_worker_resumes_runs_as_their_timers_come_due_and_stops_on_sigterm() {
 #[test]
 fn a_question_past_its_deadline_takes_its_on_timeout_answer() {
     let tmp = tempfile::tempdir().unwrap();
-    let apps = tmp.path().join("apps");
-    support::copy_dir(
-        &root().join("applications/trip_planner"),
-        &apps.join("trip_planner"),
-    );
-    let config = apps.join("trip_planner/config/trip_planner_config.yaml");
+    let (apps_arg, config) = trip_planner_copy(tmp.path());
     let edited = std::fs::read_to_string(&config).unwrap().replace(
         "      policy: \"../policies/task-choose-planner.md\"\n",
         "      policy: \"../policies/task-choose-planner.md\"\n    deadline: PT1H\n    on_timeout: {outputs: {planning_preference: human, destination: \"to be decided\"}}\n",
     );
     std::fs::write(&config, edited).unwrap();
-    let apps_arg = apps.to_string_lossy().into_owned();
     let dir = tmp.path().join("runs");
     let out = cuga(
         &[
@@ -1009,16 +1008,10 @@ fn a_question_past_its_deadline_takes_its_on_timeout_answer() {
 #[cfg(unix)]
 fn an_app_that_says_questions_park_never_prompts_at_a_terminal() {
     let tmp = tempfile::tempdir().unwrap();
-    let apps = tmp.path().join("apps");
-    support::copy_dir(
-        &root().join("applications/trip_planner"),
-        &apps.join("trip_planner"),
-    );
-    let config = apps.join("trip_planner/config/trip_planner_config.yaml");
+    let (apps_arg, config) = trip_planner_copy(tmp.path());
     let text_ = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, format!("questions: park\n{text_}")).unwrap();
     let dir = tmp.path().join("runs");
-    let apps_arg = apps.to_string_lossy().into_owned();
     let out = Command::new("python3")
         .arg(root().join("tests/durable/ctrl_c_at_prompt.py"))
         .arg(BIN)
