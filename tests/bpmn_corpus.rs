@@ -1,4 +1,4 @@
-//! The BPMN corpus (`../shared/fixtures/bpmn-corpus/`): every file the MANIFEST marks
+//! The BPMN corpus (`tests/fixtures/bpmn-corpus/`, copied with its `LICENSES.md`): every file the MANIFEST marks
 //! `parse_ok=yes` parses and its element counts equal the MANIFEST's; every file marked
 //! `no: ...` fails as not well-formed at the line the MANIFEST names. See the notes in
 //! the corpus's `LICENSES.md` for how the counts were made.
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use cuga_flo::bpmn::{BpmnError, Document, EventDefinition, GatewayKind, NodeKind, parse_file};
 
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/bpmn-corpus")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bpmn-corpus")
 }
 
 /// One MANIFEST row, by column name.

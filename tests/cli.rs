@@ -4,8 +4,8 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-const UPSTREAM: &str = "../shared/fixtures/upstream-apps";
-const CORPUS: &str = "../shared/fixtures/bpmn-corpus";
+const UPSTREAM: &str = "tests/fixtures/upstream-apps";
+const CORPUS: &str = "tests/fixtures/bpmn-corpus";
 
 fn cuga() -> Command {
     let mut cmd = Command::cargo_bin("cuga-flo").unwrap();
