@@ -378,3 +378,70 @@ fn kogito_build_writes_a_quarkus_project_whose_control_points_are_user_tasks() {
         assert!(process.properties.iter().any(|p| p.id == var), "{var}");
     }
 }
+
+/// A model using elements an engine does not run yet (a multi-instance review, a message
+/// catch event, an error boundary) is refused where each is written, on every engine,
+/// instead of being run once, passed without waiting and never caught.
+#[test]
+fn a_model_the_engine_would_misrun_is_refused_not_run() {
+    let apps = "tests/fixtures/apps";
+    let out = stdout_of(
+        cuga().args(["--apps-dir", apps, "validate", "expense_claim"]),
+        1,
+    );
+    insta::assert_snapshot!("validate_unsupported_elements", out);
+
+    let runs = tempfile::tempdir().unwrap();
+    let run_dir = runs.path().to_str().unwrap();
+    for engine in ["native", "flowable", "kogito"] {
+        let out = cuga()
+            .args(["--apps-dir", apps, "start", "expense_claim", "--no-model"])
+            .args(["--engine", engine, "--run-dir", run_dir])
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        for id in ["`review`", "`receipt`", "`payment_failed`"] {
+            assert!(err.contains(id), "{engine}: {id} not refused:\n{err}");
+        }
+        assert!(out.stdout.is_empty(), "{engine}: something ran");
+    }
+    let written: Vec<_> = std::fs::read_dir(runs.path()).unwrap().collect();
+    assert!(written.is_empty(), "a refused run left {written:?}");
+}
+
+/// A bare model is validated for the default engine: what it would refuse is a warning
+/// (an app may run the model on another engine).
+#[test]
+fn a_bare_model_warns_of_what_the_native_engine_would_refuse() {
+    let out = stdout_of(
+        cuga().args([
+            "validate",
+            "--json",
+            "tests/fixtures/apps/expense_claim/config/expense_claim.bpmn",
+        ]),
+        0,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let lines: Vec<(String, String, u64)> = doc["targets"][0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["severity"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let warned = |line| {
+        (
+            "engine::unsupported_element".to_string(),
+            "warning".to_string(),
+            line,
+        )
+    };
+    assert_eq!(lines, vec![warned(13), warned(18), warned(23)], "{out}");
+}

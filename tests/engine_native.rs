@@ -1296,10 +1296,48 @@ async fn an_unsupported_element_fails_the_run_before_anything_runs() {
     assert_eq!(ran.status(), RunStatus::Failed);
     assert_eq!(
         ran.message(),
-        "`x` is a <choreographyTask>, which the native engine cannot run"
+        "`x` cannot run on the native engine: it is a <choreographyTask>, which cannot run"
     );
     assert!(ran.path().is_empty());
     ran.assert_finished_once();
+}
+
+#[tokio::test]
+async fn an_error_end_event_fails_the_run_since_nothing_catches_it() {
+    let p = process(
+        r#"<startEvent id="s"/><task id="a"/>
+           <endEvent id="boom"><errorEventDefinition/></endEvent>"#,
+        "f1: s -> a, f2: a -> boom",
+    );
+    let ran = go(request(p, &[]), Harness::new()).await;
+
+    assert_eq!(ran.status(), RunStatus::Failed);
+    assert_eq!(
+        ran.message(),
+        "error end event `boom` raised a BPMN error that nothing catches"
+    );
+    assert_eq!(ran.path(), ["s", "a", "boom"]);
+    ran.assert_finished_once();
+}
+
+#[tokio::test]
+async fn a_message_catch_event_is_refused_not_passed() {
+    let p = process(
+        r#"<startEvent id="s"/>
+           <intermediateCatchEvent id="wait"><messageEventDefinition/></intermediateCatchEvent>
+           <task id="a"/><endEvent id="e"/>"#,
+        "f1: s -> wait, f2: wait -> a, f3: a -> e",
+    );
+    let ran = go(request(p, &[]), Harness::new()).await;
+
+    assert_eq!(ran.status(), RunStatus::Failed);
+    assert!(
+        ran.message()
+            .starts_with("`wait` cannot run on the native engine: it is a message catch event"),
+        "{}",
+        ran.message()
+    );
+    assert!(ran.path().is_empty());
 }
 
 #[tokio::test]

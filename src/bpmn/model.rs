@@ -69,6 +69,36 @@ pub struct Node {
     /// A timer event's `<timerEventDefinition>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer: Option<super::Timer>,
+    /// An activity's `<multiInstanceLoopCharacteristics>` or `<standardLoopCharacteristics>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub looping: Option<Looping>,
+}
+
+/// How an activity repeats, as its loop characteristics say.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Looping {
+    pub kind: LoopKind,
+    /// The loop characteristics element.
+    #[serde(skip)]
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopKind {
+    /// `<standardLoopCharacteristics>`: the activity repeats while a condition holds.
+    Standard,
+    /// `<multiInstanceLoopCharacteristics>`: one instance per item or per count.
+    MultiInstance { sequential: bool },
+}
+
+impl LoopKind {
+    pub fn tag(self) -> &'static str {
+        match self {
+            LoopKind::Standard => "standardLoopCharacteristics",
+            LoopKind::MultiInstance { .. } => "multiInstanceLoopCharacteristics",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -23,9 +23,9 @@ use quick_xml::reader::NsReader;
 
 use super::encoding::{decode, first_illegal_char, is_xml_char};
 use super::{
-    BpmnError, Condition, Document, EventDefinition, Flow, GatewayKind, Lane, MessageFlow, Node,
-    NodeKind, ParseErrors, Participant, Process, Property, SubProcessKind, TaskKind, Timer,
-    TimerKind,
+    BpmnError, Condition, Document, EventDefinition, Flow, GatewayKind, Lane, LoopKind, Looping,
+    MessageFlow, Node, NodeKind, ParseErrors, Participant, Process, Property, SubProcessKind,
+    TaskKind, Timer, TimerKind,
 };
 use crate::source::{SourceFile, Span};
 
@@ -680,6 +680,12 @@ impl<'t> Walker<'t> {
             "extensionElements" => Frame::Extension(owner, el.span.end()),
             "laneSet" => Frame::LaneSet(p),
             "sequenceFlow" => self.flow(p, parent, el),
+            "multiInstanceLoopCharacteristics" | "standardLoopCharacteristics" => {
+                if let Owner::Node(p, n) = owner {
+                    self.looping(p, n, el);
+                }
+                Frame::Skip
+            }
             "property" if parent.is_none() => {
                 self.property(p, el);
                 Frame::Skip
@@ -705,6 +711,10 @@ impl<'t> Walker<'t> {
         match el.local {
             "documentation" => self.text_frame(TextUse::Documentation(owner)),
             "extensionElements" => Frame::Extension(owner, el.span.end()),
+            "multiInstanceLoopCharacteristics" | "standardLoopCharacteristics" => {
+                self.looping(p, n, el);
+                Frame::Skip
+            }
             local => {
                 if let Some(definition) = event_definition(local)
                     && let Some(definitions) = definitions_mut(&mut node.kind)
@@ -721,6 +731,23 @@ impl<'t> Walker<'t> {
                 }
                 Frame::Skip
             }
+        }
+    }
+
+    /// Loop characteristics of node `n` (an activity).
+    fn looping(&mut self, p: usize, n: usize, el: &Element) {
+        let kind = if el.local == "standardLoopCharacteristics" {
+            LoopKind::Standard
+        } else {
+            LoopKind::MultiInstance {
+                sequential: el.boolean("isSequential").unwrap_or(false),
+            }
+        };
+        if let Some(node) = self.process_mut(p).and_then(|p| p.nodes.get_mut(n)) {
+            node.looping = Some(Looping {
+                kind,
+                span: el.span,
+            });
         }
     }
 
@@ -744,6 +771,7 @@ impl<'t> Walker<'t> {
             extension_elements: None,
             documentation: None,
             timer: None,
+            looping: None,
         });
         Frame::Node(p, process.nodes.len() - 1)
     }

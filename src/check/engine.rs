@@ -3,13 +3,10 @@
 //! ([`crate::engine::rewrite`]).
 
 use crate::app::{EngineKind, FlowConfig};
-use crate::bpmn::{Document, TimerKind, parse_date_time, parse_duration};
+use crate::bpmn::{Document, Process, TimerKind, parse_date_time, parse_duration};
 use crate::diag::Diagnostic;
 use crate::engine::rewrite::{self, UNREALISABLE};
-
-pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
-    check_for(config, doc, config.engine.kind)
-}
+use crate::engine::support;
 
 /// The checks for running the app on `engine` (which `start --engine` may choose).
 pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec<Diagnostic> {
@@ -59,7 +56,8 @@ pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec
         );
     }
     if let Some(process) = doc.main_process() {
-        for (id, why) in rewrite::unsupported(process) {
+        out.extend(unsupported_elements(doc, process, engine, name));
+        for (id, why) in rewrite::limits(process) {
             let span = process
                 .node(&id)
                 .map(|n| n.span)
@@ -77,13 +75,59 @@ pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec
     out
 }
 
-/// What the native engine cannot run as written: timers without a time, repeating timers,
-/// and times that are not ISO 8601.
-fn native(doc: &Document) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
+/// The elements `engine` would mis-run ([`support`]), each refused where it is written.
+fn unsupported_elements(
+    doc: &Document,
+    process: &Process,
+    engine: EngineKind,
+    name: &str,
+) -> Vec<Diagnostic> {
+    support::unsupported(process, engine)
+        .into_iter()
+        .map(|u| {
+            Diagnostic::error(
+                "engine::unsupported_element",
+                format!("`{}` cannot run on {name}: it is {}", u.id, u.why),
+            )
+            .at(&doc.source, u.span, "here".to_string())
+            .with_help(UNSUPPORTED_HELP)
+        })
+        .collect()
+}
+
+/// A model validated without an app: what the native engine (the default) would refuse,
+/// as warnings, since the app may run it on another engine.
+pub fn check_model(doc: &Document) -> Vec<Diagnostic> {
     let Some(process) = doc.main_process() else {
-        return out;
+        return Vec::new();
     };
+    support::unsupported(process, EngineKind::Native)
+        .into_iter()
+        .map(|u| {
+            Diagnostic::warning(
+                "engine::unsupported_element",
+                format!(
+                    "`{}` cannot run on the native engine: it is {}",
+                    u.id, u.why
+                ),
+            )
+            .at(&doc.source, u.span, "here".to_string())
+            .with_help(UNSUPPORTED_HELP)
+        })
+        .collect()
+}
+
+const UNSUPPORTED_HELP: &str = "cuga-flo refuses a model it would run differently from what it \
+     says; model the behaviour with the elements it runs (docs/validate.md lists them), or \
+     leave the element out";
+
+/// What the native engine cannot run as written: the elements it would mis-run, timers
+/// without a time, repeating timers, and times that are not ISO 8601.
+fn native(doc: &Document) -> Vec<Diagnostic> {
+    let Some(process) = doc.main_process() else {
+        return Vec::new();
+    };
+    let mut out = unsupported_elements(doc, process, EngineKind::Native, "the native engine");
     for node in &process.nodes {
         let Some(timer) = &node.timer else { continue };
         let span = if timer.span == Default::default() {

@@ -17,12 +17,18 @@ mod llm;
 mod refs;
 mod rules;
 
-use crate::app::LoadedApp;
+use crate::app::{EngineKind, LoadedApp};
 use crate::bpmn::Document;
 use crate::diag::{Diagnostic, Severity};
 
 /// Every problem in an app: what loading found, then the checks that loading made possible.
 pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
+    check_app_on(app, None)
+}
+
+/// [`check_app`] for running the app on `engine` (`start --engine`) instead of the
+/// config's engine: the engine checks are that engine's.
+pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnostic> {
     let mut diags = app.diagnostics.clone();
     if let Some(doc) = &app.bpmn {
         if let Some(process) = doc.main_process() {
@@ -34,7 +40,8 @@ pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
             diags.extend(conditions::check(Some(config), doc));
             diags.extend(rules::check(config, doc));
             diags.extend(llm::check(config, doc.main_process()));
-            diags.extend(engine::check(config, doc));
+            let engine = engine.unwrap_or(config.engine.kind);
+            diags.extend(engine::check_for(config, doc, engine));
         }
     } else if let Some(config) = &app.config {
         // No model: the checks that need none still run.
@@ -43,17 +50,6 @@ pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
     }
     sort(&mut diags);
     diags
-}
-
-/// What stops the app from running on `engine` when it is not the config's
-/// (`start --engine`): the engine checks for that engine.
-pub fn check_engine(app: &LoadedApp, engine: crate::app::EngineKind) -> Vec<Diagnostic> {
-    match (&app.config, &app.bpmn) {
-        (Some(config), Some(doc)) if config.engine.kind != engine => {
-            engine::check_for(config, doc, engine)
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// Every problem in a BPMN model on its own (`validate model.bpmn`).
@@ -65,6 +61,7 @@ pub fn check_model(doc: &Document) -> Vec<Diagnostic> {
         }
         diags.extend(graph::check_process(doc, process));
     }
+    diags.extend(engine::check_model(doc));
     diags.extend(conditions::check(None, doc));
     sort(&mut diags);
     diags

@@ -17,7 +17,7 @@ use crate::bridge::ControlPoints;
 use crate::bridge::mcp::{
     BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
 };
-use crate::check::{check_app, check_engine};
+use crate::check::check_app_on;
 use crate::engine::external::{ExternalEngine, ExternalSettings};
 use crate::engine::flowable::{FlowableEngine, FlowableSettings};
 use crate::engine::kogito::{KogitoEngine, KogitoSettings};
@@ -206,31 +206,43 @@ pub fn run_resumed(
         }
     };
     let loaded = load_app(&app);
-    let diags = check_app(&loaded);
+    let kind = loaded
+        .config
+        .as_ref()
+        .map(|config| engine_kind(config, args))
+        .transpose()?;
+    let diags = check_app_on(&loaded, kind);
     let errors: Vec<_> = diags.iter().filter(|d| d.is_error()).collect();
     if !errors.is_empty() {
         for d in &errors {
             eprint!("{}", style.diagnostic(d));
         }
-        return Err(UsageError::new(format!(
-            "app `{}` does not validate ({} errors)",
-            app.name,
-            errors.len()
-        ))
-        .with_help(format!(
-            "run `cuga-flo validate {}` for the details",
-            args.app
-        )));
+        let chosen = kind.filter(|k| loaded.config.as_ref().is_some_and(|c| c.engine.kind != *k));
+        return Err(match chosen {
+            Some(kind) => UsageError::new(format!(
+                "app `{}` cannot run on the {kind} engine ({} errors)",
+                app.name,
+                errors.len()
+            )),
+            None => UsageError::new(format!(
+                "app `{}` does not validate ({} errors)",
+                app.name,
+                errors.len()
+            ))
+            .with_help(format!(
+                "run `cuga-flo validate {}` for the details",
+                args.app
+            )),
+        });
     }
-    let config = loaded
-        .config
-        .as_ref()
-        .ok_or_else(|| UsageError::new("the app has no flow config"))?;
+    let (Some(config), Some(kind)) = (loaded.config.as_ref(), kind) else {
+        return Err(UsageError::new("the app has no flow config"));
+    };
     if let Some(r) = &resumed {
         same_app(&loaded, r)?;
     }
 
-    let engine = engine(&loaded, config, args, style)?;
+    let engine = engine(config, kind, args)?;
 
     let scenario = match &args.scenario {
         Some(name) => Some(scenario::load(&loaded.dir, name).map_err(UsageError::new)?),
@@ -615,14 +627,8 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
     );
 }
 
-/// The engine the run goes to: the config's, or `--engine` / `--engine-url`.
-fn engine(
-    loaded: &LoadedApp,
-    config: &FlowConfig,
-    args: &StartArgs,
-    style: Style,
-) -> Result<Arc<dyn WorkflowEngine>, UsageError> {
-    let app = &loaded.name;
+/// Which engine the run goes to: the config's, or `--engine` / `--engine-url`.
+fn engine_kind(config: &FlowConfig, args: &StartArgs) -> Result<EngineKind, UsageError> {
     let kind = match (args.engine, &args.engine_url) {
         (Some(EngineChoice::Native), _) => EngineKind::Native,
         (Some(EngineChoice::Flowable), _) => EngineKind::Flowable,
@@ -639,20 +645,15 @@ fn engine(
         )
         .with_help("leave out --engine native, or pass --engine mcp or --engine flowable"));
     }
-    // Another engine than the config's: what that engine cannot run.
-    let errors: Vec<_> = check_engine(loaded, kind)
-        .into_iter()
-        .filter(|d| d.is_error())
-        .collect();
-    if !errors.is_empty() {
-        for d in &errors {
-            eprint!("{}", style.diagnostic(d));
-        }
-        return Err(UsageError::new(format!(
-            "app `{app}` cannot run on the {kind} engine ({} errors)",
-            errors.len()
-        )));
-    }
+    Ok(kind)
+}
+
+/// The engine of `kind`, set up from the config and the command line.
+fn engine(
+    config: &FlowConfig,
+    kind: EngineKind,
+    args: &StartArgs,
+) -> Result<Arc<dyn WorkflowEngine>, UsageError> {
     let url = args.engine_url.as_deref();
     match kind {
         EngineKind::Native => Ok(Arc::new(NativeEngine::new())),

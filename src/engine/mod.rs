@@ -10,6 +10,7 @@ pub mod kogito;
 pub mod native;
 pub(crate) mod pull;
 pub mod rewrite;
+pub mod support;
 pub(crate) mod topology;
 
 use std::sync::{Arc, LazyLock};

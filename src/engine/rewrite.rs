@@ -15,10 +15,11 @@
 //!   `cuga_hookgw__F` → T, with a branch to a terminate end event `cuga_terminate__F`
 //!   taken when the hook sets `cugaHookN` to `terminate`. `F` keeps its id (and the
 //!   source side), so the hook still fires where the model says;
-//! - events: timers, messages and signals do not wait (as on the native engine): catch and
-//!   throw events become none intermediate events, start events none start events, end
-//!   events none (or terminate) end events; a link throw flows to its catch. Boundary
-//!   events and event sub-processes never fire on the native engine and are left out.
+//! - events: throw events become none intermediate events, start events none start
+//!   events, end events none (or terminate) end events; a link throw flows to its catch.
+//!   Elements whose semantics the rewrite does not carry (catch events that wait, boundary
+//!   events, event sub-processes, multi-instance activities, ...) are refused before a
+//!   rewrite is made ([`super::support`]).
 //!
 //! [`Rewritten::roles`] maps each worker back to what it stands for.
 
@@ -189,8 +190,22 @@ pub fn xml_escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Why a model cannot be rewritten, per element: `(element id, reason)`.
+/// Why a model cannot run on a BPM engine, per element: `(element id, reason)`: the
+/// elements whose semantics the rewrite does not carry ([`super::support`]) and
+/// [`limits`].
 pub fn unsupported(process: &Process) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> =
+        super::support::unsupported(process, crate::app::EngineKind::Flowable)
+            .into_iter()
+            .map(|u| (u.id, u.why))
+            .collect();
+    out.extend(limits(process));
+    out
+}
+
+/// What the rewrite itself cannot do: ids in cuga-flo's reserved prefix, several start
+/// events.
+pub fn limits(process: &Process) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut starts = 0;
     for node in &process.nodes {
@@ -200,20 +215,11 @@ pub fn unsupported(process: &Process) -> Vec<(String, String)> {
                 format!("ids starting with `{PREFIX}` are reserved for what cuga-flo adds"),
             ));
         }
-        match &node.kind {
-            NodeKind::SubProcess(SubProcessKind::AdHoc) => out.push((
-                node.id.clone(),
-                "an ad-hoc sub-process runs differently on a BPM engine".to_string(),
-            )),
-            NodeKind::Unsupported { tag } => {
-                out.push((node.id.clone(), format!("`{tag}` cannot run")));
-            }
-            NodeKind::StartEvent { .. }
-                if node.parent.is_none() && !in_event_subprocess(process, node) =>
-            {
-                starts += 1;
-            }
-            _ => {}
+        if matches!(node.kind, NodeKind::StartEvent { .. })
+            && node.parent.is_none()
+            && !in_event_subprocess(process, node)
+        {
+            starts += 1;
         }
     }
     for flow in &process.flows {

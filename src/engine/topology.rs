@@ -254,13 +254,6 @@ impl Topology {
         self.index.flows.find(&self.flows, flow_id, id).next()
     }
 
-    /// The first element the engine cannot run, if any.
-    pub fn unsupported(&self) -> Option<&LiveNode> {
-        self.nodes
-            .iter()
-            .find(|n| matches!(n.kind, NodeKind::Unsupported { .. }))
-    }
-
     /// Whether `node` is nested (at any depth) in the sub-process `container`.
     pub fn is_inside(&self, node: &str, container: &str) -> bool {
         let mut at = self.node(node).and_then(|n| n.parent.clone());

@@ -49,20 +49,22 @@
 //!   next activation (loops). A token that jumps onto a join (`skip_to`) waits there like
 //!   one that arrived along a flow. An exclusive or event-based gateway with several
 //!   incoming flows merges: it passes each token on.
-//! - **Embedded sub-process**, transaction, ad-hoc sub-process: entering one starts a
-//!   token at each of its none start events (else at each of its start events; with none,
-//!   at each child nothing flows into). When no token is left inside, the sub-process
-//!   completes and its token leaves on its outgoing flows. **Event sub-processes** are
-//!   never started (no event triggers them).
-//! - **Intermediate events** (catch and throw of any kind) pass the token on: a timer
-//!   does not wait, a message is not awaited. A **link throw** event continues at the
-//!   link catch event of the same name in the same scope (no such catch: the run fails).
-//!   **Boundary events** never trigger (there are no errors or timers here).
+//! - **Embedded sub-process** and transaction: entering one starts a token at each of its
+//!   none start events (else at each child nothing flows into). When no token is left
+//!   inside, the sub-process completes and its token leaves on its outgoing flows.
+//! - **Timers** (intermediate catch and boundary, interrupting or not) wait
+//!   ([`timers`]). A **link throw** event continues at the link catch event of the same
+//!   name in the same scope (no such catch: the run fails). Other throw events (message,
+//!   signal, escalation) pass the token on: nothing in a run catches them yet.
 //! - **End event**: the token ends. A **terminate** end event at process level ends the
 //!   run `Terminated` ("terminate end event <id>") and discards every token; inside a
-//!   sub-process it ends only that instance's tokens, and the sub-process completes.
-//! - **Unsupported** elements: a process holding one fails at once, before any node is
-//!   entered (`validate` rejects such processes anyway).
+//!   sub-process it ends only that instance's tokens, and the sub-process completes. An
+//!   **error** end event fails the run (nothing catches a BPMN error yet).
+//! - **Unsupported** elements ([`crate::engine::support`]: multi-instance and loop
+//!   activities, event and ad-hoc sub-processes, message, signal and conditional catch
+//!   events, receive tasks, non-timer boundary events, call activities that name a
+//!   process, compensation): a process holding one fails at once, before any node is
+//!   entered (`validate` and `start` refuse such processes).
 //!
 //! The run ends when no token is left: `Completed`, unless it was terminated or failed.
 //! Tokens left waiting at a join that can never fire, with nothing moving, fail the run

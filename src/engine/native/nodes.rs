@@ -7,7 +7,7 @@ use serde_json::Map;
 
 use super::run::{Run, Step};
 use super::tokens::{At, ROOT, ScopeId, TokenId};
-use crate::bpmn::{GatewayKind, NodeKind, SubProcessKind};
+use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, SubProcessKind};
 use crate::engine::EngineError;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
@@ -104,7 +104,7 @@ impl Run {
                 self.start_boundary_timers(token, &live.id)
             }
             NodeKind::IntermediateCatchEvent { definitions }
-                if definitions.contains(&crate::bpmn::EventDefinition::Timer) =>
+                if definitions.contains(&EventDefinition::Timer) =>
             {
                 self.start_timer(token, &live, None)
             }
@@ -126,6 +126,14 @@ impl Run {
             }
             NodeKind::EndEvent { .. } if live.is_terminate_end() => {
                 self.terminate_end(token, &live);
+                Ok(())
+            }
+            // Nothing catches a BPMN error on this engine yet (error boundaries and event
+            // sub-processes are refused), so an error end event fails the run.
+            NodeKind::EndEvent { definitions } if definitions.contains(&EventDefinition::Error) => {
+                self.fail(format!(
+                    "error end event `{node}` raised a BPMN error that nothing catches"
+                ));
                 Ok(())
             }
             NodeKind::EndEvent { .. } => {

@@ -21,7 +21,9 @@ use super::calls::Answer;
 use super::joins::JoinState;
 use super::replay::{Asked, Replay};
 use super::tokens::{At, ROOT, ScopeId, TokenId, Tokens};
+use crate::app::EngineKind;
 use crate::bridge::{ControlPoints, NewTask};
+use crate::engine::support;
 use crate::engine::topology::Topology;
 use crate::engine::{DEFAULT_STEP_BUDGET, EngineError, RunOutcome, RunRequest};
 use crate::journal::{Event, EventSink};
@@ -440,13 +442,19 @@ impl Run {
     /// Put a token on each process-level start node, unless the process holds an element
     /// the engine cannot run.
     fn start(&mut self) {
-        if let Some(node) = self.topology.unsupported() {
-            let message = format!(
-                "`{}` is a <{}>, which the native engine cannot run",
-                node.id,
-                node.kind.tag()
-            );
-            self.fail(message);
+        // `validate` refuses these; a caller that did not validate gets a failed run
+        // rather than a mis-run one.
+        let refused = support::unsupported(&self.request.process, EngineKind::Native);
+        if let Some(first) = refused.first() {
+            self.fail(format!(
+                "`{}` cannot run on the native engine: it is {}{}",
+                first.id,
+                first.why,
+                match refused.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more element(s) cannot)", n - 1),
+                }
+            ));
             return;
         }
         let starts = self.topology.start_nodes(None);

@@ -1,0 +1,350 @@
+//! What each engine can run: the one list of BPMN elements whose semantics an engine does
+//! not implement yet. A model that uses one is refused (`validate`, `start` and the
+//! engine itself) instead of being mis-run: a multi-instance review run once, a message
+//! event passed without waiting, an error boundary that can never trigger.
+//!
+//! The native engine runs sequences, every gateway kind, embedded and transaction
+//! sub-processes, terminate, link and error end events, and timers (catch and boundary,
+//! not repeating; [`crate::check`] checks their times). Flowable and Kogito run the model
+//! as [`super::rewrite`] rewrites it, which turns every event into a none event: no
+//! timer, boundary event or event sub-process reaches them yet.
+//!
+//! Throw events that nothing in the run catches (message, signal and escalation throws
+//! and ends) pass on every engine: with every catching element refused, passing is what
+//! the model means within a run.
+
+use crate::app::EngineKind;
+use crate::bpmn::{EventDefinition, LoopKind, Node, NodeKind, Process, SubProcessKind, TaskKind};
+use crate::source::Span;
+
+/// An element the engine would mis-run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported {
+    /// The element's id.
+    pub id: String,
+    /// Where it is written (its start tag, or its loop characteristics).
+    pub span: Span,
+    /// What it is and what the engine would do with it instead.
+    pub why: String,
+}
+
+/// How an engine runs a model: its own semantics, or pulled through the rewrite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Executor {
+    Native,
+    Pulled,
+}
+
+/// The elements of `process` that `engine` cannot run as the model means. An engine
+/// reached over MCP says itself what it runs: nothing is refused for it here.
+pub fn unsupported(process: &Process, engine: EngineKind) -> Vec<Unsupported> {
+    let executor = match engine {
+        EngineKind::Native => Executor::Native,
+        EngineKind::Flowable | EngineKind::Kogito => Executor::Pulled,
+        EngineKind::Mcp => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for node in &process.nodes {
+        // What an event or ad-hoc sub-process holds is reported once, at the sub-process.
+        if inside_refused_scope(process, node) {
+            continue;
+        }
+        if let Some(why) = element_problem(node, executor) {
+            out.push(Unsupported {
+                id: node.id.clone(),
+                span: node.span,
+                why,
+            });
+        }
+        if let Some(looping) = &node.looping {
+            let why = match looping.kind {
+                LoopKind::MultiInstance { sequential } => format!(
+                    "a {} multi-instance activity: the engine would run it once, not once per item",
+                    if sequential { "sequential" } else { "parallel" }
+                ),
+                LoopKind::Standard => "a loop activity (standardLoopCharacteristics): the engine \
+                                       would run it once"
+                    .to_string(),
+            };
+            out.push(Unsupported {
+                id: node.id.clone(),
+                span: looping.span,
+                why,
+            });
+        }
+    }
+    out
+}
+
+/// What `node`'s kind means that `executor` does not do.
+fn element_problem(node: &Node, executor: Executor) -> Option<String> {
+    let pulled = executor == Executor::Pulled;
+    let first = |definitions: &[EventDefinition], refused: &dyn Fn(EventDefinition) -> bool| {
+        definitions.iter().copied().find(|d| refused(*d))
+    };
+    match &node.kind {
+        NodeKind::SubProcess(SubProcessKind::Embedded {
+            triggered_by_event: true,
+        }) => Some("an event sub-process: nothing would ever start it".to_string()),
+        NodeKind::SubProcess(SubProcessKind::AdHoc) => Some(
+            "an ad-hoc sub-process: its activities would not run in the order a performer picks"
+                .to_string(),
+        ),
+        NodeKind::CallActivity {
+            called_element: Some(called),
+        } => Some(format!(
+            "a call activity: it would not call `{called}`; a task agent would be asked instead"
+        )),
+        NodeKind::Task(TaskKind::Receive) => Some(
+            "a receive task: it waits for a message, which cannot be delivered to a run yet; a \
+             task agent would be asked instead"
+                .to_string(),
+        ),
+        NodeKind::IntermediateCatchEvent { definitions } => first(definitions, &|d| {
+            matches!(
+                d,
+                EventDefinition::Message | EventDefinition::Signal | EventDefinition::Conditional
+            ) || (pulled && d == EventDefinition::Timer)
+        })
+        .map(|d| {
+            format!(
+                "{} catch event: the run would pass it without waiting",
+                a(definition_name(d))
+            )
+        }),
+        NodeKind::BoundaryEvent { definitions, .. } => {
+            match first(definitions, &|d| pulled || d != EventDefinition::Timer) {
+                Some(d) => Some(format!(
+                    "{} boundary event: it would never trigger",
+                    a(definition_name(d))
+                )),
+                None if definitions.is_empty() => {
+                    Some("a boundary event with no event definition: it would never trigger".into())
+                }
+                None => None,
+            }
+        }
+        NodeKind::StartEvent { definitions, .. } if node.parent.is_some() => {
+            first(definitions, &|_| true).map(|d| {
+                format!(
+                    "{} start event in a sub-process: the sub-process would start without it",
+                    a(definition_name(d))
+                )
+            })
+        }
+        NodeKind::EndEvent { definitions } | NodeKind::IntermediateThrowEvent { definitions } => {
+            first(definitions, &|d| {
+                matches!(d, EventDefinition::Compensate | EventDefinition::Cancel)
+                    || (pulled && d == EventDefinition::Error)
+            })
+            .map(|d| match d {
+                EventDefinition::Compensate => {
+                    "a compensation event: compensation is not run".to_string()
+                }
+                EventDefinition::Cancel => {
+                    "a cancel end event: the transaction would not be cancelled".to_string()
+                }
+                _ => "an error end event: the run would complete instead of raising the error"
+                    .to_string(),
+            })
+        }
+        NodeKind::Unsupported { tag } => Some(format!("a <{tag}>, which cannot run")),
+        _ => None,
+    }
+}
+
+/// Whether `node` lies in an event or ad-hoc sub-process (reported at the sub-process).
+fn inside_refused_scope(process: &Process, node: &Node) -> bool {
+    let mut parent = node.parent.as_deref();
+    while let Some(id) = parent {
+        let Some(p) = process.nodes.iter().find(|n| n.id == id) else {
+            return false;
+        };
+        if matches!(
+            p.kind,
+            NodeKind::SubProcess(
+                SubProcessKind::Embedded {
+                    triggered_by_event: true
+                } | SubProcessKind::AdHoc
+            )
+        ) {
+            return true;
+        }
+        parent = p.parent.as_deref();
+    }
+    false
+}
+
+/// `name` with its indefinite article.
+fn a(name: &str) -> String {
+    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {name}")
+}
+
+fn definition_name(d: EventDefinition) -> &'static str {
+    match d {
+        EventDefinition::Message => "message",
+        EventDefinition::Timer => "timer",
+        EventDefinition::Error => "error",
+        EventDefinition::Signal => "signal",
+        EventDefinition::Escalation => "escalation",
+        EventDefinition::Compensate => "compensation",
+        EventDefinition::Conditional => "conditional",
+        EventDefinition::Link => "link",
+        EventDefinition::Cancel => "cancel",
+        EventDefinition::Terminate => "terminate",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpmn::parse;
+
+    fn refused(body: &str, engine: EngineKind) -> Vec<String> {
+        let xml = format!(
+            r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"><process id="p" isExecutable="true">{body}</process></definitions>"#
+        );
+        let doc = parse(std::path::Path::new("m.bpmn"), xml.as_bytes()).expect("parses");
+        unsupported(doc.main_process().unwrap(), engine)
+            .into_iter()
+            .map(|u| format!("{}: {}", u.id, u.why))
+            .collect()
+    }
+
+    /// Each element the engines would mis-run, and what each says about it.
+    #[test]
+    fn catalogue() {
+        use EngineKind::{Flowable, Native};
+        let cases: &[(&str, EngineKind, &[&str])] = &[
+            (r#"<task id="a"/>"#, Native, &[]),
+            (r#"<receiveTask id="r"/>"#, Native, &["r: a receive task"]),
+            (
+                r#"<callActivity id="c" calledElement="other"/>"#,
+                Native,
+                &["c: a call activity: it would not call `other`"],
+            ),
+            (r#"<callActivity id="c"/>"#, Native, &[]),
+            (
+                r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"/></userTask>"#,
+                Native,
+                &["m: a sequential multi-instance activity"],
+            ),
+            (
+                r#"<subProcess id="s"><multiInstanceLoopCharacteristics/><task id="in"/></subProcess>"#,
+                Native,
+                &["s: a parallel multi-instance activity"],
+            ),
+            (
+                r#"<task id="l"><standardLoopCharacteristics/></task>"#,
+                Native,
+                &["l: a loop activity"],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                Native,
+                &["e: an event sub-process"],
+            ),
+            (
+                r#"<adHocSubProcess id="h"><task id="ht"/></adHocSubProcess>"#,
+                Native,
+                &["h: an ad-hoc sub-process"],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
+                Native,
+                &["m: a message catch event"],
+            ),
+            (
+                r#"<intermediateCatchEvent id="s"><signalEventDefinition/></intermediateCatchEvent>"#,
+                Native,
+                &["s: a signal catch event"],
+            ),
+            (
+                r#"<intermediateCatchEvent id="c"><conditionalEventDefinition/></intermediateCatchEvent>"#,
+                Native,
+                &["c: a conditional catch event"],
+            ),
+            (
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
+                Native,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
+                Flowable,
+                &["t: a timer catch event"],
+            ),
+            (
+                r#"<intermediateCatchEvent id="k"><linkEventDefinition/></intermediateCatchEvent>"#,
+                Flowable,
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><errorEventDefinition/></boundaryEvent>"#,
+                Native,
+                &["b: an error boundary event"],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition/></boundaryEvent>"#,
+                Native,
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition/></boundaryEvent>"#,
+                Flowable,
+                &["b: a timer boundary event"],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"/>"#,
+                Native,
+                &["b: a boundary event with no event definition"],
+            ),
+            (
+                r#"<endEvent id="x"><errorEventDefinition/></endEvent>"#,
+                Native,
+                &[],
+            ),
+            (
+                r#"<endEvent id="x"><errorEventDefinition/></endEvent>"#,
+                Flowable,
+                &["x: an error end event"],
+            ),
+            (
+                r#"<intermediateThrowEvent id="x"><compensateEventDefinition/></intermediateThrowEvent>"#,
+                Native,
+                &["x: a compensation event"],
+            ),
+            (
+                r#"<intermediateThrowEvent id="x"><signalEventDefinition/></intermediateThrowEvent>"#,
+                Native,
+                &[],
+            ),
+            (
+                r#"<startEvent id="s"><messageEventDefinition/></startEvent>"#,
+                Native,
+                &[],
+            ),
+            (
+                r#"<subProcess id="sp"><startEvent id="s"><messageEventDefinition/></startEvent></subProcess>"#,
+                Native,
+                &["s: a message start event in a sub-process"],
+            ),
+            (r#"<receiveTask id="r"/>"#, EngineKind::Mcp, &[]),
+        ];
+        for (body, engine, expected) in cases {
+            let got = refused(body, *engine);
+            assert_eq!(got.len(), expected.len(), "{body} on {engine:?}: {got:?}");
+            for (got, want) in got.iter().zip(expected.iter()) {
+                assert!(
+                    got.starts_with(want),
+                    "{body} on {engine:?}: {got} (want {want}…)"
+                );
+            }
+        }
+    }
+}
