@@ -83,6 +83,7 @@ fn config(on_denied: &str, task_policy: &str) -> String {
 
 variables:
   credit_score: 0.0
+  rejection_reason: ""
 
 tasks:
   - id: Task_check
@@ -132,6 +133,7 @@ hooks:
     policy: ../policies/hook.md
     instruction: "Screen the application"
     allowed_targets: [Task_reject, Task_review]
+    may_set: [rejection_reason]
     insertable_tasks:
       - {{id: Task_legal, name: "Legal review", instruction: "Review the legal risk"}}
   - id: static_skip
@@ -147,6 +149,10 @@ hooks:
     action: skip_node
   - id: open_hook
     location: Flow_2
+    policy: ../policies/hook.md
+    allowed_targets: any
+  - id: closed_hook
+    location: Flow_5
     policy: ../policies/hook.md
 "#
     )
@@ -267,10 +273,19 @@ fn ctx(element: &str, vars: Value) -> ControlPointContext {
 
 fn hook_ctx(hook: &str, flow: &str, vars: Value, executed: &[&str]) -> ControlPointContext {
     let mut c = ctx(hook, vars);
+    // The flow's ends as the model says (the engine fills the edge so).
+    let attr = |tag: &str, name: &str| -> String {
+        let at = tag.find(&format!("{name}=\"")).expect("attribute") + name.len() + 2;
+        tag[at..].split('"').next().unwrap().to_string()
+    };
+    let tag = BPMN
+        .split("<sequenceFlow ")
+        .find(|t| t.starts_with(&format!("id=\"{flow}\"")))
+        .unwrap_or("id=\"?\" sourceRef=\"Start\" targetRef=\"Task_check\"");
     c.edge = Some(EdgeInfo {
         id: flow.into(),
-        source: "Start".into(),
-        target: "Task_check".into(),
+        source: attr(tag, "sourceRef"),
+        target: attr(tag, "targetRef"),
         name: None,
         condition: None,
     });
@@ -1005,7 +1020,32 @@ async fn the_live_model_from_the_context_is_used_for_targets() {
 }
 
 #[tokio::test]
-async fn without_allowed_targets_any_node_not_yet_executed_may_be_named() {
+async fn without_allowed_targets_no_node_is_offered_or_accepted() {
+    let app = app();
+    let (a, rec) = recording_agent(
+        &app,
+        json!({"closed_hook": {"action": "skip_to", "target": "End"}}),
+    );
+    let c = hook_ctx(
+        "closed_hook",
+        "Flow_5",
+        json!({}),
+        &["Start", "Task_check", "Task_gold"],
+    );
+    let d = a.evaluate_hook("closed_hook", c).await.unwrap();
+    assert_eq!(d.action, HookAction::Continue);
+    assert_eq!(d.denied, Some(HookAction::SkipTo));
+    assert!(d.reason.unwrap().contains("lists no `allowed_targets`"));
+    let hooks = rec.hooks.lock().unwrap();
+    assert!(hooks[0].allowed_targets.is_empty());
+    assert_eq!(
+        hooks[0].permitted,
+        vec![HookAction::Continue, HookAction::Terminate]
+    );
+}
+
+#[tokio::test]
+async fn allowed_targets_any_offers_every_node_not_yet_executed_but_events() {
     let app = app();
     let (a, rec) = recording_agent(
         &app,
@@ -1032,6 +1072,10 @@ async fn without_allowed_targets_any_node_not_yet_executed_may_be_named() {
     assert!(req.allowed_targets.contains(&"Task_gold".to_string()));
     assert!(!req.allowed_targets.contains(&"Task_check".to_string()));
     assert!(!req.allowed_targets.contains(&"Start".to_string()));
+    assert!(!req.allowed_targets.contains(&"End".to_string()));
+    // Flow_2 goes to Gw_credit: listed (for remove_node and swap_nodes), never a skip_to
+    assert_eq!(req.flow_target.as_deref(), Some("Gw_credit"));
+    assert!(!req.skip_targets().any(|t| t == "Gw_credit"));
     assert_eq!(
         req.permitted,
         vec![

@@ -334,11 +334,19 @@ pub struct HookConfig {
     pub enabled: bool,
     pub instruction: Option<Located<String>>,
     pub human_consultation: Option<Located<String>>,
-    /// Nodes a reasoned skip_to / swap_nodes / remove_node may name (empty: any node not
-    /// yet executed).
+    /// Nodes a reasoned skip_to / swap_nodes / remove_node may name (empty: none, unless
+    /// `any_target`).
     pub allowed_targets: Vec<Located<String>>,
+    /// `allowed_targets: any`: the explicit opt-in to offering every node not yet run
+    /// (never a start or end event, nor a skip_to to the hooked flow's own target).
+    pub any_target: Option<Span>,
+    /// Whether `allowed_targets:` is written at all (`[]` says "none" on purpose).
+    pub targets_declared: bool,
     /// Tasks a reasoned add_node may insert.
     pub insertable_tasks: Vec<TaskSpec>,
+    /// The variables a reasoned answer's `state_updates` may set (`may_set:`); nothing
+    /// else.
+    pub may_set: Vec<Located<String>>,
     /// The hook's own model settings.
     pub llm: Option<LlmConfig>,
     pub on_failure: Option<Located<OnFailure>>,

@@ -523,6 +523,8 @@ fn offered_lines(q: &Question) -> Vec<String> {
             actions,
             targets,
             insertable,
+            settable,
+            ..
         } => {
             let mut lines: Vec<String> = actions
                 .iter()
@@ -534,6 +536,13 @@ fn offered_lines(q: &Question) -> Vec<String> {
             }
             if !insertable.is_empty() {
                 lines.push(format!("insertable tasks: {}", insertable.join(", ")));
+            }
+            if !settable.is_empty() {
+                let vars: Vec<String> = settable
+                    .iter()
+                    .map(|s| format!("--set {}=<{}>", s.name, s.kind.described()))
+                    .collect();
+                lines.push(format!("state updates: {}", vars.join(" ")));
             }
             lines
         }

@@ -5,24 +5,28 @@
 //! 2. A disabled hook proceeds (nobody decides).
 //! 3. A guard (`condition`) that is not TRUE (FALSE or UNKNOWN) proceeds without asking.
 //! 4. A hook with a policy asks the reasoner, offering the permitted actions it can take
-//!    now (`continue` always), the allowed targets (the config's `allowed_targets`, else
-//!    every node not yet executed) and the insertable tasks. A hook without a policy takes its static `action:` (default
-//!    `continue`).
+//!    now (`continue` always), the targets (safe by default: the hook's `allowed_targets`
+//!    only; every node but start and end events only with the explicit
+//!    `allowed_targets: any`; never, for skip_to, the hooked flow's own target, which is
+//!    `continue`), the insertable tasks and the variables `state_updates` may set (its
+//!    `may_set`, typed by their defaults). A hook without a policy takes its static
+//!    `action:` (default `continue`).
 //! 5. The decision is checked, whichever engine runs the process and whoever decided:
 //!    - the action must be permitted (`action_permissions`; `continue` always is). A denied
 //!      action becomes `continue` with `denied` set, its state updates dropped, and
 //!      `fail_run` when `on_denied: fail`;
-//!    - skip_to / remove_node / swap_nodes targets must be in `allowed_targets` when the
-//!      hook lists them, must not have been executed, and must be nodes of the process;
+//!    - a reasoned skip_to / remove_node / swap_nodes must name offered targets; any
+//!      target must be a node of the process not yet executed;
 //!    - a reasoned add_node must name one of the hook's `insertable_tasks` (a reasoner
 //!      never invents a process step); a static add_node carries its task in full. The
-//!      task's id must not be a node of the process already.
+//!      task's id must not be a node of the process already;
+//!    - `state_updates` set only the hook's `may_set` variables, each with a value of its
+//!      declared default's type.
 //!
 //!    A decision failing these checks is treated like a denial, with the reason
 //!    `invalid answer: ...` (or `invalid action: ...` for a static action).
 //!
-//! State updates are data only: any variable may be set, and nothing in them changes what
-//! the hook is permitted to do.
+//! State updates are data only: nothing in them changes what the hook is permitted to do.
 
 use std::sync::Arc;
 
@@ -32,7 +36,7 @@ use crate::bridge::{
 };
 use crate::expr::Truth;
 use crate::reason::{AddTask, CallLog, HookAnswer, HookRequest, ReasonError};
-use crate::vocab::{Decider, HookAction};
+use crate::vocab::{Decider, HookAction, Settable, VarKind, check_state_updates};
 
 use super::{FlowAgent, Trace, context, cp_error};
 
@@ -70,22 +74,37 @@ pub(crate) async fn evaluate(
         }
     }
 
-    let check = Check {
-        agent,
-        hook,
-        model: context::known_model(&ctx, agent.model()),
-        executed: ctx.executed.clone(),
-    };
-    if hook.policy.is_none() {
-        return Ok(check.validate(static_answer(hook), false));
-    }
-
     let flow_id = hook
         .location
         .as_ref()
         .map(|l| l.value.clone())
         .or_else(|| ctx.edge.as_ref().map(|e| e.id.clone()))
         .unwrap_or_else(|| hook.id.value.clone());
+    let model = context::known_model(&ctx, agent.model());
+    let flow_target = ctx
+        .edge
+        .as_ref()
+        .filter(|e| e.id == flow_id)
+        .map(|e| e.target.clone())
+        .or_else(|| {
+            model
+                .flows
+                .iter()
+                .find(|f| f.id == flow_id)
+                .map(|f| f.target.clone())
+        });
+    let check = Check {
+        agent,
+        hook,
+        model,
+        executed: ctx.executed.clone(),
+        flow_target,
+        settable: settable(agent, hook),
+    };
+    if hook.policy.is_none() {
+        return Ok(check.validate(static_answer(hook), false));
+    }
+
     let name = ctx
         .edge
         .as_ref()
@@ -110,6 +129,8 @@ pub(crate) async fn evaluate(
             .or_else(|| ctx.instruction.clone()),
         permitted: check.offered_actions(),
         allowed_targets: check.open_targets(),
+        flow_target: check.flow_target.clone(),
+        settable: check.settable.clone(),
         insertable_tasks: hook.insertable_tasks.iter().map(new_task).collect(),
         context: ctx,
         calls: CallLog::default(),
@@ -180,6 +201,20 @@ fn new_task(spec: &TaskSpec) -> NewTask {
     }
 }
 
+/// The variables a hook's answer may set: its `may_set`, typed by their declared defaults.
+fn settable(agent: &FlowAgent, hook: &HookConfig) -> Vec<Settable> {
+    hook.may_set
+        .iter()
+        .map(|name| Settable {
+            name: name.value.clone(),
+            kind: agent
+                .config
+                .variable(&name.value)
+                .map_or(VarKind::Any, |v| VarKind::of(&v.default)),
+        })
+        .collect()
+}
+
 /// What a hook's decision is checked against.
 struct Check<'a> {
     agent: &'a FlowAgent,
@@ -187,16 +222,23 @@ struct Check<'a> {
     /// The live model (no nodes when nothing is known of it).
     model: Arc<ModelSummary>,
     executed: Vec<String>,
+    /// Where the hooked flow goes: skip_to there is `continue`, never offered.
+    flow_target: Option<String>,
+    /// What `state_updates` may set.
+    settable: Vec<Settable>,
 }
 
 impl Check<'_> {
-    /// The nodes a skip_to / remove_node / swap_nodes may name now.
+    /// The nodes a skip_to / remove_node / swap_nodes may name now: the hook's
+    /// `allowed_targets` not yet executed; with `allowed_targets: any`, every node not yet
+    /// executed but start and end events; without either, none (safe by default).
     fn open_targets(&self) -> Vec<String> {
         let open = |id: &String| !self.executed.contains(id);
-        if self.hook.allowed_targets.is_empty() {
+        if self.hook.any_target.is_some() {
             self.model
                 .nodes
                 .iter()
+                .filter(|n| !matches!(n.kind.as_str(), "startEvent" | "endEvent"))
                 .map(|n| &n.id)
                 .filter(|id| open(id))
                 .cloned()
@@ -215,13 +257,18 @@ impl Check<'_> {
     /// The actions a reasoner is offered: those permitted (`continue` always) that the
     /// hook can take now (targets left to name, tasks to insert).
     fn offered_actions(&self) -> Vec<HookAction> {
-        let targets = self.open_targets().len();
+        let targets = self.open_targets();
+        let skip_targets = targets
+            .iter()
+            .filter(|t| Some(*t) != self.flow_target.as_ref())
+            .count();
         HookAction::ALL
             .into_iter()
             .filter(|a| *a == HookAction::Continue || self.agent.config.permissions.allows(*a))
             .filter(|a| match a {
-                HookAction::SkipTo | HookAction::RemoveNode => targets > 0,
-                HookAction::SwapNodes => targets > 1,
+                HookAction::SkipTo => skip_targets > 0,
+                HookAction::RemoveNode => !targets.is_empty(),
+                HookAction::SwapNodes => targets.len() > 1,
                 HookAction::AddNode => !self.hook.insertable_tasks.is_empty(),
                 _ => true,
             })
@@ -272,7 +319,12 @@ impl Check<'_> {
                 let Some(target) = answer.target.clone() else {
                     return invalid(format!("`{asked}` names no target"));
                 };
-                if let Err(why) = self.target_ok(&target) {
+                if asked == HookAction::SkipTo && self.flow_target.as_ref() == Some(&target) {
+                    return invalid(format!(
+                        "`{target}` is where the flow goes anyway: that is `continue`, not a skip"
+                    ));
+                }
+                if let Err(why) = self.target_ok(&target, reasoned) {
                     return invalid(why);
                 }
                 decision.target = Some(target);
@@ -284,7 +336,10 @@ impl Check<'_> {
                 if a == b {
                     return invalid(format!("`swap_nodes` names `{a}` twice"));
                 }
-                if let Err(why) = self.target_ok(&a).and_then(|()| self.target_ok(&b)) {
+                if let Err(why) = self
+                    .target_ok(&a, reasoned)
+                    .and_then(|()| self.target_ok(&b, reasoned))
+                {
                     return invalid(why);
                 }
                 decision.swap = Some((a, b));
@@ -295,24 +350,49 @@ impl Check<'_> {
             },
             HookAction::Continue | HookAction::SkipNode | HookAction::Terminate => {}
         }
+        if let Err(why) = check_state_updates(&self.settable, &answer.state_updates) {
+            return invalid(format!(
+                "{why} (a hook sets only the variables of its `may_set`)"
+            ));
+        }
         decision.state_updates = answer.state_updates;
         decision
     }
 
-    fn target_ok(&self, target: &str) -> Result<(), String> {
+    /// A target a decision names: for a reasoned answer, one the hook offers (its
+    /// `allowed_targets`, or with `allowed_targets: any` a node that is neither a start
+    /// nor an end event); for any decision, a node of the process not yet executed.
+    fn target_ok(&self, target: &str, reasoned: bool) -> Result<(), String> {
+        let hook = &self.hook.id.value;
         let allowed = &self.hook.allowed_targets;
-        if !allowed.is_empty() && !allowed.iter().any(|t| t.value == target) {
+        if reasoned && self.hook.any_target.is_none() && !allowed.iter().any(|t| t.value == target)
+        {
+            if allowed.is_empty() {
+                return Err(format!(
+                    "hook `{hook}` lists no `allowed_targets`, so `{target}` cannot be named"
+                ));
+            }
             let names: Vec<&str> = allowed.iter().map(|t| t.value.as_str()).collect();
             return Err(format!(
-                "`{target}` is not an allowed target of hook `{}` ({})",
-                self.hook.id.value,
+                "`{target}` is not an allowed target of hook `{hook}` ({})",
                 names.join(", ")
+            ));
+        }
+        let node = self.model.nodes.iter().find(|n| n.id == target);
+        if reasoned
+            && self.hook.any_target.is_some()
+            && let Some(n) = node
+            && matches!(n.kind.as_str(), "startEvent" | "endEvent")
+        {
+            return Err(format!(
+                "`{target}` is a {}: `allowed_targets: any` never offers one (list it to allow it)",
+                n.kind
             ));
         }
         if self.executed.iter().any(|e| e == target) {
             return Err(format!("`{target}` has already been executed"));
         }
-        if !self.model.nodes.is_empty() && !self.model.nodes.iter().any(|n| n.id == target) {
+        if !self.model.nodes.is_empty() && node.is_none() {
             return Err(format!("`{target}` is not a node of the process"));
         }
         Ok(())

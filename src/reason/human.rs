@@ -689,6 +689,8 @@ mod tests {
                 HookAction::AddNode,
             ],
             allowed_targets: vec!["A".into(), "B".into()],
+            flow_target: None,
+            settable: vec![],
             insertable_tasks: vec![NewTask {
                 id: "N".into(),
                 instruction: Some("review".into()),

@@ -166,11 +166,26 @@ pub struct HookRequest {
     pub permitted: Vec<HookAction>,
     /// The nodes skip_to / remove_node / swap_nodes may name.
     pub allowed_targets: Vec<String>,
+    /// The hooked flow's own target: never a skip_to target (going there is `continue`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_target: Option<String>,
+    /// The variables `state_updates` may set (the hook's `may_set`); nothing else.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub settable: Vec<crate::vocab::Settable>,
     /// The tasks add_node may insert (a reasoned add_node must name one of them).
     pub insertable_tasks: Vec<NewTask>,
     pub context: ControlPointContext,
     #[serde(skip)]
     pub calls: CallLog,
+}
+
+impl HookRequest {
+    /// The nodes a skip_to may name: the allowed targets but the hooked flow's own.
+    pub fn skip_targets(&self) -> impl Iterator<Item = &String> {
+        self.allowed_targets
+            .iter()
+            .filter(|t| Some(*t) != self.flow_target.as_ref())
+    }
 }
 
 /// A task's answer.

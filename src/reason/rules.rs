@@ -440,6 +440,8 @@ mod tests {
             instruction: None,
             permitted: HookAction::ALL.to_vec(),
             allowed_targets: vec![],
+            flow_target: None,
+            settable: vec![],
             insertable_tasks: vec![],
             context,
             calls: Default::default(),

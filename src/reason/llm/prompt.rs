@@ -839,6 +839,8 @@ mod tests {
                 HookAction::AddNode,
             ],
             allowed_targets: vec!["Reject".into(), "End".into()],
+            flow_target: None,
+            settable: vec![],
             insertable_tasks: vec![NewTask {
                 id: "Review".into(),
                 name: Some("Manual review".into()),
