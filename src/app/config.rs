@@ -188,12 +188,16 @@ pub struct PromptPaths {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OnFailure {
-    /// Fail the run (the default for tasks and gateways).
+    /// Fail the run (the default for tasks).
     Fail,
     /// Gateways: take the default flow.
     Default,
-    /// Hooks: go on along the edge (the default for hooks).
+    /// Hooks: go on along the edge.
     Continue,
+    /// Gateways and hooks (their default): a person decides: at the terminal, else the
+    /// question parks for `runs answer`; with nobody to ask, the run fails. Fail-safe:
+    /// nothing proceeds on a failed model without a decision.
+    Ask,
 }
 
 impl OnFailure {
@@ -202,6 +206,7 @@ impl OnFailure {
             OnFailure::Fail => "fail",
             OnFailure::Default => "default",
             OnFailure::Continue => "continue",
+            OnFailure::Ask => "ask",
         }
     }
 }

@@ -297,14 +297,36 @@ impl Route<'_> {
                 })
                 .collect(),
             multiple: self.multiple,
+            escalation: None,
             context: ctx,
             calls: CallLog::default(),
         };
         let reasoner = &self.agent.reasoner;
+        let policy = cfg
+            .and_then(|g| g.on_failure.as_ref())
+            .map_or(OnFailure::Ask, |l| l.value);
+        let retry = (policy == OnFailure::Ask).then(|| req.clone());
         let (result, trace) = Trace::ask(req, async |req| reasoner.gateway(req).await).await;
         let answer = match result {
             Ok(answer) => answer,
-            Err(e @ ReasonError::Failed { .. }) => return self.on_failure(cfg, e, trace),
+            // Fail-safe: a person decides, or the run waits for one, or it fails.
+            Err(e @ ReasonError::Failed { .. }) => match retry {
+                Some(mut req) => {
+                    req.escalation = Some(e.to_string());
+                    req.calls = CallLog::default();
+                    match reasoner.gateway(req).await {
+                        Ok(answer) => answer,
+                        Err(ReasonError::NoAnswer { .. }) => {
+                            return Err(trace.error(
+                                gw,
+                                format!("{e}; no person could decide instead (on_failure: ask)"),
+                            ));
+                        }
+                        Err(other) => return Err(trace.fail(gw, other)),
+                    }
+                }
+                None => return self.on_failure(cfg, e, trace),
+            },
             Err(e) => return Err(trace.fail(gw, e)),
         };
         let mut decision = self.check_answer(&offered, answer, keep)?;
@@ -314,7 +336,7 @@ impl Route<'_> {
     }
 
     /// The model gave no usable answer: `on_failure: default` takes the default flow;
-    /// `fail` (the default) fails the call.
+    /// `fail` fails the call (`ask`, the default, is handled by the caller).
     fn on_failure(
         &self,
         cfg: Option<&GatewayConfig>,

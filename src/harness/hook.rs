@@ -132,17 +132,32 @@ pub(crate) async fn evaluate(
         flow_target: check.flow_target.clone(),
         settable: check.settable.clone(),
         insertable_tasks: hook.insertable_tasks.iter().map(new_task).collect(),
+        escalation: None,
         context: ctx,
         calls: CallLog::default(),
     };
     let reasoner = &agent.reasoner;
+    let policy = hook.on_failure.as_ref().map_or(OnFailure::Ask, |l| l.value);
+    let retry = (policy == OnFailure::Ask).then(|| req.clone());
     let (result, trace) = Trace::ask(req, async |req| reasoner.hook(req).await).await;
     let mut decision = match result {
         Ok(answer) => check.validate(answer, true),
         Err(e @ ReasonError::Invalid { .. }) => {
             check.reject(None, Decider::None, format!("invalid answer: {e}"), None)
         }
-        Err(e @ ReasonError::Failed { .. }) => on_failure(hook, e),
+        Err(e @ ReasonError::Failed { .. }) => match retry {
+            // Fail-safe: a person decides, or the run waits for one, or it fails.
+            Some(mut req) => {
+                req.escalation = Some(e.to_string());
+                req.calls = CallLog::default();
+                match reasoner.hook(req).await {
+                    Ok(answer) => check.validate(answer, true),
+                    Err(ReasonError::NoAnswer { .. }) => nobody_to_ask(hook, e),
+                    Err(other) => return Err(trace.fail(&hook.id.value, other)),
+                }
+            }
+            None => on_failure(hook, policy, e),
+        },
         Err(e) => return Err(trace.fail(&hook.id.value, e)),
     };
     decision.calls = trace.calls;
@@ -150,24 +165,33 @@ pub(crate) async fn evaluate(
     Ok(decision)
 }
 
-/// The model gave no usable answer: `on_failure: continue` (the default) goes on along
-/// the edge; `fail` fails the run. Either way the hook's record says why.
-fn on_failure(hook: &HookConfig, e: ReasonError) -> HookDecision {
-    let fail = hook
-        .on_failure
-        .as_ref()
-        .is_some_and(|l| l.value == OnFailure::Fail);
+/// The model gave no usable answer: `on_failure: continue` goes on along the edge; `fail`
+/// fails the run. Either way the hook's record says why.
+fn on_failure(hook: &HookConfig, policy: OnFailure, e: ReasonError) -> HookDecision {
+    let fail = policy != OnFailure::Continue;
     let mut d = HookDecision::proceed(
         Decider::Fallback,
-        Some(format!(
-            "{e}; on_failure: {}",
-            if fail { "fail" } else { "continue" }
-        )),
+        Some(format!("{e}; on_failure: {}", policy.as_str())),
     );
     if fail {
         d.fail_run = true;
         d.message = Some(format!("hook `{}` failed the run: {e}", hook.id.value));
     }
+    d
+}
+
+/// `on_failure: ask` with nobody to ask (no terminal, no parking): the run fails rather
+/// than go on undecided.
+fn nobody_to_ask(hook: &HookConfig, e: ReasonError) -> HookDecision {
+    let mut d = HookDecision::proceed(
+        Decider::Fallback,
+        Some(format!("{e}; on_failure: ask, and no person can answer")),
+    );
+    d.fail_run = true;
+    d.message = Some(format!(
+        "hook `{}` failed the run: {e}; no person could decide instead (on_failure: ask)",
+        hook.id.value
+    ));
     d
 }
 

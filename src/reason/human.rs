@@ -598,6 +598,7 @@ mod tests {
             flows: vec![flow("F1", "A"), flow("F2", "B"), flow("F3", "C")],
             evaluations: vec![],
             multiple,
+            escalation: None,
             context: ControlPointContext {
                 variables: Arc::new(
                     json!({"score": "n/a", "other": 1})
@@ -696,6 +697,7 @@ mod tests {
                 instruction: Some("review".into()),
                 ..NewTask::default()
             }],
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         };

@@ -145,6 +145,9 @@ pub struct GatewayRequest {
     pub evaluations: Vec<FlowTruth>,
     /// Whether several flows may be chosen (inclusive gateways).
     pub multiple: bool,
+    /// Set when the model failed and a person is asked instead (`on_failure: ask`): why.
+    #[serde(skip)]
+    pub escalation: Option<String>,
     pub context: ControlPointContext,
     #[serde(skip)]
     pub calls: CallLog,
@@ -172,6 +175,10 @@ pub struct HookRequest {
     /// The variables `state_updates` may set (the hook's `may_set`); nothing else.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub settable: Vec<crate::vocab::Settable>,
+    /// Set when the model failed and a person is asked instead (`on_failure: ask`): why.
+    /// Models do not answer an escalated request.
+    #[serde(skip)]
+    pub escalation: Option<String>,
     /// The tasks add_node may insert (a reasoned add_node must name one of them).
     pub insertable_tasks: Vec<NewTask>,
     pub context: ControlPointContext,
@@ -415,6 +422,7 @@ mod tests {
             flows: vec![],
             evaluations: vec![],
             multiple: false,
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }

@@ -442,6 +442,7 @@ mod tests {
             allowed_targets: vec![],
             flow_target: None,
             settable: vec![],
+            escalation: None,
             insertable_tasks: vec![],
             context,
             calls: Default::default(),
@@ -542,6 +543,7 @@ mod tests {
                 flows: vec![],
                 evaluations: vec![],
                 multiple: false,
+                escalation: None,
                 context,
                 calls: Default::default(),
             }

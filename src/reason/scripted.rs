@@ -511,6 +511,7 @@ mod tests {
             flows: vec![],
             evaluations: vec![],
             multiple: false,
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }
@@ -528,6 +529,7 @@ mod tests {
             flow_target: None,
             settable: vec![],
             insertable_tasks: vec![],
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }

@@ -82,7 +82,11 @@ impl Cx<'_> {
             human_consultation: self.opt_string(&f, "human_consultation", &what),
             agent_type: self.opt_string(&f, "agent_type", &what),
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
-            on_failure: self.on_failure(&f, &what, &[OnFailure::Fail, OnFailure::Default]),
+            on_failure: self.on_failure(
+                &f,
+                &what,
+                &[OnFailure::Ask, OnFailure::Fail, OnFailure::Default],
+            ),
             deadline: self.deadline(&f, &what),
             span: node.span,
             id,

@@ -118,7 +118,11 @@ impl Cx<'_> {
                 .unwrap_or_default(),
             insertable_tasks,
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
-            on_failure: self.on_failure(&f, &what, &[OnFailure::Continue, OnFailure::Fail]),
+            on_failure: self.on_failure(
+                &f,
+                &what,
+                &[OnFailure::Ask, OnFailure::Continue, OnFailure::Fail],
+            ),
             deadline: self.deadline(&f, &what),
             span: node.span,
             id,

@@ -774,6 +774,7 @@ mod tests {
             flows: vec![flow("Flow_a"), flow("Flow_b"), flow("Flow_c")],
             evaluations: vec![],
             multiple,
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }
@@ -794,6 +795,7 @@ mod tests {
                 id: "Review".into(),
                 ..Default::default()
             }],
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }

@@ -818,6 +818,7 @@ mod tests {
                 truth: Truth::Unknown,
             }],
             multiple: false,
+            escalation: None,
             context: context(json!({"applicant": "Ada", "income": 52000})),
             calls: Default::default(),
         }
@@ -847,6 +848,7 @@ mod tests {
                 instruction: Some("Review the file by hand.".into()),
                 agent: None,
             }],
+            escalation: None,
             context: ctx,
             calls: Default::default(),
         }

@@ -633,6 +633,9 @@ impl Reasoner for LlmReasoner {
 
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         Box::pin(async move {
+            if let Some(why) = &req.escalation {
+                return Err(escalated(&req.gateway_id, why));
+            }
             let Some(ep) = self.endpoint(&req.gateway_id) else {
                 return Err(no_model(&req.gateway_id));
             };
@@ -656,6 +659,9 @@ impl Reasoner for LlmReasoner {
 
     fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
         Box::pin(async move {
+            if let Some(why) = &req.escalation {
+                return Err(escalated(&req.hook_id, why));
+            }
             let Some(ep) = self.endpoint(&req.hook_id) else {
                 return Err(no_model(&req.hook_id));
             };
@@ -676,6 +682,15 @@ impl Reasoner for LlmReasoner {
                 .await
         })
     }
+}
+
+/// A request escalated to a person after the model failed (`on_failure: ask`): the model
+/// is not asked again.
+fn escalated(element: &str, why: &str) -> ReasonError {
+    ReasonError::no_answer(
+        element,
+        format!("the model failed ({why}); a person decides (`on_failure: ask`)"),
+    )
 }
 
 fn no_model(element: &str) -> ReasonError {
