@@ -184,7 +184,10 @@ fn kogito_runs_killed_anywhere_resume_to_the_same_end_asking_nothing_twice() {
         total += killed;
         slowest = slowest.max(longest);
     }
-    assert!(slowest < Duration::from_secs(30), "a resume took {slowest:?}");
+    assert!(
+        slowest < Duration::from_secs(30),
+        "a resume took {slowest:?}"
+    );
     eprintln!("{total} Kogito runs killed and resumed; the slowest resume took {slowest:.1?}");
 }
 

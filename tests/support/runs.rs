@@ -92,15 +92,16 @@ pub fn same_as_native(
 }
 
 /// The JSON stream without what differs between engines and runs by nature: timings,
-/// ids, the engine's name, token numbers, idempotency keys and kept hook answers (only the
-/// native engine resumes runs), `flow_taken` (which only the native engine sees) and the
+/// ids, the engine's name, token numbers, idempotency keys and kept hook answers (their
+/// visits count differently on each engine), `flow_taken` (which only the native engine
+/// sees), `instance_started` (only engines that own their tokens have one) and the
 /// questions' digests (they cover the variables a question saw, which
 /// differ when parallel branches interleave differently).
 pub fn comparable(stream: &str) -> Vec<Value> {
     stream
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["event"] != "flow_taken")
+        .filter(|e| e["event"] != "flow_taken" && e["event"] != "instance_started")
         .map(|mut e| {
             if let Some(map) = e.as_object_mut() {
                 for key in [
@@ -113,8 +114,8 @@ pub fn comparable(stream: &str) -> Vec<Value> {
                     "engine",
                     "token",
                     "digest",
-                    // The native engine's idempotency keys (they name the run) and the
-                    // hook answers it keeps for resuming; other engines give neither.
+                    // Idempotency keys (they name the run) and the hook answers kept with
+                    // them for resuming.
                     "key",
                     "answer",
                 ] {
