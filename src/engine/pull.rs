@@ -258,3 +258,49 @@ pub fn edge_info(f: &Flow) -> EdgeInfo {
             .filter(|c| !c.is_empty()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    #[test]
+    fn a_workers_key_counts_the_entries_of_its_control_point_up_to_its_own() {
+        let mut roles = HashMap::new();
+        roles.insert("T".to_string(), Role::Task("T".into()));
+        for flow in ["F1", "F2"] {
+            roles.insert(
+                format!("cuga__hook__{flow}"),
+                Role::Hook {
+                    hook: "H".into(),
+                    flow: flow.into(),
+                    variable: "v".into(),
+                },
+            );
+        }
+        let rewritten = Rewritten {
+            nodes: Vec::new(),
+            flows: Vec::new(),
+            roles,
+            entry: HashMap::new(),
+        };
+        let entries = [
+            "start",
+            "cuga__hook__F1",
+            "T",
+            "cuga__hook__F2",
+            "T",
+            "cuga__hook__F1",
+        ];
+        let key = |own, worker| visit_key("r", &rewritten, &entries, own, worker);
+        assert_eq!(key(Some(2), "T"), "r:T:1");
+        assert_eq!(key(Some(4), "T"), "r:T:2");
+        // A hook on two flows is one control point: its visits count both.
+        assert_eq!(key(Some(5), "cuga__hook__F1"), "r:H:3");
+        assert_eq!(key(Some(3), "cuga__hook__F2"), "r:H:2");
+        // Not in the record yet: the next visit.
+        assert_eq!(key(None, "T"), "r:T:3");
+        assert_eq!(visit_key("r", &rewritten, &[], Some(0), "T"), "r:T:1");
+    }
+}

@@ -121,6 +121,10 @@ pub fn comparable(stream: &str) -> Vec<Value> {
                 ] {
                     map.remove(key);
                 }
+                // Where the engine was reached (`--engine-url`).
+                if let Some(launch) = map.get_mut("launch").and_then(Value::as_object_mut) {
+                    launch.remove("engine_url");
+                }
             }
             e
         })

@@ -136,3 +136,104 @@ impl Prior {
         self.answers.get(key)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, Value, json};
+
+    use super::*;
+
+    fn record(seq: u64, event: Value) -> Record {
+        let mut line = json!({"seq": seq, "at_ms": 0});
+        line.as_object_mut()
+            .unwrap()
+            .extend(event.as_object().unwrap().clone());
+        serde_json::from_value(line).unwrap()
+    }
+
+    fn hook(action: &str, target: Option<&str>, key: &str) -> Value {
+        json!({"event": "hook_evaluated", "hook": "H", "flow": "F", "action": action,
+               "target": target, "swap": null, "added": null, "state_updates": {},
+               "decided_by": "rule", "reason": null, "message": null, "denied": null,
+               "rejected": null, "duration_ms": 0, "key": key, "answer": {}})
+    }
+
+    fn entered(node: &str) -> Value {
+        json!({"event": "node_entered", "node": node, "kind": "task", "name": null, "token": 0})
+    }
+
+    fn task(node: &str, status: &str, key: Option<&str>) -> Value {
+        json!({"event": "task_finished", "node": node, "status": status, "outputs": {},
+               "variables": {"x": 1}, "decided_by": "rule", "reason": null, "error": null,
+               "duration_ms": 0, "key": key})
+    }
+
+    fn fold(events: Vec<Value>) -> Prior {
+        let mut all = vec![json!({"event": "run_started", "run_id": "r", "app": "a",
+            "process_key": "k", "process_id": "p", "engine": "flowable", "reasoner": "",
+            "variables": {"v": true}})];
+        all.extend(events);
+        let records: Vec<Record> = all
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| record(i as u64 + 1, e))
+            .collect();
+        Prior::of(&records)
+    }
+
+    #[test]
+    fn a_prior_keeps_the_instance_the_keyed_answers_and_the_variables() {
+        let prior = fold(vec![
+            json!({"event": "instance_started", "instance": "i-1", "definition": "d:1",
+                   "topic": "t", "worker": "w"}),
+            entered("A"),
+            task("A", "completed", Some("r:A:1")),
+        ]);
+        let instance = prior.instance.clone().unwrap();
+        assert_eq!(
+            (instance.instance.as_str(), instance.worker.as_deref()),
+            ("i-1", Some("w"))
+        );
+        assert!(prior.answer("r:A:1").is_some());
+        assert!(prior.answer("r:A:2").is_none());
+        assert_eq!(prior.path, ["A"]);
+        let mut want = Map::new();
+        want.insert("v".into(), json!(true));
+        want.insert("x".into(), json!(1));
+        assert_eq!(prior.variables, want);
+    }
+
+    #[test]
+    fn a_skip_stands_until_its_task_is_entered_twice_or_asked() {
+        // Decided, the task not entered yet: the job is still to be completed as skipped.
+        let prior = fold(vec![hook("skip_node", Some("T"), "r:H:1")]);
+        assert_eq!(prior.skips.get("T"), Some(&false));
+        assert!(prior.unrecorded_skips.contains_key("T"));
+        // Entered and recorded as skipped: the job may or may not have been completed.
+        let prior = fold(vec![
+            hook("skip_node", Some("T"), "r:H:1"),
+            entered("T"),
+            task("T", "skipped", None),
+        ]);
+        assert_eq!(prior.skips.get("T"), Some(&true));
+        assert!(prior.unrecorded_skips.is_empty());
+        // Entered again, or asked: the skip is behind.
+        let again = fold(vec![
+            hook("skip_node", Some("T"), "r:H:1"),
+            entered("T"),
+            entered("T"),
+        ]);
+        assert!(again.skips.is_empty());
+        let asked = fold(vec![
+            hook("skip_node", Some("T"), "r:H:1"),
+            task("T", "completed", Some("r:T:2")),
+        ]);
+        assert!(asked.skips.is_empty());
+    }
+
+    #[test]
+    fn a_terminating_hook_is_remembered_with_its_message() {
+        let prior = fold(vec![hook("terminate", None, "r:H:1")]);
+        assert_eq!(prior.terminated.as_deref(), Some("terminated by hook H"));
+    }
+}
