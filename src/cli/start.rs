@@ -357,6 +357,20 @@ async fn run_async(
         )
     };
 
+    // A run resumed on an engine that owns its tokens re-attaches to its instance there:
+    // when the engine cannot be reached, nothing is written and the run stays as it was.
+    if let Some(r) = &resumed {
+        engine.reachable(&process.id).await.map_err(|why| {
+            UsageError::new(format!("run `{}` cannot be resumed now: {why}", r.run_id)).with_help(
+                format!(
+                    "nothing was written; run `cuga-flo runs resume {}` again once the {} \
+                     engine answers (or pass --engine-url URL if it moved)",
+                    r.run_id,
+                    engine.name()
+                ),
+            )
+        })?;
+    }
     // The journal, with the view as its observer: a new one, or the resumed run's.
     let app_digest = loaded.digest();
     let (run_id, journal, resume) = match resumed {
@@ -416,6 +430,7 @@ async fn run_async(
             no_model: args.no_model,
             detach: args.detach,
             step_budget: args.step_budget,
+            engine_url: args.engine_url.clone(),
         }),
         sealed: Default::default(),
     });

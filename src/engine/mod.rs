@@ -138,6 +138,13 @@ pub trait WorkflowEngine: Send + Sync {
         control_points: Arc<dyn ControlPoints>,
         events: Arc<dyn EventSink>,
     ) -> BoxFuture<'static, Result<RunOutcome, EngineError>>;
+
+    /// Whether the engine answers now (for the process with `process_id`): a run resumed
+    /// on an engine that owns its tokens checks it before anything is written. `Err`
+    /// names the engine's URL and what went wrong.
+    fn reachable(&self, _process_id: &str) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// The app's `workflow_engine:` block when it configures an engine of `kind`; when
