@@ -279,6 +279,9 @@ pub struct GatewayConfig {
     pub on_failure: Option<Located<OnFailure>>,
     /// How long a parked question waits, and what answers it then.
     pub deadline: Option<Deadline>,
+    /// A model's choice here is consequential: on untrusted data it needs
+    /// `action_permissions.on_untrusted` (a person's confirmation by default).
+    pub consequential: bool,
     pub span: Span,
 }
 
@@ -386,7 +389,35 @@ pub struct Permissions {
     pub permitted: Vec<Located<HookAction>>,
     pub prohibited: Vec<Located<HookAction>>,
     pub on_denied: OnDenied,
+    /// What a consequential action a model proposed on untrusted data needs.
+    pub on_untrusted: OnUntrusted,
     pub span: Option<Span>,
+}
+
+/// What happens to a consequential action (terminate, skip_to, skip_node, remove_node,
+/// add_node; a gateway choice marked `consequential`) that a model proposed while its
+/// context held untrusted data (run inputs, or what was derived from them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnUntrusted {
+    /// A person confirms (or decides otherwise) at the terminal, or the run parks for
+    /// `runs answer`; with nobody to ask, the action is denied.
+    #[default]
+    Confirm,
+    /// The action is denied (recorded); the run goes on as for any denial.
+    Deny,
+    /// Applied as proposed (the previous behaviour).
+    Allow,
+}
+
+impl OnUntrusted {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnUntrusted::Confirm => "confirm",
+            OnUntrusted::Deny => "deny",
+            OnUntrusted::Allow => "allow",
+        }
+    }
 }
 
 impl Permissions {

@@ -30,7 +30,7 @@
 
 use std::sync::Arc;
 
-use crate::app::{ActionSpec, HookConfig, OnDenied, OnFailure, TaskSpec};
+use crate::app::{ActionSpec, HookConfig, OnDenied, OnFailure, OnUntrusted, TaskSpec};
 use crate::bridge::{
     ControlPointContext, ControlPointError, HookDecision, ModelSummary, NewTask, Variables,
 };
@@ -38,7 +38,7 @@ use crate::expr::Truth;
 use crate::reason::{AddTask, CallLog, HookAnswer, HookRequest, ReasonError};
 use crate::vocab::{Decider, HookAction, Settable, VarKind, check_state_updates};
 
-use super::{FlowAgent, Trace, context, cp_error};
+use super::{FlowAgent, Trace, context, cp_error, trust};
 
 pub(crate) async fn evaluate(
     agent: &FlowAgent,
@@ -138,10 +138,43 @@ pub(crate) async fn evaluate(
     };
     let reasoner = &agent.reasoner;
     let policy = hook.on_failure.as_ref().map_or(OnFailure::Ask, |l| l.value);
-    let retry = (policy == OnFailure::Ask).then(|| req.clone());
+    let again = req.clone();
     let (result, trace) = Trace::ask(req, async |req| reasoner.hook(req).await).await;
+    let retry = (policy == OnFailure::Ask).then(|| again.clone());
     let mut decision = match result {
-        Ok(answer) => check.validate(answer, true),
+        Ok(answer) => {
+            let decision = check.validate(answer, true);
+            match check.untrusted_proposal(&decision, &again.context) {
+                None => decision,
+                Some(why) => {
+                    match agent.config.permissions.on_untrusted {
+                        OnUntrusted::Allow => decision,
+                        OnUntrusted::Deny => check.reject(
+                            Some(decision.action),
+                            decision.decided_by,
+                            why,
+                            decision.reason,
+                        ),
+                        OnUntrusted::Confirm => {
+                            // A person confirms (or decides otherwise); nobody: denied.
+                            let mut req = again;
+                            req.escalation = Some(format!("confirm: {why}"));
+                            req.calls = CallLog::default();
+                            match reasoner.hook(req).await {
+                            Ok(answer) => check.validate(answer, true),
+                            Err(ReasonError::NoAnswer { .. }) => check.reject(
+                                Some(decision.action),
+                                decision.decided_by,
+                                format!("{why}, and no person can confirm it (on_untrusted: confirm)"),
+                                decision.reason,
+                            ),
+                            Err(other) => return Err(trace.fail(&hook.id.value, other)),
+                        }
+                        }
+                    }
+                }
+            }
+        }
         Err(e @ ReasonError::Invalid { .. }) => {
             check.reject(None, Decider::None, format!("invalid answer: {e}"), None)
         }
@@ -253,6 +286,29 @@ struct Check<'a> {
 }
 
 impl Check<'_> {
+    /// Why a model's decision needs `on_untrusted`: a consequential action proposed while
+    /// its context held untrusted data ([`trust`]); `None` when it does not.
+    fn untrusted_proposal(
+        &self,
+        decision: &HookDecision,
+        ctx: &ControlPointContext,
+    ) -> Option<String> {
+        if decision.decided_by != Decider::Model
+            || decision.denied.is_some()
+            || !trust::consequential(decision.action)
+        {
+            return None;
+        }
+        let untrusted = trust::untrusted(&self.agent.config, &ctx.variables);
+        (!untrusted.is_empty()).then(|| {
+            format!(
+                "`{}` was proposed by a model whose context held untrusted data ({})",
+                decision.action,
+                trust::listed(&untrusted)
+            )
+        })
+    }
+
     /// The nodes a skip_to / remove_node / swap_nodes may name now: the hook's
     /// `allowed_targets` not yet executed; with `allowed_targets: any`, every node not yet
     /// executed but start and end events; without either, none (safe by default).

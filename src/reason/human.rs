@@ -595,6 +595,7 @@ mod tests {
                 text: (1..=50).map(|i| format!("rule {i}\n")).collect(),
             }),
             condition: Some("${score} > 0.6".into()),
+            condition_truth: None,
             flows: vec![flow("F1", "A"), flow("F2", "B"), flow("F3", "C")],
             evaluations: vec![],
             multiple,

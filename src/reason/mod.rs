@@ -139,6 +139,9 @@ pub struct GatewayRequest {
     pub policy: Option<Policy>,
     /// The gateway-level condition from the config, when there is one.
     pub condition: Option<String>,
+    /// How that condition evaluated (UNKNOWN when a value it needs is missing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition_truth: Option<crate::expr::Truth>,
     /// The flows to choose from (with their conditions and config labels).
     pub flows: Vec<FlowOption>,
     /// How the conditions evaluated, for the flows that have one.
@@ -419,6 +422,7 @@ mod tests {
             kind: GatewayKind::Exclusive,
             policy: None,
             condition: None,
+            condition_truth: None,
             flows: vec![],
             evaluations: vec![],
             multiple: false,

@@ -90,9 +90,19 @@ pub fn gateway_question(req: &GatewayRequest) -> Question {
         req.name.clone(),
         &req.context,
         req.policy.as_ref(),
-        None,
+        with_escalation(req.escalation.as_deref(), None),
         offered,
     )
+}
+
+/// A question escalated to a person (the model failed, or proposed a consequential
+/// action on untrusted data) says why first.
+fn with_escalation(escalation: Option<&str>, instruction: Option<String>) -> Option<String> {
+    match (escalation, instruction) {
+        (Some(why), Some(i)) => Some(format!("{why}\n{i}")),
+        (Some(why), None) => Some(why.to_string()),
+        (None, i) => i,
+    }
 }
 
 /// The question a hook asks a person: the permitted actions and their targets.
@@ -110,7 +120,7 @@ pub fn hook_question(req: &HookRequest) -> Question {
         req.name.clone(),
         &req.context,
         req.policy.as_ref(),
-        req.instruction.clone(),
+        with_escalation(req.escalation.as_deref(), req.instruction.clone()),
         offered,
     )
 }

@@ -540,6 +540,7 @@ mod tests {
                     text: policy.into(),
                 }),
                 condition: None,
+                condition_truth: None,
                 flows: vec![],
                 evaluations: vec![],
                 multiple: false,

@@ -508,6 +508,7 @@ mod tests {
             kind: GatewayKind::Exclusive,
             policy: None,
             condition: None,
+            condition_truth: None,
             flows: vec![],
             evaluations: vec![],
             multiple: false,

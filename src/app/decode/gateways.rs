@@ -16,6 +16,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "on_failure",
     "deadline",
     "on_timeout",
+    "consequential",
 ];
 const GATEWAY_FLOW_KEYS: &[&str] = &["decision", "condition"];
 
@@ -88,6 +89,9 @@ impl Cx<'_> {
                 &[OnFailure::Ask, OnFailure::Fail, OnFailure::Default],
             ),
             deadline: self.deadline(&f, &what),
+            consequential: self
+                .opt_bool(&f, "consequential", &what)
+                .is_some_and(|b| b.value),
             span: node.span,
             id,
         }

@@ -456,6 +456,42 @@ fn offered_str<'a>(key: &str, v: &'a Value, offered: &[&str]) -> Result<&'a str,
     }
 }
 
+/// An answer that carries its reason.
+pub trait Reasoned {
+    fn reason(&self) -> Option<&str>;
+}
+
+impl Reasoned for GatewayAnswer {
+    fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+impl Reasoned for HookAnswer {
+    fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+impl Reasoned for TaskAnswer {
+    fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+/// A model's answer must say why: one without a `reason` (missing, empty, or lost to a
+/// reply that parsed only in part) is re-asked, never recorded without one.
+pub fn reasoned<A: Reasoned>(answer: A) -> Result<A, String> {
+    match answer.reason() {
+        Some(r) if !r.trim().is_empty() => Ok(answer),
+        _ => Err(
+            "missing `reason`: write one sentence on what the policy requires here and \
+                  which facts decide it (as a JSON string: escape any quotes in it as \\\")"
+                .into(),
+        ),
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Gateways
 // ---------------------------------------------------------------------------------------
@@ -771,6 +807,7 @@ mod tests {
             },
             policy: None,
             condition: None,
+            condition_truth: None,
             flows: vec![flow("Flow_a"), flow("Flow_b"), flow("Flow_c")],
             evaluations: vec![],
             multiple,
@@ -885,6 +922,26 @@ mod tests {
         let h = hook_schema(&all_hook());
         assert!(h.strict);
         assert_strict_compatible(&h.schema);
+    }
+
+    #[test]
+    fn a_model_answer_without_a_usable_reason_is_asked_again() {
+        let req = hook(&[HookAction::Continue, HookAction::Terminate]);
+        for reply in [
+            r#"{"action": "continue"}"#,
+            r#"{"action": "continue", "reason": "  "}"#,
+            r#"{"action": "continue", "reason": null}"#,
+        ] {
+            let e = parse_hook(&req, reply).and_then(reasoned).unwrap_err();
+            assert!(e.contains("missing `reason`"), "{reply}: {e}");
+        }
+        // unescaped quotes: not JSON, asked again (never kept with an empty reason)
+        let broken = r#"{"reason": "the applicant "Eve" is fine", "action": "continue"}"#;
+        assert!(parse_hook(&req, broken).and_then(reasoned).is_err());
+        let ok = parse_hook(&req, r#"{"reason": "fine", "action": "continue"}"#)
+            .and_then(reasoned)
+            .unwrap();
+        assert_eq!(ok.reason.as_deref(), Some("fine"));
     }
 
     #[test]

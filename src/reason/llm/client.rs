@@ -4,8 +4,10 @@
 //! # Policy
 //! - **Timeouts**: a connect timeout and a total timeout per HTTP request, from the
 //!   settings.
-//! - **Retries**: HTTP 429, 500, 502, 503 and 504, timeouts and connection failures are
-//!   retried up to `settings.retries` times per call. The wait starts at
+//! - **Retries**: HTTP 429, 500, 502, 503 and 504, connect timeouts and connection
+//!   failures are retried up to `settings.retries` times per call. A request that timed out
+//!   once sent is not: the server is most likely still computing it (a local server works
+//!   one request at a time), and a retry would only queue behind the abandoned request. The wait starts at
 //!   `settings.backoff`, doubles per retry, gets up to a quarter more as jitter, and never
 //!   exceeds [`MAX_BACKOFF`]; a `Retry-After: <seconds>` on 429/503 replaces it (capped the
 //!   same way). Other 4xx are not retried, and neither is a 2xx that is not a chat
@@ -229,7 +231,10 @@ impl ChatClient {
                 self.settings.timeout
             };
             return Failure {
-                retry: true,
+                // A request that timed out after it was sent is most likely still being
+                // computed (a local server works one request at a time): a retry would
+                // queue behind it. Only a connect timeout is retried.
+                retry: e.is_connect(),
                 retry_after: None,
                 error: CallError::Timeout {
                     url,

@@ -419,6 +419,10 @@ fn gateway_context(req: &GatewayRequest) -> Map<String, Value> {
     map.insert("gateway_kind".into(), json!(req.kind.tag()));
     map.insert("multiple".into(), json!(req.multiple));
     map.insert("condition".into(), json!(req.condition));
+    map.insert(
+        "condition_truth".into(),
+        json!(req.condition_truth.map(|t| t.as_str())),
+    );
     map.insert("flows".into(), Value::Array(flows));
     map
 }
@@ -794,6 +798,7 @@ mod tests {
             kind: GatewayKind::Exclusive,
             policy: Some(policy()),
             condition: None,
+            condition_truth: None,
             flows: vec![
                 FlowOption {
                     id: "F_offer".into(),
@@ -877,6 +882,25 @@ mod tests {
     fn builtin_gateway_prompt() {
         let p = Templates::builtin().gateway(&gateway_request()).unwrap();
         insta::assert_snapshot!(text(&p));
+    }
+
+    #[test]
+    fn a_gateway_condition_that_evaluated_unknown_is_stated_as_unknown() {
+        let mut req = gateway_request();
+        req.condition = Some("${credit_score} > 0.6".into());
+        req.condition_truth = Some(Truth::Unknown);
+        let p = Templates::builtin().gateway(&req).unwrap();
+        assert!(
+            p.user.contains(
+                "Gateway condition (from the flow config): ${credit_score} > 0.6 — it is \
+                 UNKNOWN (a value it needs is missing)"
+            ),
+            "{}",
+            p.user
+        );
+        req.condition_truth = Some(Truth::False);
+        let p = Templates::builtin().gateway(&req).unwrap();
+        assert!(p.user.contains("> 0.6 — it is FALSE\n"), "{}", p.user);
     }
 
     #[test]

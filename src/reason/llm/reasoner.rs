@@ -626,8 +626,10 @@ impl Reasoner for LlmReasoner {
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
             };
-            self.ask(ep, question, |text| answer::parse_task(&req, text))
-                .await
+            self.ask(ep, question, |text| {
+                answer::parse_task(&req, text).and_then(answer::reasoned)
+            })
+            .await
         })
     }
 
@@ -652,8 +654,10 @@ impl Reasoner for LlmReasoner {
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
             };
-            self.ask(ep, question, |text| answer::parse_gateway(&req, text))
-                .await
+            self.ask(ep, question, |text| {
+                answer::parse_gateway(&req, text).and_then(answer::reasoned)
+            })
+            .await
         })
     }
 
@@ -678,8 +682,10 @@ impl Reasoner for LlmReasoner {
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
             };
-            self.ask(ep, question, |text| answer::parse_hook(&req, text))
-                .await
+            self.ask(ep, question, |text| {
+                answer::parse_hook(&req, text).and_then(answer::reasoned)
+            })
+            .await
         })
     }
 }
