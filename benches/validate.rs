@@ -1,13 +1,30 @@
-//! Parse and validate timings: the largest BPMN file of the corpus, and `validate --all`
-//! over the repo's demo apps (in-process, and as a whole `cuga-flo` process).
+//! Parse and validate timings: the largest BPMN file of the corpus, `validate --all` over
+//! the repo's demo apps (in-process, and as a whole `cuga-flo` process), and generated
+//! apps that show how `validate` scales (issue 12: every check O(n log n) or better):
 //!
-//! Run with `cargo bench --bench validate`. The corpus lives in `../shared/fixtures`.
+//! - `validate_app_{linear,xor,parallel}`: load and check an app whose model has 1k, 10k
+//!   or 100k nodes in that shape, with a task entry per task, a gateway entry per split
+//!   and a hook on every tenth flow (targets: 10k nodes under 50 ms, a 100k chain under 1 s);
+//! - `validate_model_{linear,xor,parallel}`: `validate model.bpmn` on those models;
+//! - `validate_app_variables`: a config declaring 40k or 240k variables, each written by
+//!   one of 1,000 tasks (target: 240k under 2 s).
+//!
+//! Run with `cargo bench --bench validate` (`-- linear` for one group; `DIVAN_SAMPLE_COUNT`
+//! to take fewer samples). The corpus lives in `../shared/fixtures`.
 
 use std::path::{Path, PathBuf};
 
 use cuga_flo::app::{load_app, registry};
 use cuga_flo::bpmn;
 use cuga_flo::check::{check_app, check_model};
+
+#[path = "support/mod.rs"]
+mod support;
+
+use support::{Shape, generated_app};
+
+/// Model sizes, in flow nodes.
+const SIZES: &[usize] = &[1_000, 10_000, 100_000];
 
 fn main() {
     divan::main();
@@ -59,4 +76,66 @@ fn validate_all_demo_apps_as_a_process() {
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+/// Load and check the generated app at `config` as `validate` does; it must be clean.
+fn validate_generated(bencher: divan::Bencher, config: &Path) {
+    let app = registry::app_from_config(config);
+    let diags = check_app(&load_app(&app));
+    assert!(diags.is_empty(), "{diags:?}");
+    bencher.bench(|| check_app(&load_app(divan::black_box(&app))));
+}
+
+fn validate_shape(bencher: divan::Bencher, shape: Shape, n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = generated_app(dir.path(), shape, n, n / 10);
+    validate_generated(bencher, &config);
+}
+
+/// Parse and check the model alone (`validate model.bpmn`).
+fn validate_model_shape(bencher: divan::Bencher, shape: Shape, n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let model = generated_app(dir.path(), shape, n, 1).with_file_name("model.bpmn");
+    let bytes = std::fs::read(&model).unwrap();
+    let check = || check_model(&bpmn::parse(&model, divan::black_box(&bytes)).unwrap());
+    assert!(check().is_empty());
+    bencher.bench(check);
+}
+
+#[divan::bench(args = SIZES, sample_count = 10, max_time = 10)]
+fn validate_app_linear(bencher: divan::Bencher, n: usize) {
+    validate_shape(bencher, Shape::Linear, n);
+}
+
+#[divan::bench(args = SIZES, sample_count = 10, max_time = 10)]
+fn validate_app_xor(bencher: divan::Bencher, n: usize) {
+    validate_shape(bencher, Shape::Xor, n);
+}
+
+#[divan::bench(args = SIZES, sample_count = 10, max_time = 10)]
+fn validate_app_parallel(bencher: divan::Bencher, n: usize) {
+    validate_shape(bencher, Shape::Parallel, n);
+}
+
+#[divan::bench(args = SIZES, sample_count = 10, max_time = 10)]
+fn validate_model_linear(bencher: divan::Bencher, n: usize) {
+    validate_model_shape(bencher, Shape::Linear, n);
+}
+
+#[divan::bench(args = SIZES, sample_count = 10, max_time = 10)]
+fn validate_model_xor(bencher: divan::Bencher, n: usize) {
+    validate_model_shape(bencher, Shape::Xor, n);
+}
+
+#[divan::bench(args = SIZES, sample_count = 10, max_time = 10)]
+fn validate_model_parallel(bencher: divan::Bencher, n: usize) {
+    validate_model_shape(bencher, Shape::Parallel, n);
+}
+
+/// A config declaring `n` variables, written by the tasks of a 1,000-task chain.
+#[divan::bench(args = [40_000, 240_000], sample_count = 10, max_time = 10)]
+fn validate_app_variables(bencher: divan::Bencher, n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = generated_app(dir.path(), Shape::Linear, 1_000, n);
+    validate_generated(bencher, &config);
 }

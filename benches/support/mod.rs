@@ -1,7 +1,7 @@
 //! What the run benchmarks share: a generated app and the request for one of its runs.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cuga_flo::app::{load_app, registry::app_from_config};
@@ -41,4 +41,150 @@ pub fn request(agent: &FlowAgent, run: usize) -> RunRequest {
         Default::default(),
         None,
     )
+}
+
+/// The shape of a generated model (see [`generated_app`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// start → task × n → end.
+    Linear,
+    /// start → (exclusive split → two tasks → exclusive join) × n/4 → end; one flow of each
+    /// split has a condition, the other is the split's default.
+    Xor,
+    /// start → (parallel split → two tasks → parallel join) × n/4 → end.
+    Parallel,
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Shape::Linear => "linear",
+            Shape::Xor => "xor",
+            Shape::Parallel => "parallel",
+        })
+    }
+}
+
+/// Write an app that validates clean under `dir`: a model of about `n` flow nodes in
+/// `shape`, and a config declaring `variables` variables (at least one), a task entry for
+/// every task of the model (each reading `x` and writing variables in turn, so that every
+/// variable is written), a native gateway entry for every exclusive split, and a static
+/// hook on every tenth flow. Returns the config file's path.
+pub fn generated_app(dir: &Path, shape: Shape, n: usize, variables: usize) -> PathBuf {
+    use std::fmt::Write;
+    let variables = variables.max(1);
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" id=\"d\" targetNamespace=\"t\">\n<process id=\"P\" isExecutable=\"true\">\n<startEvent id=\"start\"/>\n",
+    );
+    let mut tasks = Vec::new();
+    let mut flows = Vec::new();
+    let mut splits = Vec::new();
+    let mut flow = |xml: &mut String, id: String, source: &str, target: &str, condition: &str| {
+        if condition.is_empty() {
+            writeln!(
+                xml,
+                "<sequenceFlow id=\"{id}\" sourceRef=\"{source}\" targetRef=\"{target}\"/>"
+            )
+            .unwrap();
+        } else {
+            writeln!(xml, "<sequenceFlow id=\"{id}\" sourceRef=\"{source}\" targetRef=\"{target}\"><conditionExpression>{condition}</conditionExpression></sequenceFlow>").unwrap();
+        }
+        flows.push(id);
+    };
+    let mut prev = "start".to_string();
+    match shape {
+        Shape::Linear => {
+            for i in 0..n {
+                let t = format!("t{i}");
+                writeln!(xml, "<task id=\"{t}\" name=\"Task {i}\"/>").unwrap();
+                flow(&mut xml, format!("f{i}"), &prev, &t, "");
+                tasks.push(t.clone());
+                prev = t;
+            }
+        }
+        Shape::Xor | Shape::Parallel => {
+            let (tag, default) = if shape == Shape::Xor {
+                ("exclusiveGateway", true)
+            } else {
+                ("parallelGateway", false)
+            };
+            for i in 0..n.div_ceil(4) {
+                let (s, a, b, j) = (
+                    format!("s{i}"),
+                    format!("a{i}"),
+                    format!("b{i}"),
+                    format!("j{i}"),
+                );
+                let default_attr = if default {
+                    format!(" default=\"f{i}b\"")
+                } else {
+                    String::new()
+                };
+                writeln!(xml, "<{tag} id=\"{s}\"{default_attr}/>\n<task id=\"{a}\"/>\n<task id=\"{b}\"/>\n<{tag} id=\"{j}\"/>").unwrap();
+                flow(&mut xml, format!("f{i}"), &prev, &s, "");
+                let condition = if default { "${x} == \"a\"" } else { "" };
+                flow(&mut xml, format!("f{i}a"), &s, &a, condition);
+                flow(&mut xml, format!("f{i}b"), &s, &b, "");
+                flow(&mut xml, format!("f{i}ja"), &a, &j, "");
+                flow(&mut xml, format!("f{i}jb"), &b, &j, "");
+                tasks.push(a);
+                tasks.push(b);
+                if default {
+                    splits.push(i);
+                }
+                prev = j;
+            }
+        }
+    }
+    xml.push_str("<endEvent id=\"end\"/>\n");
+    flow(&mut xml, "fend".into(), &prev, "end", "");
+    xml.push_str("</process>\n</definitions>\n");
+
+    let mut yaml = String::from(
+        "flow: {id: bench_v1, name: Bench, bpmn_file: model.bpmn}\nvariables:\n  x: \"\"\n",
+    );
+    for v in 0..variables {
+        writeln!(yaml, "  v{v}: \"\"").unwrap();
+    }
+    yaml.push_str("tasks:\n");
+    let per_task = variables.div_ceil(tasks.len().max(1));
+    let mut next = 0;
+    for (k, t) in tasks.iter().enumerate() {
+        writeln!(
+            yaml,
+            "  - id: {t}\n    mode: task_agent\n    input_mapping: {{x: x}}\n    output_mapping:"
+        )
+        .unwrap();
+        for _ in 0..per_task.max(1) {
+            let v = next % variables;
+            next += 1;
+            writeln!(yaml, "      v{v}: v{v}").unwrap();
+        }
+        writeln!(
+            yaml,
+            "    agent: {{name: agent{k}, system_instruction: \"Do {t}.\"}}"
+        )
+        .unwrap();
+    }
+    if !splits.is_empty() {
+        yaml.push_str("gateways:\n");
+        for i in &splits {
+            writeln!(yaml, "  s{i}:\n    mode: native\n    flows:\n      f{i}a: {{condition: '${{x}} == \"a\"'}}").unwrap();
+        }
+    }
+    yaml.push_str("action_permissions: {permitted_actions: [continue, skip_node]}\nhooks:\n");
+    for (k, f) in flows.iter().step_by(10).enumerate() {
+        writeln!(
+            yaml,
+            "  - id: hook{k}\n    location: {f}\n    action: continue"
+        )
+        .unwrap();
+    }
+
+    let config_dir = dir.join(format!("{shape}_{n}_{variables}/config"));
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(config_dir.join("model.bpmn"), xml).unwrap();
+    let config = config_dir.join("bench_config.yaml");
+    std::fs::write(&config, yaml).unwrap();
+    config
 }

@@ -2,12 +2,16 @@
 //! point at the exact key or value. Built from `saphyr-parser` events (YAML 1.2, pure
 //! Rust); scalars are resolved with the YAML 1.2 core schema.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 
 use crate::source::Span;
 
 /// Expanding aliases may not create more nodes than this (protects against "billion
-/// laughs" documents).
+/// laughs" documents). The nodes written out are not counted: there are never more of
+/// them than the text is long.
 const MAX_NODES: usize = 1_000_000;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -132,8 +136,8 @@ pub fn parse(text: &str) -> Result<Node, YamlError> {
     let mut builder = Builder {
         parser: Parser::new_from_str(text),
         offsets: &offsets,
-        anchors: Vec::new(),
-        nodes: 0,
+        anchors: HashMap::new(),
+        expanded: 0,
         text_len: text.len(),
     };
     builder.document()
@@ -177,8 +181,10 @@ impl CharOffsets {
 struct Builder<'t> {
     parser: Parser<'t, saphyr_parser::StrInput<'t>>,
     offsets: &'t CharOffsets,
-    anchors: Vec<(usize, Node)>,
-    nodes: usize,
+    /// The node of each anchor id (a later anchor of the same id replaces it).
+    anchors: HashMap<usize, Node>,
+    /// Nodes copied by expanding aliases so far.
+    expanded: usize,
     text_len: usize,
 }
 
@@ -225,19 +231,7 @@ impl<'t> Builder<'t> {
         self.node(ev, span)
     }
 
-    fn count(&mut self, span: Span) -> Result<(), YamlError> {
-        self.nodes += 1;
-        if self.nodes > MAX_NODES {
-            return Err(error(
-                "the document expands to too many nodes (alias bomb?)",
-                span,
-            ));
-        }
-        Ok(())
-    }
-
     fn node(&mut self, ev: Event<'t>, span: Span) -> Result<Node, YamlError> {
-        self.count(span)?;
         match ev {
             Event::Scalar(text, style, anchor, tag) => {
                 let forced_str = tag.as_ref().is_some_and(|t| t.suffix == "str");
@@ -274,6 +268,7 @@ impl<'t> Builder<'t> {
             }
             Event::MappingStart(anchor, _) => {
                 let mut entries: Vec<(Node, Node)> = Vec::new();
+                let mut keys = Keys::default();
                 let end = loop {
                     let (ev, s) = self.next()?;
                     match ev {
@@ -285,9 +280,7 @@ impl<'t> Builder<'t> {
                             let key = self.node(ev, s)?;
                             let (vev, vs) = self.next()?;
                             let value = self.node(vev, vs)?;
-                            if let Some((first, _)) =
-                                entries.iter().find(|(k, _)| k.value == key.value)
-                            {
+                            if let Some((first, _)) = keys.seen(&key, entries.len(), &entries) {
                                 return Err(YamlError {
                                     message: format!(
                                         "duplicate key `{}`",
@@ -314,14 +307,10 @@ impl<'t> Builder<'t> {
             Event::Alias(id) => {
                 let target = self
                     .anchors
-                    .iter()
-                    .rev()
-                    .find(|(a, _)| *a == id)
-                    .map(|(_, n)| n.clone())
+                    .get(&id)
                     .ok_or_else(|| error("alias to an unknown anchor", span))?;
-                let size = subtree_size(&target);
-                self.nodes += size;
-                if self.nodes > MAX_NODES {
+                self.expanded += subtree_size(target);
+                if self.expanded > MAX_NODES {
                     return Err(error(
                         "the document expands to too many nodes (alias bomb?)",
                         span,
@@ -329,7 +318,7 @@ impl<'t> Builder<'t> {
                 }
                 Ok(Node {
                     span,
-                    value: target.value,
+                    value: target.value.clone(),
                 })
             }
             _ => Err(error("unexpected YAML event", span)),
@@ -338,7 +327,65 @@ impl<'t> Builder<'t> {
 
     fn remember(&mut self, anchor: usize, node: &Node) {
         if anchor > 0 {
-            self.anchors.push((anchor, node.clone()));
+            self.anchors.insert(anchor, node.clone());
+        }
+    }
+}
+
+/// The keys of one mapping so far, to find a duplicate without comparing a key with every
+/// key before it: scalar keys by value, the rare others (numbers with a fraction, lists,
+/// mappings) compared one by one. Equal means what `==` on [`Value`] means.
+#[derive(Default)]
+struct Keys {
+    scalars: HashMap<ScalarKey, usize>,
+    others: Vec<usize>,
+}
+
+#[derive(PartialEq, Eq, Hash)]
+enum ScalarKey {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Str { text: String, plain: bool },
+}
+
+impl Keys {
+    /// The earlier entry whose key equals `key`, else none, and `key` (about to become
+    /// entry `at`) is remembered.
+    fn seen<'e>(
+        &mut self,
+        key: &Node,
+        at: usize,
+        entries: &'e [(Node, Node)],
+    ) -> Option<&'e (Node, Node)> {
+        let scalar = match &key.value {
+            Value::Null => ScalarKey::Null,
+            Value::Bool(b) => ScalarKey::Bool(*b),
+            Value::Int(i) => ScalarKey::Int(*i),
+            Value::Str { text, plain } => ScalarKey::Str {
+                text: text.clone(),
+                plain: *plain,
+            },
+            Value::Float(_) | Value::Seq(_) | Value::Map(_) => {
+                let first = self
+                    .others
+                    .iter()
+                    .find(|&&i| entries[i].0.value == key.value);
+                return match first {
+                    Some(&i) => Some(&entries[i]),
+                    None => {
+                        self.others.push(at);
+                        None
+                    }
+                };
+            }
+        };
+        match self.scalars.entry(scalar) {
+            Entry::Occupied(first) => Some(&entries[*first.get()]),
+            Entry::Vacant(slot) => {
+                slot.insert(at);
+                None
+            }
         }
     }
 }
@@ -467,6 +514,13 @@ mod tests {
             ));
         }
         assert!(parse(&bomb).unwrap_err().message.contains("too many nodes"));
+    }
+
+    #[test]
+    fn nodes_written_out_are_not_limited() {
+        let big = format!("[{}]", "0, ".repeat(MAX_NODES + 1));
+        let root = parse(&big).unwrap();
+        assert_eq!(root.as_seq().unwrap().len(), MAX_NODES + 1);
     }
 
     #[test]

@@ -2,10 +2,12 @@
 //! rest of the crate but [`crate::source`].
 
 mod encoding;
+mod index;
 mod model;
 mod parser;
 mod timer;
 
+pub use index::ProcessIndex;
 pub use model::*;
 pub use parser::{parse, parse_file};
 pub use timer::{Timer, TimerKind, parse_date_time, parse_duration};

@@ -3,15 +3,17 @@
 //! variables that something sets, and an exclusive split without a default flow whose
 //! conditions can all fail at once is reported, with values that show it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
 
-use crate::app::{EngineKind, FlowConfig, GatewayMode, Located};
-use crate::bpmn::{Condition, Document, Flow, GatewayKind, Process};
+use crate::app::{EngineKind, GatewayMode, Located};
+use crate::bpmn::{Condition, Document, Flow, GatewayKind, ProcessIndex};
 use crate::diag::Diagnostic;
 use crate::expr::{self, Expr, ExprError, Truth};
 use crate::source::{SourceFile, Span};
+
+use super::index::ConfigIndex;
 
 /// More assignments than this are not tried when looking for a counter-example.
 const MAX_ASSIGNMENTS: usize = 20_000;
@@ -22,12 +24,15 @@ enum Origin<'a> {
     Model(&'a Condition),
 }
 
-pub fn check(config: Option<&FlowConfig>, doc: &Document) -> Vec<Diagnostic> {
+/// The conditions of `processes` (with a config: the main process; without: every
+/// process of the model) and of the config.
+pub fn check<'a>(
+    names: Option<&ConfigIndex>,
+    doc: &Document,
+    processes: impl IntoIterator<Item = &'a ProcessIndex<'a>>,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let processes: Vec<&Process> = match config {
-        Some(_) => doc.main_process().into_iter().collect(),
-        None => doc.processes.iter().collect(),
-    };
+    let config = names.map(|n| n.config);
     let engine = config.map_or(EngineKind::Native, |c| c.engine.kind);
     let mut used: Vec<(Expr, Span, &SourceFile)> = Vec::new();
 
@@ -75,12 +80,12 @@ pub fn check(config: Option<&FlowConfig>, doc: &Document) -> Vec<Diagnostic> {
     }
 
     for process in processes {
-        for flow in &process.flows {
+        for flow in &process.process().flows {
             // An empty <conditionExpression/> is exported by many tools and means none.
             let Some(cond) = flow.condition.as_ref().filter(|c| !c.body.is_empty()) else {
                 continue;
             };
-            let routing = routing_of(config, flow);
+            let routing = routing_of(names, flow);
             // A condition the config overrides is never evaluated.
             if routing.overridden {
                 continue;
@@ -98,16 +103,16 @@ pub fn check(config: Option<&FlowConfig>, doc: &Document) -> Vec<Diagnostic> {
             }
         }
         if !engine.is_external_bpm() || config.is_none() {
-            for gw in process.gateways() {
-                if let Some(d) = can_take_no_flow(config, doc, process, gw) {
+            for gw in process.process().gateways() {
+                if let Some(d) = can_take_no_flow(names, doc, process, gw) {
                     out.push(d);
                 }
             }
         }
     }
 
-    if let Some(config) = config {
-        out.extend(unset_variables(config, &used));
+    if let Some(names) = names {
+        out.extend(unset_variables(names, &used));
     }
     out
 }
@@ -119,8 +124,8 @@ struct Routing {
     decision_agent: bool,
 }
 
-fn routing_of(config: Option<&FlowConfig>, flow: &Flow) -> Routing {
-    let gw = config.and_then(|c| c.gateway(&flow.source));
+fn routing_of(names: Option<&ConfigIndex>, flow: &Flow) -> Routing {
+    let gw = names.and_then(|c| c.gateway(&flow.source));
     Routing {
         overridden: gw.is_some_and(|g| {
             g.flows
@@ -207,9 +212,9 @@ fn expr_diagnostic(
 /// An exclusive or inclusive split that a native router evaluates, with no default flow,
 /// where some values make every condition fail: a run with those values would stop.
 fn can_take_no_flow(
-    config: Option<&FlowConfig>,
+    names: Option<&ConfigIndex>,
     doc: &Document,
-    process: &Process,
+    process: &ProcessIndex,
     gw: &crate::bpmn::Node,
 ) -> Option<Diagnostic> {
     let kind = gw.kind.gateway()?;
@@ -217,16 +222,16 @@ fn can_take_no_flow(
     {
         return None;
     }
-    let gw_config = config.and_then(|c| c.gateway(&gw.id));
+    let gw_config = names.and_then(|c| c.gateway(&gw.id));
     if gw_config.is_some_and(|g| g.mode == GatewayMode::DecisionAgent) {
         return None;
     }
-    let outgoing: Vec<&Flow> = process.outgoing(&gw.id).collect();
+    let outgoing = process.outgoing(&gw.id);
     if outgoing.len() < 2 {
         return None;
     }
     let mut exprs = Vec::new();
-    for flow in &outgoing {
+    for flow in outgoing {
         let text = gw_config
             .and_then(|g| g.flows.iter().find(|f| f.id.value == flow.id))
             .and_then(|f| f.condition.as_ref())
@@ -238,7 +243,7 @@ fn can_take_no_flow(
                 .filter(|b| !b.is_empty()))?; // an unconditional flow always holds
         exprs.push(expr::parse(text).ok()?);
     }
-    let witness = counter_example(config, &exprs)?;
+    let witness = counter_example(names, &exprs)?;
     let shown: Vec<String> = witness.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     let when = if shown.is_empty() {
         "whatever the variables hold".to_string()
@@ -260,7 +265,7 @@ fn can_take_no_flow(
 
 /// Values for the variables under which no condition is TRUE, if the candidates
 /// derived from the conditions' own literals contain any.
-fn counter_example(config: Option<&FlowConfig>, exprs: &[Expr]) -> Option<BTreeMap<String, Value>> {
+fn counter_example(names: Option<&ConfigIndex>, exprs: &[Expr]) -> Option<BTreeMap<String, Value>> {
     let mut candidates: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for e in exprs {
         for var in e.variables() {
@@ -281,7 +286,7 @@ fn counter_example(config: Option<&FlowConfig>, exprs: &[Expr]) -> Option<BTreeM
         }
     }
     for (var, values) in candidates.iter_mut() {
-        let declared = config.and_then(|c| c.variable(var)).map(|v| &v.default);
+        let declared = names.and_then(|c| c.variable(var)).map(|v| &v.default);
         if let Some(d) = declared.filter(|d| !d.is_null()) {
             values.retain(|v| same_kind(v, d));
         }
@@ -356,21 +361,13 @@ fn same_kind(a: &Value, b: &Value) -> bool {
 }
 
 /// Variables a condition reads that nothing declares or writes.
-fn unset_variables(config: &FlowConfig, used: &[(Expr, Span, &SourceFile)]) -> Vec<Diagnostic> {
-    let written: Vec<&str> = config
-        .tasks
-        .iter()
-        .flat_map(|t| t.output_mapping.iter().map(|(_, var)| var.as_str()))
-        .collect();
+fn unset_variables(names: &ConfigIndex, used: &[(Expr, Span, &SourceFile)]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut reported: Vec<String> = Vec::new();
+    let mut reported: HashSet<String> = HashSet::new();
     for (e, span, file) in used {
         for var in e.variables() {
             let root = var.split('.').next().unwrap_or(&var).to_string();
-            if config.variable(&root).is_some()
-                || written.contains(&root.as_str())
-                || reported.contains(&root)
-            {
+            if names.variable(&root).is_some() || names.writes(&root) || reported.contains(&root) {
                 continue;
             }
             out.push(
@@ -381,7 +378,7 @@ fn unset_variables(config: &FlowConfig, used: &[(Expr, Span, &SourceFile)]) -> V
                 .at(file, *span, Some(format!("`{root}` is unknown until a run sets it")))
                 .with_help(format!("declare it with a default: `variables: {{{root}: ...}}`")),
             );
-            reported.push(root);
+            reported.insert(root);
         }
     }
     out

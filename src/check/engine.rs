@@ -3,18 +3,23 @@
 //! ([`crate::engine::rewrite`]).
 
 use crate::app::{EngineKind, FlowConfig};
-use crate::bpmn::{Document, Process, TimerKind, parse_date_time, parse_duration};
+use crate::bpmn::{Document, ProcessIndex, TimerKind, parse_date_time, parse_duration};
 use crate::diag::Diagnostic;
 use crate::engine::rewrite::{self, UNREALISABLE};
 use crate::engine::support;
 
 /// The checks for running the app on `engine` (which `start --engine` may choose).
-pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec<Diagnostic> {
+pub fn check_for(
+    config: &FlowConfig,
+    doc: &Document,
+    main: Option<&ProcessIndex>,
+    engine: EngineKind,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let name = match engine {
         EngineKind::Flowable => "Flowable",
         EngineKind::Kogito => "Kogito",
-        EngineKind::Native => return native(doc),
+        EngineKind::Native => return native(doc, main),
         EngineKind::Mcp => return out,
     };
     let src = &config.source;
@@ -55,14 +60,14 @@ pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec
             .with_help(help),
         );
     }
-    if let Some(process) = doc.main_process() {
-        out.extend(unsupported_elements(doc, process, engine, name));
-        for (id, why) in rewrite::limits(process) {
-            let span = process
+    if let Some(index) = main {
+        out.extend(unsupported_elements(doc, index, engine, name));
+        for (id, why) in rewrite::limits(index.process()) {
+            let span = index
                 .node(&id)
                 .map(|n| n.span)
-                .or_else(|| process.flows.iter().find(|f| f.id == id).map(|f| f.span))
-                .unwrap_or(process.span);
+                .or_else(|| index.flow(&id).map(|f| f.span))
+                .unwrap_or(index.process().span);
             out.push(
                 Diagnostic::error(
                     "engine::unsupported_element",
@@ -78,11 +83,11 @@ pub fn check_for(config: &FlowConfig, doc: &Document, engine: EngineKind) -> Vec
 /// The elements `engine` would mis-run ([`support`]), each refused where it is written.
 fn unsupported_elements(
     doc: &Document,
-    process: &Process,
+    index: &ProcessIndex,
     engine: EngineKind,
     name: &str,
 ) -> Vec<Diagnostic> {
-    support::unsupported(process, engine)
+    support::unsupported_in(index, engine)
         .into_iter()
         .map(|u| {
             Diagnostic::error(
@@ -97,11 +102,11 @@ fn unsupported_elements(
 
 /// A model validated without an app: what the native engine (the default) would refuse,
 /// as warnings, since the app may run it on another engine.
-pub fn check_model(doc: &Document) -> Vec<Diagnostic> {
-    let Some(process) = doc.main_process() else {
+pub fn check_model(doc: &Document, main: Option<&ProcessIndex>) -> Vec<Diagnostic> {
+    let Some(index) = main else {
         return Vec::new();
     };
-    support::unsupported(process, EngineKind::Native)
+    support::unsupported_in(index, EngineKind::Native)
         .into_iter()
         .map(|u| {
             Diagnostic::warning(
@@ -123,12 +128,12 @@ const UNSUPPORTED_HELP: &str = "cuga-flo refuses a model it would run differentl
 
 /// What the native engine cannot run as written: the elements it would mis-run, timers
 /// without a time, repeating timers, and times that are not ISO 8601.
-fn native(doc: &Document) -> Vec<Diagnostic> {
-    let Some(process) = doc.main_process() else {
+fn native(doc: &Document, main: Option<&ProcessIndex>) -> Vec<Diagnostic> {
+    let Some(index) = main else {
         return Vec::new();
     };
-    let mut out = unsupported_elements(doc, process, EngineKind::Native, "the native engine");
-    for node in &process.nodes {
+    let mut out = unsupported_elements(doc, index, EngineKind::Native, "the native engine");
+    for node in &index.process().nodes {
         let Some(timer) = &node.timer else { continue };
         let span = if timer.span == Default::default() {
             node.span

@@ -3,20 +3,22 @@
 //! kind cuga-flo cannot run. Each scope (the process, each sub-process) is checked on
 //! its own, as BPMN scopes are.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::bpmn::{
-    Document, EventDefinition, GatewayKind, Node, NodeKind, Process, SubProcessKind, TaskKind,
+    Document, EventDefinition, Flow, GatewayKind, Node, NodeKind, ProcessIndex, SubProcessKind,
+    TaskKind,
 };
 use crate::diag::{Diagnostic, name_list};
 
 /// Structural problems of one process of `doc`.
-pub fn check_process(doc: &Document, process: &Process) -> Vec<Diagnostic> {
+pub fn check_process(doc: &Document, index: &ProcessIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let file = &doc.source;
+    let process = index.process();
 
     for node in &process.nodes {
-        check_node_shape(doc, process, node, &mut out);
+        check_node_shape(doc, index, node, &mut out);
     }
 
     // Scopes: the process itself and each sub-process.
@@ -29,7 +31,7 @@ pub fn check_process(doc: &Document, process: &Process) -> Vec<Diagnostic> {
             .map(|n| Some(n.id.as_str())),
     );
     for scope in scopes {
-        check_scope(doc, process, scope, &mut out);
+        check_scope(doc, index, scope, &mut out);
     }
 
     if process.start_events().all(|n| n.parent.is_some()) {
@@ -56,9 +58,9 @@ fn at(doc: &Document, node: &Node, d: Diagnostic, label: impl Into<String>) -> D
     d.at(&doc.source, node.span, Some(label.into()))
 }
 
-fn check_node_shape(doc: &Document, process: &Process, node: &Node, out: &mut Vec<Diagnostic>) {
-    let incoming: Vec<_> = process.incoming(&node.id).collect();
-    let outgoing: Vec<_> = process.outgoing(&node.id).collect();
+fn check_node_shape(doc: &Document, index: &ProcessIndex, node: &Node, out: &mut Vec<Diagnostic>) {
+    let incoming = index.incoming(&node.id);
+    let outgoing = index.outgoing(&node.id);
     let id = &node.id;
     match &node.kind {
         NodeKind::Unsupported { tag } => out.push(at(
@@ -94,9 +96,7 @@ fn check_node_shape(doc: &Document, process: &Process, node: &Node, out: &mut Ve
                 name_list(&outgoing.iter().map(|f| &f.id).collect::<Vec<_>>(), 4)
             ),
         )),
-        NodeKind::Gateway(kind) => {
-            check_gateway(doc, process, node, *kind, &incoming, &outgoing, out)
-        }
+        NodeKind::Gateway(kind) => check_gateway(doc, index, node, *kind, incoming, outgoing, out),
         _ => {}
     }
 
@@ -131,11 +131,11 @@ fn check_node_shape(doc: &Document, process: &Process, node: &Node, out: &mut Ve
 
 fn check_gateway(
     doc: &Document,
-    process: &Process,
+    index: &ProcessIndex,
     node: &Node,
     kind: GatewayKind,
-    incoming: &[&crate::bpmn::Flow],
-    outgoing: &[&crate::bpmn::Flow],
+    incoming: &[&Flow],
+    outgoing: &[&Flow],
     out: &mut Vec<Diagnostic>,
 ) {
     let id = &node.id;
@@ -216,7 +216,7 @@ fn check_gateway(
         }
         GatewayKind::EventBased => {
             for flow in outgoing {
-                let target = process.node(&flow.target);
+                let target = index.node(&flow.target);
                 let ok = target.is_some_and(|t| {
                     matches!(
                         t.kind,
@@ -242,48 +242,56 @@ fn check_gateway(
 }
 
 /// Reachability within one scope: from its starts forwards, from its ends backwards.
-fn check_scope(doc: &Document, process: &Process, scope: Option<&str>, out: &mut Vec<Diagnostic>) {
-    let members: Vec<&Node> = process.children(scope).collect();
+fn check_scope(
+    doc: &Document,
+    index: &ProcessIndex,
+    scope: Option<&str>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let process = index.process();
+    let members = index.children(scope);
     // The activities of an ad-hoc sub-process run in any order: no flow to check.
     let ad_hoc = scope
-        .and_then(|s| process.node(s))
+        .and_then(|s| index.node(s))
         .is_some_and(|n| n.kind == NodeKind::SubProcess(SubProcessKind::AdHoc));
     if members.is_empty() || ad_hoc {
         return;
     }
-    let ids: BTreeSet<&str> = members.iter().map(|n| n.id.as_str()).collect();
-    let mut succ: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut pred: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let ids: HashSet<&str> = members.iter().map(|n| n.id.as_str()).collect();
+    let mut succ: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut pred: HashMap<&str, Vec<&str>> = HashMap::new();
     let edge =
-        |a: &'_ str, b: &'_ str, succ: &mut BTreeMap<_, Vec<_>>, pred: &mut BTreeMap<_, Vec<_>>| {
+        |a: &'_ str, b: &'_ str, succ: &mut HashMap<_, Vec<_>>, pred: &mut HashMap<_, Vec<_>>| {
             let (Some(a), Some(b)) = (ids.get(a).copied(), ids.get(b).copied()) else {
                 return;
             };
             succ.entry(a).or_insert_with(Vec::new).push(b);
             pred.entry(b).or_insert_with(Vec::new).push(a);
         };
-    for flow in process.flows.iter() {
+    // The flows between members: those leaving a member towards another.
+    for flow in ids.iter().flat_map(|id| index.outgoing(id)) {
         edge(&flow.source, &flow.target, &mut succ, &mut pred);
     }
-    for node in &members {
+    // A link throw event continues at the link catch events of the same name.
+    let is_link = |n: &Node| n.kind.event_definitions().contains(&EventDefinition::Link);
+    let mut catches: HashMap<&str, Vec<&str>> = HashMap::new();
+    for c in members
+        .iter()
+        .filter(|c| matches!(c.kind, NodeKind::IntermediateCatchEvent { .. }) && is_link(c))
+    {
+        if let Some(name) = &c.name {
+            catches.entry(name.as_str()).or_default().push(&c.id);
+        }
+    }
+    for node in members {
         // A boundary event is entered by the activity it is attached to.
         if let NodeKind::BoundaryEvent { attached_to, .. } = &node.kind {
             edge(attached_to, &node.id, &mut succ, &mut pred);
         }
-        // A link throw event continues at the link catch event of the same name.
-        if matches!(node.kind, NodeKind::IntermediateThrowEvent { .. })
-            && node
-                .kind
-                .event_definitions()
-                .contains(&EventDefinition::Link)
-        {
-            for catch in members.iter().filter(|c| {
-                matches!(c.kind, NodeKind::IntermediateCatchEvent { .. })
-                    && c.kind.event_definitions().contains(&EventDefinition::Link)
-                    && c.name.is_some()
-                    && c.name == node.name
-            }) {
-                edge(&node.id, &catch.id, &mut succ, &mut pred);
+        if matches!(node.kind, NodeKind::IntermediateThrowEvent { .. }) && is_link(node) {
+            let targets = node.name.as_deref().and_then(|n| catches.get(n));
+            for catch in targets.into_iter().flatten() {
+                edge(&node.id, catch, &mut succ, &mut pred);
             }
         }
     }
@@ -317,7 +325,7 @@ fn check_scope(doc: &Document, process: &Process, scope: Option<&str>, out: &mut
         |s| format!("sub-process `{s}`"),
     );
 
-    for node in &members {
+    for node in members {
         let id = node.id.as_str();
         if !entries.is_empty() && !reached.contains(id) {
             out.push(
@@ -385,8 +393,8 @@ fn is_compensation(node: &Node) -> bool {
         .is_some_and(|v| v == "true")
 }
 
-fn walk<'a>(from: &[&'a str], edges: &BTreeMap<&'a str, Vec<&'a str>>) -> BTreeSet<&'a str> {
-    let mut seen: BTreeSet<&str> = from.iter().copied().collect();
+fn walk<'a>(from: &[&'a str], edges: &HashMap<&'a str, Vec<&'a str>>) -> HashSet<&'a str> {
+    let mut seen: HashSet<&str> = from.iter().copied().collect();
     let mut queue: VecDeque<&str> = from.iter().copied().collect();
     while let Some(n) = queue.pop_front() {
         for &next in edges.get(n).map(Vec::as_slice).unwrap_or_default() {

@@ -2,19 +2,23 @@
 //! flow; a static action is permitted and names real, suitable nodes; the targets and
 //! tasks offered to a reasoned hook exist; no action is both permitted and prohibited.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::app::{ActionSpec, FlowConfig, HookAction, HookConfig, Located, TaskSpec};
-use crate::bpmn::{Document, NodeKind, Process};
+use crate::bpmn::{Document, NodeKind, Process, ProcessIndex};
 use crate::diag::{Diagnostic, did_you_mean, name_list};
+use crate::source::Span;
 
+use super::index::ConfigIndex;
 use super::refs::{Want, resolve};
 
-pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
+pub fn check(names: &ConfigIndex, doc: &Document, main: Option<&ProcessIndex>) -> Vec<Diagnostic> {
+    let config = names.config;
     let mut out = permissions(config);
-    let Some(process) = doc.main_process() else {
+    let Some(process) = main else {
         return out;
     };
+    let mut offerable = None;
     let src = &config.source;
 
     let mut ids: BTreeMap<&str, &Located<String>> = BTreeMap::new();
@@ -101,9 +105,9 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
                 &format!("the allowed target {{id}} of {what}"),
             ));
         }
-        out.extend(offers(config, process, hook, &what));
+        out.extend(offers(config, process, hook, &what, &mut offerable));
         for name in &hook.may_set {
-            if config.variable(&name.value).is_none() {
+            if names.variable(&name.value).is_none() {
                 let declared: Vec<&str> =
                     config.variables.iter().map(|v| v.name.as_str()).collect();
                 let help = did_you_mean(&name.value, declared.iter().copied())
@@ -145,11 +149,12 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
 /// Safe offers: a reasoned hook whose permissions allow naming a node (skip_to,
 /// remove_node, swap_nodes) but which lists no `allowed_targets` is offered none; say so,
 /// and what `allowed_targets: any` would offer.
-fn offers(
+fn offers<'a>(
     config: &FlowConfig,
-    process: &Process,
+    process: &ProcessIndex<'a>,
     hook: &HookConfig,
     what: &str,
+    offerable: &mut Option<Offerable<'a>>,
 ) -> Vec<Diagnostic> {
     let naming: Vec<&str> = [
         HookAction::SkipTo,
@@ -168,14 +173,9 @@ fn offers(
         .as_ref()
         .and_then(|l| process.flow(&l.value))
         .map(|f| f.target.as_str());
-    let would: Vec<&str> = process
-        .nodes
-        .iter()
-        .filter(|n| !n.kind.is_start_event() && !n.kind.is_end_event())
-        .filter(|n| !matches!(n.kind, NodeKind::BoundaryEvent { .. }))
-        .map(|n| n.id.as_str())
-        .filter(|id| Some(*id) != flow_target)
-        .collect();
+    let would = offerable
+        .get_or_insert_with(|| Offerable::new(process.process()))
+        .list_without(flow_target, 8);
     vec![
         Diagnostic::warning(
             "hook::no_targets",
@@ -193,16 +193,60 @@ fn offers(
         .with_help(format!(
             "list the nodes it may name under `allowed_targets` (`allowed_targets: []` says \
              none on purpose); `allowed_targets: any` would offer every node not yet run: {}",
-            name_list(&would, 8)
+            would
         )),
     ]
+}
+
+/// The nodes `allowed_targets: any` would offer a hook, before its own flow's target is
+/// left out: computed once for all hooks.
+struct Offerable<'a> {
+    names: Vec<&'a str>,
+    /// How often each id occurs in `names` (ids are unique in a valid model).
+    counts: HashMap<&'a str, usize>,
+}
+
+impl<'a> Offerable<'a> {
+    fn new(process: &'a Process) -> Self {
+        let names: Vec<&str> = process
+            .nodes
+            .iter()
+            .filter(|n| !n.kind.is_start_event() && !n.kind.is_end_event())
+            .filter(|n| !matches!(n.kind, NodeKind::BoundaryEvent { .. }))
+            .map(|n| n.id.as_str())
+            .collect();
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for name in &names {
+            *counts.entry(name).or_default() += 1;
+        }
+        Offerable { names, counts }
+    }
+
+    /// [`name_list`] of the names but `left_out`, in time proportional to `max` and the
+    /// occurrences of `left_out`, not to the size of the model.
+    fn list_without(&self, left_out: Option<&str>, max: usize) -> String {
+        let skipped = left_out.map_or(0, |l| self.counts.get(l).copied().unwrap_or(0));
+        let total = self.names.len() - skipped;
+        let shown: Vec<&str> = self
+            .names
+            .iter()
+            .copied()
+            .filter(|n| Some(*n) != left_out)
+            .take(max)
+            .collect();
+        let mut s = name_list(&shown, max);
+        if total > max {
+            s.push_str(&format!(" (and {} more)", total - max));
+        }
+        s
+    }
 }
 
 /// A static action's parameters name suitable nodes.
 fn static_action(
     config: &FlowConfig,
     doc: &Document,
-    process: &Process,
+    process: &ProcessIndex,
     action: &ActionSpec,
     what: &str,
 ) -> Vec<Diagnostic> {
@@ -276,7 +320,7 @@ fn static_action(
 /// A task a hook may insert: a fresh id; a declared agent when it names one.
 fn new_task(
     config: &FlowConfig,
-    process: &Process,
+    process: &ProcessIndex,
     task: &TaskSpec,
     what: &str,
 ) -> Vec<Diagnostic> {
@@ -315,29 +359,40 @@ fn permissions(config: &FlowConfig) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let p = &config.permissions;
     let src = &config.source;
+    // The first entry of each action in a list.
+    let firsts = |list: &'_ [Located<HookAction>]| {
+        let mut first: HashMap<HookAction, (usize, Span)> = HashMap::new();
+        for (i, a) in list.iter().enumerate() {
+            first.entry(a.value).or_insert((i, a.span));
+        }
+        first
+    };
+    let permitted = firsts(&p.permitted);
     for denied in &p.prohibited {
-        if let Some(allowed) = p.permitted.iter().find(|a| a.value == denied.value) {
+        if let Some(allowed) = permitted.get(&denied.value) {
             out.push(
                 Diagnostic::error(
                     "hook::permission_conflict",
                     format!("`{}` is both permitted and prohibited", denied.value),
                 )
                 .at(src, denied.span, "prohibited here".to_string())
-                .also(allowed.span, "permitted here")
+                .also(allowed.1, "permitted here")
                 .with_help("keep it in one list only"),
             );
         }
     }
     for list in [&p.permitted, &p.prohibited] {
+        let first_of = firsts(list);
         for (i, a) in list.iter().enumerate() {
-            if let Some(first) = list[..i].iter().find(|b| b.value == a.value) {
+            let (at, first) = first_of[&a.value];
+            if at != i {
                 out.push(
                     Diagnostic::warning(
                         "hook::permission_duplicate",
                         format!("`{}` is listed twice", a.value),
                     )
                     .at(src, a.span, "listed again".to_string())
-                    .also(first.span, "first listed here"),
+                    .also(first, "first listed here"),
                 );
             }
         }

@@ -3,13 +3,13 @@
 //! blocks that name no model.
 
 use crate::app::{FlowConfig, GatewayMode, Located, OnFailure, PromptPaths, TaskMode};
-use crate::bpmn::Process;
+use crate::bpmn::ProcessIndex;
 use crate::diag::Diagnostic;
 use crate::reason::llm::prompt::Templates;
 
 /// Every finding about model settings; `process` (when the model was read) lets
 /// `on_failure: default` be checked against the gateway's default flow.
-pub fn check(config: &FlowConfig, process: Option<&Process>) -> Vec<Diagnostic> {
+pub fn check(config: &FlowConfig, process: Option<&ProcessIndex>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let src = &config.source;
     if let Some(llm) = &config.llm {

@@ -8,18 +8,25 @@
 //! - [`rules`]: the rules of hook and gateway policies.
 //! - [`llm`]: model settings (prompt templates, `on_failure`, unused settings).
 //! - [`engine`]: what the app's engine can run (Flowable's hook actions and elements).
+//!
+//! Every check is linear (or n log n) in the size of the model and the config: ids are
+//! looked up through one [`ProcessIndex`] per process and one [`index::ConfigIndex`],
+//! both built once per run here, never by scanning the lists.
 
 mod conditions;
 mod engine;
 mod graph;
 mod hooks;
+mod index;
 mod llm;
 mod refs;
 mod rules;
 
 use crate::app::{EngineKind, LoadedApp};
-use crate::bpmn::Document;
+use crate::bpmn::{Document, ProcessIndex};
 use crate::diag::{Diagnostic, Severity};
+
+use index::ConfigIndex;
 
 /// Every problem in an app: what loading found, then the checks that loading made possible.
 pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
@@ -31,17 +38,20 @@ pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
 pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnostic> {
     let mut diags = app.diagnostics.clone();
     if let Some(doc) = &app.bpmn {
-        if let Some(process) = doc.main_process() {
+        let main = doc.main_process().map(ProcessIndex::new);
+        if let Some(process) = &main {
             diags.extend(graph::check_process(doc, process));
         }
         if let Some(config) = &app.config {
-            diags.extend(refs::check(config, doc));
-            diags.extend(hooks::check(config, doc));
-            diags.extend(conditions::check(Some(config), doc));
-            diags.extend(rules::check(config, doc));
-            diags.extend(llm::check(config, doc.main_process()));
+            let index = ConfigIndex::new(config);
+            let main = main.as_ref();
+            diags.extend(refs::check(config, doc, main));
+            diags.extend(hooks::check(&index, doc, main));
+            diags.extend(conditions::check(Some(&index), doc, main.into_iter()));
+            diags.extend(rules::check(config, main));
+            diags.extend(llm::check(config, main));
             let engine = engine.unwrap_or(config.engine.kind);
-            diags.extend(engine::check_for(config, doc, engine));
+            diags.extend(engine::check_for(config, doc, main, engine));
         }
     } else if let Some(config) = &app.config {
         // No model: the checks that need none still run.
@@ -55,14 +65,18 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
 /// Every problem in a BPMN model on its own (`validate model.bpmn`).
 pub fn check_model(doc: &Document) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
-    for process in &doc.processes {
-        if process.nodes.is_empty() {
+    let processes: Vec<ProcessIndex> = doc.processes.iter().map(ProcessIndex::new).collect();
+    for process in &processes {
+        if process.process().nodes.is_empty() {
             continue;
         }
         diags.extend(graph::check_process(doc, process));
     }
-    diags.extend(engine::check_model(doc));
-    diags.extend(conditions::check(None, doc));
+    let main = doc
+        .main_process()
+        .and_then(|m| processes.iter().find(|p| std::ptr::eq(p.process(), m)));
+    diags.extend(engine::check_model(doc, main));
+    diags.extend(conditions::check(None, doc, processes.iter()));
     sort(&mut diags);
     diags
 }

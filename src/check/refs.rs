@@ -2,10 +2,10 @@
 //! the right kind; policy files exist; remote agents are declared; the engine settings
 //! fit the engine.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::app::{BUILTIN_AGENT_TYPES, EngineKind, FlowConfig, GatewayMode, Located, TaskMode};
-use crate::bpmn::{Document, GatewayKind, Process};
+use crate::bpmn::{Document, GatewayKind, ProcessIndex};
 use crate::diag::{Diagnostic, did_you_mean, name_list};
 
 /// What kind of model element a config entry must name.
@@ -37,12 +37,25 @@ impl Want {
 pub(super) fn resolve(
     config: &FlowConfig,
     doc: &Document,
-    process: &Process,
+    index: &ProcessIndex,
     at: &Located<String>,
     want: Want,
     role: &str,
 ) -> Option<Diagnostic> {
     let id = at.value.as_str();
+    let node = index.node(id);
+    let flow = index.flow(id);
+    let ok = match want {
+        Want::Task => node.is_some_and(|n| n.kind.is_task()),
+        Want::Gateway => node.is_some_and(|n| n.kind.is_gateway()),
+        Want::Activity => node.is_some_and(|n| n.kind.is_activity()),
+        Want::Node => node.is_some(),
+        Want::Flow => flow.is_some(),
+    };
+    if ok {
+        return None;
+    }
+    let process = index.process();
     // `role` names the entry, with `{id}` where the id goes ("task", "the location {id} of hook `h`").
     let subject = if role.contains("{id}") {
         role.replace("{id}", &format!("`{id}`"))
@@ -53,20 +66,9 @@ pub(super) fn resolve(
         || doc.source.path().display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let node = process.node(id);
-    let ok = match want {
-        Want::Task => node.is_some_and(|n| n.kind.is_task()),
-        Want::Gateway => node.is_some_and(|n| n.kind.is_gateway()),
-        Want::Activity => node.is_some_and(|n| n.kind.is_activity()),
-        Want::Node => node.is_some(),
-        Want::Flow => process.flow(id).is_some(),
-    };
-    if ok {
-        return None;
-    }
     let d = Diagnostic::error(
         "ref::unknown_id",
-        match (node, process.flow(id)) {
+        match (node, flow) {
             (Some(n), _) => format!(
                 "{subject} is {} in {model}, not {}",
                 with_article(n.kind.tag()),
@@ -98,7 +100,11 @@ pub(super) fn resolve(
     };
     let help = match (want, node) {
         (Want::Flow, Some(n)) => {
-            let inc: Vec<_> = process.incoming(&n.id).map(|f| f.id.as_str()).collect();
+            let inc: Vec<_> = index
+                .incoming(&n.id)
+                .iter()
+                .map(|f| f.id.as_str())
+                .collect();
             format!(
                 "hooks sit on sequence flows; the flows into `{id}` are {}",
                 name_list(&inc, 6)
@@ -117,11 +123,12 @@ pub(super) fn resolve(
     Some(d.with_help(help))
 }
 
-pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
+pub fn check(config: &FlowConfig, doc: &Document, main: Option<&ProcessIndex>) -> Vec<Diagnostic> {
     let mut out = check_without_model(config);
-    let Some(process) = doc.main_process() else {
+    let Some(index) = main else {
         return out;
     };
+    let process = index.process();
 
     // tasks
     let mut seen: BTreeMap<&str, &Located<String>> = BTreeMap::new();
@@ -140,23 +147,25 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
                 .also(first.span, "first configured here"),
             );
         }
-        out.extend(resolve(config, doc, process, &task.id, Want::Task, "task"));
+        out.extend(resolve(config, doc, index, &task.id, Want::Task, "task"));
     }
 
     // gateways
     for gw in &config.gateways {
-        if let Some(d) = resolve(config, doc, process, &gw.id, Want::Gateway, "gateway") {
+        if let Some(d) = resolve(config, doc, index, &gw.id, Want::Gateway, "gateway") {
             out.push(d);
             continue;
         }
-        let Some(node) = process.node(&gw.id.value) else {
+        let Some(node) = index.node(&gw.id.value) else {
             continue;
         };
         let kind = node.kind.gateway();
-        let outgoing: Vec<&str> = process
+        let outgoing: Vec<&str> = index
             .outgoing(&gw.id.value)
+            .iter()
             .map(|f| f.id.as_str())
             .collect();
+        let outgoing_set: HashSet<&str> = outgoing.iter().copied().collect();
         if gw.mode == GatewayMode::DecisionAgent {
             if kind == Some(GatewayKind::Parallel) {
                 out.push(
@@ -179,7 +188,7 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
             }
         }
         for flow in &gw.flows {
-            if outgoing.contains(&flow.id.as_str()) {
+            if outgoing_set.contains(flow.id.as_str()) {
                 continue;
             }
             let help = did_you_mean(&flow.id.value, outgoing.iter().copied())
@@ -211,12 +220,13 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
 
     // engine-specific: a Kogito model drops variables it does not declare
     if config.engine.kind == EngineKind::Kogito && !process.properties.is_empty() {
+        let properties: HashSet<&str> = process
+            .properties
+            .iter()
+            .flat_map(|p| std::iter::once(p.id.as_str()).chain(p.name.as_deref()))
+            .collect();
         for var in &config.variables {
-            if !process
-                .properties
-                .iter()
-                .any(|p| p.id == var.name.value || p.name.as_deref() == Some(&var.name.value))
-            {
+            if !properties.contains(var.name.as_str()) {
                 out.push(
                     Diagnostic::warning(
                         "ref::kogito_property",
@@ -269,10 +279,17 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
                 .map(|p| (p, format!("hook `{}`", h.id.value))),
         );
     }
+    // Many entries may share one policy: each file is read once.
+    let mut read: HashMap<std::path::PathBuf, Result<bool, String>> = HashMap::new();
     for (policy, owner) in policies {
         let path = config.resolve(&policy.value);
-        match std::fs::read_to_string(&path) {
-            Ok(text) if text.trim().is_empty() => out.push(
+        let empty = read.entry(path.clone()).or_insert_with(|| {
+            std::fs::read_to_string(&path)
+                .map(|text| text.trim().is_empty())
+                .map_err(|e| io_reason(&e))
+        });
+        match empty {
+            Ok(true) => out.push(
                 Diagnostic::warning(
                     "ref::empty_policy",
                     format!("the policy of {owner} is empty"),
@@ -280,14 +297,11 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
                 .at(src, policy.span, format!("{} is empty", path.display()))
                 .with_help("write what the agent must decide and how"),
             ),
-            Ok(_) => {}
-            Err(e) => out.push(
+            Ok(false) => {}
+            Err(reason) => out.push(
                 Diagnostic::error(
                     "ref::missing_policy",
-                    format!(
-                        "the policy file of {owner} cannot be read: {}",
-                        io_reason(&e)
-                    ),
+                    format!("the policy file of {owner} cannot be read: {reason}"),
                 )
                 .at(src, policy.span, format!("looked for {}", path.display()))
                 .with_help("policy paths are relative to the config file"),
@@ -301,8 +315,9 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
         .iter()
         .map(|r| r.name.as_str())
         .collect();
+    let remote_set: HashSet<&str> = remote_names.iter().copied().collect();
     let remote_ref = |at: &Located<String>, where_: String, out: &mut Vec<Diagnostic>| {
-        if remote_names.contains(&at.as_str()) {
+        if remote_set.contains(at.as_str()) {
             return;
         }
         let known = if remote_names.is_empty() {
@@ -332,7 +347,7 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
                 .iter()
                 .filter(|t| !crate::reason::llm::reasoner::TOOLS.contains(&t.value.as_str()))
             {
-                let hint = if remote_names.contains(&tool.as_str()) {
+                let hint = if remote_set.contains(tool.as_str()) {
                     "to delegate the task to this remote agent write `agent_type: <name>`; to consult it write `human_consultation: <name>` on a gateway or hook".to_string()
                 } else {
                     "the built-in tools are `read_variable` (a model reads any process variable by name) and `consult_user` (a model asks the person at the terminal); remove the entry".to_string()

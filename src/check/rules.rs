@@ -3,7 +3,7 @@
 //! gateway.
 
 use crate::app::FlowConfig;
-use crate::bpmn::Document;
+use crate::bpmn::ProcessIndex;
 use crate::diag::Diagnostic;
 use crate::reason::rules::{RuleAction, parse_rules};
 use crate::source::{SourceFile, Span, line_starts};
@@ -15,9 +15,9 @@ enum Owner<'a> {
     Gateway(&'a str),
 }
 
-pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
+pub fn check(config: &FlowConfig, main: Option<&ProcessIndex>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let Some(process) = doc.main_process() else {
+    let Some(process) = main else {
         return out;
     };
     let mut owners: Vec<(&str, Owner)> = Vec::new();
@@ -107,7 +107,7 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
                 }
                 (Owner::Gateway(id), RuleAction::Take(flows)) => {
                     for flow in flows {
-                        if !process.outgoing(id).any(|f| &f.id == flow) {
+                        if !process.outgoing(id).iter().any(|f| &f.id == flow) {
                             out.push(at(
                                 Diagnostic::error(
                                     "rules::not_outgoing",

@@ -14,7 +14,9 @@
 //! the model means within a run.
 
 use crate::app::EngineKind;
-use crate::bpmn::{EventDefinition, LoopKind, Node, NodeKind, Process, SubProcessKind, TaskKind};
+use crate::bpmn::{
+    EventDefinition, LoopKind, Node, NodeKind, Process, ProcessIndex, SubProcessKind, TaskKind,
+};
 use crate::source::Span;
 
 /// An element the engine would mis-run.
@@ -38,6 +40,12 @@ enum Executor {
 /// The elements of `process` that `engine` cannot run as the model means. An engine
 /// reached over MCP says itself what it runs: nothing is refused for it here.
 pub fn unsupported(process: &Process, engine: EngineKind) -> Vec<Unsupported> {
+    unsupported_in(&ProcessIndex::new(process), engine)
+}
+
+/// [`unsupported`] through an index of the process already built.
+pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupported> {
+    let process = index.process();
     let executor = match engine {
         EngineKind::Native => Executor::Native,
         EngineKind::Flowable | EngineKind::Kogito => Executor::Pulled,
@@ -46,7 +54,7 @@ pub fn unsupported(process: &Process, engine: EngineKind) -> Vec<Unsupported> {
     let mut out = Vec::new();
     for node in &process.nodes {
         // What an event or ad-hoc sub-process holds is reported once, at the sub-process.
-        if inside_refused_scope(process, node) {
+        if inside_refused_scope(index, node) {
             continue;
         }
         if let Some(why) = element_problem(node, executor) {
@@ -154,10 +162,10 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
 }
 
 /// Whether `node` lies in an event or ad-hoc sub-process (reported at the sub-process).
-fn inside_refused_scope(process: &Process, node: &Node) -> bool {
+fn inside_refused_scope(index: &ProcessIndex, node: &Node) -> bool {
     let mut parent = node.parent.as_deref();
     while let Some(id) = parent {
-        let Some(p) = process.nodes.iter().find(|n| n.id == id) else {
+        let Some(p) = index.node(id) else {
             return false;
         };
         if matches!(
