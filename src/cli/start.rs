@@ -14,9 +14,6 @@ use crate::app::scenario::{self, Scenario};
 use crate::app::{EngineKind, FlowConfig, LoadedApp, load_app};
 use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
-use crate::bridge::mcp::{
-    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
-};
 use crate::check::check_app_on;
 use crate::engine::external::{ExternalEngine, ExternalSettings};
 use crate::engine::flowable::{FlowableEngine, FlowableSettings};
@@ -26,6 +23,9 @@ use crate::engine::{Resume, RunRequest, WorkflowEngine};
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch};
+use crate::mcp::{
+    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
+};
 use crate::reason::park::Answers;
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
