@@ -521,5 +521,119 @@ fn a_diagnostic_on_a_very_long_line_is_shown_without_a_snippet() {
     .unwrap();
     let out = stdout_of(cuga().args(["validate", path.to_str().unwrap()]), 1);
     assert!(out.contains("bpmn::dangling_ref"), "{out}");
-    assert!(out.contains("oneline.bpmn:1:107033 (the line is too long to show)"), "{out}");
+    assert!(
+        out.contains("oneline.bpmn:1:107033 (the line is too long to show)"),
+        "{out}"
+    );
+}
+
+/// Special files are refused at once with a clear message, never waited on (a FIFO) or
+/// read without end (/dev/zero): as a model, a policy, an answers file or an input file.
+#[test]
+fn special_files_are_refused_never_waited_on_or_read_forever() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("policy.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap().to_string();
+
+    // An app whose hook policy is the FIFO.
+    let app = dir.path().join("apps/fifo/config");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::copy(
+        "applications/trip_planner/config/trip_planner.bpmn",
+        app.join("trip_planner.bpmn"),
+    )
+    .unwrap();
+    let flow = std::fs::read_to_string("applications/trip_planner/config/trip_planner.bpmn")
+        .unwrap()
+        .split("sequenceFlow id=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::write(
+        app.join("fifo_config.yaml"),
+        format!(
+            "flow: {{id: f, name: F, bpmn_file: trip_planner.bpmn}}\nhooks:\n  - id: h\n    location: {flow}\n    policy: {fifo}\n    allowed_targets: []\n"
+        ),
+    )
+    .unwrap();
+    let apps = dir.path().join("apps");
+    let apps = apps.to_str().unwrap();
+
+    let cases: Vec<(Vec<String>, i32, &str)> = vec![
+        (
+            vec!["validate".into(), fifo.clone()],
+            2,
+            "not a regular file",
+        ),
+        (
+            vec!["validate".into(), "/dev/zero".into()],
+            2,
+            "not a regular file",
+        ),
+        (
+            vec![
+                "--apps-dir".into(),
+                apps.into(),
+                "validate".into(),
+                "fifo".into(),
+            ],
+            1,
+            "not a regular file",
+        ),
+        (
+            vec!["--apps-dir".into(), apps.into(), "list".into()],
+            0,
+            "fifo",
+        ),
+        (
+            vec![
+                "start".into(),
+                "loan_approval".into(),
+                "--engine".into(),
+                "native".into(),
+                "--answers".into(),
+                "/dev/zero".into(),
+            ],
+            2,
+            "not a regular file",
+        ),
+        (
+            vec![
+                "start".into(),
+                "loan_approval".into(),
+                "--engine".into(),
+                "native".into(),
+                "--input".into(),
+                fifo.clone(),
+            ],
+            2,
+            "not a regular file",
+        ),
+    ];
+    for (args, code, says) in cases {
+        let out = cuga()
+            .args(&args)
+            .write_stdin("")
+            .timeout(Duration::from_secs(20))
+            .assert()
+            .code(code)
+            .get_output()
+            .clone();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(says), "{args:?}: {text}");
+        assert!(!text.contains("panicked"), "{args:?}: {text}");
+    }
 }

@@ -271,7 +271,7 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
     }
     for (policy, owner) in policies {
         let path = config.resolve(&policy.value);
-        match std::fs::read_to_string(&path) {
+        match crate::source::read_text(&path) {
             Ok(text) if text.trim().is_empty() => out.push(
                 Diagnostic::warning(
                     "ref::empty_policy",

@@ -226,7 +226,7 @@ fn transport(args: &ServeArgs) -> Result<Transport, UsageError> {
             Some(secret(value, &format!("--token-env {var}"))?)
         }
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
+            let text = crate::source::read_text(path).map_err(|e| {
                 UsageError::new(format!(
                     "--token-file {}: cannot read it: {e}",
                     path.display()

@@ -3,7 +3,7 @@
 //! going through the MCP bridge to the harness, every event journalled under
 //! `.cuga-flo/runs/<run-id>/`, and the decisions and hook audit streamed to the terminal.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -738,7 +738,7 @@ fn reasoner(
         return Ok((Arc::new(Rules::new(Arc::new(cassette))), None));
     }
     if let Some(path) = &args.replay {
-        let text = std::fs::read_to_string(path)
+        let text = crate::source::read_text(path)
             .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
         let source = format!("recorded answers replayed from {}", path.display());
         let cassette = ScriptedReasoner::from_text(&text, source)
@@ -785,13 +785,10 @@ fn initial_variables(
     }
     if let Some(input) = &args.input {
         let text = if input == "-" {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| UsageError::new(format!("cannot read stdin: {e}")))?;
-            s
+            crate::source::read_text_from(std::io::stdin())
+                .map_err(|e| UsageError::new(format!("cannot read stdin: {e}")))?
         } else {
-            std::fs::read_to_string(input)
+            crate::source::read_text(input)
                 .map_err(|e| UsageError::new(format!("cannot read {input}: {e}")))?
         };
         match serde_json::from_str::<Value>(&text) {

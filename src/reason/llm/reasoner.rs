@@ -509,7 +509,7 @@ fn read_template(
 ) -> Result<Option<(String, String)>, LlmSetupError> {
     let Some(path) = path else { return Ok(None) };
     let full = config.resolve(&path.value);
-    let text = std::fs::read_to_string(&full).map_err(|e| {
+    let text = crate::source::read_text(&full).map_err(|e| {
         LlmSetupError::Template(format!(
             "{}:{}: the prompt template {} cannot be read: {e}",
             config.source.path().display(),
