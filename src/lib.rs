@@ -14,6 +14,7 @@ pub mod crash;
 pub mod diag;
 pub mod engine;
 pub mod expr;
+pub mod govern;
 pub mod harness;
 pub mod journal;
 pub mod reason;

@@ -1,7 +1,7 @@
 //! The `hooks` section: where a hook sits, its type and what it may do.
 
 use super::super::config::*;
-use super::super::yaml::Node;
+use super::super::yaml::{Node, Value};
 use super::reader::Cx;
 
 const HOOK_KEYS: &[&str] = &[
@@ -80,10 +80,14 @@ impl Cx<'_> {
         }
         let action = f.get("action").and_then(|n| self.action_spec(n, &what));
         let enabled = self.opt_bool(&f, "enabled", &what).is_none_or(|b| b.value);
-        let allowed_targets = f
-            .get("allowed_targets")
-            .map(|n| self.string_list(n, "`allowed_targets`"))
-            .unwrap_or_default();
+        // `allowed_targets: any` opts in to offering every node a target may be.
+        let (allowed_targets, any_target) = match f.get("allowed_targets") {
+            Some(n) if matches!(&n.value, Value::Str { text, .. } if text == "any") => {
+                (Vec::new(), Some(n.span))
+            }
+            Some(n) => (self.string_list(n, "`allowed_targets`"), None),
+            None => (Vec::new(), None),
+        };
         let insertable_tasks = f
             .get("insertable_tasks")
             .map(|n| {
@@ -105,6 +109,7 @@ impl Cx<'_> {
             instruction: self.opt_string(&f, "instruction", &what),
             human_consultation: self.opt_string(&f, "human_consultation", &what),
             allowed_targets,
+            any_target,
             insertable_tasks,
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
             on_failure: self.on_failure(&f, &what, &[OnFailure::Continue, OnFailure::Fail]),
