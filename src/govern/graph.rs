@@ -100,6 +100,9 @@ pub(crate) struct Graph {
     /// Permitted swaps: the hook and the activities any two of which it may swap.
     swaps: Vec<(String, Vec<usize>)>,
     pub causes: Vec<Adaptation>,
+    /// The adaptations a cause needs first (a skip of a node a flow leads to only once
+    /// another node was removed).
+    pub requires: Vec<Vec<usize>>,
 }
 
 fn find(parent: &mut [usize], mut x: usize) -> usize {
@@ -173,6 +176,7 @@ impl Graph {
             members,
             swaps,
             causes: Vec::new(),
+            requires: Vec::new(),
             shape,
         };
 
@@ -207,26 +211,44 @@ impl Graph {
             }
         }
         // Skips: whatever the hooked flow may lead to when the hook fires.
+        let mut requires: Vec<(usize, Vec<usize>)> = Vec::new();
         for offer in offers.iter().filter(|o| o.skip_node) {
             let mut seen = vec![false; n];
-            let mut todo: Vec<usize> = vec![graph.shape.flows[offer.flow].target];
-            todo.extend(inserted.get(&offer.flow).into_iter().flatten().map(|t| t.0));
-            while let Some(p) = todo.pop() {
+            // Positions with the removals that make the flow lead there.
+            let mut todo: Vec<(usize, Vec<usize>)> =
+                vec![(graph.shape.flows[offer.flow].target, Vec::new())];
+            todo.extend(
+                inserted
+                    .get(&offer.flow)
+                    .into_iter()
+                    .flatten()
+                    .map(|t| (t.0, vec![t.1])),
+            );
+            while let Some((p, via)) = todo.pop() {
                 if std::mem::replace(&mut seen[p], true) {
                     continue;
                 }
-                if graph.shape.is_activity(p) {
+                if graph.shape.is_activity(p) && graph.bypass[p].is_none() {
                     let c = cause(
                         &offer.hook,
                         HookAction::SkipNode,
                         vec![graph.shape.id(p).to_string()],
                     );
-                    graph.bypass[p].get_or_insert(c);
+                    graph.bypass[p] = Some(c);
+                    requires.push((c, via.clone()));
                 }
-                if graph.removable[p] {
+                if graph.removable[p]
+                    && let Some(r) = graph.bypass[p]
+                {
+                    let mut next = via.clone();
+                    next.push(r);
                     for &g in &graph.shape.out[p] {
-                        todo.push(graph.shape.flows[g].target);
-                        todo.extend(inserted.get(&g).into_iter().flatten().map(|t| t.0));
+                        todo.push((graph.shape.flows[g].target, next.clone()));
+                        for t in inserted.get(&g).into_iter().flatten() {
+                            let mut with = next.clone();
+                            with.push(t.1);
+                            todo.push((t.0, with));
+                        }
                     }
                 }
             }
@@ -342,6 +364,10 @@ impl Graph {
             graph.inc[e.to].push(i);
         }
         graph.edges = edges;
+        graph.requires = vec![Vec::new(); causes.len()];
+        for (c, via) in requires {
+            graph.requires[c] = via;
+        }
         graph.causes = causes;
         graph
     }

@@ -143,9 +143,13 @@ impl Governance {
             }
         }
         let seeds: Vec<(usize, Bits)> = at.into_iter().map(|p| (p, done.clone())).collect();
-        let sol = solve::solve(&graph, &seeds);
+        let jumped: Vec<usize> = match proposed {
+            Proposed::SkipTo(_) => token.into_iter().collect(),
+            _ => Vec::new(),
+        };
+        let sol = solve::solve_from(&graph, &seeds, &shape.start_nodes(None), &jumped);
         for (id, rule) in &self.guarantees {
-            if let Err(broken) = proof::check(&graph, &sol, &seeds, rule, false) {
+            if let Err(broken) = proof::check(&graph, &sol, &seeds, rule, None) {
                 return Err(Breach {
                     guarantee: id.clone(),
                     why: format!("{}: {}", broken.what, broken.path_text()),

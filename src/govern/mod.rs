@@ -84,8 +84,8 @@ pub fn prove(config: &FlowConfig, process: &Process) -> Vec<Result<(), Broken>> 
         .guarantees
         .iter()
         .map(|g| {
-            proof::check(&plain, &plain_sol, &plain_seeds, &g.rule, false)?;
-            proof::check(&graph, &sol, &seeds, &g.rule, true)
+            proof::check(&plain, &plain_sol, &plain_seeds, &g.rule, None)?;
+            proof::check(&graph, &sol, &seeds, &g.rule, Some(&plain_sol))
         })
         .collect()
 }

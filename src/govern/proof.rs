@@ -84,7 +84,7 @@ pub(crate) fn check(
     sol: &Solution,
     seeds: &[(usize, Bits)],
     rule: &GuaranteeRule,
-    adapted: bool,
+    plain: Option<&Solution>,
 ) -> Result<(), Broken> {
     let shape = &graph.shape;
     let pos = |id: &str| shape.index(id);
@@ -112,7 +112,7 @@ pub(crate) fn check(
                             seeds,
                             Some(q),
                             swaps,
-                            adapted,
+                            plain,
                             what,
                             |v| v == r,
                         ));
@@ -146,7 +146,7 @@ pub(crate) fn check(
                             seeds,
                             Some(q),
                             swaps,
-                            adapted,
+                            plain,
                             what,
                             |v| ends.contains(&v) && !sol.exit[v].contains(q),
                         ));
@@ -160,16 +160,9 @@ pub(crate) fn check(
                 if let Some(r) = graph.positions(n).into_iter().find(|&r| sol.reached[r]) {
                     let what = format!("a run may reach `{}`", shape.id(n));
                     let swaps = graph.swap_chain(n, r);
-                    return Err(witness(
-                        graph,
-                        sol,
-                        seeds,
-                        None,
-                        swaps,
-                        adapted,
-                        what,
-                        |v| v == r,
-                    ));
+                    return Err(witness(graph, sol, seeds, None, swaps, plain, what, |v| {
+                        v == r
+                    }));
                 }
             }
             Ok(())
@@ -188,11 +181,12 @@ fn witness(
     seeds: &[(usize, Bits)],
     missing: Option<usize>,
     swaps: Vec<Adaptation>,
-    adapted: bool,
+    plain: Option<&Solution>,
     what: String,
-    goal: impl Fn(usize) -> bool,
+    goal: impl Fn(usize) -> bool + Copy,
 ) -> Broken {
     let n = graph.len();
+    let adapted = plain.is_some();
     // States: position, and whether an adaptation was made on the way (index + n).
     let need = adapted && swaps.is_empty();
     let start_flag = usize::from(!need);
@@ -244,6 +238,23 @@ fn witness(
             }
         }
     }
+    if found.is_none()
+        && let Some(plain) = plain
+    {
+        // No single token's path needs an adaptation: the one that breaks the guarantee
+        // acts on a parallel branch (the join then releases without it) or inside a
+        // sub-process on the way.
+        let mut broken = witness(graph, sol, seeds, missing, swaps, None, what, goal);
+        let path: Vec<usize> = broken
+            .path
+            .iter()
+            .filter_map(|s| graph.shape.index(&s.node))
+            .collect();
+        for c in elsewhere(graph, plain, &path) {
+            add_cause(graph, c, &mut broken.adaptations);
+        }
+        return broken;
+    }
     // The positions from the seed to the goal, and the link into each (edge, whether it
     // left the previous position through its bypass).
     let mut chain: Vec<(usize, Option<(usize, bool)>)> = Vec::new();
@@ -269,10 +280,12 @@ fn witness(
         let passed = graph.bypass[v]
             .filter(|_| left_by_bypass)
             .map(|c| graph.causes[c].clone());
-        for a in by.iter().chain(passed.iter()) {
-            if !adaptations.contains(a) {
-                adaptations.push(a.clone());
-            }
+        let causes = link
+            .and_then(|(e, _)| graph.edges[e].cause)
+            .into_iter()
+            .chain(graph.bypass[v].filter(|_| left_by_bypass));
+        for c in causes {
+            add_cause(graph, c, &mut adaptations);
         }
         path.push(Step {
             node: graph.shape.id(v).to_string(),
@@ -280,9 +293,66 @@ fn witness(
             passed,
         });
     }
+    // A node passed by an adaptation the run makes anyway (a removal another one needs)
+    // is shown passed too.
+    for step in &mut path {
+        if step.passed.is_none()
+            && let Some(c) = graph.shape.index(&step.node).and_then(|v| graph.bypass[v])
+            && adaptations.contains(&graph.causes[c])
+        {
+            step.passed = Some(graph.causes[c].clone());
+        }
+    }
     Broken {
         what,
         adaptations,
         path,
     }
+}
+
+/// Add an adaptation (after those it needs) to a counter-example's list, once.
+fn add_cause(graph: &Graph, c: usize, list: &mut Vec<Adaptation>) {
+    for &r in &graph.requires[c] {
+        add_cause(graph, r, list);
+    }
+    let a = &graph.causes[c];
+    if !list.contains(a) {
+        list.push(a.clone());
+    }
+}
+
+/// The adaptations acting off a token's path: on the parallel branches of a join it
+/// crosses (leaving a branch, or entering one from outside: what lets the join release
+/// without a branch), and inside the sub-processes it crosses.
+fn elsewhere(graph: &Graph, plain: &Solution, path: &[usize]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for &v in path {
+        if let Some(block) = plain.blocks.get(v).and_then(Option::as_ref) {
+            let inside = |p: usize| p == block.split || block.region.contains(&p);
+            for e in &graph.edges {
+                if let Some(c) = e.cause
+                    && inside(e.from) != (inside(e.to) || e.to == v)
+                    && !out.contains(&c)
+                {
+                    out.push(c);
+                }
+            }
+        }
+        for label in graph.positions(v) {
+            if !graph.shape.is_scope(label) {
+                continue;
+            }
+            let id = graph.shape.id(label);
+            for e in &graph.edges {
+                if let Some(c) = e.cause
+                    && (graph.shape.parent(e.from) == Some(id)
+                        || graph.shape.parent(e.to) == Some(id))
+                    && !out.contains(&c)
+                {
+                    out.push(c);
+                }
+            }
+        }
+    }
+    out
 }

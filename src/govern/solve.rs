@@ -25,12 +25,17 @@ pub(crate) struct Solution {
     /// The positions that end a token (nothing leads on), by scope position (`None`: the
     /// process level).
     pub ends: Vec<usize>,
+    /// The parallel joins whose branches all arrive, by join position.
+    pub blocks: Vec<Option<Block>>,
 }
 
 /// A parallel join whose branches all arrive (see the module docs of
 /// [`crate::govern`]): the edges into the join, per branch, and how they combine.
 #[derive(Debug)]
-struct Block {
+pub(crate) struct Block {
+    /// The split, and the positions of all its branches.
+    pub split: usize,
+    pub region: Vec<usize>,
     branches: Vec<Vec<usize>>,
     /// `None`: every branch arrives at every firing (the union); `Some(b)`: tokens may
     /// also enter branch `b` from elsewhere, and only branch `b` is sure to be there.
@@ -38,8 +43,24 @@ struct Block {
 }
 
 pub(crate) fn solve(graph: &Graph, seeds: &[(usize, Bits)]) -> Solution {
+    let starts: Vec<usize> = seeds.iter().map(|s| s.0).collect();
+    solve_with(graph, seeds, blocks(graph, &starts, &[]))
+}
+
+/// [`solve`] from the middle of a run: joins are paired as from the process's start
+/// (`starts`), and `foreign` seeds (a token a hook makes jump) count as tokens entering
+/// a branch from outside.
+pub(crate) fn solve_from(
+    graph: &Graph,
+    seeds: &[(usize, Bits)],
+    starts: &[usize],
+    foreign: &[usize],
+) -> Solution {
+    solve_with(graph, seeds, blocks(graph, starts, foreign))
+}
+
+fn solve_with(graph: &Graph, seeds: &[(usize, Bits)], blocks: Vec<Option<Block>>) -> Solution {
     let n = graph.len();
-    let blocks = blocks(graph, seeds);
     let ends: Vec<usize> = (0..n).filter(|&p| is_end(graph, p)).collect();
     // Per scope position: the end positions inside it.
     let mut scope_ends: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -175,6 +196,7 @@ pub(crate) fn solve(graph: &Graph, seeds: &[(usize, Bits)]) -> Solution {
         exit,
         reached,
         ends,
+        blocks,
     }
 }
 
@@ -211,7 +233,7 @@ fn structural(kind: EdgeKind) -> bool {
 
 /// Immediate dominators over the structural edges from the seeds (Cooper, Harvey and
 /// Kennedy); `usize::MAX` for positions not reached, `n` for the virtual root.
-fn dominators(graph: &Graph, seeds: &[(usize, Bits)]) -> Vec<usize> {
+fn dominators(graph: &Graph, starts: &[usize]) -> Vec<usize> {
     let n = graph.len();
     let root = n;
     // Reverse post-order by an iterative depth-first walk.
@@ -219,7 +241,7 @@ fn dominators(graph: &Graph, seeds: &[(usize, Bits)]) -> Vec<usize> {
     let mut seen = vec![false; n + 1];
     let succ = |p: usize| -> Vec<usize> {
         if p == root {
-            seeds.iter().map(|s| s.0).collect()
+            starts.to_vec()
         } else {
             graph.out[p]
                 .iter()
@@ -251,7 +273,7 @@ fn dominators(graph: &Graph, seeds: &[(usize, Bits)]) -> Vec<usize> {
             preds[e.to].push(e.from);
         }
     }
-    for (s, _) in seeds {
+    for s in starts {
         preds[*s].push(root);
     }
     let mut idom = vec![usize::MAX; n + 1];
@@ -303,10 +325,10 @@ fn dominators(graph: &Graph, seeds: &[(usize, Bits)]) -> Vec<usize> {
 /// except that a branch other tokens may enter from outside (a jump into it) may be the
 /// only one there: with one such branch J's entry is that branch's; with more, the plain
 /// intersection.
-fn blocks(graph: &Graph, seeds: &[(usize, Bits)]) -> Vec<Option<Block>> {
+fn blocks(graph: &Graph, starts: &[usize], foreign: &[usize]) -> Vec<Option<Block>> {
     let n = graph.len();
     let shape = &graph.shape;
-    let idom = dominators(graph, seeds);
+    let idom = dominators(graph, starts);
     let mut out: Vec<Option<Block>> = (0..n).map(|_| None).collect();
     for j in 0..n {
         if shape.gateway(j) != Some(GatewayKind::Parallel) || shape.inc[j].len() < 2 {
@@ -327,12 +349,12 @@ fn blocks(graph: &Graph, seeds: &[(usize, Bits)]) -> Vec<Option<Block>> {
         ) {
             continue;
         }
-        out[j] = block(graph, p, j);
+        out[j] = block(graph, p, j, foreign);
     }
     out
 }
 
-fn block(graph: &Graph, p: usize, j: usize) -> Option<Block> {
+fn block(graph: &Graph, p: usize, j: usize, foreign_seeds: &[usize]) -> Option<Block> {
     let n = graph.len();
     let shape = &graph.shape;
     let boundaries = shape.boundaries();
@@ -447,6 +469,9 @@ fn block(graph: &Graph, p: usize, j: usize) -> Option<Block> {
     for (b, region) in regions.iter().enumerate() {
         let o = shape.out[p][b];
         for &u in region {
+            if foreign_seeds.contains(&u) && !foreign.contains(&b) {
+                foreign.push(b);
+            }
             for &e in &graph.out[u] {
                 let to = graph.edges[e].to;
                 if graph.edges[e].kind != EdgeKind::Enter && to != j && owner[to] != Some(b) {
@@ -466,5 +491,10 @@ fn block(graph: &Graph, p: usize, j: usize) -> Option<Block> {
         [b] => Some(*b),
         _ => return None,
     };
-    Some(Block { branches, only })
+    Some(Block {
+        split: p,
+        region: regions.into_iter().flatten().collect(),
+        branches,
+        only,
+    })
 }

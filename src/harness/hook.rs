@@ -20,6 +20,10 @@
 //!
 //!    A decision failing these checks is treated like a denial, with the reason
 //!    `invalid answer: ...` (or `invalid action: ...` for a static action).
+//!    - the adaptation must not break a guarantee of the config, given the live model and
+//!      the nodes executed so far ([`crate::govern::Governance::admits`]): one that would
+//!      is denied with the reason ``breaks guarantee `<id>`: ...``, as a denied action
+//!      (`on_denied` applies).
 //!
 //! State updates are data only: any variable may be set, and nothing in them changes what
 //! the hook is permitted to do.
@@ -31,6 +35,7 @@ use crate::bridge::{
     ControlPointContext, ControlPointError, HookDecision, ModelSummary, NewTask, Variables,
 };
 use crate::expr::Truth;
+use crate::govern::{Breach, LiveModel, Proposed};
 use crate::reason::{AddTask, CallLog, HookAnswer, HookRequest, ReasonError};
 use crate::vocab::{Decider, HookAction};
 
@@ -75,6 +80,11 @@ pub(crate) async fn evaluate(
         hook,
         model: context::known_model(&ctx, agent.model()),
         executed: ctx.executed.clone(),
+        flow: hook
+            .location
+            .as_ref()
+            .map(|l| l.value.clone())
+            .or_else(|| ctx.edge.as_ref().map(|e| e.id.clone())),
     };
     if hook.policy.is_none() {
         return Ok(check.validate(static_answer(hook), false));
@@ -187,6 +197,8 @@ struct Check<'a> {
     /// The live model (no nodes when nothing is known of it).
     model: Arc<ModelSummary>,
     executed: Vec<String>,
+    /// The hooked flow.
+    flow: Option<String>,
 }
 
 impl Check<'_> {
@@ -295,8 +307,44 @@ impl Check<'_> {
             },
             HookAction::Continue | HookAction::SkipNode | HookAction::Terminate => {}
         }
+        if let Err(breach) = self.keeps_guarantees(&decision) {
+            return self.reject(
+                Some(asked),
+                by,
+                format!("breaks guarantee `{}`: {}", breach.guarantee, breach.why),
+                answer.reason,
+            );
+        }
         decision.state_updates = answer.state_updates;
         decision
+    }
+
+    /// Whether the decision, applied to the run as it stands, keeps every guarantee.
+    fn keeps_guarantees(&self, decision: &HookDecision) -> Result<(), Breach> {
+        let (Some(governance), Some(flow)) = (&self.agent.governance, &self.flow) else {
+            return Ok(());
+        };
+        let proposed = match (decision.action, &decision.target, &decision.swap) {
+            (HookAction::SkipNode, ..) => Proposed::SkipNode,
+            (HookAction::SkipTo, Some(t), _) => Proposed::SkipTo(t),
+            (HookAction::RemoveNode, Some(t), _) => Proposed::Remove(t),
+            (HookAction::SwapNodes, _, Some((a, b))) => Proposed::Swap(a, b),
+            (HookAction::AddNode, ..) => match &decision.add {
+                Some(task) => Proposed::Add(&task.id),
+                None => return Ok(()),
+            },
+            _ => return Ok(()),
+        };
+        let live = LiveModel {
+            nodes: self.model.nodes.iter().map(|n| n.id.as_str()).collect(),
+            flows: self
+                .model
+                .flows
+                .iter()
+                .map(|f| (f.id.as_str(), f.source.as_str(), f.target.as_str()))
+                .collect(),
+        };
+        governance.admits(&live, &self.executed, flow, proposed)
     }
 
     fn target_ok(&self, target: &str) -> Result<(), String> {
