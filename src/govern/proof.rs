@@ -32,11 +32,29 @@ pub struct Broken {
 
 impl Broken {
     /// The path as `A → B ⇢ C` (`⇢`: moved by an adaptation), nodes passed without
-    /// running them in brackets.
+    /// running them in brackets; a long path keeps its ends and the steps around each
+    /// adaptation, with `…` for the rest.
     pub fn path_text(&self) -> String {
-        let mut out = String::new();
+        let len = self.path.len();
+        let mut keep = vec![len <= 12; len];
         for (i, step) in self.path.iter().enumerate() {
+            if i == 0 || i + 1 == len || step.by.is_some() || step.passed.is_some() {
+                for k in i.saturating_sub(1)..(i + 2).min(len) {
+                    keep[k] = true;
+                }
+            }
+        }
+        let mut out = String::new();
+        let mut skipped = false;
+        for (i, step) in self.path.iter().enumerate() {
+            if !keep[i] {
+                skipped = true;
+                continue;
+            }
             if i > 0 {
+                if std::mem::take(&mut skipped) {
+                    out.push_str(" → …");
+                }
                 out.push_str(if step.by.is_some() { " ⇢ " } else { " → " });
             }
             match &step.passed {
