@@ -18,7 +18,7 @@ impl Bits {
         let mut b = Bits {
             words: vec![u64::MAX; n.div_ceil(64)],
         };
-        if n % 64 != 0
+        if !n.is_multiple_of(64)
             && let Some(last) = b.words.last_mut()
         {
             *last = (1u64 << (n % 64)) - 1;

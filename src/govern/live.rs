@@ -13,7 +13,6 @@ use crate::bpmn::Process;
 /// An app's guarantees, ready to check adaptations against in its runs.
 #[derive(Debug, Clone)]
 pub struct Governance {
-    process: Process,
     guarantees: Vec<(String, GuaranteeRule)>,
     /// Nodes some hook may skip or remove: a run's list of entered nodes does not say
     /// whether they ran, so they never count as executed here.
@@ -59,7 +58,6 @@ impl Governance {
             .map(|p| graph.shape.id(p).to_string())
             .collect();
         Some(Governance {
-            process: process.clone(),
             guarantees: config
                 .guarantees
                 .iter()
@@ -69,22 +67,23 @@ impl Governance {
         })
     }
 
-    /// Whether the run may make `proposed` on `flow` now: applied to `live`, with the
-    /// nodes `executed` so far (entered, in any order), no guarantee can break any more
+    /// Whether the run of `process` (the app's model, which this was built for) may make
+    /// `proposed` on `flow` now: applied to `live`, with the nodes `executed` so far (entered, in any order), no guarantee can break any more
     /// with every later hook answering `continue` (a later adaptation is checked when it
     /// is made). The token goes where the action sends it; other tokens may be just
     /// after any node entered.
     pub fn admits(
         &self,
+        process: &Process,
         live: &LiveModel,
         executed: &[String],
         flow: &str,
         proposed: Proposed,
     ) -> Result<(), Breach> {
         let mut shape = if live.nodes.is_empty() {
-            Shape::of(&self.process)
+            Shape::of(process)
         } else {
-            Shape::live(&self.process, live.nodes.iter().copied(), &live.flows)
+            Shape::live(process, live.nodes.iter().copied(), &live.flows)
         };
         let Some(mut f) = shape.flow_index(flow) else {
             return Ok(());

@@ -39,8 +39,12 @@ impl Broken {
         let mut keep = vec![len <= 12; len];
         for (i, step) in self.path.iter().enumerate() {
             if i == 0 || i + 1 == len || step.by.is_some() || step.passed.is_some() {
-                for k in i.saturating_sub(1)..(i + 2).min(len) {
-                    keep[k] = true;
+                for k in keep
+                    .iter_mut()
+                    .take((i + 2).min(len))
+                    .skip(i.saturating_sub(1))
+                {
+                    *k = true;
                 }
             }
         }
@@ -129,9 +133,8 @@ pub(crate) fn check(
                             sol,
                             seeds,
                             Some(q),
-                            swaps,
                             plain,
-                            what,
+                            head(what, swaps),
                             |v| v == r,
                         ));
                     }
@@ -163,9 +166,8 @@ pub(crate) fn check(
                             sol,
                             seeds,
                             Some(q),
-                            swaps,
                             plain,
-                            what,
+                            head(what, swaps),
                             |v| ends.contains(&v) && !sol.exit[v].contains(q),
                         ));
                     }
@@ -178,9 +180,15 @@ pub(crate) fn check(
                 if let Some(r) = graph.positions(n).into_iter().find(|&r| sol.reached[r]) {
                     let what = format!("a run may reach `{}`", shape.id(n));
                     let swaps = graph.swap_chain(n, r);
-                    return Err(witness(graph, sol, seeds, None, swaps, plain, what, |v| {
-                        v == r
-                    }));
+                    return Err(witness(
+                        graph,
+                        sol,
+                        seeds,
+                        None,
+                        plain,
+                        head(what, swaps),
+                        |v| v == r,
+                    ));
                 }
             }
             Ok(())
@@ -198,11 +206,15 @@ fn witness(
     sol: &Solution,
     seeds: &[(usize, Bits)],
     missing: Option<usize>,
-    swaps: Vec<Adaptation>,
     plain: Option<&Solution>,
-    what: String,
+    head: Broken,
     goal: impl Fn(usize) -> bool + Copy,
 ) -> Broken {
+    let Broken {
+        what,
+        adaptations: swaps,
+        ..
+    } = head;
     let n = graph.len();
     let adapted = plain.is_some();
     // States: position, and whether an adaptation was made on the way (index + n).
@@ -262,7 +274,12 @@ fn witness(
         // No single token's path needs an adaptation: the one that breaks the guarantee
         // acts on a parallel branch (the join then releases without it) or inside a
         // sub-process on the way.
-        let mut broken = witness(graph, sol, seeds, missing, swaps, None, what, goal);
+        let head = Broken {
+            what,
+            adaptations: swaps,
+            path: Vec::new(),
+        };
+        let mut broken = witness(graph, sol, seeds, missing, None, head, goal);
         let path: Vec<usize> = broken
             .path
             .iter()
@@ -373,4 +390,14 @@ fn elsewhere(graph: &Graph, plain: &Solution, path: &[usize]) -> Vec<usize> {
         }
     }
     out
+}
+
+/// What a counter-example starts with: what happens, and the swaps that put the nodes
+/// concerned where the run meets them.
+fn head(what: String, swaps: Vec<Adaptation>) -> Broken {
+    Broken {
+        what,
+        adaptations: swaps,
+        path: Vec::new(),
+    }
 }

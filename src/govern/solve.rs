@@ -448,10 +448,7 @@ fn block(graph: &Graph, p: usize, j: usize, foreign_seeds: &[usize]) -> Option<B
         }
         let b = match owner[edge.from] {
             Some(b) => b,
-            None => match shape.out[p].iter().position(|&o| starts_branch(e, o)) {
-                Some(b) => b,
-                None => return None,
-            },
+            None => shape.out[p].iter().position(|&o| starts_branch(e, o))?,
         };
         branches[b].push(e);
     }

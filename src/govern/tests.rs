@@ -428,11 +428,11 @@ fn at_run_time_an_adaptation_is_checked_against_the_run_so_far() {
     let executed = ["s".to_string(), "r".to_string()];
     let live = LiveModel::default();
     assert_eq!(
-        gov.admits(&live, &executed, "f9", Proposed::SkipTo("a")),
+        gov.admits(&p, &live, &executed, "f9", Proposed::SkipTo("a")),
         Ok(())
     );
     let breach = gov
-        .admits(&live, &executed, "f9", Proposed::SkipTo("b"))
+        .admits(&p, &live, &executed, "f9", Proposed::SkipTo("b"))
         .unwrap_err();
     assert_eq!(breach.guarantee, "g");
     assert!(

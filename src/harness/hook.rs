@@ -321,7 +321,9 @@ impl Check<'_> {
 
     /// Whether the decision, applied to the run as it stands, keeps every guarantee.
     fn keeps_guarantees(&self, decision: &HookDecision) -> Result<(), Breach> {
-        let (Some(governance), Some(flow)) = (&self.agent.governance, &self.flow) else {
+        let (Some(governance), Some(process), Some(flow)) =
+            (&self.agent.governance, self.agent.process(), &self.flow)
+        else {
             return Ok(());
         };
         let proposed = match (decision.action, &decision.target, &decision.swap) {
@@ -344,7 +346,7 @@ impl Check<'_> {
                 .map(|f| (f.id.as_str(), f.source.as_str(), f.target.as_str()))
                 .collect(),
         };
-        governance.admits(&live, &self.executed, flow, proposed)
+        governance.admits(process, &live, &self.executed, flow, proposed)
     }
 
     fn target_ok(&self, target: &str) -> Result<(), String> {
