@@ -618,7 +618,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__runs__subcmd__answer)
-            opts="-v -q -h --flow --action --target --outputs --choice --set --reason --by --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --flow --action --target --outputs --choice --set --reason --by --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -670,6 +670,10 @@ _cuga__flo() {
                     ;;
                 --durability)
                     COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
+                --engine-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --apps-dir)
@@ -948,7 +952,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__runs__subcmd__resume)
-            opts="-v -q -h --due --run-dir --app --no-model --detach --json --max-wait --durability --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --due --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -968,6 +972,10 @@ _cuga__flo() {
                     ;;
                 --durability)
                     COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
+                --engine-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --apps-dir)
@@ -1180,7 +1188,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__worker)
-            opts="-v -q -h --interval --once --run-dir --app --no-model --detach --json --max-wait --durability --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --interval --once --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1204,6 +1212,10 @@ _cuga__flo() {
                     ;;
                 --durability)
                     COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
+                --engine-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --apps-dir)

@@ -168,6 +168,7 @@ _arguments "${_arguments_options[@]}" : \
 '--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '()--due[Resume every parked run whose timer is due (for cron)]' \
@@ -213,6 +214,7 @@ _arguments "${_arguments_options[@]}" : \
 '--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--no-resume[Only record the answer; \`runs resume\` applies it later]' \
@@ -415,6 +417,7 @@ _arguments "${_arguments_options[@]}" : \
 '--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--once[Look once, resume what is due, and exit]' \

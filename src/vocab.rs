@@ -229,9 +229,121 @@ pub enum Offered {
         targets: Vec<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         insertable: Vec<String>,
+        /// The variables the answer's `state_updates` may set.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        settable: Vec<Settable>,
+        /// The hooked flow's own target: among `targets` for remove_node and swap_nodes,
+        /// never for skip_to (that is `continue`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flow_target: Option<String>,
     },
     /// A task: a JSON object with exactly these outputs.
     Outputs { outputs: Vec<String> },
+}
+
+/// A variable a hook's answer may set in its `state_updates` (the hook's `may_set`),
+/// typed by the variable's declared default.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Settable {
+    pub name: String,
+    pub kind: VarKind,
+}
+
+/// The JSON type a variable holds, as its declared default says (`any` for a null
+/// default).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum VarKind {
+    String,
+    Number,
+    Boolean,
+    List,
+    Object,
+    Any,
+}
+
+impl VarKind {
+    pub fn of(default: &serde_json::Value) -> Self {
+        use serde_json::Value;
+        match default {
+            Value::Null => VarKind::Any,
+            Value::Bool(_) => VarKind::Boolean,
+            Value::Number(_) => VarKind::Number,
+            Value::String(_) => VarKind::String,
+            Value::Array(_) => VarKind::List,
+            Value::Object(_) => VarKind::Object,
+        }
+    }
+
+    /// Whether `value` is of this kind (null never is: a variable is set to a value).
+    pub fn admits(self, value: &serde_json::Value) -> bool {
+        use serde_json::Value;
+        match (self, value) {
+            (_, Value::Null) => false,
+            (VarKind::Any, _) => true,
+            (VarKind::String, Value::String(_))
+            | (VarKind::Number, Value::Number(_))
+            | (VarKind::Boolean, Value::Bool(_))
+            | (VarKind::List, Value::Array(_))
+            | (VarKind::Object, Value::Object(_)) => true,
+            _ => false,
+        }
+    }
+
+    /// "a string", "a number", ...
+    pub fn described(self) -> &'static str {
+        match self {
+            VarKind::String => "a string",
+            VarKind::Number => "a number",
+            VarKind::Boolean => "a boolean",
+            VarKind::List => "a list",
+            VarKind::Object => "an object",
+            VarKind::Any => "any value",
+        }
+    }
+
+    /// The JSON schema of a value of this kind.
+    pub fn schema(self) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            VarKind::String => json!({"type": "string"}),
+            VarKind::Number => json!({"type": "number"}),
+            VarKind::Boolean => json!({"type": "boolean"}),
+            VarKind::List => json!({"type": "array"}),
+            VarKind::Object => json!({"type": "object"}),
+            VarKind::Any => json!({"type": ["string", "number", "boolean"]}),
+        }
+    }
+}
+
+/// Check a hook answer's `state_updates` against what it may set: every key settable,
+/// every value of its variable's kind.
+pub fn check_state_updates(
+    settable: &[Settable],
+    updates: &serde_json::Map<String, serde_json::Value>,
+) -> Result<(), String> {
+    for (key, value) in updates {
+        let Some(s) = settable.iter().find(|s| &s.name == key) else {
+            let names: Vec<&str> = settable.iter().map(|s| s.name.as_str()).collect();
+            return Err(if names.is_empty() {
+                format!("`state_updates` may set no variable here; got `{key}`")
+            } else {
+                format!(
+                    "`state_updates` may set only {}; got `{key}`",
+                    names.join(", ")
+                )
+            });
+        };
+        if !s.kind.admits(value) {
+            return Err(format!(
+                "`state_updates.{key}` must be {}; got {value}",
+                s.kind.described()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One flow a parked gateway question offers.
@@ -295,4 +407,44 @@ pub struct ModelCall {
     /// What was wrong (an invalid answer, an error); never a secret.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+}
+
+/// How the client asks for structured output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseFormat {
+    /// `json_schema` first; on a server that refuses it, `json_object` with the schema;
+    /// on one that refuses that too, the schema in the prompt. The fallback is kept for
+    /// the client's later calls.
+    #[default]
+    Auto,
+    /// OpenAI's `{"type":"json_schema","json_schema":{"name","schema","strict"}}`.
+    JsonSchema,
+    /// `{"type":"json_object","schema":{...}}` (llama-cpp-python, some gateways).
+    JsonObject,
+    /// No `response_format`: the schema is described in the prompt only.
+    Prompt,
+}
+
+impl ResponseFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseFormat::Auto => "auto",
+            ResponseFormat::JsonSchema => "json_schema",
+            ResponseFormat::JsonObject => "json_object",
+            ResponseFormat::Prompt => "prompt",
+        }
+    }
+
+    pub const NAMES: [&'static str; 4] = ["auto", "json_schema", "json_object", "prompt"];
+
+    pub fn parse(s: &str) -> Option<ResponseFormat> {
+        match s {
+            "auto" => Some(ResponseFormat::Auto),
+            "json_schema" => Some(ResponseFormat::JsonSchema),
+            "json_object" => Some(ResponseFormat::JsonObject),
+            "prompt" => Some(ResponseFormat::Prompt),
+            _ => None,
+        }
+    }
 }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use cuga_flo::app::{load_app, registry::app_at};
 use cuga_flo::bridge::ControlPoints;
-use cuga_flo::bridge::mcp::{BridgeServer, FlowLoader, InProcessBridge, RegisteredFlow, Registry};
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::harness::FlowAgent;
+use cuga_flo::mcp::{BridgeServer, FlowLoader, InProcessBridge, RegisteredFlow, Registry};
 use cuga_flo::reason::NoModel;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};

@@ -11,7 +11,7 @@ use support::{TestApp, bpmn, linear, summary};
 fn a_well_formed_app_has_no_findings() {
     let app = TestApp::new(
         &linear(),
-        "variables:\n  score: 0.0\ntasks:\n  - id: A\n    agent:\n      name: a\n      system_instruction: Score it\n      policy: ../policies/a.md\n    output_mapping:\n      score: score\nhooks:\n  - id: h\n    location: f2\n    policy: ../policies/h.md\n",
+        "variables:\n  score: 0.0\ntasks:\n  - id: A\n    agent:\n      name: a\n      system_instruction: Score it\n      policy: ../policies/a.md\n    output_mapping:\n      score: score\nhooks:\n  - id: h\n    location: f2\n    policy: ../policies/h.md\n    allowed_targets: []\n",
     )
     .policy("a.md", "# Score\nReturn {\"score\": 0.5}\n")
     .policy("h.md", "# Hook\nContinue.\n");
@@ -557,4 +557,47 @@ fn guarantees_of_a_thousand_node_model_with_ten_hooks_are_proven() {
         message.contains(" → … → "),
         "a long path is shortened: {message}"
     );
+}
+
+/// Safe offers: a reasoned hook that may name nodes by permission but lists no
+/// `allowed_targets` is told it is offered none, and what `allowed_targets: any` would
+/// offer (never start or end events, nor the hooked flow's own target).
+#[test]
+fn a_reasoned_hook_without_allowed_targets_is_warned_with_what_any_would_offer() {
+    let app = TestApp::new(
+        &linear(),
+        "hooks:\n  - id: h\n    location: f1\n    policy: ../policies/h.md\n",
+    )
+    .policy("h.md", "# Hook\nContinue.\n");
+    let d = app.only("hook::no_targets");
+    let help = d.help.unwrap();
+    assert!(help.contains("allowed_targets: any"), "{help}");
+    assert!(help.contains("`B`"), "{help}");
+    assert!(
+        !help.contains("`S`") && !help.contains("`E`") && !help.contains("`A`"),
+        "{help}"
+    );
+    // with `allowed_targets: []` (none, on purpose) or a list, nothing is said
+    for targets in ["[]", "[B]", "any"] {
+        let app = TestApp::new(
+            &linear(),
+            &format!(
+                "hooks:\n  - id: h\n    location: f1\n    policy: ../policies/h.md\n    allowed_targets: {targets}\n"
+            ),
+        )
+        .policy("h.md", "# Hook\nContinue.\n");
+        assert!(!app.codes().contains(&"hook::no_targets"), "{targets}");
+    }
+}
+
+/// `may_set` names declared variables (their defaults type the state updates).
+#[test]
+fn may_set_names_a_declared_variable() {
+    let app = TestApp::new(
+        &linear(),
+        "variables:\n  ticket_id: \"\"\nhooks:\n  - id: h\n    location: f1\n    policy: ../policies/h.md\n    allowed_targets: []\n    may_set: [ticket_idd]\n",
+    )
+    .policy("h.md", "# Hook\nContinue.\n");
+    let d = app.only("hook::may_set");
+    assert!(d.help.unwrap().contains("did you mean `ticket_id`?"));
 }

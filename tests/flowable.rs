@@ -5,6 +5,11 @@
 //! Every run must journal, per element, what the same scenario journals on the native
 //! engine, and meet the scenario's expectations. Then the faults: Flowable unreachable,
 //! a deployment Flowable refuses, and Flowable dying while a control point is pending.
+//! Then `runs resume`: runs killed with SIGKILL at every point of the adapter's own and
+//! at many of the journal's re-attach to their instance and end as if never stopped, with
+//! no control point asked twice; a control point in flight is asked again with its
+//! idempotency key; a resume refuses cleanly when Flowable cannot be reached, and closes
+//! the run when its instance was deleted meanwhile.
 //!
 //! Needs Java 17+ and Maven (the first run builds the server: a few minutes, then cached).
 
@@ -22,7 +27,10 @@ mod slow_model;
 use slow_model::stop_while_the_model_thinks;
 #[path = "support/runs.rs"]
 mod runs;
-use runs::{app_dir, closed_as_failed, journal, same_as_native, show, start_scenario};
+use runs::{
+    answered_keys, app_dir, chosen_points, closed_as_failed, crash_points, final_state, journal,
+    kill_and_resume, only_run, resume, same_as_native, show, start_scenario,
+};
 
 /// `start` with Flowable's credentials.
 fn start(app: &Path, scenario: &str, run_dir: &Path, extra: &[&str]) -> std::process::Output {
@@ -149,4 +157,241 @@ fn flowable_dying_while_a_control_point_is_pending_fails_the_run_clearly() {
         "unclear message: {message}"
     );
     assert!(after < Duration::from_secs(30));
+}
+
+// ---------------------------------------------------------------------------------------
+// Resuming: `runs resume` re-attaches to the instance
+
+#[test]
+fn flowable_runs_killed_anywhere_resume_to_the_same_end_asking_nothing_twice() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let env = flowable::credentials();
+    let args = ["--engine", "flowable", "--engine-url", server.url.as_str()];
+    let mut total = 0;
+    let mut slowest = Duration::ZERO;
+    // A task, a gateway and hooks (approve); a hook's skip_to (regulatory_restriction);
+    // parallel branches, each with its jobs, and their join (receive_order).
+    for (name, scenario, every) in [
+        ("loan_approval", "approve", 3),
+        ("loan_approval", "regulatory_restriction", 5),
+        ("receive_order", "standard", 6),
+    ] {
+        let app = app_dir(name);
+        let base = tmp.path().join(format!("{scenario}-baseline"));
+        let out = start(&app, scenario, &base, &args);
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        let baseline = journal(&base);
+        let points = crash_points(
+            &app,
+            scenario,
+            &tmp.path().join(format!("{scenario}-trace")),
+            &args,
+            &env,
+        );
+        for wanted in [
+            "engine.asking",
+            "engine.before_complete",
+            "engine.after_complete",
+        ] {
+            assert!(
+                points.iter().any(|(_, name)| name == wanted),
+                "no crash point {wanted}: {points:?}"
+            );
+        }
+        let chosen = chosen_points(&points, every);
+        let (killed, longest) =
+            kill_and_resume(&app, scenario, tmp.path(), &args, &env, &chosen, &baseline);
+        assert!(killed >= 10, "{scenario}: only {killed} kills");
+        total += killed;
+        slowest = slowest.max(longest);
+    }
+    // The jobs the killed process held stay locked to its worker for an hour: the resume
+    // gives them back instead of waiting.
+    assert!(
+        slowest < Duration::from_secs(30),
+        "a resume took {slowest:?}"
+    );
+    eprintln!("{total} Flowable runs killed and resumed; the slowest resume took {slowest:.1?}");
+}
+
+/// A model that answers every control point (the first offered choice) after `delay`.
+fn model(delay: Duration) -> chat_server::ChatServer {
+    chat_server::ChatServer::start(move |received: &chat_server::Received| {
+        chat_server::Reply::from_schema_first_choice(received).after(delay)
+    })
+}
+
+/// The `Idempotency-Key` of every request the model received, in order.
+fn asked_keys(model: &chat_server::ChatServer) -> Vec<String> {
+    model
+        .requests()
+        .iter()
+        .filter_map(|r| r.header("Idempotency-Key").map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn a_control_point_in_flight_is_asked_again_with_its_key_and_an_answered_one_never() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("runs");
+    let slow = model(Duration::from_millis(1500));
+    let mut env = flowable::credentials().to_vec();
+    env.push(("CUGA_FLO_LLM_BASE_URL", slow.url()));
+    env.push(("CUGA_FLO_LLM_MODEL", chat_server::MODEL.to_string()));
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.arg("start")
+        .arg(app_dir("loan_approval"))
+        .args(["--json", "--run-dir"])
+        .arg(&run_dir)
+        .args(["--engine-url", &server.url])
+        .args([
+            "--var",
+            "applicant_name=Ada Byron",
+            "--var",
+            "applicant_id=1",
+        ])
+        .env_remove("CUGA_FLO_APPS")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in &env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("cuga-flo runs");
+    // Kill it while the model thinks about its second question: the first is answered
+    // (journalled, its job completed or not), the second in flight.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while slow.count() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        slow.count() >= 2,
+        "the model was asked {} times",
+        slow.count()
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = asked_keys(&slow);
+    let id = only_run(&run_dir);
+    let journalled = answered_keys(&journal(&run_dir));
+    assert!(!journalled.is_empty(), "nothing answered before the kill");
+    let in_flight: Vec<&String> = before.iter().filter(|k| !journalled.contains(k)).collect();
+    assert_eq!(
+        in_flight.len(),
+        1,
+        "asked {before:?}, journalled {journalled:?}"
+    );
+
+    let fast = model(Duration::ZERO);
+    let mut env = flowable::credentials().to_vec();
+    env.push(("CUGA_FLO_LLM_BASE_URL", fast.url()));
+    env.push(("CUGA_FLO_LLM_MODEL", chat_server::MODEL.to_string()));
+    let started = std::time::Instant::now();
+    let out = resume(&run_dir, &id, &[], &env);
+    let took = started.elapsed();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", show(&out));
+    let after = asked_keys(&fast);
+    assert_eq!(after.first(), Some(in_flight[0]), "{}", show(&out));
+    for key in &journalled {
+        assert!(!after.contains(key), "{key} was asked again: {after:?}");
+    }
+    let records = journal(&run_dir);
+    final_state(&records);
+    let keys = answered_keys(&records);
+    let mut unique = keys.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), keys.len(), "{keys:?}");
+    assert!(took < Duration::from_secs(30), "the resume took {took:?}");
+    eprintln!("resumed after SIGKILL in {took:.1?}");
+}
+
+/// A run of loan_approval killed after its first answer was journalled: its run folder
+/// and id.
+fn killed_run(tmp: &Path, url: &str, name: &str) -> (std::path::PathBuf, String) {
+    let app = app_dir("loan_approval");
+    let args = ["--engine-url", url];
+    let trace = crash_points(
+        &app,
+        "approve",
+        &tmp.join(format!("{name}-trace")),
+        &args,
+        &flowable::credentials(),
+    );
+    let (at, _) = trace
+        .iter()
+        .find(|(_, n)| n == "engine.before_complete")
+        .cloned()
+        .expect("a crash point before a completion");
+    let dir = tmp.join(name);
+    let mut env = flowable::credentials().to_vec();
+    env.push(("CUGA_FLO_CRASH_AT", at.to_string()));
+    let out = start_scenario(&app, "approve", &dir, &args, &env);
+    assert_eq!(out.status.code(), None, "not killed: {}", show(&out));
+    let id = only_run(&dir);
+    (dir, id)
+}
+
+#[test]
+fn a_resume_refuses_cleanly_when_flowable_cannot_be_reached() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, id) = killed_run(tmp.path(), &server.url, "refused");
+    let path = dir.join("runs").join(&id).join("journal.jsonl");
+    let before = std::fs::read(&path).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/flowable-rest/service");
+    let mut env = flowable::credentials().to_vec();
+    env.retain(|(k, _)| *k != "FLOWABLE_PASSWORD");
+    env.push(("FLOWABLE_PASSWORD", "s3cret-Pa55".to_string()));
+    let out = resume(&dir, &id, &["--engine-url", &url], &env);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let text = show(&out);
+    assert!(
+        text.contains(&format!("cannot reach Flowable at {url}"))
+            && text.contains("nothing was written")
+            && text.contains(&format!("cuga-flo runs resume {id}")),
+        "{text}"
+    );
+    assert!(!text.contains("s3cret-Pa55"), "{text}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the journal changed");
+    // Once Flowable answers, the same run resumes to its end.
+    let out = resume(&dir, &id, &[], &flowable::credentials());
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+}
+
+#[test]
+fn a_resumed_run_whose_instance_was_deleted_meanwhile_is_closed_as_failed() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, id) = killed_run(tmp.path(), &server.url, "deleted");
+    let instance = journal(&dir)
+        .iter()
+        .find(|r| r["event"] == "instance_started")
+        .and_then(|r| r["instance"].as_str().map(str::to_string))
+        .expect("instance_started journalled");
+    let deleted = std::process::Command::new("curl")
+        .args(["-sf", "-X", "DELETE", "-u"])
+        .arg(format!("{}:{}", flowable::USER, flowable::PASSWORD))
+        .arg(format!(
+            "{}/runtime/process-instances/{instance}?deleteReason=by%20an%20operator",
+            server.url
+        ))
+        .status()
+        .expect("curl runs");
+    assert!(deleted.success());
+    let out = resume(&dir, &id, &[], &flowable::credentials());
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let message = closed_as_failed(&journal(&dir));
+    assert!(
+        message.contains(&instance)
+            && message.contains("was deleted")
+            && message.contains("by an operator"),
+        "unclear message: {message}"
+    );
 }

@@ -5,7 +5,9 @@
 //! and must journal, per element, what it journals on the native engine; a regulatory
 //! restriction exercises `skip_to` (the token moved through the management API). Then the
 //! faults: Kogito unreachable, a service without the app's process, Kogito dying while a
-//! control point is pending.
+//! control point is pending. Then `runs resume`: runs killed with SIGKILL re-attach to
+//! their instance and end as if never stopped, asking nothing twice; a run whose instance
+//! was aborted meanwhile is closed as failed.
 //!
 //! Needs Java 17+ and Maven (the first build downloads about 100 MB into ~/.m2 and takes
 //! about two minutes on two cores; later builds of the same service are cached).
@@ -21,7 +23,10 @@ use slow_model::stop_while_the_model_thinks;
 mod kogito;
 #[path = "support/runs.rs"]
 mod runs;
-use runs::{app_dir, closed_as_failed, journal, same_as_native, show, start_scenario};
+use runs::{
+    app_dir, chosen_points, closed_as_failed, crash_points, journal, kill_and_resume, only_run,
+    resume, same_as_native, show, start_scenario,
+};
 
 const APP: &str = "loan_approval_kogito";
 
@@ -148,4 +153,85 @@ fn kogito_dying_while_a_control_point_is_pending_fails_the_run_clearly() {
         "unclear message: {message}"
     );
     assert!(after < Duration::from_secs(30));
+}
+
+// ---------------------------------------------------------------------------------------
+// Resuming: `runs resume` re-attaches to the instance
+
+#[test]
+fn kogito_runs_killed_anywhere_resume_to_the_same_end_asking_nothing_twice() {
+    let url = kogito::shared(APP);
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--engine-url", url.as_str()];
+    let app = app_dir(APP);
+    let mut total = 0;
+    let mut slowest = Duration::ZERO;
+    for (scenario, every) in [("approve", 3), ("reject_low_score", 6)] {
+        let base = tmp.path().join(format!("{scenario}-baseline"));
+        let out = start_scenario(&app, scenario, &base, &args, &[]);
+        assert!(out.status.code().is_some(), "{}", show(&out));
+        let baseline = journal(&base);
+        let trace = tmp.path().join(format!("{scenario}-trace"));
+        let points = crash_points(&app, scenario, &trace, &args, &[]);
+        assert!(
+            points.iter().any(|(_, n)| n == "engine.before_complete"),
+            "{points:?}"
+        );
+        let chosen = chosen_points(&points, every);
+        let (killed, longest) =
+            kill_and_resume(&app, scenario, tmp.path(), &args, &[], &chosen, &baseline);
+        assert!(killed >= 8, "{scenario}: only {killed} kills");
+        total += killed;
+        slowest = slowest.max(longest);
+    }
+    assert!(
+        slowest < Duration::from_secs(30),
+        "a resume took {slowest:?}"
+    );
+    eprintln!("{total} Kogito runs killed and resumed; the slowest resume took {slowest:.1?}");
+}
+
+#[test]
+fn a_resumed_run_whose_kogito_instance_was_aborted_meanwhile_is_closed_as_failed() {
+    let url = kogito::shared(APP);
+    let tmp = tempfile::tempdir().unwrap();
+    let app = app_dir(APP);
+    let args = ["--engine-url", url.as_str()];
+    let points = crash_points(&app, "approve", &tmp.path().join("trace"), &args, &[]);
+    let (at, _) = points
+        .iter()
+        .find(|(_, n)| n == "engine.before_complete")
+        .cloned()
+        .expect("a crash point before a completion");
+    let dir = tmp.path().join("aborted");
+    let out = start_scenario(
+        &app,
+        "approve",
+        &dir,
+        &args,
+        &[("CUGA_FLO_CRASH_AT", at.to_string())],
+    );
+    assert_eq!(out.status.code(), None, "not killed: {}", show(&out));
+    let id = only_run(&dir);
+    let started = journal(&dir)
+        .into_iter()
+        .find(|r| r["event"] == "instance_started")
+        .expect("instance_started journalled");
+    let (instance, process) = (
+        started["instance"].as_str().unwrap().to_string(),
+        started["definition"].as_str().unwrap().to_string(),
+    );
+    let aborted = std::process::Command::new("curl")
+        .args(["-sf", "-o", "/dev/null", "-X", "DELETE"])
+        .arg(format!("{url}/{process}/{instance}"))
+        .status()
+        .expect("curl runs");
+    assert!(aborted.success());
+    let out = resume(&dir, &id, &[], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let message = closed_as_failed(&journal(&dir));
+    assert!(
+        message.contains(&instance) && message.contains("aborted"),
+        "unclear message: {message}"
+    );
 }

@@ -367,13 +367,55 @@ fn an_answer_outside_the_offered_set_is_asked_again_with_the_problem() {
 
 #[test]
 fn garbage_until_the_last_attempt_takes_each_control_points_on_failure() {
-    // The screening hook only ever gets garbage: after 3 asks it falls back to continue
-    // (a hook's default on_failure) and the run goes on.
-    let server = ChatServer::start(|r| match asked(r).as_str() {
-        "Flow_1e5ztf6" => Reply::completion("I think the applicant looks fine!!"),
-        _ => cooperative(r),
-    });
+    // The screening hook only ever gets garbage. By default (`on_failure: ask`) a person
+    // decides instead: with nobody at the terminal the run parks for `runs answer`; it
+    // never goes on undecided (fail-safe).
+    let garbage = || {
+        ChatServer::start(|r| match asked(r).as_str() {
+            "Flow_1e5ztf6" => Reply::completion("I think the applicant looks fine!!"),
+            _ => cooperative(r),
+        })
+    };
+    let server = garbage();
     let ws = Workspace::new();
+    let out = ws.start(&server, &plain_inputs()).assert().code(3);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let journal = &ws.journals()[0];
+    assert_eq!(model_calls_for(journal, "Flow_1e5ztf6").len(), 3);
+    let parked = events(journal, "question_parked");
+    assert_eq!(parked.len(), 1, "{stdout}");
+    assert_eq!(parked[0]["question"]["element"], "Flow_1e5ztf6");
+    assert!(events(journal, "hook_evaluated").is_empty());
+    assert!(
+        events(journal, "node_entered")
+            .iter()
+            .all(|e| e["node"] != "Activity_0oydey5")
+    );
+    // With no person and no parking, the run fails rather than go on.
+    let server = garbage();
+    let ws = Workspace::new();
+    ws.start(&server, &plain_inputs())
+        .arg("--no-park")
+        .assert()
+        .failure();
+    let journal = &ws.journals()[0];
+    assert_eq!(journal.last().unwrap()["status"], "failed");
+    let hook = hook_event(journal, "Flow_1e5ztf6");
+    assert!(
+        hook["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no person can answer"),
+        "{hook}"
+    );
+
+    // `on_failure: continue` says so explicitly: after 3 asks the hook goes on.
+    let server = garbage();
+    let ws = Workspace::new();
+    ws.edit_config(
+        "    instruction: \"Screen the application before the credit check runs.\"",
+        "    instruction: \"Screen the application before the credit check runs.\"\n    on_failure: continue",
+    );
     let out = ws.start(&server, &plain_inputs()).assert().success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     let journal = &ws.journals()[0];
@@ -420,9 +462,15 @@ fn a_gateway_whose_model_fails_takes_its_default_flow_only_when_told_to() {
             _ => cooperative(r),
         })
     };
+    // By default (`on_failure: ask`) a person would decide; with nobody to ask (no
+    // terminal, --no-park) the run fails.
     let s1 = server();
     let ws = Workspace::new();
-    let out = ws.start(&s1, &plain_inputs()).assert().failure();
+    let out = ws
+        .start(&s1, &plain_inputs())
+        .arg("--no-park")
+        .assert()
+        .failure();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     let journal = &ws.journals()[0];
@@ -489,21 +537,35 @@ fn an_endpoint_that_never_answers_in_time_ends_in_a_clear_fallback() {
         "workflow_engine:",
         "llm:\n  timeout: 0.5\n  retries: 1\n\nworkflow_engine:",
     );
-    ws.start(&server, &plain_inputs()).assert().success();
+    ws.start(&server, &plain_inputs())
+        .arg("--no-park")
+        .assert()
+        .failure();
     let journal = &ws.journals()[0];
     let calls = model_calls_for(journal, "Flow_1e5ztf6");
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0]["outcome"], "timeout");
-    assert_eq!(calls[0]["http_attempts"], 2);
-    assert_eq!(
-        hook_event(journal, "Flow_1e5ztf6")["decided_by"],
-        "fallback"
+    // Not retried: the server is still working on the request that timed out.
+    assert_eq!(calls[0]["http_attempts"], 1);
+    // Fail-safe: the screening hook does not continue when its model is unreachable.
+    let hook = hook_event(journal, "Flow_1e5ztf6");
+    assert_eq!(hook["decided_by"], "fallback");
+    assert_eq!(journal.last().unwrap()["status"], "failed");
+    assert!(
+        events(journal, "node_entered")
+            .iter()
+            .all(|e| e["node"] != "Activity_0oydey5")
     );
 }
 
 #[test]
 fn an_unreachable_endpoint_fails_the_task_that_needs_it() {
     let ws = Workspace::new();
+    // The screening hook before the task goes on without its model here.
+    ws.edit_config(
+        "    instruction: \"Screen the application before the credit check runs.\"",
+        "    instruction: \"Screen the application before the credit check runs.\"\n    on_failure: continue",
+    );
     let server = ChatServer::start(cooperative);
     let mut cmd = ws.start(&server, &plain_inputs());
     cmd.env("CUGA_FLO_LLM_BASE_URL", chat_server::closed_port_url());
@@ -528,8 +590,12 @@ fn the_run_budget_stops_model_calls() {
         "llm:\n  budget: {calls: 2}\n\nworkflow_engine:",
     );
     // Two calls are allowed: the screening hook and the credit check. The intercept hook
-    // falls back to continue; the grant task has no call left and fails the run.
-    ws.start(&server, &plain_inputs()).assert().failure();
+    // has no call left and asks a person (`on_failure: ask`); with nobody to ask, the run
+    // fails there (fail-safe: the loan is not granted).
+    ws.start(&server, &plain_inputs())
+        .arg("--no-park")
+        .assert()
+        .failure();
     assert_eq!(server.count(), 2);
     let journal = &ws.journals()[0];
     let intercept = hook_event(journal, "Flow_0ybszcv");
@@ -541,6 +607,11 @@ fn the_run_budget_stops_model_calls() {
             .contains("budget of 2 model calls")
     );
     assert_eq!(journal.last().unwrap()["status"], "failed");
+    assert!(
+        events(journal, "node_entered")
+            .iter()
+            .all(|e| e["node"] != "Activity_1h9ix55")
+    );
 }
 
 #[test]
@@ -589,9 +660,16 @@ fn injected_instructions_never_widen_what_a_model_may_choose() {
         _ => cooperative(r),
     });
     let ws = Workspace::new();
+    // The screening hook goes on when its model fails, so that the run reaches the rest.
+    ws.edit_config(
+        "    instruction: \"Screen the application before the credit check runs.\"",
+        "    instruction: \"Screen the application before the credit check runs.\"\n    on_failure: continue",
+    );
     let mut inputs = plain_inputs();
     inputs["applicant_name"] = json!(injection);
-    let out = ws.start(&server, &inputs).assert().success();
+    // The intercept keeps choosing what it is not offered: fail-safe, the run parks for a
+    // person instead of granting the loan.
+    let out = ws.start(&server, &inputs).assert().code(3);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
 
     for r in server.requests() {
@@ -615,14 +693,23 @@ fn injected_instructions_never_widen_what_a_model_may_choose() {
     assert_eq!(screening.len(), 3);
     assert!(screening.iter().all(|c| c["outcome"] == "invalid"));
     assert_eq!(hook_event(journal, "Flow_1e5ztf6")["action"], "continue");
-    // The end event is not an allowed target of the intercept.
-    let intercept = hook_event(journal, "Flow_0ybszcv");
-    assert_eq!(intercept["action"], "continue");
-    assert!(intercept["target"].is_null());
+    // The end event is not an allowed target of the intercept: three invalid answers,
+    // then the question parks for a person; the loan is not granted.
+    let intercept = model_calls_for(journal, "Flow_0ybszcv");
+    assert_eq!(intercept.len(), 3);
+    assert!(intercept.iter().all(|c| c["outcome"] == "invalid"));
+    let parked = events(journal, "question_parked");
+    assert_eq!(parked.len(), 1);
+    assert_eq!(parked[0]["question"]["element"], "Flow_0ybszcv");
+    assert!(
+        events(journal, "node_entered")
+            .iter()
+            .all(|e| e["node"] != "Activity_1h9ix55")
+    );
     // Undeclared outputs are not written to the process.
-    let finished = journal.last().unwrap();
-    assert!(finished["variables"].get("api_key").is_none());
-    assert_eq!(finished["variables"]["decision"], "loan_granted");
+    for set in events(journal, "variables_set") {
+        assert!(set["variables"].get("api_key").is_none(), "{set}");
+    }
     for e in events(journal, "hook_evaluated") {
         assert!(["continue", "skip_to", "terminate"].contains(&e["action"].as_str().unwrap()));
     }

@@ -167,3 +167,46 @@ fn replay_conflicts_with_answers_and_scenario() {
         .assert()
         .code(2);
 }
+
+/// `runs replay` checks decisions: a terminated run replayed to the same end exits 0
+/// (it used to print "all identical" and exit 1), and a replay that differs exits 1.
+#[test]
+fn runs_replay_of_a_terminated_run_with_identical_decisions_succeeds() {
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path();
+    cuga(dir)
+        .args([
+            "loan_approval",
+            "--engine",
+            "native",
+            "--scenario",
+            "missing_name",
+        ])
+        .assert()
+        .success();
+    let state = only_run(dir);
+    assert_eq!(
+        state.status,
+        Some(cuga_flo::vocab::RunStatus::Terminated),
+        "the scenario terminates"
+    );
+    let run_id = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .into_string()
+        .unwrap();
+    let mut replay = Command::cargo_bin("cuga-flo").unwrap();
+    replay
+        .env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["runs", "replay", &run_id, "--run-dir"])
+        .arg(dir)
+        .write_stdin("")
+        .assert()
+        .code(0)
+        .stdout(contains("all identical"));
+}

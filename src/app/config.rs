@@ -190,12 +190,16 @@ pub struct PromptPaths {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OnFailure {
-    /// Fail the run (the default for tasks and gateways).
+    /// Fail the run (the default for tasks).
     Fail,
     /// Gateways: take the default flow.
     Default,
-    /// Hooks: go on along the edge (the default for hooks).
+    /// Hooks: go on along the edge.
     Continue,
+    /// Gateways and hooks (their default): a person decides: at the terminal, else the
+    /// question parks for `runs answer`; with nobody to ask, the run fails. Fail-safe:
+    /// nothing proceeds on a failed model without a decision.
+    Ask,
 }
 
 impl OnFailure {
@@ -204,6 +208,7 @@ impl OnFailure {
             OnFailure::Fail => "fail",
             OnFailure::Default => "default",
             OnFailure::Continue => "continue",
+            OnFailure::Ask => "ask",
         }
     }
 }
@@ -276,6 +281,9 @@ pub struct GatewayConfig {
     pub on_failure: Option<Located<OnFailure>>,
     /// How long a parked question waits, and what answers it then.
     pub deadline: Option<Deadline>,
+    /// A model's choice here is consequential: on untrusted data it needs
+    /// `action_permissions.on_untrusted` (a person's confirmation by default).
+    pub consequential: bool,
     pub span: Span,
 }
 
@@ -342,8 +350,13 @@ pub struct HookConfig {
     /// `allowed_targets: any`: the explicit opt-in to offering every node not yet run
     /// (never a start or end event, nor a skip_to to the hooked flow's own target).
     pub any_target: Option<Span>,
+    /// Whether `allowed_targets:` is written at all (`[]` says "none" on purpose).
+    pub targets_declared: bool,
     /// Tasks a reasoned add_node may insert.
     pub insertable_tasks: Vec<TaskSpec>,
+    /// The variables a reasoned answer's `state_updates` may set (`may_set:`); nothing
+    /// else.
+    pub may_set: Vec<Located<String>>,
     /// The hook's own model settings.
     pub llm: Option<LlmConfig>,
     pub on_failure: Option<Located<OnFailure>>,
@@ -378,7 +391,35 @@ pub struct Permissions {
     pub permitted: Vec<Located<HookAction>>,
     pub prohibited: Vec<Located<HookAction>>,
     pub on_denied: OnDenied,
+    /// What a consequential action a model proposed on untrusted data needs.
+    pub on_untrusted: OnUntrusted,
     pub span: Option<Span>,
+}
+
+/// What happens to a consequential action (terminate, skip_to, skip_node, remove_node,
+/// add_node; a gateway choice marked `consequential`) that a model proposed while its
+/// context held untrusted data (run inputs, or what was derived from them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnUntrusted {
+    /// A person confirms (or decides otherwise) at the terminal, or the run parks for
+    /// `runs answer`; with nobody to ask, the action is denied.
+    #[default]
+    Confirm,
+    /// The action is denied (recorded); the run goes on as for any denial.
+    Deny,
+    /// Applied as proposed (the previous behaviour).
+    Allow,
+}
+
+impl OnUntrusted {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnUntrusted::Confirm => "confirm",
+            OnUntrusted::Deny => "deny",
+            OnUntrusted::Allow => "allow",
+        }
+    }
 }
 
 impl Permissions {

@@ -64,7 +64,7 @@ impl LoadedApp {
                 Err(_) => context.update(b"\nmissing\n"),
             }
         }
-        crate::journal::chain::hex(context.finish().as_ref())
+        crate::digest::hex(context.finish().as_ref())
     }
 }
 

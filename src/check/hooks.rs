@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::app::{ActionSpec, FlowConfig, HookAction, Located, TaskSpec};
+use crate::app::{ActionSpec, FlowConfig, HookAction, HookConfig, Located, TaskSpec};
 use crate::bpmn::{Document, NodeKind, Process};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, did_you_mean, name_list};
 
 use super::refs::{Want, resolve};
 
@@ -101,6 +101,31 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
                 &format!("the allowed target {{id}} of {what}"),
             ));
         }
+        out.extend(offers(config, process, hook, &what));
+        for name in &hook.may_set {
+            if config.variable(&name.value).is_none() {
+                let declared: Vec<&str> =
+                    config.variables.iter().map(|v| v.name.as_str()).collect();
+                let help = did_you_mean(&name.value, declared.iter().copied())
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| {
+                        "declare it under `variables:` with a default (its type is the type of \
+                         the values the hook may set)"
+                            .to_string()
+                    });
+                out.push(
+                    Diagnostic::error(
+                        "hook::may_set",
+                        format!(
+                            "{what} may set `{}`, which is not a declared variable",
+                            name.value
+                        ),
+                    )
+                    .at(src, name.span, "not declared".to_string())
+                    .with_help(help),
+                );
+            }
+        }
         if !hook.insertable_tasks.is_empty() && !config.permissions.allows(HookAction::AddNode) {
             out.push(
                 Diagnostic::warning(
@@ -115,6 +140,62 @@ pub fn check(config: &FlowConfig, doc: &Document) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// Safe offers: a reasoned hook whose permissions allow naming a node (skip_to,
+/// remove_node, swap_nodes) but which lists no `allowed_targets` is offered none; say so,
+/// and what `allowed_targets: any` would offer.
+fn offers(
+    config: &FlowConfig,
+    process: &Process,
+    hook: &HookConfig,
+    what: &str,
+) -> Vec<Diagnostic> {
+    let naming: Vec<&str> = [
+        HookAction::SkipTo,
+        HookAction::RemoveNode,
+        HookAction::SwapNodes,
+    ]
+    .into_iter()
+    .filter(|a| config.permissions.allows(*a))
+    .map(|a| a.as_str())
+    .collect();
+    if hook.policy.is_none() || !hook.enabled || naming.is_empty() || hook.targets_declared {
+        return Vec::new();
+    }
+    let flow_target = hook
+        .location
+        .as_ref()
+        .and_then(|l| process.flow(&l.value))
+        .map(|f| f.target.as_str());
+    let would: Vec<&str> = process
+        .nodes
+        .iter()
+        .filter(|n| !n.kind.is_start_event() && !n.kind.is_end_event())
+        .filter(|n| !matches!(n.kind, NodeKind::BoundaryEvent { .. }))
+        .map(|n| n.id.as_str())
+        .filter(|id| Some(*id) != flow_target)
+        .collect();
+    vec![
+        Diagnostic::warning(
+            "hook::no_targets",
+            format!(
+                "{what} may {} by permission but lists no `allowed_targets`: it is offered no \
+                 node to name",
+                naming.join(" / ")
+            ),
+        )
+        .at(
+            &config.source,
+            hook.id.span,
+            "offered no targets".to_string(),
+        )
+        .with_help(format!(
+            "list the nodes it may name under `allowed_targets` (`allowed_targets: []` says \
+             none on purpose); `allowed_targets: any` would offer every node not yet run: {}",
+            name_list(&would, 8)
+        )),
+    ]
 }
 
 /// A static action's parameters name suitable nodes.

@@ -57,6 +57,10 @@ pub struct ResumeOptions {
     /// How the journal is made durable (docs/journal.md)
     #[arg(long, value_enum, env = "CUGA_FLO_DURABILITY", default_value = "batch")]
     pub durability: Durability,
+    /// A run on Flowable or Kogito: the engine's URL, when it is no longer where the run
+    /// started
+    #[arg(long, value_name = "URL")]
+    pub engine_url: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -321,12 +325,27 @@ fn resume_open(
             "the journal of run `{id}` does not start with `run_started`: it cannot be resumed"
         )));
     };
-    if engine != "native" {
-        return Err(UsageError::new(format!(
-            "run `{id}` ran on the {engine} engine; only runs of the native engine can be resumed yet"
-        )));
-    }
+    let engine = match engine.as_str() {
+        "native" => EngineChoice::Native,
+        // The engine keeps the instance; the run re-attaches to it.
+        "flowable" => EngineChoice::Flowable,
+        "kogito" => EngineChoice::Kogito,
+        other => {
+            return Err(UsageError::new(format!(
+                "run `{id}` ran on the {other} engine; runs of an external MCP engine cannot \
+                 be resumed yet"
+            ))
+            .with_help("see docs/bridge.md §13 for what such an engine would need"));
+        }
+    };
     let launch = launch.unwrap_or_default();
+    let engine_url = match engine {
+        EngineChoice::Native => None,
+        _ => opts
+            .engine_url
+            .clone()
+            .or_else(|| launch.engine_url.clone()),
+    };
     let app = opts
         .app
         .clone()
@@ -340,8 +359,8 @@ fn resume_open(
         replay: None,
         vars: Vec::new(),
         input: None,
-        engine: Some(EngineChoice::Native),
-        engine_url: None,
+        engine: Some(engine),
+        engine_url,
         run_dir: opts.run_dir.clone(),
         step_budget: launch.step_budget,
         json: opts.json,
@@ -523,6 +542,8 @@ fn offered_lines(q: &Question) -> Vec<String> {
             actions,
             targets,
             insertable,
+            settable,
+            ..
         } => {
             let mut lines: Vec<String> = actions
                 .iter()
@@ -534,6 +555,13 @@ fn offered_lines(q: &Question) -> Vec<String> {
             }
             if !insertable.is_empty() {
                 lines.push(format!("insertable tasks: {}", insertable.join(", ")));
+            }
+            if !settable.is_empty() {
+                let vars: Vec<String> = settable
+                    .iter()
+                    .map(|s| format!("--set {}=<{}>", s.name, s.kind.described()))
+                    .collect();
+                lines.push(format!("state updates: {}", vars.join(" ")));
             }
             lines
         }

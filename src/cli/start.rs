@@ -14,9 +14,6 @@ use crate::app::scenario::{self, Scenario};
 use crate::app::{EngineKind, FlowConfig, LoadedApp, load_app};
 use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
-use crate::bridge::mcp::{
-    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
-};
 use crate::check::check_app_on;
 use crate::engine::external::{ExternalEngine, ExternalSettings};
 use crate::engine::flowable::{FlowableEngine, FlowableSettings};
@@ -26,6 +23,9 @@ use crate::engine::{Resume, RunRequest, WorkflowEngine};
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch};
+use crate::mcp::{
+    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
+};
 use crate::reason::park::Answers;
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
@@ -357,6 +357,20 @@ async fn run_async(
         )
     };
 
+    // A run resumed on an engine that owns its tokens re-attaches to its instance there:
+    // when the engine cannot be reached, nothing is written and the run stays as it was.
+    if let Some(r) = &resumed {
+        engine.reachable(&process.id).await.map_err(|why| {
+            UsageError::new(format!("run `{}` cannot be resumed now: {why}", r.run_id)).with_help(
+                format!(
+                    "nothing was written; run `cuga-flo runs resume {}` again once the {} \
+                     engine answers (or pass --engine-url URL if it moved)",
+                    r.run_id,
+                    engine.name()
+                ),
+            )
+        })?;
+    }
     // The journal, with the view as its observer: a new one, or the resumed run's.
     let app_digest = loaded.digest();
     let (run_id, journal, resume) = match resumed {
@@ -416,6 +430,7 @@ async fn run_async(
             no_model: args.no_model,
             detach: args.detach,
             step_budget: args.step_budget,
+            engine_url: args.engine_url.clone(),
         }),
         sealed: Default::default(),
     });
@@ -563,9 +578,13 @@ async fn run_async(
                 println!("    {m}");
             }
         }
-        if !misses.is_empty() {
-            outcome = Outcome::Failed;
-        }
+        // A scenario says how its run should end: met, it succeeds whatever that end is
+        // (a scenario expecting `terminated` passes when the run terminates).
+        outcome = match (misses.is_empty(), outcome) {
+            (false, _) => Outcome::Failed,
+            (true, Outcome::Waiting) => Outcome::Waiting,
+            (true, _) => Outcome::Ok,
+        };
     }
     Ok(outcome)
 }

@@ -4,6 +4,11 @@
 //! what the engine shows (the variables, the path so far), asks through the [`Witness`]
 //! (which journals it), checks the answer and says what the engine must do with it. The
 //! engines only carry that out in their own API.
+//!
+//! Every call carries an idempotency key (`<run id>:<element>:<visit>`, [`visit_key`]),
+//! counted from what the engine records of the instance rather than from what this
+//! process saw: a run re-attached to its instance after a crash gives a waiting worker
+//! the key it had, and so finds the answer its journal holds for it.
 
 use std::sync::Arc;
 
@@ -12,6 +17,7 @@ use serde_json::{Map, Value};
 use super::adapt::Plan;
 use super::check_choice;
 use super::external::Witness;
+use super::rewrite::{Rewritten, Role};
 use crate::bpmn::{Flow, GatewayKind, NodeKind, Process};
 use crate::bridge::{ControlPointContext, ControlPoints, EdgeInfo, FlowOption};
 use crate::vocab::TaskStatus;
@@ -43,10 +49,14 @@ impl Asker<'_> {
     fn context(
         &self,
         element: &str,
+        key: &str,
         variables: Map<String, Value>,
         path: &[String],
     ) -> ControlPointContext {
+        // A run stopped while its control point is asked asks it again when resumed.
+        crate::crash::point("engine.asking");
         ControlPointContext {
+            idempotency_key: Some(key.to_string()),
             run_id: self.run_id.to_string(),
             process_key: self.process_key.to_string(),
             element_id: element.to_string(),
@@ -61,10 +71,11 @@ impl Asker<'_> {
     pub async fn task(
         &self,
         task: &str,
+        key: &str,
         variables: Map<String, Value>,
         path: &[String],
     ) -> Result<Map<String, Value>, String> {
-        let ctx = self.context(task, variables, path);
+        let ctx = self.context(task, key, variables, path);
         let outcome = self
             .witness
             .execute_task(task, ctx)
@@ -81,6 +92,7 @@ impl Asker<'_> {
     pub async fn route(
         &self,
         gateway: &str,
+        key: &str,
         variables: Map<String, Value>,
         path: &[String],
     ) -> Result<String, String> {
@@ -98,7 +110,7 @@ impl Asker<'_> {
             .iter()
             .filter(|f| f.source == gateway)
             .collect();
-        let mut ctx = self.context(gateway, variables, path);
+        let mut ctx = self.context(gateway, key, variables, path);
         // The token is entering the gateway (the engine records it after this step).
         Arc::make_mut(&mut ctx.history).push(gateway.to_string());
         ctx.flows = outgoing
@@ -121,9 +133,11 @@ impl Asker<'_> {
 
     /// A hook's step: what the engine must do (`variable` is the hook's variable), or why
     /// the run fails. `engine` names the engine in the refusal of topology changes.
+    #[allow(clippy::too_many_arguments)]
     pub async fn hook(
         &self,
         hook: &str,
+        key: &str,
         flow: &str,
         variable: &str,
         variables: Map<String, Value>,
@@ -137,7 +151,7 @@ impl Asker<'_> {
             .find(|f| f.id == flow)
             .map(edge_info)
             .ok_or_else(|| format!("hooked flow `{flow}` is not in the model"))?;
-        let mut ctx = self.context(hook, variables, path);
+        let mut ctx = self.context(hook, key, variables, path);
         ctx.element_name = None;
         ctx.edge = Some(edge);
         let mut executed: Vec<String> = Vec::new();
@@ -186,6 +200,26 @@ impl Asker<'_> {
     }
 }
 
+/// The idempotency key of the worker `worker` waiting at entry `own` of `entries` (the
+/// ids of the rewritten model the instance entered, in order, as the engine records
+/// them): its visit counts the entries of every worker of the same control point up to
+/// its own (the next one when `own` is not known).
+pub fn visit_key(
+    run_id: &str,
+    rewritten: &Rewritten,
+    entries: &[&str],
+    own: Option<usize>,
+    worker: &str,
+) -> String {
+    let element = rewritten.roles.get(worker).map_or(worker, Role::element);
+    let same = |id: &&&str| rewritten.roles.get(**id).map(Role::element) == Some(element);
+    let visit = match own {
+        Some(at) => entries.iter().take(at + 1).filter(same).count().max(1),
+        None => entries.iter().filter(same).count() + 1,
+    };
+    format!("{run_id}:{element}:{visit}")
+}
+
 /// The message of a run whose last node is a process-level terminate end event of the
 /// model (the engine ended the instance there).
 pub fn terminate_end(process: &Process, path: &[String]) -> Option<String> {
@@ -222,5 +256,51 @@ pub fn edge_info(f: &Flow) -> EdgeInfo {
             .as_ref()
             .map(|c| c.body.clone())
             .filter(|c| !c.is_empty()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    #[test]
+    fn a_workers_key_counts_the_entries_of_its_control_point_up_to_its_own() {
+        let mut roles = HashMap::new();
+        roles.insert("T".to_string(), Role::Task("T".into()));
+        for flow in ["F1", "F2"] {
+            roles.insert(
+                format!("cuga__hook__{flow}"),
+                Role::Hook {
+                    hook: "H".into(),
+                    flow: flow.into(),
+                    variable: "v".into(),
+                },
+            );
+        }
+        let rewritten = Rewritten {
+            nodes: Vec::new(),
+            flows: Vec::new(),
+            roles,
+            entry: HashMap::new(),
+        };
+        let entries = [
+            "start",
+            "cuga__hook__F1",
+            "T",
+            "cuga__hook__F2",
+            "T",
+            "cuga__hook__F1",
+        ];
+        let key = |own, worker| visit_key("r", &rewritten, &entries, own, worker);
+        assert_eq!(key(Some(2), "T"), "r:T:1");
+        assert_eq!(key(Some(4), "T"), "r:T:2");
+        // A hook on two flows is one control point: its visits count both.
+        assert_eq!(key(Some(5), "cuga__hook__F1"), "r:H:3");
+        assert_eq!(key(Some(3), "cuga__hook__F2"), "r:H:2");
+        // Not in the record yet: the next visit.
+        assert_eq!(key(None, "T"), "r:T:3");
+        assert_eq!(visit_key("r", &rewritten, &[], Some(0), "T"), "r:T:1");
     }
 }

@@ -55,6 +55,17 @@ pub enum Role {
     },
 }
 
+impl Role {
+    /// The control point of the app's model the worker stands for.
+    pub fn element(&self) -> &str {
+        match self {
+            Role::Task(task) => task,
+            Role::Route { gateway, .. } => gateway,
+            Role::Hook { hook, .. } => hook,
+        }
+    }
+}
+
 /// A node of the rewritten model.
 #[derive(Debug, Clone)]
 pub struct RNode {

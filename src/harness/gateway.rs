@@ -25,14 +25,14 @@
 //! condition that cannot be read counts as UNKNOWN at a `decision_agent` gateway and is
 //! an error at a native one (config conditions are parsed when the harness is built).
 
-use crate::app::{GatewayConfig, GatewayMode, OnFailure};
+use crate::app::{GatewayConfig, GatewayMode, OnFailure, OnUntrusted};
 use crate::bpmn::GatewayKind;
 use crate::bridge::{ControlPointContext, ControlPointError, FlowOption, GatewayDecision};
 use crate::expr::{self, Truth};
 use crate::reason::{CallLog, FlowTruth, GatewayAnswer, GatewayRequest, ReasonError};
 use crate::vocab::Decider;
 
-use super::{FlowAgent, Trace, context, cp_error};
+use super::{FlowAgent, Trace, context, cp_error, trust};
 
 /// One evaluated flow condition.
 struct Eval {
@@ -286,6 +286,12 @@ impl Route<'_> {
             condition: cfg
                 .and_then(|g| g.condition.as_ref())
                 .map(|c| c.value.clone()),
+            condition_truth: self
+                .agent
+                .conditions
+                .gateways
+                .get(gw)
+                .map(|e| e.eval(ctx.variables.as_ref())),
             flows: offered.clone(),
             evaluations: self
                 .evals
@@ -297,14 +303,62 @@ impl Route<'_> {
                 })
                 .collect(),
             multiple: self.multiple,
+            escalation: None,
             context: ctx,
             calls: CallLog::default(),
         };
         let reasoner = &self.agent.reasoner;
+        let policy = cfg
+            .and_then(|g| g.on_failure.as_ref())
+            .map_or(OnFailure::Ask, |l| l.value);
+        let again = req.clone();
         let (result, trace) = Trace::ask(req, async |req| reasoner.gateway(req).await).await;
+        let retry = (policy == OnFailure::Ask).then(|| again.clone());
         let answer = match result {
-            Ok(answer) => answer,
-            Err(e @ ReasonError::Failed { .. }) => return self.on_failure(cfg, e, trace),
+            Ok(answer) => match self.untrusted_choice(cfg, &answer, &again.context) {
+                None => answer,
+                Some(why) => match self.agent.config.permissions.on_untrusted {
+                    OnUntrusted::Allow => answer,
+                    OnUntrusted::Deny => {
+                        return Err(trace.error(gw, format!("{why} (on_untrusted: deny)")));
+                    }
+                    OnUntrusted::Confirm => {
+                        let mut req = again;
+                        req.escalation = Some(format!("confirm: {why}"));
+                        req.calls = CallLog::default();
+                        match reasoner.gateway(req).await {
+                            Ok(answer) => answer,
+                            Err(ReasonError::NoAnswer { .. }) => {
+                                return Err(trace.error(
+                                    gw,
+                                    format!(
+                                        "{why}, and no person can confirm it (on_untrusted: confirm)"
+                                    ),
+                                ));
+                            }
+                            Err(other) => return Err(trace.fail(gw, other)),
+                        }
+                    }
+                },
+            },
+            // Fail-safe: a person decides, or the run waits for one, or it fails.
+            Err(e @ ReasonError::Failed { .. }) => match retry {
+                Some(mut req) => {
+                    req.escalation = Some(e.to_string());
+                    req.calls = CallLog::default();
+                    match reasoner.gateway(req).await {
+                        Ok(answer) => answer,
+                        Err(ReasonError::NoAnswer { .. }) => {
+                            return Err(trace.error(
+                                gw,
+                                format!("{e}; no person could decide instead (on_failure: ask)"),
+                            ));
+                        }
+                        Err(other) => return Err(trace.fail(gw, other)),
+                    }
+                }
+                None => return self.on_failure(cfg, e, trace),
+            },
             Err(e) => return Err(trace.fail(gw, e)),
         };
         let mut decision = self.check_answer(&offered, answer, keep)?;
@@ -313,8 +367,31 @@ impl Route<'_> {
         Ok(decision)
     }
 
+    /// Why a model's choice needs `on_untrusted`: the gateway is marked `consequential`
+    /// and the model's context held untrusted data; `None` when it does not.
+    fn untrusted_choice(
+        &self,
+        cfg: Option<&GatewayConfig>,
+        answer: &GatewayAnswer,
+        ctx: &ControlPointContext,
+    ) -> Option<String> {
+        if answer.decided_by != Decider::Model || !cfg.is_some_and(|g| g.consequential) {
+            return None;
+        }
+        let untrusted = trust::untrusted(&self.agent.config, &ctx.variables);
+        (!untrusted.is_empty()).then(|| {
+            format!(
+                "the choice of {} at consequential gateway `{}` was made by a model whose \
+                 context held untrusted data ({})",
+                answer.flows.join(", "),
+                self.gateway_id,
+                trust::listed(&untrusted)
+            )
+        })
+    }
+
     /// The model gave no usable answer: `on_failure: default` takes the default flow;
-    /// `fail` (the default) fails the call.
+    /// `fail` fails the call (`ask`, the default, is handled by the caller).
     fn on_failure(
         &self,
         cfg: Option<&GatewayConfig>,

@@ -5,18 +5,23 @@
 //! 2. A disabled hook proceeds (nobody decides).
 //! 3. A guard (`condition`) that is not TRUE (FALSE or UNKNOWN) proceeds without asking.
 //! 4. A hook with a policy asks the reasoner, offering the permitted actions it can take
-//!    now (`continue` always), the allowed targets (the config's `allowed_targets`, else
-//!    every node not yet executed) and the insertable tasks. A hook without a policy takes its static `action:` (default
-//!    `continue`).
+//!    now (`continue` always), the targets (safe by default: the hook's `allowed_targets`
+//!    only; every node but start and end events only with the explicit
+//!    `allowed_targets: any`; never, for skip_to, the hooked flow's own target, which is
+//!    `continue`), the insertable tasks and the variables `state_updates` may set (its
+//!    `may_set`, typed by their defaults). A hook without a policy takes its static
+//!    `action:` (default `continue`).
 //! 5. The decision is checked, whichever engine runs the process and whoever decided:
 //!    - the action must be permitted (`action_permissions`; `continue` always is). A denied
 //!      action becomes `continue` with `denied` set, its state updates dropped, and
 //!      `fail_run` when `on_denied: fail`;
-//!    - skip_to / remove_node / swap_nodes targets must be in `allowed_targets` when the
-//!      hook lists them, must not have been executed, and must be nodes of the process;
+//!    - a reasoned skip_to / remove_node / swap_nodes must name offered targets; any
+//!      target must be a node of the process not yet executed;
 //!    - a reasoned add_node must name one of the hook's `insertable_tasks` (a reasoner
 //!      never invents a process step); a static add_node carries its task in full. The
-//!      task's id must not be a node of the process already.
+//!      task's id must not be a node of the process already;
+//!    - `state_updates` set only the hook's `may_set` variables, each with a value of its
+//!      declared default's type.
 //!
 //!    A decision failing these checks is treated like a denial, with the reason
 //!    `invalid answer: ...` (or `invalid action: ...` for a static action).
@@ -25,21 +30,20 @@
 //!      is denied with the reason ``breaks guarantee `<id>`: ...``, as a denied action
 //!      (`on_denied` applies).
 //!
-//! State updates are data only: any variable may be set, and nothing in them changes what
-//! the hook is permitted to do.
+//! State updates are data only: nothing in them changes what the hook is permitted to do.
 
 use std::sync::Arc;
 
-use crate::app::{ActionSpec, HookConfig, OnDenied, OnFailure, TaskSpec};
+use crate::app::{ActionSpec, HookConfig, OnDenied, OnFailure, OnUntrusted, TaskSpec};
 use crate::bridge::{
     ControlPointContext, ControlPointError, HookDecision, ModelSummary, NewTask, Variables,
 };
 use crate::expr::Truth;
 use crate::govern::{Breach, LiveModel, Proposed};
 use crate::reason::{AddTask, CallLog, HookAnswer, HookRequest, ReasonError};
-use crate::vocab::{Decider, HookAction};
+use crate::vocab::{Decider, HookAction, Settable, VarKind, check_state_updates};
 
-use super::{FlowAgent, Trace, context, cp_error};
+use super::{FlowAgent, Trace, context, cp_error, trust};
 
 pub(crate) async fn evaluate(
     agent: &FlowAgent,
@@ -75,27 +79,38 @@ pub(crate) async fn evaluate(
         }
     }
 
-    let check = Check {
-        agent,
-        hook,
-        model: context::known_model(&ctx, agent.model()),
-        executed: ctx.executed.clone(),
-        flow: hook
-            .location
-            .as_ref()
-            .map(|l| l.value.clone())
-            .or_else(|| ctx.edge.as_ref().map(|e| e.id.clone())),
-    };
-    if hook.policy.is_none() {
-        return Ok(check.validate(static_answer(hook), false));
-    }
-
     let flow_id = hook
         .location
         .as_ref()
         .map(|l| l.value.clone())
         .or_else(|| ctx.edge.as_ref().map(|e| e.id.clone()))
         .unwrap_or_else(|| hook.id.value.clone());
+    let model = context::known_model(&ctx, agent.model());
+    let flow_target = ctx
+        .edge
+        .as_ref()
+        .filter(|e| e.id == flow_id)
+        .map(|e| e.target.clone())
+        .or_else(|| {
+            model
+                .flows
+                .iter()
+                .find(|f| f.id == flow_id)
+                .map(|f| f.target.clone())
+        });
+    let check = Check {
+        agent,
+        hook,
+        model,
+        executed: ctx.executed.clone(),
+        flow: flow_id.clone(),
+        flow_target,
+        settable: settable(agent, hook),
+    };
+    if hook.policy.is_none() {
+        return Ok(check.validate(static_answer(hook), false));
+    }
+
     let name = ctx
         .edge
         .as_ref()
@@ -120,18 +135,68 @@ pub(crate) async fn evaluate(
             .or_else(|| ctx.instruction.clone()),
         permitted: check.offered_actions(),
         allowed_targets: check.open_targets(),
+        flow_target: check.flow_target.clone(),
+        settable: check.settable.clone(),
         insertable_tasks: hook.insertable_tasks.iter().map(new_task).collect(),
+        escalation: None,
         context: ctx,
         calls: CallLog::default(),
     };
     let reasoner = &agent.reasoner;
+    let policy = hook.on_failure.as_ref().map_or(OnFailure::Ask, |l| l.value);
+    let again = req.clone();
     let (result, trace) = Trace::ask(req, async |req| reasoner.hook(req).await).await;
+    let retry = (policy == OnFailure::Ask).then(|| again.clone());
     let mut decision = match result {
-        Ok(answer) => check.validate(answer, true),
+        Ok(answer) => {
+            let decision = check.validate(answer, true);
+            match check.untrusted_proposal(&decision, &again.context) {
+                None => decision,
+                Some(why) => {
+                    match agent.config.permissions.on_untrusted {
+                        OnUntrusted::Allow => decision,
+                        OnUntrusted::Deny => check.reject(
+                            Some(decision.action),
+                            decision.decided_by,
+                            why,
+                            decision.reason,
+                        ),
+                        OnUntrusted::Confirm => {
+                            // A person confirms (or decides otherwise); nobody: denied.
+                            let mut req = again;
+                            req.escalation = Some(format!("confirm: {why}"));
+                            req.calls = CallLog::default();
+                            match reasoner.hook(req).await {
+                            Ok(answer) => check.validate(answer, true),
+                            Err(ReasonError::NoAnswer { .. }) => check.reject(
+                                Some(decision.action),
+                                decision.decided_by,
+                                format!("{why}, and no person can confirm it (on_untrusted: confirm)"),
+                                decision.reason,
+                            ),
+                            Err(other) => return Err(trace.fail(&hook.id.value, other)),
+                        }
+                        }
+                    }
+                }
+            }
+        }
         Err(e @ ReasonError::Invalid { .. }) => {
             check.reject(None, Decider::None, format!("invalid answer: {e}"), None)
         }
-        Err(e @ ReasonError::Failed { .. }) => on_failure(hook, e),
+        Err(e @ ReasonError::Failed { .. }) => match retry {
+            // Fail-safe: a person decides, or the run waits for one, or it fails.
+            Some(mut req) => {
+                req.escalation = Some(e.to_string());
+                req.calls = CallLog::default();
+                match reasoner.hook(req).await {
+                    Ok(answer) => check.validate(answer, true),
+                    Err(ReasonError::NoAnswer { .. }) => nobody_to_ask(hook, e),
+                    Err(other) => return Err(trace.fail(&hook.id.value, other)),
+                }
+            }
+            None => on_failure(hook, policy, e),
+        },
         Err(e) => return Err(trace.fail(&hook.id.value, e)),
     };
     decision.calls = trace.calls;
@@ -139,24 +204,33 @@ pub(crate) async fn evaluate(
     Ok(decision)
 }
 
-/// The model gave no usable answer: `on_failure: continue` (the default) goes on along
-/// the edge; `fail` fails the run. Either way the hook's record says why.
-fn on_failure(hook: &HookConfig, e: ReasonError) -> HookDecision {
-    let fail = hook
-        .on_failure
-        .as_ref()
-        .is_some_and(|l| l.value == OnFailure::Fail);
+/// The model gave no usable answer: `on_failure: continue` goes on along the edge; `fail`
+/// fails the run. Either way the hook's record says why.
+fn on_failure(hook: &HookConfig, policy: OnFailure, e: ReasonError) -> HookDecision {
+    let fail = policy != OnFailure::Continue;
     let mut d = HookDecision::proceed(
         Decider::Fallback,
-        Some(format!(
-            "{e}; on_failure: {}",
-            if fail { "fail" } else { "continue" }
-        )),
+        Some(format!("{e}; on_failure: {}", policy.as_str())),
     );
     if fail {
         d.fail_run = true;
         d.message = Some(format!("hook `{}` failed the run: {e}", hook.id.value));
     }
+    d
+}
+
+/// `on_failure: ask` with nobody to ask (no terminal, no parking): the run fails rather
+/// than go on undecided.
+fn nobody_to_ask(hook: &HookConfig, e: ReasonError) -> HookDecision {
+    let mut d = HookDecision::proceed(
+        Decider::Fallback,
+        Some(format!("{e}; on_failure: ask, and no person can answer")),
+    );
+    d.fail_run = true;
+    d.message = Some(format!(
+        "hook `{}` failed the run: {e}; no person could decide instead (on_failure: ask)",
+        hook.id.value
+    ));
     d
 }
 
@@ -190,6 +264,20 @@ fn new_task(spec: &TaskSpec) -> NewTask {
     }
 }
 
+/// The variables a hook's answer may set: its `may_set`, typed by their declared defaults.
+fn settable(agent: &FlowAgent, hook: &HookConfig) -> Vec<Settable> {
+    hook.may_set
+        .iter()
+        .map(|name| Settable {
+            name: name.value.clone(),
+            kind: agent
+                .config
+                .variable(&name.value)
+                .map_or(VarKind::Any, |v| VarKind::of(&v.default)),
+        })
+        .collect()
+}
+
 /// What a hook's decision is checked against.
 struct Check<'a> {
     agent: &'a FlowAgent,
@@ -198,17 +286,47 @@ struct Check<'a> {
     model: Arc<ModelSummary>,
     executed: Vec<String>,
     /// The hooked flow.
-    flow: Option<String>,
+    flow: String,
+    /// Where the hooked flow goes: skip_to there is `continue`, never offered.
+    flow_target: Option<String>,
+    /// What `state_updates` may set.
+    settable: Vec<Settable>,
 }
 
 impl Check<'_> {
-    /// The nodes a skip_to / remove_node / swap_nodes may name now.
+    /// Why a model's decision needs `on_untrusted`: a consequential action proposed while
+    /// its context held untrusted data ([`trust`]); `None` when it does not.
+    fn untrusted_proposal(
+        &self,
+        decision: &HookDecision,
+        ctx: &ControlPointContext,
+    ) -> Option<String> {
+        if decision.decided_by != Decider::Model
+            || decision.denied.is_some()
+            || !trust::consequential(decision.action)
+        {
+            return None;
+        }
+        let untrusted = trust::untrusted(&self.agent.config, &ctx.variables);
+        (!untrusted.is_empty()).then(|| {
+            format!(
+                "`{}` was proposed by a model whose context held untrusted data ({})",
+                decision.action,
+                trust::listed(&untrusted)
+            )
+        })
+    }
+
+    /// The nodes a skip_to / remove_node / swap_nodes may name now: the hook's
+    /// `allowed_targets` not yet executed; with `allowed_targets: any`, every node not yet
+    /// executed but start and end events; without either, none (safe by default).
     fn open_targets(&self) -> Vec<String> {
         let open = |id: &String| !self.executed.contains(id);
-        if self.hook.allowed_targets.is_empty() {
+        if self.hook.any_target.is_some() {
             self.model
                 .nodes
                 .iter()
+                .filter(|n| !matches!(n.kind.as_str(), "startEvent" | "endEvent"))
                 .map(|n| &n.id)
                 .filter(|id| open(id))
                 .cloned()
@@ -227,13 +345,18 @@ impl Check<'_> {
     /// The actions a reasoner is offered: those permitted (`continue` always) that the
     /// hook can take now (targets left to name, tasks to insert).
     fn offered_actions(&self) -> Vec<HookAction> {
-        let targets = self.open_targets().len();
+        let targets = self.open_targets();
+        let skip_targets = targets
+            .iter()
+            .filter(|t| Some(*t) != self.flow_target.as_ref())
+            .count();
         HookAction::ALL
             .into_iter()
             .filter(|a| *a == HookAction::Continue || self.agent.config.permissions.allows(*a))
             .filter(|a| match a {
-                HookAction::SkipTo | HookAction::RemoveNode => targets > 0,
-                HookAction::SwapNodes => targets > 1,
+                HookAction::SkipTo => skip_targets > 0,
+                HookAction::RemoveNode => !targets.is_empty(),
+                HookAction::SwapNodes => targets.len() > 1,
                 HookAction::AddNode => !self.hook.insertable_tasks.is_empty(),
                 _ => true,
             })
@@ -284,7 +407,12 @@ impl Check<'_> {
                 let Some(target) = answer.target.clone() else {
                     return invalid(format!("`{asked}` names no target"));
                 };
-                if let Err(why) = self.target_ok(&target) {
+                if asked == HookAction::SkipTo && self.flow_target.as_ref() == Some(&target) {
+                    return invalid(format!(
+                        "`{target}` is where the flow goes anyway: that is `continue`, not a skip"
+                    ));
+                }
+                if let Err(why) = self.target_ok(&target, reasoned) {
                     return invalid(why);
                 }
                 decision.target = Some(target);
@@ -296,7 +424,10 @@ impl Check<'_> {
                 if a == b {
                     return invalid(format!("`swap_nodes` names `{a}` twice"));
                 }
-                if let Err(why) = self.target_ok(&a).and_then(|()| self.target_ok(&b)) {
+                if let Err(why) = self
+                    .target_ok(&a, reasoned)
+                    .and_then(|()| self.target_ok(&b, reasoned))
+                {
                     return invalid(why);
                 }
                 decision.swap = Some((a, b));
@@ -306,6 +437,11 @@ impl Check<'_> {
                 Err(why) => return invalid(why),
             },
             HookAction::Continue | HookAction::SkipNode | HookAction::Terminate => {}
+        }
+        if let Err(why) = check_state_updates(&self.settable, &answer.state_updates) {
+            return invalid(format!(
+                "{why} (a hook sets only the variables of its `may_set`)"
+            ));
         }
         if let Err(breach) = self.keeps_guarantees(&decision) {
             return self.reject(
@@ -321,8 +457,7 @@ impl Check<'_> {
 
     /// Whether the decision, applied to the run as it stands, keeps every guarantee.
     fn keeps_guarantees(&self, decision: &HookDecision) -> Result<(), Breach> {
-        let (Some(governance), Some(process), Some(flow)) =
-            (&self.agent.governance, self.agent.process(), &self.flow)
+        let (Some(governance), Some(process)) = (&self.agent.governance, self.agent.process())
         else {
             return Ok(());
         };
@@ -346,23 +481,43 @@ impl Check<'_> {
                 .map(|f| (f.id.as_str(), f.source.as_str(), f.target.as_str()))
                 .collect(),
         };
-        governance.admits(process, &live, &self.executed, flow, proposed)
+        governance.admits(process, &live, &self.executed, &self.flow, proposed)
     }
 
-    fn target_ok(&self, target: &str) -> Result<(), String> {
+    /// A target a decision names: for a reasoned answer, one the hook offers (its
+    /// `allowed_targets`, or with `allowed_targets: any` a node that is neither a start
+    /// nor an end event); for any decision, a node of the process not yet executed.
+    fn target_ok(&self, target: &str, reasoned: bool) -> Result<(), String> {
+        let hook = &self.hook.id.value;
         let allowed = &self.hook.allowed_targets;
-        if !allowed.is_empty() && !allowed.iter().any(|t| t.value == target) {
+        if reasoned && self.hook.any_target.is_none() && !allowed.iter().any(|t| t.value == target)
+        {
+            if allowed.is_empty() {
+                return Err(format!(
+                    "hook `{hook}` lists no `allowed_targets`, so `{target}` cannot be named"
+                ));
+            }
             let names: Vec<&str> = allowed.iter().map(|t| t.value.as_str()).collect();
             return Err(format!(
-                "`{target}` is not an allowed target of hook `{}` ({})",
-                self.hook.id.value,
+                "`{target}` is not an allowed target of hook `{hook}` ({})",
                 names.join(", ")
+            ));
+        }
+        let node = self.model.nodes.iter().find(|n| n.id == target);
+        if reasoned
+            && self.hook.any_target.is_some()
+            && let Some(n) = node
+            && matches!(n.kind.as_str(), "startEvent" | "endEvent")
+        {
+            return Err(format!(
+                "`{target}` is a {}: `allowed_targets: any` never offers one (list it to allow it)",
+                n.kind
             ));
         }
         if self.executed.iter().any(|e| e == target) {
             return Err(format!("`{target}` has already been executed"));
         }
-        if !self.model.nodes.is_empty() && !self.model.nodes.iter().any(|n| n.id == target) {
+        if !self.model.nodes.is_empty() && node.is_none() {
             return Err(format!("`{target}` is not a node of the process"));
         }
         Ok(())

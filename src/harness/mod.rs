@@ -19,6 +19,7 @@ pub mod gateway;
 pub mod hook;
 pub mod policy;
 pub mod task;
+mod trust;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -44,6 +44,9 @@ pub struct Launch {
     /// `--step-budget`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_budget: Option<u64>,
+    /// `--engine-url`: where the run's engine is, when not the config's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,6 +69,23 @@ pub enum Event {
         /// when its owner knows them; part of the journal's anchor.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         app_digest: Option<String>,
+    },
+    /// An engine that owns the tokens (Flowable, Kogito) started the run's instance: what
+    /// `runs resume` needs to re-attach to it (written before the instance is worked).
+    InstanceStarted {
+        /// The instance's id on the engine.
+        instance: String,
+        /// What it runs: Flowable's process definition id, Kogito's process id.
+        definition: String,
+        /// Flowable: the deployment of the definition.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deployment: Option<String>,
+        /// Flowable: the topic of the run's external-worker jobs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        topic: Option<String>,
+        /// Flowable: the worker id the run's jobs are locked to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worker: Option<String>,
     },
     /// A token entered a node.
     NodeEntered {
@@ -231,6 +251,7 @@ impl Event {
     pub fn name(&self) -> &'static str {
         match self {
             Event::RunStarted { .. } => "run_started",
+            Event::InstanceStarted { .. } => "instance_started",
             Event::NodeEntered { .. } => "node_entered",
             Event::FlowTaken { .. } => "flow_taken",
             Event::TaskFinished { .. } => "task_finished",

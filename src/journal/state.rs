@@ -146,7 +146,9 @@ impl FlowState {
                 self.execution_path.push(node.clone());
                 self.steps += 1;
             }
-            Event::FlowTaken { .. } | Event::TopologyChanged { .. } => {}
+            Event::FlowTaken { .. }
+            | Event::TopologyChanged { .. }
+            | Event::InstanceStarted { .. } => {}
             Event::TaskFinished {
                 node,
                 status,

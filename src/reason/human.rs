@@ -595,9 +595,11 @@ mod tests {
                 text: (1..=50).map(|i| format!("rule {i}\n")).collect(),
             }),
             condition: Some("${score} > 0.6".into()),
+            condition_truth: None,
             flows: vec![flow("F1", "A"), flow("F2", "B"), flow("F3", "C")],
             evaluations: vec![],
             multiple,
+            escalation: None,
             context: ControlPointContext {
                 variables: Arc::new(
                     json!({"score": "n/a", "other": 1})
@@ -689,11 +691,14 @@ mod tests {
                 HookAction::AddNode,
             ],
             allowed_targets: vec!["A".into(), "B".into()],
+            flow_target: None,
+            settable: vec![],
             insertable_tasks: vec![NewTask {
                 id: "N".into(),
                 instruction: Some("review".into()),
                 ..NewTask::default()
             }],
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         };

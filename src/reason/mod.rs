@@ -139,12 +139,18 @@ pub struct GatewayRequest {
     pub policy: Option<Policy>,
     /// The gateway-level condition from the config, when there is one.
     pub condition: Option<String>,
+    /// How that condition evaluated (UNKNOWN when a value it needs is missing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition_truth: Option<crate::expr::Truth>,
     /// The flows to choose from (with their conditions and config labels).
     pub flows: Vec<FlowOption>,
     /// How the conditions evaluated, for the flows that have one.
     pub evaluations: Vec<FlowTruth>,
     /// Whether several flows may be chosen (inclusive gateways).
     pub multiple: bool,
+    /// Set when the model failed and a person is asked instead (`on_failure: ask`): why.
+    #[serde(skip)]
+    pub escalation: Option<String>,
     pub context: ControlPointContext,
     #[serde(skip)]
     pub calls: CallLog,
@@ -166,11 +172,30 @@ pub struct HookRequest {
     pub permitted: Vec<HookAction>,
     /// The nodes skip_to / remove_node / swap_nodes may name.
     pub allowed_targets: Vec<String>,
+    /// The hooked flow's own target: never a skip_to target (going there is `continue`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_target: Option<String>,
+    /// The variables `state_updates` may set (the hook's `may_set`); nothing else.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub settable: Vec<crate::vocab::Settable>,
+    /// Set when the model failed and a person is asked instead (`on_failure: ask`): why.
+    /// Models do not answer an escalated request.
+    #[serde(skip)]
+    pub escalation: Option<String>,
     /// The tasks add_node may insert (a reasoned add_node must name one of them).
     pub insertable_tasks: Vec<NewTask>,
     pub context: ControlPointContext,
     #[serde(skip)]
     pub calls: CallLog,
+}
+
+impl HookRequest {
+    /// The nodes a skip_to may name: the allowed targets but the hooked flow's own.
+    pub fn skip_targets(&self) -> impl Iterator<Item = &String> {
+        self.allowed_targets
+            .iter()
+            .filter(|t| Some(*t) != self.flow_target.as_ref())
+    }
 }
 
 /// A task's answer.
@@ -397,9 +422,11 @@ mod tests {
             kind: GatewayKind::Exclusive,
             policy: None,
             condition: None,
+            condition_truth: None,
             flows: vec![],
             evaluations: vec![],
             multiple: false,
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }

@@ -90,9 +90,19 @@ pub fn gateway_question(req: &GatewayRequest) -> Question {
         req.name.clone(),
         &req.context,
         req.policy.as_ref(),
-        None,
+        with_escalation(req.escalation.as_deref(), None),
         offered,
     )
+}
+
+/// A question escalated to a person (the model failed, or proposed a consequential
+/// action on untrusted data) says why first.
+fn with_escalation(escalation: Option<&str>, instruction: Option<String>) -> Option<String> {
+    match (escalation, instruction) {
+        (Some(why), Some(i)) => Some(format!("{why}\n{i}")),
+        (Some(why), None) => Some(why.to_string()),
+        (None, i) => i,
+    }
 }
 
 /// The question a hook asks a person: the permitted actions and their targets.
@@ -101,6 +111,8 @@ pub fn hook_question(req: &HookRequest) -> Question {
         actions: req.permitted.clone(),
         targets: req.allowed_targets.clone(),
         insertable: req.insertable_tasks.iter().map(|t| t.id.clone()).collect(),
+        settable: req.settable.clone(),
+        flow_target: req.flow_target.clone(),
     };
     question(
         ControlPointKind::Hook,
@@ -108,7 +120,7 @@ pub fn hook_question(req: &HookRequest) -> Question {
         req.name.clone(),
         &req.context,
         req.policy.as_ref(),
-        req.instruction.clone(),
+        with_escalation(req.escalation.as_deref(), req.instruction.clone()),
         offered,
     )
 }
@@ -370,6 +382,8 @@ pub fn check_answer(question: &Question, given: &Given) -> Result<Value, String>
             actions,
             targets,
             insertable,
+            settable,
+            flow_target,
         } => {
             let names: Vec<&str> = actions.iter().map(|a| a.as_str()).collect();
             let allowed = || format!("the actions permitted are: {}", names.join(", "));
@@ -419,6 +433,11 @@ pub fn check_answer(question: &Question, given: &Given) -> Result<Value, String>
                         return Err(format!("{action} needs exactly one --target"));
                     };
                     in_targets(t)?;
+                    if action == HookAction::SkipTo && flow_target.as_deref() == Some(t.as_str()) {
+                        return Err(format!(
+                            "`{t}` is where the flow goes anyway: answer --action continue"
+                        ));
+                    }
                     answer.insert("target".into(), json!(t));
                 }
                 HookAction::SwapNodes => {
@@ -454,6 +473,7 @@ pub fn check_answer(question: &Question, given: &Given) -> Result<Value, String>
                 }
             }
             if !given.state_updates.is_empty() {
+                crate::vocab::check_state_updates(settable, &given.state_updates)?;
                 answer.insert(
                     "state_updates".into(),
                     Value::Object(given.state_updates.clone()),
@@ -577,6 +597,8 @@ mod tests {
                 actions: vec![HookAction::Continue, HookAction::SkipTo],
                 targets: vec!["X".into()],
                 insertable: vec![],
+                settable: vec![],
+                flow_target: None,
             },
             ..gateway_question()
         };

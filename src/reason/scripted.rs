@@ -508,9 +508,11 @@ mod tests {
             kind: GatewayKind::Exclusive,
             policy: None,
             condition: None,
+            condition_truth: None,
             flows: vec![],
             evaluations: vec![],
             multiple: false,
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }
@@ -525,7 +527,10 @@ mod tests {
             instruction: None,
             permitted: HookAction::ALL.to_vec(),
             allowed_targets: vec![],
+            flow_target: None,
+            settable: vec![],
             insertable_tasks: vec![],
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }

@@ -132,6 +132,14 @@ impl Human {
                     lines.push(format!("  judgement: {reasoner}"));
                 }
             }
+            Event::InstanceStarted {
+                instance,
+                definition,
+                ..
+            } => {
+                let line = format!("  instance {instance} of {definition}");
+                lines.push(self.paint(&Style::new().dim(), &line));
+            }
             Event::NodeEntered {
                 node,
                 kind,

@@ -92,15 +92,16 @@ pub fn same_as_native(
 }
 
 /// The JSON stream without what differs between engines and runs by nature: timings,
-/// ids, the engine's name, token numbers, idempotency keys and kept hook answers (only the
-/// native engine resumes runs), `flow_taken` (which only the native engine sees) and the
+/// ids, the engine's name, token numbers, idempotency keys and kept hook answers (their
+/// visits count differently on each engine), `flow_taken` (which only the native engine
+/// sees), `instance_started` (only engines that own their tokens have one) and the
 /// questions' digests (they cover the variables a question saw, which
 /// differ when parallel branches interleave differently).
 pub fn comparable(stream: &str) -> Vec<Value> {
     stream
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["event"] != "flow_taken")
+        .filter(|e| e["event"] != "flow_taken" && e["event"] != "instance_started")
         .map(|mut e| {
             if let Some(map) = e.as_object_mut() {
                 for key in [
@@ -113,12 +114,16 @@ pub fn comparable(stream: &str) -> Vec<Value> {
                     "engine",
                     "token",
                     "digest",
-                    // The native engine's idempotency keys (they name the run) and the
-                    // hook answers it keeps for resuming; other engines give neither.
+                    // Idempotency keys (they name the run) and the hook answers kept with
+                    // them for resuming.
                     "key",
                     "answer",
                 ] {
                     map.remove(key);
+                }
+                // Where the engine was reached (`--engine-url`).
+                if let Some(launch) = map.get_mut("launch").and_then(Value::as_object_mut) {
+                    launch.remove("engine_url");
                 }
             }
             e
@@ -169,4 +174,192 @@ pub fn closed_as_failed(records: &[Value]) -> String {
     assert_eq!(last["event"], "run_finished", "{last:#}");
     assert_eq!(last["status"], "failed", "{last:#}");
     last["message"].as_str().unwrap_or_default().to_string()
+}
+
+/// `cuga-flo runs resume <id> --json`, journalled under `run_dir`, with `extra` arguments
+/// and `env`.
+pub fn resume(run_dir: &Path, id: &str, extra: &[&str], env: &[(&str, String)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.args(["runs", "resume", id, "--json", "--run-dir"])
+        .arg(run_dir)
+        .args(extra)
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_CRASH_AT")
+        .env_remove("CUGA_FLO_CRASH_TRACE")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("cuga-flo runs")
+}
+
+/// The id of the one run under `run_dir`.
+pub fn only_run(run_dir: &Path) -> String {
+    let ids: Vec<String> = std::fs::read_dir(run_dir.join("runs"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(ids.len(), 1, "one run under {}: {ids:?}", run_dir.display());
+    ids[0].clone()
+}
+
+/// What must be the same at the end of a run however often it was stopped and resumed:
+/// the status, message, final variables and steps, and per element the sequence of its
+/// entries, task results, gateway routings and hook decisions.
+pub fn final_state(records: &[Value]) -> Value {
+    let finished: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["event"] == "run_finished")
+        .collect();
+    assert_eq!(finished.len(), 1, "exactly one run_finished");
+    let f = finished[0];
+    let mut per: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for r in records {
+        let (node, what) = match r["event"].as_str().unwrap_or_default() {
+            "node_entered" => (&r["node"], serde_json::json!("entered")),
+            "task_finished" => (
+                &r["node"],
+                serde_json::json!({"status": r["status"], "outputs": r["outputs"], "variables": r["variables"], "by": r["decided_by"]}),
+            ),
+            "gateway_routed" => (
+                &r["node"],
+                serde_json::json!({"flows": r["flows"], "by": r["decided_by"]}),
+            ),
+            "hook_evaluated" => (
+                &r["hook"],
+                serde_json::json!({"action": r["action"], "target": r["target"], "by": r["decided_by"]}),
+            ),
+            _ => continue,
+        };
+        per.entry(node.as_str().unwrap_or_default().to_string())
+            .or_default()
+            .push(what);
+    }
+    serde_json::json!({
+        "status": f["status"],
+        "message": f["message"],
+        "variables": f["variables"],
+        "steps": f["steps"],
+        "per_element": per,
+    })
+}
+
+/// The idempotency keys of the answers a journal holds (task, gateway and hook records
+/// asked of the harness), in order.
+pub fn answered_keys(records: &[Value]) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| {
+            matches!(
+                r["event"].as_str(),
+                Some("task_finished" | "gateway_routed" | "hook_evaluated")
+            )
+        })
+        .filter_map(|r| r["key"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The crash points (`CUGA_FLO_CRASH_TRACE`) a `start_scenario` run passes: number and name.
+pub fn crash_points(
+    app: &Path,
+    scenario: &str,
+    run_dir: &Path,
+    extra: &[&str],
+    env: &[(&str, String)],
+) -> Vec<(u64, String)> {
+    let mut env = env.to_vec();
+    env.push(("CUGA_FLO_CRASH_TRACE", "1".into()));
+    let out = start_scenario(app, scenario, run_dir, extra, &env);
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.strip_prefix("crash-point ")?.split(' ');
+            Some((parts.next()?.parse().ok()?, parts.next()?.to_string()))
+        })
+        .collect()
+}
+
+/// Kill a `start_scenario` run with SIGKILL at each of `points`, resume it with `runs
+/// resume`, and check that it ends as `baseline` (a [`final_state`]) did, with each
+/// control point answered once (no key answered twice, as many answers as the baseline
+/// run gave). Returns how many runs were killed and the longest resume.
+pub fn kill_and_resume(
+    app: &Path,
+    scenario: &str,
+    tmp: &Path,
+    extra: &[&str],
+    env: &[(&str, String)],
+    points: &[(u64, String)],
+    baseline: &[Value],
+) -> (usize, std::time::Duration) {
+    let want = final_state(baseline);
+    let answers = answered_keys(baseline).len();
+    let mut killed = 0;
+    let mut longest = std::time::Duration::ZERO;
+    for (at, name) in points {
+        let dir = tmp.join(format!("{scenario}-{at}"));
+        let mut crash = env.to_vec();
+        crash.push(("CUGA_FLO_CRASH_AT", at.to_string()));
+        let out = start_scenario(app, scenario, &dir, extra, &crash);
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            if out.status.signal() != Some(9) {
+                assert!(out.status.code().is_some(), "{}", show(&out));
+                continue;
+            }
+        }
+        let id = only_run(&dir);
+        let path = dir.join("runs").join(&id).join("journal.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if text.is_empty() {
+            continue; // killed before `run_started` was durable: it never started
+        }
+        let written: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        if written.iter().any(|r| r["event"] == "run_finished") {
+            // Killed after its end was written: nothing to resume.
+            assert_eq!(final_state(&written), want, "killed at {at} ({name})");
+            continue;
+        }
+        let started = std::time::Instant::now();
+        let resumed = resume(&dir, &id, &[], env);
+        longest = longest.max(started.elapsed());
+        let records = journal(&dir);
+        let context = format!(
+            "{scenario} killed at {at} ({name}), resumed:\n{}",
+            show(&resumed)
+        );
+        assert_eq!(final_state(&records), want, "{context}");
+        let keys = answered_keys(&records);
+        let mut unique = keys.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), keys.len(), "a key answered twice: {context}");
+        assert_eq!(keys.len(), answers, "{context}");
+        let met = String::from_utf8_lossy(&resumed.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .any(|e| e["event"] == "scenario_checked" && e["met"] == true);
+        assert!(met, "{context}");
+        killed += 1;
+    }
+    (killed, longest)
+}
+
+/// The crash points to kill a run at: every point of the engine's own (asking a control
+/// point, completing its worker) and every `every`-th of the others (the journal's).
+pub fn chosen_points(points: &[(u64, String)], every: usize) -> Vec<(u64, String)> {
+    points
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, name))| name.starts_with("engine.") || i % every == 0)
+        .map(|(_, p)| p.clone())
+        .collect()
 }

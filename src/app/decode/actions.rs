@@ -8,7 +8,12 @@ use super::super::yaml::{Node, Value};
 use super::reader::{Cx, did_you_mean_or_list};
 
 const TASK_SPEC_KEYS: &[&str] = &["id", "name", "instruction", "agent"];
-const PERMISSION_KEYS: &[&str] = &["permitted_actions", "prohibited_actions", "on_denied"];
+const PERMISSION_KEYS: &[&str] = &[
+    "permitted_actions",
+    "prohibited_actions",
+    "on_denied",
+    "on_untrusted",
+];
 
 impl Cx<'_> {
     fn hook_action(&mut self, text: &str, span: Span, what: &str) -> Option<HookAction> {
@@ -185,10 +190,33 @@ impl Cx<'_> {
                 OnDenied::Continue
             }
         };
+        let on_untrusted = match self.opt_string(&f, "on_untrusted", what) {
+            None => OnUntrusted::Confirm,
+            Some(v) => match [OnUntrusted::Confirm, OnUntrusted::Deny, OnUntrusted::Allow]
+                .into_iter()
+                .find(|o| o.as_str() == v.value)
+            {
+                Some(o) => o,
+                None => {
+                    self.error(
+                        "config::type",
+                        v.span,
+                        format!(
+                            "`on_untrusted` must be `confirm`, `deny` or `allow`, not `{}`",
+                            v.value
+                        ),
+                        "unknown value",
+                        None,
+                    );
+                    OnUntrusted::Confirm
+                }
+            },
+        };
         Permissions {
             permitted,
             prohibited,
             on_denied,
+            on_untrusted,
             span: Some(node.span),
         }
     }

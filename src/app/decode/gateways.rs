@@ -16,6 +16,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "on_failure",
     "deadline",
     "on_timeout",
+    "consequential",
 ];
 const GATEWAY_FLOW_KEYS: &[&str] = &["decision", "condition"];
 
@@ -82,8 +83,15 @@ impl Cx<'_> {
             human_consultation: self.opt_string(&f, "human_consultation", &what),
             agent_type: self.opt_string(&f, "agent_type", &what),
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
-            on_failure: self.on_failure(&f, &what, &[OnFailure::Fail, OnFailure::Default]),
+            on_failure: self.on_failure(
+                &f,
+                &what,
+                &[OnFailure::Ask, OnFailure::Fail, OnFailure::Default],
+            ),
             deadline: self.deadline(&f, &what),
+            consequential: self
+                .opt_bool(&f, "consequential", &what)
+                .is_some_and(|b| b.value),
             span: node.span,
             id,
         }

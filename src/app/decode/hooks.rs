@@ -17,6 +17,7 @@ const HOOK_KEYS: &[&str] = &[
     "human_consultation",
     "allowed_targets",
     "insertable_tasks",
+    "may_set",
     "llm",
     "on_failure",
     "deadline",
@@ -108,11 +109,20 @@ impl Cx<'_> {
             enabled,
             instruction: self.opt_string(&f, "instruction", &what),
             human_consultation: self.opt_string(&f, "human_consultation", &what),
+            targets_declared: f.get("allowed_targets").is_some(),
             allowed_targets,
             any_target,
+            may_set: f
+                .get("may_set")
+                .map(|n| self.string_list(n, "`may_set`"))
+                .unwrap_or_default(),
             insertable_tasks,
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
-            on_failure: self.on_failure(&f, &what, &[OnFailure::Continue, OnFailure::Fail]),
+            on_failure: self.on_failure(
+                &f,
+                &what,
+                &[OnFailure::Ask, OnFailure::Continue, OnFailure::Fail],
+            ),
             deadline: self.deadline(&f, &what),
             span: node.span,
             id,

@@ -14,25 +14,27 @@
 //! silent engine fails the run with a message naming the engine, and the journal is
 //! closed with that `run_finished`.
 
+mod prior;
 mod witness;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use prior::{Instance, Prior};
 pub use witness::Witness;
 
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
-use crate::bridge::http::{HttpBridge, connect};
-use crate::bridge::mcp::{
+use crate::bridge::{BoxFuture, ControlPoints};
+use crate::journal::EventSink;
+use crate::mcp::http::{HttpBridge, connect};
+use crate::mcp::{
     BridgeEndpoint, BridgeServer, McpControlPoints, RegisteredFlow, Registry, RunProcessArgs,
     RunProcessResult,
 };
-use crate::bridge::{BoxFuture, ControlPoints};
-use crate::journal::EventSink;
 use crate::secret::Secret;
 use crate::vocab::RunStatus;
 
@@ -117,6 +119,14 @@ impl WorkflowEngine for ExternalEngine {
         events: Arc<dyn EventSink>,
     ) -> BoxFuture<'static, Result<RunOutcome, EngineError>> {
         let settings = self.settings.clone();
+        if request.resume.is_some() {
+            return Box::pin(async {
+                Err(EngineError::Refused(
+                    "a run on an external MCP engine cannot be resumed yet (docs/bridge.md §13)"
+                        .into(),
+                ))
+            });
+        }
         Box::pin(witnessed(
             "mcp",
             request,
@@ -133,7 +143,9 @@ type Failure = String;
 /// A run on an engine that owns the tokens, journalled by a [`Witness`]: `run_started`,
 /// then `body` (given the witness that answers the engine's control points, and the
 /// request), then `run_finished` with its outcome, or a failed one with the reason `body`
-/// gives for having no outcome. The external, Flowable and Kogito engines all run so.
+/// gives for having no outcome. The external, Flowable and Kogito engines all run so. A
+/// resumed run (`request.resume`) has its `run_started` journalled already: its witness
+/// goes on from the journal ([`Prior`]), and `body` re-attaches to the run's instance.
 pub(crate) async fn witnessed<F, Fut>(
     engine: &'static str,
     request: RunRequest,
@@ -145,16 +157,27 @@ where
     F: FnOnce(Arc<Witness>, RunRequest) -> Fut,
     Fut: std::future::Future<Output = Result<RunOutcome, String>>,
 {
-    events
-        .emit(request.started(engine))
-        .and_then(|_| events.commit())
-        .map_err(|e| EngineError::Journal(e.to_string()))?;
-    let witness = Arc::new(Witness::new(
-        &request.process,
-        request.variables.clone(),
-        control_points,
-        events.clone(),
-    ));
+    let witness = match &request.resume {
+        Some(resume) => Witness::resuming(
+            &request.process,
+            Prior::of(&resume.records),
+            control_points,
+            events.clone(),
+        ),
+        None => {
+            events
+                .emit(request.started(engine))
+                .and_then(|_| events.commit())
+                .map_err(|e| EngineError::Journal(e.to_string()))?;
+            Witness::new(
+                &request.process,
+                request.variables.clone(),
+                control_points,
+                events.clone(),
+            )
+        }
+    };
+    let witness = Arc::new(witness);
     let outcome = match body(witness.clone(), request).await {
         Ok(outcome) => outcome,
         Err(why) => RunOutcome {

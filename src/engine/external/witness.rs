@@ -16,15 +16,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::Map;
 
+use super::prior::Prior;
 use crate::bpmn::Process;
 use crate::bridge::{
     BoxFuture, ControlPointContext, ControlPointError, ControlPoints, GatewayDecision,
     HookDecision, TaskOutcome, Variables,
 };
 use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
+use crate::engine::native::replay::{Recalled, recall};
 use crate::engine::topology::{LiveFlow, Topology};
 use crate::journal::{Event, EventSink, JournalError};
-use crate::vocab::{Decider, ModelCall, TaskStatus};
+use crate::vocab::{Decider, HookAction, ModelCall, TaskStatus};
 
 /// What a conforming engine applies of a hook decision: the action as checked against
 /// the live topology, and the state updates (none when the action was refused).
@@ -43,11 +45,14 @@ impl Applying {
     }
 }
 
-/// Answers control points through `inner` and journals them to `events`.
+/// Answers control points through `inner` and journals them to `events`. A resumed run's
+/// witness answers a control point whose idempotency key its journal holds from that
+/// record (no harness, no record written): [`Prior`].
 pub struct Witness {
     inner: Arc<dyn ControlPoints>,
     events: Arc<dyn EventSink>,
     state: Mutex<Seen>,
+    prior: Option<Prior>,
 }
 
 /// What the witness has seen of the run so far.
@@ -88,7 +93,50 @@ impl Witness {
                 journal_error: None,
                 skips: BTreeMap::new(),
             }),
+            prior: None,
         }
+    }
+
+    /// The witness of a resumed run: it goes on from what `prior` journalled (the entries,
+    /// the variables, the skipped tasks still to record) and answers from its answers.
+    /// The engines that own their tokens cannot change the topology, so the copy of it is
+    /// the model's.
+    pub fn resuming(
+        process: &Process,
+        prior: Prior,
+        inner: Arc<dyn ControlPoints>,
+        events: Arc<dyn EventSink>,
+    ) -> Witness {
+        let witness = Witness::new(process, prior.variables.clone(), inner, events);
+        {
+            let mut seen = witness.seen();
+            seen.entered = prior.path.len();
+            seen.skips = prior.unrecorded_skips.clone();
+        }
+        Witness {
+            prior: Some(prior),
+            ..witness
+        }
+    }
+
+    /// What the run journalled before it was resumed.
+    pub fn prior(&self) -> Option<&Prior> {
+        self.prior.as_ref()
+    }
+
+    /// The journalled answer to the call with `ctx`'s idempotency key, if any.
+    fn recalled(&self, ctx: &ControlPointContext) -> Option<Recalled> {
+        let key = ctx.idempotency_key.as_deref()?;
+        recall(self.prior.as_ref()?.answer(key)?)
+    }
+
+    /// Journal a record of the engine's own (its instance), durably: `Err` says why not.
+    pub(crate) fn journal(&self, event: Event) -> Result<(), String> {
+        self.events
+            .emit(event)
+            .and_then(|_| self.events.commit())
+            .map(drop)
+            .map_err(|e| format!("the journal could not be written: {e}"))
     }
 
     fn seen(&self) -> MutexGuard<'_, Seen> {
@@ -202,6 +250,7 @@ impl Witness {
     fn hook_events(
         seen: &mut Seen,
         hook: &str,
+        key: Option<&str>,
         ctx_executed: &[String],
         edge: Option<&crate::bridge::EdgeInfo>,
         decision: &HookDecision,
@@ -209,7 +258,7 @@ impl Witness {
     ) -> (Vec<Event>, Applying) {
         let flow_id = edge.map(|e| e.id.clone()).unwrap_or_default();
         let record = Evaluation {
-            key: None,
+            key,
             hook,
             flow: &flow_id,
             decision,
@@ -293,9 +342,18 @@ impl Witness {
         hook_id: &str,
         ctx: ControlPointContext,
     ) -> Result<(HookDecision, Applying), ControlPointError> {
+        if let Some(Recalled::Hook(result)) = self.recalled(&ctx) {
+            let key = ctx.idempotency_key.as_deref().unwrap_or_default();
+            let record = self.prior.as_ref().and_then(|p| p.answer(key));
+            return result.map(|decision| {
+                let applying = record.map_or_else(Applying::nothing, applied_of);
+                (decision, applying)
+            });
+        }
         let started = self.begin(&ctx);
         let executed = ctx.executed.clone();
         let edge = ctx.edge.clone();
+        let key = ctx.idempotency_key.clone();
         let result = self.inner.evaluate_hook(hook_id, ctx).await;
         match result {
             Ok(decision) => {
@@ -307,6 +365,7 @@ impl Witness {
                     let (events, applied) = Self::hook_events(
                         seen,
                         hook_id,
+                        key.as_deref(),
                         &executed,
                         edge.as_ref(),
                         &decision,
@@ -325,6 +384,31 @@ impl Witness {
     }
 }
 
+/// What a journalled hook record applied (what the engine must carry out again when its
+/// worker was not completed before the run stopped).
+fn applied_of(record: &Event) -> Applying {
+    let Event::HookEvaluated {
+        action,
+        target,
+        message,
+        state_updates,
+        ..
+    } = record
+    else {
+        return Applying::nothing();
+    };
+    let plan = match (action, target) {
+        (HookAction::SkipNode, Some(t)) => Plan::SkipNode(t.clone()),
+        (HookAction::SkipTo, Some(t)) => Plan::SkipTo(t.clone()),
+        (HookAction::Terminate, _) => Plan::Terminate(message.clone()),
+        _ => Plan::Continue,
+    };
+    Applying {
+        plan,
+        state_updates: state_updates.clone(),
+    }
+}
+
 fn elapsed_ms(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -337,13 +421,17 @@ impl ControlPoints for Witness {
     ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
         let task_id = task_id.to_string();
         Box::pin(async move {
+            if let Some(Recalled::Task(outcome)) = self.recalled(&ctx) {
+                return Ok(outcome);
+            }
             let started = self.begin(&ctx);
+            let key = ctx.idempotency_key.clone();
             let result = self.inner.execute_task(&task_id, ctx).await;
             match &result {
                 Ok(outcome) => self.end(&task_id, &outcome.calls, |seen| {
                     seen.variables.extend(outcome.variables.clone());
                     vec![Event::TaskFinished {
-                        key: None,
+                        key: key.clone(),
                         node: task_id.clone(),
                         status: outcome.status,
                         outputs: outcome.outputs.clone(),
@@ -368,12 +456,16 @@ impl ControlPoints for Witness {
     ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
         let gateway_id = gateway_id.to_string();
         Box::pin(async move {
+            if let Some(Recalled::Gateway(decision)) = self.recalled(&ctx) {
+                return Ok(decision);
+            }
             let started = self.begin(&ctx);
+            let key = ctx.idempotency_key.clone();
             let result = self.inner.route_gateway(&gateway_id, ctx).await;
             match &result {
                 Ok(decision) => self.end(&gateway_id, &decision.calls, |_| {
                     vec![Event::GatewayRouted {
-                        key: None,
+                        key: key.clone(),
                         node: gateway_id.clone(),
                         flows: decision.flows.clone(),
                         decided_by: decision.decided_by,

@@ -25,16 +25,16 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use self::augment::Augmented;
-use self::rest::{Client, Endpoint, Job, RestError};
-use super::external::{Witness, witnessed};
-use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables};
+use self::rest::{Activity, Client, Endpoint, Job, RestError};
+use super::external::{Prior, Witness, witnessed};
+use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables, visit_key};
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
 use crate::engine::rewrite::Role;
-use crate::journal::EventSink;
+use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
 use crate::vocab::RunStatus;
 
@@ -123,6 +123,11 @@ impl WorkflowEngine for FlowableEngine {
             move |witness, request| run(settings, witness, request),
         ))
     }
+
+    fn reachable(&self, _process_id: &str) -> BoxFuture<'static, Result<(), String>> {
+        let settings = self.settings.clone();
+        Box::pin(async move { settings.reachable().await })
+    }
 }
 
 async fn run(
@@ -133,6 +138,27 @@ async fn run(
     let run = Arc::new(Run::prepare(&settings, &request, witness).await?);
     let ended = run.clone().drive().await;
     Ok(run.finish(ended).await)
+}
+
+impl FlowableSettings {
+    /// Whether Flowable answers at the configured URL (and accepts the credentials): what
+    /// `runs resume` checks before it writes anything.
+    pub async fn reachable(&self) -> Result<(), String> {
+        let client = Client::new(self.endpoint.clone())?;
+        client
+            .ping()
+            .await
+            .map_err(|e| unreachable(client.url(), &e))
+    }
+}
+
+/// Why the first call to Flowable failed.
+fn unreachable(url: &str, e: &RestError) -> String {
+    if e.is_unreachable() {
+        format!("cannot reach Flowable at {url}: {}", e.detail)
+    } else {
+        format!("Flowable at {url} refused the first call: {e}")
+    }
 }
 
 /// How the instance ended, when cuga-flo ended it or saw it end.
@@ -181,7 +207,8 @@ struct Known {
 }
 
 impl Run {
-    /// Augment, deploy (unless deployed already) and start the instance.
+    /// Augment, then start the instance (deployed unless deployed already) and journal
+    /// it; or, for a resumed run, re-attach to the instance its journal names.
     async fn prepare(
         settings: &FlowableSettings,
         request: &RunRequest,
@@ -201,37 +228,54 @@ impl Run {
             })?;
         let client = Client::new(settings.endpoint.clone())?;
         let url = client.url().to_string();
-        client.ping().await.map_err(|e| {
-            if e.is_unreachable() {
-                format!("cannot reach Flowable at {url}: {}", e.detail)
-            } else {
-                format!("Flowable at {url} refused the first call: {e}")
-            }
-        })?;
+        client.ping().await.map_err(|e| unreachable(&url, &e))?;
+        let run = Run {
+            client,
+            witness: witness.clone(),
+            augmented,
+            request: request.clone(),
+            instance: String::new(),
+            worker: format!("cuga-flo-{}", request.run_id),
+            topic: format!("cuga-flo.{}", request.run_id),
+            lock: settings.lock,
+            state: Mutex::new(Known::default()),
+        };
+        match witness.prior() {
+            Some(prior) => run.attach(settings, &key, prior).await,
+            None => run.start(settings, &key).await,
+        }
+    }
+
+    /// Deploy (unless deployed already), start the instance and journal it.
+    async fn start(mut self, settings: &FlowableSettings, key: &str) -> Result<Run, String> {
+        let client = &self.client;
+        let url = client.url().to_string();
         // The definition to start: the one of the deployment of exactly this model
         // (another model under the same key may have been deployed since).
-        let definition = if settings.deploy {
+        let (definition, deployment) = if settings.deploy {
             let name = format!(
                 "cuga-flo {key} {:012x}",
-                rest::fxhash(&augmented.xml) & 0xffff_ffff_ffff
+                rest::fxhash(&self.augmented.xml) & 0xffff_ffff_ffff
             );
             let at = |e: RestError| format!("Flowable at {url}: {e}");
             let deployment = match client.deployment_named(&name).await.map_err(at)? {
                 Some(id) => id,
                 None => client
-                    .deploy(&name, &format!("{key}.bpmn20.xml"), &augmented.xml)
+                    .deploy(&name, &format!("{key}.bpmn20.xml"), &self.augmented.xml)
                     .await
                     .map_err(|e| format!("Flowable refused the deployment of `{key}`: {e}"))?,
             };
-            client
-                .definition(&key, Some(&deployment))
+            let definition = client
+                .definition(key, Some(&deployment))
                 .await
-                .map_err(at)?
+                .map_err(at)?;
+            (definition, Some(deployment))
         } else {
-            client
-                .definition(&key, None)
+            let definition = client
+                .definition(key, None)
                 .await
-                .map_err(|e| format!("Flowable at {url}: {e}"))?
+                .map_err(|e| format!("Flowable at {url}: {e}"))?;
+            (definition, None)
         };
         let definition = definition.ok_or_else(|| {
             format!(
@@ -243,24 +287,114 @@ impl Run {
                 }
             )
         })?;
-        let topic = format!("cuga-flo.{}", request.run_id);
-        let mut variables = request.variables.clone();
-        variables.insert("cugaTopic".into(), Value::String(topic.clone()));
+        let mut variables = self.request.variables.clone();
+        variables.insert("cugaTopic".into(), Value::String(self.topic.clone()));
         let instance = client
-            .start(&definition, &request.run_id, &variables)
+            .start(&definition, &self.request.run_id, &variables)
             .await
             .map_err(|e| format!("Flowable could not start `{key}`: {e}"))?;
-        Ok(Run {
-            client,
-            witness,
-            augmented,
-            request: request.clone(),
-            instance,
-            worker: format!("cuga-flo-{}", request.run_id),
-            topic,
-            lock: settings.lock,
-            state: Mutex::new(Known::default()),
-        })
+        self.instance = instance;
+        // Durable before any job is worked: `runs resume` re-attaches to it.
+        self.witness.journal(Event::InstanceStarted {
+            instance: self.instance.clone(),
+            definition,
+            deployment,
+            topic: Some(self.topic.clone()),
+            worker: Some(self.worker.clone()),
+        })?;
+        Ok(self)
+    }
+
+    /// Re-attach to the instance a resumed run's journal names: check that it is still
+    /// there, give back the jobs the dead process held (locked to its worker for an
+    /// hour), and rebuild what cuga-flo knows of it from the journal and the history.
+    async fn attach(
+        mut self,
+        settings: &FlowableSettings,
+        key: &str,
+        prior: &Prior,
+    ) -> Result<Run, String> {
+        let url = self.client.url().to_string();
+        let Some(instance) = &prior.instance else {
+            // Stopped between starting the instance and journalling it: the instance
+            // carries the run id as its business key.
+            match self
+                .client
+                .instance_by_business_key(&self.request.run_id)
+                .await
+                .map_err(|e| self.lost(e))?
+            {
+                Some(id) => {
+                    self.instance = id;
+                    self.witness.journal(Event::InstanceStarted {
+                        instance: self.instance.clone(),
+                        definition: String::new(),
+                        deployment: None,
+                        topic: Some(self.topic.clone()),
+                        worker: Some(self.worker.clone()),
+                    })?;
+                }
+                None => return self.start(settings, key).await,
+            }
+            return self.reattached(prior).await;
+        };
+        self.instance = instance.instance.clone();
+        if let Some(topic) = &instance.topic {
+            self.topic.clone_from(topic);
+        }
+        if let Some(worker) = &instance.worker {
+            self.worker.clone_from(worker);
+        }
+        let history = match self.client.historic_instance(&self.instance).await {
+            Ok(h) => h,
+            Err(e) if e.status == Some(404) => {
+                return Err(format!(
+                    "the run's Flowable instance {} no longer exists at {url} (deleted with \
+                     its history)",
+                    self.instance
+                ));
+            }
+            Err(e) => return Err(self.lost(e)),
+        };
+        if !history["endTime"].is_null()
+            && let Some(reason) = history["deleteReason"].as_str()
+        {
+            return Err(format!(
+                "the run's Flowable instance {} was deleted at {url} while cuga-flo was away: \
+                 {reason}",
+                self.instance
+            ));
+        }
+        self.reattached(prior).await
+    }
+
+    /// The known state of a re-attached instance, its jobs given back.
+    async fn reattached(self, prior: &Prior) -> Result<Run, String> {
+        self.client
+            .unacquire_all(&self.worker)
+            .await
+            .map_err(|e| self.lost(e))?;
+        let activities = self.refresh_path().await?;
+        {
+            let mut known = self.known();
+            known.released = released_joins(&self.request.process, &prior.path, &known.path);
+            known.terminated.clone_from(&prior.terminated);
+            // A skip whose task's entry is journalled may have been carried out already:
+            // it stands while the task still waits for its job.
+            known.skips = prior
+                .skips
+                .iter()
+                .filter(|(task, entered)| {
+                    !**entered
+                        || activities
+                            .iter()
+                            .any(|a| &a.activity_id == *task && a.end_time.is_none())
+                })
+                .map(|(task, _)| task.clone())
+                .collect();
+        }
+        self.refresh_path().await?;
+        Ok(self)
     }
 
     fn known(&self) -> MutexGuard<'_, Known> {
@@ -278,19 +412,24 @@ impl Run {
             if let Some(why) = self.over_budget() {
                 return self.fail(why).await;
             }
-            // After a hook's terminate, nothing more is worked: the instance is ending.
-            let terminating = self.known().terminated.is_some();
-            let jobs = if terminating {
-                Vec::new()
-            } else {
-                match self
-                    .client
-                    .acquire(&self.topic, &self.worker, 1, self.lock)
-                    .await
-                {
+            let jobs = match self
+                .client
+                .acquire(&self.topic, &self.worker, 1, self.lock)
+                .await
+            {
+                Ok(jobs) => jobs,
+                Err(e) => return self.fail(self.lost(e)).await,
+            };
+            // After a hook's terminate, nothing more is asked: the instance is ending. Only
+            // the terminating hook's own job is completed, when the run stopped before it
+            // was (its answer is journalled).
+            let jobs = if self.known().terminated.is_some() {
+                match self.journalled_only(jobs).await {
                     Ok(jobs) => jobs,
-                    Err(e) => return self.fail(self.lost(e)).await,
+                    Err(why) => return self.fail(why).await,
                 }
+            } else {
+                jobs
             };
             if jobs.is_empty() {
                 match self.settled().await {
@@ -411,7 +550,7 @@ impl Run {
     /// Read the model's nodes entered so far from Flowable's history. A synchronising
     /// join is recorded once per arriving token; it counts as entered once, when it
     /// fires: the arrival whose execution goes on past it.
-    async fn refresh_path(&self) -> Result<(), String> {
+    async fn refresh_path(&self) -> Result<Vec<Activity>, String> {
         let activities = self
             .client
             .activities(&self.instance)
@@ -446,7 +585,60 @@ impl Run {
             path.insert((*at).min(path.len()), join.clone());
         }
         known.path = path;
-        Ok(())
+        Ok(activities)
+    }
+
+    /// The idempotency key of `job`: its activity's place among the history's entries of
+    /// the same control point.
+    fn key_of(&self, job: &Job, activities: &[Activity]) -> String {
+        let entries: Vec<&str> = activities
+            .iter()
+            .filter(|a| a.activity_type.as_deref() != Some("sequenceFlow"))
+            .map(|a| a.activity_id.as_str())
+            .collect();
+        let own = activities
+            .iter()
+            .filter(|a| a.activity_type.as_deref() != Some("sequenceFlow"))
+            .enumerate()
+            .filter(|(_, a)| {
+                a.activity_id == job.element_id
+                    && a.end_time.is_none()
+                    && (job.execution_id.is_none() || a.execution_id == job.execution_id)
+            })
+            .map(|(i, _)| i)
+            .last();
+        visit_key(
+            &self.request.run_id,
+            &self.augmented.rewritten,
+            &entries,
+            own,
+            &job.element_id,
+        )
+    }
+
+    /// Of `jobs`, those whose answer the journal holds; the others are given back.
+    async fn journalled_only(&self, jobs: Vec<Job>) -> Result<Vec<Job>, String> {
+        if jobs.is_empty() {
+            return Ok(jobs);
+        }
+        let activities = self.refresh_path().await?;
+        let mut kept = Vec::new();
+        for job in jobs {
+            let key = self.key_of(&job, &activities);
+            let journalled = self
+                .witness
+                .prior()
+                .is_some_and(|p| p.answer(&key).is_some());
+            if journalled {
+                kept.push(job);
+            } else {
+                self.client
+                    .unacquire(&job.id, &self.worker)
+                    .await
+                    .map_err(|e| self.lost(e))?;
+            }
+        }
+        Ok(kept)
     }
 
     fn all_joins(&self, at: &[String]) -> bool {
@@ -459,7 +651,7 @@ impl Run {
     /// ended them), as the native engine does: the waiting token is moved to where the
     /// join's outgoing flows lead, and the join is recorded as entered.
     async fn release(&self, joins: &[String]) -> Result<(), String> {
-        self.refresh_path().await?;
+        let _ = self.refresh_path().await?;
         for join in joins {
             let targets: Vec<String> = self
                 .request
@@ -511,20 +703,24 @@ impl Run {
         let variables = user_variables(variables);
         // The job's activity has started since the last look at the history, and may be
         // the entry that spends the step budget: then it is not asked about.
-        self.refresh_path().await?;
+        let activities = self.refresh_path().await?;
         if let Some(why) = self.over_budget() {
             return Err(why);
         }
+        let key = self.key_of(&job, &activities);
         match role {
-            Role::Task(task) => self.task(&job, &task, variables).await,
+            Role::Task(task) => self.task(&job, &task, &key, variables).await,
             Role::Route { gateway, variable } => {
-                self.route(&job, &gateway, &variable, variables).await
+                self.route(&job, &gateway, &key, &variable, variables).await
             }
             Role::Hook {
                 hook,
                 flow,
                 variable,
-            } => self.hook(&job, &hook, &flow, &variable, variables).await,
+            } => {
+                self.hook(&job, &hook, &key, &flow, &variable, variables)
+                    .await
+            }
         }
     }
 
@@ -538,16 +734,21 @@ impl Run {
     }
 
     async fn complete(&self, job: &Job, variables: &Map<String, Value>) -> Result<(), String> {
+        // The answer is journalled; a run stopped here completes the job when resumed.
+        crate::crash::point("engine.before_complete");
         self.client
             .complete(&job.id, &self.worker, variables)
             .await
-            .map_err(|e| self.lost(e))
+            .map_err(|e| self.lost(e))?;
+        crate::crash::point("engine.after_complete");
+        Ok(())
     }
 
     async fn task(
         &self,
         job: &Job,
         task: &str,
+        key: &str,
         variables: Map<String, Value>,
     ) -> Result<(), String> {
         if self.known().skips.remove(task) {
@@ -555,7 +756,7 @@ impl Run {
             return self.complete(job, &Map::new()).await;
         }
         let path = self.known().path.clone();
-        let writes = self.asker().task(task, variables, &path).await?;
+        let writes = self.asker().task(task, key, variables, &path).await?;
         self.complete(job, &writes).await
     }
 
@@ -563,20 +764,23 @@ impl Run {
         &self,
         job: &Job,
         gateway: &str,
+        key: &str,
         variable: &str,
         variables: Map<String, Value>,
     ) -> Result<(), String> {
         let path = self.known().path.clone();
-        let chosen = self.asker().route(gateway, variables, &path).await?;
+        let chosen = self.asker().route(gateway, key, variables, &path).await?;
         let mut set = Map::new();
         set.insert(variable.to_string(), Value::String(chosen));
         self.complete(job, &set).await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn hook(
         &self,
         job: &Job,
         hook: &str,
+        key: &str,
         flow: &str,
         variable: &str,
         variables: Map<String, Value>,
@@ -584,7 +788,7 @@ impl Run {
         let path = self.known().path.clone();
         let move_ = self
             .asker()
-            .hook(hook, flow, variable, variables, &path, "Flowable")
+            .hook(hook, key, flow, variable, variables, &path, "Flowable")
             .await?;
         match move_ {
             HookMove::Continue(set) => self.complete(job, &set).await,
@@ -656,4 +860,26 @@ impl Run {
             path,
         }
     }
+}
+
+/// The joins cuga-flo released before a resumed run stopped (Flowable's history does not
+/// show them): the sync joins of the journalled path that the history's path lacks, at
+/// their places.
+fn released_joins(
+    process: &crate::bpmn::Process,
+    journalled: &[String],
+    history: &[String],
+) -> Vec<(usize, String)> {
+    let mut released = Vec::new();
+    let mut next = history.iter().peekable();
+    for (at, node) in journalled.iter().enumerate() {
+        if next.peek() == Some(&node) {
+            next.next();
+        } else if process.node(node).is_some_and(|n| is_sync_join(process, n)) {
+            released.push((at, node.clone()));
+        } else {
+            next.next();
+        }
+    }
+    released
 }

@@ -50,6 +50,9 @@ pub struct Job {
     #[serde(default)]
     pub element_name: Option<String>,
     pub process_instance_id: Option<String>,
+    /// The execution waiting at the job's activity.
+    #[serde(default)]
+    pub execution_id: Option<String>,
     /// The process variables, when Flowable sends them with the job.
     #[serde(default)]
     pub variables: Option<Vec<RestVariable>>,
@@ -77,6 +80,9 @@ pub struct Activity {
     pub activity_type: Option<String>,
     #[serde(default)]
     pub start_time: Option<String>,
+    /// `None` while the activity is waiting (a worker's job not completed yet).
+    #[serde(default)]
+    pub end_time: Option<String>,
     #[serde(default)]
     pub execution_id: Option<String>,
 }
@@ -260,6 +266,41 @@ impl Client {
             status: None,
             detail: format!("unexpected answer: {e}"),
         })
+    }
+
+    /// Give back every job `worker` holds (a resumed run's jobs, locked to the worker of
+    /// the process that died, become acquirable at once instead of when their lock ends).
+    pub async fn unacquire_all(&self, worker: &str) -> Result<(), RestError> {
+        let request = self
+            .jobs(Method::POST, "unacquire/jobs")
+            .json(&json!({"workerId": worker}));
+        self.send(request, "POST unacquire/jobs").await.map(drop)
+    }
+
+    /// Give back one job `worker` holds.
+    pub async fn unacquire(&self, job: &str, worker: &str) -> Result<(), RestError> {
+        let request = self
+            .jobs(Method::POST, &format!("unacquire/jobs/{job}"))
+            .json(&json!({"workerId": worker}));
+        self.send(request, "POST unacquire/jobs/{id}")
+            .await
+            .map(drop)
+    }
+
+    /// The running instance started with `business_key` (cuga-flo's run id), if any.
+    pub async fn instance_by_business_key(
+        &self,
+        business_key: &str,
+    ) -> Result<Option<String>, RestError> {
+        let request = self
+            .api(Method::GET, "runtime/process-instances")
+            .query(&[("businessKey", business_key), ("size", "1")]);
+        let found = self.send(request, "GET runtime/process-instances").await?;
+        Ok(found["data"]
+            .as_array()
+            .and_then(|d| d.first())
+            .and_then(|d| d["id"].as_str())
+            .map(str::to_string))
     }
 
     /// Whether jobs of `topic` wait to be acquired (without locking them).

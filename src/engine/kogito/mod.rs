@@ -24,15 +24,15 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use self::rest::{Client, Endpoint, RestError, WorkItem};
-use super::external::{Witness, witnessed};
-use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables};
+use super::external::{Prior, Witness, witnessed};
+use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables, visit_key};
 use super::rewrite::{self, Rewritten, Role};
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
-use crate::journal::EventSink;
+use crate::journal::{Event, EventSink};
 use crate::vocab::RunStatus;
 
 /// How the adapter reaches the service.
@@ -93,6 +93,12 @@ impl WorkflowEngine for KogitoEngine {
             move |witness, request| run(settings, witness, request),
         ))
     }
+
+    fn reachable(&self, process_id: &str) -> BoxFuture<'static, Result<(), String>> {
+        let settings = self.settings.clone();
+        let process_id = process_id.to_string();
+        Box::pin(async move { settings.reachable(&process_id).await })
+    }
 }
 
 async fn run(
@@ -103,6 +109,36 @@ async fn run(
     let run = Run::start(&settings, request, witness).await?;
     let ended = run.drive().await;
     Ok(run.finish(ended).await)
+}
+
+impl KogitoSettings {
+    /// The service's process id for a model whose process is `process_id`.
+    fn process_for(&self, process_id: &str) -> String {
+        augment::java_identifier(self.process_id.as_deref().unwrap_or(process_id))
+    }
+
+    /// Whether the service answers and serves the process: what `runs resume` checks
+    /// before it writes anything.
+    pub async fn reachable(&self, process_id: &str) -> Result<(), String> {
+        let process = self.process_for(process_id);
+        let client = Client::new(self.endpoint.clone())?;
+        client
+            .ping(&process)
+            .await
+            .map_err(|e| unreachable(client.url(), &process, &e))
+    }
+}
+
+/// Why the first call to the service failed.
+fn unreachable(url: &str, process: &str, e: &RestError) -> String {
+    match e.status {
+        None => format!("cannot reach Kogito at {url}: {}", e.detail),
+        Some(404) => format!(
+            "the Kogito service at {url} has no process `{process}` (build the app's service \
+             with `cuga-flo kogito build`)"
+        ),
+        Some(_) => format!("Kogito at {url} refused the first call: {e}"),
+    }
 }
 
 enum Ended {
@@ -144,27 +180,34 @@ impl Run {
                     .collect();
                 format!("the model cannot run on Kogito: {}", list.join("; "))
             })?;
-        let process = augment::java_identifier(
-            settings
-                .process_id
-                .as_deref()
-                .unwrap_or(&request.process.id),
-        );
+        let process = settings.process_for(&request.process.id);
         let client = Client::new(settings.endpoint.clone())?;
         let url = client.url().to_string();
-        client.ping(&process).await.map_err(|e| match e.status {
-            None => format!("cannot reach Kogito at {url}: {}", e.detail),
-            Some(404) => format!(
-                "the Kogito service at {url} has no process `{process}` (build the app's \
-                 service with `cuga-flo kogito build`)"
-            ),
-            Some(_) => format!("Kogito at {url} refused the first call: {e}"),
-        })?;
-        let instance = client
-            .start(&process, &request.run_id, &request.variables)
+        client
+            .ping(&process)
             .await
-            .map_err(|e| format!("Kogito could not start `{process}`: {e}"))?;
-        Ok(Run {
+            .map_err(|e| unreachable(&url, &process, &e))?;
+        let instance = match witness.prior().and_then(|p| p.instance.as_ref()) {
+            Some(journalled) => journalled.instance.clone(),
+            // A new run, or one stopped before its instance was journalled (Kogito finds
+            // no instance by business key: the one started then, if any, is left).
+            None => {
+                let instance = client
+                    .start(&process, &request.run_id, &request.variables)
+                    .await
+                    .map_err(|e| format!("Kogito could not start `{process}`: {e}"))?;
+                // Durable before any task is worked: `runs resume` re-attaches to it.
+                witness.journal(Event::InstanceStarted {
+                    instance: instance.clone(),
+                    definition: process.clone(),
+                    deployment: None,
+                    topic: None,
+                    worker: None,
+                })?;
+                instance
+            }
+        };
+        let run = Run {
             client,
             witness,
             request,
@@ -173,7 +216,60 @@ impl Run {
             instance,
             id_prefix: settings.id_prefix.clone(),
             state: Mutex::new(Known::default()),
-        })
+        };
+        if let Some(prior) = run.witness.prior()
+            && prior.instance.is_some()
+        {
+            run.reattach(prior).await?;
+        }
+        Ok(run)
+    }
+
+    /// Re-attach to the instance a resumed run's journal names: check that the service
+    /// still has it, and rebuild what cuga-flo knows of it from the journal.
+    async fn reattach(&self, prior: &Prior) -> Result<(), String> {
+        let url = self.client.url();
+        let trace = match self.client.trace(&self.instance).await {
+            Ok(trace) => trace,
+            Err(e) if e.status == Some(404) => {
+                return Err(format!(
+                    "the run's Kogito instance {} no longer exists at {url} (a service \
+                     restarted with in-memory persistence forgets its instances)",
+                    self.instance
+                ));
+            }
+            Err(e) => return Err(self.lost(e)),
+        };
+        if trace.state == "aborted" || trace.state == "error" {
+            return Err(format!(
+                "the run's Kogito instance {} ended {} at {url} while cuga-flo was away",
+                self.instance, trace.state
+            ));
+        }
+        let waiting = if trace.state == "active" {
+            self.client
+                .waiting(&self.process, &self.instance)
+                .await
+                .map_err(|e| self.lost(e))?
+        } else {
+            Vec::new()
+        };
+        let mut known = self.known();
+        known.terminated.clone_from(&prior.terminated);
+        // A skip whose task's entry is journalled may have been carried out already: it
+        // stands while the task still waits.
+        known.skips = prior
+            .skips
+            .iter()
+            .filter(|(task, entered)| {
+                !**entered
+                    || waiting
+                        .iter()
+                        .any(|w| self.model_id(&w.element_id) == task.as_str())
+            })
+            .map(|(task, _)| task.clone())
+            .collect();
+        Ok(())
     }
 
     /// The model's id behind a service id.
@@ -289,7 +385,7 @@ impl Run {
                     .fail("the instance is active but waits for nothing cuga-flo can answer (a join waiting for a branch that will not come?)".to_string())
                     .await;
             };
-            if let Err(why) = self.work(&item).await {
+            if let Err(why) = self.work(&item, &trace).await {
                 return self.fail(why).await;
             }
         }
@@ -302,7 +398,17 @@ impl Run {
         Ended::Failed(why)
     }
 
-    async fn work(&self, item: &WorkItem) -> Result<(), String> {
+    /// The idempotency key of the task `item`: its latest entry's place among the
+    /// trace's entries of the same control point.
+    fn key_of(&self, item: &WorkItem, trace: &rest::Trace) -> String {
+        let entries: Vec<&str> = trace.path.iter().map(|id| self.model_id(id)).collect();
+        let worker = self.model_id(&item.element_id);
+        let own = entries.iter().rposition(|id| *id == worker);
+        visit_key(&self.request.run_id, &self.rewritten, &entries, own, worker)
+    }
+
+    async fn work(&self, item: &WorkItem, trace: &rest::Trace) -> Result<(), String> {
+        let key = self.key_of(item, trace);
         let role = self
             .rewritten
             .roles
@@ -325,10 +431,15 @@ impl Run {
             let mut full = all.clone();
             full.extend(writes);
             async move {
+                // The answer is journalled; a run stopped here completes the task when
+                // resumed.
+                crate::crash::point("engine.before_complete");
                 self.client
                     .complete(&self.process, &self.instance, item, &full)
                     .await
-                    .map_err(|e| self.lost(e))
+                    .map_err(|e| self.lost(e))?;
+                crate::crash::point("engine.after_complete");
+                Ok(())
             }
         };
         match role {
@@ -336,11 +447,11 @@ impl Run {
                 if self.known().skips.remove(&task) {
                     return complete(Map::new()).await;
                 }
-                let writes = self.asker().task(&task, variables, &path).await?;
+                let writes = self.asker().task(&task, &key, variables, &path).await?;
                 complete(writes).await
             }
             Role::Route { gateway, variable } => {
-                let chosen = self.asker().route(&gateway, variables, &path).await?;
+                let chosen = self.asker().route(&gateway, &key, variables, &path).await?;
                 let mut set = Map::new();
                 set.insert(variable, Value::String(chosen));
                 complete(set).await
@@ -352,7 +463,7 @@ impl Run {
             } => {
                 let move_ = self
                     .asker()
-                    .hook(&hook, &flow, &variable, variables, &path, "Kogito")
+                    .hook(&hook, &key, &flow, &variable, variables, &path, "Kogito")
                     .await?;
                 match move_ {
                     HookMove::Continue(set) => complete(set).await,

@@ -132,7 +132,7 @@ mod context;
 mod hooks;
 mod joins;
 mod nodes;
-mod replay;
+pub(crate) mod replay;
 mod run;
 mod timers;
 mod tokens;

@@ -32,9 +32,70 @@ pub(super) enum Asked<'a> {
     Timer { node: &'a str },
 }
 
-/// The answer a journalled record gives to the call `asked`, which `token` waits for: what
-/// the control point answered then (its model calls are journalled already, and are not
-/// replayed). `None` when the record does not answer a call of that kind.
+/// What a journalled record answered at its control point: the answer as the harness
+/// gave it then (its model calls are journalled already, and are not given again). The
+/// native engine's replay and the witness of engines that own their tokens (a resumed run
+/// on Flowable or Kogito) both answer from it, by idempotency key.
+pub(crate) enum Recalled {
+    Task(TaskOutcome),
+    Gateway(GatewayDecision),
+    Hook(Result<HookDecision, ControlPointError>),
+    Timer,
+}
+
+/// The answer `record` holds, if it answers a control point (or fires a timer).
+pub(crate) fn recall(record: &Event) -> Option<Recalled> {
+    Some(match record.clone() {
+        Event::TaskFinished {
+            status,
+            outputs,
+            variables,
+            decided_by,
+            reason,
+            error,
+            digest,
+            ..
+        } => Recalled::Task(TaskOutcome {
+            status,
+            outputs,
+            variables,
+            decided_by,
+            reason,
+            error,
+            calls: Vec::new(),
+            digest,
+        }),
+        Event::GatewayRouted {
+            flows,
+            decided_by,
+            reason,
+            digest,
+            ..
+        } => Recalled::Gateway(GatewayDecision {
+            flows,
+            decided_by,
+            reason,
+            calls: Vec::new(),
+            digest,
+        }),
+        Event::HookEvaluated {
+            hook,
+            answer: Some(answer),
+            ..
+        } => Recalled::Hook(serde_json::from_value::<HookDecision>(answer).map_err(|e| {
+            ControlPointError {
+                element: hook,
+                message: format!("the journalled answer cannot be read: {e}"),
+                ..Default::default()
+            }
+        })),
+        Event::TimerFired { .. } => Recalled::Timer,
+        _ => return None,
+    })
+}
+
+/// The answer a journalled record gives to the call `asked`, which `token` waits for.
+/// `None` when the record does not answer a call of that kind.
 pub(super) fn answer_of(
     record: &Event,
     asked: Asked<'_>,
@@ -42,77 +103,34 @@ pub(super) fn answer_of(
     key: &str,
 ) -> Option<Answer> {
     let key = key.to_string();
-    Some(match (asked, record.clone()) {
-        (
-            Asked::Task { node },
-            Event::TaskFinished {
-                status,
-                outputs,
-                variables,
-                decided_by,
-                reason,
-                error,
-                digest,
-                ..
-            },
-        ) => Answer::Task {
+    Some(match (asked, recall(record)?) {
+        (Asked::Task { node }, Recalled::Task(outcome)) => Answer::Task {
             token,
             node: node.to_string(),
             key,
-            result: Ok(TaskOutcome {
-                status,
-                outputs,
-                variables,
-                decided_by,
-                reason,
-                error,
-                calls: Vec::new(),
-                digest,
-            }),
+            result: Ok(outcome),
             duration_ms: 0,
         },
-        (
-            Asked::Gateway { node, kind },
-            Event::GatewayRouted {
-                flows,
-                decided_by,
-                reason,
-                digest,
-                ..
-            },
-        ) => Answer::Gateway {
+        (Asked::Gateway { node, kind }, Recalled::Gateway(decision)) => Answer::Gateway {
             token,
             node: node.to_string(),
             key,
             kind,
-            result: Ok(GatewayDecision {
-                flows,
-                decided_by,
-                reason,
-                calls: Vec::new(),
-                digest,
-            }),
+            result: Ok(decision),
             duration_ms: 0,
         },
-        (
-            Asked::Hook { flow, hook },
-            Event::HookEvaluated {
-                answer: Some(answer),
-                ..
-            },
-        ) => Answer::Hook {
+        (Asked::Hook { flow, hook }, Recalled::Hook(result)) => Answer::Hook {
             token,
             flow: flow.to_string(),
             hook: hook.to_string(),
-            result: serde_json::from_value::<HookDecision>(answer).map_err(|e| ControlPointError {
-                element: hook.to_string(),
-                message: format!("the journalled answer cannot be read: {e}"),
-                ..Default::default()
+            result: result.map_err(|mut e| {
+                e.element = hook.to_string();
+                e
             }),
             key,
             duration_ms: 0,
         },
-        (Asked::Timer { node }, Event::TimerFired { .. }) => Answer::Timer {
+        (Asked::Timer { node }, Recalled::Timer) => Answer::Timer {
             token,
             node: node.to_string(),
             key,

@@ -12,10 +12,10 @@
 //!   `uniqueItems`, so the schema leaves them out and says the limits in `description`;
 //!   the parser enforces them (a long reason is cut, repeated flows count once).
 //!   Optional values are required and nullable (`anyOf` with `{"type": "null"}`).
-//! - hooks do not offer `state_updates` to a model: an object of arbitrary variables
-//!   cannot be strict, and constrained decoding of the action and its targets matters
-//!   more. A reply that carries `state_updates` anyway (a server that does not enforce
-//!   the schema) has them checked (an object) and kept, as for any reasoner.
+//! - hooks offer `state_updates` only for the variables the hook may set (`may_set`),
+//!   each typed by its declared default and nullable: a closed object, so strict. A
+//!   reply that sets anything else is re-asked. skip_to never offers the hooked flow's
+//!   own target (that is `continue`).
 //! - tasks are not strict: output values are untyped, which strict mode cannot express.
 //!
 //! **Parsing.** [`parse_gateway`], [`parse_hook`] and [`parse_task`] read one JSON object
@@ -56,10 +56,12 @@ const MAX_CANDIDATES: usize = 64;
 /// insertable task.
 pub fn offered_actions(req: &HookRequest) -> Vec<HookAction> {
     let targets = distinct(&target_ids(req)).len();
+    let skip_targets = distinct(&skip_target_ids(req)).len();
     let mut offered: Vec<HookAction> = Vec::new();
     for action in &req.permitted {
         let possible = match action {
-            HookAction::SkipTo | HookAction::RemoveNode => targets > 0,
+            HookAction::SkipTo => skip_targets > 0,
+            HookAction::RemoveNode => targets > 0,
             HookAction::SwapNodes => targets > 1,
             HookAction::AddNode => !req.insertable_tasks.is_empty(),
             HookAction::Continue | HookAction::SkipNode | HookAction::Terminate => true,
@@ -77,6 +79,11 @@ fn flow_ids(req: &GatewayRequest) -> Vec<&str> {
 
 fn target_ids(req: &HookRequest) -> Vec<&str> {
     req.allowed_targets.iter().map(String::as_str).collect()
+}
+
+/// The nodes a skip_to may name: never the hooked flow's own target (that is `continue`).
+fn skip_target_ids(req: &HookRequest) -> Vec<&str> {
+    req.skip_targets().map(String::as_str).collect()
 }
 
 fn insertable_ids(req: &HookRequest) -> Vec<&str> {
@@ -175,12 +182,26 @@ pub fn hook_schema(req: &HookRequest) -> AnswerSchema {
         string_enum(&names, "The action to take (only these are permitted)."),
     );
     if offers(&actions, &[HookAction::SkipTo, HookAction::RemoveNode]) {
+        // skip_to alone never offers the hooked flow's own target; with remove_node it is
+        // in the list for remove_node, and the description says so.
+        let (enumerated, description) = if actions.contains(&HookAction::RemoveNode) {
+            let description = match &req.flow_target {
+                Some(t) if targets.contains(&t.as_str()) => format!(
+                    "skip_to / remove_node: the node; null for any other action. skip_to may \
+                     not name `{t}` (the flow goes there anyway: that is `continue`)."
+                ),
+                _ => "skip_to / remove_node: the node; null for any other action.".to_string(),
+            };
+            (targets.clone(), description)
+        } else {
+            (
+                distinct(&skip_target_ids(req)),
+                "skip_to: the node to go to instead; null for any other action.".to_string(),
+            )
+        };
         properties.insert(
             "target".into(),
-            nullable(
-                json!({"type": "string", "enum": targets}),
-                "skip_to / remove_node: the node; null for any other action.",
-            ),
+            nullable(json!({"type": "string", "enum": enumerated}), &description),
         );
     }
     if actions.contains(&HookAction::SwapNodes) {
@@ -203,6 +224,28 @@ pub fn hook_schema(req: &HookRequest) -> AnswerSchema {
             nullable(
                 json!({"type": "string", "enum": distinct(&insertable_ids(req))}),
                 "add_node: the id of the task to insert; null for any other action.",
+            ),
+        );
+    }
+    if !req.settable.is_empty() {
+        let vars: Map<String, Value> = req
+            .settable
+            .iter()
+            .map(|v| {
+                let described = format!(
+                    "{} for `{}`, or null to leave it",
+                    v.kind.described(),
+                    v.name
+                );
+                (v.name.clone(), nullable(v.kind.schema(), &described))
+            })
+            .collect();
+        properties.insert(
+            "state_updates".into(),
+            nullable(
+                closed_object(vars),
+                "The variables the policy says to set with this decision (only these); null \
+                 to set none.",
             ),
         );
     }
@@ -413,6 +456,42 @@ fn offered_str<'a>(key: &str, v: &'a Value, offered: &[&str]) -> Result<&'a str,
     }
 }
 
+/// An answer that carries its reason.
+pub trait Reasoned {
+    fn reason(&self) -> Option<&str>;
+}
+
+impl Reasoned for GatewayAnswer {
+    fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+impl Reasoned for HookAnswer {
+    fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+impl Reasoned for TaskAnswer {
+    fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+/// A model's answer must say why: one without a `reason` (missing, empty, or lost to a
+/// reply that parsed only in part) is re-asked, never recorded without one.
+pub fn reasoned<A: Reasoned>(answer: A) -> Result<A, String> {
+    match answer.reason() {
+        Some(r) if !r.trim().is_empty() => Ok(answer),
+        _ => Err(
+            "missing `reason`: write one sentence on what the policy requires here and \
+                  which facts decide it (as a JSON string: escape any quotes in it as \\\")"
+                .into(),
+        ),
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Gateways
 // ---------------------------------------------------------------------------------------
@@ -517,7 +596,7 @@ pub fn parse_hook(req: &HookRequest, text: &str) -> Result<HookAnswer, String> {
         HookAction::Continue | HookAction::SkipNode | HookAction::Terminate => {}
     }
     answer.message = text_of(&obj, "message")?;
-    answer.state_updates = state_updates_of(&obj)?;
+    answer.state_updates = state_updates_of(req, &obj)?;
     answer.reason = text_of(&obj, "reason")?;
     Ok(answer)
 }
@@ -547,12 +626,28 @@ fn action_of(obj: &Object, offered: &[HookAction]) -> Result<HookAction, String>
 }
 
 fn target_of(req: &HookRequest, obj: &Object, action: HookAction) -> Result<String, String> {
-    let targets = target_ids(req);
+    let targets = if action == HookAction::SkipTo {
+        skip_target_ids(req)
+    } else {
+        target_ids(req)
+    };
     match obj.get("target") {
         None | Some(Value::Null) => Err(format!(
             "`{action}` needs `target`: one of {}",
             one_of(&targets)
         )),
+        Some(v)
+            if action == HookAction::SkipTo
+                && v.as_str().is_some()
+                && v.as_str() == req.flow_target.as_deref() =>
+        {
+            Err(format!(
+                "`skip_to` may not name {} (the flow goes there anyway): answer `continue`, or \
+                 skip_to one of {}",
+                quoted(v),
+                one_of(&targets)
+            ))
+        }
         Some(v) => offered_str("target", v, &targets).map(str::to_string),
     }
 }
@@ -593,10 +688,20 @@ fn add_of(req: &HookRequest, obj: &Object) -> Result<String, String> {
     offered_str("add", value, &tasks).map(str::to_string)
 }
 
-fn state_updates_of(obj: &Object) -> Result<Variables, String> {
+/// `state_updates`: only the request's settable variables, each of its kind; a null value
+/// leaves the variable as it is.
+fn state_updates_of(req: &HookRequest, obj: &Object) -> Result<Variables, String> {
     match obj.get("state_updates") {
         None | Some(Value::Null) => Ok(Variables::new()),
-        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(Value::Object(m)) => {
+            let set: Variables = m
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            crate::vocab::check_state_updates(&req.settable, &set)?;
+            Ok(set)
+        }
         Some(other) => Err(format!(
             "`state_updates` must be an object (variable: value); got {}",
             quoted(other)
@@ -680,6 +785,7 @@ mod tests {
     use super::*;
     use crate::bpmn::GatewayKind;
     use crate::bridge::{ControlPointContext, FlowOption, NewTask};
+    use crate::vocab::{Settable, VarKind};
     use proptest::prelude::*;
 
     fn flow(id: &str) -> FlowOption {
@@ -701,9 +807,11 @@ mod tests {
             },
             policy: None,
             condition: None,
+            condition_truth: None,
             flows: vec![flow("Flow_a"), flow("Flow_b"), flow("Flow_c")],
             evaluations: vec![],
             multiple,
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }
@@ -718,10 +826,13 @@ mod tests {
             instruction: None,
             permitted: permitted.to_vec(),
             allowed_targets: vec!["A".into(), "B".into(), "C".into()],
+            flow_target: None,
+            settable: vec![],
             insertable_tasks: vec![NewTask {
                 id: "Review".into(),
                 ..Default::default()
             }],
+            escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }
@@ -811,6 +922,106 @@ mod tests {
         let h = hook_schema(&all_hook());
         assert!(h.strict);
         assert_strict_compatible(&h.schema);
+    }
+
+    #[test]
+    fn a_model_answer_without_a_usable_reason_is_asked_again() {
+        let req = hook(&[HookAction::Continue, HookAction::Terminate]);
+        for reply in [
+            r#"{"action": "continue"}"#,
+            r#"{"action": "continue", "reason": "  "}"#,
+            r#"{"action": "continue", "reason": null}"#,
+        ] {
+            let e = parse_hook(&req, reply).and_then(reasoned).unwrap_err();
+            assert!(e.contains("missing `reason`"), "{reply}: {e}");
+        }
+        // unescaped quotes: not JSON, asked again (never kept with an empty reason)
+        let broken = r#"{"reason": "the applicant "Eve" is fine", "action": "continue"}"#;
+        assert!(parse_hook(&req, broken).and_then(reasoned).is_err());
+        let ok = parse_hook(&req, r#"{"reason": "fine", "action": "continue"}"#)
+            .and_then(reasoned)
+            .unwrap();
+        assert_eq!(ok.reason.as_deref(), Some("fine"));
+    }
+
+    #[test]
+    fn skip_to_never_offers_the_hooked_flows_own_target() {
+        let mut req = hook(&[HookAction::Continue, HookAction::SkipTo]);
+        req.flow_target = Some("A".into());
+        let s = hook_schema(&req);
+        assert_eq!(
+            s.schema["properties"]["target"]["anyOf"][0]["enum"],
+            json!(["B", "C"])
+        );
+        let e = parse_hook(&req, r#"{"action": "skip_to", "target": "A"}"#).unwrap_err();
+        assert!(e.contains("the flow goes there anyway"), "{e}");
+        // with remove_node offered too, A is listed (for remove_node) and skip_to still
+        // may not name it
+        let mut req = hook(&[
+            HookAction::Continue,
+            HookAction::SkipTo,
+            HookAction::RemoveNode,
+        ]);
+        req.flow_target = Some("A".into());
+        let s = hook_schema(&req);
+        assert_eq!(
+            s.schema["properties"]["target"]["anyOf"][0]["enum"],
+            json!(["A", "B", "C"])
+        );
+        assert!(parse_hook(&req, r#"{"action": "skip_to", "target": "A"}"#).is_err());
+        assert!(parse_hook(&req, r#"{"action": "remove_node", "target": "A"}"#).is_ok());
+        // only the flow's own target left: skip_to is not offered at all
+        let mut req = hook(&[HookAction::Continue, HookAction::SkipTo]);
+        req.allowed_targets = vec!["A".into()];
+        req.flow_target = Some("A".into());
+        assert_eq!(offered_actions(&req), vec![HookAction::Continue]);
+    }
+
+    #[test]
+    fn state_updates_are_offered_typed_and_only_for_what_the_hook_may_set() {
+        let mut req = hook(&[HookAction::Continue]);
+        let s = hook_schema(&req);
+        assert!(!keys(&s.schema).contains(&"state_updates"));
+        req.settable = vec![
+            Settable {
+                name: "ticket_id".into(),
+                kind: VarKind::String,
+            },
+            Settable {
+                name: "score".into(),
+                kind: VarKind::Number,
+            },
+        ];
+        let s = hook_schema(&req);
+        let updates = &s.schema["properties"]["state_updates"]["anyOf"][0];
+        assert_eq!(updates["additionalProperties"], json!(false));
+        assert_eq!(
+            updates["properties"]["ticket_id"]["anyOf"][0],
+            json!({"type": "string"})
+        );
+        assert_eq!(updates["required"], json!(["ticket_id", "score"]));
+        let ok = parse_hook(
+            &req,
+            r#"{"action": "continue", "state_updates": {"ticket_id": "INC-1", "score": null}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            ok.state_updates,
+            json!({"ticket_id": "INC-1"}).as_object().unwrap().clone()
+        );
+        for (reply, problem) in [
+            (
+                r#"{"action": "continue", "state_updates": {"approved": true}}"#,
+                "may set only ticket_id, score; got `approved`",
+            ),
+            (
+                r#"{"action": "continue", "state_updates": {"score": "lots"}}"#,
+                "`state_updates.score` must be a number",
+            ),
+        ] {
+            let e = parse_hook(&req, reply).unwrap_err();
+            assert!(e.contains(problem), "{reply}: {e}");
+        }
     }
 
     #[test]
@@ -1046,7 +1257,11 @@ mod tests {
 
     #[test]
     fn hook_answers_with_their_arguments() {
-        let req = all_hook();
+        let mut req = all_hook();
+        req.settable = vec![Settable {
+            name: "flag".into(),
+            kind: VarKind::Boolean,
+        }];
         let a = parse_hook(
             &req,
             r#"{"reason": "r", "action": "SKIP_TO", "target": "B"}"#,

@@ -4,8 +4,10 @@
 //! # Policy
 //! - **Timeouts**: a connect timeout and a total timeout per HTTP request, from the
 //!   settings.
-//! - **Retries**: HTTP 429, 500, 502, 503 and 504, timeouts and connection failures are
-//!   retried up to `settings.retries` times per call. The wait starts at
+//! - **Retries**: HTTP 429, 500, 502, 503 and 504, connect timeouts and connection
+//!   failures are retried up to `settings.retries` times per call. A request that timed out
+//!   once sent is not: the server is most likely still computing it (a local server works
+//!   one request at a time), and a retry would only queue behind the abandoned request. The wait starts at
 //!   `settings.backoff`, doubles per retry, gets up to a quarter more as jitter, and never
 //!   exceeds [`MAX_BACKOFF`]; a `Retry-After: <seconds>` on 429/503 replaces it (capped the
 //!   same way). Other 4xx are not retried, and neither is a 2xx that is not a chat
@@ -24,7 +26,6 @@
 //!   connection and abandons any backoff.
 
 use std::hash::{BuildHasher, RandomState};
-use std::sync::Once;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
@@ -65,7 +66,7 @@ impl std::fmt::Debug for ChatClient {
 
 impl ChatClient {
     pub fn new(settings: LlmSettings) -> Result<ChatClient, CallError> {
-        install_tls_provider();
+        crate::tls::install_provider();
         let url = settings.completions_url();
         let http = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
@@ -229,7 +230,10 @@ impl ChatClient {
                 self.settings.timeout
             };
             return Failure {
-                retry: true,
+                // A request that timed out after it was sent is most likely still being
+                // computed (a local server works one request at a time): a retry would
+                // queue behind it. Only a connect timeout is retried.
+                retry: e.is_connect(),
                 retry_after: None,
                 error: CallError::Timeout {
                     url,
@@ -294,16 +298,6 @@ fn form_index(format: ResponseFormat) -> u8 {
 
 fn next_format(format: ResponseFormat) -> ResponseFormat {
     FORMS[(usize::from(form_index(format)) + 1).min(FORMS.len() - 1)]
-}
-
-/// reqwest is built without a default crypto provider (aws-lc is slow to build); rustls
-/// gets `ring`, once per process. Another provider installed first is kept. Public for
-/// other reqwest clients of the process (tests, MCP clients over HTTP).
-pub fn install_tls_provider() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
 }
 
 fn redact(key: &Option<Secret>, text: &str) -> String {

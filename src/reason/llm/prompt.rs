@@ -419,6 +419,10 @@ fn gateway_context(req: &GatewayRequest) -> Map<String, Value> {
     map.insert("gateway_kind".into(), json!(req.kind.tag()));
     map.insert("multiple".into(), json!(req.multiple));
     map.insert("condition".into(), json!(req.condition));
+    map.insert(
+        "condition_truth".into(),
+        json!(req.condition_truth.map(|t| t.as_str())),
+    );
     map.insert("flows".into(), Value::Array(flows));
     map
 }
@@ -794,6 +798,7 @@ mod tests {
             kind: GatewayKind::Exclusive,
             policy: Some(policy()),
             condition: None,
+            condition_truth: None,
             flows: vec![
                 FlowOption {
                     id: "F_offer".into(),
@@ -818,6 +823,7 @@ mod tests {
                 truth: Truth::Unknown,
             }],
             multiple: false,
+            escalation: None,
             context: context(json!({"applicant": "Ada", "income": 52000})),
             calls: Default::default(),
         }
@@ -839,12 +845,15 @@ mod tests {
                 HookAction::AddNode,
             ],
             allowed_targets: vec!["Reject".into(), "End".into()],
+            flow_target: None,
+            settable: vec![],
             insertable_tasks: vec![NewTask {
                 id: "Review".into(),
                 name: Some("Manual review".into()),
                 instruction: Some("Review the file by hand.".into()),
                 agent: None,
             }],
+            escalation: None,
             context: ctx,
             calls: Default::default(),
         }
@@ -873,6 +882,25 @@ mod tests {
     fn builtin_gateway_prompt() {
         let p = Templates::builtin().gateway(&gateway_request()).unwrap();
         insta::assert_snapshot!(text(&p));
+    }
+
+    #[test]
+    fn a_gateway_condition_that_evaluated_unknown_is_stated_as_unknown() {
+        let mut req = gateway_request();
+        req.condition = Some("${credit_score} > 0.6".into());
+        req.condition_truth = Some(Truth::Unknown);
+        let p = Templates::builtin().gateway(&req).unwrap();
+        assert!(
+            p.user.contains(
+                "Gateway condition (from the flow config): ${credit_score} > 0.6 — it is \
+                 UNKNOWN (a value it needs is missing)"
+            ),
+            "{}",
+            p.user
+        );
+        req.condition_truth = Some(Truth::False);
+        let p = Templates::builtin().gateway(&req).unwrap();
+        assert!(p.user.contains("> 0.6 — it is FALSE\n"), "{}", p.user);
     }
 
     #[test]

@@ -626,13 +626,18 @@ impl Reasoner for LlmReasoner {
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
             };
-            self.ask(ep, question, |text| answer::parse_task(&req, text))
-                .await
+            self.ask(ep, question, |text| {
+                answer::parse_task(&req, text).and_then(answer::reasoned)
+            })
+            .await
         })
     }
 
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         Box::pin(async move {
+            if let Some(why) = &req.escalation {
+                return Err(escalated(&req.gateway_id, why));
+            }
             let Some(ep) = self.endpoint(&req.gateway_id) else {
                 return Err(no_model(&req.gateway_id));
             };
@@ -649,13 +654,18 @@ impl Reasoner for LlmReasoner {
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
             };
-            self.ask(ep, question, |text| answer::parse_gateway(&req, text))
-                .await
+            self.ask(ep, question, |text| {
+                answer::parse_gateway(&req, text).and_then(answer::reasoned)
+            })
+            .await
         })
     }
 
     fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
         Box::pin(async move {
+            if let Some(why) = &req.escalation {
+                return Err(escalated(&req.hook_id, why));
+            }
             let Some(ep) = self.endpoint(&req.hook_id) else {
                 return Err(no_model(&req.hook_id));
             };
@@ -672,10 +682,21 @@ impl Reasoner for LlmReasoner {
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
             };
-            self.ask(ep, question, |text| answer::parse_hook(&req, text))
-                .await
+            self.ask(ep, question, |text| {
+                answer::parse_hook(&req, text).and_then(answer::reasoned)
+            })
+            .await
         })
     }
+}
+
+/// A request escalated to a person after the model failed (`on_failure: ask`): the model
+/// is not asked again.
+fn escalated(element: &str, why: &str) -> ReasonError {
+    ReasonError::no_answer(
+        element,
+        format!("the model failed ({why}); a person decides (`on_failure: ask`)"),
+    )
 }
 
 fn no_model(element: &str) -> ReasonError {

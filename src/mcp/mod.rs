@@ -14,6 +14,8 @@
 //! carries its summary. An empty summary keeps its meaning: the harness falls back on the
 //! app's model.
 
+pub mod http;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -27,12 +29,12 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{
+use crate::bpmn::Process;
+use crate::bridge::run::{Resume, RunOutcome, RunRequest, WorkflowEngine};
+use crate::bridge::{
     BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
     GatewayDecision, HookDecision, ModelSummary, TaskOutcome,
 };
-use crate::bpmn::Process;
-use crate::engine::{Resume, RunOutcome, RunRequest, WorkflowEngine};
 use crate::journal::EventSink;
 use crate::vocab::RunStatus;
 
