@@ -457,3 +457,62 @@ fn a_bare_model_warns_of_what_the_native_engine_would_refuse() {
     };
     assert_eq!(lines, vec![warned(13), warned(18), warned(23)], "{out}");
 }
+
+/// A reader that goes away (`cuga-flo list | head -1`) ends the output quietly: no panic
+/// (exit 101), and a run still ends as it would have, journal and exit code agreeing.
+#[test]
+fn a_closed_stdout_never_panics_and_a_run_still_finishes() {
+    use std::process::{Command as Std, Stdio};
+    let bin = assert_cmd::cargo::cargo_bin("cuga-flo");
+    let runs = tempfile::tempdir().unwrap();
+    let run_dir = runs.path().to_str().unwrap();
+    let cases: Vec<(Vec<&str>, i32)> = vec![
+        (vec!["list"], 0),
+        (vec!["validate", "--all"], 0),
+        (vec!["list", "--json"], 0),
+        (
+            vec![
+                "start",
+                "loan_approval",
+                "--engine",
+                "native",
+                "--scenario",
+                "approve",
+                "--run-dir",
+                run_dir,
+            ],
+            0,
+        ),
+        (vec!["runs", "list", "--run-dir", run_dir], 0),
+    ];
+    for (args, want) in cases {
+        let mut child = Std::new(&bin)
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("CUGA_FLO_APPS")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before the first line
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(want), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    // The run finished and says so in its journal.
+    let journal = std::fs::read_dir(runs.path().join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("journal.jsonl");
+    let last = std::fs::read_to_string(journal).unwrap();
+    assert!(
+        last.lines().last().unwrap().contains("\"completed\""),
+        "{last}"
+    );
+}

@@ -538,9 +538,9 @@ async fn run_async(
         }
     };
     if !args.json {
-        println!("  journal: {}", journal.path().display());
+        outln!("  journal: {}", journal.path().display());
         if let Some(path) = &cassette {
-            println!("  cassette: {}", path.display());
+            outln!("  cassette: {}", path.display());
         }
     }
 
@@ -562,20 +562,20 @@ async fn run_async(
             .unwrap_or_default();
         if args.json {
             let line = serde_json::json!({"event": "scenario_checked", "scenario": name, "met": misses.is_empty(), "mismatches": misses});
-            println!("{line}");
+            outln!("{line}");
         } else if misses.is_empty() {
-            println!(
+            outln!(
                 "{} scenario `{name}`: every expectation met",
                 style.green("✓")
             );
         } else {
-            println!(
+            outln!(
                 "{} scenario `{name}`: {} expectation(s) not met",
                 style.red("✗"),
                 misses.len()
             );
             for m in &misses {
-                println!("    {m}");
+                outln!("    {m}");
             }
         }
         // A scenario says how its run should end: met, it succeeds whatever that end is
@@ -633,14 +633,14 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
                 format!("--outputs '{{{}}}'", keys.join(", "))
             }
         };
-        println!(
+        outln!(
             "  {} answer: cuga-flo runs answer {run} {} {how}{dir}",
             style.yellow("?"),
             q.element
         );
     }
-    println!("  pending: cuga-flo runs pending{dir}");
-    println!(
+    outln!("  pending: cuga-flo runs pending{dir}");
+    outln!(
         "  (to answer in advance: --answers FILE or --scenario NAME; to let a model answer: \
          `llm:` in the flow config)"
     );

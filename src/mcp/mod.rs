@@ -33,7 +33,7 @@ use crate::bpmn::Process;
 use crate::bridge::run::{Resume, RunOutcome, RunRequest, WorkflowEngine};
 use crate::bridge::{
     BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
-    GatewayDecision, HookDecision, ModelSummary, TaskOutcome,
+    GatewayDecision, HISTORY_WINDOW, HookDecision, ModelSummary, TaskOutcome,
 };
 use crate::journal::EventSink;
 use crate::vocab::RunStatus;
@@ -513,8 +513,9 @@ impl ControlPoints for McpControlPoints {
     fn execute_task(
         &self,
         task_id: &str,
-        ctx: ControlPointContext,
+        mut ctx: ControlPointContext,
     ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+        ctx.window_history(HISTORY_WINDOW);
         let args = ExecuteTaskArgs {
             task_id: task_id.to_string(),
             ctx,
@@ -525,8 +526,9 @@ impl ControlPoints for McpControlPoints {
     fn route_gateway(
         &self,
         gateway_id: &str,
-        ctx: ControlPointContext,
+        mut ctx: ControlPointContext,
     ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+        ctx.window_history(HISTORY_WINDOW);
         let args = RouteGatewayArgs {
             gateway_id: gateway_id.to_string(),
             ctx,
@@ -537,8 +539,9 @@ impl ControlPoints for McpControlPoints {
     fn evaluate_hook(
         &self,
         hook_id: &str,
-        ctx: ControlPointContext,
+        mut ctx: ControlPointContext,
     ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+        ctx.window_history(HISTORY_WINDOW);
         let args = EvaluateHookArgs {
             hook_id: hook_id.to_string(),
             ctx,
