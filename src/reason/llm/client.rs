@@ -301,9 +301,10 @@ fn next_format(format: ResponseFormat) -> ResponseFormat {
 }
 
 fn redact(key: &Option<Secret>, text: &str) -> String {
+    let text = crate::secret::redact_urls(text);
     match key {
-        Some(key) => key.redact(text),
-        None => text.to_string(),
+        Some(key) => key.redact(&text),
+        None => text,
     }
 }
 

@@ -318,7 +318,7 @@ impl LlmReasoner {
                     match tokio::time::timeout(left, ep.client.complete(&request)).await {
                         Ok(r) => r,
                         Err(_) => Err(CallError::Timeout {
-                            url: s.completions_url(),
+                            url: crate::secret::redact_urls(&s.completions_url()),
                             secs: max.as_secs(),
                             attempts: 1,
                         }),
@@ -594,7 +594,11 @@ impl Reasoner for LlmReasoner {
         match &self.default {
             Some(ep) => {
                 let s = ep.settings();
-                let mut text = format!("model `{}` at {}", s.model, s.base_url);
+                let mut text = format!(
+                    "model `{}` at {}",
+                    s.model,
+                    crate::secret::redact_urls(&s.base_url)
+                );
                 if !self.own.is_empty() {
                     text.push_str(&format!(
                         " ({} control points with their own)",
