@@ -516,3 +516,22 @@ fn a_closed_stdout_never_panics_and_a_run_still_finishes() {
         "{last}"
     );
 }
+
+/// A one-line BPMN export: a diagnostic past column 65,535 is shown without its snippet,
+/// at its file:line:column, never a panic.
+#[test]
+fn a_diagnostic_on_a_very_long_line_is_shown_without_a_snippet() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("oneline.bpmn");
+    let tasks: String = (0..6000).map(|i| format!("<task id=\"t{i}\"/>")).collect();
+    std::fs::write(
+        &path,
+        format!(
+            "<?xml version=\"1.0\"?><definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\"><process id=\"p\" isExecutable=\"true\"><startEvent id=\"s\"/>{tasks}<sequenceFlow id=\"f\" sourceRef=\"s\" targetRef=\"nowhere\"/></process></definitions>"
+        ),
+    )
+    .unwrap();
+    let out = stdout_of(cuga().args(["validate", path.to_str().unwrap()]), 1);
+    assert!(out.contains("bpmn::dangling_ref"), "{out}");
+    assert!(out.contains("oneline.bpmn:1:107033 (the line is too long to show)"), "{out}");
+}
