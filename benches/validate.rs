@@ -9,6 +9,9 @@ use cuga_flo::app::{load_app, registry};
 use cuga_flo::bpmn;
 use cuga_flo::check::{check_app, check_model};
 
+#[path = "support/mod.rs"]
+mod support;
+
 fn main() {
     divan::main();
 }
@@ -59,4 +62,25 @@ fn validate_all_demo_apps_as_a_process() {
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+/// Proving the guarantees of the largest demo app (incident_response: six hooks between
+/// them permitted every action, four guarantees).
+#[divan::bench]
+fn prove_guarantees_of_the_largest_demo_app(bencher: divan::Bencher) {
+    let app = load_app(&registry::app_at(
+        &root().join("applications/incident_response"),
+    ));
+    let (config, process) = (app.config.as_ref().unwrap(), app.process().unwrap());
+    bencher.bench(|| cuga_flo::govern::prove(config, divan::black_box(process)));
+}
+
+/// Proving two guarantees of a generated model of about 1,000 nodes with 10 reasoned
+/// hooks (and a static swap).
+#[divan::bench]
+fn prove_guarantees_of_1000_nodes_and_10_hooks(bencher: divan::Bencher) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = support::guarded(dir.path(), 198, 10);
+    let (config, process) = (app.config.as_ref().unwrap(), app.process().unwrap());
+    bencher.bench(|| cuga_flo::govern::prove(config, divan::black_box(process)));
 }

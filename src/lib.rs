@@ -15,6 +15,7 @@ pub mod diag;
 pub mod digest;
 pub mod engine;
 pub mod expr;
+pub mod govern;
 pub mod harness;
 pub mod journal;
 pub mod mcp;

@@ -309,6 +309,18 @@ fn an_app_full_of_mistakes_gets_every_one_reported_in_place() {
     insta::assert_snapshot!("validate_mistakes", out);
 }
 
+/// A guarantee a hook's permitted adaptation breaks is an error at the guarantee, with
+/// the hook, the action, the target and the run's path; an unknown node gets a "did you
+/// mean".
+#[test]
+fn a_guarantee_a_hook_can_break_is_reported_with_the_run_that_breaks_it() {
+    let out = stdout_of(
+        cuga().args(["--apps-dir", "tests/fixtures/apps", "validate", "guarded"]),
+        1,
+    );
+    insta::assert_snapshot!("validate_broken_guarantee", out);
+}
+
 #[test]
 fn the_shipped_completion_scripts_are_current() {
     use clap_complete::Shell;

@@ -7,11 +7,13 @@
 //! - [`conditions`]: every condition parses; exclusive splits that can take no flow.
 //! - [`rules`]: the rules of hook and gateway policies.
 //! - [`llm`]: model settings (prompt templates, `on_failure`, unused settings).
+//! - [`guarantees`]: the config's guarantees, proven under every permitted adaptation.
 //! - [`engine`]: what the app's engine can run (Flowable's hook actions and elements).
 
 mod conditions;
 mod engine;
 mod graph;
+mod guarantees;
 mod hooks;
 mod llm;
 mod refs;
@@ -37,6 +39,7 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
         if let Some(config) = &app.config {
             diags.extend(refs::check(config, doc));
             diags.extend(hooks::check(config, doc));
+            diags.extend(guarantees::check(config, doc));
             diags.extend(conditions::check(Some(config), doc));
             diags.extend(rules::check(config, doc));
             diags.extend(llm::check(config, doc.main_process()));
