@@ -649,3 +649,39 @@ fn special_files_are_refused_never_waited_on_or_read_forever() {
         assert!(!text.contains("panicked"), "{args:?}: {text}");
     }
 }
+
+/// `--var` with a misspelt name is refused with "did you mean" (it would set a variable
+/// nothing reads); one without a name is refused; an undeclared, unrelated name is taken.
+#[test]
+fn a_misspelt_var_is_refused_with_a_suggestion() {
+    let runs = tempfile::tempdir().unwrap();
+    let run_dir = runs.path().to_str().unwrap();
+    let start = |var: &str| {
+        let mut cmd = cuga();
+        cmd.args([
+            "start",
+            "trip_planner",
+            "--engine",
+            "native",
+            "--no-model",
+            "--no-park",
+        ])
+        .args(["--run-dir", run_dir, "--var", var])
+        .write_stdin("");
+        cmd
+    };
+    start("destnation=Paris")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `destination`?"));
+    start("=1")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has no name"));
+    assert!(
+        std::fs::read_dir(runs.path())
+            .map(|d| d.count() == 0)
+            .unwrap_or(true),
+        "a refused run wrote something"
+    );
+}

@@ -805,7 +805,24 @@ fn initial_variables(
         let (name, raw) = assignment
             .split_once('=')
             .ok_or_else(|| UsageError::new(format!("--var {assignment}: expected NAME=VALUE")))?;
+        if name.trim().is_empty() {
+            return Err(UsageError::new(format!(
+                "--var {assignment}: the variable has no name (expected NAME=VALUE)"
+            )));
+        }
         let declared = config.variable(name).map(|v| &v.default);
+        if declared.is_none()
+            && let Some(close) = crate::diag::did_you_mean(
+                name,
+                config.variables.iter().map(|v| v.name.value.as_str()),
+            )
+        {
+            // A typo would set a variable nothing reads while the real one keeps its default.
+            return Err(UsageError::new(format!(
+                "--var {name}: the app declares no variable `{name}`"
+            ))
+            .with_help(format!("did you mean `{close}`?")));
+        }
         vars.insert(name.to_string(), typed_value(name, raw, declared)?);
     }
     Ok(vars)
