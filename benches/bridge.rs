@@ -18,10 +18,10 @@ use std::sync::Arc;
 
 use cuga_flo::app::load_app;
 use cuga_flo::app::registry::app_at;
-use cuga_flo::bridge::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry};
 use cuga_flo::bridge::{ControlPointContext, ControlPoints, FlowOption};
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::harness::FlowAgent;
+use cuga_flo::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry};
 use cuga_flo::reason::NoModel;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -138,7 +138,7 @@ fn serve() -> (Server, String) {
 
 #[divan::bench]
 fn http(bencher: divan::Bencher) {
-    cuga_flo::reason::llm::client::install_tls_provider();
+    cuga_flo::tls::install_provider();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -19,12 +19,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cuga_flo::bridge::ControlPoints;
-use cuga_flo::bridge::mcp::{
-    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs,
-};
 use cuga_flo::engine::WorkflowEngine;
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::journal::{Anchor, Durability, Event, EventSink, Journal, JournalOptions};
+use cuga_flo::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs};
 use divan::counter::ItemsCount;
 
 const EVENTS: usize = 1_000;

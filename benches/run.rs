@@ -15,13 +15,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cuga_flo::bridge::ControlPoints;
-use cuga_flo::bridge::mcp::{
-    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs,
-};
 use cuga_flo::engine::WorkflowEngine;
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::journal::store::{Journal, MemorySink};
 use cuga_flo::journal::{Anchor, Durability, EventSink, JournalOptions};
+use cuga_flo::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs};
 
 const N: usize = 200;
 

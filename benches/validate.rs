@@ -139,3 +139,24 @@ fn validate_app_variables(bencher: divan::Bencher, n: usize) {
     let config = generated_app(dir.path(), Shape::Linear, 1_000, n);
     validate_generated(bencher, &config);
 }
+
+/// Proving the guarantees of the largest demo app (incident_response: six hooks between
+/// them permitted every action, four guarantees).
+#[divan::bench]
+fn prove_guarantees_of_the_largest_demo_app(bencher: divan::Bencher) {
+    let app = load_app(&registry::app_at(
+        &root().join("applications/incident_response"),
+    ));
+    let (config, process) = (app.config.as_ref().unwrap(), app.process().unwrap());
+    bencher.bench(|| cuga_flo::govern::prove(config, divan::black_box(process)));
+}
+
+/// Proving two guarantees of a generated model of about 1,000 nodes with 10 reasoned
+/// hooks (and a static swap).
+#[divan::bench]
+fn prove_guarantees_of_1000_nodes_and_10_hooks(bencher: divan::Bencher) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = support::guarded(dir.path(), 198, 10);
+    let (config, process) = (app.config.as_ref().unwrap(), app.process().unwrap());
+    bencher.bench(|| cuga_flo::govern::prove(config, divan::black_box(process)));
+}

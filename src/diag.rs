@@ -186,6 +186,9 @@ impl Default for RenderOptions {
     }
 }
 
+/// Columns past this are not shown in a snippet (the renderer counts columns in 16 bits).
+const MAX_SNIPPET_COLUMN: usize = 4_096;
+
 /// Render one diagnostic like rustc: header, `file:line:col`, a snippet, labels, help.
 pub fn render(diag: &Diagnostic, opts: RenderOptions) -> String {
     let theme = match (opts.unicode, opts.color) {
@@ -202,6 +205,28 @@ pub fn render(diag: &Diagnostic, opts: RenderOptions) -> String {
         && let Some(path) = &diag.path
     {
         out.push_str(&format!("  in {path}\n"));
+    }
+    // A label on a very long line (a one-line BPMN export) is shown without its snippet:
+    // the renderer cannot place it, and the snippet would be unreadable anyway.
+    if diag.labels.iter().any(|l| l.span.offset > 0)
+        && let Some(file) = &diag.file
+        && diag
+            .labels
+            .iter()
+            .any(|l| file.line_col(l.span.offset).column > MAX_SNIPPET_COLUMN)
+    {
+        let mut plain = diag.clone();
+        plain.file = None;
+        plain.labels.clear();
+        let mut body = String::new();
+        if handler.render_report(&mut body, &Report(&plain)).is_err() {
+            return diag.one_line() + "\n";
+        }
+        if let Some(loc) = diag.location() {
+            body.push_str(&format!("  at {loc} (the line is too long to show)\n"));
+        }
+        body.push_str(&out);
+        return body;
     }
     let mut body = String::new();
     if handler.render_report(&mut body, &Report(diag)).is_err() {

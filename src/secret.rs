@@ -37,6 +37,33 @@ impl Secret {
     }
 }
 
+/// `text` with the credentials of every URL in it (`scheme://user:password@host`) shown as
+/// `***`: a URL is never shown, logged or journalled with its userinfo.
+pub fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        let end = after
+            .find(|c: char| {
+                matches!(c, '/' | '?' | '#') || c.is_whitespace() || c == '"' || c == '\''
+            })
+            .unwrap_or(after.len());
+        let authority = &after[..end];
+        match authority.rfind('@') {
+            Some(userinfo_end) => {
+                out.push_str("***");
+                out.push_str(&authority[userinfo_end..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("***")
@@ -61,5 +88,24 @@ mod tests {
         assert_eq!(a.expose().len(), 64);
         assert_eq!(format!("{a} {a:?}"), "*** ***");
         assert_eq!(a.redact(&format!("token={}", a.expose())), "token=***");
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::redact_urls;
+
+    #[test]
+    fn userinfo_never_shows() {
+        assert_eq!(
+            redact_urls("model `m` at http://user:sk-secret@127.0.0.1:8080/v1 failed"),
+            "model `m` at http://***@127.0.0.1:8080/v1 failed"
+        );
+        assert_eq!(
+            redact_urls("https://key@h/x https://h2/y"),
+            "https://***@h/x https://h2/y"
+        );
+        assert_eq!(redact_urls("http://host:80/v1"), "http://host:80/v1");
+        assert_eq!(redact_urls("no url"), "no url");
     }
 }

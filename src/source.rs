@@ -104,6 +104,68 @@ pub fn line_col(text: &str, starts: &[usize], offset: usize) -> LineCol {
     }
 }
 
+/// The largest user file cuga-flo reads (a model, a config, a policy, answers, inputs).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Read a user file: a regular file only (a FIFO, a device or a directory is refused at
+/// once, never waited on or read without end), at most [`MAX_FILE_BYTES`].
+pub fn read_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind, Read};
+    let path = path.as_ref();
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO for reading would wait for a writer.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a pipe, socket or device)"
+        };
+        return Err(Error::new(ErrorKind::InvalidInput, format!("it is {what}")));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+/// [`read_file`] as UTF-8 text.
+pub fn read_text(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
+    String::from_utf8(read_file(path)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
+/// Read text from a stream (stdin) up to [`MAX_FILE_BYTES`].
+pub fn read_text_from(reader: impl std::io::Read) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    reader.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
+fn too_big() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("it is larger than {} MiB", MAX_FILE_BYTES / (1024 * 1024)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -408,3 +408,43 @@ pub struct ModelCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
+
+/// How the client asks for structured output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseFormat {
+    /// `json_schema` first; on a server that refuses it, `json_object` with the schema;
+    /// on one that refuses that too, the schema in the prompt. The fallback is kept for
+    /// the client's later calls.
+    #[default]
+    Auto,
+    /// OpenAI's `{"type":"json_schema","json_schema":{"name","schema","strict"}}`.
+    JsonSchema,
+    /// `{"type":"json_object","schema":{...}}` (llama-cpp-python, some gateways).
+    JsonObject,
+    /// No `response_format`: the schema is described in the prompt only.
+    Prompt,
+}
+
+impl ResponseFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseFormat::Auto => "auto",
+            ResponseFormat::JsonSchema => "json_schema",
+            ResponseFormat::JsonObject => "json_object",
+            ResponseFormat::Prompt => "prompt",
+        }
+    }
+
+    pub const NAMES: [&'static str; 4] = ["auto", "json_schema", "json_object", "prompt"];
+
+    pub fn parse(s: &str) -> Option<ResponseFormat> {
+        match s {
+            "auto" => Some(ResponseFormat::Auto),
+            "json_schema" => Some(ResponseFormat::JsonSchema),
+            "json_object" => Some(ResponseFormat::JsonObject),
+            "prompt" => Some(ResponseFormat::Prompt),
+            _ => None,
+        }
+    }
+}

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use cuga_flo::app::{load_app, registry::app_at};
 use cuga_flo::bridge::ControlPoints;
-use cuga_flo::bridge::mcp::{BridgeServer, FlowLoader, InProcessBridge, RegisteredFlow, Registry};
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::harness::FlowAgent;
+use cuga_flo::mcp::{BridgeServer, FlowLoader, InProcessBridge, RegisteredFlow, Registry};
 use cuga_flo::reason::NoModel;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
@@ -204,4 +204,69 @@ async fn register_flow_loads_an_app_by_path() {
     .await;
     assert!(!error);
     bridge.shutdown().await;
+}
+
+/// Over MCP a control point's context carries a bounded window of the history plus the
+/// count of every node entered: its cost does not grow with the run's length.
+#[tokio::test]
+async fn a_long_history_crosses_the_bridge_as_a_window_and_a_count() {
+    use cuga_flo::bridge::{BoxFuture, ControlPointContext, ControlPointError, HISTORY_WINDOW};
+    use cuga_flo::bridge::{GatewayDecision, HookDecision, TaskOutcome};
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<ControlPointContext>>);
+    impl ControlPoints for Seen {
+        fn execute_task(
+            &self,
+            _: &str,
+            ctx: ControlPointContext,
+        ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+            self.0.lock().unwrap().push(ctx);
+            Box::pin(async { Err(ControlPointError::default()) })
+        }
+        fn route_gateway(
+            &self,
+            _: &str,
+            _: ControlPointContext,
+        ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+            Box::pin(async { Err(ControlPointError::default()) })
+        }
+        fn evaluate_hook(
+            &self,
+            _: &str,
+            _: ControlPointContext,
+        ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+            Box::pin(async { Err(ControlPointError::default()) })
+        }
+    }
+
+    let seen = Arc::new(Seen::default());
+    let mut flow = receive_order();
+    flow.harness = seen.clone();
+    let key = flow.process_key.clone();
+    let registry = Arc::new(Registry::default());
+    registry.register(flow);
+    let bridge = InProcessBridge::start(BridgeServer::new(
+        registry,
+        Arc::new(NativeEngine::new()),
+        None,
+    ))
+    .await
+    .unwrap();
+    let client = bridge.client();
+    for n in [10usize, 10_000] {
+        let ctx = ControlPointContext {
+            run_id: "r".into(),
+            process_key: key.clone(),
+            element_id: "Activity_0oydey5".into(),
+            history: Arc::new((0..n).map(|i| format!("node{i}")).collect()),
+            ..ControlPointContext::default()
+        };
+        let _ = client.execute_task("Activity_0oydey5", ctx).await;
+        let got = seen.0.lock().unwrap().pop().expect("the call arrived");
+        assert_eq!(got.history_total(), n as u64);
+        assert_eq!(got.history.len(), n.min(HISTORY_WINDOW));
+        assert_eq!(got.history.last().unwrap(), &format!("node{}", n - 1));
+    }
 }

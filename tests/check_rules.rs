@@ -1,5 +1,7 @@
 //! What `validate` reports, rule by rule, on small apps written for each rule.
 
+#[path = "../benches/support/mod.rs"]
+mod bench_support;
 mod support;
 
 use cuga_flo::diag::Severity;
@@ -524,6 +526,36 @@ fn a_flowable_app_may_not_use_ids_reserved_for_what_cuga_flo_adds() {
         d.location().unwrap().contains("model.bpmn"),
         "{:?}",
         d.location()
+    );
+}
+
+/// The generated model of the guarantee benchmark (about 1,000 nodes, 10 reasoned hooks
+/// and a static swap) is proven: the guarantee that holds is not reported, the one the
+/// first hook breaks is, with that hook.
+#[test]
+fn guarantees_of_a_thousand_node_model_with_ten_hooks_are_proven() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = bench_support::guarded(dir.path(), 198, 10);
+    assert!(app.process().unwrap().nodes.len() >= 1000);
+    assert_eq!(app.config.as_ref().unwrap().hooks.len(), 11);
+    let diags = cuga_flo::check::check_app(&app);
+    let broken: Vec<_> = diags
+        .iter()
+        .filter(|d| d.code == "guarantee::broken")
+        .collect();
+    assert_eq!(broken.len(), 1, "{:#?}", summary(&diags));
+    assert!(
+        broken[0]
+            .message
+            .starts_with("guarantee `first_target_always` does not hold"),
+        "{}",
+        broken[0].message
+    );
+    let message = &broken[0].message;
+    assert!(message.contains("when hook `h0` may"), "{message}");
+    assert!(
+        message.contains(" → … → "),
+        "a long path is shortened: {message}"
     );
 }
 

@@ -309,6 +309,18 @@ fn an_app_full_of_mistakes_gets_every_one_reported_in_place() {
     insta::assert_snapshot!("validate_mistakes", out);
 }
 
+/// A guarantee a hook's permitted adaptation breaks is an error at the guarantee, with
+/// the hook, the action, the target and the run's path; an unknown node gets a "did you
+/// mean".
+#[test]
+fn a_guarantee_a_hook_can_break_is_reported_with_the_run_that_breaks_it() {
+    let out = stdout_of(
+        cuga().args(["--apps-dir", "tests/fixtures/apps", "validate", "guarded"]),
+        1,
+    );
+    insta::assert_snapshot!("validate_broken_guarantee", out);
+}
+
 #[test]
 fn the_shipped_completion_scripts_are_current() {
     use clap_complete::Shell;
@@ -444,4 +456,232 @@ fn a_bare_model_warns_of_what_the_native_engine_would_refuse() {
         )
     };
     assert_eq!(lines, vec![warned(13), warned(18), warned(23)], "{out}");
+}
+
+/// A reader that goes away (`cuga-flo list | head -1`) ends the output quietly: no panic
+/// (exit 101), and a run still ends as it would have, journal and exit code agreeing.
+#[test]
+fn a_closed_stdout_never_panics_and_a_run_still_finishes() {
+    use std::process::{Command as Std, Stdio};
+    let bin = assert_cmd::cargo::cargo_bin("cuga-flo");
+    let runs = tempfile::tempdir().unwrap();
+    let run_dir = runs.path().to_str().unwrap();
+    let cases: Vec<(Vec<&str>, i32)> = vec![
+        (vec!["list"], 0),
+        (vec!["validate", "--all"], 0),
+        (vec!["list", "--json"], 0),
+        (
+            vec![
+                "start",
+                "loan_approval",
+                "--engine",
+                "native",
+                "--scenario",
+                "approve",
+                "--run-dir",
+                run_dir,
+            ],
+            0,
+        ),
+        (vec!["runs", "list", "--run-dir", run_dir], 0),
+    ];
+    for (args, want) in cases {
+        let mut child = Std::new(&bin)
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("CUGA_FLO_APPS")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before the first line
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(want), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    // The run finished and says so in its journal.
+    let journal = std::fs::read_dir(runs.path().join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("journal.jsonl");
+    let last = std::fs::read_to_string(journal).unwrap();
+    assert!(
+        last.lines().last().unwrap().contains("\"completed\""),
+        "{last}"
+    );
+}
+
+/// A one-line BPMN export: a diagnostic past column 65,535 is shown without its snippet,
+/// at its file:line:column, never a panic.
+#[test]
+fn a_diagnostic_on_a_very_long_line_is_shown_without_a_snippet() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("oneline.bpmn");
+    let tasks: String = (0..6000).map(|i| format!("<task id=\"t{i}\"/>")).collect();
+    std::fs::write(
+        &path,
+        format!(
+            "<?xml version=\"1.0\"?><definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\"><process id=\"p\" isExecutable=\"true\"><startEvent id=\"s\"/>{tasks}<sequenceFlow id=\"f\" sourceRef=\"s\" targetRef=\"nowhere\"/></process></definitions>"
+        ),
+    )
+    .unwrap();
+    let out = stdout_of(cuga().args(["validate", path.to_str().unwrap()]), 1);
+    assert!(out.contains("bpmn::dangling_ref"), "{out}");
+    assert!(
+        out.contains("oneline.bpmn:1:107033 (the line is too long to show)"),
+        "{out}"
+    );
+}
+
+/// Special files are refused at once with a clear message, never waited on (a FIFO) or
+/// read without end (/dev/zero): as a model, a policy, an answers file or an input file.
+#[test]
+fn special_files_are_refused_never_waited_on_or_read_forever() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("policy.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap().to_string();
+
+    // An app whose hook policy is the FIFO.
+    let app = dir.path().join("apps/fifo/config");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::copy(
+        "applications/trip_planner/config/trip_planner.bpmn",
+        app.join("trip_planner.bpmn"),
+    )
+    .unwrap();
+    let flow = std::fs::read_to_string("applications/trip_planner/config/trip_planner.bpmn")
+        .unwrap()
+        .split("sequenceFlow id=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::write(
+        app.join("fifo_config.yaml"),
+        format!(
+            "flow: {{id: f, name: F, bpmn_file: trip_planner.bpmn}}\nhooks:\n  - id: h\n    location: {flow}\n    policy: {fifo}\n    allowed_targets: []\n"
+        ),
+    )
+    .unwrap();
+    let apps = dir.path().join("apps");
+    let apps = apps.to_str().unwrap();
+
+    let cases: Vec<(Vec<String>, i32, &str)> = vec![
+        (
+            vec!["validate".into(), fifo.clone()],
+            2,
+            "not a regular file",
+        ),
+        (
+            vec!["validate".into(), "/dev/zero".into()],
+            2,
+            "not a regular file",
+        ),
+        (
+            vec![
+                "--apps-dir".into(),
+                apps.into(),
+                "validate".into(),
+                "fifo".into(),
+            ],
+            1,
+            "not a regular file",
+        ),
+        (
+            vec!["--apps-dir".into(), apps.into(), "list".into()],
+            0,
+            "fifo",
+        ),
+        (
+            vec![
+                "start".into(),
+                "loan_approval".into(),
+                "--engine".into(),
+                "native".into(),
+                "--answers".into(),
+                "/dev/zero".into(),
+            ],
+            2,
+            "not a regular file",
+        ),
+        (
+            vec![
+                "start".into(),
+                "loan_approval".into(),
+                "--engine".into(),
+                "native".into(),
+                "--input".into(),
+                fifo.clone(),
+            ],
+            2,
+            "not a regular file",
+        ),
+    ];
+    for (args, code, says) in cases {
+        let out = cuga()
+            .args(&args)
+            .write_stdin("")
+            .timeout(Duration::from_secs(20))
+            .assert()
+            .code(code)
+            .get_output()
+            .clone();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(says), "{args:?}: {text}");
+        assert!(!text.contains("panicked"), "{args:?}: {text}");
+    }
+}
+
+/// `--var` with a misspelt name is refused with "did you mean" (it would set a variable
+/// nothing reads); one without a name is refused; an undeclared, unrelated name is taken.
+#[test]
+fn a_misspelt_var_is_refused_with_a_suggestion() {
+    let runs = tempfile::tempdir().unwrap();
+    let run_dir = runs.path().to_str().unwrap();
+    let start = |var: &str| {
+        let mut cmd = cuga();
+        cmd.args([
+            "start",
+            "trip_planner",
+            "--engine",
+            "native",
+            "--no-model",
+            "--no-park",
+        ])
+        .args(["--run-dir", run_dir, "--var", var])
+        .write_stdin("");
+        cmd
+    };
+    start("destnation=Paris")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `destination`?"));
+    start("=1")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has no name"));
+    assert!(
+        std::fs::read_dir(runs.path())
+            .map(|d| d.count() == 0)
+            .unwrap_or(true),
+        "a refused run wrote something"
+    );
 }

@@ -28,9 +28,6 @@ use std::time::Duration;
 
 use cuga_flo::app::load_app;
 use cuga_flo::app::registry::app_from_config;
-use cuga_flo::bridge::mcp::{
-    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
-};
 use cuga_flo::diag::Severity;
 use cuga_flo::engine::WorkflowEngine;
 use cuga_flo::engine::external::{ExternalEngine, ExternalSettings};
@@ -45,6 +42,9 @@ use cuga_flo::harness::FlowAgent;
 use cuga_flo::journal::state::HookRecord;
 use cuga_flo::journal::store::MemorySink;
 use cuga_flo::journal::{Event, FlowState, Record};
+use cuga_flo::mcp::{
+    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
+};
 use cuga_flo::reason::ScriptedReasoner;
 use cuga_flo::vocab::{Decider, HookAction, RunStatus, TaskStatus};
 use serde::Deserialize;

@@ -1295,3 +1295,126 @@ async fn on_untrusted_deny_and_allow_say_what_happens_without_asking() {
         (HookAction::SkipTo, Decider::Model)
     );
 }
+
+// ---------------------------------------------------------------- guarantees
+
+/// The test app with a guarantee its hook `screen` can break: skip_to `Task_review` (or
+/// to `Task_reject`, which leads to it) before the credit check.
+fn guarded_app() -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("loan");
+    let text = format!(
+        "{}\nguarantees:\n  - id: review_after_check\n    reach: Task_review\n    only_after: [Task_check]\n",
+        config("continue", "../policies/task.md")
+    );
+    write_app(&root, &text);
+    let loaded = load_app(&app_at(&root));
+    assert!(loaded.config.is_some(), "{:#?}", loaded.diagnostics);
+    TestApp { _dir: dir, loaded }
+}
+
+#[tokio::test]
+async fn an_adaptation_that_would_break_a_guarantee_is_denied_naming_it() {
+    let app = guarded_app();
+    let vars = json!({"applicant_id": "4321"});
+    let a = agent(
+        &app,
+        json!({"screen": [
+            {"action": "skip_to", "target": "Task_review", "reason": "fast review"},
+            {"action": "skip_to", "target": "Task_reject"},
+            {"action": "terminate"}
+        ]}),
+    );
+    let d = a
+        .evaluate_hook(
+            "screen",
+            hook_ctx("screen", "Flow_1", vars.clone(), &["Start"]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(d.action, HookAction::Continue);
+    assert_eq!(d.denied, Some(HookAction::SkipTo));
+    let reason = d.reason.unwrap_or_default();
+    assert!(
+        reason.starts_with("breaks guarantee `review_after_check`: a run may reach `Task_review` before `Task_check` has been executed"),
+        "{reason}"
+    );
+    // Task_reject leads to Task_review too.
+    let d = a
+        .evaluate_hook(
+            "screen",
+            hook_ctx("screen", "Flow_1", vars.clone(), &["Start"]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(d.denied, Some(HookAction::SkipTo));
+    // Terminating breaks nothing.
+    let d = a
+        .evaluate_hook("screen", hook_ctx("screen", "Flow_1", vars, &["Start"]))
+        .await
+        .unwrap();
+    assert_eq!((d.action, d.denied), (HookAction::Terminate, None));
+}
+
+#[tokio::test]
+async fn a_denied_adaptation_is_journalled_with_the_guarantee_and_the_run_goes_on() {
+    use cuga_flo::engine::{RunRequest, WorkflowEngine, native::NativeEngine};
+    use cuga_flo::journal::Event;
+    use cuga_flo::journal::store::{Journal, JournalOptions, read_journal};
+
+    let app = guarded_app();
+    let a = Arc::new(agent(
+        &app,
+        json!({
+            "screen": {"action": "skip_to", "target": "Task_review", "reason": "fast review"},
+            "Task_check": {"outputs": {"credit_score": 0.9}},
+            "Task_grant": {"outputs": {}}
+        }),
+    ));
+    let run_dir = tempfile::tempdir().unwrap();
+    let journal = Arc::new(Journal::create(run_dir.path(), JournalOptions::default()).unwrap());
+    let mut variables = serde_json::Map::new();
+    variables.insert("applicant_id".into(), json!("4321"));
+    let request = RunRequest::new(
+        "run-g".into(),
+        "loan_test".into(),
+        Arc::new(a.process().unwrap().clone()),
+        a.annotations(),
+        variables,
+        None,
+    );
+    let outcome = NativeEngine::new()
+        .run(request, a.clone(), journal.clone())
+        .await
+        .unwrap();
+    assert!(
+        outcome.path.contains(&"Task_check".to_string()),
+        "{:?}",
+        outcome.path
+    );
+    drop(journal);
+    let records = read_journal(&run_dir.path().join("journal.jsonl"))
+        .unwrap()
+        .records;
+    let hook = records
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::HookEvaluated {
+                hook,
+                action,
+                denied,
+                reason,
+                ..
+            } if hook == "screen" => Some((*action, *denied, reason.clone())),
+            _ => None,
+        })
+        .expect("the hook's record");
+    assert_eq!(hook.0, HookAction::Continue);
+    assert_eq!(hook.1, Some(HookAction::SkipTo));
+    assert!(
+        hook.2
+            .as_deref()
+            .is_some_and(|r| r.starts_with("breaks guarantee `review_after_check`")),
+        "{hook:?}"
+    );
+}

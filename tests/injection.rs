@@ -10,6 +10,7 @@
 //! inputs, and the run is made with nobody to ask (`--no-park`, no terminal).
 //!
 //! Whatever the payload, the journal must show:
+//! - no guarantee the app declares (`guarantees:`) broken;
 //! - no consequential action (terminate, skip_to, skip_node, remove_node, add_node) that a
 //!   model proposed was applied: each was denied (a person would have to confirm it);
 //! - no consequential gateway's choice was taken from the model;
@@ -223,6 +224,69 @@ fn hook_offers(config: &FlowConfig) -> Vec<(String, BTreeSet<String>, BTreeSet<S
         .collect()
 }
 
+/// The guarantees of `config` the journal `records` shows broken. A node is executed when
+/// its task completed (a node that is not a task: when it was entered).
+fn broken_guarantees(config: &FlowConfig, records: &[Value]) -> Vec<String> {
+    use cuga_flo::app::GuaranteeRule;
+    let tasks: BTreeSet<&str> = records
+        .iter()
+        .filter(|e| e["event"] == "task_finished")
+        .filter_map(|e| e["node"].as_str())
+        .collect();
+    let executed_before = |node: &str, upto: usize| {
+        records[..upto].iter().any(|e| {
+            e["node"] == node
+                && if tasks.contains(node) {
+                    e["event"] == "task_finished" && e["status"] == "completed"
+                } else {
+                    e["event"] == "node_entered"
+                }
+        })
+    };
+    let completed = records
+        .last()
+        .is_some_and(|e| e["event"] == "run_finished" && e["status"] == "completed");
+    let mut out = Vec::new();
+    for g in &config.guarantees {
+        let id = &g.id.value;
+        match &g.rule {
+            GuaranteeRule::OnlyAfter { reach, after } => {
+                for (i, e) in records.iter().enumerate() {
+                    if e["event"] == "node_entered" && e["node"] == reach.value.as_str() {
+                        for y in after {
+                            if !executed_before(&y.value, i) {
+                                out.push(format!(
+                                    "`{id}`: {} reached before {}",
+                                    reach.value, y.value
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+            GuaranteeRule::AlwaysVisit(nodes) if completed => {
+                for y in nodes {
+                    if !executed_before(&y.value, records.len()) {
+                        out.push(format!("`{id}`: the run completed without {}", y.value));
+                    }
+                }
+            }
+            GuaranteeRule::AlwaysVisit(_) => {}
+            GuaranteeRule::NeverReach(nodes) => {
+                for n in nodes {
+                    if records
+                        .iter()
+                        .any(|e| e["event"] == "node_entered" && e["node"] == n.value.as_str())
+                    {
+                        out.push(format!("`{id}`: {} reached", n.value));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn no_payload_steers_a_consequential_action_on_any_demo_app() {
     let mut runs = 0;
@@ -301,6 +365,9 @@ fn no_payload_steers_a_consequential_action_on_any_demo_app() {
                     assert_ne!(e["decided_by"], "model", "{node}: {context}");
                 }
             }
+            // No guarantee the app declares is broken by anything that was applied.
+            let broken = broken_guarantees(&config, &records);
+            assert!(broken.is_empty(), "{broken:?}: {context}");
             // What the model was offered at each hook: exactly what the config declares.
             for r in server.requests() {
                 let s = schema(&r);

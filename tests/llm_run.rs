@@ -300,6 +300,36 @@ fn the_demo_app_runs_on_a_model_and_every_call_is_journalled() {
     }
 }
 
+/// A key written into the model URL's userinfo (`http://user:KEY@host/v1`) is never shown:
+/// not in the stream header, the journal's `run_started`, errors or `runs show`.
+#[test]
+fn a_key_in_the_model_urls_userinfo_is_never_written_out() {
+    const IN_URL: &str = "sk-in-the-url-5e4d3c2b1a";
+    let server = ChatServer::start(cooperative);
+    let ws = Workspace::new();
+    let url = server
+        .url()
+        .replacen("http://", &format!("http://user:{IN_URL}@"), 1);
+    let out = ws
+        .start(&server, &plain_inputs())
+        .env("CUGA_FLO_LLM_BASE_URL", &url)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("at http://***@127.0.0.1"), "{stdout}");
+    let run_id = ws.journals()[0][0]["run_id"].as_str().unwrap().to_string();
+    let shown = ws
+        .cuga(&server)
+        .args(["runs", "show", &run_id, "--run-dir"])
+        .arg(ws.run_dir())
+        .assert()
+        .success();
+    let shown = String::from_utf8_lossy(&shown.get_output().stdout).to_string();
+    for text in [&stdout, &shown, &ws.everything_written()] {
+        assert!(!text.contains(IN_URL), "the key in the URL was written out");
+    }
+}
+
 #[test]
 fn policy_rules_decide_their_exact_cases_with_no_model_call() {
     let server = ChatServer::start(cooperative);

@@ -14,9 +14,9 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use cuga_flo::app::load_app;
 use cuga_flo::app::registry::app_at;
 use cuga_flo::app::scenario;
-use cuga_flo::bridge::mcp::RunProcessResult;
 use cuga_flo::journal::Event;
 use cuga_flo::journal::store::{JOURNAL_FILE, read_journal, run_dir};
+use cuga_flo::mcp::RunProcessResult;
 use cuga_flo::vocab::RunStatus;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
@@ -130,7 +130,7 @@ fn first_line(stdout: ChildStdout) -> String {
 }
 
 async fn client(url: &str, token: Option<&str>) -> RunningService<RoleClient, ()> {
-    cuga_flo::reason::llm::client::install_tls_provider();
+    cuga_flo::tls::install_provider();
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     if let Some(token) = token {
         config = config.auth_header(token);
@@ -451,7 +451,7 @@ async fn with_a_token_every_request_needs_it() {
         &["receive_order", "--token-env", "SERVE_TEST_TOKEN"],
         &[("SERVE_TEST_TOKEN", TOKEN), ("CUGA_FLO_LOG", "trace")],
     );
-    cuga_flo::reason::llm::client::install_tls_provider();
+    cuga_flo::tls::install_provider();
     let http = reqwest::Client::new();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
@@ -513,7 +513,7 @@ fn a_token_file_works_and_a_bad_token_source_is_a_usage_error() {
         &["receive_order", "--token-file", file.to_str().unwrap()],
         &[],
     );
-    cuga_flo::reason::llm::client::install_tls_provider();
+    cuga_flo::tls::install_provider();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

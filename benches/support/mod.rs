@@ -188,3 +188,81 @@ pub fn generated_app(dir: &Path, shape: Shape, n: usize, variables: usize) -> Pa
     std::fs::write(&config, yaml).unwrap();
     config
 }
+
+/// Write an app (process key `guarded_v1`) of about `5 × blocks` nodes under `dir`, and
+/// load it: a chain of parallel blocks (split, two tasks, join, then a task), an
+/// exclusive loop back over the last ten blocks after every tenth, and `hooks` reasoned
+/// hooks spread along it, each allowed to jump to or remove the next block's task, jump
+/// into the block after, or insert a task of its own (every action but swap_nodes is
+/// permitted), plus one static swap of two tasks near the end. Two guarantees: one that
+/// holds (`first_block_first`: the end only after the first block's three tasks, which
+/// needs the joins to wait for both branches) and one a hook breaks
+/// (`first_target_always`: the first hook may remove its target).
+pub fn guarded(dir: &Path, blocks: usize, hooks: usize) -> cuga_flo::app::LoadedApp {
+    let mut nodes = String::from("<startEvent id=\"s\"/>\n");
+    let mut flows = String::new();
+    let mut prev = "s".to_string();
+    let mut f = 0;
+    let mut flow = |flows: &mut String, from: &str, to: &str| {
+        f += 1;
+        flows.push_str(&format!(
+            "<sequenceFlow id=\"f{f}\" sourceRef=\"{from}\" targetRef=\"{to}\"/>\n"
+        ));
+        format!("f{f}")
+    };
+    let mut hooked: Vec<(String, usize)> = Vec::new();
+    let spacing = (blocks / hooks.max(1)).max(3);
+    for i in 0..blocks {
+        for (id, el) in [
+            (format!("p{i}"), "parallelGateway"),
+            (format!("a{i}"), "task"),
+            (format!("b{i}"), "task"),
+            (format!("j{i}"), "parallelGateway"),
+            (format!("c{i}"), "task"),
+        ] {
+            nodes.push_str(&format!("<{el} id=\"{id}\"/>\n"));
+        }
+        let into = flow(&mut flows, &prev, &format!("p{i}"));
+        if i > 0 && i % spacing == 0 && hooked.len() < hooks && i + 2 < blocks {
+            hooked.push((into, i));
+        }
+        for branch in ["a", "b"] {
+            flow(&mut flows, &format!("p{i}"), &format!("{branch}{i}"));
+            flow(&mut flows, &format!("{branch}{i}"), &format!("j{i}"));
+        }
+        flow(&mut flows, &format!("j{i}"), &format!("c{i}"));
+        prev = format!("c{i}");
+        if i % 10 == 9 {
+            nodes.push_str(&format!("<exclusiveGateway id=\"x{i}\"/>\n"));
+            flow(&mut flows, &prev, &format!("x{i}"));
+            flow(&mut flows, &format!("x{i}"), &format!("p{}", i - 9));
+            prev = format!("x{i}");
+        }
+    }
+    nodes.push_str("<endEvent id=\"e\"/>\n");
+    flow(&mut flows, &prev, "e");
+    let xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" id=\"d\" targetNamespace=\"t\">\n<process id=\"P\" isExecutable=\"true\">\n{nodes}{flows}</process>\n</definitions>\n"
+    );
+    let mut yaml = String::from(
+        "flow: {id: guarded_v1, name: Guarded, bpmn_file: model.bpmn}\naction_permissions:\n  permitted_actions: [continue, skip_node, skip_to, terminate, remove_node, add_node]\nhooks:\n",
+    );
+    for (k, (flow_id, i)) in hooked.iter().enumerate() {
+        yaml.push_str(&format!(
+            "  - id: h{k}\n    location: {flow_id}\n    policy: ../policies/hook.md\n    allowed_targets: [c{i}, a{}]\n    insertable_tasks: [{{id: n{k}, instruction: Check}}]\n",
+            i + 1
+        ));
+    }
+    let last = blocks - 1;
+    yaml.push_str(&format!(
+        "  - id: swap\n    location: f{f}\n    action: {{swap_nodes: [a{last}, b{last}]}}\nguarantees:\n  - id: first_block_first\n    reach: e\n    only_after: [a0, b0, c0]\n  - id: first_target_always\n    always_visit: [c{}]\n",
+        hooked.first().map_or(0, |h| h.1)
+    ));
+    let config_dir = dir.join("guarded/config");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::create_dir_all(dir.join("guarded/policies")).unwrap();
+    std::fs::write(dir.join("guarded/policies/hook.md"), "# Hook\nDecide.\n").unwrap();
+    std::fs::write(config_dir.join("model.bpmn"), xml).unwrap();
+    std::fs::write(config_dir.join("guarded_config.yaml"), yaml).unwrap();
+    load_app(&app_from_config(&config_dir.join("guarded_config.yaml")))
+}

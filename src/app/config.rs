@@ -38,6 +38,8 @@ pub struct FlowConfig {
     pub gateways: Vec<GatewayConfig>,
     pub hooks: Vec<HookConfig>,
     pub permissions: Permissions,
+    /// What every run must keep, whatever the hooks do (`guarantees:`).
+    pub guarantees: Vec<Guarantee>,
     pub remote_agents: Vec<RemoteAgent>,
     /// `questions: park`: a question for a person always parks the run (nobody is asked
     /// at the terminal), as `start --detach` does.
@@ -435,6 +437,48 @@ impl Permissions {
             .into_iter()
             .filter(|a| self.allows(*a))
             .collect()
+    }
+}
+
+/// A property every run must keep (`guarantees:`): `validate` proves it on the model under
+/// every adaptation the hooks are permitted ([`crate::govern`]), and the harness refuses
+/// an adaptation that would break it in a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Guarantee {
+    pub id: Located<String>,
+    pub rule: GuaranteeRule,
+    pub span: Span,
+}
+
+/// What a guarantee says. "Reach" a node: a token enters it (a node skipped by
+/// `skip_node` is entered, a removed one is not); "execute" a node: enter it and complete
+/// it (not skipped, not removed).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GuaranteeRule {
+    /// `reach: N` with `only_after: [Y, ...]`: whenever a run reaches N, each Y has been
+    /// executed before.
+    OnlyAfter {
+        reach: Located<String>,
+        after: Vec<Located<String>>,
+    },
+    /// `always_visit: [Y, ...]`: every run that completes has executed each Y (a
+    /// terminated or failed run does not complete).
+    AlwaysVisit(Vec<Located<String>>),
+    /// `never_reach: N` (or a list): no run ever reaches N.
+    NeverReach(Vec<Located<String>>),
+}
+
+impl GuaranteeRule {
+    /// Every node id the guarantee names, with its place.
+    pub fn names(&self) -> Vec<&Located<String>> {
+        match self {
+            GuaranteeRule::OnlyAfter { reach, after } => {
+                std::iter::once(reach).chain(after.iter()).collect()
+            }
+            GuaranteeRule::AlwaysVisit(ids) | GuaranteeRule::NeverReach(ids) => {
+                ids.iter().collect()
+            }
+        }
     }
 }
 

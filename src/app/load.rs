@@ -56,7 +56,7 @@ impl LoadedApp {
         let mut context = ring::digest::Context::new(&ring::digest::SHA256);
         for path in &files {
             context.update(relative_name(path, &self.dir).as_bytes());
-            match fs::read(path) {
+            match crate::source::read_file(path) {
                 Ok(bytes) => {
                     context.update(format!("\n{}\n", bytes.len()).as_bytes());
                     context.update(&bytes);
@@ -64,7 +64,7 @@ impl LoadedApp {
                 Err(_) => context.update(b"\nmissing\n"),
             }
         }
-        crate::journal::chain::hex(context.finish().as_ref())
+        crate::digest::hex(context.finish().as_ref())
     }
 }
 
@@ -135,7 +135,7 @@ pub fn load_app(app: &AppRef) -> LoadedApp {
         }
     };
     loaded.config_path = Some(config_path.clone());
-    let text = match fs::read(&config_path) {
+    let text = match crate::source::read_file(&config_path) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {

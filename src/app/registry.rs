@@ -128,7 +128,7 @@ fn find_flow_config(dir: &Path, name: &str) -> Result<PathBuf, Box<Diagnostic>> 
 
 /// The flow config a supervisor file points at (`agents[].flow_config`), if any.
 fn flow_config_named_by_supervisor(path: &Path) -> Result<Option<PathBuf>, Box<Diagnostic>> {
-    let text = fs::read_to_string(path).map_err(|e| {
+    let text = crate::source::read_text(path).map_err(|e| {
         Diagnostic::error(
             "app::unreadable",
             format!("cannot read {}: {e}", path.display()),
@@ -168,7 +168,7 @@ fn flow_config_named_by_supervisor(path: &Path) -> Result<Option<PathBuf>, Box<D
 }
 
 fn has_flow_key(path: &Path) -> bool {
-    let Ok(text) = fs::read_to_string(path) else {
+    let Ok(text) = crate::source::read_text(path) else {
         return false;
     };
     // A cheap test first; a full parse only for files that mention the key.

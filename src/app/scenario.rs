@@ -89,7 +89,7 @@ pub fn load(app_dir: &Path, name: &str) -> Result<Scenario, String> {
 
 /// Load a scenario file.
 pub fn load_file(path: &Path, name: &str) -> Result<Scenario, String> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::source::read_text(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let tree = yaml::parse(&text).map_err(|e| {
         let lc = crate::source::SourceFile::new(path, text.as_str()).line_col(e.span.offset);

@@ -108,7 +108,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Document, ParseErrors> {
 
 /// Read and parse a BPMN file.
 pub fn parse_file(path: &Path) -> Result<Document, ParseErrors> {
-    match std::fs::read(path) {
+    match crate::source::read_file(path) {
         Ok(bytes) => parse(path, &bytes),
         Err(e) => Err(ParseErrors {
             path: path.display().to_string(),

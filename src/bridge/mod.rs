@@ -1,9 +1,9 @@
-//! The bridge: the only way an engine and the harness talk. [`ControlPoints`] is what an
-//! engine calls at each control point; implementations carry the call over MCP (in-process
-//! or over HTTP) to the harness's tools.
+//! The bridge contract: the only way an engine and the harness talk. [`ControlPoints`] is
+//! what an engine calls at each control point (the harness implements it; the MCP
+//! transport in [`crate::mcp`] carries it between processes), [`run`] what a run asks of
+//! an engine. No transport is defined here.
 
-pub mod http;
-pub mod mcp;
+pub mod run;
 pub mod types;
 
 use std::future::Future;
@@ -38,7 +38,7 @@ pub trait ControlPoints: Send + Sync {
 
     /// Whether a context may leave its model summary out (`model: None`) while the live
     /// topology is still the process registered under the context's process key, because
-    /// the answering side restores that summary itself (as [`mcp::BridgeServer`] does).
+    /// the answering side restores that summary itself (as [`crate::mcp::BridgeServer`] does).
     /// Engines then skip building and sending it. By default every context carries it.
     fn restores_unchanged_model(&self) -> bool {
         false

@@ -30,9 +30,13 @@ pub struct ControlPointContext {
     /// The process variables as they are now.
     #[serde(default)]
     pub variables: Arc<Variables>,
-    /// The ids of the nodes entered so far, in order.
+    /// The ids of the nodes entered so far, in order: all of them, or (over MCP) the most
+    /// recent [`HISTORY_WINDOW`] with `history_len` counting all.
     #[serde(default)]
     pub history: Arc<Vec<String>>,
+    /// How many nodes were entered in all, when `history` holds only the most recent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_len: Option<u64>,
     /// A summary of the live process model. May be left out (or null) while the live
     /// topology is still the process registered under `process_key`: the bridge then
     /// supplies the summary of that process. (An empty summary: the harness uses the app's
@@ -67,7 +71,27 @@ static NO_MODEL: ModelSummary = ModelSummary {
     flows: Vec::new(),
 };
 
+/// The most recent node entries a context carries over a transport: a control point's
+/// cost does not grow with the run's length (the full path is in the journal).
+pub const HISTORY_WINDOW: usize = 256;
+
 impl ControlPointContext {
+    /// How many nodes were entered in all (`history` may hold only the latest).
+    pub fn history_total(&self) -> u64 {
+        self.history_len.unwrap_or(self.history.len() as u64)
+    }
+
+    /// Keep only the most recent `window` entries of `history`, counting all in
+    /// `history_len` (what a transport sends).
+    pub fn window_history(&mut self, window: usize) {
+        let len = self.history.len();
+        if len > window {
+            let total = self.history_total();
+            self.history = Arc::new(self.history[len - window..].to_vec());
+            self.history_len = Some(total);
+        }
+    }
+
     /// The model summary the context carries (empty when it carries none).
     pub fn model(&self) -> &ModelSummary {
         self.model.as_deref().unwrap_or(&NO_MODEL)

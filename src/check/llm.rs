@@ -110,7 +110,7 @@ fn templates(config: &FlowConfig, paths: &PromptPaths, out: &mut Vec<Diagnostic>
     for (path, slot) in named {
         let Some(path) = path else { continue };
         let full = config.resolve(&path.value);
-        let text = match std::fs::read_to_string(&full) {
+        let text = match crate::source::read_text(&full) {
             Ok(t) => t,
             Err(e) => {
                 out.push(

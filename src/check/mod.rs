@@ -7,6 +7,7 @@
 //! - [`conditions`]: every condition parses; exclusive splits that can take no flow.
 //! - [`rules`]: the rules of hook and gateway policies.
 //! - [`llm`]: model settings (prompt templates, `on_failure`, unused settings).
+//! - [`guarantees`]: the config's guarantees, proven under every permitted adaptation.
 //! - [`engine`]: what the app's engine can run (Flowable's hook actions and elements).
 //!
 //! Every check is linear (or n log n) in the size of the model and the config: ids are
@@ -16,6 +17,7 @@
 mod conditions;
 mod engine;
 mod graph;
+mod guarantees;
 mod hooks;
 mod index;
 mod llm;
@@ -47,6 +49,7 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
             let main = main.as_ref();
             diags.extend(refs::check(config, doc, main));
             diags.extend(hooks::check(&index, doc, main));
+            diags.extend(guarantees::check(config, doc));
             diags.extend(conditions::check(Some(&index), doc, main.into_iter()));
             diags.extend(rules::check(config, main));
             diags.extend(llm::check(config, main));

@@ -284,7 +284,7 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
     for (policy, owner) in policies {
         let path = config.resolve(&policy.value);
         let empty = read.entry(path.clone()).or_insert_with(|| {
-            std::fs::read_to_string(&path)
+            crate::source::read_text(&path)
                 .map(|text| text.trim().is_empty())
                 .map_err(|e| io_reason(&e))
         });

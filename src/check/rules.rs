@@ -33,7 +33,7 @@ pub fn check(config: &FlowConfig, main: Option<&ProcessIndex>) -> Vec<Diagnostic
     }
     for (written, owner) in owners {
         let path = config.resolve(written);
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = crate::source::read_text(&path) else {
             continue; // refs reports a missing policy
         };
         let file = SourceFile::new(path, text.clone());

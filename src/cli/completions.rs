@@ -15,7 +15,7 @@ pub struct CompletionsArgs {
 }
 
 pub fn run(args: &CompletionsArgs) -> Result<Outcome, UsageError> {
-    print!("{}", script(args.shell));
+    out!("{}", script(args.shell));
     Ok(Outcome::Ok)
 }
 

@@ -147,7 +147,7 @@ fn resume_due(cli: &Cli, opts: &ResumeOptions, style: Style) -> Result<Outcome, 
         worst = worse(worst, outcome);
     }
     if resumed == 0 && !opts.json {
-        println!("no parked run is due");
+        outln!("no parked run is due");
     }
     Ok(worst)
 }
@@ -486,14 +486,14 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
                 json!({"run_id": id, "app": app, "asked_at_ms": at, "question": q})
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "[]".into())
         );
         return Ok(Outcome::Ok);
     }
     if rows.is_empty() {
-        println!("no open questions");
+        outln!("no open questions");
         return Ok(Outcome::Ok);
     }
     for (at, id, app, q) in &rows {
@@ -501,7 +501,7 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
             .name
             .as_deref()
             .map_or_else(String::new, |n| format!(" ({n})"));
-        println!(
+        outln!(
             "{} {id}  {app}  {} {}{name}  asked {}",
             style.yellow("?"),
             q.kind.as_str(),
@@ -509,10 +509,10 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
             crate::view::utc_time(*at)
         );
         for line in offered_lines(q) {
-            println!("    {line}");
+            outln!("    {line}");
         }
         if let Some(deadline) = q.deadline_ms {
-            println!("    deadline {}", crate::view::utc_time(deadline));
+            outln!("    deadline {}", crate::view::utc_time(deadline));
         }
     }
     Ok(Outcome::Ok)
@@ -641,7 +641,7 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
         .and_then(|r| journal.commit().map(|()| r))
         .map_err(|e| UsageError::new(format!("cannot journal the answer: {e}")))?;
     if !args.common.json {
-        println!(
+        outln!(
             "{} answered {} of run {id}: {answer}",
             style.green("✓"),
             question.element

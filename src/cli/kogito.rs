@@ -125,7 +125,7 @@ fn build(cli: &Cli, args: &BuildArgs) -> Result<Outcome, UsageError> {
         .unwrap_or_else(|| PathBuf::from(".cuga-flo/kogito").join(&app.name));
     let model = project::write(&out, &app.name, std::slice::from_ref(&augmented), port)
         .map_err(|e| UsageError::new(format!("cannot write {}: {e}", out.display())))?;
-    println!("wrote {} (model {})", out.display(), model[0].display());
+    outln!("wrote {} (model {})", out.display(), model[0].display());
     if args.no_build {
         return Ok(Outcome::Ok);
     }
@@ -141,7 +141,7 @@ fn build(cli: &Cli, args: &BuildArgs) -> Result<Outcome, UsageError> {
         eprintln!("mvn package failed in {} ({status})", out.display());
         return Ok(Outcome::Failed);
     }
-    println!(
+    outln!(
         "built {}; run it with: java -jar {}",
         out.display(),
         project::runner(&out).display()

@@ -73,14 +73,14 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
         .collect();
 
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&rows).unwrap_or_default()
         );
         return Ok(Outcome::Ok);
     }
     if rows.is_empty() {
-        println!("no apps under {}", cli.apps_dir.display());
+        outln!("no apps under {}", cli.apps_dir.display());
         return Ok(Outcome::Ok);
     }
     let dash = || "-".to_string();
@@ -122,7 +122,7 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
             .collect::<Vec<_>>()
             .join("  ")
     };
-    println!("{}  STATUS", style.bold(&line(header)));
+    outln!("{}  STATUS", style.bold(&line(header)));
     for (row, r) in table.iter().zip(&rows) {
         let status = match (&r.first_error, r.warnings) {
             (Some(e), _) => format!(
@@ -133,7 +133,7 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
             (None, 0) => style.green("valid"),
             (None, w) => format!("{} ({})", style.green("valid"), count(w, "warning")),
         };
-        println!("{}  {status}", line(row.each_ref().map(String::as_str)));
+        outln!("{}  {status}", line(row.each_ref().map(String::as_str)));
     }
     Ok(Outcome::Ok)
 }

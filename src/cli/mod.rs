@@ -1,6 +1,20 @@
 //! The command line: one file per command. Commands print results on stdout (human or
 //! `--json`) and logs on stderr (through `tracing`).
 
+/// `println!` for results: a closed stdout (`cuga-flo list | head -1`) stops the output
+/// instead of panicking; the command goes on and exits as it would have.
+macro_rules! outln {
+    () => { $crate::cli::output::write_stdout(format_args!("\n")) };
+    ($($arg:tt)*) => {
+        $crate::cli::output::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` for results (see [`outln!`]).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::output::write_stdout(format_args!($($arg)*)) };
+}
+
 pub mod completions;
 mod durable;
 mod kogito;

@@ -1,7 +1,8 @@
 //! Terminal styling shared by the commands: colour only on a terminal, never with
 //! NO_COLOR, always with `--color always`.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::diag::{Diagnostic, RenderOptions, render};
 
@@ -76,5 +77,23 @@ pub fn count(n: usize, noun: &str) -> String {
         format!("1 {noun}")
     } else {
         format!("{n} {noun}s")
+    }
+}
+
+/// Set once stdout is closed by its reader: later output is dropped.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Write results to stdout (what [`outln!`] and [`out!`] do). A reader that went away
+/// (broken pipe) ends the output quietly, never the command; another error is logged once.
+pub fn write_stdout(args: std::fmt::Arguments<'_>) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            tracing::warn!("cannot write to stdout: {e}");
+        }
     }
 }

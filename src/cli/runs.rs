@@ -151,10 +151,10 @@ fn verify_run(args: &VerifyArgs, style: Style) -> Result<Outcome, UsageError> {
             map.insert("run_id".into(), json!(id));
             map.insert("intact".into(), json!(report.is_intact()));
         }
-        println!("{value}");
+        outln!("{value}");
     } else {
         match &report.problem {
-            None => println!(
+            None => outln!(
                 "{} run {id}: journal intact, {} records, head {} {}{}",
                 style.green("✓"),
                 report.records,
@@ -166,7 +166,7 @@ fn verify_run(args: &VerifyArgs, style: Style) -> Result<Outcome, UsageError> {
                     " (no head file: removed last records would go unseen)"
                 }
             ),
-            Some(t) => println!(
+            Some(t) => outln!(
                 "{} run {id}: journal tampered: record {} {}: {}",
                 style.red("✗"),
                 t.seq,
@@ -206,9 +206,13 @@ fn export_run(args: &ExportArgs) -> Result<Outcome, UsageError> {
         None => {
             use std::io::Write;
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(|e| UsageError::new(format!("cannot write the export: {e}")))?;
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                // The reader went away (`| head`): the export ends there, quietly.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                other => {
+                    other.map_err(|e| UsageError::new(format!("cannot write the export: {e}")))?
+                }
+            }
         }
     }
     Ok(Outcome::Ok)
@@ -292,16 +296,17 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
                 "model_calls": state.model_usage.calls,
                 "problem": problem,
             });
-            println!("{line}");
+            outln!("{line}");
         } else {
             let model = if state.model_usage.is_empty() {
                 String::new()
             } else {
                 format!("  {} model calls", state.model_usage.calls)
             };
-            println!(
+            outln!(
                 "{id}  {:<20} {status:<10} {} steps{model}",
-                state.app, state.steps
+                state.app,
+                state.steps
             );
         }
     }
@@ -376,21 +381,21 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
             "identical": differences.is_empty(),
             "differences": differences,
         });
-        println!("{line}");
+        outln!("{line}");
     } else if differences.is_empty() {
         let count = decisions(&records).values().map(Vec::len).sum::<usize>();
-        println!(
+        outln!(
             "{} replay of `{id}`: {count} decisions, all identical (replayed as `{new_id}`)",
             style.green("✓")
         );
     } else {
-        println!(
+        outln!(
             "{} replay of `{id}` differs in {} place(s) (replayed as `{new_id}`):",
             style.red("✗"),
             differences.len()
         );
         for d in &differences {
-            println!("    {d}");
+            outln!("    {d}");
         }
     }
     // A replay checks decisions: identical ones succeed whatever the run's own status

@@ -29,14 +29,14 @@ use rmcp::ServiceExt;
 
 use crate::app::registry::AppRef;
 use crate::app::{FlowConfig, LoadedApp};
-use crate::bridge::http::HttpBridge;
-use crate::bridge::mcp::{
-    BridgeServer, InProcessBridge, JournalFactory, RegisteredFlow, Registry, RunProcessArgs,
-};
 use crate::engine::native::NativeEngine;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{
     Anchor, Durability, Event, EventSink, FlowState, JournalError, JournalOptions, Record,
+};
+use crate::mcp::http::HttpBridge;
+use crate::mcp::{
+    BridgeServer, InProcessBridge, JournalFactory, RegisteredFlow, Registry, RunProcessArgs,
 };
 use crate::reason::Reasoner;
 use crate::reason::scripted::ScriptedReasoner;
@@ -226,7 +226,7 @@ fn transport(args: &ServeArgs) -> Result<Transport, UsageError> {
             Some(secret(value, &format!("--token-env {var}"))?)
         }
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
+            let text = crate::source::read_text(path).map_err(|e| {
                 UsageError::new(format!(
                     "--token-file {}: cannot read it: {e}",
                     path.display()

@@ -3,7 +3,7 @@
 //! going through the MCP bridge to the harness, every event journalled under
 //! `.cuga-flo/runs/<run-id>/`, and the decisions and hook audit streamed to the terminal.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -14,9 +14,6 @@ use crate::app::scenario::{self, Scenario};
 use crate::app::{EngineKind, FlowConfig, LoadedApp, load_app};
 use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
-use crate::bridge::mcp::{
-    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
-};
 use crate::check::check_app_on;
 use crate::engine::external::{ExternalEngine, ExternalSettings};
 use crate::engine::flowable::{FlowableEngine, FlowableSettings};
@@ -26,6 +23,9 @@ use crate::engine::{Resume, RunRequest, WorkflowEngine};
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch};
+use crate::mcp::{
+    BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
+};
 use crate::reason::park::Answers;
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{
@@ -538,9 +538,9 @@ async fn run_async(
         }
     };
     if !args.json {
-        println!("  journal: {}", journal.path().display());
+        outln!("  journal: {}", journal.path().display());
         if let Some(path) = &cassette {
-            println!("  cassette: {}", path.display());
+            outln!("  cassette: {}", path.display());
         }
     }
 
@@ -562,20 +562,20 @@ async fn run_async(
             .unwrap_or_default();
         if args.json {
             let line = serde_json::json!({"event": "scenario_checked", "scenario": name, "met": misses.is_empty(), "mismatches": misses});
-            println!("{line}");
+            outln!("{line}");
         } else if misses.is_empty() {
-            println!(
+            outln!(
                 "{} scenario `{name}`: every expectation met",
                 style.green("✓")
             );
         } else {
-            println!(
+            outln!(
                 "{} scenario `{name}`: {} expectation(s) not met",
                 style.red("✗"),
                 misses.len()
             );
             for m in &misses {
-                println!("    {m}");
+                outln!("    {m}");
             }
         }
         // A scenario says how its run should end: met, it succeeds whatever that end is
@@ -633,14 +633,14 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
                 format!("--outputs '{{{}}}'", keys.join(", "))
             }
         };
-        println!(
+        outln!(
             "  {} answer: cuga-flo runs answer {run} {} {how}{dir}",
             style.yellow("?"),
             q.element
         );
     }
-    println!("  pending: cuga-flo runs pending{dir}");
-    println!(
+    outln!("  pending: cuga-flo runs pending{dir}");
+    outln!(
         "  (to answer in advance: --answers FILE or --scenario NAME; to let a model answer: \
          `llm:` in the flow config)"
     );
@@ -738,7 +738,7 @@ fn reasoner(
         return Ok((Arc::new(Rules::new(Arc::new(cassette))), None));
     }
     if let Some(path) = &args.replay {
-        let text = std::fs::read_to_string(path)
+        let text = crate::source::read_text(path)
             .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
         let source = format!("recorded answers replayed from {}", path.display());
         let cassette = ScriptedReasoner::from_text(&text, source)
@@ -785,13 +785,10 @@ fn initial_variables(
     }
     if let Some(input) = &args.input {
         let text = if input == "-" {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| UsageError::new(format!("cannot read stdin: {e}")))?;
-            s
+            crate::source::read_text_from(std::io::stdin())
+                .map_err(|e| UsageError::new(format!("cannot read stdin: {e}")))?
         } else {
-            std::fs::read_to_string(input)
+            crate::source::read_text(input)
                 .map_err(|e| UsageError::new(format!("cannot read {input}: {e}")))?
         };
         match serde_json::from_str::<Value>(&text) {
@@ -808,7 +805,24 @@ fn initial_variables(
         let (name, raw) = assignment
             .split_once('=')
             .ok_or_else(|| UsageError::new(format!("--var {assignment}: expected NAME=VALUE")))?;
+        if name.trim().is_empty() {
+            return Err(UsageError::new(format!(
+                "--var {assignment}: the variable has no name (expected NAME=VALUE)"
+            )));
+        }
         let declared = config.variable(name).map(|v| &v.default);
+        if declared.is_none()
+            && let Some(close) = crate::diag::did_you_mean(
+                name,
+                config.variables.iter().map(|v| v.name.value.as_str()),
+            )
+        {
+            // A typo would set a variable nothing reads while the real one keeps its default.
+            return Err(UsageError::new(format!(
+                "--var {name}: the app declares no variable `{name}`"
+            ))
+            .with_help(format!("did you mean `{close}`?")));
+        }
         vars.insert(name.to_string(), typed_value(name, raw, declared)?);
     }
     Ok(vars)

@@ -51,6 +51,11 @@ pub fn resolve(arg: &str, apps_dir: &Path) -> Result<Target, UsageError> {
         return Err(UsageError::new(format!(
             "{arg} is neither a flow config (.yaml) nor a BPMN model (.bpmn, .xml)"
         )));
+    } else if path.exists() {
+        return Err(UsageError::new(format!(
+            "{arg} is not a regular file (a pipe, socket or device): name an app, its folder, \
+             a flow config or a BPMN file"
+        )));
     }
     let dir = apps_dir.join(arg);
     if dir.join("config").is_dir() {

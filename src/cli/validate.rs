@@ -84,14 +84,14 @@ pub fn run(cli: &Cli, args: &ValidateArgs, style: Style) -> Result<Outcome, Usag
             "warnings": warnings,
             "targets": reports,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
         for report in &reports {
             for d in &report.raw {
-                print!("{}", style.diagnostic(d));
-                println!();
+                out!("{}", style.diagnostic(d));
+                outln!();
             }
-            println!("{}", summary_line(report, style));
+            outln!("{}", summary_line(report, style));
         }
         if reports.len() > 1 {
             let verdict = if failed {
@@ -99,7 +99,7 @@ pub fn run(cli: &Cli, args: &ValidateArgs, style: Style) -> Result<Outcome, Usag
             } else {
                 style.green("ok")
             };
-            println!(
+            outln!(
                 "{verdict}: {} checked, {} invalid, {}, {}",
                 count(reports.len(), "target"),
                 reports.iter().filter(|r| !r.valid).count(),

@@ -28,7 +28,7 @@ pub fn client(
     connect_timeout: std::time::Duration,
     timeout: std::time::Duration,
 ) -> Result<reqwest::Client, String> {
-    crate::reason::llm::client::install_tls_provider();
+    crate::tls::install_provider();
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .timeout(timeout)

@@ -25,6 +25,10 @@
 //!
 //!    A decision failing these checks is treated like a denial, with the reason
 //!    `invalid answer: ...` (or `invalid action: ...` for a static action).
+//!    - the adaptation must not break a guarantee of the config, given the live model and
+//!      the nodes executed so far ([`crate::govern::Governance::admits`]): one that would
+//!      is denied with the reason ``breaks guarantee `<id>`: ...``, as a denied action
+//!      (`on_denied` applies).
 //!
 //! State updates are data only: nothing in them changes what the hook is permitted to do.
 
@@ -35,6 +39,7 @@ use crate::bridge::{
     ControlPointContext, ControlPointError, HookDecision, ModelSummary, NewTask, Variables,
 };
 use crate::expr::Truth;
+use crate::govern::{Breach, LiveModel, Proposed};
 use crate::reason::{AddTask, CallLog, HookAnswer, HookRequest, ReasonError};
 use crate::vocab::{Decider, HookAction, Settable, VarKind, check_state_updates};
 
@@ -98,6 +103,7 @@ pub(crate) async fn evaluate(
         hook,
         model,
         executed: ctx.executed.clone(),
+        flow: flow_id.clone(),
         flow_target,
         settable: settable(agent, hook),
     };
@@ -279,6 +285,8 @@ struct Check<'a> {
     /// The live model (no nodes when nothing is known of it).
     model: Arc<ModelSummary>,
     executed: Vec<String>,
+    /// The hooked flow.
+    flow: String,
     /// Where the hooked flow goes: skip_to there is `continue`, never offered.
     flow_target: Option<String>,
     /// What `state_updates` may set.
@@ -435,8 +443,45 @@ impl Check<'_> {
                 "{why} (a hook sets only the variables of its `may_set`)"
             ));
         }
+        if let Err(breach) = self.keeps_guarantees(&decision) {
+            return self.reject(
+                Some(asked),
+                by,
+                format!("breaks guarantee `{}`: {}", breach.guarantee, breach.why),
+                answer.reason,
+            );
+        }
         decision.state_updates = answer.state_updates;
         decision
+    }
+
+    /// Whether the decision, applied to the run as it stands, keeps every guarantee.
+    fn keeps_guarantees(&self, decision: &HookDecision) -> Result<(), Breach> {
+        let (Some(governance), Some(process)) = (&self.agent.governance, self.agent.process())
+        else {
+            return Ok(());
+        };
+        let proposed = match (decision.action, &decision.target, &decision.swap) {
+            (HookAction::SkipNode, ..) => Proposed::SkipNode,
+            (HookAction::SkipTo, Some(t), _) => Proposed::SkipTo(t),
+            (HookAction::RemoveNode, Some(t), _) => Proposed::Remove(t),
+            (HookAction::SwapNodes, _, Some((a, b))) => Proposed::Swap(a, b),
+            (HookAction::AddNode, ..) => match &decision.add {
+                Some(task) => Proposed::Add(&task.id),
+                None => return Ok(()),
+            },
+            _ => return Ok(()),
+        };
+        let live = LiveModel {
+            nodes: self.model.nodes.iter().map(|n| n.id.as_str()).collect(),
+            flows: self
+                .model
+                .flows
+                .iter()
+                .map(|f| (f.id.as_str(), f.source.as_str(), f.target.as_str()))
+                .collect(),
+        };
+        governance.admits(process, &live, &self.executed, &self.flow, proposed)
     }
 
     /// A target a decision names: for a reasoned answer, one the hook offers (its

@@ -31,6 +31,7 @@ use crate::bridge::{
     GatewayDecision, HookDecision, ModelSummary, TaskOutcome,
 };
 use crate::expr::{self, Expr};
+use crate::govern::Governance;
 use crate::reason::record::{ContextDigest, context_digest};
 use crate::reason::{
     CallLog, GatewayRequest, HookRequest, Policy, ReasonError, Reasoner, TaskRequest,
@@ -88,6 +89,8 @@ pub struct FlowAgent {
     pub(crate) reasoner: Arc<dyn Reasoner>,
     pub(crate) policies: Policies,
     pub(crate) conditions: Conditions,
+    /// The config's guarantees, which every adaptation is checked against.
+    pub(crate) governance: Option<Governance>,
 }
 
 impl std::fmt::Debug for FlowAgent {
@@ -111,7 +114,9 @@ impl FlowAgent {
         let policies = policy::load(&config)?;
         let conditions = compile_conditions(&config)?;
         let process = app.process().cloned();
+        let governance = process.as_ref().and_then(|p| Governance::new(&config, p));
         Ok(FlowAgent {
+            governance,
             model: process.as_ref().map(|p| Arc::new(ModelSummary::of(p))),
             process,
             config,

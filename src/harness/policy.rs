@@ -58,7 +58,7 @@ fn read(
     let text = match cache.get(&path) {
         Some(t) => t.clone(),
         None => {
-            let t = std::fs::read_to_string(&path).map_err(|e| HarnessError::Policy {
+            let t = crate::source::read_text(&path).map_err(|e| HarnessError::Policy {
                 owner: owner.to_string(),
                 path: path.display().to_string(),
                 message: e.to_string(),

@@ -50,16 +50,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(context.finish().as_ref())
 }
 
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 0xf)] as char);
-    }
-    out
-}
+pub use crate::digest::hex;
 
 #[cfg(test)]
 mod tests {

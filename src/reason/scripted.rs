@@ -114,7 +114,7 @@ impl ScriptedReasoner {
     /// Read an answers document (YAML or JSON) from a file.
     pub fn from_file(path: &Path) -> Result<Self, ReasonError> {
         let source = format!("answers file {}", path.display());
-        let text = std::fs::read_to_string(path)
+        let text = crate::source::read_text(path)
             .map_err(|e| ReasonError::Io(format!("cannot read {}: {e}", path.display())))?;
         Self::from_text(&text, source)
     }

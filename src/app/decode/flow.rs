@@ -235,7 +235,7 @@ impl Cx<'_> {
         }
         let response_format = self.opt_string(f, "response_format", what);
         if let Some(r) = &response_format
-            && crate::reason::llm::ResponseFormat::parse(&r.value).is_none()
+            && crate::vocab::ResponseFormat::parse(&r.value).is_none()
         {
             self.error(
                 "config::value",
@@ -244,7 +244,7 @@ impl Cx<'_> {
                 "unknown format",
                 Some(did_you_mean_or_list(
                     &r.value,
-                    &crate::reason::llm::ResponseFormat::NAMES,
+                    &crate::vocab::ResponseFormat::NAMES,
                     4,
                     "the formats",
                 )),

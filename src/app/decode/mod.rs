@@ -5,11 +5,12 @@
 //! [`reader`] holds the generic readers (mappings, strings, lists, unknown keys); each
 //! config section has its own module: [`flow`] (`flow`, `workflow_engine`, `variables`,
 //! `llm`), [`tasks`], [`gateways`], [`hooks`], [`actions`] (hook actions, tasks to insert,
-//! `action_permissions`) and [`remote`] (`remote_agents`).
+//! `action_permissions`), [`guarantees`] and [`remote`] (`remote_agents`).
 
 mod actions;
 mod flow;
 mod gateways;
+mod guarantees;
 mod hooks;
 mod reader;
 mod remote;
@@ -31,6 +32,7 @@ const ROOT_KEYS: &[&str] = &[
     "gateways",
     "hooks",
     "action_permissions",
+    "guarantees",
     "remote_agents",
     "questions",
 ];
@@ -117,6 +119,10 @@ impl Cx<'_> {
             .get("action_permissions")
             .map(|n| self.permissions(n))
             .unwrap_or_default();
+        let guarantees = f
+            .get("guarantees")
+            .map(|n| self.guarantees(n))
+            .unwrap_or_default();
         let remote_agents = f
             .get("remote_agents")
             .map(|n| self.remote_agents(n))
@@ -133,6 +139,7 @@ impl Cx<'_> {
             gateways,
             hooks,
             permissions,
+            guarantees,
             remote_agents,
         })
     }

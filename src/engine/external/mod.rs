@@ -28,13 +28,13 @@ use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
-use crate::bridge::http::{HttpBridge, connect};
-use crate::bridge::mcp::{
+use crate::bridge::{BoxFuture, ControlPoints};
+use crate::journal::EventSink;
+use crate::mcp::http::{HttpBridge, connect};
+use crate::mcp::{
     BridgeEndpoint, BridgeServer, McpControlPoints, RegisteredFlow, Registry, RunProcessArgs,
     RunProcessResult,
 };
-use crate::bridge::{BoxFuture, ControlPoints};
-use crate::journal::EventSink;
 use crate::secret::Secret;
 use crate::vocab::RunStatus;
 

@@ -178,10 +178,20 @@ impl Witness {
     }
 
     fn enter_new(&self, seen: &mut Seen, path: &[String]) {
-        if path.len() <= seen.entered {
+        self.enter_new_from(seen, path, path.len());
+    }
+
+    /// [`Self::enter_new`] for the latest entries of a path of `total` entries (a context
+    /// that carries a window of its history, `history_len` counting all).
+    fn enter_new_from(&self, seen: &mut Seen, path: &[String], total: usize) {
+        if total <= seen.entered {
             return;
         }
-        for node in path[seen.entered..].iter().cloned() {
+        // Entries before the window were sent with earlier calls (an engine sends every
+        // entry not sent before); those already journalled are skipped.
+        let offset = total - path.len();
+        let from = seen.entered.saturating_sub(offset).min(path.len());
+        for node in path[from..].iter().cloned() {
             let (kind, name) = match seen.topology.node(&node) {
                 Some(n) => (n.kind.tag().to_string(), n.name.clone()),
                 None => ("unknown".to_string(), None),
@@ -213,13 +223,13 @@ impl Witness {
                 );
             }
         }
-        seen.entered = path.len();
+        seen.entered = total;
     }
 
     /// A call arrives: journal the nodes entered since the last one.
     fn begin(&self, ctx: &ControlPointContext) -> Instant {
         let mut seen = self.seen();
-        self.enter_new(&mut seen, &ctx.history);
+        self.enter_new_from(&mut seen, &ctx.history, ctx.history_total() as usize);
         seen.variables = Map::clone(&ctx.variables);
         seen.answering += 1;
         seen.last_activity = Instant::now();

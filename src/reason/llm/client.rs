@@ -26,7 +26,6 @@
 //!   connection and abandons any backoff.
 
 use std::hash::{BuildHasher, RandomState};
-use std::sync::Once;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
@@ -67,7 +66,7 @@ impl std::fmt::Debug for ChatClient {
 
 impl ChatClient {
     pub fn new(settings: LlmSettings) -> Result<ChatClient, CallError> {
-        install_tls_provider();
+        crate::tls::install_provider();
         let url = settings.completions_url();
         let http = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
@@ -301,20 +300,11 @@ fn next_format(format: ResponseFormat) -> ResponseFormat {
     FORMS[(usize::from(form_index(format)) + 1).min(FORMS.len() - 1)]
 }
 
-/// reqwest is built without a default crypto provider (aws-lc is slow to build); rustls
-/// gets `ring`, once per process. Another provider installed first is kept. Public for
-/// other reqwest clients of the process (tests, MCP clients over HTTP).
-pub fn install_tls_provider() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
 fn redact(key: &Option<Secret>, text: &str) -> String {
+    let text = crate::secret::redact_urls(text);
     match key {
-        Some(key) => key.redact(text),
-        None => text.to_string(),
+        Some(key) => key.redact(&text),
+        None => text,
     }
 }
 

@@ -309,8 +309,10 @@ struct Common<'a> {
 fn common_context(c: Common<'_>) -> Map<String, Value> {
     let model = c.context.model();
     let history = c.context.history.as_slice();
-    let skipped = history.len().saturating_sub(MAX_PATH);
-    let path: Vec<Value> = history[skipped..]
+    let shown = &history[history.len().saturating_sub(MAX_PATH)..];
+    // Over a transport `history` may hold only the latest entries; count every one.
+    let skipped = (c.context.history_total() as usize).saturating_sub(shown.len());
+    let path: Vec<Value> = shown
         .iter()
         .map(|id| json!({"id": id, "name": node_name(model, id)}))
         .collect();
@@ -774,6 +776,7 @@ mod tests {
             element_name: None,
             variables: Arc::new(vars.as_object().cloned().unwrap_or_default()),
             history: Arc::new(vec!["Start".into(), "Score".into()]),
+            history_len: None,
             model: Some(Arc::new(model())),
             instruction: None,
             flows: vec![],
@@ -882,6 +885,19 @@ mod tests {
     fn builtin_gateway_prompt() {
         let p = Templates::builtin().gateway(&gateway_request()).unwrap();
         insta::assert_snapshot!(text(&p));
+    }
+
+    #[test]
+    fn a_windowed_history_still_counts_every_node_entered() {
+        let mut req = gateway_request();
+        req.context.history = Arc::new((0..1000).map(|i| format!("n{i}")).collect());
+        let full = Templates::builtin().gateway(&req).unwrap();
+        req.context.window_history(crate::bridge::HISTORY_WINDOW);
+        assert_eq!(req.context.history.len(), crate::bridge::HISTORY_WINDOW);
+        assert_eq!(req.context.history_total(), 1000);
+        let windowed = Templates::builtin().gateway(&req).unwrap();
+        assert_eq!(full.user, windowed.user);
+        assert_eq!(full.system, windowed.system);
     }
 
     #[test]

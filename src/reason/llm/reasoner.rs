@@ -318,7 +318,7 @@ impl LlmReasoner {
                     match tokio::time::timeout(left, ep.client.complete(&request)).await {
                         Ok(r) => r,
                         Err(_) => Err(CallError::Timeout {
-                            url: s.completions_url(),
+                            url: crate::secret::redact_urls(&s.completions_url()),
                             secs: max.as_secs(),
                             attempts: 1,
                         }),
@@ -509,7 +509,7 @@ fn read_template(
 ) -> Result<Option<(String, String)>, LlmSetupError> {
     let Some(path) = path else { return Ok(None) };
     let full = config.resolve(&path.value);
-    let text = std::fs::read_to_string(&full).map_err(|e| {
+    let text = crate::source::read_text(&full).map_err(|e| {
         LlmSetupError::Template(format!(
             "{}:{}: the prompt template {} cannot be read: {e}",
             config.source.path().display(),
@@ -594,7 +594,11 @@ impl Reasoner for LlmReasoner {
         match &self.default {
             Some(ep) => {
                 let s = ep.settings();
-                let mut text = format!("model `{}` at {}", s.model, s.base_url);
+                let mut text = format!(
+                    "model `{}` at {}",
+                    s.model,
+                    crate::secret::redact_urls(&s.base_url)
+                );
                 if !self.own.is_empty() {
                     text.push_str(&format!(
                         " ({} control points with their own)",

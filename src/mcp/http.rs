@@ -30,7 +30,7 @@ use rmcp::transport::{
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::mcp::BridgeServer;
+use super::BridgeServer;
 use crate::secret::Secret;
 
 /// A bridge server listening on HTTP.
@@ -153,7 +153,7 @@ pub async fn connect(
     token: Option<&Secret>,
     connect_timeout: Duration,
 ) -> Result<RunningService<RoleClient, ()>, String> {
-    crate::reason::llm::client::install_tls_provider();
+    crate::tls::install_provider();
     let client = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .build()

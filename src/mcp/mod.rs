@@ -14,6 +14,8 @@
 //! carries its summary. An empty summary keeps its meaning: the harness falls back on the
 //! app's model.
 
+pub mod http;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -27,12 +29,12 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{
-    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
-    GatewayDecision, HookDecision, ModelSummary, TaskOutcome,
-};
 use crate::bpmn::Process;
-use crate::engine::{Resume, RunOutcome, RunRequest, WorkflowEngine};
+use crate::bridge::run::{Resume, RunOutcome, RunRequest, WorkflowEngine};
+use crate::bridge::{
+    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
+    GatewayDecision, HISTORY_WINDOW, HookDecision, ModelSummary, TaskOutcome,
+};
 use crate::journal::EventSink;
 use crate::vocab::RunStatus;
 
@@ -511,8 +513,9 @@ impl ControlPoints for McpControlPoints {
     fn execute_task(
         &self,
         task_id: &str,
-        ctx: ControlPointContext,
+        mut ctx: ControlPointContext,
     ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+        ctx.window_history(HISTORY_WINDOW);
         let args = ExecuteTaskArgs {
             task_id: task_id.to_string(),
             ctx,
@@ -523,8 +526,9 @@ impl ControlPoints for McpControlPoints {
     fn route_gateway(
         &self,
         gateway_id: &str,
-        ctx: ControlPointContext,
+        mut ctx: ControlPointContext,
     ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+        ctx.window_history(HISTORY_WINDOW);
         let args = RouteGatewayArgs {
             gateway_id: gateway_id.to_string(),
             ctx,
@@ -535,8 +539,9 @@ impl ControlPoints for McpControlPoints {
     fn evaluate_hook(
         &self,
         hook_id: &str,
-        ctx: ControlPointContext,
+        mut ctx: ControlPointContext,
     ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+        ctx.window_history(HISTORY_WINDOW);
         let args = EvaluateHookArgs {
             hook_id: hook_id.to_string(),
             ctx,
