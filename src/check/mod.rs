@@ -50,7 +50,7 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
             diags.extend(refs::check(config, doc, main));
             diags.extend(hooks::check(&index, doc, main));
             diags.extend(guarantees::check(config, doc));
-            diags.extend(conditions::check(Some(&index), doc, main.into_iter()));
+            diags.extend(conditions::check(Some(&index), doc, main));
             diags.extend(rules::check(config, main));
             diags.extend(llm::check(config, main));
             let engine = engine.unwrap_or(config.engine.kind);
