@@ -38,7 +38,7 @@ def parse_args():
     p.add_argument(
         "--budget",
         type=float,
-        default=60.0,
+        default=40.0,
         help="stop repeating one measurement once its runs took this many seconds (at least 1 run)",
     )
     return p.parse_args()
@@ -204,6 +204,9 @@ def measure(args, engine, shape, n):
         r = run_once(args, engine, shape, n)
         if r.get("timeout"):
             return {"timeout": True}
+        expected = models.tasks_run(shape, n)
+        if r["tasks"] != expected:
+            raise RuntimeError(f"ran {r['tasks']} of the model's {expected} tasks on the taken path, then reported the run complete")
         runs.append(r)
         spent += r["wall"]
         if spent > args.budget:
@@ -257,8 +260,10 @@ def main():
     results = {}
     notes = []
     began = time.time()
-    for shape in shapes:
-        for engine in chosen:
+    load_before = os.getloadavg()
+    # The peers first, cuga-flo last (the table keeps the engines' order).
+    for engine in sorted(chosen, key=lambda e: e.kind == "cuga"):
+        for shape in shapes:
             previous = None
             for n in sizes:
                 key = (shape, n, engine.key)
@@ -288,6 +293,11 @@ def main():
                 previous, previous_n = r, n
                 with open(args.out, "w") as f:  # what is measured so far, in case the run is cut short
                     f.write(render(args, sizes, shapes, chosen, results, notes, time.time() - began))
+    notes.append(
+        "load average (1, 5, 15 min) before the benchmark {}, after it {} (the machine is shared)".format(
+            ", ".join(f"{x:.1f}" for x in load_before), ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        )
+    )
     table = render(args, sizes, shapes, chosen, results, notes, time.time() - began)
     print(table)
     with open(args.out, "w") as f:
@@ -378,7 +388,7 @@ def render(args, sizes, shapes, chosen, results, notes, elapsed):
     )
     if notes:
         lines.append("")
-        lines.append("Not measured:")
+        lines.append("Notes:")
         lines.append("")
         for note in notes:
             lines.append(f"- {note}")

@@ -26,6 +26,11 @@ def plan(shape, n):
     raise ValueError(f"unknown shape {shape}")
 
 
+def tasks_run(shape, n):
+    """The tasks a run executes (on the taken path)."""
+    return sum({"task": 1, "xor": 1, "par": 2}[e] for e in plan(shape, n))
+
+
 def model_nodes(shape, n):
     """Flow nodes in the model (start and end events excluded)."""
     return sum(1 if e == "task" else 4 for e in plan(shape, n))
