@@ -685,3 +685,33 @@ fn a_misspelt_var_is_refused_with_a_suggestion() {
         "a refused run wrote something"
     );
 }
+
+/// A flow config that is not UTF-8 is reported as such, at the file (not as a missing
+/// config).
+#[test]
+fn a_config_that_is_not_utf8_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("latin/config");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::copy(
+        "applications/trip_planner/config/trip_planner.bpmn",
+        app.join("trip_planner.bpmn"),
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("latin_config.yaml"),
+        b"flow: {id: f, name: \"Caf\xe9\", bpmn_file: trip_planner.bpmn}\n",
+    )
+    .unwrap();
+    let out = stdout_of(
+        cuga().args([
+            "--apps-dir",
+            dir.path().to_str().unwrap(),
+            "validate",
+            "latin",
+        ]),
+        1,
+    );
+    assert!(out.contains("config::encoding"), "{out}");
+    assert!(!out.contains("app::no_flow_config"), "{out}");
+}

@@ -258,12 +258,20 @@ async fn an_mcp_client_lists_the_tools_and_calls_each_kind_over_http() {
     .await;
     assert_eq!(decision["flows"], json!(["Flow_SeverityHigh"]));
 
-    // A hook its policy's rule decides.
+    // A hook its policy's rule decides. The context says what the run executed: the
+    // harness checks the adaptation against the app's guarantees with it (the order must be
+    // registered before it is processed).
+    let mut hook_ctx = ctx(
+        "receive_order_v1",
+        "post_receival_check",
+        json!({"order_id": "1212"}),
+    );
+    hook_ctx["history"] = json!(["StartEvent_0bpt8wp", "Activity_0oydey5"]);
+    hook_ctx["executed"] = json!(["StartEvent_0bpt8wp", "Activity_0oydey5"]);
     let (error, decision) = call(
         &client,
         "evaluate_hook",
-        json!({"hook_id": "post_receival_check",
-            "ctx": ctx("receive_order_v1", "post_receival_check", json!({"order_id": "1212"}))}),
+        json!({"hook_id": "post_receival_check", "ctx": hook_ctx}),
     )
     .await;
     assert!(!error, "{decision}");

@@ -168,9 +168,12 @@ fn flow_config_named_by_supervisor(path: &Path) -> Result<Option<PathBuf>, Box<D
 }
 
 fn has_flow_key(path: &Path) -> bool {
-    let Ok(text) = crate::source::read_text(path) else {
+    // A config that cannot be read as text (not UTF-8, say) is still the app's config when
+    // it says `flow:`: loading it then reports what is wrong with it, at the file.
+    let Ok(bytes) = crate::source::read_file(path) else {
         return false;
     };
+    let text = String::from_utf8_lossy(&bytes);
     // A cheap test first; a full parse only for files that mention the key.
     text.lines()
         .any(|l| l.starts_with("flow:") || l.starts_with("\"flow\":"))

@@ -377,40 +377,51 @@ impl Topology {
             .clone()
     }
 
-    /// The flows a token could still traverse, given tokens at `nodes` (about to enter,
-    /// inside, or waiting at them) and tokens about to traverse `flows`. Walks forward
-    /// over every flow regardless of conditions, and from link throws to their catches.
-    pub fn reachable_flows<'a>(
+    /// Which of the flows `wanted` a token could still traverse, given tokens at `nodes`
+    /// (about to enter, inside, or waiting at them) and tokens about to traverse `flows`.
+    /// Walks forward over every flow regardless of conditions, and from link throws to
+    /// their catches, nearest first, stopping as soon as all are found: a join whose
+    /// missing branches are on their way costs a few steps, not a walk of the rest of the
+    /// model.
+    pub fn reaches<'a>(
         &'a self,
         nodes: impl IntoIterator<Item = &'a str>,
         flows: impl IntoIterator<Item = &'a str>,
-    ) -> BTreeSet<&'a str> {
-        let mut reached = BTreeSet::new();
-        let mut queue: Vec<&str> = nodes.into_iter().collect();
+        wanted: &[&str],
+    ) -> BTreeSet<String> {
+        let mut found: BTreeSet<String> = BTreeSet::new();
+        let mut queue: std::collections::VecDeque<&str> = nodes.into_iter().collect();
+        let note = |id: &str, found: &mut BTreeSet<String>| {
+            if wanted.contains(&id) {
+                found.insert(id.to_string());
+            }
+        };
         for id in flows {
             if let Some(f) = self.flow(id) {
-                reached.insert(f.id.as_str());
-                queue.push(f.target.as_str());
+                note(&f.id, &mut found);
+                queue.push_back(f.target.as_str());
             }
         }
         let mut seen = BTreeSet::new();
-        while let Some(node) = queue.pop() {
+        while found.len() < wanted.len()
+            && let Some(node) = queue.pop_front()
+        {
             if !seen.insert(node) {
                 continue;
             }
             for f in self.outgoing(node) {
-                reached.insert(f.id.as_str());
-                queue.push(f.target.as_str());
+                note(&f.id, &mut found);
+                queue.push_back(f.target.as_str());
             }
             if let Some(catch) = self
                 .node(node)
                 .filter(|n| n.is_link_throw())
                 .and_then(|n| self.link_catch(n))
             {
-                queue.push(catch.id.as_str());
+                queue.push_back(catch.id.as_str());
             }
         }
-        reached
+        found
     }
 
     /// SWAP_NODES: exchange the positions of `a` and `b` by relabelling them in every
@@ -664,9 +675,13 @@ mod tests {
     #[test]
     fn reachability_follows_flows_forward() {
         let t = chain();
-        let from_b = t.reachable_flows(["b"], []);
+        let all = ["f1", "f2", "f3"];
+        let from_b = t.reaches(["b"], [], &all);
         assert_eq!(from_b.into_iter().collect::<Vec<_>>(), ["f3"]);
-        let on_f1 = t.reachable_flows([], ["f1"]);
+        let on_f1 = t.reaches([], ["f1"], &all);
         assert_eq!(on_f1.into_iter().collect::<Vec<_>>(), ["f1", "f2", "f3"]);
+        // it stops once what is wanted is found
+        let near = t.reaches([], ["f1"], &["f1"]);
+        assert_eq!(near.into_iter().collect::<Vec<_>>(), ["f1"]);
     }
 }

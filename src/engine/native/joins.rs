@@ -67,7 +67,7 @@ impl Run {
             return Vec::new();
         }
         let (nodes, flows) = self.tokens.positions_in(scope, join);
-        let reachable = self.topology.reachable_flows(nodes, flows);
+        let reachable = self.topology.reaches(nodes, flows, &missing);
         // Tokens that have traversed an incoming flow but not yet arrived are coming too
         // (a branch with nothing on it reaches the join in the same step as the split).
         let arriving: Vec<&str> = self
