@@ -277,14 +277,16 @@ impl Client {
         self.send(request, "POST unacquire/jobs").await.map(drop)
     }
 
-    /// Give back one job `worker` holds.
+    /// Give back one job `worker` holds. A job that is gone (its instance ended meanwhile,
+    /// e.g. terminated by a hook) has nothing to give back.
     pub async fn unacquire(&self, job: &str, worker: &str) -> Result<(), RestError> {
         let request = self
             .jobs(Method::POST, &format!("unacquire/jobs/{job}"))
             .json(&json!({"workerId": worker}));
-        self.send(request, "POST unacquire/jobs/{id}")
-            .await
-            .map(drop)
+        match self.send(request, "POST unacquire/jobs/{id}").await {
+            Err(e) if e.status == Some(404) => Ok(()),
+            other => other.map(drop),
+        }
     }
 
     /// The running instance started with `business_key` (cuga-flo's run id), if any.
