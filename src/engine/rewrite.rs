@@ -23,9 +23,9 @@
 //!
 //! [`Rewritten::roles`] maps each worker back to what it stands for.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
-use crate::bpmn::{EventDefinition, GatewayKind, Node, NodeKind, Process, SubProcessKind};
+use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, Process};
 use crate::bridge::FlowAnnotations;
 use crate::engine::topology::Topology;
 
@@ -226,10 +226,7 @@ pub fn limits(process: &Process) -> Vec<(String, String)> {
                 format!("ids starting with `{PREFIX}` are reserved for what cuga-flo adds"),
             ));
         }
-        if matches!(node.kind, NodeKind::StartEvent { .. })
-            && node.parent.is_none()
-            && !in_event_subprocess(process, node)
-        {
+        if matches!(node.kind, NodeKind::StartEvent { .. }) && node.parent.is_none() {
             starts += 1;
         }
     }
@@ -250,25 +247,6 @@ pub fn limits(process: &Process) -> Vec<(String, String)> {
     out
 }
 
-fn in_event_subprocess(process: &Process, node: &Node) -> bool {
-    let mut parent = node.parent.as_deref();
-    while let Some(id) = parent {
-        let Some(p) = process.nodes.iter().find(|n| n.id == id) else {
-            return false;
-        };
-        if matches!(
-            p.kind,
-            NodeKind::SubProcess(SubProcessKind::Embedded {
-                triggered_by_event: true
-            })
-        ) {
-            return true;
-        }
-        parent = p.parent.as_deref();
-    }
-    false
-}
-
 /// Rewrite `process` with the hooks of `annotations`. `Err` lists what cannot run on a
 /// BPM engine ([`unsupported`]).
 pub fn rewrite(
@@ -279,30 +257,12 @@ pub fn rewrite(
     if !problems.is_empty() {
         return Err(problems);
     }
-    // Left out: event sub-processes (and what they contain) and boundary events.
-    let dropped: HashSet<&str> = process
-        .nodes
-        .iter()
-        .filter(|n| {
-            matches!(n.kind, NodeKind::BoundaryEvent { .. })
-                || matches!(
-                    n.kind,
-                    NodeKind::SubProcess(SubProcessKind::Embedded {
-                        triggered_by_event: true
-                    })
-                )
-                || in_event_subprocess(process, n)
-        })
-        .map(|n| n.id.as_str())
-        .collect();
-
     let mut roles = HashMap::new();
     let mut entry = HashMap::new();
     let mut nodes: Vec<RNode> = Vec::new();
     let mut flows: Vec<RFlow> = process
         .flows
         .iter()
-        .filter(|f| !dropped.contains(f.source.as_str()) && !dropped.contains(f.target.as_str()))
         .map(|f| RFlow {
             id: f.id.clone(),
             source: f.source.clone(),
@@ -323,9 +283,6 @@ pub fn rewrite(
     let topology = Topology::from_process(process);
     let mut routes = 0;
     for node in &process.nodes {
-        if dropped.contains(node.id.as_str()) {
-            continue;
-        }
         let element = match &node.kind {
             NodeKind::Task(_) | NodeKind::CallActivity { .. } => {
                 roles.insert(node.id.clone(), Role::Task(node.id.clone()));
