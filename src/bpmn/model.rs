@@ -3,7 +3,7 @@
 //! bridge. Nodes of embedded sub-processes are kept in the same flat list as the
 //! top-level nodes, each with the id of the sub-process that contains it (`parent`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::source::{SourceFile, Span};
 
@@ -414,5 +414,32 @@ impl Node {
     /// A display name: the name, else the id.
     pub fn display_name(&self) -> &str {
         self.name.as_deref().unwrap_or(&self.id)
+    }
+}
+
+/// What removing `root` from a process takes with it (REMOVE_NODE, on the engine's live
+/// topology and in the guarantee proof alike): `root`, the nodes nested in it at any depth
+/// and the boundary events attached to any of them. `nodes` yields each node's id, parent
+/// and kind.
+pub fn removal_closure<'a, I>(root: &str, nodes: I) -> BTreeSet<String>
+where
+    I: IntoIterator<Item = (&'a str, Option<&'a str>, &'a NodeKind)> + Clone,
+{
+    let mut gone = BTreeSet::from([root.to_string()]);
+    loop {
+        let more: Vec<String> = nodes
+            .clone()
+            .into_iter()
+            .filter(|(id, _, _)| !gone.contains(*id))
+            .filter(|(_, parent, kind)| {
+                parent.is_some_and(|p| gone.contains(p))
+                    || matches!(kind, NodeKind::BoundaryEvent { attached_to, .. } if gone.contains(attached_to))
+            })
+            .map(|(id, _, _)| id.to_string())
+            .collect();
+        if more.is_empty() {
+            return gone;
+        }
+        gone.extend(more);
     }
 }

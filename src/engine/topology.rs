@@ -476,23 +476,12 @@ impl Topology {
 
     /// `node`, the nodes nested in it and the boundary events attached to any of them.
     fn removal_set(&self, node: &str) -> BTreeSet<String> {
-        let mut gone = BTreeSet::from([node.to_string()]);
-        loop {
-            let more: Vec<String> = self
-                .nodes
+        crate::bpmn::removal_closure(
+            node,
+            self.nodes
                 .iter()
-                .filter(|n| !gone.contains(&n.id))
-                .filter(|n| {
-                    n.parent.as_ref().is_some_and(|p| gone.contains(p))
-                        || matches!(&n.kind, NodeKind::BoundaryEvent { attached_to, .. } if gone.contains(attached_to))
-                })
-                .map(|n| n.id.clone())
-                .collect();
-            if more.is_empty() {
-                return gone;
-            }
-            gone.extend(more);
-        }
+                .map(|n| (n.id.as_str(), n.parent.as_deref(), &n.kind)),
+        )
     }
 
     /// ADD_NODE: put `task` on `flow`: the flow now targets the task, and a new flow

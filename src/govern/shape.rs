@@ -4,7 +4,7 @@
 //! swap relabels flow ends, remove retargets the flows into a node to its successor,
 //! insert splits a flow.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, Process, SubProcessKind, TaskKind};
 
@@ -330,23 +330,12 @@ impl Shape {
                 f.target = succ;
             }
         }
-        let mut gone = BTreeSet::from([self.nodes[x].id.clone()]);
-        loop {
-            let more: Vec<String> = self
-                .nodes
+        let gone = crate::bpmn::removal_closure(
+            &self.nodes[x].id,
+            self.nodes
                 .iter()
-                .filter(|n| !gone.contains(&n.id))
-                .filter(|n| {
-                    n.parent.as_ref().is_some_and(|p| gone.contains(p))
-                        || matches!(&n.kind, NodeKind::BoundaryEvent { attached_to, .. } if gone.contains(attached_to))
-                })
-                .map(|n| n.id.clone())
-                .collect();
-            if more.is_empty() {
-                break;
-            }
-            gone.extend(more);
-        }
+                .map(|n| (n.id.as_str(), n.parent.as_deref(), &n.kind)),
+        );
         let keep: Vec<bool> = self.nodes.iter().map(|n| !gone.contains(&n.id)).collect();
         let mut renumber = vec![usize::MAX; self.nodes.len()];
         let mut next = 0;
