@@ -4,7 +4,7 @@
 
 use crate::app::{EngineKind, FlowConfig};
 use crate::bpmn::{Document, ProcessIndex, TimerKind, parse_date_time, parse_duration};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Severity};
 use crate::engine::rewrite::{self, UNREALISABLE};
 use crate::engine::support;
 
@@ -106,18 +106,11 @@ pub fn check_model(doc: &Document, main: Option<&ProcessIndex>) -> Vec<Diagnosti
     let Some(index) = main else {
         return Vec::new();
     };
-    support::unsupported_in(index, EngineKind::Native)
+    unsupported_elements(doc, index, EngineKind::Native, "the native engine")
         .into_iter()
-        .map(|u| {
-            Diagnostic::warning(
-                "engine::unsupported_element",
-                format!(
-                    "`{}` cannot run on the native engine: it is {}",
-                    u.id, u.why
-                ),
-            )
-            .at(&doc.source, u.span, "here".to_string())
-            .with_help(UNSUPPORTED_HELP)
+        .map(|mut d| {
+            d.severity = Severity::Warning;
+            d
         })
         .collect()
 }
