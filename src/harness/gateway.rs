@@ -32,7 +32,7 @@ use crate::expr::{self, Truth};
 use crate::reason::{CallLog, FlowTruth, GatewayAnswer, GatewayRequest, ReasonError};
 use crate::vocab::Decider;
 
-use super::{FlowAgent, Trace, context, cp_error, trust};
+use super::{FlowAgent, Trace, ask_person, context, cp_error, trust};
 
 /// One evaluated flow condition.
 struct Eval {
@@ -313,52 +313,43 @@ impl Route<'_> {
             .map_or(OnFailure::Ask, |l| l.value);
         let again = req.clone();
         let (result, trace) = Trace::ask(req, async |req| reasoner.gateway(req).await).await;
-        let retry = (policy == OnFailure::Ask).then(|| again.clone());
+        let person = async |req: GatewayRequest, why: String| {
+            ask_person(req, why, async |r| reasoner.gateway(r).await).await
+        };
         let answer = match result {
-            Ok(answer) => match self.untrusted_choice(cfg, &answer, &again.context) {
-                None => answer,
-                Some(why) => match self.agent.config.permissions.on_untrusted {
-                    OnUntrusted::Allow => answer,
-                    OnUntrusted::Deny => {
-                        return Err(trace.error(gw, format!("{why} (on_untrusted: deny)")));
-                    }
-                    OnUntrusted::Confirm => {
-                        let mut req = again;
-                        req.escalation = Some(format!("confirm: {why}"));
-                        req.calls = CallLog::default();
-                        match reasoner.gateway(req).await {
-                            Ok(answer) => answer,
-                            Err(ReasonError::NoAnswer { .. }) => {
-                                return Err(trace.error(
-                                    gw,
-                                    format!(
-                                        "{why}, and no person can confirm it (on_untrusted: confirm)"
-                                    ),
-                                ));
-                            }
-                            Err(other) => return Err(trace.fail(gw, other)),
-                        }
-                    }
-                },
-            },
-            // Fail-safe: a person decides, or the run waits for one, or it fails.
-            Err(e @ ReasonError::Failed { .. }) => match retry {
-                Some(mut req) => {
-                    req.escalation = Some(e.to_string());
-                    req.calls = CallLog::default();
-                    match reasoner.gateway(req).await {
-                        Ok(answer) => answer,
-                        Err(ReasonError::NoAnswer { .. }) => {
-                            return Err(trace.error(
-                                gw,
-                                format!("{e}; no person could decide instead (on_failure: ask)"),
-                            ));
+            Ok(answer) => match (
+                self.untrusted_choice(cfg, &answer, &again.context),
+                self.agent.config.permissions.on_untrusted,
+            ) {
+                (None, _) | (Some(_), OnUntrusted::Allow) => answer,
+                (Some(why), OnUntrusted::Deny) => {
+                    return Err(trace.error(gw, format!("{why} (on_untrusted: deny)")));
+                }
+                (Some(why), OnUntrusted::Confirm) => {
+                    match person(again, format!("confirm: {why}")).await {
+                        Ok(Some(answer)) => answer,
+                        Ok(None) => {
+                            let why = format!(
+                                "{why}, and no person can confirm it (on_untrusted: confirm)"
+                            );
+                            return Err(trace.error(gw, why));
                         }
                         Err(other) => return Err(trace.fail(gw, other)),
                     }
                 }
-                None => return self.on_failure(cfg, e, trace),
             },
+            // Fail-safe: a person decides, or the run waits for one, or it fails.
+            Err(e @ ReasonError::Failed { .. }) if policy == OnFailure::Ask => {
+                match person(again, e.to_string()).await {
+                    Ok(Some(answer)) => answer,
+                    Ok(None) => {
+                        let why = format!("{e}; no person could decide instead (on_failure: ask)");
+                        return Err(trace.error(gw, why));
+                    }
+                    Err(other) => return Err(trace.fail(gw, other)),
+                }
+            }
+            Err(e @ ReasonError::Failed { .. }) => return self.on_failure(cfg, e, trace),
             Err(e) => return Err(trace.fail(gw, e)),
         };
         let mut decision = self.check_answer(&offered, answer, keep)?;

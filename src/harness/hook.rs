@@ -43,7 +43,7 @@ use crate::govern::{Breach, LiveModel, Proposed};
 use crate::reason::{AddTask, CallLog, HookAnswer, HookRequest, ReasonError};
 use crate::vocab::{Decider, HookAction, Settable, VarKind, check_state_updates};
 
-use super::{FlowAgent, Trace, context, cp_error, trust};
+use super::{FlowAgent, Trace, ask_person, context, cp_error, trust};
 
 pub(crate) async fn evaluate(
     agent: &FlowAgent,
@@ -146,37 +146,32 @@ pub(crate) async fn evaluate(
     let policy = hook.on_failure.as_ref().map_or(OnFailure::Ask, |l| l.value);
     let again = req.clone();
     let (result, trace) = Trace::ask(req, async |req| reasoner.hook(req).await).await;
-    let retry = (policy == OnFailure::Ask).then(|| again.clone());
+    let person = async |req: HookRequest, why: String| {
+        ask_person(req, why, async |r| reasoner.hook(r).await).await
+    };
     let mut decision = match result {
         Ok(answer) => {
             let decision = check.validate(answer, true);
-            match check.untrusted_proposal(&decision, &again.context) {
-                None => decision,
-                Some(why) => {
-                    match agent.config.permissions.on_untrusted {
-                        OnUntrusted::Allow => decision,
-                        OnUntrusted::Deny => check.reject(
+            let why = check.untrusted_proposal(&decision, &again.context);
+            match (why, agent.config.permissions.on_untrusted) {
+                (None, _) | (Some(_), OnUntrusted::Allow) => decision,
+                (Some(why), OnUntrusted::Deny) => check.reject(
+                    Some(decision.action),
+                    decision.decided_by,
+                    why,
+                    decision.reason,
+                ),
+                // A person confirms (or decides otherwise); nobody: denied.
+                (Some(why), OnUntrusted::Confirm) => {
+                    match person(again, format!("confirm: {why}")).await {
+                        Ok(Some(answer)) => check.validate(answer, true),
+                        Ok(None) => check.reject(
                             Some(decision.action),
                             decision.decided_by,
-                            why,
+                            format!("{why}, and no person can confirm it (on_untrusted: confirm)"),
                             decision.reason,
                         ),
-                        OnUntrusted::Confirm => {
-                            // A person confirms (or decides otherwise); nobody: denied.
-                            let mut req = again;
-                            req.escalation = Some(format!("confirm: {why}"));
-                            req.calls = CallLog::default();
-                            match reasoner.hook(req).await {
-                            Ok(answer) => check.validate(answer, true),
-                            Err(ReasonError::NoAnswer { .. }) => check.reject(
-                                Some(decision.action),
-                                decision.decided_by,
-                                format!("{why}, and no person can confirm it (on_untrusted: confirm)"),
-                                decision.reason,
-                            ),
-                            Err(other) => return Err(trace.fail(&hook.id.value, other)),
-                        }
-                        }
+                        Err(other) => return Err(trace.fail(&hook.id.value, other)),
                     }
                 }
             }
@@ -184,19 +179,15 @@ pub(crate) async fn evaluate(
         Err(e @ ReasonError::Invalid { .. }) => {
             check.reject(None, Decider::None, format!("invalid answer: {e}"), None)
         }
-        Err(e @ ReasonError::Failed { .. }) => match retry {
-            // Fail-safe: a person decides, or the run waits for one, or it fails.
-            Some(mut req) => {
-                req.escalation = Some(e.to_string());
-                req.calls = CallLog::default();
-                match reasoner.hook(req).await {
-                    Ok(answer) => check.validate(answer, true),
-                    Err(ReasonError::NoAnswer { .. }) => nobody_to_ask(hook, e),
-                    Err(other) => return Err(trace.fail(&hook.id.value, other)),
-                }
+        // Fail-safe: a person decides, or the run waits for one, or it fails.
+        Err(e @ ReasonError::Failed { .. }) if policy == OnFailure::Ask => {
+            match person(again, e.to_string()).await {
+                Ok(Some(answer)) => check.validate(answer, true),
+                Ok(None) => nobody_to_ask(hook, e),
+                Err(other) => return Err(trace.fail(&hook.id.value, other)),
             }
-            None => on_failure(hook, policy, e),
-        },
+        }
+        Err(e @ ReasonError::Failed { .. }) => on_failure(hook, policy, e),
         Err(e) => return Err(trace.fail(&hook.id.value, e)),
     };
     decision.calls = trace.calls;

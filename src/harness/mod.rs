@@ -315,6 +315,43 @@ pub(crate) trait Asked {
     fn call_log(&self) -> &CallLog;
 }
 
+/// A question that can be put to a person instead of a model.
+pub(crate) trait Escalate: Sized {
+    /// The same question, escalated to a person because of `why` (the model failed, or
+    /// its proposal must be confirmed), with a fresh call log: no model answers it.
+    fn escalated(self, why: String) -> Self;
+}
+
+impl Escalate for GatewayRequest {
+    fn escalated(mut self, why: String) -> Self {
+        self.escalation = Some(why);
+        self.calls = CallLog::default();
+        self
+    }
+}
+
+impl Escalate for HookRequest {
+    fn escalated(mut self, why: String) -> Self {
+        self.escalation = Some(why);
+        self.calls = CallLog::default();
+        self
+    }
+}
+
+/// Ask `req` again of a person (`why`): their answer, `Ok(None)` when nobody can answer
+/// it now, or the error that stops the control point (a parked question among them).
+pub(crate) async fn ask_person<R: Escalate, A>(
+    req: R,
+    why: String,
+    ask: impl AsyncFnOnce(R) -> Result<A, ReasonError>,
+) -> Result<Option<A>, ReasonError> {
+    match ask(req.escalated(why)).await {
+        Ok(answer) => Ok(Some(answer)),
+        Err(ReasonError::NoAnswer { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 impl Asked for TaskRequest {
     fn call_log(&self) -> &CallLog {
         &self.calls
