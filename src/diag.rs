@@ -186,6 +186,12 @@ impl Default for RenderOptions {
     }
 }
 
+/// `noun` with its indefinite article: "a task", "an exclusiveGateway", "an error".
+pub fn with_article(noun: &str) -> String {
+    let vowel = noun.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U']);
+    format!("{} {noun}", if vowel { "an" } else { "a" })
+}
+
 /// Columns past this are not shown in a snippet (the renderer counts columns in 16 bits).
 const MAX_SNIPPET_COLUMN: usize = 4_096;
 

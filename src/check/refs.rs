@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::app::{BUILTIN_AGENT_TYPES, EngineKind, FlowConfig, GatewayMode, Located, TaskMode};
 use crate::bpmn::{Document, GatewayKind, ProcessIndex};
-use crate::diag::{Diagnostic, did_you_mean, name_list};
+use crate::diag::{Diagnostic, did_you_mean, name_list, with_article};
 
 /// What kind of model element a config entry must name.
 #[derive(Clone, Copy)]
@@ -502,12 +502,6 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
         }
     }
     out
-}
-
-/// "a task", "an exclusiveGateway".
-fn with_article(noun: &str) -> String {
-    let vowel = noun.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U']);
-    format!("{} {noun}", if vowel { "an" } else { "a" })
 }
 
 fn io_reason(e: &std::io::Error) -> String {

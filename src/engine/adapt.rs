@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use super::topology::{LiveFlow, LiveNode, Topology, inserted_flow_id};
 use crate::bridge::{HookDecision, NewTask, Variables};
+use crate::diag::with_article;
 use crate::journal::Event;
 use crate::vocab::HookAction;
 
@@ -303,10 +304,4 @@ impl Evaluation<'_> {
             }),
         }
     }
-}
-
-/// "a task", "an exclusiveGateway".
-fn with_article(noun: &str) -> String {
-    let vowel = noun.starts_with(['a', 'e', 'i', 'o', 'u']);
-    format!("{} {noun}", if vowel { "an" } else { "a" })
 }

@@ -17,6 +17,7 @@ use crate::app::EngineKind;
 use crate::bpmn::{
     EventDefinition, LoopKind, Node, NodeKind, Process, ProcessIndex, SubProcessKind, TaskKind,
 };
+use crate::diag::with_article;
 use crate::source::Span;
 
 /// An element the engine would mis-run.
@@ -117,14 +118,14 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
         .map(|d| {
             format!(
                 "{} catch event: the run would pass it without waiting",
-                a(definition_name(d))
+                with_article(definition_name(d))
             )
         }),
         NodeKind::BoundaryEvent { definitions, .. } => {
             match first(definitions, &|d| pulled || d != EventDefinition::Timer) {
                 Some(d) => Some(format!(
                     "{} boundary event: it would never trigger",
-                    a(definition_name(d))
+                    with_article(definition_name(d))
                 )),
                 None if definitions.is_empty() => {
                     Some("a boundary event with no event definition: it would never trigger".into())
@@ -136,7 +137,7 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
             first(definitions, &|_| true).map(|d| {
                 format!(
                     "{} start event in a sub-process: the sub-process would start without it",
-                    a(definition_name(d))
+                    with_article(definition_name(d))
                 )
             })
         }
@@ -181,16 +182,6 @@ fn inside_refused_scope(index: &ProcessIndex, node: &Node) -> bool {
         parent = p.parent.as_deref();
     }
     false
-}
-
-/// `name` with its indefinite article.
-fn a(name: &str) -> String {
-    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        "an"
-    } else {
-        "a"
-    };
-    format!("{article} {name}")
 }
 
 fn definition_name(d: EventDefinition) -> &'static str {
