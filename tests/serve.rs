@@ -759,3 +759,211 @@ async fn latency_of_a_cheap_tool_over_http() {
     }
     let _ = client.cancel().await;
 }
+
+// ---- Hardening: timeouts, the session cap, JSON-RPC errors, body size ----
+
+/// An `initialize` request over plain HTTP; the session id the server gave, or the
+/// status and body it answered with.
+async fn initialize(url: &str) -> Result<String, (u16, Value)> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let response = tokio::time::timeout(
+        LIMIT,
+        reqwest::Client::new()
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    match response.headers().get("mcp-session-id") {
+        Some(id) => Ok(id.to_str().unwrap().to_string()),
+        None => {
+            let status = response.status().as_u16();
+            let bytes = response.bytes().await.unwrap();
+            Err((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+        }
+    }
+}
+
+/// A raw POST to the MCP endpoint: status and JSON body.
+async fn post_raw(url: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
+    let response = tokio::time::timeout(
+        LIMIT,
+        reqwest::Client::new()
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body)
+            .send(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.bytes().await.unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+fn host_port(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string()
+}
+
+#[test]
+fn a_half_open_or_slow_connection_is_closed_after_the_read_timeout() {
+    use std::io::Read;
+    use std::net::TcpStream;
+    let served = Served::start(&["receive_order", "--read-timeout", "1"], &[]);
+    let addr = host_port(&served.url);
+    // Nothing sent at all; a head begun and never finished; a kept-alive connection left
+    // idle after one request.
+    let silent = TcpStream::connect(&addr).unwrap();
+    let mut partial = TcpStream::connect(&addr).unwrap();
+    partial
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
+    let mut kept = TcpStream::connect(&addr).unwrap();
+    kept.write_all(b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    let started = Instant::now();
+    for (what, mut stream) in [("silent", silent), ("partial", partial), ("kept", kept)] {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut sink = Vec::new();
+        // Closed by the server: read_to_end returns (EOF or reset), never times out.
+        let result = stream.read_to_end(&mut sink);
+        if let Err(e) = &result {
+            assert!(
+                !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ),
+                "{what}: still open after 5s"
+            );
+        }
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "closed after {:?}",
+        started.elapsed()
+    );
+    // The server still serves.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async { initialize(&served.url).await.unwrap() });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_capped_and_expire_when_idle() {
+    cuga_flo::tls::install_provider();
+    let served = Served::start(
+        &[
+            "receive_order",
+            "--max-sessions",
+            "2",
+            "--session-idle",
+            "2",
+        ],
+        &[],
+    );
+    let first = initialize(&served.url).await.unwrap();
+    initialize(&served.url).await.unwrap();
+    let (status, body) = initialize(&served.url).await.unwrap_err();
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["jsonrpc"], "2.0");
+    assert_eq!(body["error"]["code"], -32000);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("too many MCP sessions"), "{message}");
+
+    // Closing one makes room.
+    let closed = reqwest::Client::new()
+        .delete(&served.url)
+        .header("mcp-session-id", &first)
+        .send()
+        .await
+        .unwrap();
+    assert!(closed.status().is_success(), "{}", closed.status());
+    let third = initialize(&served.url).await.unwrap();
+    assert!(initialize(&served.url).await.is_err());
+
+    // Unused sessions expire: after the idle time, there is room again.
+    let waited = Instant::now();
+    loop {
+        if initialize(&served.url).await.is_ok() {
+            break;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(8),
+            "idle sessions never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let _ = third;
+    assert!(served.stderr().contains("--max-sessions"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_json_rpc_gets_json_rpc_errors() {
+    cuga_flo::tls::install_provider();
+    let served = Served::start(&["receive_order"], &[]);
+    let cases: [(&str, String, u16, i64); 6] = [
+        ("not JSON", "{\"jsonrpc\": \"2.0\", ".into(), 400, -32700),
+        ("binary", "\u{1}\u{2}garbage".into(), 400, -32700),
+        ("a number", "42".into(), 400, -32600),
+        ("no jsonrpc", r#"{"id": 1, "method": "ping"}"#.into(), 400, -32600),
+        ("empty batch", "[]".into(), 400, -32600),
+        (
+            "object id",
+            r#"{"jsonrpc": "2.0", "id": {}, "method": "ping"}"#.into(),
+            400,
+            -32600,
+        ),
+    ];
+    for (what, body, status, code) in cases {
+        let (got, reply) = post_raw(&served.url, body).await;
+        assert_eq!(got, status, "{what}: {reply}");
+        assert_eq!(reply["jsonrpc"], "2.0", "{what}: {reply}");
+        assert_eq!(reply["id"], Value::Null, "{what}");
+        assert_eq!(reply["error"]["code"], code, "{what}: {reply}");
+    }
+    // A body beyond the cap is refused before it is read whole.
+    let (got, reply) = post_raw(&served.url, vec![b' '; 4 * 1024 * 1024 + 1]).await;
+    assert_eq!(got, 413, "{reply}");
+    assert_eq!(reply["error"]["code"], -32600);
+    // And the server still serves a real client.
+    let client = client(&served.url, None).await;
+    assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 7);
+    let _ = client.cancel().await;
+}
+
+#[test]
+fn a_short_token_is_refused_off_loopback_and_warned_about_on_it() {
+    let output = cargo_bin_cmd!("cuga-flo")
+        .args(["serve", "receive_order", "--http", "0.0.0.0:0"])
+        .args(["--token-env", "SERVE_TEST_SHORT"])
+        .env("SERVE_TEST_SHORT", "x")
+        .arg("--apps-dir")
+        .arg(apps_dir())
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("at least 16"), "{stderr}");
+    assert!(!stderr.contains("SERVE_TEST_SHORT=x"));
+
+    let served = Served::start(
+        &["receive_order", "--token-env", "SERVE_TEST_SHORT"],
+        &[("SERVE_TEST_SHORT", "short")],
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(served.stderr().contains("WEAK TOKEN"), "{}", served.stderr());
+}

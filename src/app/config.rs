@@ -52,6 +52,8 @@ pub struct FlowSection {
     pub id: Option<Located<String>>,
     pub version: Option<Located<String>>,
     pub bpmn_file: Option<Located<String>>,
+    /// The id of the `<process>` to run, for a file with several (`process:`).
+    pub process: Option<Located<String>>,
     pub description: Option<Located<String>>,
     /// Upstream schema only; not used at run time.
     pub agent_type: Option<Located<String>>,

@@ -164,9 +164,14 @@ pub fn load_app(app: &AppRef) -> LoadedApp {
 
     if let Some(rel) = &config.flow.bpmn_file {
         let path = config.resolve(&rel.value);
-        if path.is_file() {
+        // Anything that exists is opened: a directory or a device is refused by the
+        // reader with what it is, not reported missing.
+        if path.exists() {
             match bpmn::parse_file(&path) {
-                Ok(doc) => loaded.bpmn = Some(doc),
+                Ok(mut doc) => {
+                    loaded.diagnostics.extend(choose_process(&config, &mut doc));
+                    loaded.bpmn = Some(doc);
+                }
                 Err(errs) => loaded.diagnostics.extend(bpmn_diagnostics(&errs)),
             }
         } else {
@@ -193,6 +198,71 @@ pub fn load_app(app: &AppRef) -> LoadedApp {
     }
     loaded.config = Some(config);
     loaded
+}
+
+/// Choose the process of `doc` the app runs: the one `flow.process` names; else the one
+/// whose id is `flow.id` or the engine's process key; else the only runnable one (see
+/// [`bpmn::Document::runnable`]). Several runnable processes and no choice is an error
+/// naming them, as is a `process:` naming none. The other processes are still checked.
+fn choose_process(config: &FlowConfig, doc: &mut bpmn::Document) -> Option<Diagnostic> {
+    if let Some(wanted) = &config.flow.process {
+        if doc.choose(&wanted.value) {
+            return None;
+        }
+        let all: Vec<&str> = doc.processes.iter().map(|p| p.id.as_str()).collect();
+        let help = match crate::diag::did_you_mean(&wanted.value, all.iter().copied()) {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => format!("the file has {}", name_list(&all, 8)),
+        };
+        return Some(
+            Diagnostic::error(
+                "app::unknown_process",
+                format!(
+                    "the BPMN file `{}` has no process `{}`",
+                    doc.source.path().display(),
+                    wanted.value
+                ),
+            )
+            .at(&config.source, wanted.span, "not a process id of the model".to_string())
+            .with_help(help),
+        );
+    }
+    let named = [
+        config.flow.id.as_ref(),
+        config.engine.process_definition_key.as_ref(),
+        config.engine.process_id.as_ref(),
+    ];
+    for key in named.into_iter().flatten() {
+        if doc.choose(&key.value) {
+            return None;
+        }
+    }
+    let runnable = doc.runnable();
+    if runnable.len() < 2 {
+        return None;
+    }
+    let text = &doc.source;
+    let listed: Vec<String> = runnable
+        .iter()
+        .map(|p| format!("`{}` (line {})", p.id, text.line_col(p.span.offset).line))
+        .collect();
+    let mut d = Diagnostic::error(
+        "app::ambiguous_process",
+        format!(
+            "the BPMN file has {} processes that could run: {}; the config chooses none",
+            runnable.len(),
+            listed.join(", ")
+        ),
+    )
+    .at(text, runnable[0].span, format!("process `{}`", runnable[0].id));
+    for p in &runnable[1..] {
+        d = d.also(p.span, format!("process `{}`", p.id));
+    }
+    Some(d.with_help(format!(
+        "name the one to run under `flow:` in {}: `process: {}` (mark the others isExecutable=\"false\" if they are documentation)",
+        config.source.path().display(),
+        runnable[0].id
+    )))
 }
 
 /// BPMN-looking files in a folder, for "did you mean" help.

@@ -13,6 +13,9 @@ use crate::source::Span;
 /// laughs" documents). The nodes written out are not counted: there are never more of
 /// them than the text is long.
 const MAX_NODES: usize = 1_000_000;
+/// How deep lists and mappings may nest (a config needs a handful of levels; the limit
+/// keeps the recursive build far from the stack's end).
+const MAX_DEPTH: usize = 256;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -130,7 +133,8 @@ impl Node {
     }
 }
 
-/// Parse the first document of `text`. An empty document is `Null`.
+/// Parse the one document of `text`. An empty document is `Null`; a second document
+/// (after `---`) is an error, as is any syntax error after the first.
 pub fn parse(text: &str) -> Result<Node, YamlError> {
     let offsets = CharOffsets::new(text);
     let mut builder = Builder {
@@ -138,9 +142,12 @@ pub fn parse(text: &str) -> Result<Node, YamlError> {
         offsets: &offsets,
         anchors: HashMap::new(),
         expanded: 0,
+        depth: 0,
         text_len: text.len(),
     };
-    builder.document()
+    let root = builder.document()?;
+    builder.rest()?;
+    Ok(root)
 }
 
 /// Maps the parser's character indices to byte offsets.
@@ -185,6 +192,8 @@ struct Builder<'t> {
     anchors: HashMap<usize, Node>,
     /// Nodes copied by expanding aliases so far.
     expanded: usize,
+    /// Lists and mappings open around the node being built.
+    depth: usize,
     text_len: usize,
 }
 
@@ -231,12 +240,47 @@ impl<'t> Builder<'t> {
         self.node(ev, span)
     }
 
+    /// What follows the document: only its end. Another document is refused rather than
+    /// ignored (a file is read as one config, one list of answers).
+    fn rest(&mut self) -> Result<(), YamlError> {
+        loop {
+            let (ev, span) = self.next()?;
+            match ev {
+                Event::DocumentEnd | Event::Nothing => continue,
+                Event::StreamEnd => return Ok(()),
+                Event::DocumentStart(_) => {
+                    return Err(error(
+                        "a second YAML document (after `---`): the file must hold one",
+                        span,
+                    ));
+                }
+                _ => return Err(error("unexpected content after the document", span)),
+            }
+        }
+    }
+
     fn node(&mut self, ev: Event<'t>, span: Span) -> Result<Node, YamlError> {
+        if matches!(ev, Event::SequenceStart(..) | Event::MappingStart(..)) {
+            if self.depth >= MAX_DEPTH {
+                return Err(error(
+                    &format!("lists and mappings nest deeper than {MAX_DEPTH} levels"),
+                    span,
+                ));
+            }
+            self.depth += 1;
+            let node = self.collection(ev, span);
+            self.depth -= 1;
+            return node;
+        }
+        self.leaf(ev, span)
+    }
+
+    fn leaf(&mut self, ev: Event<'t>, span: Span) -> Result<Node, YamlError> {
         match ev {
             Event::Scalar(text, style, anchor, tag) => {
                 let forced_str = tag.as_ref().is_some_and(|t| t.suffix == "str");
                 let value = if style == ScalarStyle::Plain && !forced_str {
-                    resolve_plain(&text)
+                    resolve_plain(&text).map_err(|why| error(&why, span))?
                 } else {
                     Value::Str {
                         text: text.into_owned(),
@@ -247,6 +291,12 @@ impl<'t> Builder<'t> {
                 self.remember(anchor, &node);
                 Ok(node)
             }
+            _ => self.collection(ev, span),
+        }
+    }
+
+    fn collection(&mut self, ev: Event<'t>, span: Span) -> Result<Node, YamlError> {
+        match ev {
             Event::SequenceStart(anchor, _) => {
                 let mut items = Vec::new();
                 let end = loop {
@@ -411,41 +461,60 @@ fn error(message: &str, span: Span) -> YamlError {
     }
 }
 
-/// YAML 1.2 core schema resolution of a plain scalar.
-fn resolve_plain(text: &str) -> Value {
+/// YAML 1.2 core schema resolution of a plain scalar. A number that does not fit (an
+/// integer beyond 64 bits, a float beyond `f64`) is an error, not a silent string, float
+/// or null.
+fn resolve_plain(text: &str) -> Result<Value, String> {
     match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
-        "true" | "True" | "TRUE" => return Value::Bool(true),
-        "false" | "False" | "FALSE" => return Value::Bool(false),
+        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
+        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
+        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
-            return Value::Float(f64::INFINITY);
+            return Ok(Value::Float(f64::INFINITY));
         }
-        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
-        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        "-.inf" | "-.Inf" | "-.INF" => return Ok(Value::Float(f64::NEG_INFINITY)),
+        ".nan" | ".NaN" | ".NAN" => return Ok(Value::Float(f64::NAN)),
         _ => {}
     }
-    if let Some(hex) = text.strip_prefix("0x")
-        && let Ok(i) = i64::from_str_radix(hex, 16)
-    {
-        return Value::Int(i);
-    }
-    if let Some(oct) = text.strip_prefix("0o")
-        && let Ok(i) = i64::from_str_radix(oct, 8)
-    {
-        return Value::Int(i);
+    let too_big = || {
+        Err(format!(
+            "the number `{}` does not fit: integers must lie within ±9223372036854775807 \
+             and other numbers within ±1.8e308 (quote it to keep it as text)",
+            shorten(text)
+        ))
+    };
+    for (prefix, radix) in [("0x", 16), ("0o", 8)] {
+        if let Some(digits) = text.strip_prefix(prefix)
+            && !digits.is_empty()
+            && digits.chars().all(|c| c.is_digit(radix))
+        {
+            return i64::from_str_radix(digits, radix).map_or_else(|_| too_big(), |i| Ok(Value::Int(i)));
+        }
     }
     let numeric = |c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E');
     if text.chars().all(numeric) && text.chars().any(|c| c.is_ascii_digit()) {
         if let Ok(i) = text.parse::<i64>() {
-            return Value::Int(i);
+            return Ok(Value::Int(i));
+        }
+        let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+        if digits.chars().all(|c| c.is_ascii_digit()) {
+            return too_big();
         }
         if let Ok(f) = text.parse::<f64>() {
-            return Value::Float(f);
+            return if f.is_finite() { Ok(Value::Float(f)) } else { too_big() };
         }
     }
-    Value::Str {
+    Ok(Value::Str {
         text: text.to_string(),
         plain: true,
+    })
+}
+
+/// At most 40 characters of `text`, for messages.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
     }
 }
 

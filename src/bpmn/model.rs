@@ -27,6 +27,8 @@ pub struct Document {
     pub participants: Vec<Participant>,
     /// Message flows between pools (metadata only).
     pub message_flows: Vec<MessageFlow>,
+    /// The process chosen to run ([`Document::choose`]), an index into `processes`.
+    pub chosen: Option<usize>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -336,14 +338,44 @@ impl NodeKind {
 }
 
 impl Document {
-    /// The process an app runs: the first process marked `isExecutable="true"`, else the
-    /// first process that has any flow node, else the first process.
+    /// The process an app runs: the one [`Document::choose`] chose, else the only
+    /// [`Document::runnable`] process, else the first process that has any flow node,
+    /// else the first process.
     pub fn main_process(&self) -> Option<&Process> {
-        self.processes
-            .iter()
-            .find(|p| p.is_executable == Some(true) && !p.nodes.is_empty())
-            .or_else(|| self.processes.iter().find(|p| !p.nodes.is_empty()))
-            .or_else(|| self.processes.first())
+        if let Some(chosen) = self.chosen.and_then(|i| self.processes.get(i)) {
+            return Some(chosen);
+        }
+        match self.runnable().as_slice() {
+            [only] => Some(*only),
+            _ => self
+                .processes
+                .iter()
+                .find(|p| p.is_executable == Some(true) && !p.nodes.is_empty())
+                .or_else(|| self.processes.iter().find(|p| !p.nodes.is_empty()))
+                .or_else(|| self.processes.first()),
+        }
+    }
+
+    /// The processes that could be the one this file runs, in document order: those
+    /// marked `isExecutable="true"`; when none is, those that do not say (BPMN leaves
+    /// the attribute optional); when every process says `false`, those too, as a single
+    /// documented process is still what the file is about. Processes without flow
+    /// nodes (a pool's empty black box) never run.
+    pub fn runnable(&self) -> Vec<&Process> {
+        let with_nodes = || self.processes.iter().filter(|p| !p.nodes.is_empty());
+        for wanted in [Some(true), None, Some(false)] {
+            let found: Vec<&Process> = with_nodes().filter(|p| p.is_executable == wanted).collect();
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        Vec::new()
+    }
+
+    /// Make the process `id` the one this file runs; false when there is none.
+    pub fn choose(&mut self, id: &str) -> bool {
+        self.chosen = self.processes.iter().position(|p| p.id == id);
+        self.chosen.is_some()
     }
 
     /// All nodes of all processes.

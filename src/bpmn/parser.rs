@@ -133,6 +133,7 @@ fn empty_document(source: &SourceFile, encoding: String) -> Document {
         processes: Vec::new(),
         participants: Vec::new(),
         message_flows: Vec::new(),
+        chosen: None,
     }
 }
 

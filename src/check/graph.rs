@@ -33,6 +33,7 @@ pub fn check_process(doc: &Document, index: &ProcessIndex) -> Vec<Diagnostic> {
     for scope in scopes {
         check_scope(doc, index, scope, &mut out);
     }
+    out.extend(super::cycles::check(doc, index));
 
     if process.start_events().all(|n| n.parent.is_some()) {
         out.push(

@@ -15,6 +15,7 @@
 //! both built once per run here, never by scanning the lists.
 
 mod conditions;
+mod cycles;
 mod engine;
 mod graph;
 mod guarantees;
@@ -40,10 +41,28 @@ pub fn check_app(app: &LoadedApp) -> Vec<Diagnostic> {
 pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnostic> {
     let mut diags = app.diagnostics.clone();
     if let Some(doc) = &app.bpmn {
-        let main = doc.main_process().map(ProcessIndex::new);
+        // When the config's choice of process failed (reported by loading), no process is
+        // the app's: each is checked on its own, none against the config.
+        let unchosen = (app.diagnostics.iter())
+            .any(|d| matches!(d.code, "app::ambiguous_process" | "app::unknown_process"));
+        let main = doc
+            .main_process()
+            .filter(|_| !unchosen)
+            .map(ProcessIndex::new);
         if let Some(process) = &main {
             diags.extend(graph::check_process(doc, process));
         }
+        // The file's other processes are not run but are checked on their own, as
+        // `validate model.bpmn` checks them.
+        let others: Vec<ProcessIndex> = (doc.processes.iter())
+            .filter(|p| !p.nodes.is_empty())
+            .filter(|p| !main.as_ref().is_some_and(|m| std::ptr::eq(m.process(), *p)))
+            .map(ProcessIndex::new)
+            .collect();
+        for process in &others {
+            diags.extend(graph::check_process(doc, process));
+        }
+        diags.extend(conditions::check(None, doc, others.iter()));
         if let Some(config) = &app.config {
             let index = ConfigIndex::new(config);
             let main = main.as_ref();

@@ -4,7 +4,7 @@
 
 use crate::app::FlowConfig;
 use crate::bpmn::ProcessIndex;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, did_you_mean, name_list, with_article};
 use crate::reason::rules::{RuleAction, parse_rules};
 use crate::source::{SourceFile, Span, line_starts};
 use crate::vocab::HookAction;
@@ -82,14 +82,20 @@ pub fn check(config: &FlowConfig, main: Option<&ProcessIndex>) -> Vec<Diagnostic
                         );
                     }
                     for target in rule.node_targets() {
-                        if process.node(target).is_none() {
-                            out.push(at(
+                        if let Some((code, message, label, help)) =
+                            target_problem(hook, process, *action, target)
+                        {
+                            let d = at(
                                 Diagnostic::error(
-                                    "rules::unknown_target",
-                                    format!("a rule of {what} names `{target}`, which is not a node of the model"),
+                                    code,
+                                    format!("a rule of {what} {message}"),
                                 ),
-                                "unknown node",
-                            ));
+                                label,
+                            );
+                            out.push(match help {
+                                Some(help) => d.with_help(help),
+                                None => d,
+                            });
                         }
                     }
                     if *action == HookAction::AddNode
@@ -130,4 +136,88 @@ pub fn check(config: &FlowConfig, main: Option<&ProcessIndex>) -> Vec<Diagnostic
         }
     }
     out
+}
+
+/// Why a hook rule's `action target` would be refused at run time, as the hook check
+/// there refuses it ([`crate::harness`]): the node must exist, be one the hook may name
+/// (`allowed_targets`, or with `allowed_targets: any` any node but start and end
+/// events), never a start event for a skip, never the hooked flow's own target (that is
+/// `continue`), and an activity for remove_node / swap_nodes.
+fn target_problem(
+    hook: &crate::app::HookConfig,
+    process: &ProcessIndex,
+    action: HookAction,
+    target: &str,
+) -> Option<(&'static str, String, &'static str, Option<String>)> {
+    let Some(node) = process.node(target) else {
+        let nodes = process.process().nodes.iter().map(|n| n.id.as_str());
+        let help = did_you_mean(target, nodes).map(|s| format!("did you mean `{s}`?"));
+        return Some((
+            "rules::unknown_target",
+            format!("names `{target}`, which is not a node of the model"),
+            "unknown node",
+            help,
+        ));
+    };
+    let kind = with_article(node.kind.tag());
+    if action == HookAction::SkipTo && node.kind.is_start_event() {
+        return Some((
+            "rules::bad_target",
+            format!("skips to `{target}`, {kind}: a run cannot restart"),
+            "a start event",
+            None,
+        ));
+    }
+    if matches!(action, HookAction::RemoveNode | HookAction::SwapNodes) && !node.kind.is_activity()
+    {
+        return Some((
+            "rules::bad_target",
+            format!("takes `{action}` on `{target}`, {kind}: only activities can be removed or swapped"),
+            "not an activity",
+            None,
+        ));
+    }
+    if hook.any_target.is_some() {
+        if node.kind.is_start_event() || node.kind.is_end_event() {
+            return Some((
+                "rules::bad_target",
+                format!("names `{target}`, {kind}, which `allowed_targets: any` never offers"),
+                "not offered",
+                Some(format!("list `{target}` under the hook's `allowed_targets` to allow it")),
+            ));
+        }
+    } else if !hook.allowed_targets.iter().any(|t| t.value == target) {
+        let allowed: Vec<&str> = hook.allowed_targets.iter().map(|t| t.value.as_str()).collect();
+        let help = match did_you_mean(target, allowed.iter().copied()) {
+            Some(near) => format!("did you mean `{near}`?"),
+            None if allowed.is_empty() => format!(
+                "the hook lists no `allowed_targets`; add `allowed_targets: [{target}]` to it"
+            ),
+            None => format!(
+                "its allowed targets are {}; add `{target}` to them to allow it",
+                name_list(&allowed, 8)
+            ),
+        };
+        return Some((
+            "rules::bad_target",
+            format!("names `{target}`, which is not one of its `allowed_targets`"),
+            "not an allowed target",
+            Some(help),
+        ));
+    }
+    if action == HookAction::SkipTo
+        && let Some(location) = &hook.location
+        && process.flow(&location.value).is_some_and(|f| f.target == target)
+    {
+        return Some((
+            "rules::bad_target",
+            format!(
+                "skips to `{target}`, where its flow `{}` goes anyway",
+                location.value
+            ),
+            "the flow's own target",
+            Some("write `continue` instead".to_string()),
+        ));
+    }
+    None
 }

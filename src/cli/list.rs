@@ -28,6 +28,8 @@ struct Row {
     tasks: Option<usize>,
     gateways: Option<usize>,
     hooks: Option<usize>,
+    /// The id of the `<process>` a run uses (its counts are `tasks` and `gateways`).
+    process: Option<String>,
     valid: bool,
     errors: usize,
     warnings: usize,
@@ -43,7 +45,15 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
             let loaded = load_app(app);
             let diags = check_app(&loaded);
             let (errors, warnings) = tally(&diags);
-            let process = loaded.process();
+            // The counts are of the process a run would use; a file whose process the
+            // config leaves ambiguous runs none.
+            let process = loaded
+                .process()
+                .filter(|_| {
+                    !(diags.iter()).any(|d| {
+                        matches!(d.code, "app::ambiguous_process" | "app::unknown_process")
+                    })
+                });
             let config = loaded.config.as_ref();
             Row {
                 name: app.name.clone(),
@@ -53,6 +63,7 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
                 bpmn_file: config
                     .and_then(|c| c.flow.bpmn_file.as_ref())
                     .map(|b| b.value.clone()),
+                process: process.map(|p| p.id.clone()),
                 tasks: process.map(|p| p.tasks().count()),
                 gateways: process.map(|p| p.gateways().count()),
                 hooks: config.map(|c| c.hooks.len()),

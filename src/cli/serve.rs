@@ -34,7 +34,7 @@ use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{
     Anchor, Durability, Event, EventSink, FlowState, JournalError, JournalOptions, Record,
 };
-use crate::mcp::http::HttpBridge;
+use crate::mcp::http::{HttpBridge, Limits};
 use crate::mcp::{
     BridgeServer, InProcessBridge, JournalFactory, RegisteredFlow, Registry, RunProcessArgs,
 };
@@ -82,6 +82,19 @@ pub struct ServeArgs {
     /// line)
     #[arg(long, value_name = "FILE", conflicts_with = "stdio")]
     pub token_file: Option<PathBuf>,
+
+    /// Seconds a client has to send a request's head and body; also how long a connection
+    /// may idle between requests before it is closed (HTTP)
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub read_timeout: u64,
+
+    /// MCP sessions open at once; a new session beyond gets HTTP 503 (HTTP)
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_sessions: u64,
+
+    /// Seconds an MCP session may go unused before it is closed (HTTP)
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub session_idle: u64,
 
     /// Answers for control points, by id (YAML: `answers: {<id>: ...}`), asked after the
     /// policy rules and before the app's model
@@ -203,6 +216,10 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
     outcome
 }
 
+/// The shortest bearer token accepted on a non-loopback address (shorter ones are
+/// accepted on loopback, with a warning).
+const MIN_TOKEN_LEN: usize = 16;
+
 /// Where the server listens, and its token; refuses a non-loopback address without one.
 fn transport(args: &ServeArgs) -> Result<Transport, UsageError> {
     let Some(http) = &args.http else {
@@ -237,6 +254,19 @@ fn transport(args: &ServeArgs) -> Result<Transport, UsageError> {
         }
         (None, None) => None,
     };
+    if let Some(token) = &token
+        && token.expose().len() < MIN_TOKEN_LEN
+    {
+        let why = format!(
+            "the token has {} characters; a bearer token needs at least {MIN_TOKEN_LEN} (e.g. \
+             `openssl rand -hex 32`)",
+            token.expose().len()
+        );
+        if !addr.ip().is_loopback() {
+            return Err(UsageError::new(format!("refusing to serve on {addr}: {why}")));
+        }
+        tracing::warn!("WEAK TOKEN: {why}; accepted only because {addr} is a loopback address");
+    }
     if token.is_none() && !addr.ip().is_loopback() {
         return Err(UsageError::new(format!(
             "refusing to serve on {addr} without a token: it is not a loopback address"
@@ -371,7 +401,13 @@ async fn serve(
 
     let result = match transport {
         Transport::Http { addr, token } => {
-            serve_http(server, addr, token, &journals, &mut signals).await
+            let limits = Limits {
+                read_timeout: Duration::from_secs(args.read_timeout),
+                max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
+                session_idle: Duration::from_secs(args.session_idle),
+                ..Limits::default()
+            };
+            serve_http(server, addr, token, limits, &journals, &mut signals).await
         }
         Transport::Stdio => serve_stdio(server, &journals, &mut signals).await,
     };
@@ -384,10 +420,11 @@ async fn serve_http(
     server: BridgeServer,
     addr: SocketAddr,
     token: Option<Secret>,
+    limits: Limits,
     journals: &Journals,
     signals: &mut Signals,
 ) -> Result<Outcome, UsageError> {
-    let mut http = HttpBridge::bind(server, addr, token)
+    let mut http = HttpBridge::bind_with(server, addr, token, limits)
         .await
         .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?;
     let mut stdout = std::io::stdout().lock();

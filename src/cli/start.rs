@@ -96,8 +96,8 @@ pub struct StartArgs {
     )]
     pub durability: Durability,
 
-    /// Node entries allowed before the run fails (bounds loops)
-    #[arg(long, value_name = "N")]
+    /// Node entries allowed before the run fails (bounds loops); at least 1
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub step_budget: Option<u64>,
 
     /// Stream one JSON event per line instead of the human view

@@ -6,6 +6,13 @@
 //! The token is compared in constant time and never logged; a request without it gets
 //! 401 with `WWW-Authenticate: Bearer`. A POST (an MCP message) counts as in flight until
 //! its response has been sent, so a shutdown can let the requests in flight finish.
+//!
+//! What an untrusted client can hold is bounded ([`Limits`]): a connection that does not
+//! send a request head within the read timeout (a half-open connection, or a kept-alive
+//! one left idle) is closed, as is one whose body stalls; bodies are capped; sessions
+//! are capped and expire when idle. A POST that is not JSON gets a JSON-RPC parse error
+//! (-32700), one that is not a JSON-RPC message an invalid-request error (-32600), both
+//! with HTTP 400, as the streamable HTTP transport says for a message it cannot accept.
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -19,7 +26,8 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::serve::ListenerExt;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -32,6 +40,31 @@ use tokio_util::sync::CancellationToken;
 
 use super::BridgeServer;
 use crate::secret::Secret;
+
+/// What one client may hold of the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A request head (and body) must arrive within this; it is also how long a
+    /// kept-alive connection may idle between requests.
+    pub read_timeout: Duration,
+    /// MCP sessions open at once; a new one beyond gets HTTP 503.
+    pub max_sessions: usize,
+    /// A session nobody uses for this long is closed.
+    pub session_idle: Duration,
+    /// The largest request body accepted (HTTP 413 beyond).
+    pub max_body: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            read_timeout: Duration::from_secs(10),
+            max_sessions: 64,
+            session_idle: Duration::from_secs(300),
+            max_body: 4 * 1024 * 1024,
+        }
+    }
+}
 
 /// A bridge server listening on HTTP.
 pub struct HttpBridge {
@@ -52,6 +85,16 @@ impl HttpBridge {
         addr: SocketAddr,
         token: Option<Secret>,
     ) -> std::io::Result<HttpBridge> {
+        Self::bind_with(server, addr, token, Limits::default()).await
+    }
+
+    /// [`HttpBridge::bind`] with explicit [`Limits`].
+    pub async fn bind_with(
+        server: BridgeServer,
+        addr: SocketAddr,
+        token: Option<Secret>,
+        limits: Limits,
+    ) -> std::io::Result<HttpBridge> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         let sessions = CancellationToken::new();
@@ -67,27 +110,22 @@ impl HttpBridge {
             // Reachable under names this server cannot know; the token guards it.
             config = config.disable_allowed_hosts();
         }
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(limits.session_idle);
+        let manager = Arc::new(manager);
+        let service =
+            StreamableHttpService::new(move || Ok(server.clone()), manager.clone(), config);
         let gate = Arc::new(Gate {
             token,
             in_flight: InFlight::default(),
+            sessions: manager,
+            limits,
         });
         let router = axum::Router::new()
             .route_service("/mcp", service)
             .layer(middleware::from_fn_with_state(gate.clone(), guard));
         let stop = CancellationToken::new();
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let task = tokio::spawn(
-            axum::serve(listener, router)
-                .with_graceful_shutdown(stop.clone().cancelled_owned())
-                .into_future(),
-        );
+        let task = tokio::spawn(accept(listener, router, stop.clone(), limits.read_timeout));
         Ok(HttpBridge {
             local,
             gate,
@@ -179,12 +217,67 @@ pub async fn connect(
     }
 }
 
-// ---- The bearer token and the requests in flight ----
+/// Serve every connection `listener` accepts until `stop`, each with a header-read
+/// timeout (hyper's, which needs a timer: axum's `serve` sets none). On `stop`, each
+/// connection finishes the request it is serving, then closes.
+async fn accept(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    stop: CancellationToken,
+    read_timeout: Duration,
+) -> std::io::Result<()> {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(read_timeout)
+        .keep_alive(true);
+    loop {
+        let tcp = tokio::select! {
+            () = stop.cancelled() => return Ok(()),
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                Err(e) => {
+                    // Out of descriptors and the like: wait a little rather than spin.
+                    tracing::warn!("accepting a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = tcp.set_nodelay(true);
+        let service = TowerToHyperService::new(router.clone());
+        let connection = builder.serve_connection(TokioIo::new(tcp), service);
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            let mut closing = false;
+            loop {
+                tokio::select! {
+                    _ = connection.as_mut() => break,
+                    () = stop.cancelled(), if !closing => {
+                        connection.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                }
+            }
+        });
+    }
+}
+
+// ---- The bearer token, the limits and the requests in flight ----
 
 struct Gate {
     token: Option<Secret>,
     in_flight: InFlight,
+    sessions: Arc<LocalSessionManager>,
+    limits: Limits,
 }
+
+/// The JSON-RPC error codes a transport answers with.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+/// Server errors (-32000 to -32099): too many sessions, a body too large or too slow.
+const SERVER_BUSY: i64 = -32000;
 
 /// Every request passes here: without the token (when one is set) it gets 401; a POST
 /// counts as in flight until its response body has been sent.
@@ -206,6 +299,28 @@ async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
             return unauthorized(message);
         }
     }
+    let request = if request.method() == Method::POST {
+        if !request.headers().contains_key("mcp-session-id") {
+            let open = gate.sessions.sessions.read().await.len();
+            if open >= gate.limits.max_sessions {
+                tracing::warn!("refused a new MCP session: {open} are open (--max-sessions)");
+                return rpc_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    SERVER_BUSY,
+                    &format!(
+                        "too many MCP sessions ({open} open, at most {}): close one (DELETE /mcp) or wait for an idle one to expire",
+                        gate.limits.max_sessions
+                    ),
+                );
+            }
+        }
+        match checked_message(request, &gate.limits).await {
+            Ok(request) => request,
+            Err(response) => return response,
+        }
+    } else {
+        request
+    };
     let entered = (request.method() == Method::POST).then(|| gate.in_flight.enter());
     let response = next.run(request).await;
     match entered {
@@ -217,6 +332,139 @@ async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         }),
         None => response,
     }
+}
+
+/// A POST's body, read within the limits and checked to be a JSON-RPC message (or a
+/// batch of them) before the MCP service sees it; the request rebuilt with it, or the
+/// JSON-RPC error response to send instead.
+async fn checked_message(request: Request, limits: &Limits) -> Result<Request, Response> {
+    let (parts, body) = request.into_parts();
+    let declared = (parts.headers.get(header::CONTENT_LENGTH))
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let too_large = || {
+        rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            INVALID_REQUEST,
+            &format!("the request body is larger than {} bytes", limits.max_body),
+        )
+    };
+    if declared.is_some_and(|n| n > limits.max_body as u64) {
+        return Err(too_large());
+    }
+    let bytes = match tokio::time::timeout(
+        limits.read_timeout,
+        axum::body::to_bytes(body, limits.max_body),
+    )
+    .await
+    {
+        Err(_) => {
+            return Err(rpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                SERVER_BUSY,
+                &format!(
+                    "the request body did not arrive within {}s",
+                    limits.read_timeout.as_secs_f64()
+                ),
+            ));
+        }
+        Ok(Err(e)) => {
+            let limit = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            return Err(if limit {
+                too_large()
+            } else {
+                rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    PARSE_ERROR,
+                    "the request body could not be read",
+                )
+            });
+        }
+        Ok(Ok(bytes)) => bytes,
+    };
+    let message: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(value) => value,
+        Err(e) => {
+            return Err(rpc_error(
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                &format!(
+                    "parse error: the body is not JSON (line {}, column {})",
+                    e.line(),
+                    e.column()
+                ),
+            ));
+        }
+    };
+    if let Err(why) = jsonrpc_message(&message) {
+        return Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            &format!("invalid request: {why}"),
+        ));
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// Whether `value` is a JSON-RPC 2.0 request, notification or response, or a non-empty
+/// batch of them; why not otherwise.
+fn jsonrpc_message(value: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) if items.is_empty() => Err("an empty batch".to_string()),
+        Value::Array(items) => items.iter().try_for_each(one_message),
+        other => one_message(other),
+    }
+}
+
+fn one_message(value: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    let Value::Object(map) = value else {
+        return Err("a JSON-RPC message is an object".to_string());
+    };
+    if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err("`jsonrpc` must be \"2.0\"".to_string());
+    }
+    if let Some(id) = map.get("id")
+        && !matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
+    {
+        return Err("`id` must be a string or a number".to_string());
+    }
+    match map.get("method") {
+        Some(Value::String(_)) => {}
+        Some(_) => return Err("`method` must be a string".to_string()),
+        None if map.contains_key("result") || map.contains_key("error") => {
+            if !map.contains_key("id") {
+                return Err("a response has an `id`".to_string());
+            }
+        }
+        None => return Err("neither a request (`method`) nor a response".to_string()),
+    }
+    if let Some(params) = map.get("params")
+        && !matches!(params, Value::Object(_) | Value::Array(_))
+    {
+        return Err("`params` must be an object or an array".to_string());
+    }
+    Ok(())
+}
+
+/// A JSON-RPC error response without an id (the request's could not be known), as the
+/// HTTP response with `status`.
+fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": code, "message": message },
+    })
+    .to_string();
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// The credentials of `Authorization: Bearer <token>` (the scheme in any case).
@@ -319,6 +567,32 @@ mod tests {
         assert!(!same_secret(b"S3cret", b"s3cret"));
         assert!(!same_secret(b"", b"s3cret"));
         assert!(!same_secret(b"", b""));
+    }
+
+    #[test]
+    fn jsonrpc_messages() {
+        use serde_json::json;
+        for ok in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": "a", "result": {}}),
+            json!([{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}}]),
+        ] {
+            assert_eq!(jsonrpc_message(&ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            json!([]),
+            json!(42),
+            json!({"id": 1, "method": "ping"}),
+            json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "id": {}, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": 7}),
+            json!({"jsonrpc": "2.0", "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 1}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "m", "params": 3}),
+        ] {
+            assert!(jsonrpc_message(&bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

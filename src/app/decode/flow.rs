@@ -9,6 +9,7 @@ const FLOW_KEYS: &[&str] = &[
     "id",
     "version",
     "bpmn_file",
+    "process",
     "description",
     "agent_type",
 ];
@@ -86,6 +87,7 @@ impl Cx<'_> {
             id: self.opt_string(&f, "id", what),
             version: self.opt_string(&f, "version", what),
             bpmn_file: self.opt_string(&f, "bpmn_file", what),
+            process: self.opt_string(&f, "process", what),
             description: self.opt_string(&f, "description", what),
             agent_type: self.opt_string(&f, "agent_type", what),
             span: node.span,
