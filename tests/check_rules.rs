@@ -443,7 +443,7 @@ fn policy_rules_name_permitted_actions_known_nodes_and_outgoing_flows() {
     );
     let app = TestApp::new(
         &model,
-        "action_permissions:\n  permitted_actions: [continue, skip_to]\ngateways:\n  G:\n    mode: decision_agent\n    policy: ../policies/g.md\nhooks:\n  - id: h\n    location: f1\n    policy: ../policies/h.md\n",
+        "action_permissions:\n  permitted_actions: [continue, skip_to]\ngateways:\n  G:\n    mode: decision_agent\n    policy: ../policies/g.md\nhooks:\n  - id: h\n    location: f1\n    policy: ../policies/h.md\n    allowed_targets: [A]\n",
     )
     .policy(
         "h.md",
@@ -600,4 +600,165 @@ fn may_set_names_a_declared_variable() {
     .policy("h.md", "# Hook\nContinue.\n");
     let d = app.only("hook::may_set");
     assert!(d.help.unwrap().contains("did you mean `ticket_id`?"));
+}
+
+#[test]
+fn hook_rule_targets_are_checked_as_the_run_checks_them() {
+    let model = bpmn(
+        &[
+            ("startEvent", "S"),
+            ("task", "A"),
+            ("task", "B"),
+            ("task", "Bravo"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "A", ""),
+            ("f2", "A", "B", ""),
+            ("f3", "B", "Bravo", ""),
+            ("f4", "Bravo", "E", ""),
+        ],
+    );
+    let hooks = |targets: &str| {
+        format!(
+            "action_permissions:\n  permitted_actions: [continue, skip_to, remove_node]\nhooks:\n  - id: h\n    location: f2\n    policy: ../policies/h.md\n    allowed_targets: {targets}\n"
+        )
+    };
+    let rules = "# Hook\n```rules\nwhen ${x} == 1 then skip_to S\nwhen ${x} == 2 then skip_to Brav\nwhen ${x} == 3 then skip_to B\nwhen ${x} == 4 then remove_node E\nwhen ${x} == 5 then skip_to Bravo\n```\n";
+    let app = TestApp::new(&model, &hooks("[S, Bravo, B, E]")).policy("h.md", rules);
+    let found: Vec<String> = app
+        .diagnostics()
+        .into_iter()
+        .filter(|d| d.code.starts_with("rules::"))
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect();
+    assert_eq!(found.len(), 4, "{found:#?}");
+    assert!(found[0].contains("skips to `S`, a startEvent"), "{found:#?}");
+    assert!(found[1].starts_with("rules::unknown_target") && found[1].contains("`Brav`"));
+    assert!(found[2].contains("where its flow `f2` goes anyway"), "{found:#?}");
+    assert!(found[3].contains("only activities"), "{found:#?}");
+    for d in app.diagnostics().iter().filter(|d| d.code.starts_with("rules::")) {
+        assert!(d.location().unwrap().contains("h.md:"), "{:?}", d.location());
+    }
+
+    // Outside allowed_targets: an error with "did you mean" among them.
+    let app = TestApp::new(&model, &hooks("[Bravo]")).policy(
+        "h.md",
+        "# Hook\n```rules\nwhen ${x} == 1 then skip_to B\n```\n",
+    );
+    let d = app.only("rules::bad_target");
+    assert_eq!(d.severity, Severity::Error);
+    assert!(d.message.contains("not one of its `allowed_targets`"), "{}", d.message);
+    assert!(d.help.as_deref().unwrap_or_default().contains("Bravo"), "{:?}", d.help);
+
+    // `allowed_targets: any` never offers start or end events.
+    let app = TestApp::new(&model, &hooks("any")).policy(
+        "h.md",
+        "# Hook\n```rules\nwhen ${x} == 1 then skip_to E\nwhen ${x} == 2 then skip_to Bravo\n```\n",
+    );
+    let d = app.only("rules::bad_target");
+    assert!(d.message.contains("never offers"), "{}", d.message);
+}
+
+#[test]
+fn loops_that_nothing_decides_to_leave_are_warned() {
+    let nodes = [
+        ("startEvent", "S"),
+        ("task", "A"),
+        ("task", "B"),
+        ("endEvent", "E"),
+    ];
+    // A self-loop beside the way out: both are taken, every time.
+    let model = bpmn(
+        &nodes,
+        &[
+            ("f1", "S", "A", ""),
+            ("f2", "A", "A", ""),
+            ("f3", "A", "B", ""),
+            ("f4", "B", "E", ""),
+        ],
+    );
+    let d = TestApp::new(&model, "").only("graph::endless_loop");
+    assert_eq!(d.severity, Severity::Warning);
+    assert!(d.message.contains("`A` flows back to itself"), "{}", d.message);
+    // A cycle of two tasks with an exit nobody chooses.
+    let model = bpmn(
+        &nodes,
+        &[
+            ("f1", "S", "A", ""),
+            ("f2", "A", "B", ""),
+            ("f3", "B", "A", ""),
+            ("f4", "B", "E", ""),
+        ],
+    );
+    let d = TestApp::new(&model, "").only("graph::endless_loop");
+    assert!(d.message.contains("`A` and `B`") || d.message.contains("`A`, `B`"), "{}", d.message);
+    // A condition on the way back decides: no warning.
+    let model = bpmn(
+        &nodes,
+        &[
+            ("f1", "S", "A", ""),
+            ("f2", "A", "B", ""),
+            ("f3", "B", "A", "${retry} == true"),
+            ("f4", "B", "E", "${retry} == false"),
+        ],
+    );
+    let app = TestApp::new(&model, "variables:\n  retry: false\n");
+    assert!(!app.codes().contains(&"graph::endless_loop"), "{:?}", app.codes());
+    // A loop with no way out at all is graph::no_end, not this warning.
+    let model = bpmn(
+        &nodes,
+        &[
+            ("f1", "S", "A", ""),
+            ("f2", "A", "B", ""),
+            ("f3", "B", "A", ""),
+        ],
+    );
+    let codes = TestApp::new(&model, "").codes();
+    assert!(codes.contains(&"graph::no_end") && !codes.contains(&"graph::endless_loop"), "{codes:?}");
+}
+
+/// Two executable processes in one file.
+fn two_processes() -> String {
+    let one = bpmn(
+        &[("startEvent", "S"), ("task", "A"), ("endEvent", "E")],
+        &[("f1", "S", "A", ""), ("f2", "A", "E", "")],
+    );
+    let second = "  <bpmn:process id=\"Second\" isExecutable=\"true\">\n    <bpmn:startEvent id=\"S2\"/>\n    <bpmn:task id=\"T2\"/>\n    <bpmn:task id=\"U2\"/>\n    <bpmn:endEvent id=\"E2\"/>\n    <bpmn:sequenceFlow id=\"g1\" sourceRef=\"S2\" targetRef=\"T2\"/>\n    <bpmn:sequenceFlow id=\"g2\" sourceRef=\"T2\" targetRef=\"U2\"/>\n    <bpmn:sequenceFlow id=\"g3\" sourceRef=\"U2\" targetRef=\"E2\"/>\n    <bpmn:task id=\"Orphan\"/>\n  </bpmn:process>\n";
+    one.replace("</bpmn:definitions>", &format!("{second}</bpmn:definitions>"))
+}
+
+#[test]
+fn a_file_with_several_processes_needs_the_config_to_choose() {
+    let app = TestApp::new(&two_processes(), "");
+    let d = app.only("app::ambiguous_process");
+    assert_eq!(d.severity, Severity::Error);
+    assert!(d.message.contains("`P` (line 3)") && d.message.contains("`Second` (line"), "{}", d.message);
+    assert!(d.location().unwrap().contains("model.bpmn:3:"), "{:?}", d.location());
+    assert!(d.help.as_deref().unwrap_or_default().contains("process: P"));
+    // The other process is still checked: its orphan task is unreachable.
+    assert!(app.codes().contains(&"graph::unreachable"), "{:?}", app.codes());
+
+    // Chosen by `process:`: no ambiguity, and the app runs that process.
+    let app = TestApp::new(&two_processes(), "").edit_flow("  process: Second\n");
+    let loaded = cuga_flo::app::load_app(&cuga_flo::app::registry::app_at(&app.path()));
+    assert_eq!(loaded.process().unwrap().id, "Second");
+    let codes = app.codes();
+    assert!(!codes.contains(&"app::ambiguous_process"), "{codes:?}");
+    // `Orphan` (in the process run) is still unreachable.
+    assert!(codes.contains(&"graph::unreachable"), "{codes:?}");
+
+    // A typo is an error with "did you mean".
+    let app = TestApp::new(&two_processes(), "").edit_flow("  process: Secnd\n");
+    let d = app.only("app::unknown_process");
+    assert!(d.help.as_deref().unwrap_or_default().contains("did you mean `Second`"), "{:?}", d.help);
+
+    // A non-executable second process is checked but not chosen.
+    let app = TestApp::new(
+        &two_processes().replace("id=\"Second\" isExecutable=\"true\"", "id=\"Second\" isExecutable=\"false\""),
+        "",
+    );
+    let loaded = cuga_flo::app::load_app(&cuga_flo::app::registry::app_at(&app.path()));
+    assert_eq!(loaded.process().unwrap().id, "P");
+    assert!(!app.codes().contains(&"app::ambiguous_process"));
 }

@@ -106,12 +106,31 @@ fn find_flow_config(dir: &Path, name: &str) -> Result<PathBuf, Box<Diagnostic>> 
         })
         .collect();
     let preferred = [format!("{name}_config.yaml"), format!("{name}_config.yml")];
-    candidates
+    if let Some(found) = candidates
         .iter()
         .find(|p| preferred.contains(&file_name(p)))
         .or(candidates.first())
-        .map(|p| (*p).clone())
-        .ok_or_else(|| {
+    {
+        return Ok((*found).clone());
+    }
+    // The app's own config name, there but not a config: not a regular file, unreadable
+    // (say why), or without `flow:` (the decoder says what is wrong, at its line).
+    for path in preferred.iter().map(|n| config_dir.join(n)) {
+        if fs::symlink_metadata(&path).is_err() {
+            continue;
+        }
+        if let Err(e) = crate::source::read_file(&path) {
+            return Err(Box::new(
+                Diagnostic::error(
+                    "app::unreadable",
+                    format!("cannot read {}: {e}", path.display()),
+                )
+                .in_path(path.display()),
+            ));
+        }
+        return Ok(path);
+    }
+    Err(
             Box::new(
                 Diagnostic::error(
                     "app::no_flow_config",
@@ -123,7 +142,7 @@ fn find_flow_config(dir: &Path, name: &str) -> Result<PathBuf, Box<Diagnostic>> 
                     config_dir.display()
                 )),
             )
-        })
+    )
 }
 
 /// The flow config a supervisor file points at (`agents[].flow_config`), if any.

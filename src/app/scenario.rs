@@ -87,6 +87,9 @@ pub fn load(app_dir: &Path, name: &str) -> Result<Scenario, String> {
     load_file(&path, name)
 }
 
+/// The keys a scenario file may have.
+const SCENARIO_KEYS: &[&str] = &["description", "inputs", "answers", "expect"];
+
 /// Load a scenario file.
 pub fn load_file(path: &Path, name: &str) -> Result<Scenario, String> {
     let text = crate::source::read_text(path)
@@ -101,8 +104,25 @@ pub fn load_file(path: &Path, name: &str) -> Result<Scenario, String> {
             e.message
         )
     })?;
-    let mut scenario: Scenario =
-        serde_json::from_value(tree.to_json()).map_err(|e| format!("{}: {e}", path.display()))?;
+    let at = |offset: usize| {
+        let lc = crate::source::SourceFile::new(path, text.as_str()).line_col(offset);
+        format!("{}:{}:{}", path.display(), lc.line, lc.column)
+    };
+    // Keys first, with their lines (the typed read below knows no positions).
+    if let yaml::Value::Map(entries) = &tree.value {
+        for (key, _) in entries {
+            let name = key.as_str().unwrap_or_default();
+            if !SCENARIO_KEYS.contains(&name) {
+                return Err(format!(
+                    "{}: unknown key `{name}` in a scenario; the keys are {}",
+                    at(key.span.offset),
+                    SCENARIO_KEYS.join(", ")
+                ));
+            }
+        }
+    }
+    let mut scenario: Scenario = serde_json::from_value(tree.to_json())
+        .map_err(|e| format!("{}: {e}", at(tree.span.offset)))?;
     scenario.name = name.to_string();
     scenario.path = path.to_path_buf();
     Ok(scenario)

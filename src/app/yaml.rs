@@ -527,6 +527,49 @@ mod tests {
     }
 
     #[test]
+    fn numbers_that_do_not_fit_are_errors_at_their_place() {
+        for (text, bad) in [
+            ("a: 1e400\n", "1e400"),
+            ("a: -1e400\n", "-1e400"),
+            ("a: 123456789012345678901234567890\n", "123456789012345678901234567890"),
+            ("a: [1, -99999999999999999999]\n", "-99999999999999999999"),
+            ("a: 0xFFFFFFFFFFFFFFFFFF\n", "0xFFFFFFFFFFFFFFFFFF"),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.message.contains("does not fit"), "{text}: {}", e.message);
+            assert_eq!(&text[e.span.offset..e.span.end()], bad, "{text}");
+        }
+        // What fits is read; quoted, it is text.
+        let root = parse("a: 9223372036854775807\nb: 1e300\nc: \"1e400\"\nd: 1.5e-400\n").unwrap();
+        assert_eq!(root.get("a").unwrap().value, Value::Int(i64::MAX));
+        assert_eq!(root.get("b").unwrap().value, Value::Float(1e300));
+        assert_eq!(root.get("c").unwrap().as_str(), Some("1e400"));
+        assert_eq!(root.get("d").unwrap().value, Value::Float(0.0));
+    }
+
+    #[test]
+    fn a_second_document_or_trailing_garbage_is_an_error() {
+        let text = "a: 1\n---\nb: 2\n";
+        let e = parse(text).unwrap_err();
+        assert!(e.message.contains("second YAML document"), "{}", e.message);
+        assert_eq!(e.span.offset, text.find("---").unwrap());
+        // An explicit end of the one document is fine.
+        assert!(parse("---\na: 1\n...\n").is_ok());
+        assert!(parse("").is_ok());
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(parse(&ok).is_ok());
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert!(parse(&deep).unwrap_err().message.contains("nest deeper"));
+        // Far deeper input is refused (by the scanner or here), never a stack overflow.
+        assert!(parse(&"[".repeat(200_000)).is_err());
+        assert!(parse(&"a: {".repeat(50_000)).is_err());
+    }
+
+    #[test]
     fn scalars_resolve_with_the_core_schema() {
         let text = "a: 1\nb: 1.5\nc: true\nd: ~\ne: hello\nf: '1'\ng: 0x1F\nh: yes\n";
         let root = parse(text).unwrap();

@@ -798,7 +798,15 @@ fn initial_variables(
                     "{input}: the input must be a JSON object"
                 )));
             }
-            Err(e) => return Err(UsageError::new(format!("{input}: invalid JSON: {e}"))),
+            Err(e) => {
+                let message = e.to_string();
+                let what = message.split(" at line ").next().unwrap_or(&message);
+                return Err(UsageError::new(format!(
+                    "{input}:{}:{}: invalid JSON: {what}",
+                    e.line(),
+                    e.column()
+                )));
+            }
         }
     }
     for assignment in &args.vars {

@@ -205,13 +205,16 @@ pub async fn connect(
         Some(t) => t.redact(&text),
         None => text,
     };
+    // The URL as shown: without credentials in its userinfo.
+    let shown = crate::secret::redact_urls(url);
     match tokio::time::timeout(connect_timeout, ().serve(transport)).await {
         Ok(Ok(running)) => Ok(running),
-        Ok(Err(e)) => Err(redact(format!(
-            "cannot open an MCP session with {url}: {e}"
-        ))),
+        Ok(Err(e)) => Err(redact(crate::secret::redact_urls(&format!(
+            "cannot open an MCP session with {shown}: {}",
+            root_cause(&e)
+        )))),
         Err(_) => Err(format!(
-            "no MCP session with {url} within {}s",
+            "no MCP session with {shown} within {}s",
             connect_timeout.as_secs_f64()
         )),
     }
@@ -261,6 +264,21 @@ async fn accept(
                 }
             }
         });
+    }
+}
+
+/// What went wrong at the bottom of an error chain (a refused connection, a timeout),
+/// without the client library's own wrapping, which names its internal types.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut deepest: &dyn std::error::Error = error;
+    while let Some(next) = deepest.source() {
+        deepest = next;
+    }
+    let text = deepest.to_string();
+    if text.contains("::") || text.is_empty() {
+        "the connection or the MCP handshake failed".to_string()
+    } else {
+        text
     }
 }
 

@@ -113,10 +113,28 @@ struct RawTask {
 impl ScriptedReasoner {
     /// Read an answers document (YAML or JSON) from a file.
     pub fn from_file(path: &Path) -> Result<Self, ReasonError> {
-        let source = format!("answers file {}", path.display());
         let text = crate::source::read_text(path)
             .map_err(|e| ReasonError::Io(format!("cannot read {}: {e}", path.display())))?;
-        Self::from_text(&text, source)
+        // Problems point at `file:line:col`: of the YAML error, else of the answer (or
+        // the `answers` key) the message is about.
+        let file = crate::source::SourceFile::new(path, text.as_str());
+        let at = |offset: usize| {
+            let lc = file.line_col(offset);
+            format!("answers file {}:{}:{}", path.display(), lc.line, lc.column)
+        };
+        let node = crate::app::yaml::parse(&text).map_err(|e| ReasonError::Load {
+            source_name: at(e.span.offset),
+            message: format!("not valid YAML: {}", e.message),
+        })?;
+        Self::from_value(node.to_json(), format!("answers file {}", path.display())).map_err(
+            |e| match e {
+                ReasonError::Load { message, .. } => ReasonError::Load {
+                    source_name: at(answer_offset(&node, &message)),
+                    message,
+                },
+                other => other,
+            },
+        )
     }
 
     /// Read an answers document from YAML (or JSON) text; `source` describes where it
@@ -643,4 +661,25 @@ mod tests {
         assert!(ScriptedReasoner::from_value(json!({"x": 1}), "s").is_err());
         assert!(ScriptedReasoner::from_value(json!([1]), "s").is_err());
     }
+}
+
+/// Where in an answers document a load error is: the answer `KEY` the message names,
+/// else the `answers` key, else the start.
+fn answer_offset(root: &crate::app::yaml::Node, message: &str) -> usize {
+    use crate::app::yaml::Value as Y;
+    let Y::Map(entries) = &root.value else {
+        return root.span.offset;
+    };
+    let Some((key, value)) = entries.iter().find(|(k, _)| k.as_str() == Some("answers")) else {
+        return root.span.offset;
+    };
+    let named = message
+        .strip_prefix("answer `")
+        .and_then(|rest| rest.split('`').next());
+    if let (Some(name), Y::Map(answers)) = (named, &value.value)
+        && let Some((k, _)) = answers.iter().find(|(k, _)| k.as_str() == Some(name))
+    {
+        return k.span.offset;
+    }
+    key.span.offset
 }

@@ -77,6 +77,15 @@ impl TestApp {
         self.dir.path()
     }
 
+    /// Add lines to the config's `flow:` section (each indented by two spaces).
+    pub fn edit_flow(self, lines: &str) -> Self {
+        let path = self.path().join("config/demo_config.yaml");
+        let text = fs::read_to_string(&path).unwrap();
+        let text = text.replacen("  bpmn_file: model.bpmn\n", &format!("  bpmn_file: model.bpmn\n{lines}"), 1);
+        fs::write(path, text).unwrap();
+        self
+    }
+
     pub fn policy(self, name: &str, text: &str) -> Self {
         fs::write(self.path().join("policies").join(name), text).unwrap();
         self
