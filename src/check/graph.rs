@@ -3,7 +3,9 @@
 //! kind cuga-flo cannot run. Each scope (the process, each sub-process) is checked on
 //! its own, as BPMN scopes are.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::{HashMap, HashMapExt, HashSet};
 
 use crate::bpmn::{
     Document, EventDefinition, Flow, GatewayKind, Node, NodeKind, ProcessIndex, SubProcessKind,
