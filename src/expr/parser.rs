@@ -107,9 +107,8 @@ impl Parser<'_> {
 
     fn unexpected(&self, token: &Token, help: Option<String>) -> ExprError {
         ExprError {
-            message: format!("unexpected {}", self.describe(token)),
-            span: token.span,
             help,
+            ..ExprError::new(format!("unexpected {}", self.describe(token)), token.span)
         }
     }
 
