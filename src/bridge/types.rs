@@ -158,12 +158,22 @@ impl EdgeInfo {
     }
 
     /// The condition of a BPMN flow as the engine sees it: its body, trimmed, unless that
-    /// is empty.
+    /// is empty. A body whose `language` (or the document's `expressionLanguage`) names
+    /// FEEL is marked FEEL the way Camunda 8 writes it, with a leading `=`, so that the
+    /// text alone says how to read it wherever it is evaluated.
     pub fn condition_of(flow: &Flow) -> Option<String> {
-        flow.condition
-            .as_ref()
-            .map(|c| c.body.trim().to_string())
-            .filter(|b| !b.is_empty())
+        let c = flow.condition.as_ref()?;
+        let body = c.body.trim();
+        if body.is_empty() {
+            return None;
+        }
+        let feel = crate::expr::Language::of_attribute(c.language.as_deref())
+            == crate::expr::Language::Feel;
+        Some(if feel && !body.starts_with('=') {
+            format!("={body}")
+        } else {
+            body.to_string()
+        })
     }
 }
 
