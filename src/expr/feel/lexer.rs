@@ -244,7 +244,7 @@ fn string(src: &str, start: usize) -> Result<(String, usize), ExprError> {
             '"' => return Ok((text, start + 1 + i + 1)),
             '\\' => {
                 let Some((j, e)) = it.next() else { break };
-                text.push(match e {
+                let decoded = match e {
                     '"' => '"',
                     '\\' => '\\',
                     'n' => '\n',
@@ -266,15 +266,14 @@ fn string(src: &str, start: usize) -> Result<(String, usize), ExprError> {
                         }
                         ch
                     }
+                    // Any other escape is kept as written (`"\d+"` in a regular
+                    // expression), as Camunda's FEEL does.
                     other => {
-                        return Err(err(
-                            format!("unknown escape `\\{other}` in string"),
-                            start + 1 + i,
-                            1 + other.len_utf8(),
-                        )
-                        .help(r#"the escapes are \" \\ \n \t \r \uXXXX"#));
+                        text.push('\\');
+                        other
                     }
-                });
+                };
+                text.push(decoded);
             }
             c => text.push(c),
         }

@@ -132,6 +132,9 @@ const CASES: &[(&str, Truth)] = &[
     ("=string length(status) = 4", T),
     ("=upper case(status) = \"OPEN\"", T),
     ("=lower case(\"ABC\") = \"abc\"", T),
+    // An escape FEEL does not define is kept as written (regular expressions).
+    ("=string length(\"a\\.b\") = 4", T),
+    ("=\"say \\\"hi\\\"\" = \"say \\u0022hi\\u0022\"", T),
     ("=substring(name, 1, 3) = \"Ada\"", T),
     ("=substring(name, -8) = \"Lovelace\"", T),
     ("=string(amount) = \"150\"", T),
