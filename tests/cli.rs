@@ -725,11 +725,17 @@ fn a_feel_conditioned_app_runs_the_branch_its_conditions_choose() {
     let cases: &[(&[&str], &str)] = &[
         (&[], "Standard"),
         (
-            &["amount=5000", r#"customer={"tier":"Gold","blockedUntil":null}"#],
+            &[
+                "amount=5000",
+                r#"customer={"tier":"Gold","blockedUntil":null}"#,
+            ],
             "Priority",
         ),
         (
-            &["amount=5000", r#"customer={"tier":"silver","blockedUntil":null}"#],
+            &[
+                "amount=5000",
+                r#"customer={"tier":"silver","blockedUntil":null}"#,
+            ],
             "Standard",
         ),
         (&["status=fraud", "amount=5000"], "Blocked"),
@@ -741,7 +747,10 @@ fn a_feel_conditioned_app_runs_the_branch_its_conditions_choose() {
             &[r#"customer={"tier":"silver","blockedUntil":"2000-01-01"}"#],
             "Standard",
         ),
-        (&[r#"items=[{"express":false},{"express":true}]"#], "Priority"),
+        (
+            &[r#"items=[{"express":false},{"express":true}]"#],
+            "Priority",
+        ),
         // The tier is missing: `upper case(customer.tier) in (...)` is UNKNOWN.
         (&["amount=5000", "customer={}"], "Standard"),
     ];
@@ -764,7 +773,12 @@ fn a_feel_conditioned_app_runs_the_branch_its_conditions_choose() {
 #[test]
 fn feel_outside_the_subset_is_reported_where_it_is_written() {
     let out = stdout_of(
-        cuga().args(["--apps-dir", "tests/fixtures/apps", "validate", "feel_mistakes"]),
+        cuga().args([
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "validate",
+            "feel_mistakes",
+        ]),
         1,
     );
     assert!(!out.contains("use `==`"), "{out}");

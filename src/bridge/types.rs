@@ -341,3 +341,56 @@ pub struct FlowAnnotations {
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub variables: Variables,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpmn::Condition;
+
+    fn flow(language: Option<&str>, body: &str) -> Flow {
+        Flow {
+            id: "f".into(),
+            name: None,
+            source: "a".into(),
+            target: "b".into(),
+            condition: Some(Condition {
+                language: language.map(str::to_owned),
+                body: body.into(),
+                span: Default::default(),
+            }),
+            span: Default::default(),
+            parent: None,
+        }
+    }
+
+    /// A condition under a FEEL `language` reaches the harness marked `=`, so the text
+    /// alone says how to read it; other conditions pass unchanged.
+    #[test]
+    fn a_feel_language_condition_is_offered_marked_with_equals() {
+        let feel = "https://www.omg.org/spec/DMN/20191111/FEEL/";
+        let cases = [
+            (
+                Some(feel),
+                " Vacation Approval = \"Approved\" ",
+                Some("=Vacation Approval = \"Approved\""),
+            ),
+            (Some(feel), "=approved", Some("=approved")),
+            (Some("FEEL"), "x > 1", Some("=x > 1")),
+            (None, "=approved", Some("=approved")),
+            (None, "${x} > 1", Some("${x} > 1")),
+            (
+                Some("http://www.w3.org/1999/XPath"),
+                "${x} > 1",
+                Some("${x} > 1"),
+            ),
+            (Some(feel), "  ", None),
+        ];
+        for (language, body, want) in cases {
+            assert_eq!(
+                EdgeInfo::condition_of(&flow(language, body)).as_deref(),
+                want,
+                "{language:?} {body:?}"
+            );
+        }
+    }
+}

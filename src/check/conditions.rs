@@ -200,7 +200,10 @@ fn expr_diagnostic(
     let (code, message) = match (err.language, err.unsupported) {
         (Language::Feel, true) => (
             "expr::feel_unsupported",
-            format!("{what} uses FEEL that cuga-flo does not evaluate: {}", err.message),
+            format!(
+                "{what} uses FEEL that cuga-flo does not evaluate: {}",
+                err.message
+            ),
         ),
         (Language::Feel, false) => (
             "expr::syntax",

@@ -366,16 +366,18 @@ fn check_scope(
                 NodeKind::Task(TaskKind::Receive) | NodeKind::Gateway(GatewayKind::EventBased)
             ) && scope.is_none()
             {
-                help.push_str(
-                    " (add instantiate=\"true\" if it is what starts the process)",
-                );
+                help.push_str(" (add instantiate=\"true\" if it is what starts the process)");
             }
             let label = if after.is_empty() {
                 "unreachable".to_string()
             } else {
                 format!(
                     "unreachable, and so {} after it: {}",
-                    if after.len() == 1 { "is the element" } else { "are the elements" },
+                    if after.len() == 1 {
+                        "is the element"
+                    } else {
+                        "are the elements"
+                    },
                     name_list(&after, 4)
                 )
             };
@@ -472,7 +474,10 @@ fn instantiates(node: &Node) -> bool {
     matches!(
         node.kind,
         NodeKind::Task(TaskKind::Receive) | NodeKind::Gateway(GatewayKind::EventBased)
-    ) && node.attributes.get("instantiate").is_some_and(|v| v == "true")
+    ) && node
+        .attributes
+        .get("instantiate")
+        .is_some_and(|v| v == "true")
 }
 
 /// The unreachable nodes grouped by the node that cuts each group off: every unreachable
@@ -515,7 +520,10 @@ fn cut_off<'a>(
             groups.push((root, seen));
         }
         // What is left is fed only by loops among themselves.
-        match unreachable.iter().find(|n| !covered.contains(n.id.as_str())) {
+        match unreachable
+            .iter()
+            .find(|n| !covered.contains(n.id.as_str()))
+        {
             Some(n) => roots.push(n),
             None => break,
         }

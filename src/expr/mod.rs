@@ -1,5 +1,7 @@
 //! The condition language: gateway conditions, flow conditions, hook guards and policy
-//! rules. A condition is data, never code: there is no `eval`, no function call and no side
+//! rules. A condition that starts with `=` (Camunda 8), or a BPMN condition whose
+//! `language` names FEEL ([`parse_in`]), is FEEL instead: see [`feel`] and
+//! docs/conditions.md for the subset, evaluated with the same three-valued outcome. A condition is data, never code: there is no `eval`, no function call and no side
 //! effect. It is evaluated against the process variables (JSON values) with three-valued
 //! (Kleene) logic, so a condition over a variable that is not set yet is UNKNOWN rather than
 //! an error.

@@ -303,7 +303,9 @@ fn quantified(
         let mut rest = i;
         let depth = scope.locals.len();
         for (name, items) in &lists {
-            scope.locals.push((name.clone(), items[rest % items.len()].clone()));
+            scope
+                .locals
+                .push((name.clone(), items[rest % items.len()].clone()));
             rest /= items.len();
         }
         let t = value(condition, scope).truth();
@@ -553,12 +555,10 @@ fn call(name: &str, args: &[FeelNode], scope: &mut Scope) -> FV {
             [FV::Str(s)] => parse_date(s).map_or(FV::Null, FV::Date),
             [FV::Date(d)] => FV::Date(*d),
             [FV::DateTime(ms)] => FV::Date(ms.div_euclid(MS_PER_DAY)),
-            [FV::Num(y), FV::Num(m), FV::Num(d)] => {
-                match (integer(*y), integer(*m), integer(*d)) {
-                    (Some(y), Some(m), Some(d)) => ymd(y, m, d).map_or(FV::Null, FV::Date),
-                    _ => FV::Null,
-                }
-            }
+            [FV::Num(y), FV::Num(m), FV::Num(d)] => match (integer(*y), integer(*m), integer(*d)) {
+                (Some(y), Some(m), Some(d)) => ymd(y, m, d).map_or(FV::Null, FV::Date),
+                _ => FV::Null,
+            },
             _ => FV::Null,
         },
         "date and time" => match &values[0] {
@@ -713,7 +713,20 @@ fn ymd(y: i128, m: i128, d: i128) -> Option<i64> {
         return None;
     }
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let len = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let len = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     if d > len[m as usize - 1] {
         return None;
     }

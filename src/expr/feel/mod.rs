@@ -194,46 +194,7 @@ impl FeelNode {
     /// Visits this node and every node below it, parents first.
     pub fn walk(&self, visit: &mut dyn FnMut(&FeelNode)) {
         visit(self);
-        let mut each = |n: &FeelNode| n.walk(visit);
-        match self {
-            FeelNode::Literal(_) | FeelNode::Temporal(_) | FeelNode::Name(_) => {}
-            FeelNode::Member(a, _) | FeelNode::Neg(a) | FeelNode::IsNull(a, _) => each(a),
-            FeelNode::Index(a, b) | FeelNode::Arith(_, a, b) | FeelNode::Compare(_, a, b) => {
-                each(a);
-                each(b);
-            }
-            FeelNode::Between(a, b, c) | FeelNode::If(a, b, c) => {
-                each(a);
-                each(b);
-                each(c);
-            }
-            FeelNode::List(items) | FeelNode::And(items) | FeelNode::Or(items) => {
-                items.iter().for_each(each)
-            }
-            FeelNode::Call(_, args) => args.iter().for_each(each),
-            FeelNode::Range(r) => {
-                each(&r.low);
-                each(&r.high);
-            }
-            FeelNode::In(x, tests) => {
-                each(x);
-                for t in tests {
-                    match t {
-                        Test::Value(v) | Test::Compare(_, v) => each(v),
-                    }
-                }
-            }
-            FeelNode::Quantified {
-                bindings,
-                condition,
-                ..
-            } => {
-                for (_, list) in bindings {
-                    each(list);
-                }
-                each(condition);
-            }
-        }
+        direct_children(self, &mut |child| child.walk(visit));
     }
 
     /// The variable path this node reads (`order.total`), if it is a name or members of one.
@@ -304,9 +265,9 @@ fn direct_children(node: &FeelNode, f: &mut dyn FnMut(&FeelNode)) {
             f(c);
         }
         FeelNode::List(items) | FeelNode::And(items) | FeelNode::Or(items) => {
-            items.iter().for_each(|n| f(n))
+            items.iter().for_each(&mut *f)
         }
-        FeelNode::Call(_, args) => args.iter().for_each(|n| f(n)),
+        FeelNode::Call(_, args) => args.iter().for_each(&mut *f),
         FeelNode::Range(r) => {
             f(&r.low);
             f(&r.high);
@@ -352,10 +313,13 @@ pub(super) fn comparisons(node: &FeelNode) -> Vec<Comparison> {
     let literal = |n: &FeelNode| match n {
         FeelNode::Literal(v) => Some(v.clone()),
         FeelNode::Neg(inner) => match &**inner {
-            FeelNode::Literal(Value::Number(x)) => x
-                .as_i64()
-                .map(|i| Value::from(-i))
-                .or_else(|| x.as_f64().and_then(|f| serde_json::Number::from_f64(-f)).map(Value::Number)),
+            FeelNode::Literal(Value::Number(x)) => {
+                x.as_i64().map(|i| Value::from(-i)).or_else(|| {
+                    x.as_f64()
+                        .and_then(|f| serde_json::Number::from_f64(-f))
+                        .map(Value::Number)
+                })
+            }
             _ => None,
         },
         _ => None,

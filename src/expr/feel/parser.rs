@@ -133,11 +133,9 @@ impl Parser<'_> {
     fn enter(&mut self, span: Span) -> Result<(), ExprError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(
-                ExprError::new("expression is nested too deeply", span)
-                    .feel()
-                    .help(format!("at most {MAX_DEPTH} levels of nesting are allowed")),
-            );
+            return Err(ExprError::new("expression is nested too deeply", span)
+                .feel()
+                .help(format!("at most {MAX_DEPTH} levels of nesting are allowed")));
         }
         Ok(())
     }
@@ -352,8 +350,7 @@ impl Parser<'_> {
             self.advance();
             return Ok(Test::Compare(op, self.sum()?));
         }
-        if matches!(&token.tok, Tok::Word(w) if w == "not") && self.peek_at(1).tok == Tok::LParen
-        {
+        if matches!(&token.tok, Tok::Word(w) if w == "not") && self.peek_at(1).tok == Tok::LParen {
             return Err(self.unsupported(token.span, "a negated test `not(...)` after `in`"));
         }
         Ok(Test::Value(self.sum()?))
@@ -425,7 +422,9 @@ impl Parser<'_> {
                             q.clone()
                         }
                         _ => {
-                            return Err(self.unexpected(&t).help("expected a member name after `.`"));
+                            return Err(self
+                                .unexpected(&t)
+                                .help("expected a member name after `.`"));
                         }
                     };
                     node = FeelNode::Member(Box::new(node), member);
@@ -476,7 +475,9 @@ impl Parser<'_> {
                 if super::eval::temporal(s).is_none() {
                     return Err(self.unsupported(
                         token.span,
-                        &format!("the temporal literal `@\"{s}\"` (only dates and dates and times)"),
+                        &format!(
+                            "the temporal literal `@\"{s}\"` (only dates and dates and times)"
+                        ),
                     ));
                 }
                 Ok(FeelNode::Temporal(s.clone()))
@@ -536,9 +537,10 @@ impl Parser<'_> {
             .chain(UNSUPPORTED_FUNCTIONS.iter().map(|n| (*n, false)));
         for (name, supported) in candidates {
             let words: Vec<&str> = name.split(' ').collect();
-            let matches = words.iter().enumerate().all(|(i, w)| {
-                matches!(&self.peek_at(i).tok, Tok::Word(t) if t == w)
-            });
+            let matches = words
+                .iter()
+                .enumerate()
+                .all(|(i, w)| matches!(&self.peek_at(i).tok, Tok::Word(t) if t == w));
             if matches
                 && self.peek_at(words.len()).tok == Tok::LParen
                 && best.is_none_or(|(_, n, _)| words.len() > n)
@@ -692,7 +694,9 @@ impl Parser<'_> {
                     break;
                 }
                 Tok::Eof => {
-                    return Err(ExprError::new("unclosed `[`", open.span).feel().help("add `]`"));
+                    return Err(ExprError::new("unclosed `[`", open.span)
+                        .feel()
+                        .help("add `]`"));
                 }
                 _ => {
                     let t = self.peek().clone();
@@ -715,7 +719,11 @@ impl Parser<'_> {
         let high_closed = match close.tok {
             Tok::RBracket => true,
             Tok::RParen | Tok::LBracket => false,
-            _ => return Err(self.unexpected(&close).help("close the range with `]` or `)`")),
+            _ => {
+                return Err(self
+                    .unexpected(&close)
+                    .help("close the range with `]` or `)`"));
+            }
         };
         self.advance();
         Ok(FeelNode::Range(Box::new(Range {
@@ -746,7 +754,5 @@ fn number(text: &str, span: Span) -> Result<Value, ExprError> {
         .filter(|f| f.is_finite())
         .and_then(Number::from_f64)
         .map(Value::Number)
-        .ok_or_else(|| {
-            ExprError::new(format!("number `{text}` is too large"), span).feel()
-        })
+        .ok_or_else(|| ExprError::new(format!("number `{text}` is too large"), span).feel())
 }

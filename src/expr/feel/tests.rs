@@ -172,8 +172,14 @@ const CASES: &[(&str, Truth)] = &[
     ("=date(2024, 3, 1) = date(due)", T),
     ("=date(\"2024-02-30\") = date(due)", U),
     ("=date(due).month = 3", T),
-    ("=date and time(stamp) > date and time(\"2024-03-01T10:00:00+00:00\")", T),
-    ("=date and time(stamp) = date and time(\"2024-03-01T12:30:00+02:00\")", T),
+    (
+        "=date and time(stamp) > date and time(\"2024-03-01T10:00:00+00:00\")",
+        T,
+    ),
+    (
+        "=date and time(stamp) = date and time(\"2024-03-01T12:30:00+02:00\")",
+        T,
+    ),
     ("=date and time(stamp).hour = 10", T),
     ("=date(due) < today()", T),
     ("=date and time(stamp) < now()", T),
@@ -233,7 +239,12 @@ fn a_language_attribute_naming_feel_reads_the_text_as_feel_with_or_without_equal
 fn juel_deferred_form_reads_like_dollar() {
     let v = vars();
     assert_eq!(parse("#{amount > 100}").unwrap().eval(&v), T);
-    assert_eq!(parse("#{status == 'open'} && ${approved}").unwrap().eval(&v), T);
+    assert_eq!(
+        parse("#{status == 'open'} && ${approved}")
+            .unwrap()
+            .eval(&v),
+        T
+    );
 }
 
 /// Every row: a FEEL text, the message it must give, the text the error points at, and
@@ -242,14 +253,24 @@ const ERRORS: &[(&str, &str, &str, bool)] = &[
     ("=x == 1", "`==` is not a FEEL operator", "==", false),
     ("=x > 1 & y", "`&` is not a FEEL operator", "&", false),
     ("=!x", "`!` is not a FEEL operator", "!", false),
-    ("=x = 'ab", "FEEL strings are written in double quotes", "'", false),
+    (
+        "=x = 'ab",
+        "FEEL strings are written in double quotes",
+        "'",
+        false,
+    ),
     ("=x = \"a", "unterminated string", "\"a", false),
     ("=", "empty FEEL expression", "", false),
     ("=x >", "unexpected end of expression", "", false),
     ("=(x > 1", "unexpected end of expression", "", false),
     ("=not x", "`not` is a function in FEEL", "not", false),
     ("=a < b < c", "comparisons can't be chained", "<", false),
-    ("=${x} > 1", "`${` does not belong in a FEEL expression", "${", false),
+    (
+        "=${x} > 1",
+        "`${` does not belong in a FEEL expression",
+        "${",
+        false,
+    ),
     (
         "=matches(x, \"a+\")",
         "the FEEL function `matches` is not supported",
@@ -274,8 +295,18 @@ const ERRORS: &[(&str, &str, &str, bool)] = &[
         "for",
         true,
     ),
-    ("={a: 1}.a = 1", "a context literal `{...}` is not supported", "{", true),
-    ("=x instance of number", "`instance of` is not supported", "instance", true),
+    (
+        "={a: 1}.a = 1",
+        "a context literal `{...}` is not supported",
+        "{",
+        true,
+    ),
+    (
+        "=x instance of number",
+        "`instance of` is not supported",
+        "instance",
+        true,
+    ),
     (
         "=contains(string: x)",
         "a named argument in `contains(...)` is not supported",
@@ -283,7 +314,12 @@ const ERRORS: &[(&str, &str, &str, bool)] = &[
         true,
     ),
     ("=x = @\"P1D\"", "the temporal literal", "@\"P1D\"", true),
-    ("=string length(a, b) = 1", "`string length` takes 1 argument, found 2", "string length", false),
+    (
+        "=string length(a, b) = 1",
+        "`string length` takes 1 argument, found 2",
+        "string length",
+        false,
+    ),
 ];
 
 #[test]
@@ -305,7 +341,11 @@ fn feel_errors_name_the_construct_and_point_at_it() {
         } else {
             src.rfind(at).unwrap()
         };
-        assert_eq!(e.span.offset, offset, "{src:?}: {} at {:?}", e.message, e.span);
+        assert_eq!(
+            e.span.offset, offset,
+            "{src:?}: {} at {:?}",
+            e.message, e.span
+        );
         if !at.is_empty() {
             assert_eq!(e.span, Span::new(offset, at.len()), "{src:?}");
         }
