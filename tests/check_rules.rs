@@ -691,3 +691,39 @@ fn a_consulting_gateways_prose_condition_is_its_question_not_an_error() {
         typo.findings()
     );
 }
+
+/// A condition in FEEL that is not marked as FEEL is reported with how to mark it, not
+/// with advice to rewrite it in cuga-flo's language.
+#[test]
+fn unmarked_feel_is_told_how_to_mark_it() {
+    let model = bpmn(
+        &[
+            ("startEvent", "S"),
+            ("exclusiveGateway default=\"f3\"", "G"),
+            ("task", "A"),
+            ("task", "B"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "G", ""),
+            ("f2", "G", "A", "Vacation Approval = \"Approved\""),
+            ("f3", "G", "B", ""),
+            ("f4", "A", "E", ""),
+            ("f5", "B", "E", ""),
+        ],
+    );
+    let app = TestApp::new(&model, "variables: {x: 0}\n");
+    let d = app.only("expr::syntax");
+    let help = d.help.unwrap_or_default();
+    assert!(help.contains("it reads as FEEL"), "{help}");
+    assert!(!help.contains("use `==`"), "{help}");
+    // Marked, it is FEEL and reads the variable named with a space.
+    let marked = model.replace(">Vacation Approval", ">=Vacation Approval");
+    assert_ne!(marked, model);
+    let app = TestApp::new(&marked, "variables: {\"Vacation Approval\": \"\"}\n");
+    assert!(
+        !app.codes().iter().any(|c| c.starts_with("expr::")),
+        "{:?}",
+        app.findings()
+    );
+}

@@ -220,7 +220,14 @@ fn expr_diagnostic(
         Diagnostic::warning(code, message)
     };
     d = d.at(file, at, err.message.clone());
+    // Unmarked FEEL (a model whose tool writes FEEL without saying so): say how to mark
+    // it rather than how to rewrite it.
+    let unmarked_feel =
+        err.language == Language::CugaFlo && expr::parse_in(text, Some("feel")).is_ok();
     let mut help = match (&err.help, must) {
+        _ if unmarked_feel => "it reads as FEEL: mark it as FEEL with a leading `=` (as Camunda 8 \
+             writes it) or language=\"https://www.omg.org/spec/DMN/20191111/FEEL/\""
+            .to_string(),
         (Some(h), _) => h.clone(),
         (None, true) => "conditions look like `${var} > 0.6 && ${status} == \"open\"`".to_string(),
         (None, false) => "cuga-flo cannot evaluate it natively".to_string(),
