@@ -16,8 +16,9 @@
 //!             | compare
 //! compare    := primary [ cmp-op primary ]          -- non-associative: `a < b < c` is an error
 //! cmp-op     := "==" | "!=" | "<" | "<=" | ">" | ">=" | "in" | "not" "in"
+//!             | "eq" | "ne" | "lt" | "le" | "gt" | "ge"  -- JUEL's, inside `${}` only
 //! primary    := "(" or ")"
-//!             | "${" path "}"                        -- a variable reference
+//!             | "${" path "}"                        -- a variable reference (`#{` too)
 //!             | "${" or "}"                          -- JUEL style: bare words inside are variables
 //!             | literal
 //!             | "[" [ literal ("," literal)* [","] ] "]"   -- a list, only right of `in` / `not in`

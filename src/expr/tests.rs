@@ -402,7 +402,7 @@ fn error_keyword_lookalikes() {
     assert!(e.help.unwrap().contains("`null`"));
     let e = error_at("${a} == 1 AND ${b} == 2", "unexpected `AND`", "AND");
     assert_eq!(e.help.as_deref(), Some("keywords are lowercase: `and`"));
-    let e = error_at("${a eq 'x'}", "unexpected `eq`", "eq");
+    let e = error_at("${a} eq 'x'", "unexpected `eq`", "eq");
     assert_eq!(e.help.as_deref(), Some("write `==` to compare"));
 }
 
