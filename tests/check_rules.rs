@@ -726,4 +726,13 @@ fn unmarked_feel_is_told_how_to_mark_it() {
         "{:?}",
         app.findings()
     );
+    // The variable's name is not an identifier for `${...}`; FEEL names it as written.
+    let d = app.only("config::variable_name");
+    assert!(
+        d.help
+            .as_deref()
+            .is_some_and(|h| h.contains("FEEL conditions name it as `Vacation Approval`")),
+        "{:?}",
+        d.help
+    );
 }
