@@ -634,12 +634,26 @@ fn hook_rule_targets_are_checked_as_the_run_checks_them() {
         .map(|d| format!("{} {}", d.code, d.message))
         .collect();
     assert_eq!(found.len(), 4, "{found:#?}");
-    assert!(found[0].contains("skips to `S`, a startEvent"), "{found:#?}");
+    assert!(
+        found[0].contains("skips to `S`, a startEvent"),
+        "{found:#?}"
+    );
     assert!(found[1].starts_with("rules::unknown_target") && found[1].contains("`Brav`"));
-    assert!(found[2].contains("where its flow `f2` goes anyway"), "{found:#?}");
+    assert!(
+        found[2].contains("where its flow `f2` goes anyway"),
+        "{found:#?}"
+    );
     assert!(found[3].contains("only activities"), "{found:#?}");
-    for d in app.diagnostics().iter().filter(|d| d.code.starts_with("rules::")) {
-        assert!(d.location().unwrap().contains("h.md:"), "{:?}", d.location());
+    for d in app
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code.starts_with("rules::"))
+    {
+        assert!(
+            d.location().unwrap().contains("h.md:"),
+            "{:?}",
+            d.location()
+        );
     }
 
     // Outside allowed_targets: an error with "did you mean" among them.
@@ -649,8 +663,16 @@ fn hook_rule_targets_are_checked_as_the_run_checks_them() {
     );
     let d = app.only("rules::bad_target");
     assert_eq!(d.severity, Severity::Error);
-    assert!(d.message.contains("not one of its `allowed_targets`"), "{}", d.message);
-    assert!(d.help.as_deref().unwrap_or_default().contains("Bravo"), "{:?}", d.help);
+    assert!(
+        d.message.contains("not one of its `allowed_targets`"),
+        "{}",
+        d.message
+    );
+    assert!(
+        d.help.as_deref().unwrap_or_default().contains("Bravo"),
+        "{:?}",
+        d.help
+    );
 
     // `allowed_targets: any` never offers start or end events.
     let app = TestApp::new(&model, &hooks("any")).policy(
@@ -681,7 +703,11 @@ fn loops_that_nothing_decides_to_leave_are_warned() {
     );
     let d = TestApp::new(&model, "").only("graph::endless_loop");
     assert_eq!(d.severity, Severity::Warning);
-    assert!(d.message.contains("`A` flows back to itself"), "{}", d.message);
+    assert!(
+        d.message.contains("`A` flows back to itself"),
+        "{}",
+        d.message
+    );
     // A cycle of two tasks with an exit nobody chooses.
     let model = bpmn(
         &nodes,
@@ -693,7 +719,11 @@ fn loops_that_nothing_decides_to_leave_are_warned() {
         ],
     );
     let d = TestApp::new(&model, "").only("graph::endless_loop");
-    assert!(d.message.contains("`A` and `B`") || d.message.contains("`A`, `B`"), "{}", d.message);
+    assert!(
+        d.message.contains("`A` and `B`") || d.message.contains("`A`, `B`"),
+        "{}",
+        d.message
+    );
     // A condition on the way back decides: no warning.
     let model = bpmn(
         &nodes,
@@ -705,7 +735,11 @@ fn loops_that_nothing_decides_to_leave_are_warned() {
         ],
     );
     let app = TestApp::new(&model, "variables:\n  retry: false\n");
-    assert!(!app.codes().contains(&"graph::endless_loop"), "{:?}", app.codes());
+    assert!(
+        !app.codes().contains(&"graph::endless_loop"),
+        "{:?}",
+        app.codes()
+    );
     // A loop with no way out at all is graph::no_end, not this warning.
     let model = bpmn(
         &nodes,
@@ -716,7 +750,10 @@ fn loops_that_nothing_decides_to_leave_are_warned() {
         ],
     );
     let codes = TestApp::new(&model, "").codes();
-    assert!(codes.contains(&"graph::no_end") && !codes.contains(&"graph::endless_loop"), "{codes:?}");
+    assert!(
+        codes.contains(&"graph::no_end") && !codes.contains(&"graph::endless_loop"),
+        "{codes:?}"
+    );
 }
 
 /// Two executable processes in one file.
@@ -726,7 +763,10 @@ fn two_processes() -> String {
         &[("f1", "S", "A", ""), ("f2", "A", "E", "")],
     );
     let second = "  <bpmn:process id=\"Second\" isExecutable=\"true\">\n    <bpmn:startEvent id=\"S2\"/>\n    <bpmn:task id=\"T2\"/>\n    <bpmn:task id=\"U2\"/>\n    <bpmn:endEvent id=\"E2\"/>\n    <bpmn:sequenceFlow id=\"g1\" sourceRef=\"S2\" targetRef=\"T2\"/>\n    <bpmn:sequenceFlow id=\"g2\" sourceRef=\"T2\" targetRef=\"U2\"/>\n    <bpmn:sequenceFlow id=\"g3\" sourceRef=\"U2\" targetRef=\"E2\"/>\n    <bpmn:task id=\"Orphan\"/>\n  </bpmn:process>\n";
-    one.replace("</bpmn:definitions>", &format!("{second}</bpmn:definitions>"))
+    one.replace(
+        "</bpmn:definitions>",
+        &format!("{second}</bpmn:definitions>"),
+    )
 }
 
 #[test]
@@ -734,11 +774,23 @@ fn a_file_with_several_processes_needs_the_config_to_choose() {
     let app = TestApp::new(&two_processes(), "");
     let d = app.only("app::ambiguous_process");
     assert_eq!(d.severity, Severity::Error);
-    assert!(d.message.contains("`P` (line 3)") && d.message.contains("`Second` (line"), "{}", d.message);
-    assert!(d.location().unwrap().contains("model.bpmn:3:"), "{:?}", d.location());
+    assert!(
+        d.message.contains("`P` (line 3)") && d.message.contains("`Second` (line"),
+        "{}",
+        d.message
+    );
+    assert!(
+        d.location().unwrap().contains("model.bpmn:3:"),
+        "{:?}",
+        d.location()
+    );
     assert!(d.help.as_deref().unwrap_or_default().contains("process: P"));
     // The other process is still checked: its orphan task is unreachable.
-    assert!(app.codes().contains(&"graph::unreachable"), "{:?}", app.codes());
+    assert!(
+        app.codes().contains(&"graph::unreachable"),
+        "{:?}",
+        app.codes()
+    );
 
     // Chosen by `process:`: no ambiguity, and the app runs that process.
     let app = TestApp::new(&two_processes(), "").edit_flow("  process: Second\n");
@@ -752,16 +804,27 @@ fn a_file_with_several_processes_needs_the_config_to_choose() {
     // A typo is an error with "did you mean".
     let app = TestApp::new(&two_processes(), "").edit_flow("  process: Secnd\n");
     let d = app.only("app::unknown_process");
-    assert!(d.help.as_deref().unwrap_or_default().contains("did you mean `Second`"), "{:?}", d.help);
+    assert!(
+        d.help
+            .as_deref()
+            .unwrap_or_default()
+            .contains("did you mean `Second`"),
+        "{:?}",
+        d.help
+    );
 
     // A non-executable second process is checked but not chosen.
     let app = TestApp::new(
-        &two_processes().replace("id=\"Second\" isExecutable=\"true\"", "id=\"Second\" isExecutable=\"false\""),
+        &two_processes().replace(
+            "id=\"Second\" isExecutable=\"true\"",
+            "id=\"Second\" isExecutable=\"false\"",
+        ),
         "",
     );
     let loaded = cuga_flo::app::load_app(&cuga_flo::app::registry::app_at(&app.path()));
     assert_eq!(loaded.process().unwrap().id, "P");
     assert!(!app.codes().contains(&"app::ambiguous_process"));
+}
 
 /// FEEL conditions take part in the search for values under which no flow is taken, like
 /// cuga-flo's own: `=amount > 100` and `=amount < 50` leave `amount = 50` uncovered.

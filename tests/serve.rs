@@ -784,7 +784,10 @@ async fn initialize(url: &str) -> Result<String, (u16, Value)> {
         None => {
             let status = response.status().as_u16();
             let bytes = response.bytes().await.unwrap();
-            Err((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+            Err((
+                status,
+                serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            ))
         }
     }
 }
@@ -805,7 +808,10 @@ async fn post_raw(url: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
     .unwrap();
     let status = response.status().as_u16();
     let bytes = response.bytes().await.unwrap();
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
 }
 
 fn host_port(url: &str) -> String {
@@ -918,7 +924,12 @@ async fn malformed_json_rpc_gets_json_rpc_errors() {
         ("not JSON", "{\"jsonrpc\": \"2.0\", ".into(), 400, -32700),
         ("binary", "\u{1}\u{2}garbage".into(), 400, -32700),
         ("a number", "42".into(), 400, -32600),
-        ("no jsonrpc", r#"{"id": 1, "method": "ping"}"#.into(), 400, -32600),
+        (
+            "no jsonrpc",
+            r#"{"id": 1, "method": "ping"}"#.into(),
+            400,
+            -32600,
+        ),
         ("empty batch", "[]".into(), 400, -32600),
         (
             "object id",
@@ -965,5 +976,9 @@ fn a_short_token_is_refused_off_loopback_and_warned_about_on_it() {
         &[("SERVE_TEST_SHORT", "short")],
     );
     std::thread::sleep(Duration::from_millis(200));
-    assert!(served.stderr().contains("WEAK TOKEN"), "{}", served.stderr());
+    assert!(
+        served.stderr().contains("WEAK TOKEN"),
+        "{}",
+        served.stderr()
+    );
 }

@@ -223,7 +223,11 @@ fn choose_process(config: &FlowConfig, doc: &mut bpmn::Document) -> Option<Diagn
                     wanted.value
                 ),
             )
-            .at(&config.source, wanted.span, "not a process id of the model".to_string())
+            .at(
+                &config.source,
+                wanted.span,
+                "not a process id of the model".to_string(),
+            )
             .with_help(help),
         );
     }
@@ -254,7 +258,11 @@ fn choose_process(config: &FlowConfig, doc: &mut bpmn::Document) -> Option<Diagn
             listed.join(", ")
         ),
     )
-    .at(text, runnable[0].span, format!("process `{}`", runnable[0].id));
+    .at(
+        text,
+        runnable[0].span,
+        format!("process `{}`", runnable[0].id),
+    );
     for p in &runnable[1..] {
         d = d.also(p.span, format!("process `{}`", p.id));
     }

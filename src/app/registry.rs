@@ -130,19 +130,17 @@ fn find_flow_config(dir: &Path, name: &str) -> Result<PathBuf, Box<Diagnostic>> 
         }
         return Ok(path);
     }
-    Err(
-            Box::new(
-                Diagnostic::error(
-                    "app::no_flow_config",
-                    format!("no flow config in {}", config_dir.display()),
-                )
-                .in_path(config_dir.display())
-                .with_help(format!(
-                    "add `{name}_config.yaml` with a `flow:` section (id, name, bpmn_file) to {}",
-                    config_dir.display()
-                )),
-            )
-    )
+    Err(Box::new(
+        Diagnostic::error(
+            "app::no_flow_config",
+            format!("no flow config in {}", config_dir.display()),
+        )
+        .in_path(config_dir.display())
+        .with_help(format!(
+            "add `{name}_config.yaml` with a `flow:` section (id, name, bpmn_file) to {}",
+            config_dir.display()
+        )),
+    ))
 }
 
 /// The flow config a supervisor file points at (`agents[].flow_config`), if any.

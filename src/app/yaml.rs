@@ -488,7 +488,8 @@ fn resolve_plain(text: &str) -> Result<Value, String> {
             && !digits.is_empty()
             && digits.chars().all(|c| c.is_digit(radix))
         {
-            return i64::from_str_radix(digits, radix).map_or_else(|_| too_big(), |i| Ok(Value::Int(i)));
+            return i64::from_str_radix(digits, radix)
+                .map_or_else(|_| too_big(), |i| Ok(Value::Int(i)));
         }
     }
     let numeric = |c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E');
@@ -501,7 +502,11 @@ fn resolve_plain(text: &str) -> Result<Value, String> {
             return too_big();
         }
         if let Ok(f) = text.parse::<f64>() {
-            return if f.is_finite() { Ok(Value::Float(f)) } else { too_big() };
+            return if f.is_finite() {
+                Ok(Value::Float(f))
+            } else {
+                too_big()
+            };
         }
     }
     Ok(Value::Str {
@@ -531,7 +536,10 @@ mod tests {
         for (text, bad) in [
             ("a: 1e400\n", "1e400"),
             ("a: -1e400\n", "-1e400"),
-            ("a: 123456789012345678901234567890\n", "123456789012345678901234567890"),
+            (
+                "a: 123456789012345678901234567890\n",
+                "123456789012345678901234567890",
+            ),
             ("a: [1, -99999999999999999999]\n", "-99999999999999999999"),
             ("a: 0xFFFFFFFFFFFFFFFFFF\n", "0xFFFFFFFFFFFFFFFFFF"),
         ] {

@@ -86,10 +86,7 @@ pub fn check(config: &FlowConfig, main: Option<&ProcessIndex>) -> Vec<Diagnostic
                             target_problem(hook, process, *action, target)
                         {
                             let d = at(
-                                Diagnostic::error(
-                                    code,
-                                    format!("a rule of {what} {message}"),
-                                ),
+                                Diagnostic::error(code, format!("a rule of {what} {message}")),
                                 label,
                             );
                             out.push(match help {
@@ -172,7 +169,9 @@ fn target_problem(
     {
         return Some((
             "rules::bad_target",
-            format!("takes `{action}` on `{target}`, {kind}: only activities can be removed or swapped"),
+            format!(
+                "takes `{action}` on `{target}`, {kind}: only activities can be removed or swapped"
+            ),
             "not an activity",
             None,
         ));
@@ -183,11 +182,17 @@ fn target_problem(
                 "rules::bad_target",
                 format!("names `{target}`, {kind}, which `allowed_targets: any` never offers"),
                 "not offered",
-                Some(format!("list `{target}` under the hook's `allowed_targets` to allow it")),
+                Some(format!(
+                    "list `{target}` under the hook's `allowed_targets` to allow it"
+                )),
             ));
         }
     } else if !hook.allowed_targets.iter().any(|t| t.value == target) {
-        let allowed: Vec<&str> = hook.allowed_targets.iter().map(|t| t.value.as_str()).collect();
+        let allowed: Vec<&str> = hook
+            .allowed_targets
+            .iter()
+            .map(|t| t.value.as_str())
+            .collect();
         let help = match did_you_mean(target, allowed.iter().copied()) {
             Some(near) => format!("did you mean `{near}`?"),
             None if allowed.is_empty() => format!(
@@ -207,7 +212,9 @@ fn target_problem(
     }
     if action == HookAction::SkipTo
         && let Some(location) = &hook.location
-        && process.flow(&location.value).is_some_and(|f| f.target == target)
+        && process
+            .flow(&location.value)
+            .is_some_and(|f| f.target == target)
     {
         return Some((
             "rules::bad_target",

@@ -47,13 +47,10 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
             let (errors, warnings) = tally(&diags);
             // The counts are of the process a run would use; a file whose process the
             // config leaves ambiguous runs none.
-            let process = loaded
-                .process()
-                .filter(|_| {
-                    !(diags.iter()).any(|d| {
-                        matches!(d.code, "app::ambiguous_process" | "app::unknown_process")
-                    })
-                });
+            let process = loaded.process().filter(|_| {
+                !(diags.iter())
+                    .any(|d| matches!(d.code, "app::ambiguous_process" | "app::unknown_process"))
+            });
             let config = loaded.config.as_ref();
             Row {
                 name: app.name.clone(),

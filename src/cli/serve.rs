@@ -263,7 +263,9 @@ fn transport(args: &ServeArgs) -> Result<Transport, UsageError> {
             token.expose().len()
         );
         if !addr.ip().is_loopback() {
-            return Err(UsageError::new(format!("refusing to serve on {addr}: {why}")));
+            return Err(UsageError::new(format!(
+                "refusing to serve on {addr}: {why}"
+            )));
         }
         tracing::warn!("WEAK TOKEN: {why}; accepted only because {addr} is a loopback address");
     }

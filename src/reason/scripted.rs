@@ -126,15 +126,15 @@ impl ScriptedReasoner {
             source_name: at(e.span.offset),
             message: format!("not valid YAML: {}", e.message),
         })?;
-        Self::from_value(node.to_json(), format!("answers file {}", path.display())).map_err(
-            |e| match e {
+        Self::from_value(node.to_json(), format!("answers file {}", path.display())).map_err(|e| {
+            match e {
                 ReasonError::Load { message, .. } => ReasonError::Load {
                     source_name: at(answer_offset(&node, &message)),
                     message,
                 },
                 other => other,
-            },
-        )
+            }
+        })
     }
 
     /// Read an answers document from YAML (or JSON) text; `source` describes where it

@@ -81,7 +81,11 @@ impl TestApp {
     pub fn edit_flow(self, lines: &str) -> Self {
         let path = self.path().join("config/demo_config.yaml");
         let text = fs::read_to_string(&path).unwrap();
-        let text = text.replacen("  bpmn_file: model.bpmn\n", &format!("  bpmn_file: model.bpmn\n{lines}"), 1);
+        let text = text.replacen(
+            "  bpmn_file: model.bpmn\n",
+            &format!("  bpmn_file: model.bpmn\n{lines}"),
+            1,
+        );
         fs::write(path, text).unwrap();
         self
     }
