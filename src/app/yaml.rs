@@ -15,7 +15,7 @@ use crate::source::Span;
 const MAX_NODES: usize = 1_000_000;
 /// How deep lists and mappings may nest (a config needs a handful of levels; the limit
 /// keeps the recursive build far from the stack's end).
-const MAX_DEPTH: usize = 256;
+const MAX_DEPTH: usize = 200;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {

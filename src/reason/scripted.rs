@@ -498,6 +498,27 @@ impl Reasoner for ScriptedReasoner {
     }
 }
 
+/// Where in an answers document a load error is: the answer `KEY` the message names,
+/// else the `answers` key, else the start.
+fn answer_offset(root: &crate::app::yaml::Node, message: &str) -> usize {
+    use crate::app::yaml::Value as Y;
+    let Y::Map(entries) = &root.value else {
+        return root.span.offset;
+    };
+    let Some((key, value)) = entries.iter().find(|(k, _)| k.as_str() == Some("answers")) else {
+        return root.span.offset;
+    };
+    let named = message
+        .strip_prefix("answer `")
+        .and_then(|rest| rest.split('`').next());
+    if let (Some(name), Y::Map(answers)) = (named, &value.value)
+        && let Some((k, _)) = answers.iter().find(|(k, _)| k.as_str() == Some(name))
+    {
+        return k.span.offset;
+    }
+    key.span.offset
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -661,25 +682,4 @@ mod tests {
         assert!(ScriptedReasoner::from_value(json!({"x": 1}), "s").is_err());
         assert!(ScriptedReasoner::from_value(json!([1]), "s").is_err());
     }
-}
-
-/// Where in an answers document a load error is: the answer `KEY` the message names,
-/// else the `answers` key, else the start.
-fn answer_offset(root: &crate::app::yaml::Node, message: &str) -> usize {
-    use crate::app::yaml::Value as Y;
-    let Y::Map(entries) = &root.value else {
-        return root.span.offset;
-    };
-    let Some((key, value)) = entries.iter().find(|(k, _)| k.as_str() == Some("answers")) else {
-        return root.span.offset;
-    };
-    let named = message
-        .strip_prefix("answer `")
-        .and_then(|rest| rest.split('`').next());
-    if let (Some(name), Y::Map(answers)) = (named, &value.value)
-        && let Some((k, _)) = answers.iter().find(|(k, _)| k.as_str() == Some(name))
-    {
-        return k.span.offset;
-    }
-    key.span.offset
 }
