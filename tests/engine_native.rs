@@ -258,6 +258,7 @@ impl ControlPoints for Harness {
             }
             let failed = self.fails.get(&id).cloned();
             Ok(TaskOutcome {
+                error_code: None,
                 status: if failed.is_some() {
                     TaskStatus::Failed
                 } else {

@@ -22,6 +22,8 @@ pub(crate) struct LiveNode {
     pub default_flow: Option<String>,
     /// A timer event's definition.
     pub timer: Option<crate::bpmn::Timer>,
+    /// An error or escalation event's `errorRef` / `escalationRef`, resolved.
+    pub event_ref: Option<crate::bpmn::EventRef>,
 }
 
 /// A sequence flow of the live topology.
@@ -182,6 +184,7 @@ impl LiveNode {
             parent,
             default_flow: None,
             timer: None,
+            event_ref: None,
         }
     }
 }
@@ -198,6 +201,7 @@ impl Topology {
                 parent: n.parent.clone(),
                 default_flow: n.default_flow.clone(),
                 timer: n.timer.clone(),
+                event_ref: n.event_ref.clone(),
             })
             .collect();
         let flows = process
@@ -272,6 +276,29 @@ impl Topology {
             n.has_definition(EventDefinition::Timer)
                 && matches!(&n.kind, NodeKind::BoundaryEvent { attached_to, .. } if attached_to == activity)
         })
+    }
+
+    /// The boundary event attached to `activity` that catches an error or escalation
+    /// (`definition`) with `code`: one whose code is `code` first, else a catch-all (no
+    /// reference, or a reference without a code); in document order.
+    pub fn catching_boundary(
+        &self,
+        activity: &str,
+        definition: EventDefinition,
+        code: Option<&str>,
+    ) -> Option<&LiveNode> {
+        let attached = || {
+            self.nodes.iter().filter(move |n| {
+                n.has_definition(definition)
+                    && matches!(&n.kind, NodeKind::BoundaryEvent { attached_to, .. } if attached_to == activity)
+            })
+        };
+        fn caught(n: &LiveNode) -> Option<&str> {
+            n.event_ref.as_ref().and_then(|r| r.code.as_deref())
+        }
+        attached()
+            .find(|n| code.is_some() && caught(n) == code)
+            .or_else(|| attached().find(|n| caught(n).is_none()))
     }
 
     /// Whether `id` names a node or a flow (ids share one namespace in BPMN).

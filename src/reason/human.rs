@@ -372,6 +372,7 @@ impl Dialogue<'_> {
             outputs,
             reason,
             decided_by: Decider::Human,
+            raised: None,
         })
     }
 

@@ -243,6 +243,7 @@ pub fn cassette_from_journal(records: &[Record]) -> Value {
                     outputs: outputs.clone(),
                     reason: reason.clone(),
                     decided_by: *decided_by,
+                    raised: None,
                 };
                 Some((node.clone(), task_entry(&answer, digest.clone())))
             }

@@ -725,6 +725,7 @@ pub fn parse_task(req: &TaskRequest, text: &str) -> Result<TaskAnswer, String> {
         outputs,
         reason,
         decided_by: Decider::Model,
+        raised: None,
     })
 }
 
