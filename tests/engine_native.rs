@@ -784,7 +784,10 @@ async fn a_failed_task_fails_the_run() {
     .await;
 
     assert_eq!(ran.status(), RunStatus::Failed);
-    assert_eq!(ran.message(), "task `b` failed: out of stock");
+    assert_eq!(
+        ran.message(),
+        "task `b` failed: out of stock (BPMN error TASK_FAILED, not caught)"
+    );
     assert_eq!(ran.path(), ["s", "a", "b"]);
     assert!(ran.trace().contains(&"task b Failed".to_string()));
     ran.assert_finished_once();
@@ -1304,7 +1307,7 @@ async fn an_unsupported_element_fails_the_run_before_anything_runs() {
 }
 
 #[tokio::test]
-async fn an_error_end_event_fails_the_run_since_nothing_catches_it() {
+async fn an_uncaught_error_end_event_fails_the_run() {
     let p = process(
         r#"<startEvent id="s"/><task id="a"/>
            <endEvent id="boom"><errorEventDefinition/></endEvent>"#,
@@ -1315,7 +1318,7 @@ async fn an_error_end_event_fails_the_run_since_nothing_catches_it() {
     assert_eq!(ran.status(), RunStatus::Failed);
     assert_eq!(
         ran.message(),
-        "error end event `boom` raised a BPMN error that nothing catches"
+        "error end event `boom` raised BPMN error (no code), which nothing catches"
     );
     assert_eq!(ran.path(), ["s", "a", "boom"]);
     ran.assert_finished_once();

@@ -23,9 +23,9 @@ use quick_xml::reader::NsReader;
 
 use super::encoding::{decode, first_illegal_char, is_xml_char};
 use super::{
-    BpmnError, Condition, Document, EventDefinition, Flow, GatewayKind, Lane, LoopKind, Looping,
-    EventRef, MessageFlow, Node, NodeKind, ParseErrors, Participant, Process, Property, SubProcessKind,
-    TaskKind, Timer, TimerKind,
+    BpmnError, Condition, Document, EventDefinition, EventRef, Flow, GatewayKind, Lane, LoopKind,
+    Looping, MessageFlow, Node, NodeKind, ParseErrors, Participant, Process, Property,
+    SubProcessKind, TaskKind, Timer, TimerKind,
 };
 use crate::source::{SourceFile, Span};
 
@@ -1153,7 +1153,10 @@ fn resolve_event_refs(
         let Some(event_ref) = node.event_ref.as_mut() else {
             continue;
         };
-        let is_error = node.kind.event_definitions().contains(&EventDefinition::Error);
+        let is_error = node
+            .kind
+            .event_definitions()
+            .contains(&EventDefinition::Error);
         match targets.get(&event_ref.reference) {
             Some(target) if target.is_error == is_error => {
                 event_ref.code = target.code.clone();
@@ -1161,7 +1164,11 @@ fn resolve_event_refs(
             }
             _ => errors.push(BpmnError::DanglingEventRef {
                 event: node.id.clone(),
-                attribute: if is_error { "errorRef" } else { "escalationRef" },
+                attribute: if is_error {
+                    "errorRef"
+                } else {
+                    "escalationRef"
+                },
                 target: event_ref.reference.clone(),
                 span: node.span,
             }),

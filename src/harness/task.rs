@@ -48,7 +48,9 @@ pub(crate) async fn execute(
                     Ok(a) => completed(a, Variables::new()),
                     Err(outcome) => outcome,
                 },
-                Err((code, message)) => failed(Decider::None, None, Variables::new(), code, message),
+                Err((code, message)) => {
+                    failed(Decider::None, None, Variables::new(), code, message)
+                }
             };
             return Ok(traced(outcome, trace));
         }

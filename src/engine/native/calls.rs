@@ -8,6 +8,7 @@ use serde_json::Map;
 
 use super::replay::Asked;
 use super::run::Run;
+use super::throws::Throw;
 use super::tokens::{At, TokenId};
 use crate::bpmn::GatewayKind;
 use crate::bridge::{ControlPointError, FlowOption, GatewayDecision, HookDecision, TaskOutcome};
@@ -15,7 +16,6 @@ use crate::engine::EngineError;
 use crate::engine::check_choice;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
-use super::throws::Throw;
 use crate::journal::event::ThrownKind;
 use crate::vocab::{Decider, ModelCall, TaskStatus, error_code};
 

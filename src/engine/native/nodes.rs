@@ -133,7 +133,8 @@ impl Run {
             NodeKind::EndEvent { definitions } if definitions.contains(&EventDefinition::Error) => {
                 self.throw_event(token, &live, ThrownKind::Error)
             }
-            NodeKind::EndEvent { definitions } | NodeKind::IntermediateThrowEvent { definitions }
+            NodeKind::EndEvent { definitions }
+            | NodeKind::IntermediateThrowEvent { definitions }
                 if definitions.contains(&EventDefinition::Escalation) =>
             {
                 self.throw_event(token, &live, ThrownKind::Escalation)

@@ -78,7 +78,13 @@ impl Run {
         }
         let interrupting = caught.as_ref().is_some_and(|(_, _, b)| {
             throw.kind == ThrownKind::Error
-                || matches!(b.kind, NodeKind::BoundaryEvent { cancel_activity: true, .. })
+                || matches!(
+                    b.kind,
+                    NodeKind::BoundaryEvent {
+                        cancel_activity: true,
+                        ..
+                    }
+                )
         });
         self.emit(Event::EventThrown {
             kind: throw.kind,

@@ -388,10 +388,10 @@ impl LlmReasoner {
         Err(failed(
             error_code::MODEL_FAILED,
             format!(
-            "no valid answer in {} attempt{}; the last: {last_problem}",
-            s.max_attempts,
-            if s.max_attempts == 1 { "" } else { "s" }
-        ),
+                "no valid answer in {} attempt{}; the last: {last_problem}",
+                s.max_attempts,
+                if s.max_attempts == 1 { "" } else { "s" }
+            ),
         ))
     }
 
