@@ -903,6 +903,7 @@ async fn skip_node_enters_the_target_and_records_it_as_skipped() {
         decided_by: Decider::Rule,
         reason: Some("policy".into()),
         error: None,
+        error_code: None,
         duration_ms: 0,
         digest: None,
         key: None,
