@@ -163,6 +163,15 @@ pub mod error_code {
     /// The control point could not be answered at all (no reasoner, a transport failure).
     pub const UNANSWERED: &str = "UNANSWERED";
 
+    /// The codes above: what a task raises by failing, not by an answer naming a code.
+    pub const GENERIC: [&str; 5] = [
+        TASK_FAILED,
+        OUTPUT_MISSING,
+        MODEL_FAILED,
+        BUDGET_EXHAUSTED,
+        UNANSWERED,
+    ];
+
     /// Whether `code` may be raised explicitly by an answer: letters, digits, `_`, `-`,
     /// `.` and `:`, 1 to 128 characters (what `errorCode` values are in practice).
     pub fn is_valid(code: &str) -> bool {

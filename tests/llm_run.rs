@@ -872,6 +872,7 @@ async fn consult_user_asks_the_bound_person_and_returns_the_answer() {
         .with_tools("Activity_choose", &["consult_user"])
         .with_consultant(Arc::new(person));
     let req = TaskRequest {
+        raises: Vec::new(),
         task_id: "Activity_choose".into(),
         name: Some("Choose destination".into()),
         agent: None,

@@ -32,6 +32,7 @@ pub(crate) async fn execute(
         // Inserted by a hook (add_node): reason with the instruction it carries.
         if let Some(instruction) = ctx.instruction.clone() {
             let req = TaskRequest {
+                raises: Vec::new(),
                 task_id: task_id.to_string(),
                 name,
                 agent: None,
@@ -77,6 +78,7 @@ pub(crate) async fn execute(
         .map(|(key, _)| key.value.clone())
         .collect();
     let req = TaskRequest {
+        raises: task.raises.iter().map(|c| c.value.clone()).collect(),
         task_id: task_id.to_string(),
         name,
         agent: task

@@ -117,6 +117,10 @@ pub struct TaskRequest {
     pub inputs: Variables,
     /// The output keys the task must answer (the keys of `output_mapping`), in order.
     pub outputs: Vec<String>,
+    /// The BPMN error codes a model may raise instead of answering (the task's `raises`);
+    /// empty: a model raises none (answers given in advance and people may raise any).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub raises: Vec<String>,
     pub context: ControlPointContext,
     #[serde(skip)]
     pub calls: CallLog,

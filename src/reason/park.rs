@@ -201,15 +201,12 @@ impl Reasoner for Answers {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default();
-            let raised = r
-                .answer
-                .get("error")
-                .and_then(Value::as_str)
-                .map(|code| crate::vocab::RaisedError {
+            let raised = r.answer.get("error").and_then(Value::as_str).map(|code| {
+                crate::vocab::RaisedError {
                     code: code.to_string(),
-                    message: (r.answer.get("message").and_then(Value::as_str))
-                        .map(str::to_string),
-                });
+                    message: (r.answer.get("message").and_then(Value::as_str)).map(str::to_string),
+                }
+            });
             Ok(TaskAnswer {
                 outputs,
                 reason: r.reason.clone(),

@@ -518,6 +518,7 @@ mod tests {
 
     fn task(id: &str) -> TaskRequest {
         TaskRequest {
+            raises: Vec::new(),
             task_id: id.into(),
             name: None,
             agent: None,
