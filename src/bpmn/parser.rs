@@ -1435,6 +1435,62 @@ mod tests {
         assert_eq!(p.children(Some("outer")).count(), 2);
     }
 
+    /// `errorRef` / `escalationRef` take the code and name of the element they name,
+    /// wherever in the document it is; a definition without a reference catches all.
+    #[test]
+    fn error_and_escalation_references_are_resolved() {
+        let xml = doc(r#"<process id="p">
+<task id="t"/>
+<boundaryEvent id="b1" attachedToRef="t"><errorEventDefinition errorRef="e1"/></boundaryEvent>
+<boundaryEvent id="b2" attachedToRef="t"><errorEventDefinition/></boundaryEvent>
+<boundaryEvent id="b3" attachedToRef="t" cancelActivity="false"><escalationEventDefinition escalationRef="x1"/></boundaryEvent>
+<endEvent id="end"><errorEventDefinition errorRef="e2"/></endEvent>
+</process>
+<error id="e1" errorCode=" PAYMENT_FAILED " name="Payment failed"/>
+<error id="e2" name="No code"/>
+<escalation id="x1" escalationCode="LATE"/>"#);
+        let d = parse_str(&xml).unwrap();
+        let p = &d.processes[0];
+        let r = |id: &str| p.node(id).unwrap().event_ref.clone();
+        let one = |reference: &str, code: Option<&str>, name: Option<&str>| {
+            Some(EventRef {
+                reference: reference.into(),
+                code: code.map(Into::into),
+                name: name.map(Into::into),
+            })
+        };
+        assert_eq!(
+            r("b1"),
+            one("e1", Some("PAYMENT_FAILED"), Some("Payment failed"))
+        );
+        assert_eq!(r("b2"), None);
+        assert_eq!(r("b3"), one("x1", Some("LATE"), None));
+        assert_eq!(r("end"), one("e2", None, Some("No code")));
+        assert_eq!(r("end").unwrap().label(), "No code");
+        assert!(matches!(
+            p.node("b3").unwrap().kind,
+            NodeKind::BoundaryEvent {
+                cancel_activity: false,
+                ..
+            }
+        ));
+    }
+
+    /// A reference to no `<error>` (or to an `<escalation>` from an error event) is an
+    /// error at the event.
+    #[test]
+    fn a_dangling_error_reference_is_an_error() {
+        let xml = doc(r#"<process id="p">
+<endEvent id="a"><errorEventDefinition errorRef="nope"/></endEvent>
+<endEvent id="b"><errorEventDefinition errorRef="x1"/></endEvent>
+</process>
+<escalation id="x1" escalationCode="LATE"/>"#);
+        assert_eq!(
+            errors(&xml),
+            [err("DanglingEventRef", 4), err("DanglingEventRef", 5)]
+        );
+    }
+
     #[test]
     fn collaborations_unsupported_nodes_and_flows_without_id() {
         let xml = format!(

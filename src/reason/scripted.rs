@@ -633,6 +633,34 @@ mod tests {
         }
     }
 
+    /// `error: CODE` (with an optional `message`) raises a BPMN error instead of answering.
+    #[tokio::test]
+    async fn a_task_answer_may_raise_a_bpmn_error() {
+        let doc = json!({"answers": {
+            "Pay": {"error": "PAYMENT_FAILED", "message": "card declined", "reason": "bank said no"},
+            "Ship": {"error": "NOT_SHIPPABLE"},
+        }});
+        let r = ScriptedReasoner::from_value(doc, "scenario `s`").unwrap();
+        let pay = r.task(task("Pay")).await.unwrap();
+        assert_eq!(
+            pay.raised,
+            Some(RaisedError {
+                code: "PAYMENT_FAILED".into(),
+                message: Some("card declined".into())
+            })
+        );
+        assert!(pay.outputs.is_empty());
+        assert_eq!(pay.reason.as_deref(), Some("bank said no"));
+        let ship = r.task(task("Ship")).await.unwrap();
+        assert_eq!(
+            ship.raised.map(|e| e.code).as_deref(),
+            Some("NOT_SHIPPABLE")
+        );
+        // Only a task raises an error.
+        let err = r.gateway(gateway("Pay")).await.unwrap_err();
+        assert!(matches!(err, ReasonError::Invalid { .. }), "{err}");
+    }
+
     #[tokio::test]
     async fn a_missing_answer_names_the_control_point() {
         let r = ScriptedReasoner::from_value(json!({"answers": {}}), "scenario `s`").unwrap();
@@ -663,6 +691,10 @@ mod tests {
             json!({"answers": {"K1": []}}),
             json!({"answers": {"K1": [{"flow": "F"}, 3]}}),
             json!({"answers": {"K1": {"action": "swap_nodes", "swap": ["A"]}}}),
+            json!({"answers": {"K1": {"error": "E", "outputs": {}}}}),
+            json!({"answers": {"K1": {"error": "not a code"}}}),
+            json!({"answers": {"K1": {"error": ""}}}),
+            json!({"answers": {"K1": {"outputs": {}, "message": "m"}}}),
         ];
         for doc in cases {
             let err = ScriptedReasoner::from_value(doc.clone(), "answers file a.yaml").unwrap_err();

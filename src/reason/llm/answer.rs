@@ -1149,6 +1149,41 @@ mod tests {
         );
     }
 
+    /// A task whose `raises` lists codes offers them (only them) as `error`; a model
+    /// offered none may not raise one.
+    #[test]
+    fn a_model_raises_only_the_codes_its_task_offers() {
+        let mut req = task(&["receipt"]);
+        assert!(
+            task_schema(&req).schema["properties"]
+                .get("error")
+                .is_none()
+        );
+        let refused = parse_task(&req, r#"{"reason": "declined", "error": "PAYMENT_FAILED"}"#);
+        assert!(refused.unwrap_err().contains("not an answer here"));
+
+        req.raises = vec!["PAYMENT_FAILED".into(), "FRAUD".into()];
+        let s = task_schema(&req);
+        assert_eq!(
+            s.schema["properties"]["error"]["enum"],
+            json!(["PAYMENT_FAILED", "FRAUD"])
+        );
+        assert_eq!(s.schema["required"], json!(["reason"]));
+        let a = parse_task(&req, r#"{"reason": "declined", "error": "PAYMENT_FAILED"}"#).unwrap();
+        assert_eq!(a.raised.map(|e| e.code).as_deref(), Some("PAYMENT_FAILED"));
+        assert!(a.outputs.is_empty());
+        let other = parse_task(&req, r#"{"reason": "x", "error": "OTHER"}"#).unwrap_err();
+        assert!(other.contains("`error` must be one of"), "{other}");
+        // No error: the outputs are required as before.
+        let a = parse_task(
+            &req,
+            r#"{"reason": "paid", "outputs": {"receipt": "R1"}, "error": null}"#,
+        )
+        .unwrap();
+        assert_eq!(a.raised, None);
+        assert!(parse_task(&req, r#"{"reason": "paid"}"#).is_err());
+    }
+
     // -- extraction -----------------------------------------------------------------------
 
     #[test]
