@@ -306,10 +306,8 @@ impl Topology {
         code: Option<&str>,
     ) -> Option<&LiveNode> {
         let attached = || {
-            self.nodes.iter().filter(move |n| {
-                n.has_definition(definition)
-                    && matches!(&n.kind, NodeKind::BoundaryEvent { attached_to, .. } if attached_to == activity)
-            })
+            self.boundary_events(activity)
+                .filter(move |n| n.has_definition(definition))
         };
         fn caught(n: &LiveNode) -> Option<&str> {
             n.event_ref.as_ref().and_then(|r| r.code.as_deref())

@@ -45,10 +45,7 @@ pub(crate) async fn execute(
             };
             let (answer, trace) = ask(agent, task_id, req).await?;
             let outcome = match answer {
-                Ok(a) => match raised(a) {
-                    Ok(a) => completed(a, Variables::new()),
-                    Err(outcome) => outcome,
-                },
+                Ok(a) => raised(&a).unwrap_or_else(|| completed(a, Variables::new())),
                 Err((code, message)) => {
                     failed(Decider::None, None, Variables::new(), code, message)
                 }
@@ -98,9 +95,11 @@ pub(crate) async fn execute(
         calls: CallLog::default(),
     };
     let (answer, trace) = ask(agent, task_id, req).await?;
-    let answer = match answer.map(raised) {
-        Ok(Ok(a)) => a,
-        Ok(Err(outcome)) => return Ok(traced(outcome, trace)),
+    let answer = match answer {
+        Ok(a) => match raised(&a) {
+            Some(outcome) => return Ok(traced(outcome, trace)),
+            None => a,
+        },
         Err((code, message)) => {
             let outcome = failed(Decider::None, None, Variables::new(), code, message);
             return Ok(traced(outcome, trace));
@@ -152,19 +151,16 @@ async fn ask(
     }
 }
 
-/// An answer that raises a BPMN error (`error: CODE`) fails the task with that code;
-/// its outputs are not written.
-fn raised(answer: TaskAnswer) -> Result<TaskAnswer, TaskOutcome> {
-    let Some(error) = answer.raised.clone() else {
-        return Ok(answer);
-    };
-    let message = error
-        .message
+/// The failed outcome of an answer that raises a BPMN error (`error: CODE`): the task
+/// fails with that code and its outputs are not written. `None`: the answer raises none.
+fn raised(answer: &TaskAnswer) -> Option<TaskOutcome> {
+    let error = answer.raised.as_ref()?;
+    let message = (error.message.clone())
         .unwrap_or_else(|| format!("the answer raised BPMN error `{}`", error.code));
-    Err(failed(
+    Some(failed(
         answer.decided_by,
-        answer.reason,
-        answer.outputs,
+        answer.reason.clone(),
+        answer.outputs.clone(),
         &error.code,
         message,
     ))
