@@ -435,6 +435,64 @@ fn an_error_routed_to_a_person_parks_and_an_answer_resumes_it() {
     assert_eq!(state["variables"]["resolution"], "paid by card");
 }
 
+/// A person's answer may raise a BPMN error too (`runs answer --error CODE`): here the
+/// person who pays finds the card declined, and the error boundary for that code takes it.
+#[test]
+fn a_person_raises_a_bpmn_error_with_runs_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(&["start", "invoice_payment", "--no-model"], dir, &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let id = only_run(dir);
+    // Not a code, or not a task: refused, nothing written.
+    let before = std::fs::read(journal_path(dir, &id)).unwrap();
+    let bad = cuga(
+        &[
+            "runs",
+            "answer",
+            &id,
+            "Activity_pay",
+            "--error",
+            "no such code!",
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert_eq!(std::fs::read(journal_path(dir, &id)).unwrap(), before);
+    let out = cuga(
+        &[
+            "runs",
+            "answer",
+            &id,
+            "Activity_pay",
+            "--error",
+            "PAYMENT_FAILED",
+            "--message",
+            "card declined",
+        ],
+        dir,
+        &[],
+    );
+    // The run goes on to the person who resolves the payment, and parks there.
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Boundary_payment_failed"),
+        "{stdout}"
+    );
+    let journal = records(dir, &id);
+    let pay = events(&journal, "task_finished")
+        .into_iter()
+        .find(|e| e["node"] == "Activity_pay")
+        .unwrap();
+    assert_eq!(pay["status"], "failed");
+    assert_eq!(pay["error_code"], "PAYMENT_FAILED");
+    assert_eq!(pay["error"], "card declined");
+    assert_eq!(pay["decided_by"], "human");
+}
+
 #[test]
 fn a_finished_run_is_not_resumed_and_an_edited_journal_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
