@@ -618,7 +618,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__runs__subcmd__answer)
-            opts="-v -q -h --flow --action --target --outputs --choice --set --reason --by --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --flow --action --target --outputs --error --message --choice --set --reason --by --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -637,6 +637,14 @@ _cuga__flo() {
                     return 0
                     ;;
                 --outputs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --error)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --message)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -204,6 +204,8 @@ _arguments "${_arguments_options[@]}" : \
 '--action=[A hook\: the action]:ACTION:_default' \
 '*--target=[A hook\: the action'\''s target (twice for swap_nodes; the task for add_node)]:NODE:_default' \
 '--outputs=[A task\: its outputs, a JSON object]:JSON:_default' \
+'(--outputs)--error=[A task\: raise this BPMN error instead of answering outputs (an error boundary event on the task catches it)]:CODE:_default' \
+'--message=[With --error\: what the error says]:TEXT:_default' \
 '--choice=[The N-th offered flow or action, as \`runs pending\` numbers them]:N:_default' \
 '*--set=[A hook\: set a process variable with the action (repeatable)]:NAME=JSON:_default' \
 '--reason=[Why (journalled with the answer)]:TEXT:_default' \

@@ -258,6 +258,7 @@ impl ControlPoints for Harness {
             }
             let failed = self.fails.get(&id).cloned();
             Ok(TaskOutcome {
+                error_code: None,
                 status: if failed.is_some() {
                     TaskStatus::Failed
                 } else {
@@ -783,7 +784,10 @@ async fn a_failed_task_fails_the_run() {
     .await;
 
     assert_eq!(ran.status(), RunStatus::Failed);
-    assert_eq!(ran.message(), "task `b` failed: out of stock");
+    assert_eq!(
+        ran.message(),
+        "task `b` failed: out of stock (BPMN error TASK_FAILED, not caught)"
+    );
     assert_eq!(ran.path(), ["s", "a", "b"]);
     assert!(ran.trace().contains(&"task b Failed".to_string()));
     ran.assert_finished_once();
@@ -899,6 +903,7 @@ async fn skip_node_enters_the_target_and_records_it_as_skipped() {
         decided_by: Decider::Rule,
         reason: Some("policy".into()),
         error: None,
+        error_code: None,
         duration_ms: 0,
         digest: None,
         key: None,
@@ -1303,7 +1308,7 @@ async fn an_unsupported_element_fails_the_run_before_anything_runs() {
 }
 
 #[tokio::test]
-async fn an_error_end_event_fails_the_run_since_nothing_catches_it() {
+async fn an_uncaught_error_end_event_fails_the_run() {
     let p = process(
         r#"<startEvent id="s"/><task id="a"/>
            <endEvent id="boom"><errorEventDefinition/></endEvent>"#,
@@ -1314,7 +1319,7 @@ async fn an_error_end_event_fails_the_run_since_nothing_catches_it() {
     assert_eq!(ran.status(), RunStatus::Failed);
     assert_eq!(
         ran.message(),
-        "error end event `boom` raised a BPMN error that nothing catches"
+        "error end event `boom` raised BPMN error (no code), which nothing catches"
     );
     assert_eq!(ran.path(), ["s", "a", "boom"]);
     ran.assert_finished_once();

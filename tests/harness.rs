@@ -494,6 +494,7 @@ async fn a_missing_answer_is_an_error_naming_the_control_point() {
     // The reasoner's own error.
     let r = scripted(json!({}));
     let req = TaskRequest {
+        raises: Vec::new(),
         task_id: "Task_check".into(),
         name: None,
         agent: None,

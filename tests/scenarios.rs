@@ -19,6 +19,9 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("incident_response", "ransomware"),
     ("incident_response", "regulated_breach"),
     ("incident_response", "routine"),
+    ("invoice_payment", "agent_fails"),
+    ("invoice_payment", "paid"),
+    ("invoice_payment", "payment_declined"),
     ("loan_approval", "approve"),
     ("loan_approval", "missing_name"),
     ("loan_approval", "regulatory_restriction"),
@@ -280,6 +283,25 @@ mod loan_approval_kogito {
             "{}",
             out.stdout
         );
+    }
+}
+
+mod invoice_payment {
+    use super::*;
+
+    #[test]
+    fn paid_raises_no_error() {
+        check("invoice_payment", "paid", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn payment_declined_is_caught_by_its_error_boundary_and_goes_to_a_person() {
+        check("invoice_payment", "payment_declined", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn agent_fails_is_caught_by_the_catch_all_boundary() {
+        check("invoice_payment", "agent_fails", Ends::Completed, &[]);
     }
 }
 

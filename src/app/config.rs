@@ -237,6 +237,8 @@ pub struct TaskConfig {
     pub tool: Option<Located<String>>,
     pub input_mapping: Vec<(Located<String>, Located<String>)>,
     pub output_mapping: Vec<(Located<String>, Located<String>)>,
+    /// The BPMN error codes the task's model may raise instead of answering (`raises`).
+    pub raises: Vec<Located<String>>,
     /// The task's own model settings.
     pub llm: Option<LlmConfig>,
     pub on_failure: Option<Located<OnFailure>>,

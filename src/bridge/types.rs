@@ -218,6 +218,10 @@ pub struct TaskOutcome {
     pub reason: Option<String>,
     /// Why the task failed.
     pub error: Option<String>,
+    /// A failed task: the BPMN error code it raises (an error boundary event catching it
+    /// takes the token; none: the run fails). Left out: [`crate::vocab::error_code::TASK_FAILED`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
     /// The model calls behind this answer, in order (each is journalled).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<ModelCall>,

@@ -102,6 +102,13 @@ pub struct AnswerArgs {
     /// A task: its outputs, a JSON object
     #[arg(long, value_name = "JSON")]
     pub outputs: Option<String>,
+    /// A task: raise this BPMN error instead of answering outputs (an error boundary
+    /// event on the task catches it)
+    #[arg(long, value_name = "CODE", conflicts_with = "outputs")]
+    pub error: Option<String>,
+    /// With --error: what the error says
+    #[arg(long, value_name = "TEXT", requires = "error")]
+    pub message: Option<String>,
     /// The N-th offered flow or action, as `runs pending` numbers them
     #[arg(long, value_name = "N")]
     pub choice: Option<usize>,
@@ -680,5 +687,7 @@ fn given(args: &AnswerArgs) -> Result<Given, UsageError> {
         outputs,
         choice: args.choice,
         state_updates,
+        error: args.error.clone(),
+        message: args.message.clone(),
     })
 }

@@ -45,6 +45,20 @@ pub struct FlowState {
     /// How many times the run was resumed.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub resumes: u64,
+    /// Every BPMN error and escalation thrown, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throws: Vec<ThrowRecord>,
+}
+
+/// A BPMN error or escalation thrown, and what caught it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ThrowRecord {
+    pub kind: super::event::ThrownKind,
+    pub code: Option<String>,
+    /// The failed task, or the end or throw event.
+    pub node: String,
+    /// The boundary event that caught it.
+    pub caught_by: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -216,6 +230,18 @@ impl FlowState {
                 self.unapplied_answers.remove(key);
             }
             Event::TimerScheduled { .. } | Event::TimerFired { .. } => {}
+            Event::EventThrown {
+                kind,
+                code,
+                node,
+                caught_by,
+                ..
+            } => self.throws.push(ThrowRecord {
+                kind: *kind,
+                code: code.clone(),
+                node: node.clone(),
+                caught_by: caught_by.clone(),
+            }),
             Event::RunWaiting {
                 reason,
                 questions,

@@ -630,6 +630,7 @@ mod tests {
                     decided_by: Decider::None,
                     reason: None,
                     error: None,
+                    error_code: None,
                     calls: Vec::new(),
                     digest: None,
                 })

@@ -7,6 +7,7 @@
 //!   Gateway_09ad5fc: {flow: Flow_0ybszcv, reason: "..."}     # a gateway (`flows: [..]` for inclusive)
 //!   Flow_0ybszcv: {action: skip_to, target: Activity_131ar38, state_updates: {k: v}}   # a hook
 //!   Activity_X: [{outputs: {...}}, {outputs: {...}}]          # one answer per visit, in order
+//!   Activity_Pay: {error: PAYMENT_FAILED, message: "card declined"}   # a task raising a BPMN error
 //! ```
 //!
 //! A hook may be keyed by its hook id or by the id of the flow it sits on. A single answer
@@ -23,7 +24,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::bridge::{BoxFuture, NewTask, Variables};
-use crate::vocab::{Decider, HookAction};
+use crate::vocab::{Decider, HookAction, RaisedError, error_code};
 
 use super::record::context_digest;
 use super::{
@@ -57,6 +58,7 @@ enum Answer {
     Task {
         outputs: Variables,
         reason: Option<String>,
+        raised: Option<RaisedError>,
     },
     Gateway {
         flows: Vec<String>,
@@ -68,7 +70,7 @@ enum Answer {
 impl Answer {
     fn kind(&self) -> &'static str {
         match self {
-            Answer::Task { .. } => "a task answer (`outputs`)",
+            Answer::Task { .. } => "a task answer (`outputs` or `error`)",
             Answer::Gateway { .. } => "a gateway answer (`flow`)",
             Answer::Hook(_) => "a hook answer (`action`)",
         }
@@ -80,6 +82,8 @@ impl Answer {
 #[serde(deny_unknown_fields)]
 struct RawAnswer {
     outputs: Option<Map<String, Value>>,
+    /// A task answer that raises this BPMN error code instead of answering its outputs.
+    error: Option<String>,
     flow: Option<String>,
     flows: Option<Vec<String>>,
     action: Option<String>,
@@ -321,24 +325,27 @@ fn parse_raw(value: Value) -> Result<RawAnswer, String> {
 }
 
 fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
+    if raw.outputs.is_some() && raw.error.is_some() {
+        return Err("a task answer has `outputs` or raises an `error`, not both".into());
+    }
     let shapes = [
-        raw.outputs.is_some(),
+        raw.outputs.is_some() || raw.error.is_some(),
         raw.flow.is_some() || raw.flows.is_some(),
         raw.action.is_some(),
     ];
     match shapes.iter().filter(|s| **s).count() {
         0 => {
             return Err(
-                "say what the answer is: `outputs` (a task), `flow`/`flows` (a gateway) or \
-                 `action` (a hook)"
+                "say what the answer is: `outputs` or `error` (a task), `flow`/`flows` (a \
+                 gateway) or `action` (a hook)"
                     .into(),
             );
         }
         1 => {}
         _ => {
             return Err(
-                "an answer has one of `outputs` (a task), `flow`/`flows` (a gateway) or \
-                 `action` (a hook), not several"
+                "an answer has one of `outputs` or `error` (a task), `flow`/`flows` (a \
+                 gateway) or `action` (a hook), not several"
                     .into(),
             );
         }
@@ -348,17 +355,34 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
         ("swap", raw.swap.is_some()),
         ("add", raw.add.is_some()),
         ("state_updates", raw.state_updates.is_some()),
-        ("message", raw.message.is_some()),
+        ("message", raw.message.is_some() && raw.error.is_none()),
     ];
     if raw.action.is_none()
         && let Some((key, _)) = hook_only.iter().find(|(_, set)| *set)
     {
         return Err(format!("`{key}` belongs to hook answers (with `action`)"));
     }
+    if let Some(code) = raw.error {
+        let code = code.trim().to_string();
+        if !error_code::is_valid(&code) {
+            return Err(format!(
+                "`error` is a BPMN error code (letters, digits, `_`, `-`, `.`, `:`), not `{code}`"
+            ));
+        }
+        return Ok(Answer::Task {
+            outputs: Map::new(),
+            reason: raw.reason,
+            raised: Some(RaisedError {
+                code,
+                message: raw.message,
+            }),
+        });
+    }
     if let Some(outputs) = raw.outputs {
         return Ok(Answer::Task {
             outputs,
             reason: raw.reason,
+            raised: None,
         });
     }
     if raw.flow.is_some() || raw.flows.is_some() {
@@ -440,10 +464,15 @@ impl Reasoner for ScriptedReasoner {
             let (answer, digest) = self.next(&req.context.run_id, id, &[id])?;
             self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
             match answer {
-                Answer::Task { outputs, reason } => Ok(TaskAnswer {
+                Answer::Task {
+                    outputs,
+                    reason,
+                    raised,
+                } => Ok(TaskAnswer {
                     outputs,
                     reason,
                     decided_by: Decider::Scripted,
+                    raised,
                 }),
                 other => Err(self.mismatch(id, &other, "a task")),
             }
@@ -489,6 +518,7 @@ mod tests {
 
     fn task(id: &str) -> TaskRequest {
         TaskRequest {
+            raises: Vec::new(),
             task_id: id.into(),
             name: None,
             agent: None,
@@ -603,6 +633,34 @@ mod tests {
         }
     }
 
+    /// `error: CODE` (with an optional `message`) raises a BPMN error instead of answering.
+    #[tokio::test]
+    async fn a_task_answer_may_raise_a_bpmn_error() {
+        let doc = json!({"answers": {
+            "Pay": {"error": "PAYMENT_FAILED", "message": "card declined", "reason": "bank said no"},
+            "Ship": {"error": "NOT_SHIPPABLE"},
+        }});
+        let r = ScriptedReasoner::from_value(doc, "scenario `s`").unwrap();
+        let pay = r.task(task("Pay")).await.unwrap();
+        assert_eq!(
+            pay.raised,
+            Some(RaisedError {
+                code: "PAYMENT_FAILED".into(),
+                message: Some("card declined".into())
+            })
+        );
+        assert!(pay.outputs.is_empty());
+        assert_eq!(pay.reason.as_deref(), Some("bank said no"));
+        let ship = r.task(task("Ship")).await.unwrap();
+        assert_eq!(
+            ship.raised.map(|e| e.code).as_deref(),
+            Some("NOT_SHIPPABLE")
+        );
+        // Only a task raises an error.
+        let err = r.gateway(gateway("Pay")).await.unwrap_err();
+        assert!(matches!(err, ReasonError::Invalid { .. }), "{err}");
+    }
+
     #[tokio::test]
     async fn a_missing_answer_names_the_control_point() {
         let r = ScriptedReasoner::from_value(json!({"answers": {}}), "scenario `s`").unwrap();
@@ -633,6 +691,10 @@ mod tests {
             json!({"answers": {"K1": []}}),
             json!({"answers": {"K1": [{"flow": "F"}, 3]}}),
             json!({"answers": {"K1": {"action": "swap_nodes", "swap": ["A"]}}}),
+            json!({"answers": {"K1": {"error": "E", "outputs": {}}}}),
+            json!({"answers": {"K1": {"error": "not a code"}}}),
+            json!({"answers": {"K1": {"error": ""}}}),
+            json!({"answers": {"K1": {"outputs": {}, "message": "m"}}}),
         ];
         for doc in cases {
             let err = ScriptedReasoner::from_value(doc.clone(), "answers file a.yaml").unwrap_err();

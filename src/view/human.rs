@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Map, Value};
 
 use super::{View, assignments, duration, excerpt, value};
+use crate::journal::event::ThrownKind;
 use crate::journal::{Event, FlowState, Record};
 use crate::vocab::{CallOutcome, Decider, HookAction, RunStatus, TaskStatus};
 
@@ -193,6 +194,35 @@ impl Human {
                 }
                 parts.push(self.took(*duration_ms));
                 lines.push(parts.join("  "));
+            }
+            Event::EventThrown {
+                kind,
+                code,
+                node,
+                name,
+                caught_by,
+                interrupting,
+                ..
+            } => {
+                let code = code.as_deref().unwrap_or("(no code)");
+                let on = name.as_deref().unwrap_or(node);
+                let mut line = format!(
+                    "  {} {} {code} on {}",
+                    self.paint(&Style::new().yellow(), "⚡"),
+                    kind.as_str(),
+                    excerpt(on, REASON_CHARS)
+                );
+                match caught_by {
+                    Some(boundary) => {
+                        line.push_str(&format!(" → caught by {boundary}"));
+                        if !interrupting {
+                            line.push_str(" (non-interrupting)");
+                        }
+                    }
+                    None if *kind == ThrownKind::Error => line.push_str(" → not caught"),
+                    None => line.push_str(" → not caught (the run goes on)"),
+                }
+                lines.push(line);
             }
             Event::GatewayRouted {
                 node,

@@ -17,6 +17,7 @@ const TASK_KEYS: &[&str] = &[
     "on_failure",
     "deadline",
     "on_timeout",
+    "raises",
 ];
 const AGENT_KEYS: &[&str] = &[
     "name",
@@ -87,8 +88,24 @@ impl Cx<'_> {
             .get("output_mapping")
             .map(|n| self.string_map(n, &format!("`output_mapping` of {what}")))
             .unwrap_or_default();
+        let raises = f
+            .get("raises")
+            .map(|n| self.string_list(n, &format!("`raises` of {what}")))
+            .unwrap_or_default();
+        for code in &raises {
+            if !crate::vocab::error_code::is_valid(&code.value) {
+                self.error(
+                    "config::type",
+                    code.span,
+                    format!("`{}` is not a BPMN error code", code.value),
+                    "an error code",
+                    Some("use letters, digits, `_`, `-`, `.` and `:` (e.g. PAYMENT_FAILED)".into()),
+                );
+            }
+        }
         Some(TaskConfig {
             tool: self.opt_string(&f, "tool", &what),
+            raises,
             id,
             mode,
             mode_written,

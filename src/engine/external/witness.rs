@@ -217,6 +217,7 @@ impl Witness {
                         decided_by,
                         reason,
                         error: None,
+                        error_code: None,
                         duration_ms: 0,
                         digest: None,
                     },
@@ -449,6 +450,7 @@ impl ControlPoints for Witness {
                         decided_by: outcome.decided_by,
                         reason: outcome.reason.clone(),
                         error: outcome.error.clone(),
+                        error_code: outcome.error_code.clone(),
                         duration_ms: elapsed_ms(started),
                         digest: outcome.digest.clone(),
                     }]

@@ -53,6 +53,7 @@ pub(crate) fn recall(record: &Event) -> Option<Recalled> {
             decided_by,
             reason,
             error,
+            error_code,
             digest,
             ..
         } => Recalled::Task(TaskOutcome {
@@ -62,6 +63,7 @@ pub(crate) fn recall(record: &Event) -> Option<Recalled> {
             decided_by,
             reason,
             error,
+            error_code,
             calls: Vec::new(),
             digest,
         }),
@@ -255,7 +257,8 @@ fn brief(event: &Event) -> String {
         | Event::TaskFinished { node, .. }
         | Event::GatewayRouted { node, .. }
         | Event::TimerScheduled { node, .. }
-        | Event::TimerFired { node, .. } => node.clone(),
+        | Event::TimerFired { node, .. }
+        | Event::EventThrown { node, .. } => node.clone(),
         Event::FlowTaken { flow, .. } => flow.clone(),
         Event::HookEvaluated { hook, flow, .. } => format!("{hook} on {flow}"),
         Event::VariablesSet { source, .. } => source.clone(),
