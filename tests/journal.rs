@@ -58,6 +58,7 @@ fn sample_events() -> Vec<Event> {
             reasoner: "scenario standard".into(),
             variables: vars(json!({"amount": 25000, "applicant": "Ada"})),
             app_digest: Some("d1g3st".into()),
+            untrusted: None,
         },
         entered("start", "startEvent", None),
         flow("f1", "start", "check_credit"),
@@ -77,6 +78,7 @@ fn sample_events() -> Vec<Event> {
             error: None,
             duration_ms: 12,
             digest: None,
+            taint: None,
         },
         Event::HookEvaluated {
             key: None,
@@ -99,6 +101,7 @@ fn sample_events() -> Vec<Event> {
         Event::VariablesSet {
             source: "hook risk_review".into(),
             values: vars(json!({"risk": "low"})),
+            taint: None,
         },
         Event::TopologyChanged {
             action: HookAction::SwapNodes,
@@ -144,6 +147,7 @@ fn sample_events() -> Vec<Event> {
             error: None,
             duration_ms: 0,
             digest: None,
+            taint: None,
         },
         entered("notify", "serviceTask", None),
         Event::TaskFinished {
@@ -157,6 +161,7 @@ fn sample_events() -> Vec<Event> {
             error: Some("mail server unreachable".into()),
             duration_ms: 61_000,
             digest: None,
+            taint: None,
         },
         entered("end", "endEvent", None),
         Event::RunFinished {
@@ -288,6 +293,7 @@ fn concurrent_emits_keep_the_sequence_consecutive() {
                         .emit(Event::VariablesSet {
                             source: format!("thread {t}"),
                             values: vars(json!({ "i": i })),
+                            taint: None,
                         })
                         .unwrap();
                 }
@@ -313,7 +319,9 @@ fn concurrent_emits_keep_the_sequence_consecutive() {
             .records
             .iter()
             .filter_map(|r| match &r.event {
-                Event::VariablesSet { source: s, values } if *s == source => values["i"].as_i64(),
+                Event::VariablesSet {
+                    source: s, values, ..
+                } if *s == source => values["i"].as_i64(),
                 _ => None,
             })
             .collect();
@@ -409,6 +417,7 @@ fn runs_never_share_a_journal() {
         .emit(Event::VariablesSet {
             source: "x".into(),
             values: Map::new(),
+            taint: None,
         })
         .unwrap();
     drop(journal);
@@ -634,6 +643,7 @@ fn set(i: i64) -> Event {
     Event::VariablesSet {
         source: "test".into(),
         values: vars(json!({ "i": i })),
+        taint: None,
     }
 }
 
@@ -759,6 +769,7 @@ fn a_buffer_over_a_mebibyte_commits_by_itself() {
             .emit(Event::VariablesSet {
                 source: format!("{i}"),
                 values: vars(json!({ "big": big })),
+                taint: None,
             })
             .unwrap();
     }
@@ -767,6 +778,7 @@ fn a_buffer_over_a_mebibyte_commits_by_itself() {
         .emit(Event::VariablesSet {
             source: "3".into(),
             values: vars(json!({ "big": big })),
+            taint: None,
         })
         .unwrap();
     assert_eq!(line_count(journal.path()), 4, "1.2 MB buffered: committed");

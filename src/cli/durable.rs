@@ -316,6 +316,7 @@ fn resume_open(
     let Some(Event::RunStarted {
         app,
         variables,
+        untrusted,
         engine,
         launch,
         ..
@@ -377,6 +378,7 @@ fn resume_open(
         run_id: id,
         journal,
         variables,
+        untrusted,
         model_usage: state.model_usage,
         records,
         answers,

@@ -12,11 +12,11 @@
 //!   `output_mapping` the outputs are reported and no variable is written.
 
 use crate::app::TaskMode;
-use crate::bridge::{ControlPointContext, ControlPointError, TaskOutcome, Variables};
+use crate::bridge::{ControlPointContext, ControlPointError, Taint, TaskOutcome, Variables};
 use crate::reason::{CallLog, ReasonError, TaskAnswer, TaskRequest};
 use crate::vocab::{Decider, TaskStatus};
 
-use super::{FlowAgent, Trace, context};
+use super::{FlowAgent, Trace, context, trust};
 
 pub(crate) async fn execute(
     agent: &FlowAgent,
@@ -40,7 +40,7 @@ pub(crate) async fn execute(
             };
             let (answer, trace) = ask(agent, task_id, req).await?;
             let outcome = match answer {
-                Ok(a) => completed(a, Variables::new()),
+                Ok(Tainted(a, taint)) => completed(a, Variables::new(), taint),
                 Err(message) => failed(Decider::None, None, Variables::new(), message),
             };
             return Ok(traced(outcome, trace));
@@ -87,8 +87,8 @@ pub(crate) async fn execute(
         calls: CallLog::default(),
     };
     let (answer, trace) = ask(agent, task_id, req).await?;
-    let answer = match answer {
-        Ok(a) => a,
+    let (answer, taint) = match answer {
+        Ok(Tainted(a, taint)) => (a, taint),
         Err(message) => {
             let outcome = failed(Decider::None, None, Variables::new(), message);
             return Ok(traced(outcome, trace));
@@ -111,7 +111,7 @@ pub(crate) async fn execute(
             }
         }
     }
-    Ok(traced(completed(answer, variables), trace))
+    Ok(traced(completed(answer, variables, taint), trace))
 }
 
 /// Ask the reasoner. The outer error stops the run (nothing answers, or the answer could
@@ -121,11 +121,19 @@ async fn ask(
     agent: &FlowAgent,
     task_id: &str,
     mut req: TaskRequest,
-) -> Result<(Result<TaskAnswer, String>, Trace), ControlPointError> {
+) -> Result<(Result<Tainted, String>, Trace), ControlPointError> {
     context::fill_model(&mut req.context, agent.model());
+    let untrusted = trust::untrusted(&agent.config, &req.context);
+    let what = format!(
+        "model output on task `{}`",
+        req.name.as_deref().unwrap_or(task_id)
+    );
     let (result, trace) = Trace::ask(req, async |req| agent.reasoner.task(req).await).await;
     match result {
-        Ok(a) => Ok((Ok(a), trace)),
+        Ok(a) => {
+            let taint = trust::taint(a.decided_by, &untrusted, || what);
+            Ok((Ok(Tainted(a, taint)), trace))
+        }
         Err(e @ (ReasonError::Invalid { .. } | ReasonError::Failed { .. })) => {
             Ok((Err(e.to_string()), trace))
         }
@@ -150,10 +158,14 @@ fn pass_through() -> TaskOutcome {
         error: None,
         calls: Vec::new(),
         digest: None,
+        taint: None,
     }
 }
 
-fn completed(answer: TaskAnswer, variables: Variables) -> TaskOutcome {
+/// A reasoner's answer with the taint of what it wrote ([`trust::taint`]).
+struct Tainted(TaskAnswer, Option<Taint>);
+
+fn completed(answer: TaskAnswer, variables: Variables, taint: Option<Taint>) -> TaskOutcome {
     TaskOutcome {
         status: TaskStatus::Completed,
         outputs: answer.outputs,
@@ -163,6 +175,7 @@ fn completed(answer: TaskAnswer, variables: Variables) -> TaskOutcome {
         error: None,
         calls: Vec::new(),
         digest: None,
+        taint,
     }
 }
 
@@ -181,5 +194,6 @@ fn failed(
         error: Some(message),
         calls: Vec::new(),
         digest: None,
+        taint: None,
     }
 }

@@ -219,6 +219,7 @@ impl Witness {
                         error: None,
                         duration_ms: 0,
                         digest: None,
+                        taint: None,
                     },
                 );
             }
@@ -322,6 +323,7 @@ impl Witness {
             events.push(Event::VariablesSet {
                 source: format!("hook {hook}"),
                 values: updates.clone(),
+                taint: decision.taint.clone(),
             });
         }
         if let Plan::SkipNode(node) = &plan {
@@ -451,6 +453,7 @@ impl ControlPoints for Witness {
                         error: outcome.error.clone(),
                         duration_ms: elapsed_ms(started),
                         digest: outcome.digest.clone(),
+                        taint: outcome.taint.clone(),
                     }]
                 }),
                 Err(e) => self.end(&task_id, &e.calls, |_| Vec::new()),

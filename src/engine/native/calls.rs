@@ -223,6 +223,7 @@ impl Run {
             error: Some(e.message),
             calls: Vec::new(),
             digest: None,
+            taint: None,
         });
         self.emit(Event::TaskFinished {
             node: node.to_string(),
@@ -235,13 +236,14 @@ impl Run {
             duration_ms,
             digest: outcome.digest,
             key: Some(key),
+            taint: outcome.taint.clone(),
         })?;
         if outcome.status == TaskStatus::Failed {
             let error = outcome.error.unwrap_or_else(|| "no reason given".into());
             self.fail(format!("task `{node}` failed: {error}"));
             return Ok(());
         }
-        self.merge_variables(outcome.variables);
+        self.merge_variables(outcome.variables, outcome.taint.as_ref());
         self.leave(token, node)
     }
 

@@ -180,6 +180,7 @@ impl Run {
             duration_ms: 0,
             digest: None,
             key: None,
+            taint: None,
         })?;
         self.leave(token, node)
     }

@@ -54,6 +54,7 @@ pub(crate) fn recall(record: &Event) -> Option<Recalled> {
             reason,
             error,
             digest,
+            taint,
             ..
         } => Recalled::Task(TaskOutcome {
             status,
@@ -64,6 +65,7 @@ pub(crate) fn recall(record: &Event) -> Option<Recalled> {
             error,
             calls: Vec::new(),
             digest,
+            taint,
         }),
         Event::GatewayRouted {
             flows,
