@@ -192,7 +192,7 @@ pub(crate) async fn evaluate(
         Err(e) => return Err(trace.fail(&hook.id.value, e)),
     };
     if !decision.state_updates.is_empty() {
-        decision.taint = trust::taint(decision.decided_by, &untrusted, || {
+        decision.taint = trust::taint(decision.decided_by, &untrusted, false, || {
             format!("model state update at hook `{}`", hook.id.value)
         });
     }

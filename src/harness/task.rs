@@ -124,14 +124,23 @@ async fn ask(
 ) -> Result<(Result<Tainted, String>, Trace), ControlPointError> {
     context::fill_model(&mut req.context, agent.model());
     let untrusted = trust::untrusted(&agent.config, &req.context);
+    let external = agent
+        .config
+        .task(task_id)
+        .is_some_and(|t| t.untrusted_outputs);
     let what = format!(
-        "model output on task `{}`",
-        req.name.as_deref().unwrap_or(task_id)
+        "model output on task `{}`{}",
+        req.name.as_deref().unwrap_or(task_id),
+        if external {
+            ", which brings data from outside the run (untrusted_outputs)"
+        } else {
+            ""
+        }
     );
     let (result, trace) = Trace::ask(req, async |req| agent.reasoner.task(req).await).await;
     match result {
         Ok(a) => {
-            let taint = trust::taint(a.decided_by, &untrusted, || what);
+            let taint = trust::taint(a.decided_by, &untrusted, external, || what);
             Ok((Ok(Tainted(a, taint)), trace))
         }
         Err(e @ (ReasonError::Invalid { .. } | ReasonError::Failed { .. })) => {

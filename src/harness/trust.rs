@@ -57,15 +57,17 @@ fn over_approximated(config: &FlowConfig, variables: &Variables) -> Vec<(String,
 }
 
 /// The taint of what `decided_by` answered at `what` (`model output on task `X``, ...)
-/// while its context held `untrusted`: a model's answer derived from untrusted data is
-/// untrusted; anything else (no untrusted data, or a condition, rule, static action,
-/// scripted answer or person) is not.
+/// while its context held `untrusted`: a model's answer derived from untrusted data, or
+/// at a control point that brings outside data in (`external`: a task's
+/// `untrusted_outputs`), is untrusted; anything else (no untrusted data, or a condition,
+/// rule, static action, scripted answer or person) is not.
 pub(crate) fn taint(
     decided_by: Decider,
     untrusted: &[(String, Taint)],
+    external: bool,
     what: impl FnOnce() -> String,
 ) -> Option<Taint> {
-    (decided_by == Decider::Model && !untrusted.is_empty()).then(|| Taint {
+    (decided_by == Decider::Model && (external || !untrusted.is_empty())).then(|| Taint {
         source: what(),
         derived_from: untrusted.iter().map(|(name, _)| name.clone()).collect(),
     })

@@ -17,6 +17,7 @@ const TASK_KEYS: &[&str] = &[
     "on_failure",
     "deadline",
     "on_timeout",
+    "untrusted_outputs",
 ];
 const AGENT_KEYS: &[&str] = &[
     "name",
@@ -100,6 +101,9 @@ impl Cx<'_> {
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
             on_failure: self.on_failure(&f, &what, &[OnFailure::Fail]),
             deadline: self.deadline(&f, &what),
+            untrusted_outputs: self
+                .opt_bool(&f, "untrusted_outputs", &what)
+                .is_some_and(|b| b.value),
             span: node.span,
         })
     }
