@@ -262,7 +262,20 @@ impl Human {
                 lines.push(parts.join("  "));
                 let audit = Style::new().yellow();
                 if let Some(denied) = denied {
-                    let text = format!("    denied: {denied} (not permitted)");
+                    // Denied for want of a person's confirmation: name the untrusted
+                    // variables and where each came from.
+                    const UNTRUSTED: &str = "context held untrusted data: ";
+                    let why = reason
+                        .as_deref()
+                        .and_then(|r| r.split_once(UNTRUSTED))
+                        .map(|(_, names)| names);
+                    let text = match why {
+                        Some(names) => format!(
+                            "    denied: {denied} (untrusted data: {})",
+                            excerpt(names, ERROR_CHARS)
+                        ),
+                        None => format!("    denied: {denied} (not permitted)"),
+                    };
                     lines.push(self.paint(&audit, &text));
                 }
                 if let Some(rejected) = rejected {
