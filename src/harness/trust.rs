@@ -106,7 +106,103 @@ pub(crate) fn listed(untrusted: &[(String, Taint)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::HookAction;
+    use crate::bridge::Untrusted;
+    use crate::vocab::{HookAction, record_provenance};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    fn ctx(vars: serde_json::Value, record: Option<Untrusted>) -> ControlPointContext {
+        ControlPointContext {
+            variables: Arc::new(vars.as_object().cloned().unwrap()),
+            untrusted: record.map(Arc::new),
+            ..ControlPointContext::default()
+        }
+    }
+
+    fn config() -> FlowConfig {
+        let yaml = "flow:\n  id: t\n  bpmn_file: t.bpmn\nvariables:\n  name: \"\"\n  score: 0.0\n";
+        let source = crate::source::SourceFile::new("t.yaml", yaml);
+        crate::app::decode::decode(&source)
+            .0
+            .expect("the test config reads")
+    }
+
+    #[test]
+    fn taint_propagates_through_models_only() {
+        let input = vec![("name".to_string(), Taint::input("from --var"))];
+        let what = || "model output on task `T`".to_string();
+        let t = taint(Decider::Model, &input, false, what).unwrap();
+        assert_eq!(t.derived_from, vec!["name".to_string()]);
+        assert_eq!(t.to_string(), "model output on task `T`, derived from name");
+        // Nothing untrusted in the context: a model's answer is trusted...
+        assert_eq!(taint(Decider::Model, &[], false, what), None);
+        // ...unless the task brings outside data in.
+        let outside = taint(Decider::Model, &[], true, what).unwrap();
+        assert!(outside.derived_from.is_empty());
+        // Whoever else answers is trusted, whatever the context held.
+        for d in [
+            Decider::Human,
+            Decider::Scripted,
+            Decider::Rule,
+            Decider::Condition,
+            Decider::Static,
+            Decider::Timeout,
+        ] {
+            assert_eq!(taint(d, &input, true, what), None, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn recorded_provenance_propagates_and_a_trusted_overwrite_clears_it() {
+        let mut record = Untrusted::new();
+        record_provenance(
+            &mut record,
+            [&"name".to_string()],
+            Some(&Taint::input("from --var")),
+        );
+        let derived = Taint {
+            source: "model output on task `T`".into(),
+            derived_from: vec!["name".into()],
+        };
+        record_provenance(&mut record, [&"score".to_string()], Some(&derived));
+        assert_eq!(record.len(), 2);
+        // A person (no taint) overwrites `name`: trusted again; `score` keeps its taint.
+        record_provenance(&mut record, [&"name".to_string()], None);
+        assert_eq!(record.keys().collect::<Vec<_>>(), ["score"]);
+        assert_eq!(record["score"], derived);
+    }
+
+    #[test]
+    fn the_engines_record_decides_and_its_absence_over_approximates() {
+        let config = config();
+        let vars = json!({"name": "Eve", "score": 0.0, "extra": 1});
+        // The record: exactly what it says (a variable it names that is not set is left out).
+        let record = Untrusted::from([
+            ("score".to_string(), Taint::input("from --input")),
+            ("gone".to_string(), Taint::input("from --var")),
+        ]);
+        let got = untrusted(&config, &ctx(vars.clone(), Some(record)));
+        assert_eq!(
+            got,
+            vec![("score".to_string(), Taint::input("from --input"))]
+        );
+        assert!(untrusted(&config, &ctx(vars.clone(), Some(Untrusted::new()))).is_empty());
+        // No record: every value that differs from its default, or has none.
+        let names: Vec<String> = untrusted(&config, &ctx(vars, None))
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, ["extra", "name"]);
+    }
+
+    #[test]
+    fn a_message_names_each_untrusted_variable_and_its_origin() {
+        let list: Vec<(String, Taint)> = (0..7)
+            .map(|i| (format!("v{i}"), Taint::input("from --var")))
+            .collect();
+        assert_eq!(listed(&list[..1]), "`v0` (from --var)");
+        assert!(listed(&list).ends_with("`v4` (from --var) and 2 more"));
+    }
 
     #[test]
     fn only_run_changing_actions_are_consequential() {
