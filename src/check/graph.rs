@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use foldhash::{HashMap, HashMapExt, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::bpmn::{
     Document, EventDefinition, Flow, GatewayKind, Node, NodeKind, ProcessIndex, SubProcessKind,
