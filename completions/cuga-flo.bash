@@ -1002,7 +1002,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__subcmd__flo__subcmd__runs__subcmd__show)
-            opts="-v -q -h --run-dir --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --run-dir --json --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

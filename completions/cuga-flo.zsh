@@ -135,6 +135,7 @@ _arguments "${_arguments_options[@]}" : \
 '--run-dir=[]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[The run'\''s state (its journal folded\: path, decisions, variables, the untrusted ones and where each came from) as one JSON object]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \

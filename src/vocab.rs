@@ -231,6 +231,69 @@ impl ControlPointKind {
     }
 }
 
+/// Where an untrusted variable's value came from (its provenance). A variable with no
+/// taint is trusted: a config default, or set by a condition, a rule, a static action, a
+/// scripted answer or a person. Run inputs (`--var`, `--input`, a scenario's inputs, data
+/// sent to the run) are untrusted, and so is whatever a model derived while its context
+/// held untrusted data.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Taint {
+    /// Where the value came from, as a phrase: `from --var`, `from --input`, `model output
+    /// on task `Check credit``, ...
+    pub source: String,
+    /// The untrusted variables it was derived from (a model's answer: those its context
+    /// held), sorted; empty for a run input.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub derived_from: Vec<String>,
+}
+
+impl Taint {
+    /// A value that entered the run from outside (`source`: `from --var`, ...).
+    pub fn input(source: impl Into<String>) -> Taint {
+        Taint {
+            source: source.into(),
+            derived_from: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for Taint {
+    /// `from --var`, or `model output on task `Check credit`, derived from applicant_name`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)?;
+        if !self.derived_from.is_empty() {
+            write!(f, ", derived from {}", self.derived_from.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// The untrusted variables of a run, by name, with where each came from.
+pub type Untrusted = std::collections::BTreeMap<String, Taint>;
+
+/// Record in `untrusted` that `written` were set by an answer carrying `taint`: each is
+/// untrusted with that taint, or trusted again (removed) when the answer carries none, as
+/// when a person overwrites a value. What an engine that tracks provenance does with every
+/// variable it writes; the engine records, the harness judges.
+pub fn record_provenance<'a>(
+    untrusted: &mut Untrusted,
+    written: impl IntoIterator<Item = &'a String>,
+    taint: Option<&Taint>,
+) {
+    for name in written {
+        match taint {
+            Some(t) => {
+                untrusted.insert(name.clone(), t.clone());
+            }
+            None => {
+                untrusted.remove(name);
+            }
+        }
+    }
+}
+
 /// A question for a person that no one could answer when it was asked: the run parks
 /// until it is answered (`cuga-flo runs answer`), and the answer is checked against what
 /// the question offers, exactly as a live answer is.

@@ -358,6 +358,7 @@ async fn run(
         run_id,
         variables,
         bridge: None,
+        untrusted: None,
     };
     let result = bridge.client().run_process(&args).await;
     bridge.shutdown().await;

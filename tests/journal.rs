@@ -58,6 +58,7 @@ fn sample_events() -> Vec<Event> {
             reasoner: "scenario standard".into(),
             variables: vars(json!({"amount": 25000, "applicant": "Ada"})),
             app_digest: Some("d1g3st".into()),
+            untrusted: None,
         },
         entered("start", "startEvent", None),
         flow("f1", "start", "check_credit"),
@@ -78,6 +79,7 @@ fn sample_events() -> Vec<Event> {
             error_code: None,
             duration_ms: 12,
             digest: None,
+            taint: None,
         },
         Event::HookEvaluated {
             key: None,
@@ -100,6 +102,7 @@ fn sample_events() -> Vec<Event> {
         Event::VariablesSet {
             source: "hook risk_review".into(),
             values: vars(json!({"risk": "low"})),
+            taint: None,
         },
         Event::TopologyChanged {
             action: HookAction::SwapNodes,
@@ -146,6 +149,7 @@ fn sample_events() -> Vec<Event> {
             error_code: None,
             duration_ms: 0,
             digest: None,
+            taint: None,
         },
         entered("notify", "serviceTask", None),
         Event::TaskFinished {
@@ -160,6 +164,7 @@ fn sample_events() -> Vec<Event> {
             error_code: None,
             duration_ms: 61_000,
             digest: None,
+            taint: None,
         },
         entered("end", "endEvent", None),
         Event::RunFinished {
@@ -291,6 +296,7 @@ fn concurrent_emits_keep_the_sequence_consecutive() {
                         .emit(Event::VariablesSet {
                             source: format!("thread {t}"),
                             values: vars(json!({ "i": i })),
+                            taint: None,
                         })
                         .unwrap();
                 }
@@ -316,7 +322,9 @@ fn concurrent_emits_keep_the_sequence_consecutive() {
             .records
             .iter()
             .filter_map(|r| match &r.event {
-                Event::VariablesSet { source: s, values } if *s == source => values["i"].as_i64(),
+                Event::VariablesSet {
+                    source: s, values, ..
+                } if *s == source => values["i"].as_i64(),
                 _ => None,
             })
             .collect();
@@ -412,6 +420,7 @@ fn runs_never_share_a_journal() {
         .emit(Event::VariablesSet {
             source: "x".into(),
             values: Map::new(),
+            taint: None,
         })
         .unwrap();
     drop(journal);
@@ -637,6 +646,7 @@ fn set(i: i64) -> Event {
     Event::VariablesSet {
         source: "test".into(),
         values: vars(json!({ "i": i })),
+        taint: None,
     }
 }
 
@@ -762,6 +772,7 @@ fn a_buffer_over_a_mebibyte_commits_by_itself() {
             .emit(Event::VariablesSet {
                 source: format!("{i}"),
                 values: vars(json!({ "big": big })),
+                taint: None,
             })
             .unwrap();
     }
@@ -770,6 +781,7 @@ fn a_buffer_over_a_mebibyte_commits_by_itself() {
         .emit(Event::VariablesSet {
             source: "3".into(),
             values: vars(json!({ "big": big })),
+            taint: None,
         })
         .unwrap();
     assert_eq!(line_count(journal.path()), 4, "1.2 MB buffered: committed");

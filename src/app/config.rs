@@ -244,6 +244,10 @@ pub struct TaskConfig {
     pub on_failure: Option<Located<OnFailure>>,
     /// How long a parked question waits, and what answers it then.
     pub deadline: Option<Deadline>,
+    /// `untrusted_outputs: true`: the task brings data from outside the run into it (an
+    /// order that arrives, a message, a document it reads), so a model's outputs here are
+    /// untrusted even when nothing untrusted was in its context.
+    pub untrusted_outputs: bool,
     pub span: Span,
 }
 

@@ -323,6 +323,7 @@ fn resume_open(
     let Some(Event::RunStarted {
         app,
         variables,
+        untrusted,
         engine,
         launch,
         ..
@@ -384,6 +385,7 @@ fn resume_open(
         run_id: id,
         journal,
         variables,
+        untrusted,
         model_usage: state.model_usage,
         records,
         answers,

@@ -112,6 +112,10 @@ pub struct ShowArgs {
     pub run_id: String,
     #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
     pub run_dir: PathBuf,
+    /// The run's state (its journal folded: path, decisions, variables, the untrusted
+    /// ones and where each came from) as one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -316,6 +320,14 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
 fn show(args: &ShowArgs, style: Style) -> Result<Outcome, UsageError> {
     let id = find_run(&args.run_dir, &args.run_id)?;
     let records = read(&args.run_dir, &id)?;
+    if args.json {
+        let state = FlowState::fold(records.iter());
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&state).unwrap_or_default()
+        );
+        return Ok(Outcome::Ok);
+    }
     let mut options = HumanOptions::detect(false);
     options.color = style.color;
     options.interactive = false;
@@ -333,6 +345,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
     let Some(Event::RunStarted {
         app,
         variables,
+        untrusted,
         engine,
         ..
     }) = records.first().map(|r| &r.event)
@@ -368,6 +381,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
             cassette: cassette_from_journal(&records),
             source: format!("the answers journalled by run `{id}`"),
             variables: variables.clone(),
+            untrusted: untrusted.clone(),
         })),
     };
     start::run(cli, &start_args, style)?;

@@ -16,11 +16,11 @@
 //!   engine's business: the harness only reports it.
 
 use crate::app::TaskMode;
-use crate::bridge::{ControlPointContext, ControlPointError, TaskOutcome, Variables};
+use crate::bridge::{ControlPointContext, ControlPointError, Taint, TaskOutcome, Variables};
 use crate::reason::{CallLog, ReasonError, TaskAnswer, TaskRequest};
 use crate::vocab::{Decider, TaskStatus, error_code};
 
-use super::{FlowAgent, Trace, context};
+use super::{FlowAgent, Trace, context, trust};
 
 pub(crate) async fn execute(
     agent: &FlowAgent,
@@ -45,7 +45,9 @@ pub(crate) async fn execute(
             };
             let (answer, trace) = ask(agent, task_id, req).await?;
             let outcome = match answer {
-                Ok(a) => raised(&a).unwrap_or_else(|| completed(a, Variables::new())),
+                Ok(Tainted(a, taint)) => {
+                    raised(&a).unwrap_or_else(|| completed(a, Variables::new(), taint))
+                }
                 Err((code, message)) => {
                     failed(Decider::None, None, Variables::new(), code, message)
                 }
@@ -95,10 +97,10 @@ pub(crate) async fn execute(
         calls: CallLog::default(),
     };
     let (answer, trace) = ask(agent, task_id, req).await?;
-    let answer = match answer {
-        Ok(a) => match raised(&a) {
+    let (answer, taint) = match answer {
+        Ok(Tainted(a, taint)) => match raised(&a) {
             Some(outcome) => return Ok(traced(outcome, trace)),
-            None => a,
+            None => (a, taint),
         },
         Err((code, message)) => {
             let outcome = failed(Decider::None, None, Variables::new(), code, message);
@@ -128,7 +130,7 @@ pub(crate) async fn execute(
             }
         }
     }
-    Ok(traced(completed(answer, variables), trace))
+    Ok(traced(completed(answer, variables, taint), trace))
 }
 
 /// Ask the reasoner. The outer error stops the run (nothing answers, or the answer could
@@ -138,11 +140,28 @@ async fn ask(
     agent: &FlowAgent,
     task_id: &str,
     mut req: TaskRequest,
-) -> Result<(Result<TaskAnswer, (&'static str, String)>, Trace), ControlPointError> {
+) -> Result<(Result<Tainted, (&'static str, String)>, Trace), ControlPointError> {
     context::fill_model(&mut req.context, agent.model());
+    let untrusted = trust::untrusted(&agent.config, &req.context);
+    let external = agent
+        .config
+        .task(task_id)
+        .is_some_and(|t| t.untrusted_outputs);
+    let what = format!(
+        "model output on task `{}`{}",
+        req.name.as_deref().unwrap_or(task_id),
+        if external {
+            ", which brings data from outside the run (untrusted_outputs)"
+        } else {
+            ""
+        }
+    );
     let (result, trace) = Trace::ask(req, async |req| agent.reasoner.task(req).await).await;
     match result {
-        Ok(a) => Ok((Ok(a), trace)),
+        Ok(a) => {
+            let taint = trust::taint(a.decided_by, &untrusted, external, || what);
+            Ok((Ok(Tainted(a, taint)), trace))
+        }
         Err(e @ ReasonError::Invalid { .. }) => {
             Ok((Err((error_code::TASK_FAILED, e.to_string())), trace))
         }
@@ -184,10 +203,14 @@ fn pass_through() -> TaskOutcome {
         error_code: None,
         calls: Vec::new(),
         digest: None,
+        taint: None,
     }
 }
 
-fn completed(answer: TaskAnswer, variables: Variables) -> TaskOutcome {
+/// A reasoner's answer with the taint of what it wrote ([`trust::taint`]).
+struct Tainted(TaskAnswer, Option<Taint>);
+
+fn completed(answer: TaskAnswer, variables: Variables, taint: Option<Taint>) -> TaskOutcome {
     TaskOutcome {
         status: TaskStatus::Completed,
         outputs: answer.outputs,
@@ -198,6 +221,7 @@ fn completed(answer: TaskAnswer, variables: Variables) -> TaskOutcome {
         error_code: None,
         calls: Vec::new(),
         digest: None,
+        taint,
     }
 }
 
@@ -218,5 +242,6 @@ fn failed(
         error_code: Some(code.to_string()),
         calls: Vec::new(),
         digest: None,
+        taint: None,
     }
 }

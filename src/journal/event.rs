@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::vocab::{Decider, HookAction, ModelCall, Question, RunStatus, TaskStatus};
+use crate::vocab::{
+    Decider, HookAction, ModelCall, Question, RunStatus, Taint, TaskStatus, Untrusted,
+};
 
 /// One journal line: a sequence number, a wall-clock time, the hash chain's link and the
 /// event.
@@ -79,6 +81,10 @@ pub enum Event {
         reasoner: String,
         /// The initial variables.
         variables: Map<String, Value>,
+        /// Which initial variables are untrusted, and where each came from (absent in
+        /// journals written before provenance was recorded: unknown).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        untrusted: Option<Untrusted>,
         /// How the run was started, so that a resumed run is wired the same way.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         launch: Option<Launch>,
@@ -137,6 +143,9 @@ pub enum Event {
         /// The control point's idempotency key (`<run id>:<element>:<visit>`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         key: Option<String>,
+        /// Set when `variables` are untrusted (a model derived them from untrusted data).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        taint: Option<Taint>,
     },
     GatewayRouted {
         node: String,
@@ -196,6 +205,9 @@ pub enum Event {
     VariablesSet {
         source: String,
         values: Map<String, Value>,
+        /// Set when `values` are untrusted (where they came from).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        taint: Option<Taint>,
     },
     /// A control point needs a person and none could answer: the question waits for
     /// `runs answer` (the run goes on elsewhere, or parks).

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::{View, assignments, duration, excerpt, value};
 use crate::journal::event::ThrownKind;
 use crate::journal::{Event, FlowState, Record};
-use crate::vocab::{CallOutcome, Decider, HookAction, RunStatus, TaskStatus};
+use crate::vocab::{CallOutcome, Decider, HookAction, RunStatus, TaskStatus, Untrusted};
 
 /// Reasons are cut to this many characters.
 const REASON_CHARS: usize = 80;
@@ -163,8 +163,19 @@ impl Human {
                 let line = format!("    · flow    {flow}  {source} → {target}  #{token}");
                 lines.push(self.paint(&Style::new().dim(), &line));
             }
-            Event::VariablesSet { source, values } if self.options.verbose => {
-                let line = format!("    · set     {}  ({source})", assignments(values));
+            Event::VariablesSet {
+                source,
+                values,
+                taint,
+            } if self.options.verbose => {
+                let untrusted = match taint {
+                    Some(t) => format!("; untrusted: {t}"),
+                    None => String::new(),
+                };
+                let line = format!(
+                    "    · set     {}  ({source}{untrusted})",
+                    assignments(values)
+                );
                 lines.push(self.paint(&Style::new().dim(), &line));
             }
             Event::NodeEntered { .. } | Event::FlowTaken { .. } | Event::VariablesSet { .. } => {}
@@ -281,7 +292,20 @@ impl Human {
                 lines.push(parts.join("  "));
                 let audit = Style::new().yellow();
                 if let Some(denied) = denied {
-                    let text = format!("    denied: {denied} (not permitted)");
+                    // Denied for want of a person's confirmation: name the untrusted
+                    // variables and where each came from.
+                    const UNTRUSTED: &str = "context held untrusted data: ";
+                    let why = reason
+                        .as_deref()
+                        .and_then(|r| r.split_once(UNTRUSTED))
+                        .map(|(_, names)| names);
+                    let text = match why {
+                        Some(names) => format!(
+                            "    denied: {denied} (untrusted data: {})",
+                            excerpt(names, ERROR_CHARS)
+                        ),
+                        None => format!("    denied: {denied} (not permitted)"),
+                    };
                     lines.push(self.paint(&audit, &text));
                 }
                 if let Some(rejected) = rejected {
@@ -426,7 +450,10 @@ impl Human {
             }
             lines.push(text);
         }
-        lines.extend(variable_lines(&state.process_variables));
+        lines.extend(variable_lines(
+            &state.process_variables,
+            state.untrusted.as_ref(),
+        ));
         lines
     }
 }
@@ -508,7 +535,8 @@ fn hook_style(action: HookAction, refused: bool) -> Style {
     }
 }
 
-fn variable_lines(variables: &Map<String, Value>) -> Vec<String> {
+/// The variables, each untrusted one marked with where it came from.
+fn variable_lines(variables: &Map<String, Value>, untrusted: Option<&Untrusted>) -> Vec<String> {
     if variables.is_empty() {
         return vec!["  variables: (none)".to_owned()];
     }
@@ -518,7 +546,10 @@ fn variable_lines(variables: &Map<String, Value>) -> Vec<String> {
     lines.extend(
         sorted
             .into_iter()
-            .map(|(name, v)| format!("    {name} = {}", value(v))),
+            .map(|(name, v)| match untrusted.and_then(|u| u.get(name)) {
+                Some(taint) => format!("    {name} = {}  [untrusted: {taint}]", value(v)),
+                None => format!("    {name} = {}", value(v)),
+            }),
     );
     lines
 }

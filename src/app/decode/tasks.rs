@@ -18,6 +18,7 @@ const TASK_KEYS: &[&str] = &[
     "deadline",
     "on_timeout",
     "raises",
+    "untrusted_outputs",
 ];
 const AGENT_KEYS: &[&str] = &[
     "name",
@@ -117,6 +118,9 @@ impl Cx<'_> {
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
             on_failure: self.on_failure(&f, &what, &[OnFailure::Fail]),
             deadline: self.deadline(&f, &what),
+            untrusted_outputs: self
+                .opt_bool(&f, "untrusted_outputs", &what)
+                .is_some_and(|b| b.value),
             span: node.span,
         })
     }

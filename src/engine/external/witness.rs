@@ -220,6 +220,7 @@ impl Witness {
                         error_code: None,
                         duration_ms: 0,
                         digest: None,
+                        taint: None,
                     },
                 );
             }
@@ -323,6 +324,7 @@ impl Witness {
             events.push(Event::VariablesSet {
                 source: format!("hook {hook}"),
                 values: updates.clone(),
+                taint: decision.taint.clone(),
             });
         }
         if let Plan::SkipNode(node) = &plan {
@@ -453,6 +455,7 @@ impl ControlPoints for Witness {
                         error_code: outcome.error_code.clone(),
                         duration_ms: elapsed_ms(started),
                         digest: outcome.digest.clone(),
+                        taint: outcome.taint.clone(),
                     }]
                 }),
                 Err(e) => self.end(&task_id, &e.calls, |_| Vec::new()),

@@ -226,6 +226,7 @@ impl Run {
             error_code: Some(error_code::UNANSWERED.to_string()),
             calls: Vec::new(),
             digest: None,
+            taint: None,
         });
         // A failed task raises a BPMN error: the code it names, else the generic one.
         let code = (outcome.status == TaskStatus::Failed).then(|| {
@@ -246,6 +247,7 @@ impl Run {
             duration_ms,
             digest: outcome.digest,
             key: Some(key),
+            taint: outcome.taint.clone(),
         })?;
         if let Some(code) = code {
             let throw = Throw {
@@ -257,7 +259,7 @@ impl Run {
             };
             return self.throw(token, throw);
         }
-        self.merge_variables(outcome.variables);
+        self.merge_variables(outcome.variables, outcome.taint.as_ref());
         self.leave(token, node)
     }
 

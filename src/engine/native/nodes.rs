@@ -184,6 +184,7 @@ impl Run {
             duration_ms: 0,
             digest: None,
             key: None,
+            taint: None,
         })?;
         self.leave(token, node)
     }

@@ -55,6 +55,7 @@ pub(crate) fn recall(record: &Event) -> Option<Recalled> {
             error,
             error_code,
             digest,
+            taint,
             ..
         } => Recalled::Task(TaskOutcome {
             status,
@@ -66,6 +67,7 @@ pub(crate) fn recall(record: &Event) -> Option<Recalled> {
             error_code,
             calls: Vec::new(),
             digest,
+            taint,
         }),
         Event::GatewayRouted {
             flows,

@@ -782,6 +782,7 @@ mod tests {
             flows: vec![],
             edge: None,
             executed: vec!["Start".into(), "Score".into()],
+            untrusted: None,
             idempotency_key: None,
         }
     }
