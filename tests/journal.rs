@@ -542,6 +542,7 @@ fn render(records: &[Record], verbose: bool) -> String {
             color: false,
             verbose,
             interactive: false,
+            ..Default::default()
         },
     );
     human.waiting("check_credit");
@@ -587,6 +588,7 @@ fn human_view_colours_only_when_asked() {
             color: true,
             verbose: false,
             interactive: false,
+            ..Default::default()
         },
     );
     records.iter().for_each(|r| human.record(r));

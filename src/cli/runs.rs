@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::journal::store::{self, DEFAULT_BASE, JOURNAL_FILE};
 use crate::journal::{Durability, Event, FlowState, Record, export, verify};
 use crate::reason::record::cassette_from_journal;
-use crate::view::{Human, HumanOptions, View};
+use crate::view::{Human, HumanOptions, Names, View};
 use crate::vocab::{Decider, HookAction};
 
 use super::start::{self, EngineChoice, Preset, StartArgs};
@@ -131,7 +131,7 @@ pub struct ReplayArgs {
 pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageError> {
     match &args.command {
         RunsCommand::List(a) => list(a),
-        RunsCommand::Show(a) => show(a, style),
+        RunsCommand::Show(a) => show(a, &cli.apps_dir, cli.verbose > 0, style),
         RunsCommand::Replay(a) => replay(cli, a, style),
         RunsCommand::Resume(a) => super::durable::resume(cli, a, style),
         RunsCommand::Pending(a) => super::durable::pending(a, style),
@@ -313,18 +313,38 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
     Ok(Outcome::Ok)
 }
 
-fn show(args: &ShowArgs, style: Style) -> Result<Outcome, UsageError> {
+fn show(args: &ShowArgs, apps_dir: &Path, verbose: bool, style: Style) -> Result<Outcome, UsageError> {
     let id = find_run(&args.run_dir, &args.run_id)?;
     let records = read(&args.run_dir, &id)?;
-    let mut options = HumanOptions::detect(false);
+    let mut options = HumanOptions::detect(verbose);
     options.color = style.color;
+    options.width = style.width;
     options.interactive = false;
-    let view = Human::new(options);
+    let view = Human::new(options).with_names(names_of(apps_dir, &records));
     for r in &records {
         view.record(r);
     }
     view.finish(&FlowState::fold(records.iter()));
     Ok(Outcome::Ok)
+}
+
+/// What to call a journalled run's elements: the app it ran (from where it was launched,
+/// else by its name under the apps folder), when it still loads; the journal itself names
+/// what it entered either way.
+fn names_of(apps_dir: &Path, records: &[Record]) -> Names {
+    let Some(Event::RunStarted { app, launch, .. }) = records.first().map(|r| &r.event) else {
+        return Names::default();
+    };
+    let dir = launch
+        .as_ref()
+        .and_then(|l| l.app_dir.as_deref())
+        .map(PathBuf::from)
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(|| apps_dir.join(app));
+    if !dir.join("config").is_dir() {
+        return Names::default();
+    }
+    Names::from_app(&crate::app::load_app(&crate::app::registry::app_at(&dir)))
 }
 
 fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageError> {
