@@ -216,24 +216,29 @@ impl Human {
         }
     }
 
-    /// `head`, then `reason` (and an error), wrapped at the width.
-    fn with_reason(&self, head: String, reason: Option<&str>, error: Option<&str>) -> Vec<String> {
-        let mut words: Vec<String> = reason
-            .unwrap_or_default()
-            .split_whitespace()
-            .map(str::to_owned)
-            .collect();
+    /// `parts` (the first one the line's head; the others kept whole, two spaces apart),
+    /// then `reason` (and an error), wrapped at the width.
+    fn with_reason(
+        &self,
+        parts: Vec<String>,
+        reason: Option<&str>,
+        error: Option<&str>,
+    ) -> Vec<String> {
+        let mut parts = parts.into_iter();
+        let head = parts.next().unwrap_or_default();
+        let mut words: Vec<String> = parts.map(|p| format!("{p}  ")).collect();
+        words.extend(
+            reason
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_owned),
+        );
         if let Some(error) = error.filter(|e| !e.trim().is_empty()) {
             let red = Style::new().red();
             words.push(self.paint(&red, "error:"));
             words.extend(error.split_whitespace().map(|w| self.paint(&red, w)));
         }
-        let head = if words.is_empty() {
-            head
-        } else {
-            format!("{head}  ")
-        };
-        wrap(&head, &words, self.options.width, INDENT)
+        wrap(&format!("{head}  "), &words, self.options.width, INDENT)
     }
 
     /// The lines for one record (the summary aside).
@@ -248,9 +253,17 @@ impl Human {
                 reasoner,
                 ..
             } => {
-                let header =
-                    format!("▶ run {run_id} · app {app} ({process_key}) · engine {engine}");
-                lines.push(self.paint(&Style::new().bold(), &header));
+                let header = [
+                    format!("run {run_id} ·"),
+                    format!("app {app} ({process_key}) ·"),
+                    format!("engine {engine}"),
+                ];
+                let bold = Style::new().bold();
+                lines.extend(
+                    wrap("▶", &header, self.options.width, 2)
+                        .iter()
+                        .map(|l| self.paint(&bold, l)),
+                );
                 if !reasoner.is_empty() {
                     let words: Vec<&str> = reasoner.split_whitespace().collect();
                     lines.extend(wrap("  judgement:", &words, self.options.width, 4));
@@ -305,14 +318,13 @@ impl Human {
                     TaskStatus::Skipped => ("skipped", Style::new().yellow()),
                     TaskStatus::Failed => ("failed", Style::new().red()),
                 };
-                let head = [
+                let parts = vec![
                     format!("  {} task    {}", self.paint(&style, "●"), self.element(names, node)),
                     self.paint(&style, word),
                     self.decider(*decided_by),
                     self.took(*duration_ms),
-                ]
-                .join("  ");
-                lines.extend(self.with_reason(head, reason.as_deref(), error.as_deref()));
+                ];
+                lines.extend(self.with_reason(parts, reason.as_deref(), error.as_deref()));
             }
             Event::GatewayRouted {
                 node,
@@ -342,7 +354,7 @@ impl Human {
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
-                let head = [
+                let parts = vec![
                     format!(
                         "  {} gateway {}",
                         self.paint(&Style::new().cyan(), "◆"),
@@ -351,9 +363,8 @@ impl Human {
                     format!("→ {taken}"),
                     self.decider(*decided_by),
                     self.took(*duration_ms),
-                ]
-                .join("  ");
-                lines.extend(self.with_reason(head, reason.as_deref(), None));
+                ];
+                lines.extend(self.with_reason(parts, reason.as_deref(), None));
             }
             Event::HookEvaluated {
                 hook,
@@ -382,23 +393,25 @@ impl Human {
                     applied.push_str(&format!(" {}", self.element(names, target)));
                 }
                 let style = hook_style(*action, denied.is_some() || rejected.is_some());
-                // The hook's own id only when it says more than its flow (and with -v).
-                let own = if self.options.verbose && hook != flow {
-                    format!(" {}", self.dim(hook))
-                } else {
-                    String::new()
+                // The flow by its ends; the hook's own id when it says more than its flow
+                // (with -v, or when the flow's ends are unknown).
+                let on = match names.flow(flow) {
+                    Some(_) if self.options.verbose && hook != flow => {
+                        format!("{} {}", self.flow(names, flow), self.dim(hook))
+                    }
+                    Some(_) => self.flow(names, flow),
+                    None if hook != flow => format!("{hook} on {flow}"),
+                    None => flow.clone(),
                 };
-                let head = [
+                let parts = vec![
                     format!(
-                        "  {} hook    {}{own}: {}",
+                        "  {} hook    {on}: {}",
                         self.paint(&style, "⚑"),
-                        self.flow(names, flow),
                         self.paint(&style, &applied)
                     ),
                     self.decider(*decided_by),
-                ]
-                .join("  ");
-                lines.extend(self.with_reason(head, reason.as_deref(), None));
+                ];
+                lines.extend(self.with_reason(parts, reason.as_deref(), None));
                 let audit = Style::new().yellow();
                 if let Some(denied) = denied {
                     let text = format!("    denied: {denied} (not permitted)");
@@ -417,7 +430,9 @@ impl Human {
                     ));
                 }
                 if !state_updates.is_empty() {
-                    lines.push(format!("    state: {}", assignments(state_updates)));
+                    let text = assignments(state_updates);
+                    let words: Vec<&str> = text.split_whitespace().collect();
+                    lines.extend(wrap("    state:", &words, self.options.width, INDENT));
                 }
             }
             Event::ModelCalled { node, call, .. } => {
@@ -445,8 +460,13 @@ impl Human {
                 lines.push(self.paint(&style, &text));
             }
             Event::TopologyChanged { detail, .. } => {
-                let text = format!("    topology: {detail}");
-                lines.push(self.paint(&Style::new().magenta(), &text));
+                let words: Vec<&str> = detail.split_whitespace().collect();
+                let magenta = Style::new().magenta();
+                lines.extend(
+                    wrap("    topology:", &words, self.options.width, INDENT)
+                        .iter()
+                        .map(|l| self.paint(&magenta, l)),
+                );
             }
             Event::QuestionParked { question } => {
                 let what = question

@@ -55,7 +55,9 @@ pub fn excerpt(text: &str, max: usize) -> String {
 
 /// `head` followed by `words` (joined by one space), wrapped at `width` columns: each
 /// continuation line starts with `indent` spaces. Widths ignore ANSI styling; a word longer
-/// than a line keeps a line of its own, whole (nothing is ever cut).
+/// than a line keeps a line of its own, whole (nothing is ever cut). A word ending with a
+/// space is followed by no other (`"done "` then `"[x]"` reads `done  [x]`); lines never end
+/// with spaces.
 pub fn wrap<S: AsRef<str>>(head: &str, words: &[S], width: usize, indent: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = head.to_owned();
@@ -81,6 +83,9 @@ pub fn wrap<S: AsRef<str>>(head: &str, words: &[S], width: usize, indent: usize)
         fresh = false;
     }
     lines.push(line);
+    for line in &mut lines {
+        line.truncate(line.trim_end().len());
+    }
     lines
 }
 
