@@ -292,3 +292,87 @@ fn test_selects_scenarios_by_app_and_name_and_exits_0_when_all_are_met() {
     );
     assert!(out.contains("✗ loan_approval_kogito:approve"), "{out}");
 }
+
+#[test]
+fn runs_are_listed_with_a_header_filtered_and_found_by_prefix_or_suffix() {
+    let runs = tempfile::tempdir().unwrap();
+    for (app, scenario) in [
+        ("trip_planner", "agent_plans"),
+        ("incident_response", "false_positive"),
+    ] {
+        run(
+            cuga()
+                .args(["start", app, "--scenario", scenario, "--json", "--run-dir"])
+                .arg(runs.path()),
+            0,
+        );
+    }
+    let list = |extra: &[&str]| {
+        run(
+            cuga()
+                .args(["runs", "list", "--run-dir"])
+                .arg(runs.path())
+                .args(extra),
+            0,
+        )
+    };
+    let out = list(&[]);
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["RUN", "STARTED", "DURATION", "APP", "STATUS", "SCENARIO", "STEPS"]
+    );
+    // Newest first.
+    assert!(lines.next().unwrap().contains("incident_response"), "{out}");
+    assert!(out.contains("terminated") && out.contains("false_positive"), "{out}");
+
+    let json: serde_json::Value = serde_json::from_str(&list(&["--json"])).unwrap();
+    let all = json.as_array().unwrap();
+    assert_eq!(all.len(), 2);
+    let only: serde_json::Value =
+        serde_json::from_str(&list(&["--json", "--status", "terminated"])).unwrap();
+    assert_eq!(only.as_array().unwrap().len(), 1);
+    assert_eq!(only[0]["app"], "incident_response");
+    assert_eq!(only[0]["scenario"], "false_positive");
+    let by_app: serde_json::Value =
+        serde_json::from_str(&list(&["--json", "--app", "trip_planner", "--limit", "5"])).unwrap();
+    assert_eq!(by_app.as_array().unwrap().len(), 1);
+    let limited: serde_json::Value =
+        serde_json::from_str(&list(&["--json", "--limit", "1"])).unwrap();
+    assert_eq!(limited[0]["app"], "incident_response");
+
+    // `runs show` by the id's memorable suffix, and as one JSON document.
+    let id = by_app[0]["run_id"].as_str().unwrap().to_owned();
+    let suffix = &id[id.len() - 6..];
+    let shown = run(
+        cuga()
+            .args(["runs", "show", suffix, "--json", "--run-dir"])
+            .arg(runs.path()),
+        0,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(doc["run_id"], id.as_str());
+    assert_eq!(doc["status"], "completed");
+    assert_eq!(doc["records"][0]["event"], "run_started");
+    let human = run(
+        cuga()
+            .args(["runs", "show", suffix, "--run-dir"])
+            .arg(runs.path()),
+        0,
+    );
+    assert!(human.contains("● task    Plan trip by agent"), "{human}");
+
+    // A prefix both ids share is ambiguous: the error lists the candidates.
+    let err = cuga()
+        .args(["runs", "show", "2", "--run-dir"])
+        .arg(runs.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(err.contains("names 2 runs"), "{err}");
+    assert!(err.contains(&id), "{err}");
+}
