@@ -376,3 +376,60 @@ fn runs_are_listed_with_a_header_filtered_and_found_by_prefix_or_suffix() {
     assert!(err.contains("names 2 runs"), "{err}");
     assert!(err.contains(&id), "{err}");
 }
+
+/// The shipped bash script, driven by bash itself: `complete -p` shows it registered,
+/// options of a subcommand complete (they never did: clap_complete's function names did
+/// not match its case labels), and apps, scenarios and run ids complete from the folder.
+#[test]
+fn bash_completes_options_apps_scenarios_and_run_ids() {
+    if std::process::Command::new("bash")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("no bash: skipped");
+        return;
+    }
+    let runs = tempfile::tempdir().unwrap();
+    run(
+        cuga()
+            .args(["start", "trip_planner", "--scenario", "agent_plans", "--json", "--run-dir"])
+            .arg(runs.path()),
+        0,
+    );
+    let bin = assert_cmd::cargo::cargo_bin("cuga-flo");
+    let script = format!(
+        r#"
+source completions/cuga-flo.bash || exit 9
+complete -p cuga-flo
+ask() {{ COMP_WORDS=("{bin}" "$@"); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); COMPREPLY=();
+  _cuga_flo_dynamic "{bin}" "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}";
+  echo "$1> ${{COMPREPLY[*]}}"; }}
+ask start --sc
+ask start tri
+ask start trip_planner --scenario ""
+ask test trip_planner:a
+ask runs show --run-dir "{runs}" ""
+ask runs list --st
+"#,
+        bin = bin.display(),
+        runs = runs.path().display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &script])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_APPS")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().contains("-F _cuga_flo_dynamic cuga-flo"), "{text}");
+    let answers: Vec<&str> = lines.collect();
+    assert_eq!(answers[0], "start> --scenario", "{text}");
+    assert_eq!(answers[1], "start> trip_planner", "{text}");
+    assert_eq!(answers[2], "start> agent_plans human_plans", "{text}");
+    assert_eq!(answers[3], "test> trip_planner:agent_plans", "{text}");
+    assert!(answers[4].starts_with("runs> 20") && answers[4].len() > 20, "{text}");
+    assert_eq!(answers[5], "runs> --status", "{text}");
+}

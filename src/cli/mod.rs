@@ -150,6 +150,11 @@ pub enum Command {
 
 /// Entry point used by the binary.
 pub fn main() -> ExitCode {
+    // The completion scripts' hook, outside the command model so that no script offers it.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == completions::HOOK) {
+        return completions::complete(&argv[2..]).into();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

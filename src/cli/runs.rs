@@ -271,6 +271,11 @@ pub(super) fn run_ids(base: &Path) -> Vec<String> {
     ids
 }
 
+/// The ids of the runs under `base` (for shell completion).
+pub fn run_ids_in(base: &Path) -> Vec<String> {
+    run_ids(base)
+}
+
 /// The run `wanted` names: its id, or a unique prefix or suffix of it (`20261201T21`, or
 /// the memorable `295d46` at its end).
 pub(super) fn find_run(base: &Path, wanted: &str) -> Result<String, UsageError> {
