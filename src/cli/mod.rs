@@ -202,6 +202,13 @@ fn init_logging(verbose: u8, quiet: bool) {
         (false, 2) => "debug",
         _ => "trace",
     };
+    // rmcp logs its transport's failures with Rust's debug formatting (type names, nested
+    // structs); the error that reaches the person says it plainly. Shown from -vv on.
+    let default = if verbose >= 2 {
+        default.to_string()
+    } else {
+        format!("{default},rmcp=off")
+    };
     let filter =
         EnvFilter::try_from_env("CUGA_FLO_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     // Colour only for a person at a terminal: logs redirected to a file stay plain.
