@@ -3,7 +3,8 @@
 //! bridge. Nodes of embedded sub-processes are kept in the same flat list as the
 //! top-level nodes, each with the id of the sub-process that contains it (`parent`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 use crate::source::{SourceFile, Span};
 
@@ -46,6 +47,42 @@ pub struct Process {
     /// Raw XML of `<extensionElements>`, kept as written.
     pub extension_elements: Option<String>,
     pub documentation: Option<String>,
+    /// Positions of `nodes` and `flows` by id, built on the first [`Process::node`] or
+    /// [`Process::flow`] lookup, so a lookup costs the same at 10 and at 100,000 nodes.
+    #[serde(skip)]
+    pub ids: IdIndex,
+}
+
+/// Where each node and flow of a [`Process`] is in its lists, by id (the first of an id,
+/// as a scan would find it). Built once, on first use; a lookup made after the lists
+/// changed length (the parser still adding to them) scans instead, so it is never wrong.
+#[derive(Debug, Clone, Default)]
+pub struct IdIndex(OnceLock<IdPositions>);
+
+#[derive(Debug, Clone)]
+struct IdPositions {
+    nodes: HashMap<Box<str>, usize>,
+    flows: HashMap<Box<str>, usize>,
+    /// The lengths of the lists when the maps were built.
+    lens: (usize, usize),
+}
+
+impl IdIndex {
+    fn positions(&self, process: &Process) -> Option<&IdPositions> {
+        let lens = (process.nodes.len(), process.flows.len());
+        let built = self.0.get_or_init(|| {
+            let mut nodes = HashMap::with_capacity(process.nodes.len());
+            for (i, n) in process.nodes.iter().enumerate() {
+                nodes.entry(n.id.as_str().into()).or_insert(i);
+            }
+            let mut flows = HashMap::with_capacity(process.flows.len());
+            for (i, f) in process.flows.iter().enumerate() {
+                flows.entry(f.id.as_str().into()).or_insert(i);
+            }
+            IdPositions { nodes, flows, lens }
+        });
+        (built.lens == lens).then_some(built)
+    }
 }
 
 /// A flow node: activity, event or gateway.
@@ -363,12 +400,28 @@ impl Process {
         self.name.as_deref().unwrap_or(&self.id)
     }
 
+    /// The node `id` (the first, if the id is duplicated).
     pub fn node(&self, id: &str) -> Option<&Node> {
-        self.nodes.iter().find(|n| n.id == id)
+        match self.ids.positions(self) {
+            Some(at) => match at.nodes.get(id).map(|&i| &self.nodes[i]) {
+                Some(n) if n.id == id => Some(n),
+                Some(_) => self.nodes.iter().find(|n| n.id == id),
+                None => None,
+            },
+            None => self.nodes.iter().find(|n| n.id == id),
+        }
     }
 
+    /// The sequence flow `id` (the first, if the id is duplicated).
     pub fn flow(&self, id: &str) -> Option<&Flow> {
-        self.flows.iter().find(|f| f.id == id)
+        match self.ids.positions(self) {
+            Some(at) => match at.flows.get(id).map(|&i| &self.flows[i]) {
+                Some(f) if f.id == id => Some(f),
+                Some(_) => self.flows.iter().find(|f| f.id == id),
+                None => None,
+            },
+            None => self.flows.iter().find(|f| f.id == id),
+        }
     }
 
     pub fn outgoing<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Flow> + 'a {

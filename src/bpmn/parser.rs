@@ -663,6 +663,7 @@ impl<'t> Walker<'t> {
             properties: Vec::new(),
             extension_elements: None,
             documentation: None,
+            ids: Default::default(),
         });
         Frame::Process(self.doc.processes.len() - 1)
     }
@@ -1253,6 +1254,30 @@ mod tests {
         assert_eq!(c.language.as_deref(), Some("feel"));
         assert_eq!(d.source.slice(c.span), "${a < b}");
         assert!(p.flow("f1").unwrap().condition.is_none());
+    }
+
+    #[test]
+    fn lookups_by_id_agree_with_a_scan_and_survive_later_changes() {
+        let mut p = parse_str(&doc(PROCESS))
+            .unwrap()
+            .main_process()
+            .unwrap()
+            .clone();
+        for n in &p.nodes {
+            assert_eq!(p.node(&n.id).map(|m| &m.id), Some(&n.id));
+        }
+        for f in &p.flows {
+            assert_eq!(p.flow(&f.id).map(|m| &m.id), Some(&f.id));
+        }
+        assert!(p.node("f1").is_none() && p.flow("g").is_none() && p.node("nope").is_none());
+        // the index was built; a list changed afterwards is scanned, never misread
+        let mut extra = p.nodes[0].clone();
+        extra.id = "late".into();
+        p.nodes.insert(0, extra);
+        assert_eq!(p.node("late").map(|n| n.id.as_str()), Some("late"));
+        assert_eq!(p.node("g").map(|n| n.id.as_str()), Some("g"));
+        p.nodes.swap(0, 1);
+        assert_eq!(p.node("late").map(|n| n.id.as_str()), Some("late"));
     }
 
     #[test]

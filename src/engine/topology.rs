@@ -59,6 +59,8 @@ struct Index {
     flows: Lookup,
     outgoing: Lookup,
     incoming: Lookup,
+    /// Boundary events by the activity they are attached to.
+    attached: Lookup,
 }
 
 impl Index {
@@ -68,12 +70,22 @@ impl Index {
             flows: Lookup::new(flows, flow_id),
             outgoing: Lookup::new(flows, flow_source),
             incoming: Lookup::new(flows, flow_target),
+            attached: Lookup::new(nodes, attached_to),
         }
     }
 }
 
 fn node_id(n: &LiveNode) -> &str {
     &n.id
+}
+
+/// The activity a boundary event is attached to; `""` for every other node (never looked
+/// up: no activity has an empty id).
+fn attached_to(n: &LiveNode) -> &str {
+    match &n.kind {
+        NodeKind::BoundaryEvent { attached_to, .. } => attached_to,
+        _ => "",
+    }
 }
 
 fn flow_id(f: &LiveFlow) -> &str {
@@ -268,10 +280,16 @@ impl Topology {
 
     /// The timer boundary events attached to `activity`, in document order.
     pub fn boundary_timers(&self, activity: &str) -> impl Iterator<Item = &LiveNode> {
-        self.nodes.iter().filter(move |n| {
-            n.has_definition(EventDefinition::Timer)
-                && matches!(&n.kind, NodeKind::BoundaryEvent { attached_to, .. } if attached_to == activity)
-        })
+        self.boundary_events(activity)
+            .filter(|n| n.has_definition(EventDefinition::Timer))
+    }
+
+    /// The boundary events attached to `activity`, in document order.
+    pub fn boundary_events(&self, activity: &str) -> impl Iterator<Item = &LiveNode> {
+        self.index
+            .attached
+            .find(&self.nodes, attached_to, activity)
+            .filter(|n| matches!(n.kind, NodeKind::BoundaryEvent { .. }))
     }
 
     /// Whether `id` names a node or a flow (ids share one namespace in BPMN).

@@ -30,27 +30,28 @@ pub fn known_model(
     }
 }
 
-/// The element's name: the context's, else the live model's, else the app's model.
+/// The element's name: the context's, else the app's model (a lookup by id), else the
+/// live model's summary (a node added while the run went on, which the app's model does
+/// not have). A node keeps its name when the run adapts, so the two models agree on
+/// every node both have.
 pub fn element_name(
     ctx: &ControlPointContext,
     process: Option<&Process>,
     id: &str,
 ) -> Option<String> {
-    ctx.element_name
-        .clone()
-        .filter(|_| ctx.element_id.is_empty() || ctx.element_id == id)
-        .or_else(|| {
-            ctx.model()
-                .nodes
-                .iter()
-                .find(|n| n.id == id)
-                .and_then(|n| n.name.clone())
-        })
-        .or_else(|| {
-            process
-                .and_then(|p| p.node(id))
-                .and_then(|n| n.name.clone())
-        })
+    if let Some(name) = &ctx.element_name
+        && (ctx.element_id.is_empty() || ctx.element_id == id)
+    {
+        return Some(name.clone());
+    }
+    if let Some(node) = process.and_then(|p| p.node(id)) {
+        return node.name.clone();
+    }
+    ctx.model()
+        .nodes
+        .iter()
+        .find(|n| n.id == id)
+        .and_then(|n| n.name.clone())
 }
 
 /// The kind of a gateway: from the app's model, else the context's summary; exclusive when
