@@ -77,8 +77,15 @@ fn list_json_is_for_machines() {
     assert_eq!(receive["hooks"], 1);
     assert_eq!(receive["valid"], true);
     // docs/config.md: `flow.description` is shown by `list --json`; so are the scenarios.
-    assert!(receive["description"].as_str().is_some_and(|d| !d.is_empty()));
-    assert_eq!(receive["scenarios"], serde_json::json!(["no_invoice_1212", "standard"]));
+    assert!(
+        receive["description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty())
+    );
+    assert_eq!(
+        receive["scenarios"],
+        serde_json::json!(["no_invoice_1212", "standard"])
+    );
 }
 
 #[test]

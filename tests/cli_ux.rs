@@ -50,7 +50,10 @@ fn the_stream_reads_like_a_process_at_80_and_160_columns() {
         let width: usize = columns.parse().unwrap();
         // Reasons wrap instead of being cut; only the variables' values may run long.
         assert!(!out.contains('…'), "{out}");
-        for line in out.lines().filter(|l| !l.starts_with("    ") || l.starts_with("      ")) {
+        for line in out
+            .lines()
+            .filter(|l| !l.starts_with("    ") || l.starts_with("      "))
+        {
             if !line.trim_start().starts_with("journal:") {
                 assert!(line.chars().count() <= width, "{columns}: {line}");
             }
@@ -75,7 +78,10 @@ fn the_stream_names_elements_and_shows_ids_only_when_verbose() {
     assert!(plain.contains("\n  duration: "), "{plain}");
     assert!(plain.contains("\n  decisions: "), "{plain}");
     let verbose = stream_at("100", &["-v"]);
-    assert!(verbose.contains("Triage alert Activity_Triage"), "{verbose}");
+    assert!(
+        verbose.contains("Triage alert Activity_Triage"),
+        "{verbose}"
+    );
 }
 
 /// Copy a folder tree (an app, to change it in a test).
@@ -279,7 +285,10 @@ fn test_selects_scenarios_by_app_and_name_and_exits_0_when_all_are_met() {
         .stderr
         .clone();
     let err = String::from_utf8(out).unwrap();
-    assert!(err.contains("did you mean `trip_planner:agent_plans`?"), "{err}");
+    assert!(
+        err.contains("did you mean `trip_planner:agent_plans`?"),
+        "{err}"
+    );
 
     // Named explicitly, a server-bound scenario runs (and fails: nothing listens).
     let out = run(
@@ -321,11 +330,16 @@ fn runs_are_listed_with_a_header_filtered_and_found_by_prefix_or_suffix() {
     let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
     assert_eq!(
         header,
-        ["RUN", "STARTED", "DURATION", "APP", "STATUS", "SCENARIO", "STEPS"]
+        [
+            "RUN", "STARTED", "DURATION", "APP", "STATUS", "SCENARIO", "STEPS"
+        ]
     );
     // Newest first.
     assert!(lines.next().unwrap().contains("incident_response"), "{out}");
-    assert!(out.contains("terminated") && out.contains("false_positive"), "{out}");
+    assert!(
+        out.contains("terminated") && out.contains("false_positive"),
+        "{out}"
+    );
 
     let json: serde_json::Value = serde_json::from_str(&list(&["--json"])).unwrap();
     let all = json.as_array().unwrap();
@@ -393,7 +407,14 @@ fn bash_completes_options_apps_scenarios_and_run_ids() {
     let runs = tempfile::tempdir().unwrap();
     run(
         cuga()
-            .args(["start", "trip_planner", "--scenario", "agent_plans", "--json", "--run-dir"])
+            .args([
+                "start",
+                "trip_planner",
+                "--scenario",
+                "agent_plans",
+                "--json",
+                "--run-dir",
+            ])
             .arg(runs.path()),
         0,
     );
@@ -422,14 +443,27 @@ ask runs list --st
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut lines = text.lines();
-    assert!(lines.next().unwrap().contains("-F _cuga_flo_dynamic cuga-flo"), "{text}");
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .contains("-F _cuga_flo_dynamic cuga-flo"),
+        "{text}"
+    );
     let answers: Vec<&str> = lines.collect();
     assert_eq!(answers[0], "start> --scenario", "{text}");
     assert_eq!(answers[1], "start> trip_planner", "{text}");
     assert_eq!(answers[2], "start> agent_plans human_plans", "{text}");
     assert_eq!(answers[3], "test> trip_planner:agent_plans", "{text}");
-    assert!(answers[4].starts_with("runs> 20") && answers[4].len() > 20, "{text}");
+    assert!(
+        answers[4].starts_with("runs> 20") && answers[4].len() > 20,
+        "{text}"
+    );
     assert_eq!(answers[5], "runs> --status", "{text}");
 }

@@ -159,7 +159,10 @@ pub fn candidates(default_apps: &Path, words: &[String]) -> Vec<String> {
             out
         }
         (
-            ["runs", "show" | "replay" | "resume" | "answer" | "verify" | "export"],
+            [
+                "runs",
+                "show" | "replay" | "resume" | "answer" | "verify" | "export",
+            ],
             0,
         ) => super::runs::run_ids_in(&run_dir),
         _ => Vec::new(),
@@ -167,7 +170,12 @@ pub fn candidates(default_apps: &Path, words: &[String]) -> Vec<String> {
 }
 
 /// Values of option `name` when they are apps or scenarios.
-fn option_values(name: &str, apps_dir: &Path, positionals: &[String], path: &[String]) -> Vec<String> {
+fn option_values(
+    name: &str,
+    apps_dir: &Path,
+    positionals: &[String],
+    path: &[String],
+) -> Vec<String> {
     match name {
         "scenario" if path.first().is_some_and(|p| p == "start") => positionals
             .first()
@@ -211,11 +219,17 @@ mod tests {
             ["agent_plans", "human_plans"]
         );
         assert_eq!(
-            candidates(&apps, &words("start --engine native trip_planner --scenario")),
+            candidates(
+                &apps,
+                &words("start --engine native trip_planner --scenario")
+            ),
             ["agent_plans", "human_plans"]
         );
         let targets = candidates(&apps, &words("test trip_planner"));
-        assert!(targets.contains(&"trip_planner:human_plans".to_owned()), "{targets:?}");
+        assert!(
+            targets.contains(&"trip_planner:human_plans".to_owned()),
+            "{targets:?}"
+        );
         assert!(candidates(&apps, &words("runs list --app")).contains(&"receive_order".to_owned()));
         assert!(candidates(&apps, &words("list")).is_empty());
     }

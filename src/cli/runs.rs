@@ -463,7 +463,12 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
     Ok(Outcome::Ok)
 }
 
-fn show(args: &ShowArgs, apps_dir: &Path, verbose: bool, style: Style) -> Result<Outcome, UsageError> {
+fn show(
+    args: &ShowArgs,
+    apps_dir: &Path,
+    verbose: bool,
+    style: Style,
+) -> Result<Outcome, UsageError> {
     let id = find_run(&args.run_dir, &args.run_id)?;
     let records = read(&args.run_dir, &id)?;
     if args.json {

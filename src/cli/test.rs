@@ -29,9 +29,11 @@ use super::target::{Target, all_apps, resolve};
 use super::{Cli, Outcome, Style, UsageError};
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  cuga-flo test\n  cuga-flo test loan_approval \
+#[command(
+    after_help = "Examples:\n  cuga-flo test\n  cuga-flo test loan_approval \
     trip_planner:agent_plans\n  cuga-flo test --junit target/scenarios.xml\n  cuga-flo test \
-    loan_approval --engine native")]
+    loan_approval --engine native"
+)]
 pub struct TestArgs {
     /// Apps (every scenario of each) or `APP:SCENARIO`; every app when none is given
     #[arg(value_name = "APP|APP:SCENARIO")]
@@ -205,10 +207,8 @@ fn select(cli: &Cli, args: &TestArgs) -> Result<Vec<Case>, UsageError> {
         let names = match wanted {
             Some(name) if known.iter().any(|k| k == name) => vec![name.to_owned()],
             Some(name) => {
-                let mut err = UsageError::new(format!(
-                    "app `{}` has no scenario `{name}`",
-                    app.name
-                ));
+                let mut err =
+                    UsageError::new(format!("app `{}` has no scenario `{name}`", app.name));
                 err = match did_you_mean(name, known.iter().map(String::as_str)) {
                     Some(close) => err.with_help(format!("did you mean `{}:{close}`?", app.name)),
                     None if known.is_empty() => err.with_help(format!(
@@ -376,17 +376,14 @@ fn unreachable_server(app: &AppRef) -> Option<String> {
         return None;
     }
     let settings = match kind {
-        EngineKind::Flowable => crate::engine::flowable::FlowableSettings::from_config(
-            &config.engine,
-            None,
-        )
-        .map(|_| ()),
+        EngineKind::Flowable => {
+            crate::engine::flowable::FlowableSettings::from_config(&config.engine, None).map(|_| ())
+        }
         EngineKind::Kogito => {
             crate::engine::kogito::KogitoSettings::from_config(&config.engine, None).map(|_| ())
         }
         EngineKind::Mcp => {
-            crate::engine::external::ExternalSettings::from_config(&config.engine, None)
-                .map(|_| ())
+            crate::engine::external::ExternalSettings::from_config(&config.engine, None).map(|_| ())
         }
         EngineKind::Native => Ok(()),
     };
@@ -394,9 +391,7 @@ fn unreachable_server(app: &AppRef) -> Option<String> {
         return Some(format!("needs the {kind} server: {why}"));
     }
     let url = config.engine.url.as_ref()?.value.clone();
-    let Some(addr) = host_port(&url) else {
-        return None;
-    };
+    let addr = host_port(&url)?;
     use std::net::ToSocketAddrs;
     let reachable = addr.to_socket_addrs().ok().is_some_and(|mut addrs| {
         addrs.any(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_secs(2)).is_ok())
@@ -634,7 +629,10 @@ mod tests {
     #[test]
     fn host_and_port_of_engine_urls() {
         for (url, want) in [
-            ("http://127.0.0.1:8080/flowable-rest/service", Some("127.0.0.1:8080")),
+            (
+                "http://127.0.0.1:8080/flowable-rest/service",
+                Some("127.0.0.1:8080"),
+            ),
             ("https://engine.example/api", Some("engine.example:443")),
             ("http://user:pw@host/x", Some("host:80")),
             ("http://[::1]:9000/", Some("[::1]:9000")),
@@ -661,7 +659,11 @@ mod tests {
         let xml = junit(
             &[
                 r("ok", Verdict::Passed, vec![]),
-                r("bad \"one\"", Verdict::Failed, vec!["status: expected completed, got failed & more"]),
+                r(
+                    "bad \"one\"",
+                    Verdict::Failed,
+                    vec!["status: expected completed, got failed & more"],
+                ),
             ],
             Duration::from_secs(2),
         );

@@ -221,7 +221,11 @@ fn without_type_names(text: &str) -> String {
         out.push_str(word);
     }
     // Leftovers of what was removed: `Send []`, a dangling `when`.
-    out.replace("[]", "").trim().trim_end_matches(':').trim().to_string()
+    out.replace("[]", "")
+        .trim()
+        .trim_end_matches(':')
+        .trim()
+        .to_string()
 }
 
 // ---- The bearer token and the requests in flight ----
@@ -360,7 +364,10 @@ mod tests {
     fn errors_never_show_rust_type_names() {
         let text = "Send [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>]";
         assert_eq!(without_type_names(text), "Send");
-        assert_eq!(without_type_names("Connection refused (os error 111)"), "Connection refused (os error 111)");
+        assert_eq!(
+            without_type_names("Connection refused (os error 111)"),
+            "Connection refused (os error 111)"
+        );
         let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
         #[derive(Debug)]
         struct Wrapper(std::io::Error);

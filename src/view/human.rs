@@ -160,7 +160,11 @@ impl Human {
         if let Some(old) = inner.spinner.take() {
             old.stop();
         }
-        inner.spinner = Some(Spinner::start(message, self.options.width, self.options.color));
+        inner.spinner = Some(Spinner::start(
+            message,
+            self.options.width,
+            self.options.color,
+        ));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -319,7 +323,11 @@ impl Human {
                     TaskStatus::Failed => ("failed", Style::new().red()),
                 };
                 let parts = vec![
-                    format!("  {} task    {}", self.paint(&style, "●"), self.element(names, node)),
+                    format!(
+                        "  {} task    {}",
+                        self.paint(&style, "●"),
+                        self.element(names, node)
+                    ),
                     self.paint(&style, word),
                     self.decider(*decided_by),
                     self.took(*duration_ms),
@@ -577,12 +585,14 @@ impl Human {
             let total: usize = inner.deciders.values().sum();
             let parts: Vec<String> = decider_order()
                 .iter()
-                .filter_map(|d| inner.deciders.get(d.as_str()).map(|n| format!("{n} {}", d.as_str())))
+                .filter_map(|d| {
+                    inner
+                        .deciders
+                        .get(d.as_str())
+                        .map(|n| format!("{n} {}", d.as_str()))
+                })
                 .collect();
-            lines.push(format!(
-                "  decisions: {total} ({})",
-                parts.join(", ")
-            ));
+            lines.push(format!("  decisions: {total} ({})", parts.join(", ")));
         }
         let usage = &state.model_usage;
         if !usage.is_empty() {
@@ -657,7 +667,8 @@ impl View for Human {
         }
         write_lines(&mut inner.out, &lines);
         // On a remote engine, what follows is its next step: show that it is awaited.
-        if !over && self.options.interactive
+        if !over
+            && self.options.interactive
             && let Some(engine) = inner.remote.clone()
         {
             self.spin(&mut inner, format!("waiting for the {engine} engine"));

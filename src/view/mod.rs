@@ -149,7 +149,11 @@ mod tests {
             .collect();
         let lines = wrap("  head  ", &words, 30, 4);
         assert!(lines.iter().all(|l| l.chars().count() <= 30), "{lines:?}");
-        assert!(lines[1..].iter().all(|l| l.starts_with("    ") && !l.starts_with("     ")));
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| l.starts_with("    ") && !l.starts_with("     "))
+        );
         let joined: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
         assert_eq!(joined[1..], words[..]);
         // A styled head counts its visible width only; an over-long word is kept whole.

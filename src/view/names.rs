@@ -106,9 +106,7 @@ impl Names {
 
     /// The ids of a flow's source and target, when known.
     pub fn flow(&self, id: &str) -> Option<(&str, &str)> {
-        self.flows
-            .get(id)
-            .map(|(s, t)| (s.as_str(), t.as_str()))
+        self.flows.get(id).map(|(s, t)| (s.as_str(), t.as_str()))
     }
 
     /// The flow a hook sits on, when the config says.

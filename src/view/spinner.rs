@@ -110,7 +110,12 @@ mod tests {
 
     #[test]
     fn the_line_names_the_wait_and_its_time_and_never_wraps() {
-        let text = line("⠋", "asking model `m` at Check credit", Duration::from_millis(3_210), 80);
+        let text = line(
+            "⠋",
+            "asking model `m` at Check credit",
+            Duration::from_millis(3_210),
+            80,
+        );
         assert_eq!(text, "⠋ asking model `m` at Check credit · 3.2 s");
         let long = "x ".repeat(100);
         let text = line("⠋", &long, Duration::from_secs(1), 40);
