@@ -60,7 +60,7 @@ fn the_stream_reads_like_a_process_at_80_and_160_columns() {
         }
         let mut settings = insta::Settings::clone_current();
         settings.add_filter(r"\d{8}T\d{6}Z-[0-9a-f]+", "[run-id]");
-        settings.add_filter(r"\((\d+ ms|\d+\.\d s)\)", "(T)");
+        settings.add_filter(r"\((\d+ ms|\d+\.\d s)\) *", "(T) ");
         settings.add_filter(r"duration: .*", "duration: [T]");
         settings.add_filter(r"journal: .*", "journal: [path]");
         settings.bind(|| insta::assert_snapshot!(format!("stream_{columns}_columns"), out));

@@ -125,7 +125,7 @@ fn redactions(run_dir: &Path) -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(&regex_escape(&run_dir.display().to_string()), "[RUN_DIR]");
     settings.add_filter(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "[RUN_ID]");
-    settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\)", "([DURATION])");
+    settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\) *", "([DURATION]) ");
     settings.add_filter(r"\d+ ms", "[DURATION]");
     settings.add_filter(r"duration: .*", "duration: [DURATION]");
     settings

@@ -187,8 +187,12 @@ impl Human {
         self.dim(&format!("[{}]", decided_by.as_str()))
     }
 
+    /// `(12 ms)`, padded to a fixed width so that where a line wraps does not depend on
+    /// how long a step took (the padding is trimmed at a line's end).
     fn took(&self, ms: u64) -> String {
-        self.dim(&format!("({})", duration(ms)))
+        let text = format!("({})", duration(ms));
+        let pad = " ".repeat(8usize.saturating_sub(text.chars().count()));
+        format!("{}{pad}", self.dim(&text))
     }
 
     /// An element as a person reads it: its name (its id when it has none), with the id
@@ -444,9 +448,18 @@ impl Human {
                 }
             }
             Event::ModelCalled { node, call, .. } => {
+                // A hook's calls name its flow (`source → target`).
+                let at = match (names.node(node), names.flow(node)) {
+                    (Some(name), _) => name.to_owned(),
+                    (None, Some((source, target))) => format!(
+                        "{} → {}",
+                        names.node(source).unwrap_or(source),
+                        names.node(target).unwrap_or(target)
+                    ),
+                    (None, None) => node.clone(),
+                };
                 let mut text = format!(
-                    "    · model   {}  {} #{}  {}",
-                    names.node(node).unwrap_or(node),
+                    "    · model   {at}  {} #{}  {}",
                     call.model,
                     call.attempt,
                     call.outcome.as_str()
