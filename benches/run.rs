@@ -130,3 +130,34 @@ fn control_points_through_mcp(bencher: divan::Bencher, journalling: Journalling)
     });
     rt.block_on(bridge.shutdown());
 }
+
+/// `k` runs of the chain of tasks at once on a runtime with one worker per core, each
+/// journalled in memory: when the runs use the cores, the time for `k` runs at once stays
+/// near the time for one until `k` passes the number of cores (on 2 cores: k = 2 about as
+/// fast as k = 1, k = 4 about twice as long).
+#[divan::bench(args = [1, 2, 4], sample_count = 20)]
+fn parallel_runs(bencher: divan::Bencher, k: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = chain(dir.path(), "task", N);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut run = 0;
+    bencher.bench_local(|| {
+        let handles: Vec<_> = (0..k)
+            .map(|_| {
+                run += 1;
+                let request = request(&agent, run);
+                let agent = agent.clone();
+                let events: Arc<dyn EventSink> = Arc::new(MemorySink::new());
+                rt.spawn(async move { NativeEngine::new().run(request, agent, events).await })
+            })
+            .collect();
+        rt.block_on(async {
+            for h in handles {
+                h.await.unwrap().unwrap();
+            }
+        })
+    });
+}

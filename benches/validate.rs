@@ -10,7 +10,7 @@
 //!   one of 1,000 tasks (target: 240k under 2 s).
 //!
 //! Run with `cargo bench --bench validate` (`-- linear` for one group; `DIVAN_SAMPLE_COUNT`
-//! to take fewer samples). The corpus lives in `../shared/fixtures`.
+//! to take fewer samples). The corpus is the copy in `tests/fixtures/bpmn-corpus`.
 
 use std::path::{Path, PathBuf};
 
@@ -36,8 +36,8 @@ fn root() -> &'static Path {
 
 /// The largest well-formed file of the corpus.
 fn largest_model() -> (PathBuf, Vec<u8>) {
-    let path = root().join("../shared/fixtures/bpmn-corpus/miwg-reference/C.8.0.bpmn");
-    let bytes = std::fs::read(&path).expect("the BPMN corpus is in ../shared/fixtures");
+    let path = root().join("tests/fixtures/bpmn-corpus/miwg-reference/C.8.0.bpmn");
+    let bytes = std::fs::read(&path).expect("the BPMN corpus is in tests/fixtures");
     (path, bytes)
 }
 

@@ -225,8 +225,9 @@ fn unreachable_nodes_and_nodes_that_cannot_finish_are_errors() {
         .filter(|f| f.1 == "graph::no_end")
         .map(|f| f.2.clone())
         .collect();
-    assert_eq!(stuck.len(), 2, "{stuck:?}");
-    assert!(stuck[0].contains("`L1`") && stuck[1].contains("`L2`"));
+    // One mistake, one diagnostic: the loop, named by its members.
+    assert_eq!(stuck.len(), 1, "{stuck:?}");
+    assert!(stuck[0].contains("loop through `L1` and `L2`"), "{stuck:?}");
 }
 
 #[test]
@@ -600,4 +601,138 @@ fn may_set_names_a_declared_variable() {
     .policy("h.md", "# Hook\nContinue.\n");
     let d = app.only("hook::may_set");
     assert!(d.help.unwrap().contains("did you mean `ticket_id`?"));
+}
+
+/// FEEL conditions take part in the search for values under which no flow is taken, like
+/// cuga-flo's own: `=amount > 100` and `=amount < 50` leave `amount = 50` uncovered.
+#[test]
+fn feel_conditions_are_searched_for_values_that_take_no_flow() {
+    let split = |c2: &str, c3: &str| {
+        bpmn(
+            &[
+                ("startEvent", "S"),
+                ("exclusiveGateway", "G"),
+                ("task", "A"),
+                ("task", "B"),
+                ("endEvent", "E"),
+            ],
+            &[
+                ("f1", "S", "G", ""),
+                ("f2", "G", "A", c2),
+                ("f3", "G", "B", c3),
+                ("f4", "A", "E", ""),
+                ("f5", "B", "E", ""),
+            ],
+        )
+    };
+    let gap = TestApp::new(
+        &split("=amount > 100", "=amount < 50"),
+        "variables: {amount: 0}\n",
+    );
+    let d = gap.only("graph::no_flow_taken");
+    let label = d.labels[0].message.clone().unwrap();
+    assert!(label.contains("amount = "), "{label}");
+    let covered = TestApp::new(
+        &split("=amount > 100", "=amount <= 100"),
+        "variables: {amount: 0}\n",
+    );
+    assert!(covered.diagnostics().is_empty(), "{:?}", covered.findings());
+}
+
+/// A consulting gateway's prose `condition` is its question: no finding. A condition
+/// with a condition's marks that does not parse is still an error.
+#[test]
+fn a_consulting_gateways_prose_condition_is_its_question_not_an_error() {
+    let model = bpmn(
+        &[
+            ("startEvent", "S"),
+            ("exclusiveGateway", "G"),
+            ("task", "A"),
+            ("task", "B"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "G", ""),
+            ("f2", "G", "A", ""),
+            ("f3", "G", "B", ""),
+            ("f4", "A", "E", ""),
+            ("f5", "B", "E", ""),
+        ],
+    );
+    let config = |condition: &str, consult: bool| {
+        format!(
+            "remote_agents:\n  agent0: {{url: \"http://127.0.0.1:9\"}}\nvariables: {{x: 0}}\ngateways:\n  G:\n    mode: decision_agent\n    condition: \"{condition}\"\n{}",
+            if consult {
+                "    human_consultation: agent0\n"
+            } else {
+                ""
+            }
+        )
+    };
+    let prose = "Ask the user which way: update again, or run the function";
+    let asked = TestApp::new(&model, &config(prose, true));
+    assert!(
+        !asked.codes().iter().any(|c| c.starts_with("expr::")),
+        "{:?}",
+        asked.findings()
+    );
+    // Without a person to consult, prose is not a condition.
+    let unasked = TestApp::new(&model, &config(prose, false));
+    assert!(
+        unasked.codes().contains(&"expr::syntax"),
+        "{:?}",
+        unasked.findings()
+    );
+    // A mistyped condition stays an error even with a person to consult.
+    let typo = TestApp::new(&model, &config("${x} = 1", true));
+    assert!(
+        typo.codes().contains(&"expr::syntax"),
+        "{:?}",
+        typo.findings()
+    );
+}
+
+/// A condition in FEEL that is not marked as FEEL is reported with how to mark it, not
+/// with advice to rewrite it in cuga-flo's language.
+#[test]
+fn unmarked_feel_is_told_how_to_mark_it() {
+    let model = bpmn(
+        &[
+            ("startEvent", "S"),
+            ("exclusiveGateway default=\"f3\"", "G"),
+            ("task", "A"),
+            ("task", "B"),
+            ("endEvent", "E"),
+        ],
+        &[
+            ("f1", "S", "G", ""),
+            ("f2", "G", "A", "Vacation Approval = \"Approved\""),
+            ("f3", "G", "B", ""),
+            ("f4", "A", "E", ""),
+            ("f5", "B", "E", ""),
+        ],
+    );
+    let app = TestApp::new(&model, "variables: {x: 0}\n");
+    let d = app.only("expr::syntax");
+    let help = d.help.unwrap_or_default();
+    assert!(help.contains("it reads as FEEL"), "{help}");
+    assert!(!help.contains("use `==`"), "{help}");
+    // Marked, it is FEEL and reads the variable named with a space.
+    let marked = model.replace(">Vacation Approval", ">=Vacation Approval");
+    assert_ne!(marked, model);
+    let app = TestApp::new(&marked, "variables: {\"Vacation Approval\": \"\"}\n");
+    assert!(
+        !app.codes().iter().any(|c| c.starts_with("expr::")),
+        "{:?}",
+        app.findings()
+    );
+    // The variable's name is not an identifier for `${...}`; FEEL names it as written.
+    let d = app.only("config::variable_name");
+    assert!(
+        d.help
+            .as_deref()
+            .is_some_and(|h| h.contains("FEEL conditions name it as `Vacation Approval`")),
+        "{:?}",
+        d.help
+    );
 }

@@ -725,3 +725,119 @@ fn a_config_that_is_not_utf8_says_so() {
     assert!(out.contains("config::encoding"), "{out}");
     assert!(!out.contains("app::no_flow_config"), "{out}");
 }
+
+/// A Camunda 8 model whose gateway conditions are FEEL (`=...`) runs natively: each input
+/// takes the branch its conditions choose, and a condition that is UNKNOWN (a value it
+/// needs is missing) leaves the choice to the default flow.
+#[test]
+fn a_feel_conditioned_app_runs_the_branch_its_conditions_choose() {
+    let runs = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&[], "Standard"),
+        (
+            &[
+                "amount=5000",
+                r#"customer={"tier":"Gold","blockedUntil":null}"#,
+            ],
+            "Priority",
+        ),
+        (
+            &[
+                "amount=5000",
+                r#"customer={"tier":"silver","blockedUntil":null}"#,
+            ],
+            "Standard",
+        ),
+        (&["status=fraud", "amount=5000"], "Blocked"),
+        (
+            &[r#"customer={"tier":"silver","blockedUntil":"2999-01-01"}"#],
+            "Blocked",
+        ),
+        (
+            &[r#"customer={"tier":"silver","blockedUntil":"2000-01-01"}"#],
+            "Standard",
+        ),
+        (
+            &[r#"items=[{"express":false},{"express":true}]"#],
+            "Priority",
+        ),
+        // The tier is missing: `upper case(customer.tier) in (...)` is UNKNOWN.
+        (&["amount=5000", "customer={}"], "Standard"),
+    ];
+    for (vars, branch) in cases {
+        let mut cmd = cuga();
+        cmd.args(["--apps-dir", "tests/fixtures/apps", "start", "feel_routing"])
+            .args(["--no-model", "--no-park", "--run-dir"])
+            .arg(runs.path());
+        for v in *vars {
+            cmd.args(["--var", v]);
+        }
+        let out = stdout_of(cmd.write_stdin(""), 0);
+        let path = format!("path: Start → Route → {branch} → End");
+        assert!(out.contains(&path), "{vars:?} should take {branch}:\n{out}");
+    }
+}
+
+/// FEEL that cuga-flo does not evaluate is named, at its place, once per condition; FEEL
+/// is never told to use `==`.
+#[test]
+fn feel_outside_the_subset_is_reported_where_it_is_written() {
+    let out = stdout_of(
+        cuga().args([
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "validate",
+            "feel_mistakes",
+        ]),
+        1,
+    );
+    assert!(!out.contains("use `==`"), "{out}");
+    insta::assert_snapshot!("validate_feel_mistakes", out);
+}
+
+/// Camunda 8 and FEEL-language models from the corpus: their conditions read as FEEL (no
+/// `expr::` finding) and their event sub-processes get no sequence-flow advice.
+#[test]
+fn camunda_8_feel_models_validate_without_condition_or_flow_advice() {
+    for file in ["C.8.1", "C.9.0", "C.9.2"] {
+        let path = format!("{CORPUS}/miwg-reference/{file}.bpmn");
+        let out = stdout_of(cuga().args(["validate", "--json", &path]), 0);
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for d in doc["targets"][0]["diagnostics"].as_array().unwrap() {
+            let code = d["code"].as_str().unwrap();
+            assert!(
+                !code.starts_with("expr::") && code != "graph::implicit_end",
+                "{file}: {d}"
+            );
+        }
+    }
+}
+
+/// Event sub-processes get no sequence-flow advice; each mistake is one diagnostic (a
+/// disconnected gateway, an unreachable sub-process with its boundary events, a loop
+/// with no way out); `instantiate="true"` makes an event-based gateway or a receive task
+/// an entry, and without it either is unreachable alike.
+#[test]
+fn event_sub_processes_and_entry_nodes_are_reported_once_each() {
+    let out = stdout_of(
+        cuga().args([
+            "validate",
+            "tests/fixtures/models/entries_and_event_sub_processes.bpmn",
+        ]),
+        1,
+    );
+    assert!(!out.contains("implicit_end"), "{out}");
+    insta::assert_snapshot!("validate_entries_and_event_sub_processes", out);
+}
+
+/// The original project's `excel_flows_kogito`: its consulting gateway's `condition` is
+/// the question to ask, not a condition that fails to parse.
+#[test]
+fn upstream_excel_flows_kogito_asks_its_prose_condition() {
+    let out = stdout_of(
+        cuga().args(["--apps-dir", UPSTREAM, "validate", "excel_flows_kogito"]),
+        0,
+    );
+    assert!(!out.contains("expr::"), "{out}");
+    insta::assert_snapshot!("validate_upstream_excel_flows_kogito", out);
+}

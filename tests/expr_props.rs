@@ -200,6 +200,20 @@ proptest! {
     ) {
         check_any(&src, &vars)?;
     }
+
+    /// FEEL (`=`-marked) text made of FEEL's own words and symbols, in any order.
+    #[test]
+    fn feel_near_miss_strings_never_panic(
+        src in r#"=((and|or|in|some|every|satisfies|not|if|then|else|null|true|false|between|date|count|string length|is defined|a|b|c|o\.x|arr|x|\(|\)|\[|\]|\]|\.\.|,|=|!=|<|>=|\+|\*|"x"|1|-1|2\.5|@"2024-01-01"|`a b`) ){0,14}"#,
+        vars in variables(),
+    ) {
+        check_any(&src, &vars)?;
+    }
+
+    #[test]
+    fn feel_arbitrary_strings_never_panic(src in any::<String>(), vars in variables()) {
+        check_any(&format!("={src}"), &vars)?;
+    }
 }
 
 /// Whatever `src` is, `parse` either fails with a span inside the text, or gives a condition
@@ -217,6 +231,7 @@ fn check_any(src: &str, vars: &Map<String, Value>) -> Result<(), TestCaseError> 
             let _ = (e.variables(), e.literals(), e.comparisons());
             let again = must_parse(&e.to_string());
             prop_assert_eq!(again.ast(), e.ast(), "{:?} → {}", src, e);
+            prop_assert_eq!(again.feel_ast(), e.feel_ast(), "{:?} → {}", src, e);
         }
     }
     Ok(())

@@ -287,6 +287,28 @@ pub struct GatewayConfig {
     pub span: Span,
 }
 
+impl GatewayConfig {
+    /// Whether the gateway's `condition` is the question its `human_consultation` asks
+    /// rather than a condition: a decision agent that consults a person may carry prose
+    /// there (the original project's apps do, by design). Prose is text that does not
+    /// parse as a condition and has none of a condition's marks (`${`, `#{`, a leading
+    /// `=`, `==`, `!=`, `<=`, `>=`, `&&`, `||`), so a mistyped condition is still one.
+    pub fn condition_is_question(&self) -> bool {
+        let Some(c) = &self.condition else {
+            return false;
+        };
+        if self.mode != GatewayMode::DecisionAgent || self.human_consultation.is_none() {
+            return false;
+        }
+        let text = c.value.trim();
+        let marked = text.starts_with('=')
+            || ["${", "#{", "==", "!=", "<=", ">=", "&&", "||"]
+                .iter()
+                .any(|m| text.contains(m));
+        !marked && crate::expr::parse(text).is_err()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct GatewayFlow {
     pub id: Located<String>,

@@ -6,7 +6,7 @@
 //! The index borrows the process, so it cannot outlive a change to it: build it where the
 //! process is read, not kept.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use super::model::{Flow, Node, Process};
 

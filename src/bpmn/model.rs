@@ -3,7 +3,7 @@
 //! bridge. Nodes of embedded sub-processes are kept in the same flat list as the
 //! top-level nodes, each with the id of the sub-process that contains it (`parent`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use crate::source::{SourceFile, Span};
@@ -61,8 +61,8 @@ pub struct IdIndex(OnceLock<IdPositions>);
 
 #[derive(Debug, Clone)]
 struct IdPositions {
-    nodes: HashMap<Box<str>, usize>,
-    flows: HashMap<Box<str>, usize>,
+    nodes: foldhash::HashMap<Box<str>, usize>,
+    flows: foldhash::HashMap<Box<str>, usize>,
     /// The lengths of the lists when the maps were built.
     lens: (usize, usize),
 }
@@ -71,11 +71,17 @@ impl IdIndex {
     fn positions(&self, process: &Process) -> Option<&IdPositions> {
         let lens = (process.nodes.len(), process.flows.len());
         let built = self.0.get_or_init(|| {
-            let mut nodes = HashMap::with_capacity(process.nodes.len());
+            let mut nodes = foldhash::HashMap::with_capacity_and_hasher(
+                process.nodes.len(),
+                Default::default(),
+            );
             for (i, n) in process.nodes.iter().enumerate() {
                 nodes.entry(n.id.as_str().into()).or_insert(i);
             }
-            let mut flows = HashMap::with_capacity(process.flows.len());
+            let mut flows = foldhash::HashMap::with_capacity_and_hasher(
+                process.flows.len(),
+                Default::default(),
+            );
             for (i, f) in process.flows.iter().enumerate() {
                 flows.entry(f.id.as_str().into()).or_insert(i);
             }

@@ -11,8 +11,8 @@
 //! A document that is not well-formed XML gets exactly one error, the first problem in
 //! the text (as any XML processor reports it); otherwise every model problem is reported.
 
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use quick_xml::escape::{resolve_predefined_entity, unescape};

@@ -158,12 +158,22 @@ impl EdgeInfo {
     }
 
     /// The condition of a BPMN flow as the engine sees it: its body, trimmed, unless that
-    /// is empty.
+    /// is empty. A body whose `language` (or the document's `expressionLanguage`) names
+    /// FEEL is marked FEEL the way Camunda 8 writes it, with a leading `=`, so that the
+    /// text alone says how to read it wherever it is evaluated.
     pub fn condition_of(flow: &Flow) -> Option<String> {
-        flow.condition
-            .as_ref()
-            .map(|c| c.body.trim().to_string())
-            .filter(|b| !b.is_empty())
+        let c = flow.condition.as_ref()?;
+        let body = c.body.trim();
+        if body.is_empty() {
+            return None;
+        }
+        let feel = crate::expr::Language::of_attribute(c.language.as_deref())
+            == crate::expr::Language::Feel;
+        Some(if feel && !body.starts_with('=') {
+            format!("={body}")
+        } else {
+            body.to_string()
+        })
     }
 }
 
@@ -330,4 +340,57 @@ pub struct FlowAnnotations {
     /// override them.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub variables: Variables,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpmn::Condition;
+
+    fn flow(language: Option<&str>, body: &str) -> Flow {
+        Flow {
+            id: "f".into(),
+            name: None,
+            source: "a".into(),
+            target: "b".into(),
+            condition: Some(Condition {
+                language: language.map(str::to_owned),
+                body: body.into(),
+                span: Default::default(),
+            }),
+            span: Default::default(),
+            parent: None,
+        }
+    }
+
+    /// A condition under a FEEL `language` reaches the harness marked `=`, so the text
+    /// alone says how to read it; other conditions pass unchanged.
+    #[test]
+    fn a_feel_language_condition_is_offered_marked_with_equals() {
+        let feel = "https://www.omg.org/spec/DMN/20191111/FEEL/";
+        let cases = [
+            (
+                Some(feel),
+                " Vacation Approval = \"Approved\" ",
+                Some("=Vacation Approval = \"Approved\""),
+            ),
+            (Some(feel), "=approved", Some("=approved")),
+            (Some("FEEL"), "x > 1", Some("=x > 1")),
+            (None, "=approved", Some("=approved")),
+            (None, "${x} > 1", Some("${x} > 1")),
+            (
+                Some("http://www.w3.org/1999/XPath"),
+                "${x} > 1",
+                Some("${x} > 1"),
+            ),
+            (Some(feel), "  ", None),
+        ];
+        for (language, body, want) in cases {
+            assert_eq!(
+                EdgeInfo::condition_of(&flow(language, body)).as_deref(),
+                want,
+                "{language:?} {body:?}"
+            );
+        }
+    }
 }

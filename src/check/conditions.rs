@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::app::{EngineKind, GatewayMode, Located};
 use crate::bpmn::{Condition, Document, Flow, GatewayKind, ProcessIndex};
 use crate::diag::Diagnostic;
-use crate::expr::{self, Expr, ExprError, Truth};
+use crate::expr::{self, Expr, ExprError, Language, Truth};
 use crate::source::{SourceFile, Span};
 
 use super::index::ConfigIndex;
@@ -38,8 +38,10 @@ pub fn check<'a>(
 
     if let Some(config) = config {
         for gw in &config.gateways {
+            // With `human_consultation`, prose in `condition` is the question to ask.
             if let Some(c) = &gw.condition
                 && gw.mode == GatewayMode::DecisionAgent
+                && !gw.condition_is_question()
                 && let Some(e) = parse_or_report(
                     &config.source,
                     Origin::Config(c),
@@ -149,7 +151,11 @@ fn parse_or_report(
         Origin::Config(l) => (l.value.as_str(), l.span),
         Origin::Model(c) => (c.body.as_str(), c.span),
     };
-    match expr::parse(text) {
+    let parsed = match &origin {
+        Origin::Model(c) => expr::parse_in(text, c.language.as_deref()),
+        Origin::Config(_) => expr::parse(text),
+    };
+    match parsed {
         Ok(e) => Some(e),
         Err(err) => {
             let language = match &origin {
@@ -191,19 +197,42 @@ fn expr_diagnostic(
         ),
         None => span,
     };
-    let message = format!("{what} is not a cuga-flo condition: {}", err.message);
+    let (code, message) = match (err.language, err.unsupported) {
+        (Language::Feel, true) => (
+            "expr::feel_unsupported",
+            format!(
+                "{what} uses FEEL that cuga-flo does not evaluate: {}",
+                err.message
+            ),
+        ),
+        (Language::Feel, false) => (
+            "expr::syntax",
+            format!("{what} is not a valid FEEL expression: {}", err.message),
+        ),
+        (Language::CugaFlo, _) => (
+            "expr::syntax",
+            format!("{what} is not a cuga-flo condition: {}", err.message),
+        ),
+    };
     let mut d = if must {
-        Diagnostic::error("expr::syntax", message)
+        Diagnostic::error(code, message)
     } else {
-        Diagnostic::warning("expr::syntax", message)
+        Diagnostic::warning(code, message)
     };
     d = d.at(file, at, err.message.clone());
+    // Unmarked FEEL (a model whose tool writes FEEL without saying so): say how to mark
+    // it rather than how to rewrite it.
+    let unmarked_feel =
+        err.language == Language::CugaFlo && expr::parse_in(text, Some("feel")).is_ok();
     let mut help = match (&err.help, must) {
+        _ if unmarked_feel => "it reads as FEEL: mark it as FEEL with a leading `=` (as Camunda 8 \
+             writes it) or language=\"https://www.omg.org/spec/DMN/20191111/FEEL/\""
+            .to_string(),
         (Some(h), _) => h.clone(),
         (None, true) => "conditions look like `${var} > 0.6 && ${status} == \"open\"`".to_string(),
         (None, false) => "cuga-flo cannot evaluate it natively".to_string(),
     };
-    if let Some(lang) = language {
+    if let Some(lang) = language.filter(|_| err.language != Language::Feel) {
         help.push_str(&format!(" (the condition is written in `{lang}`)"));
     }
     d.with_help(help)
@@ -232,16 +261,18 @@ fn can_take_no_flow(
     }
     let mut exprs = Vec::new();
     for flow in outgoing {
-        let text = gw_config
+        let configured = gw_config
             .and_then(|g| g.flows.iter().find(|f| f.id.value == flow.id))
-            .and_then(|f| f.condition.as_ref())
-            .map(|c| c.value.as_str())
-            .or(flow
-                .condition
-                .as_ref()
-                .map(|c| c.body.as_str())
-                .filter(|b| !b.is_empty()))?; // an unconditional flow always holds
-        exprs.push(expr::parse(text).ok()?);
+            .and_then(|f| f.condition.as_ref());
+        let parsed = match configured {
+            Some(c) => expr::parse(&c.value),
+            None => {
+                // An unconditional flow always holds.
+                let c = flow.condition.as_ref().filter(|c| !c.body.is_empty())?;
+                expr::parse_in(&c.body, c.language.as_deref())
+            }
+        };
+        exprs.push(parsed.ok()?);
     }
     let witness = counter_example(names, &exprs)?;
     let shown: Vec<String> = witness.iter().map(|(k, v)| format!("{k} = {v}")).collect();

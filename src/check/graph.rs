@@ -3,7 +3,9 @@
 //! kind cuga-flo cannot run. Each scope (the process, each sub-process) is checked on
 //! its own, as BPMN scopes are.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::bpmn::{
     Document, EventDefinition, Flow, GatewayKind, Node, NodeKind, ProcessIndex, SubProcessKind,
@@ -140,6 +142,21 @@ fn check_gateway(
 ) {
     let id = &node.id;
     let tag = kind.tag();
+    if incoming.is_empty() && outgoing.is_empty() {
+        out.push(
+            at(
+                doc,
+                node,
+                Diagnostic::error(
+                    "graph::gateway_degree",
+                    format!("{tag} `{id}` is not connected: no sequence flow enters or leaves it"),
+                ),
+                "disconnected",
+            )
+            .with_help("connect it with sequence flows, or remove it"),
+        );
+        return;
+    }
     if outgoing.is_empty() {
         out.push(at(
             doc,
@@ -151,8 +168,8 @@ fn check_gateway(
             "tokens would stop here",
         ));
     }
-    if incoming.is_empty() && kind != GatewayKind::EventBased {
-        out.push(at(
+    if incoming.is_empty() && !instantiates(node) {
+        let d = at(
             doc,
             node,
             Diagnostic::error(
@@ -160,7 +177,12 @@ fn check_gateway(
                 format!("{tag} `{id}` has no incoming flow"),
             ),
             "nothing enters this gateway",
-        ));
+        );
+        out.push(if kind == GatewayKind::EventBased {
+            d.with_help("connect it, or add instantiate=\"true\" if its events start the process")
+        } else {
+            d
+        });
     }
     if incoming.len() == 1 && outgoing.len() == 1 {
         out.push(
@@ -307,8 +329,8 @@ fn check_scope(
                     && !matches!(n.kind, NodeKind::BoundaryEvent { .. }))
                 // compensation handlers are entered through associations, not flows
                 || is_compensation(n)
-                // an event-based gateway may instantiate the process
-                || (n.kind.gateway() == Some(GatewayKind::EventBased) && !pred.contains_key(n.id.as_str()))
+                // an event-based gateway or a receive task may instantiate the process
+                || instantiates(n)
         })
         .map(|n| n.id.as_str())
         .collect();
@@ -325,50 +347,111 @@ fn check_scope(
         |s| format!("sub-process `{s}`"),
     );
 
-    for node in members {
-        let id = node.id.as_str();
-        if !entries.is_empty() && !reached.contains(id) {
+    // One diagnostic per mistake: an unreachable region is reported at the element(s)
+    // that cut it off, not at every element after them (the boundary events of an
+    // unreachable sub-process, the tasks after an orphan gateway); a region that cannot
+    // finish is reported once per loop that traps tokens.
+    if !entries.is_empty() {
+        let unreachable: Vec<&Node> = members
+            .iter()
+            .copied()
+            .filter(|n| !reached.contains(n.id.as_str()))
+            .collect();
+        for (root, after) in cut_off(&unreachable, &succ, &pred) {
+            // A gateway no flow enters is reported by its shape already.
+            if root.kind.is_gateway() && index.incoming(&root.id).is_empty() {
+                continue;
+            }
+            let mut help = "connect it with a sequence flow, or remove it".to_string();
+            if matches!(
+                root.kind,
+                NodeKind::Task(TaskKind::Receive) | NodeKind::Gateway(GatewayKind::EventBased)
+            ) && scope.is_none()
+            {
+                help.push_str(" (add instantiate=\"true\" if it is what starts the process)");
+            }
+            let label = if after.is_empty() {
+                "unreachable".to_string()
+            } else {
+                format!(
+                    "unreachable, and so {} after it: {}",
+                    if after.len() == 1 {
+                        "is the element"
+                    } else {
+                        "are the elements"
+                    },
+                    name_list(&after, 4)
+                )
+            };
             out.push(
                 at(
                     doc,
-                    node,
+                    root,
                     Diagnostic::error(
                         "graph::unreachable",
                         format!(
                             "`{}` ({}) cannot be reached from a start event of {scope_name}",
-                            id,
-                            node.kind.tag()
+                            root.id,
+                            root.kind.tag()
                         ),
                     ),
-                    "unreachable",
+                    label,
                 )
-                .with_help("connect it with a sequence flow, or remove it"),
-            );
-        } else if !finishing.contains(id) {
-            out.push(
-                at(
-                    doc,
-                    node,
-                    Diagnostic::error(
-                        "graph::no_end",
-                        format!(
-                            "no path leads from `{id}` ({}) to an end of {scope_name}",
-                            node.kind.tag()
-                        ),
-                    ),
-                    "tokens here can never finish",
-                )
-                .with_help("every loop needs a way out towards an end event"),
+                .with_help(help),
             );
         }
+    }
+    let stuck: HashSet<&str> = members
+        .iter()
+        .map(|n| n.id.as_str())
+        .filter(|id| (entries.is_empty() || reached.contains(id)) && !finishing.contains(id))
+        .collect();
+    for lp in trapping_loops(members, &stuck, &succ) {
+        let first = lp[0];
+        let others: Vec<&str> = lp[1..].iter().map(|n| n.id.as_str()).collect();
+        let message = if others.is_empty() {
+            format!(
+                "no path leads from `{}` ({}) to an end of {scope_name}",
+                first.id,
+                first.kind.tag()
+            )
+        } else {
+            format!(
+                "no path leads from the loop through `{}` and {} to an end of {scope_name}",
+                first.id,
+                name_list(&others, 4)
+            )
+        };
+        out.push(
+            at(
+                doc,
+                first,
+                Diagnostic::error("graph::no_end", message),
+                "tokens here can never finish",
+            )
+            .with_help("every loop needs a way out towards an end event"),
+        );
+    }
+
+    for node in members {
+        let id = node.id.as_str();
         let implicit_end = !node.kind.is_end_event()
             && !succ.contains_key(id)
             && !node.kind.is_gateway()
             && !matches!(node.kind, NodeKind::Unsupported { .. });
+        // An event sub-process is started by its event, never by flows: BPMN forbids
+        // connecting it, so it gets no advice about sequence flows.
+        let event_sub_process = matches!(
+            node.kind,
+            NodeKind::SubProcess(SubProcessKind::Embedded {
+                triggered_by_event: true
+            })
+        );
         if implicit_end
             && node.kind.is_activity()
             && scope.is_none()
             && !is_compensation(node)
+            && !event_sub_process
             && reached.contains(id)
         {
             out.push(
@@ -385,6 +468,174 @@ fn check_scope(
             );
         }
     }
+}
+
+/// A node that starts its process when its event happens: an event-based gateway or a
+/// receive task with `instantiate="true"`.
+fn instantiates(node: &Node) -> bool {
+    matches!(
+        node.kind,
+        NodeKind::Task(TaskKind::Receive) | NodeKind::Gateway(GatewayKind::EventBased)
+    ) && node
+        .attributes
+        .get("instantiate")
+        .is_some_and(|v| v == "true")
+}
+
+/// The unreachable nodes grouped by the node that cuts each group off: every unreachable
+/// node nothing unreachable flows into is such a root; a loop no root leads to is rooted
+/// at its first node in document order. Each root comes with the ids it makes
+/// unreachable too, in document order.
+fn cut_off<'a>(
+    unreachable: &[&'a Node],
+    succ: &HashMap<&'a str, Vec<&'a str>>,
+    pred: &HashMap<&'a str, Vec<&'a str>>,
+) -> Vec<(&'a Node, Vec<&'a str>)> {
+    let set: HashSet<&str> = unreachable.iter().map(|n| n.id.as_str()).collect();
+    let mut roots: Vec<&Node> = unreachable
+        .iter()
+        .copied()
+        .filter(|n| {
+            !pred
+                .get(n.id.as_str())
+                .is_some_and(|ps| ps.iter().any(|p| set.contains(p) && *p != n.id))
+        })
+        .collect();
+    let mut covered: HashSet<&str> = HashSet::new();
+    let mut groups: Vec<(&Node, HashSet<&str>)> = Vec::new();
+    let mut next = 0;
+    loop {
+        while next < roots.len() {
+            let root = roots[next];
+            next += 1;
+            let mut seen: HashSet<&str> = HashSet::new();
+            let mut queue = VecDeque::from([root.id.as_str()]);
+            while let Some(n) = queue.pop_front() {
+                for &m in succ.get(n).map(Vec::as_slice).unwrap_or_default() {
+                    if set.contains(m) && m != root.id && !covered.contains(m) && seen.insert(m) {
+                        queue.push_back(m);
+                    }
+                }
+            }
+            covered.insert(root.id.as_str());
+            covered.extend(seen.iter().copied());
+            groups.push((root, seen));
+        }
+        // What is left is fed only by loops among themselves.
+        match unreachable
+            .iter()
+            .find(|n| !covered.contains(n.id.as_str()))
+        {
+            Some(n) => roots.push(n),
+            None => break,
+        }
+    }
+    let order: HashMap<&str, usize> = unreachable
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    let mut groups: Vec<(&Node, Vec<&str>)> = groups
+        .into_iter()
+        .map(|(root, seen)| {
+            let mut after: Vec<&str> = seen.into_iter().collect();
+            after.sort_by_key(|id| order.get(id).copied().unwrap_or(usize::MAX));
+            (root, after)
+        })
+        .collect();
+    groups.sort_by_key(|(root, _)| order.get(root.id.as_str()).copied().unwrap_or(usize::MAX));
+    groups
+}
+
+/// The loops that trap tokens: among the `stuck` nodes (reached, but no end reachable
+/// from them), the strongly connected components no edge leaves. Each is listed in
+/// document order; the loops in document order of their first node.
+fn trapping_loops<'a>(
+    members: &[&'a Node],
+    stuck: &HashSet<&'a str>,
+    succ: &HashMap<&'a str, Vec<&'a str>>,
+) -> Vec<Vec<&'a Node>> {
+    let nodes: Vec<&Node> = members
+        .iter()
+        .copied()
+        .filter(|n| stuck.contains(n.id.as_str()))
+        .collect();
+    let next = |n: &'a str| -> Vec<&'a str> {
+        succ.get(n)
+            .map(|v| v.iter().copied().filter(|m| stuck.contains(m)).collect())
+            .unwrap_or_default()
+    };
+    // Kosaraju, iteratively: finishing order on the graph, then components on its reverse.
+    let mut order: Vec<&str> = Vec::new();
+    let mut visited: HashSet<&str> = HashSet::new();
+    for start in &nodes {
+        let start = start.id.as_str();
+        if !visited.insert(start) {
+            continue;
+        }
+        let mut stack: Vec<(&str, Vec<&str>)> = vec![(start, next(start))];
+        while let Some((n, rest)) = stack.last_mut() {
+            match rest.pop() {
+                Some(m) => {
+                    if visited.insert(m) {
+                        let children = next(m);
+                        stack.push((m, children));
+                    }
+                }
+                None => {
+                    order.push(n);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    let mut reverse: HashMap<&str, Vec<&str>> = HashMap::new();
+    for n in &nodes {
+        for m in next(n.id.as_str()) {
+            reverse.entry(m).or_default().push(n.id.as_str());
+        }
+    }
+    let mut component: HashMap<&str, usize> = HashMap::new();
+    let mut count = 0;
+    for &n in order.iter().rev() {
+        if component.contains_key(n) {
+            continue;
+        }
+        let mut queue = vec![n];
+        component.insert(n, count);
+        while let Some(x) = queue.pop() {
+            for &y in reverse.get(x).map(Vec::as_slice).unwrap_or_default() {
+                if !component.contains_key(y) {
+                    component.insert(y, count);
+                    queue.push(y);
+                }
+            }
+        }
+        count += 1;
+    }
+    // A component is trapping when no edge leaves it.
+    let mut leaves = vec![false; count];
+    for n in &nodes {
+        let c = component[n.id.as_str()];
+        if next(n.id.as_str()).iter().any(|m| component[m] != c) {
+            leaves[c] = true;
+        }
+    }
+    let mut loops: Vec<Vec<&Node>> = vec![Vec::new(); count];
+    for n in &nodes {
+        let c = component[n.id.as_str()];
+        if !leaves[c] {
+            loops[c].push(n);
+        }
+    }
+    let mut loops: Vec<Vec<&Node>> = loops.into_iter().filter(|l| !l.is_empty()).collect();
+    let position: HashMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    loops.sort_by_key(|l| position[l[0].id.as_str()]);
+    loops
 }
 
 fn is_compensation(node: &Node) -> bool {

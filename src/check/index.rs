@@ -4,7 +4,7 @@
 //!
 //! [`ProcessIndex`]: crate::bpmn::ProcessIndex
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet};
 
 use crate::app::{FlowConfig, GatewayConfig, Variable};
 

@@ -492,12 +492,15 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
                 Diagnostic::warning(
                     "config::variable_name",
                     format!(
-                        "variable `{}` cannot be named in a condition",
+                        "variable `{}` cannot be named in a `${{...}}` condition",
                         var.name.value
                     ),
                 )
                 .at(src, var.name.span, "not an identifier".to_string())
-                .with_help("use letters, digits and `_`, starting with a letter or `_`"),
+                .with_help(format!(
+                    "use letters, digits and `_`, starting with a letter or `_` (FEEL conditions name it as `{}`)",
+                    feel_name(&var.name.value)
+                )),
             );
         }
     }
@@ -508,6 +511,23 @@ fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".to_string(),
         _ => e.to_string(),
+    }
+}
+
+/// How a FEEL condition names a variable: as written when it is words separated by single
+/// spaces (FEEL names may contain spaces), else between backticks.
+fn feel_name(name: &str) -> String {
+    let words = name.split(' ').all(|w| {
+        let mut chars = w.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '?')
+            && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '?')
+    });
+    if words {
+        name.to_string()
+    } else {
+        format!("`{name}`")
     }
 }
 

@@ -3,9 +3,10 @@
 //! asks about the graph during a run, it asks here, never of the original [`Process`].
 
 use std::cell::OnceCell;
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeSet, HashMap};
-use std::hash::{Hash, Hasher};
+use std::collections::BTreeSet;
+use std::hash::BuildHasher;
+
+use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use crate::bpmn::{EventDefinition, NodeKind, Process, SubProcessKind, TaskKind};
@@ -138,10 +139,10 @@ impl Lookup {
     }
 }
 
+/// The hash a [`Lookup`] files a key under: the same for a key in every lookup of the
+/// process (a fixed seed), fast on short ids.
 fn key_hash(key: &str) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    key.hash(&mut hasher);
-    hasher.finish()
+    foldhash::fast::FixedState::default().hash_one(key)
 }
 
 impl LiveNode {

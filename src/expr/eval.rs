@@ -133,14 +133,14 @@ fn relate(a: &Value, b: &Value) -> Rel {
 }
 
 /// A number for comparison: integers exactly, everything else as `f64`.
-#[derive(Clone, Copy)]
-enum Num {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Num {
     Int(i128),
     Float(f64),
 }
 
 impl Num {
-    fn of(n: &Number) -> Num {
+    pub(super) fn of(n: &Number) -> Num {
         if let Some(i) = n.as_i64() {
             Num::Int(i128::from(i))
         } else if let Some(u) = n.as_u64() {
@@ -152,7 +152,7 @@ impl Num {
 
     /// A string holding a number (surrounding whitespace ignored): an optional sign,
     /// digits, an optional fraction and exponent. `inf`, `NaN` and hex are not numbers.
-    fn parse(s: &str) -> Option<Num> {
+    pub(super) fn parse(s: &str) -> Option<Num> {
         let s = s.trim();
         let body = s.strip_prefix(['-', '+']).unwrap_or(s);
         if body.is_empty() || !body.bytes().any(|b| b.is_ascii_digit()) {
@@ -173,7 +173,7 @@ impl Num {
         f.is_finite().then_some(Num::Float(f))
     }
 
-    fn as_f64(self) -> f64 {
+    pub(super) fn as_f64(self) -> f64 {
         match self {
             Num::Int(i) => i as f64,
             Num::Float(f) => f,

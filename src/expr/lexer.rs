@@ -95,7 +95,8 @@ impl Lexer<'_> {
             let next = self.peek_at(1);
             let at = self.pos;
             match c {
-                '$' if next == Some('{') => self.simple(Tok::VarOpen, 2),
+                // `#{...}` is JUEL's deferred form of `${...}` (Camunda 7, Flowable).
+                '$' | '#' if next == Some('{') => self.simple(Tok::VarOpen, 2),
                 '$' => {
                     return Err(err("expected `{` after `$`", at, 1)
                         .help("variables are written `${name}`"));
@@ -120,8 +121,9 @@ impl Lexer<'_> {
                         return Err(err("unknown operator `=<`", at, 2).help("did you mean `<=`?"));
                     }
                     _ => {
-                        return Err(err("`=` is not a comparison operator", at, 1)
-                            .help("use `==` to compare"));
+                        return Err(err("`=` is not a comparison operator", at, 1).help(
+                            "use `==` to compare (a FEEL condition starts with `=`: `=x = 1`)",
+                        ));
                     }
                 },
                 '!' if next == Some('=') => self.simple(Tok::NotEq, 2),

@@ -1,5 +1,7 @@
 //! The condition language: gateway conditions, flow conditions, hook guards and policy
-//! rules. A condition is data, never code: there is no `eval`, no function call and no side
+//! rules. A condition that starts with `=` (Camunda 8), or a BPMN condition whose
+//! `language` names FEEL ([`parse_in`]), is FEEL instead: see [`feel`] and
+//! docs/conditions.md for the subset, evaluated with the same three-valued outcome. A condition is data, never code: there is no `eval`, no function call and no side
 //! effect. It is evaluated against the process variables (JSON values) with three-valued
 //! (Kleene) logic, so a condition over a variable that is not set yet is UNKNOWN rather than
 //! an error.
@@ -14,8 +16,9 @@
 //!             | compare
 //! compare    := primary [ cmp-op primary ]          -- non-associative: `a < b < c` is an error
 //! cmp-op     := "==" | "!=" | "<" | "<=" | ">" | ">=" | "in" | "not" "in"
+//!             | "eq" | "ne" | "lt" | "le" | "gt" | "ge"  -- JUEL's, inside `${}` only
 //! primary    := "(" or ")"
-//!             | "${" path "}"                        -- a variable reference
+//!             | "${" path "}"                        -- a variable reference (`#{` too)
 //!             | "${" or "}"                          -- JUEL style: bare words inside are variables
 //!             | literal
 //!             | "[" [ literal ("," literal)* [","] ] "]"   -- a list, only right of `in` / `not in`
@@ -65,6 +68,7 @@
 
 mod ast;
 mod eval;
+pub mod feel;
 mod lexer;
 mod parser;
 mod truth;
@@ -76,6 +80,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 
 pub use ast::{CmpOp, Node, Operand, VarPath};
+pub use feel::FeelNode;
 pub use serde_json::Value;
 pub use truth::Truth;
 
@@ -116,6 +121,42 @@ impl Variables for Value {
     }
 }
 
+/// The language a condition is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Language {
+    /// cuga-flo's own condition language (with the JUEL forms `${...}` and `#{...}`).
+    #[default]
+    CugaFlo,
+    /// FEEL, as Camunda 8 writes conditions (`=x > 1`), or any condition whose
+    /// `language` (or the document's `expressionLanguage`) names FEEL.
+    Feel,
+}
+
+impl Language {
+    /// The language a BPMN `language`/`expressionLanguage` attribute names: FEEL when it
+    /// names FEEL, cuga-flo's own otherwise (what it is written in is then up to the text).
+    pub fn of_attribute(language: Option<&str>) -> Language {
+        match language {
+            Some(l) if feel::names_feel(l) => Language::Feel,
+            _ => Language::CugaFlo,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::CugaFlo => "cuga-flo",
+            Language::Feel => "FEEL",
+        }
+    }
+}
+
+impl std::fmt::Display for Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A problem in a condition's text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -124,6 +165,11 @@ pub struct ExprError {
     /// The byte range in the condition's source where the problem is.
     pub span: Span,
     pub help: Option<String>,
+    /// The language the condition was read as.
+    pub language: Language,
+    /// The text is valid in its language but uses something cuga-flo does not evaluate
+    /// (a FEEL construct outside the supported subset), rather than being malformed.
+    pub unsupported: bool,
 }
 
 impl ExprError {
@@ -132,6 +178,8 @@ impl ExprError {
             message: message.into(),
             span,
             help: None,
+            language: Language::CugaFlo,
+            unsupported: false,
         }
     }
 
@@ -154,7 +202,14 @@ impl ExprError {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expr {
     source: String,
-    ast: Node,
+    tree: Tree,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tree {
+    Native(Node),
+    /// A FEEL tree, and the offset of the FEEL text in the source (after a leading `=`).
+    Feel(FeelNode, usize),
 }
 
 /// One `variable op literal(s)` atom of a condition, for generating test values.
@@ -168,12 +223,45 @@ pub struct Comparison {
     pub literals: Vec<Value>,
 }
 
-/// Parses a condition.
+/// Parses a condition: FEEL when it starts with `=` (Camunda 8's marker, never valid in
+/// cuga-flo's own language), cuga-flo's own language (with JUEL's `${...}`/`#{...}`)
+/// otherwise.
 pub fn parse(src: &str) -> Result<Expr, ExprError> {
+    if let Some(offset) = feel_marker(src) {
+        return parse_feel(src, offset);
+    }
     let ast = parser::parse(src)?;
     Ok(Expr {
         source: src.to_owned(),
-        ast,
+        tree: Tree::Native(ast),
+    })
+}
+
+/// Parses a condition written under a BPMN `language` attribute (or the document's
+/// `expressionLanguage`): FEEL when the attribute names FEEL (a leading `=` is then
+/// allowed too), else as [`parse`] does.
+pub fn parse_in(src: &str, language: Option<&str>) -> Result<Expr, ExprError> {
+    match Language::of_attribute(language) {
+        Language::Feel => parse_feel(src, feel_marker(src).unwrap_or(0)),
+        Language::CugaFlo => parse(src),
+    }
+}
+
+/// The offset after a leading `=` (and whitespace before it) that marks FEEL; `==` is not one.
+fn feel_marker(src: &str) -> Option<usize> {
+    let trimmed = src.trim_start();
+    let rest = trimmed.strip_prefix('=')?;
+    if rest.starts_with('=') {
+        return None;
+    }
+    Some(src.len() - rest.len())
+}
+
+fn parse_feel(src: &str, offset: usize) -> Result<Expr, ExprError> {
+    let tree = feel::parse(&src[offset..]).map_err(|e| e.shifted(offset))?;
+    Ok(Expr {
+        source: src.to_owned(),
+        tree: Tree::Feel(tree, offset),
     })
 }
 
@@ -191,20 +279,46 @@ impl Expr {
         &self.source
     }
 
-    /// The syntax tree.
-    pub fn ast(&self) -> &Node {
-        &self.ast
+    /// The language the condition is written in.
+    pub fn language(&self) -> Language {
+        match self.tree {
+            Tree::Native(_) => Language::CugaFlo,
+            Tree::Feel(..) => Language::Feel,
+        }
+    }
+
+    /// The syntax tree of a condition in cuga-flo's own language.
+    pub fn ast(&self) -> Option<&Node> {
+        match &self.tree {
+            Tree::Native(node) => Some(node),
+            Tree::Feel(..) => None,
+        }
+    }
+
+    /// The syntax tree of a FEEL condition.
+    pub fn feel_ast(&self) -> Option<&FeelNode> {
+        match &self.tree {
+            Tree::Feel(node, _) => Some(node),
+            Tree::Native(_) => None,
+        }
     }
 
     /// Evaluates the condition against the process variables.
     pub fn eval(&self, vars: &dyn Variables) -> Truth {
-        eval::eval(&self.ast, vars)
+        match &self.tree {
+            Tree::Native(node) => eval::eval(node, vars),
+            Tree::Feel(node, _) => feel::eval(node, vars),
+        }
     }
 
     /// The distinct variable paths referenced (`order.total`), in order of first appearance.
     pub fn variables(&self) -> Vec<String> {
+        let ast = match &self.tree {
+            Tree::Native(node) => node,
+            Tree::Feel(node, _) => return feel::variables(node),
+        };
         let mut out: Vec<String> = Vec::new();
-        self.ast.walk(&mut |node| {
+        ast.walk(&mut |node| {
             for operand in node.operands() {
                 if let Operand::Var(path) = operand {
                     let name = path.to_string();
@@ -220,13 +334,17 @@ impl Expr {
     /// The distinct literal values appearing (list items included), in order of first
     /// appearance. Bare words outside `${}` are string literals.
     pub fn literals(&self) -> Vec<Value> {
+        let ast = match &self.tree {
+            Tree::Native(node) => node,
+            Tree::Feel(node, _) => return feel::literals(node),
+        };
         let mut out: Vec<Value> = Vec::new();
         let mut add = |value: &Value| {
             if !out.contains(value) {
                 out.push(value.clone());
             }
         };
-        self.ast.walk(&mut |node| {
+        ast.walk(&mut |node| {
             for operand in node.operands() {
                 match operand {
                     Operand::Literal(value) => add(value),
@@ -241,8 +359,12 @@ impl Expr {
     /// Every comparison between a variable and literal(s), in source order. A bare
     /// `${flag}` used as a condition means the same as `${flag} == true` and is reported so.
     pub fn comparisons(&self) -> Vec<Comparison> {
+        let ast = match &self.tree {
+            Tree::Native(node) => node,
+            Tree::Feel(node, _) => return feel::comparisons(node),
+        };
         let mut out = Vec::new();
-        self.ast.walk(&mut |node| match node {
+        ast.walk(&mut |node| match node {
             Node::Compare { left, op, right } => {
                 let found = match (left, right) {
                     (Operand::Var(path), Operand::Literal(value)) => {
@@ -273,9 +395,13 @@ impl Expr {
     }
 }
 
-/// The canonical text: parses back to an equal syntax tree.
+/// The canonical text: parses back to an equal syntax tree (FEEL: the text after `=`,
+/// marked with `=`).
 impl std::fmt::Display for Expr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&self.ast, f)
+        match &self.tree {
+            Tree::Native(node) => std::fmt::Display::fmt(node, f),
+            Tree::Feel(_, offset) => write!(f, "={}", self.source[*offset..].trim()),
+        }
     }
 }

@@ -107,9 +107,8 @@ impl Parser<'_> {
 
     fn unexpected(&self, token: &Token, help: Option<String>) -> ExprError {
         ExprError {
-            message: format!("unexpected {}", self.describe(token)),
-            span: token.span,
             help,
+            ..ExprError::new(format!("unexpected {}", self.describe(token)), token.span)
         }
     }
 
@@ -167,8 +166,15 @@ impl Parser<'_> {
 
     /// A comparison operator at the current position: the operator, its span and how many
     /// tokens it takes.
-    fn peek_cmp_op(&self) -> Result<Option<(CmpOp, Span, usize)>, ExprError> {
+    fn peek_cmp_op(&self, inner: bool) -> Result<Option<(CmpOp, Span, usize)>, ExprError> {
         let token = self.peek()?;
+        // JUEL's word operators, inside `${...}` where JUEL reserves them.
+        if inner
+            && let Tok::Word(w) = &token.tok
+            && let Some(op) = juel_op(w)
+        {
+            return Ok(Some((op, token.span, 1)));
+        }
         let op = match &token.tok {
             Tok::EqEq => CmpOp::Eq,
             Tok::NotEq => CmpOp::Ne,
@@ -191,7 +197,7 @@ impl Parser<'_> {
 
     fn compare(&mut self, inner: bool) -> Result<Node, ExprError> {
         let left = self.primary(inner)?;
-        let Some((op, op_span, op_tokens)) = self.peek_cmp_op()? else {
+        let Some((op, op_span, op_tokens)) = self.peek_cmp_op(inner)? else {
             return match left {
                 Primary::Value(Operand::List(_), span) => {
                     Err(ExprError::new("a list is not a condition", span)
@@ -258,7 +264,7 @@ impl Parser<'_> {
             },
         };
 
-        if let Some((_, span2, _)) = self.peek_cmp_op()? {
+        if let Some((_, span2, _)) = self.peek_cmp_op(inner)? {
             return Err(ExprError::new("comparisons can't be chained", span2).help(
                 "compare two values at a time and combine with `and`: `${a} < ${b} and ${b} < ${c}`",
             ));
@@ -512,6 +518,19 @@ fn lookalike(w: &str) -> Option<&'static str> {
             "None" => "null",
             k => k,
         })
+}
+
+/// A JUEL word operator (`eq`, `ne`, `lt`, `le`, `gt`, `ge`).
+fn juel_op(w: &str) -> Option<CmpOp> {
+    Some(match w {
+        "eq" => CmpOp::Eq,
+        "ne" => CmpOp::Ne,
+        "lt" => CmpOp::Lt,
+        "le" => CmpOp::Le,
+        "gt" => CmpOp::Gt,
+        "ge" => CmpOp::Ge,
+        _ => return None,
+    })
 }
 
 /// Help for an unexpected word: a miscased keyword, or a JUEL word operator.

@@ -119,15 +119,15 @@ fn truth_kleene_tables() {
 #[test]
 fn variable_references() {
     assert_eq!(
-        parse("${approved}").unwrap().ast(),
+        parse("${approved}").unwrap().ast().unwrap(),
         &Node::Truthy(var("approved"))
     );
     assert_eq!(
-        parse("${ order.total } > 10").unwrap().ast(),
+        parse("${ order.total } > 10").unwrap().ast().unwrap(),
         &cmp(var("order.total"), CmpOp::Gt, lit(json!(10)))
     );
     assert_eq!(
-        parse("${a-b_c.0.x-y}").unwrap().ast(),
+        parse("${a-b_c.0.x-y}").unwrap().ast().unwrap(),
         &Node::Truthy(var("a-b_c.0.x-y"))
     );
     assert_eq!(canon("${  x  }"), "${x}");
@@ -187,7 +187,7 @@ fn string_escapes() {
 fn bare_words_outside_are_strings() {
     let e = parse("${planning_preference} == agent").unwrap();
     assert_eq!(
-        e.ast(),
+        e.ast().unwrap(),
         &cmp(var("planning_preference"), CmpOp::Eq, lit(json!("agent")))
     );
     assert_eq!(e.to_string(), "${planning_preference} == 'agent'");
@@ -201,7 +201,7 @@ fn bare_words_outside_are_strings() {
 fn juel_form() {
     let e = parse("${gatewayDecision == 'Flow_x'}").unwrap();
     assert_eq!(
-        e.ast(),
+        e.ast().unwrap(),
         &cmp(var("gatewayDecision"), CmpOp::Eq, lit(json!("Flow_x")))
     );
     assert_eq!(e.to_string(), "${gatewayDecision} == 'Flow_x'");
@@ -233,7 +233,7 @@ fn operators_and_keywords() {
     assert_eq!(canon("not not ${x}"), "!!${x}");
     // `!` binds looser than comparisons.
     assert_eq!(
-        parse("!${a} == 1").unwrap().ast(),
+        parse("!${a} == 1").unwrap().ast().unwrap(),
         &Node::Not(Box::new(cmp(var("a"), CmpOp::Eq, lit(json!(1)))))
     );
 }
@@ -242,7 +242,7 @@ fn operators_and_keywords() {
 fn precedence_and_parentheses() {
     let e = parse("${a} || ${b} && ${c}").unwrap();
     assert_eq!(
-        e.ast(),
+        e.ast().unwrap(),
         &Node::Or(vec![
             Node::Truthy(var("a")),
             Node::And(vec![Node::Truthy(var("b")), Node::Truthy(var("c"))])
@@ -267,7 +267,7 @@ fn precedence_and_parentheses() {
 #[test]
 fn literal_on_the_left_and_literal_conditions() {
     assert_eq!(
-        parse("0.5 < ${x}").unwrap().ast(),
+        parse("0.5 < ${x}").unwrap().ast().unwrap(),
         &cmp(lit(json!(0.5)), CmpOp::Lt, var("x"))
     );
     assert_eq!(parse("true").unwrap().eval(&vars(json!({}))), Truth::True);
@@ -303,7 +303,10 @@ fn error_empty() {
 #[test]
 fn error_single_equals_and_odd_operators() {
     let e = error_at("${a} = 1", "`=` is not a comparison operator", "=");
-    assert_eq!(e.help.as_deref(), Some("use `==` to compare"));
+    assert_eq!(
+        e.help.as_deref(),
+        Some("use `==` to compare (a FEEL condition starts with `=`: `=x = 1`)")
+    );
     let e = error_at("${a} => 1", "unknown operator `=>`", "=>");
     assert_eq!(e.help.as_deref(), Some("did you mean `>=`?"));
     let e = error_at("${a} =< 1", "unknown operator `=<`", "=<");
@@ -399,7 +402,7 @@ fn error_keyword_lookalikes() {
     assert!(e.help.unwrap().contains("`null`"));
     let e = error_at("${a} == 1 AND ${b} == 2", "unexpected `AND`", "AND");
     assert_eq!(e.help.as_deref(), Some("keywords are lowercase: `and`"));
-    let e = error_at("${a eq 'x'}", "unexpected `eq`", "eq");
+    let e = error_at("${a} eq 'x'", "unexpected `eq`", "eq");
     assert_eq!(e.help.as_deref(), Some("write `==` to compare"));
 }
 

@@ -195,7 +195,10 @@ fn compile_conditions(config: &FlowConfig) -> Result<Conditions, HarnessError> {
     };
     let mut out = Conditions::default();
     for gw in &config.gateways {
+        // With `human_consultation`, prose in `condition` is the question to ask: the
+        // reasoner gets it as the gateway's condition text, and nothing is evaluated.
         if gw.mode == GatewayMode::DecisionAgent
+            && !gw.condition_is_question()
             && let Some(c) = &gw.condition
         {
             let e = parse(
