@@ -773,7 +773,13 @@ fn a_feel_conditioned_app_runs_the_branch_its_conditions_choose() {
             cmd.args(["--var", v]);
         }
         let out = stdout_of(cmd.write_stdin(""), 0);
-        let path = format!("path: Start → Route → {branch} → End");
+        // The stream names elements as the model does.
+        let name = match *branch {
+            "Blocked" => "Hold the order",
+            "Priority" => "Ship with priority",
+            _ => "Ship normally",
+        };
+        let path = format!("path: Order received → Which handling? → {name} → Order handled");
         assert!(out.contains(&path), "{vars:?} should take {branch}:\n{out}");
     }
 }
