@@ -76,6 +76,16 @@ fn list_json_is_for_machines() {
     assert_eq!(receive["tasks"], 3);
     assert_eq!(receive["hooks"], 1);
     assert_eq!(receive["valid"], true);
+    // docs/config.md: `flow.description` is shown by `list --json`; so are the scenarios.
+    assert!(
+        receive["description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty())
+    );
+    assert_eq!(
+        receive["scenarios"],
+        serde_json::json!(["no_invoice_1212", "standard"])
+    );
 }
 
 #[test]
@@ -770,7 +780,13 @@ fn a_feel_conditioned_app_runs_the_branch_its_conditions_choose() {
             cmd.args(["--var", v]);
         }
         let out = stdout_of(cmd.write_stdin(""), 0);
-        let path = format!("path: Start → Route → {branch} → End");
+        // The stream names elements as the model does.
+        let name = match *branch {
+            "Blocked" => "Hold the order",
+            "Priority" => "Ship with priority",
+            _ => "Ship normally",
+        };
+        let path = format!("path: Order received → Which handling? → {name} → Order handled");
         assert!(out.contains(&path), "{vars:?} should take {branch}:\n{out}");
     }
 }

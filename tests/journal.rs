@@ -554,6 +554,7 @@ fn render(records: &[Record], verbose: bool) -> String {
             color: false,
             verbose,
             interactive: false,
+            ..Default::default()
         },
     );
     human.waiting("check_credit");
@@ -580,8 +581,8 @@ fn human_view_summarizes_a_run_that_never_finished() {
     let out = render(&records[..5], false);
     assert!(
         out.ends_with(
-            "\n✘ incomplete: the run stopped before it finished\n  path: start → check_credit\n  \
-             variables:\n    amount = 25000\n    applicant = \"Ada\"\n    credit_score = 712\n"
+            "\n✘ incomplete: the run stopped before it finished\n  path: start → Check credit\n  \
+             duration: 4 ms\n  decisions: 1 (1 scripted)\n  variables:\n    amount = 25000\n    applicant = \"Ada\"\n    credit_score = 712\n"
         ),
         "{out}"
     );
@@ -599,6 +600,7 @@ fn human_view_colours_only_when_asked() {
             color: true,
             verbose: false,
             interactive: false,
+            ..Default::default()
         },
     );
     records.iter().for_each(|r| human.record(r));

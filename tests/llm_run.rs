@@ -859,9 +859,10 @@ fn the_stream_shows_each_model_call_and_the_runs_totals() {
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "[RUN_ID]");
-    settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\)", "([DURATION])");
+    settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\) *", "([DURATION]) ");
     settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
     settings.add_filter(r"journal: .*", "journal: [JOURNAL]");
+    settings.add_filter(r"duration: .*", "duration: [DURATION]");
     settings.bind(|| insta::assert_snapshot!("model_run_stream", stdout));
 }
 

@@ -22,7 +22,7 @@ use super::{Cli, Outcome, Style, UsageError};
 
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// The run's id (or a unique prefix of it); with --due, leave it out
+    /// The run's id (or a unique prefix or suffix of it); with --due, leave it out
     #[arg(required_unless_present = "due")]
     pub run_id: Option<String>,
     /// Resume every parked run whose timer is due (for cron)
@@ -86,7 +86,7 @@ pub struct PendingArgs {
 
 #[derive(Debug, Args)]
 pub struct AnswerArgs {
-    /// The run's id (or a unique prefix of it)
+    /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
     /// The control point: its element id (task, gateway or hook) or the question's key
     pub control_point: String,

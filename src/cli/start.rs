@@ -3,7 +3,6 @@
 //! going through the MCP bridge to the harness, every event journalled under
 //! `.cuga-flo/runs/<run-id>/`, and the decisions and hook audit streamed to the terminal.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -275,7 +274,7 @@ pub fn run_resumed(
         scenario,
         resumed,
     };
-    let outcome = runtime.block_on(run_async(prepared, args, style));
+    let outcome = runtime.block_on(run_async(prepared, args, style, cli.verbose > 0));
     // A person's prompt may still block on the terminal: do not wait for it.
     runtime.shutdown_background();
     outcome
@@ -298,6 +297,7 @@ async fn run_async(
     prepared: Prepared,
     args: &StartArgs,
     style: Style,
+    verbose: bool,
 ) -> Result<Outcome, UsageError> {
     let Prepared {
         loaded,
@@ -317,11 +317,15 @@ async fn run_async(
     let view: Arc<dyn View> = if args.json {
         Arc::new(JsonLines::new())
     } else {
-        let mut options = HumanOptions::detect(false);
+        let mut options = HumanOptions::detect(verbose);
         options.color = style.color;
-        // A person answering at the terminal needs the screen: no spinner then.
-        options.interactive &= !std::io::stdin().is_terminal();
-        Arc::new(Human::new(options))
+        options.width = style.width;
+        // The spinner steps aside while a person answers at the terminal.
+        let mut human = Human::new(options).with_names(view::Names::from_app(&loaded));
+        if engine.name() != "native" {
+            human = human.with_remote_engine(engine.name());
+        }
+        Arc::new(human)
     };
     let reasoner: Arc<dyn Reasoner> = Arc::new(Watched {
         inner: reasoner,

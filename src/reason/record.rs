@@ -169,6 +169,12 @@ fn answer_object(fields: Vec<(&str, Option<Value>)>) -> Value {
     )
 }
 
+/// `decided_by: model` for a model's answer (what a replay needs to keep its provenance);
+/// nothing for any other, which a replay answers as scripted.
+fn by_model(by: Decider) -> Option<Value> {
+    (by == Decider::Model).then(|| Value::String("model".into()))
+}
+
 fn task_entry(answer: &TaskAnswer, digest: String) -> Value {
     let shape = match &answer.raised {
         Some(raised) => vec![
@@ -182,6 +188,7 @@ fn task_entry(answer: &TaskAnswer, digest: String) -> Value {
             .into_iter()
             .chain([
                 ("reason", answer.reason.clone().map(Value::String)),
+                ("decided_by", by_model(answer.decided_by)),
                 ("context_digest", Some(Value::String(digest))),
             ])
             .collect(),
@@ -192,6 +199,7 @@ fn gateway_entry(answer: &GatewayAnswer, digest: String) -> Value {
     answer_object(vec![
         ("flows", Some(json!(answer.flows))),
         ("reason", answer.reason.clone().map(Value::String)),
+        ("decided_by", by_model(answer.decided_by)),
         ("context_digest", Some(Value::String(digest))),
     ])
 }
@@ -220,6 +228,7 @@ fn hook_entry(answer: &HookAnswer, digest: String) -> Value {
         ),
         ("message", answer.message.clone().map(Value::String)),
         ("reason", answer.reason.clone().map(Value::String)),
+        ("decided_by", by_model(answer.decided_by)),
         ("context_digest", Some(Value::String(digest))),
     ])
 }

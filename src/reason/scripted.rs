@@ -59,10 +59,12 @@ enum Answer {
         outputs: Variables,
         reason: Option<String>,
         raised: Option<RaisedError>,
+        by: Decider,
     },
     Gateway {
         flows: Vec<String>,
         reason: Option<String>,
+        by: Decider,
     },
     Hook(HookAnswer),
 }
@@ -96,6 +98,9 @@ struct RawAnswer {
     /// The digest of the context the answer was recorded in (a cassette); checked only
     /// on replay.
     context_digest: Option<String>,
+    /// `model` in a cassette when a model gave the answer: replayed, it keeps a model's
+    /// provenance (untrusted when its context was), so a replay decides as the run did.
+    decided_by: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -325,6 +330,15 @@ fn parse_raw(value: Value) -> Result<RawAnswer, String> {
 }
 
 fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
+    let by = match raw.decided_by.as_deref() {
+        None | Some("scripted") => Decider::Scripted,
+        Some("model") => Decider::Model,
+        Some(other) => {
+            return Err(format!(
+                "`decided_by` is `model` (a model's recorded answer) or absent, not `{other}`"
+            ));
+        }
+    };
     if raw.outputs.is_some() && raw.error.is_some() {
         return Err("a task answer has `outputs` or raises an `error`, not both".into());
     }
@@ -376,6 +390,7 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
                 code,
                 message: raw.message,
             }),
+            by,
         });
     }
     if let Some(outputs) = raw.outputs {
@@ -383,6 +398,7 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
             outputs,
             reason: raw.reason,
             raised: None,
+            by,
         });
     }
     if raw.flow.is_some() || raw.flows.is_some() {
@@ -396,6 +412,7 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
         return Ok(Answer::Gateway {
             flows,
             reason: raw.reason,
+            by,
         });
     }
     let name = raw.action.unwrap_or_default();
@@ -438,7 +455,7 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
         state_updates: raw.state_updates.unwrap_or_default(),
         message: raw.message,
         reason: raw.reason,
-        decided_by: Decider::Scripted,
+        decided_by: by,
     }))
 }
 
@@ -468,10 +485,11 @@ impl Reasoner for ScriptedReasoner {
                     outputs,
                     reason,
                     raised,
+                    by,
                 } => Ok(TaskAnswer {
                     outputs,
                     reason,
-                    decided_by: Decider::Scripted,
+                    decided_by: by,
                     raised,
                 }),
                 other => Err(self.mismatch(id, &other, "a task")),
@@ -485,10 +503,10 @@ impl Reasoner for ScriptedReasoner {
             let (answer, digest) = self.next(&req.context.run_id, id, &[id])?;
             self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
             match answer {
-                Answer::Gateway { flows, reason } => Ok(GatewayAnswer {
+                Answer::Gateway { flows, reason, by } => Ok(GatewayAnswer {
                     flows,
                     reason,
-                    decided_by: Decider::Scripted,
+                    decided_by: by,
                 }),
                 other => Err(self.mismatch(id, &other, "a gateway")),
             }
