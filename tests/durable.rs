@@ -397,7 +397,7 @@ fn an_error_routed_to_a_person_parks_and_an_answer_resumes_it() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout
-            .contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Boundary_payment_failed"),
+            .contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Payment failed"),
         "{stdout}"
     );
     let id = only_run(dir);
@@ -479,7 +479,7 @@ fn a_person_raises_a_bpmn_error_with_runs_answer() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout
-            .contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Boundary_payment_failed"),
+            .contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Payment failed"),
         "{stdout}"
     );
     let journal = records(dir, &id);
