@@ -396,8 +396,7 @@ fn an_error_routed_to_a_person_parks_and_an_answer_resumes_it() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout
-            .contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Payment failed"),
+        stdout.contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Payment failed"),
         "{stdout}"
     );
     let id = only_run(dir);
@@ -478,8 +477,7 @@ fn a_person_raises_a_bpmn_error_with_runs_answer() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout
-            .contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Payment failed"),
+        stdout.contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Payment failed"),
         "{stdout}"
     );
     let journal = records(dir, &id);
