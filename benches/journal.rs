@@ -145,6 +145,7 @@ fn linear_run_through_mcp(bencher: divan::Bencher, durability: Durability) {
                 run_id,
                 variables: Default::default(),
                 bridge: None,
+                untrusted: None,
             };
             rt.block_on(client.run_process(&args)).unwrap();
             sink

@@ -124,6 +124,7 @@ fn control_points_through_mcp(bencher: divan::Bencher, journalling: Journalling)
             process_key: "bench_v1".into(),
             run_id,
             variables: Default::default(),
+            untrusted: None,
             bridge: None,
         };
         rt.block_on(client.run_process(&args)).unwrap()

@@ -38,7 +38,7 @@ _cuga-flo() {
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
-'--json[Print JSON instead of a table]' \
+'--json[The apps as one JSON array (with each one'\''s description and scenarios)]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
@@ -96,6 +96,26 @@ mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connect
 ':app -- The app\: a name under the apps folder, an app folder or a flow config file:_default' \
 && ret=0
 ;;
+(test)
+_arguments "${_arguments_options[@]}" : \
+'--junit=[Also write the results as JUnit XML to FILE]:FILE:_files' \
+'--engine=[Run every scenario on this engine instead of its app'\''s]:ENGINE:(native flowable kogito mcp)' \
+'-j+[How many scenarios run at once \[default\: the number of cores\]]:N:_default' \
+'--jobs=[How many scenarios run at once \[default\: the number of cores\]]:N:_default' \
+'--run-dir=[Where the runs are journalled]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[One JSON object per scenario, then a summary object (JSON lines)]' \
+'--model[Let the apps'\'' models answer what a scenario leaves open (by default a scenario runs without a model\: its answers and the policy rules decide)]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'*::targets -- Apps (every scenario of each) or `APP\:SCENARIO`; every app when none is given:_default' \
+&& ret=0
+;;
 (runs)
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
@@ -119,15 +139,23 @@ _arguments "${_arguments_options[@]}" : \
             (list)
 _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled]:DIR:_files' \
+'--app=[Only the runs of this app]:APP:_default' \
+'--status=[Only the runs with this status]:STATUS:((completed\:""
+terminated\:""
+failed\:""
+waiting\:"Parked\: waiting for an answer or a timer"
+unfinished\:"Stopped without an end (a crash)\: \`runs resume\` continues it"
+unreadable\:"The journal cannot be read"))' \
+'--limit=[At most N runs (the newest)]:N:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
-'--json[One JSON object per run]' \
+'--json[The runs as one JSON array]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
 (show)
@@ -135,13 +163,14 @@ _arguments "${_arguments_options[@]}" : \
 '--run-dir=[]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[The run as one JSON document\: its state (the journal folded\: path, decisions, variables, the untrusted ones and where each came from), its summary and its records]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
 '-h[Print help]' \
 '--help[Print help]' \
-':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
 (replay)
@@ -157,7 +186,7 @@ _arguments "${_arguments_options[@]}" : \
 '(-v --verbose)--quiet[Only errors on stderr]' \
 '-h[Print help]' \
 '--help[Print help]' \
-':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
 (resume)
@@ -181,7 +210,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
-'::run_id -- The run'\''s id (or a unique prefix of it); with --due, leave it out:_default' \
+'::run_id -- The run'\''s id (or a unique prefix or suffix of it); with --due, leave it out:_default' \
 && ret=0
 ;;
 (pending)
@@ -204,6 +233,8 @@ _arguments "${_arguments_options[@]}" : \
 '--action=[A hook\: the action]:ACTION:_default' \
 '*--target=[A hook\: the action'\''s target (twice for swap_nodes; the task for add_node)]:NODE:_default' \
 '--outputs=[A task\: its outputs, a JSON object]:JSON:_default' \
+'(--outputs)--error=[A task\: raise this BPMN error instead of answering outputs (an error boundary event on the task catches it)]:CODE:_default' \
+'--message=[With --error\: what the error says]:TEXT:_default' \
 '--choice=[The N-th offered flow or action, as \`runs pending\` numbers them]:N:_default' \
 '*--set=[A hook\: set a process variable with the action (repeatable)]:NAME=JSON:_default' \
 '--reason=[Why (journalled with the answer)]:TEXT:_default' \
@@ -227,7 +258,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
-':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 ':control_point -- The control point\: its element id (task, gateway or hook) or the question'\''s key:_default' \
 && ret=0
 ;;
@@ -243,7 +274,7 @@ _arguments "${_arguments_options[@]}" : \
 '(-v --verbose)--quiet[Only errors on stderr]' \
 '-h[Print help]' \
 '--help[Print help]' \
-':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
 (export)
@@ -261,7 +292,7 @@ xes\:"An IEEE 1849 XES 1.0 event log (one trace, one event per activity)"))' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
-':run_id -- The run'\''s id (or a unique prefix of it):_default' \
+':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
 (help)
@@ -469,6 +500,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(test)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (runs)
 _arguments "${_arguments_options[@]}" : \
 ":: :_cuga-flo__subcmd__help__subcmd__runs_commands" \
@@ -568,6 +603,7 @@ _cuga-flo_commands() {
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
+'test:Run apps'\'' scenarios and check their expectations (for CI\: --junit FILE)' \
 'runs:The journalled runs\: list, show, replay, verify, export' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
@@ -588,6 +624,7 @@ _cuga-flo__subcmd__help_commands() {
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
+'test:Run apps'\'' scenarios and check their expectations (for CI\: --junit FILE)' \
 'runs:The journalled runs\: list, show, replay, verify, export' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
@@ -687,6 +724,11 @@ _cuga-flo__subcmd__help__subcmd__serve_commands() {
 _cuga-flo__subcmd__help__subcmd__start_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help start commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__test_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__test_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help test commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__validate_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__validate_commands() {
@@ -858,6 +900,11 @@ _cuga-flo__subcmd__serve_commands() {
 _cuga-flo__subcmd__start_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo start commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__test_commands] )) ||
+_cuga-flo__subcmd__test_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo test commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__validate_commands] )) ||
 _cuga-flo__subcmd__validate_commands() {

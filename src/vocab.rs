@@ -135,6 +135,53 @@ pub enum TaskStatus {
     Failed,
 }
 
+/// A BPMN error raised by a task: explicitly (`error: CODE` in an answer, a person's
+/// answer, a model's reply where the task's `raises` allows it) or by failing (the codes
+/// in [`error_code`]). The engine takes it to the innermost error boundary event that
+/// catches `code`; nothing catching it, the run fails.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct RaisedError {
+    /// The error code an error boundary event matches (`errorCode` of its `<error>`).
+    pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The BPMN error codes a task raises when it fails without naming one.
+pub mod error_code {
+    /// The task agent's answer could not be used (an invalid answer).
+    pub const TASK_FAILED: &str = "TASK_FAILED";
+    /// The answer lacks an output the task declares (`output_mapping`).
+    pub const OUTPUT_MISSING: &str = "OUTPUT_MISSING";
+    /// The model gave no usable answer (its endpoint failed after its retries, or every
+    /// attempt was invalid).
+    pub const MODEL_FAILED: &str = "MODEL_FAILED";
+    /// A model budget (the run's or the control point's) is spent.
+    pub const BUDGET_EXHAUSTED: &str = "BUDGET_EXHAUSTED";
+    /// The control point could not be answered at all (no reasoner, a transport failure).
+    pub const UNANSWERED: &str = "UNANSWERED";
+
+    /// The codes above: what a task raises by failing, not by an answer naming a code.
+    pub const GENERIC: [&str; 5] = [
+        TASK_FAILED,
+        OUTPUT_MISSING,
+        MODEL_FAILED,
+        BUDGET_EXHAUSTED,
+        UNANSWERED,
+    ];
+
+    /// Whether `code` may be raised explicitly by an answer: letters, digits, `_`, `-`,
+    /// `.` and `:`, 1 to 128 characters (what `errorCode` values are in practice).
+    pub fn is_valid(code: &str) -> bool {
+        (1..=128).contains(&code.len())
+            && code
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+    }
+}
+
 /// How a run ended.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -180,6 +227,69 @@ impl ControlPointKind {
             ControlPointKind::Task => "task",
             ControlPointKind::Gateway => "gateway",
             ControlPointKind::Hook => "hook",
+        }
+    }
+}
+
+/// Where an untrusted variable's value came from (its provenance). A variable with no
+/// taint is trusted: a config default, or set by a condition, a rule, a static action, a
+/// scripted answer or a person. Run inputs (`--var`, `--input`, a scenario's inputs, data
+/// sent to the run) are untrusted, and so is whatever a model derived while its context
+/// held untrusted data.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Taint {
+    /// Where the value came from, as a phrase: `from --var`, `from --input`, `model output
+    /// on task `Check credit``, ...
+    pub source: String,
+    /// The untrusted variables it was derived from (a model's answer: those its context
+    /// held), sorted; empty for a run input.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub derived_from: Vec<String>,
+}
+
+impl Taint {
+    /// A value that entered the run from outside (`source`: `from --var`, ...).
+    pub fn input(source: impl Into<String>) -> Taint {
+        Taint {
+            source: source.into(),
+            derived_from: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for Taint {
+    /// `from --var`, or `model output on task `Check credit`, derived from applicant_name`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)?;
+        if !self.derived_from.is_empty() {
+            write!(f, ", derived from {}", self.derived_from.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// The untrusted variables of a run, by name, with where each came from.
+pub type Untrusted = std::collections::BTreeMap<String, Taint>;
+
+/// Record in `untrusted` that `written` were set by an answer carrying `taint`: each is
+/// untrusted with that taint, or trusted again (removed) when the answer carries none, as
+/// when a person overwrites a value. What an engine that tracks provenance does with every
+/// variable it writes; the engine records, the harness judges.
+pub fn record_provenance<'a>(
+    untrusted: &mut Untrusted,
+    written: impl IntoIterator<Item = &'a String>,
+    taint: Option<&Taint>,
+) {
+    for name in written {
+        match taint {
+            Some(t) => {
+                untrusted.insert(name.clone(), t.clone());
+            }
+            None => {
+                untrusted.remove(name);
+            }
         }
     }
 }

@@ -1236,8 +1236,12 @@ fn every_bad_input_is_refused_cleanly() {
             wrong.push("wrote files".into());
         }
         for (file, _) in &after {
-            if fs::read(ws.path(file)).is_ok_and(|b| String::from_utf8_lossy(&b).contains("SECRET"))
+            // Regular files only: reading a FIFO a case made would wait for a writer.
+            let regular = fs::symlink_metadata(ws.path(file)).is_ok_and(|m| m.is_file());
+            if regular
                 && !file.starts_with("apps")
+                && fs::read(ws.path(file))
+                    .is_ok_and(|b| String::from_utf8_lossy(&b).contains("SECRET"))
             {
                 wrong.push(format!("{file} holds a secret"));
             }

@@ -107,9 +107,18 @@ struct Case {
 #[serde(deny_unknown_fields)]
 struct Model {
     /// `[kind, id]`: the element's local name and id.
+    #[serde(default)]
     nodes: Vec<Vec<String>>,
     /// `[id, source, target]` or `[id, source, target, condition]`.
+    #[serde(default)]
     flows: Vec<Vec<String>>,
+    /// BPMN XML written into the process after the nodes and flows: what the table form
+    /// cannot say (sub-processes, boundary events, event definitions).
+    #[serde(default)]
+    xml: String,
+    /// BPMN XML written into `<definitions>` after the process (`<error>`, `<escalation>`).
+    #[serde(default)]
+    definitions: String,
     /// Gateway id → its default flow.
     #[serde(default)]
     default: BTreeMap<String, String>,
@@ -138,7 +147,14 @@ struct Expect {
     /// The tasks recorded as skipped (any order).
     skipped: Option<Vec<String>>,
     message_contains: Option<String>,
+    /// Every BPMN error and escalation thrown, in order: `[kind, code, thrower, caught_by]`
+    /// (`~` for no code, or nothing catching it).
+    /// (Checked when given.)
+    throws: Option<Vec<Throw>>,
 }
+
+/// `[kind, code, thrower, caught_by]`.
+type Throw = (String, Option<String>, String, Option<String>);
 
 /// One expected hook evaluation. `target`, `swap`, `added` and `denied` must match exactly
 /// (absent: none recorded); `decided_by` and `reason_contains` are checked when given.
@@ -283,7 +299,10 @@ fn bpmn(model: &Model) -> Result<String, String> {
             None => xml.push_str("/>\n"),
         }
     }
-    xml.push_str("</process>\n</definitions>\n");
+    xml.push_str(&model.xml);
+    xml.push_str("</process>\n");
+    xml.push_str(&model.definitions);
+    xml.push_str("</definitions>\n");
     Ok(xml)
 }
 
@@ -339,6 +358,7 @@ async fn run(
         run_id,
         variables,
         bridge: None,
+        untrusted: None,
     };
     let result = bridge.client().run_process(&args).await;
     bridge.shutdown().await;
@@ -402,6 +422,25 @@ fn compare(expect: &Expect, result: &RunProcessResult, records: &[Record]) -> Ve
         if path.contains(node) {
             diffs.push(format!("path: `{node}` must not be entered, got {path:?}"));
         }
+    }
+    let throws: Vec<Throw> = state
+        .throws
+        .iter()
+        .map(|t| {
+            (
+                t.kind.as_str().to_string(),
+                t.code.clone(),
+                t.node.clone(),
+                t.caught_by.clone(),
+            )
+        })
+        .collect();
+    if let Some(want) = &expect.throws
+        && *want != throws
+    {
+        diffs.push(format!(
+            "throws:\n    expected {want:?}\n    got      {throws:?}"
+        ));
     }
     if let Some(diff) = compare_audit(&expect.audit, &state.hook_evaluations) {
         diffs.push(diff);

@@ -109,6 +109,10 @@ fn final_state(records: &[Value]) -> Value {
                 json!({"action": r["action"], "target": r["target"], "by": r["decided_by"]}),
             ),
             "timer_fired" => (&r["node"], json!("fired")),
+            "event_thrown" => (
+                &r["node"],
+                json!({"thrown": r["kind"], "code": r["code"], "caught_by": r["caught_by"]}),
+            ),
             _ => continue,
         };
         per.entry(node.as_str().unwrap_or_default().to_string())
@@ -332,6 +336,159 @@ fn a_long_run_killed_from_outside_at_random_times_resumes_to_the_same_end() {
             last.as_ref().map(text).unwrap_or_default()
         );
     }
+}
+
+/// A run killed at every crash point around a BPMN error caught by a boundary event (the
+/// payment agent raises PAYMENT_FAILED, the boundary routes to a person) resumes to the
+/// same end: the same throw, caught by the same boundary, the same path.
+#[test]
+fn a_run_killed_around_an_error_catch_resumes_to_the_same_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let case = scenario(
+        "invoice_payment",
+        "payment_declined",
+        &["--durability", "strict"],
+    );
+    let dir = tmp.path().join("baseline");
+    let out = cuga(&case.args, &dir, &case.env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let baseline = final_state(&records(&dir, &only_run(&dir)));
+    assert_eq!(
+        baseline["per_element"]["Activity_pay"][2],
+        json!({"thrown": "error", "code": "PAYMENT_FAILED", "caught_by": "Boundary_payment_failed"}),
+        "{baseline:#}"
+    );
+    assert_eq!(
+        baseline["per_element"]["Boundary_payment_failed"],
+        json!(["entered"])
+    );
+    let n = crash_points(&case, tmp.path());
+    let points: Vec<u64> = (1..=n).collect();
+    let killed = kill_and_resume(&case, &points, &baseline, tmp.path());
+    assert!(
+        killed * 2 >= n as usize,
+        "only {killed} of {n} points killed"
+    );
+}
+
+/// A failed task caught by an error boundary routes to a person: with nobody to answer,
+/// the run parks at the person's task; `runs answer` resumes it past the error catch,
+/// which the resumed run derives again from the journal.
+#[test]
+fn an_error_routed_to_a_person_parks_and_an_answer_resumes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let answers = dir.join("answers.yaml");
+    std::fs::write(
+        &answers,
+        "answers:\n  Activity_pay: {error: PAYMENT_FAILED, message: declined}\n",
+    )
+    .unwrap();
+    let answers = answers.to_string_lossy().into_owned();
+    let args = [
+        "start",
+        "invoice_payment",
+        "--answers",
+        answers.as_str(),
+        "--no-model",
+    ];
+    let out = cuga(&args, dir, &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Payment failed"),
+        "{stdout}"
+    );
+    let id = only_run(dir);
+    let out = cuga(
+        &[
+            "runs",
+            "answer",
+            &id,
+            "Activity_resolve",
+            "--outputs",
+            r#"{"resolution": "paid by card"}"#,
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let journal = records(dir, &id);
+    let path: Vec<&str> = events(&journal, "node_entered")
+        .iter()
+        .map(|r| r["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        path,
+        [
+            "StartEvent_invoice",
+            "Activity_pay",
+            "Boundary_payment_failed",
+            "Activity_resolve",
+            "EndEvent_resolved"
+        ]
+    );
+    assert_eq!(events(&journal, "event_thrown").len(), 1);
+    let state = final_state(&journal);
+    assert_eq!(state["status"], "completed");
+    assert_eq!(state["variables"]["resolution"], "paid by card");
+}
+
+/// A person's answer may raise a BPMN error too (`runs answer --error CODE`): here the
+/// person who pays finds the card declined, and the error boundary for that code takes it.
+#[test]
+fn a_person_raises_a_bpmn_error_with_runs_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(&["start", "invoice_payment", "--no-model"], dir, &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let id = only_run(dir);
+    // Not a code, or not a task: refused, nothing written.
+    let before = std::fs::read(journal_path(dir, &id)).unwrap();
+    let bad = cuga(
+        &[
+            "runs",
+            "answer",
+            &id,
+            "Activity_pay",
+            "--error",
+            "no such code!",
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert_eq!(std::fs::read(journal_path(dir, &id)).unwrap(), before);
+    let out = cuga(
+        &[
+            "runs",
+            "answer",
+            &id,
+            "Activity_pay",
+            "--error",
+            "PAYMENT_FAILED",
+            "--message",
+            "card declined",
+        ],
+        dir,
+        &[],
+    );
+    // The run goes on to the person who resolves the payment, and parks there.
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("⚡ error PAYMENT_FAILED on Pay invoice → caught by Payment failed"),
+        "{stdout}"
+    );
+    let journal = records(dir, &id);
+    let pay = events(&journal, "task_finished")
+        .into_iter()
+        .find(|e| e["node"] == "Activity_pay")
+        .unwrap();
+    assert_eq!(pay["status"], "failed");
+    assert_eq!(pay["error_code"], "PAYMENT_FAILED");
+    assert_eq!(pay["error"], "card declined");
+    assert_eq!(pay["decided_by"], "human");
 }
 
 #[test]

@@ -16,7 +16,7 @@ use cuga_flo::bridge::{
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::engine::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
 use cuga_flo::journal::{Event, EventSink, JournalError, Record};
-use cuga_flo::vocab::{Decider, HookAction, RunStatus, TaskStatus};
+use cuga_flo::vocab::{Decider, HookAction, RunStatus, Taint, TaskStatus, Untrusted};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------------------------------
@@ -109,6 +109,8 @@ struct Call {
 struct Harness {
     /// Task → the variables it sets.
     sets: BTreeMap<String, Map<String, Value>>,
+    /// Task → the taint it marks its variables with.
+    taints: BTreeMap<String, Taint>,
     /// Task → the error it fails with.
     fails: BTreeMap<String, String>,
     /// Tasks whose call errs.
@@ -138,6 +140,11 @@ impl Harness {
 
     fn sets(mut self, task: &str, variables: Value) -> Self {
         self.sets.insert(task.into(), object(variables));
+        self
+    }
+
+    fn taints(mut self, task: &str, taint: Taint) -> Self {
+        self.taints.insert(task.into(), taint);
         self
     }
 
@@ -258,6 +265,7 @@ impl ControlPoints for Harness {
             }
             let failed = self.fails.get(&id).cloned();
             Ok(TaskOutcome {
+                error_code: None,
                 status: if failed.is_some() {
                     TaskStatus::Failed
                 } else {
@@ -270,6 +278,7 @@ impl ControlPoints for Harness {
                 error: failed,
                 calls: Vec::new(),
                 digest: None,
+                taint: self.taints.get(&id).cloned(),
             })
         })
     }
@@ -371,6 +380,10 @@ fn request(process: Arc<Process>, hooks: &[(&str, &str)]) -> RunRequest {
             ..FlowAnnotations::default()
         },
         variables: object(json!({"order_id": "1212"})),
+        untrusted: Some(Untrusted::from([(
+            "order_id".to_string(),
+            Taint::input("from --var"),
+        )])),
         resume: None,
     }
 }
@@ -783,7 +796,10 @@ async fn a_failed_task_fails_the_run() {
     .await;
 
     assert_eq!(ran.status(), RunStatus::Failed);
-    assert_eq!(ran.message(), "task `b` failed: out of stock");
+    assert_eq!(
+        ran.message(),
+        "task `b` failed: out of stock (BPMN error TASK_FAILED, not caught)"
+    );
     assert_eq!(ran.path(), ["s", "a", "b"]);
     assert!(ran.trace().contains(&"task b Failed".to_string()));
     ran.assert_finished_once();
@@ -899,9 +915,11 @@ async fn skip_node_enters_the_target_and_records_it_as_skipped() {
         decided_by: Decider::Rule,
         reason: Some("policy".into()),
         error: None,
+        error_code: None,
         duration_ms: 0,
         digest: None,
         key: None,
+        taint: None,
     }));
     assert_eq!(ran.hooked(), (HookAction::SkipNode, Some("a".into()), None));
 }
@@ -1303,7 +1321,7 @@ async fn an_unsupported_element_fails_the_run_before_anything_runs() {
 }
 
 #[tokio::test]
-async fn an_error_end_event_fails_the_run_since_nothing_catches_it() {
+async fn an_uncaught_error_end_event_fails_the_run() {
     let p = process(
         r#"<startEvent id="s"/><task id="a"/>
            <endEvent id="boom"><errorEventDefinition/></endEvent>"#,
@@ -1314,7 +1332,7 @@ async fn an_error_end_event_fails_the_run_since_nothing_catches_it() {
     assert_eq!(ran.status(), RunStatus::Failed);
     assert_eq!(
         ran.message(),
-        "error end event `boom` raised a BPMN error that nothing catches"
+        "error end event `boom` raised BPMN error (no code), which nothing catches"
     );
     assert_eq!(ran.path(), ["s", "a", "boom"]);
     ran.assert_finished_once();
@@ -1385,4 +1403,72 @@ async fn timer_boundary_events_interrupt_or_branch_off_a_slow_task() {
         .filter(|e| matches!(e, Event::TimerFired { .. }))
         .count();
     assert_eq!(fired, 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// Provenance: the engine records it (from the request and the answers' taints), the
+// harness judges
+
+#[tokio::test]
+async fn provenance_is_recorded_from_inputs_and_answers_and_sent_with_each_call() {
+    // s → a → b → e: `a` derives `score` from untrusted data; `b` (a person, say)
+    // overwrites `order_id` with a trusted value.
+    let derived = Taint {
+        source: "model output on task `A`".into(),
+        derived_from: vec!["order_id".into()],
+    };
+    let harness = Harness::new()
+        .sets("a", json!({"score": 0.9}))
+        .taints("a", derived.clone())
+        .sets("b", json!({"order_id": "checked"}));
+    let ran = go(request(chain(), &[]), harness).await;
+    assert_eq!(ran.outcome.status, RunStatus::Completed);
+
+    let untrusted = |element: &str| {
+        ran.harness
+            .call_to(element)
+            .ctx
+            .untrusted
+            .map(|u| Untrusted::clone(&u))
+            .expect("the native engine records provenance")
+    };
+    // `a` sees the run input; `b` sees it and what `a` derived from it.
+    assert_eq!(
+        untrusted("a"),
+        Untrusted::from([("order_id".into(), Taint::input("from --var"))])
+    );
+    assert_eq!(
+        untrusted("b"),
+        Untrusted::from([
+            ("order_id".into(), Taint::input("from --var")),
+            ("score".into(), derived.clone()),
+        ])
+    );
+    // The journal says so too: the run's inputs, then each task's taint; folded, `b`'s
+    // trusted answer made `order_id` trusted again.
+    let records: Vec<Record> = ran
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| Record {
+            seq: i as u64 + 1,
+            at_ms: 0,
+            prev: String::new(),
+            event: e.clone(),
+        })
+        .collect();
+    let state = cuga_flo::journal::FlowState::fold(records.iter());
+    assert_eq!(
+        state.untrusted,
+        Some(Untrusted::from([("score".into(), derived)]))
+    );
+}
+
+#[tokio::test]
+async fn a_run_without_provenance_sends_none_and_the_harness_over_approximates() {
+    let mut req = request(chain(), &[]);
+    req.untrusted = None;
+    let ran = go(req, Harness::new().sets("a", json!({"score": 1}))).await;
+    assert_eq!(ran.outcome.status, RunStatus::Completed);
+    assert!(ran.harness.call_to("b").ctx.untrusted.is_none());
 }

@@ -58,6 +58,7 @@ fn sample_events() -> Vec<Event> {
             reasoner: "scenario standard".into(),
             variables: vars(json!({"amount": 25000, "applicant": "Ada"})),
             app_digest: Some("d1g3st".into()),
+            untrusted: None,
         },
         entered("start", "startEvent", None),
         flow("f1", "start", "check_credit"),
@@ -75,8 +76,10 @@ fn sample_events() -> Vec<Event> {
                     .into(),
             ),
             error: None,
+            error_code: None,
             duration_ms: 12,
             digest: None,
+            taint: None,
         },
         Event::HookEvaluated {
             key: None,
@@ -99,6 +102,7 @@ fn sample_events() -> Vec<Event> {
         Event::VariablesSet {
             source: "hook risk_review".into(),
             values: vars(json!({"risk": "low"})),
+            taint: None,
         },
         Event::TopologyChanged {
             action: HookAction::SwapNodes,
@@ -142,8 +146,10 @@ fn sample_events() -> Vec<Event> {
             decided_by: Decider::None,
             reason: None,
             error: None,
+            error_code: None,
             duration_ms: 0,
             digest: None,
+            taint: None,
         },
         entered("notify", "serviceTask", None),
         Event::TaskFinished {
@@ -155,8 +161,10 @@ fn sample_events() -> Vec<Event> {
             decided_by: Decider::Model,
             reason: None,
             error: Some("mail server unreachable".into()),
+            error_code: None,
             duration_ms: 61_000,
             digest: None,
+            taint: None,
         },
         entered("end", "endEvent", None),
         Event::RunFinished {
@@ -288,6 +296,7 @@ fn concurrent_emits_keep_the_sequence_consecutive() {
                         .emit(Event::VariablesSet {
                             source: format!("thread {t}"),
                             values: vars(json!({ "i": i })),
+                            taint: None,
                         })
                         .unwrap();
                 }
@@ -313,7 +322,9 @@ fn concurrent_emits_keep_the_sequence_consecutive() {
             .records
             .iter()
             .filter_map(|r| match &r.event {
-                Event::VariablesSet { source: s, values } if *s == source => values["i"].as_i64(),
+                Event::VariablesSet {
+                    source: s, values, ..
+                } if *s == source => values["i"].as_i64(),
                 _ => None,
             })
             .collect();
@@ -409,6 +420,7 @@ fn runs_never_share_a_journal() {
         .emit(Event::VariablesSet {
             source: "x".into(),
             values: Map::new(),
+            taint: None,
         })
         .unwrap();
     drop(journal);
@@ -542,6 +554,7 @@ fn render(records: &[Record], verbose: bool) -> String {
             color: false,
             verbose,
             interactive: false,
+            ..Default::default()
         },
     );
     human.waiting("check_credit");
@@ -568,8 +581,8 @@ fn human_view_summarizes_a_run_that_never_finished() {
     let out = render(&records[..5], false);
     assert!(
         out.ends_with(
-            "\n✘ incomplete: the run stopped before it finished\n  path: start → check_credit\n  \
-             variables:\n    amount = 25000\n    applicant = \"Ada\"\n    credit_score = 712\n"
+            "\n✘ incomplete: the run stopped before it finished\n  path: start → Check credit\n  \
+             duration: 4 ms\n  decisions: 1 (1 scripted)\n  variables:\n    amount = 25000\n    applicant = \"Ada\"\n    credit_score = 712\n"
         ),
         "{out}"
     );
@@ -587,6 +600,7 @@ fn human_view_colours_only_when_asked() {
             color: true,
             verbose: false,
             interactive: false,
+            ..Default::default()
         },
     );
     records.iter().for_each(|r| human.record(r));
@@ -634,6 +648,7 @@ fn set(i: i64) -> Event {
     Event::VariablesSet {
         source: "test".into(),
         values: vars(json!({ "i": i })),
+        taint: None,
     }
 }
 
@@ -759,6 +774,7 @@ fn a_buffer_over_a_mebibyte_commits_by_itself() {
             .emit(Event::VariablesSet {
                 source: format!("{i}"),
                 values: vars(json!({ "big": big })),
+                taint: None,
             })
             .unwrap();
     }
@@ -767,6 +783,7 @@ fn a_buffer_over_a_mebibyte_commits_by_itself() {
         .emit(Event::VariablesSet {
             source: "3".into(),
             values: vars(json!({ "big": big })),
+            taint: None,
         })
         .unwrap();
     assert_eq!(line_count(journal.path()), 4, "1.2 MB buffered: committed");

@@ -609,6 +609,47 @@ fn an_unreachable_endpoint_fails_the_task_that_needs_it() {
         .find(|e| e["node"] == "Activity_0oydey5")
         .unwrap();
     assert_eq!(task["status"], "failed");
+    // The failed task raises MODEL_FAILED; nothing catches it, so the run fails naming it.
+    assert_eq!(task["error_code"], "MODEL_FAILED");
+    let thrown = events(journal, "event_thrown");
+    assert_eq!(thrown.len(), 1);
+    assert_eq!(thrown[0]["code"], "MODEL_FAILED");
+    assert!(thrown[0].get("caught_by").is_none());
+}
+
+#[test]
+fn a_spent_budget_fails_the_task_with_budget_exhausted() {
+    let server = ChatServer::start(cooperative);
+    let ws = Workspace::new();
+    ws.edit_config(
+        "workflow_engine:",
+        "llm:\n  budget: {calls: 1}\n\nworkflow_engine:",
+    );
+    // The screening hook spends the one call; the credit check has none left.
+    let out = ws
+        .start(&server, &plain_inputs())
+        .arg("--no-park")
+        .assert()
+        .failure();
+    assert_eq!(server.count(), 1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("⚡ error BUDGET_EXHAUSTED on "), "{stdout}");
+    let journal = &ws.journals()[0];
+    let task = events(journal, "task_finished")
+        .into_iter()
+        .find(|e| e["node"] == "Activity_0oydey5")
+        .unwrap();
+    assert_eq!(task["status"], "failed");
+    assert_eq!(task["error_code"], "BUDGET_EXHAUSTED");
+    let finished = journal.last().unwrap();
+    assert_eq!(finished["status"], "failed");
+    assert!(
+        finished["message"]
+            .as_str()
+            .unwrap()
+            .contains("BPMN error BUDGET_EXHAUSTED, not caught"),
+        "{finished}"
+    );
 }
 
 #[test]
@@ -818,9 +859,10 @@ fn the_stream_shows_each_model_call_and_the_runs_totals() {
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "[RUN_ID]");
-    settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\)", "([DURATION])");
+    settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\) *", "([DURATION]) ");
     settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
     settings.add_filter(r"journal: .*", "journal: [JOURNAL]");
+    settings.add_filter(r"duration: .*", "duration: [DURATION]");
     settings.bind(|| insta::assert_snapshot!("model_run_stream", stdout));
 }
 
@@ -872,6 +914,7 @@ async fn consult_user_asks_the_bound_person_and_returns_the_answer() {
         .with_tools("Activity_choose", &["consult_user"])
         .with_consultant(Arc::new(person));
     let req = TaskRequest {
+        raises: Vec::new(),
         task_id: "Activity_choose".into(),
         name: Some("Choose destination".into()),
         agent: None,

@@ -19,6 +19,9 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("incident_response", "ransomware"),
     ("incident_response", "regulated_breach"),
     ("incident_response", "routine"),
+    ("invoice_payment", "agent_fails"),
+    ("invoice_payment", "paid"),
+    ("invoice_payment", "payment_declined"),
     ("loan_approval", "approve"),
     ("loan_approval", "missing_name"),
     ("loan_approval", "regulatory_restriction"),
@@ -125,8 +128,9 @@ fn redactions(run_dir: &Path) -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(&regex_escape(&run_dir.display().to_string()), "[RUN_DIR]");
     settings.add_filter(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "[RUN_ID]");
-    settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\)", "([DURATION])");
+    settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\) *", "([DURATION]) ");
     settings.add_filter(r"\d+ ms", "[DURATION]");
+    settings.add_filter(r"duration: .*", "duration: [DURATION]");
     settings
 }
 
@@ -141,24 +145,35 @@ fn regex_escape(text: &str) -> String {
     out
 }
 
-/// The task lines of `tasks` sorted among the places they occupy; every other line stays.
+/// The task entries of `tasks` (by name: a task's line and its wrapped continuation
+/// lines) sorted among the places they occupy; every other line stays.
 fn sorted_lines(stdout: &str, tasks: &[&str]) -> String {
     let is_parallel = |line: &str| {
         line.trim_start()
             .strip_prefix("● task")
-            .and_then(|rest| rest.split_whitespace().next())
-            .is_some_and(|id| tasks.contains(&id))
+            .map(str::trim_start)
+            .is_some_and(|rest| tasks.iter().any(|t| rest.starts_with(&format!("{t}  "))))
     };
-    let mut lines: Vec<&str> = stdout.lines().collect();
-    let slots: Vec<usize> = (0..lines.len())
-        .filter(|i| is_parallel(lines[*i]))
-        .collect();
-    let mut moved: Vec<&str> = slots.iter().map(|i| lines[*i]).collect();
-    moved.sort_unstable();
-    for (slot, line) in slots.iter().zip(moved) {
-        lines[*slot] = line;
+    // Entries: a line and the continuation lines under it (indented past the markers).
+    let mut entries: Vec<String> = Vec::new();
+    for line in stdout.lines() {
+        match entries.last_mut() {
+            Some(last) if line.starts_with("      ") && !line.trim().is_empty() => {
+                last.push('\n');
+                last.push_str(line);
+            }
+            _ => entries.push(line.to_owned()),
+        }
     }
-    let mut text = lines.join("\n");
+    let slots: Vec<usize> = (0..entries.len())
+        .filter(|i| is_parallel(&entries[*i]))
+        .collect();
+    let mut moved: Vec<String> = slots.iter().map(|i| entries[*i].clone()).collect();
+    moved.sort_unstable();
+    for (slot, entry) in slots.iter().zip(moved) {
+        entries[*slot] = entry;
+    }
+    let mut text = entries.join("\n");
     if stdout.ends_with('\n') {
         text.push('\n');
     }
@@ -283,6 +298,25 @@ mod loan_approval_kogito {
     }
 }
 
+mod invoice_payment {
+    use super::*;
+
+    #[test]
+    fn paid_raises_no_error() {
+        check("invoice_payment", "paid", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn payment_declined_is_caught_by_its_error_boundary_and_goes_to_a_person() {
+        check("invoice_payment", "payment_declined", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn agent_fails_is_caught_by_the_catch_all_boundary() {
+        check("invoice_payment", "agent_fails", Ends::Completed, &[]);
+    }
+}
+
 mod receive_order {
     use super::*;
 
@@ -292,7 +326,7 @@ mod receive_order {
             "receive_order",
             "standard",
             Ends::Completed,
-            &["Activity_1h9ix55", "Activity_131ar38"],
+            &["Reserve inventory", "Generate invoice"],
         );
     }
 

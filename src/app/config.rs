@@ -239,11 +239,17 @@ pub struct TaskConfig {
     pub tool: Option<Located<String>>,
     pub input_mapping: Vec<(Located<String>, Located<String>)>,
     pub output_mapping: Vec<(Located<String>, Located<String>)>,
+    /// The BPMN error codes the task's model may raise instead of answering (`raises`).
+    pub raises: Vec<Located<String>>,
     /// The task's own model settings.
     pub llm: Option<LlmConfig>,
     pub on_failure: Option<Located<OnFailure>>,
     /// How long a parked question waits, and what answers it then.
     pub deadline: Option<Deadline>,
+    /// `untrusted_outputs: true`: the task brings data from outside the run into it (an
+    /// order that arrives, a message, a document it reads), so a model's outputs here are
+    /// untrusted even when nothing untrusted was in its context.
+    pub untrusted_outputs: bool,
     pub span: Span,
 }
 

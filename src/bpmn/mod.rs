@@ -59,6 +59,16 @@ pub enum BpmnError {
         target: String,
         span: Span,
     },
+    #[error(
+        "event `{event}` has {attribute}=\"{target}\", which is not an <{}> of the document",
+        if *attribute == "errorRef" { "error" } else { "escalation" }
+    )]
+    DanglingEventRef {
+        event: String,
+        attribute: &'static str,
+        target: String,
+        span: Span,
+    },
 }
 
 impl BpmnError {
@@ -75,7 +85,8 @@ impl BpmnError {
             | BpmnError::DuplicateId { span, .. }
             | BpmnError::MissingRef { span, .. }
             | BpmnError::DanglingRef { span, .. }
-            | BpmnError::DanglingAttachment { span, .. } => Some(*span),
+            | BpmnError::DanglingAttachment { span, .. }
+            | BpmnError::DanglingEventRef { span, .. } => Some(*span),
         }
     }
 
@@ -91,6 +102,7 @@ impl BpmnError {
             BpmnError::DuplicateId { .. } => "bpmn::duplicate_id",
             BpmnError::MissingRef { .. } | BpmnError::DanglingRef { .. } => "bpmn::dangling_ref",
             BpmnError::DanglingAttachment { .. } => "bpmn::dangling_attachment",
+            BpmnError::DanglingEventRef { .. } => "bpmn::dangling_event_ref",
         }
     }
 }

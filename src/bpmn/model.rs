@@ -117,6 +117,35 @@ pub struct Node {
     /// An activity's `<multiInstanceLoopCharacteristics>` or `<standardLoopCharacteristics>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub looping: Option<Looping>,
+    /// An error or escalation event's `errorRef` / `escalationRef`, resolved: what it
+    /// throws, or what it catches (`None` on a catching event: every error, or every
+    /// escalation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_ref: Option<EventRef>,
+}
+
+/// The `<error>` or `<escalation>` an event definition refers to (`errorRef`,
+/// `escalationRef`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EventRef {
+    /// The referenced element's id, as written.
+    pub reference: String,
+    /// Its `errorCode` / `escalationCode`. A catching event whose reference has no code
+    /// catches every code, as one without a reference does.
+    pub code: Option<String>,
+    /// Its `name`.
+    pub name: Option<String>,
+}
+
+impl EventRef {
+    /// What a thrown error or escalation is called in messages: its code, else its name,
+    /// else the referenced id.
+    pub fn label(&self) -> &str {
+        self.code
+            .as_deref()
+            .or(self.name.as_deref())
+            .unwrap_or(&self.reference)
+    }
 }
 
 /// How an activity repeats, as its loop characteristics say.

@@ -23,9 +23,9 @@ use quick_xml::reader::NsReader;
 
 use super::encoding::{decode, first_illegal_char, is_xml_char};
 use super::{
-    BpmnError, Condition, Document, EventDefinition, Flow, GatewayKind, Lane, LoopKind, Looping,
-    MessageFlow, Node, NodeKind, ParseErrors, Participant, Process, Property, SubProcessKind,
-    TaskKind, Timer, TimerKind,
+    BpmnError, Condition, Document, EventDefinition, EventRef, Flow, GatewayKind, Lane, LoopKind,
+    Looping, MessageFlow, Node, NodeKind, ParseErrors, Participant, Process, Property,
+    SubProcessKind, TaskKind, Timer, TimerKind,
 };
 use crate::source::{SourceFile, Span};
 
@@ -98,9 +98,11 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Document, ParseErrors> {
         return Err(failure(Some(source), vec![fatal]));
     }
     let mut errors = walked.errors;
-    errors.extend(check_refs(&walked.document));
+    let mut document = walked.document;
+    errors.extend(resolve_event_refs(&mut document, &walked.event_targets));
+    errors.extend(check_refs(&document));
     if errors.is_empty() {
-        Ok(walked.document)
+        Ok(document)
     } else {
         Err(failure(Some(source), errors))
     }
@@ -269,9 +271,18 @@ impl TextBuf {
     }
 }
 
+/// An `<error>` or `<escalation>` of the document.
+struct EventTarget {
+    is_error: bool,
+    code: Option<String>,
+    name: Option<String>,
+}
+
 /// What the walk produced.
 struct Walked {
     document: Document,
+    /// The document's `<error>` and `<escalation>` elements, by id.
+    event_targets: HashMap<String, EventTarget>,
     /// Model problems found while walking.
     errors: Vec<BpmnError>,
     /// The first well-formedness error, which stopped the walk.
@@ -289,6 +300,8 @@ struct Walker<'t> {
     chars: TextBuf,
     /// The first span of every model id.
     ids: HashMap<String, Span>,
+    /// The document's `<error>` and `<escalation>` elements, by id.
+    event_targets: HashMap<String, EventTarget>,
     errors: Vec<BpmnError>,
     fatal: Option<BpmnError>,
     /// The `<definitions>` start tag, once read.
@@ -309,6 +322,7 @@ impl<'t> Walker<'t> {
             stack: Vec::new(),
             chars: TextBuf::default(),
             ids: HashMap::new(),
+            event_targets: HashMap::new(),
             errors: Vec::new(),
             fatal: None,
             definitions: None,
@@ -352,6 +366,7 @@ impl<'t> Walker<'t> {
         }
         Walked {
             document: self.doc,
+            event_targets: self.event_targets,
             errors: self.errors,
             fatal: self.fatal,
         }
@@ -552,6 +567,10 @@ impl<'t> Walker<'t> {
         match parent {
             Frame::Definitions => match local {
                 "process" => self.process(el),
+                "error" | "escalation" => {
+                    self.event_target(el);
+                    Frame::Skip
+                }
                 "collaboration" | "choreography" => Frame::Collaboration,
                 _ => Frame::Skip,
             },
@@ -703,6 +722,13 @@ impl<'t> Walker<'t> {
     /// for sub-processes, nested flow elements.
     fn node_child(&mut self, p: usize, n: usize, el: &Element) -> Frame {
         let owner = Owner::Node(p, n);
+        // `errorRef` / `escalationRef`, resolved against the document's `<error>` and
+        // `<escalation>` elements once the whole document is read.
+        let event_ref = match event_definition(el.local) {
+            Some(EventDefinition::Error) => self.qname_ref(el, "errorRef"),
+            Some(EventDefinition::Escalation) => self.qname_ref(el, "escalationRef"),
+            _ => None,
+        };
         let Some(node) = self.process_mut(p).and_then(|p| p.nodes.get_mut(n)) else {
             return Frame::Skip;
         };
@@ -722,6 +748,13 @@ impl<'t> Walker<'t> {
                     && let Some(definitions) = definitions_mut(&mut node.kind)
                 {
                     definitions.push(definition);
+                    if let Some(reference) = event_ref {
+                        node.event_ref = Some(EventRef {
+                            reference,
+                            code: None,
+                            name: None,
+                        });
+                    }
                     if definition == EventDefinition::Timer {
                         node.timer = Some(Timer {
                             kind: None,
@@ -734,6 +767,26 @@ impl<'t> Walker<'t> {
                 Frame::Skip
             }
         }
+    }
+
+    /// An `<error>` or `<escalation>` of the document: its code and name, by id.
+    fn event_target(&mut self, el: &Element) {
+        let Some(id) = el.reference("id") else {
+            return;
+        };
+        let code = if el.local == "error" {
+            "errorCode"
+        } else {
+            "escalationCode"
+        };
+        self.event_targets.insert(
+            id,
+            EventTarget {
+                is_error: el.local == "error",
+                code: el.text(code).map(|c| c.trim().to_string()),
+                name: el.text("name"),
+            },
+        );
     }
 
     /// Loop characteristics of node `n` (an activity).
@@ -774,6 +827,7 @@ impl<'t> Walker<'t> {
             documentation: None,
             timer: None,
             looping: None,
+            event_ref: None,
         });
         Frame::Node(p, process.nodes.len() - 1)
     }
@@ -1090,6 +1144,41 @@ fn attribute_value(raw: Cow<'_, str>) -> Result<Cow<'_, str>, String> {
 // Step 3: references
 // ---------------------------------------------------------------------------------------
 
+/// Fill in the code and name of every event's `errorRef` / `escalationRef`; a reference
+/// to no `<error>` (or `<escalation>`) of the document is an error.
+fn resolve_event_refs(
+    doc: &mut Document,
+    targets: &HashMap<String, EventTarget>,
+) -> Vec<BpmnError> {
+    let mut errors = Vec::new();
+    for node in doc.processes.iter_mut().flat_map(|p| p.nodes.iter_mut()) {
+        let Some(event_ref) = node.event_ref.as_mut() else {
+            continue;
+        };
+        let is_error = node
+            .kind
+            .event_definitions()
+            .contains(&EventDefinition::Error);
+        match targets.get(&event_ref.reference) {
+            Some(target) if target.is_error == is_error => {
+                event_ref.code = target.code.clone();
+                event_ref.name = target.name.clone();
+            }
+            _ => errors.push(BpmnError::DanglingEventRef {
+                event: node.id.clone(),
+                attribute: if is_error {
+                    "errorRef"
+                } else {
+                    "escalationRef"
+                },
+                target: event_ref.reference.clone(),
+                span: node.span,
+            }),
+        }
+    }
+    errors
+}
+
 /// Sequence flows must connect flow nodes of their process (any nesting level), and
 /// boundary events must be attached to an activity of their process.
 fn check_refs(doc: &Document) -> Vec<BpmnError> {
@@ -1370,6 +1459,62 @@ mod tests {
             }
         );
         assert_eq!(p.children(Some("outer")).count(), 2);
+    }
+
+    /// `errorRef` / `escalationRef` take the code and name of the element they name,
+    /// wherever in the document it is; a definition without a reference catches all.
+    #[test]
+    fn error_and_escalation_references_are_resolved() {
+        let xml = doc(r#"<process id="p">
+<task id="t"/>
+<boundaryEvent id="b1" attachedToRef="t"><errorEventDefinition errorRef="e1"/></boundaryEvent>
+<boundaryEvent id="b2" attachedToRef="t"><errorEventDefinition/></boundaryEvent>
+<boundaryEvent id="b3" attachedToRef="t" cancelActivity="false"><escalationEventDefinition escalationRef="x1"/></boundaryEvent>
+<endEvent id="end"><errorEventDefinition errorRef="e2"/></endEvent>
+</process>
+<error id="e1" errorCode=" PAYMENT_FAILED " name="Payment failed"/>
+<error id="e2" name="No code"/>
+<escalation id="x1" escalationCode="LATE"/>"#);
+        let d = parse_str(&xml).unwrap();
+        let p = &d.processes[0];
+        let r = |id: &str| p.node(id).unwrap().event_ref.clone();
+        let one = |reference: &str, code: Option<&str>, name: Option<&str>| {
+            Some(EventRef {
+                reference: reference.into(),
+                code: code.map(Into::into),
+                name: name.map(Into::into),
+            })
+        };
+        assert_eq!(
+            r("b1"),
+            one("e1", Some("PAYMENT_FAILED"), Some("Payment failed"))
+        );
+        assert_eq!(r("b2"), None);
+        assert_eq!(r("b3"), one("x1", Some("LATE"), None));
+        assert_eq!(r("end"), one("e2", None, Some("No code")));
+        assert_eq!(r("end").unwrap().label(), "No code");
+        assert!(matches!(
+            p.node("b3").unwrap().kind,
+            NodeKind::BoundaryEvent {
+                cancel_activity: false,
+                ..
+            }
+        ));
+    }
+
+    /// A reference to no `<error>` (or to an `<escalation>` from an error event) is an
+    /// error at the event.
+    #[test]
+    fn a_dangling_error_reference_is_an_error() {
+        let xml = doc(r#"<process id="p">
+<endEvent id="a"><errorEventDefinition errorRef="nope"/></endEvent>
+<endEvent id="b"><errorEventDefinition errorRef="x1"/></endEvent>
+</process>
+<escalation id="x1" escalationCode="LATE"/>"#);
+        assert_eq!(
+            errors(&xml),
+            [err("DanglingEventRef", 4), err("DanglingEventRef", 5)]
+        );
     }
 
     #[test]

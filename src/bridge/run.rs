@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{BoxFuture, ControlPoints, FlowAnnotations};
+use super::{BoxFuture, ControlPoints, FlowAnnotations, Taint, Untrusted};
 use crate::bpmn::Process;
 use crate::journal::EventSink;
 use crate::vocab::RunStatus;
@@ -23,6 +23,9 @@ pub struct RunRequest {
     pub process: Arc<Process>,
     pub annotations: FlowAnnotations,
     pub variables: Map<String, Value>,
+    /// Which of `variables` are untrusted, and where each came from; `None`: unknown (a
+    /// run journalled before provenance was recorded), and the harness over-approximates.
+    pub untrusted: Option<Untrusted>,
     /// Continue a run from its journal instead of starting it (see [`Resume`]).
     pub resume: Option<Arc<Resume>>,
 }
@@ -50,7 +53,9 @@ pub struct RunOutcome {
 
 impl RunRequest {
     /// A run of `process`: its variables are the config's defaults (`annotations.variables`)
-    /// overridden by the run's own `variables`.
+    /// overridden by the run's own `variables`. Those of the run's variables that differ
+    /// from their default (or have none) are untrusted run inputs; a caller that knows
+    /// better where each came from sets [`RunRequest::untrusted`] itself.
     pub fn new(
         run_id: String,
         process_key: String,
@@ -59,6 +64,11 @@ impl RunRequest {
         variables: Map<String, Value>,
         resume: Option<Arc<Resume>>,
     ) -> RunRequest {
+        let untrusted = variables
+            .iter()
+            .filter(|(name, value)| annotations.variables.get(*name) != Some(*value))
+            .map(|(name, _)| (name.clone(), Taint::input("from the run's inputs")))
+            .collect();
         let mut vars = annotations.variables.clone();
         vars.extend(variables);
         RunRequest {
@@ -67,6 +77,7 @@ impl RunRequest {
             process,
             annotations,
             variables: vars,
+            untrusted: Some(untrusted),
             resume,
         }
     }
@@ -82,6 +93,7 @@ impl RunRequest {
             engine: engine.into(),
             reasoner: String::new(),
             variables: self.variables.clone(),
+            untrusted: self.untrusted.clone(),
             launch: None,
             app_digest: None,
         }

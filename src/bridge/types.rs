@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::bpmn::{Flow, Process};
-pub use crate::vocab::{Decider, HookAction, TaskStatus};
+pub use crate::vocab::{Decider, HookAction, Taint, TaskStatus, Untrusted, record_provenance};
 use crate::vocab::{ModelCall, Question};
 
 /// Process variables: a JSON object.
@@ -56,6 +56,13 @@ pub struct ControlPointContext {
     /// Hooks: nodes already executed (actions may not touch them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub executed: Vec<String>,
+    /// Provenance: the variables that hold untrusted data, with where each came from, as
+    /// the engine recorded them (run inputs, and the answers the harness marked with a
+    /// [`Taint`]). `None`: the engine records no provenance, and the harness counts as
+    /// untrusted every variable whose value differs from its declared default (an
+    /// over-approximation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untrusted: Option<Arc<Untrusted>>,
     /// The call's idempotency key, `<run id>:<element>:<visit>` (visit 1, 2, ... per
     /// element in the run). A call asked again after a crash carries the same key, so a
     /// reasoner or a task agent can recognise (and not repeat) a side effect.
@@ -218,6 +225,10 @@ pub struct TaskOutcome {
     pub reason: Option<String>,
     /// Why the task failed.
     pub error: Option<String>,
+    /// A failed task: the BPMN error code it raises (an error boundary event catching it
+    /// takes the token; none: the run fails). Left out: [`crate::vocab::error_code::TASK_FAILED`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
     /// The model calls behind this answer, in order (each is journalled).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<ModelCall>,
@@ -225,6 +236,11 @@ pub struct TaskOutcome {
     /// when one was: what `runs replay` checks a re-execution against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+    /// Set when `variables` are untrusted (a model answered while its context held
+    /// untrusted data): the engine records it for each variable the task writes. `None`:
+    /// they are as trusted as `decided_by`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taint: Option<Taint>,
 }
 
 /// What `route_gateway` answers: the flows to take (one for exclusive gateways).
@@ -279,6 +295,10 @@ pub struct HookDecision {
     /// when one was: what `runs replay` checks a re-execution against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+    /// Set when `state_updates` are untrusted (a model answered while its context held
+    /// untrusted data): the engine records it for each variable they set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taint: Option<Taint>,
 }
 
 impl HookDecision {
@@ -297,6 +317,7 @@ impl HookDecision {
             fail_run: false,
             calls: Vec::new(),
             digest: None,
+            taint: None,
         }
     }
 }

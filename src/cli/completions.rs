@@ -1,11 +1,20 @@
 //! `cuga-flo completions <shell>`: shell completion scripts from the same clap model the
 //! parser uses, so they never drift. The repo keeps generated copies in `completions/`
-//! (a test checks they are current).
+//! (a test checks they are current, and drives the bash one).
+//!
+//! Two things are added to clap's scripts: bash's per-subcommand functions are renamed so
+//! that they match the labels that dispatch to them (clap_complete mangles a `-` in the
+//! binary's name differently in the two places, so options of subcommands never
+//! completed), and bash and fish ask the hidden `cuga-flo __complete` for what only the
+//! working folder knows: app names, an app's scenarios and run ids.
+
+use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
 use super::{Cli, Outcome, UsageError};
+use crate::journal::store::DEFAULT_BASE;
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -19,9 +28,209 @@ pub fn run(args: &CompletionsArgs) -> Result<Outcome, UsageError> {
     Ok(Outcome::Ok)
 }
 
+const BIN: &str = "cuga-flo";
+
 /// The completion script for `shell`.
 pub fn script(shell: Shell) -> String {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "cuga-flo", &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+    clap_complete::generate(shell, &mut Cli::command(), BIN, &mut out);
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    match shell {
+        Shell::Bash => {
+            // Labels read `cuga__subcmd__flo__subcmd__start)` where the dispatcher sets
+            // `cuga__flo__subcmd__start`.
+            text = text.replace(&BIN.replace('-', "__subcmd__"), &BIN.replace('-', "__"));
+            let function = format!("_{}", BIN.replace('-', "__"));
+            text = text.replace(
+                &format!("complete -F {function} "),
+                "complete -F _cuga_flo_dynamic ",
+            );
+            text.push_str(&format!(
+                r#"
+# Apps, scenarios and run ids, from the working folder (`cuga-flo __complete`).
+_cuga_flo_dynamic() {{
+    {function} "$@"
+    local cur="${{COMP_WORDS[COMP_CWORD]}}"
+    [[ "$cur" == -* ]] && return 0
+    local IFS=$'\n'
+    local dynamic=($("$1" __complete -- "${{COMP_WORDS[@]:1:COMP_CWORD-1}}" 2>/dev/null))
+    if (( ${{#dynamic[@]}} )); then
+        COMPREPLY=($(compgen -W "${{dynamic[*]}}" -- "$cur"))
+    fi
+}}
+"#
+            ));
+        }
+        Shell::Fish => {
+            text.push_str(&format!(
+                "\n# Apps, scenarios and run ids, from the working folder (`{BIN} __complete`).\n\
+                 complete -c {BIN} -f -a \"({BIN} __complete -- (commandline -opc)[2..-1] 2>/dev/null)\"\n"
+            ));
+        }
+        _ => {}
+    }
+    text
+}
+
+/// The hidden command the scripts call: `cuga-flo __complete -- WORDS…`.
+pub const HOOK: &str = "__complete";
+
+/// `cuga-flo __complete -- WORDS…` (the words of the command line before the one being
+/// completed, without the program's name): the candidates for the next word, one per
+/// line, when it is an app, a scenario or a run id; nothing otherwise (the shell's own
+/// completion stands).
+pub fn complete(args: &[std::ffi::OsString]) -> Outcome {
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .skip_while(|w| w == "--")
+        .collect();
+    let apps = std::env::var_os("CUGA_FLO_APPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(crate::app::registry::DEFAULT_APPS_DIR));
+    for candidate in candidates(&apps, &words) {
+        outln!("{candidate}");
+    }
+    Outcome::Ok
+}
+
+/// What may come after `words`.
+pub fn candidates(default_apps: &Path, words: &[String]) -> Vec<String> {
+    let root = Cli::command();
+    let mut apps_dir = default_apps.to_path_buf();
+    let mut run_dir = PathBuf::from(DEFAULT_BASE);
+    // The subcommand path (`start`, `runs show`) and the positionals after it.
+    let mut path: Vec<String> = Vec::new();
+    let mut positionals: Vec<String> = Vec::new();
+    let mut command = &root;
+    let mut i = 0;
+    while i < words.len() {
+        let word = &words[i];
+        if let Some(long) = word.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_owned())),
+                None => (long, None),
+            };
+            let takes_value = command
+                .get_arguments()
+                .chain(root.get_arguments())
+                .find(|a| a.get_long() == Some(name))
+                .is_some_and(|a| a.get_action().takes_values());
+            let value = match (inline, takes_value) {
+                (Some(v), _) => Some(v),
+                (None, true) => {
+                    i += 1;
+                    match words.get(i) {
+                        Some(v) => Some(v.clone()),
+                        // The value is the word being completed.
+                        None => return option_values(name, &apps_dir, &positionals, &path),
+                    }
+                }
+                (None, false) => None,
+            };
+            match (name, value) {
+                ("apps-dir", Some(v)) => apps_dir = PathBuf::from(v),
+                ("run-dir", Some(v)) => run_dir = PathBuf::from(v),
+                _ => {}
+            }
+        } else if !word.starts_with('-') || word == "-" {
+            match command.find_subcommand(word) {
+                Some(sub) if positionals.is_empty() => {
+                    path.push(word.clone());
+                    command = sub;
+                }
+                _ => positionals.push(word.clone()),
+            }
+        }
+        i += 1;
+    }
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    match (path.as_slice(), positionals.len()) {
+        (["start" | "validate" | "serve"] | ["kogito", "build"], 0) => app_names(&apps_dir),
+        (["test"], _) => {
+            let mut out = app_names(&apps_dir);
+            for app in app_names(&apps_dir) {
+                out.extend(
+                    crate::app::scenario::list(&apps_dir.join(&app))
+                        .into_iter()
+                        .map(|s| format!("{app}:{s}")),
+                );
+            }
+            out
+        }
+        (
+            [
+                "runs",
+                "show" | "replay" | "resume" | "answer" | "verify" | "export",
+            ],
+            0,
+        ) => super::runs::run_ids_in(&run_dir),
+        _ => Vec::new(),
+    }
+}
+
+/// Values of option `name` when they are apps or scenarios.
+fn option_values(
+    name: &str,
+    apps_dir: &Path,
+    positionals: &[String],
+    path: &[String],
+) -> Vec<String> {
+    match name {
+        "scenario" if path.first().is_some_and(|p| p == "start") => positionals
+            .first()
+            .map(|app| {
+                let dir = if Path::new(app).join("config").is_dir() {
+                    PathBuf::from(app)
+                } else {
+                    apps_dir.join(app)
+                };
+                crate::app::scenario::list(&dir)
+            })
+            .unwrap_or_default(),
+        "app" => app_names(apps_dir),
+        _ => Vec::new(),
+    }
+}
+
+fn app_names(apps_dir: &Path) -> Vec<String> {
+    crate::app::registry::discover(apps_dir)
+        .map(|apps| apps.into_iter().map(|a| a.name).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        text.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn candidates_follow_the_command_line() {
+        let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("applications");
+        let names = candidates(&apps, &words("start"));
+        assert!(names.contains(&"trip_planner".to_owned()), "{names:?}");
+        // After the app, nothing dynamic; its scenarios after --scenario.
+        assert!(candidates(&apps, &words("start trip_planner")).is_empty());
+        assert_eq!(
+            candidates(&apps, &words("start trip_planner --scenario")),
+            ["agent_plans", "human_plans"]
+        );
+        assert_eq!(
+            candidates(
+                &apps,
+                &words("start --engine native trip_planner --scenario")
+            ),
+            ["agent_plans", "human_plans"]
+        );
+        let targets = candidates(&apps, &words("test trip_planner"));
+        assert!(
+            targets.contains(&"trip_planner:human_plans".to_owned()),
+            "{targets:?}"
+        );
+        assert!(candidates(&apps, &words("runs list --app")).contains(&"receive_order".to_owned()));
+        assert!(candidates(&apps, &words("list")).is_empty());
+    }
 }

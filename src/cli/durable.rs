@@ -22,7 +22,7 @@ use super::{Cli, Outcome, Style, UsageError};
 
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// The run's id (or a unique prefix of it); with --due, leave it out
+    /// The run's id (or a unique prefix or suffix of it); with --due, leave it out
     #[arg(required_unless_present = "due")]
     pub run_id: Option<String>,
     /// Resume every parked run whose timer is due (for cron)
@@ -86,7 +86,7 @@ pub struct PendingArgs {
 
 #[derive(Debug, Args)]
 pub struct AnswerArgs {
-    /// The run's id (or a unique prefix of it)
+    /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
     /// The control point: its element id (task, gateway or hook) or the question's key
     pub control_point: String,
@@ -102,6 +102,13 @@ pub struct AnswerArgs {
     /// A task: its outputs, a JSON object
     #[arg(long, value_name = "JSON")]
     pub outputs: Option<String>,
+    /// A task: raise this BPMN error instead of answering outputs (an error boundary
+    /// event on the task catches it)
+    #[arg(long, value_name = "CODE", conflicts_with = "outputs")]
+    pub error: Option<String>,
+    /// With --error: what the error says
+    #[arg(long, value_name = "TEXT", requires = "error")]
+    pub message: Option<String>,
     /// The N-th offered flow or action, as `runs pending` numbers them
     #[arg(long, value_name = "N")]
     pub choice: Option<usize>,
@@ -316,6 +323,7 @@ fn resume_open(
     let Some(Event::RunStarted {
         app,
         variables,
+        untrusted,
         engine,
         launch,
         ..
@@ -377,6 +385,7 @@ fn resume_open(
         run_id: id,
         journal,
         variables,
+        untrusted,
         model_usage: state.model_usage,
         records,
         answers,
@@ -680,5 +689,7 @@ fn given(args: &AnswerArgs) -> Result<Given, UsageError> {
         outputs,
         choice: args.choice,
         state_updates,
+        error: args.error.clone(),
+        message: args.message.clone(),
     })
 }

@@ -13,7 +13,7 @@ use super::{Cli, Outcome, Style, UsageError};
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Print JSON instead of a table
+    /// The apps as one JSON array (with each one's description and scenarios)
     #[arg(long)]
     pub json: bool,
 }
@@ -25,6 +25,10 @@ struct Row {
     process_key: Option<String>,
     engine: Option<String>,
     bpmn_file: Option<String>,
+    /// The flow config's `flow.description`.
+    description: Option<String>,
+    /// The app's scenarios (`scenarios/*.yaml`), by name.
+    scenarios: Vec<String>,
     tasks: Option<usize>,
     gateways: Option<usize>,
     hooks: Option<usize>,
@@ -61,6 +65,10 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
                     .and_then(|c| c.flow.bpmn_file.as_ref())
                     .map(|b| b.value.clone()),
                 process: process.map(|p| p.id.clone()),
+                description: config
+                    .and_then(|c| c.flow.description.as_ref())
+                    .map(|d| d.value.clone()),
+                scenarios: crate::app::scenario::list(&app.dir),
                 tasks: process.map(|p| p.tasks().count()),
                 gateways: process.map(|p| p.gateways().count()),
                 hooks: config.map(|c| c.hooks.len()),
@@ -81,10 +89,7 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
         .collect();
 
     if args.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&rows).unwrap_or_default()
-        );
+        outln!("{}", serde_json::to_string(&rows).unwrap_or_default());
         return Ok(Outcome::Ok);
     }
     if rows.is_empty() {
@@ -142,6 +147,9 @@ pub fn run(cli: &Cli, args: &ListArgs, style: Style) -> Result<Outcome, UsageErr
             (None, w) => format!("{} ({})", style.green("valid"), count(w, "warning")),
         };
         outln!("{}  {status}", line(row.each_ref().map(String::as_str)));
+        if !r.scenarios.is_empty() {
+            outln!("  scenarios: {}", r.scenarios.join(", "));
+        }
     }
     Ok(Outcome::Ok)
 }

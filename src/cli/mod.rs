@@ -25,6 +25,7 @@ mod serve;
 mod signals;
 mod start;
 mod target;
+mod test;
 mod validate;
 mod wiring;
 
@@ -95,7 +96,7 @@ impl UsageError {
         folder under ./applications/<app>/. The structure is enforced deterministically; \
         reasoning happens only at governed control points: tasks, gateways and hooks on \
         sequence flows.",
-    after_help = "Examples:\n  cuga-flo list\n  cuga-flo validate loan_approval\n  cuga-flo validate --all --strict\n  cuga-flo validate path/to/model.bpmn"
+    after_help = "Examples:\n  cuga-flo list\n  cuga-flo test\n  cuga-flo validate loan_approval\n  cuga-flo validate --all --strict\n  cuga-flo validate path/to/model.bpmn"
 )]
 pub struct Cli {
     /// Folder holding the apps (one sub-folder each)
@@ -133,6 +134,8 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Run a process: every control-point decision and the hook audit log, live
     Start(start::StartArgs),
+    /// Run apps' scenarios and check their expectations (for CI: --junit FILE)
+    Test(test::TestArgs),
     /// The journalled runs: list, show, replay, verify, export
     Runs(runs::RunsArgs),
     /// Serve the bridge's MCP tools for apps over streamable HTTP or stdio
@@ -147,6 +150,11 @@ pub enum Command {
 
 /// Entry point used by the binary.
 pub fn main() -> ExitCode {
+    // The completion scripts' hook, outside the command model so that no script offers it.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == completions::HOOK) {
+        return completions::complete(&argv[2..]).into();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -166,6 +174,7 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::run(&cli, args, style),
         Command::Validate(args) => validate::run(&cli, args, style),
         Command::Start(args) => start::run(&cli, args, style),
+        Command::Test(args) => test::run(&cli, args, style),
         Command::Runs(args) => runs::run(&cli, args, style),
         Command::Serve(args) => serve::run(&cli, args, style),
         Command::Kogito(args) => kogito::run(&cli, args, style),
@@ -192,6 +201,13 @@ fn init_logging(verbose: u8, quiet: bool) {
         (false, 1) => "info",
         (false, 2) => "debug",
         _ => "trace",
+    };
+    // rmcp logs its transport's failures with Rust's debug formatting (type names, nested
+    // structs); the error that reaches the person says it plainly. Shown from -vv on.
+    let default = if verbose >= 2 {
+        default.to_string()
+    } else {
+        format!("{default},rmcp=off")
     };
     let filter =
         EnvFilter::try_from_env("CUGA_FLO_LOG").unwrap_or_else(|_| EnvFilter::new(default));

@@ -23,11 +23,7 @@ impl Style {
             ColorChoice::Never => false,
             ColorChoice::Auto => tty && !no_color,
         };
-        let width = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .filter(|w: &usize| *w >= 40)
-            .unwrap_or(100);
+        let width = crate::view::human::terminal_width();
         Style { color, width }
     }
 

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use crate::journal::store::{self, DEFAULT_BASE, JOURNAL_FILE};
 use crate::journal::{Durability, Event, FlowState, Record, export, verify};
 use crate::reason::record::cassette_from_journal;
-use crate::view::{Human, HumanOptions, View};
+use crate::view::{Human, HumanOptions, Names, View};
 use crate::vocab::{Decider, HookAction};
 
 use super::start::{self, EngineChoice, Preset, StartArgs};
@@ -50,7 +50,7 @@ pub enum RunsCommand {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The run's id (or a unique prefix of it)
+    /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
     #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
     pub run_dir: PathBuf,
@@ -61,7 +61,7 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The run's id (or a unique prefix of it)
+    /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
     #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
     pub run_dir: PathBuf,
@@ -101,22 +101,62 @@ pub struct ListArgs {
     /// Where runs are journalled
     #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
     pub run_dir: PathBuf,
-    /// One JSON object per run
+    /// Only the runs of this app
+    #[arg(long, value_name = "APP")]
+    pub app: Option<String>,
+    /// Only the runs with this status
+    #[arg(long, value_enum, value_name = "STATUS")]
+    pub status: Option<ListStatus>,
+    /// At most N runs (the newest)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// The runs as one JSON array
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A run's status as `runs list` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListStatus {
+    Completed,
+    Terminated,
+    Failed,
+    /// Parked: waiting for an answer or a timer
+    Waiting,
+    /// Stopped without an end (a crash): `runs resume` continues it
+    Unfinished,
+    /// The journal cannot be read
+    Unreadable,
+}
+
+impl ListStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            ListStatus::Completed => "completed",
+            ListStatus::Terminated => "terminated",
+            ListStatus::Failed => "failed",
+            ListStatus::Waiting => "waiting",
+            ListStatus::Unfinished => "unfinished",
+            ListStatus::Unreadable => "unreadable",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run's id (or a unique prefix or suffix of it)
+    pub run_id: String,
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+    /// The run as one JSON document: its state (the journal folded: path, decisions,
+    /// variables, the untrusted ones and where each came from), its summary and its records
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct ShowArgs {
-    /// The run's id (or a unique prefix of it)
-    pub run_id: String,
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
-}
-
-#[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// The run's id (or a unique prefix of it)
+    /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
     #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
     pub run_dir: PathBuf,
@@ -131,7 +171,7 @@ pub struct ReplayArgs {
 pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageError> {
     match &args.command {
         RunsCommand::List(a) => list(a),
-        RunsCommand::Show(a) => show(a, style),
+        RunsCommand::Show(a) => show(a, &cli.apps_dir, cli.verbose > 0, style),
         RunsCommand::Replay(a) => replay(cli, a, style),
         RunsCommand::Resume(a) => super::durable::resume(cli, a, style),
         RunsCommand::Pending(a) => super::durable::pending(a, style),
@@ -232,13 +272,25 @@ pub(super) fn run_ids(base: &Path) -> Vec<String> {
     ids
 }
 
-/// The run `wanted` names: its id or a unique prefix.
+/// The ids of the runs under `base` (for shell completion).
+pub fn run_ids_in(base: &Path) -> Vec<String> {
+    run_ids(base)
+}
+
+/// The run `wanted` names: its id, or a unique prefix or suffix of it (`20261201T21`, or
+/// the memorable `295d46` at its end).
 pub(super) fn find_run(base: &Path, wanted: &str) -> Result<String, UsageError> {
     let ids = run_ids(base);
     if ids.iter().any(|id| id == wanted) {
         return Ok(wanted.to_string());
     }
-    let matching: Vec<&String> = ids.iter().filter(|id| id.starts_with(wanted)).collect();
+    let matching: Vec<&String> = if wanted.is_empty() {
+        Vec::new()
+    } else {
+        ids.iter()
+            .filter(|id| id.starts_with(wanted) || id.ends_with(wanted))
+            .collect()
+    };
     match matching.as_slice() {
         [one] => Ok((*one).clone()),
         [] => Err(UsageError::new(format!(
@@ -249,10 +301,23 @@ pub(super) fn find_run(base: &Path, wanted: &str) -> Result<String, UsageError> 
             Some(last) => format!("`cuga-flo runs list` shows them; the newest is `{last}`"),
             None => "no run has been journalled there yet".to_string(),
         })),
-        many => Err(UsageError::new(format!(
-            "`{wanted}` names {} runs; give more of the id",
-            many.len()
-        ))),
+        many => {
+            let shown: Vec<&str> = many.iter().take(10).map(|s| s.as_str()).collect();
+            let more = many.len().saturating_sub(shown.len());
+            Err(UsageError::new(format!(
+                "`{wanted}` names {} runs; give more of the id",
+                many.len()
+            ))
+            .with_help(format!(
+                "candidates: {}{}",
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )))
+        }
     }
 }
 
@@ -263,68 +328,194 @@ fn read(base: &Path, id: &str) -> Result<Vec<Record>, UsageError> {
         .map_err(|e| UsageError::new(format!("cannot read the journal: {e}")))
 }
 
+/// One row of `runs list`.
+struct RunRow {
+    id: String,
+    state: FlowState,
+    status: &'static str,
+    started_ms: u64,
+    duration_ms: u64,
+    scenario: Option<String>,
+    problem: Option<String>,
+}
+
+impl RunRow {
+    fn read(base: &Path, id: String) -> RunRow {
+        let path = store::run_dir(base, &id).join(JOURNAL_FILE);
+        let (records, problem) = match store::read_journal(&path) {
+            Ok(r) => (r.records, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        let state = FlowState::fold(records.iter());
+        let started_ms = records.first().map_or(0, |r| r.at_ms);
+        let duration_ms = records
+            .last()
+            .map_or(0, |r| r.at_ms.saturating_sub(started_ms));
+        let scenario = match records.first().map(|r| &r.event) {
+            Some(Event::RunStarted {
+                launch: Some(launch),
+                ..
+            }) => launch.scenario.clone(),
+            _ => None,
+        };
+        let status = match (&problem, state.status) {
+            (Some(_), _) => ListStatus::Unreadable,
+            (None, Some(crate::vocab::RunStatus::Completed)) => ListStatus::Completed,
+            (None, Some(crate::vocab::RunStatus::Terminated)) => ListStatus::Terminated,
+            (None, Some(crate::vocab::RunStatus::Failed)) => ListStatus::Failed,
+            (None, Some(crate::vocab::RunStatus::Waiting)) => ListStatus::Waiting,
+            (None, None) if state.waiting.is_some() => ListStatus::Waiting,
+            (None, None) => ListStatus::Unfinished,
+        }
+        .as_str();
+        RunRow {
+            id,
+            state,
+            status,
+            started_ms,
+            duration_ms,
+            scenario,
+            problem,
+        }
+    }
+}
+
 fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
     // Newest first, by the time of each journal's first record (ids made in the same
     // second do not sort by time).
-    let mut runs: Vec<(u64, String, FlowState, Option<String>)> = run_ids(&args.run_dir)
+    let mut runs: Vec<RunRow> = run_ids(&args.run_dir)
         .into_iter()
-        .map(|id| {
-            let path = store::run_dir(&args.run_dir, &id).join(JOURNAL_FILE);
-            match store::read_journal(&path) {
-                Ok(r) => {
-                    let at = r.records.first().map_or(0, |r| r.at_ms);
-                    (at, id, FlowState::fold(r.records.iter()), None)
-                }
-                Err(e) => (0, id, FlowState::default(), Some(e.to_string())),
-            }
+        .map(|id| RunRow::read(&args.run_dir, id))
+        .filter(|r| args.app.as_ref().is_none_or(|app| &r.state.app == app))
+        .filter(|r| args.status.is_none_or(|s| r.status == s.as_str()))
+        .collect();
+    runs.sort_by(|a, b| {
+        b.started_ms
+            .cmp(&a.started_ms)
+            .then_with(|| b.id.cmp(&a.id))
+    });
+    if let Some(limit) = args.limit {
+        runs.truncate(limit);
+    }
+    if args.json {
+        let rows: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|r| {
+                json!({
+                    "run_id": r.id,
+                    "app": r.state.app,
+                    "status": r.status,
+                    "scenario": r.scenario,
+                    "started_ms": r.started_ms,
+                    "duration_ms": r.duration_ms,
+                    "steps": r.state.steps,
+                    "model_calls": r.state.model_usage.calls,
+                    "problem": r.problem,
+                })
+            })
+            .collect();
+        outln!("{}", serde_json::Value::Array(rows));
+        return Ok(Outcome::Ok);
+    }
+    if runs.is_empty() {
+        outln!("no runs under {}", args.run_dir.join("runs").display());
+        return Ok(Outcome::Ok);
+    }
+    let table: Vec<[String; 7]> = runs
+        .iter()
+        .map(|r| {
+            [
+                r.id.clone(),
+                if r.started_ms == 0 {
+                    "-".to_owned()
+                } else {
+                    crate::view::utc_time(r.started_ms)
+                },
+                crate::view::duration(r.duration_ms),
+                r.state.app.clone(),
+                r.status.to_owned(),
+                r.scenario.clone().unwrap_or_else(|| "-".to_owned()),
+                r.state.steps.to_string(),
+            ]
         })
         .collect();
-    runs.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
-    for (_, id, state, problem) in runs {
-        let status = match (&problem, state.status) {
-            (Some(_), _) => "unreadable".to_string(),
-            (None, Some(s)) => s.as_str().to_string(),
-            (None, None) if state.waiting.is_some() => "waiting".to_string(),
-            (None, None) => "unfinished".to_string(),
-        };
-        if args.json {
-            let line = json!({
-                "run_id": id,
-                "app": state.app,
-                "status": status,
-                "steps": state.steps,
-                "model_calls": state.model_usage.calls,
-                "problem": problem,
-            });
-            outln!("{line}");
-        } else {
-            let model = if state.model_usage.is_empty() {
-                String::new()
-            } else {
-                format!("  {} model calls", state.model_usage.calls)
-            };
-            outln!(
-                "{id}  {:<20} {status:<10} {} steps{model}",
-                state.app,
-                state.steps
-            );
+    let header = [
+        "RUN", "STARTED", "DURATION", "APP", "STATUS", "SCENARIO", "STEPS",
+    ];
+    let mut widths = header.map(str::len);
+    for row in &table {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
         }
+    }
+    let line = |cells: [&str; 7]| {
+        let text = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect::<Vec<_>>()
+            .join("  ");
+        text.trim_end().to_owned()
+    };
+    outln!("{}", line(header));
+    for row in &table {
+        outln!("{}", line(row.each_ref().map(String::as_str)));
     }
     Ok(Outcome::Ok)
 }
 
-fn show(args: &ShowArgs, style: Style) -> Result<Outcome, UsageError> {
+fn show(
+    args: &ShowArgs,
+    apps_dir: &Path,
+    verbose: bool,
+    style: Style,
+) -> Result<Outcome, UsageError> {
     let id = find_run(&args.run_dir, &args.run_id)?;
     let records = read(&args.run_dir, &id)?;
-    let mut options = HumanOptions::detect(false);
+    if args.json {
+        let row = RunRow::read(&args.run_dir, id.clone());
+        let mut doc = match serde_json::to_value(&row.state) {
+            Ok(Value::Object(state)) => state,
+            _ => Map::new(),
+        };
+        doc.insert("run_id".into(), json!(id));
+        doc.insert("status".into(), json!(row.status));
+        doc.insert("scenario".into(), json!(row.scenario));
+        doc.insert("started_ms".into(), json!(row.started_ms));
+        doc.insert("duration_ms".into(), json!(row.duration_ms));
+        doc.insert("records".into(), json!(records));
+        outln!("{}", Value::Object(doc));
+        return Ok(Outcome::Ok);
+    }
+    let mut options = HumanOptions::detect(verbose);
     options.color = style.color;
+    options.width = style.width;
     options.interactive = false;
-    let view = Human::new(options);
+    let view = Human::new(options).with_names(names_of(apps_dir, &records));
     for r in &records {
         view.record(r);
     }
     view.finish(&FlowState::fold(records.iter()));
     Ok(Outcome::Ok)
+}
+
+/// What to call a journalled run's elements: the app it ran (from where it was launched,
+/// else by its name under the apps folder), when it still loads; the journal itself names
+/// what it entered either way.
+fn names_of(apps_dir: &Path, records: &[Record]) -> Names {
+    let Some(Event::RunStarted { app, launch, .. }) = records.first().map(|r| &r.event) else {
+        return Names::default();
+    };
+    let dir = launch
+        .as_ref()
+        .and_then(|l| l.app_dir.as_deref())
+        .map(PathBuf::from)
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(|| apps_dir.join(app));
+    if !dir.join("config").is_dir() {
+        return Names::default();
+    }
+    Names::from_app(&crate::app::load_app(&crate::app::registry::app_at(&dir)))
 }
 
 fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageError> {
@@ -333,6 +524,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
     let Some(Event::RunStarted {
         app,
         variables,
+        untrusted,
         engine,
         ..
     }) = records.first().map(|r| &r.event)
@@ -368,6 +560,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
             cassette: cassette_from_journal(&records),
             source: format!("the answers journalled by run `{id}`"),
             variables: variables.clone(),
+            untrusted: untrusted.clone(),
         })),
     };
     start::run(cli, &start_args, style)?;

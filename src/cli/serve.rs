@@ -665,6 +665,7 @@ mod tests {
             process_key: "k".into(),
             run_id: run_id.into(),
             variables: serde_json::Map::new(),
+            untrusted: None,
             bridge: None,
         }
     }
@@ -678,6 +679,7 @@ mod tests {
             engine: "native".into(),
             reasoner: String::new(),
             variables: serde_json::Map::new(),
+            untrusted: None,
             launch: None,
             app_digest: None,
         }

@@ -3,7 +3,6 @@
 //! going through the MCP bridge to the harness, every event journalled under
 //! `.cuga-flo/runs/<run-id>/`, and the decisions and hook audit streamed to the terminal.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -33,7 +32,7 @@ use crate::reason::{
     TaskAnswer, TaskRequest,
 };
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
-use crate::vocab::RunStatus;
+use crate::vocab::{RunStatus, Taint, Untrusted};
 
 use super::signals::Signals;
 use super::target::{Target, resolve};
@@ -140,6 +139,8 @@ pub struct Resumed {
     pub journal: Journal,
     /// The run's initial variables (its `run_started`).
     pub variables: Map<String, Value>,
+    /// Which of them are untrusted (`None`: its journal does not say).
+    pub untrusted: Option<Untrusted>,
     /// What its model calls spent so far (counted against the run's budget).
     pub model_usage: crate::journal::ModelUsage,
     pub records: Vec<crate::journal::Record>,
@@ -166,6 +167,8 @@ pub struct Preset {
     /// Where the cassette came from, for the stream's header.
     pub source: String,
     pub variables: Map<String, Value>,
+    /// Which of them are untrusted (`None`: the journal does not say).
+    pub untrusted: Option<Untrusted>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -248,8 +251,8 @@ pub fn run_resumed(
         Some(name) => Some(scenario::load(&loaded.dir, name).map_err(UsageError::new)?),
         None => None,
     };
-    let variables = match &resumed {
-        Some(r) => r.variables.clone(),
+    let (variables, untrusted) = match &resumed {
+        Some(r) => (r.variables.clone(), r.untrusted.clone()),
         None => initial_variables(&loaded, scenario.as_ref(), args)?,
     };
     let answered = resumed.as_ref().map(|r| &r.answers);
@@ -267,10 +270,11 @@ pub fn run_resumed(
         reasoner,
         recorder,
         variables,
+        untrusted,
         scenario,
         resumed,
     };
-    let outcome = runtime.block_on(run_async(prepared, args, style));
+    let outcome = runtime.block_on(run_async(prepared, args, style, cli.verbose > 0));
     // A person's prompt may still block on the terminal: do not wait for it.
     runtime.shutdown_background();
     outcome
@@ -283,6 +287,8 @@ struct Prepared {
     reasoner: Arc<dyn Reasoner>,
     recorder: Option<Arc<Recorder>>,
     variables: Map<String, Value>,
+    /// Which of `variables` are untrusted, and where each came from (`None`: unknown).
+    untrusted: Option<Untrusted>,
     scenario: Option<Scenario>,
     resumed: Option<Box<Resumed>>,
 }
@@ -291,6 +297,7 @@ async fn run_async(
     prepared: Prepared,
     args: &StartArgs,
     style: Style,
+    verbose: bool,
 ) -> Result<Outcome, UsageError> {
     let Prepared {
         loaded,
@@ -298,6 +305,7 @@ async fn run_async(
         reasoner,
         recorder,
         variables,
+        untrusted,
         scenario,
         resumed,
     } = prepared;
@@ -309,11 +317,15 @@ async fn run_async(
     let view: Arc<dyn View> = if args.json {
         Arc::new(JsonLines::new())
     } else {
-        let mut options = HumanOptions::detect(false);
+        let mut options = HumanOptions::detect(verbose);
         options.color = style.color;
-        // A person answering at the terminal needs the screen: no spinner then.
-        options.interactive &= !std::io::stdin().is_terminal();
-        Arc::new(Human::new(options))
+        options.width = style.width;
+        // The spinner steps aside while a person answers at the terminal.
+        let mut human = Human::new(options).with_names(view::Names::from_app(&loaded));
+        if engine.name() != "native" {
+            human = human.with_remote_engine(engine.name());
+        }
+        Arc::new(human)
     };
     let reasoner: Arc<dyn Reasoner> = Arc::new(Watched {
         inner: reasoner,
@@ -437,7 +449,7 @@ async fn run_async(
 
     let run: BoxFuture<'_, Result<RunProcessResult, String>> = match &bridge {
         None => {
-            let request = RunRequest::new(
+            let mut request = RunRequest::new(
                 run_id.clone(),
                 process_key,
                 process,
@@ -445,6 +457,7 @@ async fn run_async(
                 variables,
                 resume,
             );
+            request.untrusted = untrusted;
             let events: Arc<dyn EventSink> = sink.clone();
             let run = engine.run(request, harness, events);
             let id = run_id.clone();
@@ -463,6 +476,7 @@ async fn run_async(
                 process_key,
                 run_id: run_id.clone(),
                 variables,
+                untrusted,
                 bridge: None,
             };
             Box::pin(async move { client.run_process(&args_run).await.map_err(|e| e.message) })
@@ -762,12 +776,14 @@ fn reasoner(
     )
 }
 
-/// The config's defaults, then the scenario's inputs, then `--input`, then `--var`.
+/// The config's defaults, then the scenario's inputs, then `--input`, then `--var`; and
+/// which of them are untrusted (every run input, whatever its value), with where each
+/// came from.
 fn initial_variables(
     app: &LoadedApp,
     scenario: Option<&Scenario>,
     args: &StartArgs,
-) -> Result<Map<String, Value>, UsageError> {
+) -> Result<(Map<String, Value>, Option<Untrusted>), UsageError> {
     let config = app
         .config
         .as_ref()
@@ -777,11 +793,30 @@ fn initial_variables(
         .iter()
         .map(|v| (v.name.value.clone(), v.default.clone()))
         .collect();
-    if let Some(s) = scenario {
-        vars.extend(s.inputs.clone());
+    let mut untrusted = Untrusted::new();
+    // A replay of a run journalled before provenance was recorded: unknown.
+    let mut known = true;
+    // Run inputs are untrusted, whatever their value.
+    let inputs = |vars: &mut Map<String, Value>,
+                  untrusted: &mut Untrusted,
+                  values: Map<String, Value>,
+                  source: &str| {
+        for (name, value) in values {
+            untrusted.insert(name.clone(), Taint::input(source));
+            vars.insert(name, value);
+        }
+    };
+    if let (Some(s), Some(name)) = (scenario, &args.scenario) {
+        let source = format!("from scenario `{name}`'s inputs");
+        inputs(&mut vars, &mut untrusted, s.inputs.clone(), &source);
     }
     if let Some(preset) = &args.preset {
+        // A replay starts from the replayed run's initial variables, provenance included.
         vars.extend(preset.variables.clone());
+        match &preset.untrusted {
+            Some(recorded) => untrusted.extend(recorded.clone()),
+            None => known = false,
+        }
     }
     if let Some(input) = &args.input {
         let text = if input == "-" {
@@ -792,7 +827,7 @@ fn initial_variables(
                 .map_err(|e| UsageError::new(format!("cannot read {input}: {e}")))?
         };
         match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(map)) => vars.extend(map),
+            Ok(Value::Object(map)) => inputs(&mut vars, &mut untrusted, map, "from --input"),
             Ok(_) => {
                 return Err(UsageError::new(format!(
                     "{input}: the input must be a JSON object"
@@ -831,9 +866,11 @@ fn initial_variables(
             ))
             .with_help(format!("did you mean `{close}`?")));
         }
-        vars.insert(name.to_string(), typed_value(name, raw, declared)?);
+        let value = typed_value(name, raw, declared)?;
+        let value = Map::from_iter([(name.to_string(), value)]);
+        inputs(&mut vars, &mut untrusted, value, "from --var");
     }
-    Ok(vars)
+    Ok((vars, known.then_some(untrusted)))
 }
 
 /// A `--var` value, typed by the variable's declared default.

@@ -4,14 +4,18 @@
 //! event passed without waiting, an error boundary that can never trigger.
 //!
 //! The native engine runs sequences, every gateway kind, embedded and transaction
-//! sub-processes, terminate, link and error end events, and timers (catch and boundary,
-//! not repeating; [`crate::check`] checks their times). Flowable and Kogito run the model
-//! as [`super::rewrite`] rewrites it, which turns every event into a none event: no
-//! timer, boundary event or event sub-process reaches them yet.
+//! sub-processes, terminate and link events, timers (catch and boundary, not repeating;
+//! [`crate::check`] checks their times), and BPMN errors and escalations: error and
+//! escalation end events, escalation throw events, and the error and escalation boundary
+//! events that catch them (and failed tasks). Flowable and Kogito run the model as
+//! [`super::rewrite`] rewrites it, which turns every event into a none event: no timer,
+//! boundary event, error end event or event sub-process reaches them yet (the rewrite
+//! would have to map a failed worker job to a BPMN error, which it does not).
 //!
-//! Throw events that nothing in the run catches (message, signal and escalation throws
-//! and ends) pass on every engine: with every catching element refused, passing is what
-//! the model means within a run.
+//! Throw events that nothing in the run catches (message and signal throws and ends, and
+//! escalations on Flowable and Kogito) pass on every engine: with every catching element
+//! refused, passing is what the model means within a run (an uncaught escalation passes
+//! in BPMN too).
 
 use crate::app::EngineKind;
 use crate::bpmn::{
@@ -122,7 +126,13 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
             )
         }),
         NodeKind::BoundaryEvent { definitions, .. } => {
-            match first(definitions, &|d| pulled || d != EventDefinition::Timer) {
+            let native = |d| {
+                matches!(
+                    d,
+                    EventDefinition::Timer | EventDefinition::Error | EventDefinition::Escalation
+                )
+            };
+            match first(definitions, &|d| pulled || !native(d)) {
                 Some(d) => Some(format!(
                     "{} boundary event: it would never trigger",
                     with_article(definition_name(d))
@@ -286,7 +296,37 @@ mod tests {
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><errorEventDefinition/></boundaryEvent>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><errorEventDefinition/></boundaryEvent>"#,
+                Flowable,
                 &["b: an error boundary event"],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
+                Native,
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><messageEventDefinition/></boundaryEvent>"#,
+                Native,
+                &["b: a message boundary event"],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><signalEventDefinition/></boundaryEvent>"#,
+                Native,
+                &["b: a signal boundary event"],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><conditionalEventDefinition/></boundaryEvent>"#,
+                Native,
+                &["b: a conditional boundary event"],
+            ),
+            (
+                r#"<endEvent id="x"><escalationEventDefinition/></endEvent>"#,
+                Native,
+                &[],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition/></boundaryEvent>"#,

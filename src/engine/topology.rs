@@ -23,6 +23,8 @@ pub(crate) struct LiveNode {
     pub default_flow: Option<String>,
     /// A timer event's definition.
     pub timer: Option<crate::bpmn::Timer>,
+    /// An error or escalation event's `errorRef` / `escalationRef`, resolved.
+    pub event_ref: Option<crate::bpmn::EventRef>,
 }
 
 /// A sequence flow of the live topology.
@@ -195,6 +197,7 @@ impl LiveNode {
             parent,
             default_flow: None,
             timer: None,
+            event_ref: None,
         }
     }
 }
@@ -211,6 +214,7 @@ impl Topology {
                 parent: n.parent.clone(),
                 default_flow: n.default_flow.clone(),
                 timer: n.timer.clone(),
+                event_ref: n.event_ref.clone(),
             })
             .collect();
         let flows = process
@@ -291,6 +295,27 @@ impl Topology {
             .attached
             .find(&self.nodes, attached_to, activity)
             .filter(|n| matches!(n.kind, NodeKind::BoundaryEvent { .. }))
+    }
+
+    /// The boundary event attached to `activity` that catches an error or escalation
+    /// (`definition`) with `code`: one whose code is `code` first, else a catch-all (no
+    /// reference, or a reference without a code); in document order.
+    pub fn catching_boundary(
+        &self,
+        activity: &str,
+        definition: EventDefinition,
+        code: Option<&str>,
+    ) -> Option<&LiveNode> {
+        let attached = || {
+            self.boundary_events(activity)
+                .filter(move |n| n.has_definition(definition))
+        };
+        fn caught(n: &LiveNode) -> Option<&str> {
+            n.event_ref.as_ref().and_then(|r| r.code.as_deref())
+        }
+        attached()
+            .find(|n| code.is_some() && caught(n) == code)
+            .or_else(|| attached().find(|n| caught(n).is_none()))
     }
 
     /// Whether `id` names a node or a flow (ids share one namespace in BPMN).

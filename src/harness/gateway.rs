@@ -369,11 +369,11 @@ impl Route<'_> {
         if answer.decided_by != Decider::Model || !cfg.is_some_and(|g| g.consequential) {
             return None;
         }
-        let untrusted = trust::untrusted(&self.agent.config, &ctx.variables);
+        let untrusted = trust::untrusted(&self.agent.config, ctx);
         (!untrusted.is_empty()).then(|| {
             format!(
                 "the choice of {} at consequential gateway `{}` was made by a model whose \
-                 context held untrusted data ({})",
+                 context held untrusted data: {}",
                 answer.flows.join(", "),
                 self.gateway_id,
                 trust::listed(&untrusted)

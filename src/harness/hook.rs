@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use crate::app::{ActionSpec, HookConfig, OnDenied, OnFailure, OnUntrusted, TaskSpec};
 use crate::bridge::{
-    ControlPointContext, ControlPointError, HookDecision, ModelSummary, NewTask, Variables,
+    ControlPointContext, ControlPointError, HookDecision, ModelSummary, NewTask, Taint, Variables,
 };
 use crate::expr::Truth;
 use crate::govern::{Breach, LiveModel, Proposed};
@@ -123,6 +123,7 @@ pub(crate) async fn evaluate(
                 .and_then(|f| f.name.clone())
         });
     context::fill_model(&mut ctx, agent.model());
+    let untrusted = trust::untrusted(&agent.config, &ctx);
     let req = HookRequest {
         hook_id: hook.id.value.clone(),
         flow_id,
@@ -152,7 +153,7 @@ pub(crate) async fn evaluate(
     let mut decision = match result {
         Ok(answer) => {
             let decision = check.validate(answer, true);
-            let why = check.untrusted_proposal(&decision, &again.context);
+            let why = check.untrusted_proposal(&decision, &untrusted);
             match (why, agent.config.permissions.on_untrusted) {
                 (None, _) | (Some(_), OnUntrusted::Allow) => decision,
                 (Some(why), OnUntrusted::Deny) => check.reject(
@@ -190,6 +191,11 @@ pub(crate) async fn evaluate(
         Err(e @ ReasonError::Failed { .. }) => on_failure(hook, policy, e),
         Err(e) => return Err(trace.fail(&hook.id.value, e)),
     };
+    if !decision.state_updates.is_empty() {
+        decision.taint = trust::taint(decision.decided_by, &untrusted, false, || {
+            format!("model state update at hook `{}`", hook.id.value)
+        });
+    }
     decision.calls = trace.calls;
     decision.digest = trace.digest;
     Ok(decision)
@@ -290,7 +296,7 @@ impl Check<'_> {
     fn untrusted_proposal(
         &self,
         decision: &HookDecision,
-        ctx: &ControlPointContext,
+        untrusted: &[(String, Taint)],
     ) -> Option<String> {
         if decision.decided_by != Decider::Model
             || decision.denied.is_some()
@@ -298,12 +304,11 @@ impl Check<'_> {
         {
             return None;
         }
-        let untrusted = trust::untrusted(&self.agent.config, &ctx.variables);
         (!untrusted.is_empty()).then(|| {
             format!(
-                "`{}` was proposed by a model whose context held untrusted data ({})",
+                "`{}` was proposed by a model whose context held untrusted data: {}",
                 decision.action,
-                trust::listed(&untrusted)
+                trust::listed(untrusted)
             )
         })
     }
@@ -392,6 +397,7 @@ impl Check<'_> {
             fail_run: false,
             calls: Vec::new(),
             digest: None,
+            taint: None,
         };
         match asked {
             HookAction::SkipTo | HookAction::RemoveNode => {

@@ -10,13 +10,17 @@
 //!   key of `output_mapping`, which are then written to their process variables; a missing
 //!   key fails the task (the reply is never written in its place). Without an
 //!   `output_mapping` the outputs are reported and no variable is written.
+//! - A failed task raises a BPMN error (`TaskOutcome::error_code`): the code an answer
+//!   names (`error: CODE`), else one of [`error_code`] for why it failed (an unusable
+//!   answer, a missing output, the model failing, a budget spent). What catches it is the
+//!   engine's business: the harness only reports it.
 
 use crate::app::TaskMode;
-use crate::bridge::{ControlPointContext, ControlPointError, TaskOutcome, Variables};
+use crate::bridge::{ControlPointContext, ControlPointError, Taint, TaskOutcome, Variables};
 use crate::reason::{CallLog, ReasonError, TaskAnswer, TaskRequest};
-use crate::vocab::{Decider, TaskStatus};
+use crate::vocab::{Decider, TaskStatus, error_code};
 
-use super::{FlowAgent, Trace, context};
+use super::{FlowAgent, Trace, context, trust};
 
 pub(crate) async fn execute(
     agent: &FlowAgent,
@@ -28,6 +32,7 @@ pub(crate) async fn execute(
         // Inserted by a hook (add_node): reason with the instruction it carries.
         if let Some(instruction) = ctx.instruction.clone() {
             let req = TaskRequest {
+                raises: Vec::new(),
                 task_id: task_id.to_string(),
                 name,
                 agent: None,
@@ -40,8 +45,12 @@ pub(crate) async fn execute(
             };
             let (answer, trace) = ask(agent, task_id, req).await?;
             let outcome = match answer {
-                Ok(a) => completed(a, Variables::new()),
-                Err(message) => failed(Decider::None, None, Variables::new(), message),
+                Ok(Tainted(a, taint)) => {
+                    raised(&a).unwrap_or_else(|| completed(a, Variables::new(), taint))
+                }
+                Err((code, message)) => {
+                    failed(Decider::None, None, Variables::new(), code, message)
+                }
             };
             return Ok(traced(outcome, trace));
         }
@@ -68,6 +77,7 @@ pub(crate) async fn execute(
         .map(|(key, _)| key.value.clone())
         .collect();
     let req = TaskRequest {
+        raises: task.raises.iter().map(|c| c.value.clone()).collect(),
         task_id: task_id.to_string(),
         name,
         agent: task
@@ -87,10 +97,13 @@ pub(crate) async fn execute(
         calls: CallLog::default(),
     };
     let (answer, trace) = ask(agent, task_id, req).await?;
-    let answer = match answer {
-        Ok(a) => a,
-        Err(message) => {
-            let outcome = failed(Decider::None, None, Variables::new(), message);
+    let (answer, taint) = match answer {
+        Ok(Tainted(a, taint)) => match raised(&a) {
+            Some(outcome) => return Ok(traced(outcome, trace)),
+            None => (a, taint),
+        },
+        Err((code, message)) => {
+            let outcome = failed(Decider::None, None, Variables::new(), code, message);
             return Ok(traced(outcome, trace));
         }
     };
@@ -106,12 +119,18 @@ pub(crate) async fn execute(
                     "task {task_id} did not return output `{}` (declared in output_mapping)",
                     key.value
                 );
-                let outcome = failed(answer.decided_by, answer.reason, answer.outputs, message);
+                let outcome = failed(
+                    answer.decided_by,
+                    answer.reason,
+                    answer.outputs,
+                    error_code::OUTPUT_MISSING,
+                    message,
+                );
                 return Ok(traced(outcome, trace));
             }
         }
     }
-    Ok(traced(completed(answer, variables), trace))
+    Ok(traced(completed(answer, variables, taint), trace))
 }
 
 /// Ask the reasoner. The outer error stops the run (nothing answers, or the answer could
@@ -121,16 +140,49 @@ async fn ask(
     agent: &FlowAgent,
     task_id: &str,
     mut req: TaskRequest,
-) -> Result<(Result<TaskAnswer, String>, Trace), ControlPointError> {
+) -> Result<(Result<Tainted, (&'static str, String)>, Trace), ControlPointError> {
     context::fill_model(&mut req.context, agent.model());
+    let untrusted = trust::untrusted(&agent.config, &req.context);
+    let external = agent
+        .config
+        .task(task_id)
+        .is_some_and(|t| t.untrusted_outputs);
+    let what = format!(
+        "model output on task `{}`{}",
+        req.name.as_deref().unwrap_or(task_id),
+        if external {
+            ", which brings data from outside the run (untrusted_outputs)"
+        } else {
+            ""
+        }
+    );
     let (result, trace) = Trace::ask(req, async |req| agent.reasoner.task(req).await).await;
     match result {
-        Ok(a) => Ok((Ok(a), trace)),
-        Err(e @ (ReasonError::Invalid { .. } | ReasonError::Failed { .. })) => {
-            Ok((Err(e.to_string()), trace))
+        Ok(a) => {
+            let taint = trust::taint(a.decided_by, &untrusted, external, || what);
+            Ok((Ok(Tainted(a, taint)), trace))
         }
+        Err(e @ ReasonError::Invalid { .. }) => {
+            Ok((Err((error_code::TASK_FAILED, e.to_string())), trace))
+        }
+        Err(e @ ReasonError::Failed { code, .. }) => Ok((Err((code, e.to_string())), trace)),
         Err(e) => Err(trace.fail(task_id, e)),
     }
+}
+
+/// The failed outcome of an answer that raises a BPMN error (`error: CODE`): the task
+/// fails with that code and its outputs are not written. `None`: the answer raises none.
+fn raised(answer: &TaskAnswer) -> Option<TaskOutcome> {
+    let error = answer.raised.as_ref()?;
+    let message = (error.message.clone())
+        .unwrap_or_else(|| format!("the answer raised BPMN error `{}`", error.code));
+    Some(failed(
+        answer.decided_by,
+        answer.reason.clone(),
+        answer.outputs.clone(),
+        &error.code,
+        message,
+    ))
 }
 
 /// The outcome with the reasoner's calls and the question's digest.
@@ -148,12 +200,17 @@ fn pass_through() -> TaskOutcome {
         decided_by: Decider::None,
         reason: Some("pass-through".to_string()),
         error: None,
+        error_code: None,
         calls: Vec::new(),
         digest: None,
+        taint: None,
     }
 }
 
-fn completed(answer: TaskAnswer, variables: Variables) -> TaskOutcome {
+/// A reasoner's answer with the taint of what it wrote ([`trust::taint`]).
+struct Tainted(TaskAnswer, Option<Taint>);
+
+fn completed(answer: TaskAnswer, variables: Variables, taint: Option<Taint>) -> TaskOutcome {
     TaskOutcome {
         status: TaskStatus::Completed,
         outputs: answer.outputs,
@@ -161,8 +218,10 @@ fn completed(answer: TaskAnswer, variables: Variables) -> TaskOutcome {
         decided_by: answer.decided_by,
         reason: answer.reason,
         error: None,
+        error_code: None,
         calls: Vec::new(),
         digest: None,
+        taint,
     }
 }
 
@@ -170,6 +229,7 @@ fn failed(
     decided_by: Decider,
     reason: Option<String>,
     outputs: Variables,
+    code: &str,
     message: String,
 ) -> TaskOutcome {
     TaskOutcome {
@@ -179,7 +239,9 @@ fn failed(
         decided_by,
         reason,
         error: Some(message),
+        error_code: Some(code.to_string()),
         calls: Vec::new(),
         digest: None,
+        taint: None,
     }
 }

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::vocab::{Decider, HookAction, ModelCall, Question, RunStatus, TaskStatus};
+use crate::vocab::{
+    Decider, HookAction, ModelCall, Question, RunStatus, Taint, TaskStatus, Untrusted,
+};
 
 /// One journal line: a sequence number, a wall-clock time, the hash chain's link and the
 /// event.
@@ -49,6 +51,23 @@ pub struct Launch {
     pub engine_url: Option<String>,
 }
 
+/// What an `event_thrown` record threw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThrownKind {
+    Error,
+    Escalation,
+}
+
+impl ThrownKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThrownKind::Error => "error",
+            ThrownKind::Escalation => "escalation",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
@@ -62,6 +81,10 @@ pub enum Event {
         reasoner: String,
         /// The initial variables.
         variables: Map<String, Value>,
+        /// Which initial variables are untrusted, and where each came from (absent in
+        /// journals written before provenance was recorded: unknown).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        untrusted: Option<Untrusted>,
         /// How the run was started, so that a resumed run is wired the same way.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         launch: Option<Launch>,
@@ -110,6 +133,9 @@ pub enum Event {
         decided_by: Decider,
         reason: Option<String>,
         error: Option<String>,
+        /// A failed task: the BPMN error code it raised (see `event_thrown`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_code: Option<String>,
         duration_ms: u64,
         /// The digest of the question the reasoner was asked, when one was.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -117,6 +143,9 @@ pub enum Event {
         /// The control point's idempotency key (`<run id>:<element>:<visit>`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         key: Option<String>,
+        /// Set when `variables` are untrusted (a model derived them from untrusted data).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        taint: Option<Taint>,
     },
     GatewayRouted {
         node: String,
@@ -176,6 +205,9 @@ pub enum Event {
     VariablesSet {
         source: String,
         values: Map<String, Value>,
+        /// Set when `values` are untrusted (where they came from).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        taint: Option<Taint>,
     },
     /// A control point needs a person and none could answer: the question waits for
     /// `runs answer` (the run goes on elsewhere, or parks).
@@ -196,6 +228,32 @@ pub enum Event {
     },
     /// A parked question no longer needs an answer (its activity was interrupted).
     QuestionWithdrawn { key: String, reason: String },
+    /// A BPMN error or escalation was thrown (a failed task, an error or escalation end or
+    /// throw event) and, when something caught it, which boundary event did. Written
+    /// before the token moves (to the boundary event, or on).
+    EventThrown {
+        kind: ThrownKind,
+        /// The error or escalation code (none: thrown without a code).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+        /// Where it was thrown: the failed task, or the end or throw event.
+        node: String,
+        /// That node's name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        /// The boundary event that caught it; none: nothing did (an error then fails
+        /// the run; an escalation does not).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        caught_by: Option<String>,
+        /// The activity the catching boundary event is attached to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        activity: Option<String>,
+        /// Whether catching it cancelled the activity (`cancelActivity`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        interrupting: bool,
+    },
     /// A timer started: it is due at `due_ms` (milliseconds since the Unix epoch).
     TimerScheduled {
         key: String,
@@ -263,6 +321,7 @@ impl Event {
             Event::QuestionParked { .. } => "question_parked",
             Event::QuestionAnswered { .. } => "question_answered",
             Event::QuestionWithdrawn { .. } => "question_withdrawn",
+            Event::EventThrown { .. } => "event_thrown",
             Event::TimerScheduled { .. } => "timer_scheduled",
             Event::TimerFired { .. } => "timer_fired",
             Event::RunWaiting { .. } => "run_waiting",
@@ -287,6 +346,7 @@ impl Event {
                 | Event::VariablesSet { .. }
                 | Event::TimerScheduled { .. }
                 | Event::TimerFired { .. }
+                | Event::EventThrown { .. }
                 | Event::QuestionWithdrawn { .. }
         )
     }

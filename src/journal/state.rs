@@ -7,7 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::event::{Event, Record};
-use crate::vocab::{CallOutcome, Decider, HookAction, ModelCall, Question, RunStatus, TaskStatus};
+use crate::vocab::{
+    CallOutcome, Decider, HookAction, ModelCall, Question, RunStatus, TaskStatus, Untrusted,
+    record_provenance,
+};
 
 /// What is known about a run after some prefix of its journal.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -42,9 +45,27 @@ pub struct FlowState {
     /// Set while the run is parked (its last stop was a `run_waiting`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting: Option<Waiting>,
+    /// Provenance: the variables that hold untrusted data, and where each came from
+    /// (`None` for a run journalled before provenance was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untrusted: Option<Untrusted>,
     /// How many times the run was resumed.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub resumes: u64,
+    /// Every BPMN error and escalation thrown, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throws: Vec<ThrowRecord>,
+}
+
+/// A BPMN error or escalation thrown, and what caught it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ThrowRecord {
+    pub kind: super::event::ThrownKind,
+    pub code: Option<String>,
+    /// The failed task, or the end or throw event.
+    pub node: String,
+    /// The boundary event that caught it.
+    pub caught_by: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -135,12 +156,14 @@ impl FlowState {
                 app,
                 process_key,
                 variables,
+                untrusted,
                 ..
             } => {
                 self.run_id.clone_from(run_id);
                 self.app.clone_from(app);
                 self.process_key.clone_from(process_key);
                 self.process_variables.clone_from(variables);
+                self.untrusted.clone_from(untrusted);
             }
             Event::NodeEntered { node, .. } => {
                 self.execution_path.push(node.clone());
@@ -157,9 +180,13 @@ impl FlowState {
                 decided_by,
                 reason,
                 error,
+                taint,
                 ..
             } => {
                 merge(&mut self.process_variables, variables);
+                if let Some(u) = &mut self.untrusted {
+                    record_provenance(u, variables.keys(), taint.as_ref());
+                }
                 self.task_results
                     .entry(node.clone())
                     .or_default()
@@ -201,7 +228,12 @@ impl FlowState {
                 decided_by: *decided_by,
                 reason: reason.clone(),
             }),
-            Event::VariablesSet { values, .. } => merge(&mut self.process_variables, values),
+            Event::VariablesSet { values, taint, .. } => {
+                merge(&mut self.process_variables, values);
+                if let Some(u) = &mut self.untrusted {
+                    record_provenance(u, values.keys(), taint.as_ref());
+                }
+            }
             Event::ModelCalled { call, .. } => self.model_usage.add(call),
             Event::QuestionParked { question } => {
                 self.open_questions
@@ -216,6 +248,18 @@ impl FlowState {
                 self.unapplied_answers.remove(key);
             }
             Event::TimerScheduled { .. } | Event::TimerFired { .. } => {}
+            Event::EventThrown {
+                kind,
+                code,
+                node,
+                caught_by,
+                ..
+            } => self.throws.push(ThrowRecord {
+                kind: *kind,
+                code: code.clone(),
+                node: node.clone(),
+                caught_by: caught_by.clone(),
+            }),
             Event::RunWaiting {
                 reason,
                 questions,

@@ -209,10 +209,18 @@ pub async fn connect(
     let shown = crate::secret::redact_urls(url);
     match tokio::time::timeout(connect_timeout, ().serve(transport)).await {
         Ok(Ok(running)) => Ok(running),
-        Ok(Err(e)) => Err(redact(crate::secret::redact_urls(&format!(
-            "cannot open an MCP session with {shown}: {}",
-            root_cause(&e)
-        )))),
+        Ok(Err(e)) => {
+            let why = match &e {
+                // The transport's own error is a field, not the error's source.
+                rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+                    plain_error(error.error.as_ref())
+                }
+                other => plain_error(other),
+            };
+            Err(redact(format!(
+                "cannot open an MCP session with {shown}: {why}"
+            )))
+        }
         Err(_) => Err(format!(
             "no MCP session with {shown} within {}s",
             connect_timeout.as_secs_f64()
@@ -267,19 +275,44 @@ async fn accept(
     }
 }
 
-/// What went wrong at the bottom of an error chain (a refused connection, a timeout),
-/// without the client library's own wrapping, which names its internal types.
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut deepest: &dyn std::error::Error = error;
-    while let Some(next) = deepest.source() {
-        deepest = next;
+/// An error as a person reads it: its deepest cause (`Connection refused`, not the
+/// transport's wrapper), without the Rust type names rmcp's wrappers print
+/// (`[rmcp::transport::worker::WorkerTransport<…>]`).
+pub fn plain_error(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut messages = vec![e.to_string()];
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        messages.push(c.to_string());
+        cause = c.source();
     }
-    let text = deepest.to_string();
-    if text.contains("::") || text.is_empty() {
-        "the connection or the MCP handshake failed".to_string()
-    } else {
-        text
+    // The deepest message that still says something once type names are gone.
+    messages
+        .iter()
+        .rev()
+        .map(|m| without_type_names(m))
+        .find(|m| !m.is_empty())
+        .unwrap_or_else(|| "the transport failed".to_string())
+}
+
+/// `text` without bracketed or bare Rust paths (`[a::b<c::D>]`, `a::b::C<…>`).
+fn without_type_names(text: &str) -> String {
+    let mut out = String::new();
+    for word in text.split_whitespace() {
+        let trimmed = word.trim_matches(|c: char| "[](),:;".contains(c));
+        if trimmed.contains("::") {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
     }
+    // Leftovers of what was removed: `Send []`, a dangling `when`.
+    out.replace("[]", "")
+        .trim()
+        .trim_end_matches(':')
+        .trim()
+        .to_string()
 }
 
 // ---- The bearer token, the limits and the requests in flight ----
@@ -576,6 +609,30 @@ impl HttpBody for Counted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_never_show_rust_type_names() {
+        let text = "Send [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>]";
+        assert_eq!(without_type_names(text), "Send");
+        assert_eq!(
+            without_type_names("Connection refused (os error 111)"),
+            "Connection refused (os error 111)"
+        );
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+        #[derive(Debug)]
+        struct Wrapper(std::io::Error);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("Send [rmcp::transport::worker::WorkerTransport<X>]")
+            }
+        }
+        impl std::error::Error for Wrapper {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        assert_eq!(plain_error(&Wrapper(io)), "Connection refused");
+    }
 
     #[test]
     fn secrets_compare_whole() {

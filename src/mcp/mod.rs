@@ -36,7 +36,7 @@ use crate::bridge::{
     GatewayDecision, HISTORY_WINDOW, HookDecision, ModelSummary, TaskOutcome,
 };
 use crate::journal::EventSink;
-use crate::vocab::RunStatus;
+use crate::vocab::{RunStatus, Untrusted};
 
 /// One app known to the bridge.
 pub struct RegisteredFlow {
@@ -192,6 +192,10 @@ pub struct RunProcessArgs {
     /// Initial process variables.
     #[serde(default)]
     pub variables: Map<String, Value>,
+    /// Which of `variables` are untrusted, and where each came from. Left out: those that
+    /// differ from their declared default (or have none) are untrusted run inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untrusted: Option<Untrusted>,
     /// Where an external engine reaches the harness and registry tools for this run
     /// (cuga-flo's own engine ignores it: it is called back in-process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -364,7 +368,7 @@ impl BridgeServer {
             (None, Some(open)) => open(&a)?,
             (None, None) => return Err(format!("run `{}` has no journal attached", a.run_id)),
         };
-        let request = RunRequest::new(
+        let mut request = RunRequest::new(
             a.run_id.clone(),
             a.process_key.clone(),
             flow.process.clone(),
@@ -372,6 +376,9 @@ impl BridgeServer {
             a.variables,
             self.registry.take_resume(&a.run_id),
         );
+        if a.untrusted.is_some() {
+            request.untrusted = a.untrusted;
+        }
         let outcome = self
             .engine
             .run(request, control_points, sink)
@@ -630,8 +637,10 @@ mod tests {
                     decided_by: Decider::None,
                     reason: None,
                     error: None,
+                    error_code: None,
                     calls: Vec::new(),
                     digest: None,
+                    taint: None,
                 })
             })
         }

@@ -372,6 +372,7 @@ impl Dialogue<'_> {
             outputs,
             reason,
             decided_by: Decider::Human,
+            raised: None,
         })
     }
 
@@ -658,6 +659,7 @@ mod tests {
     async fn task_asks_each_output() {
         let (r, out) = human("0.82\n\ngood\nstable income\n");
         let req = TaskRequest {
+            raises: Vec::new(),
             task_id: "T".into(),
             name: Some("Check credit".into()),
             agent: Some("credit_checker".into()),

@@ -117,6 +117,10 @@ pub struct TaskRequest {
     pub inputs: Variables,
     /// The output keys the task must answer (the keys of `output_mapping`), in order.
     pub outputs: Vec<String>,
+    /// The BPMN error codes a model may raise instead of answering (the task's `raises`);
+    /// empty: a model raises none (answers given in advance and people may raise any).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub raises: Vec<String>,
     pub context: ControlPointContext,
     #[serde(skip)]
     pub calls: CallLog,
@@ -198,12 +202,15 @@ impl HookRequest {
     }
 }
 
-/// A task's answer.
+/// A task's answer: its outputs, or a BPMN error it raises instead (`error: CODE`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskAnswer {
     pub outputs: Variables,
     pub reason: Option<String>,
     pub decided_by: Decider,
+    /// The BPMN error the answer raises (its outputs are then not written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raised: Option<crate::vocab::RaisedError>,
 }
 
 /// A gateway's answer: the flow ids to take.
@@ -284,7 +291,12 @@ pub enum ReasonError {
     /// limit, an endpoint that failed after its retries, a budget spent). The control
     /// point's `on_failure` decides what happens next.
     #[error("the model gave no usable answer for control point `{element}`: {message}")]
-    Failed { element: String, message: String },
+    Failed {
+        element: String,
+        message: String,
+        /// The BPMN error code a task raises for this failure ([`crate::vocab::error_code`]).
+        code: &'static str,
+    },
     #[error("{0}")]
     Io(String),
     /// A person must answer and none can now: the question parks (see

@@ -201,10 +201,17 @@ impl Reasoner for Answers {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default();
+            let raised = r.answer.get("error").and_then(Value::as_str).map(|code| {
+                crate::vocab::RaisedError {
+                    code: code.to_string(),
+                    message: (r.answer.get("message").and_then(Value::as_str)).map(str::to_string),
+                }
+            });
             Ok(TaskAnswer {
                 outputs,
                 reason: r.reason.clone(),
                 decided_by: r.decided_by,
+                raised,
             })
         })
     }
@@ -288,6 +295,10 @@ pub struct Given {
     pub choice: Option<usize>,
     /// `--set NAME=VALUE` state updates for a hook.
     pub state_updates: Map<String, Value>,
+    /// `--error CODE`: a task's answer that raises this BPMN error instead of outputs.
+    pub error: Option<String>,
+    /// `--message TEXT`: what the raised error says.
+    pub message: Option<String>,
 }
 
 impl Given {
@@ -329,6 +340,11 @@ impl Given {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default(),
+            error: map.get("error").and_then(Value::as_str).map(str::to_string),
+            message: map
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         })
     }
 }
@@ -336,6 +352,12 @@ impl Given {
 /// Check `given` against what `question` offers, as a live answer is checked, and give
 /// the answer to journal. The error lists what is allowed.
 pub fn check_answer(question: &Question, given: &Given) -> Result<Value, String> {
+    if given.error.is_some() && !matches!(question.offered, Offered::Outputs { .. }) {
+        return Err(format!(
+            "`{}` is not a task: only a task's answer raises a BPMN error (--error)",
+            question.element
+        ));
+    }
     match &question.offered {
         Offered::Flows { flows, multiple } => {
             let ids: Vec<&str> = flows.iter().map(|f| f.id.as_str()).collect();
@@ -488,6 +510,22 @@ pub fn check_answer(question: &Question, given: &Given) -> Result<Value, String>
                     question.element,
                     outputs.join(", ")
                 ));
+            }
+            if let Some(code) = &given.error {
+                if given.outputs.is_some() {
+                    return Err("answer with --outputs or raise an --error, not both".into());
+                }
+                if !crate::vocab::error_code::is_valid(code) {
+                    return Err(format!(
+                        "`{code}` is not a BPMN error code (letters, digits, `_`, `-`, `.`, `:`)"
+                    ));
+                }
+                let mut answer = Map::new();
+                answer.insert("error".into(), Value::String(code.clone()));
+                if let Some(message) = &given.message {
+                    answer.insert("message".into(), Value::String(message.clone()));
+                }
+                return Ok(Value::Object(answer));
             }
             let Some(Value::Object(given_outputs)) = &given.outputs else {
                 return Err(format!(
@@ -645,5 +683,22 @@ mod tests {
         );
         assert!(check_answer(&q, &out(json!({"a": 1, "b": 2, "c": 3}))).is_err());
         assert!(check_answer(&q, &out(json!([1]))).is_err());
+        let raise = |code: &str| Given {
+            error: Some(code.into()),
+            message: Some("declined".into()),
+            ..Given::default()
+        };
+        assert_eq!(
+            check_answer(&q, &raise("PAYMENT_FAILED")).unwrap(),
+            json!({"error": "PAYMENT_FAILED", "message": "declined"})
+        );
+        assert!(check_answer(&q, &raise("not a code")).is_err());
+        let both = Given {
+            outputs: Some(json!({"a": 1, "b": 2})),
+            ..raise("E")
+        };
+        assert!(check_answer(&q, &both).is_err());
+        // Only a task raises an error.
+        assert!(check_answer(&gateway_question(), &raise("E")).is_err());
     }
 }

@@ -169,18 +169,37 @@ fn answer_object(fields: Vec<(&str, Option<Value>)>) -> Value {
     )
 }
 
+/// `decided_by: model` for a model's answer (what a replay needs to keep its provenance);
+/// nothing for any other, which a replay answers as scripted.
+fn by_model(by: Decider) -> Option<Value> {
+    (by == Decider::Model).then(|| Value::String("model".into()))
+}
+
 fn task_entry(answer: &TaskAnswer, digest: String) -> Value {
-    answer_object(vec![
-        ("outputs", Some(Value::Object(answer.outputs.clone()))),
-        ("reason", answer.reason.clone().map(Value::String)),
-        ("context_digest", Some(Value::String(digest))),
-    ])
+    let shape = match &answer.raised {
+        Some(raised) => vec![
+            ("error", Some(Value::String(raised.code.clone()))),
+            ("message", raised.message.clone().map(Value::String)),
+        ],
+        None => vec![("outputs", Some(Value::Object(answer.outputs.clone())))],
+    };
+    answer_object(
+        shape
+            .into_iter()
+            .chain([
+                ("reason", answer.reason.clone().map(Value::String)),
+                ("decided_by", by_model(answer.decided_by)),
+                ("context_digest", Some(Value::String(digest))),
+            ])
+            .collect(),
+    )
 }
 
 fn gateway_entry(answer: &GatewayAnswer, digest: String) -> Value {
     answer_object(vec![
         ("flows", Some(json!(answer.flows))),
         ("reason", answer.reason.clone().map(Value::String)),
+        ("decided_by", by_model(answer.decided_by)),
         ("context_digest", Some(Value::String(digest))),
     ])
 }
@@ -209,6 +228,7 @@ fn hook_entry(answer: &HookAnswer, digest: String) -> Value {
         ),
         ("message", answer.message.clone().map(Value::String)),
         ("reason", answer.reason.clone().map(Value::String)),
+        ("decided_by", by_model(answer.decided_by)),
         ("context_digest", Some(Value::String(digest))),
     ])
 }
@@ -233,16 +253,31 @@ pub fn cassette_from_journal(records: &[Record]) -> Value {
         .filter_map(|r| match &r.event {
             Event::TaskFinished {
                 node,
+                status,
                 outputs,
                 decided_by,
                 reason,
+                error,
+                error_code,
                 digest: Some(digest),
                 ..
             } if judged(*decided_by) => {
+                // An error the answer raised (not one the task raised by failing).
+                let raised = error_code
+                    .as_ref()
+                    .filter(|c| {
+                        *status == crate::vocab::TaskStatus::Failed
+                            && !crate::vocab::error_code::GENERIC.contains(&c.as_str())
+                    })
+                    .map(|code| crate::vocab::RaisedError {
+                        code: code.clone(),
+                        message: error.clone(),
+                    });
                 let answer = TaskAnswer {
                     outputs: outputs.clone(),
                     reason: reason.clone(),
                     decided_by: *decided_by,
+                    raised,
                 };
                 Some((node.clone(), task_entry(&answer, digest.clone())))
             }
@@ -344,6 +379,7 @@ mod tests {
 
     fn task(id: &str, vars: Variables) -> TaskRequest {
         TaskRequest {
+            raises: Vec::new(),
             task_id: id.into(),
             name: None,
             agent: None,

@@ -7,6 +7,7 @@
 //!   Gateway_09ad5fc: {flow: Flow_0ybszcv, reason: "..."}     # a gateway (`flows: [..]` for inclusive)
 //!   Flow_0ybszcv: {action: skip_to, target: Activity_131ar38, state_updates: {k: v}}   # a hook
 //!   Activity_X: [{outputs: {...}}, {outputs: {...}}]          # one answer per visit, in order
+//!   Activity_Pay: {error: PAYMENT_FAILED, message: "card declined"}   # a task raising a BPMN error
 //! ```
 //!
 //! A hook may be keyed by its hook id or by the id of the flow it sits on. A single answer
@@ -23,7 +24,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::bridge::{BoxFuture, NewTask, Variables};
-use crate::vocab::{Decider, HookAction};
+use crate::vocab::{Decider, HookAction, RaisedError, error_code};
 
 use super::record::context_digest;
 use super::{
@@ -57,10 +58,13 @@ enum Answer {
     Task {
         outputs: Variables,
         reason: Option<String>,
+        raised: Option<RaisedError>,
+        by: Decider,
     },
     Gateway {
         flows: Vec<String>,
         reason: Option<String>,
+        by: Decider,
     },
     Hook(HookAnswer),
 }
@@ -68,7 +72,7 @@ enum Answer {
 impl Answer {
     fn kind(&self) -> &'static str {
         match self {
-            Answer::Task { .. } => "a task answer (`outputs`)",
+            Answer::Task { .. } => "a task answer (`outputs` or `error`)",
             Answer::Gateway { .. } => "a gateway answer (`flow`)",
             Answer::Hook(_) => "a hook answer (`action`)",
         }
@@ -80,6 +84,8 @@ impl Answer {
 #[serde(deny_unknown_fields)]
 struct RawAnswer {
     outputs: Option<Map<String, Value>>,
+    /// A task answer that raises this BPMN error code instead of answering its outputs.
+    error: Option<String>,
     flow: Option<String>,
     flows: Option<Vec<String>>,
     action: Option<String>,
@@ -92,6 +98,9 @@ struct RawAnswer {
     /// The digest of the context the answer was recorded in (a cassette); checked only
     /// on replay.
     context_digest: Option<String>,
+    /// `model` in a cassette when a model gave the answer: replayed, it keeps a model's
+    /// provenance (untrusted when its context was), so a replay decides as the run did.
+    decided_by: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -339,24 +348,36 @@ fn parse_raw(value: Value) -> Result<RawAnswer, String> {
 }
 
 fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
+    let by = match raw.decided_by.as_deref() {
+        None | Some("scripted") => Decider::Scripted,
+        Some("model") => Decider::Model,
+        Some(other) => {
+            return Err(format!(
+                "`decided_by` is `model` (a model's recorded answer) or absent, not `{other}`"
+            ));
+        }
+    };
+    if raw.outputs.is_some() && raw.error.is_some() {
+        return Err("a task answer has `outputs` or raises an `error`, not both".into());
+    }
     let shapes = [
-        raw.outputs.is_some(),
+        raw.outputs.is_some() || raw.error.is_some(),
         raw.flow.is_some() || raw.flows.is_some(),
         raw.action.is_some(),
     ];
     match shapes.iter().filter(|s| **s).count() {
         0 => {
             return Err(
-                "say what the answer is: `outputs` (a task), `flow`/`flows` (a gateway) or \
-                 `action` (a hook)"
+                "say what the answer is: `outputs` or `error` (a task), `flow`/`flows` (a \
+                 gateway) or `action` (a hook)"
                     .into(),
             );
         }
         1 => {}
         _ => {
             return Err(
-                "an answer has one of `outputs` (a task), `flow`/`flows` (a gateway) or \
-                 `action` (a hook), not several"
+                "an answer has one of `outputs` or `error` (a task), `flow`/`flows` (a \
+                 gateway) or `action` (a hook), not several"
                     .into(),
             );
         }
@@ -366,17 +387,36 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
         ("swap", raw.swap.is_some()),
         ("add", raw.add.is_some()),
         ("state_updates", raw.state_updates.is_some()),
-        ("message", raw.message.is_some()),
+        ("message", raw.message.is_some() && raw.error.is_none()),
     ];
     if raw.action.is_none()
         && let Some((key, _)) = hook_only.iter().find(|(_, set)| *set)
     {
         return Err(format!("`{key}` belongs to hook answers (with `action`)"));
     }
+    if let Some(code) = raw.error {
+        let code = code.trim().to_string();
+        if !error_code::is_valid(&code) {
+            return Err(format!(
+                "`error` is a BPMN error code (letters, digits, `_`, `-`, `.`, `:`), not `{code}`"
+            ));
+        }
+        return Ok(Answer::Task {
+            outputs: Map::new(),
+            reason: raw.reason,
+            raised: Some(RaisedError {
+                code,
+                message: raw.message,
+            }),
+            by,
+        });
+    }
     if let Some(outputs) = raw.outputs {
         return Ok(Answer::Task {
             outputs,
             reason: raw.reason,
+            raised: None,
+            by,
         });
     }
     if raw.flow.is_some() || raw.flows.is_some() {
@@ -390,6 +430,7 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
         return Ok(Answer::Gateway {
             flows,
             reason: raw.reason,
+            by,
         });
     }
     let name = raw.action.unwrap_or_default();
@@ -432,7 +473,7 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
         state_updates: raw.state_updates.unwrap_or_default(),
         message: raw.message,
         reason: raw.reason,
-        decided_by: Decider::Scripted,
+        decided_by: by,
     }))
 }
 
@@ -458,10 +499,16 @@ impl Reasoner for ScriptedReasoner {
             let (answer, digest) = self.next(&req.context.run_id, id, &[id])?;
             self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
             match answer {
-                Answer::Task { outputs, reason } => Ok(TaskAnswer {
+                Answer::Task {
                     outputs,
                     reason,
-                    decided_by: Decider::Scripted,
+                    raised,
+                    by,
+                } => Ok(TaskAnswer {
+                    outputs,
+                    reason,
+                    decided_by: by,
+                    raised,
                 }),
                 other => Err(self.mismatch(id, &other, "a task")),
             }
@@ -474,10 +521,10 @@ impl Reasoner for ScriptedReasoner {
             let (answer, digest) = self.next(&req.context.run_id, id, &[id])?;
             self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
             match answer {
-                Answer::Gateway { flows, reason } => Ok(GatewayAnswer {
+                Answer::Gateway { flows, reason, by } => Ok(GatewayAnswer {
                     flows,
                     reason,
-                    decided_by: Decider::Scripted,
+                    decided_by: by,
                 }),
                 other => Err(self.mismatch(id, &other, "a gateway")),
             }
@@ -528,6 +575,7 @@ mod tests {
 
     fn task(id: &str) -> TaskRequest {
         TaskRequest {
+            raises: Vec::new(),
             task_id: id.into(),
             name: None,
             agent: None,
@@ -642,6 +690,34 @@ mod tests {
         }
     }
 
+    /// `error: CODE` (with an optional `message`) raises a BPMN error instead of answering.
+    #[tokio::test]
+    async fn a_task_answer_may_raise_a_bpmn_error() {
+        let doc = json!({"answers": {
+            "Pay": {"error": "PAYMENT_FAILED", "message": "card declined", "reason": "bank said no"},
+            "Ship": {"error": "NOT_SHIPPABLE"},
+        }});
+        let r = ScriptedReasoner::from_value(doc, "scenario `s`").unwrap();
+        let pay = r.task(task("Pay")).await.unwrap();
+        assert_eq!(
+            pay.raised,
+            Some(RaisedError {
+                code: "PAYMENT_FAILED".into(),
+                message: Some("card declined".into())
+            })
+        );
+        assert!(pay.outputs.is_empty());
+        assert_eq!(pay.reason.as_deref(), Some("bank said no"));
+        let ship = r.task(task("Ship")).await.unwrap();
+        assert_eq!(
+            ship.raised.map(|e| e.code).as_deref(),
+            Some("NOT_SHIPPABLE")
+        );
+        // Only a task raises an error.
+        let err = r.gateway(gateway("Pay")).await.unwrap_err();
+        assert!(matches!(err, ReasonError::Invalid { .. }), "{err}");
+    }
+
     #[tokio::test]
     async fn a_missing_answer_names_the_control_point() {
         let r = ScriptedReasoner::from_value(json!({"answers": {}}), "scenario `s`").unwrap();
@@ -672,6 +748,10 @@ mod tests {
             json!({"answers": {"K1": []}}),
             json!({"answers": {"K1": [{"flow": "F"}, 3]}}),
             json!({"answers": {"K1": {"action": "swap_nodes", "swap": ["A"]}}}),
+            json!({"answers": {"K1": {"error": "E", "outputs": {}}}}),
+            json!({"answers": {"K1": {"error": "not a code"}}}),
+            json!({"answers": {"K1": {"error": ""}}}),
+            json!({"answers": {"K1": {"outputs": {}, "message": "m"}}}),
         ];
         for doc in cases {
             let err = ScriptedReasoner::from_value(doc.clone(), "answers file a.yaml").unwrap_err();

@@ -1,43 +1,85 @@
 //! The human stream: one line per control point and notable event, a summary at the end.
-//! Colour only when asked for; a spinner only when asked for (an interactive terminal).
+//! Elements are called by their names (their ids with `-v`, dimmed), a hook by the flow it
+//! sits on (`source → target`), and reasons wrap at the terminal's width instead of being
+//! cut. Colour only when asked for; a spinner only when asked for (an interactive terminal).
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use console::Style;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Map, Value};
 
-use super::{View, assignments, duration, excerpt, value};
+use super::spinner::Spinner;
+use super::{Names, View, assignments, duration, excerpt, value, wrap};
+use crate::journal::event::ThrownKind;
 use crate::journal::{Event, FlowState, Record};
-use crate::vocab::{CallOutcome, Decider, HookAction, RunStatus, TaskStatus};
+use crate::vocab::{CallOutcome, Decider, HookAction, RunStatus, TaskStatus, Untrusted};
 
-/// Reasons are cut to this many characters.
-const REASON_CHARS: usize = 80;
-/// Task errors and hook rejections are cut to this many characters.
-const ERROR_CHARS: usize = 160;
+/// Answers and model-call details are cut to this many characters (reasons and errors
+/// wrap instead).
+const DETAIL_CHARS: usize = 160;
+/// Continuation lines of a wrapped reason start in this column.
+const INDENT: usize = 6;
+/// The width used when nothing says better (not a terminal, no `COLUMNS`).
+pub const DEFAULT_WIDTH: usize = 100;
 
 /// How the stream looks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HumanOptions {
     /// ANSI colour (and bold/dim). Strictly honoured either way.
     pub color: bool,
-    /// Also show node entries, flows taken and variables set outside tasks.
+    /// Also show element ids, node entries, flows taken and variables set outside tasks.
     pub verbose: bool,
-    /// Show a spinner on stdout while a reasoner works (only for a terminal).
+    /// Show a spinner on stdout while a reasoner or a remote engine works (only for a
+    /// terminal).
     pub interactive: bool,
+    /// The columns lines wrap at.
+    pub width: usize,
+}
+
+impl Default for HumanOptions {
+    fn default() -> Self {
+        HumanOptions {
+            color: false,
+            verbose: false,
+            interactive: false,
+            width: DEFAULT_WIDTH,
+        }
+    }
 }
 
 impl HumanOptions {
-    /// Colour and spinner as stdout allows (a terminal, `NO_COLOR`/`CLICOLOR` honoured).
+    /// Colour, spinner and width as stdout allows (a terminal, `NO_COLOR`/`CLICOLOR` and
+    /// `COLUMNS` honoured).
     pub fn detect(verbose: bool) -> Self {
+        let term = console::Term::stdout();
         HumanOptions {
             color: console::colors_enabled(),
             verbose,
-            interactive: console::Term::stdout().is_term(),
+            interactive: term.is_term(),
+            width: terminal_width(),
         }
     }
+}
+
+/// `COLUMNS` when set (at least 40), else the terminal's width, else [`DEFAULT_WIDTH`].
+pub fn terminal_width() -> usize {
+    if let Some(w) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|w| *w >= 40)
+    {
+        return w;
+    }
+    let term = console::Term::stdout();
+    if term.is_term()
+        && let Some((_, cols)) = term.size_checked()
+        && cols >= 40
+    {
+        return usize::from(cols);
+    }
+    DEFAULT_WIDTH
 }
 
 pub struct Human {
@@ -49,8 +91,16 @@ struct Inner {
     out: Box<dyn Write + Send>,
     /// The run so far, for the summary (the path is not in `run_finished`).
     state: FlowState,
-    spinner: Option<ProgressBar>,
+    names: Names,
+    /// The engine, when it is remote: its steps are waited for with a spinner.
+    remote: Option<String>,
+    spinner: Option<Spinner>,
     summarized: bool,
+    /// The first and last record's time: the run's duration.
+    first_ms: Option<u64>,
+    last_ms: u64,
+    /// Decisions per decider (tasks, gateways, hooks).
+    deciders: BTreeMap<&'static str, usize>,
 }
 
 impl Human {
@@ -67,30 +117,55 @@ impl Human {
             inner: Mutex::new(Inner {
                 out,
                 state: FlowState::default(),
+                names: Names::default(),
+                remote: None,
                 spinner: None,
                 summarized: false,
+                first_ms: None,
+                last_ms: 0,
+                deciders: BTreeMap::new(),
             }),
         }
     }
 
-    /// Show (or update) the spinner: `reasoning at <element>…`. Cleared by the next record.
-    /// Does nothing unless the view is interactive.
+    /// What to call the run's elements (the app's model and config).
+    pub fn with_names(self, names: Names) -> Self {
+        self.lock().names = names;
+        self
+    }
+
+    /// The run's steps happen on a remote engine (`flowable`, `kogito`, `mcp`): the
+    /// spinner shows while its next step is awaited.
+    pub fn with_remote_engine(self, engine: impl Into<String>) -> Self {
+        self.lock().remote = Some(engine.into());
+        self
+    }
+
+    /// Show (or update) the spinner while `element` is decided: its name, the model asked
+    /// (when the app has one) and the time so far. Cleared by the next record. Does nothing
+    /// unless the view is interactive.
     pub fn waiting(&self, element: &str) {
         if !self.options.interactive {
             return;
         }
         let mut inner = self.lock();
-        let message = format!("reasoning at {element}…");
-        match &inner.spinner {
-            Some(spinner) => spinner.set_message(message),
-            None => {
-                let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stdout());
-                spinner.set_style(ProgressStyle::default_spinner());
-                spinner.set_message(message);
-                spinner.enable_steady_tick(Duration::from_millis(100));
-                inner.spinner = Some(spinner);
-            }
+        let name = inner.names.node(element).unwrap_or(element).to_owned();
+        let message = match inner.names.model(element) {
+            Some(model) => format!("deciding {name} · asking {model}"),
+            None => format!("deciding {name}"),
+        };
+        self.spin(&mut inner, message);
+    }
+
+    fn spin(&self, inner: &mut Inner, message: String) {
+        if let Some(old) = inner.spinner.take() {
+            old.stop();
         }
+        inner.spinner = Some(Spinner::start(
+            message,
+            self.options.width,
+            self.options.color,
+        ));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -105,16 +180,78 @@ impl Human {
         }
     }
 
+    fn dim(&self, text: &str) -> String {
+        self.paint(&Style::new().dim(), text)
+    }
+
     fn decider(&self, decided_by: Decider) -> String {
-        self.paint(&Style::new().dim(), &format!("[{}]", decided_by.as_str()))
+        self.dim(&format!("[{}]", decided_by.as_str()))
     }
 
+    /// `(12 ms)`, padded to a fixed width so that where a line wraps does not depend on
+    /// how long a step took (the padding is trimmed at a line's end).
     fn took(&self, ms: u64) -> String {
-        self.paint(&Style::new().dim(), &format!("({})", duration(ms)))
+        let text = format!("({})", duration(ms));
+        let pad = " ".repeat(8usize.saturating_sub(text.chars().count()));
+        format!("{}{pad}", self.dim(&text))
     }
 
-    /// The lines for one record (`state` already includes it).
-    fn lines(&self, record: &Record, state: &FlowState) -> Vec<String> {
+    /// An element as a person reads it: its name (its id when it has none), with the id
+    /// dimmed after it in verbose mode.
+    fn element(&self, names: &Names, id: &str) -> String {
+        match names.node(id) {
+            Some(name) if self.options.verbose => format!("{name} {}", self.dim(id)),
+            Some(name) => name.to_owned(),
+            None => id.to_owned(),
+        }
+    }
+
+    /// A flow as `source → target` (by name), its id when its ends are unknown.
+    fn flow(&self, names: &Names, id: &str) -> String {
+        match names.flow(id) {
+            Some((source, target)) => {
+                let text = format!(
+                    "{} → {}",
+                    names.node(source).unwrap_or(source),
+                    names.node(target).unwrap_or(target)
+                );
+                if self.options.verbose {
+                    format!("{text} {}", self.dim(id))
+                } else {
+                    text
+                }
+            }
+            None => id.to_owned(),
+        }
+    }
+
+    /// `parts` (the first one the line's head; the others kept whole, two spaces apart),
+    /// then `reason` (and an error), wrapped at the width.
+    fn with_reason(
+        &self,
+        parts: Vec<String>,
+        reason: Option<&str>,
+        error: Option<&str>,
+    ) -> Vec<String> {
+        let mut parts = parts.into_iter();
+        let head = parts.next().unwrap_or_default();
+        let mut words: Vec<String> = parts.map(|p| format!("{p}  ")).collect();
+        words.extend(
+            reason
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_owned),
+        );
+        if let Some(error) = error.filter(|e| !e.trim().is_empty()) {
+            let red = Style::new().red();
+            words.push(self.paint(&red, "error:"));
+            words.extend(error.split_whitespace().map(|w| self.paint(&red, w)));
+        }
+        wrap(&format!("{head}  "), &words, self.options.width, INDENT)
+    }
+
+    /// The lines for one record (the summary aside).
+    fn lines(&self, record: &Record, names: &Names) -> Vec<String> {
         let mut lines = Vec::new();
         match &record.event {
             Event::RunStarted {
@@ -125,11 +262,20 @@ impl Human {
                 reasoner,
                 ..
             } => {
-                let header =
-                    format!("▶ run {run_id} · app {app} ({process_key}) · engine {engine}");
-                lines.push(self.paint(&Style::new().bold(), &header));
+                let header = [
+                    format!("run {run_id} ·"),
+                    format!("app {app} ({process_key}) ·"),
+                    format!("engine {engine}"),
+                ];
+                let bold = Style::new().bold();
+                lines.extend(
+                    wrap("▶", &header, self.options.width, 2)
+                        .iter()
+                        .map(|l| self.paint(&bold, l)),
+                );
                 if !reasoner.is_empty() {
-                    lines.push(format!("  judgement: {reasoner}"));
+                    let words: Vec<&str> = reasoner.split_whitespace().collect();
+                    lines.extend(wrap("  judgement:", &words, self.options.width, 4));
                 }
             }
             Event::InstanceStarted {
@@ -138,7 +284,7 @@ impl Human {
                 ..
             } => {
                 let line = format!("  instance {instance} of {definition}");
-                lines.push(self.paint(&Style::new().dim(), &line));
+                lines.push(self.dim(&line));
             }
             Event::NodeEntered {
                 node,
@@ -148,10 +294,10 @@ impl Human {
             } if self.options.verbose => {
                 let mut line = format!("    · enter   {node}  {kind}");
                 if let Some(name) = name {
-                    line.push_str(&format!("  \"{}\"", excerpt(name, REASON_CHARS)));
+                    line.push_str(&format!("  \"{}\"", excerpt(name, DETAIL_CHARS)));
                 }
                 line.push_str(&format!("  #{token}"));
-                lines.push(self.paint(&Style::new().dim(), &line));
+                lines.push(self.dim(&line));
             }
             Event::FlowTaken {
                 flow,
@@ -160,11 +306,22 @@ impl Human {
                 token,
             } if self.options.verbose => {
                 let line = format!("    · flow    {flow}  {source} → {target}  #{token}");
-                lines.push(self.paint(&Style::new().dim(), &line));
+                lines.push(self.dim(&line));
             }
-            Event::VariablesSet { source, values } if self.options.verbose => {
-                let line = format!("    · set     {}  ({source})", assignments(values));
-                lines.push(self.paint(&Style::new().dim(), &line));
+            Event::VariablesSet {
+                source,
+                values,
+                taint,
+            } if self.options.verbose => {
+                let untrusted = match taint {
+                    Some(t) => format!("; untrusted: {t}"),
+                    None => String::new(),
+                };
+                let line = format!(
+                    "    · set     {}  ({source}{untrusted})",
+                    assignments(values)
+                );
+                lines.push(self.dim(&line));
             }
             Event::NodeEntered { .. } | Event::FlowTaken { .. } | Event::VariablesSet { .. } => {}
             Event::TaskFinished {
@@ -181,18 +338,49 @@ impl Human {
                     TaskStatus::Skipped => ("skipped", Style::new().yellow()),
                     TaskStatus::Failed => ("failed", Style::new().red()),
                 };
-                let mut parts = vec![
-                    format!("  {} task    {node}", self.paint(&style, "●")),
+                let parts = vec![
+                    format!(
+                        "  {} task    {}",
+                        self.paint(&style, "●"),
+                        self.element(names, node)
+                    ),
                     self.paint(&style, word),
                     self.decider(*decided_by),
+                    self.took(*duration_ms),
                 ];
-                parts.extend(reason_part(reason.as_deref()));
-                if let Some(error) = error.as_deref().filter(|e| !e.trim().is_empty()) {
-                    let text = format!("error: {}", excerpt(error, ERROR_CHARS));
-                    parts.push(self.paint(&Style::new().red(), &text));
+                lines.extend(self.with_reason(parts, reason.as_deref(), error.as_deref()));
+            }
+            Event::EventThrown {
+                kind,
+                code,
+                node,
+                name,
+                caught_by,
+                interrupting,
+                ..
+            } => {
+                let code = code.as_deref().unwrap_or("(no code)");
+                let on = match name {
+                    Some(name) if !self.options.verbose => excerpt(name, DETAIL_CHARS),
+                    _ => self.element(names, node),
+                };
+                let mut line = format!(
+                    "  {} {} {code} on {on}",
+                    self.paint(&Style::new().yellow(), "⚡"),
+                    kind.as_str(),
+                );
+                match caught_by {
+                    Some(boundary) => {
+                        let boundary = self.element(names, boundary);
+                        line.push_str(&format!(" → caught by {boundary}"));
+                        if !interrupting {
+                            line.push_str(" (non-interrupting)");
+                        }
+                    }
+                    None if *kind == ThrownKind::Error => line.push_str(" → not caught"),
+                    None => line.push_str(" → not caught (the run goes on)"),
                 }
-                parts.push(self.took(*duration_ms));
-                lines.push(parts.join("  "));
+                lines.push(line);
             }
             Event::GatewayRouted {
                 node,
@@ -202,19 +390,37 @@ impl Human {
                 duration_ms,
                 ..
             } => {
+                // A flow is shown by where it leads (its own name, when it has none).
                 let taken = if flows.is_empty() {
                     "(none)".to_owned()
                 } else {
-                    flows.join(", ")
+                    flows
+                        .iter()
+                        .map(|f| match names.flow(f) {
+                            Some((_, target)) => {
+                                let name = names.node(target).unwrap_or(target);
+                                if self.options.verbose {
+                                    format!("{name} {}", self.dim(f))
+                                } else {
+                                    name.to_owned()
+                                }
+                            }
+                            None => f.clone(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 };
-                let mut parts = vec![
-                    format!("  {} gateway {node}", self.paint(&Style::new().cyan(), "◆")),
+                let parts = vec![
+                    format!(
+                        "  {} gateway {}",
+                        self.paint(&Style::new().cyan(), "◆"),
+                        self.element(names, node)
+                    ),
                     format!("→ {taken}"),
                     self.decider(*decided_by),
+                    self.took(*duration_ms),
                 ];
-                parts.extend(reason_part(reason.as_deref()));
-                parts.push(self.took(*duration_ms));
-                lines.push(parts.join("  "));
+                lines.extend(self.with_reason(parts, reason.as_deref(), None));
             }
             Event::HookEvaluated {
                 hook,
@@ -232,39 +438,85 @@ impl Human {
             } => {
                 let mut applied = action.as_str().to_owned();
                 if let Some((a, b)) = swap {
-                    applied.push_str(&format!(" {a}↔{b}"));
+                    applied.push_str(&format!(
+                        " {} ↔ {}",
+                        self.element(names, a),
+                        self.element(names, b)
+                    ));
                 } else if let Some(added) = added {
-                    applied.push_str(&format!(" +{added}"));
+                    applied.push_str(&format!(" +{}", self.element(names, added)));
                 } else if let Some(target) = target {
-                    applied.push_str(&format!(" {target}"));
+                    applied.push_str(&format!(" {}", self.element(names, target)));
                 }
                 let style = hook_style(*action, denied.is_some() || rejected.is_some());
-                let mut parts = vec![
+                // The flow by its ends; the hook's own id when it says more than its flow
+                // (with -v, or when the flow's ends are unknown).
+                let on = match names.flow(flow) {
+                    Some(_) if self.options.verbose && hook != flow => {
+                        format!("{} {}", self.flow(names, flow), self.dim(hook))
+                    }
+                    Some(_) => self.flow(names, flow),
+                    None if hook != flow => format!("{hook} on {flow}"),
+                    None => flow.clone(),
+                };
+                let parts = vec![
                     format!(
-                        "  {} hook    {hook} on {flow}: {}",
+                        "  {} hook    {on}: {}",
                         self.paint(&style, "⚑"),
                         self.paint(&style, &applied)
                     ),
                     self.decider(*decided_by),
                 ];
-                parts.extend(reason_part(reason.as_deref()));
-                lines.push(parts.join("  "));
+                lines.extend(self.with_reason(parts, reason.as_deref(), None));
                 let audit = Style::new().yellow();
                 if let Some(denied) = denied {
-                    let text = format!("    denied: {denied} (not permitted)");
+                    // Denied for want of a person's confirmation: name the untrusted
+                    // variables and where each came from.
+                    const UNTRUSTED: &str = "context held untrusted data: ";
+                    let why = reason
+                        .as_deref()
+                        .and_then(|r| r.split_once(UNTRUSTED))
+                        .map(|(_, names)| names);
+                    let text = match why {
+                        Some(names) => format!(
+                            "    denied: {denied} (untrusted data: {})",
+                            excerpt(names, DETAIL_CHARS)
+                        ),
+                        None => format!("    denied: {denied} (not permitted)"),
+                    };
                     lines.push(self.paint(&audit, &text));
                 }
                 if let Some(rejected) = rejected {
-                    let text = format!("    rejected: {}", excerpt(rejected, ERROR_CHARS));
-                    lines.push(self.paint(&audit, &text));
+                    let words: Vec<String> = rejected
+                        .split_whitespace()
+                        .map(|w| self.paint(&audit, w))
+                        .collect();
+                    lines.extend(wrap(
+                        &self.paint(&audit, "    rejected:"),
+                        &words,
+                        self.options.width,
+                        INDENT,
+                    ));
                 }
                 if !state_updates.is_empty() {
-                    lines.push(format!("    state: {}", assignments(state_updates)));
+                    let text = assignments(state_updates);
+                    let words: Vec<&str> = text.split_whitespace().collect();
+                    lines.extend(wrap("    state:", &words, self.options.width, INDENT));
                 }
             }
             Event::ModelCalled { node, call, .. } => {
+                // A hook's calls name its flow (`source → target`).
+                let at = match (names.node(node), names.flow(node)) {
+                    (Some(name), _) => name.to_owned(),
+                    (None, Some((source, target))) => format!(
+                        "{} → {}",
+                        names.node(source).unwrap_or(source),
+                        names.node(target).unwrap_or(target)
+                    ),
+                    (None, None) => node.clone(),
+                };
                 let mut text = format!(
-                    "    · model   {node}  {} #{}  {}",
+                    "    · model   {at}  {} #{}  {}",
                     call.model,
                     call.attempt,
                     call.outcome.as_str()
@@ -276,7 +528,7 @@ impl Human {
                     text.push_str(&format!("  {} requests", call.http_attempts));
                 }
                 if let Some(detail) = call.detail.as_deref() {
-                    text.push_str(&format!("  {}", excerpt(detail, ERROR_CHARS)));
+                    text.push_str(&format!("  {}", excerpt(detail, DETAIL_CHARS)));
                 }
                 text.push_str(&format!("  ({})", duration(call.latency_ms)));
                 let style = match call.outcome {
@@ -286,8 +538,13 @@ impl Human {
                 lines.push(self.paint(&style, &text));
             }
             Event::TopologyChanged { detail, .. } => {
-                let text = format!("    topology: {detail}");
-                lines.push(self.paint(&Style::new().magenta(), &text));
+                let words: Vec<&str> = detail.split_whitespace().collect();
+                let magenta = Style::new().magenta();
+                lines.extend(
+                    wrap("    topology:", &words, self.options.width, INDENT)
+                        .iter()
+                        .map(|l| self.paint(&magenta, l)),
+                );
             }
             Event::QuestionParked { question } => {
                 let what = question
@@ -314,7 +571,7 @@ impl Human {
                     .map_or_else(String::new, |b| format!(" by {b}"));
                 let text = format!(
                     "  ✎ answer  {key}{who}: {}  [{}]",
-                    excerpt(&answer.to_string(), ERROR_CHARS),
+                    excerpt(&answer.to_string(), DETAIL_CHARS),
                     decided_by.as_str()
                 );
                 lines.push(self.paint(&Style::new().magenta(), &text));
@@ -324,11 +581,15 @@ impl Human {
                 lines.push(self.paint(&Style::new().magenta(), &text));
             }
             Event::TimerScheduled { node, due_ms, .. } => {
-                let text = format!("  ⏲ timer   {node} due {}", crate::view::utc_time(*due_ms));
+                let text = format!(
+                    "  ⏲ timer   {} due {}",
+                    self.element(names, node),
+                    crate::view::utc_time(*due_ms)
+                );
                 lines.push(self.paint(&Style::new().cyan(), &text));
             }
             Event::TimerFired { node, .. } => {
-                let text = format!("  ⏲ timer   {node} fired");
+                let text = format!("  ⏲ timer   {} fired", self.element(names, node));
                 lines.push(self.paint(&Style::new().cyan(), &text));
             }
             Event::RunResumed { from_seq, repaired } => {
@@ -338,14 +599,13 @@ impl Human {
                 }
                 lines.push(self.paint(&Style::new().cyan(), &text));
             }
-            Event::RunWaiting { .. } => lines.extend(self.summary(state)),
-            Event::RunFinished { .. } => lines.extend(self.summary(state)),
+            Event::RunWaiting { .. } | Event::RunFinished { .. } => {}
         }
         lines
     }
 
-    /// The closing block: outcome, path, variables.
-    fn summary(&self, state: &FlowState) -> Vec<String> {
+    /// The closing block: outcome, path, duration, who decided, variables.
+    fn summary(&self, state: &FlowState, inner: &Inner) -> Vec<String> {
         let message = state.message.as_deref().filter(|m| !m.trim().is_empty());
         let (text, style) = match state.status {
             Some(RunStatus::Completed) => ("✔ completed".to_owned(), Style::new().green()),
@@ -376,12 +636,34 @@ impl Human {
                 Style::new().red(),
             ),
         };
-        let path = path_text(&state.execution_path);
-        let mut lines = vec![
-            String::new(),
-            self.paint(&style.bold(), &text),
-            format!("  path: {path}"),
-        ];
+        let width = self.options.width;
+        let mut lines = vec![String::new()];
+        let head_words: Vec<&str> = text.split_whitespace().collect();
+        lines.extend(
+            wrap("", &head_words, width, 2)
+                .into_iter()
+                .map(|l| self.paint(&style.clone().bold(), &l)),
+        );
+        lines.extend(path_lines(&state.execution_path, &inner.names, width));
+        if let Some(first) = inner.first_ms {
+            lines.push(format!(
+                "  duration: {}",
+                duration(inner.last_ms.saturating_sub(first))
+            ));
+        }
+        if !inner.deciders.is_empty() {
+            let total: usize = inner.deciders.values().sum();
+            let parts: Vec<String> = decider_order()
+                .iter()
+                .filter_map(|d| {
+                    inner
+                        .deciders
+                        .get(d.as_str())
+                        .map(|n| format!("{n} {}", d.as_str()))
+                })
+                .collect();
+            lines.push(format!("  decisions: {total} ({})", parts.join(", ")));
+        }
         let usage = &state.model_usage;
         if !usage.is_empty() {
             let mut text = format!(
@@ -396,8 +678,47 @@ impl Human {
             }
             lines.push(text);
         }
-        lines.extend(variable_lines(&state.process_variables));
+        lines.extend(variable_lines(
+            &state.process_variables,
+            state.untrusted.as_ref(),
+        ));
         lines
+    }
+}
+
+/// The order deciders are counted in the summary: judgement first (model, person,
+/// scripted, rules), then what decided by itself.
+fn decider_order() -> [Decider; 10] {
+    [
+        Decider::Model,
+        Decider::Human,
+        Decider::Scripted,
+        Decider::Rule,
+        Decider::Fallback,
+        Decider::Timeout,
+        Decider::Condition,
+        Decider::Default,
+        Decider::Static,
+        Decider::None,
+    ]
+}
+
+impl Inner {
+    /// Fold `record` into what the summary needs.
+    fn note(&mut self, record: &Record) {
+        self.state.apply(record);
+        self.names.learn(record);
+        self.first_ms.get_or_insert(record.at_ms);
+        self.last_ms = self.last_ms.max(record.at_ms);
+        let decided = match &record.event {
+            Event::TaskFinished { decided_by, .. }
+            | Event::GatewayRouted { decided_by, .. }
+            | Event::HookEvaluated { decided_by, .. } => Some(*decided_by),
+            _ => None,
+        };
+        if let Some(d) = decided {
+            *self.deciders.entry(d.as_str()).or_default() += 1;
+        }
     }
 }
 
@@ -405,17 +726,26 @@ impl View for Human {
     fn record(&self, record: &Record) {
         let mut inner = self.lock();
         if let Some(spinner) = inner.spinner.take() {
-            spinner.finish_and_clear();
+            spinner.stop();
         }
-        inner.state.apply(record);
-        let lines = self.lines(record, &inner.state);
-        if matches!(
+        inner.note(record);
+        let mut lines = self.lines(record, &inner.names);
+        let over = matches!(
             record.event,
             Event::RunFinished { .. } | Event::RunWaiting { .. }
-        ) {
+        );
+        if over {
             inner.summarized = true;
+            lines.extend(self.summary(&inner.state, &inner));
         }
         write_lines(&mut inner.out, &lines);
+        // On a remote engine, what follows is its next step: show that it is awaited.
+        if !over
+            && self.options.interactive
+            && let Some(engine) = inner.remote.clone()
+        {
+            self.spin(&mut inner, format!("waiting for the {engine} engine"));
+        }
     }
 
     fn waiting(&self, element: &str) {
@@ -425,7 +755,7 @@ impl View for Human {
     fn resumed(&self, records: &[Record]) {
         let mut inner = self.lock();
         for r in records {
-            inner.state.apply(r);
+            inner.note(r);
         }
     }
 
@@ -433,11 +763,11 @@ impl View for Human {
     fn finish(&self, state: &FlowState) {
         let mut inner = self.lock();
         if let Some(spinner) = inner.spinner.take() {
-            spinner.finish_and_clear();
+            spinner.stop();
         }
         if !inner.summarized {
             inner.summarized = true;
-            let lines = self.summary(state);
+            let lines = self.summary(state, &inner);
             write_lines(&mut inner.out, &lines);
         }
     }
@@ -451,12 +781,6 @@ fn write_lines(out: &mut Box<dyn Write + Send>, lines: &[String]) {
     text.push('\n');
     // A closed pipe must not stop the run: the journal is the record, this is a view.
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-}
-
-fn reason_part(reason: Option<&str>) -> Option<String> {
-    reason
-        .map(|r| excerpt(r, REASON_CHARS))
-        .filter(|r| !r.is_empty())
 }
 
 fn with_message(head: &str, message: Option<&str>) -> String {
@@ -478,7 +802,8 @@ fn hook_style(action: HookAction, refused: bool) -> Style {
     }
 }
 
-fn variable_lines(variables: &Map<String, Value>) -> Vec<String> {
+/// The variables, each untrusted one marked with where it came from.
+fn variable_lines(variables: &Map<String, Value>, untrusted: Option<&Untrusted>) -> Vec<String> {
     if variables.is_empty() {
         return vec!["  variables: (none)".to_owned()];
     }
@@ -488,37 +813,58 @@ fn variable_lines(variables: &Map<String, Value>) -> Vec<String> {
     lines.extend(
         sorted
             .into_iter()
-            .map(|(name, v)| format!("    {name} = {}", value(v))),
+            .map(|(name, v)| match untrusted.and_then(|u| u.get(name)) {
+                Some(taint) => format!("    {name} = {}  [untrusted: {taint}]", value(v)),
+                None => format!("    {name} = {}", value(v)),
+            }),
     );
     lines
 }
 
-/// The path, with the middle of a long one (a loop) elided.
-fn path_text(path: &[String]) -> String {
+/// `  path: A → B → …`, by name, wrapped at `width`.
+fn path_lines(path: &[String], names: &Names, width: usize) -> Vec<String> {
+    let named: Vec<String> = path
+        .iter()
+        .map(|id| names.node(id).unwrap_or(id).to_owned())
+        .collect();
+    let items = path_items(&named);
+    wrap("  path:", &items, width, 8)
+}
+
+/// The path's steps joined by arrows (`A →`, `B →`, `C`), with the middle of a long one (a
+/// loop) elided; one item per step, so that a wrap never splits a name from its arrow.
+fn path_items(path: &[String]) -> Vec<String> {
     const SHOWN: usize = 12;
-    match path.len() {
-        0 => "(none)".to_owned(),
-        n if n <= 2 * SHOWN + 1 => path.join(" → "),
-        n => format!(
-            "{} → … {} more … → {}",
-            path[..SHOWN].join(" → "),
-            n - 2 * SHOWN,
-            path[n - SHOWN..].join(" → ")
-        ),
-    }
+    let shown: Vec<String> = match path.len() {
+        0 => return vec!["(none)".to_owned()],
+        n if n <= 2 * SHOWN + 1 => path.to_vec(),
+        n => path[..SHOWN]
+            .iter()
+            .cloned()
+            .chain([format!("… {} more …", n - 2 * SHOWN)])
+            .chain(path[n - SHOWN..].iter().cloned())
+            .collect(),
+    };
+    let last = shown.len() - 1;
+    shown
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| if i < last { format!("{s} →") } else { s })
+        .collect()
 }
 
 #[cfg(test)]
 mod path_tests {
-    use super::path_text;
+    use super::path_items;
 
     #[test]
     fn long_paths_keep_their_ends_and_count_the_middle() {
         let path: Vec<String> = (0..40).map(|i| format!("n{i}")).collect();
-        let text = path_text(&path);
+        let text = path_items(&path).join(" ");
         assert!(text.starts_with("n0 → n1"), "{text}");
         assert!(text.contains("… 16 more …"), "{text}");
         assert!(text.ends_with("n38 → n39"), "{text}");
-        assert_eq!(path_text(&path[..3]), "n0 → n1 → n2");
+        assert_eq!(path_items(&path[..3]).join(" "), "n0 → n1 → n2");
+        assert_eq!(path_items(&[]), vec!["(none)"]);
     }
 }

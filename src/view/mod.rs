@@ -5,6 +5,8 @@
 
 pub mod human;
 pub mod json;
+pub mod names;
+pub mod spinner;
 
 use std::sync::Arc;
 
@@ -14,6 +16,7 @@ use crate::journal::{FlowState, Record};
 
 pub use human::{Human, HumanOptions};
 pub use json::JsonLines;
+pub use names::Names;
 
 /// Something that shows a run as it happens.
 pub trait View: Send + Sync {
@@ -48,6 +51,42 @@ pub fn excerpt(text: &str, max: usize) -> String {
     cut.truncate(cut.trim_end().len());
     cut.push('…');
     cut
+}
+
+/// `head` followed by `words` (joined by one space), wrapped at `width` columns: each
+/// continuation line starts with `indent` spaces. Widths ignore ANSI styling; a word longer
+/// than a line keeps a line of its own, whole (nothing is ever cut). A word ending with a
+/// space is followed by no other (`"done "` then `"[x]"` reads `done  [x]`); lines never end
+/// with spaces.
+pub fn wrap<S: AsRef<str>>(head: &str, words: &[S], width: usize, indent: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = head.to_owned();
+    let mut used = console::measure_text_width(head);
+    let mut fresh = head.trim().is_empty();
+    for word in words {
+        let word = word.as_ref();
+        if word.is_empty() {
+            continue;
+        }
+        let w = console::measure_text_width(word);
+        let gap = usize::from(!fresh && !line.ends_with(' '));
+        if !fresh && used + gap + w > width {
+            lines.push(std::mem::take(&mut line));
+            line = " ".repeat(indent);
+            used = indent;
+        } else if gap == 1 {
+            line.push(' ');
+            used += 1;
+        }
+        line.push_str(word);
+        used += w;
+        fresh = false;
+    }
+    lines.push(line);
+    for line in &mut lines {
+        line.truncate(line.trim_end().len());
+    }
+    lines
 }
 
 /// `12 ms`, `1.3 s`, `2 min 05 s`.
@@ -101,6 +140,28 @@ mod tests {
         assert_eq!(excerpt("abcdefg", 6), "abcde…");
         assert_eq!(excerpt("abcd efg", 6), "abcd…");
         assert_eq!(excerpt("ééééééé", 4).chars().count(), 4);
+    }
+
+    #[test]
+    fn wrapping_keeps_every_word_and_the_width() {
+        let words: Vec<&str> = "the applicant's score is above the threshold so the loan goes on"
+            .split_whitespace()
+            .collect();
+        let lines = wrap("  head  ", &words, 30, 4);
+        assert!(lines.iter().all(|l| l.chars().count() <= 30), "{lines:?}");
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| l.starts_with("    ") && !l.starts_with("     "))
+        );
+        let joined: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+        assert_eq!(joined[1..], words[..]);
+        // A styled head counts its visible width only; an over-long word is kept whole.
+        let lines = wrap("\x1b[1mab\x1b[0m", &["c".repeat(40)], 20, 2);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines[1], format!("  {}", "c".repeat(40)));
+        assert_eq!(wrap("ab", &["cd"], 80, 2), vec!["ab cd"]);
+        assert_eq!(wrap("ab ", &["cd"], 80, 2), vec!["ab cd"]);
     }
 
     #[test]

@@ -17,6 +17,8 @@ const TASK_KEYS: &[&str] = &[
     "on_failure",
     "deadline",
     "on_timeout",
+    "raises",
+    "untrusted_outputs",
 ];
 const AGENT_KEYS: &[&str] = &[
     "name",
@@ -87,8 +89,24 @@ impl Cx<'_> {
             .get("output_mapping")
             .map(|n| self.string_map(n, &format!("`output_mapping` of {what}")))
             .unwrap_or_default();
+        let raises = f
+            .get("raises")
+            .map(|n| self.string_list(n, &format!("`raises` of {what}")))
+            .unwrap_or_default();
+        for code in &raises {
+            if !crate::vocab::error_code::is_valid(&code.value) {
+                self.error(
+                    "config::type",
+                    code.span,
+                    format!("`{}` is not a BPMN error code", code.value),
+                    "an error code",
+                    Some("use letters, digits, `_`, `-`, `.` and `:` (e.g. PAYMENT_FAILED)".into()),
+                );
+            }
+        }
         Some(TaskConfig {
             tool: self.opt_string(&f, "tool", &what),
+            raises,
             id,
             mode,
             mode_written,
@@ -100,6 +118,9 @@ impl Cx<'_> {
             llm: f.get("llm").map(|n| self.element_llm(n, &what)),
             on_failure: self.on_failure(&f, &what, &[OnFailure::Fail]),
             deadline: self.deadline(&f, &what),
+            untrusted_outputs: self
+                .opt_bool(&f, "untrusted_outputs", &what)
+                .is_some_and(|b| b.value),
             span: node.span,
         })
     }

@@ -270,6 +270,9 @@ async fn call_engine(
         run_id: request.run_id.clone(),
         // Every variable the run starts with (the config's defaults included).
         variables: request.variables.clone(),
+        // Provenance for an engine that records it and sends it back in its contexts
+        // (one that does not: the harness over-approximates).
+        untrusted: request.untrusted.clone(),
         bridge: Some(BridgeEndpoint {
             url: callbacks.http.url(),
             token: Some(callbacks.token.expose().to_string()),

@@ -217,8 +217,10 @@ impl Witness {
                         decided_by,
                         reason,
                         error: None,
+                        error_code: None,
                         duration_ms: 0,
                         digest: None,
+                        taint: None,
                     },
                 );
             }
@@ -322,6 +324,7 @@ impl Witness {
             events.push(Event::VariablesSet {
                 source: format!("hook {hook}"),
                 values: updates.clone(),
+                taint: decision.taint.clone(),
             });
         }
         if let Plan::SkipNode(node) = &plan {
@@ -449,8 +452,10 @@ impl ControlPoints for Witness {
                         decided_by: outcome.decided_by,
                         reason: outcome.reason.clone(),
                         error: outcome.error.clone(),
+                        error_code: outcome.error_code.clone(),
                         duration_ms: elapsed_ms(started),
                         digest: outcome.digest.clone(),
+                        taint: outcome.taint.clone(),
                     }]
                 }),
                 Err(e) => self.end(&task_id, &e.calls, |_| Vec::new()),

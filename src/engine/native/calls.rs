@@ -8,6 +8,7 @@ use serde_json::Map;
 
 use super::replay::Asked;
 use super::run::Run;
+use super::throws::Throw;
 use super::tokens::{At, TokenId};
 use crate::bpmn::GatewayKind;
 use crate::bridge::{ControlPointError, FlowOption, GatewayDecision, HookDecision, TaskOutcome};
@@ -15,7 +16,8 @@ use crate::engine::EngineError;
 use crate::engine::check_choice;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
-use crate::vocab::{Decider, ModelCall, TaskStatus};
+use crate::journal::event::ThrownKind;
+use crate::vocab::{Decider, ModelCall, TaskStatus, error_code};
 
 /// The answer to one control-point call.
 pub(super) enum Answer {
@@ -221,8 +223,17 @@ impl Run {
             decided_by: Decider::None,
             reason: None,
             error: Some(e.message),
+            error_code: Some(error_code::UNANSWERED.to_string()),
             calls: Vec::new(),
             digest: None,
+            taint: None,
+        });
+        // A failed task raises a BPMN error: the code it names, else the generic one.
+        let code = (outcome.status == TaskStatus::Failed).then(|| {
+            outcome
+                .error_code
+                .clone()
+                .unwrap_or_else(|| error_code::TASK_FAILED.to_string())
         });
         self.emit(Event::TaskFinished {
             node: node.to_string(),
@@ -232,16 +243,23 @@ impl Run {
             decided_by: outcome.decided_by,
             reason: outcome.reason,
             error: outcome.error.clone(),
+            error_code: code.clone(),
             duration_ms,
             digest: outcome.digest,
             key: Some(key),
+            taint: outcome.taint.clone(),
         })?;
-        if outcome.status == TaskStatus::Failed {
-            let error = outcome.error.unwrap_or_else(|| "no reason given".into());
-            self.fail(format!("task `{node}` failed: {error}"));
-            return Ok(());
+        if let Some(code) = code {
+            let throw = Throw {
+                kind: ThrownKind::Error,
+                code: Some(code),
+                node: node.to_string(),
+                message: Some(outcome.error.unwrap_or_else(|| "no reason given".into())),
+                from_task: true,
+            };
+            return self.throw(token, throw);
         }
-        self.merge_variables(outcome.variables);
+        self.merge_variables(outcome.variables, outcome.taint.as_ref());
         self.leave(token, node)
     }
 

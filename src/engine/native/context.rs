@@ -26,6 +26,7 @@ impl Run {
             element_id: element_id.to_string(),
             element_name,
             variables: self.variables.clone(),
+            untrusted: self.untrusted.clone(),
             history: self.path.clone(),
             model,
             ..ControlPointContext::default()

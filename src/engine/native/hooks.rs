@@ -111,8 +111,9 @@ impl Run {
             self.emit(Event::VariablesSet {
                 source: format!("hook {hook}"),
                 values: updates.clone(),
+                taint: decision.taint.clone(),
             })?;
-            self.merge_variables(updates);
+            self.merge_variables(updates, decision.taint.as_ref());
         }
         if let Some(detail) = plan.change(&self.topology, &live) {
             self.emit(Event::TopologyChanged {

@@ -29,7 +29,8 @@
 //!   (or skipped by the harness): its variables are merged into the process variables,
 //!   `TaskFinished`, and the token leaves on every outgoing flow (one: a sequence;
 //!   several: an implicit parallel split; none: the token ends). Failed, or the call
-//!   errs: `TaskFinished` with status `failed`, and the run fails naming the task.
+//!   errs: `TaskFinished` with status `failed` and its error code, and the task raises
+//!   that BPMN error (see **Errors and escalations**).
 //! - **Exclusive, inclusive, event-based (and complex) gateways** with two or more
 //!   outgoing flows ask `route_gateway`, offering the outgoing flows (condition: the BPMN
 //!   flow's non-empty condition body; `is_default` from the gateway's default flow). The
@@ -54,15 +55,22 @@
 //!   inside, the sub-process completes and its token leaves on its outgoing flows.
 //! - **Timers** (intermediate catch and boundary, interrupting or not) wait
 //!   ([`timers`]). A **link throw** event continues at the link catch event of the same
-//!   name in the same scope (no such catch: the run fails). Other throw events (message,
-//!   signal, escalation) pass the token on: nothing in a run catches them yet.
+//!   name in the same scope (no such catch: the run fails). An **escalation** throw event
+//!   throws its escalation ([`throws`]) and goes on. Other throw events (message,
+//!   signal) pass the token on: nothing in a run catches them yet.
 //! - **End event**: the token ends. A **terminate** end event at process level ends the
 //!   run `Terminated` ("terminate end event <id>") and discards every token; inside a
 //!   sub-process it ends only that instance's tokens, and the sub-process completes. An
-//!   **error** end event fails the run (nothing catches a BPMN error yet).
+//!   **error** or **escalation** end event throws its error or escalation ([`throws`]).
+//! - **Errors and escalations** ([`throws`]): a failed task raises a BPMN error (the code
+//!   its answer names, else why it failed); the innermost error boundary event that
+//!   catches the code (or catches all) takes the token to its path and cancels its
+//!   activity; nothing catching it, the run fails naming the code. Escalations are caught
+//!   likewise, non-interrupting boundaries starting a token while the activity goes on;
+//!   an uncaught escalation passes.
 //! - **Unsupported** elements ([`crate::engine::support`]: multi-instance and loop
 //!   activities, event and ad-hoc sub-processes, message, signal and conditional catch
-//!   events, receive tasks, non-timer boundary events, call activities that name a
+//!   events, receive tasks, message, signal and conditional boundary events, call activities that name a
 //!   process, compensation): a process holding one fails at once, before any node is
 //!   entered (`validate` and `start` refuse such processes).
 //!
@@ -134,6 +142,7 @@ mod joins;
 mod nodes;
 pub(crate) mod replay;
 mod run;
+mod throws;
 mod timers;
 mod tokens;
 

@@ -11,6 +11,7 @@ use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, SubProcessKind};
 use crate::engine::EngineError;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
+use crate::journal::event::ThrownKind;
 use crate::vocab::{Decider, TaskStatus};
 
 impl Run {
@@ -128,13 +129,15 @@ impl Run {
                 self.terminate_end(token, &live);
                 Ok(())
             }
-            // Nothing catches a BPMN error on this engine yet (error boundaries and event
-            // sub-processes are refused), so an error end event fails the run.
+            // Errors and escalations go to the boundary event that catches them.
             NodeKind::EndEvent { definitions } if definitions.contains(&EventDefinition::Error) => {
-                self.fail(format!(
-                    "error end event `{node}` raised a BPMN error that nothing catches"
-                ));
-                Ok(())
+                self.throw_event(token, &live, ThrownKind::Error)
+            }
+            NodeKind::EndEvent { definitions }
+            | NodeKind::IntermediateThrowEvent { definitions }
+                if definitions.contains(&EventDefinition::Escalation) =>
+            {
+                self.throw_event(token, &live, ThrownKind::Escalation)
             }
             NodeKind::EndEvent { .. } => {
                 self.end_token(token);
@@ -177,9 +180,11 @@ impl Run {
             decided_by,
             reason,
             error: None,
+            error_code: None,
             duration_ms: 0,
             digest: None,
             key: None,
+            taint: None,
         })?;
         self.leave(token, node)
     }

@@ -53,7 +53,9 @@ pub(crate) fn recall(record: &Event) -> Option<Recalled> {
             decided_by,
             reason,
             error,
+            error_code,
             digest,
+            taint,
             ..
         } => Recalled::Task(TaskOutcome {
             status,
@@ -62,8 +64,10 @@ pub(crate) fn recall(record: &Event) -> Option<Recalled> {
             decided_by,
             reason,
             error,
+            error_code,
             calls: Vec::new(),
             digest,
+            taint,
         }),
         Event::GatewayRouted {
             flows,
@@ -255,7 +259,8 @@ fn brief(event: &Event) -> String {
         | Event::TaskFinished { node, .. }
         | Event::GatewayRouted { node, .. }
         | Event::TimerScheduled { node, .. }
-        | Event::TimerFired { node, .. } => node.clone(),
+        | Event::TimerFired { node, .. }
+        | Event::EventThrown { node, .. } => node.clone(),
         Event::FlowTaken { flow, .. } => flow.clone(),
         Event::HookEvaluated { hook, flow, .. } => format!("{hook} on {flow}"),
         Event::VariablesSet { source, .. } => source.clone(),

@@ -22,7 +22,7 @@ use super::joins::JoinState;
 use super::replay::{Asked, Replay};
 use super::tokens::{At, ROOT, ScopeId, TokenId, Tokens};
 use crate::app::EngineKind;
-use crate::bridge::{ControlPoints, NewTask};
+use crate::bridge::{ControlPoints, NewTask, Taint, Untrusted, record_provenance};
 use crate::engine::support;
 use crate::engine::topology::Topology;
 use crate::engine::{DEFAULT_STEP_BUDGET, EngineError, RunOutcome, RunRequest};
@@ -98,6 +98,10 @@ pub(super) struct Run {
     /// The process variables, shared with the contexts of the calls in flight (changed
     /// through [`Run::merge_variables`], which copies them only while a call holds them).
     pub variables: Arc<Map<String, Value>>,
+    /// Provenance: the untrusted variables and where each came from, shared likewise
+    /// (`None`: unknown, for a run journalled before provenance was recorded). Recorded
+    /// from the request and the answers' taints, never judged here.
+    pub untrusted: Option<Arc<Untrusted>>,
     /// Node entries, in order; shared likewise.
     pub path: Arc<Vec<String>>,
     /// The nodes entered so far, as a set and in order of first entry.
@@ -180,6 +184,7 @@ impl Run {
         Run {
             topology: Topology::from_process(&request.process),
             variables: Arc::new(request.variables.clone()),
+            untrusted: request.untrusted.clone().map(Arc::new),
             request,
             budget,
             model_restored: control_points.restores_unchanged_model(),
@@ -248,6 +253,7 @@ impl Run {
                 engine: "native".into(),
                 reasoner: String::new(),
                 variables: Map::clone(&self.variables),
+                untrusted: self.request.untrusted.clone(),
                 launch: None,
                 app_digest: None,
             })?;
@@ -487,11 +493,19 @@ impl Run {
         }
     }
 
-    /// Merge `values` into the process variables.
-    pub fn merge_variables(&mut self, values: Map<String, Value>) {
-        if !values.is_empty() {
-            Arc::make_mut(&mut self.variables).extend(values);
+    /// Merge `values` into the process variables, recording their provenance: untrusted
+    /// with `taint`, else trusted.
+    pub fn merge_variables(&mut self, values: Map<String, Value>, taint: Option<&Taint>) {
+        if values.is_empty() {
+            return;
         }
+        if let Some(untrusted) = &mut self.untrusted {
+            // Copied only when the record changes (contexts in flight share it).
+            if values.keys().any(|name| untrusted.get(name) != taint) {
+                record_provenance(Arc::make_mut(untrusted), values.keys(), taint);
+            }
+        }
+        Arc::make_mut(&mut self.variables).extend(values);
     }
 
     /// Append an event to the journal; an event that cannot be written stops the run.

@@ -178,7 +178,8 @@ impl Run {
         };
         let scope = self.tokens.scope_of(token);
         if *cancel_activity {
-            self.cancel_activity(token, attached_to)?;
+            let why = format!("activity `{attached_to}` was interrupted by a timer");
+            self.cancel_activity(token, attached_to, &why)?;
         }
         let path = self.tokens.add(scope, At::Node(node.to_string()));
         self.ready.push_back(super::run::Step::Enter {
@@ -188,10 +189,15 @@ impl Run {
         Ok(())
     }
 
-    /// An interrupting boundary event fired: the activity's token (and, for a
+    /// An interrupting boundary event fired (a timer, an error, an escalation): the activity's token (and, for a
     /// sub-process, every token inside it) is gone, its calls abandoned and its open
     /// questions withdrawn.
-    fn cancel_activity(&mut self, token: TokenId, activity: &str) -> Result<(), EngineError> {
+    pub(super) fn cancel_activity(
+        &mut self,
+        token: TokenId,
+        activity: &str,
+        why: &str,
+    ) -> Result<(), EngineError> {
         self.cancel_boundary_timers(token, activity);
         if let Some(scope) = self.tokens.scope_owned_by(token) {
             let scopes = self.tokens.nested(scope);
@@ -226,7 +232,7 @@ impl Run {
             self.prior_open.remove(&key);
             self.emit(Event::QuestionWithdrawn {
                 key,
-                reason: format!("activity `{activity}` was interrupted by a timer"),
+                reason: why.to_string(),
             })?;
         }
         self.timers.retain(|_, t| self.tokens.contains(t.token));

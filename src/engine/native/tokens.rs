@@ -122,6 +122,11 @@ impl Tokens {
         self.last_scope
     }
 
+    /// A running sub-process instance.
+    pub fn scope(&self, scope: ScopeId) -> Option<&Scope> {
+        self.scopes.get(&scope)
+    }
+
     /// The running sub-process instance whose node `token` waits at, if any.
     pub fn scope_owned_by(&self, token: TokenId) -> Option<ScopeId> {
         self.scopes

@@ -285,9 +285,24 @@ pub fn task_schema(req: &TaskRequest) -> AnswerSchema {
     let mut properties = Map::new();
     properties.insert("reason".into(), reason_property());
     properties.insert("outputs".into(), outputs);
+    if !req.raises.is_empty() {
+        properties.insert(
+            "error".into(),
+            json!({
+                "type": "string",
+                "enum": req.raises,
+                "description": "Only when the task cannot be done as the policy says: the BPMN \
+                    error to raise instead of answering outputs (leave `outputs` out then).",
+            }),
+        );
+    }
+    let mut schema = closed_object(properties);
+    if !req.raises.is_empty() {
+        schema["required"] = json!(["reason"]);
+    }
     AnswerSchema {
         name: "task_outputs".into(),
-        schema: closed_object(properties),
+        schema,
         strict: false,
     }
 }
@@ -720,11 +735,37 @@ fn state_updates_of(req: &HookRequest, obj: &Object) -> Result<Variables, String
 pub fn parse_task(req: &TaskRequest, text: &str) -> Result<TaskAnswer, String> {
     let obj = reply_object(text)?;
     let reason = text_of(&obj, "reason")?;
+    if let Some(error) = obj.get("error").filter(|v| !v.is_null()) {
+        // Only the codes the task's `raises` offers; a model offered none raises none.
+        let offered: Vec<&str> = req.raises.iter().map(String::as_str).collect();
+        let code = error.as_str().filter(|c| offered.contains(c));
+        let Some(code) = code else {
+            return Err(if offered.is_empty() {
+                "`error` is not an answer here: answer `outputs`".to_string()
+            } else {
+                format!(
+                    "`error` must be one of {}; got {}",
+                    one_of(&offered),
+                    quoted(error)
+                )
+            });
+        };
+        return Ok(TaskAnswer {
+            outputs: Variables::new(),
+            reason,
+            decided_by: Decider::Model,
+            raised: Some(crate::vocab::RaisedError {
+                code: code.to_string(),
+                message: None,
+            }),
+        });
+    }
     let outputs = outputs_of(req, &obj)?;
     Ok(TaskAnswer {
         outputs,
         reason,
         decided_by: Decider::Model,
+        raised: None,
     })
 }
 
@@ -844,6 +885,7 @@ mod tests {
 
     fn task(outputs: &[&str]) -> TaskRequest {
         TaskRequest {
+            raises: Vec::new(),
             task_id: "T".into(),
             name: None,
             agent: None,
@@ -1105,6 +1147,41 @@ mod tests {
                 .get("required")
                 .is_none()
         );
+    }
+
+    /// A task whose `raises` lists codes offers them (only them) as `error`; a model
+    /// offered none may not raise one.
+    #[test]
+    fn a_model_raises_only_the_codes_its_task_offers() {
+        let mut req = task(&["receipt"]);
+        assert!(
+            task_schema(&req).schema["properties"]
+                .get("error")
+                .is_none()
+        );
+        let refused = parse_task(&req, r#"{"reason": "declined", "error": "PAYMENT_FAILED"}"#);
+        assert!(refused.unwrap_err().contains("not an answer here"));
+
+        req.raises = vec!["PAYMENT_FAILED".into(), "FRAUD".into()];
+        let s = task_schema(&req);
+        assert_eq!(
+            s.schema["properties"]["error"]["enum"],
+            json!(["PAYMENT_FAILED", "FRAUD"])
+        );
+        assert_eq!(s.schema["required"], json!(["reason"]));
+        let a = parse_task(&req, r#"{"reason": "declined", "error": "PAYMENT_FAILED"}"#).unwrap();
+        assert_eq!(a.raised.map(|e| e.code).as_deref(), Some("PAYMENT_FAILED"));
+        assert!(a.outputs.is_empty());
+        let other = parse_task(&req, r#"{"reason": "x", "error": "OTHER"}"#).unwrap_err();
+        assert!(other.contains("`error` must be one of"), "{other}");
+        // No error: the outputs are required as before.
+        let a = parse_task(
+            &req,
+            r#"{"reason": "paid", "outputs": {"receipt": "R1"}, "error": null}"#,
+        )
+        .unwrap();
+        assert_eq!(a.raised, None);
+        assert!(parse_task(&req, r#"{"reason": "paid"}"#).is_err());
     }
 
     // -- extraction -----------------------------------------------------------------------

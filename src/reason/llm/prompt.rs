@@ -782,6 +782,7 @@ mod tests {
             flows: vec![],
             edge: None,
             executed: vec!["Start".into(), "Score".into()],
+            untrusted: None,
             idempotency_key: None,
         }
     }
@@ -865,6 +866,7 @@ mod tests {
     fn task_request() -> TaskRequest {
         let inputs = json!({"applicant": "Ada", "income": 52000, "debts": [1200, 300]});
         TaskRequest {
+            raises: Vec::new(),
             task_id: "Score".into(),
             name: Some("Score applicant".into()),
             agent: Some("scorer".into()),

@@ -35,7 +35,7 @@ use crate::reason::{
     CallLog, Consult, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, ReasonError,
     Reasoner, TaskAnswer, TaskRequest,
 };
-use crate::vocab::{CallOutcome, ModelCall};
+use crate::vocab::{CallOutcome, ModelCall, error_code};
 
 /// Tool rounds allowed per question (on top of the asks for a valid answer).
 const MAX_TOOL_ROUNDS: u32 = 4;
@@ -277,9 +277,10 @@ impl LlmReasoner {
     ) -> Result<A, ReasonError> {
         let s = ep.settings();
         let element = question.element;
-        let failed = |message: String| ReasonError::Failed {
+        let failed = |code: &'static str, message: String| ReasonError::Failed {
             element: element.to_string(),
             message,
+            code,
         };
         let mut messages = vec![
             ChatMessage::system(question.prompt.system.clone()),
@@ -297,7 +298,10 @@ impl LlmReasoner {
                 .exhausted(&self.run_budget, "the run's")
                 .or_else(|| here.exhausted(&s.control_point_budget, "this control point's"))
             {
-                return Err(failed(with_last(why, &last_problem)));
+                return Err(failed(
+                    error_code::BUDGET_EXHAUSTED,
+                    with_last(why, &last_problem),
+                ));
             }
             attempt += 1;
             let tools = if tool_rounds < MAX_TOOL_ROUNDS {
@@ -333,7 +337,7 @@ impl LlmReasoner {
                     let call = failed_call(s, attempt, &e, took);
                     self.account(&mut here, &call, took);
                     question.log.push(call);
-                    return Err(failed(e.to_string()));
+                    return Err(failed(error_code::MODEL_FAILED, e.to_string()));
                 }
             };
             if !response.tool_calls.is_empty() && !question.tools.is_empty() {
@@ -381,11 +385,14 @@ impl LlmReasoner {
                 }
             }
         }
-        Err(failed(format!(
-            "no valid answer in {} attempt{}; the last: {last_problem}",
-            s.max_attempts,
-            if s.max_attempts == 1 { "" } else { "s" }
-        )))
+        Err(failed(
+            error_code::MODEL_FAILED,
+            format!(
+                "no valid answer in {} attempt{}; the last: {last_problem}",
+                s.max_attempts,
+                if s.max_attempts == 1 { "" } else { "s" }
+            ),
+        ))
     }
 
     /// Run a tool call; the result (or the problem) as text for the model.

@@ -1,0 +1,675 @@
+//! `cuga-flo test [APP|APP:SCENARIO…]`: run apps' scenarios and check their expectations,
+//! for CI. Each scenario is one `cuga-flo start --scenario` in a process of its own (as
+//! a person would run it, journalled like any run), several at a time; the results are
+//! printed in a stable order, one line each, then a summary, and optionally written as
+//! JUnit XML. A scenario passes when every expectation is met, whatever the run's status.
+//! Scenarios of apps bound to a server (Flowable, Kogito, an MCP engine) are skipped, with
+//! the reason, when the server cannot be reached or its secret is not set; unless the
+//! scenario is named on the command line or `--engine native` runs it on the native engine.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::app::registry::AppRef;
+use crate::app::{EngineKind, FlowConfig, load_app, scenario};
+use crate::diag::did_you_mean;
+use crate::journal::store::DEFAULT_BASE;
+
+use super::start::EngineChoice;
+use super::target::{Target, all_apps, resolve};
+use super::{Cli, Outcome, Style, UsageError};
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  cuga-flo test\n  cuga-flo test loan_approval \
+    trip_planner:agent_plans\n  cuga-flo test --junit target/scenarios.xml\n  cuga-flo test \
+    loan_approval --engine native"
+)]
+pub struct TestArgs {
+    /// Apps (every scenario of each) or `APP:SCENARIO`; every app when none is given
+    #[arg(value_name = "APP|APP:SCENARIO")]
+    pub targets: Vec<String>,
+
+    /// Also write the results as JUnit XML to FILE
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// One JSON object per scenario, then a summary object (JSON lines)
+    #[arg(long)]
+    pub json: bool,
+
+    /// Run every scenario on this engine instead of its app's
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineChoice>,
+
+    /// Let the apps' models answer what a scenario leaves open (by default a scenario
+    /// runs without a model: its answers and the policy rules decide)
+    #[arg(long)]
+    pub model: bool,
+
+    /// How many scenarios run at once [default: the number of cores]
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Where the runs are journalled
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+}
+
+/// One scenario to run.
+#[derive(Debug, Clone)]
+struct Case {
+    app: AppRef,
+    scenario: String,
+    /// Named on the command line (run even when its server looks unreachable).
+    named: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Verdict {
+    Passed,
+    Failed,
+    Skipped,
+}
+
+/// What became of one scenario.
+#[derive(Debug, Clone, Serialize)]
+struct CaseResult {
+    app: String,
+    scenario: String,
+    outcome: Verdict,
+    /// The run's status (`completed`, `terminated`, ...), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_id: Option<String>,
+    /// The expectations not met.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mismatches: Vec<String>,
+    /// Why it was skipped, or why it failed without a run to check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    duration_ms: u64,
+}
+
+pub fn run(cli: &Cli, args: &TestArgs, style: Style) -> Result<Outcome, UsageError> {
+    let cases = select(cli, args)?;
+    if cases.is_empty() {
+        if args.json {
+            outln!("{}", summary_json(&[], Duration::ZERO));
+        } else {
+            outln!("no scenarios to run (an app's scenarios are `scenarios/*.yaml` in its folder)");
+        }
+        return Ok(Outcome::Ok);
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| UsageError::new(format!("cannot find the cuga-flo executable: {e}")))?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .clamp(1, cases.len());
+    let started = Instant::now();
+    let runner = Runner {
+        exe: &exe,
+        apps_dir: &cli.apps_dir,
+        args,
+        servers: Mutex::default(),
+    };
+
+    // Workers take the next case; results are printed in the cases' order as soon as
+    // every earlier one is in.
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<(Vec<Option<CaseResult>>, usize)> = Mutex::new((vec![None; cases.len()], 0));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(case) = cases.get(i) else { break };
+                    let result = runner.run(case);
+                    let mut slots = slots.lock().unwrap_or_else(|p| p.into_inner());
+                    slots.0[i] = Some(result);
+                    while let Some(Some(done)) = slots.0.get(slots.1) {
+                        print_result(done, args.json, style);
+                        slots.1 += 1;
+                    }
+                }
+            });
+        }
+    });
+    let elapsed = started.elapsed();
+    let results: Vec<CaseResult> = slots
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .0
+        .into_iter()
+        .flatten()
+        .collect();
+
+    if args.json {
+        outln!("{}", summary_json(&results, elapsed));
+    } else {
+        print_summary(&results, elapsed, style);
+    }
+    if let Some(path) = &args.junit {
+        let xml = junit(&results, elapsed);
+        write_file(path, &xml)?;
+    }
+    Ok(if results.iter().any(|r| r.outcome == Verdict::Failed) {
+        Outcome::Failed
+    } else {
+        Outcome::Ok
+    })
+}
+
+/// The scenarios the arguments name, in order (apps by name, then scenarios by name).
+fn select(cli: &Cli, args: &TestArgs) -> Result<Vec<Case>, UsageError> {
+    if args.targets.is_empty() {
+        let apps = all_apps(&cli.apps_dir)?;
+        return Ok(apps
+            .into_iter()
+            .flat_map(|app| {
+                scenario::list(&app.dir).into_iter().map(move |s| Case {
+                    app: app.clone(),
+                    scenario: s,
+                    named: false,
+                })
+            })
+            .collect());
+    }
+    let mut cases: Vec<Case> = Vec::new();
+    for target in &args.targets {
+        // `APP:SCENARIO`, unless the whole argument names an app (a path with a colon).
+        let (app_arg, wanted) = match target.rsplit_once(':') {
+            Some((app, s)) if !Path::new(target).exists() && !app.is_empty() => (app, Some(s)),
+            _ => (target.as_str(), None),
+        };
+        let app = match resolve(app_arg, &cli.apps_dir)? {
+            Target::App(app) => app,
+            Target::Model(path) => {
+                return Err(UsageError::new(format!(
+                    "{} is a BPMN model; `test` runs an app's scenarios",
+                    path.display()
+                )));
+            }
+        };
+        let known = scenario::list(&app.dir);
+        let names = match wanted {
+            Some(name) if known.iter().any(|k| k == name) => vec![name.to_owned()],
+            Some(name) => {
+                let mut err =
+                    UsageError::new(format!("app `{}` has no scenario `{name}`", app.name));
+                err = match did_you_mean(name, known.iter().map(String::as_str)) {
+                    Some(close) => err.with_help(format!("did you mean `{}:{close}`?", app.name)),
+                    None if known.is_empty() => err.with_help(format!(
+                        "it has no scenarios: add `{}/scenarios/<name>.yaml`",
+                        app.dir.display()
+                    )),
+                    None => err.with_help(format!("its scenarios: {}", known.join(", "))),
+                };
+                return Err(err);
+            }
+            None => known,
+        };
+        for name in names {
+            if !cases
+                .iter()
+                .any(|c| c.app.dir == app.dir && c.scenario == name)
+            {
+                cases.push(Case {
+                    app: app.clone(),
+                    scenario: name,
+                    named: wanted.is_some(),
+                });
+            }
+        }
+    }
+    Ok(cases)
+}
+
+struct Runner<'a> {
+    exe: &'a Path,
+    apps_dir: &'a Path,
+    args: &'a TestArgs,
+    /// Per app folder: why its server cannot be used (checked once per app).
+    servers: Mutex<BTreeMap<PathBuf, Option<String>>>,
+}
+
+impl Runner<'_> {
+    fn unreachable(&self, app: &AppRef) -> Option<String> {
+        let mut servers = self.servers.lock().unwrap_or_else(|p| p.into_inner());
+        servers
+            .entry(app.dir.clone())
+            .or_insert_with(|| unreachable_server(app))
+            .clone()
+    }
+
+    fn run(&self, case: &Case) -> CaseResult {
+        let started = Instant::now();
+        let mut result = CaseResult {
+            app: case.app.name.clone(),
+            scenario: case.scenario.clone(),
+            outcome: Verdict::Failed,
+            status: None,
+            run_id: None,
+            mismatches: Vec::new(),
+            reason: None,
+            duration_ms: 0,
+        };
+        if !case.named
+            && self.args.engine.is_none()
+            && let Some(why) = self.unreachable(&case.app)
+        {
+            result.outcome = Verdict::Skipped;
+            result.reason = Some(why);
+            return result;
+        }
+        let mut cmd = Command::new(self.exe);
+        cmd.arg("--apps-dir")
+            .arg(self.apps_dir)
+            .args(["--color", "never", "start"])
+            .arg(&case.app.dir)
+            .arg("--scenario")
+            .arg(&case.scenario)
+            .args(["--json", "--detach"])
+            .arg("--run-dir")
+            .arg(&self.args.run_dir)
+            .stdin(Stdio::null());
+        if !self.args.model {
+            cmd.arg("--no-model");
+        }
+        if let Some(engine) = self.args.engine {
+            cmd.arg("--engine").arg(engine_name(engine));
+        }
+        let output = cmd.output();
+        result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let output = match output {
+            Ok(o) => o,
+            Err(e) => {
+                result.reason = Some(format!("cannot run cuga-flo: {e}"));
+                return result;
+            }
+        };
+        let mut checked = None;
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            match v.get("event").and_then(Value::as_str) {
+                Some("run_started") => {
+                    result.run_id = v.get("run_id").and_then(Value::as_str).map(str::to_owned)
+                }
+                Some("run_finished") => {
+                    result.status = v.get("status").and_then(Value::as_str).map(str::to_owned)
+                }
+                Some("run_waiting") => result.status = Some("waiting".to_owned()),
+                Some("scenario_checked") => checked = Some(v),
+                _ => {}
+            }
+        }
+        match checked {
+            Some(v) => {
+                result.mismatches = v
+                    .get("mismatches")
+                    .and_then(Value::as_array)
+                    .map(|m| {
+                        m.iter()
+                            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let met = v.get("met").and_then(Value::as_bool) == Some(true);
+                result.outcome = if met {
+                    Verdict::Passed
+                } else {
+                    Verdict::Failed
+                };
+                if !met && result.mismatches.is_empty() {
+                    result.reason = Some("the expectations were not met".to_owned());
+                }
+            }
+            None => {
+                // The run never got to its check: say what stopped it (its first error).
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                let why = stderr
+                    .lines()
+                    .find(|l| l.trim_start().starts_with("error"))
+                    .or_else(|| stderr.lines().find(|l| !l.trim().is_empty()))
+                    .map(|l| l.trim().trim_start_matches("error:").trim().to_owned())
+                    .unwrap_or_else(|| match output.status.code() {
+                        Some(code) => format!("cuga-flo start exited with {code}"),
+                        None => "cuga-flo start was killed".to_owned(),
+                    });
+                result.reason = Some(why);
+            }
+        }
+        result
+    }
+}
+
+fn engine_name(engine: EngineChoice) -> &'static str {
+    match engine {
+        EngineChoice::Native => "native",
+        EngineChoice::Flowable => "flowable",
+        EngineChoice::Kogito => "kogito",
+        EngineChoice::Mcp => "mcp",
+    }
+}
+
+/// Why an app bound to a server cannot run now (its secret is missing, its server does
+/// not accept a connection), or `None` (native apps, or the server answers).
+fn unreachable_server(app: &AppRef) -> Option<String> {
+    let loaded = load_app(app);
+    let config: &FlowConfig = loaded.config.as_ref()?;
+    let kind = config.engine.kind;
+    if kind == EngineKind::Native {
+        return None;
+    }
+    let settings = match kind {
+        EngineKind::Flowable => {
+            crate::engine::flowable::FlowableSettings::from_config(&config.engine, None).map(|_| ())
+        }
+        EngineKind::Kogito => {
+            crate::engine::kogito::KogitoSettings::from_config(&config.engine, None).map(|_| ())
+        }
+        EngineKind::Mcp => {
+            crate::engine::external::ExternalSettings::from_config(&config.engine, None).map(|_| ())
+        }
+        EngineKind::Native => Ok(()),
+    };
+    if let Err(why) = settings {
+        return Some(format!("needs the {kind} server: {why}"));
+    }
+    let url = config.engine.url.as_ref()?.value.clone();
+    let addr = host_port(&url)?;
+    use std::net::ToSocketAddrs;
+    let reachable = addr.to_socket_addrs().ok().is_some_and(|mut addrs| {
+        addrs.any(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_secs(2)).is_ok())
+    });
+    (!reachable).then(|| format!("needs the {kind} server, which does not answer at {url}"))
+}
+
+/// `host:port` of an `http(s)://` URL (the scheme's port when none is written).
+fn host_port(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit('@').next()?;
+    if authority.is_empty() {
+        return None;
+    }
+    let has_port = match authority.rfind(']') {
+        Some(close) => authority[close..].contains(':'),
+        None => authority.contains(':'),
+    };
+    if has_port {
+        Some(authority.to_owned())
+    } else {
+        let port = if scheme.eq_ignore_ascii_case("https") {
+            443
+        } else {
+            80
+        };
+        Some(format!("{authority}:{port}"))
+    }
+}
+
+fn print_result(r: &CaseResult, json: bool, style: Style) {
+    if json {
+        let mut v = serde_json::to_value(r).unwrap_or_default();
+        if let Some(map) = v.as_object_mut() {
+            map.insert("event".into(), Value::from("scenario"));
+        }
+        outln!("{v}");
+        return;
+    }
+    let id = format!("{}:{}", r.app, r.scenario);
+    let took = crate::view::duration(r.duration_ms);
+    match r.outcome {
+        Verdict::Passed => outln!(
+            "{} {id}  {}  ({took})",
+            style.green("✓"),
+            r.status.as_deref().unwrap_or("ran")
+        ),
+        Verdict::Skipped => outln!(
+            "{} {id}  skipped: {}",
+            style.yellow("-"),
+            r.reason.as_deref().unwrap_or_default()
+        ),
+        Verdict::Failed => {
+            let what = if r.mismatches.is_empty() {
+                r.reason.clone().unwrap_or_default()
+            } else {
+                format!(
+                    "{} not met",
+                    super::output::count(r.mismatches.len(), "expectation")
+                )
+            };
+            outln!("{} {id}  {what}  ({took})", style.red("✗"));
+            for m in &r.mismatches {
+                outln!("    {m}");
+            }
+            if let Some(run) = &r.run_id {
+                outln!("    run: cuga-flo runs show {run}");
+            }
+        }
+    }
+}
+
+fn tally(results: &[CaseResult]) -> BTreeMap<&'static str, usize> {
+    let mut t = BTreeMap::from([("passed", 0), ("failed", 0), ("skipped", 0)]);
+    for r in results {
+        let key = match r.outcome {
+            Verdict::Passed => "passed",
+            Verdict::Failed => "failed",
+            Verdict::Skipped => "skipped",
+        };
+        *t.entry(key).or_default() += 1;
+    }
+    t
+}
+
+fn print_summary(results: &[CaseResult], elapsed: Duration, style: Style) {
+    let t = tally(results);
+    let failed = t["failed"];
+    let text = format!(
+        "{} scenarios: {} passed, {} failed, {} skipped in {}",
+        results.len(),
+        t["passed"],
+        failed,
+        t["skipped"],
+        crate::view::duration(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+    );
+    outln!();
+    if failed > 0 {
+        outln!("{} {text}", style.red("✗"));
+    } else {
+        outln!("{} {text}", style.green("✓"));
+    }
+    if t["skipped"] > 0 {
+        outln!(
+            "  skipped scenarios need a server: start it (README: Running on Flowable / on Kogito), run them on the \
+             native engine with --engine native, or name one (APP:SCENARIO) to run it anyway"
+        );
+    }
+}
+
+fn summary_json(results: &[CaseResult], elapsed: Duration) -> Value {
+    let t = tally(results);
+    serde_json::json!({
+        "event": "summary",
+        "scenarios": results.len(),
+        "passed": t["passed"],
+        "failed": t["failed"],
+        "skipped": t["skipped"],
+        "duration_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// JUnit XML as CI systems read it (Jenkins, GitLab, GitHub actions' reporters): one
+/// `<testsuite>` per app, one `<testcase>` per scenario, with `<failure>` (the unmet
+/// expectations) or `<skipped>` (why).
+fn junit(results: &[CaseResult], elapsed: Duration) -> String {
+    use quick_xml::escape::escape;
+    let secs = |ms: u64| format!("{:.3}", ms as f64 / 1000.0);
+    let t = tally(results);
+    let mut apps: Vec<&str> = Vec::new();
+    for r in results {
+        if !apps.contains(&r.app.as_str()) {
+            apps.push(&r.app);
+        }
+    }
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    xml.push_str(&format!(
+        "<testsuites name=\"cuga-flo\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">\n",
+        results.len(),
+        t["failed"],
+        t["skipped"],
+        secs(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+    ));
+    for app in apps {
+        let cases: Vec<&CaseResult> = results.iter().filter(|r| r.app == app).collect();
+        let count = |v: Verdict| cases.iter().filter(|r| r.outcome == v).count();
+        let time: u64 = cases.iter().map(|r| r.duration_ms).sum();
+        xml.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">\n",
+            escape(app),
+            cases.len(),
+            count(Verdict::Failed),
+            count(Verdict::Skipped),
+            secs(time)
+        ));
+        for r in cases {
+            xml.push_str(&format!(
+                "    <testcase classname=\"{}\" name=\"{}\" time=\"{}\"",
+                escape(&r.app),
+                escape(&r.scenario),
+                secs(r.duration_ms)
+            ));
+            let mut body = String::new();
+            match r.outcome {
+                Verdict::Passed => {}
+                Verdict::Skipped => body.push_str(&format!(
+                    "      <skipped message=\"{}\"/>\n",
+                    escape(r.reason.as_deref().unwrap_or_default())
+                )),
+                Verdict::Failed => {
+                    let message = if r.mismatches.is_empty() {
+                        r.reason.clone().unwrap_or_default()
+                    } else {
+                        format!(
+                            "{} not met",
+                            super::output::count(r.mismatches.len(), "expectation")
+                        )
+                    };
+                    let mut detail = r.mismatches.join("\n");
+                    if let Some(reason) = r.reason.as_deref().filter(|_| !r.mismatches.is_empty()) {
+                        detail.push('\n');
+                        detail.push_str(reason);
+                    }
+                    body.push_str(&format!(
+                        "      <failure message=\"{}\" type=\"expectation\">{}</failure>\n",
+                        escape(&message),
+                        escape(&detail)
+                    ));
+                }
+            }
+            if let Some(run) = &r.run_id {
+                let status = r.status.as_deref().unwrap_or("unknown");
+                body.push_str(&format!(
+                    "      <system-out>run {} ({})</system-out>\n",
+                    escape(run),
+                    escape(status)
+                ));
+            }
+            if body.is_empty() {
+                xml.push_str("/>\n");
+            } else {
+                xml.push_str(">\n");
+                xml.push_str(&body);
+                xml.push_str("    </testcase>\n");
+            }
+        }
+        xml.push_str("  </testsuite>\n");
+    }
+    xml.push_str("</testsuites>\n");
+    xml
+}
+
+/// Write `text` to `path` whole or not at all (a temporary file renamed into place).
+fn write_file(path: &Path, text: &str) -> Result<(), UsageError> {
+    let fail = |e: std::io::Error| UsageError::new(format!("cannot write {}: {e}", path.display()));
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    let tmp = path.with_extension("tmp-cuga-flo");
+    let mut file = std::fs::File::create(&tmp).map_err(fail)?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(fail)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        fail(e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_port_of_engine_urls() {
+        for (url, want) in [
+            (
+                "http://127.0.0.1:8080/flowable-rest/service",
+                Some("127.0.0.1:8080"),
+            ),
+            ("https://engine.example/api", Some("engine.example:443")),
+            ("http://user:pw@host/x", Some("host:80")),
+            ("http://[::1]:9000/", Some("[::1]:9000")),
+            ("http://[::1]/", Some("[::1]:80")),
+            ("not a url", None),
+            ("http:///path", None),
+        ] {
+            assert_eq!(host_port(url).as_deref(), want, "{url}");
+        }
+    }
+
+    #[test]
+    fn junit_escapes_and_counts() {
+        let r = |scenario: &str, outcome, mismatches: Vec<&str>| CaseResult {
+            app: "a<b".into(),
+            scenario: scenario.into(),
+            outcome,
+            status: Some("completed".into()),
+            run_id: Some("r1".into()),
+            mismatches: mismatches.into_iter().map(str::to_owned).collect(),
+            reason: None,
+            duration_ms: 1500,
+        };
+        let xml = junit(
+            &[
+                r("ok", Verdict::Passed, vec![]),
+                r(
+                    "bad \"one\"",
+                    Verdict::Failed,
+                    vec!["status: expected completed, got failed & more"],
+                ),
+            ],
+            Duration::from_secs(2),
+        );
+        assert!(xml.contains(r#"tests="2" failures="1""#), "{xml}");
+        assert!(xml.contains("name=\"bad &quot;one&quot;\""), "{xml}");
+        assert!(xml.contains("got failed &amp; more"), "{xml}");
+        assert!(xml.contains(r#"time="1.500""#), "{xml}");
+    }
+}

@@ -1,0 +1,129 @@
+//! What the stream calls the elements of a run: the BPMN model's names for its nodes, the
+//! ends of its sequence flows (a hook is shown on `source → target`), and the model each
+//! control point asks (for the spinner). Built from the app when it is at hand, and
+//! completed from the journal itself (`node_entered` carries a node's name, `flow_taken`
+//! a flow's ends), so `runs show` reads the same without the app.
+
+use std::collections::HashMap;
+
+use crate::app::{FlowConfig, LlmConfig, LoadedApp};
+use crate::bpmn::Process;
+use crate::journal::{Event, Record};
+
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    nodes: HashMap<String, String>,
+    flows: HashMap<String, (String, String)>,
+    hook_flows: HashMap<String, String>,
+    models: HashMap<String, String>,
+    default_model: Option<String>,
+}
+
+impl Names {
+    /// The names an app's model and config give (empty parts when it does not load).
+    pub fn from_app(app: &LoadedApp) -> Names {
+        let mut names = Names::default();
+        if let Some(process) = app.process() {
+            names.add_process(process);
+        }
+        if let Some(config) = &app.config {
+            names.add_config(config);
+        }
+        names
+    }
+
+    pub fn add_process(&mut self, process: &Process) {
+        for node in &process.nodes {
+            if let Some(name) = node.name.as_deref().map(flat).filter(|n| !n.is_empty()) {
+                self.nodes.insert(node.id.clone(), name);
+            }
+        }
+        for flow in &process.flows {
+            self.flows
+                .insert(flow.id.clone(), (flow.source.clone(), flow.target.clone()));
+        }
+    }
+
+    pub fn add_config(&mut self, config: &FlowConfig) {
+        let model = |llm: &Option<LlmConfig>| {
+            llm.as_ref()
+                .and_then(|l| l.model.as_ref())
+                .map(|m| m.value.clone())
+        };
+        self.default_model = model(&config.llm);
+        for task in &config.tasks {
+            if let Some(m) = model(&task.llm) {
+                self.models.insert(task.id.value.clone(), m);
+            }
+        }
+        for gateway in &config.gateways {
+            if let Some(m) = model(&gateway.llm) {
+                self.models.insert(gateway.id.value.clone(), m);
+            }
+        }
+        for hook in &config.hooks {
+            if let Some(m) = model(&hook.llm) {
+                self.models.insert(hook.id.value.clone(), m);
+            }
+            if let Some(flow) = &hook.location {
+                self.hook_flows
+                    .insert(hook.id.value.clone(), flow.value.clone());
+            }
+        }
+    }
+
+    /// Learn what a journal record says about names (never overriding the model's).
+    pub fn learn(&mut self, record: &Record) {
+        match &record.event {
+            Event::NodeEntered {
+                node,
+                name: Some(name),
+                ..
+            } => {
+                let name = flat(name);
+                if !name.is_empty() {
+                    self.nodes.entry(node.clone()).or_insert(name);
+                }
+            }
+            Event::FlowTaken {
+                flow,
+                source,
+                target,
+                ..
+            } => {
+                self.flows
+                    .entry(flow.clone())
+                    .or_insert_with(|| (source.clone(), target.clone()));
+            }
+            _ => {}
+        }
+    }
+
+    /// A node's (or any element's) name, when it has one.
+    pub fn node(&self, id: &str) -> Option<&str> {
+        self.nodes.get(id).map(String::as_str)
+    }
+
+    /// The ids of a flow's source and target, when known.
+    pub fn flow(&self, id: &str) -> Option<(&str, &str)> {
+        self.flows.get(id).map(|(s, t)| (s.as_str(), t.as_str()))
+    }
+
+    /// The flow a hook sits on, when the config says.
+    pub fn hook_flow(&self, hook: &str) -> Option<&str> {
+        self.hook_flows.get(hook).map(String::as_str)
+    }
+
+    /// The model a control point asks (its own `llm.model`, else the app's).
+    pub fn model(&self, element: &str) -> Option<&str> {
+        self.models
+            .get(element)
+            .or(self.default_model.as_ref())
+            .map(String::as_str)
+    }
+}
+
+/// Whitespace runs (newlines in a modeler's label) as one space.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,469 @@
+//! What a person (and a CI job) sees of a run: the live stream at a given width, and
+//! `cuga-flo test` over apps' scenarios with its JUnit report.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn cuga() -> Command {
+    let mut cmd = Command::cargo_bin("cuga-flo").unwrap();
+    cmd.env_remove("CUGA_FLO_APPS")
+        .env_remove("FLOWABLE_PASSWORD")
+        .env_remove("FLOWABLE_USER")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+fn run(cmd: &mut Command, code: i32) -> String {
+    let out = cmd.assert().code(code).get_output().clone();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn stream_at(columns: &str, extra: &[&str]) -> String {
+    let runs = tempfile::tempdir().unwrap();
+    let mut cmd = cuga();
+    cmd.env("COLUMNS", columns)
+        .args([
+            "start",
+            "incident_response",
+            "--scenario",
+            "regulated_breach",
+            "--run-dir",
+        ])
+        .arg(runs.path())
+        .args(extra);
+    run(&mut cmd, 0)
+}
+
+#[test]
+fn the_stream_reads_like_a_process_at_80_and_160_columns() {
+    for columns in ["80", "160"] {
+        let out = stream_at(columns, &[]);
+        let width: usize = columns.parse().unwrap();
+        // Reasons wrap instead of being cut; only the variables' values may run long.
+        assert!(!out.contains('…'), "{out}");
+        for line in out
+            .lines()
+            .filter(|l| !l.starts_with("    ") || l.starts_with("      "))
+        {
+            if !line.trim_start().starts_with("journal:") {
+                assert!(line.chars().count() <= width, "{columns}: {line}");
+            }
+        }
+        let mut settings = insta::Settings::clone_current();
+        settings.add_filter(r"\d{8}T\d{6}Z-[0-9a-f]+", "[run-id]");
+        settings.add_filter(r"\((\d+ ms|\d+\.\d s)\) *", "(T) ");
+        settings.add_filter(r"duration: .*", "duration: [T]");
+        settings.add_filter(r"journal: .*", "journal: [path]");
+        settings.bind(|| insta::assert_snapshot!(format!("stream_{columns}_columns"), out));
+    }
+}
+
+#[test]
+fn the_stream_names_elements_and_shows_ids_only_when_verbose() {
+    let plain = stream_at("100", &[]);
+    // Names, not ids; a hook on its flow's ends; the summary's time and deciders.
+    assert!(plain.contains("● task    Triage alert"), "{plain}");
+    assert!(!plain.contains("Activity_Triage"), "{plain}");
+    assert!(plain.contains("⚑ hook    "), "{plain}");
+    assert!(plain.contains(" → "), "{plain}");
+    assert!(plain.contains("\n  duration: "), "{plain}");
+    assert!(plain.contains("\n  decisions: "), "{plain}");
+    let verbose = stream_at("100", &["-v"]);
+    assert!(
+        verbose.contains("Triage alert Activity_Triage"),
+        "{verbose}"
+    );
+}
+
+/// Copy a folder tree (an app, to change it in a test).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// An apps folder with trip_planner (plus a scenario whose expectation is wrong) and the
+/// Kogito loan app pointed at a port nothing listens on.
+fn apps_with_a_failing_scenario() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let apps = tmp.path().join("apps");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("applications");
+    copy_dir(&root.join("trip_planner"), &apps.join("trip_planner"));
+    copy_dir(
+        &root.join("incident_response"),
+        &apps.join("incident_response"),
+    );
+    let scenarios = apps.join("trip_planner/scenarios");
+    let good = std::fs::read_to_string(scenarios.join("agent_plans.yaml")).unwrap();
+    let bad = good.replace("status: completed", "status: terminated");
+    assert_ne!(good, bad);
+    std::fs::write(scenarios.join("wrong_status.yaml"), bad).unwrap();
+    let kogito = apps.join("loan_approval_kogito");
+    copy_dir(&root.join("loan_approval_kogito"), &kogito);
+    let config = kogito.join("config/loan_approval_kogito_config.yaml");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "url: http://127.0.0.1:8081",
+        &format!("url: http://127.0.0.1:{port}"),
+    );
+    std::fs::write(&config, text).unwrap();
+    (tmp, apps)
+}
+
+#[test]
+fn test_runs_every_scenario_reports_each_and_writes_junit() {
+    let (tmp, apps) = apps_with_a_failing_scenario();
+    let junit = tmp.path().join("report/junit.xml");
+    let out = run(
+        cuga()
+            .arg("--apps-dir")
+            .arg(&apps)
+            .arg("test")
+            .arg("--run-dir")
+            .arg(tmp.path().join("runs"))
+            .arg("--junit")
+            .arg(&junit),
+        1,
+    );
+    // One line per scenario, in a stable order; a terminated run that was expected passes.
+    assert!(
+        out.contains("✓ incident_response:false_positive  terminated"),
+        "{out}"
+    );
+    assert!(
+        out.contains("✗ trip_planner:wrong_status  1 expectation not met"),
+        "{out}"
+    );
+    assert!(
+        out.contains("status: expected terminated, got completed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("- loan_approval_kogito:approve  skipped: needs the kogito server"),
+        "{out}"
+    );
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with(['✓', '✗', '-']) && !l.contains(" scenarios: "))
+        .collect();
+    let ids: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted, "{out}");
+    assert!(
+        out.contains("13 scenarios: 9 passed, 1 failed, 3 skipped"),
+        "{out}"
+    );
+
+    // The JUnit report parses, and says the same.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let cases = junit_cases(&xml);
+    assert_eq!(cases.len(), 13, "{xml}");
+    let verdict = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c.0 == name)
+            .map(|c| c.1.as_str())
+            .unwrap_or_else(|| panic!("no {name} in {xml}"))
+    };
+    assert_eq!(verdict("trip_planner.wrong_status"), "failure");
+    assert_eq!(verdict("trip_planner.agent_plans"), "passed");
+    assert_eq!(verdict("loan_approval_kogito.approve"), "skipped");
+    assert_eq!(verdict("incident_response.false_positive"), "passed");
+}
+
+/// `(classname.name, passed|failure|skipped)` of each `<testcase>`, read with quick-xml
+/// (the root must be `<testsuites>` holding `<testsuite>`s, as CI systems read them).
+fn junit_cases(xml: &str) -> Vec<(String, String)> {
+    use quick_xml::Reader;
+    use quick_xml::events::Event;
+    let mut reader = Reader::from_str(xml);
+    let mut cases: Vec<(String, String)> = Vec::new();
+    let mut stack: Vec<String> = Vec::new();
+    let attr = |e: &quick_xml::events::BytesStart, name: &str| {
+        e.attributes()
+            .flatten()
+            .find(|a| a.key.into_inner() == name)
+            .map(|a| quick_xml::escape::unescape(&a.value).unwrap().into_owned())
+            .unwrap_or_default()
+    };
+    loop {
+        let (e, opens) = match reader.read_event().unwrap() {
+            Event::Start(e) => (e, true),
+            Event::Empty(e) => (e, false),
+            Event::End(_) => {
+                stack.pop();
+                continue;
+            }
+            Event::Eof => break,
+            _ => continue,
+        };
+        let tag = e.name().as_ref().to_owned();
+        match tag.as_str() {
+            "testsuites" => assert!(stack.is_empty()),
+            "testsuite" => assert_eq!(stack, ["testsuites"]),
+            "testcase" => {
+                assert_eq!(stack, ["testsuites", "testsuite"]);
+                cases.push((
+                    format!("{}.{}", attr(&e, "classname"), attr(&e, "name")),
+                    "passed".into(),
+                ));
+            }
+            "failure" | "skipped" => {
+                assert_eq!(stack.last().map(String::as_str), Some("testcase"));
+                cases.last_mut().unwrap().1 = tag.clone();
+            }
+            _ => {}
+        }
+        if opens {
+            stack.push(tag);
+        }
+    }
+    assert!(stack.is_empty());
+    cases
+}
+
+#[test]
+fn test_selects_scenarios_by_app_and_name_and_exits_0_when_all_are_met() {
+    let (tmp, apps) = apps_with_a_failing_scenario();
+    let out = run(
+        cuga()
+            .arg("--apps-dir")
+            .arg(&apps)
+            .args([
+                "test",
+                "trip_planner:agent_plans",
+                "incident_response:false_positive",
+                "--json",
+                "--run-dir",
+            ])
+            .arg(tmp.path().join("runs")),
+        0,
+    );
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[0]["scenario"], "agent_plans");
+    assert_eq!(lines[0]["outcome"], "passed");
+    assert_eq!(lines[1]["status"], "terminated");
+    assert_eq!(lines[1]["outcome"], "passed");
+    assert_eq!(lines[2]["event"], "summary");
+    assert_eq!(lines[2]["passed"], 2);
+
+    // A misspelt scenario is a usage error with a suggestion.
+    let out = cuga()
+        .arg("--apps-dir")
+        .arg(&apps)
+        .args(["test", "trip_planner:agent_plan"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(
+        err.contains("did you mean `trip_planner:agent_plans`?"),
+        "{err}"
+    );
+
+    // Named explicitly, a server-bound scenario runs (and fails: nothing listens).
+    let out = run(
+        cuga()
+            .arg("--apps-dir")
+            .arg(&apps)
+            .args(["test", "loan_approval_kogito:approve", "--run-dir"])
+            .arg(tmp.path().join("runs")),
+        1,
+    );
+    assert!(out.contains("✗ loan_approval_kogito:approve"), "{out}");
+}
+
+#[test]
+fn runs_are_listed_with_a_header_filtered_and_found_by_prefix_or_suffix() {
+    let runs = tempfile::tempdir().unwrap();
+    for (app, scenario) in [
+        ("trip_planner", "agent_plans"),
+        ("incident_response", "false_positive"),
+    ] {
+        run(
+            cuga()
+                .args(["start", app, "--scenario", scenario, "--json", "--run-dir"])
+                .arg(runs.path()),
+            0,
+        );
+    }
+    let list = |extra: &[&str]| {
+        run(
+            cuga()
+                .args(["runs", "list", "--run-dir"])
+                .arg(runs.path())
+                .args(extra),
+            0,
+        )
+    };
+    let out = list(&[]);
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "RUN", "STARTED", "DURATION", "APP", "STATUS", "SCENARIO", "STEPS"
+        ]
+    );
+    // Newest first.
+    assert!(lines.next().unwrap().contains("incident_response"), "{out}");
+    assert!(
+        out.contains("terminated") && out.contains("false_positive"),
+        "{out}"
+    );
+
+    let json: serde_json::Value = serde_json::from_str(&list(&["--json"])).unwrap();
+    let all = json.as_array().unwrap();
+    assert_eq!(all.len(), 2);
+    let only: serde_json::Value =
+        serde_json::from_str(&list(&["--json", "--status", "terminated"])).unwrap();
+    assert_eq!(only.as_array().unwrap().len(), 1);
+    assert_eq!(only[0]["app"], "incident_response");
+    assert_eq!(only[0]["scenario"], "false_positive");
+    let by_app: serde_json::Value =
+        serde_json::from_str(&list(&["--json", "--app", "trip_planner", "--limit", "5"])).unwrap();
+    assert_eq!(by_app.as_array().unwrap().len(), 1);
+    let limited: serde_json::Value =
+        serde_json::from_str(&list(&["--json", "--limit", "1"])).unwrap();
+    assert_eq!(limited[0]["app"], "incident_response");
+
+    // `runs show` by the id's memorable suffix, and as one JSON document.
+    let id = by_app[0]["run_id"].as_str().unwrap().to_owned();
+    let suffix = &id[id.len() - 6..];
+    let shown = run(
+        cuga()
+            .args(["runs", "show", suffix, "--json", "--run-dir"])
+            .arg(runs.path()),
+        0,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(doc["run_id"], id.as_str());
+    assert_eq!(doc["status"], "completed");
+    assert_eq!(doc["records"][0]["event"], "run_started");
+    let human = run(
+        cuga()
+            .args(["runs", "show", suffix, "--run-dir"])
+            .arg(runs.path()),
+        0,
+    );
+    assert!(human.contains("● task    Plan trip by agent"), "{human}");
+
+    // A prefix both ids share is ambiguous: the error lists the candidates.
+    let err = cuga()
+        .args(["runs", "show", "2", "--run-dir"])
+        .arg(runs.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(err.contains("names 2 runs"), "{err}");
+    assert!(err.contains(&id), "{err}");
+}
+
+/// The shipped bash script, driven by bash itself: `complete -p` shows it registered,
+/// options of a subcommand complete (they never did: clap_complete's function names did
+/// not match its case labels), and apps, scenarios and run ids complete from the folder.
+#[test]
+fn bash_completes_options_apps_scenarios_and_run_ids() {
+    if std::process::Command::new("bash")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("no bash: skipped");
+        return;
+    }
+    let runs = tempfile::tempdir().unwrap();
+    run(
+        cuga()
+            .args([
+                "start",
+                "trip_planner",
+                "--scenario",
+                "agent_plans",
+                "--json",
+                "--run-dir",
+            ])
+            .arg(runs.path()),
+        0,
+    );
+    let bin = assert_cmd::cargo::cargo_bin("cuga-flo");
+    let script = format!(
+        r#"
+source completions/cuga-flo.bash || exit 9
+complete -p cuga-flo
+ask() {{ COMP_WORDS=("{bin}" "$@"); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); COMPREPLY=();
+  _cuga_flo_dynamic "{bin}" "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}";
+  echo "$1> ${{COMPREPLY[*]}}"; }}
+ask start --sc
+ask start tri
+ask start trip_planner --scenario ""
+ask test trip_planner:a
+ask runs show --run-dir "{runs}" ""
+ask runs list --st
+"#,
+        bin = bin.display(),
+        runs = runs.path().display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &script])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_APPS")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .contains("-F _cuga_flo_dynamic cuga-flo"),
+        "{text}"
+    );
+    let answers: Vec<&str> = lines.collect();
+    assert_eq!(answers[0], "start> --scenario", "{text}");
+    assert_eq!(answers[1], "start> trip_planner", "{text}");
+    assert_eq!(answers[2], "start> agent_plans human_plans", "{text}");
+    assert_eq!(answers[3], "test> trip_planner:agent_plans", "{text}");
+    assert!(
+        answers[4].starts_with("runs> 20") && answers[4].len() > 20,
+        "{text}"
+    );
+    assert_eq!(answers[5], "runs> --status", "{text}");
+}
