@@ -64,6 +64,21 @@ pub fn redact_urls(text: &str) -> String {
     out
 }
 
+/// A URL without its userinfo (`http://user:pw@host/x` → `http://host/x`): what a journal
+/// keeps so that a resume can reach the same place, never the credentials (a resume takes
+/// them again from `--engine-url` or the environment).
+pub fn without_userinfo(url: &str) -> String {
+    let Some(at) = url.find("://") else {
+        return url.to_string();
+    };
+    let (scheme, after) = url.split_at(at + 3);
+    let end = after.find(['/', '?', '#']).unwrap_or(after.len());
+    match after[..end].rfind('@') {
+        Some(userinfo_end) => format!("{scheme}{}", &after[userinfo_end + 1..]),
+        None => url.to_string(),
+    }
+}
+
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("***")
@@ -78,6 +93,16 @@ impl fmt::Display for Secret {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_journalled_url_has_no_userinfo() {
+        assert_eq!(
+            super::without_userinfo("http://user:SECRET@127.0.0.1:1/mcp?x=a@b"),
+            "http://127.0.0.1:1/mcp?x=a@b"
+        );
+        assert_eq!(super::without_userinfo("http://h/p"), "http://h/p");
+        assert_eq!(super::without_userinfo("not a url"), "not a url");
+    }
+
     use super::*;
 
     #[test]

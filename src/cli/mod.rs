@@ -209,8 +209,15 @@ fn init_logging(verbose: u8, quiet: bool) {
     } else {
         format!("{default},rmcp=off")
     };
-    let filter =
-        EnvFilter::try_from_env("CUGA_FLO_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let filter = match std::env::var("CUGA_FLO_LOG") {
+        // A filter that does not name rmcp keeps it quiet below -vv too.
+        Ok(spec) if verbose < 2 && !spec.contains("rmcp") => {
+            EnvFilter::try_new(format!("{spec},rmcp=off"))
+                .unwrap_or_else(|_| EnvFilter::new(&default))
+        }
+        Ok(spec) => EnvFilter::try_new(spec).unwrap_or_else(|_| EnvFilter::new(&default)),
+        Err(_) => EnvFilter::new(default),
+    };
     // Colour only for a person at a terminal: logs redirected to a file stay plain.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());

@@ -442,7 +442,10 @@ async fn run_async(
             no_model: args.no_model,
             detach: args.detach,
             step_budget: args.step_budget,
-            engine_url: args.engine_url.clone(),
+            engine_url: args
+                .engine_url
+                .as_deref()
+                .map(crate::secret::without_userinfo),
         }),
         sealed: Default::default(),
     });
