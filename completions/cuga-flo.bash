@@ -1086,7 +1086,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__serve)
-            opts="-v -q -h --all --http --stdio --token-env --token-file --answers --no-model --run-dir --durability --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --all --http --stdio --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1101,6 +1101,18 @@ _cuga__flo() {
                     return 0
                     ;;
                 --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-sessions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-idle)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

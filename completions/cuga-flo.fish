@@ -75,7 +75,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l run-dir -d '
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l step-budget -d 'Node entries allowed before the run fails (bounds loops)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l step-budget -d 'Node entries allowed before the run fails (bounds loops); at least 1' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l bridge -d 'How the native engine reaches the control points: directly (the bridge contract in-process), or through the in-process MCP bridge (as an external engine would)' -r -f -a "direct\t'The engine calls the harness in-process, through the bridge\'s Rust contract'
 mcp\t'The engine calls the harness\'s MCP tools over an in-process MCP connection'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run (exit 3) until `cuga-flo runs resume --due` or `cuga-flo worker` [default: 60]' -r
@@ -245,6 +245,9 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l http -d 'Serve MCP over streamable HTTP at http://HOST:PORT/mcp (port 0: any free port); prints `listening http://HOST:PORT/mcp` on stdout once ready' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l token-env -d 'Require `Authorization: Bearer <token>`, the token read from this environment variable (needed to bind to anything but a loopback address)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l token-file -d 'Require `Authorization: Bearer <token>`, the token read from this file (its first line)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l read-timeout -d 'Seconds a client has to send a request\'s head and body; also how long a connection may idle between requests before it is closed (HTTP)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l max-sessions -d 'MCP sessions open at once; a new session beyond gets HTTP 503 (HTTP)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l session-idle -d 'Seconds an MCP session may go unused before it is closed (HTTP)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l answers -d 'Answers for control points, by id (YAML: `answers: {<id>: ...}`), asked after the policy rules and before the app\'s model' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l run-dir -d 'Where runs started by clients are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l durability -d 'How journals are committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'

@@ -77,7 +77,7 @@ _arguments "${_arguments_options[@]}" : \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
-'--step-budget=[Node entries allowed before the run fails (bounds loops)]:N:_default' \
+'--step-budget=[Node entries allowed before the run fails (bounds loops); at least 1]:N:_default' \
 '--bridge=[How the native engine reaches the control points\: directly (the bridge contract in-process), or through the in-process MCP bridge (as an external engine would)]:BRIDGE:((direct\:"The engine calls the harness in-process, through the bridge'\''s Rust contract"
 mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connection"))' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run (exit 3) until \`cuga-flo runs resume --due\` or \`cuga-flo worker\` \[default\: 60\]]:SECS:_default' \
@@ -356,6 +356,9 @@ _arguments "${_arguments_options[@]}" : \
 '--http=[Serve MCP over streamable HTTP at http\://HOST\:PORT/mcp (port 0\: any free port); prints \`listening http\://HOST\:PORT/mcp\` on stdout once ready]:HOST:PORT:_default' \
 '(--token-file --stdio)--token-env=[Require \`Authorization\: Bearer <token>\`, the token read from this environment variable (needed to bind to anything but a loopback address)]:VAR:_default' \
 '(--stdio)--token-file=[Require \`Authorization\: Bearer <token>\`, the token read from this file (its first line)]:FILE:_files' \
+'--read-timeout=[Seconds a client has to send a request'\''s head and body; also how long a connection may idle between requests before it is closed (HTTP)]:SECS:_default' \
+'--max-sessions=[MCP sessions open at once; a new session beyond gets HTTP 503 (HTTP)]:N:_default' \
+'--session-idle=[Seconds an MCP session may go unused before it is closed (HTTP)]:SECS:_default' \
 '--answers=[Answers for control points, by id (YAML\: \`answers\: {<id>\: ...}\`), asked after the policy rules and before the app'\''s model]:FILE:_files' \
 '--run-dir=[Where runs started by clients are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How journals are committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"

@@ -465,3 +465,54 @@ async fn a_server_that_wants_max_completion_tokens_gets_it() {
     assert!(sent[2].body.get("max_tokens").is_none());
     assert_eq!(sent[2].body["max_completion_tokens"], 100);
 }
+
+/// `max_concurrency` requests in flight to one endpoint, whichever client sends them (each
+/// run and control point has its own): the others wait before they are sent, so a server
+/// that works one request at a time never holds a queue that times out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_to_one_endpoint_wait_their_turn_before_they_are_sent() {
+    for (limit, in_flight) in [(1u32, 1usize), (3, 3)] {
+        let server =
+            ChatServer::start(|_| Reply::completion("{}").after(Duration::from_millis(600)));
+        let mut s = settings(server.url());
+        s.max_concurrency = limit;
+        s.timeout = Duration::from_secs(1);
+        let calls: Vec<_> = (0..3)
+            .map(|_| {
+                let c = client(s.clone());
+                tokio::spawn(async move { c.complete(&request()).await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(server.count(), in_flight, "limit {limit}");
+        for call in calls {
+            // Each request's timeout (1 s) counts from when it was sent, not from when it
+            // started to wait: the third one waits 1.2 s and still succeeds.
+            call.await.unwrap().unwrap();
+        }
+        assert_eq!(server.count(), 3);
+    }
+}
+
+#[test]
+fn a_server_on_this_machine_gets_one_request_at_a_time_by_default() {
+    use cuga_flo::reason::llm::default_concurrency;
+    assert_eq!(default_concurrency("http://127.0.0.1:8080/v1", None), 1);
+    assert_eq!(
+        default_concurrency("http://localhost:11434/v1", Some("ollama")),
+        1
+    );
+    assert_eq!(
+        default_concurrency("http://[::1]:8080/v1", Some("llamacpp")),
+        1
+    );
+    assert_eq!(
+        default_concurrency("http://127.0.0.1:8000/v1", Some("vllm")),
+        16
+    );
+    assert_eq!(
+        default_concurrency("https://api.openai.com/v1", Some("openai")),
+        16
+    );
+    assert_eq!(default_concurrency("http://10.0.0.5:8080/v1", None), 16);
+}

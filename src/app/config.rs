@@ -158,6 +158,8 @@ pub struct LlmConfig {
     pub retries: Option<Located<u64>>,
     /// Asks per control point when answers are invalid (1 + re-asks).
     pub max_attempts: Option<Located<u64>>,
+    /// App level only: requests in flight at once to the endpoint.
+    pub max_concurrency: Option<Located<u64>>,
     /// App level: limits over the whole run. Control point: limits per visit.
     pub budget: Option<BudgetConfig>,
     /// App level only: limits per control-point visit.

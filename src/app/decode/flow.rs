@@ -43,6 +43,7 @@ const LLM_KEYS: &[&str] = &[
     "connect_timeout",
     "retries",
     "max_attempts",
+    "max_concurrency",
     "budget",
     "control_point_budget",
     "prompts",
@@ -267,6 +268,7 @@ impl Cx<'_> {
             connect_timeout: self.opt_seconds(f, "connect_timeout", what),
             retries: self.opt_count(f, "retries", what, 0),
             max_attempts: self.opt_count(f, "max_attempts", what, 1),
+            max_concurrency: self.opt_count(f, "max_concurrency", what, 1),
             budget: f
                 .get("budget")
                 .map(|n| self.budget(n, &format!("`budget` of {what}"))),

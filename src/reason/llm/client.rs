@@ -20,6 +20,11 @@
 //!   `json_object` or `schema`) the same request is sent again at once, with no backoff and
 //!   without using a retry, as `json_object` + schema, then without `response_format`.
 //!   The client keeps the form that worked, so its later calls start there.
+//! - **Concurrency**: at most `settings.max_concurrency` requests are in flight to one
+//!   endpoint over the whole process ([`endpoint_gate`]); a request waits for its turn
+//!   before it is sent, so its timeout counts only the server's time, and parallel
+//!   branches or runs never pile requests up in a local server's queue where they would
+//!   time out one after the other.
 //! - **Secrets**: the API key is sent only in the `Authorization` header; every text that
 //!   reaches an error or a log goes through [`Secret::redact`] first.
 //! - **Cancellation**: the future owns the request; dropping it (Ctrl-C) closes the
@@ -39,6 +44,23 @@ use super::{
     ToolCall, Usage,
 };
 
+/// The semaphore of an endpoint: one per (URL, limit) in the process, so that every run and
+/// control point calling the same server shares its limit.
+fn endpoint_gate(url: &str, limit: u32) -> std::sync::Arc<tokio::sync::Semaphore> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Gates = Mutex<HashMap<(String, u32), Arc<tokio::sync::Semaphore>>>;
+    static GATES: OnceLock<Gates> = OnceLock::new();
+    let mut gates = GATES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    gates
+        .entry((url.to_string(), limit))
+        .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(limit.max(1) as usize)))
+        .clone()
+}
+
 /// The longest excerpt of a response body kept in an error.
 const EXCERPT_CHARS: usize = 300;
 
@@ -46,6 +68,8 @@ const EXCERPT_CHARS: usize = 300;
 /// connection pool and the learned structured-output form are kept between calls.
 pub struct ChatClient {
     settings: LlmSettings,
+    /// Shared with every client of the same endpoint in the process.
+    gate: std::sync::Arc<tokio::sync::Semaphore>,
     http: reqwest::Client,
     url: String,
     /// The form `Auto` calls start with, as [`form_index`]: it only ever moves forward.
@@ -79,6 +103,7 @@ impl ChatClient {
                 attempts: 0,
             })?;
         Ok(ChatClient {
+            gate: endpoint_gate(&url, settings.max_concurrency),
             url,
             http,
             auto_form: AtomicU8::new(form_index(ResponseFormat::JsonSchema)),
@@ -206,6 +231,8 @@ impl ChatClient {
         if let Some(key) = &self.settings.api_key {
             request = request.header(AUTHORIZATION, format!("Bearer {}", key.expose()));
         }
+        // Held until the whole body has arrived (dropped with the future on cancellation).
+        let _turn = self.gate.acquire().await.ok();
         let response = request.send().await?;
         let status = response.status();
         let retry_after = response

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 pub use client::ChatClient;
 pub use reasoner::LlmReasoner;
-pub use settings::{Budget, LlmSettings, Secret};
+pub use settings::{Budget, LlmSettings, Secret, default_concurrency};
 
 pub use crate::vocab::ResponseFormat;
 

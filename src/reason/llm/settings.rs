@@ -38,6 +38,8 @@ pub const DEFAULT_BACKOFF: Duration = Duration::from_millis(500);
 pub const MAX_BACKOFF: Duration = Duration::from_secs(20);
 /// Default asks per control point when answers are invalid (1 + re-asks).
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+/// Requests in flight at once to a remote endpoint by default (per endpoint, per process).
+pub const DEFAULT_MAX_CONCURRENCY: u32 = 16;
 /// Where `provider: openai` goes when no base URL is configured.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -61,6 +63,12 @@ pub struct LlmSettings {
     /// Total time allowed for one HTTP request.
     pub timeout: Duration,
     pub retries: u32,
+    /// Requests in flight at once to this endpoint, over every run of the process (more
+    /// wait their turn before they are sent, so the request timeout never counts the wait).
+    /// Default: 1 for a server on this machine (llama.cpp and Ollama work one request at a
+    /// time: a second one only queues there, and times out), [`DEFAULT_MAX_CONCURRENCY`]
+    /// otherwise and for vLLM or LiteLLM, which batch or fan out.
+    pub max_concurrency: u32,
     pub backoff: Duration,
     /// Asks per control point when answers are invalid (1 + re-asks).
     pub max_attempts: u32,
@@ -86,6 +94,7 @@ impl LlmSettings {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             timeout: DEFAULT_TIMEOUT,
             retries: DEFAULT_RETRIES,
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
             backoff: DEFAULT_BACKOFF,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             run_budget: Budget::default(),
@@ -123,6 +132,28 @@ pub fn provider_base_url(provider: &str) -> Option<&'static str> {
         "litellm" => Some("http://127.0.0.1:4000/v1"),
         _ => None,
     }
+}
+
+/// How many requests go to `base_url` at once when the config does not say: one for a
+/// server on this machine (a loopback host), unless it is a server known to batch (vLLM) or
+/// a gateway to remote models (LiteLLM).
+pub fn default_concurrency(base_url: &str, provider: Option<&str>) -> u32 {
+    if matches!(provider, Some("vllm" | "litellm")) {
+        return DEFAULT_MAX_CONCURRENCY;
+    }
+    let after_scheme = base_url.split_once("://").map_or(base_url, |(_, r)| r);
+    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if loopback { 1 } else { DEFAULT_MAX_CONCURRENCY }
 }
 
 /// Whether the process has a model to talk to at all: an `llm:` block in the config (at
@@ -234,6 +265,10 @@ pub fn resolve(
     if let Some(r) = pick!(retries) {
         s.retries = u32::try_from(r.value).unwrap_or(u32::MAX);
     }
+    s.max_concurrency = match app.and_then(|c| c.max_concurrency.as_ref()) {
+        Some(n) => u32::try_from(n.value).unwrap_or(u32::MAX).max(1),
+        None => default_concurrency(&s.base_url, provider.as_deref()),
+    };
     if let Some(a) = pick!(max_attempts) {
         s.max_attempts = u32::try_from(a.value).unwrap_or(u32::MAX).max(1);
     }
