@@ -29,7 +29,7 @@ pub struct Scenario {
     pub expect: Option<Expectation>,
 }
 
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Expectation {
     pub status: Option<RunStatus>,
@@ -88,7 +88,54 @@ pub fn load(app_dir: &Path, name: &str) -> Result<Scenario, String> {
 }
 
 /// The keys a scenario file may have.
-const SCENARIO_KEYS: &[&str] = &["description", "inputs", "answers", "expect"];
+pub(crate) const SCENARIO_KEYS: &[&str] = &["description", "inputs", "answers", "expect"];
+
+/// The JSON Schema (draft 2020-12) of a scenario file (`cuga-flo schema scenario`);
+/// `answers` is the schema of the `answers:` mapping (control-point id → answer), which
+/// the reasoner that reads it describes. Its properties are [`SCENARIO_KEYS`]; `expect`
+/// is derived from [`Expectation`] itself.
+pub fn schema(answers: Value) -> Value {
+    let expect = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<Expectation>()
+        .to_value();
+    let mut expect = expect;
+    if let Value::Object(m) = &mut expect {
+        m.remove("$schema");
+        m.remove("title");
+        m.insert(
+            "description".into(),
+            "What must come out of the run: its status, its exact path, final variables.".into(),
+        );
+    }
+    let types = |key: &str| -> Value {
+        match key {
+            "description" => {
+                serde_json::json!({"type": "string", "description": "What the scenario shows."})
+            }
+            "inputs" => {
+                serde_json::json!({"type": ["object", "null"], "description": "Initial variables, over the config's defaults."})
+            }
+            "answers" => answers.clone(),
+            "expect" => expect.clone(),
+            _ => serde_json::json!({}),
+        }
+    };
+    let properties: Map<String, Value> = SCENARIO_KEYS
+        .iter()
+        .map(|k| (k.to_string(), types(k)))
+        .collect();
+    serde_json::json!({
+        "$schema": crate::app::decode::schema::DRAFT,
+        "$id": "urn:cuga-flo:schema:scenario",
+        "title": "cuga-flo scenario",
+        "description": "A run described in advance: its inputs, the answers its control points get, and what must come out.",
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false,
+    })
+}
 
 /// Load a scenario file.
 pub fn load_file(path: &Path, name: &str) -> Result<Scenario, String> {

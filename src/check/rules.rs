@@ -1,6 +1,8 @@
 //! Policy rules: every rule of a hook or gateway policy parses; a hook rule's action is
 //! permitted and names nodes of the model; a gateway rule takes outgoing flows of its
-//! gateway.
+//! gateway; a rule's condition reads variables that something sets (docs/policies.md).
+
+use std::collections::BTreeSet;
 
 use crate::app::FlowConfig;
 use crate::bpmn::ProcessIndex;
@@ -31,6 +33,9 @@ pub fn check(config: &FlowConfig, main: Option<&ProcessIndex>) -> Vec<Diagnostic
             owners.push((p.value.as_str(), Owner::Gateway(g.id.as_str())));
         }
     }
+    // What the rules' conditions read (variable, where), and what their `set`s write.
+    let mut reads: Vec<(String, SourceFile, Span)> = Vec::new();
+    let mut set_by_rules: BTreeSet<String> = BTreeSet::new();
     for (written, owner) in owners {
         let path = config.resolve(written);
         let Ok(text) = crate::source::read_text(&path) else {
@@ -64,6 +69,11 @@ pub fn check(config: &FlowConfig, main: Option<&ProcessIndex>) -> Vec<Diagnostic
             }
         };
         for rule in &rules {
+            for var in rule.condition.variables() {
+                let root = var.split('.').next().unwrap_or(&var).to_string();
+                reads.push((root, file.clone(), span_of(rule.line)));
+            }
+            set_by_rules.extend(rule.set.keys().cloned());
             let at =
                 |d: Diagnostic, label: &str| d.at(&file, span_of(rule.line), label.to_string());
             match (&owner, &rule.action) {
@@ -131,6 +141,48 @@ pub fn check(config: &FlowConfig, main: Option<&ProcessIndex>) -> Vec<Diagnostic
                 )),
             }
         }
+    }
+    out.extend(unset_variables(config, &reads, &set_by_rules));
+    out
+}
+
+/// A rule whose condition reads a variable that nothing sets: not declared under
+/// `variables:`, written by no task's `output_mapping`, in no hook's `may_set` and set by
+/// no rule. Its condition is UNKNOWN in every run, so the rule never decides (a misspelt
+/// name, most of the time). One warning per variable.
+fn unset_variables(
+    config: &FlowConfig,
+    reads: &[(String, SourceFile, Span)],
+    set_by_rules: &BTreeSet<String>,
+) -> Vec<Diagnostic> {
+    let mut set: BTreeSet<&str> = BTreeSet::new();
+    set.extend(config.variables.iter().map(|v| v.name.as_str()));
+    set.extend(
+        (config.tasks.iter()).flat_map(|t| t.output_mapping.iter().map(|(_, v)| v.as_str())),
+    );
+    set.extend((config.hooks.iter()).flat_map(|h| h.may_set.iter().map(|v| v.value.as_str())));
+    set.extend(set_by_rules.iter().map(String::as_str));
+    let mut reported: BTreeSet<&str> = BTreeSet::new();
+    let mut out = Vec::new();
+    for (var, file, span) in reads {
+        if set.contains(var.as_str()) || !reported.insert(var.as_str()) {
+            continue;
+        }
+        let help = match did_you_mean(var, set.iter().copied()) {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => format!("declare it with a default: `variables: {{{var}: ...}}`"),
+        };
+        out.push(
+            Diagnostic::warning(
+                "rules::unset_variable",
+                format!(
+                    "a rule reads `{var}`, which nothing sets (not under `variables:`, no task's \
+                     `output_mapping`, no hook's `may_set`, no rule's `set`): the rule never decides"
+                ),
+            )
+            .at(file, *span, format!("`{var}` is never set"))
+            .with_help(help),
+        );
     }
     out
 }

@@ -17,10 +17,12 @@ macro_rules! out {
 
 pub mod completions;
 mod durable;
+pub mod init;
 mod kogito;
 mod list;
 mod output;
 mod runs;
+pub mod schema;
 mod serve;
 mod signals;
 mod start;
@@ -128,6 +130,8 @@ pub enum ColorChoice {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Create a new app from a template: model with diagram, config, policies, scenarios
+    Init(init::InitArgs),
     /// List the apps and whether each validates
     List(list::ListArgs),
     /// Check apps or BPMN models for every mistake that can be found before a run
@@ -144,6 +148,8 @@ pub enum Command {
     Kogito(kogito::KogitoArgs),
     /// Resume parked runs as their timers come due (and answered ones), until stopped
     Worker(durable::WorkerArgs),
+    /// Print the JSON Schema of a flow config, a scenario or an answers file (for editors)
+    Schema(schema::SchemaArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),
 }
@@ -171,6 +177,7 @@ pub fn main() -> ExitCode {
     init_logging(cli.verbose, cli.quiet);
     let style = Style::detect(cli.color);
     let result = match &cli.command {
+        Command::Init(args) => init::run(&cli, args, style),
         Command::List(args) => list::run(&cli, args, style),
         Command::Validate(args) => validate::run(&cli, args, style),
         Command::Start(args) => start::run(&cli, args, style),
@@ -179,6 +186,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve::run(&cli, args, style),
         Command::Kogito(args) => kogito::run(&cli, args, style),
         Command::Worker(args) => durable::worker(&cli, args, style),
+        Command::Schema(args) => schema::run(args),
         Command::Completions(args) => completions::run(args),
     };
     match result {

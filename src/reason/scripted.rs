@@ -80,7 +80,7 @@ impl Answer {
 }
 
 /// One answer as written.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawAnswer {
     outputs: Option<Map<String, Value>>,
@@ -103,20 +103,58 @@ struct RawAnswer {
     decided_by: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 enum RawAdd {
     Id(String),
     Task(RawTask),
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawTask {
     id: String,
     name: Option<String>,
     instruction: Option<String>,
     agent: Option<String>,
+}
+
+/// The JSON Schema of an `answers:` mapping (control-point id → one answer, or a list of
+/// answers, one per visit), derived from the answer type the reader deserializes, so the
+/// two cannot drift. A scenario's `answers` and an answers file's share it.
+pub fn answers_schema() -> Value {
+    let mut answer = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<RawAnswer>()
+        .to_value();
+    if let Value::Object(m) = &mut answer {
+        m.remove("$schema");
+        m.insert(
+            "title".into(),
+            "an answer: a task's `outputs` or `error`, a gateway's `flow`/`flows`, a hook's `action`".into(),
+        );
+    }
+    serde_json::json!({
+        "type": ["object", "null"],
+        "description": "Answers by control-point id (a task, a gateway, a hook by its id or its flow's id): one answer for every visit, or a list with one per visit.",
+        "additionalProperties": {
+            "anyOf": [answer.clone(), {"type": "array", "minItems": 1, "items": answer}],
+        },
+    })
+}
+
+/// The JSON Schema (draft 2020-12) of an answers file (`--answers FILE`): an `answers:`
+/// mapping; other top-level keys are ignored.
+pub fn answers_file_schema() -> Value {
+    serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:cuga-flo:schema:answers",
+        "title": "cuga-flo answers file",
+        "type": "object",
+        "properties": {"answers": answers_schema()},
+        "required": ["answers"],
+    })
 }
 
 impl ScriptedReasoner {

@@ -7,8 +7,8 @@ use super::super::config::*;
 use super::super::yaml::{Node, Value};
 use super::reader::{Cx, did_you_mean_or_list};
 
-const TASK_SPEC_KEYS: &[&str] = &["id", "name", "instruction", "agent"];
-const PERMISSION_KEYS: &[&str] = &[
+pub(crate) const TASK_SPEC_KEYS: &[&str] = &["id", "name", "instruction", "agent"];
+pub(crate) const PERMISSION_KEYS: &[&str] = &[
     "permitted_actions",
     "prohibited_actions",
     "on_denied",

@@ -4,7 +4,7 @@ use super::super::config::*;
 use super::super::yaml::{Node, Value};
 use super::reader::{Cx, Fields, did_you_mean_or_list};
 
-const FLOW_KEYS: &[&str] = &[
+pub(crate) const FLOW_KEYS: &[&str] = &[
     "name",
     "id",
     "version",
@@ -13,7 +13,7 @@ const FLOW_KEYS: &[&str] = &[
     "description",
     "agent_type",
 ];
-const ENGINE_KEYS: &[&str] = &[
+pub(crate) const ENGINE_KEYS: &[&str] = &[
     "type",
     "url",
     "username",
@@ -28,7 +28,7 @@ const ENGINE_KEYS: &[&str] = &[
     "idle_timeout",
     "connect_timeout",
 ];
-const LLM_KEYS: &[&str] = &[
+pub(crate) const LLM_KEYS: &[&str] = &[
     "provider",
     "model",
     "temperature",
@@ -49,7 +49,7 @@ const LLM_KEYS: &[&str] = &[
     "prompts",
 ];
 /// A control point's `llm:` block: the app's keys that make sense per control point.
-const ELEMENT_LLM_KEYS: &[&str] = &[
+pub(crate) const ELEMENT_LLM_KEYS: &[&str] = &[
     "provider",
     "model",
     "temperature",
@@ -67,8 +67,8 @@ const ELEMENT_LLM_KEYS: &[&str] = &[
     "budget",
     "prompt",
 ];
-const BUDGET_KEYS: &[&str] = &["calls", "tokens", "seconds"];
-const PROMPT_KEYS: &[&str] = &["task", "gateway", "hook"];
+pub(crate) const BUDGET_KEYS: &[&str] = &["calls", "tokens", "seconds"];
+pub(crate) const PROMPT_KEYS: &[&str] = &["task", "gateway", "hook"];
 /// The providers cuga-flo reaches through the OpenAI chat-completions protocol.
 pub const LLM_PROVIDERS: &[&str] = &[
     "openai",

@@ -4,7 +4,7 @@ use super::super::config::*;
 use super::super::yaml::Node;
 use super::reader::Cx;
 
-const GATEWAY_KEYS: &[&str] = &[
+pub(crate) const GATEWAY_KEYS: &[&str] = &[
     "mode",
     "condition",
     "policy",
@@ -18,7 +18,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "on_timeout",
     "consequential",
 ];
-const GATEWAY_FLOW_KEYS: &[&str] = &["decision", "condition"];
+pub(crate) const GATEWAY_FLOW_KEYS: &[&str] = &["decision", "condition"];
 
 impl Cx<'_> {
     pub(super) fn gateways(&mut self, node: &Node) -> Vec<GatewayConfig> {

@@ -6,7 +6,7 @@ use super::super::config::*;
 use super::super::yaml::{Node, Value};
 use super::reader::Cx;
 
-const GUARANTEE_KEYS: &[&str] = &[
+pub(crate) const GUARANTEE_KEYS: &[&str] = &[
     "id",
     "description",
     "reach",

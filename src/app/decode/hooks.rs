@@ -4,7 +4,7 @@ use super::super::config::*;
 use super::super::yaml::{Node, Value};
 use super::reader::Cx;
 
-const HOOK_KEYS: &[&str] = &[
+pub(crate) const HOOK_KEYS: &[&str] = &[
     "id",
     "type",
     "location",

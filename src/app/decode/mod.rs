@@ -14,6 +14,7 @@ mod guarantees;
 mod hooks;
 mod reader;
 mod remote;
+pub mod schema;
 mod tasks;
 
 use crate::diag::Diagnostic;
@@ -23,7 +24,7 @@ use super::config::*;
 use super::yaml::{self, Node, Value};
 use reader::Cx;
 
-const ROOT_KEYS: &[&str] = &[
+pub(crate) const ROOT_KEYS: &[&str] = &[
     "flow",
     "workflow_engine",
     "variables",

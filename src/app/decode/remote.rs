@@ -4,7 +4,7 @@ use super::super::config::*;
 use super::super::yaml::Node;
 use super::reader::Cx;
 
-const REMOTE_AGENT_KEYS: &[&str] = &["url", "protocol", "timeout", "auth"];
+pub(crate) const REMOTE_AGENT_KEYS: &[&str] = &["url", "protocol", "timeout", "auth"];
 
 impl Cx<'_> {
     pub(super) fn remote_agents(&mut self, node: &Node) -> Vec<RemoteAgent> {

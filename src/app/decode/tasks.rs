@@ -4,7 +4,7 @@ use super::super::config::*;
 use super::super::yaml::Node;
 use super::reader::Cx;
 
-const TASK_KEYS: &[&str] = &[
+pub(crate) const TASK_KEYS: &[&str] = &[
     "id",
     "mode",
     "agent",
@@ -20,7 +20,7 @@ const TASK_KEYS: &[&str] = &[
     "raises",
     "untrusted_outputs",
 ];
-const AGENT_KEYS: &[&str] = &[
+pub(crate) const AGENT_KEYS: &[&str] = &[
     "name",
     "system_instruction",
     "policy",

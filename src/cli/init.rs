@@ -1,0 +1,227 @@
+//! `cuga-flo init <app> [--template approval|triage|blank]`: a new app folder that
+//! validates and whose scenarios pass, from templates embedded in the binary.
+//!
+//! The app's name is substituted for `{{app}}` (and a title made of it for `{{title}}`) in
+//! every file. The name is checked first (a folder-safe identifier, which is also safe in
+//! the BPMN's ids, the YAML and file names), an existing folder is never touched, and the
+//! files are written into a temporary folder beside the target that is renamed into place
+//! last: either the whole app appears or nothing does.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use super::{Cli, Outcome, Style, UsageError};
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The new app's name: its folder under the apps folder (letters, digits, `_` and `-`,
+    /// starting with a letter)
+    #[arg(value_name = "APP")]
+    pub app: String,
+
+    /// What the new app starts from
+    #[arg(long, value_enum, default_value_t = Template::Approval)]
+    pub template: Template,
+}
+
+/// The templates `init` can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Template {
+    /// A task agent, a hook that screens its answer by rule, and a gateway with a
+    /// deterministic condition and a default flow
+    Approval,
+    /// A task agent, then a gateway reasoned by rules and a model, with three branches
+    Triage,
+    /// Start, one task agent, end
+    Blank,
+}
+
+impl Template {
+    pub const ALL: [Template; 3] = [Template::Approval, Template::Triage, Template::Blank];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Template::Approval => "approval",
+            Template::Triage => "triage",
+            Template::Blank => "blank",
+        }
+    }
+
+    /// The template's files: (path in the app, with `{app}` for the app's name; text).
+    fn files(self) -> &'static [(&'static str, &'static str)] {
+        macro_rules! t {
+            ($dir:literal, $($path:literal => $file:literal),* $(,)?) => {
+                &[$(($path, include_str!(concat!("templates/", $dir, "/", $file)))),*]
+            };
+        }
+        match self {
+            Template::Approval => t!("approval",
+                "config/{app}_config.yaml" => "config.yaml",
+                "config/{app}.bpmn" => "model.bpmn",
+                "policies/task-assess.md" => "policies/task-assess.md",
+                "policies/task-review.md" => "policies/task-review.md",
+                "policies/hook-screen.md" => "policies/hook-screen.md",
+                "scenarios/auto_approved.yaml" => "scenarios/auto_approved.yaml",
+                "scenarios/reviewed.yaml" => "scenarios/reviewed.yaml",
+                "scenarios/blocked.yaml" => "scenarios/blocked.yaml",
+            ),
+            Template::Triage => t!("triage",
+                "config/{app}_config.yaml" => "config.yaml",
+                "config/{app}.bpmn" => "model.bpmn",
+                "policies/task-classify.md" => "policies/task-classify.md",
+                "policies/task-handle.md" => "policies/task-handle.md",
+                "policies/decision-route.md" => "policies/decision-route.md",
+                "scenarios/billing.yaml" => "scenarios/billing.yaml",
+                "scenarios/outage.yaml" => "scenarios/outage.yaml",
+                "scenarios/reasoned.yaml" => "scenarios/reasoned.yaml",
+            ),
+            Template::Blank => t!("blank",
+                "config/{app}_config.yaml" => "config.yaml",
+                "config/{app}.bpmn" => "model.bpmn",
+                "policies/task-work.md" => "policies/task-work.md",
+                "scenarios/done.yaml" => "scenarios/done.yaml",
+            ),
+        }
+    }
+}
+
+const README: &str = include_str!("templates/README.md");
+
+/// Why a name cannot be an app's name.
+pub fn bad_name(name: &str) -> Option<String> {
+    let mut chars = name.chars();
+    let Some(first) = chars.next() else {
+        return Some("the name is empty".into());
+    };
+    if !first.is_ascii_alphabetic() {
+        return Some(format!("`{name}` does not start with a letter"));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Some(format!(
+            "`{name}` holds `{}`: an app's name is letters, digits, `_` and `-`",
+            c.escape_default()
+        ));
+    }
+    if name.len() > 64 {
+        return Some(format!("`{name}` is longer than 64 characters"));
+    }
+    None
+}
+
+/// The files of `template` for the app `name`: (path in the app folder, text).
+pub fn render(template: Template, name: &str) -> Vec<(PathBuf, String)> {
+    let title = title_of(name);
+    let fill = |text: &str| text.replace("{{app}}", name).replace("{{title}}", &title);
+    let mut files: Vec<(PathBuf, String)> = template
+        .files()
+        .iter()
+        .map(|(path, text)| (PathBuf::from(path.replace("{app}", name)), fill(text)))
+        .collect();
+    files.push((
+        PathBuf::from("README.md"),
+        fill(README).replace("{{template}}", template.name()),
+    ));
+    files
+}
+
+/// `loan_approval` → `Loan approval`.
+fn title_of(name: &str) -> String {
+    let words = name.replace(['_', '-'], " ");
+    let mut chars = words.trim().chars();
+    match chars.next() {
+        Some(c) => c.to_ascii_uppercase().to_string() + chars.as_str(),
+        None => name.to_string(),
+    }
+}
+
+/// Write `files` as the folder `target`: into a fresh temporary folder beside it, renamed
+/// into place at the end. Fails, writing nothing, when `target` exists.
+pub fn write_app(target: &Path, files: &[(PathBuf, String)]) -> io::Result<()> {
+    let parent = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    if std::fs::symlink_metadata(target).is_ok() {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{} already exists", target.display()),
+        ));
+    }
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = parent.join(format!(".{name}.init-{}", std::process::id()));
+    let written = (|| {
+        std::fs::create_dir(&temp)?;
+        for (path, text) in files {
+            let path = temp.join(path);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&path, text)?;
+        }
+        // Checked again just before the rename: a folder made meanwhile is not replaced
+        // (renaming onto an empty folder would succeed).
+        if std::fs::symlink_metadata(target).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} already exists", target.display()),
+            ));
+        }
+        std::fs::rename(&temp, target)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(&temp);
+    }
+    written
+}
+
+pub fn run(cli: &Cli, args: &InitArgs, style: Style) -> Result<Outcome, UsageError> {
+    if let Some(why) = bad_name(&args.app) {
+        return Err(UsageError::new(format!("cannot create app: {why}"))
+            .with_help("for example: `cuga-flo init expense_approval`"));
+    }
+    let target = cli.apps_dir.join(&args.app);
+    if std::fs::symlink_metadata(&target).is_ok() {
+        eprintln!(
+            "{}: {} already exists; nothing was written",
+            style.error_word(),
+            target.display()
+        );
+        eprintln!("  help: choose another name, or remove the folder first");
+        return Ok(Outcome::Failed);
+    }
+    let files = render(args.template, &args.app);
+    if let Err(e) = write_app(&target, &files) {
+        eprintln!(
+            "{}: cannot create {}: {e}; nothing was written",
+            style.error_word(),
+            target.display()
+        );
+        return Ok(Outcome::Failed);
+    }
+    outln!(
+        "created app `{}` ({} template) in {}",
+        args.app,
+        args.template.name(),
+        target.display()
+    );
+    let mut paths: Vec<&PathBuf> = files.iter().map(|(p, _)| p).collect();
+    paths.sort();
+    for p in paths {
+        outln!("  {}", p.display());
+    }
+    let dir_flag = if cli.apps_dir == Path::new(crate::app::registry::DEFAULT_APPS_DIR) {
+        String::new()
+    } else {
+        format!(" --apps-dir {}", cli.apps_dir.display())
+    };
+    outln!("next:");
+    outln!("  cuga-flo{dir_flag} validate {}", args.app);
+    outln!("  cuga-flo{dir_flag} test {}", args.app);
+    Ok(Outcome::Ok)
+}
