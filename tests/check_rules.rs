@@ -444,7 +444,7 @@ fn policy_rules_name_permitted_actions_known_nodes_and_outgoing_flows() {
     );
     let app = TestApp::new(
         &model,
-        "action_permissions:\n  permitted_actions: [continue, skip_to]\ngateways:\n  G:\n    mode: decision_agent\n    policy: ../policies/g.md\nhooks:\n  - id: h\n    location: f1\n    policy: ../policies/h.md\n    allowed_targets: [A]\n",
+        "variables: {x: 0}\naction_permissions:\n  permitted_actions: [continue, skip_to]\ngateways:\n  G:\n    mode: decision_agent\n    policy: ../policies/g.md\nhooks:\n  - id: h\n    location: f1\n    policy: ../policies/h.md\n    allowed_targets: [A]\n",
     )
     .policy(
         "h.md",
@@ -622,7 +622,7 @@ fn hook_rule_targets_are_checked_as_the_run_checks_them() {
     );
     let hooks = |targets: &str| {
         format!(
-            "action_permissions:\n  permitted_actions: [continue, skip_to, remove_node]\nhooks:\n  - id: h\n    location: f2\n    policy: ../policies/h.md\n    allowed_targets: {targets}\n"
+            "variables: {{x: 0}}\naction_permissions:\n  permitted_actions: [continue, skip_to, remove_node]\nhooks:\n  - id: h\n    location: f2\n    policy: ../policies/h.md\n    allowed_targets: {targets}\n"
         )
     };
     let rules = "# Hook\n```rules\nwhen ${x} == 1 then skip_to S\nwhen ${x} == 2 then skip_to Brav\nwhen ${x} == 3 then skip_to B\nwhen ${x} == 4 then remove_node E\nwhen ${x} == 5 then skip_to Bravo\n```\n";
@@ -957,5 +957,44 @@ fn unmarked_feel_is_told_how_to_mark_it() {
             .is_some_and(|h| h.contains("FEEL conditions name it as `Vacation Approval`")),
         "{:?}",
         d.help
+    );
+}
+
+/// A rule whose condition reads a variable nothing sets never decides: a warning, with the
+/// close name when there is one. Declared variables, task outputs, `may_set` and other
+/// rules' `set`s all count as set.
+#[test]
+fn rules_reading_variables_nothing_sets_are_warned_about() {
+    let app = TestApp::new(
+        &linear(),
+        "variables: {risk: \"\"}\ntasks:\n  - id: A\n    agent: {name: a, system_instruction: Score it, policy: ../policies/a.md}\n    output_mapping: {score: score}\naction_permissions:\n  permitted_actions: [continue, terminate]\nhooks:\n  - id: h\n    location: f2\n    policy: ../policies/h.md\n    allowed_targets: []\n    may_set: [risk]\n",
+    )
+    .policy("a.md", "# Score\n")
+    .policy(
+        "h.md",
+        "# Hook\n```rules\nwhen ${riks} == \"high\" then terminate\nwhen ${score} > 0.5 && ${flagged} == true then continue set flagged = true\nwhen ${order.total} > 1 then continue\nwhen ${riks} == \"low\" then continue\nwhen true then continue\n```\n",
+    );
+    let found: Vec<_> = app
+        .diagnostics()
+        .into_iter()
+        .filter(|d| d.code == "rules::unset_variable")
+        .collect();
+    let summary: Vec<String> = found
+        .iter()
+        .map(|d| format!("{} {:?} {:?}", d.message, d.help, d.location()))
+        .collect();
+    assert_eq!(found.len(), 2, "{summary:#?}");
+    assert_eq!(found[0].severity, Severity::Warning);
+    assert!(found[0].message.contains("`riks`"), "{summary:#?}");
+    assert_eq!(found[0].help.as_deref(), Some("did you mean `risk`?"));
+    assert!(
+        found[0].location().unwrap().ends_with("h.md:3:1"),
+        "{summary:#?}"
+    );
+    // a member path is checked by its root; no close name: declare it
+    assert!(found[1].message.contains("`order`"), "{summary:#?}");
+    assert!(
+        found[1].help.as_deref().unwrap().contains("declare it"),
+        "{summary:#?}"
     );
 }
