@@ -25,30 +25,47 @@ use crate::vocab::{HookAction, ResponseFormat};
 /// The draft every schema of cuga-flo declares.
 pub const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
 
-/// Every object of a flow config: its name, the decoder's keys, and the key's types.
-pub(crate) fn sections() -> Vec<(
-    &'static str,
-    &'static [&'static str],
-    Vec<(&'static str, Value)>,
-)> {
-    vec![
-        ("root", ROOT_KEYS, root_types()),
-        ("flow", FLOW_KEYS, types::flow()),
-        ("workflow_engine", ENGINE_KEYS, types::engine()),
-        ("llm", LLM_KEYS, types::llm(false)),
-        ("element_llm", ELEMENT_LLM_KEYS, types::llm(true)),
-        ("budget", BUDGET_KEYS, types::budget()),
-        ("prompts", PROMPT_KEYS, types::prompts()),
-        ("task", TASK_KEYS, types::task()),
-        ("agent", AGENT_KEYS, types::agent()),
-        ("gateway", GATEWAY_KEYS, types::gateway()),
-        ("gateway_flow", GATEWAY_FLOW_KEYS, types::gateway_flow()),
-        ("hook", HOOK_KEYS, types::hook()),
-        ("task_spec", TASK_SPEC_KEYS, types::task_spec()),
-        ("action_permissions", PERMISSION_KEYS, types::permissions()),
-        ("guarantee", GUARANTEE_KEYS, types::guarantee()),
-        ("remote_agent", REMOTE_AGENT_KEYS, types::remote_agent()),
-    ]
+/// The objects of a flow config, by name.
+const SECTIONS: &[&str] = &[
+    "root",
+    "flow",
+    "workflow_engine",
+    "llm",
+    "element_llm",
+    "budget",
+    "prompts",
+    "task",
+    "agent",
+    "gateway",
+    "gateway_flow",
+    "hook",
+    "task_spec",
+    "action_permissions",
+    "guarantee",
+    "remote_agent",
+];
+
+/// The decoder's keys of the object `name`, and the keys' types.
+pub(crate) fn keys_and_types(name: &str) -> (&'static [&'static str], Vec<(&'static str, Value)>) {
+    match name {
+        "root" => (ROOT_KEYS, root_types()),
+        "flow" => (FLOW_KEYS, types::flow()),
+        "workflow_engine" => (ENGINE_KEYS, types::engine()),
+        "llm" => (LLM_KEYS, types::llm(false)),
+        "element_llm" => (ELEMENT_LLM_KEYS, types::llm(true)),
+        "budget" => (BUDGET_KEYS, types::budget()),
+        "prompts" => (PROMPT_KEYS, types::prompts()),
+        "task" => (TASK_KEYS, types::task()),
+        "agent" => (AGENT_KEYS, types::agent()),
+        "gateway" => (GATEWAY_KEYS, types::gateway()),
+        "gateway_flow" => (GATEWAY_FLOW_KEYS, types::gateway_flow()),
+        "hook" => (HOOK_KEYS, types::hook()),
+        "task_spec" => (TASK_SPEC_KEYS, types::task_spec()),
+        "action_permissions" => (PERMISSION_KEYS, types::permissions()),
+        "guarantee" => (GUARANTEE_KEYS, types::guarantee()),
+        "remote_agent" => (REMOTE_AGENT_KEYS, types::remote_agent()),
+        _ => (&[], Vec::new()),
+    }
 }
 
 /// An object with exactly the decoder's `keys`, typed from `types` (a key without a type
@@ -72,10 +89,7 @@ fn object(keys: &[&str], types: &[(&str, Value)], description: &str) -> Value {
 }
 
 fn section(name: &str) -> Value {
-    let (_, keys, types) = sections()
-        .into_iter()
-        .find(|(n, _, _)| *n == name)
-        .unwrap_or(("", &[], Vec::new()));
+    let (keys, types) = keys_and_types(name);
     object(keys, &types, &description(name))
 }
 
@@ -562,7 +576,10 @@ mod tests {
 
     #[test]
     fn every_key_the_decoder_reads_has_a_type_and_no_type_is_for_another_key() {
-        for (name, keys, types) in sections() {
+        for name in SECTIONS {
+            let (keys, types) = keys_and_types(name);
+            assert!(!keys.is_empty(), "{name}");
+            assert!(!description(name).is_empty(), "{name}");
             for key in keys {
                 assert!(
                     types.iter().any(|(k, _)| k == key),
