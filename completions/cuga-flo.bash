@@ -22,14 +22,23 @@ _cuga__flo() {
             cuga__flo,help)
                 cmd="cuga__flo__subcmd__help"
                 ;;
+            cuga__flo,init)
+                cmd="cuga__flo__subcmd__init"
+                ;;
             cuga__flo,kogito)
                 cmd="cuga__flo__subcmd__kogito"
                 ;;
             cuga__flo,list)
                 cmd="cuga__flo__subcmd__list"
                 ;;
+            cuga__flo,man)
+                cmd="cuga__flo__subcmd__man"
+                ;;
             cuga__flo,runs)
                 cmd="cuga__flo__subcmd__runs"
+                ;;
+            cuga__flo,schema)
+                cmd="cuga__flo__subcmd__schema"
                 ;;
             cuga__flo,serve)
                 cmd="cuga__flo__subcmd__serve"
@@ -52,14 +61,23 @@ _cuga__flo() {
             cuga__flo__subcmd__help,help)
                 cmd="cuga__flo__subcmd__help__subcmd__help"
                 ;;
+            cuga__flo__subcmd__help,init)
+                cmd="cuga__flo__subcmd__help__subcmd__init"
+                ;;
             cuga__flo__subcmd__help,kogito)
                 cmd="cuga__flo__subcmd__help__subcmd__kogito"
                 ;;
             cuga__flo__subcmd__help,list)
                 cmd="cuga__flo__subcmd__help__subcmd__list"
                 ;;
+            cuga__flo__subcmd__help,man)
+                cmd="cuga__flo__subcmd__help__subcmd__man"
+                ;;
             cuga__flo__subcmd__help,runs)
                 cmd="cuga__flo__subcmd__help__subcmd__runs"
+                ;;
+            cuga__flo__subcmd__help,schema)
+                cmd="cuga__flo__subcmd__help__subcmd__schema"
                 ;;
             cuga__flo__subcmd__help,serve)
                 cmd="cuga__flo__subcmd__help__subcmd__serve"
@@ -176,7 +194,7 @@ _cuga__flo() {
 
     case "${cmd}" in
         cuga__flo)
-            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version list validate start test runs serve kogito worker completions help"
+            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version init list validate start test runs serve kogito worker schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -220,7 +238,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help)
-            opts="list validate start test runs serve kogito worker completions help"
+            opts="init list validate start test runs serve kogito worker schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -248,6 +266,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__init)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -290,6 +322,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -429,6 +475,20 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__flo__subcmd__help__subcmd__schema)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__flo__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -492,6 +552,32 @@ _cuga__flo() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__init)
+            opts="-v -q -h --template --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --template)
+                    COMPREPLY=($(compgen -W "approval triage blank" -- "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -600,6 +686,32 @@ _cuga__flo() {
                 return 0
             fi
             case "${prev}" in
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__man)
+            opts="-v -q -h --dir --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --apps-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1070,6 +1182,28 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__schema)
+            opts="-v -q -h --apps-dir --color --verbose --quiet --help config scenario answers"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --apps-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -34,7 +34,23 @@ _cuga-flo() {
         (( CURRENT += 1 ))
         curcontext="${curcontext%:*:*}:cuga-flo-command-$line[1]:"
         case $line[1] in
-            (list)
+            (init)
+_arguments "${_arguments_options[@]}" : \
+'--template=[What the new app starts from]:TEMPLATE:((approval\:"A task agent, a hook that screens its answer by rule, and a gateway with a deterministic condition and a default flow"
+triage\:"A task agent, then a gateway reasoned by rules and a model, with three branches"
+blank\:"Start, one task agent, end"))' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':app -- The new app'\''s name\: its folder under the apps folder (letters, digits, `_` and `-`, starting with a letter):_default' \
+&& ret=0
+;;
+(list)
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -466,6 +482,21 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
+(schema)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':kind -- Which file'\''s schema:((config\:"A flow config (\`config/<app>_config.yaml\`)"
+scenario\:"A scenario (\`scenarios/<name>.yaml\`)"
+answers\:"An answers file (\`start --answers FILE\`)"))' \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
@@ -477,6 +508,19 @@ _arguments "${_arguments_options[@]}" : \
 '-h[Print help]' \
 '--help[Print help]' \
 ':shell -- The shell to write completions for:(bash elvish fish powershell zsh)' \
+&& ret=0
+;;
+(man)
+_arguments "${_arguments_options[@]}" : \
+'--dir=[Write every page (the command'\''s and each subcommand'\''s) into this folder instead of printing the command'\''s page]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
 && ret=0
 ;;
 (help)
@@ -491,7 +535,11 @@ _arguments "${_arguments_options[@]}" : \
         (( CURRENT += 1 ))
         curcontext="${curcontext%:*:*}:cuga-flo-help-command-$line[1]:"
         case $line[1] in
-            (list)
+            (init)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -583,7 +631,15 @@ esac
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(schema)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (completions)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(man)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -603,6 +659,7 @@ esac
 (( $+functions[_cuga-flo_commands] )) ||
 _cuga-flo_commands() {
     local commands; commands=(
+'init:Create a new app from a template\: model with diagram, config, policies, scenarios' \
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
@@ -611,7 +668,9 @@ _cuga-flo_commands() {
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'worker:Resume parked runs as their timers come due (and answered ones), until stopped' \
+'schema:Print the JSON Schema of a flow config, a scenario or an answers file (for editors)' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
+'man:Print the man page (roff), or write every page into a folder (--dir)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo commands' commands "$@"
@@ -624,6 +683,7 @@ _cuga-flo__subcmd__completions_commands() {
 (( $+functions[_cuga-flo__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__help_commands() {
     local commands; commands=(
+'init:Create a new app from a template\: model with diagram, config, policies, scenarios' \
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
@@ -632,7 +692,9 @@ _cuga-flo__subcmd__help_commands() {
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'worker:Resume parked runs as their timers come due (and answered ones), until stopped' \
+'schema:Print the JSON Schema of a flow config, a scenario or an answers file (for editors)' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
+'man:Print the man page (roff), or write every page into a folder (--dir)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo help commands' commands "$@"
@@ -646,6 +708,11 @@ _cuga-flo__subcmd__help__subcmd__completions_commands() {
 _cuga-flo__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__init_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__init_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help init commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__kogito_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__kogito_commands() {
@@ -663,6 +730,11 @@ _cuga-flo__subcmd__help__subcmd__kogito__subcmd__build_commands() {
 _cuga-flo__subcmd__help__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__man_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__man_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help man commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__runs_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__runs_commands() {
@@ -718,6 +790,11 @@ _cuga-flo__subcmd__help__subcmd__runs__subcmd__verify_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs verify commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__help__subcmd__schema_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__schema_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help schema commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__help__subcmd__serve_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__serve_commands() {
     local commands; commands=()
@@ -742,6 +819,11 @@ _cuga-flo__subcmd__help__subcmd__validate_commands() {
 _cuga-flo__subcmd__help__subcmd__worker_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help worker commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__init_commands] )) ||
+_cuga-flo__subcmd__init_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo init commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__kogito_commands] )) ||
 _cuga-flo__subcmd__kogito_commands() {
@@ -778,6 +860,11 @@ _cuga-flo__subcmd__kogito__subcmd__help__subcmd__help_commands() {
 _cuga-flo__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__man_commands] )) ||
+_cuga-flo__subcmd__man_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo man commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs_commands] )) ||
 _cuga-flo__subcmd__runs_commands() {
@@ -893,6 +980,11 @@ _cuga-flo__subcmd__runs__subcmd__show_commands() {
 _cuga-flo__subcmd__runs__subcmd__verify_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs verify commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__schema_commands] )) ||
+_cuga-flo__subcmd__schema_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo schema commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__serve_commands] )) ||
 _cuga-flo__subcmd__serve_commands() {

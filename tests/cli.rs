@@ -351,6 +351,48 @@ fn the_shipped_completion_scripts_are_current() {
 }
 
 #[test]
+fn the_shipped_man_pages_are_current() {
+    let pages = cuga_flo::cli::man::pages();
+    let stale = "man/ is stale: run `cargo run -- man --dir man`";
+    let mut shipped: Vec<String> = std::fs::read_dir("man")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    shipped.sort();
+    let mut names: Vec<String> = pages.iter().map(|(n, _)| n.clone()).collect();
+    names.sort();
+    assert_eq!(shipped, names, "{stale}");
+    for (name, text) in &pages {
+        let on_disk = std::fs::read_to_string(format!("man/{name}")).unwrap();
+        assert!(&on_disk == text, "man/{name}: {stale}");
+    }
+    assert_eq!(pages[0].0, "cuga-flo.1");
+    for word in [
+        ".TH cuga-flo 1",
+        "CUGA_FLO_APPS",
+        "init",
+        "schema",
+        "validate",
+    ] {
+        assert!(pages[0].1.contains(word), "cuga-flo.1 lacks {word}");
+    }
+    assert!(names.contains(&"cuga-flo-runs-answer.1".to_string()));
+    // `man` prints the command's page; `--dir` writes them all
+    assert_eq!(stdout_of(cuga().arg("man"), 0), pages[0].1);
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout_of(cuga().args(["man", "--dir"]).arg(dir.path()), 0);
+    assert!(
+        out.contains(&format!("wrote {} man pages", pages.len())),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("cuga-flo-init.1")).unwrap(),
+        std::fs::read_to_string("man/cuga-flo-init.1").unwrap()
+    );
+}
+
+#[test]
 fn kogito_build_writes_a_quarkus_project_whose_control_points_are_user_tasks() {
     let out = tempfile::tempdir().unwrap();
     cuga()

@@ -20,6 +20,7 @@ mod durable;
 pub mod init;
 mod kogito;
 mod list;
+pub mod man;
 mod output;
 mod runs;
 pub mod schema;
@@ -152,6 +153,8 @@ pub enum Command {
     Schema(schema::SchemaArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),
+    /// Print the man page (roff), or write every page into a folder (--dir)
+    Man(man::ManArgs),
 }
 
 /// Entry point used by the binary.
@@ -188,6 +191,7 @@ pub fn main() -> ExitCode {
         Command::Worker(args) => durable::worker(&cli, args, style),
         Command::Schema(args) => schema::run(args),
         Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     };
     match result {
         Ok(outcome) => outcome.into(),

@@ -26,6 +26,7 @@ use crate::vocab::{HookAction, ResponseFormat};
 pub const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// The objects of a flow config, by name.
+#[cfg(test)]
 const SECTIONS: &[&str] = &[
     "root",
     "flow",
