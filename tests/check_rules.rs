@@ -998,3 +998,44 @@ fn rules_reading_variables_nothing_sets_are_warned_about() {
         "{summary:#?}"
     );
 }
+
+/// A hook rule's `set` is checked as the run checks `state_updates`: only the hook's
+/// `may_set`, each with a value of its declared default's type.
+#[test]
+fn hook_rules_set_only_may_set_variables_of_their_type() {
+    let app = TestApp::new(
+        &linear(),
+        "variables: {risk: \"\", flagged: false}\naction_permissions:\n  permitted_actions: [continue]\nhooks:\n  - id: h\n    location: f2\n    policy: ../policies/h.md\n    allowed_targets: []\n    may_set: [risk, flagged]\n",
+    )
+    .policy(
+        "h.md",
+        "# Hook\n```rules\nwhen ${risk} == \"a\" then continue set risk = \"b\", flagged = true\nwhen ${risk} == \"b\" then continue set flaged = true\nwhen ${risk} == \"c\" then continue set flagged = \"yes\"\n```\n",
+    );
+    let found: Vec<_> = app
+        .diagnostics()
+        .into_iter()
+        .filter(|d| d.code == "rules::not_settable")
+        .collect();
+    let summary: Vec<String> = found
+        .iter()
+        .map(|d| format!("{} {:?} {:?}", d.message, d.help, d.location()))
+        .collect();
+    assert_eq!(found.len(), 2, "{summary:#?}");
+    assert_eq!(found[0].severity, Severity::Error);
+    assert!(
+        found[0]
+            .message
+            .contains("`flaged`, which is not in its `may_set`"),
+        "{summary:#?}"
+    );
+    assert_eq!(found[0].help.as_deref(), Some("did you mean `flagged`?"));
+    assert!(
+        found[0].location().unwrap().ends_with("h.md:4:1"),
+        "{summary:#?}"
+    );
+    assert!(found[1].message.contains("to \"yes\""), "{summary:#?}");
+    assert!(
+        found[1].location().unwrap().ends_with("h.md:5:1"),
+        "{summary:#?}"
+    );
+}

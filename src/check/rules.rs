@@ -9,7 +9,7 @@ use crate::bpmn::ProcessIndex;
 use crate::diag::{Diagnostic, did_you_mean, name_list, with_article};
 use crate::reason::rules::{RuleAction, parse_rules};
 use crate::source::{SourceFile, Span, line_starts};
-use crate::vocab::HookAction;
+use crate::vocab::{HookAction, VarKind};
 
 /// What a policy decides for.
 enum Owner<'a> {
@@ -105,6 +105,20 @@ pub fn check(config: &FlowConfig, main: Option<&ProcessIndex>) -> Vec<Diagnostic
                             });
                         }
                     }
+                    for (var, value) in &rule.set {
+                        if let Some((message, help)) = not_settable(config, hook, var, value) {
+                            out.push(
+                                at(
+                                    Diagnostic::error(
+                                        "rules::not_settable",
+                                        format!("a rule of {what} {message}"),
+                                    ),
+                                    "the run refuses this `set`",
+                                )
+                                .with_help(help),
+                            );
+                        }
+                    }
                     if *action == HookAction::AddNode
                         && let Some(id) = args.first()
                         && !hook.insertable_tasks.iter().any(|t| &t.id.value == id)
@@ -144,6 +158,43 @@ pub fn check(config: &FlowConfig, main: Option<&ProcessIndex>) -> Vec<Diagnostic
     }
     out.extend(unset_variables(config, &reads, &set_by_rules));
     out
+}
+
+/// Why the run would refuse a hook rule's `set <var> = <value>`, as the harness refuses
+/// any answer's `state_updates` ([`crate::vocab::check_state_updates`]): a hook sets only
+/// the variables of its `may_set`, each with a value of its declared default's type.
+fn not_settable(
+    config: &FlowConfig,
+    hook: &crate::app::HookConfig,
+    var: &str,
+    value: &serde_json::Value,
+) -> Option<(String, String)> {
+    let may_set: Vec<&str> = hook.may_set.iter().map(|v| v.value.as_str()).collect();
+    let Some(name) = may_set.iter().find(|n| **n == var) else {
+        let help = match did_you_mean(var, may_set.iter().copied()) {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => {
+                format!("add `{var}` to the hook's `may_set` (and declare it under `variables:`)")
+            }
+        };
+        return Some((format!("sets `{var}`, which is not in its `may_set`"), help));
+    };
+    let kind = config
+        .variable(name)
+        .map_or(VarKind::Any, |v| VarKind::of(&v.default));
+    if kind.admits(value) {
+        return None;
+    }
+    Some((
+        format!(
+            "sets `{var}` to {value}, but `{var}` holds {}",
+            kind.described()
+        ),
+        format!(
+            "its default under `variables:` makes it {}",
+            kind.described()
+        ),
+    ))
 }
 
 /// A rule whose condition reads a variable that nothing sets: not declared under
