@@ -154,11 +154,14 @@ pub fn write_app(target: &Path, files: &[(PathBuf, String)]) -> io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temp = parent.join(format!(".{name}.init-{}", std::process::id()));
+    // The app is built one level down in the temporary folder, so that an interrupted
+    // `init` never leaves a folder that looks like an app (one with a `config/`) behind.
+    let temp = parent.join(format!(".cuga-flo-init-{}-{name}", std::process::id()));
     let written = (|| {
         std::fs::create_dir(&temp)?;
+        let app = temp.join(&name);
         for (path, text) in files {
-            let path = temp.join(path);
+            let path = app.join(path);
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
@@ -172,11 +175,9 @@ pub fn write_app(target: &Path, files: &[(PathBuf, String)]) -> io::Result<()> {
                 format!("{} already exists", target.display()),
             ));
         }
-        std::fs::rename(&temp, target)
+        std::fs::rename(&app, target)
     })();
-    if written.is_err() {
-        let _ = std::fs::remove_dir_all(&temp);
-    }
+    let _ = std::fs::remove_dir_all(&temp);
     written
 }
 
@@ -224,4 +225,67 @@ pub fn run(cli: &Cli, args: &InitArgs, style: Style) -> Result<Outcome, UsageErr
     outln!("  cuga-flo{dir_flag} validate {}", args.app);
     outln!("  cuga-flo{dir_flag} test {}", args.app);
     Ok(Outcome::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_titles_and_placeholders() {
+        assert_eq!(bad_name("expense_approval"), None);
+        assert_eq!(bad_name("A-1"), None);
+        for bad in ["", "1a", "_a", "a b", "a/b", "a.b", "ä", "a\u{0}"] {
+            assert!(bad_name(bad).is_some(), "{bad:?}");
+        }
+        assert!(bad_name(&"a".repeat(65)).is_some());
+        assert_eq!(title_of("loan_approval"), "Loan approval");
+        assert_eq!(title_of("x-ray"), "X ray");
+        for t in Template::ALL {
+            let files = render(t, "shop");
+            assert!(files.iter().all(|(p, text)| !p.display().to_string().contains('{')
+                && !text.contains("{{")));
+            assert!(
+                files
+                    .iter()
+                    .any(|(p, _)| p == Path::new("config/shop_config.yaml"))
+            );
+            assert!(
+                files
+                    .iter()
+                    .any(|(p, _)| p == Path::new("config/shop.bpmn"))
+            );
+        }
+    }
+
+    #[test]
+    fn an_app_appears_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = render(Template::Blank, "a");
+        let target = dir.path().join("apps/a");
+        write_app(&target, &files).unwrap();
+        assert!(target.join("config/a_config.yaml").is_file());
+        // a second time: refused, the first one untouched, no temporary folder left
+        let err = write_app(&target, &render(Template::Triage, "a")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(!target.join("policies/decision-route.md").exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("apps"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["a"]);
+        // a file cannot be written (a path under it is a file): nothing is left
+        let blocked = vec![
+            (PathBuf::from("config/x.yaml"), "x".to_string()),
+            (PathBuf::from("config/x.yaml/y"), "y".to_string()),
+        ];
+        assert!(write_app(&dir.path().join("apps/b"), &blocked).is_err());
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("apps"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["a"]);
+    }
 }
