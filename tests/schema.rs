@@ -345,6 +345,20 @@ fn the_schemas_refuse_what_the_decoders_refuse() {
     assert!(!scenario(json!({"answers": {"T": []}})).is_empty());
     assert!(scenario(json!({"answers": {"T": [{"outputs": {}}, {"error": "E"}], "G": {"flow": "F"}, "H": {"action": "add_node", "add": {"id": "X", "name": "x"}}}})).is_empty());
     assert!(!problems(SchemaKind::Answers, &json!({"other": 1})).is_empty());
+    assert!(
+        !problems(
+            SchemaKind::Answers,
+            &json!({"answers": {"F": {"action": "jump"}}})
+        )
+        .is_empty()
+    );
+    assert!(
+        problems(
+            SchemaKind::Answers,
+            &json!({"answers": {"F": {"action": "skip_to", "target": "A"}}})
+        )
+        .is_empty()
+    );
 }
 
 #[test]

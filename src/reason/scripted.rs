@@ -128,6 +128,13 @@ pub fn answers_schema() -> Value {
         .into_generator()
         .into_root_schema_for::<RawAnswer>()
         .to_value();
+    // A hook answer's action is one of the hook actions, in lower or upper case (the
+    // reader refuses others).
+    let mut actions: Vec<Value> = (HookAction::names())
+        .flat_map(|n| [Value::from(n), Value::from(n.to_ascii_uppercase())])
+        .collect();
+    actions.push(Value::Null);
+    answer["properties"]["action"]["enum"] = Value::Array(actions);
     if let Value::Object(m) = &mut answer {
         m.remove("$schema");
         m.insert(

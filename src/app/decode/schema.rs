@@ -159,8 +159,11 @@ fn list_of(items: Value, description: &str) -> Value {
     json!({"type": ["array", "null"], "items": items, "description": description})
 }
 
-fn actions() -> Vec<&'static str> {
-    HookAction::names().collect()
+/// The hook actions, as the decoder reads them: lower case, or upper case (`SKIP_TO`).
+fn actions() -> Vec<String> {
+    HookAction::names()
+        .flat_map(|n| [n.to_string(), n.to_ascii_uppercase()])
+        .collect()
 }
 
 fn root_types() -> Vec<(&'static str, Value)> {
