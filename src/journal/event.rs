@@ -59,6 +59,14 @@ pub enum ThrownKind {
     Escalation,
 }
 
+/// One instance of a multi-instance activity: its `loopCounter` (1, 2, ...; 0 for an
+/// activity that runs no instance at all) and how many instances the activity runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceVisit {
+    pub loop_counter: u64,
+    pub instances: u64,
+}
+
 impl ThrownKind {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -116,6 +124,10 @@ pub enum Event {
         kind: String,
         name: Option<String>,
         token: u64,
+        /// The instance of a multi-instance activity this entry is (`None`: an ordinary
+        /// entry).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<InstanceVisit>,
     },
     /// A token traversed a sequence flow.
     FlowTaken {

@@ -291,10 +291,14 @@ impl Human {
                 kind,
                 name,
                 token,
+                instance,
             } if self.options.verbose => {
                 let mut line = format!("    · enter   {node}  {kind}");
                 if let Some(name) = name {
                     line.push_str(&format!("  \"{}\"", excerpt(name, DETAIL_CHARS)));
+                }
+                if let Some(i) = instance {
+                    line.push_str(&format!("  instance {}/{}", i.loop_counter, i.instances));
                 }
                 line.push_str(&format!("  #{token}"));
                 lines.push(self.dim(&line));
