@@ -127,6 +127,19 @@ fn plain_path(text: &str) -> Option<VarPath> {
         .flatten()
 }
 
+/// The variable an expression is nothing but (`result`, `${result}`, `= result`), if it is.
+fn named_variable(text: &str) -> Option<String> {
+    let text = text.trim();
+    let inner = if let Some(feel) = text.strip_prefix('=') {
+        feel.trim()
+    } else if let Some(juel) = text.strip_prefix("${").or_else(|| text.strip_prefix("#{")) {
+        juel.strip_suffix('}')?.trim()
+    } else {
+        text
+    };
+    plain_path(inner).map(|p| p.root().to_string())
+}
+
 /// The value of a multi-instance expression: a variable path, or an expression in
 /// cuga-flo's language (`${...}`) or FEEL (`= ...`). `Ok(None)`: missing, null or unknown.
 pub(crate) fn evaluate(
@@ -443,8 +456,8 @@ impl Run {
             locals.insert(name.clone(), item);
         }
         let mut own: BTreeSet<String> = locals.keys().cloned().collect();
-        if let Some(name) = body.spec.output_element.as_deref().and_then(plain_path) {
-            own.insert(name.root().to_string());
+        if let Some(name) = body.spec.output_element.as_deref().and_then(named_variable) {
+            own.insert(name);
         }
         let node = body.node.clone();
         let token = self.tokens.add(scope, At::Node(node.clone()));
@@ -642,6 +655,10 @@ mod tests {
         assert_eq!(whole(&json!(2.5)), None);
         assert_eq!(whole(&json!(-1)), None);
         assert!(evaluate("${items", None, &v).is_err());
+        assert_eq!(named_variable("= verdict").as_deref(), Some("verdict"));
+        assert_eq!(named_variable("${verdict}").as_deref(), Some("verdict"));
+        assert_eq!(named_variable("verdict.score").as_deref(), Some("verdict"));
+        assert_eq!(named_variable("= verdict + 1"), None);
     }
 
     #[test]
