@@ -194,6 +194,18 @@ pub struct MultiInstance {
     pub language: Option<String>,
 }
 
+/// The variables every instance of a multi-instance activity sees (its completion
+/// condition too), beside its element variable: the standard names and Zeebe's.
+pub const MULTI_INSTANCE_VARIABLES: [&str; 7] = [
+    "loopCounter",
+    "nrOfInstances",
+    "nrOfCompletedInstances",
+    "nrOfActiveInstances",
+    "numberOfInstances",
+    "numberOfCompletedInstances",
+    "numberOfActiveInstances",
+];
+
 impl MultiInstance {
     pub fn is_empty(&self) -> bool {
         *self == MultiInstance::default()

@@ -128,6 +128,11 @@ fn native(doc: &Document, main: Option<&ProcessIndex>) -> Vec<Diagnostic> {
     let mut out = unsupported_elements(doc, index, EngineKind::Native, "the native engine");
     for node in &index.process().nodes {
         let Some(timer) = &node.timer else { continue };
+        // A timer start event at process level says when runs start, which is up to whoever
+        // starts them (`start`, `serve`): in a run it is a start event like any other.
+        if node.parent.is_none() && matches!(node.kind, crate::bpmn::NodeKind::StartEvent { .. }) {
+            continue;
+        }
         let span = if timer.span == Default::default() {
             node.span
         } else {
