@@ -4,6 +4,8 @@
 //! instance at a time without redoing any, and a run killed at every crash point of a
 //! multi-instance review resumes to the same end.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -339,4 +341,46 @@ fn a_multi_instance_review_killed_anywhere_resumes_to_the_same_end() {
     }
     assert!(kills >= 20, "only {kills} kills");
     eprintln!("{kills} runs killed and resumed");
+}
+
+/// `validate` reads every multi-instance expression the native engine will evaluate, and
+/// reports one it cannot read where the loop characteristics are written.
+#[test]
+fn validate_reports_an_unreadable_multi_instance_expression_at_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let apps = tmp.path().join("apps");
+    support::copy_dir(
+        &root().join("tests/fixtures/apps/loan_granting"),
+        &apps.join("loan_granting"),
+    );
+    let bpmn = apps.join("loan_granting/config/loan-granting.bpmn");
+    let original = std::fs::read_to_string(&bpmn).unwrap();
+    let broken = original.replace(
+        r#"camunda:collection="${creditScores}""#,
+        r#"camunda:collection="${creditScores""#,
+    );
+    assert_ne!(broken, original);
+    std::fs::write(&bpmn, broken).unwrap();
+    let apps = apps.to_string_lossy().into_owned();
+    let out = Command::new(BIN)
+        .current_dir(root())
+        .env_remove("CUGA_FLO_APPS")
+        .args(["--apps-dir", &apps, "validate", "loan_granting", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let diags = doc["targets"][0]["diagnostics"].as_array().unwrap();
+    let found = diags
+        .iter()
+        .find(|d| d["code"] == "expr::syntax")
+        .unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(found["line"], 19, "{found}");
+    assert!(
+        found["message"]
+            .as_str()
+            .unwrap()
+            .contains("its collection `${creditScores` cannot be read"),
+        "{found}"
+    );
 }

@@ -144,7 +144,7 @@ mod calls;
 mod context;
 mod hooks;
 mod joins;
-mod multi;
+pub(crate) mod multi;
 mod nodes;
 pub(crate) mod replay;
 mod run;

@@ -156,6 +156,16 @@ pub(crate) fn evaluate(
         .map_err(|e| e.message)
 }
 
+/// Why a multi-instance expression cannot be evaluated (`validate` reports it), if it
+/// cannot: a variable path always can.
+pub(crate) fn unreadable(text: &str, language: Option<&str>) -> Option<String> {
+    let text = text.trim();
+    if plain_path(text).is_some() {
+        return None;
+    }
+    expr::parse_in(text, language).err().map(|e| e.message)
+}
+
 /// The variables an expression reads (their first segments), for provenance.
 fn roots(text: &str, language: Option<&str>) -> Vec<String> {
     let text = text.trim();
