@@ -59,13 +59,7 @@ pub enum ThrownKind {
     Escalation,
 }
 
-/// One instance of a multi-instance activity: its `loopCounter` (1, 2, ...; 0 for an
-/// activity that runs no instance at all) and how many instances the activity runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InstanceVisit {
-    pub loop_counter: u64,
-    pub instances: u64,
-}
+pub use crate::vocab::InstanceVisit;
 
 impl ThrownKind {
     pub fn as_str(self) -> &'static str {

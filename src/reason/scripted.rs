@@ -278,11 +278,10 @@ impl ScriptedReasoner {
     }
 
     /// The next answer under the first of `keys` that has one; `element` names the control
-    /// point in errors. The visit is the one the call's idempotency key names
-    /// (`<run>:<element>:<visit>`: the instances of a parallel multi-instance activity
-    /// get their own answers whatever order their calls arrive in, and a call asked again
-    /// after a resume gets the answer it had); without such a key, visits are counted per
-    /// run, so a list of answers starts over for each run a server (`serve`) answers.
+    /// point in errors. Visits are counted per run, so a list of answers starts over for
+    /// each run a server (`serve`) answers; a call for an instance of a multi-instance task
+    /// takes the visit its idempotency key names (`<run>:<element>:<visit>`), so that
+    /// parallel instances get their own answers whatever order their calls arrive in.
     fn next(
         &self,
         context: &crate::bridge::ControlPointContext,
@@ -304,7 +303,10 @@ impl ScriptedReasoner {
         }
         let mut visits = self.visits.lock().unwrap_or_else(|e| e.into_inner());
         let n = visits.entry(format!("{run_id}\u{0}{key}")).or_insert(0);
-        if let Some(visit) = (context.idempotency_key.as_deref()).and_then(|k| visit_of(k, element))
+        // The instances of a multi-instance task: by the visit their key names.
+        if context.instance.is_some()
+            && let Some(visit) =
+                (context.idempotency_key.as_deref()).and_then(|k| visit_of(k, element))
         {
             *n = visit - 1;
         }
@@ -709,8 +711,8 @@ mod tests {
         }
     }
 
-    /// A call whose idempotency key names its visit gets that visit's answer, in whatever
-    /// order the calls come (the parallel instances of a multi-instance activity).
+    /// A call for an instance of a multi-instance task gets the answer of the visit its
+    /// idempotency key names, in whatever order the calls come.
     #[tokio::test]
     async fn the_idempotency_key_names_the_visit() {
         let doc = json!({"answers": {
@@ -720,6 +722,10 @@ mod tests {
         let keyed = |visit: u32| {
             let mut req = task("T1");
             req.context.idempotency_key = Some(format!("run-1:T1:{visit}"));
+            req.context.instance = Some(crate::vocab::InstanceVisit {
+                loop_counter: u64::from(visit),
+                instances: 3,
+            });
             req
         };
         assert_eq!(r.task(keyed(3)).await.unwrap().outputs["n"], json!(3));
