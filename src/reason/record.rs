@@ -329,7 +329,9 @@ fn visit_of_key(key: &str) -> Option<u64> {
 /// instances, or its visits from parallel branches, may answer out of order), else in
 /// answer order.
 fn in_visit_order(entries: Vec<(String, Value, Option<u64>)>) -> Value {
-    let mut lists: Vec<(String, Vec<(Option<u64>, Value)>)> = Vec::new();
+    /// A control point's answers, each with its visit when known.
+    type Answers = Vec<(Option<u64>, Value)>;
+    let mut lists: Vec<(String, Answers)> = Vec::new();
     for (id, entry, visit) in entries {
         match lists.iter_mut().find(|(i, _)| *i == id) {
             Some((_, list)) => list.push((visit, entry)),
