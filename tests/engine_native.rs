@@ -1639,3 +1639,108 @@ async fn a_timer_boundary_interrupts_every_instance() {
         ran.trace()
     );
 }
+
+/// A multi-instance sub-process inside another: each inner instance sees its own item and
+/// the outer instance's, innermost first.
+#[tokio::test]
+async fn nested_multi_instance_sub_processes_layer_their_variables() {
+    let p = process(
+        r#"<startEvent id="s"/>
+           <subProcess id="outer">
+             <multiInstanceLoopCharacteristics isSequential="true">
+               <loopDataInputRef>rows</loopDataInputRef>
+               <inputDataItem name="row"/>
+             </multiInstanceLoopCharacteristics>
+             <startEvent id="os"/>
+             <task id="cell">
+               <multiInstanceLoopCharacteristics isSequential="true">
+                 <loopDataInputRef>row.cells</loopDataInputRef>
+                 <inputDataItem name="c"/>
+               </multiInstanceLoopCharacteristics>
+             </task>
+             <endEvent id="oe"/>
+             <sequenceFlow id="o1" sourceRef="os" targetRef="cell"/>
+             <sequenceFlow id="o2" sourceRef="cell" targetRef="oe"/>
+           </subProcess>
+           <endEvent id="e"/>"#,
+        "f1: s -> outer, f2: outer -> e",
+    );
+    let mut request = request(p, &[]);
+    request.variables.insert(
+        "rows".into(),
+        json!([{"cells": ["a1", "a2"]}, {"cells": ["b1"]}]),
+    );
+    let ran = go(request, Harness::new()).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    let seen: Vec<(Value, Value)> = ran
+        .harness
+        .calls()
+        .into_iter()
+        .map(|c| {
+            (
+                c.ctx.variables["c"].clone(),
+                c.ctx.variables["loopCounter"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (json!("a1"), json!(1)),
+            (json!("a2"), json!(2)),
+            (json!("b1"), json!(1)),
+        ]
+    );
+    let keys: Vec<String> = ran
+        .harness
+        .calls()
+        .into_iter()
+        .map(|c| c.ctx.idempotency_key.unwrap())
+        .collect();
+    assert_eq!(keys, ["run-1:cell:1", "run-1:cell:2", "run-1:cell:3"]);
+}
+
+/// An error end event in one instance of a multi-instance sub-process is caught by the
+/// boundary of the whole sub-process, which cancels the other instances.
+#[tokio::test]
+async fn an_error_end_event_in_an_instance_is_caught_at_the_activity() {
+    let p = process(
+        r#"<startEvent id="s"/>
+           <subProcess id="sub">
+             <multiInstanceLoopCharacteristics>
+               <loopCardinality>3</loopCardinality>
+             </multiInstanceLoopCharacteristics>
+             <startEvent id="ss"/>
+             <exclusiveGateway id="g" default="ok"/>
+             <task id="slow"/>
+             <endEvent id="bad"><errorEventDefinition/></endEvent>
+             <endEvent id="se"/>
+             <sequenceFlow id="s1" sourceRef="ss" targetRef="g"/>
+             <sequenceFlow id="ok" sourceRef="g" targetRef="slow"/>
+             <sequenceFlow id="ko" sourceRef="g" targetRef="bad"/>
+             <sequenceFlow id="s2" sourceRef="slow" targetRef="se"/>
+           </subProcess>
+           <boundaryEvent id="caught" attachedToRef="sub"><errorEventDefinition/></boundaryEvent>
+           <task id="after"/><task id="fix"/><endEvent id="e"/><endEvent id="e2"/>"#,
+        "f1: s -> sub, f2: sub -> after, f3: after -> e, f4: caught -> fix, f5: fix -> e2",
+    );
+    // The second instance's gateway takes the error end; the others wait at `slow`.
+    let harness = Harness::new()
+        .routes("g", &["ok"])
+        .routes("g", &["ko"])
+        .routes("g", &["ok"])
+        .slow("slow", 5_000);
+    let ran = go(request(p, &[]), harness).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    assert_eq!(ran.count("fix"), 1);
+    assert_eq!(ran.count("after"), 0);
+    assert_eq!(ran.count("se"), 0, "{:#?}", ran.trace());
+    let thrown: Vec<&Event> = ran
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::EventThrown { .. }))
+        .collect();
+    assert_eq!(thrown.len(), 1, "{:#?}", ran.trace());
+}
