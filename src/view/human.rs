@@ -335,6 +335,7 @@ impl Human {
                 reason,
                 error,
                 duration_ms,
+                key,
                 ..
             } => {
                 let (word, style) = match status {
@@ -342,9 +343,14 @@ impl Human {
                     TaskStatus::Skipped => ("skipped", Style::new().yellow()),
                     TaskStatus::Failed => ("failed", Style::new().red()),
                 };
+                // An instance of a multi-instance task: which one.
+                let instance = names
+                    .instance_of(node, key.as_deref())
+                    .map(|(k, n)| format!("  [{k}/{n}]"))
+                    .unwrap_or_default();
                 let parts = vec![
                     format!(
-                        "  {} task    {}",
+                        "  {} task    {}{instance}",
                         self.paint(&style, "●"),
                         self.element(names, node)
                     ),
