@@ -303,7 +303,8 @@ impl ScriptedReasoner {
         }
         let mut visits = self.visits.lock().unwrap_or_else(|e| e.into_inner());
         let n = visits.entry(format!("{run_id}\u{0}{key}")).or_insert(0);
-        // The instances of a multi-instance task: by the visit their key names.
+        // Calls made in the instances of a multi-instance activity: by the visit their key
+        // names.
         if context.instance.is_some()
             && let Some(visit) =
                 (context.idempotency_key.as_deref()).and_then(|k| visit_of(k, element))

@@ -108,7 +108,7 @@ impl Run {
         let mut ctx = self.context(&node.id, node.name.clone());
         ctx.idempotency_key = Some(key.clone());
         self.with_instance_variables(token, &mut ctx);
-        ctx.instance = self.instance_visit(token);
+        ctx.instance = self.innermost_instance(token);
         ctx.instruction = self
             .inserted
             .get(&node.id)

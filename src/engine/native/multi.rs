@@ -212,6 +212,13 @@ impl Run {
         })
     }
 
+    /// The innermost instance `token` runs in (itself, or the sub-process instance it is
+    /// in), for the contexts of its calls.
+    pub(super) fn innermost_instance(&self, token: TokenId) -> Option<InstanceVisit> {
+        let innermost = *self.instance_chain(token).first()?;
+        self.instance_visit(innermost)
+    }
+
     /// Whether `token` is an instance of a multi-instance activity.
     pub(super) fn is_instance(&self, token: TokenId) -> bool {
         self.multi.instances.contains_key(&token)
@@ -507,7 +514,7 @@ impl Run {
             }
             (Some(_), None) => Ok(Some(Value::Object(instance.written.clone()))),
         };
-        let active = body.active.len() as u64 - 1;
+        let active = (body.active.len() as u64).saturating_sub(1);
         let completed = body.completed + 1;
         let mut counts = Map::new();
         for (names, value) in [
