@@ -62,6 +62,7 @@ fn event(i: usize) -> Event {
         kind: "serviceTask".into(),
         name: Some(format!("Task number {i}")),
         token: 1,
+        instance: None,
     }
 }
 

@@ -558,3 +558,14 @@ impl ResponseFormat {
         }
     }
 }
+
+/// One instance of a multi-instance activity: its `loopCounter` (1, 2, ...; 0 for an
+/// activity that runs no instance at all) and how many instances the activity runs. In a
+/// `node_entered` record, and in the context of a call an instance makes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct InstanceVisit {
+    pub loop_counter: u64,
+    pub instances: u64,
+}

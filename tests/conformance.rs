@@ -151,6 +151,13 @@ struct Expect {
     /// (`~` for no code, or nothing catching it).
     /// (Checked when given.)
     throws: Option<Vec<Throw>>,
+    /// Every instance of a multi-instance activity entered, in order:
+    /// `[node, loop_counter, instances]` (the `node_entered` records' `instance`).
+    /// (Checked when given.)
+    instances: Option<Vec<(String, u64, u64)>>,
+    /// The idempotency keys of the `task_finished` records, in any order, without the run
+    /// id (`Review:2`: the second visit of `Review`). (Checked when given.)
+    task_keys: Option<Vec<String>>,
 }
 
 /// `[kind, code, thrower, caught_by]`.
@@ -441,6 +448,41 @@ fn compare(expect: &Expect, result: &RunProcessResult, records: &[Record]) -> Ve
         diffs.push(format!(
             "throws:\n    expected {want:?}\n    got      {throws:?}"
         ));
+    }
+    if let Some(want) = &expect.instances {
+        let got: Vec<(String, u64, u64)> = records
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::NodeEntered {
+                    node,
+                    instance: Some(i),
+                    ..
+                } => Some((node.clone(), i.loop_counter, i.instances)),
+                _ => None,
+            })
+            .collect();
+        if *want != got {
+            diffs.push(format!(
+                "instances:\n    expected {want:?}\n    got      {got:?}"
+            ));
+        }
+    }
+    if let Some(want) = &expect.task_keys {
+        let got: Vec<String> = records
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::TaskFinished { key: Some(key), .. } => Some(
+                    key.split_once(':')
+                        .map_or(key.clone(), |(_, k)| k.to_string()),
+                ),
+                _ => None,
+            })
+            .collect();
+        if sorted(want) != sorted(&got) {
+            diffs.push(format!(
+                "task keys:\n    expected {want:?}\n    got      {got:?}"
+            ));
+        }
     }
     if let Some(diff) = compare_audit(&expect.audit, &state.hook_evaluations) {
         diffs.push(diff);

@@ -422,6 +422,8 @@ fn an_error_routed_to_a_person_parks_and_an_answer_resumes_it() {
         path,
         [
             "StartEvent_invoice",
+            // No line items: the multi-instance review runs no instance.
+            "Activity_review_lines",
             "Activity_pay",
             "Boundary_payment_failed",
             "Activity_resolve",

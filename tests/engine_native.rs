@@ -1472,3 +1472,275 @@ async fn a_run_without_provenance_sends_none_and_the_harness_over_approximates()
     assert_eq!(ran.outcome.status, RunStatus::Completed);
     assert!(ran.harness.call_to("b").ctx.untrusted.is_none());
 }
+
+// ---------------------------------------------------------------------------------------
+// Multi-instance activities
+
+/// s → r (parallel, one instance per item of `items`) → e; r's instances write `verdict`,
+/// collected into `verdicts`.
+fn multi_instance(sequential: bool) -> Arc<Process> {
+    process(
+        &format!(
+            r#"<startEvent id="s"/>
+               <userTask id="r">
+                 <multiInstanceLoopCharacteristics isSequential="{sequential}">
+                   <loopDataInputRef>items</loopDataInputRef>
+                   <loopDataOutputRef>verdicts</loopDataOutputRef>
+                   <inputDataItem name="item"/>
+                   <outputDataItem name="verdict"/>
+                 </multiInstanceLoopCharacteristics>
+               </userTask>
+               <endEvent id="e"/>"#
+        ),
+        "f1: s -> r, f2: r -> e",
+    )
+}
+
+fn with_items(mut request: RunRequest, items: Value) -> RunRequest {
+    request.variables.insert("items".into(), items);
+    request
+        .untrusted
+        .get_or_insert_with(Untrusted::new)
+        .insert("items".into(), Taint::input("from --var"));
+    request
+}
+
+/// Each instance's call sees its own item and `loopCounter` (the item untrusted as its
+/// collection is), with its own idempotency key; parallel instances' calls overlap; what
+/// each writes to its output element stays its own and is collected in item order.
+#[tokio::test]
+async fn parallel_instances_see_their_own_item_and_run_concurrently() {
+    let harness = Harness::new()
+        .slow("r", 100)
+        .sets("r", json!({"verdict": "ok", "seen": true}));
+    let request = with_items(request(multi_instance(false), &[]), json!(["a", "b", "c"]));
+    let ran = go(request, harness).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    assert_eq!(ran.path(), ["s", "r", "r", "r", "e"]);
+    assert_eq!(ran.harness.most_in_flight.load(Ordering::SeqCst), 3);
+    let mut seen: Vec<(String, Value, Value, bool)> = ran
+        .harness
+        .calls()
+        .into_iter()
+        .map(|c| {
+            (
+                c.ctx.idempotency_key.clone().unwrap(),
+                c.ctx.variables["item"].clone(),
+                c.ctx.variables["loopCounter"].clone(),
+                c.ctx
+                    .untrusted
+                    .as_ref()
+                    .is_some_and(|u| u.contains_key("item")),
+            )
+        })
+        .collect();
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        seen,
+        [
+            ("run-1:r:1".into(), json!("a"), json!(1), true),
+            ("run-1:r:2".into(), json!("b"), json!(2), true),
+            ("run-1:r:3".into(), json!("c"), json!(3), true),
+        ]
+    );
+    let vars = &ran.outcome.variables;
+    assert_eq!(vars["verdicts"], json!(["ok", "ok", "ok"]));
+    // `seen` is not the instance's own: it reaches the process; the item never does.
+    assert_eq!(vars["seen"], json!(true));
+    assert!(!vars.contains_key("item") && !vars.contains_key("verdict"));
+    ran.assert_finished_once();
+}
+
+/// Sequential instances never overlap: each starts when the one before completes.
+#[tokio::test]
+async fn sequential_instances_run_one_at_a_time() {
+    let harness = Harness::new().slow("r", 20);
+    let request = with_items(request(multi_instance(true), &[]), json!([1, 2, 3, 4]));
+    let ran = go(request, harness).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    assert_eq!(ran.count("r"), 4);
+    assert_eq!(ran.harness.most_in_flight.load(Ordering::SeqCst), 1);
+    let items: Vec<Value> = ran
+        .harness
+        .calls()
+        .into_iter()
+        .map(|c| c.ctx.variables["item"].clone())
+        .collect();
+    assert_eq!(items, [json!(1), json!(2), json!(3), json!(4)]);
+}
+
+/// A collection that is not a list, or not set, fails the run naming the activity before
+/// any instance runs; so does an instance count beyond the step budget.
+#[tokio::test]
+async fn a_collection_that_is_not_a_list_fails_the_run() {
+    for (items, why) in [
+        (json!("abc"), "is not a list (it is a string)"),
+        (Value::Null, "is not set"),
+    ] {
+        let request = with_items(request(multi_instance(false), &[]), items);
+        let ran = go(request, Harness::new()).await;
+        assert_eq!(ran.status(), RunStatus::Failed);
+        assert!(
+            ran.message().contains("multi-instance activity `r`") && ran.message().contains(why),
+            "{}",
+            ran.message()
+        );
+        assert!(ran.harness.calls().is_empty());
+    }
+    let mut request = with_items(
+        request(multi_instance(false), &[]),
+        json!((0..50).collect::<Vec<_>>()),
+    );
+    request.annotations.step_budget = 20;
+    let ran = go(request, Harness::new()).await;
+    assert_eq!(ran.status(), RunStatus::Failed);
+    assert!(
+        ran.message().contains("would run 50 instances"),
+        "{}",
+        ran.message()
+    );
+}
+
+/// A timer boundary on a multi-instance activity belongs to the whole activity: when it
+/// fires it cancels every instance still running, once.
+#[tokio::test]
+async fn a_timer_boundary_interrupts_every_instance() {
+    let p = process(
+        r#"<startEvent id="s"/>
+           <userTask id="r">
+             <multiInstanceLoopCharacteristics>
+               <loopCardinality>3</loopCardinality>
+             </multiInstanceLoopCharacteristics>
+           </userTask>
+           <boundaryEvent id="late" attachedToRef="r">
+             <timerEventDefinition><timeDuration>PT0.2S</timeDuration></timerEventDefinition>
+           </boundaryEvent>
+           <task id="chase"/><endEvent id="e"/><endEvent id="e2"/>"#,
+        "f1: s -> r, f2: r -> e, f3: late -> chase, f4: chase -> e2",
+    );
+    let harness = Harness::new().slow("r", 5_000);
+    let ran = go(request(p, &[]), harness).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    assert_eq!(ran.path(), ["s", "r", "r", "r", "late", "chase", "e2"]);
+    let scheduled = ran
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::TimerScheduled { .. }))
+        .count();
+    assert_eq!(scheduled, 1, "{:#?}", ran.trace());
+    assert!(
+        !ran.events
+            .iter()
+            .any(|e| matches!(e, Event::TaskFinished { node, .. } if node == "r")),
+        "{:#?}",
+        ran.trace()
+    );
+}
+
+/// A multi-instance sub-process inside another: each inner instance sees its own item and
+/// the outer instance's, innermost first.
+#[tokio::test]
+async fn nested_multi_instance_sub_processes_layer_their_variables() {
+    let p = process(
+        r#"<startEvent id="s"/>
+           <subProcess id="outer">
+             <multiInstanceLoopCharacteristics isSequential="true">
+               <loopDataInputRef>rows</loopDataInputRef>
+               <inputDataItem name="row"/>
+             </multiInstanceLoopCharacteristics>
+             <startEvent id="os"/>
+             <task id="cell">
+               <multiInstanceLoopCharacteristics isSequential="true">
+                 <loopDataInputRef>row.cells</loopDataInputRef>
+                 <inputDataItem name="c"/>
+               </multiInstanceLoopCharacteristics>
+             </task>
+             <endEvent id="oe"/>
+             <sequenceFlow id="o1" sourceRef="os" targetRef="cell"/>
+             <sequenceFlow id="o2" sourceRef="cell" targetRef="oe"/>
+           </subProcess>
+           <endEvent id="e"/>"#,
+        "f1: s -> outer, f2: outer -> e",
+    );
+    let mut request = request(p, &[]);
+    request.variables.insert(
+        "rows".into(),
+        json!([{"cells": ["a1", "a2"]}, {"cells": ["b1"]}]),
+    );
+    let ran = go(request, Harness::new()).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    let seen: Vec<(Value, Value)> = ran
+        .harness
+        .calls()
+        .into_iter()
+        .map(|c| {
+            (
+                c.ctx.variables["c"].clone(),
+                c.ctx.variables["loopCounter"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (json!("a1"), json!(1)),
+            (json!("a2"), json!(2)),
+            (json!("b1"), json!(1)),
+        ]
+    );
+    let keys: Vec<String> = ran
+        .harness
+        .calls()
+        .into_iter()
+        .map(|c| c.ctx.idempotency_key.unwrap())
+        .collect();
+    assert_eq!(keys, ["run-1:cell:1", "run-1:cell:2", "run-1:cell:3"]);
+}
+
+/// An error end event in one instance of a multi-instance sub-process is caught by the
+/// boundary of the whole sub-process, which cancels the other instances.
+#[tokio::test]
+async fn an_error_end_event_in_an_instance_is_caught_at_the_activity() {
+    let p = process(
+        r#"<startEvent id="s"/>
+           <subProcess id="sub">
+             <multiInstanceLoopCharacteristics>
+               <loopCardinality>3</loopCardinality>
+             </multiInstanceLoopCharacteristics>
+             <startEvent id="ss"/>
+             <exclusiveGateway id="g" default="ok"/>
+             <task id="slow"/>
+             <endEvent id="bad"><errorEventDefinition/></endEvent>
+             <endEvent id="se"/>
+             <sequenceFlow id="s1" sourceRef="ss" targetRef="g"/>
+             <sequenceFlow id="ok" sourceRef="g" targetRef="slow"/>
+             <sequenceFlow id="ko" sourceRef="g" targetRef="bad"/>
+             <sequenceFlow id="s2" sourceRef="slow" targetRef="se"/>
+           </subProcess>
+           <boundaryEvent id="caught" attachedToRef="sub"><errorEventDefinition/></boundaryEvent>
+           <task id="after"/><task id="fix"/><endEvent id="e"/><endEvent id="e2"/>"#,
+        "f1: s -> sub, f2: sub -> after, f3: after -> e, f4: caught -> fix, f5: fix -> e2",
+    );
+    // The second instance's gateway takes the error end; the others wait at `slow`.
+    let harness = Harness::new()
+        .routes("g", &["ok"])
+        .routes("g", &["ko"])
+        .routes("g", &["ok"])
+        .slow("slow", 5_000);
+    let ran = go(request(p, &[]), harness).await;
+
+    assert_eq!(ran.status(), RunStatus::Completed, "{}", ran.message());
+    assert_eq!(ran.count("fix"), 1);
+    assert_eq!(ran.count("after"), 0);
+    assert_eq!(ran.count("se"), 0, "{:#?}", ran.trace());
+    let thrown: Vec<&Event> = ran
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::EventThrown { .. }))
+        .collect();
+    assert_eq!(thrown.len(), 1, "{:#?}", ran.trace());
+}

@@ -32,6 +32,7 @@ fn entered(node: &str, kind: &str, name: Option<&str>) -> Event {
         kind: kind.into(),
         name: name.map(Into::into),
         token: 1,
+        instance: None,
     }
 }
 

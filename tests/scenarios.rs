@@ -20,6 +20,8 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("incident_response", "regulated_breach"),
     ("incident_response", "routine"),
     ("invoice_payment", "agent_fails"),
+    ("invoice_payment", "line_disputed"),
+    ("invoice_payment", "lines_reviewed"),
     ("invoice_payment", "paid"),
     ("invoice_payment", "payment_declined"),
     ("loan_approval", "approve"),
@@ -314,6 +316,21 @@ mod invoice_payment {
     #[test]
     fn agent_fails_is_caught_by_the_catch_all_boundary() {
         check("invoice_payment", "agent_fails", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn lines_reviewed_runs_one_review_per_line_item_and_collects_them() {
+        check(
+            "invoice_payment",
+            "lines_reviewed",
+            Ends::Completed,
+            &["Review line item"],
+        );
+    }
+
+    #[test]
+    fn line_disputed_interrupts_every_review_through_the_boundary_of_the_whole_activity() {
+        check("invoice_payment", "line_disputed", Ends::Completed, &[]);
     }
 }
 

@@ -155,6 +155,61 @@ pub struct Looping {
     /// The loop characteristics element.
     #[serde(skip)]
     pub span: Span,
+    /// What a multi-instance activity runs over and collects (empty for a standard loop).
+    #[serde(default, skip_serializing_if = "MultiInstance::is_empty")]
+    pub multi: MultiInstance,
+}
+
+/// What a `<multiInstanceLoopCharacteristics>` says, whichever dialect wrote it: BPMN's
+/// own elements (`loopCardinality`, `loopDataInputRef` / `inputDataItem`,
+/// `loopDataOutputRef` / `outputDataItem`, `completionCondition`), Camunda 7's, Flowable's
+/// and Activiti's `collection` / `elementVariable` attributes, and Zeebe's
+/// `zeebe:loopCharacteristics` (`inputCollection`, `inputElement`, `outputCollection`,
+/// `outputElement`). Expressions are kept as written (a variable name, `${...}`, or FEEL's
+/// `= ...`); the engine evaluates them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MultiInstance {
+    /// The list to run one instance per item of: a variable name or an expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection: Option<String>,
+    /// The instance-local variable holding the instance's item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element_variable: Option<String>,
+    /// How many instances, when there is no collection: a number or an expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cardinality: Option<String>,
+    /// The variable that receives the instances' outputs as a list, in item order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_collection: Option<String>,
+    /// What each instance contributes to the output collection: an instance-local
+    /// variable name, or an expression over the instance's variables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_element: Option<String>,
+    /// Ends the activity early once TRUE after an instance completes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_condition: Option<String>,
+    /// The `language` of the cardinality and completion condition (else the document's
+    /// `expressionLanguage`), as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+}
+
+/// The variables every instance of a multi-instance activity sees (its completion
+/// condition too), beside its element variable: the standard names and Zeebe's.
+pub const MULTI_INSTANCE_VARIABLES: [&str; 7] = [
+    "loopCounter",
+    "nrOfInstances",
+    "nrOfCompletedInstances",
+    "nrOfActiveInstances",
+    "numberOfInstances",
+    "numberOfCompletedInstances",
+    "numberOfActiveInstances",
+];
+
+impl MultiInstance {
+    pub fn is_empty(&self) -> bool {
+        *self == MultiInstance::default()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -24,8 +24,8 @@ use quick_xml::reader::NsReader;
 use super::encoding::{decode, first_illegal_char, is_xml_char};
 use super::{
     BpmnError, Condition, Document, EventDefinition, EventRef, Flow, GatewayKind, Lane, LoopKind,
-    Looping, MessageFlow, Node, NodeKind, ParseErrors, Participant, Process, Property,
-    SubProcessKind, TaskKind, Timer, TimerKind,
+    Looping, MessageFlow, MultiInstance, Node, NodeKind, ParseErrors, Participant, Process,
+    Property, SubProcessKind, TaskKind, Timer, TimerKind,
 };
 use crate::source::{SourceFile, Span};
 
@@ -163,6 +163,11 @@ enum Frame {
     Timer(usize, usize),
     /// `<extensionElements>`: kept as raw XML from this byte offset to its end tag.
     Extension(Owner, usize),
+    /// `<multiInstanceLoopCharacteristics>` of a node.
+    Loop(usize, usize),
+    /// `<extensionElements>` of a node's multi-instance loop characteristics (Zeebe's
+    /// `loopCharacteristics` is read from here).
+    LoopExtension(usize, usize),
 }
 
 /// What documentation and extension elements belong to.
@@ -179,6 +184,16 @@ enum TextUse {
     Condition(usize, usize),
     FlowNodeRef(usize, usize),
     Timer(usize, usize),
+    Loop(usize, usize, LoopText),
+}
+
+/// Which text of a multi-instance loop characteristics element.
+#[derive(Debug, Clone, Copy)]
+enum LoopText {
+    Cardinality,
+    Input,
+    Output,
+    Completion,
 }
 
 /// An element that is open (its end tag not read yet).
@@ -426,6 +441,10 @@ impl<'t> Walker<'t> {
     fn may_be_model(&self, bpmn: bool) -> bool {
         match self.stack.last() {
             None => true,
+            Some(Open {
+                frame: Frame::LoopExtension(..),
+                ..
+            }) => true,
             Some(open) => {
                 bpmn && !matches!(
                     open.frame,
@@ -560,6 +579,10 @@ impl<'t> Walker<'t> {
         let Some(parent) = self.stack.last().map(|open| open.frame) else {
             return self.root(el);
         };
+        if let Frame::LoopExtension(p, n) = parent {
+            self.loop_extension(p, n, el);
+            return Frame::Skip;
+        }
         if !el.bpmn {
             return Frame::Skip;
         }
@@ -586,6 +609,7 @@ impl<'t> Walker<'t> {
             Frame::Node(p, n) => self.node_child(p, n, el),
             Frame::Flow(p, f) if local == "conditionExpression" => self.condition(p, f, el),
             Frame::Timer(p, n) => self.timer_time(p, n, el),
+            Frame::Loop(p, n) => self.loop_child(p, n, el),
             Frame::LaneSet(p) if local == "lane" => self.lane(p, el),
             Frame::Lane(p, l) => match local {
                 "flowNodeRef" => self.text_frame(TextUse::FlowNodeRef(p, l)),
@@ -641,6 +665,20 @@ impl<'t> Walker<'t> {
                 let node = self.process_mut(p).and_then(|p| p.nodes.get_mut(n));
                 if let Some(timer) = node.and_then(|n| n.timer.as_mut()) {
                     timer.expression = body.trim().to_string();
+                }
+            }
+            TextUse::Loop(p, n, text) => {
+                let body = body.trim().to_string();
+                if let Some(multi) = self.multi_mut(p, n)
+                    && !body.is_empty()
+                {
+                    let slot = match text {
+                        LoopText::Cardinality => &mut multi.cardinality,
+                        LoopText::Input => &mut multi.collection,
+                        LoopText::Output => &mut multi.output_collection,
+                        LoopText::Completion => &mut multi.completion_condition,
+                    };
+                    *slot = Some(body);
                 }
             }
             TextUse::FlowNodeRef(p, l) => {
@@ -701,12 +739,10 @@ impl<'t> Walker<'t> {
             "extensionElements" => Frame::Extension(owner, el.span.end()),
             "laneSet" => Frame::LaneSet(p),
             "sequenceFlow" => self.flow(p, parent, el),
-            "multiInstanceLoopCharacteristics" | "standardLoopCharacteristics" => {
-                if let Owner::Node(p, n) = owner {
-                    self.looping(p, n, el);
-                }
-                Frame::Skip
-            }
+            "multiInstanceLoopCharacteristics" | "standardLoopCharacteristics" => match owner {
+                Owner::Node(p, n) => self.looping(p, n, el),
+                Owner::Process(_) => Frame::Skip,
+            },
             "property" if parent.is_none() => {
                 self.property(p, el);
                 Frame::Skip
@@ -740,8 +776,7 @@ impl<'t> Walker<'t> {
             "documentation" => self.text_frame(TextUse::Documentation(owner)),
             "extensionElements" => Frame::Extension(owner, el.span.end()),
             "multiInstanceLoopCharacteristics" | "standardLoopCharacteristics" => {
-                self.looping(p, n, el);
-                Frame::Skip
+                self.looping(p, n, el)
             }
             local => {
                 if let Some(definition) = event_definition(local)
@@ -789,20 +824,102 @@ impl<'t> Walker<'t> {
         );
     }
 
-    /// Loop characteristics of node `n` (an activity).
-    fn looping(&mut self, p: usize, n: usize, el: &Element) {
-        let kind = if el.local == "standardLoopCharacteristics" {
+    /// Loop characteristics of node `n` (an activity): a multi-instance one's children
+    /// are read next.
+    fn looping(&mut self, p: usize, n: usize, el: &Element) -> Frame {
+        let standard = el.local == "standardLoopCharacteristics";
+        let kind = if standard {
             LoopKind::Standard
         } else {
             LoopKind::MultiInstance {
                 sequential: el.boolean("isSequential").unwrap_or(false),
             }
         };
-        if let Some(node) = self.process_mut(p).and_then(|p| p.nodes.get_mut(n)) {
-            node.looping = Some(Looping {
-                kind,
-                span: el.span,
-            });
+        // Camunda 7's, Flowable's and Activiti's attributes, whatever their prefix.
+        let extension = |name: &str| {
+            el.attrs
+                .iter()
+                .find(|(key, _)| key.rsplit_once(':').is_some_and(|(_, local)| local == name))
+                .map(|(_, v)| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let multi = MultiInstance {
+            collection: extension("collection"),
+            element_variable: extension("elementVariable"),
+            language: self.doc.expression_language.clone(),
+            ..MultiInstance::default()
+        };
+        let Some(node) = self.process_mut(p).and_then(|p| p.nodes.get_mut(n)) else {
+            return Frame::Skip;
+        };
+        node.looping = Some(Looping {
+            kind,
+            span: el.span,
+            multi,
+        });
+        if standard {
+            Frame::Skip
+        } else {
+            Frame::Loop(p, n)
+        }
+    }
+
+    fn multi_mut(&mut self, p: usize, n: usize) -> Option<&mut MultiInstance> {
+        let node = self.process_mut(p).and_then(|p| p.nodes.get_mut(n))?;
+        node.looping.as_mut().map(|l| &mut l.multi)
+    }
+
+    /// A child of `<multiInstanceLoopCharacteristics>`.
+    fn loop_child(&mut self, p: usize, n: usize, el: &Element) -> Frame {
+        let text = match el.local {
+            "loopCardinality" => LoopText::Cardinality,
+            "loopDataInputRef" => LoopText::Input,
+            "loopDataOutputRef" => LoopText::Output,
+            "completionCondition" => LoopText::Completion,
+            "inputDataItem" | "outputDataItem" => {
+                let name = el.reference("name").or_else(|| el.reference("id"));
+                if let Some(multi) = self.multi_mut(p, n) {
+                    let slot = if el.local == "inputDataItem" {
+                        &mut multi.element_variable
+                    } else {
+                        &mut multi.output_element
+                    };
+                    if slot.is_none() {
+                        *slot = name;
+                    }
+                }
+                return Frame::Skip;
+            }
+            "extensionElements" => return Frame::LoopExtension(p, n),
+            _ => return Frame::Skip,
+        };
+        if matches!(text, LoopText::Cardinality | LoopText::Completion)
+            && let Some(language) = el.text("language")
+            && let Some(multi) = self.multi_mut(p, n)
+        {
+            multi.language = Some(language);
+        }
+        self.text_frame(TextUse::Loop(p, n, text))
+    }
+
+    /// Zeebe's `<zeebe:loopCharacteristics>` (any prefix) in the loop's extension elements.
+    fn loop_extension(&mut self, p: usize, n: usize, el: &Element) {
+        if el.local != "loopCharacteristics" {
+            return;
+        }
+        let Some(multi) = self.multi_mut(p, n) else {
+            return;
+        };
+        let pairs: [(&str, &mut Option<String>); 4] = [
+            ("inputCollection", &mut multi.collection),
+            ("inputElement", &mut multi.element_variable),
+            ("outputCollection", &mut multi.output_collection),
+            ("outputElement", &mut multi.output_element),
+        ];
+        for (name, slot) in pairs {
+            if let Some(value) = el.reference(name) {
+                *slot = Some(value);
+            }
         }
     }
 
@@ -1504,6 +1621,78 @@ mod tests {
 
     /// A reference to no `<error>` (or to an `<escalation>` from an error event) is an
     /// error at the event.
+    /// Multi-instance loop characteristics in BPMN's own elements, Camunda 7's and
+    /// Flowable's attributes and Zeebe's extension read into one shape.
+    #[test]
+    fn multi_instance_characteristics_in_every_dialect() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:flowable="http://flowable.org/bpmn" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0">
+  <process id="p">
+    <userTask id="std">
+      <multiInstanceLoopCharacteristics isSequential="true">
+        <loopDataInputRef>items</loopDataInputRef>
+        <loopDataOutputRef>results</loopDataOutputRef>
+        <inputDataItem id="in_1" name="item"/>
+        <outputDataItem id="out_1" name="result"/>
+        <completionCondition>${nrOfCompletedInstances &gt;= 2}</completionCondition>
+      </multiInstanceLoopCharacteristics>
+    </userTask>
+    <userTask id="cam">
+      <multiInstanceLoopCharacteristics camunda:collection="${reviewers}" camunda:elementVariable="reviewer"/>
+    </userTask>
+    <serviceTask id="flo">
+      <multiInstanceLoopCharacteristics flowable:collection="lines" flowable:elementVariable="line">
+        <loopCardinality>3</loopCardinality>
+      </multiInstanceLoopCharacteristics>
+    </serviceTask>
+    <subProcess id="zee">
+      <multiInstanceLoopCharacteristics>
+        <extensionElements>
+          <zeebe:loopCharacteristics inputCollection="= orders" inputElement="order" outputCollection="totals" outputElement="= total" />
+        </extensionElements>
+        <completionCondition xsi:type="tFormalExpression" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">= total &gt; 10</completionCondition>
+      </multiInstanceLoopCharacteristics>
+      <task id="inner"/>
+    </subProcess>
+    <task id="plain"><standardLoopCharacteristics/></task>
+  </process>
+</definitions>"#;
+        let doc = parse_str(xml).unwrap();
+        let p = doc.main_process().unwrap();
+        let multi = |id: &str| {
+            let looping = p.node(id).unwrap().looping.clone().unwrap();
+            (looping.kind, looping.multi)
+        };
+        let (kind, std) = multi("std");
+        assert_eq!(kind, LoopKind::MultiInstance { sequential: true });
+        assert_eq!(std.collection.as_deref(), Some("items"));
+        assert_eq!(std.element_variable.as_deref(), Some("item"));
+        assert_eq!(std.output_collection.as_deref(), Some("results"));
+        assert_eq!(std.output_element.as_deref(), Some("result"));
+        assert_eq!(
+            std.completion_condition.as_deref(),
+            Some("${nrOfCompletedInstances >= 2}")
+        );
+        let (kind, cam) = multi("cam");
+        assert_eq!(kind, LoopKind::MultiInstance { sequential: false });
+        assert_eq!(cam.collection.as_deref(), Some("${reviewers}"));
+        assert_eq!(cam.element_variable.as_deref(), Some("reviewer"));
+        let (_, flo) = multi("flo");
+        assert_eq!(flo.collection.as_deref(), Some("lines"));
+        assert_eq!(flo.element_variable.as_deref(), Some("line"));
+        assert_eq!(flo.cardinality.as_deref(), Some("3"));
+        let (_, zee) = multi("zee");
+        assert_eq!(zee.collection.as_deref(), Some("= orders"));
+        assert_eq!(zee.element_variable.as_deref(), Some("order"));
+        assert_eq!(zee.output_collection.as_deref(), Some("totals"));
+        assert_eq!(zee.output_element.as_deref(), Some("= total"));
+        assert_eq!(zee.completion_condition.as_deref(), Some("= total > 10"));
+        assert_eq!(p.node("inner").unwrap().parent.as_deref(), Some("zee"));
+        let (kind, plain) = multi("plain");
+        assert_eq!(kind, LoopKind::Standard);
+        assert!(plain.is_empty());
+    }
+
     #[test]
     fn a_dangling_error_reference_is_an_error() {
         let xml = doc(r#"<process id="p">

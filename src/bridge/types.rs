@@ -68,6 +68,12 @@ pub struct ControlPointContext {
     /// reasoner or a task agent can recognise (and not repeat) a side effect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// A task's call made in one instance of a multi-instance activity (the task's own
+    /// instance, or the sub-process instance it runs in; the innermost): its
+    /// `loop_counter` (1, 2, ...) and how many instances the activity runs. Absent for
+    /// every other call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<crate::vocab::InstanceVisit>,
 }
 
 /// An empty summary: what a context without one reads.

@@ -126,8 +126,14 @@ fn native(doc: &Document, main: Option<&ProcessIndex>) -> Vec<Diagnostic> {
         return Vec::new();
     };
     let mut out = unsupported_elements(doc, index, EngineKind::Native, "the native engine");
+    out.extend(multi_instance_expressions(doc, index));
     for node in &index.process().nodes {
         let Some(timer) = &node.timer else { continue };
+        // A timer start event at process level says when runs start, which is up to whoever
+        // starts them (`start`, `serve`): in a run it is a start event like any other.
+        if node.parent.is_none() && matches!(node.kind, crate::bpmn::NodeKind::StartEvent { .. }) {
+            continue;
+        }
         let span = if timer.span == Default::default() {
             node.span
         } else {
@@ -172,6 +178,45 @@ fn native(doc: &Document, main: Option<&ProcessIndex>) -> Vec<Diagnostic> {
                     .at(&doc.source, span, kind_label(timer.kind))
                     .with_help(help),
             );
+        }
+    }
+    out
+}
+
+/// The expressions of the multi-instance activities the native engine runs, each one
+/// readable: the collection, cardinality, output element and completion condition.
+fn multi_instance_expressions(doc: &Document, index: &ProcessIndex) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for node in &index.process().nodes {
+        let Some(looping) = &node.looping else {
+            continue;
+        };
+        let m = &looping.multi;
+        let language = m.language.as_deref();
+        let parts = [
+            ("collection", &m.collection),
+            ("cardinality", &m.cardinality),
+            ("output element", &m.output_element),
+            ("completion condition", &m.completion_condition),
+        ];
+        for (what, text) in parts {
+            let Some(text) = text else { continue };
+            if let Some(why) = crate::engine::native::multi::unreadable(text, language) {
+                out.push(
+                    Diagnostic::error(
+                        "expr::syntax",
+                        format!(
+                            "multi-instance activity `{}`: its {what} `{text}` cannot be read: {why}",
+                            node.id
+                        ),
+                    )
+                    .at(&doc.source, looping.span, "in these loop characteristics".to_string())
+                    .with_help(
+                        "write a variable name, a condition in cuga-flo's language (`${...}`) or \
+                         FEEL (`= ...`); docs/validate.md#multi-instance-activities",
+                    ),
+                );
+            }
         }
     }
     out

@@ -52,6 +52,27 @@ impl<'a> ConfigIndex<'a> {
         self.gateways.get(id).copied()
     }
 
+    /// Count as written the variables a run of `process` sets without a task: those of
+    /// its multi-instance activities (each instance's element variable and `loopCounter`,
+    /// `nrOfInstances`, the counts a completion condition reads, the output collection).
+    pub fn add_model_writes(&mut self, process: &'a crate::bpmn::Process) {
+        let multi = process
+            .nodes
+            .iter()
+            .filter_map(|n| n.looping.as_ref())
+            .filter(|l| matches!(l.kind, crate::bpmn::LoopKind::MultiInstance { .. }))
+            .map(|l| &l.multi);
+        let mut any = false;
+        for m in multi {
+            any = true;
+            self.written.extend(m.element_variable.as_deref());
+            self.written.extend(m.output_collection.as_deref());
+        }
+        if any {
+            self.written.extend(crate::bpmn::MULTI_INSTANCE_VARIABLES);
+        }
+    }
+
     /// Does some task's `output_mapping` write `var`?
     pub fn writes(&self, var: &str) -> bool {
         self.written.contains(var)

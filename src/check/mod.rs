@@ -64,7 +64,10 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
         }
         diags.extend(conditions::check(None, doc, others.iter()));
         if let Some(config) = &app.config {
-            let index = ConfigIndex::new(config);
+            let mut index = ConfigIndex::new(config);
+            if let Some(main) = &main {
+                index.add_model_writes(main.process());
+            }
             let main = main.as_ref();
             diags.extend(refs::check(config, doc, main));
             diags.extend(hooks::check(&index, doc, main));

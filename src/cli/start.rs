@@ -650,10 +650,16 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
                 format!("--outputs '{{{}}}'", keys.join(", "))
             }
         };
+        // Several questions at one element (the instances of a multi-instance task): each
+        // is named by its key.
+        let shared = (state.open_questions.values())
+            .filter(|o| o.element == q.element)
+            .count()
+            > 1;
+        let named = if shared { &q.key } else { &q.element };
         outln!(
-            "  {} answer: cuga-flo runs answer {run} {} {how}{dir}",
-            style.yellow("?"),
-            q.element
+            "  {} answer: cuga-flo runs answer {run} {named} {how}{dir}",
+            style.yellow("?")
         );
     }
     outln!("  pending: cuga-flo runs pending{dir}");

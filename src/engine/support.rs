@@ -4,7 +4,8 @@
 //! event passed without waiting, an error boundary that can never trigger.
 //!
 //! The native engine runs sequences, every gateway kind, embedded and transaction
-//! sub-processes, terminate and link events, timers (catch and boundary, not repeating;
+//! sub-processes, multi-instance activities over a collection or a cardinality,
+//! terminate and link events, timers (catch and boundary, not repeating;
 //! [`crate::check`] checks their times), and BPMN errors and escalations: error and
 //! escalation end events, escalation throw events, and the error and escalation boundary
 //! events that catch them (and failed tasks). Flowable and Kogito run the model as
@@ -71,8 +72,24 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
         }
         if let Some(looping) = &node.looping {
             let why = match looping.kind {
+                // The native engine runs multi-instance activities (engine::native::multi)
+                // that say what to run over.
+                LoopKind::MultiInstance { .. }
+                    if executor == Executor::Native
+                        && (looping.multi.collection.is_some()
+                            || looping.multi.cardinality.is_some()) =>
+                {
+                    continue;
+                }
+                LoopKind::MultiInstance { .. } if executor == Executor::Native => {
+                    "a multi-instance activity that names neither a collection (loopDataInputRef, \
+                     a `collection` attribute, zeebe:loopCharacteristics inputCollection) nor a \
+                     loopCardinality: the engine cannot tell how many instances to run"
+                        .to_string()
+                }
                 LoopKind::MultiInstance { sequential } => format!(
-                    "a {} multi-instance activity: the engine would run it once, not once per item",
+                    "a {} multi-instance activity: the engine would run it once, not once per item \
+                     (only the native engine runs multi-instance activities)",
                     if sequential { "sequential" } else { "parallel" }
                 ),
                 LoopKind::Standard => "a loop activity (standardLoopCharacteristics): the engine \
@@ -241,11 +258,26 @@ mod tests {
             (
                 r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"/></userTask>"#,
                 Native,
+                &["m: a multi-instance activity that names neither a collection"],
+            ),
+            (
+                r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>3</loopCardinality></multiInstanceLoopCharacteristics></userTask>"#,
+                Native,
+                &[],
+            ),
+            (
+                r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>3</loopCardinality></multiInstanceLoopCharacteristics></userTask>"#,
+                Flowable,
                 &["m: a sequential multi-instance activity"],
             ),
             (
-                r#"<subProcess id="s"><multiInstanceLoopCharacteristics/><task id="in"/></subProcess>"#,
+                r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><task id="in"/></subProcess>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><task id="in"/></subProcess>"#,
+                EngineKind::Kogito,
                 &["s: a parallel multi-instance activity"],
             ),
             (

@@ -140,6 +140,14 @@ pub(super) enum Num {
 }
 
 impl Num {
+    /// The number as JSON (`None`: not finite, or beyond what JSON numbers hold here).
+    pub(super) fn to_json(self) -> Option<Value> {
+        match self {
+            Num::Int(i) => i64::try_from(i).ok().map(Value::from),
+            Num::Float(f) => serde_json::Number::from_f64(f).map(Value::Number),
+        }
+    }
+
     pub(super) fn of(n: &Number) -> Num {
         if let Some(i) = n.as_i64() {
             Num::Int(i128::from(i))

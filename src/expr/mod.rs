@@ -311,6 +311,26 @@ impl Expr {
         }
     }
 
+    /// The value of the expression, for the places that want a value rather than a truth
+    /// (a multi-instance collection or cardinality): a variable path or a literal as what
+    /// it names; FEEL evaluated as FEEL; a condition as its truth (a boolean). `None` when
+    /// the value is missing, null or UNKNOWN.
+    pub fn value(&self, vars: &dyn Variables) -> Option<Value> {
+        match &self.tree {
+            Tree::Native(Node::Truthy(Operand::Var(path))) => {
+                path.resolve(vars).filter(|v| !v.is_null()).cloned()
+            }
+            Tree::Native(Node::Truthy(Operand::Literal(v))) => (!v.is_null()).then(|| v.clone()),
+            Tree::Native(Node::Truthy(Operand::List(items))) => Some(Value::Array(items.clone())),
+            Tree::Native(node) => match eval::eval(node, vars) {
+                Truth::True => Some(Value::Bool(true)),
+                Truth::False => Some(Value::Bool(false)),
+                Truth::Unknown => None,
+            },
+            Tree::Feel(node, _) => feel::eval_value(node, vars),
+        }
+    }
+
     /// The distinct variable paths referenced (`order.total`), in order of first appearance.
     pub fn variables(&self) -> Vec<String> {
         let ast = match &self.tree {

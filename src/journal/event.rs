@@ -59,6 +59,8 @@ pub enum ThrownKind {
     Escalation,
 }
 
+pub use crate::vocab::InstanceVisit;
+
 impl ThrownKind {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -116,6 +118,10 @@ pub enum Event {
         kind: String,
         name: Option<String>,
         token: u64,
+        /// The instance of a multi-instance activity this entry is (`None`: an ordinary
+        /// entry).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<InstanceVisit>,
     },
     /// A token traversed a sequence flow.
     FlowTaken {

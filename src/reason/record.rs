@@ -114,8 +114,9 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 /// Keeps every answer its inner reasoner gives, in order, for a cassette.
 pub struct Recorder {
     inner: std::sync::Arc<dyn Reasoner>,
-    /// (control-point id, answer as written in an answers document), in answer order.
-    entries: Mutex<Vec<(String, Value)>>,
+    /// (control-point id, answer as written in an answers document, a task's visit), in
+    /// answer order.
+    entries: Mutex<Vec<(String, Value, Option<u64>)>>,
 }
 
 impl Recorder {
@@ -126,27 +127,18 @@ impl Recorder {
         }
     }
 
-    fn push(&self, id: &str, answer: Value) {
+    fn push(&self, id: &str, answer: Value, visit: Option<u64>) {
         self.entries
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((id.to_string(), answer));
+            .push((id.to_string(), answer, visit));
     }
 
     /// The answers so far as an answers document: `answers: {<id>: [<answer>, …]}`, one
     /// list entry per visit, in order.
     pub fn cassette(&self) -> Value {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let mut answers: Map<String, Value> = Map::new();
-        for (id, answer) in entries.iter() {
-            let list = answers
-                .entry(id.clone())
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Value::Array(items) = list {
-                items.push(answer.clone());
-            }
-        }
-        json!({ "answers": answers })
+        in_visit_order(entries.clone())
     }
 
     /// Write the cassette to `path` (JSON, which is also YAML).
@@ -248,7 +240,7 @@ fn judged(by: Decider) -> bool {
 /// question are taken (every one a reasoner made does). A hook whose asked action was
 /// denied is recorded with the action it asked for, so the replay is denied again.
 pub fn cassette_from_journal(records: &[Record]) -> Value {
-    let recorder_entries: Vec<(String, Value)> = records
+    let recorder_entries: Vec<(String, Value, Option<u64>)> = records
         .iter()
         .filter_map(|r| match &r.event {
             Event::TaskFinished {
@@ -260,6 +252,7 @@ pub fn cassette_from_journal(records: &[Record]) -> Value {
                 error,
                 error_code,
                 digest: Some(digest),
+                key,
                 ..
             } if judged(*decided_by) => {
                 // An error the answer raised (not one the task raised by failing).
@@ -279,7 +272,8 @@ pub fn cassette_from_journal(records: &[Record]) -> Value {
                     decided_by: *decided_by,
                     raised,
                 };
-                Some((node.clone(), task_entry(&answer, digest.clone())))
+                let visit = key.as_deref().and_then(visit_of_key);
+                Some((node.clone(), task_entry(&answer, digest.clone()), visit))
             }
             Event::GatewayRouted {
                 node,
@@ -294,7 +288,7 @@ pub fn cassette_from_journal(records: &[Record]) -> Value {
                     reason: reason.clone(),
                     decided_by: *decided_by,
                 };
-                Some((node.clone(), gateway_entry(&answer, digest.clone())))
+                Some((node.clone(), gateway_entry(&answer, digest.clone()), None))
             }
             Event::HookEvaluated {
                 hook,
@@ -317,19 +311,40 @@ pub fn cassette_from_journal(records: &[Record]) -> Value {
                 answer.state_updates = state_updates.clone();
                 answer.message = message.clone();
                 answer.reason = reason.clone();
-                Some((hook.clone(), hook_entry(&answer, digest.clone())))
+                Some((hook.clone(), hook_entry(&answer, digest.clone()), None))
             }
             _ => None,
         })
         .collect();
-    let mut answers: Map<String, Value> = Map::new();
-    for (id, entry) in recorder_entries {
-        if let Value::Array(items) = answers
-            .entry(id)
-            .or_insert_with(|| Value::Array(Vec::new()))
-        {
-            items.push(entry);
+    in_visit_order(recorder_entries)
+}
+
+/// The visit a task's idempotency key `<run>:<element>:<visit>` names.
+fn visit_of_key(key: &str) -> Option<u64> {
+    key.rsplit_once(':').and_then(|(_, v)| v.parse().ok())
+}
+
+/// An answers document from (control point, answer, visit) in answer order: one list per
+/// control point, its entries in visit order when every entry knows its visit (a task's
+/// instances, or its visits from parallel branches, may answer out of order), else in
+/// answer order.
+fn in_visit_order(entries: Vec<(String, Value, Option<u64>)>) -> Value {
+    /// A control point's answers, each with its visit when known.
+    type Answers = Vec<(Option<u64>, Value)>;
+    let mut lists: Vec<(String, Answers)> = Vec::new();
+    for (id, entry, visit) in entries {
+        match lists.iter_mut().find(|(i, _)| *i == id) {
+            Some((_, list)) => list.push((visit, entry)),
+            None => lists.push((id, vec![(visit, entry)])),
         }
+    }
+    let mut answers: Map<String, Value> = Map::new();
+    for (id, mut list) in lists {
+        if list.iter().all(|(v, _)| v.is_some()) {
+            list.sort_by_key(|(v, _)| *v);
+        }
+        let items = list.into_iter().map(|(_, e)| e).collect();
+        answers.insert(id, Value::Array(items));
     }
     json!({ "answers": answers })
 }
@@ -343,8 +358,9 @@ impl Reasoner for Recorder {
         Box::pin(async move {
             let digest = context_digest(&req);
             let id = req.task_id.clone();
+            let visit = (req.context.idempotency_key.as_deref()).and_then(visit_of_key);
             let answer = self.inner.task(req).await?;
-            self.push(&id, task_entry(&answer, digest));
+            self.push(&id, task_entry(&answer, digest), visit);
             Ok(answer)
         })
     }
@@ -354,7 +370,7 @@ impl Reasoner for Recorder {
             let digest = context_digest(&req);
             let id = req.gateway_id.clone();
             let answer = self.inner.gateway(req).await?;
-            self.push(&id, gateway_entry(&answer, digest));
+            self.push(&id, gateway_entry(&answer, digest), None);
             Ok(answer)
         })
     }
@@ -364,7 +380,7 @@ impl Reasoner for Recorder {
             let digest = context_digest(&req);
             let id = req.hook_id.clone();
             let answer = self.inner.hook(req).await?;
-            self.push(&id, hook_entry(&answer, digest));
+            self.push(&id, hook_entry(&answer, digest), None);
             Ok(answer)
         })
     }
@@ -398,6 +414,25 @@ mod tests {
 
     fn vars(v: Value) -> Variables {
         v.as_object().cloned().unwrap()
+    }
+
+    /// A task's answers are listed in visit order (parallel instances answer out of
+    /// order); without visits, in answer order.
+    #[test]
+    fn cassette_lists_are_in_visit_order() {
+        let entries = vec![
+            ("T".to_string(), json!(1), Some(1)),
+            ("G".to_string(), json!("g2"), None),
+            ("T".to_string(), json!(3), Some(3)),
+            ("G".to_string(), json!("g1"), None),
+            ("T".to_string(), json!(2), Some(2)),
+        ];
+        assert_eq!(
+            in_visit_order(entries),
+            json!({"answers": {"T": [1, 2, 3], "G": ["g2", "g1"]}})
+        );
+        assert_eq!(visit_of_key("run-1:T:12"), Some(12));
+        assert_eq!(visit_of_key("nothing"), None);
     }
 
     #[test]

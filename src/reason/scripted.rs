@@ -324,13 +324,16 @@ impl ScriptedReasoner {
 
     /// The next answer under the first of `keys` that has one; `element` names the control
     /// point in errors. Visits are counted per run, so a list of answers starts over for
-    /// each run a server (`serve`) answers.
+    /// each run a server (`serve`) answers; a call for an instance of a multi-instance task
+    /// takes the visit its idempotency key names (`<run>:<element>:<visit>`), so that
+    /// parallel instances get their own answers whatever order their calls arrive in.
     fn next(
         &self,
-        run_id: &str,
+        context: &crate::bridge::ControlPointContext,
         element: &str,
         keys: &[&str],
     ) -> Result<(Answer, Option<String>), ReasonError> {
+        let run_id = context.run_id.as_str();
         let Some((key, entry)) = keys.iter().find_map(|k| self.answers.get_key_value(*k)) else {
             return Err(ReasonError::no_answer(
                 element,
@@ -345,6 +348,14 @@ impl ScriptedReasoner {
         }
         let mut visits = self.visits.lock().unwrap_or_else(|e| e.into_inner());
         let n = visits.entry(format!("{run_id}\u{0}{key}")).or_insert(0);
+        // Calls made in the instances of a multi-instance activity: by the visit their key
+        // names.
+        if context.instance.is_some()
+            && let Some(visit) =
+                (context.idempotency_key.as_deref()).and_then(|k| visit_of(k, element))
+        {
+            *n = visit - 1;
+        }
         match entry.answers.get(*n) {
             Some(a) => {
                 let digest = entry.digests.get(*n).cloned().flatten();
@@ -373,6 +384,18 @@ impl ScriptedReasoner {
             ),
         )
     }
+}
+
+/// The visit (1, 2, ...) an idempotency key `<run>:<element>:<visit>` names.
+fn visit_of(key: &str, element: &str) -> Option<usize> {
+    let (rest, visit) = key.rsplit_once(':')?;
+    let named = rest
+        .strip_suffix(element)
+        .is_some_and(|run| run.is_empty() || run.ends_with(':'));
+    named
+        .then(|| visit.parse().ok())
+        .flatten()
+        .filter(|v| *v >= 1)
 }
 
 /// An answer and its recorded context digest.
@@ -541,7 +564,7 @@ impl Reasoner for ScriptedReasoner {
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
         Box::pin(async move {
             let id = req.task_id.as_str();
-            let (answer, digest) = self.next(&req.context.run_id, id, &[id])?;
+            let (answer, digest) = self.next(&req.context, id, &[id])?;
             self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
             match answer {
                 Answer::Task {
@@ -563,7 +586,7 @@ impl Reasoner for ScriptedReasoner {
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         Box::pin(async move {
             let id = req.gateway_id.as_str();
-            let (answer, digest) = self.next(&req.context.run_id, id, &[id])?;
+            let (answer, digest) = self.next(&req.context, id, &[id])?;
             self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
             match answer {
                 Answer::Gateway { flows, reason, by } => Ok(GatewayAnswer {
@@ -579,8 +602,7 @@ impl Reasoner for ScriptedReasoner {
     fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
         Box::pin(async move {
             let id = req.hook_id.as_str();
-            let (answer, digest) =
-                self.next(&req.context.run_id, id, &[id, req.flow_id.as_str()])?;
+            let (answer, digest) = self.next(&req.context, id, &[id, req.flow_id.as_str()])?;
             self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
             match answer {
                 Answer::Hook(answer) => Ok(answer),
@@ -733,6 +755,33 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(r.task(task("T2")).await.unwrap().outputs["n"], json!(7));
         }
+    }
+
+    /// A call for an instance of a multi-instance task gets the answer of the visit its
+    /// idempotency key names, in whatever order the calls come.
+    #[tokio::test]
+    async fn the_idempotency_key_names_the_visit() {
+        let doc = json!({"answers": {
+            "T1": [{"outputs": {"n": 1}}, {"outputs": {"n": 2}}, {"outputs": {"n": 3}}],
+        }});
+        let r = ScriptedReasoner::from_value(doc, "scenario `s`").unwrap();
+        let keyed = |visit: u32| {
+            let mut req = task("T1");
+            req.context.idempotency_key = Some(format!("run-1:T1:{visit}"));
+            req.context.instance = Some(crate::vocab::InstanceVisit {
+                loop_counter: u64::from(visit),
+                instances: 3,
+            });
+            req
+        };
+        assert_eq!(r.task(keyed(3)).await.unwrap().outputs["n"], json!(3));
+        assert_eq!(r.task(keyed(1)).await.unwrap().outputs["n"], json!(1));
+        assert_eq!(r.task(keyed(2)).await.unwrap().outputs["n"], json!(2));
+        assert!(r.task(keyed(4)).await.is_err());
+        assert_eq!(visit_of("r:T1:2", "T1"), Some(2));
+        assert_eq!(visit_of("r:XT1:2", "T1"), None);
+        assert_eq!(visit_of("r:T1:0", "T1"), None);
+        assert_eq!(visit_of("T1", "T1"), None);
     }
 
     /// `error: CODE` (with an optional `message`) raises a BPMN error instead of answering.

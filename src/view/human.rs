@@ -291,10 +291,14 @@ impl Human {
                 kind,
                 name,
                 token,
+                instance,
             } if self.options.verbose => {
                 let mut line = format!("    · enter   {node}  {kind}");
                 if let Some(name) = name {
                     line.push_str(&format!("  \"{}\"", excerpt(name, DETAIL_CHARS)));
+                }
+                if let Some(i) = instance {
+                    line.push_str(&format!("  instance {}/{}", i.loop_counter, i.instances));
                 }
                 line.push_str(&format!("  #{token}"));
                 lines.push(self.dim(&line));
@@ -331,6 +335,7 @@ impl Human {
                 reason,
                 error,
                 duration_ms,
+                key,
                 ..
             } => {
                 let (word, style) = match status {
@@ -338,9 +343,14 @@ impl Human {
                     TaskStatus::Skipped => ("skipped", Style::new().yellow()),
                     TaskStatus::Failed => ("failed", Style::new().red()),
                 };
+                // An instance of a multi-instance task: which one.
+                let instance = names
+                    .instance_of(node, key.as_deref())
+                    .map(|(k, n)| format!("  [{k}/{n}]"))
+                    .unwrap_or_default();
                 let parts = vec![
                     format!(
-                        "  {} task    {}",
+                        "  {} task    {}{instance}",
                         self.paint(&style, "●"),
                         self.element(names, node)
                     ),

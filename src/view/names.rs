@@ -17,6 +17,9 @@ pub struct Names {
     hook_flows: HashMap<String, String>,
     models: HashMap<String, String>,
     default_model: Option<String>,
+    /// Per multi-instance node: the instances entered so far, and each activation's first
+    /// visit and number of instances.
+    instances: HashMap<String, (u64, Vec<(u64, u64)>)>,
 }
 
 impl Names {
@@ -74,6 +77,19 @@ impl Names {
 
     /// Learn what a journal record says about names (never overriding the model's).
     pub fn learn(&mut self, record: &Record) {
+        if let Event::NodeEntered {
+            node,
+            instance: Some(instance),
+            ..
+        } = &record.event
+            && instance.loop_counter > 0
+        {
+            let (entered, activations) = self.instances.entry(node.clone()).or_default();
+            *entered += 1;
+            if instance.loop_counter == 1 {
+                activations.push((*entered, instance.instances));
+            }
+        }
         match &record.event {
             Event::NodeEntered {
                 node,
@@ -97,6 +113,19 @@ impl Names {
             }
             _ => {}
         }
+    }
+
+    /// Which instance of a multi-instance task the call with idempotency key `key`
+    /// (`<run>:<node>:<visit>`) was: its loop counter and the number of instances. Each
+    /// instance entered is one visit of the task.
+    pub fn instance_of(&self, node: &str, key: Option<&str>) -> Option<(u64, u64)> {
+        let visit: u64 = key?.rsplit_once(':')?.1.parse().ok()?;
+        let (_, activations) = self.instances.get(node)?;
+        activations
+            .iter()
+            .rev()
+            .find(|(first, n)| *first <= visit && visit < first + n)
+            .map(|(first, n)| (visit - first + 1, *n))
     }
 
     /// A node's (or any element's) name, when it has one.
@@ -126,4 +155,46 @@ impl Names {
 /// Whitespace runs (newlines in a modeler's label) as one space.
 fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::event::InstanceVisit;
+
+    fn entered(node: &str, loop_counter: u64, instances: u64) -> Record {
+        Record {
+            seq: 1,
+            at_ms: 0,
+            prev: String::new(),
+            event: Event::NodeEntered {
+                node: node.into(),
+                kind: "userTask".into(),
+                name: None,
+                token: 1,
+                instance: Some(InstanceVisit {
+                    loop_counter,
+                    instances,
+                }),
+            },
+        }
+    }
+
+    /// Each instance entered is one visit: a second activation's visits continue after the
+    /// first's, and an activation with no instance counts none.
+    #[test]
+    fn a_task_call_is_named_by_its_instance() {
+        let mut names = Names::default();
+        for (k, n) in [(1, 2), (2, 2), (0, 0), (1, 3), (2, 3), (3, 3)] {
+            names.learn(&entered("r", k, n));
+        }
+        let of = |visit: u64| names.instance_of("r", Some(&format!("run:r:{visit}")));
+        assert_eq!(of(1), Some((1, 2)));
+        assert_eq!(of(2), Some((2, 2)));
+        assert_eq!(of(3), Some((1, 3)));
+        assert_eq!(of(5), Some((3, 3)));
+        assert_eq!(of(6), None);
+        assert_eq!(names.instance_of("other", Some("run:other:1")), None);
+        assert_eq!(names.instance_of("r", None), None);
+    }
 }

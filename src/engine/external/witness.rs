@@ -203,6 +203,7 @@ impl Witness {
                     kind,
                     name,
                     token: 0,
+                    instance: None,
                 },
             );
             if let Some((decided_by, reason)) = seen.skips.remove(&node) {

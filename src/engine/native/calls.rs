@@ -107,6 +107,8 @@ impl Run {
         }
         let mut ctx = self.context(&node.id, node.name.clone());
         ctx.idempotency_key = Some(key.clone());
+        self.with_instance_variables(token, &mut ctx);
+        ctx.instance = self.innermost_instance(token);
         ctx.instruction = self
             .inserted
             .get(&node.id)
@@ -138,6 +140,7 @@ impl Run {
         }
         let mut ctx = self.context(&node.id, node.name.clone());
         ctx.idempotency_key = Some(key.clone());
+        self.with_instance_variables(token, &mut ctx);
         ctx.flows = self
             .topology
             .outgoing(&node.id)
@@ -259,7 +262,8 @@ impl Run {
             };
             return self.throw(token, throw);
         }
-        self.merge_variables(outcome.variables, outcome.taint.as_ref());
+        let variables = self.keep_instance_locals(token, outcome.variables, outcome.taint.as_ref());
+        self.merge_variables(variables, outcome.taint.as_ref());
         self.leave(token, node)
     }
 

@@ -27,6 +27,7 @@ impl Run {
         }
         let mut ctx = self.context(&hook, None);
         ctx.idempotency_key = Some(key.clone());
+        self.with_instance_variables(token, &mut ctx);
         ctx.edge = Some(self.topology.edge_info(flow));
         ctx.executed = self.executed_order.clone();
         let control_points = self.control_points.clone();

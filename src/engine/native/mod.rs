@@ -53,6 +53,10 @@
 //! - **Embedded sub-process** and transaction: entering one starts a token at each of its
 //!   none start events (else at each child nothing flows into). When no token is left
 //!   inside, the sub-process completes and its token leaves on its outgoing flows.
+//! - **Multi-instance** tasks, call activities and sub-processes ([`multi`]): one instance
+//!   per item of a collection (or per count of a cardinality), each a token entering the
+//!   activity with variables of its own, all at once or one after the other; a completion
+//!   condition may end the activity early; the outputs are collected into a list.
 //! - **Timers** (intermediate catch and boundary, interrupting or not) wait
 //!   ([`timers`]). A **link throw** event continues at the link catch event of the same
 //!   name in the same scope (no such catch: the run fails). An **escalation** throw event
@@ -68,8 +72,8 @@
 //!   activity; nothing catching it, the run fails naming the code. Escalations are caught
 //!   likewise, non-interrupting boundaries starting a token while the activity goes on;
 //!   an uncaught escalation passes.
-//! - **Unsupported** elements ([`crate::engine::support`]: multi-instance and loop
-//!   activities, event and ad-hoc sub-processes, message, signal and conditional catch
+//! - **Unsupported** elements ([`crate::engine::support`]: loop activities,
+//!   multi-instance activities that name no collection or cardinality, event and ad-hoc sub-processes, message, signal and conditional catch
 //!   events, receive tasks, message, signal and conditional boundary events, call activities that name a
 //!   process, compensation): a process holding one fails at once, before any node is
 //!   entered (`validate` and `start` refuse such processes).
@@ -133,12 +137,14 @@
 //! [`topology`](super::topology) the live graph; [`tokens`] tokens and sub-process instances; [`run`] the
 //! coordinator; [`nodes`] token movement and node kinds; [`joins`] joins and dead-branch
 //! release; [`calls`] task and gateway calls; [`hooks`] hook calls (checked and applied
-//! by [`adapt`](super::adapt)); [`context`] control-point contexts.
+//! by [`adapt`](super::adapt)); [`context`] control-point contexts; [`multi`]
+//! multi-instance activities.
 
 mod calls;
 mod context;
 mod hooks;
 mod joins;
+pub(crate) mod multi;
 mod nodes;
 pub(crate) mod replay;
 mod run;

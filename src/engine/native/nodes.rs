@@ -11,7 +11,7 @@ use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, SubProcessKind};
 use crate::engine::EngineError;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
-use crate::journal::event::ThrownKind;
+use crate::journal::event::{InstanceVisit, ThrownKind};
 use crate::vocab::{Decider, TaskStatus};
 
 impl Run {
@@ -67,7 +67,12 @@ impl Run {
 
     /// Count a node entry against the step budget and record it. `false`: the budget is
     /// spent and the run has failed.
-    fn record_entry(&mut self, token: TokenId, node: &LiveNode) -> Result<bool, EngineError> {
+    pub(super) fn record_entry(
+        &mut self,
+        token: TokenId,
+        node: &LiveNode,
+        instance: Option<InstanceVisit>,
+    ) -> Result<bool, EngineError> {
         if self.steps >= self.budget {
             self.fail(format!(
                 "the step budget of {} node entries is spent: entering `{}` would exceed it",
@@ -80,6 +85,7 @@ impl Run {
             kind: node.kind.tag().to_string(),
             name: node.name.clone(),
             token,
+            instance,
         })?;
         self.steps += 1;
         Arc::make_mut(&mut self.path).push(node.id.clone());
@@ -95,8 +101,11 @@ impl Run {
             self.fail(format!("node `{node}` no longer exists"));
             return Ok(());
         };
+        if self.starts_multi(token, &live.id) {
+            return self.enter_multi(token, &live);
+        }
         self.tokens.place(token, At::Node(live.id.clone()));
-        if !self.record_entry(token, &live)? {
+        if !self.record_entry(token, &live, self.instance_visit(token))? {
             return Ok(());
         }
         match &live.kind {
@@ -169,7 +178,7 @@ impl Run {
             self.fail(format!("node `{node}` no longer exists"));
             return Ok(());
         };
-        if !self.record_entry(token, &live)? {
+        if !self.record_entry(token, &live, None)? {
             return Ok(());
         }
         self.emit(Event::TaskFinished {
@@ -207,6 +216,10 @@ impl Run {
 
     /// Leave `node` along all its outgoing flows (none: the token ends).
     pub(super) fn leave(&mut self, token: TokenId, node: &str) -> Result<(), EngineError> {
+        // An instance of a multi-instance activity completes into its body.
+        if self.instance_left(token)? {
+            return Ok(());
+        }
         self.cancel_boundary_timers(token, node);
         let flows: Vec<String> = self.topology.outgoing(node).map(|f| f.id.clone()).collect();
         self.send(token, flows);

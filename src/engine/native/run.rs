@@ -138,6 +138,8 @@ pub(super) struct Run {
     wait_limit_ms: u64,
     /// The deadlines of the parked questions (they park the run with a due time too).
     deadlines: BTreeMap<String, u64>,
+    /// The multi-instance activities running, and their instances.
+    pub multi: super::multi::Multi,
 }
 
 /// Steps the coordinator takes before it yields to the runtime (and commits), when no
@@ -212,6 +214,7 @@ impl Run {
             timers: BTreeMap::new(),
             wait_limit_ms,
             deadlines: BTreeMap::new(),
+            multi: Default::default(),
         }
     }
 

@@ -60,8 +60,10 @@ impl Run {
             ThrownKind::Escalation => EventDefinition::Escalation,
         };
         // The activity whose boundary events are looked at, and its token.
+        // An instance of a multi-instance activity: the activity's boundary events belong
+        // to its body.
         let mut at = if throw.from_task {
-            Some((token, throw.node.clone()))
+            Some((self.activity_holder(token), throw.node.clone()))
         } else {
             self.enclosing(token)
         };
@@ -168,6 +170,6 @@ impl Run {
             return None;
         }
         let s = self.tokens.scope(scope)?;
-        Some((s.parent_token, s.subprocess.clone()))
+        Some((self.activity_holder(s.parent_token), s.subprocess.clone()))
     }
 }

@@ -110,6 +110,10 @@ impl Run {
         token: TokenId,
         activity: &str,
     ) -> Result<(), EngineError> {
+        // A multi-instance activity's timers are its body's, not each instance's.
+        if self.is_instance(token) {
+            return Ok(());
+        }
         let events: Vec<LiveNode> = self.topology.boundary_timers(activity).cloned().collect();
         for event in events {
             self.start_timer(token, &event, Some(activity.to_string()))?;
@@ -199,6 +203,9 @@ impl Run {
         why: &str,
     ) -> Result<(), EngineError> {
         self.cancel_boundary_timers(token, activity);
+        // A multi-instance activity: every instance goes with it.
+        self.cancel_instances(token, why)?;
+        self.drop_body(token);
         if let Some(scope) = self.tokens.scope_owned_by(token) {
             let scopes = self.tokens.nested(scope);
             self.tokens.discard(&scopes, scope);
@@ -206,6 +213,17 @@ impl Run {
             self.tokens.close_scope(scope);
         }
         self.tokens.remove(token);
+        self.withdraw_orphaned(activity, why)
+    }
+
+    /// Withdraw the parked questions whose token is gone, and those a resumed run's
+    /// journal left open about `activity` or anything in it (their call is not asked
+    /// again); abort the calls of tokens that are gone.
+    pub(super) fn withdraw_orphaned(
+        &mut self,
+        activity: &str,
+        why: &str,
+    ) -> Result<(), EngineError> {
         let gone: BTreeSet<TokenId> = self
             .questions
             .values()

@@ -104,6 +104,33 @@ pub(in crate::expr) fn eval(node: &FeelNode, vars: &dyn Variables) -> Truth {
     value(node, &mut scope).truth()
 }
 
+/// The value of a FEEL expression as JSON: `None` when it is null (or an error), or a
+/// date, date-time or range (which JSON does not hold).
+pub(in crate::expr) fn eval_value(node: &FeelNode, vars: &dyn Variables) -> Option<Value> {
+    let mut scope = Scope {
+        vars,
+        locals: Vec::new(),
+        items: Vec::new(),
+    };
+    to_json(&value(node, &mut scope))
+}
+
+fn to_json(v: &FV) -> Option<Value> {
+    Some(match v {
+        FV::Null | FV::Date(_) | FV::DateTime(_) | FV::Range(_) => return None,
+        FV::Bool(b) => Value::Bool(*b),
+        FV::Num(n) => n.to_json()?,
+        FV::Str(s) => Value::String(s.clone()),
+        FV::List(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| to_json(i).unwrap_or(Value::Null))
+                .collect(),
+        ),
+        FV::Ctx(map) => Value::Object(map.clone()),
+    })
+}
+
 fn value(node: &FeelNode, scope: &mut Scope) -> FV {
     match node {
         FeelNode::Literal(v) => FV::from_json(v),

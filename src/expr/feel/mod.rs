@@ -42,7 +42,7 @@ use serde_json::Value;
 
 use super::{CmpOp, Comparison, ExprError};
 
-pub(super) use eval::eval;
+pub(super) use eval::{eval, eval_value};
 pub(super) use parser::parse;
 
 /// A FEEL syntax tree.

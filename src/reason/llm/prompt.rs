@@ -784,6 +784,7 @@ mod tests {
             executed: vec!["Start".into(), "Score".into()],
             untrusted: None,
             idempotency_key: None,
+            instance: None,
         }
     }
 
