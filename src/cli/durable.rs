@@ -160,7 +160,8 @@ fn resume_due(cli: &Cli, opts: &ResumeOptions, style: Style) -> Result<Outcome, 
 }
 
 /// The parked runs under `base` that can go on at `now`: a timer or a deadline is due,
-/// or a question was answered (`runs answer --no-resume`) since the run parked.
+/// or a question was answered (`runs answer --no-resume`) or a message or signal
+/// delivered (`--no-resume`, the bridge's tools) since the run parked.
 pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
     run_ids(base)
         .into_iter()
@@ -172,7 +173,9 @@ pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
                 else {
                     return false;
                 };
-                waiting.due_ms.is_some_and(|due| due <= now) || !state.unapplied_answers.is_empty()
+                waiting.due_ms.is_some_and(|due| due <= now)
+                    || !state.unapplied_answers.is_empty()
+                    || !waiting.delivered.is_empty()
             })
         })
         .collect()
@@ -247,7 +250,7 @@ fn stop_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, UsageErr
 }
 
 /// The more serious of two outcomes (for commands that resume several runs).
-fn worse(a: Outcome, b: Outcome) -> Outcome {
+pub(super) fn worse(a: Outcome, b: Outcome) -> Outcome {
     let rank = |o: &Outcome| match o {
         Outcome::Ok => 0,
         Outcome::Waiting => 1,
@@ -266,7 +269,7 @@ fn reopen_due(opts: &ResumeOptions, id: &str) -> Option<(Journal, Vec<Record>, O
 }
 
 /// Open run `id`'s journal for writing (taking its lock).
-fn reopen(
+pub(super) fn reopen(
     base: &Path,
     id: &str,
     durability: Durability,
@@ -292,7 +295,7 @@ fn reopen(
 }
 
 /// Continue run `id`, whose journal is open.
-fn resume_open(
+pub(super) fn resume_open(
     cli: &Cli,
     opts: &ResumeOptions,
     id: String,

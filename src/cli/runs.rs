@@ -41,6 +41,11 @@ pub enum RunsCommand {
     Pending(super::durable::PendingArgs),
     /// Answer a parked question (checked as a live answer), journal it, and resume the run
     Answer(Box<super::durable::AnswerArgs>),
+    /// Deliver a message to a parked run waiting for it (by id, or --correlate
+    /// NAME=VALUE), journal it, and resume the run
+    Message(Box<super::deliver::MessageArgs>),
+    /// Deliver a signal to every parked run waiting for it, and resume each
+    Signal(Box<super::deliver::SignalArgs>),
     /// Check a run's journal against its hash chain and head file (exit 1 when it was
     /// tampered with)
     Verify(VerifyArgs),
@@ -176,6 +181,8 @@ pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageErr
         RunsCommand::Resume(a) => super::durable::resume(cli, a, style),
         RunsCommand::Pending(a) => super::durable::pending(a, style),
         RunsCommand::Answer(a) => super::durable::answer(cli, a, style),
+        RunsCommand::Message(a) => super::deliver::message(cli, a, style),
+        RunsCommand::Signal(a) => super::deliver::signal(cli, a, style),
         RunsCommand::Verify(a) => verify_run(a, style),
         RunsCommand::Export(a) => export_run(a),
     }

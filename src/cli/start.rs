@@ -508,6 +508,7 @@ async fn run_async(
                     reason: "interrupted".to_string(),
                     questions: keys,
                     due_ms: None,
+                    awaiting: Vec::new(),
                 })
             })
             .and_then(|_| journal.commit());

@@ -7,15 +7,17 @@
 //! sub-processes, terminate and link events, timers (catch and boundary, not repeating;
 //! [`crate::check`] checks their times), and BPMN errors and escalations: error and
 //! escalation end events, escalation throw events, and the error and escalation boundary
-//! events that catch them (and failed tasks). Flowable and Kogito run the model as
+//! events that catch them (and failed tasks), messages and signals (catch events, receive
+//! tasks, boundary events, event-based gateways before them, throws reaching the run's own
+//! catches; see `engine::native::messages`). Flowable and Kogito run the model as
 //! [`super::rewrite`] rewrites it, which turns every event into a none event: no timer,
 //! boundary event, error end event or event sub-process reaches them yet (the rewrite
 //! would have to map a failed worker job to a BPMN error, which it does not).
 //!
-//! Throw events that nothing in the run catches (message and signal throws and ends, and
-//! escalations on Flowable and Kogito) pass on every engine: with every catching element
-//! refused, passing is what the model means within a run (an uncaught escalation passes
-//! in BPMN too).
+//! Throw events that nothing in the run catches (message and signal throws and ends with
+//! no catch waiting, and escalations on Flowable and Kogito) pass on every engine: passing
+//! is what the model means within a run (an uncaught escalation passes in BPMN too; a
+//! message goes to another participant).
 
 use crate::app::EngineKind;
 use crate::bpmn::{
@@ -108,16 +110,18 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
         } => Some(format!(
             "a call activity: it would not call `{called}`; a task agent would be asked instead"
         )),
-        NodeKind::Task(TaskKind::Receive) => Some(
-            "a receive task: it waits for a message, which cannot be delivered to a run yet; a \
-             task agent would be asked instead"
+        NodeKind::Task(TaskKind::Receive) if pulled => Some(
+            "a receive task: it waits for a message, which cannot be delivered to a run on this \
+             engine yet; a task agent would be asked instead"
                 .to_string(),
         ),
         NodeKind::IntermediateCatchEvent { definitions } => first(definitions, &|d| {
-            matches!(
-                d,
-                EventDefinition::Message | EventDefinition::Signal | EventDefinition::Conditional
-            ) || (pulled && d == EventDefinition::Timer)
+            d == EventDefinition::Conditional
+                || (pulled
+                    && matches!(
+                        d,
+                        EventDefinition::Message | EventDefinition::Signal | EventDefinition::Timer
+                    ))
         })
         .map(|d| {
             format!(
@@ -129,7 +133,11 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
             let native = |d| {
                 matches!(
                     d,
-                    EventDefinition::Timer | EventDefinition::Error | EventDefinition::Escalation
+                    EventDefinition::Timer
+                        | EventDefinition::Error
+                        | EventDefinition::Escalation
+                        | EventDefinition::Message
+                        | EventDefinition::Signal
                 )
             };
             match first(definitions, &|d| pulled || !native(d)) {
@@ -231,7 +239,8 @@ mod tests {
         use EngineKind::{Flowable, Native};
         let cases: &[(&str, EngineKind, &[&str])] = &[
             (r#"<task id="a"/>"#, Native, &[]),
-            (r#"<receiveTask id="r"/>"#, Native, &["r: a receive task"]),
+            (r#"<receiveTask id="r"/>"#, Native, &[]),
+            (r#"<receiveTask id="r"/>"#, Flowable, &["r: a receive task"]),
             (
                 r#"<callActivity id="c" calledElement="other"/>"#,
                 Native,
@@ -266,12 +275,17 @@ mod tests {
             (
                 r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
+                Flowable,
                 &["m: a message catch event"],
             ),
             (
                 r#"<intermediateCatchEvent id="s"><signalEventDefinition/></intermediateCatchEvent>"#,
                 Native,
-                &["s: a signal catch event"],
+                &[],
             ),
             (
                 r#"<intermediateCatchEvent id="c"><conditionalEventDefinition/></intermediateCatchEvent>"#,
@@ -311,12 +325,17 @@ mod tests {
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><messageEventDefinition/></boundaryEvent>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><messageEventDefinition/></boundaryEvent>"#,
+                Flowable,
                 &["b: a message boundary event"],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><signalEventDefinition/></boundaryEvent>"#,
                 Native,
-                &["b: a signal boundary event"],
+                &[],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><conditionalEventDefinition/></boundaryEvent>"#,

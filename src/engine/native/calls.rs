@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde_json::Map;
 
+use super::messages::Received;
 use super::replay::Asked;
 use super::run::Run;
 use super::throws::Throw;
@@ -50,6 +51,8 @@ pub(super) enum Answer {
         node: String,
         key: String,
     },
+    /// A message or signal delivered to the wait `key` (see [`super::messages`]).
+    Message { key: String, received: Received },
 }
 
 impl Answer {
@@ -60,6 +63,8 @@ impl Answer {
             | Answer::Gateway { token, key, .. }
             | Answer::Hook { token, key, .. }
             | Answer::Timer { token, key, .. } => (*token, key),
+            // Applied by its wait's key: the wait knows its token.
+            Answer::Message { key, .. } => (0, key),
         }
     }
 
@@ -88,7 +93,7 @@ impl Answer {
             Answer::Task { node, result, .. } => (node, take(result, |o| &mut o.calls)),
             Answer::Gateway { node, result, .. } => (node, take(result, |d| &mut d.calls)),
             Answer::Hook { hook, result, .. } => (hook, take(result, |d| &mut d.calls)),
-            Answer::Timer { .. } => return Vec::new(),
+            Answer::Timer { .. } | Answer::Message { .. } => return Vec::new(),
         };
         calls.into_iter().map(|c| (id.clone(), c)).collect()
     }
@@ -173,6 +178,9 @@ impl Run {
                 call,
             })?;
         }
+        if let Answer::Message { key, received } = answer {
+            return self.on_message(&key, received);
+        }
         let token = answer.waiter().0;
         if !self.tokens.contains(token) {
             return Ok(());
@@ -205,6 +213,7 @@ impl Run {
                 duration_ms,
             } => self.on_hook(token, &flow, &hook, key, result, duration_ms),
             Answer::Timer { token, node, key } => self.on_timer(token, &node, key),
+            Answer::Message { key, received } => self.on_message(&key, received),
         }
     }
 

@@ -139,6 +139,7 @@ mod calls;
 mod context;
 mod hooks;
 mod joins;
+mod messages;
 mod nodes;
 pub(crate) mod replay;
 mod run;

@@ -7,7 +7,7 @@ use serde_json::Map;
 
 use super::run::{Run, Step};
 use super::tokens::{At, ROOT, ScopeId, TokenId};
-use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, SubProcessKind};
+use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, SubProcessKind, TaskKind};
 use crate::engine::EngineError;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
@@ -100,14 +100,13 @@ impl Run {
             return Ok(());
         }
         match &live.kind {
+            // Catches wait for their timer, message or signal.
+            NodeKind::Task(TaskKind::Receive) | NodeKind::IntermediateCatchEvent { .. } => {
+                self.enter_catch(token, &live)
+            }
             NodeKind::Task(_) | NodeKind::CallActivity { .. } => {
                 self.ask_task(token, &live);
-                self.start_boundary_timers(token, &live.id)
-            }
-            NodeKind::IntermediateCatchEvent { definitions }
-                if definitions.contains(&EventDefinition::Timer) =>
-            {
-                self.start_timer(token, &live, None)
+                self.arm_boundaries(token, &live.id)
             }
             // Nothing starts an event sub-process here; a token that reaches one passes on.
             NodeKind::SubProcess(SubProcessKind::Embedded {
@@ -117,7 +116,7 @@ impl Run {
                 self.start_scope(token, &live)?;
                 // An instance that started (its token waits at the sub-process node).
                 if self.tokens.scope_owned_by(token).is_some() {
-                    self.start_boundary_timers(token, &live.id)?;
+                    self.arm_boundaries(token, &live.id)?;
                 }
                 Ok(())
             }
@@ -139,6 +138,14 @@ impl Run {
             {
                 self.throw_event(token, &live, ThrownKind::Escalation)
             }
+            // Messages and signals go to the run's own catches.
+            NodeKind::EndEvent { definitions }
+            | NodeKind::IntermediateThrowEvent { definitions }
+                if definitions.contains(&EventDefinition::Message)
+                    || definitions.contains(&EventDefinition::Signal) =>
+            {
+                self.throw_message(token, &live)
+            }
             NodeKind::EndEvent { .. } => {
                 self.end_token(token);
                 Ok(())
@@ -151,7 +158,6 @@ impl Run {
                 Ok(())
             }
             NodeKind::StartEvent { .. }
-            | NodeKind::IntermediateCatchEvent { .. }
             | NodeKind::IntermediateThrowEvent { .. }
             | NodeKind::BoundaryEvent { .. } => self.leave(token, node),
         }
@@ -201,6 +207,10 @@ impl Run {
         if kind == GatewayKind::Parallel || !splits {
             return self.leave(token, &node.id);
         }
+        // An event-based gateway before catches: the first event to happen decides.
+        if kind == GatewayKind::EventBased && self.race(token, node)? {
+            return Ok(());
+        }
         self.ask_gateway(token, node, kind);
         Ok(())
     }
@@ -208,6 +218,7 @@ impl Run {
     /// Leave `node` along all its outgoing flows (none: the token ends).
     pub(super) fn leave(&mut self, token: TokenId, node: &str) -> Result<(), EngineError> {
         self.cancel_boundary_timers(token, node);
+        self.cancel_boundary_waits(token, node);
         let flows: Vec<String> = self.topology.outgoing(node).map(|f| f.id.clone()).collect();
         self.send(token, flows);
         Ok(())

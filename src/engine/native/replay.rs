@@ -26,10 +26,22 @@ use crate::journal::{Event, Record};
 
 /// A call a resumed run makes again, to be answered from the journal.
 pub(super) enum Asked<'a> {
-    Task { node: &'a str },
-    Gateway { node: &'a str, kind: GatewayKind },
-    Hook { flow: &'a str, hook: &'a str },
-    Timer { node: &'a str },
+    Task {
+        node: &'a str,
+    },
+    Gateway {
+        node: &'a str,
+        kind: GatewayKind,
+    },
+    Hook {
+        flow: &'a str,
+        hook: &'a str,
+    },
+    Timer {
+        node: &'a str,
+    },
+    /// A wait for a message or signal: answered by a delivery from outside.
+    Message,
 }
 
 /// What a journalled record answered at its control point: the answer as the harness
@@ -41,6 +53,9 @@ pub(crate) enum Recalled {
     Gateway(GatewayDecision),
     Hook(Result<HookDecision, ControlPointError>),
     Timer,
+    /// A message or signal delivered from outside (one thrown within the run is thrown
+    /// again by the replay itself).
+    Message,
 }
 
 /// The answer `record` holds, if it answers a control point (or fires a timer).
@@ -94,6 +109,9 @@ pub(crate) fn recall(record: &Event) -> Option<Recalled> {
             }
         })),
         Event::TimerFired { .. } => Recalled::Timer,
+        Event::MessageReceived {
+            thrown_by: None, ..
+        } => Recalled::Message,
         _ => return None,
     })
 }
@@ -138,6 +156,10 @@ pub(super) fn answer_of(
             token,
             node: node.to_string(),
             key,
+        },
+        (Asked::Message, Recalled::Message) => Answer::Message {
+            key,
+            received: super::messages::Received::of(record)?.1,
         },
         _ => return None,
     })
@@ -260,6 +282,8 @@ fn brief(event: &Event) -> String {
         | Event::GatewayRouted { node, .. }
         | Event::TimerScheduled { node, .. }
         | Event::TimerFired { node, .. }
+        | Event::MessageAwaited { node, .. }
+        | Event::MessageReceived { node, .. }
         | Event::EventThrown { node, .. } => node.clone(),
         Event::FlowTaken { flow, .. } => flow.clone(),
         Event::HookEvaluated { hook, flow, .. } => format!("{hook} on {flow}"),

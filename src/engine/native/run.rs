@@ -19,6 +19,7 @@ use tokio::task::{AbortHandle, Id, JoinSet};
 
 use super::calls::Answer;
 use super::joins::JoinState;
+use super::messages::Mailbox;
 use super::replay::{Asked, Replay};
 use super::tokens::{At, ROOT, ScopeId, TokenId, Tokens};
 use crate::app::EngineKind;
@@ -138,6 +139,8 @@ pub(super) struct Run {
     wait_limit_ms: u64,
     /// The deadlines of the parked questions (they park the run with a due time too).
     deadlines: BTreeMap<String, u64>,
+    /// The waits for messages and signals ([`super::messages`]).
+    pub(super) mailbox: Mailbox,
 }
 
 /// Steps the coordinator takes before it yields to the runtime (and commits), when no
@@ -212,6 +215,7 @@ impl Run {
             timers: BTreeMap::new(),
             wait_limit_ms,
             deadlines: BTreeMap::new(),
+            mailbox: Mailbox::default(),
         }
     }
 
@@ -309,6 +313,7 @@ impl Run {
                     }
                     Some(_) => self.wait("timer")?,
                     None if !self.questions.is_empty() => self.wait("question")?,
+                    None if !self.mailbox.is_empty() => self.wait("message")?,
                     None if !self.tokens.is_empty() => {
                         let message = self.stuck_message();
                         self.fail(message);
@@ -390,6 +395,7 @@ impl Run {
             reason: reason.to_string(),
             questions: self.questions.keys().cloned().collect(),
             due_ms: due,
+            awaiting: self.mailbox.awaited(),
         })?;
         if self.end.is_none() {
             self.end = Some((RunStatus::Waiting, None));

@@ -174,6 +174,10 @@ impl Run {
             ..
         } = &event.kind
         else {
+            // A catch of an event-based gateway: it won the race.
+            if let Some(gateway) = self.race_of(token, node) {
+                return self.win_race(token, &gateway, node);
+            }
             return self.leave(token, node);
         };
         let scope = self.tokens.scope_of(token);
@@ -236,6 +240,8 @@ impl Run {
             })?;
         }
         self.timers.retain(|_, t| self.tokens.contains(t.token));
+        let tokens = &self.tokens;
+        self.mailbox.retain_tokens(|t| tokens.contains(t));
         self.abort_orphaned_calls();
         Ok(())
     }
