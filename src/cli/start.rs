@@ -657,6 +657,25 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
             q.element
         );
     }
+    let awaiting = state
+        .waiting
+        .as_ref()
+        .map(|w| w.awaiting.as_slice())
+        .unwrap_or_default();
+    for a in awaiting {
+        let command = match a.kind {
+            crate::journal::event::CatchKind::Message => format!("message {run}"),
+            crate::journal::event::CatchKind::Signal => "signal".to_string(),
+        };
+        outln!(
+            "  {} deliver: cuga-flo runs {command} {} [--var NAME=VALUE]{dir}",
+            style.yellow("✉"),
+            a.name
+        );
+    }
+    if state.open_questions.is_empty() && !awaiting.is_empty() {
+        return;
+    }
     outln!("  pending: cuga-flo runs pending{dir}");
     outln!(
         "  (to answer in advance: --answers FILE or --scenario NAME; to let a model answer: \
