@@ -151,7 +151,13 @@ struct Expect {
     /// (`~` for no code, or nothing catching it).
     /// (Checked when given.)
     throws: Option<Vec<Throw>>,
+    /// Every message and signal received, in order: `[kind, name, catch, thrown_by]`
+    /// (`~`: delivered from outside). (Checked when given.)
+    received: Option<Vec<Received>>,
 }
+
+/// `[kind, name, catch, thrown_by]`.
+type Received = (String, String, String, Option<String>);
 
 /// `[kind, code, thrower, caught_by]`.
 type Throw = (String, Option<String>, String, Option<String>);
@@ -440,6 +446,31 @@ fn compare(expect: &Expect, result: &RunProcessResult, records: &[Record]) -> Ve
     {
         diffs.push(format!(
             "throws:\n    expected {want:?}\n    got      {throws:?}"
+        ));
+    }
+    let received: Vec<Received> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::MessageReceived {
+                kind,
+                name,
+                node,
+                thrown_by,
+                ..
+            } => Some((
+                kind.as_str().to_string(),
+                name.clone(),
+                node.clone(),
+                thrown_by.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    if let Some(want) = &expect.received
+        && *want != received
+    {
+        diffs.push(format!(
+            "received:\n    expected {want:?}\n    got      {received:?}"
         ));
     }
     if let Some(diff) = compare_audit(&expect.audit, &state.hook_evaluations) {
