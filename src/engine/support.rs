@@ -61,10 +61,16 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
     let mut out = Vec::new();
     for node in &process.nodes {
         // What an event or ad-hoc sub-process holds is reported once, at the sub-process.
-        if inside_refused_scope(index, node) {
+        if inside_refused_scope(index, node, executor) {
             continue;
         }
-        if let Some(why) = element_problem(node, executor) {
+        let problem = match executor {
+            Executor::Native if is_event_subprocess(node) => event_subprocess_problem(index, node),
+            // The start events of an event sub-process the engine runs name its trigger.
+            Executor::Native if parent_is_event_subprocess(index, node) => None,
+            _ => element_problem(node, executor),
+        };
+        if let Some(why) = problem {
             out.push(Unsupported {
                 id: node.id.clone(),
                 span: node.span,
@@ -180,21 +186,75 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
     }
 }
 
-/// Whether `node` lies in an event or ad-hoc sub-process (reported at the sub-process).
-fn inside_refused_scope(index: &ProcessIndex, node: &Node) -> bool {
+fn is_event_subprocess(node: &Node) -> bool {
+    matches!(
+        node.kind,
+        NodeKind::SubProcess(SubProcessKind::Embedded {
+            triggered_by_event: true
+        })
+    )
+}
+
+fn parent_is_event_subprocess(index: &ProcessIndex, node: &Node) -> bool {
+    node.parent
+        .as_deref()
+        .and_then(|p| index.node(p))
+        .is_some_and(is_event_subprocess)
+}
+
+/// What the native engine cannot run in event sub-process `node`: it needs a start event
+/// naming an error, escalation, message, signal or timer.
+fn event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
+    let start = index
+        .process()
+        .nodes
+        .iter()
+        .filter(|n| n.parent.as_deref() == Some(node.id.as_str()))
+        .find(|n| n.kind.is_start_event() && !n.kind.event_definitions().is_empty());
+    let Some(start) = start else {
+        return Some(
+            "an event sub-process whose start event names no trigger: nothing would ever start it"
+                .to_string(),
+        );
+    };
+    start
+        .kind
+        .event_definitions()
+        .iter()
+        .find(|d| {
+            !matches!(
+                d,
+                EventDefinition::Error
+                    | EventDefinition::Escalation
+                    | EventDefinition::Message
+                    | EventDefinition::Signal
+                    | EventDefinition::Timer
+            )
+        })
+        .map(|d| {
+            format!(
+                "an event sub-process started by {} event: nothing would ever start it",
+                with_article(definition_name(*d))
+            )
+        })
+}
+
+/// Whether `node` lies in an ad-hoc sub-process, or an event sub-process the engine
+/// does not run (reported at the sub-process).
+fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -> bool {
     let mut parent = node.parent.as_deref();
     while let Some(id) = parent {
         let Some(p) = index.node(id) else {
             return false;
         };
-        if matches!(
-            p.kind,
-            NodeKind::SubProcess(
-                SubProcessKind::Embedded {
-                    triggered_by_event: true
-                } | SubProcessKind::AdHoc
-            )
-        ) {
+        let refused = match &p.kind {
+            NodeKind::SubProcess(SubProcessKind::AdHoc) => true,
+            _ if is_event_subprocess(p) => {
+                executor == Executor::Pulled || event_subprocess_problem(index, p).is_some()
+            }
+            _ => false,
+        };
+        if refused {
             return true;
         }
         parent = p.parent.as_deref();
@@ -265,7 +325,22 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                Flowable,
                 &["e: an event sub-process"],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"/><task id="et"/></subProcess>"#,
+                Native,
+                &["e: an event sub-process whose start event names no trigger"],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><conditionalEventDefinition/></startEvent><receiveTask id="et"/></subProcess>"#,
+                Native,
+                &["e: an event sub-process started by a conditional event"],
             ),
             (
                 r#"<adHocSubProcess id="h"><task id="ht"/></adHocSubProcess>"#,

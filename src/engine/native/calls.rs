@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde_json::Map;
 
+use super::event_subprocess::LISTENER;
 use super::messages::Received;
 use super::replay::Asked;
 use super::run::Run;
@@ -180,6 +181,15 @@ impl Run {
         }
         if let Answer::Message { key, received } = answer {
             return self.on_message(&key, received);
+        }
+        // An event sub-process's timer belongs to no token.
+        if let Answer::Timer {
+            token: LISTENER,
+            node,
+            key,
+        } = answer
+        {
+            return self.on_listener_timer(&node, key);
         }
         let token = answer.waiter().0;
         if !self.tokens.contains(token) {

@@ -22,6 +22,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use super::event_subprocess::LISTENER;
 use super::replay::Asked;
 use super::run::{Run, Step};
 use super::tokens::{At, TokenId};
@@ -105,10 +106,16 @@ impl Mailbox {
             .collect()
     }
 
-    /// Forget the waits whose token is gone.
+    /// Forget the waits whose token is gone (an event sub-process's wait stays).
     pub fn retain_tokens(&mut self, alive: impl Fn(TokenId) -> bool) {
-        self.waiters.retain(|(_, w)| alive(w.token));
+        self.waiters
+            .retain(|(_, w)| w.token == LISTENER || alive(w.token));
         self.fired.retain(|(t, _)| alive(*t));
+    }
+
+    /// Keep the event sub-processes' waits whose key `keep` accepts.
+    pub fn retain_listeners(&mut self, keep: impl Fn(&str) -> bool) {
+        self.waiters.retain(|(k, w)| w.token != LISTENER || keep(k));
     }
 }
 
@@ -171,10 +178,10 @@ impl Run {
             .event_definitions()
             .contains(&EventDefinition::Timer)
         {
-            return self.start_timer(token, node, None);
+            return self.start_timer(token, node, None).map(|_| ());
         }
         match signature(node) {
-            Some((kind, name)) => self.await_catch(token, node, kind, name, None),
+            Some((kind, name)) => self.await_catch(token, node, kind, name, None).map(|_| ()),
             None => self.leave(token, &node.id),
         }
     }
@@ -201,15 +208,15 @@ impl Run {
         Ok(())
     }
 
-    /// `node` starts waiting for the message or signal `name`.
-    fn await_catch(
+    /// `node` starts waiting for the message or signal `name`. The wait's key.
+    pub(super) fn await_catch(
         &mut self,
         token: TokenId,
         node: &LiveNode,
         kind: CatchKind,
         name: String,
         activity: Option<String>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<String, EngineError> {
         let key = self.next_key(&node.id);
         self.emit(Event::MessageAwaited {
             key: key.clone(),
@@ -230,7 +237,7 @@ impl Run {
         // A delivery journalled while the run was parked: applied when the replay
         // reaches it.
         self.hold_replayed(token, &key, Asked::Message);
-        Ok(())
+        Ok(key)
     }
 
     /// `token` leaves `activity`: its message and signal boundary events no longer wait.
@@ -311,6 +318,9 @@ impl Run {
             return Ok(());
         };
         let (key, waiter) = self.mailbox.waiters.remove(i);
+        if waiter.token == LISTENER {
+            return self.deliver_to_listener(key, waiter.node, waiter.kind, waiter.name, received);
+        }
         if !self.tokens.contains(waiter.token) {
             return Ok(());
         }

@@ -137,6 +137,7 @@
 
 mod calls;
 mod context;
+mod event_subprocess;
 mod hooks;
 mod joins;
 mod messages;

@@ -108,10 +108,10 @@ impl Run {
                 self.ask_task(token, &live);
                 self.arm_boundaries(token, &live.id)
             }
-            // Nothing starts an event sub-process here; a token that reaches one passes on.
+            // Started by its event ([`super::event_subprocess`]).
             NodeKind::SubProcess(SubProcessKind::Embedded {
                 triggered_by_event: true,
-            }) => self.leave(token, node),
+            }) => self.enter_event_subprocess(token, &live),
             NodeKind::SubProcess(_) => {
                 self.start_scope(token, &live)?;
                 // An instance that started (its token waits at the sub-process node).
@@ -287,7 +287,7 @@ impl Run {
                 node: start,
             });
         }
-        Ok(())
+        self.arm_event_subprocesses(scope)
     }
 
     /// A terminate end event: at process level the run ends `Terminated`; inside a

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use tokio::task::{AbortHandle, Id, JoinSet};
 
 use super::calls::Answer;
+use super::event_subprocess::Listeners;
 use super::joins::JoinState;
 use super::messages::Mailbox;
 use super::replay::{Asked, Replay};
@@ -141,6 +142,8 @@ pub(super) struct Run {
     deadlines: BTreeMap<String, u64>,
     /// The waits for messages and signals ([`super::messages`]).
     pub(super) mailbox: Mailbox,
+    /// The event sub-processes that wait ([`super::event_subprocess`]).
+    pub(super) listeners: Listeners,
 }
 
 /// Steps the coordinator takes before it yields to the runtime (and commits), when no
@@ -216,6 +219,7 @@ impl Run {
             wait_limit_ms,
             deadlines: BTreeMap::new(),
             mailbox: Mailbox::default(),
+            listeners: Listeners::default(),
         }
     }
 
@@ -264,7 +268,7 @@ impl Run {
             // The run exists (and can be resumed) from here on.
             self.commit()?;
         }
-        self.start();
+        self.start()?;
         let mut since_yield = 0u32;
         loop {
             while self.end.is_none() {
@@ -305,6 +309,11 @@ impl Run {
             }
             // Everything this step emitted is made durable (and shown) before waiting.
             self.commit()?;
+            // Event sub-processes wait only while their scope runs.
+            self.drop_dead_listeners();
+            if self.tokens.is_empty() && self.calls.is_empty() {
+                return Ok(());
+            }
             let next_due = self.next_due();
             if self.calls.is_empty() {
                 match next_due {
@@ -452,8 +461,8 @@ impl Run {
     }
 
     /// Put a token on each process-level start node, unless the process holds an element
-    /// the engine cannot run.
-    fn start(&mut self) {
+    /// the engine cannot run; the process's event sub-processes wait.
+    fn start(&mut self) -> Result<(), EngineError> {
         // `validate` refuses these; a caller that did not validate gets a failed run
         // rather than a mis-run one.
         let refused = support::unsupported(&self.request.process, EngineKind::Native);
@@ -467,17 +476,18 @@ impl Run {
                     n => format!(" (and {} more element(s) cannot)", n - 1),
                 }
             ));
-            return;
+            return Ok(());
         }
         let starts = self.topology.start_nodes(None);
         if starts.is_empty() {
             self.fail("the process has no start event at process level");
-            return;
+            return Ok(());
         }
         for node in starts {
             let token = self.tokens.add(ROOT, At::Node(node.clone()));
             self.ready.push_back(Step::Enter { token, node });
         }
+        self.arm_event_subprocesses(ROOT)
     }
 
     fn step(&mut self, step: Step) -> Result<(), EngineError> {
