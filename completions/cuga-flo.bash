@@ -88,6 +88,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help__subcmd__runs,list)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__list"
                 ;;
+            cuga__flo__subcmd__help__subcmd__runs,message)
+                cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__message"
+                ;;
             cuga__flo__subcmd__help__subcmd__runs,pending)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__pending"
                 ;;
@@ -99,6 +102,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help__subcmd__runs,show)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__show"
+                ;;
+            cuga__flo__subcmd__help__subcmd__runs,signal)
+                cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__signal"
                 ;;
             cuga__flo__subcmd__help__subcmd__runs,verify)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__verify"
@@ -127,6 +133,9 @@ _cuga__flo() {
             cuga__flo__subcmd__runs,list)
                 cmd="cuga__flo__subcmd__runs__subcmd__list"
                 ;;
+            cuga__flo__subcmd__runs,message)
+                cmd="cuga__flo__subcmd__runs__subcmd__message"
+                ;;
             cuga__flo__subcmd__runs,pending)
                 cmd="cuga__flo__subcmd__runs__subcmd__pending"
                 ;;
@@ -138,6 +147,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__runs,show)
                 cmd="cuga__flo__subcmd__runs__subcmd__show"
+                ;;
+            cuga__flo__subcmd__runs,signal)
+                cmd="cuga__flo__subcmd__runs__subcmd__signal"
                 ;;
             cuga__flo__subcmd__runs,verify)
                 cmd="cuga__flo__subcmd__runs__subcmd__verify"
@@ -154,6 +166,9 @@ _cuga__flo() {
             cuga__flo__subcmd__runs__subcmd__help,list)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__list"
                 ;;
+            cuga__flo__subcmd__runs__subcmd__help,message)
+                cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__message"
+                ;;
             cuga__flo__subcmd__runs__subcmd__help,pending)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__pending"
                 ;;
@@ -165,6 +180,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,show)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__show"
+                ;;
+            cuga__flo__subcmd__runs__subcmd__help,signal)
+                cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__signal"
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,verify)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__verify"
@@ -304,7 +322,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs)
-            opts="list show replay resume pending answer verify export"
+            opts="list show replay resume pending answer message signal verify export"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -346,6 +364,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__runs__subcmd__message)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -402,6 +434,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__runs__subcmd__signal)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -616,7 +662,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay resume pending answer verify export help"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay resume pending answer message signal verify export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -758,7 +804,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help)
-            opts="list show replay resume pending answer verify export help"
+            opts="list show replay resume pending answer message signal verify export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -814,6 +860,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__help__subcmd__message)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -883,6 +943,20 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__flo__subcmd__runs__subcmd__help__subcmd__signal)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__flo__subcmd__runs__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -917,6 +991,56 @@ _cuga__flo() {
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__message)
+            opts="-v -q -h --correlate --var --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --correlate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
+                --engine-url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1059,6 +1183,52 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__flo__subcmd__runs__subcmd__signal)
+            opts="-v -q -h --var --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
+                --engine-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__flo__subcmd__runs__subcmd__verify)
             opts="-v -q -h --run-dir --json --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1086,7 +1256,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__serve)
-            opts="-v -q -h --all --http --stdio --token-env --token-file --answers --no-model --run-dir --durability --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --all --http --stdio --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1101,6 +1271,18 @@ _cuga__flo() {
                     return 0
                     ;;
                 --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --read-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-sessions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-idle)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
