@@ -46,6 +46,10 @@ pub enum DeliveryError {
         kind: &'static str,
         source: JournalError,
     },
+    #[error("no run `{run}` under {base}")]
+    NoRun { run: String, base: String },
+    #[error("cannot open the journal of run `{run}`: {source}")]
+    Open { run: String, source: JournalError },
 }
 
 fn waits_for(waits: &[String]) -> String {
@@ -117,6 +121,29 @@ pub fn deliver(
         .commit()
         .map_err(|source| DeliveryError::Journal { kind, source })?;
     Ok(written)
+}
+
+/// Journal `delivery` to run `run` under `base`, taking the run's lock (a run another
+/// process writes is refused). The records written.
+pub fn deliver_to_run(
+    base: &Path,
+    run: &str,
+    delivery: &Delivery,
+    durability: super::Durability,
+) -> Result<Vec<Record>, DeliveryError> {
+    let dir = store::run_dir(base, run);
+    if store::check_run_id(run).is_err() || !dir.join(store::JOURNAL_FILE).is_file() {
+        return Err(DeliveryError::NoRun {
+            run: run.to_string(),
+            base: base.join("runs").display().to_string(),
+        });
+    }
+    let (journal, reopened) =
+        Journal::open(&dir, durability).map_err(|source| DeliveryError::Open {
+            run: run.to_string(),
+            source,
+        })?;
+    deliver(&journal, &reopened.records, run, delivery)
 }
 
 /// The runs under `base` (read without their locks) that are parked and for which
