@@ -302,3 +302,75 @@ fn a_delivery_killed_at_any_point_is_applied_exactly_once() {
         assert_eq!(out.status.code(), Some(0), "killed at {at}: {}", text(&out));
     }
 }
+
+/// Event sub-processes started by messages from outside: a non-interrupting one runs
+/// while the order keeps waiting for its payment (and waits for the next change); an
+/// interrupting one ends the order's wait and the run completes through it.
+#[test]
+fn messages_start_event_sub_processes_interrupting_or_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(&["start", "order_changes", "--var", "order_id=B-1"], dir);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("runs message")
+            && String::from_utf8_lossy(&out.stdout).contains("'Address changed'"),
+        "{}",
+        text(&out)
+    );
+    let id = run_ids(dir).remove(0);
+    for address in ["Lisbon", "Porto"] {
+        let var = format!("address={address}");
+        let out = cuga(
+            &["runs", "message", &id, "Address changed", "--var", &var],
+            dir,
+        );
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+        let records = journal(dir, &id);
+        let waiting = events(&records, "run_waiting");
+        let mut names: Vec<&str> = waiting.last().unwrap()["awaiting"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["name"].as_str().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["Address changed", "Cancel", "Payment"],
+            "still waiting"
+        );
+    }
+    let out = cuga(&["runs", "message", &id, "Cancel"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let records = journal(dir, &id);
+    let path: Vec<&str> = events(&records, "node_entered")
+        .iter()
+        .map(|r| r["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        path,
+        [
+            "Start",
+            "Receive_Payment",
+            "Sub_Address",
+            "Start_Address",
+            "Task_Update",
+            "End_Address",
+            "Sub_Address",
+            "Start_Address",
+            "Task_Update",
+            "End_Address",
+            "Sub_Cancel",
+            "Start_Cancel",
+            "Task_Refund",
+            "End_Cancel"
+        ]
+    );
+    let finished = events(&records, "run_finished");
+    assert_eq!(finished[0]["status"], "completed");
+    assert_eq!(finished[0]["variables"]["address"], "Porto");
+    // The payment can no longer be delivered: the run has finished.
+    let out = cuga(&["runs", "message", &id, "Payment"], dir);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}

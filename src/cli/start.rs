@@ -667,10 +667,14 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
             crate::journal::event::CatchKind::Message => format!("message {run}"),
             crate::journal::event::CatchKind::Signal => "signal".to_string(),
         };
+        let name = if a.name.chars().any(|c| c.is_whitespace() || c == '\'') {
+            format!("'{}'", a.name.replace('\'', "'\\''"))
+        } else {
+            a.name.clone()
+        };
         outln!(
-            "  {} deliver: cuga-flo runs {command} {} [--var NAME=VALUE]{dir}",
+            "  {} deliver: cuga-flo runs {command} {name} [--var NAME=VALUE]{dir}",
             style.yellow("✉"),
-            a.name
         );
     }
     if state.open_questions.is_empty() && !awaiting.is_empty() {
