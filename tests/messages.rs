@@ -133,6 +133,14 @@ fn a_run_parks_for_a_message_a_wrong_name_is_refused_and_a_delivery_resumes_it()
     assert_eq!(finished[0]["variables"]["amount"], 12);
     let out = cuga(&["runs", "verify", &id], dir);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // `runs replay` delivers the same messages and signals again, and decides the same.
+    let out = cuga(&["runs", "replay", &id], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("all identical"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -373,4 +381,44 @@ fn messages_start_event_sub_processes_interrupting_or_not() {
     // The payment can no longer be delivered: the run has finished.
     let out = cuga(&["runs", "message", &id, "Payment"], dir);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let out = cuga(&["runs", "replay", &id], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// Two deliveries recorded while the run is parked (`--no-resume`) are both applied by
+/// one resume, in the order they were delivered.
+#[test]
+fn deliveries_recorded_while_parked_are_applied_by_one_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(&["start", "order_changes", "--var", "order_id=C-1"], dir);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let id = run_ids(dir).remove(0);
+    for args in [
+        ["Address changed", "--var", "address=Faro"],
+        ["Payment", "--var", "amount=9"],
+    ] {
+        let out = cuga(
+            &[&["runs", "message", &id][..], &args[..], &["--no-resume"]].concat(),
+            dir,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let out = cuga(&["runs", "resume", &id], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let records = journal(dir, &id);
+    assert_eq!(events(&records, "message_received").len(), 2);
+    let path: Vec<&str> = events(&records, "node_entered")
+        .iter()
+        .map(|r| r["node"].as_str().unwrap())
+        .collect();
+    for node in ["Sub_Address", "Task_Update", "Task_Ship", "End"] {
+        assert!(path.contains(&node), "{node} in {path:?}");
+    }
+    let finished = events(&records, "run_finished");
+    assert_eq!(finished[0]["status"], "completed");
+    assert_eq!(finished[0]["variables"]["address"], "Faro");
+    assert_eq!(finished[0]["variables"]["amount"], 9);
+    let out = cuga(&["runs", "verify", &id], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }

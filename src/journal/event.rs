@@ -394,6 +394,11 @@ impl Event {
     /// answers, parking and resuming are not derived: they record what happened outside
     /// the engine's deterministic movement.
     pub fn is_derived(&self) -> bool {
+        // A message or signal delivered from outside is an input (like an answer given
+        // with `runs answer`); one thrown within the run is derived.
+        if let Event::MessageReceived { thrown_by, .. } = self {
+            return thrown_by.is_some();
+        }
         matches!(
             self,
             Event::NodeEntered { .. }
@@ -406,7 +411,6 @@ impl Event {
                 | Event::TimerScheduled { .. }
                 | Event::TimerFired { .. }
                 | Event::MessageAwaited { .. }
-                | Event::MessageReceived { .. }
                 | Event::EventThrown { .. }
                 | Event::QuestionWithdrawn { .. }
         )

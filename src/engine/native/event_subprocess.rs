@@ -281,15 +281,17 @@ impl Run {
         if !self.listener_alive(&key) {
             return Ok(());
         }
-        self.emit(Event::MessageReceived {
-            key: key.clone(),
-            node,
-            kind,
-            name,
-            variables: received.variables.clone(),
-            thrown_by: received.thrown_by.clone(),
-            taint: received.taint.clone(),
-        })?;
+        if !received.journalled {
+            self.emit(Event::MessageReceived {
+                key: key.clone(),
+                node,
+                kind,
+                name,
+                variables: received.variables.clone(),
+                thrown_by: received.thrown_by.clone(),
+                taint: received.taint.clone(),
+            })?;
+        }
         self.merge_variables(received.variables, received.taint.as_ref());
         self.on_listener_message(&key)
     }

@@ -50,6 +50,8 @@ pub(super) struct Waiter {
 /// A message or signal delivered to a wait.
 #[derive(Debug, Clone)]
 pub(super) struct Received {
+    /// Delivered from outside and journalled already (by the delivering command).
+    pub journalled: bool,
     pub variables: Map<String, Value>,
     pub thrown_by: Option<String>,
     pub taint: Option<Taint>,
@@ -71,6 +73,7 @@ impl Received {
         Some((
             key.clone(),
             Received {
+                journalled: thrown_by.is_none(),
                 variables: variables.clone(),
                 thrown_by: thrown_by.clone(),
                 taint: taint.clone(),
@@ -324,15 +327,17 @@ impl Run {
         if !self.tokens.contains(waiter.token) {
             return Ok(());
         }
-        self.emit(Event::MessageReceived {
-            key,
-            node: waiter.node.clone(),
-            kind: waiter.kind,
-            name: waiter.name.clone(),
-            variables: received.variables.clone(),
-            thrown_by: received.thrown_by.clone(),
-            taint: received.taint.clone(),
-        })?;
+        if !received.journalled {
+            self.emit(Event::MessageReceived {
+                key,
+                node: waiter.node.clone(),
+                kind: waiter.kind,
+                name: waiter.name.clone(),
+                variables: received.variables.clone(),
+                thrown_by: received.thrown_by.clone(),
+                taint: received.taint.clone(),
+            })?;
+        }
         self.merge_variables(received.variables, received.taint.as_ref());
         let Some(node) = self.topology.node(&waiter.node).cloned() else {
             self.fail(format!("`{}` no longer exists", waiter.node));
@@ -397,6 +402,7 @@ impl Run {
             }
             for key in keys {
                 let received = Received {
+                    journalled: false,
                     variables: Map::new(),
                     thrown_by: Some(node.id.clone()),
                     taint: None,

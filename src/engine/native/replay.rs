@@ -174,6 +174,12 @@ pub(super) struct Replay {
     answers: HashMap<String, usize>,
     /// When each timer scheduled in the journal is due, by key.
     timers: HashMap<String, u64>,
+    /// The messages and signals delivered from outside (inputs, not derived), in journal
+    /// order, each with the number of derived records before it: the run applied it once
+    /// it had derived those.
+    deliveries: Vec<(usize, Event)>,
+    /// The deliveries applied so far (a prefix of `deliveries`).
+    delivered: usize,
 }
 
 impl Replay {
@@ -184,6 +190,15 @@ impl Replay {
             .filter(|e| e.is_derived())
             .cloned()
             .collect();
+        let mut deliveries = Vec::new();
+        let mut before = 0;
+        for event in records.iter().map(|r| &r.event) {
+            if event.is_derived() {
+                before += 1;
+            } else if matches!(event, Event::MessageReceived { .. }) {
+                deliveries.push((before, event.clone()));
+            }
+        }
         let mut answers = HashMap::new();
         let mut timers = HashMap::new();
         for (i, event) in derived.iter().enumerate() {
@@ -199,7 +214,28 @@ impl Replay {
             cursor: 0,
             answers,
             timers,
+            deliveries,
+            delivered: 0,
         }
+    }
+
+    /// The delivery from outside for the wait `key`, if the journal holds one.
+    pub fn delivery(&self, key: &str) -> Option<&Event> {
+        self.deliveries
+            .iter()
+            .map(|(_, e)| e)
+            .find(|e| e.key() == Some(key))
+    }
+
+    /// The key of the next delivery from outside to apply now: the run had derived every
+    /// record before it when it applied it. Marked applied.
+    pub fn next_delivery(&mut self) -> Option<String> {
+        let (before, event) = self.deliveries.get(self.delivered)?;
+        if *before > self.cursor {
+            return None;
+        }
+        self.delivered += 1;
+        event.key().map(str::to_string)
     }
 
     /// Whether records remain to be derived again.

@@ -370,6 +370,12 @@ impl Run {
     /// While replaying: apply the answer the journal applies next, or end the replay
     /// when the journal has nothing more (the calls held back are made then).
     fn replay_next(&mut self) -> Result<(), EngineError> {
+        // A message or signal delivered from outside, due at this point of the replay.
+        while let Some(key) = self.replay.as_mut().and_then(|r| r.next_delivery()) {
+            if let Some(answer) = self.held.remove(&key) {
+                return self.answer(answer);
+            }
+        }
         let Some(replay) = &self.replay else {
             return Ok(());
         };
@@ -431,7 +437,7 @@ impl Run {
         let answer = self
             .replay
             .as_ref()
-            .and_then(|r| r.answer(key))
+            .and_then(|r| r.answer(key).or_else(|| r.delivery(key)))
             .and_then(|record| super::replay::answer_of(record, asked, token, key));
         match answer {
             Some(answer) => {
