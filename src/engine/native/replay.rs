@@ -12,6 +12,10 @@
 //! is over, then asked again with the same idempotency key. A record the engine derives
 //! that differs from the journal's stops the resume before anything is written
 //! ([`EngineError::Diverged`]).
+//!
+//! Messages and signals delivered from outside (`message_received` without `thrown_by`)
+//! are inputs, not derived: each is applied, without being written again, once the
+//! replay has derived every record journalled before it.
 
 use std::collections::{BTreeSet, HashMap};
 
