@@ -738,7 +738,7 @@ _cuga-flo__subcmd__help__subcmd__runs_commands() {
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
-'pending:The questions parked runs wait for' \
+'pending:The questions (and messages and signals) parked runs wait for' \
 'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
 'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
 'signal:Deliver a signal to every parked run waiting for it, and resume each' \
@@ -865,7 +865,7 @@ _cuga-flo__subcmd__runs_commands() {
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
-'pending:The questions parked runs wait for' \
+'pending:The questions (and messages and signals) parked runs wait for' \
 'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
 'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
 'signal:Deliver a signal to every parked run waiting for it, and resume each' \
@@ -892,7 +892,7 @@ _cuga-flo__subcmd__runs__subcmd__help_commands() {
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
-'pending:The questions parked runs wait for' \
+'pending:The questions (and messages and signals) parked runs wait for' \
 'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
 'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
 'signal:Deliver a signal to every parked run waiting for it, and resume each' \

@@ -91,6 +91,15 @@ fn a_run_parks_for_a_message_a_wrong_name_is_refused_and_a_delivery_resumes_it()
     assert_eq!(waiting[0]["awaiting"][0]["name"], "Payment");
     assert_eq!(waiting[0]["awaiting"][0]["key"], awaited[0]["key"]);
 
+    // `runs pending` lists the wait.
+    let out = cuga(&["runs", "pending"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("message `Payment` at Receive_Payment") && listed.contains(&id),
+        "{listed}"
+    );
+
     // A message the run does not wait for: refused, nothing written.
     let out = cuga(&["runs", "message", &id, "Refund"], dir);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));

@@ -468,6 +468,8 @@ fn answers_of(records: &[Record], state: &FlowState) -> Answers {
 /// `runs pending`: the open questions of every run, oldest first.
 pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> {
     let mut rows = Vec::new();
+    // The messages and signals parked runs wait for (shown after the questions).
+    let mut waits = Vec::new();
     for id in run_ids(&args.run_dir) {
         let path = store::run_dir(&args.run_dir, &id).join(store::JOURNAL_FILE);
         let Ok(read) = store::read_journal(&path) else {
@@ -489,6 +491,11 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
             let at = asked.get(q.key.as_str()).copied().unwrap_or(0);
             rows.push((at, id.clone(), state.app.clone(), q.clone()));
         }
+        if let Some(waiting) = &state.waiting {
+            for a in &waiting.awaiting {
+                waits.push((id.clone(), state.app.clone(), a.clone()));
+            }
+        }
     }
     rows.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
     if args.json {
@@ -504,8 +511,24 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
         );
         return Ok(Outcome::Ok);
     }
+    for (id, app, a) in &waits {
+        let command = match a.kind {
+            crate::journal::event::CatchKind::Message => format!("message {id}"),
+            crate::journal::event::CatchKind::Signal => "signal".to_string(),
+        };
+        outln!(
+            "{} {id}  {app}  {} `{}` at {}  (cuga-flo runs {command} '{}')",
+            style.yellow("✉"),
+            a.kind.as_str(),
+            a.name,
+            a.node,
+            a.name
+        );
+    }
     if rows.is_empty() {
-        outln!("no open questions");
+        if waits.is_empty() {
+            outln!("no open questions");
+        }
         return Ok(Outcome::Ok);
     }
     for (at, id, app, q) in &rows {

@@ -37,7 +37,7 @@ pub enum RunsCommand {
     /// Continue a run from its journal: after a crash, an interruption, or once it parked
     /// (--due: every parked run whose timer is due)
     Resume(Box<super::durable::ResumeArgs>),
-    /// The questions parked runs wait for
+    /// The questions (and messages and signals) parked runs wait for
     Pending(super::durable::PendingArgs),
     /// Answer a parked question (checked as a live answer), journal it, and resume the run
     Answer(Box<super::durable::AnswerArgs>),
