@@ -1486,6 +1486,31 @@ mod tests {
         assert_eq!(p.children(Some("outer")).count(), 2);
     }
 
+    /// `messageRef` / `signalRef` (and a receive task's `messageRef`) take the name of the
+    /// `<message>` / `<signal>` they name; one naming nothing in the document keeps its
+    /// reference (it may be defined in an imported file) and is not an error.
+    #[test]
+    fn message_and_signal_references_are_resolved() {
+        let xml = doc(r#"<process id="p">
+<receiveTask id="r" messageRef="m1"/>
+<intermediateCatchEvent id="c"><messageEventDefinition messageRef="m1"/></intermediateCatchEvent>
+<intermediateThrowEvent id="s"><signalEventDefinition signalRef="s1"/></intermediateThrowEvent>
+<intermediateCatchEvent id="x"><messageEventDefinition messageRef="elsewhere"/></intermediateCatchEvent>
+</process>
+<message id="m1" name="Payment"/>
+<signal id="s1" name="Go"/>"#);
+        let d = parse_str(&xml).unwrap();
+        let p = &d.processes[0];
+        let name = |id: &str| {
+            let r = p.node(id).unwrap().event_ref.clone().unwrap();
+            (r.reference, r.name)
+        };
+        assert_eq!(name("r"), ("m1".to_string(), Some("Payment".to_string())));
+        assert_eq!(name("c"), ("m1".to_string(), Some("Payment".to_string())));
+        assert_eq!(name("s"), ("s1".to_string(), Some("Go".to_string())));
+        assert_eq!(name("x"), ("elsewhere".to_string(), None));
+    }
+
     /// `errorRef` / `escalationRef` take the code and name of the element they name,
     /// wherever in the document it is; a definition without a reference catches all.
     #[test]

@@ -126,10 +126,8 @@ impl Mailbox {
 /// its name.
 pub(super) fn signature(node: &LiveNode) -> Option<(CatchKind, String)> {
     let definitions = node.kind.event_definitions();
-    let kind = if matches!(
-        node.kind,
-        NodeKind::Task(TaskKind::Receive | TaskKind::Send)
-    ) || definitions.contains(&EventDefinition::Message)
+    let kind = if matches!(node.kind, NodeKind::Task(TaskKind::Receive))
+        || definitions.contains(&EventDefinition::Message)
     {
         CatchKind::Message
     } else if definitions.contains(&EventDefinition::Signal) {
