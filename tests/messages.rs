@@ -431,3 +431,44 @@ fn deliveries_recorded_while_parked_are_applied_by_one_resume() {
     let out = cuga(&["runs", "verify", &id], dir);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+/// A message boundary event on a task waiting for a person: the message interrupts it,
+/// its question is withdrawn, and the boundary's path runs.
+#[test]
+fn a_message_interrupts_a_task_waiting_for_a_person() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(&["start", "approval_withdrawn", "--no-model"], dir);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let id = run_ids(dir).remove(0);
+    let records = journal(dir, &id);
+    assert_eq!(events(&records, "question_parked").len(), 1);
+    let waiting = events(&records, "run_waiting");
+    assert_eq!(waiting[0]["questions"].as_array().unwrap().len(), 1);
+    assert_eq!(waiting[0]["awaiting"][0]["node"], "Msg_Boundary");
+
+    let out = cuga(&["runs", "message", &id, "Withdrawn", "--no-model"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let records = journal(dir, &id);
+    assert_eq!(events(&records, "question_withdrawn").len(), 1);
+    let path: Vec<&str> = events(&records, "node_entered")
+        .iter()
+        .map(|r| r["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        path,
+        [
+            "Start",
+            "Task_Approve",
+            "Msg_Boundary",
+            "Task_Close",
+            "End_Closed"
+        ]
+    );
+    let out = cuga(&["runs", "pending"], dir);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no open questions"),
+        "{}",
+        text(&out)
+    );
+}
