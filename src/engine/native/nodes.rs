@@ -301,6 +301,9 @@ impl Run {
         let scopes = self.tokens.nested(scope);
         self.tokens.discard(&scopes, scope);
         self.joins.retain(|(s, _), _| !scopes.contains(s));
+        // The discarded tokens wait for nothing any more.
+        let tokens = &self.tokens;
+        self.mailbox.retain_tokens(|t| tokens.contains(t));
         self.abort_orphaned_calls();
         self.complete_scope(scope);
     }
