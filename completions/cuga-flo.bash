@@ -106,6 +106,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help__subcmd__runs,list)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__list"
                 ;;
+            cuga__flo__subcmd__help__subcmd__runs,message)
+                cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__message"
+                ;;
             cuga__flo__subcmd__help__subcmd__runs,pending)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__pending"
                 ;;
@@ -117,6 +120,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help__subcmd__runs,show)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__show"
+                ;;
+            cuga__flo__subcmd__help__subcmd__runs,signal)
+                cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__signal"
                 ;;
             cuga__flo__subcmd__help__subcmd__runs,verify)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__verify"
@@ -145,6 +151,9 @@ _cuga__flo() {
             cuga__flo__subcmd__runs,list)
                 cmd="cuga__flo__subcmd__runs__subcmd__list"
                 ;;
+            cuga__flo__subcmd__runs,message)
+                cmd="cuga__flo__subcmd__runs__subcmd__message"
+                ;;
             cuga__flo__subcmd__runs,pending)
                 cmd="cuga__flo__subcmd__runs__subcmd__pending"
                 ;;
@@ -156,6 +165,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__runs,show)
                 cmd="cuga__flo__subcmd__runs__subcmd__show"
+                ;;
+            cuga__flo__subcmd__runs,signal)
+                cmd="cuga__flo__subcmd__runs__subcmd__signal"
                 ;;
             cuga__flo__subcmd__runs,verify)
                 cmd="cuga__flo__subcmd__runs__subcmd__verify"
@@ -172,6 +184,9 @@ _cuga__flo() {
             cuga__flo__subcmd__runs__subcmd__help,list)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__list"
                 ;;
+            cuga__flo__subcmd__runs__subcmd__help,message)
+                cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__message"
+                ;;
             cuga__flo__subcmd__runs__subcmd__help,pending)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__pending"
                 ;;
@@ -183,6 +198,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,show)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__show"
+                ;;
+            cuga__flo__subcmd__runs__subcmd__help,signal)
+                cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__signal"
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,verify)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__verify"
@@ -350,7 +368,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs)
-            opts="list show replay resume pending answer verify export"
+            opts="list show replay resume pending answer message signal verify export"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -392,6 +410,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__runs__subcmd__message)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -448,6 +480,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__runs__subcmd__signal)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -728,7 +774,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay resume pending answer verify export help"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay resume pending answer message signal verify export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -870,7 +916,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help)
-            opts="list show replay resume pending answer verify export help"
+            opts="list show replay resume pending answer message signal verify export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -926,6 +972,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__help__subcmd__message)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -995,6 +1055,20 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__flo__subcmd__runs__subcmd__help__subcmd__signal)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__flo__subcmd__runs__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1029,6 +1103,56 @@ _cuga__flo() {
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__message)
+            opts="-v -q -h --correlate --var --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --correlate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
+                --engine-url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1153,6 +1277,52 @@ _cuga__flo() {
             fi
             case "${prev}" in
                 --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__signal)
+            opts="-v -q -h --var --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
+                --engine-url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

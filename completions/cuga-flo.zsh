@@ -278,6 +278,57 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 ':control_point -- The control point\: its element id (task, gateway or hook) or the question'\''s key:_default' \
 && ret=0
 ;;
+(message)
+_arguments "${_arguments_options[@]}" : \
+'--correlate=[Find the run by a variable'\''s value instead of its id (exactly one parked run must hold it)]:NAME=VALUE:_default' \
+'*--var=[A variable the message sets in the run (repeatable; VALUE\: JSON, else a string)]:NAME=VALUE:_default' \
+'--run-dir=[Where runs are journalled]:DIR:_files' \
+'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
+'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--no-resume[Only record the delivery; \`runs resume\` (or the worker) applies it later]' \
+'--no-model[Never call a model while resuming]' \
+'--detach[Never ask at the terminal\: questions park again]' \
+'--json[Stream one JSON event per line]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'*::targets -- The run'\''s id (or a unique prefix or suffix of it), then the message'\''s name; with --correlate, the message'\''s name alone:_default' \
+&& ret=0
+;;
+(signal)
+_arguments "${_arguments_options[@]}" : \
+'*--var=[A variable the signal sets in each run (repeatable; VALUE\: JSON, else a string)]:NAME=VALUE:_default' \
+'--run-dir=[Where runs are journalled]:DIR:_files' \
+'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
+'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--no-resume[Only record the deliveries; \`runs resume\` (or the worker) applies them later]' \
+'--no-model[Never call a model while resuming]' \
+'--detach[Never ask at the terminal\: questions park again]' \
+'--json[Stream one JSON event per line]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':name -- The signal'\''s name:_default' \
+&& ret=0
+;;
 (verify)
 _arguments "${_arguments_options[@]}" : \
 '--run-dir=[]:DIR:_files' \
@@ -344,6 +395,14 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (answer)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(message)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(signal)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -591,6 +650,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(message)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(signal)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (verify)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -743,8 +810,10 @@ _cuga-flo__subcmd__help__subcmd__runs_commands() {
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
-'pending:The questions parked runs wait for' \
+'pending:The questions (and messages and signals) parked runs wait for' \
 'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
+'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
+'signal:Deliver a signal to every parked run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
 'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
     )
@@ -765,6 +834,11 @@ _cuga-flo__subcmd__help__subcmd__runs__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs list commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__message_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__message_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs message commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__pending_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__pending_commands() {
     local commands; commands=()
@@ -784,6 +858,11 @@ _cuga-flo__subcmd__help__subcmd__runs__subcmd__resume_commands() {
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs show commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__signal_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__signal_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs signal commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__verify_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__verify_commands() {
@@ -873,8 +952,10 @@ _cuga-flo__subcmd__runs_commands() {
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
-'pending:The questions parked runs wait for' \
+'pending:The questions (and messages and signals) parked runs wait for' \
 'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
+'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
+'signal:Deliver a signal to every parked run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
 'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -898,8 +979,10 @@ _cuga-flo__subcmd__runs__subcmd__help_commands() {
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
-'pending:The questions parked runs wait for' \
+'pending:The questions (and messages and signals) parked runs wait for' \
 'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
+'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
+'signal:Deliver a signal to every parked run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
 'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -926,6 +1009,11 @@ _cuga-flo__subcmd__runs__subcmd__help__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs help list commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__message_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__message_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help message commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__pending_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__pending_commands() {
     local commands; commands=()
@@ -946,6 +1034,11 @@ _cuga-flo__subcmd__runs__subcmd__help__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs help show commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__signal_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__signal_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help signal commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__verify_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__verify_commands() {
     local commands; commands=()
@@ -955,6 +1048,11 @@ _cuga-flo__subcmd__runs__subcmd__help__subcmd__verify_commands() {
 _cuga-flo__subcmd__runs__subcmd__list_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__message_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__message_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs message commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__pending_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__pending_commands() {
@@ -975,6 +1073,11 @@ _cuga-flo__subcmd__runs__subcmd__resume_commands() {
 _cuga-flo__subcmd__runs__subcmd__show_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs show commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__signal_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__signal_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs signal commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__verify_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__verify_commands() {

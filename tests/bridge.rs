@@ -61,13 +61,15 @@ async fn every_bridge_tool_is_listed_with_its_schemas() {
     assert_eq!(
         names,
         [
+            "deliver_message",
             "evaluate_hook",
             "execute_task",
             "get_bpmn_process",
             "get_flow_annotations",
             "register_flow",
             "route_gateway",
-            "run_process"
+            "run_process",
+            "send_signal"
         ]
     );
     for tool in &tools {

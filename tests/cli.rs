@@ -443,10 +443,11 @@ fn kogito_build_writes_a_quarkus_project_whose_control_points_are_user_tasks() {
     }
 }
 
-/// A model using elements an engine does not run yet (a message catch event; on Flowable
-/// and Kogito a multi-instance review and an error boundary too) is refused where each is
-/// written, instead of being passed without waiting, run once and never caught. The
-/// native engine runs the multi-instance review and the error boundary.
+/// A model using elements an engine does not run yet (a conditional boundary event; on
+/// Flowable and Kogito a multi-instance review, a message catch event and an error
+/// boundary too) is refused where each is written, instead of being run once, passed
+/// without waiting and never caught. The native engine runs all but the conditional
+/// boundary event.
 #[test]
 fn a_model_the_engine_would_misrun_is_refused_not_run() {
     let apps = "tests/fixtures/apps";
@@ -467,9 +468,10 @@ fn a_model_the_engine_would_misrun_is_refused_not_run() {
             .get_output()
             .clone();
         let err = String::from_utf8(out.stderr).unwrap();
-        for id in ["`review`", "`receipt`", "`payment_failed`"] {
-            // The native engine runs the multi-instance review and the error boundary.
-            let refused = id == "`receipt`" || engine != "native";
+        for id in ["`review`", "`receipt`", "`payment_failed`", "`budget_exceeded`"] {
+            // The native engine runs the multi-instance review, the message catch event
+            // and the error boundary.
+            let refused = id == "`budget_exceeded`" || engine != "native";
             assert_eq!(
                 err.contains(id),
                 refused,
@@ -515,7 +517,7 @@ fn a_bare_model_warns_of_what_the_native_engine_would_refuse() {
             line,
         )
     };
-    assert_eq!(lines, vec![warned(18)], "{out}");
+    assert_eq!(lines, vec![warned(34)], "{out}");
 }
 
 /// A reader that goes away (`cuga-flo list | head -1`) ends the output quietly: no panic

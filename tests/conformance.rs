@@ -158,7 +158,13 @@ struct Expect {
     /// The idempotency keys of the `task_finished` records, in any order, without the run
     /// id (`Review:2`: the second visit of `Review`). (Checked when given.)
     task_keys: Option<Vec<String>>,
+    /// Every message and signal received, in order: `[kind, name, catch, thrown_by]`
+    /// (`~`: delivered from outside). (Checked when given.)
+    received: Option<Vec<Received>>,
 }
+
+/// `[kind, name, catch, thrown_by]`.
+type Received = (String, String, String, Option<String>);
 
 /// `[kind, code, thrower, caught_by]`.
 type Throw = (String, Option<String>, String, Option<String>);
@@ -483,6 +489,31 @@ fn compare(expect: &Expect, result: &RunProcessResult, records: &[Record]) -> Ve
                 "task keys:\n    expected {want:?}\n    got      {got:?}"
             ));
         }
+    }
+    let received: Vec<Received> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::MessageReceived {
+                kind,
+                name,
+                node,
+                thrown_by,
+                ..
+            } => Some((
+                kind.as_str().to_string(),
+                name.clone(),
+                node.clone(),
+                thrown_by.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    if let Some(want) = &expect.received
+        && *want != received
+    {
+        diffs.push(format!(
+            "received:\n    expected {want:?}\n    got      {received:?}"
+        ));
     }
     if let Some(diff) = compare_audit(&expect.audit, &state.hook_evaluations) {
         diffs.push(diff);

@@ -1339,19 +1339,35 @@ async fn an_uncaught_error_end_event_fails_the_run() {
 }
 
 #[tokio::test]
-async fn a_message_catch_event_is_refused_not_passed() {
-    let p = process(
-        r#"<startEvent id="s"/>
-           <intermediateCatchEvent id="wait"><messageEventDefinition/></intermediateCatchEvent>
-           <task id="a"/><endEvent id="e"/>"#,
-        "f1: s -> wait, f2: wait -> a, f3: a -> e",
-    );
-    let ran = go(request(p, &[]), Harness::new()).await;
+async fn a_message_catch_event_parks_the_run_and_a_conditional_one_is_refused() {
+    let model = |definition: &str| {
+        process(
+            &format!(
+                r#"<startEvent id="s"/>
+                   <intermediateCatchEvent id="wait"><{definition}/></intermediateCatchEvent>
+                   <task id="a"/><endEvent id="e"/>"#
+            ),
+            "f1: s -> wait, f2: wait -> a, f3: a -> e",
+        )
+    };
+    // A message nothing in the run sends: the run waits for it (delivered from outside).
+    let ran = go(
+        request(model("messageEventDefinition"), &[]),
+        Harness::new(),
+    )
+    .await;
+    assert_eq!(ran.status(), RunStatus::Waiting);
+    assert_eq!(ran.path(), ["s", "wait"]);
 
+    let ran = go(
+        request(model("conditionalEventDefinition"), &[]),
+        Harness::new(),
+    )
+    .await;
     assert_eq!(ran.status(), RunStatus::Failed);
     assert!(
         ran.message()
-            .starts_with("`wait` cannot run on the native engine: it is a message catch event"),
+            .starts_with("`wait` cannot run on the native engine: it is a conditional catch event"),
         "{}",
         ran.message()
     );

@@ -210,13 +210,15 @@ async fn an_mcp_client_lists_the_tools_and_calls_each_kind_over_http() {
     assert_eq!(
         names,
         [
+            "deliver_message",
             "evaluate_hook",
             "execute_task",
             "get_bpmn_process",
             "get_flow_annotations",
             "register_flow",
             "route_gateway",
-            "run_process"
+            "run_process",
+            "send_signal"
         ]
     );
 
@@ -497,7 +499,7 @@ async fn with_a_token_every_request_needs_it() {
 
     let client = client(&served.url, Some(TOKEN)).await;
     let tools = client.list_tools(None).await.unwrap().tools;
-    assert_eq!(tools.len(), 7);
+    assert_eq!(tools.len(), 9);
     let (error, _) = call(
         &client,
         "get_flow_annotations",
@@ -535,7 +537,7 @@ fn a_token_file_works_and_a_bad_token_source_is_a_usage_error() {
             .unwrap();
         assert_eq!(response.status(), 401);
         let client = client(&served.url, Some("from-a-file-77")).await;
-        assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 7);
+        assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 9);
         let _ = client.cancel().await;
     });
 
@@ -672,7 +674,7 @@ fn stdio_speaks_mcp_on_stdin_and_stdout_only() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!(names.len(), 9, "{names:?}");
     assert!(names.contains(&"run_process") && names.contains(&"route_gateway"));
     send(
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
@@ -951,7 +953,7 @@ async fn malformed_json_rpc_gets_json_rpc_errors() {
     assert_eq!(reply["error"]["code"], -32600);
     // And the server still serves a real client.
     let client = client(&served.url, None).await;
-    assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 7);
+    assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 9);
     let _ = client.cancel().await;
 }
 
@@ -981,4 +983,94 @@ fn a_short_token_is_refused_off_loopback_and_warned_about_on_it() {
         "{}",
         served.stderr()
     );
+}
+
+/// `deliver_message` and `send_signal` journal deliveries to the runs parked under the
+/// server's run folder (refusing a message a run does not wait for); `runs resume --due`
+/// applies them.
+#[tokio::test]
+async fn deliver_message_and_send_signal_reach_parked_runs() {
+    let served = Served::start(&["receive_order"], &[]);
+    let base = served.base();
+    let cli = |args: &[&str]| {
+        Command::new(BIN)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("NO_COLOR", "1")
+            .args(["--apps-dir", "tests/fixtures/apps"])
+            .args(args)
+            .arg("--run-dir")
+            .arg(&base)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = cli(&["start", "messages", "--var", "order_id=A-7"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let run = std::fs::read_dir(base.join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    let journal = || -> Vec<Value> {
+        std::fs::read_to_string(base.join("runs").join(&run).join("journal.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let client = client(&served.url, None).await;
+
+    let before = journal();
+    let (error, content) = call(
+        &client,
+        "deliver_message",
+        json!({"message": "Refund", "run_id": run}),
+    )
+    .await;
+    assert!(error, "{content}");
+    assert!(
+        content
+            .to_string()
+            .contains("not waiting for message `Refund`"),
+        "{content}"
+    );
+    assert_eq!(journal(), before, "nothing written");
+
+    let (error, content) = call(
+        &client,
+        "deliver_message",
+        json!({"message": "Payment", "correlate": {"name": "order_id", "value": "A-7"}, "variables": {"amount": 5}}),
+    )
+    .await;
+    assert!(!error, "{content}");
+    assert_eq!(content["delivered"][0]["run_id"], run.as_str());
+    assert_eq!(content["delivered"][0]["nodes"][0], "Receive_Payment");
+    let received: Vec<Value> = journal()
+        .into_iter()
+        .filter(|r| r["event"] == "message_received")
+        .collect();
+    assert_eq!(received.len(), 1);
+    assert_eq!(
+        received[0]["taint"]["source"],
+        "from the bridge's `deliver_message`"
+    );
+
+    let out = cli(&["runs", "resume", "--due"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let (error, content) = call(&client, "send_signal", json!({"signal": "Go"})).await;
+    assert!(!error, "{content}");
+    assert_eq!(content["delivered"][0]["nodes"][0], "Catch_Go");
+    let out = cli(&["runs", "resume", "--due"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let finished: Vec<Value> = journal()
+        .into_iter()
+        .filter(|r| r["event"] == "run_finished")
+        .collect();
+    assert_eq!(finished[0]["status"], "completed");
+    assert_eq!(finished[0]["variables"]["amount"], 5);
+    let (error, _) = call(&client, "send_signal", json!({"signal": "Go"})).await;
+    assert!(error, "nobody waits any more");
 }

@@ -286,9 +286,10 @@ impl TextBuf {
     }
 }
 
-/// An `<error>` or `<escalation>` of the document.
+/// An `<error>`, `<escalation>`, `<message>` or `<signal>` of the document.
 struct EventTarget {
-    is_error: bool,
+    /// What it defines: an error, escalation, message or signal.
+    kind: EventDefinition,
     code: Option<String>,
     name: Option<String>,
 }
@@ -590,7 +591,7 @@ impl<'t> Walker<'t> {
         match parent {
             Frame::Definitions => match local {
                 "process" => self.process(el),
-                "error" | "escalation" => {
+                "error" | "escalation" | "message" | "signal" => {
                     self.event_target(el);
                     Frame::Skip
                 }
@@ -763,6 +764,8 @@ impl<'t> Walker<'t> {
         let event_ref = match event_definition(el.local) {
             Some(EventDefinition::Error) => self.qname_ref(el, "errorRef"),
             Some(EventDefinition::Escalation) => self.qname_ref(el, "escalationRef"),
+            Some(EventDefinition::Message) => self.qname_ref(el, "messageRef"),
+            Some(EventDefinition::Signal) => self.qname_ref(el, "signalRef"),
             _ => None,
         };
         let Some(node) = self.process_mut(p).and_then(|p| p.nodes.get_mut(n)) else {
@@ -804,21 +807,25 @@ impl<'t> Walker<'t> {
         }
     }
 
-    /// An `<error>` or `<escalation>` of the document: its code and name, by id.
+    /// An `<error>`, `<escalation>`, `<message>` or `<signal>` of the document: its code
+    /// (errors and escalations) and name, by id.
     fn event_target(&mut self, el: &Element) {
         let Some(id) = el.reference("id") else {
             return;
         };
-        let code = if el.local == "error" {
-            "errorCode"
-        } else {
-            "escalationCode"
+        let (kind, code) = match el.local {
+            "error" => (EventDefinition::Error, Some("errorCode")),
+            "escalation" => (EventDefinition::Escalation, Some("escalationCode")),
+            "message" => (EventDefinition::Message, None),
+            _ => (EventDefinition::Signal, None),
         };
         self.event_targets.insert(
             id,
             EventTarget {
-                is_error: el.local == "error",
-                code: el.text(code).map(|c| c.trim().to_string()),
+                kind,
+                code: code
+                    .and_then(|code| el.text(code))
+                    .map(|c| c.trim().to_string()),
                 name: el.text("name"),
             },
         );
@@ -927,6 +934,15 @@ impl<'t> Walker<'t> {
         let Some(id) = self.required_id(el) else {
             return Frame::Skip;
         };
+        // A receive task names its message by an attribute.
+        let event_ref = matches!(kind, NodeKind::Task(TaskKind::Receive))
+            .then(|| self.qname_ref(el, "messageRef"))
+            .flatten()
+            .map(|reference| EventRef {
+                reference,
+                code: None,
+                name: None,
+            });
         let Some(process) = self.process_mut(p) else {
             return Frame::Skip;
         };
@@ -944,7 +960,7 @@ impl<'t> Walker<'t> {
             documentation: None,
             timer: None,
             looping: None,
-            event_ref: None,
+            event_ref,
         });
         Frame::Node(p, process.nodes.len() - 1)
     }
@@ -1261,8 +1277,10 @@ fn attribute_value(raw: Cow<'_, str>) -> Result<Cow<'_, str>, String> {
 // Step 3: references
 // ---------------------------------------------------------------------------------------
 
-/// Fill in the code and name of every event's `errorRef` / `escalationRef`; a reference
-/// to no `<error>` (or `<escalation>`) of the document is an error.
+/// Fill in the code and name of every event's `errorRef` / `escalationRef` /
+/// `messageRef` / `signalRef`; an error or escalation reference to no `<error>` (or
+/// `<escalation>`) of the document is an error. A message or signal reference to none
+/// keeps its reference as the name (the message may be defined in an imported file).
 fn resolve_event_refs(
     doc: &mut Document,
     targets: &HashMap<String, EventTarget>,
@@ -1272,18 +1290,25 @@ fn resolve_event_refs(
         let Some(event_ref) = node.event_ref.as_mut() else {
             continue;
         };
-        let is_error = node
-            .kind
-            .event_definitions()
-            .contains(&EventDefinition::Error);
+        let definitions = node.kind.event_definitions();
+        let kind = [
+            EventDefinition::Error,
+            EventDefinition::Escalation,
+            EventDefinition::Message,
+            EventDefinition::Signal,
+        ]
+        .into_iter()
+        .find(|d| definitions.contains(d))
+        .unwrap_or(EventDefinition::Message);
         match targets.get(&event_ref.reference) {
-            Some(target) if target.is_error == is_error => {
+            Some(target) if target.kind == kind => {
                 event_ref.code = target.code.clone();
                 event_ref.name = target.name.clone();
             }
+            _ if matches!(kind, EventDefinition::Message | EventDefinition::Signal) => {}
             _ => errors.push(BpmnError::DanglingEventRef {
                 event: node.id.clone(),
-                attribute: if is_error {
+                attribute: if kind == EventDefinition::Error {
                     "errorRef"
                 } else {
                     "escalationRef"
@@ -1576,6 +1601,31 @@ mod tests {
             }
         );
         assert_eq!(p.children(Some("outer")).count(), 2);
+    }
+
+    /// `messageRef` / `signalRef` (and a receive task's `messageRef`) take the name of the
+    /// `<message>` / `<signal>` they name; one naming nothing in the document keeps its
+    /// reference (it may be defined in an imported file) and is not an error.
+    #[test]
+    fn message_and_signal_references_are_resolved() {
+        let xml = doc(r#"<process id="p">
+<receiveTask id="r" messageRef="m1"/>
+<intermediateCatchEvent id="c"><messageEventDefinition messageRef="m1"/></intermediateCatchEvent>
+<intermediateThrowEvent id="s"><signalEventDefinition signalRef="s1"/></intermediateThrowEvent>
+<intermediateCatchEvent id="x"><messageEventDefinition messageRef="elsewhere"/></intermediateCatchEvent>
+</process>
+<message id="m1" name="Payment"/>
+<signal id="s1" name="Go"/>"#);
+        let d = parse_str(&xml).unwrap();
+        let p = &d.processes[0];
+        let name = |id: &str| {
+            let r = p.node(id).unwrap().event_ref.clone().unwrap();
+            (r.reference, r.name)
+        };
+        assert_eq!(name("r"), ("m1".to_string(), Some("Payment".to_string())));
+        assert_eq!(name("c"), ("m1".to_string(), Some("Payment".to_string())));
+        assert_eq!(name("s"), ("s1".to_string(), Some("Go".to_string())));
+        assert_eq!(name("x"), ("elsewhere".to_string(), None));
     }
 
     /// `errorRef` / `escalationRef` take the code and name of the element they name,

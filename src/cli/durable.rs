@@ -160,7 +160,8 @@ fn resume_due(cli: &Cli, opts: &ResumeOptions, style: Style) -> Result<Outcome, 
 }
 
 /// The parked runs under `base` that can go on at `now`: a timer or a deadline is due,
-/// or a question was answered (`runs answer --no-resume`) since the run parked.
+/// or a question was answered (`runs answer --no-resume`) or a message or signal
+/// delivered (`--no-resume`, the bridge's tools) since the run parked.
 pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
     run_ids(base)
         .into_iter()
@@ -172,7 +173,9 @@ pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
                 else {
                     return false;
                 };
-                waiting.due_ms.is_some_and(|due| due <= now) || !state.unapplied_answers.is_empty()
+                waiting.due_ms.is_some_and(|due| due <= now)
+                    || !state.unapplied_answers.is_empty()
+                    || !waiting.delivered.is_empty()
             })
         })
         .collect()
@@ -247,7 +250,7 @@ fn stop_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, UsageErr
 }
 
 /// The more serious of two outcomes (for commands that resume several runs).
-fn worse(a: Outcome, b: Outcome) -> Outcome {
+pub(super) fn worse(a: Outcome, b: Outcome) -> Outcome {
     let rank = |o: &Outcome| match o {
         Outcome::Ok => 0,
         Outcome::Waiting => 1,
@@ -266,7 +269,7 @@ fn reopen_due(opts: &ResumeOptions, id: &str) -> Option<(Journal, Vec<Record>, O
 }
 
 /// Open run `id`'s journal for writing (taking its lock).
-fn reopen(
+pub(super) fn reopen(
     base: &Path,
     id: &str,
     durability: Durability,
@@ -292,7 +295,7 @@ fn reopen(
 }
 
 /// Continue run `id`, whose journal is open.
-fn resume_open(
+pub(super) fn resume_open(
     cli: &Cli,
     opts: &ResumeOptions,
     id: String,
@@ -465,6 +468,8 @@ fn answers_of(records: &[Record], state: &FlowState) -> Answers {
 /// `runs pending`: the open questions of every run, oldest first.
 pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> {
     let mut rows = Vec::new();
+    // The messages and signals parked runs wait for (shown after the questions).
+    let mut waits = Vec::new();
     for id in run_ids(&args.run_dir) {
         let path = store::run_dir(&args.run_dir, &id).join(store::JOURNAL_FILE);
         let Ok(read) = store::read_journal(&path) else {
@@ -486,6 +491,11 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
             let at = asked.get(q.key.as_str()).copied().unwrap_or(0);
             rows.push((at, id.clone(), state.app.clone(), q.clone()));
         }
+        if let Some(waiting) = &state.waiting {
+            for a in &waiting.awaiting {
+                waits.push((id.clone(), state.app.clone(), a.clone()));
+            }
+        }
     }
     rows.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
     if args.json {
@@ -501,8 +511,24 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
         );
         return Ok(Outcome::Ok);
     }
+    for (id, app, a) in &waits {
+        let command = match a.kind {
+            crate::journal::event::CatchKind::Message => format!("message {id}"),
+            crate::journal::event::CatchKind::Signal => "signal".to_string(),
+        };
+        outln!(
+            "{} {id}  {app}  {} `{}` at {}  (cuga-flo runs {command} '{}')",
+            style.yellow("✉"),
+            a.kind.as_str(),
+            a.name,
+            a.node,
+            a.name
+        );
+    }
     if rows.is_empty() {
-        outln!("no open questions");
+        if waits.is_empty() {
+            outln!("no open questions");
+        }
         return Ok(Outcome::Ok);
     }
     for (at, id, app, q) in &rows {

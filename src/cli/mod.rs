@@ -16,6 +16,7 @@ macro_rules! out {
 }
 
 pub mod completions;
+mod deliver;
 mod durable;
 pub mod init;
 mod kogito;

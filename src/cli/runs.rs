@@ -11,7 +11,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use crate::journal::store::{self, DEFAULT_BASE, JOURNAL_FILE};
-use crate::journal::{Durability, Event, FlowState, Record, export, verify};
+use crate::journal::{Durability, Event, EventSink, FlowState, Record, export, verify};
 use crate::reason::record::cassette_from_journal;
 use crate::view::{Human, HumanOptions, Names, View};
 use crate::vocab::{Decider, HookAction};
@@ -37,10 +37,15 @@ pub enum RunsCommand {
     /// Continue a run from its journal: after a crash, an interruption, or once it parked
     /// (--due: every parked run whose timer is due)
     Resume(Box<super::durable::ResumeArgs>),
-    /// The questions parked runs wait for
+    /// The questions (and messages and signals) parked runs wait for
     Pending(super::durable::PendingArgs),
     /// Answer a parked question (checked as a live answer), journal it, and resume the run
     Answer(Box<super::durable::AnswerArgs>),
+    /// Deliver a message to a parked run waiting for it (by id, or --correlate
+    /// NAME=VALUE), journal it, and resume the run
+    Message(Box<super::deliver::MessageArgs>),
+    /// Deliver a signal to every parked run waiting for it, and resume each
+    Signal(Box<super::deliver::SignalArgs>),
     /// Check a run's journal against its hash chain and head file (exit 1 when it was
     /// tampered with)
     Verify(VerifyArgs),
@@ -176,6 +181,8 @@ pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageErr
         RunsCommand::Resume(a) => super::durable::resume(cli, a, style),
         RunsCommand::Pending(a) => super::durable::pending(a, style),
         RunsCommand::Answer(a) => super::durable::answer(cli, a, style),
+        RunsCommand::Message(a) => super::deliver::message(cli, a, style),
+        RunsCommand::Signal(a) => super::deliver::signal(cli, a, style),
         RunsCommand::Verify(a) => verify_run(a, style),
         RunsCommand::Export(a) => export_run(a),
     }
@@ -326,6 +333,105 @@ fn read(base: &Path, id: &str) -> Result<Vec<Record>, UsageError> {
     store::read_journal(&path)
         .map(|r| r.records)
         .map_err(|e| UsageError::new(format!("cannot read the journal: {e}")))
+}
+
+/// The messages and signals `original` received from outside, delivered again to the
+/// replayed run `new_id` as it parks waiting for them: in the original's batches (those
+/// delivered while it was parked once), each to the same element, the run resumed with
+/// the replay's answers after each batch.
+fn redeliver(
+    cli: &Cli,
+    args: &StartArgs,
+    original: &[Record],
+    new_id: &str,
+    style: Style,
+) -> Result<(), UsageError> {
+    let external = |e: &Event| {
+        matches!(
+            e,
+            Event::MessageReceived {
+                thrown_by: None,
+                ..
+            }
+        )
+    };
+    let mut batches: Vec<Vec<&Event>> = Vec::new();
+    let mut previous_was_delivery = false;
+    for event in original.iter().map(|r| &r.event) {
+        let delivery = external(event);
+        if delivery {
+            match batches.last_mut() {
+                Some(batch) if previous_was_delivery => batch.push(event),
+                _ => batches.push(vec![event]),
+            }
+        }
+        previous_was_delivery = delivery;
+    }
+    for batch in batches {
+        let (journal, reopened) =
+            crate::journal::Journal::open(&store::run_dir(&args.run_dir, new_id), args.durability)
+                .map_err(|e| UsageError::new(format!("cannot reopen the replayed run: {e}")))?;
+        let mut records = reopened.records;
+        let state = FlowState::fold(records.iter());
+        let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none()) else {
+            return Ok(());
+        };
+        let mut open = waiting.awaiting.clone();
+        for event in batch {
+            let Event::MessageReceived {
+                node,
+                kind,
+                name,
+                variables,
+                taint,
+                ..
+            } = event
+            else {
+                continue;
+            };
+            let Some(i) = open
+                .iter()
+                .position(|a| &a.node == node && a.kind == *kind && &a.name == name)
+            else {
+                // The replay waits for something else: the comparison reports it.
+                return Ok(());
+            };
+            let wait = open.remove(i);
+            let record = journal
+                .emit(Event::MessageReceived {
+                    key: wait.key,
+                    node: node.clone(),
+                    kind: *kind,
+                    name: name.clone(),
+                    variables: variables.clone(),
+                    thrown_by: None,
+                    taint: taint.clone(),
+                })
+                .and_then(|r| journal.commit().map(|()| r))
+                .map_err(|e| UsageError::new(format!("cannot journal the delivery: {e}")))?;
+            records.push(record);
+        }
+        let Some(Event::RunStarted {
+            variables,
+            untrusted,
+            ..
+        }) = records.first().map(|r| r.event.clone())
+        else {
+            return Ok(());
+        };
+        let resumed = start::Resumed {
+            run_id: new_id.to_string(),
+            journal,
+            variables,
+            untrusted,
+            model_usage: state.model_usage,
+            records,
+            answers: crate::reason::park::Answers::default(),
+            repaired: None,
+        };
+        start::run_resumed(cli, args, Some(resumed), style)?;
+    }
+    Ok(())
 }
 
 /// One row of `runs list`.
@@ -564,6 +670,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         })),
     };
     start::run(cli, &start_args, style)?;
+    redeliver(cli, &start_args, &records, &new_id, style)?;
     let replayed = read(&args.run_dir, &new_id)?;
     let differences = compare(&decisions(&records), &decisions(&replayed));
     if args.json {

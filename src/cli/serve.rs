@@ -394,7 +394,11 @@ async fn serve(
         })
     };
     let server = BridgeServer::new(registry, Arc::new(NativeEngine::new()), Some(loader))
-        .with_journals(journals.factory());
+        .with_journals(journals.factory())
+        .with_run_dir(crate::mcp::RunDir {
+            base: args.run_dir.clone(),
+            durability: args.durability,
+        });
     // The engine's side: `run_process` calls the control points back through it.
     let bridge = InProcessBridge::start(server.clone())
         .await

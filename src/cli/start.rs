@@ -508,6 +508,7 @@ async fn run_async(
                     reason: "interrupted".to_string(),
                     questions: keys,
                     due_ms: None,
+                    awaiting: Vec::new(),
                 })
             })
             .and_then(|_| journal.commit());
@@ -661,6 +662,29 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
             "  {} answer: cuga-flo runs answer {run} {named} {how}{dir}",
             style.yellow("?")
         );
+    }
+    let awaiting = state
+        .waiting
+        .as_ref()
+        .map(|w| w.awaiting.as_slice())
+        .unwrap_or_default();
+    for a in awaiting {
+        let command = match a.kind {
+            crate::journal::event::CatchKind::Message => format!("message {run}"),
+            crate::journal::event::CatchKind::Signal => "signal".to_string(),
+        };
+        let name = if a.name.chars().any(|c| c.is_whitespace() || c == '\'') {
+            format!("'{}'", a.name.replace('\'', "'\\''"))
+        } else {
+            a.name.clone()
+        };
+        outln!(
+            "  {} deliver: cuga-flo runs {command} {name} [--var NAME=VALUE]{dir}",
+            style.yellow("✉"),
+        );
+    }
+    if state.open_questions.is_empty() && !awaiting.is_empty() {
+        return;
     }
     outln!("  pending: cuga-flo runs pending{dir}");
     outln!(

@@ -8,15 +8,17 @@
 //! terminate and link events, timers (catch and boundary, not repeating;
 //! [`crate::check`] checks their times), and BPMN errors and escalations: error and
 //! escalation end events, escalation throw events, and the error and escalation boundary
-//! events that catch them (and failed tasks). Flowable and Kogito run the model as
+//! events that catch them (and failed tasks), messages and signals (catch events, receive
+//! tasks, boundary events, event-based gateways before them, throws reaching the run's own
+//! catches; see `engine::native::messages`). Flowable and Kogito run the model as
 //! [`super::rewrite`] rewrites it, which turns every event into a none event: no timer,
 //! boundary event, error end event or event sub-process reaches them yet (the rewrite
 //! would have to map a failed worker job to a BPMN error, which it does not).
 //!
-//! Throw events that nothing in the run catches (message and signal throws and ends, and
-//! escalations on Flowable and Kogito) pass on every engine: with every catching element
-//! refused, passing is what the model means within a run (an uncaught escalation passes
-//! in BPMN too).
+//! Throw events that nothing in the run catches (message and signal throws and ends with
+//! no catch waiting, and escalations on Flowable and Kogito) pass on every engine: passing
+//! is what the model means within a run (an uncaught escalation passes in BPMN too; a
+//! message goes to another participant).
 
 use crate::app::EngineKind;
 use crate::bpmn::{
@@ -60,10 +62,16 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
     let mut out = Vec::new();
     for node in &process.nodes {
         // What an event or ad-hoc sub-process holds is reported once, at the sub-process.
-        if inside_refused_scope(index, node) {
+        if inside_refused_scope(index, node, executor) {
             continue;
         }
-        if let Some(why) = element_problem(node, executor) {
+        let problem = match executor {
+            Executor::Native if is_event_subprocess(node) => event_subprocess_problem(index, node),
+            // The start events of an event sub-process the engine runs name its trigger.
+            Executor::Native if parent_is_event_subprocess(index, node) => None,
+            _ => element_problem(node, executor),
+        };
+        if let Some(why) = problem {
             out.push(Unsupported {
                 id: node.id.clone(),
                 span: node.span,
@@ -125,16 +133,18 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
         } => Some(format!(
             "a call activity: it would not call `{called}`; a task agent would be asked instead"
         )),
-        NodeKind::Task(TaskKind::Receive) => Some(
-            "a receive task: it waits for a message, which cannot be delivered to a run yet; a \
-             task agent would be asked instead"
+        NodeKind::Task(TaskKind::Receive) if pulled => Some(
+            "a receive task: it waits for a message, which cannot be delivered to a run on this \
+             engine yet; a task agent would be asked instead"
                 .to_string(),
         ),
         NodeKind::IntermediateCatchEvent { definitions } => first(definitions, &|d| {
-            matches!(
-                d,
-                EventDefinition::Message | EventDefinition::Signal | EventDefinition::Conditional
-            ) || (pulled && d == EventDefinition::Timer)
+            d == EventDefinition::Conditional
+                || (pulled
+                    && matches!(
+                        d,
+                        EventDefinition::Message | EventDefinition::Signal | EventDefinition::Timer
+                    ))
         })
         .map(|d| {
             format!(
@@ -146,7 +156,11 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
             let native = |d| {
                 matches!(
                     d,
-                    EventDefinition::Timer | EventDefinition::Error | EventDefinition::Escalation
+                    EventDefinition::Timer
+                        | EventDefinition::Error
+                        | EventDefinition::Escalation
+                        | EventDefinition::Message
+                        | EventDefinition::Signal
                 )
             };
             match first(definitions, &|d| pulled || !native(d)) {
@@ -189,21 +203,75 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
     }
 }
 
-/// Whether `node` lies in an event or ad-hoc sub-process (reported at the sub-process).
-fn inside_refused_scope(index: &ProcessIndex, node: &Node) -> bool {
+fn is_event_subprocess(node: &Node) -> bool {
+    matches!(
+        node.kind,
+        NodeKind::SubProcess(SubProcessKind::Embedded {
+            triggered_by_event: true
+        })
+    )
+}
+
+fn parent_is_event_subprocess(index: &ProcessIndex, node: &Node) -> bool {
+    node.parent
+        .as_deref()
+        .and_then(|p| index.node(p))
+        .is_some_and(is_event_subprocess)
+}
+
+/// What the native engine cannot run in event sub-process `node`: it needs a start event
+/// naming an error, escalation, message, signal or timer.
+fn event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
+    let start = index
+        .process()
+        .nodes
+        .iter()
+        .filter(|n| n.parent.as_deref() == Some(node.id.as_str()))
+        .find(|n| n.kind.is_start_event() && !n.kind.event_definitions().is_empty());
+    let Some(start) = start else {
+        return Some(
+            "an event sub-process whose start event names no trigger: nothing would ever start it"
+                .to_string(),
+        );
+    };
+    start
+        .kind
+        .event_definitions()
+        .iter()
+        .find(|d| {
+            !matches!(
+                d,
+                EventDefinition::Error
+                    | EventDefinition::Escalation
+                    | EventDefinition::Message
+                    | EventDefinition::Signal
+                    | EventDefinition::Timer
+            )
+        })
+        .map(|d| {
+            format!(
+                "an event sub-process started by {} event: nothing would ever start it",
+                with_article(definition_name(*d))
+            )
+        })
+}
+
+/// Whether `node` lies in an ad-hoc sub-process, or an event sub-process the engine
+/// does not run (reported at the sub-process).
+fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -> bool {
     let mut parent = node.parent.as_deref();
     while let Some(id) = parent {
         let Some(p) = index.node(id) else {
             return false;
         };
-        if matches!(
-            p.kind,
-            NodeKind::SubProcess(
-                SubProcessKind::Embedded {
-                    triggered_by_event: true
-                } | SubProcessKind::AdHoc
-            )
-        ) {
+        let refused = match &p.kind {
+            NodeKind::SubProcess(SubProcessKind::AdHoc) => true,
+            _ if is_event_subprocess(p) => {
+                executor == Executor::Pulled || event_subprocess_problem(index, p).is_some()
+            }
+            _ => false,
+        };
+        if refused {
             return true;
         }
         parent = p.parent.as_deref();
@@ -248,7 +316,8 @@ mod tests {
         use EngineKind::{Flowable, Native};
         let cases: &[(&str, EngineKind, &[&str])] = &[
             (r#"<task id="a"/>"#, Native, &[]),
-            (r#"<receiveTask id="r"/>"#, Native, &["r: a receive task"]),
+            (r#"<receiveTask id="r"/>"#, Native, &[]),
+            (r#"<receiveTask id="r"/>"#, Flowable, &["r: a receive task"]),
             (
                 r#"<callActivity id="c" calledElement="other"/>"#,
                 Native,
@@ -288,7 +357,22 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                Flowable,
                 &["e: an event sub-process"],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"/><task id="et"/></subProcess>"#,
+                Native,
+                &["e: an event sub-process whose start event names no trigger"],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><conditionalEventDefinition/></startEvent><receiveTask id="et"/></subProcess>"#,
+                Native,
+                &["e: an event sub-process started by a conditional event"],
             ),
             (
                 r#"<adHocSubProcess id="h"><task id="ht"/></adHocSubProcess>"#,
@@ -298,12 +382,17 @@ mod tests {
             (
                 r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
+                Flowable,
                 &["m: a message catch event"],
             ),
             (
                 r#"<intermediateCatchEvent id="s"><signalEventDefinition/></intermediateCatchEvent>"#,
                 Native,
-                &["s: a signal catch event"],
+                &[],
             ),
             (
                 r#"<intermediateCatchEvent id="c"><conditionalEventDefinition/></intermediateCatchEvent>"#,
@@ -343,12 +432,17 @@ mod tests {
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><messageEventDefinition/></boundaryEvent>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><messageEventDefinition/></boundaryEvent>"#,
+                Flowable,
                 &["b: a message boundary event"],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><signalEventDefinition/></boundaryEvent>"#,
                 Native,
-                &["b: a signal boundary event"],
+                &[],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><conditionalEventDefinition/></boundaryEvent>"#,

@@ -318,6 +318,14 @@ impl Topology {
             .or_else(|| attached().find(|n| caught(n).is_none()))
     }
 
+    /// The nodes directly in `scope` (a sub-process's id; `None`: the process level), in
+    /// document order.
+    pub fn children<'a>(&'a self, scope: Option<&'a str>) -> impl Iterator<Item = &'a LiveNode> {
+        self.nodes
+            .iter()
+            .filter(move |n| n.parent.as_deref() == scope)
+    }
+
     /// Whether `id` names a node or a flow (ids share one namespace in BPMN).
     pub fn has_id(&self, id: &str) -> bool {
         self.node(id).is_some() || self.flow(id).is_some()

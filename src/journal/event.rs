@@ -70,6 +70,37 @@ impl ThrownKind {
     }
 }
 
+/// What a run waits to receive: a message (one catch receives it) or a signal (every
+/// catch waiting for it receives it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CatchKind {
+    Message,
+    Signal,
+}
+
+impl CatchKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CatchKind::Message => "message",
+            CatchKind::Signal => "signal",
+        }
+    }
+}
+
+/// A message or signal a parked run waits for, at one catching element (a message or
+/// signal catch event, a receive task, a boundary event, an event sub-process's start).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Awaited {
+    /// The wait's idempotency key (`<run>:<element>:<visit>`): a delivery names it.
+    pub key: String,
+    /// The catching element.
+    pub node: String,
+    pub kind: CatchKind,
+    /// The message's or signal's name.
+    pub name: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
@@ -268,10 +299,33 @@ pub enum Event {
     },
     /// A timer fired.
     TimerFired { key: String, node: String },
-    /// Nothing can move until a question is answered or a timer is due: the run parks
-    /// (the process that ran it exits; `runs resume` continues it).
+    /// A catching element starts waiting for a message or signal.
+    MessageAwaited {
+        key: String,
+        node: String,
+        kind: CatchKind,
+        name: String,
+    },
+    /// A message or signal reached the catching element waiting with `key`: delivered
+    /// from outside (`runs message`, `runs signal`, the bridge's tools; its variables
+    /// untrusted, `taint` saying so) or thrown within the run (`thrown_by`).
+    MessageReceived {
+        key: String,
+        node: String,
+        kind: CatchKind,
+        name: String,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        variables: Map<String, Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thrown_by: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        taint: Option<Taint>,
+    },
+    /// Nothing can move until a question is answered, a timer is due or a message or
+    /// signal arrives: the run parks (the process that ran it exits; `runs resume`,
+    /// `runs answer`, `runs message` or `runs signal` continues it).
     RunWaiting {
-        /// Why (`question`, `timer`, `interrupted`).
+        /// Why (`question`, `timer`, `message`, `interrupted`).
         reason: String,
         /// The keys of the open questions.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -279,6 +333,9 @@ pub enum Event {
         /// The earliest timer due.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         due_ms: Option<u64>,
+        /// The messages and signals the run waits for.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        awaiting: Vec<Awaited>,
     },
     /// A run continues from its journal (`runs resume`, `runs answer`, `worker`).
     RunResumed {
@@ -306,7 +363,7 @@ impl Event {
             Event::TaskFinished { key, .. }
             | Event::GatewayRouted { key, .. }
             | Event::HookEvaluated { key, .. } => key.as_deref(),
-            Event::TimerFired { key, .. } => Some(key),
+            Event::TimerFired { key, .. } | Event::MessageReceived { key, .. } => Some(key),
             _ => None,
         }
     }
@@ -330,6 +387,8 @@ impl Event {
             Event::EventThrown { .. } => "event_thrown",
             Event::TimerScheduled { .. } => "timer_scheduled",
             Event::TimerFired { .. } => "timer_fired",
+            Event::MessageAwaited { .. } => "message_awaited",
+            Event::MessageReceived { .. } => "message_received",
             Event::RunWaiting { .. } => "run_waiting",
             Event::RunResumed { .. } => "run_resumed",
             Event::RunFinished { .. } => "run_finished",
@@ -341,6 +400,11 @@ impl Event {
     /// answers, parking and resuming are not derived: they record what happened outside
     /// the engine's deterministic movement.
     pub fn is_derived(&self) -> bool {
+        // A message or signal delivered from outside is an input (like an answer given
+        // with `runs answer`); one thrown within the run is derived.
+        if let Event::MessageReceived { thrown_by, .. } = self {
+            return thrown_by.is_some();
+        }
         matches!(
             self,
             Event::NodeEntered { .. }
@@ -352,6 +416,7 @@ impl Event {
                 | Event::VariablesSet { .. }
                 | Event::TimerScheduled { .. }
                 | Event::TimerFired { .. }
+                | Event::MessageAwaited { .. }
                 | Event::EventThrown { .. }
                 | Event::QuestionWithdrawn { .. }
         )

@@ -80,6 +80,13 @@ pub struct Waiting {
     pub due_ms: Option<u64>,
     /// When it parked (milliseconds since the Unix epoch).
     pub since_ms: u64,
+    /// The messages and signals it waits for (those delivered since it parked are gone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub awaiting: Vec<super::event::Awaited>,
+    /// The keys of the messages and signals delivered since it parked, not applied yet
+    /// (the run applies them when resumed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delivered: Vec<String>,
 }
 
 /// Totals over a run's model calls.
@@ -247,7 +254,26 @@ impl FlowState {
                 self.open_questions.remove(key);
                 self.unapplied_answers.remove(key);
             }
-            Event::TimerScheduled { .. } | Event::TimerFired { .. } => {}
+            Event::TimerScheduled { .. }
+            | Event::TimerFired { .. }
+            | Event::MessageAwaited { .. } => {}
+            Event::MessageReceived {
+                key,
+                variables,
+                taint,
+                ..
+            } => {
+                merge(&mut self.process_variables, variables);
+                if let Some(u) = &mut self.untrusted {
+                    record_provenance(u, variables.keys(), taint.as_ref());
+                }
+                if let Some(waiting) = &mut self.waiting
+                    && let Some(i) = waiting.awaiting.iter().position(|a| &a.key == key)
+                {
+                    waiting.awaiting.remove(i);
+                    waiting.delivered.push(key.clone());
+                }
+            }
             Event::EventThrown {
                 kind,
                 code,
@@ -264,12 +290,15 @@ impl FlowState {
                 reason,
                 questions,
                 due_ms,
+                awaiting,
             } => {
                 self.waiting = Some(Waiting {
                     reason: reason.clone(),
                     questions: questions.clone(),
                     due_ms: *due_ms,
                     since_ms: record.at_ms,
+                    awaiting: awaiting.clone(),
+                    delivered: Vec::new(),
                 });
             }
             Event::RunResumed { .. } => {

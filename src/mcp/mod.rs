@@ -36,6 +36,8 @@ use crate::bridge::{
     GatewayDecision, HISTORY_WINDOW, HookDecision, ModelSummary, TaskOutcome,
 };
 use crate::journal::EventSink;
+use crate::journal::event::CatchKind;
+use crate::journal::mailbox::{self, Delivery};
 use crate::vocab::{RunStatus, Untrusted};
 
 /// One app known to the bridge.
@@ -212,6 +214,56 @@ pub struct BridgeEndpoint {
     pub token: Option<String>,
 }
 
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct DeliverMessageArgs {
+    /// The message's name (the BPMN `<message>`'s `name`).
+    pub message: String,
+    /// The parked run to deliver it to; or leave it out and give `correlate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Find the run by a variable's value instead (exactly one parked run must hold it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlate: Option<Correlation>,
+    /// Variables the message sets in the run (untrusted, like every run input).
+    #[serde(default)]
+    pub variables: Map<String, Value>,
+}
+
+/// A variable and the value a run must hold in it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Correlation {
+    pub name: String,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SendSignalArgs {
+    /// The signal's name (the BPMN `<signal>`'s `name`).
+    pub signal: String,
+    /// Variables the signal sets in each run (untrusted, like every run input).
+    #[serde(default)]
+    pub variables: Map<String, Value>,
+}
+
+/// The runs a message or signal was journalled for, and the elements that receive it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct DeliveryResult {
+    pub delivered: Vec<DeliveredTo>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct DeliveredTo {
+    pub run_id: String,
+    pub nodes: Vec<String>,
+}
+
+/// Where `deliver_message` and `send_signal` find parked runs.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub base: std::path::PathBuf,
+    pub durability: crate::journal::Durability,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct RunProcessResult {
     pub run_id: String,
@@ -230,6 +282,8 @@ pub struct BridgeServer {
     loader: Option<FlowLoader>,
     /// Journals for runs started without an attached sink (none: such runs are refused).
     journals: Option<JournalFactory>,
+    /// Where parked runs are journalled, for deliveries (none: they are refused).
+    run_dir: Option<RunDir>,
     /// How engines started by `run_process` reach the control points (set once the
     /// in-process client is connected).
     engine_side: Arc<OnceLock<Arc<dyn ControlPoints>>>,
@@ -248,6 +302,7 @@ impl BridgeServer {
             engine,
             loader,
             journals: None,
+            run_dir: None,
             engine_side: Arc::new(OnceLock::new()),
             tool_router: Self::tool_router(),
         }
@@ -386,6 +441,95 @@ impl BridgeServer {
             .map_err(|e| e.to_string())?;
         Ok(Json(RunProcessResult::of(a.run_id, outcome)))
     }
+
+    #[tool(
+        description = "Deliver a message to a parked run waiting for it (by run_id, or by a variable's value with correlate). It is journalled in the run's journal; the run applies it when resumed (`cuga-flo worker`, `runs resume --due`). A run not waiting for it is refused and nothing is written."
+    )]
+    async fn deliver_message(
+        &self,
+        Parameters(a): Parameters<DeliverMessageArgs>,
+    ) -> Result<Json<DeliveryResult>, String> {
+        let dir = self.deliveries()?;
+        let run = match (&a.run_id, &a.correlate) {
+            (Some(run), None) => run.clone(),
+            (None, Some(c)) => {
+                let value = match &c.value {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                match mailbox::correlated(&dir.base, &c.name, &value).as_slice() {
+                    [one] => one.clone(),
+                    [] => return Err(format!("no parked run has `{}` = {value}", c.name)),
+                    many => {
+                        return Err(format!(
+                            "{} parked runs have `{}` = {value}: {}; give run_id",
+                            many.len(),
+                            c.name,
+                            many.join(", ")
+                        ));
+                    }
+                }
+            }
+            _ => return Err("give either run_id or correlate".to_string()),
+        };
+        let delivery = Delivery {
+            kind: CatchKind::Message,
+            name: a.message,
+            variables: a.variables,
+            source: "from the bridge's `deliver_message`".to_string(),
+        };
+        let written = mailbox::deliver_to_run(&dir.base, &run, &delivery, dir.durability)
+            .map_err(|e| e.to_string())?;
+        Ok(Json(DeliveryResult {
+            delivered: vec![DeliveredTo::of(run, &written)],
+        }))
+    }
+
+    #[tool(
+        description = "Deliver a signal to every parked run waiting for it. It is journalled in each run's journal; each run applies it when resumed (`cuga-flo worker`, `runs resume --due`)."
+    )]
+    async fn send_signal(
+        &self,
+        Parameters(a): Parameters<SendSignalArgs>,
+    ) -> Result<Json<DeliveryResult>, String> {
+        let dir = self.deliveries()?;
+        let delivery = Delivery {
+            kind: CatchKind::Signal,
+            name: a.signal,
+            variables: a.variables,
+            source: "from the bridge's `send_signal`".to_string(),
+        };
+        let mut delivered = Vec::new();
+        for run in mailbox::waiting_runs(&dir.base, CatchKind::Signal, &delivery.name) {
+            match mailbox::deliver_to_run(&dir.base, &run, &delivery, dir.durability) {
+                Ok(written) => delivered.push(DeliveredTo::of(run, &written)),
+                // Another process holds it, or it moved on meanwhile.
+                Err(e) => tracing::warn!("signal `{}` to run {run}: {e}", delivery.name),
+            }
+        }
+        if delivered.is_empty() {
+            return Err(format!(
+                "no parked run waits for signal `{}`",
+                delivery.name
+            ));
+        }
+        Ok(Json(DeliveryResult { delivered }))
+    }
+}
+
+impl DeliveredTo {
+    fn of(run_id: String, written: &[crate::journal::Record]) -> DeliveredTo {
+        DeliveredTo {
+            run_id,
+            nodes: written
+                .iter()
+                .filter_map(|r| match &r.event {
+                    crate::journal::Event::MessageReceived { node, .. } => Some(node.clone()),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
 }
 
 impl RunProcessResult {
@@ -408,6 +552,19 @@ impl BridgeServer {
     pub fn with_journals(mut self, factory: JournalFactory) -> Self {
         self.journals = Some(factory);
         self
+    }
+
+    /// Let `deliver_message` and `send_signal` journal deliveries to the parked runs
+    /// under `dir` (`cuga-flo serve`).
+    pub fn with_run_dir(mut self, dir: RunDir) -> Self {
+        self.run_dir = Some(dir);
+        self
+    }
+
+    fn deliveries(&self) -> Result<&RunDir, String> {
+        self.run_dir
+            .as_ref()
+            .ok_or_else(|| "this bridge delivers no messages: it journals no runs".to_string())
     }
 }
 

@@ -602,6 +602,38 @@ impl Human {
                 let text = format!("  ⏲ timer   {} fired", self.element(names, node));
                 lines.push(self.paint(&Style::new().cyan(), &text));
             }
+            Event::MessageAwaited {
+                node, kind, name, ..
+            } => {
+                let text = format!(
+                    "  ✉ {:<7} {} waits for `{name}`",
+                    kind.as_str(),
+                    self.element(names, node)
+                );
+                lines.push(self.paint(&Style::new().cyan(), &text));
+            }
+            Event::MessageReceived {
+                node,
+                kind,
+                name,
+                variables,
+                thrown_by,
+                ..
+            } => {
+                let mut text = format!(
+                    "  ✉ {:<7} {} received `{name}`",
+                    kind.as_str(),
+                    self.element(names, node)
+                );
+                if let Some(by) = thrown_by {
+                    text.push_str(&format!(" (thrown by {by})"));
+                }
+                if !variables.is_empty() {
+                    let names: Vec<&str> = variables.keys().map(String::as_str).collect();
+                    text.push_str(&format!(", sets {}", names.join(", ")));
+                }
+                lines.push(self.paint(&Style::new().cyan(), &text));
+            }
             Event::RunResumed { from_seq, repaired } => {
                 let mut text = format!("  ↻ resumed after record {from_seq}");
                 if let Some(r) = repaired {
@@ -635,6 +667,14 @@ impl Human {
                 }
                 if let Some(due) = w.due_ms {
                     text.push_str(&format!(", a timer due {}", crate::view::utc_time(due)));
+                }
+                if !w.awaiting.is_empty() {
+                    let names: Vec<String> = w
+                        .awaiting
+                        .iter()
+                        .map(|a| format!("{} `{}`", a.kind.as_str(), a.name))
+                        .collect();
+                    text.push_str(&format!(", for {}", names.join(", ")));
                 }
                 if w.reason == "interrupted" {
                     text.push_str(" (interrupted)");

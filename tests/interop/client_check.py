@@ -50,6 +50,8 @@ EXPECTED_TOOLS = {
     "get_bpmn_process",
     "get_flow_annotations",
     "run_process",
+    "deliver_message",
+    "send_signal",
 }
 CALL_TIMEOUT = 60.0  # seconds, one tool call
 RUN_TIMEOUT = 120.0  # seconds, run_process

@@ -26,6 +26,8 @@ EXPECTED_TOOLS = {
     "get_bpmn_process",
     "get_flow_annotations",
     "run_process",
+    "deliver_message",
+    "send_signal",
 }
 
 

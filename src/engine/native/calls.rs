@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use serde_json::Map;
 
+use super::event_subprocess::LISTENER;
+use super::messages::Received;
 use super::replay::Asked;
 use super::run::Run;
 use super::throws::Throw;
@@ -50,6 +52,8 @@ pub(super) enum Answer {
         node: String,
         key: String,
     },
+    /// A message or signal delivered to the wait `key` (see [`super::messages`]).
+    Message { key: String, received: Received },
 }
 
 impl Answer {
@@ -60,6 +64,8 @@ impl Answer {
             | Answer::Gateway { token, key, .. }
             | Answer::Hook { token, key, .. }
             | Answer::Timer { token, key, .. } => (*token, key),
+            // Applied by its wait's key: the wait knows its token.
+            Answer::Message { key, .. } => (0, key),
         }
     }
 
@@ -88,7 +94,7 @@ impl Answer {
             Answer::Task { node, result, .. } => (node, take(result, |o| &mut o.calls)),
             Answer::Gateway { node, result, .. } => (node, take(result, |d| &mut d.calls)),
             Answer::Hook { hook, result, .. } => (hook, take(result, |d| &mut d.calls)),
-            Answer::Timer { .. } => return Vec::new(),
+            Answer::Timer { .. } | Answer::Message { .. } => return Vec::new(),
         };
         calls.into_iter().map(|c| (id.clone(), c)).collect()
     }
@@ -176,6 +182,18 @@ impl Run {
                 call,
             })?;
         }
+        if let Answer::Message { key, received } = answer {
+            return self.on_message(&key, received);
+        }
+        // An event sub-process's timer belongs to no token.
+        if let Answer::Timer {
+            token: LISTENER,
+            node,
+            key,
+        } = answer
+        {
+            return self.on_listener_timer(&node, key);
+        }
         let token = answer.waiter().0;
         if !self.tokens.contains(token) {
             return Ok(());
@@ -208,6 +226,7 @@ impl Run {
                 duration_ms,
             } => self.on_hook(token, &flow, &hook, key, result, duration_ms),
             Answer::Timer { token, node, key } => self.on_timer(token, &node, key),
+            Answer::Message { key, received } => self.on_message(&key, received),
         }
     }
 

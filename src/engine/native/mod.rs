@@ -31,6 +31,9 @@
 //!   several: an implicit parallel split; none: the token ends). Failed, or the call
 //!   errs: `TaskFinished` with status `failed` and its error code, and the task raises
 //!   that BPMN error (see **Errors and escalations**).
+//! - **Event-based gateways** whose outgoing flows all lead to message, signal or timer
+//!   catch events or receive tasks arm them all; the first triggered wins ([`messages`]).
+//!   Other event-based gateways are asked like exclusive ones (below).
 //! - **Exclusive, inclusive, event-based (and complex) gateways** with two or more
 //!   outgoing flows ask `route_gateway`, offering the outgoing flows (condition: the BPMN
 //!   flow's non-empty condition body; `is_default` from the gateway's default flow). The
@@ -58,23 +61,28 @@
 //!   activity with variables of its own, all at once or one after the other; a completion
 //!   condition may end the activity early; the outputs are collected into a list.
 //! - **Timers** (intermediate catch and boundary, interrupting or not) wait
-//!   ([`timers`]). A **link throw** event continues at the link catch event of the same
+//!   ([`timers`]). **Messages and signals** (intermediate catch events, receive tasks,
+//!   boundary events) wait for a delivery or a throw within the run ([`messages`]); a
+//!   message or signal throw or end event delivers to the run's own catches and goes on.
+//!   A **link throw** event continues at the link catch event of the same
 //!   name in the same scope (no such catch: the run fails). An **escalation** throw event
-//!   throws its escalation ([`throws`]) and goes on. Other throw events (message,
-//!   signal) pass the token on: nothing in a run catches them yet.
+//!   throws its escalation ([`throws`]) and goes on.
+//! - **Event sub-processes** start when their trigger occurs inside their scope
+//!   ([`event_subprocess`]).
 //! - **End event**: the token ends. A **terminate** end event at process level ends the
 //!   run `Terminated` ("terminate end event <id>") and discards every token; inside a
 //!   sub-process it ends only that instance's tokens, and the sub-process completes. An
 //!   **error** or **escalation** end event throws its error or escalation ([`throws`]).
 //! - **Errors and escalations** ([`throws`]): a failed task raises a BPMN error (the code
-//!   its answer names, else why it failed); the innermost error boundary event that
-//!   catches the code (or catches all) takes the token to its path and cancels its
-//!   activity; nothing catching it, the run fails naming the code. Escalations are caught
+//!   its answer names, else why it failed); the innermost event sub-process or error
+//!   boundary event that catches the code (or catches all) takes it; a boundary takes
+//!   the token to its path and cancels its activity; nothing catching it, the run fails naming the code. Escalations are caught
 //!   likewise, non-interrupting boundaries starting a token while the activity goes on;
 //!   an uncaught escalation passes.
 //! - **Unsupported** elements ([`crate::engine::support`]: loop activities,
-//!   multi-instance activities that name no collection or cardinality, event and ad-hoc sub-processes, message, signal and conditional catch
-//!   events, receive tasks, message, signal and conditional boundary events, call activities that name a
+//!   multi-instance activities that name no collection or cardinality, ad-hoc
+//!   sub-processes, event sub-processes without a supported trigger, conditional catch
+//!   and boundary events, call activities that name a
 //!   process, compensation): a process holding one fails at once, before any node is
 //!   entered (`validate` and `start` refuse such processes).
 //!
@@ -142,9 +150,11 @@
 
 mod calls;
 mod context;
+mod event_subprocess;
 mod hooks;
 mod joins;
 pub(crate) mod multi;
+mod messages;
 mod nodes;
 pub(crate) mod replay;
 mod run;

@@ -621,7 +621,7 @@ impl Run {
         let tokens = &self.tokens;
         self.multi.bodies.retain(|t, _| tokens.contains(*t));
         self.multi.instances.retain(|t, _| tokens.contains(*t));
-        self.withdraw_orphaned(&node, &format!("activity `{node}`: {why}"))
+        self.withdraw_orphans(Some(&node), &format!("activity `{node}`: {why}"))
     }
 
     /// The body `token` holds its activity no more (interrupted): forget it.

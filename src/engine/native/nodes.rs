@@ -7,7 +7,7 @@ use serde_json::Map;
 
 use super::run::{Run, Step};
 use super::tokens::{At, ROOT, ScopeId, TokenId};
-use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, SubProcessKind};
+use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, SubProcessKind, TaskKind};
 use crate::engine::EngineError;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
@@ -109,24 +109,23 @@ impl Run {
             return Ok(());
         }
         match &live.kind {
+            // Catches wait for their timer, message or signal.
+            NodeKind::Task(TaskKind::Receive) | NodeKind::IntermediateCatchEvent { .. } => {
+                self.enter_catch(token, &live)
+            }
             NodeKind::Task(_) | NodeKind::CallActivity { .. } => {
                 self.ask_task(token, &live);
-                self.start_boundary_timers(token, &live.id)
+                self.arm_boundaries(token, &live.id)
             }
-            NodeKind::IntermediateCatchEvent { definitions }
-                if definitions.contains(&EventDefinition::Timer) =>
-            {
-                self.start_timer(token, &live, None)
-            }
-            // Nothing starts an event sub-process here; a token that reaches one passes on.
+            // Started by its event ([`super::event_subprocess`]).
             NodeKind::SubProcess(SubProcessKind::Embedded {
                 triggered_by_event: true,
-            }) => self.leave(token, node),
+            }) => self.enter_event_subprocess(token, &live),
             NodeKind::SubProcess(_) => {
                 self.start_scope(token, &live)?;
                 // An instance that started (its token waits at the sub-process node).
                 if self.tokens.scope_owned_by(token).is_some() {
-                    self.start_boundary_timers(token, &live.id)?;
+                    self.arm_boundaries(token, &live.id)?;
                 }
                 Ok(())
             }
@@ -148,6 +147,14 @@ impl Run {
             {
                 self.throw_event(token, &live, ThrownKind::Escalation)
             }
+            // Messages and signals go to the run's own catches.
+            NodeKind::EndEvent { definitions }
+            | NodeKind::IntermediateThrowEvent { definitions }
+                if definitions.contains(&EventDefinition::Message)
+                    || definitions.contains(&EventDefinition::Signal) =>
+            {
+                self.throw_message(token, &live)
+            }
             NodeKind::EndEvent { .. } => {
                 self.end_token(token);
                 Ok(())
@@ -160,7 +167,6 @@ impl Run {
                 Ok(())
             }
             NodeKind::StartEvent { .. }
-            | NodeKind::IntermediateCatchEvent { .. }
             | NodeKind::IntermediateThrowEvent { .. }
             | NodeKind::BoundaryEvent { .. } => self.leave(token, node),
         }
@@ -210,6 +216,10 @@ impl Run {
         if kind == GatewayKind::Parallel || !splits {
             return self.leave(token, &node.id);
         }
+        // An event-based gateway before catches: the first event to happen decides.
+        if kind == GatewayKind::EventBased && self.race(token, node)? {
+            return Ok(());
+        }
         self.ask_gateway(token, node, kind);
         Ok(())
     }
@@ -221,6 +231,7 @@ impl Run {
             return Ok(());
         }
         self.cancel_boundary_timers(token, node);
+        self.cancel_boundary_waits(token, node);
         let flows: Vec<String> = self.topology.outgoing(node).map(|f| f.id.clone()).collect();
         self.send(token, flows);
         Ok(())
@@ -289,7 +300,7 @@ impl Run {
                 node: start,
             });
         }
-        Ok(())
+        self.arm_event_subprocesses(scope)
     }
 
     /// A terminate end event: at process level the run ends `Terminated`; inside a
@@ -303,6 +314,9 @@ impl Run {
         let scopes = self.tokens.nested(scope);
         self.tokens.discard(&scopes, scope);
         self.joins.retain(|(s, _), _| !scopes.contains(s));
+        // The discarded tokens wait for nothing any more.
+        let tokens = &self.tokens;
+        self.mailbox.retain_tokens(|t| tokens.contains(t));
         self.abort_orphaned_calls();
         self.complete_scope(scope);
     }

@@ -12,6 +12,10 @@
 //! is over, then asked again with the same idempotency key. A record the engine derives
 //! that differs from the journal's stops the resume before anything is written
 //! ([`EngineError::Diverged`]).
+//!
+//! Messages and signals delivered from outside (`message_received` without `thrown_by`)
+//! are inputs, not derived: each is applied, without being written again, once the
+//! replay has derived every record journalled before it.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -26,10 +30,22 @@ use crate::journal::{Event, Record};
 
 /// A call a resumed run makes again, to be answered from the journal.
 pub(super) enum Asked<'a> {
-    Task { node: &'a str },
-    Gateway { node: &'a str, kind: GatewayKind },
-    Hook { flow: &'a str, hook: &'a str },
-    Timer { node: &'a str },
+    Task {
+        node: &'a str,
+    },
+    Gateway {
+        node: &'a str,
+        kind: GatewayKind,
+    },
+    Hook {
+        flow: &'a str,
+        hook: &'a str,
+    },
+    Timer {
+        node: &'a str,
+    },
+    /// A wait for a message or signal: answered by a delivery from outside.
+    Message,
 }
 
 /// What a journalled record answered at its control point: the answer as the harness
@@ -41,6 +57,9 @@ pub(crate) enum Recalled {
     Gateway(GatewayDecision),
     Hook(Result<HookDecision, ControlPointError>),
     Timer,
+    /// A message or signal delivered from outside (one thrown within the run is thrown
+    /// again by the replay itself).
+    Message,
 }
 
 /// The answer `record` holds, if it answers a control point (or fires a timer).
@@ -94,6 +113,9 @@ pub(crate) fn recall(record: &Event) -> Option<Recalled> {
             }
         })),
         Event::TimerFired { .. } => Recalled::Timer,
+        Event::MessageReceived {
+            thrown_by: None, ..
+        } => Recalled::Message,
         _ => return None,
     })
 }
@@ -139,6 +161,10 @@ pub(super) fn answer_of(
             node: node.to_string(),
             key,
         },
+        (Asked::Message, Recalled::Message) => Answer::Message {
+            key,
+            received: super::messages::Received::of(record)?.1,
+        },
         _ => return None,
     })
 }
@@ -152,6 +178,12 @@ pub(super) struct Replay {
     answers: HashMap<String, usize>,
     /// When each timer scheduled in the journal is due, by key.
     timers: HashMap<String, u64>,
+    /// The messages and signals delivered from outside (inputs, not derived), in journal
+    /// order, each with the number of derived records before it: the run applied it once
+    /// it had derived those.
+    deliveries: Vec<(usize, Event)>,
+    /// The deliveries applied so far (a prefix of `deliveries`).
+    delivered: usize,
 }
 
 impl Replay {
@@ -162,6 +194,15 @@ impl Replay {
             .filter(|e| e.is_derived())
             .cloned()
             .collect();
+        let mut deliveries = Vec::new();
+        let mut before = 0;
+        for event in records.iter().map(|r| &r.event) {
+            if event.is_derived() {
+                before += 1;
+            } else if matches!(event, Event::MessageReceived { .. }) {
+                deliveries.push((before, event.clone()));
+            }
+        }
         let mut answers = HashMap::new();
         let mut timers = HashMap::new();
         for (i, event) in derived.iter().enumerate() {
@@ -177,7 +218,28 @@ impl Replay {
             cursor: 0,
             answers,
             timers,
+            deliveries,
+            delivered: 0,
         }
+    }
+
+    /// The delivery from outside for the wait `key`, if the journal holds one.
+    pub fn delivery(&self, key: &str) -> Option<&Event> {
+        self.deliveries
+            .iter()
+            .map(|(_, e)| e)
+            .find(|e| e.key() == Some(key))
+    }
+
+    /// The key of the next delivery from outside to apply now: the run had derived every
+    /// record before it when it applied it. Marked applied.
+    pub fn next_delivery(&mut self) -> Option<String> {
+        let (before, event) = self.deliveries.get(self.delivered)?;
+        if *before > self.cursor {
+            return None;
+        }
+        self.delivered += 1;
+        event.key().map(str::to_string)
     }
 
     /// Whether records remain to be derived again.
@@ -260,6 +322,8 @@ fn brief(event: &Event) -> String {
         | Event::GatewayRouted { node, .. }
         | Event::TimerScheduled { node, .. }
         | Event::TimerFired { node, .. }
+        | Event::MessageAwaited { node, .. }
+        | Event::MessageReceived { node, .. }
         | Event::EventThrown { node, .. } => node.clone(),
         Event::FlowTaken { flow, .. } => flow.clone(),
         Event::HookEvaluated { hook, flow, .. } => format!("{hook} on {flow}"),

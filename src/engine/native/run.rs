@@ -18,7 +18,9 @@ use serde_json::{Map, Value};
 use tokio::task::{AbortHandle, Id, JoinSet};
 
 use super::calls::Answer;
+use super::event_subprocess::Listeners;
 use super::joins::JoinState;
+use super::messages::Mailbox;
 use super::replay::{Asked, Replay};
 use super::tokens::{At, ROOT, ScopeId, TokenId, Tokens};
 use crate::app::EngineKind;
@@ -140,6 +142,10 @@ pub(super) struct Run {
     deadlines: BTreeMap<String, u64>,
     /// The multi-instance activities running, and their instances.
     pub multi: super::multi::Multi,
+    /// The waits for messages and signals ([`super::messages`]).
+    pub(super) mailbox: Mailbox,
+    /// The event sub-processes that wait ([`super::event_subprocess`]).
+    pub(super) listeners: Listeners,
 }
 
 /// Steps the coordinator takes before it yields to the runtime (and commits), when no
@@ -215,6 +221,8 @@ impl Run {
             wait_limit_ms,
             deadlines: BTreeMap::new(),
             multi: Default::default(),
+            mailbox: Mailbox::default(),
+            listeners: Listeners::default(),
         }
     }
 
@@ -263,7 +271,7 @@ impl Run {
             // The run exists (and can be resumed) from here on.
             self.commit()?;
         }
-        self.start();
+        self.start()?;
         let mut since_yield = 0u32;
         loop {
             while self.end.is_none() {
@@ -304,6 +312,11 @@ impl Run {
             }
             // Everything this step emitted is made durable (and shown) before waiting.
             self.commit()?;
+            // Event sub-processes wait only while their scope runs.
+            self.drop_dead_listeners();
+            if self.tokens.is_empty() && self.calls.is_empty() {
+                return Ok(());
+            }
             let next_due = self.next_due();
             if self.calls.is_empty() {
                 match next_due {
@@ -312,6 +325,7 @@ impl Run {
                     }
                     Some(_) => self.wait("timer")?,
                     None if !self.questions.is_empty() => self.wait("question")?,
+                    None if !self.mailbox.is_empty() => self.wait("message")?,
                     None if !self.tokens.is_empty() => {
                         let message = self.stuck_message();
                         self.fail(message);
@@ -359,6 +373,12 @@ impl Run {
     /// While replaying: apply the answer the journal applies next, or end the replay
     /// when the journal has nothing more (the calls held back are made then).
     fn replay_next(&mut self) -> Result<(), EngineError> {
+        // A message or signal delivered from outside, due at this point of the replay.
+        while let Some(key) = self.replay.as_mut().and_then(|r| r.next_delivery()) {
+            if let Some(answer) = self.held.remove(&key) {
+                return self.answer(answer);
+            }
+        }
         let Some(replay) = &self.replay else {
             return Ok(());
         };
@@ -393,6 +413,7 @@ impl Run {
             reason: reason.to_string(),
             questions: self.questions.keys().cloned().collect(),
             due_ms: due,
+            awaiting: self.mailbox.awaited(),
         })?;
         if self.end.is_none() {
             self.end = Some((RunStatus::Waiting, None));
@@ -419,7 +440,7 @@ impl Run {
         let answer = self
             .replay
             .as_ref()
-            .and_then(|r| r.answer(key))
+            .and_then(|r| r.answer(key).or_else(|| r.delivery(key)))
             .and_then(|record| super::replay::answer_of(record, asked, token, key));
         match answer {
             Some(answer) => {
@@ -449,8 +470,8 @@ impl Run {
     }
 
     /// Put a token on each process-level start node, unless the process holds an element
-    /// the engine cannot run.
-    fn start(&mut self) {
+    /// the engine cannot run; the process's event sub-processes wait.
+    fn start(&mut self) -> Result<(), EngineError> {
         // `validate` refuses these; a caller that did not validate gets a failed run
         // rather than a mis-run one.
         let refused = support::unsupported(&self.request.process, EngineKind::Native);
@@ -464,17 +485,18 @@ impl Run {
                     n => format!(" (and {} more element(s) cannot)", n - 1),
                 }
             ));
-            return;
+            return Ok(());
         }
         let starts = self.topology.start_nodes(None);
         if starts.is_empty() {
             self.fail("the process has no start event at process level");
-            return;
+            return Ok(());
         }
         for node in starts {
             let token = self.tokens.add(ROOT, At::Node(node.clone()));
             self.ready.push_back(Step::Enter { token, node });
         }
+        self.arm_event_subprocesses(ROOT)
     }
 
     fn step(&mut self, step: Step) -> Result<(), EngineError> {

@@ -2,7 +2,8 @@
 //! raised, else why it failed); an error or escalation end event, or an escalation
 //! intermediate throw event, throws its `errorRef`'s / `escalationRef`'s code.
 //!
-//! What is thrown is caught by a boundary event of the same kind attached to the
+//! What is thrown is caught by the start event of an event sub-process of the thrower's
+//! scope ([`super::event_subprocess`]), else by a boundary event of the same kind attached to the
 //! innermost activity that encloses the thrower (the failed task itself, then the
 //! sub-processes around it, outwards): one whose code is the thrown code first, else a
 //! catch-all (no reference, or a reference without a code). An interrupting boundary
@@ -59,24 +60,42 @@ impl Run {
             ThrownKind::Error => EventDefinition::Error,
             ThrownKind::Escalation => EventDefinition::Escalation,
         };
-        // The activity whose boundary events are looked at, and its token.
-        // An instance of a multi-instance activity: the activity's boundary events belong
-        // to its body.
-        let mut at = if throw.from_task {
-            Some((self.activity_holder(token), throw.node.clone()))
-        } else {
-            self.enclosing(token)
-        };
+        // Outwards from the thrower: the failed task's boundary events (an instance of a
+        // multi-instance activity: the activity's, held by its body), then the event
+        // sub-processes of the scope it runs in, then the boundary events of the
+        // sub-process that scope is an instance of, then the event sub-processes around
+        // that, ...
+        let mut at = throw
+            .from_task
+            .then(|| (self.activity_holder(token), throw.node.clone()));
+        let mut holder = token;
         let mut caught = None;
-        while let Some((holder, activity)) = at {
-            if let Some(boundary) =
-                self.topology
-                    .catching_boundary(&activity, definition, throw.code.as_deref())
+        let mut event_subprocess = None;
+        loop {
+            if let Some((h, activity)) = &at {
+                if let Some(boundary) =
+                    self.topology
+                        .catching_boundary(activity, definition, throw.code.as_deref())
+                {
+                    caught = Some((*h, activity.clone(), boundary.clone()));
+                    break;
+                }
+                holder = *h;
+            }
+            let scope = self.tokens.scope_of(holder);
+            if let Some((subprocess, start)) =
+                self.catching_event_subprocess(scope, definition, throw.code.as_deref())
             {
-                caught = Some((holder, activity, boundary.clone()));
+                event_subprocess = Some((scope, subprocess, start));
                 break;
             }
             at = self.enclosing(holder);
+            if at.is_none() {
+                break;
+            }
+        }
+        if let Some((scope, subprocess, start)) = event_subprocess {
+            return self.throw_to_event_subprocess(token, &throw, scope, subprocess, &start);
         }
         let interrupting = caught.as_ref().is_some_and(|(_, _, b)| {
             throw.kind == ThrownKind::Error
@@ -117,6 +136,48 @@ impl Run {
         });
         if !interrupting {
             self.pass_thrower(token, &throw)?;
+        }
+        Ok(())
+    }
+
+    /// `throw` is caught by the start event of event sub-process `subprocess` of `scope`:
+    /// it starts (an error, or an interrupting escalation start, cancels the scope's
+    /// other tokens first).
+    fn throw_to_event_subprocess(
+        &mut self,
+        token: TokenId,
+        throw: &Throw,
+        scope: super::tokens::ScopeId,
+        subprocess: String,
+        start: &LiveNode,
+    ) -> Result<(), EngineError> {
+        let interrupting = throw.kind == ThrownKind::Error
+            || !matches!(
+                start.kind,
+                NodeKind::StartEvent {
+                    interrupting: false,
+                    ..
+                }
+            );
+        self.emit(Event::EventThrown {
+            kind: throw.kind,
+            code: throw.code.clone(),
+            node: throw.node.clone(),
+            name: self.topology.node(&throw.node).and_then(|n| n.name.clone()),
+            message: throw.message.clone(),
+            caught_by: Some(start.id.clone()),
+            activity: Some(subprocess.clone()),
+            interrupting,
+        })?;
+        let listener = super::event_subprocess::Listener {
+            scope,
+            subprocess,
+            start: start.id.clone(),
+            interrupting,
+        };
+        self.start_event_subprocess(&listener)?;
+        if !interrupting {
+            self.pass_thrower(token, throw)?;
         }
         Ok(())
     }

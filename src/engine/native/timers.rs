@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 
 use super::calls::Answer;
+use super::event_subprocess::LISTENER;
 use super::replay::Asked;
 use super::run::Run;
 use super::tokens::{At, TokenId};
@@ -34,13 +35,13 @@ pub(super) struct PendingTimer {
 
 impl Run {
     /// Start the timer of `event` for `token` (`activity`: the activity a boundary timer
-    /// is attached to).
+    /// is attached to). Its key.
     pub(super) fn start_timer(
         &mut self,
         token: TokenId,
         event: &LiveNode,
         activity: Option<String>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<String, EngineError> {
         let key = self.next_key(&event.id);
         let due = match self.replayed_due(&key) {
             Some(due) => due,
@@ -48,7 +49,7 @@ impl Run {
                 Ok(due) => due,
                 Err(why) => {
                     self.fail(format!("timer `{}`: {why}", event.id));
-                    return Ok(());
+                    return Ok(key);
                 }
             },
         };
@@ -58,10 +59,10 @@ impl Run {
             due_ms: due,
         })?;
         if self.hold_replayed(token, &key, Asked::Timer { node: &event.id }) {
-            return Ok(());
+            return Ok(key);
         }
         self.timers.insert(
-            key,
+            key.clone(),
             PendingTimer {
                 token,
                 node: event.id.clone(),
@@ -69,7 +70,7 @@ impl Run {
                 activity,
             },
         );
-        Ok(())
+        Ok(key)
     }
 
     /// When `event`'s timer is due if it starts now.
@@ -178,6 +179,10 @@ impl Run {
             ..
         } = &event.kind
         else {
+            // A catch of an event-based gateway: it won the race.
+            if let Some(gateway) = self.race_of(token, node) {
+                return self.win_race(token, &gateway, node);
+            }
             return self.leave(token, node);
         };
         let scope = self.tokens.scope_of(token);
@@ -213,15 +218,14 @@ impl Run {
             self.tokens.close_scope(scope);
         }
         self.tokens.remove(token);
-        self.withdraw_orphaned(activity, why)
+        self.withdraw_orphans(Some(activity), why)
     }
 
-    /// Withdraw the parked questions whose token is gone, and those a resumed run's
-    /// journal left open about `activity` or anything in it (their call is not asked
-    /// again); abort the calls of tokens that are gone.
-    pub(super) fn withdraw_orphaned(
+    /// After tokens were cancelled (in `container`, an activity; `None`: the process):
+    /// withdraw their questions, drop their timers and waits, abandon their calls.
+    pub(super) fn withdraw_orphans(
         &mut self,
-        activity: &str,
+        container: Option<&str>,
         why: &str,
     ) -> Result<(), EngineError> {
         let gone: BTreeSet<TokenId> = self
@@ -240,8 +244,11 @@ impl Run {
         withdrawn.extend(
             self.prior_open
                 .iter()
-                .filter(|(_, element)| {
-                    *element == activity || self.topology.is_inside(element, activity)
+                .filter(|(_, element)| match container {
+                    Some(activity) => {
+                        *element == activity || self.topology.is_inside(element, activity)
+                    }
+                    None => true,
                 })
                 .map(|(k, _)| k.clone()),
         );
@@ -253,7 +260,10 @@ impl Run {
                 reason: why.to_string(),
             })?;
         }
-        self.timers.retain(|_, t| self.tokens.contains(t.token));
+        self.timers
+            .retain(|_, t| t.token == LISTENER || self.tokens.contains(t.token));
+        let tokens = &self.tokens;
+        self.mailbox.retain_tokens(|t| tokens.contains(t));
         self.abort_orphaned_calls();
         Ok(())
     }

@@ -62,6 +62,11 @@ impl Tokens {
         }
     }
 
+    /// Where token `id` is.
+    pub fn at(&self, id: TokenId) -> Option<&At> {
+        self.live.get(&id).map(|t| &t.at)
+    }
+
     pub fn remove(&mut self, id: TokenId) -> Option<Token> {
         self.live.remove(&id)
     }

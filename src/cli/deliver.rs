@@ -1,0 +1,169 @@
+//! `runs message` and `runs signal`: deliver a message to one parked run (by id, or by a
+//! variable's value with `--correlate`) or a signal to every parked run waiting for it.
+//! The delivery is journalled under the run's lock before the run resumes
+//! ([`crate::journal::mailbox`]); a run that does not wait for it is refused and nothing
+//! is written.
+
+use clap::Args;
+
+use crate::journal::event::CatchKind;
+use crate::journal::mailbox::{self, Delivery, DeliveryError};
+
+use super::durable::{ResumeOptions, reopen, resume_open, worse};
+use super::runs::find_run;
+use super::{Cli, Outcome, Style, UsageError};
+
+#[derive(Debug, Args)]
+pub struct MessageArgs {
+    /// The run's id (or a unique prefix or suffix of it), then the message's name; with
+    /// --correlate, the message's name alone
+    #[arg(value_name = "RUN_ID|MESSAGE", num_args = 1..=2, required = true)]
+    pub targets: Vec<String>,
+    /// Find the run by a variable's value instead of its id (exactly one parked run must
+    /// hold it)
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub correlate: Option<String>,
+    /// A variable the message sets in the run (repeatable; VALUE: JSON, else a string)
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Only record the delivery; `runs resume` (or the worker) applies it later
+    #[arg(long)]
+    pub no_resume: bool,
+    #[command(flatten)]
+    pub common: ResumeOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct SignalArgs {
+    /// The signal's name
+    pub name: String,
+    /// A variable the signal sets in each run (repeatable; VALUE: JSON, else a string)
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Only record the deliveries; `runs resume` (or the worker) applies them later
+    #[arg(long)]
+    pub no_resume: bool,
+    #[command(flatten)]
+    pub common: ResumeOptions,
+}
+
+/// `runs message`.
+pub fn message(cli: &Cli, args: &MessageArgs, style: Style) -> Result<Outcome, UsageError> {
+    let base = &args.common.run_dir;
+    let (id, name) = match (&args.correlate, args.targets.as_slice()) {
+        (None, [run, name]) => (find_run(base, run)?, name.clone()),
+        (None, [_]) => {
+            return Err(UsageError::new("runs message: give the run and the message's name")
+                .with_help("`cuga-flo runs message <run-id> <message>`, or `--correlate NAME=VALUE <message>`"));
+        }
+        (Some(correlate), [name]) => (correlated(base, correlate)?, name.clone()),
+        (Some(_), _) => {
+            return Err(UsageError::new(
+                "runs message --correlate: give the message's name alone (the correlation finds the run)",
+            ));
+        }
+        (None, _) => unreachable!("clap takes one or two values"),
+    };
+    let variables = mailbox::parse_vars(&args.vars).map_err(UsageError::new)?;
+    let delivery = Delivery {
+        kind: CatchKind::Message,
+        name,
+        variables,
+        source: "from `runs message`".to_string(),
+    };
+    deliver_and_resume(cli, &args.common, id, &delivery, args.no_resume, style)
+}
+
+/// The one parked run whose variable holds the value `NAME=VALUE` names.
+fn correlated(base: &std::path::Path, correlate: &str) -> Result<String, UsageError> {
+    let (variable, value) = correlate
+        .split_once('=')
+        .filter(|(n, _)| !n.trim().is_empty())
+        .ok_or_else(|| UsageError::new(format!("--correlate {correlate}: expected NAME=VALUE")))?;
+    let runs = mailbox::correlated(base, variable.trim(), value);
+    match runs.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(UsageError::new(format!(
+            "no parked run under {} has `{}` = {value}",
+            base.join("runs").display(),
+            variable.trim()
+        ))
+        .with_help("`cuga-flo runs list` shows the runs and their status")),
+        many => Err(UsageError::new(format!(
+            "{} parked runs have `{}` = {value}: {}",
+            many.len(),
+            variable.trim(),
+            many.join(", ")
+        ))
+        .with_help("name the run by its id instead")),
+    }
+}
+
+/// `runs signal`: every parked run waiting for the signal, one after the other.
+pub fn signal(cli: &Cli, args: &SignalArgs, style: Style) -> Result<Outcome, UsageError> {
+    let base = &args.common.run_dir;
+    let variables = mailbox::parse_vars(&args.vars).map_err(UsageError::new)?;
+    let delivery = Delivery {
+        kind: CatchKind::Signal,
+        name: args.name.clone(),
+        variables,
+        source: "from `runs signal`".to_string(),
+    };
+    let runs = mailbox::waiting_runs(base, CatchKind::Signal, &args.name);
+    if runs.is_empty() {
+        return Err(UsageError::new(format!(
+            "no parked run under {} waits for signal `{}`",
+            base.join("runs").display(),
+            args.name
+        )));
+    }
+    let mut worst = Outcome::Ok;
+    for id in runs {
+        let outcome = deliver_and_resume(cli, &args.common, id, &delivery, args.no_resume, style)?;
+        worst = worse(worst, outcome);
+    }
+    Ok(worst)
+}
+
+/// Journal `delivery` to run `id` under its lock, then resume it (unless `no_resume`).
+fn deliver_and_resume(
+    cli: &Cli,
+    opts: &ResumeOptions,
+    id: String,
+    delivery: &Delivery,
+    no_resume: bool,
+    style: Style,
+) -> Result<Outcome, UsageError> {
+    let (journal, records, repaired) = reopen(&opts.run_dir, &id, opts.durability)?;
+    let written = mailbox::deliver(&journal, &records, &id, delivery).map_err(|e| {
+        let help = match &e {
+            DeliveryError::NotWaiting { .. } => {
+                "nothing was recorded; `cuga-flo runs show <run>` shows what the run waits for"
+            }
+            _ => "nothing was recorded",
+        };
+        UsageError::new(e.to_string()).with_help(help)
+    })?;
+    if !opts.json {
+        let at: Vec<String> = written
+            .iter()
+            .filter_map(|r| match &r.event {
+                crate::journal::Event::MessageReceived { node, .. } => Some(node.clone()),
+                _ => None,
+            })
+            .collect();
+        outln!(
+            "{} {} `{}` delivered to run {id} at {}",
+            style.green("✓"),
+            delivery.kind.as_str(),
+            delivery.name,
+            at.join(", ")
+        );
+    }
+    if no_resume {
+        return Ok(Outcome::Ok);
+    }
+    let mut records = records;
+    records.extend(written);
+    resume_open(cli, opts, id, journal, records, repaired, style)
+}

@@ -1,0 +1,242 @@
+//! Deliveries to parked runs: a message or signal sent from outside (`runs message`,
+//! `runs signal`, the bridge's tools) is journalled as `message_received` in the run's
+//! journal, under its lock, before any engine applies it; the resumed run applies it
+//! exactly once (docs/journal.md). A delivery to a run that does not wait for it is
+//! refused and writes nothing.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::EventSink;
+use super::event::{CatchKind, Event, Record};
+use super::state::FlowState;
+use super::store::{self, Journal, JournalError};
+use crate::vocab::Taint;
+
+/// A message or signal to deliver.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub kind: CatchKind,
+    pub name: String,
+    /// The variables it sets in the run: untrusted, like every run input.
+    pub variables: Map<String, Value>,
+    /// Where it came from, for provenance: `from `runs message``, ...
+    pub source: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryError {
+    #[error("run `{run}` has finished ({status}); it waits for no {kind}")]
+    Finished {
+        run: String,
+        status: &'static str,
+        kind: &'static str,
+    },
+    #[error("run `{run}` is not waiting for {kind} `{name}`{}", waits_for(.waits))]
+    NotWaiting {
+        run: String,
+        kind: &'static str,
+        name: String,
+        /// What it waits for: `message `Payment` at Catch_Pay`, ...
+        waits: Vec<String>,
+    },
+    #[error("cannot journal the {kind}: {source}")]
+    Journal {
+        kind: &'static str,
+        source: JournalError,
+    },
+    #[error("no run `{run}` under {base}")]
+    NoRun { run: String, base: String },
+    #[error("cannot open the journal of run `{run}`: {source}")]
+    Open { run: String, source: JournalError },
+}
+
+fn waits_for(waits: &[String]) -> String {
+    if waits.is_empty() {
+        " (it waits for no message or signal)".to_string()
+    } else {
+        format!(" (it waits for {})", waits.join(", "))
+    }
+}
+
+/// Journal `delivery` to run `run`, whose journal is open (`records`: what it holds): a
+/// message to the wait that started first, a signal to every wait for it. The records
+/// written; nothing is written when the run does not wait for it.
+pub fn deliver(
+    journal: &Journal,
+    records: &[Record],
+    run: &str,
+    delivery: &Delivery,
+) -> Result<Vec<Record>, DeliveryError> {
+    let kind = delivery.kind.as_str();
+    let state = FlowState::fold(records.iter());
+    if let Some(status) = state.status {
+        return Err(DeliveryError::Finished {
+            run: run.to_string(),
+            status: status.as_str(),
+            kind,
+        });
+    }
+    let awaiting = state
+        .waiting
+        .as_ref()
+        .map(|w| w.awaiting.clone())
+        .unwrap_or_default();
+    let mut targets: Vec<_> = awaiting
+        .iter()
+        .filter(|a| a.kind == delivery.kind && a.name == delivery.name)
+        .collect();
+    if delivery.kind == CatchKind::Message {
+        targets.truncate(1);
+    }
+    if targets.is_empty() {
+        return Err(DeliveryError::NotWaiting {
+            run: run.to_string(),
+            kind,
+            name: delivery.name.clone(),
+            waits: awaiting
+                .iter()
+                .map(|a| format!("{} `{}` at {}", a.kind.as_str(), a.name, a.node))
+                .collect(),
+        });
+    }
+    let taint = (!delivery.variables.is_empty()).then(|| Taint::input(&delivery.source));
+    let mut written = Vec::new();
+    for target in targets {
+        let record = journal
+            .emit(Event::MessageReceived {
+                key: target.key.clone(),
+                node: target.node.clone(),
+                kind: delivery.kind,
+                name: delivery.name.clone(),
+                variables: delivery.variables.clone(),
+                thrown_by: None,
+                taint: taint.clone(),
+            })
+            .map_err(|source| DeliveryError::Journal { kind, source })?;
+        written.push(record);
+    }
+    journal
+        .commit()
+        .map_err(|source| DeliveryError::Journal { kind, source })?;
+    Ok(written)
+}
+
+/// Journal `delivery` to run `run` under `base`, taking the run's lock (a run another
+/// process writes is refused). The records written.
+pub fn deliver_to_run(
+    base: &Path,
+    run: &str,
+    delivery: &Delivery,
+    durability: super::Durability,
+) -> Result<Vec<Record>, DeliveryError> {
+    let dir = store::run_dir(base, run);
+    if store::check_run_id(run).is_err() || !dir.join(store::JOURNAL_FILE).is_file() {
+        return Err(DeliveryError::NoRun {
+            run: run.to_string(),
+            base: base.join("runs").display().to_string(),
+        });
+    }
+    let (journal, reopened) =
+        Journal::open(&dir, durability).map_err(|source| DeliveryError::Open {
+            run: run.to_string(),
+            source,
+        })?;
+    deliver(&journal, &reopened.records, run, delivery)
+}
+
+/// The runs under `base` (read without their locks) that are parked and for which
+/// `keep` holds, by id.
+fn parked_runs(base: &Path, keep: impl Fn(&FlowState) -> bool) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(base.join("runs")) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|id| {
+            let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
+            store::read_journal(&path).is_ok_and(|read| {
+                let state = FlowState::fold(read.records.iter());
+                state.status.is_none() && state.waiting.is_some() && keep(&state)
+            })
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The parked runs under `base` that wait for `kind` `name`.
+pub fn waiting_runs(base: &Path, kind: CatchKind, name: &str) -> Vec<String> {
+    parked_runs(base, |state| {
+        state
+            .waiting
+            .as_ref()
+            .is_some_and(|w| w.awaiting.iter().any(|a| a.kind == kind && a.name == name))
+    })
+}
+
+/// The parked runs under `base` whose variable `variable` holds `value` (as JSON, or as
+/// the text of a string or number).
+pub fn correlated(base: &Path, variable: &str, value: &str) -> Vec<String> {
+    let wanted = serde_json::from_str::<Value>(value).ok();
+    parked_runs(base, |state| {
+        state
+            .process_variables
+            .get(variable)
+            .is_some_and(|v| matches(v, value, wanted.as_ref()))
+    })
+}
+
+fn matches(held: &Value, text: &str, parsed: Option<&Value>) -> bool {
+    if parsed == Some(held) {
+        return true;
+    }
+    match held {
+        Value::String(s) => s == text,
+        Value::Number(n) => n.to_string() == text,
+        Value::Bool(b) => b.to_string() == text,
+        _ => false,
+    }
+}
+
+/// `NAME=VALUE` pairs as variables: the value as JSON, else as a string.
+pub fn parse_vars(assignments: &[String]) -> Result<Map<String, Value>, String> {
+    let mut out = Map::new();
+    for assignment in assignments {
+        let (name, raw) = assignment
+            .split_once('=')
+            .filter(|(n, _)| !n.trim().is_empty())
+            .ok_or_else(|| format!("--var {assignment}: expected NAME=VALUE"))?;
+        let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+        out.insert(name.trim().to_string(), value);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn correlation_values_match_as_json_or_as_text() {
+        assert!(matches(&json!("A-17"), "A-17", None));
+        assert!(matches(&json!(42), "42", Some(&json!(42))));
+        assert!(matches(&json!("42"), "42", Some(&json!(42))));
+        assert!(!matches(&json!("A-18"), "A-17", None));
+        assert!(!matches(&json!({"id": 1}), "1", Some(&json!(1))));
+    }
+
+    #[test]
+    fn vars_are_json_else_text() {
+        let vars = parse_vars(&["n=3".into(), "who=Ann".into(), "ok=true".into()]).unwrap();
+        assert_eq!(
+            Value::Object(vars),
+            json!({"n": 3, "who": "Ann", "ok": true})
+        );
+        assert!(parse_vars(&["=3".into()]).is_err());
+        assert!(parse_vars(&["novalue".into()]).is_err());
+    }
+}

@@ -1,0 +1,474 @@
+//! Messages and signals through the real binary: a run waiting for a message parks
+//! (exit 3) with what it waits for in its `run_waiting`; `runs message` delivers it (by
+//! id or `--correlate NAME=VALUE`), journalled as `message_received` with its variables
+//! untrusted, and the run resumes; a wrong message name is refused and writes nothing;
+//! `runs signal` reaches every run waiting for the signal.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
+
+fn cuga(args: &[&str], run_dir: &Path) -> Output {
+    Command::new(BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_CRASH_AT")
+        .env_remove("CUGA_FLO_CLOCK_OFFSET")
+        .env("NO_COLOR", "1")
+        .args(["--apps-dir", "tests/fixtures/apps"])
+        .args(args)
+        .arg("--run-dir")
+        .arg(run_dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("cuga-flo runs")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn run_ids(run_dir: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(run_dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+fn journal(run_dir: &Path, id: &str) -> Vec<Value> {
+    std::fs::read_to_string(run_dir.join("runs").join(id).join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        // A torn last line (a process killed mid-write) is not a record.
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn events<'a>(records: &'a [Value], name: &str) -> Vec<&'a Value> {
+    records.iter().filter(|r| r["event"] == name).collect()
+}
+
+/// Start an order; it parks waiting for its payment. Its run id.
+fn start_order(dir: &Path, order: &str) -> String {
+    let before = if dir.join("runs").is_dir() {
+        run_ids(dir)
+    } else {
+        Vec::new()
+    };
+    let var = format!("order_id={order}");
+    let out = cuga(&["start", "messages", "--var", &var], dir);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    run_ids(dir)
+        .into_iter()
+        .find(|id| !before.contains(id))
+        .expect("a new run")
+}
+
+#[test]
+fn a_run_parks_for_a_message_a_wrong_name_is_refused_and_a_delivery_resumes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let id = start_order(dir, "A-1");
+    let records = journal(dir, &id);
+    let awaited = events(&records, "message_awaited");
+    assert_eq!(awaited.len(), 1);
+    assert_eq!(awaited[0]["node"], "Receive_Payment");
+    assert_eq!(awaited[0]["kind"], "message");
+    assert_eq!(awaited[0]["name"], "Payment");
+    let waiting = events(&records, "run_waiting");
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0]["reason"], "message");
+    assert_eq!(waiting[0]["awaiting"][0]["name"], "Payment");
+    assert_eq!(waiting[0]["awaiting"][0]["key"], awaited[0]["key"]);
+
+    // `runs pending` lists the wait.
+    let out = cuga(&["runs", "pending"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("message `Payment` at Receive_Payment") && listed.contains(&id),
+        "{listed}"
+    );
+
+    // A message the run does not wait for: refused, nothing written.
+    let out = cuga(&["runs", "message", &id, "Refund"], dir);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not waiting for message `Refund`") && err.contains("`Payment`"),
+        "{err}"
+    );
+    assert_eq!(journal(dir, &id), records, "nothing was written");
+
+    // The payment: journalled with its variables untrusted, then applied.
+    let out = cuga(
+        &["runs", "message", &id, "Payment", "--var", "amount=12"],
+        dir,
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let records = journal(dir, &id);
+    let received = events(&records, "message_received");
+    assert_eq!(received.len(), 1, "applied once, not journalled again");
+    assert_eq!(received[0]["node"], "Receive_Payment");
+    assert_eq!(received[0]["variables"]["amount"], 12);
+    assert_eq!(received[0]["taint"]["source"], "from `runs message`");
+    assert!(received[0].get("thrown_by").is_none());
+    // It waits for the signal now.
+    let waiting = events(&records, "run_waiting");
+    assert_eq!(waiting.len(), 2);
+    assert_eq!(waiting[1]["awaiting"][0]["kind"], "signal");
+    assert_eq!(waiting[1]["awaiting"][0]["name"], "Go");
+    // The same message again: the run no longer waits for it.
+    let out = cuga(&["runs", "message", &id, "Payment"], dir);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(journal(dir, &id).len(), records.len());
+
+    let out = cuga(&["runs", "signal", "Go"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let records = journal(dir, &id);
+    let finished = events(&records, "run_finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["status"], "completed");
+    assert_eq!(finished[0]["variables"]["amount"], 12);
+    let out = cuga(&["runs", "verify", &id], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // `runs replay` delivers the same messages and signals again, and decides the same.
+    let out = cuga(&["runs", "replay", &id], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("all identical"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn correlate_finds_the_one_run_by_a_variable_and_refuses_several() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let first = start_order(dir, "A-1");
+    let second = start_order(dir, "A-2");
+
+    // Both runs hold region = eu: ambiguous, both named, nothing written.
+    let before = journal(dir, &first);
+    let out = cuga(
+        &["runs", "message", "--correlate", "region=eu", "Payment"],
+        dir,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&first) && err.contains(&second), "{err}");
+    assert_eq!(journal(dir, &first), before);
+    // No run holds it.
+    let out = cuga(
+        &["runs", "message", "--correlate", "order_id=Z-9", "Payment"],
+        dir,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+
+    let out = cuga(
+        &["runs", "message", "--correlate", "order_id=A-2", "Payment"],
+        dir,
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(
+        events(&journal(dir, &second), "message_received").len(),
+        1,
+        "the second order got it"
+    );
+    assert!(events(&journal(dir, &first), "message_received").is_empty());
+}
+
+#[test]
+fn a_signal_reaches_every_run_waiting_for_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let first = start_order(dir, "A-1");
+    let second = start_order(dir, "A-2");
+    // Nobody waits for `Go` yet: refused.
+    let out = cuga(&["runs", "signal", "Go"], dir);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    for id in [&first, &second] {
+        let out = cuga(&["runs", "message", id, "Payment", "--no-resume"], dir);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    // The deliveries recorded without resuming: due for `runs resume --due`.
+    let out = cuga(&["runs", "resume", "--due"], dir);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+
+    let out = cuga(&["runs", "signal", "Go", "--var", "batch=7"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for id in [&first, &second] {
+        let records = journal(dir, id);
+        let received = events(&records, "message_received");
+        assert_eq!(received.len(), 2, "{id}: payment and go");
+        assert_eq!(received[1]["kind"], "signal");
+        assert_eq!(received[1]["node"], "Catch_Go");
+        let finished = events(&records, "run_finished");
+        assert_eq!(finished[0]["status"], "completed", "{id}");
+        assert_eq!(finished[0]["variables"]["batch"], 7);
+        let path: Vec<&str> = events(&records, "node_entered")
+            .iter()
+            .map(|r| r["node"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            path,
+            [
+                "Start",
+                "Task_Prepare",
+                "Receive_Payment",
+                "Catch_Go",
+                "Task_Ship",
+                "End"
+            ]
+        );
+    }
+}
+
+/// `runs message` killed at every crash point (while journalling the delivery, and while
+/// the resumed run journals what it does): the delivery is either not journalled (it is
+/// delivered again) or journalled (the run resumes with it); either way the run applies
+/// it exactly once and its journal verifies.
+#[test]
+fn a_delivery_killed_at_any_point_is_applied_exactly_once() {
+    // The crash points `runs message` passes (counted once with the trace on).
+    let tmp = tempfile::tempdir().unwrap();
+    let id = start_order(tmp.path(), "A-1");
+    let out = Command::new(BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("CUGA_FLO_CRASH_TRACE", "1")
+        .args([
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "runs",
+            "message",
+            &id,
+            "Payment",
+        ])
+        .arg("--run-dir")
+        .arg(tmp.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let points = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("crash-point "))
+        .count();
+    assert!(points >= 8, "{points} crash points");
+
+    for at in 1..=points {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let id = start_order(dir, "A-1");
+        let out = Command::new(BIN)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("CUGA_FLO_CRASH_AT", at.to_string())
+            .args([
+                "--apps-dir",
+                "tests/fixtures/apps",
+                "runs",
+                "message",
+                &id,
+                "Payment",
+            ])
+            .args(["--var", "amount=3"])
+            .arg("--run-dir")
+            .arg(dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), None, "killed at {at}: {}", text(&out));
+        let delivered = !events(&journal(dir, &id), "message_received").is_empty();
+        let out = if delivered {
+            cuga(&["runs", "resume", &id], dir)
+        } else {
+            cuga(
+                &["runs", "message", &id, "Payment", "--var", "amount=3"],
+                dir,
+            )
+        };
+        assert_eq!(out.status.code(), Some(3), "killed at {at}: {}", text(&out));
+        let records = journal(dir, &id);
+        assert_eq!(
+            events(&records, "message_received").len(),
+            1,
+            "killed at {at}: applied once"
+        );
+        let waiting = events(&records, "run_waiting");
+        assert_eq!(
+            waiting.last().unwrap()["awaiting"][0]["name"],
+            "Go",
+            "killed at {at}"
+        );
+        let out = cuga(&["runs", "signal", "Go"], dir);
+        assert_eq!(out.status.code(), Some(0), "killed at {at}: {}", text(&out));
+        let records = journal(dir, &id);
+        let finished = events(&records, "run_finished");
+        assert_eq!(finished[0]["variables"]["amount"], 3, "killed at {at}");
+        let out = cuga(&["runs", "verify", &id], dir);
+        assert_eq!(out.status.code(), Some(0), "killed at {at}: {}", text(&out));
+    }
+}
+
+/// Event sub-processes started by messages from outside: a non-interrupting one runs
+/// while the order keeps waiting for its payment (and waits for the next change); an
+/// interrupting one ends the order's wait and the run completes through it.
+#[test]
+fn messages_start_event_sub_processes_interrupting_or_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(&["start", "order_changes", "--var", "order_id=B-1"], dir);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("runs message")
+            && String::from_utf8_lossy(&out.stdout).contains("'Address changed'"),
+        "{}",
+        text(&out)
+    );
+    let id = run_ids(dir).remove(0);
+    for address in ["Lisbon", "Porto"] {
+        let var = format!("address={address}");
+        let out = cuga(
+            &["runs", "message", &id, "Address changed", "--var", &var],
+            dir,
+        );
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+        let records = journal(dir, &id);
+        let waiting = events(&records, "run_waiting");
+        let mut names: Vec<&str> = waiting.last().unwrap()["awaiting"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["name"].as_str().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["Address changed", "Cancel", "Payment"],
+            "still waiting"
+        );
+    }
+    let out = cuga(&["runs", "message", &id, "Cancel"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let records = journal(dir, &id);
+    let path: Vec<&str> = events(&records, "node_entered")
+        .iter()
+        .map(|r| r["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        path,
+        [
+            "Start",
+            "Receive_Payment",
+            "Sub_Address",
+            "Start_Address",
+            "Task_Update",
+            "End_Address",
+            "Sub_Address",
+            "Start_Address",
+            "Task_Update",
+            "End_Address",
+            "Sub_Cancel",
+            "Start_Cancel",
+            "Task_Refund",
+            "End_Cancel"
+        ]
+    );
+    let finished = events(&records, "run_finished");
+    assert_eq!(finished[0]["status"], "completed");
+    assert_eq!(finished[0]["variables"]["address"], "Porto");
+    // The payment can no longer be delivered: the run has finished.
+    let out = cuga(&["runs", "message", &id, "Payment"], dir);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let out = cuga(&["runs", "replay", &id], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// Two deliveries recorded while the run is parked (`--no-resume`) are both applied by
+/// one resume, in the order they were delivered.
+#[test]
+fn deliveries_recorded_while_parked_are_applied_by_one_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(&["start", "order_changes", "--var", "order_id=C-1"], dir);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let id = run_ids(dir).remove(0);
+    for args in [
+        ["Address changed", "--var", "address=Faro"],
+        ["Payment", "--var", "amount=9"],
+    ] {
+        let out = cuga(
+            &[&["runs", "message", &id][..], &args[..], &["--no-resume"]].concat(),
+            dir,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let out = cuga(&["runs", "resume", &id], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let records = journal(dir, &id);
+    assert_eq!(events(&records, "message_received").len(), 2);
+    let path: Vec<&str> = events(&records, "node_entered")
+        .iter()
+        .map(|r| r["node"].as_str().unwrap())
+        .collect();
+    for node in ["Sub_Address", "Task_Update", "Task_Ship", "End"] {
+        assert!(path.contains(&node), "{node} in {path:?}");
+    }
+    let finished = events(&records, "run_finished");
+    assert_eq!(finished[0]["status"], "completed");
+    assert_eq!(finished[0]["variables"]["address"], "Faro");
+    assert_eq!(finished[0]["variables"]["amount"], 9);
+    let out = cuga(&["runs", "verify", &id], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// A message boundary event on a task waiting for a person: the message interrupts it,
+/// its question is withdrawn, and the boundary's path runs.
+#[test]
+fn a_message_interrupts_a_task_waiting_for_a_person() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(&["start", "approval_withdrawn", "--no-model"], dir);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let id = run_ids(dir).remove(0);
+    let records = journal(dir, &id);
+    assert_eq!(events(&records, "question_parked").len(), 1);
+    let waiting = events(&records, "run_waiting");
+    assert_eq!(waiting[0]["questions"].as_array().unwrap().len(), 1);
+    assert_eq!(waiting[0]["awaiting"][0]["node"], "Msg_Boundary");
+
+    let out = cuga(&["runs", "message", &id, "Withdrawn", "--no-model"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let records = journal(dir, &id);
+    assert_eq!(events(&records, "question_withdrawn").len(), 1);
+    let path: Vec<&str> = events(&records, "node_entered")
+        .iter()
+        .map(|r| r["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        path,
+        [
+            "Start",
+            "Task_Approve",
+            "Msg_Boundary",
+            "Task_Close",
+            "End_Closed"
+        ]
+    );
+    let out = cuga(&["runs", "pending"], dir);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no open questions"),
+        "{}",
+        text(&out)
+    );
+}
