@@ -347,8 +347,13 @@ pub enum Offered {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         flow_target: Option<String>,
     },
-    /// A task: a JSON object with exactly these outputs.
-    Outputs { outputs: Vec<String> },
+    /// A task: a JSON object with exactly these outputs, each of its type in `kinds`
+    /// (an output not there takes any value).
+    Outputs {
+        outputs: Vec<String>,
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        kinds: std::collections::BTreeMap<String, VarKind>,
+    },
 }
 
 /// A variable a hook's answer may set in its `state_updates` (the hook's `may_set`),

@@ -911,6 +911,74 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "scenario answers an id that is no control point",
+            exit: 2,
+            loc: Some("standard.yaml"),
+            says: "did you mean `Activity_1h9ix55`?",
+            setup: |w| {
+                w.edit(
+                    "apps/receive_order/scenarios/standard.yaml",
+                    "  Activity_1h9ix55:",
+                    "  Activity_1h9ix5:",
+                );
+                start(&["--scenario", "standard"])
+            },
+        },
+        Case {
+            name: "scenario output of the wrong type",
+            exit: 2,
+            loc: Some("standard.yaml"),
+            says: "output `total_amount` must be a number",
+            setup: |w| {
+                w.edit(
+                    "apps/receive_order/scenarios/standard.yaml",
+                    "total_amount: 124.0",
+                    "total_amount: lots",
+                );
+                start(&["--scenario", "standard"])
+            },
+        },
+        Case {
+            name: "scenario output misspelt",
+            exit: 2,
+            loc: Some("standard.yaml"),
+            says: "did you mean `inventory_reserved`?",
+            setup: |w| {
+                w.edit(
+                    "apps/receive_order/scenarios/standard.yaml",
+                    "{inventory_reserved: true}",
+                    "{inventory_reserve: true}",
+                );
+                start(&["--scenario", "standard"])
+            },
+        },
+        Case {
+            name: "answers file: a gateway flow that does not leave the gateway",
+            exit: 2,
+            loc: Some("a.yaml"),
+            says: "does not leave this gateway",
+            setup: |w| {
+                w.write(
+                    "a.yaml",
+                    "answers:\n  Gateway_09ad5fc: {flow: Flow_nowhere}\n",
+                );
+                start(&["--scenario", "standard", "--answers", &w.p("a.yaml")])
+            },
+        },
+        Case {
+            name: "answers file: an answer of the wrong kind",
+            exit: 2,
+            loc: Some("a.yaml"),
+            says: "this is a task",
+            setup: |w| {
+                w.write(
+                    "a.yaml",
+                    "answers:\n  Activity_1h9ix55: {action: continue}\n",
+                );
+                start(&["--scenario", "standard", "--answers", &w.p("a.yaml")])
+            },
+        },
+        Case {
             name: "answers missing",
             exit: 2,
             loc: None,

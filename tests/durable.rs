@@ -593,7 +593,11 @@ fn a_question_parks_the_run_a_wrong_answer_changes_nothing_and_an_answer_resumes
     assert_eq!(q["kind"], "task");
     assert_eq!(
         q["offered"],
-        json!({"type": "outputs", "outputs": ["planning_preference", "destination"]})
+        json!({
+            "type": "outputs",
+            "outputs": ["planning_preference", "destination"],
+            "kinds": {"planning_preference": "string", "destination": "string"},
+        })
     );
     assert!(q["key"].as_str().unwrap().ends_with(":Activity_1dlyezk:1"));
 
@@ -601,6 +605,11 @@ fn a_question_parks_the_run_a_wrong_answer_changes_nothing_and_an_answer_resumes
     for wrong in [
         vec!["--outputs", r#"{"planning_preference": "human"}"#],
         vec!["--outputs", "not json"],
+        // Typed like the variables they are mapped to: text, not a number.
+        vec![
+            "--outputs",
+            r#"{"planning_preference": 7, "destination": "Lisbon"}"#,
+        ],
         vec!["--flow", "Flow_0xkvb29"],
         vec!["--action", "continue"],
     ] {
@@ -701,7 +710,16 @@ fn answer_until_done(dir: &Path, id: &str, extra: &[&str]) -> (Output, usize) {
             "outputs" => {
                 let mut o = serde_json::Map::new();
                 for name in q["offered"]["outputs"].as_array().unwrap() {
-                    o.insert(name.as_str().unwrap().into(), json!("given"));
+                    let name = name.as_str().unwrap();
+                    // A value of the output's declared type (a person's answer is typed).
+                    let value = match q["offered"]["kinds"][name].as_str() {
+                        Some("number") => json!(1),
+                        Some("boolean") => json!(true),
+                        Some("list") => json!([]),
+                        Some("object") => json!({}),
+                        _ => json!("given"),
+                    };
+                    o.insert(name.into(), value);
                 }
                 outputs = Value::Object(o).to_string();
                 args.extend(["--outputs", outputs.as_str()]);

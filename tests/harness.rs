@@ -385,6 +385,39 @@ async fn a_missing_declared_output_fails_the_task() {
 }
 
 #[tokio::test]
+async fn an_output_of_another_type_than_its_variable_fails_the_task() {
+    let app = app();
+    // `credit_score` is declared 0.0: text there would change the route silently.
+    let a = agent(
+        &app,
+        json!({"Task_check": {"outputs": {"credit_score": "lots"}}}),
+    );
+    let out = a
+        .execute_task("Task_check", ctx("Task_check", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(out.status, TaskStatus::Failed);
+    assert_eq!(out.error_code.as_deref(), Some("TASK_FAILED"));
+    assert!(out.variables.is_empty());
+    assert_eq!(
+        out.error.as_deref(),
+        Some(
+            "task Task_check: output `credit_score` must be a number (variable `credit_score` is declared so); got \"lots\""
+        )
+    );
+    // Null is an unknown value, not a wrong one.
+    let a = agent(
+        &app,
+        json!({"Task_check": {"outputs": {"credit_score": null}}}),
+    );
+    let out = a
+        .execute_task("Task_check", ctx("Task_check", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(out.status, TaskStatus::Completed);
+}
+
+#[tokio::test]
 async fn input_mapping_shapes_what_the_reasoner_sees() {
     let app = app();
     let (a, rec) = recording_agent(
@@ -502,6 +535,7 @@ async fn a_missing_answer_is_an_error_naming_the_control_point() {
         policy: None,
         inputs: Default::default(),
         outputs: vec![],
+        output_kinds: Default::default(),
         context: ControlPointContext::default(),
         calls: Default::default(),
     };

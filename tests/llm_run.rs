@@ -922,6 +922,7 @@ async fn consult_user_asks_the_bound_person_and_returns_the_answer() {
         policy: None,
         inputs: Default::default(),
         outputs: vec!["destination".into()],
+        output_kinds: Default::default(),
         context: ControlPointContext::default(),
         calls: Default::default(),
     };

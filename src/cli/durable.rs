@@ -600,7 +600,7 @@ fn offered_lines(q: &Question) -> Vec<String> {
             }
             lines
         }
-        Offered::Outputs { outputs } => vec![format!(
+        Offered::Outputs { outputs, .. } => vec![format!(
             "--outputs '{{{}}}'",
             outputs
                 .iter()

@@ -325,6 +325,7 @@ fn judge(
     let sources = Sources {
         answers,
         no_model,
+        process: loaded.process(),
         ..Sources::default()
     };
     let (reasoner, _) = wiring::judgement(config, &sources).map_err(|e| match e.help {

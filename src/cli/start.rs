@@ -257,7 +257,14 @@ pub fn run_resumed(
     };
     let answered = resumed.as_ref().map(|r| &r.answers);
     let spent = resumed.as_ref().map(|r| r.model_usage);
-    let (reasoner, recorder) = reasoner(config, scenario.as_ref(), args, answered, spent)?;
+    let (reasoner, recorder) = reasoner(
+        config,
+        loaded.process(),
+        scenario.as_ref(),
+        args,
+        answered,
+        spent,
+    )?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -646,7 +653,7 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
                 let names: Vec<&str> = actions.iter().map(|a| a.as_str()).collect();
                 format!("--action {}", names.join("|"))
             }
-            crate::vocab::Offered::Outputs { outputs } => {
+            crate::vocab::Offered::Outputs { outputs, .. } => {
                 let keys: Vec<String> = outputs.iter().map(|o| format!("\"{o}\": ...")).collect();
                 format!("--outputs '{{{}}}'", keys.join(", "))
             }
@@ -773,6 +780,7 @@ impl Reasoner for Watched {
 /// scenario or answers file, the app's model, a person at the terminal, in that order.
 fn reasoner(
     config: &FlowConfig,
+    process: Option<&crate::bpmn::Process>,
     scenario: Option<&Scenario>,
     args: &StartArgs,
     answered: Option<&Answers>,
@@ -805,6 +813,7 @@ fn reasoner(
             detach: args.detach,
             answered,
             spent,
+            process,
         },
     )
 }

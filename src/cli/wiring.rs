@@ -46,6 +46,9 @@ pub(super) struct Sources<'a> {
     pub answered: Option<&'a Answers>,
     /// What a resumed run's model calls spent already (counted against the run's budget).
     pub spent: Option<ModelUsage>,
+    /// The process the answers are for: each answer given in advance is checked against
+    /// its control points before the run starts (`None`: a server answering many flows).
+    pub process: Option<&'a crate::bpmn::Process>,
 }
 
 /// Where judgement comes from: scenario or answers file first, then the app's model (its
@@ -64,15 +67,17 @@ pub(super) fn judgement(
     if let Some(s) = sources.scenario {
         let doc = serde_json::json!({ "answers": s.answers });
         let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
-        chain.push(Arc::new(
-            ScriptedReasoner::from_value(doc, source)
-                .map_err(|e| UsageError::new(e.to_string()))?,
-        ));
+        let scripted = ScriptedReasoner::from_value(doc, source)
+            .map_err(|e| UsageError::new(e.to_string()))?
+            .located_in(&s.path);
+        checked(&scripted, config, sources.process)?;
+        chain.push(Arc::new(scripted));
     }
     if let Some(path) = sources.answers {
-        chain.push(Arc::new(
-            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?,
-        ));
+        let scripted =
+            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+        checked(&scripted, config, sources.process)?;
+        chain.push(Arc::new(scripted));
     }
     // One reader of the terminal, shared by the person answering and the model's
     // `consult_user` tool.
@@ -128,6 +133,70 @@ pub(super) fn judgement(
     };
     // Policy rules decide first; the chain is asked only when no rule decides.
     Ok((Arc::new(Rules::new(inner)), recorder))
+}
+
+/// Answers given in advance, checked against the app's control points.
+fn checked(
+    scripted: &ScriptedReasoner,
+    config: &FlowConfig,
+    process: Option<&crate::bpmn::Process>,
+) -> Result<(), UsageError> {
+    let Some(process) = process else {
+        return Ok(());
+    };
+    scripted
+        .check(&expected(config, process))
+        .map_err(|e| UsageError::new(e.to_string()))
+}
+
+/// What the app's control points accept (see [`crate::reason::scripted::Expected`]).
+pub(super) fn expected(
+    config: &FlowConfig,
+    process: &crate::bpmn::Process,
+) -> crate::reason::scripted::Expected {
+    use crate::app::TaskMode;
+    use crate::vocab::VarKind;
+    let mut out = crate::reason::scripted::Expected::default();
+    for task in &config.tasks {
+        if task.mode != TaskMode::TaskAgent {
+            continue;
+        }
+        let outputs = task
+            .output_mapping
+            .iter()
+            .map(|(key, var)| {
+                let kind = config
+                    .variable(&var.value)
+                    .map(|v| VarKind::of(&v.default))
+                    .filter(|k| *k != VarKind::Any);
+                (key.value.clone(), kind)
+            })
+            .collect();
+        out.tasks.insert(task.id.value.clone(), outputs);
+    }
+    for hook in &config.hooks {
+        out.hooks.push(hook.id.value.clone());
+        if let Some(flow) = &hook.location {
+            out.hooks.push(flow.value.clone());
+        }
+        for t in &hook.insertable_tasks {
+            out.tasks.entry(t.id.value.clone()).or_default();
+        }
+    }
+    for node in process.tasks() {
+        if !out.tasks.contains_key(&node.id) {
+            out.native_tasks.push(node.id.clone());
+        }
+    }
+    for node in process.gateways() {
+        out.gateways.insert(node.id.clone(), Vec::new());
+    }
+    for flow in &process.flows {
+        if let Some(outgoing) = out.gateways.get_mut(&flow.source) {
+            outgoing.push(flow.id.clone());
+        }
+    }
+    out
 }
 
 /// The config's `deadline:` and `on_timeout:` per control point (those without an

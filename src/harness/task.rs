@@ -9,7 +9,9 @@
 //!   is left out; without a mapping every variable is offered). Its answer must hold every
 //!   key of `output_mapping`, which are then written to their process variables; a missing
 //!   key fails the task (the reply is never written in its place). Without an
-//!   `output_mapping` the outputs are reported and no variable is written.
+//!   `output_mapping` the outputs are reported and no variable is written. An output of
+//!   another type than its variable's declared default (text where a number is declared)
+//!   fails the task too; null is accepted (the value is unknown).
 //! - A failed task raises a BPMN error (`TaskOutcome::error_code`): the code an answer
 //!   names (`error: CODE`), else one of [`error_code`] for why it failed (an unusable
 //!   answer, a missing output, the model failing, a budget spent). What catches it is the
@@ -18,7 +20,7 @@
 use crate::app::TaskMode;
 use crate::bridge::{ControlPointContext, ControlPointError, Taint, TaskOutcome, Variables};
 use crate::reason::{CallLog, ReasonError, TaskAnswer, TaskRequest};
-use crate::vocab::{Decider, TaskStatus, error_code};
+use crate::vocab::{Decider, TaskStatus, VarKind, error_code};
 
 use super::{FlowAgent, Trace, context, trust};
 
@@ -40,6 +42,7 @@ pub(crate) async fn execute(
                 policy: None,
                 inputs: Variables::clone(&ctx.variables),
                 outputs: Vec::new(),
+                output_kinds: Default::default(),
                 context: ctx,
                 calls: CallLog::default(),
             };
@@ -93,6 +96,7 @@ pub(crate) async fn execute(
         policy: agent.policies.tasks.get(task_id).cloned(),
         inputs,
         outputs,
+        output_kinds: output_kinds(agent, task),
         context: ctx,
         calls: CallLog::default(),
     };
@@ -108,9 +112,31 @@ pub(crate) async fn execute(
         }
     };
 
+    let kinds = output_kinds(agent, task);
     let mut variables = Variables::new();
     for (key, var) in &task.output_mapping {
         match answer.outputs.get(&key.value) {
+            Some(value)
+                if !value.is_null() && kinds.get(&key.value).is_some_and(|k| !k.admits(value)) =>
+            {
+                // Written, it would change the route silently (`lots` where a score is
+                // compared): the task fails instead, and its error boundary may catch it.
+                let kind = kinds[&key.value];
+                let message = format!(
+                    "task {task_id}: output `{}` must be {} (variable `{}` is declared so); got {value}",
+                    key.value,
+                    kind.described(),
+                    var.value
+                );
+                let outcome = failed(
+                    answer.decided_by,
+                    answer.reason,
+                    answer.outputs,
+                    error_code::TASK_FAILED,
+                    message,
+                );
+                return Ok(traced(outcome, trace));
+            }
             Some(value) => {
                 variables.insert(var.value.clone(), value.clone());
             }
@@ -131,6 +157,22 @@ pub(crate) async fn execute(
         }
     }
     Ok(traced(completed(answer, variables, taint), trace))
+}
+
+/// Each output's type: the declared default of the variable it is mapped to (absent for a
+/// variable the config does not declare or declares with a null default).
+fn output_kinds(
+    agent: &FlowAgent,
+    task: &crate::app::TaskConfig,
+) -> std::collections::BTreeMap<String, VarKind> {
+    task.output_mapping
+        .iter()
+        .filter_map(|(key, var)| {
+            let declared = agent.config.variable(&var.value)?;
+            let kind = VarKind::of(&declared.default);
+            (kind != VarKind::Any).then(|| (key.value.clone(), kind))
+        })
+        .collect()
 }
 
 /// Ask the reasoner. The outer error stops the run (nothing answers, or the answer could

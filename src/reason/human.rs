@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::bridge::{BoxFuture, ControlPointContext, Variables};
-use crate::vocab::{Decider, HookAction, Question};
+use crate::vocab::{Decider, HookAction, Question, VarKind};
 
 use super::park;
 use super::{
@@ -357,12 +357,16 @@ impl Dialogue<'_> {
         } else {
             self.say("Give each output as JSON (plain text is taken as a string):")?;
             for key in &req.outputs {
-                let value = self.ask_until(id, &format!("  {key}"), |line| {
+                let kind = req.output_kinds.get(key).copied();
+                let prompt = match kind {
+                    Some(k) => format!("  {key} ({})", k.described()),
+                    None => format!("  {key}"),
+                };
+                let value = self.ask_until(id, &prompt, |line| {
                     if line.is_empty() {
                         return Err(format!("`{key}` needs a value"));
                     }
-                    Ok(serde_json::from_str::<Value>(line)
-                        .unwrap_or_else(|_| Value::String(line.to_string())))
+                    typed_entry(line, kind).map_err(|why| format!("`{key}` {why}"))
                 })?;
                 outputs.insert(key.clone(), value);
             }
@@ -469,6 +473,24 @@ impl Dialogue<'_> {
             HookAction::Terminate => answer.message = self.optional("Message (optional)")?,
             HookAction::Continue | HookAction::SkipNode => {}
         }
+        if !req.settable.is_empty() && action != HookAction::Terminate {
+            self.say("State updates the policy may ask for (empty: leave as it is):")?;
+            for s in &req.settable {
+                let prompt = format!("  {} ({})", s.name, s.kind.described());
+                let kind = Some(s.kind);
+                let value = self.ask_until(id, &prompt, |line| {
+                    if line.is_empty() {
+                        return Ok(None);
+                    }
+                    typed_entry(line, kind)
+                        .map(Some)
+                        .map_err(|why| format!("`{}` {why}", s.name))
+                })?;
+                if let Some(value) = value {
+                    answer.state_updates.insert(s.name.clone(), value);
+                }
+            }
+        }
         answer.reason = self.optional("Reason (optional)")?;
         Ok(answer)
     }
@@ -521,6 +543,25 @@ impl Dialogue<'_> {
 }
 
 /// `id "name"` when the model names the node.
+/// A person's entry for a value of `kind`: JSON when it parses (plain text is a string),
+/// refused when it is of another kind (`lots` for a number), null accepted only where any
+/// value is.
+fn typed_entry(line: &str, kind: Option<VarKind>) -> Result<Value, String> {
+    let value =
+        serde_json::from_str::<Value>(line).unwrap_or_else(|_| Value::String(line.to_string()));
+    let Some(kind) = kind else {
+        return Ok(value);
+    };
+    if kind.admits(&value) {
+        return Ok(value);
+    }
+    // A string variable takes what was typed as it was typed (`42` stays the text "42").
+    if kind == VarKind::String {
+        return Ok(Value::String(line.to_string()));
+    }
+    Err(format!("must be {}; `{line}` is not", kind.described()))
+}
+
 fn node_label(ctx: &ControlPointContext, id: &str) -> String {
     match ctx
         .model()
@@ -667,6 +708,7 @@ mod tests {
             policy: None,
             inputs: json!({"income": 55000}).as_object().unwrap().clone(),
             outputs: vec!["score".into(), "note".into()],
+            output_kinds: Default::default(),
             context: ControlPointContext::default(),
             calls: Default::default(),
         };
@@ -713,5 +755,79 @@ mod tests {
         let a = r.hook(req).await.unwrap();
         assert_eq!(a.action, HookAction::AddNode);
         assert_eq!(a.add, Some(AddTask::Insertable("N".into())));
+    }
+
+    #[tokio::test]
+    async fn a_typed_output_is_asked_again_until_it_fits() {
+        use crate::vocab::VarKind;
+        let (r, out) = human("lots\n0.7\n42\n\n");
+        let req = TaskRequest {
+            raises: Vec::new(),
+            task_id: "T".into(),
+            name: None,
+            agent: None,
+            instruction: None,
+            policy: None,
+            inputs: Variables::new(),
+            outputs: vec!["score".into(), "note".into()],
+            output_kinds: [
+                ("score".to_string(), VarKind::Number),
+                ("note".to_string(), VarKind::String),
+            ]
+            .into(),
+            context: ControlPointContext::default(),
+            calls: Default::default(),
+        };
+        let a = r.task(req).await.unwrap();
+        assert_eq!(a.outputs["score"], json!(0.7));
+        // A text output takes what was typed as text, digits included.
+        assert_eq!(a.outputs["note"], json!("42"));
+        let text = out.text();
+        assert!(text.contains("score (a number)"), "{text}");
+        assert!(
+            text.contains("`score` must be a number; `lots` is not"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_person_answering_a_hook_may_set_what_its_policy_asks_for() {
+        use crate::vocab::{Settable, VarKind};
+        let req = HookRequest {
+            hook_id: "H".into(),
+            flow_id: "F".into(),
+            name: None,
+            policy: None,
+            instruction: None,
+            permitted: vec![HookAction::Continue, HookAction::Terminate],
+            allowed_targets: vec![],
+            flow_target: None,
+            settable: vec![
+                Settable {
+                    name: "ticket_id".into(),
+                    kind: VarKind::String,
+                },
+                Settable {
+                    name: "priority".into(),
+                    kind: VarKind::Number,
+                },
+            ],
+            insertable_tasks: vec![],
+            escalation: None,
+            context: ControlPointContext::default(),
+            calls: Default::default(),
+        };
+        let (r, out) = human("continue\nT-17\nhigh\n\nduplicate of T-17\n");
+        let a = r.hook(req).await.unwrap();
+        assert_eq!(a.action, HookAction::Continue);
+        assert_eq!(a.state_updates.get("ticket_id"), Some(&json!("T-17")));
+        // Left empty after a wrong entry: not set.
+        assert!(!a.state_updates.contains_key("priority"));
+        assert_eq!(a.reason.as_deref(), Some("duplicate of T-17"));
+        assert!(
+            out.text().contains("`priority` must be a number"),
+            "{}",
+            out.text()
+        );
     }
 }

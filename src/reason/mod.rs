@@ -117,6 +117,11 @@ pub struct TaskRequest {
     pub inputs: Variables,
     /// The output keys the task must answer (the keys of `output_mapping`), in order.
     pub outputs: Vec<String>,
+    /// Each output's type: the declared default of the variable it is mapped to (an
+    /// output mapped to a variable without a typed default takes any value). A value of
+    /// another type fails the task; a person is asked again.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub output_kinds: std::collections::BTreeMap<String, crate::vocab::VarKind>,
     /// The BPMN error codes a model may raise instead of answering (the task's `raises`);
     /// empty: a model raises none (answers given in advance and people may raise any).
     #[serde(skip_serializing_if = "Vec::is_empty")]

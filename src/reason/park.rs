@@ -66,6 +66,7 @@ pub fn task_question(req: &TaskRequest) -> Question {
         req.instruction.clone(),
         Offered::Outputs {
             outputs: req.outputs.clone(),
+            kinds: req.output_kinds.clone(),
         },
     )
 }
@@ -503,7 +504,7 @@ pub fn check_answer(question: &Question, given: &Given) -> Result<Value, String>
             }
             Ok(Value::Object(answer))
         }
-        Offered::Outputs { outputs } => {
+        Offered::Outputs { outputs, kinds } => {
             if !given.flows.is_empty() || given.action.is_some() || given.choice.is_some() {
                 return Err(format!(
                     "`{}` is a task: answer with --outputs '{{...}}' (outputs: {})",
@@ -554,6 +555,17 @@ pub fn check_answer(question: &Question, given: &Given) -> Result<Value, String>
                     "`{extra}` is not an output of the task (its outputs are: {})",
                     outputs.join(", ")
                 ));
+            }
+            for (key, value) in given_outputs {
+                if let Some(kind) = kinds.get(key)
+                    && !value.is_null()
+                    && !kind.admits(value)
+                {
+                    return Err(format!(
+                        "output `{key}` must be {} (its variable's declared default says so); got {value}",
+                        kind.described()
+                    ));
+                }
             }
             Ok(json!({ "outputs": given_outputs }))
         }
@@ -668,6 +680,7 @@ mod tests {
             kind: ControlPointKind::Task,
             offered: Offered::Outputs {
                 outputs: vec!["a".into(), "b".into()],
+                kinds: [("a".to_string(), crate::vocab::VarKind::Number)].into(),
             },
             ..gateway_question()
         };
@@ -682,6 +695,13 @@ mod tests {
                 .contains("lack b")
         );
         assert!(check_answer(&q, &out(json!({"a": 1, "b": 2, "c": 3}))).is_err());
+        // Typed like the variable `a` is mapped to; null (unknown) is accepted.
+        assert!(
+            check_answer(&q, &out(json!({"a": "lots", "b": 2})))
+                .unwrap_err()
+                .contains("`a` must be a number")
+        );
+        assert!(check_answer(&q, &out(json!({"a": null, "b": "x"}))).is_ok());
         assert!(check_answer(&q, &out(json!([1]))).is_err());
         let raise = |code: &str| Given {
             error: Some(code.into()),

@@ -403,6 +403,7 @@ mod tests {
             policy: None,
             inputs: Variables::new(),
             outputs: vec!["score".into()],
+            output_kinds: Default::default(),
             context: ControlPointContext {
                 run_id: "run-1".into(),
                 variables: Arc::new(vars),

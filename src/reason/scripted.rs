@@ -41,6 +41,24 @@ pub struct ScriptedReasoner {
     visits: Mutex<HashMap<String, usize>>,
     /// Replay: refuse an answer whose `context_digest` differs from the request's.
     check_digests: bool,
+    /// Where each answer's key is written (`file:line:col`), for errors found later.
+    positions: HashMap<String, String>,
+}
+
+/// What an app's control points accept, to check answers given in advance against before
+/// a run starts (so that a typo in an id, an output or a flow is an error at its line,
+/// not an answer nobody asks for or a value that silently changes the route).
+#[derive(Debug, Default, Clone)]
+pub struct Expected {
+    /// Task id → its outputs and each one's type (`None`: any value). Tasks a person or
+    /// a model answers only (the config's `task_agent` tasks and insertable tasks).
+    pub tasks: HashMap<String, Vec<(String, Option<crate::vocab::VarKind>)>>,
+    /// Tasks of the model nothing asks (native pass-throughs): an answer for one is an error.
+    pub native_tasks: Vec<String>,
+    /// Gateway id → its outgoing flows.
+    pub gateways: HashMap<String, Vec<String>>,
+    /// Hook ids and the ids of the flows they sit on.
+    pub hooks: Vec<String>,
 }
 
 /// The answers for one control point.
@@ -180,15 +198,15 @@ impl ScriptedReasoner {
             source_name: at(e.span.offset),
             message: format!("not valid YAML: {}", e.message),
         })?;
-        Self::from_value(node.to_json(), format!("answers file {}", path.display())).map_err(|e| {
-            match e {
+        Self::from_value(node.to_json(), format!("answers file {}", path.display()))
+            .map_err(|e| match e {
                 ReasonError::Load { message, .. } => ReasonError::Load {
                     source_name: at(answer_offset(&node, &message)),
                     message,
                 },
                 other => other,
-            }
-        })
+            })
+            .map(|scripted| scripted.located_in(path))
     }
 
     /// Read an answers document from YAML (or JSON) text; `source` describes where it
@@ -274,7 +292,98 @@ impl ScriptedReasoner {
             answers: parsed,
             visits: Mutex::new(HashMap::new()),
             check_digests: false,
+            positions: HashMap::new(),
         })
+    }
+
+    /// Remember where each answer is written in `path` (a scenario or answers file), so
+    /// that [`ScriptedReasoner::check`] points at its line.
+    pub fn located_in(mut self, path: &Path) -> Self {
+        let Ok(text) = crate::source::read_text(path) else {
+            return self;
+        };
+        let Ok(root) = crate::app::yaml::parse(&text) else {
+            return self;
+        };
+        let file = crate::source::SourceFile::new(path, text.as_str());
+        for key in self.answers.keys() {
+            let offset = answer_offset(&root, &format!("answer `{key}`"));
+            let lc = file.line_col(offset);
+            self.positions.insert(
+                key.clone(),
+                format!("{}:{}:{}", path.display(), lc.line, lc.column),
+            );
+        }
+        self
+    }
+
+    /// Check every answer against what the app's control points accept: the id is a
+    /// control point of the app (with "did you mean"), a task's outputs are declared and
+    /// of their variable's type, a gateway's flows leave that gateway. The first problem
+    /// is an error at its answer's line.
+    pub fn check(&self, expected: &Expected) -> Result<(), ReasonError> {
+        // Tasks a hook answer of this document inserts may be answered too.
+        let inserted: Vec<&str> = self
+            .answers
+            .values()
+            .flat_map(|e| &e.answers)
+            .filter_map(|a| match a {
+                Answer::Hook(HookAnswer {
+                    add: Some(AddTask::New(t)),
+                    ..
+                }) => Some(t.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut keys: Vec<&String> = self.answers.keys().collect();
+        keys.sort_unstable();
+        for key in keys {
+            let entry = &self.answers[key];
+            let problem = if let Some(outputs) = expected.tasks.get(key) {
+                entry.answers.iter().find_map(|a| task_problem(a, outputs))
+            } else if let Some(flows) = expected.gateways.get(key) {
+                entry.answers.iter().find_map(|a| gateway_problem(a, flows))
+            } else if expected.hooks.iter().any(|h| h == key) {
+                entry.answers.iter().find_map(|a| match a {
+                    Answer::Hook(_) => None,
+                    other => Some(format!("`{key}` is a hook; this is {}", other.kind())),
+                })
+            } else if inserted.contains(&key.as_str()) {
+                None
+            } else if expected.native_tasks.iter().any(|t| t == key) {
+                Some(format!(
+                    "task `{key}` is a native pass-through (not a `task_agent` in the config): \
+                     nothing asks it"
+                ))
+            } else {
+                let known = expected
+                    .tasks
+                    .keys()
+                    .chain(expected.gateways.keys())
+                    .chain(&expected.hooks)
+                    .map(String::as_str);
+                Some(match crate::diag::did_you_mean(key, known) {
+                    Some(close) => {
+                        format!("`{key}` is no control point of the app; did you mean `{close}`?")
+                    }
+                    None => format!(
+                        "`{key}` is no control point of the app (a task_agent task, a gateway \
+                         or a hook, by id)"
+                    ),
+                })
+            };
+            if let Some(message) = problem {
+                return Err(ReasonError::Load {
+                    source_name: self
+                        .positions
+                        .get(key)
+                        .cloned()
+                        .unwrap_or_else(|| self.source.clone()),
+                    message: format!("answer `{key}`: {message}"),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Replay: check every answer's recorded `context_digest` against the digest of the
@@ -545,6 +654,68 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
     }))
 }
 
+/// What is wrong with a task's answer: outputs it does not declare, or of another type.
+fn task_problem(
+    answer: &Answer,
+    declared: &[(String, Option<crate::vocab::VarKind>)],
+) -> Option<String> {
+    let Answer::Task { outputs, .. } = answer else {
+        return Some(format!("this is a task; the answer is {}", answer.kind()));
+    };
+    if declared.is_empty() {
+        return None;
+    }
+    for (key, value) in outputs {
+        let Some((_, kind)) = declared.iter().find(|(k, _)| k == key) else {
+            // An output the task does not declare is reported, not written (an answer may
+            // say more than asked, or stand for an agent that answers wrongly); one that
+            // looks like a declared output the answer lacks is a typo.
+            let missing = declared
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .filter(|k| !outputs.contains_key(*k));
+            if let Some(close) = crate::diag::did_you_mean(key, missing) {
+                return Some(format!(
+                    "the task declares no output `{key}`; did you mean `{close}`?"
+                ));
+            }
+            continue;
+        };
+        if let Some(kind) = kind
+            && !value.is_null()
+            && !kind.admits(value)
+        {
+            return Some(format!(
+                "output `{key}` must be {} (its variable's declared default says so); got {value}",
+                kind.described()
+            ));
+        }
+    }
+    None
+}
+
+/// What is wrong with a gateway's answer: a flow that does not leave the gateway.
+fn gateway_problem(answer: &Answer, outgoing: &[String]) -> Option<String> {
+    let Answer::Gateway { flows, .. } = answer else {
+        return Some(format!(
+            "this is a gateway; the answer is {}",
+            answer.kind()
+        ));
+    };
+    let flow = flows.iter().find(|f| !outgoing.contains(f))?;
+    Some(
+        match crate::diag::did_you_mean(flow, outgoing.iter().map(String::as_str)) {
+            Some(close) => {
+                format!("flow `{flow}` does not leave this gateway; did you mean `{close}`?")
+            }
+            None => format!(
+                "flow `{flow}` does not leave this gateway (its flows: {})",
+                outgoing.join(", ")
+            ),
+        },
+    )
+}
+
 fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -650,6 +821,7 @@ mod tests {
             policy: None,
             inputs: Variables::new(),
             outputs: vec![],
+            output_kinds: Default::default(),
             context: ControlPointContext::default(),
             calls: Default::default(),
         }

@@ -39,17 +39,33 @@ def read_for(seconds, until=None):
         if not chunk:
             return False
         screen += chunk
-        if until is not None and until in screen:
+        if until is not None and until(screen):
             return True
     return False
 
 
-prompted = read_for(30, b"planning_preference>")
+def at_prompt(text):
+    # `  planning_preference (a string)> `: the output's name, maybe its type, the prompt.
+    at = text.rfind(b"planning_preference")
+    return at >= 0 and b">" in text[at:]
+
+
+prompted = read_for(30, at_prompt)
 if prompted:
     time.sleep(0.3)
     os.write(fd, b"\x03")  # Ctrl-C, as typed
     read_for(15)
-_, status = os.waitpid(pid, 0)
+# Never wait for ever: a command still running now is killed (the test then fails).
+deadline = time.time() + 15
+while True:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    if time.time() > deadline:
+        os.kill(pid, 9)
+        _, status = os.waitpid(pid, 0)
+        break
+    time.sleep(0.1)
 exit_code = os.waitstatus_to_exitcode(status)
 print(json.dumps({
     "prompted": prompted,

@@ -893,6 +893,7 @@ mod tests {
             policy: None,
             inputs: Variables::new(),
             outputs: outputs.iter().map(|s| s.to_string()).collect(),
+            output_kinds: Default::default(),
             context: ControlPointContext::default(),
             calls: Default::default(),
         }

@@ -875,6 +875,7 @@ mod tests {
             policy: Some(policy()),
             inputs: inputs.as_object().cloned().unwrap_or_default(),
             outputs: vec!["score".into(), "summary".into()],
+            output_kinds: Default::default(),
             context: context(json!({"applicant": "Ada", "income": 52000, "secret": "x"})),
             calls: Default::default(),
         }
