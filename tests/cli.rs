@@ -468,7 +468,12 @@ fn a_model_the_engine_would_misrun_is_refused_not_run() {
             .get_output()
             .clone();
         let err = String::from_utf8(out.stderr).unwrap();
-        for id in ["`review`", "`receipt`", "`payment_failed`", "`budget_exceeded`"] {
+        for id in [
+            "`review`",
+            "`receipt`",
+            "`payment_failed`",
+            "`budget_exceeded`",
+        ] {
             // The native engine runs the multi-instance review, the message catch event
             // and the error boundary.
             let refused = id == "`budget_exceeded`" || engine != "native";
@@ -517,7 +522,7 @@ fn a_bare_model_warns_of_what_the_native_engine_would_refuse() {
             line,
         )
     };
-    assert_eq!(lines, vec![warned(34)], "{out}");
+    assert_eq!(lines, vec![warned(33)], "{out}");
 }
 
 /// A reader that goes away (`cuga-flo list | head -1`) ends the output quietly: no panic
