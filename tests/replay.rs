@@ -315,7 +315,10 @@ hooks:
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("drift at Assess (`T2`), visit 1"), "{out}");
     assert!(out.contains(r#"~ tier: "gold" → "silver""#), "{out}");
-    assert!(out.contains("the app's files changed since the run"), "{out}");
+    assert!(
+        out.contains("the app's files changed since the run"),
+        "{out}"
+    );
     // T1 did not drift: its question is the recorded one.
     assert!(!out.contains("drift at Intake"), "{out}");
 
