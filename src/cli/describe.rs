@@ -223,7 +223,7 @@ pub fn describe(
     let policy = |p: &Option<crate::app::Located<String>>| {
         p.as_ref().map(|p| PolicyRef {
             path: p.value.clone(),
-            rules: crate::source::read_text(&config.resolve(&p.value))
+            rules: crate::source::read_text(config.resolve(&p.value))
                 .ok()
                 .and_then(|text| parse_rules(&text).ok())
                 .map(|r| r.len()),
@@ -362,7 +362,7 @@ pub fn describe(
     let hooks = config
         .hooks
         .iter()
-        .map(|h| hook(h, config, process, &allowed, &policy, &rules_first))
+        .map(|h| hook(h, process, &allowed, &policy, &rules_first))
         .collect();
 
     let name = |id: &crate::app::Located<String>| {
@@ -415,7 +415,6 @@ pub fn describe(
 
 fn hook(
     h: &HookConfig,
-    config: &FlowConfig,
     process: &Process,
     allowed: &[String],
     policy: &dyn Fn(&Option<crate::app::Located<String>>) -> Option<PolicyRef>,
@@ -445,7 +444,6 @@ fn hook(
         }
         decided_by.push("the hook agent (who answers, below)".to_owned());
     }
-    let _ = config;
     HookDesc {
         id: h.id.value.clone(),
         flow: h.location.as_ref().map(|l| l.value.clone()),
@@ -493,7 +491,7 @@ fn judgement(
     let with_rules = policies
         .iter()
         .filter(|p| {
-            crate::source::read_text(&config.resolve(p))
+            crate::source::read_text(config.resolve(p))
                 .ok()
                 .and_then(|t| parse_rules(&t).ok())
                 .is_some_and(|r| !r.is_empty())

@@ -594,11 +594,9 @@ async fn run_async(
             Outcome::Waiting
         }
     };
-    if let Some(expect) = scenario.as_ref().and_then(|s| s.expect.as_ref())
-        && not_run
-    {
+    let expect = scenario.as_ref().and_then(|s| s.expect.as_ref());
+    if expect.is_some() && not_run {
         // Nothing ran: the expectations say nothing about the process.
-        let _ = expect;
         let name = scenario
             .as_ref()
             .map(|s| s.name.as_str())
@@ -613,7 +611,7 @@ async fn run_async(
             );
         }
         outcome = Outcome::Failed;
-    } else if let Some(expect) = scenario.as_ref().and_then(|s| s.expect.as_ref()) {
+    } else if let Some(expect) = expect {
         let misses = expect.mismatches(Some(result.status), &result.path, &result.variables);
         let name = scenario
             .as_ref()
