@@ -329,7 +329,7 @@ pub fn describe(
                         }
                         decided_by.push("the decision agent (who answers, below)".to_owned());
                     } else if flows.iter().any(|f| f.default) {
-                        decided_by.push("else the default flow".to_owned());
+                        decided_by.push("the default flow".to_owned());
                     }
                 }
             }
@@ -721,7 +721,13 @@ pub fn render(d: &Description, style: Style) -> String {
         if let Some(f) = h.flow.as_deref().filter(|f| *f != h.id) {
             ids.push_str(&format!(" on {f}"));
         }
-        out.push_str(&format!("  ⚑ {} {}\n", style.bold(&on), style.dim(&ids)));
+        let ids: Vec<String> = ids.split(' ').map(|w| style.dim(w)).collect();
+        line(
+            &mut out,
+            &format!("  ⚑ {}", style.bold(&on)),
+            &ids.join(" "),
+            6,
+        );
         if !h.enabled {
             out.push_str("    disabled\n");
         }
