@@ -562,6 +562,11 @@ fn judgement(
 
 /// Whitespace runs (newlines included) as one space: names and conditions on one line.
 fn flat(text: &str) -> String {
+    // Control characters (a terminal's escape sequences among them) become spaces.
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

@@ -140,6 +140,11 @@ fn edge_label(process: &Process, flow: &Flow, hooks: &BTreeSet<String>) -> Strin
 }
 
 fn flat(text: &str) -> String {
+    // Control characters (a terminal's escape sequences among them) become spaces.
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
