@@ -19,6 +19,12 @@ _cuga__flo() {
             cuga__flo,completions)
                 cmd="cuga__flo__subcmd__completions"
                 ;;
+            cuga__flo,describe)
+                cmd="cuga__flo__subcmd__describe"
+                ;;
+            cuga__flo,graph)
+                cmd="cuga__flo__subcmd__graph"
+                ;;
             cuga__flo,help)
                 cmd="cuga__flo__subcmd__help"
                 ;;
@@ -57,6 +63,12 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help,completions)
                 cmd="cuga__flo__subcmd__help__subcmd__completions"
+                ;;
+            cuga__flo__subcmd__help,describe)
+                cmd="cuga__flo__subcmd__help__subcmd__describe"
+                ;;
+            cuga__flo__subcmd__help,graph)
+                cmd="cuga__flo__subcmd__help__subcmd__graph"
                 ;;
             cuga__flo__subcmd__help,help)
                 cmd="cuga__flo__subcmd__help__subcmd__help"
@@ -212,7 +224,7 @@ _cuga__flo() {
 
     case "${cmd}" in
         cuga__flo)
-            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version init list validate start test runs serve kogito worker schema completions man help"
+            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version init list validate describe graph start test runs serve kogito worker schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -255,8 +267,56 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__flo__subcmd__describe)
+            opts="-v -q -h --json --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__graph)
+            opts="-v -q -h --format --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "mermaid dot ascii" -- "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__flo__subcmd__help)
-            opts="init list validate start test runs serve kogito worker schema completions man help"
+            opts="init list validate describe graph start test runs serve kogito worker schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -270,6 +330,34 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__describe)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__graph)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

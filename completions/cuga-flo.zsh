@@ -79,6 +79,36 @@ _arguments "${_arguments_options[@]}" : \
 '*::targets -- Apps (names under the apps folder, or app folders), flow config files or BPMN files:_default' \
 && ret=0
 ;;
+(describe)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[Print one JSON document instead of the human description]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':app -- The app (a name under the apps folder, an app folder or a flow config):_default' \
+&& ret=0
+;;
+(graph)
+_arguments "${_arguments_options[@]}" : \
+'--format=[The output format]:FORMAT:((mermaid\:"A Mermaid flowchart (renders in GitHub markdown)"
+dot\:"A Graphviz digraph (\`dot -Tsvg\`)"
+ascii\:"An indented listing of the flow, branch by branch"))' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':target -- The app (a name under the apps folder, an app folder or a flow config), or a BPMN file:_default' \
+&& ret=0
+;;
 (start)
 _arguments "${_arguments_options[@]}" : \
 '--scenario=[Run \`applications/<app>/scenarios/<NAME>.yaml\`\: its inputs and answers, then check its expectations]:NAME:_default' \
@@ -606,6 +636,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(describe)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(graph)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (start)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -729,6 +767,8 @@ _cuga-flo_commands() {
 'init:Create a new app from a template\: model with diagram, config, policies, scenarios' \
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
+'describe:What a person sees before a run\: each control point, who decides there, who answers' \
+'graph:Draw an app'\''s or a model'\''s flow\: mermaid, Graphviz dot, or an indented listing' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
 'test:Run apps'\'' scenarios and check their expectations (for CI\: --junit FILE)' \
 'runs:The journalled runs\: list, show, replay, verify, export' \
@@ -747,12 +787,24 @@ _cuga-flo__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo completions commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__describe_commands] )) ||
+_cuga-flo__subcmd__describe_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo describe commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__graph_commands] )) ||
+_cuga-flo__subcmd__graph_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo graph commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__help_commands() {
     local commands; commands=(
 'init:Create a new app from a template\: model with diagram, config, policies, scenarios' \
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
+'describe:What a person sees before a run\: each control point, who decides there, who answers' \
+'graph:Draw an app'\''s or a model'\''s flow\: mermaid, Graphviz dot, or an indented listing' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
 'test:Run apps'\'' scenarios and check their expectations (for CI\: --junit FILE)' \
 'runs:The journalled runs\: list, show, replay, verify, export' \
@@ -770,6 +822,16 @@ _cuga-flo__subcmd__help_commands() {
 _cuga-flo__subcmd__help__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help completions commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__describe_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__describe_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help describe commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__graph_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__graph_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help graph commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__help_commands() {

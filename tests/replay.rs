@@ -210,3 +210,138 @@ fn runs_replay_of_a_terminated_run_with_identical_decisions_succeeds() {
         .code(0)
         .stdout(contains("all identical"));
 }
+
+/// A drifted replay names the control point and what differs in its context: here a
+/// hook's rule sets another value since the run, so the task after it is asked with other
+/// variables than the recorded answer was given for.
+#[test]
+fn runs_replay_names_the_drifted_control_point_and_the_variables_that_differ() {
+    let tmp = TempDir::new().unwrap();
+    let apps = tmp.path().join("apps");
+    let app = apps.join("drift");
+    std::fs::create_dir_all(app.join("config")).unwrap();
+    std::fs::create_dir_all(app.join("policies")).unwrap();
+    std::fs::create_dir_all(app.join("scenarios")).unwrap();
+    std::fs::write(
+        app.join("config/model.bpmn"),
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">
+  <bpmn:process id="P" isExecutable="true">
+    <bpmn:startEvent id="S"/>
+    <bpmn:task id="T1" name="Intake"/>
+    <bpmn:task id="T2" name="Assess"/>
+    <bpmn:endEvent id="E"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="S" targetRef="T1"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="T1" targetRef="T2"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="T2" targetRef="E"/>
+  </bpmn:process>
+</bpmn:definitions>
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("config/drift_config.yaml"),
+        r#"flow:
+  id: drift_v1
+  name: Drift
+  bpmn_file: model.bpmn
+variables:
+  x: 0
+  tier: ""
+  verdict: ""
+tasks:
+  - id: T1
+    mode: task_agent
+    output_mapping: {x: x}
+    agent: {system_instruction: "Take the case in."}
+  - id: T2
+    mode: task_agent
+    output_mapping: {verdict: verdict}
+    agent: {system_instruction: "Assess the case."}
+hooks:
+  - id: tiering
+    type: edge
+    location: f2
+    policy: "../policies/tiering.md"
+    may_set: [tier]
+    allowed_targets: []
+"#,
+    )
+    .unwrap();
+    let policy = |tier: &str| {
+        format!("# Tiering\n\n```rules\nwhen ${{x}} > 0 then continue set tier = \"{tier}\"\n```\n")
+    };
+    std::fs::write(app.join("policies/tiering.md"), policy("gold")).unwrap();
+    std::fs::write(
+        app.join("scenarios/s.yaml"),
+        "answers:\n  T1: {outputs: {x: 5}}\n  T2: {outputs: {verdict: ok}}\n",
+    )
+    .unwrap();
+    let run_dir = tmp.path().join("runs");
+    let cmd = || {
+        let mut c = Command::cargo_bin("cuga-flo").unwrap();
+        c.env_remove("CUGA_FLO_APPS")
+            .env_remove("CUGA_FLO_LLM_BASE_URL")
+            .env("NO_COLOR", "1")
+            .arg("--apps-dir")
+            .arg(&apps)
+            .write_stdin("");
+        c
+    };
+    cmd()
+        .args(["start", "drift", "--scenario", "s", "--run-dir"])
+        .arg(&run_dir)
+        .assert()
+        .success();
+    let run_id = std::fs::read_dir(run_dir.join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .into_string()
+        .unwrap();
+
+    // The rule now sets another tier: T2's question differs in `tier`.
+    std::fs::write(app.join("policies/tiering.md"), policy("silver")).unwrap();
+    let out = cmd()
+        .args(["runs", "replay", &run_id, "--run-dir"])
+        .arg(&run_dir)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("drift at Assess (`T2`), visit 1"), "{out}");
+    assert!(out.contains(r#"~ tier: "gold" → "silver""#), "{out}");
+    assert!(
+        out.contains("the app's files changed since the run"),
+        "{out}"
+    );
+    // T1 did not drift: its question is the recorded one.
+    assert!(!out.contains("drift at Intake"), "{out}");
+
+    // The same as JSON.
+    let out = cmd()
+        .args(["runs", "replay", &run_id, "--json", "--run-dir"])
+        .arg(&run_dir)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let checked: Value = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "replay_checked")
+        .unwrap();
+    let drift = &checked["drift"][0];
+    assert_eq!(drift["element"], "T2");
+    assert_eq!(
+        drift["variables"]["changed"]["tier"],
+        json!({"old": "gold", "new": "silver"})
+    );
+    assert_eq!(drift["app_changed"], true);
+}

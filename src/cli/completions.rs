@@ -146,7 +146,9 @@ pub fn candidates(default_apps: &Path, words: &[String]) -> Vec<String> {
     }
     let path: Vec<&str> = path.iter().map(String::as_str).collect();
     match (path.as_slice(), positionals.len()) {
-        (["start" | "validate" | "serve"] | ["kogito", "build"], 0) => app_names(&apps_dir),
+        (["start" | "validate" | "serve" | "describe" | "graph"] | ["kogito", "build"], 0) => {
+            app_names(&apps_dir)
+        }
         (["test"], _) => {
             let mut out = app_names(&apps_dir);
             for app in app_names(&apps_dir) {

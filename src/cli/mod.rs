@@ -17,7 +17,9 @@ macro_rules! out {
 
 pub mod completions;
 mod deliver;
+mod describe;
 mod durable;
+mod graph;
 pub mod init;
 mod kogito;
 mod list;
@@ -138,6 +140,10 @@ pub enum Command {
     List(list::ListArgs),
     /// Check apps or BPMN models for every mistake that can be found before a run
     Validate(validate::ValidateArgs),
+    /// What a person sees before a run: each control point, who decides there, who answers
+    Describe(describe::DescribeArgs),
+    /// Draw an app's or a model's flow: mermaid, Graphviz dot, or an indented listing
+    Graph(graph::GraphArgs),
     /// Run a process: every control-point decision and the hook audit log, live
     Start(start::StartArgs),
     /// Run apps' scenarios and check their expectations (for CI: --junit FILE)
@@ -184,6 +190,8 @@ pub fn main() -> ExitCode {
         Command::Init(args) => init::run(&cli, args, style),
         Command::List(args) => list::run(&cli, args, style),
         Command::Validate(args) => validate::run(&cli, args, style),
+        Command::Describe(args) => describe::run(&cli, args, style),
+        Command::Graph(args) => graph::run(&cli, args, style),
         Command::Start(args) => start::run(&cli, args, style),
         Command::Test(args) => test::run(&cli, args, style),
         Command::Runs(args) => runs::run(&cli, args, style),

@@ -51,6 +51,10 @@ impl Style {
         self.paint("1", text)
     }
 
+    pub fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
+
     pub fn error_word(&self) -> String {
         self.red("error")
     }

@@ -673,6 +673,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
     redeliver(cli, &start_args, &records, &new_id, style)?;
     let replayed = read(&args.run_dir, &new_id)?;
     let differences = compare(&decisions(&records), &decisions(&replayed));
+    let drifts = drifts(&records, &replayed);
     if args.json {
         let line = json!({
             "event": "replay_checked",
@@ -680,6 +681,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
             "replay_run_id": new_id,
             "identical": differences.is_empty(),
             "differences": differences,
+            "drift": drifts.iter().map(Drift::to_json).collect::<Vec<_>>(),
         });
         outln!("{line}");
     } else if differences.is_empty() {
@@ -696,6 +698,11 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         );
         for d in &differences {
             outln!("    {d}");
+        }
+        for d in &drifts {
+            for line in d.lines() {
+                outln!("  {line}");
+            }
         }
     }
     // A replay checks decisions: identical ones succeed whatever the run's own status
@@ -821,9 +828,269 @@ fn compare(
     out
 }
 
+/// What the replay found drifted at one control point: its question's context differs
+/// from the recorded one. The journal keeps a question's digest, not the question, so
+/// the recorded side is rebuilt from the journal: the process variables as they were when
+/// the control point was asked (the fold of the records before its decision).
+#[derive(Debug)]
+struct Drift {
+    element: String,
+    /// The element's name in the model, when the journal gives one.
+    name: Option<String>,
+    visit: usize,
+    diff: ContextDiff,
+    /// The app's files differ from those the run ran (by their digests).
+    app_changed: bool,
+}
+
+/// Marks the message of a refused answer (reason::scripted).
+const DRIFTED: &str = "context drifted since recording";
+
+/// The control points whose recorded answers the replay refused as drifted, each with
+/// the difference between its recorded and its new context.
+fn drifts(original: &[Record], replayed: &[Record]) -> Vec<Drift> {
+    let app_digest = |records: &[Record]| match records.first().map(|r| &r.event) {
+        Some(Event::RunStarted { app_digest, .. }) => app_digest.clone(),
+        _ => None,
+    };
+    let app_changed = match (app_digest(original), app_digest(replayed)) {
+        (Some(a), Some(b)) => a != b,
+        _ => false,
+    };
+    let mut out: Vec<Drift> = Vec::new();
+    for (at, r) in replayed.iter().enumerate() {
+        let texts: Vec<&str> = match &r.event {
+            Event::TaskFinished { error, .. } => error.iter().map(String::as_str).collect(),
+            Event::HookEvaluated {
+                rejected, reason, ..
+            } => rejected.iter().chain(reason).map(String::as_str).collect(),
+            Event::RunFinished { message, .. } => message.iter().map(String::as_str).collect(),
+            _ => continue,
+        };
+        let Some(element) = texts
+            .iter()
+            .filter(|t| t.contains(DRIFTED))
+            .find_map(|t| drifted_element(t))
+        else {
+            continue;
+        };
+        if out.iter().any(|d| d.element == element) {
+            continue;
+        }
+        // Which visit: the decisions at the element before this record, plus one.
+        let visit = decision_positions(&replayed[..at], &element).len() + 1;
+        let before_new = &replayed[..at];
+        let before_old = match decision_positions(original, &element).get(visit - 1) {
+            Some(&i) => &original[..i],
+            None => original,
+        };
+        let vars = |records: &[Record]| FlowState::fold(records).process_variables;
+        let name = original
+            .iter()
+            .chain(replayed)
+            .find_map(|r| match &r.event {
+                Event::NodeEntered { node, name, .. } if *node == element => name.clone(),
+                _ => None,
+            });
+        out.push(Drift {
+            diff: ContextDiff::of(&vars(before_old), &vars(before_new)),
+            element,
+            name,
+            visit,
+            app_changed,
+        });
+    }
+    out
+}
+
+/// `X` in "… control point `X`: …".
+fn drifted_element(text: &str) -> Option<String> {
+    let rest = &text[text.find("control point `")? + "control point `".len()..];
+    Some(rest[..rest.find('`')?].to_owned())
+}
+
+/// The positions of the records deciding at `element` (task, gateway or hook).
+fn decision_positions(records: &[Record], element: &str) -> Vec<usize> {
+    (records.iter().enumerate())
+        .filter(|(_, r)| match &r.event {
+            Event::TaskFinished { node, .. } | Event::GatewayRouted { node, .. } => node == element,
+            Event::HookEvaluated { hook, flow, .. } => hook == element || flow == element,
+            _ => false,
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+impl Drift {
+    fn lines(&self) -> Vec<String> {
+        let who = match &self.name {
+            Some(n) => format!("{n} (`{}`)", self.element),
+            None => format!("`{}`", self.element),
+        };
+        let mut lines = vec![format!(
+            "drift at {who}, visit {}: its question is not the one recorded",
+            self.visit
+        )];
+        if self.diff.is_empty() {
+            lines.push("  the variables are the same as when it was recorded".to_owned());
+        } else {
+            lines.push("  variables, recorded → now:".to_owned());
+            lines.extend(
+                self.diff
+                    .lines(DRIFT_LINES)
+                    .into_iter()
+                    .map(|l| format!("    {l}")),
+            );
+        }
+        if self.app_changed {
+            lines.push(
+                "  the app's files changed since the run (config, model or policies): its \
+                 policy, instruction, outputs or flows may differ too"
+                    .to_owned(),
+            );
+        } else if self.diff.is_empty() {
+            lines.push(
+                "  the app's files are the same: the choices offered there differ (an earlier \
+                 decision or condition went another way)"
+                    .to_owned(),
+            );
+        }
+        lines
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "element": self.element,
+            "name": self.name,
+            "visit": self.visit,
+            "variables": self.diff.to_json(),
+            "app_changed": self.app_changed,
+        })
+    }
+}
+
+/// At most this many changed keys are listed per drift.
+const DRIFT_LINES: usize = 12;
+/// Values in a diff are cut to this many characters.
+const DIFF_VALUE_CHARS: usize = 60;
+
+/// The difference between two JSON objects, key by key (nested objects by dotted path).
+#[derive(Debug, Default, PartialEq)]
+struct ContextDiff {
+    added: Vec<(String, Value)>,
+    removed: Vec<(String, Value)>,
+    changed: Vec<(String, Value, Value)>,
+}
+
+impl ContextDiff {
+    fn of(old: &Map<String, Value>, new: &Map<String, Value>) -> ContextDiff {
+        let mut diff = ContextDiff::default();
+        diff.walk("", old, new);
+        diff
+    }
+
+    fn walk(&mut self, prefix: &str, old: &Map<String, Value>, new: &Map<String, Value>) {
+        let path = |k: &str| {
+            if prefix.is_empty() {
+                k.to_owned()
+            } else {
+                format!("{prefix}.{k}")
+            }
+        };
+        for (k, a) in old {
+            match new.get(k) {
+                None => self.removed.push((path(k), a.clone())),
+                Some(b) if a == b => {}
+                Some(Value::Object(b)) if a.is_object() => {
+                    if let Value::Object(a) = a {
+                        self.walk(&path(k), a, b);
+                    }
+                }
+                Some(b) => self.changed.push((path(k), a.clone(), b.clone())),
+            }
+        }
+        for (k, b) in new {
+            if !old.contains_key(k) {
+                self.added.push((path(k), b.clone()));
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+
+    /// `~ k: old → new`, `+ k = new`, `- k (was old)`; at most `max`, then a count.
+    fn lines(&self, max: usize) -> Vec<String> {
+        let v = |v: &Value| crate::view::excerpt(&crate::view::value(v), DIFF_VALUE_CHARS);
+        let all: Vec<String> = (self.changed.iter())
+            .map(|(k, a, b)| format!("~ {k}: {} → {}", v(a), v(b)))
+            .chain(self.added.iter().map(|(k, b)| format!("+ {k} = {}", v(b))))
+            .chain(
+                self.removed
+                    .iter()
+                    .map(|(k, a)| format!("- {k} (was {})", v(a))),
+            )
+            .collect();
+        let more = all.len().saturating_sub(max);
+        let mut out: Vec<String> = all.into_iter().take(max).collect();
+        if more > 0 {
+            out.push(format!("… and {more} more"));
+        }
+        out
+    }
+
+    fn to_json(&self) -> Value {
+        let cut = |v: &Value| match v {
+            Value::String(s) => Value::String(crate::view::excerpt(s, 200)),
+            other if crate::view::value(other).chars().count() > 200 => {
+                Value::String(crate::view::excerpt(&crate::view::value(other), 200))
+            }
+            other => other.clone(),
+        };
+        json!({
+            "added": self.added.iter().map(|(k, b)| (k.clone(), cut(b))).collect::<Map<_, _>>(),
+            "removed": self.removed.iter().map(|(k, a)| (k.clone(), cut(a))).collect::<Map<_, _>>(),
+            "changed": self.changed.iter()
+                .map(|(k, a, b)| (k.clone(), json!({"old": cut(a), "new": cut(b)})))
+                .collect::<Map<_, _>>(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_context_diff_names_added_removed_and_changed_keys() {
+        let old = json!({"a": 1, "b": "x", "n": {"p": 1, "q": 2}, "gone": true});
+        let new = json!({"a": 2, "b": "x", "n": {"p": 1, "q": 3}, "new": [1]});
+        let d = ContextDiff::of(old.as_object().unwrap(), new.as_object().unwrap());
+        assert_eq!(
+            d.lines(10),
+            vec![
+                "~ a: 1 → 2",
+                "~ n.q: 2 → 3",
+                "+ new = [1]",
+                "- gone (was true)"
+            ]
+        );
+        assert_eq!(d.to_json()["changed"]["n.q"], json!({"old": 2, "new": 3}));
+        assert_eq!(d.lines(1), vec!["~ a: 1 → 2", "… and 3 more"]);
+        let long = json!({"t": "y".repeat(500)});
+        let d = ContextDiff::of(&Map::new(), long.as_object().unwrap());
+        assert!(d.lines(5)[0].chars().count() < 80, "{:?}", d.lines(5));
+        assert!(ContextDiff::of(&Map::new(), &Map::new()).is_empty());
+    }
+
+    #[test]
+    fn the_drifted_element_is_read_from_the_refusal() {
+        let text = "invalid answer for control point `Task_1`: the context drifted since \
+                    recording (…)";
+        assert_eq!(drifted_element(text).as_deref(), Some("Task_1"));
+        assert_eq!(drifted_element("no element here"), None);
+    }
 
     #[test]
     fn compare_names_each_visit_that_differs() {

@@ -569,6 +569,21 @@ async fn run_async(
         }
     }
 
+    let not_run = never_started(result.status, &result.path);
+    if not_run && !args.json && engine.name() != "native" {
+        let kind = match engine.name() {
+            "flowable" => Some(EngineKind::Flowable),
+            "kogito" => Some(EngineKind::Kogito),
+            _ => None,
+        };
+        if let (Some(kind), Some(config)) = (kind, loaded.config.as_ref()) {
+            let help = server_help(config, kind, args);
+            let words: Vec<&str> = help.split(' ').collect();
+            for line in crate::view::wrap("  help:", &words, style.width, 8) {
+                outln!("{line}");
+            }
+        }
+    }
     let mut outcome = match result.status {
         RunStatus::Completed => Outcome::Ok,
         RunStatus::Terminated | RunStatus::Failed => Outcome::Failed,
@@ -579,7 +594,24 @@ async fn run_async(
             Outcome::Waiting
         }
     };
-    if let Some(expect) = scenario.as_ref().and_then(|s| s.expect.as_ref()) {
+    let expect = scenario.as_ref().and_then(|s| s.expect.as_ref());
+    if expect.is_some() && not_run {
+        // Nothing ran: the expectations say nothing about the process.
+        let name = scenario
+            .as_ref()
+            .map(|s| s.name.as_str())
+            .unwrap_or_default();
+        if args.json {
+            let line = serde_json::json!({"event": "scenario_checked", "scenario": name, "met": false, "never_started": true, "mismatches": []});
+            outln!("{line}");
+        } else {
+            outln!(
+                "{} scenario `{name}`: not checked, the run never started",
+                style.red("✗")
+            );
+        }
+        outcome = Outcome::Failed;
+    } else if let Some(expect) = expect {
         let misses = expect.mismatches(Some(result.status), &result.path, &result.variables);
         let name = scenario
             .as_ref()
@@ -736,16 +768,54 @@ fn engine(
             Ok(Arc::new(ExternalEngine::new(settings)))
         }
         EngineKind::Flowable => {
-            let settings =
-                FlowableSettings::from_config(&config.engine, url).map_err(UsageError::new)?;
+            let settings = FlowableSettings::from_config(&config.engine, url)
+                .map_err(|e| UsageError::new(e).with_help(server_help(config, kind, args)))?;
             Ok(Arc::new(FlowableEngine::new(settings)))
         }
         EngineKind::Kogito => {
-            let settings =
-                KogitoSettings::from_config(&config.engine, url).map_err(UsageError::new)?;
+            let settings = KogitoSettings::from_config(&config.engine, url)
+                .map_err(|e| UsageError::new(e).with_help(server_help(config, kind, args)))?;
             Ok(Arc::new(KogitoEngine::new(settings)))
         }
     }
+}
+
+/// The server an app bound to Flowable or Kogito runs on (its URL without credentials),
+/// how to start one, and how to run the app without it.
+fn server_help(config: &FlowConfig, kind: EngineKind, args: &StartArgs) -> String {
+    let url = (args.engine_url.as_deref())
+        .or(config.engine.url.as_ref().map(|u| u.value.as_str()))
+        .map(crate::secret::without_userinfo);
+    let at = url.map_or_else(
+        || "(no `workflow_engine.url` given)".to_owned(),
+        |u| format!("at {u}"),
+    );
+    let start = match kind {
+        EngineKind::Flowable => "start one with `tests/flowable/start-server.sh` (README: \
+             \"Running on Flowable\"), or pass --engine-url URL for yours"
+            .to_owned(),
+        _ => format!(
+            "build and start its service with `cuga-flo kogito build {app}` and \
+             `java -jar .cuga-flo/kogito/{app}/target/quarkus-app/quarkus-run.jar` (or \
+             `tests/kogito/start-service.sh {app}`; README: \"Running on Kogito\")",
+            app = args.app
+        ),
+    };
+    format!(
+        "this app runs on a {} server {at}: {start}; or run it on the in-process engine: \
+         `cuga-flo start {} --engine native`",
+        match kind {
+            EngineKind::Flowable => "Flowable",
+            _ => "Kogito",
+        },
+        args.app
+    )
+}
+
+/// Whether a run failed before anything ran: no node was entered (an engine that could
+/// not be reached, a deployment it refused).
+fn never_started(status: RunStatus, path: &[String]) -> bool {
+    status == RunStatus::Failed && path.is_empty()
 }
 
 /// Tells the view which control point a reasoner is working on (it shows a spinner).

@@ -648,7 +648,11 @@ impl Human {
 
     /// The closing block: outcome, path, duration, who decided, variables.
     fn summary(&self, state: &FlowState, inner: &Inner) -> Vec<String> {
-        let message = state.message.as_deref().filter(|m| !m.trim().is_empty());
+        // A URL's credentials (an engine's message names its URL) are never shown.
+        let message = (state.message.as_deref())
+            .filter(|m| !m.trim().is_empty())
+            .map(crate::secret::redact_urls);
+        let message = message.as_deref();
         let (text, style) = match state.status {
             Some(RunStatus::Completed) => ("✔ completed".to_owned(), Style::new().green()),
             Some(RunStatus::Terminated) => {

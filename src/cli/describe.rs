@@ -1,0 +1,828 @@
+//! `cuga-flo describe`: what a person sees before a run. Every control point of an app
+//! (its tasks, gateways and hooks) with what its config says about it and who decides
+//! there, the guarantees every run keeps, and who answers a question (the judgement chain
+//! as `start` builds it). Names first, ids after them (dimmed); `--json`: one document.
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::app::{
+    ActionSpec, FlowConfig, GatewayMode, GuaranteeRule, HookConfig, LoadedApp, OnFailure, TaskMode,
+    load_app,
+};
+use crate::bpmn::Process;
+use crate::reason::Reasoner;
+use crate::reason::llm::LlmReasoner;
+use crate::reason::rules::parse_rules;
+use crate::vocab::VarKind;
+
+use super::target::{Target, resolve};
+use super::{Cli, Outcome, Style, UsageError};
+
+#[derive(Debug, Args)]
+pub struct DescribeArgs {
+    /// The app (a name under the apps folder, an app folder or a flow config)
+    #[arg(value_name = "APP")]
+    pub app: String,
+
+    /// Print one JSON document instead of the human description
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// An element of the model: its id and its name (when it has one).
+#[derive(Debug, Serialize)]
+pub struct Element {
+    pub id: String,
+    pub name: Option<String>,
+}
+
+impl Element {
+    fn of(process: &Process, id: &str) -> Element {
+        Element {
+            id: id.to_owned(),
+            name: process
+                .node(id)
+                .and_then(|n| n.name.clone())
+                .map(|n| flat(&n))
+                .filter(|n| !n.is_empty()),
+        }
+    }
+}
+
+/// A policy file a control point names, and how many deterministic rules it holds.
+#[derive(Debug, Serialize)]
+pub struct PolicyRef {
+    /// As written in the config.
+    pub path: String,
+    /// Rules read from its `rules` blocks (`None`: the file cannot be read or has bad
+    /// rules; `validate` says why).
+    pub rules: Option<usize>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Output {
+    /// The key the task's answer carries.
+    pub output: String,
+    /// The process variable it is written to.
+    pub variable: String,
+    /// The variable's kind, from its declared default.
+    pub kind: VarKind,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TaskDesc {
+    #[serde(flatten)]
+    pub element: Element,
+    /// The BPMN element (`userTask`, ...).
+    pub element_kind: String,
+    pub configured: bool,
+    pub mode: TaskMode,
+    pub agent: Option<String>,
+    pub agent_type: Option<String>,
+    pub tool: Option<String>,
+    pub policy: Option<PolicyRef>,
+    pub outputs: Vec<Output>,
+    pub raises: Vec<String>,
+    pub on_failure: OnFailure,
+    pub decided_by: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FlowDesc {
+    pub id: String,
+    pub name: Option<String>,
+    pub target: Element,
+    /// The condition that decides it (the config's, else the model's).
+    pub condition: Option<String>,
+    /// The config's `decision` label.
+    pub decision: Option<String>,
+    pub default: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GatewayDesc {
+    #[serde(flatten)]
+    pub element: Element,
+    /// `exclusive`, `parallel`, `inclusive`, `event_based`, `complex`.
+    pub kind: crate::bpmn::GatewayKind,
+    pub configured: bool,
+    pub mode: GatewayMode,
+    pub condition: Option<String>,
+    pub policy: Option<PolicyRef>,
+    pub human_consultation: Option<String>,
+    pub flows: Vec<FlowDesc>,
+    pub default_flow: Option<String>,
+    pub on_failure: OnFailure,
+    pub consequential: bool,
+    pub decided_by: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HookPermissions {
+    /// The actions it may take (the app's permissions).
+    pub actions: Vec<String>,
+    /// `any`, or the node ids a skip_to / swap_nodes / remove_node may name.
+    pub allowed_targets: Vec<Element>,
+    pub any_target: bool,
+    pub insertable_tasks: Vec<String>,
+    pub may_set: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HookDesc {
+    pub id: String,
+    /// The sequence flow it sits on.
+    pub flow: Option<String>,
+    pub source: Option<Element>,
+    pub target: Option<Element>,
+    pub enabled: bool,
+    /// A static action (no judgement), when the config gives one.
+    pub action: Option<String>,
+    pub condition: Option<String>,
+    pub instruction: Option<String>,
+    pub policy: Option<PolicyRef>,
+    pub human_consultation: Option<String>,
+    pub permissions: HookPermissions,
+    pub on_failure: OnFailure,
+    pub decided_by: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GuaranteeDesc {
+    pub id: String,
+    /// The rule in words, by node names.
+    pub rule: String,
+}
+
+/// One link of the judgement chain.
+#[derive(Debug, Serialize)]
+pub struct Answerer {
+    /// `rules`, `scenario`, `model`, `person`, `park`.
+    pub source: &'static str,
+    /// Whether it is part of a plain `start` of this app.
+    pub active: bool,
+    pub detail: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Description {
+    pub app: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub process: Element,
+    pub engine: String,
+    /// The engine's URL, without credentials.
+    pub engine_url: Option<String>,
+    pub tasks: Vec<TaskDesc>,
+    pub gateways: Vec<GatewayDesc>,
+    pub hooks: Vec<HookDesc>,
+    pub permitted_actions: Vec<String>,
+    pub on_denied: crate::app::OnDenied,
+    pub on_untrusted: crate::app::OnUntrusted,
+    pub guarantees: Vec<GuaranteeDesc>,
+    pub judgement: Vec<Answerer>,
+}
+
+pub fn run(cli: &Cli, args: &DescribeArgs, style: Style) -> Result<Outcome, UsageError> {
+    let app = match resolve(&args.app, &cli.apps_dir)? {
+        Target::App(app) => app,
+        Target::Model(path) => {
+            return Err(UsageError::new(format!(
+                "{} is a BPMN model on its own; describe needs an app (its flow config)",
+                path.display()
+            ))
+            .with_help("`cuga-flo graph` draws a model's flow"));
+        }
+    };
+    let loaded = load_app(&app);
+    let env = |name: &str| std::env::var(name).ok();
+    let description = describe(&loaded, &env)?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&description)
+            .map_err(|e| UsageError::new(e.to_string()))?;
+        outln!("{text}");
+    } else {
+        out!("{}", render(&description, style));
+    }
+    Ok(Outcome::Ok)
+}
+
+/// The description of a loaded app (`env` reads the environment, for the model).
+pub fn describe(
+    loaded: &LoadedApp,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Description, UsageError> {
+    let not_loaded = || {
+        UsageError::new(format!("app `{}` does not load", loaded.name))
+            .with_help(format!("`cuga-flo validate {}` says why", loaded.name))
+    };
+    let config = loaded.config.as_ref().ok_or_else(not_loaded)?;
+    let process = loaded.process().ok_or_else(not_loaded)?;
+
+    let policy = |p: &Option<crate::app::Located<String>>| {
+        p.as_ref().map(|p| PolicyRef {
+            path: p.value.clone(),
+            rules: crate::source::read_text(config.resolve(&p.value))
+                .ok()
+                .and_then(|text| parse_rules(&text).ok())
+                .map(|r| r.len()),
+        })
+    };
+    let rules_first = |p: &Option<PolicyRef>, by: &mut Vec<String>| {
+        if let Some(n) = p.as_ref().and_then(|p| p.rules).filter(|n| *n > 0) {
+            by.push(format!("{} in its policy", count(n, "rule")));
+        }
+    };
+
+    let tasks = (process.nodes.iter())
+        .filter(|n| n.kind.is_task())
+        .map(|node| {
+            let t = config.task(&node.id);
+            let mode = t.map_or(TaskMode::Native, |t| t.mode);
+            let policy = t.and_then(|t| policy(&t.policy));
+            let outputs = (t.map(|t| t.output_mapping.as_slice()).unwrap_or_default())
+                .iter()
+                .map(|(k, v)| Output {
+                    output: k.value.clone(),
+                    variable: v.value.clone(),
+                    kind: config
+                        .variable(&v.value)
+                        .map_or(VarKind::Any, |d| VarKind::of(&d.default)),
+                })
+                .collect();
+            let mut decided_by = Vec::new();
+            match mode {
+                TaskMode::Native => decided_by.push(match t.and_then(|t| t.tool.as_ref()) {
+                    Some(tool) => format!("tool `{}` (no judgement)", tool.value),
+                    None => "nobody: a pass-through (no judgement)".to_owned(),
+                }),
+                TaskMode::TaskAgent => {
+                    decided_by.push("the task agent (who answers, below)".to_owned());
+                }
+            }
+            TaskDesc {
+                element: Element::of(process, &node.id),
+                element_kind: node.kind.tag().to_owned(),
+                configured: t.is_some(),
+                mode,
+                agent: t.and_then(|t| t.agent.as_ref()?.name.as_ref().map(|n| n.value.clone())),
+                agent_type: t.and_then(|t| {
+                    t.agent
+                        .as_ref()?
+                        .agent_type
+                        .as_ref()
+                        .map(|n| n.value.clone())
+                }),
+                tool: t.and_then(|t| t.tool.as_ref().map(|n| n.value.clone())),
+                policy,
+                outputs,
+                raises: t
+                    .map(|t| t.raises.iter().map(|r| r.value.clone()).collect())
+                    .unwrap_or_default(),
+                on_failure: t
+                    .and_then(|t| t.on_failure.as_ref().map(|o| o.value))
+                    .unwrap_or(OnFailure::Fail),
+                decided_by,
+            }
+        })
+        .collect();
+
+    let gateways = (process.nodes.iter())
+        .filter_map(|n| Some((n, n.kind.gateway()?)))
+        .map(|(node, kind)| {
+            let g = config.gateway(&node.id);
+            let mode = g.map_or(GatewayMode::Native, |g| g.mode);
+            let policy = g.and_then(|g| policy(&g.policy));
+            let flows: Vec<FlowDesc> = process
+                .outgoing(&node.id)
+                .map(|f| {
+                    let cf = g.and_then(|g| g.flows.iter().find(|x| x.id.value == f.id));
+                    FlowDesc {
+                        id: f.id.clone(),
+                        name: f.name.as_deref().map(flat).filter(|n| !n.is_empty()),
+                        target: Element::of(process, &f.target),
+                        condition: cf
+                            .and_then(|c| c.condition.as_ref().map(|c| c.value.clone()))
+                            .or_else(|| f.condition.as_ref().map(|c| flat(&c.body))),
+                        decision: cf.and_then(|c| c.decision.as_ref().map(|d| flat(&d.value))),
+                        default: node.default_flow.as_deref() == Some(f.id.as_str()),
+                    }
+                })
+                .collect();
+            let mut decided_by = Vec::new();
+            let has_conditions = flows.iter().any(|f| f.condition.is_some())
+                || g.is_some_and(|g| g.condition.is_some() && !g.condition_is_question());
+            match kind {
+                _ if flows.len() <= 1 => decided_by.push("nobody: a join (one way out)".to_owned()),
+                crate::bpmn::GatewayKind::Parallel => {
+                    decided_by.push("nobody: every flow is taken".to_owned())
+                }
+                _ => {
+                    if has_conditions {
+                        decided_by.push("the conditions".to_owned());
+                    }
+                    if mode == GatewayMode::DecisionAgent {
+                        rules_first(&policy, &mut decided_by);
+                        if let Some(q) = g.and_then(|g| g.human_consultation.as_ref()) {
+                            decided_by.push(format!("a person (human_consultation: {})", q.value));
+                        }
+                        decided_by.push("the decision agent (who answers, below)".to_owned());
+                    } else if flows.iter().any(|f| f.default) {
+                        decided_by.push("the default flow".to_owned());
+                    }
+                }
+            }
+            GatewayDesc {
+                element: Element::of(process, &node.id),
+                kind,
+                configured: g.is_some(),
+                mode,
+                condition: g.and_then(|g| g.condition.as_ref().map(|c| flat(&c.value))),
+                policy,
+                human_consultation: g
+                    .and_then(|g| g.human_consultation.as_ref().map(|c| c.value.clone())),
+                default_flow: node.default_flow.clone(),
+                flows,
+                on_failure: g
+                    .and_then(|g| g.on_failure.as_ref().map(|o| o.value))
+                    .unwrap_or(OnFailure::Ask),
+                consequential: g.is_some_and(|g| g.consequential),
+                decided_by,
+            }
+        })
+        .collect();
+
+    let allowed: Vec<String> = config
+        .permissions
+        .allowed()
+        .iter()
+        .map(|a| a.as_str().to_owned())
+        .collect();
+    let hooks = config
+        .hooks
+        .iter()
+        .map(|h| hook(h, process, &allowed, &policy, &rules_first))
+        .collect();
+
+    let name = |id: &crate::app::Located<String>| {
+        let e = Element::of(process, &id.value);
+        e.name.unwrap_or(e.id)
+    };
+    let names =
+        |ids: &[crate::app::Located<String>]| ids.iter().map(name).collect::<Vec<_>>().join(", ");
+    let guarantees = config
+        .guarantees
+        .iter()
+        .map(|g| GuaranteeDesc {
+            id: g.id.value.clone(),
+            rule: match &g.rule {
+                GuaranteeRule::OnlyAfter { reach, after } => {
+                    format!("{} is reached only after {}", name(reach), names(after))
+                }
+                GuaranteeRule::AlwaysVisit(ids) => {
+                    format!("every completed run executes {}", names(ids))
+                }
+                GuaranteeRule::NeverReach(ids) => format!("no run reaches {}", names(ids)),
+            },
+        })
+        .collect();
+
+    Ok(Description {
+        app: loaded.name.clone(),
+        name: config.flow.name.as_ref().map(|n| n.value.clone()),
+        description: config.flow.description.as_ref().map(|n| flat(&n.value)),
+        process: Element {
+            id: process.id.clone(),
+            name: process.name.clone(),
+        },
+        engine: config.engine.kind.as_str().to_owned(),
+        engine_url: config
+            .engine
+            .url
+            .as_ref()
+            .map(|u| crate::secret::redact_urls(&u.value)),
+        tasks,
+        gateways,
+        hooks,
+        permitted_actions: allowed,
+        on_denied: config.permissions.on_denied,
+        on_untrusted: config.permissions.on_untrusted,
+        guarantees,
+        judgement: judgement(loaded, config, env),
+    })
+}
+
+fn hook(
+    h: &HookConfig,
+    process: &Process,
+    allowed: &[String],
+    policy: &dyn Fn(&Option<crate::app::Located<String>>) -> Option<PolicyRef>,
+    rules_first: &dyn Fn(&Option<PolicyRef>, &mut Vec<String>),
+) -> HookDesc {
+    let flow = h.location.as_ref().and_then(|l| process.flow(&l.value));
+    let policy = policy(&h.policy);
+    let static_action = h.action.as_ref().map(|a| match &a.value {
+        ActionSpec::SkipTo(t) => format!("skip_to {}", t.value),
+        ActionSpec::SwapNodes(a, b) => format!("swap_nodes {} {}", a.value, b.value),
+        ActionSpec::RemoveNode(t) => format!("remove_node {}", t.value),
+        ActionSpec::AddNode(t) => format!("add_node {}", t.id.value),
+        other => other.action().as_str().to_owned(),
+    });
+    let mut decided_by = Vec::new();
+    if !h.enabled {
+        decided_by.push("nobody: the hook is disabled".to_owned());
+    } else if let Some(a) = &static_action {
+        decided_by.push(format!("the config: always {a} (no judgement)"));
+    } else {
+        if let Some(c) = &h.condition {
+            decided_by.push(format!("asked only when {}", flat(&c.value)));
+        }
+        rules_first(&policy, &mut decided_by);
+        if let Some(q) = &h.human_consultation {
+            decided_by.push(format!("a person (human_consultation: {})", q.value));
+        }
+        decided_by.push("the hook agent (who answers, below)".to_owned());
+    }
+    HookDesc {
+        id: h.id.value.clone(),
+        flow: h.location.as_ref().map(|l| l.value.clone()),
+        source: flow.map(|f| Element::of(process, &f.source)),
+        target: flow.map(|f| Element::of(process, &f.target)),
+        enabled: h.enabled,
+        action: static_action,
+        condition: h.condition.as_ref().map(|c| flat(&c.value)),
+        instruction: h.instruction.as_ref().map(|c| flat(&c.value)),
+        policy,
+        human_consultation: h.human_consultation.as_ref().map(|c| c.value.clone()),
+        permissions: HookPermissions {
+            actions: allowed.to_vec(),
+            allowed_targets: h
+                .allowed_targets
+                .iter()
+                .map(|t| Element::of(process, &t.value))
+                .collect(),
+            any_target: h.any_target.is_some(),
+            insertable_tasks: h
+                .insertable_tasks
+                .iter()
+                .map(|t| t.id.value.clone())
+                .collect(),
+            may_set: h.may_set.iter().map(|v| v.value.clone()).collect(),
+        },
+        on_failure: h.on_failure.as_ref().map_or(OnFailure::Ask, |o| o.value),
+        decided_by,
+    }
+}
+
+/// The judgement chain as `start` builds it (cli::wiring::judgement): policy rules,
+/// a scenario's answers (with `--scenario`), the model, a person at the terminal, park.
+fn judgement(
+    loaded: &LoadedApp,
+    config: &FlowConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Answerer> {
+    let mut chain = Vec::new();
+    let policies: Vec<&str> = (config.tasks.iter().filter_map(|t| t.policy.as_ref()))
+        .chain(config.gateways.iter().filter_map(|g| g.policy.as_ref()))
+        .chain(config.hooks.iter().filter_map(|h| h.policy.as_ref()))
+        .map(|p| p.value.as_str())
+        .collect();
+    let with_rules = policies
+        .iter()
+        .filter(|p| {
+            crate::source::read_text(config.resolve(p))
+                .ok()
+                .and_then(|t| parse_rules(&t).ok())
+                .is_some_and(|r| !r.is_empty())
+        })
+        .count();
+    chain.push(Answerer {
+        source: "rules",
+        active: with_rules > 0,
+        detail: if with_rules > 0 {
+            format!(
+                "policy rules decide first ({} with rules)",
+                count(with_rules, "policy")
+            )
+        } else {
+            "no policy has rules (```rules blocks); the next one answers".to_owned()
+        },
+    });
+    let scenarios = crate::app::scenario::list(&loaded.dir);
+    chain.push(Answerer {
+        source: "scenario",
+        active: false,
+        detail: if scenarios.is_empty() {
+            "no scenarios; `--answers FILE` gives answers in advance".to_owned()
+        } else {
+            format!(
+                "with --scenario NAME, its answers: {}",
+                crate::diag::name_list(&scenarios, 8)
+            )
+        },
+    });
+    let model = LlmReasoner::from_config(config, env);
+    chain.push(match model {
+        Ok(Some(m)) => Answerer {
+            source: "model",
+            active: true,
+            detail: m.describe(),
+        },
+        Ok(None) => Answerer {
+            source: "model",
+            active: false,
+            detail: "none: the config has no `llm:` and CUGA_FLO_LLM_BASE_URL is not set"
+                .to_owned(),
+        },
+        Err(e) => Answerer {
+            source: "model",
+            active: false,
+            detail: format!("cannot be set up: {e}"),
+        },
+    });
+    chain.push(Answerer {
+        source: "person",
+        active: !config.park_questions,
+        detail: if config.park_questions {
+            "never asked at the terminal (`questions: park`)".to_owned()
+        } else {
+            "at the terminal, when stdin is one (not with --detach)".to_owned()
+        },
+    });
+    chain.push(Answerer {
+        source: "park",
+        active: true,
+        detail: "an unanswered question parks the run for `cuga-flo runs answer` \
+                 (--no-park: the run fails)"
+            .to_owned(),
+    });
+    chain
+}
+
+/// Whitespace runs (newlines included) as one space: names and conditions on one line.
+fn flat(text: &str) -> String {
+    // Control characters (a terminal's escape sequences among them) become spaces.
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn count(n: usize, noun: &str) -> String {
+    match noun {
+        "policy" if n != 1 => format!("{n} policies"),
+        _ => super::output::count(n, noun),
+    }
+}
+
+/// The columns the description wraps at.
+const WIDTH: usize = 80;
+
+/// `name id` (the id dimmed), or the id alone.
+fn named(e: &Element, style: Style) -> String {
+    match &e.name {
+        Some(n) => format!("{} {}", style.bold(n), style.dim(&e.id)),
+        None => style.bold(&e.id),
+    }
+}
+
+/// The name alone, else the id.
+fn short(e: &Element) -> &str {
+    e.name.as_deref().unwrap_or(&e.id)
+}
+
+fn line(out: &mut String, head: &str, text: &str, indent: usize) {
+    let words: Vec<&str> = text.split(' ').collect();
+    for l in crate::view::wrap(head, &words, WIDTH, indent) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+}
+
+/// The human description.
+pub fn render(d: &Description, style: Style) -> String {
+    let mut out = String::new();
+    let title = d.name.clone().unwrap_or_else(|| d.app.clone());
+    out.push_str(&format!("{} {}\n", style.bold(&title), style.dim(&d.app)));
+    if let Some(text) = &d.description {
+        line(&mut out, "", text, 0);
+    }
+    let mut engine = format!("engine {}", d.engine);
+    if let Some(url) = &d.engine_url {
+        engine.push_str(&format!(" at {url}"));
+    }
+    line(
+        &mut out,
+        "",
+        &format!("process {} · {engine}", named(&d.process, style)),
+        2,
+    );
+
+    out.push_str(&format!("\n{}\n", style.bold("Tasks")));
+    if d.tasks.is_empty() {
+        out.push_str("  none\n");
+    }
+    for t in &d.tasks {
+        out.push_str(&format!("  {}\n", named(&t.element, style)));
+        let mut facts = vec![match t.mode {
+            TaskMode::TaskAgent => "task_agent".to_owned(),
+            TaskMode::Native => "native".to_owned(),
+        }];
+        if !t.configured {
+            facts.push("not in the config".to_owned());
+        }
+        if let Some(a) = &t.agent {
+            facts.push(format!("agent {a}"));
+        }
+        if let Some(a) = &t.agent_type {
+            facts.push(format!("agent_type {a}"));
+        }
+        facts.push(format!("on failure: {}", t.on_failure.as_str()));
+        line(&mut out, "    ", &facts.join(" · "), 6);
+        policy_line(&mut out, &t.policy);
+        if !t.outputs.is_empty() {
+            let outs: Vec<String> = t
+                .outputs
+                .iter()
+                .map(|o| {
+                    let var = if o.variable == o.output {
+                        String::new()
+                    } else {
+                        format!(" → {}", o.variable)
+                    };
+                    format!("{}{var} ({}),", o.output, kind(o.kind))
+                })
+                .collect();
+            let mut outs = outs.join(" ");
+            outs.pop();
+            line(&mut out, "    outputs:", &outs, 6);
+        }
+        if !t.raises.is_empty() {
+            line(&mut out, "    may raise:", &t.raises.join(", "), 6);
+        }
+        line(
+            &mut out,
+            "    decided by:",
+            &t.decided_by.join(", then "),
+            6,
+        );
+    }
+
+    out.push_str(&format!("\n{}\n", style.bold("Gateways")));
+    if d.gateways.is_empty() {
+        out.push_str("  none\n");
+    }
+    for g in &d.gateways {
+        out.push_str(&format!("  {}\n", named(&g.element, style)));
+        let mut facts = vec![
+            format!("{} gateway", kind_name(g.kind)),
+            match g.mode {
+                GatewayMode::DecisionAgent => "decision_agent".to_owned(),
+                GatewayMode::Native => "native".to_owned(),
+            },
+        ];
+        if g.consequential {
+            facts.push("consequential".to_owned());
+        }
+        facts.push(format!("on failure: {}", g.on_failure.as_str()));
+        line(&mut out, "    ", &facts.join(" · "), 6);
+        if let Some(c) = &g.condition {
+            line(&mut out, "    condition:", c, 6);
+        }
+        policy_line(&mut out, &g.policy);
+        for f in &g.flows {
+            let mut text = format!("→ {} {}", short(&f.target), style.dim(&f.id));
+            if f.default {
+                text.push_str(" (default)");
+            }
+            if let Some(c) = &f.condition {
+                text.push_str(&format!(" when {c}"));
+            }
+            if let Some(dl) = &f.decision {
+                text.push_str(&format!(" — {dl}"));
+            }
+            line(&mut out, "    ", &text, 8);
+        }
+        line(
+            &mut out,
+            "    decided by:",
+            &g.decided_by.join(", then "),
+            6,
+        );
+    }
+
+    out.push_str(&format!("\n{}\n", style.bold("Hooks")));
+    if d.hooks.is_empty() {
+        out.push_str("  none\n");
+    }
+    for h in &d.hooks {
+        let on = match (&h.source, &h.target) {
+            (Some(s), Some(t)) => format!("{} → {}", short(s), short(t)),
+            _ => format!("on {}", h.flow.as_deref().unwrap_or("?")),
+        };
+        let mut ids = format!("hook {}", h.id);
+        if let Some(f) = h.flow.as_deref().filter(|f| *f != h.id) {
+            ids.push_str(&format!(" on {f}"));
+        }
+        let ids: Vec<String> = ids.split(' ').map(|w| style.dim(w)).collect();
+        line(
+            &mut out,
+            &format!("  ⚑ {}", style.bold(&on)),
+            &ids.join(" "),
+            6,
+        );
+        if !h.enabled {
+            out.push_str("    disabled\n");
+        }
+        if let Some(i) = &h.instruction {
+            line(&mut out, "    ", i, 4);
+        }
+        policy_line(&mut out, &h.policy);
+        let p = &h.permissions;
+        line(&mut out, "    may:", &p.actions.join(", "), 6);
+        let targets = if p.any_target {
+            "any node not yet run".to_owned()
+        } else if p.allowed_targets.is_empty() {
+            "none".to_owned()
+        } else {
+            p.allowed_targets
+                .iter()
+                .map(short)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        line(&mut out, "    targets:", &targets, 6);
+        if !p.insertable_tasks.is_empty() {
+            line(
+                &mut out,
+                "    may insert:",
+                &p.insertable_tasks.join(", "),
+                6,
+            );
+        }
+        if !p.may_set.is_empty() {
+            line(&mut out, "    may set:", &p.may_set.join(", "), 6);
+        }
+        line(&mut out, "    on failure:", h.on_failure.as_str(), 6);
+        line(
+            &mut out,
+            "    decided by:",
+            &h.decided_by.join(", then "),
+            6,
+        );
+    }
+
+    if !d.guarantees.is_empty() {
+        out.push_str(&format!("\n{}\n", style.bold("Guarantees")));
+        for g in &d.guarantees {
+            line(&mut out, &format!("  {}:", style.dim(&g.id)), &g.rule, 6);
+        }
+    }
+
+    out.push_str(&format!(
+        "\n{} {}\n",
+        style.bold("Who answers"),
+        style.dim("(in this order, as `start` builds it)")
+    ));
+    for (i, a) in d.judgement.iter().enumerate() {
+        let head = format!("  {}. {:<8}", i + 1, a.source);
+        let head = if a.active { head } else { style.dim(&head) };
+        line(&mut out, &head, &a.detail, 14);
+    }
+    out
+}
+
+fn policy_line(out: &mut String, p: &Option<PolicyRef>) {
+    if let Some(p) = p {
+        let rules = match p.rules {
+            Some(0) => String::new(),
+            Some(n) => format!(" ({})", count(n, "rule")),
+            None => " (unreadable: see `validate`)".to_owned(),
+        };
+        line(out, "    policy:", &format!("{}{rules}", p.path), 6);
+    }
+}
+
+fn kind(k: VarKind) -> &'static str {
+    match k {
+        VarKind::String => "string",
+        VarKind::Number => "number",
+        VarKind::Boolean => "boolean",
+        VarKind::List => "list",
+        VarKind::Object => "object",
+        VarKind::Any => "any",
+    }
+}
+
+fn kind_name(k: crate::bpmn::GatewayKind) -> &'static str {
+    use crate::bpmn::GatewayKind::*;
+    match k {
+        Exclusive => "exclusive",
+        Parallel => "parallel",
+        Inclusive => "inclusive",
+        EventBased => "event-based",
+        Complex => "complex",
+    }
+}
