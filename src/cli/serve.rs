@@ -687,6 +687,7 @@ mod tests {
             untrusted: None,
             launch: None,
             app_digest: None,
+            parent: None,
         }
     }
 

@@ -267,6 +267,7 @@ impl Run {
                 untrusted: self.request.untrusted.clone(),
                 launch: None,
                 app_digest: None,
+                parent: self.request.parent.clone(),
             })?;
             // The run exists (and can be resumed) from here on.
             self.commit()?;
