@@ -70,7 +70,7 @@ impl AppChildren {
         let journal_path = dir.join(JOURNAL_FILE);
         // The child of this call exists already (the parent was resumed): read its end,
         // or resume it.
-        let prior = if journal_path.exists() {
+        let started = if journal_path.exists() {
             let records = store::read_journal(&journal_path)
                 .map_err(|e| format!("cannot read child run {}: {e}", call.run_id))?
                 .records;
@@ -84,9 +84,9 @@ impl AppChildren {
                     error_code: uncaught_error(&records),
                 });
             }
-            Some(records)
+            true
         } else {
-            None
+            false
         };
         let (loaded, process) = find_called(&self.apps_dir, &self.caller, &call.process_key)
             .ok_or_else(|| {
@@ -102,7 +102,7 @@ impl AppChildren {
             .ok_or_else(|| format!("app `{}` has no flow config", loaded.name))?;
         let prefix = format!("{}/", call.node);
         let scenario = self.scenario.as_ref().map(|(name, path)| Scenario {
-            name: format!("{name} (for `{}`)", call.node),
+            name: name.clone(),
             path: path.clone(),
             answers: (self.answers.iter())
                 .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?.to_string(), v.clone())))
@@ -127,25 +127,26 @@ impl AppChildren {
         let annotations = harness.annotations();
         let harness: Arc<dyn ControlPoints> = Arc::new(harness);
         let app_digest = loaded.digest();
-        let (journal, resume) = match prior {
-            Some(records) => {
+        let (journal, resume) = match started {
+            true => {
                 let (journal, reopened) = Journal::open(&dir, self.durability)
                     .map_err(|e| format!("cannot reopen child run {}: {e}", call.run_id))?;
-                let records = if reopened.records.is_empty() {
-                    records
+                let records = reopened.records;
+                // Killed before its first record: the child starts (in its journal).
+                if records.is_empty() {
+                    (journal, None)
                 } else {
-                    reopened.records
-                };
-                journal
-                    .emit(Event::RunResumed {
-                        from_seq: records.len() as u64,
-                        repaired: None,
-                    })
-                    .and_then(|_| journal.commit())
-                    .map_err(|e| format!("cannot write child run {}: {e}", call.run_id))?;
-                (journal, Some(Arc::new(Resume { records })))
+                    journal
+                        .emit(Event::RunResumed {
+                            from_seq: records.len() as u64,
+                            repaired: None,
+                        })
+                        .and_then(|_| journal.commit())
+                        .map_err(|e| format!("cannot write child run {}: {e}", call.run_id))?;
+                    (journal, Some(Arc::new(Resume { records })))
+                }
             }
-            None => {
+            false => {
                 let options = JournalOptions {
                     durability: self.durability,
                     anchor: Anchor::new(&call.run_id, Some(app_digest.clone())),
