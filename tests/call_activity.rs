@@ -154,6 +154,36 @@ fn a_called_app_runs_as_a_linked_child_run_with_mapped_variables() {
     assert_eq!(assessed[0]["decided_by"], "scripted");
 }
 
+/// Another process of the same file, called in Zeebe's dialect (`zeebe:calledElement`,
+/// `zeebe:ioMapping`): only the mapped variables go in (renamed) and come back.
+#[test]
+fn a_process_of_the_same_file_is_called_with_zeebe_mappings() {
+    let runs = tempfile::tempdir().unwrap();
+    let out = cuga(
+        apps(),
+        &[
+            "start",
+            "call_same_file",
+            "--scenario",
+            "pass",
+            "--no-model",
+        ],
+        runs.path(),
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let ids = run_ids(runs.path());
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let c = records(runs.path(), &ids[1]);
+    assert_eq!(c[0]["process_id"], "Process_Sub");
+    assert_eq!(c[0]["variables"]["points"], 7);
+    assert_eq!(path(&c), ["S", "Task_Grade", "E"]);
+    let p = records(runs.path(), &ids[0]);
+    let end = finished(&p);
+    assert_eq!(end["variables"]["grade"], "B");
+    assert!(end["variables"].get("points").is_none(), "{end}");
+}
+
 #[test]
 fn a_childs_uncaught_error_is_caught_by_the_call_activitys_boundary() {
     let runs = tempfile::tempdir().unwrap();
