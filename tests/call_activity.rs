@@ -226,6 +226,80 @@ fn a_childs_uncaught_error_is_caught_by_the_call_activitys_boundary() {
     assert_eq!(finished(&p)["status"], "completed");
 }
 
+/// A child that waits for a person parks its parent; the child's question is answered
+/// with `runs answer` (resuming the child then, or left for the parent with
+/// `--no-resume`), and `runs resume` on the parent goes on from the child's end.
+#[test]
+fn a_parked_child_parks_its_parent_until_it_is_answered() {
+    for no_resume in [false, true] {
+        let runs = tempfile::tempdir().unwrap();
+        let out = cuga(
+            apps(),
+            &[
+                "start",
+                "call_parent",
+                "--var",
+                "amount=300",
+                "--no-model",
+                "--detach",
+            ],
+            runs.path(),
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("waits: answer it"),
+            "{}",
+            text(&out)
+        );
+        let ids = run_ids(runs.path());
+        assert_eq!(ids.len(), 2, "{ids:?}");
+        let (parent, child) = (ids[0].clone(), ids[1].clone());
+        let p = records(runs.path(), &parent);
+        let waiting = events(&p, "run_waiting");
+        assert_eq!(waiting[0]["reason"], format!("child run {child}"));
+
+        let mut answer = vec![
+            "runs",
+            "answer",
+            &child,
+            "Task_Assess",
+            "--outputs",
+            r#"{"approved": true}"#,
+        ];
+        if no_resume {
+            answer.push("--no-resume");
+        }
+        let out = cuga(apps(), &answer, runs.path(), &[]);
+        assert!(out.status.success(), "{}", text(&out));
+        // Answered and resumed, the child finished: the parent is due (`runs resume --due`,
+        // the worker). Answered only, the parent resumes the child with its answer.
+        let resume = if no_resume {
+            vec!["runs", "resume", parent.as_str()]
+        } else {
+            vec!["runs", "resume", "--due"]
+        };
+        let out = cuga(apps(), &resume, runs.path(), &[]);
+        assert!(out.status.success(), "{}", text(&out));
+
+        let p = records(runs.path(), &parent);
+        assert_eq!(
+            path(&p),
+            ["Start", "Call_Review", "Gateway_Approved", "End_Approved"]
+        );
+        assert_eq!(finished(&p)["variables"]["approved"], true);
+        assert_eq!(events(&p, "child_started").len(), 1);
+        let c = records(runs.path(), &child);
+        assert_eq!(events(&c, "run_started").len(), 1);
+        assert_eq!(finished(&c)["status"], "completed");
+        assert_eq!(
+            path(&c),
+            ["Start", "Gateway_Limit", "Task_Assess", "End_Done"]
+        );
+        assert_eq!(run_ids(runs.path()).len(), 2);
+    }
+}
+
 /// Killed at every crash point (journal writes and fsyncs, answers received, the
 /// child's included) and resumed, the parent completes as an uninterrupted run does,
 /// with one child run that started once.

@@ -1,16 +1,14 @@
 //! Call activities that name a process (run as child runs on the native engine): the
 //! called process exists (among the other processes of the app's BPMN file and the apps
 //! of its apps folder; "did you mean" otherwise), its mappings are plain variables, the
-//! calls make no cycle (A calls B calls A), and the called process cannot wait (a child
-//! run cannot park yet: no timer, message or signal catch, receive task or such boundary
-//! event). A call activity that passes no variable either way is warned about: nothing
+//! calls make no cycle (A calls B calls A). A call activity that passes no variable either way is warned about: nothing
 //! passes unless the model says so (docs/validate.md#call-activities).
 
 use std::collections::BTreeSet;
 
 use crate::app::LoadedApp;
 use crate::app::called::{apps_dir, callable_keys, find_called};
-use crate::bpmn::{Document, EventDefinition, NodeKind, Process, TaskKind, call_spec};
+use crate::bpmn::{Document, Process, call_spec};
 use crate::diag::{Diagnostic, did_you_mean};
 
 /// The diagnostics of `app`'s call activities (`process`: the process it runs).
@@ -80,25 +78,6 @@ pub fn check(app: &LoadedApp, doc: &Document, process: &Process) -> Vec<Diagnost
             out.push(d);
             continue;
         };
-        if let Some(waits) = may_wait(&callee) {
-            out.push(
-                at(
-                    Diagnostic::error(
-                        "engine::unsupported_element",
-                        format!(
-                            "call activity `{}` calls `{}`, which may wait ({waits}): a child run \
-                             cannot park yet",
-                            node.id, spec.called
-                        ),
-                    ),
-                    "calls a process that may wait",
-                )
-                .with_help(
-                    "call a process that runs through (its questions are answered by its rules, \
-                     scenario answers or model), or model the wait in the calling process",
-                ),
-            );
-        }
         let mut path = vec![process.id.clone(), callee.id.clone()];
         let root = identity(app, process);
         let looped = identity(&callee_app, &callee) == root;
@@ -125,29 +104,6 @@ pub fn check(app: &LoadedApp, doc: &Document, process: &Process) -> Vec<Diagnost
         }
     }
     out
-}
-
-/// What in `process` can make a run wait for something other than an answer.
-fn may_wait(process: &Process) -> Option<String> {
-    process.nodes.iter().find_map(|n| {
-        let waits = |defs: &[EventDefinition]| {
-            defs.iter().any(|d| {
-                matches!(
-                    d,
-                    EventDefinition::Timer | EventDefinition::Message | EventDefinition::Signal
-                )
-            })
-        };
-        let what = match &n.kind {
-            NodeKind::Task(TaskKind::Receive) => "a receive task",
-            NodeKind::IntermediateCatchEvent { definitions } if waits(definitions) => {
-                "a catch event"
-            }
-            NodeKind::BoundaryEvent { definitions, .. } if waits(definitions) => "a boundary event",
-            _ => return None,
-        };
-        Some(format!("{what} `{}`", n.id))
-    })
 }
 
 /// A process as a place: its app's folder and its id (apps may share process ids).

@@ -5,8 +5,10 @@
 //! its own journal (`runs/<child id>/`, its `run_started` naming its parent) and its own
 //! control points: the called app's harness, whose policy rules decide first, then the
 //! answers the calling scenario gives its elements as `<call activity id>/<element id>`,
-//! then the called app's model. A child never asks a person and never parks: a question
-//! nobody answers fails it (and the call activity raises a BPMN error).
+//! then the called app's model. A child never asks a person at the terminal: a question
+//! nobody answers parks it, and its parent with it (`runs answer` on the child, then
+//! `runs resume` on the parent); the answers given with `runs answer` are applied when
+//! the parent resumes the child.
 //!
 //! A call made again (the parent resumed after a crash) finds the child's journal: a
 //! finished child is not run again (its end is read back), an unfinished one is resumed.
@@ -70,7 +72,7 @@ impl AppChildren {
         let journal_path = dir.join(JOURNAL_FILE);
         // The child of this call exists already (the parent was resumed): read its end,
         // or resume it.
-        let started = if journal_path.exists() {
+        let answered = if journal_path.exists() {
             let records = store::read_journal(&journal_path)
                 .map_err(|e| format!("cannot read child run {}: {e}", call.run_id))?
                 .records;
@@ -84,9 +86,9 @@ impl AppChildren {
                     error_code: uncaught_error(&records),
                 });
             }
-            true
+            Some(super::durable::answers_of(&records, &state))
         } else {
-            false
+            None
         };
         let (loaded, process) = find_called(&self.apps_dir, &self.caller, &call.process_key)
             .ok_or_else(|| {
@@ -115,8 +117,9 @@ impl AppChildren {
                 scenario: scenario.as_ref().filter(|s| !s.answers.is_empty()),
                 no_model: self.no_model,
                 person: false,
-                park: false,
+                park: true,
                 detach: true,
+                answered: answered.as_ref(),
                 process: Some(&process),
                 ..Sources::default()
             },
@@ -127,7 +130,7 @@ impl AppChildren {
         let annotations = harness.annotations();
         let harness: Arc<dyn ControlPoints> = Arc::new(harness);
         let app_digest = loaded.digest();
-        let (journal, resume) = match started {
+        let (journal, resume) = match answered.is_some() {
             true => {
                 let (journal, reopened) = Journal::open(&dir, self.durability)
                     .map_err(|e| format!("cannot reopen child run {}: {e}", call.run_id))?;

@@ -714,6 +714,20 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
             style.yellow("✉"),
         );
     }
+    // A call activity's child run parked: it is answered (or resumed) first.
+    let children = state
+        .waiting
+        .as_ref()
+        .and_then(|w| w.reason.strip_prefix("child run "));
+    if let Some(children) = children {
+        for child in children.split(", ") {
+            outln!(
+                "  {} child run {child} waits: answer it (cuga-flo runs pending{dir}), then \
+                 cuga-flo runs resume {run}{dir}",
+                style.yellow("⤷"),
+            );
+        }
+    }
     if state.open_questions.is_empty() && !awaiting.is_empty() {
         return;
     }

@@ -82,6 +82,16 @@ impl Run {
                     spec.called
                 )),
             };
+            // A parked child parks its call activity's token (and so the run).
+            if let Ok(child) = &outcome
+                && child.status == RunStatus::Waiting
+            {
+                return Answer::ChildWaiting {
+                    token,
+                    key,
+                    run_id: child.run_id.clone(),
+                };
+            }
             Answer::Task {
                 token,
                 node: id,
@@ -128,14 +138,6 @@ fn task_outcome(spec: &CallSpec, outcome: Result<ChildOutcome, String>) -> TaskO
                 taint: None,
             }
         }
-        RunStatus::Waiting => failed(
-            format!(
-                "child run {} parked (it waits for a person, a timer or a message): a call \
-                 activity cannot wait for its child yet",
-                child.run_id
-            ),
-            CHILD_FAILED.to_string(),
-        ),
         status => failed(
             format!(
                 "child run {} {}: {}",
