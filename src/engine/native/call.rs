@@ -11,7 +11,9 @@
 //! which the call activity's error boundary catches as a failed task's. A resumed parent
 //! whose journal holds the call's `task_finished` does not call again; one whose journal
 //! holds only `child_started` calls again with the same child id, and the child is resumed
-//! (or its end read), not started anew.
+//! (or its end read), not started anew. A child that parks parks its call activity's
+//! token: the run waits (`run_waiting`, reason `child run <id>`) once nothing else moves,
+//! and calls again when it is resumed.
 
 use std::time::Instant;
 

@@ -34,7 +34,8 @@
 //! - **Call activities** that name a process (`calledElement`, Zeebe's
 //!   `zeebe:calledElement`) run it as a child run with its own id and journal
 //!   ([`call`]): the `in` mappings give its variables, the `out` mappings take its
-//!   results back; a failed child raises a BPMN error on the call activity.
+//!   results back; a failed child raises a BPMN error on the call activity; a parked
+//!   child parks the run (`run_waiting`, reason `child run <id>`).
 //! - **Event-based gateways** whose outgoing flows all lead to message, signal or timer
 //!   catch events or receive tasks arm them all; the first triggered wins ([`messages`]).
 //!   Other event-based gateways are asked like exclusive ones (below).
