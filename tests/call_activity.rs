@@ -144,6 +144,11 @@ fn a_called_app_runs_as_a_linked_child_run_with_mapped_variables() {
         first["variables"],
         serde_json::json!({"amount": 250, "approved": false})
     );
+    // What goes in keeps the caller's provenance.
+    assert_eq!(
+        first["untrusted"],
+        serde_json::json!({"amount": {"source": "from scenario `approve`'s inputs"}})
+    );
     assert_eq!(
         path(&c),
         ["Start", "Gateway_Limit", "Task_Assess", "End_Done"]

@@ -34,6 +34,18 @@ impl Mapping {
         !self.all && self.pairs.is_empty()
     }
 
+    /// Each variable this mapping sets, with the variable it comes from: `(target,
+    /// source)` for the names in `from`.
+    pub fn sources<'a>(&'a self, from: &'a Map<String, Value>) -> Vec<(&'a str, &'a str)> {
+        let mut out: Vec<(&str, &str)> = if self.all {
+            from.keys().map(|k| (k.as_str(), k.as_str())).collect()
+        } else {
+            Vec::new()
+        };
+        out.extend(self.pairs.iter().map(|(s, t)| (t.as_str(), s.as_str())));
+        out
+    }
+
     /// The variables of `from` this mapping passes, under their target names. A source
     /// variable that is not set passes as null (the target is set, as Camunda does).
     pub fn apply(&self, from: &Map<String, Value>) -> Map<String, Value> {

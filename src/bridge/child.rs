@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::BoxFuture;
-use crate::vocab::RunStatus;
+use crate::vocab::{RunStatus, Untrusted};
 
 pub use crate::journal::event::ParentRun;
 
@@ -28,6 +28,9 @@ pub struct ChildCall {
     pub process_key: String,
     /// The child's initial variables (the call's `in` mappings applied).
     pub variables: Map<String, Value>,
+    /// Which of them are untrusted (the caller's provenance of their sources; `None`:
+    /// unknown).
+    pub untrusted: Option<Untrusted>,
 }
 
 /// How a child run ended.
@@ -40,6 +43,8 @@ pub struct ChildOutcome {
     pub variables: Map<String, Value>,
     /// The BPMN error code the child ended with (its uncaught error), if any.
     pub error_code: Option<String>,
+    /// Which of its final variables are untrusted (`None`: unknown).
+    pub untrusted: Option<Untrusted>,
 }
 
 /// Runs called processes as child runs.

@@ -84,6 +84,7 @@ impl AppChildren {
                     message: state.message.clone(),
                     variables: state.process_variables.clone(),
                     error_code: uncaught_error(&records),
+                    untrusted: state.untrusted.clone(),
                 });
             }
             Some(super::durable::answers_of(&records, &state))
@@ -188,7 +189,10 @@ impl AppChildren {
             variables,
             resume,
         );
-        // What a call passes in comes from the calling run: untrusted as its inputs are.
+        // What a call passes in keeps the calling run's provenance.
+        if request.resume.is_none() {
+            request.untrusted = call.untrusted.clone();
+        }
         request.parent = Some(ParentRun {
             run_id: call.parent_run.clone(),
             node: call.node.clone(),
@@ -213,6 +217,7 @@ impl AppChildren {
             message: outcome.message,
             variables: outcome.variables,
             error_code: uncaught_error(&records),
+            untrusted: FlowState::fold(records.iter()).untrusted,
         })
     }
 }

@@ -29,7 +29,7 @@ use crate::bridge::child::{ChildCall, ChildOutcome, child_run_id};
 use crate::engine::EngineError;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
-use crate::vocab::{Decider, RunStatus, TaskStatus};
+use crate::vocab::{Decider, RunStatus, Taint, TaskStatus};
 
 /// The error code a failed child raises when it names none.
 pub const CHILD_FAILED: &str = "CHILD_FAILED";
@@ -65,6 +65,14 @@ impl Run {
         }
         let mut ctx = self.context(&node.id, node.name.clone());
         self.with_instance_variables(token, &mut ctx);
+        // What goes in keeps the provenance of what it comes from.
+        let untrusted = ctx.untrusted.as_deref().map(|known| {
+            (spec.inputs.sources(&ctx.variables).into_iter())
+                .filter_map(|(target, source)| {
+                    Some((target.to_string(), known.get(source)?.clone()))
+                })
+                .collect()
+        });
         let call = ChildCall {
             parent_run: self.request.run_id.clone(),
             node: node.id.clone(),
@@ -72,6 +80,7 @@ impl Run {
             run_id,
             process_key: spec.called.clone(),
             variables: spec.inputs.apply(&ctx.variables),
+            untrusted,
         };
         let children = self.request.children.clone();
         let id = node.id.clone();
@@ -127,6 +136,24 @@ fn task_outcome(spec: &CallSpec, outcome: Result<ChildOutcome, String>) -> TaskO
     match child.status {
         RunStatus::Completed => {
             let variables = spec.outputs.apply(&child.variables);
+            // Untrusted in the child, untrusted back (all of them, over-approximated: an
+            // outcome carries one taint); unknown provenance counts as untrusted.
+            let sources = spec.outputs.sources(&child.variables);
+            let taint = match &child.untrusted {
+                Some(known) => sources
+                    .iter()
+                    .find_map(|(_, source)| known.get(*source).cloned())
+                    .map(|t| Taint {
+                        source: format!("{} (child run {})", t.source, child.run_id),
+                        ..t
+                    }),
+                None => (!variables.is_empty()).then(|| {
+                    Taint::input(format!(
+                        "from child run {} (provenance unknown)",
+                        child.run_id
+                    ))
+                }),
+            };
             TaskOutcome {
                 status: TaskStatus::Completed,
                 outputs: variables.clone(),
@@ -137,7 +164,7 @@ fn task_outcome(spec: &CallSpec, outcome: Result<ChildOutcome, String>) -> TaskO
                 error_code: None,
                 calls: Vec::new(),
                 digest: None,
-                taint: None,
+                taint,
             }
         }
         status => failed(
