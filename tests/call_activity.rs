@@ -458,3 +458,23 @@ fn validate_refuses_a_cycle_of_calls_naming_it() {
         "{all}"
     );
 }
+
+/// Nothing passes unless the model says so: a call without mappings is valid, warned about.
+#[test]
+fn validate_warns_about_a_call_that_passes_nothing() {
+    let apps = apps_calling("call_child_v1", false);
+    let parent = apps.path().join("call_parent/config/call_parent.bpmn");
+    let text_of = std::fs::read_to_string(&parent).unwrap();
+    let stripped = text_of
+        .replace(r#"<camunda:in source="amount" target="amount" />"#, "")
+        .replace(r#"<camunda:out source="approved" target="approved" />"#, "");
+    std::fs::write(&parent, stripped).unwrap();
+    let runs = tempfile::tempdir().unwrap();
+    let out = cuga(apps.path(), &["validate", "call_parent"], runs.path(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let all = text(&out);
+    assert!(
+        all.contains("call activity `Call_Review` passes no variable to `call_child_v1`"),
+        "{all}"
+    );
+}
