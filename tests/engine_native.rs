@@ -385,6 +385,8 @@ fn request(process: Arc<Process>, hooks: &[(&str, &str)]) -> RunRequest {
             Taint::input("from --var"),
         )])),
         resume: None,
+        children: None,
+        parent: None,
     }
 }
 

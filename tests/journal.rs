@@ -60,6 +60,7 @@ fn sample_events() -> Vec<Event> {
             variables: vars(json!({"amount": 25000, "applicant": "Ada"})),
             app_digest: Some("d1g3st".into()),
             untrusted: None,
+            parent: None,
         },
         entered("start", "startEvent", None),
         flow("f1", "start", "check_credit"),

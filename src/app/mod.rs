@@ -2,6 +2,7 @@
 //! ([`config`]) decoded from a located YAML tree ([`yaml`], [`decode`]), and loading an app
 //! with its BPMN model ([`load`]).
 
+pub mod called;
 pub mod config;
 pub mod decode;
 pub mod load;

@@ -1,12 +1,14 @@
 //! BPMN 2.0: the model ([`model`]) and its parser ([`parse`]). Imports nothing of the
 //! rest of the crate but [`crate::source`].
 
+pub mod call;
 mod encoding;
 mod index;
 mod model;
 mod parser;
 mod timer;
 
+pub use call::{CallSpec, Mapping, call_spec};
 pub use index::ProcessIndex;
 pub use model::*;
 pub use parser::{parse, parse_file};

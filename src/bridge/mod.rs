@@ -3,6 +3,7 @@
 //! transport in [`crate::mcp`] carries it between processes), [`run`] what a run asks of
 //! an engine. No transport is defined here.
 
+pub mod child;
 pub mod run;
 pub mod types;
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::child::{ChildRuns, ParentRun};
 use super::{BoxFuture, ControlPoints, FlowAnnotations, Taint, Untrusted};
 use crate::bpmn::Process;
 use crate::journal::EventSink;
@@ -28,6 +29,11 @@ pub struct RunRequest {
     pub untrusted: Option<Untrusted>,
     /// Continue a run from its journal instead of starting it (see [`Resume`]).
     pub resume: Option<Arc<Resume>>,
+    /// Who runs the processes its call activities call (`None`: a call activity that
+    /// names a process fails the run).
+    pub children: Option<Arc<dyn ChildRuns>>,
+    /// A child run: the run and call activity that called it.
+    pub parent: Option<ParentRun>,
 }
 
 /// A run to continue: the records its journal holds. The engine re-executes the run from
@@ -79,6 +85,8 @@ impl RunRequest {
             variables: vars,
             untrusted: Some(untrusted),
             resume,
+            children: None,
+            parent: None,
         }
     }
 
@@ -96,6 +104,7 @@ impl RunRequest {
             untrusted: self.untrusted.clone(),
             launch: None,
             app_digest: None,
+            parent: self.parent.clone(),
         }
     }
 }

@@ -9,11 +9,13 @@
 //! - [`llm`]: model settings (prompt templates, `on_failure`, unused settings).
 //! - [`guarantees`]: the config's guarantees, proven under every permitted adaptation.
 //! - [`engine`]: what the app's engine can run (Flowable's hook actions and elements).
+//! - [`calls`]: call activities (the called process, its mappings, cycles of calls).
 //!
 //! Every check is linear (or n log n) in the size of the model and the config: ids are
 //! looked up through one [`ProcessIndex`] per process and one [`index::ConfigIndex`],
 //! both built once per run here, never by scanning the lists.
 
+mod calls;
 mod conditions;
 mod cycles;
 mod engine;
@@ -77,6 +79,11 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
             diags.extend(llm::check(config, main));
             let engine = engine.unwrap_or(config.engine.kind);
             diags.extend(engine::check_for(config, doc, main, engine));
+            if engine == EngineKind::Native
+                && let Some(main) = main
+            {
+                diags.extend(calls::check(app, doc, main.process()));
+            }
         }
     } else if let Some(config) = &app.config {
         // No model: the checks that need none still run.

@@ -52,7 +52,7 @@ pub(super) fn resolve(
         Want::Node => node.is_some(),
         Want::Flow => flow.is_some(),
     };
-    if ok {
+    if ok || called_here(doc, index.process(), id, want) {
         return None;
     }
     let process = index.process();
@@ -121,6 +121,30 @@ pub(super) fn resolve(
         },
     };
     Some(d.with_help(help))
+}
+
+/// Is `id` an element of the wanted kind in another process of this file that a call
+/// activity of `main` calls? Its child runs are answered by this app's config.
+fn called_here(doc: &Document, main: &crate::bpmn::Process, id: &str, want: Want) -> bool {
+    if matches!(want, Want::Flow) {
+        return false;
+    }
+    let called: HashSet<String> = (main.nodes.iter())
+        .filter_map(crate::bpmn::call_spec)
+        .map(|spec| spec.called)
+        .collect();
+    (doc.processes.iter())
+        .filter(|p| p.id != main.id && called.contains(&p.id))
+        .flat_map(|p| p.nodes.iter())
+        .any(|n| {
+            n.id == id
+                && match want {
+                    Want::Task => n.kind.is_task(),
+                    Want::Gateway => n.kind.is_gateway(),
+                    Want::Activity => n.kind.is_activity(),
+                    Want::Node | Want::Flow => true,
+                }
+        })
 }
 
 pub fn check(config: &FlowConfig, doc: &Document, main: Option<&ProcessIndex>) -> Vec<Diagnostic> {

@@ -176,9 +176,26 @@ pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
                 waiting.due_ms.is_some_and(|due| due <= now)
                     || !state.unapplied_answers.is_empty()
                     || !waiting.delivered.is_empty()
+                    || child_finished(base, &waiting.reason)
             })
         })
         .collect()
+}
+
+/// A run parked for a call activity's child run (`child run <id>, ...`) can go on once
+/// one of them has finished (the child was answered and resumed on its own).
+fn child_finished(base: &Path, reason: &str) -> bool {
+    let Some(children) = reason.strip_prefix("child run ") else {
+        return false;
+    };
+    children.split(", ").any(|id| {
+        let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
+        store::read_journal(&path).is_ok_and(|r| {
+            FlowState::fold(r.records.iter())
+                .status
+                .is_some_and(|s| s != crate::vocab::RunStatus::Waiting)
+        })
+    })
 }
 
 /// `cuga-flo worker`: resume due runs until stopped. Ctrl-C or SIGTERM lets the run in
@@ -440,7 +457,7 @@ fn answer_timeouts(journal: &Journal, state: &FlowState) -> Result<Vec<Record>, 
 }
 
 /// The answers journalled by `runs answer` that no resumed run has applied yet.
-fn answers_of(records: &[Record], state: &FlowState) -> Answers {
+pub(super) fn answers_of(records: &[Record], state: &FlowState) -> Answers {
     let mut by_key = HashMap::new();
     for r in records {
         if let Event::QuestionAnswered {

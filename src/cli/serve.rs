@@ -688,6 +688,7 @@ mod tests {
             untrusted: None,
             launch: None,
             app_digest: None,
+            parent: None,
         }
     }
 

@@ -13,6 +13,7 @@ use crate::app::scenario::{self, Scenario};
 use crate::app::{EngineKind, FlowConfig, LoadedApp, load_app};
 use crate::bridge::BoxFuture;
 use crate::bridge::ControlPoints;
+use crate::bridge::child::ChildRuns;
 use crate::check::check_app_on;
 use crate::engine::external::{ExternalEngine, ExternalSettings};
 use crate::engine::flowable::{FlowableEngine, FlowableSettings};
@@ -34,6 +35,7 @@ use crate::reason::{
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
 use crate::vocab::{RunStatus, Taint, Untrusted};
 
+use super::calls::AppChildren;
 use super::signals::Signals;
 use super::target::{Target, resolve};
 use super::wiring::{self, Judgement, Labelled, Sources};
@@ -271,7 +273,26 @@ pub fn run_resumed(
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
     let resumed = resumed.map(Box::new);
+    // Call activities that name a process run it as a child run (native engine only).
+    let children: Option<Arc<dyn ChildRuns>> = (kind == EngineKind::Native).then(|| {
+        Arc::new(AppChildren {
+            // The apps folder the calling app is in (as `validate` looks there).
+            apps_dir: crate::app::called::apps_dir(&loaded)
+                .map_or_else(|| cli.apps_dir.clone(), |d| d.to_path_buf()),
+            caller: loaded.clone(),
+            run_dir: args.run_dir.clone(),
+            durability: args.durability,
+            no_model: args.no_model,
+            answers: scenario
+                .as_ref()
+                .map(|s| s.answers.clone())
+                .unwrap_or_default(),
+            scenario: scenario.as_ref().map(|s| (s.name.clone(), s.path.clone())),
+            depth: 0,
+        }) as Arc<dyn ChildRuns>
+    });
     let prepared = Prepared {
+        children,
         loaded: loaded.clone(),
         engine,
         reasoner,
@@ -298,6 +319,7 @@ struct Prepared {
     untrusted: Option<Untrusted>,
     scenario: Option<Scenario>,
     resumed: Option<Box<Resumed>>,
+    children: Option<Arc<dyn ChildRuns>>,
 }
 
 async fn run_async(
@@ -315,6 +337,7 @@ async fn run_async(
         untrusted,
         scenario,
         resumed,
+        children,
     } = prepared;
     // Ctrl-C or SIGTERM parks the run; listening starts before the run does.
     let mut stop =
@@ -468,6 +491,7 @@ async fn run_async(
                 resume,
             );
             request.untrusted = untrusted;
+            request.children = children;
             let events: Arc<dyn EventSink> = sink.clone();
             let run = engine.run(request, harness, events);
             let id = run_id.clone();
@@ -721,6 +745,20 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
             "  {} deliver: cuga-flo runs {command} {name} [--var NAME=VALUE]{dir}",
             style.yellow("✉"),
         );
+    }
+    // A call activity's child run parked: it is answered (or resumed) first.
+    let children = state
+        .waiting
+        .as_ref()
+        .and_then(|w| w.reason.strip_prefix("child run "));
+    if let Some(children) = children {
+        for child in children.split(", ") {
+            outln!(
+                "  {} child run {child} waits: answer it (cuga-flo runs pending{dir}), then \
+                 cuga-flo runs resume {run}{dir}",
+                style.yellow("⤷"),
+            );
+        }
     }
     if state.open_questions.is_empty() && !awaiting.is_empty() {
         return;

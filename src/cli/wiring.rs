@@ -65,7 +65,13 @@ pub(super) fn judgement(
         chain.push(Arc::new(answered.clone()));
     }
     if let Some(s) = sources.scenario {
-        let doc = serde_json::json!({ "answers": s.answers });
+        // Answers addressed to a called process's elements (`<call activity>/<element>`)
+        // are its child run's (cli::calls).
+        let own: serde_json::Map<_, _> = (s.answers.iter())
+            .filter(|(key, _)| !key.contains('/'))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let doc = serde_json::json!({ "answers": own });
         let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
         let scripted = ScriptedReasoner::from_value(doc, source)
             .map_err(|e| UsageError::new(e.to_string()))?

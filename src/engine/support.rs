@@ -128,9 +128,10 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
             "an ad-hoc sub-process: its activities would not run in the order a performer picks"
                 .to_string(),
         ),
+        // The native engine runs the called process as a child run (engine::native::call).
         NodeKind::CallActivity {
             called_element: Some(called),
-        } => Some(format!(
+        } if pulled => Some(format!(
             "a call activity: it would not call `{called}`; a task agent would be asked instead"
         )),
         NodeKind::Task(TaskKind::Receive) if pulled => Some(
@@ -321,6 +322,11 @@ mod tests {
             (
                 r#"<callActivity id="c" calledElement="other"/>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<callActivity id="c" calledElement="other"/>"#,
+                Flowable,
                 &["c: a call activity: it would not call `other`"],
             ),
             (r#"<callActivity id="c"/>"#, Native, &[]),

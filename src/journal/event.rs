@@ -26,6 +26,14 @@ pub struct Record {
     pub event: Event,
 }
 
+/// The run a child run was called from (a call activity's), in the child's `run_started`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentRun {
+    pub run_id: String,
+    /// The call activity.
+    pub node: String,
+}
+
 /// How a run was started: what a resumed run needs to ask the same sources and count
 /// against the same budget.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -125,6 +133,21 @@ pub enum Event {
         /// when its owner knows them; part of the journal's anchor.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         app_digest: Option<String>,
+        /// A child run: the run and the call activity that called it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent: Option<ParentRun>,
+    },
+    /// A call activity started (or, resumed, found) its child run: the call's
+    /// `task_finished` (same `key`) says how the child ended.
+    ChildStarted {
+        /// The call activity.
+        node: String,
+        /// The call's idempotency key (`<run>:<call activity>:<visit>`).
+        key: String,
+        /// The child run's id (its journal is `runs/<run_id>/`).
+        run_id: String,
+        /// The called process's key.
+        process_key: String,
     },
     /// An engine that owns the tokens (Flowable, Kogito) started the run's instance: what
     /// `runs resume` needs to re-attach to it (written before the instance is worked).
@@ -373,6 +396,7 @@ impl Event {
         match self {
             Event::RunStarted { .. } => "run_started",
             Event::InstanceStarted { .. } => "instance_started",
+            Event::ChildStarted { .. } => "child_started",
             Event::NodeEntered { .. } => "node_entered",
             Event::FlowTaken { .. } => "flow_taken",
             Event::TaskFinished { .. } => "task_finished",
@@ -419,6 +443,7 @@ impl Event {
                 | Event::MessageAwaited { .. }
                 | Event::EventThrown { .. }
                 | Event::QuestionWithdrawn { .. }
+                | Event::ChildStarted { .. }
         )
     }
 }

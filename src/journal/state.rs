@@ -178,7 +178,8 @@ impl FlowState {
             }
             Event::FlowTaken { .. }
             | Event::TopologyChanged { .. }
-            | Event::InstanceStarted { .. } => {}
+            | Event::InstanceStarted { .. }
+            | Event::ChildStarted { .. } => {}
             Event::TaskFinished {
                 node,
                 status,

@@ -286,6 +286,15 @@ impl Human {
                 let line = format!("  instance {instance} of {definition}");
                 lines.push(self.dim(&line));
             }
+            Event::ChildStarted {
+                node,
+                run_id,
+                process_key,
+                ..
+            } => {
+                let line = format!("  {node} calls {process_key}: child run {run_id}");
+                lines.push(self.dim(&line));
+            }
             Event::NodeEntered {
                 node,
                 kind,

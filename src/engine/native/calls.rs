@@ -54,6 +54,12 @@ pub(super) enum Answer {
     },
     /// A message or signal delivered to the wait `key` (see [`super::messages`]).
     Message { key: String, received: Received },
+    /// A call activity's child run parked (see [`super::call`]).
+    ChildWaiting {
+        token: TokenId,
+        key: String,
+        run_id: String,
+    },
 }
 
 impl Answer {
@@ -63,7 +69,8 @@ impl Answer {
             Answer::Task { token, key, .. }
             | Answer::Gateway { token, key, .. }
             | Answer::Hook { token, key, .. }
-            | Answer::Timer { token, key, .. } => (*token, key),
+            | Answer::Timer { token, key, .. }
+            | Answer::ChildWaiting { token, key, .. } => (*token, key),
             // Applied by its wait's key: the wait knows its token.
             Answer::Message { key, .. } => (0, key),
         }
@@ -94,7 +101,9 @@ impl Answer {
             Answer::Task { node, result, .. } => (node, take(result, |o| &mut o.calls)),
             Answer::Gateway { node, result, .. } => (node, take(result, |d| &mut d.calls)),
             Answer::Hook { hook, result, .. } => (hook, take(result, |d| &mut d.calls)),
-            Answer::Timer { .. } | Answer::Message { .. } => return Vec::new(),
+            Answer::Timer { .. } | Answer::Message { .. } | Answer::ChildWaiting { .. } => {
+                return Vec::new();
+            }
         };
         calls.into_iter().map(|c| (id.clone(), c)).collect()
     }
@@ -227,6 +236,10 @@ impl Run {
             } => self.on_hook(token, &flow, &hook, key, result, duration_ms),
             Answer::Timer { token, node, key } => self.on_timer(token, &node, key),
             Answer::Message { key, received } => self.on_message(&key, received),
+            Answer::ChildWaiting { token, key, run_id } => {
+                self.children_waiting.insert(key, (token, run_id));
+                Ok(())
+            }
         }
     }
 

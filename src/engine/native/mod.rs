@@ -31,6 +31,11 @@
 //!   several: an implicit parallel split; none: the token ends). Failed, or the call
 //!   errs: `TaskFinished` with status `failed` and its error code, and the task raises
 //!   that BPMN error (see **Errors and escalations**).
+//! - **Call activities** that name a process (`calledElement`, Zeebe's
+//!   `zeebe:calledElement`) run it as a child run with its own id and journal
+//!   ([`call`]): the `in` mappings give its variables, the `out` mappings take its
+//!   results back; a failed child raises a BPMN error on the call activity; a parked
+//!   child parks the run (`run_waiting`, reason `child run <id>`).
 //! - **Event-based gateways** whose outgoing flows all lead to message, signal or timer
 //!   catch events or receive tasks arm them all; the first triggered wins ([`messages`]).
 //!   Other event-based gateways are asked like exclusive ones (below).
@@ -82,8 +87,7 @@
 //! - **Unsupported** elements ([`crate::engine::support`]: loop activities,
 //!   multi-instance activities that name no collection or cardinality, ad-hoc
 //!   sub-processes, event sub-processes without a supported trigger, conditional catch
-//!   and boundary events, call activities that name a
-//!   process, compensation): a process holding one fails at once, before any node is
+//!   and boundary events, compensation): a process holding one fails at once, before any node is
 //!   entered (`validate` and `start` refuse such processes).
 //!
 //! The run ends when no token is left: `Completed`, unless it was terminated or failed.
@@ -148,6 +152,7 @@
 //! by [`adapt`](super::adapt)); [`context`] control-point contexts; [`multi`]
 //! multi-instance activities.
 
+mod call;
 mod calls;
 mod context;
 mod event_subprocess;

@@ -114,7 +114,10 @@ impl Run {
                 self.enter_catch(token, &live)
             }
             NodeKind::Task(_) | NodeKind::CallActivity { .. } => {
-                self.ask_task(token, &live);
+                // A call activity that names a process calls it ([`super::call`]).
+                if !self.call_child(token, &live)? {
+                    self.ask_task(token, &live);
+                }
                 self.arm_boundaries(token, &live.id)
             }
             // Started by its event ([`super::event_subprocess`]).

@@ -146,6 +146,9 @@ pub(super) struct Run {
     pub(super) mailbox: Mailbox,
     /// The event sub-processes that wait ([`super::event_subprocess`]).
     pub(super) listeners: Listeners,
+    /// Call activities whose child run parked, by the call's key: the token and the
+    /// child's id ([`super::call`]).
+    pub children_waiting: BTreeMap<String, (TokenId, String)>,
 }
 
 /// Steps the coordinator takes before it yields to the runtime (and commits), when no
@@ -223,6 +226,7 @@ impl Run {
             multi: Default::default(),
             mailbox: Mailbox::default(),
             listeners: Listeners::default(),
+            children_waiting: BTreeMap::new(),
         }
     }
 
@@ -267,6 +271,7 @@ impl Run {
                 untrusted: self.request.untrusted.clone(),
                 launch: None,
                 app_digest: None,
+                parent: self.request.parent.clone(),
             })?;
             // The run exists (and can be resumed) from here on.
             self.commit()?;
@@ -326,6 +331,13 @@ impl Run {
                     Some(_) => self.wait("timer")?,
                     None if !self.questions.is_empty() => self.wait("question")?,
                     None if !self.mailbox.is_empty() => self.wait("message")?,
+                    None if !self.children_waiting.is_empty() => {
+                        let ids: Vec<&str> = (self.children_waiting.values())
+                            .map(|(_, id)| id.as_str())
+                            .collect();
+                        let reason = format!("child run {}", ids.join(", "));
+                        self.wait(&reason)?
+                    }
                     None if !self.tokens.is_empty() => {
                         let message = self.stuck_message();
                         self.fail(message);

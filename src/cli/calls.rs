@@ -1,0 +1,248 @@
+//! The child runs of call activities, as `start` (and `runs resume`) runs them: the called
+//! process is found by its key among the other processes of the calling app's BPMN file,
+//! then among the apps of the apps folder (an app's `flow.id`, or its process's id); it
+//! runs on the native engine with its own id (derived from the call's idempotency key),
+//! its own journal (`runs/<child id>/`, its `run_started` naming its parent) and its own
+//! control points: the called app's harness, whose policy rules decide first, then the
+//! answers the calling scenario gives its elements as `<call activity id>/<element id>`,
+//! then the called app's model. A child never asks a person at the terminal: a question
+//! nobody answers parks it, and its parent with it (`runs answer` on the child, then
+//! `runs resume` on the parent); the answers given with `runs answer` are applied when
+//! the parent resumes the child.
+//!
+//! A call made again (the parent resumed after a crash) finds the child's journal: a
+//! finished child is not run again (its end is read back), an unfinished one is resumed.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::app::LoadedApp;
+use crate::app::called::find_called;
+use crate::app::scenario::Scenario;
+use crate::bridge::child::{ChildCall, ChildOutcome, ChildRuns, ParentRun};
+use crate::bridge::{BoxFuture, ControlPoints};
+use crate::engine::native::NativeEngine;
+use crate::engine::{Resume, RunRequest, WorkflowEngine};
+use crate::harness::FlowAgent;
+use crate::journal::event::ThrownKind;
+use crate::journal::store::{self, JOURNAL_FILE, Journal};
+use crate::journal::{Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch};
+use crate::vocab::RunStatus;
+
+use super::wiring::{self, Labelled, Sources};
+
+/// How deep call activities may nest (validate refuses cycles; this bounds the rest).
+const MAX_DEPTH: usize = 16;
+
+/// Runs the processes a run's call activities call (see the module documentation).
+#[derive(Clone)]
+pub(super) struct AppChildren {
+    pub apps_dir: PathBuf,
+    /// The calling app (its file's other processes are callable).
+    pub caller: LoadedApp,
+    pub run_dir: PathBuf,
+    pub durability: Durability,
+    pub no_model: bool,
+    /// The calling scenario's answers addressed to called elements
+    /// (`<call activity>/<element>`), and its name.
+    pub answers: Map<String, Value>,
+    pub scenario: Option<(String, PathBuf)>,
+    pub depth: usize,
+}
+
+impl ChildRuns for AppChildren {
+    fn run_child(&self, call: ChildCall) -> BoxFuture<'static, Result<ChildOutcome, String>> {
+        let this = self.clone();
+        Box::pin(async move { this.run(call).await })
+    }
+}
+
+impl AppChildren {
+    async fn run(self, call: ChildCall) -> Result<ChildOutcome, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!(
+                "call activities nest deeper than {MAX_DEPTH} runs (calling `{}`)",
+                call.process_key
+            ));
+        }
+        store::check_run_id(&call.run_id)?;
+        let dir = store::run_dir(&self.run_dir, &call.run_id);
+        let journal_path = dir.join(JOURNAL_FILE);
+        // The child of this call exists already (the parent was resumed): read its end,
+        // or resume it.
+        let answered = if journal_path.exists() {
+            let records = store::read_journal(&journal_path)
+                .map_err(|e| format!("cannot read child run {}: {e}", call.run_id))?
+                .records;
+            let state = FlowState::fold(records.iter());
+            if let Some(status) = state.status.filter(|s| *s != RunStatus::Waiting) {
+                return Ok(ChildOutcome {
+                    run_id: call.run_id.clone(),
+                    status,
+                    message: state.message.clone(),
+                    variables: state.process_variables.clone(),
+                    error_code: uncaught_error(&records),
+                    untrusted: state.untrusted.clone(),
+                });
+            }
+            Some(super::durable::answers_of(&records, &state))
+        } else {
+            None
+        };
+        let (loaded, process) = find_called(&self.apps_dir, &self.caller, &call.process_key)
+            .ok_or_else(|| {
+                format!(
+                    "no app of {} and no process of the calling file has the process key `{}`",
+                    self.apps_dir.display(),
+                    call.process_key
+                )
+            })?;
+        let config = loaded
+            .config
+            .clone()
+            .ok_or_else(|| format!("app `{}` has no flow config", loaded.name))?;
+        let prefix = format!("{}/", call.node);
+        let scenario = self.scenario.as_ref().map(|(name, path)| Scenario {
+            name: name.clone(),
+            path: path.clone(),
+            answers: (self.answers.iter())
+                .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?.to_string(), v.clone())))
+                .collect(),
+            ..Scenario::default()
+        });
+        let (reasoner, _) = wiring::judgement(
+            &config,
+            &Sources {
+                scenario: scenario.as_ref().filter(|s| !s.answers.is_empty()),
+                no_model: self.no_model,
+                person: false,
+                park: true,
+                detach: true,
+                answered: answered.as_ref(),
+                process: Some(&process),
+                ..Sources::default()
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        let judgement = reasoner.describe();
+        let harness = FlowAgent::new(&loaded, reasoner).map_err(|e| e.to_string())?;
+        let annotations = harness.annotations();
+        let harness: Arc<dyn ControlPoints> = Arc::new(harness);
+        let app_digest = loaded.digest();
+        let (journal, resume) = match answered.is_some() {
+            true => {
+                let (journal, reopened) = Journal::open(&dir, self.durability)
+                    .map_err(|e| format!("cannot reopen child run {}: {e}", call.run_id))?;
+                let records = reopened.records;
+                // Killed before its first record: the child starts (in its journal).
+                if records.is_empty() {
+                    (journal, None)
+                } else {
+                    journal
+                        .emit(Event::RunResumed {
+                            from_seq: records.len() as u64,
+                            repaired: None,
+                        })
+                        .and_then(|_| journal.commit())
+                        .map_err(|e| format!("cannot write child run {}: {e}", call.run_id))?;
+                    (journal, Some(Arc::new(Resume { records })))
+                }
+            }
+            false => {
+                let options = JournalOptions {
+                    durability: self.durability,
+                    anchor: Anchor::new(&call.run_id, Some(app_digest.clone())),
+                };
+                let journal = Journal::create(&dir, options)
+                    .map_err(|e| format!("cannot create child run {}: {e}", call.run_id))?;
+                (journal, None)
+            }
+        };
+        let journal = Arc::new(journal);
+        let sink: Arc<dyn EventSink> = Arc::new(Labelled {
+            inner: journal.clone(),
+            app: loaded.name.clone(),
+            judgement,
+            app_digest: Some(app_digest),
+            launch: Some(Launch {
+                app_dir: (loaded.dir.canonicalize().ok()).map(|d| d.display().to_string()),
+                no_model: self.no_model,
+                detach: true,
+                ..Launch::default()
+            }),
+            sealed: Default::default(),
+        });
+        let variables = match &resume {
+            Some(r) => match r.records.first().map(|r| &r.event) {
+                Some(Event::RunStarted { variables, .. }) => variables.clone(),
+                _ => call.variables.clone(),
+            },
+            None => call.variables.clone(),
+        };
+        let mut request = RunRequest::new(
+            call.run_id.clone(),
+            config.process_key().to_string(),
+            Arc::new(process),
+            annotations,
+            variables,
+            resume,
+        );
+        // What a call passes in keeps the calling run's provenance.
+        if request.resume.is_none() {
+            request.untrusted = call.untrusted.clone();
+        }
+        request.parent = Some(ParentRun {
+            run_id: call.parent_run.clone(),
+            node: call.node.clone(),
+        });
+        let nested = AppChildren {
+            caller: loaded.clone(),
+            depth: self.depth + 1,
+            ..self.clone()
+        };
+        request.children = Some(Arc::new(nested));
+        let outcome = NativeEngine::new()
+            .run(request, harness, sink)
+            .await
+            .map_err(|e| format!("child run {}: {e}", call.run_id))?;
+        let _ = journal.commit();
+        let records = store::read_journal(journal.path())
+            .map(|r| r.records)
+            .unwrap_or_default();
+        Ok(ChildOutcome {
+            run_id: call.run_id,
+            status: outcome.status,
+            message: outcome.message,
+            variables: outcome.variables,
+            error_code: uncaught_error(&records),
+            untrusted: FlowState::fold(records.iter()).untrusted,
+        })
+    }
+}
+
+/// The code of the BPMN error that nothing in a failed child caught.
+fn uncaught_error(records: &[crate::journal::Record]) -> Option<String> {
+    let failed = records.iter().any(|r| {
+        matches!(
+            r.event,
+            Event::RunFinished {
+                status: RunStatus::Failed,
+                ..
+            }
+        )
+    });
+    if !failed {
+        return None;
+    }
+    records.iter().rev().find_map(|r| match &r.event {
+        Event::EventThrown {
+            kind: ThrownKind::Error,
+            code,
+            caught_by: None,
+            ..
+        } => code.clone(),
+        _ => None,
+    })
+}
