@@ -112,7 +112,11 @@ fn a_recorded_run_replays_the_same_path_and_refuses_drift() {
         .assert()
         .code(1)
         .stdout(contains("drifted since recording"))
-        .stdout(contains("`Activity_Triage`"));
+        .stdout(contains("`Activity_Triage`"))
+        // The cassette kept the context: the drift names the variable that changed.
+        .stdout(contains("what changed:"))
+        .stdout(contains("~ variables.alert_description: \"Bulk export"))
+        .stdout(contains("→ \"A single login from a new country.\""));
 }
 
 #[test]

@@ -75,6 +75,63 @@ impl ContextDigest for HookRequest {
 
 /// The digest of a request's canonical context: FNV-1a 64 of its canonical JSON (keys
 /// sorted recursively), as 16 hex digits.
+/// What a cassette keeps of a request's context besides its digest, so that a replay that
+/// drifts can say what changed: the canonical context with the policy's text replaced by a
+/// digest of it (a policy is long and is the app's, not the run's).
+pub fn context_summary<R: ContextDigest + ?Sized>(req: &R) -> Value {
+    let mut canonical = req.canonical();
+    if let Some(policy) = canonical.get_mut("policy")
+        && !policy.is_null()
+    {
+        let text = policy.to_string();
+        *policy = Value::String(format!("digest {:016x}", fnv1a64(text.as_bytes())));
+    }
+    canonical
+}
+
+/// The variables, choices and other parts of a recorded context that differ from the
+/// current one, as lines (`variables.tier: "gold" → "silver"`), at most `limit`.
+pub fn context_changes(recorded: &Value, current: &Value, limit: usize) -> Vec<String> {
+    fn short(v: &Value) -> String {
+        let text = v.to_string();
+        if text.chars().count() > 60 {
+            format!("{}…", text.chars().take(60).collect::<String>())
+        } else {
+            text
+        }
+    }
+    fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<String>) {
+        match (a, b) {
+            (Some(Value::Object(x)), Some(Value::Object(y))) => {
+                let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+                keys.sort();
+                keys.dedup();
+                for k in keys {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    walk(&p, x.get(k), y.get(k), out);
+                }
+            }
+            (Some(x), Some(y)) if x == y => {}
+            (Some(x), Some(y)) => out.push(format!("~ {path}: {} → {}", short(x), short(y))),
+            (Some(x), None) => out.push(format!("- {path}: {}", short(x))),
+            (None, Some(y)) => out.push(format!("+ {path}: {}", short(y))),
+            (None, None) => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk("", Some(recorded), Some(current), &mut out);
+    if out.len() > limit {
+        let more = out.len() - limit;
+        out.truncate(limit);
+        out.push(format!("… and {more} more"));
+    }
+    out
+}
+
 pub fn context_digest<R: ContextDigest + ?Sized>(req: &R) -> String {
     let text = serde_json::to_string(&sorted(req.canonical())).unwrap_or_default();
     format!("{:016x}", fnv1a64(text.as_bytes()))
@@ -165,6 +222,14 @@ fn answer_object(fields: Vec<(&str, Option<Value>)>) -> Value {
 /// nothing for any other, which a replay answers as scripted.
 fn by_model(by: Decider) -> Option<Value> {
     (by == Decider::Model).then(|| Value::String("model".into()))
+}
+
+/// A cassette entry with the summary of the context it was recorded in.
+fn with_context(mut entry: Value, context: Value) -> Value {
+    if let Value::Object(m) = &mut entry {
+        m.insert("context".into(), context);
+    }
+    entry
 }
 
 fn task_entry(answer: &TaskAnswer, digest: String) -> Value {
@@ -357,10 +422,15 @@ impl Reasoner for Recorder {
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
         Box::pin(async move {
             let digest = context_digest(&req);
+            let context = context_summary(&req);
             let id = req.task_id.clone();
             let visit = (req.context.idempotency_key.as_deref()).and_then(visit_of_key);
             let answer = self.inner.task(req).await?;
-            self.push(&id, task_entry(&answer, digest), visit);
+            self.push(
+                &id,
+                with_context(task_entry(&answer, digest), context),
+                visit,
+            );
             Ok(answer)
         })
     }
@@ -368,9 +438,14 @@ impl Reasoner for Recorder {
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         Box::pin(async move {
             let digest = context_digest(&req);
+            let context = context_summary(&req);
             let id = req.gateway_id.clone();
             let answer = self.inner.gateway(req).await?;
-            self.push(&id, gateway_entry(&answer, digest), None);
+            self.push(
+                &id,
+                with_context(gateway_entry(&answer, digest), context),
+                None,
+            );
             Ok(answer)
         })
     }
@@ -378,9 +453,14 @@ impl Reasoner for Recorder {
     fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
         Box::pin(async move {
             let digest = context_digest(&req);
+            let context = context_summary(&req);
             let id = req.hook_id.clone();
             let answer = self.inner.hook(req).await?;
-            self.push(&id, hook_entry(&answer, digest), None);
+            self.push(
+                &id,
+                with_context(hook_entry(&answer, digest), context),
+                None,
+            );
             Ok(answer)
         })
     }

@@ -65,8 +65,8 @@ pub struct Expected {
 #[derive(Debug, Clone)]
 struct Entry {
     answers: Vec<Answer>,
-    /// Each answer's recorded `context_digest`, when it has one.
-    digests: Vec<Option<String>>,
+    /// Each answer's recorded `context_digest` and context summary, when it has them.
+    digests: Vec<Option<Recorded>>,
     /// One answer written alone serves every visit; a list serves one visit per entry.
     repeat: bool,
 }
@@ -116,6 +116,9 @@ struct RawAnswer {
     /// The digest of the context the answer was recorded in (a cassette); checked only
     /// on replay.
     context_digest: Option<String>,
+    /// The summary of the context the answer was recorded in (a cassette), to say what
+    /// changed when a replay drifts.
+    context: Option<Value>,
     /// `model` in a cassette when a model gave the answer: replayed, it keeps a model's
     /// provenance (untrusted when its context was), so a replay decides as the run did.
     decided_by: Option<String>,
@@ -394,26 +397,41 @@ impl ScriptedReasoner {
     }
 
     /// On replay, the error when `recorded` is not the digest of the current context.
-    fn check_digest(
+    fn check_digest<R: super::record::ContextDigest + ?Sized>(
         &self,
         element: &str,
-        recorded: Option<&str>,
-        current: impl FnOnce() -> String,
+        recorded: Option<&Recorded>,
+        req: &R,
     ) -> Result<(), ReasonError> {
         if !self.check_digests {
             return Ok(());
         }
-        let current = current();
+        let current = context_digest(req);
         match recorded {
-            Some(d) if d == current => Ok(()),
-            Some(d) => Err(ReasonError::invalid(
-                element,
-                format!(
-                    "the context drifted since recording ({} recorded digest {d}, the run now \
-                     has {current}): the inputs, policy, instruction or choices changed",
-                    self.source
-                ),
-            )),
+            Some(r) if r.digest == current => Ok(()),
+            Some(r) => {
+                // What changed, when the cassette kept the context; else the digests.
+                let changes = r.context.as_ref().map(|before| {
+                    super::record::context_changes(before, &super::record::context_summary(req), 12)
+                });
+                let what = match changes {
+                    Some(lines) if !lines.is_empty() => {
+                        format!("what changed:\n  {}", lines.join("\n  "))
+                    }
+                    _ => format!(
+                        "recorded digest {}, the run now has {current}: the inputs, policy, \
+                         instruction or choices changed",
+                        r.digest
+                    ),
+                };
+                Err(ReasonError::invalid(
+                    element,
+                    format!(
+                        "the context drifted since recording ({}); {what}",
+                        self.source
+                    ),
+                ))
+            }
             None => Err(ReasonError::invalid(
                 element,
                 format!(
@@ -441,7 +459,7 @@ impl ScriptedReasoner {
         context: &crate::bridge::ControlPointContext,
         element: &str,
         keys: &[&str],
-    ) -> Result<(Answer, Option<String>), ReasonError> {
+    ) -> Result<(Answer, Option<Recorded>), ReasonError> {
         let run_id = context.run_id.as_str();
         let Some((key, entry)) = keys.iter().find_map(|k| self.answers.get_key_value(*k)) else {
             return Err(ReasonError::no_answer(
@@ -507,11 +525,22 @@ fn visit_of(key: &str, element: &str) -> Option<usize> {
         .filter(|v| *v >= 1)
 }
 
+/// What a cassette recorded of an answer's context.
+#[derive(Debug, Clone, PartialEq)]
+struct Recorded {
+    digest: String,
+    context: Option<Value>,
+}
+
 /// An answer and its recorded context digest.
-fn parse_answer(value: Value) -> Result<(Answer, Option<String>), String> {
-    let raw = parse_raw(value)?;
-    let digest = raw.context_digest.clone();
-    Ok((raw_answer(raw)?, digest))
+fn parse_answer(value: Value) -> Result<(Answer, Option<Recorded>), String> {
+    let mut raw = parse_raw(value)?;
+    let context = raw.context.take();
+    let recorded = raw
+        .context_digest
+        .clone()
+        .map(|digest| Recorded { digest, context });
+    Ok((raw_answer(raw)?, recorded))
 }
 
 fn parse_raw(value: Value) -> Result<RawAnswer, String> {
@@ -736,7 +765,7 @@ impl Reasoner for ScriptedReasoner {
         Box::pin(async move {
             let id = req.task_id.as_str();
             let (answer, digest) = self.next(&req.context, id, &[id])?;
-            self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
+            self.check_digest(id, digest.as_ref(), &req)?;
             match answer {
                 Answer::Task {
                     outputs,
@@ -758,7 +787,7 @@ impl Reasoner for ScriptedReasoner {
         Box::pin(async move {
             let id = req.gateway_id.as_str();
             let (answer, digest) = self.next(&req.context, id, &[id])?;
-            self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
+            self.check_digest(id, digest.as_ref(), &req)?;
             match answer {
                 Answer::Gateway { flows, reason, by } => Ok(GatewayAnswer {
                     flows,
@@ -774,7 +803,7 @@ impl Reasoner for ScriptedReasoner {
         Box::pin(async move {
             let id = req.hook_id.as_str();
             let (answer, digest) = self.next(&req.context, id, &[id, req.flow_id.as_str()])?;
-            self.check_digest(id, digest.as_deref(), || context_digest(&req))?;
+            self.check_digest(id, digest.as_ref(), &req)?;
             match answer {
                 Answer::Hook(answer) => Ok(answer),
                 other => Err(self.mismatch(id, &other, "a hook")),
