@@ -321,6 +321,18 @@ impl SourceCode for SourceFile {
 }
 
 /// The candidate closest to `name` when it is close enough to be a likely typo.
+/// At most `max` characters of `text` on one line: runs of whitespace (newlines
+/// included) become one space, and a cut is marked with `…`.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+    cut.truncate(cut.trim_end().len());
+    cut.push('…');
+    cut
+}
 pub fn did_you_mean<'a, I>(name: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,

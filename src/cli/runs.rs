@@ -838,7 +838,7 @@ struct Drift {
     /// The element's name in the model, when the journal gives one.
     name: Option<String>,
     visit: usize,
-    diff: ContextDiff,
+    diff: crate::reason::record::ContextDiff,
     /// The app's files differ from those the run ran (by their digests).
     app_changed: bool,
 }
@@ -893,7 +893,7 @@ fn drifts(original: &[Record], replayed: &[Record]) -> Vec<Drift> {
                 _ => None,
             });
         out.push(Drift {
-            diff: ContextDiff::of(&vars(before_old), &vars(before_new)),
+            diff: crate::reason::record::ContextDiff::of(&vars(before_old), &vars(before_new)),
             element,
             name,
             visit,
@@ -971,118 +971,9 @@ impl Drift {
 
 /// At most this many changed keys are listed per drift.
 const DRIFT_LINES: usize = 12;
-/// Values in a diff are cut to this many characters.
-const DIFF_VALUE_CHARS: usize = 60;
-
-/// The difference between two JSON objects, key by key (nested objects by dotted path).
-#[derive(Debug, Default, PartialEq)]
-struct ContextDiff {
-    added: Vec<(String, Value)>,
-    removed: Vec<(String, Value)>,
-    changed: Vec<(String, Value, Value)>,
-}
-
-impl ContextDiff {
-    fn of(old: &Map<String, Value>, new: &Map<String, Value>) -> ContextDiff {
-        let mut diff = ContextDiff::default();
-        diff.walk("", old, new);
-        diff
-    }
-
-    fn walk(&mut self, prefix: &str, old: &Map<String, Value>, new: &Map<String, Value>) {
-        let path = |k: &str| {
-            if prefix.is_empty() {
-                k.to_owned()
-            } else {
-                format!("{prefix}.{k}")
-            }
-        };
-        for (k, a) in old {
-            match new.get(k) {
-                None => self.removed.push((path(k), a.clone())),
-                Some(b) if a == b => {}
-                Some(Value::Object(b)) if a.is_object() => {
-                    if let Value::Object(a) = a {
-                        self.walk(&path(k), a, b);
-                    }
-                }
-                Some(b) => self.changed.push((path(k), a.clone(), b.clone())),
-            }
-        }
-        for (k, b) in new {
-            if !old.contains_key(k) {
-                self.added.push((path(k), b.clone()));
-            }
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
-    }
-
-    /// `~ k: old → new`, `+ k = new`, `- k (was old)`; at most `max`, then a count.
-    fn lines(&self, max: usize) -> Vec<String> {
-        let v = |v: &Value| crate::view::excerpt(&crate::view::value(v), DIFF_VALUE_CHARS);
-        let all: Vec<String> = (self.changed.iter())
-            .map(|(k, a, b)| format!("~ {k}: {} → {}", v(a), v(b)))
-            .chain(self.added.iter().map(|(k, b)| format!("+ {k} = {}", v(b))))
-            .chain(
-                self.removed
-                    .iter()
-                    .map(|(k, a)| format!("- {k} (was {})", v(a))),
-            )
-            .collect();
-        let more = all.len().saturating_sub(max);
-        let mut out: Vec<String> = all.into_iter().take(max).collect();
-        if more > 0 {
-            out.push(format!("… and {more} more"));
-        }
-        out
-    }
-
-    fn to_json(&self) -> Value {
-        let cut = |v: &Value| match v {
-            Value::String(s) => Value::String(crate::view::excerpt(s, 200)),
-            other if crate::view::value(other).chars().count() > 200 => {
-                Value::String(crate::view::excerpt(&crate::view::value(other), 200))
-            }
-            other => other.clone(),
-        };
-        json!({
-            "added": self.added.iter().map(|(k, b)| (k.clone(), cut(b))).collect::<Map<_, _>>(),
-            "removed": self.removed.iter().map(|(k, a)| (k.clone(), cut(a))).collect::<Map<_, _>>(),
-            "changed": self.changed.iter()
-                .map(|(k, a, b)| (k.clone(), json!({"old": cut(a), "new": cut(b)})))
-                .collect::<Map<_, _>>(),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_context_diff_names_added_removed_and_changed_keys() {
-        let old = json!({"a": 1, "b": "x", "n": {"p": 1, "q": 2}, "gone": true});
-        let new = json!({"a": 2, "b": "x", "n": {"p": 1, "q": 3}, "new": [1]});
-        let d = ContextDiff::of(old.as_object().unwrap(), new.as_object().unwrap());
-        assert_eq!(
-            d.lines(10),
-            vec![
-                "~ a: 1 → 2",
-                "~ n.q: 2 → 3",
-                "+ new = [1]",
-                "- gone (was true)"
-            ]
-        );
-        assert_eq!(d.to_json()["changed"]["n.q"], json!({"old": 2, "new": 3}));
-        assert_eq!(d.lines(1), vec!["~ a: 1 → 2", "… and 3 more"]);
-        let long = json!({"t": "y".repeat(500)});
-        let d = ContextDiff::of(&Map::new(), long.as_object().unwrap());
-        assert!(d.lines(5)[0].chars().count() < 80, "{:?}", d.lines(5));
-        assert!(ContextDiff::of(&Map::new(), &Map::new()).is_empty());
-    }
 
     #[test]
     fn the_drifted_element_is_read_from_the_refusal() {

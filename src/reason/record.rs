@@ -89,47 +89,96 @@ pub fn context_summary<R: ContextDigest + ?Sized>(req: &R) -> Value {
     canonical
 }
 
-/// The variables, choices and other parts of a recorded context that differ from the
-/// current one, as lines (`variables.tier: "gold" → "silver"`), at most `limit`.
-pub fn context_changes(recorded: &Value, current: &Value, limit: usize) -> Vec<String> {
-    fn short(v: &Value) -> String {
-        let text = v.to_string();
-        if text.chars().count() > 60 {
-            format!("{}…", text.chars().take(60).collect::<String>())
-        } else {
-            text
-        }
+/// Values in a diff are cut to this many characters.
+const DIFF_VALUE_CHARS: usize = 60;
+
+/// The difference between two JSON objects, key by key (nested objects by dotted path).
+#[derive(Debug, Default, PartialEq)]
+pub struct ContextDiff {
+    added: Vec<(String, Value)>,
+    removed: Vec<(String, Value)>,
+    changed: Vec<(String, Value, Value)>,
+}
+
+impl ContextDiff {
+    pub fn of(old: &Map<String, Value>, new: &Map<String, Value>) -> ContextDiff {
+        let mut diff = ContextDiff::default();
+        diff.walk("", old, new);
+        diff
     }
-    fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<String>) {
-        match (a, b) {
-            (Some(Value::Object(x)), Some(Value::Object(y))) => {
-                let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
-                keys.sort();
-                keys.dedup();
-                for k in keys {
-                    let p = if path.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{path}.{k}")
-                    };
-                    walk(&p, x.get(k), y.get(k), out);
-                }
+
+    fn walk(&mut self, prefix: &str, old: &Map<String, Value>, new: &Map<String, Value>) {
+        let path = |k: &str| {
+            if prefix.is_empty() {
+                k.to_owned()
+            } else {
+                format!("{prefix}.{k}")
             }
-            (Some(x), Some(y)) if x == y => {}
-            (Some(x), Some(y)) => out.push(format!("~ {path}: {} → {}", short(x), short(y))),
-            (Some(x), None) => out.push(format!("- {path}: {}", short(x))),
-            (None, Some(y)) => out.push(format!("+ {path}: {}", short(y))),
-            (None, None) => {}
+        };
+        for (k, a) in old {
+            match new.get(k) {
+                None => self.removed.push((path(k), a.clone())),
+                Some(b) if a == b => {}
+                Some(Value::Object(b)) if a.is_object() => {
+                    if let Value::Object(a) = a {
+                        self.walk(&path(k), a, b);
+                    }
+                }
+                Some(b) => self.changed.push((path(k), a.clone(), b.clone())),
+            }
+        }
+        for (k, b) in new {
+            if !old.contains_key(k) {
+                self.added.push((path(k), b.clone()));
+            }
         }
     }
-    let mut out = Vec::new();
-    walk("", Some(recorded), Some(current), &mut out);
-    if out.len() > limit {
-        let more = out.len() - limit;
-        out.truncate(limit);
-        out.push(format!("… and {more} more"));
+
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
     }
-    out
+
+    /// `~ k: old → new`, `+ k = new`, `- k (was old)`; at most `max`, then a count.
+    pub fn lines(&self, max: usize) -> Vec<String> {
+        let v = |v: &Value| crate::diag::excerpt(&compact(v), DIFF_VALUE_CHARS);
+        let all: Vec<String> = (self.changed.iter())
+            .map(|(k, a, b)| format!("~ {k}: {} → {}", v(a), v(b)))
+            .chain(self.added.iter().map(|(k, b)| format!("+ {k} = {}", v(b))))
+            .chain(
+                self.removed
+                    .iter()
+                    .map(|(k, a)| format!("- {k} (was {})", v(a))),
+            )
+            .collect();
+        let more = all.len().saturating_sub(max);
+        let mut out: Vec<String> = all.into_iter().take(max).collect();
+        if more > 0 {
+            out.push(format!("… and {more} more"));
+        }
+        out
+    }
+
+    pub fn to_json(&self) -> Value {
+        let cut = |v: &Value| match v {
+            Value::String(s) => Value::String(crate::diag::excerpt(s, 200)),
+            other if compact(other).chars().count() > 200 => {
+                Value::String(crate::diag::excerpt(&compact(other), 200))
+            }
+            other => other.clone(),
+        };
+        json!({
+            "added": self.added.iter().map(|(k, b)| (k.clone(), cut(b))).collect::<Map<_, _>>(),
+            "removed": self.removed.iter().map(|(k, a)| (k.clone(), cut(a))).collect::<Map<_, _>>(),
+            "changed": self.changed.iter()
+                .map(|(k, a, b)| (k.clone(), json!({"old": cut(a), "new": cut(b)})))
+                .collect::<Map<_, _>>(),
+        })
+    }
+}
+
+/// A value as compact JSON.
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "?".to_owned())
 }
 
 pub fn context_digest<R: ContextDigest + ?Sized>(req: &R) -> String {
@@ -469,6 +518,29 @@ impl Reasoner for Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_context_diff_names_added_removed_and_changed_keys() {
+        let old = json!({"a": 1, "b": "x", "n": {"p": 1, "q": 2}, "gone": true});
+        let new = json!({"a": 2, "b": "x", "n": {"p": 1, "q": 3}, "new": [1]});
+        let d = ContextDiff::of(old.as_object().unwrap(), new.as_object().unwrap());
+        assert_eq!(
+            d.lines(10),
+            vec![
+                "~ a: 1 → 2",
+                "~ n.q: 2 → 3",
+                "+ new = [1]",
+                "- gone (was true)"
+            ]
+        );
+        assert_eq!(d.to_json()["changed"]["n.q"], json!({"old": 2, "new": 3}));
+        assert_eq!(d.lines(1), vec!["~ a: 1 → 2", "… and 3 more"]);
+        let long = json!({"t": "y".repeat(500)});
+        let d = ContextDiff::of(&Map::new(), long.as_object().unwrap());
+        assert!(d.lines(5)[0].chars().count() < 80, "{:?}", d.lines(5));
+        assert!(ContextDiff::of(&Map::new(), &Map::new()).is_empty());
+    }
+
     use crate::bridge::ControlPointContext;
     use crate::reason::ScriptedReasoner;
     use std::sync::Arc;

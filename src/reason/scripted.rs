@@ -411,9 +411,16 @@ impl ScriptedReasoner {
             Some(r) if r.digest == current => Ok(()),
             Some(r) => {
                 // What changed, when the cassette kept the context; else the digests.
-                let changes = r.context.as_ref().map(|before| {
-                    super::record::context_changes(before, &super::record::context_summary(req), 12)
-                });
+                let now = super::record::context_summary(req);
+                let changes = match (
+                    r.context.as_ref().and_then(Value::as_object),
+                    now.as_object(),
+                ) {
+                    (Some(before), Some(now)) => {
+                        Some(super::record::ContextDiff::of(before, now).lines(12))
+                    }
+                    _ => None,
+                };
                 let what = match changes {
                     Some(lines) if !lines.is_empty() => {
                         format!("what changed:\n  {}", lines.join("\n  "))
@@ -711,8 +718,7 @@ fn task_problem(
             continue;
         };
         if let Some(kind) = kind
-            && !value.is_null()
-            && !kind.admits(value)
+            && !kind.admits_output(value)
         {
             return Some(format!(
                 "output `{key}` must be {} (its variable's declared default says so); got {value}",

@@ -40,18 +40,7 @@ pub fn observer(view: Arc<dyn View>) -> Box<dyn Fn(&Record) + Send + Sync> {
     Box::new(move |record| view.record(record))
 }
 
-/// At most `max` characters of `text` on one line: runs of whitespace (newlines
-/// included) become one space, and a cut is marked with `…`.
-pub fn excerpt(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-    cut.truncate(cut.trim_end().len());
-    cut.push('…');
-    cut
-}
+pub use crate::diag::excerpt;
 
 /// `head` followed by `words` (joined by one space), wrapped at `width` columns: each
 /// continuation line starts with `indent` spaces. Widths ignore ANSI styling; a word longer
