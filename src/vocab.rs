@@ -407,6 +407,12 @@ impl VarKind {
         }
     }
 
+    /// Whether `value` may be given as an output of this kind: a value of the kind, or
+    /// null (the value is unknown).
+    pub fn admits_output(self, value: &serde_json::Value) -> bool {
+        value.is_null() || self.admits(value)
+    }
+
     /// "a string", "a number", ...
     pub fn described(self) -> &'static str {
         match self {

@@ -556,4 +556,11 @@ impl FlowConfig {
     pub fn variable(&self, name: &str) -> Option<&Variable> {
         self.variables.iter().find(|v| v.name.value == name)
     }
+
+    /// The type of the variable `name`, as its declared default says; `None` when it is
+    /// not declared or its default is null (it takes any value).
+    pub fn declared_kind(&self, name: &str) -> Option<crate::vocab::VarKind> {
+        let kind = crate::vocab::VarKind::of(&self.variable(name)?.default);
+        (kind != crate::vocab::VarKind::Any).then_some(kind)
+    }
 }

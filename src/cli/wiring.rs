@@ -161,7 +161,6 @@ pub(super) fn expected(
     process: &crate::bpmn::Process,
 ) -> crate::reason::scripted::Expected {
     use crate::app::TaskMode;
-    use crate::vocab::VarKind;
     let mut out = crate::reason::scripted::Expected::default();
     for task in &config.tasks {
         if task.mode != TaskMode::TaskAgent {
@@ -170,13 +169,7 @@ pub(super) fn expected(
         let outputs = task
             .output_mapping
             .iter()
-            .map(|(key, var)| {
-                let kind = config
-                    .variable(&var.value)
-                    .map(|v| VarKind::of(&v.default))
-                    .filter(|k| *k != VarKind::Any);
-                (key.value.clone(), kind)
-            })
+            .map(|(key, var)| (key.value.clone(), config.declared_kind(&var.value)))
             .collect();
         out.tasks.insert(task.id.value.clone(), outputs);
     }

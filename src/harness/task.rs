@@ -79,6 +79,7 @@ pub(crate) async fn execute(
         .iter()
         .map(|(key, _)| key.value.clone())
         .collect();
+    let kinds = output_kinds(agent, task);
     let req = TaskRequest {
         raises: task.raises.iter().map(|c| c.value.clone()).collect(),
         task_id: task_id.to_string(),
@@ -96,7 +97,7 @@ pub(crate) async fn execute(
         policy: agent.policies.tasks.get(task_id).cloned(),
         inputs,
         outputs,
-        output_kinds: output_kinds(agent, task),
+        output_kinds: kinds.clone(),
         context: ctx,
         calls: CallLog::default(),
     };
@@ -112,12 +113,13 @@ pub(crate) async fn execute(
         }
     };
 
-    let kinds = output_kinds(agent, task);
     let mut variables = Variables::new();
     for (key, var) in &task.output_mapping {
         match answer.outputs.get(&key.value) {
             Some(value)
-                if !value.is_null() && kinds.get(&key.value).is_some_and(|k| !k.admits(value)) =>
+                if kinds
+                    .get(&key.value)
+                    .is_some_and(|k| !k.admits_output(value)) =>
             {
                 // Written, it would change the route silently (`lots` where a score is
                 // compared): the task fails instead, and its error boundary may catch it.
@@ -167,11 +169,7 @@ fn output_kinds(
 ) -> std::collections::BTreeMap<String, VarKind> {
     task.output_mapping
         .iter()
-        .filter_map(|(key, var)| {
-            let declared = agent.config.variable(&var.value)?;
-            let kind = VarKind::of(&declared.default);
-            (kind != VarKind::Any).then(|| (key.value.clone(), kind))
-        })
+        .filter_map(|(key, var)| Some((key.value.clone(), agent.config.declared_kind(&var.value)?)))
         .collect()
 }
 

@@ -558,8 +558,7 @@ pub fn check_answer(question: &Question, given: &Given) -> Result<Value, String>
             }
             for (key, value) in given_outputs {
                 if let Some(kind) = kinds.get(key)
-                    && !value.is_null()
-                    && !kind.admits(value)
+                    && !kind.admits_output(value)
                 {
                     return Err(format!(
                         "output `{key}` must be {} (its variable's declared default says so); got {value}",
