@@ -141,18 +141,15 @@ pub fn default_concurrency(base_url: &str, provider: Option<&str>) -> u32 {
     if matches!(provider, Some("vllm" | "litellm")) {
         return DEFAULT_MAX_CONCURRENCY;
     }
-    let after_scheme = base_url.split_once("://").map_or(base_url, |(_, r)| r);
-    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = host_port.strip_prefix('[') {
-        v6.split(']').next().unwrap_or("")
-    } else {
-        host_port.split(':').next().unwrap_or("")
-    };
-    let loopback = host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
+    // The URL's host (`[::1]` without its brackets), as the HTTP client will read it.
+    let host = reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_owned()));
+    let loopback = host.is_some_and(|h| {
+        h == "localhost"
+            || h.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    });
     if loopback { 1 } else { DEFAULT_MAX_CONCURRENCY }
 }
 
