@@ -10,6 +10,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod support;
+use support::text;
+
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
 
 fn root() -> &'static Path {
@@ -40,15 +43,6 @@ fn cuga(apps: &Path, args: &[&str], runs: &Path, env: &[(&str, String)]) -> Outp
 
 fn apps() -> &'static Path {
     Path::new("tests/fixtures/apps")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// The run ids under `runs/`, sorted: a parent's id sorts before its children's.

@@ -5,6 +5,7 @@
 //! `runs resume --due`; Ctrl-C at a prompt parks the run (exit 130).
 
 mod support;
+use support::{cuga, text};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,34 +18,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `cuga-flo ARGS` from the repository root, stdin empty (no person at a terminal).
-fn cuga(args: &[&str], run_dir: &Path, env: &[(&str, String)]) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(root())
-        .env_remove("CUGA_FLO_APPS")
-        .env_remove("CUGA_FLO_CRASH_AT")
-        .env_remove("CUGA_FLO_CRASH_TRACE")
-        .env_remove("CUGA_FLO_CLOCK_OFFSET")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .arg("--run-dir")
-        .arg(run_dir)
-        .stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("cuga-flo runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// A copy of the trip_planner app in an apps folder under `tmp`, to edit: the folder (as

@@ -9,6 +9,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod support;
+use support::text;
+
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
 
 fn cuga(args: &[&str], run_dir: &Path) -> Output {
@@ -25,15 +28,6 @@ fn cuga(args: &[&str], run_dir: &Path) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("cuga-flo runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn run_ids(run_dir: &Path) -> Vec<String> {

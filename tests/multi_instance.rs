@@ -5,10 +5,11 @@
 //! multi-instance review resumes to the same end.
 
 mod support;
+use support::{cuga, text};
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -16,34 +17,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `cuga-flo ARGS` from the repository root, stdin empty (no person at a terminal).
-fn cuga(args: &[&str], run_dir: &Path, env: &[(&str, String)]) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(root())
-        .env_remove("CUGA_FLO_APPS")
-        .env_remove("CUGA_FLO_CRASH_AT")
-        .env_remove("CUGA_FLO_CRASH_TRACE")
-        .env_remove("CUGA_FLO_CLOCK_OFFSET")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .arg("--run-dir")
-        .arg(run_dir)
-        .stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("cuga-flo runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn only_run(run_dir: &Path) -> String {

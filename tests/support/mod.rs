@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 use cuga_flo::app::{load_app, registry::app_at};
 use cuga_flo::check::check_app;
@@ -144,4 +145,33 @@ pub fn copy_dir(from: &Path, to: &Path) {
             fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// `cuga-flo ARGS` from the repository root, stdin empty (no person at a terminal).
+pub fn cuga(args: &[&str], run_dir: &Path, env: &[(&str, String)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_CRASH_AT")
+        .env_remove("CUGA_FLO_CRASH_TRACE")
+        .env_remove("CUGA_FLO_CLOCK_OFFSET")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .arg("--run-dir")
+        .arg(run_dir)
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("cuga-flo runs")
+}
+
+/// A command's exit status, stdout and stderr, for an assertion message.
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
