@@ -6,7 +6,9 @@
 //!   called directly on the harness or through the in-process MCP bridge;
 //! - each with events kept in memory, journalled without fsync (`Durability::Off`), or
 //!   journalled with an fsync per event (`Durability::Strict`); benches/journal.rs
-//!   compares the durability modes.
+//!   compares the durability modes;
+//! - `multi_instance_items`: one multi-instance task over n items, parallel and sequential
+//!   (divide by n for the cost per instance).
 //!
 //! Divide a run's time by N for the cost per transition or per control point.
 //! Run with `cargo bench --bench run`.
@@ -26,7 +28,7 @@ const N: usize = 200;
 #[path = "support/mod.rs"]
 mod support;
 
-use support::{chain, request};
+use support::{chain, multi_instance, multi_instance_request, request};
 
 fn main() {
     divan::main();
@@ -130,6 +132,29 @@ fn control_points_through_mcp(bencher: divan::Bencher, journalling: Journalling)
         rt.block_on(client.run_process(&args)).unwrap()
     });
     rt.block_on(bridge.shutdown());
+}
+
+/// One multi-instance task over `n` items (pass-through instances, journalled in memory),
+/// parallel and sequential: the cost per instance must not grow with `n`.
+#[divan::bench(args = [(false, 100), (false, 1000), (false, 4000), (true, 100), (true, 1000), (true, 4000)], sample_count = 5)]
+fn multi_instance_items(bencher: divan::Bencher, (sequential, n): (bool, usize)) {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = multi_instance(dir.path(), sequential);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut run = 0;
+    bencher.bench_local(|| {
+        run += 1;
+        let events: Arc<dyn EventSink> = Arc::new(MemorySink::new());
+        let outcome = rt
+            .block_on(NativeEngine::new().run(
+                multi_instance_request(&agent, run, n),
+                agent.clone(),
+                events,
+            ))
+            .unwrap();
+        assert_eq!(outcome.steps as usize, n + 2, "{outcome:?}");
+        outcome
+    });
 }
 
 /// `k` runs of the chain of tasks at once on a runtime with one worker per core, each

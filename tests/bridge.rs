@@ -262,13 +262,16 @@ async fn a_long_history_crosses_the_bridge_as_a_window_and_a_count() {
             run_id: "r".into(),
             process_key: key.clone(),
             element_id: "Activity_0oydey5".into(),
-            history: Arc::new((0..n).map(|i| format!("node{i}")).collect()),
+            history: (0..n)
+                .map(|i| format!("node{i}"))
+                .collect::<Vec<_>>()
+                .into(),
             ..ControlPointContext::default()
         };
         let _ = client.execute_task("Activity_0oydey5", ctx).await;
         let got = seen.0.lock().unwrap().pop().expect("the call arrived");
         assert_eq!(got.history_total(), n as u64);
         assert_eq!(got.history.len(), n.min(HISTORY_WINDOW));
-        assert_eq!(got.history.last().unwrap(), &format!("node{}", n - 1));
+        assert_eq!(got.history.last().unwrap(), format!("node{}", n - 1));
     }
 }

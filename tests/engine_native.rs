@@ -527,7 +527,7 @@ async fn a_sequence_runs_each_task_in_order_and_emits_events_before_effects() {
     assert_eq!(b.run_id, "run-1");
     assert_eq!(b.process_key, "demo_v1");
     assert_eq!(b.element_name.as_deref(), Some("B"));
-    assert_eq!(*b.history, ["s", "a", "b"]);
+    assert_eq!(b.history.to_vec(), ["s", "a", "b"]);
     assert_eq!(b.variables.get("x"), Some(&json!(1)));
     assert_eq!(b.model().process_id, "P");
     assert_eq!(b.model().nodes.len(), 4);

@@ -266,7 +266,7 @@ fn ctx(element: &str, vars: Value) -> ControlPointContext {
         run_id: "run-1".into(),
         process_key: "loan_test".into(),
         element_id: element.into(),
-        variables: Arc::new(vars.as_object().cloned().unwrap_or_default()),
+        variables: vars.as_object().cloned().unwrap_or_default().into(),
         ..ControlPointContext::default()
     }
 }
@@ -290,7 +290,7 @@ fn hook_ctx(hook: &str, flow: &str, vars: Value, executed: &[&str]) -> ControlPo
         condition: None,
     });
     c.executed = executed.iter().map(|s| s.to_string()).collect();
-    c.history = Arc::new(c.executed.clone());
+    c.history = c.executed.clone().into();
     c
 }
 

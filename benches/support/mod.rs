@@ -266,3 +266,40 @@ pub fn guarded(dir: &Path, blocks: usize, hooks: usize) -> cuga_flo::app::Loaded
     std::fs::write(config_dir.join("guarded_config.yaml"), yaml).unwrap();
     load_app(&app_from_config(&config_dir.join("guarded_config.yaml")))
 }
+
+/// Write an app (process key `bench_v1`) whose process is start → one task, multi-instance
+/// over the variable `items` (parallel, or sequential), collecting each instance's `result`
+/// into `results` → end, under `dir`, and its harness (no model: the task passes through).
+pub fn multi_instance(dir: &Path, sequential: bool) -> Arc<FlowAgent> {
+    let xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" id=\"d\" targetNamespace=\"t\">\n<process id=\"P\" isExecutable=\"true\">\n<startEvent id=\"s\"/>\n<task id=\"Review\"><multiInstanceLoopCharacteristics isSequential=\"{sequential}\"><loopDataInputRef>items</loopDataInputRef><inputDataItem id=\"i\" name=\"item\"/><loopDataOutputRef>results</loopDataOutputRef><outputDataItem id=\"o\" name=\"result\"/></multiInstanceLoopCharacteristics></task>\n<endEvent id=\"e\"/>\n<sequenceFlow id=\"f1\" sourceRef=\"s\" targetRef=\"Review\"/>\n<sequenceFlow id=\"f2\" sourceRef=\"Review\" targetRef=\"e\"/>\n</process>\n</definitions>\n"
+    );
+    let config_dir = dir.join("bench/config");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(config_dir.join("model.bpmn"), xml).unwrap();
+    std::fs::write(
+        config_dir.join("bench_config.yaml"),
+        "flow: {id: bench_v1, name: Bench, bpmn_file: model.bpmn}\n",
+    )
+    .unwrap();
+    let loaded = load_app(&app_from_config(&config_dir.join("bench_config.yaml")));
+    Arc::new(FlowAgent::new(&loaded, Arc::new(NoModel)).unwrap())
+}
+
+/// The request for run number `run` of a [`multi_instance`] app over `n` items (each a
+/// small object, as a line item would be).
+pub fn multi_instance_request(agent: &FlowAgent, run: usize, n: usize) -> RunRequest {
+    let items: Vec<serde_json::Value> = (0..n)
+        .map(|i| serde_json::json!({"line": i, "description": format!("item {i}"), "amount": i * 10}))
+        .collect();
+    let mut variables = serde_json::Map::new();
+    variables.insert("items".into(), serde_json::Value::Array(items));
+    RunRequest::new(
+        format!("run-{run}"),
+        "bench_v1".into(),
+        Arc::new(agent.process().unwrap().clone()),
+        agent.annotations(),
+        variables,
+        None,
+    )
+}

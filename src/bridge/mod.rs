@@ -5,6 +5,7 @@
 
 pub mod child;
 pub mod run;
+pub mod shared;
 pub mod types;
 
 use std::future::Future;

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use super::shared::{History, HistoryView, ScopedVariables};
 use crate::bpmn::{Flow, Process};
 pub use crate::vocab::{Decider, HookAction, Taint, TaskStatus, Untrusted, record_provenance};
 use crate::vocab::{ModelCall, Question};
@@ -27,13 +28,14 @@ pub struct ControlPointContext {
     pub element_name: Option<String>,
     // `variables`, `history` and `model` are shared, not copied, by the contexts of one
     // run (the JSON is the same as for plain values).
-    /// The process variables as they are now.
+    /// The process variables as they are now (inside a multi-instance activity, with the
+    /// instance's own over them).
     #[serde(default)]
-    pub variables: Arc<Variables>,
+    pub variables: ScopedVariables,
     /// The ids of the nodes entered so far, in order: all of them, or (over MCP) the most
     /// recent [`HISTORY_WINDOW`] with `history_len` counting all.
     #[serde(default)]
-    pub history: Arc<Vec<String>>,
+    pub history: History,
     /// How many nodes were entered in all, when `history` holds only the most recent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_len: Option<u64>,
@@ -100,7 +102,8 @@ impl ControlPointContext {
         let len = self.history.len();
         if len > window {
             let total = self.history_total();
-            self.history = Arc::new(self.history[len - window..].to_vec());
+            let recent = self.history.view()[len - window..].to_vec();
+            self.history = History::from(recent);
             self.history_len = Some(total);
         }
     }

@@ -10,8 +10,6 @@
 //! process saw: a run re-attached to its instance after a crash gives a waiting worker
 //! the key it had, and so finds the answer its journal holds for it.
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value};
 
 use super::adapt::Plan;
@@ -19,7 +17,7 @@ use super::check_choice;
 use super::external::Witness;
 use super::rewrite::{Rewritten, Role};
 use crate::bpmn::{Flow, GatewayKind, NodeKind, Process};
-use crate::bridge::{ControlPointContext, ControlPoints, EdgeInfo, FlowOption};
+use crate::bridge::{ControlPointContext, ControlPoints, EdgeInfo, FlowOption, History};
 use crate::vocab::TaskStatus;
 
 /// What to do with a hook's worker.
@@ -61,8 +59,8 @@ impl Asker<'_> {
             process_key: self.process_key.to_string(),
             element_id: element.to_string(),
             element_name: self.process.node(element).and_then(|n| n.name.clone()),
-            variables: Arc::new(variables),
-            history: Arc::new(path.to_vec()),
+            variables: variables.into(),
+            history: History::from(path.to_vec()),
             ..ControlPointContext::default()
         }
     }
@@ -112,7 +110,7 @@ impl Asker<'_> {
             .collect();
         let mut ctx = self.context(gateway, key, variables, path);
         // The token is entering the gateway (the engine records it after this step).
-        Arc::make_mut(&mut ctx.history).push(gateway.to_string());
+        ctx.history.push(gateway.to_string());
         ctx.flows = outgoing
             .iter()
             .map(|f| {

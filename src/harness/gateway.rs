@@ -96,9 +96,9 @@ pub(crate) async fn route(
         let Some(text) = &f.condition else { continue };
         let key = (gateway_id.to_string(), f.id.clone());
         let truth = match agent.conditions.flows.get(&key) {
-            Some(e) => e.eval(ctx.variables.as_ref()),
+            Some(e) => e.eval(&ctx.variables),
             None => match expr::parse(text) {
-                Ok(e) => e.eval(ctx.variables.as_ref()),
+                Ok(e) => e.eval(&ctx.variables),
                 // Something else can decide: the condition counts as UNKNOWN.
                 Err(_) if reasoning => Truth::Unknown,
                 Err(err) => {
@@ -172,7 +172,7 @@ pub(crate) async fn route(
     let mut gateway_unknown = false;
     if let Some(e) = gateway_condition {
         let yes = flows.iter().position(|f| !f.is_default).unwrap_or(0);
-        match e.eval(ctx.variables.as_ref()) {
+        match e.eval(&ctx.variables) {
             Truth::True => {
                 return Ok(decision(
                     vec![flows[yes].id.clone()],
@@ -291,7 +291,7 @@ impl Route<'_> {
                 .conditions
                 .gateways
                 .get(gw)
-                .map(|e| e.eval(ctx.variables.as_ref())),
+                .map(|e| e.eval(&ctx.variables)),
             flows: offered.clone(),
             evaluations: self
                 .evals

@@ -70,7 +70,7 @@ pub(crate) async fn evaluate(
         ));
     }
     if let Some(guard) = agent.conditions.guards.get(&hook.id.value) {
-        let truth = guard.eval(ctx.variables.as_ref());
+        let truth = guard.eval(&ctx.variables);
         if truth != Truth::True {
             return Ok(HookDecision::proceed(
                 Decider::Condition,

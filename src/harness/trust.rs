@@ -30,7 +30,7 @@ pub(crate) fn untrusted(config: &FlowConfig, ctx: &ControlPointContext) -> Vec<(
     match &ctx.untrusted {
         Some(record) => record
             .iter()
-            .filter(|(name, _)| ctx.variables.contains_key(*name))
+            .filter(|(name, _)| ctx.variables.contains_key(name))
             .map(|(name, taint)| (name.clone(), taint.clone()))
             .collect(),
         None => over_approximated(config, &ctx.variables),
@@ -113,7 +113,7 @@ mod tests {
 
     fn ctx(vars: serde_json::Value, record: Option<Untrusted>) -> ControlPointContext {
         ControlPointContext {
-            variables: Arc::new(vars.as_object().cloned().unwrap()),
+            variables: Arc::new(vars.as_object().cloned().unwrap()).into(),
             untrusted: record.map(Arc::new),
             ..ControlPointContext::default()
         }

@@ -648,7 +648,8 @@ mod tests {
                         .as_object()
                         .unwrap()
                         .clone(),
-                ),
+                )
+                .into(),
                 ..ControlPointContext::default()
             },
             calls: Default::default(),

@@ -558,7 +558,7 @@ mod tests {
             output_kinds: Default::default(),
             context: ControlPointContext {
                 run_id: "run-1".into(),
-                variables: Arc::new(vars),
+                variables: Arc::new(vars).into(),
                 ..ControlPointContext::default()
             },
             calls: Default::default(),
@@ -599,7 +599,7 @@ mod tests {
         let a = task("T", vars(json!({"x": 1, "y": {"b": 2, "a": 1}})));
         let mut b = task("T", vars(json!({"y": {"a": 1, "b": 2}, "x": 1})));
         b.context.run_id = "run-2".into();
-        b.context.history = Arc::new(vec!["S".into()]);
+        b.context.history = crate::bridge::History::from(vec!["S".into()]);
         assert_eq!(context_digest(&a), context_digest(&b));
         let c = task("T", vars(json!({"x": 2, "y": {"a": 1, "b": 2}})));
         assert_ne!(context_digest(&a), context_digest(&c));

@@ -426,7 +426,7 @@ mod tests {
 
     fn hook(policy: &str, vars: serde_json::Value) -> HookRequest {
         let context = ControlPointContext {
-            variables: Arc::new(vars.as_object().cloned().unwrap_or_default()),
+            variables: Arc::new(vars.as_object().cloned().unwrap_or_default()).into(),
             ..Default::default()
         };
         HookRequest {
@@ -528,7 +528,7 @@ mod tests {
         let policy = "```rules\nwhen ${x} > 1 then take F1\n```\n";
         let req = |x: serde_json::Value| {
             let context = ControlPointContext {
-                variables: Arc::new(json!({ "x": x }).as_object().cloned().unwrap()),
+                variables: Arc::new(json!({ "x": x }).as_object().cloned().unwrap()).into(),
                 ..Default::default()
             };
             GatewayRequest {

@@ -232,7 +232,7 @@ impl Witness {
     /// A call arrives: journal the nodes entered since the last one.
     fn begin(&self, ctx: &ControlPointContext) -> Instant {
         let mut seen = self.seen();
-        self.enter_new_from(&mut seen, &ctx.history, ctx.history_total() as usize);
+        self.enter_new_from(&mut seen, &ctx.history.view(), ctx.history_total() as usize);
         seen.variables = Map::clone(&ctx.variables);
         seen.answering += 1;
         seen.last_activity = Instant::now();

@@ -25,7 +25,7 @@ impl Run {
             process_key: self.request.process_key.clone(),
             element_id: element_id.to_string(),
             element_name,
-            variables: self.variables.clone(),
+            variables: self.variables.clone().into(),
             untrusted: self.untrusted.clone(),
             history: self.path.clone(),
             model,

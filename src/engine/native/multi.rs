@@ -48,7 +48,7 @@ use serde_json::{Map, Value};
 use super::run::{Run, Step};
 use super::tokens::{At, ROOT, TokenId};
 use crate::bpmn::{LoopKind, MultiInstance};
-use crate::bridge::{ControlPointContext, Taint};
+use crate::bridge::{ControlPointContext, ScopedVariables, Taint};
 use crate::engine::EngineError;
 use crate::engine::topology::LiveNode;
 use crate::expr::{self, VarPath, Variables};
@@ -269,13 +269,15 @@ impl Run {
         if chain.is_empty() {
             return;
         }
-        let mut variables = Map::clone(&ctx.variables);
+        // The instances' own variables go in a layer over the shared process variables:
+        // a call costs the same whatever the size of the collection.
+        let mut own = Map::new();
         let mut untrusted = ctx.untrusted.as_deref().cloned();
         for t in chain.iter().rev() {
             let Some(instance) = self.multi.instances.get(t) else {
                 continue;
             };
-            variables.extend(instance.locals.clone());
+            own.extend(instance.locals.clone());
             let body = self.multi.bodies.get(&instance.body);
             if let (Some(untrusted), Some(body)) = (&mut untrusted, body) {
                 for name in instance.locals.keys() {
@@ -286,7 +288,7 @@ impl Run {
                 }
             }
         }
-        ctx.variables = Arc::new(variables);
+        ctx.variables = ScopedVariables::scoped(ctx.variables.process().clone(), own);
         ctx.untrusted = untrusted.map(Arc::new);
     }
 

@@ -1,8 +1,6 @@
 //! Token movement: traversing flows, reaching and entering nodes, what each kind of node
 //! does with a token, leaving nodes, ending tokens and sub-process instances.
 
-use std::sync::Arc;
-
 use serde_json::Map;
 
 use super::run::{Run, Step};
@@ -88,7 +86,7 @@ impl Run {
             instance,
         })?;
         self.steps += 1;
-        Arc::make_mut(&mut self.path).push(node.id.clone());
+        self.path.push(node.id.clone());
         if self.executed.insert(node.id.clone()) {
             self.executed_order.push(node.id.clone());
         }

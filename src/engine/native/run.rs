@@ -24,7 +24,7 @@ use super::messages::Mailbox;
 use super::replay::{Asked, Replay};
 use super::tokens::{At, ROOT, ScopeId, TokenId, Tokens};
 use crate::app::EngineKind;
-use crate::bridge::{ControlPoints, NewTask, Taint, Untrusted, record_provenance};
+use crate::bridge::{ControlPoints, History, NewTask, Taint, Untrusted, record_provenance};
 use crate::engine::support;
 use crate::engine::topology::Topology;
 use crate::engine::{DEFAULT_STEP_BUDGET, EngineError, RunOutcome, RunRequest};
@@ -104,8 +104,8 @@ pub(super) struct Run {
     /// (`None`: unknown, for a run journalled before provenance was recorded). Recorded
     /// from the request and the answers' taints, never judged here.
     pub untrusted: Option<Arc<Untrusted>>,
-    /// Node entries, in order; shared likewise.
-    pub path: Arc<Vec<String>>,
+    /// Node entries, in order: an append-only log the contexts share.
+    pub path: History,
     /// The nodes entered so far, as a set and in order of first entry.
     pub executed: BTreeSet<String>,
     pub executed_order: Vec<String>,
@@ -202,7 +202,7 @@ impl Run {
             control_points,
             sink,
             inserted: BTreeMap::new(),
-            path: Arc::default(),
+            path: History::default(),
             executed: BTreeSet::new(),
             executed_order: Vec::new(),
             steps: 0,
@@ -253,7 +253,7 @@ impl Run {
             message,
             variables,
             steps: self.steps,
-            path: Arc::unwrap_or_clone(self.path),
+            path: self.path.to_vec(),
         })
     }
 

@@ -308,7 +308,7 @@ struct Common<'a> {
 
 fn common_context(c: Common<'_>) -> Map<String, Value> {
     let model = c.context.model();
-    let history = c.context.history.as_slice();
+    let history = c.context.history.view();
     let shown = &history[history.len().saturating_sub(MAX_PATH)..];
     // Over a transport `history` may hold only the latest entries; count every one.
     let skipped = (c.context.history_total() as usize).saturating_sub(shown.len());
@@ -774,8 +774,8 @@ mod tests {
             process_key: "loan".into(),
             element_id: String::new(),
             element_name: None,
-            variables: Arc::new(vars.as_object().cloned().unwrap_or_default()),
-            history: Arc::new(vec!["Start".into(), "Score".into()]),
+            variables: Arc::new(vars.as_object().cloned().unwrap_or_default()).into(),
+            history: crate::bridge::History::from(vec!["Start".into(), "Score".into()]),
             history_len: None,
             model: Some(Arc::new(model())),
             instruction: None,
@@ -894,7 +894,8 @@ mod tests {
     #[test]
     fn a_windowed_history_still_counts_every_node_entered() {
         let mut req = gateway_request();
-        req.context.history = Arc::new((0..1000).map(|i| format!("n{i}")).collect());
+        req.context.history =
+            crate::bridge::History::from((0..1000).map(|i| format!("n{i}")).collect::<Vec<_>>());
         let full = Templates::builtin().gateway(&req).unwrap();
         req.context.window_history(crate::bridge::HISTORY_WINDOW);
         assert_eq!(req.context.history.len(), crate::bridge::HISTORY_WINDOW);
@@ -1027,7 +1028,8 @@ mod tests {
                 .as_object()
                 .cloned()
                 .unwrap(),
-        );
+        )
+        .into();
         let p = Templates::builtin().hook(&req).unwrap();
         let (id, body) = the_fence(&p.user);
         assert!(!hostile.contains(&id));
