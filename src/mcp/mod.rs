@@ -272,6 +272,11 @@ pub struct RunProcessResult {
     pub variables: Map<String, Value>,
     pub steps: u64,
     pub path: Vec<String>,
+    /// An engine that owns its tokens: its records not sent with a context yet
+    /// ([`crate::bridge::EngineRecord`], docs/bridge.md §12.3). cuga-flo's own engines
+    /// journal theirs themselves and send none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<crate::bridge::EngineRecord>,
 }
 
 /// The MCP server: every tool of the bridge.
@@ -542,6 +547,7 @@ impl RunProcessResult {
             variables: outcome.variables,
             steps: outcome.steps,
             path: outcome.path,
+            records: Vec::new(),
         }
     }
 }

@@ -210,8 +210,8 @@ async fn drive(
         .http
         .shutdown(Duration::from_secs(1), || false)
         .await;
-    let result = result?;
-    witness.entered(&result.path);
+    let mut result = result?;
+    witness.entered(&result.path, std::mem::take(&mut result.records));
     Ok(RunOutcome {
         status: result.status,
         message: result.message,

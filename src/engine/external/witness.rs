@@ -19,14 +19,14 @@ use serde_json::Map;
 use super::prior::Prior;
 use crate::bpmn::Process;
 use crate::bridge::{
-    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, GatewayDecision,
-    HookDecision, TaskOutcome, Variables,
+    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, EngineRecord,
+    GatewayDecision, HookDecision, TaskOutcome, Variables,
 };
 use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
 use crate::engine::native::replay::{Recalled, recall};
 use crate::engine::topology::{LiveFlow, Topology};
 use crate::journal::{Event, EventSink, JournalError};
-use crate::vocab::{Decider, HookAction, ModelCall, TaskStatus};
+use crate::vocab::{Decider, HookAction, ModelCall, TaskStatus, error_code};
 
 /// What a conforming engine applies of a hook decision: the action as checked against
 /// the live topology, and the state updates (none when the action was refused).
@@ -72,6 +72,8 @@ struct Seen {
     /// Nodes a hook's `skip_node` sends a token to, journalled as skipped when the engine
     /// enters them (as the native engine records them).
     skips: BTreeMap<String, (Decider, Option<String>)>,
+    /// The engine's own records not journalled yet (their place is not reached yet).
+    pending: Vec<EngineRecord>,
 }
 
 impl Witness {
@@ -92,6 +94,7 @@ impl Witness {
                 last_activity: Instant::now(),
                 journal_error: None,
                 skips: BTreeMap::new(),
+                pending: Vec::new(),
             }),
             prior: None,
         }
@@ -171,27 +174,84 @@ impl Witness {
         self.seen().journal_error.clone()
     }
 
-    /// Journal the entries of `path` not journalled yet (the engine's path so far).
-    pub fn entered(&self, path: &[String]) {
+    /// Journal the entries of `path` not journalled yet (the engine's path so far), and
+    /// every record of the engine's own (the result's `records`, then what is pending).
+    pub fn entered(&self, path: &[String], records: Vec<EngineRecord>) {
         let mut seen = self.seen();
-        self.enter_new(&mut seen, path);
+        Self::take_records(&mut seen, records);
+        self.enter_new_from(&mut seen, path, path.len());
+        for record in std::mem::take(&mut seen.pending) {
+            self.emit_record(&mut seen, record);
+        }
     }
 
-    fn enter_new(&self, seen: &mut Seen, path: &[String]) {
-        self.enter_new_from(seen, path, path.len());
+    /// Keep the engine's records that cuga-flo journals until their place is reached.
+    fn take_records(seen: &mut Seen, records: Vec<EngineRecord>) {
+        for record in records {
+            match &record.event {
+                Event::NodeEntered { .. }
+                | Event::EventThrown { .. }
+                | Event::MessageReceived { .. }
+                | Event::ChildStarted { .. } => seen.pending.push(record),
+                other => tracing::warn!(
+                    "the engine sent a `{}` record: cuga-flo derives those itself, it is ignored",
+                    other.name()
+                ),
+            }
+        }
     }
 
-    /// [`Self::enter_new`] for the latest entries of a path of `total` entries (a context
+    /// Journal a pending record whose place is reached (a `node_entered` record whose
+    /// entry is behind: it has nothing more to say).
+    fn emit_record(&self, seen: &mut Seen, record: EngineRecord) {
+        if !matches!(record.event, Event::NodeEntered { .. }) {
+            self.emit(seen, record.event);
+        }
+    }
+
+    /// Journal the pending records placed before entry `index` of the path.
+    fn emit_records_before(&self, seen: &mut Seen, index: u64) {
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut seen.pending)
+            .into_iter()
+            .partition(|r| {
+                r.at < index || (r.at == index && !matches!(r.event, Event::NodeEntered { .. }))
+            });
+        seen.pending = later;
+        for record in due {
+            self.emit_record(seen, record);
+        }
+    }
+
+    /// The instance the engine's `node_entered` record for entry `index` (of `node`) names.
+    fn entry_instance(
+        seen: &mut Seen,
+        index: u64,
+        node: &str,
+    ) -> Option<crate::vocab::InstanceVisit> {
+        let at = seen.pending.iter().position(|r| {
+            r.at == index && matches!(&r.event, Event::NodeEntered { node: n, .. } if n == node)
+        })?;
+        match seen.pending.remove(at).event {
+            Event::NodeEntered { instance, .. } => instance,
+            _ => None,
+        }
+    }
+
+    /// Journal the entries not journalled yet of the latest entries of a path of `total` entries (a context
     /// that carries a window of its history, `history_len` counting all).
     fn enter_new_from(&self, seen: &mut Seen, path: &[String], total: usize) {
         if total <= seen.entered {
+            self.emit_records_before(seen, total as u64);
             return;
         }
         // Entries before the window were sent with earlier calls (an engine sends every
         // entry not sent before); those already journalled are skipped.
         let offset = total - path.len();
         let from = seen.entered.saturating_sub(offset).min(path.len());
-        for node in path[from..].iter().cloned() {
+        for (i, node) in path[from..].iter().cloned().enumerate() {
+            let index = (offset + from + i) as u64;
+            self.emit_records_before(seen, index);
+            let instance = Self::entry_instance(seen, index, &node);
             let (kind, name) = match seen.topology.node(&node) {
                 Some(n) => (n.kind.tag().to_string(), n.name.clone()),
                 None => ("unknown".to_string(), None),
@@ -203,7 +263,7 @@ impl Witness {
                     kind,
                     name,
                     token: 0,
-                    instance: None,
+                    instance,
                 },
             );
             if let Some((decided_by, reason)) = seen.skips.remove(&node) {
@@ -227,11 +287,13 @@ impl Witness {
             }
         }
         seen.entered = total;
+        self.emit_records_before(seen, total as u64);
     }
 
     /// A call arrives: journal the nodes entered since the last one.
-    fn begin(&self, ctx: &ControlPointContext) -> Instant {
+    fn begin(&self, ctx: &mut ControlPointContext) -> Instant {
         let mut seen = self.seen();
+        Self::take_records(&mut seen, std::mem::take(&mut ctx.records));
         self.enter_new_from(&mut seen, &ctx.history, ctx.history_total() as usize);
         seen.variables = Map::clone(&ctx.variables);
         seen.answering += 1;
@@ -354,7 +416,7 @@ impl Witness {
     pub(crate) async fn hook(
         &self,
         hook_id: &str,
-        ctx: ControlPointContext,
+        mut ctx: ControlPointContext,
     ) -> Result<(HookDecision, Applying), ControlPointError> {
         if let Some(Recalled::Hook(result)) = self.recalled(&ctx) {
             let key = ctx.idempotency_key.as_deref().unwrap_or_default();
@@ -364,7 +426,7 @@ impl Witness {
                 (decision, applying)
             });
         }
-        let started = self.begin(&ctx);
+        let started = self.begin(&mut ctx);
         let executed = ctx.executed.clone();
         let edge = ctx.edge.clone();
         let key = ctx.idempotency_key.clone();
@@ -435,10 +497,11 @@ impl ControlPoints for Witness {
     ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
         let task_id = task_id.to_string();
         Box::pin(async move {
+            let mut ctx = ctx;
             if let Some(Recalled::Task(outcome)) = self.recalled(&ctx) {
                 return Ok(outcome);
             }
-            let started = self.begin(&ctx);
+            let started = self.begin(&mut ctx);
             let key = ctx.idempotency_key.clone();
             let result = self.inner.execute_task(&task_id, ctx).await;
             match &result {
@@ -453,7 +516,14 @@ impl ControlPoints for Witness {
                         decided_by: outcome.decided_by,
                         reason: outcome.reason.clone(),
                         error: outcome.error.clone(),
-                        error_code: outcome.error_code.clone(),
+                        // A failed task raises a BPMN error: the code it names, else
+                        // the generic one (as the native engine records it).
+                        error_code: (outcome.status == TaskStatus::Failed).then(|| {
+                            outcome
+                                .error_code
+                                .clone()
+                                .unwrap_or_else(|| error_code::TASK_FAILED.to_string())
+                        }),
                         duration_ms: elapsed_ms(started),
                         digest: outcome.digest.clone(),
                         taint: outcome.taint.clone(),
@@ -472,10 +542,11 @@ impl ControlPoints for Witness {
     ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
         let gateway_id = gateway_id.to_string();
         Box::pin(async move {
+            let mut ctx = ctx;
             if let Some(Recalled::Gateway(decision)) = self.recalled(&ctx) {
                 return Ok(decision);
             }
-            let started = self.begin(&ctx);
+            let started = self.begin(&mut ctx);
             let key = ctx.idempotency_key.clone();
             let result = self.inner.route_gateway(&gateway_id, ctx).await;
             match &result {
