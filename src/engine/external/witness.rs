@@ -580,3 +580,139 @@ impl ControlPoints for Witness {
         self.inner.restores_unchanged_model()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::journal::store::MemorySink;
+
+    /// Control points that are never asked (the witness only journals here).
+    struct Unasked;
+
+    impl ControlPoints for Unasked {
+        fn execute_task(
+            &self,
+            _: &str,
+            _: ControlPointContext,
+        ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+            unreachable!("no control point is asked")
+        }
+        fn route_gateway(
+            &self,
+            _: &str,
+            _: ControlPointContext,
+        ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+            unreachable!("no control point is asked")
+        }
+        fn evaluate_hook(
+            &self,
+            _: &str,
+            _: ControlPointContext,
+        ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+            unreachable!("no control point is asked")
+        }
+    }
+
+    fn witness() -> (Witness, Arc<MemorySink>) {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+<process id="p"><startEvent id="S"/><task id="A"/><endEvent id="E"/><task id="H"/>
+<boundaryEvent id="B" attachedToRef="A"><errorEventDefinition/></boundaryEvent>
+</process></definitions>"#;
+        let doc = crate::bpmn::parse(Path::new("t.bpmn"), xml.as_bytes()).unwrap();
+        let sink = Arc::new(MemorySink::new());
+        let w = Witness::new(
+            &doc.processes[0],
+            Variables::new(),
+            Arc::new(Unasked),
+            sink.clone(),
+        );
+        (w, sink)
+    }
+
+    fn records(values: Vec<Value>) -> Vec<EngineRecord> {
+        values
+            .into_iter()
+            .map(|v| serde_json::from_value(v).unwrap())
+            .collect()
+    }
+
+    fn shape(sink: &MemorySink) -> Vec<String> {
+        sink.records()
+            .iter()
+            .map(|r| match &r.event {
+                Event::NodeEntered {
+                    node,
+                    instance: Some(i),
+                    ..
+                } => format!("{node}#{}/{}", i.loop_counter, i.instances),
+                Event::NodeEntered { node, .. } => node.clone(),
+                e => e.name().to_string(),
+            })
+            .collect()
+    }
+
+    /// The engine's records land where it placed them among the node entries: a
+    /// `node_entered` record gives its entry's instance, the others are journalled as
+    /// sent, and the kinds cuga-flo derives itself are ignored.
+    #[test]
+    fn engine_records_are_journalled_in_their_place() {
+        let (w, sink) = witness();
+        let path: Vec<String> = ["S", "A", "A", "B", "H"].map(String::from).to_vec();
+        let sent = records(vec![
+            json!({"at": 1, "event": "node_entered", "node": "A", "kind": "task", "name": null,
+                   "token": 3, "instance": {"loop_counter": 1, "instances": 2}}),
+            json!({"at": 2, "event": "node_entered", "node": "A", "kind": "task", "name": null,
+                   "token": 4, "instance": {"loop_counter": 2, "instances": 2}}),
+            json!({"at": 3, "event": "event_thrown", "kind": "error", "code": "X", "node": "A",
+                   "caught_by": "B", "activity": "A", "interrupting": true}),
+            json!({"at": 0, "event": "flow_taken", "flow": "f", "source": "S", "target": "A",
+                   "token": 1}),
+        ]);
+        w.entered(&path, sent);
+        assert_eq!(
+            shape(&sink),
+            ["S", "A#1/2", "A#2/2", "event_thrown", "B", "H"]
+        );
+        let state = crate::journal::FlowState::fold(&sink.records());
+        assert_eq!(state.throws.len(), 1);
+        assert_eq!(state.throws[0].caught_by.as_deref(), Some("B"));
+    }
+
+    /// A context's records are journalled with the entries its history brings; those
+    /// placed beyond it wait for the next call or the result.
+    #[test]
+    fn a_contexts_records_wait_for_their_place() {
+        let (w, sink) = witness();
+        let mut ctx = ControlPointContext {
+            history: Arc::new(vec!["S".into(), "A".into()]),
+            records: records(vec![
+                json!({"at": 2, "event": "message_received", "key": "r:C:1",
+                "node": "C", "kind": "message", "name": "M", "thrown_by": "T"}),
+            ]),
+            ..ControlPointContext::default()
+        };
+        w.begin(&mut ctx);
+        assert!(ctx.records.is_empty(), "the harness is not given them");
+        assert_eq!(shape(&sink), ["S", "A", "message_received"]);
+        w.entered(&["S".into(), "A".into(), "E".into()], Vec::new());
+        assert_eq!(shape(&sink), ["S", "A", "message_received", "E"]);
+    }
+
+    /// A result without records (an engine that sends none) journals its path as before.
+    #[test]
+    fn an_engine_that_sends_no_records_still_works() {
+        let (w, sink) = witness();
+        let result: crate::mcp::RunProcessResult = serde_json::from_value(json!({
+            "run_id": "r", "status": "completed", "message": null, "variables": {},
+            "steps": 2, "path": ["S", "E"]}))
+        .unwrap();
+        assert!(result.records.is_empty());
+        w.entered(&result.path, result.records);
+        assert_eq!(shape(&sink), ["S", "E"]);
+    }
+}
