@@ -76,13 +76,13 @@ pub struct ControlPointContext {
     pub instance: Option<crate::vocab::InstanceVisit>,
     /// An engine that owns its tokens (an external engine): the records of its own made
     /// since its previous call, which cuga-flo cannot derive from `history` (docs/bridge.md
-    /// §12.3). Absent for every other engine; the harness does not read them.
+    /// §12.2). Absent for every other engine; the harness does not read them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub records: Vec<EngineRecord>,
 }
 
 /// A journal record an engine that owns its tokens made itself, placed among its node
-/// entries: `at` entries of its path come before it (docs/bridge.md §12.3). The record
+/// entries: `at` entries of its path come before it (docs/bridge.md §12.2). The record
 /// is the journal's own ([`crate::journal::Event`], flattened beside `at`); cuga-flo
 /// journals `event_thrown`, `message_received` and `child_started` records as they are,
 /// and takes a `node_entered` record as the entry `at` of the path (its `instance`), and

@@ -273,7 +273,7 @@ pub struct RunProcessResult {
     pub steps: u64,
     pub path: Vec<String>,
     /// An engine that owns its tokens: its records not sent with a context yet
-    /// ([`crate::bridge::EngineRecord`], docs/bridge.md §12.3). cuga-flo's own engines
+    /// ([`crate::bridge::EngineRecord`], docs/bridge.md §12.2). cuga-flo's own engines
     /// journal theirs themselves and send none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub records: Vec<crate::bridge::EngineRecord>,

@@ -16,7 +16,27 @@ Supported
 - start events (process level: the none start events, else every start event), end events
   (a terminate end event ends the run `terminated`, inside a sub-process only that
   instance), intermediate events (pass through; a link throw jumps to its catch).
-- tasks of every kind, call activities and inserted tasks -> `execute_task`.
+- tasks of every kind, call activities and inserted tasks -> `execute_task`; the call waits
+  its turn in the queue (tokens that need no call move first, as natively calls overlap).
+  Each call carries its `idempotency_key` (`<run>:<element>:<visit>`).
+- BPMN errors and escalations: a failed task (`failed`: its `error_code`, else TASK_FAILED;
+  a ControlPointError: UNANSWERED), error and escalation end events and escalation throw
+  events throw outwards to boundary events (by code, else catch-all; interrupting or not)
+  and event sub-processes, as src/engine/native/throws.rs; an uncaught error fails the run
+  with the native engine's message, an uncaught escalation passes.
+- event sub-processes (error, escalation, message, signal, zero-duration timer starts;
+  interrupting or not), armed while their scope runs.
+- multi-instance activities (tasks, call activities, sub-processes; parallel or
+  sequential; collection or cardinality, completion condition, output collection). Their
+  expressions are evaluated here with the subset in `evaluate` (variables, literals,
+  comparisons, arithmetic, and/or/not in JUEL `${...}` or FEEL `= ...`); anything else
+  fails the run, naming the expression.
+- messages and signals thrown within the run reach its catches (catch events, boundary
+  events, event-based gateways, event sub-process starts); zero-duration timers fire once
+  nothing else can move.
+- the records cuga-flo cannot derive (docs/bridge.md §12.2): `event_thrown`,
+  `message_received`, `node_entered` with a multi-instance `instance`, sent with the next
+  context or the result.
 - exclusive / event-based (exactly one flow) and inclusive / complex (one or more) gateways
   with >= 2 outgoing flows -> `route_gateway`; parallel gateways and single-flow gateways
   pass the token on (a split sends one along every flow). Parallel, inclusive and complex
@@ -39,8 +59,9 @@ point (§6.4), e.g. ``task `X` failed: no answer from the bridge within 120s``.
 Not supported / simplifications
 - Tokens move one at a time: a control-point call blocks the run (the branches of a split
   are not concurrent; they run in the order of their flows).
-- Event sub-processes never start, boundary events never fire, timers do not wait,
-  messages are not awaited (as in the native engine). <unsupported> elements fail the run.
+- A run cannot park (docs/bridge.md §13): one that can only wait for a message or signal
+  from outside, or a timer that is not due at once, fails naming what it waits for.
+  <unsupported> elements fail the run. Receive tasks are asked of `execute_task`.
 - No retries; the engine's journal stays with the engine (the bridge has no tool for it).
 
 Environment: CUGA_FLO_ENGINE_CALL_TIMEOUT (seconds, default 120) bounds every call to the
@@ -485,7 +506,7 @@ class Run:
         self.calling: str | None = None  # the control-point call in flight (see `ask`)
         self.last_id = 0
         self.events: list[dict] = []
-        # The records cuga-flo cannot derive from the contexts (docs/bridge.md §12.3),
+        # The records cuga-flo cannot derive from the contexts (docs/bridge.md §12.2),
         # not sent yet: each goes with the next context, or with the result.
         self.unsent: list[dict] = []
 
@@ -1277,7 +1298,7 @@ class RunProcessResult(BaseModel):
     variables: dict[str, Any]
     steps: int
     path: list[str]
-    # The records cuga-flo cannot derive from the contexts, not sent with one (§12.3).
+    # The records cuga-flo cannot derive from the contexts, not sent with one (§12.2).
     records: list[dict[str, Any]] = []
 
 
