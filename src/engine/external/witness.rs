@@ -529,7 +529,24 @@ impl ControlPoints for Witness {
                         taint: outcome.taint.clone(),
                     }]
                 }),
-                Err(e) => self.end(&task_id, &e.calls, |_| Vec::new()),
+                // Unanswered, the task failed: a conforming engine raises UNANSWERED (as
+                // the native engine journals it).
+                Err(e) => self.end(&task_id, &e.calls, |_| {
+                    vec![Event::TaskFinished {
+                        key: key.clone(),
+                        node: task_id.clone(),
+                        status: TaskStatus::Failed,
+                        outputs: Map::new(),
+                        variables: Map::new(),
+                        decided_by: Decider::None,
+                        reason: None,
+                        error: Some(e.message.clone()),
+                        error_code: Some(error_code::UNANSWERED.to_string()),
+                        duration_ms: elapsed_ms(started),
+                        digest: None,
+                        taint: None,
+                    }]
+                }),
             }
             result
         })
