@@ -82,6 +82,12 @@ const SCENARIOS: &[(&str, &str, &str)] = &[
     ),
     ("receive_order", "receive_order_v1", "standard"),
     ("receive_order", "receive_order_v1", "no_invoice_1212"),
+    // A parallel multi-instance task, error boundaries on it and on the payment.
+    ("invoice_payment", "invoice_payment_v1", "paid"),
+    ("invoice_payment", "invoice_payment_v1", "lines_reviewed"),
+    ("invoice_payment", "invoice_payment_v1", "line_disputed"),
+    ("invoice_payment", "invoice_payment_v1", "payment_declined"),
+    ("invoice_payment", "invoice_payment_v1", "agent_fails"),
 ];
 
 /// `cuga-flo serve APP --http 127.0.0.1:0` with a bearer token, scripted answers and no model.

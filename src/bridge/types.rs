@@ -84,9 +84,10 @@ pub struct ControlPointContext {
 /// A journal record an engine that owns its tokens made itself, placed among its node
 /// entries: `at` entries of its path come before it (docs/bridge.md §12.2). The record
 /// is the journal's own ([`crate::journal::Event`], flattened beside `at`); cuga-flo
-/// journals `event_thrown`, `message_received` and `child_started` records as they are,
-/// and takes a `node_entered` record as the entry `at` of the path (its `instance`), and
-/// ignores the other kinds (it derives them itself).
+/// journals `event_thrown`, `message_received`, `child_started` and `variables_set` (not
+/// a hook's: those it derives) records as they are, takes a `node_entered` record as the
+/// entry `at` of the path (its `instance`), and ignores the other kinds (it derives them
+/// itself).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct EngineRecord {
     /// How many node entries of the run's path come before the record (for a

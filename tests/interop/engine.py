@@ -1097,7 +1097,7 @@ class Run:
         body = self.bodies.pop(body_token)
         target = body["spec"].get("output_collection")
         if target:
-            self.emit("variables_set", source=f"multi-instance {body['node']}", values={target: body["outputs"]})
+            self.record("variables_set", source=f"multi-instance {body['node']}", values={target: body["outputs"]})
             self.vars[target] = body["outputs"]
         self.place(body_token, "node", body["node"])
         self.disarm(body_token)

@@ -193,6 +193,11 @@ impl Witness {
                 | Event::EventThrown { .. }
                 | Event::MessageReceived { .. }
                 | Event::ChildStarted { .. } => seen.pending.push(record),
+                // Variables the engine sets itself (a multi-instance output collection);
+                // a hook's state updates are the witness's own.
+                Event::VariablesSet { source, .. } if !source.starts_with("hook ") => {
+                    seen.pending.push(record)
+                }
                 other => tracing::warn!(
                     "the engine sent a `{}` record: cuga-flo derives those itself, it is ignored",
                     other.name()
@@ -204,6 +209,9 @@ impl Witness {
     /// Journal a pending record whose place is reached (a `node_entered` record whose
     /// entry is behind: it has nothing more to say).
     fn emit_record(&self, seen: &mut Seen, record: EngineRecord) {
+        if let Event::VariablesSet { values, .. } = &record.event {
+            seen.variables.extend(values.clone());
+        }
         if !matches!(record.event, Event::NodeEntered { .. }) {
             self.emit(seen, record.event);
         }
