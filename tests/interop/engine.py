@@ -16,7 +16,9 @@ Supported
 - start events (process level: the none start events, else every start event), end events
   (a terminate end event ends the run `terminated`, inside a sub-process only that
   instance), intermediate events (pass through; a link throw jumps to its catch).
-- tasks of every kind, call activities and inserted tasks -> `execute_task`; the call waits
+- tasks of every kind, call activities and inserted tasks -> `execute_task` (under
+  `cuga-flo start`, a call activity's is answered by running the called process as a
+  child run, docs/bridge.md §12.2); the call waits
   its turn in the queue (tokens that need no call move first, as natively calls overlap).
   Each call carries its `idempotency_key` (`<run>:<element>:<visit>`).
 - BPMN errors and escalations: a failed task (`failed`: its `error_code`, else TASK_FAILED;

@@ -177,6 +177,9 @@ where
             )
         }
     };
+    // Engines that own their tokens ask a call activity's `execute_task`: the witness
+    // runs its child run, when the run has someone to run them.
+    let witness = witness.with_children(request.children.clone(), &request.run_id);
     let witness = Arc::new(witness);
     let outcome = match body(witness.clone(), request).await {
         Ok(outcome) => outcome,

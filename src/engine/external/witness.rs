@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use serde_json::Map;
 
 use super::prior::Prior;
-use crate::bpmn::Process;
+use crate::bpmn::{CallSpec, Process, call_spec};
+use crate::bridge::child::{ChildCall, ChildRuns, call_outcome, child_run_id};
 use crate::bridge::{
     BoxFuture, ControlPointContext, ControlPointError, ControlPoints, EngineRecord,
     GatewayDecision, HookDecision, TaskOutcome, Variables,
@@ -26,7 +27,7 @@ use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
 use crate::engine::native::replay::{Recalled, recall};
 use crate::engine::topology::{LiveFlow, Topology};
 use crate::journal::{Event, EventSink, JournalError};
-use crate::vocab::{Decider, HookAction, ModelCall, TaskStatus, error_code};
+use crate::vocab::{Decider, HookAction, ModelCall, RunStatus, TaskStatus, error_code};
 
 /// What a conforming engine applies of a hook decision: the action as checked against
 /// the live topology, and the state updates (none when the action was refused).
@@ -53,6 +54,17 @@ pub struct Witness {
     events: Arc<dyn EventSink>,
     state: Mutex<Seen>,
     prior: Option<Prior>,
+    /// The calls of the process's call activities that name a process, by call activity.
+    calls: BTreeMap<String, CallSpec>,
+    /// Who runs them as child runs (none: a call activity is asked as a task).
+    children: Option<Children>,
+}
+
+/// Who runs the child runs of a run's call activities, and the run they are children of.
+#[derive(Clone)]
+struct Children {
+    runs: Arc<dyn ChildRuns>,
+    parent_run: String,
 }
 
 /// What the witness has seen of the run so far.
@@ -74,6 +86,8 @@ struct Seen {
     skips: BTreeMap<String, (Decider, Option<String>)>,
     /// The engine's own records not journalled yet (their place is not reached yet).
     pending: Vec<EngineRecord>,
+    /// Visits of call activities asked without an idempotency key.
+    call_visits: BTreeMap<String, u64>,
 }
 
 impl Witness {
@@ -95,9 +109,106 @@ impl Witness {
                 journal_error: None,
                 skips: BTreeMap::new(),
                 pending: Vec::new(),
+                call_visits: BTreeMap::new(),
             }),
             prior: None,
+            calls: (process.nodes.iter())
+                .filter_map(|n| Some((n.id.clone(), call_spec(n)?)))
+                .collect(),
+            children: None,
         }
+    }
+
+    /// Run the processes the call activities call as child runs through `children`
+    /// (as the native engine does), children of run `parent_run`: the engine asks a call
+    /// activity's `execute_task`, and the child's end is the answer.
+    pub fn with_children(self, children: Option<Arc<dyn ChildRuns>>, parent_run: &str) -> Witness {
+        Witness {
+            children: children.map(|runs| Children {
+                runs,
+                parent_run: parent_run.to_string(),
+            }),
+            ..self
+        }
+    }
+
+    /// Run the child of call activity `node` for the call with `ctx` (its key, its
+    /// variables) and journal it as the native engine does: `child_started`, then the
+    /// call's `task_finished`. A child that parks cannot be waited for: the call fails.
+    async fn call_child(
+        &self,
+        node: &str,
+        spec: &CallSpec,
+        children: Children,
+        mut ctx: ControlPointContext,
+    ) -> Result<TaskOutcome, ControlPointError> {
+        let started = self.begin(&mut ctx);
+        let key = match ctx.idempotency_key.clone() {
+            Some(key) => key,
+            None => {
+                let mut seen = self.seen();
+                let visit = seen.call_visits.entry(node.to_string()).or_default();
+                *visit += 1;
+                format!("{}:{node}:{visit}", children.parent_run)
+            }
+        };
+        let run_id = child_run_id(&key);
+        {
+            let mut seen = self.seen();
+            let event = Event::ChildStarted {
+                node: node.to_string(),
+                key: key.clone(),
+                run_id: run_id.clone(),
+                process_key: spec.called.clone(),
+            };
+            self.emit(&mut seen, event);
+        }
+        // What goes in keeps the provenance of what it comes from.
+        let untrusted = ctx.untrusted.as_deref().map(|known| {
+            (spec.inputs.sources(&ctx.variables).into_iter())
+                .filter_map(|(target, source)| {
+                    Some((target.to_string(), known.get(source)?.clone()))
+                })
+                .collect()
+        });
+        let call = ChildCall {
+            parent_run: children.parent_run.clone(),
+            node: node.to_string(),
+            key: key.clone(),
+            run_id,
+            process_key: spec.called.clone(),
+            variables: spec.inputs.apply(&ctx.variables),
+            untrusted,
+        };
+        let outcome = children.runs.run_child(call).await.and_then(|child| {
+            if child.status == RunStatus::Waiting {
+                return Err(format!(
+                    "child run {} waits, and a run on an external engine cannot park \
+                     (docs/bridge.md §13)",
+                    child.run_id
+                ));
+            }
+            Ok(child)
+        });
+        let outcome = call_outcome(spec, outcome);
+        self.end(node, &[], |seen| {
+            seen.variables.extend(outcome.variables.clone());
+            vec![Event::TaskFinished {
+                key: Some(key),
+                node: node.to_string(),
+                status: outcome.status,
+                outputs: outcome.outputs.clone(),
+                variables: outcome.variables.clone(),
+                decided_by: outcome.decided_by,
+                reason: outcome.reason.clone(),
+                error: outcome.error.clone(),
+                error_code: outcome.error_code.clone(),
+                duration_ms: elapsed_ms(started),
+                digest: None,
+                taint: outcome.taint.clone(),
+            }]
+        });
+        Ok(outcome)
     }
 
     /// The witness of a resumed run: it goes on from what `prior` journalled (the entries,
@@ -508,6 +619,9 @@ impl ControlPoints for Witness {
             let mut ctx = ctx;
             if let Some(Recalled::Task(outcome)) = self.recalled(&ctx) {
                 return Ok(outcome);
+            }
+            if let (Some(spec), Some(children)) = (self.calls.get(&task_id), &self.children) {
+                return self.call_child(&task_id, spec, children.clone(), ctx).await;
             }
             let started = self.begin(&mut ctx);
             let key = ctx.idempotency_key.clone();
