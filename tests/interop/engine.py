@@ -697,6 +697,8 @@ class Run:
         n = self.topo.nodes.get(node)
         if n is None:
             return self.fail(f"node `{node}` no longer exists")
+        if self.tokens[token].pop("caught", None) == n.id:  # the race an event-based gateway ran
+            return await self.leave(token, node)
         if n.family in ACTIVITIES:
             self.arm_boundaries(token, n)
         if n.family in ("task", "call_activity"):
@@ -719,8 +721,6 @@ class Run:
             self.pass_on(token, n)
         elif n.family == "end_event":
             self.terminate_end(token, n) if "terminate" in n.defs else self.end_token(token)
-        elif self.tokens[token].pop("caught", None) == n.id:  # the race an event-based gateway ran
-            await self.leave(token, node)
         elif n.family == "intermediate_catch_event" and ({"message", "signal"} & set(n.defs)
                                                           or ("timer" in n.defs and not n.zero_timer)):
             self.wait(token, n)
@@ -936,9 +936,11 @@ class Run:
         for f in self.topo.outgoing(n.id):
             c = self.topo.nodes.get(f["target"])
             kind = next((k for k in ("message", "signal", "timer") if c and k in c.defs), None)
+            if c is not None and c.family == "task" and c.detail == "receive":
+                kind = "message"
             if kind is None:
                 return self.fail(f"event-based gateway `{n.id}`: `{f['target']}` is not a message, "
-                                 "signal or timer catch event")
+                                 "signal or timer catch event or a receive task")
             self.waiters.append({"token": token, "node": c.id, "kind": kind, "name": c.catch_name,
                                  "key": self.key(c.id), "gateway": n.id, "flow": f["id"], "zero": c.zero_timer})
 
@@ -1134,9 +1136,10 @@ class Run:
     def stuck_message(self) -> str:
         waits = [w for w in self.waiters if self.alive(w) and "subprocess" not in w]
         if waits:
-            what = ", ".join(f"{w['kind']} `{w['name']}` at `{w['node']}`" for w in waits)
-            return (f"the run would wait for {what}, which nothing in the run sends; this engine "
-                    "cannot park a run (docs/bridge.md §13)")
+            what = ", ".join(f"the timer at `{w['node']}` (not due at once)" if w["kind"] == "timer"
+                             else f"{w['kind']} `{w['name']}` at `{w['node']}`" for w in waits)
+            return (f"the run can only wait for {what}, which cannot come from within the run; "
+                    "this engine cannot park a run (docs/bridge.md §13)")
         joins = [f"`{j}` (waiting for {', '.join(self.awaited(s, j, st))})" for (s, j), st in self.joins.items()]
         if joins:
             return f"the run is stuck: join {', '.join(joins)} can never fire"
