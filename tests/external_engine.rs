@@ -786,3 +786,44 @@ fn call_activities_run_linked_child_runs_on_the_external_engine() {
     assert_eq!(thrown["caught_by"], "Limit_Caught");
     assert_eq!(first(p, "run_finished")["status"], "completed");
 }
+
+/// An external engine cannot park (docs/bridge.md §13): a run that can only wait for a
+/// message from outside fails at once, saying what it waits for, instead of hanging.
+#[test]
+fn a_run_that_would_wait_for_a_message_from_outside_fails_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = engine(60, 0, &tmp.path().join("engine-journals"));
+    let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/messages");
+    let runs = tmp.path().join("runs");
+    let out = Check::spawn(
+        Command::new(BIN)
+            .arg("start")
+            .arg(&app)
+            .args(["--no-model", "--detach", "--run-dir"])
+            .arg(&runs)
+            .args(["--engine", "mcp", "--engine-url", engine.url.as_str()])
+            .env_remove("CUGA_FLO_APPS")
+            .env("NO_COLOR", "1"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .wait(CHECK_TIMEOUT);
+    assert_eq!(
+        out.status.and_then(|s| s.code()),
+        Some(1),
+        "{}",
+        out.show("start")
+    );
+    let records = journal(&runs);
+    assert_eq!(
+        entered(&records),
+        ["Start", "Task_Prepare", "Receive_Payment"]
+    );
+    let end = first(&records, "run_finished");
+    assert_eq!(end["status"], "failed");
+    let message = end["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("message `Payment` at `Receive_Payment`")
+            && message.contains("cannot park"),
+        "{message}"
+    );
+}

@@ -63,7 +63,7 @@ Not supported / simplifications
   are not concurrent; they run in the order of their flows).
 - A run cannot park (docs/bridge.md §13): one that can only wait for a message or signal
   from outside, or a timer that is not due at once, fails naming what it waits for.
-  <unsupported> elements fail the run. Receive tasks are asked of `execute_task`.
+  <unsupported> elements fail the run. A receive task waits for its message (as natively).
 - No retries; the engine's journal stays with the engine (the bridge has no tool for it).
 
 Environment: CUGA_FLO_ENGINE_CALL_TIMEOUT (seconds, default 120) bounds every call to the
@@ -701,7 +701,9 @@ class Run:
             return await self.leave(token, node)
         if n.family in ACTIVITIES:
             self.arm_boundaries(token, n)
-        if n.family in ("task", "call_activity"):
+        if n.family == "task" and n.detail == "receive":  # it waits for its message
+            self.wait(token, n, "message")
+        elif n.family in ("task", "call_activity"):
             # The call waits its turn: tokens that need no call move first (natively,
             # calls overlap with the rest of the run).
             self.ready.append(("call", token, node))
@@ -909,8 +911,8 @@ class Run:
         self.ready.append(("enter", self.add_token(inner, ("node", start.id)), start.id))
 
     # Messages, signals and timers within the run (as src/engine/native/messages.rs).
-    def wait(self, token: int, n: Node) -> None:
-        kind = next(k for k in ("message", "signal", "timer") if k in n.defs)
+    def wait(self, token: int, n: Node, kind: str | None = None) -> None:
+        kind = kind or next(k for k in ("message", "signal", "timer") if k in n.defs)
         self.place(token, "wait", n.id)
         self.waiters.append({"token": token, "node": n.id, "kind": kind, "name": n.catch_name,
                              "key": self.key(n.id), "zero": n.zero_timer})
