@@ -356,8 +356,9 @@ impl Witness {
         }
     }
 
-    /// Journal the entries not journalled yet of the latest entries of a path of `total` entries (a context
-    /// that carries a window of its history, `history_len` counting all).
+    /// Journal the entries of `path` not journalled yet, with the engine's records placed
+    /// among them; `path` holds the latest entries of a path of `total` (a context that
+    /// carries a window of its history, `history_len` counting all).
     fn enter_new_from(&self, seen: &mut Seen, path: &[String], total: usize) {
         if total <= seen.entered {
             self.emit_records_before(seen, total as u64);
