@@ -82,6 +82,12 @@ const SCENARIOS: &[(&str, &str, &str)] = &[
     ),
     ("receive_order", "receive_order_v1", "standard"),
     ("receive_order", "receive_order_v1", "no_invoice_1212"),
+    // A parallel multi-instance task, error boundaries on it and on the payment.
+    ("invoice_payment", "invoice_payment_v1", "paid"),
+    ("invoice_payment", "invoice_payment_v1", "lines_reviewed"),
+    ("invoice_payment", "invoice_payment_v1", "line_disputed"),
+    ("invoice_payment", "invoice_payment_v1", "payment_declined"),
+    ("invoice_payment", "invoice_payment_v1", "agent_fails"),
 ];
 
 /// `cuga-flo serve APP --http 127.0.0.1:0` with a bearer token, scripted answers and no model.
@@ -642,5 +648,182 @@ fn start_fails_clearly_when_the_engine_goes_silent() {
         out.elapsed < Duration::from_secs(7),
         "took {:?}",
         out.elapsed
+    );
+}
+
+/// Every run journalled under `run_dir`, by id (a parent's id sorts before its children's).
+fn journals(run_dir: &Path) -> Vec<(String, Vec<Value>)> {
+    let mut ids: Vec<String> = std::fs::read_dir(run_dir.join("runs"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids.into_iter()
+        .map(|id| {
+            let text =
+                std::fs::read_to_string(run_dir.join("runs").join(&id).join("journal.jsonl"))
+                    .unwrap_or_default();
+            let records = text
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            (id, records)
+        })
+        .collect()
+}
+
+fn entered(records: &[Value]) -> Vec<&str> {
+    records
+        .iter()
+        .filter(|r| r["event"] == "node_entered")
+        .filter_map(|r| r["node"].as_str())
+        .collect()
+}
+
+fn first<'a>(records: &'a [Value], event: &str) -> &'a Value {
+    records
+        .iter()
+        .find(|r| r["event"] == event)
+        .unwrap_or_else(|| panic!("no `{event}` in {records:#?}"))
+}
+
+/// A call activity on an external engine: the engine asks its `execute_task`, and cuga-flo
+/// answers by running the called app as a linked child run (as for the native engine), its
+/// `out` variables coming back; a child that fails raises its error code at the call
+/// activity, which the engine throws to the call activity's error boundary.
+#[test]
+fn call_activities_run_linked_child_runs_on_the_external_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = engine(60, 0, &tmp.path().join("engine-journals"));
+    let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/call_parent");
+    let on_mcp = ["--engine", "mcp", "--engine-url", engine.url.as_str()];
+
+    let approved = tmp.path().join("approve");
+    let out = start(&app, "approve", &approved, &on_mcp).wait(CHECK_TIMEOUT);
+    assert!(
+        out.success(),
+        "{}\n{}",
+        out.show("start"),
+        engine.show_stderr()
+    );
+    let runs = journals(&approved);
+    assert_eq!(runs.len(), 2, "a parent and its child: {runs:#?}");
+    let ((parent, p), (child, c)) = (&runs[0], &runs[1]);
+    assert_eq!(child, &format!("{parent}.Call_Review.1"));
+    assert_eq!(first(p, "run_started")["engine"], "mcp");
+    assert_eq!(
+        entered(p),
+        ["Start", "Call_Review", "Gateway_Approved", "End_Approved"]
+    );
+    let started = first(p, "child_started");
+    assert_eq!(started["run_id"], child.as_str());
+    assert_eq!(started["process_key"], "call_child_v1");
+    assert_eq!(started["key"], format!("{parent}:Call_Review:1"));
+    let call = first(p, "task_finished");
+    assert_eq!(call["key"], started["key"]);
+    assert_eq!(call["variables"], serde_json::json!({"approved": true}));
+    assert_eq!(
+        first(c, "run_started")["parent"],
+        serde_json::json!({"run_id": parent, "node": "Call_Review"})
+    );
+    // Only what the `in` mapping passes (and the child's own defaults).
+    assert_eq!(
+        first(c, "run_started")["variables"],
+        serde_json::json!({"amount": 250, "approved": false})
+    );
+    assert_eq!(
+        entered(c),
+        ["Start", "Gateway_Limit", "Task_Assess", "End_Done"]
+    );
+
+    let over = tmp.path().join("over");
+    let out = Check::spawn(
+        Command::new(BIN)
+            .arg("start")
+            .arg(&app)
+            .args([
+                "--var",
+                "amount=5000",
+                "--no-model",
+                "--detach",
+                "--run-dir",
+            ])
+            .arg(&over)
+            .args(on_mcp)
+            .env_remove("CUGA_FLO_APPS")
+            .env("NO_COLOR", "1"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .wait(CHECK_TIMEOUT);
+    assert!(
+        out.success(),
+        "{}\n{}",
+        out.show("start"),
+        engine.show_stderr()
+    );
+    let runs = journals(&over);
+    assert_eq!(runs.len(), 2, "{runs:#?}");
+    let ((_, p), (_, c)) = (&runs[0], &runs[1]);
+    assert_eq!(first(c, "run_finished")["status"], "failed");
+    assert_eq!(
+        entered(p),
+        [
+            "Start",
+            "Call_Review",
+            "Limit_Caught",
+            "Task_Escalate",
+            "End_Escalated"
+        ]
+    );
+    let call = first(p, "task_finished");
+    assert_eq!(call["status"], "failed");
+    assert_eq!(call["error_code"], "LIMIT_EXCEEDED");
+    let thrown = first(p, "event_thrown");
+    assert_eq!(thrown["code"], "LIMIT_EXCEEDED");
+    assert_eq!(thrown["caught_by"], "Limit_Caught");
+    assert_eq!(first(p, "run_finished")["status"], "completed");
+}
+
+/// An external engine cannot park (docs/bridge.md §13): a run that can only wait for a
+/// message from outside fails at once, saying what it waits for, instead of hanging.
+#[test]
+fn a_run_that_would_wait_for_a_message_from_outside_fails_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = engine(60, 0, &tmp.path().join("engine-journals"));
+    let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/messages");
+    let runs = tmp.path().join("runs");
+    let out = Check::spawn(
+        Command::new(BIN)
+            .arg("start")
+            .arg(&app)
+            .args(["--no-model", "--detach", "--run-dir"])
+            .arg(&runs)
+            .args(["--engine", "mcp", "--engine-url", engine.url.as_str()])
+            .env_remove("CUGA_FLO_APPS")
+            .env("NO_COLOR", "1"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .wait(CHECK_TIMEOUT);
+    assert_eq!(
+        out.status.and_then(|s| s.code()),
+        Some(1),
+        "{}",
+        out.show("start")
+    );
+    let records = journal(&runs);
+    assert_eq!(
+        entered(&records),
+        ["Start", "Task_Prepare", "Receive_Payment"]
+    );
+    let end = first(&records, "run_finished");
+    assert_eq!(end["status"], "failed");
+    let message = end["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("message `Payment` at `Receive_Payment`")
+            && message.contains("cannot park"),
+        "{message}"
     );
 }

@@ -7,8 +7,12 @@
 
 use serde_json::{Map, Value};
 
-use super::BoxFuture;
-use crate::vocab::{RunStatus, Untrusted};
+use super::{BoxFuture, TaskOutcome};
+use crate::bpmn::CallSpec;
+use crate::vocab::{Decider, RunStatus, Taint, TaskStatus, Untrusted};
+
+/// The error code a failed child raises when it names none.
+pub const CHILD_FAILED: &str = "CHILD_FAILED";
 
 pub use crate::journal::event::ParentRun;
 
@@ -67,4 +71,69 @@ pub fn child_run_id(key: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The call activity's outcome for how its child ended (or why it could not run): the
+/// answer to the call activity's `execute_task`, on every engine.
+pub fn call_outcome(spec: &CallSpec, outcome: Result<ChildOutcome, String>) -> TaskOutcome {
+    let failed = |error: String, code: String| TaskOutcome {
+        status: TaskStatus::Failed,
+        outputs: Map::new(),
+        variables: Map::new(),
+        decided_by: Decider::None,
+        reason: None,
+        error: Some(error),
+        error_code: Some(code),
+        calls: Vec::new(),
+        digest: None,
+        taint: None,
+    };
+    let child = match outcome {
+        Ok(child) => child,
+        Err(why) => return failed(why, CHILD_FAILED.to_string()),
+    };
+    match child.status {
+        RunStatus::Completed => {
+            let variables = spec.outputs.apply(&child.variables);
+            // Untrusted in the child, untrusted back (all of them, over-approximated: an
+            // outcome carries one taint); unknown provenance counts as untrusted.
+            let sources = spec.outputs.sources(&child.variables);
+            let taint = match &child.untrusted {
+                Some(known) => sources
+                    .iter()
+                    .find_map(|(_, source)| known.get(*source).cloned())
+                    .map(|t| Taint {
+                        source: format!("{} (child run {})", t.source, child.run_id),
+                        ..t
+                    }),
+                None => (!variables.is_empty()).then(|| {
+                    Taint::input(format!(
+                        "from child run {} (provenance unknown)",
+                        child.run_id
+                    ))
+                }),
+            };
+            TaskOutcome {
+                status: TaskStatus::Completed,
+                outputs: variables.clone(),
+                variables,
+                decided_by: Decider::None,
+                reason: Some(format!("child run {} completed", child.run_id)),
+                error: None,
+                error_code: None,
+                calls: Vec::new(),
+                digest: None,
+                taint,
+            }
+        }
+        status => failed(
+            format!(
+                "child run {} {}: {}",
+                child.run_id,
+                status.as_str(),
+                child.message.as_deref().unwrap_or("no reason given")
+            ),
+            child.error_code.unwrap_or_else(|| CHILD_FAILED.to_string()),
+        ),
+    }
 }

@@ -76,6 +76,29 @@ pub struct ControlPointContext {
     /// every other call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<crate::vocab::InstanceVisit>,
+    /// An engine that owns its tokens (an external engine): the records of its own made
+    /// since its previous call, which cuga-flo cannot derive from `history` (docs/bridge.md
+    /// §12.2). Absent for every other engine; the harness does not read them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<EngineRecord>,
+}
+
+/// A journal record an engine that owns its tokens made itself, placed among its node
+/// entries: `at` entries of its path come before it (docs/bridge.md §12.2). The record
+/// is the journal's own ([`crate::journal::Event`], flattened beside `at`); cuga-flo
+/// journals `event_thrown`, `message_received`, `child_started` and `variables_set` (not
+/// a hook's: those it derives) records as they are, takes a `node_entered` record as the
+/// entry `at` of the path (its `instance`), and ignores the other kinds (it derives them
+/// itself).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct EngineRecord {
+    /// How many node entries of the run's path come before the record (for a
+    /// `node_entered` record: its index in the path).
+    pub at: u64,
+    /// The record, in the journal's shape (`{"event": "event_thrown", ...}`).
+    #[serde(flatten)]
+    #[schemars(with = "Map<String, Value>")]
+    pub event: crate::journal::Event,
 }
 
 /// An empty summary: what a context without one reads.

@@ -273,24 +273,26 @@ pub fn run_resumed(
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
     let resumed = resumed.map(Box::new);
-    // Call activities that name a process run it as a child run (native engine only).
-    let children: Option<Arc<dyn ChildRuns>> = (kind == EngineKind::Native).then(|| {
-        Arc::new(AppChildren {
-            // The apps folder the calling app is in (as `validate` looks there).
-            apps_dir: crate::app::called::apps_dir(&loaded)
-                .map_or_else(|| cli.apps_dir.clone(), |d| d.to_path_buf()),
-            caller: loaded.clone(),
-            run_dir: args.run_dir.clone(),
-            durability: args.durability,
-            no_model: args.no_model,
-            answers: scenario
-                .as_ref()
-                .map(|s| s.answers.clone())
-                .unwrap_or_default(),
-            scenario: scenario.as_ref().map(|s| (s.name.clone(), s.path.clone())),
-            depth: 0,
-        }) as Arc<dyn ChildRuns>
-    });
+    // Call activities that name a process run it as a child run (on the native engine,
+    // and on an external one, whose call activity's `execute_task` cuga-flo answers so).
+    let children: Option<Arc<dyn ChildRuns>> = matches!(kind, EngineKind::Native | EngineKind::Mcp)
+        .then(|| {
+            Arc::new(AppChildren {
+                // The apps folder the calling app is in (as `validate` looks there).
+                apps_dir: crate::app::called::apps_dir(&loaded)
+                    .map_or_else(|| cli.apps_dir.clone(), |d| d.to_path_buf()),
+                caller: loaded.clone(),
+                run_dir: args.run_dir.clone(),
+                durability: args.durability,
+                no_model: args.no_model,
+                answers: scenario
+                    .as_ref()
+                    .map(|s| s.answers.clone())
+                    .unwrap_or_default(),
+                scenario: scenario.as_ref().map(|s| (s.name.clone(), s.path.clone())),
+                depth: 0,
+            }) as Arc<dyn ChildRuns>
+        });
     let prepared = Prepared {
         children,
         loaded: loaded.clone(),
@@ -504,6 +506,9 @@ async fn run_async(
             registry.attach_sink(&run_id, sink.clone());
             if let Some(resume) = resume {
                 registry.attach_resume(&run_id, resume);
+            }
+            if let Some(children) = children {
+                registry.attach_children(&run_id, children);
             }
             let client = bridge.client();
             let args_run = RunProcessArgs {

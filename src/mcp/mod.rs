@@ -66,6 +66,8 @@ pub struct Registry {
     sinks: RwLock<BTreeMap<String, Arc<dyn EventSink>>>,
     /// Journals of runs to resume rather than start, by run id.
     resumes: RwLock<BTreeMap<String, Arc<Resume>>>,
+    /// Who runs the child runs of runs started in this process, by run id.
+    children: RwLock<BTreeMap<String, Arc<dyn crate::bridge::child::ChildRuns>>>,
 }
 
 /// A registered flow and the summary of its process, computed once.
@@ -138,6 +140,22 @@ impl Registry {
 
     fn take_resume(&self, run_id: &str) -> Option<Arc<Resume>> {
         self.resumes.write().ok()?.remove(run_id)
+    }
+
+    /// Make the next `run_process` of `run_id` run its call activities' processes as
+    /// child runs through `children` (`start`, whatever the engine).
+    pub fn attach_children(
+        &self,
+        run_id: &str,
+        children: Arc<dyn crate::bridge::child::ChildRuns>,
+    ) {
+        if let Ok(mut all) = self.children.write() {
+            all.insert(run_id.to_string(), children);
+        }
+    }
+
+    fn take_children(&self, run_id: &str) -> Option<Arc<dyn crate::bridge::child::ChildRuns>> {
+        self.children.write().ok()?.remove(run_id)
     }
 }
 
@@ -272,6 +290,11 @@ pub struct RunProcessResult {
     pub variables: Map<String, Value>,
     pub steps: u64,
     pub path: Vec<String>,
+    /// An engine that owns its tokens: its records not sent with a context yet
+    /// ([`crate::bridge::EngineRecord`], docs/bridge.md §12.2). cuga-flo's own engines
+    /// journal theirs themselves and send none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<crate::bridge::EngineRecord>,
 }
 
 /// The MCP server: every tool of the bridge.
@@ -434,6 +457,7 @@ impl BridgeServer {
         if a.untrusted.is_some() {
             request.untrusted = a.untrusted;
         }
+        request.children = self.registry.take_children(&a.run_id);
         let outcome = self
             .engine
             .run(request, control_points, sink)
@@ -542,6 +566,7 @@ impl RunProcessResult {
             variables: outcome.variables,
             steps: outcome.steps,
             path: outcome.path,
+            records: Vec::new(),
         }
     }
 }

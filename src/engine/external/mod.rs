@@ -177,6 +177,9 @@ where
             )
         }
     };
+    // Engines that own their tokens ask a call activity's `execute_task`: the witness
+    // runs its child run, when the run has someone to run them.
+    let witness = witness.with_children(request.children.clone(), &request.run_id);
     let witness = Arc::new(witness);
     let outcome = match body(witness.clone(), request).await {
         Ok(outcome) => outcome,
@@ -210,8 +213,8 @@ async fn drive(
         .http
         .shutdown(Duration::from_secs(1), || false)
         .await;
-    let result = result?;
-    witness.entered(&result.path);
+    let mut result = result?;
+    witness.entered(&result.path, std::mem::take(&mut result.records));
     Ok(RunOutcome {
         status: result.status,
         message: result.message,

@@ -17,16 +17,17 @@ use std::time::{Duration, Instant};
 use serde_json::Map;
 
 use super::prior::Prior;
-use crate::bpmn::Process;
+use crate::bpmn::{CallSpec, Process, call_spec};
+use crate::bridge::child::{ChildCall, ChildRuns, call_outcome, child_run_id};
 use crate::bridge::{
-    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, GatewayDecision,
-    HookDecision, TaskOutcome, Variables,
+    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, EngineRecord,
+    GatewayDecision, HookDecision, TaskOutcome, Variables,
 };
 use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
 use crate::engine::native::replay::{Recalled, recall};
 use crate::engine::topology::{LiveFlow, Topology};
 use crate::journal::{Event, EventSink, JournalError};
-use crate::vocab::{Decider, HookAction, ModelCall, TaskStatus};
+use crate::vocab::{Decider, HookAction, ModelCall, RunStatus, TaskStatus, error_code};
 
 /// What a conforming engine applies of a hook decision: the action as checked against
 /// the live topology, and the state updates (none when the action was refused).
@@ -53,6 +54,17 @@ pub struct Witness {
     events: Arc<dyn EventSink>,
     state: Mutex<Seen>,
     prior: Option<Prior>,
+    /// The calls of the process's call activities that name a process, by call activity.
+    calls: BTreeMap<String, CallSpec>,
+    /// Who runs them as child runs (none: a call activity is asked as a task).
+    children: Option<Children>,
+}
+
+/// Who runs the child runs of a run's call activities, and the run they are children of.
+#[derive(Clone)]
+struct Children {
+    runs: Arc<dyn ChildRuns>,
+    parent_run: String,
 }
 
 /// What the witness has seen of the run so far.
@@ -72,6 +84,10 @@ struct Seen {
     /// Nodes a hook's `skip_node` sends a token to, journalled as skipped when the engine
     /// enters them (as the native engine records them).
     skips: BTreeMap<String, (Decider, Option<String>)>,
+    /// The engine's own records not journalled yet (their place is not reached yet).
+    pending: Vec<EngineRecord>,
+    /// Visits of call activities asked without an idempotency key.
+    call_visits: BTreeMap<String, u64>,
 }
 
 impl Witness {
@@ -92,9 +108,107 @@ impl Witness {
                 last_activity: Instant::now(),
                 journal_error: None,
                 skips: BTreeMap::new(),
+                pending: Vec::new(),
+                call_visits: BTreeMap::new(),
             }),
             prior: None,
+            calls: (process.nodes.iter())
+                .filter_map(|n| Some((n.id.clone(), call_spec(n)?)))
+                .collect(),
+            children: None,
         }
+    }
+
+    /// Run the processes the call activities call as child runs through `children`
+    /// (as the native engine does), children of run `parent_run`: the engine asks a call
+    /// activity's `execute_task`, and the child's end is the answer.
+    pub fn with_children(self, children: Option<Arc<dyn ChildRuns>>, parent_run: &str) -> Witness {
+        Witness {
+            children: children.map(|runs| Children {
+                runs,
+                parent_run: parent_run.to_string(),
+            }),
+            ..self
+        }
+    }
+
+    /// Run the child of call activity `node` for the call with `ctx` (its key, its
+    /// variables) and journal it as the native engine does: `child_started`, then the
+    /// call's `task_finished`. A child that parks cannot be waited for: the call fails.
+    async fn call_child(
+        &self,
+        node: &str,
+        spec: &CallSpec,
+        children: Children,
+        mut ctx: ControlPointContext,
+    ) -> Result<TaskOutcome, ControlPointError> {
+        let started = self.begin(&mut ctx);
+        let key = match ctx.idempotency_key.clone() {
+            Some(key) => key,
+            None => {
+                let mut seen = self.seen();
+                let visit = seen.call_visits.entry(node.to_string()).or_default();
+                *visit += 1;
+                format!("{}:{node}:{visit}", children.parent_run)
+            }
+        };
+        let run_id = child_run_id(&key);
+        {
+            let mut seen = self.seen();
+            let event = Event::ChildStarted {
+                node: node.to_string(),
+                key: key.clone(),
+                run_id: run_id.clone(),
+                process_key: spec.called.clone(),
+            };
+            self.emit(&mut seen, event);
+        }
+        // What goes in keeps the provenance of what it comes from.
+        let untrusted = ctx.untrusted.as_deref().map(|known| {
+            (spec.inputs.sources(&ctx.variables).into_iter())
+                .filter_map(|(target, source)| {
+                    Some((target.to_string(), known.get(source)?.clone()))
+                })
+                .collect()
+        });
+        let call = ChildCall {
+            parent_run: children.parent_run.clone(),
+            node: node.to_string(),
+            key: key.clone(),
+            run_id,
+            process_key: spec.called.clone(),
+            variables: spec.inputs.apply(&ctx.variables),
+            untrusted,
+        };
+        let outcome = children.runs.run_child(call).await.and_then(|child| {
+            if child.status == RunStatus::Waiting {
+                return Err(format!(
+                    "child run {} waits, and a run on an external engine cannot park \
+                     (docs/bridge.md §13)",
+                    child.run_id
+                ));
+            }
+            Ok(child)
+        });
+        let outcome = call_outcome(spec, outcome);
+        self.end(node, &[], |seen| {
+            seen.variables.extend(outcome.variables.clone());
+            vec![Event::TaskFinished {
+                key: Some(key),
+                node: node.to_string(),
+                status: outcome.status,
+                outputs: outcome.outputs.clone(),
+                variables: outcome.variables.clone(),
+                decided_by: outcome.decided_by,
+                reason: outcome.reason.clone(),
+                error: outcome.error.clone(),
+                error_code: outcome.error_code.clone(),
+                duration_ms: elapsed_ms(started),
+                digest: None,
+                taint: outcome.taint.clone(),
+            }]
+        });
+        Ok(outcome)
     }
 
     /// The witness of a resumed run: it goes on from what `prior` journalled (the entries,
@@ -171,27 +285,93 @@ impl Witness {
         self.seen().journal_error.clone()
     }
 
-    /// Journal the entries of `path` not journalled yet (the engine's path so far).
-    pub fn entered(&self, path: &[String]) {
+    /// Journal the entries of `path` not journalled yet (the engine's path so far), and
+    /// every record of the engine's own (the result's `records`, then what is pending).
+    pub fn entered(&self, path: &[String], records: Vec<EngineRecord>) {
         let mut seen = self.seen();
-        self.enter_new(&mut seen, path);
+        Self::take_records(&mut seen, records);
+        self.enter_new_from(&mut seen, path, path.len());
+        for record in std::mem::take(&mut seen.pending) {
+            self.emit_record(&mut seen, record);
+        }
     }
 
-    fn enter_new(&self, seen: &mut Seen, path: &[String]) {
-        self.enter_new_from(seen, path, path.len());
+    /// Keep the engine's records that cuga-flo journals until their place is reached.
+    fn take_records(seen: &mut Seen, records: Vec<EngineRecord>) {
+        for record in records {
+            match &record.event {
+                Event::NodeEntered { .. }
+                | Event::EventThrown { .. }
+                | Event::MessageReceived { .. }
+                | Event::ChildStarted { .. } => seen.pending.push(record),
+                // Variables the engine sets itself (a multi-instance output collection);
+                // a hook's state updates are the witness's own.
+                Event::VariablesSet { source, .. } if !source.starts_with("hook ") => {
+                    seen.pending.push(record)
+                }
+                other => tracing::warn!(
+                    "the engine sent a `{}` record: cuga-flo derives those itself, it is ignored",
+                    other.name()
+                ),
+            }
+        }
     }
 
-    /// [`Self::enter_new`] for the latest entries of a path of `total` entries (a context
-    /// that carries a window of its history, `history_len` counting all).
+    /// Journal a pending record whose place is reached (a `node_entered` record whose
+    /// entry is behind: it has nothing more to say).
+    fn emit_record(&self, seen: &mut Seen, record: EngineRecord) {
+        if let Event::VariablesSet { values, .. } = &record.event {
+            seen.variables.extend(values.clone());
+        }
+        if !matches!(record.event, Event::NodeEntered { .. }) {
+            self.emit(seen, record.event);
+        }
+    }
+
+    /// Journal the pending records placed before entry `index` of the path.
+    fn emit_records_before(&self, seen: &mut Seen, index: u64) {
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut seen.pending)
+            .into_iter()
+            .partition(|r| {
+                r.at < index || (r.at == index && !matches!(r.event, Event::NodeEntered { .. }))
+            });
+        seen.pending = later;
+        for record in due {
+            self.emit_record(seen, record);
+        }
+    }
+
+    /// The instance the engine's `node_entered` record for entry `index` (of `node`) names.
+    fn entry_instance(
+        seen: &mut Seen,
+        index: u64,
+        node: &str,
+    ) -> Option<crate::vocab::InstanceVisit> {
+        let at = seen.pending.iter().position(|r| {
+            r.at == index && matches!(&r.event, Event::NodeEntered { node: n, .. } if n == node)
+        })?;
+        match seen.pending.remove(at).event {
+            Event::NodeEntered { instance, .. } => instance,
+            _ => None,
+        }
+    }
+
+    /// Journal the entries of `path` not journalled yet, with the engine's records placed
+    /// among them; `path` holds the latest entries of a path of `total` (a context that
+    /// carries a window of its history, `history_len` counting all).
     fn enter_new_from(&self, seen: &mut Seen, path: &[String], total: usize) {
         if total <= seen.entered {
+            self.emit_records_before(seen, total as u64);
             return;
         }
         // Entries before the window were sent with earlier calls (an engine sends every
         // entry not sent before); those already journalled are skipped.
         let offset = total - path.len();
         let from = seen.entered.saturating_sub(offset).min(path.len());
-        for node in path[from..].iter().cloned() {
+        for (i, node) in path[from..].iter().cloned().enumerate() {
+            let index = (offset + from + i) as u64;
+            self.emit_records_before(seen, index);
+            let instance = Self::entry_instance(seen, index, &node);
             let (kind, name) = match seen.topology.node(&node) {
                 Some(n) => (n.kind.tag().to_string(), n.name.clone()),
                 None => ("unknown".to_string(), None),
@@ -203,7 +383,7 @@ impl Witness {
                     kind,
                     name,
                     token: 0,
-                    instance: None,
+                    instance,
                 },
             );
             if let Some((decided_by, reason)) = seen.skips.remove(&node) {
@@ -227,11 +407,13 @@ impl Witness {
             }
         }
         seen.entered = total;
+        self.emit_records_before(seen, total as u64);
     }
 
     /// A call arrives: journal the nodes entered since the last one.
-    fn begin(&self, ctx: &ControlPointContext) -> Instant {
+    fn begin(&self, ctx: &mut ControlPointContext) -> Instant {
         let mut seen = self.seen();
+        Self::take_records(&mut seen, std::mem::take(&mut ctx.records));
         self.enter_new_from(&mut seen, &ctx.history.view(), ctx.history_total() as usize);
         seen.variables = Map::clone(&ctx.variables);
         seen.answering += 1;
@@ -354,7 +536,7 @@ impl Witness {
     pub(crate) async fn hook(
         &self,
         hook_id: &str,
-        ctx: ControlPointContext,
+        mut ctx: ControlPointContext,
     ) -> Result<(HookDecision, Applying), ControlPointError> {
         if let Some(Recalled::Hook(result)) = self.recalled(&ctx) {
             let key = ctx.idempotency_key.as_deref().unwrap_or_default();
@@ -364,7 +546,7 @@ impl Witness {
                 (decision, applying)
             });
         }
-        let started = self.begin(&ctx);
+        let started = self.begin(&mut ctx);
         let executed = ctx.executed.clone();
         let edge = ctx.edge.clone();
         let key = ctx.idempotency_key.clone();
@@ -435,10 +617,14 @@ impl ControlPoints for Witness {
     ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
         let task_id = task_id.to_string();
         Box::pin(async move {
+            let mut ctx = ctx;
             if let Some(Recalled::Task(outcome)) = self.recalled(&ctx) {
                 return Ok(outcome);
             }
-            let started = self.begin(&ctx);
+            if let (Some(spec), Some(children)) = (self.calls.get(&task_id), &self.children) {
+                return self.call_child(&task_id, spec, children.clone(), ctx).await;
+            }
+            let started = self.begin(&mut ctx);
             let key = ctx.idempotency_key.clone();
             let result = self.inner.execute_task(&task_id, ctx).await;
             match &result {
@@ -453,13 +639,37 @@ impl ControlPoints for Witness {
                         decided_by: outcome.decided_by,
                         reason: outcome.reason.clone(),
                         error: outcome.error.clone(),
-                        error_code: outcome.error_code.clone(),
+                        // A failed task raises a BPMN error: the code it names, else
+                        // the generic one (as the native engine records it).
+                        error_code: (outcome.status == TaskStatus::Failed).then(|| {
+                            outcome
+                                .error_code
+                                .clone()
+                                .unwrap_or_else(|| error_code::TASK_FAILED.to_string())
+                        }),
                         duration_ms: elapsed_ms(started),
                         digest: outcome.digest.clone(),
                         taint: outcome.taint.clone(),
                     }]
                 }),
-                Err(e) => self.end(&task_id, &e.calls, |_| Vec::new()),
+                // Unanswered, the task failed: a conforming engine raises UNANSWERED (as
+                // the native engine journals it).
+                Err(e) => self.end(&task_id, &e.calls, |_| {
+                    vec![Event::TaskFinished {
+                        key: key.clone(),
+                        node: task_id.clone(),
+                        status: TaskStatus::Failed,
+                        outputs: Map::new(),
+                        variables: Map::new(),
+                        decided_by: Decider::None,
+                        reason: None,
+                        error: Some(e.message.clone()),
+                        error_code: Some(error_code::UNANSWERED.to_string()),
+                        duration_ms: elapsed_ms(started),
+                        digest: None,
+                        taint: None,
+                    }]
+                }),
             }
             result
         })
@@ -472,10 +682,11 @@ impl ControlPoints for Witness {
     ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
         let gateway_id = gateway_id.to_string();
         Box::pin(async move {
+            let mut ctx = ctx;
             if let Some(Recalled::Gateway(decision)) = self.recalled(&ctx) {
                 return Ok(decision);
             }
-            let started = self.begin(&ctx);
+            let started = self.begin(&mut ctx);
             let key = ctx.idempotency_key.clone();
             let result = self.inner.route_gateway(&gateway_id, ctx).await;
             match &result {
@@ -507,5 +718,141 @@ impl ControlPoints for Witness {
 
     fn restores_unchanged_model(&self) -> bool {
         self.inner.restores_unchanged_model()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::journal::store::MemorySink;
+
+    /// Control points that are never asked (the witness only journals here).
+    struct Unasked;
+
+    impl ControlPoints for Unasked {
+        fn execute_task(
+            &self,
+            _: &str,
+            _: ControlPointContext,
+        ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+            unreachable!("no control point is asked")
+        }
+        fn route_gateway(
+            &self,
+            _: &str,
+            _: ControlPointContext,
+        ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+            unreachable!("no control point is asked")
+        }
+        fn evaluate_hook(
+            &self,
+            _: &str,
+            _: ControlPointContext,
+        ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+            unreachable!("no control point is asked")
+        }
+    }
+
+    fn witness() -> (Witness, Arc<MemorySink>) {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+<process id="p"><startEvent id="S"/><task id="A"/><endEvent id="E"/><task id="H"/>
+<boundaryEvent id="B" attachedToRef="A"><errorEventDefinition/></boundaryEvent>
+</process></definitions>"#;
+        let doc = crate::bpmn::parse(Path::new("t.bpmn"), xml.as_bytes()).unwrap();
+        let sink = Arc::new(MemorySink::new());
+        let w = Witness::new(
+            &doc.processes[0],
+            Variables::new(),
+            Arc::new(Unasked),
+            sink.clone(),
+        );
+        (w, sink)
+    }
+
+    fn records(values: Vec<Value>) -> Vec<EngineRecord> {
+        values
+            .into_iter()
+            .map(|v| serde_json::from_value(v).unwrap())
+            .collect()
+    }
+
+    fn shape(sink: &MemorySink) -> Vec<String> {
+        sink.records()
+            .iter()
+            .map(|r| match &r.event {
+                Event::NodeEntered {
+                    node,
+                    instance: Some(i),
+                    ..
+                } => format!("{node}#{}/{}", i.loop_counter, i.instances),
+                Event::NodeEntered { node, .. } => node.clone(),
+                e => e.name().to_string(),
+            })
+            .collect()
+    }
+
+    /// The engine's records land where it placed them among the node entries: a
+    /// `node_entered` record gives its entry's instance, the others are journalled as
+    /// sent, and the kinds cuga-flo derives itself are ignored.
+    #[test]
+    fn engine_records_are_journalled_in_their_place() {
+        let (w, sink) = witness();
+        let path: Vec<String> = ["S", "A", "A", "B", "H"].map(String::from).to_vec();
+        let sent = records(vec![
+            json!({"at": 1, "event": "node_entered", "node": "A", "kind": "task", "name": null,
+                   "token": 3, "instance": {"loop_counter": 1, "instances": 2}}),
+            json!({"at": 2, "event": "node_entered", "node": "A", "kind": "task", "name": null,
+                   "token": 4, "instance": {"loop_counter": 2, "instances": 2}}),
+            json!({"at": 3, "event": "event_thrown", "kind": "error", "code": "X", "node": "A",
+                   "caught_by": "B", "activity": "A", "interrupting": true}),
+            json!({"at": 0, "event": "flow_taken", "flow": "f", "source": "S", "target": "A",
+                   "token": 1}),
+        ]);
+        w.entered(&path, sent);
+        assert_eq!(
+            shape(&sink),
+            ["S", "A#1/2", "A#2/2", "event_thrown", "B", "H"]
+        );
+        let state = crate::journal::FlowState::fold(&sink.records());
+        assert_eq!(state.throws.len(), 1);
+        assert_eq!(state.throws[0].caught_by.as_deref(), Some("B"));
+    }
+
+    /// A context's records are journalled with the entries its history brings; those
+    /// placed beyond it wait for the next call or the result.
+    #[test]
+    fn a_contexts_records_wait_for_their_place() {
+        let (w, sink) = witness();
+        let mut ctx = ControlPointContext {
+            history: vec!["S".to_string(), "A".to_string()].into(),
+            records: records(vec![
+                json!({"at": 2, "event": "message_received", "key": "r:C:1",
+                "node": "C", "kind": "message", "name": "M", "thrown_by": "T"}),
+            ]),
+            ..ControlPointContext::default()
+        };
+        w.begin(&mut ctx);
+        assert!(ctx.records.is_empty(), "the harness is not given them");
+        assert_eq!(shape(&sink), ["S", "A", "message_received"]);
+        w.entered(&["S".into(), "A".into(), "E".into()], Vec::new());
+        assert_eq!(shape(&sink), ["S", "A", "message_received", "E"]);
+    }
+
+    /// A result without records (an engine that sends none) journals its path as before.
+    #[test]
+    fn an_engine_that_sends_no_records_still_works() {
+        let (w, sink) = witness();
+        let result: crate::mcp::RunProcessResult = serde_json::from_value(json!({
+            "run_id": "r", "status": "completed", "message": null, "variables": {},
+            "steps": 2, "path": ["S", "E"]}))
+        .unwrap();
+        assert!(result.records.is_empty());
+        w.entered(&result.path, result.records);
+        assert_eq!(shape(&sink), ["S", "E"]);
     }
 }

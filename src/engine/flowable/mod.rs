@@ -835,7 +835,7 @@ impl Run {
         // Flowable entered the node that spent the budget before cuga-flo saw it; the
         // run failed instead of entering it, as on the native engine.
         path.truncate(usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX));
-        self.witness.entered(&path);
+        self.witness.entered(&path, Vec::new());
         let variables = match self.client.final_variables(&self.instance).await {
             Ok(vars) if !vars.is_empty() => user_variables(vars),
             _ => self.witness.variables(),

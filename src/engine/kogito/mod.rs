@@ -498,7 +498,7 @@ impl Run {
         let _ = self.refresh().await;
         let mut path = self.known().path.clone();
         path.truncate(usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX));
-        self.witness.entered(&path);
+        self.witness.entered(&path, Vec::new());
         let last = self.known().last.clone();
         let variables = match last.as_ref().and_then(|t| t.variables.clone()) {
             Some(vars) => user_variables(vars),

@@ -17,22 +17,16 @@
 
 use std::time::Instant;
 
-use serde_json::Map;
-
 use super::calls::{Answer, elapsed_ms};
 use super::replay::Asked;
 use super::run::Run;
 use super::tokens::TokenId;
-use crate::bpmn::{CallSpec, call_spec};
-use crate::bridge::TaskOutcome;
-use crate::bridge::child::{ChildCall, ChildOutcome, child_run_id};
+use crate::bpmn::call_spec;
+use crate::bridge::child::{ChildCall, call_outcome, child_run_id};
 use crate::engine::EngineError;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
-use crate::vocab::{Decider, RunStatus, Taint, TaskStatus};
-
-/// The error code a failed child raises when it names none.
-pub const CHILD_FAILED: &str = "CHILD_FAILED";
+use crate::vocab::RunStatus;
 
 impl Run {
     /// Enter a call activity: when it names a process, call it as a child run (`true`);
@@ -107,74 +101,10 @@ impl Run {
                 token,
                 node: id,
                 key,
-                result: Ok(task_outcome(&spec, outcome)),
+                result: Ok(call_outcome(&spec, outcome)),
                 duration_ms: elapsed_ms(started),
             }
         });
         Ok(true)
-    }
-}
-
-/// The call activity's outcome for how its child ended.
-fn task_outcome(spec: &CallSpec, outcome: Result<ChildOutcome, String>) -> TaskOutcome {
-    let failed = |error: String, code: String| TaskOutcome {
-        status: TaskStatus::Failed,
-        outputs: Map::new(),
-        variables: Map::new(),
-        decided_by: Decider::None,
-        reason: None,
-        error: Some(error),
-        error_code: Some(code),
-        calls: Vec::new(),
-        digest: None,
-        taint: None,
-    };
-    let child = match outcome {
-        Ok(child) => child,
-        Err(why) => return failed(why, CHILD_FAILED.to_string()),
-    };
-    match child.status {
-        RunStatus::Completed => {
-            let variables = spec.outputs.apply(&child.variables);
-            // Untrusted in the child, untrusted back (all of them, over-approximated: an
-            // outcome carries one taint); unknown provenance counts as untrusted.
-            let sources = spec.outputs.sources(&child.variables);
-            let taint = match &child.untrusted {
-                Some(known) => sources
-                    .iter()
-                    .find_map(|(_, source)| known.get(*source).cloned())
-                    .map(|t| Taint {
-                        source: format!("{} (child run {})", t.source, child.run_id),
-                        ..t
-                    }),
-                None => (!variables.is_empty()).then(|| {
-                    Taint::input(format!(
-                        "from child run {} (provenance unknown)",
-                        child.run_id
-                    ))
-                }),
-            };
-            TaskOutcome {
-                status: TaskStatus::Completed,
-                outputs: variables.clone(),
-                variables,
-                decided_by: Decider::None,
-                reason: Some(format!("child run {} completed", child.run_id)),
-                error: None,
-                error_code: None,
-                calls: Vec::new(),
-                digest: None,
-                taint,
-            }
-        }
-        status => failed(
-            format!(
-                "child run {} {}: {}",
-                child.run_id,
-                status.as_str(),
-                child.message.as_deref().unwrap_or("no reason given")
-            ),
-            child.error_code.unwrap_or_else(|| CHILD_FAILED.to_string()),
-        ),
     }
 }

@@ -785,6 +785,7 @@ mod tests {
             untrusted: None,
             idempotency_key: None,
             instance: None,
+            records: vec![],
         }
     }
 
