@@ -563,7 +563,15 @@ impl<'a> Graph<'a> {
             .unwrap_or_else(|| format!("Process_{}", iri_safe(app)));
         let mut process = Process {
             id: process_id,
-            name: ps.and_then(|s| self.text(s, v::NAME).or_else(|| self.text(s, v::LABEL))),
+            // cuga-flo's export says the process's own name (`cf:name`, maybe none); a
+            // foreign graph's label names it.
+            name: ps.and_then(|s| {
+                if self.value(s, v::BPMN_ID).is_some() {
+                    self.text(s, v::NAME)
+                } else {
+                    self.text(s, v::LABEL)
+                }
+            }),
             is_executable: Some(
                 ps.and_then(|s| self.flag(s, v::IS_EXECUTABLE))
                     .unwrap_or(true),
@@ -814,8 +822,10 @@ impl<'a> Graph<'a> {
     }
 
     /// A config for a graph that carries none (an AgentFLOW graph): every agentic task a
-    /// task agent named by its recipe whose outputs may set the variables the edges test
-    /// (AgentFLOW keeps every output key as a variable); the variables, from the edges.
+    /// task agent named by its recipe; a task that leads straight into a gateway outputs
+    /// the variables that gateway's edges test (AgentFLOW keeps every output key of a
+    /// recipe as a variable; cuga-flo maps outputs explicitly); the variables, from the
+    /// edges.
     fn generated_config(
         &self,
         app: &str,
@@ -823,6 +833,8 @@ impl<'a> Graph<'a> {
         node_subjects: &[(&Subject, NodeKind)],
         ids: &HashMap<&Subject, String>,
     ) -> Value {
+        // The variables each gateway's edges test.
+        let mut tested: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         let mut variables = Map::new();
         for f in &process.flows {
             let Some(c) = &f.condition else { continue };
@@ -834,6 +846,29 @@ impl<'a> Graph<'a> {
                     } else {
                         json!("")
                     });
+                    let names = tested.entry(f.source.as_str()).or_default();
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
+        }
+        // A task that leads straight into a gateway produces what the gateway tests; a
+        // guardrail gateway's variable is the approver's, not a task's.
+        let mut produces: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for f in &process.flows {
+            let Some(gateway) = process.node(&f.target) else {
+                continue;
+            };
+            if gateway.attributes.contains_key("cuga:requiresApproval") {
+                continue;
+            }
+            if let Some(names) = tested.get(f.target.as_str()) {
+                let out = produces.entry(f.source.as_str()).or_default();
+                for n in names {
+                    if !out.contains(n) {
+                        out.push(n.clone());
+                    }
                 }
             }
         }
@@ -845,8 +880,10 @@ impl<'a> Graph<'a> {
             let id = &ids[s];
             let recipe = self.text(s, v::RECIPE).unwrap_or_else(|| id.clone());
             let label = self.text(s, v::LABEL).unwrap_or_else(|| id.clone());
-            let outputs: Map<String, Value> = variables
-                .keys()
+            let outputs: Map<String, Value> = produces
+                .get(id.as_str())
+                .into_iter()
+                .flatten()
                 .map(|k| (k.clone(), Value::String(k.clone())))
                 .collect();
             let mut task = json!({
