@@ -2,7 +2,7 @@
 //! TriG, N-Quads), and an RDF graph (cuga-flo's export or an AgentFLOW process definition)
 //! as a runnable app. The mapping is the library's (`graph`); this is the command line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Subcommand, ValueEnum};
 
@@ -112,10 +112,10 @@ fn export(
     Ok(Outcome::Ok)
 }
 
-fn import(file: &PathBuf, out: &PathBuf, force: bool, style: Style) -> Result<Outcome, UsageError> {
+fn import(file: &Path, out: &Path, force: bool, style: Style) -> Result<Outcome, UsageError> {
     let text = crate::source::read_text(file)
         .map_err(|e| UsageError::new(format!("cannot read {}: {e}", file.display())))?;
-    let source = SourceFile::new(file.clone(), text);
+    let source = SourceFile::new(file.to_path_buf(), text);
     let name = out
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

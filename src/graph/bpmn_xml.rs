@@ -48,7 +48,9 @@ pub fn write(process: &Process, header: &Header) -> String {
     x.push_str(" exporter=\"cuga-flo graph import\">\n");
 
     // Declarations the nodes refer to.
-    let mut declared: BTreeMap<(String, &str), (Option<String>, Option<String>)> = BTreeMap::new();
+    // (id, element) → (code, name).
+    type Declared<'a> = BTreeMap<(String, &'a str), (Option<String>, Option<String>)>;
+    let mut declared: Declared = BTreeMap::new();
     for n in &process.nodes {
         let Some(r) = &n.event_ref else { continue };
         let defs = n.kind.event_definitions();
@@ -94,9 +96,9 @@ pub fn write(process: &Process, header: &Header) -> String {
     if let Some(name) = &process.name {
         let _ = write!(x, " name=\"{}\"", esc(name));
     }
-    let _ = write!(
+    let _ = writeln!(
         x,
-        " isExecutable=\"{}\">\n",
+        " isExecutable=\"{}\">",
         process.is_executable.unwrap_or(true)
     );
     if let Some(doc) = &process.documentation {

@@ -48,7 +48,10 @@ pub fn import(source: &SourceFile, app: &str) -> Result<Imported, Vec<Diagnostic
     graph.build(app)
 }
 
-fn parse(source: &SourceFile) -> Result<(Vec<Triple>, Vec<(String, String)>), Vec<Diagnostic>> {
+/// The triples of a graph file and its prefixes.
+type Parsed = (Vec<Triple>, Vec<(String, String)>);
+
+fn parse(source: &SourceFile) -> Result<Parsed, Vec<Diagnostic>> {
     let text = source.text();
     let syntax_error = |e: oxttl::TurtleSyntaxError| {
         let loc = e.location();
@@ -685,12 +688,9 @@ impl<'a> Graph<'a> {
                     && !value.trim().is_empty()
                     && value.trim() == value;
                 let dt = l.datatype().as_str();
-                if dt == format!("{}boolean", v::XSD) {
-                    value.to_owned()
-                } else if numeric
-                    && (dt != format!("{}string", v::XSD)
-                        || matches!(op.as_str(), "<" | "<=" | ">" | ">="))
-                {
+                let boolean = dt == format!("{}boolean", v::XSD);
+                let ordering = matches!(op.as_str(), "<" | "<=" | ">" | ">=");
+                if boolean || (numeric && (dt != format!("{}string", v::XSD) || ordering)) {
                     value.to_owned()
                 } else {
                     format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'"))
@@ -963,14 +963,15 @@ pub fn local_name(iri: &str) -> String {
 
 fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16);
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%'
-            && i + 2 < bytes.len() + 0
-            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
         {
-            out.push(b);
+            out.push((h * 16 + l) as u8);
             i += 3;
             continue;
         }

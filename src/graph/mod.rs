@@ -98,3 +98,92 @@ pub fn write_app(imported: &Imported, dir: &Path, force: bool) -> Result<(), Gra
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::export::comparison;
+    use super::import::{local_name, to_yaml};
+    use super::rdf::{Document, named, string};
+    use oxrdf::Term;
+    use serde_json::json;
+
+    #[test]
+    fn a_single_comparison_becomes_var_operator_threshold() {
+        let c = |s: &str| {
+            comparison(s, None).map(|(v, op, t)| {
+                let t = match t {
+                    Term::Literal(l) => format!("{}^^{}", l.value(), l.datatype().as_str()),
+                    other => other.to_string(),
+                };
+                (v, op, t)
+            })
+        };
+        let xsd = "http://www.w3.org/2001/XMLSchema#";
+        assert_eq!(
+            c("${credit_score} > 0.6"),
+            Some(("credit_score".into(), ">", format!("0.6^^{xsd}decimal")))
+        );
+        // The literal on the left: the operator turns round.
+        assert_eq!(
+            c("10 <= ${n}"),
+            Some(("n".into(), ">=", format!("10^^{xsd}integer")))
+        );
+        assert_eq!(
+            c("${tier} == 'gold'"),
+            Some(("tier".into(), "==", format!("gold^^{xsd}string")))
+        );
+        // Not one comparison of a variable with a literal: only the text is kept.
+        assert_eq!(c("${a} > 1 && ${b} < 2"), None);
+        assert_eq!(c("${a} == ${b}"), None);
+        assert_eq!(c("${order.total} > 5"), None);
+        assert_eq!(c("${x} in ['a', 'b']"), None);
+        assert_eq!(c("= x > 1"), None);
+    }
+
+    #[test]
+    fn generated_yaml_reads_back_as_the_same_tree() {
+        let tree = json!({
+            "flow": {"name": "Quotes \" and \\ and\nnewlines: #not a comment", "id": "x"},
+            "variables": {"n": 0.0, "ok": false, "none": null, "list": [], "map": {}},
+            "tasks": [{"id": "T", "input_mapping": {"a b": "c"}}, "plain", [1, 2]],
+            "yes": "no",
+        });
+        let text = to_yaml(&tree);
+        let back = crate::app::yaml::parse(&text).unwrap().to_json();
+        assert_eq!(back, tree, "{text}");
+    }
+
+    #[test]
+    fn local_names_are_xml_names() {
+        assert_eq!(local_name("http://example.org/instances/Task_A"), "Task_A");
+        assert_eq!(local_name("urn:cuga-flo:app:x#Task%20B"), "Task_B");
+        assert_eq!(local_name("urn:x#1st"), "_1st");
+        assert_eq!(local_name("urn:x#%C3%A9t%C3%A9%zz"), "été_zz");
+    }
+
+    #[test]
+    fn the_turtle_writer_escapes_what_it_must() {
+        let mut d = Document::default();
+        let s = named("urn:cuga-flo:app:x#a");
+        let weird = "tab\t quote\" backslash\\ newline\n bell\u{7} ünïcode";
+        d.add(s.clone(), named("urn:p#q"), string(weird));
+        d.annotated(
+            s.clone(),
+            named("urn:p#next"),
+            // Not a prefixed name (a trailing dot): written as an IRI.
+            named("urn:cuga-flo:app:x#odd.id."),
+            vec![(named("urn:p#note"), string("x |} y"))],
+        );
+        let prefixes = vec![("app".to_string(), "urn:cuga-flo:app:x#".to_string())];
+        let ttl = d.to_turtle(&prefixes);
+        let read: Vec<oxrdf::Triple> = oxttl::TurtleParser::new()
+            .for_slice(&ttl)
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("{e}\n{ttl}"));
+        // The two statements, the annotation's reifier and its one statement.
+        assert_eq!(read.len(), 4, "{ttl}");
+        assert_eq!(d.triples().len(), 4);
+        assert!(read.iter().any(|t| t.object == string(weird)), "{ttl}");
+        assert!(read.iter().any(|t| t.object == string("x |} y")), "{ttl}");
+    }
+}
