@@ -86,9 +86,44 @@ fn events(out: &Output) -> Vec<Value> {
                 map.remove("reasoner");
                 map.remove("launch");
             }
+            without_run_ids(&mut e);
             e
         })
         .collect()
+}
+
+/// Run ids (`20261202T031604Z-8d8fb0`) inside texts (a child run's id names its parent's)
+/// replaced by `[RUN_ID]`.
+fn without_run_ids(v: &mut Value) {
+    match v {
+        Value::String(s) => {
+            let b = s.as_bytes();
+            let mut out = String::new();
+            let mut i = 0;
+            while i < b.len() {
+                let is_id = b.len() >= i + 23
+                    && b[i..i + 8].iter().all(u8::is_ascii_digit)
+                    && b[i + 8] == b'T'
+                    && b[i + 9..i + 15].iter().all(u8::is_ascii_digit)
+                    && &b[i + 15..i + 17] == b"Z-"
+                    && b[i + 17..i + 23]
+                        .iter()
+                        .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c));
+                if is_id {
+                    out.push_str("[RUN_ID]");
+                    i += 23;
+                } else {
+                    let c = s[i..].chars().next().unwrap();
+                    out.push(c);
+                    i += c.len_utf8();
+                }
+            }
+            *s = out;
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_run_ids),
+        Value::Object(map) => map.values_mut().for_each(without_run_ids),
+        _ => {}
+    }
 }
 
 fn scenarios_of(app_dir: &Path) -> Vec<String> {
@@ -110,11 +145,17 @@ fn scenarios_of(app_dir: &Path) -> Vec<String> {
 /// Every scenario of `app_dir` runs on its imported copy exactly as on the original.
 fn same_runs(app_dir: &Path, format: &str) -> usize {
     let tmp = TempDir::new().unwrap();
-    let imported = round_trip(app_dir, tmp.path(), format);
+    same_runs_in(app_dir, tmp.path(), format)
+}
+
+/// As [`same_runs`], the copy imported under `tmp/apps` (beside apps imported before).
+fn same_runs_in(app_dir: &Path, tmp: &Path, format: &str) -> usize {
+    let imported = round_trip(app_dir, tmp, format);
+    let app_name = app_dir.file_name().unwrap().to_string_lossy();
     let scenarios = scenarios_of(app_dir);
     for scenario in &scenarios {
         let native = ["--engine", "native"];
-        let dir = tmp.path().join("runs").join(scenario);
+        let dir = tmp.join("runs").join(&*app_name).join(scenario);
         let original = runs::start_scenario(app_dir, scenario, &dir.join("a"), &native, &[]);
         let copy = runs::start_scenario(&imported, scenario, &dir.join("b"), &native, &[]);
         let app = app_dir.display();
@@ -158,6 +199,23 @@ fn every_demo_scenario_runs_the_same_after_a_turtle_round_trip() {
         count += same_runs(&app, "turtle");
     }
     assert!(count >= 24, "only {count} scenarios ran");
+}
+
+/// Call activities: one calling another app (imported beside it), one calling a second
+/// process of its own file (both processes are in the graph).
+#[test]
+fn fixture_apps_with_call_activities_run_the_same() {
+    let tmp = TempDir::new().unwrap();
+    let fixtures = root().join("tests/fixtures/apps");
+    round_trip(&fixtures.join("call_child"), tmp.path(), "turtle");
+    assert_eq!(
+        same_runs_in(&fixtures.join("call_parent"), tmp.path(), "turtle"),
+        1
+    );
+    assert_eq!(
+        same_runs_in(&fixtures.join("call_same_file"), tmp.path(), "turtle"),
+        1
+    );
 }
 
 #[test]

@@ -23,7 +23,11 @@ const XSI: &str = "http://www.w3.org/2001/XMLSchema-instance";
 /// cuga-flo's attributes on imported elements (AgentFLOW's approval settings).
 pub const CUGA: &str = "urn:cuga-flo:bpmn";
 
-pub fn write(process: &Process, header: &Header) -> String {
+/// `processes` as one BPMN file; the first is the one the app runs.
+pub fn write(processes: &[Process], header: &Header) -> String {
+    let Some(process) = processes.first() else {
+        return String::new();
+    };
     let mut x = String::new();
     x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = write!(
@@ -51,7 +55,7 @@ pub fn write(process: &Process, header: &Header) -> String {
     // (id, element) → (code, name).
     type Declared<'a> = BTreeMap<(String, &'a str), (Option<String>, Option<String>)>;
     let mut declared: Declared = BTreeMap::new();
-    for n in &process.nodes {
+    for n in processes.iter().flat_map(|p| p.nodes.iter()) {
         let Some(r) = &n.event_ref else { continue };
         let defs = n.kind.event_definitions();
         let element = if defs.contains(&EventDefinition::Error) {
@@ -67,7 +71,7 @@ pub fn write(process: &Process, header: &Header) -> String {
             .entry((r.reference.clone(), element))
             .or_insert((r.code.clone(), r.name.clone()));
     }
-    for p in &process.properties {
+    for p in processes.iter().flat_map(|p| p.properties.iter()) {
         if let Some(item) = &p.item_subject_ref {
             let _ = writeln!(
                 x,
@@ -92,6 +96,14 @@ pub fn write(process: &Process, header: &Header) -> String {
         x.push_str(" />\n");
     }
 
+    for process in processes {
+        write_process(process, &mut x);
+    }
+    x.push_str("</bpmn:definitions>\n");
+    x
+}
+
+fn write_process(process: &Process, x: &mut String) {
     let _ = write!(x, "  <bpmn:process id=\"{}\"", esc(&process.id));
     if let Some(name) = &process.name {
         let _ = write!(x, " name=\"{}\"", esc(name));
@@ -124,9 +136,8 @@ pub fn write(process: &Process, header: &Header) -> String {
         }
         x.push_str(" />\n");
     }
-    scope(process, None, 2, &mut x);
-    x.push_str("  </bpmn:process>\n</bpmn:definitions>\n");
-    x
+    scope(process, None, 2, x);
+    x.push_str("  </bpmn:process>\n");
 }
 
 fn local(qname: &str) -> &str {

@@ -47,7 +47,15 @@ pub fn export(app: &LoadedApp) -> Result<Exported, GraphError> {
         ns,
         config: app.config.as_ref(),
     };
-    out.process(app, doc, process)?;
+    out.process(app, doc, process, true)?;
+    // The file's other processes (those a call activity may call in the same file).
+    for other in doc
+        .processes
+        .iter()
+        .filter(|p| p.id != process.id && !p.nodes.is_empty())
+    {
+        out.process(app, doc, other, false)?;
+    }
     Ok(Exported {
         document: out.d,
         prefixes,
@@ -84,13 +92,18 @@ impl Exporter<'_> {
         app: &LoadedApp,
         doc: &bpmn::Document,
         process: &Process,
+        main: bool,
     ) -> Result<(), GraphError> {
         let p = self.node_iri(&process.id);
         let d = &mut self.d;
         d.add(p.clone(), term(v::TYPE), term(v::AGENTIC_PROCESS));
         d.add(p.clone(), term(v::TYPE), term(v::PROCESS));
+        if main {
+            d.add(p.clone(), term(v::MAIN), boolean(true));
+        }
         let label = self
             .config
+            .filter(|_| main)
             .and_then(|c| c.flow.name.as_ref().map(|n| n.value.clone()))
             .or_else(|| process.name.clone());
         if let Some(label) = label {
@@ -104,10 +117,10 @@ impl Exporter<'_> {
         if let Some(e) = process.is_executable {
             d.add(p.clone(), term(v::IS_EXECUTABLE), boolean(e));
         }
-        if let Some(lang) = &doc.expression_language {
+        if let Some(lang) = doc.expression_language.as_ref().filter(|_| main) {
             d.add(p.clone(), term(v::EXPRESSION_LANGUAGE), string(lang));
         }
-        if let Some(tns) = &doc.target_namespace {
+        if let Some(tns) = doc.target_namespace.as_ref().filter(|_| main) {
             d.add(p.clone(), term(v::TARGET_NAMESPACE), string(tns));
         }
         if let Some(text) = &process.documentation {
@@ -116,7 +129,12 @@ impl Exporter<'_> {
         if let Some(x) = &process.extension_elements {
             d.add(p.clone(), term(v::EXTENSION_ELEMENTS), string(x));
         }
-        for (prefix, uri) in namespaces(doc.source.text()) {
+        let declared = if main {
+            namespaces(doc.source.text())
+        } else {
+            Vec::new()
+        };
+        for (prefix, uri) in declared {
             let b = d.blank();
             d.add(p.clone(), term(v::NAMESPACE), b.clone());
             d.add(b.clone(), term(v::PREFIX), string(prefix));
@@ -148,7 +166,7 @@ impl Exporter<'_> {
         for (i, flow) in process.flows.iter().enumerate() {
             self.flow(process, flow, i);
         }
-        if let Some(config) = self.config {
+        if let Some(config) = self.config.filter(|_| main) {
             self.config(&p, app, config)?;
         }
         Ok(())

@@ -330,24 +330,36 @@ impl<'a> Graph<'a> {
             .iter()
             .filter(|s| self.types(s).iter().any(|t| process_types.contains(t)))
             .collect();
-        if processes.len() > 1 {
-            errors.push(self.error(
-                "graph::processes",
-                processes[1],
-                format!(
-                    "the graph holds {} processes; graph import makes an app of one",
-                    processes.len()
-                ),
-                "a second process",
-            ));
+        // The process the app runs: marked `cf:main`, else the one carrying the config,
+        // else the first; the others are processes its call activities may call.
+        let process_subject = processes
+            .iter()
+            .copied()
+            .find(|s| self.flag(s, v::MAIN) == Some(true))
+            .or_else(|| {
+                processes
+                    .iter()
+                    .copied()
+                    .find(|s| self.value(s, v::FLOW_CONFIG).is_some())
+            })
+            .or_else(|| processes.first().copied());
+        let process_set: HashSet<&Subject> = processes.iter().copied().collect();
+        // Which process each node belongs to: the one linking it (`hasStartEvent`,
+        // `hasEndEvent`, `hasTask`), else the main process.
+        let mut member_of: HashMap<Subject, &Subject> = HashMap::new();
+        for p in &processes {
+            for link in [v::HAS_START_EVENT, v::HAS_END_EVENT, v::HAS_TASK] {
+                for node in self.values(p, link).filter_map(|t| self.blank(t)) {
+                    member_of.entry(node).or_insert(p);
+                }
+            }
         }
-        let process_subject = processes.first().copied();
 
         // Nodes, in document order (cf:order, else where they are first written).
         let reifiers: HashSet<&Subject> = self.reifiers.values().flatten().collect();
         let mut node_subjects: Vec<(&Subject, NodeKind)> = Vec::new();
         for s in &self.subjects {
-            if process_subject == Some(s) || reifiers.contains(s) {
+            if process_set.contains(s) || reifiers.contains(s) {
                 continue;
             }
             match self.kind(s) {
@@ -529,9 +541,17 @@ impl<'a> Graph<'a> {
             })
             .collect();
 
+        // Split nodes and flows by process.
+        let main = process_subject;
+        let owner_of = |id: &str| -> Option<&Subject> {
+            let (s, _) = node_subjects.iter().find(|(s, _)| ids[s] == id)?;
+            member_of.get(*s).copied().or(main)
+        };
+        let node_owner: Vec<Option<&Subject>> = nodes.iter().map(|n| owner_of(&n.id)).collect();
         let starts = nodes
             .iter()
-            .filter(|n| n.kind.is_start_event() && n.parent.is_none())
+            .zip(&node_owner)
+            .filter(|(n, o)| n.kind.is_start_event() && n.parent.is_none() && *o == &main)
             .count();
         if starts == 0 {
             let mut d = Diagnostic::error(
@@ -546,50 +566,37 @@ impl<'a> Graph<'a> {
             );
             errors.push(d);
         }
-        if nodes.is_empty() && starts > 0 {
-            errors.push(
-                Diagnostic::error("graph::empty", "the graph has no flow nodes").at(
-                    self.source,
-                    Span::new(0, 0),
-                    None::<String>,
-                ),
-            );
-        }
         if !errors.is_empty() {
             return Err(errors);
         }
 
-        // The process.
-        let ps = process_subject;
-        let process_id = ps
-            .map(|s| self.id_of(s))
-            .unwrap_or_else(|| format!("Process_{}", iri_safe(app)));
-        let mut process = Process {
-            id: process_id,
-            // cuga-flo's export says the process's own name (`cf:name`, maybe none); a
-            // foreign graph's label names it.
-            name: ps.and_then(|s| {
-                if self.value(s, v::BPMN_ID).is_some() {
-                    self.text(s, v::NAME)
-                } else {
-                    self.text(s, v::LABEL)
-                }
-            }),
-            is_executable: Some(
-                ps.and_then(|s| self.flag(s, v::IS_EXECUTABLE))
-                    .unwrap_or(true),
-            ),
-            span: Span::default(),
-            nodes,
-            flows,
-            lanes: Vec::new(),
-            properties: Vec::new(),
-            extension_elements: ps.and_then(|s| self.text(s, v::EXTENSION_ELEMENTS)),
-            documentation: ps.and_then(|s| self.text(s, v::COMMENT)),
-            ids: Default::default(),
-        };
+        // The processes: the main one first, then the others in the order written.
+        let mut order: Vec<Option<&Subject>> = vec![main];
+        order.extend(
+            processes
+                .iter()
+                .copied()
+                .filter(|p| Some(*p) != main)
+                .map(Some),
+        );
+        let mut built: Vec<Process> = Vec::new();
+        for ps in order {
+            let mine: Vec<Node> = nodes
+                .iter()
+                .zip(&node_owner)
+                .filter(|(_, o)| **o == ps)
+                .map(|(n, _)| n.clone())
+                .collect();
+            let mine_ids: HashSet<&str> = mine.iter().map(|n| n.id.as_str()).collect();
+            let my_flows: Vec<Flow> = flows
+                .iter()
+                .filter(|f| mine_ids.contains(f.source.as_str()))
+                .cloned()
+                .collect();
+            built.push(self.process(ps, app, mine, my_flows));
+        }
         let mut header = Header::default();
-        if let Some(s) = ps {
+        if let Some(s) = main {
             header.target_namespace = self.text(s, v::TARGET_NAMESPACE);
             header.expression_language = self.text(s, v::EXPRESSION_LANGUAGE);
             for b in self.values(s, v::NAMESPACE).filter_map(|t| self.blank(t)) {
@@ -597,17 +604,10 @@ impl<'a> Graph<'a> {
                     header.namespaces.push((p, u));
                 }
             }
-            for b in self.values(s, v::PROPERTY).filter_map(|t| self.blank(t)) {
-                if let Some(id) = self.text(&b, v::BPMN_ID) {
-                    process.properties.push(Property {
-                        id,
-                        name: self.text(&b, v::NAME),
-                        item_subject_ref: self.text(&b, v::ITEM_SUBJECT_REF),
-                    });
-                }
-            }
         }
-        let bpmn = bpmn_xml::write(&process, &header);
+        let bpmn = bpmn_xml::write(&built, &header);
+        let ps = main;
+        let process = built.remove(0);
 
         // The config and its files.
         let (config, policies) = match ps.and_then(|s| self.value(s, v::FLOW_CONFIG).cloned()) {
@@ -638,6 +638,54 @@ impl<'a> Graph<'a> {
             policies,
             process,
         })
+    }
+
+    /// One process of the graph (`None`: a graph that names none) with its nodes and flows.
+    fn process(
+        &self,
+        ps: Option<&Subject>,
+        app: &str,
+        nodes: Vec<Node>,
+        flows: Vec<Flow>,
+    ) -> Process {
+        let mut process = Process {
+            id: ps
+                .map(|s| self.id_of(s))
+                .unwrap_or_else(|| format!("Process_{}", iri_safe(app))),
+            // cuga-flo's export says the process's own name (`cf:name`, maybe none); a
+            // foreign graph's label names it.
+            name: ps.and_then(|s| {
+                if self.value(s, v::BPMN_ID).is_some() {
+                    self.text(s, v::NAME)
+                } else {
+                    self.text(s, v::LABEL)
+                }
+            }),
+            is_executable: Some(
+                ps.and_then(|s| self.flag(s, v::IS_EXECUTABLE))
+                    .unwrap_or(true),
+            ),
+            span: Span::default(),
+            nodes,
+            flows,
+            lanes: Vec::new(),
+            properties: Vec::new(),
+            extension_elements: ps.and_then(|s| self.text(s, v::EXTENSION_ELEMENTS)),
+            documentation: ps.and_then(|s| self.text(s, v::COMMENT)),
+            ids: Default::default(),
+        };
+        if let Some(s) = ps {
+            for b in self.values(s, v::PROPERTY).filter_map(|t| self.blank(t)) {
+                if let Some(id) = self.text(&b, v::BPMN_ID) {
+                    process.properties.push(Property {
+                        id,
+                        name: self.text(&b, v::NAME),
+                        item_subject_ref: self.text(&b, v::ITEM_SUBJECT_REF),
+                    });
+                }
+            }
+        }
+        process
     }
 
     /// AgentFLOW's `varName`/`operator`/`threshold` as a condition.

@@ -101,6 +101,7 @@ terms!(RDFS: LABEL = "label", COMMENT = "comment");
 // cuga-flo.
 terms!(CF:
     APP = "app",
+    MAIN = "main",
     BPMN_ID = "bpmnId",
     ORDER = "order",
     PARENT = "parent",
