@@ -246,6 +246,47 @@ fn a_fixture_app_with_a_timer_and_a_multi_instance_sub_process_round_trips() {
     }
 }
 
+/// Two sequence flows between the same two nodes are one `nextTask` triple with two
+/// annotations: both come back, with their ids.
+#[test]
+fn two_flows_between_the_same_nodes_stay_two() {
+    let tmp = TempDir::new().unwrap();
+    let app = tmp.path().join("src/twice");
+    std::fs::create_dir_all(app.join("config")).unwrap();
+    std::fs::write(
+        app.join("config/twice_config.yaml"),
+        "flow:\n  id: twice\n  name: Twice\n  bpmn_file: twice.bpmn\n",
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("config/twice.bpmn"),
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="urn:t">
+  <process id="P" isExecutable="true">
+    <startEvent id="S"/>
+    <parallelGateway id="Fork"/>
+    <parallelGateway id="Join"/>
+    <endEvent id="E"/>
+    <sequenceFlow id="f0" sourceRef="S" targetRef="Fork"/>
+    <sequenceFlow id="left" name="left" sourceRef="Fork" targetRef="Join"/>
+    <sequenceFlow id="right" name="right" sourceRef="Fork" targetRef="Join"/>
+    <sequenceFlow id="f3" sourceRef="Join" targetRef="E"/>
+  </process>
+</definitions>
+"#,
+    )
+    .unwrap();
+    let imported = round_trip(&app, tmp.path(), "turtle");
+    let bpmn = std::fs::read_to_string(imported.join("config/twice.bpmn")).unwrap();
+    for id in ["f0", "left", "right", "f3"] {
+        assert!(bpmn.contains(&format!("id=\"{id}\"")), "{id}:\n{bpmn}");
+    }
+    assert_eq!(bpmn.matches("<bpmn:sequenceFlow").count(), 4, "{bpmn}");
+    let original = cuga(&["graph", app.to_str().unwrap(), "--format", "ascii"]);
+    let copy = cuga(&["graph", imported.to_str().unwrap(), "--format", "ascii"]);
+    assert_eq!(text(&original.stdout), text(&copy.stdout));
+}
+
 #[test]
 fn an_exported_app_as_turtle() {
     let out = cuga(&["graph", "export", "tests/fixtures/apps/guarded"]);

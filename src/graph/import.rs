@@ -133,6 +133,7 @@ impl<'a> Graph<'a> {
         };
         let reifies = format!("{}reifies", v::RDF);
         let next = iri(v::NEXT_TASK);
+        let mut seen_edges: HashSet<Triple> = HashSet::new();
         for t in triples {
             let p = v::normalize(t.predicate.as_str());
             if p == reifies {
@@ -143,7 +144,12 @@ impl<'a> Graph<'a> {
                 continue;
             }
             if p == next {
-                g.edges.push(normalize_triple(&t));
+                // Two flows between the same nodes are one triple with two reifiers; a
+                // reader may hand the triple over once per annotation block.
+                let edge = normalize_triple(&t);
+                if seen_edges.insert(edge.clone()) {
+                    g.edges.push(edge);
+                }
             }
             if !g.about.contains_key(&t.subject) {
                 g.subjects.push(t.subject.clone());
