@@ -151,6 +151,10 @@ fn same_runs(app_dir: &Path, format: &str) -> usize {
 /// As [`same_runs`], the copy imported under `tmp/apps` (beside apps imported before).
 fn same_runs_in(app_dir: &Path, tmp: &Path, format: &str) -> usize {
     let imported = round_trip(app_dir, tmp, format);
+    // The same model: nodes, flows, names and conditions, branch by branch.
+    let drawn =
+        |dir: &Path| text(&cuga(&["graph", dir.to_str().unwrap(), "--format", "ascii"]).stdout);
+    assert_eq!(drawn(app_dir), drawn(&imported), "{}", app_dir.display());
     let app_name = app_dir.file_name().unwrap().to_string_lossy();
     let scenarios = scenarios_of(app_dir);
     for scenario in &scenarios {
@@ -554,5 +558,5 @@ fn a_second_reader_accepts_the_export() {
     for (name, ok) in checks {
         assert_eq!(ok, true, "{name}: {report:#}");
     }
-    assert_eq!(checks.len(), 5, "{report:#}");
+    assert_eq!(checks.len(), 6, "{report:#}");
 }

@@ -365,22 +365,64 @@ impl Exporter<'_> {
         if let Some(name) = &flow.name {
             ann.push((term(v::LABEL), string(name)));
         }
+        // What routes along this edge: the config's condition for the flow, else the
+        // model's, else (a decision gateway with a gateway-level condition and two flows)
+        // the gateway's condition on its non-default flow.
+        let gateway = self
+            .config
+            .and_then(|c| c.gateways.iter().find(|g| g.id.value == flow.source));
+        let config_flow = gateway.and_then(|g| g.flows.iter().find(|f| f.id.value == flow.id));
+        let config_condition = config_flow
+            .and_then(|f| f.condition.as_ref())
+            .map(|c| c.value.clone());
+        let gateway_condition = gateway
+            .filter(|g| g.mode == GatewayMode::DecisionAgent && !g.condition_is_question())
+            .and_then(|g| g.condition.as_ref())
+            .filter(|_| {
+                let out: Vec<&bpmn::Flow> = process.outgoing(&flow.source).collect();
+                let default = process
+                    .node(&flow.source)
+                    .and_then(|n| n.default_flow.as_deref());
+                let taken_when_true = out
+                    .iter()
+                    .find(|f| Some(f.id.as_str()) != default)
+                    .map(|f| f.id.as_str());
+                out.len() == 2 && taken_when_true == Some(flow.id.as_str())
+            })
+            .map(|c| c.value.clone());
+        let effective = config_condition
+            .clone()
+            .map(|c| (c, None))
+            .or_else(|| {
+                flow.condition
+                    .as_ref()
+                    .map(|c| (c.body.clone(), c.language.clone()))
+            })
+            .or_else(|| gateway_condition.clone().map(|c| (c, None)));
+        if let Some((text, language)) = &effective
+            && let Some((var, op, threshold)) = comparison(text, language.as_deref())
+        {
+            ann.push((term(v::VAR_NAME), string(var)));
+            ann.push((term(v::OPERATOR), string(op)));
+            ann.push((term(v::THRESHOLD), threshold));
+        }
         if let Some(c) = &flow.condition {
-            if let Some((var, op, threshold)) = comparison(&c.body, c.language.as_deref()) {
-                ann.push((term(v::VAR_NAME), string(var)));
-                ann.push((term(v::OPERATOR), string(op)));
-                ann.push((term(v::THRESHOLD), threshold));
-            }
             ann.push((term(v::CONDITION), string(&c.body)));
             if let Some(lang) = &c.language {
                 ann.push((term(v::CONDITION_LANGUAGE), string(lang)));
             }
         }
+        if let Some(c) = config_condition.or(gateway_condition) {
+            ann.push((term(v::ROUTING_CONDITION), string(c)));
+        }
+        if let Some(d) = config_flow.and_then(|f| f.decision.as_ref()) {
+            ann.push((term(v::DECISION), string(&d.value)));
+        }
         let is_default = process
             .node(&flow.source)
             .is_some_and(|n| n.default_flow.as_deref() == Some(flow.id.as_str()));
         let source_branches = process.outgoing(&flow.source).count() > 1;
-        if is_default || flow.condition.is_some() || source_branches {
+        if is_default || effective.is_some() || source_branches {
             ann.push((term(v::IS_DEFAULT), boolean(is_default)));
         }
         self.d.annotated(s, term(v::NEXT_TASK), t, ann);

@@ -487,8 +487,11 @@ impl<'a> Graph<'a> {
                 let mut is_default = false;
                 if let Some(r) = r {
                     is_default = self.flag(r, v::IS_DEFAULT).unwrap_or(false);
+                    // The model's condition; else AgentFLOW's parts, unless they describe
+                    // a condition the flow config holds (`cf:routingCondition`).
                     let body = match self.text(r, v::CONDITION) {
                         Some(body) => Some(body),
+                        None if self.value(r, v::ROUTING_CONDITION).is_some() => None,
                         None => match self.condition_from_parts(r, from) {
                             Ok(body) => body,
                             Err(d) => {

@@ -301,8 +301,22 @@ impl Writer<'_> {
             {
                 l.value().to_owned()
             }
+            Some("decimal") if is_decimal(l.value()) => l.value().to_owned(),
             _ => format!("{quoted}^^{}", self.iri(dt)),
         }
+    }
+}
+
+/// Turtle's DECIMAL: `[+-]? [0-9]* '.' [0-9]+`.
+fn is_decimal(v: &str) -> bool {
+    let v = v.strip_prefix(['+', '-']).unwrap_or(v);
+    match v.split_once('.') {
+        Some((int, frac)) => {
+            int.chars().all(|c| c.is_ascii_digit())
+                && !frac.is_empty()
+                && frac.chars().all(|c| c.is_ascii_digit())
+        }
+        None => false,
     }
 }
 

@@ -107,6 +107,8 @@ terms!(CF:
     PARENT = "parent",
     CONDITION = "condition",
     CONDITION_LANGUAGE = "conditionLanguage",
+    ROUTING_CONDITION = "routingCondition",
+    DECISION = "decision",
     EXPRESSION_LANGUAGE = "expressionLanguage",
     TARGET_NAMESPACE = "targetNamespace",
     EVENT_DEFINITION = "eventDefinition",

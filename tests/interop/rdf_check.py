@@ -50,6 +50,15 @@ def main():
         "?g cf:bpmnId 'Gateway_09ad5fc' }",
     )
     checks["default_edge"] = [r[0].rsplit("#", 1)[1] for r in default] == ["Activity_131ar38"]
+    # The gateway's config condition, as AgentFLOW's annotations on the edge it routes.
+    routing = rows(
+        turtle,
+        "SELECT ?t ?var ?op ?th WHERE { << ?g agentflow:nextTask ?t >> agentflow:varName ?var ; "
+        "agentflow:operator ?op ; agentflow:threshold ?th ; cf:routingCondition ?c }",
+    )
+    checks["routing_condition"] = [
+        [r[0].rsplit("#", 1)[1], r[1], r[2], r[3]] for r in routing
+    ] == [["Activity_1h9ix55", "credit_score", ">", "0.6"]]
     # The credit check is an agentic task with its recipe (the agent's name).
     checks["agentic_task"] = bool(
         turtle.query(
