@@ -350,6 +350,71 @@ fn agentflow_sim_activation_imports_and_runs() {
     }
 }
 
+/// What the SIM activation graph becomes: the model and the generated config.
+#[test]
+fn agentflow_sim_activation_as_an_app() {
+    let tmp = TempDir::new().unwrap();
+    let app = tmp.path().join("apps/sim_activation");
+    let graph = root().join("tests/fixtures/graph/agentflow/sim-activation.definitions.ttl");
+    let out = cuga(&[
+        "graph",
+        "import",
+        graph.to_str().unwrap(),
+        "--out",
+        app.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", runs::show(&out));
+    let bpmn = std::fs::read_to_string(app.join("config/sim_activation.bpmn")).unwrap();
+    let config = std::fs::read_to_string(app.join("config/sim_activation_config.yaml")).unwrap();
+    insta::assert_snapshot!("graph_import_sim_activation_bpmn", bpmn);
+    insta::assert_snapshot!("graph_import_sim_activation_config", config);
+}
+
+/// AgentFLOW's first version wrote the same graph with its own `sbpmn:`/`sbpmnc:`
+/// namespaces and CamelCase classes (`sbpmnc:StartEvent`, `sbpmn:nextTask`): it imports
+/// into the same app.
+#[test]
+fn agentflow_first_namespaces_import_the_same() {
+    let current = std::fs::read_to_string(
+        root().join("tests/fixtures/graph/agentflow/sim-activation.definitions.ttl"),
+    )
+    .unwrap();
+    let legacy = current
+        .replace(
+            "<https://sBPMN.github.io/2.0/properties#>",
+            "<http://example.org/ontology/sbpmn#>",
+        )
+        .replace(
+            "<https://sBPMN.github.io/2.0/classes#>",
+            "<http://example.org/ontology/sbpmnc#>",
+        )
+        .replace("agentflow:nextTask", "sbpmn:nextTask")
+        .replace("agentflow:varName", "sbpmn:varName")
+        .replace("agentflow:operator", "sbpmn:operator")
+        .replace("agentflow:threshold", "sbpmn:threshold")
+        .replace("agentflow:isDefault", "sbpmn:isDefault")
+        .replace("sbpmnc:startEvent", "sbpmnc:StartEvent")
+        .replace("sbpmnc:endEvent", "sbpmnc:EndEvent")
+        .replace("sbpmnc:exclusiveGateway", "sbpmnc:ExclusiveGateway");
+    let tmp = TempDir::new().unwrap();
+    let mut models = Vec::new();
+    for (name, text) in [("current", current), ("legacy", legacy)] {
+        let file = tmp.path().join(format!("{name}.ttl"));
+        std::fs::write(&file, text).unwrap();
+        let app = tmp.path().join("apps").join(name).join("sim");
+        let out = cuga(&[
+            "graph",
+            "import",
+            file.to_str().unwrap(),
+            "--out",
+            app.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{name}: {}", runs::show(&out));
+        models.push(std::fs::read_to_string(app.join("config/sim.bpmn")).unwrap());
+    }
+    assert_eq!(models[0], models[1]);
+}
+
 /// The git push demo: its guardrail gateway becomes an exclusive gateway that keeps the
 /// approval settings (the approval itself is a later step of graph mode: here the
 /// scenario gives `approval_status` as an input); APPROVED pushes, anything else aborts.

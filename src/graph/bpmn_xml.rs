@@ -234,7 +234,20 @@ fn node(process: &Process, n: &Node, depth: usize, x: &mut String) {
     for (k, v) in &n.attributes {
         let _ = write!(x, " {k}=\"{}\"", esc(v));
     }
-    x.push_str(">\n");
+    let mut body = String::new();
+    children(process, n, depth, &mut body);
+    if body.is_empty() {
+        x.push_str(" />\n");
+    } else {
+        x.push_str(">\n");
+        x.push_str(&body);
+        let _ = writeln!(x, "{pad}</bpmn:{tag}>");
+    }
+}
+
+/// What is inside a node's element: documentation, extension elements, loop
+/// characteristics, event definitions, a sub-process's own nodes and flows.
+fn children(process: &Process, n: &Node, depth: usize, x: &mut String) {
     let inner = "  ".repeat(depth + 1);
     if let Some(doc) = &n.documentation {
         let _ = writeln!(
@@ -334,7 +347,6 @@ fn node(process: &Process, n: &Node, depth: usize, x: &mut String) {
     if let NodeKind::SubProcess(_) = n.kind {
         scope(process, Some(&n.id), depth + 1, x);
     }
-    let _ = writeln!(x, "{pad}</bpmn:{tag}>");
 }
 
 pub fn esc(s: &str) -> String {

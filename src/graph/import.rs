@@ -226,7 +226,10 @@ impl<'a> Graph<'a> {
                 forms.push(format!("{p}:{local}"));
             }
         }
-        let mut best: Option<(usize, usize)> = None;
+        // The first mention at the start of a line (where a subject is written), else the
+        // first mention anywhere.
+        let mut first: Option<(usize, usize)> = None;
+        let mut as_subject: Option<(usize, usize)> = None;
         for form in &forms {
             let mut from = 0;
             while let Some(at) = text[from..].find(form.as_str()) {
@@ -241,14 +244,21 @@ impl<'a> Graph<'a> {
                     .next_back()
                     .is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | ':')));
                 if bounded && before_ok {
-                    if best.is_none_or(|(b, _)| at < b) {
-                        best = Some((at, form.len()));
+                    if first.is_none_or(|(b, _)| at < b) {
+                        first = Some((at, form.len()));
                     }
-                    break;
+                    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+                    if text[line_start..at].trim().is_empty() {
+                        if as_subject.is_none_or(|(b, _)| at < b) {
+                            as_subject = Some((at, form.len()));
+                        }
+                        break;
+                    }
                 }
                 from = end;
             }
         }
+        let best = as_subject.or(first);
         best.map_or(Span::new(0, 0), |(at, len)| Span::new(at, len))
     }
 
