@@ -61,6 +61,24 @@ _cuga__flo() {
             cuga__flo,worker)
                 cmd="cuga__flo__subcmd__worker"
                 ;;
+            cuga__flo__subcmd__graph,export)
+                cmd="cuga__flo__subcmd__graph__subcmd__export"
+                ;;
+            cuga__flo__subcmd__graph,help)
+                cmd="cuga__flo__subcmd__graph__subcmd__help"
+                ;;
+            cuga__flo__subcmd__graph,import)
+                cmd="cuga__flo__subcmd__graph__subcmd__import"
+                ;;
+            cuga__flo__subcmd__graph__subcmd__help,export)
+                cmd="cuga__flo__subcmd__graph__subcmd__help__subcmd__export"
+                ;;
+            cuga__flo__subcmd__graph__subcmd__help,help)
+                cmd="cuga__flo__subcmd__graph__subcmd__help__subcmd__help"
+                ;;
+            cuga__flo__subcmd__graph__subcmd__help,import)
+                cmd="cuga__flo__subcmd__graph__subcmd__help__subcmd__import"
+                ;;
             cuga__flo__subcmd__help,completions)
                 cmd="cuga__flo__subcmd__help__subcmd__completions"
                 ;;
@@ -105,6 +123,12 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help,worker)
                 cmd="cuga__flo__subcmd__help__subcmd__worker"
+                ;;
+            cuga__flo__subcmd__help__subcmd__graph,export)
+                cmd="cuga__flo__subcmd__help__subcmd__graph__subcmd__export"
+                ;;
+            cuga__flo__subcmd__help__subcmd__graph,import)
+                cmd="cuga__flo__subcmd__help__subcmd__graph__subcmd__import"
                 ;;
             cuga__flo__subcmd__help__subcmd__kogito,build)
                 cmd="cuga__flo__subcmd__help__subcmd__kogito__subcmd__build"
@@ -290,7 +314,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph)
-            opts="-v -q -h --format --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --format --apps-dir --color --verbose --quiet --help export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -298,6 +322,122 @@ _cuga__flo() {
             case "${prev}" in
                 --format)
                     COMPREPLY=($(compgen -W "mermaid dot ascii" -- "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__graph__subcmd__export)
+            opts="-o -v -q -h --format --output --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "turtle trig nquads" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__graph__subcmd__help)
+            opts="export import help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__graph__subcmd__help__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__graph__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__graph__subcmd__help__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__graph__subcmd__import)
+            opts="-v -q -h --out --force --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --apps-dir)
@@ -358,8 +498,36 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__graph)
-            opts=""
+            opts="export import"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__graph__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__graph__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

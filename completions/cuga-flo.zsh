@@ -107,7 +107,80 @@ ascii\:"An indented listing of the flow, branch by branch"))' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':target -- The app (a name under the apps folder, an app folder or a flow config), or a BPMN file:_default' \
+":: :_cuga-flo__subcmd__graph_commands" \
+"*::: :->graph" \
 && ret=0
+
+    case $state in
+    (graph)
+        words=($line[2] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-graph-command-$line[2]:"
+        case $line[2] in
+            (export)
+_arguments "${_arguments_options[@]}" : \
+'--format=[The serialisation]:FORMAT:((turtle\:"Turtle with RDF 1.2 \`{| |}\` annotations (read by RDF 1.2 and RDF-star tools)"
+trig\:"TriG\: the same, in a named graph"
+nquads\:"N-Quads\: annotations as reifiers with triple terms (RDF 1.2 readers only)"))' \
+'-o+[Write to FILE instead of stdout]:FILE:_files' \
+'--output=[Write to FILE instead of stdout]:FILE:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':app -- The app (a name under the apps folder, an app folder or a flow config):_default' \
+&& ret=0
+;;
+(import)
+_arguments "${_arguments_options[@]}" : \
+'--out=[The app folder to create (its name is the app'\''s name)]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--force[Replace the folder if it exists]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':file -- The graph file:_files' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__graph__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-graph-help-command-$line[1]:"
+        case $line[1] in
+            (export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(import)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
 ;;
 (start)
 _arguments "${_arguments_options[@]}" : \
@@ -642,7 +715,27 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (graph)
 _arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__help__subcmd__graph_commands" \
+"*::: :->graph" \
 && ret=0
+
+    case $state in
+    (graph)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-help-graph-command-$line[1]:"
+        case $line[1] in
+            (export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(import)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
 ;;
 (start)
 _arguments "${_arguments_options[@]}" : \
@@ -768,7 +861,7 @@ _cuga-flo_commands() {
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'describe:What a person sees before a run\: each control point, who decides there, who answers' \
-'graph:Draw an app'\''s or a model'\''s flow\: mermaid, Graphviz dot, or an indented listing' \
+'graph:Draw an app'\''s or a model'\''s flow (mermaid, dot, a listing); export it as RDF, import an RDF graph as an app' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
 'test:Run apps'\'' scenarios and check their expectations (for CI\: --junit FILE)' \
 'runs:The journalled runs\: list, show, replay, verify, export' \
@@ -794,8 +887,46 @@ _cuga-flo__subcmd__describe_commands() {
 }
 (( $+functions[_cuga-flo__subcmd__graph_commands] )) ||
 _cuga-flo__subcmd__graph_commands() {
-    local commands; commands=()
+    local commands; commands=(
+'export:Write an app'\''s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on \`agentflow\:nextTask\` edges), with its flow config and policies' \
+'import:Make a runnable app (BPMN, flow config, policies) from an RDF graph\: Turtle, TriG (.trig) or N-Quads (.nq)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
     _describe -t commands 'cuga-flo graph commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__graph__subcmd__export_commands] )) ||
+_cuga-flo__subcmd__graph__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo graph export commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__graph__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__graph__subcmd__help_commands() {
+    local commands; commands=(
+'export:Write an app'\''s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on \`agentflow\:nextTask\` edges), with its flow config and policies' \
+'import:Make a runnable app (BPMN, flow config, policies) from an RDF graph\: Turtle, TriG (.trig) or N-Quads (.nq)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo graph help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__graph__subcmd__help__subcmd__export_commands] )) ||
+_cuga-flo__subcmd__graph__subcmd__help__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo graph help export commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__graph__subcmd__help__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__graph__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo graph help help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__graph__subcmd__help__subcmd__import_commands] )) ||
+_cuga-flo__subcmd__graph__subcmd__help__subcmd__import_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo graph help import commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__graph__subcmd__import_commands] )) ||
+_cuga-flo__subcmd__graph__subcmd__import_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo graph import commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__help_commands() {
@@ -804,7 +935,7 @@ _cuga-flo__subcmd__help_commands() {
 'list:List the apps and whether each validates' \
 'validate:Check apps or BPMN models for every mistake that can be found before a run' \
 'describe:What a person sees before a run\: each control point, who decides there, who answers' \
-'graph:Draw an app'\''s or a model'\''s flow\: mermaid, Graphviz dot, or an indented listing' \
+'graph:Draw an app'\''s or a model'\''s flow (mermaid, dot, a listing); export it as RDF, import an RDF graph as an app' \
 'start:Run a process\: every control-point decision and the hook audit log, live' \
 'test:Run apps'\'' scenarios and check their expectations (for CI\: --junit FILE)' \
 'runs:The journalled runs\: list, show, replay, verify, export' \
@@ -830,8 +961,21 @@ _cuga-flo__subcmd__help__subcmd__describe_commands() {
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__graph_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__graph_commands() {
-    local commands; commands=()
+    local commands; commands=(
+'export:Write an app'\''s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on \`agentflow\:nextTask\` edges), with its flow config and policies' \
+'import:Make a runnable app (BPMN, flow config, policies) from an RDF graph\: Turtle, TriG (.trig) or N-Quads (.nq)' \
+    )
     _describe -t commands 'cuga-flo help graph commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__graph__subcmd__export_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__graph__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help graph export commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__graph__subcmd__import_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__graph__subcmd__import_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help graph import commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__help_commands() {

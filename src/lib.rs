@@ -16,6 +16,7 @@ pub mod digest;
 pub mod engine;
 pub mod expr;
 pub mod govern;
+pub mod graph;
 pub mod harness;
 pub mod journal;
 pub mod mcp;

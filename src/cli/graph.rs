@@ -16,11 +16,20 @@ use super::target::{Target, resolve};
 use super::{Cli, Outcome, Style, UsageError};
 
 #[derive(Debug, Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "Examples:\n  cuga-flo graph loan_approval\n  cuga-flo graph loan_approval --format dot\n  \
+    cuga-flo graph export loan_approval -o loan.ttl\n  cuga-flo graph import loan.ttl --out applications/loan_copy"
+)]
 pub struct GraphArgs {
+    #[command(subcommand)]
+    pub action: Option<super::graphio::GraphAction>,
+
     /// The app (a name under the apps folder, an app folder or a flow config), or a BPMN
     /// file
-    #[arg(value_name = "APP|BPMN")]
-    pub target: String,
+    #[arg(value_name = "APP|BPMN", required = true)]
+    pub target: Option<String>,
 
     /// The output format
     #[arg(long, value_enum, default_value = "mermaid")]
@@ -37,8 +46,12 @@ pub enum GraphFormat {
     Ascii,
 }
 
-pub fn run(cli: &Cli, args: &GraphArgs, _style: Style) -> Result<Outcome, UsageError> {
-    let (process, hooks) = match resolve(&args.target, &cli.apps_dir)? {
+pub fn run(cli: &Cli, args: &GraphArgs, style: Style) -> Result<Outcome, UsageError> {
+    if let Some(action) = &args.action {
+        return super::graphio::run(cli, action, style);
+    }
+    let target = args.target.as_deref().unwrap_or_default();
+    let (process, hooks) = match resolve(target, &cli.apps_dir)? {
         Target::App(app) => {
             let loaded = load_app(&app);
             let process = loaded.process().cloned().ok_or_else(|| {

@@ -21,6 +21,7 @@ mod deliver;
 mod describe;
 mod durable;
 mod graph;
+mod graphio;
 pub mod init;
 mod kogito;
 mod list;
@@ -143,7 +144,8 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// What a person sees before a run: each control point, who decides there, who answers
     Describe(describe::DescribeArgs),
-    /// Draw an app's or a model's flow: mermaid, Graphviz dot, or an indented listing
+    /// Draw an app's or a model's flow (mermaid, dot, a listing); export it as RDF, import
+    /// an RDF graph as an app
     Graph(graph::GraphArgs),
     /// Run a process: every control-point decision and the hook audit log, live
     Start(start::StartArgs),

@@ -210,3 +210,16 @@ pub fn token(prefix: &str) -> String {
         .unwrap_or_default();
     format!("{prefix}-{}-{nanos:x}", std::process::id())
 }
+
+/// The python of the venv with pyoxigraph and rdflib (tests/interop/requirements-rdf.txt),
+/// set up once per test binary and cached across runs as `<cache>/venv-rdf-<hash>`.
+pub fn rdf_python() -> PathBuf {
+    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let requirements = interop_dir().join("requirements-rdf.txt");
+            setup_venv(&[requirements.to_str().unwrap(), "venv-rdf", "pyoxigraph"])
+        })
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
