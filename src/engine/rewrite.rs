@@ -17,17 +17,24 @@
 //!   source side), so the hook still fires where the model says;
 //! - events: throw events become none intermediate events, start events none start
 //!   events, end events none (or terminate) end events; a link throw flows to its catch.
-//!   Elements whose semantics the rewrite does not carry (catch events that wait, boundary
-//!   events, event sub-processes, multi-instance activities, ...) are refused before a
-//!   rewrite is made ([`super::support`]).
+//!   On an engine that runs BPMN errors and escalations itself (Flowable), error and
+//!   escalation end events, escalation throw events and the error and escalation boundary
+//!   events that catch them are kept ([`Element::Throw`], [`Element::Boundary`]), with
+//!   their codes; a failed task's worker is completed with a BPMN error. An error end
+//!   event nothing catches becomes a worker ([`Role::Uncaught`]) where cuga-flo fails the
+//!   run as the native engine does. Elements whose semantics the rewrite does not carry
+//!   on the engine (catch events that wait, event sub-processes, multi-instance
+//!   activities, ...) are refused before a rewrite is made ([`super::support`]).
 //!
 //! [`Rewritten::roles`] maps each worker back to what it stands for.
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::app::EngineKind;
 use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, Process};
 use crate::bridge::FlowAnnotations;
 use crate::engine::topology::Topology;
+use crate::journal::event::ThrownKind;
 
 /// The hook actions a pulled engine cannot realise: they change the topology, which a
 /// deployed definition cannot.
@@ -53,6 +60,8 @@ pub enum Role {
         flow: String,
         variable: String,
     },
+    /// An error end event of the model that nothing catches: reaching it fails the run.
+    Uncaught { node: String, code: Option<String> },
 }
 
 impl Role {
@@ -62,6 +71,7 @@ impl Role {
             Role::Task(task) => task,
             Role::Route { gateway, .. } => gateway,
             Role::Hook { hook, .. } => hook,
+            Role::Uncaught { node, .. } => node,
         }
     }
 }
@@ -88,6 +98,36 @@ pub enum Element {
     Worker,
     Gateway(GatewayTag),
     SubProcess,
+    /// An error or escalation end event (`end`), or an escalation intermediate throw
+    /// event, throwing `thrown` (engines that run errors and escalations themselves).
+    Throw {
+        end: bool,
+        thrown: Thrown,
+    },
+    /// An error or escalation boundary event attached to `attached_to` catching `thrown`
+    /// (no code: every error or escalation).
+    Boundary {
+        attached_to: String,
+        cancel: bool,
+        thrown: Thrown,
+    },
+}
+
+/// What an error or escalation event throws or catches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thrown {
+    pub kind: ThrownKind,
+    /// The code; `None`: thrown without one, or (catching) every code.
+    pub code: Option<String>,
+}
+
+impl Thrown {
+    fn of(node: &crate::bpmn::Node, kind: ThrownKind) -> Thrown {
+        Thrown {
+            kind,
+            code: node.event_ref.as_ref().and_then(|r| r.code.clone()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,7 +208,7 @@ impl Rewritten {
                 Role::Route { variable, .. } | Role::Hook { variable, .. } => {
                     Some(variable.clone())
                 }
-                Role::Task(_) => None,
+                Role::Task(_) | Role::Uncaught { .. } => None,
             })
             .collect();
         vars.sort();
@@ -201,15 +241,14 @@ pub fn xml_escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Why a model cannot run on a BPM engine, per element: `(element id, reason)`: the
-/// elements whose semantics the rewrite does not carry ([`super::support`]) and
-/// [`limits`].
-pub fn unsupported(process: &Process) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> =
-        super::support::unsupported(process, crate::app::EngineKind::Flowable)
-            .into_iter()
-            .map(|u| (u.id, u.why))
-            .collect();
+/// Why a model cannot run on `engine` (Flowable or Kogito), per element: `(element id,
+/// reason)`: the elements whose semantics the rewrite does not carry there
+/// ([`super::support`]) and [`limits`].
+pub fn unsupported(process: &Process, engine: EngineKind) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = super::support::unsupported(process, engine)
+        .into_iter()
+        .map(|u| (u.id, u.why))
+        .collect();
     out.extend(limits(process));
     out
 }
@@ -247,13 +286,14 @@ pub fn limits(process: &Process) -> Vec<(String, String)> {
     out
 }
 
-/// Rewrite `process` with the hooks of `annotations`. `Err` lists what cannot run on a
-/// BPM engine ([`unsupported`]).
+/// Rewrite `process` for `engine` (Flowable or Kogito) with the hooks of `annotations`.
+/// `Err` lists what cannot run there ([`unsupported`]).
 pub fn rewrite(
     process: &Process,
     annotations: &FlowAnnotations,
+    engine: EngineKind,
 ) -> Result<Rewritten, Vec<(String, String)>> {
-    let problems = unsupported(process);
+    let problems = unsupported(process, engine);
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -281,6 +321,8 @@ pub fn rewrite(
     };
 
     let topology = Topology::from_process(process);
+    // The engine runs BPMN errors and escalations itself.
+    let throws = engine == EngineKind::Flowable;
     let mut routes = 0;
     for node in &process.nodes {
         let element = match &node.kind {
@@ -290,12 +332,66 @@ pub fn rewrite(
             }
             NodeKind::SubProcess(_) => Element::SubProcess,
             NodeKind::StartEvent { .. } => Element::Start,
+            NodeKind::EndEvent { definitions }
+                if throws && definitions.contains(&EventDefinition::Error) =>
+            {
+                let thrown = Thrown::of(node, ThrownKind::Error);
+                if catcher(&topology, &node.id, &thrown, false).is_some() {
+                    Element::Throw { end: true, thrown }
+                } else {
+                    roles.insert(
+                        node.id.clone(),
+                        Role::Uncaught {
+                            node: node.id.clone(),
+                            code: thrown.code,
+                        },
+                    );
+                    Element::Worker
+                }
+            }
+            NodeKind::EndEvent { definitions }
+                if throws && definitions.contains(&EventDefinition::Escalation) =>
+            {
+                Element::Throw {
+                    end: true,
+                    thrown: Thrown::of(node, ThrownKind::Escalation),
+                }
+            }
             NodeKind::EndEvent { definitions } => Element::End {
                 terminate_all: definitions
                     .contains(&EventDefinition::Terminate)
                     .then_some(node.parent.is_none()),
             },
             NodeKind::IntermediateCatchEvent { .. } => Element::Intermediate,
+            NodeKind::IntermediateThrowEvent { definitions }
+                if throws && definitions.contains(&EventDefinition::Escalation) =>
+            {
+                Element::Throw {
+                    end: false,
+                    thrown: Thrown::of(node, ThrownKind::Escalation),
+                }
+            }
+            NodeKind::BoundaryEvent {
+                attached_to,
+                cancel_activity,
+                definitions,
+            } if throws
+                && definitions
+                    .iter()
+                    .any(|d| matches!(d, EventDefinition::Error | EventDefinition::Escalation)) =>
+            {
+                let kind = if definitions.contains(&EventDefinition::Error) {
+                    ThrownKind::Error
+                } else {
+                    ThrownKind::Escalation
+                };
+                Element::Boundary {
+                    attached_to: attached_to.clone(),
+                    // Errors always interrupt.
+                    cancel: *cancel_activity || kind == ThrownKind::Error,
+                    thrown: Thrown::of(node, kind),
+                }
+            }
             NodeKind::IntermediateThrowEvent { definitions } => {
                 if definitions.contains(&EventDefinition::Link)
                     && let Some(live) = topology.node(&node.id)
@@ -442,4 +538,57 @@ pub fn rewrite(
         roles,
         entry,
     })
+}
+
+/// Where a thrown error or escalation is caught.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caught {
+    /// The activity the catching boundary event is attached to.
+    pub activity: String,
+    /// The boundary event.
+    pub boundary: String,
+    /// Whether catching it cancels the activity (errors always do).
+    pub interrupting: bool,
+}
+
+/// The boundary event that catches `thrown`, thrown at `thrower` (a failed task when
+/// `from_task`, else an end or throw event), as the native engine delivers it
+/// (`engine::native::throws`, on a model without event sub-processes): the failed task's
+/// own boundary events, then those of each sub-process around the thrower, outwards; at
+/// each, one for the thrown code first, else a catch-all.
+pub(crate) fn catcher(
+    topology: &Topology,
+    thrower: &str,
+    thrown: &Thrown,
+    from_task: bool,
+) -> Option<Caught> {
+    let definition = match thrown.kind {
+        ThrownKind::Error => EventDefinition::Error,
+        ThrownKind::Escalation => EventDefinition::Escalation,
+    };
+    let node = topology.node(thrower)?;
+    let mut activity = if from_task {
+        Some(node.id.clone())
+    } else {
+        node.parent.clone()
+    };
+    while let Some(id) = activity {
+        if let Some(boundary) = topology.catching_boundary(&id, definition, thrown.code.as_deref())
+        {
+            return Some(Caught {
+                activity: id,
+                boundary: boundary.id.clone(),
+                interrupting: thrown.kind == ThrownKind::Error
+                    || matches!(
+                        boundary.kind,
+                        NodeKind::BoundaryEvent {
+                            cancel_activity: true,
+                            ..
+                        }
+                    ),
+            });
+        }
+        activity = topology.node(&id).and_then(|n| n.parent.clone());
+    }
+    None
 }

@@ -11,12 +11,16 @@
 //! events that catch them (and failed tasks), messages and signals (catch events, receive
 //! tasks, boundary events, event-based gateways before them, throws reaching the run's own
 //! catches; see `engine::native::messages`). Flowable and Kogito run the model as
-//! [`super::rewrite`] rewrites it, which turns every event into a none event: no timer,
-//! boundary event, error end event or event sub-process reaches them yet (the rewrite
-//! would have to map a failed worker job to a BPMN error, which it does not).
+//! [`super::rewrite`] rewrites it. On Flowable the rewrite keeps error and escalation
+//! events (end events, escalation throw events, the error and escalation boundary events
+//! that catch them) and a failed task's job is completed with a BPMN error, so Flowable
+//! delivers errors and escalations itself; every other event becomes a none event there,
+//! so no timer, message, signal, event sub-process or multi-instance activity reaches it
+//! yet. On Kogito every event becomes a none event: no boundary event, error end event
+//! or event sub-process reaches it.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
-//! no catch waiting, and escalations on Flowable and Kogito) pass on every engine: passing
+//! no catch waiting, and escalations on Kogito) pass on every engine: passing
 //! is what the model means within a run (an uncaught escalation passes in BPMN too; a
 //! message goes to another participant).
 
@@ -38,11 +42,19 @@ pub struct Unsupported {
     pub why: String,
 }
 
-/// How an engine runs a model: its own semantics, or pulled through the rewrite.
+/// How an engine runs a model: its own semantics, or pulled through the rewrite (Flowable
+/// runs BPMN errors and escalations itself, Kogito gets every event as a none event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Executor {
     Native,
-    Pulled,
+    Flowable,
+    Kogito,
+}
+
+impl Executor {
+    fn pulled(self) -> bool {
+        self != Executor::Native
+    }
 }
 
 /// The elements of `process` that `engine` cannot run as the model means. An engine
@@ -56,7 +68,8 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
     let process = index.process();
     let executor = match engine {
         EngineKind::Native => Executor::Native,
-        EngineKind::Flowable | EngineKind::Kogito => Executor::Pulled,
+        EngineKind::Flowable => Executor::Flowable,
+        EngineKind::Kogito => Executor::Kogito,
         EngineKind::Mcp => return Vec::new(),
     };
     let mut out = Vec::new();
@@ -116,7 +129,12 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
 
 /// What `node`'s kind means that `executor` does not do.
 fn element_problem(node: &Node, executor: Executor) -> Option<String> {
-    let pulled = executor == Executor::Pulled;
+    let pulled = executor.pulled();
+    // Flowable runs errors and escalations itself (the rewrite keeps their events).
+    let throws = |d| {
+        executor != Executor::Kogito
+            && matches!(d, EventDefinition::Error | EventDefinition::Escalation)
+    };
     let first = |definitions: &[EventDefinition], refused: &dyn Fn(EventDefinition) -> bool| {
         definitions.iter().copied().find(|d| refused(*d))
     };
@@ -164,7 +182,7 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
                         | EventDefinition::Signal
                 )
             };
-            match first(definitions, &|d| pulled || !native(d)) {
+            match first(definitions, &|d| !native(d) || (pulled && !throws(d))) {
                 Some(d) => Some(format!(
                     "{} boundary event: it would never trigger",
                     with_article(definition_name(d))
@@ -186,7 +204,7 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
         NodeKind::EndEvent { definitions } | NodeKind::IntermediateThrowEvent { definitions } => {
             first(definitions, &|d| {
                 matches!(d, EventDefinition::Compensate | EventDefinition::Cancel)
-                    || (pulled && d == EventDefinition::Error)
+                    || (d == EventDefinition::Error && !throws(d))
             })
             .map(|d| match d {
                 EventDefinition::Compensate => {
@@ -268,7 +286,7 @@ fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -
         let refused = match &p.kind {
             NodeKind::SubProcess(SubProcessKind::AdHoc) => true,
             _ if is_event_subprocess(p) => {
-                executor == Executor::Pulled || event_subprocess_problem(index, p).is_some()
+                executor.pulled() || event_subprocess_problem(index, p).is_some()
             }
             _ => false,
         };
@@ -428,7 +446,22 @@ mod tests {
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><errorEventDefinition/></boundaryEvent>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><errorEventDefinition/></boundaryEvent>"#,
+                EngineKind::Kogito,
                 &["b: an error boundary event"],
+            ),
+            (
+                r#"<subProcess id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
+                Flowable,
+                &[],
+            ),
+            (
+                r#"<subProcess id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
+                EngineKind::Kogito,
+                &["b: an escalation boundary event"],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
@@ -483,6 +516,11 @@ mod tests {
             (
                 r#"<endEvent id="x"><errorEventDefinition/></endEvent>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<endEvent id="x"><errorEventDefinition/></endEvent>"#,
+                EngineKind::Kogito,
                 &["x: an error end event"],
             ),
             (

@@ -18,7 +18,7 @@
 pub mod augment;
 pub mod rest;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -27,13 +27,18 @@ use serde_json::{Map, Value};
 use self::augment::Augmented;
 use self::rest::{Activity, Client, Endpoint, Job, RestError};
 use super::external::{Prior, Witness, witnessed};
-use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables, visit_key};
+use super::pull::{
+    Asker, HookMove, TaskAnswer, is_sync_join, terminate_end, user_variables, visit_key,
+};
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
+use crate::bpmn::NodeKind;
 use crate::bridge::{BoxFuture, ControlPoints};
-use crate::engine::rewrite::Role;
+use crate::engine::rewrite::{self, Element, Role, Thrown, catcher};
+use crate::engine::topology::Topology;
+use crate::journal::event::ThrownKind;
 use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
 use crate::vocab::RunStatus;
@@ -195,6 +200,9 @@ struct Run {
 
 #[derive(Default)]
 struct Known {
+    /// The error and escalation events of the path whose throw is journalled (Flowable
+    /// delivers what they throw; cuga-flo journals it when it sees them entered).
+    throws: usize,
     /// The model's nodes entered so far, in order (from Flowable's history).
     path: Vec<String>,
     /// Tasks a hook's `skip_node` sends a token to.
@@ -374,6 +382,12 @@ impl Run {
             .unacquire_all(&self.worker)
             .await
             .map_err(|e| self.lost(e))?;
+        // The throws the journal holds are not journalled again.
+        self.known().throws = prior
+            .path
+            .iter()
+            .filter(|id| self.thrown_at(id).is_some())
+            .count();
         let activities = self.refresh_path().await?;
         {
             let mut known = self.known();
@@ -549,7 +563,9 @@ impl Run {
 
     /// Read the model's nodes entered so far from Flowable's history. A synchronising
     /// join is recorded once per arriving token; it counts as entered once, when it
-    /// fires: the arrival whose execution goes on past it.
+    /// fires: the arrival whose execution goes on past it. A boundary event is recorded
+    /// when its activity starts (it waits there); it counts as entered when it fires,
+    /// where its execution goes on (just before the next node on it).
     async fn refresh_path(&self) -> Result<Vec<Activity>, String> {
         let activities = self
             .client
@@ -557,10 +573,18 @@ impl Run {
             .await
             .map_err(|e| self.lost(e))?;
         let process = &self.request.process;
+        let same_execution = |a: &Activity, later: &Activity| {
+            later.execution_id.is_some() && later.execution_id == a.execution_id
+        };
         let mut path = Vec::new();
+        // Fired boundary events, by the index of the activity they precede.
+        let mut fired_at: HashMap<usize, Vec<String>> = HashMap::new();
         for (i, a) in activities.iter().enumerate() {
             if a.activity_type.as_deref() == Some("sequenceFlow") {
                 continue;
+            }
+            if let Some(boundaries) = fired_at.remove(&i) {
+                path.extend(boundaries);
             }
             let Some(node) = self
                 .augmented
@@ -571,12 +595,25 @@ impl Run {
                 continue;
             };
             if is_sync_join(process, node) {
-                let fired = activities[i + 1..].iter().any(|later| {
-                    later.execution_id.is_some() && later.execution_id == a.execution_id
-                });
+                let fired = activities[i + 1..]
+                    .iter()
+                    .any(|later| same_execution(a, later));
                 if !fired {
                     continue;
                 }
+            }
+            if matches!(node.kind, NodeKind::BoundaryEvent { .. }) {
+                let next = activities[i + 1..].iter().position(|later| {
+                    later.activity_type.as_deref() != Some("sequenceFlow")
+                        && same_execution(a, later)
+                });
+                if let Some(next) = next {
+                    fired_at
+                        .entry(i + 1 + next)
+                        .or_default()
+                        .push(node.id.clone());
+                }
+                continue;
             }
             path.push(node.id.clone());
         }
@@ -585,7 +622,73 @@ impl Run {
             path.insert((*at).min(path.len()), join.clone());
         }
         known.path = path;
+        self.journal_throws(&mut known)?;
         Ok(activities)
+    }
+
+    /// What the rewritten model's error or escalation event `id` throws (Flowable
+    /// delivers it).
+    fn thrown_at(&self, id: &str) -> Option<&Thrown> {
+        self.augmented
+            .rewritten
+            .nodes
+            .iter()
+            .find(|n| n.id == id)
+            .and_then(|n| match &n.element {
+                Element::Throw { thrown, .. } => Some(thrown),
+                _ => None,
+            })
+    }
+
+    /// Journal the throws of the error and escalation events the path entered since the
+    /// last look (each after its entry, as the native engine does), within the step
+    /// budget.
+    fn journal_throws(&self, known: &mut Known) -> Result<(), String> {
+        let budget = usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX);
+        let mut seen = 0;
+        for (i, id) in known.path.iter().enumerate().take(budget) {
+            let Some(thrown) = self.thrown_at(id) else {
+                continue;
+            };
+            seen += 1;
+            if seen <= known.throws {
+                continue;
+            }
+            self.witness.entered(&known.path[..=i]);
+            self.journal_throw(id, thrown, false, None)?;
+            known.throws = seen;
+        }
+        Ok(())
+    }
+
+    /// Journal the throw of `thrown` at `node` (a failed task when `from_task`), caught
+    /// where the native engine would catch it; the catch.
+    fn journal_throw(
+        &self,
+        node: &str,
+        thrown: &Thrown,
+        from_task: bool,
+        message: Option<String>,
+    ) -> Result<Option<rewrite::Caught>, String> {
+        // The model's graph (built when needed: it is not `Sync`).
+        let topology = Topology::from_process(&self.request.process);
+        let caught = catcher(&topology, node, thrown, from_task);
+        let live = topology.node(node);
+        let message = message.or_else(|| {
+            live.and_then(|n| n.event_ref.as_ref())
+                .and_then(|r| r.name.clone())
+        });
+        self.witness.journal(Event::EventThrown {
+            kind: thrown.kind,
+            code: thrown.code.clone(),
+            node: node.to_string(),
+            name: live.and_then(|n| n.name.clone()),
+            message,
+            caught_by: caught.as_ref().map(|c| c.boundary.clone()),
+            activity: caught.as_ref().map(|c| c.activity.clone()),
+            interrupting: caught.as_ref().is_some_and(|c| c.interrupting),
+        })?;
+        Ok(caught)
     }
 
     /// The idempotency key of `job`: its activity's place among the history's entries of
@@ -710,6 +813,20 @@ impl Run {
         let key = self.key_of(&job, &activities);
         match role {
             Role::Task(task) => self.task(&job, &task, &key, variables).await,
+            Role::Uncaught { node, code } => {
+                // The end event's worker: the run fails here, as on the native engine.
+                let path = self.known().path.clone();
+                self.witness.entered(&path);
+                let thrown = Thrown {
+                    kind: ThrownKind::Error,
+                    code,
+                };
+                self.journal_throw(&node, &thrown, false, None)?;
+                Err(format!(
+                    "error end event `{node}` raised BPMN error {}, which nothing catches",
+                    thrown.code.as_deref().unwrap_or("(no code)")
+                ))
+            }
             Role::Route { gateway, variable } => {
                 self.route(&job, &gateway, &key, &variable, variables).await
             }
@@ -756,8 +873,44 @@ impl Run {
             return self.complete(job, &Map::new()).await;
         }
         let path = self.known().path.clone();
-        let writes = self.asker().task(task, key, variables, &path).await?;
-        self.complete(job, &writes).await
+        // A resumed run whose answer is journalled journalled its throw too.
+        let fresh = self.witness.prior().is_none_or(|p| p.answer(key).is_none());
+        match self
+            .asker()
+            .answer_task(task, key, variables, &path)
+            .await?
+        {
+            TaskAnswer::Done(writes) => self.complete(job, &writes).await,
+            TaskAnswer::Raised { code, error } => {
+                let thrown = Thrown {
+                    kind: ThrownKind::Error,
+                    code: Some(code.clone()),
+                };
+                let caught = if fresh {
+                    self.journal_throw(task, &thrown, true, Some(error.clone()))?
+                } else {
+                    catcher(
+                        &Topology::from_process(&self.request.process),
+                        task,
+                        &thrown,
+                        true,
+                    )
+                };
+                if caught.is_none() {
+                    return Err(format!(
+                        "task `{task}` failed: {error} (BPMN error {code}, not caught)"
+                    ));
+                }
+                // Flowable takes the token to the boundary event that catches it.
+                crate::crash::point("engine.before_complete");
+                self.client
+                    .bpmn_error(&job.id, &self.worker, &code)
+                    .await
+                    .map_err(|e| self.lost(e))?;
+                crate::crash::point("engine.after_complete");
+                Ok(())
+            }
+        }
     }
 
     async fn route(

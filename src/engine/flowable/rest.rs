@@ -329,6 +329,17 @@ impl Client {
             .map(drop)
     }
 
+    /// Complete `job` with a BPMN error of `code`: Flowable delivers it to the boundary
+    /// event (or event sub-process) that catches it.
+    pub async fn bpmn_error(&self, job: &str, worker: &str, code: &str) -> Result<(), RestError> {
+        let request = self
+            .jobs(Method::POST, &format!("acquire/jobs/{job}/bpmnError"))
+            .json(&json!({"workerId": worker, "errorCode": code, "variables": []}));
+        self.send(request, "POST acquire/jobs/{id}/bpmnError")
+            .await
+            .map(drop)
+    }
+
     /// Set process variables (create or update).
     pub async fn set_variables(
         &self,
