@@ -62,6 +62,26 @@ pub enum Role {
     },
     /// An error end event of the model that nothing catches: reaching it fails the run.
     Uncaught { node: String, code: Option<String> },
+    /// The step `step` in front of multi-instance task `node`: it evaluates what the
+    /// activity runs over and sets `variable` (the number of instances) and the
+    /// variables named after it ([`multi_variables`]).
+    Multi {
+        step: String,
+        node: String,
+        variable: String,
+    },
+}
+
+/// The variables of a multi-instance task's step `variable` (`cugaMultiN`): the items,
+/// the outputs so far (by item), the instances completed, and whether the completion
+/// condition held (the engine's own completion condition reads it).
+pub fn multi_variables(variable: &str) -> [String; 4] {
+    [
+        format!("{variable}Items"),
+        format!("{variable}Out"),
+        format!("{variable}Completed"),
+        format!("{variable}Done"),
+    ]
 }
 
 impl Role {
@@ -72,6 +92,8 @@ impl Role {
             Role::Route { gateway, .. } => gateway,
             Role::Hook { hook, .. } => hook,
             Role::Uncaught { node, .. } => node,
+            // Not a control point: a visit of its own.
+            Role::Multi { step, .. } => step,
         }
     }
 }
@@ -96,6 +118,12 @@ pub enum Element {
     Intermediate,
     /// A control point cuga-flo answers.
     Worker,
+    /// A multi-instance task whose instances are control points cuga-flo answers, as many
+    /// as `variable` says (engines that run multi-instance activities themselves).
+    MultiWorker {
+        sequential: bool,
+        variable: String,
+    },
     Gateway(GatewayTag),
     SubProcess,
     /// An error or escalation end event (`end`), or an escalation intermediate throw
@@ -208,7 +236,7 @@ impl Rewritten {
                 Role::Route { variable, .. } | Role::Hook { variable, .. } => {
                     Some(variable.clone())
                 }
-                Role::Task(_) | Role::Uncaught { .. } => None,
+                Role::Task(_) | Role::Uncaught { .. } | Role::Multi { .. } => None,
             })
             .collect();
         vars.sort();
@@ -324,8 +352,52 @@ pub fn rewrite(
     // The engine runs BPMN errors and escalations itself.
     let throws = engine == EngineKind::Flowable;
     let mut routes = 0;
+    let mut multis = 0;
     for node in &process.nodes {
         let element = match &node.kind {
+            NodeKind::Task(_)
+                if throws
+                    && let Some(crate::bpmn::Looping {
+                        kind: crate::bpmn::LoopKind::MultiInstance { sequential },
+                        ..
+                    }) = &node.looping =>
+            {
+                multis += 1;
+                let variable = format!("cugaMulti{multis}");
+                let step = format!("{PREFIX}multi__{}", node.id);
+                for f in flows.iter_mut() {
+                    if f.target == node.id {
+                        f.target = step.clone();
+                    }
+                }
+                flows.push(RFlow {
+                    id: format!("{PREFIX}multied__{}", node.id),
+                    source: step.clone(),
+                    target: node.id.clone(),
+                    guard: None,
+                    parent: node.parent.clone(),
+                });
+                nodes.push(RNode {
+                    id: step.clone(),
+                    name: node.name.clone(),
+                    parent: node.parent.clone(),
+                    element: Element::Worker,
+                });
+                roles.insert(
+                    step.clone(),
+                    Role::Multi {
+                        step: step.clone(),
+                        node: node.id.clone(),
+                        variable: variable.clone(),
+                    },
+                );
+                entry.insert(node.id.clone(), step);
+                roles.insert(node.id.clone(), Role::Task(node.id.clone()));
+                Element::MultiWorker {
+                    sequential: *sequential,
+                    variable,
+                }
+            }
             NodeKind::Task(_) | NodeKind::CallActivity { .. } => {
                 roles.insert(node.id.clone(), Role::Task(node.id.clone()));
                 Element::Worker

@@ -102,15 +102,37 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 {
                     continue;
                 }
-                LoopKind::MultiInstance { .. } if executor == Executor::Native => {
+                // Flowable runs multi-instance tasks (the rewrite keeps them; cuga-flo
+                // evaluates what they run over and their completion condition).
+                LoopKind::MultiInstance { .. }
+                    if executor == Executor::Flowable
+                        && matches!(node.kind, NodeKind::Task(_))
+                        && (looping.multi.collection.is_some()
+                            || looping.multi.cardinality.is_some()) =>
+                {
+                    continue;
+                }
+                LoopKind::MultiInstance { .. }
+                    if executor != Executor::Kogito
+                        && looping.multi.collection.is_none()
+                        && looping.multi.cardinality.is_none() =>
+                {
                     "a multi-instance activity that names neither a collection (loopDataInputRef, \
                      a `collection` attribute, zeebe:loopCharacteristics inputCollection) nor a \
                      loopCardinality: the engine cannot tell how many instances to run"
                         .to_string()
                 }
+                LoopKind::MultiInstance { sequential } if executor == Executor::Flowable => {
+                    format!(
+                        "a {} multi-instance {}: on Flowable only multi-instance tasks run (the \
+                         control points inside each instance would not see its variables)",
+                        if sequential { "sequential" } else { "parallel" },
+                        node.kind.tag()
+                    )
+                }
                 LoopKind::MultiInstance { sequential } => format!(
                     "a {} multi-instance activity: the engine would run it once, not once per item \
-                     (only the native engine runs multi-instance activities)",
+                     (only the native engine and Flowable run multi-instance activities)",
                     if sequential { "sequential" } else { "parallel" }
                 ),
                 LoopKind::Standard => "a loop activity (standardLoopCharacteristics): the engine \
@@ -361,7 +383,22 @@ mod tests {
             (
                 r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>3</loopCardinality></multiInstanceLoopCharacteristics></userTask>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>3</loopCardinality></multiInstanceLoopCharacteristics></userTask>"#,
+                EngineKind::Kogito,
                 &["m: a sequential multi-instance activity"],
+            ),
+            (
+                r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"/></userTask>"#,
+                Flowable,
+                &["m: a multi-instance activity that names neither a collection"],
+            ),
+            (
+                r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><task id="in"/></subProcess>"#,
+                Flowable,
+                &["s: a parallel multi-instance subProcess: on Flowable only multi-instance tasks"],
             ),
             (
                 r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><task id="in"/></subProcess>"#,

@@ -25,6 +25,7 @@ use crate::bridge::{
 use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
 use crate::engine::native::replay::{Recalled, recall};
 use crate::engine::topology::{LiveFlow, Topology};
+use crate::journal::event::InstanceVisit;
 use crate::journal::{Event, EventSink, JournalError};
 use crate::vocab::{Decider, HookAction, ModelCall, TaskStatus};
 
@@ -72,6 +73,9 @@ struct Seen {
     /// Nodes a hook's `skip_node` sends a token to, journalled as skipped when the engine
     /// enters them (as the native engine records them).
     skips: BTreeMap<String, (Decider, Option<String>)>,
+    /// The instance of a multi-instance activity each entry of the path is, when the
+    /// engine says ([`Witness::visits`]), by the entry's place in the path.
+    visits: Vec<Option<InstanceVisit>>,
 }
 
 impl Witness {
@@ -92,6 +96,7 @@ impl Witness {
                 last_activity: Instant::now(),
                 journal_error: None,
                 skips: BTreeMap::new(),
+                visits: Vec::new(),
             }),
             prior: None,
         }
@@ -171,6 +176,12 @@ impl Witness {
         self.seen().journal_error.clone()
     }
 
+    /// Which instance of a multi-instance activity each entry of the engine's path is
+    /// (by place; `None`: not an instance), for the `node_entered` records still to come.
+    pub fn visits(&self, visits: Vec<Option<InstanceVisit>>) {
+        self.seen().visits = visits;
+    }
+
     /// Journal the entries of `path` not journalled yet (the engine's path so far).
     pub fn entered(&self, path: &[String]) {
         let mut seen = self.seen();
@@ -191,7 +202,8 @@ impl Witness {
         // entry not sent before); those already journalled are skipped.
         let offset = total - path.len();
         let from = seen.entered.saturating_sub(offset).min(path.len());
-        for node in path[from..].iter().cloned() {
+        for (at, node) in path.iter().cloned().enumerate().skip(from) {
+            let instance = seen.visits.get(offset + at).copied().flatten();
             let (kind, name) = match seen.topology.node(&node) {
                 Some(n) => (n.kind.tag().to_string(), n.name.clone()),
                 None => ("unknown".to_string(), None),
@@ -203,7 +215,7 @@ impl Witness {
                     kind,
                     name,
                     token: 0,
-                    instance: None,
+                    instance,
                 },
             );
             if let Some((decided_by, reason)) = seen.skips.remove(&node) {

@@ -141,6 +141,23 @@ fn write_scope(
                     "{pad}<serviceTask id=\"{id}\"{name} flowable:type=\"external-worker\" flowable:topic=\"${{cugaTopic}}\" flowable:exclusive=\"false\"/>"
                 );
             }
+            Element::MultiWorker {
+                sequential,
+                variable,
+            } => {
+                // cuga-flo evaluates what the activity runs over and its completion
+                // condition (in the step in front of it, and with each instance's answer).
+                let [_, _, _, done] = rewrite::multi_variables(variable);
+                let _ = writeln!(
+                    xml,
+                    "{pad}<serviceTask id=\"{id}\"{name} flowable:type=\"external-worker\" flowable:topic=\"${{cugaTopic}}\" flowable:exclusive=\"false\">\n\
+                     {pad}  <multiInstanceLoopCharacteristics isSequential=\"{sequential}\">\n\
+                     {pad}    <loopCardinality>${{{variable}}}</loopCardinality>\n\
+                     {pad}    <completionCondition>${{{done}}}</completionCondition>\n\
+                     {pad}  </multiInstanceLoopCharacteristics>\n\
+                     {pad}</serviceTask>"
+                );
+            }
             Element::Gateway(tag) => {
                 let _ = writeln!(xml, "{pad}<{} id=\"{id}\"{name}/>", tag.tag());
             }

@@ -290,6 +290,8 @@ impl Writer<'_> {
                     );
                 }
                 Element::Boundary { .. } => {}
+                // Likewise multi-instance tasks (refused on Kogito).
+                Element::MultiWorker { .. } => self.user_task(xml, n, &pad),
                 Element::Gateway(tag) => {
                     let incoming = self.flows.iter().filter(|f| f.target == n.id).count();
                     let outgoing = self.flows.iter().filter(|f| f.source == n.id).count();
