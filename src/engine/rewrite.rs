@@ -33,8 +33,9 @@ use std::collections::{BTreeMap, HashMap};
 use crate::app::EngineKind;
 use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, Process};
 use crate::bridge::FlowAnnotations;
+use crate::engine::native::messages::signature;
 use crate::engine::topology::Topology;
-use crate::journal::event::ThrownKind;
+use crate::journal::event::{CatchKind, ThrownKind};
 
 /// The hook actions a pulled engine cannot realise: they change the topology, which a
 /// deployed definition cannot.
@@ -62,6 +63,13 @@ pub enum Role {
     },
     /// An error end event of the model that nothing catches: reaching it fails the run.
     Uncaught { node: String, code: Option<String> },
+    /// A message or signal throw or end event (`node`): cuga-flo delivers it to the
+    /// instance's catches waiting for it (a message to the first, a signal to all).
+    Send {
+        node: String,
+        kind: CatchKind,
+        name: String,
+    },
     /// The step `step` in front of multi-instance task `node`: it evaluates what the
     /// activity runs over and sets `variable` (the number of instances) and the
     /// variables named after it ([`multi_variables`]).
@@ -91,7 +99,7 @@ impl Role {
             Role::Task(task) => task,
             Role::Route { gateway, .. } => gateway,
             Role::Hook { hook, .. } => hook,
-            Role::Uncaught { node, .. } => node,
+            Role::Uncaught { node, .. } | Role::Send { node, .. } => node,
             // Not a control point: a visit of its own.
             Role::Multi { step, .. } => step,
         }
@@ -132,6 +140,18 @@ pub enum Element {
         end: bool,
         thrown: Thrown,
     },
+    /// A message or signal intermediate catch event waiting for `name`.
+    Catch {
+        kind: CatchKind,
+        name: String,
+    },
+    /// A message or signal boundary event attached to `attached_to`.
+    CatchBoundary {
+        attached_to: String,
+        cancel: bool,
+        kind: CatchKind,
+        name: String,
+    },
     /// An error or escalation boundary event attached to `attached_to` catching `thrown`
     /// (no code: every error or escalation).
     Boundary {
@@ -163,6 +183,8 @@ pub enum GatewayTag {
     Exclusive,
     Inclusive,
     Parallel,
+    /// Racing the message and signal catches it leads to (engines that run them).
+    EventBased,
 }
 
 impl GatewayTag {
@@ -172,6 +194,7 @@ impl GatewayTag {
             GatewayTag::Exclusive => "exclusiveGateway",
             GatewayTag::Inclusive => "inclusiveGateway",
             GatewayTag::Parallel => "parallelGateway",
+            GatewayTag::EventBased => "eventBasedGateway",
         }
     }
 }
@@ -236,7 +259,9 @@ impl Rewritten {
                 Role::Route { variable, .. } | Role::Hook { variable, .. } => {
                     Some(variable.clone())
                 }
-                Role::Task(_) | Role::Uncaught { .. } | Role::Multi { .. } => None,
+                Role::Task(_) | Role::Uncaught { .. } | Role::Multi { .. } | Role::Send { .. } => {
+                    None
+                }
             })
             .collect();
         vars.sort();
@@ -349,8 +374,10 @@ pub fn rewrite(
     };
 
     let topology = Topology::from_process(process);
-    // The engine runs BPMN errors and escalations itself.
+    // The engine runs BPMN errors and escalations, and message and signal catches,
+    // itself.
     let throws = engine == EngineKind::Flowable;
+    let messages = |id: &str| topology.node(id).and_then(signature).filter(|_| throws);
     let mut routes = 0;
     let mut multis = 0;
     for node in &process.nodes {
@@ -402,6 +429,34 @@ pub fn rewrite(
                 roles.insert(node.id.clone(), Role::Task(node.id.clone()));
                 Element::Worker
             }
+            NodeKind::IntermediateCatchEvent { .. }
+                if let Some((kind, name)) = messages(&node.id) =>
+            {
+                Element::Catch { kind, name }
+            }
+            NodeKind::IntermediateThrowEvent { .. } | NodeKind::EndEvent { .. }
+                if let Some((kind, name)) = messages(&node.id) =>
+            {
+                roles.insert(
+                    node.id.clone(),
+                    Role::Send {
+                        node: node.id.clone(),
+                        kind,
+                        name,
+                    },
+                );
+                Element::Worker
+            }
+            NodeKind::BoundaryEvent {
+                attached_to,
+                cancel_activity,
+                ..
+            } if let Some((kind, name)) = messages(&node.id) => Element::CatchBoundary {
+                attached_to: attached_to.clone(),
+                cancel: *cancel_activity,
+                kind,
+                name,
+            },
             NodeKind::SubProcess(_) => Element::SubProcess,
             NodeKind::StartEvent { .. } => Element::Start,
             NodeKind::EndEvent { definitions }
@@ -486,7 +541,17 @@ pub fn rewrite(
                     GatewayKind::Inclusive | GatewayKind::Complex => GatewayTag::Inclusive,
                     GatewayKind::Exclusive | GatewayKind::EventBased => GatewayTag::Exclusive,
                 };
-                if *kind != GatewayKind::Parallel && out.len() >= 2 {
+                let races = throws
+                    && *kind == GatewayKind::EventBased
+                    && !out.is_empty()
+                    && flows.iter().filter(|f| f.source == node.id).all(|f| {
+                        topology.node(&f.target).is_some_and(|t| {
+                            matches!(t.kind, NodeKind::IntermediateCatchEvent { .. })
+                                && signature(t).is_some()
+                        })
+                    });
+                let tag = if races { GatewayTag::EventBased } else { tag };
+                if *kind != GatewayKind::Parallel && !races && out.len() >= 2 {
                     routes += 1;
                     let variable = format!("cugaRoute{routes}");
                     let route = format!("{PREFIX}route__{}", node.id);

@@ -28,7 +28,10 @@ use crate::app::EngineKind;
 use crate::bpmn::{
     EventDefinition, LoopKind, Node, NodeKind, Process, ProcessIndex, SubProcessKind, TaskKind,
 };
+use std::collections::BTreeSet;
+
 use crate::diag::with_article;
+use crate::engine::native::messages::signature;
 use crate::source::Span;
 
 /// An element the engine would mis-run.
@@ -72,6 +75,49 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
         EngineKind::Kogito => Executor::Kogito,
         EngineKind::Mcp => return Vec::new(),
     };
+    // On Flowable a message or signal catch runs when something in the process throws
+    // what it waits for: a Flowable-backed run does not park for a delivery from outside.
+    let topology = crate::engine::topology::Topology::from_process(process);
+    let thrown: BTreeSet<(&'static str, String)> = if executor == Executor::Flowable {
+        process
+            .nodes
+            .iter()
+            .filter(|n| {
+                matches!(
+                    n.kind,
+                    NodeKind::IntermediateThrowEvent { .. } | NodeKind::EndEvent { .. }
+                )
+            })
+            .filter_map(|n| topology.node(&n.id).and_then(signature))
+            .map(|(kind, name)| (kind.as_str(), name))
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
+    let catch_problem = |node: &Node| -> Option<Option<String>> {
+        if executor != Executor::Flowable
+            || !matches!(
+                node.kind,
+                NodeKind::IntermediateCatchEvent { .. } | NodeKind::BoundaryEvent { .. }
+            )
+        {
+            return None;
+        }
+        let (kind, name) = topology.node(&node.id).and_then(signature)?;
+        Some((!thrown.contains(&(kind.as_str(), name.clone()))).then(|| {
+            format!(
+                "a {} {} waiting for `{name}`, which nothing in the process throws: a run on \
+                 Flowable cannot park for a delivery from outside (`runs {}`)",
+                kind.as_str(),
+                if matches!(node.kind, NodeKind::BoundaryEvent { .. }) {
+                    "boundary event"
+                } else {
+                    "catch event"
+                },
+                kind.as_str()
+            )
+        }))
+    };
     let mut out = Vec::new();
     for node in &process.nodes {
         // What an event or ad-hoc sub-process holds is reported once, at the sub-process.
@@ -82,7 +128,10 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             Executor::Native if is_event_subprocess(node) => event_subprocess_problem(index, node),
             // The start events of an event sub-process the engine runs name its trigger.
             Executor::Native if parent_is_event_subprocess(index, node) => None,
-            _ => element_problem(node, executor),
+            _ => match catch_problem(node) {
+                Some(problem) => problem,
+                None => element_problem(node, executor),
+            },
         };
         if let Some(why) = problem {
             out.push(Unsupported {
@@ -448,11 +497,26 @@ mod tests {
             (
                 r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
                 Flowable,
-                &["m: a message catch event"],
+                &["m: a message catch event waiting for `m`, which nothing in the process throws"],
             ),
             (
                 r#"<intermediateCatchEvent id="s"><signalEventDefinition/></intermediateCatchEvent>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m" name="Go"><signalEventDefinition/></intermediateCatchEvent><endEvent id="e" name="Go"><signalEventDefinition/></endEvent>"#,
+                Flowable,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m" name="Go"><signalEventDefinition/></intermediateCatchEvent><endEvent id="e" name="Go"><signalEventDefinition/></endEvent>"#,
+                EngineKind::Kogito,
+                &["m: a signal catch event"],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" name="Stop"><messageEventDefinition/></boundaryEvent><intermediateThrowEvent id="t" name="Stop"><messageEventDefinition/></intermediateThrowEvent>"#,
+                Flowable,
                 &[],
             ),
             (

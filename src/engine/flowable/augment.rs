@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
 use crate::engine::rewrite::{self, Element, Guard, Rewritten, Scopes, Thrown, xml_escape};
+use crate::journal::event::CatchKind;
 
 /// The `<error>` and `<escalation>` elements written for the codes the model's events
 /// throw and catch: `(kind, code)` → the id cuga-flo gives it (`cuga_error__N`,
@@ -64,24 +65,34 @@ fn write_xml(process: &Process, key: &str, rewritten: &Rewritten) -> String {
     );
     let mut codes = Codes::new();
     for n in &rewritten.nodes {
-        if let Element::Throw { thrown, .. } | Element::Boundary { thrown, .. } = &n.element
-            && let Some(code) = &thrown.code
-        {
-            let kind = thrown.kind.as_str();
-            let next = codes.len() + 1;
-            codes
-                .entry((kind, code.clone()))
-                .or_insert_with(|| format!("{}{kind}__{next}", rewrite::PREFIX));
-        }
+        let (kind, code) = match &n.element {
+            Element::Throw { thrown, .. } | Element::Boundary { thrown, .. } => {
+                match &thrown.code {
+                    Some(code) => (thrown.kind.as_str(), code),
+                    None => continue,
+                }
+            }
+            Element::Catch { kind, name } | Element::CatchBoundary { kind, name, .. } => {
+                (kind.as_str(), name)
+            }
+            _ => continue,
+        };
+        let next = codes.len() + 1;
+        codes
+            .entry((kind, code.clone()))
+            .or_insert_with(|| format!("{}{kind}__{next}", rewrite::PREFIX));
     }
     write_scope(&mut xml, &children, &codes, None, 2);
     xml.push_str("  </process>\n");
     for ((kind, code), id) in &codes {
-        let _ = writeln!(
-            xml,
-            "  <{kind} id=\"{id}\" {kind}Code=\"{}\"/>",
-            xml_escape(code)
-        );
+        let code = xml_escape(code);
+        let _ = match *kind {
+            // Flowable throws no signal or message itself: cuga-flo delivers each to the
+            // execution of a catch of the run's own instance (Flowable takes an outside
+            // delivery only for a signal of global scope, the default).
+            "signal" | "message" => writeln!(xml, "  <{kind} id=\"{id}\" name=\"{code}\"/>"),
+            _ => writeln!(xml, "  <{kind} id=\"{id}\" {kind}Code=\"{code}\"/>"),
+        };
     }
     xml.push_str("</definitions>\n");
     xml
@@ -97,6 +108,16 @@ fn definition(thrown: &Thrown, codes: &Codes) -> String {
         .map(|id| format!(" {kind}Ref=\"{id}\""))
         .unwrap_or_default();
     format!("<{kind}EventDefinition{reference}/>")
+}
+
+/// The event definition of a message or signal catch waiting for `name`.
+fn catch_definition(kind: CatchKind, name: &str, codes: &Codes) -> String {
+    let kind = kind.as_str();
+    let id = codes
+        .get(&(kind, name.to_string()))
+        .cloned()
+        .unwrap_or_default();
+    format!("<{kind}EventDefinition {kind}Ref=\"{id}\"/>")
 }
 
 fn write_scope(
@@ -176,6 +197,26 @@ fn write_scope(
                     xml,
                     "{pad}<{tag} id=\"{id}\"{name}>{}</{tag}>",
                     definition(thrown, codes)
+                );
+            }
+            Element::Catch { kind, name: caught } => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<intermediateCatchEvent id=\"{id}\"{name}>{}</intermediateCatchEvent>",
+                    catch_definition(*kind, caught, codes)
+                );
+            }
+            Element::CatchBoundary {
+                attached_to,
+                cancel,
+                kind,
+                name: caught,
+            } => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{}</boundaryEvent>",
+                    xml_escape(attached_to),
+                    catch_definition(*kind, caught, codes)
                 );
             }
             Element::Boundary {

@@ -39,7 +39,7 @@ use crate::bridge::{BoxFuture, ControlPoints};
 use crate::engine::native::multi::{self, Layered};
 use crate::engine::rewrite::{self, Element, Role, Thrown, catcher};
 use crate::engine::topology::Topology;
-use crate::journal::event::{InstanceVisit, ThrownKind};
+use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
 use crate::vocab::RunStatus;
@@ -201,6 +201,8 @@ struct Run {
 
 #[derive(Default)]
 struct Known {
+    /// The waits of each message or signal catch journalled so far.
+    awaits: HashMap<String, u64>,
     /// Per multi-instance task, the number of instances of each of its runs so far (as
     /// its step set them), and the last one a resumed run found set.
     multi_counts: HashMap<String, Vec<u64>>,
@@ -879,6 +881,7 @@ impl Run {
             Role::Multi { node, variable, .. } => {
                 self.multi_start(&job, &node, &variable, variables).await
             }
+            Role::Send { node, kind, name } => self.send(&job, &node, kind, &name).await,
             Role::Uncaught { node, code } => {
                 // The end event's worker: the run fails here, as on the native engine.
                 let path = self.known().path.clone();
@@ -946,6 +949,15 @@ impl Run {
         let multi = self.multi_of(task);
         let (variables, instance) = match &multi {
             Some(m) => {
+                // What the instances completed before wrote (their outputs, the count)
+                // is set when Flowable continues their completion: wait for it, then
+                // read it.
+                self.quiet().await?;
+                let raw = self
+                    .client
+                    .variables(&self.instance)
+                    .await
+                    .map_err(|e| self.lost(e))?;
                 let instance = self.instance(job, task, m, &raw)?;
                 let mut variables = strip_engine_locals(user_variables(raw));
                 variables.extend(instance.locals.clone());
@@ -987,16 +999,91 @@ impl Run {
                         "task `{task}` failed: {error} (BPMN error {code}, not caught)"
                     ));
                 }
-                // Flowable takes the token to the boundary event that catches it.
+                // Flowable takes the token to the boundary event that catches it, once
+                // what earlier completions continue has run (the error interrupts the
+                // activity; a continuation running beside it could complete it instead).
+                self.quiet().await?;
                 crate::crash::point("engine.before_complete");
                 self.client
                     .bpmn_error(&job.id, &self.worker, &code)
                     .await
                     .map_err(|e| self.lost(e))?;
                 crate::crash::point("engine.after_complete");
-                Ok(())
+                self.quiet().await
             }
         }
+    }
+
+    /// Wait until Flowable's async executor has run what the instance's completed jobs
+    /// continue (bounded: a job that keeps failing is reported by [`Self::settled`]).
+    async fn quiet(&self) -> Result<(), String> {
+        let mut pause = Duration::from_millis(10);
+        for _ in 0..100 {
+            if self
+                .client
+                .pending_jobs(&self.instance)
+                .await
+                .map_err(|e| self.lost(e))?
+                == 0
+            {
+                return Ok(());
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(200));
+        }
+        Ok(())
+    }
+
+    /// A message or signal throw or end event: deliver it to the instance's catches
+    /// waiting for it, as the native engine does (a message to the one that started
+    /// waiting first, a signal to all; nothing waiting: it passes), each wait and its
+    /// delivery journalled; then the thrower goes on.
+    async fn send(&self, job: &Job, node: &str, kind: CatchKind, name: &str) -> Result<(), String> {
+        // The catches other branches reach have started waiting.
+        self.quiet().await?;
+        let mut waiting = self
+            .client
+            .subscriptions(&self.instance, kind, name)
+            .await
+            .map_err(|e| self.lost(e))?;
+        if kind == CatchKind::Message {
+            waiting.truncate(1);
+        }
+        let path = self.known().path.clone();
+        self.witness.entered(&path);
+        for (execution, catch) in waiting {
+            let key = {
+                let mut known = self.known();
+                let visit = known.awaits.entry(catch.clone()).or_insert(0);
+                *visit += 1;
+                format!("{}:{catch}:{visit}", self.request.run_id)
+            };
+            self.witness.journal(Event::MessageAwaited {
+                key: key.clone(),
+                node: catch.clone(),
+                kind,
+                name: name.to_string(),
+            })?;
+            self.witness.journal(Event::MessageReceived {
+                key,
+                node: catch.clone(),
+                kind,
+                name: name.to_string(),
+                variables: Map::new(),
+                thrown_by: Some(node.to_string()),
+                taint: None,
+            })?;
+            self.client
+                .deliver(&execution, kind, name)
+                .await
+                .map_err(|e| {
+                    format!(
+                        "Flowable could not deliver the {} `{name}` to `{catch}`: {e}",
+                        kind.as_str()
+                    )
+                })?;
+        }
+        self.complete(job, &Map::new()).await
     }
 
     /// Multi-instance task `task`'s loop characteristics and its step's variable.

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::engine::http;
 pub use crate::engine::http::RestError;
+use crate::journal::event::CatchKind;
 use crate::secret::Secret;
 
 /// Where Flowable is and who we are there.
@@ -500,7 +501,11 @@ impl Client {
             .send(request, "GET runtime/process-instances/{id}/variables")
             .await?;
         let vars: Vec<RestVariable> = serde_json::from_value(found).unwrap_or_default();
-        Ok(from_rest(&vars))
+        // The process instance's own variables: Flowable calls their scope `local` here.
+        Ok(vars
+            .iter()
+            .map(|v| (v.name.clone(), json_value(v)))
+            .collect())
     }
 
     /// Jobs of the instance that Flowable's async executor has still to run (a completed
@@ -521,6 +526,65 @@ impl Client {
     }
 
     /// The activities a running instance's executions are at.
+    /// The catches of `instance` waiting for the message or signal `name`, in the order
+    /// they started waiting: `(subscription's execution, catching activity)`.
+    pub async fn subscriptions(
+        &self,
+        instance: &str,
+        kind: CatchKind,
+        name: &str,
+    ) -> Result<Vec<(String, String)>, RestError> {
+        let request = self
+            .api(Method::GET, "runtime/event-subscriptions")
+            .query(&[
+                ("processInstanceId", instance),
+                ("eventType", kind.as_str()),
+                ("eventName", name),
+                ("size", "1000"),
+            ]);
+        let found = self
+            .send(request, "GET runtime/event-subscriptions")
+            .await?;
+        let mut waiting: Vec<(Option<u64>, String, String, String)> = found["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| {
+                let id = s["id"].as_str()?;
+                Some((
+                    uuid_v1_time(id),
+                    s["created"].as_str().unwrap_or_default().to_string(),
+                    s["executionId"].as_str()?.to_string(),
+                    s["activityId"].as_str()?.to_string(),
+                ))
+            })
+            .collect();
+        waiting.sort_by(|a, b| match (a.0, b.0) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            _ => a.1.cmp(&b.1),
+        });
+        Ok(waiting.into_iter().map(|(_, _, e, a)| (e, a)).collect())
+    }
+
+    /// Deliver the message or signal `name` to the catch waiting in `execution` only.
+    pub async fn deliver(
+        &self,
+        execution: &str,
+        kind: CatchKind,
+        name: &str,
+    ) -> Result<(), RestError> {
+        let body = match kind {
+            CatchKind::Message => json!({"action": "messageEventReceived", "messageName": name}),
+            CatchKind::Signal => json!({"action": "signalEventReceived", "signalName": name}),
+        };
+        let request = self
+            .api(Method::PUT, &format!("runtime/executions/{execution}"))
+            .json(&body);
+        self.send(request, "PUT runtime/executions/{id}")
+            .await
+            .map(drop)
+    }
+
     pub async fn waiting_at(&self, instance: &str) -> Result<Vec<String>, RestError> {
         let request = self
             .api(Method::GET, "runtime/executions")

@@ -289,7 +289,13 @@ impl Writer<'_> {
                         "{pad}<bpmn2:intermediateThrowEvent id=\"{id}\"{name}/>"
                     );
                 }
-                Element::Boundary { .. } => {}
+                Element::Boundary { .. } | Element::CatchBoundary { .. } => {}
+                Element::Catch { .. } => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:intermediateThrowEvent id=\"{id}\"{name}/>"
+                    );
+                }
                 // Likewise multi-instance tasks (refused on Kogito).
                 Element::MultiWorker { .. } => self.user_task(xml, n, &pad),
                 Element::Gateway(tag) => {

@@ -454,7 +454,9 @@ impl Run {
                 let writes = self.asker().task(&task, &key, variables, &path).await?;
                 complete(writes).await
             }
-            Role::Uncaught { node, .. } | Role::Multi { step: node, .. } => Err(format!(
+            Role::Uncaught { node, .. }
+            | Role::Multi { step: node, .. }
+            | Role::Send { node, .. } => Err(format!(
                 "Kogito handed over a task at `{node}`, which is no control point of this run"
             )),
             Role::Route { gateway, variable } => {
