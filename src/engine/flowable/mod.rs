@@ -37,7 +37,7 @@ use crate::app::{EngineConfig, EngineKind};
 use crate::bpmn::{LoopKind, MultiInstance, NodeKind};
 use crate::bridge::{BoxFuture, ControlPoints};
 use crate::engine::native::multi::{self, Layered};
-use crate::engine::rewrite::{self, Element, Role, Thrown, catcher};
+use crate::engine::rewrite::{self, Element, GatewayTag, Role, Thrown, catcher};
 use crate::engine::topology::Topology;
 use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
@@ -642,7 +642,21 @@ impl Run {
                     continue;
                 }
             }
-            if matches!(node.kind, NodeKind::BoundaryEvent { .. }) {
+            // A catch after an event-based gateway waits from the gateway on, winner or
+            // not: it counts when the token leaves it (along one of its flows).
+            let raced = self.races(&node.id);
+            if raced
+                && !activities[i + 1..].iter().any(|later| {
+                    later.activity_type.as_deref() == Some("sequenceFlow")
+                        && process
+                            .flows
+                            .iter()
+                            .any(|f| f.source == node.id && f.id == later.activity_id)
+                })
+            {
+                continue;
+            }
+            if raced || matches!(node.kind, NodeKind::BoundaryEvent { .. }) {
                 let next = activities[i + 1..].iter().position(|later| {
                     later.activity_type.as_deref() != Some("sequenceFlow")
                         && same_execution(a, later)
@@ -953,6 +967,16 @@ impl Run {
                 // is set when Flowable continues their completion: wait for it, then
                 // read it.
                 self.quiet().await?;
+                // An instance the completion condition cancelled meanwhile is not asked.
+                if let Some(execution) = &job.execution_id
+                    && !self
+                        .client
+                        .execution_exists(execution)
+                        .await
+                        .map_err(|e| self.lost(e))?
+                {
+                    return Ok(());
+                }
                 let raw = self
                     .client
                     .variables(&self.instance)
@@ -1105,6 +1129,20 @@ impl Run {
             spec: looping.multi.clone(),
             sequential,
             variable,
+        })
+    }
+
+    /// Whether `node` is a catch an event-based gateway races (Flowable's).
+    fn races(&self, node: &str) -> bool {
+        let process = &self.request.process;
+        matches!(
+            process.node(node).map(|n| &n.kind),
+            Some(NodeKind::IntermediateCatchEvent { .. })
+        ) && process.flows.iter().any(|f| {
+            f.target == node
+                && self.augmented.rewritten.nodes.iter().any(|n| {
+                    n.id == f.source && n.element == Element::Gateway(GatewayTag::EventBased)
+                })
         })
     }
 

@@ -566,6 +566,16 @@ impl Client {
         Ok(waiting.into_iter().map(|(_, _, e, a)| (e, a)).collect())
     }
 
+    /// Whether `execution` still runs (a cancelled multi-instance instance's does not).
+    pub async fn execution_exists(&self, execution: &str) -> Result<bool, RestError> {
+        let request = self.api(Method::GET, &format!("runtime/executions/{execution}"));
+        match self.send(request, "GET runtime/executions/{id}").await {
+            Ok(_) => Ok(true),
+            Err(e) if e.status == Some(404) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Deliver the message or signal `name` to the catch waiting in `execution` only.
     pub async fn deliver(
         &self,
