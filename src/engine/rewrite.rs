@@ -22,7 +22,13 @@
 //!   events that catch them are kept ([`Element::Throw`], [`Element::Boundary`]), with
 //!   their codes; a failed task's worker is completed with a BPMN error. An error end
 //!   event nothing catches becomes a worker ([`Role::Uncaught`]) where cuga-flo fails the
-//!   run as the native engine does. Elements whose semantics the rewrite does not carry
+//!   run as the native engine does. A multi-instance task gets a worker in front of it
+//!   ([`Role::Multi`]) that evaluates what it runs over, and becomes the engine's
+//!   multi-instance activity ([`Element::MultiWorker`]). Message and signal catch and
+//!   boundary events are kept ([`Element::Catch`], [`Element::CatchBoundary`]), an
+//!   event-based gateway racing only them is the engine's, and a message or signal
+//!   throw or end event becomes a worker ([`Role::Send`]) where cuga-flo delivers it.
+//!   Elements whose semantics the rewrite does not carry
 //!   on the engine (catch events that wait, event sub-processes, multi-instance
 //!   activities, ...) are refused before a rewrite is made ([`super::support`]).
 //!

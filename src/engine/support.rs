@@ -14,10 +14,14 @@
 //! [`super::rewrite`] rewrites it. On Flowable the rewrite keeps error and escalation
 //! events (end events, escalation throw events, the error and escalation boundary events
 //! that catch them) and a failed task's job is completed with a BPMN error, so Flowable
-//! delivers errors and escalations itself; every other event becomes a none event there,
-//! so no timer, message, signal, event sub-process or multi-instance activity reaches it
-//! yet. On Kogito every event becomes a none event: no boundary event, error end event
-//! or event sub-process reaches it.
+//! delivers errors and escalations itself; multi-instance tasks run as Flowable's, each
+//! instance a job; message and signal catches (events, boundaries, event-based gateways
+//! racing them) wait on Flowable for what the run itself throws (cuga-flo delivers its
+//! throws), and one that nothing in the process throws to is refused, since a
+//! Flowable-backed run does not park for a delivery from outside. No timer, event
+//! sub-process, multi-instance sub-process or receive task reaches Flowable yet. On
+//! Kogito every event becomes a none event: no boundary event, error end event, message
+//! catch, multi-instance activity or event sub-process reaches it.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
