@@ -140,6 +140,13 @@ pub enum Element {
     },
     Gateway(GatewayTag),
     SubProcess,
+    /// An event sub-process (engines that run them: its start event says what starts it).
+    EventSubProcess,
+    /// The start event of an event sub-process, started by an error or escalation.
+    TriggerStart {
+        interrupting: bool,
+        thrown: Thrown,
+    },
     /// An error or escalation end event (`end`), or an escalation intermediate throw
     /// event, throwing `thrown` (engines that run errors and escalations themselves).
     Throw {
@@ -463,7 +470,29 @@ pub fn rewrite(
                 kind,
                 name,
             },
+            NodeKind::SubProcess(crate::bpmn::SubProcessKind::Embedded {
+                triggered_by_event: true,
+            }) if throws => Element::EventSubProcess,
             NodeKind::SubProcess(_) => Element::SubProcess,
+            NodeKind::StartEvent {
+                definitions,
+                interrupting,
+            } if throws && node.parent.is_some() => {
+                let kind = if definitions.contains(&EventDefinition::Error) {
+                    Some(ThrownKind::Error)
+                } else if definitions.contains(&EventDefinition::Escalation) {
+                    Some(ThrownKind::Escalation)
+                } else {
+                    None
+                };
+                match kind {
+                    Some(kind) => Element::TriggerStart {
+                        interrupting: *interrupting,
+                        thrown: Thrown::of(node, kind),
+                    },
+                    None => Element::Start,
+                }
+            }
             NodeKind::StartEvent { .. } => Element::Start,
             NodeKind::EndEvent { definitions }
                 if throws && definitions.contains(&EventDefinition::Error) =>
@@ -710,28 +739,80 @@ pub(crate) fn catcher(
         ThrownKind::Escalation => EventDefinition::Escalation,
     };
     let node = topology.node(thrower)?;
-    let mut activity = if from_task {
-        Some(node.id.clone())
-    } else {
-        node.parent.clone()
-    };
-    while let Some(id) = activity {
-        if let Some(boundary) = topology.catching_boundary(&id, definition, thrown.code.as_deref())
-        {
-            return Some(Caught {
-                activity: id,
-                boundary: boundary.id.clone(),
+    let boundary = |activity: &str| {
+        topology
+            .catching_boundary(activity, definition, thrown.code.as_deref())
+            .map(|b| Caught {
+                activity: activity.to_string(),
+                boundary: b.id.clone(),
                 interrupting: thrown.kind == ThrownKind::Error
                     || matches!(
-                        boundary.kind,
+                        b.kind,
                         NodeKind::BoundaryEvent {
                             cancel_activity: true,
                             ..
                         }
                     ),
-            });
-        }
-        activity = topology.node(&id).and_then(|n| n.parent.clone());
+            })
+    };
+    if from_task && let Some(caught) = boundary(&node.id) {
+        return Some(caught);
     }
-    None
+    // Outwards from the thrower's scope: its event sub-processes, then the boundary
+    // events of the sub-process it is, then the scope around it, ...
+    let mut scope = node.parent.clone();
+    loop {
+        if let Some(caught) = event_subprocess(topology, scope.as_deref(), definition, thrown) {
+            return Some(caught);
+        }
+        let id = scope?;
+        if let Some(caught) = boundary(&id) {
+            return Some(caught);
+        }
+        scope = topology.node(&id).and_then(|n| n.parent.clone());
+    }
+}
+
+/// The event sub-process of `scope` whose start event catches `thrown`: one for its code
+/// first, else a catch-all.
+fn event_subprocess(
+    topology: &Topology,
+    scope: Option<&str>,
+    definition: EventDefinition,
+    thrown: &Thrown,
+) -> Option<Caught> {
+    let starts: Vec<&crate::engine::topology::LiveNode> = topology
+        .children(scope)
+        .filter(|n| {
+            matches!(
+                n.kind,
+                NodeKind::SubProcess(crate::bpmn::SubProcessKind::Embedded {
+                    triggered_by_event: true
+                })
+            )
+        })
+        .filter_map(|sub| {
+            topology.children(Some(sub.id.as_str())).find(|n| {
+                n.kind.is_start_event() && n.kind.event_definitions().contains(&definition)
+            })
+        })
+        .collect();
+    let code =
+        |n: &crate::engine::topology::LiveNode| n.event_ref.as_ref().and_then(|r| r.code.clone());
+    let start = starts
+        .iter()
+        .find(|s| thrown.code.is_some() && code(s) == thrown.code)
+        .or_else(|| starts.iter().find(|s| code(s).is_none()))?;
+    Some(Caught {
+        activity: start.parent.clone().unwrap_or_default(),
+        boundary: start.id.clone(),
+        interrupting: thrown.kind == ThrownKind::Error
+            || !matches!(
+                start.kind,
+                NodeKind::StartEvent {
+                    interrupting: false,
+                    ..
+                }
+            ),
+    })
 }

@@ -18,7 +18,8 @@
 //! instance a job; message and signal catches (events, boundaries, event-based gateways
 //! racing them) wait on Flowable for what the run itself throws (cuga-flo delivers its
 //! throws), and one that nothing in the process throws to is refused, since a
-//! Flowable-backed run does not park for a delivery from outside. No timer, event
+//! Flowable-backed run does not park for a delivery from outside; error and escalation
+//! event sub-processes are Flowable's too. No timer, message or signal event
 //! sub-process, multi-instance sub-process or receive task reaches Flowable yet. On
 //! Kogito every event becomes a none event: no boundary event, error end event, message
 //! catch, multi-instance activity or event sub-process reaches it.
@@ -130,8 +131,13 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
         }
         let problem = match executor {
             Executor::Native if is_event_subprocess(node) => event_subprocess_problem(index, node),
+            Executor::Flowable if is_event_subprocess(node) => {
+                flowable_event_subprocess_problem(index, node)
+            }
             // The start events of an event sub-process the engine runs name its trigger.
-            Executor::Native if parent_is_event_subprocess(index, node) => None,
+            Executor::Native | Executor::Flowable if parent_is_event_subprocess(index, node) => {
+                None
+            }
             _ => match catch_problem(node) {
                 Some(problem) => problem,
                 None => element_problem(node, executor),
@@ -350,6 +356,30 @@ fn event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String>
         })
 }
 
+/// What Flowable cannot run in event sub-process `node`: what the native engine cannot,
+/// and a start event that is not an error's or an escalation's (Flowable's own event
+/// sub-processes run those; cuga-flo does not deliver messages, signals or timers to
+/// them yet).
+fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
+    event_subprocess_problem(index, node).or_else(|| {
+        index
+            .process()
+            .nodes
+            .iter()
+            .filter(|n| n.parent.as_deref() == Some(node.id.as_str()))
+            .filter(|n| n.kind.is_start_event())
+            .flat_map(|n| n.kind.event_definitions().iter().copied())
+            .find(|d| !matches!(d, EventDefinition::Error | EventDefinition::Escalation))
+            .map(|d| {
+                format!(
+                    "an event sub-process started by {} event: on Flowable only error and \
+                     escalation event sub-processes run yet",
+                    with_article(definition_name(d))
+                )
+            })
+    })
+}
+
 /// Whether `node` lies in an ad-hoc sub-process, or an event sub-process the engine
 /// does not run (reported at the sub-process).
 fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -> bool {
@@ -360,9 +390,11 @@ fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -
         };
         let refused = match &p.kind {
             NodeKind::SubProcess(SubProcessKind::AdHoc) => true,
-            _ if is_event_subprocess(p) => {
-                executor.pulled() || event_subprocess_problem(index, p).is_some()
-            }
+            _ if is_event_subprocess(p) => match executor {
+                Executor::Native => event_subprocess_problem(index, p).is_some(),
+                Executor::Flowable => flowable_event_subprocess_problem(index, p).is_some(),
+                Executor::Kogito => true,
+            },
             _ => false,
         };
         if refused {
@@ -476,7 +508,17 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
                 &["e: an event sub-process"],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                Flowable,
+                &["e: an event sub-process started by a timer event: on Flowable only error"],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"/><task id="et"/></subProcess>"#,

@@ -66,12 +66,12 @@ fn write_xml(process: &Process, key: &str, rewritten: &Rewritten) -> String {
     let mut codes = Codes::new();
     for n in &rewritten.nodes {
         let (kind, code) = match &n.element {
-            Element::Throw { thrown, .. } | Element::Boundary { thrown, .. } => {
-                match &thrown.code {
-                    Some(code) => (thrown.kind.as_str(), code),
-                    None => continue,
-                }
-            }
+            Element::Throw { thrown, .. }
+            | Element::Boundary { thrown, .. }
+            | Element::TriggerStart { thrown, .. } => match &thrown.code {
+                Some(code) => (thrown.kind.as_str(), code),
+                None => continue,
+            },
             Element::Catch { kind, name } | Element::CatchBoundary { kind, name, .. } => {
                 (kind.as_str(), name)
             }
@@ -181,6 +181,24 @@ fn write_scope(
             }
             Element::Gateway(tag) => {
                 let _ = writeln!(xml, "{pad}<{} id=\"{id}\"{name}/>", tag.tag());
+            }
+            Element::EventSubProcess => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<subProcess id=\"{id}\"{name} triggeredByEvent=\"true\">"
+                );
+                write_scope(xml, children, codes, Some(n.id.as_str()), depth + 1);
+                let _ = writeln!(xml, "{pad}</subProcess>");
+            }
+            Element::TriggerStart {
+                interrupting,
+                thrown,
+            } => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{}</startEvent>",
+                    definition(thrown, codes)
+                );
             }
             Element::SubProcess => {
                 let _ = writeln!(xml, "{pad}<subProcess id=\"{id}\"{name}>");

@@ -289,7 +289,10 @@ impl Writer<'_> {
                         "{pad}<bpmn2:intermediateThrowEvent id=\"{id}\"{name}/>"
                     );
                 }
-                Element::Boundary { .. } | Element::CatchBoundary { .. } => {}
+                Element::Boundary { .. }
+                | Element::CatchBoundary { .. }
+                | Element::EventSubProcess
+                | Element::TriggerStart { .. } => {}
                 Element::Catch { .. } => {
                     let _ = writeln!(
                         xml,
