@@ -9,6 +9,15 @@
 //! answer's variables, until the instance has ended. Flowable persists and moves the
 //! tokens (joins, sub-processes, terminate ends); it never calls cuga-flo back.
 //!
+//! BPMN the rewrite keeps for Flowable to run: error and escalation events (a failed
+//! task's job is completed with a BPMN error; the throw is journalled where the native
+//! engine catches it, and a fired boundary event enters the path where it fires),
+//! error and escalation event sub-processes, multi-instance tasks (each instance a job,
+//! asked with the native engine's instance variables; cuga-flo evaluates what they run
+//! over and their completion condition, and keeps their state in the instance's
+//! variables), and message and signal catches that the run's own throws reach (cuga-flo
+//! delivers each throw to the waiting catches' executions).
+//!
 //! Hook actions on Flowable: `continue`, `terminate` (a terminate end event behind the
 //! hook), `skip_to` (the token is moved with `change-state`), `skip_node` (the skipped
 //! task's job is completed without asking the harness). `swap_nodes`, `remove_node` and
