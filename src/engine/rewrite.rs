@@ -147,6 +147,12 @@ pub enum Element {
         interrupting: bool,
         thrown: Thrown,
     },
+    /// The start event of an event sub-process, started by a message or signal.
+    CatchStart {
+        interrupting: bool,
+        kind: CatchKind,
+        name: String,
+    },
     /// An error or escalation end event (`end`), or an escalation intermediate throw
     /// event, throwing `thrown` (engines that run errors and escalations themselves).
     Throw {
@@ -485,12 +491,17 @@ pub fn rewrite(
                 } else {
                     None
                 };
-                match kind {
-                    Some(kind) => Element::TriggerStart {
+                match (kind, messages(&node.id)) {
+                    (Some(kind), _) => Element::TriggerStart {
                         interrupting: *interrupting,
                         thrown: Thrown::of(node, kind),
                     },
-                    None => Element::Start,
+                    (None, Some((kind, name))) => Element::CatchStart {
+                        interrupting: *interrupting,
+                        kind,
+                        name,
+                    },
+                    (None, None) => Element::Start,
                 }
             }
             NodeKind::StartEvent { .. } => Element::Start,

@@ -18,9 +18,9 @@
 //! instance a job; message and signal catches (events, boundaries, event-based gateways
 //! racing them) wait on Flowable for what the run itself throws (cuga-flo delivers its
 //! throws), and one that nothing in the process throws to is refused, since a
-//! Flowable-backed run does not park for a delivery from outside; error and escalation
-//! event sub-processes are Flowable's too. No timer, message or signal event
-//! sub-process, multi-instance sub-process or receive task reaches Flowable yet. On
+//! Flowable-backed run does not park for a delivery from outside; event sub-processes
+//! started by an error, an escalation or such a message or signal are Flowable's too. No
+//! timer, multi-instance sub-process or receive task reaches Flowable yet. On
 //! Kogito every event becomes a none event: no boundary event, error end event, message
 //! catch, multi-instance activity or event sub-process reaches it.
 //!
@@ -100,12 +100,13 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
         BTreeSet::new()
     };
     let catch_problem = |node: &Node| -> Option<Option<String>> {
-        if executor != Executor::Flowable
-            || !matches!(
-                node.kind,
-                NodeKind::IntermediateCatchEvent { .. } | NodeKind::BoundaryEvent { .. }
-            )
-        {
+        let waits = match node.kind {
+            NodeKind::IntermediateCatchEvent { .. } | NodeKind::BoundaryEvent { .. } => true,
+            // A process's message start event is the run's input.
+            NodeKind::StartEvent { .. } => parent_is_event_subprocess(index, node),
+            _ => false,
+        };
+        if executor != Executor::Flowable || !waits {
             return None;
         }
         let (kind, name) = topology.node(&node.id).and_then(signature)?;
@@ -114,10 +115,10 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 "a {} {} waiting for `{name}`, which nothing in the process throws: a run on \
                  Flowable cannot park for a delivery from outside (`runs {}`)",
                 kind.as_str(),
-                if matches!(node.kind, NodeKind::BoundaryEvent { .. }) {
-                    "boundary event"
-                } else {
-                    "catch event"
+                match node.kind {
+                    NodeKind::BoundaryEvent { .. } => "boundary event",
+                    NodeKind::StartEvent { .. } => "event sub-process start",
+                    _ => "catch event",
                 },
                 kind.as_str()
             )
@@ -134,9 +135,11 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             Executor::Flowable if is_event_subprocess(node) => {
                 flowable_event_subprocess_problem(index, node)
             }
-            // The start events of an event sub-process the engine runs name its trigger.
-            Executor::Native | Executor::Flowable if parent_is_event_subprocess(index, node) => {
-                None
+            // The start events of an event sub-process the engine runs name its trigger
+            // (on Flowable a message or signal must be thrown within the run).
+            Executor::Native if parent_is_event_subprocess(index, node) => None,
+            Executor::Flowable if parent_is_event_subprocess(index, node) => {
+                catch_problem(node).flatten()
             }
             _ => match catch_problem(node) {
                 Some(problem) => problem,
@@ -357,9 +360,9 @@ fn event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String>
 }
 
 /// What Flowable cannot run in event sub-process `node`: what the native engine cannot,
-/// and a start event that is not an error's or an escalation's (Flowable's own event
-/// sub-processes run those; cuga-flo does not deliver messages, signals or timers to
-/// them yet).
+/// and a start event that is not an error's, escalation's, message's or signal's
+/// (Flowable's own event sub-processes run those, cuga-flo delivering the run's messages
+/// and signals; no timer reaches Flowable yet).
 fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
     event_subprocess_problem(index, node).or_else(|| {
         index
@@ -369,11 +372,19 @@ fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Optio
             .filter(|n| n.parent.as_deref() == Some(node.id.as_str()))
             .filter(|n| n.kind.is_start_event())
             .flat_map(|n| n.kind.event_definitions().iter().copied())
-            .find(|d| !matches!(d, EventDefinition::Error | EventDefinition::Escalation))
+            .find(|d| {
+                !matches!(
+                    d,
+                    EventDefinition::Error
+                        | EventDefinition::Escalation
+                        | EventDefinition::Message
+                        | EventDefinition::Signal
+                )
+            })
             .map(|d| {
                 format!(
-                    "an event sub-process started by {} event: on Flowable only error and \
-                     escalation event sub-processes run yet",
+                    "an event sub-process started by {} event: on Flowable only error, \
+                     escalation, message and signal event sub-processes run yet",
                     with_article(definition_name(d))
                 )
             })
@@ -518,7 +529,9 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 Flowable,
-                &["e: an event sub-process started by a timer event: on Flowable only error"],
+                &[
+                    "e: an event sub-process started by a timer event: on Flowable only error, escalation, message and signal",
+                ],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"/><task id="et"/></subProcess>"#,
@@ -684,6 +697,18 @@ mod tests {
                 r#"<startEvent id="s"><messageEventDefinition/></startEvent>"#,
                 Native,
                 &[],
+            ),
+            (
+                r#"<startEvent id="s"><messageEventDefinition/></startEvent>"#,
+                Flowable,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es" name="Stop"><messageEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                Flowable,
+                &[
+                    "es: a message event sub-process start waiting for `Stop`, which nothing in the process throws",
+                ],
             ),
             (
                 r#"<subProcess id="sp"><startEvent id="s"><messageEventDefinition/></startEvent></subProcess>"#,

@@ -72,9 +72,9 @@ fn write_xml(process: &Process, key: &str, rewritten: &Rewritten) -> String {
                 Some(code) => (thrown.kind.as_str(), code),
                 None => continue,
             },
-            Element::Catch { kind, name } | Element::CatchBoundary { kind, name, .. } => {
-                (kind.as_str(), name)
-            }
+            Element::Catch { kind, name }
+            | Element::CatchBoundary { kind, name, .. }
+            | Element::CatchStart { kind, name, .. } => (kind.as_str(), name),
             _ => continue,
         };
         let next = codes.len() + 1;
@@ -198,6 +198,17 @@ fn write_scope(
                     xml,
                     "{pad}<startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{}</startEvent>",
                     definition(thrown, codes)
+                );
+            }
+            Element::CatchStart {
+                interrupting,
+                kind,
+                name: caught,
+            } => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{}</startEvent>",
+                    catch_definition(*kind, caught, codes)
                 );
             }
             Element::SubProcess => {

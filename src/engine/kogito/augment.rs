@@ -292,7 +292,8 @@ impl Writer<'_> {
                 Element::Boundary { .. }
                 | Element::CatchBoundary { .. }
                 | Element::EventSubProcess
-                | Element::TriggerStart { .. } => {}
+                | Element::TriggerStart { .. }
+                | Element::CatchStart { .. } => {}
                 Element::Catch { .. } => {
                     let _ = writeln!(
                         xml,
