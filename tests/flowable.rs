@@ -83,6 +83,27 @@ fn native_apps_run_on_flowable_too() {
     }
 }
 
+/// The BPMN errors and multi-instance activities of issue 18 on Flowable: a review per
+/// line item (a parallel multi-instance task collecting each line's verdict), an error
+/// boundary on the review (a disputed line), and error boundaries by code and catch-all on
+/// the payment, routing to a person; every scenario journals what it journals on the
+/// native engine.
+#[test]
+fn invoice_payment_runs_every_scenario_on_flowable_as_on_the_native_engine() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--engine", "flowable", "--engine-url", &server.url];
+    for scenario in [
+        "paid",
+        "lines_reviewed",
+        "line_disputed",
+        "payment_declined",
+        "agent_fails",
+    ] {
+        same_on_flowable("invoice_payment", scenario, tmp.path(), &args);
+    }
+}
+
 #[test]
 fn flowable_unreachable_fails_the_run_clearly() {
     let tmp = tempfile::tempdir().unwrap();

@@ -35,6 +35,15 @@ pub enum HookMove {
     Terminate(Map<String, Value>, String),
 }
 
+/// What a task's answer asks of the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskAnswer {
+    /// Complete the task's worker with these variables.
+    Done(Map<String, Value>),
+    /// The task failed: it raises a BPMN error with this code.
+    Raised { code: String, error: String },
+}
+
 /// Asks the harness about one run's control points.
 pub struct Asker<'a> {
     pub witness: &'a Witness,
@@ -65,7 +74,8 @@ impl Asker<'_> {
         }
     }
 
-    /// A task: the variables it writes, or why the run fails.
+    /// A task: the variables it writes, or why the run fails (an engine that does not
+    /// run BPMN errors: a failed task fails the run).
     pub async fn task(
         &self,
         task: &str,
@@ -73,6 +83,22 @@ impl Asker<'_> {
         variables: Map<String, Value>,
         path: &[String],
     ) -> Result<Map<String, Value>, String> {
+        match self.answer_task(task, key, variables, path).await? {
+            TaskAnswer::Done(writes) => Ok(writes),
+            TaskAnswer::Raised { error, .. } => Err(format!("task `{task}` failed: {error}")),
+        }
+    }
+
+    /// A task: the variables it writes, or the BPMN error a failed task raises (the
+    /// code its answer names, else [`crate::vocab::error_code::TASK_FAILED`]), as the
+    /// native engine raises it. `Err`: the harness could not answer.
+    pub async fn answer_task(
+        &self,
+        task: &str,
+        key: &str,
+        variables: Map<String, Value>,
+        path: &[String],
+    ) -> Result<TaskAnswer, String> {
         let ctx = self.context(task, key, variables, path);
         let outcome = self
             .witness
@@ -80,10 +106,14 @@ impl Asker<'_> {
             .await
             .map_err(|e| format!("task `{task}` failed: {}", e.message))?;
         if outcome.status == TaskStatus::Failed {
-            let error = outcome.error.unwrap_or_else(|| "no reason given".into());
-            return Err(format!("task `{task}` failed: {error}"));
+            return Ok(TaskAnswer::Raised {
+                code: outcome
+                    .error_code
+                    .unwrap_or_else(|| crate::vocab::error_code::TASK_FAILED.to_string()),
+                error: outcome.error.unwrap_or_else(|| "no reason given".into()),
+            });
         }
-        Ok(outcome.variables)
+        Ok(TaskAnswer::Done(outcome.variables))
     }
 
     /// A gateway's routing step: the routing variable's value (`,flow,flow,`).

@@ -17,17 +17,31 @@
 //!   source side), so the hook still fires where the model says;
 //! - events: throw events become none intermediate events, start events none start
 //!   events, end events none (or terminate) end events; a link throw flows to its catch.
-//!   Elements whose semantics the rewrite does not carry (catch events that wait, boundary
-//!   events, event sub-processes, multi-instance activities, ...) are refused before a
-//!   rewrite is made ([`super::support`]).
+//!   On an engine that runs BPMN errors and escalations itself (Flowable), error and
+//!   escalation end events, escalation throw events and the error and escalation boundary
+//!   events that catch them are kept ([`Element::Throw`], [`Element::Boundary`]), with
+//!   their codes; a failed task's worker is completed with a BPMN error. An error end
+//!   event nothing catches becomes a worker ([`Role::Uncaught`]) where cuga-flo fails the
+//!   run as the native engine does. A multi-instance task gets a worker in front of it
+//!   ([`Role::Multi`]) that evaluates what it runs over, and becomes the engine's
+//!   multi-instance activity ([`Element::MultiWorker`]). Message and signal catch and
+//!   boundary events are kept ([`Element::Catch`], [`Element::CatchBoundary`]), an
+//!   event-based gateway racing only them is the engine's, and a message or signal
+//!   throw or end event becomes a worker ([`Role::Send`]) where cuga-flo delivers it.
+//!   Elements whose semantics the rewrite does not carry
+//!   on the engine (catch events that wait, event sub-processes, multi-instance
+//!   activities, ...) are refused before a rewrite is made ([`super::support`]).
 //!
 //! [`Rewritten::roles`] maps each worker back to what it stands for.
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::app::EngineKind;
 use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, Process};
 use crate::bridge::FlowAnnotations;
+use crate::engine::native::messages::signature;
 use crate::engine::topology::Topology;
+use crate::journal::event::{CatchKind, ThrownKind};
 
 /// The hook actions a pulled engine cannot realise: they change the topology, which a
 /// deployed definition cannot.
@@ -53,6 +67,35 @@ pub enum Role {
         flow: String,
         variable: String,
     },
+    /// An error end event of the model that nothing catches: reaching it fails the run.
+    Uncaught { node: String, code: Option<String> },
+    /// A message or signal throw or end event (`node`): cuga-flo delivers it to the
+    /// instance's catches waiting for it (a message to the first, a signal to all).
+    Send {
+        node: String,
+        kind: CatchKind,
+        name: String,
+    },
+    /// The step `step` in front of multi-instance task `node`: it evaluates what the
+    /// activity runs over and sets `variable` (the number of instances) and the
+    /// variables named after it ([`multi_variables`]).
+    Multi {
+        step: String,
+        node: String,
+        variable: String,
+    },
+}
+
+/// The variables of a multi-instance task's step `variable` (`cugaMultiN`): the items,
+/// the outputs so far (by item), the instances completed, and whether the completion
+/// condition held (the engine's own completion condition reads it).
+pub fn multi_variables(variable: &str) -> [String; 4] {
+    [
+        format!("{variable}Items"),
+        format!("{variable}Out"),
+        format!("{variable}Completed"),
+        format!("{variable}Done"),
+    ]
 }
 
 impl Role {
@@ -62,6 +105,9 @@ impl Role {
             Role::Task(task) => task,
             Role::Route { gateway, .. } => gateway,
             Role::Hook { hook, .. } => hook,
+            Role::Uncaught { node, .. } | Role::Send { node, .. } => node,
+            // Not a control point: a visit of its own.
+            Role::Multi { step, .. } => step,
         }
     }
 }
@@ -86,8 +132,69 @@ pub enum Element {
     Intermediate,
     /// A control point cuga-flo answers.
     Worker,
+    /// A multi-instance task whose instances are control points cuga-flo answers, as many
+    /// as `variable` says (engines that run multi-instance activities themselves).
+    MultiWorker {
+        sequential: bool,
+        variable: String,
+    },
     Gateway(GatewayTag),
     SubProcess,
+    /// An event sub-process (engines that run them: its start event says what starts it).
+    EventSubProcess,
+    /// The start event of an event sub-process, started by an error or escalation.
+    TriggerStart {
+        interrupting: bool,
+        thrown: Thrown,
+    },
+    /// The start event of an event sub-process, started by a message or signal.
+    CatchStart {
+        interrupting: bool,
+        kind: CatchKind,
+        name: String,
+    },
+    /// An error or escalation end event (`end`), or an escalation intermediate throw
+    /// event, throwing `thrown` (engines that run errors and escalations themselves).
+    Throw {
+        end: bool,
+        thrown: Thrown,
+    },
+    /// A message or signal intermediate catch event waiting for `name`.
+    Catch {
+        kind: CatchKind,
+        name: String,
+    },
+    /// A message or signal boundary event attached to `attached_to`.
+    CatchBoundary {
+        attached_to: String,
+        cancel: bool,
+        kind: CatchKind,
+        name: String,
+    },
+    /// An error or escalation boundary event attached to `attached_to` catching `thrown`
+    /// (no code: every error or escalation).
+    Boundary {
+        attached_to: String,
+        cancel: bool,
+        thrown: Thrown,
+    },
+}
+
+/// What an error or escalation event throws or catches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thrown {
+    pub kind: ThrownKind,
+    /// The code; `None`: thrown without one, or (catching) every code.
+    pub code: Option<String>,
+}
+
+impl Thrown {
+    fn of(node: &crate::bpmn::Node, kind: ThrownKind) -> Thrown {
+        Thrown {
+            kind,
+            code: node.event_ref.as_ref().and_then(|r| r.code.clone()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +202,8 @@ pub enum GatewayTag {
     Exclusive,
     Inclusive,
     Parallel,
+    /// Racing the message and signal catches it leads to (engines that run them).
+    EventBased,
 }
 
 impl GatewayTag {
@@ -104,6 +213,7 @@ impl GatewayTag {
             GatewayTag::Exclusive => "exclusiveGateway",
             GatewayTag::Inclusive => "inclusiveGateway",
             GatewayTag::Parallel => "parallelGateway",
+            GatewayTag::EventBased => "eventBasedGateway",
         }
     }
 }
@@ -168,7 +278,9 @@ impl Rewritten {
                 Role::Route { variable, .. } | Role::Hook { variable, .. } => {
                     Some(variable.clone())
                 }
-                Role::Task(_) => None,
+                Role::Task(_) | Role::Uncaught { .. } | Role::Multi { .. } | Role::Send { .. } => {
+                    None
+                }
             })
             .collect();
         vars.sort();
@@ -201,15 +313,14 @@ pub fn xml_escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Why a model cannot run on a BPM engine, per element: `(element id, reason)`: the
-/// elements whose semantics the rewrite does not carry ([`super::support`]) and
-/// [`limits`].
-pub fn unsupported(process: &Process) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> =
-        super::support::unsupported(process, crate::app::EngineKind::Flowable)
-            .into_iter()
-            .map(|u| (u.id, u.why))
-            .collect();
+/// Why a model cannot run on `engine` (Flowable or Kogito), per element: `(element id,
+/// reason)`: the elements whose semantics the rewrite does not carry there
+/// ([`super::support`]) and [`limits`].
+pub fn unsupported(process: &Process, engine: EngineKind) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = super::support::unsupported(process, engine)
+        .into_iter()
+        .map(|u| (u.id, u.why))
+        .collect();
     out.extend(limits(process));
     out
 }
@@ -247,13 +358,14 @@ pub fn limits(process: &Process) -> Vec<(String, String)> {
     out
 }
 
-/// Rewrite `process` with the hooks of `annotations`. `Err` lists what cannot run on a
-/// BPM engine ([`unsupported`]).
+/// Rewrite `process` for `engine` (Flowable or Kogito) with the hooks of `annotations`.
+/// `Err` lists what cannot run there ([`unsupported`]).
 pub fn rewrite(
     process: &Process,
     annotations: &FlowAnnotations,
+    engine: EngineKind,
 ) -> Result<Rewritten, Vec<(String, String)>> {
-    let problems = unsupported(process);
+    let problems = unsupported(process, engine);
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -281,21 +393,178 @@ pub fn rewrite(
     };
 
     let topology = Topology::from_process(process);
+    // The engine runs BPMN errors and escalations, and message and signal catches,
+    // itself.
+    let throws = engine == EngineKind::Flowable;
+    let messages = |id: &str| topology.node(id).and_then(signature).filter(|_| throws);
     let mut routes = 0;
+    let mut multis = 0;
     for node in &process.nodes {
         let element = match &node.kind {
+            NodeKind::Task(_)
+                if throws
+                    && let Some(crate::bpmn::Looping {
+                        kind: crate::bpmn::LoopKind::MultiInstance { sequential },
+                        ..
+                    }) = &node.looping =>
+            {
+                multis += 1;
+                let variable = format!("cugaMulti{multis}");
+                let step = format!("{PREFIX}multi__{}", node.id);
+                for f in flows.iter_mut() {
+                    if f.target == node.id {
+                        f.target = step.clone();
+                    }
+                }
+                flows.push(RFlow {
+                    id: format!("{PREFIX}multied__{}", node.id),
+                    source: step.clone(),
+                    target: node.id.clone(),
+                    guard: None,
+                    parent: node.parent.clone(),
+                });
+                nodes.push(RNode {
+                    id: step.clone(),
+                    name: node.name.clone(),
+                    parent: node.parent.clone(),
+                    element: Element::Worker,
+                });
+                roles.insert(
+                    step.clone(),
+                    Role::Multi {
+                        step: step.clone(),
+                        node: node.id.clone(),
+                        variable: variable.clone(),
+                    },
+                );
+                entry.insert(node.id.clone(), step);
+                roles.insert(node.id.clone(), Role::Task(node.id.clone()));
+                Element::MultiWorker {
+                    sequential: *sequential,
+                    variable,
+                }
+            }
             NodeKind::Task(_) | NodeKind::CallActivity { .. } => {
                 roles.insert(node.id.clone(), Role::Task(node.id.clone()));
                 Element::Worker
             }
+            NodeKind::IntermediateCatchEvent { .. }
+                if let Some((kind, name)) = messages(&node.id) =>
+            {
+                Element::Catch { kind, name }
+            }
+            NodeKind::IntermediateThrowEvent { .. } | NodeKind::EndEvent { .. }
+                if let Some((kind, name)) = messages(&node.id) =>
+            {
+                roles.insert(
+                    node.id.clone(),
+                    Role::Send {
+                        node: node.id.clone(),
+                        kind,
+                        name,
+                    },
+                );
+                Element::Worker
+            }
+            NodeKind::BoundaryEvent {
+                attached_to,
+                cancel_activity,
+                ..
+            } if let Some((kind, name)) = messages(&node.id) => Element::CatchBoundary {
+                attached_to: attached_to.clone(),
+                cancel: *cancel_activity,
+                kind,
+                name,
+            },
+            NodeKind::SubProcess(crate::bpmn::SubProcessKind::Embedded {
+                triggered_by_event: true,
+            }) if throws => Element::EventSubProcess,
             NodeKind::SubProcess(_) => Element::SubProcess,
+            NodeKind::StartEvent {
+                definitions,
+                interrupting,
+            } if throws && node.parent.is_some() => {
+                let kind = if definitions.contains(&EventDefinition::Error) {
+                    Some(ThrownKind::Error)
+                } else if definitions.contains(&EventDefinition::Escalation) {
+                    Some(ThrownKind::Escalation)
+                } else {
+                    None
+                };
+                match (kind, messages(&node.id)) {
+                    (Some(kind), _) => Element::TriggerStart {
+                        interrupting: *interrupting,
+                        thrown: Thrown::of(node, kind),
+                    },
+                    (None, Some((kind, name))) => Element::CatchStart {
+                        interrupting: *interrupting,
+                        kind,
+                        name,
+                    },
+                    (None, None) => Element::Start,
+                }
+            }
             NodeKind::StartEvent { .. } => Element::Start,
+            NodeKind::EndEvent { definitions }
+                if throws && definitions.contains(&EventDefinition::Error) =>
+            {
+                let thrown = Thrown::of(node, ThrownKind::Error);
+                if catcher(&topology, &node.id, &thrown, false).is_some() {
+                    Element::Throw { end: true, thrown }
+                } else {
+                    roles.insert(
+                        node.id.clone(),
+                        Role::Uncaught {
+                            node: node.id.clone(),
+                            code: thrown.code,
+                        },
+                    );
+                    Element::Worker
+                }
+            }
+            NodeKind::EndEvent { definitions }
+                if throws && definitions.contains(&EventDefinition::Escalation) =>
+            {
+                Element::Throw {
+                    end: true,
+                    thrown: Thrown::of(node, ThrownKind::Escalation),
+                }
+            }
             NodeKind::EndEvent { definitions } => Element::End {
                 terminate_all: definitions
                     .contains(&EventDefinition::Terminate)
                     .then_some(node.parent.is_none()),
             },
             NodeKind::IntermediateCatchEvent { .. } => Element::Intermediate,
+            NodeKind::IntermediateThrowEvent { definitions }
+                if throws && definitions.contains(&EventDefinition::Escalation) =>
+            {
+                Element::Throw {
+                    end: false,
+                    thrown: Thrown::of(node, ThrownKind::Escalation),
+                }
+            }
+            NodeKind::BoundaryEvent {
+                attached_to,
+                cancel_activity,
+                definitions,
+            } if throws
+                && definitions
+                    .iter()
+                    .any(|d| matches!(d, EventDefinition::Error | EventDefinition::Escalation)) =>
+            {
+                let kind = if definitions.contains(&EventDefinition::Error) {
+                    ThrownKind::Error
+                } else {
+                    ThrownKind::Escalation
+                };
+                Element::Boundary {
+                    attached_to: attached_to.clone(),
+                    // Errors always interrupt.
+                    cancel: *cancel_activity || kind == ThrownKind::Error,
+                    thrown: Thrown::of(node, kind),
+                }
+            }
             NodeKind::IntermediateThrowEvent { definitions } => {
                 if definitions.contains(&EventDefinition::Link)
                     && let Some(live) = topology.node(&node.id)
@@ -318,7 +587,17 @@ pub fn rewrite(
                     GatewayKind::Inclusive | GatewayKind::Complex => GatewayTag::Inclusive,
                     GatewayKind::Exclusive | GatewayKind::EventBased => GatewayTag::Exclusive,
                 };
-                if *kind != GatewayKind::Parallel && out.len() >= 2 {
+                let races = throws
+                    && *kind == GatewayKind::EventBased
+                    && !out.is_empty()
+                    && flows.iter().filter(|f| f.source == node.id).all(|f| {
+                        topology.node(&f.target).is_some_and(|t| {
+                            matches!(t.kind, NodeKind::IntermediateCatchEvent { .. })
+                                && signature(t).is_some()
+                        })
+                    });
+                let tag = if races { GatewayTag::EventBased } else { tag };
+                if *kind != GatewayKind::Parallel && !races && out.len() >= 2 {
                     routes += 1;
                     let variable = format!("cugaRoute{routes}");
                     let route = format!("{PREFIX}route__{}", node.id);
@@ -441,5 +720,110 @@ pub fn rewrite(
         flows,
         roles,
         entry,
+    })
+}
+
+/// Where a thrown error or escalation is caught.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caught {
+    /// The activity the catching boundary event is attached to.
+    pub activity: String,
+    /// The boundary event.
+    pub boundary: String,
+    /// Whether catching it cancels the activity (errors always do).
+    pub interrupting: bool,
+}
+
+/// The boundary event that catches `thrown`, thrown at `thrower` (a failed task when
+/// `from_task`, else an end or throw event), as the native engine delivers it
+/// (`engine::native::throws`, on a model without event sub-processes): the failed task's
+/// own boundary events, then those of each sub-process around the thrower, outwards; at
+/// each, one for the thrown code first, else a catch-all.
+pub(crate) fn catcher(
+    topology: &Topology,
+    thrower: &str,
+    thrown: &Thrown,
+    from_task: bool,
+) -> Option<Caught> {
+    let definition = match thrown.kind {
+        ThrownKind::Error => EventDefinition::Error,
+        ThrownKind::Escalation => EventDefinition::Escalation,
+    };
+    let node = topology.node(thrower)?;
+    let boundary = |activity: &str| {
+        topology
+            .catching_boundary(activity, definition, thrown.code.as_deref())
+            .map(|b| Caught {
+                activity: activity.to_string(),
+                boundary: b.id.clone(),
+                interrupting: thrown.kind == ThrownKind::Error
+                    || matches!(
+                        b.kind,
+                        NodeKind::BoundaryEvent {
+                            cancel_activity: true,
+                            ..
+                        }
+                    ),
+            })
+    };
+    if from_task && let Some(caught) = boundary(&node.id) {
+        return Some(caught);
+    }
+    // Outwards from the thrower's scope: its event sub-processes, then the boundary
+    // events of the sub-process it is, then the scope around it, ...
+    let mut scope = node.parent.clone();
+    loop {
+        if let Some(caught) = event_subprocess(topology, scope.as_deref(), definition, thrown) {
+            return Some(caught);
+        }
+        let id = scope?;
+        if let Some(caught) = boundary(&id) {
+            return Some(caught);
+        }
+        scope = topology.node(&id).and_then(|n| n.parent.clone());
+    }
+}
+
+/// The event sub-process of `scope` whose start event catches `thrown`: one for its code
+/// first, else a catch-all.
+fn event_subprocess(
+    topology: &Topology,
+    scope: Option<&str>,
+    definition: EventDefinition,
+    thrown: &Thrown,
+) -> Option<Caught> {
+    let starts: Vec<&crate::engine::topology::LiveNode> = topology
+        .children(scope)
+        .filter(|n| {
+            matches!(
+                n.kind,
+                NodeKind::SubProcess(crate::bpmn::SubProcessKind::Embedded {
+                    triggered_by_event: true
+                })
+            )
+        })
+        .filter_map(|sub| {
+            topology.children(Some(sub.id.as_str())).find(|n| {
+                n.kind.is_start_event() && n.kind.event_definitions().contains(&definition)
+            })
+        })
+        .collect();
+    let code =
+        |n: &crate::engine::topology::LiveNode| n.event_ref.as_ref().and_then(|r| r.code.clone());
+    let start = starts
+        .iter()
+        .find(|s| thrown.code.is_some() && code(s) == thrown.code)
+        .or_else(|| starts.iter().find(|s| code(s).is_none()))?;
+    Some(Caught {
+        activity: start.parent.clone().unwrap_or_default(),
+        boundary: start.id.clone(),
+        interrupting: thrown.kind == ThrownKind::Error
+            || !matches!(
+                start.kind,
+                NodeKind::StartEvent {
+                    interrupting: false,
+                    ..
+                }
+            ),
     })
 }

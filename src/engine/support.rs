@@ -11,12 +11,21 @@
 //! events that catch them (and failed tasks), messages and signals (catch events, receive
 //! tasks, boundary events, event-based gateways before them, throws reaching the run's own
 //! catches; see `engine::native::messages`). Flowable and Kogito run the model as
-//! [`super::rewrite`] rewrites it, which turns every event into a none event: no timer,
-//! boundary event, error end event or event sub-process reaches them yet (the rewrite
-//! would have to map a failed worker job to a BPMN error, which it does not).
+//! [`super::rewrite`] rewrites it. On Flowable the rewrite keeps error and escalation
+//! events (end events, escalation throw events, the error and escalation boundary events
+//! that catch them) and a failed task's job is completed with a BPMN error, so Flowable
+//! delivers errors and escalations itself; multi-instance tasks run as Flowable's, each
+//! instance a job; message and signal catches (events, boundaries, event-based gateways
+//! racing them) wait on Flowable for what the run itself throws (cuga-flo delivers its
+//! throws), and one that nothing in the process throws to is refused, since a
+//! Flowable-backed run does not park for a delivery from outside; event sub-processes
+//! started by an error, an escalation or such a message or signal are Flowable's too. No
+//! timer, multi-instance sub-process or receive task reaches Flowable yet. On
+//! Kogito every event becomes a none event: no boundary event, error end event, message
+//! catch, multi-instance activity or event sub-process reaches it.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
-//! no catch waiting, and escalations on Flowable and Kogito) pass on every engine: passing
+//! no catch waiting, and escalations on Kogito) pass on every engine: passing
 //! is what the model means within a run (an uncaught escalation passes in BPMN too; a
 //! message goes to another participant).
 
@@ -24,7 +33,10 @@ use crate::app::EngineKind;
 use crate::bpmn::{
     EventDefinition, LoopKind, Node, NodeKind, Process, ProcessIndex, SubProcessKind, TaskKind,
 };
+use std::collections::BTreeSet;
+
 use crate::diag::with_article;
+use crate::engine::native::messages::signature;
 use crate::source::Span;
 
 /// An element the engine would mis-run.
@@ -38,11 +50,19 @@ pub struct Unsupported {
     pub why: String,
 }
 
-/// How an engine runs a model: its own semantics, or pulled through the rewrite.
+/// How an engine runs a model: its own semantics, or pulled through the rewrite (Flowable
+/// runs BPMN errors and escalations itself, Kogito gets every event as a none event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Executor {
     Native,
-    Pulled,
+    Flowable,
+    Kogito,
+}
+
+impl Executor {
+    fn pulled(self) -> bool {
+        self != Executor::Native
+    }
 }
 
 /// The elements of `process` that `engine` cannot run as the model means. An engine
@@ -56,8 +76,53 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
     let process = index.process();
     let executor = match engine {
         EngineKind::Native => Executor::Native,
-        EngineKind::Flowable | EngineKind::Kogito => Executor::Pulled,
+        EngineKind::Flowable => Executor::Flowable,
+        EngineKind::Kogito => Executor::Kogito,
         EngineKind::Mcp => return Vec::new(),
+    };
+    // On Flowable a message or signal catch runs when something in the process throws
+    // what it waits for: a Flowable-backed run does not park for a delivery from outside.
+    let topology = crate::engine::topology::Topology::from_process(process);
+    let thrown: BTreeSet<(&'static str, String)> = if executor == Executor::Flowable {
+        process
+            .nodes
+            .iter()
+            .filter(|n| {
+                matches!(
+                    n.kind,
+                    NodeKind::IntermediateThrowEvent { .. } | NodeKind::EndEvent { .. }
+                )
+            })
+            .filter_map(|n| topology.node(&n.id).and_then(signature))
+            .map(|(kind, name)| (kind.as_str(), name))
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
+    let catch_problem = |node: &Node| -> Option<Option<String>> {
+        let waits = match node.kind {
+            NodeKind::IntermediateCatchEvent { .. } | NodeKind::BoundaryEvent { .. } => true,
+            // A process's message start event is the run's input.
+            NodeKind::StartEvent { .. } => parent_is_event_subprocess(index, node),
+            _ => false,
+        };
+        if executor != Executor::Flowable || !waits {
+            return None;
+        }
+        let (kind, name) = topology.node(&node.id).and_then(signature)?;
+        Some((!thrown.contains(&(kind.as_str(), name.clone()))).then(|| {
+            format!(
+                "a {} {} waiting for `{name}`, which nothing in the process throws: a run on \
+                 Flowable cannot park for a delivery from outside (`runs {}`)",
+                kind.as_str(),
+                match node.kind {
+                    NodeKind::BoundaryEvent { .. } => "boundary event",
+                    NodeKind::StartEvent { .. } => "event sub-process start",
+                    _ => "catch event",
+                },
+                kind.as_str()
+            )
+        }))
     };
     let mut out = Vec::new();
     for node in &process.nodes {
@@ -67,9 +132,19 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
         }
         let problem = match executor {
             Executor::Native if is_event_subprocess(node) => event_subprocess_problem(index, node),
-            // The start events of an event sub-process the engine runs name its trigger.
+            Executor::Flowable if is_event_subprocess(node) => {
+                flowable_event_subprocess_problem(index, node)
+            }
+            // The start events of an event sub-process the engine runs name its trigger
+            // (on Flowable a message or signal must be thrown within the run).
             Executor::Native if parent_is_event_subprocess(index, node) => None,
-            _ => element_problem(node, executor),
+            Executor::Flowable if parent_is_event_subprocess(index, node) => {
+                catch_problem(node).flatten()
+            }
+            _ => match catch_problem(node) {
+                Some(problem) => problem,
+                None => element_problem(node, executor),
+            },
         };
         if let Some(why) = problem {
             out.push(Unsupported {
@@ -89,15 +164,37 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 {
                     continue;
                 }
-                LoopKind::MultiInstance { .. } if executor == Executor::Native => {
+                // Flowable runs multi-instance tasks (the rewrite keeps them; cuga-flo
+                // evaluates what they run over and their completion condition).
+                LoopKind::MultiInstance { .. }
+                    if executor == Executor::Flowable
+                        && matches!(node.kind, NodeKind::Task(_))
+                        && (looping.multi.collection.is_some()
+                            || looping.multi.cardinality.is_some()) =>
+                {
+                    continue;
+                }
+                LoopKind::MultiInstance { .. }
+                    if executor != Executor::Kogito
+                        && looping.multi.collection.is_none()
+                        && looping.multi.cardinality.is_none() =>
+                {
                     "a multi-instance activity that names neither a collection (loopDataInputRef, \
                      a `collection` attribute, zeebe:loopCharacteristics inputCollection) nor a \
                      loopCardinality: the engine cannot tell how many instances to run"
                         .to_string()
                 }
+                LoopKind::MultiInstance { sequential } if executor == Executor::Flowable => {
+                    format!(
+                        "a {} multi-instance {}: on Flowable only multi-instance tasks run (the \
+                         control points inside each instance would not see its variables)",
+                        if sequential { "sequential" } else { "parallel" },
+                        node.kind.tag()
+                    )
+                }
                 LoopKind::MultiInstance { sequential } => format!(
                     "a {} multi-instance activity: the engine would run it once, not once per item \
-                     (only the native engine runs multi-instance activities)",
+                     (only the native engine and Flowable run multi-instance activities)",
                     if sequential { "sequential" } else { "parallel" }
                 ),
                 LoopKind::Standard => "a loop activity (standardLoopCharacteristics): the engine \
@@ -116,7 +213,12 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
 
 /// What `node`'s kind means that `executor` does not do.
 fn element_problem(node: &Node, executor: Executor) -> Option<String> {
-    let pulled = executor == Executor::Pulled;
+    let pulled = executor.pulled();
+    // Flowable runs errors and escalations itself (the rewrite keeps their events).
+    let throws = |d| {
+        executor != Executor::Kogito
+            && matches!(d, EventDefinition::Error | EventDefinition::Escalation)
+    };
     let first = |definitions: &[EventDefinition], refused: &dyn Fn(EventDefinition) -> bool| {
         definitions.iter().copied().find(|d| refused(*d))
     };
@@ -164,7 +266,7 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
                         | EventDefinition::Signal
                 )
             };
-            match first(definitions, &|d| pulled || !native(d)) {
+            match first(definitions, &|d| !native(d) || (pulled && !throws(d))) {
                 Some(d) => Some(format!(
                     "{} boundary event: it would never trigger",
                     with_article(definition_name(d))
@@ -186,7 +288,7 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
         NodeKind::EndEvent { definitions } | NodeKind::IntermediateThrowEvent { definitions } => {
             first(definitions, &|d| {
                 matches!(d, EventDefinition::Compensate | EventDefinition::Cancel)
-                    || (pulled && d == EventDefinition::Error)
+                    || (d == EventDefinition::Error && !throws(d))
             })
             .map(|d| match d {
                 EventDefinition::Compensate => {
@@ -257,6 +359,38 @@ fn event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String>
         })
 }
 
+/// What Flowable cannot run in event sub-process `node`: what the native engine cannot,
+/// and a start event that is not an error's, escalation's, message's or signal's
+/// (Flowable's own event sub-processes run those, cuga-flo delivering the run's messages
+/// and signals; no timer reaches Flowable yet).
+fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
+    event_subprocess_problem(index, node).or_else(|| {
+        index
+            .process()
+            .nodes
+            .iter()
+            .filter(|n| n.parent.as_deref() == Some(node.id.as_str()))
+            .filter(|n| n.kind.is_start_event())
+            .flat_map(|n| n.kind.event_definitions().iter().copied())
+            .find(|d| {
+                !matches!(
+                    d,
+                    EventDefinition::Error
+                        | EventDefinition::Escalation
+                        | EventDefinition::Message
+                        | EventDefinition::Signal
+                )
+            })
+            .map(|d| {
+                format!(
+                    "an event sub-process started by {} event: on Flowable only error, \
+                     escalation, message and signal event sub-processes run yet",
+                    with_article(definition_name(d))
+                )
+            })
+    })
+}
+
 /// Whether `node` lies in an ad-hoc sub-process, or an event sub-process the engine
 /// does not run (reported at the sub-process).
 fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -> bool {
@@ -267,9 +401,11 @@ fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -
         };
         let refused = match &p.kind {
             NodeKind::SubProcess(SubProcessKind::AdHoc) => true,
-            _ if is_event_subprocess(p) => {
-                executor == Executor::Pulled || event_subprocess_problem(index, p).is_some()
-            }
+            _ if is_event_subprocess(p) => match executor {
+                Executor::Native => event_subprocess_problem(index, p).is_some(),
+                Executor::Flowable => flowable_event_subprocess_problem(index, p).is_some(),
+                Executor::Kogito => true,
+            },
             _ => false,
         };
         if refused {
@@ -343,7 +479,22 @@ mod tests {
             (
                 r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>3</loopCardinality></multiInstanceLoopCharacteristics></userTask>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>3</loopCardinality></multiInstanceLoopCharacteristics></userTask>"#,
+                EngineKind::Kogito,
                 &["m: a sequential multi-instance activity"],
+            ),
+            (
+                r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"/></userTask>"#,
+                Flowable,
+                &["m: a multi-instance activity that names neither a collection"],
+            ),
+            (
+                r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><task id="in"/></subProcess>"#,
+                Flowable,
+                &["s: a parallel multi-instance subProcess: on Flowable only multi-instance tasks"],
             ),
             (
                 r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><task id="in"/></subProcess>"#,
@@ -368,7 +519,19 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
                 &["e: an event sub-process"],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                Flowable,
+                &[
+                    "e: an event sub-process started by a timer event: on Flowable only error, escalation, message and signal",
+                ],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"/><task id="et"/></subProcess>"#,
@@ -393,11 +556,26 @@ mod tests {
             (
                 r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
                 Flowable,
-                &["m: a message catch event"],
+                &["m: a message catch event waiting for `m`, which nothing in the process throws"],
             ),
             (
                 r#"<intermediateCatchEvent id="s"><signalEventDefinition/></intermediateCatchEvent>"#,
                 Native,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m" name="Go"><signalEventDefinition/></intermediateCatchEvent><endEvent id="e" name="Go"><signalEventDefinition/></endEvent>"#,
+                Flowable,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m" name="Go"><signalEventDefinition/></intermediateCatchEvent><endEvent id="e" name="Go"><signalEventDefinition/></endEvent>"#,
+                EngineKind::Kogito,
+                &["m: a signal catch event"],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" name="Stop"><messageEventDefinition/></boundaryEvent><intermediateThrowEvent id="t" name="Stop"><messageEventDefinition/></intermediateThrowEvent>"#,
+                Flowable,
                 &[],
             ),
             (
@@ -428,7 +606,22 @@ mod tests {
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><errorEventDefinition/></boundaryEvent>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><errorEventDefinition/></boundaryEvent>"#,
+                EngineKind::Kogito,
                 &["b: an error boundary event"],
+            ),
+            (
+                r#"<subProcess id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
+                Flowable,
+                &[],
+            ),
+            (
+                r#"<subProcess id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
+                EngineKind::Kogito,
+                &["b: an escalation boundary event"],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
@@ -483,6 +676,11 @@ mod tests {
             (
                 r#"<endEvent id="x"><errorEventDefinition/></endEvent>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<endEvent id="x"><errorEventDefinition/></endEvent>"#,
+                EngineKind::Kogito,
                 &["x: an error end event"],
             ),
             (
@@ -499,6 +697,18 @@ mod tests {
                 r#"<startEvent id="s"><messageEventDefinition/></startEvent>"#,
                 Native,
                 &[],
+            ),
+            (
+                r#"<startEvent id="s"><messageEventDefinition/></startEvent>"#,
+                Flowable,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es" name="Stop"><messageEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                Flowable,
+                &[
+                    "es: a message event sub-process start waiting for `Stop`, which nothing in the process throws",
+                ],
             ),
             (
                 r#"<subProcess id="sp"><startEvent id="s"><messageEventDefinition/></startEvent></subProcess>"#,

@@ -26,6 +26,7 @@ use crate::bridge::{
 use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
 use crate::engine::native::replay::{Recalled, recall};
 use crate::engine::topology::{LiveFlow, Topology};
+use crate::journal::event::InstanceVisit;
 use crate::journal::{Event, EventSink, JournalError};
 use crate::vocab::{Decider, HookAction, ModelCall, RunStatus, TaskStatus, error_code};
 
@@ -285,13 +286,43 @@ impl Witness {
         self.seen().journal_error.clone()
     }
 
+    /// Which instance of a multi-instance activity each entry of the engine's `path` is
+    /// (by place; `None`: not an instance), for the `node_entered` records still to come:
+    /// kept as the engine's own `node_entered` records (replacing those given before).
+    pub fn visits(&self, path: &[String], visits: Vec<Option<InstanceVisit>>) {
+        let mut seen = self.seen();
+        seen.pending
+            .retain(|r| !matches!(r.event, Event::NodeEntered { .. }));
+        let from = seen.entered;
+        for (at, (node, visit)) in path.iter().zip(visits).enumerate().skip(from) {
+            if let Some(instance) = visit {
+                seen.pending.push(EngineRecord {
+                    at: at as u64,
+                    event: Event::NodeEntered {
+                        node: node.clone(),
+                        kind: String::new(),
+                        name: None,
+                        token: 0,
+                        instance: Some(instance),
+                    },
+                });
+            }
+        }
+    }
+
     /// Journal the entries of `path` not journalled yet (the engine's path so far), and
-    /// every record of the engine's own (the result's `records`, then what is pending).
+    /// every record of the engine's own (the result's `records`, then what is pending)
+    /// but the `node_entered` records of entries still to come.
     pub fn entered(&self, path: &[String], records: Vec<EngineRecord>) {
         let mut seen = self.seen();
         Self::take_records(&mut seen, records);
         self.enter_new_from(&mut seen, path, path.len());
-        for record in std::mem::take(&mut seen.pending) {
+        let len = path.len() as u64;
+        let (later, now): (Vec<_>, Vec<_>) = std::mem::take(&mut seen.pending)
+            .into_iter()
+            .partition(|r| r.at >= len && matches!(r.event, Event::NodeEntered { .. }));
+        seen.pending = later;
+        for record in now {
             self.emit_record(&mut seen, record);
         }
     }

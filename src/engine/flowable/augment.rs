@@ -10,11 +10,18 @@
 //! being acquired (cuga-flo completes one job at a time instead, so continuations do not
 //! race at joins).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
-use crate::engine::rewrite::{self, Element, Guard, Rewritten, Scopes, xml_escape};
+use crate::engine::rewrite::{self, Element, Guard, Rewritten, Scopes, Thrown, xml_escape};
+use crate::journal::event::CatchKind;
+
+/// The `<error>` and `<escalation>` elements written for the codes the model's events
+/// throw and catch: `(kind, code)` → the id cuga-flo gives it (`cuga_error__N`,
+/// `cuga_escalation__N`), so that no id of the model can be mistaken for a code.
+type Codes = BTreeMap<(&'static str, String), String>;
 
 /// The process rewritten for Flowable.
 #[derive(Debug, Clone)]
@@ -32,7 +39,7 @@ pub fn augment(
     annotations: &FlowAnnotations,
     definition_key: &str,
 ) -> Result<Augmented, Vec<(String, String)>> {
-    let rewritten = rewrite::rewrite(process, annotations)?;
+    let rewritten = rewrite::rewrite(process, annotations, crate::app::EngineKind::Flowable)?;
     let xml = write_xml(process, definition_key, &rewritten);
     Ok(Augmented { xml, rewritten })
 }
@@ -56,12 +63,70 @@ fn write_xml(process: &Process, key: &str, rewritten: &Rewritten) -> String {
         "  <process id=\"{}\"{name} isExecutable=\"true\">",
         xml_escape(key)
     );
-    write_scope(&mut xml, &children, None, 2);
-    xml.push_str("  </process>\n</definitions>\n");
+    let mut codes = Codes::new();
+    for n in &rewritten.nodes {
+        let (kind, code) = match &n.element {
+            Element::Throw { thrown, .. }
+            | Element::Boundary { thrown, .. }
+            | Element::TriggerStart { thrown, .. } => match &thrown.code {
+                Some(code) => (thrown.kind.as_str(), code),
+                None => continue,
+            },
+            Element::Catch { kind, name }
+            | Element::CatchBoundary { kind, name, .. }
+            | Element::CatchStart { kind, name, .. } => (kind.as_str(), name),
+            _ => continue,
+        };
+        let next = codes.len() + 1;
+        codes
+            .entry((kind, code.clone()))
+            .or_insert_with(|| format!("{}{kind}__{next}", rewrite::PREFIX));
+    }
+    write_scope(&mut xml, &children, &codes, None, 2);
+    xml.push_str("  </process>\n");
+    for ((kind, code), id) in &codes {
+        let code = xml_escape(code);
+        let _ = match *kind {
+            // Flowable throws no signal or message itself: cuga-flo delivers each to the
+            // execution of a catch of the run's own instance (Flowable takes an outside
+            // delivery only for a signal of global scope, the default).
+            "signal" | "message" => writeln!(xml, "  <{kind} id=\"{id}\" name=\"{code}\"/>"),
+            _ => writeln!(xml, "  <{kind} id=\"{id}\" {kind}Code=\"{code}\"/>"),
+        };
+    }
+    xml.push_str("</definitions>\n");
     xml
 }
 
-fn write_scope(xml: &mut String, children: &Scopes, scope: Option<&str>, depth: usize) {
+/// The event definition of `thrown` (its reference to the code's element, if any).
+fn definition(thrown: &Thrown, codes: &Codes) -> String {
+    let kind = thrown.kind.as_str();
+    let reference = thrown
+        .code
+        .as_ref()
+        .and_then(|code| codes.get(&(kind, code.clone())))
+        .map(|id| format!(" {kind}Ref=\"{id}\""))
+        .unwrap_or_default();
+    format!("<{kind}EventDefinition{reference}/>")
+}
+
+/// The event definition of a message or signal catch waiting for `name`.
+fn catch_definition(kind: CatchKind, name: &str, codes: &Codes) -> String {
+    let kind = kind.as_str();
+    let id = codes
+        .get(&(kind, name.to_string()))
+        .cloned()
+        .unwrap_or_default();
+    format!("<{kind}EventDefinition {kind}Ref=\"{id}\"/>")
+}
+
+fn write_scope(
+    xml: &mut String,
+    children: &Scopes,
+    codes: &Codes,
+    scope: Option<&str>,
+    depth: usize,
+) {
     let pad = "  ".repeat(depth);
     let Some((nodes, flows)) = children.get(&scope) else {
         return;
@@ -97,13 +162,103 @@ fn write_scope(xml: &mut String, children: &Scopes, scope: Option<&str>, depth: 
                     "{pad}<serviceTask id=\"{id}\"{name} flowable:type=\"external-worker\" flowable:topic=\"${{cugaTopic}}\" flowable:exclusive=\"false\"/>"
                 );
             }
+            Element::MultiWorker {
+                sequential,
+                variable,
+            } => {
+                // cuga-flo evaluates what the activity runs over and its completion
+                // condition (in the step in front of it, and with each instance's answer).
+                let [_, _, _, done] = rewrite::multi_variables(variable);
+                let _ = writeln!(
+                    xml,
+                    "{pad}<serviceTask id=\"{id}\"{name} flowable:type=\"external-worker\" flowable:topic=\"${{cugaTopic}}\" flowable:exclusive=\"false\">\n\
+                     {pad}  <multiInstanceLoopCharacteristics isSequential=\"{sequential}\">\n\
+                     {pad}    <loopCardinality>${{{variable}}}</loopCardinality>\n\
+                     {pad}    <completionCondition>${{{done}}}</completionCondition>\n\
+                     {pad}  </multiInstanceLoopCharacteristics>\n\
+                     {pad}</serviceTask>"
+                );
+            }
             Element::Gateway(tag) => {
                 let _ = writeln!(xml, "{pad}<{} id=\"{id}\"{name}/>", tag.tag());
             }
+            Element::EventSubProcess => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<subProcess id=\"{id}\"{name} triggeredByEvent=\"true\">"
+                );
+                write_scope(xml, children, codes, Some(n.id.as_str()), depth + 1);
+                let _ = writeln!(xml, "{pad}</subProcess>");
+            }
+            Element::TriggerStart {
+                interrupting,
+                thrown,
+            } => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{}</startEvent>",
+                    definition(thrown, codes)
+                );
+            }
+            Element::CatchStart {
+                interrupting,
+                kind,
+                name: caught,
+            } => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{}</startEvent>",
+                    catch_definition(*kind, caught, codes)
+                );
+            }
             Element::SubProcess => {
                 let _ = writeln!(xml, "{pad}<subProcess id=\"{id}\"{name}>");
-                write_scope(xml, children, Some(n.id.as_str()), depth + 1);
+                write_scope(xml, children, codes, Some(n.id.as_str()), depth + 1);
                 let _ = writeln!(xml, "{pad}</subProcess>");
+            }
+            Element::Throw { end, thrown } => {
+                let tag = if *end {
+                    "endEvent"
+                } else {
+                    "intermediateThrowEvent"
+                };
+                let _ = writeln!(
+                    xml,
+                    "{pad}<{tag} id=\"{id}\"{name}>{}</{tag}>",
+                    definition(thrown, codes)
+                );
+            }
+            Element::Catch { kind, name: caught } => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<intermediateCatchEvent id=\"{id}\"{name}>{}</intermediateCatchEvent>",
+                    catch_definition(*kind, caught, codes)
+                );
+            }
+            Element::CatchBoundary {
+                attached_to,
+                cancel,
+                kind,
+                name: caught,
+            } => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{}</boundaryEvent>",
+                    xml_escape(attached_to),
+                    catch_definition(*kind, caught, codes)
+                );
+            }
+            Element::Boundary {
+                attached_to,
+                cancel,
+                thrown,
+            } => {
+                let _ = writeln!(
+                    xml,
+                    "{pad}<boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{}</boundaryEvent>",
+                    xml_escape(attached_to),
+                    definition(thrown, codes)
+                );
             }
         }
     }
@@ -210,6 +365,45 @@ mod tests {
         assert!(!aug.xml.contains("${x}"));
         assert_eq!(aug.rewritten.original("cuga_hook__f1"), None);
         assert_eq!(aug.rewritten.original("b"), Some("b"));
+    }
+
+    #[test]
+    fn error_events_are_kept_with_their_codes_and_an_uncaught_error_end_is_a_worker() {
+        let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+        <process id="P"><startEvent id="s"/>
+          <subProcess id="sub"><startEvent id="ss"/><endEvent id="ee"><errorEventDefinition errorRef="E1"/></endEvent>
+            <sequenceFlow id="i1" sourceRef="ss" targetRef="ee"/></subProcess>
+          <boundaryEvent id="b" attachedToRef="sub"><errorEventDefinition errorRef="E1"/></boundaryEvent>
+          <task id="fix"/><endEvent id="e"/><endEvent id="lost"><errorEventDefinition errorRef="E2"/></endEvent>
+          <sequenceFlow id="f1" sourceRef="s" targetRef="sub"/>
+          <sequenceFlow id="f2" sourceRef="sub" targetRef="lost"/>
+          <sequenceFlow id="f3" sourceRef="b" targetRef="fix"/>
+          <sequenceFlow id="f4" sourceRef="fix" targetRef="e"/>
+        </process>
+        <error id="E1" errorCode="CHECK_FAILED"/><error id="E2" errorCode="GONE"/></definitions>"#;
+        let aug = augment(&parse(xml), &FlowAnnotations::default(), "P").unwrap();
+        assert!(
+            aug.xml
+                .contains(r#"<error id="cuga_error__1" errorCode="CHECK_FAILED"/>"#),
+            "{}",
+            aug.xml
+        );
+        assert!(aug.xml.contains(
+            r#"<boundaryEvent id="b" attachedToRef="sub" cancelActivity="true"><errorEventDefinition errorRef="cuga_error__1"/></boundaryEvent>"#
+        ));
+        assert!(aug.xml.contains(
+            r#"<endEvent id="ee"><errorEventDefinition errorRef="cuga_error__1"/></endEvent>"#
+        ));
+        // Nothing catches `lost`: cuga-flo fails the run there.
+        assert_eq!(
+            aug.rewritten.roles["lost"],
+            Role::Uncaught {
+                node: "lost".into(),
+                code: Some("GONE".into())
+            }
+        );
+        let back = parse(&aug.xml);
+        assert!(back.node("b").is_some() && back.node("lost").is_some());
     }
 
     #[test]

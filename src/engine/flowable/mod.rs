@@ -9,6 +9,15 @@
 //! answer's variables, until the instance has ended. Flowable persists and moves the
 //! tokens (joins, sub-processes, terminate ends); it never calls cuga-flo back.
 //!
+//! BPMN the rewrite keeps for Flowable to run: error and escalation events (a failed
+//! task's job is completed with a BPMN error; the throw is journalled where the native
+//! engine catches it, and a fired boundary event enters the path where it fires),
+//! error and escalation event sub-processes, multi-instance tasks (each instance a job,
+//! asked with the native engine's instance variables; cuga-flo evaluates what they run
+//! over and their completion condition, and keeps their state in the instance's
+//! variables), and message and signal catches that the run's own throws reach (cuga-flo
+//! delivers each throw to the waiting catches' executions).
+//!
 //! Hook actions on Flowable: `continue`, `terminate` (a terminate end event behind the
 //! hook), `skip_to` (the token is moved with `change-state`), `skip_node` (the skipped
 //! task's job is completed without asking the harness). `swap_nodes`, `remove_node` and
@@ -18,7 +27,7 @@
 pub mod augment;
 pub mod rest;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -27,13 +36,19 @@ use serde_json::{Map, Value};
 use self::augment::Augmented;
 use self::rest::{Activity, Client, Endpoint, Job, RestError};
 use super::external::{Prior, Witness, witnessed};
-use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables, visit_key};
+use super::pull::{
+    Asker, HookMove, TaskAnswer, is_sync_join, terminate_end, user_variables, visit_key,
+};
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
+use crate::bpmn::{LoopKind, MultiInstance, NodeKind};
 use crate::bridge::{BoxFuture, ControlPoints};
-use crate::engine::rewrite::Role;
+use crate::engine::native::multi::{self, Layered};
+use crate::engine::rewrite::{self, Element, GatewayTag, Role, Thrown, catcher};
+use crate::engine::topology::Topology;
+use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
 use crate::vocab::RunStatus;
@@ -195,14 +210,28 @@ struct Run {
 
 #[derive(Default)]
 struct Known {
+    /// The waits of each message or signal catch journalled so far.
+    awaits: HashMap<String, u64>,
+    /// Per multi-instance task, the number of instances of each of its runs so far (as
+    /// its step set them), and the last one a resumed run found set.
+    multi_counts: HashMap<String, Vec<u64>>,
+    multi_latest: HashMap<String, u64>,
+    /// The loop counter of each waiting instance of a multi-instance task, by its
+    /// execution.
+    loop_counters: HashMap<String, u64>,
+    /// The error and escalation events of the path whose throw is journalled (Flowable
+    /// delivers what they throw; cuga-flo journals it when it sees them entered).
+    throws: usize,
     /// The model's nodes entered so far, in order (from Flowable's history).
     path: Vec<String>,
     /// Tasks a hook's `skip_node` sends a token to.
     skips: HashSet<String>,
     /// Set by a hook that terminated the run.
     terminated: Option<String>,
-    /// Joins cuga-flo released (none of their missing branches could still come): where
-    /// in the path each fired, since Flowable's history does not show it.
+    /// Joins cuga-flo released (none of their missing branches could still come), and
+    /// multi-instance tasks with no instance to run (Flowable passes them without
+    /// entering them; the native engine enters them once): where in the path each was
+    /// entered, since Flowable's history does not show it.
     released: Vec<(usize, String)>,
 }
 
@@ -374,6 +403,29 @@ impl Run {
             .unacquire_all(&self.worker)
             .await
             .map_err(|e| self.lost(e))?;
+        // The number of instances of the multi-instance tasks running (for the records of
+        // their instances still to come).
+        if self.has_multi() {
+            let variables = self
+                .client
+                .variables(&self.instance)
+                .await
+                .map_err(|e| self.lost(e))?;
+            let mut known = self.known();
+            for role in self.augmented.rewritten.roles.values() {
+                if let Role::Multi { node, variable, .. } = role
+                    && let Some(count) = variables.get(variable).and_then(Value::as_u64)
+                {
+                    known.multi_latest.insert(node.clone(), count);
+                }
+            }
+        }
+        // The throws the journal holds are not journalled again.
+        self.known().throws = prior
+            .path
+            .iter()
+            .filter(|id| self.thrown_at(id).is_some())
+            .count();
         let activities = self.refresh_path().await?;
         {
             let mut known = self.known();
@@ -549,7 +601,9 @@ impl Run {
 
     /// Read the model's nodes entered so far from Flowable's history. A synchronising
     /// join is recorded once per arriving token; it counts as entered once, when it
-    /// fires: the arrival whose execution goes on past it.
+    /// fires: the arrival whose execution goes on past it. A boundary event is recorded
+    /// when its activity starts (it waits there); it counts as entered when it fires,
+    /// where its execution goes on (just before the next node on it).
     async fn refresh_path(&self) -> Result<Vec<Activity>, String> {
         let activities = self
             .client
@@ -557,9 +611,28 @@ impl Run {
             .await
             .map_err(|e| self.lost(e))?;
         let process = &self.request.process;
-        let mut path = Vec::new();
+        let same_execution = |a: &Activity, later: &Activity| {
+            later.execution_id.is_some() && later.execution_id == a.execution_id
+        };
+        let mut path: Vec<(String, Option<InstanceVisit>)> = Vec::new();
+        // Fired boundary events, by the index of the activity they precede.
+        let mut fired_at: HashMap<usize, Vec<String>> = HashMap::new();
+        // Per multi-instance task: its run (the entries of its step so far) and the
+        // instances entered since.
+        let mut runs: HashMap<&str, (usize, u64)> = HashMap::new();
+        let mut loop_counters = HashMap::new();
         for (i, a) in activities.iter().enumerate() {
             if a.activity_type.as_deref() == Some("sequenceFlow") {
+                continue;
+            }
+            if let Some(boundaries) = fired_at.remove(&i) {
+                path.extend(boundaries.into_iter().map(|b| (b, None)));
+            }
+            if let Some(Role::Multi { node, .. }) =
+                self.augmented.rewritten.roles.get(&a.activity_id)
+            {
+                let run = runs.entry(node.as_str()).or_insert((0, 0));
+                *run = (run.0 + 1, 0);
                 continue;
             }
             let Some(node) = self
@@ -571,21 +644,137 @@ impl Run {
                 continue;
             };
             if is_sync_join(process, node) {
-                let fired = activities[i + 1..].iter().any(|later| {
-                    later.execution_id.is_some() && later.execution_id == a.execution_id
-                });
+                let fired = activities[i + 1..]
+                    .iter()
+                    .any(|later| same_execution(a, later));
                 if !fired {
                     continue;
                 }
             }
-            path.push(node.id.clone());
+            // A catch after an event-based gateway waits from the gateway on, winner or
+            // not: it counts when the token leaves it (along one of its flows).
+            let raced = self.races(&node.id);
+            if raced
+                && !activities[i + 1..].iter().any(|later| {
+                    later.activity_type.as_deref() == Some("sequenceFlow")
+                        && process
+                            .flows
+                            .iter()
+                            .any(|f| f.source == node.id && f.id == later.activity_id)
+                })
+            {
+                continue;
+            }
+            if raced || matches!(node.kind, NodeKind::BoundaryEvent { .. }) {
+                let next = activities[i + 1..].iter().position(|later| {
+                    later.activity_type.as_deref() != Some("sequenceFlow")
+                        && same_execution(a, later)
+                });
+                if let Some(next) = next {
+                    fired_at
+                        .entry(i + 1 + next)
+                        .or_default()
+                        .push(node.id.clone());
+                }
+                continue;
+            }
+            let visit = runs.get_mut(node.id.as_str()).map(|(run, entered)| {
+                *entered += 1;
+                (*run, *entered)
+            });
+            let visit = visit.map(|(run, loop_counter)| {
+                if a.end_time.is_none()
+                    && let Some(execution) = &a.execution_id
+                {
+                    loop_counters.insert(execution.clone(), loop_counter);
+                }
+                InstanceVisit {
+                    loop_counter,
+                    instances: self.instances_of(&node.id, run),
+                }
+            });
+            path.push((node.id.clone(), visit));
         }
         let mut known = self.known();
-        for (at, join) in &known.released {
-            path.insert((*at).min(path.len()), join.clone());
+        for (at, node) in &known.released {
+            // A released join, or a multi-instance task entered with no instance to run.
+            let visit = self.multi_of(node).map(|_| InstanceVisit {
+                loop_counter: 0,
+                instances: 0,
+            });
+            path.insert((*at).min(path.len()), (node.clone(), visit));
         }
+        let (path, visits): (Vec<String>, Vec<Option<InstanceVisit>>) = path.into_iter().unzip();
+        self.witness.visits(&path, visits);
+        known.loop_counters = loop_counters;
         known.path = path;
+        self.journal_throws(&mut known)?;
         Ok(activities)
+    }
+
+    /// What the rewritten model's error or escalation event `id` throws (Flowable
+    /// delivers it).
+    fn thrown_at(&self, id: &str) -> Option<&Thrown> {
+        self.augmented
+            .rewritten
+            .nodes
+            .iter()
+            .find(|n| n.id == id)
+            .and_then(|n| match &n.element {
+                Element::Throw { thrown, .. } => Some(thrown),
+                _ => None,
+            })
+    }
+
+    /// Journal the throws of the error and escalation events the path entered since the
+    /// last look (each after its entry, as the native engine does), within the step
+    /// budget.
+    fn journal_throws(&self, known: &mut Known) -> Result<(), String> {
+        let budget = usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX);
+        let mut seen = 0;
+        for (i, id) in known.path.iter().enumerate().take(budget) {
+            let Some(thrown) = self.thrown_at(id) else {
+                continue;
+            };
+            seen += 1;
+            if seen <= known.throws {
+                continue;
+            }
+            self.witness.entered(&known.path[..=i], Vec::new());
+            self.journal_throw(id, thrown, false, None)?;
+            known.throws = seen;
+        }
+        Ok(())
+    }
+
+    /// Journal the throw of `thrown` at `node` (a failed task when `from_task`), caught
+    /// where the native engine would catch it; the catch.
+    fn journal_throw(
+        &self,
+        node: &str,
+        thrown: &Thrown,
+        from_task: bool,
+        message: Option<String>,
+    ) -> Result<Option<rewrite::Caught>, String> {
+        // The model's graph (built when needed: it is not `Sync`).
+        let topology = Topology::from_process(&self.request.process);
+        let caught = catcher(&topology, node, thrown, from_task);
+        let live = topology.node(node);
+        let message = message.or_else(|| {
+            live.and_then(|n| n.event_ref.as_ref())
+                .and_then(|r| r.name.clone())
+        });
+        self.witness.journal(Event::EventThrown {
+            kind: thrown.kind,
+            code: thrown.code.clone(),
+            node: node.to_string(),
+            name: live.and_then(|n| n.name.clone()),
+            message,
+            caught_by: caught.as_ref().map(|c| c.boundary.clone()),
+            activity: caught.as_ref().map(|c| c.activity.clone()),
+            interrupting: caught.as_ref().is_some_and(|c| c.interrupting),
+        })?;
+        Ok(caught)
     }
 
     /// The idempotency key of `job`: its activity's place among the history's entries of
@@ -700,6 +889,8 @@ impl Run {
                 .await
                 .map_err(|e| self.lost(e))?,
         };
+        // cuga-flo's own variables (a multi-instance task's) before they are left out.
+        let raw = variables.clone();
         let variables = user_variables(variables);
         // The job's activity has started since the last look at the history, and may be
         // the entry that spends the step budget: then it is not asked about.
@@ -709,7 +900,25 @@ impl Run {
         }
         let key = self.key_of(&job, &activities);
         match role {
-            Role::Task(task) => self.task(&job, &task, &key, variables).await,
+            Role::Task(task) => self.task(&job, &task, &key, raw).await,
+            Role::Multi { node, variable, .. } => {
+                self.multi_start(&job, &node, &variable, variables).await
+            }
+            Role::Send { node, kind, name } => self.send(&job, &node, kind, &name).await,
+            Role::Uncaught { node, code } => {
+                // The end event's worker: the run fails here, as on the native engine.
+                let path = self.known().path.clone();
+                self.witness.entered(&path, Vec::new());
+                let thrown = Thrown {
+                    kind: ThrownKind::Error,
+                    code,
+                };
+                self.journal_throw(&node, &thrown, false, None)?;
+                Err(format!(
+                    "error end event `{node}` raised BPMN error {}, which nothing catches",
+                    thrown.code.as_deref().unwrap_or("(no code)")
+                ))
+            }
             Role::Route { gateway, variable } => {
                 self.route(&job, &gateway, &key, &variable, variables).await
             }
@@ -744,20 +953,395 @@ impl Run {
         Ok(())
     }
 
+    /// A task's job (`raw`: the variables with cuga-flo's own): its answer completes it,
+    /// or raises a BPMN error.
     async fn task(
         &self,
         job: &Job,
         task: &str,
         key: &str,
-        variables: Map<String, Value>,
+        raw: Map<String, Value>,
     ) -> Result<(), String> {
         if self.known().skips.remove(task) {
             // Entered and recorded as skipped (the witness journals it from the path).
             return self.complete(job, &Map::new()).await;
         }
         let path = self.known().path.clone();
-        let writes = self.asker().task(task, key, variables, &path).await?;
-        self.complete(job, &writes).await
+        // A resumed run whose answer is journalled journalled its throw too.
+        let fresh = self.witness.prior().is_none_or(|p| p.answer(key).is_none());
+        let multi = self.multi_of(task);
+        let (variables, instance) = match &multi {
+            Some(m) => {
+                // What the instances completed before wrote (their outputs, the count)
+                // is set when Flowable continues their completion: wait for it, then
+                // read it.
+                self.quiet().await?;
+                // An instance the completion condition cancelled meanwhile is not asked.
+                if let Some(execution) = &job.execution_id
+                    && !self
+                        .client
+                        .execution_exists(execution)
+                        .await
+                        .map_err(|e| self.lost(e))?
+                {
+                    return Ok(());
+                }
+                let raw = self
+                    .client
+                    .variables(&self.instance)
+                    .await
+                    .map_err(|e| self.lost(e))?;
+                let instance = self.instance(job, task, m, &raw)?;
+                let mut variables = strip_engine_locals(user_variables(raw));
+                variables.extend(instance.locals.clone());
+                (variables, Some(instance))
+            }
+            None => (user_variables(raw), None),
+        };
+        let answer = self
+            .asker()
+            .answer_task(task, key, variables.clone(), &path)
+            .await?;
+        match answer {
+            TaskAnswer::Done(writes) => {
+                let set = match (&multi, instance) {
+                    (Some(m), Some(instance)) => {
+                        self.instance_done(task, m, instance, variables, writes)?
+                    }
+                    _ => writes,
+                };
+                self.complete(job, &set).await
+            }
+            TaskAnswer::Raised { code, error } => {
+                let thrown = Thrown {
+                    kind: ThrownKind::Error,
+                    code: Some(code.clone()),
+                };
+                let caught = if fresh {
+                    self.journal_throw(task, &thrown, true, Some(error.clone()))?
+                } else {
+                    catcher(
+                        &Topology::from_process(&self.request.process),
+                        task,
+                        &thrown,
+                        true,
+                    )
+                };
+                if caught.is_none() {
+                    return Err(format!(
+                        "task `{task}` failed: {error} (BPMN error {code}, not caught)"
+                    ));
+                }
+                // Flowable takes the token to the boundary event that catches it, once
+                // what earlier completions continue has run (the error interrupts the
+                // activity; a continuation running beside it could complete it instead).
+                self.quiet().await?;
+                crate::crash::point("engine.before_complete");
+                self.client
+                    .bpmn_error(&job.id, &self.worker, &code)
+                    .await
+                    .map_err(|e| self.lost(e))?;
+                crate::crash::point("engine.after_complete");
+                self.quiet().await
+            }
+        }
+    }
+
+    /// Wait until Flowable's async executor has run what the instance's completed jobs
+    /// continue (bounded: a job that keeps failing is reported by [`Self::settled`]).
+    async fn quiet(&self) -> Result<(), String> {
+        let mut pause = Duration::from_millis(10);
+        for _ in 0..100 {
+            if self
+                .client
+                .pending_jobs(&self.instance)
+                .await
+                .map_err(|e| self.lost(e))?
+                == 0
+            {
+                return Ok(());
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(200));
+        }
+        Ok(())
+    }
+
+    /// A message or signal throw or end event: deliver it to the instance's catches
+    /// waiting for it, as the native engine does (a message to the one that started
+    /// waiting first, a signal to all; nothing waiting: it passes), each wait and its
+    /// delivery journalled; then the thrower goes on.
+    async fn send(&self, job: &Job, node: &str, kind: CatchKind, name: &str) -> Result<(), String> {
+        // The catches other branches reach have started waiting.
+        self.quiet().await?;
+        let mut waiting = self
+            .client
+            .subscriptions(&self.instance, kind, name)
+            .await
+            .map_err(|e| self.lost(e))?;
+        if kind == CatchKind::Message {
+            waiting.truncate(1);
+        }
+        let path = self.known().path.clone();
+        self.witness.entered(&path, Vec::new());
+        for (execution, catch) in waiting {
+            let key = {
+                let mut known = self.known();
+                let visit = known.awaits.entry(catch.clone()).or_insert(0);
+                *visit += 1;
+                format!("{}:{catch}:{visit}", self.request.run_id)
+            };
+            self.witness.journal(Event::MessageAwaited {
+                key: key.clone(),
+                node: catch.clone(),
+                kind,
+                name: name.to_string(),
+            })?;
+            self.witness.journal(Event::MessageReceived {
+                key,
+                node: catch.clone(),
+                kind,
+                name: name.to_string(),
+                variables: Map::new(),
+                thrown_by: Some(node.to_string()),
+                taint: None,
+            })?;
+            self.client
+                .deliver(&execution, kind, name)
+                .await
+                .map_err(|e| {
+                    format!(
+                        "Flowable could not deliver the {} `{name}` to `{catch}`: {e}",
+                        kind.as_str()
+                    )
+                })?;
+        }
+        self.complete(job, &Map::new()).await
+    }
+
+    /// Multi-instance task `task`'s loop characteristics and its step's variable.
+    fn multi_of(&self, task: &str) -> Option<MultiTask> {
+        let variable = self
+            .augmented
+            .rewritten
+            .roles
+            .values()
+            .find_map(|r| match r {
+                Role::Multi { node, variable, .. } if node == task => Some(variable.clone()),
+                _ => None,
+            })?;
+        let looping = self.request.process.node(task)?.looping.as_ref()?;
+        let LoopKind::MultiInstance { sequential } = looping.kind else {
+            return None;
+        };
+        Some(MultiTask {
+            spec: looping.multi.clone(),
+            sequential,
+            variable,
+        })
+    }
+
+    /// Whether `node` is a catch an event-based gateway races (Flowable's).
+    fn races(&self, node: &str) -> bool {
+        let process = &self.request.process;
+        matches!(
+            process.node(node).map(|n| &n.kind),
+            Some(NodeKind::IntermediateCatchEvent { .. })
+        ) && process.flows.iter().any(|f| {
+            f.target == node
+                && self.augmented.rewritten.nodes.iter().any(|n| {
+                    n.id == f.source && n.element == Element::Gateway(GatewayTag::EventBased)
+                })
+        })
+    }
+
+    fn has_multi(&self) -> bool {
+        self.augmented
+            .rewritten
+            .roles
+            .values()
+            .any(|r| matches!(r, Role::Multi { .. }))
+    }
+
+    /// How many instances run `run` (1, 2, ...) of multi-instance task `node` had.
+    fn instances_of(&self, node: &str, run: usize) -> u64 {
+        let known = self.known();
+        known
+            .multi_counts
+            .get(node)
+            .and_then(|counts| counts.get(run.saturating_sub(1)))
+            .or_else(|| known.multi_latest.get(node))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The step in front of multi-instance task `node`: evaluate what it runs over (as
+    /// the native engine does) and set up its instances' variables.
+    async fn multi_start(
+        &self,
+        job: &Job,
+        node: &str,
+        variable: &str,
+        variables: Map<String, Value>,
+    ) -> Result<(), String> {
+        let multi = self
+            .multi_of(node)
+            .ok_or_else(|| format!("`{node}` is no multi-instance task of this run"))?;
+        let (items, count) = multi::runs_over(node, &multi.spec, &Layered(vec![&variables]))?;
+        let [items_var, out, completed, done] = rewrite::multi_variables(variable);
+        let mut set = Map::new();
+        set.insert(variable.to_string(), Value::from(count));
+        set.insert(items_var, Value::Array(items.unwrap_or_default()));
+        set.insert(
+            out,
+            Value::Array(vec![Value::Null; usize::try_from(count).unwrap_or(0)]),
+        );
+        set.insert(completed, Value::from(0));
+        set.insert(done, Value::Bool(false));
+        self.known()
+            .multi_counts
+            .entry(node.to_string())
+            .or_default()
+            .push(count);
+        if count == 0 {
+            // Flowable passes an activity with no instance to run without entering it;
+            // the native engine enters it once and sets an empty output collection.
+            {
+                let mut known = self.known();
+                let at = known.path.len();
+                known.released.push((at, node.to_string()));
+            }
+            let _ = self.refresh_path().await?;
+            let path = self.known().path.clone();
+            self.witness.entered(&path, Vec::new());
+            if let Some(collection) = &multi.spec.output_collection {
+                let mut values = Map::new();
+                values.insert(collection.clone(), Value::Array(Vec::new()));
+                self.witness.journal(Event::VariablesSet {
+                    source: format!("multi-instance {node}"),
+                    values: values.clone(),
+                    taint: None,
+                })?;
+                set.extend(values);
+            }
+        }
+        self.complete(job, &set).await
+    }
+
+    /// The instance of multi-instance task `task` that `job` is.
+    fn instance(
+        &self,
+        job: &Job,
+        task: &str,
+        multi: &MultiTask,
+        raw: &Map<String, Value>,
+    ) -> Result<Instance, String> {
+        let [items_var, out, completed, _] = rewrite::multi_variables(&multi.variable);
+        let count = raw
+            .get(&multi.variable)
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let items: Option<Vec<Value>> = multi
+            .spec
+            .collection
+            .as_ref()
+            .and_then(|_| raw.get(&items_var))
+            .and_then(Value::as_array)
+            .cloned();
+        let loop_counter = job
+            .execution_id
+            .as_ref()
+            .and_then(|e| self.known().loop_counters.get(e).copied())
+            .ok_or_else(|| {
+                format!("Flowable's history does not show which instance of `{task}` waits")
+            })?;
+        let (locals, own) =
+            multi::instance_locals(&multi.spec, items.as_deref(), count, loop_counter);
+        Ok(Instance {
+            count,
+            loop_counter,
+            completed: raw.get(&completed).and_then(Value::as_u64).unwrap_or(0),
+            outputs: raw
+                .get(&out)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_else(|| vec![Value::Null; usize::try_from(count).unwrap_or(0)]),
+            locals,
+            own,
+        })
+    }
+
+    /// An instance of multi-instance task `task` answered `writes` (asked with
+    /// `variables`): what its job completes with, as the native engine goes on from it
+    /// (engine::native::multi): what the instance writes to its own names stays its own,
+    /// its output takes its item's place in the outputs, the completion condition is
+    /// evaluated, and the output collection is set when the activity completes.
+    fn instance_done(
+        &self,
+        task: &str,
+        multi: &MultiTask,
+        instance: Instance,
+        variables: Map<String, Value>,
+        writes: Map<String, Value>,
+    ) -> Result<Map<String, Value>, String> {
+        let Instance {
+            count,
+            loop_counter,
+            completed,
+            mut outputs,
+            mut locals,
+            own,
+        } = instance;
+        let mut set = Map::new();
+        for (name, value) in writes.clone() {
+            if own.contains(&name) {
+                locals.insert(name, value);
+            } else {
+                set.insert(name, value);
+            }
+        }
+        let mut process = variables;
+        process.retain(|name, _| !locals.contains_key(name));
+        process.extend(set.clone());
+        let failed = |why: String| format!("multi-instance activity `{task}`: {why}");
+        let output =
+            multi::instance_output(&multi.spec, &Layered(vec![&locals, &process]), &writes)
+                .map_err(failed)?;
+        let completed = completed + 1;
+        let active = if multi.sequential {
+            0
+        } else {
+            count.saturating_sub(completed)
+        };
+        let counts = multi::completion_counts(count, completed, active);
+        let done = multi::completion_holds(&multi.spec, &Layered(vec![&counts, &locals, &process]))
+            .map_err(failed)?;
+        if let Some(slot) = usize::try_from(loop_counter.saturating_sub(1))
+            .ok()
+            .and_then(|i| outputs.get_mut(i))
+        {
+            *slot = output.unwrap_or(Value::Null);
+        }
+        let [_, out, completed_var, done_var] = rewrite::multi_variables(&multi.variable);
+        set.insert(out, Value::Array(outputs.clone()));
+        set.insert(completed_var, Value::from(completed));
+        if done || completed >= count {
+            if let Some(collection) = &multi.spec.output_collection {
+                let mut values = Map::new();
+                values.insert(collection.clone(), Value::Array(outputs));
+                self.witness.journal(Event::VariablesSet {
+                    source: format!("multi-instance {task}"),
+                    values: values.clone(),
+                    taint: None,
+                })?;
+                set.extend(values);
+            }
+            if done && completed < count {
+                // Flowable's completion condition reads it: the other instances end.
+                set.insert(done_var, Value::Bool(true));
+            }
+        }
+        Ok(set)
     }
 
     async fn route(
@@ -837,6 +1421,10 @@ impl Run {
         path.truncate(usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX));
         self.witness.entered(&path, Vec::new());
         let variables = match self.client.final_variables(&self.instance).await {
+            // The history keeps the variables of multi-instance tasks' instances too.
+            Ok(vars) if !vars.is_empty() && self.has_multi() => {
+                strip_engine_locals(user_variables(vars))
+            }
             Ok(vars) if !vars.is_empty() => user_variables(vars),
             _ => self.witness.variables(),
         };
@@ -862,8 +1450,45 @@ impl Run {
     }
 }
 
-/// The joins cuga-flo released before a resumed run stopped (Flowable's history does not
-/// show them): the sync joins of the journalled path that the history's path lacks, at
+/// A multi-instance task of the run.
+struct MultiTask {
+    spec: MultiInstance,
+    sequential: bool,
+    /// Its step's variable (the number of instances; [`rewrite::multi_variables`]).
+    variable: String,
+}
+
+/// One instance of a multi-instance task, as its job shows it.
+struct Instance {
+    count: u64,
+    loop_counter: u64,
+    /// The instances completed before it.
+    completed: u64,
+    /// The outputs so far, by item.
+    outputs: Vec<Value>,
+    /// Its variables (`loopCounter`, `nrOfInstances`, the element variable) and the
+    /// names that stay its own.
+    locals: Map<String, Value>,
+    own: BTreeSet<String>,
+}
+
+/// The variables without the ones Flowable gives a multi-instance task's instances (its
+/// loop counter counts from 0): cuga-flo gives the native engine's instead.
+fn strip_engine_locals(mut variables: Map<String, Value>) -> Map<String, Value> {
+    for name in [
+        "loopCounter",
+        "nrOfInstances",
+        "nrOfActiveInstances",
+        "nrOfCompletedInstances",
+    ] {
+        variables.remove(name);
+    }
+    variables
+}
+
+/// The joins cuga-flo released, and the multi-instance tasks with no instance to run it
+/// recorded as entered, before a resumed run stopped (Flowable's history does not show
+/// them): the sync joins of the journalled path that the history's path lacks, at
 /// their places.
 fn released_joins(
     process: &crate::bpmn::Process,
@@ -875,7 +1500,15 @@ fn released_joins(
     for (at, node) in journalled.iter().enumerate() {
         if next.peek() == Some(&node) {
             next.next();
-        } else if process.node(node).is_some_and(|n| is_sync_join(process, n)) {
+        } else if process.node(node).is_some_and(|n| {
+            is_sync_join(process, n)
+                || matches!(
+                    n.looping.as_ref().map(|l| l.kind),
+                    Some(LoopKind::MultiInstance { .. })
+                )
+        }) {
+            // A join cuga-flo released, or a multi-instance task with no instance to
+            // run (Flowable does not enter it; one that ran instances is in the history).
             released.push((at, node.clone()));
         } else {
             next.next();

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::engine::http;
 pub use crate::engine::http::RestError;
+use crate::journal::event::CatchKind;
 use crate::secret::Secret;
 
 /// Where Flowable is and who we are there.
@@ -329,6 +330,17 @@ impl Client {
             .map(drop)
     }
 
+    /// Complete `job` with a BPMN error of `code`: Flowable delivers it to the boundary
+    /// event (or event sub-process) that catches it.
+    pub async fn bpmn_error(&self, job: &str, worker: &str, code: &str) -> Result<(), RestError> {
+        let request = self
+            .jobs(Method::POST, &format!("acquire/jobs/{job}/bpmnError"))
+            .json(&json!({"workerId": worker, "errorCode": code, "variables": []}));
+        self.send(request, "POST acquire/jobs/{id}/bpmnError")
+            .await
+            .map(drop)
+    }
+
     /// Set process variables (create or update).
     pub async fn set_variables(
         &self,
@@ -489,7 +501,11 @@ impl Client {
             .send(request, "GET runtime/process-instances/{id}/variables")
             .await?;
         let vars: Vec<RestVariable> = serde_json::from_value(found).unwrap_or_default();
-        Ok(from_rest(&vars))
+        // The process instance's own variables: Flowable calls their scope `local` here.
+        Ok(vars
+            .iter()
+            .map(|v| (v.name.clone(), json_value(v)))
+            .collect())
     }
 
     /// Jobs of the instance that Flowable's async executor has still to run (a completed
@@ -510,6 +526,75 @@ impl Client {
     }
 
     /// The activities a running instance's executions are at.
+    /// The catches of `instance` waiting for the message or signal `name`, in the order
+    /// they started waiting: `(subscription's execution, catching activity)`.
+    pub async fn subscriptions(
+        &self,
+        instance: &str,
+        kind: CatchKind,
+        name: &str,
+    ) -> Result<Vec<(String, String)>, RestError> {
+        let request = self
+            .api(Method::GET, "runtime/event-subscriptions")
+            .query(&[
+                ("processInstanceId", instance),
+                ("eventType", kind.as_str()),
+                ("eventName", name),
+                ("size", "1000"),
+            ]);
+        let found = self
+            .send(request, "GET runtime/event-subscriptions")
+            .await?;
+        let mut waiting: Vec<(Option<u64>, String, String, String)> = found["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| {
+                let id = s["id"].as_str()?;
+                Some((
+                    uuid_v1_time(id),
+                    s["created"].as_str().unwrap_or_default().to_string(),
+                    s["executionId"].as_str()?.to_string(),
+                    s["activityId"].as_str()?.to_string(),
+                ))
+            })
+            .collect();
+        waiting.sort_by(|a, b| match (a.0, b.0) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            _ => a.1.cmp(&b.1),
+        });
+        Ok(waiting.into_iter().map(|(_, _, e, a)| (e, a)).collect())
+    }
+
+    /// Whether `execution` still runs (a cancelled multi-instance instance's does not).
+    pub async fn execution_exists(&self, execution: &str) -> Result<bool, RestError> {
+        let request = self.api(Method::GET, &format!("runtime/executions/{execution}"));
+        match self.send(request, "GET runtime/executions/{id}").await {
+            Ok(_) => Ok(true),
+            Err(e) if e.status == Some(404) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deliver the message or signal `name` to the catch waiting in `execution` only.
+    pub async fn deliver(
+        &self,
+        execution: &str,
+        kind: CatchKind,
+        name: &str,
+    ) -> Result<(), RestError> {
+        let body = match kind {
+            CatchKind::Message => json!({"action": "messageEventReceived", "messageName": name}),
+            CatchKind::Signal => json!({"action": "signalEventReceived", "signalName": name}),
+        };
+        let request = self
+            .api(Method::PUT, &format!("runtime/executions/{execution}"))
+            .json(&body);
+        self.send(request, "PUT runtime/executions/{id}")
+            .await
+            .map(drop)
+    }
+
     pub async fn waiting_at(&self, instance: &str) -> Result<Vec<String>, RestError> {
         let request = self
             .api(Method::GET, "runtime/executions")

@@ -63,7 +63,7 @@ pub fn augment(
     variables: &[String],
     id_prefix: &str,
 ) -> Result<Augmented, Vec<(String, String)>> {
-    let rewritten = rewrite::rewrite(process, annotations)?;
+    let rewritten = rewrite::rewrite(process, annotations, crate::app::EngineKind::Kogito)?;
     let process_id = java_identifier(process_id);
     let task_names: BTreeMap<String, String> = rewritten
         .nodes
@@ -278,6 +278,30 @@ impl Writer<'_> {
                     );
                 }
                 Element::Worker => self.user_task(xml, n, &pad),
+                // The rewrite keeps error and escalation events for Flowable only
+                // (engine::support refuses them on Kogito, or they pass, uncaught).
+                Element::Throw { end: true, .. } => {
+                    let _ = writeln!(xml, "{pad}<bpmn2:endEvent id=\"{id}\"{name}/>");
+                }
+                Element::Throw { end: false, .. } => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:intermediateThrowEvent id=\"{id}\"{name}/>"
+                    );
+                }
+                Element::Boundary { .. }
+                | Element::CatchBoundary { .. }
+                | Element::EventSubProcess
+                | Element::TriggerStart { .. }
+                | Element::CatchStart { .. } => {}
+                Element::Catch { .. } => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:intermediateThrowEvent id=\"{id}\"{name}/>"
+                    );
+                }
+                // Likewise multi-instance tasks (refused on Kogito).
+                Element::MultiWorker { .. } => self.user_task(xml, n, &pad),
                 Element::Gateway(tag) => {
                     let incoming = self.flows.iter().filter(|f| f.target == n.id).count();
                     let outgoing = self.flows.iter().filter(|f| f.source == n.id).count();

@@ -172,14 +172,18 @@ impl Run {
         request: RunRequest,
         witness: Arc<Witness>,
     ) -> Result<Run, String> {
-        let rewritten =
-            rewrite::rewrite(&request.process, &request.annotations).map_err(|problems| {
-                let list: Vec<String> = problems
-                    .iter()
-                    .map(|(id, why)| format!("`{id}`: {why}"))
-                    .collect();
-                format!("the model cannot run on Kogito: {}", list.join("; "))
-            })?;
+        let rewritten = rewrite::rewrite(
+            &request.process,
+            &request.annotations,
+            crate::app::EngineKind::Kogito,
+        )
+        .map_err(|problems| {
+            let list: Vec<String> = problems
+                .iter()
+                .map(|(id, why)| format!("`{id}`: {why}"))
+                .collect();
+            format!("the model cannot run on Kogito: {}", list.join("; "))
+        })?;
         let process = settings.process_for(&request.process.id);
         let client = Client::new(settings.endpoint.clone())?;
         let url = client.url().to_string();
@@ -450,6 +454,11 @@ impl Run {
                 let writes = self.asker().task(&task, &key, variables, &path).await?;
                 complete(writes).await
             }
+            Role::Uncaught { node, .. }
+            | Role::Multi { step: node, .. }
+            | Role::Send { node, .. } => Err(format!(
+                "Kogito handed over a task at `{node}`, which is no control point of this run"
+            )),
             Role::Route { gateway, variable } => {
                 let chosen = self.asker().route(&gateway, &key, variables, &path).await?;
                 let mut set = Map::new();

@@ -124,7 +124,7 @@ impl Mailbox {
 
 /// What a catching or throwing element waits for or sends: a message or a signal, and
 /// its name.
-pub(super) fn signature(node: &LiveNode) -> Option<(CatchKind, String)> {
+pub(crate) fn signature(node: &LiveNode) -> Option<(CatchKind, String)> {
     let definitions = node.kind.event_definitions();
     let kind = if matches!(node.kind, NodeKind::Task(TaskKind::Receive))
         || definitions.contains(&EventDefinition::Message)

@@ -158,7 +158,7 @@ mod context;
 mod event_subprocess;
 mod hooks;
 mod joins;
-mod messages;
+pub(crate) mod messages;
 pub(crate) mod multi;
 mod nodes;
 pub(crate) mod replay;

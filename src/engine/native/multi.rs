@@ -97,7 +97,7 @@ struct Instance {
 }
 
 /// Variables looked up in layers, the first that holds a name wins.
-struct Layered<'a>(Vec<&'a Map<String, Value>>);
+pub(crate) struct Layered<'a>(pub Vec<&'a Map<String, Value>>);
 
 impl Variables for Layered<'_> {
     fn lookup(&self, name: &str) -> Option<&Value> {
@@ -180,6 +180,124 @@ fn roots(text: &str, language: Option<&str>) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// What a multi-instance activity `node` runs over, evaluated over `vars`: its items
+/// (`None`: a cardinality) and how many instances. `Err`: why the run fails.
+pub(crate) fn runs_over(
+    node: &str,
+    spec: &MultiInstance,
+    vars: &dyn Variables,
+) -> Result<(Option<Vec<Value>>, u64), String> {
+    let language = spec.language.as_deref();
+    if let Some(collection) = &spec.collection {
+        let items = match evaluate(collection, language, vars) {
+            Ok(Some(Value::Array(items))) => items,
+            Ok(Some(other)) => {
+                return Err(format!(
+                    "multi-instance activity `{node}`: its collection `{collection}` is not a list \
+                     (it is {})",
+                    kind_of(&other)
+                ));
+            }
+            Ok(None) => {
+                return Err(format!(
+                    "multi-instance activity `{node}`: its collection `{collection}` is not set"
+                ));
+            }
+            Err(why) => {
+                return Err(format!(
+                    "multi-instance activity `{node}`: its collection `{collection}` cannot be \
+                     read: {why}"
+                ));
+            }
+        };
+        let count = items.len() as u64;
+        Ok((Some(items), count))
+    } else if let Some(cardinality) = &spec.cardinality {
+        match evaluate(cardinality, language, vars).map(|v| v.as_ref().and_then(whole)) {
+            Ok(Some(n)) => Ok((None, n)),
+            Ok(None) => Err(format!(
+                "multi-instance activity `{node}`: its cardinality `{cardinality}` is not a \
+                 whole number of instances"
+            )),
+            Err(why) => Err(format!(
+                "multi-instance activity `{node}`: its cardinality `{cardinality}` cannot be \
+                 read: {why}"
+            )),
+        }
+    } else {
+        Err(format!(
+            "multi-instance activity `{node}` names neither a collection nor a cardinality"
+        ))
+    }
+}
+
+/// The variables of instance `loop_counter` (1, 2, ...) of `count` over `items`
+/// (`loopCounter`, `nrOfInstances`, the element variable), and the names that stay the
+/// instance's when its tasks write them (those and the output element's variable).
+pub(crate) fn instance_locals(
+    spec: &MultiInstance,
+    items: Option<&[Value]>,
+    count: u64,
+    loop_counter: u64,
+) -> (Map<String, Value>, BTreeSet<String>) {
+    let mut locals = Map::new();
+    locals.insert("loopCounter".into(), Value::from(loop_counter));
+    locals.insert("nrOfInstances".into(), Value::from(count));
+    if let (Some(items), Some(name)) = (items, &spec.element_variable) {
+        let index = usize::try_from(loop_counter.saturating_sub(1)).unwrap_or(usize::MAX);
+        let item = items.get(index).cloned().unwrap_or(Value::Null);
+        locals.insert(name.clone(), item);
+    }
+    let mut own: BTreeSet<String> = locals.keys().cloned().collect();
+    if let Some(name) = spec.output_element.as_deref().and_then(named_variable) {
+        own.insert(name);
+    }
+    (locals, own)
+}
+
+/// An instance's output for the output collection, over its variables `vars`: the output
+/// element, else everything its tasks wrote (`written`). `Ok(None)`: no output collection.
+pub(crate) fn instance_output(
+    spec: &MultiInstance,
+    vars: &dyn Variables,
+    written: &Map<String, Value>,
+) -> Result<Option<Value>, String> {
+    match (&spec.output_collection, &spec.output_element) {
+        (None, _) => Ok(None),
+        (Some(_), Some(element)) => evaluate(element, spec.language.as_deref(), vars),
+        (Some(_), None) => Ok(Some(Value::Object(written.clone()))),
+    }
+}
+
+/// The counts a completion condition reads (the standard names and Zeebe's).
+pub(crate) fn completion_counts(count: u64, completed: u64, active: u64) -> Map<String, Value> {
+    let mut counts = Map::new();
+    for (names, value) in [
+        (["nrOfInstances", "numberOfInstances"], count),
+        (
+            ["nrOfCompletedInstances", "numberOfCompletedInstances"],
+            completed,
+        ),
+        (["nrOfActiveInstances", "numberOfActiveInstances"], active),
+    ] {
+        for name in names {
+            counts.insert(name.to_string(), Value::from(value));
+        }
+    }
+    counts
+}
+
+/// Whether the completion condition holds over `vars` (none: never). `Err`: why the run
+/// fails.
+pub(crate) fn completion_holds(spec: &MultiInstance, vars: &dyn Variables) -> Result<bool, String> {
+    match &spec.completion_condition {
+        None => Ok(false),
+        Some(condition) => expr::parse_in(condition, spec.language.as_deref())
+            .map(|c| c.eval(vars).is_true())
+            .map_err(|e| format!("its completion condition `{condition}`: {}", e.message)),
+    }
 }
 
 /// A whole number of instances from a cardinality's value.
@@ -339,64 +457,18 @@ impl Run {
         self.tokens.place(token, At::Node(live.id.clone()));
         let language = spec.language.as_deref();
         let vars = Layered(self.layers(token));
-        let (items, count, read) = if let Some(collection) = &spec.collection {
-            let items = match evaluate(collection, language, &vars) {
-                Ok(Some(Value::Array(items))) => items,
-                Ok(Some(other)) => {
-                    let message = format!(
-                        "multi-instance activity `{}`: its collection `{collection}` is not a list \
-                         (it is {})",
-                        live.id,
-                        kind_of(&other)
-                    );
-                    self.fail(message);
-                    return Ok(());
-                }
-                Ok(None) => {
-                    self.fail(format!(
-                        "multi-instance activity `{}`: its collection `{collection}` is not set",
-                        live.id
-                    ));
-                    return Ok(());
-                }
-                Err(why) => {
-                    self.fail(format!(
-                        "multi-instance activity `{}`: its collection `{collection}` cannot be \
-                         read: {why}",
-                        live.id
-                    ));
-                    return Ok(());
-                }
-            };
-            let count = items.len() as u64;
-            (Some(items), count, roots(collection, language))
-        } else if let Some(cardinality) = &spec.cardinality {
-            match evaluate(cardinality, language, &vars).map(|v| v.as_ref().and_then(whole)) {
-                Ok(Some(n)) => (None, n, Vec::new()),
-                Ok(None) => {
-                    self.fail(format!(
-                        "multi-instance activity `{}`: its cardinality `{cardinality}` is not a \
-                         whole number of instances",
-                        live.id
-                    ));
-                    return Ok(());
-                }
-                Err(why) => {
-                    self.fail(format!(
-                        "multi-instance activity `{}`: its cardinality `{cardinality}` cannot be \
-                         read: {why}",
-                        live.id
-                    ));
-                    return Ok(());
-                }
+        let (items, count) = match runs_over(&live.id, &spec, &vars) {
+            Ok(over) => over,
+            Err(why) => {
+                self.fail(why);
+                return Ok(());
             }
-        } else {
-            self.fail(format!(
-                "multi-instance activity `{}` names neither a collection nor a cardinality",
-                live.id
-            ));
-            return Ok(());
         };
+        let read = spec
+            .collection
+            .as_deref()
+            .map(|c| roots(c, language))
+            .unwrap_or_default();
         drop(vars);
         if count > self.budget.saturating_sub(self.steps) {
             self.fail(format!(
@@ -466,18 +538,8 @@ impl Run {
         };
         body.started += 1;
         let loop_counter = body.started;
-        let mut locals = Map::new();
-        locals.insert("loopCounter".into(), Value::from(loop_counter));
-        locals.insert("nrOfInstances".into(), Value::from(body.count));
-        if let (Some(items), Some(name)) = (&body.items, &body.spec.element_variable) {
-            let index = usize::try_from(loop_counter - 1).unwrap_or(usize::MAX);
-            let item = items.get(index).cloned().unwrap_or(Value::Null);
-            locals.insert(name.clone(), item);
-        }
-        let mut own: BTreeSet<String> = locals.keys().cloned().collect();
-        if let Some(name) = body.spec.output_element.as_deref().and_then(named_variable) {
-            own.insert(name);
-        }
+        let (locals, own) =
+            instance_locals(&body.spec, body.items.as_deref(), body.count, loop_counter);
         let node = body.node.clone();
         let token = self.tokens.add(scope, At::Node(node.clone()));
         body.active.insert(token);
@@ -506,38 +568,13 @@ impl Run {
             self.tokens.remove(token);
             return Ok(true);
         };
-        let language = body.spec.language.clone();
         // The instance's output, over its variables.
         let mut layers = self.layers(token);
-        let output = match (&body.spec.output_collection, &body.spec.output_element) {
-            (None, _) => Ok(None),
-            (Some(_), Some(element)) => {
-                evaluate(element, language.as_deref(), &Layered(layers.clone()))
-            }
-            (Some(_), None) => Ok(Some(Value::Object(instance.written.clone()))),
-        };
+        let output = instance_output(&body.spec, &Layered(layers.clone()), &instance.written);
         let active = (body.active.len() as u64).saturating_sub(1);
-        let completed = body.completed + 1;
-        let mut counts = Map::new();
-        for (names, value) in [
-            (["nrOfInstances", "numberOfInstances"], body.count),
-            (
-                ["nrOfCompletedInstances", "numberOfCompletedInstances"],
-                completed,
-            ),
-            (["nrOfActiveInstances", "numberOfActiveInstances"], active),
-        ] {
-            for name in names {
-                counts.insert(name.to_string(), Value::from(value));
-            }
-        }
+        let counts = completion_counts(body.count, body.completed + 1, active);
         layers.insert(0, &counts);
-        let done = match &body.spec.completion_condition {
-            None => Ok(false),
-            Some(condition) => expr::parse_in(condition, language.as_deref())
-                .map(|c| c.eval(&Layered(layers)).is_true())
-                .map_err(|e| format!("its completion condition `{condition}`: {}", e.message)),
-        };
+        let done = completion_holds(&body.spec, &Layered(layers));
         let node = body.node.clone();
         let loop_counter = instance.loop_counter;
         self.multi.instances.remove(&token);
