@@ -153,6 +153,59 @@ fn a_called_app_runs_as_a_linked_child_run_with_mapped_variables() {
     assert_eq!(assessed[0]["decided_by"], "scripted");
 }
 
+/// An answers file answers the called elements too (`<call activity>/<element>`), and an
+/// answer addressed through something that is not a call activity is refused before the
+/// run starts.
+#[test]
+fn an_answers_file_answers_the_called_elements() {
+    let runs = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("answers.yaml");
+    std::fs::write(
+        &file,
+        "answers:\n  Call_Review/Task_Assess: {outputs: {approved: true}}\n",
+    )
+    .unwrap();
+    let file_arg = file.display().to_string();
+    let args = [
+        "start",
+        "call_parent",
+        "--answers",
+        file_arg.as_str(),
+        "--var",
+        "amount=250",
+        "--no-model",
+        "--no-park",
+    ];
+    let out = cuga(apps(), &args, runs.path(), &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let ids = run_ids(runs.path());
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let c = records(runs.path(), &ids[1]);
+    let assessed = events(&c, "task_finished");
+    assert_eq!(assessed[0]["node"], "Task_Assess");
+    assert_eq!(assessed[0]["decided_by"], "scripted");
+    assert_eq!(
+        finished(&records(runs.path(), &ids[0]))["variables"]["approved"],
+        true
+    );
+
+    std::fs::write(
+        &file,
+        "answers:\n  Gateway_Approved/Task_Assess: {outputs: {approved: true}}\n",
+    )
+    .unwrap();
+    let runs = tempfile::tempdir().unwrap();
+    let out = cuga(apps(), &args, runs.path(), &[]);
+    assert!(!out.status.success());
+    let err = text(&out);
+    assert!(
+        err.contains("`Gateway_Approved` is not a call activity"),
+        "{err}"
+    );
+    assert!(run_ids(runs.path()).is_empty(), "nothing is run: {err}");
+}
+
 /// Another process of the same file, called in Zeebe's dialect (`zeebe:calledElement`,
 /// `zeebe:ioMapping`): only the mapped variables go in (renamed) and come back.
 #[test]

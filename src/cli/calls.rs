@@ -4,7 +4,8 @@
 //! runs on the native engine with its own id (derived from the call's idempotency key),
 //! its own journal (`runs/<child id>/`, its `run_started` naming its parent) and its own
 //! control points: the called app's harness, whose policy rules decide first, then the
-//! answers the calling scenario gives its elements as `<call activity id>/<element id>`,
+//! answers the calling scenario or answers file gives its elements as
+//! `<call activity id>/<element id>` (those of a grandchild as `<call>/<call>/<element>`),
 //! then the called app's model. A child never asks a person at the terminal: a question
 //! nobody answers parks it, and its parent with it (`runs answer` on the child, then
 //! `runs resume` on the parent); the answers given with `runs answer` are applied when
@@ -16,11 +17,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
-
 use crate::app::LoadedApp;
 use crate::app::called::find_called;
-use crate::app::scenario::Scenario;
 use crate::bridge::child::{ChildCall, ChildOutcome, ChildRuns, ParentRun};
 use crate::bridge::{BoxFuture, ControlPoints};
 use crate::engine::native::NativeEngine;
@@ -31,7 +29,7 @@ use crate::journal::store::{self, JOURNAL_FILE, Journal};
 use crate::journal::{Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch};
 use crate::vocab::RunStatus;
 
-use super::wiring::{self, Labelled, Sources};
+use super::wiring::{self, Given, Labelled, Sources};
 
 /// How deep call activities may nest (validate refuses cycles; this bounds the rest).
 const MAX_DEPTH: usize = 16;
@@ -45,10 +43,9 @@ pub(super) struct AppChildren {
     pub run_dir: PathBuf,
     pub durability: Durability,
     pub no_model: bool,
-    /// The calling scenario's answers addressed to called elements
-    /// (`<call activity>/<element>`), and its name.
-    pub answers: Map<String, Value>,
-    pub scenario: Option<(String, PathBuf)>,
+    /// What the calling run's scenario and answers file give in advance, its child runs'
+    /// answers among them (`<call activity>/<element>`).
+    pub given: Vec<Given>,
     pub depth: usize,
 }
 
@@ -103,19 +100,15 @@ impl AppChildren {
             .config
             .clone()
             .ok_or_else(|| format!("app `{}` has no flow config", loaded.name))?;
-        let prefix = format!("{}/", call.node);
-        let scenario = self.scenario.as_ref().map(|(name, path)| Scenario {
-            name: name.clone(),
-            path: path.clone(),
-            answers: (self.answers.iter())
-                .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?.to_string(), v.clone())))
-                .collect(),
-            ..Scenario::default()
-        });
+        // The caller's answers for this call's elements, under their own ids (and those
+        // for the calls it makes in turn, as `<call>/<element>`).
+        let given: Vec<Given> = (self.given.iter())
+            .filter_map(|g| g.for_call(&call.node))
+            .collect();
         let (reasoner, _) = wiring::judgement(
             &config,
             &Sources {
-                scenario: scenario.as_ref().filter(|s| !s.answers.is_empty()),
+                given: &given,
                 no_model: self.no_model,
                 person: false,
                 park: true,
@@ -200,6 +193,7 @@ impl AppChildren {
         let nested = AppChildren {
             caller: loaded.clone(),
             depth: self.depth + 1,
+            given,
             ..self.clone()
         };
         request.children = Some(Arc::new(nested));

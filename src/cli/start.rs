@@ -273,6 +273,7 @@ pub fn run_resumed(
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
     let resumed = resumed.map(Box::new);
+    let given = wiring::given_to_calls(scenario.as_ref(), args.answers.as_deref())?;
     // Call activities that name a process run it as a child run (on the native engine,
     // and on an external one, whose call activity's `execute_task` cuga-flo answers so).
     let children: Option<Arc<dyn ChildRuns>> = matches!(kind, EngineKind::Native | EngineKind::Mcp)
@@ -285,11 +286,7 @@ pub fn run_resumed(
                 run_dir: args.run_dir.clone(),
                 durability: args.durability,
                 no_model: args.no_model,
-                answers: scenario
-                    .as_ref()
-                    .map(|s| s.answers.clone())
-                    .unwrap_or_default(),
-                scenario: scenario.as_ref().map(|s| (s.name.clone(), s.path.clone())),
+                given: given.clone(),
                 depth: 0,
             }) as Arc<dyn ChildRuns>
         });
@@ -927,6 +924,7 @@ fn reasoner(
             answered,
             spent,
             process,
+            given: &[],
         },
     )
 }

@@ -22,6 +22,58 @@ use crate::reason::{Chain, NoModel, Reasoner, Recorder, Rules};
 
 use super::UsageError;
 
+/// Answers given in advance to a child run: control-point id → answer, what gave them
+/// (`scenario `approve``, `answers file a.yaml`) and the file they were written in.
+#[derive(Debug, Clone)]
+pub(super) struct Given {
+    pub answers: serde_json::Map<String, serde_json::Value>,
+    pub source: String,
+    pub path: PathBuf,
+}
+
+impl Given {
+    /// The answers of `answers` addressed to the elements `call` calls
+    /// (`<call>/<element>`), under their own ids (`None`: none).
+    pub fn for_call(&self, call: &str) -> Option<Given> {
+        let prefix = format!("{call}/");
+        let answers: serde_json::Map<_, _> = (self.answers.iter())
+            .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?.to_string(), v.clone())))
+            .collect();
+        (!answers.is_empty()).then(|| Given {
+            answers,
+            source: self.source.clone(),
+            path: self.path.clone(),
+        })
+    }
+}
+
+/// What a run's scenario and answers file address to the elements of the processes its
+/// call activities call (`<call activity>/<element>`), for its child runs.
+pub(super) fn given_to_calls(
+    scenario: Option<&Scenario>,
+    answers: Option<&Path>,
+) -> Result<Vec<Given>, UsageError> {
+    let mut out = Vec::new();
+    if let Some(s) = scenario {
+        out.push(Given {
+            answers: s.answers.clone(),
+            source: format!("scenario `{}`", s.name),
+            path: s.path.clone(),
+        });
+    }
+    if let Some(path) = answers {
+        let scripted =
+            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+        out.push(Given {
+            answers: scripted.called().clone(),
+            source: format!("answers file {}", path.display()),
+            path: path.to_path_buf(),
+        });
+    }
+    out.retain(|g| g.answers.keys().any(|k| k.contains('/')));
+    Ok(out)
+}
+
 /// The reasoner a run asks, and the recorder inside it when answers are recorded.
 pub(super) type Judgement = (Arc<dyn Reasoner>, Option<Arc<Recorder>>);
 
@@ -32,6 +84,10 @@ pub(super) struct Sources<'a> {
     pub scenario: Option<&'a Scenario>,
     /// An answers file (`--answers FILE`).
     pub answers: Option<&'a Path>,
+    /// Answers given in advance by the caller's scenario or answers file (a child run of
+    /// a call activity: those the caller addressed to the called elements), after the two
+    /// above.
+    pub given: &'a [Given],
     /// Never call a model, even when the app configures one.
     pub no_model: bool,
     /// A person at the terminal may answer (when stdin is one): `start`, not `serve`.
@@ -66,12 +122,8 @@ pub(super) fn judgement(
     }
     if let Some(s) = sources.scenario {
         // Answers addressed to a called process's elements (`<call activity>/<element>`)
-        // are its child run's (cli::calls).
-        let own: serde_json::Map<_, _> = (s.answers.iter())
-            .filter(|(key, _)| !key.contains('/'))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let doc = serde_json::json!({ "answers": own });
+        // are its child runs' (cli::calls): the scripted reasoner keeps them aside.
+        let doc = serde_json::json!({ "answers": s.answers });
         let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
         let scripted = ScriptedReasoner::from_value(doc, source)
             .map_err(|e| UsageError::new(e.to_string()))?
@@ -82,6 +134,14 @@ pub(super) fn judgement(
     if let Some(path) = sources.answers {
         let scripted =
             ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+        checked(&scripted, config, sources.process)?;
+        chain.push(Arc::new(scripted));
+    }
+    for given in sources.given {
+        let source = format!("answers from {} ({})", given.source, given.path.display());
+        let scripted = ScriptedReasoner::from_answers(given.answers.clone(), source)
+            .map_err(|e| UsageError::new(e.to_string()))?
+            .located_in(&given.path);
         checked(&scripted, config, sources.process)?;
         chain.push(Arc::new(scripted));
     }
@@ -150,6 +210,21 @@ fn checked(
     let Some(process) = process else {
         return Ok(());
     };
+    // An answer for a called element names a call activity of this process.
+    for key in scripted.called().keys() {
+        let call = key.split('/').next().unwrap_or_default();
+        let is_call = process
+            .node(call)
+            .is_some_and(|n| matches!(n.kind, crate::bpmn::NodeKind::CallActivity { .. }));
+        if !is_call {
+            return Err(UsageError::new(format!(
+                "{}: answer `{key}`: `{call}` is not a call activity of process `{}` \
+                 (`<call activity>/<element>` answers an element of the process it calls)",
+                scripted.source(),
+                process.id
+            )));
+        }
+    }
     scripted
         .check(&expected(config, process))
         .map_err(|e| UsageError::new(e.to_string()))

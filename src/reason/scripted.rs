@@ -43,6 +43,9 @@ pub struct ScriptedReasoner {
     check_digests: bool,
     /// Where each answer's key is written (`file:line:col`), for errors found later.
     positions: HashMap<String, String>,
+    /// Answers addressed to the elements of a called process (`<call activity>/<element>`):
+    /// not this reasoner's, but its run's child runs'.
+    called: Map<String, Value>,
 }
 
 /// What an app's control points accept, to check answers given in advance against before
@@ -256,7 +259,12 @@ impl ScriptedReasoner {
             message,
         };
         let mut parsed = HashMap::new();
+        let mut called = Map::new();
         for (key, value) in answers {
+            if key.contains('/') {
+                called.insert(key, value);
+                continue;
+            }
             let entry = match value {
                 Value::Array(items) => {
                     if items.is_empty() {
@@ -296,7 +304,19 @@ impl ScriptedReasoner {
             visits: Mutex::new(HashMap::new()),
             check_digests: false,
             positions: HashMap::new(),
+            called,
         })
+    }
+
+    /// Where the answers come from ("answers file a.yaml", "answers from scenario `x`").
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The answers addressed to the elements of called processes
+    /// (`<call activity>/<element>`), which the run's child runs get.
+    pub fn called(&self) -> &Map<String, Value> {
+        &self.called
     }
 
     /// Remember where each answer is written in `path` (a scenario or answers file), so
