@@ -922,6 +922,7 @@ async fn skip_node_enters_the_target_and_records_it_as_skipped() {
         digest: None,
         key: None,
         taint: None,
+        own: Vec::new(),
     }));
     assert_eq!(ran.hooked(), (HookAction::SkipNode, Some("a".into()), None));
 }

@@ -82,6 +82,7 @@ fn sample_events() -> Vec<Event> {
             duration_ms: 12,
             digest: None,
             taint: None,
+            own: Vec::new(),
         },
         Event::HookEvaluated {
             key: None,
@@ -152,6 +153,7 @@ fn sample_events() -> Vec<Event> {
             duration_ms: 0,
             digest: None,
             taint: None,
+            own: Vec::new(),
         },
         entered("notify", "serviceTask", None),
         Event::TaskFinished {
@@ -167,6 +169,7 @@ fn sample_events() -> Vec<Event> {
             duration_ms: 61_000,
             digest: None,
             taint: None,
+            own: Vec::new(),
         },
         entered("end", "endEvent", None),
         Event::RunFinished {

@@ -176,6 +176,20 @@ fn instances_waiting_for_a_person_park_and_resume_one_at_a_time() {
         ]
     );
 
+    // While parked, what an instance wrote to its own names (the output element) is not a
+    // process variable: `runs show` lists the process's only.
+    let out = cuga(&["runs", "show", &id, "--json"], dir, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["status"], "waiting");
+    assert!(
+        shown["process_variables"].get("line_verdict").is_none(),
+        "{}",
+        shown["process_variables"]
+    );
+    let first = events(&journal, "task_finished");
+    assert_eq!(first[0]["own"], json!(["line_verdict"]));
+
     // The third instance first, named by its question's key.
     let third = format!("{id}:Activity_review_lines:3");
     let out = cuga(

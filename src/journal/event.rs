@@ -206,6 +206,10 @@ pub enum Event {
         /// Set when `variables` are untrusted (a model derived them from untrusted data).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         taint: Option<Taint>,
+        /// The names of `variables` that stay the task's multi-instance instance's own
+        /// (its element variable, its output element...): not written to the process.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        own: Vec<String>,
     },
     GatewayRouted {
         node: String,

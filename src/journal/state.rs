@@ -189,11 +189,17 @@ impl FlowState {
                 reason,
                 error,
                 taint,
+                own,
                 ..
             } => {
-                merge(&mut self.process_variables, variables);
+                // What stays a multi-instance instance's own is not the process's.
+                let written: Map<String, Value> = (variables.iter())
+                    .filter(|(name, _)| !own.contains(name))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                merge(&mut self.process_variables, &written);
                 if let Some(u) = &mut self.untrusted {
-                    record_provenance(u, variables.keys(), taint.as_ref());
+                    record_provenance(u, written.keys(), taint.as_ref());
                 }
                 self.task_results
                     .entry(node.clone())

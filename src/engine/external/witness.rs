@@ -207,6 +207,7 @@ impl Witness {
                 duration_ms: elapsed_ms(started),
                 digest: None,
                 taint: outcome.taint.clone(),
+                own: Vec::new(),
             }]
         });
         Ok(outcome)
@@ -433,6 +434,7 @@ impl Witness {
                         duration_ms: 0,
                         digest: None,
                         taint: None,
+                        own: Vec::new(),
                     },
                 );
             }
@@ -681,6 +683,7 @@ impl ControlPoints for Witness {
                         duration_ms: elapsed_ms(started),
                         digest: outcome.digest.clone(),
                         taint: outcome.taint.clone(),
+                        own: Vec::new(),
                     }]
                 }),
                 // Unanswered, the task failed: a conforming engine raises UNANSWERED (as
@@ -699,6 +702,7 @@ impl ControlPoints for Witness {
                         duration_ms: elapsed_ms(started),
                         digest: None,
                         taint: None,
+                        own: Vec::new(),
                     }]
                 }),
             }

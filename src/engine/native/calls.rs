@@ -283,6 +283,7 @@ impl Run {
             digest: outcome.digest,
             key: Some(key),
             taint: outcome.taint.clone(),
+            own: self.instance_own_names(token, &outcome.variables),
         })?;
         if let Some(code) = code {
             let throw = Throw {

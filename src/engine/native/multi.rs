@@ -412,6 +412,22 @@ impl Run {
 
     /// What a task of `token` wrote: the variables that are its instance's own stay
     /// there; the rest is returned, for the process.
+    /// The names of `variables` (written by a task of `token`) that stay its instance's.
+    pub(super) fn instance_own_names(
+        &self,
+        token: TokenId,
+        variables: &Map<String, Value>,
+    ) -> Vec<String> {
+        let chain = self.instance_chain(token);
+        let Some(instance) = chain.first().and_then(|t| self.multi.instances.get(t)) else {
+            return Vec::new();
+        };
+        (variables.keys())
+            .filter(|name| instance.own.contains(*name))
+            .cloned()
+            .collect()
+    }
+
     pub(super) fn keep_instance_locals(
         &mut self,
         token: TokenId,

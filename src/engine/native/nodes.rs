@@ -201,6 +201,7 @@ impl Run {
             digest: None,
             key: None,
             taint: None,
+            own: Vec::new(),
         })?;
         self.leave(token, node)
     }
