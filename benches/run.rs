@@ -75,8 +75,13 @@ const JOURNALLING: [Journalling; 3] = [
 
 /// Run the chain of `element`s on the native engine, calling the harness directly.
 fn direct(bencher: divan::Bencher, journalling: Journalling, element: &str) {
+    direct_n(bencher, journalling, element, N);
+}
+
+/// [`direct`] over a chain of `n`.
+fn direct_n(bencher: divan::Bencher, journalling: Journalling, element: &str, n: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let agent = chain(dir.path(), element, N);
+    let agent = chain(dir.path(), element, n);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut run = 0;
     bencher.bench_local(|| {
@@ -95,6 +100,13 @@ fn transitions_direct(bencher: divan::Bencher, journalling: Journalling) {
 #[divan::bench(args = JOURNALLING, sample_count = 20)]
 fn control_points_direct(bencher: divan::Bencher, journalling: Journalling) {
     direct(bencher, journalling, "task");
+}
+
+/// The chain of tasks at 10, 1,000 and 10,000 nodes, journalled in memory: the cost per
+/// control point must not grow with the run's length (divide by n).
+#[divan::bench(args = [10, 1_000, 10_000], sample_count = 10)]
+fn control_points_by_length(bencher: divan::Bencher, n: usize) {
+    direct_n(bencher, Journalling::Memory, "task", n);
 }
 
 #[divan::bench(args = JOURNALLING, sample_count = 20)]
