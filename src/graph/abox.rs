@@ -44,6 +44,8 @@ pub struct AboxWriter {
     run_ns: String,
     /// The variable each conditional flow compares (`${x} > 1`: `x`).
     flow_vars: HashMap<String, String>,
+    /// The variable each governed gateway's condition compares.
+    gateway_vars: HashMap<String, String>,
     vars: Map<String, Value>,
     /// The last visit of each node, and its status.
     last_visit: HashMap<String, String>,
@@ -60,6 +62,7 @@ pub struct AboxWriter {
 #[derive(Debug)]
 struct Pending {
     from: String,
+    source: String,
     flow: String,
     at_ms: u64,
     by: String,
@@ -152,13 +155,35 @@ impl Change {
 }
 
 impl AboxWriter {
-    pub fn new(app: &str, run_id: &str, process: Option<&Process>) -> AboxWriter {
+    /// The writer of run `run_id` of `app`; `process` and `config` say which variable each
+    /// conditional flow (or governed gateway) compares.
+    pub fn new(
+        app: &str,
+        run_id: &str,
+        process: Option<&Process>,
+        config: Option<&crate::app::FlowConfig>,
+    ) -> AboxWriter {
+        let var_of = |text: &str, language: Option<&str>| {
+            super::export::comparison(text, language).map(|(var, _, _)| var)
+        };
         let mut flow_vars = HashMap::new();
         for flow in process.into_iter().flat_map(|p| p.flows.iter()) {
             if let Some(c) = &flow.condition
-                && let Some((var, _, _)) = super::export::comparison(&c.body, c.language.as_deref())
+                && let Some(var) = var_of(&c.body, c.language.as_deref())
             {
                 flow_vars.insert(flow.id.clone(), var);
+            }
+        }
+        // A governed gateway's condition (config): the variable of its decision.
+        let mut gateway_vars = HashMap::new();
+        for g in config.into_iter().flat_map(|c| c.gateways.iter()) {
+            if let Some(var) = g.condition.as_ref().and_then(|c| var_of(&c.value, None)) {
+                gateway_vars.insert(g.id.value.clone(), var);
+            }
+            for f in &g.flows {
+                if let Some(var) = f.condition.as_ref().and_then(|c| var_of(&c.value, None)) {
+                    flow_vars.insert(f.id.value.clone(), var);
+                }
             }
         }
         AboxWriter {
@@ -166,6 +191,7 @@ impl AboxWriter {
             app_ns: v::app_namespace(app),
             run_ns: run_namespace(run_id),
             flow_vars,
+            gateway_vars,
             vars: Map::new(),
             last_visit: HashMap::new(),
             status: HashMap::new(),
@@ -174,6 +200,13 @@ impl AboxWriter {
             decided: HashMap::new(),
             instance_status: "RUNNING",
         }
+    }
+
+    /// The variable compared when `flow` out of `node` was chosen.
+    fn evaluated(&self, node: &str, flow: &str) -> Option<&String> {
+        self.flow_vars
+            .get(flow)
+            .or_else(|| self.gateway_vars.get(node))
     }
 
     /// The run's named graph.
@@ -310,7 +343,8 @@ impl AboxWriter {
                     if let Some(d) = &p.decision {
                         c.add(&tr, &cf("decision"), d);
                     }
-                    if let Some(var) = self.flow_vars.get(&p.flow) {
+                    c.add(&tr, &cf("seq"), &int(seq));
+                    if let Some(var) = self.evaluated(&p.source, &p.flow) {
                         c.add(&tr, &af("evaluatedVariable"), &lit(var));
                         if let Some(val) = self.vars.get(var) {
                             c.add(&tr, &af("evaluatedValue"), &value(val));
@@ -335,6 +369,7 @@ impl AboxWriter {
                     *token,
                     Pending {
                         from,
+                        source: source.clone(),
                         flow: flow.clone(),
                         at_ms: at,
                         by,
@@ -398,7 +433,7 @@ impl AboxWriter {
                 }
                 for flow in flows {
                     c.add(&d, &cf("chosenFlow"), &self.node(flow));
-                    if let Some(var) = self.flow_vars.get(flow) {
+                    if let Some(var) = self.evaluated(node, flow) {
                         c.add(&d, &af("evaluatedVariable"), &lit(var));
                         if let Some(val) = self.vars.get(var) {
                             c.add(&d, &af("evaluatedValue"), &value(val));
@@ -478,6 +513,8 @@ impl AboxWriter {
 /// The first failure is kept and nothing more is written.
 pub struct GraphRun {
     store: Arc<dyn GraphStore>,
+    /// A store that starts empty with each process (the embedded one in memory).
+    fresh: bool,
     inner: Mutex<RunState>,
 }
 
@@ -491,11 +528,13 @@ struct RunState {
 impl GraphRun {
     pub fn new(
         store: Arc<dyn GraphStore>,
+        fresh: bool,
         writer: AboxWriter,
         tbox: Option<(String, String)>,
     ) -> GraphRun {
         GraphRun {
             store,
+            fresh,
             inner: Mutex::new(RunState {
                 writer,
                 tbox,
@@ -531,11 +570,12 @@ impl GraphRun {
         }
     }
 
-    /// Catch up with records written before (a resumed run): written into the store when
-    /// `write` (a fresh in-memory store), else only folded into the writer.
-    pub fn replay(&self, records: &[Record], write: bool) {
+    /// Catch up with the records a resumed run wrote before: written again into a store
+    /// that starts empty (the embedded one in memory), else only folded into the writer
+    /// (the store has them).
+    pub fn replay(&self, records: &[Record]) {
         for record in records {
-            if write {
+            if self.fresh {
                 self.apply(record);
             } else {
                 let mut state = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -553,4 +593,34 @@ impl GraphRun {
             .failed
             .clone()
     }
+}
+
+/// The graph-mode writer of a run of `loaded` (none when its config has no `graph:`): the
+/// store opened, the TBox (the app's export) ready to load at `run_started`.
+pub fn graph_run(
+    loaded: &crate::app::LoadedApp,
+    run_id: &str,
+) -> Result<Option<GraphRun>, StoreError> {
+    let Some(config) = loaded.config.as_ref().and_then(|c| c.graph.as_ref()) else {
+        return Ok(None);
+    };
+    let dir = loaded
+        .config_path
+        .as_ref()
+        .and_then(|p| p.parent())
+        .unwrap_or(&loaded.dir);
+    let store = super::store::open(config, dir)?;
+    let exported = super::export(loaded).map_err(|e| StoreError::Setup(e.to_string()))?;
+    let tbox = (
+        v::definitions_graph(&loaded.name),
+        exported.write(super::Format::Turtle),
+    );
+    let writer = AboxWriter::new(
+        &loaded.name,
+        run_id,
+        loaded.process(),
+        loaded.config.as_ref(),
+    );
+    let fresh = config.store == crate::app::GraphBackend::Embedded && config.path.is_none();
+    Ok(Some(GraphRun::new(store, fresh, writer, Some(tbox))))
 }

@@ -399,3 +399,47 @@ impl GraphStore for Endpoint {
         format!("the SPARQL endpoint {}", self.shown())
     }
 }
+
+/// Open the store a flow config's `graph:` block names (`dir`: the config's folder, for a
+/// relative `path:`). The endpoint's user and password are read from the environment.
+pub fn open(
+    config: &crate::app::GraphConfig,
+    dir: &std::path::Path,
+) -> Result<std::sync::Arc<dyn GraphStore>, StoreError> {
+    use crate::app::GraphBackend;
+    match config.store {
+        GraphBackend::Embedded => Ok(std::sync::Arc::new(match &config.path {
+            Some(p) => Embedded::open(&dir.join(&p.value))?,
+            None => Embedded::memory()?,
+        })),
+        GraphBackend::Endpoint => {
+            let url = config
+                .endpoint
+                .as_ref()
+                .map(|u| u.value.clone())
+                .ok_or_else(|| StoreError::Setup("`graph` has no `endpoint:` URL".into()))?;
+            let env = |key: &Option<crate::app::Located<String>>, what: &str| match key {
+                None => Ok(None),
+                Some(var) => std::env::var(&var.value).map(Some).map_err(|_| {
+                    StoreError::Setup(format!(
+                        "the environment variable `{}` ({what} of the graph endpoint) is not set",
+                        var.value
+                    ))
+                }),
+            };
+            let user = env(&config.user_env, "`user_env`, the user")?;
+            let password = env(&config.password_env, "`password_env`, the password")?;
+            let timeout =
+                Duration::from_secs_f64(config.timeout.as_ref().map_or(30.0, |t| t.value));
+            Ok(std::sync::Arc::new(Endpoint::new(EndpointSettings {
+                url,
+                dataset: config.dataset.as_ref().map(|d| d.value.clone()),
+                // A password alone goes with an empty user (basic auth).
+                user: user.or_else(|| password.as_ref().map(|_| String::new())),
+                password: password.map(Secret::new),
+                timeout,
+                connect_timeout: timeout.min(Duration::from_secs(10)),
+            })?))
+        }
+    }
+}
