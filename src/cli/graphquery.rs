@@ -58,10 +58,16 @@ pub fn query(
                 .unwrap_or(&loaded.dir);
             open(g, dir).map_err(|e| UsageError::new(format!("graph mode: {e}")))?
         }
-        _ => rebuild(&loaded, runs)?,
+        _ => rebuild(&loaded, &runs)?,
     };
+    // The app's definitions and the ABox of each run asked about (all the app's runs).
+    let mut graphs = vec![vocab::definitions_graph(&loaded.name)];
+    graphs.extend(
+        runs.iter()
+            .map(|(id, _)| crate::graph::abox::run_graph(&loaded.name, id)),
+    );
     let answer = store
-        .query(sparql)
+        .query(sparql, Some(&graphs))
         .map_err(|e| UsageError::new(format!("{}: {e}", store.describe())))?;
     print(&answer, json, &loaded.name);
     Ok(Outcome::Ok)
@@ -100,7 +106,7 @@ fn app_of(cli: &Cli, records: &[Record]) -> Option<LoadedApp> {
 /// A fresh embedded store with the app's TBox and the ABox of each run, from its journal.
 fn rebuild(
     loaded: &LoadedApp,
-    runs: Vec<(String, Vec<Record>)>,
+    runs: &[(String, Vec<Record>)],
 ) -> Result<Arc<dyn GraphStore>, UsageError> {
     let fail = |e: crate::graph::store::StoreError| UsageError::new(format!("graph mode: {e}"));
     let store: Arc<dyn GraphStore> = Arc::new(Embedded::memory().map_err(fail)?);
@@ -116,9 +122,9 @@ fn rebuild(
         store.put_graph(graph, turtle).map_err(fail)?;
     }
     for (id, records) in runs {
-        let writer = AboxWriter::new(&loaded.name, &id, loaded.process(), loaded.config.as_ref());
+        let writer = AboxWriter::new(&loaded.name, id, loaded.process(), loaded.config.as_ref());
         let run = GraphRun::new(store.clone(), true, writer, None);
-        run.replay(&records);
+        run.replay(records);
         if let Some(e) = run.failed() {
             return Err(fail(e));
         }

@@ -59,8 +59,11 @@ pub trait GraphStore: Send + Sync {
     fn put_graph(&self, graph: &str, turtle: &str) -> Result<(), StoreError>;
     /// Run a SPARQL 1.1 update.
     fn update(&self, sparql: &str) -> Result<(), StoreError>;
-    /// Run a SPARQL 1.1 query (over the union of the named graphs unless it says `GRAPH`).
-    fn query(&self, sparql: &str) -> Result<Answer, StoreError>;
+    /// Run a SPARQL 1.1 query. With `graphs`, over those named graphs only (their merge is
+    /// the default graph, and they are the named graphs: the SPARQL Protocol's
+    /// `default-graph-uri` and `named-graph-uri`); without, over the store's dataset (the
+    /// embedded store's default graph is the union of its named graphs).
+    fn query(&self, sparql: &str, graphs: Option<&[String]>) -> Result<Answer, StoreError>;
     /// What the store is, for messages (never a secret).
     fn describe(&self) -> String;
 }
@@ -136,13 +139,22 @@ impl GraphStore for Embedded {
             .map_err(|e| StoreError::Store(e.to_string()))
     }
 
-    fn query(&self, sparql: &str) -> Result<Answer, StoreError> {
+    fn query(&self, sparql: &str, graphs: Option<&[String]>) -> Result<Answer, StoreError> {
         let mut query = evaluator()
             .parse_query(sparql)
             .map_err(|e| StoreError::Syntax(e.to_string()))?;
-        // As an endpoint's dataset usually is: the default graph is the union of the
-        // named graphs.
-        query.dataset_mut().set_default_graph_as_union();
+        match graphs {
+            Some(graphs) => {
+                let names = graphs
+                    .iter()
+                    .map(|g| NamedNode::new(g).map_err(|e| StoreError::Setup(e.to_string())))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let dataset = query.dataset_mut();
+                dataset.set_default_graph(names.iter().cloned().map(GraphName::from).collect());
+                dataset.set_available_named_graphs(names.into_iter().map(Into::into).collect());
+            }
+            None => query.dataset_mut().set_default_graph_as_union(),
+        }
         let results = query
             .on_store(&self.store)
             .execute()
@@ -343,7 +355,7 @@ impl GraphStore for Endpoint {
         .map(|_| ())
     }
 
-    fn query(&self, sparql: &str) -> Result<Answer, StoreError> {
+    fn query(&self, sparql: &str, graphs: Option<&[String]>) -> Result<Answer, StoreError> {
         // Parsed here first: what kind of answer to ask for, and a clear syntax error.
         let parsed = spargebra::SparqlParser::new()
             .parse_query(sparql)
@@ -355,7 +367,17 @@ impl GraphStore for Endpoint {
         let body = self.send(
             "query",
             Request {
-                url: format!("{}/query", self.base),
+                url: {
+                    let params = graphs.unwrap_or_default().iter().flat_map(|g| {
+                        [
+                            ("default-graph-uri", g.as_str()),
+                            ("named-graph-uri", g.as_str()),
+                        ]
+                    });
+                    reqwest::Url::parse_with_params(&format!("{}/query", self.base), params)
+                        .map_err(|e| StoreError::Setup(format!("{}: {e}", self.shown())))?
+                        .to_string()
+                },
                 method: reqwest::Method::POST,
                 content_type: "application/sparql-query; charset=utf-8",
                 accept: if graph {
