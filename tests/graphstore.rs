@@ -16,6 +16,9 @@ use tempfile::TempDir;
 #[path = "support/runs.rs"]
 mod runs;
 
+#[path = "support/fuseki.rs"]
+mod fuseki;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -94,14 +97,21 @@ fn select(target: &str, runs: &Path, sparql: &str) -> Vec<serde_json::Map<String
         .collect()
 }
 
-/// The only run's journal records.
-fn journal(runs: &Path) -> Vec<Value> {
-    let dir = std::fs::read_dir(runs.join("runs"))
+/// The only run's id.
+fn run_id(runs: &Path) -> String {
+    std::fs::read_dir(runs.join("runs"))
         .unwrap()
         .flatten()
         .next()
         .expect("one run")
-        .path();
+        .file_name()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The only run's journal records.
+fn journal(runs: &Path) -> Vec<Value> {
+    let dir = runs.join("runs").join(run_id(runs));
     std::fs::read_to_string(dir.join("journal.jsonl"))
         .unwrap()
         .lines()
@@ -408,4 +418,94 @@ fn an_unset_password_variable_is_a_usage_error_and_nothing_is_written() {
                 .next()
                 .is_none()
     );
+}
+
+/// The ABox of the only run under `runs`, as sorted N-Triples-like lines with its run id
+/// and its timestamps replaced (what differs between two runs of the same scenario).
+fn abox(app: &Path, runs: &Path) -> Vec<String> {
+    let id = run_id(runs);
+    let graph = format!("urn:cuga-flo:graph:loan_approval:run:{id}");
+    let rows = select(
+        &id,
+        runs,
+        &format!("SELECT ?s ?p ?o WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"),
+    );
+    let _ = app;
+    let dt = "http://www.w3.org/2001/XMLSchema#dateTime";
+    let mut lines: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let part = |k: &str| r[k].as_str().unwrap().replace(&id, "RUN");
+            format!("{} {} {}", part("s"), part("p"), part("o"))
+        })
+        .collect();
+    // Timestamps: the dateTime values, found by their datatype.
+    let times = select(
+        &id,
+        runs,
+        &format!(
+            "SELECT ?s ?p WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o FILTER(datatype(?o) = <{dt}>) }} }}"
+        ),
+    );
+    for t in times {
+        let prefix = format!(
+            "{} {} ",
+            t["s"].as_str().unwrap().replace(&id, "RUN"),
+            t["p"].as_str().unwrap()
+        );
+        for line in lines.iter_mut().filter(|l| l.starts_with(&prefix)) {
+            *line = format!("{prefix}TIME");
+        }
+    }
+    lines.sort();
+    lines
+}
+
+#[test]
+fn the_same_run_on_fuseki_and_on_the_embedded_store_gives_the_same_abox() {
+    let server = fuseki::shared();
+    for scenario in ["approve", "reject_low_score"] {
+        let tmp = TempDir::new().unwrap();
+        let on_fuseki = app_with(
+            &tmp.path().join("f"),
+            &format!("graph:\n  endpoint: {}\n  dataset: ds\n", server.url),
+        );
+        let embedded = app_with(&tmp.path().join("e"), "graph:\n  store: embedded\n");
+        let (runs_f, runs_e) = (tmp.path().join("runs-f"), tmp.path().join("runs-e"));
+        let out = start(&on_fuseki, scenario, &runs_f);
+        assert!(out.status.success(), "{}", runs::show(&out));
+        let out = start(&embedded, scenario, &runs_e);
+        assert!(out.status.success(), "{}", runs::show(&out));
+        let (f, e) = (abox(&on_fuseki, &runs_f), abox(&embedded, &runs_e));
+        assert!(f.len() > 100, "{f:#?}");
+        let only_f: Vec<&String> = f.iter().filter(|l| !e.contains(l)).collect();
+        let only_e: Vec<&String> = e.iter().filter(|l| !f.contains(l)).collect();
+        assert!(
+            only_f.is_empty() && only_e.is_empty() && f.len() == e.len(),
+            "{scenario}: Fuseki's ABox differs from the embedded store's\n\
+             only on Fuseki: {only_f:#?}\nonly embedded: {only_e:#?}"
+        );
+        // The TBox went in too, through the Graph Store Protocol.
+        let id = run_id(&runs_f);
+        let rows = select(
+            &id,
+            &runs_f,
+            "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:cuga-flo:graph:loan_approval:definitions> \
+             { ?s agentflow:nextTask ?o } }",
+        );
+        assert_ne!(rows[0]["n"], "0", "{rows:?}");
+    }
+}
+
+#[test]
+fn a_dataset_fuseki_does_not_have_fails_the_run_with_its_journal_closed() {
+    let server = fuseki::shared();
+    let tmp = TempDir::new().unwrap();
+    let app = app_with(
+        tmp.path(),
+        &format!("graph:\n  endpoint: {}\n  dataset: nope\n", server.url),
+    );
+    let runs = tmp.path().join("runs");
+    let out = start(&app, "approve", &runs);
+    failed_and_closed(&out, &runs, "has no dataset `nope`");
 }

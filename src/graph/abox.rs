@@ -117,11 +117,28 @@ pub fn value(v: &Value) -> String {
         Value::Number(n) if n.is_i64() || n.is_u64() => {
             typed(&n.to_string(), &format!("{XSD}integer"))
         }
+        // In their canonical forms: stores that keep values (oxigraph) and stores that keep
+        // the text (Jena) then hold the same literal.
         Value::Number(n) => {
             let text = n.to_string();
             if text.contains(['e', 'E']) {
-                typed(&text, &format!("{XSD}double"))
+                let f = n.as_f64().unwrap_or_default();
+                let e = format!("{f:E}");
+                let (mantissa, exp) = e.split_once('E').unwrap_or((&e, "0"));
+                let mantissa = if mantissa.contains('.') {
+                    mantissa.to_string()
+                } else {
+                    format!("{mantissa}.0")
+                };
+                typed(&format!("{mantissa}E{exp}"), &format!("{XSD}double"))
             } else {
+                let mut text = text;
+                if text.contains('.') {
+                    text = text.trim_end_matches('0').trim_end_matches('.').to_string();
+                }
+                if text == "-0" {
+                    text = "0".into();
+                }
                 typed(&text, &format!("{XSD}decimal"))
             }
         }
@@ -623,4 +640,95 @@ pub fn graph_run(
     );
     let fresh = config.store == crate::app::GraphBackend::Embedded && config.path.is_none();
     Ok(Some(GraphRun::new(store, fresh, writer, Some(tbox))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_are_written_in_their_canonical_forms() {
+        let d = |v: Value| value(&v);
+        let xsd = XSD;
+        assert_eq!(d(json!(0.0)), format!("\"0\"^^<{xsd}decimal>"));
+        assert_eq!(d(json!(0.9)), format!("\"0.9\"^^<{xsd}decimal>"));
+        assert_eq!(d(json!(-0.0)), format!("\"0\"^^<{xsd}decimal>"));
+        assert_eq!(d(json!(12.50)), format!("\"12.5\"^^<{xsd}decimal>"));
+        assert_eq!(d(json!(7)), format!("\"7\"^^<{xsd}integer>"));
+        assert_eq!(d(json!(1e300)), format!("\"1.0E300\"^^<{xsd}double>"));
+        assert_eq!(d(json!("a\"b")), "\"a\\\"b\"");
+        assert_eq!(d(json!(true)), format!("\"true\"^^<{xsd}boolean>"));
+        assert_eq!(
+            d(json!({"k": [1]})),
+            format!("\"{{\\\"k\\\":[1]}}\"^^<{RDF}JSON>")
+        );
+    }
+
+    fn record(seq: u64, event: Event) -> Record {
+        Record {
+            seq,
+            at_ms: 1_700_000_000_000 + seq,
+            prev: String::new(),
+            event,
+        }
+    }
+
+    #[test]
+    fn the_latest_value_replaces_the_last_and_the_history_keeps_both() {
+        let mut w = AboxWriter::new("app", "r1", None, None);
+        let mut values = Map::new();
+        values.insert("x".into(), json!(1));
+        let first = w
+            .update(&record(
+                1,
+                Event::VariablesSet {
+                    source: "a".into(),
+                    values: values.clone(),
+                    taint: None,
+                },
+            ))
+            .unwrap();
+        assert!(!first.contains("DELETE DATA"), "{first}");
+        values.insert("x".into(), json!(2));
+        let second = w
+            .update(&record(
+                2,
+                Event::VariablesSet {
+                    source: "b".into(),
+                    values: values.clone(),
+                    taint: None,
+                },
+            ))
+            .unwrap();
+        assert!(second.contains("DELETE DATA"), "{second}");
+        assert!(second.contains("value-2-0"), "{second}");
+        // The same value again changes nothing.
+        assert!(
+            w.update(&record(
+                3,
+                Event::VariablesSet {
+                    source: "c".into(),
+                    values,
+                    taint: None,
+                },
+            ))
+            .is_none()
+        );
+        // Every update is valid SPARQL on the embedded store.
+        let store = super::super::store::Embedded::memory().unwrap();
+        use super::super::store::GraphStore;
+        store.update(&first).unwrap();
+        store.update(&second).unwrap();
+        let answer = store
+            .query(
+                "SELECT ?v WHERE { ?x <http://example.org/ontology/agentflow#varValue> ?v }",
+                None,
+            )
+            .unwrap();
+        match answer {
+            super::super::store::Answer::Solutions { rows, .. } => assert_eq!(rows.len(), 3),
+            other => panic!("{other:?}"),
+        }
+    }
 }
