@@ -60,7 +60,7 @@ fn app_with(tmp: &Path, graph: &str) -> PathBuf {
     copy_dir(&root().join("policies"), &tmp.join("policies"));
     let config = app.join("config/loan_approval_config.yaml");
     let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str("\n");
+    text.push('\n');
     text.push_str(graph);
     std::fs::write(&config, text).unwrap();
     app
