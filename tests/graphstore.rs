@@ -423,14 +423,19 @@ fn an_unset_password_variable_is_a_usage_error_and_nothing_is_written() {
 /// The ABox of the only run under `runs`, as sorted N-Triples-like lines with its run id
 /// and its timestamps replaced (what differs between two runs of the same scenario).
 fn abox(app: &Path, runs: &Path) -> Vec<String> {
+    let _ = app;
+    abox_of("loan_approval", runs)
+}
+
+/// As [`abox`], for a run of app `name`.
+fn abox_of(name: &str, runs: &Path) -> Vec<String> {
     let id = run_id(runs);
-    let graph = format!("urn:cuga-flo:graph:loan_approval:run:{id}");
+    let graph = format!("urn:cuga-flo:graph:{name}:run:{id}");
     let rows = select(
         &id,
         runs,
         &format!("SELECT ?s ?p ?o WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"),
     );
-    let _ = app;
     let dt = "http://www.w3.org/2001/XMLSchema#dateTime";
     let mut lines: Vec<String> = rows
         .iter()
@@ -508,4 +513,96 @@ fn a_dataset_fuseki_does_not_have_fails_the_run_with_its_journal_closed() {
     let runs = tmp.path().join("runs");
     let out = start(&app, "approve", &runs);
     failed_and_closed(&out, &runs, "has no dataset `nope`");
+}
+
+/// `trip_planner` under `<tmp>/apps` with `graph` appended to its flow config.
+fn trip_planner_with(tmp: &Path, graph: &str) -> PathBuf {
+    let app = tmp.join("apps/trip_planner");
+    copy_dir(&root().join("applications/trip_planner"), &app);
+    let config = app.join("config/trip_planner_config.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push('\n');
+    text.push_str(graph);
+    std::fs::write(&config, text).unwrap();
+    app
+}
+
+fn in_runs(args: &[&str], runs: &Path) -> Output {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--run-dir", runs.to_str().unwrap()]);
+    cuga(&all)
+}
+
+/// Start trip_planner without a model: it parks on a question for a person; then answer
+/// it (`runs answer` resumes the run to its end). The run's id.
+fn park_and_answer(app: &Path, runs: &Path, on_park: impl Fn(&str)) -> String {
+    let out = in_runs(&["start", app.to_str().unwrap(), "--no-model"], runs);
+    assert_eq!(out.status.code(), Some(3), "{}", runs::show(&out));
+    let id = run_id(runs);
+    on_park(&id);
+    let out = in_runs(
+        &[
+            "runs",
+            "answer",
+            &id,
+            "Activity_1dlyezk",
+            "--outputs",
+            r#"{"planning_preference": "human", "destination": "Lisbon"}"#,
+            "--by",
+            "ana",
+        ],
+        runs,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", runs::show(&out));
+    id
+}
+
+fn status_of(id: &str, runs: &Path) -> String {
+    let rows = select(
+        id,
+        runs,
+        "SELECT ?s WHERE { ?i a agentflow:ProcessInstance; agentflow:processStatus ?s }",
+    );
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    rows[0]["s"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_parked_run_resumed_goes_on_writing_into_fuseki_as_into_the_embedded_store() {
+    let server = fuseki::shared();
+    let tmp = TempDir::new().unwrap();
+    let on_fuseki = trip_planner_with(
+        &tmp.path().join("f"),
+        &format!("graph:\n  endpoint: {}\n  dataset: ds\n", server.url),
+    );
+    let embedded = trip_planner_with(&tmp.path().join("e"), "graph:\n  store: embedded\n");
+    let (runs_f, runs_e) = (tmp.path().join("runs-f"), tmp.path().join("runs-e"));
+    // Parked: WAITING in the store, the question's task the current one.
+    let id = park_and_answer(&on_fuseki, &runs_f, |id| {
+        assert_eq!(status_of(id, &runs_f), "WAITING");
+    });
+    park_and_answer(&embedded, &runs_e, |id| {
+        assert_eq!(status_of(id, &runs_e), "WAITING");
+    });
+    assert_eq!(status_of(&id, &runs_f), "COMPLETED");
+    let rows = select(
+        &id,
+        &runs_f,
+        "SELECT ?by ?how WHERE { ?i cf:answer ?a . ?a cf:by ?by; cf:decidedBy ?how }",
+    );
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (rows[0]["by"].as_str(), rows[0]["how"].as_str()),
+        (Some("ana"), Some("human"))
+    );
+    let (f, e) = (
+        abox_of("trip_planner", &runs_f),
+        abox_of("trip_planner", &runs_e),
+    );
+    let only_f: Vec<&String> = f.iter().filter(|l| !e.contains(l)).collect();
+    let only_e: Vec<&String> = e.iter().filter(|l| !f.contains(l)).collect();
+    assert!(
+        only_f.is_empty() && only_e.is_empty() && f.len() == e.len(),
+        "only on Fuseki: {only_f:#?}\nonly embedded: {only_e:#?}"
+    );
 }

@@ -57,6 +57,8 @@ pub struct AboxWriter {
     /// Who decided at each gateway's last decision.
     decided: HashMap<String, (String, String)>,
     instance_status: &'static str,
+    /// The sequence number of the last record written (`cf:lastSeq` on the instance).
+    last_seq: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -216,6 +218,7 @@ impl AboxWriter {
             pending: HashMap::new(),
             decided: HashMap::new(),
             instance_status: "RUNNING",
+            last_seq: None,
         }
     }
 
@@ -511,6 +514,11 @@ impl AboxWriter {
         if c.delete.is_empty() && c.insert.is_empty() {
             return None;
         }
+        // How far the store has the journal: where a resumed run takes up.
+        if let Some(old) = self.last_seq.replace(seq) {
+            c.remove(&inst, &cf("lastSeq"), &int(old));
+        }
+        c.add(&inst, &cf("lastSeq"), &int(seq));
         let g = iri(&self.graph);
         let mut out = String::new();
         if !c.delete.is_empty() {
@@ -591,14 +599,51 @@ impl GraphRun {
     /// that starts empty (the embedded one in memory), else only folded into the writer
     /// (the store has them).
     pub fn replay(&self, records: &[Record]) {
+        // A store kept between processes has the records up to its `cf:lastSeq`; those
+        // after it (an answer journalled by `runs answer`, a timeout) are written now.
+        let written = if self.fresh {
+            0
+        } else {
+            match self.last_seq() {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::error!("graph store: {e}");
+                    self.inner.lock().unwrap_or_else(|e| e.into_inner()).failed = Some(e);
+                    return;
+                }
+            }
+        };
         for record in records {
-            if self.fresh {
+            if record.seq > written {
                 self.apply(record);
             } else {
                 let mut state = self.inner.lock().unwrap_or_else(|e| e.into_inner());
                 state.tbox = None;
                 let _ = state.writer.update(record);
             }
+        }
+    }
+
+    /// The last record the store has of this run (0: none).
+    fn last_seq(&self) -> Result<u64, StoreError> {
+        let (graph, inst) = {
+            let state = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            (iri(state.writer.graph()), state.writer.instance())
+        };
+        let query = format!(
+            "SELECT ?n WHERE {{ GRAPH {graph} {{ {inst} {} ?n }} }}",
+            cf("lastSeq")
+        );
+        match self.store.query(&query, None)? {
+            super::store::Answer::Solutions { rows, .. } => Ok(rows
+                .iter()
+                .filter_map(|r| match r.first() {
+                    Some(Some(Term::Literal(l))) => l.value().parse::<u64>().ok(),
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(0)),
+            _ => Ok(0),
         }
     }
 
