@@ -388,11 +388,29 @@ fn a_missing_dataset_or_a_refused_update_fails_the_run_with_its_journal_closed()
         let tmp = TempDir::new().unwrap();
         let app = app_with(
             tmp.path(),
-            &format!("graph:\n  endpoint: {url}\n  dataset: ds\n"),
+            &format!(
+                "graph:\n  endpoint: {url}\n  dataset: ds\n  user_env: CUGA_TEST_GRAPH_USER\n  \
+                 password_env: CUGA_TEST_GRAPH_PASSWORD\n"
+            ),
         );
         let runs = tmp.path().join("runs");
-        let out = start(&app, "approve", &runs);
+        let secret = "s3cr3t-graph-password";
+        let out = runs::start_scenario(
+            &app,
+            "approve",
+            &runs,
+            &["--engine", "native"],
+            &[
+                ("CUGA_TEST_GRAPH_USER", "ana".to_string()),
+                ("CUGA_TEST_GRAPH_PASSWORD", secret.to_string()),
+            ],
+        );
         failed_and_closed(&out, &runs, message);
+        // The password is in no message and nowhere in the journal.
+        let dir = runs.join("runs").join(run_id(&runs));
+        let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+        assert!(!journal.contains(secret));
+        assert!(!text(&out.stdout).contains(secret) && !text(&out.stderr).contains(secret));
     }
 }
 
