@@ -70,6 +70,9 @@ _cuga__flo() {
             cuga__flo__subcmd__graph,import)
                 cmd="cuga__flo__subcmd__graph__subcmd__import"
                 ;;
+            cuga__flo__subcmd__graph,query)
+                cmd="cuga__flo__subcmd__graph__subcmd__query"
+                ;;
             cuga__flo__subcmd__graph__subcmd__help,export)
                 cmd="cuga__flo__subcmd__graph__subcmd__help__subcmd__export"
                 ;;
@@ -78,6 +81,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__graph__subcmd__help,import)
                 cmd="cuga__flo__subcmd__graph__subcmd__help__subcmd__import"
+                ;;
+            cuga__flo__subcmd__graph__subcmd__help,query)
+                cmd="cuga__flo__subcmd__graph__subcmd__help__subcmd__query"
                 ;;
             cuga__flo__subcmd__help,completions)
                 cmd="cuga__flo__subcmd__help__subcmd__completions"
@@ -129,6 +135,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help__subcmd__graph,import)
                 cmd="cuga__flo__subcmd__help__subcmd__graph__subcmd__import"
+                ;;
+            cuga__flo__subcmd__help__subcmd__graph,query)
+                cmd="cuga__flo__subcmd__help__subcmd__graph__subcmd__query"
                 ;;
             cuga__flo__subcmd__help__subcmd__kogito,build)
                 cmd="cuga__flo__subcmd__help__subcmd__kogito__subcmd__build"
@@ -314,7 +323,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph)
-            opts="-v -q -h --format --apps-dir --color --verbose --quiet --help export import help"
+            opts="-v -q -h --format --apps-dir --color --verbose --quiet --help export import query help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -374,7 +383,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph__subcmd__help)
-            opts="export import help"
+            opts="export import query help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -429,6 +438,20 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__flo__subcmd__graph__subcmd__help__subcmd__query)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__flo__subcmd__graph__subcmd__import)
             opts="-v -q -h --out --force --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -437,6 +460,32 @@ _cuga__flo() {
             fi
             case "${prev}" in
                 --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__graph__subcmd__query)
+            opts="-v -q -h --json --run-dir --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --run-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -498,7 +547,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__graph)
-            opts="export import"
+            opts="export import query"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -526,6 +575,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__graph__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__graph__subcmd__query)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -83,19 +83,20 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -l json -d '
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import help" -l format -d 'The output format' -r -f -a "mermaid\t'A Mermaid flowchart (renders in GitHub markdown)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query help" -l format -d 'The output format' -r -f -a "mermaid\t'A Mermaid flowchart (renders in GitHub markdown)'
 dot\t'A Graphviz digraph (`dot -Tsvg`)'
 ascii\t'An indented listing of the flow, branch by branch'"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import help" -l color -d 'When to use colour' -r -f -a "auto\t''
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query help" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import help" -s q -l quiet -d 'Only errors on stderr'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import help" -a "export" -d 'Write an app\'s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on `agentflow:nextTask` edges), with its flow config and policies'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import help" -a "import" -d 'Make a runnable app (BPMN, flow config, policies) from an RDF graph: Turtle, TriG (.trig) or N-Quads (.nq)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query help" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query help" -a "export" -d 'Write an app\'s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on `agentflow:nextTask` edges), with its flow config and policies'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query help" -a "import" -d 'Make a runnable app (BPMN, flow config, policies) from an RDF graph: Turtle, TriG (.trig) or N-Quads (.nq)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query help" -a "query" -d 'Run a SPARQL query against graph mode\'s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -l format -d 'The serialisation' -r -f -a "turtle\t'Turtle with RDF 1.2 `{| |}` annotations (read by RDF 1.2 and RDF-star tools)'
 trig\t'TriG: the same, in a named graph'
 nquads\t'N-Quads: annotations as reifiers with triple terms (RDF 1.2 readers only)'"
@@ -116,8 +117,18 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l run-dir -d 'Where runs are kept' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l json -d 'SPARQL 1.1 JSON results instead of a table'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -s h -l help -d 'Print help'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from help" -f -a "export" -d 'Write an app\'s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on `agentflow:nextTask` edges), with its flow config and policies'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from help" -f -a "import" -d 'Make a runnable app (BPMN, flow config, policies) from an RDF graph: Turtle, TriG (.trig) or N-Quads (.nq)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from help" -f -a "query" -d 'Run a SPARQL query against graph mode\'s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l scenario -d 'Run `applications/<app>/scenarios/<NAME>.yaml`: its inputs and answers, then check its expectations' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l answers -d 'Answers for control points, by id (YAML: `answers: {<id>: ...}`)' -r -F
@@ -444,6 +455,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_s
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve kogito worker schema completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from graph" -f -a "export" -d 'Write an app\'s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on `agentflow:nextTask` edges), with its flow config and policies'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from graph" -f -a "import" -d 'Make a runnable app (BPMN, flow config, policies) from an RDF graph: Turtle, TriG (.trig) or N-Quads (.nq)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from graph" -f -a "query" -d 'Run a SPARQL query against graph mode\'s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "list" -d 'List the journalled runs, newest first'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "show" -d 'Print a journalled run as `start` streamed it'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "replay" -d 'Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same'

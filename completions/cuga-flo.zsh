@@ -150,6 +150,22 @@ _arguments "${_arguments_options[@]}" : \
 ':file -- The graph file:_files' \
 && ret=0
 ;;
+(query)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[Where runs are kept]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[SPARQL 1.1 JSON results instead of a table]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':target -- The app (its runs'\'' graphs), or a run id (or a unique prefix or suffix of it):_default' \
+':sparql -- The SPARQL 1.1 query (SELECT, ASK, CONSTRUCT, DESCRIBE); the usual prefixes (rdf, rdfs, xsd, sbpmnc, sbpmnp, agentflow, cf) are declared:_default' \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_cuga-flo__subcmd__graph__subcmd__help_commands" \
@@ -167,6 +183,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (import)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(query)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -733,6 +753,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(query)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
         esac
     ;;
 esac
@@ -890,6 +914,7 @@ _cuga-flo__subcmd__graph_commands() {
     local commands; commands=(
 'export:Write an app'\''s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on \`agentflow\:nextTask\` edges), with its flow config and policies' \
 'import:Make a runnable app (BPMN, flow config, policies) from an RDF graph\: Turtle, TriG (.trig) or N-Quads (.nq)' \
+'query:Run a SPARQL query against graph mode'\''s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo graph commands' commands "$@"
@@ -904,6 +929,7 @@ _cuga-flo__subcmd__graph__subcmd__help_commands() {
     local commands; commands=(
 'export:Write an app'\''s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on \`agentflow\:nextTask\` edges), with its flow config and policies' \
 'import:Make a runnable app (BPMN, flow config, policies) from an RDF graph\: Turtle, TriG (.trig) or N-Quads (.nq)' \
+'query:Run a SPARQL query against graph mode'\''s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo graph help commands' commands "$@"
@@ -923,10 +949,20 @@ _cuga-flo__subcmd__graph__subcmd__help__subcmd__import_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo graph help import commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__graph__subcmd__help__subcmd__query_commands] )) ||
+_cuga-flo__subcmd__graph__subcmd__help__subcmd__query_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo graph help query commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__graph__subcmd__import_commands] )) ||
 _cuga-flo__subcmd__graph__subcmd__import_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo graph import commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__graph__subcmd__query_commands] )) ||
+_cuga-flo__subcmd__graph__subcmd__query_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo graph query commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__help_commands() {
@@ -964,6 +1000,7 @@ _cuga-flo__subcmd__help__subcmd__graph_commands() {
     local commands; commands=(
 'export:Write an app'\''s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on \`agentflow\:nextTask\` edges), with its flow config and policies' \
 'import:Make a runnable app (BPMN, flow config, policies) from an RDF graph\: Turtle, TriG (.trig) or N-Quads (.nq)' \
+'query:Run a SPARQL query against graph mode'\''s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals' \
     )
     _describe -t commands 'cuga-flo help graph commands' commands "$@"
 }
@@ -976,6 +1013,11 @@ _cuga-flo__subcmd__help__subcmd__graph__subcmd__export_commands() {
 _cuga-flo__subcmd__help__subcmd__graph__subcmd__import_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help graph import commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__graph__subcmd__query_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__graph__subcmd__query_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help graph query commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__help_commands() {

@@ -44,6 +44,37 @@ pub struct FlowConfig {
     /// `questions: park`: a question for a person always parks the run (nobody is asked
     /// at the terminal), as `start --detach` does.
     pub park_questions: bool,
+    /// Graph mode (`graph:`): the run is written into an RDF store as it goes.
+    pub graph: Option<GraphConfig>,
+}
+
+/// Where graph mode writes a run (`graph:`; docs/graph.md).
+#[derive(Debug, Clone)]
+pub struct GraphConfig {
+    pub store: GraphBackend,
+    /// The embedded store's folder (on disk; needs the `graph-rocksdb` feature).
+    pub path: Option<Located<String>>,
+    /// The SPARQL 1.1 endpoint's base URL.
+    pub endpoint: Option<Located<String>>,
+    /// The dataset under the endpoint (`<endpoint>/<dataset>/query|update|data`).
+    pub dataset: Option<Located<String>>,
+    /// The environment variables holding the endpoint's user and password.
+    pub user_env: Option<Located<String>>,
+    pub password_env: Option<Located<String>>,
+    /// A user or password written into the file (reported; never used).
+    pub user_written: bool,
+    /// Seconds one request to the endpoint may take (30 by default).
+    pub timeout: Option<Located<f64>>,
+    pub span: Span,
+}
+
+/// The store behind graph mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphBackend {
+    /// oxigraph, in the process (in memory unless `path:`).
+    Embedded,
+    /// Any SPARQL 1.1 endpoint (SPARQL Protocol and Graph Store Protocol).
+    Endpoint,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -166,6 +166,7 @@ impl AppChildren {
                 ..Launch::default()
             }),
             sealed: Default::default(),
+            graph: None,
         });
         let variables = match &resume {
             Some(r) => match r.records.first().map(|r| &r.event) {

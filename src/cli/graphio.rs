@@ -53,6 +53,32 @@ pub enum GraphAction {
         #[arg(long)]
         force: bool,
     },
+    /// Run a SPARQL query against graph mode's store of an app (all its runs) or of one
+    /// run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the
+    /// journals
+    #[command(
+        after_help = "Examples:\n  cuga-flo graph query loan_approval 'SELECT ?run ?status \
+        WHERE { ?i agentflow:processStatus ?status; cf:runId ?run }'\n  cuga-flo graph query \
+        20261201T21 'SELECT * WHERE { ?s ?p ?o }' --json"
+    )]
+    Query {
+        /// The app (its runs' graphs), or a run id (or a unique prefix or suffix of it)
+        #[arg(value_name = "APP|RUN")]
+        target: String,
+
+        /// The SPARQL 1.1 query (SELECT, ASK, CONSTRUCT, DESCRIBE); the usual prefixes
+        /// (rdf, rdfs, xsd, sbpmnc, sbpmnp, agentflow, cf) are declared
+        #[arg(value_name = "SPARQL")]
+        sparql: String,
+
+        /// SPARQL 1.1 JSON results instead of a table
+        #[arg(long)]
+        json: bool,
+
+        /// Where runs are kept
+        #[arg(long, value_name = "DIR", default_value = crate::journal::store::DEFAULT_BASE)]
+        run_dir: PathBuf,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -73,6 +99,12 @@ pub fn run(cli: &Cli, action: &GraphAction, style: Style) -> Result<Outcome, Usa
             output,
         } => export(cli, app, *format, output.as_ref()),
         GraphAction::Import { file, out, force } => import(file, out, *force, style),
+        GraphAction::Query {
+            target,
+            sparql,
+            json,
+            run_dir,
+        } => super::graphquery::query(cli, target, &with_prefixes(sparql), *json, run_dir),
     }
 }
 
@@ -158,4 +190,15 @@ fn import(file: &Path, out: &Path, force: bool, style: Style) -> Result<Outcome,
         }
     );
     Ok(Outcome::Ok)
+}
+
+/// The query with the vocabulary's prefixes declared first (those it declares itself win:
+/// a later PREFIX of the same name replaces the earlier).
+fn with_prefixes(sparql: &str) -> String {
+    let mut out = String::new();
+    for (p, ns) in crate::graph::vocab::PREFIXES {
+        out.push_str(&format!("PREFIX {p}: <{ns}>\n"));
+    }
+    out.push_str(sparql);
+    out
 }

@@ -22,6 +22,7 @@ mod describe;
 mod durable;
 mod graph;
 mod graphio;
+mod graphquery;
 pub mod init;
 mod kogito;
 mod list;

@@ -328,7 +328,7 @@ pub(super) fn find_run(base: &Path, wanted: &str) -> Result<String, UsageError> 
     }
 }
 
-fn read(base: &Path, id: &str) -> Result<Vec<Record>, UsageError> {
+pub(super) fn read(base: &Path, id: &str) -> Result<Vec<Record>, UsageError> {
     let path = store::run_dir(base, id).join(JOURNAL_FILE);
     store::read_journal(&path)
         .map(|r| r.records)
@@ -608,7 +608,7 @@ fn show(
 /// What to call a journalled run's elements: the app it ran (from where it was launched,
 /// else by its name under the apps folder), when it still loads; the journal itself names
 /// what it entered either way.
-fn names_of(apps_dir: &Path, records: &[Record]) -> Names {
+pub(super) fn names_of(apps_dir: &Path, records: &[Record]) -> Names {
     let Some(Event::RunStarted { app, launch, .. }) = records.first().map(|r| &r.event) else {
         return Names::default();
     };

@@ -573,6 +573,7 @@ impl Journals {
                 launch: None,
                 sealed: Default::default(),
                 app_digest,
+                graph: None,
             },
             closed: Mutex::new(false),
             open: Arc::downgrade(&self.open),

@@ -414,7 +414,7 @@ async fn run_async(
     }
     // The journal, with the view as its observer: a new one, or the resumed run's.
     let app_digest = loaded.digest();
-    let (run_id, journal, resume) = match resumed {
+    let (run_id, journal, resume, graph) = match resumed {
         Some(r) => {
             let Resumed {
                 run_id,
@@ -424,7 +424,11 @@ async fn run_async(
                 ..
             } = *r;
             view.resumed(&records);
-            let journal = journal.with_observer(view::observer(view.clone()));
+            let graph = open_graph(&loaded, &run_id)?;
+            if let Some(g) = &graph {
+                g.replay(&records);
+            }
+            let journal = with_graph(journal.with_observer(view::observer(view.clone())), &graph);
             journal
                 .emit(Event::RunResumed {
                     from_seq: records.len() as u64,
@@ -432,7 +436,7 @@ async fn run_async(
                 })
                 .and_then(|_| journal.commit())
                 .map_err(|e| UsageError::new(format!("cannot write the run journal: {e}")))?;
-            (run_id, journal, Some(Arc::new(Resume { records })))
+            (run_id, journal, Some(Arc::new(Resume { records })), graph)
         }
         None => {
             let run_id = match &args.preset {
@@ -444,10 +448,12 @@ async fn run_async(
                 durability: args.durability,
                 anchor: Anchor::new(&run_id, Some(app_digest.clone())),
             };
+            let graph = open_graph(&loaded, &run_id)?;
             let journal = Journal::create(&run_dir, options)
                 .map_err(|e| UsageError::new(format!("cannot create the run journal: {e}")))?
                 .with_observer(view::observer(view.clone()));
-            (run_id, journal, None)
+            let journal = with_graph(journal, &graph);
+            (run_id, journal, None, graph)
         }
     };
     let journal = Arc::new(journal);
@@ -477,6 +483,7 @@ async fn run_async(
                 .map(crate::secret::without_userinfo),
         }),
         sealed: Default::default(),
+        graph: graph.clone(),
     });
 
     let run: BoxFuture<'_, Result<RunProcessResult, String>> = match &bridge {
@@ -571,15 +578,26 @@ async fn run_async(
 
     // A run that ended without `run_finished` (an engine error) may leave a step uncommitted.
     let _ = journal.commit();
+    // Graph mode: a store that failed stopped the run; its journal is closed, failed.
+    let graph_failed = graph.as_ref().and_then(|g| g.failed());
+    if let Some(err) = &graph_failed {
+        close_failed(&journal, &format!("graph mode: {err}"));
+    }
     let records = store::read_journal(journal.path())
         .map(|r| r.records)
         .map_err(|e| UsageError::new(format!("cannot read back the journal: {e}")))?;
     let state = FlowState::fold(records.iter());
     view.finish(&state);
 
-    let result = match result {
-        Ok(r) => r,
-        Err(e) => {
+    let result = match (result, graph_failed) {
+        (Ok(_), Some(err)) => {
+            // The engine finished, but the store missed its last records.
+            eprintln!("{}: the run failed: graph mode: {err}", style.error_word());
+            eprintln!("  journal: {}", journal.path().display());
+            return Ok(Outcome::Failed);
+        }
+        (Ok(r), None) => r,
+        (Err(e), _) => {
             eprintln!("{}: the run could not complete: {e}", style.error_word());
             eprintln!("  journal: {}", journal.path().display());
             if let Some(path) = &cassette {
@@ -1054,4 +1072,54 @@ fn typed_value(name: &str, raw: &str, declared: Option<&Value>) -> Result<Value,
             serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
         }
     })
+}
+
+/// Graph mode's writer of this run (none without a `graph:` block). A store that cannot be
+/// set up (an unset variable, no on-disk store in this build) is a usage error: nothing is
+/// written. A store that fails later fails the run.
+fn open_graph(
+    loaded: &LoadedApp,
+    run_id: &str,
+) -> Result<Option<Arc<crate::graph::abox::GraphRun>>, UsageError> {
+    crate::graph::abox::graph_run(loaded, run_id)
+        .map(|g| g.map(Arc::new))
+        .map_err(|e| {
+            UsageError::new(format!("graph mode: {e}"))
+                .with_help("the `graph:` block of the flow config names the store (docs/graph.md)")
+        })
+}
+
+/// The journal with the graph store as an observer of its committed records.
+fn with_graph(journal: Journal, graph: &Option<Arc<crate::graph::abox::GraphRun>>) -> Journal {
+    match graph {
+        Some(g) => {
+            let g = g.clone();
+            journal.with_observer(Box::new(move |record| g.apply(record)))
+        }
+        None => journal,
+    }
+}
+
+/// Close a journal the engine left open: `run_finished`, failed with `message` (unless it
+/// has one already).
+fn close_failed(journal: &Journal, message: &str) {
+    let Ok(read) = store::read_journal(journal.path()) else {
+        return;
+    };
+    if read
+        .records
+        .iter()
+        .any(|r| matches!(r.event, Event::RunFinished { .. }))
+    {
+        return;
+    }
+    let state = FlowState::fold(read.records.iter());
+    let _ = journal
+        .emit(Event::RunFinished {
+            status: RunStatus::Failed,
+            message: Some(message.to_string()),
+            variables: state.process_variables.clone(),
+            steps: state.steps,
+        })
+        .and_then(|_| journal.commit());
 }

@@ -369,6 +369,9 @@ pub(super) struct Labelled {
     pub launch: Option<Launch>,
     /// Set when the run is stopped from outside (Ctrl-C): nothing more is written.
     pub sealed: std::sync::atomic::AtomicBool,
+    /// Graph mode: the run's store, written by the journal's observer. Once it fails,
+    /// nothing more is written and the run stops (`start` closes the journal, failed).
+    pub graph: Option<Arc<crate::graph::abox::GraphRun>>,
 }
 
 impl Labelled {
@@ -376,6 +379,19 @@ impl Labelled {
     /// consequences of being stopped (its calls failing as the bridge closes).
     pub fn seal(&self) {
         self.sealed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Labelled {
+    /// The graph store's failure, as the journal error that stops the engine.
+    fn graph_failed(&self) -> Result<(), JournalError> {
+        match self.graph.as_ref().and_then(|g| g.failed()) {
+            Some(e) => Err(JournalError::Io {
+                path: self.inner.path().to_path_buf(),
+                message: format!("graph mode: {e}"),
+            }),
+            None => Ok(()),
+        }
     }
 }
 
@@ -387,6 +403,7 @@ impl EventSink for Labelled {
                 message: "the run was stopped".to_string(),
             });
         }
+        self.graph_failed()?;
         if let Event::RunStarted {
             app,
             reasoner,
@@ -406,10 +423,13 @@ impl EventSink for Labelled {
                 launch.clone_from(&self.launch);
             }
         }
-        self.inner.emit(event)
+        let record = self.inner.emit(event)?;
+        self.graph_failed()?;
+        Ok(record)
     }
 
     fn commit(&self) -> Result<(), JournalError> {
-        self.inner.commit()
+        self.inner.commit()?;
+        self.graph_failed()
     }
 }

@@ -5,10 +5,12 @@
 //! a runnable app ([`write_app`]). The vocabulary is in [`vocab`]; docs/graph.md describes
 //! the mapping and its limits.
 
+pub mod abox;
 pub mod bpmn_xml;
 pub mod export;
 pub mod import;
 pub mod rdf;
+pub mod store;
 pub mod vocab;
 
 use std::path::{Path, PathBuf};

@@ -10,6 +10,7 @@
 mod actions;
 mod flow;
 mod gateways;
+mod graph;
 mod guarantees;
 mod hooks;
 mod reader;
@@ -36,6 +37,7 @@ pub(crate) const ROOT_KEYS: &[&str] = &[
     "guarantees",
     "remote_agents",
     "questions",
+    "graph",
 ];
 
 /// Decode a flow config. Returns `None` only when the file is not a YAML mapping at all.
@@ -129,7 +131,9 @@ impl Cx<'_> {
             .map(|n| self.remote_agents(n))
             .unwrap_or_default();
         let park_questions = self.questions(&f);
+        let graph = f.get("graph").map(|n| self.graph(n));
         Some(FlowConfig {
+            graph,
             park_questions,
             source: self.file.clone(),
             flow,

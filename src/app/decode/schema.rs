@@ -15,6 +15,7 @@ use super::flow::{
     BUDGET_KEYS, ELEMENT_LLM_KEYS, ENGINE_KEYS, FLOW_KEYS, LLM_KEYS, LLM_PROVIDERS, PROMPT_KEYS,
 };
 use super::gateways::{GATEWAY_FLOW_KEYS, GATEWAY_KEYS};
+use super::graph::{GRAPH_KEYS, GRAPH_STORES};
 use super::guarantees::GUARANTEE_KEYS;
 use super::hooks::HOOK_KEYS;
 use super::remote::REMOTE_AGENT_KEYS;
@@ -44,6 +45,7 @@ const SECTIONS: &[&str] = &[
     "action_permissions",
     "guarantee",
     "remote_agent",
+    "graph",
 ];
 
 /// The decoder's keys of the object `name`, and the keys' types.
@@ -65,6 +67,7 @@ pub(crate) fn keys_and_types(name: &str) -> (&'static [&'static str], Vec<(&'sta
         "action_permissions" => (PERMISSION_KEYS, types::permissions()),
         "guarantee" => (GUARANTEE_KEYS, types::guarantee()),
         "remote_agent" => (REMOTE_AGENT_KEYS, types::remote_agent()),
+        "graph" => (GRAPH_KEYS, types::graph()),
         _ => (&[], Vec::new()),
     }
 }
@@ -112,6 +115,7 @@ fn description(name: &str) -> String {
         "action_permissions" => "Which hook actions are permitted.",
         "guarantee" => "What every run keeps, whatever the hooks decide.",
         "remote_agent" => "A remote agent a control point may consult.",
+        "graph" => "Graph mode: the RDF store each run is written into (docs/graph.md).",
         _ => "",
     }
     .to_string()
@@ -200,6 +204,7 @@ fn root_types() -> Vec<(&'static str, Value)> {
                 "terminal (the default): a person at the terminal is asked; park: every question parks the run",
             ),
         ),
+        ("graph", section("graph")),
     ]
 }
 
@@ -558,6 +563,41 @@ mod types {
                 json!({"type": "number", "description": "Seconds a call may take."}),
             ),
             ("auth", json!({"description": "How calls authenticate."})),
+        ]
+    }
+
+    pub fn graph() -> Vec<(&'static str, Value)> {
+        vec![
+            (
+                "store",
+                choice(
+                    GRAPH_STORES,
+                    "embedded (oxigraph, in the process) or endpoint.",
+                ),
+            ),
+            (
+                "path",
+                text("The embedded store's folder (on disk; needs the graph-rocksdb feature)."),
+            ),
+            ("endpoint", text("The SPARQL 1.1 endpoint's base URL.")),
+            ("dataset", text("The dataset under the endpoint.")),
+            (
+                "user_env",
+                text("The environment variable that holds the endpoint's user."),
+            ),
+            (
+                "password_env",
+                text("The environment variable that holds the endpoint's password."),
+            ),
+            ("user", text("The endpoint's user (prefer user_env).")),
+            (
+                "password",
+                text("The endpoint's password (prefer password_env)."),
+            ),
+            (
+                "timeout",
+                seconds("Seconds one request to the endpoint may take."),
+            ),
         ]
     }
 }

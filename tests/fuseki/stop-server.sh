@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Stop a server started by start-server.sh:  tests/fuseki/stop-server.sh PORT
+# TERM, then KILL after 10 s; removes the pid file. A server that is not running is not
+# an error.
+set -euo pipefail
+
+PORT="${1:?usage: stop-server.sh PORT}"
+RUN="${CUGA_FLO_CACHE:-$HOME/.cache/cuga-flo}/fuseki/run-$PORT"
+PIDFILE="$RUN/server.pid"
+
+say() { echo "fuseki: $*" >&2; }
+
+if [ ! -s "$PIDFILE" ]; then
+    say "no pid file in $RUN: nothing to stop"
+    exit 0
+fi
+PID="$(cat "$PIDFILE")"
+# Only signal the process if it is still our server (pids get reused).
+CMD="$(tr '\0' ' ' <"/proc/$PID/cmdline" 2>/dev/null || true)"
+case "$CMD" in
+    *java*FusekiMainCmd*) OURS=1 ;;
+    *) OURS=0 ;;
+esac
+if [ "$OURS" = 1 ] && kill -0 "$PID" 2>/dev/null; then
+    kill -TERM "$PID" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$PID" 2>/dev/null; then
+        say "pid $PID still alive after 10 s: KILL"
+        kill -KILL "$PID" 2>/dev/null || true
+    fi
+    say "stopped pid $PID"
+else
+    say "pid $PID is not running"
+fi
+rm -f "$PIDFILE"
