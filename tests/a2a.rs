@@ -121,7 +121,10 @@ struct Ran {
 }
 
 fn start(apps: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Ran {
-    let runs = apps.join("runs");
+    // A fresh run folder per run: the journal read back is this run's only.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let runs = apps.join(format!("runs-{n}"));
     let mut cmd = Command::new(BIN);
     cmd.env_remove("CUGA_FLO_APPS")
         .env("NO_COLOR", "1")
@@ -165,11 +168,331 @@ impl Ran {
     }
 }
 
+/// The `task_finished` record of the review, and the run's end.
+fn review(ran: &Ran) -> (Value, Value) {
+    let records: Vec<Value> = ran
+        .journal
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let task = records
+        .iter()
+        .find(|r| r["event"] == "task_finished" && r["node"] == "Activity_review")
+        .cloned()
+        .unwrap_or_else(|| panic!("no review record\n{}", ran.show()));
+    let end = records
+        .iter()
+        .rev()
+        .find(|r| r["event"] == "run_finished")
+        .cloned()
+        .unwrap_or_else(|| panic!("no run_finished\n{}", ran.show()));
+    (task, end)
+}
+
+fn entered(ran: &Ran, node: &str) -> bool {
+    ran.journal
+        .lines()
+        .any(|l| l.contains("\"node_entered\"") && l.contains(&format!("\"node\":\"{node}\"")))
+}
+
 #[test]
 fn a_task_is_delegated_to_a_python_sdk_agent_and_its_data_part_is_the_outputs() {
     let peer = Peer::start("data", &[], &[]);
     let apps = app(&peer.url, "", |c| c);
     let ran = start(apps.path(), &[], &[]);
-    eprintln!("{}", ran.show());
     assert_eq!(ran.code, 0, "{}", ran.show());
+    let (task, end) = review(&ran);
+    assert_eq!(task["status"], "completed", "{}", ran.show());
+    assert_eq!(task["decided_by"], "remote");
+    assert_eq!(task["variables"]["approved"], true);
+    assert_eq!(task["variables"]["score"], 0.9);
+    // The composed input arrived as a DataPart: inputs per input_mapping, the outputs
+    // asked for, the instruction; the run id is the A2A context id.
+    let echo = &task["outputs"]["echo"];
+    assert_eq!(echo["inputs"]["claimant"], "Ada");
+    assert_eq!(echo["inputs"]["amount"], 120.0);
+    assert_eq!(echo["outputs"], serde_json::json!(["approved", "score"]));
+    assert!(
+        echo["instruction"]
+            .as_str()
+            .unwrap()
+            .contains("expense claim")
+    );
+    let run_id = ran.journal.lines().next().unwrap();
+    let run_id: Value = serde_json::from_str(run_id).unwrap();
+    assert_eq!(task["outputs"]["context_id"], run_id["run_id"]);
+    // The task is tainted: its data came from outside the run.
+    assert!(
+        task["taint"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("reviewer")
+    );
+    assert_eq!(end["status"], "completed");
+    assert!(entered(&ran, "Activity_pay"));
+    // Every step is journalled: card, send, status, reply.
+    for step in [
+        "card: peer-data speaks A2A 1.0",
+        "send task",
+        "[completed]",
+        "reply: task",
+    ] {
+        assert!(ran.journal.contains(step), "{step}\n{}", ran.show());
+    }
+    // 1.0 on the wire: the header and the media type.
+    let sends: Vec<Value> = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r["method"] == "SendMessage")
+        .collect();
+    assert_eq!(sends.len(), 1, "{:?}", peer.requests());
+    assert_eq!(sends[0]["a2a_version"], "1.0");
+    assert_eq!(sends[0]["content_type"], "application/a2a+json");
+    assert!(peer.requests().iter().any(|r| r["method"] == "GetTask"));
+}
+
+#[test]
+fn a_text_reply_is_parsed_as_json_and_prose_fails_the_task_into_its_error_boundary() {
+    let peer = Peer::start("text", &[], &[]);
+    let apps = app(&peer.url, "", |c| c);
+    let ran = start(apps.path(), &[], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    let (task, _) = review(&ran);
+    assert_eq!(task["variables"]["score"], 0.7, "{}", ran.show());
+
+    let peer = Peer::start("prose", &[], &[]);
+    let apps = app(&peer.url, "", |c| c);
+    let ran = start(apps.path(), &[], &[]);
+    let (task, end) = review(&ran);
+    assert_eq!(task["status"], "failed", "{}", ran.show());
+    assert_eq!(task["error_code"], "REMOTE_FAILED", "{}", ran.show());
+    let error = task["error"].as_str().unwrap();
+    assert!(error.contains("not a JSON object"), "{error}");
+    // The error boundary caught it.
+    assert!(entered(&ran, "Activity_escalate"), "{}", ran.show());
+    assert_eq!(end["status"], "completed");
+}
+
+#[test]
+fn a_failed_remote_task_fails_the_run_without_an_error_boundary() {
+    let peer = Peer::start("fail", &[], &[]);
+    // Without the boundary event, the failure ends the run.
+    let apps = app(&peer.url, "", |c| c);
+    let bpmn = apps.path().join("remote_review/config/remote_review.bpmn");
+    let text = std::fs::read_to_string(&bpmn).unwrap();
+    let start_b = text.find("    <boundaryEvent").unwrap();
+    let end_b = text.find("</boundaryEvent>\n").unwrap() + "</boundaryEvent>\n".len();
+    let text = format!("{}{}", &text[..start_b], &text[end_b..])
+        .replace(
+            r#"    <sequenceFlow id="Flow_failed" sourceRef="Boundary_review_failed" targetRef="Activity_escalate" />
+"#,
+            "",
+        )
+        .replace(
+            r#"    <sequenceFlow id="Flow_escalated" sourceRef="Activity_escalate" targetRef="EndEvent_escalated" />
+"#,
+            "",
+        )
+        .replace(r#"    <task id="Activity_escalate" name="Escalate to a person" />
+"#, "")
+        .replace(r#"    <endEvent id="EndEvent_escalated" />
+"#, "");
+    std::fs::write(&bpmn, text).unwrap();
+    let ran = start(apps.path(), &[], &[]);
+    assert_ne!(ran.code, 0, "{}", ran.show());
+    let (task, end) = review(&ran);
+    assert_eq!(task["error_code"], "REMOTE_FAILED");
+    assert!(
+        task["error"].as_str().unwrap().contains("no capacity"),
+        "{}",
+        ran.show()
+    );
+    assert_eq!(end["status"], "failed", "{}", ran.show());
+}
+
+#[test]
+fn an_unreachable_agent_fails_the_task_clearly() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let apps = app(&format!("http://127.0.0.1:{port}"), "", |c| c);
+    let ran = start(apps.path(), &[], &[]);
+    let (task, _) = review(&ran);
+    assert_eq!(task["error_code"], "REMOTE_FAILED");
+    assert!(
+        task["error"].as_str().unwrap().contains("unreachable"),
+        "{}",
+        ran.show()
+    );
+    assert!(entered(&ran, "Activity_escalate"));
+}
+
+#[test]
+fn input_required_is_answered_by_the_reasoner_chain_in_the_same_task() {
+    let peer = Peer::start("ask", &[], &[]);
+    let apps = app(&peer.url, "", |c| {
+        c.replace("  approved: false\n", "  approved: false\n  budget: \"\"\n")
+            .replace(
+                "      score: score\n",
+                "      score: score\n      budget: budget\n",
+            )
+    });
+    let answers = apps.path().join("answers.yaml");
+    std::fs::write(
+        &answers,
+        "answers:\n  Activity_review: {outputs: {answer: \"500 EUR\"}}\n",
+    )
+    .unwrap();
+    let ran = start(apps.path(), &["--answers", answers.to_str().unwrap()], &[]);
+    let (task, _) = review(&ran);
+    assert_eq!(task["outputs"]["budget"], "500 EUR", "{}", ran.show());
+    assert!(
+        ran.journal.contains("input-required task"),
+        "{}",
+        ran.show()
+    );
+    assert!(ran.journal.contains("Which budget?"));
+    // One A2A task: the reply went back with the task id (two SendMessage, one task).
+    let sends = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r["method"] == "SendMessage")
+        .count();
+    assert_eq!(sends, 2);
+}
+
+#[test]
+fn a_slow_agent_is_cancelled_at_its_timeout() {
+    let peer = Peer::start("slow", &[], &[]);
+    let apps = app(&peer.url, "", |c| c.replace("timeout: 20", "timeout: 1.5"));
+    let started = Instant::now();
+    let ran = start(apps.path(), &[], &[]);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{}",
+        ran.show()
+    );
+    let (task, _) = review(&ran);
+    assert_eq!(task["error_code"], "REMOTE_FAILED");
+    assert!(
+        task["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within"),
+        "{}",
+        ran.show()
+    );
+    assert!(
+        peer.requests().iter().any(|r| r["method"] == "CancelTask"),
+        "{:?}",
+        peer.requests()
+    );
+    assert!(entered(&ran, "Activity_escalate"));
+}
+
+#[test]
+fn a_0_3_agent_is_spoken_to_in_0_3() {
+    let peer = Peer::start("data", &["--v03"], &[]);
+    let apps = app(&peer.url, "", |c| c);
+    let ran = start(apps.path(), &[], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    let (task, _) = review(&ran);
+    assert_eq!(task["variables"]["approved"], true, "{}", ran.show());
+    assert!(ran.journal.contains("speaks A2A 0.3"), "{}", ran.show());
+    assert!(
+        peer.requests()
+            .iter()
+            .any(|r| r["method"] == "message/send"),
+        "{:?}",
+        peer.requests()
+    );
+}
+
+const CANARY: &str = "canary-7f3a9c1e5b2d4a60";
+
+#[test]
+fn bearer_and_api_key_auth_reach_the_agent_and_the_secret_reaches_nothing_else() {
+    let peer = Peer::start(
+        "data",
+        &["--bearer-env", "PEER_TOKEN"],
+        &[("PEER_TOKEN", CANARY)],
+    );
+    let auth = "    auth: {type: bearer, token_env: REVIEWER_TOKEN}";
+    let apps = app(&peer.url, auth, |c| c);
+    let ran = start(apps.path(), &["-vv"], &[("REVIEWER_TOKEN", CANARY)]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(
+        peer.requests()
+            .iter()
+            .filter(|r| r["method"].is_string())
+            .all(|r| r["auth_ok"] == true)
+    );
+    for (what, text) in [
+        ("stdout", &ran.stdout),
+        ("stderr", &ran.stderr),
+        ("journal", &ran.journal),
+    ] {
+        assert!(!text.contains(CANARY), "the secret reached {what}");
+    }
+    // A wrong token: 401, the task fails saying so, and the secret is still nowhere.
+    let ran = start(apps.path(), &[], &[("REVIEWER_TOKEN", "wrong-token-value")]);
+    let (task, _) = review(&ran);
+    assert!(
+        task["error"]
+            .as_str()
+            .unwrap()
+            .contains("refused the credentials"),
+        "{}",
+        ran.show()
+    );
+    assert!(!ran.journal.contains("wrong-token-value"));
+    // The variable not set: the task fails naming it.
+    let ran = start(apps.path(), &[], &[]);
+    let (task, _) = review(&ran);
+    assert!(
+        task["error"].as_str().unwrap().contains("REVIEWER_TOKEN"),
+        "{}",
+        ran.show()
+    );
+
+    let peer = Peer::start(
+        "data",
+        &[
+            "--api-key-env",
+            "PEER_KEY",
+            "--api-key-header",
+            "X-Review-Key",
+        ],
+        &[("PEER_KEY", CANARY)],
+    );
+    let auth = "    auth: {type: api_key, header: X-Review-Key, key_env: REVIEWER_KEY}";
+    let apps = app(&peer.url, auth, |c| c);
+    let ran = start(apps.path(), &["-vv"], &[("REVIEWER_KEY", CANARY)]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    for text in [&ran.stdout, &ran.stderr, &ran.journal] {
+        assert!(!text.contains(CANARY));
+    }
+}
+
+#[test]
+fn an_inline_token_is_a_validate_error_that_says_how_to_move_it() {
+    let auth = format!("    auth: {{type: bearer, token: {CANARY}}}");
+    let apps = app("http://127.0.0.1:9", &auth, |c| c);
+    let out = Command::new(BIN)
+        .env("NO_COLOR", "1")
+        .args([
+            "--apps-dir",
+            apps.path().to_str().unwrap(),
+            "validate",
+            "remote_review",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("config::secret"), "{stdout}");
+    assert!(stdout.contains("token_env"), "{stdout}");
 }

@@ -399,13 +399,15 @@ impl Client {
         params: Value,
     ) -> Result<Value, A2aError> {
         let body = json!({"jsonrpc": "2.0", "id": new_id(), "method": method, "params": params});
-        let mut req = self.http.post(&card.endpoint).json(&body);
+        let mut req = self.http.post(&card.endpoint).body(body.to_string());
         req = match version {
             Version::V1 => req
                 .header("A2A-Version", "1.0")
                 .header("Content-Type", MEDIA_TYPE)
                 .header("Accept", format!("{MEDIA_TYPE}, application/json")),
-            Version::V03 => req.header("Accept", "application/json"),
+            Version::V03 => req
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json"),
         };
         let resp = self
             .authed(req)
