@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "support/chat_server.rs"]
+mod chat_server;
 #[path = "support/python.rs"]
 mod python;
 use python::{a2a_python, interop_dir, root};
@@ -495,4 +497,135 @@ fn an_inline_token_is_a_validate_error_that_says_how_to_move_it() {
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("config::secret"), "{stdout}");
     assert!(stdout.contains("token_env"), "{stdout}");
+}
+
+/// The consultation app, pointed at `url`; its journal after `cuga-flo start` with the
+/// model at `model_url`.
+fn consult_run(url: &str, model_url: &str) -> Ran {
+    let apps = tempfile::tempdir().unwrap();
+    let src = root().join("tests/fixtures/apps/remote_consult/config");
+    let dst = apps.path().join("remote_consult/config");
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::copy(
+        src.join("remote_consult.bpmn"),
+        dst.join("remote_consult.bpmn"),
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(src.join("remote_consult_config.yaml"))
+        .unwrap()
+        .replace("PEER_URL", url);
+    std::fs::write(dst.join("remote_consult_config.yaml"), config).unwrap();
+    let runs = apps.path().join("runs");
+    let out = Command::new(BIN)
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("OPENAI_API_KEY")
+        .env("NO_COLOR", "1")
+        .env("CUGA_FLO_LLM_BASE_URL", model_url)
+        .env("CUGA_FLO_LLM_MODEL", chat_server::MODEL)
+        .env("CUGA_FLO_LLM_API_KEY", "sk-test")
+        .args([
+            "--apps-dir",
+            apps.path().to_str().unwrap(),
+            "start",
+            "remote_consult",
+        ])
+        .args(["--run-dir", runs.to_str().unwrap(), "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let mut journal = String::new();
+    for run in std::fs::read_dir(runs.join("runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        journal.push_str(
+            &std::fs::read_to_string(run.path().join("journal.jsonl")).unwrap_or_default(),
+        );
+    }
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        journal,
+    }
+}
+
+/// A model that consults first, then routes by what the consultation said.
+fn consulting_model() -> chat_server::ChatServer {
+    chat_server::ChatServer::start(|r| {
+        let messages = r.body["messages"].as_array().unwrap();
+        let tool = messages.iter().rev().find(|m| m["role"] == "tool");
+        let Some(tool) = tool else {
+            let tools: Vec<&str> = r.body["tools"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|t| t["function"]["name"].as_str().unwrap())
+                        .collect()
+                })
+                .unwrap_or_default();
+            assert_eq!(
+                tools,
+                ["consult_user"],
+                "the gateway is offered consult_user"
+            );
+            return chat_server::Reply::tool_call(
+                "consult_user",
+                r#"{"question": "Does the customer want express shipping?"}"#,
+            );
+        };
+        let said = tool["content"].as_str().unwrap().to_string();
+        let flow = if said.contains("prefers express") {
+            "Flow_express"
+        } else {
+            "Flow_standard"
+        };
+        chat_server::Reply::completion(
+            &serde_json::json!({"reason": format!("consulted: {said}"), "flow": flow}).to_string(),
+        )
+    })
+}
+
+#[test]
+fn a_gateway_model_consults_a_remote_person_and_routes_by_the_answer() {
+    let peer = Peer::start("consult", &[], &[]);
+    let model = consulting_model();
+    let ran = consult_run(&peer.url, &model.url());
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(entered(&ran, "Activity_express"), "{}", ran.show());
+    // The exchange is journalled with the gateway's calls.
+    assert!(ran.journal.contains("a2a:advisor"), "{}", ran.show());
+    assert!(ran.journal.contains("reply: task"), "{}", ran.show());
+    let sends: Vec<Value> = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r["method"] == "SendMessage")
+        .collect();
+    assert_eq!(sends.len(), 1);
+}
+
+#[test]
+fn a_failed_consultation_is_journalled_and_the_model_decides_without_it() {
+    let peer = Peer::start("fail", &[], &[]);
+    let model = consulting_model();
+    let ran = consult_run(&peer.url, &model.url());
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(entered(&ran, "Activity_standard"), "{}", ran.show());
+    assert!(
+        ran.journal.contains("\"model\":\"a2a:advisor\""),
+        "{}",
+        ran.show()
+    );
+    assert!(ran.journal.contains("no capacity"), "{}", ran.show());
+    // What the model was told.
+    let told = model
+        .requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(told.contains("consultation unavailable"), "{told}");
 }

@@ -109,8 +109,17 @@ pub(super) fn judgement(
                     std::time::Duration::from_millis(u.latency_ms),
                 );
             }
-            if let Some(h) = &human {
-                model = model.with_consultant(h.clone());
+            // `consult_user` reaches the remote agent of a gateway's or hook's
+            // `human_consultation`, and the person at the terminal elsewhere.
+            let person = human.clone().map(|h| h as Arc<dyn crate::reason::Consult>);
+            let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
+            match crate::reason::remote::RemoteConsultant::of(config, remotes, person.clone()) {
+                Some(remote) => model = model.with_consultant(Arc::new(remote)),
+                None => {
+                    if let Some(h) = person {
+                        model = model.with_consultant(h);
+                    }
+                }
             }
             chain.push(Arc::new(model));
         }

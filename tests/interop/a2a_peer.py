@@ -13,6 +13,7 @@ It serves JSON-RPC at / and the agent card at /.well-known/agent-card.json on 12
 - prose: completes with a text part that is not JSON
 - ask:   first turn: input-required with the question "Which budget?"; the follow-up
          message in the same task completes it with {"budget": <the reply text>}
+- consult: completes with the text "The customer prefers express shipping (asked: <question>)"
 - fail:  the task fails with the message "no capacity"
 - slow:  works for 30 s before completing (for timeouts and CancelTask)
 
@@ -105,6 +106,11 @@ class Peer(AgentExecutor):
                 )
                 return
             await updater.add_artifact([data_part({"budget": text, "asked": True})])
+            await updater.complete()
+        elif mode == "consult":
+            await updater.add_artifact(
+                [Part(text=f"The customer prefers express shipping (asked: {text})")]
+            )
             await updater.complete()
         elif mode == "fail":
             await updater.failed(updater.new_agent_message([Part(text="no capacity")]))
