@@ -251,6 +251,33 @@ fn a_task_is_delegated_to_a_python_sdk_agent_and_its_data_part_is_the_outputs() 
     assert_eq!(sends[0]["a2a_version"], "1.0");
     assert_eq!(sends[0]["content_type"], "application/a2a+json");
     assert!(peer.requests().iter().any(|r| r["method"] == "GetTask"));
+    // The round trip (card, send, polls, reply), for the record: docs/a2a.md.
+    let reply = ran
+        .journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["model"] == "a2a:reviewer" && r["outcome"] == "answered")
+        .unwrap();
+    eprintln!("delegation round trip: {} ms", reply["latency_ms"]);
+    // A second run reuses nothing but is as quick: the card is read once per run.
+    let ran = start(apps.path(), &[], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    let reply = ran
+        .journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["model"] == "a2a:reviewer" && r["outcome"] == "answered")
+        .unwrap();
+    eprintln!(
+        "delegation round trip, warm agent: {} ms",
+        reply["latency_ms"]
+    );
+    let cards = peer
+        .requests()
+        .iter()
+        .filter(|r| r["path"] == "/.well-known/agent-card.json")
+        .count();
+    assert_eq!(cards, 2, "one card read per run");
 }
 
 #[test]
@@ -391,6 +418,15 @@ fn a_slow_agent_is_cancelled_at_its_timeout() {
         peer.requests().iter().any(|r| r["method"] == "CancelTask"),
         "{:?}",
         peer.requests()
+    );
+    // The SDK handed the cancellation to the agent.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !peer.cancels().contains("canceled") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        peer.cancels().contains("canceled"),
+        "the agent saw no cancellation"
     );
     assert!(entered(&ran, "Activity_escalate"));
 }

@@ -167,8 +167,9 @@ pub struct AgentConfig {
     pub timeout: Duration,
     pub connect_timeout: Duration,
     pub credential: Option<Credential>,
-    /// How often `GetTask` is polled.
+    /// The first wait before `GetTask` is polled; it doubles up to `poll_max`.
     pub poll: Duration,
+    pub poll_max: Duration,
 }
 
 impl AgentConfig {
@@ -179,7 +180,8 @@ impl AgentConfig {
             timeout: DEFAULT_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             credential: None,
-            poll: Duration::from_millis(50),
+            poll: Duration::from_millis(10),
+            poll_max: Duration::from_millis(500),
         }
     }
 }
@@ -582,6 +584,7 @@ impl Client {
         });
         let mut rounds = 0;
         let mut last = task.state;
+        let mut wait = self.config.poll;
         loop {
             if task.state != last {
                 last = task.state;
@@ -653,6 +656,7 @@ impl Client {
                         metadata: out.metadata.clone(),
                     };
                     let id = task.id.clone();
+                    wait = self.config.poll;
                     task = self.send(&card, version, &reply, Some(&id)).await?;
                     if task.id.is_empty() {
                         task.id = id;
@@ -676,7 +680,10 @@ impl Client {
                     secs: self.config.timeout.as_secs(),
                 });
             }
-            tokio::time::sleep(self.config.poll).await;
+            // Never past the timeout: the cancellation is due then.
+            let left = self.config.timeout.saturating_sub(started.elapsed());
+            tokio::time::sleep(wait.min(left)).await;
+            wait = (wait * 2).min(self.config.poll_max);
             if task.id.is_empty() {
                 return Err(self.malformed("the task has no id to follow"));
             }
