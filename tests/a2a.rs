@@ -665,3 +665,64 @@ fn a_failed_consultation_is_journalled_and_the_model_decides_without_it() {
         .join("\n");
     assert!(told.contains("consultation unavailable"), "{told}");
 }
+
+/// The original project's `excel_flows_kogito` (three tasks delegated to `agent0`, a
+/// gateway consulting it) runs natively against an `a2a-sdk` delegate.
+#[test]
+fn the_upstream_excel_flows_kogito_app_runs_natively_against_a_delegate() {
+    let peer = Peer::start("data", &[], &[]);
+    let apps = tempfile::tempdir().unwrap();
+    let src = root().join("tests/fixtures/upstream-apps/excel_flows_kogito");
+    let dst = apps.path().join("excel_flows_kogito");
+    for sub in ["config", "policies"] {
+        std::fs::create_dir_all(dst.join(sub)).unwrap();
+        for f in std::fs::read_dir(src.join(sub)).unwrap().flatten() {
+            std::fs::copy(f.path(), dst.join(sub).join(f.file_name())).unwrap();
+        }
+    }
+    let config = dst.join("config/excel_flows_kogito_config.yaml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("http://a.b.c", &peer.url);
+    std::fs::write(&config, text).unwrap();
+    let answers = apps.path().join("answers.yaml");
+    std::fs::write(
+        &answers,
+        "answers:\n  n_idef1d8509-fe5d-49b5-b0b6-03d2711a6371: {flow: n_c55888b8-8a2c-4c56-b7b7-9b85c617bbf0}\n",
+    )
+    .unwrap();
+    let runs = apps.path().join("runs");
+    let out = Command::new(BIN)
+        .env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .args([
+            "--apps-dir",
+            apps.path().to_str().unwrap(),
+            "start",
+            "excel_flows_kogito",
+        ])
+        .args([
+            "--engine",
+            "native",
+            "--no-model",
+            "--answers",
+            answers.to_str().unwrap(),
+        ])
+        .args(["--run-dir", runs.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("3 remote"), "{stdout}");
+    let sends = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r["method"] == "SendMessage")
+        .count();
+    assert_eq!(sends, 3);
+}
