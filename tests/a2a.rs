@@ -538,6 +538,10 @@ fn an_inline_token_is_a_validate_error_that_says_how_to_move_it() {
 /// The consultation app, pointed at `url`; its journal after `cuga-flo start` with the
 /// model at `model_url`.
 fn consult_run(url: &str, model_url: &str) -> Ran {
+    consult_run_with(url, Some(model_url))
+}
+
+fn consult_run_with(url: &str, model_url: Option<&str>) -> Ran {
     let apps = tempfile::tempdir().unwrap();
     let src = root().join("tests/fixtures/apps/remote_consult/config");
     let dst = apps.path().join("remote_consult/config");
@@ -552,13 +556,10 @@ fn consult_run(url: &str, model_url: &str) -> Ran {
         .replace("PEER_URL", url);
     std::fs::write(dst.join("remote_consult_config.yaml"), config).unwrap();
     let runs = apps.path().join("runs");
-    let out = Command::new(BIN)
-        .env_remove("CUGA_FLO_APPS")
+    let mut cmd = Command::new(BIN);
+    cmd.env_remove("CUGA_FLO_APPS")
         .env_remove("OPENAI_API_KEY")
         .env("NO_COLOR", "1")
-        .env("CUGA_FLO_LLM_BASE_URL", model_url)
-        .env("CUGA_FLO_LLM_MODEL", chat_server::MODEL)
-        .env("CUGA_FLO_LLM_API_KEY", "sk-test")
         .args([
             "--apps-dir",
             apps.path().to_str().unwrap(),
@@ -566,9 +567,15 @@ fn consult_run(url: &str, model_url: &str) -> Ran {
             "remote_consult",
         ])
         .args(["--run-dir", runs.to_str().unwrap(), "--json"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .stdin(Stdio::null());
+    match model_url {
+        Some(url) => cmd
+            .env("CUGA_FLO_LLM_BASE_URL", url)
+            .env("CUGA_FLO_LLM_MODEL", chat_server::MODEL)
+            .env("CUGA_FLO_LLM_API_KEY", "sk-test"),
+        None => cmd.arg("--no-model"),
+    };
+    let out = cmd.output().unwrap();
     let mut journal = String::new();
     for run in std::fs::read_dir(runs.join("runs"))
         .into_iter()
@@ -725,4 +732,34 @@ fn the_upstream_excel_flows_kogito_app_runs_natively_against_a_delegate() {
         .filter(|r| r["method"] == "SendMessage")
         .count();
     assert_eq!(sends, 3);
+}
+
+#[test]
+fn without_a_model_the_remote_person_chooses_the_flow() {
+    let peer = Peer::start("choose", &[], &[]);
+    let ran = consult_run_with(&peer.url, None);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(entered(&ran, "Activity_express"), "{}", ran.show());
+    assert!(
+        ran.journal.contains("\"decided_by\":\"remote\""),
+        "{}",
+        ran.show()
+    );
+
+    // A failed consultation is journalled and the next reasoner decides: here nobody is
+    // at the terminal, so the question parks.
+    let peer = Peer::start("fail", &[], &[]);
+    let ran = consult_run_with(&peer.url, None);
+    assert!(
+        ran.journal.contains("\"model\":\"a2a:advisor\""),
+        "{}",
+        ran.show()
+    );
+    assert!(ran.journal.contains("no capacity"), "{}", ran.show());
+    assert!(!entered(&ran, "Activity_express"), "{}", ran.show());
+    assert!(
+        ran.journal.contains("run_waiting") || ran.journal.contains("parked"),
+        "{}",
+        ran.show()
+    );
 }

@@ -275,3 +275,299 @@ impl Consult for RemoteConsultant {
         })
     }
 }
+
+/// A gateway or hook with `human_consultation` when no model asks first: the remote
+/// person is asked to choose directly (a gateway's flows; a hook's actions that need no
+/// target), and the reply is matched to one choice (a DataPart `{"flow": id}` /
+/// `{"action": name}`, or text naming one choice's id, label or name). A consultation
+/// that fails, or a reply that names no single choice, is journalled and the chain goes
+/// on to the next reasoner (a person at the terminal, or the question parks).
+pub struct RemoteChooser {
+    consultant: RemoteConsultant,
+}
+
+impl RemoteChooser {
+    pub fn of(config: &FlowConfig, remotes: Arc<Remotes>) -> Option<RemoteChooser> {
+        Some(RemoteChooser {
+            consultant: RemoteConsultant::of(config, remotes, None)?,
+        })
+    }
+
+    fn agent_of(&self, element: &str) -> Option<&Arc<Remote>> {
+        let name = self.consultant.by_element.get(element)?;
+        self.consultant.remotes.get(name)
+    }
+
+    /// Ask `element`'s agent; `Ok(None)`: it does not consult.
+    async fn ask(
+        &self,
+        element: &str,
+        text: String,
+        data: serde_json::Value,
+        log: &CallLog,
+    ) -> Result<Option<(String, a2a::Reply)>, ReasonError> {
+        let Some(remote) = self.agent_of(element) else {
+            return Ok(None);
+        };
+        let mut metadata = Map::new();
+        metadata.insert("role".into(), json!("elicit_user_preference"));
+        let out = Outgoing {
+            context_id: self.consultant.context_id.clone(),
+            text,
+            data: Some(data),
+            metadata,
+        };
+        let mut calls = Vec::new();
+        let result = remote.exchange(&out, &a2a::NoAnswerer, &mut calls).await;
+        for c in calls {
+            log.push(c);
+        }
+        match result {
+            Ok(reply) => Ok(Some((remote.name.clone(), reply))),
+            Err(e) => Err(ReasonError::no_answer(
+                element,
+                format!("the consultation failed ({e}); someone else must decide"),
+            )),
+        }
+    }
+}
+
+/// The one choice a reply names: `key` in its data, else its text equal to (or, failing
+/// that, containing exactly one of) the choices' names.
+fn chosen<'a>(
+    reply: &a2a::Reply,
+    key: &str,
+    choices: &'a [(String, Vec<String>)],
+) -> Option<&'a str> {
+    if let Some(v) = reply
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .and_then(|v| v.as_str())
+    {
+        return choices
+            .iter()
+            .find(|(id, _)| id == v)
+            .map(|(id, _)| id.as_str());
+    }
+    let text = reply.text.trim().to_lowercase();
+    let names = |(_, names): &&(String, Vec<String>)| {
+        names.iter().map(|n| n.to_lowercase()).collect::<Vec<_>>()
+    };
+    let exact: Vec<&(String, Vec<String>)> = choices
+        .iter()
+        .filter(|c| names(c).iter().any(|n| *n == text))
+        .collect();
+    if exact.len() == 1 {
+        return Some(exact[0].0.as_str());
+    }
+    let within: Vec<&(String, Vec<String>)> = choices
+        .iter()
+        .filter(|c| {
+            names(c)
+                .iter()
+                .any(|n| !n.is_empty() && text.contains(n.as_str()))
+        })
+        .collect();
+    (within.len() == 1).then(|| within[0].0.as_str())
+}
+
+impl super::Reasoner for RemoteChooser {
+    fn describe(&self) -> String {
+        "remote people (human_consultation)".to_string()
+    }
+
+    fn task(
+        &self,
+        req: super::TaskRequest,
+    ) -> BoxFuture<'_, Result<super::TaskAnswer, ReasonError>> {
+        Box::pin(async move {
+            Err(ReasonError::no_answer(
+                req.task_id,
+                "tasks are not consulted",
+            ))
+        })
+    }
+
+    fn gateway(
+        &self,
+        req: super::GatewayRequest,
+    ) -> BoxFuture<'_, Result<super::GatewayAnswer, ReasonError>> {
+        Box::pin(async move {
+            let choices: Vec<(String, Vec<String>)> = req
+                .flows
+                .iter()
+                .map(|f| {
+                    let mut names = vec![f.id.clone()];
+                    names.extend(f.decision.clone());
+                    names.extend(f.name.clone());
+                    (f.id.clone(), names)
+                })
+                .collect();
+            let question = req
+                .condition
+                .clone()
+                .or_else(|| req.name.clone())
+                .unwrap_or_else(|| format!("Which way at `{}`?", req.gateway_id));
+            let options: Vec<String> = req
+                .flows
+                .iter()
+                .map(|f| {
+                    format!(
+                        "- {}{}",
+                        f.decision.as_deref().or(f.name.as_deref()).unwrap_or(&f.id),
+                        if f.decision.is_some() || f.name.is_some() {
+                            format!(" ({})", f.id)
+                        } else {
+                            String::new()
+                        }
+                    )
+                })
+                .collect();
+            let text = format!("{question}\nReply with one of:\n{}", options.join("\n"));
+            let data = json!({
+                "question": question,
+                "options": req.flows.iter().map(|f| json!({"flow": f.id, "label": f.decision.as_deref().or(f.name.as_deref())})).collect::<Vec<_>>(),
+            });
+            let Some((agent, reply)) = self.ask(&req.gateway_id, text, data, &req.calls).await?
+            else {
+                return Err(ReasonError::no_answer(
+                    &req.gateway_id,
+                    "no remote person is consulted here",
+                ));
+            };
+            match chosen(&reply, "flow", &choices) {
+                Some(flow) => Ok(super::GatewayAnswer {
+                    flows: vec![flow.to_string()],
+                    reason: Some(format!(
+                        "remote agent `{agent}` answered: {}",
+                        clip(&reply.text, 300)
+                    )),
+                    decided_by: crate::vocab::Decider::Remote,
+                }),
+                None => Err(ReasonError::no_answer(
+                    &req.gateway_id,
+                    format!(
+                        "remote agent `{agent}` named no single flow; someone else must decide"
+                    ),
+                )),
+            }
+        })
+    }
+
+    fn hook(
+        &self,
+        req: super::HookRequest,
+    ) -> BoxFuture<'_, Result<super::HookAnswer, ReasonError>> {
+        Box::pin(async move {
+            use crate::vocab::HookAction;
+            // Only the actions that need no target or task can be chosen by name.
+            let choices: Vec<(String, Vec<String>)> = req
+                .permitted
+                .iter()
+                .filter(|a| {
+                    matches!(
+                        a,
+                        HookAction::Continue | HookAction::Terminate | HookAction::SkipNode
+                    )
+                })
+                .map(|a| (a.as_str().to_string(), vec![a.as_str().to_string()]))
+                .collect();
+            let question = req
+                .instruction
+                .clone()
+                .or_else(|| req.name.clone())
+                .unwrap_or_else(|| format!("May the process go on at `{}`?", req.flow_id));
+            let names: Vec<&str> = choices.iter().map(|(id, _)| id.as_str()).collect();
+            let text = format!("{question}\nReply with one of: {}", names.join(", "));
+            let data = json!({"question": question, "options": names});
+            let Some((agent, reply)) = self.ask(&req.hook_id, text, data, &req.calls).await? else {
+                return Err(ReasonError::no_answer(
+                    &req.hook_id,
+                    "no remote person is consulted here",
+                ));
+            };
+            let action = chosen(&reply, "action", &choices)
+                .and_then(|a| req.permitted.iter().find(|p| p.as_str() == a).copied());
+            match action {
+                Some(action) => {
+                    let mut answer =
+                        super::HookAnswer::action(action, crate::vocab::Decider::Remote);
+                    answer.reason = Some(format!(
+                        "remote agent `{agent}` answered: {}",
+                        clip(&reply.text, 300)
+                    ));
+                    Ok(answer)
+                }
+                None => Err(ReasonError::no_answer(
+                    &req.hook_id,
+                    format!(
+                        "remote agent `{agent}` named no single action; someone else must decide"
+                    ),
+                )),
+            }
+        })
+    }
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(n).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(data: Option<serde_json::Value>, text: &str) -> a2a::Reply {
+        a2a::Reply {
+            task_id: "t".into(),
+            context_id: "c".into(),
+            version: a2a::Version::V1,
+            data,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn a_reply_names_one_choice_or_none() {
+        let choices = vec![
+            (
+                "F1".to_string(),
+                vec!["F1".to_string(), "update again".to_string()],
+            ),
+            (
+                "F2".to_string(),
+                vec!["F2".to_string(), "run function".to_string()],
+            ),
+        ];
+        assert_eq!(
+            chosen(&reply(Some(json!({"flow": "F2"})), ""), "flow", &choices),
+            Some("F2")
+        );
+        assert_eq!(
+            chosen(&reply(None, "Run function"), "flow", &choices),
+            Some("F2")
+        );
+        assert_eq!(
+            chosen(&reply(None, "please update again"), "flow", &choices),
+            Some("F1")
+        );
+        assert_eq!(
+            chosen(
+                &reply(None, "update again, then run function"),
+                "flow",
+                &choices
+            ),
+            None
+        );
+        assert_eq!(
+            chosen(&reply(Some(json!({"flow": "F9"})), ""), "flow", &choices),
+            None
+        );
+    }
+}

@@ -14,6 +14,7 @@ It serves JSON-RPC at / and the agent card at /.well-known/agent-card.json on 12
 - ask:   first turn: input-required with the question "Which budget?"; the follow-up
          message in the same task completes it with {"budget": <the reply text>}
 - consult: completes with the text "The customer prefers express shipping (asked: <question>)"
+- choose: picks the first option offered: {"flow": <id>} for a gateway, else its text
 - fail:  the task fails with the message "no capacity"
 - slow:  works for 30 s before completing (for timeouts and CancelTask)
 
@@ -111,6 +112,14 @@ class Peer(AgentExecutor):
             await updater.add_artifact(
                 [Part(text=f"The customer prefers express shipping (asked: {text})")]
             )
+            await updater.complete()
+        elif mode == "choose":
+            options = (data or {}).get("options") or []
+            first = options[0] if options else None
+            if isinstance(first, dict):
+                await updater.add_artifact([data_part({"flow": first["flow"]})])
+            else:
+                await updater.add_artifact([Part(text=str(first or "continue"))])
             await updater.complete()
         elif mode == "fail":
             await updater.failed(updater.new_agent_message([Part(text="no capacity")]))
