@@ -356,7 +356,7 @@ fn chosen<'a>(
     };
     let exact: Vec<&(String, Vec<String>)> = choices
         .iter()
-        .filter(|c| names(c).iter().any(|n| *n == text))
+        .filter(|c| names(c).contains(&text))
         .collect();
     if exact.len() == 1 {
         return Some(exact[0].0.as_str());
