@@ -224,3 +224,49 @@ async fn a_task_that_never_ends_is_cancelled_at_the_timeout_and_questions_withou
     assert!(err.to_string().contains("Which budget?"), "{err}");
     assert_eq!(*seen.lock().unwrap(), ["SendMessage", "CancelTask"]);
 }
+
+#[tokio::test]
+async fn an_exchange_dropped_mid_task_cancels_the_remote_task() {
+    let (url, seen) = serve(agent(
+        card_1_0(),
+        Arc::new(|method, _, body| match method {
+            "SendMessage" => result(
+                &body["id"],
+                json!({"task": {"id": "t3", "contextId": "run-1",
+                "status": {"state": "TASK_STATE_WORKING"}}}),
+            ),
+            "GetTask" => result(
+                &body["id"],
+                json!({"id": "t3",
+                "status": {"state": "TASK_STATE_WORKING"}}),
+            ),
+            "CancelTask" => {
+                assert_eq!(body["params"]["id"], "t3");
+                result(
+                    &body["id"],
+                    json!({"id": "t3", "status": {"state": "TASK_STATE_CANCELED"}}),
+                )
+            }
+            other => panic!("unexpected {other}"),
+        }),
+    ))
+    .await;
+    let c = client(&url, Duration::from_secs(30));
+    let mut steps = Vec::new();
+    // The run is cancelled after 300 ms: the exchange's future is dropped.
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(300),
+        c.exchange(&out(), &NoAnswerer, &mut steps),
+    )
+    .await;
+    assert!(dropped.is_err());
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !seen.lock().unwrap().iter().any(|m| m == "CancelTask") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no CancelTask: {:?}",
+            seen.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

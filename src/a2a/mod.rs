@@ -509,6 +509,24 @@ impl Client {
         TaskView::parse(&result).ok_or_else(|| self.malformed("GetTask returned no task"))
     }
 
+    /// A CancelTask request, built ahead (for [`CancelOnDrop`]).
+    fn cancel_request(&self, card: &Card, version: Version, id: &str) -> reqwest::RequestBuilder {
+        let method = match version {
+            Version::V1 => "CancelTask",
+            Version::V03 => "tasks/cancel",
+        };
+        let body =
+            json!({"jsonrpc": "2.0", "id": new_id(), "method": method, "params": {"id": id}});
+        let req = self.http.post(&card.endpoint).body(body.to_string());
+        let req = match version {
+            Version::V1 => req
+                .header("A2A-Version", "1.0")
+                .header("Content-Type", MEDIA_TYPE),
+            Version::V03 => req.header("Content-Type", "application/json"),
+        };
+        self.authed(req)
+    }
+
     async fn cancel(&self, card: &Card, version: Version, id: &str) -> Result<(), A2aError> {
         let method = match version {
             Version::V1 => "CancelTask",
@@ -528,7 +546,14 @@ impl Client {
         steps: &mut Vec<Step>,
     ) -> Result<Reply, A2aError> {
         let started = Instant::now();
-        let result = self.exchange_inner(out, answerer, steps, started).await;
+        // If this future is dropped mid-exchange (the run was cancelled), the remote task
+        // is cancelled too: best effort, sent on the runtime without waiting.
+        let pending: Mutex<Option<reqwest::RequestBuilder>> = Mutex::new(None);
+        let guard = CancelOnDrop(&pending);
+        let result = self
+            .exchange_inner(out, answerer, steps, started, &pending)
+            .await;
+        guard.defuse();
         if result.is_err() {
             // A later exchange reads the card again (the agent may have moved or upgraded).
             *self.card.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -542,6 +567,7 @@ impl Client {
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
         started: Instant,
+        pending: &Mutex<Option<reqwest::RequestBuilder>>,
     ) -> Result<Reply, A2aError> {
         let at = |s: Instant| s.elapsed().as_millis() as u64;
         let card = self.card(false).await?;
@@ -575,6 +601,10 @@ impl Client {
             }
             other => other?,
         };
+        if !task.id.is_empty() && !task.state.is_terminal() {
+            *pending.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(self.cancel_request(&card, version, &task.id));
+        }
         steps.push(Step {
             at_ms: at(started),
             kind: "send",
@@ -688,6 +718,29 @@ impl Client {
                 return Err(self.malformed("the task has no id to follow"));
             }
             task = self.get(&card, version, &task.id).await?;
+        }
+    }
+}
+
+/// Sends the pending CancelTask when dropped armed (the exchange's future was dropped).
+struct CancelOnDrop<'a>(&'a Mutex<Option<reqwest::RequestBuilder>>);
+
+impl CancelOnDrop<'_> {
+    /// The exchange ended by itself: nothing to cancel.
+    fn defuse(self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        let Some(req) = self.0.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = req.send().await;
+            });
         }
     }
 }
