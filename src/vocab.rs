@@ -538,6 +538,17 @@ pub struct ModelCall {
     pub detail: Option<String>,
 }
 
+/// The `model` of a call record that is a step of an A2A exchange (`a2a:<agent>`), not a
+/// model call: it spends no model budget.
+pub const REMOTE_CALL_PREFIX: &str = "a2a:";
+
+impl ModelCall {
+    /// Whether the record is a step of an exchange with a remote agent (A2A).
+    pub fn is_remote(&self) -> bool {
+        self.model.starts_with(REMOTE_CALL_PREFIX)
+    }
+}
+
 /// How the client asks for structured output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -726,6 +726,8 @@ fn the_upstream_excel_flows_kogito_app_runs_natively_against_a_delegate() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("3 remote"), "{stdout}");
+    // The exchanges are not model calls: no model usage, no model budget spent.
+    assert!(!stdout.contains("  model: "), "{stdout}");
     let sends = peer
         .requests()
         .into_iter()

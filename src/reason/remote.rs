@@ -124,7 +124,7 @@ impl Remote {
             Ok(client) => client.exchange(out, answerer, &mut steps).await,
             Err(e) => Err(e),
         };
-        let model = format!("a2a:{}", self.name);
+        let model = format!("{}{}", crate::vocab::REMOTE_CALL_PREFIX, self.name);
         let mut last = 0;
         for (i, step) in steps.iter().enumerate() {
             calls.push(step_call(
