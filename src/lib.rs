@@ -4,6 +4,7 @@
 //! reasoning happens only at governed control points (tasks, gateways, hooks on sequence
 //! flows). See `ARCHITECTURE.md` for the shape of the crate.
 
+pub mod a2a;
 pub mod app;
 pub mod bpmn;
 pub mod bridge;

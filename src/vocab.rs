@@ -104,6 +104,8 @@ pub enum Decider {
     Fallback,
     /// A question's deadline passed: its `on_timeout` outcome decided.
     Timeout,
+    /// A remote agent the task was delegated to (A2A).
+    Remote,
 }
 
 impl Decider {
@@ -119,6 +121,7 @@ impl Decider {
             Decider::None => "none",
             Decider::Fallback => "fallback",
             Decider::Timeout => "timeout",
+            Decider::Remote => "remote",
         }
     }
 }
@@ -163,9 +166,14 @@ pub mod error_code {
     /// The control point could not be answered at all (no reasoner, a transport failure).
     pub const UNANSWERED: &str = "UNANSWERED";
 
+    /// A task delegated to a remote agent (A2A) was not fulfilled: the agent was
+    /// unreachable, refused, failed the task, timed out, or sent an unusable reply.
+    pub const REMOTE_FAILED: &str = "REMOTE_FAILED";
+
     /// The codes above: what a task raises by failing, not by an answer naming a code.
-    pub const GENERIC: [&str; 5] = [
+    pub const GENERIC: [&str; 6] = [
         TASK_FAILED,
+        REMOTE_FAILED,
         OUTPUT_MISSING,
         MODEL_FAILED,
         BUDGET_EXHAUSTED,
@@ -528,6 +536,17 @@ pub struct ModelCall {
     /// What was wrong (an invalid answer, an error); never a secret.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+}
+
+/// The `model` of a call record that is a step of an A2A exchange (`a2a:<agent>`), not a
+/// model call: it spends no model budget.
+pub const REMOTE_CALL_PREFIX: &str = "a2a:";
+
+impl ModelCall {
+    /// Whether the record is a step of an exchange with a remote agent (A2A).
+    pub fn is_remote(&self) -> bool {
+        self.model.starts_with(REMOTE_CALL_PREFIX)
+    }
 }
 
 /// How the client asks for structured output.

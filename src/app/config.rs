@@ -553,7 +553,23 @@ pub struct RemoteAgent {
     pub timeout_secs: Option<Located<f64>>,
     /// Names of the `auth` keys (values are secrets and are not kept).
     pub auth_keys: Vec<Located<String>>,
+    /// How the agent is authenticated: the environment variable that holds the secret.
+    pub auth: Option<RemoteAuth>,
+    /// `connect_timeout`: seconds to open the connection (the total is `timeout`).
+    pub connect_timeout_secs: Option<Located<f64>>,
     pub span: Span,
+}
+
+/// A remote agent's credentials, named by environment variable (never written inline).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RemoteAuth {
+    /// `Authorization: Bearer $token_env`.
+    Bearer { token_env: Located<String> },
+    /// `<header>: $key_env` (header `X-API-Key` when not given).
+    ApiKey {
+        header: Option<Located<String>>,
+        key_env: Located<String>,
+    },
 }
 
 impl FlowConfig {

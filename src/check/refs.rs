@@ -419,7 +419,11 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
             remote_ref(h, format!("the human_consultation of {what}"), &mut out);
         }
         if g.mode == GatewayMode::Native {
-            for (key, value) in [("condition", &g.condition), ("policy", &g.policy)] {
+            for (key, value) in [
+                ("condition", &g.condition),
+                ("policy", &g.policy),
+                ("human_consultation", &g.human_consultation),
+            ] {
                 if let Some(v) = value {
                     out.push(
                         Diagnostic::warning(

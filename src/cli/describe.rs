@@ -258,7 +258,19 @@ pub fn describe(
                     None => "nobody: a pass-through (no judgement)".to_owned(),
                 }),
                 TaskMode::TaskAgent => {
-                    decided_by.push("the task agent (who answers, below)".to_owned());
+                    let remote = t
+                        .and_then(|t| t.agent.as_ref())
+                        .and_then(|a| a.agent_type.as_ref())
+                        .filter(|k| config.remote_agent(&k.value).is_some());
+                    match remote {
+                        // Delegated: the remote agent fulfils it; its questions
+                        // (input-required) go to the reasoners below.
+                        Some(k) => decided_by.push(format!(
+                            "remote agent `{}` over A2A (its questions: the task agent, below)",
+                            k.value
+                        )),
+                        None => decided_by.push("the task agent (who answers, below)".to_owned()),
+                    }
                 }
             }
             TaskDesc {
@@ -325,7 +337,10 @@ pub fn describe(
                     if mode == GatewayMode::DecisionAgent {
                         rules_first(&policy, &mut decided_by);
                         if let Some(q) = g.and_then(|g| g.human_consultation.as_ref()) {
-                            decided_by.push(format!("a person (human_consultation: {})", q.value));
+                            decided_by.push(format!(
+                                "a person the model consults (human_consultation: remote agent `{}`)",
+                                q.value
+                            ));
                         }
                         decided_by.push("the decision agent (who answers, below)".to_owned());
                     } else if flows.iter().any(|f| f.default) {
@@ -440,7 +455,10 @@ fn hook(
         }
         rules_first(&policy, &mut decided_by);
         if let Some(q) = &h.human_consultation {
-            decided_by.push(format!("a person (human_consultation: {})", q.value));
+            decided_by.push(format!(
+                "a person the model consults (human_consultation: remote agent `{}`)",
+                q.value
+            ));
         }
         decided_by.push("the hook agent (who answers, below)".to_owned());
     }

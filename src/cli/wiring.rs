@@ -153,6 +153,9 @@ pub(super) fn judgement(
         && std::io::stdin().is_terminal()
         && HumanReasoner::terminal_available())
     .then(|| Arc::new(HumanReasoner::terminal()));
+    // The clients of the app's remote agents, shared by the model's consult_user and the
+    // remote people who decide when no model does.
+    let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
     if !sources.no_model {
         let env = |name: &str| std::env::var(name).ok();
         let model = LlmReasoner::from_config(config, &env).map_err(|e| {
@@ -169,11 +172,26 @@ pub(super) fn judgement(
                     std::time::Duration::from_millis(u.latency_ms),
                 );
             }
-            if let Some(h) = &human {
-                model = model.with_consultant(h.clone());
+            // `consult_user` reaches the remote agent of a gateway's or hook's
+            // `human_consultation`, and the person at the terminal elsewhere.
+            let person = human.clone().map(|h| h as Arc<dyn crate::reason::Consult>);
+            match crate::reason::remote::RemoteConsultant::of(
+                config,
+                remotes.clone(),
+                person.clone(),
+            ) {
+                Some(remote) => model = model.with_consultant(Arc::new(remote)),
+                None => {
+                    if let Some(h) = person {
+                        model = model.with_consultant(h);
+                    }
+                }
             }
             chain.push(Arc::new(model));
         }
+    }
+    if let Some(chooser) = crate::reason::remote::RemoteChooser::of(config, remotes) {
+        chain.push(Arc::new(chooser));
     }
     if let Some(h) = human {
         chain.push(h);

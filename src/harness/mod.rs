@@ -18,6 +18,7 @@ pub mod context;
 pub mod gateway;
 pub mod hook;
 pub mod policy;
+pub mod remote;
 pub mod task;
 mod trust;
 
@@ -91,6 +92,8 @@ pub struct FlowAgent {
     pub(crate) conditions: Conditions,
     /// The config's guarantees, which every adaptation is checked against.
     pub(crate) governance: Option<Governance>,
+    /// The app's remote agents (A2A), with their clients.
+    pub(crate) remotes: remote::Remotes,
 }
 
 impl std::fmt::Debug for FlowAgent {
@@ -116,6 +119,7 @@ impl FlowAgent {
         let process = app.process().cloned();
         let governance = process.as_ref().and_then(|p| Governance::new(&config, p));
         Ok(FlowAgent {
+            remotes: remote::Remotes::of(&config),
             governance,
             model: process.as_ref().map(|p| Arc::new(ModelSummary::of(p))),
             process,

@@ -101,7 +101,15 @@ pub(crate) async fn execute(
         context: ctx,
         calls: CallLog::default(),
     };
-    let (answer, trace) = ask(agent, task_id, req).await?;
+    let remote = task
+        .agent
+        .as_ref()
+        .and_then(|a| a.agent_type.as_ref())
+        .and_then(|t| agent.remotes.get(&t.value));
+    let (answer, trace) = match remote {
+        Some(remote) => delegate(agent, task_id, remote, req).await,
+        None => ask(agent, task_id, req).await?,
+    };
     let (answer, taint) = match answer {
         Ok(Tainted(a, taint)) => match raised(&a) {
             Some(outcome) => return Ok(traced(outcome, trace)),
@@ -207,6 +215,40 @@ async fn ask(
         }
         Err(e @ ReasonError::Failed { code, .. }) => Ok((Err((code, e.to_string())), trace)),
         Err(e) => Err(trace.fail(task_id, e)),
+    }
+}
+
+/// Fulfil the task on a remote agent. A failed delegation fails the task
+/// ([`error_code::REMOTE_FAILED`]): an error boundary may catch it, else the run fails.
+async fn delegate(
+    agent: &FlowAgent,
+    task_id: &str,
+    remote: &super::remote::Remote,
+    mut req: TaskRequest,
+) -> (Result<Tainted, (&'static str, String)>, Trace) {
+    context::fill_model(&mut req.context, agent.model());
+    let digest = crate::reason::record::context_digest(&req);
+    let mut calls = Vec::new();
+    let name = req.name.clone().unwrap_or_else(|| task_id.to_string());
+    let result = super::remote::delegate(remote, agent.reasoner.clone(), req, &mut calls).await;
+    let trace = Trace {
+        calls,
+        digest: Some(digest),
+    };
+    match result {
+        Ok(a) => {
+            let taint = trust::taint(a.decided_by, &[], true, || {
+                format!("remote agent `{}` on task `{name}`", remote.name)
+            });
+            (Ok(Tainted(a, taint)), trace)
+        }
+        Err(message) => (
+            Err((
+                error_code::REMOTE_FAILED,
+                format!("task {task_id}: delegation failed: {message}"),
+            )),
+            trace,
+        ),
     }
 }
 

@@ -67,7 +67,9 @@ pub(crate) fn taint(
     external: bool,
     what: impl FnOnce() -> String,
 ) -> Option<Taint> {
-    (decided_by == Decider::Model && (external || !untrusted.is_empty())).then(|| Taint {
+    // A remote agent's outputs come from outside the run, whatever it was sent.
+    let remote = decided_by == Decider::Remote;
+    (remote || decided_by == Decider::Model && (external || !untrusted.is_empty())).then(|| Taint {
         source: what(),
         derived_from: untrusted.iter().map(|(name, _)| name.clone()).collect(),
     })

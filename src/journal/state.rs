@@ -106,7 +106,11 @@ impl ModelUsage {
         self.calls == 0
     }
 
+    /// Count a model call (a remote agent's exchange steps are not model calls).
     pub fn add(&mut self, call: &ModelCall) {
+        if call.is_remote() {
+            return;
+        }
         self.calls += 1;
         if matches!(
             call.outcome,

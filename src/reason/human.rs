@@ -162,7 +162,12 @@ impl Reasoner for HumanReasoner {
 }
 
 impl super::Consult for HumanReasoner {
-    fn consult(&self, element: &str, question: &str) -> BoxFuture<'_, Result<String, ReasonError>> {
+    fn consult(
+        &self,
+        element: &str,
+        question: &str,
+        _log: super::CallLog,
+    ) -> BoxFuture<'_, Result<String, ReasonError>> {
         let element = element.to_string();
         let question = question.to_string();
         self.run(move |d| {

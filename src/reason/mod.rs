@@ -11,6 +11,7 @@ pub mod human;
 pub mod llm;
 pub mod park;
 pub mod record;
+pub mod remote;
 pub mod rules;
 pub mod scripted;
 
@@ -326,11 +327,17 @@ impl ReasonError {
     }
 }
 
-/// Someone a model may consult while it fulfils a task (the `consult_user` tool): a person
-/// at the terminal, or (later) a remote agent.
+/// Someone a model may consult (the `consult_user` tool): a person at the terminal, or a
+/// remote agent ([`remote::RemoteConsultant`]).
 pub trait Consult: Send + Sync {
-    /// Ask `question` on behalf of control point `element`; the answer as text.
-    fn consult(&self, element: &str, question: &str) -> BoxFuture<'_, Result<String, ReasonError>>;
+    /// Ask `question` on behalf of control point `element`; the answer as text. What the
+    /// consultation did (a remote exchange's steps) goes into `log`, which is journalled.
+    fn consult(
+        &self,
+        element: &str,
+        question: &str,
+        log: CallLog,
+    ) -> BoxFuture<'_, Result<String, ReasonError>>;
 }
 
 /// Nothing to ask: every control point is [`ReasonError::NoAnswer`], with help on how to

@@ -751,9 +751,10 @@ impl Human {
 
 /// The order deciders are counted in the summary: judgement first (model, person,
 /// scripted, rules), then what decided by itself.
-fn decider_order() -> [Decider; 10] {
+fn decider_order() -> [Decider; 11] {
     [
         Decider::Model,
+        Decider::Remote,
         Decider::Human,
         Decider::Scripted,
         Decider::Rule,

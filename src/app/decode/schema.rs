@@ -560,9 +560,25 @@ mod types {
             ("protocol", text("How it is spoken to.")),
             (
                 "timeout",
-                json!({"type": "number", "description": "Seconds a call may take."}),
+                json!({"type": "number", "description": "Seconds one exchange may take in all (default 90)."}),
             ),
-            ("auth", json!({"description": "How calls authenticate."})),
+            (
+                "connect_timeout",
+                json!({"type": "number", "description": "Seconds to open a connection (default 10)."}),
+            ),
+            (
+                "auth",
+                json!({
+                    "description": "How calls authenticate: the secret is named by environment variable.",
+                    "type": "object",
+                    "properties": {
+                        "type": {"enum": ["bearer", "api_key"]},
+                        "token_env": {"type": "string", "description": "bearer: the variable that holds the token."},
+                        "header": {"type": "string", "description": "api_key: the header (X-API-Key by default)."},
+                        "key_env": {"type": "string", "description": "api_key: the variable that holds the key."}
+                    }
+                }),
+            ),
         ]
     }
 

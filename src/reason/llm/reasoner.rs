@@ -205,6 +205,21 @@ impl LlmReasoner {
                     .collect();
                 (!names.is_empty()).then(|| (t.id.value.clone(), names))
             })
+            // A gateway or hook with `human_consultation` may consult (its remote agent).
+            .chain(
+                config
+                    .gateways
+                    .iter()
+                    .filter(|g| g.human_consultation.is_some())
+                    .map(|g| (g.id.value.clone(), vec![CONSULT_USER.to_string()])),
+            )
+            .chain(
+                config
+                    .hooks
+                    .iter()
+                    .filter(|h| h.human_consultation.is_some())
+                    .map(|h| (h.id.value.clone(), vec![CONSULT_USER.to_string()])),
+            )
             .collect();
         let run_budget = default
             .as_ref()
@@ -347,7 +362,9 @@ impl LlmReasoner {
                 question.log.push(call);
                 messages.push(assistant_with_tools(&response));
                 for tc in &response.tool_calls {
-                    let result = self.run_tool(element, tc, question.variables).await;
+                    let result = self
+                        .run_tool(element, tc, question.variables, question.log)
+                        .await;
                     messages.push(ChatMessage::tool_result(tc.id.clone(), result));
                 }
                 continue;
@@ -396,7 +413,13 @@ impl LlmReasoner {
     }
 
     /// Run a tool call; the result (or the problem) as text for the model.
-    async fn run_tool(&self, element: &str, call: &ToolCall, variables: &Variables) -> String {
+    async fn run_tool(
+        &self,
+        element: &str,
+        call: &ToolCall,
+        variables: &Variables,
+        log: &CallLog,
+    ) -> String {
         let args = serde_json::from_str::<Value>(&call.arguments).ok();
         let arg = |name: &str| {
             args.as_ref()
@@ -417,7 +440,7 @@ impl LlmReasoner {
                 (Some(_), None) => {
                     "error: give the question as {\"question\": \"...\"}".to_string()
                 }
-                (Some(c), Some(q)) => match c.consult(element, &q).await {
+                (Some(c), Some(q)) => match c.consult(element, &q, log.clone()).await {
                     Ok(answer) => json!({ "answer": answer }).to_string(),
                     Err(e) => format!("error: {e}"),
                 },
@@ -660,7 +683,7 @@ impl Reasoner for LlmReasoner {
                 element: &req.gateway_id,
                 prompt,
                 schema: answer::gateway_schema(&req),
-                tools: Vec::new(),
+                tools: self.tool_defs(&req.gateway_id),
                 variables: &req.context.variables,
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
@@ -688,7 +711,7 @@ impl Reasoner for LlmReasoner {
                 element: &req.hook_id,
                 prompt,
                 schema: answer::hook_schema(&req),
-                tools: Vec::new(),
+                tools: self.tool_defs(&req.hook_id),
                 variables: &req.context.variables,
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),

@@ -1,0 +1,1073 @@
+//! A small typed client of the Agent2Agent protocol (A2A), for the remote agents a flow
+//! delegates tasks to and consults.
+//!
+//! - Discovery: the agent card at `<url>/.well-known/agent-card.json`, read once per
+//!   client (one client per run) and read again after a failed exchange.
+//! - Version: the card's `supportedInterfaces` say which protocol the agent speaks. A
+//!   JSON-RPC interface of version 1.x is spoken as A2A 1.0 (`SendMessage`, `GetTask`,
+//!   `CancelTask`; header `A2A-Version: 1.0`, media type `application/a2a+json`); a card
+//!   without one (a 0.3 card: `url`, `protocolVersion: 0.3.x`) is spoken as 0.3 JSON-RPC
+//!   (`message/send`, `tasks/get`, `tasks/cancel`). A 1.0 request answered with "version
+//!   not supported" (-32009) or "method not found" (-32601) is retried once as 0.3.
+//! - One exchange: a message with the run's context id (the agent assigns the task id,
+//!   which every later message of the same control-point visit carries), sent without
+//!   blocking, then `GetTask` polled until a terminal state. `input-required` is handed to
+//!   the caller's [`Answerer`]; its reply goes back in the same task. Past the agent's total
+//!   timeout the task is cancelled (`CancelTask`) and the exchange fails.
+//! - The reply: the DataParts of the task's artifacts (merged, in order) are its data; its
+//!   text parts its text. The caller decides what they mean ([`Reply::outputs`]).
+//!
+//! Secrets are [`Secret`]s: never in an error, a log line or a [`Step`].
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use crate::secret::Secret;
+
+/// The media type of A2A 1.0 over HTTP.
+pub const MEDIA_TYPE: &str = "application/a2a+json";
+/// Where an agent publishes its card.
+pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+/// Default total time of one exchange (upstream's value).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
+/// Default time to open a connection.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// `input-required` rounds one exchange may take before it fails.
+pub const MAX_ROUNDS: u32 = 8;
+
+/// The protocol version spoken to an agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Version {
+    #[serde(rename = "1.0")]
+    V1,
+    #[serde(rename = "0.3")]
+    V03,
+}
+
+impl Version {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V1 => "1.0",
+            Version::V03 => "0.3",
+        }
+    }
+}
+
+/// A task's state, as both versions name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskState {
+    Submitted,
+    Working,
+    InputRequired,
+    AuthRequired,
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+    Unknown,
+}
+
+impl TaskState {
+    /// `TASK_STATE_INPUT_REQUIRED` (1.0) or `input-required` (0.3).
+    pub fn parse(s: &str) -> TaskState {
+        let s = s.trim_start_matches("TASK_STATE_").to_ascii_lowercase();
+        match s.replace('_', "-").as_str() {
+            "submitted" => TaskState::Submitted,
+            "working" => TaskState::Working,
+            "input-required" => TaskState::InputRequired,
+            "auth-required" => TaskState::AuthRequired,
+            "completed" => TaskState::Completed,
+            "failed" => TaskState::Failed,
+            "canceled" | "cancelled" => TaskState::Canceled,
+            "rejected" => TaskState::Rejected,
+            _ => TaskState::Unknown,
+        }
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Submitted => "submitted",
+            TaskState::Working => "working",
+            TaskState::InputRequired => "input-required",
+            TaskState::AuthRequired => "auth-required",
+            TaskState::Completed => "completed",
+            TaskState::Failed => "failed",
+            TaskState::Canceled => "canceled",
+            TaskState::Rejected => "rejected",
+            TaskState::Unknown => "unknown",
+        }
+    }
+}
+
+/// Why an exchange with a remote agent failed. Never carries a secret.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum A2aError {
+    #[error("remote agent `{agent}` is unreachable at {url}: {message}")]
+    Unreachable {
+        agent: String,
+        url: String,
+        message: String,
+    },
+    #[error(
+        "remote agent `{agent}` refused the credentials (HTTP {status}); check its `auth:` and the environment variable it names"
+    )]
+    Unauthorized { agent: String, status: u16 },
+    #[error("remote agent `{agent}` answered HTTP {status}")]
+    Http { agent: String, status: u16 },
+    #[error("remote agent `{agent}` answered error {code}: {message}")]
+    Rpc {
+        agent: String,
+        code: i64,
+        message: String,
+    },
+    #[error("remote agent `{agent}` sent a malformed reply: {message}")]
+    Malformed { agent: String, message: String },
+    #[error("remote agent `{agent}`: task {task_id} ended {state}{}", .message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Ended {
+        agent: String,
+        task_id: String,
+        state: &'static str,
+        message: Option<String>,
+    },
+    #[error("remote agent `{agent}` did not finish within {secs}s (task {task_id} cancelled)")]
+    Timeout {
+        agent: String,
+        task_id: String,
+        secs: u64,
+    },
+    #[error("remote agent `{agent}` asked for input and nobody could answer: {question}")]
+    Unanswered { agent: String, question: String },
+    #[error("remote agent `{agent}`: {message}")]
+    Config { agent: String, message: String },
+}
+
+/// Credentials sent with every request (the card's request too).
+#[derive(Clone, Debug)]
+pub enum Credential {
+    Bearer(Secret),
+    Header { name: String, value: Secret },
+}
+
+/// How to reach one remote agent.
+#[derive(Clone, Debug)]
+pub struct AgentConfig {
+    pub name: String,
+    /// The base URL (the card is read below it).
+    pub url: String,
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    pub credential: Option<Credential>,
+    /// The first wait before `GetTask` is polled; it doubles up to `poll_max`.
+    pub poll: Duration,
+    pub poll_max: Duration,
+}
+
+impl AgentConfig {
+    pub fn new(name: impl Into<String>, url: impl Into<String>) -> AgentConfig {
+        AgentConfig {
+            name: name.into(),
+            url: url.into(),
+            timeout: DEFAULT_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            credential: None,
+            poll: Duration::from_millis(10),
+            poll_max: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What the card said that the client uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Card {
+    pub name: String,
+    pub endpoint: String,
+    pub version: Version,
+}
+
+/// What is sent: data (a DataPart) and text (a TextPart); either may be empty.
+#[derive(Clone, Debug, Default)]
+pub struct Outgoing {
+    pub context_id: String,
+    pub text: String,
+    pub data: Option<Value>,
+    /// Request metadata (`{"role": "fulfill_task"}`...).
+    pub metadata: Map<String, Value>,
+}
+
+/// One step of an exchange, for the journal and the stream. No secrets, no payloads
+/// beyond the question asked.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Step {
+    pub at_ms: u64,
+    /// `card`, `send`, `status`, `input-required`, `answer`, `cancel`, `fallback`.
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// The reply of a finished (completed) task.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reply {
+    pub task_id: String,
+    pub context_id: String,
+    pub version: Version,
+    /// The DataParts of the artifacts (and of the final status message), merged.
+    pub data: Option<Value>,
+    /// The text parts, joined by newlines.
+    pub text: String,
+}
+
+impl Reply {
+    /// The outputs a task with declared `outputs` takes from this reply: the DataPart's
+    /// object; else the text parsed as a JSON object; else an error that says what came.
+    /// With no declared outputs, the data (or `{"reply": text}`).
+    pub fn outputs(&self, agent: &str, outputs: &[String]) -> Result<Map<String, Value>, A2aError> {
+        if let Some(data) = &self.data {
+            return match data {
+                Value::Object(m) => Ok(m.clone()),
+                other if outputs.len() == 1 => {
+                    Ok(Map::from_iter([(outputs[0].clone(), other.clone())]))
+                }
+                other => Err(A2aError::Malformed {
+                    agent: agent.to_string(),
+                    message: format!("the DataPart is {other}, not an object of the outputs"),
+                }),
+            };
+        }
+        if outputs.is_empty() {
+            return Ok(Map::from_iter([("reply".to_string(), json!(self.text))]));
+        }
+        let text = strip_fence(self.text.trim());
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(m)) => Ok(m),
+            _ => Err(A2aError::Malformed {
+                agent: agent.to_string(),
+                message: format!(
+                    "the task declares outputs ({}) but the reply is text that is not a JSON object: {:?}",
+                    outputs.join(", "),
+                    clip(&self.text, 200)
+                ),
+            }),
+        }
+    }
+}
+
+/// A boxed future (the trait objects here are async).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// Whoever answers an agent's `input-required` question (the consulting reasoner, a
+/// person). `None`: nobody can; the exchange fails.
+pub trait Answerer: Send + Sync {
+    fn answer(&self, question: &str) -> BoxFuture<'_, Option<String>>;
+}
+
+/// No one answers.
+pub struct NoAnswerer;
+
+impl Answerer for NoAnswerer {
+    fn answer(&self, _question: &str) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
+    }
+}
+
+/// A client of one remote agent: its card (cached) and an HTTP client.
+pub struct Client {
+    config: AgentConfig,
+    http: reqwest::Client,
+    card: Mutex<Option<Card>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("a2a::Client")
+            .field("agent", &self.config.name)
+            .field("url", &crate::secret::redact_urls(&self.config.url))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    pub fn new(config: AgentConfig) -> Result<Client, A2aError> {
+        crate::tls::install_provider();
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .timeout(config.timeout)
+            .user_agent(concat!("cuga-flo/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| A2aError::Config {
+                agent: config.name.clone(),
+                message: e.to_string(),
+            })?;
+        Ok(Client {
+            config,
+            http,
+            card: Mutex::new(None),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    fn err_unreachable(&self, url: &str, e: &reqwest::Error) -> A2aError {
+        // reqwest's message names the URL; the URL's userinfo is redacted.
+        let mut message = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            message = format!("{message}: {s}");
+            source = s.source();
+        }
+        A2aError::Unreachable {
+            agent: self.config.name.clone(),
+            url: crate::secret::redact_urls(url),
+            message: self.redact(&crate::secret::redact_urls(&message)),
+        }
+    }
+
+    fn redact(&self, text: &str) -> String {
+        match &self.config.credential {
+            Some(Credential::Bearer(s)) | Some(Credential::Header { value: s, .. }) => {
+                s.redact(text)
+            }
+            None => text.to_string(),
+        }
+    }
+
+    fn authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.config.credential {
+            Some(Credential::Bearer(s)) => req.bearer_auth(s.expose()),
+            Some(Credential::Header { name, value }) => req.header(name.as_str(), value.expose()),
+            None => req,
+        }
+    }
+
+    /// The agent's card: cached; `refresh` reads it again.
+    pub async fn card(&self, refresh: bool) -> Result<Card, A2aError> {
+        if !refresh && let Some(card) = self.card.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        {
+            return Ok(card);
+        }
+        let url = format!("{}{CARD_PATH}", self.config.url.trim_end_matches('/'));
+        let resp = self
+            .authed(self.http.get(&url).header("Accept", "application/json"))
+            .send()
+            .await
+            .map_err(|e| self.err_unreachable(&url, &e))?;
+        let status = resp.status().as_u16();
+        self.check_status(status)?;
+        let doc: Value = resp.json().await.map_err(|e| A2aError::Malformed {
+            agent: self.config.name.clone(),
+            message: format!("the agent card is not JSON: {e}"),
+        })?;
+        let card = parse_card(&doc, &self.config.url);
+        *self.card.lock().unwrap_or_else(|e| e.into_inner()) = Some(card.clone());
+        Ok(card)
+    }
+
+    fn check_status(&self, status: u16) -> Result<(), A2aError> {
+        match status {
+            200..=299 => Ok(()),
+            401 | 403 => Err(A2aError::Unauthorized {
+                agent: self.config.name.clone(),
+                status,
+            }),
+            _ => Err(A2aError::Http {
+                agent: self.config.name.clone(),
+                status,
+            }),
+        }
+    }
+
+    /// One JSON-RPC call; the `result`.
+    async fn rpc(
+        &self,
+        card: &Card,
+        version: Version,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, A2aError> {
+        let body = json!({"jsonrpc": "2.0", "id": new_id(), "method": method, "params": params});
+        let mut req = self.http.post(&card.endpoint).body(body.to_string());
+        req = match version {
+            Version::V1 => req
+                .header("A2A-Version", "1.0")
+                .header("Content-Type", MEDIA_TYPE)
+                .header("Accept", format!("{MEDIA_TYPE}, application/json")),
+            Version::V03 => req
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json"),
+        };
+        let resp = self
+            .authed(req)
+            .send()
+            .await
+            .map_err(|e| self.err_unreachable(&card.endpoint, &e))?;
+        self.check_status(resp.status().as_u16())?;
+        let doc: Value = resp.json().await.map_err(|e| A2aError::Malformed {
+            agent: self.config.name.clone(),
+            message: format!("the reply to {method} is not JSON: {e}"),
+        })?;
+        if let Some(err) = doc.get("error") {
+            return Err(A2aError::Rpc {
+                agent: self.config.name.clone(),
+                code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+                message: self.redact(
+                    err.get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("(no message)"),
+                ),
+            });
+        }
+        doc.get("result")
+            .cloned()
+            .ok_or_else(|| A2aError::Malformed {
+                agent: self.config.name.clone(),
+                message: format!("the reply to {method} has neither `result` nor `error`"),
+            })
+    }
+
+    /// Send one message (the first of a task, or a reply in `task_id`); the task it
+    /// created or updated (a plain message reply is a completed task of its own).
+    async fn send(
+        &self,
+        card: &Card,
+        version: Version,
+        out: &Outgoing,
+        task_id: Option<&str>,
+    ) -> Result<TaskView, A2aError> {
+        let message = message_json(version, out, task_id);
+        let (method, params) = match version {
+            Version::V1 => (
+                "SendMessage",
+                json!({"message": message, "configuration": {"returnImmediately": true},
+                       "metadata": out.metadata}),
+            ),
+            Version::V03 => (
+                "message/send",
+                json!({"message": message, "configuration": {"blocking": false},
+                       "metadata": out.metadata}),
+            ),
+        };
+        let result = self.rpc(card, version, method, params).await?;
+        // 1.0: {"task": {...}} or {"message": {...}}; 0.3: the Task or Message itself.
+        let (task, msg) = match version {
+            Version::V1 => (result.get("task"), result.get("message")),
+            Version::V03 => match result.get("kind").and_then(Value::as_str) {
+                Some("message") => (None, Some(&result)),
+                _ => (Some(&result), None),
+            },
+        };
+        if let Some(t) = task {
+            return TaskView::parse(t).ok_or_else(|| self.malformed("a task without id or status"));
+        }
+        if let Some(m) = msg {
+            let (data, text) = parts(m.get("parts"));
+            return Ok(TaskView {
+                id: m
+                    .get("taskId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                context_id: str_of(m, "contextId"),
+                state: TaskState::Completed,
+                status_data: data,
+                status_text: text,
+                artifacts_data: None,
+                artifacts_text: String::new(),
+            });
+        }
+        Err(self.malformed("the reply to SendMessage has neither a task nor a message"))
+    }
+
+    fn malformed(&self, message: &str) -> A2aError {
+        A2aError::Malformed {
+            agent: self.config.name.clone(),
+            message: message.to_string(),
+        }
+    }
+
+    async fn get(&self, card: &Card, version: Version, id: &str) -> Result<TaskView, A2aError> {
+        let method = match version {
+            Version::V1 => "GetTask",
+            Version::V03 => "tasks/get",
+        };
+        let result = self.rpc(card, version, method, json!({"id": id})).await?;
+        TaskView::parse(&result).ok_or_else(|| self.malformed("GetTask returned no task"))
+    }
+
+    /// A CancelTask request, built ahead (for [`CancelOnDrop`]).
+    fn cancel_request(&self, card: &Card, version: Version, id: &str) -> reqwest::RequestBuilder {
+        let method = match version {
+            Version::V1 => "CancelTask",
+            Version::V03 => "tasks/cancel",
+        };
+        let body =
+            json!({"jsonrpc": "2.0", "id": new_id(), "method": method, "params": {"id": id}});
+        let req = self.http.post(&card.endpoint).body(body.to_string());
+        let req = match version {
+            Version::V1 => req
+                .header("A2A-Version", "1.0")
+                .header("Content-Type", MEDIA_TYPE),
+            Version::V03 => req.header("Content-Type", "application/json"),
+        };
+        self.authed(req)
+    }
+
+    async fn cancel(&self, card: &Card, version: Version, id: &str) -> Result<(), A2aError> {
+        let method = match version {
+            Version::V1 => "CancelTask",
+            Version::V03 => "tasks/cancel",
+        };
+        self.rpc(card, version, method, json!({"id": id}))
+            .await
+            .map(|_| ())
+    }
+
+    /// One exchange: send `out`, follow the task to its end, hand `input-required`
+    /// questions to `answerer`. `steps` receives each step as it happens.
+    pub async fn exchange(
+        &self,
+        out: &Outgoing,
+        answerer: &dyn Answerer,
+        steps: &mut Vec<Step>,
+    ) -> Result<Reply, A2aError> {
+        let started = Instant::now();
+        // If this future is dropped mid-exchange (the run was cancelled), the remote task
+        // is cancelled too: best effort, sent on the runtime without waiting.
+        let pending: Mutex<Option<reqwest::RequestBuilder>> = Mutex::new(None);
+        let guard = CancelOnDrop(&pending);
+        let result = self
+            .exchange_inner(out, answerer, steps, started, &pending)
+            .await;
+        guard.defuse();
+        if result.is_err() {
+            // A later exchange reads the card again (the agent may have moved or upgraded).
+            *self.card.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+        result
+    }
+
+    async fn exchange_inner(
+        &self,
+        out: &Outgoing,
+        answerer: &dyn Answerer,
+        steps: &mut Vec<Step>,
+        started: Instant,
+        pending: &Mutex<Option<reqwest::RequestBuilder>>,
+    ) -> Result<Reply, A2aError> {
+        let at = |s: Instant| s.elapsed().as_millis() as u64;
+        let card = self.card(false).await?;
+        steps.push(Step {
+            at_ms: at(started),
+            kind: "card",
+            task_id: None,
+            state: None,
+            detail: Some(format!(
+                "{} speaks A2A {}",
+                card.name,
+                card.version.as_str()
+            )),
+        });
+        let mut version = card.version;
+        let mut task = match self.send(&card, version, out, None).await {
+            Err(A2aError::Rpc { code, .. })
+                if version == Version::V1 && (code == -32009 || code == -32601) =>
+            {
+                version = Version::V03;
+                steps.push(Step {
+                    at_ms: at(started),
+                    kind: "fallback",
+                    task_id: None,
+                    state: None,
+                    detail: Some(format!(
+                        "the agent refused A2A 1.0 (error {code}); speaking 0.3"
+                    )),
+                });
+                self.send(&card, version, out, None).await?
+            }
+            other => other?,
+        };
+        if !task.id.is_empty() && !task.state.is_terminal() {
+            *pending.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(self.cancel_request(&card, version, &task.id));
+        }
+        steps.push(Step {
+            at_ms: at(started),
+            kind: "send",
+            task_id: Some(task.id.clone()),
+            state: Some(task.state.as_str()),
+            detail: None,
+        });
+        let mut rounds = 0;
+        let mut last = task.state;
+        let mut wait = self.config.poll;
+        loop {
+            if task.state != last {
+                last = task.state;
+                steps.push(Step {
+                    at_ms: at(started),
+                    kind: "status",
+                    task_id: Some(task.id.clone()),
+                    state: Some(task.state.as_str()),
+                    detail: None,
+                });
+            }
+            match task.state {
+                TaskState::Completed => {
+                    return Ok(task.into_reply(version, &out.context_id));
+                }
+                s if s.is_terminal() => {
+                    let message = Some(task.status_text.clone()).filter(|t| !t.is_empty());
+                    return Err(A2aError::Ended {
+                        agent: self.config.name.clone(),
+                        task_id: task.id,
+                        state: s.as_str(),
+                        message,
+                    });
+                }
+                TaskState::InputRequired | TaskState::AuthRequired => {
+                    let question = if task.status_text.is_empty() {
+                        task.status_data
+                            .as_ref()
+                            .map(Value::to_string)
+                            .unwrap_or_default()
+                    } else {
+                        task.status_text.clone()
+                    };
+                    steps.push(Step {
+                        at_ms: at(started),
+                        kind: "input-required",
+                        task_id: Some(task.id.clone()),
+                        state: Some(task.state.as_str()),
+                        detail: Some(clip(&question, 500)),
+                    });
+                    rounds += 1;
+                    let answer = if rounds > MAX_ROUNDS || task.state == TaskState::AuthRequired {
+                        None
+                    } else {
+                        answerer.answer(&question).await
+                    };
+                    let Some(answer) = answer else {
+                        let _ = self.cancel(&card, version, &task.id).await;
+                        return Err(A2aError::Unanswered {
+                            agent: self.config.name.clone(),
+                            question: clip(&question, 500),
+                        });
+                    };
+                    steps.push(Step {
+                        at_ms: at(started),
+                        kind: "answer",
+                        task_id: Some(task.id.clone()),
+                        state: None,
+                        detail: Some(clip(&answer, 500)),
+                    });
+                    let reply = Outgoing {
+                        context_id: if task.context_id.is_empty() {
+                            out.context_id.clone()
+                        } else {
+                            task.context_id.clone()
+                        },
+                        text: answer,
+                        data: None,
+                        metadata: out.metadata.clone(),
+                    };
+                    let id = task.id.clone();
+                    wait = self.config.poll;
+                    task = self.send(&card, version, &reply, Some(&id)).await?;
+                    if task.id.is_empty() {
+                        task.id = id;
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            if started.elapsed() >= self.config.timeout {
+                let _ = self.cancel(&card, version, &task.id).await;
+                steps.push(Step {
+                    at_ms: at(started),
+                    kind: "cancel",
+                    task_id: Some(task.id.clone()),
+                    state: None,
+                    detail: Some("timeout".into()),
+                });
+                return Err(A2aError::Timeout {
+                    agent: self.config.name.clone(),
+                    task_id: task.id,
+                    secs: self.config.timeout.as_secs(),
+                });
+            }
+            // Never past the timeout: the cancellation is due then.
+            let left = self.config.timeout.saturating_sub(started.elapsed());
+            tokio::time::sleep(wait.min(left)).await;
+            wait = (wait * 2).min(self.config.poll_max);
+            if task.id.is_empty() {
+                return Err(self.malformed("the task has no id to follow"));
+            }
+            task = self.get(&card, version, &task.id).await?;
+        }
+    }
+}
+
+/// Sends the pending CancelTask when dropped armed (the exchange's future was dropped).
+struct CancelOnDrop<'a>(&'a Mutex<Option<reqwest::RequestBuilder>>);
+
+impl CancelOnDrop<'_> {
+    /// The exchange ended by itself: nothing to cancel.
+    fn defuse(self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        let Some(req) = self.0.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = req.send().await;
+            });
+        }
+    }
+}
+
+/// A task as read from a reply.
+#[derive(Debug, Clone)]
+struct TaskView {
+    id: String,
+    context_id: String,
+    state: TaskState,
+    status_data: Option<Value>,
+    status_text: String,
+    artifacts_data: Option<Value>,
+    artifacts_text: String,
+}
+
+impl TaskView {
+    fn parse(t: &Value) -> Option<TaskView> {
+        let status = t.get("status")?;
+        let state = TaskState::parse(status.get("state")?.as_str()?);
+        let (status_data, status_text) = match status.get("message") {
+            Some(m) => parts(m.get("parts")),
+            None => (None, String::new()),
+        };
+        let mut data: Option<Value> = None;
+        let mut text = Vec::new();
+        for a in t
+            .get("artifacts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let (d, tx) = parts(a.get("parts"));
+            if let Some(d) = d {
+                merge(&mut data, d);
+            }
+            if !tx.is_empty() {
+                text.push(tx);
+            }
+        }
+        Some(TaskView {
+            id: str_of(t, "id"),
+            context_id: str_of(t, "contextId"),
+            state,
+            status_data,
+            status_text,
+            artifacts_data: data,
+            artifacts_text: text.join("\n"),
+        })
+    }
+
+    fn into_reply(self, version: Version, context_id: &str) -> Reply {
+        let mut data = self.artifacts_data;
+        if let Some(d) = self.status_data {
+            merge(&mut data, d);
+        }
+        let text = [self.artifacts_text, self.status_text]
+            .into_iter()
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        Reply {
+            task_id: self.id,
+            context_id: if self.context_id.is_empty() {
+                context_id.to_string()
+            } else {
+                self.context_id
+            },
+            version,
+            data,
+            text,
+        }
+    }
+}
+
+/// Objects merge key by key; anything else replaces.
+fn merge(into: &mut Option<Value>, d: Value) {
+    match (into.as_mut(), d) {
+        (Some(Value::Object(a)), Value::Object(b)) => a.extend(b),
+        (_, d) => *into = Some(d),
+    }
+}
+
+fn str_of(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The data (merged DataParts) and text (joined TextParts) of a parts list, in either
+/// version's shape (1.0: `{"text"}` / `{"data"}`; 0.3: `{"kind": "text"|"data", ...}`).
+fn parts(parts: Option<&Value>) -> (Option<Value>, String) {
+    let mut data = None;
+    let mut text = Vec::new();
+    for p in parts.and_then(Value::as_array).into_iter().flatten() {
+        if let Some(d) = p.get("data") {
+            merge(&mut data, d.clone());
+        } else if let Some(t) = p.get("text").and_then(Value::as_str) {
+            text.push(t.to_string());
+        }
+    }
+    (data, text.join("\n"))
+}
+
+fn message_json(version: Version, out: &Outgoing, task_id: Option<&str>) -> Value {
+    let mut parts = Vec::new();
+    match version {
+        Version::V1 => {
+            if !out.text.is_empty() {
+                parts.push(json!({"text": out.text}));
+            }
+            if let Some(d) = &out.data {
+                parts.push(json!({"data": d, "mediaType": "application/json"}));
+            }
+        }
+        Version::V03 => {
+            if !out.text.is_empty() {
+                parts.push(json!({"kind": "text", "text": out.text}));
+            }
+            if let Some(d) = &out.data {
+                parts.push(json!({"kind": "data", "data": d}));
+            }
+        }
+    }
+    let mut m = Map::new();
+    if version == Version::V03 {
+        m.insert("kind".into(), json!("message"));
+    }
+    m.insert("messageId".into(), json!(new_id()));
+    m.insert(
+        "role".into(),
+        json!(if version == Version::V1 {
+            "ROLE_USER"
+        } else {
+            "user"
+        }),
+    );
+    m.insert("contextId".into(), json!(out.context_id));
+    if let Some(t) = task_id {
+        m.insert("taskId".into(), json!(t));
+    }
+    m.insert("parts".into(), Value::Array(parts));
+    Value::Object(m)
+}
+
+/// The card's JSON-RPC endpoint and version. 1.0: a `supportedInterfaces` entry with
+/// binding `JSONRPC` and version 1.x (else any JSONRPC one, as 0.3); 0.3: the card's
+/// `url`. Without either, the base URL as 1.0.
+pub fn parse_card(doc: &Value, base: &str) -> Card {
+    let name = str_of(doc, "name");
+    let interfaces: Vec<&Value> = doc
+        .get("supportedInterfaces")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let jsonrpc = |v: &Value| {
+        v.get("protocolBinding")
+            .and_then(Value::as_str)
+            .is_none_or(|b| b.eq_ignore_ascii_case("JSONRPC"))
+    };
+    let version_of = |v: &Value| {
+        v.get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("1.0")
+            .to_string()
+    };
+    if let Some(i) = interfaces
+        .iter()
+        .find(|i| jsonrpc(i) && version_of(i).starts_with("1."))
+    {
+        return Card {
+            name,
+            endpoint: str_of(i, "url"),
+            version: Version::V1,
+        };
+    }
+    if let Some(i) = interfaces.iter().find(|i| jsonrpc(i)) {
+        return Card {
+            name,
+            endpoint: str_of(i, "url"),
+            version: Version::V03,
+        };
+    }
+    if let Some(url) = doc.get("url").and_then(Value::as_str) {
+        let v = doc
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("0.3");
+        return Card {
+            name,
+            endpoint: url.to_string(),
+            version: if v.starts_with("1.") {
+                Version::V1
+            } else {
+                Version::V03
+            },
+        };
+    }
+    Card {
+        name,
+        endpoint: base.to_string(),
+        version: Version::V1,
+    }
+}
+
+/// A fresh random id (a UUID v4 in form).
+pub fn new_id() -> String {
+    use ring::rand::{SecureRandom, SystemRandom};
+    let mut b = [0u8; 16];
+    let _ = SystemRandom::new().fill(&mut b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+fn strip_fence(t: &str) -> &str {
+    let Some(rest) = t.strip_prefix("```") else {
+        return t;
+    };
+    let rest = rest.trim_start_matches("json");
+    rest.trim_end().trim_end_matches("```").trim()
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(n).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_of_both_versions() {
+        assert_eq!(
+            TaskState::parse("TASK_STATE_INPUT_REQUIRED"),
+            TaskState::InputRequired
+        );
+        assert_eq!(TaskState::parse("input-required"), TaskState::InputRequired);
+        assert_eq!(
+            TaskState::parse("TASK_STATE_COMPLETED"),
+            TaskState::Completed
+        );
+        assert!(TaskState::parse("canceled").is_terminal());
+        assert!(!TaskState::parse("working").is_terminal());
+    }
+
+    #[test]
+    fn cards_of_both_versions() {
+        let v1 = json!({"name": "a", "supportedInterfaces": [
+            {"url": "http://h/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": "http://h/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
+        let c = parse_card(&v1, "http://h");
+        assert_eq!(
+            (c.endpoint.as_str(), c.version),
+            ("http://h/rpc", Version::V1)
+        );
+        let v03 = json!({"name": "b", "url": "http://h/a2a", "protocolVersion": "0.3.0"});
+        let c = parse_card(&v03, "http://h");
+        assert_eq!(
+            (c.endpoint.as_str(), c.version),
+            ("http://h/a2a", Version::V03)
+        );
+    }
+
+    fn reply(data: Option<Value>, text: &str) -> Reply {
+        Reply {
+            task_id: "t".into(),
+            context_id: "c".into(),
+            version: Version::V1,
+            data,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn outputs_from_data_text_json_or_a_clear_failure() {
+        let outs = vec!["approved".to_string()];
+        let r = reply(Some(json!({"approved": true})), "");
+        assert_eq!(r.outputs("a", &outs).unwrap()["approved"], json!(true));
+        let r = reply(None, "```json\n{\"approved\": false}\n```");
+        assert_eq!(r.outputs("a", &outs).unwrap()["approved"], json!(false));
+        let r = reply(None, "sure, approve it");
+        let e = r.outputs("a", &outs).unwrap_err().to_string();
+        assert!(
+            e.contains("not a JSON object") && e.contains("approved"),
+            "{e}"
+        );
+        let r = reply(None, "free text");
+        assert_eq!(r.outputs("a", &[]).unwrap()["reply"], json!("free text"));
+    }
+
+    #[test]
+    fn messages_in_both_shapes() {
+        let out = Outgoing {
+            context_id: "c".into(),
+            text: "hi".into(),
+            data: Some(json!({"x": 1})),
+            metadata: Map::new(),
+        };
+        let m = message_json(Version::V1, &out, Some("t"));
+        assert_eq!(m["role"], "ROLE_USER");
+        assert_eq!(m["parts"][1]["data"]["x"], 1);
+        assert_eq!(m["taskId"], "t");
+        let m = message_json(Version::V03, &out, None);
+        assert_eq!(m["kind"], "message");
+        assert_eq!(m["parts"][0]["kind"], "text");
+        assert!(m.get("taskId").is_none());
+    }
+
+    #[test]
+    fn ids_are_uuid_shaped() {
+        let id = new_id();
+        assert_eq!(id.len(), 36);
+        assert_ne!(id, new_id());
+    }
+}

@@ -1,0 +1,767 @@
+//! Remote agents over A2A, against peers written with the official A2A Python SDK
+//! (`tests/interop/a2a_peer.py`, `a2a-sdk` pinned in `tests/interop/requirements-a2a.txt`):
+//! `cuga-flo start` on an app whose task is delegated to the peer. Needs `python3` (3.10+)
+//! with `venv` and `pip`, and PyPI the first time.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+#[path = "support/chat_server.rs"]
+mod chat_server;
+#[path = "support/python.rs"]
+mod python;
+use python::{a2a_python, interop_dir, root};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
+
+/// A peer agent on 127.0.0.1, killed when dropped.
+struct Peer {
+    child: Child,
+    url: String,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Peer {
+    fn start(mode: &str, args: &[&str], envs: &[(&str, &str)]) -> Peer {
+        let dir = tempfile::tempdir().unwrap();
+        let port_file = dir.path().join("port");
+        let log = dir.path().join("requests.jsonl");
+        let mut cmd = Command::new(a2a_python());
+        cmd.arg(interop_dir().join("a2a_peer.py"))
+            .arg(mode)
+            .arg("--port-file")
+            .arg(&port_file)
+            .arg("--log")
+            .arg(&log)
+            .args(args)
+            .env("A2A_PEER_CANCEL_LOG", dir.path().join("cancel.jsonl"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("the peer starts");
+        let started = Instant::now();
+        let port = loop {
+            if let Ok(p) = std::fs::read_to_string(&port_file) {
+                break p.trim().to_string();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the peer did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        // The port is bound before the file is written; wait until it answers.
+        let url = format!("http://127.0.0.1:{port}");
+        while std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the peer does not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Peer {
+            child,
+            url,
+            log,
+            _dir: dir,
+        }
+    }
+
+    /// The requests the peer saw.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn cancels(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("cancel.jsonl")).unwrap_or_default()
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The remote_review app in a temporary apps folder, pointed at `url`, with `auth` (YAML
+/// lines under the agent) and `edit` applied to the config.
+fn app(url: &str, auth: &str, edit: impl Fn(String) -> String) -> tempfile::TempDir {
+    let apps = tempfile::tempdir().unwrap();
+    let src = root().join("tests/fixtures/apps/remote_review/config");
+    let dst = apps.path().join("remote_review/config");
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::copy(
+        src.join("remote_review.bpmn"),
+        dst.join("remote_review.bpmn"),
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(src.join("remote_review_config.yaml"))
+        .unwrap()
+        .replace("PEER_URL", url)
+        .replace("    # AUTH", auth);
+    std::fs::write(dst.join("remote_review_config.yaml"), edit(config)).unwrap();
+    apps
+}
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    journal: String,
+}
+
+fn start(apps: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Ran {
+    // A fresh run folder per run: the journal read back is this run's only.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let runs = apps.join(format!("runs-{n}"));
+    let mut cmd = Command::new(BIN);
+    cmd.env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .args([
+            "--apps-dir",
+            apps.to_str().unwrap(),
+            "start",
+            "remote_review",
+        ])
+        .args(["--run-dir", runs.to_str().unwrap(), "--no-model", "--json"])
+        .args(extra)
+        .stdin(Stdio::null());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let mut journal = String::new();
+    for run in std::fs::read_dir(runs.join("runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        journal.push_str(
+            &std::fs::read_to_string(run.path().join("journal.jsonl")).unwrap_or_default(),
+        );
+    }
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        journal,
+    }
+}
+
+impl Ran {
+    fn show(&self) -> String {
+        format!(
+            "exit {}\n--- stdout ---\n{}\n--- stderr ---\n{}\n--- journal ---\n{}",
+            self.code, self.stdout, self.stderr, self.journal
+        )
+    }
+}
+
+/// The `task_finished` record of the review, and the run's end.
+fn review(ran: &Ran) -> (Value, Value) {
+    let records: Vec<Value> = ran
+        .journal
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let task = records
+        .iter()
+        .find(|r| r["event"] == "task_finished" && r["node"] == "Activity_review")
+        .cloned()
+        .unwrap_or_else(|| panic!("no review record\n{}", ran.show()));
+    let end = records
+        .iter()
+        .rev()
+        .find(|r| r["event"] == "run_finished")
+        .cloned()
+        .unwrap_or_else(|| panic!("no run_finished\n{}", ran.show()));
+    (task, end)
+}
+
+fn entered(ran: &Ran, node: &str) -> bool {
+    ran.journal
+        .lines()
+        .any(|l| l.contains("\"node_entered\"") && l.contains(&format!("\"node\":\"{node}\"")))
+}
+
+#[test]
+fn a_task_is_delegated_to_a_python_sdk_agent_and_its_data_part_is_the_outputs() {
+    let peer = Peer::start("data", &[], &[]);
+    let apps = app(&peer.url, "", |c| c);
+    let ran = start(apps.path(), &[], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    let (task, end) = review(&ran);
+    assert_eq!(task["status"], "completed", "{}", ran.show());
+    assert_eq!(task["decided_by"], "remote");
+    assert_eq!(task["variables"]["approved"], true);
+    assert_eq!(task["variables"]["score"], 0.9);
+    // The composed input arrived as a DataPart: inputs per input_mapping, the outputs
+    // asked for, the instruction; the run id is the A2A context id.
+    let echo = &task["outputs"]["echo"];
+    assert_eq!(echo["inputs"]["claimant"], "Ada");
+    assert_eq!(echo["inputs"]["amount"], 120.0);
+    assert_eq!(echo["outputs"], serde_json::json!(["approved", "score"]));
+    assert!(
+        echo["instruction"]
+            .as_str()
+            .unwrap()
+            .contains("expense claim")
+    );
+    let run_id = ran.journal.lines().next().unwrap();
+    let run_id: Value = serde_json::from_str(run_id).unwrap();
+    assert_eq!(task["outputs"]["context_id"], run_id["run_id"]);
+    // The task is tainted: its data came from outside the run.
+    assert!(
+        task["taint"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("reviewer")
+    );
+    assert_eq!(end["status"], "completed");
+    assert!(entered(&ran, "Activity_pay"));
+    // Every step is journalled: card, send, status, reply.
+    for step in [
+        "card: peer-data speaks A2A 1.0",
+        "send task",
+        "[completed]",
+        "reply: task",
+    ] {
+        assert!(ran.journal.contains(step), "{step}\n{}", ran.show());
+    }
+    // 1.0 on the wire: the header and the media type.
+    let sends: Vec<Value> = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r["method"] == "SendMessage")
+        .collect();
+    assert_eq!(sends.len(), 1, "{:?}", peer.requests());
+    assert_eq!(sends[0]["a2a_version"], "1.0");
+    assert_eq!(sends[0]["content_type"], "application/a2a+json");
+    assert!(peer.requests().iter().any(|r| r["method"] == "GetTask"));
+    // The round trip (card, send, polls, reply), for the record: docs/a2a.md.
+    let reply = ran
+        .journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["model"] == "a2a:reviewer" && r["outcome"] == "answered")
+        .unwrap();
+    eprintln!("delegation round trip: {} ms", reply["latency_ms"]);
+    // A second run reuses nothing but is as quick: the card is read once per run.
+    let ran = start(apps.path(), &[], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    let reply = ran
+        .journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["model"] == "a2a:reviewer" && r["outcome"] == "answered")
+        .unwrap();
+    eprintln!(
+        "delegation round trip, warm agent: {} ms",
+        reply["latency_ms"]
+    );
+    let cards = peer
+        .requests()
+        .iter()
+        .filter(|r| r["path"] == "/.well-known/agent-card.json")
+        .count();
+    assert_eq!(cards, 2, "one card read per run");
+}
+
+#[test]
+fn a_text_reply_is_parsed_as_json_and_prose_fails_the_task_into_its_error_boundary() {
+    let peer = Peer::start("text", &[], &[]);
+    let apps = app(&peer.url, "", |c| c);
+    let ran = start(apps.path(), &[], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    let (task, _) = review(&ran);
+    assert_eq!(task["variables"]["score"], 0.7, "{}", ran.show());
+
+    let peer = Peer::start("prose", &[], &[]);
+    let apps = app(&peer.url, "", |c| c);
+    let ran = start(apps.path(), &[], &[]);
+    let (task, end) = review(&ran);
+    assert_eq!(task["status"], "failed", "{}", ran.show());
+    assert_eq!(task["error_code"], "REMOTE_FAILED", "{}", ran.show());
+    let error = task["error"].as_str().unwrap();
+    assert!(error.contains("not a JSON object"), "{error}");
+    // The error boundary caught it.
+    assert!(entered(&ran, "Activity_escalate"), "{}", ran.show());
+    assert_eq!(end["status"], "completed");
+}
+
+#[test]
+fn a_failed_remote_task_fails_the_run_without_an_error_boundary() {
+    let peer = Peer::start("fail", &[], &[]);
+    // Without the boundary event, the failure ends the run.
+    let apps = app(&peer.url, "", |c| c);
+    let bpmn = apps.path().join("remote_review/config/remote_review.bpmn");
+    let text = std::fs::read_to_string(&bpmn).unwrap();
+    let start_b = text.find("    <boundaryEvent").unwrap();
+    let end_b = text.find("</boundaryEvent>\n").unwrap() + "</boundaryEvent>\n".len();
+    let text = format!("{}{}", &text[..start_b], &text[end_b..])
+        .replace(
+            r#"    <sequenceFlow id="Flow_failed" sourceRef="Boundary_review_failed" targetRef="Activity_escalate" />
+"#,
+            "",
+        )
+        .replace(
+            r#"    <sequenceFlow id="Flow_escalated" sourceRef="Activity_escalate" targetRef="EndEvent_escalated" />
+"#,
+            "",
+        )
+        .replace(r#"    <task id="Activity_escalate" name="Escalate to a person" />
+"#, "")
+        .replace(r#"    <endEvent id="EndEvent_escalated" />
+"#, "");
+    std::fs::write(&bpmn, text).unwrap();
+    let ran = start(apps.path(), &[], &[]);
+    assert_ne!(ran.code, 0, "{}", ran.show());
+    let (task, end) = review(&ran);
+    assert_eq!(task["error_code"], "REMOTE_FAILED");
+    assert!(
+        task["error"].as_str().unwrap().contains("no capacity"),
+        "{}",
+        ran.show()
+    );
+    assert_eq!(end["status"], "failed", "{}", ran.show());
+}
+
+#[test]
+fn an_unreachable_agent_fails_the_task_clearly() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let apps = app(&format!("http://127.0.0.1:{port}"), "", |c| c);
+    let ran = start(apps.path(), &[], &[]);
+    let (task, _) = review(&ran);
+    assert_eq!(task["error_code"], "REMOTE_FAILED");
+    assert!(
+        task["error"].as_str().unwrap().contains("unreachable"),
+        "{}",
+        ran.show()
+    );
+    assert!(entered(&ran, "Activity_escalate"));
+}
+
+#[test]
+fn input_required_is_answered_by_the_reasoner_chain_in_the_same_task() {
+    let peer = Peer::start("ask", &[], &[]);
+    let apps = app(&peer.url, "", |c| {
+        c.replace("  approved: false\n", "  approved: false\n  budget: \"\"\n")
+            .replace(
+                "      score: score\n",
+                "      score: score\n      budget: budget\n",
+            )
+    });
+    let answers = apps.path().join("answers.yaml");
+    std::fs::write(
+        &answers,
+        "answers:\n  Activity_review: {outputs: {answer: \"500 EUR\"}}\n",
+    )
+    .unwrap();
+    let ran = start(apps.path(), &["--answers", answers.to_str().unwrap()], &[]);
+    let (task, _) = review(&ran);
+    assert_eq!(task["outputs"]["budget"], "500 EUR", "{}", ran.show());
+    assert!(
+        ran.journal.contains("input-required task"),
+        "{}",
+        ran.show()
+    );
+    assert!(ran.journal.contains("Which budget?"));
+    // One A2A task: the reply went back with the task id (two SendMessage, one task).
+    let sends = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r["method"] == "SendMessage")
+        .count();
+    assert_eq!(sends, 2);
+}
+
+#[test]
+fn a_slow_agent_is_cancelled_at_its_timeout() {
+    let peer = Peer::start("slow", &[], &[]);
+    let apps = app(&peer.url, "", |c| c.replace("timeout: 20", "timeout: 1.5"));
+    let started = Instant::now();
+    let ran = start(apps.path(), &[], &[]);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{}",
+        ran.show()
+    );
+    let (task, _) = review(&ran);
+    assert_eq!(task["error_code"], "REMOTE_FAILED");
+    assert!(
+        task["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within"),
+        "{}",
+        ran.show()
+    );
+    assert!(
+        peer.requests().iter().any(|r| r["method"] == "CancelTask"),
+        "{:?}",
+        peer.requests()
+    );
+    // The SDK handed the cancellation to the agent.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !peer.cancels().contains("canceled") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        peer.cancels().contains("canceled"),
+        "the agent saw no cancellation"
+    );
+    assert!(entered(&ran, "Activity_escalate"));
+}
+
+#[test]
+fn a_0_3_agent_is_spoken_to_in_0_3() {
+    let peer = Peer::start("data", &["--v03"], &[]);
+    let apps = app(&peer.url, "", |c| c);
+    let ran = start(apps.path(), &[], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    let (task, _) = review(&ran);
+    assert_eq!(task["variables"]["approved"], true, "{}", ran.show());
+    assert!(ran.journal.contains("speaks A2A 0.3"), "{}", ran.show());
+    assert!(
+        peer.requests()
+            .iter()
+            .any(|r| r["method"] == "message/send"),
+        "{:?}",
+        peer.requests()
+    );
+}
+
+const CANARY: &str = "canary-7f3a9c1e5b2d4a60";
+
+#[test]
+fn bearer_and_api_key_auth_reach_the_agent_and_the_secret_reaches_nothing_else() {
+    let peer = Peer::start(
+        "data",
+        &["--bearer-env", "PEER_TOKEN"],
+        &[("PEER_TOKEN", CANARY)],
+    );
+    let auth = "    auth: {type: bearer, token_env: REVIEWER_TOKEN}";
+    let apps = app(&peer.url, auth, |c| c);
+    let ran = start(apps.path(), &["-vv"], &[("REVIEWER_TOKEN", CANARY)]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(
+        peer.requests()
+            .iter()
+            .filter(|r| r["method"].is_string())
+            .all(|r| r["auth_ok"] == true)
+    );
+    for (what, text) in [
+        ("stdout", &ran.stdout),
+        ("stderr", &ran.stderr),
+        ("journal", &ran.journal),
+    ] {
+        assert!(!text.contains(CANARY), "the secret reached {what}");
+    }
+    // A wrong token: 401, the task fails saying so, and the secret is still nowhere.
+    let ran = start(apps.path(), &[], &[("REVIEWER_TOKEN", "wrong-token-value")]);
+    let (task, _) = review(&ran);
+    assert!(
+        task["error"]
+            .as_str()
+            .unwrap()
+            .contains("refused the credentials"),
+        "{}",
+        ran.show()
+    );
+    assert!(!ran.journal.contains("wrong-token-value"));
+    // The variable not set: the task fails naming it.
+    let ran = start(apps.path(), &[], &[]);
+    let (task, _) = review(&ran);
+    assert!(
+        task["error"].as_str().unwrap().contains("REVIEWER_TOKEN"),
+        "{}",
+        ran.show()
+    );
+
+    let peer = Peer::start(
+        "data",
+        &[
+            "--api-key-env",
+            "PEER_KEY",
+            "--api-key-header",
+            "X-Review-Key",
+        ],
+        &[("PEER_KEY", CANARY)],
+    );
+    let auth = "    auth: {type: api_key, header: X-Review-Key, key_env: REVIEWER_KEY}";
+    let apps = app(&peer.url, auth, |c| c);
+    let ran = start(apps.path(), &["-vv"], &[("REVIEWER_KEY", CANARY)]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    for text in [&ran.stdout, &ran.stderr, &ran.journal] {
+        assert!(!text.contains(CANARY));
+    }
+}
+
+#[test]
+fn an_inline_token_is_a_validate_error_that_says_how_to_move_it() {
+    let auth = format!("    auth: {{type: bearer, token: {CANARY}}}");
+    let apps = app("http://127.0.0.1:9", &auth, |c| c);
+    let out = Command::new(BIN)
+        .env("NO_COLOR", "1")
+        .args([
+            "--apps-dir",
+            apps.path().to_str().unwrap(),
+            "validate",
+            "remote_review",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("config::secret"), "{stdout}");
+    assert!(stdout.contains("token_env"), "{stdout}");
+}
+
+/// The consultation app, pointed at `url`; its journal after `cuga-flo start` with the
+/// model at `model_url`.
+fn consult_run(url: &str, model_url: &str) -> Ran {
+    consult_run_with(url, Some(model_url))
+}
+
+fn consult_run_with(url: &str, model_url: Option<&str>) -> Ran {
+    let apps = tempfile::tempdir().unwrap();
+    let src = root().join("tests/fixtures/apps/remote_consult/config");
+    let dst = apps.path().join("remote_consult/config");
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::copy(
+        src.join("remote_consult.bpmn"),
+        dst.join("remote_consult.bpmn"),
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(src.join("remote_consult_config.yaml"))
+        .unwrap()
+        .replace("PEER_URL", url);
+    std::fs::write(dst.join("remote_consult_config.yaml"), config).unwrap();
+    let runs = apps.path().join("runs");
+    let mut cmd = Command::new(BIN);
+    cmd.env_remove("CUGA_FLO_APPS")
+        .env_remove("OPENAI_API_KEY")
+        .env("NO_COLOR", "1")
+        .args([
+            "--apps-dir",
+            apps.path().to_str().unwrap(),
+            "start",
+            "remote_consult",
+        ])
+        .args(["--run-dir", runs.to_str().unwrap(), "--json"])
+        .stdin(Stdio::null());
+    match model_url {
+        Some(url) => cmd
+            .env("CUGA_FLO_LLM_BASE_URL", url)
+            .env("CUGA_FLO_LLM_MODEL", chat_server::MODEL)
+            .env("CUGA_FLO_LLM_API_KEY", "sk-test"),
+        None => cmd.arg("--no-model"),
+    };
+    let out = cmd.output().unwrap();
+    let mut journal = String::new();
+    for run in std::fs::read_dir(runs.join("runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        journal.push_str(
+            &std::fs::read_to_string(run.path().join("journal.jsonl")).unwrap_or_default(),
+        );
+    }
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        journal,
+    }
+}
+
+/// A model that consults first, then routes by what the consultation said.
+fn consulting_model() -> chat_server::ChatServer {
+    chat_server::ChatServer::start(|r| {
+        let messages = r.body["messages"].as_array().unwrap();
+        let tool = messages.iter().rev().find(|m| m["role"] == "tool");
+        let Some(tool) = tool else {
+            let tools: Vec<&str> = r.body["tools"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|t| t["function"]["name"].as_str().unwrap())
+                        .collect()
+                })
+                .unwrap_or_default();
+            assert_eq!(
+                tools,
+                ["consult_user"],
+                "the gateway is offered consult_user"
+            );
+            return chat_server::Reply::tool_call(
+                "consult_user",
+                r#"{"question": "Does the customer want express shipping?"}"#,
+            );
+        };
+        let said = tool["content"].as_str().unwrap().to_string();
+        let flow = if said.contains("prefers express") {
+            "Flow_express"
+        } else {
+            "Flow_standard"
+        };
+        chat_server::Reply::completion(
+            &serde_json::json!({"reason": format!("consulted: {said}"), "flow": flow}).to_string(),
+        )
+    })
+}
+
+#[test]
+fn a_gateway_model_consults_a_remote_person_and_routes_by_the_answer() {
+    let peer = Peer::start("consult", &[], &[]);
+    let model = consulting_model();
+    let ran = consult_run(&peer.url, &model.url());
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(entered(&ran, "Activity_express"), "{}", ran.show());
+    // The exchange is journalled with the gateway's calls.
+    assert!(ran.journal.contains("a2a:advisor"), "{}", ran.show());
+    assert!(ran.journal.contains("reply: task"), "{}", ran.show());
+    let sends: Vec<Value> = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r["method"] == "SendMessage")
+        .collect();
+    assert_eq!(sends.len(), 1);
+}
+
+#[test]
+fn a_failed_consultation_is_journalled_and_the_model_decides_without_it() {
+    let peer = Peer::start("fail", &[], &[]);
+    let model = consulting_model();
+    let ran = consult_run(&peer.url, &model.url());
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(entered(&ran, "Activity_standard"), "{}", ran.show());
+    assert!(
+        ran.journal.contains("\"model\":\"a2a:advisor\""),
+        "{}",
+        ran.show()
+    );
+    assert!(ran.journal.contains("no capacity"), "{}", ran.show());
+    // What the model was told.
+    let told = model
+        .requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(told.contains("consultation unavailable"), "{told}");
+}
+
+/// The original project's `excel_flows_kogito` (three tasks delegated to `agent0`, a
+/// gateway consulting it) runs natively against an `a2a-sdk` delegate.
+#[test]
+fn the_upstream_excel_flows_kogito_app_runs_natively_against_a_delegate() {
+    let peer = Peer::start("data", &[], &[]);
+    let apps = tempfile::tempdir().unwrap();
+    let src = root().join("tests/fixtures/upstream-apps/excel_flows_kogito");
+    let dst = apps.path().join("excel_flows_kogito");
+    for sub in ["config", "policies"] {
+        std::fs::create_dir_all(dst.join(sub)).unwrap();
+        for f in std::fs::read_dir(src.join(sub)).unwrap().flatten() {
+            std::fs::copy(f.path(), dst.join(sub).join(f.file_name())).unwrap();
+        }
+    }
+    let config = dst.join("config/excel_flows_kogito_config.yaml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("http://a.b.c", &peer.url);
+    std::fs::write(&config, text).unwrap();
+    let answers = apps.path().join("answers.yaml");
+    std::fs::write(
+        &answers,
+        "answers:\n  n_idef1d8509-fe5d-49b5-b0b6-03d2711a6371: {flow: n_c55888b8-8a2c-4c56-b7b7-9b85c617bbf0}\n",
+    )
+    .unwrap();
+    let runs = apps.path().join("runs");
+    let out = Command::new(BIN)
+        .env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .args([
+            "--apps-dir",
+            apps.path().to_str().unwrap(),
+            "start",
+            "excel_flows_kogito",
+        ])
+        .args([
+            "--engine",
+            "native",
+            "--no-model",
+            "--answers",
+            answers.to_str().unwrap(),
+        ])
+        .args(["--run-dir", runs.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("3 remote"), "{stdout}");
+    // The exchanges are not model calls: no model usage, no model budget spent.
+    assert!(!stdout.contains("  model: "), "{stdout}");
+    let sends = peer
+        .requests()
+        .into_iter()
+        .filter(|r| r["method"] == "SendMessage")
+        .count();
+    assert_eq!(sends, 3);
+}
+
+#[test]
+fn without_a_model_the_remote_person_chooses_the_flow() {
+    let peer = Peer::start("choose", &[], &[]);
+    let ran = consult_run_with(&peer.url, None);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(entered(&ran, "Activity_express"), "{}", ran.show());
+    assert!(
+        ran.journal.contains("\"decided_by\":\"remote\""),
+        "{}",
+        ran.show()
+    );
+
+    // A failed consultation is journalled and the next reasoner decides: here nobody is
+    // at the terminal, so the question parks.
+    let peer = Peer::start("fail", &[], &[]);
+    let ran = consult_run_with(&peer.url, None);
+    assert!(
+        ran.journal.contains("\"model\":\"a2a:advisor\""),
+        "{}",
+        ran.show()
+    );
+    assert!(ran.journal.contains("no capacity"), "{}", ran.show());
+    assert!(!entered(&ran, "Activity_express"), "{}", ran.show());
+    assert!(
+        ran.journal.contains("run_waiting") || ran.journal.contains("parked"),
+        "{}",
+        ran.show()
+    );
+}

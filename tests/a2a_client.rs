@@ -1,0 +1,272 @@
+//! The A2A client (src/a2a/) against a scripted in-process agent: what the official SDK
+//! peers (tests/a2a.rs) do not do: a card that claims 1.0 from an agent that answers only
+//! 0.3 (fallback), garbage replies, a refused card, an agent that never ends a task.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use cuga_flo::a2a::{A2aError, AgentConfig, Client, NoAnswerer, Outgoing, Version};
+use serde_json::{Value, json};
+
+/// A JSON response (axum's `json` feature is off in this build).
+fn json_response(status: StatusCode, v: &Value) -> Response {
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        v.to_string(),
+    )
+        .into_response()
+}
+
+type Handler = Arc<dyn Fn(&str, &HeaderMap, &Value) -> Response + Send + Sync>;
+
+#[derive(Clone)]
+struct Agent {
+    card: Value,
+    card_status: StatusCode,
+    rpc: Handler,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+async fn card(State(a): State<Agent>) -> Response {
+    json_response(a.card_status, &a.card)
+}
+
+async fn rpc(State(a): State<Agent>, headers: HeaderMap, body: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let method = body["method"].as_str().unwrap_or("").to_string();
+    a.seen.lock().unwrap().push(method.clone());
+    (a.rpc)(&method, &headers, &body)
+}
+
+/// Serve `agent` on 127.0.0.1; its base URL.
+async fn serve(mut agent: Agent) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    if agent.card.get("supportedInterfaces").is_some() {
+        agent.card["supportedInterfaces"][0]["url"] = json!(format!("{url}/rpc"));
+    } else if agent.card.get("url").is_some() {
+        agent.card["url"] = json!(format!("{url}/rpc"));
+    }
+    let seen = agent.seen.clone();
+    let app = Router::new()
+        .route("/.well-known/agent-card.json", get(card))
+        .route("/rpc", post(rpc))
+        .with_state(agent);
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, seen)
+}
+
+fn agent(card: Value, rpc: Handler) -> Agent {
+    Agent {
+        card,
+        card_status: StatusCode::OK,
+        rpc,
+        seen: Arc::default(),
+    }
+}
+
+fn card_1_0() -> Value {
+    json!({"name": "scripted", "supportedInterfaces": [
+        {"url": "", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]})
+}
+
+fn out() -> Outgoing {
+    Outgoing {
+        context_id: "run-1".into(),
+        text: "hello".into(),
+        data: Some(json!({"x": 1})),
+        metadata: Default::default(),
+    }
+}
+
+fn client(url: &str, timeout: Duration) -> Client {
+    let mut config = AgentConfig::new("scripted", url);
+    config.timeout = timeout;
+    Client::new(config).unwrap()
+}
+
+fn result(id: &Value, result: Value) -> Response {
+    json_response(
+        StatusCode::OK,
+        &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+    )
+}
+
+#[tokio::test]
+async fn a_1_0_card_from_a_0_3_agent_falls_back_to_0_3() {
+    let (url, seen) = serve(agent(
+        card_1_0(),
+        Arc::new(|method, headers, body| match method {
+            "SendMessage" => {
+                assert_eq!(headers["a2a-version"], "1.0");
+                json_response(StatusCode::OK, &json!({"jsonrpc": "2.0", "id": body["id"],
+                    "error": {"code": -32009, "message": "A2A version '1.0' is not supported"}}))
+            }
+            "message/send" => {
+                assert_eq!(body["params"]["message"]["kind"], "message");
+                assert_eq!(body["params"]["message"]["parts"][1]["kind"], "data");
+                result(&body["id"], json!({"kind": "task", "id": "t1", "contextId": "run-1",
+                    "status": {"state": "completed"},
+                    "artifacts": [{"artifactId": "a", "parts": [{"kind": "data", "data": {"ok": true}}]}]}))
+            }
+            other => panic!("unexpected {other}"),
+        }),
+    ))
+    .await;
+    let mut steps = Vec::new();
+    let reply = client(&url, Duration::from_secs(5))
+        .exchange(&out(), &NoAnswerer, &mut steps)
+        .await
+        .unwrap();
+    assert_eq!(reply.version, Version::V03);
+    assert_eq!(reply.data, Some(json!({"ok": true})));
+    assert!(steps.iter().any(|s| s.kind == "fallback"), "{steps:?}");
+    assert_eq!(*seen.lock().unwrap(), ["SendMessage", "message/send"]);
+}
+
+#[tokio::test]
+async fn a_reply_that_is_not_json_is_malformed_and_a_refused_card_is_unauthorized() {
+    let (url, _) = serve(agent(
+        card_1_0(),
+        Arc::new(|_, _, _| (StatusCode::OK, "<html>oops</html>").into_response()),
+    ))
+    .await;
+    let mut steps = Vec::new();
+    let err = client(&url, Duration::from_secs(5))
+        .exchange(&out(), &NoAnswerer, &mut steps)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, A2aError::Malformed { .. }), "{err}");
+
+    let mut refused = agent(
+        card_1_0(),
+        Arc::new(|_, _, _| StatusCode::OK.into_response()),
+    );
+    refused.card_status = StatusCode::UNAUTHORIZED;
+    let (url, seen) = serve(refused).await;
+    let err = client(&url, Duration::from_secs(5))
+        .exchange(&out(), &NoAnswerer, &mut steps)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, A2aError::Unauthorized { status: 401, .. }),
+        "{err}"
+    );
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing is sent without a card"
+    );
+}
+
+#[tokio::test]
+async fn a_task_that_never_ends_is_cancelled_at_the_timeout_and_questions_without_answerer_fail() {
+    let (url, seen) = serve(agent(
+        card_1_0(),
+        Arc::new(|method, _, body| match method {
+            "SendMessage" => result(
+                &body["id"],
+                json!({"task": {"id": "t1", "contextId": "run-1",
+                "status": {"state": "TASK_STATE_WORKING"}}}),
+            ),
+            "GetTask" => result(
+                &body["id"],
+                json!({"id": "t1", "contextId": "run-1",
+                "status": {"state": "TASK_STATE_WORKING"}}),
+            ),
+            "CancelTask" => result(
+                &body["id"],
+                json!({"id": "t1",
+                "status": {"state": "TASK_STATE_CANCELED"}}),
+            ),
+            other => panic!("unexpected {other}"),
+        }),
+    ))
+    .await;
+    let started = std::time::Instant::now();
+    let mut steps = Vec::new();
+    let err = client(&url, Duration::from_millis(400))
+        .exchange(&out(), &NoAnswerer, &mut steps)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, A2aError::Timeout { .. }), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(seen.lock().unwrap().last().unwrap(), "CancelTask");
+
+    let (url, seen) = serve(agent(
+        card_1_0(),
+        Arc::new(|method, _, body| match method {
+            "SendMessage" => result(
+                &body["id"],
+                json!({"task": {"id": "t2", "contextId": "run-1",
+                "status": {"state": "TASK_STATE_INPUT_REQUIRED",
+                    "message": {"role": "ROLE_AGENT", "parts": [{"text": "Which budget?"}]}}}}),
+            ),
+            "CancelTask" => result(
+                &body["id"],
+                json!({"id": "t2",
+                "status": {"state": "TASK_STATE_CANCELED"}}),
+            ),
+            other => panic!("unexpected {other}"),
+        }),
+    ))
+    .await;
+    let err = client(&url, Duration::from_secs(5))
+        .exchange(&out(), &NoAnswerer, &mut steps)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("Which budget?"), "{err}");
+    assert_eq!(*seen.lock().unwrap(), ["SendMessage", "CancelTask"]);
+}
+
+#[tokio::test]
+async fn an_exchange_dropped_mid_task_cancels_the_remote_task() {
+    let (url, seen) = serve(agent(
+        card_1_0(),
+        Arc::new(|method, _, body| match method {
+            "SendMessage" => result(
+                &body["id"],
+                json!({"task": {"id": "t3", "contextId": "run-1",
+                "status": {"state": "TASK_STATE_WORKING"}}}),
+            ),
+            "GetTask" => result(
+                &body["id"],
+                json!({"id": "t3",
+                "status": {"state": "TASK_STATE_WORKING"}}),
+            ),
+            "CancelTask" => {
+                assert_eq!(body["params"]["id"], "t3");
+                result(
+                    &body["id"],
+                    json!({"id": "t3", "status": {"state": "TASK_STATE_CANCELED"}}),
+                )
+            }
+            other => panic!("unexpected {other}"),
+        }),
+    ))
+    .await;
+    let c = client(&url, Duration::from_secs(30));
+    let mut steps = Vec::new();
+    // The run is cancelled after 300 ms: the exchange's future is dropped.
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(300),
+        c.exchange(&out(), &NoAnswerer, &mut steps),
+    )
+    .await;
+    assert!(dropped.is_err());
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !seen.lock().unwrap().iter().any(|m| m == "CancelTask") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no CancelTask: {:?}",
+            seen.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
