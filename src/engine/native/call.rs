@@ -36,13 +36,7 @@ impl Run {
         token: TokenId,
         node: &LiveNode,
     ) -> Result<bool, EngineError> {
-        let spec = self
-            .request
-            .process
-            .nodes
-            .iter()
-            .find(|n| n.id == node.id)
-            .and_then(call_spec);
+        let spec = self.request.process.node(&node.id).and_then(call_spec);
         let Some(spec) = spec else {
             return Ok(false);
         };
