@@ -83,7 +83,7 @@ impl Asker<'_> {
         variables: Map<String, Value>,
         path: &[String],
     ) -> Result<Map<String, Value>, String> {
-        match self.answer_task(task, key, variables, path).await? {
+        match self.answer_task(task, key, variables, path, None).await? {
             TaskAnswer::Done(writes) => Ok(writes),
             TaskAnswer::Raised { error, .. } => Err(format!("task `{task}` failed: {error}")),
         }
@@ -98,8 +98,11 @@ impl Asker<'_> {
         key: &str,
         variables: Map<String, Value>,
         path: &[String],
+        instance: Option<crate::vocab::InstanceVisit>,
     ) -> Result<TaskAnswer, String> {
-        let ctx = self.context(task, key, variables, path);
+        let mut ctx = self.context(task, key, variables, path);
+        // An instance of a multi-instance task is asked as the native engine asks it.
+        ctx.instance = instance;
         let outcome = self
             .witness
             .execute_task(task, ctx)

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::Map;
 
 use super::prior::Prior;
-use crate::bpmn::{CallSpec, Process, call_spec};
+use crate::bpmn::{CallSpec, LoopKind, Process, call_spec};
 use crate::bridge::child::{ChildCall, ChildRuns, call_outcome, child_run_id};
 use crate::bridge::{
     BoxFuture, ControlPointContext, ControlPointError, ControlPoints, EngineRecord,
@@ -59,6 +59,31 @@ pub struct Witness {
     calls: BTreeMap<String, CallSpec>,
     /// Who runs them as child runs (none: a call activity is asked as a task).
     children: Option<Children>,
+    /// For each node inside (or being) a multi-instance activity, the names its task
+    /// writes that stay the innermost instance's own (as the native engine keeps them).
+    instance_own: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// [`Witness::instance_own`] of `process`.
+fn instance_own_names(process: &Process) -> BTreeMap<String, BTreeSet<String>> {
+    let multi = |id: &str| {
+        let looping = process.node(id)?.looping.as_ref()?;
+        matches!(looping.kind, LoopKind::MultiInstance { .. })
+            .then(|| crate::engine::native::multi::own_names(&looping.multi))
+    };
+    (process.nodes.iter())
+        .filter_map(|n| {
+            // The node itself, else its nearest enclosing sub-process that is one.
+            let mut at = Some(n.id.as_str());
+            while let Some(id) = at {
+                if let Some(own) = multi(id) {
+                    return Some((n.id.clone(), own));
+                }
+                at = process.node(id).and_then(|p| p.parent.as_deref());
+            }
+            None
+        })
+        .collect()
 }
 
 /// Who runs the child runs of a run's call activities, and the run they are children of.
@@ -117,6 +142,7 @@ impl Witness {
                 .filter_map(|n| Some((n.id.clone(), call_spec(n)?)))
                 .collect(),
             children: None,
+            instance_own: instance_own_names(process),
         }
     }
 
@@ -659,9 +685,19 @@ impl ControlPoints for Witness {
             }
             let started = self.begin(&mut ctx);
             let key = ctx.idempotency_key.clone();
+            // A call in an instance of a multi-instance activity: what stays the instance's.
+            let own_names = ctx
+                .instance
+                .is_some()
+                .then(|| self.instance_own.get(&task_id))
+                .flatten();
             let result = self.inner.execute_task(&task_id, ctx).await;
             match &result {
                 Ok(outcome) => self.end(&task_id, &outcome.calls, |seen| {
+                    let own: Vec<String> = (outcome.variables.keys())
+                        .filter(|k| own_names.is_some_and(|o| o.contains(*k)))
+                        .cloned()
+                        .collect();
                     seen.variables.extend(outcome.variables.clone());
                     vec![Event::TaskFinished {
                         key: key.clone(),
@@ -683,7 +719,7 @@ impl ControlPoints for Witness {
                         duration_ms: elapsed_ms(started),
                         digest: outcome.digest.clone(),
                         taint: outcome.taint.clone(),
-                        own: Vec::new(),
+                        own,
                     }]
                 }),
                 // Unanswered, the task failed: a conforming engine raises UNANSWERED (as

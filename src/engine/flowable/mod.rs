@@ -1000,7 +1000,16 @@ impl Run {
         };
         let answer = self
             .asker()
-            .answer_task(task, key, variables.clone(), &path)
+            .answer_task(
+                task,
+                key,
+                variables.clone(),
+                &path,
+                instance.as_ref().map(|i| crate::vocab::InstanceVisit {
+                    loop_counter: i.loop_counter,
+                    instances: i.count,
+                }),
+            )
             .await?;
         match answer {
             TaskAnswer::Done(writes) => {

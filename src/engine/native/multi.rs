@@ -250,11 +250,19 @@ pub(crate) fn instance_locals(
         let item = items.get(index).cloned().unwrap_or(Value::Null);
         locals.insert(name.clone(), item);
     }
-    let mut own: BTreeSet<String> = locals.keys().cloned().collect();
-    if let Some(name) = spec.output_element.as_deref().and_then(named_variable) {
-        own.insert(name);
-    }
-    (locals, own)
+    (locals, own_names(spec))
+}
+
+/// The names that stay an instance's own when its tasks write them: `loopCounter`,
+/// `nrOfInstances`, the element variable and the output element's variable.
+pub(crate) fn own_names(spec: &MultiInstance) -> BTreeSet<String> {
+    let mut own: BTreeSet<String> = ["loopCounter", "nrOfInstances"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    own.extend(spec.element_variable.clone());
+    own.extend(spec.output_element.as_deref().and_then(named_variable));
+    own
 }
 
 /// An instance's output for the output collection, over its variables `vars`: the output
