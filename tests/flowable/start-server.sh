@@ -34,6 +34,8 @@ USER_PASSWORD="${FLOWABLE_PASSWORD:-test}"
 TIMEOUT="${FLOWABLE_START_TIMEOUT:-180}"
 
 say() { echo "flowable: $*" >&2; }
+# shellcheck source=../support/server.sh
+source "$HERE/../support/server.sh"
 die() { say "$*"; exit 1; }
 
 command -v java >/dev/null || die "java not found (Java 17 is needed)"
@@ -128,7 +130,7 @@ if [ -s "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
 fi
 
 # Something else answering on the port would pass the readiness check below.
-if python3 -c 'import socket, sys; s = socket.socket(); s.settimeout(2); sys.exit(s.connect_ex(("127.0.0.1", int(sys.argv[1]))) != 0)' "$PORT"; then
+if ! port_free "$PORT"; then
     die "port $PORT is already in use on 127.0.0.1"
 fi
 
@@ -141,35 +143,8 @@ PID=$!
 echo "$PID" >"$PIDFILE"
 
 URL="http://127.0.0.1:$PORT/flowable-rest/service"
-started=$SECONDS
-while :; do
-    if ! kill -0 "$PID" 2>/dev/null; then
-        rm -f "$PIDFILE"
-        say "the server died during start-up; last lines of $LOG:"
-        tail -n 40 "$LOG" >&2 || true
-        exit 1
-    fi
-    code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -u "$USER_NAME:$USER_PASSWORD" \
-        "$URL/repository/process-definitions?size=1" || true)"
-    [ "$code" = 200 ] && break
-    if [ $((SECONDS - started)) -ge "$TIMEOUT" ]; then
-        say "no answer from $URL after ${TIMEOUT} s (last status: $code); last lines of $LOG:"
-        tail -n 40 "$LOG" >&2 || true
-        kill "$PID" 2>/dev/null || true
-        rm -f "$PIDFILE"
-        exit 1
-    fi
-    sleep 0.5
-done
-say "up after $((SECONDS - started)) s (pid $PID)"
-if [ -n "${CUGA_FLO_OWNER_PID:-}" ]; then
-    # A watchdog, detached from our stdout so the caller is not kept waiting.
-    (
-        while kill -0 "$CUGA_FLO_OWNER_PID" 2>/dev/null && kill -0 "$PID" 2>/dev/null; do
-            sleep 1
-        done
-        "$HERE/stop-server.sh" "$PORT" >/dev/null 2>&1 || true
-    ) </dev/null >/dev/null 2>&1 &
-    disown
-fi
+wait_up "$PID" "$PIDFILE" "$LOG" server "$URL" \
+    curl -s -o /dev/null -w '%{http_code}' --max-time 5 -u "$USER_NAME:$USER_PASSWORD" \
+    "$URL/repository/process-definitions?size=1"
+watch_owner "$PID" "$HERE/stop-server.sh" "$PORT"
 echo "listening $URL"

@@ -27,6 +27,8 @@ CACHE="${CUGA_FLO_CACHE:-$HOME/.cache/cuga-flo}/fuseki"
 TIMEOUT="${FUSEKI_START_TIMEOUT:-120}"
 
 say() { echo "fuseki: $*" >&2; }
+# shellcheck source=../support/server.sh
+source "$HERE/../support/server.sh"
 die() { say "$*"; exit 1; }
 
 command -v java >/dev/null || die "java not found (Java 17 is needed)"
@@ -72,7 +74,7 @@ LOG="$RUN/server.log"
 if [ -s "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
     die "a server is already running from $RUN (pid $(cat "$PIDFILE")); stop it with stop-server.sh $PORT"
 fi
-if python3 -c 'import socket, sys; s = socket.socket(); s.settimeout(2); sys.exit(s.connect_ex(("127.0.0.1", int(sys.argv[1]))) != 0)' "$PORT"; then
+if ! port_free "$PORT"; then
     die "port $PORT is already in use on 127.0.0.1"
 fi
 
@@ -86,34 +88,7 @@ PID=$!
 echo "$PID" >"$PIDFILE"
 
 URL="http://127.0.0.1:$PORT"
-started=$SECONDS
-while :; do
-    if ! kill -0 "$PID" 2>/dev/null; then
-        rm -f "$PIDFILE"
-        say "the server died during start-up; last lines of $LOG:"
-        tail -n 40 "$LOG" >&2 || true
-        exit 1
-    fi
-    code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
-        --data-urlencode 'query=ASK {}' "$URL/ds/query" || true)"
-    [ "$code" = 200 ] && break
-    if [ $((SECONDS - started)) -ge "$TIMEOUT" ]; then
-        say "no answer from $URL/ds after ${TIMEOUT} s (last status: $code); last lines of $LOG:"
-        tail -n 40 "$LOG" >&2 || true
-        kill "$PID" 2>/dev/null || true
-        rm -f "$PIDFILE"
-        exit 1
-    fi
-    sleep 0.3
-done
-say "up after $((SECONDS - started)) s (pid $PID)"
-if [ -n "${CUGA_FLO_OWNER_PID:-}" ]; then
-    (
-        while kill -0 "$CUGA_FLO_OWNER_PID" 2>/dev/null && kill -0 "$PID" 2>/dev/null; do
-            sleep 1
-        done
-        "$HERE/stop-server.sh" "$PORT" >/dev/null 2>&1 || true
-    ) </dev/null >/dev/null 2>&1 &
-    disown
-fi
+wait_up "$PID" "$PIDFILE" "$LOG" server "$URL/ds" \
+    curl -s -o /dev/null -w '%{http_code}' --max-time 5 --data-urlencode 'query=ASK {}' "$URL/ds/query"
+watch_owner "$PID" "$HERE/stop-server.sh" "$PORT"
 echo "listening $URL"

@@ -28,6 +28,8 @@ BIN="${CUGA_FLO_BIN:-$ROOT/target/debug/cuga-flo}"
 TIMEOUT="${KOGITO_START_TIMEOUT:-120}"
 
 say() { echo "kogito: $*" >&2; }
+# shellcheck source=../support/server.sh
+source "$HERE/../support/server.sh"
 die() { say "$*"; exit 1; }
 
 command -v java >/dev/null || die "java not found (Java 17 is needed)"
@@ -74,7 +76,7 @@ fi
 RUN="$CACHE/run-$PORT"
 mkdir -p "$RUN"
 LOG="$RUN/service.log"
-if python3 -c 'import socket, sys; s = socket.socket(); s.settimeout(2); sys.exit(s.connect_ex(("127.0.0.1", int(sys.argv[1]))) != 0)' "$PORT"; then
+if ! port_free "$PORT"; then
     die "port $PORT is already in use on 127.0.0.1"
 fi
 say "starting $APP on 127.0.0.1:$PORT (log: $LOG)"
@@ -83,33 +85,7 @@ java -Xmx256m -XX:TieredStopAtLevel=1 -Dquarkus.http.host=127.0.0.1 -Dquarkus.ht
 PID=$!
 echo "$PID" >"$RUN/service.pid"
 URL="http://127.0.0.1:$PORT"
-started=$SECONDS
-while :; do
-    if ! kill -0 "$PID" 2>/dev/null; then
-        rm -f "$RUN/service.pid"
-        say "the service died during start-up; last lines of $LOG:"
-        tail -n 40 "$LOG" >&2 || true
-        exit 1
-    fi
-    code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/$PROCESS" || true)"
-    [ "$code" = 200 ] && break
-    if [ $((SECONDS - started)) -ge "$TIMEOUT" ]; then
-        say "no answer from $URL/$PROCESS after ${TIMEOUT} s (last status: $code)"
-        tail -n 40 "$LOG" >&2 || true
-        kill "$PID" 2>/dev/null || true
-        rm -f "$RUN/service.pid"
-        exit 1
-    fi
-    sleep 0.3
-done
-say "up after $((SECONDS - started)) s (pid $PID)"
-if [ -n "${CUGA_FLO_OWNER_PID:-}" ]; then
-    (
-        while kill -0 "$CUGA_FLO_OWNER_PID" 2>/dev/null && kill -0 "$PID" 2>/dev/null; do
-            sleep 1
-        done
-        "$HERE/stop-service.sh" "$PORT" >/dev/null 2>&1 || true
-    ) </dev/null >/dev/null 2>&1 &
-    disown
-fi
+wait_up "$PID" "$RUN/service.pid" "$LOG" service "$URL/$PROCESS" \
+    curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/$PROCESS"
+watch_owner "$PID" "$HERE/stop-service.sh" "$PORT"
 echo "listening $URL"
