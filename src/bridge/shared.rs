@@ -190,11 +190,6 @@ impl ScopedVariables {
     pub fn contains_key(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
-
-    /// The whole as one map (the layers merged).
-    pub fn to_map(&self) -> Variables {
-        Variables::clone(self)
-    }
 }
 
 impl Deref for ScopedVariables {
