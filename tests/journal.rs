@@ -290,7 +290,7 @@ fn concurrent_emits_keep_the_sequence_consecutive() {
     let observed = Arc::clone(&seen);
     let journal = Arc::new(
         create(tmp.path(), false)
-            .with_observer(Box::new(move |r| observed.lock().unwrap().push(r.seq))),
+            .with_observer(move |r: &Record| observed.lock().unwrap().push(r.seq)),
     );
     let threads: Vec<_> = (0..4)
         .map(|t| {
@@ -672,7 +672,7 @@ fn observed(dir: &std::path::Path, durability: Durability) -> (Journal, Arc<Mute
     let observer = Arc::clone(&seen);
     let journal = Journal::create(dir, options(durability))
         .unwrap()
-        .with_observer(Box::new(move |r| observer.lock().unwrap().push(r.seq)));
+        .with_observer(move |r: &Record| observer.lock().unwrap().push(r.seq));
     (journal, seen)
 }
 

@@ -4,7 +4,7 @@
 //! `.cuga-flo/runs/<run-id>/`, and the decisions and hook audit streamed to the terminal.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value};
@@ -22,7 +22,9 @@ use crate::engine::native::NativeEngine;
 use crate::engine::{Resume, RunRequest, WorkflowEngine};
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
-use crate::journal::{Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch};
+use crate::journal::{
+    Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch, Record,
+};
 use crate::mcp::{
     BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
 };
@@ -412,8 +414,10 @@ async fn run_async(
             )
         })?;
     }
-    // The journal, with the view as its observer: a new one, or the resumed run's.
+    // The journal, with the view as its observer and the run's state folded as it is
+    // committed: a new one, or the resumed run's.
     let app_digest = loaded.digest();
+    let folded = Arc::new(Mutex::new(FlowState::default()));
     let (run_id, journal, resume, graph) = match resumed {
         Some(r) => {
             let Resumed {
@@ -424,11 +428,17 @@ async fn run_async(
                 ..
             } = *r;
             view.resumed(&records);
+            *lock_state(&folded) = FlowState::fold(records.iter());
             let graph = open_graph(&loaded, &run_id)?;
             if let Some(g) = &graph {
                 g.replay(&records);
             }
-            let journal = with_graph(journal.with_observer(view::observer(view.clone())), &graph);
+            let journal = with_graph(
+                journal
+                    .with_observer(view::observer(view.clone()))
+                    .with_observer(folding(&folded)),
+                &graph,
+            );
             journal
                 .emit(Event::RunResumed {
                     from_seq: records.len() as u64,
@@ -451,7 +461,8 @@ async fn run_async(
             let graph = open_graph(&loaded, &run_id)?;
             let journal = Journal::create(&run_dir, options)
                 .map_err(|e| UsageError::new(format!("cannot create the run journal: {e}")))?
-                .with_observer(view::observer(view.clone()));
+                .with_observer(view::observer(view.clone()))
+                .with_observer(folding(&folded));
             let journal = with_graph(journal, &graph);
             (run_id, journal, None, graph)
         }
@@ -583,10 +594,9 @@ async fn run_async(
     if let Some(err) = &graph_failed {
         close_failed(&journal, &format!("graph mode: {err}"));
     }
-    let records = store::read_journal(journal.path())
-        .map(|r| r.records)
-        .map_err(|e| UsageError::new(format!("cannot read back the journal: {e}")))?;
-    let state = FlowState::fold(records.iter());
+    // Whatever is still buffered (a failed run's last records) is committed, and so folded.
+    let _ = journal.commit();
+    let state = lock_state(&folded).clone();
     view.finish(&state);
 
     let result = match (result, graph_failed) {
@@ -1089,12 +1099,23 @@ fn open_graph(
         })
 }
 
+/// An observer folding the committed records into `state` (the run's state without
+/// reading its journal back).
+fn folding(state: &Arc<Mutex<FlowState>>) -> impl Fn(&Record) + Send + Sync + 'static {
+    let state = state.clone();
+    move |record| lock_state(&state).apply(record)
+}
+
+fn lock_state(state: &Mutex<FlowState>) -> std::sync::MutexGuard<'_, FlowState> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The journal with the graph store as an observer of its committed records.
 fn with_graph(journal: Journal, graph: &Option<Arc<crate::graph::abox::GraphRun>>) -> Journal {
     match graph {
         Some(g) => {
             let g = g.clone();
-            journal.with_observer(Box::new(move |record| g.apply(record)))
+            journal.with_observer(move |record: &Record| g.apply(record))
         }
         None => journal,
     }

@@ -34,9 +34,19 @@ pub const DEFAULT_BASE: &str = ".cuga-flo";
 /// A buffer of uncommitted lines larger than this is committed at once.
 pub const BATCH_LIMIT: usize = 1 << 20;
 
-/// Called with each record once it is committed (durable as the journal is), in sequence
-/// order.
-pub type Observer = Box<dyn Fn(&Record) + Send + Sync>;
+/// Shown each commit once it is durable (as the journal is): its records in sequence order,
+/// and the bytes written for them (one JSON line each, newline-terminated), so that a
+/// reader wanting the journal's own text (the JSON stream) need not serialize again.
+/// A closure `Fn(&Record)` is an observer called once per record.
+pub trait Observer: Send + Sync {
+    fn committed(&self, records: &[Record], lines: &[u8]);
+}
+
+impl<F: Fn(&Record) + Send + Sync> Observer for F {
+    fn committed(&self, records: &[Record], _lines: &[u8]) {
+        records.iter().for_each(self);
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JournalError {
@@ -151,7 +161,7 @@ pub struct Journal {
     run_dir: PathBuf,
     durability: Durability,
     inner: Mutex<Inner>,
-    observers: Vec<Observer>,
+    observers: Vec<Box<dyn Observer>>,
     /// Locked for the journal's lifetime (the lock goes with the file).
     _lock: File,
 }
@@ -305,8 +315,8 @@ impl Journal {
     /// Add an observer, called with each record once it is committed (written, and synced
     /// unless the durability is `Off`), in sequence order. Observers run under the
     /// journal's lock: they must not emit to this journal.
-    pub fn with_observer(mut self, observer: Observer) -> Self {
-        self.observers.push(observer);
+    pub fn with_observer(mut self, observer: impl Observer + 'static) -> Self {
+        self.observers.push(Box::new(observer));
         self
     }
 
@@ -369,19 +379,15 @@ impl Journal {
             inner.pending.clear();
             return Err(err);
         }
-        inner.buffer.clear();
-        let pending = std::mem::take(&mut inner.pending);
-        if let (Some(last), Some(prev)) = (pending.last(), &inner.prev) {
+        if let (Some(last), Some(prev)) = (inner.pending.last(), &inner.prev) {
             inner.head = Some((last.seq, prev.clone()));
         }
         self.write_head(inner);
-        for record in &pending {
-            for observer in &self.observers {
-                observer(record);
-            }
+        for observer in &self.observers {
+            observer.committed(&inner.pending, &inner.buffer);
         }
-        // Keep the allocation for the next batch.
-        inner.pending = pending;
+        // Keep the allocations for the next batch.
+        inner.buffer.clear();
         inner.pending.clear();
         Ok(())
     }

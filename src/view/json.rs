@@ -40,6 +40,12 @@ impl View for JsonLines {
         let _ = out.write_all(&line).and_then(|()| out.flush());
     }
 
+    /// The journal's own lines, written at once: one write per commit, not per record.
+    fn committed(&self, _records: &[Record], lines: &[u8]) {
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = out.write_all(lines).and_then(|()| out.flush());
+    }
+
     /// Nothing more: the `run_finished` record is the summary.
     fn finish(&self, _state: &FlowState) {}
 }

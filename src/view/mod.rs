@@ -23,6 +23,13 @@ pub trait View: Send + Sync {
     /// A record has been journaled.
     fn record(&self, record: &Record);
 
+    /// A commit made `records` durable; `lines` is the journal's text for them (one
+    /// newline-terminated JSON line each). Views show each record in turn unless they can
+    /// do better with the batch.
+    fn committed(&self, records: &[Record], _lines: &[u8]) {
+        records.iter().for_each(|r| self.record(r));
+    }
+
     /// A control point is being decided (a reasoner is at work on `element`). Views that
     /// can show progress do; the next record ends the wait.
     fn waiting(&self, _element: &str) {}
@@ -36,8 +43,16 @@ pub trait View: Send + Sync {
 }
 
 /// A journal observer that feeds `view` (for [`crate::journal::Journal::with_observer`]).
-pub fn observer(view: Arc<dyn View>) -> Box<dyn Fn(&Record) + Send + Sync> {
-    Box::new(move |record| view.record(record))
+pub fn observer(view: Arc<dyn View>) -> impl crate::journal::store::Observer {
+    Observing(view)
+}
+
+struct Observing(Arc<dyn View>);
+
+impl crate::journal::store::Observer for Observing {
+    fn committed(&self, records: &[Record], lines: &[u8]) {
+        self.0.committed(records, lines);
+    }
 }
 
 pub use crate::diag::excerpt;

@@ -1,0 +1,224 @@
+//! Open instances in one server, and runs in parallel (issue 12, item 5).
+//!
+//! `open_instances`: one bridge server (what `cuga-flo serve` runs: the registry, the
+//! in-process MCP hop, the native engine, a durable journal per run under a temporary
+//! folder, group commit) holds N runs at once, each blocked in a control point that has
+//! not been answered yet (a person or a remote agent taking its time): a chain of 10 tasks
+//! whose 5th never returns until the benchmark releases it. The memory each open instance
+//! costs is the growth of the process's resident set divided by N. The runs are then
+//! released and run to their end.
+//!
+//! `parallel_runs`: K runs of a 1,000-task chain (journalled without fsync) one after the
+//! other, then K at once on a multi-threaded runtime: the second should take about
+//! 1/cores of the first.
+//!
+//! Run with `cargo bench --bench instances` (`-- 1000,5000` to choose N; each open run
+//! keeps two file descriptors, its journal and its lock, so N is capped by `ulimit -n`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use cuga_flo::bridge::{
+    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, GatewayDecision,
+    HookDecision, TaskOutcome,
+};
+use cuga_flo::engine::WorkflowEngine;
+use cuga_flo::engine::native::NativeEngine;
+use cuga_flo::journal::store::Journal;
+use cuga_flo::journal::{Anchor, Durability, EventSink, JournalOptions};
+use cuga_flo::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs};
+use tokio::sync::watch;
+
+#[path = "support/mod.rs"]
+mod support;
+
+use support::{chain, request};
+
+/// The harness, except that the task `held` waits until `release` turns true.
+struct Held {
+    inner: Arc<dyn ControlPoints>,
+    held: &'static str,
+    waiting: AtomicUsize,
+    release: watch::Receiver<bool>,
+}
+
+impl ControlPoints for Held {
+    fn execute_task(
+        &self,
+        task_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+        let task_id = task_id.to_string();
+        Box::pin(async move {
+            if task_id == self.held {
+                self.waiting.fetch_add(1, Ordering::SeqCst);
+                let mut release = self.release.clone();
+                let _ = release.wait_for(|r| *r).await;
+            }
+            self.inner.execute_task(&task_id, ctx).await
+        })
+    }
+
+    fn route_gateway(
+        &self,
+        gateway_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+        self.inner.route_gateway(gateway_id, ctx)
+    }
+
+    fn evaluate_hook(
+        &self,
+        hook_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+        self.inner.evaluate_hook(hook_id, ctx)
+    }
+}
+
+/// The resident set of this process, in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn journal(dir: &std::path::Path, run_id: &str, durability: Durability) -> Arc<dyn EventSink> {
+    let options = JournalOptions {
+        durability,
+        anchor: Anchor::new(run_id, None),
+    };
+    Arc::new(Journal::create(&dir.join(run_id), options).expect("a run journal"))
+}
+
+fn open_instances(n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = chain(dir.path(), "task", 10);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (release, released) = watch::channel(false);
+    let held = Arc::new(Held {
+        inner: agent.clone(),
+        held: "n5",
+        waiting: AtomicUsize::new(0),
+        release: released,
+    });
+    let registry = Arc::new(Registry::default());
+    registry.register(RegisteredFlow {
+        process_key: "bench_v1".into(),
+        process: Arc::new(agent.process().unwrap().clone()),
+        annotations: agent.annotations(),
+        harness: held.clone(),
+    });
+    let bridge = rt
+        .block_on(InProcessBridge::start(BridgeServer::new(
+            registry.clone(),
+            Arc::new(NativeEngine::new()),
+            None,
+        )))
+        .unwrap();
+    let client = Arc::new(bridge.client());
+    let journals = dir.path().join("runs");
+    // Warm up: one run to its end, so that lazily built state is not counted.
+    registry.attach_sink("warm", journal(&journals, "warm", Durability::Batch));
+    let _ = release.send(true);
+    rt.block_on(client.run_process(&args("warm"))).unwrap();
+    let _ = release.send(false);
+    held.waiting.store(0, Ordering::SeqCst);
+
+    let before = rss_kib();
+    let started = Instant::now();
+    let mut runs = Vec::with_capacity(n);
+    for i in 0..n {
+        let run_id = format!("r{i}");
+        registry.attach_sink(&run_id, journal(&journals, &run_id, Durability::Batch));
+        let client = client.clone();
+        runs.push(rt.spawn(async move { client.run_process(&args(&run_id)).await }));
+    }
+    while held.waiting.load(Ordering::SeqCst) < n {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let opened = started.elapsed();
+    let after = rss_kib();
+    let per = (after.saturating_sub(before)) as f64 / n as f64;
+    let _ = release.send(true);
+    let released_at = Instant::now();
+    for run in runs {
+        rt.block_on(run).unwrap().unwrap();
+    }
+    println!(
+        "| {n} | {:.1} | {per:.1} | {:.0} | {:.0} |",
+        after as f64 / 1024.0,
+        opened.as_secs_f64() * 1e6 / n as f64,
+        released_at.elapsed().as_secs_f64() * 1e6 / n as f64,
+    );
+    rt.block_on(bridge.shutdown());
+}
+
+fn args(run_id: &str) -> RunProcessArgs {
+    RunProcessArgs {
+        process_key: "bench_v1".into(),
+        run_id: run_id.into(),
+        variables: Default::default(),
+        untrusted: None,
+        bridge: None,
+    }
+}
+
+fn parallel_runs(k: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = chain(dir.path(), "task", 1_000);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let journals = dir.path().join("runs");
+    let one_by_one = Instant::now();
+    for i in 0..k {
+        let sink = journal(&journals, &format!("s{i}"), Durability::Off);
+        rt.block_on(NativeEngine::new().run(request(&agent, i), agent.clone(), sink))
+            .unwrap();
+    }
+    let serial = one_by_one.elapsed();
+    let at_once = Instant::now();
+    let runs: Vec<_> = (0..k)
+        .map(|i| {
+            let agent = agent.clone();
+            let sink = journal(&journals, &format!("p{i}"), Durability::Off);
+            rt.spawn(async move {
+                NativeEngine::new()
+                    .run(request(&agent, 1_000 + i), agent, sink)
+                    .await
+            })
+        })
+        .collect();
+    for run in runs {
+        rt.block_on(run).unwrap().unwrap();
+    }
+    let parallel = at_once.elapsed();
+    println!(
+        "| {k} | {} | {:.0} | {:.0} | {:.2} |",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        serial.as_secs_f64() * 1e3,
+        parallel.as_secs_f64() * 1e3,
+        serial.as_secs_f64() / parallel.as_secs_f64(),
+    );
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .map(|a| a.split(',').filter_map(|s| s.parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 5_000, 9_000]);
+    println!("open instances in one bridge server (the 5th of 10 tasks held)\n");
+    println!("| open runs | RSS MiB | KiB per open run | µs to open each | µs to finish each |");
+    println!("|---:|---:|---:|---:|---:|");
+    for n in sizes {
+        open_instances(n);
+    }
+    println!("\nruns of a 1,000-task chain, one after the other and all at once\n");
+    println!("| runs | cores | one by one ms | at once ms | speed-up |");
+    println!("|---:|---:|---:|---:|---:|");
+    parallel_runs(8);
+}
