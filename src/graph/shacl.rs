@@ -1068,11 +1068,26 @@ pub fn check_app_report(
                     .or_else(|| p.flows.iter().find(|f| f.id == *id).map(|f| f.span))
             })
         });
-        let element = id.as_deref().unwrap_or("?");
+        // A declared variable: at its name in the flow config.
+        let var_name = iri(v::AGENTFLOW, "varName");
+        let variable = (data.iter())
+            .find(|t| Term::from(t.subject.clone()) == r.focus && t.predicate == var_name)
+            .and_then(|t| match &t.object {
+                Term::Literal(l) => Some(l.value().to_owned()),
+                _ => None,
+            })
+            .filter(|_| id.is_none());
+        let in_config = app.config.as_ref().and_then(|c| {
+            let name = variable.as_ref()?;
+            let var = c.variables.iter().find(|v| v.name.value == *name)?;
+            Some((&c.source, var.name.span))
+        });
+        let element = id.as_deref().or(variable.as_deref()).unwrap_or("?");
         let d = diagnostic(r, format!("SHACL: `{element}`: {message}"));
-        let d = match span {
-            Some(span) => d.at(&doc.source, span, Some(label)),
-            None => d
+        let d = match (span, in_config) {
+            (Some(span), _) => d.at(&doc.source, span, Some(label)),
+            (None, Some((source, span))) => d.at(source, span, Some(label)),
+            (None, None) => d
                 .in_path(doc.source.path().display())
                 .with_help(format!("{label}; {HELP_SHAPES}")),
         };
@@ -1128,4 +1143,99 @@ pub fn check_file(source: &SourceFile) -> Result<FileValidation, Vec<Diagnostic>
         report,
         diagnostics,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turtle(text: &str) -> Vec<Triple> {
+        oxttl::TurtleParser::new()
+            .for_slice(text)
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn annotations_are_lowered_to_rdf_reification() {
+        let data = lower(&turtle(
+            "@prefix af: <http://example.org/ontology/agentflow#> .
+             @prefix old: <http://example.org/ontology/sbpmnc#> .
+             <urn:g> a old:ExclusiveGateway ; af:nextTask <urn:t> {| af:isDefault true |} .",
+        ));
+        let text: Vec<String> = data.iter().map(|t| t.to_string()).collect();
+        let has = |p: &str, o: &str| {
+            text.iter()
+                .any(|t| t.contains(&format!("{RDF}{p}>")) && t.ends_with(o))
+        };
+        assert!(has("subject", "<urn:g>"), "{text:#?}");
+        assert!(
+            has(
+                "predicate",
+                "<http://example.org/ontology/agentflow#nextTask>"
+            ),
+            "{text:#?}"
+        );
+        assert!(has("object", "<urn:t>"), "{text:#?}");
+        // No triple term is left, and the legacy capitalised class is sBPMN's.
+        assert!(!text.iter().any(|t| t.contains("<<")), "{text:#?}");
+        assert!(
+            text.iter()
+                .any(|t| t.ends_with(&format!("<{SBPMNC}exclusiveGateway>"))),
+            "{text:#?}"
+        );
+    }
+
+    #[test]
+    fn day_time_durations_are_checked_lexically() {
+        for ok in ["PT1H", "P1D", "P2DT3H4M5.5S", "-PT30M", "PT0S"] {
+            assert!(day_time_duration(ok), "{ok}");
+        }
+        for bad in [
+            "", "P", "PT", "1H", "PT1X", "P1Y", "PT1.5H", "PT1H2", "P1DT",
+        ] {
+            assert!(!day_time_duration(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_shipped_shapes_parse_and_use_only_supported_constraints() {
+        // The empty graph conforms; every shape is read (an unsupported constraint would
+        // be an error as soon as a focus node reaches it, so give each target one).
+        let report = validate_process(&[]).unwrap();
+        assert!(report.conforms);
+        let data = lower(&turtle(&format!(
+            "@prefix af: <http://example.org/ontology/agentflow#> .
+             @prefix s: <{SBPMNC}> .
+             <urn:p> a af:AgenticProcess ; af:hasTask <urn:t> .
+             <urn:t> a af:AgenticTask , af:GuardrailGateway , s:exclusiveGateway .
+             <urn:v> a af:ProcessVariable ."
+        )));
+        let report = validate_process(&data).unwrap();
+        assert!(!report.conforms);
+        assert!(report.to_turtle().contains("sh:ValidationReport"));
+    }
+
+    #[test]
+    fn an_unsupported_constraint_is_refused_not_passed() {
+        let shapes = turtle(
+            "@prefix sh: <http://www.w3.org/ns/shacl#> .
+             <urn:s> sh:targetNode <urn:x> ; sh:closed true .",
+        );
+        let err = validate(&[], &shapes).unwrap_err();
+        assert!(err.to_string().contains("sh:closed"), "{err}");
+    }
+
+    #[test]
+    fn blank_focus_nodes_and_sequence_paths_work() {
+        let shapes = turtle(
+            "@prefix sh: <http://www.w3.org/ns/shacl#> .
+             <urn:s> sh:targetSubjectsOf <urn:a> ;
+                 sh:property [ sh:path ( <urn:a> <urn:b> ) ; sh:minCount 1 ] .",
+        );
+        let data = turtle("_:x <urn:a> _:y . _:y <urn:b> 1 . _:z <urn:a> _:w .");
+        let report = validate(&data, &shapes).unwrap();
+        assert_eq!(report.results.len(), 1, "{:?}", report.results);
+        assert!(matches!(report.results[0].focus, Term::BlankNode(_)));
+    }
 }
