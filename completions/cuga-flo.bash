@@ -73,6 +73,9 @@ _cuga__flo() {
             cuga__flo__subcmd__graph,query)
                 cmd="cuga__flo__subcmd__graph__subcmd__query"
                 ;;
+            cuga__flo__subcmd__graph,validate)
+                cmd="cuga__flo__subcmd__graph__subcmd__validate"
+                ;;
             cuga__flo__subcmd__graph__subcmd__help,export)
                 cmd="cuga__flo__subcmd__graph__subcmd__help__subcmd__export"
                 ;;
@@ -84,6 +87,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__graph__subcmd__help,query)
                 cmd="cuga__flo__subcmd__graph__subcmd__help__subcmd__query"
+                ;;
+            cuga__flo__subcmd__graph__subcmd__help,validate)
+                cmd="cuga__flo__subcmd__graph__subcmd__help__subcmd__validate"
                 ;;
             cuga__flo__subcmd__help,completions)
                 cmd="cuga__flo__subcmd__help__subcmd__completions"
@@ -138,6 +144,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help__subcmd__graph,query)
                 cmd="cuga__flo__subcmd__help__subcmd__graph__subcmd__query"
+                ;;
+            cuga__flo__subcmd__help__subcmd__graph,validate)
+                cmd="cuga__flo__subcmd__help__subcmd__graph__subcmd__validate"
                 ;;
             cuga__flo__subcmd__help__subcmd__kogito,build)
                 cmd="cuga__flo__subcmd__help__subcmd__kogito__subcmd__build"
@@ -323,7 +332,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph)
-            opts="-v -q -h --format --apps-dir --color --verbose --quiet --help export import query help"
+            opts="-v -q -h --format --apps-dir --color --verbose --quiet --help export import query validate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -383,7 +392,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph__subcmd__help)
-            opts="export import query help"
+            opts="export import query validate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -452,6 +461,20 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__flo__subcmd__graph__subcmd__help__subcmd__validate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__flo__subcmd__graph__subcmd__import)
             opts="-v -q -h --out --force --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -489,6 +512,28 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__graph__subcmd__validate)
+            opts="-v -q -h --report --json --data-graph --shapes --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --apps-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -547,7 +592,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__graph)
-            opts="export import query"
+            opts="export import query validate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -589,6 +634,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__graph__subcmd__query)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__graph__subcmd__validate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

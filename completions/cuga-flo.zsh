@@ -166,6 +166,23 @@ _arguments "${_arguments_options[@]}" : \
 ':sparql -- The SPARQL 1.1 query (SELECT, ASK, CONSTRUCT, DESCRIBE); the usual prefixes (rdf, rdfs, xsd, sbpmnc, sbpmnp, agentflow, cf) are declared:_default' \
 && ret=0
 ;;
+(validate)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'(--json --data-graph)--report[Print the SHACL validation report (Turtle) instead of diagnostics]' \
+'(--data-graph)--json[Print the results as JSON]' \
+'--data-graph[Print the data graph that is validated (N-Triples\: annotations as RDF reification), for another SHACL processor]' \
+'(--report --json --data-graph)--shapes[Print the shapes (Turtle) and exit]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::target -- The app (a name under the apps folder, an app folder or a flow config), or a graph file:_default' \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_cuga-flo__subcmd__graph__subcmd__help_commands" \
@@ -187,6 +204,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (query)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(validate)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -757,6 +778,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(validate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
         esac
     ;;
 esac
@@ -915,6 +940,7 @@ _cuga-flo__subcmd__graph_commands() {
 'export:Write an app'\''s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on \`agentflow\:nextTask\` edges), with its flow config and policies' \
 'import:Make a runnable app (BPMN, flow config, policies) from an RDF graph\: Turtle, TriG (.trig) or N-Quads (.nq)' \
 'query:Run a SPARQL query against graph mode'\''s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals' \
+'validate:Validate a process graph with SHACL against cuga-flo'\''s process shapes\: an app'\''s export, or a graph file (Turtle, TriG .trig, N-Quads .nq). Exit 1 on a violation' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo graph commands' commands "$@"
@@ -930,6 +956,7 @@ _cuga-flo__subcmd__graph__subcmd__help_commands() {
 'export:Write an app'\''s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on \`agentflow\:nextTask\` edges), with its flow config and policies' \
 'import:Make a runnable app (BPMN, flow config, policies) from an RDF graph\: Turtle, TriG (.trig) or N-Quads (.nq)' \
 'query:Run a SPARQL query against graph mode'\''s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals' \
+'validate:Validate a process graph with SHACL against cuga-flo'\''s process shapes\: an app'\''s export, or a graph file (Turtle, TriG .trig, N-Quads .nq). Exit 1 on a violation' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo graph help commands' commands "$@"
@@ -954,6 +981,11 @@ _cuga-flo__subcmd__graph__subcmd__help__subcmd__query_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo graph help query commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__graph__subcmd__help__subcmd__validate_commands] )) ||
+_cuga-flo__subcmd__graph__subcmd__help__subcmd__validate_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo graph help validate commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__graph__subcmd__import_commands] )) ||
 _cuga-flo__subcmd__graph__subcmd__import_commands() {
     local commands; commands=()
@@ -963,6 +995,11 @@ _cuga-flo__subcmd__graph__subcmd__import_commands() {
 _cuga-flo__subcmd__graph__subcmd__query_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo graph query commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__graph__subcmd__validate_commands] )) ||
+_cuga-flo__subcmd__graph__subcmd__validate_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo graph validate commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__help_commands() {
@@ -1001,6 +1038,7 @@ _cuga-flo__subcmd__help__subcmd__graph_commands() {
 'export:Write an app'\''s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on \`agentflow\:nextTask\` edges), with its flow config and policies' \
 'import:Make a runnable app (BPMN, flow config, policies) from an RDF graph\: Turtle, TriG (.trig) or N-Quads (.nq)' \
 'query:Run a SPARQL query against graph mode'\''s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals' \
+'validate:Validate a process graph with SHACL against cuga-flo'\''s process shapes\: an app'\''s export, or a graph file (Turtle, TriG .trig, N-Quads .nq). Exit 1 on a violation' \
     )
     _describe -t commands 'cuga-flo help graph commands' commands "$@"
 }
@@ -1018,6 +1056,11 @@ _cuga-flo__subcmd__help__subcmd__graph__subcmd__import_commands() {
 _cuga-flo__subcmd__help__subcmd__graph__subcmd__query_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help graph query commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__graph__subcmd__validate_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__graph__subcmd__validate_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help graph validate commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__help_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__help_commands() {

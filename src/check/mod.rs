@@ -84,6 +84,8 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
             {
                 diags.extend(calls::check(app, doc, main.process()));
             }
+            // Graph mode: the process graph against the SHACL process shapes.
+            diags.extend(crate::graph::shacl::check_app(app));
         }
     } else if let Some(config) = &app.config {
         // No model: the checks that need none still run.

@@ -8,7 +8,7 @@ use clap::{Subcommand, ValueEnum};
 
 use crate::app::load_app;
 use crate::app::registry::app_at;
-use crate::graph::{self, Format, GraphError};
+use crate::graph::{self, Format, GraphError, shacl};
 use crate::source::SourceFile;
 
 use super::target::{Target, resolve};
@@ -79,6 +79,35 @@ pub enum GraphAction {
         #[arg(long, value_name = "DIR", default_value = crate::journal::store::DEFAULT_BASE)]
         run_dir: PathBuf,
     },
+    /// Validate a process graph with SHACL against cuga-flo's process shapes: an app's
+    /// export, or a graph file (Turtle, TriG .trig, N-Quads .nq). Exit 1 on a violation
+    #[command(
+        after_help = "Examples:\n  cuga-flo graph validate loan_approval\n  cuga-flo \
+        graph validate definitions.ttl --report\n  cuga-flo graph validate --shapes"
+    )]
+    Validate {
+        /// The app (a name under the apps folder, an app folder or a flow config), or a
+        /// graph file
+        #[arg(value_name = "APP|FILE", required_unless_present = "shapes")]
+        target: Option<String>,
+
+        /// Print the SHACL validation report (Turtle) instead of diagnostics
+        #[arg(long, conflicts_with_all = ["json", "data_graph"])]
+        report: bool,
+
+        /// Print the results as JSON
+        #[arg(long, conflicts_with = "data_graph")]
+        json: bool,
+
+        /// Print the data graph that is validated (N-Triples: annotations as RDF
+        /// reification), for another SHACL processor
+        #[arg(long)]
+        data_graph: bool,
+
+        /// Print the shapes (Turtle) and exit
+        #[arg(long, conflicts_with_all = ["report", "json", "data_graph"])]
+        shapes: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -105,6 +134,24 @@ pub fn run(cli: &Cli, action: &GraphAction, style: Style) -> Result<Outcome, Usa
             json,
             run_dir,
         } => super::graphquery::query(cli, target, &with_prefixes(sparql), *json, run_dir),
+        GraphAction::Validate {
+            target,
+            report,
+            json,
+            data_graph,
+            shapes,
+        } => {
+            if *shapes {
+                out!("{}", shacl::SHAPES);
+                return Ok(Outcome::Ok);
+            }
+            let how = Shown {
+                report: *report,
+                json: *json,
+                data_graph: *data_graph,
+            };
+            validate(cli, target.as_deref().unwrap_or_default(), how, style)
+        }
     }
 }
 
@@ -201,4 +248,119 @@ fn with_prefixes(sparql: &str) -> String {
     }
     out.push_str(sparql);
     out
+}
+
+/// What `graph validate` prints.
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    report: bool,
+    json: bool,
+    data_graph: bool,
+}
+
+fn is_graph_file(target: &str) -> bool {
+    let path = Path::new(target);
+    path.is_file()
+        && matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("ttl" | "trig" | "nq" | "nquads")
+        )
+}
+
+fn validate(cli: &Cli, target: &str, how: Shown, style: Style) -> Result<Outcome, UsageError> {
+    let (name, data, report, diagnostics) = if is_graph_file(target) {
+        let path = PathBuf::from(target);
+        let text = crate::source::read_text(&path)
+            .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
+        let source = SourceFile::new(path, text);
+        match shacl::check_file(&source) {
+            Ok(v) => (target.to_owned(), v.data, v.report, v.diagnostics),
+            Err(diagnostics) => {
+                for d in &diagnostics {
+                    eprint!("{}", style.diagnostic(d));
+                }
+                return Ok(Outcome::Failed);
+            }
+        }
+    } else {
+        let Target::App(app) = resolve(target, &cli.apps_dir)? else {
+            return Err(UsageError::new(format!(
+                "`{target}` is a BPMN file, not an app or a graph file"
+            ))
+            .with_help("graph validate takes an app or a Turtle, TriG or N-Quads file"));
+        };
+        let loaded = load_app(&app);
+        let exported = graph::export(&loaded).map_err(|e| {
+            UsageError::new(e.to_string())
+                .with_help(format!("`cuga-flo validate {}` says why", app.name))
+        })?;
+        let data = shacl::lower(&exported.document.triples());
+        let report = shacl::validate_process(&data)
+            .map_err(|e| UsageError::new(format!("SHACL validation failed: {e}")))?;
+        let mut diagnostics = shacl::check_app_report(&loaded, &exported, &data, &report);
+        diagnostics.sort_by_key(|d| d.location());
+        (app.name, data, report, diagnostics)
+    };
+    if how.data_graph {
+        for t in &data {
+            outln!("{t} .");
+        }
+        return Ok(Outcome::Ok);
+    }
+    if how.report {
+        out!("{}", report.to_turtle());
+    } else if how.json {
+        let results: Vec<_> = (report.results.iter())
+            .map(|r| {
+                serde_json::json!({
+                    "focus": shacl::term_text(&r.focus),
+                    "path": r.path.as_ref().map(shacl::term_text),
+                    "value": r.value.as_ref().map(shacl::term_text),
+                    "shape": shacl::term_text(&r.shape),
+                    "component": r.component.as_str(),
+                    "severity": r.severity.as_str(),
+                    "message": r.message,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "conforms": report.conforms,
+            "results": results,
+            "diagnostics": diagnostics.iter().map(|d| d.to_json()).collect::<Vec<_>>(),
+        });
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        for d in &diagnostics {
+            out!("{}", style.diagnostic(d));
+            outln!();
+        }
+        let violations = report.violations().count();
+        if report.conforms {
+            outln!(
+                "{} `{name}` conforms to the process shapes",
+                style.green("✓")
+            );
+        } else {
+            outln!(
+                "{} `{name}` {}: {}, {}",
+                if violations > 0 {
+                    style.red("✗")
+                } else {
+                    style.green("✓")
+                },
+                if violations > 0 {
+                    "does not conform to the process shapes"
+                } else {
+                    "conforms, with warnings"
+                },
+                super::output::count(violations, "violation"),
+                super::output::count(report.results.len() - violations, "warning"),
+            );
+        }
+    }
+    Ok(if report.violations().next().is_some() {
+        Outcome::Failed
+    } else {
+        Outcome::Ok
+    })
 }

@@ -443,6 +443,17 @@ impl Exporter<'_> {
             term(v::FLOW_CONFIG),
             Literal::new_typed_literal(text, term(v::JSON)),
         );
+        // The declared variables, typed (a view for queries and the SHACL shapes).
+        for var in &config.variables {
+            let b = self.d.blank();
+            self.d.add(p.clone(), term(v::DECLARES_VARIABLE), b.clone());
+            self.d
+                .add(b.clone(), term(v::TYPE), term(v::VARIABLE_DECLARATION));
+            self.d
+                .add(b.clone(), term(v::VAR_NAME), string(var.name.value.clone()));
+            self.d
+                .add(b, term(v::INITIAL_VALUE), typed_value(&var.default));
+        }
         for (written, path) in policy_files(config) {
             let text = crate::source::read_text(&path).map_err(|e| GraphError::Io {
                 path: path.clone(),
@@ -460,6 +471,34 @@ impl Exporter<'_> {
 
 /// Every file the config names (policies, prompt templates) that exists: as written, and
 /// resolved; each once, in the order met.
+/// A JSON value as a typed literal: strings `xsd:string`, booleans `xsd:boolean`,
+/// integers `xsd:integer`, other numbers `xsd:decimal` (`xsd:double` with an exponent);
+/// `null`, lists and objects `rdf:JSON`.
+pub fn typed_value(value: &Value) -> Term {
+    let xsd = |local: &str| NamedNode::new_unchecked(format!("{}{local}", v::XSD));
+    match value {
+        Value::String(s) => string(s.clone()),
+        Value::Bool(b) => boolean(*b),
+        Value::Number(n) if n.is_i64() || n.is_u64() => {
+            Literal::new_typed_literal(n.to_string(), xsd("integer")).into()
+        }
+        Value::Number(n) => {
+            let text = n.to_string();
+            let datatype = if text.contains(['e', 'E']) {
+                "double"
+            } else {
+                "decimal"
+            };
+            Literal::new_typed_literal(text, xsd(datatype)).into()
+        }
+        other => Literal::new_typed_literal(
+            serde_json::to_string(other).unwrap_or_default(),
+            term(v::JSON),
+        )
+        .into(),
+    }
+}
+
 pub fn policy_files(config: &FlowConfig) -> Vec<(String, PathBuf)> {
     fn llm<'a>(l: &'a Option<LlmConfig>, out: &mut Vec<&'a str>) {
         if let Some(l) = l.as_ref() {

@@ -49,9 +49,9 @@ pub fn import(source: &SourceFile, app: &str) -> Result<Imported, Vec<Diagnostic
 }
 
 /// The triples of a graph file and its prefixes.
-type Parsed = (Vec<Triple>, Vec<(String, String)>);
+pub(crate) type Parsed = (Vec<Triple>, Vec<(String, String)>);
 
-fn parse(source: &SourceFile) -> Result<Parsed, Vec<Diagnostic>> {
+pub(crate) fn parse(source: &SourceFile) -> Result<Parsed, Vec<Diagnostic>> {
     let text = source.text();
     let syntax_error = |e: oxttl::TurtleSyntaxError| {
         let loc = e.location();
@@ -218,48 +218,7 @@ impl<'a> Graph<'a> {
         let Subject::NamedNode(n) = s else {
             return Span::new(0, 0);
         };
-        let text = self.source.text();
-        let iri = n.as_str();
-        let mut forms = vec![format!("<{iri}>")];
-        for (p, ns) in &self.prefixes {
-            if let Some(local) = iri.strip_prefix(ns.as_str()) {
-                forms.push(format!("{p}:{local}"));
-            }
-        }
-        // The first mention at the start of a line (where a subject is written), else the
-        // first mention anywhere.
-        let mut first: Option<(usize, usize)> = None;
-        let mut as_subject: Option<(usize, usize)> = None;
-        for form in &forms {
-            let mut from = 0;
-            while let Some(at) = text[from..].find(form.as_str()) {
-                let at = from + at;
-                let end = at + form.len();
-                let bounded = text[end..]
-                    .chars()
-                    .next()
-                    .is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | ':')));
-                let before_ok = text[..at]
-                    .chars()
-                    .next_back()
-                    .is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | ':')));
-                if bounded && before_ok {
-                    if first.is_none_or(|(b, _)| at < b) {
-                        first = Some((at, form.len()));
-                    }
-                    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
-                    if text[line_start..at].trim().is_empty() {
-                        if as_subject.is_none_or(|(b, _)| at < b) {
-                            as_subject = Some((at, form.len()));
-                        }
-                        break;
-                    }
-                }
-                from = end;
-            }
-        }
-        let best = as_subject.or(first);
-        best.map_or(Span::new(0, 0), |(at, len)| Span::new(at, len))
+        locate(self.source, &self.prefixes, n.as_str())
     }
 
     fn error(&self, code: &'static str, at: &Subject, message: String, label: &str) -> Diagnostic {
@@ -985,6 +944,53 @@ impl<'a> Graph<'a> {
         }
         config
     }
+}
+
+/// Where an IRI is written in a graph file: its first mention as a subject (at the start of
+/// a line), else its first mention anywhere, as `<iri>` or a prefixed name (the start of the
+/// file when it is not found).
+pub(crate) fn locate(source: &SourceFile, prefixes: &[(String, String)], iri: &str) -> Span {
+    let text = source.text();
+    let mut forms = vec![format!("<{iri}>")];
+    for (p, ns) in prefixes {
+        if let Some(local) = iri.strip_prefix(ns.as_str()) {
+            forms.push(format!("{p}:{local}"));
+        }
+    }
+    // The first mention at the start of a line (where a subject is written), else the
+    // first mention anywhere.
+    let mut first: Option<(usize, usize)> = None;
+    let mut as_subject: Option<(usize, usize)> = None;
+    for form in &forms {
+        let mut from = 0;
+        while let Some(at) = text[from..].find(form.as_str()) {
+            let at = from + at;
+            let end = at + form.len();
+            let bounded = text[end..]
+                .chars()
+                .next()
+                .is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | ':')));
+            let before_ok = text[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | ':')));
+            if bounded && before_ok {
+                if first.is_none_or(|(b, _)| at < b) {
+                    first = Some((at, form.len()));
+                }
+                let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+                if text[line_start..at].trim().is_empty() {
+                    if as_subject.is_none_or(|(b, _)| at < b) {
+                        as_subject = Some((at, form.len()));
+                    }
+                    break;
+                }
+            }
+            from = end;
+        }
+    }
+    let best = as_subject.or(first);
+    best.map_or(Span::new(0, 0), |(at, len)| Span::new(at, len))
 }
 
 fn normalize_triple(t: &Triple) -> Triple {

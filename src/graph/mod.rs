@@ -10,6 +10,7 @@ pub mod bpmn_xml;
 pub mod export;
 pub mod import;
 pub mod rdf;
+pub mod shacl;
 pub mod store;
 pub mod vocab;
 

@@ -148,6 +148,9 @@ terms!(CF:
     MODE = "mode",
     CONTROL_POINT = "ControlPoint",
     DECISION_MODE = "decisionMode",
+    DECLARES_VARIABLE = "declaresVariable",
+    VARIABLE_DECLARATION = "VariableDeclaration",
+    INITIAL_VALUE = "initialValue",
 );
 
 /// The full IRI of a term.

@@ -224,6 +224,19 @@ pub fn rdf_python() -> PathBuf {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The python of the venv with pyshacl, the SHACL oracle (tests/interop/requirements-shacl.txt),
+/// set up once per test binary and cached across runs as `<cache>/venv-shacl-<hash>`.
+pub fn shacl_python() -> PathBuf {
+    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let requirements = interop_dir().join("requirements-shacl.txt");
+            setup_venv(&[requirements.to_str().unwrap(), "venv-shacl", "pyshacl"])
+        })
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// The python of the venv with the official A2A SDK (tests/interop/requirements-a2a.txt),
 /// set up once per test binary and cached across runs as `<cache>/venv-a2a-<hash>`.
 pub fn a2a_python() -> PathBuf {
