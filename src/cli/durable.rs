@@ -802,24 +802,33 @@ fn answer_from_graph(
         let Some(approval) = &q.approval else {
             continue;
         };
-        let found = match crate::graph::approval::decision(&loaded, run_id, &approval.variable) {
-            Ok(Some(d)) => d,
-            Ok(None) => continue,
+        let written = match crate::graph::approval::decisions(&loaded, run_id, &approval.variable) {
+            Ok(d) => d,
             Err(e) => {
                 tracing::warn!("{}: the run's graph cannot be read: {e}", q.key);
                 continue;
             }
         };
-        if !crate::app::guardrail::admits(&approval.approvers, found.by.as_deref()) {
+        let (admitted, refused): (Vec<_>, Vec<_>) = written
+            .into_iter()
+            .partition(|d| crate::app::guardrail::admits(&approval.approvers, d.by.as_deref()));
+        for d in &refused {
             tracing::warn!(
                 "{}: `{}` written into the graph by {} is ignored: not an approver ({})",
                 q.key,
-                found.value,
-                found.by.as_deref().unwrap_or("nobody named"),
+                d.value,
+                d.by.as_deref().unwrap_or("nobody named"),
                 approval.approvers.join(", ")
             );
-            continue;
         }
+        // DENIED wins over APPROVED: a guardrail fails safe.
+        let Some(found) = admitted
+            .iter()
+            .find(|d| !d.approved)
+            .or_else(|| admitted.first())
+        else {
+            continue;
+        };
         let flow = if found.approved {
             &approval.approve_flow
         } else {
@@ -828,7 +837,7 @@ fn answer_from_graph(
         let record = journal
             .emit(Event::QuestionAnswered {
                 key: q.key.clone(),
-                answer: json!({ "flow": flow }),
+                answer: json!({ "flows": [flow] }),
                 decided_by: Decider::Human,
                 by: Some(found.by.clone().unwrap_or_else(|| "graph".to_string())),
                 reason: Some(format!(

@@ -7,7 +7,7 @@
 //!     agentflow:varValue "APPROVED" ; cf:decidedBy "alice" ] .
 //! ```
 //!
-//! [`decision`] reads it back when the parked run is resumed; `runs resume` journals it as
+//! [`decisions`] reads it back when the parked run is resumed; `runs resume` journals it as
 //! the approver's answer (the journal stays the source of truth). Only a store that
 //! outlives the run (an endpoint, the embedded store on disk) can carry one.
 
@@ -28,19 +28,19 @@ pub struct GraphDecision {
     pub value: String,
 }
 
-/// The decision written for `variable` into run `run_id`'s graph, when there is one (DENIED
-/// wins over APPROVED when both were written). `Ok(None)` too when the app's store does
-/// not outlive its runs (the embedded store in memory) or the app has no `graph:` block.
-pub fn decision(
+/// Every decision (APPROVED or DENIED, any case) written for `variable` into run
+/// `run_id`'s graph. None when the app's store does not outlive its runs (the embedded
+/// store in memory) or the app has no `graph:` block.
+pub fn decisions(
     loaded: &crate::app::LoadedApp,
     run_id: &str,
     variable: &str,
-) -> Result<Option<GraphDecision>, StoreError> {
+) -> Result<Vec<GraphDecision>, StoreError> {
     let Some(config) = loaded.config.as_ref().and_then(|c| c.graph.as_ref()) else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     if config.store == crate::app::GraphBackend::Embedded && config.path.is_none() {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let dir = loaded
         .config_path
@@ -60,18 +60,18 @@ pub fn decision(
         i = run_namespace(run_id),
     );
     let Answer::Solutions { variables, rows } = store.query(&query, None)? else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let col = |n: &str| variables.iter().position(|x| x == n);
     let (Some(vi), bi) = (col("value"), col("by")) else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let text = |t: &Option<Term>| match t {
         Some(Term::Literal(l)) => Some(l.value().to_string()),
         Some(Term::NamedNode(n)) => Some(n.as_str().to_string()),
         _ => None,
     };
-    let mut found: Option<GraphDecision> = None;
+    let mut found = Vec::new();
     for row in &rows {
         let Some(value) = row.get(vi).and_then(text) else {
             continue;
@@ -82,15 +82,11 @@ pub fn decision(
             _ => continue,
         };
         let by = bi.and_then(|b| row.get(b)).and_then(text);
-        let d = GraphDecision {
+        found.push(GraphDecision {
             approved,
             by,
             value,
-        };
-        // DENIED wins: a guardrail fails safe.
-        if found.as_ref().is_none_or(|f| f.approved) {
-            found = Some(d);
-        }
+        });
     }
     Ok(found)
 }
