@@ -141,6 +141,7 @@ fn redactions(run_dir: &Path) -> insta::Settings {
     settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\) *", "([DURATION]) ");
     settings.add_filter(r"\d+ ms", "[DURATION]");
     settings.add_filter(r"duration: .*", "duration: [DURATION]");
+    settings.add_filter(r"due \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z", "due [TIME]");
     settings
 }
 
