@@ -86,6 +86,13 @@ fn events(out: &Output) -> Vec<Value> {
                 map.remove("reasoner");
                 map.remove("launch");
             }
+            // A parked question's deadline is wall-clock time.
+            if let Some(map) = e.as_object_mut() {
+                map.remove("due_ms");
+            }
+            if let Some(q) = e.get_mut("question").and_then(|q| q.as_object_mut()) {
+                q.remove("deadline_ms");
+            }
             without_run_ids(&mut e);
             e
         })

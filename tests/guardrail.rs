@@ -382,3 +382,85 @@ fn a_decision_written_into_the_runs_graph_is_picked_up_on_resume() {
         "{doc}"
     );
 }
+
+/// `graph query <run> SELECT ?by` of the decision at `gateway`.
+fn decided_in_graph(run_dir: &Path, id: &str, gateway: &str) -> Vec<String> {
+    let query = format!(
+        "SELECT ?by WHERE {{ ?d a cf:GatewayDecision ; cf:gateway ?g ; cf:decidedBy ?by \
+         FILTER(STRENDS(STR(?g), \"#{gateway}\")) }}"
+    );
+    let out = cuga(
+        &[
+            "graph",
+            "query",
+            id,
+            &query,
+            "--json",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", runs::show(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["results"]["bindings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["by"]["value"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_demos_run_in_graph_mode_on_the_embedded_store() {
+    let tmp = TempDir::new().unwrap();
+    for (app, scenario, gateway, by) in [
+        ("git_push_safety", "approved", GATEWAY, "scripted"),
+        ("git_push_safety", "denied", GATEWAY, "scripted"),
+        (
+            "sim_activation",
+            "escalated",
+            "GW_SeverityCheck",
+            "condition",
+        ),
+        (
+            "sim_activation",
+            "provisioned",
+            "GW_SeverityCheck",
+            "default",
+        ),
+    ] {
+        let dir = tmp.path().join(format!("{scenario}/apps/{app}"));
+        copy_dir(&runs::app_dir(app), &dir);
+        let config = dir.join(format!("config/{app}_config.yaml"));
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, format!("{text}\ngraph:\n  store: embedded\n")).unwrap();
+        let run_dir = tmp.path().join(format!("{scenario}/runs"));
+        let out = runs::start_scenario(&dir, scenario, &run_dir, &[], &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{app} {scenario}: {}",
+            runs::show(&out)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("\"met\":true"),
+            "{app} {scenario}: {}",
+            runs::show(&out)
+        );
+        let id = runs::only_run(&run_dir);
+        assert_eq!(
+            decided_in_graph(&run_dir, &id, gateway),
+            [by],
+            "{app} {scenario}"
+        );
+    }
+    // Timed out: parked, then DENIED by the timeout, in the ABox too.
+    let app = demo(tmp.path(), |t| format!("{t}\ngraph:\n  store: embedded\n"));
+    let run_dir = tmp.path().join("timed_out/runs");
+    let id = parked(&app, &run_dir);
+    let later = [("CUGA_FLO_CLOCK_OFFSET", "3700".to_string())];
+    let out = runs::resume(&run_dir, &id, &["--no-model"], &later);
+    assert_eq!(out.status.code(), Some(0), "{}", runs::show(&out));
+    assert_eq!(decided_in_graph(&run_dir, &id, GATEWAY), ["timeout"]);
+}
