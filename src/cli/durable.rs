@@ -591,6 +591,17 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
 
 /// What a question offers, numbered as `--choice` counts.
 fn offered_lines(q: &Question) -> Vec<String> {
+    if let Some(a) = &q.approval {
+        let who = if a.approvers.is_empty() {
+            String::new()
+        } else {
+            format!("  (approvers: {})", a.approvers.join(", "))
+        };
+        return vec![
+            format!("approve --by NAME → {}{who}", a.approve_flow),
+            format!("deny --by NAME → {}", a.deny_flow),
+        ];
+    }
     match &q.offered {
         Offered::Flows { flows, multiple } => {
             let mut lines: Vec<String> = flows
