@@ -464,3 +464,22 @@ fn the_demos_run_in_graph_mode_on_the_embedded_store() {
     assert_eq!(out.status.code(), Some(0), "{}", runs::show(&out));
     assert_eq!(decided_in_graph(&run_dir, &id, GATEWAY), ["timeout"]);
 }
+
+#[test]
+fn validate_refuses_a_guardrail_whose_decisions_take_one_flow() {
+    let tmp = TempDir::new().unwrap();
+    let app = demo(tmp.path(), |t| t);
+    let bpmn = app.join("config/git_push_safety.bpmn");
+    let text = std::fs::read_to_string(&bpmn).unwrap();
+    // The push flow tests another variable: APPROVED and DENIED both take the default.
+    std::fs::write(
+        &bpmn,
+        text.replace("${approval_status} == 'APPROVED'", "${secrets_found} == false"),
+    )
+    .unwrap();
+    let out = cuga(&["validate", app.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", runs::show(&out));
+    let shown = runs::show(&out);
+    assert!(shown.contains("guardrail::routes"), "{shown}");
+    assert!(shown.contains("approval"), "{shown}");
+}
