@@ -273,7 +273,13 @@ fn a_guardrail_marked_in_the_model_only_waits_too() {
     let records = runs::journal(&run_dir);
     let q = &events(&records, "question_parked")[0]["question"];
     assert_eq!(q["element"], GATEWAY);
+    // The variable its edge tests, and the model's approvalTimeout (PT1H).
     assert_eq!(q["approval"]["variable"], "approval_status");
+    let asked = events(&records, "question_parked")[0]["at_ms"]
+        .as_u64()
+        .unwrap();
+    let deadline = q["deadline_ms"].as_u64().unwrap();
+    assert!(deadline.abs_diff(asked + 3_600_000) < 2_000, "{q}");
     let id = runs::only_run(&run_dir);
     let out = answer(&run_dir, &id, &["approve", "--by", "dave"]);
     assert_eq!(out.status.code(), Some(0), "{}", runs::show(&out));
@@ -474,7 +480,10 @@ fn validate_refuses_a_guardrail_whose_decisions_take_one_flow() {
     // The push flow tests another variable: APPROVED and DENIED both take the default.
     std::fs::write(
         &bpmn,
-        text.replace("${approval_status} == 'APPROVED'", "${secrets_found} == false"),
+        text.replace(
+            "${approval_status} == 'APPROVED'",
+            "${secrets_found} == false",
+        ),
     )
     .unwrap();
     let out = cuga(&["validate", app.to_str().unwrap()], &[]);
