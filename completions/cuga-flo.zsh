@@ -420,6 +420,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 ':control_point -- The control point\: its element id (task, gateway or hook) or the question'\''s key:_default' \
+'::decision -- A guardrail gateway\: `approve` or `deny`:_default' \
 && ret=0
 ;;
 (message)

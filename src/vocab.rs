@@ -106,6 +106,8 @@ pub enum Decider {
     Timeout,
     /// A remote agent the task was delegated to (A2A).
     Remote,
+    /// An external CLI agent (`agent: {type: command}`) did the task.
+    Command,
 }
 
 impl Decider {
@@ -122,6 +124,7 @@ impl Decider {
             Decider::Fallback => "fallback",
             Decider::Timeout => "timeout",
             Decider::Remote => "remote",
+            Decider::Command => "command",
         }
     }
 }
@@ -170,10 +173,15 @@ pub mod error_code {
     /// unreachable, refused, failed the task, timed out, or sent an unusable reply.
     pub const REMOTE_FAILED: &str = "REMOTE_FAILED";
 
+    /// A command agent's CLI failed: it could not start, exited non-zero, timed out,
+    /// printed no JSON object, or its output violated the recipe's schema.
+    pub const COMMAND_FAILED: &str = "COMMAND_FAILED";
+
     /// The codes above: what a task raises by failing, not by an answer naming a code.
-    pub const GENERIC: [&str; 6] = [
+    pub const GENERIC: [&str; 7] = [
         TASK_FAILED,
         REMOTE_FAILED,
+        COMMAND_FAILED,
         OUTPUT_MISSING,
         MODEL_FAILED,
         BUDGET_EXHAUSTED,
@@ -328,6 +336,23 @@ pub struct Question {
     /// The answer given when the deadline passes (in the form `runs answer` records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_timeout: Option<serde_json::Value>,
+    /// A guardrail gateway's approval: the flows `approve` and `deny` take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalAsk>,
+}
+
+/// What a guardrail gateway's approver decides (docs/graph.md, "Guardrail gateways").
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ApprovalAsk {
+    /// The variable the gateway's conditions test (`APPROVED` or `DENIED`).
+    pub variable: String,
+    /// The flow taken when approved.
+    pub approve_flow: String,
+    /// The flow taken when denied (and when the deadline passes).
+    pub deny_flow: String,
+    /// Who may approve; empty: anyone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvers: Vec<String>,
 }
 
 /// What a parked question accepts.

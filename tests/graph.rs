@@ -86,6 +86,13 @@ fn events(out: &Output) -> Vec<Value> {
                 map.remove("reasoner");
                 map.remove("launch");
             }
+            // A parked question's deadline is wall-clock time.
+            if let Some(map) = e.as_object_mut() {
+                map.remove("due_ms");
+            }
+            if let Some(q) = e.get_mut("question").and_then(|q| q.as_object_mut()) {
+                q.remove("deadline_ms");
+            }
             without_run_ids(&mut e);
             e
         })
@@ -447,18 +454,19 @@ fn agentflow_git_push_imports_and_routes_on_the_approval() {
     .iter()
     .map(|t| format!("  {t}: {{outputs: {{}}}}\n"))
     .collect();
-    for (name, approval, path) in [
+    // The guardrail waits for an approver: the scenario's answer is the approver's.
+    for (name, flow, path) in [
         (
             "approved",
-            "APPROVED",
+            "Flow_GW_HumanApproval_Task_ExecutePush",
             "Task_ExecutePush, Task_LogResult, End_Completed",
         ),
-        ("denied", "DENIED", "End_Aborted"),
+        ("denied", "Flow_GW_HumanApproval_End_Aborted", "End_Aborted"),
     ] {
         std::fs::write(
             app.join(format!("scenarios/{name}.yaml")),
             format!(
-                "inputs: {{approval_status: {approval}}}\nanswers:\n{answers}expect:\n  status: completed\n  \
+                "answers:\n{answers}  GW_HumanApproval: {{flow: {flow}}}\nexpect:\n  status: completed\n  \
                  path: [Start_GitPush, Task_StageChanges, Task_ScanSecrets, \
                  Task_GenerateReport, Task_ReadmeCheck, GW_HumanApproval, {path}]\n"
             ),

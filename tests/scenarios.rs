@@ -12,6 +12,9 @@ use tempfile::TempDir;
 
 /// Every scenario file of the demo apps; each has a test below.
 const SCENARIOS: &[(&str, &str)] = &[
+    ("git_push_safety", "approved"),
+    ("git_push_safety", "denied"),
+    ("git_push_safety", "timed_out"),
     ("incident_response", "duplicate_alert"),
     ("incident_response", "false_positive"),
     ("incident_response", "low_severity"),
@@ -34,6 +37,8 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("loan_approval_kogito", "reject_low_score"),
     ("receive_order", "no_invoice_1212"),
     ("receive_order", "standard"),
+    ("sim_activation", "escalated"),
+    ("sim_activation", "provisioned"),
     ("trip_planner", "agent_plans"),
     ("trip_planner", "human_plans"),
 ];
@@ -88,6 +93,8 @@ enum Ends {
     /// Exit code 0 too: the scenario expects it, so meeting it is a success (a terminated
     /// run without a scenario exits 1).
     Terminated,
+    /// Exit code 3: the run parks for a person (the scenario expects what holds then).
+    Parked,
 }
 
 /// Run a scenario, check that every expectation is met with the right exit code, and
@@ -98,6 +105,7 @@ fn check(app: &str, scenario: &str, ends: Ends, parallel: &[&str]) {
     let out = output(&mut start_scenario(tmp.path(), app, scenario));
     let want = match ends {
         Ends::Completed | Ends::Terminated => 0,
+        Ends::Parked => 3,
     };
     assert_eq!(
         out.code, want,
@@ -133,6 +141,7 @@ fn redactions(run_dir: &Path) -> insta::Settings {
     settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\) *", "([DURATION]) ");
     settings.add_filter(r"\d+ ms", "[DURATION]");
     settings.add_filter(r"duration: .*", "duration: [DURATION]");
+    settings.add_filter(r"due \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z", "due [TIME]");
     settings
 }
 
@@ -215,6 +224,39 @@ fn every_scenario_file_has_a_test() {
         .map(|(a, s)| (a.to_string(), s.to_string()))
         .collect();
     assert_eq!(found, listed);
+}
+
+mod git_push_safety {
+    use super::*;
+
+    #[test]
+    fn approved_pushes_after_the_guardrail() {
+        check("git_push_safety", "approved", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn denied_aborts_the_push() {
+        check("git_push_safety", "denied", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn timed_out_parks_at_the_guardrail() {
+        check("git_push_safety", "timed_out", Ends::Parked, &[]);
+    }
+}
+
+mod sim_activation {
+    use super::*;
+
+    #[test]
+    fn a_critical_request_is_escalated() {
+        check("sim_activation", "escalated", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn a_standard_request_is_provisioned() {
+        check("sim_activation", "provisioned", Ends::Completed, &[]);
+    }
 }
 
 mod loan_approval {

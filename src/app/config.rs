@@ -294,6 +294,37 @@ pub struct AgentConfig {
     /// A built-in kind (`cuga_agent`, ...) or the name of a `remote_agents` entry.
     pub agent_type: Option<Located<String>>,
     pub tools: Vec<Located<String>>,
+    /// `type: command`: the task runs an external CLI (docs/config.md, "Command agents").
+    pub command: Option<CommandAgent>,
+    pub span: Span,
+}
+
+/// `agent: {type: command, recipe: FILE, command: [...], timeout: 5m}`: each visit runs an
+/// external CLI (a Goose recipe by default) with the task's declared parameters only.
+#[derive(Debug, Clone, Default)]
+pub struct CommandAgent {
+    /// The recipe file (Goose format), relative to the config file.
+    pub recipe: Option<Located<String>>,
+    /// The command line, as a vector (no shell): `{recipe}` is the recipe's path and
+    /// `{params}` expands to `--params k=v` per parameter. Default:
+    /// `goose run --recipe {recipe} {params}`.
+    pub command: Vec<Located<String>>,
+    /// How long the CLI may run before its process group is killed (default 5 minutes).
+    pub timeout: Option<Located<std::time::Duration>>,
+    pub span: Span,
+}
+
+/// `approval:` on a gateway: a guardrail whose route an approver decides (docs/graph.md,
+/// "Guardrail gateways").
+#[derive(Debug, Clone, Default)]
+pub struct Approval {
+    /// No decision by then: DENIED, decided by `timeout` (default one hour).
+    pub timeout: Option<Located<std::time::Duration>>,
+    /// Who may approve (`runs answer --by`); empty: anyone.
+    pub approvers: Vec<Located<String>>,
+    /// The variable the gateway's conditions test (default: the one its conditions
+    /// compare, else `approval_status`).
+    pub variable: Option<Located<String>>,
     pub span: Span,
 }
 
@@ -325,6 +356,8 @@ pub struct GatewayConfig {
     /// A model's choice here is consequential: on untrusted data it needs
     /// `action_permissions.on_untrusted` (a person's confirmation by default).
     pub consequential: bool,
+    /// A guardrail: an approver decides the route.
+    pub approval: Option<Approval>,
     pub span: Span,
 }
 
@@ -610,4 +643,27 @@ impl FlowConfig {
         let kind = crate::vocab::VarKind::of(&self.variable(name)?.default);
         (kind != crate::vocab::VarKind::Any).then_some(kind)
     }
+}
+
+/// `PT10M`, `30s`, `10m`, `2h`, `1d` or a number of seconds; positive.
+pub fn parse_timeout(text: &str) -> Option<std::time::Duration> {
+    let t = text.trim();
+    if t.starts_with('P') {
+        return crate::bpmn::parse_duration(t).ok().filter(|d| !d.is_zero());
+    }
+    let (number, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, "s"),
+    };
+    let n: f64 = number.trim().parse().ok()?;
+    let scale = match unit.trim() {
+        "s" | "sec" | "secs" => 1.0,
+        "m" | "min" | "mins" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        _ => return None,
+    };
+    let secs = n * scale;
+    (secs.is_finite() && secs > 0.0 && secs <= 1.0e9)
+        .then(|| std::time::Duration::from_secs_f64(secs))
 }

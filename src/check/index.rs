@@ -17,6 +17,8 @@ pub(super) struct ConfigIndex<'a> {
     gateways: HashMap<&'a str, &'a GatewayConfig>,
     /// The targets of every task's `output_mapping`.
     written: HashSet<&'a str>,
+    /// The decision variables of guardrail gateways (their approvers set them).
+    guardrail_variables: Vec<String>,
 }
 
 impl<'a> ConfigIndex<'a> {
@@ -39,6 +41,7 @@ impl<'a> ConfigIndex<'a> {
             variables,
             gateways,
             written,
+            guardrail_variables: Vec::new(),
         }
     }
 
@@ -71,10 +74,16 @@ impl<'a> ConfigIndex<'a> {
         if any {
             self.written.extend(crate::bpmn::MULTI_INSTANCE_VARIABLES);
         }
+        // A guardrail gateway's decision variable is its approver's.
+        for (_, g) in crate::app::guardrail::all(Some(self.config), process) {
+            if let Ok(g) = g {
+                self.guardrail_variables.push(g.variable);
+            }
+        }
     }
 
     /// Does some task's `output_mapping` write `var`?
     pub fn writes(&self, var: &str) -> bool {
-        self.written.contains(var)
+        self.written.contains(var) || self.guardrail_variables.iter().any(|v| v == var)
     }
 }

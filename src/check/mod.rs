@@ -21,6 +21,7 @@ mod cycles;
 mod engine;
 mod graph;
 mod guarantees;
+mod guardrail;
 mod hooks;
 mod index;
 mod llm;
@@ -77,6 +78,7 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
             diags.extend(conditions::check(Some(&index), doc, main));
             diags.extend(rules::check(config, main));
             diags.extend(llm::check(config, main));
+            diags.extend(guardrail::check(config, doc, main));
             let engine = engine.unwrap_or(config.engine.kind);
             diags.extend(engine::check_for(config, doc, main, engine));
             if engine == EngineKind::Native

@@ -90,6 +90,9 @@ pub struct AnswerArgs {
     pub run_id: String,
     /// The control point: its element id (task, gateway or hook) or the question's key
     pub control_point: String,
+    /// A guardrail gateway: `approve` or `deny`
+    #[arg(value_name = "approve|deny")]
+    pub decision: Option<String>,
     /// A gateway: the flow to take (repeat for an inclusive gateway)
     #[arg(long = "flow", value_name = "FLOW")]
     pub flows: Vec<String>,
@@ -336,6 +339,22 @@ pub(super) fn resume_open(
         ))
         .with_help("start it again with `cuga-flo start`"));
     }
+    let started_app = match records.first().map(|r| &r.event) {
+        Some(Event::RunStarted { app, launch, .. }) => opts.app.clone().or_else(|| {
+            launch
+                .as_ref()
+                .and_then(|l| l.app_dir.clone())
+                .filter(|d| Path::new(d).is_dir())
+                .or_else(|| Some(app.clone()))
+        }),
+        _ => None,
+    };
+    if let Some(app) = &started_app {
+        for record in answer_from_graph(cli, app, &journal, &state, &id)? {
+            state.apply(&record);
+            records.push(record);
+        }
+    }
     for record in answer_timeouts(&journal, &state)? {
         state.apply(&record);
         records.push(record);
@@ -572,6 +591,17 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
 
 /// What a question offers, numbered as `--choice` counts.
 fn offered_lines(q: &Question) -> Vec<String> {
+    if let Some(a) = &q.approval {
+        let who = if a.approvers.is_empty() {
+            String::new()
+        } else {
+            format!("  (approvers: {})", a.approvers.join(", "))
+        };
+        return vec![
+            format!("approve --by NAME → {}{who}", a.approve_flow),
+            format!("deny --by NAME → {}", a.deny_flow),
+        ];
+    }
     match &q.offered {
         Offered::Flows { flows, multiple } => {
             let mut lines: Vec<String> = flows
@@ -668,7 +698,13 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
             format!("its open questions are at: {}", open.join(", "))
         }));
     };
-    let given = given(args)?;
+    let mut given = given(args)?;
+    let by = args
+        .by
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .filter(|b| !b.trim().is_empty());
+    approval(&question, args, &mut given, by.as_deref(), &id)?;
     let answer = park::check_answer(&question, &given).map_err(|why| {
         UsageError::new(format!(
             "the answer to `{}` of run `{id}` is refused: {why}",
@@ -676,11 +712,6 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
         ))
         .with_help("nothing was recorded; `cuga-flo runs pending` shows what each question offers")
     })?;
-    let by = args
-        .by
-        .clone()
-        .or_else(|| std::env::var("USER").ok())
-        .filter(|b| !b.trim().is_empty());
     // Durable before it is applied, and before it is shown.
     let record = journal
         .emit(Event::QuestionAnswered {
@@ -705,6 +736,131 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
     let mut records = records;
     records.push(record);
     resume_open(cli, &args.common, id, journal, records, repaired, style)
+}
+
+/// A guardrail's question: `approve` / `deny` name its flows, and only its approvers
+/// may answer it.
+fn approval(
+    question: &Question,
+    args: &AnswerArgs,
+    given: &mut Given,
+    by: Option<&str>,
+    id: &str,
+) -> Result<(), UsageError> {
+    let Some(approval) = &question.approval else {
+        return match &args.decision {
+            Some(d) => Err(UsageError::new(format!(
+                "`{}` of run `{id}` is not a guardrail: `{d}` is not an answer to it",
+                question.element
+            ))
+            .with_help("`cuga-flo runs pending` shows what each question offers")),
+            None => Ok(()),
+        };
+    };
+    if let Some(d) = &args.decision {
+        let approved = crate::app::guardrail::decision_of(d)
+            .ok_or_else(|| UsageError::new(format!("`{d}` is neither `approve` nor `deny`")))?;
+        if !given.flows.is_empty() || given.choice.is_some() {
+            return Err(UsageError::new(
+                "give either `approve`/`deny` or --flow/--choice, not both",
+            ));
+        }
+        let flow = if approved {
+            &approval.approve_flow
+        } else {
+            &approval.deny_flow
+        };
+        given.flows = vec![flow.clone()];
+    }
+    if !crate::app::guardrail::admits(&approval.approvers, by) {
+        return Err(UsageError::new(format!(
+            "{} may not decide guardrail `{}` of run `{id}`",
+            by.map_or_else(|| "an unnamed approver".to_string(), |b| format!("`{b}`")),
+            question.element
+        ))
+        .with_help(format!(
+            "its approvers are {}: answer with --by NAME",
+            approval.approvers.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Guardrail decisions an external tool wrote into the run's graph (docs/graph.md,
+/// "Guardrail gateways") for questions still open: journalled as the approver's answers
+/// before the run resumes. A store that cannot be read is reported and changes nothing.
+fn answer_from_graph(
+    cli: &Cli,
+    app: &str,
+    journal: &Journal,
+    state: &FlowState,
+    run_id: &str,
+) -> Result<Vec<Record>, UsageError> {
+    let open: Vec<&Question> = state
+        .open_questions
+        .values()
+        .filter(|q| q.approval.is_some())
+        .collect();
+    if open.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Ok(super::target::Target::App(app)) = super::target::resolve(app, &cli.apps_dir) else {
+        return Ok(Vec::new());
+    };
+    let loaded = crate::app::load_app(&app);
+    let mut records = Vec::new();
+    for q in open {
+        let Some(approval) = &q.approval else {
+            continue;
+        };
+        let written = match crate::graph::approval::decisions(&loaded, run_id, &approval.variable) {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!("{}: the run's graph cannot be read: {e}", q.key);
+                continue;
+            }
+        };
+        let (admitted, refused): (Vec<_>, Vec<_>) = written
+            .into_iter()
+            .partition(|d| crate::app::guardrail::admits(&approval.approvers, d.by.as_deref()));
+        for d in &refused {
+            tracing::warn!(
+                "{}: `{}` written into the graph by {} is ignored: not an approver ({})",
+                q.key,
+                d.value,
+                d.by.as_deref().unwrap_or("nobody named"),
+                approval.approvers.join(", ")
+            );
+        }
+        // DENIED wins over APPROVED: a guardrail fails safe.
+        let Some(found) = admitted
+            .iter()
+            .find(|d| !d.approved)
+            .or_else(|| admitted.first())
+        else {
+            continue;
+        };
+        let flow = if found.approved {
+            &approval.approve_flow
+        } else {
+            &approval.deny_flow
+        };
+        let record = journal
+            .emit(Event::QuestionAnswered {
+                key: q.key.clone(),
+                answer: json!({ "flows": [flow] }),
+                decided_by: Decider::Human,
+                by: Some(found.by.clone().unwrap_or_else(|| "graph".to_string())),
+                reason: Some(format!(
+                    "{} = {} written into the run's graph",
+                    approval.variable, found.value
+                )),
+            })
+            .and_then(|r| journal.commit().map(|()| r))
+            .map_err(|e| UsageError::new(format!("cannot journal the approval: {e}")))?;
+        records.push(record);
+    }
+    Ok(records)
 }
 
 /// The answer as given on the command line.

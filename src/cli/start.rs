@@ -731,6 +731,10 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
     let run = &state.run_id;
     for q in state.open_questions.values() {
         let how = match &q.offered {
+            // A guardrail: its approver approves or denies.
+            crate::vocab::Offered::Flows { .. } if q.approval.is_some() => {
+                "approve|deny --by NAME".to_string()
+            }
             crate::vocab::Offered::Flows { flows, .. } => {
                 let ids: Vec<&str> = flows.iter().map(|f| f.id.as_str()).collect();
                 format!("--flow {}", ids.join("|"))

@@ -197,8 +197,20 @@ pub(super) fn judgement(
         chain.push(h);
     }
     if sources.park {
+        let mut deadlines = deadlines(config);
+        let mut approvals = std::collections::HashMap::new();
+        // A guardrail's question waits until its timeout, then DENIED decides.
+        if let Some(process) = sources.process {
+            for (id, g) in crate::app::guardrail::all(Some(config), process) {
+                let Ok(g) = g else { continue };
+                let deny = serde_json::json!({"flow": g.deny_flow});
+                deadlines.insert(id.clone(), (g.timeout, deny));
+                approvals.insert(id, g.ask());
+            }
+        }
         chain.push(Arc::new(Park {
-            deadlines: deadlines(config),
+            deadlines,
+            approvals,
         }));
     } else {
         chain.push(Arc::new(NoModel));

@@ -298,7 +298,22 @@ impl Exporter<'_> {
 
     /// The config's view of a node: agentic tasks, their recipe (the agent), instruction,
     /// policy and mappings; decision gateways, their condition and policy.
-    fn control_point(&mut self, _process: &Process, node: &bpmn::Node, n: &NamedNode) {
+    fn control_point(&mut self, process: &Process, node: &bpmn::Node, n: &NamedNode) {
+        // A guardrail gateway (docs/graph.md, "Guardrail gateways"): AgentFLOW's class,
+        // its approval flag and timeout.
+        if let Some(Ok(g)) = crate::app::guardrail::of(self.config, process, &node.id) {
+            let d = &mut self.d;
+            d.add(n.clone(), term(v::TYPE), term(v::GUARDRAIL_GATEWAY));
+            d.add(n.clone(), term(v::REQUIRES_APPROVAL), boolean(true));
+            d.add(
+                n.clone(),
+                term(v::APPROVAL_TIMEOUT),
+                Term::Literal(oxrdf::Literal::new_typed_literal(
+                    format!("PT{}S", g.timeout.as_secs()),
+                    oxrdf::NamedNode::new_unchecked(format!("{}dayTimeDuration", v::XSD)),
+                )),
+            );
+        }
         let Some(config) = self.config else { return };
         let d = &mut self.d;
         if let Some(task) = config.tasks.iter().find(|t| t.id.value == node.id) {

@@ -6,6 +6,7 @@
 //! the mapping and its limits.
 
 pub mod abox;
+pub mod approval;
 pub mod bpmn_xml;
 pub mod export;
 pub mod import;

@@ -70,6 +70,10 @@ pub(crate) async fn route(
         }
     }
     ctx.flows = flows.clone();
+    if let Some(g) = super::guardrail::of(agent, gateway_id) {
+        let g = g.map_err(|why| cp_error(gateway_id, format!("guardrail: {why}")))?;
+        return super::guardrail::decide(agent, &g, &flows, ctx).await;
+    }
     let reasoning = cfg.is_some_and(|g| g.mode == GatewayMode::DecisionAgent);
 
     if kind == GatewayKind::Parallel {

@@ -14,8 +14,10 @@
 //! - [`context`]: what the harness reads from a [`ControlPointContext`] and the model.
 //! - [`policy`]: policy documents, read once.
 
+pub mod command;
 pub mod context;
 pub mod gateway;
+mod guardrail;
 pub mod hook;
 pub mod policy;
 pub mod remote;

@@ -106,9 +106,11 @@ pub(crate) async fn execute(
         .as_ref()
         .and_then(|a| a.agent_type.as_ref())
         .and_then(|t| agent.remotes.get(&t.value));
-    let (answer, trace) = match remote {
-        Some(remote) => delegate(agent, task_id, remote, req).await,
-        None => ask(agent, task_id, req).await?,
+    let command = task.agent.as_ref().and_then(|a| a.command.as_ref());
+    let (answer, trace) = match (command, remote) {
+        (Some(command), _) => run_command(agent, task_id, command, req).await,
+        (None, Some(remote)) => delegate(agent, task_id, remote, req).await,
+        (None, None) => ask(agent, task_id, req).await?,
     };
     let (answer, taint) = match answer {
         Ok(Tainted(a, taint)) => match raised(&a) {
@@ -116,7 +118,12 @@ pub(crate) async fn execute(
             None => (a, taint),
         },
         Err((code, message)) => {
-            let outcome = failed(Decider::None, None, Variables::new(), code, message);
+            let by = if command.is_some() {
+                Decider::Command
+            } else {
+                Decider::None
+            };
+            let outcome = failed(by, None, Variables::new(), code, message);
             return Ok(traced(outcome, trace));
         }
     };
@@ -215,6 +222,46 @@ async fn ask(
         }
         Err(e @ ReasonError::Failed { code, .. }) => Ok((Err((code, e.to_string())), trace)),
         Err(e) => Err(trace.fail(task_id, e)),
+    }
+}
+
+/// Do the task with its command agent's CLI. Its outputs come from outside the run: they
+/// are untrusted. A CLI that fails fails the task ([`error_code::COMMAND_FAILED`]).
+async fn run_command(
+    agent: &FlowAgent,
+    task_id: &str,
+    command: &crate::app::CommandAgent,
+    req: TaskRequest,
+) -> (Result<Tainted, (&'static str, String)>, Trace) {
+    let name = req.name.clone().unwrap_or_else(|| task_id.to_string());
+    let result = super::command::execute(
+        &agent.config,
+        command,
+        task_id,
+        &req.context.run_id,
+        &req.inputs,
+    )
+    .await;
+    let trace = Trace::default();
+    match result {
+        Ok(ran) => {
+            let answer = TaskAnswer {
+                outputs: ran.outputs.into_iter().collect(),
+                reason: Some(format!(
+                    "`{}` answered in {} ms",
+                    ran.argv.first().map_or("", String::as_str),
+                    ran.duration.as_millis()
+                )),
+                decided_by: Decider::Command,
+                raised: None,
+            };
+            let taint = Some(Taint {
+                source: format!("command agent on task `{name}`"),
+                derived_from: Vec::new(),
+            });
+            (Ok(Tainted(answer, taint)), trace)
+        }
+        Err(message) => (Err((error_code::COMMAND_FAILED, message)), trace),
     }
 }
 

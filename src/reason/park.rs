@@ -25,6 +25,8 @@ pub struct Park {
     /// Per control point: how long its question may wait, and the answer given then
     /// (`deadline:` and `on_timeout:` in the flow config).
     pub deadlines: HashMap<String, (std::time::Duration, Value)>,
+    /// Per guardrail gateway: what its approver decides (the question says it).
+    pub approvals: HashMap<String, crate::vocab::ApprovalAsk>,
 }
 
 /// The question a person is asked at a control point: what it offers, its policy.
@@ -52,6 +54,7 @@ fn question(
         instruction,
         deadline_ms: None,
         on_timeout: None,
+        approval: None,
     }
 }
 
@@ -133,6 +136,9 @@ impl Park {
                 .saturating_add(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
             question.deadline_ms = Some(due);
             question.on_timeout = Some(on_timeout.clone());
+        }
+        if question.kind == ControlPointKind::Gateway {
+            question.approval = self.approvals.get(&question.element).cloned();
         }
         ReasonError::Parked(Box::new(question))
     }
@@ -601,6 +607,7 @@ mod tests {
             instruction: None,
             deadline_ms: None,
             on_timeout: None,
+            approval: None,
         }
     }
 

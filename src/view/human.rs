@@ -751,10 +751,11 @@ impl Human {
 
 /// The order deciders are counted in the summary: judgement first (model, person,
 /// scripted, rules), then what decided by itself.
-fn decider_order() -> [Decider; 11] {
+fn decider_order() -> [Decider; 12] {
     [
         Decider::Model,
         Decider::Remote,
+        Decider::Command,
         Decider::Human,
         Decider::Scripted,
         Decider::Rule,

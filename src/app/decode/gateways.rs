@@ -17,7 +17,9 @@ pub(crate) const GATEWAY_KEYS: &[&str] = &[
     "deadline",
     "on_timeout",
     "consequential",
+    "approval",
 ];
+pub(crate) const APPROVAL_KEYS: &[&str] = &["timeout", "approvers", "variable"];
 pub(crate) const GATEWAY_FLOW_KEYS: &[&str] = &["decision", "condition"];
 
 impl Cx<'_> {
@@ -92,8 +94,48 @@ impl Cx<'_> {
             consequential: self
                 .opt_bool(&f, "consequential", &what)
                 .is_some_and(|b| b.value),
+            approval: f.get("approval").map(|n| self.approval(n, &what)),
             span: node.span,
             id,
+        }
+    }
+
+    /// `approval: {timeout, approvers, variable}` (or `approval: true`, every default).
+    fn approval(&mut self, node: &Node, owner: &str) -> Approval {
+        if matches!(node.value, super::super::yaml::Value::Bool(true)) {
+            return Approval {
+                span: node.span,
+                ..Approval::default()
+            };
+        }
+        let what = format!("the approval of {owner}");
+        let f = self.fields(node, &what, APPROVAL_KEYS);
+        let approvers = f
+            .get("approvers")
+            .map(|n| self.string_list(n, "`approvers`"))
+            .unwrap_or_default();
+        let variable = self.opt_string(&f, "variable", &what);
+        if let Some(v) = &variable
+            && !(v
+                .value
+                .starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && v.value
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            self.error(
+                "config::value",
+                v.span,
+                format!("`variable` of {what} is not a variable name"),
+                "not a name",
+                Some("e.g. `variable: approval_status`".into()),
+            );
+        }
+        Approval {
+            timeout: self.opt_duration(&f, "timeout", &what),
+            approvers,
+            variable,
+            span: node.span,
         }
     }
 }

@@ -4,7 +4,7 @@
 use crate::diag::{Diagnostic, did_you_mean, name_list};
 use crate::source::{SourceFile, Span};
 
-use super::super::config::{Deadline, Located, OnFailure};
+use super::super::config::{Deadline, Located, OnFailure, parse_timeout};
 use super::super::yaml::{Node, Value};
 
 /// Keys people write that mean something else in this schema.
@@ -283,6 +283,33 @@ impl Cx<'_> {
                     node,
                     &format!("`{key}` of {what}"),
                     "a positive number of seconds",
+                );
+                None
+            }
+        }
+    }
+
+    /// A duration: an ISO 8601 one (`PT10M`), a number with a unit (`30s`, `10m`, `2h`,
+    /// `1d`), or a plain number of seconds.
+    pub(super) fn opt_duration(
+        &mut self,
+        f: &Fields,
+        key: &str,
+        what: &str,
+    ) -> Option<Located<std::time::Duration>> {
+        let node = f.get(key)?;
+        let text = match node.value {
+            Value::Int(i) => i.to_string(),
+            Value::Float(x) => x.to_string(),
+            _ => node.scalar_text(self.file.text()).unwrap_or_default(),
+        };
+        match parse_timeout(&text) {
+            Some(d) => Some(Located::new(d, node.span)),
+            None => {
+                self.type_error(
+                    node,
+                    &format!("`{key}` of {what}"),
+                    "a duration (PT10M, 30s, 10m, 2h, 1d)",
                 );
                 None
             }

@@ -14,7 +14,7 @@ use super::actions::{PERMISSION_KEYS, TASK_SPEC_KEYS};
 use super::flow::{
     BUDGET_KEYS, ELEMENT_LLM_KEYS, ENGINE_KEYS, FLOW_KEYS, LLM_KEYS, LLM_PROVIDERS, PROMPT_KEYS,
 };
-use super::gateways::{GATEWAY_FLOW_KEYS, GATEWAY_KEYS};
+use super::gateways::{APPROVAL_KEYS, GATEWAY_FLOW_KEYS, GATEWAY_KEYS};
 use super::graph::{GRAPH_KEYS, GRAPH_STORES};
 use super::guarantees::GUARANTEE_KEYS;
 use super::hooks::HOOK_KEYS;
@@ -40,6 +40,7 @@ const SECTIONS: &[&str] = &[
     "agent",
     "gateway",
     "gateway_flow",
+    "approval",
     "hook",
     "task_spec",
     "action_permissions",
@@ -62,6 +63,7 @@ pub(crate) fn keys_and_types(name: &str) -> (&'static [&'static str], Vec<(&'sta
         "agent" => (AGENT_KEYS, types::agent()),
         "gateway" => (GATEWAY_KEYS, types::gateway()),
         "gateway_flow" => (GATEWAY_FLOW_KEYS, types::gateway_flow()),
+        "approval" => (APPROVAL_KEYS, types::approval()),
         "hook" => (HOOK_KEYS, types::hook()),
         "task_spec" => (TASK_SPEC_KEYS, types::task_spec()),
         "action_permissions" => (PERMISSION_KEYS, types::permissions()),
@@ -110,6 +112,7 @@ fn description(name: &str) -> String {
         "agent" => "The agent that does the task.",
         "gateway" => "A BPMN gateway and how it decides.",
         "gateway_flow" => "An outgoing flow of the gateway.",
+        "approval" => "A guardrail: an approver decides the gateway's route (docs/graph.md).",
         "hook" => "A hook on a sequence flow: a governed decision between two nodes.",
         "task_spec" => "A task a hook may insert.",
         "action_permissions" => "Which hook actions are permitted.",
@@ -148,6 +151,11 @@ fn boolean(description: &str) -> Value {
 
 fn duration() -> Value {
     json!({"type": "string", "description": "an ISO 8601 duration: PT30M, PT24H, P2D"})
+}
+
+/// A timeout: an ISO 8601 duration, a number with a unit (30s, 10m, 2h, 1d), or seconds.
+fn timeout() -> Value {
+    json!({"type": ["string", "number"], "description": "a duration: PT10M, 30s, 10m, 2h, 1d, or a number of seconds"})
 }
 
 /// One id, or a list of them.
@@ -383,6 +391,38 @@ mod types {
             ),
             ("agent_type", text("The agent's type.")),
             ("tools", texts("The tools it may call.")),
+            (
+                "type",
+                choice(
+                    &["command"],
+                    "command: the task runs an external CLI (a Goose recipe).",
+                ),
+            ),
+            (
+                "recipe",
+                text("type: command: the recipe file (Goose format), relative to the config."),
+            ),
+            (
+                "command",
+                texts(
+                    "type: command: the command line, no shell ({recipe}, {params}; default: goose run --recipe {recipe} {params}).",
+                ),
+            ),
+            ("timeout", super::timeout()),
+        ]
+    }
+
+    pub fn approval() -> Vec<(&'static str, Value)> {
+        vec![
+            ("timeout", super::timeout()),
+            (
+                "approvers",
+                texts("Who may approve (runs answer --by); none: anyone."),
+            ),
+            (
+                "variable",
+                text("The variable the gateway's conditions test (default approval_status)."),
+            ),
         ]
     }
 
@@ -432,6 +472,10 @@ mod types {
             (
                 "consequential",
                 boolean("A model's choice on untrusted data needs `on_untrusted`."),
+            ),
+            (
+                "approval",
+                json!({"description": "A guardrail: an approver decides (true, or {timeout, approvers, variable}).", "anyOf": [{"const": true}, super::section("approval")]}),
             ),
         ]
     }

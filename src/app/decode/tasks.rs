@@ -26,6 +26,10 @@ pub(crate) const AGENT_KEYS: &[&str] = &[
     "policy",
     "agent_type",
     "tools",
+    "type",
+    "recipe",
+    "command",
+    "timeout",
 ];
 
 impl Cx<'_> {
@@ -132,7 +136,9 @@ impl Cx<'_> {
             .get("tools")
             .map(|n| self.string_list(n, "`tools`"))
             .unwrap_or_default();
+        let command = self.command_agent(&f, node, &what);
         AgentConfig {
+            command,
             name: self.opt_string(&f, "name", &what),
             system_instruction: self.opt_string(&f, "system_instruction", &what),
             policy: self.opt_string(&f, "policy", &what),
@@ -140,5 +146,66 @@ impl Cx<'_> {
             tools,
             span: node.span,
         }
+    }
+
+    /// `type: command` with its `recipe`, `command` and `timeout`.
+    fn command_agent(
+        &mut self,
+        f: &super::reader::Fields,
+        node: &Node,
+        what: &str,
+    ) -> Option<CommandAgent> {
+        let kind = self.opt_string(f, "type", what);
+        let recipe = self.opt_string(f, "recipe", what);
+        let command = f
+            .get("command")
+            .map(|n| self.string_list(n, "`command`"))
+            .unwrap_or_default();
+        let timeout = self.opt_duration(f, "timeout", what);
+        match kind.as_ref().map(|k| k.value.as_str()) {
+            Some("command") => {}
+            Some(other) => {
+                let span = kind.as_ref().map_or(node.span, |k| k.span);
+                self.error(
+                    "config::value",
+                    span,
+                    format!("unknown agent type `{other}` of {what}"),
+                    "unknown type",
+                    Some(
+                        "`type: command` runs an external CLI; leave `type` out for a model".into(),
+                    ),
+                );
+                return None;
+            }
+            None => {
+                for key in ["recipe", "command", "timeout"] {
+                    if let Some(span) = f.key_span(key) {
+                        self.error(
+                            "config::value",
+                            span,
+                            format!("`{key}` of {what} needs `type: command`"),
+                            "not used",
+                            Some("add `type: command`".into()),
+                        );
+                    }
+                }
+                return None;
+            }
+        }
+        if recipe.is_none() {
+            self.error(
+                "config::missing_key",
+                node.span,
+                format!("{what} runs a command but names no `recipe`"),
+                "which recipe?",
+                Some("add `recipe: ../recipes/<name>.yaml` (a Goose recipe)".into()),
+            );
+        }
+        Some(CommandAgent {
+            recipe,
+            command,
+            timeout,
+            span: node.span,
+        })
     }
 }
