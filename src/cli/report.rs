@@ -652,10 +652,10 @@ pub fn render(id: &str, records: &[Record], model: Option<&Model>, names: &Names
         );
     }
     html.push_str("</tbody>\n</table>\n</section>\n");
-    let _ = write!(
+    let _ = writeln!(
         html,
         "<footer>Written by cuga-flo {}. Diagram drawn by <a href=\"https://bpmn.io\">bpmn-js</a> \
-         (bpmn.io licence).</footer>\n",
+         (bpmn.io licence).</footer>",
         env!("CARGO_PKG_VERSION")
     );
     let _ = write!(
@@ -774,3 +774,32 @@ const PAGE_JS: &str = r#"
   });
 })();
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_in_the_data_or_the_viewer_can_end_its_script_element() {
+        let data = json!({"reason": "</script><script>alert(1)</script>", "v": "<!-- & -->"});
+        let text = script_json(&data);
+        assert!(!text.contains('<') && !text.contains('>') && !text.contains('&'));
+        // Still the same JSON for the page's JSON.parse.
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), data);
+        let viewer = viewer_js().to_lowercase();
+        assert!(!viewer.contains("</script") && !viewer.contains("<script"));
+        assert!(!viewer.contains("<!--"));
+        assert!(
+            !PAGE_JS.contains("innerHTML"),
+            "journal text is set as text only"
+        );
+    }
+
+    #[test]
+    fn text_is_escaped_for_content_and_attributes() {
+        assert_eq!(
+            escape(r#"<img src=x onerror="a('b')">&"#),
+            "&lt;img src=x onerror=&quot;a(&#39;b&#39;)&quot;&gt;&amp;"
+        );
+    }
+}

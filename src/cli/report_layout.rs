@@ -69,10 +69,10 @@ fn diagram_ranges(text: &str) -> Vec<(usize, usize)> {
                     open = Some((before, depth));
                 }
             }
-            Ok(XmlEvent::Empty(e)) => {
-                if open.is_none() && e.local_name().as_ref() == "BPMNDiagram" {
-                    ranges.push((before, after));
-                }
+            Ok(XmlEvent::Empty(e))
+                if open.is_none() && e.local_name().as_ref() == "BPMNDiagram" =>
+            {
+                ranges.push((before, after));
             }
             Ok(XmlEvent::End(_)) => {
                 if let Some((start, d)) = open
@@ -481,6 +481,46 @@ mod tests {
         assert!(drawn.trim_end().ends_with("</definitions>"));
         // Still a model that parses to the same process.
         assert_eq!(process(&drawn).nodes.len(), p.nodes.len());
+    }
+
+    #[test]
+    fn a_sub_process_holds_its_own_layout() {
+        let text = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+  <process id="p">
+    <startEvent id="s"/>
+    <sequenceFlow id="f1" sourceRef="s" targetRef="sub"/>
+    <subProcess id="sub">
+      <startEvent id="s2"/>
+      <sequenceFlow id="g1" sourceRef="s2" targetRef="t2"/>
+      <task id="t2"/>
+      <sequenceFlow id="g2" sourceRef="t2" targetRef="e2"/>
+      <endEvent id="e2"/>
+    </subProcess>
+    <sequenceFlow id="f2" sourceRef="sub" targetRef="e"/>
+    <endEvent id="e"/>
+  </process>
+</definitions>"#;
+        let p = process(text);
+        let layout = layout(&p);
+        let at = |id: &str| layout.shapes.iter().find(|(i, _)| i == id).unwrap().1;
+        let sub = at("sub");
+        for child in ["s2", "t2", "e2"] {
+            let b = at(child);
+            assert!(
+                b.x > sub.x
+                    && b.x + b.w < sub.x + sub.w
+                    && b.y > sub.y
+                    && b.y + b.h < sub.y + sub.h,
+                "{child} {b:?} outside {sub:?}"
+            );
+        }
+        assert!(at("s").x + at("s").w < sub.x && sub.x + sub.w < at("e").x);
+        assert_eq!(layout.edges.len(), 4);
+        assert!(
+            with_layout(text, &p)
+                .unwrap()
+                .contains("isExpanded=\"true\"")
+        );
     }
 
     #[test]
