@@ -414,6 +414,13 @@ fn a_run_and_its_report_on_standard_output() {
         .arg(&runs));
     assert!(out.starts_with("<!DOCTYPE html>"));
     assert!(out.trim_end().ends_with("</html>"));
+    // Without its app the page still has the journal, and says why there is no diagram.
+    std::fs::remove_dir_all(dir.path().join("applications")).unwrap();
+    let out = ok(cuga(dir.path())
+        .args(["runs", "report", &id, "--run-dir"])
+        .arg(&runs));
+    assert!(out.contains("\"xml\":null"), "no model in the data");
+    assert!(out.contains("<tr class=\"ev-run_finished\">"));
     // An unknown run is a usage error, not a page.
     let out = cuga(dir.path())
         .args(["runs", "report", "nosuchrun", "--run-dir"])
