@@ -169,6 +169,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help__subcmd__runs,replay)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__replay"
                 ;;
+            cuga__flo__subcmd__help__subcmd__runs,report)
+                cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__report"
+                ;;
             cuga__flo__subcmd__help__subcmd__runs,resume)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__resume"
                 ;;
@@ -214,6 +217,9 @@ _cuga__flo() {
             cuga__flo__subcmd__runs,replay)
                 cmd="cuga__flo__subcmd__runs__subcmd__replay"
                 ;;
+            cuga__flo__subcmd__runs,report)
+                cmd="cuga__flo__subcmd__runs__subcmd__report"
+                ;;
             cuga__flo__subcmd__runs,resume)
                 cmd="cuga__flo__subcmd__runs__subcmd__resume"
                 ;;
@@ -246,6 +252,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,replay)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__replay"
+                ;;
+            cuga__flo__subcmd__runs__subcmd__help,report)
+                cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__report"
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,resume)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__resume"
@@ -746,7 +755,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs)
-            opts="list show replay resume pending answer message signal verify export"
+            opts="list show replay resume pending answer message signal verify export report"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -830,6 +839,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs__subcmd__replay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__runs__subcmd__report)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1152,7 +1175,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay resume pending answer message signal verify export help"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay resume pending answer message signal verify export report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1294,7 +1317,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help)
-            opts="list show replay resume pending answer message signal verify export help"
+            opts="list show replay resume pending answer message signal verify export report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1392,6 +1415,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help__subcmd__replay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__help__subcmd__report)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1583,6 +1620,44 @@ _cuga__flo() {
             fi
             case "${prev}" in
                 --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__report)
+            opts="-o -v -q -h --run-dir --output --app --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

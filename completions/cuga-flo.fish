@@ -189,24 +189,25 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l model -d 'Let
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -l color -d 'When to use colour' -r -f -a "auto\t''
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -s q -l quiet -d 'Only errors on stderr'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "list" -d 'List the journalled runs, newest first'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "show" -d 'Print a journalled run as `start` streamed it'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "replay" -d 'Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "resume" -d 'Continue a run from its journal: after a crash, an interruption, or once it parked (--due: every parked run whose timer is due)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "pending" -d 'The questions (and messages and signals) parked runs wait for'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "answer" -d 'Answer a parked question (checked as a live answer), journal it, and resume the run'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "message" -d 'Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "signal" -d 'Deliver a signal to every parked run waiting for it, and resume each'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "verify" -d 'Check a run\'s journal against its hash chain and head file (exit 1 when it was tampered with)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "export" -d 'Write a run\'s journal as JSON lines (the audit trail) or as an XES event log'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "list" -d 'List the journalled runs, newest first'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "show" -d 'Print a journalled run as `start` streamed it'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "replay" -d 'Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "resume" -d 'Continue a run from its journal: after a crash, an interruption, or once it parked (--due: every parked run whose timer is due)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "pending" -d 'The questions (and messages and signals) parked runs wait for'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "answer" -d 'Answer a parked question (checked as a live answer), journal it, and resume the run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "message" -d 'Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "signal" -d 'Deliver a signal to every parked run waiting for it, and resume each'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "verify" -d 'Check a run\'s journal against its hash chain and head file (exit 1 when it was tampered with)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "export" -d 'Write a run\'s journal as JSON lines (the audit trail) or as an XES event log'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "report" -d 'Write one self-contained HTML page of a run: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l run-dir -d 'Where runs are journalled' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l app -d 'Only the runs of this app' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l status -d 'Only the runs with this status' -r -f -a "completed\t''
@@ -357,6 +358,16 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l run-dir -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s o -l output -d 'Where to write the page (standard output when not given)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l app -d 'The app, when the run\'s app is not found by its name under the apps folder' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s h -l help -d 'Print help'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the journalled runs, newest first'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print a journalled run as `start` streamed it'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "replay" -d 'Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same'
@@ -367,6 +378,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "signal" -d 'Deliver a signal to every parked run waiting for it, and resume each'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "verify" -d 'Check a run\'s journal against its hash chain and head file (exit 1 when it was tampered with)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "export" -d 'Write a run\'s journal as JSON lines (the audit trail) or as an XES event log'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "report" -d 'Write one self-contained HTML page of a run: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l http -d 'Serve MCP over streamable HTTP at http://HOST:PORT/mcp (port 0: any free port); prints `listening http://HOST:PORT/mcp` on stdout once ready' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l token-env -d 'Require `Authorization: Bearer <token>`, the token read from this environment variable (needed to bind to anything but a loopback address)' -r
@@ -480,6 +492,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "signal" -d 'Deliver a signal to every parked run waiting for it, and resume each'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "verify" -d 'Check a run\'s journal against its hash chain and head file (exit 1 when it was tampered with)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "export" -d 'Write a run\'s journal as JSON lines (the audit trail) or as an XES event log'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "report" -d 'Write one self-contained HTML page of a run: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from kogito" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'
 
 # Apps, scenarios and run ids, from the working folder (`cuga-flo __complete`).

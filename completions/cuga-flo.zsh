@@ -507,6 +507,23 @@ xes\:"An IEEE 1849 XES 1.0 event log (one trace, one event per activity)"))' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
+(report)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[]:DIR:_files' \
+'-o+[Where to write the page (standard output when not given)]:FILE:_files' \
+'--output=[Where to write the page (standard output when not given)]:FILE:_files' \
+'--app=[The app, when the run'\''s app is not found by its name under the apps folder]:APP|PATH:_default' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_cuga-flo__subcmd__runs__subcmd__help_commands" \
@@ -556,6 +573,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(report)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -847,6 +868,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(report)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
         esac
     ;;
 esac
@@ -1108,6 +1133,7 @@ _cuga-flo__subcmd__help__subcmd__runs_commands() {
 'signal:Deliver a signal to every parked run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
 'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
+'report:Write one self-contained HTML page of a run\: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table' \
     )
     _describe -t commands 'cuga-flo help runs commands' commands "$@"
 }
@@ -1140,6 +1166,11 @@ _cuga-flo__subcmd__help__subcmd__runs__subcmd__pending_commands() {
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__replay_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs replay commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__report_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__report_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs report commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__resume_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__resume_commands() {
@@ -1250,6 +1281,7 @@ _cuga-flo__subcmd__runs_commands() {
 'signal:Deliver a signal to every parked run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
 'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
+'report:Write one self-contained HTML page of a run\: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo runs commands' commands "$@"
@@ -1277,6 +1309,7 @@ _cuga-flo__subcmd__runs__subcmd__help_commands() {
 'signal:Deliver a signal to every parked run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
 'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
+'report:Write one self-contained HTML page of a run\: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'cuga-flo runs help commands' commands "$@"
@@ -1315,6 +1348,11 @@ _cuga-flo__subcmd__runs__subcmd__help__subcmd__pending_commands() {
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__replay_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs help replay commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__report_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__report_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help report commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__resume_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__resume_commands() {
@@ -1355,6 +1393,11 @@ _cuga-flo__subcmd__runs__subcmd__pending_commands() {
 _cuga-flo__subcmd__runs__subcmd__replay_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs replay commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__report_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__report_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs report commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__resume_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__resume_commands() {

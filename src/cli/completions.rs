@@ -163,7 +163,7 @@ pub fn candidates(default_apps: &Path, words: &[String]) -> Vec<String> {
         (
             [
                 "runs",
-                "show" | "replay" | "resume" | "answer" | "verify" | "export",
+                "show" | "replay" | "resume" | "answer" | "verify" | "export" | "report",
             ],
             0,
         ) => super::runs::run_ids_in(&run_dir),

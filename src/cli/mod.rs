@@ -28,6 +28,8 @@ mod kogito;
 mod list;
 pub mod man;
 mod output;
+mod report;
+mod report_layout;
 mod runs;
 pub mod schema;
 mod serve;

@@ -51,6 +51,10 @@ pub enum RunsCommand {
     Verify(VerifyArgs),
     /// Write a run's journal as JSON lines (the audit trail) or as an XES event log
     Export(ExportArgs),
+    /// Write one self-contained HTML page of a run: its BPMN diagram with the path taken,
+    /// the decisions, adaptations and timings laid over it, and its journal as a table
+    #[command(after_help = "Example:\n  cuga-flo runs report 295d46 -o run.html")]
+    Report(super::report::ReportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -185,6 +189,7 @@ pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageErr
         RunsCommand::Signal(a) => super::deliver::signal(cli, a, style),
         RunsCommand::Verify(a) => verify_run(a, style),
         RunsCommand::Export(a) => export_run(a),
+        RunsCommand::Report(a) => super::report::run(&cli.apps_dir, a),
     }
 }
 
@@ -609,8 +614,17 @@ fn show(
 /// else by its name under the apps folder), when it still loads; the journal itself names
 /// what it entered either way.
 pub(super) fn names_of(apps_dir: &Path, records: &[Record]) -> Names {
+    match app_of(apps_dir, records) {
+        Some(app) => Names::from_app(&app),
+        None => Names::default(),
+    }
+}
+
+/// The app a journalled run ran (from where it was launched, else by its name under the
+/// apps folder), when it still loads.
+pub(super) fn app_of(apps_dir: &Path, records: &[Record]) -> Option<crate::app::LoadedApp> {
     let Some(Event::RunStarted { app, launch, .. }) = records.first().map(|r| &r.event) else {
-        return Names::default();
+        return None;
     };
     let dir = launch
         .as_ref()
@@ -619,9 +633,9 @@ pub(super) fn names_of(apps_dir: &Path, records: &[Record]) -> Names {
         .filter(|d| d.is_dir())
         .unwrap_or_else(|| apps_dir.join(app));
     if !dir.join("config").is_dir() {
-        return Names::default();
+        return None;
     }
-    Names::from_app(&crate::app::load_app(&crate::app::registry::app_at(&dir)))
+    Some(crate::app::load_app(&crate::app::registry::app_at(&dir)))
 }
 
 fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageError> {

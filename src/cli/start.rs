@@ -352,7 +352,14 @@ async fn run_async(
         options.color = style.color;
         options.width = style.width;
         // The spinner steps aside while a person answers at the terminal.
-        let mut human = Human::new(options).with_names(view::Names::from_app(&loaded));
+        let mut names = view::Names::from_app(&loaded);
+        if let Some(model) = std::env::var(crate::reason::llm::settings::ENV_MODEL)
+            .ok()
+            .filter(|m| !m.trim().is_empty())
+        {
+            names.override_model(model);
+        }
+        let mut human = Human::new(options).with_names(names);
         if engine.name() != "native" {
             human = human.with_remote_engine(engine.name());
         }
@@ -901,19 +908,28 @@ impl Reasoner for Watched {
         self.inner.describe()
     }
 
+    // The spinner starts when the answer is awaited, not when it is asked for: the engine
+    // commits (and so shows) its step's records in between, and a record shown stops the
+    // spinner (tests/pty.rs).
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
-        self.view.waiting(&req.task_id);
-        self.inner.task(req)
+        Box::pin(async move {
+            self.view.waiting(&req.task_id);
+            self.inner.task(req).await
+        })
     }
 
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
-        self.view.waiting(&req.gateway_id);
-        self.inner.gateway(req)
+        Box::pin(async move {
+            self.view.waiting(&req.gateway_id);
+            self.inner.gateway(req).await
+        })
     }
 
     fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
-        self.view.waiting(&req.hook_id);
-        self.inner.hook(req)
+        Box::pin(async move {
+            self.view.waiting(&req.hook_id);
+            self.inner.hook(req).await
+        })
     }
 }
 

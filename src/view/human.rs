@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use console::Style;
 use serde_json::{Map, Value};
@@ -95,12 +96,24 @@ struct Inner {
     /// The engine, when it is remote: its steps are waited for with a spinner.
     remote: Option<String>,
     spinner: Option<Spinner>,
+    /// The control point being decided (the spinner's message) and since when: records
+    /// shown meanwhile that do not answer it (the step's entries, a model call of a re-ask)
+    /// redraw the spinner under them, with the same time.
+    deciding: Option<Deciding>,
     summarized: bool,
     /// The first and last record's time: the run's duration.
     first_ms: Option<u64>,
     last_ms: u64,
     /// Decisions per decider (tasks, gateways, hooks).
     deciders: BTreeMap<&'static str, usize>,
+}
+
+/// A control point being decided, shown by the spinner.
+#[derive(Clone)]
+struct Deciding {
+    element: String,
+    message: String,
+    since: Instant,
 }
 
 impl Human {
@@ -120,6 +133,7 @@ impl Human {
                 names: Names::default(),
                 remote: None,
                 spinner: None,
+                deciding: None,
                 summarized: false,
                 first_ms: None,
                 last_ms: 0,
@@ -149,20 +163,38 @@ impl Human {
             return;
         }
         let mut inner = self.lock();
-        let name = inner.names.node(element).unwrap_or(element).to_owned();
+        // A hook is named by its flow, `source → target`.
+        let names = &inner.names;
+        let flow = names.hook_flow(element).unwrap_or(element);
+        let name = match (names.node(element), names.flow(flow)) {
+            (Some(name), _) => name.to_owned(),
+            (None, Some((source, target))) => format!(
+                "{} → {}",
+                names.node(source).unwrap_or(source),
+                names.node(target).unwrap_or(target)
+            ),
+            (None, None) => element.to_owned(),
+        };
         let message = match inner.names.model(element) {
             Some(model) => format!("deciding {name} · asking {model}"),
             None => format!("deciding {name}"),
         };
-        self.spin(&mut inner, message);
+        let since = Instant::now();
+        inner.deciding = Some(Deciding {
+            element: element.to_owned(),
+            message: message.clone(),
+            since,
+        });
+        self.spin(&mut inner, message, since);
     }
 
-    fn spin(&self, inner: &mut Inner, message: String) {
+    fn spin(&self, inner: &mut Inner, message: String, since: Instant) {
         if let Some(old) = inner.spinner.take() {
             old.stop();
         }
-        inner.spinner = Some(Spinner::start(
+        inner.spinner = Some(Spinner::start_at(
             message,
+            since,
             self.options.width,
             self.options.color,
         ));
@@ -804,12 +836,35 @@ impl View for Human {
             lines.extend(self.summary(&inner.state, &inner));
         }
         write_lines(&mut inner.out, &lines);
+        // A record that answers the control point (or stops the run) ends its wait; any
+        // other (the step's entries, shown once the engine commits them, or a model call
+        // before a re-ask) is shown above the spinner, which goes on.
+        let answers = match &record.event {
+            Event::TaskFinished { node, .. } | Event::GatewayRouted { node, .. } => Some(node),
+            Event::HookEvaluated { hook, .. } => Some(hook),
+            Event::QuestionParked { question } => Some(&question.element),
+            _ => None,
+        };
+        let answered =
+            over || (inner.deciding.as_ref()).is_some_and(|d| answers == Some(&d.element));
+        if answered {
+            inner.deciding = None;
+        } else if self.options.interactive
+            && let Some(d) = inner.deciding.clone()
+        {
+            self.spin(&mut inner, d.message, d.since);
+            return;
+        }
         // On a remote engine, what follows is its next step: show that it is awaited.
         if !over
             && self.options.interactive
             && let Some(engine) = inner.remote.clone()
         {
-            self.spin(&mut inner, format!("waiting for the {engine} engine"));
+            self.spin(
+                &mut inner,
+                format!("waiting for the {engine} engine"),
+                Instant::now(),
+            );
         }
     }
 

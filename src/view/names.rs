@@ -143,6 +143,13 @@ impl Names {
         self.hook_flows.get(hook).map(String::as_str)
     }
 
+    /// The model every control point asks whatever the config says (`CUGA_FLO_LLM_MODEL`:
+    /// the operator's word wins).
+    pub fn override_model(&mut self, model: String) {
+        self.models.clear();
+        self.default_model = Some(model);
+    }
+
     /// The model a control point asks (its own `llm.model`, else the app's).
     pub fn model(&self, element: &str) -> Option<&str> {
         self.models

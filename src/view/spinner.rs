@@ -25,11 +25,17 @@ pub struct Spinner {
 impl Spinner {
     /// Start spinning `message` (cut to `width` columns so that it never wraps).
     pub fn start(message: String, width: usize, color: bool) -> Spinner {
+        Spinner::start_at(message, Instant::now(), width, color)
+    }
+
+    /// Start spinning `message` for a wait that began at `since` (its time counts from
+    /// there: a spinner redrawn under a new line goes on counting).
+    pub fn start_at(message: String, since: Instant, width: usize, color: bool) -> Spinner {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("cuga-flo-spinner".into())
-            .spawn(move || spin(&message, width, color, &flag))
+            .spawn(move || spin(&message, since, width, color, &flag))
             .ok();
         Spinner { stop, thread }
     }
@@ -53,8 +59,7 @@ impl Drop for Spinner {
     }
 }
 
-fn spin(message: &str, width: usize, color: bool, stop: &AtomicBool) {
-    let started = Instant::now();
+fn spin(message: &str, started: Instant, width: usize, color: bool, stop: &AtomicBool) {
     let mut drawn = false;
     let mut frame = 0usize;
     let clear = |drawn: &mut bool| {
