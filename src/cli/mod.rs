@@ -31,6 +31,7 @@ mod output;
 mod runs;
 pub mod schema;
 mod serve;
+mod serve_a2a;
 mod signals;
 mod start;
 mod target;
