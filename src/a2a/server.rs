@@ -437,12 +437,26 @@ impl A2aServer {
         }
     }
 
-    /// Stop accepting, give the tasks going up to `grace` to end, then cancel those left.
+    /// Stop accepting, give the tasks working up to `grace` to end, then cancel those left
+    /// (and those waiting for input).
     /// False when some were cancelled.
     pub async fn shutdown(mut self, grace: Duration) -> bool {
         self.stop.cancel();
+        // Tasks waiting for their caller's input cannot end meanwhile: only the working
+        // ones are waited for.
+        let working = || {
+            lock(&self.shared.tasks)
+                .values()
+                .filter(|t| {
+                    matches!(
+                        lock(&t.data).state,
+                        TaskState::Submitted | TaskState::Working
+                    )
+                })
+                .count()
+        };
         let idle = async {
-            while self.going() > 0 {
+            while working() > 0 {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         };

@@ -621,10 +621,13 @@ impl Journals {
     }
 
     /// Close the journal of run `run_id`, if still going, with a failed `run_finished`.
+    /// The run stays open until its record is written: a shutdown waiting for the open
+    /// runs waits for it.
     pub(super) fn interrupt(&self, run_id: &str, message: &str) {
-        let run = lock(&self.open).remove(run_id);
+        let run = lock(&self.open).get(run_id).cloned();
         if let Some(run) = run {
             run.interrupt(message);
+            lock(&self.open).remove(run_id);
         }
     }
 

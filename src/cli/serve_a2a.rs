@@ -60,6 +60,9 @@ struct Runner {
     engine: Arc<NativeEngine>,
     /// How long an input-required task waits for the caller's answer.
     input_wait: Duration,
+    /// Set when the server shuts down: a task cancelled then was not cancelled by its
+    /// caller.
+    stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
 pub(super) fn run(
@@ -160,14 +163,18 @@ pub(super) fn run(
         journals: journals.clone(),
         engine: Arc::new(NativeEngine::new()),
         input_wait: Duration::from_secs(args.session_idle),
+        stopping: Arc::default(),
     });
+    let stopping = runner.stopping.clone();
     let limits = Limits {
         read_timeout: Duration::from_secs(args.read_timeout),
         max_tasks: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
         retain: Duration::from_secs(args.session_idle),
         ..Limits::default()
     };
-    let outcome = runtime.block_on(serve(addr, agents, runner, token, limits, &journals));
+    let outcome = runtime.block_on(serve(
+        addr, agents, runner, token, limits, &journals, &stopping,
+    ));
     runtime.shutdown_background();
     outcome
 }
@@ -179,6 +186,7 @@ async fn serve(
     token: Option<Secret>,
     limits: Limits,
     journals: &Journals,
+    stopping: &std::sync::atomic::AtomicBool,
 ) -> Result<Outcome, UsageError> {
     let mut signals =
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
@@ -211,6 +219,7 @@ async fn serve(
         }
     };
     tracing::info!("{signal}: shutting down");
+    stopping.store(true, std::sync::atomic::Ordering::SeqCst);
     if !server.shutdown(GRACE).await {
         tracing::warn!("tasks still going after {}s; cancelled", GRACE.as_secs());
     }
@@ -344,6 +353,7 @@ impl Executor for Runner {
         );
         let run = self.engine.run(request, Arc::new(harness), sink);
         let journals = self.journals.clone();
+        let stopping = self.stopping.clone();
         task.update(
             TaskState::Working,
             &format!("run {run_id} of `{}` started", served.process_key),
@@ -352,11 +362,17 @@ impl Executor for Runner {
         let cancelled = task.cancelled();
         tokio::spawn(async move {
             let outcome = tokio::select! {
-                outcome = run => outcome,
+                biased;
                 () = cancelled.cancelled() => {
-                    journals.interrupt(&run_id, "canceled by the A2A caller");
+                    let why = if stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                        "interrupted (the server shut down)"
+                    } else {
+                        "canceled by the A2A caller"
+                    };
+                    journals.interrupt(&run_id, why);
                     return;
                 }
+                outcome = run => outcome,
             };
             match outcome {
                 Ok(o) if o.status == RunStatus::Completed => {
@@ -502,12 +518,9 @@ impl Caller {
                 .update(TaskState::InputRequired, &text, Some(data));
             let message = match tokio::time::timeout(self.wait, self.task.next_message()).await {
                 Ok(Some(m)) => m,
-                Ok(None) => {
-                    return Err(ReasonError::no_answer(
-                        &q.element,
-                        "the A2A task was canceled",
-                    ));
-                }
+                // Cancelled: the run is dropped where it stands (its journal is closed
+                // by whoever cancelled it); it must not go on without an answer.
+                Ok(None) => std::future::pending().await,
                 Err(_) => {
                     let why = format!(
                         "the A2A caller did not answer within {}s",
