@@ -388,3 +388,101 @@ fn sigterm_stops_the_server_promptly_and_closes_the_runs_waiting_for_input() {
         "{message:?}"
     );
 }
+
+/// A flow delegating its review to a flow served over A2A: cuga-flo's own A2A client
+/// against `serve --a2a`. The served flow asks its caller (input-required) for the review;
+/// the delegating run's answers file answers; the payout is answered on the served side.
+#[test]
+fn a_flow_delegates_to_a_served_flow_and_answers_its_question() {
+    let answers_dir = tempfile::tempdir().unwrap();
+    let served_answers = answers_dir.path().join("served.yaml");
+    std::fs::write(
+        &served_answers,
+        "answers:\n  Gateway_payout: {flow: Flow_transfer}\n",
+    )
+    .unwrap();
+    let served = Served::start(&["--answers", served_answers.to_str().unwrap()], &[]);
+
+    // The delegating app: remote_review's model, its review delegated to the served flow.
+    let apps = tempfile::tempdir().unwrap();
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/remote_review/config");
+    let dst = apps.path().join("intake/config");
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::copy(
+        src.join("remote_review.bpmn"),
+        dst.join("remote_review.bpmn"),
+    )
+    .unwrap();
+    std::fs::write(
+        dst.join("intake_config.yaml"),
+        format!(
+            "flow: {{id: intake, name: Intake, bpmn_file: remote_review.bpmn}}\n\
+             variables: {{amount: 350, claimant: Ada, approved: false}}\n\
+             remote_agents:\n  claims: {{url: \"{}\", protocol: a2a, timeout: 20}}\n\
+             tasks:\n  - id: Activity_review\n    agent: {{name: claims desk, agent_type: claims}}\n    \
+             input_mapping: {{amount: amount, claimant: claimant}}\n    \
+             output_mapping: {{approved: approved}}\n",
+            served.agent
+        ),
+    )
+    .unwrap();
+    let answers = apps.path().join("answers.yaml");
+    std::fs::write(
+        &answers,
+        "answers:\n  Activity_review: {outputs: {answer: \"true\"}}\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = Command::new(BIN)
+        .env("NO_COLOR", "1")
+        .args([
+            "--apps-dir",
+            apps.path().to_str().unwrap(),
+            "start",
+            "intake",
+        ])
+        .args(["--run-dir", apps.path().join("runs").to_str().unwrap()])
+        .args([
+            "--no-model",
+            "--json",
+            "--answers",
+            answers.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        served.stderr()
+    );
+    let end: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "run_finished")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(end["status"], "completed", "{end}");
+    assert_eq!(end["variables"]["approved"], true, "{end}");
+    // The served run: the delegated inputs, the review answered by its caller.
+    let runs: Vec<_> = std::fs::read_dir(served.base().join("runs"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let run = runs[0].file_name().to_string_lossy().into_owned();
+    let events = served.journal(&run);
+    assert_eq!(finished(&events).0, RunStatus::Completed);
+    assert!(events.iter().any(|e| matches!(e,
+        Event::RunStarted { variables, .. } if variables.get("amount") == Some(&serde_json::json!(350)))));
+    assert!(
+        events.iter().any(|e| matches!(e,
+        Event::TaskFinished { node, decided_by: Decider::Human, variables, .. }
+            if node == "Activity_review" && variables.get("approved") == Some(&Value::Bool(true))))
+    );
+    eprintln!("delegation with one input-required round through serve --a2a: {took:?}");
+}

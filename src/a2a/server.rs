@@ -915,11 +915,13 @@ impl http_body::Body for Events {
 }
 
 /// The variables a message carries: its DataPart's object, or its text as a JSON object
-/// (empty text: none).
-pub fn input_variables(m: &Incoming) -> Result<Map<String, Value>, String> {
+/// (empty text: none). A DataPart in the form a delegating cuga-flo flow sends (`{task,
+/// inputs, outputs, ...}`, docs/a2a.md) gives its `inputs`, and the output names it wants
+/// back.
+pub fn input_variables(m: &Incoming) -> Result<(Map<String, Value>, Option<Vec<String>>), String> {
     if let Some(d) = &m.data {
         return match d {
-            Value::Object(o) => Ok(o.clone()),
+            Value::Object(o) => Ok(delegated(o).unwrap_or_else(|| (o.clone(), None))),
             other => Err(format!(
                 "the DataPart is {other}, not an object of input variables"
             )),
@@ -927,16 +929,28 @@ pub fn input_variables(m: &Incoming) -> Result<Map<String, Value>, String> {
     }
     let text = m.text.trim();
     if text.is_empty() {
-        return Ok(Map::new());
+        return Ok((Map::new(), None));
     }
     match serde_json::from_str::<Value>(super::strip_fence(text)) {
-        Ok(Value::Object(o)) => Ok(o),
+        Ok(Value::Object(o)) => Ok((o, None)),
         _ => Err(
             "send the input variables as a DataPart (an object) or as text holding a JSON \
              object"
                 .to_string(),
         ),
     }
+}
+
+/// A delegated task's envelope: its inputs and the outputs it wants.
+fn delegated(o: &Map<String, Value>) -> Option<(Map<String, Value>, Option<Vec<String>>)> {
+    o.get("task")?.as_str()?;
+    let inputs = o.get("inputs")?.as_object()?.clone();
+    let outputs = o.get("outputs")?.as_array()?;
+    let names = outputs
+        .iter()
+        .map(|n| n.as_str().map(str::to_string))
+        .collect::<Option<Vec<String>>>()?;
+    Some((inputs, Some(names)))
 }
 
 #[cfg(test)]
@@ -967,13 +981,22 @@ mod tests {
             data: Some(json!({"a": 1})),
             text: "ignored".into(),
         };
-        assert_eq!(input_variables(&data).unwrap()["a"], 1);
+        assert_eq!(input_variables(&data).unwrap().0["a"], 1);
         let text = Incoming {
             data: None,
             text: "{\"b\": true}".into(),
         };
-        assert_eq!(input_variables(&text).unwrap()["b"], true);
-        assert!(input_variables(&Incoming::default()).unwrap().is_empty());
+        assert_eq!(input_variables(&text).unwrap().0["b"], true);
+        assert!(input_variables(&Incoming::default()).unwrap().0.is_empty());
+        // A delegating flow's envelope: its inputs, and the outputs it wants back.
+        let envelope = Incoming {
+            data: Some(json!({"task": "Activity_review", "inputs": {"amount": 5},
+                              "outputs": ["approved"], "instruction": "Review it."})),
+            text: "Review it.".into(),
+        };
+        let (vars, wanted) = input_variables(&envelope).unwrap();
+        assert_eq!(Value::Object(vars), json!({"amount": 5}));
+        assert_eq!(wanted, Some(vec!["approved".to_string()]));
         let prose = Incoming {
             data: None,
             text: "please approve".into(),

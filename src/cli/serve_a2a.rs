@@ -318,7 +318,7 @@ impl Executor for Runner {
             .apps
             .get(slug)
             .ok_or_else(|| format!("no app `{slug}`"))?;
-        let variables = server::input_variables(&first)?;
+        let (variables, wanted) = server::input_variables(&first)?;
         let caller: Arc<dyn Reasoner> = Arc::new(Caller {
             task: task.clone(),
             wait: self.input_wait,
@@ -376,7 +376,15 @@ impl Executor for Runner {
             };
             match outcome {
                 Ok(o) if o.status == RunStatus::Completed => {
-                    task.artifact("variables", Value::Object(o.variables));
+                    // A delegating flow gets the outputs it declared; anyone else every
+                    // variable.
+                    let variables = match &wanted {
+                        Some(names) if !names.is_empty() => (o.variables.into_iter())
+                            .filter(|(k, _)| names.contains(k))
+                            .collect(),
+                        _ => o.variables,
+                    };
+                    task.artifact("variables", Value::Object(variables));
                     task.update(
                         TaskState::Completed,
                         &format!(
@@ -659,11 +667,18 @@ fn given(q: &Question, m: &Incoming) -> Result<Given, String> {
             action: choice.is_none().then(|| text.to_string()),
             ..Given::default()
         }),
-        Offered::Outputs { outputs, .. } => match outputs.as_slice() {
-            [one] => Ok(Given {
-                outputs: Some(json!({ one: text })),
-                ..Given::default()
-            }),
+        Offered::Outputs { outputs, kinds } => match outputs.as_slice() {
+            [one] => {
+                // `true`, `42`, `[1]` are values unless the output takes text.
+                let value = match serde_json::from_str::<Value>(text) {
+                    Ok(v) if kinds.get(one) != Some(&crate::vocab::VarKind::String) => v,
+                    _ => json!(text),
+                };
+                Ok(Given {
+                    outputs: Some(json!({ one: value })),
+                    ..Given::default()
+                })
+            }
             _ => Err(format!(
                 "answer with an object of the outputs ({}) as a DataPart or JSON text",
                 outputs.join(", ")
