@@ -2,8 +2,11 @@
 //! (`a2a-sdk`, pinned in `tests/interop/requirements-a2a.txt`) as its client
 //! (`tests/interop/a2a_client_check.py`): the card, a task sent and completed, a task
 //! streamed through two `input-required` rounds, a task cancelled, and the bearer token.
-//! The app is `tests/fixtures/apps/a2a_claim`. Needs `python3` (3.10+) with `venv` and
-//! `pip`, and PyPI the first time. Every wait is bounded.
+//! The official JavaScript SDK (`@a2a-js/sdk`, pinned in `tests/interop/a2a-js/`) runs one
+//! round too (`tests/interop/a2a_js_check.mjs`). The app is
+//! `tests/fixtures/apps/a2a_claim`. Needs `python3` (3.10+) with `venv` and `pip`, Node.js
+//! 20+ with `npm`, and PyPI and npm the first time (both cached under
+//! `~/.cache/cuga-flo/`). Every wait is bounded.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -485,4 +488,82 @@ fn a_flow_delegates_to_a_served_flow_and_answers_its_question() {
             if node == "Activity_review" && variables.get("approved") == Some(&Value::Bool(true))))
     );
     eprintln!("delegation with one input-required round through serve --a2a: {took:?}");
+}
+
+/// `~/.cache/cuga-flo/a2a-js-<hash>/` with the pinned `@a2a-js/sdk` installed (`npm ci`
+/// from the committed lock file, once; keyed on the lock file's content).
+fn js_sdk() -> PathBuf {
+    let pinned = interop_dir().join("a2a-js");
+    let lock = std::fs::read(pinned.join("package-lock.json")).unwrap();
+    // FNV-1a: stable across runs and toolchains.
+    let hash = lock.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .expect("HOME is set")
+        .join("cuga-flo");
+    let dir = cache.join(format!("a2a-js-{hash:016x}"));
+    if dir.join("node_modules/@a2a-js/sdk/package.json").exists() {
+        return dir;
+    }
+    // Installed beside, then moved in place: a half-done install is never used.
+    std::fs::create_dir_all(&cache).unwrap();
+    let work = tempfile::tempdir_in(&cache).unwrap();
+    for file in ["package.json", "package-lock.json"] {
+        std::fs::copy(pinned.join(file), work.path().join(file)).unwrap();
+    }
+    let done = Check::spawn(
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
+            .current_dir(work.path()),
+    )
+    .unwrap_or_else(|e| panic!("{e} (the JavaScript interop check needs Node.js 20+ and npm)"))
+    .wait(Duration::from_secs(600));
+    assert!(
+        done.status.is_some_and(|s| s.success()),
+        "npm ci failed:\n{}\n{}",
+        done.stdout,
+        done.stderr
+    );
+    let _ = std::fs::rename(work.keep(), &dir);
+    dir
+}
+
+#[test]
+fn the_javascript_sdk_streams_a_task_and_answers_its_questions() {
+    let sdk = js_sdk();
+    let served = Served::start(&[], &[]);
+    // ES modules resolve packages from the script's folder: the script is copied there.
+    let script = tempfile::Builder::new()
+        .suffix(".mjs")
+        .tempfile_in(&sdk)
+        .unwrap();
+    std::fs::copy(interop_dir().join("a2a_js_check.mjs"), script.path()).unwrap();
+    let done = Check::spawn(Command::new("node").arg(script.path()).arg(&served.agent))
+        .unwrap()
+        .wait(Duration::from_secs(60));
+    let facts: Value = serde_json::from_str(done.stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "{}\n{}\nserver:\n{}",
+            done.stdout,
+            done.stderr,
+            served.stderr()
+        )
+    });
+    assert_eq!(facts["ok"], true, "{facts}\n{}", done.stderr);
+    assert_eq!(facts["name"], "Expense claim");
+    assert_eq!(facts["streaming"], true);
+    assert_eq!(
+        facts["events"].as_array().unwrap().last().unwrap()[1],
+        "TASK_STATE_INPUT_REQUIRED",
+        "{facts}"
+    );
+    assert_eq!(facts["waiting"], "TASK_STATE_INPUT_REQUIRED");
+    // After the review, the payout question; answered by its label.
+    assert_eq!(facts["after_review"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(facts["final"], "TASK_STATE_COMPLETED");
+    assert_eq!(facts["variables"]["approved"], true);
+    assert_eq!(facts["variables"]["claimant"], "Lin");
 }
