@@ -914,14 +914,31 @@ impl http_body::Body for Events {
     }
 }
 
+/// What a task's first message gives its run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inputs {
+    pub variables: Map<String, Value>,
+    /// The outputs a delegating flow wants back (`None`: every variable).
+    pub outputs: Option<Vec<String>>,
+}
+
+impl Inputs {
+    fn of(variables: Map<String, Value>) -> Inputs {
+        Inputs {
+            variables,
+            outputs: None,
+        }
+    }
+}
+
 /// The variables a message carries: its DataPart's object, or its text as a JSON object
 /// (empty text: none). A DataPart in the form a delegating cuga-flo flow sends (`{task,
 /// inputs, outputs, ...}`, docs/a2a.md) gives its `inputs`, and the output names it wants
 /// back.
-pub fn input_variables(m: &Incoming) -> Result<(Map<String, Value>, Option<Vec<String>>), String> {
+pub fn input_variables(m: &Incoming) -> Result<Inputs, String> {
     if let Some(d) = &m.data {
         return match d {
-            Value::Object(o) => Ok(delegated(o).unwrap_or_else(|| (o.clone(), None))),
+            Value::Object(o) => Ok(delegated(o).unwrap_or_else(|| Inputs::of(o.clone()))),
             other => Err(format!(
                 "the DataPart is {other}, not an object of input variables"
             )),
@@ -929,10 +946,10 @@ pub fn input_variables(m: &Incoming) -> Result<(Map<String, Value>, Option<Vec<S
     }
     let text = m.text.trim();
     if text.is_empty() {
-        return Ok((Map::new(), None));
+        return Ok(Inputs::of(Map::new()));
     }
     match serde_json::from_str::<Value>(super::strip_fence(text)) {
-        Ok(Value::Object(o)) => Ok((o, None)),
+        Ok(Value::Object(o)) => Ok(Inputs::of(o)),
         _ => Err(
             "send the input variables as a DataPart (an object) or as text holding a JSON \
              object"
@@ -942,7 +959,7 @@ pub fn input_variables(m: &Incoming) -> Result<(Map<String, Value>, Option<Vec<S
 }
 
 /// A delegated task's envelope: its inputs and the outputs it wants.
-fn delegated(o: &Map<String, Value>) -> Option<(Map<String, Value>, Option<Vec<String>>)> {
+fn delegated(o: &Map<String, Value>) -> Option<Inputs> {
     o.get("task")?.as_str()?;
     let inputs = o.get("inputs")?.as_object()?.clone();
     let outputs = o.get("outputs")?.as_array()?;
@@ -950,7 +967,10 @@ fn delegated(o: &Map<String, Value>) -> Option<(Map<String, Value>, Option<Vec<S
         .iter()
         .map(|n| n.as_str().map(str::to_string))
         .collect::<Option<Vec<String>>>()?;
-    Some((inputs, Some(names)))
+    Some(Inputs {
+        variables: inputs,
+        outputs: Some(names),
+    })
 }
 
 #[cfg(test)]
@@ -981,22 +1001,27 @@ mod tests {
             data: Some(json!({"a": 1})),
             text: "ignored".into(),
         };
-        assert_eq!(input_variables(&data).unwrap().0["a"], 1);
+        assert_eq!(input_variables(&data).unwrap().variables["a"], 1);
         let text = Incoming {
             data: None,
             text: "{\"b\": true}".into(),
         };
-        assert_eq!(input_variables(&text).unwrap().0["b"], true);
-        assert!(input_variables(&Incoming::default()).unwrap().0.is_empty());
+        assert_eq!(input_variables(&text).unwrap().variables["b"], true);
+        assert!(
+            input_variables(&Incoming::default())
+                .unwrap()
+                .variables
+                .is_empty()
+        );
         // A delegating flow's envelope: its inputs, and the outputs it wants back.
         let envelope = Incoming {
             data: Some(json!({"task": "Activity_review", "inputs": {"amount": 5},
                               "outputs": ["approved"], "instruction": "Review it."})),
             text: "Review it.".into(),
         };
-        let (vars, wanted) = input_variables(&envelope).unwrap();
-        assert_eq!(Value::Object(vars), json!({"amount": 5}));
-        assert_eq!(wanted, Some(vec!["approved".to_string()]));
+        let inputs = input_variables(&envelope).unwrap();
+        assert_eq!(Value::Object(inputs.variables), json!({"amount": 5}));
+        assert_eq!(inputs.outputs, Some(vec!["approved".to_string()]));
         let prose = Incoming {
             data: None,
             text: "please approve".into(),

@@ -318,7 +318,10 @@ impl Executor for Runner {
             .apps
             .get(slug)
             .ok_or_else(|| format!("no app `{slug}`"))?;
-        let (variables, wanted) = server::input_variables(&first)?;
+        let server::Inputs {
+            variables,
+            outputs: wanted,
+        } = server::input_variables(&first)?;
         let caller: Arc<dyn Reasoner> = Arc::new(Caller {
             task: task.clone(),
             wait: self.input_wait,
@@ -747,4 +750,128 @@ fn question_text(q: &Question, problem: Option<&str>) -> String {
         out.push_str(&format!("\nInstruction: {i}"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::{ControlPointKind, HookAction, OfferedFlow, VarKind};
+
+    fn question(offered: Offered) -> Question {
+        Question {
+            key: "r:X:1".into(),
+            kind: ControlPointKind::Task,
+            element: "X".into(),
+            name: None,
+            offered,
+            policy: None,
+            policy_path: None,
+            instruction: None,
+            deadline_ms: None,
+            on_timeout: None,
+        }
+    }
+
+    fn text(t: &str) -> Incoming {
+        Incoming {
+            data: None,
+            text: t.into(),
+        }
+    }
+
+    fn checked(q: &Question, m: &Incoming) -> Result<Value, String> {
+        given(q, m).and_then(|g| park::check_answer(q, &g))
+    }
+
+    #[test]
+    fn a_gateway_is_answered_by_id_label_number_or_data() {
+        let mut q = question(Offered::Flows {
+            flows: vec![
+                OfferedFlow {
+                    id: "F_a".into(),
+                    target: "A".into(),
+                    label: Some("Bank transfer".into()),
+                },
+                OfferedFlow {
+                    id: "F_b".into(),
+                    target: "B".into(),
+                    label: None,
+                },
+            ],
+            multiple: false,
+        });
+        q.kind = ControlPointKind::Gateway;
+        let flows = |v: Value| v["flows"].clone();
+        assert_eq!(flows(checked(&q, &text("F_b")).unwrap()), json!(["F_b"]));
+        assert_eq!(
+            flows(checked(&q, &text("bank transfer")).unwrap()),
+            json!(["F_a"])
+        );
+        assert_eq!(flows(checked(&q, &text("2")).unwrap()), json!(["F_b"]));
+        let data = Incoming {
+            data: Some(json!({"flow": "F_a"})),
+            text: String::new(),
+        };
+        assert_eq!(flows(checked(&q, &data).unwrap()), json!(["F_a"]));
+        let wrong = checked(&q, &text("cheque")).unwrap_err();
+        assert!(wrong.contains("F_a, F_b"), "{wrong}");
+        assert!(question_text(&q, Some("nope")).starts_with("That answer cannot be used: nope"));
+    }
+
+    #[test]
+    fn a_task_is_answered_by_its_outputs_bare_or_as_typed_text() {
+        let q = question(Offered::Outputs {
+            outputs: vec!["approved".into()],
+            kinds: [("approved".to_string(), VarKind::Boolean)].into(),
+        });
+        let bare = Incoming {
+            data: Some(json!({"approved": true})),
+            text: String::new(),
+        };
+        assert_eq!(checked(&q, &bare).unwrap()["outputs"]["approved"], true);
+        assert_eq!(
+            checked(&q, &text("false")).unwrap()["outputs"]["approved"],
+            false
+        );
+        assert!(checked(&q, &text("yes")).unwrap_err().contains("boolean"));
+        // A text output keeps text that parses as JSON.
+        let note = question(Offered::Outputs {
+            outputs: vec!["note".into()],
+            kinds: [("note".to_string(), VarKind::String)].into(),
+        });
+        assert_eq!(
+            checked(&note, &text("42")).unwrap()["outputs"]["note"],
+            "42"
+        );
+        let two = question(Offered::Outputs {
+            outputs: vec!["a".into(), "b".into()],
+            kinds: Default::default(),
+        });
+        assert!(given(&two, &text("x")).unwrap_err().contains("a, b"));
+        assert!(given(&two, &text("")).is_err());
+    }
+
+    #[test]
+    fn a_hook_is_answered_by_an_action_or_its_number() {
+        let mut q = question(Offered::Actions {
+            actions: vec![HookAction::Continue, HookAction::Terminate],
+            targets: Vec::new(),
+            insertable: Vec::new(),
+            settable: Vec::new(),
+            flow_target: None,
+        });
+        q.kind = ControlPointKind::Hook;
+        assert_eq!(
+            checked(&q, &text("terminate")).unwrap()["action"],
+            "terminate"
+        );
+        assert_eq!(checked(&q, &text("1")).unwrap()["action"], "continue");
+    }
+
+    #[test]
+    fn app_names_are_path_segments() {
+        assert_eq!(slug("loan_approval"), "loan_approval");
+        assert_eq!(slug("my app/x"), "my-app-x");
+        assert_eq!(slug(".hidden"), "app-.hidden");
+    }
 }
