@@ -37,6 +37,9 @@ use tokio_util::sync::CancellationToken;
 use super::{MEDIA_TYPE, TaskState, new_id, parts};
 use crate::secret::Secret;
 
+/// The messages a task's history keeps (the oldest go first).
+pub const HISTORY: usize = 256;
+
 /// JSON-RPC and A2A error codes.
 pub mod code {
     pub const PARSE_ERROR: i64 = -32700;
@@ -115,6 +118,13 @@ struct TaskData {
 }
 
 impl TaskData {
+    fn remember(&mut self, message: Value) {
+        if self.history.len() >= HISTORY {
+            self.history.remove(0);
+        }
+        self.history.push(message);
+    }
+
     fn json(&self) -> Value {
         let mut status = json!({"state": wire_state(self.state)});
         if let Some(m) = &self.status_message {
@@ -182,7 +192,7 @@ impl TaskHandle {
         let message = (!text.is_empty() || data.is_some())
             .then(|| agent_message(&d.context_id, &d.id, text, data));
         if let Some(m) = &message {
-            d.history.push(m.clone());
+            d.remember(m.clone());
         }
         d.status_message = message;
         d.state = state;
@@ -790,7 +800,7 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
                 };
                 return Err((code::UNSUPPORTED_OPERATION, why));
             }
-            d.history.push(user);
+            d.remember(user);
             d.state = TaskState::Working;
             d.status_message = None;
             let event = d.status_update();
@@ -809,7 +819,7 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
                 .new_task(slug, context)
                 .map_err(|e| (code::SERVER_BUSY, e))?;
             let user = user(&entry);
-            lock(&entry.data).history.push(user);
+            lock(&entry.data).remember(user);
             let handle = TaskHandle(entry.clone());
             if let Err(why) = s.executor.start(slug, handle.clone(), incoming) {
                 handle.update(TaskState::Failed, &why, None);

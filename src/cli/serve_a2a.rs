@@ -325,6 +325,7 @@ impl Executor for Runner {
         let caller: Arc<dyn Reasoner> = Arc::new(Caller {
             task: task.clone(),
             wait: self.input_wait,
+            asking: tokio::sync::Mutex::new(()),
         });
         let reasoner: Arc<dyn Reasoner> = Arc::new(Chain::new(vec![served.judge.clone(), caller]));
         let harness = FlowAgent::new(&served.loaded, reasoner).map_err(|e| e.to_string())?;
@@ -513,11 +514,15 @@ fn name<T: serde::Serialize>(v: &T) -> String {
 struct Caller {
     task: TaskHandle,
     wait: Duration,
+    /// One question at a time (parallel branches may ask together): the caller's answer
+    /// is always to the question the task shows.
+    asking: tokio::sync::Mutex<()>,
 }
 
 impl Caller {
     /// The caller's answer to `q`, checked (in the form `runs answer` journals).
     async fn ask(&self, q: &Question) -> Result<Value, ReasonError> {
+        let _one = self.asking.lock().await;
         let mut problem: Option<String> = None;
         loop {
             let text = question_text(q, problem.as_deref());
