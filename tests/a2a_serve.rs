@@ -490,7 +490,7 @@ fn a_flow_delegates_to_a_served_flow_and_answers_its_question() {
     eprintln!("delegation with one input-required round through serve --a2a: {took:?}");
 }
 
-/// `~/.cache/cuga-flo/a2a-js-<hash>/` with the pinned `@a2a-js/sdk` installed (`npm ci`
+/// `${CUGA_FLO_CACHE:-~/.cache/cuga-flo}/a2a-js-<hash>/` with the pinned `@a2a-js/sdk` installed (`npm ci`
 /// from the committed lock file, once; keyed on the lock file's content).
 fn js_sdk() -> PathBuf {
     let pinned = interop_dir().join("a2a-js");
@@ -499,11 +499,11 @@ fn js_sdk() -> PathBuf {
     let hash = lock.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     });
-    let cache = std::env::var_os("XDG_CACHE_HOME")
+    // Where the Python venvs live too (tests/interop/setup_venv.py).
+    let cache = std::env::var_os("CUGA_FLO_CACHE")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .expect("HOME is set")
-        .join("cuga-flo");
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/cuga-flo")))
+        .expect("HOME is set");
     let dir = cache.join(format!("a2a-js-{hash:016x}"));
     if dir.join("node_modules/@a2a-js/sdk/package.json").exists() {
         return dir;
