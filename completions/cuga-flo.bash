@@ -1843,13 +1843,17 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__serve)
-            opts="-v -q -h --all --http --stdio --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --all --http --stdio --a2a --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --http)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --a2a)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

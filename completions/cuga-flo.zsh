@@ -595,11 +595,12 @@ esac
 (serve)
 _arguments "${_arguments_options[@]}" : \
 '--http=[Serve MCP over streamable HTTP at http\://HOST\:PORT/mcp (port 0\: any free port); prints \`listening http\://HOST\:PORT/mcp\` on stdout once ready]:HOST:PORT:_default' \
+'--a2a=[Serve each app as an A2A 1.0 agent at http\://HOST\:PORT/<app> (its card at <app>/.well-known/agent-card.json; port 0\: any free port); prints \`listening http\://HOST\:PORT\` and one \`agent <app> <url>\` line per app on stdout once ready]:HOST:PORT:_default' \
 '(--token-file --stdio)--token-env=[Require \`Authorization\: Bearer <token>\`, the token read from this environment variable (needed to bind to anything but a loopback address)]:VAR:_default' \
 '(--stdio)--token-file=[Require \`Authorization\: Bearer <token>\`, the token read from this file (its first line)]:FILE:_files' \
-'--read-timeout=[Seconds a client has to send a request'\''s head and body; also how long a connection may idle between requests before it is closed (HTTP)]:SECS:_default' \
-'--max-sessions=[MCP sessions open at once; a new session beyond gets HTTP 503 (HTTP)]:N:_default' \
-'--session-idle=[Seconds an MCP session may go unused before it is closed (HTTP)]:SECS:_default' \
+'--read-timeout=[Seconds a client has to send a request'\''s head and body; also how long a connection may idle between requests before it is closed (HTTP, A2A)]:SECS:_default' \
+'--max-sessions=[MCP sessions open at once; a new session beyond gets HTTP 503 (HTTP); A2A\: tasks going at once (a new task beyond is refused)]:N:_default' \
+'--session-idle=[Seconds an MCP session may go unused before it is closed (HTTP); A2A\: how long a task waits for the caller'\''s answer when input-required (then it fails), and how long an ended task can still be read]:SECS:_default' \
 '--answers=[Answers for control points, by id (YAML\: \`answers\: {<id>\: ...}\`), asked after the policy rules and before the app'\''s model]:FILE:_files' \
 '--run-dir=[Where runs started by clients are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How journals are committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"

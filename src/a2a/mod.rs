@@ -26,6 +26,8 @@ use serde_json::{Map, Value, json};
 
 use crate::secret::Secret;
 
+pub mod server;
+
 /// The media type of A2A 1.0 over HTTP.
 pub const MEDIA_TYPE: &str = "application/a2a+json";
 /// Where an agent publishes its card.
@@ -833,7 +835,7 @@ fn str_of(v: &Value, key: &str) -> String {
 
 /// The data (merged DataParts) and text (joined TextParts) of a parts list, in either
 /// version's shape (1.0: `{"text"}` / `{"data"}`; 0.3: `{"kind": "text"|"data", ...}`).
-fn parts(parts: Option<&Value>) -> (Option<Value>, String) {
+pub(crate) fn parts(parts: Option<&Value>) -> (Option<Value>, String) {
     let mut data = None;
     let mut text = Vec::new();
     for p in parts.and_then(Value::as_array).into_iter().flatten() {
@@ -965,7 +967,7 @@ pub fn new_id() -> String {
     )
 }
 
-fn strip_fence(t: &str) -> &str {
+pub(crate) fn strip_fence(t: &str) -> &str {
     let Some(rest) = t.strip_prefix("```") else {
         return t;
     };

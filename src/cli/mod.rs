@@ -33,6 +33,7 @@ mod report_layout;
 mod runs;
 pub mod schema;
 mod serve;
+mod serve_a2a;
 mod signals;
 mod start;
 mod target;

@@ -50,10 +50,10 @@ use super::wiring::{self, Labelled, Sources};
 use super::{Cli, Outcome, Style, UsageError};
 
 /// How long requests in flight may take to finish after a shutdown signal.
-const GRACE: Duration = Duration::from_secs(5);
+pub(super) const GRACE: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("transport").required(true).args(["http", "stdio"])))]
+#[command(group(ArgGroup::new("transport").required(true).args(["http", "stdio", "a2a"])))]
 pub struct ServeArgs {
     /// The apps to serve: names under the apps folder, app folders or flow config files
     #[arg(value_name = "APP|PATH")]
@@ -73,6 +73,12 @@ pub struct ServeArgs {
     #[arg(long)]
     pub stdio: bool,
 
+    /// Serve each app as an A2A 1.0 agent at http://HOST:PORT/<app> (its card at
+    /// <app>/.well-known/agent-card.json; port 0: any free port); prints `listening
+    /// http://HOST:PORT` and one `agent <app> <url>` line per app on stdout once ready
+    #[arg(long, value_name = "HOST:PORT")]
+    pub a2a: Option<String>,
+
     /// Require `Authorization: Bearer <token>`, the token read from this environment
     /// variable (needed to bind to anything but a loopback address)
     #[arg(long, value_name = "VAR", conflicts_with_all = ["token_file", "stdio"])]
@@ -84,15 +90,18 @@ pub struct ServeArgs {
     pub token_file: Option<PathBuf>,
 
     /// Seconds a client has to send a request's head and body; also how long a connection
-    /// may idle between requests before it is closed (HTTP)
+    /// may idle between requests before it is closed (HTTP, A2A)
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub read_timeout: u64,
 
-    /// MCP sessions open at once; a new session beyond gets HTTP 503 (HTTP)
+    /// MCP sessions open at once; a new session beyond gets HTTP 503 (HTTP); A2A: tasks
+    /// going at once (a new task beyond is refused)
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub max_sessions: u64,
 
-    /// Seconds an MCP session may go unused before it is closed (HTTP)
+    /// Seconds an MCP session may go unused before it is closed (HTTP); A2A: how long a
+    /// task waits for the caller's answer when input-required (then it fails), and how
+    /// long an ended task can still be read
     #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub session_idle: u64,
 
@@ -127,10 +136,20 @@ enum Transport {
         token: Option<Secret>,
     },
     Stdio,
+    A2a {
+        addr: SocketAddr,
+        token: Option<Secret>,
+    },
 }
 
 pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageError> {
-    let transport = transport(args)?;
+    let transport = match &args.a2a {
+        Some(a2a) => {
+            let (addr, token) = listen(args, "--a2a", a2a)?;
+            Transport::A2a { addr, token }
+        }
+        None => transport(args)?,
+    };
     if let Some(path) = &args.answers {
         // Once, up front: a broken answers file is a usage error, not a problem of each app.
         ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
@@ -158,6 +177,9 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         }
         apps
     };
+    if let Transport::A2a { addr, token } = transport {
+        return super::serve_a2a::run(cli, args, style, &targets, addr, token);
+    }
 
     let labels = Labels::default();
     let mut flows = Vec::new();
@@ -225,14 +247,25 @@ fn transport(args: &ServeArgs) -> Result<Transport, UsageError> {
     let Some(http) = &args.http else {
         return Ok(Transport::Stdio);
     };
+    let (addr, token) = listen(args, "--http", http)?;
+    Ok(Transport::Http { addr, token })
+}
+
+/// The address `flag` names and the token a client must send; refuses a non-loopback
+/// address without a token.
+pub(super) fn listen(
+    args: &ServeArgs,
+    flag: &str,
+    http: &str,
+) -> Result<(SocketAddr, Option<Secret>), UsageError> {
     let addr = http
         .to_socket_addrs()
         .map_err(|e| {
-            UsageError::new(format!("--http {http}: not an address to listen on: {e}"))
+            UsageError::new(format!("{flag} {http}: not an address to listen on: {e}"))
                 .with_help("give HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free port)")
         })?
         .next()
-        .ok_or_else(|| UsageError::new(format!("--http {http}: the host has no address")))?;
+        .ok_or_else(|| UsageError::new(format!("{flag} {http}: the host has no address")))?;
     let token = match (&args.token_env, &args.token_file) {
         (Some(var), _) => {
             let value = std::env::var(var).map_err(|_| {
@@ -278,7 +311,7 @@ fn transport(args: &ServeArgs) -> Result<Transport, UsageError> {
              `Authorization: Bearer <token>`), or bind to 127.0.0.1",
         ));
     }
-    Ok(Transport::Http { addr, token })
+    Ok((addr, token))
 }
 
 /// A usable token: not empty, printable ASCII without spaces (a header value). The
@@ -316,7 +349,7 @@ fn load(app: &AppRef, args: &ServeArgs) -> Result<(RegisteredFlow, String, Strin
 
 /// An app's reasoner: policy rules, then the answers file, then the app's model (unless
 /// `no_model`), then nothing.
-fn judge(
+pub(super) fn judge(
     loaded: &LoadedApp,
     answers: Option<&Path>,
     no_model: bool,
@@ -339,12 +372,12 @@ fn judge(
 /// The app name, the source of judgement and the app's digest of each process key, for
 /// `RunStarted` (and the journal's anchor).
 #[derive(Clone, Default)]
-struct Labels(Arc<Mutex<HashMap<String, Label>>>);
+pub(super) struct Labels(Arc<Mutex<HashMap<String, Label>>>);
 
 type Label = (String, String, Option<String>);
 
 impl Labels {
-    fn set(&self, process_key: &str, app: &str, judgement: &str, digest: &str) {
+    pub(super) fn set(&self, process_key: &str, app: &str, judgement: &str, digest: &str) {
         lock(&self.0).insert(
             process_key.to_string(),
             (
@@ -418,6 +451,7 @@ async fn serve(
             serve_http(server, addr, token, limits, &journals, &mut signals).await
         }
         Transport::Stdio => serve_stdio(server, &journals, &mut signals).await,
+        Transport::A2a { .. } => Err(UsageError::new("`serve --a2a` serves no MCP")),
     };
     journals.interrupt_all();
     let _ = tokio::time::timeout(Duration::from_secs(1), bridge.shutdown()).await;
@@ -516,7 +550,7 @@ type OpenRuns = Arc<Mutex<BTreeMap<String, Arc<RunJournal>>>>;
 
 /// Opens a journal for each run a client starts, and closes those still open at shutdown.
 #[derive(Clone)]
-struct Journals {
+pub(super) struct Journals {
     base: PathBuf,
     labels: Labels,
     durability: Durability,
@@ -524,7 +558,7 @@ struct Journals {
 }
 
 impl Journals {
-    fn new(base: PathBuf, labels: Labels, durability: Durability) -> Journals {
+    pub(super) fn new(base: PathBuf, labels: Labels, durability: Durability) -> Journals {
         Journals {
             base,
             labels,
@@ -538,7 +572,7 @@ impl Journals {
         Arc::new(move |args: &RunProcessArgs| journals.open(args))
     }
 
-    fn open(&self, args: &RunProcessArgs) -> Result<Arc<dyn EventSink>, String> {
+    pub(super) fn open(&self, args: &RunProcessArgs) -> Result<Arc<dyn EventSink>, String> {
         crate::journal::store::check_run_id(&args.run_id)?;
         let dir = store::run_dir(&self.base, &args.run_id);
         let (app, judgement, app_digest) = self.labels.get(&args.process_key);
@@ -582,12 +616,23 @@ impl Journals {
         Ok(run)
     }
 
-    fn open_count(&self) -> usize {
+    pub(super) fn open_count(&self) -> usize {
         lock(&self.open).len()
     }
 
+    /// Close the journal of run `run_id`, if still going, with a failed `run_finished`.
+    /// The run stays open until its record is written: a shutdown waiting for the open
+    /// runs waits for it.
+    pub(super) fn interrupt(&self, run_id: &str, message: &str) {
+        let run = lock(&self.open).get(run_id).cloned();
+        if let Some(run) = run {
+            run.interrupt(message);
+            lock(&self.open).remove(run_id);
+        }
+    }
+
     /// Close the journal of every run still going with a failed `run_finished`.
-    fn interrupt_all(&self) {
+    pub(super) fn interrupt_all(&self) {
         let runs: Vec<Arc<RunJournal>> = std::mem::take(&mut *lock(&self.open))
             .into_values()
             .collect();

@@ -1,0 +1,882 @@
+//! `cuga-flo serve --a2a HOST:PORT`: each app as an A2A 1.0 agent (the protocol side is
+//! [`crate::a2a::server`]). An agent's base URL is `http://HOST:PORT/<app>`; its card
+//! names the flow and one skill (the process: its description and its input variables).
+//!
+//! Each task the agent is sent is a run of the app on the native engine, journalled
+//! under `<run-dir>/runs/<task id>/` (so `cuga-flo runs show <task id>` reads it): the
+//! message's DataPart (or its text, a JSON object) gives the run's input variables; each
+//! control point decided is a `working` status update; a control point that needs a
+//! person (after the policy rules, the answers file and the app's model) makes the task
+//! `input-required`, its status message the question (text, and a DataPart with the
+//! question as `runs show` has it); the caller's next message in the task answers it,
+//! checked as `runs answer` checks an answer (a wrong one asks again, saying why). The
+//! run's final variables are the task's artifact (a DataPart); a failed run fails the
+//! task with its message. `CancelTask` stops the run (its journal ends failed, "canceled
+//! by the A2A caller").
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::a2a::TaskState;
+use crate::a2a::server::{self, A2aServer, AgentSpec, Executor, Incoming, Limits, TaskHandle};
+use crate::app::LoadedApp;
+use crate::app::registry::AppRef;
+use crate::bridge::BoxFuture;
+use crate::bridge::run::{RunRequest, WorkflowEngine};
+use crate::engine::native::NativeEngine;
+use crate::harness::FlowAgent;
+use crate::journal::{Event, EventSink, JournalError, Record};
+use crate::mcp::RunProcessArgs;
+use crate::reason::park::{self, Answers, Given, Recorded};
+use crate::reason::{
+    Chain, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, ReasonError, Reasoner,
+    TaskAnswer, TaskRequest,
+};
+use crate::secret::Secret;
+use crate::vocab::{Decider, Offered, Question, RunStatus};
+
+use super::output::count;
+use super::serve::{GRACE, Journals, Labels, ServeArgs, judge};
+use super::signals::Signals;
+use super::wiring;
+use super::{Cli, Outcome, Style, UsageError};
+
+/// One served app.
+struct Served {
+    loaded: Arc<LoadedApp>,
+    judge: Arc<dyn Reasoner>,
+    process_key: String,
+}
+
+/// Runs the apps for the tasks the server is sent.
+struct Runner {
+    apps: HashMap<String, Served>,
+    journals: Journals,
+    engine: Arc<NativeEngine>,
+    /// How long an input-required task waits for the caller's answer.
+    input_wait: Duration,
+    /// Set when the server shuts down: a task cancelled then was not cancelled by its
+    /// caller.
+    stopping: Arc<std::sync::atomic::AtomicBool>,
+}
+
+pub(super) fn run(
+    _cli: &Cli,
+    args: &ServeArgs,
+    style: Style,
+    targets: &[AppRef],
+    addr: SocketAddr,
+    token: Option<Secret>,
+) -> Result<Outcome, UsageError> {
+    let labels = Labels::default();
+    let mut apps = HashMap::new();
+    let mut agents = Vec::new();
+    let mut skipped = 0;
+    for app in targets {
+        let slug = slug(&app.name);
+        let loaded = match wiring::load_checked(app) {
+            Ok(l) => l,
+            Err(errors) => {
+                skipped += 1;
+                eprintln!(
+                    "{}: app `{}` does not validate ({}); not served",
+                    style.yellow("warning"),
+                    app.name,
+                    count(errors.len(), "error")
+                );
+                for line in errors {
+                    eprintln!("  {line}");
+                }
+                continue;
+            }
+        };
+        if apps.contains_key(&slug) {
+            skipped += 1;
+            eprintln!(
+                "{}: app `{}` is served as `{slug}` already; not served twice",
+                style.yellow("warning"),
+                app.name
+            );
+            continue;
+        }
+        let reasoner = match judge(&loaded, args.answers.as_deref(), args.no_model) {
+            Ok(r) => r,
+            Err(e) => {
+                skipped += 1;
+                eprintln!(
+                    "{}: app `{}` {e}; not served",
+                    style.yellow("warning"),
+                    app.name
+                );
+                continue;
+            }
+        };
+        // The harness is built once up front so that a broken app is reported now.
+        if let Err(e) = FlowAgent::new(&loaded, reasoner.clone()) {
+            skipped += 1;
+            eprintln!(
+                "{}: app `{}` {e}; not served",
+                style.yellow("warning"),
+                app.name
+            );
+            continue;
+        }
+        let Some(config) = loaded.config.as_ref() else {
+            continue;
+        };
+        let process_key = config.process_key().to_string();
+        labels.set(
+            &process_key,
+            &app.name,
+            &format!("{} (then the A2A caller)", reasoner.describe()),
+            &loaded.digest(),
+        );
+        agents.push(agent_spec(&slug, &loaded));
+        apps.insert(
+            slug,
+            Served {
+                loaded: Arc::new(loaded),
+                judge: reasoner,
+                process_key,
+            },
+        );
+    }
+    if apps.is_empty() {
+        return Err(UsageError::new(format!(
+            "no app to serve ({} left out)",
+            count(skipped, "app")
+        ))
+        .with_help("run `cuga-flo validate` on them for the details"));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
+    let journals = Journals::new(args.run_dir.clone(), labels, args.durability);
+    let runner = Arc::new(Runner {
+        apps,
+        journals: journals.clone(),
+        engine: Arc::new(NativeEngine::new()),
+        input_wait: Duration::from_secs(args.session_idle),
+        stopping: Arc::default(),
+    });
+    let stopping = runner.stopping.clone();
+    let limits = Limits {
+        read_timeout: Duration::from_secs(args.read_timeout),
+        max_tasks: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
+        retain: Duration::from_secs(args.session_idle),
+        ..Limits::default()
+    };
+    let outcome = runtime.block_on(serve(
+        addr, agents, runner, token, limits, &journals, &stopping,
+    ));
+    runtime.shutdown_background();
+    outcome
+}
+
+async fn serve(
+    addr: SocketAddr,
+    agents: Vec<AgentSpec>,
+    runner: Arc<Runner>,
+    token: Option<Secret>,
+    limits: Limits,
+    journals: &Journals,
+    stopping: &std::sync::atomic::AtomicBool,
+) -> Result<Outcome, UsageError> {
+    let mut signals =
+        Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
+    let mut server = A2aServer::bind(addr, agents, runner, token, limits)
+        .await
+        .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?;
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "listening {}", server.url());
+    for (slug, url) in server.agent_urls() {
+        let _ = writeln!(stdout, "agent {slug} {url}");
+    }
+    let _ = stdout.flush();
+    drop(stdout);
+    tracing::info!(
+        "A2A 1.0 at {} ({})",
+        server.url(),
+        if server.requires_token() {
+            "bearer token required"
+        } else {
+            "no token"
+        }
+    );
+    let signal = tokio::select! {
+        signal = signals.recv() => signal,
+        why = server.stopped() => {
+            return Err(UsageError::new(format!(
+                "the A2A server on {} stopped: {why}",
+                server.local_addr()
+            )));
+        }
+    };
+    tracing::info!("{signal}: shutting down");
+    stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+    if !server.shutdown(GRACE).await {
+        tracing::warn!("tasks still going after {}s; cancelled", GRACE.as_secs());
+    }
+    // Runs whose task was cancelled end their journal themselves; any left are closed.
+    let idle = async {
+        while journals.open_count() > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), idle).await;
+    journals.interrupt_all();
+    Ok(Outcome::Ok)
+}
+
+/// An app's name as a URL path segment: letters, digits, `-`, `_` and `.`; anything else
+/// becomes `-`.
+fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with('.') {
+        format!("app-{s}")
+    } else {
+        s
+    }
+}
+
+/// The card of an app: the flow's name and description, one skill (the process) whose
+/// description lists the input variables with their defaults.
+fn agent_spec(slug: &str, loaded: &LoadedApp) -> AgentSpec {
+    let config = loaded.config.as_ref();
+    let flow = config.map(|c| &c.flow);
+    let name = (flow.and_then(|f| f.name.as_ref()))
+        .map(|n| n.as_str().to_string())
+        .unwrap_or_else(|| loaded.name.clone());
+    let process = loaded.process();
+    let description = (flow.and_then(|f| f.description.as_ref()))
+        .map(|d| d.as_str().to_string())
+        .unwrap_or_else(|| {
+            format!(
+                "Runs the BPMN process `{}` as a governed cuga-flo flow.",
+                process.map_or("?", |p| p.id.as_str())
+            )
+        });
+    let mut defaults = Map::new();
+    for v in config.map(|c| c.variables.as_slice()).unwrap_or_default() {
+        defaults.insert(v.name.as_str().to_string(), v.default.clone());
+    }
+    let inputs = if defaults.is_empty() {
+        "It takes no declared input variables.".to_string()
+    } else {
+        format!(
+            "Input variables (send them as a DataPart object, or as text holding a JSON \
+             object; those left out keep their default): {}.",
+            defaults
+                .iter()
+                .map(|(k, v)| format!("{k} (default {v})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let skill_id = config.map_or(slug.to_string(), |c| c.process_key().to_string());
+    let skill_name = (process.and_then(|p| p.name.clone())).unwrap_or_else(|| name.clone());
+    AgentSpec {
+        slug: slug.to_string(),
+        name,
+        description: description.clone(),
+        version: (flow.and_then(|f| f.version.as_ref()))
+            .map(|v| v.as_str().to_string())
+            .unwrap_or_else(|| "1.0.0".to_string()),
+        skills: vec![json!({
+            "id": skill_id,
+            "name": skill_name,
+            "description": format!(
+                "{description} {inputs} The reply is the run's final variables (a DataPart); \
+                 a decision that needs a person makes the task input-required."
+            ),
+            "tags": ["bpmn", "cuga-flo", "workflow"],
+            "examples": [Value::Object(defaults).to_string()],
+            "inputModes": ["application/json", "text/plain"],
+            "outputModes": ["application/json"],
+        })],
+    }
+}
+
+impl Executor for Runner {
+    fn start(&self, slug: &str, task: TaskHandle, first: Incoming) -> Result<(), String> {
+        let served = self
+            .apps
+            .get(slug)
+            .ok_or_else(|| format!("no app `{slug}`"))?;
+        let server::Inputs {
+            variables,
+            outputs: wanted,
+        } = server::input_variables(&first)?;
+        let caller: Arc<dyn Reasoner> = Arc::new(Caller {
+            task: task.clone(),
+            wait: self.input_wait,
+            asking: tokio::sync::Mutex::new(()),
+        });
+        let reasoner: Arc<dyn Reasoner> = Arc::new(Chain::new(vec![served.judge.clone(), caller]));
+        let harness = FlowAgent::new(&served.loaded, reasoner).map_err(|e| e.to_string())?;
+        let process = served
+            .loaded
+            .process()
+            .cloned()
+            .ok_or("the app has no process")?;
+        let run_id = task.id();
+        let args = RunProcessArgs {
+            process_key: served.process_key.clone(),
+            run_id: run_id.clone(),
+            variables: variables.clone(),
+            untrusted: None,
+            bridge: None,
+        };
+        let journal = self.journals.open(&args)?;
+        let sink: Arc<dyn EventSink> = Arc::new(Streamed {
+            inner: journal,
+            task: task.clone(),
+        });
+        let request = RunRequest::new(
+            run_id.clone(),
+            served.process_key.clone(),
+            Arc::new(process),
+            harness.annotations(),
+            variables,
+            None,
+        );
+        let run = self.engine.run(request, Arc::new(harness), sink);
+        let journals = self.journals.clone();
+        let stopping = self.stopping.clone();
+        task.update(
+            TaskState::Working,
+            &format!("run {run_id} of `{}` started", served.process_key),
+            None,
+        );
+        let cancelled = task.cancelled();
+        tokio::spawn(async move {
+            let outcome = tokio::select! {
+                biased;
+                () = cancelled.cancelled() => {
+                    let why = if stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                        "interrupted (the server shut down)"
+                    } else {
+                        "canceled by the A2A caller"
+                    };
+                    journals.interrupt(&run_id, why);
+                    return;
+                }
+                outcome = run => outcome,
+            };
+            match outcome {
+                Ok(o) if o.status == RunStatus::Completed => {
+                    // A delegating flow gets the outputs it declared; anyone else every
+                    // variable.
+                    let variables = match &wanted {
+                        Some(names) if !names.is_empty() => (o.variables.into_iter())
+                            .filter(|(k, _)| names.contains(k))
+                            .collect(),
+                        _ => o.variables,
+                    };
+                    task.artifact("variables", Value::Object(variables));
+                    task.update(
+                        TaskState::Completed,
+                        &format!(
+                            "run {run_id} completed ({})",
+                            count(o.steps as usize, "step")
+                        ),
+                        None,
+                    );
+                }
+                Ok(o) => {
+                    let why = match o.status {
+                        RunStatus::Waiting => format!(
+                            "run {run_id} is waiting (a timer or a message); it continues \
+                             with `cuga-flo runs resume {run_id}`, outside this task"
+                        ),
+                        s => format!(
+                            "run {run_id} {}{}",
+                            s.as_str(),
+                            o.message.map(|m| format!(": {m}")).unwrap_or_default()
+                        ),
+                    };
+                    task.update(
+                        TaskState::Failed,
+                        &why,
+                        Some(json!({"variables": o.variables})),
+                    );
+                }
+                Err(e) => task.update(
+                    TaskState::Failed,
+                    &format!("run {run_id} failed: {e}"),
+                    None,
+                ),
+            }
+        });
+        Ok(())
+    }
+}
+
+/// The run's journal, and each decision as a `working` status update of its task.
+struct Streamed {
+    inner: Arc<dyn EventSink>,
+    task: TaskHandle,
+}
+
+impl EventSink for Streamed {
+    fn emit(&self, event: Event) -> Result<Record, JournalError> {
+        let progress = progress(&event);
+        let record = self.inner.emit(event)?;
+        if let Some((text, data)) = progress
+            && matches!(self.task.state(), TaskState::Working | TaskState::Submitted)
+        {
+            self.task.update(TaskState::Working, &text, Some(data));
+        }
+        Ok(record)
+    }
+
+    fn commit(&self) -> Result<(), JournalError> {
+        self.inner.commit()
+    }
+}
+
+/// What a caller is told of a journal event: a line and its data (no variable values).
+fn progress(event: &Event) -> Option<(String, Value)> {
+    match event {
+        Event::TaskFinished {
+            node,
+            status,
+            decided_by,
+            error,
+            ..
+        } => {
+            let status = name(status);
+            let by = name(decided_by);
+            Some((
+                format!(
+                    "task {node} {status} (decided by {by}){}",
+                    error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
+                ),
+                json!({"event": "task_finished", "node": node, "status": status, "decided_by": by}),
+            ))
+        }
+        Event::GatewayRouted {
+            node,
+            flows,
+            decided_by,
+            ..
+        } => {
+            let by = name(decided_by);
+            Some((
+                format!("gateway {node} took {} (decided by {by})", flows.join(", ")),
+                json!({"event": "gateway_routed", "node": node, "flows": flows, "decided_by": by}),
+            ))
+        }
+        Event::HookEvaluated {
+            hook,
+            action,
+            decided_by,
+            ..
+        } => {
+            let (action, by) = (name(action), name(decided_by));
+            Some((
+                format!("hook {hook}: {action} (decided by {by})"),
+                json!({"event": "hook_evaluated", "node": hook, "action": action, "decided_by": by}),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// A journal enum's name, as it is serialised (`completed`, `human`...).
+fn name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => "?".to_string(),
+    }
+}
+
+// ---- The caller as the person who answers ----
+
+/// The last reasoner of a served run: asks the A2A caller (the task becomes
+/// `input-required`) and checks the answer as `runs answer` does.
+struct Caller {
+    task: TaskHandle,
+    wait: Duration,
+    /// One question at a time (parallel branches may ask together): the caller's answer
+    /// is always to the question the task shows.
+    asking: tokio::sync::Mutex<()>,
+}
+
+impl Caller {
+    /// The caller's answer to `q`, checked (in the form `runs answer` journals).
+    async fn ask(&self, q: &Question) -> Result<Value, ReasonError> {
+        let _one = self.asking.lock().await;
+        let mut problem: Option<String> = None;
+        loop {
+            let text = question_text(q, problem.as_deref());
+            let mut data = json!({"question": q});
+            if let Some(p) = &problem {
+                data["problem"] = json!(p);
+            }
+            self.task
+                .update(TaskState::InputRequired, &text, Some(data));
+            let message = match tokio::time::timeout(self.wait, self.task.next_message()).await {
+                Ok(Some(m)) => m,
+                // Cancelled: the run is dropped where it stands (its journal is closed
+                // by whoever cancelled it); it must not go on without an answer.
+                Ok(None) => std::future::pending().await,
+                Err(_) => {
+                    let why = format!(
+                        "the A2A caller did not answer within {}s",
+                        self.wait.as_secs()
+                    );
+                    return Err(ReasonError::no_answer(&q.element, why));
+                }
+            };
+            match given(q, &message).and_then(|g| park::check_answer(q, &g)) {
+                Ok(answer) => {
+                    self.task.update(
+                        TaskState::Working,
+                        &format!("answer for {} accepted", q.element),
+                        None,
+                    );
+                    return Ok(answer);
+                }
+                Err(e) => problem = Some(e),
+            }
+        }
+    }
+
+    fn answers(&self, q: &Question, answer: Value) -> Answers {
+        Answers::new(HashMap::from([(
+            q.key.clone(),
+            Recorded {
+                answer,
+                decided_by: Decider::Human,
+                reason: Some(format!(
+                    "answered by the A2A caller (task {})",
+                    self.task.id()
+                )),
+            },
+        )]))
+    }
+}
+
+/// The question's key is the control point's idempotency key (or one made up when it has
+/// none): the recorded answer is found under it.
+fn keyed(ctx: &mut crate::bridge::ControlPointContext, q: &Question) {
+    if ctx.idempotency_key.is_none() {
+        ctx.idempotency_key = Some(q.key.clone());
+    }
+}
+
+impl Reasoner for Caller {
+    fn describe(&self) -> String {
+        "the A2A caller (input-required)".to_string()
+    }
+
+    fn task(&self, mut req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
+        Box::pin(async move {
+            let q = park::task_question(&req);
+            let answer = self.ask(&q).await?;
+            keyed(&mut req.context, &q);
+            self.answers(&q, answer).task(req).await
+        })
+    }
+
+    fn gateway(
+        &self,
+        mut req: GatewayRequest,
+    ) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
+        Box::pin(async move {
+            let q = park::gateway_question(&req);
+            let answer = self.ask(&q).await?;
+            keyed(&mut req.context, &q);
+            self.answers(&q, answer).gateway(req).await
+        })
+    }
+
+    fn hook(&self, mut req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
+        Box::pin(async move {
+            let q = park::hook_question(&req);
+            let answer = self.ask(&q).await?;
+            keyed(&mut req.context, &q);
+            self.answers(&q, answer).hook(req).await
+        })
+    }
+}
+
+/// What the caller's message answers: a DataPart (or JSON text) in the form `runs answer`
+/// records (`{flow}`, `{action, target}`, `{outputs}`, `{choice}`; a task's outputs may
+/// also come bare), or plain text: a flow's id or label or a choice number (gateway), an
+/// action or a choice number (hook), the value of a task's only output.
+fn given(q: &Question, m: &Incoming) -> Result<Given, String> {
+    let data = m.data.clone().or_else(|| {
+        serde_json::from_str::<Value>(crate::a2a::strip_fence(m.text.trim()))
+            .ok()
+            .filter(Value::is_object)
+    });
+    if let Some(data) = data {
+        let Value::Object(map) = &data else {
+            return Err(format!("{data} is not an answer (an object)"));
+        };
+        let known = [
+            "flow", "flows", "action", "target", "targets", "outputs", "choice", "error",
+        ];
+        if matches!(q.offered, Offered::Outputs { .. })
+            && !map.keys().any(|k| known.contains(&k.as_str()))
+        {
+            return Ok(Given {
+                outputs: Some(data),
+                ..Given::default()
+            });
+        }
+        return Given::from_value(&data);
+    }
+    let text = m.text.trim();
+    if text.is_empty() {
+        return Err("the message holds no answer".to_string());
+    }
+    let choice = text.parse::<usize>().ok();
+    match &q.offered {
+        Offered::Flows { flows, .. } => {
+            if let Some(n) = choice {
+                return Ok(Given {
+                    choice: Some(n),
+                    ..Given::default()
+                });
+            }
+            let lower = text.to_lowercase();
+            let named = flows.iter().find(|f| {
+                f.id == text
+                    || f.label
+                        .as_deref()
+                        .is_some_and(|l| l.to_lowercase() == lower)
+            });
+            Ok(Given {
+                flows: vec![named.map_or(text.to_string(), |f| f.id.clone())],
+                ..Given::default()
+            })
+        }
+        Offered::Actions { .. } => Ok(Given {
+            choice,
+            action: choice.is_none().then(|| text.to_string()),
+            ..Given::default()
+        }),
+        Offered::Outputs { outputs, kinds } => match outputs.as_slice() {
+            [one] => {
+                // `true`, `42`, `[1]` are values unless the output takes text.
+                let value = match serde_json::from_str::<Value>(text) {
+                    Ok(v) if kinds.get(one) != Some(&crate::vocab::VarKind::String) => v,
+                    _ => json!(text),
+                };
+                Ok(Given {
+                    outputs: Some(json!({ one: value })),
+                    ..Given::default()
+                })
+            }
+            _ => Err(format!(
+                "answer with an object of the outputs ({}) as a DataPart or JSON text",
+                outputs.join(", ")
+            )),
+        },
+    }
+}
+
+/// The question as the caller reads it.
+fn question_text(q: &Question, problem: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(p) = problem {
+        out.push_str(&format!("That answer cannot be used: {p}\n"));
+    }
+    let name = q
+        .name
+        .as_deref()
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default();
+    match &q.offered {
+        Offered::Flows { flows, multiple } => {
+            out.push_str(&format!(
+                "Gateway {}{name} needs a decision: answer with {} of these flows (its id, its \
+                 label or its number, or a DataPart {{\"flow\": id}}):",
+                q.element,
+                if *multiple { "one or more" } else { "one" }
+            ));
+            for (i, f) in flows.iter().enumerate() {
+                out.push_str(&format!(
+                    "\n{}. {}{} -> {}",
+                    i + 1,
+                    f.id,
+                    f.label
+                        .as_deref()
+                        .map(|l| format!(" \"{l}\""))
+                        .unwrap_or_default(),
+                    f.target
+                ));
+            }
+        }
+        Offered::Actions { actions, .. } => {
+            out.push_str(&format!(
+                "Hook {}{name} needs a decision: answer with one action (its name or number, \
+                 or a DataPart {{\"action\": ..., \"target\": ...}}):",
+                q.element
+            ));
+            for (i, a) in actions.iter().enumerate() {
+                out.push_str(&format!("\n{}. {}", i + 1, a.as_str()));
+            }
+        }
+        Offered::Outputs { outputs, .. } => {
+            out.push_str(&format!(
+                "Task {}{name} needs a person: answer its outputs ({}) as a DataPart object \
+                 (or JSON text{}).",
+                q.element,
+                outputs.join(", "),
+                if outputs.len() == 1 {
+                    "; plain text is the value of its only output"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    if let Some(i) = &q.instruction {
+        out.push_str(&format!("\nInstruction: {i}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::{ControlPointKind, HookAction, OfferedFlow, VarKind};
+
+    fn question(offered: Offered) -> Question {
+        Question {
+            key: "r:X:1".into(),
+            kind: ControlPointKind::Task,
+            element: "X".into(),
+            name: None,
+            offered,
+            policy: None,
+            policy_path: None,
+            instruction: None,
+            deadline_ms: None,
+            on_timeout: None,
+        }
+    }
+
+    fn text(t: &str) -> Incoming {
+        Incoming {
+            data: None,
+            text: t.into(),
+        }
+    }
+
+    fn checked(q: &Question, m: &Incoming) -> Result<Value, String> {
+        given(q, m).and_then(|g| park::check_answer(q, &g))
+    }
+
+    #[test]
+    fn a_gateway_is_answered_by_id_label_number_or_data() {
+        let mut q = question(Offered::Flows {
+            flows: vec![
+                OfferedFlow {
+                    id: "F_a".into(),
+                    target: "A".into(),
+                    label: Some("Bank transfer".into()),
+                },
+                OfferedFlow {
+                    id: "F_b".into(),
+                    target: "B".into(),
+                    label: None,
+                },
+            ],
+            multiple: false,
+        });
+        q.kind = ControlPointKind::Gateway;
+        let flows = |v: Value| v["flows"].clone();
+        assert_eq!(flows(checked(&q, &text("F_b")).unwrap()), json!(["F_b"]));
+        assert_eq!(
+            flows(checked(&q, &text("bank transfer")).unwrap()),
+            json!(["F_a"])
+        );
+        assert_eq!(flows(checked(&q, &text("2")).unwrap()), json!(["F_b"]));
+        let data = Incoming {
+            data: Some(json!({"flow": "F_a"})),
+            text: String::new(),
+        };
+        assert_eq!(flows(checked(&q, &data).unwrap()), json!(["F_a"]));
+        let wrong = checked(&q, &text("cheque")).unwrap_err();
+        assert!(wrong.contains("F_a, F_b"), "{wrong}");
+        assert!(question_text(&q, Some("nope")).starts_with("That answer cannot be used: nope"));
+    }
+
+    #[test]
+    fn a_task_is_answered_by_its_outputs_bare_or_as_typed_text() {
+        let q = question(Offered::Outputs {
+            outputs: vec!["approved".into()],
+            kinds: [("approved".to_string(), VarKind::Boolean)].into(),
+        });
+        let bare = Incoming {
+            data: Some(json!({"approved": true})),
+            text: String::new(),
+        };
+        assert_eq!(checked(&q, &bare).unwrap()["outputs"]["approved"], true);
+        assert_eq!(
+            checked(&q, &text("false")).unwrap()["outputs"]["approved"],
+            false
+        );
+        assert!(checked(&q, &text("yes")).unwrap_err().contains("boolean"));
+        // A text output keeps text that parses as JSON.
+        let note = question(Offered::Outputs {
+            outputs: vec!["note".into()],
+            kinds: [("note".to_string(), VarKind::String)].into(),
+        });
+        assert_eq!(
+            checked(&note, &text("42")).unwrap()["outputs"]["note"],
+            "42"
+        );
+        let two = question(Offered::Outputs {
+            outputs: vec!["a".into(), "b".into()],
+            kinds: Default::default(),
+        });
+        assert!(given(&two, &text("x")).unwrap_err().contains("a, b"));
+        assert!(given(&two, &text("")).is_err());
+    }
+
+    #[test]
+    fn a_hook_is_answered_by_an_action_or_its_number() {
+        let mut q = question(Offered::Actions {
+            actions: vec![HookAction::Continue, HookAction::Terminate],
+            targets: Vec::new(),
+            insertable: Vec::new(),
+            settable: Vec::new(),
+            flow_target: None,
+        });
+        q.kind = ControlPointKind::Hook;
+        assert_eq!(
+            checked(&q, &text("terminate")).unwrap()["action"],
+            "terminate"
+        );
+        assert_eq!(checked(&q, &text("1")).unwrap()["action"], "continue");
+    }
+
+    #[test]
+    fn app_names_are_path_segments() {
+        assert_eq!(slug("loan_approval"), "loan_approval");
+        assert_eq!(slug("my app/x"), "my-app-x");
+        assert_eq!(slug(".hidden"), "app-.hidden");
+    }
+}

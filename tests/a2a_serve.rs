@@ -1,0 +1,569 @@
+//! `cuga-flo serve --a2a`: a flow as an A2A 1.0 agent, with the official A2A Python SDK
+//! (`a2a-sdk`, pinned in `tests/interop/requirements-a2a.txt`) as its client
+//! (`tests/interop/a2a_client_check.py`): the card, a task sent and completed, a task
+//! streamed through two `input-required` rounds, a task cancelled, and the bearer token.
+//! The official JavaScript SDK (`@a2a-js/sdk`, pinned in `tests/interop/a2a-js/`) runs one
+//! round too (`tests/interop/a2a_js_check.mjs`). The app is
+//! `tests/fixtures/apps/a2a_claim`. Needs `python3` (3.10+) with `venv` and `pip`, Node.js
+//! 20+ with `npm`, and PyPI and npm the first time (both cached under
+//! `~/.cache/cuga-flo/`). Every wait is bounded.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use cuga_flo::journal::Event;
+use cuga_flo::journal::store::{JOURNAL_FILE, read_journal, run_dir};
+use cuga_flo::vocab::{Decider, RunStatus};
+use serde_json::Value;
+
+#[path = "support/python.rs"]
+mod python;
+use python::{Check, a2a_python, interop_dir};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn fixture_app() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/a2a_claim")
+}
+
+/// A `cuga-flo serve --a2a 127.0.0.1:0` process; killed when dropped.
+struct Served {
+    child: Child,
+    url: String,
+    agent: String,
+    dir: tempfile::TempDir,
+}
+
+impl Served {
+    fn start(args: &[&str], env: &[(&str, &str)]) -> Served {
+        let dir = tempfile::tempdir().unwrap();
+        let stderr = File::create(dir.path().join("stderr.log")).unwrap();
+        let mut command = Command::new(BIN);
+        command
+            .args([
+                "--color",
+                "never",
+                "serve",
+                "--a2a",
+                "127.0.0.1:0",
+                "--no-model",
+            ])
+            .arg(fixture_app())
+            .arg("--run-dir")
+            .arg(dir.path().join("runs-base"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().unwrap();
+        let lines = first_lines(child.stdout.take().unwrap(), 2);
+        let url = lines.first().and_then(|l| l.strip_prefix("listening "));
+        let agent = lines
+            .get(1)
+            .and_then(|l| l.strip_prefix("agent a2a_claim "));
+        let (Some(url), Some(agent)) = (url, agent) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default();
+            panic!("no `listening` and `agent` lines but {lines:?}; stderr:\n{err}");
+        };
+        assert_eq!(agent, format!("{url}/a2a_claim"));
+        Served {
+            url: url.to_string(),
+            agent: agent.to_string(),
+            child,
+            dir,
+        }
+    }
+
+    fn base(&self) -> PathBuf {
+        self.dir.path().join("runs-base")
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+    }
+
+    /// The SDK client's checks against the agent: one JSON object per check.
+    fn check(&self, checks: &[&str], env: &[(&str, &str)], extra: &[&str]) -> Vec<Value> {
+        let mut cmd = Command::new(a2a_python());
+        cmd.arg(interop_dir().join("a2a_client_check.py"))
+            .arg(&self.agent)
+            .args(checks)
+            .args(extra);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let done = Check::spawn(&mut cmd)
+            .unwrap()
+            .wait(Duration::from_secs(120));
+        let lines: Vec<Value> = done
+            .stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("{l}")))
+            .collect();
+        for line in &lines {
+            assert_eq!(
+                line["ok"],
+                true,
+                "{line}\nclient stderr:\n{}\nserver stderr:\n{}",
+                done.stderr,
+                self.stderr()
+            );
+        }
+        assert_eq!(lines.len(), checks.len(), "{}", done.stderr);
+        lines
+    }
+
+    /// One JSON-RPC request over a plain HTTP/1.1 connection; the response body.
+    fn post(&self, body: &str) -> Value {
+        use std::io::{Read, Write};
+        let host = self.url.trim_start_matches("http://");
+        let mut tcp = std::net::TcpStream::connect(host).unwrap();
+        tcp.set_read_timeout(Some(LIMIT)).unwrap();
+        write!(
+            tcp,
+            "POST /a2a_claim HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/a2a+json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        tcp.read_to_string(&mut response).unwrap();
+        let (_, body) = response.split_once("\r\n\r\n").unwrap();
+        serde_json::from_str(body).unwrap_or_else(|_| panic!("{response}"))
+    }
+
+    fn journal(&self, run: &str) -> Vec<Event> {
+        let path = run_dir(&self.base(), run).join(JOURNAL_FILE);
+        let started = Instant::now();
+        loop {
+            // The journal of a cancelled run is closed right after the task is.
+            let records = read_journal(&path).map(|j| j.records).unwrap_or_default();
+            let events: Vec<Event> = records.into_iter().map(|r| r.event).collect();
+            if events
+                .iter()
+                .any(|e| matches!(e, Event::RunFinished { .. }))
+                || started.elapsed() > LIMIT
+            {
+                return events;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The first `n` lines of a child's stdout, read on a thread (bounded wait); the rest is
+/// drained there.
+fn first_lines(stdout: std::process::ChildStdout, n: usize) -> Vec<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        for _ in 0..n {
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let _ = tx.send(line.trim_end().to_string());
+        }
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    (0..n).filter_map(|_| rx.recv_timeout(LIMIT).ok()).collect()
+}
+
+fn finished(events: &[Event]) -> (RunStatus, Option<String>) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::RunFinished {
+                status, message, ..
+            } => Some((*status, message.clone())),
+            _ => None,
+        })
+        .expect("the run finished")
+}
+
+#[test]
+fn the_python_sdk_reads_the_card_sends_streams_answers_and_cancels() {
+    let served = Served::start(&[], &[]);
+    let facts = served.check(&["card", "send", "stream", "cancel"], &[], &[]);
+    let (card, send, stream, cancel) = (&facts[0], &facts[1], &facts[2], &facts[3]);
+
+    // The card: the flow's name, one skill (the process) listing the inputs, streaming.
+    assert_eq!(card["name"], "Expense claim");
+    assert_eq!(card["skills"], serde_json::json!(["a2a_claim"]));
+    let skill = card["skill_description"].as_str().unwrap();
+    assert!(skill.contains("amount (default 0)"), "{skill}");
+    assert_eq!(card["streaming"], true);
+    assert_eq!(card["interface"]["protocolVersion"], "1.0");
+    assert_eq!(card["interface"]["url"], served.agent.as_str());
+
+    // A small claim: completed at once, the final variables as the artifact.
+    assert_eq!(send["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(send["get_state"], "TASK_STATE_COMPLETED");
+    assert_eq!(send["variables"]["claimant"], "Bo");
+    assert_eq!(send["variables"]["approved"], false);
+    let run = send["task_id"].as_str().unwrap();
+    let events = served.journal(run);
+    assert_eq!(finished(&events).0, RunStatus::Completed);
+    eprintln!(
+        "SendMessage round trip (small claim): {} ms",
+        send["latency_ms"]
+    );
+
+    // A big claim, streamed: working updates, then input-required (the review) with the
+    // question; the answer (a DataPart) goes back in the same task and the next question
+    // (the payout gateway) is answered with text; it completes.
+    assert_eq!(
+        stream["states"],
+        serde_json::json!([
+            "TASK_STATE_INPUT_REQUIRED",
+            "TASK_STATE_INPUT_REQUIRED",
+            "TASK_STATE_COMPLETED"
+        ])
+    );
+    let first: Vec<String> = stream["first"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e[1].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        first.contains(&"TASK_STATE_WORKING".to_string()),
+        "{first:?}"
+    );
+    let question = stream["question"].to_string();
+    assert!(
+        question.contains("Activity_review") && question.contains("approved"),
+        "{question}"
+    );
+    assert!(
+        stream["third"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e[0] == "artifact" && e[1] == "variables"),
+        "{}",
+        stream["third"]
+    );
+    assert_eq!(stream["final_state"], "TASK_STATE_COMPLETED");
+    assert_eq!(stream["variables"]["approved"], true);
+    assert_eq!(stream["variables"]["claimant"], "Ada");
+    // The run's journal: the review and the payout decided by a person (the caller).
+    let events = served.journal(stream["task_id"].as_str().unwrap());
+    assert_eq!(finished(&events).0, RunStatus::Completed);
+    assert!(
+        events.iter().any(|e| matches!(e,
+        Event::TaskFinished { node, decided_by: Decider::Human, .. } if node == "Activity_review"))
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        Event::GatewayRouted { node, flows, decided_by: Decider::Human, .. }
+            if node == "Gateway_payout" && flows == &["Flow_cheque".to_string()])));
+
+    // Cancelled while it waits for input: canceled, not cancelable again; its run's
+    // journal ends failed, saying who cancelled it.
+    assert_eq!(cancel["before"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(cancel["canceled"], "TASK_STATE_CANCELED");
+    assert_eq!(cancel["get_state"], "TASK_STATE_CANCELED");
+    assert!(
+        cancel["cancel_again"]
+            .as_str()
+            .is_some_and(|e| e.contains("NotCancelable")),
+        "{cancel}"
+    );
+    let events = served.journal(cancel["task_id"].as_str().unwrap());
+    let (status, message) = finished(&events);
+    assert_eq!(status, RunStatus::Failed);
+    assert!(message.unwrap().contains("canceled by the A2A caller"));
+    let _ = &served.url;
+}
+
+#[test]
+fn with_a_token_requests_need_it_and_the_card_says_so() {
+    let token = "a2a-test-token-0123456789abcdef";
+    let served = Served::start(
+        &["--token-env", "A2A_SERVE_TOKEN"],
+        &[("A2A_SERVE_TOKEN", token)],
+    );
+    let facts = served.check(
+        &["noauth", "card", "send"],
+        &[("A2A_SERVE_TOKEN", token)],
+        &["--token-env", "A2A_SERVE_TOKEN"],
+    );
+    assert!(
+        facts[0]["refused"].as_str().unwrap().contains("401"),
+        "{}",
+        facts[0]
+    );
+    assert_eq!(facts[2]["state"], "TASK_STATE_COMPLETED");
+    assert!(!served.stderr().contains(token));
+    // The card names the scheme.
+    assert_eq!(
+        facts[1]["security"],
+        serde_json::json!(["bearer"]),
+        "{}",
+        facts[1]
+    );
+}
+
+#[test]
+fn a_non_loopback_address_without_a_token_is_refused() {
+    let output = cargo_bin_cmd!("cuga-flo")
+        .args(["serve", "--a2a", "0.0.0.0:0"])
+        .arg(fixture_app())
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("refusing to serve on 0.0.0.0:0 without a token"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sigterm_stops_the_server_promptly_and_closes_the_runs_waiting_for_input() {
+    let mut served = Served::start(&[], &[]);
+    let reply = served.post(
+        r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":
+           {"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"amount":700}}]}}}"#,
+    );
+    let task = &reply["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{reply}"
+    );
+    let run = task["id"].as_str().unwrap().to_string();
+    // Unknown methods and tasks are JSON-RPC errors.
+    let unknown = served.post(r#"{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{}}"#);
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let missing = served.post(r#"{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"x"}}"#);
+    assert_eq!(missing["error"]["code"], -32001, "{missing}");
+
+    let sent = Instant::now();
+    let status = Command::new("kill")
+        .args(["-TERM", &served.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = loop {
+        if let Some(status) = served.child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(sent.elapsed() < LIMIT, "still running after SIGTERM");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(code, Some(0), "{}", served.stderr());
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        sent.elapsed()
+    );
+    // Written before the server exited: read once, no waiting.
+    let path = run_dir(&served.base(), &run).join(JOURNAL_FILE);
+    let events: Vec<Event> = (read_journal(&path).unwrap().records.into_iter())
+        .map(|r| r.event)
+        .collect();
+    let (status, message) = finished(&events);
+    assert_eq!(status, RunStatus::Failed);
+    assert!(
+        message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("server shut down"),
+        "{message:?}"
+    );
+}
+
+/// A flow delegating its review to a flow served over A2A: cuga-flo's own A2A client
+/// against `serve --a2a`. The served flow asks its caller (input-required) for the review;
+/// the delegating run's answers file answers; the payout is answered on the served side.
+#[test]
+fn a_flow_delegates_to_a_served_flow_and_answers_its_question() {
+    let answers_dir = tempfile::tempdir().unwrap();
+    let served_answers = answers_dir.path().join("served.yaml");
+    std::fs::write(
+        &served_answers,
+        "answers:\n  Gateway_payout: {flow: Flow_transfer}\n",
+    )
+    .unwrap();
+    let served = Served::start(&["--answers", served_answers.to_str().unwrap()], &[]);
+
+    // The delegating app: remote_review's model, its review delegated to the served flow.
+    let apps = tempfile::tempdir().unwrap();
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/remote_review/config");
+    let dst = apps.path().join("intake/config");
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::copy(
+        src.join("remote_review.bpmn"),
+        dst.join("remote_review.bpmn"),
+    )
+    .unwrap();
+    std::fs::write(
+        dst.join("intake_config.yaml"),
+        format!(
+            "flow: {{id: intake, name: Intake, bpmn_file: remote_review.bpmn}}\n\
+             variables: {{amount: 350, claimant: Ada, approved: false}}\n\
+             remote_agents:\n  claims: {{url: \"{}\", protocol: a2a, timeout: 20}}\n\
+             tasks:\n  - id: Activity_review\n    agent: {{name: claims desk, agent_type: claims}}\n    \
+             input_mapping: {{amount: amount, claimant: claimant}}\n    \
+             output_mapping: {{approved: approved}}\n",
+            served.agent
+        ),
+    )
+    .unwrap();
+    let answers = apps.path().join("answers.yaml");
+    std::fs::write(
+        &answers,
+        "answers:\n  Activity_review: {outputs: {answer: \"true\"}}\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = Command::new(BIN)
+        .env("NO_COLOR", "1")
+        .args([
+            "--apps-dir",
+            apps.path().to_str().unwrap(),
+            "start",
+            "intake",
+        ])
+        .args(["--run-dir", apps.path().join("runs").to_str().unwrap()])
+        .args([
+            "--no-model",
+            "--json",
+            "--answers",
+            answers.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        served.stderr()
+    );
+    let end: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["event"] == "run_finished")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(end["status"], "completed", "{end}");
+    assert_eq!(end["variables"]["approved"], true, "{end}");
+    // The served run: the delegated inputs, the review answered by its caller.
+    let runs: Vec<_> = std::fs::read_dir(served.base().join("runs"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let run = runs[0].file_name().to_string_lossy().into_owned();
+    let events = served.journal(&run);
+    assert_eq!(finished(&events).0, RunStatus::Completed);
+    assert!(events.iter().any(|e| matches!(e,
+        Event::RunStarted { variables, .. } if variables.get("amount") == Some(&serde_json::json!(350)))));
+    assert!(
+        events.iter().any(|e| matches!(e,
+        Event::TaskFinished { node, decided_by: Decider::Human, variables, .. }
+            if node == "Activity_review" && variables.get("approved") == Some(&Value::Bool(true))))
+    );
+    eprintln!("delegation with one input-required round through serve --a2a: {took:?}");
+}
+
+/// `${CUGA_FLO_CACHE:-~/.cache/cuga-flo}/a2a-js-<hash>/` with the pinned `@a2a-js/sdk` installed (`npm ci`
+/// from the committed lock file, once; keyed on the lock file's content).
+fn js_sdk() -> PathBuf {
+    let pinned = interop_dir().join("a2a-js");
+    let lock = std::fs::read(pinned.join("package-lock.json")).unwrap();
+    // FNV-1a: stable across runs and toolchains.
+    let hash = lock.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    // Where the Python venvs live too (tests/interop/setup_venv.py).
+    let cache = std::env::var_os("CUGA_FLO_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/cuga-flo")))
+        .expect("HOME is set");
+    let dir = cache.join(format!("a2a-js-{hash:016x}"));
+    if dir.join("node_modules/@a2a-js/sdk/package.json").exists() {
+        return dir;
+    }
+    // Installed beside, then moved in place: a half-done install is never used.
+    std::fs::create_dir_all(&cache).unwrap();
+    let work = tempfile::tempdir_in(&cache).unwrap();
+    for file in ["package.json", "package-lock.json"] {
+        std::fs::copy(pinned.join(file), work.path().join(file)).unwrap();
+    }
+    let done = Check::spawn(
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
+            .current_dir(work.path()),
+    )
+    .unwrap_or_else(|e| panic!("{e} (the JavaScript interop check needs Node.js 20+ and npm)"))
+    .wait(Duration::from_secs(600));
+    assert!(
+        done.status.is_some_and(|s| s.success()),
+        "npm ci failed:\n{}\n{}",
+        done.stdout,
+        done.stderr
+    );
+    let _ = std::fs::rename(work.keep(), &dir);
+    dir
+}
+
+#[test]
+fn the_javascript_sdk_streams_a_task_and_answers_its_questions() {
+    let sdk = js_sdk();
+    let served = Served::start(&[], &[]);
+    // ES modules resolve packages from the script's folder: the script is copied there.
+    let script = tempfile::Builder::new()
+        .suffix(".mjs")
+        .tempfile_in(&sdk)
+        .unwrap();
+    std::fs::copy(interop_dir().join("a2a_js_check.mjs"), script.path()).unwrap();
+    let done = Check::spawn(Command::new("node").arg(script.path()).arg(&served.agent))
+        .unwrap()
+        .wait(Duration::from_secs(60));
+    let facts: Value = serde_json::from_str(done.stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "{}\n{}\nserver:\n{}",
+            done.stdout,
+            done.stderr,
+            served.stderr()
+        )
+    });
+    assert_eq!(facts["ok"], true, "{facts}\n{}", done.stderr);
+    assert_eq!(facts["name"], "Expense claim");
+    assert_eq!(facts["streaming"], true);
+    assert_eq!(
+        facts["events"].as_array().unwrap().last().unwrap()[1],
+        "TASK_STATE_INPUT_REQUIRED",
+        "{facts}"
+    );
+    assert_eq!(facts["waiting"], "TASK_STATE_INPUT_REQUIRED");
+    // After the review, the payout question; answered by its label.
+    assert_eq!(facts["after_review"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(facts["final"], "TASK_STATE_COMPLETED");
+    assert_eq!(facts["variables"]["approved"], true);
+    assert_eq!(facts["variables"]["claimant"], "Lin");
+}
