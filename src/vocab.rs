@@ -339,6 +339,23 @@ pub struct Question {
     /// A guardrail gateway's approval: the flows `approve` and `deny` take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalAsk>,
+    /// The run waits for a remote agent (A2A) still working on a delegated task, not for a
+    /// person: the task to follow up on (`runs resume` polls it; `runs answer` refuses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteWait>,
+}
+
+/// A delegated task that a remote agent (A2A) was still working on when the run parked.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct RemoteWait {
+    /// The `remote_agents` entry.
+    pub agent: String,
+    /// The A2A task id the agent assigned (polled with `GetTask`, never sent again).
+    pub task_id: String,
+    /// The A2A context id of the exchange.
+    pub context_id: String,
+    /// The task's state when the run parked: `working`, `submitted`, `input-required`.
+    pub state: String,
 }
 
 /// What a guardrail gateway's approver decides (docs/graph.md, "Guardrail gateways").

@@ -765,3 +765,191 @@ fn without_a_model_the_remote_person_chooses_the_flow() {
         ran.show()
     );
 }
+
+/// `cuga-flo <args>` in `apps` (runs under `runs`), with `envs`.
+fn cuga_in(apps: &Path, runs: &Path, args: &[&str], envs: &[(&str, &str)]) -> Ran {
+    let mut cmd = Command::new(BIN);
+    cmd.env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .args(["--apps-dir", apps.to_str().unwrap()])
+        .args(args)
+        .args(["--run-dir", runs.to_str().unwrap()])
+        .stdin(Stdio::null());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let mut journal = String::new();
+    for run in std::fs::read_dir(runs.join("runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        journal.push_str(
+            &std::fs::read_to_string(run.path().join("journal.jsonl")).unwrap_or_default(),
+        );
+    }
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        journal,
+    }
+}
+
+fn records_of(ran: &Ran) -> Vec<Value> {
+    ran.journal
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn count(peer: &Peer, method: &str) -> usize {
+    peer.requests()
+        .iter()
+        .filter(|r| r["method"] == method)
+        .count()
+}
+
+#[test]
+fn a_slow_delegation_parks_the_run_and_a_resume_continues_with_its_reply() {
+    // The agent works 5 s; the run waits 1 s live, then parks.
+    let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "5")]);
+    let sent = Instant::now();
+    let apps = app(&peer.url, "", |c| {
+        c.replace("timeout: 20", "timeout: 20\n    wait: 1s")
+    });
+    let runs = apps.path().join("runs");
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_review", "--no-model", "--json"],
+        &[],
+    );
+    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "it parked before the agent finished\n{}",
+        ran.show()
+    );
+    let records = records_of(&ran);
+    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    // Crash-safety: the A2A task is journalled (in the parked question) before the run
+    // parks, so a resume never sends the message again.
+    let parked = records
+        .iter()
+        .position(|r| r["event"] == "question_parked")
+        .unwrap_or_else(|| panic!("no question_parked\n{}", ran.show()));
+    let waiting = records
+        .iter()
+        .position(|r| r["event"] == "run_waiting")
+        .unwrap();
+    assert!(parked < waiting, "{}", ran.show());
+    let question = &records[parked]["question"];
+    assert_eq!(question["element"], "Activity_review");
+    let remote = &question["remote"];
+    assert_eq!(remote["agent"], "reviewer");
+    assert_eq!(remote["context_id"], run_id.as_str());
+    assert_eq!(remote["state"], "working");
+    let task_id = remote["task_id"].as_str().unwrap().to_string();
+    assert!(!task_id.is_empty());
+    assert!(
+        question["deadline_ms"].as_u64().is_some(),
+        "a poll deadline"
+    );
+    assert!(
+        records[waiting]["due_ms"].as_u64().is_some(),
+        "{}",
+        ran.show()
+    );
+    assert!(
+        !records
+            .iter()
+            .any(|r| r["event"] == "task_finished" && r["node"] == "Activity_review")
+    );
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+
+    // `runs answer` refuses it: a remote agent, not a person, answers it.
+    let answered = cuga_in(
+        apps.path(),
+        &runs,
+        &[
+            "runs",
+            "answer",
+            &run_id,
+            "Activity_review",
+            "--outputs",
+            r#"{"approved": false, "score": 0}"#,
+        ],
+        &[],
+    );
+    assert_ne!(answered.code, 0, "{}", answered.show());
+    assert!(
+        answered
+            .stderr
+            .contains("waits for remote agent `reviewer`"),
+        "{}",
+        answered.show()
+    );
+
+    // Resumed while the agent still works: GetTask on the same task, and the run parks
+    // again (nothing sent again, nothing cancelled).
+    let again = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
+    assert!(sent.elapsed() < Duration::from_secs(5), "{}", again.show());
+    assert_eq!(again.code, 3, "parked again\n{}", again.show());
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+    assert!(count(&peer, "GetTask") >= 2);
+
+    // Once the agent has finished (and the poll deadline passed), `runs resume --due`
+    // picks the run up and it goes on with the reply.
+    while sent.elapsed() < Duration::from_secs(6) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let done = cuga_in(apps.path(), &runs, &["runs", "resume", "--due"], &[]);
+    assert_eq!(done.code, 0, "{}", done.show());
+    let (task, end) = review(&done);
+    assert_eq!(task["status"], "completed", "{}", done.show());
+    assert_eq!(task["decided_by"], "remote");
+    assert_eq!(task["variables"]["approved"], true);
+    assert_eq!(task["variables"]["score"], 0.5);
+    assert_eq!(task["outputs"]["late"], true);
+    assert!(
+        task["reason"].as_str().unwrap().contains(&task_id),
+        "{}",
+        done.show()
+    );
+    assert_eq!(end["status"], "completed");
+    assert!(
+        done.journal.contains(&format!("follow-up task {task_id}")),
+        "{}",
+        done.show()
+    );
+    // The agent saw the message exactly once.
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+}
+
+#[test]
+fn a_wait_that_is_not_a_duration_is_a_validate_error() {
+    let apps = app("http://127.0.0.1:9", "", |c| {
+        c.replace("timeout: 20", "timeout: 20\n    wait: soon")
+    });
+    let out = Command::new(BIN)
+        .env("NO_COLOR", "1")
+        .args([
+            "--apps-dir",
+            apps.path().to_str().unwrap(),
+            "validate",
+            "remote_review",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("`wait` of remote agent `reviewer`"),
+        "{stdout}"
+    );
+}

@@ -151,6 +151,18 @@ pub enum A2aError {
     Unanswered { agent: String, question: String },
     #[error("remote agent `{agent}`: {message}")]
     Config { agent: String, message: String },
+    /// Past the agent's `wait` the task is still going (or waits for input nobody here
+    /// can give): the run parks, and the task is followed up later (never sent again).
+    #[error("remote agent `{agent}`: task {task_id} is still {state} after {secs}s; the run parks")]
+    Pending {
+        agent: String,
+        task_id: String,
+        context_id: String,
+        state: &'static str,
+        secs: f64,
+        /// The agent's question, when it waits for input.
+        question: Option<String>,
+    },
 }
 
 /// Credentials sent with every request (the card's request too).
@@ -172,6 +184,9 @@ pub struct AgentConfig {
     /// The first wait before `GetTask` is polled; it doubles up to `poll_max`.
     pub poll: Duration,
     pub poll_max: Duration,
+    /// How long an exchange follows a task live before it returns [`A2aError::Pending`]
+    /// (the caller parks). `None`: it follows it up to `timeout`, then cancels it.
+    pub wait: Option<Duration>,
 }
 
 impl AgentConfig {
@@ -184,6 +199,7 @@ impl AgentConfig {
             credential: None,
             poll: Duration::from_millis(10),
             poll_max: Duration::from_millis(500),
+            wait: None,
         }
     }
 }
@@ -585,7 +601,7 @@ impl Client {
             )),
         });
         let mut version = card.version;
-        let mut task = match self.send(&card, version, out, None).await {
+        let task = match self.send(&card, version, out, None).await {
             Err(A2aError::Rpc { code, .. })
                 if version == Version::V1 && (code == -32009 || code == -32601) =>
             {
@@ -614,6 +630,100 @@ impl Client {
             state: Some(task.state.as_str()),
             detail: None,
         });
+        self.follow(&card, version, task, out, answerer, steps, started)
+            .await
+    }
+
+    /// Follow up on a task sent earlier (`task_id`, in `context_id`; the run parked while
+    /// it went on): read it with `GetTask` (the message is never sent again) and follow it
+    /// as [`Client::exchange`] does. `metadata` goes with any answer to its questions.
+    pub async fn follow_up(
+        &self,
+        task_id: &str,
+        context_id: &str,
+        metadata: Map<String, Value>,
+        answerer: &dyn Answerer,
+        steps: &mut Vec<Step>,
+    ) -> Result<Reply, A2aError> {
+        let started = Instant::now();
+        let pending: Mutex<Option<reqwest::RequestBuilder>> = Mutex::new(None);
+        let guard = CancelOnDrop(&pending);
+        let result = self
+            .follow_up_inner(
+                task_id, context_id, metadata, answerer, steps, started, &pending,
+            )
+            .await;
+        guard.defuse();
+        if result.is_err() {
+            *self.card.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn follow_up_inner(
+        &self,
+        task_id: &str,
+        context_id: &str,
+        metadata: Map<String, Value>,
+        answerer: &dyn Answerer,
+        steps: &mut Vec<Step>,
+        started: Instant,
+        pending: &Mutex<Option<reqwest::RequestBuilder>>,
+    ) -> Result<Reply, A2aError> {
+        let at = |s: Instant| s.elapsed().as_millis() as u64;
+        let card = self.card(false).await?;
+        let mut version = card.version;
+        let task = match self.get(&card, version, task_id).await {
+            Err(A2aError::Rpc { code, .. })
+                if version == Version::V1 && (code == -32009 || code == -32601) =>
+            {
+                version = Version::V03;
+                self.get(&card, version, task_id).await?
+            }
+            other => other?,
+        };
+        if !task.state.is_terminal() {
+            *pending.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(self.cancel_request(&card, version, task_id));
+        }
+        steps.push(Step {
+            at_ms: at(started),
+            kind: "follow-up",
+            task_id: Some(task_id.to_string()),
+            state: Some(task.state.as_str()),
+            detail: Some(format!("A2A {}", version.as_str())),
+        });
+        let out = Outgoing {
+            context_id: context_id.to_string(),
+            text: String::new(),
+            data: None,
+            metadata,
+        };
+        let mut task = task;
+        if task.id.is_empty() {
+            task.id = task_id.to_string();
+        }
+        self.follow(&card, version, task, &out, answerer, steps, started)
+            .await
+    }
+
+    /// Follow `task` to its end: poll `GetTask`, hand `input-required` questions to
+    /// `answerer`; past `wait` return [`A2aError::Pending`], past `timeout` (without a
+    /// `wait`) cancel it.
+    #[allow(clippy::too_many_arguments)]
+    async fn follow(
+        &self,
+        card: &Card,
+        version: Version,
+        mut task: TaskView,
+        out: &Outgoing,
+        answerer: &dyn Answerer,
+        steps: &mut Vec<Step>,
+        started: Instant,
+    ) -> Result<Reply, A2aError> {
+        let card = card.clone();
+        let at = |s: Instant| s.elapsed().as_millis() as u64;
         let mut rounds = 0;
         let mut last = task.state;
         let mut wait = self.config.poll;
@@ -664,6 +774,22 @@ impl Client {
                         answerer.answer(&question).await
                     };
                     let Some(answer) = answer else {
+                        if let Some(w) = self.config.wait
+                            && rounds <= MAX_ROUNDS
+                            && task.state == TaskState::InputRequired
+                            && !task.id.is_empty()
+                        {
+                            // Nobody here can answer now: the run parks with the question
+                            // (the task stays open; a later follow-up asks again).
+                            return Err(self.pending(
+                                &task,
+                                out,
+                                w,
+                                Some(clip(&question, 500)),
+                                steps,
+                                started,
+                            ));
+                        }
                         let _ = self.cancel(&card, version, &task.id).await;
                         return Err(A2aError::Unanswered {
                             agent: self.config.name.clone(),
@@ -697,7 +823,11 @@ impl Client {
                 }
                 _ => {}
             }
-            if started.elapsed() >= self.config.timeout {
+            if let Some(w) = self.config.wait {
+                if started.elapsed() >= w && !task.id.is_empty() {
+                    return Err(self.pending(&task, out, w, None, steps, started));
+                }
+            } else if started.elapsed() >= self.config.timeout {
                 let _ = self.cancel(&card, version, &task.id).await;
                 steps.push(Step {
                     at_ms: at(started),
@@ -712,14 +842,64 @@ impl Client {
                     secs: self.config.timeout.as_secs(),
                 });
             }
-            // Never past the timeout: the cancellation is due then.
-            let left = self.config.timeout.saturating_sub(started.elapsed());
+            // Never past the timeout (the cancellation is due then) or the wait.
+            let left = self
+                .config
+                .wait
+                .unwrap_or(self.config.timeout)
+                .saturating_sub(started.elapsed());
             tokio::time::sleep(wait.min(left)).await;
             wait = (wait * 2).min(self.config.poll_max);
             if task.id.is_empty() {
                 return Err(self.malformed("the task has no id to follow"));
             }
             task = self.get(&card, version, &task.id).await?;
+        }
+    }
+}
+
+impl Client {
+    /// The task is still going past `wait`: the step, and the error that parks the run.
+    fn pending(
+        &self,
+        task: &TaskView,
+        out: &Outgoing,
+        wait: Duration,
+        question: Option<String>,
+        steps: &mut Vec<Step>,
+        started: Instant,
+    ) -> A2aError {
+        steps.push(Step {
+            at_ms: started.elapsed().as_millis() as u64,
+            kind: "park",
+            task_id: Some(task.id.clone()),
+            state: Some(task.state.as_str()),
+            detail: Some(format!("still {} after {:?}", task.state.as_str(), wait)),
+        });
+        A2aError::Pending {
+            agent: self.config.name.clone(),
+            task_id: task.id.clone(),
+            context_id: if task.context_id.is_empty() {
+                out.context_id.clone()
+            } else {
+                task.context_id.clone()
+            },
+            state: task.state.as_str(),
+            secs: wait.as_secs_f64(),
+            question,
+        }
+    }
+
+    /// Cancel a task sent earlier (the run that waited for it is cancelled).
+    pub async fn cancel_task(&self, task_id: &str) -> Result<(), A2aError> {
+        let card = self.card(false).await?;
+        match self.cancel(&card, card.version, task_id).await {
+            Err(A2aError::Rpc { code, .. })
+                if card.version == Version::V1 && (code == -32009 || code == -32601) =>
+            {
+                self.cancel(&card, Version::V03, task_id).await
+            }
+            other => other,
         }
     }
 }

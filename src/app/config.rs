@@ -590,6 +590,10 @@ pub struct RemoteAgent {
     pub auth: Option<RemoteAuth>,
     /// `connect_timeout`: seconds to open the connection (the total is `timeout`).
     pub connect_timeout_secs: Option<Located<f64>>,
+    /// `wait`: how long a run stays live waiting for a delegated task's reply before it
+    /// parks (the remote task goes on; `runs resume` polls it). Absent: the exchange waits
+    /// up to `timeout`, then cancels the task.
+    pub wait: Option<Located<std::time::Duration>>,
     pub span: Span,
 }
 

@@ -698,6 +698,18 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
             format!("its open questions are at: {}", open.join(", "))
         }));
     };
+    if let Some(remote) = &question.remote {
+        return Err(UsageError::new(format!(
+            "`{}` of run `{id}` waits for remote agent `{}` (A2A task {}, {}), not for a person: \
+             it cannot be answered with `runs answer`",
+            question.element, remote.agent, remote.task_id, remote.state
+        ))
+        .with_help(format!(
+            "`cuga-flo runs resume {id}` asks the agent again (GetTask on the same task); a question \
+             the agent asks is answered through the resumed run (an answers file, or a person at \
+             the terminal)"
+        )));
+    }
     let mut given = given(args)?;
     let by = args
         .by

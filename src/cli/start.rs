@@ -370,6 +370,11 @@ async fn run_async(
         view: view.clone(),
     });
     let harness = FlowAgent::new(&loaded, reasoner).map_err(|e| UsageError::new(e.to_string()))?;
+    if let Some(r) = &resumed {
+        // Delegations still going when the run parked are followed up, never sent again.
+        let state = crate::journal::FlowState::fold(r.records.iter());
+        harness.resume_remote(state.open_questions.values());
+    }
     let mut annotations = harness.annotations();
     if let Some(budget) = args.step_budget {
         annotations.step_budget = budget;

@@ -132,6 +132,15 @@ impl FlowAgent {
         })
     }
 
+    /// A resumed run's open questions: the delegations among them (`remote`) that were
+    /// still going when it parked are followed up on their A2A task, not sent again.
+    pub fn resume_remote<'q>(
+        &self,
+        questions: impl IntoIterator<Item = &'q crate::vocab::Question>,
+    ) {
+        self.remotes.resume_waiting(questions);
+    }
+
     pub fn config(&self) -> &FlowConfig {
         &self.config
     }

@@ -15,10 +15,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::a2a::{self, Answerer, Outgoing};
+use crate::a2a::{self, A2aError, Answerer, Outgoing};
 pub use crate::reason::remote::{Remote, Remotes};
 use crate::reason::{Reasoner, TaskAnswer, TaskRequest};
-use crate::vocab::{Decider, ModelCall};
+use crate::vocab::{Decider, ModelCall, Question, RemoteWait};
 
 /// What a delegated task sends: the composed input as data and as text.
 pub fn task_message(run_id: &str, req: &TaskRequest) -> Outgoing {
@@ -96,27 +96,68 @@ impl Answerer for ChainAnswerer {
     }
 }
 
-/// Delegate the task: its answer (decided by `Remote`), or why it failed.
+/// Why a delegation gave no answer.
+#[derive(Debug)]
+pub enum NotDelegated {
+    /// It failed: the task fails (`REMOTE_FAILED`).
+    Failed(String),
+    /// The agent is still working past its `wait` (or asks what nobody here can answer):
+    /// the run parks on this question, which names the A2A task to follow up on.
+    Parked(Box<Question>),
+}
+
+/// Delegate the task: its answer (decided by `Remote`), why it failed, or the question
+/// the run parks on while the agent works. A task the run parked on earlier (the
+/// `remotes` know its idempotency key) is followed up with `GetTask`, not sent again.
 pub async fn delegate(
+    remotes: &Remotes,
     remote: &Remote,
     reasoner: Arc<dyn Reasoner>,
     req: TaskRequest,
     calls: &mut Vec<ModelCall>,
-) -> Result<TaskAnswer, String> {
+) -> Result<TaskAnswer, NotDelegated> {
     let out = task_message(&req.context.run_id, &req);
     let outputs = req.outputs.clone();
+    let earlier = req
+        .context
+        .idempotency_key
+        .as_deref()
+        .and_then(|k| remotes.waiting_at(k))
+        .filter(|w| w.agent == remote.name);
+    let question = crate::reason::park::task_question(&req);
     let answerer = ChainAnswerer {
         reasoner,
         base: req,
         agent: remote.name.clone(),
     };
-    let reply = remote
-        .exchange(&out, &answerer, calls)
-        .await
-        .map_err(|e| e.to_string())?;
+    let result = match &earlier {
+        Some(w) => {
+            remote
+                .follow_up(w, out.metadata.clone(), &answerer, calls)
+                .await
+        }
+        None => remote.exchange(&out, &answerer, calls).await,
+    };
+    let reply = match result {
+        Ok(reply) => reply,
+        Err(A2aError::Pending {
+            agent,
+            task_id,
+            context_id,
+            state,
+            question: asked,
+            ..
+        }) => {
+            let wait = remote.wait.unwrap_or(a2a::DEFAULT_TIMEOUT);
+            return Err(NotDelegated::Parked(Box::new(parked(
+                question, agent, task_id, context_id, state, asked, wait,
+            ))));
+        }
+        Err(e) => return Err(NotDelegated::Failed(e.to_string())),
+    };
     let outputs = reply
         .outputs(&remote.name, &outputs)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| NotDelegated::Failed(e.to_string()))?;
     Ok(TaskAnswer {
         outputs: outputs.into_iter().collect(),
         reason: Some(format!(
@@ -128,4 +169,37 @@ pub async fn delegate(
         decided_by: Decider::Remote,
         raised: None,
     })
+}
+
+/// The question a run parks on while a remote agent works on its task: the task's own
+/// question (its key, element, outputs), with the A2A task to follow up on, and a deadline
+/// one `wait` away, when `runs resume --due` and the worker look again.
+fn parked(
+    mut question: Question,
+    agent: String,
+    task_id: String,
+    context_id: String,
+    state: &str,
+    asked: Option<String>,
+    wait: std::time::Duration,
+) -> Question {
+    let due = crate::clock::now_ms()
+        .saturating_add(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1));
+    question.deadline_ms = Some(due);
+    question.on_timeout = None;
+    question.instruction = Some(match &asked {
+        Some(q) => format!(
+            "remote agent `{agent}` asks (A2A task {task_id}, input-required): {q}\nAnswer it in the same A2A task: resume the run with an answers file or a person at the terminal (`runs resume`)."
+        ),
+        None => format!(
+            "waiting for remote agent `{agent}` (A2A task {task_id}, {state}); `cuga-flo runs resume` asks it again (`runs resume --due` and the worker do once the deadline passes)"
+        ),
+    });
+    question.remote = Some(RemoteWait {
+        agent,
+        task_id,
+        context_id,
+        state: state.to_string(),
+    });
+    question
 }

@@ -109,7 +109,7 @@ pub(crate) async fn execute(
     let command = task.agent.as_ref().and_then(|a| a.command.as_ref());
     let (answer, trace) = match (command, remote) {
         (Some(command), _) => run_command(agent, task_id, command, req).await,
-        (None, Some(remote)) => delegate(agent, task_id, remote, req).await,
+        (None, Some(remote)) => delegate(agent, task_id, remote, req).await?,
         (None, None) => ask(agent, task_id, req).await?,
     };
     let (answer, taint) = match answer {
@@ -267,17 +267,26 @@ async fn run_command(
 
 /// Fulfil the task on a remote agent. A failed delegation fails the task
 /// ([`error_code::REMOTE_FAILED`]): an error boundary may catch it, else the run fails.
+/// An agent still working past its `wait` parks the run (the outer error: the question
+/// names the A2A task, which a resumed run follows up on).
 async fn delegate(
     agent: &FlowAgent,
     task_id: &str,
     remote: &super::remote::Remote,
     mut req: TaskRequest,
-) -> (Result<Tainted, (&'static str, String)>, Trace) {
+) -> Result<(Result<Tainted, (&'static str, String)>, Trace), ControlPointError> {
     context::fill_model(&mut req.context, agent.model());
     let digest = crate::reason::record::context_digest(&req);
     let mut calls = Vec::new();
     let name = req.name.clone().unwrap_or_else(|| task_id.to_string());
-    let result = super::remote::delegate(remote, agent.reasoner.clone(), req, &mut calls).await;
+    let result = super::remote::delegate(
+        &agent.remotes,
+        remote,
+        agent.reasoner.clone(),
+        req,
+        &mut calls,
+    )
+    .await;
     let trace = Trace {
         calls,
         digest: Some(digest),
@@ -287,15 +296,18 @@ async fn delegate(
             let taint = trust::taint(a.decided_by, &[], true, || {
                 format!("remote agent `{}` on task `{name}`", remote.name)
             });
-            (Ok(Tainted(a, taint)), trace)
+            Ok((Ok(Tainted(a, taint)), trace))
         }
-        Err(message) => (
+        Err(super::remote::NotDelegated::Parked(question)) => {
+            Err(trace.fail(task_id, ReasonError::Parked(question)))
+        }
+        Err(super::remote::NotDelegated::Failed(message)) => Ok((
             Err((
                 error_code::REMOTE_FAILED,
                 format!("task {task_id}: delegation failed: {message}"),
             )),
             trace,
-        ),
+        )),
     }
 }
 

@@ -55,6 +55,7 @@ fn question(
         deadline_ms: None,
         on_timeout: None,
         approval: None,
+        remote: None,
     }
 }
 
@@ -608,6 +609,7 @@ mod tests {
             deadline_ms: None,
             on_timeout: None,
             approval: None,
+            remote: None,
         }
     }
 

@@ -25,6 +25,9 @@ use super::{CallLog, Consult, ReasonError};
 #[derive(Default)]
 pub struct Remotes {
     agents: HashMap<String, Arc<Remote>>,
+    /// A resumed run's delegations that were still going when it parked, by the task's
+    /// idempotency key: followed up, never sent again.
+    waiting: std::sync::Mutex<HashMap<String, crate::vocab::RemoteWait>>,
 }
 
 /// One remote agent: its settings and, once built, its client.
@@ -33,6 +36,8 @@ pub struct Remote {
     url: String,
     timeout: Duration,
     connect_timeout: Duration,
+    /// How long a delegation is followed live before the run parks (`wait`).
+    pub wait: Option<Duration>,
     auth: Option<RemoteAuth>,
     client: tokio::sync::OnceCell<Result<Client, A2aError>>,
 }
@@ -59,13 +64,39 @@ impl Remotes {
                             &r.connect_timeout_secs,
                             a2a::DEFAULT_CONNECT_TIMEOUT,
                         ),
+                        wait: r.wait.as_ref().map(|w| w.value),
                         auth: r.auth.clone(),
                         client: tokio::sync::OnceCell::new(),
                     }),
                 ))
             })
             .collect();
-        Remotes { agents }
+        Remotes {
+            agents,
+            waiting: Default::default(),
+        }
+    }
+
+    /// The delegations a resumed run parked on (its open questions with `remote`).
+    pub fn resume_waiting<'q>(
+        &self,
+        questions: impl IntoIterator<Item = &'q crate::vocab::Question>,
+    ) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        for q in questions {
+            if let Some(r) = &q.remote {
+                waiting.insert(q.key.clone(), r.clone());
+            }
+        }
+    }
+
+    /// The delegation the run parked on at the control point with `key`, if any.
+    pub fn waiting_at(&self, key: &str) -> Option<crate::vocab::RemoteWait> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned()
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<Remote>> {
@@ -93,6 +124,7 @@ impl Remote {
                 config.timeout = self.timeout;
                 config.connect_timeout = self.connect_timeout;
                 config.credential = credential;
+                config.wait = self.wait;
                 Client::new(config)
             })
             .await
@@ -124,6 +156,48 @@ impl Remote {
             Ok(client) => client.exchange(out, answerer, &mut steps).await,
             Err(e) => Err(e),
         };
+        self.record(result, &steps, calls)
+    }
+
+    /// Follow up on a task sent before the run parked (`GetTask`, never sent again); the
+    /// steps as call records (appended to `calls`).
+    pub async fn follow_up(
+        &self,
+        wait: &crate::vocab::RemoteWait,
+        metadata: Map<String, serde_json::Value>,
+        answerer: &dyn Answerer,
+        calls: &mut Vec<ModelCall>,
+    ) -> Result<a2a::Reply, A2aError> {
+        let mut steps = Vec::new();
+        let result = match self.client().await {
+            Ok(client) => {
+                client
+                    .follow_up(
+                        &wait.task_id,
+                        &wait.context_id,
+                        metadata,
+                        answerer,
+                        &mut steps,
+                    )
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        self.record(result, &steps, calls)
+    }
+
+    /// Cancel a task sent earlier (its run is cancelled); best effort.
+    pub async fn cancel_task(&self, task_id: &str) -> Result<(), A2aError> {
+        self.client().await?.cancel_task(task_id).await
+    }
+
+    /// The steps and the end of an exchange as call records.
+    fn record(
+        &self,
+        result: Result<a2a::Reply, A2aError>,
+        steps: &[Step],
+        calls: &mut Vec<ModelCall>,
+    ) -> Result<a2a::Reply, A2aError> {
         let model = format!("{}{}", crate::vocab::REMOTE_CALL_PREFIX, self.name);
         let mut last = 0;
         for (i, step) in steps.iter().enumerate() {
@@ -141,7 +215,7 @@ impl Remote {
             attempt: n,
             outcome: match &result {
                 Ok(_) => CallOutcome::Answered,
-                Err(A2aError::Timeout { .. }) => CallOutcome::Timeout,
+                Err(A2aError::Timeout { .. } | A2aError::Pending { .. }) => CallOutcome::Timeout,
                 Err(_) => CallOutcome::Error,
             },
             prompt_tokens: None,

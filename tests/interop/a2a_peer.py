@@ -16,7 +16,9 @@ It serves JSON-RPC at / and the agent card at /.well-known/agent-card.json on 12
 - consult: completes with the text "The customer prefers express shipping (asked: <question>)"
 - choose: picks the first option offered: {"flow": <id>} for a gateway, else its text
 - fail:  the task fails with the message "no capacity"
-- slow:  works for 30 s before completing (for timeouts and CancelTask)
+- slow:  works for 30 s (or $A2A_PEER_SLOW_SECS) before completing with a DataPart
+         {"late": true, "approved": true, "score": 0.5} (for timeouts, CancelTask and
+         runs that park while it works)
 
 --v03 serves only A2A 0.3: the card lists a 0.3 interface and every request is answered
 through the SDK's 0.3 compatibility layer.
@@ -124,8 +126,10 @@ class Peer(AgentExecutor):
         elif mode == "fail":
             await updater.failed(updater.new_agent_message([Part(text="no capacity")]))
         elif mode == "slow":
-            await asyncio.sleep(30)
-            await updater.add_artifact([data_part({"late": True})])
+            await asyncio.sleep(float(os.environ.get("A2A_PEER_SLOW_SECS", "30")))
+            await updater.add_artifact(
+                [data_part({"late": True, "approved": True, "score": 0.5})]
+            )
             await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

@@ -4,8 +4,14 @@ use super::super::config::*;
 use super::super::yaml::Node;
 use super::reader::Cx;
 
-pub(crate) const REMOTE_AGENT_KEYS: &[&str] =
-    &["url", "protocol", "timeout", "connect_timeout", "auth"];
+pub(crate) const REMOTE_AGENT_KEYS: &[&str] = &[
+    "url",
+    "protocol",
+    "timeout",
+    "connect_timeout",
+    "auth",
+    "wait",
+];
 
 /// The keys of a remote agent's `auth` block.
 const AUTH_KEYS: &[&str] = &[
@@ -71,6 +77,7 @@ impl Cx<'_> {
             );
         }
         let connect_timeout_secs = self.opt_number(&f, "connect_timeout", &what);
+        let wait = self.opt_duration(&f, "wait", &what);
         let mut auth_keys = Vec::new();
         let auth = f
             .get("auth")
@@ -83,6 +90,7 @@ impl Cx<'_> {
             auth_keys,
             auth,
             connect_timeout_secs,
+            wait,
             span: v.span,
         }
     }

@@ -611,6 +611,10 @@ mod types {
                 json!({"type": "number", "description": "Seconds to open a connection (default 10)."}),
             ),
             (
+                "wait",
+                json!({"type": ["string", "number"], "description": "How long a run waits live for a delegated task's reply before it parks (runs resume polls the task): PT10M, 30s, 10m, 2h, 1d, or seconds. Absent: the exchange waits up to `timeout`, then cancels."}),
+            ),
+            (
                 "auth",
                 json!({
                     "description": "How calls authenticate: the secret is named by environment variable.",

@@ -125,7 +125,9 @@ pub(super) struct Run {
     /// Tokens waiting for a parked question, by the question's key.
     pub questions: BTreeMap<String, TokenId>,
     /// Questions the journal already holds (a resumed run does not journal them again).
-    known_questions: BTreeSet<String>,
+    /// The questions journalled, with the remote task each waits for (if any): a question
+    /// is journalled again only when what it waits for changed.
+    known_questions: BTreeMap<String, Option<crate::vocab::RemoteWait>>,
     /// The questions a resumed run's journal leaves open, by key: their element.
     pub prior_open: BTreeMap<String, String>,
     /// Set while a resumed run re-executes its journal.
@@ -173,7 +175,9 @@ impl Run {
             .unwrap_or_default()
             .iter()
             .filter_map(|r| match &r.event {
-                Event::QuestionParked { question } => Some(question.key.clone()),
+                Event::QuestionParked { question } => {
+                    Some((question.key.clone(), question.remote.clone()))
+                }
                 _ => None,
             })
             .collect();
@@ -474,7 +478,12 @@ impl Run {
         if let Some(deadline) = question.deadline_ms {
             self.deadlines.insert(key.clone(), deadline);
         }
-        if self.known_questions.insert(key.clone()) {
+        // A remote task that changed state while the run was parked (working, then
+        // input-required) is journalled again: `runs show` shows what it waits for now.
+        let known = self.known_questions.get(&key);
+        if known.is_none_or(|remote| *remote != question.remote) {
+            self.known_questions
+                .insert(key.clone(), question.remote.clone());
             self.emit(Event::QuestionParked { question })?;
         }
         self.questions.insert(key, token);
