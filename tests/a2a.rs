@@ -953,3 +953,76 @@ fn a_wait_that_is_not_a_duration_is_a_validate_error() {
         "{stdout}"
     );
 }
+
+#[test]
+fn an_agent_question_nobody_answers_parks_the_run_visibly_and_a_resume_answers_it() {
+    let peer = Peer::start("ask", &[], &[]);
+    let apps = app(&peer.url, "", |c| {
+        c.replace("  approved: false\n", "  approved: false\n  budget: \"\"\n")
+            .replace(
+                "      score: score\n",
+                "      score: score\n      budget: budget\n",
+            )
+            .replace("timeout: 20", "timeout: 20\n    wait: 30s")
+    });
+    let runs = apps.path().join("runs");
+    // Nobody answers "Which budget?" now: the task stays open at the agent and the run
+    // parks on it (no CancelTask), the question visible.
+    let answers = apps.path().join("answers.yaml");
+    std::fs::write(&answers, "answers: {}\n").unwrap();
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &[
+            "start",
+            "remote_review",
+            "--no-model",
+            "--answers",
+            answers.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
+    let records = records_of(&ran);
+    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    let question = &records
+        .iter()
+        .find(|r| r["event"] == "question_parked")
+        .unwrap()["question"];
+    assert_eq!(question["remote"]["state"], "input-required", "{question}");
+    assert!(
+        question["instruction"]
+            .as_str()
+            .unwrap()
+            .contains("Which budget?")
+    );
+    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+    let show = cuga_in(apps.path(), &runs, &["runs", "show", &run_id], &[]);
+    assert!(
+        show.stdout.contains("waits for remote agent `reviewer`")
+            && show.stdout.contains("Which budget?"),
+        "{}",
+        show.show()
+    );
+    let pending = cuga_in(apps.path(), &runs, &["runs", "pending"], &[]);
+    assert!(
+        pending.stdout.contains("input-required") && pending.stdout.contains("Which budget?"),
+        "{}",
+        pending.show()
+    );
+
+    // The run's answers file now answers it: the resumed run reads the task again and
+    // the answer goes back in the same A2A task.
+    std::fs::write(
+        &answers,
+        "answers:\n  Activity_review: {outputs: {answer: \"500 EUR\"}}\n",
+    )
+    .unwrap();
+    let done = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
+    assert_eq!(done.code, 0, "{}", done.show());
+    let (task, end) = review(&done);
+    assert_eq!(task["outputs"]["budget"], "500 EUR", "{}", done.show());
+    assert_eq!(end["status"], "completed");
+    // One A2A task: the first message and the answer (no message sent again).
+    assert_eq!(count(&peer, "SendMessage"), 2, "{:?}", peer.requests());
+}

@@ -579,8 +579,27 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
             q.element,
             crate::view::utc_time(*at)
         );
-        for line in offered_lines(q) {
-            outln!("    {line}");
+        match &q.remote {
+            Some(r) => {
+                outln!(
+                    "    waits for remote agent `{}` (A2A task {}, {}); `runs resume {id}` asks it again",
+                    r.agent,
+                    r.task_id,
+                    r.state
+                );
+                if let Some(i) = q
+                    .instruction
+                    .as_deref()
+                    .filter(|_| r.state == "input-required")
+                {
+                    outln!("    {i}");
+                }
+            }
+            None => {
+                for line in offered_lines(q) {
+                    outln!("    {line}");
+                }
+            }
         }
         if let Some(deadline) = q.deadline_ms {
             outln!("    deadline {}", crate::view::utc_time(deadline));

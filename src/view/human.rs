@@ -602,13 +602,31 @@ impl Human {
                     .name
                     .as_deref()
                     .map_or_else(String::new, |n| format!(" ({n})"));
+                let who = match &question.remote {
+                    Some(r) => format!(
+                        "waits for remote agent `{}` (A2A task {}, {})",
+                        r.agent, r.task_id, r.state
+                    ),
+                    None => "waits for a person".to_string(),
+                };
                 let text = format!(
-                    "  ? {} {}{what} waits for a person  [{}]",
+                    "  ? {} {}{what} {who}  [{}]",
                     question.kind.as_str(),
                     question.element,
                     question.key
                 );
                 lines.push(self.paint(&Style::new().magenta(), &text));
+                if let Some(asked) = question
+                    .remote
+                    .as_ref()
+                    .filter(|r| r.state == "input-required")
+                    .and(question.instruction.as_deref())
+                {
+                    lines.push(self.paint(
+                        &Style::new().magenta(),
+                        &format!("    {}", excerpt(asked, DETAIL_CHARS)),
+                    ));
+                }
             }
             Event::QuestionAnswered {
                 key,
