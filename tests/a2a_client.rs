@@ -270,3 +270,97 @@ async fn an_exchange_dropped_mid_task_cancels_the_remote_task() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// An agent whose task works until `done` is set, then completes.
+fn working_agent(done: Arc<std::sync::atomic::AtomicBool>) -> Agent {
+    agent(
+        card_1_0(),
+        Arc::new(move |method, _headers, body| {
+            let state = if done.load(std::sync::atomic::Ordering::SeqCst) {
+                "TASK_STATE_COMPLETED"
+            } else {
+                "TASK_STATE_WORKING"
+            };
+            let task = json!({"id": "t9", "contextId": "run-1", "status": {"state": state},
+                "artifacts": [{"artifactId": "a", "parts": [{"data": {"ok": true}}]}]});
+            match method {
+                "SendMessage" => result(&body["id"], json!({"task": task})),
+                "GetTask" => {
+                    assert_eq!(body["params"]["id"], "t9");
+                    result(&body["id"], task)
+                }
+                "CancelTask" => result(&body["id"], task),
+                other => panic!("unexpected {other}"),
+            }
+        }),
+    )
+}
+
+#[tokio::test]
+async fn past_its_wait_a_working_task_is_pending_not_cancelled_and_is_followed_up_later() {
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (url, seen) = serve(working_agent(done.clone())).await;
+    let mut config = AgentConfig::new("scripted", &url);
+    config.timeout = Duration::from_millis(300);
+    config.wait = Some(Duration::from_millis(400));
+    let c = Client::new(config).unwrap();
+    let mut steps = Vec::new();
+    let err = c
+        .exchange(&out(), &NoAnswerer, &mut steps)
+        .await
+        .unwrap_err();
+    match &err {
+        A2aError::Pending {
+            task_id,
+            context_id,
+            state,
+            question,
+            ..
+        } => {
+            assert_eq!((task_id.as_str(), context_id.as_str()), ("t9", "run-1"));
+            assert_eq!(*state, "working");
+            assert!(question.is_none());
+        }
+        other => panic!("{other:?}"),
+    }
+    // With a wait, `timeout` does not cancel the task (it bounds each request).
+    assert!(!seen.lock().unwrap().iter().any(|m| m == "CancelTask"));
+    // Still working: pending again; the message is never sent again.
+    let err = c
+        .follow_up("t9", "run-1", Default::default(), &NoAnswerer, &mut steps)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, A2aError::Pending { .. }), "{err:?}");
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let reply = c
+        .follow_up("t9", "run-1", Default::default(), &NoAnswerer, &mut steps)
+        .await
+        .unwrap();
+    assert_eq!(reply.task_id, "t9");
+    assert_eq!(reply.data.unwrap()["ok"], true);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.iter().filter(|m| *m == "SendMessage").count(),
+        1,
+        "{seen:?}"
+    );
+    assert!(!seen.iter().any(|m| m == "CancelTask"), "{seen:?}");
+    assert!(steps.iter().any(|s| s.kind == "follow-up"));
+}
+
+#[tokio::test]
+async fn a_live_exchange_ignores_the_wait_and_cancels_at_its_timeout() {
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (url, seen) = serve(working_agent(done)).await;
+    let mut config = AgentConfig::new("scripted", &url);
+    config.timeout = Duration::from_millis(500);
+    config.wait = Some(Duration::from_millis(100));
+    let c = Client::new(config).unwrap();
+    let mut steps = Vec::new();
+    let err = c
+        .exchange_live(&out(), &NoAnswerer, &mut steps)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, A2aError::Timeout { .. }), "{err:?}");
+    assert!(seen.lock().unwrap().iter().any(|m| m == "CancelTask"));
+}

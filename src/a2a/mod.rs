@@ -556,12 +556,35 @@ impl Client {
     }
 
     /// One exchange: send `out`, follow the task to its end, hand `input-required`
-    /// questions to `answerer`. `steps` receives each step as it happens.
+    /// questions to `answerer`. `steps` receives each step as it happens. With the agent's
+    /// `wait`, a task still going past it is [`A2aError::Pending`] (not cancelled).
     pub async fn exchange(
         &self,
         out: &Outgoing,
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
+    ) -> Result<Reply, A2aError> {
+        self.exchange_within(out, answerer, steps, self.config.wait)
+            .await
+    }
+
+    /// [`Client::exchange`] that never parks: followed up to `timeout`, then cancelled
+    /// (a consultation, which a reasoner waits for).
+    pub async fn exchange_live(
+        &self,
+        out: &Outgoing,
+        answerer: &dyn Answerer,
+        steps: &mut Vec<Step>,
+    ) -> Result<Reply, A2aError> {
+        self.exchange_within(out, answerer, steps, None).await
+    }
+
+    async fn exchange_within(
+        &self,
+        out: &Outgoing,
+        answerer: &dyn Answerer,
+        steps: &mut Vec<Step>,
+        park_after: Option<Duration>,
     ) -> Result<Reply, A2aError> {
         let started = Instant::now();
         // If this future is dropped mid-exchange (the run was cancelled), the remote task
@@ -569,7 +592,7 @@ impl Client {
         let pending: Mutex<Option<reqwest::RequestBuilder>> = Mutex::new(None);
         let guard = CancelOnDrop(&pending);
         let result = self
-            .exchange_inner(out, answerer, steps, started, &pending)
+            .exchange_inner(out, answerer, steps, started, &pending, park_after)
             .await;
         guard.defuse();
         if result.is_err() {
@@ -586,6 +609,7 @@ impl Client {
         steps: &mut Vec<Step>,
         started: Instant,
         pending: &Mutex<Option<reqwest::RequestBuilder>>,
+        park_after: Option<Duration>,
     ) -> Result<Reply, A2aError> {
         let at = |s: Instant| s.elapsed().as_millis() as u64;
         let card = self.card(false).await?;
@@ -630,8 +654,10 @@ impl Client {
             state: Some(task.state.as_str()),
             detail: None,
         });
-        self.follow(&card, version, task, out, answerer, steps, started)
-            .await
+        self.follow(
+            &card, version, task, out, answerer, steps, started, park_after,
+        )
+        .await
     }
 
     /// Follow up on a task sent earlier (`task_id`, in `context_id`; the run parked while
@@ -704,8 +730,17 @@ impl Client {
         if task.id.is_empty() {
             task.id = task_id.to_string();
         }
-        self.follow(&card, version, task, &out, answerer, steps, started)
-            .await
+        self.follow(
+            &card,
+            version,
+            task,
+            &out,
+            answerer,
+            steps,
+            started,
+            self.config.wait,
+        )
+        .await
     }
 
     /// Follow `task` to its end: poll `GetTask`, hand `input-required` questions to
@@ -721,6 +756,7 @@ impl Client {
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
         started: Instant,
+        park_after: Option<Duration>,
     ) -> Result<Reply, A2aError> {
         let card = card.clone();
         let at = |s: Instant| s.elapsed().as_millis() as u64;
@@ -774,7 +810,7 @@ impl Client {
                         answerer.answer(&question).await
                     };
                     let Some(answer) = answer else {
-                        if let Some(w) = self.config.wait
+                        if let Some(w) = park_after
                             && rounds <= MAX_ROUNDS
                             && task.state == TaskState::InputRequired
                             && !task.id.is_empty()
@@ -823,7 +859,7 @@ impl Client {
                 }
                 _ => {}
             }
-            if let Some(w) = self.config.wait {
+            if let Some(w) = park_after {
                 if started.elapsed() >= w && !task.id.is_empty() {
                     return Err(self.pending(&task, out, w, None, steps, started));
                 }
@@ -843,9 +879,7 @@ impl Client {
                 });
             }
             // Never past the timeout (the cancellation is due then) or the wait.
-            let left = self
-                .config
-                .wait
+            let left = park_after
                 .unwrap_or(self.config.timeout)
                 .saturating_sub(started.elapsed());
             tokio::time::sleep(wait.min(left)).await;

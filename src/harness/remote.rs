@@ -136,7 +136,7 @@ pub async fn delegate(
                 .follow_up(w, out.metadata.clone(), &answerer, calls)
                 .await
         }
-        None => remote.exchange(&out, &answerer, calls).await,
+        None => remote.exchange(&out, &answerer, true, calls).await,
     };
     let reply = match result {
         Ok(reply) => reply,

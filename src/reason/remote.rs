@@ -144,16 +144,20 @@ impl Remote {
         }
     }
 
-    /// One exchange; the steps as call records (appended to `calls`).
+    /// One exchange; the steps as call records (appended to `calls`). `parks`: a task
+    /// still going past the agent's `wait` is [`A2aError::Pending`] (a delegation);
+    /// otherwise it is followed up to `timeout` (a consultation).
     pub async fn exchange(
         &self,
         out: &Outgoing,
         answerer: &dyn Answerer,
+        parks: bool,
         calls: &mut Vec<ModelCall>,
     ) -> Result<a2a::Reply, A2aError> {
         let mut steps = Vec::new();
         let result = match self.client().await {
-            Ok(client) => client.exchange(out, answerer, &mut steps).await,
+            Ok(client) if parks => client.exchange(out, answerer, &mut steps).await,
+            Ok(client) => client.exchange_live(out, answerer, &mut steps).await,
             Err(e) => Err(e),
         };
         self.record(result, &steps, calls)
@@ -335,7 +339,9 @@ impl Consult for RemoteConsultant {
                 metadata,
             };
             let mut calls = Vec::new();
-            let result = remote.exchange(&out, &a2a::NoAnswerer, &mut calls).await;
+            let result = remote
+                .exchange(&out, &a2a::NoAnswerer, false, &mut calls)
+                .await;
             for c in calls {
                 log.push(c);
             }
@@ -392,7 +398,9 @@ impl RemoteChooser {
             metadata,
         };
         let mut calls = Vec::new();
-        let result = remote.exchange(&out, &a2a::NoAnswerer, &mut calls).await;
+        let result = remote
+            .exchange(&out, &a2a::NoAnswerer, false, &mut calls)
+            .await;
         for c in calls {
             log.push(c);
         }
