@@ -774,6 +774,8 @@ mod tests {
             instruction: None,
             deadline_ms: None,
             on_timeout: None,
+            approval: None,
+            remote: None,
         }
     }
 
