@@ -1026,3 +1026,85 @@ fn an_agent_question_nobody_answers_parks_the_run_visibly_and_a_resume_answers_i
     // One A2A task: the first message and the answer (no message sent again).
     assert_eq!(count(&peer, "SendMessage"), 2, "{:?}", peer.requests());
 }
+
+/// The remote_review app with `wait: 0.5s`, parked on the slow peer (working `secs`): the
+/// apps folder, the runs folder, the run id and the parked question.
+fn parked_on_slow(peer: &Peer) -> (tempfile::TempDir, PathBuf, String, Value) {
+    let apps = app(&peer.url, "", |c| {
+        c.replace("timeout: 20", "timeout: 20\n    wait: 0.5s")
+    });
+    let runs = apps.path().join("runs");
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_review", "--no-model", "--json"],
+        &[],
+    );
+    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
+    let records = records_of(&ran);
+    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    let question = records
+        .iter()
+        .find(|r| r["event"] == "question_parked")
+        .unwrap()["question"]
+        .clone();
+    (apps, runs, run_id, question)
+}
+
+#[test]
+fn a_crash_right_after_the_task_is_journalled_resumes_without_sending_it_again() {
+    let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "3")]);
+    let sent = Instant::now();
+    let (apps, runs, run_id, question) = parked_on_slow(&peer);
+    // The process dies right after `question_parked` (with the A2A task id) was written:
+    // everything after it is lost.
+    let journal = runs.join("runs").join(&run_id).join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let keep: Vec<&str> = text
+        .lines()
+        .scan(false, |past, l| {
+            let line = (!*past).then_some(l);
+            *past |= l.contains("\"question_parked\"");
+            Some(line)
+        })
+        .flatten()
+        .collect();
+    assert!(keep.last().unwrap().contains("\"question_parked\""));
+    assert!(text.contains("\"run_waiting\"") && !keep.join("\n").contains("\"run_waiting\""));
+    std::fs::write(&journal, keep.join("\n") + "\n").unwrap();
+    // The head file as a commit right after `question_parked` leaves it: its seq, and its
+    // line's hash (the next record's `prev`).
+    let next: Value = serde_json::from_str(text.lines().nth(keep.len()).unwrap()).unwrap();
+    std::fs::write(
+        journal.with_file_name("journal.head"),
+        format!("{} {}\n", keep.len(), next["prev"].as_str().unwrap()),
+    )
+    .unwrap();
+    while sent.elapsed() < Duration::from_secs(4) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let done = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
+    assert_eq!(done.code, 0, "{}", done.show());
+    let (task, end) = review(&done);
+    assert_eq!(task["outputs"]["late"], true, "{}", done.show());
+    assert_eq!(end["status"], "completed");
+    let task_id = question["remote"]["task_id"].as_str().unwrap();
+    assert!(done.journal.contains(&format!("follow-up task {task_id}")));
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+}
+
+#[test]
+fn the_worker_picks_up_a_run_parked_on_a_remote_task_once_its_poll_is_due() {
+    let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "2")]);
+    let sent = Instant::now();
+    let (apps, runs, _run_id, _) = parked_on_slow(&peer);
+    while sent.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let done = cuga_in(apps.path(), &runs, &["worker", "--once"], &[]);
+    assert_eq!(done.code, 0, "{}", done.show());
+    let (task, end) = review(&done);
+    assert_eq!(task["variables"]["approved"], true, "{}", done.show());
+    assert_eq!(end["status"], "completed");
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+}
