@@ -364,3 +364,35 @@ async fn a_live_exchange_ignores_the_wait_and_cancels_at_its_timeout() {
     assert!(matches!(err, A2aError::Timeout { .. }), "{err:?}");
     assert!(seen.lock().unwrap().iter().any(|m| m == "CancelTask"));
 }
+
+#[tokio::test]
+async fn a_task_that_failed_while_the_run_was_parked_fails_the_follow_up() {
+    let (url, seen) = serve(agent(
+        card_1_0(),
+        Arc::new(|method, _headers, body| match method {
+            "GetTask" => result(
+                &body["id"],
+                json!({"id": "t7", "contextId": "run-1", "status": {"state": "TASK_STATE_FAILED",
+                    "message": {"role": "ROLE_AGENT", "parts": [{"text": "no capacity"}]}}}),
+            ),
+            other => panic!("unexpected {other}"),
+        }),
+    ))
+    .await;
+    let mut config = AgentConfig::new("scripted", &url);
+    config.wait = Some(Duration::from_secs(5));
+    let c = Client::new(config).unwrap();
+    let mut steps = Vec::new();
+    let err = c
+        .follow_up("t7", "run-1", Default::default(), &NoAnswerer, &mut steps)
+        .await
+        .unwrap_err();
+    match err {
+        A2aError::Ended { state, message, .. } => {
+            assert_eq!(state, "failed");
+            assert_eq!(message.as_deref(), Some("no capacity"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(seen.lock().unwrap().as_slice(), ["GetTask"]);
+}
