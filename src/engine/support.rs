@@ -214,11 +214,9 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
 /// What `node`'s kind means that `executor` does not do.
 fn element_problem(node: &Node, executor: Executor) -> Option<String> {
     let pulled = executor.pulled();
-    // Flowable runs errors and escalations itself (the rewrite keeps their events).
-    let throws = |d| {
-        executor != Executor::Kogito
-            && matches!(d, EventDefinition::Error | EventDefinition::Escalation)
-    };
+    // Flowable and Kogito run errors and escalations themselves (the rewrite keeps their
+    // events).
+    let throws = |d| matches!(d, EventDefinition::Error | EventDefinition::Escalation);
     let first = |definitions: &[EventDefinition], refused: &dyn Fn(EventDefinition) -> bool| {
         definitions.iter().copied().find(|d| refused(*d))
     };

@@ -12,6 +12,12 @@
 //! the final variables come from the service's trace listener. Hook actions: `continue`,
 //! `terminate`, `skip_to` (the target triggered and the hook's node cancelled) and
 //! `skip_node`; topology changes are not possible, as on Flowable.
+//!
+//! BPMN errors and escalations are Kogito's (the rewrite keeps their events, as for
+//! Flowable): a failed task raises its error at its user task through the service's
+//! `/cugaflo/error` endpoint, jBPM takes the token to the boundary event that catches
+//! it, and cuga-flo journals each throw where the native engine catches it (a failed
+//! task's when it fails, an error or escalation event's when the path enters it).
 
 pub mod augment;
 pub mod project;
@@ -25,13 +31,17 @@ use serde_json::{Map, Value};
 
 use self::rest::{Client, Endpoint, RestError, WorkItem};
 use super::external::{Prior, Witness, witnessed};
-use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables, visit_key};
-use super::rewrite::{self, Rewritten, Role};
+use super::pull::{
+    Asker, HookMove, TaskAnswer, is_sync_join, terminate_end, user_variables, visit_key,
+};
+use super::rewrite::{self, Element, Rewritten, Role, Thrown, catcher};
+use super::topology::Topology;
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
+use crate::journal::event::ThrownKind;
 use crate::journal::{Event, EventSink};
 use crate::vocab::RunStatus;
 
@@ -164,6 +174,9 @@ struct Known {
     terminated: Option<String>,
     /// The trace once the instance has ended.
     last: Option<rest::Trace>,
+    /// The error and escalation events of the path whose throw is journalled (Kogito
+    /// delivers what they throw; cuga-flo journals it when it sees them entered).
+    throws: usize,
 }
 
 impl Run {
@@ -258,7 +271,14 @@ impl Run {
         } else {
             Vec::new()
         };
+        // The throws the journal holds are not journalled again.
+        let throws = prior
+            .path
+            .iter()
+            .filter(|id| self.thrown_at(id).is_some())
+            .count();
         let mut known = self.known();
+        known.throws = throws;
         known.terminated.clone_from(&prior.terminated);
         // A skip whose task's entry is journalled may have been carried out already: it
         // stands while the task still waits.
@@ -352,8 +372,72 @@ impl Run {
             }
             path.push(node.id.clone());
         }
-        self.known().path = path;
+        let mut known = self.known();
+        known.path = path;
+        self.journal_throws(&mut known)?;
         Ok(trace)
+    }
+
+    /// What the model's error or escalation event `id` throws (Kogito delivers it).
+    fn thrown_at(&self, id: &str) -> Option<&Thrown> {
+        self.rewritten
+            .nodes
+            .iter()
+            .find(|n| n.id == id)
+            .and_then(|n| match &n.element {
+                Element::Throw { thrown, .. } => Some(thrown),
+                _ => None,
+            })
+    }
+
+    /// Journal the throws of the error and escalation events the path entered since the
+    /// last look (each after its entry, as the native engine does), within the step
+    /// budget.
+    fn journal_throws(&self, known: &mut Known) -> Result<(), String> {
+        let budget = usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX);
+        let mut seen = 0;
+        for (i, id) in known.path.iter().enumerate().take(budget) {
+            let Some(thrown) = self.thrown_at(id) else {
+                continue;
+            };
+            seen += 1;
+            if seen <= known.throws {
+                continue;
+            }
+            self.witness.entered(&known.path[..=i], Vec::new());
+            self.journal_throw(id, thrown, false, None)?;
+            known.throws = seen;
+        }
+        Ok(())
+    }
+
+    /// Journal the throw of `thrown` at `node` (a failed task when `from_task`), caught
+    /// where the native engine would catch it; the catch.
+    fn journal_throw(
+        &self,
+        node: &str,
+        thrown: &Thrown,
+        from_task: bool,
+        message: Option<String>,
+    ) -> Result<Option<rewrite::Caught>, String> {
+        let topology = Topology::from_process(&self.request.process);
+        let caught = catcher(&topology, node, thrown, from_task);
+        let live = topology.node(node);
+        let message = message.or_else(|| {
+            live.and_then(|n| n.event_ref.as_ref())
+                .and_then(|r| r.name.clone())
+        });
+        self.witness.journal(Event::EventThrown {
+            kind: thrown.kind,
+            code: thrown.code.clone(),
+            node: node.to_string(),
+            name: live.and_then(|n| n.name.clone()),
+            message,
+            caught_by: caught.as_ref().map(|c| c.boundary.clone()),
+            activity: caught.as_ref().map(|c| c.activity.clone()),
+            interrupting: caught.as_ref().is_some_and(|c| c.interrupting),
+        })?;
+        Ok(caught)
     }
 
     async fn drive(&self) -> Ended {
@@ -451,12 +535,36 @@ impl Run {
                 if self.known().skips.remove(&task) {
                     return complete(Map::new()).await;
                 }
-                let writes = self.asker().task(&task, &key, variables, &path).await?;
-                complete(writes).await
+                // A resumed run whose answer is journalled journalled its throw too.
+                let fresh = self
+                    .witness
+                    .prior()
+                    .is_none_or(|p| p.answer(&key).is_none());
+                match self
+                    .asker()
+                    .answer_task(&task, &key, variables, &path, None)
+                    .await?
+                {
+                    TaskAnswer::Done(writes) => complete(writes).await,
+                    TaskAnswer::Raised { code, error } => {
+                        self.raise(item, &task, fresh, code, error).await
+                    }
+                }
             }
-            Role::Uncaught { node, .. }
-            | Role::Multi { step: node, .. }
-            | Role::Send { node, .. } => Err(format!(
+            Role::Uncaught { node, code } => {
+                // The end event's worker: the run fails here, as on the native engine.
+                self.witness.entered(&path, Vec::new());
+                let thrown = Thrown {
+                    kind: ThrownKind::Error,
+                    code,
+                };
+                self.journal_throw(&node, &thrown, false, None)?;
+                Err(format!(
+                    "error end event `{node}` raised BPMN error {}, which nothing catches",
+                    thrown.code.as_deref().unwrap_or("(no code)")
+                ))
+            }
+            Role::Multi { step: node, .. } | Role::Send { node, .. } => Err(format!(
                 "Kogito handed over a task at `{node}`, which is no control point of this run"
             )),
             Role::Route { gateway, variable } => {
@@ -501,6 +609,45 @@ impl Run {
                 }
             }
         }
+    }
+
+    /// Task `task` failed with BPMN error `code`: journal the throw (unless a resumed
+    /// run journalled it), fail the run when nothing catches it, else raise it at the
+    /// task's user task, where jBPM delivers it.
+    async fn raise(
+        &self,
+        item: &WorkItem,
+        task: &str,
+        fresh: bool,
+        code: String,
+        error: String,
+    ) -> Result<(), String> {
+        let thrown = Thrown {
+            kind: ThrownKind::Error,
+            code: Some(code.clone()),
+        };
+        let caught = if fresh {
+            self.journal_throw(task, &thrown, true, Some(error.clone()))?
+        } else {
+            catcher(
+                &Topology::from_process(&self.request.process),
+                task,
+                &thrown,
+                true,
+            )
+        };
+        if caught.is_none() {
+            return Err(format!(
+                "task `{task}` failed: {error} (BPMN error {code}, not caught)"
+            ));
+        }
+        crate::crash::point("engine.before_complete");
+        self.client
+            .raise(&self.process, &self.instance, item, &code)
+            .await
+            .map_err(|e| format!("Kogito could not raise BPMN error {code} at `{task}`: {e}"))?;
+        crate::crash::point("engine.after_complete");
+        Ok(())
     }
 
     async fn finish(&self, ended: Ended) -> RunOutcome {

@@ -194,6 +194,26 @@ impl Client {
         .map(drop)
     }
 
+    /// Raise BPMN error `code` at the user task `item` (the service's own endpoint: jBPM
+    /// delivers it to the boundary event or event sub-process catching it).
+    pub async fn raise(
+        &self,
+        process: &str,
+        id: &str,
+        item: &WorkItem,
+        code: &str,
+    ) -> Result<(), RestError> {
+        let request = self
+            .at(
+                Method::POST,
+                &format!("cugaflo/error/{process}/{id}/{}", item.id),
+            )
+            .query(&[("code", code)]);
+        self.send(request, "POST /cugaflo/error/{process}/{id}/{workItem}")
+            .await
+            .map(drop)
+    }
+
     /// Move a token: trigger `node`, then cancel the node instance the token was at.
     pub async fn move_token(
         &self,
