@@ -20,9 +20,10 @@
 //! throws), and one that nothing in the process throws to is refused, since a
 //! Flowable-backed run does not park for a delivery from outside; event sub-processes
 //! started by an error, an escalation or such a message or signal are Flowable's too. No
-//! timer, multi-instance sub-process or receive task reaches Flowable yet. On
-//! Kogito every event becomes a none event: no boundary event, error end event, message
-//! catch, multi-instance activity or event sub-process reaches it.
+//! timer, multi-instance sub-process or receive task reaches Flowable yet. On Kogito the
+//! rewrite keeps error and escalation events, and event sub-processes they start, as on
+//! Flowable (jBPM delivers them); no message or signal catch, timer or multi-instance
+//! activity reaches it.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -135,9 +136,12 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             Executor::Flowable if is_event_subprocess(node) => {
                 flowable_event_subprocess_problem(index, node)
             }
+            Executor::Kogito if is_event_subprocess(node) => {
+                kogito_event_subprocess_problem(index, node)
+            }
             // The start events of an event sub-process the engine runs name its trigger
             // (on Flowable a message or signal must be thrown within the run).
-            Executor::Native if parent_is_event_subprocess(index, node) => None,
+            Executor::Native | Executor::Kogito if parent_is_event_subprocess(index, node) => None,
             Executor::Flowable if parent_is_event_subprocess(index, node) => {
                 catch_problem(node).flatten()
             }
@@ -389,6 +393,44 @@ fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Optio
     })
 }
 
+/// What Kogito cannot run in event sub-process `node`: what the native engine cannot,
+/// and a start event that is not an error's or an escalation's (jBPM runs those; no
+/// message, signal or timer reaches Kogito yet).
+fn kogito_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
+    let starts = || {
+        index
+            .process()
+            .nodes
+            .iter()
+            .filter(|n| n.parent.as_deref() == Some(node.id.as_str()))
+            .filter(|n| n.kind.is_start_event())
+    };
+    let catch_all = starts().any(|n| {
+        n.kind.event_definitions().contains(&EventDefinition::Error)
+            && n.event_ref.as_ref().and_then(|r| r.code.as_ref()).is_none()
+    });
+    if event_subprocess_problem(index, node).is_none() && catch_all {
+        return Some(
+            "an event sub-process started by every error (an error start event without a \
+             code): jBPM 10.1 cannot build one (no errorRef: \"must contain a trigger\"; an \
+             error without errorCode: a NullPointerException in its code generation)"
+                .to_string(),
+        );
+    }
+    event_subprocess_problem(index, node).or_else(|| {
+        starts()
+            .flat_map(|n| n.kind.event_definitions().iter().copied())
+            .find(|d| !matches!(d, EventDefinition::Error | EventDefinition::Escalation))
+            .map(|d| {
+                format!(
+                    "an event sub-process started by {} event: on Kogito only error and \
+                     escalation event sub-processes run yet",
+                    with_article(definition_name(d))
+                )
+            })
+    })
+}
+
 /// Whether `node` lies in an ad-hoc sub-process, or an event sub-process the engine
 /// does not run (reported at the sub-process).
 fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -> bool {
@@ -402,7 +444,7 @@ fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -
             _ if is_event_subprocess(p) => match executor {
                 Executor::Native => event_subprocess_problem(index, p).is_some(),
                 Executor::Flowable => flowable_event_subprocess_problem(index, p).is_some(),
-                Executor::Kogito => true,
+                Executor::Kogito => kogito_event_subprocess_problem(index, p).is_some(),
             },
             _ => false,
         };

@@ -324,7 +324,9 @@ fn xml_id(text: &str) -> String {
 fn codes(rewritten: &Rewritten) -> Vec<(ThrownKind, String)> {
     let mut codes: Vec<(ThrownKind, String)> = Vec::new();
     for n in &rewritten.nodes {
-        if let Element::Throw { thrown, .. } | Element::Boundary { thrown, .. } = &n.element
+        if let Element::Throw { thrown, .. }
+        | Element::Boundary { thrown, .. }
+        | Element::TriggerStart { thrown, .. } = &n.element
             && let Some(code) = &thrown.code
             && !codes.iter().any(|(k, c)| *k == thrown.kind && c == code)
         {
@@ -494,10 +496,26 @@ impl Writer<'_> {
                         event_definition(thrown)
                     );
                 }
-                Element::CatchBoundary { .. }
-                | Element::EventSubProcess
-                | Element::TriggerStart { .. }
-                | Element::CatchStart { .. } => {}
+                Element::EventSubProcess => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:subProcess id=\"{id}\"{name} triggeredByEvent=\"true\">"
+                    );
+                    self.scope(xml, children, Some(n.id.as_str()), depth + 1);
+                    let _ = writeln!(xml, "{pad}</bpmn2:subProcess>");
+                }
+                Element::TriggerStart {
+                    interrupting,
+                    thrown,
+                } => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{}</bpmn2:startEvent>",
+                        // (engine::support refuses an error start without a code.)
+                        event_definition(thrown)
+                    );
+                }
+                Element::CatchBoundary { .. } | Element::CatchStart { .. } => {}
                 Element::Catch { .. } => {
                     let _ = writeln!(
                         xml,

@@ -10,7 +10,10 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.jbpm.workflow.core.node.BoundaryEventNode;
+import org.jbpm.workflow.core.impl.NodeImpl;
 import org.jbpm.workflow.core.node.EndNode;
+import org.jbpm.workflow.core.node.EventSubProcessNode;
+import org.jbpm.workflow.core.node.StartNode;
 import org.jbpm.workflow.instance.node.WorkItemNodeInstance;
 import org.kie.api.definition.process.Node;
 import org.kie.api.event.process.ProcessCompletedEvent;
@@ -117,14 +120,20 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
         }
     }
 
-    /** jBPM starts a boundary event's node instance when it fires without "triggering" it:
-     *  it is entered where it leaves. */
+    /** jBPM starts a boundary event's node instance, and an event sub-process with its
+     *  start event, when they fire without "triggering" them: they are entered where the
+     *  boundary or start event leaves. */
     @Override
     public void beforeNodeLeft(ProcessNodeLeftEvent event) {
         Node node = event.getNodeInstance().getNode();
-        if (node instanceof BoundaryEventNode) {
+        Object parent = node instanceof NodeImpl ? ((NodeImpl) node).getParentContainer() : null;
+        boolean eventStart = node instanceof StartNode && parent instanceof EventSubProcessNode;
+        if (node instanceof BoundaryEventNode || eventStart) {
             Trace t = trace(event.getProcessInstance());
             synchronized (t) {
+                if (eventStart) {
+                    t.path.add(bpmnId((Node) parent));
+                }
                 t.path.add(bpmnId(node));
             }
         }
@@ -182,6 +191,12 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
             handle.setAccessible(true);
             handle.invoke(nodeInstance, code,
                     new WorkItemExecutionException(code, "cuga-flo: the task raised BPMN error " + code));
+            // An error ends the activity that raised it; an event sub-process that caught it
+            // leaves it waiting in jBPM.
+            WorkItemNodeInstance task = (WorkItemNodeInstance) nodeInstance;
+            if (task.getProcessInstance().getNodeInstances(true).stream().anyMatch(n -> n == task)) {
+                task.cancel();
+            }
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
             throw cause instanceof RuntimeException ? (RuntimeException) cause : new IllegalStateException(cause);
