@@ -564,7 +564,19 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 EngineKind::Kogito,
-                &["e: an event sub-process"],
+                &["e: an event sub-process started by every error"],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><escalationEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><signalEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
+                &[
+                    "e: an event sub-process started by a signal event: on Kogito only error and escalation",
+                ],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
@@ -651,7 +663,7 @@ mod tests {
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><errorEventDefinition/></boundaryEvent>"#,
                 EngineKind::Kogito,
-                &["b: an error boundary event"],
+                &[],
             ),
             (
                 r#"<subProcess id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
@@ -661,7 +673,7 @@ mod tests {
             (
                 r#"<subProcess id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
                 EngineKind::Kogito,
-                &["b: an escalation boundary event"],
+                &[],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
@@ -721,7 +733,7 @@ mod tests {
             (
                 r#"<endEvent id="x"><errorEventDefinition/></endEvent>"#,
                 EngineKind::Kogito,
-                &["x: an error end event"],
+                &[],
             ),
             (
                 r#"<intermediateThrowEvent id="x"><compensateEventDefinition/></intermediateThrowEvent>"#,

@@ -661,6 +661,7 @@ fn java(guard: &Guard) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::rewrite::Role;
 
     fn parse(xml: &str) -> Process {
         let doc = crate::bpmn::parse(std::path::Path::new("t.bpmn"), xml.as_bytes()).unwrap();
@@ -719,6 +720,98 @@ mod tests {
         assert!(back.flows.iter().all(|f| f.id.starts_with("c1__")));
         assert_eq!(aug.task_names["a.1"], "cp_c1__a_1");
         assert!(aug.rewritten.roles.contains_key("a.1"));
+    }
+
+    const ERRORS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+        <error id="ErrPay" errorCode="PAYMENT_FAILED"/>
+        <escalation id="Late" escalationCode="LATE"/>
+        <escalation id="Slow" escalationCode="SLOW"/>
+        <process id="P"><startEvent id="s"/><task id="pay"/><endEvent id="e"/>
+          <task id="handle"/><task id="other"/>
+          <subProcess id="sub">
+            <startEvent id="ss"/>
+            <intermediateThrowEvent id="slow"><escalationEventDefinition escalationRef="Slow"/></intermediateThrowEvent>
+            <endEvent id="late"><escalationEventDefinition escalationRef="Late"/></endEvent>
+            <sequenceFlow id="s1" sourceRef="ss" targetRef="slow"/>
+            <sequenceFlow id="s2" sourceRef="slow" targetRef="late"/>
+          </subProcess>
+          <boundaryEvent id="bcode" attachedToRef="pay"><errorEventDefinition errorRef="ErrPay"/></boundaryEvent>
+          <boundaryEvent id="ball" attachedToRef="pay"><errorEventDefinition/></boundaryEvent>
+          <boundaryEvent id="besc" attachedToRef="sub"><escalationEventDefinition escalationRef="Late"/></boundaryEvent>
+          <sequenceFlow id="f1" sourceRef="s" targetRef="pay"/>
+          <sequenceFlow id="f2" sourceRef="pay" targetRef="sub"/>
+          <sequenceFlow id="f3" sourceRef="sub" targetRef="e"/>
+          <sequenceFlow id="f4" sourceRef="bcode" targetRef="handle"/>
+          <sequenceFlow id="f5" sourceRef="ball" targetRef="other"/>
+          <sequenceFlow id="f6" sourceRef="besc" targetRef="e"/>
+        </process></definitions>"#;
+
+    /// Errors and escalations are Kogito's: boundary events with their codes (a catch-all
+    /// names an error without a code), an escalation end event an interrupting boundary
+    /// catches thrown as an error of its own code (jBPM would not stop the sub-process),
+    /// an escalation nothing catches written as a none event.
+    #[test]
+    fn error_and_escalation_events_are_written_for_jbpm() {
+        let aug = augment(&parse(ERRORS), &FlowAnnotations::default(), "p", &[], "").unwrap();
+        let xml = &aug.xml;
+        assert!(
+            xml.contains(r#"<bpmn2:error id="cuga_error__any"/>"#),
+            "{xml}"
+        );
+        assert!(xml.contains(
+            r#"<bpmn2:error id="cuga_error__PAYMENT_FAILED" errorCode="PAYMENT_FAILED"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:boundaryEvent id="bcode" attachedToRef="pay" cancelActivity="true"><bpmn2:errorEventDefinition errorRef="cuga_error__PAYMENT_FAILED"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:boundaryEvent id="ball" attachedToRef="pay" cancelActivity="true"><bpmn2:errorEventDefinition errorRef="cuga_error__any"/>"#
+        ));
+        // The escalation end event and its interrupting boundary: an error of their own.
+        assert!(xml.contains(
+            r#"<bpmn2:endEvent id="late"><bpmn2:errorEventDefinition errorRef="cuga_error__cuga_escalation__LATE"/></bpmn2:endEvent>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:boundaryEvent id="besc" attachedToRef="sub" cancelActivity="true"><bpmn2:errorEventDefinition errorRef="cuga_error__cuga_escalation__LATE"/>"#
+        ));
+        // Nothing catches SLOW: a none event in the service, a throw in the adapter's model.
+        assert!(xml.contains(r#"<bpmn2:intermediateThrowEvent id="slow"/>"#));
+        assert!(matches!(
+            aug.rewritten
+                .nodes
+                .iter()
+                .find(|n| n.id == "slow")
+                .unwrap()
+                .element,
+            Element::Throw { .. }
+        ));
+        assert!(parse(xml).node("besc").is_some());
+    }
+
+    /// A boundary event lies in the scope of its activity; a worker where the run fails
+    /// (an uncaught error end event) gets an end event after it.
+    #[test]
+    fn boundary_events_share_their_activitys_scope_and_dead_ends_end() {
+        let model = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <error id="Err" errorCode="X"/>
+            <process id="P"><startEvent id="s"/><endEvent id="e"/><task id="fix"/>
+              <subProcess id="outer"><startEvent id="os"/><task id="t"/>
+                <endEvent id="oe"><errorEventDefinition errorRef="Err"/></endEvent>
+                <sequenceFlow id="o1" sourceRef="os" targetRef="t"/>
+                <sequenceFlow id="o2" sourceRef="t" targetRef="oe"/>
+              </subProcess>
+              <boundaryEvent id="bt" attachedToRef="t"><errorEventDefinition errorRef="Err"/></boundaryEvent>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="outer"/>
+              <sequenceFlow id="f2" sourceRef="outer" targetRef="e"/>
+              <sequenceFlow id="f3" sourceRef="bt" targetRef="fix"/>
+            </process></definitions>"#;
+        let aug = augment(&parse(model), &FlowAnnotations::default(), "p", &[], "").unwrap();
+        let back = parse(&aug.xml);
+        assert_eq!(back.node("bt").unwrap().parent.as_deref(), Some("outer"));
+        // `oe`: nothing catches X there (bt is on `t`, which did not raise it).
+        assert!(matches!(aug.rewritten.roles["oe"], Role::Uncaught { .. }));
+        let ending = back.flows.iter().find(|f| f.source == "oe").unwrap();
+        assert_eq!(ending.target, "cuga_end__oe");
     }
 
     #[test]
