@@ -393,16 +393,11 @@ pub fn rewrite(
     };
 
     let topology = Topology::from_process(process);
-    // The engine runs BPMN errors and escalations (Flowable, Kogito), and message and
-    // signal catches (Flowable), itself; what else it cannot run `super::support`
+    // The engine runs BPMN errors and escalations, and message and signal catches, itself
+    // (cuga-flo delivers the run's own throws); what it cannot run `super::support`
     // refused above.
     let throws = matches!(engine, EngineKind::Flowable | EngineKind::Kogito);
-    let messages = |id: &str| {
-        topology
-            .node(id)
-            .and_then(signature)
-            .filter(|_| engine == EngineKind::Flowable)
-    };
+    let messages = |id: &str| topology.node(id).and_then(signature).filter(|_| throws);
     let mut routes = 0;
     let mut multis = 0;
     for node in &process.nodes {

@@ -84,7 +84,8 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
     // On Flowable a message or signal catch runs when something in the process throws
     // what it waits for: a Flowable-backed run does not park for a delivery from outside.
     let topology = crate::engine::topology::Topology::from_process(process);
-    let thrown: BTreeSet<(&'static str, String)> = if executor == Executor::Flowable {
+    let delivers = matches!(executor, Executor::Flowable | Executor::Kogito);
+    let thrown: BTreeSet<(&'static str, String)> = if delivers {
         process
             .nodes
             .iter()
@@ -107,19 +108,24 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             NodeKind::StartEvent { .. } => parent_is_event_subprocess(index, node),
             _ => false,
         };
-        if executor != Executor::Flowable || !waits {
+        if !delivers || !waits {
             return None;
         }
         let (kind, name) = topology.node(&node.id).and_then(signature)?;
         Some((!thrown.contains(&(kind.as_str(), name.clone()))).then(|| {
             format!(
                 "a {} {} waiting for `{name}`, which nothing in the process throws: a run on \
-                 Flowable cannot park for a delivery from outside (`runs {}`)",
+                 {} cannot park for a delivery from outside (`runs {}`)",
                 kind.as_str(),
                 match node.kind {
                     NodeKind::BoundaryEvent { .. } => "boundary event",
                     NodeKind::StartEvent { .. } => "event sub-process start",
                     _ => "catch event",
+                },
+                if executor == Executor::Kogito {
+                    "Kogito"
+                } else {
+                    "Flowable"
                 },
                 kind.as_str()
             )

@@ -19,7 +19,7 @@ use crate::engine::rewrite::{
     self, Element, Guard, RFlow, RNode, Rewritten, Scopes, Thrown, xml_escape,
 };
 use crate::engine::topology::Topology;
-use crate::journal::event::ThrownKind;
+use crate::journal::event::{CatchKind, ThrownKind};
 
 /// The actor every worker task belongs to (cuga-flo acts as this user).
 pub const ACTOR: &str = "cugaflo";
@@ -87,7 +87,9 @@ pub fn augment(
             if let Some(p) = &mut n.parent {
                 ns(p);
             }
-            if let Element::Boundary { attached_to, .. } = &mut n.element {
+            if let Element::Boundary { attached_to, .. }
+            | Element::CatchBoundary { attached_to, .. } = &mut n.element
+            {
                 ns(attached_to);
             }
         }
@@ -213,7 +215,8 @@ fn in_scope(service: &mut Rewritten, id_prefix: &str) {
             .map(|n| n.parent.clone())
     };
     for i in 0..service.nodes.len() {
-        if let Element::Boundary { attached_to, .. } = &service.nodes[i].element
+        if let Element::Boundary { attached_to, .. } | Element::CatchBoundary { attached_to, .. } =
+            &service.nodes[i].element
             && let Some(parent) = scope_of(service, &attached_to.clone())
         {
             let id = service.nodes[i].id.clone();
@@ -336,6 +339,27 @@ fn codes(rewritten: &Rewritten) -> Vec<(ThrownKind, String)> {
     codes
 }
 
+/// The jBPM signal a message or signal catch of the service waits for.
+pub fn event_type(kind: CatchKind, name: &str) -> String {
+    format!("cuga_{}__{name}", kind.as_str())
+}
+
+/// Every message and signal the service's catches wait for, once.
+fn event_types(rewritten: &Rewritten) -> Vec<String> {
+    let mut types: Vec<String> = Vec::new();
+    for n in &rewritten.nodes {
+        if let Element::Catch { kind, name } | Element::CatchBoundary { kind, name, .. } =
+            &n.element
+        {
+            let t = event_type(*kind, name);
+            if !types.contains(&t) {
+                types.push(t);
+            }
+        }
+    }
+    types
+}
+
 /// The `<error>` without a code that a catch-all error boundary event names (jBPM then
 /// catches every code with it).
 const CATCH_ALL: &str = "cuga_error__any";
@@ -382,6 +406,10 @@ fn write_xml(
             xml,
             "  <bpmn2:itemDefinition id=\"{ty}\" structureRef=\"{java}\"/>"
         );
+    }
+    for t in event_types(rewritten) {
+        let t = xml_escape(&t);
+        let _ = writeln!(xml, "  <bpmn2:signal id=\"{t}\" name=\"{t}\"/>");
     }
     // jBPM wants every error event to name an error: a catch-all names one with no code.
     if rewritten.nodes.iter().any(|n| {
@@ -515,11 +543,27 @@ impl Writer<'_> {
                         event_definition(thrown)
                     );
                 }
-                Element::CatchBoundary { .. } | Element::CatchStart { .. } => {}
-                Element::Catch { .. } => {
+                Element::CatchStart { .. } => {}
+                // Messages and signals wait as jBPM signals of cuga-flo's own names
+                // (cuga-flo delivers the run's throws: [`event_type`]).
+                Element::Catch { kind, name: event } => {
                     let _ = writeln!(
                         xml,
-                        "{pad}<bpmn2:intermediateThrowEvent id=\"{id}\"{name}/>"
+                        "{pad}<bpmn2:intermediateCatchEvent id=\"{id}\"{name}><bpmn2:signalEventDefinition signalRef=\"{}\"/></bpmn2:intermediateCatchEvent>",
+                        xml_escape(&event_type(*kind, event))
+                    );
+                }
+                Element::CatchBoundary {
+                    attached_to,
+                    cancel,
+                    kind,
+                    name: event,
+                } => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\"><bpmn2:signalEventDefinition signalRef=\"{}\"/></bpmn2:boundaryEvent>",
+                        xml_escape(attached_to),
+                        xml_escape(&event_type(*kind, event))
                     );
                 }
                 // Likewise multi-instance tasks (refused on Kogito).

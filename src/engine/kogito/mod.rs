@@ -41,7 +41,7 @@ use super::{
 };
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
-use crate::journal::event::ThrownKind;
+use crate::journal::event::{CatchKind, ThrownKind};
 use crate::journal::{Event, EventSink};
 use crate::vocab::RunStatus;
 
@@ -177,6 +177,8 @@ struct Known {
     /// The error and escalation events of the path whose throw is journalled (Kogito
     /// delivers what they throw; cuga-flo journals it when it sees them entered).
     throws: usize,
+    /// The waits of each message or signal catch journalled so far.
+    awaits: std::collections::HashMap<String, u64>,
 }
 
 impl Run {
@@ -326,8 +328,8 @@ impl Run {
 
     /// Whether the join entered just before `after` fired: a node its outgoing flows lead
     /// to (or the merge cuga-flo put in front of one) comes before the join is entered
-    /// again.
-    fn fired(&self, join: &crate::bpmn::Node, after: &[&str]) -> bool {
+    /// again; where in `after`.
+    fn fired(&self, join: &crate::bpmn::Node, after: &[&str]) -> Option<usize> {
         let next: Vec<String> = self
             .request
             .process
@@ -340,15 +342,15 @@ impl Run {
                 [arrival, merge]
             })
             .collect();
-        for id in after {
+        for (at, id) in after.iter().enumerate() {
             if *id == join.id {
-                return false;
+                return None;
             }
             if next.iter().any(|n| n == id) {
-                return true;
+                return Some(at);
             }
         }
-        false
+        None
     }
 
     /// Read the path from the service's trace; the trace itself.
@@ -361,13 +363,26 @@ impl Run {
         let process = &self.request.process;
         let ids: Vec<&str> = trace.path.iter().map(|id| self.model_id(id)).collect();
         let mut path = Vec::new();
+        // Raced catches that won, by the index of the entry they precede.
+        let mut won: std::collections::HashMap<usize, Vec<String>> = Default::default();
         for (i, id) in ids.iter().enumerate() {
+            if let Some(catches) = won.remove(&i) {
+                path.extend(catches);
+            }
             let Some(node) = self.rewritten.original(id).and_then(|id| process.node(id)) else {
                 continue;
             };
             // jBPM records a join once per arriving token: it counts as entered when it
             // fires, i.e. when one of its successors follows before it is entered again.
-            if is_sync_join(process, node) && !self.fired(node, &ids[i + 1..]) {
+            if is_sync_join(process, node) && self.fired(node, &ids[i + 1..]).is_none() {
+                continue;
+            }
+            // jBPM enters every catch an event-based gateway races when the gateway is
+            // reached: one counts when it wins, just before its successor.
+            if self.races(node) {
+                if let Some(next) = self.fired(node, &ids[i + 1..]) {
+                    won.entry(i + 1 + next).or_default().push(node.id.clone());
+                }
                 continue;
             }
             path.push(node.id.clone());
@@ -564,7 +579,11 @@ impl Run {
                     thrown.code.as_deref().unwrap_or("(no code)")
                 ))
             }
-            Role::Multi { step: node, .. } | Role::Send { node, .. } => Err(format!(
+            Role::Send { node, kind, name } => {
+                self.send(item, &node, kind, &name, &path).await?;
+                complete(Map::new()).await
+            }
+            Role::Multi { step: node, .. } => Err(format!(
                 "Kogito handed over a task at `{node}`, which is no control point of this run"
             )),
             Role::Route { gateway, variable } => {
@@ -648,6 +667,75 @@ impl Run {
             .map_err(|e| format!("Kogito could not raise BPMN error {code} at `{task}`: {e}"))?;
         crate::crash::point("engine.after_complete");
         Ok(())
+    }
+
+    /// A message or signal throw or end event: deliver it to the instance's catches
+    /// waiting for it (the service signals them), each wait and its delivery journalled
+    /// as the native engine journals them (a message is received by the catch that started
+    /// waiting first; nothing waiting: it passes).
+    async fn send(
+        &self,
+        item: &WorkItem,
+        node: &str,
+        kind: CatchKind,
+        name: &str,
+        path: &[String],
+    ) -> Result<(), String> {
+        self.witness.entered(path, Vec::new());
+        let event_type = augment::event_type(kind, name);
+        let mut caught = self
+            .client
+            .deliver(&self.process, &self.instance, item, &event_type)
+            .await
+            .map_err(|e| {
+                format!(
+                    "Kogito could not deliver the {} `{name}`: {e}",
+                    kind.as_str()
+                )
+            })?;
+        if kind == CatchKind::Message {
+            caught.truncate(1);
+        }
+        for catch in caught {
+            let catch = self.model_id(&catch).to_string();
+            let key = {
+                let mut known = self.known();
+                let visit = known.awaits.entry(catch.clone()).or_insert(0);
+                *visit += 1;
+                format!("{}:{catch}:{visit}", self.request.run_id)
+            };
+            self.witness.journal(Event::MessageAwaited {
+                key: key.clone(),
+                node: catch.clone(),
+                kind,
+                name: name.to_string(),
+            })?;
+            self.witness.journal(Event::MessageReceived {
+                key,
+                node: catch,
+                kind,
+                name: name.to_string(),
+                variables: Map::new(),
+                thrown_by: Some(node.to_string()),
+                taint: None,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether the model's `node` is a catch an event-based gateway races (jBPM enters
+    /// every raced catch when the gateway is reached).
+    fn races(&self, node: &crate::bpmn::Node) -> bool {
+        matches!(
+            node.kind,
+            crate::bpmn::NodeKind::IntermediateCatchEvent { .. }
+        ) && self.request.process.flows.iter().any(|f| {
+            f.target == node.id
+                && self.rewritten.nodes.iter().any(|n| {
+                    n.id == f.source
+                        && n.element == Element::Gateway(rewrite::GatewayTag::EventBased)
+                })
+        })
     }
 
     async fn finish(&self, ended: Ended) -> RunOutcome {

@@ -12,8 +12,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jbpm.workflow.core.node.BoundaryEventNode;
 import org.jbpm.workflow.core.impl.NodeImpl;
 import org.jbpm.workflow.core.node.EndNode;
+import org.jbpm.workflow.core.node.EventNode;
 import org.jbpm.workflow.core.node.EventSubProcessNode;
 import org.jbpm.workflow.core.node.StartNode;
+import org.jbpm.workflow.instance.WorkflowProcessInstance;
 import org.jbpm.workflow.instance.node.WorkItemNodeInstance;
 import org.kie.api.definition.process.Node;
 import org.kie.api.event.process.ProcessCompletedEvent;
@@ -54,6 +56,11 @@ import jakarta.ws.rs.core.MediaType;
  * at the user task whose work item it is, as a work item handler's
  * WorkItemExecutionException would: jBPM delivers it to the error boundary event or
  * event sub-process that catches it (cuga-flo asks only when one does).
+ *
+ * POST /cugaflo/deliver/{process}/{instance}/{workItem}?type=T signals T (a message or
+ * signal the run itself throws, at the user task standing for its throw event) to the
+ * instance's catches and boundary events waiting for it, and returns the BPMN ids of
+ * those that were waiting, in the order they started waiting.
  */
 @ApplicationScoped
 public class CugaFloTrace extends DefaultKogitoProcessEventListener {
@@ -202,6 +209,66 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
             throw cause instanceof RuntimeException ? (RuntimeException) cause : new IllegalStateException(cause);
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("this jBPM cannot raise an error at a user task: " + e, e);
+        }
+    }
+
+    /** The catch events and boundary events of `pi` waiting for signal `type`. */
+    static List<String> waiting(WorkflowProcessInstance pi, String type) {
+        List<String> out = new ArrayList<>();
+        for (org.jbpm.workflow.instance.NodeInstance ni : pi.getNodeInstances(true)) {
+            Node node = ni.getNode();
+            if (node instanceof EventNode && !(node instanceof BoundaryEventNode)
+                    && type.equals(((EventNode) node).getType())) {
+                out.add(bpmnId(node));
+            }
+            if (node instanceof NodeImpl) {
+                String id = bpmnId(node);
+                for (Node other : ((NodeImpl) node).getParentContainer().getNodes()) {
+                    if (other instanceof BoundaryEventNode
+                            && id.equals(((BoundaryEventNode) other).getAttachedToNodeId())
+                            && type.equals(((BoundaryEventNode) other).getType())
+                            && !out.contains(bpmnId(other))) {
+                        out.add(bpmnId(other));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    @Path("/cugaflo/deliver")
+    @Produces(MediaType.APPLICATION_JSON)
+    public static class Deliver {
+        @Inject
+        Application application;
+
+        @Inject
+        Processes processes;
+
+        @POST
+        @Path("/{process}/{id}/{workItem}")
+        public Map<String, Object> deliver(@PathParam("process") String processId, @PathParam("id") String id,
+                @PathParam("workItem") String workItem, @QueryParam("type") String type) {
+            org.kie.kogito.process.Process<?> process = processes.processById(processId);
+            if (process == null || type == null || type.isEmpty()) {
+                throw new NotFoundException();
+            }
+            return UnitOfWorkExecutor.executeInUnitOfWork(application.unitOfWorkManager(), () -> {
+                ProcessInstance<?> pi = process.instances().findById(id).orElseThrow(NotFoundException::new);
+                List<String> caught = pi.updateWorkItem(workItem, wi -> {
+                    WorkflowProcessInstance wpi = ((org.jbpm.workflow.instance.impl.NodeInstanceImpl) wi
+                            .getNodeInstance()).getProcessInstance();
+                    List<String> found = waiting(wpi, type);
+                    if (!found.isEmpty()) {
+                        wpi.signalEvent(type, null);
+                    }
+                    return found;
+                });
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("id", id);
+                m.put("caught", caught);
+                return m;
+            });
         }
     }
 
