@@ -21,9 +21,10 @@
 //! Flowable-backed run does not park for a delivery from outside; event sub-processes
 //! started by an error, an escalation or such a message or signal are Flowable's too. No
 //! timer, multi-instance sub-process or receive task reaches Flowable yet. On Kogito the
-//! rewrite keeps error and escalation events, and event sub-processes they start, as on
-//! Flowable (jBPM delivers them); no message or signal catch, timer or multi-instance
-//! activity reaches it.
+//! rewrite keeps error and escalation events, the event sub-processes they start, and
+//! message and signal catches the run's own throws reach, as on Flowable (jBPM delivers
+//! errors and escalations; cuga-flo delivers the throws); no timer, receive task,
+//! multi-instance activity or message or signal event sub-process reaches it.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -629,7 +630,14 @@ mod tests {
             (
                 r#"<intermediateCatchEvent id="m" name="Go"><signalEventDefinition/></intermediateCatchEvent><endEvent id="e" name="Go"><signalEventDefinition/></endEvent>"#,
                 EngineKind::Kogito,
-                &["m: a signal catch event"],
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
+                EngineKind::Kogito,
+                &[
+                    "m: a message catch event waiting for `m`, which nothing in the process throws: a run on Kogito cannot park",
+                ],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" name="Stop"><messageEventDefinition/></boundaryEvent><intermediateThrowEvent id="t" name="Stop"><messageEventDefinition/></intermediateThrowEvent>"#,

@@ -17,7 +17,10 @@
 //! Flowable): a failed task raises its error at its user task through the service's
 //! `/cugaflo/error` endpoint, jBPM takes the token to the boundary event that catches
 //! it, and cuga-flo journals each throw where the native engine catches it (a failed
-//! task's when it fails, an error or escalation event's when the path enters it).
+//! task's when it fails, an error or escalation event's when the path enters it). Message
+//! and signal catches the run's own throws reach wait as jBPM signals
+//! ([`augment::event_type`]); a throw is a user task where cuga-flo delivers it through
+//! the service's `/cugaflo/deliver` endpoint and journals each wait and delivery.
 
 pub mod augment;
 pub mod project;
