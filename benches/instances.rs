@@ -10,7 +10,8 @@
 //!
 //! `parallel_runs`: K runs of a 1,000-task chain (journalled without fsync) one after the
 //! other, then K at once on a multi-threaded runtime: the second should take about
-//! 1/cores of the first.
+//! 1/cores of the first (on a machine nothing else is using: the last column, CPU time
+//! over wall time while they run at once, shows how many cores the runs kept busy).
 //!
 //! Run with `cargo bench --bench instances` (`-- 1000,5000` to choose N; each open run
 //! keeps two file descriptors, its journal and its lock, so N is capped by `ulimit -n`).
@@ -168,6 +169,21 @@ fn args(run_id: &str) -> RunProcessArgs {
     }
 }
 
+/// User + system CPU time of this process so far.
+fn cpu() -> std::time::Duration {
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let secs = |t: libc::timeval| {
+        std::time::Duration::from_secs(t.tv_sec as u64)
+            + std::time::Duration::from_micros(t.tv_usec as u64)
+    };
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
 fn parallel_runs(k: usize) {
     let dir = tempfile::tempdir().unwrap();
     let agent = chain(dir.path(), "task", 1_000);
@@ -181,6 +197,7 @@ fn parallel_runs(k: usize) {
     }
     let serial = one_by_one.elapsed();
     let at_once = Instant::now();
+    let cpu_before = cpu();
     let runs: Vec<_> = (0..k)
         .map(|i| {
             let agent = agent.clone();
@@ -196,12 +213,14 @@ fn parallel_runs(k: usize) {
         rt.block_on(run).unwrap().unwrap();
     }
     let parallel = at_once.elapsed();
+    let busy = cpu() - cpu_before;
     println!(
-        "| {k} | {} | {:.0} | {:.0} | {:.2} |",
+        "| {k} | {} | {:.0} | {:.0} | {:.2} | {:.2} |",
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         serial.as_secs_f64() * 1e3,
         parallel.as_secs_f64() * 1e3,
         serial.as_secs_f64() / parallel.as_secs_f64(),
+        busy.as_secs_f64() / parallel.as_secs_f64(),
     );
 }
 
@@ -218,7 +237,9 @@ fn main() {
         open_instances(n);
     }
     println!("\nruns of a 1,000-task chain, one after the other and all at once\n");
-    println!("| runs | cores | one by one ms | at once ms | speed-up |");
-    println!("|---:|---:|---:|---:|---:|");
-    parallel_runs(8);
+    println!("| runs | cores | one by one ms | at once ms | speed-up | cores busy at once |");
+    println!("|---:|---:|---:|---:|---:|---:|");
+    for k in [8, 32] {
+        parallel_runs(k);
+    }
 }

@@ -59,7 +59,10 @@ fn describe_json_is_one_document() {
     let chain: Vec<&str> = (doc["judgement"].as_array().unwrap().iter())
         .map(|a| a["source"].as_str().unwrap())
         .collect();
-    assert_eq!(chain, ["rules", "scenario", "model", "person", "park"]);
+    assert_eq!(
+        chain,
+        ["rules", "scenario", "model", "remote", "person", "park"]
+    );
 }
 
 #[test]
@@ -257,5 +260,37 @@ fn demo_dot_parses() {
     assert!(
         mermaid.contains("⚑"),
         "the hooked flow is marked: {mermaid}"
+    );
+}
+
+#[test]
+fn describe_names_the_remote_people_a_gateway_or_hook_consults() {
+    let out = stdout_of(
+        cuga().args(["describe", "--json", "tests/fixtures/apps/remote_consult"]),
+        0,
+    );
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let remote = doc["judgement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["source"] == "remote")
+        .expect("a remote link in the judgement chain");
+    assert_eq!(remote["active"], true, "{remote}");
+    let detail = remote["detail"].as_str().unwrap();
+    assert!(detail.contains("Gateway_shipping → advisor"), "{detail}");
+    // In the order the chain asks: after the model, before the person at the terminal.
+    let order: Vec<&str> = (doc["judgement"].as_array().unwrap().iter())
+        .map(|a| a["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        ["rules", "scenario", "model", "remote", "person", "park"]
+    );
+    let plain = stdout_of(cuga().args(["describe", "receive_order", "--json"]), 0);
+    let doc: Value = serde_json::from_str(&plain).unwrap();
+    assert!(
+        (doc["judgement"].as_array().unwrap().iter())
+            .any(|a| a["source"] == "remote" && a["active"] == false)
     );
 }

@@ -83,8 +83,8 @@ fn a_hook_skip_to_moves_the_token_on_kogito() {
         "{entered:?}"
     );
     // The same failure; the native engine also names the BPMN error the unanswered task
-    // raised (Kogito maps no failure to a BPMN error: engine::support refuses error
-    // events there).
+    // raised (on Kogito, as on Flowable, a control point the harness cannot answer fails
+    // the run; only a task's answer raises a BPMN error there).
     let native = closed_as_failed(&journal(&tmp.path().join("native")));
     let native = native
         .strip_suffix(" (BPMN error UNANSWERED, not caught)")

@@ -158,7 +158,7 @@ pub struct GuaranteeDesc {
 /// One link of the judgement chain.
 #[derive(Debug, Serialize)]
 pub struct Answerer {
-    /// `rules`, `scenario`, `model`, `person`, `park`.
+    /// `rules`, `scenario`, `model`, `remote`, `person`, `park`.
     pub source: &'static str,
     /// Whether it is part of a plain `start` of this app.
     pub active: bool,
@@ -494,7 +494,8 @@ fn hook(
 }
 
 /// The judgement chain as `start` builds it (cli::wiring::judgement): policy rules,
-/// a scenario's answers (with `--scenario`), the model, a person at the terminal, park.
+/// a scenario's answers (with `--scenario`), the model, the remote people consulted, a
+/// person at the terminal, park.
 fn judgement(
     loaded: &LoadedApp,
     config: &FlowConfig,
@@ -557,6 +558,35 @@ fn judgement(
             source: "model",
             active: false,
             detail: format!("cannot be set up: {e}"),
+        },
+    });
+    // The remote people a gateway or hook consults (`human_consultation`) decide there
+    // when no model does (reason::remote::RemoteChooser, after the model in the chain).
+    let consulted: Vec<String> = (config.gateways.iter())
+        .filter_map(|g| Some((&g.id.value, &g.human_consultation.as_ref()?.value)))
+        .chain(
+            (config.hooks.iter())
+                .filter_map(|h| Some((&h.id.value, &h.human_consultation.as_ref()?.value))),
+        )
+        .map(|(element, agent)| format!("{element} → {agent}"))
+        .collect();
+    chain.push(Answerer {
+        source: "remote",
+        active: !consulted.is_empty(),
+        detail: if consulted.is_empty() {
+            "no gateway or hook consults a remote agent (`human_consultation`)".to_owned()
+        } else {
+            let shown: Vec<&str> = consulted.iter().take(8).map(String::as_str).collect();
+            let more = consulted.len().saturating_sub(shown.len());
+            format!(
+                "a remote person over A2A decides where no model does: {}{}",
+                shown.join(", "),
+                if more > 0 {
+                    format!(" (and {more} more)")
+                } else {
+                    String::new()
+                }
+            )
         },
     });
     chain.push(Answerer {

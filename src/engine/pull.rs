@@ -74,21 +74,6 @@ impl Asker<'_> {
         }
     }
 
-    /// A task: the variables it writes, or why the run fails (an engine that does not
-    /// run BPMN errors: a failed task fails the run).
-    pub async fn task(
-        &self,
-        task: &str,
-        key: &str,
-        variables: Map<String, Value>,
-        path: &[String],
-    ) -> Result<Map<String, Value>, String> {
-        match self.answer_task(task, key, variables, path, None).await? {
-            TaskAnswer::Done(writes) => Ok(writes),
-            TaskAnswer::Raised { error, .. } => Err(format!("task `{task}` failed: {error}")),
-        }
-    }
-
     /// A task: the variables it writes, or the BPMN error a failed task raises (the
     /// code its answer names, else [`crate::vocab::error_code::TASK_FAILED`]), as the
     /// native engine raises it. `Err`: the harness could not answer.

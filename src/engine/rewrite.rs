@@ -393,9 +393,10 @@ pub fn rewrite(
     };
 
     let topology = Topology::from_process(process);
-    // The engine runs BPMN errors and escalations, and message and signal catches,
-    // itself.
-    let throws = engine == EngineKind::Flowable;
+    // The engine runs BPMN errors and escalations, and message and signal catches, itself
+    // (cuga-flo delivers the run's own throws); what it cannot run `super::support`
+    // refused above.
+    let throws = matches!(engine, EngineKind::Flowable | EngineKind::Kogito);
     let messages = |id: &str| topology.node(id).and_then(signature).filter(|_| throws);
     let mut routes = 0;
     let mut multis = 0;

@@ -20,9 +20,11 @@
 //! throws), and one that nothing in the process throws to is refused, since a
 //! Flowable-backed run does not park for a delivery from outside; event sub-processes
 //! started by an error, an escalation or such a message or signal are Flowable's too. No
-//! timer, multi-instance sub-process or receive task reaches Flowable yet. On
-//! Kogito every event becomes a none event: no boundary event, error end event, message
-//! catch, multi-instance activity or event sub-process reaches it.
+//! timer, multi-instance sub-process or receive task reaches Flowable yet. On Kogito the
+//! rewrite keeps error and escalation events, the event sub-processes they start, and
+//! message and signal catches the run's own throws reach, as on Flowable (jBPM delivers
+//! errors and escalations; cuga-flo delivers the throws); no timer, receive task,
+//! multi-instance activity or message or signal event sub-process reaches it.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -83,7 +85,8 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
     // On Flowable a message or signal catch runs when something in the process throws
     // what it waits for: a Flowable-backed run does not park for a delivery from outside.
     let topology = crate::engine::topology::Topology::from_process(process);
-    let thrown: BTreeSet<(&'static str, String)> = if executor == Executor::Flowable {
+    let delivers = matches!(executor, Executor::Flowable | Executor::Kogito);
+    let thrown: BTreeSet<(&'static str, String)> = if delivers {
         process
             .nodes
             .iter()
@@ -106,19 +109,24 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             NodeKind::StartEvent { .. } => parent_is_event_subprocess(index, node),
             _ => false,
         };
-        if executor != Executor::Flowable || !waits {
+        if !delivers || !waits {
             return None;
         }
         let (kind, name) = topology.node(&node.id).and_then(signature)?;
         Some((!thrown.contains(&(kind.as_str(), name.clone()))).then(|| {
             format!(
                 "a {} {} waiting for `{name}`, which nothing in the process throws: a run on \
-                 Flowable cannot park for a delivery from outside (`runs {}`)",
+                 {} cannot park for a delivery from outside (`runs {}`)",
                 kind.as_str(),
                 match node.kind {
                     NodeKind::BoundaryEvent { .. } => "boundary event",
                     NodeKind::StartEvent { .. } => "event sub-process start",
                     _ => "catch event",
+                },
+                if executor == Executor::Kogito {
+                    "Kogito"
+                } else {
+                    "Flowable"
                 },
                 kind.as_str()
             )
@@ -135,9 +143,12 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             Executor::Flowable if is_event_subprocess(node) => {
                 flowable_event_subprocess_problem(index, node)
             }
+            Executor::Kogito if is_event_subprocess(node) => {
+                kogito_event_subprocess_problem(index, node)
+            }
             // The start events of an event sub-process the engine runs name its trigger
             // (on Flowable a message or signal must be thrown within the run).
-            Executor::Native if parent_is_event_subprocess(index, node) => None,
+            Executor::Native | Executor::Kogito if parent_is_event_subprocess(index, node) => None,
             Executor::Flowable if parent_is_event_subprocess(index, node) => {
                 catch_problem(node).flatten()
             }
@@ -214,11 +225,9 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
 /// What `node`'s kind means that `executor` does not do.
 fn element_problem(node: &Node, executor: Executor) -> Option<String> {
     let pulled = executor.pulled();
-    // Flowable runs errors and escalations itself (the rewrite keeps their events).
-    let throws = |d| {
-        executor != Executor::Kogito
-            && matches!(d, EventDefinition::Error | EventDefinition::Escalation)
-    };
+    // Flowable and Kogito run errors and escalations themselves (the rewrite keeps their
+    // events).
+    let throws = |d| matches!(d, EventDefinition::Error | EventDefinition::Escalation);
     let first = |definitions: &[EventDefinition], refused: &dyn Fn(EventDefinition) -> bool| {
         definitions.iter().copied().find(|d| refused(*d))
     };
@@ -391,6 +400,44 @@ fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Optio
     })
 }
 
+/// What Kogito cannot run in event sub-process `node`: what the native engine cannot,
+/// and a start event that is not an error's or an escalation's (jBPM runs those; no
+/// message, signal or timer reaches Kogito yet).
+fn kogito_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
+    let starts = || {
+        index
+            .process()
+            .nodes
+            .iter()
+            .filter(|n| n.parent.as_deref() == Some(node.id.as_str()))
+            .filter(|n| n.kind.is_start_event())
+    };
+    let catch_all = starts().any(|n| {
+        n.kind.event_definitions().contains(&EventDefinition::Error)
+            && n.event_ref.as_ref().and_then(|r| r.code.as_ref()).is_none()
+    });
+    if event_subprocess_problem(index, node).is_none() && catch_all {
+        return Some(
+            "an event sub-process started by every error (an error start event without a \
+             code): jBPM 10.1 cannot build one (no errorRef: \"must contain a trigger\"; an \
+             error without errorCode: a NullPointerException in its code generation)"
+                .to_string(),
+        );
+    }
+    event_subprocess_problem(index, node).or_else(|| {
+        starts()
+            .flat_map(|n| n.kind.event_definitions().iter().copied())
+            .find(|d| !matches!(d, EventDefinition::Error | EventDefinition::Escalation))
+            .map(|d| {
+                format!(
+                    "an event sub-process started by {} event: on Kogito only error and \
+                     escalation event sub-processes run yet",
+                    with_article(definition_name(d))
+                )
+            })
+    })
+}
+
 /// Whether `node` lies in an ad-hoc sub-process, or an event sub-process the engine
 /// does not run (reported at the sub-process).
 fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -> bool {
@@ -404,7 +451,7 @@ fn inside_refused_scope(index: &ProcessIndex, node: &Node, executor: Executor) -
             _ if is_event_subprocess(p) => match executor {
                 Executor::Native => event_subprocess_problem(index, p).is_some(),
                 Executor::Flowable => flowable_event_subprocess_problem(index, p).is_some(),
-                Executor::Kogito => true,
+                Executor::Kogito => kogito_event_subprocess_problem(index, p).is_some(),
             },
             _ => false,
         };
@@ -524,7 +571,19 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><errorEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 EngineKind::Kogito,
-                &["e: an event sub-process"],
+                &["e: an event sub-process started by every error"],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><escalationEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><signalEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
+                &[
+                    "e: an event sub-process started by a signal event: on Kogito only error and escalation",
+                ],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
@@ -571,7 +630,14 @@ mod tests {
             (
                 r#"<intermediateCatchEvent id="m" name="Go"><signalEventDefinition/></intermediateCatchEvent><endEvent id="e" name="Go"><signalEventDefinition/></endEvent>"#,
                 EngineKind::Kogito,
-                &["m: a signal catch event"],
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
+                EngineKind::Kogito,
+                &[
+                    "m: a message catch event waiting for `m`, which nothing in the process throws: a run on Kogito cannot park",
+                ],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" name="Stop"><messageEventDefinition/></boundaryEvent><intermediateThrowEvent id="t" name="Stop"><messageEventDefinition/></intermediateThrowEvent>"#,
@@ -611,7 +677,7 @@ mod tests {
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><errorEventDefinition/></boundaryEvent>"#,
                 EngineKind::Kogito,
-                &["b: an error boundary event"],
+                &[],
             ),
             (
                 r#"<subProcess id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
@@ -621,7 +687,7 @@ mod tests {
             (
                 r#"<subProcess id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
                 EngineKind::Kogito,
-                &["b: an escalation boundary event"],
+                &[],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><escalationEventDefinition/></boundaryEvent>"#,
@@ -681,7 +747,7 @@ mod tests {
             (
                 r#"<endEvent id="x"><errorEventDefinition/></endEvent>"#,
                 EngineKind::Kogito,
-                &["x: an error end event"],
+                &[],
             ),
             (
                 r#"<intermediateThrowEvent id="x"><compensateEventDefinition/></intermediateThrowEvent>"#,

@@ -15,7 +15,11 @@ use std::fmt::Write as _;
 
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
-use crate::engine::rewrite::{self, Element, Guard, RFlow, RNode, Rewritten, Scopes, xml_escape};
+use crate::engine::rewrite::{
+    self, Element, Guard, RFlow, RNode, Rewritten, Scopes, Thrown, xml_escape,
+};
+use crate::engine::topology::Topology;
+use crate::journal::event::{CatchKind, ThrownKind};
 
 /// The actor every worker task belongs to (cuga-flo acts as this user).
 pub const ACTOR: &str = "cugaflo";
@@ -83,6 +87,11 @@ pub fn augment(
             if let Some(p) = &mut n.parent {
                 ns(p);
             }
+            if let Element::Boundary { attached_to, .. }
+            | Element::CatchBoundary { attached_to, .. } = &mut n.element
+            {
+                ns(attached_to);
+            }
         }
         for f in &mut service.flows {
             ns(&mut f.id);
@@ -93,6 +102,25 @@ pub fn augment(
             }
         }
     }
+    // An escalation nothing catches passes (the adapter journals its throw from the
+    // path): the service gets a none event there.
+    let topology = Topology::from_process(process);
+    for (n, model) in service.nodes.iter_mut().zip(&rewritten.nodes) {
+        if let Element::Throw { end, thrown } = &n.element
+            && thrown.kind == ThrownKind::Escalation
+            && rewrite::catcher(&topology, &model.id, thrown, false).is_none()
+        {
+            n.element = if *end {
+                Element::End {
+                    terminate_all: None,
+                }
+            } else {
+                Element::Intermediate
+            };
+        }
+    }
+    interrupt_as_errors(&mut service, &rewritten, &topology);
+    in_scope(&mut service, id_prefix);
     merge_explicitly(&mut service, id_prefix);
     let task_names_by_service_id: BTreeMap<String, String> = task_names
         .iter()
@@ -118,6 +146,112 @@ pub fn augment(
         task_names,
         rewritten,
     })
+}
+
+/// An escalation end event jBPM delivers to an interrupting boundary event does not stop
+/// its sub-process: the end event completes it as well, and the token goes on past it
+/// beside the boundary's. An error does stop it, so the service throws such an
+/// escalation as an error of its own code (`cuga_escalation__CODE`), which the boundary
+/// catches, when every escalation that boundary catches is thrown by an end event.
+fn interrupt_as_errors(service: &mut Rewritten, rewritten: &Rewritten, topology: &Topology) {
+    let caught_by = |model: &RNode| match &model.element {
+        Element::Throw { thrown, .. } if thrown.kind == ThrownKind::Escalation => {
+            rewrite::catcher(topology, &model.id, thrown, false)
+                .filter(|c| c.interrupting)
+                .map(|c| c.boundary)
+        }
+        _ => None,
+    };
+    // The boundaries to convert: caught by an interrupting one, thrown by end events only.
+    let mut convert: Vec<String> = Vec::new();
+    let mut keep: Vec<String> = Vec::new();
+    for model in &rewritten.nodes {
+        if let Some(boundary) = caught_by(model) {
+            match model.element {
+                Element::Throw { end: true, .. } => convert.push(boundary),
+                _ => keep.push(boundary),
+            }
+        }
+    }
+    convert.retain(|b| {
+        !keep.contains(b) && rewritten.nodes.iter().any(|n| {
+            &n.id == b
+                && matches!(&n.element, Element::Boundary { thrown, .. } if thrown.code.is_some())
+        })
+    });
+    for (n, model) in service.nodes.iter_mut().zip(&rewritten.nodes) {
+        let as_error = |thrown: &mut Thrown| {
+            thrown.kind = ThrownKind::Error;
+            thrown.code = Some(format!(
+                "cuga_escalation__{}",
+                thrown.code.as_deref().unwrap_or_default()
+            ));
+        };
+        match &mut n.element {
+            Element::Boundary { thrown, .. } if convert.contains(&model.id) => {
+                as_error(thrown);
+            }
+            Element::Throw { thrown, .. }
+                if caught_by(model).is_some_and(|b| convert.contains(&b)) =>
+            {
+                as_error(thrown);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// jBPM links a boundary event to its activity, and a flow to its ends, within one scope:
+/// a boundary event lies where its activity does, with the flows leaving it. A worker with
+/// no outgoing flow (where cuga-flo fails the run) gets an end event after it, since jBPM
+/// refuses a task without one.
+fn in_scope(service: &mut Rewritten, id_prefix: &str) {
+    use crate::engine::rewrite::PREFIX;
+    let scope_of = |service: &Rewritten, id: &str| {
+        service
+            .nodes
+            .iter()
+            .find(|n| n.id == id)
+            .map(|n| n.parent.clone())
+    };
+    for i in 0..service.nodes.len() {
+        if let Element::Boundary { attached_to, .. } | Element::CatchBoundary { attached_to, .. } =
+            &service.nodes[i].element
+            && let Some(parent) = scope_of(service, &attached_to.clone())
+        {
+            let id = service.nodes[i].id.clone();
+            service.nodes[i].parent.clone_from(&parent);
+            for f in service.flows.iter_mut().filter(|f| f.source == id) {
+                f.parent.clone_from(&parent);
+            }
+        }
+    }
+    let dead_ends: Vec<(String, Option<String>)> = service
+        .nodes
+        .iter()
+        .filter(|n| n.element == Element::Worker)
+        .filter(|n| !service.flows.iter().any(|f| f.source == n.id))
+        .map(|n| (n.id.clone(), n.parent.clone()))
+        .collect();
+    for (id, parent) in dead_ends {
+        let model_id = id.strip_prefix(id_prefix).unwrap_or(&id).to_string();
+        let end = format!("{id_prefix}{PREFIX}end__{model_id}");
+        service.flows.push(RFlow {
+            id: format!("{id_prefix}{PREFIX}ending__{model_id}"),
+            source: id,
+            target: end.clone(),
+            guard: None,
+            parent: parent.clone(),
+        });
+        service.nodes.push(RNode {
+            id: end,
+            name: None,
+            parent,
+            element: Element::End {
+                terminate_all: None,
+            },
+        });
+    }
 }
 
 /// jBPM accepts more than one incoming flow only on gateways, and more than one outgoing
@@ -189,6 +323,70 @@ fn xml_id(text: &str) -> String {
     java_identifier(text)
 }
 
+/// Every error and escalation code the service's events throw or catch, once.
+fn codes(rewritten: &Rewritten) -> Vec<(ThrownKind, String)> {
+    let mut codes: Vec<(ThrownKind, String)> = Vec::new();
+    for n in &rewritten.nodes {
+        if let Element::Throw { thrown, .. }
+        | Element::Boundary { thrown, .. }
+        | Element::TriggerStart { thrown, .. } = &n.element
+            && let Some(code) = &thrown.code
+            && !codes.iter().any(|(k, c)| *k == thrown.kind && c == code)
+        {
+            codes.push((thrown.kind, code.clone()));
+        }
+    }
+    codes
+}
+
+/// The jBPM signal a message or signal catch of the service waits for.
+pub fn event_type(kind: CatchKind, name: &str) -> String {
+    format!("cuga_{}__{name}", kind.as_str())
+}
+
+/// Every message and signal the service's catches wait for, once.
+fn event_types(rewritten: &Rewritten) -> Vec<String> {
+    let mut types: Vec<String> = Vec::new();
+    for n in &rewritten.nodes {
+        if let Element::Catch { kind, name } | Element::CatchBoundary { kind, name, .. } =
+            &n.element
+        {
+            let t = event_type(*kind, name);
+            if !types.contains(&t) {
+                types.push(t);
+            }
+        }
+    }
+    types
+}
+
+/// The `<error>` without a code that a catch-all error boundary event names (jBPM then
+/// catches every code with it).
+const CATCH_ALL: &str = "cuga_error__any";
+
+/// The id of the `<error>` or `<escalation>` of `code`.
+fn code_id(kind: ThrownKind, code: &str) -> String {
+    format!("cuga_{}__{}", kind.as_str(), xml_id(code))
+}
+
+/// The event definition of what an event throws or catches (no code: every one).
+fn event_definition(thrown: &Thrown) -> String {
+    let (tag, attribute) = match thrown.kind {
+        ThrownKind::Error => ("errorEventDefinition", "errorRef"),
+        ThrownKind::Escalation => ("escalationEventDefinition", "escalationRef"),
+    };
+    match &thrown.code {
+        Some(code) => format!(
+            "<bpmn2:{tag} {attribute}=\"{}\"/>",
+            code_id(thrown.kind, code)
+        ),
+        None if thrown.kind == ThrownKind::Error => {
+            format!("<bpmn2:{tag} {attribute}=\"{CATCH_ALL}\"/>")
+        }
+        None => format!("<bpmn2:{tag}/>"),
+    }
+}
+
 fn write_xml(
     process: &Process,
     process_id: &str,
@@ -207,6 +405,29 @@ fn write_xml(
         let _ = writeln!(
             xml,
             "  <bpmn2:itemDefinition id=\"{ty}\" structureRef=\"{java}\"/>"
+        );
+    }
+    for t in event_types(rewritten) {
+        let t = xml_escape(&t);
+        let _ = writeln!(xml, "  <bpmn2:signal id=\"{t}\" name=\"{t}\"/>");
+    }
+    // jBPM wants every error event to name an error: a catch-all names one with no code.
+    if rewritten.nodes.iter().any(|n| {
+        matches!(&n.element, Element::Boundary { thrown, .. }
+            if thrown.kind == ThrownKind::Error && thrown.code.is_none())
+    }) {
+        let _ = writeln!(xml, "  <bpmn2:error id=\"{CATCH_ALL}\"/>");
+    }
+    for (kind, code) in codes(rewritten) {
+        let (tag, attribute) = match kind {
+            ThrownKind::Error => ("error", "errorCode"),
+            ThrownKind::Escalation => ("escalation", "escalationCode"),
+        };
+        let _ = writeln!(
+            xml,
+            "  <bpmn2:{tag} id=\"{}\" {attribute}=\"{}\"/>",
+            code_id(kind, &code),
+            xml_escape(&code)
         );
     }
     let name = process
@@ -278,26 +499,71 @@ impl Writer<'_> {
                     );
                 }
                 Element::Worker => self.user_task(xml, n, &pad),
-                // The rewrite keeps error and escalation events for Flowable only
-                // (engine::support refuses them on Kogito, or they pass, uncaught).
-                Element::Throw { end: true, .. } => {
-                    let _ = writeln!(xml, "{pad}<bpmn2:endEvent id=\"{id}\"{name}/>");
-                }
-                Element::Throw { end: false, .. } => {
+                // Kogito throws and catches errors and escalations itself.
+                Element::Throw { end, thrown } => {
+                    let tag = if *end {
+                        "endEvent"
+                    } else {
+                        "intermediateThrowEvent"
+                    };
                     let _ = writeln!(
                         xml,
-                        "{pad}<bpmn2:intermediateThrowEvent id=\"{id}\"{name}/>"
+                        "{pad}<bpmn2:{tag} id=\"{id}\"{name}>{}</bpmn2:{tag}>",
+                        event_definition(thrown)
                     );
                 }
-                Element::Boundary { .. }
-                | Element::CatchBoundary { .. }
-                | Element::EventSubProcess
-                | Element::TriggerStart { .. }
-                | Element::CatchStart { .. } => {}
-                Element::Catch { .. } => {
+                Element::Boundary {
+                    attached_to,
+                    cancel,
+                    thrown,
+                } => {
                     let _ = writeln!(
                         xml,
-                        "{pad}<bpmn2:intermediateThrowEvent id=\"{id}\"{name}/>"
+                        "{pad}<bpmn2:boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{}</bpmn2:boundaryEvent>",
+                        xml_escape(attached_to),
+                        event_definition(thrown)
+                    );
+                }
+                Element::EventSubProcess => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:subProcess id=\"{id}\"{name} triggeredByEvent=\"true\">"
+                    );
+                    self.scope(xml, children, Some(n.id.as_str()), depth + 1);
+                    let _ = writeln!(xml, "{pad}</bpmn2:subProcess>");
+                }
+                Element::TriggerStart {
+                    interrupting,
+                    thrown,
+                } => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{}</bpmn2:startEvent>",
+                        // (engine::support refuses an error start without a code.)
+                        event_definition(thrown)
+                    );
+                }
+                Element::CatchStart { .. } => {}
+                // Messages and signals wait as jBPM signals of cuga-flo's own names
+                // (cuga-flo delivers the run's throws: [`event_type`]).
+                Element::Catch { kind, name: event } => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:intermediateCatchEvent id=\"{id}\"{name}><bpmn2:signalEventDefinition signalRef=\"{}\"/></bpmn2:intermediateCatchEvent>",
+                        xml_escape(&event_type(*kind, event))
+                    );
+                }
+                Element::CatchBoundary {
+                    attached_to,
+                    cancel,
+                    kind,
+                    name: event,
+                } => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\"><bpmn2:signalEventDefinition signalRef=\"{}\"/></bpmn2:boundaryEvent>",
+                        xml_escape(attached_to),
+                        xml_escape(&event_type(*kind, event))
                     );
                 }
                 // Likewise multi-instance tasks (refused on Kogito).
@@ -439,6 +705,7 @@ fn java(guard: &Guard) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::rewrite::Role;
 
     fn parse(xml: &str) -> Process {
         let doc = crate::bpmn::parse(std::path::Path::new("t.bpmn"), xml.as_bytes()).unwrap();
@@ -497,6 +764,98 @@ mod tests {
         assert!(back.flows.iter().all(|f| f.id.starts_with("c1__")));
         assert_eq!(aug.task_names["a.1"], "cp_c1__a_1");
         assert!(aug.rewritten.roles.contains_key("a.1"));
+    }
+
+    const ERRORS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+        <error id="ErrPay" errorCode="PAYMENT_FAILED"/>
+        <escalation id="Late" escalationCode="LATE"/>
+        <escalation id="Slow" escalationCode="SLOW"/>
+        <process id="P"><startEvent id="s"/><task id="pay"/><endEvent id="e"/>
+          <task id="handle"/><task id="other"/>
+          <subProcess id="sub">
+            <startEvent id="ss"/>
+            <intermediateThrowEvent id="slow"><escalationEventDefinition escalationRef="Slow"/></intermediateThrowEvent>
+            <endEvent id="late"><escalationEventDefinition escalationRef="Late"/></endEvent>
+            <sequenceFlow id="s1" sourceRef="ss" targetRef="slow"/>
+            <sequenceFlow id="s2" sourceRef="slow" targetRef="late"/>
+          </subProcess>
+          <boundaryEvent id="bcode" attachedToRef="pay"><errorEventDefinition errorRef="ErrPay"/></boundaryEvent>
+          <boundaryEvent id="ball" attachedToRef="pay"><errorEventDefinition/></boundaryEvent>
+          <boundaryEvent id="besc" attachedToRef="sub"><escalationEventDefinition escalationRef="Late"/></boundaryEvent>
+          <sequenceFlow id="f1" sourceRef="s" targetRef="pay"/>
+          <sequenceFlow id="f2" sourceRef="pay" targetRef="sub"/>
+          <sequenceFlow id="f3" sourceRef="sub" targetRef="e"/>
+          <sequenceFlow id="f4" sourceRef="bcode" targetRef="handle"/>
+          <sequenceFlow id="f5" sourceRef="ball" targetRef="other"/>
+          <sequenceFlow id="f6" sourceRef="besc" targetRef="e"/>
+        </process></definitions>"#;
+
+    /// Errors and escalations are Kogito's: boundary events with their codes (a catch-all
+    /// names an error without a code), an escalation end event an interrupting boundary
+    /// catches thrown as an error of its own code (jBPM would not stop the sub-process),
+    /// an escalation nothing catches written as a none event.
+    #[test]
+    fn error_and_escalation_events_are_written_for_jbpm() {
+        let aug = augment(&parse(ERRORS), &FlowAnnotations::default(), "p", &[], "").unwrap();
+        let xml = &aug.xml;
+        assert!(
+            xml.contains(r#"<bpmn2:error id="cuga_error__any"/>"#),
+            "{xml}"
+        );
+        assert!(xml.contains(
+            r#"<bpmn2:error id="cuga_error__PAYMENT_FAILED" errorCode="PAYMENT_FAILED"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:boundaryEvent id="bcode" attachedToRef="pay" cancelActivity="true"><bpmn2:errorEventDefinition errorRef="cuga_error__PAYMENT_FAILED"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:boundaryEvent id="ball" attachedToRef="pay" cancelActivity="true"><bpmn2:errorEventDefinition errorRef="cuga_error__any"/>"#
+        ));
+        // The escalation end event and its interrupting boundary: an error of their own.
+        assert!(xml.contains(
+            r#"<bpmn2:endEvent id="late"><bpmn2:errorEventDefinition errorRef="cuga_error__cuga_escalation__LATE"/></bpmn2:endEvent>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:boundaryEvent id="besc" attachedToRef="sub" cancelActivity="true"><bpmn2:errorEventDefinition errorRef="cuga_error__cuga_escalation__LATE"/>"#
+        ));
+        // Nothing catches SLOW: a none event in the service, a throw in the adapter's model.
+        assert!(xml.contains(r#"<bpmn2:intermediateThrowEvent id="slow"/>"#));
+        assert!(matches!(
+            aug.rewritten
+                .nodes
+                .iter()
+                .find(|n| n.id == "slow")
+                .unwrap()
+                .element,
+            Element::Throw { .. }
+        ));
+        assert!(parse(xml).node("besc").is_some());
+    }
+
+    /// A boundary event lies in the scope of its activity; a worker where the run fails
+    /// (an uncaught error end event) gets an end event after it.
+    #[test]
+    fn boundary_events_share_their_activitys_scope_and_dead_ends_end() {
+        let model = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <error id="Err" errorCode="X"/>
+            <process id="P"><startEvent id="s"/><endEvent id="e"/><task id="fix"/>
+              <subProcess id="outer"><startEvent id="os"/><task id="t"/>
+                <endEvent id="oe"><errorEventDefinition errorRef="Err"/></endEvent>
+                <sequenceFlow id="o1" sourceRef="os" targetRef="t"/>
+                <sequenceFlow id="o2" sourceRef="t" targetRef="oe"/>
+              </subProcess>
+              <boundaryEvent id="bt" attachedToRef="t"><errorEventDefinition errorRef="Err"/></boundaryEvent>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="outer"/>
+              <sequenceFlow id="f2" sourceRef="outer" targetRef="e"/>
+              <sequenceFlow id="f3" sourceRef="bt" targetRef="fix"/>
+            </process></definitions>"#;
+        let aug = augment(&parse(model), &FlowAnnotations::default(), "p", &[], "").unwrap();
+        let back = parse(&aug.xml);
+        assert_eq!(back.node("bt").unwrap().parent.as_deref(), Some("outer"));
+        // `oe`: nothing catches X there (bt is on `t`, which did not raise it).
+        assert!(matches!(aug.rewritten.roles["oe"], Role::Uncaught { .. }));
+        let ending = back.flows.iter().find(|f| f.source == "oe").unwrap();
+        assert_eq!(ending.target, "cuga_end__oe");
     }
 
     #[test]

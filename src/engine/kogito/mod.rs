@@ -12,6 +12,15 @@
 //! the final variables come from the service's trace listener. Hook actions: `continue`,
 //! `terminate`, `skip_to` (the target triggered and the hook's node cancelled) and
 //! `skip_node`; topology changes are not possible, as on Flowable.
+//!
+//! BPMN errors and escalations are Kogito's (the rewrite keeps their events, as for
+//! Flowable): a failed task raises its error at its user task through the service's
+//! `/cugaflo/error` endpoint, jBPM takes the token to the boundary event that catches
+//! it, and cuga-flo journals each throw where the native engine catches it (a failed
+//! task's when it fails, an error or escalation event's when the path enters it). Message
+//! and signal catches the run's own throws reach wait as jBPM signals
+//! ([`augment::event_type`]); a throw is a user task where cuga-flo delivers it through
+//! the service's `/cugaflo/deliver` endpoint and journals each wait and delivery.
 
 pub mod augment;
 pub mod project;
@@ -25,13 +34,17 @@ use serde_json::{Map, Value};
 
 use self::rest::{Client, Endpoint, RestError, WorkItem};
 use super::external::{Prior, Witness, witnessed};
-use super::pull::{Asker, HookMove, is_sync_join, terminate_end, user_variables, visit_key};
-use super::rewrite::{self, Rewritten, Role};
+use super::pull::{
+    Asker, HookMove, TaskAnswer, is_sync_join, terminate_end, user_variables, visit_key,
+};
+use super::rewrite::{self, Element, Rewritten, Role, Thrown, catcher};
+use super::topology::Topology;
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
+use crate::journal::event::{CatchKind, ThrownKind};
 use crate::journal::{Event, EventSink};
 use crate::vocab::RunStatus;
 
@@ -164,6 +177,11 @@ struct Known {
     terminated: Option<String>,
     /// The trace once the instance has ended.
     last: Option<rest::Trace>,
+    /// The error and escalation events of the path whose throw is journalled (Kogito
+    /// delivers what they throw; cuga-flo journals it when it sees them entered).
+    throws: usize,
+    /// The waits of each message or signal catch journalled so far.
+    awaits: std::collections::HashMap<String, u64>,
 }
 
 impl Run {
@@ -258,7 +276,14 @@ impl Run {
         } else {
             Vec::new()
         };
+        // The throws the journal holds are not journalled again.
+        let throws = prior
+            .path
+            .iter()
+            .filter(|id| self.thrown_at(id).is_some())
+            .count();
         let mut known = self.known();
+        known.throws = throws;
         known.terminated.clone_from(&prior.terminated);
         // A skip whose task's entry is journalled may have been carried out already: it
         // stands while the task still waits.
@@ -306,8 +331,8 @@ impl Run {
 
     /// Whether the join entered just before `after` fired: a node its outgoing flows lead
     /// to (or the merge cuga-flo put in front of one) comes before the join is entered
-    /// again.
-    fn fired(&self, join: &crate::bpmn::Node, after: &[&str]) -> bool {
+    /// again; where in `after`.
+    fn fired(&self, join: &crate::bpmn::Node, after: &[&str]) -> Option<usize> {
         let next: Vec<String> = self
             .request
             .process
@@ -320,15 +345,15 @@ impl Run {
                 [arrival, merge]
             })
             .collect();
-        for id in after {
+        for (at, id) in after.iter().enumerate() {
             if *id == join.id {
-                return false;
+                return None;
             }
             if next.iter().any(|n| n == id) {
-                return true;
+                return Some(at);
             }
         }
-        false
+        None
     }
 
     /// Read the path from the service's trace; the trace itself.
@@ -341,19 +366,96 @@ impl Run {
         let process = &self.request.process;
         let ids: Vec<&str> = trace.path.iter().map(|id| self.model_id(id)).collect();
         let mut path = Vec::new();
+        // Raced catches that won, by the index of the entry they precede.
+        let mut won: std::collections::HashMap<usize, Vec<String>> = Default::default();
         for (i, id) in ids.iter().enumerate() {
+            if let Some(catches) = won.remove(&i) {
+                path.extend(catches);
+            }
             let Some(node) = self.rewritten.original(id).and_then(|id| process.node(id)) else {
                 continue;
             };
             // jBPM records a join once per arriving token: it counts as entered when it
             // fires, i.e. when one of its successors follows before it is entered again.
-            if is_sync_join(process, node) && !self.fired(node, &ids[i + 1..]) {
+            if is_sync_join(process, node) && self.fired(node, &ids[i + 1..]).is_none() {
+                continue;
+            }
+            // jBPM enters every catch an event-based gateway races when the gateway is
+            // reached: one counts when it wins, just before its successor.
+            if self.races(node) {
+                if let Some(next) = self.fired(node, &ids[i + 1..]) {
+                    won.entry(i + 1 + next).or_default().push(node.id.clone());
+                }
                 continue;
             }
             path.push(node.id.clone());
         }
-        self.known().path = path;
+        let mut known = self.known();
+        known.path = path;
+        self.journal_throws(&mut known)?;
         Ok(trace)
+    }
+
+    /// What the model's error or escalation event `id` throws (Kogito delivers it).
+    fn thrown_at(&self, id: &str) -> Option<&Thrown> {
+        self.rewritten
+            .nodes
+            .iter()
+            .find(|n| n.id == id)
+            .and_then(|n| match &n.element {
+                Element::Throw { thrown, .. } => Some(thrown),
+                _ => None,
+            })
+    }
+
+    /// Journal the throws of the error and escalation events the path entered since the
+    /// last look (each after its entry, as the native engine does), within the step
+    /// budget.
+    fn journal_throws(&self, known: &mut Known) -> Result<(), String> {
+        let budget = usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX);
+        let mut seen = 0;
+        for (i, id) in known.path.iter().enumerate().take(budget) {
+            let Some(thrown) = self.thrown_at(id) else {
+                continue;
+            };
+            seen += 1;
+            if seen <= known.throws {
+                continue;
+            }
+            self.witness.entered(&known.path[..=i], Vec::new());
+            self.journal_throw(id, thrown, false, None)?;
+            known.throws = seen;
+        }
+        Ok(())
+    }
+
+    /// Journal the throw of `thrown` at `node` (a failed task when `from_task`), caught
+    /// where the native engine would catch it; the catch.
+    fn journal_throw(
+        &self,
+        node: &str,
+        thrown: &Thrown,
+        from_task: bool,
+        message: Option<String>,
+    ) -> Result<Option<rewrite::Caught>, String> {
+        let topology = Topology::from_process(&self.request.process);
+        let caught = catcher(&topology, node, thrown, from_task);
+        let live = topology.node(node);
+        let message = message.or_else(|| {
+            live.and_then(|n| n.event_ref.as_ref())
+                .and_then(|r| r.name.clone())
+        });
+        self.witness.journal(Event::EventThrown {
+            kind: thrown.kind,
+            code: thrown.code.clone(),
+            node: node.to_string(),
+            name: live.and_then(|n| n.name.clone()),
+            message,
+            caught_by: caught.as_ref().map(|c| c.boundary.clone()),
+            activity: caught.as_ref().map(|c| c.activity.clone()),
+            interrupting: caught.as_ref().is_some_and(|c| c.interrupting),
+        })?;
+        Ok(caught)
     }
 
     async fn drive(&self) -> Ended {
@@ -451,12 +553,40 @@ impl Run {
                 if self.known().skips.remove(&task) {
                     return complete(Map::new()).await;
                 }
-                let writes = self.asker().task(&task, &key, variables, &path).await?;
-                complete(writes).await
+                // A resumed run whose answer is journalled journalled its throw too.
+                let fresh = self
+                    .witness
+                    .prior()
+                    .is_none_or(|p| p.answer(&key).is_none());
+                match self
+                    .asker()
+                    .answer_task(&task, &key, variables, &path, None)
+                    .await?
+                {
+                    TaskAnswer::Done(writes) => complete(writes).await,
+                    TaskAnswer::Raised { code, error } => {
+                        self.raise(item, &task, fresh, code, error).await
+                    }
+                }
             }
-            Role::Uncaught { node, .. }
-            | Role::Multi { step: node, .. }
-            | Role::Send { node, .. } => Err(format!(
+            Role::Uncaught { node, code } => {
+                // The end event's worker: the run fails here, as on the native engine.
+                self.witness.entered(&path, Vec::new());
+                let thrown = Thrown {
+                    kind: ThrownKind::Error,
+                    code,
+                };
+                self.journal_throw(&node, &thrown, false, None)?;
+                Err(format!(
+                    "error end event `{node}` raised BPMN error {}, which nothing catches",
+                    thrown.code.as_deref().unwrap_or("(no code)")
+                ))
+            }
+            Role::Send { node, kind, name } => {
+                self.send(item, &node, kind, &name, &path).await?;
+                complete(Map::new()).await
+            }
+            Role::Multi { step: node, .. } => Err(format!(
                 "Kogito handed over a task at `{node}`, which is no control point of this run"
             )),
             Role::Route { gateway, variable } => {
@@ -501,6 +631,114 @@ impl Run {
                 }
             }
         }
+    }
+
+    /// Task `task` failed with BPMN error `code`: journal the throw (unless a resumed
+    /// run journalled it), fail the run when nothing catches it, else raise it at the
+    /// task's user task, where jBPM delivers it.
+    async fn raise(
+        &self,
+        item: &WorkItem,
+        task: &str,
+        fresh: bool,
+        code: String,
+        error: String,
+    ) -> Result<(), String> {
+        let thrown = Thrown {
+            kind: ThrownKind::Error,
+            code: Some(code.clone()),
+        };
+        let caught = if fresh {
+            self.journal_throw(task, &thrown, true, Some(error.clone()))?
+        } else {
+            catcher(
+                &Topology::from_process(&self.request.process),
+                task,
+                &thrown,
+                true,
+            )
+        };
+        if caught.is_none() {
+            return Err(format!(
+                "task `{task}` failed: {error} (BPMN error {code}, not caught)"
+            ));
+        }
+        crate::crash::point("engine.before_complete");
+        self.client
+            .raise(&self.process, &self.instance, item, &code)
+            .await
+            .map_err(|e| format!("Kogito could not raise BPMN error {code} at `{task}`: {e}"))?;
+        crate::crash::point("engine.after_complete");
+        Ok(())
+    }
+
+    /// A message or signal throw or end event: deliver it to the instance's catches
+    /// waiting for it (the service signals them), each wait and its delivery journalled
+    /// as the native engine journals them (a message is received by the catch that started
+    /// waiting first; nothing waiting: it passes).
+    async fn send(
+        &self,
+        item: &WorkItem,
+        node: &str,
+        kind: CatchKind,
+        name: &str,
+        path: &[String],
+    ) -> Result<(), String> {
+        self.witness.entered(path, Vec::new());
+        let event_type = augment::event_type(kind, name);
+        let mut caught = self
+            .client
+            .deliver(&self.process, &self.instance, item, &event_type)
+            .await
+            .map_err(|e| {
+                format!(
+                    "Kogito could not deliver the {} `{name}`: {e}",
+                    kind.as_str()
+                )
+            })?;
+        if kind == CatchKind::Message {
+            caught.truncate(1);
+        }
+        for catch in caught {
+            let catch = self.model_id(&catch).to_string();
+            let key = {
+                let mut known = self.known();
+                let visit = known.awaits.entry(catch.clone()).or_insert(0);
+                *visit += 1;
+                format!("{}:{catch}:{visit}", self.request.run_id)
+            };
+            self.witness.journal(Event::MessageAwaited {
+                key: key.clone(),
+                node: catch.clone(),
+                kind,
+                name: name.to_string(),
+            })?;
+            self.witness.journal(Event::MessageReceived {
+                key,
+                node: catch,
+                kind,
+                name: name.to_string(),
+                variables: Map::new(),
+                thrown_by: Some(node.to_string()),
+                taint: None,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether the model's `node` is a catch an event-based gateway races (jBPM enters
+    /// every raced catch when the gateway is reached).
+    fn races(&self, node: &crate::bpmn::Node) -> bool {
+        matches!(
+            node.kind,
+            crate::bpmn::NodeKind::IntermediateCatchEvent { .. }
+        ) && self.request.process.flows.iter().any(|f| {
+            f.target == node.id
+                && self.rewritten.nodes.iter().any(|n| {
+                    n.id == f.source
+                        && n.element == Element::Gateway(rewrite::GatewayTag::EventBased)
+                })
+        })
     }
 
     async fn finish(&self, ended: Ended) -> RunOutcome {

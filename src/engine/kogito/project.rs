@@ -3,7 +3,8 @@
 //! `application.properties` (loopback, the port), the rewritten model, and `CugaFloTrace`
 //! (a process listener that keeps each instance's path of BPMN ids, how it ended and its
 //! final variables, served at `GET /cugaflo/trace/{id}`: Kogito itself forgets an
-//! instance as soon as it ends).
+//! instance as soon as it ends; and `POST /cugaflo/error/{process}/{id}/{workItem}?code=`,
+//! which raises a BPMN error at a waiting user task).
 
 use std::fs;
 use std::io;

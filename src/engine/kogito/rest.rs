@@ -194,6 +194,53 @@ impl Client {
         .map(drop)
     }
 
+    /// Raise BPMN error `code` at the user task `item` (the service's own endpoint: jBPM
+    /// delivers it to the boundary event or event sub-process catching it).
+    pub async fn raise(
+        &self,
+        process: &str,
+        id: &str,
+        item: &WorkItem,
+        code: &str,
+    ) -> Result<(), RestError> {
+        let request = self
+            .at(
+                Method::POST,
+                &format!("cugaflo/error/{process}/{id}/{}", item.id),
+            )
+            .query(&[("code", code)]);
+        self.send(request, "POST /cugaflo/error/{process}/{id}/{workItem}")
+            .await
+            .map(drop)
+    }
+
+    /// Deliver jBPM signal `event_type` (a message or signal the run throws at the user
+    /// task `item`) to the instance's catches waiting for it; the BPMN ids of those that
+    /// were waiting, in the order they started waiting.
+    pub async fn deliver(
+        &self,
+        process: &str,
+        id: &str,
+        item: &WorkItem,
+        event_type: &str,
+    ) -> Result<Vec<String>, RestError> {
+        let request = self
+            .at(
+                Method::POST,
+                &format!("cugaflo/deliver/{process}/{id}/{}", item.id),
+            )
+            .query(&[("type", event_type)]);
+        let answer = self
+            .send(request, "POST /cugaflo/deliver/{process}/{id}/{workItem}")
+            .await?;
+        Ok(answer["caught"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.as_str().map(str::to_string))
+            .collect())
+    }
+
     /// Move a token: trigger `node`, then cancel the node instance the token was at.
     pub async fn move_token(
         &self,

@@ -1,5 +1,7 @@
 package org.cugaflo;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -7,18 +9,35 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jbpm.workflow.core.node.BoundaryEventNode;
+import org.jbpm.workflow.core.impl.NodeImpl;
 import org.jbpm.workflow.core.node.EndNode;
+import org.jbpm.workflow.core.node.EventNode;
+import org.jbpm.workflow.core.node.EventSubProcessNode;
+import org.jbpm.workflow.core.node.StartNode;
+import org.jbpm.workflow.instance.WorkflowProcessInstance;
+import org.jbpm.workflow.instance.node.WorkItemNodeInstance;
 import org.kie.api.definition.process.Node;
 import org.kie.api.event.process.ProcessCompletedEvent;
+import org.kie.api.event.process.ProcessNodeLeftEvent;
 import org.kie.api.event.process.ProcessNodeTriggeredEvent;
 import org.kie.api.event.process.ProcessStartedEvent;
 import org.kie.kogito.internal.process.event.DefaultKogitoProcessEventListener;
+import org.kie.kogito.Application;
+import org.kie.kogito.internal.process.runtime.KogitoNodeInstance;
 import org.kie.kogito.internal.process.runtime.KogitoProcessInstance;
+import org.kie.kogito.internal.process.workitem.WorkItemExecutionException;
+import org.kie.kogito.process.ProcessInstance;
+import org.kie.kogito.process.Processes;
+import org.kie.kogito.services.uow.UnitOfWorkExecutor;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -32,6 +51,16 @@ import jakarta.ws.rs.core.MediaType;
  * instance, the BPMN ids of the nodes entered, how it ended (completed / aborted,
  * by a terminate end event or not) and the final variables; GET /cugaflo/trace/{id}
  * returns them, during the run and after it ended.
+ *
+ * POST /cugaflo/error/{process}/{instance}/{workItem}?code=CODE raises BPMN error CODE
+ * at the user task whose work item it is, as a work item handler's
+ * WorkItemExecutionException would: jBPM delivers it to the error boundary event or
+ * event sub-process that catches it (cuga-flo asks only when one does).
+ *
+ * POST /cugaflo/deliver/{process}/{instance}/{workItem}?type=T signals T (a message or
+ * signal the run itself throws, at the user task standing for its throw event) to the
+ * instance's catches and boundary events waiting for it, and returns the BPMN ids of
+ * those that were waiting, in the order they started waiting.
  */
 @ApplicationScoped
 public class CugaFloTrace extends DefaultKogitoProcessEventListener {
@@ -98,6 +127,25 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
         }
     }
 
+    /** jBPM starts a boundary event's node instance, and an event sub-process with its
+     *  start event, when they fire without "triggering" them: they are entered where the
+     *  boundary or start event leaves. */
+    @Override
+    public void beforeNodeLeft(ProcessNodeLeftEvent event) {
+        Node node = event.getNodeInstance().getNode();
+        Object parent = node instanceof NodeImpl ? ((NodeImpl) node).getParentContainer() : null;
+        boolean eventStart = node instanceof StartNode && parent instanceof EventSubProcessNode;
+        if (node instanceof BoundaryEventNode || eventStart) {
+            Trace t = trace(event.getProcessInstance());
+            synchronized (t) {
+                if (eventStart) {
+                    t.path.add(bpmnId((Node) parent));
+                }
+                t.path.add(bpmnId(node));
+            }
+        }
+    }
+
     @Override
     public void afterProcessCompleted(ProcessCompletedEvent event) {
         KogitoProcessInstance pi = (KogitoProcessInstance) event.getProcessInstance();
@@ -135,6 +183,124 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
     public Map<String, Object> forget(String id) {
         Trace t = traces.remove(id);
         return t == null ? null : t.view();
+    }
+
+    /** Raise BPMN error `code` at `nodeInstance` (a user task's node instance). */
+    static void raise(KogitoNodeInstance nodeInstance, String code) {
+        if (!(nodeInstance instanceof WorkItemNodeInstance)) {
+            throw new WebApplicationException("no user task waits there", 409);
+        }
+        try {
+            // jBPM's own path for a failed work item (protected: no public API raises an
+            // error at a waiting user task).
+            Method handle = WorkItemNodeInstance.class.getDeclaredMethod("handleException", String.class,
+                    Exception.class);
+            handle.setAccessible(true);
+            handle.invoke(nodeInstance, code,
+                    new WorkItemExecutionException(code, "cuga-flo: the task raised BPMN error " + code));
+            // An error ends the activity that raised it; an event sub-process that caught it
+            // leaves it waiting in jBPM.
+            WorkItemNodeInstance task = (WorkItemNodeInstance) nodeInstance;
+            if (task.getProcessInstance().getNodeInstances(true).stream().anyMatch(n -> n == task)) {
+                task.cancel();
+            }
+        } catch (InvocationTargetException e) {
+            Throwable cause = e.getCause();
+            throw cause instanceof RuntimeException ? (RuntimeException) cause : new IllegalStateException(cause);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("this jBPM cannot raise an error at a user task: " + e, e);
+        }
+    }
+
+    /** The catch events and boundary events of `pi` waiting for signal `type`. */
+    static List<String> waiting(WorkflowProcessInstance pi, String type) {
+        List<String> out = new ArrayList<>();
+        for (org.jbpm.workflow.instance.NodeInstance ni : pi.getNodeInstances(true)) {
+            Node node = ni.getNode();
+            if (node instanceof EventNode && !(node instanceof BoundaryEventNode)
+                    && type.equals(((EventNode) node).getType())) {
+                out.add(bpmnId(node));
+            }
+            if (node instanceof NodeImpl) {
+                String id = bpmnId(node);
+                for (Node other : ((NodeImpl) node).getParentContainer().getNodes()) {
+                    if (other instanceof BoundaryEventNode
+                            && id.equals(((BoundaryEventNode) other).getAttachedToNodeId())
+                            && type.equals(((BoundaryEventNode) other).getType())
+                            && !out.contains(bpmnId(other))) {
+                        out.add(bpmnId(other));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    @Path("/cugaflo/deliver")
+    @Produces(MediaType.APPLICATION_JSON)
+    public static class Deliver {
+        @Inject
+        Application application;
+
+        @Inject
+        Processes processes;
+
+        @POST
+        @Path("/{process}/{id}/{workItem}")
+        public Map<String, Object> deliver(@PathParam("process") String processId, @PathParam("id") String id,
+                @PathParam("workItem") String workItem, @QueryParam("type") String type) {
+            org.kie.kogito.process.Process<?> process = processes.processById(processId);
+            if (process == null || type == null || type.isEmpty()) {
+                throw new NotFoundException();
+            }
+            return UnitOfWorkExecutor.executeInUnitOfWork(application.unitOfWorkManager(), () -> {
+                ProcessInstance<?> pi = process.instances().findById(id).orElseThrow(NotFoundException::new);
+                List<String> caught = pi.updateWorkItem(workItem, wi -> {
+                    WorkflowProcessInstance wpi = ((org.jbpm.workflow.instance.impl.NodeInstanceImpl) wi
+                            .getNodeInstance()).getProcessInstance();
+                    List<String> found = waiting(wpi, type);
+                    if (!found.isEmpty()) {
+                        wpi.signalEvent(type, null);
+                    }
+                    return found;
+                });
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("id", id);
+                m.put("caught", caught);
+                return m;
+            });
+        }
+    }
+
+    @Path("/cugaflo/error")
+    @Produces(MediaType.APPLICATION_JSON)
+    public static class Errors {
+        @Inject
+        Application application;
+
+        @Inject
+        Processes processes;
+
+        @POST
+        @Path("/{process}/{id}/{workItem}")
+        public Map<String, Object> raise(@PathParam("process") String processId, @PathParam("id") String id,
+                @PathParam("workItem") String workItem, @QueryParam("code") String code) {
+            org.kie.kogito.process.Process<?> process = processes.processById(processId);
+            if (process == null || code == null || code.isEmpty()) {
+                throw new NotFoundException();
+            }
+            return UnitOfWorkExecutor.executeInUnitOfWork(application.unitOfWorkManager(), () -> {
+                ProcessInstance<?> pi = process.instances().findById(id).orElseThrow(NotFoundException::new);
+                pi.updateWorkItem(workItem, wi -> {
+                    CugaFloTrace.raise(wi.getNodeInstance(), code);
+                    return null;
+                });
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("id", id);
+                m.put("code", code);
+                return m;
+            });
+        }
     }
 
     @Path("/cugaflo/trace")
