@@ -624,3 +624,73 @@ fn a_parked_run_resumed_goes_on_writing_into_fuseki_as_into_the_embedded_store()
         "only on Fuseki: {only_f:#?}\nonly embedded: {only_e:#?}"
     );
 }
+
+/// Jena reads what `graph export` writes: every demo app's Turtle (RDF 1.2 annotations
+/// `{| |}` included) is uploaded to Fuseki's Graph Store Protocol, which parses it with
+/// Jena's RIOT (a parse error is a 400), and Jena then holds the same asserted `nextTask`
+/// edges as the export's N-Quads.
+#[test]
+fn jena_parses_every_exported_graph() {
+    let server = fuseki::shared();
+    let apps: Vec<String> = std::fs::read_dir(root().join("applications"))
+        .unwrap()
+        .filter_map(|e| Some(e.ok()?.file_name().to_str()?.to_string()))
+        .collect();
+    assert!(apps.len() >= 5, "{apps:?}");
+    let next_task = "<http://example.org/ontology/agentflow#nextTask>";
+    for app in &apps {
+        let turtle = cuga(&["graph", "export", app]);
+        assert!(turtle.status.success(), "{app}: {}", text(&turtle.stderr));
+        let graph = format!("urn:test:jena:{app}");
+        let put = Command::new("curl")
+            .args([
+                "-sS",
+                "-o",
+                "/dev/stderr",
+                "-w",
+                "%{http_code}",
+                "-X",
+                "PUT",
+            ])
+            .args(["-H", "Content-Type: text/turtle; charset=utf-8"])
+            .arg("--data-binary")
+            .arg("@-")
+            .arg(format!("{}/ds/data?graph={graph}", server.url))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                child.stdin.take().unwrap().write_all(&turtle.stdout)?;
+                child.wait_with_output()
+            })
+            .expect("curl runs");
+        let code = text(&put.stdout);
+        assert!(
+            code.starts_with('2'),
+            "{app}: Fuseki refused the exported Turtle ({code}): {}",
+            text(&put.stderr)
+        );
+        let nquads = cuga(&["graph", "export", app, "--format", "nquads"]);
+        assert!(nquads.status.success(), "{app}: {}", text(&nquads.stderr));
+        let ours = text(&nquads.stdout)
+            .lines()
+            .filter(|l| l.split_whitespace().nth(1) == Some(next_task))
+            .count();
+        assert!(ours > 0, "{app}: no nextTask edge exported");
+        let query =
+            format!("SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s {next_task} ?o }} }}");
+        let out = Command::new("curl")
+            .args(["-sS", "-H", "Accept: application/sparql-results+json"])
+            .args(["--data-urlencode", &format!("query={query}")])
+            .arg(format!("{}/ds/query", server.url))
+            .output()
+            .expect("curl runs");
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{app}: {e}: {}", text(&out.stdout)));
+        let jena = doc["results"]["bindings"][0]["n"]["value"]
+            .as_str()
+            .unwrap_or("?");
+        assert_eq!(jena, ours.to_string(), "{app}: nextTask edges in Jena");
+    }
+}
