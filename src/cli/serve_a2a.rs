@@ -774,6 +774,7 @@ mod tests {
             instruction: None,
             deadline_ms: None,
             on_timeout: None,
+            approval: None,
         }
     }
 
