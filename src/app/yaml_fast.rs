@@ -777,4 +777,41 @@ mod tests {
             assert!(fast(text).is_none(), "{text}");
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        /// Text made of the characters YAML structure is made of: the fast path either
+        /// declines it or reads exactly what `saphyr-parser` reads.
+        #[test]
+        fn random_yaml_like_text_reads_the_same_or_is_declined(
+            text in "([a-c1 :\\-#'\"{}\\[\\],.\n]|  |\n  |: |- ){0,40}"
+        ) {
+            same(&text);
+        }
+
+        /// Random well-formed configs of the subset are read by the fast path.
+        #[test]
+        fn generated_block_yaml_reads_the_same(
+            entries in proptest::collection::vec(
+                ("[a-z][a-z0-9_]{0,6}", 0usize..6, "[a-zA-Z0-9 ._/-]{0,8}"), 1..12)
+        ) {
+            let mut text = String::new();
+            let mut seen = std::collections::HashSet::new();
+            for (key, shape, value) in &entries {
+                if !seen.insert(key.clone()) {
+                    continue;
+                }
+                let v = value.trim();
+                match shape {
+                    0 => text.push_str(&format!("{key}: {v}\n")),
+                    1 => text.push_str(&format!("{key}: \"{v}\"  # note\n")),
+                    2 => text.push_str(&format!("{key}:\n  - {v}x\n  - id: {v}y\n    k: [{v}z, 'q']\n")),
+                    3 => text.push_str(&format!("{key}: {{a: {v}x, b: \"{v}\"}}\n")),
+                    4 => text.push_str(&format!("{key}:\n- x{v}\n\n# c\n- y\n")),
+                    _ => text.push_str(&format!("{key}:\n  inner:\n    deep: '{v}'\n  other:\n")),
+                }
+            }
+            same(&text);
+        }
+    }
 }
