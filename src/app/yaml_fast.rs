@@ -137,7 +137,7 @@ impl<'t> Scanner<'t> {
                     if self.pos > self.line_start && self.b[self.pos - 1] != b' ' {
                         return None;
                     }
-                    self.to_eol();
+                    self.skip_line();
                 }
                 Some(b'\n') => {
                     self.pos += 1;
@@ -155,7 +155,7 @@ impl<'t> Scanner<'t> {
         }
     }
 
-    fn to_eol(&mut self) {
+    fn skip_line(&mut self) {
         match memchr_newline(&self.b[self.pos..]) {
             Some(i) => self.pos += i,
             None => self.pos = self.b.len(),
@@ -170,7 +170,7 @@ impl<'t> Scanner<'t> {
             self.pos += 1;
         }
         if self.pos > start && self.peek(self.pos) == Some(b'#') {
-            self.to_eol();
+            self.skip_line();
         }
     }
 
@@ -182,7 +182,7 @@ impl<'t> Scanner<'t> {
         match self.peek(self.pos) {
             None | Some(b'\n') => Some(()),
             Some(b'#') if self.b[self.pos - 1] == b' ' => {
-                self.to_eol();
+                self.skip_line();
                 Some(())
             }
             _ => None,
