@@ -46,6 +46,74 @@ pub struct FlowConfig {
     pub park_questions: bool,
     /// Graph mode (`graph:`): the run is written into an RDF store as it goes.
     pub graph: Option<GraphConfig>,
+    /// Where each task, gateway, hook and variable is in its list (built on first use).
+    pub(crate) ids: ConfigIds,
+}
+
+/// Where each task and gateway (by id), hook (by location) and variable (by name) of a
+/// [`FlowConfig`] is in its list (the first of a key, as a scan would find it), so that
+/// looking one up does not scan the list. Built once, on first use; a lookup made after a
+/// list changed length scans instead, so it is never wrong.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigIds(std::sync::OnceLock<ConfigPositions>);
+
+#[derive(Debug, Clone)]
+struct ConfigPositions {
+    tasks: Positions,
+    gateways: Positions,
+    hooks: Positions,
+    variables: Positions,
+    /// The lengths of the lists when the maps were built.
+    lens: [usize; 4],
+}
+
+type Positions = foldhash::HashMap<Box<str>, usize>;
+
+fn positions<'a, T: 'a>(
+    list: impl Iterator<Item = &'a T>,
+    key: impl Fn(&T) -> Option<&str>,
+) -> Positions {
+    let mut map = Positions::default();
+    for (i, item) in list.enumerate() {
+        if let Some(k) = key(item) {
+            map.entry(k.into()).or_insert(i);
+        }
+    }
+    map
+}
+
+/// The first item of `list` whose key is `wanted`, through `map` when it is there.
+fn find<'a, T>(
+    list: &'a [T],
+    map: Option<&Positions>,
+    wanted: &str,
+    key: impl Fn(&T) -> Option<&str>,
+) -> Option<&'a T> {
+    let scan = || list.iter().find(|t| key(t) == Some(wanted));
+    match map {
+        Some(map) => match map.get(wanted).map(|&i| &list[i]) {
+            Some(t) if key(t) == Some(wanted) => Some(t),
+            Some(_) => scan(),
+            None => None,
+        },
+        None => scan(),
+    }
+}
+
+fn task_key(t: &TaskConfig) -> Option<&str> {
+    Some(&t.id.value)
+}
+
+fn gateway_key(g: &GatewayConfig) -> Option<&str> {
+    Some(&g.id.value)
+}
+
+fn hook_key(h: &HookConfig) -> Option<&str> {
+    h.location.as_ref().map(|l| l.value.as_str())
+}
+
+fn variable_key(v: &Variable) -> Option<&str> {
+    Some(&v.name.value)
 }
 
 /// Where graph mode writes a run (`graph:`; docs/graph.md).
@@ -619,18 +687,49 @@ impl FlowConfig {
             .map_or("process", |l| l.as_str())
     }
 
+    /// The lists' positions by key, when they still describe the lists.
+    fn positions(&self) -> Option<&ConfigPositions> {
+        let lens = [
+            self.tasks.len(),
+            self.gateways.len(),
+            self.hooks.len(),
+            self.variables.len(),
+        ];
+        let built = self.ids.0.get_or_init(|| ConfigPositions {
+            tasks: positions(self.tasks.iter(), task_key),
+            gateways: positions(self.gateways.iter(), gateway_key),
+            hooks: positions(self.hooks.iter(), hook_key),
+            variables: positions(self.variables.iter(), variable_key),
+            lens,
+        });
+        (built.lens == lens).then_some(built)
+    }
+
     pub fn task(&self, id: &str) -> Option<&TaskConfig> {
-        self.tasks.iter().find(|t| t.id.value == id)
+        find(
+            &self.tasks,
+            self.positions().map(|p| &p.tasks),
+            id,
+            task_key,
+        )
     }
 
     pub fn gateway(&self, id: &str) -> Option<&GatewayConfig> {
-        self.gateways.iter().find(|g| g.id.value == id)
+        find(
+            &self.gateways,
+            self.positions().map(|p| &p.gateways),
+            id,
+            gateway_key,
+        )
     }
 
     pub fn hook_on(&self, flow: &str) -> Option<&HookConfig> {
-        self.hooks
-            .iter()
-            .find(|h| h.location.as_ref().is_some_and(|l| l.value == flow))
+        find(
+            &self.hooks,
+            self.positions().map(|p| &p.hooks),
+            flow,
+            hook_key,
+        )
     }
 
     pub fn remote_agent(&self, name: &str) -> Option<&RemoteAgent> {
@@ -638,7 +737,12 @@ impl FlowConfig {
     }
 
     pub fn variable(&self, name: &str) -> Option<&Variable> {
-        self.variables.iter().find(|v| v.name.value == name)
+        find(
+            &self.variables,
+            self.positions().map(|p| &p.variables),
+            name,
+            variable_key,
+        )
     }
 
     /// The type of the variable `name`, as its declared default says; `None` when it is

@@ -10,6 +10,7 @@ pub mod load;
 pub mod registry;
 pub mod scenario;
 pub mod yaml;
+mod yaml_fast;
 
 pub use config::*;
 pub use load::{LoadedApp, load_app};

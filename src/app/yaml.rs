@@ -136,9 +136,27 @@ impl Node {
 /// Parse the one document of `text`. An empty document is `Null`; a second document
 /// (after `---`) is an error, as is any syntax error after the first.
 pub fn parse(text: &str) -> Result<Node, YamlError> {
+    // The configs' own subset of YAML is read by a fast path that gives the same events;
+    // anything else (and every error) goes through `saphyr-parser`.
+    if let Some(events) = super::yaml_fast::events(text) {
+        let mut builder = Builder {
+            source: Source::Fast(events.into_iter()),
+            offsets: &CharOffsets::ascii(text.len()),
+            anchors: HashMap::new(),
+            expanded: 0,
+            depth: 0,
+            text_len: text.len(),
+        };
+        if let Ok(root) = builder
+            .document()
+            .and_then(|root| builder.rest().map(|()| root))
+        {
+            return Ok(root);
+        }
+    }
     let offsets = CharOffsets::new(text);
     let mut builder = Builder {
-        parser: Parser::new_from_str(text),
+        source: Source::Saphyr(Box::new(Parser::new_from_str(text))),
         offsets: &offsets,
         anchors: HashMap::new(),
         expanded: 0,
@@ -170,6 +188,14 @@ impl CharOffsets {
         }
     }
 
+    /// The identity mapping (for spans that are byte offsets already).
+    fn ascii(len: usize) -> Self {
+        CharOffsets {
+            table: Vec::new(),
+            len,
+        }
+    }
+
     fn byte(&self, char_index: usize) -> usize {
         if self.table.is_empty() {
             char_index.min(self.len)
@@ -185,8 +211,15 @@ impl CharOffsets {
     }
 }
 
+/// Where the events come from: `saphyr-parser` (spans in characters), or the fast path
+/// (spans in bytes already).
+enum Source<'t> {
+    Saphyr(Box<Parser<'t, saphyr_parser::StrInput<'t>>>),
+    Fast(std::vec::IntoIter<(Event<'t>, Span)>),
+}
+
 struct Builder<'t> {
-    parser: Parser<'t, saphyr_parser::StrInput<'t>>,
+    source: Source<'t>,
     offsets: &'t CharOffsets,
     /// The node of each anchor id (a later anchor of the same id replaces it).
     anchors: HashMap<usize, Node>,
@@ -199,7 +232,15 @@ struct Builder<'t> {
 
 impl<'t> Builder<'t> {
     fn next(&mut self) -> Result<(Event<'t>, Span), YamlError> {
-        match self.parser.next_event() {
+        let parser = match &mut self.source {
+            Source::Saphyr(parser) => parser,
+            Source::Fast(events) => {
+                return Ok(events
+                    .next()
+                    .unwrap_or((Event::StreamEnd, Span::new(self.text_len, 0))));
+            }
+        };
+        match parser.next_event() {
             Some(Ok((ev, span))) => Ok((ev, self.offsets.span(span))),
             Some(Err(e)) => Err(self.scan_error(&e)),
             None => Ok((Event::StreamEnd, Span::new(self.text_len, 0))),
@@ -383,20 +424,42 @@ impl<'t> Builder<'t> {
 }
 
 /// The keys of one mapping so far, to find a duplicate without comparing a key with every
-/// key before it: scalar keys by value, the rare others (numbers with a fraction, lists,
-/// mappings) compared one by one. Equal means what `==` on [`Value`] means.
+/// key before it: a small mapping is scanned; a larger one indexes its scalar keys by hash
+/// (nothing copied); the rare others (numbers with a fraction, lists, mappings) are
+/// compared one by one. Equal means what `==` on [`Value`] means.
 #[derive(Default)]
 struct Keys {
-    scalars: HashMap<ScalarKey, usize>,
+    /// Hash of a scalar key → the first entry with that hash.
+    scalars: foldhash::HashMap<u64, usize>,
     others: Vec<usize>,
 }
 
-#[derive(PartialEq, Eq, Hash)]
-enum ScalarKey {
+/// Mappings with fewer entries than this are scanned.
+const SCAN_KEYS: usize = 8;
+
+#[derive(Hash)]
+enum ScalarKey<'a> {
     Null,
     Bool(bool),
     Int(i64),
-    Str { text: String, plain: bool },
+    Str(&'a str, bool),
+}
+
+impl ScalarKey<'_> {
+    fn of(value: &Value) -> Option<ScalarKey<'_>> {
+        Some(match value {
+            Value::Null => ScalarKey::Null,
+            Value::Bool(b) => ScalarKey::Bool(*b),
+            Value::Int(i) => ScalarKey::Int(*i),
+            Value::Str { text, plain } => ScalarKey::Str(text, *plain),
+            Value::Float(_) | Value::Seq(_) | Value::Map(_) => return None,
+        })
+    }
+
+    fn hash(&self) -> u64 {
+        use std::hash::BuildHasher;
+        foldhash::fast::FixedState::default().hash_one(self)
+    }
 }
 
 impl Keys {
@@ -408,30 +471,39 @@ impl Keys {
         at: usize,
         entries: &'e [(Node, Node)],
     ) -> Option<&'e (Node, Node)> {
-        let scalar = match &key.value {
-            Value::Null => ScalarKey::Null,
-            Value::Bool(b) => ScalarKey::Bool(*b),
-            Value::Int(i) => ScalarKey::Int(*i),
-            Value::Str { text, plain } => ScalarKey::Str {
-                text: text.clone(),
-                plain: *plain,
-            },
-            Value::Float(_) | Value::Seq(_) | Value::Map(_) => {
-                let first = self
-                    .others
-                    .iter()
-                    .find(|&&i| entries[i].0.value == key.value);
-                return match first {
-                    Some(&i) => Some(&entries[i]),
-                    None => {
-                        self.others.push(at);
-                        None
-                    }
-                };
-            }
+        let Some(scalar) = ScalarKey::of(&key.value) else {
+            let first = self
+                .others
+                .iter()
+                .find(|&&i| entries[i].0.value == key.value);
+            return match first {
+                Some(&i) => Some(&entries[i]),
+                None => {
+                    self.others.push(at);
+                    None
+                }
+            };
         };
-        match self.scalars.entry(scalar) {
-            Entry::Occupied(first) => Some(&entries[*first.get()]),
+        if at < SCAN_KEYS {
+            return entries[..at].iter().find(|(k, _)| k.value == key.value);
+        }
+        if at == SCAN_KEYS {
+            for (i, (k, _)) in entries[..at].iter().enumerate() {
+                if let Some(s) = ScalarKey::of(&k.value) {
+                    self.scalars.entry(s.hash()).or_insert(i);
+                }
+            }
+        }
+        match self.scalars.entry(scalar.hash()) {
+            Entry::Occupied(first) => {
+                let first = &entries[*first.get()];
+                if first.0.value == key.value {
+                    Some(first)
+                } else {
+                    // Two keys with one hash: compare with every key.
+                    entries[..at].iter().find(|(k, _)| k.value == key.value)
+                }
+            }
             Entry::Vacant(slot) => {
                 slot.insert(at);
                 None

@@ -206,6 +206,11 @@ fn unset_variables(
     reads: &[(String, SourceFile, Span)],
     set_by_rules: &BTreeSet<String>,
 ) -> Vec<Diagnostic> {
+    if reads.is_empty() {
+        // No rule reads a variable: nothing to look up (the set below holds every
+        // variable and mapping of the config).
+        return Vec::new();
+    }
     let mut set: BTreeSet<&str> = BTreeSet::new();
     set.extend(config.variables.iter().map(|v| v.name.as_str()));
     set.extend(

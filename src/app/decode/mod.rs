@@ -146,6 +146,7 @@ impl Cx<'_> {
             permissions,
             guarantees,
             remote_agents,
+            ids: Default::default(),
         })
     }
 }

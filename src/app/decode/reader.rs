@@ -209,6 +209,21 @@ impl Cx<'_> {
         }
     }
 
+    /// [`Self::string`], with `what` only written out for a diagnostic.
+    pub(super) fn string_of(
+        &mut self,
+        node: &Node,
+        what: impl FnOnce() -> String,
+    ) -> Option<Located<String>> {
+        match node.scalar_text(self.file.text()) {
+            Some(text) => Some(Located::new(text, node.span)),
+            None => {
+                self.type_error(node, &what(), "a string");
+                None
+            }
+        }
+    }
+
     pub(super) fn opt_string(
         &mut self,
         f: &Fields,
@@ -216,7 +231,13 @@ impl Cx<'_> {
         what: &str,
     ) -> Option<Located<String>> {
         let node = f.get(key)?;
-        self.string(node, &format!("`{key}` of {what}"))
+        match node.scalar_text(self.file.text()) {
+            Some(text) => Some(Located::new(text, node.span)),
+            None => {
+                self.type_error(node, &format!("`{key}` of {what}"), "a string");
+                None
+            }
+        }
     }
 
     pub(super) fn opt_bool(&mut self, f: &Fields, key: &str, what: &str) -> Option<Located<bool>> {
@@ -379,7 +400,7 @@ impl Cx<'_> {
         match &node.value {
             Value::Seq(items) => items
                 .iter()
-                .filter_map(|n| self.string(n, &format!("an item of {what}")))
+                .filter_map(|n| self.string_of(n, || format!("an item of {what}")))
                 .collect(),
             Value::Null => Vec::new(),
             _ => {
@@ -396,7 +417,7 @@ impl Cx<'_> {
         what: &str,
     ) -> Vec<(Located<String>, Located<String>)> {
         self.named_entries(node, what, "a mapping of names", what, |cx, k, v| {
-            Some((k, cx.string(v, &format!("a value of {what}"))?))
+            Some((k, cx.string_of(v, || format!("a value of {what}"))?))
         })
     }
 

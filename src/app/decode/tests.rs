@@ -85,3 +85,52 @@ fn mappings_keep_their_entries_without_unknown_key_noise() {
     assert_eq!(task.mode, TaskMode::TaskAgent);
     assert_eq!(task.output_mapping[0].1.value, "credit_score");
 }
+
+#[test]
+fn lookups_by_id_find_the_first_entry_as_a_scan_would() {
+    let mut text = String::from("flow: {id: p, bpmn_file: m.bpmn}\nvariables:\n");
+    for i in 0..40 {
+        text.push_str(&format!("  v{i}: {i}\n"));
+    }
+    text.push_str("tasks:\n");
+    for i in 0..30 {
+        text.push_str(&format!("  - id: t{i}\n    instruction: \"first {i}\"\n"));
+    }
+    text.push_str("  - id: t7\n    instruction: second\ngateways:\n");
+    for i in 0..20 {
+        text.push_str(&format!("  g{i}:\n    mode: native\n"));
+    }
+    text.push_str("hooks:\n");
+    for i in 0..25 {
+        text.push_str(&format!(
+            "  - id: h{i}\n    location: f{i}\n    action: continue\n"
+        ));
+    }
+    text.push_str("  - id: again\n    location: f3\n    action: continue\n");
+    let (cfg, _) = decode_str(&text);
+    let cfg = cfg.unwrap();
+    for _ in 0..2 {
+        let t7 = cfg.task("t7").unwrap();
+        assert_eq!(t7.instruction.as_ref().unwrap().value, "first 7");
+        assert!(cfg.task("t30").is_none());
+        assert_eq!(cfg.gateway("g19").unwrap().id.value, "g19");
+        assert!(cfg.gateway("g20").is_none());
+        assert_eq!(cfg.hook_on("f3").unwrap().id.value, "h3");
+        assert!(cfg.hook_on("f99").is_none());
+        assert_eq!(cfg.variable("v39").unwrap().default, serde_json::json!(39));
+        assert!(cfg.variable("x").is_none());
+    }
+    // A config changed after the first lookup is scanned, never misread.
+    let mut changed = cfg.clone();
+    changed.tasks.remove(7);
+    assert_eq!(
+        changed
+            .task("t7")
+            .unwrap()
+            .instruction
+            .as_ref()
+            .unwrap()
+            .value,
+        "second"
+    );
+}
