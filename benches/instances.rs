@@ -11,7 +11,8 @@
 //! `parallel_runs`: K runs of a 1,000-task chain (journalled without fsync) one after the
 //! other, then K at once on a multi-threaded runtime: the second should take about
 //! 1/cores of the first (on a machine nothing else is using: the last column, CPU time
-//! over wall time while they run at once, shows how many cores the runs kept busy).
+//! over wall time while they run at once, shows how many cores the runs kept busy); and
+//! K runs spread over one OS thread per core, each with a single-threaded runtime.
 //!
 //! Run with `cargo bench --bench instances` (`-- 1000,5000` to choose N; each open run
 //! keeps two file descriptors, its journal and its lock, so N is capped by `ulimit -n`).
@@ -214,13 +215,43 @@ fn parallel_runs(k: usize) {
     }
     let parallel = at_once.elapsed();
     let busy = cpu() - cpu_before;
+    // The same runs on one OS thread per core, each with a single-threaded runtime: no
+    // task moves between workers.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let on_threads = Instant::now();
+    let threads: Vec<_> = (0..cores)
+        .map(|t| {
+            let agent = agent.clone();
+            let journals = journals.clone();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                for i in (t..k).step_by(cores) {
+                    let sink = journal(&journals, &format!("t{i}"), Durability::Off);
+                    rt.block_on(NativeEngine::new().run(
+                        request(&agent, 2_000 + i),
+                        agent.clone(),
+                        sink,
+                    ))
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let threaded = on_threads.elapsed();
     println!(
-        "| {k} | {} | {:.0} | {:.0} | {:.2} | {:.2} |",
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "| {k} | {cores} | {:.0} | {:.0} | {:.2} | {:.2} | {:.0} | {:.2} |",
         serial.as_secs_f64() * 1e3,
         parallel.as_secs_f64() * 1e3,
         serial.as_secs_f64() / parallel.as_secs_f64(),
         busy.as_secs_f64() / parallel.as_secs_f64(),
+        threaded.as_secs_f64() * 1e3,
+        serial.as_secs_f64() / threaded.as_secs_f64(),
     );
 }
 
@@ -237,8 +268,10 @@ fn main() {
         open_instances(n);
     }
     println!("\nruns of a 1,000-task chain, one after the other and all at once\n");
-    println!("| runs | cores | one by one ms | at once ms | speed-up | cores busy at once |");
-    println!("|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| runs | cores | one by one ms | at once ms | speed-up | cores busy at once | a thread per core ms | speed-up |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for k in [8, 32] {
         parallel_runs(k);
     }
