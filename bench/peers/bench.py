@@ -271,12 +271,16 @@ def main():
                     results[key] = dict(previous, skipped=True)
                     continue
                 if previous is not None and "wall" in previous:
-                    estimate = previous["wall"] * n / previous_n
+                    # Start-up (imports, model load) is paid once: only the engine's own run
+                    # time grows with the model.
+                    engine_s = min(max(previous.get("engine") or 0.0, 0.0), previous["wall"])
+                    estimate = previous["wall"] - engine_s + engine_s * n / previous_n
                     if estimate > args.cap:
                         results[key] = {"timeout": True, "estimate": estimate}
                         notes.append(
                             f"{engine.label}, {shape} {n:,}: not run, its {previous_n:,}-node run took "
-                            f"{previous['wall']:.1f} s, so at least ~{estimate:.0f} s (> the {args.cap:.0f} s cap) at linear cost"
+                            f"{previous['wall']:.1f} s ({engine_s:.2f} s of it in the engine), so at least "
+                            f"~{estimate:.0f} s (> the {args.cap:.0f} s cap) at linear cost"
                         )
                         previous, previous_n = results[key], n
                         continue
