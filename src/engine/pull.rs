@@ -12,12 +12,15 @@
 
 use serde_json::{Map, Value};
 
+use super::RunRequest;
 use super::adapt::Plan;
 use super::check_choice;
 use super::external::Witness;
-use super::rewrite::{Rewritten, Role};
+use super::rewrite::{Caught, Rewritten, Role, Thrown, catcher};
+use super::topology::Topology;
 use crate::bpmn::{Flow, GatewayKind, NodeKind, Process};
 use crate::bridge::{ControlPointContext, ControlPoints, EdgeInfo, FlowOption, History};
+use crate::journal::Event;
 use crate::vocab::TaskStatus;
 
 /// What to do with a hook's worker.
@@ -273,6 +276,65 @@ pub fn edge_info(f: &Flow) -> EdgeInfo {
             .map(|c| c.body.clone())
             .filter(|c| !c.is_empty()),
     }
+}
+
+/// Journal the throw of `thrown` at `node` of `process` (a failed task when `from_task`),
+/// caught where the native engine would catch it; the catch. For the engines that deliver
+/// errors and escalations themselves (Flowable, Kogito), which cuga-flo only witnesses.
+pub(crate) fn journal_throw(
+    witness: &Witness,
+    process: &Process,
+    node: &str,
+    thrown: &Thrown,
+    from_task: bool,
+    message: Option<String>,
+) -> Result<Option<Caught>, String> {
+    // The model's graph (built when needed: it is not `Sync`).
+    let topology = Topology::from_process(process);
+    let caught = catcher(&topology, node, thrown, from_task);
+    let live = topology.node(node);
+    let message = message.or_else(|| {
+        live.and_then(|n| n.event_ref.as_ref())
+            .and_then(|r| r.name.clone())
+    });
+    witness.journal(Event::EventThrown {
+        kind: thrown.kind,
+        code: thrown.code.clone(),
+        node: node.to_string(),
+        name: live.and_then(|n| n.name.clone()),
+        message,
+        caught_by: caught.as_ref().map(|c| c.boundary.clone()),
+        activity: caught.as_ref().map(|c| c.activity.clone()),
+        interrupting: caught.as_ref().is_some_and(|c| c.interrupting),
+    })?;
+    Ok(caught)
+}
+
+/// Journal the throws of the error and escalation events `path` entered since the last
+/// look (`throws` of them are journalled already; each after its entry, as the native
+/// engine does), within the step budget.
+pub(crate) fn journal_throws(
+    witness: &Witness,
+    request: &RunRequest,
+    rewritten: &Rewritten,
+    path: &[String],
+    throws: &mut usize,
+) -> Result<(), String> {
+    let budget = usize::try_from(request.annotations.step_budget).unwrap_or(usize::MAX);
+    let mut seen = 0;
+    for (i, id) in path.iter().enumerate().take(budget) {
+        let Some(thrown) = rewritten.thrown_at(id) else {
+            continue;
+        };
+        seen += 1;
+        if seen <= *throws {
+            continue;
+        }
+        witness.entered(&path[..=i], Vec::new());
+        journal_throw(witness, &request.process, id, thrown, false, None)?;
+        *throws = seen;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -250,6 +250,18 @@ pub struct Rewritten {
 }
 
 impl Rewritten {
+    /// What the rewritten model's error or escalation event `id` throws (the engine
+    /// delivers it; cuga-flo journals it).
+    pub fn thrown_at(&self, id: &str) -> Option<&Thrown> {
+        self.nodes
+            .iter()
+            .find(|n| n.id == id)
+            .and_then(|n| match &n.element {
+                Element::Throw { thrown, .. } => Some(thrown),
+                _ => None,
+            })
+    }
+
     /// The id of the app's model this id of the rewritten model stands for in a run's
     /// path: `None` for what cuga-flo added.
     pub fn original<'a>(&self, activity: &'a str) -> Option<&'a str> {

@@ -35,7 +35,7 @@ use serde_json::{Map, Value};
 use self::rest::{Client, Endpoint, RestError, WorkItem};
 use super::external::{Prior, Witness, witnessed};
 use super::pull::{
-    Asker, HookMove, TaskAnswer, is_sync_join, terminate_end, user_variables, visit_key,
+    self, Asker, HookMove, TaskAnswer, is_sync_join, terminate_end, user_variables, visit_key,
 };
 use super::rewrite::{self, Element, Rewritten, Role, Thrown, catcher};
 use super::topology::Topology;
@@ -280,7 +280,7 @@ impl Run {
         let throws = prior
             .path
             .iter()
-            .filter(|id| self.thrown_at(id).is_some())
+            .filter(|id| self.rewritten.thrown_at(id).is_some())
             .count();
         let mut known = self.known();
         known.throws = throws;
@@ -392,70 +392,15 @@ impl Run {
         }
         let mut known = self.known();
         known.path = path;
-        self.journal_throws(&mut known)?;
+        let known = &mut *known;
+        pull::journal_throws(
+            &self.witness,
+            &self.request,
+            &self.rewritten,
+            &known.path,
+            &mut known.throws,
+        )?;
         Ok(trace)
-    }
-
-    /// What the model's error or escalation event `id` throws (Kogito delivers it).
-    fn thrown_at(&self, id: &str) -> Option<&Thrown> {
-        self.rewritten
-            .nodes
-            .iter()
-            .find(|n| n.id == id)
-            .and_then(|n| match &n.element {
-                Element::Throw { thrown, .. } => Some(thrown),
-                _ => None,
-            })
-    }
-
-    /// Journal the throws of the error and escalation events the path entered since the
-    /// last look (each after its entry, as the native engine does), within the step
-    /// budget.
-    fn journal_throws(&self, known: &mut Known) -> Result<(), String> {
-        let budget = usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX);
-        let mut seen = 0;
-        for (i, id) in known.path.iter().enumerate().take(budget) {
-            let Some(thrown) = self.thrown_at(id) else {
-                continue;
-            };
-            seen += 1;
-            if seen <= known.throws {
-                continue;
-            }
-            self.witness.entered(&known.path[..=i], Vec::new());
-            self.journal_throw(id, thrown, false, None)?;
-            known.throws = seen;
-        }
-        Ok(())
-    }
-
-    /// Journal the throw of `thrown` at `node` (a failed task when `from_task`), caught
-    /// where the native engine would catch it; the catch.
-    fn journal_throw(
-        &self,
-        node: &str,
-        thrown: &Thrown,
-        from_task: bool,
-        message: Option<String>,
-    ) -> Result<Option<rewrite::Caught>, String> {
-        let topology = Topology::from_process(&self.request.process);
-        let caught = catcher(&topology, node, thrown, from_task);
-        let live = topology.node(node);
-        let message = message.or_else(|| {
-            live.and_then(|n| n.event_ref.as_ref())
-                .and_then(|r| r.name.clone())
-        });
-        self.witness.journal(Event::EventThrown {
-            kind: thrown.kind,
-            code: thrown.code.clone(),
-            node: node.to_string(),
-            name: live.and_then(|n| n.name.clone()),
-            message,
-            caught_by: caught.as_ref().map(|c| c.boundary.clone()),
-            activity: caught.as_ref().map(|c| c.activity.clone()),
-            interrupting: caught.as_ref().is_some_and(|c| c.interrupting),
-        })?;
-        Ok(caught)
     }
 
     async fn drive(&self) -> Ended {
@@ -576,7 +521,14 @@ impl Run {
                     kind: ThrownKind::Error,
                     code,
                 };
-                self.journal_throw(&node, &thrown, false, None)?;
+                pull::journal_throw(
+                    &self.witness,
+                    &self.request.process,
+                    &node,
+                    &thrown,
+                    false,
+                    None,
+                )?;
                 Err(format!(
                     "error end event `{node}` raised BPMN error {}, which nothing catches",
                     thrown.code.as_deref().unwrap_or("(no code)")
@@ -649,7 +601,14 @@ impl Run {
             code: Some(code.clone()),
         };
         let caught = if fresh {
-            self.journal_throw(task, &thrown, true, Some(error.clone()))?
+            pull::journal_throw(
+                &self.witness,
+                &self.request.process,
+                task,
+                &thrown,
+                true,
+                Some(error.clone()),
+            )?
         } else {
             catcher(
                 &Topology::from_process(&self.request.process),
