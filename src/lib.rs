@@ -23,6 +23,7 @@ pub mod journal;
 pub mod mcp;
 pub mod reason;
 pub mod secret;
+pub mod serving;
 pub mod source;
 pub mod tls;
 pub mod view;

@@ -28,8 +28,6 @@ use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{get, post};
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -401,7 +399,12 @@ impl A2aServer {
             .route("/{slug}/", post(rpc))
             .with_state(shared.clone());
         let stop = CancellationToken::new();
-        let task = tokio::spawn(accept(listener, router, stop.clone(), limits.read_timeout));
+        let task = tokio::spawn(crate::serving::accept(
+            listener,
+            router,
+            stop.clone(),
+            limits.read_timeout,
+        ));
         Ok(A2aServer {
             local,
             shared,
@@ -480,50 +483,6 @@ impl A2aServer {
             self.task.abort();
         }
         clean
-    }
-}
-
-/// Serve every connection until `stop`, each with a header-read timeout.
-async fn accept(
-    listener: tokio::net::TcpListener,
-    router: axum::Router,
-    stop: CancellationToken,
-    read_timeout: Duration,
-) -> std::io::Result<()> {
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(read_timeout)
-        .keep_alive(true);
-    loop {
-        let tcp = tokio::select! {
-            () = stop.cancelled() => return Ok(()),
-            accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
-                Err(e) => {
-                    tracing::warn!("accepting a connection: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-        };
-        let _ = tcp.set_nodelay(true);
-        let service = TowerToHyperService::new(router.clone());
-        let connection = builder.serve_connection(TokioIo::new(tcp), service);
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let mut connection = std::pin::pin!(connection);
-            let mut closing = false;
-            loop {
-                tokio::select! {
-                    _ = connection.as_mut() => break,
-                    () = stop.cancelled(), if !closing => {
-                        connection.as_mut().graceful_shutdown();
-                        closing = true;
-                    }
-                }
-            }
-        });
     }
 }
 

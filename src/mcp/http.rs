@@ -26,8 +26,6 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -125,7 +123,12 @@ impl HttpBridge {
             .route_service("/mcp", service)
             .layer(middleware::from_fn_with_state(gate.clone(), guard));
         let stop = CancellationToken::new();
-        let task = tokio::spawn(accept(listener, router, stop.clone(), limits.read_timeout));
+        let task = tokio::spawn(crate::serving::accept(
+            listener,
+            router,
+            stop.clone(),
+            limits.read_timeout,
+        ));
         Ok(HttpBridge {
             local,
             gate,
@@ -225,53 +228,6 @@ pub async fn connect(
             "no MCP session with {shown} within {}s",
             connect_timeout.as_secs_f64()
         )),
-    }
-}
-
-/// Serve every connection `listener` accepts until `stop`, each with a header-read
-/// timeout (hyper's, which needs a timer: axum's `serve` sets none). On `stop`, each
-/// connection finishes the request it is serving, then closes.
-async fn accept(
-    listener: tokio::net::TcpListener,
-    router: axum::Router,
-    stop: CancellationToken,
-    read_timeout: Duration,
-) -> std::io::Result<()> {
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(read_timeout)
-        .keep_alive(true);
-    loop {
-        let tcp = tokio::select! {
-            () = stop.cancelled() => return Ok(()),
-            accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
-                Err(e) => {
-                    // Out of descriptors and the like: wait a little rather than spin.
-                    tracing::warn!("accepting a connection: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-        };
-        let _ = tcp.set_nodelay(true);
-        let service = TowerToHyperService::new(router.clone());
-        let connection = builder.serve_connection(TokioIo::new(tcp), service);
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let mut connection = std::pin::pin!(connection);
-            let mut closing = false;
-            loop {
-                tokio::select! {
-                    _ = connection.as_mut() => break,
-                    () = stop.cancelled(), if !closing => {
-                        connection.as_mut().graceful_shutdown();
-                        closing = true;
-                    }
-                }
-            }
-        });
     }
 }
 
