@@ -24,6 +24,31 @@ sys.path.insert(0, HERE)
 import models  # noqa: E402
 
 
+# Why a peer fails or is killed on a shape, each proved by a small script in repro/ (see
+# README.md, "Where the peers fail"): appended to the note of a failure or a timeout.
+KNOWN_CAUSES = {
+    ("spiff", "linear"): "SpiffWorkflow keeps a run as a task tree (each task the child of the one before it) "
+    "and its tree walks stop at depth 1,000, so a path longer than that reports complete with its deeper "
+    "tasks never run (repro/spiff_max_depth.py)",
+    ("spiff", "par"): "SpiffWorkflow predicts the whole task tree when the workflow is created, with a copy of "
+    "each join and of everything after it under each branch of a split: 2^blocks tasks before the first one "
+    "runs (repro/spiff_parallel_predict.py)",
+    ("bpmn-engine", "xor"): "bpmn-engine discards every untaken flow down the rest of the model, and an "
+    "exclusive merge passes on the discard from its untaken branch as well as the take from the other: the "
+    "discards double with every block (repro/bpmn_engine_discards.cjs)",
+    ("langgraph", "xor"): "each conditional edge reads the state fresh, which copies every channel of the "
+    "graph (one per node): O(nodes) per exclusive split, O(n^2) for the chain "
+    "(repro/langgraph_conditional_edge.py)",
+}
+KNOWN_CAUSES[("spiff", "xor")] = KNOWN_CAUSES[("spiff", "linear")]
+KNOWN_CAUSES[("langgraph-mem", "xor")] = KNOWN_CAUSES[("langgraph", "xor")]
+
+
+def known_cause(engine, shape):
+    cause = KNOWN_CAUSES.get((engine.key, shape))
+    return f" (known cause: {cause})" if cause else ""
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--cuga-flo", required=True, help="the release binary")
@@ -289,10 +314,13 @@ def main():
                     r = measure(args, engine, shape, n)
                 except RuntimeError as e:
                     r = {"error": True}
-                    notes.append(f"{engine.label}, {shape} {n:,}: failed: {' '.join(str(e).split())[-300:]}")
+                    notes.append(
+                        f"{engine.label}, {shape} {n:,}: failed: {' '.join(str(e).split())[-400:]}"
+                        + known_cause(engine, shape)
+                    )
                     print(f"  failed: {e}", file=sys.stderr, flush=True)
                 if r.get("timeout"):
-                    notes.append(f"{engine.label}, {shape} {n:,}: killed after {args.cap:.0f} s")
+                    notes.append(f"{engine.label}, {shape} {n:,}: killed after {args.cap:.0f} s" + known_cause(engine, shape))
                 results[key] = r
                 previous, previous_n = r, n
                 with open(args.out, "w") as f:  # what is measured so far, in case the run is cut short
