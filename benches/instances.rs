@@ -1,7 +1,8 @@
 //! Open instances in one server, and runs in parallel (issue 12, item 5).
 //!
 //! `open_instances`: one bridge server (what `cuga-flo serve` runs: the registry, the
-//! in-process MCP hop, the native engine, a durable journal per run under a temporary
+//! `run_process` tool called over in-process MCP, the native engine calling the harness
+//! directly, a durable journal per run under a temporary
 //! folder, group commit) holds N runs at once, each blocked in a control point that has
 //! not been answered yet (a person or a remote agent taking its time): a chain of 10 tasks
 //! whose 5th never returns until the benchmark releases it. The memory each open instance
@@ -12,7 +13,8 @@
 //! other, then K at once on a multi-threaded runtime: the second should take about
 //! 1/cores of the first (on a machine nothing else is using: the last column, CPU time
 //! over wall time while they run at once, shows how many cores the runs kept busy); and
-//! K runs spread over one OS thread per core, each with a single-threaded runtime.
+//! K runs spread over one OS thread per core, each with a single-threaded runtime; and,
+//! as the ceiling the machine itself sets, the same runs in one process per core.
 //!
 //! Run with `cargo bench --bench instances` (`-- 1000,5000` to choose N; each open run
 //! keeps two file descriptors, its journal and its lock, so N is capped by `ulimit -n`).
@@ -116,11 +118,10 @@ fn open_instances(n: usize) {
         harness: held.clone(),
     });
     let bridge = rt
-        .block_on(InProcessBridge::start(BridgeServer::new(
-            registry.clone(),
-            Arc::new(NativeEngine::new()),
-            None,
-        )))
+        .block_on(InProcessBridge::start(
+            BridgeServer::new(registry.clone(), Arc::new(NativeEngine::new()), None)
+                .with_direct_callbacks(),
+        ))
         .unwrap();
     let client = Arc::new(bridge.client());
     let journals = dir.path().join("runs");
@@ -244,18 +245,88 @@ fn parallel_runs(k: usize) {
         t.join().unwrap();
     }
     let threaded = on_threads.elapsed();
+    let processes = in_processes(k, cores);
     println!(
-        "| {k} | {cores} | {:.0} | {:.0} | {:.2} | {:.2} | {:.0} | {:.2} |",
+        "| {k} | {cores} | {:.0} | {:.0} | {:.2} | {:.2} | {:.0} | {:.2} | {:.0} | {:.2} |",
         serial.as_secs_f64() * 1e3,
         parallel.as_secs_f64() * 1e3,
         serial.as_secs_f64() / parallel.as_secs_f64(),
         busy.as_secs_f64() / parallel.as_secs_f64(),
         threaded.as_secs_f64() * 1e3,
         serial.as_secs_f64() / threaded.as_secs_f64(),
+        processes.as_secs_f64() * 1e3,
+        serial.as_secs_f64() / processes.as_secs_f64(),
     );
 }
 
+/// Milliseconds since the Unix epoch, with microseconds (the clock processes share).
+fn epoch_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        * 1e3
+}
+
+/// The same K runs in one process per core, sharing nothing: the most the machine gives
+/// (its cores, caches and memory bandwidth), against which the in-process columns are
+/// read. Each process builds its chain first, then all start their share of the runs at
+/// the same instant; the time is from that instant to the last one's end.
+fn in_processes(k: usize, cores: usize) -> std::time::Duration {
+    let exe = std::env::current_exe().unwrap();
+    let at = epoch_ms() + 1_500.0;
+    let children: Vec<_> = (0..cores)
+        .map(|t| {
+            std::process::Command::new(&exe)
+                .args(["--child", &format!("{k},{t},{cores},{at}")])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("the benchmark runs itself as a child")
+        })
+        .collect();
+    let ends = children.into_iter().map(|child| {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "a child process failed");
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse::<f64>()
+            .unwrap()
+    });
+    let last = ends.fold(at, f64::max);
+    std::time::Duration::from_secs_f64((last - at) / 1e3)
+}
+
+/// A child of [`in_processes`]: `k,t,cores,at` — run runs t, t+cores, … of k from the
+/// instant `at`, print when the last one ended.
+fn child(spec: &str) {
+    let parts: Vec<f64> = spec.split(',').map(|p| p.parse().unwrap()).collect();
+    let [k, t, cores, at] = parts[..] else {
+        panic!("--child k,t,cores,at")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let agent = chain(dir.path(), "task", 1_000);
+    let journals = dir.path().join("runs");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let wait = at - epoch_ms();
+    if wait > 0.0 {
+        std::thread::sleep(std::time::Duration::from_secs_f64(wait / 1e3));
+    }
+    for i in (t as usize..k as usize).step_by(cores as usize) {
+        let sink = journal(&journals, &format!("c{i}"), Durability::Off);
+        rt.block_on(NativeEngine::new().run(request(&agent, 3_000 + i), agent.clone(), sink))
+            .unwrap();
+    }
+    println!("{}", epoch_ms());
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--child") {
+        return child(&args[at + 1]);
+    }
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
         .find(|a| !a.starts_with('-'))
@@ -269,9 +340,9 @@ fn main() {
     }
     println!("\nruns of a 1,000-task chain, one after the other and all at once\n");
     println!(
-        "| runs | cores | one by one ms | at once ms | speed-up | cores busy at once | a thread per core ms | speed-up |"
+        "| runs | cores | one by one ms | at once ms | speed-up | cores busy at once | a thread per core ms | speed-up | a process per core ms | speed-up |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for k in [8, 32] {
         parallel_runs(k);
     }

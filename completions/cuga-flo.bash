@@ -1843,7 +1843,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__serve)
-            opts="-v -q -h --all --http --stdio --a2a --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --all --http --stdio --a2a --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --bridge --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1887,6 +1887,10 @@ _cuga__flo() {
                     ;;
                 --durability)
                     COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
+                --bridge)
+                    COMPREPLY=($(compgen -W "direct mcp" -- "${cur}"))
                     return 0
                     ;;
                 --apps-dir)

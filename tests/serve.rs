@@ -1090,3 +1090,57 @@ async fn deliver_message_and_send_signal_reach_parked_runs() {
     let (error, _) = call(&client, "send_signal", json!({"signal": "Go"})).await;
     assert!(error, "nobody waits any more");
 }
+
+/// `serve` runs a client's `run_process` with the native engine calling the harness
+/// directly (the default) or back through the in-process MCP bridge (`--bridge mcp`): the
+/// two are the same run — outcome, path, variables and the journal's events in order.
+#[tokio::test]
+async fn a_served_run_is_the_same_run_over_both_bridges() {
+    let dir = tempfile::tempdir().unwrap();
+    let routine = scenario::load(&apps_dir().join("incident_response"), "routine").unwrap();
+    let answers = dir.path().join("answers.yaml");
+    std::fs::write(&answers, json!({"answers": routine.answers}).to_string()).unwrap();
+    let variables = scenario_variables("incident_response", &routine);
+    let mut seen = Vec::new();
+    for bridge in ["direct", "mcp"] {
+        let served = Served::start(
+            &[
+                "incident_response",
+                "--answers",
+                answers.to_str().unwrap(),
+                "--bridge",
+                bridge,
+            ],
+            &[],
+        );
+        let client = client(&served.url, None).await;
+        let args = json!({"process_key": "incident_response_v1", "run_id": "both", "variables": variables});
+        let (error, result) = call(&client, "run_process", args).await;
+        assert!(!error, "{bridge}: {result}");
+        let result: RunProcessResult = serde_json::from_value(result).unwrap();
+        assert_eq!(
+            result.status,
+            RunStatus::Completed,
+            "{bridge}: {:?}",
+            result.message
+        );
+        let journal = run_dir(&served.base(), "both").join(JOURNAL_FILE);
+        let events: Vec<String> = std::fs::read_to_string(&journal)
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let record: Value = serde_json::from_str(line).unwrap();
+                let mut kind = record["event"].as_str().unwrap().to_string();
+                for key in ["node", "task_id", "gateway_id", "flow", "status"] {
+                    if let Some(v) = record.get(key).and_then(Value::as_str) {
+                        kind.push_str(&format!(" {key}={v}"));
+                    }
+                }
+                kind
+            })
+            .collect();
+        seen.push((result.path, result.variables, events));
+    }
+    assert!(seen[0].2.len() > 5, "{:?}", seen[0].2);
+    assert_eq!(seen[0], seen[1], "direct (left) and mcp (right) differ");
+}

@@ -127,6 +127,12 @@ pub struct ServeArgs {
         default_value = "batch"
     )]
     pub durability: Durability,
+
+    /// How the runs that clients start with `run_process` reach the control points:
+    /// directly (the bridge contract in-process), or back through the in-process MCP
+    /// bridge, as an engine in another process would
+    #[arg(long, value_enum, default_value = "direct")]
+    pub bridge: super::start::BridgeChoice,
 }
 
 /// Where the server listens.
@@ -428,13 +434,17 @@ async fn serve(
             Ok(reasoner)
         })
     };
-    let server = BridgeServer::new(registry, Arc::new(NativeEngine::new()), Some(loader))
+    let mut server = BridgeServer::new(registry, Arc::new(NativeEngine::new()), Some(loader))
         .with_journals(journals.factory())
         .with_run_dir(crate::mcp::RunDir {
             base: args.run_dir.clone(),
             durability: args.durability,
         });
-    // The engine's side: `run_process` calls the control points back through it.
+    if args.bridge == super::start::BridgeChoice::Direct {
+        server = server.with_direct_callbacks();
+    }
+    // The engine's side: `run_process` calls the control points back through it with
+    // `--bridge mcp`.
     let bridge = InProcessBridge::start(server.clone())
         .await
         .map_err(UsageError::new)?;

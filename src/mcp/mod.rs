@@ -2,8 +2,9 @@
 //! `route_gateway`, `evaluate_hook`), the registry tools (`register_flow`,
 //! `get_bpmn_process`, `get_flow_annotations`) and the engine tool (`run_process`) on one
 //! server, and [`McpControlPoints`], the client side an engine calls. [`InProcessBridge`]
-//! connects the two over an in-memory duplex stream, so even the native engine reaches
-//! the harness only through MCP.
+//! connects the two over an in-memory duplex stream, so the native engine can reach the
+//! harness through MCP as an engine in another process does (`--bridge mcp`); by default
+//! it calls the harness directly ([`RegisteredControlPoints`]).
 //!
 //! # The model summary of a context
 //! A harness tool's `ctx.model` may be left out (or `null`) while the run's live topology
@@ -297,6 +298,80 @@ pub struct RunProcessResult {
     pub records: Vec<crate::bridge::EngineRecord>,
 }
 
+/// The registry's flows as control points, called in-process through the bridge
+/// contract (no transport): each call goes to the harness of the flow registered under
+/// its context's process key, with the model summary restored when it was left out. The
+/// harness tools answer a call that arrives over MCP through it, and `run_process`'s
+/// engine calls it directly when the server is asked to
+/// ([`BridgeServer::with_direct_callbacks`]).
+#[derive(Clone)]
+pub struct RegisteredControlPoints {
+    registry: Arc<Registry>,
+}
+
+impl RegisteredControlPoints {
+    pub fn new(registry: Arc<Registry>) -> Self {
+        RegisteredControlPoints { registry }
+    }
+
+    fn answering(
+        &self,
+        element: &str,
+        ctx: ControlPointContext,
+    ) -> Result<(Arc<RegisteredFlow>, ControlPointContext), ControlPointError> {
+        self.registry
+            .answering(ctx)
+            .map_err(|message| ControlPointError {
+                element: element.to_string(),
+                message,
+                calls: Vec::new(),
+                ..Default::default()
+            })
+    }
+}
+
+impl ControlPoints for RegisteredControlPoints {
+    fn execute_task(
+        &self,
+        task_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+        let task_id = task_id.to_string();
+        Box::pin(async move {
+            let (flow, ctx) = self.answering(&task_id, ctx)?;
+            flow.harness.execute_task(&task_id, ctx).await
+        })
+    }
+
+    fn route_gateway(
+        &self,
+        gateway_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+        let gateway_id = gateway_id.to_string();
+        Box::pin(async move {
+            let (flow, ctx) = self.answering(&gateway_id, ctx)?;
+            flow.harness.route_gateway(&gateway_id, ctx).await
+        })
+    }
+
+    fn evaluate_hook(
+        &self,
+        hook_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+        let hook_id = hook_id.to_string();
+        Box::pin(async move {
+            let (flow, ctx) = self.answering(&hook_id, ctx)?;
+            flow.harness.evaluate_hook(&hook_id, ctx).await
+        })
+    }
+
+    fn restores_unchanged_model(&self) -> bool {
+        true
+    }
+}
+
 /// The MCP server: every tool of the bridge.
 #[derive(Clone)]
 pub struct BridgeServer {
@@ -307,9 +382,12 @@ pub struct BridgeServer {
     journals: Option<JournalFactory>,
     /// Where parked runs are journalled, for deliveries (none: they are refused).
     run_dir: Option<RunDir>,
-    /// How engines started by `run_process` reach the control points (set once the
-    /// in-process client is connected).
+    /// How engines started by `run_process` reach the control points over MCP (set once
+    /// the in-process client is connected).
     engine_side: Arc<OnceLock<Arc<dyn ControlPoints>>>,
+    /// `run_process`'s engine calls the registered harnesses directly
+    /// ([`RegisteredControlPoints`]) instead of through the in-process MCP bridge.
+    direct_callbacks: bool,
     tool_router: ToolRouter<Self>,
 }
 
@@ -327,6 +405,7 @@ impl BridgeServer {
             journals: None,
             run_dir: None,
             engine_side: Arc::new(OnceLock::new()),
+            direct_callbacks: false,
             tool_router: Self::tool_router(),
         }
     }
@@ -339,12 +418,8 @@ impl BridgeServer {
         &self,
         Parameters(a): Parameters<ExecuteTaskArgs>,
     ) -> Result<Json<TaskOutcome>, String> {
-        let (flow, ctx) = self
-            .registry
-            .answering(a.ctx)
-            .map_err(|m| harness_error(&a.task_id, m))?;
-        flow.harness
-            .execute_task(&a.task_id, ctx)
+        RegisteredControlPoints::new(self.registry.clone())
+            .execute_task(&a.task_id, a.ctx)
             .await
             .map(Json)
             .map_err(|e| error_text(&e))
@@ -357,12 +432,8 @@ impl BridgeServer {
         &self,
         Parameters(a): Parameters<RouteGatewayArgs>,
     ) -> Result<Json<GatewayDecision>, String> {
-        let (flow, ctx) = self
-            .registry
-            .answering(a.ctx)
-            .map_err(|m| harness_error(&a.gateway_id, m))?;
-        flow.harness
-            .route_gateway(&a.gateway_id, ctx)
+        RegisteredControlPoints::new(self.registry.clone())
+            .route_gateway(&a.gateway_id, a.ctx)
             .await
             .map(Json)
             .map_err(|e| error_text(&e))
@@ -375,12 +446,8 @@ impl BridgeServer {
         &self,
         Parameters(a): Parameters<EvaluateHookArgs>,
     ) -> Result<Json<HookDecision>, String> {
-        let (flow, ctx) = self
-            .registry
-            .answering(a.ctx)
-            .map_err(|m| harness_error(&a.hook_id, m))?;
-        flow.harness
-            .evaluate_hook(&a.hook_id, ctx)
+        RegisteredControlPoints::new(self.registry.clone())
+            .evaluate_hook(&a.hook_id, a.ctx)
             .await
             .map(Json)
             .map_err(|e| error_text(&e))
@@ -436,11 +503,14 @@ impl BridgeServer {
         Parameters(a): Parameters<RunProcessArgs>,
     ) -> Result<Json<RunProcessResult>, String> {
         let flow = self.registry.flow(&a.process_key)?;
-        let control_points = self
-            .engine_side
-            .get()
-            .cloned()
-            .ok_or("the bridge has no client for engines yet")?;
+        let control_points: Arc<dyn ControlPoints> = if self.direct_callbacks {
+            Arc::new(RegisteredControlPoints::new(self.registry.clone()))
+        } else {
+            self.engine_side
+                .get()
+                .cloned()
+                .ok_or("the bridge has no client for engines yet")?
+        };
         let sink = match (self.registry.take_sink(&a.run_id), &self.journals) {
             (Some(sink), _) => sink,
             (None, Some(open)) => open(&a)?,
@@ -579,6 +649,16 @@ impl BridgeServer {
         self
     }
 
+    /// Have the engine `run_process` starts call the registered harnesses directly,
+    /// through the bridge contract ([`RegisteredControlPoints`]), instead of back through
+    /// the in-process MCP bridge as an engine in another process would (`cuga-flo serve`
+    /// unless `--bridge mcp`). What the harness sees is the same, except that a direct
+    /// call's history is not cut to the MCP window.
+    pub fn with_direct_callbacks(mut self) -> Self {
+        self.direct_callbacks = true;
+        self
+    }
+
     /// Let `deliver_message` and `send_signal` journal deliveries to the parked runs
     /// under `dir` (`cuga-flo serve`).
     pub fn with_run_dir(mut self, dir: RunDir) -> Self {
@@ -666,17 +746,6 @@ impl McpControlPoints {
     ) -> Result<RunProcessResult, ControlPointError> {
         self.call("run_process", &args.process_key, args).await
     }
-}
-
-/// A harness tool's own failure (e.g. an unknown process key) in the shape of every other
-/// harness error: a `ControlPointError` naming the control point.
-fn harness_error(element: &str, message: String) -> String {
-    error_text(&ControlPointError {
-        element: element.to_string(),
-        message,
-        calls: Vec::new(),
-        ..Default::default()
-    })
 }
 
 /// A control-point error as a tool error's text: its JSON (element, message and the
