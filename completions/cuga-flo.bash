@@ -1537,13 +1537,17 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__message)
-            opts="-v -q -h --correlate --var --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --correlate --key --var --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --correlate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -300,6 +300,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l correlate -d 'Find the run by a variable\'s value instead of its id (exactly one parked run must hold it)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l key -d 'The message\'s correlation key value (the model\'s, e.g. Camunda 8\'s `<zeebe:subscription correlationKey>`): with the message\'s name alone, every parked run with a wait for it under that key receives it; with a run id, only that run\'s wait under that key' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l var -d 'A variable the message sets in the run (repeatable; VALUE: JSON, else a string)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l run-dir -d 'Where runs are journalled' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l app -d 'The app, when the run\'s app folder has moved' -r

@@ -425,7 +425,8 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 ;;
 (message)
 _arguments "${_arguments_options[@]}" : \
-'--correlate=[Find the run by a variable'\''s value instead of its id (exactly one parked run must hold it)]:NAME=VALUE:_default' \
+'(--key)--correlate=[Find the run by a variable'\''s value instead of its id (exactly one parked run must hold it)]:NAME=VALUE:_default' \
+'--key=[The message'\''s correlation key value (the model'\''s, e.g. Camunda 8'\''s \`<zeebe\:subscription correlationKey>\`)\: with the message'\''s name alone, every parked run with a wait for it under that key receives it; with a run id, only that run'\''s wait under that key]:VALUE:_default' \
 '*--var=[A variable the message sets in the run (repeatable; VALUE\: JSON, else a string)]:NAME=VALUE:_default' \
 '--run-dir=[Where runs are journalled]:DIR:_files' \
 '--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
@@ -446,7 +447,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
-'*::targets -- The run'\''s id (or a unique prefix or suffix of it), then the message'\''s name; with --correlate, the message'\''s name alone:_default' \
+'*::targets -- The run'\''s id (or a unique prefix or suffix of it), then the message'\''s name; with --correlate or --key, the message'\''s name alone:_default' \
 && ret=0
 ;;
 (signal)

@@ -466,3 +466,105 @@ fn a_message_interrupts_a_task_waiting_for_a_person() {
         text(&out)
     );
 }
+
+/// Start a run of the Camunda 8 style `messages_keyed` app with `vars`; its exit code and
+/// run id.
+fn start_keyed(dir: &Path, vars: &[&str]) -> (Option<i32>, String) {
+    let before = if dir.join("runs").is_dir() {
+        run_ids(dir)
+    } else {
+        Vec::new()
+    };
+    let mut args = vec!["start", "messages_keyed"];
+    for v in vars {
+        args.extend(["--var", v]);
+    }
+    let out = cuga(&args, dir);
+    let id = run_ids(dir)
+        .into_iter()
+        .find(|id| !before.contains(id))
+        .expect("a new run");
+    (out.status.code(), id)
+}
+
+fn finished(dir: &Path, id: &str) -> Option<String> {
+    journal(dir, id)
+        .iter()
+        .rev()
+        .find(|r| r["event"] == "run_finished")
+        .map(|r| r["status"].as_str().unwrap().to_string())
+}
+
+/// A message whose model gives it a correlation key (Camunda 8's `zeebe:subscription
+/// correlationKey`): each run's wait records the key's value; `runs message --key`
+/// reaches only the runs waiting under that value (a number as its JSON text), a key
+/// nobody waits under is refused, and a run without the key's variable fails at the catch.
+#[test]
+fn a_message_with_a_correlation_key_reaches_the_runs_waiting_under_its_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (code, a) = start_keyed(dir, &["orderId=A-1"]);
+    assert_eq!(code, Some(3));
+    let (code, b) = start_keyed(dir, &["orderId=B-2"]);
+    assert_eq!(code, Some(3));
+    let (code, c) = start_keyed(dir, &["orderId=42"]);
+    assert_eq!(code, Some(3));
+    let waiting = |id: &str| {
+        let records = journal(dir, id);
+        events(&records, "run_waiting").last().unwrap()["awaiting"][0].clone()
+    };
+    assert_eq!(waiting(&a)["correlation"], "A-1");
+    assert_eq!(waiting(&a)["name"], "PaymentReceived");
+    assert_eq!(waiting(&c)["correlation"], "42");
+
+    // What they wait for, with the command that delivers it.
+    let pending = cuga(&["runs", "pending"], dir);
+    let shown = text(&pending);
+    assert!(
+        shown.contains("cuga-flo runs message --key B-2 'PaymentReceived'"),
+        "{shown}"
+    );
+
+    // A key nobody waits under: refused, nothing written.
+    let before = journal(dir, &a).len();
+    let out = cuga(&["runs", "message", "--key", "Z-9", "PaymentReceived"], dir);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("correlation key \"Z-9\""),
+        "{}",
+        text(&out)
+    );
+    // By id, under another run's key: refused too.
+    let out = cuga(
+        &["runs", "message", &a, "PaymentReceived", "--key", "B-2"],
+        dir,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("with correlation key \"B-2\""),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(journal(dir, &a).len(), before);
+
+    // The right key: only that run goes on.
+    let out = cuga(&["runs", "message", "--key", "B-2", "PaymentReceived"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(finished(dir, &b).as_deref(), Some("completed"));
+    assert_eq!(finished(dir, &a), None);
+    let out = cuga(&["runs", "message", "--key", "42", "PaymentReceived"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(finished(dir, &c).as_deref(), Some("completed"));
+    assert_eq!(finished(dir, &a), None);
+
+    // No value for the key: the run fails at the catch, saying why.
+    let (code, d) = start_keyed(dir, &[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(finished(dir, &d).as_deref(), Some("failed"));
+    let records = journal(dir, &d);
+    let end = events(&records, "run_finished")[0]["message"].to_string();
+    assert!(
+        end.contains("correlation key `= orderId` has no value"),
+        "{end}"
+    );
+}

@@ -135,6 +135,11 @@ pub struct EventRef {
     pub code: Option<String>,
     /// Its `name`.
     pub name: Option<String>,
+    /// A message's correlation key: the expression (FEEL, e.g. `= orderId`) whose value,
+    /// taken when a catch starts waiting, a delivery must name (Camunda 8's
+    /// `<zeebe:subscription correlationKey>` on the `<message>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation_key: Option<String>,
 }
 
 impl EventRef {

@@ -168,6 +168,11 @@ enum Frame {
     /// `<extensionElements>` of a node's multi-instance loop characteristics (Zeebe's
     /// `loopCharacteristics` is read from here).
     LoopExtension(usize, usize),
+    /// A `<message>` of the document (its index in `message_ids`).
+    Message(usize),
+    /// The `<extensionElements>` of a `<message>` (Zeebe's `subscription` is read from
+    /// here).
+    MessageExtension(usize),
 }
 
 /// What documentation and extension elements belong to.
@@ -292,6 +297,8 @@ struct EventTarget {
     kind: EventDefinition,
     code: Option<String>,
     name: Option<String>,
+    /// A message's correlation key (`<zeebe:subscription correlationKey>`).
+    correlation_key: Option<String>,
 }
 
 /// What the walk produced.
@@ -318,6 +325,8 @@ struct Walker<'t> {
     ids: HashMap<String, Span>,
     /// The document's `<error>` and `<escalation>` elements, by id.
     event_targets: HashMap<String, EventTarget>,
+    /// The ids of the document's `<message>` elements, for [`Frame::Message`].
+    message_ids: Vec<String>,
     errors: Vec<BpmnError>,
     fatal: Option<BpmnError>,
     /// The `<definitions>` start tag, once read.
@@ -339,6 +348,7 @@ impl<'t> Walker<'t> {
             chars: TextBuf::default(),
             ids: HashMap::new(),
             event_targets: HashMap::new(),
+            message_ids: Vec::new(),
             errors: Vec::new(),
             fatal: None,
             definitions: None,
@@ -443,7 +453,7 @@ impl<'t> Walker<'t> {
         match self.stack.last() {
             None => true,
             Some(Open {
-                frame: Frame::LoopExtension(..),
+                frame: Frame::LoopExtension(..) | Frame::MessageExtension(..),
                 ..
             }) => true,
             Some(open) => {
@@ -584,6 +594,10 @@ impl<'t> Walker<'t> {
             self.loop_extension(p, n, el);
             return Frame::Skip;
         }
+        if let Frame::MessageExtension(m) = parent {
+            self.message_extension(m, el);
+            return Frame::Skip;
+        }
         if !el.bpmn {
             return Frame::Skip;
         }
@@ -591,10 +605,17 @@ impl<'t> Walker<'t> {
         match parent {
             Frame::Definitions => match local {
                 "process" => self.process(el),
-                "error" | "escalation" | "message" | "signal" => {
+                "error" | "escalation" | "signal" => {
                     self.event_target(el);
                     Frame::Skip
                 }
+                "message" => match self.event_target(el) {
+                    Some(id) => {
+                        self.message_ids.push(id);
+                        Frame::Message(self.message_ids.len() - 1)
+                    }
+                    None => Frame::Skip,
+                },
                 "collaboration" | "choreography" => Frame::Collaboration,
                 _ => Frame::Skip,
             },
@@ -610,6 +631,7 @@ impl<'t> Walker<'t> {
             Frame::Node(p, n) => self.node_child(p, n, el),
             Frame::Flow(p, f) if local == "conditionExpression" => self.condition(p, f, el),
             Frame::Timer(p, n) => self.timer_time(p, n, el),
+            Frame::Message(m) if local == "extensionElements" => Frame::MessageExtension(m),
             Frame::Loop(p, n) => self.loop_child(p, n, el),
             Frame::LaneSet(p) if local == "lane" => self.lane(p, el),
             Frame::Lane(p, l) => match local {
@@ -791,6 +813,7 @@ impl<'t> Walker<'t> {
                             reference,
                             code: None,
                             name: None,
+                            correlation_key: None,
                         });
                     }
                     if definition == EventDefinition::Timer {
@@ -808,11 +831,9 @@ impl<'t> Walker<'t> {
     }
 
     /// An `<error>`, `<escalation>`, `<message>` or `<signal>` of the document: its code
-    /// (errors and escalations) and name, by id.
-    fn event_target(&mut self, el: &Element) {
-        let Some(id) = el.reference("id") else {
-            return;
-        };
+    /// (errors and escalations) and name, by id. Its id, when it has one.
+    fn event_target(&mut self, el: &Element) -> Option<String> {
+        let id = el.reference("id")?;
         let (kind, code) = match el.local {
             "error" => (EventDefinition::Error, Some("errorCode")),
             "escalation" => (EventDefinition::Escalation, Some("escalationCode")),
@@ -820,15 +841,33 @@ impl<'t> Walker<'t> {
             _ => (EventDefinition::Signal, None),
         };
         self.event_targets.insert(
-            id,
+            id.clone(),
             EventTarget {
                 kind,
                 code: code
                     .and_then(|code| el.text(code))
                     .map(|c| c.trim().to_string()),
                 name: el.text("name"),
+                correlation_key: None,
             },
         );
+        Some(id)
+    }
+
+    /// A child of a `<message>`'s `<extensionElements>`: Camunda 8's `<zeebe:subscription
+    /// correlationKey="= orderId"/>` gives the message its correlation key.
+    fn message_extension(&mut self, m: usize, el: &Element) {
+        if el.local != "subscription" {
+            return;
+        }
+        let key = el
+            .text("correlationKey")
+            .map(|k| k.trim().to_string())
+            .filter(|k| !k.is_empty());
+        let target = (self.message_ids.get(m)).and_then(|id| self.event_targets.get_mut(id));
+        if let (Some(target), Some(key)) = (target, key) {
+            target.correlation_key = Some(key);
+        }
     }
 
     /// Loop characteristics of node `n` (an activity): a multi-instance one's children
@@ -942,6 +981,7 @@ impl<'t> Walker<'t> {
                 reference,
                 code: None,
                 name: None,
+                correlation_key: None,
             });
         let Some(process) = self.process_mut(p) else {
             return Frame::Skip;
@@ -1304,6 +1344,7 @@ fn resolve_event_refs(
             Some(target) if target.kind == kind => {
                 event_ref.code = target.code.clone();
                 event_ref.name = target.name.clone();
+                event_ref.correlation_key = target.correlation_key.clone();
             }
             _ if matches!(kind, EventDefinition::Message | EventDefinition::Signal) => {}
             _ => errors.push(BpmnError::DanglingEventRef {
@@ -1628,6 +1669,34 @@ mod tests {
         assert_eq!(name("x"), ("elsewhere".to_string(), None));
     }
 
+    /// Camunda 8 gives a `<message>` its correlation key in `<zeebe:subscription>`; every
+    /// event naming the message carries it, a message without one has none.
+    #[test]
+    fn a_zeebe_subscription_gives_the_message_its_correlation_key() {
+        let xml = doc(r#"<process id="p">
+<intermediateCatchEvent id="c"><messageEventDefinition messageRef="m1"/></intermediateCatchEvent>
+<receiveTask id="r" messageRef="m1"/>
+<intermediateCatchEvent id="o"><messageEventDefinition messageRef="m2"/></intermediateCatchEvent>
+</process>
+<message id="m1" name="DocumentRequested"><extensionElements>
+  <zeebe:subscription xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" correlationKey=" = documentReferenceId "/>
+</extensionElements></message>
+<message id="m2" name="Other"><extensionElements><zeebe:taskHeaders xmlns:zeebe="http://camunda.org/schema/zeebe/1.0"/></extensionElements></message>"#);
+        let d = parse_str(&xml).unwrap();
+        let p = &d.processes[0];
+        let key = |id: &str| {
+            p.node(id)
+                .unwrap()
+                .event_ref
+                .clone()
+                .unwrap()
+                .correlation_key
+        };
+        assert_eq!(key("c").as_deref(), Some("= documentReferenceId"));
+        assert_eq!(key("r").as_deref(), Some("= documentReferenceId"));
+        assert_eq!(key("o"), None);
+    }
+
     /// `errorRef` / `escalationRef` take the code and name of the element they name,
     /// wherever in the document it is; a definition without a reference catches all.
     #[test]
@@ -1650,6 +1719,7 @@ mod tests {
                 reference: reference.into(),
                 code: code.map(Into::into),
                 name: name.map(Into::into),
+                correlation_key: None,
             })
         };
         assert_eq!(

@@ -104,6 +104,32 @@ pub fn check<'a>(
                 used.push((e, cond.span, &doc.source));
             }
         }
+        // A message's correlation key (Camunda 8's `zeebe:subscription`), read by the
+        // native engine when a catch starts waiting; reported at the catching element.
+        if !engine.is_external_bpm() {
+            for node in &process.process().nodes {
+                let Some(r) = &node.event_ref else { continue };
+                let Some(key) = &r.correlation_key else {
+                    continue;
+                };
+                if let Err(err) = expr::parse(key) {
+                    let what = format!(
+                        "the correlation key of message `{}` (caught by `{}`)",
+                        r.name.as_deref().unwrap_or(&r.reference),
+                        node.id
+                    );
+                    out.push(expr_diagnostic(
+                        &doc.source,
+                        node.span,
+                        key,
+                        &err,
+                        &what,
+                        true,
+                        Some("feel"),
+                    ));
+                }
+            }
+        }
         if !engine.is_external_bpm() || config.is_none() {
             for gw in process.process().gateways() {
                 if let Some(d) = can_take_no_flow(names, doc, process, gw) {

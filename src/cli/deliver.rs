@@ -16,13 +16,18 @@ use super::{Cli, Outcome, Style, UsageError};
 #[derive(Debug, Args)]
 pub struct MessageArgs {
     /// The run's id (or a unique prefix or suffix of it), then the message's name; with
-    /// --correlate, the message's name alone
+    /// --correlate or --key, the message's name alone
     #[arg(value_name = "RUN_ID|MESSAGE", num_args = 1..=2, required = true)]
     pub targets: Vec<String>,
     /// Find the run by a variable's value instead of its id (exactly one parked run must
     /// hold it)
-    #[arg(long, value_name = "NAME=VALUE")]
+    #[arg(long, value_name = "NAME=VALUE", conflicts_with = "key")]
     pub correlate: Option<String>,
+    /// The message's correlation key value (the model's, e.g. Camunda 8's `<zeebe:subscription
+    /// correlationKey>`): with the message's name alone, every parked run with a wait for
+    /// it under that key receives it; with a run id, only that run's wait under that key
+    #[arg(long, value_name = "VALUE")]
+    pub key: Option<String>,
     /// A variable the message sets in the run (repeatable; VALUE: JSON, else a string)
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
@@ -50,6 +55,9 @@ pub struct SignalArgs {
 /// `runs message`.
 pub fn message(cli: &Cli, args: &MessageArgs, style: Style) -> Result<Outcome, UsageError> {
     let base = &args.common.run_dir;
+    if let (Some(key), [name]) = (&args.key, args.targets.as_slice()) {
+        return by_key(cli, args, name, key, style);
+    }
     let (id, name) = match (&args.correlate, args.targets.as_slice()) {
         (None, [run, name]) => (find_run(base, run)?, name.clone()),
         (None, [_]) => {
@@ -70,8 +78,43 @@ pub fn message(cli: &Cli, args: &MessageArgs, style: Style) -> Result<Outcome, U
         name,
         variables,
         source: "from `runs message`".to_string(),
+        correlation: args.key.clone(),
     };
     deliver_and_resume(cli, &args.common, id, &delivery, args.no_resume, style)
+}
+
+/// `runs message --key VALUE <message>`: every parked run with a wait for the message
+/// under that correlation key, one after the other.
+fn by_key(
+    cli: &Cli,
+    args: &MessageArgs,
+    name: &str,
+    key: &str,
+    style: Style,
+) -> Result<Outcome, UsageError> {
+    let base = &args.common.run_dir;
+    let variables = mailbox::parse_vars(&args.vars).map_err(UsageError::new)?;
+    let delivery = Delivery {
+        kind: CatchKind::Message,
+        name: name.to_string(),
+        variables,
+        source: "from `runs message`".to_string(),
+        correlation: Some(key.to_string()),
+    };
+    let runs = mailbox::subscribed(base, name, key);
+    if runs.is_empty() {
+        return Err(UsageError::new(format!(
+            "no parked run under {} waits for message `{name}` with correlation key {key:?}",
+            base.join("runs").display(),
+        ))
+        .with_help("`cuga-flo runs pending` shows what the parked runs wait for"));
+    }
+    let mut worst = Outcome::Ok;
+    for id in runs {
+        let outcome = deliver_and_resume(cli, &args.common, id, &delivery, args.no_resume, style)?;
+        worst = worse(worst, outcome);
+    }
+    Ok(worst)
 }
 
 /// The one parked run whose variable holds the value `NAME=VALUE` names.
@@ -108,6 +151,7 @@ pub fn signal(cli: &Cli, args: &SignalArgs, style: Style) -> Result<Outcome, Usa
         name: args.name.clone(),
         variables,
         source: "from `runs signal`".to_string(),
+        correlation: None,
     };
     let runs = mailbox::waiting_runs(base, CatchKind::Signal, &args.name);
     if runs.is_empty() {

@@ -548,9 +548,12 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
         return Ok(Outcome::Ok);
     }
     for (id, app, a) in &waits {
-        let command = match a.kind {
-            crate::journal::event::CatchKind::Message => format!("message {id}"),
-            crate::journal::event::CatchKind::Signal => "signal".to_string(),
+        let command = match (a.kind, &a.correlation) {
+            (crate::journal::event::CatchKind::Message, Some(key)) => {
+                format!("message --key {}", crate::cli::output::shell_quote(key))
+            }
+            (crate::journal::event::CatchKind::Message, None) => format!("message {id}"),
+            (crate::journal::event::CatchKind::Signal, _) => "signal".to_string(),
         };
         outln!(
             "{} {id}  {app}  {} `{}` at {}  (cuga-flo runs {command} '{}')",

@@ -97,3 +97,31 @@ pub fn write_stdout(args: std::fmt::Arguments<'_>) {
         }
     }
 }
+
+/// `text` as one shell word: as it is when it holds only characters no shell treats
+/// specially, else in single quotes.
+pub fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.,:/=@%+".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod shell_quote_tests {
+    use super::shell_quote;
+
+    #[test]
+    fn only_what_needs_quotes_is_quoted() {
+        assert_eq!(shell_quote("A-17"), "A-17");
+        assert_eq!(shell_quote("two words"), "'two words'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote("$(rm -rf /)"), "'$(rm -rf /)'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

@@ -778,15 +778,14 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
         .map(|w| w.awaiting.as_slice())
         .unwrap_or_default();
     for a in awaiting {
-        let command = match a.kind {
-            crate::journal::event::CatchKind::Message => format!("message {run}"),
-            crate::journal::event::CatchKind::Signal => "signal".to_string(),
+        let command = match (a.kind, &a.correlation) {
+            (crate::journal::event::CatchKind::Message, Some(key)) => {
+                format!("message --key {}", super::output::shell_quote(key))
+            }
+            (crate::journal::event::CatchKind::Message, None) => format!("message {run}"),
+            (crate::journal::event::CatchKind::Signal, _) => "signal".to_string(),
         };
-        let name = if a.name.chars().any(|c| c.is_whitespace() || c == '\'') {
-            format!("'{}'", a.name.replace('\'', "'\\''"))
-        } else {
-            a.name.clone()
-        };
+        let name = super::output::shell_quote(&a.name);
         outln!(
             "  {} deliver: cuga-flo runs {command} {name} [--var NAME=VALUE]{dir}",
             style.yellow("✉"),

@@ -763,6 +763,7 @@ impl<'a> Graph<'a> {
                     reference: self.text(&b, v::REF)?,
                     code: self.text(&b, v::CODE),
                     name: self.text(&b, v::NAME),
+                    correlation_key: None,
                 })
             });
         let timer = self

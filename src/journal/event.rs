@@ -107,6 +107,10 @@ pub struct Awaited {
     pub kind: CatchKind,
     /// The message's or signal's name.
     pub name: String,
+    /// A message's correlation value: its correlation key's value when the catch started
+    /// waiting (`runs message --key` finds the run by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

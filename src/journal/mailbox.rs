@@ -23,6 +23,9 @@ pub struct Delivery {
     pub variables: Map<String, Value>,
     /// Where it came from, for provenance: `from `runs message``, ...
     pub source: String,
+    /// A message's correlation value: only a wait whose correlation key had this value
+    /// receives it (`None`: the first wait for the message, whatever its key).
+    pub correlation: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -33,11 +36,12 @@ pub enum DeliveryError {
         status: &'static str,
         kind: &'static str,
     },
-    #[error("run `{run}` is not waiting for {kind} `{name}`{}", waits_for(.waits))]
+    #[error("run `{run}` is not waiting for {kind} `{name}`{}{}", keyed(.correlation), waits_for(.waits))]
     NotWaiting {
         run: String,
         kind: &'static str,
         name: String,
+        correlation: Option<String>,
         /// What it waits for: `message `Payment` at Catch_Pay`, ...
         waits: Vec<String>,
     },
@@ -50,6 +54,13 @@ pub enum DeliveryError {
     NoRun { run: String, base: String },
     #[error("cannot open the journal of run `{run}`: {source}")]
     Open { run: String, source: JournalError },
+}
+
+fn keyed(correlation: &Option<String>) -> String {
+    correlation
+        .as_ref()
+        .map(|c| format!(" with correlation key {c:?}"))
+        .unwrap_or_default()
 }
 
 fn waits_for(waits: &[String]) -> String {
@@ -86,6 +97,7 @@ pub fn deliver(
     let mut targets: Vec<_> = awaiting
         .iter()
         .filter(|a| a.kind == delivery.kind && a.name == delivery.name)
+        .filter(|a| delivery.correlation.is_none() || a.correlation == delivery.correlation)
         .collect();
     if delivery.kind == CatchKind::Message {
         targets.truncate(1);
@@ -95,9 +107,13 @@ pub fn deliver(
             run: run.to_string(),
             kind,
             name: delivery.name.clone(),
+            correlation: delivery.correlation.clone(),
             waits: awaiting
                 .iter()
-                .map(|a| format!("{} `{}` at {}", a.kind.as_str(), a.name, a.node))
+                .map(|a| match &a.correlation {
+                    Some(c) => format!("{} `{}` ({c:?}) at {}", a.kind.as_str(), a.name, a.node),
+                    None => format!("{} `{}` at {}", a.kind.as_str(), a.name, a.node),
+                })
                 .collect(),
         });
     }
@@ -174,6 +190,21 @@ pub fn waiting_runs(base: &Path, kind: CatchKind, name: &str) -> Vec<String> {
             .waiting
             .as_ref()
             .is_some_and(|w| w.awaiting.iter().any(|a| a.kind == kind && a.name == name))
+    })
+}
+
+/// The parked runs under `base` with a wait for message `name` whose correlation key
+/// had the value `correlation` when it began (Camunda 8's correlation: a message reaches
+/// every run subscribed with its name and key, each at most once).
+pub fn subscribed(base: &Path, name: &str, correlation: &str) -> Vec<String> {
+    parked_runs(base, |state| {
+        state.waiting.as_ref().is_some_and(|w| {
+            w.awaiting.iter().any(|a| {
+                a.kind == CatchKind::Message
+                    && a.name == name
+                    && a.correlation.as_deref() == Some(correlation)
+            })
+        })
     })
 }
 

@@ -243,6 +243,11 @@ pub struct DeliverMessageArgs {
     /// Find the run by a variable's value instead (exactly one parked run must hold it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correlate: Option<Correlation>,
+    /// The message's correlation key value (the model's, e.g. Camunda 8's
+    /// `zeebe:subscription correlationKey`): alone, every parked run with a wait for the
+    /// message under that key receives it; with `run_id`, only that run's wait under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
     /// Variables the message sets in the run (untrusted, like every run input).
     #[serde(default)]
     pub variables: Map<String, Value>,
@@ -537,13 +542,38 @@ impl BridgeServer {
     }
 
     #[tool(
-        description = "Deliver a message to a parked run waiting for it (by run_id, or by a variable's value with correlate). It is journalled in the run's journal; the run applies it when resumed (`cuga-flo worker`, `runs resume --due`). A run not waiting for it is refused and nothing is written."
+        description = "Deliver a message to a parked run waiting for it (by run_id, or by a variable's value with correlate), or with key alone to every parked run waiting for it under that correlation key. It is journalled in the run's journal; the run applies it when resumed (`cuga-flo worker`, `runs resume --due`). A run not waiting for it is refused and nothing is written."
     )]
     async fn deliver_message(
         &self,
         Parameters(a): Parameters<DeliverMessageArgs>,
     ) -> Result<Json<DeliveryResult>, String> {
         let dir = self.deliveries()?;
+        let delivery = Delivery {
+            kind: CatchKind::Message,
+            name: a.message.clone(),
+            variables: a.variables.clone(),
+            source: "from the bridge's `deliver_message`".to_string(),
+            correlation: a.key.clone(),
+        };
+        if let (Some(key), None, None) = (&a.key, &a.run_id, &a.correlate) {
+            let runs = mailbox::subscribed(&dir.base, &a.message, key);
+            if runs.is_empty() {
+                return Err(format!(
+                    "no parked run waits for message `{}` with correlation key {key:?}",
+                    a.message
+                ));
+            }
+            let mut delivered = Vec::new();
+            for run in runs {
+                match mailbox::deliver_to_run(&dir.base, &run, &delivery, dir.durability) {
+                    Ok(written) => delivered.push(DeliveredTo::of(run, &written)),
+                    // Another process holds it, or it moved on meanwhile.
+                    Err(e) => tracing::warn!("message `{}` to run {run}: {e}", a.message),
+                }
+            }
+            return Ok(Json(DeliveryResult { delivered }));
+        }
         let run = match (&a.run_id, &a.correlate) {
             (Some(run), None) => run.clone(),
             (None, Some(c)) => {
@@ -564,13 +594,7 @@ impl BridgeServer {
                     }
                 }
             }
-            _ => return Err("give either run_id or correlate".to_string()),
-        };
-        let delivery = Delivery {
-            kind: CatchKind::Message,
-            name: a.message,
-            variables: a.variables,
-            source: "from the bridge's `deliver_message`".to_string(),
+            _ => return Err("give either run_id or correlate (or key alone)".to_string()),
         };
         let written = mailbox::deliver_to_run(&dir.base, &run, &delivery, dir.durability)
             .map_err(|e| e.to_string())?;
@@ -592,6 +616,7 @@ impl BridgeServer {
             name: a.signal,
             variables: a.variables,
             source: "from the bridge's `send_signal`".to_string(),
+            correlation: None,
         };
         let mut delivered = Vec::new();
         for run in mailbox::waiting_runs(&dir.base, CatchKind::Signal, &delivery.name) {

@@ -735,7 +735,10 @@ impl Human {
                     let names: Vec<String> = w
                         .awaiting
                         .iter()
-                        .map(|a| format!("{} `{}`", a.kind.as_str(), a.name))
+                        .map(|a| match &a.correlation {
+                            Some(key) => format!("{} `{}` (key {key:?})", a.kind.as_str(), a.name),
+                            None => format!("{} `{}`", a.kind.as_str(), a.name),
+                        })
                         .collect();
                     text.push_str(&format!(", for {}", names.join(", ")));
                 }

@@ -45,6 +45,8 @@ pub(super) struct Waiter {
     pub name: String,
     /// A boundary event's activity, or the event-based gateway whose race this is.
     pub activity: Option<String>,
+    /// A message's correlation value (its correlation key's value when the wait began).
+    pub correlation: Option<String>,
 }
 
 /// A message or signal delivered to a wait.
@@ -105,6 +107,7 @@ impl Mailbox {
                 node: w.node.clone(),
                 kind: w.kind,
                 name: w.name.clone(),
+                correlation: w.correlation.clone(),
             })
             .collect()
     }
@@ -219,6 +222,13 @@ impl Run {
         activity: Option<String>,
     ) -> Result<String, EngineError> {
         let key = self.next_key(&node.id);
+        let correlation = match self.correlation_of(token, node, kind) {
+            Ok(correlation) => correlation,
+            Err(why) => {
+                self.fail(format!("message `{name}` at `{}`: {why}", node.id));
+                return Ok(key);
+            }
+        };
         self.emit(Event::MessageAwaited {
             key: key.clone(),
             node: node.id.clone(),
@@ -233,12 +243,42 @@ impl Run {
                 kind,
                 name,
                 activity,
+                correlation,
             },
         ));
         // A delivery journalled while the run was parked: applied when the replay
         // reaches it.
         self.hold_replayed(token, &key, Asked::Message);
         Ok(key)
+    }
+
+    /// The correlation value of a message catch whose message has a correlation key (a
+    /// FEEL expression such as `= orderId`, read in the variables `token` sees): a string
+    /// as it is, any other value as JSON. `Err` when the key cannot be read or has no
+    /// value (Camunda 8 stops the instance with an incident there; the run fails).
+    fn correlation_of(
+        &self,
+        token: TokenId,
+        node: &LiveNode,
+        kind: CatchKind,
+    ) -> Result<Option<String>, String> {
+        let Some(key) = (node.event_ref.as_ref())
+            .and_then(|r| r.correlation_key.as_deref())
+            .filter(|_| kind == CatchKind::Message)
+        else {
+            return Ok(None);
+        };
+        let expr = crate::expr::parse(key)
+            .map_err(|e| format!("its correlation key `{key}` is not an expression: {e}"))?;
+        let vars = super::multi::Layered(self.layers(token));
+        match expr.value(&vars) {
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Ok(Some(other.to_string())),
+            None => Err(format!(
+                "its correlation key `{key}` has no value (is {} set?)",
+                expr.variables().join(", ")
+            )),
+        }
     }
 
     /// `token` leaves `activity`: its message and signal boundary events no longer wait.

@@ -378,7 +378,7 @@ impl Run {
     }
 
     /// The variables `token` sees, innermost instance first, the process's last.
-    fn layers(&self, token: TokenId) -> Vec<&Map<String, Value>> {
+    pub(super) fn layers(&self, token: TokenId) -> Vec<&Map<String, Value>> {
         let mut layers: Vec<&Map<String, Value>> = self
             .instance_chain(token)
             .into_iter()
