@@ -41,6 +41,9 @@ pub enum RunsCommand {
     Pending(super::durable::PendingArgs),
     /// Answer a parked question (checked as a live answer), journal it, and resume the run
     Answer(Box<super::durable::AnswerArgs>),
+    /// Cancel a parked run (or one a crash left behind): it ends `cancelled`, its remote
+    /// tasks cancelled at their agents (a run live in another process is refused)
+    Cancel(Box<super::durable::CancelArgs>),
     /// Deliver a message to a parked run waiting for it (by id, or --correlate
     /// NAME=VALUE), journal it, and resume the run
     Message(Box<super::deliver::MessageArgs>),
@@ -132,6 +135,8 @@ pub enum ListStatus {
     Failed,
     /// Parked: waiting for an answer or a timer
     Waiting,
+    /// Cancelled with `runs cancel`
+    Cancelled,
     /// Stopped without an end (a crash): `runs resume` continues it
     Unfinished,
     /// The journal cannot be read
@@ -145,6 +150,7 @@ impl ListStatus {
             ListStatus::Terminated => "terminated",
             ListStatus::Failed => "failed",
             ListStatus::Waiting => "waiting",
+            ListStatus::Cancelled => "cancelled",
             ListStatus::Unfinished => "unfinished",
             ListStatus::Unreadable => "unreadable",
         }
@@ -185,6 +191,7 @@ pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageErr
         RunsCommand::Resume(a) => super::durable::resume(cli, a, style),
         RunsCommand::Pending(a) => super::durable::pending(a, style),
         RunsCommand::Answer(a) => super::durable::answer(cli, a, style),
+        RunsCommand::Cancel(a) => super::durable::cancel(cli, a, style),
         RunsCommand::Message(a) => super::deliver::message(cli, a, style),
         RunsCommand::Signal(a) => super::deliver::signal(cli, a, style),
         RunsCommand::Verify(a) => verify_run(a, style),
@@ -475,6 +482,7 @@ impl RunRow {
             (None, Some(crate::vocab::RunStatus::Terminated)) => ListStatus::Terminated,
             (None, Some(crate::vocab::RunStatus::Failed)) => ListStatus::Failed,
             (None, Some(crate::vocab::RunStatus::Waiting)) => ListStatus::Waiting,
+            (None, Some(crate::vocab::RunStatus::Cancelled)) => ListStatus::Cancelled,
             (None, None) if state.waiting.is_some() => ListStatus::Waiting,
             (None, None) => ListStatus::Unfinished,
         }
