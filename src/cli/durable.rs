@@ -949,7 +949,7 @@ pub struct CancelArgs {
 }
 
 /// What `runs cancel` did to one run.
-struct Cancelled {
+pub(super) struct Cancelled {
     run_id: String,
     by: Option<String>,
     reason: Option<String>,
@@ -1019,7 +1019,7 @@ pub fn cancel(cli: &Cli, args: &CancelArgs, style: Style) -> Result<Outcome, Usa
     Ok(Outcome::Ok)
 }
 
-fn cancel_run(
+pub(super) fn cancel_run(
     cli: &Cli,
     args: &CancelArgs,
     id: &str,

@@ -662,6 +662,10 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         )));
     };
     let new_id = store::new_run_id();
+    // A cancelled run stopped where it waited: its replay parks at the same place (a
+    // question the journal does not answer), and is cancelled there too.
+    let cancelled =
+        FlowState::fold(records.iter()).status == Some(crate::vocab::RunStatus::Cancelled);
     let start_args = StartArgs {
         app: args.app.clone().unwrap_or_else(|| app.clone()),
         scenario: None,
@@ -677,9 +681,10 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         step_budget: None,
         json: args.json,
         no_model: true,
-        detach: false,
-        // A replay answers only from the journal: a question it cannot answer fails it.
-        no_park: true,
+        detach: cancelled,
+        // A replay answers only from the journal: a question it cannot answer fails it
+        // (parks it, replaying a cancelled run).
+        no_park: !cancelled,
         max_wait: None,
         durability: Durability::default(),
         bridge: start::BridgeChoice::Direct,
@@ -693,6 +698,18 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
     };
     start::run(cli, &start_args, style)?;
     redeliver(cli, &start_args, &records, &new_id, style)?;
+    if cancelled {
+        let cancel = super::durable::CancelArgs {
+            run_id: new_id.clone(),
+            reason: Some(format!("replay of cancelled run {id}")),
+            by: None,
+            run_dir: args.run_dir.clone(),
+            app: args.app.clone(),
+            json: false,
+            durability: Durability::default(),
+        };
+        super::durable::cancel_run(cli, &cancel, &new_id, None, cancel.reason.clone())?;
+    }
     let replayed = read(&args.run_dir, &new_id)?;
     let differences = compare(&decisions(&records), &decisions(&replayed));
     let drifts = drifts(&records, &replayed);

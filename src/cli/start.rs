@@ -957,7 +957,21 @@ fn reasoner(
         let cassette = ScriptedReasoner::from_value(preset.cassette.clone(), preset.source.clone())
             .map_err(|e| UsageError::new(e.to_string()))?
             .checking_digests();
-        return Ok((Arc::new(Rules::new(Arc::new(cassette))), None));
+        let cassette: Arc<dyn Reasoner> = Arc::new(cassette);
+        // Parking allowed (replaying a cancelled run): a question the journal does not
+        // answer parks the replay where the run stood.
+        let inner: Arc<dyn Reasoner> = if args.no_park {
+            cassette
+        } else {
+            Arc::new(crate::reason::Chain::new(vec![
+                cassette,
+                Arc::new(crate::reason::park::Park {
+                    deadlines: Default::default(),
+                    approvals: Default::default(),
+                }),
+            ]))
+        };
+        return Ok((Arc::new(Rules::new(inner)), None));
     }
     if let Some(path) = &args.replay {
         let text = crate::source::read_text(path)
