@@ -189,31 +189,33 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l model -d 'Let
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -l color -d 'When to use colour' -r -f -a "auto\t''
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -s q -l quiet -d 'Only errors on stderr'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "list" -d 'List the journalled runs, newest first'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "show" -d 'Print a journalled run as `start` streamed it'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "replay" -d 'Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "resume" -d 'Continue a run from its journal: after a crash, an interruption, or once it parked (--due: every parked run whose timer is due)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "pending" -d 'The questions (and messages and signals) parked runs wait for'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "answer" -d 'Answer a parked question (checked as a live answer), journal it, and resume the run'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "message" -d 'Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "signal" -d 'Deliver a signal to every parked run waiting for it, and resume each'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "verify" -d 'Check a run\'s journal against its hash chain and head file (exit 1 when it was tampered with)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "export" -d 'Write a run\'s journal as JSON lines (the audit trail) or as an XES event log'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "report" -d 'Write one self-contained HTML page of a run: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer message signal verify export report help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "list" -d 'List the journalled runs, newest first'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "show" -d 'Print a journalled run as `start` streamed it'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "replay" -d 'Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "resume" -d 'Continue a run from its journal: after a crash, an interruption, or once it parked (--due: every parked run whose timer is due)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "pending" -d 'The questions (and messages and signals) parked runs wait for'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "answer" -d 'Answer a parked question (checked as a live answer), journal it, and resume the run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "cancel" -d 'Cancel a parked run (or one a crash left behind): it ends `cancelled`, its remote tasks cancelled at their agents (a run live in another process is refused)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "message" -d 'Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "signal" -d 'Deliver a signal to every parked run waiting for it, and resume each'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "verify" -d 'Check a run\'s journal against its hash chain and head file (exit 1 when it was tampered with)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "export" -d 'Write a run\'s journal as JSON lines (the audit trail) or as an XES event log'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "report" -d 'Write one self-contained HTML page of a run: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l run-dir -d 'Where runs are journalled' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l app -d 'Only the runs of this app' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l status -d 'Only the runs with this status' -r -f -a "completed\t''
 terminated\t''
 failed\t''
 waiting\t'Parked: waiting for an answer or a timer'
+cancelled\t'Cancelled with `runs cancel`'
 unfinished\t'Stopped without an end (a crash): `runs resume` continues it'
 unreadable\t'The journal cannot be read'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l limit -d 'At most N runs (the newest)' -r
@@ -299,6 +301,21 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l reason -d 'Why (journalled with the cancellation)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l by -d 'Who cancels (default: $USER)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l run-dir -d 'Where runs are journalled' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l app -d 'The app, when the run\'s app folder has moved (its remote agents are read from it)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l durability -d 'How the journal is made durable (docs/journal.md)' -r -f -a "strict\t'fsync every event before it is shown'
+batch\t'one fsync per step, before the step is shown'
+off\t'no fsync (survives a crash of the process, not of the machine)'"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l json -d 'Print the cancellation as one JSON object'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l correlate -d 'Find the run by a variable\'s value instead of its id (exactly one parked run must hold it)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l var -d 'A variable the message sets in the run (repeatable; VALUE: JSON, else a string)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l run-dir -d 'Where runs are journalled' -r -F
@@ -374,6 +391,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "resume" -d 'Continue a run from its journal: after a crash, an interruption, or once it parked (--due: every parked run whose timer is due)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "pending" -d 'The questions (and messages and signals) parked runs wait for'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "answer" -d 'Answer a parked question (checked as a live answer), journal it, and resume the run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "cancel" -d 'Cancel a parked run (or one a crash left behind): it ends `cancelled`, its remote tasks cancelled at their agents (a run live in another process is refused)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "message" -d 'Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "signal" -d 'Deliver a signal to every parked run waiting for it, and resume each'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "verify" -d 'Check a run\'s journal against its hash chain and head file (exit 1 when it was tampered with)'
@@ -489,6 +507,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "resume" -d 'Continue a run from its journal: after a crash, an interruption, or once it parked (--due: every parked run whose timer is due)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "pending" -d 'The questions (and messages and signals) parked runs wait for'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "answer" -d 'Answer a parked question (checked as a live answer), journal it, and resume the run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "cancel" -d 'Cancel a parked run (or one a crash left behind): it ends `cancelled`, its remote tasks cancelled at their agents (a run live in another process is refused)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "message" -d 'Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "signal" -d 'Deliver a signal to every parked run waiting for it, and resume each'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "verify" -d 'Check a run\'s journal against its hash chain and head file (exit 1 when it was tampered with)'
