@@ -1307,3 +1307,67 @@ fn a_parked_run_is_cancelled_with_who_and_why_and_then_refuses_everything() {
         assert_eq!(std::fs::read(journal_path(dir, &id)).unwrap(), after);
     }
 }
+
+#[test]
+fn cancelling_a_run_parked_on_its_child_run_cancels_the_child_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(
+        &[
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "start",
+            "call_parent",
+            "--var",
+            "amount=300",
+            "--no-model",
+            "--detach",
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    let (parent, child) = (ids[0].clone(), ids[1].clone());
+    let out = cuga(
+        &[
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "runs",
+            "cancel",
+            &parent,
+            "--by",
+            "ops",
+            "--json",
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["children"][0]["run_id"], child.as_str());
+    for (id, reason) in [
+        (&parent, Value::Null),
+        (
+            &child,
+            json!(format!("its parent run {parent} was cancelled")),
+        ),
+    ] {
+        let journal = records(dir, id);
+        let cancelled = events(&journal, "run_cancelled");
+        assert_eq!(cancelled.len(), 1, "{id}");
+        assert_eq!(cancelled[0]["by"], "ops");
+        assert_eq!(cancelled[0]["reason"], reason);
+        assert_eq!(journal.last().unwrap()["status"], "cancelled");
+    }
+    let pending = cuga(&["runs", "pending"], dir, &[]);
+    assert!(
+        String::from_utf8_lossy(&pending.stdout).contains("no open questions"),
+        "{}",
+        text(&pending)
+    );
+}
