@@ -154,6 +154,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help__subcmd__runs,answer)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__answer"
                 ;;
+            cuga__flo__subcmd__help__subcmd__runs,cancel)
+                cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__cancel"
+                ;;
             cuga__flo__subcmd__help__subcmd__runs,export)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__export"
                 ;;
@@ -199,6 +202,9 @@ _cuga__flo() {
             cuga__flo__subcmd__runs,answer)
                 cmd="cuga__flo__subcmd__runs__subcmd__answer"
                 ;;
+            cuga__flo__subcmd__runs,cancel)
+                cmd="cuga__flo__subcmd__runs__subcmd__cancel"
+                ;;
             cuga__flo__subcmd__runs,export)
                 cmd="cuga__flo__subcmd__runs__subcmd__export"
                 ;;
@@ -234,6 +240,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,answer)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__answer"
+                ;;
+            cuga__flo__subcmd__runs__subcmd__help,cancel)
+                cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__cancel"
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,export)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__export"
@@ -755,7 +764,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs)
-            opts="list show replay resume pending answer message signal verify export report"
+            opts="list show replay resume pending answer cancel message signal verify export report"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -769,6 +778,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs__subcmd__answer)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__runs__subcmd__cancel)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1175,7 +1198,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay resume pending answer message signal verify export report help"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay resume pending answer cancel message signal verify export report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1278,6 +1301,48 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__flo__subcmd__runs__subcmd__cancel)
+            opts="-v -q -h --reason --by --run-dir --app --json --durability --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__flo__subcmd__runs__subcmd__export)
             opts="-o -v -q -h --run-dir --format --output --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1317,7 +1382,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help)
-            opts="list show replay resume pending answer message signal verify export report help"
+            opts="list show replay resume pending answer cancel message signal verify export report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1331,6 +1396,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help__subcmd__answer)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__help__subcmd__cancel)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1514,7 +1593,7 @@ _cuga__flo() {
                     return 0
                     ;;
                 --status)
-                    COMPREPLY=($(compgen -W "completed terminated failed waiting unfinished unreadable" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "completed terminated failed waiting cancelled unfinished unreadable" -- "${cur}"))
                     return 0
                     ;;
                 --limit)

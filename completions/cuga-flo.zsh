@@ -304,6 +304,7 @@ _arguments "${_arguments_options[@]}" : \
 terminated\:""
 failed\:""
 waiting\:"Parked\: waiting for an answer or a timer"
+cancelled\:"Cancelled with \`runs cancel\`"
 unfinished\:"Stopped without an end (a crash)\: \`runs resume\` continues it"
 unreadable\:"The journal cannot be read"))' \
 '--limit=[At most N runs (the newest)]:N:_default' \
@@ -421,6 +422,27 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 ':control_point -- The control point\: its element id (task, gateway or hook) or the question'\''s key:_default' \
 '::decision -- A guardrail gateway\: `approve` or `deny`:_default' \
+&& ret=0
+;;
+(cancel)
+_arguments "${_arguments_options[@]}" : \
+'--reason=[Why (journalled with the cancellation)]:TEXT:_default' \
+'--by=[Who cancels (default\: \$USER)]:NAME:_default' \
+'--run-dir=[Where runs are journalled]:DIR:_files' \
+'--app=[The app, when the run'\''s app folder has moved (its remote agents are read from it)]:APP|PATH:_default' \
+'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--json[Print the cancellation as one JSON object]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
 (message)
@@ -558,6 +580,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (answer)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(cancel)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -856,6 +882,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(cancel)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (message)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1133,6 +1163,7 @@ _cuga-flo__subcmd__help__subcmd__runs_commands() {
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
 'pending:The questions (and messages and signals) parked runs wait for' \
 'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
+'cancel:Cancel a parked run (or one a crash left behind)\: it ends \`cancelled\`, its remote tasks cancelled at their agents (a run live in another process is refused)' \
 'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
 'signal:Deliver a signal to every parked run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
@@ -1145,6 +1176,11 @@ _cuga-flo__subcmd__help__subcmd__runs_commands() {
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__answer_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs answer commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__cancel_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__cancel_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs cancel commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__export_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__export_commands() {
@@ -1281,6 +1317,7 @@ _cuga-flo__subcmd__runs_commands() {
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
 'pending:The questions (and messages and signals) parked runs wait for' \
 'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
+'cancel:Cancel a parked run (or one a crash left behind)\: it ends \`cancelled\`, its remote tasks cancelled at their agents (a run live in another process is refused)' \
 'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
 'signal:Deliver a signal to every parked run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
@@ -1294,6 +1331,11 @@ _cuga-flo__subcmd__runs_commands() {
 _cuga-flo__subcmd__runs__subcmd__answer_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs answer commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__cancel_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__cancel_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs cancel commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__export_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__export_commands() {
@@ -1309,6 +1351,7 @@ _cuga-flo__subcmd__runs__subcmd__help_commands() {
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
 'pending:The questions (and messages and signals) parked runs wait for' \
 'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
+'cancel:Cancel a parked run (or one a crash left behind)\: it ends \`cancelled\`, its remote tasks cancelled at their agents (a run live in another process is refused)' \
 'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
 'signal:Deliver a signal to every parked run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
@@ -1322,6 +1365,11 @@ _cuga-flo__subcmd__runs__subcmd__help_commands() {
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__answer_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs help answer commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__cancel_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__cancel_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help cancel commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__export_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__export_commands() {

@@ -213,6 +213,9 @@ pub enum RunStatus {
     /// Not ended: the run is parked until a question is answered or a timer is due
     /// (`runs answer`, `runs resume`). Never a `run_finished` status.
     Waiting,
+    /// Cancelled from outside while it was parked or stopped (`runs cancel`; its
+    /// `run_cancelled` record says who and why).
+    Cancelled,
 }
 
 impl RunStatus {
@@ -222,6 +225,7 @@ impl RunStatus {
             RunStatus::Terminated => "terminated",
             RunStatus::Failed => "failed",
             RunStatus::Waiting => "waiting",
+            RunStatus::Cancelled => "cancelled",
         }
     }
 }

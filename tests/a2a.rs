@@ -1108,3 +1108,179 @@ fn the_worker_picks_up_a_run_parked_on_a_remote_task_once_its_poll_is_due() {
     assert_eq!(end["status"], "completed");
     assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
 }
+
+#[test]
+fn runs_cancel_sends_cancel_task_for_the_remote_task_a_parked_run_waits_for() {
+    let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "30")]);
+    let (apps, runs, run_id, question) = parked_on_slow(&peer);
+    let task_id = question["remote"]["task_id"].as_str().unwrap().to_string();
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &[
+            "runs",
+            "cancel",
+            &run_id,
+            "--reason",
+            "the claim was withdrawn",
+            "--by",
+            "bob",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    let out: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
+    assert_eq!(out["status"], "cancelled");
+    assert_eq!(out["remote"][0]["task_id"], task_id.as_str());
+    // The peer saw the message once and the cancellation once.
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(count(&peer, "CancelTask"), 1, "{:?}", peer.requests());
+    assert!(peer.cancels().contains(&task_id), "{}", peer.cancels());
+    let records = records_of(&ran);
+    let cancelled = records
+        .iter()
+        .find(|r| r["event"] == "run_cancelled")
+        .unwrap_or_else(|| panic!("{}", ran.show()));
+    assert_eq!(cancelled["by"], "bob");
+    assert_eq!(cancelled["reason"], "the claim was withdrawn");
+    let remote = &cancelled["remote"][0];
+    assert_eq!(remote["agent"], "reviewer");
+    assert_eq!(remote["task_id"], task_id.as_str());
+    assert_eq!(remote["node"], "Activity_review");
+    assert_eq!(remote["state"], "canceled", "{cancelled}");
+    let end = records.last().unwrap();
+    assert_eq!(end["event"], "run_finished");
+    assert_eq!(end["status"], "cancelled");
+    // A resume is refused: nothing is sent again.
+    let again = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
+    assert_eq!(again.code, 2, "{}", again.show());
+    assert!(again.stderr.contains("cancelled"), "{}", again.show());
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+}
+
+#[test]
+fn a_failing_cancel_task_is_journalled_and_the_run_is_cancelled_all_the_same() {
+    let mut peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "30")]);
+    let (apps, runs, run_id, _) = parked_on_slow(&peer);
+    // The agent is gone by the time the run is cancelled.
+    peer.child.kill().unwrap();
+    peer.child.wait().unwrap();
+    let ran = cuga_in(apps.path(), &runs, &["runs", "cancel", &run_id], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(ran.stdout.contains("CancelTask failed"), "{}", ran.show());
+    let records = records_of(&ran);
+    let cancelled = records
+        .iter()
+        .find(|r| r["event"] == "run_cancelled")
+        .unwrap_or_else(|| panic!("{}", ran.show()));
+    let remote = &cancelled["remote"][0];
+    assert!(remote["state"].is_null(), "{cancelled}");
+    assert!(
+        remote["error"].as_str().unwrap().contains("reviewer"),
+        "{cancelled}"
+    );
+    assert_eq!(records.last().unwrap()["status"], "cancelled");
+}
+
+/// The crash point passed right after `remote_task_started` is committed, in a run of the
+/// remote_review app against `peer` (a run of its own, traced).
+fn remote_task_crash_point(peer: &Peer) -> String {
+    let apps = app(&peer.url, "", |c| {
+        c.replace("timeout: 20", "timeout: 20\n    wait: 0.5s")
+    });
+    let runs = apps.path().join("runs");
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_review", "--no-model"],
+        &[("CUGA_FLO_CRASH_TRACE", "1")],
+    );
+    assert_eq!(ran.code, 3, "{}", ran.show());
+    let line = ran
+        .stderr
+        .lines()
+        .find(|l| l.ends_with(" remote task journalled"))
+        .unwrap_or_else(|| panic!("no crash point after the remote task\n{}", ran.show()));
+    line.split_whitespace().nth(1).unwrap().to_string()
+}
+
+#[test]
+fn a_crash_right_after_send_message_resumes_with_get_task_and_never_sends_again() {
+    let tracer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "30")]);
+    let point = remote_task_crash_point(&tracer);
+    drop(tracer);
+
+    let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "2")]);
+    let sent = Instant::now();
+    let apps = app(&peer.url, "", |c| {
+        c.replace("timeout: 20", "timeout: 20\n    wait: 0.5s")
+    });
+    let runs = apps.path().join("runs");
+    let crashed = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_review", "--no-model"],
+        &[("CUGA_FLO_CRASH_AT", point.as_str())],
+    );
+    assert_eq!(crashed.code, -1, "killed\n{}", crashed.show());
+    let records = records_of(&crashed);
+    let last = records.last().unwrap();
+    assert_eq!(last["event"], "remote_task_started", "{}", crashed.show());
+    assert_eq!(last["node"], "Activity_review");
+    assert_eq!(last["remote"]["agent"], "reviewer");
+    let task_id = last["remote"]["task_id"].as_str().unwrap().to_string();
+    assert!(!records.iter().any(|r| r["event"] == "question_parked"));
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+
+    // Resumed once the agent has finished: GetTask on the journalled task, its reply
+    // taken, the message never sent again.
+    while sent.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    let done = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
+    assert_eq!(done.code, 0, "{}", done.show());
+    let (task, end) = review(&done);
+    assert_eq!(task["outputs"]["late"], true, "{}", done.show());
+    assert_eq!(end["status"], "completed");
+    assert!(
+        done.journal.contains(&format!("follow-up task {task_id}")),
+        "{}",
+        done.show()
+    );
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    let verify = cuga_in(apps.path(), &runs, &["runs", "verify", &run_id], &[]);
+    assert_eq!(verify.code, 0, "{}", verify.show());
+}
+
+#[test]
+fn a_run_a_crash_left_after_send_message_is_cancelled_at_its_agent() {
+    let tracer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "30")]);
+    let point = remote_task_crash_point(&tracer);
+    drop(tracer);
+
+    let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "30")]);
+    let apps = app(&peer.url, "", |c| {
+        c.replace("timeout: 20", "timeout: 20\n    wait: 0.5s")
+    });
+    let runs = apps.path().join("runs");
+    let crashed = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_review", "--no-model"],
+        &[("CUGA_FLO_CRASH_AT", point.as_str())],
+    );
+    assert_eq!(crashed.code, -1, "killed\n{}", crashed.show());
+    let records = records_of(&crashed);
+    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    let task_id = records.last().unwrap()["remote"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ran = cuga_in(apps.path(), &runs, &["runs", "cancel", &run_id], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(count(&peer, "CancelTask"), 1, "{:?}", peer.requests());
+    assert!(peer.cancels().contains(&task_id), "{}", peer.cancels());
+}

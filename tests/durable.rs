@@ -1194,3 +1194,180 @@ fn an_app_that_says_questions_park_never_prompts_at_a_terminal() {
         text(&out)
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Cancelling
+
+#[test]
+fn a_parked_run_is_cancelled_with_who_and_why_and_then_refuses_everything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(&["start", "trip_planner", "--no-model"], dir, &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let id = only_run(dir);
+    let before = std::fs::read(journal_path(dir, &id)).unwrap();
+
+    // Live in another process (here: this one holds its lock): refused, naming the pid,
+    // and nothing written.
+    {
+        let _held = cuga_flo::journal::Journal::open(
+            &dir.join("runs").join(&id),
+            cuga_flo::journal::Durability::Batch,
+        )
+        .unwrap();
+        let out = cuga(&["runs", "cancel", &id], dir, &[]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(
+            text(&out).contains(&format!("cuga-flo process {}", std::process::id())),
+            "{}",
+            text(&out)
+        );
+        assert_eq!(std::fs::read(journal_path(dir, &id)).unwrap(), before);
+    }
+
+    let out = cuga(
+        &[
+            "runs",
+            "cancel",
+            &id[..8],
+            "--reason",
+            "trip called off",
+            "--by",
+            "alice",
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("cancelled run {id} by alice")),
+        "{}",
+        text(&out)
+    );
+    let journal = records(dir, &id);
+    let n = journal.len();
+    assert_eq!(journal[n - 2]["event"], "run_cancelled");
+    assert_eq!(journal[n - 2]["by"], "alice");
+    assert_eq!(journal[n - 2]["reason"], "trip called off");
+    assert_eq!(journal[n - 1]["event"], "run_finished");
+    assert_eq!(journal[n - 1]["status"], "cancelled");
+    assert_eq!(
+        journal[n - 1]["message"],
+        "cancelled by alice: trip called off"
+    );
+
+    // The run reads as any finished run.
+    let verify = cuga(&["runs", "verify", &id], dir, &[]);
+    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
+    let show = cuga(&["runs", "show", &id], dir, &[]);
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        shown.contains("⊘ cancelled by alice: trip called off"),
+        "{shown}"
+    );
+    let list = cuga(&["runs", "list", "--status", "cancelled"], dir, &[]);
+    assert!(
+        String::from_utf8_lossy(&list.stdout).contains(&id),
+        "{}",
+        text(&list)
+    );
+    let xes = cuga(&["runs", "export", &id, "--format", "xes"], dir, &[]);
+    assert_eq!(xes.status.code(), Some(0), "{}", text(&xes));
+    assert!(String::from_utf8_lossy(&xes.stdout).contains("cancelled"));
+    let html = dir.join("run.html");
+    let report = cuga(
+        &["runs", "report", &id, "-o", html.to_str().unwrap()],
+        dir,
+        &[],
+    );
+    assert_eq!(report.status.code(), Some(0), "{}", text(&report));
+    let replay = cuga(&["runs", "replay", &id], dir, &[]);
+    assert_eq!(replay.status.code(), Some(0), "{}", text(&replay));
+    let pending = cuga(&["runs", "pending"], dir, &[]);
+    assert!(!String::from_utf8_lossy(&pending.stdout).contains(&id));
+
+    // Nothing continues it, and a second cancel writes nothing.
+    let after = std::fs::read(journal_path(dir, &id)).unwrap();
+    for args in [
+        vec!["runs", "resume", &id],
+        vec![
+            "runs",
+            "answer",
+            &id,
+            "Activity_1dlyezk",
+            "--outputs",
+            r#"{"planning_preference": "human", "destination": "Lisbon"}"#,
+        ],
+        vec!["runs", "message", &id, "anything"],
+        vec!["runs", "cancel", &id],
+    ] {
+        let out = cuga(&args, dir, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains("cancelled"), "{args:?}: {}", text(&out));
+        assert_eq!(std::fs::read(journal_path(dir, &id)).unwrap(), after);
+    }
+}
+
+#[test]
+fn cancelling_a_run_parked_on_its_child_run_cancels_the_child_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga(
+        &[
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "start",
+            "call_parent",
+            "--var",
+            "amount=300",
+            "--no-model",
+            "--detach",
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    let (parent, child) = (ids[0].clone(), ids[1].clone());
+    let out = cuga(
+        &[
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "runs",
+            "cancel",
+            &parent,
+            "--by",
+            "ops",
+            "--json",
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["children"][0]["run_id"], child.as_str());
+    for (id, reason) in [
+        (&parent, Value::Null),
+        (
+            &child,
+            json!(format!("its parent run {parent} was cancelled")),
+        ),
+    ] {
+        let journal = records(dir, id);
+        let cancelled = events(&journal, "run_cancelled");
+        assert_eq!(cancelled.len(), 1, "{id}");
+        assert_eq!(cancelled[0]["by"], "ops");
+        assert_eq!(cancelled[0]["reason"], reason);
+        assert_eq!(journal.last().unwrap()["status"], "cancelled");
+    }
+    let pending = cuga(&["runs", "pending"], dir, &[]);
+    assert!(
+        String::from_utf8_lossy(&pending.stdout).contains("no open questions"),
+        "{}",
+        text(&pending)
+    );
+}

@@ -1055,3 +1055,71 @@ fn xes_export_escapes_names_and_skips_what_it_does_not_know() {
         .collect();
     assert_eq!(back, records);
 }
+
+#[test]
+fn the_fold_keeps_the_remote_tasks_a_run_started_and_did_not_finish() {
+    let remote = |task: &str, state: &str| cuga_flo::vocab::RemoteWait {
+        agent: "reviewer".into(),
+        task_id: task.into(),
+        context_id: "run-1".into(),
+        state: state.into(),
+    };
+    let started = |node: &str, task: &str| Event::RemoteTaskStarted {
+        node: node.into(),
+        key: format!("run-1:{node}:1"),
+        remote: remote(task, "submitted"),
+    };
+    let events = [
+        started("review", "t-1"),
+        started("audit", "t-2"),
+        Event::TaskFinished {
+            key: Some("run-1:review:1".into()),
+            node: "review".into(),
+            status: TaskStatus::Completed,
+            outputs: Map::new(),
+            variables: Map::new(),
+            decided_by: Decider::Remote,
+            reason: None,
+            error: None,
+            error_code: None,
+            duration_ms: 5,
+            digest: None,
+            taint: None,
+            own: Vec::new(),
+        },
+    ];
+    let records: Vec<Record> = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| Record {
+            seq: i as u64 + 1,
+            at_ms: 1,
+            prev: String::new(),
+            event,
+        })
+        .collect();
+    let state = FlowState::fold(records.iter());
+    let keys: Vec<&String> = state.remote_tasks.keys().collect();
+    assert_eq!(keys, ["run-1:audit:1"], "the finished visit's task is gone");
+    let task = &state.remote_tasks["run-1:audit:1"];
+    assert_eq!(task.node, "audit");
+    assert_eq!(task.remote, remote("t-2", "submitted"));
+
+    // As journalled: the remote task nested, and a cancellation with its agents' replies.
+    let line = serde_json::to_value(&records[0]).unwrap();
+    assert_eq!(line["event"], "remote_task_started");
+    assert_eq!(line["remote"]["task_id"], "t-1");
+    let cancelled: Event = serde_json::from_value(json!({
+        "event": "run_cancelled", "by": "ana",
+        "remote": [{"agent": "reviewer", "task_id": "t-2", "node": "audit", "error": "gone"}]
+    }))
+    .unwrap();
+    let Event::RunCancelled { by, reason, remote } = &cancelled else {
+        panic!("{cancelled:?}")
+    };
+    assert_eq!(by.as_deref(), Some("ana"));
+    assert_eq!(*reason, None);
+    assert_eq!(remote[0].error.as_deref(), Some("gone"));
+    assert_eq!(cancelled.name(), "run_cancelled");
+    assert!(!cancelled.is_derived());
+}

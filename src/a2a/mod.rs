@@ -289,8 +289,16 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T
 
 /// Whoever answers an agent's `input-required` question (the consulting reasoner, a
 /// person). `None`: nobody can; the exchange fails.
+///
+/// It is also told when the agent has assigned a task id to the message just sent
+/// ([`Answerer::started`]), before the task is followed: a delegation journals the task
+/// then, so that a crash while it is followed never sends the message again.
 pub trait Answerer: Send + Sync {
     fn answer(&self, question: &str) -> BoxFuture<'_, Option<String>>;
+
+    /// `SendMessage` returned task `task_id` (in `context_id`, in `state`), not ended
+    /// yet. Called once per exchange, before the first `GetTask`.
+    fn started(&self, _task_id: &str, _context_id: &str, _state: &str) {}
 }
 
 /// No one answers.
@@ -546,13 +554,7 @@ impl Client {
     }
 
     async fn cancel(&self, card: &Card, version: Version, id: &str) -> Result<(), A2aError> {
-        let method = match version {
-            Version::V1 => "CancelTask",
-            Version::V03 => "tasks/cancel",
-        };
-        self.rpc(card, version, method, json!({"id": id}))
-            .await
-            .map(|_| ())
+        self.cancel_reply(card, version, id).await.map(|_| ())
     }
 
     /// One exchange: send `out`, follow the task to its end, hand `input-required`
@@ -646,6 +648,12 @@ impl Client {
         if !task.id.is_empty() && !task.state.is_terminal() {
             *pending.lock().unwrap_or_else(|e| e.into_inner()) =
                 Some(self.cancel_request(&card, version, &task.id));
+            let context_id = if task.context_id.is_empty() {
+                &out.context_id
+            } else {
+                &task.context_id
+            };
+            answerer.started(&task.id, context_id, task.state.as_str());
         }
         steps.push(Step {
             at_ms: at(started),
@@ -924,17 +932,34 @@ impl Client {
         }
     }
 
-    /// Cancel a task sent earlier (the run that waited for it is cancelled).
-    pub async fn cancel_task(&self, task_id: &str) -> Result<(), A2aError> {
+    /// Cancel a task sent earlier (the run that waited for it is cancelled): the task's
+    /// state in the agent's reply (`canceled`; empty when the reply names none).
+    pub async fn cancel_task(&self, task_id: &str) -> Result<String, A2aError> {
         let card = self.card(false).await?;
-        match self.cancel(&card, card.version, task_id).await {
+        let reply = match self.cancel_reply(&card, card.version, task_id).await {
             Err(A2aError::Rpc { code, .. })
                 if card.version == Version::V1 && (code == -32009 || code == -32601) =>
             {
-                self.cancel(&card, Version::V03, task_id).await
+                self.cancel_reply(&card, Version::V03, task_id).await
             }
             other => other,
-        }
+        }?;
+        Ok(TaskView::parse(reply.get("task").unwrap_or(&reply))
+            .map(|t| t.state.as_str().to_string())
+            .unwrap_or_default())
+    }
+
+    async fn cancel_reply(
+        &self,
+        card: &Card,
+        version: Version,
+        id: &str,
+    ) -> Result<Value, A2aError> {
+        let method = match version {
+            Version::V1 => "CancelTask",
+            Version::V03 => "tasks/cancel",
+        };
+        self.rpc(card, version, method, json!({"id": id})).await
     }
 }
 

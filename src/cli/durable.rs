@@ -926,3 +926,299 @@ fn given(args: &AnswerArgs) -> Result<Given, UsageError> {
         message: args.message.clone(),
     })
 }
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// The run's id (or a unique prefix or suffix of it)
+    pub run_id: String,
+    /// Why (journalled with the cancellation)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Who cancels (default: $USER)
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+    /// Where runs are journalled
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
+    pub run_dir: PathBuf,
+    /// The app, when the run's app folder has moved (its remote agents are read from it)
+    #[arg(long, value_name = "APP|PATH")]
+    pub app: Option<String>,
+    /// Print the cancellation as one JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// How the journal is made durable (docs/journal.md)
+    #[arg(long, value_enum, env = "CUGA_FLO_DURABILITY", default_value = "batch")]
+    pub durability: Durability,
+}
+
+/// What `runs cancel` did to one run.
+pub(super) struct Cancelled {
+    run_id: String,
+    by: Option<String>,
+    reason: Option<String>,
+    remote: Vec<crate::journal::event::RemoteCancelled>,
+    /// Child runs (of a call activity the run waited for) cancelled with it.
+    children: Vec<Cancelled>,
+}
+
+impl Cancelled {
+    fn json(&self) -> Value {
+        json!({
+            "run_id": self.run_id,
+            "status": "cancelled",
+            "by": self.by,
+            "reason": self.reason,
+            "remote": self.remote,
+            "children": self.children.iter().map(Cancelled::json).collect::<Vec<_>>(),
+        })
+    }
+
+    fn print(&self, style: Style, indent: &str) {
+        let who = self
+            .by
+            .as_deref()
+            .map_or_else(String::new, |b| format!(" by {b}"));
+        outln!(
+            "{indent}{} cancelled run {}{who}",
+            style.yellow("⊘"),
+            self.run_id
+        );
+        for r in &self.remote {
+            let outcome = match (&r.state, &r.error) {
+                (_, Some(e)) => format!("CancelTask failed: {e}"),
+                (Some(s), None) => format!("CancelTask → {s}"),
+                (None, None) => "CancelTask sent".to_string(),
+            };
+            outln!(
+                "{indent}    remote agent `{}`, A2A task {} ({}): {outcome}",
+                r.agent,
+                r.task_id,
+                r.node
+            );
+        }
+        for c in &self.children {
+            c.print(style, &format!("{indent}  "));
+        }
+    }
+}
+
+/// `runs cancel`: a parked run (or one a crash left behind) ends `cancelled`. Its remote
+/// tasks are cancelled at their agents first (`CancelTask`, each reply or failure
+/// journalled); a run another process is writing is refused, a finished one too, and
+/// nothing is written then.
+pub fn cancel(cli: &Cli, args: &CancelArgs, style: Style) -> Result<Outcome, UsageError> {
+    let id = find_run(&args.run_dir, &args.run_id)?;
+    let by = args
+        .by
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .filter(|b| !b.trim().is_empty());
+    let done = cancel_run(cli, args, &id, by, args.reason.clone())?;
+    if args.json {
+        outln!("{}", done.json());
+    } else {
+        done.print(style, "");
+    }
+    Ok(Outcome::Ok)
+}
+
+pub(super) fn cancel_run(
+    cli: &Cli,
+    args: &CancelArgs,
+    id: &str,
+    by: Option<String>,
+    reason: Option<String>,
+) -> Result<Cancelled, UsageError> {
+    // A finished run is refused before its lock is taken: nothing is written to it.
+    let path = store::run_dir(&args.run_dir, id).join(store::JOURNAL_FILE);
+    let read = store::read_journal(&path)
+        .map_err(|e| UsageError::new(format!("cannot read the journal of run `{id}`: {e}")))?;
+    finished_refused(id, &FlowState::fold(read.records.iter()))?;
+    let dir = store::run_dir(&args.run_dir, id);
+    let (journal, reopened) = Journal::open(&dir, args.durability).map_err(|e| match e {
+        JournalError::Locked { pid, .. } => UsageError::new(format!(
+            "run `{id}` is live: {} is running it, and a run is written by one process at a \
+             time, so it cannot be cancelled from here",
+            pid.map_or_else(
+                || "another cuga-flo process".to_string(),
+                |p| format!("cuga-flo process {p}")
+            )
+        ))
+        .with_help(
+            "stop that process (Ctrl-C, or SIGTERM: the run parks where it stands), then \
+             `cuga-flo runs cancel` it",
+        ),
+        e => UsageError::new(format!("cannot reopen the journal of run `{id}`: {e}")),
+    })?;
+    if let Some(r) = reopened.repaired {
+        tracing::warn!(
+            "run {id}: a torn last line (line {}, {} bytes) was cut off",
+            r.line,
+            r.bytes_dropped
+        );
+    }
+    let records = reopened.records;
+    let state = FlowState::fold(records.iter());
+    finished_refused(id, &state)?;
+    if records.is_empty() {
+        return Err(UsageError::new(format!(
+            "run `{id}` stopped before its first record was written: it never started, there \
+             is nothing to cancel"
+        )));
+    }
+    let remote = cancel_remote_tasks(cli, args, &records, &state);
+    let message = match (&by, &reason) {
+        (Some(b), Some(r)) => format!("cancelled by {b}: {r}"),
+        (Some(b), None) => format!("cancelled by {b}"),
+        (None, Some(r)) => format!("cancelled: {r}"),
+        (None, None) => "cancelled".to_string(),
+    };
+    journal
+        .emit(Event::RunCancelled {
+            by: by.clone(),
+            reason: reason.clone(),
+            remote: remote.clone(),
+        })
+        .and_then(|_| {
+            journal.emit(Event::RunFinished {
+                status: crate::vocab::RunStatus::Cancelled,
+                message: Some(message),
+                variables: state.process_variables.clone(),
+                steps: state.steps,
+            })
+        })
+        .and_then(|_| journal.commit())
+        .map_err(|e| UsageError::new(format!("cannot journal the cancellation: {e}")))?;
+    drop(journal);
+    // The child runs it waited for (a call activity's) go with it.
+    let mut children = Vec::new();
+    let waits_for = state
+        .waiting
+        .as_ref()
+        .and_then(|w| w.reason.strip_prefix("child run "))
+        .map(|ids| ids.split(", ").map(str::to_string).collect::<Vec<_>>())
+        .unwrap_or_default();
+    for child in waits_for {
+        let path = store::run_dir(&args.run_dir, &child).join(store::JOURNAL_FILE);
+        let open = store::read_journal(&path)
+            .is_ok_and(|r| FlowState::fold(r.records.iter()).status.is_none());
+        if !open {
+            continue;
+        }
+        match cancel_run(
+            cli,
+            args,
+            &child,
+            by.clone(),
+            Some(format!("its parent run {id} was cancelled")),
+        ) {
+            Ok(c) => children.push(c),
+            Err(e) => tracing::warn!("child run {child}: {}", e.message),
+        }
+    }
+    Ok(Cancelled {
+        run_id: id.to_string(),
+        by,
+        reason,
+        remote,
+        children,
+    })
+}
+
+fn finished_refused(id: &str, state: &FlowState) -> Result<(), UsageError> {
+    match state.status {
+        Some(status) => Err(UsageError::new(format!(
+            "run `{id}` has finished ({}); there is nothing to cancel",
+            status.as_str()
+        ))
+        .with_help("nothing was written")),
+        None => Ok(()),
+    }
+}
+
+/// `CancelTask` for each remote task the run waits for (or sent before a crash), at the
+/// agent its app names: the agent's reply (the task's state) or why it failed. The run is
+/// cancelled whatever the agents say.
+fn cancel_remote_tasks(
+    cli: &Cli,
+    args: &CancelArgs,
+    records: &[Record],
+    state: &FlowState,
+) -> Vec<crate::journal::event::RemoteCancelled> {
+    use crate::journal::event::RemoteCancelled;
+    if state.remote_tasks.is_empty() {
+        return Vec::new();
+    }
+    let failed = |why: &str| -> Vec<RemoteCancelled> {
+        state
+            .remote_tasks
+            .values()
+            .map(|t| RemoteCancelled {
+                agent: t.remote.agent.clone(),
+                task_id: t.remote.task_id.clone(),
+                node: t.node.clone(),
+                state: None,
+                error: Some(why.to_string()),
+            })
+            .collect()
+    };
+    let app = match records.first().map(|r| &r.event) {
+        Some(Event::RunStarted { app, launch, .. }) => args.app.clone().or_else(|| {
+            launch
+                .as_ref()
+                .and_then(|l| l.app_dir.clone())
+                .filter(|d| Path::new(d).is_dir())
+                .or_else(|| Some(app.clone()))
+        }),
+        _ => None,
+    };
+    let loaded = match app
+        .as_deref()
+        .map(|a| super::target::resolve(a, &cli.apps_dir))
+    {
+        Some(Ok(super::target::Target::App(app))) => crate::app::load_app(&app),
+        _ => {
+            return failed(
+                "the run's app cannot be found, so neither can its remote agents (pass --app)",
+            );
+        }
+    };
+    let Some(config) = loaded.config.as_ref() else {
+        return failed("the run's app has no flow config, so no remote agents");
+    };
+    let remotes = crate::reason::remote::Remotes::of(config);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return failed(&format!("cannot start the async runtime: {e}")),
+    };
+    runtime.block_on(async {
+        let mut out = Vec::new();
+        for task in state.remote_tasks.values() {
+            let r = &task.remote;
+            let result = match remotes.get(&r.agent) {
+                Some(remote) => remote
+                    .cancel_task(&r.task_id)
+                    .await
+                    .map_err(|e| e.to_string()),
+                None => Err(format!(
+                    "the app has no remote agent `{}` any more",
+                    r.agent
+                )),
+            };
+            if let Err(e) = &result {
+                tracing::warn!("CancelTask {} at `{}`: {e}", r.task_id, r.agent);
+            }
+            out.push(RemoteCancelled {
+                agent: r.agent.clone(),
+                task_id: r.task_id.clone(),
+                node: task.node.clone(),
+                state: result.as_ref().ok().filter(|s| !s.is_empty()).cloned(),
+                error: result.err(),
+            });
+        }
+        out
+    })
+}

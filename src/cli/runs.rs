@@ -41,6 +41,9 @@ pub enum RunsCommand {
     Pending(super::durable::PendingArgs),
     /// Answer a parked question (checked as a live answer), journal it, and resume the run
     Answer(Box<super::durable::AnswerArgs>),
+    /// Cancel a parked run (or one a crash left behind): it ends `cancelled`, its remote
+    /// tasks cancelled at their agents (a run live in another process is refused)
+    Cancel(Box<super::durable::CancelArgs>),
     /// Deliver a message to a parked run waiting for it (by id, or --correlate
     /// NAME=VALUE), journal it, and resume the run
     Message(Box<super::deliver::MessageArgs>),
@@ -132,6 +135,8 @@ pub enum ListStatus {
     Failed,
     /// Parked: waiting for an answer or a timer
     Waiting,
+    /// Cancelled with `runs cancel`
+    Cancelled,
     /// Stopped without an end (a crash): `runs resume` continues it
     Unfinished,
     /// The journal cannot be read
@@ -145,6 +150,7 @@ impl ListStatus {
             ListStatus::Terminated => "terminated",
             ListStatus::Failed => "failed",
             ListStatus::Waiting => "waiting",
+            ListStatus::Cancelled => "cancelled",
             ListStatus::Unfinished => "unfinished",
             ListStatus::Unreadable => "unreadable",
         }
@@ -185,6 +191,7 @@ pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageErr
         RunsCommand::Resume(a) => super::durable::resume(cli, a, style),
         RunsCommand::Pending(a) => super::durable::pending(a, style),
         RunsCommand::Answer(a) => super::durable::answer(cli, a, style),
+        RunsCommand::Cancel(a) => super::durable::cancel(cli, a, style),
         RunsCommand::Message(a) => super::deliver::message(cli, a, style),
         RunsCommand::Signal(a) => super::deliver::signal(cli, a, style),
         RunsCommand::Verify(a) => verify_run(a, style),
@@ -475,6 +482,7 @@ impl RunRow {
             (None, Some(crate::vocab::RunStatus::Terminated)) => ListStatus::Terminated,
             (None, Some(crate::vocab::RunStatus::Failed)) => ListStatus::Failed,
             (None, Some(crate::vocab::RunStatus::Waiting)) => ListStatus::Waiting,
+            (None, Some(crate::vocab::RunStatus::Cancelled)) => ListStatus::Cancelled,
             (None, None) if state.waiting.is_some() => ListStatus::Waiting,
             (None, None) => ListStatus::Unfinished,
         }
@@ -654,6 +662,10 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         )));
     };
     let new_id = store::new_run_id();
+    // A cancelled run stopped where it waited: its replay parks at the same place (a
+    // question the journal does not answer), and is cancelled there too.
+    let cancelled =
+        FlowState::fold(records.iter()).status == Some(crate::vocab::RunStatus::Cancelled);
     let start_args = StartArgs {
         app: args.app.clone().unwrap_or_else(|| app.clone()),
         scenario: None,
@@ -669,9 +681,10 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         step_budget: None,
         json: args.json,
         no_model: true,
-        detach: false,
-        // A replay answers only from the journal: a question it cannot answer fails it.
-        no_park: true,
+        detach: cancelled,
+        // A replay answers only from the journal: a question it cannot answer fails it
+        // (parks it, replaying a cancelled run).
+        no_park: !cancelled,
         max_wait: None,
         durability: Durability::default(),
         bridge: start::BridgeChoice::Direct,
@@ -685,6 +698,18 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
     };
     start::run(cli, &start_args, style)?;
     redeliver(cli, &start_args, &records, &new_id, style)?;
+    if cancelled {
+        let cancel = super::durable::CancelArgs {
+            run_id: new_id.clone(),
+            reason: Some(format!("replay of cancelled run {id}")),
+            by: None,
+            run_dir: args.run_dir.clone(),
+            app: args.app.clone(),
+            json: false,
+            durability: Durability::default(),
+        };
+        super::durable::cancel_run(cli, &cancel, &new_id, None, cancel.reason.clone())?;
+    }
     let replayed = read(&args.run_dir, &new_id)?;
     let differences = compare(&decisions(&records), &decisions(&replayed));
     let drifts = drifts(&records, &replayed);

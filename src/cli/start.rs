@@ -373,7 +373,7 @@ async fn run_async(
     if let Some(r) = &resumed {
         // Delegations still going when the run parked are followed up, never sent again.
         let state = crate::journal::FlowState::fold(r.records.iter());
-        harness.resume_remote(state.open_questions.values());
+        harness.resume_remote(state.remote_tasks.iter());
     }
     let mut annotations = harness.annotations();
     if let Some(budget) = args.step_budget {
@@ -387,7 +387,8 @@ async fn run_async(
     let config = harness.config().clone();
     let process_key = config.process_key().to_string();
 
-    let harness: Arc<dyn ControlPoints> = Arc::new(harness);
+    let agent = Arc::new(harness);
+    let harness: Arc<dyn ControlPoints> = agent.clone();
     let process = Arc::new(process);
     // The native engine calls the harness directly (the bridge contract, no transport)
     // unless `--bridge mcp` asks for the in-process MCP hop; other engines always reach
@@ -508,6 +509,9 @@ async fn run_async(
         sealed: Default::default(),
         graph: graph.clone(),
     });
+
+    // A delegation journals its remote task as soon as the agent assigns it.
+    agent.journal_remote_tasks(sink.clone());
 
     let run: BoxFuture<'_, Result<RunProcessResult, String>> = match &bridge {
         None => {
@@ -652,7 +656,7 @@ async fn run_async(
     }
     let mut outcome = match result.status {
         RunStatus::Completed => Outcome::Ok,
-        RunStatus::Terminated | RunStatus::Failed => Outcome::Failed,
+        RunStatus::Terminated | RunStatus::Failed | RunStatus::Cancelled => Outcome::Failed,
         RunStatus::Waiting => {
             if !args.json {
                 print_waiting(&state, &args.run_dir, style);
@@ -952,7 +956,21 @@ fn reasoner(
         let cassette = ScriptedReasoner::from_value(preset.cassette.clone(), preset.source.clone())
             .map_err(|e| UsageError::new(e.to_string()))?
             .checking_digests();
-        return Ok((Arc::new(Rules::new(Arc::new(cassette))), None));
+        let cassette: Arc<dyn Reasoner> = Arc::new(cassette);
+        // Parking allowed (replaying a cancelled run): a question the journal does not
+        // answer parks the replay where the run stood.
+        let inner: Arc<dyn Reasoner> = if args.no_park {
+            cassette
+        } else {
+            Arc::new(crate::reason::Chain::new(vec![
+                cassette,
+                Arc::new(crate::reason::park::Park {
+                    deadlines: Default::default(),
+                    approvals: Default::default(),
+                }),
+            ]))
+        };
+        return Ok((Arc::new(Rules::new(inner)), None));
     }
     if let Some(path) = &args.replay {
         let text = crate::source::read_text(path)

@@ -154,6 +154,7 @@ fn status_name(status: RunStatus) -> &'static str {
         RunStatus::Terminated => "ABORTED",
         RunStatus::Failed => "FAILED",
         RunStatus::Waiting => "WAITING",
+        RunStatus::Cancelled => "CANCELLED",
     }
 }
 

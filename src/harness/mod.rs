@@ -132,13 +132,20 @@ impl FlowAgent {
         })
     }
 
-    /// A resumed run's open questions: the delegations among them (`remote`) that were
-    /// still going when it parked are followed up on their A2A task, not sent again.
+    /// A resumed run's remote tasks (its state's `remote_tasks`): the delegations that
+    /// were still going when it parked or stopped are followed up on their A2A task, not
+    /// sent again.
     pub fn resume_remote<'q>(
         &self,
-        questions: impl IntoIterator<Item = &'q crate::vocab::Question>,
+        tasks: impl IntoIterator<Item = (&'q String, &'q crate::journal::state::RemoteTask)>,
     ) {
-        self.remotes.resume_waiting(questions);
+        self.remotes.resume_waiting(tasks);
+    }
+
+    /// Journal the run's remote tasks into `sink` as soon as each agent assigns one
+    /// (`remote_task_started`, inside the delegated task's visit).
+    pub fn journal_remote_tasks(&self, sink: Arc<dyn crate::journal::EventSink>) {
+        self.remotes.journal_to(sink);
     }
 
     pub fn config(&self) -> &FlowConfig {

@@ -70,13 +70,31 @@ pub fn task_message(run_id: &str, req: &TaskRequest) -> Outgoing {
 
 /// Answers a delegated task's `input-required` questions with the reasoner chain: the
 /// question is asked as the task's own question with one output, `answer`.
-pub struct ChainAnswerer {
+/// It also journals the task the agent assigns (through the run's [`Remotes`]).
+pub struct ChainAnswerer<'a> {
     pub reasoner: Arc<dyn Reasoner>,
     pub base: TaskRequest,
     pub agent: String,
+    pub remotes: &'a Remotes,
 }
 
-impl Answerer for ChainAnswerer {
+impl Answerer for ChainAnswerer<'_> {
+    fn started(&self, task_id: &str, context_id: &str, state: &str) {
+        let Some(key) = self.base.context.idempotency_key.as_deref() else {
+            return;
+        };
+        self.remotes.started(
+            &self.base.task_id,
+            key,
+            RemoteWait {
+                agent: self.agent.clone(),
+                task_id: task_id.to_string(),
+                context_id: context_id.to_string(),
+                state: state.to_string(),
+            },
+        );
+    }
+
     fn answer(&self, question: &str) -> a2a::BoxFuture<'_, Option<String>> {
         let mut req = self.base.clone();
         req.instruction = Some(format!(
@@ -129,6 +147,7 @@ pub async fn delegate(
         reasoner,
         base: req,
         agent: remote.name.clone(),
+        remotes,
     };
     let result = match &earlier {
         Some(w) => {

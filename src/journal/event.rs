@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::vocab::{
-    Decider, HookAction, ModelCall, Question, RunStatus, Taint, TaskStatus, Untrusted,
+    Decider, HookAction, ModelCall, Question, RemoteWait, RunStatus, Taint, TaskStatus, Untrusted,
 };
 
 /// One journal line: a sequence number, a wall-clock time, the hash chain's link and the
@@ -57,6 +57,22 @@ pub struct Launch {
     /// `--engine-url`: where the run's engine is, when not the config's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_url: Option<String>,
+}
+
+/// A remote task a cancelled run waited for, and how its `CancelTask` went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteCancelled {
+    /// The `remote_agents` entry.
+    pub agent: String,
+    pub task_id: String,
+    /// The control point that waited for it.
+    pub node: String,
+    /// The task's state in the agent's reply (`canceled`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Why `CancelTask` failed (the run is cancelled all the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What an `event_thrown` record threw.
@@ -376,6 +392,31 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         repaired: Option<String>,
     },
+    /// A delegated task's remote agent (A2A) assigned it a task id: journalled (and
+    /// committed) as soon as `SendMessage` returns, inside the control point's visit,
+    /// before the run waits for the agent. A resumed run whose visit has this record and
+    /// no `task_finished` reads the task with `GetTask` instead of sending it again.
+    RemoteTaskStarted {
+        /// The delegated task.
+        node: String,
+        /// The control point's idempotency key (`<run id>:<element>:<visit>`).
+        key: String,
+        /// The agent, the A2A task and context ids, and the task's state when sent.
+        remote: RemoteWait,
+    },
+    /// The run was cancelled (`runs cancel`): who, why, and what each remote agent the
+    /// run waited for answered to `CancelTask`. The `run_finished` (status `cancelled`)
+    /// follows it.
+    RunCancelled {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The remote tasks the run waited for, each with the agent's reply to
+        /// `CancelTask` (the task's state) or why it failed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        remote: Vec<RemoteCancelled>,
+    },
     RunFinished {
         status: RunStatus,
         message: Option<String>,
@@ -423,6 +464,8 @@ impl Event {
             Event::MessageReceived { .. } => "message_received",
             Event::RunWaiting { .. } => "run_waiting",
             Event::RunResumed { .. } => "run_resumed",
+            Event::RemoteTaskStarted { .. } => "remote_task_started",
+            Event::RunCancelled { .. } => "run_cancelled",
             Event::RunFinished { .. } => "run_finished",
         }
     }

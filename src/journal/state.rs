@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 
 use super::event::{Event, Record};
 use crate::vocab::{
-    CallOutcome, Decider, HookAction, ModelCall, Question, RunStatus, TaskStatus, Untrusted,
-    record_provenance,
+    CallOutcome, Decider, HookAction, ModelCall, Question, RemoteWait, RunStatus, TaskStatus,
+    Untrusted, record_provenance,
 };
 
 /// What is known about a run after some prefix of its journal.
@@ -55,6 +55,21 @@ pub struct FlowState {
     /// Every BPMN error and escalation thrown, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub throws: Vec<ThrowRecord>,
+    /// The remote (A2A) tasks the run's delegations started and did not finish, by the
+    /// control point's key: from `remote_task_started`, updated by a parked question's
+    /// `remote`, gone with the visit's `task_finished` (or a withdrawn question). A
+    /// resumed run follows them up with `GetTask`; `runs cancel` cancels them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub remote_tasks: BTreeMap<String, RemoteTask>,
+}
+
+/// A remote task a delegation started and has not finished.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemoteTask {
+    /// The delegated task.
+    pub node: String,
+    #[serde(flatten)]
+    pub remote: RemoteWait,
 }
 
 /// A BPMN error or escalation thrown, and what caught it.
@@ -194,8 +209,12 @@ impl FlowState {
                 error,
                 taint,
                 own,
+                key,
                 ..
             } => {
+                if let Some(key) = key {
+                    self.remote_tasks.remove(key);
+                }
                 // What stays a multi-instance instance's own is not the process's.
                 let written: Map<String, Value> = (variables.iter())
                     .filter(|(name, _)| !own.contains(name))
@@ -254,6 +273,15 @@ impl FlowState {
             }
             Event::ModelCalled { call, .. } => self.model_usage.add(call),
             Event::QuestionParked { question } => {
+                if let Some(remote) = &question.remote {
+                    self.remote_tasks.insert(
+                        question.key.clone(),
+                        RemoteTask {
+                            node: question.element.clone(),
+                            remote: remote.clone(),
+                        },
+                    );
+                }
                 self.open_questions
                     .insert(question.key.clone(), question.clone());
             }
@@ -262,6 +290,7 @@ impl FlowState {
                 self.unapplied_answers.insert(key.clone(), answer.clone());
             }
             Event::QuestionWithdrawn { key, .. } => {
+                self.remote_tasks.remove(key);
                 self.open_questions.remove(key);
                 self.unapplied_answers.remove(key);
             }
@@ -312,6 +341,16 @@ impl FlowState {
                     delivered: Vec::new(),
                 });
             }
+            Event::RemoteTaskStarted { node, key, remote } => {
+                self.remote_tasks.insert(
+                    key.clone(),
+                    RemoteTask {
+                        node: node.clone(),
+                        remote: remote.clone(),
+                    },
+                );
+            }
+            Event::RunCancelled { .. } => {}
             Event::RunResumed { .. } => {
                 self.waiting = None;
                 self.resumes += 1;

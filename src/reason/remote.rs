@@ -16,6 +16,7 @@ use serde_json::{Map, json};
 use crate::a2a::{self, A2aError, AgentConfig, Answerer, Client, Credential, Outgoing, Step};
 use crate::app::{FlowConfig, RemoteAuth};
 use crate::bridge::BoxFuture;
+use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
 use crate::vocab::{CallOutcome, ModelCall};
 
@@ -28,6 +29,10 @@ pub struct Remotes {
     /// A resumed run's delegations that were still going when it parked, by the task's
     /// idempotency key: followed up, never sent again.
     waiting: std::sync::Mutex<HashMap<String, crate::vocab::RemoteWait>>,
+    /// The run's journal, when its owner gave it ([`Remotes::journal_to`]): a remote
+    /// task is journalled there (`remote_task_started`) as soon as the agent assigns its
+    /// id, inside the control point's visit.
+    journal: std::sync::OnceLock<Arc<dyn EventSink>>,
 }
 
 /// One remote agent: its settings and, once built, its client.
@@ -74,19 +79,44 @@ impl Remotes {
         Remotes {
             agents,
             waiting: Default::default(),
+            journal: Default::default(),
         }
     }
 
-    /// The delegations a resumed run parked on (its open questions with `remote`).
+    /// The delegations a resumed run started and did not finish (its state's
+    /// `remote_tasks`: parked on, or sent just before a crash), by key.
     pub fn resume_waiting<'q>(
         &self,
-        questions: impl IntoIterator<Item = &'q crate::vocab::Question>,
+        tasks: impl IntoIterator<Item = (&'q String, &'q crate::journal::state::RemoteTask)>,
     ) {
         let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        for q in questions {
-            if let Some(r) = &q.remote {
-                waiting.insert(q.key.clone(), r.clone());
-            }
+        for (key, task) in tasks {
+            waiting.insert(key.clone(), task.remote.clone());
+        }
+    }
+
+    /// Journal the run's remote tasks into `sink` as they start (once per run).
+    pub fn journal_to(&self, sink: Arc<dyn EventSink>) {
+        let _ = self.journal.set(sink);
+    }
+
+    /// A delegation's task was assigned its id: journalled and committed at once (before
+    /// the task is followed), so that a crash from now on resumes with `GetTask` on it.
+    /// A journal that cannot take it is logged; the exchange goes on.
+    pub fn started(&self, node: &str, key: &str, remote: crate::vocab::RemoteWait) {
+        let Some(sink) = self.journal.get() else {
+            return;
+        };
+        let written = sink
+            .emit(Event::RemoteTaskStarted {
+                node: node.to_string(),
+                key: key.to_string(),
+                remote,
+            })
+            .and_then(|_| sink.commit());
+        match written {
+            Ok(()) => crate::crash::point("remote task journalled"),
+            Err(e) => tracing::warn!("{key}: the remote task cannot be journalled: {e}"),
         }
     }
 
@@ -190,8 +220,9 @@ impl Remote {
         self.record(result, &steps, calls)
     }
 
-    /// Cancel a task sent earlier (its run is cancelled); best effort.
-    pub async fn cancel_task(&self, task_id: &str) -> Result<(), A2aError> {
+    /// Cancel a task sent earlier (its run is cancelled): the task's state in the
+    /// agent's reply.
+    pub async fn cancel_task(&self, task_id: &str) -> Result<String, A2aError> {
         self.client().await?.cancel_task(task_id).await
     }
 

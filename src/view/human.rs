@@ -693,6 +693,41 @@ impl Human {
                 }
                 lines.push(self.paint(&Style::new().cyan(), &text));
             }
+            Event::RemoteTaskStarted { node, remote, .. } => {
+                let text = format!(
+                    "  ↗ remote  {} sent to `{}`: A2A task {} [{}]",
+                    self.element(names, node),
+                    remote.agent,
+                    remote.task_id,
+                    remote.state
+                );
+                lines.push(self.paint(&Style::new().cyan(), &text));
+            }
+            Event::RunCancelled { by, reason, remote } => {
+                let who = by
+                    .as_deref()
+                    .map_or_else(String::new, |b| format!(" by {b}"));
+                let why = reason
+                    .as_deref()
+                    .map_or_else(String::new, |r| format!(": {}", excerpt(r, DETAIL_CHARS)));
+                lines.push(self.paint(&Style::new().yellow(), &format!("  ⊘ cancelled{who}{why}")));
+                for r in remote {
+                    let outcome = match (&r.state, &r.error) {
+                        (_, Some(e)) => format!("CancelTask failed: {}", excerpt(e, DETAIL_CHARS)),
+                        (Some(s), None) if !s.is_empty() => format!("CancelTask → {s}"),
+                        _ => "CancelTask sent".to_string(),
+                    };
+                    lines.push(self.paint(
+                        &Style::new().yellow(),
+                        &format!(
+                            "    remote `{}` task {} ({}): {outcome}",
+                            r.agent,
+                            r.task_id,
+                            self.element(names, &r.node)
+                        ),
+                    ));
+                }
+            }
             Event::RunResumed { from_seq, repaired } => {
                 let mut text = format!("  ↻ resumed after record {from_seq}");
                 if let Some(r) = repaired {
@@ -718,6 +753,9 @@ impl Human {
                 (with_message("■ terminated", message), Style::new().yellow())
             }
             Some(RunStatus::Failed) => (with_message("✘ failed", message), Style::new().red()),
+            Some(RunStatus::Cancelled) => {
+                (with_message("⊘ cancelled", message), Style::new().yellow())
+            }
             Some(RunStatus::Waiting) | None if state.waiting.is_some() => {
                 let w = state.waiting.clone().unwrap_or_default();
                 let mut text = "⏸ waiting".to_owned();
