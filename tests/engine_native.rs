@@ -387,6 +387,7 @@ fn request(process: Arc<Process>, hooks: &[(&str, &str)]) -> RunRequest {
         resume: None,
         children: None,
         parent: None,
+        awaiting: None,
     }
 }
 

@@ -568,3 +568,77 @@ fn a_message_with_a_correlation_key_reaches_the_runs_waiting_under_its_value() {
         "{end}"
     );
 }
+
+/// A run stopped by Ctrl-C (SIGINT) while it waits in-process for a timer, racing a
+/// message, parks with the message it waits for (`run_waiting.awaiting`): `runs message`
+/// then delivers it and the run takes the message's path.
+#[test]
+#[cfg(unix)]
+fn a_run_interrupted_while_waiting_parks_with_what_it_waits_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let child = Command::new(BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .args([
+            "--apps-dir",
+            "tests/fixtures/apps",
+            "start",
+            "reply_or_timeout",
+        ])
+        .args(["--var", "wait=PT50S", "--max-wait", "60", "--run-dir"])
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let id = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never started waiting"
+        );
+        let ids = if dir.join("runs").is_dir() {
+            run_ids(dir)
+        } else {
+            Vec::new()
+        };
+        if let [id] = ids.as_slice()
+            && !events(&journal(dir, id), "timer_scheduled").is_empty()
+            && !events(&journal(dir, id), "message_awaited").is_empty()
+        {
+            break id.clone();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // The engine publishes its waits right before it sleeps: give it that moment.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let records = journal(dir, &id);
+    let waiting = events(&records, "run_waiting");
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0]["reason"], "interrupted");
+    let awaiting = waiting[0]["awaiting"].as_array().unwrap();
+    assert_eq!(awaiting.len(), 1, "{awaiting:?}");
+    assert_eq!(awaiting[0]["name"], "Reply");
+    assert_eq!(awaiting[0]["node"], "Catch_Reply");
+
+    let out = cuga(&["runs", "message", &id, "Reply"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let records = journal(dir, &id);
+    let end = events(&records, "run_finished");
+    assert_eq!(end[0]["status"], "completed");
+    let entered: Vec<&str> = events(&records, "node_entered")
+        .iter()
+        .map(|r| r["node"].as_str().unwrap())
+        .collect();
+    assert!(entered.contains(&"End_Replied"), "{entered:?}");
+}

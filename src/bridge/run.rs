@@ -34,7 +34,14 @@ pub struct RunRequest {
     pub children: Option<Arc<dyn ChildRuns>>,
     /// A child run: the run and call activity that called it.
     pub parent: Option<ParentRun>,
+    /// Where the engine shows, each time it starts waiting (for a control point's answer
+    /// or a timer), the messages and signals the run waits for: whoever stops the run
+    /// there (Ctrl-C) parks it with them (`run_waiting.awaiting`). `None`: nobody looks.
+    pub awaiting: Option<Arc<Awaiting>>,
 }
+
+/// What a run waits for right now (see [`RunRequest::awaiting`]).
+pub type Awaiting = std::sync::Mutex<Vec<crate::journal::event::Awaited>>;
 
 /// A run to continue: the records its journal holds. The engine re-executes the run from
 /// them (answering from the journal what was answered, and checking what it derives
@@ -87,6 +94,7 @@ impl RunRequest {
             resume,
             children: None,
             parent: None,
+            awaiting: None,
         }
     }
 

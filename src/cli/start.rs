@@ -513,6 +513,8 @@ async fn run_async(
     // A delegation journals its remote task as soon as the agent assigns it.
     agent.journal_remote_tasks(sink.clone());
 
+    // What the run waits for while it waits: a Ctrl-C parks it with that.
+    let awaiting = Arc::new(crate::bridge::run::Awaiting::default());
     let run: BoxFuture<'_, Result<RunProcessResult, String>> = match &bridge {
         None => {
             let mut request = RunRequest::new(
@@ -525,6 +527,7 @@ async fn run_async(
             );
             request.untrusted = untrusted;
             request.children = children;
+            request.awaiting = Some(awaiting.clone());
             let events: Arc<dyn EventSink> = sink.clone();
             let run = engine.run(request, harness, events);
             let id = run_id.clone();
@@ -575,7 +578,7 @@ async fn run_async(
                     reason: "interrupted".to_string(),
                     questions: keys,
                     due_ms: None,
-                    awaiting: Vec::new(),
+                    awaiting: awaiting.lock().map(|a| a.clone()).unwrap_or_default(),
                 })
             })
             .and_then(|_| journal.commit());

@@ -326,6 +326,12 @@ impl Run {
             if self.tokens.is_empty() && self.calls.is_empty() {
                 return Ok(());
             }
+            // The run may be stopped while it waits below: show what it waits for.
+            if let Some(awaiting) = &self.request.awaiting
+                && let Ok(mut shown) = awaiting.lock()
+            {
+                *shown = self.mailbox.awaited();
+            }
             let next_due = self.next_due();
             if self.calls.is_empty() {
                 match next_due {
