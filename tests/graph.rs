@@ -3,6 +3,7 @@
 //! app exactly as on the original (same path, same decisions, same journalled events);
 //! AgentFLOW's own demo graphs import into apps that run; bad graphs are reported at their
 //! line; a second RDF reader (pyoxigraph, rdflib) accepts what is exported.
+#![cfg(feature = "graph")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

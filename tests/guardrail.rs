@@ -15,6 +15,7 @@ use tempfile::TempDir;
 #[path = "support/runs.rs"]
 mod runs;
 
+#[cfg(feature = "graph")]
 #[path = "support/fuseki.rs"]
 mod fuseki;
 
@@ -219,6 +220,7 @@ fn no_decision_by_the_timeout_is_denied_by_timeout() {
 }
 
 #[test]
+#[cfg(feature = "graph")]
 fn a_guardrail_marked_in_the_model_only_waits_too() {
     // AgentFLOW's own graph: `agentflow:GuardrailGateway` with `requiresApproval true`.
     let tmp = TempDir::new().unwrap();
@@ -288,6 +290,7 @@ fn a_guardrail_marked_in_the_model_only_waits_too() {
 }
 
 /// POST a SPARQL update to Fuseki's dataset `ds`.
+#[cfg(feature = "graph")]
 fn sparql_update(base: &str, update: &str) {
     let url = format!("{base}/ds/update");
     let out = Command::new("curl")
@@ -308,6 +311,7 @@ fn sparql_update(base: &str, update: &str) {
 }
 
 #[test]
+#[cfg(feature = "graph")]
 fn a_decision_written_into_the_runs_graph_is_picked_up_on_resume() {
     let server = fuseki::shared();
     let tmp = TempDir::new().unwrap();
@@ -390,6 +394,7 @@ fn a_decision_written_into_the_runs_graph_is_picked_up_on_resume() {
 }
 
 /// `graph query <run> SELECT ?by` of the decision at `gateway`.
+#[cfg(feature = "graph")]
 fn decided_in_graph(run_dir: &Path, id: &str, gateway: &str) -> Vec<String> {
     let query = format!(
         "SELECT ?by WHERE {{ ?d a cf:GatewayDecision ; cf:gateway ?g ; cf:decidedBy ?by \
@@ -418,6 +423,7 @@ fn decided_in_graph(run_dir: &Path, id: &str, gateway: &str) -> Vec<String> {
 }
 
 #[test]
+#[cfg(feature = "graph")]
 fn the_demos_run_in_graph_mode_on_the_embedded_store() {
     let tmp = TempDir::new().unwrap();
     for (app, scenario, gateway, by) in [
