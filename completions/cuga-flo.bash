@@ -367,7 +367,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph__subcmd__export)
-            opts="-o -v -q -h --format --output --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --format --annotations --output --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -375,6 +375,10 @@ _cuga__flo() {
             case "${prev}" in
                 --format)
                     COMPREPLY=($(compgen -W "turtle trig nquads" -- "${cur}"))
+                    return 0
+                    ;;
+                --annotations)
+                    COMPREPLY=($(compgen -W "star reified" -- "${cur}"))
                     return 0
                     ;;
                 --output)
@@ -1905,7 +1909,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__start)
-            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --detach --no-park --bridge --max-wait --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --detach --no-park --by --bridge --max-wait --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1952,6 +1956,10 @@ _cuga__flo() {
                     return 0
                     ;;
                 --step-budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -498,3 +498,80 @@ fn validate_refuses_a_guardrail_whose_decisions_take_one_flow() {
     assert!(shown.contains("guardrail::routes"), "{shown}");
     assert!(shown.contains("approval"), "{shown}");
 }
+
+/// `start --by NAME` on a real terminal (a pty), the guardrail not answered by the
+/// scenario: what the terminal showed, once the run has ended or parked.
+fn at_the_terminal(app: &Path, run_dir: &Path, by: &str, answers: &[&str]) -> String {
+    use expectrl::{Eof, Expect, Regex, Session};
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.arg("start")
+        .arg(app)
+        .args([
+            "--scenario",
+            "timed_out",
+            "--no-model",
+            "--by",
+            by,
+            "--run-dir",
+        ])
+        .arg(run_dir)
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_CLOCK_OFFSET")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "120")
+        .env("TERM", "xterm");
+    let mut session = Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(std::time::Duration::from_secs(60)));
+    let mut shown = String::new();
+    for answer in answers {
+        let found = session
+            .expect(Regex(r"(Choose a flow \(1-2\)|Reason \(optional\))> "))
+            .unwrap_or_else(|e| panic!("no prompt ({e}): {shown}"));
+        shown.push_str(&String::from_utf8_lossy(found.before()));
+        shown.push_str(&String::from_utf8_lossy(found.get(0).unwrap()));
+        session.send_line(answer).unwrap();
+    }
+    let rest = session.expect(Eof).unwrap();
+    shown.push_str(&String::from_utf8_lossy(rest.as_bytes()));
+    shown
+}
+
+#[test]
+fn at_the_terminal_only_an_approver_decides_and_is_recorded_by_name() {
+    let tmp = TempDir::new().unwrap();
+    let app = demo(tmp.path(), |t| {
+        t.replace(
+            "      timeout: 1h ",
+            "      approvers: [alice, bob]\n      timeout: 1h ",
+        )
+    });
+    // Mallory is not an approver: told so, not asked; the run parks for an approver.
+    let run_dir = tmp.path().join("mallory");
+    let shown = at_the_terminal(&app, &run_dir, "mallory", &[]);
+    assert!(
+        shown.contains("you answer as `mallory`") && shown.contains("approvers: alice, bob"),
+        "{shown}"
+    );
+    assert!(shown.contains("`mallory` is not an approver"), "{shown}");
+    assert!(!shown.contains("Choose a flow"), "{shown}");
+    let records = runs::journal(&run_dir);
+    let parked = events(&records, "question_parked");
+    assert_eq!(parked.len(), 1, "{shown}");
+    assert_eq!(parked[0]["question"]["element"], GATEWAY);
+    assert!(events(&records, "run_finished").is_empty());
+
+    // Alice is: she approves at the terminal, and the decision names her.
+    let run_dir = tmp.path().join("alice");
+    let shown = at_the_terminal(&app, &run_dir, "alice", &["1", "report read"]);
+    assert!(shown.contains("you answer as `alice`"), "{shown}");
+    let records = runs::journal(&run_dir);
+    let r = routed(&records);
+    assert_eq!(r["flows"][0], PUSH, "{shown}");
+    assert_eq!(r["decided_by"], "human");
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("approval_status = APPROVED") && reason.contains("(by alice)"),
+        "{reason}"
+    );
+    assert_eq!(events(&records, "run_finished")[0]["status"], "completed");
+}

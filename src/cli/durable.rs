@@ -414,6 +414,7 @@ pub(super) fn resume_open(
         no_model: opts.no_model || launch.no_model,
         detach: opts.detach || launch.detach,
         no_park: false,
+        by: None,
         max_wait: opts.max_wait,
         durability: opts.durability,
         bridge: start::BridgeChoice::Direct,

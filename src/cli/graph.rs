@@ -22,7 +22,7 @@ use super::{Cli, Outcome, Style, UsageError};
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     after_help = "Examples:\n  cuga-flo graph loan_approval\n  cuga-flo graph loan_approval --format dot\n  \
-    cuga-flo graph export loan_approval -o loan.ttl\n  cuga-flo graph import loan.ttl --out applications/loan_copy"
+    cuga-flo graph export loan_approval -o loan.ttl\n  cuga-flo graph export loan_approval --annotations reified\n  cuga-flo graph import loan.ttl --out applications/loan_copy"
 )]
 pub struct GraphArgs {
     #[command(subcommand)]
@@ -111,6 +111,12 @@ pub enum GraphAction {
         #[arg(long, value_enum, default_value = "turtle")]
         format: RdfFormat,
 
+        /// How the annotations on conditional edges are written: RDF 1.2 annotations
+        /// (`{| |}`), or standard RDF reification (`rdf:Statement` nodes) for RDF 1.1
+        /// readers such as rdflib
+        #[arg(long, value_enum, default_value = "star")]
+        annotations: AnnotationStyle,
+
         /// Write to FILE instead of stdout
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -188,6 +194,14 @@ pub enum GraphAction {
         #[arg(long, conflicts_with_all = ["report", "json", "data_graph"])]
         shapes: bool,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AnnotationStyle {
+    /// RDF 1.2 annotations (RDF 1.2 and RDF-star readers: oxigraph, Jena)
+    Star,
+    /// Standard RDF reification: `rdf:Statement` nodes (any RDF reader)
+    Reified,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -9,7 +9,7 @@ use crate::app::registry::app_at;
 use crate::graph::{self, Format, GraphError, shacl};
 use crate::source::SourceFile;
 
-use super::graph::{GraphAction, RdfFormat};
+use super::graph::{AnnotationStyle, GraphAction, RdfFormat};
 use super::target::{Target, resolve};
 use super::{Cli, Outcome, Style, UsageError};
 
@@ -18,8 +18,9 @@ pub fn run(cli: &Cli, action: &GraphAction, style: Style) -> Result<Outcome, Usa
         GraphAction::Export {
             app,
             format,
+            annotations,
             output,
-        } => export(cli, app, *format, output.as_ref()),
+        } => export(cli, app, *format, *annotations, output.as_ref()),
         GraphAction::Import { file, out, force } => import(file, out, *force, style),
         GraphAction::Query {
             target,
@@ -52,6 +53,7 @@ fn export(
     cli: &Cli,
     app: &str,
     format: RdfFormat,
+    annotations: AnnotationStyle,
     output: Option<&PathBuf>,
 ) -> Result<Outcome, UsageError> {
     let Target::App(app) = resolve(app, &cli.apps_dir)? else {
@@ -68,11 +70,18 @@ fn export(
         };
         UsageError::new(e.to_string()).with_help(help)
     })?;
-    let text = exported.write(match format {
+    let format = match format {
         RdfFormat::Turtle => Format::Turtle,
         RdfFormat::Trig => Format::TriG,
         RdfFormat::Nquads => Format::NQuads,
-    });
+    };
+    let text = exported.write_as(
+        format,
+        match annotations {
+            AnnotationStyle::Star => graph::Annotations::Star,
+            AnnotationStyle::Reified => graph::Annotations::Reified,
+        },
+    );
     match output {
         Some(path) => {
             std::fs::write(path, text)

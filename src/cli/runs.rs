@@ -672,6 +672,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         detach: false,
         // A replay answers only from the journal: a question it cannot answer fails it.
         no_park: true,
+        by: None,
         max_wait: None,
         durability: Durability::default(),
         bridge: start::BridgeChoice::Direct,
