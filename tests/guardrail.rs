@@ -575,3 +575,80 @@ fn at_the_terminal_only_an_approver_decides_and_is_recorded_by_name() {
     );
     assert_eq!(events(&records, "run_finished")[0]["status"], "completed");
 }
+
+/// `worker --graph-poll`: a run parked at a guardrail on a real Fuseki is resumed as soon
+/// as an approver's decision is in its graph, long before its deadline or the worker's
+/// `--interval`; a non-approver's value is not enough.
+#[test]
+#[cfg(feature = "graph")]
+fn the_worker_polls_the_graph_and_resumes_on_an_approvers_decision() {
+    let server = fuseki::shared();
+    let tmp = TempDir::new().unwrap();
+    let app = demo(tmp.path(), |t| {
+        format!("{t}\ngraph:\n  endpoint: {}\n  dataset: ds\n", server.url).replace(
+            "      timeout: 1h ",
+            "      approvers: [erin]\n      timeout: 1h ",
+        )
+    });
+    let run_dir = tmp.path().join("runs");
+    let id = parked(&app, &run_dir);
+    let graph = format!("urn:cuga-flo:graph:git_push_safety:run:{id}");
+    let instance = format!("urn:cuga-flo:run:{id}#instance");
+    let insert = |value: &str, by: &str| {
+        format!(
+            "PREFIX agentflow: <http://example.org/ontology/agentflow#>\n\
+             PREFIX cf: <urn:cuga-flo:vocab#>\n\
+             INSERT DATA {{ GRAPH <{graph}> {{ <{instance}> agentflow:hasVariable \
+             [ a agentflow:ProcessVariable ; agentflow:varName \"approval_status\" ; \
+             agentflow:varValue \"{value}\" ; cf:decidedBy \"{by}\" ] }} }}"
+        )
+    };
+    let mut worker = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+        .args([
+            "worker",
+            "--interval",
+            "3600",
+            "--graph-poll",
+            "300ms",
+            "--no-model",
+        ])
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_CLOCK_OFFSET")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let finished = |wait: std::time::Duration| {
+        let until = std::time::Instant::now() + wait;
+        loop {
+            let records = runs::journal(&run_dir);
+            if !events(&records, "run_finished").is_empty() {
+                return Some(records);
+            }
+            if std::time::Instant::now() > until {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    // Mallory is not an approver: the run stays parked through several looks.
+    sparql_update(&server.url, &insert("APPROVED", "mallory"));
+    assert!(finished(std::time::Duration::from_secs(2)).is_none());
+    // Erin's approval: resumed by the worker's next look.
+    let written = std::time::Instant::now();
+    sparql_update(&server.url, &insert("APPROVED", "erin"));
+    let records = finished(std::time::Duration::from_secs(30));
+    let _ = worker.kill();
+    let _ = worker.wait();
+    let records = records.expect("the worker resumed the run");
+    assert!(written.elapsed() < std::time::Duration::from_secs(30));
+    let answered = events(&records, "question_answered");
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0]["by"], "erin");
+    assert_eq!(routed(&records)["flows"][0], PUSH);
+    assert_eq!(path(&records).last(), Some(&"End_Completed"));
+}

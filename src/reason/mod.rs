@@ -458,7 +458,6 @@ mod tests {
             approvers: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
-            approvers: None,
         }
     }
 
