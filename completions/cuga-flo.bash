@@ -376,7 +376,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph__subcmd__export)
-            opts="-o -v -q -h --format --output --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --format --annotations --output --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -384,6 +384,10 @@ _cuga__flo() {
             case "${prev}" in
                 --format)
                     COMPREPLY=($(compgen -W "turtle trig nquads" -- "${cur}"))
+                    return 0
+                    ;;
+                --annotations)
+                    COMPREPLY=($(compgen -W "star reified" -- "${cur}"))
                     return 0
                     ;;
                 --output)
@@ -1992,7 +1996,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__start)
-            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --detach --no-park --bridge --max-wait --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --detach --no-park --by --bridge --max-wait --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2039,6 +2043,10 @@ _cuga__flo() {
                     return 0
                     ;;
                 --step-budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2130,13 +2138,17 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__worker)
-            opts="-v -q -h --interval --once --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --interval --once --graph-poll --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --graph-poll)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

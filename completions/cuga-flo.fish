@@ -101,6 +101,8 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -l format -d 'The serialisation' -r -f -a "turtle\t'Turtle with RDF 1.2 `{| |}` annotations (read by RDF 1.2 and RDF-star tools)'
 trig\t'TriG: the same, in a named graph'
 nquads\t'N-Quads: annotations as reifiers with triple terms (RDF 1.2 readers only)'"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -l annotations -d 'How the annotations on conditional edges are written: RDF 1.2 annotations (`{| |}`), or standard RDF reification (`rdf:Statement` nodes) for RDF 1.1 readers such as rdflib' -r -f -a "star\t'RDF 1.2 annotations (RDF 1.2 and RDF-star readers: oxigraph, Jena)'
+reified\t'Standard RDF reification: `rdf:Statement` nodes (any RDF reader)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s o -l output -d 'Write to FILE instead of stdout' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -159,6 +161,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l durability -
 batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l step-budget -d 'Node entries allowed before the run fails (bounds loops); at least 1' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l by -d 'Who answers at the terminal (default: $USER); at a guardrail with approvers, only an approver is asked there' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l bridge -d 'How the native engine reaches the control points: directly (the bridge contract in-process), or through the in-process MCP bridge (as an external engine would)' -r -f -a "direct\t'The engine calls the harness in-process, through the bridge\'s Rust contract'
 mcp\t'The engine calls the harness\'s MCP tools over an in-process MCP connection'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run (exit 3) until `cuga-flo runs resume --due` or `cuga-flo worker` [default: 60]' -r
@@ -445,6 +448,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_see
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from help" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l interval -d 'Seconds between two looks for due runs' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l graph-poll -d 'Also look this often (`30s`, `2m`, `500ms`; a bare number is seconds) into the graph of each run parked at a guardrail, on an endpoint or the embedded store on disk, and resume it as soon as an approver\'s decision is there' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l run-dir -d 'Where runs are journalled' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l app -d 'The app, when the run\'s app folder has moved' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r

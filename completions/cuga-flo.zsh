@@ -122,6 +122,8 @@ _arguments "${_arguments_options[@]}" : \
 '--format=[The serialisation]:FORMAT:((turtle\:"Turtle with RDF 1.2 \`{| |}\` annotations (read by RDF 1.2 and RDF-star tools)"
 trig\:"TriG\: the same, in a named graph"
 nquads\:"N-Quads\: annotations as reifiers with triple terms (RDF 1.2 readers only)"))' \
+'--annotations=[How the annotations on conditional edges are written\: RDF 1.2 annotations (\`{| |}\`), or standard RDF reification (\`rdf\:Statement\` nodes) for RDF 1.1 readers such as rdflib]:ANNOTATIONS:((star\:"RDF 1.2 annotations (RDF 1.2 and RDF-star readers\: oxigraph, Jena)"
+reified\:"Standard RDF reification\: \`rdf\:Statement\` nodes (any RDF reader)"))' \
 '-o+[Write to FILE instead of stdout]:FILE:_files' \
 '--output=[Write to FILE instead of stdout]:FILE:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
@@ -238,6 +240,7 @@ _arguments "${_arguments_options[@]}" : \
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--step-budget=[Node entries allowed before the run fails (bounds loops); at least 1]:N:_default' \
+'--by=[Who answers at the terminal (default\: \$USER); at a guardrail with approvers, only an approver is asked there]:NAME:_default' \
 '--bridge=[How the native engine reaches the control points\: directly (the bridge contract in-process), or through the in-process MCP bridge (as an external engine would)]:BRIDGE:((direct\:"The engine calls the harness in-process, through the bridge'\''s Rust contract"
 mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connection"))' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run (exit 3) until \`cuga-flo runs resume --due\` or \`cuga-flo worker\` \[default\: 60\]]:SECS:_default' \
@@ -716,6 +719,7 @@ esac
 (worker)
 _arguments "${_arguments_options[@]}" : \
 '--interval=[Seconds between two looks for due runs]:SECS:_default' \
+'--graph-poll=[Also look this often (\`30s\`, \`2m\`, \`500ms\`; a bare number is seconds) into the graph of each run parked at a guardrail, on an endpoint or the embedded store on disk, and resume it as soon as an approver'\''s decision is there]:DURATION:_default' \
 '--run-dir=[Where runs are journalled]:DIR:_files' \
 '--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \

@@ -17,6 +17,10 @@ pub mod digest;
 pub mod engine;
 pub mod expr;
 pub mod govern;
+#[cfg(feature = "graph")]
+pub mod graph;
+#[cfg(not(feature = "graph"))]
+#[path = "graph/off.rs"]
 pub mod graph;
 pub mod harness;
 pub mod journal;

@@ -3,6 +3,7 @@
 //! app exactly as on the original (same path, same decisions, same journalled events);
 //! AgentFLOW's own demo graphs import into apps that run; bad graphs are reported at their
 //! line; a second RDF reader (pyoxigraph, rdflib) accepts what is exported.
+#![cfg(feature = "graph")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -632,4 +633,70 @@ fn a_second_reader_accepts_the_export() {
         assert_eq!(ok, true, "{name}: {report:#}");
     }
     assert_eq!(checks.len(), 6, "{report:#}");
+}
+
+/// `--annotations reified`: standard RDF reification (`rdf:Statement` nodes), which rdflib
+/// (RDF 1.1, no `{| |}`) reads, finding every annotation; `graph import` reads it back into
+/// the same app as the RDF 1.2 export.
+#[test]
+fn reified_annotations_are_read_by_rdflib_and_imported_back() {
+    let tmp = TempDir::new().unwrap();
+    let export = |format: &str, annotations: &str, file: &Path| {
+        let out = cuga(&[
+            "graph",
+            "export",
+            "loan_approval",
+            "--format",
+            format,
+            "--annotations",
+            annotations,
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", runs::show(&out));
+        std::fs::read_to_string(file).unwrap()
+    };
+    let ttl = tmp.path().join("loan.ttl");
+    let trig = tmp.path().join("loan.trig");
+    let star = tmp.path().join("star.ttl");
+    let text = export("turtle", "reified", &ttl);
+    export("trig", "reified", &trig);
+    export("turtle", "star", &star);
+    assert!(!text.contains("{|") && !text.contains("<<"), "{text}");
+    assert!(text.contains("a rdf:Statement"), "{text}");
+    let nq = export("nquads", "reified", &tmp.path().join("loan.nq"));
+    assert!(!nq.contains("<<"), "{nq}");
+
+    let out = Command::new(python::shacl_python())
+        .arg(root().join("tests/interop/rdflib_check.py"))
+        .args([&ttl, &trig])
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "{}", runs::show(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = report["checks"].as_object().unwrap();
+    assert_eq!(checks.len(), 5, "{report:#}");
+    for (name, ok) in checks {
+        assert_eq!(ok, true, "{name}: {report:#}");
+    }
+
+    // Imported back: the same app as from the RDF 1.2 export.
+    let import = |file: &Path, under: &str| {
+        let name = "loan";
+        let dir = tmp.path().join(under).join(name);
+        let out = cuga(&[
+            "graph",
+            "import",
+            file.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", runs::show(&out));
+        let read = |f: &str| std::fs::read_to_string(dir.join("config").join(f)).unwrap();
+        (
+            read(&format!("{name}.bpmn")),
+            read(&format!("{name}_config.yaml")),
+        )
+    };
+    assert_eq!(import(&ttl, "reified"), import(&star, "star"));
 }

@@ -4,6 +4,7 @@
 //! from the journal); `validate` reports a bad `graph:` block at its line; a store that
 //! cannot be reached, a dataset that is missing and an update that is refused fail the run
 //! with a clear error and its journal closed.
+#![cfg(feature = "graph")]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

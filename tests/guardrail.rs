@@ -15,6 +15,7 @@ use tempfile::TempDir;
 #[path = "support/runs.rs"]
 mod runs;
 
+#[cfg(feature = "graph")]
 #[path = "support/fuseki.rs"]
 mod fuseki;
 
@@ -219,6 +220,7 @@ fn no_decision_by_the_timeout_is_denied_by_timeout() {
 }
 
 #[test]
+#[cfg(feature = "graph")]
 fn a_guardrail_marked_in_the_model_only_waits_too() {
     // AgentFLOW's own graph: `agentflow:GuardrailGateway` with `requiresApproval true`.
     let tmp = TempDir::new().unwrap();
@@ -288,6 +290,7 @@ fn a_guardrail_marked_in_the_model_only_waits_too() {
 }
 
 /// POST a SPARQL update to Fuseki's dataset `ds`.
+#[cfg(feature = "graph")]
 fn sparql_update(base: &str, update: &str) {
     let url = format!("{base}/ds/update");
     let out = Command::new("curl")
@@ -308,6 +311,7 @@ fn sparql_update(base: &str, update: &str) {
 }
 
 #[test]
+#[cfg(feature = "graph")]
 fn a_decision_written_into_the_runs_graph_is_picked_up_on_resume() {
     let server = fuseki::shared();
     let tmp = TempDir::new().unwrap();
@@ -390,6 +394,7 @@ fn a_decision_written_into_the_runs_graph_is_picked_up_on_resume() {
 }
 
 /// `graph query <run> SELECT ?by` of the decision at `gateway`.
+#[cfg(feature = "graph")]
 fn decided_in_graph(run_dir: &Path, id: &str, gateway: &str) -> Vec<String> {
     let query = format!(
         "SELECT ?by WHERE {{ ?d a cf:GatewayDecision ; cf:gateway ?g ; cf:decidedBy ?by \
@@ -418,6 +423,7 @@ fn decided_in_graph(run_dir: &Path, id: &str, gateway: &str) -> Vec<String> {
 }
 
 #[test]
+#[cfg(feature = "graph")]
 fn the_demos_run_in_graph_mode_on_the_embedded_store() {
     let tmp = TempDir::new().unwrap();
     for (app, scenario, gateway, by) in [
@@ -491,4 +497,158 @@ fn validate_refuses_a_guardrail_whose_decisions_take_one_flow() {
     let shown = runs::show(&out);
     assert!(shown.contains("guardrail::routes"), "{shown}");
     assert!(shown.contains("approval"), "{shown}");
+}
+
+/// `start --by NAME` on a real terminal (a pty), the guardrail not answered by the
+/// scenario: what the terminal showed, once the run has ended or parked.
+fn at_the_terminal(app: &Path, run_dir: &Path, by: &str, answers: &[&str]) -> String {
+    use expectrl::{Eof, Expect, Regex, Session};
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.arg("start")
+        .arg(app)
+        .args([
+            "--scenario",
+            "timed_out",
+            "--no-model",
+            "--by",
+            by,
+            "--run-dir",
+        ])
+        .arg(run_dir)
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_CLOCK_OFFSET")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "120")
+        .env("TERM", "xterm");
+    let mut session = Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(std::time::Duration::from_secs(60)));
+    let mut shown = String::new();
+    for answer in answers {
+        let found = session
+            .expect(Regex(r"(Choose a flow \(1-2\)|Reason \(optional\))> "))
+            .unwrap_or_else(|e| panic!("no prompt ({e}): {shown}"));
+        shown.push_str(&String::from_utf8_lossy(found.before()));
+        shown.push_str(&String::from_utf8_lossy(found.get(0).unwrap()));
+        session.send_line(answer).unwrap();
+    }
+    let rest = session.expect(Eof).unwrap();
+    shown.push_str(&String::from_utf8_lossy(rest.as_bytes()));
+    shown
+}
+
+#[test]
+fn at_the_terminal_only_an_approver_decides_and_is_recorded_by_name() {
+    let tmp = TempDir::new().unwrap();
+    let app = demo(tmp.path(), |t| {
+        t.replace(
+            "      timeout: 1h ",
+            "      approvers: [alice, bob]\n      timeout: 1h ",
+        )
+    });
+    // Mallory is not an approver: told so, not asked; the run parks for an approver.
+    let run_dir = tmp.path().join("mallory");
+    let shown = at_the_terminal(&app, &run_dir, "mallory", &[]);
+    assert!(
+        shown.contains("you answer as `mallory`") && shown.contains("approvers: alice, bob"),
+        "{shown}"
+    );
+    assert!(shown.contains("`mallory` is not an approver"), "{shown}");
+    assert!(!shown.contains("Choose a flow"), "{shown}");
+    let records = runs::journal(&run_dir);
+    let parked = events(&records, "question_parked");
+    assert_eq!(parked.len(), 1, "{shown}");
+    assert_eq!(parked[0]["question"]["element"], GATEWAY);
+    assert!(events(&records, "run_finished").is_empty());
+
+    // Alice is: she approves at the terminal, and the decision names her.
+    let run_dir = tmp.path().join("alice");
+    let shown = at_the_terminal(&app, &run_dir, "alice", &["1", "report read"]);
+    assert!(shown.contains("you answer as `alice`"), "{shown}");
+    let records = runs::journal(&run_dir);
+    let r = routed(&records);
+    assert_eq!(r["flows"][0], PUSH, "{shown}");
+    assert_eq!(r["decided_by"], "human");
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("approval_status = APPROVED") && reason.contains("(by alice)"),
+        "{reason}"
+    );
+    assert_eq!(events(&records, "run_finished")[0]["status"], "completed");
+}
+
+/// `worker --graph-poll`: a run parked at a guardrail on a real Fuseki is resumed as soon
+/// as an approver's decision is in its graph, long before its deadline or the worker's
+/// `--interval`; a non-approver's value is not enough.
+#[test]
+#[cfg(feature = "graph")]
+fn the_worker_polls_the_graph_and_resumes_on_an_approvers_decision() {
+    let server = fuseki::shared();
+    let tmp = TempDir::new().unwrap();
+    let app = demo(tmp.path(), |t| {
+        format!("{t}\ngraph:\n  endpoint: {}\n  dataset: ds\n", server.url).replace(
+            "      timeout: 1h ",
+            "      approvers: [erin]\n      timeout: 1h ",
+        )
+    });
+    let run_dir = tmp.path().join("runs");
+    let id = parked(&app, &run_dir);
+    let graph = format!("urn:cuga-flo:graph:git_push_safety:run:{id}");
+    let instance = format!("urn:cuga-flo:run:{id}#instance");
+    let insert = |value: &str, by: &str| {
+        format!(
+            "PREFIX agentflow: <http://example.org/ontology/agentflow#>\n\
+             PREFIX cf: <urn:cuga-flo:vocab#>\n\
+             INSERT DATA {{ GRAPH <{graph}> {{ <{instance}> agentflow:hasVariable \
+             [ a agentflow:ProcessVariable ; agentflow:varName \"approval_status\" ; \
+             agentflow:varValue \"{value}\" ; cf:decidedBy \"{by}\" ] }} }}"
+        )
+    };
+    let mut worker = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+        .args([
+            "worker",
+            "--interval",
+            "3600",
+            "--graph-poll",
+            "300ms",
+            "--no-model",
+        ])
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_CLOCK_OFFSET")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let finished = |wait: std::time::Duration| {
+        let until = std::time::Instant::now() + wait;
+        loop {
+            let records = runs::journal(&run_dir);
+            if !events(&records, "run_finished").is_empty() {
+                return Some(records);
+            }
+            if std::time::Instant::now() > until {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    // Mallory is not an approver: the run stays parked through several looks.
+    sparql_update(&server.url, &insert("APPROVED", "mallory"));
+    assert!(finished(std::time::Duration::from_secs(2)).is_none());
+    // Erin's approval: resumed by the worker's next look.
+    let written = std::time::Instant::now();
+    sparql_update(&server.url, &insert("APPROVED", "erin"));
+    let records = finished(std::time::Duration::from_secs(30));
+    let _ = worker.kill();
+    let _ = worker.wait();
+    let records = records.expect("the worker resumed the run");
+    assert!(written.elapsed() < std::time::Duration::from_secs(30));
+    let answered = events(&records, "question_answered");
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0]["by"], "erin");
+    assert_eq!(routed(&records)["flows"][0], PUSH);
+    assert_eq!(path(&records).last(), Some(&"End_Completed"));
 }

@@ -3,6 +3,7 @@
 //! the shapes); a graph-mode app that breaks a shape does not validate and does not start,
 //! with the diagnostic at the BPMN element's file:line; `graph validate` prints the W3C
 //! validation report and the shapes.
+#![cfg(feature = "graph")]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -71,8 +71,37 @@ pub struct WorkerArgs {
     /// Look once, resume what is due, and exit
     #[arg(long)]
     pub once: bool,
+    /// Also look this often (`30s`, `2m`, `500ms`; a bare number is seconds) into the
+    /// graph of each run parked at a guardrail, on an endpoint or the embedded store on
+    /// disk, and resume it as soon as an approver's decision is there
+    #[arg(long, value_name = "DURATION", value_parser = poll_interval)]
+    pub graph_poll: Option<std::time::Duration>,
     #[command(flatten)]
     pub common: ResumeOptions,
+}
+
+/// `--graph-poll`: `30s`, `2m`, `1h`, `500ms`, or seconds; more than zero.
+fn poll_interval(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let n: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (30s, 2m, 500ms)"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("`{text}`: the unit is one of ms, s, m, h")),
+    };
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(format!("`{text}` is not a positive duration"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 #[derive(Debug, Args)]
@@ -215,8 +244,33 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
         args.common.run_dir.display(),
         args.interval
     );
+    if let Some(every) = args.graph_poll {
+        tracing::info!(
+            "worker: looking into the graphs of runs parked at a guardrail every {:.1} s",
+            every.as_secs_f64()
+        );
+    }
+    let interval = std::time::Duration::from_secs_f64(args.interval);
+    let mut next_look = std::time::Instant::now();
+    let mut next_graph_look = std::time::Instant::now();
     loop {
-        for id in due_runs(&args.common.run_dir, crate::clock::now_ms()) {
+        let now = std::time::Instant::now();
+        let mut ids = Vec::new();
+        if now >= next_look {
+            ids = due_runs(&args.common.run_dir, crate::clock::now_ms());
+            next_look = now + interval;
+        }
+        if let Some(every) = args.graph_poll
+            && now >= next_graph_look
+        {
+            for id in graph_decided_runs(cli, &args.common) {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+            next_graph_look = now + every;
+        }
+        for id in ids {
             if stop.load(std::sync::atomic::Ordering::SeqCst) {
                 return Ok(Outcome::Ok);
             }
@@ -240,7 +294,10 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
         if args.once {
             return Ok(Outcome::Ok);
         }
-        let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(args.interval);
+        let until = match args.graph_poll {
+            Some(_) => next_look.min(next_graph_look),
+            None => next_look,
+        };
         while std::time::Instant::now() < until {
             if stop.load(std::sync::atomic::Ordering::SeqCst) {
                 return Ok(Outcome::Ok);
@@ -339,16 +396,7 @@ pub(super) fn resume_open(
         ))
         .with_help("start it again with `cuga-flo start`"));
     }
-    let started_app = match records.first().map(|r| &r.event) {
-        Some(Event::RunStarted { app, launch, .. }) => opts.app.clone().or_else(|| {
-            launch
-                .as_ref()
-                .and_then(|l| l.app_dir.clone())
-                .filter(|d| Path::new(d).is_dir())
-                .or_else(|| Some(app.clone()))
-        }),
-        _ => None,
-    };
+    let started_app = started_app(opts.app.as_ref(), &records);
     if let Some(app) = &started_app {
         for record in answer_from_graph(cli, app, &journal, &state, &id)? {
             state.apply(&record);
@@ -414,6 +462,7 @@ pub(super) fn resume_open(
         no_model: opts.no_model || launch.no_model,
         detach: opts.detach || launch.detach,
         no_park: false,
+        by: None,
         max_wait: opts.max_wait,
         durability: opts.durability,
         bridge: start::BridgeChoice::Direct,
@@ -847,31 +896,7 @@ fn answer_from_graph(
         let Some(approval) = &q.approval else {
             continue;
         };
-        let written = match crate::graph::approval::decisions(&loaded, run_id, &approval.variable) {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::warn!("{}: the run's graph cannot be read: {e}", q.key);
-                continue;
-            }
-        };
-        let (admitted, refused): (Vec<_>, Vec<_>) = written
-            .into_iter()
-            .partition(|d| crate::app::guardrail::admits(&approval.approvers, d.by.as_deref()));
-        for d in &refused {
-            tracing::warn!(
-                "{}: `{}` written into the graph by {} is ignored: not an approver ({})",
-                q.key,
-                d.value,
-                d.by.as_deref().unwrap_or("nobody named"),
-                approval.approvers.join(", ")
-            );
-        }
-        // DENIED wins over APPROVED: a guardrail fails safe.
-        let Some(found) = admitted
-            .iter()
-            .find(|d| !d.approved)
-            .or_else(|| admitted.first())
-        else {
+        let Some(found) = graph_decision(&loaded, run_id, q) else {
             continue;
         };
         let flow = if found.approved {
@@ -895,6 +920,92 @@ fn answer_from_graph(
         records.push(record);
     }
     Ok(records)
+}
+
+/// The decision an approver wrote into run `run_id`'s graph for the guardrail question
+/// `q` (DENIED wins over APPROVED: a guardrail fails safe). Values written by someone who
+/// is not an approver are ignored with a warning; a store that cannot be read is reported
+/// and gives none.
+fn graph_decision(
+    loaded: &crate::app::LoadedApp,
+    run_id: &str,
+    q: &Question,
+) -> Option<crate::graph::approval::GraphDecision> {
+    let approval = q.approval.as_ref()?;
+    let written = match crate::graph::approval::decisions(loaded, run_id, &approval.variable) {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!("{}: the run's graph cannot be read: {e}", q.key);
+            return None;
+        }
+    };
+    let (admitted, refused): (Vec<_>, Vec<_>) = written
+        .into_iter()
+        .partition(|d| crate::app::guardrail::admits(&approval.approvers, d.by.as_deref()));
+    for d in &refused {
+        tracing::warn!(
+            "{}: `{}` written into the graph by {} is ignored: not an approver ({})",
+            q.key,
+            d.value,
+            d.by.as_deref().unwrap_or("nobody named"),
+            approval.approvers.join(", ")
+        );
+    }
+    let deny = admitted.iter().position(|d| !d.approved).unwrap_or(0);
+    admitted.into_iter().nth(deny)
+}
+
+/// The app a run was started from, to resume it: `--app`, else the folder it was started
+/// from (when it is still there), else its name.
+fn started_app(app: Option<&String>, records: &[Record]) -> Option<String> {
+    match records.first().map(|r| &r.event) {
+        Some(Event::RunStarted {
+            app: name, launch, ..
+        }) => app.cloned().or_else(|| {
+            launch
+                .as_ref()
+                .and_then(|l| l.app_dir.clone())
+                .filter(|d| Path::new(d).is_dir())
+                .or_else(|| Some(name.clone()))
+        }),
+        _ => None,
+    }
+}
+
+/// The parked runs under `base` waiting at a guardrail for which an approver's decision
+/// is already in the run's graph (an endpoint, or the embedded store on disk): `worker
+/// --graph-poll` resumes them without waiting for the deadline.
+fn graph_decided_runs(cli: &Cli, opts: &ResumeOptions) -> Vec<String> {
+    let base = &opts.run_dir;
+    run_ids(base)
+        .into_iter()
+        .filter(|id| {
+            let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
+            let Ok(read) = store::read_journal(&path) else {
+                return false;
+            };
+            let state = FlowState::fold(read.records.iter());
+            if state.status.is_some() || state.waiting.is_none() {
+                return false;
+            }
+            let open: Vec<&Question> = (state.open_questions.values())
+                .filter(|q| q.approval.is_some())
+                .collect();
+            if open.is_empty() {
+                return false;
+            }
+            let Some(app) = started_app(opts.app.as_ref(), &read.records) else {
+                return false;
+            };
+            let Ok(super::target::Target::App(app)) = super::target::resolve(&app, &cli.apps_dir)
+            else {
+                return false;
+            };
+            let loaded = crate::app::load_app(&app);
+            open.into_iter()
+                .any(|q| graph_decision(&loaded, id, q).is_some())
+        })
+        .collect()
 }
 
 /// The answer as given on the command line.

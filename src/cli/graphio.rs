@@ -4,129 +4,23 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Subcommand, ValueEnum};
-
 use crate::app::load_app;
 use crate::app::registry::app_at;
 use crate::graph::{self, Format, GraphError, shacl};
 use crate::source::SourceFile;
 
+use super::graph::{AnnotationStyle, GraphAction, RdfFormat};
 use super::target::{Target, resolve};
 use super::{Cli, Outcome, Style, UsageError};
-
-#[derive(Debug, Subcommand)]
-pub enum GraphAction {
-    /// Write an app's process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2
-    /// annotations on `agentflow:nextTask` edges), with its flow config and policies
-    #[command(
-        after_help = "Examples:\n  cuga-flo graph export loan_approval\n  cuga-flo graph \
-        export loan_approval --format trig -o loan.trig"
-    )]
-    Export {
-        /// The app (a name under the apps folder, an app folder or a flow config)
-        #[arg(value_name = "APP")]
-        app: String,
-
-        /// The serialisation
-        #[arg(long, value_enum, default_value = "turtle")]
-        format: RdfFormat,
-
-        /// Write to FILE instead of stdout
-        #[arg(short, long, value_name = "FILE")]
-        output: Option<PathBuf>,
-    },
-    /// Make a runnable app (BPMN, flow config, policies) from an RDF graph: Turtle, TriG
-    /// (.trig) or N-Quads (.nq)
-    #[command(after_help = "Examples:\n  cuga-flo graph import loan.ttl --out \
-        applications/loan_copy\n  cuga-flo graph import definitions.ttl --out \
-        applications/sim_activation --force")]
-    Import {
-        /// The graph file
-        #[arg(value_name = "FILE")]
-        file: PathBuf,
-
-        /// The app folder to create (its name is the app's name)
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
-
-        /// Replace the folder if it exists
-        #[arg(long)]
-        force: bool,
-    },
-    /// Run a SPARQL query against graph mode's store of an app (all its runs) or of one
-    /// run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the
-    /// journals
-    #[command(
-        after_help = "Examples:\n  cuga-flo graph query loan_approval 'SELECT ?run ?status \
-        WHERE { ?i agentflow:processStatus ?status; cf:runId ?run }'\n  cuga-flo graph query \
-        20261201T21 'SELECT * WHERE { ?s ?p ?o }' --json"
-    )]
-    Query {
-        /// The app (its runs' graphs), or a run id (or a unique prefix or suffix of it)
-        #[arg(value_name = "APP|RUN")]
-        target: String,
-
-        /// The SPARQL 1.1 query (SELECT, ASK, CONSTRUCT, DESCRIBE); the usual prefixes
-        /// (rdf, rdfs, xsd, sbpmnc, sbpmnp, agentflow, cf) are declared
-        #[arg(value_name = "SPARQL")]
-        sparql: String,
-
-        /// SPARQL 1.1 JSON results instead of a table
-        #[arg(long)]
-        json: bool,
-
-        /// Where runs are kept
-        #[arg(long, value_name = "DIR", default_value = crate::journal::store::DEFAULT_BASE)]
-        run_dir: PathBuf,
-    },
-    /// Validate a process graph with SHACL against cuga-flo's process shapes: an app's
-    /// export, or a graph file (Turtle, TriG .trig, N-Quads .nq). Exit 1 on a violation
-    #[command(
-        after_help = "Examples:\n  cuga-flo graph validate loan_approval\n  cuga-flo \
-        graph validate definitions.ttl --report\n  cuga-flo graph validate --shapes"
-    )]
-    Validate {
-        /// The app (a name under the apps folder, an app folder or a flow config), or a
-        /// graph file
-        #[arg(value_name = "APP|FILE", required_unless_present = "shapes")]
-        target: Option<String>,
-
-        /// Print the SHACL validation report (Turtle) instead of diagnostics
-        #[arg(long, conflicts_with_all = ["json", "data_graph"])]
-        report: bool,
-
-        /// Print the results as JSON
-        #[arg(long, conflicts_with = "data_graph")]
-        json: bool,
-
-        /// Print the data graph that is validated (N-Triples: annotations as RDF
-        /// reification), for another SHACL processor
-        #[arg(long)]
-        data_graph: bool,
-
-        /// Print the shapes (Turtle) and exit
-        #[arg(long, conflicts_with_all = ["report", "json", "data_graph"])]
-        shapes: bool,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RdfFormat {
-    /// Turtle with RDF 1.2 `{| |}` annotations (read by RDF 1.2 and RDF-star tools)
-    Turtle,
-    /// TriG: the same, in a named graph
-    Trig,
-    /// N-Quads: annotations as reifiers with triple terms (RDF 1.2 readers only)
-    Nquads,
-}
 
 pub fn run(cli: &Cli, action: &GraphAction, style: Style) -> Result<Outcome, UsageError> {
     match action {
         GraphAction::Export {
             app,
             format,
+            annotations,
             output,
-        } => export(cli, app, *format, output.as_ref()),
+        } => export(cli, app, *format, *annotations, output.as_ref()),
         GraphAction::Import { file, out, force } => import(file, out, *force, style),
         GraphAction::Query {
             target,
@@ -159,6 +53,7 @@ fn export(
     cli: &Cli,
     app: &str,
     format: RdfFormat,
+    annotations: AnnotationStyle,
     output: Option<&PathBuf>,
 ) -> Result<Outcome, UsageError> {
     let Target::App(app) = resolve(app, &cli.apps_dir)? else {
@@ -175,11 +70,18 @@ fn export(
         };
         UsageError::new(e.to_string()).with_help(help)
     })?;
-    let text = exported.write(match format {
+    let format = match format {
         RdfFormat::Turtle => Format::Turtle,
         RdfFormat::Trig => Format::TriG,
         RdfFormat::Nquads => Format::NQuads,
-    });
+    };
+    let text = exported.write_as(
+        format,
+        match annotations {
+            AnnotationStyle::Star => graph::Annotations::Star,
+            AnnotationStyle::Reified => graph::Annotations::Reified,
+        },
+    );
     match output {
         Some(path) => {
             std::fs::write(path, text)

@@ -21,7 +21,9 @@ mod deliver;
 mod describe;
 mod durable;
 mod graph;
+#[cfg(feature = "graph")]
 mod graphio;
+#[cfg(feature = "graph")]
 mod graphquery;
 pub mod init;
 mod kogito;

@@ -685,6 +685,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         // A replay answers only from the journal: a question it cannot answer fails it
         // (parks it, replaying a cancelled run).
         no_park: !cancelled,
+        by: None,
         max_wait: None,
         durability: Durability::default(),
         bridge: start::BridgeChoice::Direct,

@@ -121,6 +121,11 @@ pub struct StartArgs {
     #[arg(long, conflicts_with = "detach")]
     pub no_park: bool,
 
+    /// Who answers at the terminal (default: $USER); at a guardrail with approvers, only
+    /// an approver is asked there
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+
     /// How the native engine reaches the control points: directly (the bridge contract
     /// in-process), or through the in-process MCP bridge (as an external engine would)
     #[arg(long, value_enum, default_value = "direct")]
@@ -991,6 +996,7 @@ fn reasoner(
             answers: args.answers.as_deref(),
             no_model: args.no_model,
             person: true,
+            by: args.by.as_deref(),
             record: args.record.is_some(),
             park: !args.no_park,
             detach: args.detach,

@@ -92,6 +92,8 @@ pub(super) struct Sources<'a> {
     pub no_model: bool,
     /// A person at the terminal may answer (when stdin is one): `start`, not `serve`.
     pub person: bool,
+    /// Who the person at the terminal is (`start --by`; default `$USER`).
+    pub by: Option<&'a str>,
     /// Record what the chain inside the rules answers.
     pub record: bool,
     /// A question no one can answer now parks (the run waits) instead of failing.
@@ -152,7 +154,7 @@ pub(super) fn judgement(
         && !(sources.park && config.park_questions)
         && std::io::stdin().is_terminal()
         && HumanReasoner::terminal_available())
-    .then(|| Arc::new(HumanReasoner::terminal()));
+    .then(|| Arc::new(HumanReasoner::terminal().as_person(sources.by.map(str::to_owned))));
     // The clients of the app's remote agents, shared by the model's consult_user and the
     // remote people who decide when no model does.
     let remotes = Arc::new(crate::reason::remote::Remotes::of(config));

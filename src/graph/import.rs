@@ -134,7 +134,7 @@ impl<'a> Graph<'a> {
         let reifies = format!("{}reifies", v::RDF);
         let next = iri(v::NEXT_TASK);
         let mut seen_edges: HashSet<Triple> = HashSet::new();
-        for t in triples {
+        for t in unreify(triples) {
             let p = v::normalize(t.predicate.as_str());
             if p == reifies {
                 if let Term::Triple(inner) = &t.object {
@@ -1205,4 +1205,88 @@ fn scalar(v: &Value) -> String {
         // JSON's escapes are YAML's double-quoted escapes.
         other => serde_json::to_string(other).unwrap_or_default(),
     }
+}
+
+/// Standard RDF reification (`_:r a rdf:Statement; rdf:subject s; rdf:predicate p;
+/// rdf:object o`, as `graph export --annotations reified` writes annotations) read as
+/// RDF 1.2 reifiers (`_:r rdf:reifies <<( s p o )>>`): the annotations on `r` are then
+/// the triple's. A node missing one of the three, or with two of one, is left as it is.
+fn unreify(triples: Vec<Triple>) -> Vec<Triple> {
+    let rdf = |local: &str| format!("{}{local}", v::RDF);
+    let (subject, predicate, object) = (rdf("subject"), rdf("predicate"), rdf("object"));
+    let statement = rdf("Statement");
+    type Parts = (Vec<Term>, Vec<Term>, Vec<Term>);
+    let mut parts: HashMap<Subject, Parts> = HashMap::new();
+    // In the order the nodes come, so what is read is the same on every run.
+    let mut order: Vec<Subject> = Vec::new();
+    for t in &triples {
+        let p = t.predicate.as_str();
+        if (p == subject || p == predicate || p == object) && !parts.contains_key(&t.subject) {
+            order.push(t.subject.clone());
+        }
+        let e = || (Vec::new(), Vec::new(), Vec::new());
+        if p == subject {
+            parts
+                .entry(t.subject.clone())
+                .or_insert_with(e)
+                .0
+                .push(t.object.clone());
+        } else if p == predicate {
+            parts
+                .entry(t.subject.clone())
+                .or_insert_with(e)
+                .1
+                .push(t.object.clone());
+        } else if p == object {
+            parts
+                .entry(t.subject.clone())
+                .or_insert_with(e)
+                .2
+                .push(t.object.clone());
+        }
+    }
+    let mut reified: HashMap<Subject, Triple> = HashMap::new();
+    let mut found: Vec<Subject> = Vec::new();
+    for r in order {
+        let Some((s, p, o)) = parts.remove(&r) else {
+            continue;
+        };
+        if let ([s], [Term::NamedNode(p)], [o]) = (s.as_slice(), p.as_slice(), o.as_slice()) {
+            let s = match s {
+                Term::NamedNode(n) => Subject::from(n.clone()),
+                Term::BlankNode(b) => Subject::from(b.clone()),
+                _ => continue,
+            };
+            found.push(r.clone());
+            reified.insert(r, Triple::new(s, p.clone(), o.clone()));
+        }
+    }
+    if reified.is_empty() {
+        return triples;
+    }
+    let ty = rdf("type");
+    let mut out: Vec<Triple> = triples
+        .into_iter()
+        .filter(|t| {
+            let Some(_) = reified.get(&t.subject) else {
+                return true;
+            };
+            let p = t.predicate.as_str();
+            !(p == subject
+                || p == predicate
+                || p == object
+                || (p == ty && matches!(&t.object, Term::NamedNode(n) if n.as_str() == statement)))
+        })
+        .collect();
+    for r in found {
+        let Some(inner) = reified.remove(&r) else {
+            continue;
+        };
+        out.push(Triple::new(
+            r,
+            oxrdf::NamedNode::new_unchecked(rdf("reifies")),
+            Term::Triple(Box::new(inner)),
+        ));
+    }
+    out
 }

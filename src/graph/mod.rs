@@ -43,12 +43,37 @@ pub enum Format {
     NQuads,
 }
 
+/// How `graph export` writes the annotations on conditional edges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Annotations {
+    /// RDF 1.2 annotations: `{| |}` in Turtle and TriG, reifiers with triple terms in
+    /// N-Quads (RDF 1.2 and RDF-star readers).
+    #[default]
+    Star,
+    /// Standard RDF reification (`rdf:Statement` nodes), for RDF 1.1 readers such as
+    /// rdflib; `graph import` reads it back.
+    Reified,
+}
+
 impl Exported {
     pub fn write(&self, format: Format) -> String {
+        self.write_as(format, Annotations::Star)
+    }
+
+    /// The export in `format`, its annotations written as `annotations` says.
+    pub fn write_as(&self, format: Format, annotations: Annotations) -> String {
+        let reified;
+        let document = match annotations {
+            Annotations::Star => &self.document,
+            Annotations::Reified => {
+                reified = self.document.reified();
+                &reified
+            }
+        };
         match format {
-            Format::Turtle => self.document.to_turtle(&self.prefixes),
-            Format::TriG => self.document.to_trig(&self.prefixes, &self.graph),
-            Format::NQuads => self.document.to_nquads(&self.graph),
+            Format::Turtle => document.to_turtle(&self.prefixes),
+            Format::TriG => document.to_trig(&self.prefixes, &self.graph),
+            Format::NQuads => document.to_nquads(&self.graph),
         }
     }
 }

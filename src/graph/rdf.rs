@@ -112,6 +112,35 @@ impl Document {
         out
     }
 
+    /// The same statements with every annotation block as standard RDF reification, for
+    /// RDF 1.1 readers (rdflib, pyshacl, Jena 3): the triple is asserted as it is, and a
+    /// blank node `_:sN a rdf:Statement; rdf:subject s; rdf:predicate p; rdf:object o`
+    /// carries the annotations. No triple terms remain.
+    pub fn reified(&self) -> Document {
+        let mut out = Document {
+            statements: Vec::with_capacity(self.statements.len()),
+            next_blank: self.next_blank,
+        };
+        let rdf = |local: &str| named(format!("{}{local}", vocab::RDF));
+        let mut n = 0usize;
+        for s in &self.statements {
+            out.add(s.subject.clone(), s.predicate.clone(), s.object.clone());
+            if s.annotations.is_empty() {
+                continue;
+            }
+            let r = BlankNode::new_unchecked(format!("s{n}"));
+            n += 1;
+            out.add(r.clone(), rdf("type"), rdf("Statement"));
+            out.add(r.clone(), rdf("subject"), Term::from(s.subject.clone()));
+            out.add(r.clone(), rdf("predicate"), s.predicate.clone());
+            out.add(r.clone(), rdf("object"), s.object.clone());
+            for (p, o) in &s.annotations {
+                out.add(r.clone(), p.clone(), o.clone());
+            }
+        }
+        out
+    }
+
     /// Turtle: prefixes, then one block per named subject, blank nodes used once inline.
     pub fn to_turtle(&self, prefixes: &[(String, String)]) -> String {
         let mut out = String::new();

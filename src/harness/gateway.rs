@@ -310,6 +310,7 @@ impl Route<'_> {
             escalation: None,
             context: ctx,
             calls: CallLog::default(),
+            approvers: None,
         };
         let reasoner = &self.agent.reasoner;
         let policy = cfg

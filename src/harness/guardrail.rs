@@ -69,6 +69,7 @@ pub(crate) async fn decide(
         escalation: Some(why),
         context: ctx,
         calls: CallLog::default(),
+        approvers: Some(g.approvers.clone()),
     };
     let (result, trace) = Trace::ask(req, async |req| agent.reasoner.gateway(req).await).await;
     let answer = match result {

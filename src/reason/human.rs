@@ -33,6 +33,9 @@ const MAX_VALUE_CHARS: usize = 100;
 pub struct HumanReasoner {
     io: Arc<Mutex<Console>>,
     attempts: usize,
+    /// Who the person is (`start --by`, else `$USER`): at a guardrail with approvers,
+    /// only an approver is asked.
+    person: Option<String>,
 }
 
 struct Console {
@@ -63,7 +66,16 @@ impl HumanReasoner {
                 output: Box::new(output),
             })),
             attempts: DEFAULT_ATTEMPTS,
+            person: std::env::var("USER").ok().filter(|u| !u.is_empty()),
         }
+    }
+
+    /// Who answers at the terminal (default: `$USER`).
+    pub fn as_person(mut self, person: Option<String>) -> Self {
+        if person.is_some() {
+            self.person = person;
+        }
+        self
     }
 
     /// How many times an invalid entry is asked again (at least once).
@@ -146,9 +158,13 @@ impl Reasoner for HumanReasoner {
 
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         let asking = Asking::start(park::gateway_question(&req));
+        let person = self.person.clone();
         self.run(move |d| {
             let _asking = asking;
-            d.gateway(&req)
+            match &req.approvers {
+                Some(approvers) => d.approval(&req, approvers, person.as_deref()),
+                None => d.gateway(&req),
+            }
         })
     }
 
@@ -442,6 +458,46 @@ impl Dialogue<'_> {
         })
     }
 
+    /// A guardrail: the person says who they are; one who is not an approver is not
+    /// asked (the question goes on to the next answerer: the run parks for `runs answer`).
+    fn approval(
+        &mut self,
+        req: &GatewayRequest,
+        approvers: &[String],
+        person: Option<&str>,
+    ) -> Result<GatewayAnswer, ReasonError> {
+        let id = req.gateway_id.as_str();
+        let who = person.unwrap_or("nobody named");
+        let allowed = if approvers.is_empty() {
+            "anyone may decide".to_string()
+        } else {
+            format!("approvers: {}", approvers.join(", "))
+        };
+        self.say(&format!(
+            "\nApproval at {id}: you answer as `{who}` (`start --by NAME`, else $USER); {allowed}"
+        ))?;
+        if let Some(why) = &req.escalation {
+            self.say(why)?;
+        }
+        if !crate::app::guardrail::admits(approvers, person) {
+            self.say(&format!(
+                "  `{who}` is not an approver: the run waits for one \
+                 (`cuga-flo runs answer <run> {id} approve|deny --by NAME`)"
+            ))?;
+            return Err(ReasonError::no_answer(
+                id,
+                format!("`{who}` at the terminal is not an approver ({allowed})"),
+            ));
+        }
+        let mut answer = self.gateway(req)?;
+        let by = format!("by {who}");
+        answer.reason = Some(match answer.reason.take() {
+            Some(r) => format!("{r} ({by})"),
+            None => format!("decided {by} at the terminal"),
+        });
+        Ok(answer)
+    }
+
     fn hook(&mut self, req: &HookRequest) -> Result<HookAnswer, ReasonError> {
         let id = req.hook_id.as_str();
         if req.permitted.is_empty() {
@@ -647,6 +703,7 @@ mod tests {
             evaluations: vec![],
             multiple,
             escalation: None,
+            approvers: None,
             context: ControlPointContext {
                 variables: Arc::new(
                     json!({"score": "n/a", "other": 1})

@@ -161,6 +161,10 @@ pub struct GatewayRequest {
     /// Set when the model failed and a person is asked instead (`on_failure: ask`): why.
     #[serde(skip)]
     pub escalation: Option<String>,
+    /// Set at a guardrail gateway: who may decide it (empty: anyone). The person at the
+    /// terminal answers only when they are one of them.
+    #[serde(skip)]
+    pub approvers: Option<Vec<String>>,
     pub context: ControlPointContext,
     #[serde(skip)]
     pub calls: CallLog,
@@ -451,6 +455,7 @@ mod tests {
             evaluations: vec![],
             multiple: false,
             escalation: None,
+            approvers: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
         }

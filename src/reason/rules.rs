@@ -547,6 +547,7 @@ mod tests {
                 escalation: None,
                 context,
                 calls: Default::default(),
+                approvers: None,
             }
         };
         let a = rules.gateway(req(json!(2))).await.unwrap();

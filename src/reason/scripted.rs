@@ -896,6 +896,7 @@ mod tests {
             escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
+            approvers: None,
         }
     }
 

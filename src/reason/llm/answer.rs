@@ -855,6 +855,7 @@ mod tests {
             escalation: None,
             context: ControlPointContext::default(),
             calls: Default::default(),
+            approvers: None,
         }
     }
 

@@ -832,6 +832,7 @@ mod tests {
             escalation: None,
             context: context(json!({"applicant": "Ada", "income": 52000})),
             calls: Default::default(),
+            approvers: None,
         }
     }
 
