@@ -27,6 +27,7 @@ use crate::a2a::server::{self, A2aServer, AgentSpec, Executor, Incoming, Limits,
 use crate::app::LoadedApp;
 use crate::app::registry::AppRef;
 use crate::bridge::BoxFuture;
+use crate::bridge::child::ChildRuns;
 use crate::bridge::run::{RunRequest, WorkflowEngine};
 use crate::engine::native::NativeEngine;
 use crate::harness::FlowAgent;
@@ -40,6 +41,7 @@ use crate::reason::{
 use crate::secret::Secret;
 use crate::vocab::{Decider, Offered, Question, RunStatus};
 
+use super::calls::AppChildren;
 use super::output::count;
 use super::serve::{GRACE, Journals, Labels, ServeArgs, judge};
 use super::signals::Signals;
@@ -53,9 +55,22 @@ struct Served {
     process_key: String,
 }
 
+/// Where the child runs of a served run's call activities go, and what answers them.
+#[derive(Clone)]
+struct ChildSettings {
+    /// The apps folder (when a served app's own folder has no parent).
+    apps_dir: std::path::PathBuf,
+    run_dir: std::path::PathBuf,
+    durability: crate::journal::Durability,
+    no_model: bool,
+    /// What the answers file addresses to called elements (`<call activity>/<element>`).
+    given: Vec<wiring::Given>,
+}
+
 /// Runs the apps for the tasks the server is sent.
 struct Runner {
     apps: HashMap<String, Served>,
+    children: ChildSettings,
     journals: Journals,
     engine: Arc<NativeEngine>,
     /// How long an input-required task waits for the caller's answer.
@@ -66,7 +81,7 @@ struct Runner {
 }
 
 pub(super) fn run(
-    _cli: &Cli,
+    cli: &Cli,
     args: &ServeArgs,
     style: Style,
     targets: &[AppRef],
@@ -160,6 +175,13 @@ pub(super) fn run(
     let journals = Journals::new(args.run_dir.clone(), labels, args.durability);
     let runner = Arc::new(Runner {
         apps,
+        children: ChildSettings {
+            apps_dir: cli.apps_dir.clone(),
+            run_dir: args.run_dir.clone(),
+            durability: args.durability,
+            no_model: args.no_model,
+            given: wiring::given_to_calls(None, args.answers.as_deref())?,
+        },
         journals: journals.clone(),
         engine: Arc::new(NativeEngine::new()),
         input_wait: Duration::from_secs(args.session_idle),
@@ -232,6 +254,99 @@ async fn serve(
     let _ = tokio::time::timeout(Duration::from_secs(1), idle).await;
     journals.interrupt_all();
     Ok(Outcome::Ok)
+}
+
+/// The sibling apps a scenario's run reaches as its remote agents (`remote_agents: {<name>:
+/// {serve: <app>}}`), each served over A2A on 127.0.0.1 (a free port) in this process for
+/// the run's length, its runs journalled beside the scenario's.
+pub(super) struct ScenarioAgents {
+    servers: Vec<A2aServer>,
+    journals: Journals,
+}
+
+/// One app a scenario serves: the app, its reasoner chain (its scenario answers and
+/// policy rules; then the caller), and the bearer token its callers must send, if any.
+pub(super) struct ScenarioServed {
+    pub loaded: LoadedApp,
+    pub judge: Arc<dyn Reasoner>,
+    pub token: Option<Secret>,
+}
+
+impl ScenarioAgents {
+    /// Serve each app on its own server; the base URL of each, in order.
+    pub(super) async fn start(
+        served: Vec<ScenarioServed>,
+        apps_dir: &std::path::Path,
+        run_dir: &std::path::Path,
+        durability: crate::journal::Durability,
+        no_model: bool,
+    ) -> Result<(ScenarioAgents, Vec<String>), String> {
+        let labels = Labels::default();
+        let journals = Journals::new(run_dir.to_path_buf(), labels.clone(), durability);
+        let mut agents = ScenarioAgents {
+            servers: Vec::new(),
+            journals: journals.clone(),
+        };
+        let mut urls = Vec::new();
+        for s in served {
+            let slug = slug(&s.loaded.name);
+            let config = s
+                .loaded
+                .config
+                .as_ref()
+                .ok_or("the app has no flow config")?;
+            let process_key = config.process_key().to_string();
+            labels.set(
+                &process_key,
+                &s.loaded.name,
+                &format!("{} (then the A2A caller)", s.judge.describe()),
+                &s.loaded.digest(),
+            );
+            let spec = agent_spec(&slug, &s.loaded);
+            let runner = Arc::new(Runner {
+                apps: HashMap::from([(
+                    slug,
+                    Served {
+                        loaded: Arc::new(s.loaded),
+                        judge: s.judge,
+                        process_key,
+                    },
+                )]),
+                children: ChildSettings {
+                    apps_dir: apps_dir.to_path_buf(),
+                    run_dir: run_dir.to_path_buf(),
+                    durability,
+                    no_model,
+                    given: Vec::new(),
+                },
+                journals: journals.clone(),
+                engine: Arc::new(NativeEngine::new()),
+                input_wait: Duration::from_secs(300),
+                stopping: Arc::default(),
+            });
+            let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+            let server = A2aServer::bind(addr, vec![spec], runner, s.token, Limits::default())
+                .await
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            urls.extend(server.agent_urls().into_iter().map(|(_, url)| url));
+            agents.servers.push(server);
+        }
+        Ok((agents, urls))
+    }
+
+    /// Stop the servers: tasks still going are cancelled, their journals closed.
+    pub(super) async fn stop(self) {
+        for server in self.servers {
+            server.shutdown(Duration::from_millis(500)).await;
+        }
+        let idle = async {
+            while self.journals.open_count() > 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), idle).await;
+        self.journals.interrupt_all();
+    }
 }
 
 /// An app's name as a URL path segment: letters, digits, `-`, `_` and `.`; anything else
@@ -355,6 +470,19 @@ impl Executor for Runner {
             variables,
             None,
         );
+        // Call activities run the called process as a child run, journalled under the
+        // same run folder and linked to this run, as `start` runs them.
+        let mut request = request;
+        request.children = Some(Arc::new(AppChildren {
+            apps_dir: crate::app::called::apps_dir(&served.loaded)
+                .map_or_else(|| self.children.apps_dir.clone(), |d| d.to_path_buf()),
+            caller: (*served.loaded).clone(),
+            run_dir: self.children.run_dir.clone(),
+            durability: self.children.durability,
+            no_model: self.children.no_model,
+            given: self.children.given.clone(),
+            depth: 0,
+        }) as Arc<dyn ChildRuns>);
         let run = self.engine.run(request, Arc::new(harness), sink);
         let journals = self.journals.clone();
         let stopping = self.stopping.clone();
