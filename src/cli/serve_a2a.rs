@@ -25,6 +25,7 @@ use serde_json::{Map, Value, json};
 use crate::a2a::TaskState;
 use crate::a2a::server::{self, A2aServer, AgentSpec, Executor, Incoming, Limits, TaskHandle};
 use crate::app::LoadedApp;
+use crate::app::guardrail::Guardrail;
 use crate::app::registry::AppRef;
 use crate::bridge::BoxFuture;
 use crate::bridge::child::ChildRuns;
@@ -53,6 +54,21 @@ struct Served {
     loaded: Arc<LoadedApp>,
     judge: Arc<dyn Reasoner>,
     process_key: String,
+    /// The app's guardrail gateways (an approver's `approve`/`deny`), by gateway id.
+    guardrails: Arc<HashMap<String, Guardrail>>,
+}
+
+/// The guardrail gateways of an app (those that resolve: `validate` reports the others).
+fn guardrails(loaded: &LoadedApp) -> Arc<HashMap<String, Guardrail>> {
+    let Some(process) = loaded.process() else {
+        return Arc::default();
+    };
+    Arc::new(
+        crate::app::guardrail::all(loaded.config.as_ref(), process)
+            .into_iter()
+            .filter_map(|(id, g)| Some((id, g.ok()?)))
+            .collect(),
+    )
 }
 
 /// Where the child runs of a served run's call activities go, and what answers them.
@@ -155,6 +171,7 @@ pub(super) fn run(
         apps.insert(
             slug,
             Served {
+                guardrails: guardrails(&loaded),
                 loaded: Arc::new(loaded),
                 judge: reasoner,
                 process_key,
@@ -307,6 +324,7 @@ impl ScenarioAgents {
                 apps: HashMap::from([(
                     slug,
                     Served {
+                        guardrails: guardrails(&s.loaded),
                         loaded: Arc::new(s.loaded),
                         judge: s.judge,
                         process_key,
@@ -440,6 +458,7 @@ impl Executor for Runner {
         let caller: Arc<dyn Reasoner> = Arc::new(Caller {
             task: task.clone(),
             wait: self.input_wait,
+            guardrails: served.guardrails.clone(),
             asking: tokio::sync::Mutex::new(()),
         });
         let reasoner: Arc<dyn Reasoner> = Arc::new(Chain::new(vec![served.judge.clone(), caller]));
@@ -642,6 +661,9 @@ fn name<T: serde::Serialize>(v: &T) -> String {
 struct Caller {
     task: TaskHandle,
     wait: Duration,
+    /// Guardrail gateways: their question is an approval (`approve`/`deny`), DENIED when
+    /// nobody decides within the guardrail's timeout.
+    guardrails: Arc<HashMap<String, Guardrail>>,
     /// One question at a time (parallel branches may ask together): the caller's answer
     /// is always to the question the task shows.
     asking: tokio::sync::Mutex<()>,
@@ -650,8 +672,17 @@ struct Caller {
 impl Caller {
     /// The caller's answer to `q`, checked (in the form `runs answer` journals).
     async fn ask(&self, q: &Question) -> Result<Value, ReasonError> {
+        self.ask_by(q).await.map(|(answer, _)| answer)
+    }
+
+    /// The caller's answer to `q`, and who decided it: the caller (`Human`), or nobody
+    /// within a guardrail's timeout (`Timeout`: DENIED).
+    async fn ask_by(&self, q: &Question) -> Result<(Value, Decider), ReasonError> {
         let _one = self.asking.lock().await;
         let mut problem: Option<String> = None;
+        let guardrail = (q.approval.as_ref()).and_then(|_| self.guardrails.get(&q.element));
+        let deadline =
+            tokio::time::Instant::now() + guardrail.map_or(self.wait, |g| g.timeout.min(self.wait));
         loop {
             let text = question_text(q, problem.as_deref());
             let mut data = json!({"question": q});
@@ -660,11 +691,25 @@ impl Caller {
             }
             self.task
                 .update(TaskState::InputRequired, &text, Some(data));
-            let message = match tokio::time::timeout(self.wait, self.task.next_message()).await {
+            let message = match tokio::time::timeout_at(deadline, self.task.next_message()).await {
                 Ok(Some(m)) => m,
                 // Cancelled: the run is dropped where it stands (its journal is closed
                 // by whoever cancelled it); it must not go on without an answer.
                 Ok(None) => std::future::pending().await,
+                Err(_) if guardrail.is_some_and(|g| g.timeout <= self.wait) => {
+                    let g = guardrail.expect("checked");
+                    self.task.update(
+                        TaskState::Working,
+                        &format!(
+                            "no decision on {} within {}s: {}",
+                            q.element,
+                            g.timeout.as_secs(),
+                            crate::app::guardrail::DENIED
+                        ),
+                        None,
+                    );
+                    return Ok((json!({"flows": [g.deny_flow]}), Decider::Timeout));
+                }
                 Err(_) => {
                     let why = format!(
                         "the A2A caller did not answer within {}s",
@@ -680,7 +725,7 @@ impl Caller {
                         &format!("answer for {} accepted", q.element),
                         None,
                     );
-                    return Ok(answer);
+                    return Ok((answer, Decider::Human));
                 }
                 Err(e) => problem = Some(e),
             }
@@ -688,15 +733,24 @@ impl Caller {
     }
 
     fn answers(&self, q: &Question, answer: Value) -> Answers {
+        self.answers_by(q, answer, Decider::Human)
+    }
+
+    fn answers_by(&self, q: &Question, answer: Value, by: Decider) -> Answers {
+        let reason = match by {
+            Decider::Timeout => format!(
+                "no decision from the A2A caller (task {}) in time: {}",
+                self.task.id(),
+                crate::app::guardrail::DENIED
+            ),
+            _ => format!("answered by the A2A caller (task {})", self.task.id()),
+        };
         Answers::new(HashMap::from([(
             q.key.clone(),
             Recorded {
                 answer,
-                decided_by: Decider::Human,
-                reason: Some(format!(
-                    "answered by the A2A caller (task {})",
-                    self.task.id()
-                )),
+                decided_by: by,
+                reason: Some(reason),
             },
         )]))
     }
@@ -729,10 +783,11 @@ impl Reasoner for Caller {
         mut req: GatewayRequest,
     ) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         Box::pin(async move {
-            let q = park::gateway_question(&req);
-            let answer = self.ask(&q).await?;
+            let mut q = park::gateway_question(&req);
+            q.approval = self.guardrails.get(&q.element).map(Guardrail::ask);
+            let (answer, by) = self.ask_by(&q).await?;
             keyed(&mut req.context, &q);
-            self.answers(&q, answer).gateway(req).await
+            self.answers_by(&q, answer, by).gateway(req).await
         })
     }
 
@@ -751,6 +806,9 @@ impl Reasoner for Caller {
 /// also come bare), or plain text: a flow's id or label or a choice number (gateway), an
 /// action or a choice number (hook), the value of a task's only output.
 fn given(q: &Question, m: &Incoming) -> Result<Given, String> {
+    if let Some(approval) = &q.approval {
+        return approved(approval, m);
+    }
     let data = m.data.clone().or_else(|| {
         serde_json::from_str::<Value>(crate::a2a::strip_fence(m.text.trim()))
             .ok()
@@ -823,6 +881,58 @@ fn given(q: &Question, m: &Incoming) -> Result<Given, String> {
     }
 }
 
+/// A guardrail's answer: `approve` or `deny` as text, or a DataPart `{"decision":
+/// "approve"|"deny", "by": NAME}` (`by` is needed when the guardrail names its
+/// approvers); a flow's id as for any gateway (`{"flow": id}`) is taken too.
+fn approved(approval: &crate::vocab::ApprovalAsk, m: &Incoming) -> Result<Given, String> {
+    let data = m.data.clone().or_else(|| {
+        serde_json::from_str::<Value>(crate::a2a::strip_fence(m.text.trim()))
+            .ok()
+            .filter(Value::is_object)
+    });
+    let (decision, by) = match &data {
+        Some(d) => (
+            d.get("decision")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            d.get("by").and_then(Value::as_str).map(str::to_string),
+        ),
+        None => (Some(m.text.trim().to_string()), None),
+    };
+    let flow = match decision.as_deref() {
+        Some(d) => match crate::app::guardrail::decision_of(d) {
+            Some(true) => approval.approve_flow.clone(),
+            Some(false) => approval.deny_flow.clone(),
+            None => return Err(format!("`{d}` is neither `approve` nor `deny`")),
+        },
+        None => match data
+            .as_ref()
+            .and_then(|d| d.get("flow"))
+            .and_then(Value::as_str)
+        {
+            Some(f) if f == approval.approve_flow || f == approval.deny_flow => f.to_string(),
+            _ => {
+                return Err(
+                    "answer `approve` or `deny` (or a DataPart {\"decision\": ..., \"by\": ...})"
+                        .to_string(),
+                );
+            }
+        },
+    };
+    if !crate::app::guardrail::admits(&approval.approvers, by.as_deref()) {
+        return Err(format!(
+            "{} may not decide this guardrail: its approvers are {} (answer with a DataPart \
+             {{\"decision\": ..., \"by\": NAME}})",
+            by.map_or_else(|| "an unnamed approver".to_string(), |b| format!("`{b}`")),
+            approval.approvers.join(", ")
+        ));
+    }
+    Ok(Given {
+        flows: vec![flow],
+        ..Given::default()
+    })
+}
+
 /// The question as the caller reads it.
 fn question_text(q: &Question, problem: Option<&str>) -> String {
     let mut out = String::new();
@@ -835,6 +945,24 @@ fn question_text(q: &Question, problem: Option<&str>) -> String {
         .map(|n| format!(" ({n})"))
         .unwrap_or_default();
     match &q.offered {
+        Offered::Flows { .. } if q.approval.is_some() => {
+            let a = q.approval.as_ref().expect("checked");
+            out.push_str(&format!(
+                "Guardrail {}{name} needs an approval: answer `approve` (takes {}) or `deny` \
+                 (takes {}){}",
+                q.element,
+                a.approve_flow,
+                a.deny_flow,
+                if a.approvers.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; only {} may decide: a DataPart {{\"decision\": \"approve\", \"by\": NAME}}",
+                        a.approvers.join(", ")
+                    )
+                }
+            ));
+        }
         Offered::Flows { flows, multiple } => {
             out.push_str(&format!(
                 "Gateway {}{name} needs a decision: answer with {} of these flows (its id, its \
