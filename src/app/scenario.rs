@@ -319,3 +319,45 @@ fn name(status: Option<RunStatus>) -> String {
         None => "no end".to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str) -> Result<Scenario, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.yaml");
+        std::fs::write(&path, text).unwrap();
+        load_file(&path, "s").map_err(|e| e.replace(&path.display().to_string(), "s.yaml"))
+    }
+
+    #[test]
+    fn served_remote_agents_keep_where_they_are_written() {
+        let s = load_text(
+            "inputs: {a: 1}\nremote_agents:\n  desk:\n    serve: other_app\n    answers:\n      T: {outputs: {x: 1}}\n",
+        )
+        .unwrap();
+        let desk = &s.remote_agents["desk"];
+        assert_eq!(desk.serve, "other_app");
+        assert!(desk.at.ends_with("/s.yaml:3:3"), "{}", desk.at);
+        assert!(desk.serve_at.ends_with("/s.yaml:4:12"), "{}", desk.serve_at);
+        assert_eq!(desk.answers["T"]["outputs"]["x"], 1);
+        assert!(load_text("inputs: {}\n").unwrap().remote_agents.is_empty());
+    }
+
+    #[test]
+    fn served_remote_agents_are_checked_at_their_line() {
+        let e = load_text("remote_agents:\n  desk: {answers: {}}\n").unwrap_err();
+        assert!(
+            e.starts_with("s.yaml:2:3: remote agent `desk` needs `serve: <app>`"),
+            "{e}"
+        );
+        let e = load_text("remote_agents:\n  desk: {serve: a, url: x}\n").unwrap_err();
+        assert!(e.starts_with("s.yaml:2:20: unknown key `url`"), "{e}");
+        let e = load_text("remote_agents: [desk]\n").unwrap_err();
+        assert!(
+            e.starts_with("s.yaml:1:16: `remote_agents` is a mapping"),
+            "{e}"
+        );
+    }
+}

@@ -1132,6 +1132,73 @@ mod tests {
     }
 
     #[test]
+    fn a_guardrail_is_answered_approve_or_deny_by_an_approver() {
+        let mut q = question(Offered::Flows {
+            flows: vec![
+                OfferedFlow {
+                    id: "F_yes".into(),
+                    target: "Push".into(),
+                    label: None,
+                },
+                OfferedFlow {
+                    id: "F_no".into(),
+                    target: "Abort".into(),
+                    label: None,
+                },
+            ],
+            multiple: false,
+        });
+        q.kind = ControlPointKind::Gateway;
+        q.approval = Some(crate::vocab::ApprovalAsk {
+            variable: "approval_status".into(),
+            approve_flow: "F_yes".into(),
+            deny_flow: "F_no".into(),
+            approvers: Vec::new(),
+        });
+        let flows = |v: Value| v["flows"].clone();
+        assert_eq!(
+            flows(checked(&q, &text("approve")).unwrap()),
+            json!(["F_yes"])
+        );
+        assert_eq!(
+            flows(checked(&q, &text("Denied")).unwrap()),
+            json!(["F_no"])
+        );
+        let data = |d: Value| Incoming {
+            data: Some(d),
+            text: String::new(),
+        };
+        assert_eq!(
+            flows(checked(&q, &data(json!({"decision": "yes"}))).unwrap()),
+            json!(["F_yes"])
+        );
+        assert_eq!(
+            flows(checked(&q, &data(json!({"flow": "F_no"}))).unwrap()),
+            json!(["F_no"])
+        );
+        assert!(
+            checked(&q, &text("F_maybe"))
+                .unwrap_err()
+                .contains("neither")
+        );
+        assert!(question_text(&q, None).contains("answer `approve` (takes F_yes)"));
+        // Only a named approver may decide.
+        if let Some(a) = q.approval.as_mut() {
+            a.approvers = vec!["alice".into()];
+        }
+        let refused = checked(&q, &text("approve")).unwrap_err();
+        assert!(
+            refused.contains("an unnamed approver may not decide"),
+            "{refused}"
+        );
+        assert!(checked(&q, &data(json!({"decision": "approve", "by": "bob"}))).is_err());
+        assert_eq!(
+            flows(checked(&q, &data(json!({"decision": "approve", "by": "alice"}))).unwrap()),
+            json!(["F_yes"])
+        );
+    }
+
+    #[test]
     fn app_names_are_path_segments() {
         assert_eq!(slug("loan_approval"), "loan_approval");
         assert_eq!(slug("my app/x"), "my-app-x");
