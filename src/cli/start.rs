@@ -425,14 +425,16 @@ fn serve_scenario_agents(
                         token_env.value
                     ))
                     .with_help(format!(
-                        "set `{}` to any value: the scenario serves `{}` with it as its                          token (`cuga-flo test` sets a fresh one itself)",
-                        token_env.value, agent.serve
+                        "set it to any value: the served `{}` takes it as its token \
+                         (`cuga-flo test` sets one itself)",
+                        agent.serve
                     )));
                 }
             },
             Some(RemoteAuth::ApiKey { .. }) => {
                 return Err(UsageError::new(format!(
-                    "{}: remote agent `{name}` sends an API key; a served app takes a bearer                      token only",
+                    "{}: remote agent `{name}` sends an API key; a served app takes a bearer \
+                     token only",
                     agent.at
                 )));
             }
