@@ -12,6 +12,10 @@ use tempfile::TempDir;
 
 /// Every scenario file of the demo apps; each has a test below.
 const SCENARIOS: &[(&str, &str)] = &[
+    ("claim_intake", "assessor_fails"),
+    ("claim_intake", "consultation_fails"),
+    ("claim_intake", "consultation_holds"),
+    ("claim_intake", "delegated_and_paid"),
     ("git_push_safety", "approved"),
     ("git_push_safety", "denied"),
     ("git_push_safety", "timed_out"),
@@ -43,6 +47,11 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("trip_planner", "human_plans"),
 ];
 
+/// The variable claim_intake's remote agents read their bearer token from (its scenarios
+/// serve them with it), and the value the tests give it: it must never be written.
+const DESK_TOKEN: &str = "CLAIM_DESK_TOKEN";
+const CANARY: &str = "canary-desk-token-5f1e";
+
 /// The apps whose config names an external engine (Flowable, Kogito): `start` runs them
 /// only with `--engine native`.
 const EXTERNAL_ENGINE: &[&str] = &["loan_approval", "loan_approval_kogito"];
@@ -52,6 +61,7 @@ fn cuga(run_dir: &Path) -> Command {
     cmd.env_remove("CUGA_FLO_APPS")
         .env("NO_COLOR", "1")
         .env("COLUMNS", "100")
+        .env(DESK_TOKEN, CANARY)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .arg("start")
         .arg("--run-dir")
@@ -138,6 +148,10 @@ fn redactions(run_dir: &Path) -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(&regex_escape(&run_dir.display().to_string()), "[RUN_DIR]");
     settings.add_filter(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "[RUN_ID]");
+    settings.add_filter(
+        r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        "[TASK_ID]",
+    );
     settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\) *", "([DURATION]) ");
     settings.add_filter(r"\d+ ms", "[DURATION]");
     settings.add_filter(r"duration: .*", "duration: [DURATION]");
@@ -224,6 +238,183 @@ fn every_scenario_file_has_a_test() {
         .map(|(a, s)| (a.to_string(), s.to_string()))
         .collect();
     assert_eq!(found, listed);
+}
+
+/// claim_intake's scenarios serve claim_assessor and claim_adjuster over A2A (their
+/// `remote_agents:` entries): the run reaches them on 127.0.0.1 with a bearer token.
+mod claim_intake {
+    use super::*;
+
+    /// Every file under the run folder: the served runs' journals beside the scenario's.
+    fn journals(run_dir: &Path) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for run in std::fs::read_dir(run_dir.join("runs")).unwrap() {
+            let run = run.unwrap().path();
+            let text = std::fs::read_to_string(run.join("journal.jsonl")).unwrap_or_default();
+            out.push((
+                run.file_name().unwrap().to_string_lossy().into_owned(),
+                text,
+            ));
+        }
+        out
+    }
+
+    fn run(scenario: &str, ends: Ends) -> TempDir {
+        check("claim_intake", scenario, ends, &[]);
+        let tmp = TempDir::new().unwrap();
+        let out = output(start_scenario(tmp.path(), "claim_intake", scenario).arg("--json"));
+        assert!(
+            out.stdout.contains("\"met\":true"),
+            "{}{}",
+            out.stdout,
+            out.stderr
+        );
+        assert!(!out.stdout.contains(CANARY) && !out.stderr.contains(CANARY));
+        for (run, text) in journals(tmp.path()) {
+            assert!(
+                !text.contains(CANARY),
+                "the token is in run {run}'s journal"
+            );
+        }
+        tmp
+    }
+
+    #[test]
+    fn delegated_and_paid_on_the_adjusters_word() {
+        let tmp = run("delegated_and_paid", Ends::Completed);
+        let runs = journals(tmp.path());
+        // The scenario's run and one served run of each sibling app, journalled beside it.
+        assert_eq!(runs.len(), 3, "{runs:?}");
+        let served = |app: &str| {
+            runs.iter()
+                .find(|(_, t)| t.contains(&format!("\"app\":\"{app}\"")))
+                .unwrap_or_else(|| panic!("no run of {app}"))
+        };
+        assert!(served("claim_assessor").1.contains("\"payout\":750"));
+        assert!(served("claim_adjuster").1.contains("Flow_pay"));
+    }
+
+    #[test]
+    fn consultation_holds_the_claim() {
+        run("consultation_holds", Ends::Completed);
+    }
+
+    #[test]
+    fn a_failed_assessor_is_caught_by_the_error_boundary() {
+        let tmp = run("assessor_fails", Ends::Completed);
+        let runs = journals(tmp.path());
+        let main = runs
+            .iter()
+            .find(|(_, t)| t.contains("\"app\":\"claim_intake\""))
+            .unwrap();
+        assert!(main.1.contains("REMOTE_FAILED"), "{}", main.1);
+        assert!(main.1.contains("NOT_COVERED"), "{}", main.1);
+    }
+
+    #[test]
+    fn a_failed_consultation_is_journalled_and_the_question_parks() {
+        let tmp = run("consultation_fails", Ends::Parked);
+        let runs = journals(tmp.path());
+        let main = runs
+            .iter()
+            .find(|(_, t)| t.contains("\"app\":\"claim_intake\""))
+            .unwrap();
+        assert!(main.1.contains("a2a:adjuster"), "{}", main.1);
+        assert!(main.1.contains("nobody could answer"), "{}", main.1);
+    }
+
+    #[test]
+    fn cuga_flo_test_runs_them_with_a_token_of_its_own() {
+        let tmp = TempDir::new().unwrap();
+        let out = Command::cargo_bin("cuga-flo")
+            .unwrap()
+            .env_remove("CUGA_FLO_APPS")
+            .env_remove(DESK_TOKEN)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["test", "claim_intake", "--json", "--run-dir"])
+            .arg(tmp.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        let summary = json_objects(&stdout).pop().unwrap();
+        assert_eq!(summary["passed"], 4, "{stdout}");
+    }
+
+    #[test]
+    fn without_the_token_start_says_which_variable_to_set() {
+        let tmp = TempDir::new().unwrap();
+        let out = output(cuga(tmp.path()).env_remove(DESK_TOKEN).args([
+            "claim_intake",
+            "--scenario",
+            "delegated_and_paid",
+        ]));
+        assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr.contains("`CLAIM_DESK_TOKEN`, which is not set"),
+            "{}",
+            out.stderr
+        );
+    }
+
+    /// A copy of the three apps, with one more scenario.
+    fn apps_with(scenario: &str) -> TempDir {
+        let apps = TempDir::new().unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("applications");
+        for app in ["claim_intake", "claim_assessor", "claim_adjuster"] {
+            let dir = apps.path().join(app).join("config");
+            std::fs::create_dir_all(&dir).unwrap();
+            for f in std::fs::read_dir(src.join(app).join("config")).unwrap() {
+                let f = f.unwrap();
+                std::fs::copy(f.path(), dir.join(f.file_name())).unwrap();
+            }
+        }
+        let dir = apps.path().join("claim_intake/scenarios");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("bad.yaml"), scenario).unwrap();
+        apps
+    }
+
+    fn bad(scenario: &str) -> String {
+        let apps = apps_with(scenario);
+        let out = output(
+            cuga(&apps.path().join("runs"))
+                .args(["claim_intake", "--scenario", "bad", "--apps-dir"])
+                .arg(apps.path()),
+        );
+        assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+        assert!(
+            !apps.path().join("runs/runs").exists(),
+            "no run was started"
+        );
+        out.stderr
+    }
+
+    #[test]
+    fn an_unknown_remote_agent_or_app_is_named_with_its_line() {
+        let err = bad("inputs: {amount: 1}\nremote_agents:\n  asessor: {serve: claim_assessor}\n");
+        assert!(
+            err.contains("bad.yaml:3:3: app `claim_intake` has no remote agent `asessor`"),
+            "{err}"
+        );
+        assert!(err.contains("did you mean `assessor`?"), "{err}");
+        let err = bad("remote_agents:\n  assessor:\n    serve: claim_asesor\n");
+        assert!(
+            err.contains("bad.yaml:3:12: no app `claim_asesor`"),
+            "{err}"
+        );
+        assert!(err.contains("did you mean `claim_assessor`?"), "{err}");
+        let err = bad("remote_agents:\n  assessor: {serve: claim_assessor, url: x}\n");
+        assert!(
+            err.contains("bad.yaml:2:37: unknown key `url` in remote agent `assessor`"),
+            "{err}"
+        );
+        // The served app's answers are checked against its own control points.
+        let err = bad(
+            "remote_agents:\n  assessor:\n    serve: claim_assessor\n    answers: {Activity_nope: {outputs: {}}}\n",
+        );
+        assert!(err.contains("Activity_nope"), "{err}");
+    }
 }
 
 mod git_push_safety {

@@ -27,6 +27,30 @@ pub struct Scenario {
     pub answers: Map<String, Value>,
     #[serde(default)]
     pub expect: Option<Expectation>,
+    /// Remote agents of the app served, for this scenario, by sibling apps (see
+    /// [`ServedAgent`]), by the agent's name in the config's `remote_agents`.
+    #[serde(default)]
+    pub remote_agents: std::collections::BTreeMap<String, ServedAgent>,
+}
+
+/// `remote_agents: {<name>: {serve: <app>, answers: {...}}}`: the scenario's run reaches
+/// its remote agent `<name>` at a sibling app of the same apps folder, served over A2A on
+/// 127.0.0.1 for the run's length; the served app's control points take `answers` (its
+/// own scripted answers, as a scenario's), then its policy rules decide, then the caller
+/// (an `input-required` question back to the delegating run).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ServedAgent {
+    /// The sibling app that plays the agent (a folder name of the apps folder).
+    pub serve: String,
+    #[serde(default)]
+    pub answers: Map<String, Value>,
+    /// `file:line:column` of the agent's entry (for errors found when the run starts).
+    #[serde(skip)]
+    pub at: String,
+    /// `file:line:column` of its `serve:` value.
+    #[serde(skip)]
+    pub serve_at: String,
 }
 
 #[derive(Debug, Clone, Deserialize, Default, schemars::JsonSchema)]
@@ -88,7 +112,16 @@ pub fn load(app_dir: &Path, name: &str) -> Result<Scenario, String> {
 }
 
 /// The keys a scenario file may have.
-pub(crate) const SCENARIO_KEYS: &[&str] = &["description", "inputs", "answers", "expect"];
+pub(crate) const SCENARIO_KEYS: &[&str] = &[
+    "description",
+    "inputs",
+    "answers",
+    "expect",
+    "remote_agents",
+];
+
+/// The keys of one entry of a scenario's `remote_agents`.
+const SERVED_KEYS: &[&str] = &["serve", "answers"];
 
 /// The JSON Schema (draft 2020-12) of a scenario file (`cuga-flo schema scenario`);
 /// `answers` is the schema of the `answers:` mapping (control-point id → answer), which
@@ -119,6 +152,19 @@ pub fn schema(answers: Value) -> Value {
             }
             "answers" => answers.clone(),
             "expect" => expect.clone(),
+            "remote_agents" => serde_json::json!({
+                "type": "object",
+                "description": "Remote agents of the app (names of its `remote_agents`) served for this scenario by sibling apps over A2A on 127.0.0.1.",
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["serve"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "serve": {"type": "string", "description": "The sibling app (of the same apps folder) that plays the agent."},
+                        "answers": {"type": ["object", "null"], "description": "The served app's own answers, by control-point id (as a scenario's `answers`)."},
+                    },
+                },
+            }),
             _ => serde_json::json!({}),
         }
     };
@@ -168,8 +214,49 @@ pub fn load_file(path: &Path, name: &str) -> Result<Scenario, String> {
             }
         }
     }
+    let mut served_at: Vec<(String, String, String)> = Vec::new();
+    if let Some(agents) = tree.get("remote_agents") {
+        let yaml::Value::Map(entries) = &agents.value else {
+            return Err(format!(
+                "{}: `remote_agents` is a mapping: <remote agent>: {{serve: <app>, answers: {{...}}}}",
+                at(agents.span.offset)
+            ));
+        };
+        for (key, entry) in entries {
+            let agent = key.as_str().unwrap_or_default().to_string();
+            let yaml::Value::Map(fields) = &entry.value else {
+                return Err(format!(
+                    "{}: remote agent `{agent}` is a mapping: {{serve: <app>, answers: {{...}}}}",
+                    at(entry.span.offset)
+                ));
+            };
+            for (field, _) in fields {
+                let f = field.as_str().unwrap_or_default();
+                if !SERVED_KEYS.contains(&f) {
+                    return Err(format!(
+                        "{}: unknown key `{f}` in remote agent `{agent}`; the keys are {}",
+                        at(field.span.offset),
+                        SERVED_KEYS.join(", ")
+                    ));
+                }
+            }
+            let serve = entry.get("serve").ok_or_else(|| {
+                format!(
+                    "{}: remote agent `{agent}` needs `serve: <app>` (the sibling app that plays it)",
+                    at(key.span.offset)
+                )
+            })?;
+            served_at.push((agent, at(key.span.offset), at(serve.span.offset)));
+        }
+    }
     let mut scenario: Scenario = serde_json::from_value(tree.to_json())
         .map_err(|e| format!("{}: {e}", at(tree.span.offset)))?;
+    for (agent, key_at, serve_at) in served_at {
+        if let Some(s) = scenario.remote_agents.get_mut(&agent) {
+            s.at = key_at;
+            s.serve_at = serve_at;
+        }
+    }
     scenario.name = name.to_string();
     scenario.path = path.to_path_buf();
     Ok(scenario)
@@ -230,5 +317,47 @@ fn name(status: Option<RunStatus>) -> String {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default(),
         None => "no end".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str) -> Result<Scenario, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.yaml");
+        std::fs::write(&path, text).unwrap();
+        load_file(&path, "s").map_err(|e| e.replace(&path.display().to_string(), "s.yaml"))
+    }
+
+    #[test]
+    fn served_remote_agents_keep_where_they_are_written() {
+        let s = load_text(
+            "inputs: {a: 1}\nremote_agents:\n  desk:\n    serve: other_app\n    answers:\n      T: {outputs: {x: 1}}\n",
+        )
+        .unwrap();
+        let desk = &s.remote_agents["desk"];
+        assert_eq!(desk.serve, "other_app");
+        assert!(desk.at.ends_with("/s.yaml:3:3"), "{}", desk.at);
+        assert!(desk.serve_at.ends_with("/s.yaml:4:12"), "{}", desk.serve_at);
+        assert_eq!(desk.answers["T"]["outputs"]["x"], 1);
+        assert!(load_text("inputs: {}\n").unwrap().remote_agents.is_empty());
+    }
+
+    #[test]
+    fn served_remote_agents_are_checked_at_their_line() {
+        let e = load_text("remote_agents:\n  desk: {answers: {}}\n").unwrap_err();
+        assert!(
+            e.starts_with("s.yaml:2:3: remote agent `desk` needs `serve: <app>`"),
+            "{e}"
+        );
+        let e = load_text("remote_agents:\n  desk: {serve: a, url: x}\n").unwrap_err();
+        assert!(e.starts_with("s.yaml:2:20: unknown key `url`"), "{e}");
+        let e = load_text("remote_agents: [desk]\n").unwrap_err();
+        assert!(
+            e.starts_with("s.yaml:1:16: `remote_agents` is a mapping"),
+            "{e}"
+        );
     }
 }

@@ -25,8 +25,10 @@ use serde_json::{Map, Value, json};
 use crate::a2a::TaskState;
 use crate::a2a::server::{self, A2aServer, AgentSpec, Executor, Incoming, Limits, TaskHandle};
 use crate::app::LoadedApp;
+use crate::app::guardrail::Guardrail;
 use crate::app::registry::AppRef;
 use crate::bridge::BoxFuture;
+use crate::bridge::child::ChildRuns;
 use crate::bridge::run::{RunRequest, WorkflowEngine};
 use crate::engine::native::NativeEngine;
 use crate::harness::FlowAgent;
@@ -40,6 +42,7 @@ use crate::reason::{
 use crate::secret::Secret;
 use crate::vocab::{Decider, Offered, Question, RunStatus};
 
+use super::calls::AppChildren;
 use super::output::count;
 use super::serve::{GRACE, Journals, Labels, ServeArgs, judge};
 use super::signals::Signals;
@@ -51,11 +54,39 @@ struct Served {
     loaded: Arc<LoadedApp>,
     judge: Arc<dyn Reasoner>,
     process_key: String,
+    /// The app's guardrail gateways (an approver's `approve`/`deny`), by gateway id.
+    guardrails: Arc<HashMap<String, Guardrail>>,
+}
+
+/// The guardrail gateways of an app (those that resolve: `validate` reports the others).
+fn guardrails(loaded: &LoadedApp) -> Arc<HashMap<String, Guardrail>> {
+    let Some(process) = loaded.process() else {
+        return Arc::default();
+    };
+    Arc::new(
+        crate::app::guardrail::all(loaded.config.as_ref(), process)
+            .into_iter()
+            .filter_map(|(id, g)| Some((id, g.ok()?)))
+            .collect(),
+    )
+}
+
+/// Where the child runs of a served run's call activities go, and what answers them.
+#[derive(Clone)]
+struct ChildSettings {
+    /// The apps folder (when a served app's own folder has no parent).
+    apps_dir: std::path::PathBuf,
+    run_dir: std::path::PathBuf,
+    durability: crate::journal::Durability,
+    no_model: bool,
+    /// What the answers file addresses to called elements (`<call activity>/<element>`).
+    given: Vec<wiring::Given>,
 }
 
 /// Runs the apps for the tasks the server is sent.
 struct Runner {
     apps: HashMap<String, Served>,
+    children: ChildSettings,
     journals: Journals,
     engine: Arc<NativeEngine>,
     /// How long an input-required task waits for the caller's answer.
@@ -66,7 +97,7 @@ struct Runner {
 }
 
 pub(super) fn run(
-    _cli: &Cli,
+    cli: &Cli,
     args: &ServeArgs,
     style: Style,
     targets: &[AppRef],
@@ -140,6 +171,7 @@ pub(super) fn run(
         apps.insert(
             slug,
             Served {
+                guardrails: guardrails(&loaded),
                 loaded: Arc::new(loaded),
                 judge: reasoner,
                 process_key,
@@ -160,6 +192,13 @@ pub(super) fn run(
     let journals = Journals::new(args.run_dir.clone(), labels, args.durability);
     let runner = Arc::new(Runner {
         apps,
+        children: ChildSettings {
+            apps_dir: cli.apps_dir.clone(),
+            run_dir: args.run_dir.clone(),
+            durability: args.durability,
+            no_model: args.no_model,
+            given: wiring::given_to_calls(None, args.answers.as_deref())?,
+        },
         journals: journals.clone(),
         engine: Arc::new(NativeEngine::new()),
         input_wait: Duration::from_secs(args.session_idle),
@@ -232,6 +271,100 @@ async fn serve(
     let _ = tokio::time::timeout(Duration::from_secs(1), idle).await;
     journals.interrupt_all();
     Ok(Outcome::Ok)
+}
+
+/// The sibling apps a scenario's run reaches as its remote agents (`remote_agents: {<name>:
+/// {serve: <app>}}`), each served over A2A on 127.0.0.1 (a free port) in this process for
+/// the run's length, its runs journalled beside the scenario's.
+pub(super) struct ScenarioAgents {
+    servers: Vec<A2aServer>,
+    journals: Journals,
+}
+
+/// One app a scenario serves: the app, its reasoner chain (its scenario answers and
+/// policy rules; then the caller), and the bearer token its callers must send, if any.
+pub(super) struct ScenarioServed {
+    pub loaded: LoadedApp,
+    pub judge: Arc<dyn Reasoner>,
+    pub token: Option<Secret>,
+}
+
+impl ScenarioAgents {
+    /// Serve each app on its own server; the base URL of each, in order.
+    pub(super) async fn start(
+        served: Vec<ScenarioServed>,
+        apps_dir: &std::path::Path,
+        run_dir: &std::path::Path,
+        durability: crate::journal::Durability,
+        no_model: bool,
+    ) -> Result<(ScenarioAgents, Vec<String>), String> {
+        let labels = Labels::default();
+        let journals = Journals::new(run_dir.to_path_buf(), labels.clone(), durability);
+        let mut agents = ScenarioAgents {
+            servers: Vec::new(),
+            journals: journals.clone(),
+        };
+        let mut urls = Vec::new();
+        for s in served {
+            let slug = slug(&s.loaded.name);
+            let config = s
+                .loaded
+                .config
+                .as_ref()
+                .ok_or("the app has no flow config")?;
+            let process_key = config.process_key().to_string();
+            labels.set(
+                &process_key,
+                &s.loaded.name,
+                &format!("{} (then the A2A caller)", s.judge.describe()),
+                &s.loaded.digest(),
+            );
+            let spec = agent_spec(&slug, &s.loaded);
+            let runner = Arc::new(Runner {
+                apps: HashMap::from([(
+                    slug,
+                    Served {
+                        guardrails: guardrails(&s.loaded),
+                        loaded: Arc::new(s.loaded),
+                        judge: s.judge,
+                        process_key,
+                    },
+                )]),
+                children: ChildSettings {
+                    apps_dir: apps_dir.to_path_buf(),
+                    run_dir: run_dir.to_path_buf(),
+                    durability,
+                    no_model,
+                    given: Vec::new(),
+                },
+                journals: journals.clone(),
+                engine: Arc::new(NativeEngine::new()),
+                input_wait: Duration::from_secs(300),
+                stopping: Arc::default(),
+            });
+            let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+            let server = A2aServer::bind(addr, vec![spec], runner, s.token, Limits::default())
+                .await
+                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            urls.extend(server.agent_urls().into_iter().map(|(_, url)| url));
+            agents.servers.push(server);
+        }
+        Ok((agents, urls))
+    }
+
+    /// Stop the servers: tasks still going are cancelled, their journals closed.
+    pub(super) async fn stop(self) {
+        for server in self.servers {
+            server.shutdown(Duration::from_millis(500)).await;
+        }
+        let idle = async {
+            while self.journals.open_count() > 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), idle).await;
+        self.journals.interrupt_all();
+    }
 }
 
 /// An app's name as a URL path segment: letters, digits, `-`, `_` and `.`; anything else
@@ -325,6 +458,7 @@ impl Executor for Runner {
         let caller: Arc<dyn Reasoner> = Arc::new(Caller {
             task: task.clone(),
             wait: self.input_wait,
+            guardrails: served.guardrails.clone(),
             asking: tokio::sync::Mutex::new(()),
         });
         let reasoner: Arc<dyn Reasoner> = Arc::new(Chain::new(vec![served.judge.clone(), caller]));
@@ -355,6 +489,19 @@ impl Executor for Runner {
             variables,
             None,
         );
+        // Call activities run the called process as a child run, journalled under the
+        // same run folder and linked to this run, as `start` runs them.
+        let mut request = request;
+        request.children = Some(Arc::new(AppChildren {
+            apps_dir: crate::app::called::apps_dir(&served.loaded)
+                .map_or_else(|| self.children.apps_dir.clone(), |d| d.to_path_buf()),
+            caller: (*served.loaded).clone(),
+            run_dir: self.children.run_dir.clone(),
+            durability: self.children.durability,
+            no_model: self.children.no_model,
+            given: self.children.given.clone(),
+            depth: 0,
+        }) as Arc<dyn ChildRuns>);
         let run = self.engine.run(request, Arc::new(harness), sink);
         let journals = self.journals.clone();
         let stopping = self.stopping.clone();
@@ -514,6 +661,9 @@ fn name<T: serde::Serialize>(v: &T) -> String {
 struct Caller {
     task: TaskHandle,
     wait: Duration,
+    /// Guardrail gateways: their question is an approval (`approve`/`deny`), DENIED when
+    /// nobody decides within the guardrail's timeout.
+    guardrails: Arc<HashMap<String, Guardrail>>,
     /// One question at a time (parallel branches may ask together): the caller's answer
     /// is always to the question the task shows.
     asking: tokio::sync::Mutex<()>,
@@ -522,8 +672,17 @@ struct Caller {
 impl Caller {
     /// The caller's answer to `q`, checked (in the form `runs answer` journals).
     async fn ask(&self, q: &Question) -> Result<Value, ReasonError> {
+        self.ask_by(q).await.map(|(answer, _)| answer)
+    }
+
+    /// The caller's answer to `q`, and who decided it: the caller (`Human`), or nobody
+    /// within a guardrail's timeout (`Timeout`: DENIED).
+    async fn ask_by(&self, q: &Question) -> Result<(Value, Decider), ReasonError> {
         let _one = self.asking.lock().await;
         let mut problem: Option<String> = None;
+        let guardrail = (q.approval.as_ref()).and_then(|_| self.guardrails.get(&q.element));
+        let deadline =
+            tokio::time::Instant::now() + guardrail.map_or(self.wait, |g| g.timeout.min(self.wait));
         loop {
             let text = question_text(q, problem.as_deref());
             let mut data = json!({"question": q});
@@ -532,11 +691,25 @@ impl Caller {
             }
             self.task
                 .update(TaskState::InputRequired, &text, Some(data));
-            let message = match tokio::time::timeout(self.wait, self.task.next_message()).await {
+            let message = match tokio::time::timeout_at(deadline, self.task.next_message()).await {
                 Ok(Some(m)) => m,
                 // Cancelled: the run is dropped where it stands (its journal is closed
                 // by whoever cancelled it); it must not go on without an answer.
                 Ok(None) => std::future::pending().await,
+                Err(_) if guardrail.is_some_and(|g| g.timeout <= self.wait) => {
+                    let g = guardrail.expect("checked");
+                    self.task.update(
+                        TaskState::Working,
+                        &format!(
+                            "no decision on {} within {}s: {}",
+                            q.element,
+                            g.timeout.as_secs(),
+                            crate::app::guardrail::DENIED
+                        ),
+                        None,
+                    );
+                    return Ok((json!({"flows": [g.deny_flow]}), Decider::Timeout));
+                }
                 Err(_) => {
                     let why = format!(
                         "the A2A caller did not answer within {}s",
@@ -552,7 +725,7 @@ impl Caller {
                         &format!("answer for {} accepted", q.element),
                         None,
                     );
-                    return Ok(answer);
+                    return Ok((answer, Decider::Human));
                 }
                 Err(e) => problem = Some(e),
             }
@@ -560,15 +733,24 @@ impl Caller {
     }
 
     fn answers(&self, q: &Question, answer: Value) -> Answers {
+        self.answers_by(q, answer, Decider::Human)
+    }
+
+    fn answers_by(&self, q: &Question, answer: Value, by: Decider) -> Answers {
+        let reason = match by {
+            Decider::Timeout => format!(
+                "no decision from the A2A caller (task {}) in time: {}",
+                self.task.id(),
+                crate::app::guardrail::DENIED
+            ),
+            _ => format!("answered by the A2A caller (task {})", self.task.id()),
+        };
         Answers::new(HashMap::from([(
             q.key.clone(),
             Recorded {
                 answer,
-                decided_by: Decider::Human,
-                reason: Some(format!(
-                    "answered by the A2A caller (task {})",
-                    self.task.id()
-                )),
+                decided_by: by,
+                reason: Some(reason),
             },
         )]))
     }
@@ -601,10 +783,11 @@ impl Reasoner for Caller {
         mut req: GatewayRequest,
     ) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         Box::pin(async move {
-            let q = park::gateway_question(&req);
-            let answer = self.ask(&q).await?;
+            let mut q = park::gateway_question(&req);
+            q.approval = self.guardrails.get(&q.element).map(Guardrail::ask);
+            let (answer, by) = self.ask_by(&q).await?;
             keyed(&mut req.context, &q);
-            self.answers(&q, answer).gateway(req).await
+            self.answers_by(&q, answer, by).gateway(req).await
         })
     }
 
@@ -623,6 +806,9 @@ impl Reasoner for Caller {
 /// also come bare), or plain text: a flow's id or label or a choice number (gateway), an
 /// action or a choice number (hook), the value of a task's only output.
 fn given(q: &Question, m: &Incoming) -> Result<Given, String> {
+    if let Some(approval) = &q.approval {
+        return approved(approval, m);
+    }
     let data = m.data.clone().or_else(|| {
         serde_json::from_str::<Value>(crate::a2a::strip_fence(m.text.trim()))
             .ok()
@@ -695,6 +881,58 @@ fn given(q: &Question, m: &Incoming) -> Result<Given, String> {
     }
 }
 
+/// A guardrail's answer: `approve` or `deny` as text, or a DataPart `{"decision":
+/// "approve"|"deny", "by": NAME}` (`by` is needed when the guardrail names its
+/// approvers); a flow's id as for any gateway (`{"flow": id}`) is taken too.
+fn approved(approval: &crate::vocab::ApprovalAsk, m: &Incoming) -> Result<Given, String> {
+    let data = m.data.clone().or_else(|| {
+        serde_json::from_str::<Value>(crate::a2a::strip_fence(m.text.trim()))
+            .ok()
+            .filter(Value::is_object)
+    });
+    let (decision, by) = match &data {
+        Some(d) => (
+            d.get("decision")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            d.get("by").and_then(Value::as_str).map(str::to_string),
+        ),
+        None => (Some(m.text.trim().to_string()), None),
+    };
+    let flow = match decision.as_deref() {
+        Some(d) => match crate::app::guardrail::decision_of(d) {
+            Some(true) => approval.approve_flow.clone(),
+            Some(false) => approval.deny_flow.clone(),
+            None => return Err(format!("`{d}` is neither `approve` nor `deny`")),
+        },
+        None => match data
+            .as_ref()
+            .and_then(|d| d.get("flow"))
+            .and_then(Value::as_str)
+        {
+            Some(f) if f == approval.approve_flow || f == approval.deny_flow => f.to_string(),
+            _ => {
+                return Err(
+                    "answer `approve` or `deny` (or a DataPart {\"decision\": ..., \"by\": ...})"
+                        .to_string(),
+                );
+            }
+        },
+    };
+    if !crate::app::guardrail::admits(&approval.approvers, by.as_deref()) {
+        return Err(format!(
+            "{} may not decide this guardrail: its approvers are {} (answer with a DataPart \
+             {{\"decision\": ..., \"by\": NAME}})",
+            by.map_or_else(|| "an unnamed approver".to_string(), |b| format!("`{b}`")),
+            approval.approvers.join(", ")
+        ));
+    }
+    Ok(Given {
+        flows: vec![flow],
+        ..Given::default()
+    })
+}
+
 /// The question as the caller reads it.
 fn question_text(q: &Question, problem: Option<&str>) -> String {
     let mut out = String::new();
@@ -707,6 +945,24 @@ fn question_text(q: &Question, problem: Option<&str>) -> String {
         .map(|n| format!(" ({n})"))
         .unwrap_or_default();
     match &q.offered {
+        Offered::Flows { .. } if q.approval.is_some() => {
+            let a = q.approval.as_ref().expect("checked");
+            out.push_str(&format!(
+                "Guardrail {}{name} needs an approval: answer `approve` (takes {}) or `deny` \
+                 (takes {}){}",
+                q.element,
+                a.approve_flow,
+                a.deny_flow,
+                if a.approvers.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; only {} may decide: a DataPart {{\"decision\": \"approve\", \"by\": NAME}}",
+                        a.approvers.join(", ")
+                    )
+                }
+            ));
+        }
         Offered::Flows { flows, multiple } => {
             out.push_str(&format!(
                 "Gateway {}{name} needs a decision: answer with {} of these flows (its id, its \
@@ -873,6 +1129,73 @@ mod tests {
             "terminate"
         );
         assert_eq!(checked(&q, &text("1")).unwrap()["action"], "continue");
+    }
+
+    #[test]
+    fn a_guardrail_is_answered_approve_or_deny_by_an_approver() {
+        let mut q = question(Offered::Flows {
+            flows: vec![
+                OfferedFlow {
+                    id: "F_yes".into(),
+                    target: "Push".into(),
+                    label: None,
+                },
+                OfferedFlow {
+                    id: "F_no".into(),
+                    target: "Abort".into(),
+                    label: None,
+                },
+            ],
+            multiple: false,
+        });
+        q.kind = ControlPointKind::Gateway;
+        q.approval = Some(crate::vocab::ApprovalAsk {
+            variable: "approval_status".into(),
+            approve_flow: "F_yes".into(),
+            deny_flow: "F_no".into(),
+            approvers: Vec::new(),
+        });
+        let flows = |v: Value| v["flows"].clone();
+        assert_eq!(
+            flows(checked(&q, &text("approve")).unwrap()),
+            json!(["F_yes"])
+        );
+        assert_eq!(
+            flows(checked(&q, &text("Denied")).unwrap()),
+            json!(["F_no"])
+        );
+        let data = |d: Value| Incoming {
+            data: Some(d),
+            text: String::new(),
+        };
+        assert_eq!(
+            flows(checked(&q, &data(json!({"decision": "yes"}))).unwrap()),
+            json!(["F_yes"])
+        );
+        assert_eq!(
+            flows(checked(&q, &data(json!({"flow": "F_no"}))).unwrap()),
+            json!(["F_no"])
+        );
+        assert!(
+            checked(&q, &text("F_maybe"))
+                .unwrap_err()
+                .contains("neither")
+        );
+        assert!(question_text(&q, None).contains("answer `approve` (takes F_yes)"));
+        // Only a named approver may decide.
+        if let Some(a) = q.approval.as_mut() {
+            a.approvers = vec!["alice".into()];
+        }
+        let refused = checked(&q, &text("approve")).unwrap_err();
+        assert!(
+            refused.contains("an unnamed approver may not decide"),
+            "{refused}"
+        );
+        assert!(checked(&q, &data(json!({"decision": "approve", "by": "bob"}))).is_err());
+        assert_eq!(
+            flows(checked(&q, &data(json!({"decision": "approve", "by": "alice"}))).unwrap()),
+            json!(["F_yes"])
+        );
     }
 
     #[test]

@@ -264,6 +264,23 @@ pub fn run_resumed(
         Some(r) => (r.variables.clone(), r.untrusted.clone()),
         None => initial_variables(&loaded, scenario.as_ref(), args)?,
     };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
+    // The scenario's remote agents played by sibling apps: served here, for this run, and
+    // the app's `remote_agents` pointed at them.
+    let (loaded, served) = match scenario.as_ref() {
+        Some(s) if !s.remote_agents.is_empty() => {
+            let (loaded, served) = serve_scenario_agents(&runtime, cli, &loaded, s, args)?;
+            (loaded, Some(served))
+        }
+        _ => (loaded, None),
+    };
+    let Some(config) = loaded.config.as_ref() else {
+        return Err(UsageError::new("the app has no flow config"));
+    };
+
     let answered = resumed.as_ref().map(|r| &r.answers);
     let spent = resumed.as_ref().map(|r| r.model_usage);
     let (reasoner, recorder) = reasoner(
@@ -274,11 +291,6 @@ pub fn run_resumed(
         answered,
         spent,
     )?;
-
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
     let resumed = resumed.map(Box::new);
     let given = wiring::given_to_calls(scenario.as_ref(), args.answers.as_deref())?;
     // Call activities that name a process run it as a child run (on the native engine,
@@ -309,9 +321,160 @@ pub fn run_resumed(
         resumed,
     };
     let outcome = runtime.block_on(run_async(prepared, args, style, cli.verbose > 0));
+    if let Some(served) = served {
+        runtime.block_on(served.stop());
+    }
     // A person's prompt may still block on the terminal: do not wait for it.
     runtime.shutdown_background();
     outcome
+}
+
+/// Serve the sibling apps that play the scenario's remote agents (`remote_agents: {<name>:
+/// {serve: <app>, answers}}`) over A2A on 127.0.0.1, and point the app's agents at them:
+/// the app as the run sees it. An agent whose config sends a bearer token (`auth: {type:
+/// bearer, token_env: VAR}`) is served with the value of `VAR` as its token (`cuga-flo
+/// test` sets `VAR` to a fresh one for the scenario when it is not set).
+fn serve_scenario_agents(
+    runtime: &tokio::runtime::Runtime,
+    cli: &Cli,
+    loaded: &LoadedApp,
+    scenario: &Scenario,
+    args: &StartArgs,
+) -> Result<(LoadedApp, super::serve_a2a::ScenarioAgents), UsageError> {
+    use crate::app::RemoteAuth;
+    let config = loaded
+        .config
+        .as_ref()
+        .ok_or_else(|| UsageError::new("the app has no flow config"))?;
+    let apps_dir = crate::app::called::apps_dir(loaded)
+        .map_or_else(|| cli.apps_dir.clone(), |d| d.to_path_buf());
+    let mut served = Vec::new();
+    let mut names = Vec::new();
+    for (name, agent) in &scenario.remote_agents {
+        let Some(remote) = config.remote_agents.iter().find(|r| r.name.value == *name) else {
+            let known: Vec<&str> = (config.remote_agents.iter())
+                .map(|r| r.name.value.as_str())
+                .collect();
+            let err = UsageError::new(format!(
+                "{}: app `{}` has no remote agent `{name}`",
+                agent.at, loaded.name
+            ));
+            return Err(match crate::diag::did_you_mean(name, known.iter().copied()) {
+                Some(close) => err.with_help(format!("did you mean `{close}`?")),
+                None if known.is_empty() => err.with_help(
+                    "a scenario serves the agents the flow config declares under `remote_agents:`",
+                ),
+                None => err.with_help(format!("its remote agents: {}", known.join(", "))),
+            });
+        };
+        let apps = super::target::all_apps(&apps_dir)?;
+        let Some(app) = apps
+            .iter()
+            .find(|a| a.name == agent.serve && a.dir != loaded.dir)
+        else {
+            let names: Vec<&str> = (apps.iter())
+                .filter(|a| a.dir != loaded.dir)
+                .map(|a| a.name.as_str())
+                .collect();
+            let err = UsageError::new(format!(
+                "{}: no app `{}` in {} to serve as remote agent `{name}`",
+                agent.serve_at,
+                agent.serve,
+                apps_dir.display()
+            ));
+            return Err(
+                match crate::diag::did_you_mean(&agent.serve, names.iter().copied()) {
+                    Some(close) => err.with_help(format!("did you mean `{close}`?")),
+                    None => err.with_help(
+                        "`serve:` names a sibling app (another folder of the same apps folder)",
+                    ),
+                },
+            );
+        };
+        let served_app = wiring::load_checked(app).map_err(|errors| {
+            UsageError::new(format!(
+                "{}: app `{}` (serving remote agent `{name}`) does not validate: {}",
+                agent.serve_at,
+                app.name,
+                errors.join("; ")
+            ))
+        })?;
+        let Some(served_config) = served_app.config.as_ref() else {
+            return Err(UsageError::new(format!(
+                "{}: app `{}` has no flow config",
+                agent.serve_at, app.name
+            )));
+        };
+        // The served app's own answers, checked against its control points.
+        let answers = Scenario {
+            name: format!("{}: remote agent {name}", scenario.name),
+            path: scenario.path.clone(),
+            answers: agent.answers.clone(),
+            ..Scenario::default()
+        };
+        let sources = Sources {
+            scenario: Some(&answers),
+            no_model: args.no_model,
+            process: served_app.process(),
+            ..Sources::default()
+        };
+        let (judge, _) = wiring::judgement(served_config, &sources)
+            .map_err(|e| UsageError::new(format!("{}: {}", agent.at, e.message)))?;
+        let token = match &remote.auth {
+            None => None,
+            Some(RemoteAuth::Bearer { token_env }) => match std::env::var(&token_env.value) {
+                Ok(v) if !v.is_empty() => Some(crate::secret::Secret::new(v)),
+                _ => {
+                    return Err(UsageError::new(format!(
+                        "remote agent `{name}` sends a bearer token from `{}`, which is not set",
+                        token_env.value
+                    ))
+                    .with_help(format!(
+                        "set it to any value: the served `{}` takes it as its token \
+                         (`cuga-flo test` sets one itself)",
+                        agent.serve
+                    )));
+                }
+            },
+            Some(RemoteAuth::ApiKey { .. }) => {
+                return Err(UsageError::new(format!(
+                    "{}: remote agent `{name}` sends an API key; a served app takes a bearer \
+                     token only",
+                    agent.at
+                )));
+            }
+        };
+        served.push(super::serve_a2a::ScenarioServed {
+            loaded: served_app,
+            judge,
+            token,
+        });
+        names.push(name.clone());
+    }
+    let (agents, urls) = runtime
+        .block_on(super::serve_a2a::ScenarioAgents::start(
+            served,
+            &apps_dir,
+            &args.run_dir,
+            args.durability,
+            args.no_model,
+        ))
+        .map_err(UsageError::new)?;
+    let mut loaded = loaded.clone();
+    if let Some(config) = loaded.config.as_mut() {
+        for (name, url) in names.iter().zip(urls) {
+            tracing::info!("scenario: remote agent `{name}` served at {url}");
+            if let Some(r) = config
+                .remote_agents
+                .iter_mut()
+                .find(|r| r.name.value == *name)
+            {
+                let span = r.url.as_ref().map_or(r.span, |u| u.span);
+                r.url = Some(crate::app::Located::new(url, span));
+            }
+        }
+    }
+    Ok((loaded, agents))
 }
 
 /// Everything a run needs, resolved before the async runtime starts.

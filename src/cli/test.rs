@@ -291,6 +291,13 @@ impl Runner<'_> {
         if let Some(engine) = self.args.engine {
             cmd.arg("--engine").arg(engine_name(engine));
         }
+        for var in served_token_vars(&case.app, &case.scenario) {
+            // A remote agent the scenario serves takes a bearer token: a fresh one for
+            // this scenario's process only, unless the environment gives one.
+            if std::env::var_os(&var).is_none_or(|v| v.is_empty()) {
+                cmd.env(var, crate::a2a::new_id());
+            }
+        }
         let output = cmd.output();
         result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let output = match output {
@@ -355,6 +362,28 @@ impl Runner<'_> {
         }
         result
     }
+}
+
+/// The environment variables the bearer tokens of the remote agents a scenario serves
+/// (`remote_agents: {<name>: {serve: <app>}}`) are read from.
+fn served_token_vars(app: &AppRef, name: &str) -> Vec<String> {
+    let Ok(s) = scenario::load(&app.dir, name) else {
+        return Vec::new();
+    };
+    if s.remote_agents.is_empty() {
+        return Vec::new();
+    }
+    let loaded = load_app(app);
+    let Some(config) = loaded.config.as_ref() else {
+        return Vec::new();
+    };
+    (config.remote_agents.iter())
+        .filter(|r| s.remote_agents.contains_key(&r.name.value))
+        .filter_map(|r| match &r.auth {
+            Some(crate::app::RemoteAuth::Bearer { token_env }) => Some(token_env.value.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn engine_name(engine: EngineChoice) -> &'static str {

@@ -1,0 +1,301 @@
+//! `cuga-flo serve --a2a` running flows that need more than their own control points: a
+//! call activity (the called app runs as a child run, journalled and linked to the served
+//! run, as under `start`), and a guardrail gateway (its approval question becomes
+//! `input-required`; the caller's `approve`/`deny` decides it; nobody deciding within the
+//! guardrail's timeout is DENIED). The client is plain JSON-RPC over HTTP/1.1 (the SDK
+//! clients are tests/a2a_serve.rs's); no Python or Node needed.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cuga_flo::journal::Event;
+use cuga_flo::journal::store::{JOURNAL_FILE, read_journal, run_dir};
+use cuga_flo::vocab::{Decider, RunStatus};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `cuga-flo serve --a2a 127.0.0.1:0 <app> --no-model` with `--apps-dir`; killed when
+/// dropped.
+struct Served {
+    child: Child,
+    host: String,
+    slug: String,
+    dir: tempfile::TempDir,
+}
+
+impl Served {
+    fn start(apps_dir: &Path, app: &str, answers: &str) -> Served {
+        let dir = tempfile::tempdir().unwrap();
+        let answers_file = dir.path().join("answers.yaml");
+        std::fs::write(&answers_file, answers).unwrap();
+        let stderr = File::create(dir.path().join("stderr.log")).unwrap();
+        let mut child = Command::new(BIN)
+            .args(["--color", "never", "--apps-dir"])
+            .arg(apps_dir)
+            .args(["serve", "--a2a", "127.0.0.1:0", "--no-model", app])
+            .arg("--answers")
+            .arg(&answers_file)
+            .arg("--run-dir")
+            .arg(dir.path().join("base"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let mut reader = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let Some(url) = line.trim().strip_prefix("listening http://") else {
+            let _ = child.kill();
+            panic!(
+                "no `listening` line but {line:?}: {}",
+                std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default()
+            );
+        };
+        let host = url.to_string();
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        Served {
+            child,
+            host,
+            slug: app.to_string(),
+            dir,
+        }
+    }
+
+    fn base(&self) -> PathBuf {
+        self.dir.path().join("base")
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+    }
+
+    /// One JSON-RPC request; the response body.
+    fn post(&self, body: &Value) -> Value {
+        let body = body.to_string();
+        let mut tcp = std::net::TcpStream::connect(&self.host).unwrap();
+        tcp.set_read_timeout(Some(LIMIT)).unwrap();
+        write!(
+            tcp,
+            "POST /{} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/a2a+json\r\n\
+             A2A-Version: 1.0\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.slug,
+            self.host,
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        tcp.read_to_string(&mut response).unwrap();
+        let (_, body) = response.split_once("\r\n\r\n").unwrap();
+        serde_json::from_str(body).unwrap_or_else(|_| panic!("{response}"))
+    }
+
+    /// `SendMessage` (blocking: until the task ends or needs input); the task.
+    fn send(&self, part: Value, task: Option<&str>) -> Value {
+        let mut message =
+            json!({"messageId": format!("m{}", rand_id()), "role": "ROLE_USER", "parts": [part]});
+        if let Some(t) = task {
+            message["taskId"] = json!(t);
+        }
+        let reply = self.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}));
+        let task = reply["result"]["task"].clone();
+        assert!(task.is_object(), "{reply}\nserver:\n{}", self.stderr());
+        task
+    }
+
+    fn journal(&self, run: &str) -> Vec<Event> {
+        let path = run_dir(&self.base(), run).join(JOURNAL_FILE);
+        let started = Instant::now();
+        loop {
+            let records = read_journal(&path).map(|j| j.records).unwrap_or_default();
+            let events: Vec<Event> = records.into_iter().map(|r| r.event).collect();
+            if events
+                .iter()
+                .any(|e| matches!(e, Event::RunFinished { .. }))
+                || started.elapsed() > LIMIT
+            {
+                return events;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rand_id() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+fn state(task: &Value) -> &str {
+    task["status"]["state"].as_str().unwrap_or_default()
+}
+
+fn status_text(task: &Value) -> String {
+    task["status"]["message"]["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn variables(task: &Value) -> Value {
+    task["artifacts"][0]["parts"][0]["data"].clone()
+}
+
+fn finished(events: &[Event]) -> RunStatus {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::RunFinished { status, .. } => Some(*status),
+            _ => None,
+        })
+        .expect("the run finished")
+}
+
+#[test]
+fn a_served_flow_runs_its_call_activity_as_a_linked_child_run() {
+    let served = Served::start(
+        &root().join("tests/fixtures/apps"),
+        "call_parent",
+        "answers:\n  Call_Review/Task_Assess: {outputs: {approved: true}}\n",
+    );
+    let task = served.send(json!({"data": {"amount": 250}}), None);
+    assert_eq!(
+        state(&task),
+        "TASK_STATE_COMPLETED",
+        "{task}\n{}",
+        served.stderr()
+    );
+    assert_eq!(variables(&task)["approved"], true, "{task}");
+    let run = task["id"].as_str().unwrap();
+    let parent = served.journal(run);
+    assert_eq!(finished(&parent), RunStatus::Completed);
+    let child_id = format!("{run}.Call_Review.1");
+    assert!(parent.iter().any(|e| matches!(e,
+        Event::ChildStarted { run_id, process_key, .. }
+            if *run_id == child_id && process_key == "call_child_v1")));
+    let child = served.journal(&child_id);
+    assert_eq!(finished(&child), RunStatus::Completed);
+    assert!(child.iter().any(|e| matches!(e,
+        Event::RunStarted { parent: Some(p), .. } if p.run_id == run)));
+
+    // Over the limit the child ends with LIMIT_EXCEEDED, which the served flow's error
+    // boundary catches (no CHILD_FAILED).
+    let task = served.send(json!({"data": {"amount": 5000}}), None);
+    assert_eq!(state(&task), "TASK_STATE_COMPLETED", "{task}");
+    let events = served.journal(task["id"].as_str().unwrap());
+    assert!(events.iter().any(|e| matches!(e,
+        Event::TaskFinished { node, .. } if node == "Task_Escalate")));
+    assert!(!format!("{events:?}").contains("CHILD_FAILED"));
+}
+
+const PUSH_ANSWERS: &str = "answers:\n  \
+    Task_StageChanges: {outputs: {staged_files: 3}}\n  \
+    Task_ScanSecrets: {outputs: {secrets_found: false}}\n  \
+    Task_GenerateReport: {outputs: {report: \"3 files, no secrets\"}}\n  \
+    Task_ReadmeCheck: {outputs: {readme_stale: false}}\n  \
+    Task_ExecutePush: {outputs: {push_result: \"pushed\"}}\n  \
+    Task_LogResult: {outputs: {log_entry: \"logged\"}}\n";
+
+fn guardrail_decision(events: &[Event]) -> (Vec<String>, Decider) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::GatewayRouted {
+                node,
+                flows,
+                decided_by,
+                ..
+            } if node == "GW_HumanApproval" => Some((flows.clone(), *decided_by)),
+            _ => None,
+        })
+        .expect("the guardrail was decided")
+}
+
+#[test]
+fn a_guardrail_asks_the_caller_who_approves_or_denies() {
+    let served = Served::start(
+        &root().join("applications"),
+        "git_push_safety",
+        PUSH_ANSWERS,
+    );
+    for (reply, flow, end) in [
+        (
+            "approve",
+            "Flow_GW_HumanApproval_Task_ExecutePush",
+            "pushed",
+        ),
+        ("deny", "Flow_GW_HumanApproval_End_Aborted", ""),
+    ] {
+        let task = served.send(json!({"data": {"branch": "feature/x"}}), None);
+        assert_eq!(state(&task), "TASK_STATE_INPUT_REQUIRED", "{task}");
+        let question = status_text(&task);
+        assert!(
+            question.contains("Guardrail GW_HumanApproval") && question.contains("`approve`"),
+            "{question}"
+        );
+        let id = task["id"].as_str().unwrap().to_string();
+        // Not a decision: asked again, saying why.
+        let again = served.send(json!({"text": "maybe later"}), Some(&id));
+        assert_eq!(state(&again), "TASK_STATE_INPUT_REQUIRED", "{again}");
+        assert!(
+            status_text(&again).contains("neither `approve` nor `deny`"),
+            "{again}"
+        );
+        let done = served.send(json!({"text": reply}), Some(&id));
+        assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
+        assert_eq!(variables(&done)["push_result"], end, "{done}");
+        let events = served.journal(&id);
+        assert_eq!(finished(&events), RunStatus::Completed);
+        let (flows, by) = guardrail_decision(&events);
+        assert_eq!(flows, [flow]);
+        assert_eq!(by, Decider::Human);
+    }
+}
+
+#[test]
+fn a_guardrail_nobody_decides_in_time_is_denied() {
+    // git_push_safety with a one-second guardrail timeout.
+    let apps = tempfile::tempdir().unwrap();
+    let src = root().join("applications/git_push_safety/config");
+    let dst = apps.path().join("git_push_safety/config");
+    std::fs::create_dir_all(&dst).unwrap();
+    for f in std::fs::read_dir(&src).unwrap() {
+        let f = f.unwrap();
+        let text = std::fs::read_to_string(f.path()).unwrap();
+        std::fs::write(
+            dst.join(f.file_name()),
+            text.replace("timeout: 1h ", "timeout: 1s "),
+        )
+        .unwrap();
+    }
+    let served = Served::start(apps.path(), "git_push_safety", PUSH_ANSWERS);
+    let task = served.send(json!({"data": {}}), None);
+    assert_eq!(state(&task), "TASK_STATE_INPUT_REQUIRED", "{task}");
+    let id = task["id"].as_str().unwrap().to_string();
+    let events = served.journal(&id);
+    assert_eq!(finished(&events), RunStatus::Completed, "{events:?}");
+    let (flows, by) = guardrail_decision(&events);
+    assert_eq!(flows, ["Flow_GW_HumanApproval_End_Aborted"]);
+    assert_eq!(by, Decider::Timeout);
+}
