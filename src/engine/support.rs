@@ -175,10 +175,10 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 {
                     continue;
                 }
-                // Flowable runs multi-instance tasks (the rewrite keeps them; cuga-flo
-                // evaluates what they run over and their completion condition).
+                // Flowable and Kogito run multi-instance tasks (the rewrite keeps them;
+                // cuga-flo evaluates what they run over and their completion condition).
                 LoopKind::MultiInstance { .. }
-                    if executor == Executor::Flowable
+                    if executor.pulled()
                         && matches!(node.kind, NodeKind::Task(_))
                         && (looping.multi.collection.is_some()
                             || looping.multi.cardinality.is_some()) =>
@@ -186,8 +186,7 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                     continue;
                 }
                 LoopKind::MultiInstance { .. }
-                    if executor != Executor::Kogito
-                        && looping.multi.collection.is_none()
+                    if looping.multi.collection.is_none()
                         && looping.multi.cardinality.is_none() =>
                 {
                     "a multi-instance activity that names neither a collection (loopDataInputRef, \
@@ -195,18 +194,16 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                      loopCardinality: the engine cannot tell how many instances to run"
                         .to_string()
                 }
-                LoopKind::MultiInstance { sequential } if executor == Executor::Flowable => {
-                    format!(
-                        "a {} multi-instance {}: on Flowable only multi-instance tasks run (the \
-                         control points inside each instance would not see its variables)",
-                        if sequential { "sequential" } else { "parallel" },
-                        node.kind.tag()
-                    )
-                }
                 LoopKind::MultiInstance { sequential } => format!(
-                    "a {} multi-instance activity: the engine would run it once, not once per item \
-                     (only the native engine and Flowable run multi-instance activities)",
-                    if sequential { "sequential" } else { "parallel" }
+                    "a {} multi-instance {}: on {} only multi-instance tasks run (the control \
+                     points inside each instance would not see its variables)",
+                    if sequential { "sequential" } else { "parallel" },
+                    node.kind.tag(),
+                    if executor == Executor::Kogito {
+                        "Kogito"
+                    } else {
+                        "Flowable"
+                    }
                 ),
                 LoopKind::Standard => "a loop activity (standardLoopCharacteristics): the engine \
                                        would run it once"
@@ -531,7 +528,7 @@ mod tests {
             (
                 r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>3</loopCardinality></multiInstanceLoopCharacteristics></userTask>"#,
                 EngineKind::Kogito,
-                &["m: a sequential multi-instance activity"],
+                &[],
             ),
             (
                 r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"/></userTask>"#,
@@ -551,7 +548,7 @@ mod tests {
             (
                 r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><task id="in"/></subProcess>"#,
                 EngineKind::Kogito,
-                &["s: a parallel multi-instance activity"],
+                &["s: a parallel multi-instance subProcess: on Kogito only multi-instance tasks"],
             ),
             (
                 r#"<task id="l"><standardLoopCharacteristics/></task>"#,

@@ -72,7 +72,7 @@ pub fn augment(
     let task_names: BTreeMap<String, String> = rewritten
         .nodes
         .iter()
-        .filter(|n| n.element == Element::Worker)
+        .filter(|n| matches!(n.element, Element::Worker | Element::MultiWorker { .. }))
         .map(|n| {
             let name = format!("cp_{}", java_identifier(&format!("{id_prefix}{}", n.id)));
             (n.id.clone(), name)
@@ -132,6 +132,28 @@ pub fn augment(
         .map(|v| (v.clone(), "Object"))
         .collect();
     declared.extend(rewritten.variables().into_iter().map(|v| (v, "String")));
+    // A multi-instance task's state ([`rewrite::multi_variables`]) and its instances'
+    // loop counters ([`slots`]).
+    for role in rewritten.roles.values() {
+        if let rewrite::Role::Multi { variable, node, .. } = role {
+            // Its output collection, which cuga-flo sets.
+            if let Some(collection) = process
+                .node(node)
+                .and_then(|n| n.looping.as_ref())
+                .and_then(|l| l.multi.output_collection.clone())
+                && !declared.iter().any(|(v, _)| *v == collection)
+            {
+                declared.push((collection, "Object"));
+            }
+            declared.push((variable.clone(), "Object"));
+            declared.extend(
+                rewrite::multi_variables(variable)
+                    .into_iter()
+                    .map(|v| (v, "Object")),
+            );
+            declared.push((slots(variable), "Object"));
+        }
+    }
     let xml = write_xml(
         process,
         &process_id,
@@ -229,7 +251,7 @@ fn in_scope(service: &mut Rewritten, id_prefix: &str) {
     let dead_ends: Vec<(String, Option<String>)> = service
         .nodes
         .iter()
-        .filter(|n| n.element == Element::Worker)
+        .filter(|n| matches!(n.element, Element::Worker | Element::MultiWorker { .. }))
         .filter(|n| !service.flows.iter().any(|f| f.source == n.id))
         .map(|n| (n.id.clone(), n.parent.clone()))
         .collect();
@@ -317,6 +339,17 @@ fn merge_explicitly(service: &mut Rewritten, id_prefix: &str) {
         }
     }
 }
+
+/// The variable listing the loop counters (1, 2, ...) of multi-instance task step
+/// `variable`'s instances: the collection jBPM's multi-instance activity runs over, so
+/// that each instance's user task shows its loop counter ([`SLOT`]).
+pub fn slots(variable: &str) -> String {
+    format!("{variable}Slots")
+}
+
+/// The input of an instance's user task holding its loop counter (a work item
+/// parameter).
+pub const SLOT: &str = "cugaSlot";
 
 /// An id for an item definition or data input/output (an XML id).
 fn xml_id(text: &str) -> String {
@@ -566,8 +599,10 @@ impl Writer<'_> {
                         xml_escape(&event_type(*kind, event))
                     );
                 }
-                // Likewise multi-instance tasks (refused on Kogito).
-                Element::MultiWorker { .. } => self.user_task(xml, n, &pad),
+                Element::MultiWorker {
+                    sequential,
+                    variable,
+                } => self.user_task_of(xml, n, &pad, Some((*sequential, variable))),
                 Element::Gateway(tag) => {
                     let incoming = self.flows.iter().filter(|f| f.target == n.id).count();
                     let outgoing = self.flows.iter().filter(|f| f.source == n.id).count();
@@ -613,6 +648,14 @@ impl Writer<'_> {
 
     /// A worker: a user task of cuga-flo's actor mapping every variable in and out.
     fn user_task(&self, xml: &mut String, n: &RNode, pad: &str) {
+        self.user_task_of(xml, n, pad, None);
+    }
+
+    /// A user task; `multi`: jBPM's multi-instance activity (`sequential`, its step's
+    /// variable) over the loop counters its step set ([`slots`]), each instance's user
+    /// task showing its own ([`SLOT`]) and the activity completing early when cuga-flo
+    /// found its completion condition true.
+    fn user_task_of(&self, xml: &mut String, n: &RNode, pad: &str, multi: Option<(bool, &str)>) {
         let id = xml_escape(&n.id);
         let key = xml_id(&n.id);
         let task_name = &self.task_names[&n.id];
@@ -635,11 +678,27 @@ impl Writer<'_> {
                 "{pad}    <bpmn2:dataOutput id=\"{key}_{v}_Out\" drools:dtype=\"{java}\" itemSubjectRef=\"_{java}Item\" name=\"{var}\"/>"
             );
         }
+        if multi.is_some() {
+            let _ = writeln!(
+                xml,
+                "{pad}    <bpmn2:dataInput id=\"{key}_cugaSlotsX\" name=\"cugaSlots\"/>"
+            );
+            let _ = writeln!(
+                xml,
+                "{pad}    <bpmn2:dataInput id=\"{key}_cugaSlotX\" drools:dtype=\"Object\" itemSubjectRef=\"_ObjectItem\" name=\"{SLOT}\"/>"
+            );
+        }
         let _ = writeln!(xml, "{pad}    <bpmn2:inputSet>");
         let _ = writeln!(
             xml,
             "{pad}      <bpmn2:dataInputRefs>{key}_TaskNameInputX</bpmn2:dataInputRefs>"
         );
+        if multi.is_some() {
+            let _ = writeln!(
+                xml,
+                "{pad}      <bpmn2:dataInputRefs>{key}_cugaSlotX</bpmn2:dataInputRefs>"
+            );
+        }
         for (var, _) in self.declared {
             let v = xml_id(var);
             let _ = writeln!(
@@ -677,10 +736,44 @@ impl Writer<'_> {
                 "{pad}  <bpmn2:dataOutputAssociation><bpmn2:sourceRef>{key}_{v}_Out</bpmn2:sourceRef><bpmn2:targetRef>{var}</bpmn2:targetRef></bpmn2:dataOutputAssociation>"
             );
         }
+        if let Some((_, variable)) = multi {
+            let slot = format!("{variable}Slot");
+            let _ = writeln!(
+                xml,
+                "{pad}  <bpmn2:dataInputAssociation><bpmn2:sourceRef>{}</bpmn2:sourceRef><bpmn2:targetRef>{key}_cugaSlotsX</bpmn2:targetRef></bpmn2:dataInputAssociation>",
+                slots(variable)
+            );
+            let _ = writeln!(
+                xml,
+                "{pad}  <bpmn2:dataInputAssociation><bpmn2:sourceRef>{slot}</bpmn2:sourceRef><bpmn2:targetRef>{key}_cugaSlotX</bpmn2:targetRef></bpmn2:dataInputAssociation>"
+            );
+        }
         let _ = writeln!(
             xml,
             "{pad}  <bpmn2:potentialOwner><bpmn2:resourceAssignmentExpression><bpmn2:formalExpression>{ACTOR}</bpmn2:formalExpression></bpmn2:resourceAssignmentExpression></bpmn2:potentialOwner>"
         );
+        if let Some((sequential, variable)) = multi {
+            let slot = format!("{variable}Slot");
+            let [_, _, _, done] = rewrite::multi_variables(variable);
+            // A sequential activity starts no further instance once cuga-flo found its
+            // completion condition true. (jBPM 10.1 fails when a completion condition
+            // cancels parallel instances' user tasks: "processInstance is null"; cuga-flo
+            // completes those itself, unasked.)
+            let condition = if sequential {
+                format!(
+                    "\n{pad}    <bpmn2:completionCondition xsi:type=\"bpmn2:tFormalExpression\">{done} == true</bpmn2:completionCondition>"
+                )
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                xml,
+                "{pad}  <bpmn2:multiInstanceLoopCharacteristics isSequential=\"{sequential}\">\n\
+                 {pad}    <bpmn2:loopDataInputRef>{key}_cugaSlotsX</bpmn2:loopDataInputRef>\n\
+                 {pad}    <bpmn2:inputDataItem id=\"{slot}\" itemSubjectRef=\"_ObjectItem\" name=\"{slot}\"/>{condition}\n\
+                 {pad}  </bpmn2:multiInstanceLoopCharacteristics>"
+            );
+        }
         let _ = writeln!(xml, "{pad}</bpmn2:userTask>");
     }
 }

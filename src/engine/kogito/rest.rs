@@ -33,6 +33,8 @@ pub struct WorkItem {
     pub element_id: String,
     /// Its `TaskName` (the REST path segment).
     pub task_name: String,
+    /// The loop counter of an instance of a multi-instance task ([`super::augment::SLOT`]).
+    pub slot: Option<u64>,
 }
 
 /// What the service's listener knows of an instance.
@@ -165,6 +167,7 @@ impl Client {
                         .as_str()
                         .or(n["name"].as_str())?
                         .to_string(),
+                    slot: parameters[super::augment::SLOT].as_u64(),
                 })
             })
             .collect())

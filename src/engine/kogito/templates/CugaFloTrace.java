@@ -14,6 +14,7 @@ import org.jbpm.workflow.core.impl.NodeImpl;
 import org.jbpm.workflow.core.node.EndNode;
 import org.jbpm.workflow.core.node.EventNode;
 import org.jbpm.workflow.core.node.EventSubProcessNode;
+import org.jbpm.workflow.core.node.ForEachNode;
 import org.jbpm.workflow.core.node.StartNode;
 import org.jbpm.workflow.instance.WorkflowProcessInstance;
 import org.jbpm.workflow.instance.node.WorkItemNodeInstance;
@@ -48,7 +49,8 @@ import jakarta.ws.rs.core.MediaType;
  * cuga-flo trace: Kogito 10 exposes no history of entered nodes and forgets an
  * instance (404) as soon as it ends. This CDI ProcessEventListener (picked up by
  * Kogito's generated ProcessConfig, no registration needed) records, per process
- * instance, the BPMN ids of the nodes entered, how it ended (completed / aborted,
+ * instance, the BPMN ids of the nodes entered (a multi-instance activity once, not
+ * per instance), how it ended (completed / aborted,
  * by a terminate end event or not) and the final variables; GET /cugaflo/trace/{id}
  * returns them, during the run and after it ended.
  *
@@ -99,8 +101,13 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
         return ((KogitoProcessInstance) pi).getStringId();
     }
 
+    /** A multi-instance activity is jBPM's for-each node (of the activity's id) holding
+     *  the activity (its id suffixed `_1`, hidden: jBPM fires no event for it). */
     static String bpmnId(Node node) {
         Object u = node.getMetaData().get("UniqueId");
+        if (u == null && node instanceof ForEachNode) {
+            return node.getId().toExternalFormat();
+        }
         return u != null ? u.toString() : node.getName();
     }
 
