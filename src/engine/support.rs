@@ -148,8 +148,8 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             }
             // The start events of an event sub-process the engine runs name its trigger
             // (on Flowable a message or signal must be thrown within the run).
-            Executor::Native | Executor::Kogito if parent_is_event_subprocess(index, node) => None,
-            Executor::Flowable if parent_is_event_subprocess(index, node) => {
+            Executor::Native if parent_is_event_subprocess(index, node) => None,
+            Executor::Flowable | Executor::Kogito if parent_is_event_subprocess(index, node) => {
                 catch_problem(node).flatten()
             }
             _ => match catch_problem(node) {
@@ -398,8 +398,9 @@ fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Optio
 }
 
 /// What Kogito cannot run in event sub-process `node`: what the native engine cannot,
-/// and a start event that is not an error's or an escalation's (jBPM runs those; no
-/// message, signal or timer reaches Kogito yet).
+/// and a start event that is not an error's, escalation's, message's or signal's (jBPM
+/// runs those, cuga-flo delivering the run's messages and signals as jBPM signals; no
+/// timer reaches Kogito yet).
 fn kogito_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
     let starts = || {
         index
@@ -424,11 +425,19 @@ fn kogito_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<
     event_subprocess_problem(index, node).or_else(|| {
         starts()
             .flat_map(|n| n.kind.event_definitions().iter().copied())
-            .find(|d| !matches!(d, EventDefinition::Error | EventDefinition::Escalation))
+            .find(|d| {
+                !matches!(
+                    d,
+                    EventDefinition::Error
+                        | EventDefinition::Escalation
+                        | EventDefinition::Message
+                        | EventDefinition::Signal
+                )
+            })
             .map(|d| {
                 format!(
-                    "an event sub-process started by {} event: on Kogito only error and \
-                     escalation event sub-processes run yet",
+                    "an event sub-process started by {} event: on Kogito only error, \
+                     escalation, message and signal event sub-processes run yet",
                     with_article(definition_name(d))
                 )
             })
@@ -579,7 +588,19 @@ mod tests {
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><signalEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 EngineKind::Kogito,
                 &[
-                    "e: an event sub-process started by a signal event: on Kogito only error and escalation",
+                    "es: a signal event sub-process start waiting for `es`, which nothing in the process throws",
+                ],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es" name="Go"><signalEventDefinition/></startEvent><task id="et"/></subProcess><intermediateThrowEvent id="t" name="Go"><signalEventDefinition/></intermediateThrowEvent>"#,
+                EngineKind::Kogito,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
+                &[
+                    "e: an event sub-process started by a timer event: on Kogito only error, escalation, message and signal",
                 ],
             ),
             (

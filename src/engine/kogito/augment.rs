@@ -377,6 +377,15 @@ pub fn event_type(kind: CatchKind, name: &str) -> String {
     format!("cuga_{}__{name}", kind.as_str())
 }
 
+/// The jBPM signal a message or signal event sub-process of the service starts on: not
+/// declared as a `<signal>` (jBPM 10.1's code generation takes a declared signal's
+/// `structureRef` as the start's trigger name, and refuses it without one: "Signal
+/// Trigger information is not complete"); the service's `/cugaflo/deliver` signals it
+/// beside [`event_type`].
+pub fn start_event_type(kind: CatchKind, name: &str) -> String {
+    format!("{}__start", event_type(kind, name))
+}
+
 /// Every message and signal the service's catches wait for, once.
 fn event_types(rewritten: &Rewritten) -> Vec<String> {
     let mut types: Vec<String> = Vec::new();
@@ -576,7 +585,19 @@ impl Writer<'_> {
                         event_definition(thrown)
                     );
                 }
-                Element::CatchStart { .. } => {}
+                // A message or signal event sub-process starts on a signal of cuga-flo's
+                // ([`start_event_type`]).
+                Element::CatchStart {
+                    interrupting,
+                    kind,
+                    name: event,
+                } => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\"><bpmn2:signalEventDefinition signalRef=\"{}\"/></bpmn2:startEvent>",
+                        xml_escape(&start_event_type(*kind, event))
+                    );
+                }
                 // Messages and signals wait as jBPM signals of cuga-flo's own names
                 // (cuga-flo delivers the run's throws: [`event_type`]).
                 Element::Catch { kind, name: event } => {

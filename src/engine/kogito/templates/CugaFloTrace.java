@@ -219,11 +219,35 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
         }
     }
 
-    /** The catch events and boundary events of `pi` waiting for signal `type`. */
+    /** The signal a message or signal event sub-process starts on, for catches' `type`
+     *  (not a declared signal: jBPM 10.1's code generation refuses one there). */
+    static String startType(String type) {
+        return type + "__start";
+    }
+
+    /** The start events of the event sub-processes among `nodes` started by signal `type`. */
+    static void eventStarts(Node[] nodes, String type, List<String> out) {
+        for (Node other : nodes) {
+            if (other instanceof EventSubProcessNode && ((EventSubProcessNode) other).getEvents().contains(type)) {
+                StartNode start = ((EventSubProcessNode) other).findStartNode();
+                if (start != null && !out.contains(bpmnId(start))) {
+                    out.add(bpmnId(start));
+                }
+            }
+        }
+    }
+
+    /** The catch events, boundary events and event sub-process start events of `pi` waiting
+     *  for signal `type` (the process's event sub-processes first: they wait from its start;
+     *  then a sub-process's while it runs). */
     static List<String> waiting(WorkflowProcessInstance pi, String type) {
         List<String> out = new ArrayList<>();
+        eventStarts(((org.kie.api.definition.process.WorkflowProcess) pi.getProcess()).getNodes(), startType(type), out);
         for (org.jbpm.workflow.instance.NodeInstance ni : pi.getNodeInstances(true)) {
             Node node = ni.getNode();
+            if (node instanceof org.jbpm.workflow.core.node.CompositeNode && !(node instanceof EventSubProcessNode)) {
+                eventStarts(((org.jbpm.workflow.core.node.CompositeNode) node).getNodes(), startType(type), out);
+            }
             if (node instanceof EventNode && !(node instanceof BoundaryEventNode)
                     && type.equals(((EventNode) node).getType())) {
                 out.add(bpmnId(node));
@@ -268,6 +292,7 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
                     List<String> found = waiting(wpi, type);
                     if (!found.isEmpty()) {
                         wpi.signalEvent(type, null);
+                        wpi.signalEvent(startType(type), null);
                     }
                     return found;
                 });
