@@ -21,10 +21,10 @@
 //! Flowable-backed run does not park for a delivery from outside; event sub-processes
 //! started by an error, an escalation or such a message or signal are Flowable's too. No
 //! timer, multi-instance sub-process or receive task reaches Flowable yet. On Kogito the
-//! rewrite keeps error and escalation events, the event sub-processes they start, and
-//! message and signal catches the run's own throws reach, as on Flowable (jBPM delivers
-//! errors and escalations; cuga-flo delivers the throws); no timer, receive task,
-//! multi-instance activity or message or signal event sub-process reaches it.
+//! rewrite keeps error and escalation events, message and signal catches the run's own
+//! throws reach, the event sub-processes either starts, and multi-instance tasks, as on
+//! Flowable (jBPM delivers errors and escalations and runs the instances; cuga-flo
+//! delivers the throws); no timer, receive task or multi-instance sub-process reaches it.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing

@@ -946,6 +946,82 @@ mod tests {
         assert!(parse(xml).node("besc").is_some());
     }
 
+    /// A multi-instance task: cuga-flo's step, then jBPM's multi-instance user task.
+    #[test]
+    fn multi_instance_tasks_run_over_loop_counters_each_work_item_showing_its_own() {
+        let model = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <process id="P"><startEvent id="s"/><endEvent id="e"/>
+              <userTask id="r"><multiInstanceLoopCharacteristics isSequential="true">
+                <loopDataInputRef>lines</loopDataInputRef><loopDataOutputRef>verdicts</loopDataOutputRef>
+                <inputDataItem name="line"/><outputDataItem name="verdict"/>
+                <completionCondition>${verdict == 'no'}</completionCondition>
+              </multiInstanceLoopCharacteristics></userTask>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="r"/>
+              <sequenceFlow id="f2" sourceRef="r" targetRef="e"/>
+            </process></definitions>"#;
+        let vars = ["lines".to_string()];
+        let aug = augment(&parse(model), &FlowAnnotations::default(), "p", &vars, "").unwrap();
+        let xml = &aug.xml;
+        // The step in front of it, then jBPM's multi-instance user task over the slots.
+        assert!(matches!(
+            aug.rewritten.roles["cuga_multi__r"],
+            Role::Multi { .. }
+        ));
+        assert_eq!(aug.task_names["r"], "cp_r");
+        for declared in [
+            "cugaMulti1",
+            "cugaMulti1Slots",
+            "cugaMulti1Done",
+            "verdicts",
+        ] {
+            assert!(
+                xml.contains(&format!("<bpmn2:property id=\"{declared}\"")),
+                "{declared} not declared:\n{xml}"
+            );
+        }
+        assert!(xml.contains("<bpmn2:multiInstanceLoopCharacteristics isSequential=\"true\">"));
+        assert!(xml.contains("<bpmn2:loopDataInputRef>r_cugaSlotsX</bpmn2:loopDataInputRef>"));
+        assert!(xml.contains(&format!("name=\"{SLOT}\"")));
+        // Sequential: jBPM starts no further instance once cuga-flo found it complete.
+        assert!(xml.contains(">cugaMulti1Done == true</bpmn2:completionCondition>"));
+        let parallel = model.replace("isSequential=\"true\"", "");
+        let aug = augment(
+            &parse(&parallel),
+            &FlowAnnotations::default(),
+            "p",
+            &vars,
+            "",
+        )
+        .unwrap();
+        assert!(!aug.xml.contains("completionCondition"));
+    }
+
+    #[test]
+    fn message_event_sub_processes_start_on_an_undeclared_signal_of_cuga_flos() {
+        let model = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <message id="M" name="Noted"/>
+            <process id="P"><startEvent id="s"/><endEvent id="e"/>
+              <intermediateThrowEvent id="t"><messageEventDefinition messageRef="M"/></intermediateThrowEvent>
+              <intermediateCatchEvent id="c"><messageEventDefinition messageRef="M"/></intermediateCatchEvent>
+              <subProcess id="es" triggeredByEvent="true">
+                <startEvent id="ess" isInterrupting="false"><messageEventDefinition messageRef="M"/></startEvent>
+                <endEvent id="ee"/><sequenceFlow id="e1" sourceRef="ess" targetRef="ee"/>
+              </subProcess>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+              <sequenceFlow id="f2" sourceRef="t" targetRef="c"/>
+              <sequenceFlow id="f3" sourceRef="c" targetRef="e"/>
+            </process></definitions>"#;
+        let aug = augment(&parse(model), &FlowAnnotations::default(), "p", &[], "").unwrap();
+        let xml = &aug.xml;
+        assert!(
+            xml.contains(r#"<bpmn2:signal id="cuga_message__Noted" name="cuga_message__Noted"/>"#)
+        );
+        assert!(xml.contains(
+            r#"<bpmn2:startEvent id="ess" isInterrupting="false"><bpmn2:signalEventDefinition signalRef="cuga_message__Noted__start"/>"#
+        ));
+        assert!(!xml.contains(r#"<bpmn2:signal id="cuga_message__Noted__start""#));
+    }
+
     /// A boundary event lies in the scope of its activity; a worker where the run fails
     /// (an uncaught error end event) gets an end event after it.
     #[test]

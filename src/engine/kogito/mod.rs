@@ -19,8 +19,17 @@
 //! it, and cuga-flo journals each throw where the native engine catches it (a failed
 //! task's when it fails, an error or escalation event's when the path enters it). Message
 //! and signal catches the run's own throws reach wait as jBPM signals
-//! ([`augment::event_type`]); a throw is a user task where cuga-flo delivers it through
-//! the service's `/cugaflo/deliver` endpoint and journals each wait and delivery.
+//! ([`augment::event_type`]), and so do the message and signal event sub-processes they
+//! start ([`augment::start_event_type`]); a throw is a user task where cuga-flo delivers
+//! it through the service's `/cugaflo/deliver` endpoint and journals each wait and
+//! delivery.
+//!
+//! A multi-instance task is jBPM's multi-instance user task over the loop counters
+//! cuga-flo's step in front of it sets ([`pull::MultiTask`], as on Flowable): each
+//! instance's work item shows its loop counter ([`augment::SLOT`]) and is asked as the
+//! native engine asks it, under its own key. jBPM records no node entry for an
+//! instance, so the path has them from what cuga-flo sees: all at once when parallel,
+//! each when it waits when sequential, the activity once when it has no instance.
 
 pub mod augment;
 pub mod project;
