@@ -199,9 +199,9 @@ struct Known {
     /// Per multi-instance task, its visits before its latest run's instances (instance
     /// k of that run is visit `base + k`).
     multi_base: HashMap<String, usize>,
-    /// Per sequential multi-instance task, the instances of its latest run started so
+    /// Per sequential multi-instance task, the instances of each of its runs started so
     /// far (jBPM records no entry for an instance: cuga-flo sees each when it waits).
-    multi_started: HashMap<String, u64>,
+    multi_started: HashMap<String, Vec<u64>>,
 }
 
 impl Run {
@@ -321,7 +321,7 @@ impl Run {
                     let completed = variables.get(&completed).and_then(Value::as_u64);
                     known
                         .multi_started
-                        .insert(node.clone(), completed.unwrap_or(0));
+                        .insert(node.clone(), vec![completed.unwrap_or(0)]);
                 }
             }
         }
@@ -451,7 +451,11 @@ impl Run {
             {
                 let count = self.count_of(&node.id, *run).unwrap_or(0);
                 let started = if multi.sequential {
-                    let started = self.known().multi_started.get(&node.id).copied();
+                    let known = self.known();
+                    let runs = known.multi_started.get(&node.id);
+                    // (A resumed run knows its latest run's only.)
+                    let started = runs.and_then(|r| r.get(run.saturating_sub(1)).or(r.last()));
+                    let started = started.copied();
                     started.unwrap_or(0).min(count)
                 } else {
                     count
@@ -669,7 +673,7 @@ impl Run {
                         .entry(node.clone())
                         .or_default()
                         .push(count);
-                    known.multi_started.insert(node.clone(), 0);
+                    known.multi_started.entry(node.clone()).or_default().push(0);
                 }
                 if count == 0 {
                     set.extend(multi.no_instance(&self.witness, &node)?);
@@ -775,10 +779,18 @@ impl Run {
         if multi.sequential {
             let later = {
                 let mut known = self.known();
-                let started = known.multi_started.entry(task.to_string()).or_insert(0);
-                let later = *started < loop_counter;
-                *started = (*started).max(loop_counter);
-                later
+                let runs = known.multi_started.entry(task.to_string()).or_default();
+                match runs.last_mut() {
+                    Some(started) if *started >= loop_counter => false,
+                    Some(started) => {
+                        *started = loop_counter;
+                        true
+                    }
+                    None => {
+                        runs.push(loop_counter);
+                        true
+                    }
+                }
             };
             if later {
                 self.refresh().await?;
