@@ -434,6 +434,44 @@ impl Instance {
     }
 }
 
+/// Whether delivering a throw of `thrower` to `catches` (the model's ids) starts an
+/// interrupting event sub-process whose scope holds the thrower: the interrupt ends the
+/// thrower's token there, so its worker is not completed (the native engine cancels it).
+pub fn interrupts_thrower(process: &Process, thrower: &str, catches: &[String]) -> bool {
+    let encloses = |scope: Option<&str>| {
+        let mut at = process.node(thrower).and_then(|n| n.parent.as_deref());
+        loop {
+            if at == scope {
+                return true;
+            }
+            match at {
+                None => return false,
+                Some(id) => at = process.node(id).and_then(|n| n.parent.as_deref()),
+            }
+        }
+    };
+    catches.iter().filter_map(|c| process.node(c)).any(|start| {
+        matches!(
+            start.kind,
+            NodeKind::StartEvent {
+                interrupting: true,
+                ..
+            }
+        ) && start
+            .parent
+            .as_deref()
+            .and_then(|sub| process.node(sub))
+            .is_some_and(|sub| {
+                matches!(
+                    sub.kind,
+                    NodeKind::SubProcess(crate::bpmn::SubProcessKind::Embedded {
+                        triggered_by_event: true
+                    })
+                ) && encloses(sub.parent.as_deref())
+            })
+    })
+}
+
 /// The message of a run whose last node is a process-level terminate end event of the
 /// model (the engine ended the instance there).
 pub fn terminate_end(process: &Process, path: &[String]) -> Option<String> {

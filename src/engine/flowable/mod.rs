@@ -1044,6 +1044,8 @@ impl Run {
         }
         let path = self.known().path.clone();
         self.witness.entered(&path, Vec::new());
+        let catches: Vec<String> = waiting.iter().map(|(_, c)| c.clone()).collect();
+        let interrupted = pull::interrupts_thrower(&self.request.process, node, &catches);
         for (execution, catch) in waiting {
             let key = {
                 let mut known = self.known();
@@ -1075,6 +1077,10 @@ impl Run {
                         kind.as_str()
                     )
                 })?;
+        }
+        if interrupted {
+            // An interrupting event sub-process it started ended the thrower's job.
+            return Ok(());
         }
         self.complete(job, &Map::new()).await
     }

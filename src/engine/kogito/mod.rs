@@ -652,7 +652,15 @@ impl Run {
                 ))
             }
             Role::Send { node, kind, name } => {
-                self.send(item, &node, kind, &name, &path).await?;
+                if self.send(item, &node, kind, &name, &path).await? {
+                    // An interrupting event sub-process it started ends the thrower's
+                    // token (jBPM leaves the user task it is delivered from waiting).
+                    return self
+                        .client
+                        .cancel_node(&self.process, &self.instance, &item.node_instance_id)
+                        .await
+                        .map_err(|e| self.lost(e));
+                }
                 complete(Map::new()).await
             }
             Role::Multi { node, variable, .. } => {
@@ -885,7 +893,8 @@ impl Run {
     /// A message or signal throw or end event: deliver it to the instance's catches
     /// waiting for it (the service signals them), each wait and its delivery journalled
     /// as the native engine journals them (a message is received by the catch that started
-    /// waiting first; nothing waiting: it passes).
+    /// waiting first; nothing waiting: it passes). Whether it started an interrupting
+    /// event sub-process around the thrower ([`pull::interrupts_thrower`]).
     async fn send(
         &self,
         item: &WorkItem,
@@ -893,7 +902,7 @@ impl Run {
         kind: CatchKind,
         name: &str,
         path: &[String],
-    ) -> Result<(), String> {
+    ) -> Result<bool, String> {
         self.witness.entered(path, Vec::new());
         let event_type = augment::event_type(kind, name);
         let mut caught = self
@@ -909,8 +918,12 @@ impl Run {
         if kind == CatchKind::Message {
             caught.truncate(1);
         }
+        let caught: Vec<String> = caught
+            .iter()
+            .map(|c| self.model_id(c).to_string())
+            .collect();
+        let interrupted = pull::interrupts_thrower(&self.request.process, node, &caught);
         for catch in caught {
-            let catch = self.model_id(&catch).to_string();
             let key = {
                 let mut known = self.known();
                 let visit = known.awaits.entry(catch.clone()).or_insert(0);
@@ -933,7 +946,7 @@ impl Run {
                 taint: None,
             })?;
         }
-        Ok(())
+        Ok(interrupted)
     }
 
     /// Whether the model's `node` is a catch an event-based gateway races (jBPM enters

@@ -265,6 +265,22 @@ impl Client {
             .map(drop)
     }
 
+    /// Cancel a node instance (its token ends there).
+    pub async fn cancel_node(
+        &self,
+        process: &str,
+        id: &str,
+        node_instance: &str,
+    ) -> Result<(), RestError> {
+        let request = self.at(
+            Method::DELETE,
+            &format!("management/processes/{process}/instances/{id}/nodeInstances/{node_instance}"),
+        );
+        self.send(request, "DELETE management/.../nodeInstances/{id}")
+            .await
+            .map(drop)
+    }
+
     /// Abort a running instance (one that ended already is left alone).
     pub async fn abort(&self, process: &str, id: &str) -> Result<(), RestError> {
         let request = self.at(Method::DELETE, &format!("{process}/{id}"));
