@@ -10,15 +10,18 @@
 //! process saw: a run re-attached to its instance after a crash gives a waiting worker
 //! the key it had, and so finds the answer its journal holds for it.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value};
 
 use super::RunRequest;
 use super::adapt::Plan;
 use super::check_choice;
 use super::external::Witness;
-use super::rewrite::{Caught, Rewritten, Role, Thrown, catcher};
+use super::native::multi::{self, Layered};
+use super::rewrite::{self, Caught, Rewritten, Role, Thrown, catcher};
 use super::topology::Topology;
-use crate::bpmn::{Flow, GatewayKind, NodeKind, Process};
+use crate::bpmn::{Flow, GatewayKind, LoopKind, MultiInstance, NodeKind, Process};
 use crate::bridge::{ControlPointContext, ControlPoints, EdgeInfo, FlowOption, History};
 use crate::journal::Event;
 use crate::vocab::TaskStatus;
@@ -237,6 +240,236 @@ pub fn visit_key(
         None => entries.iter().filter(same).count() + 1,
     };
     format!("{run_id}:{element}:{visit}")
+}
+
+/// A multi-instance task of a pulled run: the engine runs its instances (each a worker
+/// cuga-flo answers), cuga-flo's step in front of it ([`Role::Multi`]) evaluates what
+/// it runs over, and cuga-flo evaluates its completion condition and collects its
+/// outputs as the native engine does (`engine::native::multi`), keeping the state in
+/// the instance's variables ([`rewrite::multi_variables`]).
+pub struct MultiTask {
+    pub spec: MultiInstance,
+    pub sequential: bool,
+    /// Its step's variable (the number of instances; [`rewrite::multi_variables`]).
+    pub variable: String,
+}
+
+impl MultiTask {
+    /// Multi-instance task `task` of `process` as `rewritten` runs it.
+    pub fn of(rewritten: &Rewritten, process: &Process, task: &str) -> Option<MultiTask> {
+        let variable = rewritten.roles.values().find_map(|r| match r {
+            Role::Multi { node, variable, .. } if node == task => Some(variable.clone()),
+            _ => None,
+        })?;
+        let looping = process.node(task)?.looping.as_ref()?;
+        let LoopKind::MultiInstance { sequential } = looping.kind else {
+            return None;
+        };
+        Some(MultiTask {
+            spec: looping.multi.clone(),
+            sequential,
+            variable,
+        })
+    }
+
+    /// The step in front of task `node`: what it runs over (as the native engine
+    /// evaluates it over `variables`), the number of instances, and the variables that
+    /// set up its instances' state.
+    pub fn start(
+        &self,
+        node: &str,
+        variables: &Map<String, Value>,
+    ) -> Result<(Map<String, Value>, u64), String> {
+        let (items, count) = multi::runs_over(node, &self.spec, &Layered(vec![variables]))?;
+        let [items_var, out, completed, done] = rewrite::multi_variables(&self.variable);
+        let mut set = Map::new();
+        set.insert(self.variable.clone(), Value::from(count));
+        set.insert(items_var, Value::Array(items.unwrap_or_default()));
+        set.insert(
+            out,
+            Value::Array(vec![Value::Null; usize::try_from(count).unwrap_or(0)]),
+        );
+        set.insert(completed, Value::from(0));
+        set.insert(done, Value::Bool(false));
+        Ok((set, count))
+    }
+
+    /// The task ran no instance: the native engine entered it once and sets an empty
+    /// output collection (journalled; what to set, if the task has one).
+    pub fn no_instance(&self, witness: &Witness, node: &str) -> Result<Map<String, Value>, String> {
+        let mut values = Map::new();
+        if let Some(collection) = &self.spec.output_collection {
+            values.insert(collection.clone(), Value::Array(Vec::new()));
+            witness.journal(Event::VariablesSet {
+                source: format!("multi-instance {node}"),
+                values: values.clone(),
+                taint: None,
+            })?;
+        }
+        Ok(values)
+    }
+
+    /// Instance `loop_counter` (from 1) of the task, from the variables with cuga-flo's
+    /// own (`raw`).
+    pub fn instance(&self, raw: &Map<String, Value>, loop_counter: u64) -> Instance {
+        let [items_var, out, completed, _] = rewrite::multi_variables(&self.variable);
+        let count = raw.get(&self.variable).and_then(Value::as_u64).unwrap_or(0);
+        let items: Option<Vec<Value>> = self
+            .spec
+            .collection
+            .as_ref()
+            .and_then(|_| raw.get(&items_var))
+            .and_then(Value::as_array)
+            .cloned();
+        let (locals, own) =
+            multi::instance_locals(&self.spec, items.as_deref(), count, loop_counter);
+        Instance {
+            count,
+            loop_counter,
+            completed: raw.get(&completed).and_then(Value::as_u64).unwrap_or(0),
+            outputs: raw
+                .get(&out)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_else(|| vec![Value::Null; usize::try_from(count).unwrap_or(0)]),
+            locals,
+            own,
+        }
+    }
+
+    /// An instance of the task (`task`) answered `writes` (asked with `variables`): what
+    /// its worker completes with, as the native engine goes on from it: what the instance
+    /// writes to its own names stays its own, its output takes its item's place in the
+    /// outputs, the completion condition is evaluated, and the output collection is set
+    /// (and journalled) when the activity completes.
+    pub fn instance_done(
+        &self,
+        witness: &Witness,
+        task: &str,
+        instance: Instance,
+        variables: Map<String, Value>,
+        writes: Map<String, Value>,
+    ) -> Result<Map<String, Value>, String> {
+        let Instance {
+            count,
+            loop_counter,
+            completed,
+            mut outputs,
+            mut locals,
+            own,
+        } = instance;
+        let mut set = Map::new();
+        for (name, value) in writes.clone() {
+            if own.contains(&name) {
+                locals.insert(name, value);
+            } else {
+                set.insert(name, value);
+            }
+        }
+        let mut process = variables;
+        process.retain(|name, _| !locals.contains_key(name));
+        process.extend(set.clone());
+        let failed = |why: String| format!("multi-instance activity `{task}`: {why}");
+        let output = multi::instance_output(&self.spec, &Layered(vec![&locals, &process]), &writes)
+            .map_err(failed)?;
+        let completed = completed + 1;
+        let active = if self.sequential {
+            0
+        } else {
+            count.saturating_sub(completed)
+        };
+        let counts = multi::completion_counts(count, completed, active);
+        let done = multi::completion_holds(&self.spec, &Layered(vec![&counts, &locals, &process]))
+            .map_err(failed)?;
+        if let Some(slot) = usize::try_from(loop_counter.saturating_sub(1))
+            .ok()
+            .and_then(|i| outputs.get_mut(i))
+        {
+            *slot = output.unwrap_or(Value::Null);
+        }
+        let [_, out, completed_var, done_var] = rewrite::multi_variables(&self.variable);
+        set.insert(out, Value::Array(outputs.clone()));
+        set.insert(completed_var, Value::from(completed));
+        if done || completed >= count {
+            if let Some(collection) = &self.spec.output_collection {
+                let mut values = Map::new();
+                values.insert(collection.clone(), Value::Array(outputs));
+                witness.journal(Event::VariablesSet {
+                    source: format!("multi-instance {task}"),
+                    values: values.clone(),
+                    taint: None,
+                })?;
+                set.extend(values);
+            }
+            if done && completed < count {
+                // The engine's completion condition reads it: the other instances end.
+                set.insert(done_var, Value::Bool(true));
+            }
+        }
+        Ok(set)
+    }
+}
+
+/// One instance of a multi-instance task, as its worker shows it.
+pub struct Instance {
+    pub count: u64,
+    pub loop_counter: u64,
+    /// The instances completed before it.
+    pub completed: u64,
+    /// The outputs so far, by item.
+    pub outputs: Vec<Value>,
+    /// Its variables (`loopCounter`, `nrOfInstances`, the element variable) and the
+    /// names that stay its own.
+    pub locals: Map<String, Value>,
+    pub own: BTreeSet<String>,
+}
+
+impl Instance {
+    /// How the control point of the instance is asked.
+    pub fn visit(&self) -> crate::vocab::InstanceVisit {
+        crate::vocab::InstanceVisit {
+            loop_counter: self.loop_counter,
+            instances: self.count,
+        }
+    }
+}
+
+/// Whether delivering a throw of `thrower` to `catches` (the model's ids) starts an
+/// interrupting event sub-process whose scope holds the thrower: the interrupt ends the
+/// thrower's token there, so its worker is not completed (the native engine cancels it).
+pub fn interrupts_thrower(process: &Process, thrower: &str, catches: &[String]) -> bool {
+    let encloses = |scope: Option<&str>| {
+        let mut at = process.node(thrower).and_then(|n| n.parent.as_deref());
+        loop {
+            if at == scope {
+                return true;
+            }
+            match at {
+                None => return false,
+                Some(id) => at = process.node(id).and_then(|n| n.parent.as_deref()),
+            }
+        }
+    };
+    catches.iter().filter_map(|c| process.node(c)).any(|start| {
+        matches!(
+            start.kind,
+            NodeKind::StartEvent {
+                interrupting: true,
+                ..
+            }
+        ) && start
+            .parent
+            .as_deref()
+            .and_then(|sub| process.node(sub))
+            .is_some_and(|sub| {
+                matches!(
+                    sub.kind,
+                    NodeKind::SubProcess(crate::bpmn::SubProcessKind::Embedded {
+                        triggered_by_event: true
+                    })
+                ) && encloses(sub.parent.as_deref())
+            })
+    })
 }
 
 /// The message of a run whose last node is a process-level terminate end event of the

@@ -21,10 +21,10 @@
 //! Flowable-backed run does not park for a delivery from outside; event sub-processes
 //! started by an error, an escalation or such a message or signal are Flowable's too. No
 //! timer, multi-instance sub-process or receive task reaches Flowable yet. On Kogito the
-//! rewrite keeps error and escalation events, the event sub-processes they start, and
-//! message and signal catches the run's own throws reach, as on Flowable (jBPM delivers
-//! errors and escalations; cuga-flo delivers the throws); no timer, receive task,
-//! multi-instance activity or message or signal event sub-process reaches it.
+//! rewrite keeps error and escalation events, message and signal catches the run's own
+//! throws reach, the event sub-processes either starts, and multi-instance tasks, as on
+//! Flowable (jBPM delivers errors and escalations and runs the instances; cuga-flo
+//! delivers the throws); no timer, receive task or multi-instance sub-process reaches it.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -148,8 +148,8 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             }
             // The start events of an event sub-process the engine runs name its trigger
             // (on Flowable a message or signal must be thrown within the run).
-            Executor::Native | Executor::Kogito if parent_is_event_subprocess(index, node) => None,
-            Executor::Flowable if parent_is_event_subprocess(index, node) => {
+            Executor::Native if parent_is_event_subprocess(index, node) => None,
+            Executor::Flowable | Executor::Kogito if parent_is_event_subprocess(index, node) => {
                 catch_problem(node).flatten()
             }
             _ => match catch_problem(node) {
@@ -175,10 +175,10 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 {
                     continue;
                 }
-                // Flowable runs multi-instance tasks (the rewrite keeps them; cuga-flo
-                // evaluates what they run over and their completion condition).
+                // Flowable and Kogito run multi-instance tasks (the rewrite keeps them;
+                // cuga-flo evaluates what they run over and their completion condition).
                 LoopKind::MultiInstance { .. }
-                    if executor == Executor::Flowable
+                    if executor.pulled()
                         && matches!(node.kind, NodeKind::Task(_))
                         && (looping.multi.collection.is_some()
                             || looping.multi.cardinality.is_some()) =>
@@ -186,8 +186,7 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                     continue;
                 }
                 LoopKind::MultiInstance { .. }
-                    if executor != Executor::Kogito
-                        && looping.multi.collection.is_none()
+                    if looping.multi.collection.is_none()
                         && looping.multi.cardinality.is_none() =>
                 {
                     "a multi-instance activity that names neither a collection (loopDataInputRef, \
@@ -195,18 +194,16 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                      loopCardinality: the engine cannot tell how many instances to run"
                         .to_string()
                 }
-                LoopKind::MultiInstance { sequential } if executor == Executor::Flowable => {
-                    format!(
-                        "a {} multi-instance {}: on Flowable only multi-instance tasks run (the \
-                         control points inside each instance would not see its variables)",
-                        if sequential { "sequential" } else { "parallel" },
-                        node.kind.tag()
-                    )
-                }
                 LoopKind::MultiInstance { sequential } => format!(
-                    "a {} multi-instance activity: the engine would run it once, not once per item \
-                     (only the native engine and Flowable run multi-instance activities)",
-                    if sequential { "sequential" } else { "parallel" }
+                    "a {} multi-instance {}: on {} only multi-instance tasks run (the control \
+                     points inside each instance would not see its variables)",
+                    if sequential { "sequential" } else { "parallel" },
+                    node.kind.tag(),
+                    if executor == Executor::Kogito {
+                        "Kogito"
+                    } else {
+                        "Flowable"
+                    }
                 ),
                 LoopKind::Standard => "a loop activity (standardLoopCharacteristics): the engine \
                                        would run it once"
@@ -401,8 +398,9 @@ fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Optio
 }
 
 /// What Kogito cannot run in event sub-process `node`: what the native engine cannot,
-/// and a start event that is not an error's or an escalation's (jBPM runs those; no
-/// message, signal or timer reaches Kogito yet).
+/// and a start event that is not an error's, escalation's, message's or signal's (jBPM
+/// runs those, cuga-flo delivering the run's messages and signals as jBPM signals; no
+/// timer reaches Kogito yet).
 fn kogito_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
     let starts = || {
         index
@@ -427,11 +425,19 @@ fn kogito_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<
     event_subprocess_problem(index, node).or_else(|| {
         starts()
             .flat_map(|n| n.kind.event_definitions().iter().copied())
-            .find(|d| !matches!(d, EventDefinition::Error | EventDefinition::Escalation))
+            .find(|d| {
+                !matches!(
+                    d,
+                    EventDefinition::Error
+                        | EventDefinition::Escalation
+                        | EventDefinition::Message
+                        | EventDefinition::Signal
+                )
+            })
             .map(|d| {
                 format!(
-                    "an event sub-process started by {} event: on Kogito only error and \
-                     escalation event sub-processes run yet",
+                    "an event sub-process started by {} event: on Kogito only error, \
+                     escalation, message and signal event sub-processes run yet",
                     with_article(definition_name(d))
                 )
             })
@@ -531,7 +537,7 @@ mod tests {
             (
                 r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>3</loopCardinality></multiInstanceLoopCharacteristics></userTask>"#,
                 EngineKind::Kogito,
-                &["m: a sequential multi-instance activity"],
+                &[],
             ),
             (
                 r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"/></userTask>"#,
@@ -551,7 +557,7 @@ mod tests {
             (
                 r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><task id="in"/></subProcess>"#,
                 EngineKind::Kogito,
-                &["s: a parallel multi-instance activity"],
+                &["s: a parallel multi-instance subProcess: on Kogito only multi-instance tasks"],
             ),
             (
                 r#"<task id="l"><standardLoopCharacteristics/></task>"#,
@@ -582,7 +588,19 @@ mod tests {
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><signalEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 EngineKind::Kogito,
                 &[
-                    "e: an event sub-process started by a signal event: on Kogito only error and escalation",
+                    "es: a signal event sub-process start waiting for `es`, which nothing in the process throws",
+                ],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es" name="Go"><signalEventDefinition/></startEvent><task id="et"/></subProcess><intermediateThrowEvent id="t" name="Go"><signalEventDefinition/></intermediateThrowEvent>"#,
+                EngineKind::Kogito,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
+                &[
+                    "e: an event sub-process started by a timer event: on Kogito only error, escalation, message and signal",
                 ],
             ),
             (

@@ -37,16 +37,16 @@ use self::augment::Augmented;
 use self::rest::{Activity, Client, Endpoint, Job, RestError};
 use super::external::{Prior, Witness, witnessed};
 use super::pull::{
-    self, Asker, HookMove, TaskAnswer, is_sync_join, terminate_end, user_variables, visit_key,
+    self, Asker, HookMove, Instance, MultiTask, TaskAnswer, is_sync_join, terminate_end,
+    user_variables, visit_key,
 };
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
-use crate::bpmn::{LoopKind, MultiInstance, NodeKind};
+use crate::bpmn::{LoopKind, NodeKind};
 use crate::bridge::{BoxFuture, ControlPoints};
-use crate::engine::native::multi::{self, Layered};
-use crate::engine::rewrite::{self, Element, GatewayTag, Role, Thrown, catcher};
+use crate::engine::rewrite::{Element, GatewayTag, Role, Thrown, catcher};
 use crate::engine::topology::Topology;
 use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
@@ -843,9 +843,7 @@ impl Run {
         let key = self.key_of(&job, &activities);
         match role {
             Role::Task(task) => self.task(&job, &task, &key, raw).await,
-            Role::Multi { node, variable, .. } => {
-                self.multi_start(&job, &node, &variable, variables).await
-            }
+            Role::Multi { node, .. } => self.multi_start(&job, &node, variables).await,
             Role::Send { node, kind, name } => self.send(&job, &node, kind, &name).await,
             Role::Uncaught { node, code } => {
                 // The end event's worker: the run fails here, as on the native engine.
@@ -954,17 +952,14 @@ impl Run {
                 key,
                 variables.clone(),
                 &path,
-                instance.as_ref().map(|i| crate::vocab::InstanceVisit {
-                    loop_counter: i.loop_counter,
-                    instances: i.count,
-                }),
+                instance.as_ref().map(Instance::visit),
             )
             .await?;
         match answer {
             TaskAnswer::Done(writes) => {
                 let set = match (&multi, instance) {
                     (Some(m), Some(instance)) => {
-                        self.instance_done(task, m, instance, variables, writes)?
+                        m.instance_done(&self.witness, task, instance, variables, writes)?
                     }
                     _ => writes,
                 };
@@ -1049,6 +1044,8 @@ impl Run {
         }
         let path = self.known().path.clone();
         self.witness.entered(&path, Vec::new());
+        let catches: Vec<String> = waiting.iter().map(|(_, c)| c.clone()).collect();
+        let interrupted = pull::interrupts_thrower(&self.request.process, node, &catches);
         for (execution, catch) in waiting {
             let key = {
                 let mut known = self.known();
@@ -1081,29 +1078,16 @@ impl Run {
                     )
                 })?;
         }
+        if interrupted {
+            // An interrupting event sub-process it started ended the thrower's job.
+            return Ok(());
+        }
         self.complete(job, &Map::new()).await
     }
 
     /// Multi-instance task `task`'s loop characteristics and its step's variable.
     fn multi_of(&self, task: &str) -> Option<MultiTask> {
-        let variable = self
-            .augmented
-            .rewritten
-            .roles
-            .values()
-            .find_map(|r| match r {
-                Role::Multi { node, variable, .. } if node == task => Some(variable.clone()),
-                _ => None,
-            })?;
-        let looping = self.request.process.node(task)?.looping.as_ref()?;
-        let LoopKind::MultiInstance { sequential } = looping.kind else {
-            return None;
-        };
-        Some(MultiTask {
-            spec: looping.multi.clone(),
-            sequential,
-            variable,
-        })
+        MultiTask::of(&self.augmented.rewritten, &self.request.process, task)
     }
 
     /// Whether `node` is a catch an event-based gateway races (Flowable's).
@@ -1146,23 +1130,12 @@ impl Run {
         &self,
         job: &Job,
         node: &str,
-        variable: &str,
         variables: Map<String, Value>,
     ) -> Result<(), String> {
         let multi = self
             .multi_of(node)
             .ok_or_else(|| format!("`{node}` is no multi-instance task of this run"))?;
-        let (items, count) = multi::runs_over(node, &multi.spec, &Layered(vec![&variables]))?;
-        let [items_var, out, completed, done] = rewrite::multi_variables(variable);
-        let mut set = Map::new();
-        set.insert(variable.to_string(), Value::from(count));
-        set.insert(items_var, Value::Array(items.unwrap_or_default()));
-        set.insert(
-            out,
-            Value::Array(vec![Value::Null; usize::try_from(count).unwrap_or(0)]),
-        );
-        set.insert(completed, Value::from(0));
-        set.insert(done, Value::Bool(false));
+        let (mut set, count) = multi.start(node, &variables)?;
         self.known()
             .multi_counts
             .entry(node.to_string())
@@ -1170,7 +1143,7 @@ impl Run {
             .push(count);
         if count == 0 {
             // Flowable passes an activity with no instance to run without entering it;
-            // the native engine enters it once and sets an empty output collection.
+            // the native engine enters it once.
             {
                 let mut known = self.known();
                 let at = known.path.len();
@@ -1179,16 +1152,7 @@ impl Run {
             let _ = self.refresh_path().await?;
             let path = self.known().path.clone();
             self.witness.entered(&path, Vec::new());
-            if let Some(collection) = &multi.spec.output_collection {
-                let mut values = Map::new();
-                values.insert(collection.clone(), Value::Array(Vec::new()));
-                self.witness.journal(Event::VariablesSet {
-                    source: format!("multi-instance {node}"),
-                    values: values.clone(),
-                    taint: None,
-                })?;
-                set.extend(values);
-            }
+            set.extend(multi.no_instance(&self.witness, node)?);
         }
         self.complete(job, &set).await
     }
@@ -1201,18 +1165,6 @@ impl Run {
         multi: &MultiTask,
         raw: &Map<String, Value>,
     ) -> Result<Instance, String> {
-        let [items_var, out, completed, _] = rewrite::multi_variables(&multi.variable);
-        let count = raw
-            .get(&multi.variable)
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let items: Option<Vec<Value>> = multi
-            .spec
-            .collection
-            .as_ref()
-            .and_then(|_| raw.get(&items_var))
-            .and_then(Value::as_array)
-            .cloned();
         let loop_counter = job
             .execution_id
             .as_ref()
@@ -1220,93 +1172,7 @@ impl Run {
             .ok_or_else(|| {
                 format!("Flowable's history does not show which instance of `{task}` waits")
             })?;
-        let (locals, own) =
-            multi::instance_locals(&multi.spec, items.as_deref(), count, loop_counter);
-        Ok(Instance {
-            count,
-            loop_counter,
-            completed: raw.get(&completed).and_then(Value::as_u64).unwrap_or(0),
-            outputs: raw
-                .get(&out)
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_else(|| vec![Value::Null; usize::try_from(count).unwrap_or(0)]),
-            locals,
-            own,
-        })
-    }
-
-    /// An instance of multi-instance task `task` answered `writes` (asked with
-    /// `variables`): what its job completes with, as the native engine goes on from it
-    /// (engine::native::multi): what the instance writes to its own names stays its own,
-    /// its output takes its item's place in the outputs, the completion condition is
-    /// evaluated, and the output collection is set when the activity completes.
-    fn instance_done(
-        &self,
-        task: &str,
-        multi: &MultiTask,
-        instance: Instance,
-        variables: Map<String, Value>,
-        writes: Map<String, Value>,
-    ) -> Result<Map<String, Value>, String> {
-        let Instance {
-            count,
-            loop_counter,
-            completed,
-            mut outputs,
-            mut locals,
-            own,
-        } = instance;
-        let mut set = Map::new();
-        for (name, value) in writes.clone() {
-            if own.contains(&name) {
-                locals.insert(name, value);
-            } else {
-                set.insert(name, value);
-            }
-        }
-        let mut process = variables;
-        process.retain(|name, _| !locals.contains_key(name));
-        process.extend(set.clone());
-        let failed = |why: String| format!("multi-instance activity `{task}`: {why}");
-        let output =
-            multi::instance_output(&multi.spec, &Layered(vec![&locals, &process]), &writes)
-                .map_err(failed)?;
-        let completed = completed + 1;
-        let active = if multi.sequential {
-            0
-        } else {
-            count.saturating_sub(completed)
-        };
-        let counts = multi::completion_counts(count, completed, active);
-        let done = multi::completion_holds(&multi.spec, &Layered(vec![&counts, &locals, &process]))
-            .map_err(failed)?;
-        if let Some(slot) = usize::try_from(loop_counter.saturating_sub(1))
-            .ok()
-            .and_then(|i| outputs.get_mut(i))
-        {
-            *slot = output.unwrap_or(Value::Null);
-        }
-        let [_, out, completed_var, done_var] = rewrite::multi_variables(&multi.variable);
-        set.insert(out, Value::Array(outputs.clone()));
-        set.insert(completed_var, Value::from(completed));
-        if done || completed >= count {
-            if let Some(collection) = &multi.spec.output_collection {
-                let mut values = Map::new();
-                values.insert(collection.clone(), Value::Array(outputs));
-                self.witness.journal(Event::VariablesSet {
-                    source: format!("multi-instance {task}"),
-                    values: values.clone(),
-                    taint: None,
-                })?;
-                set.extend(values);
-            }
-            if done && completed < count {
-                // Flowable's completion condition reads it: the other instances end.
-                set.insert(done_var, Value::Bool(true));
-            }
-        }
-        Ok(set)
+        Ok(multi.instance(raw, loop_counter))
     }
 
     async fn route(
@@ -1413,28 +1279,6 @@ impl Run {
             path,
         }
     }
-}
-
-/// A multi-instance task of the run.
-struct MultiTask {
-    spec: MultiInstance,
-    sequential: bool,
-    /// Its step's variable (the number of instances; [`rewrite::multi_variables`]).
-    variable: String,
-}
-
-/// One instance of a multi-instance task, as its job shows it.
-struct Instance {
-    count: u64,
-    loop_counter: u64,
-    /// The instances completed before it.
-    completed: u64,
-    /// The outputs so far, by item.
-    outputs: Vec<Value>,
-    /// Its variables (`loopCounter`, `nrOfInstances`, the element variable) and the
-    /// names that stay its own.
-    locals: Map<String, Value>,
-    own: BTreeSet<String>,
 }
 
 /// The variables without the ones Flowable gives a multi-instance task's instances (its

@@ -72,7 +72,7 @@ pub fn augment(
     let task_names: BTreeMap<String, String> = rewritten
         .nodes
         .iter()
-        .filter(|n| n.element == Element::Worker)
+        .filter(|n| matches!(n.element, Element::Worker | Element::MultiWorker { .. }))
         .map(|n| {
             let name = format!("cp_{}", java_identifier(&format!("{id_prefix}{}", n.id)));
             (n.id.clone(), name)
@@ -132,6 +132,28 @@ pub fn augment(
         .map(|v| (v.clone(), "Object"))
         .collect();
     declared.extend(rewritten.variables().into_iter().map(|v| (v, "String")));
+    // A multi-instance task's state ([`rewrite::multi_variables`]) and its instances'
+    // loop counters ([`slots`]).
+    for role in rewritten.roles.values() {
+        if let rewrite::Role::Multi { variable, node, .. } = role {
+            // Its output collection, which cuga-flo sets.
+            if let Some(collection) = process
+                .node(node)
+                .and_then(|n| n.looping.as_ref())
+                .and_then(|l| l.multi.output_collection.clone())
+                && !declared.iter().any(|(v, _)| *v == collection)
+            {
+                declared.push((collection, "Object"));
+            }
+            declared.push((variable.clone(), "Object"));
+            declared.extend(
+                rewrite::multi_variables(variable)
+                    .into_iter()
+                    .map(|v| (v, "Object")),
+            );
+            declared.push((slots(variable), "Object"));
+        }
+    }
     let xml = write_xml(
         process,
         &process_id,
@@ -229,7 +251,7 @@ fn in_scope(service: &mut Rewritten, id_prefix: &str) {
     let dead_ends: Vec<(String, Option<String>)> = service
         .nodes
         .iter()
-        .filter(|n| n.element == Element::Worker)
+        .filter(|n| matches!(n.element, Element::Worker | Element::MultiWorker { .. }))
         .filter(|n| !service.flows.iter().any(|f| f.source == n.id))
         .map(|n| (n.id.clone(), n.parent.clone()))
         .collect();
@@ -318,6 +340,17 @@ fn merge_explicitly(service: &mut Rewritten, id_prefix: &str) {
     }
 }
 
+/// The variable listing the loop counters (1, 2, ...) of multi-instance task step
+/// `variable`'s instances: the collection jBPM's multi-instance activity runs over, so
+/// that each instance's user task shows its loop counter ([`SLOT`]).
+pub fn slots(variable: &str) -> String {
+    format!("{variable}Slots")
+}
+
+/// The input of an instance's user task holding its loop counter (a work item
+/// parameter).
+pub const SLOT: &str = "cugaSlot";
+
 /// An id for an item definition or data input/output (an XML id).
 fn xml_id(text: &str) -> String {
     java_identifier(text)
@@ -342,6 +375,15 @@ fn codes(rewritten: &Rewritten) -> Vec<(ThrownKind, String)> {
 /// The jBPM signal a message or signal catch of the service waits for.
 pub fn event_type(kind: CatchKind, name: &str) -> String {
     format!("cuga_{}__{name}", kind.as_str())
+}
+
+/// The jBPM signal a message or signal event sub-process of the service starts on: not
+/// declared as a `<signal>` (jBPM 10.1's code generation takes a declared signal's
+/// `structureRef` as the start's trigger name, and refuses it without one: "Signal
+/// Trigger information is not complete"); the service's `/cugaflo/deliver` signals it
+/// beside [`event_type`].
+pub fn start_event_type(kind: CatchKind, name: &str) -> String {
+    format!("{}__start", event_type(kind, name))
 }
 
 /// Every message and signal the service's catches wait for, once.
@@ -543,7 +585,19 @@ impl Writer<'_> {
                         event_definition(thrown)
                     );
                 }
-                Element::CatchStart { .. } => {}
+                // A message or signal event sub-process starts on a signal of cuga-flo's
+                // ([`start_event_type`]).
+                Element::CatchStart {
+                    interrupting,
+                    kind,
+                    name: event,
+                } => {
+                    let _ = writeln!(
+                        xml,
+                        "{pad}<bpmn2:startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\"><bpmn2:signalEventDefinition signalRef=\"{}\"/></bpmn2:startEvent>",
+                        xml_escape(&start_event_type(*kind, event))
+                    );
+                }
                 // Messages and signals wait as jBPM signals of cuga-flo's own names
                 // (cuga-flo delivers the run's throws: [`event_type`]).
                 Element::Catch { kind, name: event } => {
@@ -566,8 +620,10 @@ impl Writer<'_> {
                         xml_escape(&event_type(*kind, event))
                     );
                 }
-                // Likewise multi-instance tasks (refused on Kogito).
-                Element::MultiWorker { .. } => self.user_task(xml, n, &pad),
+                Element::MultiWorker {
+                    sequential,
+                    variable,
+                } => self.user_task_of(xml, n, &pad, Some((*sequential, variable))),
                 Element::Gateway(tag) => {
                     let incoming = self.flows.iter().filter(|f| f.target == n.id).count();
                     let outgoing = self.flows.iter().filter(|f| f.source == n.id).count();
@@ -613,6 +669,14 @@ impl Writer<'_> {
 
     /// A worker: a user task of cuga-flo's actor mapping every variable in and out.
     fn user_task(&self, xml: &mut String, n: &RNode, pad: &str) {
+        self.user_task_of(xml, n, pad, None);
+    }
+
+    /// A user task; `multi`: jBPM's multi-instance activity (`sequential`, its step's
+    /// variable) over the loop counters its step set ([`slots`]), each instance's user
+    /// task showing its own ([`SLOT`]) and the activity completing early when cuga-flo
+    /// found its completion condition true.
+    fn user_task_of(&self, xml: &mut String, n: &RNode, pad: &str, multi: Option<(bool, &str)>) {
         let id = xml_escape(&n.id);
         let key = xml_id(&n.id);
         let task_name = &self.task_names[&n.id];
@@ -635,11 +699,27 @@ impl Writer<'_> {
                 "{pad}    <bpmn2:dataOutput id=\"{key}_{v}_Out\" drools:dtype=\"{java}\" itemSubjectRef=\"_{java}Item\" name=\"{var}\"/>"
             );
         }
+        if multi.is_some() {
+            let _ = writeln!(
+                xml,
+                "{pad}    <bpmn2:dataInput id=\"{key}_cugaSlotsX\" name=\"cugaSlots\"/>"
+            );
+            let _ = writeln!(
+                xml,
+                "{pad}    <bpmn2:dataInput id=\"{key}_cugaSlotX\" drools:dtype=\"Object\" itemSubjectRef=\"_ObjectItem\" name=\"{SLOT}\"/>"
+            );
+        }
         let _ = writeln!(xml, "{pad}    <bpmn2:inputSet>");
         let _ = writeln!(
             xml,
             "{pad}      <bpmn2:dataInputRefs>{key}_TaskNameInputX</bpmn2:dataInputRefs>"
         );
+        if multi.is_some() {
+            let _ = writeln!(
+                xml,
+                "{pad}      <bpmn2:dataInputRefs>{key}_cugaSlotX</bpmn2:dataInputRefs>"
+            );
+        }
         for (var, _) in self.declared {
             let v = xml_id(var);
             let _ = writeln!(
@@ -677,10 +757,44 @@ impl Writer<'_> {
                 "{pad}  <bpmn2:dataOutputAssociation><bpmn2:sourceRef>{key}_{v}_Out</bpmn2:sourceRef><bpmn2:targetRef>{var}</bpmn2:targetRef></bpmn2:dataOutputAssociation>"
             );
         }
+        if let Some((_, variable)) = multi {
+            let slot = format!("{variable}Slot");
+            let _ = writeln!(
+                xml,
+                "{pad}  <bpmn2:dataInputAssociation><bpmn2:sourceRef>{}</bpmn2:sourceRef><bpmn2:targetRef>{key}_cugaSlotsX</bpmn2:targetRef></bpmn2:dataInputAssociation>",
+                slots(variable)
+            );
+            let _ = writeln!(
+                xml,
+                "{pad}  <bpmn2:dataInputAssociation><bpmn2:sourceRef>{slot}</bpmn2:sourceRef><bpmn2:targetRef>{key}_cugaSlotX</bpmn2:targetRef></bpmn2:dataInputAssociation>"
+            );
+        }
         let _ = writeln!(
             xml,
             "{pad}  <bpmn2:potentialOwner><bpmn2:resourceAssignmentExpression><bpmn2:formalExpression>{ACTOR}</bpmn2:formalExpression></bpmn2:resourceAssignmentExpression></bpmn2:potentialOwner>"
         );
+        if let Some((sequential, variable)) = multi {
+            let slot = format!("{variable}Slot");
+            let [_, _, _, done] = rewrite::multi_variables(variable);
+            // A sequential activity starts no further instance once cuga-flo found its
+            // completion condition true. (jBPM 10.1 fails when a completion condition
+            // cancels parallel instances' user tasks: "processInstance is null"; cuga-flo
+            // completes those itself, unasked.)
+            let condition = if sequential {
+                format!(
+                    "\n{pad}    <bpmn2:completionCondition xsi:type=\"bpmn2:tFormalExpression\">{done} == true</bpmn2:completionCondition>"
+                )
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                xml,
+                "{pad}  <bpmn2:multiInstanceLoopCharacteristics isSequential=\"{sequential}\">\n\
+                 {pad}    <bpmn2:loopDataInputRef>{key}_cugaSlotsX</bpmn2:loopDataInputRef>\n\
+                 {pad}    <bpmn2:inputDataItem id=\"{slot}\" itemSubjectRef=\"_ObjectItem\" name=\"{slot}\"/>{condition}\n\
+                 {pad}  </bpmn2:multiInstanceLoopCharacteristics>"
+            );
+        }
         let _ = writeln!(xml, "{pad}</bpmn2:userTask>");
     }
 }
@@ -830,6 +944,82 @@ mod tests {
             Element::Throw { .. }
         ));
         assert!(parse(xml).node("besc").is_some());
+    }
+
+    /// A multi-instance task: cuga-flo's step, then jBPM's multi-instance user task.
+    #[test]
+    fn multi_instance_tasks_run_over_loop_counters_each_work_item_showing_its_own() {
+        let model = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <process id="P"><startEvent id="s"/><endEvent id="e"/>
+              <userTask id="r"><multiInstanceLoopCharacteristics isSequential="true">
+                <loopDataInputRef>lines</loopDataInputRef><loopDataOutputRef>verdicts</loopDataOutputRef>
+                <inputDataItem name="line"/><outputDataItem name="verdict"/>
+                <completionCondition>${verdict == 'no'}</completionCondition>
+              </multiInstanceLoopCharacteristics></userTask>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="r"/>
+              <sequenceFlow id="f2" sourceRef="r" targetRef="e"/>
+            </process></definitions>"#;
+        let vars = ["lines".to_string()];
+        let aug = augment(&parse(model), &FlowAnnotations::default(), "p", &vars, "").unwrap();
+        let xml = &aug.xml;
+        // The step in front of it, then jBPM's multi-instance user task over the slots.
+        assert!(matches!(
+            aug.rewritten.roles["cuga_multi__r"],
+            Role::Multi { .. }
+        ));
+        assert_eq!(aug.task_names["r"], "cp_r");
+        for declared in [
+            "cugaMulti1",
+            "cugaMulti1Slots",
+            "cugaMulti1Done",
+            "verdicts",
+        ] {
+            assert!(
+                xml.contains(&format!("<bpmn2:property id=\"{declared}\"")),
+                "{declared} not declared:\n{xml}"
+            );
+        }
+        assert!(xml.contains("<bpmn2:multiInstanceLoopCharacteristics isSequential=\"true\">"));
+        assert!(xml.contains("<bpmn2:loopDataInputRef>r_cugaSlotsX</bpmn2:loopDataInputRef>"));
+        assert!(xml.contains(&format!("name=\"{SLOT}\"")));
+        // Sequential: jBPM starts no further instance once cuga-flo found it complete.
+        assert!(xml.contains(">cugaMulti1Done == true</bpmn2:completionCondition>"));
+        let parallel = model.replace("isSequential=\"true\"", "");
+        let aug = augment(
+            &parse(&parallel),
+            &FlowAnnotations::default(),
+            "p",
+            &vars,
+            "",
+        )
+        .unwrap();
+        assert!(!aug.xml.contains("completionCondition"));
+    }
+
+    #[test]
+    fn message_event_sub_processes_start_on_an_undeclared_signal_of_cuga_flos() {
+        let model = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <message id="M" name="Noted"/>
+            <process id="P"><startEvent id="s"/><endEvent id="e"/>
+              <intermediateThrowEvent id="t"><messageEventDefinition messageRef="M"/></intermediateThrowEvent>
+              <intermediateCatchEvent id="c"><messageEventDefinition messageRef="M"/></intermediateCatchEvent>
+              <subProcess id="es" triggeredByEvent="true">
+                <startEvent id="ess" isInterrupting="false"><messageEventDefinition messageRef="M"/></startEvent>
+                <endEvent id="ee"/><sequenceFlow id="e1" sourceRef="ess" targetRef="ee"/>
+              </subProcess>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+              <sequenceFlow id="f2" sourceRef="t" targetRef="c"/>
+              <sequenceFlow id="f3" sourceRef="c" targetRef="e"/>
+            </process></definitions>"#;
+        let aug = augment(&parse(model), &FlowAnnotations::default(), "p", &[], "").unwrap();
+        let xml = &aug.xml;
+        assert!(
+            xml.contains(r#"<bpmn2:signal id="cuga_message__Noted" name="cuga_message__Noted"/>"#)
+        );
+        assert!(xml.contains(
+            r#"<bpmn2:startEvent id="ess" isInterrupting="false"><bpmn2:signalEventDefinition signalRef="cuga_message__Noted__start"/>"#
+        ));
+        assert!(!xml.contains(r#"<bpmn2:signal id="cuga_message__Noted__start""#));
     }
 
     /// A boundary event lies in the scope of its activity; a worker where the run fails

@@ -19,14 +19,23 @@
 //! it, and cuga-flo journals each throw where the native engine catches it (a failed
 //! task's when it fails, an error or escalation event's when the path enters it). Message
 //! and signal catches the run's own throws reach wait as jBPM signals
-//! ([`augment::event_type`]); a throw is a user task where cuga-flo delivers it through
-//! the service's `/cugaflo/deliver` endpoint and journals each wait and delivery.
+//! ([`augment::event_type`]), and so do the message and signal event sub-processes they
+//! start ([`augment::start_event_type`]); a throw is a user task where cuga-flo delivers
+//! it through the service's `/cugaflo/deliver` endpoint and journals each wait and
+//! delivery.
+//!
+//! A multi-instance task is jBPM's multi-instance user task over the loop counters
+//! cuga-flo's step in front of it sets ([`pull::MultiTask`], as on Flowable): each
+//! instance's work item shows its loop counter ([`augment::SLOT`]) and is asked as the
+//! native engine asks it, under its own key. jBPM records no node entry for an
+//! instance, so the path has them from what cuga-flo sees: all at once when parallel,
+//! each when it waits when sequential, the activity once when it has no instance.
 
 pub mod augment;
 pub mod project;
 pub mod rest;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -35,7 +44,8 @@ use serde_json::{Map, Value};
 use self::rest::{Client, Endpoint, RestError, WorkItem};
 use super::external::{Prior, Witness, witnessed};
 use super::pull::{
-    self, Asker, HookMove, TaskAnswer, is_sync_join, terminate_end, user_variables, visit_key,
+    self, Asker, HookMove, MultiTask, TaskAnswer, is_sync_join, terminate_end, user_variables,
+    visit_key,
 };
 use super::rewrite::{self, Element, Rewritten, Role, Thrown, catcher};
 use super::topology::Topology;
@@ -44,7 +54,7 @@ use super::{
 };
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
-use crate::journal::event::{CatchKind, ThrownKind};
+use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
 use crate::vocab::RunStatus;
 
@@ -182,6 +192,16 @@ struct Known {
     throws: usize,
     /// The waits of each message or signal catch journalled so far.
     awaits: std::collections::HashMap<String, u64>,
+    /// Per multi-instance task, the number of instances of each of its runs so far (as
+    /// its step set them), and the last one a resumed run found set.
+    multi_counts: HashMap<String, Vec<u64>>,
+    multi_latest: HashMap<String, u64>,
+    /// Per multi-instance task, its visits before its latest run's instances (instance
+    /// k of that run is visit `base + k`).
+    multi_base: HashMap<String, usize>,
+    /// Per sequential multi-instance task, the instances of each of its runs started so
+    /// far (jBPM records no entry for an instance: cuga-flo sees each when it waits).
+    multi_started: HashMap<String, Vec<u64>>,
 }
 
 impl Run {
@@ -282,6 +302,29 @@ impl Run {
             .iter()
             .filter(|id| self.rewritten.thrown_at(id).is_some())
             .count();
+        // The number of instances of the multi-instance tasks running (for the records of
+        // their instances still to come).
+        if trace.state == "active" && self.has_multi() {
+            let variables = self
+                .client
+                .variables(&self.process, &self.instance)
+                .await
+                .map_err(|e| self.lost(e))?;
+            let mut known = self.known();
+            for role in self.rewritten.roles.values() {
+                if let Role::Multi { node, variable, .. } = role
+                    && let Some(count) = variables.get(variable).and_then(Value::as_u64)
+                {
+                    known.multi_latest.insert(node.clone(), count);
+                    // The instances completed were entered (a waiting one is when asked).
+                    let [_, _, completed, _] = rewrite::multi_variables(variable);
+                    let completed = variables.get(&completed).and_then(Value::as_u64);
+                    known
+                        .multi_started
+                        .insert(node.clone(), vec![completed.unwrap_or(0)]);
+                }
+            }
+        }
         let mut known = self.known();
         known.throws = throws;
         known.terminated.clone_from(&prior.terminated);
@@ -301,9 +344,22 @@ impl Run {
         Ok(())
     }
 
-    /// The model's id behind a service id.
+    /// The model's id behind a service id (jBPM gives the task of a multi-instance task
+    /// its id suffixed `_1`).
     fn model_id<'s>(&self, id: &'s str) -> &'s str {
-        id.strip_prefix(self.id_prefix.as_str()).unwrap_or(id)
+        let id = id.strip_prefix(self.id_prefix.as_str()).unwrap_or(id);
+        match id.strip_suffix("_1") {
+            Some(task)
+                if self
+                    .rewritten
+                    .nodes
+                    .iter()
+                    .any(|n| n.id == task && matches!(n.element, Element::MultiWorker { .. })) =>
+            {
+                task
+            }
+            _ => id,
+        }
     }
 
     fn known(&self) -> MutexGuard<'_, Known> {
@@ -365,16 +421,62 @@ impl Run {
             .map_err(|e| self.lost(e))?;
         let process = &self.request.process;
         let ids: Vec<&str> = trace.path.iter().map(|id| self.model_id(id)).collect();
-        let mut path = Vec::new();
+        let mut path: Vec<String> = Vec::new();
+        let mut visits: Vec<Option<InstanceVisit>> = Vec::new();
         // Raced catches that won, by the index of the entry they precede.
-        let mut won: std::collections::HashMap<usize, Vec<String>> = Default::default();
+        let mut won: HashMap<usize, Vec<String>> = Default::default();
+        // Per multi-instance task: its run (its step's entries so far) and the instances
+        // entered since.
+        let mut runs: HashMap<&str, (usize, u64)> = HashMap::new();
+        let mut bases: HashMap<String, usize> = HashMap::new();
         for (i, id) in ids.iter().enumerate() {
             if let Some(catches) = won.remove(&i) {
+                visits.extend(catches.iter().map(|_| None));
                 path.extend(catches);
+            }
+            if let Some(Role::Multi { node, .. }) = self.rewritten.roles.get(*id) {
+                let run = runs.entry(node.as_str()).or_insert((0, 0));
+                *run = (run.0 + 1, 0);
+                bases.insert(node.clone(), path.iter().filter(|p| *p == node).count());
+                continue;
             }
             let Some(node) = self.rewritten.original(id).and_then(|id| process.node(id)) else {
                 continue;
             };
+            // A multi-instance task (jBPM's for-each node, entered once per run) is
+            // entered once per instance: all at once when parallel, one after the other
+            // when sequential; one with no instance to run is entered once.
+            if let Some((run, entered)) = runs.get_mut(node.id.as_str())
+                && let Some(multi) = self.multi_of(&node.id)
+            {
+                let count = self.count_of(&node.id, *run).unwrap_or(0);
+                let started = if multi.sequential {
+                    let known = self.known();
+                    let runs = known.multi_started.get(&node.id);
+                    // (A resumed run knows its latest run's only.)
+                    let started = runs.and_then(|r| r.get(run.saturating_sub(1)).or(r.last()));
+                    let started = started.copied();
+                    started.unwrap_or(0).min(count)
+                } else {
+                    count
+                };
+                if count == 0 && *entered == 0 {
+                    path.push(node.id.clone());
+                    visits.push(Some(InstanceVisit {
+                        loop_counter: 0,
+                        instances: 0,
+                    }));
+                }
+                while *entered < started {
+                    *entered += 1;
+                    path.push(node.id.clone());
+                    visits.push(Some(InstanceVisit {
+                        loop_counter: *entered,
+                        instances: count,
+                    }));
+                }
+                continue;
+            }
             // jBPM records a join once per arriving token: it counts as entered when it
             // fires, i.e. when one of its successors follows before it is entered again.
             if is_sync_join(process, node) && self.fired(node, &ids[i + 1..]).is_none() {
@@ -389,8 +491,13 @@ impl Run {
                 continue;
             }
             path.push(node.id.clone());
+            visits.push(None);
+        }
+        if self.has_multi() {
+            self.witness.visits(&path, visits);
         }
         let mut known = self.known();
+        known.multi_base.extend(bases);
         known.path = path;
         let known = &mut *known;
         pull::journal_throws(
@@ -413,24 +520,17 @@ impl Run {
                 self.known().last = Some(trace);
                 return Ended::Finished;
             }
-            let budget = self.request.annotations.step_budget;
-            let over = {
-                let known = self.known();
-                (known.path.len() as u64 > budget).then(|| {
-                    format!(
-                        "the step budget of {budget} node entries is spent: entering `{}` \
-                         would exceed it",
-                        known.path.get(budget as usize).cloned().unwrap_or_default()
-                    )
-                })
-            };
-            if let Some(why) = over {
+            if let Some(why) = self.over_budget() {
                 return self.fail(why).await;
             }
             let items = match self.client.waiting(&self.process, &self.instance).await {
                 Ok(items) => items,
                 Err(e) => return self.fail(self.lost(e)).await,
             };
+            // The instances of a multi-instance task in order (jBPM starts parallel ones
+            // in item order; the native engine asks them so).
+            let mut items = items;
+            items.sort_by_key(|i| i.slot.unwrap_or(0));
             let Some(item) = items.into_iter().next() else {
                 return self
                     .fail("the instance is active but waits for nothing cuga-flo can answer (a join waiting for a branch that will not come?)".to_string())
@@ -440,6 +540,19 @@ impl Run {
                 return self.fail(why).await;
             }
         }
+    }
+
+    /// Why the path so far spends more than the step budget, if it does.
+    fn over_budget(&self) -> Option<String> {
+        let budget = self.request.annotations.step_budget;
+        let known = self.known();
+        (known.path.len() as u64 > budget).then(|| {
+            format!(
+                "the step budget of {budget} node entries is spent: entering `{}` would \
+                 exceed it",
+                known.path.get(budget as usize).cloned().unwrap_or_default()
+            )
+        })
     }
 
     async fn fail(&self, why: String) -> Ended {
@@ -494,6 +607,10 @@ impl Run {
             }
         };
         match role {
+            Role::Task(task) if let Some(multi) = self.multi_of(&task) => {
+                self.multi_instance(item, &task, &multi, all.clone(), &path)
+                    .await
+            }
             Role::Task(task) => {
                 if self.known().skips.remove(&task) {
                     return complete(Map::new()).await;
@@ -535,12 +652,42 @@ impl Run {
                 ))
             }
             Role::Send { node, kind, name } => {
-                self.send(item, &node, kind, &name, &path).await?;
+                if self.send(item, &node, kind, &name, &path).await? {
+                    // An interrupting event sub-process it started ends the thrower's
+                    // token (jBPM leaves the user task it is delivered from waiting).
+                    return self
+                        .client
+                        .cancel_node(&self.process, &self.instance, &item.node_instance_id)
+                        .await
+                        .map_err(|e| self.lost(e));
+                }
                 complete(Map::new()).await
             }
-            Role::Multi { step: node, .. } => Err(format!(
-                "Kogito handed over a task at `{node}`, which is no control point of this run"
-            )),
+            Role::Multi { node, variable, .. } => {
+                // The step in front of a multi-instance task: what it runs over, as the
+                // native engine evaluates it, and its instances' loop counters.
+                let multi = self
+                    .multi_of(&node)
+                    .ok_or_else(|| format!("`{node}` is no multi-instance task of this run"))?;
+                let (mut set, count) = multi.start(&node, &variables)?;
+                set.insert(
+                    augment::slots(&variable),
+                    Value::Array((1..=count).map(Value::from).collect()),
+                );
+                {
+                    let mut known = self.known();
+                    known
+                        .multi_counts
+                        .entry(node.clone())
+                        .or_default()
+                        .push(count);
+                    known.multi_started.entry(node.clone()).or_default().push(0);
+                }
+                if count == 0 {
+                    set.extend(multi.no_instance(&self.witness, &node)?);
+                }
+                complete(set).await
+            }
             Role::Route { gateway, variable } => {
                 let chosen = self.asker().route(&gateway, &key, variables, &path).await?;
                 let mut set = Map::new();
@@ -582,6 +729,118 @@ impl Run {
                     }
                 }
             }
+        }
+    }
+
+    /// Multi-instance task `task` as the run runs it.
+    fn multi_of(&self, task: &str) -> Option<MultiTask> {
+        MultiTask::of(&self.rewritten, &self.request.process, task)
+    }
+
+    fn has_multi(&self) -> bool {
+        self.rewritten
+            .roles
+            .values()
+            .any(|r| matches!(r, Role::Multi { .. }))
+    }
+
+    /// How many instances run `run` (1, 2, ...) of multi-instance task `node` had (its
+    /// step set it).
+    fn count_of(&self, node: &str, run: usize) -> Option<u64> {
+        let known = self.known();
+        known
+            .multi_counts
+            .get(node)
+            .and_then(|counts| counts.get(run.saturating_sub(1)))
+            .or_else(|| known.multi_latest.get(node))
+            .copied()
+    }
+
+    /// An instance of multi-instance task `task` waits at `item` (`all`: every variable):
+    /// asked as the native engine asks it (its own variables over the process's, its own
+    /// visit), and completed with what the native engine goes on with (the outputs so
+    /// far, the count, whether the completion condition held: jBPM's own completion
+    /// condition reads it and cancels the instances still waiting).
+    async fn multi_instance(
+        &self,
+        item: &WorkItem,
+        task: &str,
+        multi: &MultiTask,
+        all: Map<String, Value>,
+        path: &[String],
+    ) -> Result<(), String> {
+        let loop_counter = item.slot.ok_or_else(|| {
+            format!("Kogito's task at `{task}` does not show which instance of it waits")
+        })?;
+        let [_, _, _, done] = rewrite::multi_variables(&multi.variable);
+        if all.get(&done) == Some(&Value::Bool(true)) {
+            // A parallel instance still waiting once the completion condition held: the
+            // native engine cancels it (it is not asked).
+            return self
+                .client
+                .complete(&self.process, &self.instance, item, &all)
+                .await
+                .map_err(|e| self.lost(e));
+        }
+        // A sequential instance is entered when it waits.
+        let mut path = path.to_vec();
+        if multi.sequential {
+            let later = {
+                let mut known = self.known();
+                let runs = known.multi_started.entry(task.to_string()).or_default();
+                match runs.last_mut() {
+                    Some(started) if *started >= loop_counter => false,
+                    Some(started) => {
+                        *started = loop_counter;
+                        true
+                    }
+                    None => {
+                        runs.push(loop_counter);
+                        true
+                    }
+                }
+            };
+            if later {
+                self.refresh().await?;
+                path = self.known().path.clone();
+                if let Some(why) = self.over_budget() {
+                    return Err(why);
+                }
+            }
+        }
+        let path = path.as_slice();
+        let base = self.known().multi_base.get(task).copied().unwrap_or(0);
+        let key = format!(
+            "{}:{task}:{}",
+            self.request.run_id,
+            base as u64 + loop_counter
+        );
+        let instance = multi.instance(&all, loop_counter);
+        let mut variables = user_variables(all.clone());
+        variables.extend(instance.locals.clone());
+        let fresh = self
+            .witness
+            .prior()
+            .is_none_or(|p| p.answer(&key).is_none());
+        let visit = instance.visit();
+        match self
+            .asker()
+            .answer_task(task, &key, variables.clone(), path, Some(visit))
+            .await?
+        {
+            TaskAnswer::Done(writes) => {
+                let set = multi.instance_done(&self.witness, task, instance, variables, writes)?;
+                let mut full = all;
+                full.extend(set);
+                crate::crash::point("engine.before_complete");
+                self.client
+                    .complete(&self.process, &self.instance, item, &full)
+                    .await
+                    .map_err(|e| self.lost(e))?;
+                crate::crash::point("engine.after_complete");
+                Ok(())
+            }
+            TaskAnswer::Raised { code, error } => self.raise(item, task, fresh, code, error).await,
         }
     }
 
@@ -634,7 +893,8 @@ impl Run {
     /// A message or signal throw or end event: deliver it to the instance's catches
     /// waiting for it (the service signals them), each wait and its delivery journalled
     /// as the native engine journals them (a message is received by the catch that started
-    /// waiting first; nothing waiting: it passes).
+    /// waiting first; nothing waiting: it passes). Whether it started an interrupting
+    /// event sub-process around the thrower ([`pull::interrupts_thrower`]).
     async fn send(
         &self,
         item: &WorkItem,
@@ -642,7 +902,7 @@ impl Run {
         kind: CatchKind,
         name: &str,
         path: &[String],
-    ) -> Result<(), String> {
+    ) -> Result<bool, String> {
         self.witness.entered(path, Vec::new());
         let event_type = augment::event_type(kind, name);
         let mut caught = self
@@ -658,8 +918,12 @@ impl Run {
         if kind == CatchKind::Message {
             caught.truncate(1);
         }
+        let caught: Vec<String> = caught
+            .iter()
+            .map(|c| self.model_id(c).to_string())
+            .collect();
+        let interrupted = pull::interrupts_thrower(&self.request.process, node, &caught);
         for catch in caught {
-            let catch = self.model_id(&catch).to_string();
             let key = {
                 let mut known = self.known();
                 let visit = known.awaits.entry(catch.clone()).or_insert(0);
@@ -682,7 +946,7 @@ impl Run {
                 taint: None,
             })?;
         }
-        Ok(())
+        Ok(interrupted)
     }
 
     /// Whether the model's `node` is a catch an event-based gateway races (jBPM enters

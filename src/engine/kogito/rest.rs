@@ -33,6 +33,8 @@ pub struct WorkItem {
     pub element_id: String,
     /// Its `TaskName` (the REST path segment).
     pub task_name: String,
+    /// The loop counter of an instance of a multi-instance task ([`super::augment::SLOT`]).
+    pub slot: Option<u64>,
 }
 
 /// What the service's listener knows of an instance.
@@ -165,6 +167,7 @@ impl Client {
                         .as_str()
                         .or(n["name"].as_str())?
                         .to_string(),
+                    slot: parameters[super::augment::SLOT].as_u64(),
                 })
             })
             .collect())
@@ -256,6 +259,22 @@ impl Client {
         let request = self.at(
             Method::DELETE,
             &format!("{base}/nodeInstances/{from_node_instance}"),
+        );
+        self.send(request, "DELETE management/.../nodeInstances/{id}")
+            .await
+            .map(drop)
+    }
+
+    /// Cancel a node instance (its token ends there).
+    pub async fn cancel_node(
+        &self,
+        process: &str,
+        id: &str,
+        node_instance: &str,
+    ) -> Result<(), RestError> {
+        let request = self.at(
+            Method::DELETE,
+            &format!("management/processes/{process}/instances/{id}/nodeInstances/{node_instance}"),
         );
         self.send(request, "DELETE management/.../nodeInstances/{id}")
             .await

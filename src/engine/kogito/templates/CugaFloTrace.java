@@ -14,6 +14,7 @@ import org.jbpm.workflow.core.impl.NodeImpl;
 import org.jbpm.workflow.core.node.EndNode;
 import org.jbpm.workflow.core.node.EventNode;
 import org.jbpm.workflow.core.node.EventSubProcessNode;
+import org.jbpm.workflow.core.node.ForEachNode;
 import org.jbpm.workflow.core.node.StartNode;
 import org.jbpm.workflow.instance.WorkflowProcessInstance;
 import org.jbpm.workflow.instance.node.WorkItemNodeInstance;
@@ -48,7 +49,8 @@ import jakarta.ws.rs.core.MediaType;
  * cuga-flo trace: Kogito 10 exposes no history of entered nodes and forgets an
  * instance (404) as soon as it ends. This CDI ProcessEventListener (picked up by
  * Kogito's generated ProcessConfig, no registration needed) records, per process
- * instance, the BPMN ids of the nodes entered, how it ended (completed / aborted,
+ * instance, the BPMN ids of the nodes entered (a multi-instance activity once, not
+ * per instance), how it ended (completed / aborted,
  * by a terminate end event or not) and the final variables; GET /cugaflo/trace/{id}
  * returns them, during the run and after it ended.
  *
@@ -99,8 +101,13 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
         return ((KogitoProcessInstance) pi).getStringId();
     }
 
+    /** A multi-instance activity is jBPM's for-each node (of the activity's id) holding
+     *  the activity (its id suffixed `_1`, hidden: jBPM fires no event for it). */
     static String bpmnId(Node node) {
         Object u = node.getMetaData().get("UniqueId");
+        if (u == null && node instanceof ForEachNode) {
+            return node.getId().toExternalFormat();
+        }
         return u != null ? u.toString() : node.getName();
     }
 
@@ -212,11 +219,35 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
         }
     }
 
-    /** The catch events and boundary events of `pi` waiting for signal `type`. */
+    /** The signal a message or signal event sub-process starts on, for catches' `type`
+     *  (not a declared signal: jBPM 10.1's code generation refuses one there). */
+    static String startType(String type) {
+        return type + "__start";
+    }
+
+    /** The start events of the event sub-processes among `nodes` started by signal `type`. */
+    static void eventStarts(Node[] nodes, String type, List<String> out) {
+        for (Node other : nodes) {
+            if (other instanceof EventSubProcessNode && ((EventSubProcessNode) other).getEvents().contains(type)) {
+                StartNode start = ((EventSubProcessNode) other).findStartNode();
+                if (start != null && !out.contains(bpmnId(start))) {
+                    out.add(bpmnId(start));
+                }
+            }
+        }
+    }
+
+    /** The catch events, boundary events and event sub-process start events of `pi` waiting
+     *  for signal `type` (the process's event sub-processes first: they wait from its start;
+     *  then a sub-process's while it runs). */
     static List<String> waiting(WorkflowProcessInstance pi, String type) {
         List<String> out = new ArrayList<>();
+        eventStarts(((org.kie.api.definition.process.WorkflowProcess) pi.getProcess()).getNodes(), startType(type), out);
         for (org.jbpm.workflow.instance.NodeInstance ni : pi.getNodeInstances(true)) {
             Node node = ni.getNode();
+            if (node instanceof org.jbpm.workflow.core.node.CompositeNode && !(node instanceof EventSubProcessNode)) {
+                eventStarts(((org.jbpm.workflow.core.node.CompositeNode) node).getNodes(), startType(type), out);
+            }
             if (node instanceof EventNode && !(node instanceof BoundaryEventNode)
                     && type.equals(((EventNode) node).getType())) {
                 out.add(bpmnId(node));
@@ -261,6 +292,7 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
                     List<String> found = waiting(wpi, type);
                     if (!found.isEmpty()) {
                         wpi.signalEvent(type, null);
+                        wpi.signalEvent(startType(type), null);
                     }
                     return found;
                 });
