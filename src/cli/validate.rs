@@ -50,6 +50,9 @@ pub struct Report {
 }
 
 pub fn run(cli: &Cli, args: &ValidateArgs, style: Style) -> Result<Outcome, UsageError> {
+    // `validate` reads, reports and exits: what it read is freed with the process, not
+    // node by node (on a 10,000-node app that was a sixth of its work).
+    crate::app::yaml::keep_trees_until_exit();
     let targets: Vec<Target> = if args.all {
         let apps = all_apps(&cli.apps_dir)?;
         if apps.is_empty() {
@@ -108,6 +111,7 @@ pub fn run(cli: &Cli, args: &ValidateArgs, style: Style) -> Result<Outcome, Usag
             );
         }
     }
+    std::mem::forget(reports);
     Ok(if failed { Outcome::Failed } else { Outcome::Ok })
 }
 
@@ -134,6 +138,8 @@ pub fn validate(target: &Target, strict: bool) -> Report {
         Target::App(app) => {
             let loaded: LoadedApp = load_app(app);
             let diags = check_app(&loaded);
+            // Freed with the process (see `run`).
+            std::mem::forget(loaded);
             (
                 "app",
                 app.name.clone(),
@@ -163,7 +169,12 @@ pub fn validate(target: &Target, strict: bool) -> Report {
 
 fn validate_model(path: &Path) -> Vec<Diagnostic> {
     match bpmn::parse_file(path) {
-        Ok(doc) => check_model(&doc),
+        Ok(doc) => {
+            let diags = check_model(&doc);
+            // Freed with the process (see `run`).
+            std::mem::forget(doc);
+            diags
+        }
         Err(errs) => crate::app::load::bpmn_diagnostics(&errs),
     }
 }

@@ -58,6 +58,7 @@ pub fn decode(source: &SourceFile) -> (Option<FlowConfig>, Vec<Diagnostic>) {
         }
     };
     let config = cx.root(&root);
+    yaml::release(root);
     (config, cx.diags)
 }
 
