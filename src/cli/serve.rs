@@ -443,6 +443,10 @@ async fn serve(
     if args.bridge == super::start::BridgeChoice::Direct {
         server = server.with_direct_callbacks();
     }
+    // Each run on one core's thread, where it stays (see `serving::Cores`).
+    let cores = crate::serving::Cores::per_core()
+        .map_err(|e| UsageError::new(format!("cannot start the run threads: {e}")))?;
+    server = server.with_cores(Arc::new(cores));
     // The engine's side: `run_process` calls the control points back through it with
     // `--bridge mcp`.
     let bridge = InProcessBridge::start(server.clone())

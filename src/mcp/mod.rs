@@ -393,6 +393,9 @@ pub struct BridgeServer {
     /// `run_process`'s engine calls the registered harnesses directly
     /// ([`RegisteredControlPoints`]) instead of through the in-process MCP bridge.
     direct_callbacks: bool,
+    /// Where `run_process` runs the runs: spread over the cores, or (`None`) in the
+    /// calling task.
+    cores: Option<Arc<crate::serving::Cores>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -411,6 +414,7 @@ impl BridgeServer {
             run_dir: None,
             engine_side: Arc::new(OnceLock::new()),
             direct_callbacks: false,
+            cores: None,
             tool_router: Self::tool_router(),
         }
     }
@@ -533,11 +537,15 @@ impl BridgeServer {
             request.untrusted = a.untrusted;
         }
         request.children = self.registry.take_children(&a.run_id);
-        let outcome = self
-            .engine
-            .run(request, control_points, sink)
-            .await
-            .map_err(|e| e.to_string())?;
+        let run = self.engine.run(request, control_points, sink);
+        let outcome = match &self.cores {
+            Some(cores) => cores
+                .spawn(run)
+                .await
+                .map_err(|e| format!("the run's task failed: {e}"))?,
+            None => run.await,
+        }
+        .map_err(|e| e.to_string())?;
         Ok(Json(RunProcessResult::of(a.run_id, outcome)))
     }
 
@@ -681,6 +689,13 @@ impl BridgeServer {
     /// call's history is not cut to the MCP window.
     pub fn with_direct_callbacks(mut self) -> Self {
         self.direct_callbacks = true;
+        self
+    }
+
+    /// Run each `run_process` run on one of `cores`' threads, where it stays
+    /// ([`crate::serving::Cores`]), instead of in the tool call's own task (`cuga-flo serve`).
+    pub fn with_cores(mut self, cores: Arc<crate::serving::Cores>) -> Self {
+        self.cores = Some(cores);
         self
     }
 
