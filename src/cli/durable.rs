@@ -194,11 +194,24 @@ fn resume_due(cli: &Cli, opts: &ResumeOptions, style: Style) -> Result<Outcome, 
 /// The parked runs under `base` that can go on at `now`: a timer or a deadline is due,
 /// or a question was answered (`runs answer --no-resume`) or a message or signal
 /// delivered (`--no-resume`, the bridge's tools) since the run parked.
+///
+/// A parked run's journal ends with its `run_waiting` (a finished run's with
+/// `run_finished`): those are told from the journal's last record alone, read from the end
+/// of the file, so a look costs the same however long the runs' journals are. Any other
+/// ending (an answer or a delivery recorded since it parked, a run a crash stopped) is
+/// folded from the whole journal.
 pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
     run_ids(base)
         .into_iter()
         .filter(|id| {
             let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
+            match store::last_record(&path).map(|r| r.event) {
+                Some(Event::RunWaiting { due_ms, reason, .. }) => {
+                    return due_ms.is_some_and(|due| due <= now) || child_finished(base, &reason);
+                }
+                Some(Event::RunFinished { .. }) => return false,
+                _ => {}
+            }
             store::read_journal(&path).is_ok_and(|r| {
                 let state = FlowState::fold(r.records.iter());
                 let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none())
@@ -222,6 +235,13 @@ fn child_finished(base: &Path, reason: &str) -> bool {
     };
     children.split(", ").any(|id| {
         let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
+        match store::last_record(&path).map(|r| r.event) {
+            Some(Event::RunFinished { status, .. }) => {
+                return status != crate::vocab::RunStatus::Waiting;
+            }
+            Some(Event::RunWaiting { .. }) => return false,
+            _ => {}
+        }
         store::read_journal(&path).is_ok_and(|r| {
             FlowState::fold(r.records.iter())
                 .status

@@ -688,6 +688,30 @@ pub fn read_journal(path: &Path) -> Result<ReadJournal, JournalError> {
     parse_journal(path, &bytes)
 }
 
+/// A journal's last record, read from the end of the file (a few KiB, however long the
+/// journal is). `None` when the file cannot be read, is empty, or ends in a torn line or
+/// something that is not a record: read the whole journal then ([`read_journal`]).
+pub fn last_record(path: &Path) -> Option<Record> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let mut chunk = 4096u64;
+    loop {
+        let start = len.saturating_sub(chunk);
+        file.seek(SeekFrom::Start(start)).ok()?;
+        let mut bytes = Vec::with_capacity(usize::try_from(len - start).ok()?);
+        file.read_to_end(&mut bytes).ok()?;
+        // A complete journal ends with a newline; anything else is a torn line.
+        let body = bytes.strip_suffix(b"\n")?;
+        match body.iter().rposition(|&b| b == b'\n') {
+            Some(i) => return serde_json::from_slice(&body[i + 1..]).ok(),
+            None if start == 0 => return serde_json::from_slice(body).ok(),
+            // The last line is longer than what was read: read more.
+            None => chunk = chunk.saturating_mul(4),
+        }
+    }
+}
+
 fn parse_journal(path: &Path, bytes: &[u8]) -> Result<ReadJournal, JournalError> {
     let walked = walk(path, bytes, |_, _, _| Ok(()))?;
     Ok(ReadJournal {
@@ -799,6 +823,39 @@ fn sync_dir(_dir: &Path) -> Result<(), JournalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The last record is read from the end, whatever the length of the lines before it
+    /// or of itself; a torn or missing last line gives `None` (the caller reads it all).
+    #[test]
+    fn the_last_record_is_read_from_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        let line = |seq: u64, pad: usize| {
+            let mut r = serde_json::json!({"seq": seq, "at_ms": 1, "event": "run_resumed",
+                "from_seq": 0});
+            r["pad"] = serde_json::Value::String("x".repeat(pad));
+            format!("{r}\n")
+        };
+        assert!(last_record(&path).is_none(), "no file");
+        std::fs::write(&path, "").unwrap();
+        assert!(last_record(&path).is_none(), "empty");
+        for (pads, last) in [
+            (vec![10], 1),
+            (vec![10, 20, 30], 3),
+            (vec![100_000, 10], 2),
+            (vec![10, 100_000], 2),
+            (vec![50_000, 50_000, 50_000], 3),
+        ] {
+            let text: String = (pads.iter().enumerate())
+                .map(|(i, &p)| line(i as u64 + 1, p))
+                .collect();
+            std::fs::write(&path, &text).unwrap();
+            assert_eq!(last_record(&path).unwrap().seq, last, "{pads:?}");
+            // Torn: the last line lost its end.
+            std::fs::write(&path, &text[..text.len() - 5]).unwrap();
+            assert!(last_record(&path).is_none(), "torn {pads:?}");
+        }
+    }
 
     #[test]
     fn run_ids_cannot_leave_the_runs_folder() {
