@@ -641,6 +641,45 @@ impl Journals {
         }
     }
 
+    /// The state of run `run_id` as its journal has it (committed first), while the run
+    /// is still going here.
+    pub(super) fn state(&self, run_id: &str) -> Option<FlowState> {
+        let run = lock(&self.open).get(run_id).cloned()?;
+        let _ = run.sink.inner.commit();
+        store::read_journal(run.sink.inner.path())
+            .ok()
+            .map(|r| FlowState::fold(r.records.iter()))
+    }
+
+    /// End the journal of run `run_id`, if still going, cancelled: `runs cancel`'s
+    /// records (`run_cancelled`, then `run_finished` with status `cancelled`), with the
+    /// variables and steps of `state`.
+    pub(super) fn cancel(
+        &self,
+        run_id: &str,
+        by: Option<String>,
+        reason: Option<String>,
+        remote: Vec<crate::journal::event::RemoteCancelled>,
+        state: &FlowState,
+    ) {
+        let run = lock(&self.open).get(run_id).cloned();
+        let Some(run) = run else { return };
+        {
+            let mut closed = lock(&run.closed);
+            if *closed {
+                return;
+            }
+            *closed = true;
+            let written =
+                super::durable::journal_cancellation(&run.sink, by, reason, remote, state);
+            match written {
+                Ok(()) => tracing::info!("run {run_id}: cancelled"),
+                Err(e) => tracing::error!("run {run_id}: cannot journal its cancellation: {e}"),
+            }
+        }
+        lock(&self.open).remove(run_id);
+    }
+
     /// Close the journal of every run still going with a failed `run_finished`.
     pub(super) fn interrupt_all(&self) {
         let runs: Vec<Arc<RunJournal>> = std::mem::take(&mut *lock(&self.open))
