@@ -463,7 +463,8 @@ impl Executor for Runner {
             guardrails: served.guardrails.clone(),
             asking: tokio::sync::Mutex::new(()),
         });
-        let reasoner: Arc<dyn Reasoner> = Arc::new(Chain::new(vec![served.judge.clone(), caller]));
+        let reasoner: Arc<dyn Reasoner> =
+            Arc::new(Chain::new(vec![served.judge.clone(), caller.clone()]));
         let harness = FlowAgent::new(&served.loaded, reasoner).map_err(|e| e.to_string())?;
         let process = served
             .loaded
@@ -503,6 +504,9 @@ impl Executor for Runner {
             no_model: self.children.no_model,
             given: self.children.given.clone(),
             depth: 0,
+            // A child's question goes to this task's caller (input-required), as the
+            // served run's own questions do.
+            asker: Some(caller.clone()),
         }) as Arc<dyn ChildRuns>);
         // A delegation journals its remote task as soon as the agent assigns it (a crash
         // after `SendMessage` follows it up on resume instead of sending it again), and
