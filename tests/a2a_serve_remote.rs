@@ -5,7 +5,8 @@
 //! caller cancels the run as `runs cancel` does: `CancelTask` at the peer for the remote
 //! task, then `run_cancelled` (by the A2A caller, the reason the caller gave) and
 //! `run_finished` with status `cancelled`. The served side's client is plain JSON-RPC over
-//! HTTP/1.1. Needs `python3` (3.10+) with `venv` and `pip`, and PyPI the first time.
+//! HTTP/1.1. A run started through `serve --http`'s `run_process` journals its remote
+//! task too. Needs `python3` (3.10+) with `venv` and `pip`, and PyPI the first time.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -36,7 +37,7 @@ impl Drop for Killed {
 }
 
 /// The slow peer on 127.0.0.1: its URL, its request log and its cancellation log.
-fn slow_peer(dir: &Path) -> (Killed, String) {
+fn slow_peer(dir: &Path, secs: &str) -> (Killed, String) {
     let port_file = dir.join("port");
     let child = Command::new(a2a_python())
         .arg(interop_dir().join("a2a_peer.py"))
@@ -46,7 +47,7 @@ fn slow_peer(dir: &Path) -> (Killed, String) {
         .arg("--log")
         .arg(dir.join("requests.jsonl"))
         .env("A2A_PEER_CANCEL_LOG", dir.join("cancel.jsonl"))
-        .env("A2A_PEER_SLOW_SECS", "60")
+        .env("A2A_PEER_SLOW_SECS", secs)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
@@ -86,15 +87,20 @@ fn remote_review(apps: &Path, url: &str) {
     std::fs::write(dst.join("remote_review_config.yaml"), config).unwrap();
 }
 
-/// `serve --a2a 127.0.0.1:0 remote_review`: the process and its host:port.
+/// `serve --a2a 127.0.0.1:0 remote_review` (or `--http`): the process and its
+/// host:port (and path).
 fn serve(dir: &Path) -> (Killed, String) {
+    serve_on(dir, "--a2a")
+}
+
+fn serve_on(dir: &Path, transport: &str) -> (Killed, String) {
     let stderr = File::create(dir.join("stderr.log")).unwrap();
     let mut child = Command::new(BIN)
         .args(["--color", "never", "--apps-dir"])
         .arg(dir.join("apps"))
         .args([
             "serve",
-            "--a2a",
+            transport,
             "127.0.0.1:0",
             "--no-model",
             "remote_review",
@@ -172,7 +178,7 @@ fn lines(path: &PathBuf) -> Vec<Value> {
 #[test]
 fn a_served_delegation_is_journalled_and_cancelling_the_task_cancels_the_run_and_its_remote_task() {
     let dir = tempfile::tempdir().unwrap();
-    let (_peer, url) = slow_peer(dir.path());
+    let (_peer, url) = slow_peer(dir.path(), "60");
     remote_review(&dir.path().join("apps"), &url);
     let (_served, host) = serve(dir.path());
     let base = dir.path().join("base");
@@ -272,4 +278,61 @@ fn a_served_delegation_is_journalled_and_cancelling_the_task_cancels_the_run_and
         assert!(started.elapsed() < LIMIT, "the peer saw no cancellation");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_process_delegation_under_serve_http_is_journalled() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (_peer, url) = slow_peer(dir.path(), "0.5");
+    remote_review(&dir.path().join("apps"), &url);
+    let (_served, mcp) = serve_on(dir.path(), "--http");
+    let base = dir.path().join("base");
+
+    cuga_flo::tls::install_provider();
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("http://{mcp}")),
+    );
+    let client = tokio::time::timeout(LIMIT, ().serve(transport))
+        .await
+        .expect("initialize timed out")
+        .expect("initialize failed");
+    let args = json!({"process_key": "remote_review", "run_id": "served-remote",
+                      "variables": {"amount": 900}});
+    let Value::Object(args) = args else {
+        unreachable!()
+    };
+    let result = tokio::time::timeout(
+        LIMIT,
+        client.call_tool(CallToolRequestParams::new("run_process").with_arguments(args)),
+    )
+    .await
+    .expect("run_process timed out")
+    .expect("run_process failed");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(
+        result.structured_content.as_ref().unwrap()["status"],
+        "completed",
+        "{result:?}"
+    );
+
+    // The remote task was journalled in the run's journal, inside the review's visit.
+    let events = events(&base, "served-remote");
+    let started = events
+        .iter()
+        .position(|e| {
+            matches!(e, Event::RemoteTaskStarted { node, remote, .. }
+            if node == "Activity_review" && remote.agent == "reviewer")
+        })
+        .unwrap_or_else(|| panic!("no remote_task_started: {events:#?}"));
+    let finished = events
+        .iter()
+        .position(|e| matches!(e, Event::TaskFinished { node, .. } if node == "Activity_review"))
+        .unwrap();
+    assert!(started < finished, "{events:#?}");
+    let _ = client.cancel().await;
 }
