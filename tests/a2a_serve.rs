@@ -275,8 +275,8 @@ fn the_python_sdk_reads_the_card_sends_streams_answers_and_cancels() {
         Event::GatewayRouted { node, flows, decided_by: Decider::Human, .. }
             if node == "Gateway_payout" && flows == &["Flow_cheque".to_string()])));
 
-    // Cancelled while it waits for input: canceled, not cancelable again; its run's
-    // journal ends failed, saying who cancelled it.
+    // Cancelled while it waits for input: canceled, not cancelable again; its run ends
+    // cancelled, as `runs cancel` ends a run, by the A2A caller.
     assert_eq!(cancel["before"], "TASK_STATE_INPUT_REQUIRED");
     assert_eq!(cancel["canceled"], "TASK_STATE_CANCELED");
     assert_eq!(cancel["get_state"], "TASK_STATE_CANCELED");
@@ -288,8 +288,16 @@ fn the_python_sdk_reads_the_card_sends_streams_answers_and_cancels() {
     );
     let events = served.journal(cancel["task_id"].as_str().unwrap());
     let (status, message) = finished(&events);
-    assert_eq!(status, RunStatus::Failed);
-    assert!(message.unwrap().contains("canceled by the A2A caller"));
+    assert_eq!(status, RunStatus::Cancelled);
+    assert!(
+        message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("cancelled by the A2A caller: ")),
+        "{message:?}"
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        Event::RunCancelled { by: Some(by), reason: Some(_), remote } 
+            if by == "the A2A caller" && remote.is_empty())));
     let _ = &served.url;
 }
 

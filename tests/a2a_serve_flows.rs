@@ -209,6 +209,46 @@ fn a_served_flow_runs_its_call_activity_as_a_linked_child_run() {
     assert!(!format!("{events:?}").contains("CHILD_FAILED"));
 }
 
+#[test]
+fn a_served_flows_child_run_asks_the_a2a_caller_and_its_reply_answers_the_child() {
+    // Nothing answers the child's review in advance: its question goes up to the caller.
+    let served = Served::start(
+        &root().join("tests/fixtures/apps"),
+        "call_parent",
+        "answers: {}\n",
+    );
+    let task = served.send(json!({"data": {"amount": 250}}), None);
+    assert_eq!(
+        state(&task),
+        "TASK_STATE_INPUT_REQUIRED",
+        "{task}\n{}",
+        served.stderr()
+    );
+    assert!(status_text(&task).contains("Task_Assess"), "{task}");
+    let run = task["id"].as_str().unwrap().to_string();
+    let child_id = format!("{run}.Call_Review.1");
+
+    // The caller's reply in the same task answers the child, which completes, and the
+    // served run with it.
+    let task = served.send(json!({"data": {"approved": true}}), Some(&run));
+    assert_eq!(
+        state(&task),
+        "TASK_STATE_COMPLETED",
+        "{task}\n{}",
+        served.stderr()
+    );
+    assert_eq!(variables(&task)["approved"], true, "{task}");
+    let child = served.journal(&child_id);
+    assert_eq!(finished(&child), RunStatus::Completed);
+    assert!(child.iter().any(|e| matches!(e,
+        Event::TaskFinished { node, decided_by: Decider::Human, .. } if node == "Task_Assess")));
+    assert!(
+        !child.iter().any(|e| matches!(e, Event::RunWaiting { .. })),
+        "{child:?}"
+    );
+    assert_eq!(finished(&served.journal(&run)), RunStatus::Completed);
+}
+
 const PUSH_ANSWERS: &str = "answers:\n  \
     Task_StageChanges: {outputs: {staged_files: 3}}\n  \
     Task_ScanSecrets: {outputs: {secrets_found: false}}\n  \

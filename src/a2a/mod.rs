@@ -315,6 +315,9 @@ pub struct Client {
     config: AgentConfig,
     http: reqwest::Client,
     card: Mutex<Option<Card>>,
+    /// The tasks cancelled with [`Client::cancel_task`]: an exchange on one of them that
+    /// is then dropped sends no second `CancelTask`.
+    cancelled: Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -342,6 +345,7 @@ impl Client {
             config,
             http,
             card: Mutex::new(None),
+            cancelled: Mutex::new(Default::default()),
         })
     }
 
@@ -591,8 +595,8 @@ impl Client {
         let started = Instant::now();
         // If this future is dropped mid-exchange (the run was cancelled), the remote task
         // is cancelled too: best effort, sent on the runtime without waiting.
-        let pending: Mutex<Option<reqwest::RequestBuilder>> = Mutex::new(None);
-        let guard = CancelOnDrop(&pending);
+        let pending: Pending = Mutex::new(None);
+        let guard = CancelOnDrop(&pending, &self.cancelled);
         let result = self
             .exchange_inner(out, answerer, steps, started, &pending, park_after)
             .await;
@@ -610,7 +614,7 @@ impl Client {
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
         started: Instant,
-        pending: &Mutex<Option<reqwest::RequestBuilder>>,
+        pending: &Pending,
         park_after: Option<Duration>,
     ) -> Result<Reply, A2aError> {
         let at = |s: Instant| s.elapsed().as_millis() as u64;
@@ -646,8 +650,10 @@ impl Client {
             other => other?,
         };
         if !task.id.is_empty() && !task.state.is_terminal() {
-            *pending.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some(self.cancel_request(&card, version, &task.id));
+            *pending.lock().unwrap_or_else(|e| e.into_inner()) = Some((
+                task.id.clone(),
+                self.cancel_request(&card, version, &task.id),
+            ));
             let context_id = if task.context_id.is_empty() {
                 &out.context_id
             } else {
@@ -680,8 +686,8 @@ impl Client {
         steps: &mut Vec<Step>,
     ) -> Result<Reply, A2aError> {
         let started = Instant::now();
-        let pending: Mutex<Option<reqwest::RequestBuilder>> = Mutex::new(None);
-        let guard = CancelOnDrop(&pending);
+        let pending: Pending = Mutex::new(None);
+        let guard = CancelOnDrop(&pending, &self.cancelled);
         let result = self
             .follow_up_inner(
                 task_id, context_id, metadata, answerer, steps, started, &pending,
@@ -703,7 +709,7 @@ impl Client {
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
         started: Instant,
-        pending: &Mutex<Option<reqwest::RequestBuilder>>,
+        pending: &Pending,
     ) -> Result<Reply, A2aError> {
         let at = |s: Instant| s.elapsed().as_millis() as u64;
         let card = self.card(false).await?;
@@ -718,8 +724,10 @@ impl Client {
             other => other?,
         };
         if !task.state.is_terminal() {
-            *pending.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some(self.cancel_request(&card, version, task_id));
+            *pending.lock().unwrap_or_else(|e| e.into_inner()) = Some((
+                task_id.to_string(),
+                self.cancel_request(&card, version, task_id),
+            ));
         }
         steps.push(Step {
             at_ms: at(started),
@@ -935,6 +943,7 @@ impl Client {
     /// Cancel a task sent earlier (the run that waited for it is cancelled): the task's
     /// state in the agent's reply (`canceled`; empty when the reply names none).
     pub async fn cancel_task(&self, task_id: &str) -> Result<String, A2aError> {
+        (self.cancelled.lock().unwrap_or_else(|e| e.into_inner())).insert(task_id.to_string());
         let card = self.card(false).await?;
         let reply = match self.cancel_reply(&card, card.version, task_id).await {
             Err(A2aError::Rpc { code, .. })
@@ -963,8 +972,12 @@ impl Client {
     }
 }
 
-/// Sends the pending CancelTask when dropped armed (the exchange's future was dropped).
-struct CancelOnDrop<'a>(&'a Mutex<Option<reqwest::RequestBuilder>>);
+/// The `CancelTask` an exchange sends if it is dropped (its task's id and the request).
+type Pending = Mutex<Option<(String, reqwest::RequestBuilder)>>;
+
+/// Sends the pending CancelTask when dropped armed (the exchange's future was dropped),
+/// unless the task was cancelled with [`Client::cancel_task`] already.
+struct CancelOnDrop<'a>(&'a Pending, &'a Mutex<std::collections::HashSet<String>>);
 
 impl CancelOnDrop<'_> {
     /// The exchange ended by itself: nothing to cancel.
@@ -975,9 +988,12 @@ impl CancelOnDrop<'_> {
 
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
-        let Some(req) = self.0.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+        let Some((id, req)) = self.0.lock().unwrap_or_else(|e| e.into_inner()).take() else {
             return;
         };
+        if (self.1.lock().unwrap_or_else(|e| e.into_inner())).contains(&id) {
+            return;
+        }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let _ = req.send().await;

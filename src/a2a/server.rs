@@ -156,6 +156,8 @@ struct TaskEntry {
     inbox_tx: mpsc::UnboundedSender<Incoming>,
     inbox_rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Incoming>>,
     cancel: CancellationToken,
+    /// Why the caller cancelled the task (`CancelTask`'s `metadata.reason`), when it said.
+    cancel_reason: Mutex<Option<String>>,
 }
 
 /// The executor's side of one task.
@@ -178,6 +180,12 @@ impl TaskHandle {
     /// Cancelled by the caller (`CancelTask`) or the server shutting down.
     pub fn cancelled(&self) -> CancellationToken {
         self.0.cancel.clone()
+    }
+
+    /// Why the caller cancelled the task, when its `CancelTask` said
+    /// (`metadata: {"reason": ...}`).
+    pub fn cancel_reason(&self) -> Option<String> {
+        lock(&self.0.cancel_reason).clone()
     }
 
     /// A new status, with an agent message of `text` and `data` (either may be empty).
@@ -348,6 +356,7 @@ impl Shared {
             inbox_tx,
             inbox_rx: tokio::sync::Mutex::new(inbox_rx),
             cancel: CancellationToken::new(),
+            cancel_reason: Mutex::new(None),
         });
         tasks.insert(id, entry.clone());
         Ok(entry)
@@ -714,7 +723,17 @@ fn cancel(s: &Shared, slug: &str, params: &Value) -> RpcResult {
             format!("the task has ended ({})", state.as_str()),
         ));
     }
-    TaskHandle(entry.clone()).update(TaskState::Canceled, "canceled by the caller", None);
+    let reason = (params.pointer("/metadata/reason"))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(str::to_string);
+    let text = match &reason {
+        Some(r) => format!("canceled by the caller: {r}"),
+        None => "canceled by the caller".to_string(),
+    };
+    *lock(&entry.cancel_reason) = reason;
+    TaskHandle(entry.clone()).update(TaskState::Canceled, &text, None);
     entry.cancel.cancel();
     Ok(Sent::Value(lock(&entry.data).json()))
 }

@@ -9,7 +9,8 @@
 //! then the called app's model. A child never asks a person at the terminal: a question
 //! nobody answers parks it, and its parent with it (`runs answer` on the child, then
 //! `runs resume` on the parent); the answers given with `runs answer` are applied when
-//! the parent resumes the child.
+//! the parent resumes the child. A served run's children (`serve --a2a`) ask the served
+//! task's A2A caller instead (its `asker`): the task becomes `input-required`.
 //!
 //! A call made again (the parent resumed after a crash) finds the child's journal: a
 //! finished child is not run again (its end is read back), an unfinished one is resumed.
@@ -47,6 +48,9 @@ pub(super) struct AppChildren {
     /// answers among them (`<call activity>/<element>`).
     pub given: Vec<Given>,
     pub depth: usize,
+    /// Who answers what nobody before a person decides in a child run, instead of the
+    /// child parking (a served run's A2A caller: `serve --a2a`); `None` parks it.
+    pub asker: Option<Arc<dyn crate::reason::Reasoner>>,
 }
 
 impl ChildRuns for AppChildren {
@@ -111,7 +115,9 @@ impl AppChildren {
                 given: &given,
                 no_model: self.no_model,
                 person: false,
-                park: true,
+                // Asked on: nobody answering is the asker's to handle (it fails the
+                // question), not a park.
+                park: self.asker.is_none(),
                 detach: true,
                 answered: answered.as_ref(),
                 process: Some(&process),
@@ -119,6 +125,11 @@ impl AppChildren {
             },
         )
         .map_err(|e| e.to_string())?;
+        let reasoner = match &self.asker {
+            Some(asker) => Arc::new(crate::reason::Chain::new(vec![reasoner, asker.clone()]))
+                as Arc<dyn crate::reason::Reasoner>,
+            None => reasoner,
+        };
         let judgement = reasoner.describe();
         let harness = FlowAgent::new(&loaded, reasoner).map_err(|e| e.to_string())?;
         let annotations = harness.annotations();

@@ -1198,27 +1198,7 @@ pub(super) fn cancel_run(
         )));
     }
     let remote = cancel_remote_tasks(cli, args, &records, &state);
-    let message = match (&by, &reason) {
-        (Some(b), Some(r)) => format!("cancelled by {b}: {r}"),
-        (Some(b), None) => format!("cancelled by {b}"),
-        (None, Some(r)) => format!("cancelled: {r}"),
-        (None, None) => "cancelled".to_string(),
-    };
-    journal
-        .emit(Event::RunCancelled {
-            by: by.clone(),
-            reason: reason.clone(),
-            remote: remote.clone(),
-        })
-        .and_then(|_| {
-            journal.emit(Event::RunFinished {
-                status: crate::vocab::RunStatus::Cancelled,
-                message: Some(message),
-                variables: state.process_variables.clone(),
-                steps: state.steps,
-            })
-        })
-        .and_then(|_| journal.commit())
+    journal_cancellation(&journal, by.clone(), reason.clone(), remote.clone(), &state)
         .map_err(|e| UsageError::new(format!("cannot journal the cancellation: {e}")))?;
     drop(journal);
     // The child runs it waited for (a call activity's) go with it.
@@ -1325,31 +1305,66 @@ fn cancel_remote_tasks(
         Ok(r) => r,
         Err(e) => return failed(&format!("cannot start the async runtime: {e}")),
     };
-    runtime.block_on(async {
-        let mut out = Vec::new();
-        for task in state.remote_tasks.values() {
-            let r = &task.remote;
-            let result = match remotes.get(&r.agent) {
-                Some(remote) => remote
-                    .cancel_task(&r.task_id)
-                    .await
-                    .map_err(|e| e.to_string()),
-                None => Err(format!(
-                    "the app has no remote agent `{}` any more",
-                    r.agent
-                )),
-            };
-            if let Err(e) = &result {
-                tracing::warn!("CancelTask {} at `{}`: {e}", r.task_id, r.agent);
-            }
-            out.push(RemoteCancelled {
-                agent: r.agent.clone(),
-                task_id: r.task_id.clone(),
-                node: task.node.clone(),
-                state: result.as_ref().ok().filter(|s| !s.is_empty()).cloned(),
-                error: result.err(),
-            });
+    runtime.block_on(cancel_at_agents(&remotes, state))
+}
+
+/// `CancelTask` for each remote task `state` waits for (or sent before a crash), at its
+/// agent among `remotes`: the agent's reply (the task's state) or why it failed. Shared by
+/// `runs cancel` and a served run cancelled by its caller.
+pub(super) async fn cancel_at_agents(
+    remotes: &crate::reason::remote::Remotes,
+    state: &FlowState,
+) -> Vec<crate::journal::event::RemoteCancelled> {
+    let mut out = Vec::new();
+    for task in state.remote_tasks.values() {
+        let r = &task.remote;
+        let result = match remotes.get(&r.agent) {
+            Some(remote) => remote
+                .cancel_task(&r.task_id)
+                .await
+                .map_err(|e| e.to_string()),
+            None => Err(format!(
+                "the app has no remote agent `{}` any more",
+                r.agent
+            )),
+        };
+        if let Err(e) = &result {
+            tracing::warn!("CancelTask {} at `{}`: {e}", r.task_id, r.agent);
         }
-        out
-    })
+        out.push(crate::journal::event::RemoteCancelled {
+            agent: r.agent.clone(),
+            task_id: r.task_id.clone(),
+            node: task.node.clone(),
+            state: result.as_ref().ok().filter(|s| !s.is_empty()).cloned(),
+            error: result.err(),
+        });
+    }
+    out
+}
+
+/// End a run cancelled: `run_cancelled` (who, why, what its remote agents said) and
+/// `run_finished` with status `cancelled` (the message `cancelled by WHO: WHY`, the run's
+/// variables and steps as `state` has them), committed together. Shared by `runs cancel`
+/// and a served run cancelled by its caller.
+pub(super) fn journal_cancellation(
+    sink: &dyn EventSink,
+    by: Option<String>,
+    reason: Option<String>,
+    remote: Vec<crate::journal::event::RemoteCancelled>,
+    state: &FlowState,
+) -> Result<(), JournalError> {
+    let message = match (&by, &reason) {
+        (Some(b), Some(r)) => format!("cancelled by {b}: {r}"),
+        (Some(b), None) => format!("cancelled by {b}"),
+        (None, Some(r)) => format!("cancelled: {r}"),
+        (None, None) => "cancelled".to_string(),
+    };
+    sink.emit(Event::RunCancelled { by, reason, remote })?;
+    sink.emit(Event::RunFinished {
+        status: crate::vocab::RunStatus::Cancelled,
+        message: Some(message),
+        variables: state.process_variables.clone(),
+        steps: state.steps,
+    })?;
+    sink.commit()
 }

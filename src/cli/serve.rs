@@ -188,10 +188,12 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
     }
 
     let labels = Labels::default();
+    // The runs' journals: a delegation journals its remote task in its run's.
+    let journals = Journals::new(args.run_dir.clone(), labels.clone(), args.durability);
     let mut flows = Vec::new();
     let mut skipped = 0;
     for app in &targets {
-        match load(app, args) {
+        match load(app, args, journals.lookup()) {
             Ok((flow, _, _))
                 if flows
                     .iter()
@@ -238,7 +240,7 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
     // `register_flow` loads apps from the apps folder and the served apps' folders.
     let mut roots = vec![cli.apps_dir.clone()];
     roots.extend(targets.iter().map(|app| app.dir.clone()));
-    let outcome = runtime.block_on(serve(flows, roots, labels, transport, args));
+    let outcome = runtime.block_on(serve(flows, roots, labels, journals, transport, args));
     // A stdin reader may still be blocked in a read: do not wait for it.
     runtime.shutdown_background();
     outcome
@@ -341,7 +343,11 @@ type Problems = (String, Vec<String>);
 /// Load, check and wire one app: its harness asks the chain of [`judge`], described by
 /// the string returned with it.
 /// An app's flow, its source of judgement and its digest.
-fn load(app: &AppRef, args: &ServeArgs) -> Result<(RegisteredFlow, String, String), Problems> {
+fn load(
+    app: &AppRef,
+    args: &ServeArgs,
+    journals: crate::reason::remote::RunJournals,
+) -> Result<(RegisteredFlow, String, String), Problems> {
     let loaded = wiring::load_checked(app).map_err(|errors| {
         let summary = format!("does not validate ({})", count(errors.len(), "error"));
         (summary, errors)
@@ -349,7 +355,8 @@ fn load(app: &AppRef, args: &ServeArgs) -> Result<(RegisteredFlow, String, Strin
     let reasoner =
         judge(&loaded, args.answers.as_deref(), args.no_model).map_err(|e| (e, Vec::new()))?;
     let judgement = reasoner.describe();
-    let flow = wiring::registered_flow(&loaded, reasoner).map_err(|e| (e, Vec::new()))?;
+    let flow =
+        wiring::registered_flow(&loaded, reasoner, Some(journals)).map_err(|e| (e, Vec::new()))?;
     Ok((flow, judgement, loaded.digest()))
 }
 
@@ -406,6 +413,7 @@ async fn serve(
     flows: Vec<RegisteredFlow>,
     roots: Vec<PathBuf>,
     labels: Labels,
+    journals: Journals,
     transport: Transport,
     args: &ServeArgs,
 ) -> Result<Outcome, UsageError> {
@@ -413,14 +421,13 @@ async fn serve(
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
     let registry = Arc::new(Registry::default());
     let keys: Vec<String> = flows.into_iter().map(|f| registry.register(f)).collect();
-    let journals = Journals::new(args.run_dir.clone(), labels.clone(), args.durability);
     let loader = {
         let answers = args.answers.clone();
         let no_model = args.no_model;
         let registry = registry.clone();
         // A client may add apps from the apps folder or the served apps' folders; a process
         // key already registered is refused (a run may be using it).
-        wiring::flow_loader(&roots, move |loaded| {
+        wiring::flow_loader(&roots, Some(journals.lookup()), move |loaded| {
             let config = loaded.config.as_ref().ok_or("the app has no flow config")?;
             let key = config.process_key();
             if registry.flow(key).is_ok() {
@@ -630,6 +637,17 @@ impl Journals {
         Ok(run)
     }
 
+    /// Finds the journal of a run still going here, by its id (for the harnesses: a
+    /// delegation journals its remote task there).
+    pub(super) fn lookup(&self) -> crate::reason::remote::RunJournals {
+        let open = Arc::downgrade(&self.open);
+        Arc::new(move |run_id: &str| {
+            let open = open.upgrade()?;
+            let run = lock(&open).get(run_id).cloned()?;
+            Some(run as Arc<dyn EventSink>)
+        })
+    }
+
     pub(super) fn open_count(&self) -> usize {
         lock(&self.open).len()
     }
@@ -643,6 +661,45 @@ impl Journals {
             run.interrupt(message);
             lock(&self.open).remove(run_id);
         }
+    }
+
+    /// The state of run `run_id` as its journal has it (committed first), while the run
+    /// is still going here.
+    pub(super) fn state(&self, run_id: &str) -> Option<FlowState> {
+        let run = lock(&self.open).get(run_id).cloned()?;
+        let _ = run.sink.inner.commit();
+        store::read_journal(run.sink.inner.path())
+            .ok()
+            .map(|r| FlowState::fold(r.records.iter()))
+    }
+
+    /// End the journal of run `run_id`, if still going, cancelled: `runs cancel`'s
+    /// records (`run_cancelled`, then `run_finished` with status `cancelled`), with the
+    /// variables and steps of `state`.
+    pub(super) fn cancel(
+        &self,
+        run_id: &str,
+        by: Option<String>,
+        reason: Option<String>,
+        remote: Vec<crate::journal::event::RemoteCancelled>,
+        state: &FlowState,
+    ) {
+        let run = lock(&self.open).get(run_id).cloned();
+        let Some(run) = run else { return };
+        {
+            let mut closed = lock(&run.closed);
+            if *closed {
+                return;
+            }
+            *closed = true;
+            let written =
+                super::durable::journal_cancellation(&run.sink, by, reason, remote, state);
+            match written {
+                Ok(()) => tracing::info!("run {run_id}: cancelled"),
+                Err(e) => tracing::error!("run {run_id}: cannot journal its cancellation: {e}"),
+            }
+        }
+        lock(&self.open).remove(run_id);
     }
 
     /// Close the journal of every run still going with a failed `run_finished`.

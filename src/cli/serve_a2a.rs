@@ -11,8 +11,10 @@
 //! question as `runs show` has it); the caller's next message in the task answers it,
 //! checked as `runs answer` checks an answer (a wrong one asks again, saying why). The
 //! run's final variables are the task's artifact (a DataPart); a failed run fails the
-//! task with its message. `CancelTask` stops the run (its journal ends failed, "canceled
-//! by the A2A caller").
+//! task with its message. `CancelTask` cancels the run as `runs cancel` does (its remote
+//! tasks cancelled at their agents, `run_cancelled` by the A2A caller, `run_finished`
+//! with status `cancelled`). A delegated task's remote task is journalled
+//! (`remote_task_started`) as soon as its agent assigns it.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -461,7 +463,8 @@ impl Executor for Runner {
             guardrails: served.guardrails.clone(),
             asking: tokio::sync::Mutex::new(()),
         });
-        let reasoner: Arc<dyn Reasoner> = Arc::new(Chain::new(vec![served.judge.clone(), caller]));
+        let reasoner: Arc<dyn Reasoner> =
+            Arc::new(Chain::new(vec![served.judge.clone(), caller.clone()]));
         let harness = FlowAgent::new(&served.loaded, reasoner).map_err(|e| e.to_string())?;
         let process = served
             .loaded
@@ -501,8 +504,16 @@ impl Executor for Runner {
             no_model: self.children.no_model,
             given: self.children.given.clone(),
             depth: 0,
+            // A child's question goes to this task's caller (input-required), as the
+            // served run's own questions do.
+            asker: Some(caller.clone()),
         }) as Arc<dyn ChildRuns>);
-        let run = self.engine.run(request, Arc::new(harness), sink);
+        // A delegation journals its remote task as soon as the agent assigns it (a crash
+        // after `SendMessage` follows it up on resume instead of sending it again), and
+        // a cancelled run cancels it at its agent.
+        harness.journal_remote_tasks(sink.clone());
+        let harness = Arc::new(harness);
+        let run = self.engine.run(request, harness.clone(), sink);
         let journals = self.journals.clone();
         let stopping = self.stopping.clone();
         task.update(
@@ -512,18 +523,23 @@ impl Executor for Runner {
         );
         let cancelled = task.cancelled();
         tokio::spawn(async move {
+            let mut run = run;
             let outcome = tokio::select! {
                 biased;
-                () = cancelled.cancelled() => {
-                    let why = if stopping.load(std::sync::atomic::Ordering::SeqCst) {
-                        "interrupted (the server shut down)"
-                    } else {
-                        "canceled by the A2A caller"
-                    };
-                    journals.interrupt(&run_id, why);
-                    return;
+                () = cancelled.cancelled() => None,
+                outcome = &mut run => Some(outcome),
+            };
+            let Some(outcome) = outcome else {
+                // The run goes no further (its future is no longer polled); its remote
+                // tasks are cancelled through its own clients (so dropping it then sends
+                // no second CancelTask), and its journal ends.
+                if stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                    journals.interrupt(&run_id, "interrupted (the server shut down)");
+                } else {
+                    cancel_run(&journals, &run_id, &task, &harness.remotes).await;
                 }
-                outcome = run => outcome,
+                drop(run);
+                return;
             };
             match outcome {
                 Ok(o) if o.status == RunStatus::Completed => {
@@ -572,6 +588,35 @@ impl Executor for Runner {
         });
         Ok(())
     }
+}
+
+/// Who cancels a served run whose task its caller cancelled (`run_cancelled.by`).
+const CALLER: &str = "the A2A caller";
+
+/// A served run whose task the caller cancelled ends as `runs cancel` ends a run: the
+/// remote tasks it waited for are cancelled at their agents, then `run_cancelled` (by the
+/// A2A caller, the reason its `CancelTask` gave) and `run_finished` with status
+/// `cancelled`.
+async fn cancel_run(
+    journals: &Journals,
+    run_id: &str,
+    task: &TaskHandle,
+    remotes: &crate::reason::remote::Remotes,
+) {
+    let Some(state) = journals.state(run_id) else {
+        return;
+    };
+    let remote = super::durable::cancel_at_agents(remotes, &state).await;
+    let reason = task
+        .cancel_reason()
+        .unwrap_or_else(|| format!("A2A task {run_id} canceled (CancelTask)"));
+    journals.cancel(
+        run_id,
+        Some(CALLER.to_string()),
+        Some(reason),
+        remote,
+        &state,
+    );
 }
 
 /// The run's journal, and each decision as a `working` status update of its task.
@@ -641,6 +686,14 @@ fn progress(event: &Event) -> Option<(String, Value)> {
                 json!({"event": "hook_evaluated", "node": hook, "action": action, "decided_by": by}),
             ))
         }
+        Event::RemoteTaskStarted { node, remote, .. } => Some((
+            format!(
+                "task {node} delegated to remote agent {} (A2A task {})",
+                remote.agent, remote.task_id
+            ),
+            json!({"event": "remote_task_started", "node": node, "agent": remote.agent,
+                   "task_id": remote.task_id}),
+        )),
         _ => None,
     }
 }

@@ -307,6 +307,7 @@ pub fn run_resumed(
                 no_model: args.no_model,
                 given: given.clone(),
                 depth: 0,
+                asker: None,
             }) as Arc<dyn ChildRuns>
         });
     let prepared = Prepared {

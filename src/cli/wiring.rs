@@ -339,12 +339,17 @@ pub(super) fn load_checked(app: &crate::app::registry::AppRef) -> Result<LoadedA
     }
 }
 
-/// A validated app as the bridge registers it: its harness asks `reasoner`.
+/// A validated app as the bridge registers it: its harness asks `reasoner`, and journals
+/// each run's remote tasks into the journal `journals` finds for the run (a server's).
 pub(super) fn registered_flow(
     loaded: &LoadedApp,
     reasoner: Arc<dyn Reasoner>,
+    journals: Option<crate::reason::remote::RunJournals>,
 ) -> Result<RegisteredFlow, String> {
     let harness = FlowAgent::new(loaded, reasoner).map_err(|e| e.to_string())?;
+    if let Some(find) = journals {
+        harness.journal_remote_tasks_by_run(find);
+    }
     let process = loaded
         .process()
         .cloned()
@@ -361,7 +366,11 @@ pub(super) fn registered_flow(
 /// of `roots`; its control points ask what `reasoner` gives for the loaded app. A path
 /// elsewhere is refused without being read: clients must not make the server read (and
 /// quote in its diagnostics) arbitrary files.
-pub(super) fn flow_loader<F>(roots: &[PathBuf], reasoner: F) -> FlowLoader
+pub(super) fn flow_loader<F>(
+    roots: &[PathBuf],
+    journals: Option<crate::reason::remote::RunJournals>,
+    reasoner: F,
+) -> FlowLoader
 where
     F: Fn(&LoadedApp) -> Result<Arc<dyn Reasoner>, String> + Send + Sync + 'static,
 {
@@ -387,7 +396,7 @@ where
             app_from_config(p)
         };
         let loaded = load_checked(&app).map_err(|errors| errors.join("\n"))?;
-        registered_flow(&loaded, reasoner(&loaded)?)
+        registered_flow(&loaded, reasoner(&loaded)?, journals.clone())
     })
 }
 

@@ -148,6 +148,12 @@ impl FlowAgent {
         self.remotes.journal_to(sink);
     }
 
+    /// Journal the remote tasks of the many runs this harness serves (`serve --http`):
+    /// each into the journal `find` gives for its run id.
+    pub fn journal_remote_tasks_by_run(&self, find: crate::reason::remote::RunJournals) {
+        self.remotes.journal_by_run(find);
+    }
+
     pub fn config(&self) -> &FlowConfig {
         &self.config
     }

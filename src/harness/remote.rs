@@ -84,6 +84,7 @@ impl Answerer for ChainAnswerer<'_> {
             return;
         };
         self.remotes.started(
+            &self.base.context.run_id,
             &self.base.task_id,
             key,
             RemoteWait {

@@ -33,7 +33,13 @@ pub struct Remotes {
     /// task is journalled there (`remote_task_started`) as soon as the agent assigns its
     /// id, inside the control point's visit.
     journal: std::sync::OnceLock<Arc<dyn EventSink>>,
+    /// Finds the journal of a run by its id, when the owner serves many runs with one
+    /// harness ([`Remotes::journal_by_run`]; `serve --http`).
+    runs: std::sync::OnceLock<RunJournals>,
 }
+
+/// The journal of a run still going, by its id (a server's open runs).
+pub type RunJournals = Arc<dyn Fn(&str) -> Option<Arc<dyn EventSink>> + Send + Sync>;
 
 /// One remote agent: its settings and, once built, its client.
 pub struct Remote {
@@ -80,6 +86,7 @@ impl Remotes {
             agents,
             waiting: Default::default(),
             journal: Default::default(),
+            runs: Default::default(),
         }
     }
 
@@ -100,12 +107,23 @@ impl Remotes {
         let _ = self.journal.set(sink);
     }
 
+    /// Journal the remote tasks of each run into the run's journal that `find` gives for
+    /// its id (a harness serving many runs: `serve --http`). A run given its own journal
+    /// with [`Remotes::journal_to`] uses that one.
+    pub fn journal_by_run(&self, find: RunJournals) {
+        let _ = self.runs.set(find);
+    }
+
     /// A delegation's task was assigned its id: journalled and committed at once (before
     /// the task is followed), so that a crash from now on resumes with `GetTask` on it.
     /// A journal that cannot take it is logged; the exchange goes on.
-    pub fn started(&self, node: &str, key: &str, remote: crate::vocab::RemoteWait) {
-        let Some(sink) = self.journal.get() else {
-            return;
+    pub fn started(&self, run_id: &str, node: &str, key: &str, remote: crate::vocab::RemoteWait) {
+        let sink = match self.journal.get() {
+            Some(s) => s.clone(),
+            None => match self.runs.get().and_then(|find| find(run_id)) {
+                Some(s) => s,
+                None => return,
+            },
         };
         let written = sink
             .emit(Event::RemoteTaskStarted {
