@@ -1087,6 +1087,10 @@ impl Reasoner for Watched {
         self.inner.describe()
     }
 
+    fn answers_in_advance(&self, req: &TaskRequest) -> bool {
+        self.inner.answers_in_advance(req)
+    }
+
     // The spinner starts when the answer is awaited, not when it is asked for: the engine
     // commits (and so shows) its step's records in between, and a record shown stops the
     // spinner (tests/pty.rs).
