@@ -501,6 +501,7 @@ impl Executor for Runner {
             no_model: self.children.no_model,
             given: self.children.given.clone(),
             depth: 0,
+            graph: Default::default(),
         }) as Arc<dyn ChildRuns>);
         let run = self.engine.run(request, Arc::new(harness), sink);
         let journals = self.journals.clone();

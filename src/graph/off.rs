@@ -36,6 +36,15 @@ pub mod abox {
         }
     }
 
+    /// No child run is written to a graph either.
+    pub fn child_graph_run(
+        _parent: Option<&GraphRun>,
+        loaded: &crate::app::LoadedApp,
+        run_id: &str,
+    ) -> Result<Option<GraphRun>, StoreError> {
+        graph_run(loaded, run_id)
+    }
+
     /// No run is written to a graph: an app with a `graph:` block is refused.
     pub fn graph_run(
         loaded: &crate::app::LoadedApp,
