@@ -695,3 +695,72 @@ fn jena_parses_every_exported_graph() {
         assert_eq!(jena, ours.to_string(), "{app}: nextTask edges in Jena");
     }
 }
+
+/// call_same_file (a call activity calling a process of the same file) in graph mode.
+fn call_same_file_with(tmp: &Path, graph: &str) -> PathBuf {
+    let app = tmp.join("apps/call_same_file");
+    copy_dir(&root().join("tests/fixtures/apps/call_same_file"), &app);
+    let config = app.join("config/call_same_file_config.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push('\n');
+    text.push_str(graph);
+    std::fs::write(&config, text).unwrap();
+    app
+}
+
+const CHILD_LINKS: &str = "SELECT ?child ?parent ?node ?status ?g WHERE { GRAPH ?g {
+    ?c cf:parentRun ?p; cf:calledBy ?node; cf:runId ?child; agentflow:processStatus ?status }
+    GRAPH ?pg { ?p cf:runId ?parent; cf:childRun ?c } }";
+
+/// A child run of a call activity is its own ABox graph in the caller's store, linked to
+/// the run that called it both ways; on Fuseki the links are read from the server itself.
+#[test]
+fn a_child_run_is_written_into_the_store_linked_to_its_parent() {
+    let server = fuseki::shared();
+    let tmp = TempDir::new().unwrap();
+    for (name, graph) in [
+        ("e", "graph:\n  store: embedded\n".to_string()),
+        (
+            "f",
+            format!("graph:\n  endpoint: {}\n  dataset: ds\n", server.url),
+        ),
+    ] {
+        let app = call_same_file_with(&tmp.path().join(name), &graph);
+        let runs = tmp.path().join(format!("runs-{name}"));
+        let out = start(&app, "pass", &runs);
+        assert!(out.status.success(), "{}", runs::show(&out));
+        // The calling run: the one whose `run_started` names no parent.
+        let records: Vec<Value> = std::fs::read_dir(runs.join("runs"))
+            .unwrap()
+            .map(|e| {
+                std::fs::read_to_string(e.unwrap().path().join("journal.jsonl"))
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect::<Vec<Value>>()
+            })
+            .find(|records| records[0].get("parent").is_none())
+            .expect("the calling run");
+        let parent = records[0]["run_id"].as_str().unwrap().to_string();
+        let child = records
+            .iter()
+            .find(|r| r["event"] == "child_started")
+            .expect("a child run")["run_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Every run of the app: the embedded store is rebuilt from both journals.
+        let rows = select(app.to_str().unwrap(), &runs, CHILD_LINKS);
+        assert_eq!(rows.len(), 1, "{name}: {rows:?}");
+        let row = &rows[0];
+        assert_eq!(row["child"], child.as_str(), "{name}");
+        assert_eq!(row["parent"], parent.as_str(), "{name}");
+        assert_eq!(row["node"], "Call_Sub", "{name}");
+        assert_eq!(row["status"], "COMPLETED", "{name}");
+        assert_eq!(
+            row["g"],
+            format!("urn:cuga-flo:graph:call_same_file:run:{child}").as_str(),
+            "{name}"
+        );
+    }
+}
