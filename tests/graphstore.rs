@@ -764,3 +764,87 @@ fn a_child_run_is_written_into_the_store_linked_to_its_parent() {
         );
     }
 }
+
+/// A run a client starts on `serve --a2a` is written into the app's store as `start`
+/// writes it: read back from Fuseki itself (sim_activation, whose tasks run their command
+/// agents' scripts: nothing to answer).
+#[test]
+fn a_run_served_over_a2a_is_written_into_the_store() {
+    let server = fuseki::shared();
+    let tmp = TempDir::new().unwrap();
+    let app = tmp.path().join("apps/sim_activation");
+    copy_dir(&root().join("applications/sim_activation"), &app);
+    let config = app.join("config/sim_activation_config.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\ngraph:\n  endpoint: {}\n  dataset: ds\n",
+        server.url
+    ));
+    std::fs::write(&config, text).unwrap();
+    let base = tmp.path().join("base");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+        .args(["--color", "never", "--apps-dir"])
+        .arg(tmp.path().join("apps"))
+        .args([
+            "serve",
+            "--a2a",
+            "127.0.0.1:0",
+            "--no-model",
+            "sim_activation",
+        ])
+        .arg("--run-dir")
+        .arg(&base)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let host = line
+        .trim()
+        .strip_prefix("listening http://")
+        .unwrap_or_else(|| panic!("no `listening` line but {line:?}"))
+        .to_string();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [
+            {"data": {"request": "My SIM was stolen", "msisdn": "+15550177"}}]}}})
+    .to_string();
+    let mut tcp = std::net::TcpStream::connect(&host).unwrap();
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    write!(
+        tcp,
+        "POST /sim_activation HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/a2a+json\r\n\
+         A2A-Version: 1.0\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(response.contains("TASK_STATE_COMPLETED"), "{response}");
+    let run = std::fs::read_dir(base.join("runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .expect("the served run's journal")
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    // Asked of Fuseki directly (an app on an endpoint is not rebuilt from journals).
+    let rows = select(
+        app.to_str().unwrap(),
+        &base,
+        &format!(
+            "SELECT ?status ?ticket WHERE {{ GRAPH <urn:cuga-flo:graph:sim_activation:run:{run}> {{
+              ?i cf:runId \"{run}\"; agentflow:processStatus ?status; agentflow:hasVariable ?v .
+              ?v agentflow:varName \"ticket\"; agentflow:varValue ?ticket }} }}"
+        ),
+    );
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["status"], "COMPLETED");
+    assert_eq!(rows[0]["ticket"], "SEC-4687");
+}

@@ -205,8 +205,9 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
                     flow.process_key
                 );
             }
-            Ok((flow, judgement, digest)) => {
-                labels.set(&flow.process_key, &app.name, &judgement, &digest);
+            Ok((flow, judgement, loaded)) => {
+                labels.set(&flow.process_key, &app.name, &judgement, &loaded.digest());
+                labels.set_app(&flow.process_key, &loaded);
                 flows.push(flow);
             }
             Err(problems) => {
@@ -341,7 +342,10 @@ type Problems = (String, Vec<String>);
 /// Load, check and wire one app: its harness asks the chain of [`judge`], described by
 /// the string returned with it.
 /// An app's flow, its source of judgement and its digest.
-fn load(app: &AppRef, args: &ServeArgs) -> Result<(RegisteredFlow, String, String), Problems> {
+fn load(
+    app: &AppRef,
+    args: &ServeArgs,
+) -> Result<(RegisteredFlow, String, crate::app::LoadedApp), Problems> {
     let loaded = wiring::load_checked(app).map_err(|errors| {
         let summary = format!("does not validate ({})", count(errors.len(), "error"));
         (summary, errors)
@@ -350,7 +354,7 @@ fn load(app: &AppRef, args: &ServeArgs) -> Result<(RegisteredFlow, String, Strin
         judge(&loaded, args.answers.as_deref(), args.no_model).map_err(|e| (e, Vec::new()))?;
     let judgement = reasoner.describe();
     let flow = wiring::registered_flow(&loaded, reasoner).map_err(|e| (e, Vec::new()))?;
-    Ok((flow, judgement, loaded.digest()))
+    Ok((flow, judgement, loaded))
 }
 
 /// An app's reasoner: policy rules, then the answers file, then the app's model (unless
@@ -377,8 +381,13 @@ pub(super) fn judge(
 
 /// The app name, the source of judgement and the app's digest of each process key, for
 /// `RunStarted` (and the journal's anchor).
+/// Also the served apps in graph mode, whose runs are written into their stores.
 #[derive(Clone, Default)]
-pub(super) struct Labels(Arc<Mutex<HashMap<String, Label>>>);
+pub(super) struct Labels(
+    Arc<Mutex<HashMap<String, Label>>>,
+    Arc<Mutex<HashMap<String, crate::app::LoadedApp>>>,
+    Arc<crate::graph::abox::Stores>,
+);
 
 type Label = (String, String, Option<String>);
 
@@ -392,6 +401,28 @@ impl Labels {
                 Some(digest.to_string()),
             ),
         );
+    }
+
+    /// The app of `process_key`, when it runs in graph mode (a `graph:` block): its runs
+    /// are written into its store as `start` writes them.
+    pub(super) fn set_app(&self, process_key: &str, loaded: &crate::app::LoadedApp) {
+        if loaded.config.as_ref().is_some_and(|c| c.graph.is_some()) {
+            lock(&self.1).insert(process_key.to_string(), loaded.clone());
+        }
+    }
+
+    /// Graph mode's writer of run `run_id` of `process_key` (none without a `graph:`).
+    fn graph(
+        &self,
+        process_key: &str,
+        run_id: &str,
+    ) -> Result<Option<Arc<crate::graph::abox::GraphRun>>, String> {
+        let Some(loaded) = lock(&self.1).get(process_key).cloned() else {
+            return Ok(None);
+        };
+        crate::graph::abox::served_graph_run(&self.2, &loaded, run_id)
+            .map(|g| g.map(Arc::new))
+            .map_err(|e| format!("run `{run_id}`: graph mode: {e}"))
     }
 
     fn get(&self, process_key: &str) -> Label {
@@ -431,6 +462,7 @@ async fn serve(
             }
             let reasoner = judge(loaded, answers.as_deref(), no_model)?;
             labels.set(key, &loaded.name, &reasoner.describe(), &loaded.digest());
+            labels.set_app(key, loaded);
             Ok(reasoner)
         })
     };
@@ -586,6 +618,7 @@ impl Journals {
         crate::journal::store::check_run_id(&args.run_id)?;
         let dir = store::run_dir(&self.base, &args.run_id);
         let (app, judgement, app_digest) = self.labels.get(&args.process_key);
+        let graph = self.labels.graph(&args.process_key, &args.run_id)?;
         let options = JournalOptions {
             durability: self.durability,
             anchor: Anchor::new(&args.run_id, app_digest.clone()),
@@ -608,6 +641,14 @@ impl Journals {
             args.process_key,
             journal.path().display()
         );
+        // Graph mode: the store is an observer of the journal, as for `start`.
+        let journal = match &graph {
+            Some(g) => {
+                let g = g.clone();
+                journal.with_observer(move |record: &crate::journal::Record| g.apply(record))
+            }
+            None => journal,
+        };
         let run = Arc::new(RunJournal {
             run_id: args.run_id.clone(),
             sink: Labelled {
@@ -617,7 +658,7 @@ impl Journals {
                 launch: None,
                 sealed: Default::default(),
                 app_digest,
-                graph: None,
+                graph,
             },
             closed: Mutex::new(false),
             open: Arc::downgrade(&self.open),

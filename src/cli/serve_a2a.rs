@@ -167,6 +167,7 @@ pub(super) fn run(
             &format!("{} (then the A2A caller)", reasoner.describe()),
             &loaded.digest(),
         );
+        labels.set_app(&process_key, &loaded);
         agents.push(agent_spec(&slug, &loaded));
         apps.insert(
             slug,
@@ -319,6 +320,7 @@ impl ScenarioAgents {
                 &format!("{} (then the A2A caller)", s.judge.describe()),
                 &s.loaded.digest(),
             );
+            labels.set_app(&process_key, &s.loaded);
             let spec = agent_spec(&slug, &s.loaded);
             let runner = Arc::new(Runner {
                 apps: HashMap::from([(

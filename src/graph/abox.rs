@@ -722,6 +722,51 @@ pub fn child_graph_run(
     Ok(Some(run))
 }
 
+/// The stores a server's runs write into, one per `graph:` store (by [`store_key`]): the
+/// runs of `serve` share them (an embedded store on disk opens once).
+#[derive(Default)]
+pub struct Stores(Mutex<std::collections::HashMap<String, Arc<dyn GraphStore>>>);
+
+/// The graph-mode writer of a run of `loaded` started by a server (`serve`, `serve
+/// --a2a`): as [`graph_run`], its store taken from `stores` (opened there the first time).
+pub fn served_graph_run(
+    stores: &Stores,
+    loaded: &crate::app::LoadedApp,
+    run_id: &str,
+) -> Result<Option<GraphRun>, StoreError> {
+    let Some(config) = loaded.config.as_ref().and_then(|c| c.graph.as_ref()) else {
+        return Ok(None);
+    };
+    let dir = loaded
+        .config_path
+        .as_ref()
+        .and_then(|p| p.parent())
+        .unwrap_or(&loaded.dir);
+    let key = store_key(config, dir);
+    let store = {
+        let mut map = stores.0.lock().unwrap_or_else(|e| e.into_inner());
+        match map.get(&key) {
+            Some(s) => s.clone(),
+            None => {
+                let s = super::store::open(config, dir)?;
+                map.insert(key.clone(), s.clone());
+                s
+            }
+        }
+    };
+    let shared = GraphRun {
+        store,
+        fresh: false,
+        key,
+        inner: Mutex::new(RunState {
+            writer: AboxWriter::new(&loaded.name, "-", None, None),
+            tbox: None,
+            failed: None,
+        }),
+    };
+    child_graph_run(Some(&shared), loaded, run_id)
+}
+
 /// What tells two `graph:` blocks' stores apart: the backend, the endpoint and dataset or
 /// the folder on disk (relative to the config's folder), the credentials' variables.
 fn store_key(config: &crate::app::GraphConfig, dir: &std::path::Path) -> String {

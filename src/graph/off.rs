@@ -36,6 +36,19 @@ pub mod abox {
         }
     }
 
+    /// No stores in this build.
+    #[derive(Default)]
+    pub struct Stores;
+
+    /// No served run is written to a graph either.
+    pub fn served_graph_run(
+        _stores: &Stores,
+        loaded: &crate::app::LoadedApp,
+        run_id: &str,
+    ) -> Result<Option<GraphRun>, StoreError> {
+        graph_run(loaded, run_id)
+    }
+
     /// No child run is written to a graph either.
     pub fn child_graph_run(
         _parent: Option<&GraphRun>,
