@@ -615,6 +615,21 @@ impl Journals {
     }
 
     pub(super) fn open(&self, args: &RunProcessArgs) -> Result<Arc<dyn EventSink>, String> {
+        self.open_run(args).map(|(sink, _)| sink)
+    }
+
+    /// As [`Journals::open`], with the run's graph-mode writer (its child runs write into
+    /// its store and link to it).
+    pub(super) fn open_run(
+        &self,
+        args: &RunProcessArgs,
+    ) -> Result<
+        (
+            Arc<dyn EventSink>,
+            Option<Arc<crate::graph::abox::GraphRun>>,
+        ),
+        String,
+    > {
         crate::journal::store::check_run_id(&args.run_id)?;
         let dir = store::run_dir(&self.base, &args.run_id);
         let (app, judgement, app_digest) = self.labels.get(&args.process_key);
@@ -664,7 +679,8 @@ impl Journals {
             open: Arc::downgrade(&self.open),
         });
         lock(&self.open).insert(args.run_id.clone(), run.clone());
-        Ok(run)
+        let graph = run.sink.graph.clone();
+        Ok((run, graph))
     }
 
     pub(super) fn open_count(&self) -> usize {

@@ -478,7 +478,7 @@ impl Executor for Runner {
             untrusted: None,
             bridge: None,
         };
-        let journal = self.journals.open(&args)?;
+        let (journal, graph) = self.journals.open_run(&args)?;
         let sink: Arc<dyn EventSink> = Arc::new(Streamed {
             inner: journal,
             task: task.clone(),
@@ -503,7 +503,10 @@ impl Executor for Runner {
             no_model: self.children.no_model,
             given: self.children.given.clone(),
             depth: 0,
-            graph: Default::default(),
+            graph: Arc::new(match graph {
+                Some(g) => std::sync::OnceLock::from(g),
+                None => std::sync::OnceLock::new(),
+            }),
         }) as Arc<dyn ChildRuns>);
         let run = self.engine.run(request, Arc::new(harness), sink);
         let journals = self.journals.clone();
