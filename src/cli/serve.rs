@@ -588,6 +588,9 @@ async fn serve_stdio(
 
 // ---- Journals of the runs clients start ----
 
+/// A run's graph-mode writer.
+type RunGraph = Arc<crate::graph::abox::GraphRun>;
+
 type OpenRuns = Arc<Mutex<BTreeMap<String, Arc<RunJournal>>>>;
 
 /// Opens a journal for each run a client starts, and closes those still open at shutdown.
@@ -623,13 +626,7 @@ impl Journals {
     pub(super) fn open_run(
         &self,
         args: &RunProcessArgs,
-    ) -> Result<
-        (
-            Arc<dyn EventSink>,
-            Option<Arc<crate::graph::abox::GraphRun>>,
-        ),
-        String,
-    > {
+    ) -> Result<(Arc<dyn EventSink>, Option<RunGraph>), String> {
         crate::journal::store::check_run_id(&args.run_id)?;
         let dir = store::run_dir(&self.base, &args.run_id);
         let (app, judgement, app_digest) = self.labels.get(&args.process_key);
