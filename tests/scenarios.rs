@@ -156,6 +156,8 @@ fn redactions(run_dir: &Path) -> insta::Settings {
         r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
         "[TASK_ID]",
     );
+    // A command agent's reason says how long its CLI took; the line may wrap before `ms`.
+    settings.add_filter(r"answered in \d+\s+ms", "answered in [DURATION]");
     settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\) *", "([DURATION]) ");
     settings.add_filter(r"\d+ ms", "[DURATION]");
     settings.add_filter(r"duration: .*", "duration: [DURATION]");
