@@ -908,6 +908,34 @@ mod tests {
         }
     }
 
+    /// What a command agent's task asks before running its CLI: an answer for this visit
+    /// is there (a single answer: every visit; a list: until it runs out), and asking does
+    /// not spend it. A gateway's answer is no task's.
+    #[tokio::test]
+    async fn an_answer_in_advance_is_seen_without_being_spent() {
+        let doc = json!({"answers": {
+            "A": {"outputs": {"x": 1}},
+            "L": [{"outputs": {"x": 1}}],
+            "G": {"flow": "f"},
+        }});
+        let r = ScriptedReasoner::from_value(doc, "scenario `s`").unwrap();
+        assert!(r.answers_in_advance(&task("A")));
+        assert!(r.answers_in_advance(&task("L")));
+        assert!(r.answers_in_advance(&task("L")));
+        assert!(!r.answers_in_advance(&task("G")));
+        assert!(!r.answers_in_advance(&task("nothing")));
+        r.task(task("L")).await.unwrap();
+        assert!(!r.answers_in_advance(&task("L")));
+        r.task(task("A")).await.unwrap();
+        assert!(r.answers_in_advance(&task("A")));
+        let chain = crate::reason::Chain::new(vec![
+            std::sync::Arc::new(crate::reason::NoModel),
+            std::sync::Arc::new(r),
+        ]);
+        assert!(chain.answers_in_advance(&task("A")));
+        assert!(!crate::reason::NoModel.answers_in_advance(&task("A")));
+    }
+
     fn gateway(id: &str) -> GatewayRequest {
         GatewayRequest {
             gateway_id: id.into(),
