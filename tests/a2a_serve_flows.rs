@@ -329,6 +329,18 @@ fn a_guardrail_nobody_decides_in_time_is_denied() {
         )
         .unwrap();
     }
+    // Its command agents' recipes and scripts, as they are.
+    for sub in ["recipes", "scripts"] {
+        let (from, to) = (
+            root().join("applications/git_push_safety").join(sub),
+            apps.path().join("git_push_safety").join(sub),
+        );
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(&from).unwrap() {
+            let f = f.unwrap();
+            std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+        }
+    }
     let served = Served::start(apps.path(), "git_push_safety", PUSH_ANSWERS);
     let task = served.send(json!({"data": {}}), None);
     assert_eq!(state(&task), "TASK_STATE_INPUT_REQUIRED", "{task}");

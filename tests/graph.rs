@@ -139,6 +139,13 @@ fn without_run_ids(v: &mut Value) {
             {
                 map.remove("latency_ms");
             }
+            // A command agent's answer says how long its CLI took.
+            if map.get("decided_by").and_then(Value::as_str) == Some("command")
+                && let Some(Value::String(reason)) = map.get_mut("reason")
+                && let Some(at) = reason.find(" answered in ")
+            {
+                reason.truncate(at + " answered in".len());
+            }
             map.values_mut().for_each(without_run_ids)
         }
         _ => {}

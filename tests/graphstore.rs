@@ -695,3 +695,156 @@ fn jena_parses_every_exported_graph() {
         assert_eq!(jena, ours.to_string(), "{app}: nextTask edges in Jena");
     }
 }
+
+/// call_same_file (a call activity calling a process of the same file) in graph mode.
+fn call_same_file_with(tmp: &Path, graph: &str) -> PathBuf {
+    let app = tmp.join("apps/call_same_file");
+    copy_dir(&root().join("tests/fixtures/apps/call_same_file"), &app);
+    let config = app.join("config/call_same_file_config.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push('\n');
+    text.push_str(graph);
+    std::fs::write(&config, text).unwrap();
+    app
+}
+
+const CHILD_LINKS: &str = "SELECT ?child ?parent ?node ?status ?g WHERE { GRAPH ?g {
+    ?c cf:parentRun ?p; cf:calledBy ?node; cf:runId ?child; agentflow:processStatus ?status }
+    GRAPH ?pg { ?p cf:runId ?parent; cf:childRun ?c } }";
+
+/// A child run of a call activity is its own ABox graph in the caller's store, linked to
+/// the run that called it both ways; on Fuseki the links are read from the server itself.
+#[test]
+fn a_child_run_is_written_into_the_store_linked_to_its_parent() {
+    let server = fuseki::shared();
+    let tmp = TempDir::new().unwrap();
+    for (name, graph) in [
+        ("e", "graph:\n  store: embedded\n".to_string()),
+        (
+            "f",
+            format!("graph:\n  endpoint: {}\n  dataset: ds\n", server.url),
+        ),
+    ] {
+        let app = call_same_file_with(&tmp.path().join(name), &graph);
+        let runs = tmp.path().join(format!("runs-{name}"));
+        let out = start(&app, "pass", &runs);
+        assert!(out.status.success(), "{}", runs::show(&out));
+        // The calling run: the one whose `run_started` names no parent.
+        let records: Vec<Value> = std::fs::read_dir(runs.join("runs"))
+            .unwrap()
+            .map(|e| {
+                std::fs::read_to_string(e.unwrap().path().join("journal.jsonl"))
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect::<Vec<Value>>()
+            })
+            .find(|records| records[0].get("parent").is_none())
+            .expect("the calling run");
+        let parent = records[0]["run_id"].as_str().unwrap().to_string();
+        let child = records
+            .iter()
+            .find(|r| r["event"] == "child_started")
+            .expect("a child run")["run_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Every run of the app: the embedded store is rebuilt from both journals.
+        let rows = select(app.to_str().unwrap(), &runs, CHILD_LINKS);
+        assert_eq!(rows.len(), 1, "{name}: {rows:?}");
+        let row = &rows[0];
+        assert_eq!(row["child"], child.as_str(), "{name}");
+        assert_eq!(row["parent"], parent.as_str(), "{name}");
+        assert_eq!(row["node"], "Call_Sub", "{name}");
+        assert_eq!(row["status"], "COMPLETED", "{name}");
+        assert_eq!(
+            row["g"],
+            format!("urn:cuga-flo:graph:call_same_file:run:{child}").as_str(),
+            "{name}"
+        );
+    }
+}
+
+/// A run a client starts on `serve --a2a` is written into the app's store as `start`
+/// writes it: read back from Fuseki itself (sim_activation, whose tasks run their command
+/// agents' scripts: nothing to answer).
+#[test]
+fn a_run_served_over_a2a_is_written_into_the_store() {
+    let server = fuseki::shared();
+    let tmp = TempDir::new().unwrap();
+    let app = tmp.path().join("apps/sim_activation");
+    copy_dir(&root().join("applications/sim_activation"), &app);
+    let config = app.join("config/sim_activation_config.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\ngraph:\n  endpoint: {}\n  dataset: ds\n",
+        server.url
+    ));
+    std::fs::write(&config, text).unwrap();
+    let base = tmp.path().join("base");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+        .args(["--color", "never", "--apps-dir"])
+        .arg(tmp.path().join("apps"))
+        .args([
+            "serve",
+            "--a2a",
+            "127.0.0.1:0",
+            "--no-model",
+            "sim_activation",
+        ])
+        .arg("--run-dir")
+        .arg(&base)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let host = line
+        .trim()
+        .strip_prefix("listening http://")
+        .unwrap_or_else(|| panic!("no `listening` line but {line:?}"))
+        .to_string();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [
+            {"data": {"request": "My SIM was stolen", "msisdn": "+15550177"}}]}}})
+    .to_string();
+    let mut tcp = std::net::TcpStream::connect(&host).unwrap();
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    write!(
+        tcp,
+        "POST /sim_activation HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/a2a+json\r\n\
+         A2A-Version: 1.0\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(response.contains("TASK_STATE_COMPLETED"), "{response}");
+    let run = std::fs::read_dir(base.join("runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .expect("the served run's journal")
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    // Asked of Fuseki directly (an app on an endpoint is not rebuilt from journals).
+    let rows = select(
+        app.to_str().unwrap(),
+        &base,
+        &format!(
+            "SELECT ?status ?ticket WHERE {{ GRAPH <urn:cuga-flo:graph:sim_activation:run:{run}> {{
+              ?i cf:runId \"{run}\"; agentflow:processStatus ?status; agentflow:hasVariable ?v .
+              ?v agentflow:varName \"ticket\"; agentflow:varValue ?ticket }} }}"
+        ),
+    );
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["status"], "COMPLETED");
+    assert_eq!(rows[0]["ticket"], "SEC-4687");
+}

@@ -18,6 +18,8 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("claim_intake", "delegated_and_paid"),
     ("git_push_safety", "approved"),
     ("git_push_safety", "denied"),
+    ("git_push_safety", "scripts_approved"),
+    ("git_push_safety", "scripts_secret_denied"),
     ("git_push_safety", "timed_out"),
     ("incident_response", "duplicate_alert"),
     ("incident_response", "false_positive"),
@@ -43,6 +45,8 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("receive_order", "standard"),
     ("sim_activation", "escalated"),
     ("sim_activation", "provisioned"),
+    ("sim_activation", "scripts_escalate"),
+    ("sim_activation", "scripts_hlr_refuses"),
     ("trip_planner", "agent_plans"),
     ("trip_planner", "human_plans"),
 ];
@@ -152,6 +156,8 @@ fn redactions(run_dir: &Path) -> insta::Settings {
         r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
         "[TASK_ID]",
     );
+    // A command agent's reason says how long its CLI took; the line may wrap before `ms`.
+    settings.add_filter(r"answered in \d+\s+ms", "answered in [DURATION]");
     settings.add_filter(r"\(\d+(\.\d+)? (ms|s)\) *", "([DURATION]) ");
     settings.add_filter(r"\d+ ms", "[DURATION]");
     settings.add_filter(r"duration: .*", "duration: [DURATION]");
@@ -434,6 +440,23 @@ mod git_push_safety {
     fn timed_out_parks_at_the_guardrail() {
         check("git_push_safety", "timed_out", Ends::Parked, &[]);
     }
+
+    // No answer for the tasks: their command agents' scripts run for real, on a
+    // throwaway git repository.
+    #[test]
+    fn scripts_push_an_approved_branch() {
+        check("git_push_safety", "scripts_approved", Ends::Completed, &[]);
+    }
+
+    #[test]
+    fn scripts_find_a_staged_secret() {
+        check(
+            "git_push_safety",
+            "scripts_secret_denied",
+            Ends::Completed,
+            &[],
+        );
+    }
 }
 
 mod sim_activation {
@@ -447,6 +470,23 @@ mod sim_activation {
     #[test]
     fn a_standard_request_is_provisioned() {
         check("sim_activation", "provisioned", Ends::Completed, &[]);
+    }
+
+    // No answer for the tasks: their command agents' scripts run for real.
+    #[test]
+    fn scripts_escalate_a_fraud_report() {
+        check("sim_activation", "scripts_escalate", Ends::Completed, &[]);
+    }
+
+    // The simulated HLR refuses the number: the task fails (COMMAND_FAILED), as expected.
+    #[test]
+    fn the_hlr_script_refuses_a_bad_number() {
+        check(
+            "sim_activation",
+            "scripts_hlr_refuses",
+            Ends::Terminated,
+            &[],
+        );
     }
 }
 

@@ -373,8 +373,8 @@ pub struct AgentConfig {
 pub struct CommandAgent {
     /// The recipe file (Goose format), relative to the config file.
     pub recipe: Option<Located<String>>,
-    /// The command line, as a vector (no shell): `{recipe}` is the recipe's path and
-    /// `{params}` expands to `--params k=v` per parameter. Default:
+    /// The command line, as a vector (no shell): `{recipe}` is the recipe's path,
+    /// `{config_dir}` the config's folder and `{params}` expands to `--params k=v` per parameter. Default:
     /// `goose run --recipe {recipe} {params}`.
     pub command: Vec<Located<String>>,
     /// How long the CLI may run before its process group is killed (default 5 minutes).

@@ -51,7 +51,15 @@ pub(super) struct AppChildren {
     /// Who answers what nobody before a person decides in a child run, instead of the
     /// child parking (a served run's A2A caller: `serve --a2a`); `None` parks it.
     pub asker: Option<Arc<dyn crate::reason::Reasoner>>,
+    /// Graph mode: the calling run's writer (set once it is open). A child whose app names
+    /// the same store is written into it; each child run is its own ABox graph, linked to
+    /// its caller (`cf:parentRun`).
+    pub graph: ParentGraph,
 }
+
+/// The calling run's graph-mode writer, known once the run's store is open (after the
+/// child runner is made).
+pub(super) type ParentGraph = Arc<std::sync::OnceLock<Arc<crate::graph::abox::GraphRun>>>;
 
 impl ChildRuns for AppChildren {
     fn run_child(&self, call: ChildCall) -> BoxFuture<'static, Result<ChildOutcome, String>> {
@@ -135,11 +143,30 @@ impl AppChildren {
         let annotations = harness.annotations();
         let harness: Arc<dyn ControlPoints> = Arc::new(harness);
         let app_digest = loaded.digest();
+        // Graph mode: the child's own ABox graph, written by its journal's observer.
+        let graph = crate::graph::abox::child_graph_run(
+            self.graph.get().map(|g| &**g),
+            &loaded,
+            &call.run_id,
+        )
+        .map_err(|e| format!("child run {}: graph mode: {e}", call.run_id))?
+        .map(Arc::new);
+        let observed = |journal: Journal| match &graph {
+            Some(g) => {
+                let g = g.clone();
+                journal.with_observer(move |record: &crate::journal::Record| g.apply(record))
+            }
+            None => journal,
+        };
         let (journal, resume) = match answered.is_some() {
             true => {
                 let (journal, reopened) = Journal::open(&dir, self.durability)
                     .map_err(|e| format!("cannot reopen child run {}: {e}", call.run_id))?;
+                let journal = observed(journal);
                 let records = reopened.records;
+                if let Some(g) = &graph {
+                    g.replay(&records);
+                }
                 // Killed before its first record: the child starts (in its journal).
                 if records.is_empty() {
                     (journal, None)
@@ -161,7 +188,7 @@ impl AppChildren {
                 };
                 let journal = Journal::create(&dir, options)
                     .map_err(|e| format!("cannot create child run {}: {e}", call.run_id))?;
-                (journal, None)
+                (observed(journal), None)
             }
         };
         let journal = Arc::new(journal);
@@ -177,7 +204,7 @@ impl AppChildren {
                 ..Launch::default()
             }),
             sealed: Default::default(),
-            graph: None,
+            graph: graph.clone(),
         });
         let variables = match &resume {
             Some(r) => match r.records.first().map(|r| &r.event) {
@@ -206,6 +233,10 @@ impl AppChildren {
             caller: loaded.clone(),
             depth: self.depth + 1,
             given,
+            graph: Arc::new(match &graph {
+                Some(g) => std::sync::OnceLock::from(g.clone()),
+                None => std::sync::OnceLock::new(),
+            }),
             ..self.clone()
         };
         request.children = Some(Arc::new(nested));
@@ -214,6 +245,9 @@ impl AppChildren {
             .await
             .map_err(|e| format!("child run {}: {e}", call.run_id))?;
         let _ = journal.commit();
+        if let Some(err) = graph.as_ref().and_then(|g| g.failed()) {
+            return Err(format!("child run {}: graph mode: {err}", call.run_id));
+        }
         let records = store::read_journal(journal.path())
             .map(|r| r.records)
             .unwrap_or_default();

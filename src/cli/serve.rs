@@ -207,8 +207,9 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
                     flow.process_key
                 );
             }
-            Ok((flow, judgement, digest)) => {
-                labels.set(&flow.process_key, &app.name, &judgement, &digest);
+            Ok((flow, judgement, loaded)) => {
+                labels.set(&flow.process_key, &app.name, &judgement, &loaded.digest());
+                labels.set_app(&flow.process_key, &loaded);
                 flows.push(flow);
             }
             Err(problems) => {
@@ -347,7 +348,7 @@ fn load(
     app: &AppRef,
     args: &ServeArgs,
     journals: crate::reason::remote::RunJournals,
-) -> Result<(RegisteredFlow, String, String), Problems> {
+) -> Result<(RegisteredFlow, String, crate::app::LoadedApp), Problems> {
     let loaded = wiring::load_checked(app).map_err(|errors| {
         let summary = format!("does not validate ({})", count(errors.len(), "error"));
         (summary, errors)
@@ -357,7 +358,7 @@ fn load(
     let judgement = reasoner.describe();
     let flow =
         wiring::registered_flow(&loaded, reasoner, Some(journals)).map_err(|e| (e, Vec::new()))?;
-    Ok((flow, judgement, loaded.digest()))
+    Ok((flow, judgement, loaded))
 }
 
 /// An app's reasoner: policy rules, then the answers file, then the app's model (unless
@@ -384,8 +385,13 @@ pub(super) fn judge(
 
 /// The app name, the source of judgement and the app's digest of each process key, for
 /// `RunStarted` (and the journal's anchor).
+/// Also the served apps in graph mode, whose runs are written into their stores.
 #[derive(Clone, Default)]
-pub(super) struct Labels(Arc<Mutex<HashMap<String, Label>>>);
+pub(super) struct Labels(
+    Arc<Mutex<HashMap<String, Label>>>,
+    Arc<Mutex<HashMap<String, crate::app::LoadedApp>>>,
+    Arc<crate::graph::abox::Stores>,
+);
 
 type Label = (String, String, Option<String>);
 
@@ -399,6 +405,28 @@ impl Labels {
                 Some(digest.to_string()),
             ),
         );
+    }
+
+    /// The app of `process_key`, when it runs in graph mode (a `graph:` block): its runs
+    /// are written into its store as `start` writes them.
+    pub(super) fn set_app(&self, process_key: &str, loaded: &crate::app::LoadedApp) {
+        if loaded.config.as_ref().is_some_and(|c| c.graph.is_some()) {
+            lock(&self.1).insert(process_key.to_string(), loaded.clone());
+        }
+    }
+
+    /// Graph mode's writer of run `run_id` of `process_key` (none without a `graph:`).
+    fn graph(
+        &self,
+        process_key: &str,
+        run_id: &str,
+    ) -> Result<Option<Arc<crate::graph::abox::GraphRun>>, String> {
+        let Some(loaded) = lock(&self.1).get(process_key).cloned() else {
+            return Ok(None);
+        };
+        crate::graph::abox::served_graph_run(&self.2, &loaded, run_id)
+            .map(|g| g.map(Arc::new))
+            .map_err(|e| format!("run `{run_id}`: graph mode: {e}"))
     }
 
     fn get(&self, process_key: &str) -> Label {
@@ -438,6 +466,7 @@ async fn serve(
             }
             let reasoner = judge(loaded, answers.as_deref(), no_model)?;
             labels.set(key, &loaded.name, &reasoner.describe(), &loaded.digest());
+            labels.set_app(key, loaded);
             Ok(reasoner)
         })
     };
@@ -567,6 +596,9 @@ async fn serve_stdio(
 
 // ---- Journals of the runs clients start ----
 
+/// A run's graph-mode writer.
+type RunGraph = Arc<crate::graph::abox::GraphRun>;
+
 type OpenRuns = Arc<Mutex<BTreeMap<String, Arc<RunJournal>>>>;
 
 /// Opens a journal for each run a client starts, and closes those still open at shutdown.
@@ -594,9 +626,19 @@ impl Journals {
     }
 
     pub(super) fn open(&self, args: &RunProcessArgs) -> Result<Arc<dyn EventSink>, String> {
+        self.open_run(args).map(|(sink, _)| sink)
+    }
+
+    /// As [`Journals::open`], with the run's graph-mode writer (its child runs write into
+    /// its store and link to it).
+    pub(super) fn open_run(
+        &self,
+        args: &RunProcessArgs,
+    ) -> Result<(Arc<dyn EventSink>, Option<RunGraph>), String> {
         crate::journal::store::check_run_id(&args.run_id)?;
         let dir = store::run_dir(&self.base, &args.run_id);
         let (app, judgement, app_digest) = self.labels.get(&args.process_key);
+        let graph = self.labels.graph(&args.process_key, &args.run_id)?;
         let options = JournalOptions {
             durability: self.durability,
             anchor: Anchor::new(&args.run_id, app_digest.clone()),
@@ -619,6 +661,14 @@ impl Journals {
             args.process_key,
             journal.path().display()
         );
+        // Graph mode: the store is an observer of the journal, as for `start`.
+        let journal = match &graph {
+            Some(g) => {
+                let g = g.clone();
+                journal.with_observer(move |record: &crate::journal::Record| g.apply(record))
+            }
+            None => journal,
+        };
         let run = Arc::new(RunJournal {
             run_id: args.run_id.clone(),
             sink: Labelled {
@@ -628,13 +678,14 @@ impl Journals {
                 launch: None,
                 sealed: Default::default(),
                 app_digest,
-                graph: None,
+                graph,
             },
             closed: Mutex::new(false),
             open: Arc::downgrade(&self.open),
         });
         lock(&self.open).insert(args.run_id.clone(), run.clone());
-        Ok(run)
+        let graph = run.sink.graph.clone();
+        Ok((run, graph))
     }
 
     /// Finds the journal of a run still going here, by its id (for the harnesses: a

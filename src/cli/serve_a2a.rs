@@ -169,6 +169,7 @@ pub(super) fn run(
             &format!("{} (then the A2A caller)", reasoner.describe()),
             &loaded.digest(),
         );
+        labels.set_app(&process_key, &loaded);
         agents.push(agent_spec(&slug, &loaded));
         apps.insert(
             slug,
@@ -321,6 +322,7 @@ impl ScenarioAgents {
                 &format!("{} (then the A2A caller)", s.judge.describe()),
                 &s.loaded.digest(),
             );
+            labels.set_app(&process_key, &s.loaded);
             let spec = agent_spec(&slug, &s.loaded);
             let runner = Arc::new(Runner {
                 apps: HashMap::from([(
@@ -479,7 +481,7 @@ impl Executor for Runner {
             untrusted: None,
             bridge: None,
         };
-        let journal = self.journals.open(&args)?;
+        let (journal, graph) = self.journals.open_run(&args)?;
         let sink: Arc<dyn EventSink> = Arc::new(Streamed {
             inner: journal,
             task: task.clone(),
@@ -507,6 +509,10 @@ impl Executor for Runner {
             // A child's question goes to this task's caller (input-required), as the
             // served run's own questions do.
             asker: Some(caller.clone()),
+            graph: Arc::new(match graph {
+                Some(g) => std::sync::OnceLock::from(g),
+                None => std::sync::OnceLock::new(),
+            }),
         }) as Arc<dyn ChildRuns>);
         // A delegation journals its remote task as soon as the agent assigns it (a crash
         // after `SendMessage` follows it up on resume instead of sending it again), and

@@ -295,6 +295,7 @@ pub fn run_resumed(
     let given = wiring::given_to_calls(scenario.as_ref(), args.answers.as_deref())?;
     // Call activities that name a process run it as a child run (on the native engine,
     // and on an external one, whose call activity's `execute_task` cuga-flo answers so).
+    let parent_graph: super::calls::ParentGraph = Default::default();
     let children: Option<Arc<dyn ChildRuns>> = matches!(kind, EngineKind::Native | EngineKind::Mcp)
         .then(|| {
             Arc::new(AppChildren {
@@ -308,10 +309,12 @@ pub fn run_resumed(
                 given: given.clone(),
                 depth: 0,
                 asker: None,
+                graph: parent_graph.clone(),
             }) as Arc<dyn ChildRuns>
         });
     let prepared = Prepared {
         children,
+        parent_graph,
         loaded: loaded.clone(),
         engine,
         reasoner,
@@ -490,6 +493,8 @@ struct Prepared {
     scenario: Option<Scenario>,
     resumed: Option<Box<Resumed>>,
     children: Option<Arc<dyn ChildRuns>>,
+    /// Where the child runs find this run's graph-mode writer, once it is open.
+    parent_graph: super::calls::ParentGraph,
 }
 
 async fn run_async(
@@ -508,6 +513,7 @@ async fn run_async(
         scenario,
         resumed,
         children,
+        parent_graph,
     } = prepared;
     // Ctrl-C or SIGTERM parks the run; listening starts before the run does.
     let mut stop =
@@ -649,6 +655,9 @@ async fn run_async(
             (run_id, journal, None, graph)
         }
     };
+    if let Some(g) = &graph {
+        let _ = parent_graph.set(g.clone());
+    }
     let journal = Arc::new(journal);
     let sink = Arc::new(Labelled {
         inner: journal.clone(),
@@ -1086,6 +1095,10 @@ struct Watched {
 impl Reasoner for Watched {
     fn describe(&self) -> String {
         self.inner.describe()
+    }
+
+    fn answers_in_advance(&self, req: &TaskRequest) -> bool {
+        self.inner.answers_in_advance(req)
     }
 
     // The spinner starts when the answer is awaited, not when it is asked for: the engine

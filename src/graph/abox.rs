@@ -322,6 +322,7 @@ impl AboxWriter {
                 app,
                 process_id,
                 variables,
+                parent,
                 ..
             } => {
                 c.add(&inst, &term(v::TYPE), &af("ProcessInstance"));
@@ -330,8 +331,19 @@ impl AboxWriter {
                 c.add(&inst, &cf("runId"), &lit(run_id));
                 c.add(&inst, &term(v::APP), &lit(app));
                 c.add(&inst, &af("startTime"), &time(at));
+                // A child run (a call activity's): linked to the run that called it.
+                if let Some(parent) = parent {
+                    let parent_inst = iri(&format!("{}instance", run_namespace(&parent.run_id)));
+                    c.add(&inst, &cf("parentRun"), &parent_inst);
+                    c.add(&inst, &cf("calledBy"), &lit(&parent.node));
+                }
                 self.instance_status = "RUNNING";
                 self.set_vars(&mut c, seq, at, "start", variables);
+            }
+            Event::ChildStarted { node, run_id, .. } => {
+                let child = iri(&format!("{}instance", run_namespace(run_id)));
+                c.add(&inst, &cf("childRun"), &child);
+                let _ = node;
             }
             Event::NodeEntered {
                 node, kind, token, ..
@@ -541,6 +553,9 @@ pub struct GraphRun {
     store: Arc<dyn GraphStore>,
     /// A store that starts empty with each process (the embedded one in memory).
     fresh: bool,
+    /// Which store this is (the `graph:` block and the folder it is relative to): a child
+    /// run whose app names the same store writes into this one.
+    key: String,
     inner: Mutex<RunState>,
 }
 
@@ -561,6 +576,7 @@ impl GraphRun {
         GraphRun {
             store,
             fresh,
+            key: String::new(),
             inner: Mutex::new(RunState {
                 writer,
                 tbox,
@@ -664,6 +680,18 @@ pub fn graph_run(
     loaded: &crate::app::LoadedApp,
     run_id: &str,
 ) -> Result<Option<GraphRun>, StoreError> {
+    child_graph_run(None, loaded, run_id)
+}
+
+/// The graph-mode writer of a child run (a call activity's) of `loaded`, whose caller is
+/// written by `parent`: none when the called app has no `graph:` block. When it names the
+/// caller's store, the child writes into that store (the embedded in-memory one included:
+/// its graphs sit beside the caller's); else into its own.
+pub fn child_graph_run(
+    parent: Option<&GraphRun>,
+    loaded: &crate::app::LoadedApp,
+    run_id: &str,
+) -> Result<Option<GraphRun>, StoreError> {
     let Some(config) = loaded.config.as_ref().and_then(|c| c.graph.as_ref()) else {
         return Ok(None);
     };
@@ -672,7 +700,11 @@ pub fn graph_run(
         .as_ref()
         .and_then(|p| p.parent())
         .unwrap_or(&loaded.dir);
-    let store = super::store::open(config, dir)?;
+    let key = store_key(config, dir);
+    let store = match parent.filter(|p| p.key == key) {
+        Some(p) => p.store.clone(),
+        None => super::store::open(config, dir)?,
+    };
     let exported = super::export(loaded).map_err(|e| StoreError::Setup(e.to_string()))?;
     let tbox = (
         v::definitions_graph(&loaded.name),
@@ -685,7 +717,71 @@ pub fn graph_run(
         loaded.config.as_ref(),
     );
     let fresh = config.store == crate::app::GraphBackend::Embedded && config.path.is_none();
-    Ok(Some(GraphRun::new(store, fresh, writer, Some(tbox))))
+    let mut run = GraphRun::new(store, fresh, writer, Some(tbox));
+    run.key = key;
+    Ok(Some(run))
+}
+
+/// The stores a server's runs write into, one per `graph:` store (by [`store_key`]): the
+/// runs of `serve` share them (an embedded store on disk opens once).
+#[derive(Default)]
+pub struct Stores(Mutex<std::collections::HashMap<String, Arc<dyn GraphStore>>>);
+
+/// The graph-mode writer of a run of `loaded` started by a server (`serve`, `serve
+/// --a2a`): as [`graph_run`], its store taken from `stores` (opened there the first time).
+pub fn served_graph_run(
+    stores: &Stores,
+    loaded: &crate::app::LoadedApp,
+    run_id: &str,
+) -> Result<Option<GraphRun>, StoreError> {
+    let Some(config) = loaded.config.as_ref().and_then(|c| c.graph.as_ref()) else {
+        return Ok(None);
+    };
+    let dir = loaded
+        .config_path
+        .as_ref()
+        .and_then(|p| p.parent())
+        .unwrap_or(&loaded.dir);
+    let key = store_key(config, dir);
+    let store = {
+        let mut map = stores.0.lock().unwrap_or_else(|e| e.into_inner());
+        match map.get(&key) {
+            Some(s) => s.clone(),
+            None => {
+                let s = super::store::open(config, dir)?;
+                map.insert(key.clone(), s.clone());
+                s
+            }
+        }
+    };
+    let shared = GraphRun {
+        store,
+        fresh: false,
+        key,
+        inner: Mutex::new(RunState {
+            writer: AboxWriter::new(&loaded.name, "-", None, None),
+            tbox: None,
+            failed: None,
+        }),
+    };
+    child_graph_run(Some(&shared), loaded, run_id)
+}
+
+/// What tells two `graph:` blocks' stores apart: the backend, the endpoint and dataset or
+/// the folder on disk (relative to the config's folder), the credentials' variables.
+fn store_key(config: &crate::app::GraphConfig, dir: &std::path::Path) -> String {
+    format!(
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        config.store,
+        config
+            .endpoint
+            .as_ref()
+            .map(|e| e.value.trim_end_matches('/').to_string()),
+        config.dataset.as_ref().map(|d| d.value.clone()),
+        config.path.as_ref().map(|p| dir.join(&p.value)),
+        config.user_env.as_ref().map(|u| u.value.clone()),
+        config.password_env.as_ref().map(|u| u.value.clone()),
+    )
 }
 
 #[cfg(test)]

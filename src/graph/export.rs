@@ -484,7 +484,8 @@ impl Exporter<'_> {
     }
 }
 
-/// Every file the config names (policies, prompt templates) that exists: as written, and
+/// Every file the config names (policies, prompt templates, command agents' recipes and
+/// the `{config_dir}/...` files their command lines name) that exists: as written, and
 /// resolved; each once, in the order met.
 /// A JSON value as a typed literal: strings `xsd:string`, booleans `xsd:boolean`,
 /// integers `xsd:integer`, other numbers `xsd:decimal` (`xsd:double` with an exponent);
@@ -528,9 +529,20 @@ pub fn policy_files(config: &FlowConfig) -> Vec<(String, PathBuf)> {
     }
     let mut written: Vec<&str> = Vec::new();
     llm(&config.llm, &mut written);
+    // Files a command agent names: its recipe, and what its command line reads from the
+    // app (an argument `{config_dir}/...`: the app's own scripts).
+    let mut command_files: Vec<(&str, String)> = Vec::new();
     for t in &config.tasks {
         written.extend(t.policy.as_ref().map(|p| p.as_str()));
         llm(&t.llm, &mut written);
+        if let Some(c) = t.agent.as_ref().and_then(|a| a.command.as_ref()) {
+            written.extend(c.recipe.as_ref().map(|r| r.value.as_str()));
+            for arg in &c.command {
+                if let Some(rest) = arg.value.strip_prefix("{config_dir}/") {
+                    command_files.push((arg.value.as_str(), rest.to_owned()));
+                }
+            }
+        }
     }
     for g in &config.gateways {
         written.extend(g.policy.as_ref().map(|p| p.as_str()));
@@ -545,6 +557,15 @@ pub fn policy_files(config: &FlowConfig) -> Vec<(String, PathBuf)> {
             continue;
         }
         let path = config.resolve(w);
+        if path.is_file() {
+            out.push((w.to_owned(), path));
+        }
+    }
+    for (w, rest) in command_files {
+        if out.iter().any(|(x, _)| x == w) {
+            continue;
+        }
+        let path = config.resolve(&rest);
         if path.is_file() {
             out.push((w.to_owned(), path));
         }

@@ -817,8 +817,9 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// The policy files the graph carries, written under `policies/`; the config's
-    /// references to them rewritten to match.
+    /// The policy files the graph carries (policies, prompts, command agents' recipes and
+    /// scripts), written under `policies/`; the config's references to them rewritten to
+    /// match.
     fn policies(&self, process: &Subject, tree: &mut Value) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
         let mut renamed: HashMap<String, String> = HashMap::new();
@@ -842,7 +843,13 @@ impl<'a> Graph<'a> {
                 n += 1;
             }
             out.push((format!("policies/{name}"), text));
-            renamed.insert(path, format!("../policies/{name}"));
+            // A command line's `{config_dir}/...` argument keeps its placeholder.
+            let prefix = if path.starts_with("{config_dir}/") {
+                "{config_dir}/"
+            } else {
+                ""
+            };
+            renamed.insert(path, format!("{prefix}../policies/{name}"));
         }
         rewrite_strings(tree, &renamed);
         out

@@ -36,6 +36,28 @@ pub mod abox {
         }
     }
 
+    /// No stores in this build.
+    #[derive(Default)]
+    pub struct Stores;
+
+    /// No served run is written to a graph either.
+    pub fn served_graph_run(
+        _stores: &Stores,
+        loaded: &crate::app::LoadedApp,
+        run_id: &str,
+    ) -> Result<Option<GraphRun>, StoreError> {
+        graph_run(loaded, run_id)
+    }
+
+    /// No child run is written to a graph either.
+    pub fn child_graph_run(
+        _parent: Option<&GraphRun>,
+        loaded: &crate::app::LoadedApp,
+        run_id: &str,
+    ) -> Result<Option<GraphRun>, StoreError> {
+        graph_run(loaded, run_id)
+    }
+
     /// No run is written to a graph: an app with a `graph:` block is refused.
     pub fn graph_run(
         loaded: &crate::app::LoadedApp,

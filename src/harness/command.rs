@@ -10,7 +10,9 @@
 //!   other argument. A parameter the recipe does not declare, or a required one with no
 //!   value and no default, fails the task before anything runs.
 //! - The default command line is `goose run --recipe {recipe} {params}`; `{recipe}` is the
-//!   recipe's path and the argument `{params}` becomes `--params k=v` per parameter.
+//!   recipe's path, `{config_dir}` the flow config's folder (what the config's paths are
+//!   relative to: an app's own scripts) and the argument `{params}` becomes `--params k=v`
+//!   per parameter.
 //! - The process runs in its own process group, with stdin closed; past `timeout` (default
 //!   5 minutes) the whole group is killed.
 //! - Its stdout must hold a JSON object: the whole of it, else a fenced ```` ```json ````
@@ -116,6 +118,7 @@ pub struct Ran {
 pub fn command_line(
     agent: &CommandAgent,
     recipe: &Path,
+    config_dir: &Path,
     params: &[(String, String)],
 ) -> Vec<String> {
     let template: Vec<String> = if agent.command.is_empty() {
@@ -127,6 +130,10 @@ pub fn command_line(
         agent.command.iter().map(|c| c.value.clone()).collect()
     };
     let recipe = recipe.display().to_string();
+    let config_dir = match config_dir.as_os_str().is_empty() {
+        true => ".".to_string(),
+        false => config_dir.display().to_string(),
+    };
     let mut argv = Vec::new();
     for arg in template {
         if arg == "{params}" {
@@ -135,7 +142,10 @@ pub fn command_line(
                 argv.push(format!("{k}={v}"));
             }
         } else {
-            argv.push(arg.replace("{recipe}", &recipe));
+            argv.push(
+                arg.replace("{recipe}", &recipe)
+                    .replace("{config_dir}", &config_dir),
+            );
         }
     }
     argv
@@ -554,7 +564,7 @@ pub(crate) async fn execute(
     };
     let recipe = read_recipe(&config.resolve(&recipe.value))?;
     let params = parameters(&recipe, inputs).map_err(|e| format!("task {task_id}: {e}"))?;
-    let argv = command_line(agent, &recipe.path, &params);
+    let argv = command_line(agent, &recipe.path, config.base_dir(), &params);
     let timeout = agent.timeout.as_ref().map_or(DEFAULT_TIMEOUT, |t| t.value);
     let schema = recipe.schema.clone();
     let task = task_id.to_string();
@@ -658,7 +668,7 @@ mod tests {
         );
         // One argument each, never spliced into another.
         let agent = CommandAgent::default();
-        let argv = command_line(&agent, Path::new("r.yaml"), &p);
+        let argv = command_line(&agent, Path::new("r.yaml"), Path::new("app/config"), &p);
         assert_eq!(
             argv,
             [

@@ -107,6 +107,9 @@ pub(crate) async fn execute(
         .and_then(|a| a.agent_type.as_ref())
         .and_then(|t| agent.remotes.get(&t.value));
     let command = task.agent.as_ref().and_then(|a| a.command.as_ref());
+    // A command agent's task runs its CLI, unless an answer given in advance (a scenario's,
+    // an answers file's) is there for this visit: that answer is used as for any task.
+    let command = command.filter(|_| !agent.reasoner.answers_in_advance(&req));
     let (answer, trace) = match (command, remote) {
         (Some(command), _) => run_command(agent, task_id, command, req).await,
         (None, Some(remote)) => delegate(agent, task_id, remote, req).await?,

@@ -44,6 +44,15 @@ pub trait Reasoner: Send + Sync {
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>>;
     /// Choose what a hook does, among the permitted actions.
     fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>>;
+    /// Whether an answer given in advance (a scenario, an answers file, the answers a
+    /// caller gave a child run) is there for this visit of the task, so that [`task`]
+    /// would be answered without judgement. A command agent's task runs its CLI unless
+    /// one is (docs/scenarios: command agents). Wrappers ask what they wrap.
+    ///
+    /// [`task`]: Reasoner::task
+    fn answers_in_advance(&self, _req: &TaskRequest) -> bool {
+        false
+    }
 }
 
 /// A policy document: where it was read from and its text.
@@ -422,6 +431,10 @@ impl Reasoner for Chain {
             let element = req.task_id.clone();
             self.first(&element, |r| r.task(req.clone())).await
         })
+    }
+
+    fn answers_in_advance(&self, req: &TaskRequest) -> bool {
+        self.reasoners.iter().any(|r| r.answers_in_advance(req))
     }
 
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {

@@ -468,6 +468,10 @@ impl Reasoner for Recorder {
         self.inner.describe()
     }
 
+    fn answers_in_advance(&self, req: &TaskRequest) -> bool {
+        self.inner.answers_in_advance(req)
+    }
+
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
         Box::pin(async move {
             let digest = context_digest(&req);

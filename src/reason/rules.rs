@@ -371,6 +371,10 @@ impl Reasoner for Rules {
         self.inner.task(req)
     }
 
+    fn answers_in_advance(&self, req: &TaskRequest) -> bool {
+        self.inner.answers_in_advance(req)
+    }
+
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         Box::pin(async move {
             let rule = self.decide(&req.gateway_id, req.policy.as_ref(), &req.context.variables)?;

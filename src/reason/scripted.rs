@@ -787,6 +787,32 @@ impl Reasoner for ScriptedReasoner {
         self.source.clone()
     }
 
+    fn answers_in_advance(&self, req: &TaskRequest) -> bool {
+        let id = req.task_id.as_str();
+        let Some((key, entry)) = self.answers.get_key_value(id) else {
+            return false;
+        };
+        if !matches!(entry.answers.first(), Some(Answer::Task { .. })) {
+            return false;
+        }
+        if entry.repeat {
+            return true;
+        }
+        // The visit `next` would serve, without counting it.
+        let context = &req.context;
+        let visits = self.visits.lock().unwrap_or_else(|e| e.into_inner());
+        let mut n = visits
+            .get(&format!("{}\u{0}{key}", context.run_id))
+            .copied()
+            .unwrap_or(0);
+        if context.instance.is_some()
+            && let Some(visit) = (context.idempotency_key.as_deref()).and_then(|k| visit_of(k, id))
+        {
+            n = visit - 1;
+        }
+        entry.answers.get(n).is_some()
+    }
+
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
         Box::pin(async move {
             let id = req.task_id.as_str();
@@ -880,6 +906,34 @@ mod tests {
             context: ControlPointContext::default(),
             calls: Default::default(),
         }
+    }
+
+    /// What a command agent's task asks before running its CLI: an answer for this visit
+    /// is there (a single answer: every visit; a list: until it runs out), and asking does
+    /// not spend it. A gateway's answer is no task's.
+    #[tokio::test]
+    async fn an_answer_in_advance_is_seen_without_being_spent() {
+        let doc = json!({"answers": {
+            "A": {"outputs": {"x": 1}},
+            "L": [{"outputs": {"x": 1}}],
+            "G": {"flow": "f"},
+        }});
+        let r = ScriptedReasoner::from_value(doc, "scenario `s`").unwrap();
+        assert!(r.answers_in_advance(&task("A")));
+        assert!(r.answers_in_advance(&task("L")));
+        assert!(r.answers_in_advance(&task("L")));
+        assert!(!r.answers_in_advance(&task("G")));
+        assert!(!r.answers_in_advance(&task("nothing")));
+        r.task(task("L")).await.unwrap();
+        assert!(!r.answers_in_advance(&task("L")));
+        r.task(task("A")).await.unwrap();
+        assert!(r.answers_in_advance(&task("A")));
+        let chain = crate::reason::Chain::new(vec![
+            std::sync::Arc::new(crate::reason::NoModel),
+            std::sync::Arc::new(r),
+        ]);
+        assert!(chain.answers_in_advance(&task("A")));
+        assert!(!crate::reason::NoModel.answers_in_advance(&task("A")));
     }
 
     fn gateway(id: &str) -> GatewayRequest {

@@ -405,7 +405,7 @@ mod types {
             (
                 "command",
                 texts(
-                    "type: command: the command line, no shell ({recipe}, {params}; default: goose run --recipe {recipe} {params}).",
+                    "type: command: the command line, no shell ({recipe}, {config_dir}, {params}; default: goose run --recipe {recipe} {params}).",
                 ),
             ),
             ("timeout", super::timeout()),

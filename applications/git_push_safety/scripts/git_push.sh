@@ -1,0 +1,23 @@
+#!/bin/sh
+# Commit the staged changes and push the branch to the throwaway `origin` (the `git_push`
+# recipe). Only ever reached through the approval gateway.
+# Every script of the demo works on one throwaway git repository per run, created by
+# git_stage.sh under the temporary folder: ${TMPDIR:-/tmp}/cuga-flo-git-push-safety/<run id>
+# (CUGA_FLO_RUN_ID), with a bare repository beside it as `origin`. Deterministic: fixed
+# author, committer and dates.
+set -eu
+branch=main
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --params) shift; case "${1-}" in branch=*) branch=${1#branch=} ;; esac ;;
+  esac
+  shift
+done
+cd "${TMPDIR:-/tmp}/cuga-flo-git-push-safety/${CUGA_FLO_RUN_ID:?no run id}/work"
+export GIT_AUTHOR_NAME=cuga-flo GIT_AUTHOR_EMAIL=demo@cuga-flo.invalid
+export GIT_COMMITTER_NAME=cuga-flo GIT_COMMITTER_EMAIL=demo@cuga-flo.invalid
+export GIT_AUTHOR_DATE="2026-01-01T00:00:00Z" GIT_COMMITTER_DATE="2026-01-01T00:00:00Z"
+git commit -q -m "login with a password"
+git push -q origin "HEAD:refs/heads/$branch" >&2
+sha=$(git -C ../origin.git rev-parse --short=7 "refs/heads/$branch")
+printf '{"push_result": "pushed %s at %s"}\n' "$branch" "$sha"
