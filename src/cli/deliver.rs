@@ -101,7 +101,7 @@ fn by_key(
         source: "from `runs message`".to_string(),
         correlation: Some(key.to_string()),
     };
-    let runs = mailbox::subscribed(base, name, key);
+    let runs = mailbox::waiting_runs(base, &delivery);
     if runs.is_empty() {
         return Err(UsageError::new(format!(
             "no parked run under {} waits for message `{name}` with correlation key {key:?}",
@@ -109,12 +109,7 @@ fn by_key(
         ))
         .with_help("`cuga-flo runs pending` shows what the parked runs wait for"));
     }
-    let mut worst = Outcome::Ok;
-    for id in runs {
-        let outcome = deliver_and_resume(cli, &args.common, id, &delivery, args.no_resume, style)?;
-        worst = worse(worst, outcome);
-    }
-    Ok(worst)
+    deliver_to_each(cli, &args.common, runs, &delivery, args.no_resume, style)
 }
 
 /// The one parked run whose variable holds the value `NAME=VALUE` names.
@@ -153,7 +148,7 @@ pub fn signal(cli: &Cli, args: &SignalArgs, style: Style) -> Result<Outcome, Usa
         source: "from `runs signal`".to_string(),
         correlation: None,
     };
-    let runs = mailbox::waiting_runs(base, CatchKind::Signal, &args.name);
+    let runs = mailbox::waiting_runs(base, &delivery);
     if runs.is_empty() {
         return Err(UsageError::new(format!(
             "no parked run under {} waits for signal `{}`",
@@ -161,9 +156,21 @@ pub fn signal(cli: &Cli, args: &SignalArgs, style: Style) -> Result<Outcome, Usa
             args.name
         )));
     }
+    deliver_to_each(cli, &args.common, runs, &delivery, args.no_resume, style)
+}
+
+/// [`deliver_and_resume`] to each of `runs`, one after the other: the worst outcome.
+fn deliver_to_each(
+    cli: &Cli,
+    opts: &ResumeOptions,
+    runs: Vec<String>,
+    delivery: &Delivery,
+    no_resume: bool,
+    style: Style,
+) -> Result<Outcome, UsageError> {
     let mut worst = Outcome::Ok;
     for id in runs {
-        let outcome = deliver_and_resume(cli, &args.common, id, &delivery, args.no_resume, style)?;
+        let outcome = deliver_and_resume(cli, opts, id, delivery, no_resume, style)?;
         worst = worse(worst, outcome);
     }
     Ok(worst)

@@ -28,6 +28,16 @@ pub struct Delivery {
     pub correlation: Option<String>,
 }
 
+impl Delivery {
+    /// Whether the wait `awaited` takes this delivery: the same kind and name, and, when
+    /// the delivery names a correlation value, the wait's.
+    pub fn reaches(&self, awaited: &super::event::Awaited) -> bool {
+        awaited.kind == self.kind
+            && awaited.name == self.name
+            && (self.correlation.is_none() || awaited.correlation == self.correlation)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryError {
     #[error("run `{run}` has finished ({status}); it waits for no {kind}")]
@@ -94,11 +104,7 @@ pub fn deliver(
         .as_ref()
         .map(|w| w.awaiting.clone())
         .unwrap_or_default();
-    let mut targets: Vec<_> = awaiting
-        .iter()
-        .filter(|a| a.kind == delivery.kind && a.name == delivery.name)
-        .filter(|a| delivery.correlation.is_none() || a.correlation == delivery.correlation)
-        .collect();
+    let mut targets: Vec<_> = awaiting.iter().filter(|a| delivery.reaches(a)).collect();
     if delivery.kind == CatchKind::Message {
         targets.truncate(1);
     }
@@ -183,28 +189,12 @@ fn parked_runs(base: &Path, keep: impl Fn(&FlowState) -> bool) -> Vec<String> {
     ids
 }
 
-/// The parked runs under `base` that wait for `kind` `name`.
-pub fn waiting_runs(base: &Path, kind: CatchKind, name: &str) -> Vec<String> {
+/// The parked runs under `base` with a wait `delivery` reaches: every run waiting for a
+/// signal, or for a message under its correlation key (Camunda 8's correlation: a message
+/// reaches every run subscribed with its name and key, each at most once).
+pub fn waiting_runs(base: &Path, delivery: &Delivery) -> Vec<String> {
     parked_runs(base, |state| {
-        state
-            .waiting
-            .as_ref()
-            .is_some_and(|w| w.awaiting.iter().any(|a| a.kind == kind && a.name == name))
-    })
-}
-
-/// The parked runs under `base` with a wait for message `name` whose correlation key
-/// had the value `correlation` when it began (Camunda 8's correlation: a message reaches
-/// every run subscribed with its name and key, each at most once).
-pub fn subscribed(base: &Path, name: &str, correlation: &str) -> Vec<String> {
-    parked_runs(base, |state| {
-        state.waiting.as_ref().is_some_and(|w| {
-            w.awaiting.iter().any(|a| {
-                a.kind == CatchKind::Message
-                    && a.name == name
-                    && a.correlation.as_deref() == Some(correlation)
-            })
-        })
+        (state.waiting.as_ref()).is_some_and(|w| w.awaiting.iter().any(|a| delivery.reaches(a)))
     })
 }
 

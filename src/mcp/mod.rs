@@ -565,21 +565,14 @@ impl BridgeServer {
             correlation: a.key.clone(),
         };
         if let (Some(key), None, None) = (&a.key, &a.run_id, &a.correlate) {
-            let runs = mailbox::subscribed(&dir.base, &a.message, key);
+            let runs = mailbox::waiting_runs(&dir.base, &delivery);
             if runs.is_empty() {
                 return Err(format!(
                     "no parked run waits for message `{}` with correlation key {key:?}",
                     a.message
                 ));
             }
-            let mut delivered = Vec::new();
-            for run in runs {
-                match mailbox::deliver_to_run(&dir.base, &run, &delivery, dir.durability) {
-                    Ok(written) => delivered.push(DeliveredTo::of(run, &written)),
-                    // Another process holds it, or it moved on meanwhile.
-                    Err(e) => tracing::warn!("message `{}` to run {run}: {e}", a.message),
-                }
-            }
+            let delivered = deliver_to_each(dir, runs, &delivery);
             return Ok(Json(DeliveryResult { delivered }));
         }
         let run = match (&a.run_id, &a.correlate) {
@@ -626,14 +619,8 @@ impl BridgeServer {
             source: "from the bridge's `send_signal`".to_string(),
             correlation: None,
         };
-        let mut delivered = Vec::new();
-        for run in mailbox::waiting_runs(&dir.base, CatchKind::Signal, &delivery.name) {
-            match mailbox::deliver_to_run(&dir.base, &run, &delivery, dir.durability) {
-                Ok(written) => delivered.push(DeliveredTo::of(run, &written)),
-                // Another process holds it, or it moved on meanwhile.
-                Err(e) => tracing::warn!("signal `{}` to run {run}: {e}", delivery.name),
-            }
-        }
+        let runs = mailbox::waiting_runs(&dir.base, &delivery);
+        let delivered = deliver_to_each(dir, runs, &delivery);
         if delivered.is_empty() {
             return Err(format!(
                 "no parked run waits for signal `{}`",
@@ -786,6 +773,23 @@ impl McpControlPoints {
     ) -> Result<RunProcessResult, ControlPointError> {
         self.call("run_process", &args.process_key, args).await
     }
+}
+
+/// Journal `delivery` to each of `runs` under `dir`; a run another process holds, or
+/// that moved on meanwhile, is left out (logged).
+fn deliver_to_each(dir: &RunDir, runs: Vec<String>, delivery: &Delivery) -> Vec<DeliveredTo> {
+    let mut delivered = Vec::new();
+    for run in runs {
+        match mailbox::deliver_to_run(&dir.base, &run, delivery, dir.durability) {
+            Ok(written) => delivered.push(DeliveredTo::of(run, &written)),
+            Err(e) => tracing::warn!(
+                "{} `{}` to run {run}: {e}",
+                delivery.kind.as_str(),
+                delivery.name
+            ),
+        }
+    }
+    delivered
 }
 
 /// A control-point error as a tool error's text: its JSON (element, message and the
