@@ -149,6 +149,7 @@ enum Transport {
 }
 
 pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageError> {
+    raise_open_files_limit();
     let transport = match &args.a2a {
         Some(a2a) => {
             let (addr, token) = listen(args, "--a2a", a2a)?;
@@ -252,6 +253,36 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
 const MIN_TOKEN_LEN: usize = 16;
 
 /// Where the server listens, and its token; refuses a non-loopback address without one.
+/// Raise this process's soft limit on open files to its hard limit, as servers do (Go's
+/// runtime does it for every program): each open run holds its journal open, so the usual
+/// soft limit of 1,024 would cap one `serve` at about a thousand runs open at once while
+/// the hard limit allows hundreds of thousands. Best effort: a failure leaves the limit.
+pub(super) fn raise_open_files_limit() {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit and setrlimit only read and write the struct passed to them.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0
+                || limit.rlim_cur >= limit.rlim_max
+            {
+                return;
+            }
+            let before = limit.rlim_cur;
+            limit.rlim_cur = limit.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                tracing::debug!(
+                    "open files limit raised from {before} to {}",
+                    limit.rlim_max
+                );
+            }
+        }
+    }
+}
+
 fn transport(args: &ServeArgs) -> Result<Transport, UsageError> {
     let Some(http) = &args.http else {
         return Ok(Transport::Stdio);

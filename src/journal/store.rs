@@ -1,6 +1,6 @@
 //! The durable store: one JSON line per [`Record`] in `<run_dir>/journal.jsonl`, hash
 //! chained (each record's `prev` is the hash of the line before it), written by one
-//! process at a time (`journal.lock`), committed in groups ([`Durability`]), with the last
+//! process at a time (an OS lock on the journal file; the holder's pid in `journal.lock`), committed in groups ([`Durability`]), with the last
 //! committed record's sequence number and hash in `journal.head`. Reading tolerates one
 //! torn last line (a crash mid-append) and nothing else.
 
@@ -162,8 +162,6 @@ pub struct Journal {
     durability: Durability,
     inner: Mutex<Inner>,
     observers: Vec<Box<dyn Observer>>,
-    /// Locked for the journal's lifetime (the lock goes with the file).
-    _lock: File,
 }
 
 struct Inner {
@@ -190,16 +188,23 @@ impl Journal {
     /// holds a journal, with [`JournalError::Locked`] when another journal holds its lock.
     pub fn create(run_dir: &Path, options: JournalOptions) -> Result<Journal, JournalError> {
         fs::create_dir_all(run_dir).map_err(|e| JournalError::io(run_dir, &e))?;
-        let lock_file = take_lock(run_dir)?;
         let path = run_dir.join(JOURNAL_FILE);
         let file = OpenOptions::new()
             .append(true)
             .create_new(true)
             .open(&path)
             .map_err(|e| match e.kind() {
-                io::ErrorKind::AlreadyExists => JournalError::Exists(path.clone()),
+                // Say who holds it, when someone does.
+                io::ErrorKind::AlreadyExists => match File::open(&path) {
+                    Ok(existing) => match try_lock(run_dir, &existing) {
+                        Err(locked) => locked,
+                        Ok(()) => JournalError::Exists(path.clone()),
+                    },
+                    Err(e) => JournalError::io(&path, &e),
+                },
                 _ => JournalError::io(&path, &e),
             })?;
+        take_lock(run_dir, &file)?;
         if options.durability.syncs() {
             file.sync_all().map_err(|e| JournalError::io(&path, &e))?;
             sync_dir(run_dir)?;
@@ -208,7 +213,6 @@ impl Journal {
             run_dir,
             path,
             file,
-            lock_file,
             options.durability,
             1,
             Some(options.anchor.hash()),
@@ -225,13 +229,13 @@ impl Journal {
         run_dir: &Path,
         durability: Durability,
     ) -> Result<(Journal, Reopened), JournalError> {
-        let lock_file = take_lock(run_dir)?;
         let path = run_dir.join(JOURNAL_FILE);
         let mut file = OpenOptions::new()
             .read(true)
             .append(true)
             .open(&path)
             .map_err(|e| JournalError::io(&path, &e))?;
+        take_lock(run_dir, &file)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
             .map_err(|e| JournalError::io(&path, &e))?;
@@ -267,7 +271,6 @@ impl Journal {
             run_dir,
             path,
             file,
-            lock_file,
             durability,
             count + 1,
             checked.last_hash,
@@ -288,7 +291,6 @@ impl Journal {
         run_dir: &Path,
         path: PathBuf,
         file: File,
-        lock: File,
         durability: Durability,
         next_seq: u64,
         prev: Option<String>,
@@ -308,7 +310,6 @@ impl Journal {
                 broken: None,
             }),
             observers: Vec::new(),
-            _lock: lock,
         }
     }
 
@@ -480,33 +481,31 @@ fn write_batch(file: &mut File, batch: &[u8]) -> io::Result<()> {
     file.write_all(batch)
 }
 
-/// Lock `<run_dir>/journal.lock` for this process, and write its pid into it.
-fn take_lock(run_dir: &Path) -> Result<File, JournalError> {
+/// Lock the journal `file` for this process (an OS file lock on the open file, released
+/// when the journal is dropped or the process exits, however it exits), and write the
+/// process's pid into `<run_dir>/journal.lock` for a contender's message. Locking the
+/// journal's own descriptor keeps an open run at one file descriptor, which is what
+/// bounds how many runs one `serve` holds open (`ulimit -n`). The lock is advisory:
+/// readers (`runs show`, `verify`) read the file while it is held.
+fn take_lock(run_dir: &Path, file: &File) -> Result<(), JournalError> {
+    try_lock(run_dir, file)?;
     let path = run_dir.join(LOCK_FILE);
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| JournalError::io(&path, &e))?;
+    fs::write(&path, format!("{}\n", std::process::id())).map_err(|e| JournalError::io(&path, &e))
+}
+
+/// Lock `file`, or say who holds it ([`JournalError::Locked`], with the pid in
+/// `journal.lock`).
+fn try_lock(run_dir: &Path, file: &File) -> Result<(), JournalError> {
     match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
-            return Err(JournalError::Locked {
-                run_dir: run_dir.to_path_buf(),
-                pid: text.trim().parse().ok(),
-            });
-        }
-        Err(TryLockError::Error(e)) => return Err(JournalError::io(&path, &e)),
+        Ok(()) => Ok(()),
+        Err(TryLockError::WouldBlock) => Err(JournalError::Locked {
+            run_dir: run_dir.to_path_buf(),
+            pid: fs::read_to_string(run_dir.join(LOCK_FILE))
+                .ok()
+                .and_then(|text| text.trim().parse().ok()),
+        }),
+        Err(TryLockError::Error(e)) => Err(JournalError::io(&run_dir.join(JOURNAL_FILE), &e)),
     }
-    file.set_len(0)
-        .and_then(|()| file.rewind())
-        .and_then(|()| writeln!(file, "{}", std::process::id()))
-        .map_err(|e| JournalError::io(&path, &e))?;
-    Ok(file)
 }
 
 /// The head file's `(seq, hash)`, when it is there and reads.
