@@ -216,6 +216,7 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
             Ok((flow, judgement, loaded)) => {
                 labels.set(&flow.process_key, &app.name, &judgement, &loaded.digest());
                 labels.set_app(&flow.process_key, &loaded);
+                labels.set_launch(&flow.process_key, &loaded, args);
                 flows.push(flow);
             }
             Err(problems) => {
@@ -397,6 +398,9 @@ pub(super) struct Labels(
     Arc<Mutex<HashMap<String, Label>>>,
     Arc<Mutex<HashMap<String, crate::app::LoadedApp>>>,
     Arc<crate::graph::abox::Stores>,
+    /// How each app is served, in its runs' `run_started.launch`: a run the server leaves
+    /// parked is resumed by `worker` or `runs resume` with the same app and answers.
+    Arc<Mutex<HashMap<String, crate::journal::Launch>>>,
 );
 
 type Label = (String, String, Option<String>);
@@ -419,6 +423,33 @@ impl Labels {
         if loaded.config.as_ref().is_some_and(|c| c.graph.is_some()) {
             lock(&self.1).insert(process_key.to_string(), loaded.clone());
         }
+    }
+
+    /// The app folder, answers file and `--no-model` the runs of `process_key` are served
+    /// with (their `run_started.launch`).
+    pub(super) fn set_launch(&self, process_key: &str, loaded: &LoadedApp, args: &ServeArgs) {
+        self.set_launch_with(process_key, loaded, args.answers.as_deref(), args.no_model);
+    }
+
+    pub(super) fn set_launch_with(
+        &self,
+        process_key: &str,
+        loaded: &LoadedApp,
+        answers: Option<&Path>,
+        no_model: bool,
+    ) {
+        let absolute = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let launch = crate::journal::Launch {
+            app_dir: Some(absolute(&loaded.dir).display().to_string()),
+            answers: answers.map(|a| absolute(a).display().to_string()),
+            no_model,
+            ..Default::default()
+        };
+        lock(&self.3).insert(process_key.to_string(), launch);
+    }
+
+    fn launch(&self, process_key: &str) -> Option<crate::journal::Launch> {
+        lock(&self.3).get(process_key).cloned()
     }
 
     /// Graph mode's writer of run `run_id` of `process_key` (none without a `graph:`).
@@ -473,6 +504,7 @@ async fn serve(
             let reasoner = judge(loaded, answers.as_deref(), no_model)?;
             labels.set(key, &loaded.name, &reasoner.describe(), &loaded.digest());
             labels.set_app(key, loaded);
+            labels.set_launch_with(key, loaded, answers.as_deref(), no_model);
             Ok(reasoner)
         })
     };
@@ -687,7 +719,7 @@ impl Journals {
                 inner: Arc::new(journal),
                 app,
                 judgement,
-                launch: None,
+                launch: self.labels.launch(&args.process_key),
                 sealed: Default::default(),
                 app_digest,
                 graph,

@@ -174,6 +174,7 @@ pub(super) fn run(
             &loaded.digest(),
         );
         labels.set_app(&process_key, &loaded);
+        labels.set_launch(&process_key, &loaded, args);
         agents.push(agent_spec(&slug, &loaded));
         apps.insert(
             slug,
