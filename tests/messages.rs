@@ -599,7 +599,14 @@ fn interrupted_while_waiting(bridge: &str) {
             "start",
             "reply_or_timeout",
         ])
-        .args(["--var", "wait=PT50S", "--max-wait", "60", "--bridge", bridge])
+        .args([
+            "--var",
+            "wait=PT50S",
+            "--max-wait",
+            "60",
+            "--bridge",
+            bridge,
+        ])
         .arg("--run-dir")
         .arg(dir)
         .stdin(Stdio::null())

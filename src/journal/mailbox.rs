@@ -398,6 +398,72 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn posted() -> Delivery {
+        Delivery {
+            kind: CatchKind::Message,
+            name: "Payment".into(),
+            variables: Map::new(),
+            source: "from a test".into(),
+            correlation: None,
+        }
+    }
+
+    /// A delivery posted to a server that holds the run is taken once and answered; one
+    /// nobody takes in time is withdrawn, and a server looking later finds nothing.
+    #[test]
+    fn posted_deliveries_are_taken_once_or_withdrawn() {
+        let dir = tempfile::tempdir().unwrap();
+        hold_parked(dir.path()).unwrap();
+        assert_eq!(held_parked(dir.path()), Some(std::process::id()));
+
+        let err = post(
+            dir.path(),
+            "r",
+            &posted(),
+            std::time::Duration::from_millis(50),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("did not take the message"),
+            "{err}"
+        );
+        assert_eq!(take_posted(dir.path(), |_| unreachable!("withdrawn")), 0);
+
+        let server_dir = dir.path().to_path_buf();
+        let server = std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let mut names = Vec::new();
+            while names.is_empty() && started.elapsed() < std::time::Duration::from_secs(5) {
+                take_posted(&server_dir, |d| {
+                    names.push(d.name.clone());
+                    Err(DeliveryError::Held {
+                        run: "r".into(),
+                        message: "refused by the test server".into(),
+                    })
+                });
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            names
+        });
+        let err = post(
+            dir.path(),
+            "r",
+            &posted(),
+            std::time::Duration::from_secs(5),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "refused by the test server");
+        assert_eq!(server.join().unwrap(), ["Payment"]);
+        let left: Vec<_> = std::fs::read_dir(dir.path().join(INBOX_DIR))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, [HELD_FILE], "nothing left behind");
+        release_parked(dir.path());
+        assert_eq!(held_parked(dir.path()), None);
+    }
+
     #[test]
     fn correlation_values_match_as_json_or_as_text() {
         assert!(matches(&json!("A-17"), "A-17", None));
