@@ -775,6 +775,14 @@ impl Journals {
         self.read(&run)
     }
 
+    /// Take nothing more from run `run_id`'s engine (it is being cancelled while it goes
+    /// on its thread): its records from now on are refused.
+    pub(super) fn seal(&self, run_id: &str) {
+        if let Some(run) = lock(&self.open).get(run_id).cloned() {
+            run.sink.seal();
+        }
+    }
+
     /// Stop holding parked run `run_id` (it is about to be ended here: cancelled).
     pub(super) fn unpark(&self, run_id: &str) {
         let Some(run) = lock(&self.open).get(run_id).cloned() else {
@@ -897,8 +905,9 @@ impl Journals {
                 return;
             }
             *closed = true;
+            // Straight to the journal: the run's own sink may be sealed (see `seal`).
             let written =
-                super::durable::journal_cancellation(&run.sink, by, reason, remote, state);
+                super::durable::journal_cancellation(&*run.sink.inner, by, reason, remote, state);
             match written {
                 Ok(()) => tracing::info!("run {run_id}: cancelled"),
                 Err(e) => tracing::error!("run {run_id}: cannot journal its cancellation: {e}"),

@@ -570,14 +570,17 @@ impl Executor for Runner {
                     outcome = &mut run => Some(outcome),
                 };
                 let Some(outcome) = outcome else {
-                    // The run goes no further: it is stopped on its thread (its remote
-                    // tasks are cancelled through its own clients, so stopping it sends no
-                    // second CancelTask), and its journal ends.
-                    run.stop().await;
+                    // The run goes no further: its remote tasks are cancelled through its
+                    // own clients (so stopping it then sends no second CancelTask), its
+                    // journal ends (nothing more is taken from it), and it is stopped on
+                    // its thread.
                     if stopping.load(std::sync::atomic::Ordering::SeqCst) {
                         journals.interrupt(&run_id, "interrupted (the server shut down)");
+                        run.stop().await;
                     } else {
-                        cancel_run(&journals, &run_id, &task, &harness.remotes, &cancelling).await;
+                        let remotes = &harness.remotes;
+                        cancel_run(&journals, &run_id, &task, remotes, &cancelling, Some(run))
+                            .await;
                     }
                     return;
                 };
@@ -607,14 +610,10 @@ impl Executor for Runner {
                                     return; // stays parked
                                 }
                                 journals.unpark(&run_id);
-                                cancel_run(
-                                    &journals,
-                                    &run_id,
-                                    &task,
-                                    &harness.remotes,
-                                    &cancelling,
-                                )
-                                .await;
+                                let remotes = &harness.remotes;
+                                let none = None::<crate::serving::Running<()>>;
+                                cancel_run(&journals, &run_id, &task, remotes, &cancelling, none)
+                                    .await;
                                 return;
                             }
                         };
@@ -747,14 +746,20 @@ const CALLER: &str = "the A2A caller";
 /// remote tasks it waited for are cancelled at their agents, then `run_cancelled` (by the
 /// A2A caller, the reason its `CancelTask` gave) and `run_finished` with status
 /// `cancelled`.
-async fn cancel_run(
+async fn cancel_run<T>(
     journals: &Journals,
     run_id: &str,
     task: &TaskHandle,
     remotes: &crate::reason::remote::Remotes,
     cancelling: &Cancelling,
+    going: Option<crate::serving::Running<T>>,
 ) {
+    // The run may still be going on its thread: nothing more of it is journalled.
+    journals.seal(run_id);
     let Some((records, state)) = journals.records(run_id) else {
+        if let Some(run) = going {
+            run.stop().await;
+        }
         return;
     };
     let remote = super::durable::cancel_at_agents(remotes, &state).await;
@@ -768,6 +773,10 @@ async fn cancel_run(
         remote,
         &state,
     );
+    // Stopped (its child runs going in it with it), their journals are let go of.
+    if let Some(run) = going {
+        run.stop().await;
+    }
     // Its child runs go with it, as with `runs cancel` (their own remote tasks too).
     let args = super::durable::CancelArgs {
         run_id: run_id.to_string(),
