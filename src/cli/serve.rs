@@ -818,7 +818,12 @@ impl Journals {
         }
         tracing::info!("run {run_id}: parked; held here until it can go on");
         let ready = loop {
-            let (records, state) = self.read(&run)?;
+            let Some((records, state)) = self.read(&run) else {
+                // Left parked (as at shutdown): `runs resume` continues it.
+                tracing::error!("run {run_id}: its journal cannot be read; left parked");
+                crate::journal::mailbox::release_parked(&dir);
+                return None;
+            };
             if state.status.is_some() {
                 break None;
             }
