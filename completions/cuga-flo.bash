@@ -1930,7 +1930,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__serve)
-            opts="-v -q -h --all --http --stdio --a2a --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --bridge --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --all --http --stdio --a2a --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --bridge --max-wait --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1978,6 +1978,10 @@ _cuga__flo() {
                     ;;
                 --bridge)
                     COMPREPLY=($(compgen -W "direct mcp" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --apps-dir)

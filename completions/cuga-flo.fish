@@ -416,6 +416,7 @@ batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l bridge -d 'How the runs that clients start with `run_process` reach the control points: directly (the bridge contract in-process), or back through the in-process MCP bridge, as an engine in another process would' -r -f -a "direct\t'The engine calls the harness in-process, through the bridge\'s Rust contract'
 mcp\t'The engine calls the harness\'s MCP tools over an in-process MCP connection'"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a run whose timer is due later parks, held by the server, which resumes it when the timer is due [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''

@@ -638,6 +638,7 @@ batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--bridge=[How the runs that clients start with \`run_process\` reach the control points\: directly (the bridge contract in-process), or back through the in-process MCP bridge, as an engine in another process would]:BRIDGE:((direct\:"The engine calls the harness in-process, through the bridge'\''s Rust contract"
 mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connection"))' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a run whose timer is due later parks, held by the server, which resumes it when the timer is due \[default\: 60\]]:SECS:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '()--all[Serve every app under the apps folder (those that do not validate are reported and left out)]' \

@@ -147,6 +147,15 @@ impl<T> std::future::Future for Running<T> {
     }
 }
 
+impl<T> Running<T> {
+    /// Stop the run and wait until it has stopped on its thread (nothing of it runs
+    /// after this returns).
+    pub async fn stop(mut self) {
+        self.0.abort();
+        let _ = (&mut self.0).await;
+    }
+}
+
 impl<T> Drop for Running<T> {
     fn drop(&mut self) {
         self.0.abort();

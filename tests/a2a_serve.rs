@@ -1,7 +1,8 @@
 //! `cuga-flo serve --a2a`: a flow as an A2A 1.0 agent, with the official A2A Python SDK
 //! (`a2a-sdk`, pinned in `tests/interop/requirements-a2a.txt`) as its client
 //! (`tests/interop/a2a_client_check.py`): the card, a task sent and completed, a task
-//! streamed through two `input-required` rounds, a task cancelled, and the bearer token.
+//! streamed through two `input-required` rounds, a task cancelled, the bearer token, and
+//! a task whose run parks (a timer, a message) staying `working` until it completes.
 //! The official JavaScript SDK (`@a2a-js/sdk`, pinned in `tests/interop/a2a-js/`) runs one
 //! round too (`tests/interop/a2a_js_check.mjs`). The app is
 //! `tests/fixtures/apps/a2a_claim`. Needs `python3` (3.10+) with `venv` and `pip`, Node.js
@@ -574,4 +575,60 @@ fn the_javascript_sdk_streams_a_task_and_answers_its_questions() {
     assert_eq!(facts["final"], "TASK_STATE_COMPLETED");
     assert_eq!(facts["variables"]["approved"], true);
     assert_eq!(facts["variables"]["claimant"], "Lin");
+}
+
+/// A run that parks keeps its A2A task working, seen from the Python SDK: streamed status
+/// updates say what it waits for (a timer, then the payment), `GetTask` shows the task
+/// working, and once `cuga-flo runs message` (another process) delivers the payment the
+/// server resumes the run and the task completes with the message's variable.
+#[test]
+fn the_python_sdk_sees_a_parked_run_keep_its_task_working_until_it_completes() {
+    let waits = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/served_waits");
+    let served = Served::start(&[waits.to_str().unwrap(), "--max-wait", "0"], &[]);
+    let base = served.base();
+    let lines = served.check(
+        &["parked"],
+        &[
+            ("CUGA_FLO_BIN", BIN),
+            ("CUGA_FLO_RUN_DIR", base.to_str().unwrap()),
+        ],
+        &[],
+    );
+    let facts = &lines[0];
+    let updates = facts["updates"].as_array().unwrap();
+    let texts: Vec<&str> = updates.iter().filter_map(|u| u[1].as_str()).collect();
+    assert!(
+        updates.iter().all(|u| u[0] == "TASK_STATE_WORKING"),
+        "{facts}"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("waits for a timer due in")),
+        "{facts}"
+    );
+    assert!(
+        (texts.last().unwrap()).contains("message `Payment` at Receive_Payment"),
+        "{facts}"
+    );
+    assert_eq!(facts["parked_state"], "TASK_STATE_WORKING", "{facts}");
+    assert!(
+        facts["delivered"].as_str().unwrap().contains("resumes it"),
+        "{facts}"
+    );
+    assert_eq!(facts["final_state"], "TASK_STATE_COMPLETED", "{facts}");
+    // A protobuf Struct's numbers are doubles.
+    assert_eq!(facts["variables"]["amount"].as_f64(), Some(9.0), "{facts}");
+    let task = facts["task_id"].as_str().unwrap();
+    let events: Vec<Event> = read_journal(&run_dir(&base, task).join(JOURNAL_FILE))
+        .unwrap()
+        .records
+        .into_iter()
+        .map(|r| r.event)
+        .collect();
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::RunFinished {
+            status: RunStatus::Completed,
+            ..
+        }
+    )));
 }

@@ -34,6 +34,10 @@ struct Served {
 
 impl Served {
     fn start(apps_dir: &Path, app: &str, answers: &str) -> Served {
+        Served::start_with(apps_dir, app, answers, &[])
+    }
+
+    fn start_with(apps_dir: &Path, app: &str, answers: &str, extra: &[&str]) -> Served {
         let dir = tempfile::tempdir().unwrap();
         let answers_file = dir.path().join("answers.yaml");
         std::fs::write(&answers_file, answers).unwrap();
@@ -46,6 +50,7 @@ impl Served {
             .arg(&answers_file)
             .arg("--run-dir")
             .arg(dir.path().join("base"))
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -350,4 +355,125 @@ fn a_guardrail_nobody_decides_in_time_is_denied() {
     let (flows, by) = guardrail_decision(&events);
     assert_eq!(flows, ["Flow_GW_HumanApproval_End_Aborted"]);
     assert_eq!(by, Decider::Timeout);
+}
+
+impl Served {
+    /// `SendMessage` returning at once; the task's id.
+    fn send_now(&self, data: Value) -> String {
+        let reply = self.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": {"message": {"messageId": format!("m{}", rand_id()), "role": "ROLE_USER",
+                                   "parts": [{"data": data}]},
+                       "configuration": {"returnImmediately": true}}}));
+        (reply["result"]["task"]["id"].as_str())
+            .unwrap_or_else(|| panic!("{reply}"))
+            .to_string()
+    }
+
+    fn get(&self, task: &str) -> Value {
+        let reply = self
+            .post(&json!({"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task}}));
+        reply["result"].clone()
+    }
+
+    /// `GetTask` until `done` holds of the task (bounded).
+    fn get_until(&self, task: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let started = Instant::now();
+        loop {
+            let t = self.get(task);
+            if done(&t) {
+                return t;
+            }
+            assert!(
+                started.elapsed() < LIMIT,
+                "task {task} never {what}: {t}\nserver:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A served run that parks (a timer, then a message) leaves its task working, a status
+/// update saying what it waits for; the server resumes it when the timer is due and when
+/// `cuga-flo runs message` (another process) delivers the message, and the task completes
+/// with the run. A task whose run is parked can be cancelled: the run ends `cancelled`.
+#[test]
+fn a_served_run_that_parks_keeps_its_task_working_until_it_completes() {
+    let served = Served::start_with(
+        &root().join("tests/fixtures/apps"),
+        "served_waits",
+        "answers: {}\n",
+        &["--max-wait", "0"],
+    );
+    let task = served.send_now(json!({"order_id": "A-1"}));
+    let t = served.get_until(&task, "waited for the message", |t| {
+        status_text(t).contains("message `Payment` at Receive_Payment")
+    });
+    assert_eq!(state(&t), "TASK_STATE_WORKING", "{t}");
+    // The timer parked it first, and the server resumed it.
+    let events = read_journal(&run_dir(&served.base(), &task).join(JOURNAL_FILE))
+        .unwrap()
+        .records;
+    let waits: Vec<String> = (events.iter())
+        .filter_map(|r| match &r.event {
+            Event::RunWaiting { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(waits, ["timer", "message"], "{events:#?}");
+
+    let out = Command::new(BIN)
+        .env("NO_COLOR", "1")
+        .args(["runs", "message", &task, "Payment", "--var", "amount=3"])
+        .arg("--run-dir")
+        .arg(served.base())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let t = served.get_until(&task, "completed", |t| {
+        state(t) == "TASK_STATE_COMPLETED" || state(t) == "TASK_STATE_FAILED"
+    });
+    assert_eq!(state(&t), "TASK_STATE_COMPLETED", "{t}");
+    assert_eq!(variables(&t)["amount"], 3, "{t}");
+    assert_eq!(finished(&served.journal(&task)), RunStatus::Completed);
+
+    // Parked at a long timer, then cancelled by its caller.
+    let task = served.send_now(json!({"order_id": "A-2", "wait": "PT1H"}));
+    served.get_until(&task, "parked", |t| {
+        status_text(t).contains("a timer due in")
+    });
+    let reply = served.post(&json!({"jsonrpc": "2.0", "id": 3, "method": "CancelTask",
+        "params": {"id": task}}));
+    assert_eq!(
+        reply["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{reply}"
+    );
+    assert_eq!(finished(&served.journal(&task)), RunStatus::Cancelled);
+}
+
+/// A served run cancelled while its call activity's child run is going (asking the A2A
+/// caller): the child run is ended `cancelled` too, as `runs cancel` ends a run's
+/// children.
+#[test]
+fn the_child_runs_of_a_cancelled_served_run_are_cancelled() {
+    let served = Served::start(
+        &root().join("tests/fixtures/apps"),
+        "call_parent",
+        "answers: {}\n",
+    );
+    let task = served.send(json!({"data": {"amount": 250}}), None);
+    assert_eq!(state(&task), "TASK_STATE_INPUT_REQUIRED", "{task}");
+    let run = task["id"].as_str().unwrap().to_string();
+    let child_id = format!("{run}.Call_Review.1");
+    let reply = served.post(&json!({"jsonrpc": "2.0", "id": 3, "method": "CancelTask",
+        "params": {"id": run}}));
+    assert_eq!(
+        reply["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{reply}"
+    );
+    assert_eq!(finished(&served.journal(&run)), RunStatus::Cancelled);
+    let child = served.journal(&child_id);
+    assert_eq!(finished(&child), RunStatus::Cancelled, "{child:#?}");
+    assert!(child.iter().any(|e| matches!(e,
+        Event::RunCancelled { reason: Some(r), .. } if r.contains(&run))));
 }

@@ -571,10 +571,22 @@ fn a_message_with_a_correlation_key_reaches_the_runs_waiting_under_its_value() {
 
 /// A run stopped by Ctrl-C (SIGINT) while it waits in-process for a timer, racing a
 /// message, parks with the message it waits for (`run_waiting.awaiting`): `runs message`
-/// then delivers it and the run takes the message's path.
+/// then delivers it and the run takes the message's path. The same through the
+/// in-process MCP bridge (`--bridge mcp`), whose server builds the run's request.
 #[test]
 #[cfg(unix)]
 fn a_run_interrupted_while_waiting_parks_with_what_it_waits_for() {
+    interrupted_while_waiting("direct");
+}
+
+#[test]
+#[cfg(unix)]
+fn a_run_interrupted_while_waiting_parks_with_what_it_waits_for_over_the_mcp_bridge() {
+    interrupted_while_waiting("mcp");
+}
+
+#[cfg(unix)]
+fn interrupted_while_waiting(bridge: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let child = Command::new(BIN)
@@ -587,7 +599,15 @@ fn a_run_interrupted_while_waiting_parks_with_what_it_waits_for() {
             "start",
             "reply_or_timeout",
         ])
-        .args(["--var", "wait=PT50S", "--max-wait", "60", "--run-dir"])
+        .args([
+            "--var",
+            "wait=PT50S",
+            "--max-wait",
+            "60",
+            "--bridge",
+            bridge,
+        ])
+        .arg("--run-dir")
         .arg(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -1144,3 +1144,147 @@ async fn a_served_run_is_the_same_run_over_both_bridges() {
     assert!(seen[0].2.len() > 5, "{:?}", seen[0].2);
     assert_eq!(seen[0], seen[1], "direct (left) and mcp (right) differ");
 }
+
+/// A run `run_process` starts that parks stays the server's: the server holds its journal
+/// (another command's `runs resume` is refused, naming the server's pid), resumes it
+/// in-process when its timer is due, and again when a message reaches it — sent with
+/// `cuga-flo runs message` from another process (posted to the server, which journals
+/// it) or with the server's own `deliver_message`. After the server stops, a run it held
+/// parked is still parked, and `runs resume --due` / `runs message` continue it.
+#[tokio::test]
+async fn a_run_that_parks_under_serve_is_resumed_there() {
+    let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/served_waits");
+    let mut served = Served::start(&[app.to_str().unwrap(), "--max-wait", "0"], &[]);
+    let base = served.base();
+    let cli = |args: &[&str]| {
+        Command::new(BIN)
+            .env("NO_COLOR", "1")
+            .args(args)
+            .arg("--run-dir")
+            .arg(&base)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let events = |run: &str| -> Vec<Event> {
+        let path = run_dir(&base, run).join(JOURNAL_FILE);
+        read_journal(&path)
+            .map(|j| j.records.into_iter().map(|r| r.event).collect())
+            .unwrap_or_default()
+    };
+    // Until `done` holds of the run's events (bounded).
+    let until = |run: &str, what: &str, done: &dyn Fn(&[Event]) -> bool| -> Vec<Event> {
+        let started = Instant::now();
+        loop {
+            let seen = events(run);
+            if done(&seen) {
+                return seen;
+            }
+            assert!(
+                started.elapsed() < LIMIT,
+                "run {run}: never {what}: {seen:#?}\nserver:\n{}",
+                served.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let waits = |e: &[Event]| {
+        e.iter()
+            .filter(|e| matches!(e, Event::RunWaiting { .. }))
+            .count()
+    };
+    let resumed = |e: &[Event]| {
+        (e.iter())
+            .filter(|e| matches!(e, Event::RunResumed { .. }))
+            .count()
+    };
+    let finished = |e: &[Event]| {
+        e.iter().find_map(|e| match e {
+            Event::RunFinished {
+                status, variables, ..
+            } => Some((*status, variables.clone())),
+            _ => None,
+        })
+    };
+    let client = client(&served.url, None).await;
+    let start = |run: &str, wait: &str| {
+        json!({"process_key": "served_waits_v1", "run_id": run,
+               "variables": {"order_id": run, "wait": wait}})
+    };
+
+    // Parked at its 1 s timer: the server holds it.
+    let (error, result) = call(&client, "run_process", start("w1", "PT1S")).await;
+    assert!(!error, "{result}");
+    assert_eq!(result["status"], "waiting", "{result}");
+    let out = cli(&["runs", "resume", "w1"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("pid {}", served.child.id())),
+        "{stderr}"
+    );
+    // The timer is due: the server resumes it, and it parks again at its receive task.
+    let seen = until("w1", "resumed by its timer", &|e| {
+        resumed(e) == 1 && waits(e) == 2
+    });
+    assert!(finished(&seen).is_none(), "{seen:#?}");
+
+    // A message from another process: posted to the server, which resumes the run.
+    let out = cli(&["runs", "message", "w1", "Payment", "--var", "amount=5"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("delivered to run w1 at Receive_Payment") && stdout.contains("resumes it"),
+        "{stdout}"
+    );
+    let seen = until("w1", "completed", &|e| finished(e).is_some());
+    let (status, variables) = finished(&seen).unwrap();
+    assert_eq!(status, RunStatus::Completed, "{seen:#?}");
+    assert_eq!(variables["amount"], 5);
+    assert_eq!(resumed(&seen), 2, "{seen:#?}");
+    // A wrong message is refused by the server, and nothing is written.
+    let (error, result) = call(&client, "run_process", start("w2", "PT0S")).await;
+    assert!(!error && result["status"] == "waiting", "{result}");
+    let before = events("w2");
+    let out = cli(&["runs", "message", "w2", "Refund"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not waiting for message `Refund`"),
+        "{out:?}"
+    );
+    assert_eq!(events("w2"), before, "nothing written");
+    // The server's own `deliver_message` resumes it at once.
+    let (error, content) = call(
+        &client,
+        "deliver_message",
+        json!({"message": "Payment", "run_id": "w2", "variables": {"amount": 7}}),
+    )
+    .await;
+    assert!(!error, "{content}");
+    assert_eq!(content["delivered"][0]["nodes"][0], "Receive_Payment");
+    let seen = until("w2", "completed", &|e| finished(e).is_some());
+    assert_eq!(finished(&seen).unwrap().0, RunStatus::Completed);
+    assert_eq!(finished(&seen).unwrap().1["amount"], 7);
+
+    // A run the server holds when it stops stays parked, for `runs resume --due`.
+    let (error, result) = call(&client, "run_process", start("w3", "PT2S")).await;
+    assert!(!error && result["status"] == "waiting", "{result}");
+    let (code, _) = served.terminate();
+    assert_eq!(code, Some(0));
+    let seen = events("w3");
+    assert!(finished(&seen).is_none(), "{seen:#?}");
+    assert!(
+        !run_dir(&base, "w3").join("inbox/held").exists(),
+        "the server no longer says it holds the run"
+    );
+    std::thread::sleep(Duration::from_millis(2100));
+    let out = cli(&["runs", "resume", "--due"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "parks at the receive task: {out:?}"
+    );
+    let out = cli(&["runs", "message", "w3", "Payment"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(finished(&events("w3")).unwrap().0, RunStatus::Completed);
+}

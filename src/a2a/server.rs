@@ -462,7 +462,14 @@ impl A2aServer {
     /// Stop accepting, give the tasks working up to `grace` to end, then cancel those left
     /// (and those waiting for input).
     /// False when some were cancelled.
-    pub async fn shutdown(mut self, grace: Duration) -> bool {
+    pub async fn shutdown(self, grace: Duration) -> bool {
+        self.shutdown_holding(grace, |_| false).await
+    }
+
+    /// As [`A2aServer::shutdown`], not waiting for the working tasks for which `held`
+    /// holds (by task id: the tasks of runs parked by the server, which cannot end
+    /// meanwhile).
+    pub async fn shutdown_holding(mut self, grace: Duration, held: impl Fn(&str) -> bool) -> bool {
         self.stop.cancel();
         // Tasks waiting for their caller's input cannot end meanwhile: only the working
         // ones are waited for.
@@ -470,10 +477,9 @@ impl A2aServer {
             lock(&self.shared.tasks)
                 .values()
                 .filter(|t| {
-                    matches!(
-                        lock(&t.data).state,
-                        TaskState::Submitted | TaskState::Working
-                    )
+                    let data = lock(&t.data);
+                    matches!(data.state, TaskState::Submitted | TaskState::Working)
+                        && !held(&data.id)
                 })
                 .count()
         };

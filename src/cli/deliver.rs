@@ -185,7 +185,16 @@ fn deliver_and_resume(
     no_resume: bool,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let (journal, records, repaired) = reopen(&opts.run_dir, &id, opts.durability)?;
+    let run_dir = crate::journal::store::run_dir(&opts.run_dir, &id);
+    let (journal, records, repaired) = match reopen(&opts.run_dir, &id, opts.durability) {
+        Ok(opened) => opened,
+        // A server (`serve`) holds the run parked: the delivery is posted to it, and the
+        // server journals it and resumes the run itself.
+        Err(e) => match mailbox::held_parked(&run_dir) {
+            Some(pid) => return post_to_server(opts, &id, pid, delivery, style),
+            None => return Err(e),
+        },
+    };
     let written = mailbox::deliver(&journal, &records, &id, delivery).map_err(|e| {
         let help = match &e {
             DeliveryError::NotWaiting { .. } => {
@@ -217,4 +226,40 @@ fn deliver_and_resume(
     let mut records = records;
     records.extend(written);
     resume_open(cli, opts, id, journal, records, repaired, style)
+}
+
+/// Deliver to run `id`, which the server with `pid` holds parked: the server journals the
+/// delivery (or refuses it) and resumes the run in its own process.
+fn post_to_server(
+    opts: &ResumeOptions,
+    id: &str,
+    pid: u32,
+    delivery: &Delivery,
+    style: Style,
+) -> Result<Outcome, UsageError> {
+    let written = mailbox::deliver_to_run(&opts.run_dir, id, delivery, opts.durability)
+        .map_err(|e| UsageError::new(e.to_string()).with_help("nothing was recorded"))?;
+    let at: Vec<String> = written
+        .iter()
+        .filter_map(|r| match &r.event {
+            crate::journal::Event::MessageReceived { node, .. } => Some(node.clone()),
+            _ => None,
+        })
+        .collect();
+    if opts.json {
+        outln!(
+            "{}",
+            serde_json::json!({"run_id": id, "delivered": delivery.kind.as_str(),
+                "name": delivery.name, "nodes": at, "held_by": pid})
+        );
+    } else {
+        outln!(
+            "{} {} `{}` delivered to run {id} at {}; the server holding it (pid {pid}) resumes it",
+            style.green("✓"),
+            delivery.kind.as_str(),
+            delivery.name,
+            at.join(", ")
+        );
+    }
+    Ok(Outcome::Ok)
 }

@@ -229,7 +229,7 @@ pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
 
 /// A run parked for a call activity's child run (`child run <id>, ...`) can go on once
 /// one of them has finished (the child was answered and resumed on its own).
-fn child_finished(base: &Path, reason: &str) -> bool {
+pub(super) fn child_finished(base: &Path, reason: &str) -> bool {
     let Some(children) = reason.strip_prefix("child run ") else {
         return false;
     };
@@ -1144,7 +1144,7 @@ pub fn cancel(cli: &Cli, args: &CancelArgs, style: Style) -> Result<Outcome, Usa
         .clone()
         .or_else(|| std::env::var("USER").ok())
         .filter(|b| !b.trim().is_empty());
-    let done = cancel_run(cli, args, &id, by, args.reason.clone())?;
+    let done = cancel_run(&cli.apps_dir, args, &id, by, args.reason.clone())?;
     if args.json {
         outln!("{}", done.json());
     } else {
@@ -1154,7 +1154,7 @@ pub fn cancel(cli: &Cli, args: &CancelArgs, style: Style) -> Result<Outcome, Usa
 }
 
 pub(super) fn cancel_run(
-    cli: &Cli,
+    apps_dir: &Path,
     args: &CancelArgs,
     id: &str,
     by: Option<String>,
@@ -1197,27 +1197,57 @@ pub(super) fn cancel_run(
              is nothing to cancel"
         )));
     }
-    let remote = cancel_remote_tasks(cli, args, &records, &state);
+    let remote = cancel_remote_tasks(apps_dir, args, &records, &state);
     journal_cancellation(&journal, by.clone(), reason.clone(), remote.clone(), &state)
         .map_err(|e| UsageError::new(format!("cannot journal the cancellation: {e}")))?;
     drop(journal);
-    // The child runs it waited for (a call activity's) go with it.
-    let mut children = Vec::new();
-    let waits_for = state
+    let children = cancel_children(apps_dir, args, id, &records, &state, by.clone());
+    Ok(Cancelled {
+        run_id: id.to_string(),
+        by,
+        reason,
+        remote,
+        children,
+    })
+}
+
+/// The child runs of run `id` (cancelled: its journal is `records`) that have not ended
+/// go with it: those it waited for when it parked and those its call activities started
+/// (a served run cancelled while a child was going), each cancelled as `runs cancel`
+/// cancels a run, its own children with it. Shared by `runs cancel` and a served run
+/// cancelled by its caller.
+pub(super) fn cancel_children(
+    apps_dir: &Path,
+    args: &CancelArgs,
+    id: &str,
+    records: &[Record],
+    state: &FlowState,
+    by: Option<String>,
+) -> Vec<Cancelled> {
+    let mut ids: Vec<String> = state
         .waiting
         .as_ref()
         .and_then(|w| w.reason.strip_prefix("child run "))
-        .map(|ids| ids.split(", ").map(str::to_string).collect::<Vec<_>>())
+        .map(|ids| ids.split(", ").map(str::to_string).collect())
         .unwrap_or_default();
-    for child in waits_for {
+    for record in records {
+        if let Event::ChildStarted { run_id, .. } = &record.event
+            && !ids.contains(run_id)
+        {
+            ids.push(run_id.clone());
+        }
+    }
+    let mut children = Vec::new();
+    for child in ids {
         let path = store::run_dir(&args.run_dir, &child).join(store::JOURNAL_FILE);
-        let open = store::read_journal(&path)
-            .is_ok_and(|r| FlowState::fold(r.records.iter()).status.is_none());
+        let open = store::read_journal(&path).is_ok_and(|r| {
+            !r.records.is_empty() && FlowState::fold(r.records.iter()).status.is_none()
+        });
         if !open {
             continue;
         }
         match cancel_run(
-            cli,
+            apps_dir,
             args,
             &child,
             by.clone(),
@@ -1227,13 +1257,7 @@ pub(super) fn cancel_run(
             Err(e) => tracing::warn!("child run {child}: {}", e.message),
         }
     }
-    Ok(Cancelled {
-        run_id: id.to_string(),
-        by,
-        reason,
-        remote,
-        children,
-    })
+    children
 }
 
 fn finished_refused(id: &str, state: &FlowState) -> Result<(), UsageError> {
@@ -1251,7 +1275,7 @@ fn finished_refused(id: &str, state: &FlowState) -> Result<(), UsageError> {
 /// agent its app names: the agent's reply (the task's state) or why it failed. The run is
 /// cancelled whatever the agents say.
 fn cancel_remote_tasks(
-    cli: &Cli,
+    apps_dir: &Path,
     args: &CancelArgs,
     records: &[Record],
     state: &FlowState,
@@ -1283,10 +1307,7 @@ fn cancel_remote_tasks(
         }),
         _ => None,
     };
-    let loaded = match app
-        .as_deref()
-        .map(|a| super::target::resolve(a, &cli.apps_dir))
-    {
+    let loaded = match app.as_deref().map(|a| super::target::resolve(a, apps_dir)) {
         Some(Ok(super::target::Target::App(app))) => crate::app::load_app(&app),
         _ => {
             return failed(

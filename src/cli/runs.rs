@@ -709,7 +709,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
             json: false,
             durability: Durability::default(),
         };
-        super::durable::cancel_run(cli, &cancel, &new_id, None, cancel.reason.clone())?;
+        super::durable::cancel_run(&cli.apps_dir, &cancel, &new_id, None, cancel.reason.clone())?;
     }
     let replayed = read(&args.run_dir, &new_id)?;
     let differences = compare(&decisions(&records), &decisions(&replayed));

@@ -30,6 +30,7 @@ use rmcp::ServiceExt;
 use crate::app::registry::AppRef;
 use crate::app::{FlowConfig, LoadedApp};
 use crate::engine::native::NativeEngine;
+use crate::journal::mailbox::{Delivery, DeliveryError};
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
 use crate::journal::{
     Anchor, Durability, Event, EventSink, FlowState, JournalError, JournalOptions, Record,
@@ -133,6 +134,11 @@ pub struct ServeArgs {
     /// bridge, as an engine in another process would
     #[arg(long, value_enum, default_value = "direct")]
     pub bridge: super::start::BridgeChoice,
+
+    /// Wait in-process for a timer due within SECS seconds; a run whose timer is due
+    /// later parks, held by the server, which resumes it when the timer is due [default: 60]
+    #[arg(long, value_name = "SECS")]
+    pub max_wait: Option<u64>,
 }
 
 /// Where the server listens.
@@ -211,6 +217,7 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
             Ok((flow, judgement, loaded)) => {
                 labels.set(&flow.process_key, &app.name, &judgement, &loaded.digest());
                 labels.set_app(&flow.process_key, &loaded);
+                labels.set_launch(&flow.process_key, &loaded, args);
                 flows.push(flow);
             }
             Err(problems) => {
@@ -422,6 +429,9 @@ pub(super) struct Labels(
     Arc<Mutex<HashMap<String, Label>>>,
     Arc<Mutex<HashMap<String, crate::app::LoadedApp>>>,
     Arc<crate::graph::abox::Stores>,
+    /// How each app is served, in its runs' `run_started.launch`: a run the server leaves
+    /// parked is resumed by `worker` or `runs resume` with the same app and answers.
+    Arc<Mutex<HashMap<String, crate::journal::Launch>>>,
 );
 
 type Label = (String, String, Option<String>);
@@ -444,6 +454,33 @@ impl Labels {
         if loaded.config.as_ref().is_some_and(|c| c.graph.is_some()) {
             lock(&self.1).insert(process_key.to_string(), loaded.clone());
         }
+    }
+
+    /// The app folder, answers file and `--no-model` the runs of `process_key` are served
+    /// with (their `run_started.launch`).
+    pub(super) fn set_launch(&self, process_key: &str, loaded: &LoadedApp, args: &ServeArgs) {
+        self.set_launch_with(process_key, loaded, args.answers.as_deref(), args.no_model);
+    }
+
+    pub(super) fn set_launch_with(
+        &self,
+        process_key: &str,
+        loaded: &LoadedApp,
+        answers: Option<&Path>,
+        no_model: bool,
+    ) {
+        let absolute = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let launch = crate::journal::Launch {
+            app_dir: Some(absolute(&loaded.dir).display().to_string()),
+            answers: answers.map(|a| absolute(a).display().to_string()),
+            no_model,
+            ..Default::default()
+        };
+        lock(&self.3).insert(process_key.to_string(), launch);
+    }
+
+    fn launch(&self, process_key: &str) -> Option<crate::journal::Launch> {
+        lock(&self.3).get(process_key).cloned()
     }
 
     /// Graph mode's writer of run `run_id` of `process_key` (none without a `graph:`).
@@ -498,6 +535,7 @@ async fn serve(
             let reasoner = judge(loaded, answers.as_deref(), no_model)?;
             labels.set(key, &loaded.name, &reasoner.describe(), &loaded.digest());
             labels.set_app(key, loaded);
+            labels.set_launch_with(key, loaded, answers.as_deref(), no_model);
             Ok(reasoner)
         })
     };
@@ -506,7 +544,10 @@ async fn serve(
         .with_run_dir(crate::mcp::RunDir {
             base: args.run_dir.clone(),
             durability: args.durability,
-        });
+        })
+        // A run that parks stays the server's: it resumes here when it can go on.
+        .with_parking(Arc::new(journals.clone()))
+        .with_max_wait(args.max_wait);
     if args.bridge == super::start::BridgeChoice::Direct {
         server = server.with_direct_callbacks();
     }
@@ -639,6 +680,8 @@ pub(super) struct Journals {
     labels: Labels,
     durability: Durability,
     open: OpenRuns,
+    /// Cancelled when the server stops: the runs it holds parked stay parked.
+    stop: tokio_util::sync::CancellationToken,
 }
 
 impl Journals {
@@ -648,6 +691,7 @@ impl Journals {
             labels,
             durability,
             open: OpenRuns::default(),
+            stop: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -706,13 +750,15 @@ impl Journals {
                 inner: Arc::new(journal),
                 app,
                 judgement,
-                launch: None,
+                launch: self.labels.launch(&args.process_key),
                 sealed: Default::default(),
                 app_digest,
                 graph,
             },
             closed: Mutex::new(false),
             open: Arc::downgrade(&self.open),
+            parked: Default::default(),
+            wake: tokio::sync::Notify::new(),
         });
         lock(&self.open).insert(args.run_id.clone(), run.clone());
         let graph = run.sink.graph.clone();
@@ -730,19 +776,140 @@ impl Journals {
         })
     }
 
+    /// The runs going here (those parked here are not going).
     pub(super) fn open_count(&self) -> usize {
-        lock(&self.open).len()
+        lock(&self.open).values().filter(|r| !r.is_parked()).count()
+    }
+
+    /// Whether run `run_id` is parked here (held by this server until it can go on).
+    pub(super) fn is_parked(&self, run_id: &str) -> bool {
+        lock(&self.open).get(run_id).is_some_and(|r| r.is_parked())
     }
 
     /// Close the journal of run `run_id`, if still going, with a failed `run_finished`.
     /// The run stays open until its record is written: a shutdown waiting for the open
-    /// runs waits for it.
+    /// runs waits for it. A run parked here stays parked (its journal is left as it is).
     pub(super) fn interrupt(&self, run_id: &str, message: &str) {
         let run = lock(&self.open).get(run_id).cloned();
         if let Some(run) = run {
-            run.interrupt(message);
+            if !run.is_parked() {
+                run.interrupt(message);
+            }
             lock(&self.open).remove(run_id);
         }
+    }
+
+    /// The records and the state of run `run_id` as its journal has them (committed
+    /// first), while the run is held here.
+    pub(super) fn records(&self, run_id: &str) -> Option<(Vec<Record>, FlowState)> {
+        let run = lock(&self.open).get(run_id).cloned()?;
+        self.read(&run)
+    }
+
+    /// Take nothing more from run `run_id`'s engine (it is being cancelled while it goes
+    /// on its thread): its records from now on are refused.
+    pub(super) fn seal(&self, run_id: &str) {
+        if let Some(run) = lock(&self.open).get(run_id).cloned() {
+            run.sink.seal();
+        }
+    }
+
+    /// Stop holding parked run `run_id` (it is about to be ended here: cancelled).
+    pub(super) fn unpark(&self, run_id: &str) {
+        let Some(run) = lock(&self.open).get(run_id).cloned() else {
+            return;
+        };
+        let _closed = lock(&run.closed);
+        run.parked.store(false, std::sync::atomic::Ordering::SeqCst);
+        crate::journal::mailbox::release_parked(&store::run_dir(&self.base, run_id));
+    }
+
+    /// Run `run_id`'s journal committed and read, with its state.
+    fn read(&self, run: &RunJournal) -> Option<(Vec<Record>, FlowState)> {
+        let _ = run.sink.inner.commit();
+        let records = store::read_journal(run.sink.inner.path()).ok()?.records;
+        let state = FlowState::fold(records.iter());
+        Some((records, state))
+    }
+
+    /// Hold run `run_id`, which has parked, until it can go on: its timer is due, a
+    /// delivery was journalled (through this server, or posted to its inbox by another
+    /// process and taken here), or the child run it waits for has ended. The records to
+    /// resume it from; `None` once the server stops (the run stays parked, for `worker`
+    /// or `runs resume`) or when the run has ended meanwhile (cancelled).
+    async fn hold_until_due(self, run_id: String) -> Option<Vec<Record>> {
+        let run = lock(&self.open).get(&run_id).cloned()?;
+        let dir = store::run_dir(&self.base, &run_id);
+        {
+            let _closed = lock(&run.closed);
+            run.parked.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        if let Err(e) = crate::journal::mailbox::hold_parked(&dir) {
+            tracing::warn!("run {run_id}: cannot open its inbox: {e}");
+        }
+        tracing::info!("run {run_id}: parked; held here until it can go on");
+        let ready = loop {
+            let Some((records, state)) = self.read(&run) else {
+                // Left parked (as at shutdown): `runs resume` continues it.
+                tracing::error!("run {run_id}: its journal cannot be read; left parked");
+                crate::journal::mailbox::release_parked(&dir);
+                return None;
+            };
+            if state.status.is_some() {
+                break None;
+            }
+            let Some(waiting) = state.waiting.clone() else {
+                break Some(records);
+            };
+            let now = crate::clock::now_ms();
+            if waiting.due_ms.is_some_and(|due| due <= now)
+                || !waiting.delivered.is_empty()
+                || !state.unapplied_answers.is_empty()
+                || super::durable::child_finished(&self.base, &waiting.reason)
+            {
+                break Some(records);
+            }
+            let taken = {
+                let _closed = lock(&run.closed);
+                self.take_posted(&run, &dir)
+            };
+            if taken > 0 {
+                continue;
+            }
+            let poll = crate::journal::mailbox::INBOX_POLL;
+            let sleep = waiting
+                .due_ms
+                .map_or(poll, |due| Duration::from_millis(due - now).min(poll));
+            tokio::select! {
+                () = self.stop.cancelled() => {
+                    crate::journal::mailbox::release_parked(&dir);
+                    return None;
+                }
+                () = run.wake.notified() => {}
+                () = tokio::time::sleep(sleep) => {}
+            }
+        };
+        // Going on: deliveries posted meanwhile are taken first, then no more are.
+        crate::journal::mailbox::release_parked(&dir);
+        {
+            let _closed = lock(&run.closed);
+            self.take_posted(&run, &dir);
+            run.parked.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+        let ready = ready?;
+        // What was taken last is part of the records the run resumes from.
+        Some(self.read(&run).map_or(ready, |(records, _)| records))
+    }
+
+    /// Journal the deliveries posted to parked run `run` by other processes.
+    fn take_posted(&self, run: &RunJournal, dir: &Path) -> usize {
+        crate::journal::mailbox::take_posted(dir, |delivery| {
+            let (records, _) = self.read(run).ok_or_else(|| DeliveryError::Held {
+                run: run.run_id.clone(),
+                message: format!("cannot read the journal of run `{}`", run.run_id),
+            })?;
+            crate::journal::mailbox::deliver(&run.sink.inner, &records, &run.run_id, delivery)
+        })
     }
 
     /// The state of run `run_id` as its journal has it (committed first), while the run
@@ -774,8 +941,9 @@ impl Journals {
                 return;
             }
             *closed = true;
+            // Straight to the journal: the run's own sink may be sealed (see `seal`).
             let written =
-                super::durable::journal_cancellation(&run.sink, by, reason, remote, state);
+                super::durable::journal_cancellation(&*run.sink.inner, by, reason, remote, state);
             match written {
                 Ok(()) => tracing::info!("run {run_id}: cancelled"),
                 Err(e) => tracing::error!("run {run_id}: cannot journal its cancellation: {e}"),
@@ -784,14 +952,59 @@ impl Journals {
         lock(&self.open).remove(run_id);
     }
 
-    /// Close the journal of every run still going with a failed `run_finished`.
+    /// Close the journal of every run still going with a failed `run_finished`; the runs
+    /// parked here stay parked (`worker` or `runs resume` continues them).
     pub(super) fn interrupt_all(&self) {
+        self.stop.cancel();
         let runs: Vec<Arc<RunJournal>> = std::mem::take(&mut *lock(&self.open))
             .into_values()
             .collect();
         for run in runs {
-            run.interrupt("interrupted (the server shut down)");
+            if run.is_parked() {
+                crate::journal::mailbox::release_parked(&store::run_dir(&self.base, &run.run_id));
+                tracing::info!("run {}: left parked", run.run_id);
+            } else {
+                run.interrupt("interrupted (the server shut down)");
+            }
         }
+    }
+}
+
+impl crate::mcp::Parking for Journals {
+    fn until_due(&self, run_id: &str) -> crate::bridge::BoxFuture<'static, Option<Vec<Record>>> {
+        Box::pin(self.clone().hold_until_due(run_id.to_string()))
+    }
+
+    fn deliver(
+        &self,
+        run_id: &str,
+        delivery: &Delivery,
+    ) -> Option<Result<Vec<Record>, DeliveryError>> {
+        let run = lock(&self.open).get(run_id).cloned()?;
+        let closed = lock(&run.closed);
+        if *closed || !run.is_parked() {
+            // Going here (or ending): a delivery waits until it parks.
+            return Some(Err(DeliveryError::Held {
+                run: run_id.to_string(),
+                message: format!(
+                    "run `{run_id}` is going in this server; a delivery is taken once it parks"
+                ),
+            }));
+        }
+        let written = match self.read(&run) {
+            Some((records, _)) => {
+                crate::journal::mailbox::deliver(&run.sink.inner, &records, run_id, delivery)
+            }
+            None => Err(DeliveryError::Held {
+                run: run_id.to_string(),
+                message: format!("cannot read the journal of run `{run_id}`"),
+            }),
+        };
+        drop(closed);
+        if written.is_ok() {
+            run.wake.notify_one();
+        }
+        Some(written)
     }
 }
 
@@ -802,9 +1015,17 @@ struct RunJournal {
     /// Set once the run has its `run_finished` record: nothing is appended after it.
     closed: Mutex<bool>,
     open: Weak<Mutex<BTreeMap<String, Arc<RunJournal>>>>,
+    /// Parked and held here (set and cleared under `closed`).
+    parked: std::sync::atomic::AtomicBool,
+    /// Woken by a delivery through this server while parked.
+    wake: tokio::sync::Notify,
 }
 
 impl RunJournal {
+    fn is_parked(&self) -> bool {
+        self.parked.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     fn interrupt(&self, message: &str) {
         let mut closed = lock(&self.closed);
         if *closed {

@@ -96,6 +96,10 @@ struct Runner {
     /// Set when the server shuts down: a task cancelled then was not cancelled by its
     /// caller.
     stopping: Arc<std::sync::atomic::AtomicBool>,
+    /// The runs, spread over the cores (each stays on the thread it started on).
+    cores: Arc<crate::serving::Cores>,
+    /// `--max-wait`: how long a run waits in-process for a timer before it parks.
+    max_wait: Option<u64>,
 }
 
 pub(super) fn run(
@@ -170,6 +174,7 @@ pub(super) fn run(
             &loaded.digest(),
         );
         labels.set_app(&process_key, &loaded);
+        labels.set_launch(&process_key, &loaded, args);
         agents.push(agent_spec(&slug, &loaded));
         apps.insert(
             slug,
@@ -206,6 +211,11 @@ pub(super) fn run(
         engine: Arc::new(NativeEngine::new()),
         input_wait: Duration::from_secs(args.session_idle),
         stopping: Arc::default(),
+        cores: Arc::new(
+            crate::serving::Cores::per_core()
+                .map_err(|e| UsageError::new(format!("cannot start the run threads: {e}")))?,
+        ),
+        max_wait: args.max_wait,
     });
     let stopping = runner.stopping.clone();
     let limits = Limits {
@@ -262,7 +272,11 @@ async fn serve(
     };
     tracing::info!("{signal}: shutting down");
     stopping.store(true, std::sync::atomic::Ordering::SeqCst);
-    if !server.shutdown(GRACE).await {
+    // The tasks of runs parked here cannot end meanwhile: they are not waited for.
+    if !server
+        .shutdown_holding(GRACE, |id| journals.is_parked(id))
+        .await
+    {
         tracing::warn!("tasks still going after {}s; cancelled", GRACE.as_secs());
     }
     // Runs whose task was cancelled end their journal themselves; any left are closed.
@@ -308,6 +322,10 @@ impl ScenarioAgents {
             journals: journals.clone(),
         };
         let mut urls = Vec::new();
+        // The served siblings' runs share one thread besides the scenario's own run.
+        let cores = Arc::new(
+            crate::serving::Cores::new(1).map_err(|e| format!("cannot start a run thread: {e}"))?,
+        );
         for s in served {
             let slug = slug(&s.loaded.name);
             let config = s
@@ -345,6 +363,8 @@ impl ScenarioAgents {
                 engine: Arc::new(NativeEngine::new()),
                 input_wait: Duration::from_secs(300),
                 stopping: Arc::default(),
+                cores: cores.clone(),
+                max_wait: None,
             });
             let addr = SocketAddr::from(([127, 0, 0, 1], 0));
             let server = A2aServer::bind(addr, vec![spec], runner, s.token, Limits::default())
@@ -486,18 +506,22 @@ impl Executor for Runner {
             inner: journal,
             task: task.clone(),
         });
-        let request = RunRequest::new(
+        let process = Arc::new(process);
+        let mut annotations = harness.annotations();
+        if self.max_wait.is_some() {
+            annotations.max_wait_secs = self.max_wait;
+        }
+        let mut request = RunRequest::new(
             run_id.clone(),
             served.process_key.clone(),
-            Arc::new(process),
-            harness.annotations(),
+            process.clone(),
+            annotations.clone(),
             variables,
             None,
         );
         // Call activities run the called process as a child run, journalled under the
         // same run folder and linked to this run, as `start` runs them.
-        let mut request = request;
-        request.children = Some(Arc::new(AppChildren {
+        let children: Arc<dyn ChildRuns> = Arc::new(AppChildren {
             apps_dir: crate::app::called::apps_dir(&served.loaded)
                 .map_or_else(|| self.children.apps_dir.clone(), |d| d.to_path_buf()),
             caller: (*served.loaded).clone(),
@@ -513,87 +537,206 @@ impl Executor for Runner {
                 Some(g) => std::sync::OnceLock::from(g),
                 None => std::sync::OnceLock::new(),
             }),
-        }) as Arc<dyn ChildRuns>);
+        });
+        request.children = Some(children.clone());
         // A delegation journals its remote task as soon as the agent assigns it (a crash
         // after `SendMessage` follows it up on resume instead of sending it again), and
         // a cancelled run cancels it at its agent.
         harness.journal_remote_tasks(sink.clone());
         let harness = Arc::new(harness);
-        let run = self.engine.run(request, harness.clone(), sink);
+        let engine = self.engine.clone();
+        let cores = self.cores.clone();
+        let first = cores.spawn(engine.run(request, harness.clone(), sink.clone()));
         let journals = self.journals.clone();
         let stopping = self.stopping.clone();
+        let cancelling = Cancelling {
+            apps_dir: self.children.apps_dir.clone(),
+            run_dir: self.children.run_dir.clone(),
+            durability: self.children.durability,
+        };
         task.update(
             TaskState::Working,
             &format!("run {run_id} of `{}` started", served.process_key),
             None,
         );
+        let process_key = served.process_key.clone();
         let cancelled = task.cancelled();
         tokio::spawn(async move {
-            let mut run = run;
-            let outcome = tokio::select! {
-                biased;
-                () = cancelled.cancelled() => None,
-                outcome = &mut run => Some(outcome),
-            };
-            let Some(outcome) = outcome else {
-                // The run goes no further (its future is no longer polled); its remote
-                // tasks are cancelled through its own clients (so dropping it then sends
-                // no second CancelTask), and its journal ends.
-                if stopping.load(std::sync::atomic::Ordering::SeqCst) {
-                    journals.interrupt(&run_id, "interrupted (the server shut down)");
-                } else {
-                    cancel_run(&journals, &run_id, &task, &harness.remotes).await;
-                }
-                drop(run);
-                return;
-            };
-            match outcome {
-                Ok(o) if o.status == RunStatus::Completed => {
-                    // A delegating flow gets the outputs it declared; anyone else every
-                    // variable.
-                    let variables = match &wanted {
-                        Some(names) if !names.is_empty() => (o.variables.into_iter())
-                            .filter(|(k, _)| names.contains(k))
-                            .collect(),
-                        _ => o.variables,
-                    };
-                    task.artifact("variables", Value::Object(variables));
-                    task.update(
-                        TaskState::Completed,
-                        &format!(
-                            "run {run_id} completed ({})",
-                            count(o.steps as usize, "step")
-                        ),
-                        None,
-                    );
-                }
-                Ok(o) => {
-                    let why = match o.status {
-                        RunStatus::Waiting => format!(
-                            "run {run_id} is waiting (a timer or a message); it continues \
-                             with `cuga-flo runs resume {run_id}`, outside this task"
-                        ),
-                        s => format!(
+            let mut run = first;
+            loop {
+                let outcome = tokio::select! {
+                    biased;
+                    () = cancelled.cancelled() => None,
+                    outcome = &mut run => Some(outcome),
+                };
+                let Some(outcome) = outcome else {
+                    // The run goes no further: its remote tasks are cancelled through its
+                    // own clients (so stopping it then sends no second CancelTask), its
+                    // journal ends (nothing more is taken from it), and it is stopped on
+                    // its thread.
+                    if stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                        journals.interrupt(&run_id, "interrupted (the server shut down)");
+                        run.stop().await;
+                    } else {
+                        let remotes = &harness.remotes;
+                        cancel_run(&journals, &run_id, &task, remotes, &cancelling, Some(run))
+                            .await;
+                    }
+                    return;
+                };
+                let outcome = match outcome {
+                    Ok(outcome) => outcome,
+                    Err(e) => Err(crate::bridge::run::EngineError::Refused(format!(
+                        "the run's task failed: {e}"
+                    ))),
+                };
+                match outcome {
+                    Ok(o) if o.status == RunStatus::Waiting => {
+                        // Parked: the task stays working while the server holds the run,
+                        // and goes on when it can.
+                        let (text, data) = waiting_update(&run_id, journals.state(&run_id));
+                        task.update(TaskState::Working, &text, Some(data));
+                        let held = tokio::select! {
+                            biased;
+                            () = cancelled.cancelled() => Err(()),
+                            records = crate::mcp::Parking::until_due(&journals, &run_id) => Ok(records),
+                        };
+                        let records = match held {
+                            Ok(Some(records)) => records,
+                            // The server stops: the run stays parked, for `worker`.
+                            Ok(None) => return,
+                            Err(()) => {
+                                if stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                                    return; // stays parked
+                                }
+                                journals.unpark(&run_id);
+                                let remotes = &harness.remotes;
+                                let none = None::<crate::serving::Running<()>>;
+                                cancel_run(&journals, &run_id, &task, remotes, &cancelling, none)
+                                    .await;
+                                return;
+                            }
+                        };
+                        let resumed = Event::RunResumed {
+                            from_seq: records.len() as u64,
+                            repaired: None,
+                        };
+                        if let Err(e) = sink.emit(resumed).and_then(|_| sink.commit()) {
+                            task.update(
+                                TaskState::Failed,
+                                &format!("run {run_id} cannot be resumed: {e}"),
+                                None,
+                            );
+                            return;
+                        }
+                        task.update(
+                            TaskState::Working,
+                            &format!("run {run_id} goes on"),
+                            Some(json!({"event": "run_resumed"})),
+                        );
+                        let request = crate::mcp::resumed_request(
+                            &run_id,
+                            &process_key,
+                            process.clone(),
+                            annotations.clone(),
+                            records,
+                        );
+                        let mut request = match request {
+                            Ok(r) => r,
+                            Err(e) => {
+                                task.update(TaskState::Failed, &e, None);
+                                return;
+                            }
+                        };
+                        request.children = Some(children.clone());
+                        run = cores.spawn(engine.run(request, harness.clone(), sink.clone()));
+                    }
+                    Ok(o) if o.status == RunStatus::Completed => {
+                        // A delegating flow gets the outputs it declared; anyone else every
+                        // variable.
+                        let variables = match &wanted {
+                            Some(names) if !names.is_empty() => (o.variables.into_iter())
+                                .filter(|(k, _)| names.contains(k))
+                                .collect(),
+                            _ => o.variables,
+                        };
+                        task.artifact("variables", Value::Object(variables));
+                        task.update(
+                            TaskState::Completed,
+                            &format!(
+                                "run {run_id} completed ({})",
+                                count(o.steps as usize, "step")
+                            ),
+                            None,
+                        );
+                        return;
+                    }
+                    Ok(o) => {
+                        let why = format!(
                             "run {run_id} {}{}",
-                            s.as_str(),
+                            o.status.as_str(),
                             o.message.map(|m| format!(": {m}")).unwrap_or_default()
-                        ),
-                    };
-                    task.update(
-                        TaskState::Failed,
-                        &why,
-                        Some(json!({"variables": o.variables})),
-                    );
+                        );
+                        task.update(
+                            TaskState::Failed,
+                            &why,
+                            Some(json!({"variables": o.variables})),
+                        );
+                        return;
+                    }
+                    Err(e) => {
+                        task.update(
+                            TaskState::Failed,
+                            &format!("run {run_id} failed: {e}"),
+                            None,
+                        );
+                        return;
+                    }
                 }
-                Err(e) => task.update(
-                    TaskState::Failed,
-                    &format!("run {run_id} failed: {e}"),
-                    None,
-                ),
             }
         });
         Ok(())
     }
+}
+
+/// A parked run's status update: what it waits for (a timer and when it is due, the
+/// messages and signals), as a line and as data.
+fn waiting_update(run_id: &str, state: Option<crate::journal::FlowState>) -> (String, Value) {
+    let waiting = state.and_then(|s| s.waiting);
+    let Some(w) = waiting else {
+        return (
+            format!("run {run_id} is parked; it goes on here when it can"),
+            json!({"event": "run_waiting"}),
+        );
+    };
+    let mut what: Vec<String> = w
+        .awaiting
+        .iter()
+        .map(|a| format!("{} `{}` at {}", a.kind.as_str(), a.name, a.node))
+        .collect();
+    if let Some(due) = w.due_ms {
+        let secs = due.saturating_sub(crate::clock::now_ms()).div_ceil(1000);
+        what.insert(0, format!("a timer due in {secs} s"));
+    }
+    if what.is_empty() {
+        what.push(w.reason.clone());
+    }
+    (
+        format!(
+            "run {run_id} waits for {}; it goes on here when it can",
+            what.join(", ")
+        ),
+        json!({"event": "run_waiting", "reason": w.reason, "due_ms": w.due_ms,
+               "awaiting": w.awaiting}),
+    )
+}
+
+/// Where the child runs of a cancelled served run are found, and its app's remote agents.
+#[derive(Clone)]
+struct Cancelling {
+    apps_dir: std::path::PathBuf,
+    run_dir: std::path::PathBuf,
+    durability: crate::journal::Durability,
 }
 
 /// Who cancels a served run whose task its caller cancelled (`run_cancelled.by`).
@@ -603,13 +746,20 @@ const CALLER: &str = "the A2A caller";
 /// remote tasks it waited for are cancelled at their agents, then `run_cancelled` (by the
 /// A2A caller, the reason its `CancelTask` gave) and `run_finished` with status
 /// `cancelled`.
-async fn cancel_run(
+async fn cancel_run<T>(
     journals: &Journals,
     run_id: &str,
     task: &TaskHandle,
     remotes: &crate::reason::remote::Remotes,
+    cancelling: &Cancelling,
+    going: Option<crate::serving::Running<T>>,
 ) {
-    let Some(state) = journals.state(run_id) else {
+    // The run may still be going on its thread: nothing more of it is journalled.
+    journals.seal(run_id);
+    let Some((records, state)) = journals.records(run_id) else {
+        if let Some(run) = going {
+            run.stop().await;
+        }
         return;
     };
     let remote = super::durable::cancel_at_agents(remotes, &state).await;
@@ -619,10 +769,42 @@ async fn cancel_run(
     journals.cancel(
         run_id,
         Some(CALLER.to_string()),
-        Some(reason),
+        Some(reason.clone()),
         remote,
         &state,
     );
+    // Stopped (its child runs going in it with it), their journals are let go of.
+    if let Some(run) = going {
+        run.stop().await;
+    }
+    // Its child runs go with it, as with `runs cancel` (their own remote tasks too).
+    let args = super::durable::CancelArgs {
+        run_id: run_id.to_string(),
+        reason: Some(reason),
+        by: Some(CALLER.to_string()),
+        run_dir: cancelling.run_dir.clone(),
+        app: None,
+        json: false,
+        durability: cancelling.durability,
+    };
+    let (apps_dir, id) = (cancelling.apps_dir.clone(), run_id.to_string());
+    let cancelled = tokio::task::spawn_blocking(move || {
+        super::durable::cancel_children(
+            &apps_dir,
+            &args,
+            &id,
+            &records,
+            &state,
+            Some(CALLER.to_string()),
+        )
+        .len()
+    })
+    .await;
+    if let Ok(n) = cancelled
+        && n > 0
+    {
+        tracing::info!("run {run_id}: {} cancelled with it", count(n, "child run"));
+    }
 }
 
 /// The run's journal, and each decision as a `working` status update of its task.

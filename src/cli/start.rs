@@ -722,6 +722,8 @@ async fn run_async(
             if let Some(children) = children {
                 registry.attach_children(&run_id, children);
             }
+            // The engine shows what the run waits for here too: a Ctrl-C parks it with it.
+            registry.attach_awaiting(&run_id, awaiting.clone());
             let client = bridge.client();
             let args_run = RunProcessArgs {
                 process_key,

@@ -15,7 +15,7 @@ use super::store::{self, Journal, JournalError};
 use crate::vocab::Taint;
 
 /// A message or signal to deliver.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Delivery {
     pub kind: CatchKind,
     pub name: String,
@@ -64,6 +64,9 @@ pub enum DeliveryError {
     NoRun { run: String, base: String },
     #[error("cannot open the journal of run `{run}`: {source}")]
     Open { run: String, source: JournalError },
+    /// Posted to the server that holds the parked run, which refused it or did not take it.
+    #[error("{message}")]
+    Held { run: String, message: String },
 }
 
 fn keyed(correlation: &Option<String>) -> String {
@@ -160,12 +163,166 @@ pub fn deliver_to_run(
             base: base.join("runs").display().to_string(),
         });
     }
-    let (journal, reopened) =
-        Journal::open(&dir, durability).map_err(|source| DeliveryError::Open {
-            run: run.to_string(),
-            source,
-        })?;
+    let (journal, reopened) = match Journal::open(&dir, durability) {
+        Ok(opened) => opened,
+        // A server (`serve`) holds the run parked: it takes the delivery itself.
+        Err(JournalError::Locked { .. }) if held_parked(&dir).is_some() => {
+            return post(&dir, run, delivery, POST_WAIT);
+        }
+        Err(source) => {
+            return Err(DeliveryError::Open {
+                run: run.to_string(),
+                source,
+            });
+        }
+    };
     deliver(&journal, &reopened.records, run, delivery)
+}
+
+// ---- Deliveries to a run a server holds parked ----
+//
+// A server (`cuga-flo serve`) keeps the journal of a run it started open (its lock held)
+// while the run is parked, and resumes the run itself when it can go on. Another process
+// cannot take the lock to journal a delivery: it posts the delivery into the run's
+// `inbox/` folder instead, and waits for the server's reply. The server looks into the
+// inboxes of the runs it holds parked every [`INBOX_POLL`] (a `read_dir` each: cheap,
+// and the same on every file system, where a file watcher is not), journals what it
+// finds under its lock with [`deliver`] and answers. A file is claimed by renaming it,
+// so a delivery is taken once or not at all: a sender that gives up first withdraws it.
+
+/// The folder of a run's posted deliveries.
+pub const INBOX_DIR: &str = "inbox";
+/// In [`INBOX_DIR`] while a server holds the run parked: the server's pid.
+const HELD_FILE: &str = "held";
+/// How often a server looks into the inboxes of the runs it holds parked.
+pub const INBOX_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+/// How long a sender waits for the server's reply.
+const POST_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The pid of the server that holds the run in `run_dir` parked, if one says it does.
+pub fn held_parked(run_dir: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(run_dir.join(INBOX_DIR).join(HELD_FILE)).ok()?;
+    text.trim().parse().ok()
+}
+
+/// Say that this process holds the run in `run_dir` parked (and takes its deliveries).
+pub fn hold_parked(run_dir: &Path) -> std::io::Result<()> {
+    let inbox = run_dir.join(INBOX_DIR);
+    std::fs::create_dir_all(&inbox)?;
+    let tmp = inbox.join(format!("{HELD_FILE}.tmp"));
+    std::fs::write(&tmp, std::process::id().to_string())?;
+    std::fs::rename(tmp, inbox.join(HELD_FILE))
+}
+
+/// Stop saying it (the run resumes, or the server stops).
+pub fn release_parked(run_dir: &Path) {
+    let _ = std::fs::remove_file(run_dir.join(INBOX_DIR).join(HELD_FILE));
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Reply {
+    Delivered(Vec<Record>),
+    Refused(String),
+}
+
+/// Post `delivery` to the server holding run `run` (in `run_dir`) parked, and wait up to
+/// `wait` for it to be journalled there: the records written, or why not.
+fn post(
+    run_dir: &Path,
+    run: &str,
+    delivery: &Delivery,
+    wait: std::time::Duration,
+) -> Result<Vec<Record>, DeliveryError> {
+    let inbox = run_dir.join(INBOX_DIR);
+    let failed = |message: String| DeliveryError::Held {
+        run: run.to_string(),
+        message,
+    };
+    let name = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let posted = inbox.join(format!("{name}.json"));
+    let reply = inbox.join(format!("{name}.reply"));
+    let tmp = inbox.join(format!("{name}.tmp"));
+    let body = serde_json::to_vec(delivery).map_err(|e| failed(e.to_string()))?;
+    std::fs::write(&tmp, body)
+        .and_then(|()| std::fs::rename(&tmp, &posted))
+        .map_err(|e| failed(format!("cannot post to run `{run}`'s inbox: {e}")))?;
+    let until = std::time::Instant::now() + wait;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&reply) {
+            let _ = std::fs::remove_file(&reply);
+            return match serde_json::from_str::<Reply>(&text) {
+                Ok(Reply::Delivered(records)) => Ok(records),
+                Ok(Reply::Refused(why)) => Err(failed(why)),
+                Err(e) => Err(failed(format!("the server's reply is unreadable: {e}"))),
+            };
+        }
+        if std::time::Instant::now() >= until && std::fs::remove_file(&posted).is_ok() {
+            // Withdrawn before the server claimed it: nothing was written.
+            return Err(failed(format!(
+                "run `{run}` is held by the server (pid {}), which did not take the {} \
+                 within {} s; nothing was recorded",
+                held_parked(run_dir).map_or_else(|| "?".to_string(), |p| p.to_string()),
+                delivery.kind.as_str(),
+                wait.as_secs()
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Take the deliveries posted to the run in `run_dir` (whose journal this process holds),
+/// oldest first: each is claimed, handed to `deliver` (which journals it) and answered.
+/// How many were journalled.
+pub fn take_posted(
+    run_dir: &Path,
+    mut deliver: impl FnMut(&Delivery) -> Result<Vec<Record>, DeliveryError>,
+) -> usize {
+    let inbox = run_dir.join(INBOX_DIR);
+    let Ok(entries) = std::fs::read_dir(&inbox) else {
+        return 0;
+    };
+    let mut posted: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    posted.sort();
+    let mut taken = 0;
+    for path in posted {
+        let claimed = path.with_extension("claimed");
+        if std::fs::rename(&path, &claimed).is_err() {
+            continue; // withdrawn by its sender
+        }
+        let reply = match std::fs::read_to_string(&claimed)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<Delivery>(&t).map_err(|e| e.to_string()))
+        {
+            Ok(delivery) => match deliver(&delivery) {
+                Ok(records) => {
+                    taken += 1;
+                    Reply::Delivered(records)
+                }
+                Err(e) => Reply::Refused(e.to_string()),
+            },
+            Err(e) => Reply::Refused(format!("the posted delivery is unreadable: {e}")),
+        };
+        let tmp = path.with_extension("reply.tmp");
+        let written = serde_json::to_vec(&reply)
+            .map_err(std::io::Error::other)
+            .and_then(|b| std::fs::write(&tmp, b))
+            .and_then(|()| std::fs::rename(&tmp, path.with_extension("reply")));
+        if let Err(e) = written {
+            tracing::warn!("cannot answer the delivery {}: {e}", path.display());
+        }
+        let _ = std::fs::remove_file(&claimed);
+    }
+    taken
 }
 
 /// The runs under `base` (read without their locks) that are parked and for which
@@ -240,6 +397,72 @@ pub fn parse_vars(assignments: &[String]) -> Result<Map<String, Value>, String> 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn posted() -> Delivery {
+        Delivery {
+            kind: CatchKind::Message,
+            name: "Payment".into(),
+            variables: Map::new(),
+            source: "from a test".into(),
+            correlation: None,
+        }
+    }
+
+    /// A delivery posted to a server that holds the run is taken once and answered; one
+    /// nobody takes in time is withdrawn, and a server looking later finds nothing.
+    #[test]
+    fn posted_deliveries_are_taken_once_or_withdrawn() {
+        let dir = tempfile::tempdir().unwrap();
+        hold_parked(dir.path()).unwrap();
+        assert_eq!(held_parked(dir.path()), Some(std::process::id()));
+
+        let err = post(
+            dir.path(),
+            "r",
+            &posted(),
+            std::time::Duration::from_millis(50),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("did not take the message"),
+            "{err}"
+        );
+        assert_eq!(take_posted(dir.path(), |_| unreachable!("withdrawn")), 0);
+
+        let server_dir = dir.path().to_path_buf();
+        let server = std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let mut names = Vec::new();
+            while names.is_empty() && started.elapsed() < std::time::Duration::from_secs(5) {
+                take_posted(&server_dir, |d| {
+                    names.push(d.name.clone());
+                    Err(DeliveryError::Held {
+                        run: "r".into(),
+                        message: "refused by the test server".into(),
+                    })
+                });
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            names
+        });
+        let err = post(
+            dir.path(),
+            "r",
+            &posted(),
+            std::time::Duration::from_secs(5),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "refused by the test server");
+        assert_eq!(server.join().unwrap(), ["Payment"]);
+        let left: Vec<_> = std::fs::read_dir(dir.path().join(INBOX_DIR))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, [HELD_FILE], "nothing left behind");
+        release_parked(dir.path());
+        assert_eq!(held_parked(dir.path()), None);
+    }
 
     #[test]
     fn correlation_values_match_as_json_or_as_text() {

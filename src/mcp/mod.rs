@@ -69,6 +69,9 @@ pub struct Registry {
     resumes: RwLock<BTreeMap<String, Arc<Resume>>>,
     /// Who runs the child runs of runs started in this process, by run id.
     children: RwLock<BTreeMap<String, Arc<dyn crate::bridge::child::ChildRuns>>>,
+    /// Where the engine shows what a run waits for, by run id (`start`: a Ctrl-C parks
+    /// the run with it).
+    awaiting: RwLock<BTreeMap<String, Arc<crate::bridge::run::Awaiting>>>,
 }
 
 /// A registered flow and the summary of its process, computed once.
@@ -158,6 +161,68 @@ impl Registry {
     fn take_children(&self, run_id: &str) -> Option<Arc<dyn crate::bridge::child::ChildRuns>> {
         self.children.write().ok()?.remove(run_id)
     }
+
+    /// Make the next `run_process` of `run_id` show in `awaiting` what the run waits for
+    /// ([`RunRequest::awaiting`]), as a run started directly does (`start --bridge mcp`).
+    pub fn attach_awaiting(&self, run_id: &str, awaiting: Arc<crate::bridge::run::Awaiting>) {
+        if let Ok(mut all) = self.awaiting.write() {
+            all.insert(run_id.to_string(), awaiting);
+        }
+    }
+
+    fn take_awaiting(&self, run_id: &str) -> Option<Arc<crate::bridge::run::Awaiting>> {
+        self.awaiting.write().ok()?.remove(run_id)
+    }
+}
+
+/// A server's hold on the runs it started that park (`cuga-flo serve`): it keeps their
+/// journals (and locks), resumes each in-process when it can go on (its timer is due, a
+/// message or signal was delivered to it, the child run it waits for ended), and takes
+/// the deliveries to them.
+pub trait Parking: Send + Sync {
+    /// Run `run_id` has parked (its journal ends with `run_waiting`): resolves once it can
+    /// go on, with the records to resume it from; `None` when it stays parked here for
+    /// good (the server stops, or the run was ended meanwhile).
+    fn until_due(&self, run_id: &str) -> BoxFuture<'static, Option<Vec<crate::journal::Record>>>;
+
+    /// Journal `delivery` to run `run_id` when this server holds it (and wake it); `None`
+    /// when it does not hold the run.
+    fn deliver(
+        &self,
+        run_id: &str,
+        delivery: &Delivery,
+    ) -> Option<Result<Vec<crate::journal::Record>, mailbox::DeliveryError>>;
+}
+
+/// How a run that parked goes on: its journal's first record gives its initial variables
+/// and their provenance; the request continues it from `records` ([`Resume`]).
+pub fn resumed_request(
+    run_id: &str,
+    process_key: &str,
+    process: Arc<Process>,
+    annotations: FlowAnnotations,
+    records: Vec<crate::journal::Record>,
+) -> Result<RunRequest, String> {
+    let Some(crate::journal::Event::RunStarted {
+        variables,
+        untrusted,
+        ..
+    }) = records.first().map(|r| r.event.clone())
+    else {
+        return Err(format!(
+            "the journal of run `{run_id}` does not start with `run_started`"
+        ));
+    };
+    let mut request = RunRequest::new(
+        run_id.to_string(),
+        process_key.to_string(),
+        process,
+        annotations,
+        variables,
+        Some(Arc::new(Resume { records })),
+    );
+    request.untrusted = untrusted;
+    Ok(request)
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -396,6 +461,11 @@ pub struct BridgeServer {
     /// Where `run_process` runs the runs: spread over the cores, or (`None`) in the
     /// calling task.
     cores: Option<Arc<crate::serving::Cores>>,
+    /// Who holds the runs that park and resumes them (none: a parked run is left to
+    /// `runs resume`).
+    parking: Option<Arc<dyn Parking>>,
+    /// How long a run waits in-process for a timer (`FlowAnnotations::max_wait_secs`).
+    max_wait_secs: Option<u64>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -415,6 +485,8 @@ impl BridgeServer {
             engine_side: Arc::new(OnceLock::new()),
             direct_callbacks: false,
             cores: None,
+            parking: None,
+            max_wait_secs: None,
             tool_router: Self::tool_router(),
         }
     }
@@ -525,11 +597,15 @@ impl BridgeServer {
             (None, Some(open)) => open(&a)?,
             (None, None) => return Err(format!("run `{}` has no journal attached", a.run_id)),
         };
+        let mut annotations = flow.annotations.clone();
+        if self.max_wait_secs.is_some() {
+            annotations.max_wait_secs = self.max_wait_secs;
+        }
         let mut request = RunRequest::new(
             a.run_id.clone(),
             a.process_key.clone(),
             flow.process.clone(),
-            flow.annotations.clone(),
+            annotations.clone(),
             a.variables,
             self.registry.take_resume(&a.run_id),
         );
@@ -537,20 +613,67 @@ impl BridgeServer {
             request.untrusted = a.untrusted;
         }
         request.children = self.registry.take_children(&a.run_id);
-        let run = self.engine.run(request, control_points, sink);
-        let outcome = match &self.cores {
-            Some(cores) => cores
-                .spawn(run)
-                .await
-                .map_err(|e| format!("the run's task failed: {e}"))?,
-            None => run.await,
+        request.awaiting = self.registry.take_awaiting(&a.run_id);
+        let children = request.children.clone();
+        let outcome = self
+            .run_here(request, control_points.clone(), sink.clone())
+            .await?;
+        // A run that parks stays this server's: it goes on here when it can.
+        if outcome.status == RunStatus::Waiting
+            && let Some(parking) = self.parking.clone()
+        {
+            let server = self.clone();
+            let (run_id, key, process) = (a.run_id.clone(), a.process_key, flow.process.clone());
+            tokio::spawn(async move {
+                loop {
+                    let Some(records) = parking.until_due(&run_id).await else {
+                        return;
+                    };
+                    let resumed = crate::journal::Event::RunResumed {
+                        from_seq: records.len() as u64,
+                        repaired: None,
+                    };
+                    if let Err(e) = sink.emit(resumed).and_then(|_| sink.commit()) {
+                        tracing::error!("run {run_id}: cannot resume it: {e}");
+                        return;
+                    }
+                    let request = resumed_request(
+                        &run_id,
+                        &key,
+                        process.clone(),
+                        annotations.clone(),
+                        records,
+                    );
+                    let outcome = match request {
+                        Ok(mut request) => {
+                            request.children = children.clone();
+                            server
+                                .run_here(request, control_points.clone(), sink.clone())
+                                .await
+                        }
+                        Err(e) => Err(e),
+                    };
+                    match outcome {
+                        Ok(o) if o.status == RunStatus::Waiting => {
+                            tracing::info!("run {run_id}: parked again");
+                        }
+                        Ok(o) => {
+                            tracing::info!("run {run_id}: {}", o.status.as_str());
+                            return;
+                        }
+                        Err(e) => {
+                            tracing::error!("run {run_id}: resumed, it stopped: {e}");
+                            return;
+                        }
+                    }
+                }
+            });
         }
-        .map_err(|e| e.to_string())?;
         Ok(Json(RunProcessResult::of(a.run_id, outcome)))
     }
 
     #[tool(
-        description = "Deliver a message to a parked run waiting for it (by run_id, or by a variable's value with correlate), or with key alone to every parked run waiting for it under that correlation key. It is journalled in the run's journal; the run applies it when resumed (`cuga-flo worker`, `runs resume --due`). A run not waiting for it is refused and nothing is written."
+        description = "Deliver a message to a parked run waiting for it (by run_id, or by a variable's value with correlate), or with key alone to every parked run waiting for it under that correlation key. It is journalled in the run's journal; a run this server started goes on here at once, any other when resumed (`cuga-flo worker`, `runs resume --due`). A run not waiting for it is refused and nothing is written."
     )]
     async fn deliver_message(
         &self,
@@ -572,7 +695,7 @@ impl BridgeServer {
                     a.message
                 ));
             }
-            let delivered = deliver_to_each(dir, runs, &delivery);
+            let delivered = self.deliver_to_each(dir, runs, &delivery);
             return Ok(Json(DeliveryResult { delivered }));
         }
         let run = match (&a.run_id, &a.correlate) {
@@ -597,7 +720,8 @@ impl BridgeServer {
             }
             _ => return Err("give either run_id or correlate (or key alone)".to_string()),
         };
-        let written = mailbox::deliver_to_run(&dir.base, &run, &delivery, dir.durability)
+        let written = self
+            .deliver_one(dir, &run, &delivery)
             .map_err(|e| e.to_string())?;
         Ok(Json(DeliveryResult {
             delivered: vec![DeliveredTo::of(run, &written)],
@@ -605,7 +729,7 @@ impl BridgeServer {
     }
 
     #[tool(
-        description = "Deliver a signal to every parked run waiting for it. It is journalled in each run's journal; each run applies it when resumed (`cuga-flo worker`, `runs resume --due`)."
+        description = "Deliver a signal to every parked run waiting for it. It is journalled in each run's journal; a run this server started goes on here at once, any other when resumed (`cuga-flo worker`, `runs resume --due`)."
     )]
     async fn send_signal(
         &self,
@@ -620,7 +744,7 @@ impl BridgeServer {
             correlation: None,
         };
         let runs = mailbox::waiting_runs(&dir.base, &delivery);
-        let delivered = deliver_to_each(dir, runs, &delivery);
+        let delivered = self.deliver_to_each(dir, runs, &delivery);
         if delivered.is_empty() {
             return Err(format!(
                 "no parked run waits for signal `{}`",
@@ -691,6 +815,74 @@ impl BridgeServer {
     pub fn with_run_dir(mut self, dir: RunDir) -> Self {
         self.run_dir = Some(dir);
         self
+    }
+
+    /// Hold the runs `run_process` starts that park, and resume them here when they can
+    /// go on (`cuga-flo serve`).
+    pub fn with_parking(mut self, parking: Arc<dyn Parking>) -> Self {
+        self.parking = Some(parking);
+        self
+    }
+
+    /// Wait in-process for a timer due within `secs` seconds; a later one parks the run
+    /// (`serve --max-wait`; default: the engine's).
+    pub fn with_max_wait(mut self, secs: Option<u64>) -> Self {
+        self.max_wait_secs = secs;
+        self
+    }
+
+    /// Run `request` on this server's engine: on one of the cores, or here.
+    async fn run_here(
+        &self,
+        request: RunRequest,
+        control_points: Arc<dyn ControlPoints>,
+        sink: Arc<dyn EventSink>,
+    ) -> Result<RunOutcome, String> {
+        let run = self.engine.run(request, control_points, sink);
+        match &self.cores {
+            Some(cores) => cores
+                .spawn(run)
+                .await
+                .map_err(|e| format!("the run's task failed: {e}"))?,
+            None => run.await,
+        }
+        .map_err(|e| e.to_string())
+    }
+
+    /// Journal `delivery` to run `run`: through this server when it holds the run, else
+    /// under the run's lock (or posted to the server that holds it).
+    fn deliver_one(
+        &self,
+        dir: &RunDir,
+        run: &str,
+        delivery: &Delivery,
+    ) -> Result<Vec<crate::journal::Record>, mailbox::DeliveryError> {
+        if let Some(held) = (self.parking.as_ref()).and_then(|p| p.deliver(run, delivery)) {
+            return held;
+        }
+        mailbox::deliver_to_run(&dir.base, run, delivery, dir.durability)
+    }
+
+    /// [`BridgeServer::deliver_one`] to each of `runs`; a run another process is running,
+    /// or that moved on meanwhile, is left out (logged).
+    fn deliver_to_each(
+        &self,
+        dir: &RunDir,
+        runs: Vec<String>,
+        delivery: &Delivery,
+    ) -> Vec<DeliveredTo> {
+        let mut delivered = Vec::new();
+        for run in runs {
+            match self.deliver_one(dir, &run, delivery) {
+                Ok(written) => delivered.push(DeliveredTo::of(run, &written)),
+                Err(e) => tracing::warn!(
+                    "{} `{}` to run {run}: {e}",
+                    delivery.kind.as_str(),
+                    delivery.name
+                ),
+            }
+        }
+        delivered
     }
 
     fn deliveries(&self) -> Result<&RunDir, String> {
@@ -773,23 +965,6 @@ impl McpControlPoints {
     ) -> Result<RunProcessResult, ControlPointError> {
         self.call("run_process", &args.process_key, args).await
     }
-}
-
-/// Journal `delivery` to each of `runs` under `dir`; a run another process holds, or
-/// that moved on meanwhile, is left out (logged).
-fn deliver_to_each(dir: &RunDir, runs: Vec<String>, delivery: &Delivery) -> Vec<DeliveredTo> {
-    let mut delivered = Vec::new();
-    for run in runs {
-        match mailbox::deliver_to_run(&dir.base, &run, delivery, dir.durability) {
-            Ok(written) => delivered.push(DeliveredTo::of(run, &written)),
-            Err(e) => tracing::warn!(
-                "{} `{}` to run {run}: {e}",
-                delivery.kind.as_str(),
-                delivery.name
-            ),
-        }
-    }
-    delivered
 }
 
 /// A control-point error as a tool error's text: its JSON (element, message and the

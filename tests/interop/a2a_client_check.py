@@ -13,6 +13,10 @@ fixture app. CHECK is one of:
            back in the same task, streamed; it completes with approved = true
 - cancel:  {"amount": 500} waits for input; CancelTask cancels it; GetTask says canceled
 - noauth:  (a server with a token) a request without the token is refused
+- parked:  (the served_waits app served beside it, with --max-wait 0) a streamed task
+           whose run parks at a timer, then at a receive task: working status updates
+           say what it waits for; GetTask shows it working; `cuga-flo runs message`
+           (CUGA_FLO_BIN, CUGA_FLO_RUN_DIR) delivers the payment and the task completes
 
 It prints one JSON object per line: {"check": ..., "ok": true, ...facts} or
 {"check": ..., "ok": false, "error": ...}; the exit status is 0 when every line is ok.
@@ -22,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -162,6 +167,44 @@ async def check(base, name, token):
             "canceled": state_name(canceled),
             "get_state": state_name(got),
             "cancel_again": again,
+        }
+    if name == "parked":
+        waits = base.rsplit("/", 1)[0] + "/served_waits"
+        client, http = await client_for(waits, token, True)
+        task_id, seen = None, []
+        async for ev in client.send_message(message(data={"order_id": "P-1"})):
+            d = MessageToDict(ev)
+            if "task" in d:
+                task_id = d["task"]["id"]
+            elif "statusUpdate" in d:
+                task_id = d["statusUpdate"]["taskId"]
+                status = d["statusUpdate"]["status"]
+                text = " ".join(
+                    p.get("text", "") for p in status.get("message", {}).get("parts", [])
+                )
+                seen.append([status.get("state", ""), text])
+                if "message `Payment`" in text:
+                    break
+        parked = await client.get_task(GetTaskRequest(id=task_id))
+        delivered = subprocess.run(
+            [os.environ["CUGA_FLO_BIN"], "runs", "message", task_id, "Payment",
+             "--var", "amount=9", "--run-dir", os.environ["CUGA_FLO_RUN_DIR"]],
+            capture_output=True, text=True, timeout=30,
+        )
+        assert delivered.returncode == 0, delivered.stderr
+        final = parked
+        for _ in range(200):
+            final = await client.get_task(GetTaskRequest(id=task_id))
+            if state_name(final) in ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED"):
+                break
+            await asyncio.sleep(0.05)
+        return {
+            "task_id": task_id,
+            "updates": seen,
+            "parked_state": state_name(parked),
+            "delivered": delivered.stdout.strip(),
+            "final_state": state_name(final),
+            "variables": artifact_data(final),
         }
     if name == "noauth":
         client, http = await client_for(base, None, False)
