@@ -288,8 +288,10 @@ fn a_long_run_killed_from_outside_at_random_times_resumes_to_the_same_end() {
             continue;
         }
         let id = only_run(&dir);
-        if records(&dir, &id).is_empty() {
-            continue; // killed before `run_started` was durable: it never started
+        // Killed before the journal was created, or before `run_started` was durable: it
+        // never started.
+        if !journal_path(&dir, &id).exists() || records(&dir, &id).is_empty() {
+            continue;
         }
         let mut last = None;
         // A run that had finished before the kill has nothing to resume.
