@@ -625,12 +625,12 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
             (crate::journal::event::CatchKind::Signal, _) => "signal".to_string(),
         };
         outln!(
-            "{} {id}  {app}  {} `{}` at {}  (cuga-flo runs {command} '{}')",
+            "{} {id}  {app}  {} `{}` at {}  (cuga-flo runs {command} {})",
             style.yellow("✉"),
             a.kind.as_str(),
             a.name,
             a.node,
-            a.name
+            crate::cli::output::shell_quote(&a.name)
         );
     }
     if rows.is_empty() {
@@ -739,12 +739,15 @@ fn offered_lines(q: &Question) -> Vec<String> {
             lines
         }
         Offered::Outputs { outputs, .. } => vec![format!(
-            "--outputs '{{{}}}'",
-            outputs
-                .iter()
-                .map(|o| format!("\"{o}\": …"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            "--outputs {}",
+            crate::cli::output::shell_quote(&format!(
+                "{{{}}}",
+                outputs
+                    .iter()
+                    .map(|o| format!("{}: …", Value::String(o.clone())))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
         )],
     }
 }

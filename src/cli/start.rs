@@ -923,7 +923,10 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
     let dir = if run_dir == std::path::Path::new(DEFAULT_BASE) {
         String::new()
     } else {
-        format!(" --run-dir {}", run_dir.display())
+        format!(
+            " --run-dir {}",
+            super::output::shell_quote(&run_dir.display().to_string())
+        )
     };
     let run = &state.run_id;
     for q in state.open_questions.values() {
@@ -941,8 +944,13 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
                 format!("--action {}", names.join("|"))
             }
             crate::vocab::Offered::Outputs { outputs, .. } => {
-                let keys: Vec<String> = outputs.iter().map(|o| format!("\"{o}\": ...")).collect();
-                format!("--outputs '{{{}}}'", keys.join(", "))
+                let keys: Vec<String> = (outputs.iter())
+                    .map(|o| format!("{}: ...", serde_json::Value::String(o.clone())))
+                    .collect();
+                format!(
+                    "--outputs {}",
+                    super::output::shell_quote(&format!("{{{}}}", keys.join(", ")))
+                )
             }
         };
         // Several questions at one element (the instances of a multi-instance task): each
@@ -951,7 +959,7 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
             .filter(|o| o.element == q.element)
             .count()
             > 1;
-        let named = if shared { &q.key } else { &q.element };
+        let named = super::output::shell_quote(if shared { &q.key } else { &q.element });
         outln!(
             "  {} answer: cuga-flo runs answer {run} {named} {how}{dir}",
             style.yellow("?")
