@@ -283,16 +283,20 @@ pub fn run_resumed(
 
     let answered = resumed.as_ref().map(|r| &r.answers);
     let spent = resumed.as_ref().map(|r| r.model_usage);
+    // Read once: the run's chain answers from it, its child runs get what it addresses
+    // to the elements they run.
+    let answers = wiring::AnswersFile::of(args.answers.as_deref())?;
     let (reasoner, recorder) = reasoner(
         config,
         loaded.process(),
         scenario.as_ref(),
+        answers.as_ref(),
         args,
         answered,
         spent,
     )?;
     let resumed = resumed.map(Box::new);
-    let given = wiring::given_to_calls(scenario.as_ref(), args.answers.as_deref())?;
+    let given = wiring::given_to_calls(scenario.as_ref(), answers.as_ref())?;
     // Call activities that name a process run it as a child run (on the native engine,
     // and on an external one, whose call activity's `execute_task` cuga-flo answers so).
     let parent_graph: super::calls::ParentGraph = Default::default();
@@ -1141,6 +1145,7 @@ fn reasoner(
     config: &FlowConfig,
     process: Option<&crate::bpmn::Process>,
     scenario: Option<&Scenario>,
+    answers: Option<&wiring::AnswersFile>,
     args: &StartArgs,
     answered: Option<&Answers>,
     spent: Option<crate::journal::ModelUsage>,
@@ -1178,7 +1183,7 @@ fn reasoner(
         config,
         &Sources {
             scenario,
-            answers: args.answers.as_deref(),
+            answers,
             no_model: args.no_model,
             person: true,
             by: args.by.as_deref(),

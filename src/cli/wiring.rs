@@ -47,11 +47,40 @@ impl Given {
     }
 }
 
+/// An answers file (`--answers FILE`), read and parsed once: each reasoner chain built
+/// from it gets its own [`ScriptedReasoner::unvisited`] copy.
+#[derive(Debug)]
+pub(crate) struct AnswersFile {
+    pub path: PathBuf,
+    answers: ScriptedReasoner,
+}
+
+impl AnswersFile {
+    pub(crate) fn read(path: &Path) -> Result<AnswersFile, UsageError> {
+        let answers =
+            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+        Ok(AnswersFile {
+            path: path.to_path_buf(),
+            answers,
+        })
+    }
+
+    /// `--answers`, if given.
+    pub(crate) fn of(path: Option<&Path>) -> Result<Option<AnswersFile>, UsageError> {
+        path.map(AnswersFile::read).transpose()
+    }
+
+    /// A reasoner answering from the file, its visits counted apart.
+    pub(crate) fn reasoner(&self) -> ScriptedReasoner {
+        self.answers.unvisited()
+    }
+}
+
 /// What a run's scenario and answers file address to the elements of the processes its
 /// call activities call (`<call activity>/<element>`), for its child runs.
 pub(super) fn given_to_calls(
     scenario: Option<&Scenario>,
-    answers: Option<&Path>,
+    answers: Option<&AnswersFile>,
 ) -> Result<Vec<Given>, UsageError> {
     let mut out = Vec::new();
     if let Some(s) = scenario {
@@ -61,13 +90,11 @@ pub(super) fn given_to_calls(
             path: s.path.clone(),
         });
     }
-    if let Some(path) = answers {
-        let scripted =
-            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+    if let Some(file) = answers {
         out.push(Given {
-            answers: scripted.called().clone(),
-            source: format!("answers file {}", path.display()),
-            path: path.to_path_buf(),
+            answers: file.answers.called().clone(),
+            source: format!("answers file {}", file.path.display()),
+            path: file.path.clone(),
         });
     }
     out.retain(|g| g.answers.keys().any(|k| k.contains('/')));
@@ -83,7 +110,7 @@ pub(super) struct Sources<'a> {
     /// A scenario's `answers:` (first).
     pub scenario: Option<&'a Scenario>,
     /// An answers file (`--answers FILE`).
-    pub answers: Option<&'a Path>,
+    pub answers: Option<&'a AnswersFile>,
     /// Answers given in advance by the caller's scenario or answers file (a child run of
     /// a call activity: those the caller addressed to the called elements), after the two
     /// above.
@@ -133,9 +160,8 @@ pub(super) fn judgement(
         checked(&scripted, config, sources.process)?;
         chain.push(Arc::new(scripted));
     }
-    if let Some(path) = sources.answers {
-        let scripted =
-            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+    if let Some(file) = sources.answers {
+        let scripted = file.reasoner();
         checked(&scripted, config, sources.process)?;
         chain.push(Arc::new(scripted));
     }
