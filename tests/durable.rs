@@ -1083,6 +1083,70 @@ fn the_worker_resumes_runs_as_their_timers_come_due_and_stops_on_sigterm() {
     assert_eq!(journal.last().unwrap()["event"], "run_waiting");
 }
 
+/// Several runs due at once, two workers looking at the same time, each resuming up to
+/// three runs at once: every run is resumed, by exactly one of them, once.
+#[test]
+fn two_concurrent_workers_resume_every_due_run_exactly_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    const RUNS: usize = 6;
+    for _ in 0..RUNS {
+        let out = cuga(
+            &[
+                "--apps-dir",
+                "tests/fixtures/apps",
+                "start",
+                "timers",
+                "--var",
+                "wait=PT1H",
+                "--max-wait",
+                "0",
+            ],
+            dir,
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    }
+    let ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(ids.len(), RUNS);
+    // An hour later for the workers: every timer is due.
+    let worker = || {
+        Command::new(BIN)
+            .current_dir(root())
+            .args(["worker", "--once", "--concurrency", "3", "--run-dir"])
+            .arg(dir)
+            .env("CUGA_FLO_CLOCK_OFFSET", "7200")
+            .env_remove("CUGA_FLO_CRASH_AT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (worker(), worker());
+    for w in [a, b] {
+        let out = w.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    for id in &ids {
+        let journal = records(dir, id);
+        assert_eq!(
+            events(&journal, "run_resumed").len(),
+            1,
+            "run {id} resumed once"
+        );
+        let fired = events(&journal, "timer_fired");
+        assert_eq!(fired.len(), 1, "run {id}");
+        assert_eq!(fired[0]["node"], "Timer_Wait");
+        // Resumed to its end for now: parked at the approval the timer leads to.
+        assert_eq!(events(&journal, "question_parked").len(), 1, "run {id}");
+        assert_eq!(journal.last().unwrap()["event"], "run_waiting", "run {id}");
+    }
+}
+
 #[test]
 fn a_question_past_its_deadline_takes_its_on_timeout_answer() {
     let tmp = tempfile::tempdir().unwrap();
