@@ -7,6 +7,10 @@
 mod support;
 use support::{cuga, text};
 
+#[path = "support/runs.rs"]
+mod runs;
+use runs::{events, journal_path, only_run, records};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -30,32 +34,6 @@ fn trip_planner_copy(tmp: &Path) -> (String, PathBuf) {
     );
     let config = apps.join("trip_planner/config/trip_planner_config.yaml");
     (apps.to_string_lossy().into_owned(), config)
-}
-
-/// The only run under `run_dir`.
-fn only_run(run_dir: &Path) -> String {
-    let mut ids: Vec<String> = std::fs::read_dir(run_dir.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(ids.len(), 1, "{ids:?}");
-    ids.remove(0)
-}
-
-fn journal_path(run_dir: &Path, id: &str) -> PathBuf {
-    run_dir.join("runs").join(id).join("journal.jsonl")
-}
-
-fn records(run_dir: &Path, id: &str) -> Vec<Value> {
-    std::fs::read_to_string(journal_path(run_dir, id))
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
-fn events<'a>(records: &'a [Value], name: &str) -> Vec<&'a Value> {
-    records.iter().filter(|r| r["event"] == name).collect()
 }
 
 /// What must be the same at the end of a run, however often it was interrupted: the
