@@ -2142,7 +2142,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__worker)
-            opts="-v -q -h --interval --once --graph-poll --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --interval --once --graph-poll --concurrency --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2153,6 +2153,10 @@ _cuga__flo() {
                     return 0
                     ;;
                 --graph-poll)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --concurrency)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -450,6 +450,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_see
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l interval -d 'Seconds between two looks for due runs' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l graph-poll -d 'Also look this often (`30s`, `2m`, `500ms`; a bare number is seconds) into the graph of each run parked at a guardrail, on an endpoint or the embedded store on disk, and resume it as soon as an approver\'s decision is there' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l concurrency -d 'Resume up to N due runs at once [default: the number of cores]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l run-dir -d 'Where runs are journalled' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l app -d 'The app, when the run\'s app folder has moved' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r

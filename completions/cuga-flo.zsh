@@ -721,6 +721,7 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--interval=[Seconds between two looks for due runs]:SECS:_default' \
 '--graph-poll=[Also look this often (\`30s\`, \`2m\`, \`500ms\`; a bare number is seconds) into the graph of each run parked at a guardrail, on an endpoint or the embedded store on disk, and resume it as soon as an approver'\''s decision is there]:DURATION:_default' \
+'--concurrency=[Resume up to N due runs at once \[default\: the number of cores\]]:N:_default' \
 '--run-dir=[Where runs are journalled]:DIR:_files' \
 '--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \

@@ -225,6 +225,25 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "command agent without input_mapping gets variables its recipe does not declare",
+            exit: 1,
+            loc: CFG,
+            says: "command::inputs",
+            setup: |w| {
+                w.write(
+                    "apps/receive_order/recipes/register.yaml",
+                    "title: Register\nprompt: \"Register order {{ order_id }}\"\nparameters:\n  - key: order_id\n    requirement: required\n",
+                );
+                w.edit(
+                    CONFIG,
+                    "      name: order_receiver\n",
+                    "      type: command\n      recipe: ../recipes/register.yaml\n      command: [sh, \"{config_dir}/register.sh\", \"{params}\"]\n",
+                );
+                w.edit(CONFIG, "      system_instruction: \"Read the incoming order and register its id, customer and line items.\"\n      policy: \"../policies/task-receive-order.md\"\n", "");
+                validate()
+            },
+        },
+        Case {
             name: "yaml wrong type: a variable map where a list of tasks goes",
             exit: 1,
             loc: CFG,

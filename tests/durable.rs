@@ -7,6 +7,10 @@
 mod support;
 use support::{cuga, text};
 
+#[path = "support/runs.rs"]
+mod runs;
+use runs::{events, journal_path, only_run, records};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -30,32 +34,6 @@ fn trip_planner_copy(tmp: &Path) -> (String, PathBuf) {
     );
     let config = apps.join("trip_planner/config/trip_planner_config.yaml");
     (apps.to_string_lossy().into_owned(), config)
-}
-
-/// The only run under `run_dir`.
-fn only_run(run_dir: &Path) -> String {
-    let mut ids: Vec<String> = std::fs::read_dir(run_dir.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(ids.len(), 1, "{ids:?}");
-    ids.remove(0)
-}
-
-fn journal_path(run_dir: &Path, id: &str) -> PathBuf {
-    run_dir.join("runs").join(id).join("journal.jsonl")
-}
-
-fn records(run_dir: &Path, id: &str) -> Vec<Value> {
-    std::fs::read_to_string(journal_path(run_dir, id))
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
-fn events<'a>(records: &'a [Value], name: &str) -> Vec<&'a Value> {
-    records.iter().filter(|r| r["event"] == name).collect()
 }
 
 /// What must be the same at the end of a run, however often it was interrupted: the
@@ -1083,6 +1061,70 @@ fn the_worker_resumes_runs_as_their_timers_come_due_and_stops_on_sigterm() {
     assert_eq!(fired[0]["node"], "Timer_Wait");
     assert_eq!(events(&journal, "run_resumed").len(), 1, "resumed once");
     assert_eq!(journal.last().unwrap()["event"], "run_waiting");
+}
+
+/// Several runs due at once, two workers looking at the same time, each resuming up to
+/// three runs at once: every run is resumed, by exactly one of them, once.
+#[test]
+fn two_concurrent_workers_resume_every_due_run_exactly_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    const RUNS: usize = 6;
+    for _ in 0..RUNS {
+        let out = cuga(
+            &[
+                "--apps-dir",
+                "tests/fixtures/apps",
+                "start",
+                "timers",
+                "--var",
+                "wait=PT1H",
+                "--max-wait",
+                "0",
+            ],
+            dir,
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    }
+    let ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(ids.len(), RUNS);
+    // An hour later for the workers: every timer is due.
+    let worker = || {
+        Command::new(BIN)
+            .current_dir(root())
+            .args(["worker", "--once", "--concurrency", "3", "--run-dir"])
+            .arg(dir)
+            .env("CUGA_FLO_CLOCK_OFFSET", "7200")
+            .env_remove("CUGA_FLO_CRASH_AT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (worker(), worker());
+    for w in [a, b] {
+        let out = w.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    for id in &ids {
+        let journal = records(dir, id);
+        assert_eq!(
+            events(&journal, "run_resumed").len(),
+            1,
+            "run {id} resumed once"
+        );
+        let fired = events(&journal, "timer_fired");
+        assert_eq!(fired.len(), 1, "run {id}");
+        assert_eq!(fired[0]["node"], "Timer_Wait");
+        // Resumed to its end for now: parked at the approval the timer leads to.
+        assert_eq!(events(&journal, "question_parked").len(), 1, "run {id}");
+        assert_eq!(journal.last().unwrap()["event"], "run_waiting", "run {id}");
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@ use tempfile::TempDir;
 
 #[path = "support/runs.rs"]
 mod runs;
+use runs::events;
 
 #[cfg(feature = "graph")]
 #[path = "support/fuseki.rs"]
@@ -86,10 +87,6 @@ fn parked(app: &Path, run_dir: &Path) -> String {
     assert!(deadline.abs_diff(asked + 3_600_000) < 2_000, "{q}");
     assert_eq!(q["on_timeout"]["flow"], ABORT, "{q}");
     runs::only_run(run_dir)
-}
-
-fn events<'a>(records: &'a [Value], name: &str) -> Vec<&'a Value> {
-    records.iter().filter(|r| r["event"] == name).collect()
 }
 
 fn routed(records: &[Value]) -> &Value {

@@ -521,7 +521,7 @@ fn a_message_with_a_correlation_key_reaches_the_runs_waiting_under_its_value() {
     let pending = cuga(&["runs", "pending"], dir);
     let shown = text(&pending);
     assert!(
-        shown.contains("cuga-flo runs message --key B-2 'PaymentReceived'"),
+        shown.contains("cuga-flo runs message --key B-2 PaymentReceived"),
         "{shown}"
     );
 
@@ -661,4 +661,99 @@ fn interrupted_while_waiting(bridge: &str) {
         .map(|r| r["node"].as_str().unwrap())
         .collect();
     assert!(entered.contains(&"End_Replied"), "{entered:?}");
+}
+
+/// The last line of `out`'s stdout that holds `needle`, as the command it shows: from
+/// `cuga-flo` to the end, or to the `)` that closes it, without `[--var NAME=VALUE]`.
+fn printed_command(out: &Output, needle: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = (stdout.lines())
+        .rfind(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with `{needle}`: {}", text(out)));
+    let command = &line[line.find("cuga-flo ").expect("a command")..];
+    let command = command.strip_suffix(')').unwrap_or(command);
+    command.replace(" [--var NAME=VALUE]", "")
+}
+
+/// Paste `command` into a shell (`sh -c`), with the binary on the PATH.
+fn paste(command: &str, apps: &Path) -> Output {
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .env("PATH", path)
+        .env("CUGA_FLO_APPS", apps)
+        .env("NO_COLOR", "1")
+        .env_remove("CUGA_FLO_CRASH_AT")
+        .env_remove("CUGA_FLO_CLOCK_OFFSET")
+        .stdin(Stdio::null())
+        .output()
+        .expect("sh runs")
+}
+
+/// A message and a signal named with a quote, spaces and `$`, and a run folder with a
+/// space: the commands the park hint and `runs pending` print paste back into a shell
+/// as they are and deliver.
+#[test]
+fn printed_delivery_commands_paste_back_into_a_shell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let apps = tmp.path().join("apps");
+    let config = apps.join("quoted/config");
+    std::fs::create_dir_all(&config).unwrap();
+    let bpmn = std::fs::read_to_string("tests/fixtures/apps/messages/config/messages.bpmn")
+        .unwrap()
+        .replace("name=\"Payment\"", "name=\"Tom&apos;s $HOME pay\"")
+        .replace("name=\"Go\"", "name=\"it&apos;s `go` $(false)\"");
+    std::fs::write(config.join("messages.bpmn"), bpmn).unwrap();
+    let yaml = std::fs::read_to_string("tests/fixtures/apps/messages/config/messages_config.yaml")
+        .unwrap();
+    std::fs::write(config.join("quoted_config.yaml"), yaml).unwrap();
+    let dir = tmp.path().join("run dir");
+
+    let mut start = Command::new(BIN);
+    start
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_CRASH_AT")
+        .env_remove("CUGA_FLO_CLOCK_OFFSET")
+        .env("NO_COLOR", "1")
+        .arg("--apps-dir")
+        .arg(&apps)
+        .args(["start", "quoted", "--run-dir"])
+        .arg(&dir)
+        .stdin(Stdio::null());
+    let out = start.output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let id = run_ids(&dir).pop().expect("a run");
+
+    // The park hint: `runs message <run> NAME --run-dir DIR`.
+    let hint = printed_command(&out, "deliver:");
+    assert!(hint.contains("'Tom'\\''s $HOME pay'"), "{hint}");
+    let out = paste(&hint, &apps);
+    assert_eq!(out.status.code(), Some(3), "{hint}\n{}", text(&out));
+    let received = journal(&dir, &id);
+    let received = events(&received, "message_received");
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0]["name"], "Tom's $HOME pay");
+
+    // `runs pending` (run from the run folder's parent, which it names relative to).
+    let mut pending = Command::new(BIN);
+    pending
+        .env("NO_COLOR", "1")
+        .args(["runs", "pending", "--run-dir"])
+        .arg(&dir)
+        .stdin(Stdio::null());
+    let out = pending.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let command = printed_command(&out, "signal `it's `go` $(false)`");
+    let out = paste(&format!("{command} --run-dir '{}'", dir.display()), &apps);
+    assert_eq!(out.status.code(), Some(0), "{command}\n{}", text(&out));
+    let records = journal(&dir, &id);
+    let finished = events(&records, "run_finished");
+    assert_eq!(finished.len(), 1, "{command}");
+    assert_eq!(finished[0]["status"], "completed");
 }

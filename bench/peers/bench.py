@@ -107,25 +107,35 @@ def npm_version(node_dir):
         return "?"
 
 
+# The models this run wrote. Each model is written on its first use in a run (so a changed
+# generator takes effect) and only the shapes and sizes the run measures are: the models of
+# the others stay as an earlier run left them.
+WRITTEN = set()
+
+
+def write_once(path, text):
+    if path in WRITTEN:
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    WRITTEN.add(path)
+
+
 def model_file(args, engine, shape, n):
-    """Write (once) the model for an engine; return what its command needs."""
+    """Write (once per run) the model for an engine; return what its command needs."""
     base = os.path.join(args.work, "models")
     if engine.kind == "cuga":
         app = os.path.join(base, "cuga-flo", f"{shape}-{n}", "bench")
         config = os.path.join(app, "config")
-        if not os.path.exists(os.path.join(config, "model.bpmn")):
-            os.makedirs(config, exist_ok=True)
-            with open(os.path.join(config, "model.bpmn"), "w") as f:
-                f.write(models.bpmn(shape, n, "cuga-flo"))
-            with open(os.path.join(config, "bench_config.yaml"), "w") as f:
-                f.write(models.CUGA_FLO_CONFIG)
+        write_once(os.path.join(config, "model.bpmn"), models.bpmn(shape, n, "cuga-flo"))
+        write_once(os.path.join(config, "bench_config.yaml"), models.CUGA_FLO_CONFIG)
         return app
     if engine.kind in ("spiff", "bpmn-engine"):
         path = os.path.join(base, engine.kind, f"{shape}-{n}.bpmn")
-        if not os.path.exists(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(models.bpmn(shape, n, engine.kind))
+        write_once(path, models.bpmn(shape, n, engine.kind))
         return path
     return None
 

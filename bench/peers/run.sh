@@ -63,8 +63,9 @@ else
 fi
 [ -x "$bin" ] || die "no cuga-flo binary at $bin"
 
+# bench.py writes the models of the shapes and sizes it runs afresh (a changed generator
+# takes effect) and leaves the others' models as they are.
 work="$cache/work"
-rm -rf "$work/models"
 mkdir -p "$work"
 exec "$venv/bin/python" "$here/bench.py" --cuga-flo "$bin" --node-dir "$nodedir" --work "$work" \
   --out "$here/results.md" "$@"

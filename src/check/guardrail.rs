@@ -1,6 +1,7 @@
 //! Guardrail gateways and command agents: a guardrail whose approve and deny routes
 //! cannot be told apart from its conditions, and a command agent whose recipe cannot be
-//! read or does not declare a parameter the task maps.
+//! read, does not declare a parameter the task maps (or, for a task with no
+//! `input_mapping`, a variable the process declares), or needs a parameter not given.
 
 use crate::app::FlowConfig;
 use crate::bpmn::{Document, ProcessIndex};
@@ -74,12 +75,58 @@ pub fn check(
                 );
             }
         }
+        // No `input_mapping`: the task passes every process variable as a parameter
+        // (src/harness/task.rs), so each variable the config declares (present from the
+        // start) must be one the recipe declares, and the recipe's required parameters are
+        // met by the variables of their names.
+        let passes_all = task.input_mapping.is_empty();
+        if passes_all {
+            let undeclared: Vec<&str> = (config.variables.iter())
+                .map(|v| v.name.value.as_str())
+                .filter(|v| !recipe_file.parameters.iter().any(|p| p.key == *v))
+                .collect();
+            if !undeclared.is_empty() {
+                let quoted: Vec<String> = undeclared.iter().map(|v| format!("`{v}`")).collect();
+                let declared: Vec<&str> = (recipe_file.parameters.iter())
+                    .map(|p| p.key.as_str())
+                    .collect();
+                out.push(
+                    Diagnostic::error(
+                        "command::inputs",
+                        format!(
+                            "task `{}` has no input_mapping, so its command gets every process \
+                             variable as a parameter, and its recipe does not declare {}: \
+                             the task would fail when it runs",
+                            task.id.value,
+                            quoted.join(", ")
+                        ),
+                    )
+                    .at(&config.source, task.id.span, "no input_mapping".to_string())
+                    .with_help(if declared.is_empty() {
+                        "declare the inputs the command needs under the recipe's `parameters` \
+                         and map them in the task's input_mapping"
+                            .to_string()
+                    } else {
+                        format!(
+                            "map the recipe's parameters ({}) in the task's input_mapping, \
+                             e.g. `input_mapping: {{{}: <variable>}}`",
+                            declared.join(", "),
+                            declared[0]
+                        )
+                    }),
+                );
+            }
+        }
         for p in recipe_file
             .parameters
             .iter()
             .filter(|p| p.required && p.default.is_none())
         {
-            if !task.input_mapping.iter().any(|(k, _)| k.value == p.key) {
+            let given = match passes_all {
+                true => config.variables.iter().any(|v| v.name.value == p.key),
+                false => task.input_mapping.iter().any(|(k, _)| k.value == p.key),
+            };
+            if !given {
                 out.push(
                     Diagnostic::error(
                         "command::parameter",

@@ -493,14 +493,27 @@ fn hook(
     }
 }
 
-/// The judgement chain as `start` builds it (cli::wiring::judgement): policy rules,
-/// a scenario's answers (with `--scenario`), the model, the remote people consulted, a
+/// The judgement chain of a plain `start` of the app, from the links
+/// cli::wiring::judgement builds (wiring::links, in wiring::Link::ORDER): policy rules, a
+/// scenario's answers (with `--scenario`), the model, the remote people consulted, a
 /// person at the terminal, park.
 fn judgement(
     loaded: &LoadedApp,
     config: &FlowConfig,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<Answerer> {
+    use super::wiring::{Available, Link, Sources, links};
+    let model = LlmReasoner::from_config(config, env);
+    let remotes = std::sync::Arc::new(crate::reason::remote::Remotes::of(config));
+    let available = Available {
+        model: matches!(model, Ok(Some(_))),
+        remote: crate::reason::remote::RemoteChooser::of(config, remotes).is_some(),
+        // Shown as asked when stdin is a terminal.
+        terminal: true,
+    };
+    let started = links(config, &Sources::plain_start(), available);
+    let active = |link: Link| started.contains(&link);
+
     let mut chain = Vec::new();
     let policies: Vec<&str> = (config.tasks.iter().filter_map(|t| t.policy.as_ref()))
         .chain(config.gateways.iter().filter_map(|g| g.policy.as_ref()))
@@ -516,6 +529,7 @@ fn judgement(
                 .is_some_and(|r| !r.is_empty())
         })
         .count();
+    // The rules wrap the chain: they decide before any link.
     chain.push(Answerer {
         source: "rules",
         active: with_rules > 0,
@@ -528,83 +542,90 @@ fn judgement(
             "no policy has rules (```rules blocks); the next one answers".to_owned()
         },
     });
-    let scenarios = crate::app::scenario::list(&loaded.dir);
-    chain.push(Answerer {
-        source: "scenario",
-        active: false,
-        detail: if scenarios.is_empty() {
-            "no scenarios; `--answers FILE` gives answers in advance".to_owned()
-        } else {
-            format!(
-                "with --scenario NAME, its answers: {}",
-                crate::diag::name_list(&scenarios, 8)
-            )
-        },
-    });
-    let model = LlmReasoner::from_config(config, env);
-    chain.push(match model {
-        Ok(Some(m)) => Answerer {
-            source: "model",
-            active: true,
-            detail: m.describe(),
-        },
-        Ok(None) => Answerer {
-            source: "model",
-            active: false,
-            detail: "none: the config has no `llm:` and CUGA_FLO_LLM_BASE_URL is not set"
-                .to_owned(),
-        },
-        Err(e) => Answerer {
-            source: "model",
-            active: false,
-            detail: format!("cannot be set up: {e}"),
-        },
-    });
-    // The remote people a gateway or hook consults (`human_consultation`) decide there
-    // when no model does (reason::remote::RemoteChooser, after the model in the chain).
-    let consulted: Vec<String> = (config.gateways.iter())
-        .filter_map(|g| Some((&g.id.value, &g.human_consultation.as_ref()?.value)))
-        .chain(
-            (config.hooks.iter())
-                .filter_map(|h| Some((&h.id.value, &h.human_consultation.as_ref()?.value))),
-        )
-        .map(|(element, agent)| format!("{element} → {agent}"))
-        .collect();
-    chain.push(Answerer {
-        source: "remote",
-        active: !consulted.is_empty(),
-        detail: if consulted.is_empty() {
-            "no gateway or hook consults a remote agent (`human_consultation`)".to_owned()
-        } else {
-            let shown: Vec<&str> = consulted.iter().take(8).map(String::as_str).collect();
-            let more = consulted.len().saturating_sub(shown.len());
-            format!(
-                "a remote person over A2A decides where no model does: {}{}",
-                shown.join(", "),
-                if more > 0 {
-                    format!(" (and {more} more)")
-                } else {
-                    String::new()
+    for link in Link::ORDER {
+        let answerer = match link {
+            // A resumed run's recorded answers, a caller's answers for a child run, and
+            // `--no-park` are not a plain start's; an answers file is told with the
+            // scenario.
+            Link::Answered | Link::AnswersFile | Link::Given | Link::NoOne => continue,
+            Link::Scenario => {
+                let scenarios = crate::app::scenario::list(&loaded.dir);
+                Answerer {
+                    source: "scenario",
+                    active: active(link),
+                    detail: if scenarios.is_empty() {
+                        "no scenarios; `--answers FILE` gives answers in advance".to_owned()
+                    } else {
+                        format!(
+                            "with --scenario NAME, its answers: {}",
+                            crate::diag::name_list(&scenarios, 8)
+                        )
+                    },
                 }
-            )
-        },
-    });
-    chain.push(Answerer {
-        source: "person",
-        active: !config.park_questions,
-        detail: if config.park_questions {
-            "never asked at the terminal (`questions: park`)".to_owned()
-        } else {
-            "at the terminal, when stdin is one (not with --detach)".to_owned()
-        },
-    });
-    chain.push(Answerer {
-        source: "park",
-        active: true,
-        detail: "an unanswered question parks the run for `cuga-flo runs answer` \
-                 (--no-park: the run fails)"
-            .to_owned(),
-    });
+            }
+            Link::Model => Answerer {
+                source: "model",
+                active: active(link),
+                detail: match &model {
+                    Ok(Some(m)) => m.describe(),
+                    Ok(None) => "none: the config has no `llm:` and CUGA_FLO_LLM_BASE_URL is \
+                                 not set"
+                        .to_owned(),
+                    Err(e) => format!("cannot be set up: {e}"),
+                },
+            },
+            Link::Remote => {
+                // The remote people a gateway or hook consults (`human_consultation`)
+                // decide there when no model does (reason::remote::RemoteChooser).
+                let consulted: Vec<String> =
+                    (config.gateways.iter())
+                        .filter_map(|g| Some((&g.id.value, &g.human_consultation.as_ref()?.value)))
+                        .chain((config.hooks.iter()).filter_map(|h| {
+                            Some((&h.id.value, &h.human_consultation.as_ref()?.value))
+                        }))
+                        .map(|(element, agent)| format!("{element} → {agent}"))
+                        .collect();
+                Answerer {
+                    source: "remote",
+                    active: active(link),
+                    detail: if consulted.is_empty() {
+                        "no gateway or hook consults a remote agent (`human_consultation`)"
+                            .to_owned()
+                    } else {
+                        let shown: Vec<&str> =
+                            consulted.iter().take(8).map(String::as_str).collect();
+                        let more = consulted.len().saturating_sub(shown.len());
+                        format!(
+                            "a remote person over A2A decides where no model does: {}{}",
+                            shown.join(", "),
+                            if more > 0 {
+                                format!(" (and {more} more)")
+                            } else {
+                                String::new()
+                            }
+                        )
+                    },
+                }
+            }
+            Link::Person => Answerer {
+                source: "person",
+                active: active(link),
+                detail: if config.park_questions {
+                    "never asked at the terminal (`questions: park`)".to_owned()
+                } else {
+                    "at the terminal, when stdin is one (not with --detach)".to_owned()
+                },
+            },
+            Link::Park => Answerer {
+                source: "park",
+                active: active(link),
+                detail: "an unanswered question parks the run for `cuga-flo runs answer` \
+                         (--no-park: the run fails)"
+                    .to_owned(),
+            },
+        };
+        chain.push(answerer);
+    }
     chain
 }
 

@@ -76,6 +76,9 @@ pub struct WorkerArgs {
     /// disk, and resume it as soon as an approver's decision is there
     #[arg(long, value_name = "DURATION", value_parser = poll_interval)]
     pub graph_poll: Option<std::time::Duration>,
+    /// Resume up to N due runs at once [default: the number of cores]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: Option<u16>,
     #[command(flatten)]
     pub common: ResumeOptions,
 }
@@ -212,19 +215,21 @@ pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
                 Some(Event::RunFinished { .. }) => return false,
                 _ => {}
             }
-            store::read_journal(&path).is_ok_and(|r| {
-                let state = FlowState::fold(r.records.iter());
-                let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none())
-                else {
-                    return false;
-                };
-                waiting.due_ms.is_some_and(|due| due <= now)
-                    || !state.unapplied_answers.is_empty()
-                    || !waiting.delivered.is_empty()
-                    || child_finished(base, &waiting.reason)
-            })
+            store::read_journal(&path)
+                .is_ok_and(|r| can_go_on(base, &FlowState::fold(r.records.iter()), now))
         })
         .collect()
+}
+
+/// Whether a run in `state` can go on at `now` (what [`due_runs`] looks for).
+fn can_go_on(base: &Path, state: &FlowState, now: u64) -> bool {
+    let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none()) else {
+        return false;
+    };
+    waiting.due_ms.is_some_and(|due| due <= now)
+        || !state.unapplied_answers.is_empty()
+        || !waiting.delivered.is_empty()
+        || child_finished(base, &waiting.reason)
 }
 
 /// A run parked for a call activity's child run (`child run <id>, ...`) can go on once
@@ -270,46 +275,36 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
             every.as_secs_f64()
         );
     }
+    let concurrency = args.concurrency.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        usize::from,
+    );
     let interval = std::time::Duration::from_secs_f64(args.interval);
     let mut next_look = std::time::Instant::now();
     let mut next_graph_look = std::time::Instant::now();
     loop {
         let now = std::time::Instant::now();
-        let mut ids = Vec::new();
+        // Each run with how it was found: due (a timer, an answer, a delivery) or with an
+        // approver's decision in its graph.
+        let mut ids: Vec<(String, bool)> = Vec::new();
         if now >= next_look {
-            ids = due_runs(&args.common.run_dir, crate::clock::now_ms());
+            ids = (due_runs(&args.common.run_dir, crate::clock::now_ms()).into_iter())
+                .map(|id| (id, false))
+                .collect();
             next_look = now + interval;
         }
         if let Some(every) = args.graph_poll
             && now >= next_graph_look
         {
             for id in graph_decided_runs(cli, &args.common) {
-                if !ids.contains(&id) {
-                    ids.push(id);
+                if !ids.iter().any(|(i, _)| *i == id) {
+                    ids.push((id, true));
                 }
             }
             next_graph_look = now + every;
         }
-        for id in ids {
-            if stop.load(std::sync::atomic::Ordering::SeqCst) {
-                return Ok(Outcome::Ok);
-            }
-            let Some((journal, records, repaired)) = reopen_due(&args.common, &id) else {
-                continue;
-            };
-            match resume_open(
-                cli,
-                &args.common,
-                id.clone(),
-                journal,
-                records,
-                repaired,
-                style,
-            ) {
-                Ok(Outcome::Interrupted) => return Ok(Outcome::Ok),
-                Ok(_) => {}
-                Err(e) => tracing::warn!("run {id}: {}", e.message),
-            }
+        if resume_concurrently(cli, &args.common, ids, concurrency, &stop, style) {
+            return Ok(Outcome::Ok);
         }
         if args.once {
             return Ok(Outcome::Ok);
@@ -325,6 +320,67 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     }
+}
+
+/// Resume the runs `ids`, up to `concurrency` at once, each on a thread of its own. A run
+/// is resumed by exactly one process: the thread that takes it opens its journal (taking
+/// the run's lock, or leaving a run another process holds to it) and resumes it only if
+/// it can still go on, since another worker may have resumed it between the look that
+/// listed it and the lock. True when a run was interrupted (Ctrl-C, SIGTERM) or `stop`
+/// was set: the worker ends; runs not taken yet are left for the next worker.
+fn resume_concurrently(
+    cli: &Cli,
+    opts: &ResumeOptions,
+    ids: Vec<(String, bool)>,
+    concurrency: usize,
+    stop: &std::sync::atomic::AtomicBool,
+    style: Style,
+) -> bool {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let queue = std::sync::Mutex::new(std::collections::VecDeque::from(ids));
+    let interrupted = AtomicBool::new(false);
+    let next = || {
+        if stop.load(Ordering::SeqCst) || interrupted.load(Ordering::SeqCst) {
+            return None;
+        }
+        queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
+    };
+    let resume_one = |(id, from_graph): (String, bool)| {
+        let Some((journal, records, repaired)) = reopen_due(opts, &id) else {
+            return;
+        };
+        let state = FlowState::fold(records.iter());
+        // Listed before its lock was taken: another worker may have resumed it since.
+        let goes_on = if from_graph {
+            state.status.is_none()
+                && state.waiting.is_some()
+                && state.open_questions.values().any(|q| q.approval.is_some())
+        } else {
+            can_go_on(&opts.run_dir, &state, crate::clock::now_ms())
+        };
+        if !goes_on {
+            tracing::info!("run {id}: resumed by another worker since it was due; left");
+            return;
+        }
+        match resume_open(cli, opts, id.clone(), journal, records, repaired, style) {
+            Ok(Outcome::Interrupted) => interrupted.store(true, Ordering::SeqCst),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("run {id}: {}", e.message),
+        }
+    };
+    let threads = concurrency
+        .max(1)
+        .min(queue.lock().map_or(1, |q| q.len().max(1)));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while let Some(run) = next() {
+                    resume_one(run);
+                }
+            });
+        }
+    });
+    interrupted.load(Ordering::SeqCst) || stop.load(Ordering::SeqCst)
 }
 
 /// A flag set by Ctrl-C or SIGTERM while the worker sleeps between looks (a run in hand
@@ -625,12 +681,12 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
             (crate::journal::event::CatchKind::Signal, _) => "signal".to_string(),
         };
         outln!(
-            "{} {id}  {app}  {} `{}` at {}  (cuga-flo runs {command} '{}')",
+            "{} {id}  {app}  {} `{}` at {}  (cuga-flo runs {command} {})",
             style.yellow("✉"),
             a.kind.as_str(),
             a.name,
             a.node,
-            a.name
+            crate::cli::output::shell_quote(&a.name)
         );
     }
     if rows.is_empty() {
@@ -739,12 +795,15 @@ fn offered_lines(q: &Question) -> Vec<String> {
             lines
         }
         Offered::Outputs { outputs, .. } => vec![format!(
-            "--outputs '{{{}}}'",
-            outputs
-                .iter()
-                .map(|o| format!("\"{o}\": …"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            "--outputs {}",
+            crate::cli::output::shell_quote(&format!(
+                "{{{}}}",
+                outputs
+                    .iter()
+                    .map(|o| format!("{}: …", Value::String(o.clone())))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
         )],
     }
 }

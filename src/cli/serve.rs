@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -40,7 +40,6 @@ use crate::mcp::{
     BridgeServer, InProcessBridge, JournalFactory, RegisteredFlow, Registry, RunProcessArgs,
 };
 use crate::reason::Reasoner;
-use crate::reason::scripted::ScriptedReasoner;
 use crate::secret::Secret;
 use crate::vocab::RunStatus;
 
@@ -163,10 +162,9 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         }
         None => transport(args)?,
     };
-    if let Some(path) = &args.answers {
-        // Once, up front: a broken answers file is a usage error, not a problem of each app.
-        ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
-    }
+    // Read once, up front: a broken answers file is a usage error, not a problem of each
+    // app; every app's chain answers from the one parsed file.
+    let answers = wiring::AnswersFile::of(args.answers.as_deref())?.map(Arc::new);
     let targets: Vec<AppRef> = if args.all {
         all_apps(&cli.apps_dir)?
     } else if args.apps.is_empty() {
@@ -191,7 +189,7 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         apps
     };
     if let Transport::A2a { addr, token } = transport {
-        return super::serve_a2a::run(cli, args, style, &targets, addr, token);
+        return super::serve_a2a::run(cli, args, answers.as_deref(), style, &targets, addr, token);
     }
 
     let labels = Labels::default();
@@ -200,7 +198,7 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
     let mut flows = Vec::new();
     let mut skipped = 0;
     for app in &targets {
-        match load(app, args, journals.lookup()) {
+        match load(app, args, answers.as_deref(), journals.lookup()) {
             Ok((flow, _, _))
                 if flows
                     .iter()
@@ -249,7 +247,9 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
     // `register_flow` loads apps from the apps folder and the served apps' folders.
     let mut roots = vec![cli.apps_dir.clone()];
     roots.extend(targets.iter().map(|app| app.dir.clone()));
-    let outcome = runtime.block_on(serve(flows, roots, labels, journals, transport, args));
+    let outcome = runtime.block_on(serve(
+        flows, roots, labels, journals, transport, args, answers,
+    ));
     // A stdin reader may still be blocked in a read: do not wait for it.
     runtime.shutdown_background();
     outcome
@@ -385,14 +385,14 @@ type Problems = (String, Vec<String>);
 fn load(
     app: &AppRef,
     args: &ServeArgs,
+    answers: Option<&wiring::AnswersFile>,
     journals: crate::reason::remote::RunJournals,
 ) -> Result<(RegisteredFlow, String, crate::app::LoadedApp), Problems> {
     let loaded = wiring::load_checked(app).map_err(|errors| {
         let summary = format!("does not validate ({})", count(errors.len(), "error"));
         (summary, errors)
     })?;
-    let reasoner =
-        judge(&loaded, args.answers.as_deref(), args.no_model).map_err(|e| (e, Vec::new()))?;
+    let reasoner = judge(&loaded, answers, args.no_model).map_err(|e| (e, Vec::new()))?;
     let judgement = reasoner.describe();
     let flow =
         wiring::registered_flow(&loaded, reasoner, Some(journals)).map_err(|e| (e, Vec::new()))?;
@@ -403,7 +403,7 @@ fn load(
 /// `no_model`), then nothing.
 pub(super) fn judge(
     loaded: &LoadedApp,
-    answers: Option<&Path>,
+    answers: Option<&wiring::AnswersFile>,
     no_model: bool,
 ) -> Result<Arc<dyn Reasoner>, String> {
     let config: &FlowConfig = loaded.config.as_ref().ok_or("the app has no flow config")?;
@@ -512,13 +512,13 @@ async fn serve(
     journals: Journals,
     transport: Transport,
     args: &ServeArgs,
+    answers: Option<Arc<wiring::AnswersFile>>,
 ) -> Result<Outcome, UsageError> {
     let mut signals =
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
     let registry = Arc::new(Registry::default());
     let keys: Vec<String> = flows.into_iter().map(|f| registry.register(f)).collect();
     let loader = {
-        let answers = args.answers.clone();
         let no_model = args.no_model;
         let registry = registry.clone();
         // A client may add apps from the apps folder or the served apps' folders; a process

@@ -105,6 +105,7 @@ struct Runner {
 pub(super) fn run(
     cli: &Cli,
     args: &ServeArgs,
+    answers: Option<&wiring::AnswersFile>,
     style: Style,
     targets: &[AppRef],
     addr: SocketAddr,
@@ -141,7 +142,7 @@ pub(super) fn run(
             );
             continue;
         }
-        let reasoner = match judge(&loaded, args.answers.as_deref(), args.no_model) {
+        let reasoner = match judge(&loaded, answers, args.no_model) {
             Ok(r) => r,
             Err(e) => {
                 skipped += 1;
@@ -205,7 +206,7 @@ pub(super) fn run(
             run_dir: args.run_dir.clone(),
             durability: args.durability,
             no_model: args.no_model,
-            given: wiring::given_to_calls(None, args.answers.as_deref())?,
+            given: wiring::given_to_calls(None, answers)?,
         },
         journals: journals.clone(),
         engine: Arc::new(NativeEngine::new()),

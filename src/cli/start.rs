@@ -283,16 +283,20 @@ pub fn run_resumed(
 
     let answered = resumed.as_ref().map(|r| &r.answers);
     let spent = resumed.as_ref().map(|r| r.model_usage);
+    // Read once: the run's chain answers from it, its child runs get what it addresses
+    // to the elements they run.
+    let answers = wiring::AnswersFile::of(args.answers.as_deref())?;
     let (reasoner, recorder) = reasoner(
         config,
         loaded.process(),
         scenario.as_ref(),
+        answers.as_ref(),
         args,
         answered,
         spent,
     )?;
     let resumed = resumed.map(Box::new);
-    let given = wiring::given_to_calls(scenario.as_ref(), args.answers.as_deref())?;
+    let given = wiring::given_to_calls(scenario.as_ref(), answers.as_ref())?;
     // Call activities that name a process run it as a child run (on the native engine,
     // and on an external one, whose call activity's `execute_task` cuga-flo answers so).
     let parent_graph: super::calls::ParentGraph = Default::default();
@@ -925,7 +929,10 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
     let dir = if run_dir == std::path::Path::new(DEFAULT_BASE) {
         String::new()
     } else {
-        format!(" --run-dir {}", run_dir.display())
+        format!(
+            " --run-dir {}",
+            super::output::shell_quote(&run_dir.display().to_string())
+        )
     };
     let run = &state.run_id;
     for q in state.open_questions.values() {
@@ -943,8 +950,13 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
                 format!("--action {}", names.join("|"))
             }
             crate::vocab::Offered::Outputs { outputs, .. } => {
-                let keys: Vec<String> = outputs.iter().map(|o| format!("\"{o}\": ...")).collect();
-                format!("--outputs '{{{}}}'", keys.join(", "))
+                let keys: Vec<String> = (outputs.iter())
+                    .map(|o| format!("{}: ...", serde_json::Value::String(o.clone())))
+                    .collect();
+                format!(
+                    "--outputs {}",
+                    super::output::shell_quote(&format!("{{{}}}", keys.join(", ")))
+                )
             }
         };
         // Several questions at one element (the instances of a multi-instance task): each
@@ -953,7 +965,7 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
             .filter(|o| o.element == q.element)
             .count()
             > 1;
-        let named = if shared { &q.key } else { &q.element };
+        let named = super::output::shell_quote(if shared { &q.key } else { &q.element });
         outln!(
             "  {} answer: cuga-flo runs answer {run} {named} {how}{dir}",
             style.yellow("?")
@@ -1135,6 +1147,7 @@ fn reasoner(
     config: &FlowConfig,
     process: Option<&crate::bpmn::Process>,
     scenario: Option<&Scenario>,
+    answers: Option<&wiring::AnswersFile>,
     args: &StartArgs,
     answered: Option<&Answers>,
     spent: Option<crate::journal::ModelUsage>,
@@ -1172,7 +1185,7 @@ fn reasoner(
         config,
         &Sources {
             scenario,
-            answers: args.answers.as_deref(),
+            answers,
             no_model: args.no_model,
             person: true,
             by: args.by.as_deref(),

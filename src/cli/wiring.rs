@@ -47,11 +47,40 @@ impl Given {
     }
 }
 
+/// An answers file (`--answers FILE`), read and parsed once: each reasoner chain built
+/// from it gets its own [`ScriptedReasoner::unvisited`] copy.
+#[derive(Debug)]
+pub(crate) struct AnswersFile {
+    pub path: PathBuf,
+    answers: ScriptedReasoner,
+}
+
+impl AnswersFile {
+    pub(crate) fn read(path: &Path) -> Result<AnswersFile, UsageError> {
+        let answers =
+            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+        Ok(AnswersFile {
+            path: path.to_path_buf(),
+            answers,
+        })
+    }
+
+    /// `--answers`, if given.
+    pub(crate) fn of(path: Option<&Path>) -> Result<Option<AnswersFile>, UsageError> {
+        path.map(AnswersFile::read).transpose()
+    }
+
+    /// A reasoner answering from the file, its visits counted apart.
+    pub(crate) fn reasoner(&self) -> ScriptedReasoner {
+        self.answers.unvisited()
+    }
+}
+
 /// What a run's scenario and answers file address to the elements of the processes its
 /// call activities call (`<call activity>/<element>`), for its child runs.
 pub(super) fn given_to_calls(
     scenario: Option<&Scenario>,
-    answers: Option<&Path>,
+    answers: Option<&AnswersFile>,
 ) -> Result<Vec<Given>, UsageError> {
     let mut out = Vec::new();
     if let Some(s) = scenario {
@@ -61,13 +90,11 @@ pub(super) fn given_to_calls(
             path: s.path.clone(),
         });
     }
-    if let Some(path) = answers {
-        let scripted =
-            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+    if let Some(file) = answers {
         out.push(Given {
-            answers: scripted.called().clone(),
-            source: format!("answers file {}", path.display()),
-            path: path.to_path_buf(),
+            answers: file.answers.called().clone(),
+            source: format!("answers file {}", file.path.display()),
+            path: file.path.clone(),
         });
     }
     out.retain(|g| g.answers.keys().any(|k| k.contains('/')));
@@ -83,7 +110,7 @@ pub(super) struct Sources<'a> {
     /// A scenario's `answers:` (first).
     pub scenario: Option<&'a Scenario>,
     /// An answers file (`--answers FILE`).
-    pub answers: Option<&'a Path>,
+    pub answers: Option<&'a AnswersFile>,
     /// Answers given in advance by the caller's scenario or answers file (a child run of
     /// a call activity: those the caller addressed to the called elements), after the two
     /// above.
@@ -109,19 +136,103 @@ pub(super) struct Sources<'a> {
     pub process: Option<&'a crate::bpmn::Process>,
 }
 
+impl Sources<'_> {
+    /// A plain `cuga-flo start <app>` (no scenario, answers file or flag): what `describe`
+    /// shows the chain of.
+    pub(super) fn plain_start() -> Self {
+        Sources {
+            person: true,
+            park: true,
+            ..Sources::default()
+        }
+    }
+}
+
+/// One link of the judgement chain: who may answer a question. [`Link::ORDER`] is the
+/// order [`judgement`] asks them in (policy rules decide before all of them);
+/// [`links`] which of them a chain has. `describe` shows the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Link {
+    /// Answers recorded with `runs answer` (a resumed run).
+    Answered,
+    /// A scenario's `answers:`.
+    Scenario,
+    /// An answers file (`--answers FILE`).
+    AnswersFile,
+    /// Answers a caller's scenario or answers file addressed to a child run's elements.
+    Given,
+    /// The app's model.
+    Model,
+    /// The remote people a gateway or hook consults (`human_consultation`).
+    Remote,
+    /// A person at the terminal.
+    Person,
+    /// Nobody answers now: the run parks.
+    Park,
+    /// Nobody answers: the question fails (`--no-park`).
+    NoOne,
+}
+
+impl Link {
+    pub(super) const ORDER: [Link; 9] = [
+        Link::Answered,
+        Link::Scenario,
+        Link::AnswersFile,
+        Link::Given,
+        Link::Model,
+        Link::Remote,
+        Link::Person,
+        Link::Park,
+        Link::NoOne,
+    ];
+}
+
+/// What a chain may have beyond its sources: found by [`judgement`] as it builds the
+/// chain, looked up without building it by `describe`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Available {
+    /// The app sets up a model (its `llm:`, or the `CUGA_FLO_LLM_*` environment).
+    pub model: bool,
+    /// A gateway or hook consults a remote agent the app can reach.
+    pub remote: bool,
+    /// A person can be asked at the terminal (stdin is one).
+    pub terminal: bool,
+}
+
+/// The links of the chain [`judgement`] builds for `config` from `sources`, in the
+/// order they are asked.
+pub(super) fn links(config: &FlowConfig, sources: &Sources<'_>, available: Available) -> Vec<Link> {
+    let has = |link: Link| match link {
+        Link::Answered => sources.answered.is_some_and(|a| !a.is_empty()),
+        Link::Scenario => sources.scenario.is_some(),
+        Link::AnswersFile => sources.answers.is_some(),
+        Link::Given => !sources.given.is_empty(),
+        Link::Model => !sources.no_model && available.model,
+        Link::Remote => available.remote,
+        Link::Person => {
+            sources.person
+                && !sources.detach
+                && !(sources.park && config.park_questions)
+                && available.terminal
+        }
+        Link::Park => sources.park,
+        Link::NoOne => !sources.park,
+    };
+    Link::ORDER.into_iter().filter(|l| has(*l)).collect()
+}
+
 /// Where judgement comes from: scenario or answers file first, then the app's model (its
 /// `llm:` settings, or the `CUGA_FLO_LLM_*` environment), then a person at the terminal
 /// (when `sources.person`), else an explanation of how to provide it; policy rules before
-/// all of them. With `sources.record`, what the chain inside the rules answers is
-/// recorded.
+/// all of them ([`links`]). With `sources.record`, what the chain inside the rules
+/// answers is recorded.
 pub(super) fn judgement(
     config: &FlowConfig,
     sources: &Sources<'_>,
 ) -> Result<Judgement, UsageError> {
-    let mut chain: Vec<Arc<dyn Reasoner>> = Vec::new();
-    if let Some(answered) = sources.answered.filter(|a| !a.is_empty()) {
-        chain.push(Arc::new(answered.clone()));
-    }
+    // Answers given in advance: read (and checked) first, so that a mistake in them is
+    // reported before the model is set up.
+    let mut scenario = None;
     if let Some(s) = sources.scenario {
         // Answers addressed to a called process's elements (`<call activity>/<element>`)
         // are its child runs' (cli::calls): the scripted reasoner keeps them aside.
@@ -131,44 +242,55 @@ pub(super) fn judgement(
             .map_err(|e| UsageError::new(e.to_string()))?
             .located_in(&s.path);
         checked(&scripted, config, sources.process)?;
-        chain.push(Arc::new(scripted));
+        scenario = Some(scripted);
     }
-    if let Some(path) = sources.answers {
-        let scripted =
-            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+    let mut answers_file = None;
+    if let Some(file) = sources.answers {
+        let scripted = file.reasoner();
         checked(&scripted, config, sources.process)?;
-        chain.push(Arc::new(scripted));
+        answers_file = Some(scripted);
     }
-    for given in sources.given {
-        let source = format!("answers from {} ({})", given.source, given.path.display());
-        let scripted = ScriptedReasoner::from_answers(given.answers.clone(), source)
+    let mut given = Vec::new();
+    for g in sources.given {
+        let source = format!("answers from {} ({})", g.source, g.path.display());
+        let scripted = ScriptedReasoner::from_answers(g.answers.clone(), source)
             .map_err(|e| UsageError::new(e.to_string()))?
-            .located_in(&given.path);
+            .located_in(&g.path);
         checked(&scripted, config, sources.process)?;
-        chain.push(Arc::new(scripted));
+        given.push(scripted);
     }
     // One reader of the terminal, shared by the person answering and the model's
     // `consult_user` tool.
-    let human = (sources.person
-        && !sources.detach
-        && !(sources.park && config.park_questions)
-        && std::io::stdin().is_terminal()
-        && HumanReasoner::terminal_available())
-    .then(|| Arc::new(HumanReasoner::terminal().as_person(sources.by.map(str::to_owned))));
+    let terminal = std::io::stdin().is_terminal() && HumanReasoner::terminal_available();
+    let asks_person = |terminal| {
+        links(
+            config,
+            sources,
+            Available {
+                model: false,
+                remote: false,
+                terminal,
+            },
+        )
+        .contains(&Link::Person)
+    };
+    let human = asks_person(terminal)
+        .then(|| Arc::new(HumanReasoner::terminal().as_person(sources.by.map(str::to_owned))));
     // The clients of the app's remote agents, shared by the model's consult_user and the
     // remote people who decide when no model does.
     let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
+    let mut model = None;
     if !sources.no_model {
         let env = |name: &str| std::env::var(name).ok();
-        let model = LlmReasoner::from_config(config, &env).map_err(|e| {
+        let configured = LlmReasoner::from_config(config, &env).map_err(|e| {
             UsageError::new(format!("the model cannot be set up: {e}")).with_help(
                 "fix the `llm:` settings (see docs/config.md), or run without a model: \
                  --no-model",
             )
         })?;
-        if let Some(mut model) = model {
+        if let Some(mut m) = configured {
             if let Some(u) = sources.spent {
-                model = model.with_spent(
+                m = m.with_spent(
                     u.calls,
                     u.prompt_tokens + u.completion_tokens,
                     std::time::Duration::from_millis(u.latency_ms),
@@ -182,40 +304,55 @@ pub(super) fn judgement(
                 remotes.clone(),
                 person.clone(),
             ) {
-                Some(remote) => model = model.with_consultant(Arc::new(remote)),
+                Some(remote) => m = m.with_consultant(Arc::new(remote)),
                 None => {
                     if let Some(h) = person {
-                        model = model.with_consultant(h);
+                        m = m.with_consultant(h);
                     }
                 }
             }
-            chain.push(Arc::new(model));
+            model = Some(m);
         }
     }
-    if let Some(chooser) = crate::reason::remote::RemoteChooser::of(config, remotes) {
-        chain.push(Arc::new(chooser));
-    }
-    if let Some(h) = human {
-        chain.push(h);
-    }
-    if sources.park {
-        let mut deadlines = deadlines(config);
-        let mut approvals = std::collections::HashMap::new();
-        // A guardrail's question waits until its timeout, then DENIED decides.
-        if let Some(process) = sources.process {
-            for (id, g) in crate::app::guardrail::all(Some(config), process) {
-                let Ok(g) = g else { continue };
-                let deny = serde_json::json!({"flow": g.deny_flow});
-                deadlines.insert(id.clone(), (g.timeout, deny));
-                approvals.insert(id, g.ask());
+    let mut chooser = crate::reason::remote::RemoteChooser::of(config, remotes);
+    let available = Available {
+        model: model.is_some(),
+        remote: chooser.is_some(),
+        terminal,
+    };
+    let mut chain: Vec<Arc<dyn Reasoner>> = Vec::new();
+    for link in links(config, sources, available) {
+        match link {
+            Link::Answered => {
+                if let Some(answered) = sources.answered {
+                    chain.push(Arc::new(answered.clone()));
+                }
             }
+            Link::Scenario => chain.extend(scenario.take().map(|s| Arc::new(s) as _)),
+            Link::AnswersFile => chain.extend(answers_file.take().map(|s| Arc::new(s) as _)),
+            Link::Given => chain.extend(given.drain(..).map(|s| Arc::new(s) as _)),
+            Link::Model => chain.extend(model.take().map(|m| Arc::new(m) as _)),
+            Link::Remote => chain.extend(chooser.take().map(|c| Arc::new(c) as _)),
+            Link::Person => chain.extend(human.clone().map(|h| h as _)),
+            Link::Park => {
+                let mut deadlines = deadlines(config);
+                let mut approvals = std::collections::HashMap::new();
+                // A guardrail's question waits until its timeout, then DENIED decides.
+                if let Some(process) = sources.process {
+                    for (id, g) in crate::app::guardrail::all(Some(config), process) {
+                        let Ok(g) = g else { continue };
+                        let deny = serde_json::json!({"flow": g.deny_flow});
+                        deadlines.insert(id.clone(), (g.timeout, deny));
+                        approvals.insert(id, g.ask());
+                    }
+                }
+                chain.push(Arc::new(Park {
+                    deadlines,
+                    approvals,
+                }));
+            }
+            Link::NoOne => chain.push(Arc::new(NoModel)),
         }
-        chain.push(Arc::new(Park {
-            deadlines,
-            approvals,
-        }));
-    } else {
-        chain.push(Arc::new(NoModel));
     }
     let inner: Arc<dyn Reasoner> = if chain.len() == 1 {
         chain.remove(0)

@@ -212,7 +212,7 @@ impl ScriptedReasoner {
                 },
                 other => other,
             })
-            .map(|scripted| scripted.located_in(path))
+            .map(|scripted| scripted.locate(&node, &file))
     }
 
     /// Read an answers document from YAML (or JSON) text; `source` describes where it
@@ -321,7 +321,7 @@ impl ScriptedReasoner {
 
     /// Remember where each answer is written in `path` (a scenario or answers file), so
     /// that [`ScriptedReasoner::check`] points at its line.
-    pub fn located_in(mut self, path: &Path) -> Self {
+    pub fn located_in(self, path: &Path) -> Self {
         let Ok(text) = crate::source::read_text(path) else {
             return self;
         };
@@ -329,15 +329,33 @@ impl ScriptedReasoner {
             return self;
         };
         let file = crate::source::SourceFile::new(path, text.as_str());
+        self.locate(&root, &file)
+    }
+
+    /// [`ScriptedReasoner::located_in`] with the file already read and parsed.
+    fn locate(mut self, root: &crate::app::yaml::Node, file: &crate::source::SourceFile) -> Self {
         for key in self.answers.keys() {
-            let offset = answer_offset(&root, &format!("answer `{key}`"));
+            let offset = answer_offset(root, &format!("answer `{key}`"));
             let lc = file.line_col(offset);
             self.positions.insert(
                 key.clone(),
-                format!("{}:{}:{}", path.display(), lc.line, lc.column),
+                format!("{}:{}:{}", file.path().display(), lc.line, lc.column),
             );
         }
         self
+    }
+
+    /// The same answers, with no visit counted yet: a reasoner of its own for another
+    /// run (or app) from answers read once.
+    pub fn unvisited(&self) -> Self {
+        ScriptedReasoner {
+            source: self.source.clone(),
+            answers: self.answers.clone(),
+            visits: Mutex::new(HashMap::new()),
+            check_digests: self.check_digests,
+            positions: self.positions.clone(),
+            called: self.called.clone(),
+        }
     }
 
     /// Check every answer against what the app's control points accept: the id is a
@@ -934,6 +952,27 @@ mod tests {
         ]);
         assert!(chain.answers_in_advance(&task("A")));
         assert!(!crate::reason::NoModel.answers_in_advance(&task("A")));
+    }
+
+    /// An answers file read once serves several chains (the apps `serve` serves, a run
+    /// and its child runs): each copy counts its own visits; positions stay.
+    #[tokio::test]
+    async fn an_unvisited_copy_counts_its_own_visits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.yaml");
+        std::fs::write(&path, "answers:\n  L:\n    - {outputs: {x: 1}}\n").unwrap();
+        let r = ScriptedReasoner::from_file(&path).unwrap();
+        assert_eq!(
+            r.positions.get("L").map(String::as_str),
+            Some(format!("{}:2:3", path.display()).as_str())
+        );
+        let copy = r.unvisited();
+        r.task(task("L")).await.unwrap();
+        assert!(!r.answers_in_advance(&task("L")));
+        assert!(copy.answers_in_advance(&task("L")));
+        copy.task(task("L")).await.unwrap();
+        assert_eq!(copy.positions, r.positions);
+        assert_eq!(copy.source(), r.source());
     }
 
     fn gateway(id: &str) -> GatewayRequest {

@@ -164,6 +164,26 @@ pub fn journal(run_dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The journal file of run `id` under `run_dir`.
+pub fn journal_path(run_dir: &Path, id: &str) -> PathBuf {
+    run_dir.join("runs").join(id).join("journal.jsonl")
+}
+
+/// Run `id`'s journal under `run_dir`, as JSON records (a torn last line, of a process
+/// killed mid-write, is not a record).
+pub fn records(run_dir: &Path, id: &str) -> Vec<Value> {
+    std::fs::read_to_string(journal_path(run_dir, id))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The records of `records` that are `name` events, in order.
+pub fn events<'a>(records: &'a [Value], name: &str) -> Vec<&'a Value> {
+    records.iter().filter(|r| r["event"] == name).collect()
+}
+
 /// A journal that was closed: `run_started` first, a failed `run_finished` last; its message.
 pub fn closed_as_failed(records: &[Value]) -> String {
     assert_eq!(
