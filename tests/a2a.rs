@@ -1531,9 +1531,12 @@ fn a_replay_of_a_run_parked_on_a_remote_task_sends_nothing() {
     let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "30")]);
     let (apps, runs, run_id, _) = parked_on_slow(&peer);
     assert_eq!(count(&peer, "SendMessage"), 1);
+    let polled = count(&peer, "GetTask");
     let replay = cuga_in(apps.path(), &runs, &["runs", "replay", &run_id], &[]);
+    // Nothing reaches the agent: no message, no GetTask, no CancelTask.
     assert_eq!(count(&peer, "SendMessage"), 1, "{}", replay.show());
-    assert_eq!(count(&peer, "GetTask") > 0, true);
+    assert_eq!(count(&peer, "GetTask"), polled, "{}", replay.show());
+    assert_eq!(count(&peer, "CancelTask"), 0, "{}", replay.show());
     let all = format!("{}{}{}", replay.stdout, replay.stderr, replay.journal);
     assert!(
         all.contains("read-only against remote agents"),

@@ -466,7 +466,7 @@ impl RemoteConsultant {
 /// What a consultation came to, besides a reply.
 enum NotConsulted {
     /// Still going past the agent's `wait`: the run parks on this question.
-    Parked(Question),
+    Parked(Box<Question>),
     Failed(A2aError),
 }
 
@@ -570,7 +570,7 @@ impl RemoteConsultant {
                 state,
                 question,
                 ..
-            }) => Err(NotConsulted::Parked(parked(
+            }) => Err(NotConsulted::Parked(Box::new(parked(
                 base,
                 Parking {
                     agent,
@@ -582,7 +582,7 @@ impl RemoteConsultant {
                     until_ms,
                     conversation,
                 },
-            ))),
+            )))),
             Err(e) => {
                 if let Some(k) = key {
                     self.remotes.finished(k);
@@ -730,7 +730,7 @@ impl Consult for RemoteConsultant {
             match result {
                 Ok(reply) if !reply.text.trim().is_empty() => Ok(reply.text),
                 Ok(reply) => Ok(reply.data.map(|d| d.to_string()).unwrap_or_default()),
-                Err(NotConsulted::Parked(q)) => Err(ReasonError::Parked(Box::new(q))),
+                Err(NotConsulted::Parked(q)) => Err(ReasonError::Parked(q)),
                 Err(NotConsulted::Failed(e)) => Err(ReasonError::Io(format!(
                     "consultation unavailable: {e}. Decide using the policy and the process state alone."
                 ))),
@@ -802,7 +802,7 @@ impl RemoteChooser {
             .await;
         match result {
             Ok(reply) => Ok(Some((remote.name.clone(), reply))),
-            Err(NotConsulted::Parked(q)) => Err(ReasonError::Parked(Box::new(q))),
+            Err(NotConsulted::Parked(q)) => Err(ReasonError::Parked(q)),
             Err(NotConsulted::Failed(e)) => Err(ReasonError::no_answer(
                 element,
                 format!("the consultation failed ({e}); someone else must decide"),
