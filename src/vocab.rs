@@ -360,6 +360,15 @@ pub struct RemoteWait {
     pub context_id: String,
     /// The task's state when the run parked: `working`, `submitted`, `input-required`.
     pub state: String,
+    /// A consultation's end (ms since the epoch): its agent's `timeout` from when it was
+    /// sent. Past it the task is cancelled and the reasoner decides without the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ms: Option<u64>,
+    /// What the consulting model had said when it consulted (its turns after the prompt:
+    /// the tool calls and the results so far), so that a resumed run continues the
+    /// conversation where it stood instead of asking the model again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<serde_json::Value>,
 }
 
 /// What a guardrail gateway's approver decides (docs/graph.md, "Guardrail gateways").

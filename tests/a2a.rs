@@ -1284,3 +1284,335 @@ fn a_run_a_crash_left_after_send_message_is_cancelled_at_its_agent() {
     assert_eq!(count(&peer, "CancelTask"), 1, "{:?}", peer.requests());
     assert!(peer.cancels().contains(&task_id), "{}", peer.cancels());
 }
+
+/// The consultation app in a temporary apps folder, pointed at `url`, with `edit` applied
+/// to its config.
+fn consult_app(url: &str, edit: impl Fn(String) -> String) -> tempfile::TempDir {
+    let apps = tempfile::tempdir().unwrap();
+    let src = root().join("tests/fixtures/apps/remote_consult/config");
+    let dst = apps.path().join("remote_consult/config");
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::copy(
+        src.join("remote_consult.bpmn"),
+        dst.join("remote_consult.bpmn"),
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(src.join("remote_consult_config.yaml"))
+        .unwrap()
+        .replace("PEER_URL", url);
+    std::fs::write(dst.join("remote_consult_config.yaml"), edit(config)).unwrap();
+    apps
+}
+
+/// The environment that points cuga-flo at the test model server.
+fn model_env(url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("CUGA_FLO_LLM_BASE_URL", url.to_string()),
+        ("CUGA_FLO_LLM_MODEL", chat_server::MODEL.to_string()),
+        ("CUGA_FLO_LLM_API_KEY", "sk-test".to_string()),
+    ]
+}
+
+fn envs_of<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+#[test]
+fn a_slow_consultation_parks_the_run_and_a_resume_decides_with_its_reply() {
+    // The person behind the agent takes 4 s; the run waits 1 s live, then parks.
+    let peer = Peer::start("choose", &[], &[("A2A_PEER_DELAY_SECS", "4")]);
+    let sent = Instant::now();
+    let apps = consult_app(&peer.url, |c| {
+        c.replace("timeout: 10", "timeout: 60\n    wait: 1s")
+    });
+    let runs = apps.path().join("runs");
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_consult", "--no-model", "--json"],
+        &[],
+    );
+    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
+    assert!(sent.elapsed() < Duration::from_secs(4), "{}", ran.show());
+    let records = records_of(&ran);
+    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    // The remote task is committed as soon as the agent assigns it, then the question
+    // the run parks on names it.
+    let started = records
+        .iter()
+        .position(|r| r["event"] == "remote_task_started")
+        .unwrap_or_else(|| panic!("no remote_task_started\n{}", ran.show()));
+    let parked = records
+        .iter()
+        .position(|r| r["event"] == "question_parked")
+        .unwrap_or_else(|| panic!("no question_parked\n{}", ran.show()));
+    assert!(started < parked, "{}", ran.show());
+    assert_eq!(records[started]["node"], "Gateway_shipping");
+    let question = &records[parked]["question"];
+    assert_eq!(question["element"], "Gateway_shipping");
+    assert_eq!(question["kind"], "gateway", "{question}");
+    let remote = &question["remote"];
+    assert_eq!(remote["agent"], "advisor");
+    assert_eq!(remote["state"], "working");
+    assert!(remote["until_ms"].as_u64().is_some(), "{remote}");
+    let task_id = remote["task_id"].as_str().unwrap().to_string();
+    assert!(question["deadline_ms"].as_u64().is_some());
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+
+    // `runs show` and `runs pending` say what it waits for.
+    let show = cuga_in(apps.path(), &runs, &["runs", "show", &run_id], &[]);
+    assert!(
+        show.stdout.contains("waits for remote agent `advisor`"),
+        "{}",
+        show.show()
+    );
+    let pending = cuga_in(apps.path(), &runs, &["runs", "pending"], &[]);
+    assert!(
+        pending.stdout.contains("advisor") && pending.stdout.contains(&task_id),
+        "{}",
+        pending.show()
+    );
+
+    // Resumed while the person still thinks: GetTask, and the run parks again.
+    let again = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
+    assert!(sent.elapsed() < Duration::from_secs(4), "{}", again.show());
+    assert_eq!(again.code, 3, "parked again\n{}", again.show());
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert!(count(&peer, "GetTask") >= 2);
+
+    // Once answered, `runs resume --due` decides with the reply, as if it came live.
+    while sent.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let done = cuga_in(apps.path(), &runs, &["runs", "resume", "--due"], &[]);
+    assert_eq!(done.code, 0, "{}", done.show());
+    assert!(entered(&done, "Activity_express"), "{}", done.show());
+    let routed = records_of(&done)
+        .into_iter()
+        .find(|r| r["event"] == "gateway_routed" && r["node"] == "Gateway_shipping")
+        .unwrap_or_else(|| panic!("not routed\n{}", done.show()));
+    assert_eq!(routed["decided_by"], "remote", "{routed}");
+    assert!(
+        done.journal.contains(&format!("follow-up task {task_id}")),
+        "{}",
+        done.show()
+    );
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+}
+
+#[test]
+fn a_model_that_consulted_continues_its_conversation_on_resume_without_being_asked_again() {
+    let peer = Peer::start("consult", &[], &[("A2A_PEER_DELAY_SECS", "3")]);
+    let model = consulting_model();
+    let env = model_env(&model.url());
+    let sent = Instant::now();
+    let apps = consult_app(&peer.url, |c| {
+        c.replace("timeout: 10", "timeout: 60\n    wait: 1s")
+    });
+    let runs = apps.path().join("runs");
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_consult", "--json"],
+        &envs_of(&env),
+    );
+    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
+    assert_eq!(model.count(), 1, "the model asked to consult, once");
+    let records = records_of(&ran);
+    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    let question = &records
+        .iter()
+        .find(|r| r["event"] == "question_parked")
+        .unwrap_or_else(|| panic!("no question_parked\n{}", ran.show()))["question"];
+    // The model's turn (its consult_user call) is journalled with the remote task.
+    let turns = &question["remote"]["conversation"]["turns"];
+    assert_eq!(
+        turns[0]["tool_calls"][0]["name"], "consult_user",
+        "{question}"
+    );
+    // Its call is journalled (and counted) with the parked visit.
+    assert!(
+        ran.journal
+            .contains(&format!("\"model\":\"{}\"", chat_server::MODEL)),
+        "{}",
+        ran.show()
+    );
+
+    // Resumed while the person still thinks: parks again, the model not asked.
+    let again = cuga_in(
+        apps.path(),
+        &runs,
+        &["runs", "resume", &run_id],
+        &envs_of(&env),
+    );
+    assert_eq!(again.code, 3, "parked again\n{}", again.show());
+    assert_eq!(model.count(), 1, "{}", again.show());
+
+    while sent.elapsed() < Duration::from_secs(4) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let done = cuga_in(
+        apps.path(),
+        &runs,
+        &["runs", "resume", &run_id],
+        &envs_of(&env),
+    );
+    assert_eq!(done.code, 0, "{}", done.show());
+    assert!(entered(&done, "Activity_express"), "{}", done.show());
+    // One more model call: the one after the tool result; its conversation holds the
+    // earlier turn (restored from the journal) and the consultation's reply.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "never re-asked for its earlier turn");
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let calls: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["role"] == "assistant" && m["tool_calls"].is_array())
+        .collect();
+    assert_eq!(calls.len(), 1, "{messages:?}");
+    let tool = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .contains("prefers express shipping"),
+        "{tool}"
+    );
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+}
+
+#[test]
+fn a_consultation_past_its_timeout_is_cancelled_and_the_model_decides_without_it() {
+    let peer = Peer::start("consult", &[], &[("A2A_PEER_DELAY_SECS", "60")]);
+    let model = consulting_model();
+    let env = model_env(&model.url());
+    let sent = Instant::now();
+    let apps = consult_app(&peer.url, |c| {
+        c.replace("timeout: 10", "timeout: 2\n    wait: 0.5s")
+    });
+    let runs = apps.path().join("runs");
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_consult", "--json"],
+        &envs_of(&env),
+    );
+    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
+    let run_id = records_of(&ran)[0]["run_id"].as_str().unwrap().to_string();
+    while sent.elapsed() < Duration::from_millis(2500) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Past the timeout: the task is cancelled and the model decides without it.
+    let done = cuga_in(
+        apps.path(),
+        &runs,
+        &["runs", "resume", &run_id],
+        &envs_of(&env),
+    );
+    assert_eq!(done.code, 0, "{}", done.show());
+    assert!(entered(&done, "Activity_standard"), "{}", done.show());
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(count(&peer, "CancelTask"), 1, "{:?}", peer.requests());
+    let told = model
+        .requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(told.contains("consultation unavailable"), "{told}");
+    assert_eq!(model.count(), 2, "{told}");
+}
+
+#[test]
+fn a_replay_of_a_run_parked_on_a_remote_task_sends_nothing() {
+    let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "30")]);
+    let (apps, runs, run_id, _) = parked_on_slow(&peer);
+    assert_eq!(count(&peer, "SendMessage"), 1);
+    let polled = count(&peer, "GetTask");
+    let replay = cuga_in(apps.path(), &runs, &["runs", "replay", &run_id], &[]);
+    // Nothing reaches the agent: no message, no GetTask, no CancelTask.
+    assert_eq!(count(&peer, "SendMessage"), 1, "{}", replay.show());
+    assert_eq!(count(&peer, "GetTask"), polled, "{}", replay.show());
+    assert_eq!(count(&peer, "CancelTask"), 0, "{}", replay.show());
+    let all = format!("{}{}{}", replay.stdout, replay.stderr, replay.journal);
+    assert!(
+        all.contains("read-only against remote agents"),
+        "{}",
+        replay.show()
+    );
+}
+
+#[test]
+fn a_replay_of_a_completed_delegation_uses_the_journalled_reply() {
+    let peer = Peer::start("data", &[], &[]);
+    let apps = app(&peer.url, "", |c| c);
+    let runs = apps.path().join("runs");
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_review", "--no-model", "--json"],
+        &[],
+    );
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    let run_id = records_of(&ran)[0]["run_id"].as_str().unwrap().to_string();
+    let replay = cuga_in(apps.path(), &runs, &["runs", "replay", &run_id], &[]);
+    assert_eq!(replay.code, 0, "{}", replay.show());
+    assert!(replay.stdout.contains("all identical"), "{}", replay.show());
+    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+}
+
+/// One delegation round trip to the `a2a-sdk` peer, timed in-process with cuga-flo's A2A
+/// client: from `SendMessage` to the completed reply (the card read once before), median
+/// of 25 (docs/a2a.md quotes it; debug build).
+#[test]
+fn delegation_round_trip_latency_to_the_python_sdk_agent() {
+    use cuga_flo::a2a::{AgentConfig, Client, NoAnswerer, Outgoing};
+    let peer = Peer::start("data", &[], &[]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (total, send) = runtime.block_on(async {
+        let client = Client::new(AgentConfig::new("peer", &peer.url)).unwrap();
+        client.card(false).await.unwrap();
+        let mut total = Vec::new();
+        let mut send = Vec::new();
+        for i in 0..26 {
+            let out = Outgoing {
+                context_id: format!("latency-{i}"),
+                text: "Review the claim.".into(),
+                data: Some(serde_json::json!({"task": "Activity_review", "inputs": {"amount": 120}, "outputs": ["approved", "score"]})),
+                metadata: Default::default(),
+            };
+            let mut steps = Vec::new();
+            let started = Instant::now();
+            let reply = client.exchange(&out, &NoAnswerer, &mut steps).await.unwrap();
+            let took = started.elapsed();
+            assert_eq!(reply.data.as_ref().unwrap()["approved"], true);
+            if i == 0 {
+                continue; // the first warms the connection pool
+            }
+            total.push(took.as_secs_f64() * 1000.0);
+            let sent = steps.iter().find(|s| s.kind == "send").unwrap();
+            send.push(sent.at_ms as f64);
+        }
+        (total, send)
+    });
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    let (n, min, max) = (
+        total.len(),
+        total.iter().cloned().fold(f64::MAX, f64::min),
+        total.iter().cloned().fold(0.0, f64::max),
+    );
+    let (m, s) = (median(total), median(send));
+    eprintln!(
+        "delegation round trip to the a2a-sdk peer: median {m:.1} ms of {n} (min {min:.1}, max {max:.1}); SendMessage alone median {s:.0} ms"
+    );
+    assert!(m < 5000.0, "median {m} ms");
+}

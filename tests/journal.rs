@@ -1063,6 +1063,8 @@ fn the_fold_keeps_the_remote_tasks_a_run_started_and_did_not_finish() {
         task_id: task.into(),
         context_id: "run-1".into(),
         state: state.into(),
+        until_ms: None,
+        conversation: None,
     };
     let started = |node: &str, task: &str| Event::RemoteTaskStarted {
         node: node.into(),
@@ -1072,6 +1074,17 @@ fn the_fold_keeps_the_remote_tasks_a_run_started_and_did_not_finish() {
     let events = [
         started("review", "t-1"),
         started("audit", "t-2"),
+        // A gateway's consultation, ended by its decision.
+        started("shipping", "t-3"),
+        Event::GatewayRouted {
+            key: Some("run-1:shipping:1".into()),
+            node: "shipping".into(),
+            flows: vec!["express".into()],
+            decided_by: Decider::Remote,
+            reason: None,
+            duration_ms: 1,
+            digest: None,
+        },
         Event::TaskFinished {
             key: Some("run-1:review:1".into()),
             node: "review".into(),

@@ -287,6 +287,19 @@ impl Reply {
 /// A boxed future (the trait objects here are async).
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
+/// How long an exchange follows a task live.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Past this the exchange is [`A2aError::Pending`] (the run parks; the task goes on).
+    pub park_after: Option<Duration>,
+    /// Past this the task is cancelled (`CancelTask`) and the exchange is
+    /// [`A2aError::Timeout`]. Checked before `park_after`.
+    pub cancel_after: Option<Duration>,
+    /// An `input-required` question nobody here answers parks too (a delegation: the
+    /// answer may come on resume); otherwise the task is cancelled and the exchange fails.
+    pub questions_park: bool,
+}
+
 /// Whoever answers an agent's `input-required` question (the consulting reasoner, a
 /// person). `None`: nobody can; the exchange fails.
 ///
@@ -570,8 +583,26 @@ impl Client {
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
     ) -> Result<Reply, A2aError> {
-        self.exchange_within(out, answerer, steps, self.config.wait)
-            .await
+        let limits = Limits {
+            park_after: self.config.wait,
+            cancel_after: self.config.wait.is_none().then_some(self.config.timeout),
+            questions_park: true,
+        };
+        self.exchange_within(out, answerer, steps, limits).await
+    }
+
+    /// [`Client::exchange`] within `limits`: past `cancel_after` the task is cancelled
+    /// (even when a `park_after` would come later), past `park_after` the exchange is
+    /// [`A2aError::Pending`] (a consultation that may take hours: parked after `wait`,
+    /// cancelled after `timeout`).
+    pub async fn exchange_limited(
+        &self,
+        out: &Outgoing,
+        answerer: &dyn Answerer,
+        steps: &mut Vec<Step>,
+        limits: Limits,
+    ) -> Result<Reply, A2aError> {
+        self.exchange_within(out, answerer, steps, limits).await
     }
 
     /// [`Client::exchange`] that never parks: followed up to `timeout`, then cancelled
@@ -582,7 +613,12 @@ impl Client {
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
     ) -> Result<Reply, A2aError> {
-        self.exchange_within(out, answerer, steps, None).await
+        let limits = Limits {
+            park_after: None,
+            cancel_after: Some(self.config.timeout),
+            questions_park: false,
+        };
+        self.exchange_within(out, answerer, steps, limits).await
     }
 
     async fn exchange_within(
@@ -590,7 +626,7 @@ impl Client {
         out: &Outgoing,
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
-        park_after: Option<Duration>,
+        limits: Limits,
     ) -> Result<Reply, A2aError> {
         let started = Instant::now();
         // If this future is dropped mid-exchange (the run was cancelled), the remote task
@@ -598,7 +634,7 @@ impl Client {
         let pending: Pending = Mutex::new(None);
         let guard = CancelOnDrop(&pending, &self.cancelled);
         let result = self
-            .exchange_inner(out, answerer, steps, started, &pending, park_after)
+            .exchange_inner(out, answerer, steps, started, &pending, limits)
             .await;
         guard.defuse();
         if result.is_err() {
@@ -615,7 +651,7 @@ impl Client {
         steps: &mut Vec<Step>,
         started: Instant,
         pending: &Pending,
-        park_after: Option<Duration>,
+        limits: Limits,
     ) -> Result<Reply, A2aError> {
         let at = |s: Instant| s.elapsed().as_millis() as u64;
         let card = self.card(false).await?;
@@ -668,10 +704,8 @@ impl Client {
             state: Some(task.state.as_str()),
             detail: None,
         });
-        self.follow(
-            &card, version, task, out, answerer, steps, started, park_after,
-        )
-        .await
+        self.follow(&card, version, task, out, answerer, steps, started, limits)
+            .await
     }
 
     /// Follow up on a task sent earlier (`task_id`, in `context_id`; the run parked while
@@ -685,12 +719,33 @@ impl Client {
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
     ) -> Result<Reply, A2aError> {
+        let limits = Limits {
+            park_after: self.config.wait,
+            cancel_after: None,
+            questions_park: true,
+        };
+        self.follow_up_limited(task_id, context_id, metadata, answerer, steps, limits)
+            .await
+    }
+
+    /// [`Client::follow_up`] within `limits` (see [`Client::exchange_limited`]); a task
+    /// already past `cancel_after` (zero) is read once: ended, its end is taken, else it
+    /// is cancelled.
+    pub async fn follow_up_limited(
+        &self,
+        task_id: &str,
+        context_id: &str,
+        metadata: Map<String, Value>,
+        answerer: &dyn Answerer,
+        steps: &mut Vec<Step>,
+        limits: Limits,
+    ) -> Result<Reply, A2aError> {
         let started = Instant::now();
         let pending: Pending = Mutex::new(None);
         let guard = CancelOnDrop(&pending, &self.cancelled);
         let result = self
             .follow_up_inner(
-                task_id, context_id, metadata, answerer, steps, started, &pending,
+                task_id, context_id, metadata, answerer, steps, started, &pending, limits,
             )
             .await;
         guard.defuse();
@@ -710,6 +765,7 @@ impl Client {
         steps: &mut Vec<Step>,
         started: Instant,
         pending: &Pending,
+        limits: Limits,
     ) -> Result<Reply, A2aError> {
         let at = |s: Instant| s.elapsed().as_millis() as u64;
         let card = self.card(false).await?;
@@ -746,17 +802,8 @@ impl Client {
         if task.id.is_empty() {
             task.id = task_id.to_string();
         }
-        self.follow(
-            &card,
-            version,
-            task,
-            &out,
-            answerer,
-            steps,
-            started,
-            self.config.wait,
-        )
-        .await
+        self.follow(&card, version, task, &out, answerer, steps, started, limits)
+            .await
     }
 
     /// Follow `task` to its end: poll `GetTask`, hand `input-required` questions to
@@ -772,8 +819,13 @@ impl Client {
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
         started: Instant,
-        park_after: Option<Duration>,
+        limits: Limits,
     ) -> Result<Reply, A2aError> {
+        let Limits {
+            park_after,
+            cancel_after,
+            questions_park,
+        } = limits;
         let card = card.clone();
         let at = |s: Instant| s.elapsed().as_millis() as u64;
         let mut rounds = 0;
@@ -826,7 +878,8 @@ impl Client {
                         answerer.answer(&question).await
                     };
                     let Some(answer) = answer else {
-                        if let Some(w) = park_after
+                        if let Some(w) = park_after.filter(|_| questions_park)
+                            && cancel_after.is_none_or(|c| started.elapsed() < c)
                             && rounds <= MAX_ROUNDS
                             && task.state == TaskState::InputRequired
                             && !task.id.is_empty()
@@ -875,11 +928,9 @@ impl Client {
                 }
                 _ => {}
             }
-            if let Some(w) = park_after {
-                if started.elapsed() >= w && !task.id.is_empty() {
-                    return Err(self.pending(&task, out, w, None, steps, started));
-                }
-            } else if started.elapsed() >= self.config.timeout {
+            if let Some(c) = cancel_after
+                && started.elapsed() >= c
+            {
                 let _ = self.cancel(&card, version, &task.id).await;
                 steps.push(Step {
                     at_ms: at(started),
@@ -894,10 +945,20 @@ impl Client {
                     secs: self.config.timeout.as_secs(),
                 });
             }
+            if let Some(w) = park_after
+                && started.elapsed() >= w
+                && !task.id.is_empty()
+            {
+                return Err(self.pending(&task, out, w, None, steps, started));
+            }
             // Never past the timeout (the cancellation is due then) or the wait.
-            let left = park_after
-                .unwrap_or(self.config.timeout)
-                .saturating_sub(started.elapsed());
+            let left = match (park_after, cancel_after) {
+                (Some(w), Some(c)) => w.min(c),
+                (Some(w), None) => w,
+                (None, Some(c)) => c,
+                (None, None) => self.config.timeout,
+            }
+            .saturating_sub(started.elapsed());
             tokio::time::sleep(wait.min(left)).await;
             wait = (wait * 2).min(self.config.poll_max);
             if task.id.is_empty() {

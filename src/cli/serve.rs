@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -535,7 +535,12 @@ async fn serve(
             let reasoner = judge(loaded, answers.as_deref(), no_model)?;
             labels.set(key, &loaded.name, &reasoner.describe(), &loaded.digest());
             labels.set_app(key, loaded);
-            labels.set_launch_with(key, loaded, answers.as_deref(), no_model);
+            labels.set_launch_with(
+                key,
+                loaded,
+                answers.as_deref().map(|a| a.path.as_path()),
+                no_model,
+            );
             Ok(reasoner)
         })
     };

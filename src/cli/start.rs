@@ -286,6 +286,9 @@ pub fn run_resumed(
     // Read once: the run's chain answers from it, its child runs get what it addresses
     // to the elements they run.
     let answers = wiring::AnswersFile::of(args.answers.as_deref())?;
+    // One set of clients of the app's remote agents for the harness (delegations) and
+    // the reasoners (consultations): both journal their remote tasks and follow them up.
+    let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
     let (reasoner, recorder) = reasoner(
         config,
         loaded.process(),
@@ -294,6 +297,7 @@ pub fn run_resumed(
         args,
         answered,
         spent,
+        &remotes,
     )?;
     let resumed = resumed.map(Box::new);
     let given = wiring::given_to_calls(scenario.as_ref(), answers.as_ref())?;
@@ -327,6 +331,7 @@ pub fn run_resumed(
         untrusted,
         scenario,
         resumed,
+        remotes,
     };
     let outcome = runtime.block_on(run_async(prepared, args, style, cli.verbose > 0));
     if let Some(served) = served {
@@ -499,6 +504,8 @@ struct Prepared {
     children: Option<Arc<dyn ChildRuns>>,
     /// Where the child runs find this run's graph-mode writer, once it is open.
     parent_graph: super::calls::ParentGraph,
+    /// The clients of the app's remote agents (the harness's and the consultations').
+    remotes: Arc<crate::reason::remote::Remotes>,
 }
 
 async fn run_async(
@@ -518,6 +525,7 @@ async fn run_async(
         resumed,
         children,
         parent_graph,
+        remotes,
     } = prepared;
     // Ctrl-C or SIGTERM parks the run; listening starts before the run does.
     let mut stop =
@@ -548,7 +556,13 @@ async fn run_async(
         inner: reasoner,
         view: view.clone(),
     });
-    let harness = FlowAgent::new(&loaded, reasoner).map_err(|e| UsageError::new(e.to_string()))?;
+    let harness = FlowAgent::new(&loaded, reasoner)
+        .map_err(|e| UsageError::new(e.to_string()))?
+        .with_remotes(remotes);
+    if args.preset.is_some() {
+        // A replay answers from the journal: it never sends anything to a remote agent.
+        harness.remotes_offline();
+    }
     if let Some(r) = &resumed {
         // Delegations still going when the run parked are followed up, never sent again.
         let state = crate::journal::FlowState::fold(r.records.iter());
@@ -1151,6 +1165,7 @@ fn reasoner(
     args: &StartArgs,
     answered: Option<&Answers>,
     spent: Option<crate::journal::ModelUsage>,
+    remotes: &Arc<crate::reason::remote::Remotes>,
 ) -> Result<Judgement, UsageError> {
     if let Some(preset) = &args.preset {
         let cassette = ScriptedReasoner::from_value(preset.cassette.clone(), preset.source.clone())
@@ -1196,6 +1211,7 @@ fn reasoner(
             spent,
             process,
             given: &[],
+            remotes: Some(remotes),
         },
     )
 }

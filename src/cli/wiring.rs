@@ -134,6 +134,10 @@ pub(super) struct Sources<'a> {
     /// The process the answers are for: each answer given in advance is checked against
     /// its control points before the run starts (`None`: a server answering many flows).
     pub process: Option<&'a crate::bpmn::Process>,
+    /// The clients of the app's remote agents that the run's harness uses too (so that a
+    /// consultation's remote task is journalled and followed up on resume); `None`: the
+    /// consultations get their own.
+    pub remotes: Option<&'a Arc<crate::reason::remote::Remotes>>,
 }
 
 impl Sources<'_> {
@@ -278,7 +282,10 @@ pub(super) fn judgement(
         .then(|| Arc::new(HumanReasoner::terminal().as_person(sources.by.map(str::to_owned))));
     // The clients of the app's remote agents, shared by the model's consult_user and the
     // remote people who decide when no model does.
-    let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
+    let remotes = match sources.remotes {
+        Some(r) => r.clone(),
+        None => Arc::new(crate::reason::remote::Remotes::of(config)),
+    };
     let mut model = None;
     if !sources.no_model {
         let env = |name: &str| std::env::var(name).ok();

@@ -95,7 +95,7 @@ pub struct FlowAgent {
     /// The config's guarantees, which every adaptation is checked against.
     pub(crate) governance: Option<Governance>,
     /// The app's remote agents (A2A), with their clients.
-    pub(crate) remotes: remote::Remotes,
+    pub(crate) remotes: Arc<remote::Remotes>,
 }
 
 impl std::fmt::Debug for FlowAgent {
@@ -121,7 +121,7 @@ impl FlowAgent {
         let process = app.process().cloned();
         let governance = process.as_ref().and_then(|p| Governance::new(&config, p));
         Ok(FlowAgent {
-            remotes: remote::Remotes::of(&config),
+            remotes: Arc::new(remote::Remotes::of(&config)),
             governance,
             model: process.as_ref().map(|p| Arc::new(ModelSummary::of(p))),
             process,
@@ -130,6 +130,20 @@ impl FlowAgent {
             policies,
             conditions,
         })
+    }
+
+    /// Use these clients of the app's remote agents (those the reasoners' consultations
+    /// use too), so that a consultation's remote task is journalled and followed up as a
+    /// delegation's is.
+    pub fn with_remotes(mut self, remotes: Arc<remote::Remotes>) -> Self {
+        self.remotes = remotes;
+        self
+    }
+
+    /// A replay (`runs replay`) is read-only against remote agents: a delegation is
+    /// answered from the journal, never sent.
+    pub fn remotes_offline(&self) {
+        self.remotes.offline();
     }
 
     /// A resumed run's remote tasks (its state's `remote_tasks`): the delegations that

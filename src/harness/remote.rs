@@ -16,9 +16,10 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::a2a::{self, A2aError, Answerer, Outgoing};
+use crate::reason::remote::{Parking, parked};
 pub use crate::reason::remote::{Remote, Remotes};
 use crate::reason::{Reasoner, TaskAnswer, TaskRequest};
-use crate::vocab::{Decider, ModelCall, Question, RemoteWait};
+use crate::vocab::{Decider, ModelCall, RemoteWait};
 
 /// What a delegated task sends: the composed input as data and as text.
 pub fn task_message(run_id: &str, req: &TaskRequest) -> Outgoing {
@@ -92,6 +93,8 @@ impl Answerer for ChainAnswerer<'_> {
                 task_id: task_id.to_string(),
                 context_id: context_id.to_string(),
                 state: state.to_string(),
+                until_ms: None,
+                conversation: None,
             },
         );
     }
@@ -122,7 +125,7 @@ pub enum NotDelegated {
     Failed(String),
     /// The agent is still working past its `wait` (or asks what nobody here can answer):
     /// the run parks on this question, which names the A2A task to follow up on.
-    Parked(Box<Question>),
+    Parked(Box<crate::vocab::Question>),
 }
 
 /// Delegate the task: its answer (decided by `Remote`), why it failed, or the question
@@ -170,7 +173,17 @@ pub async fn delegate(
         }) => {
             let wait = remote.wait.unwrap_or(a2a::DEFAULT_TIMEOUT);
             return Err(NotDelegated::Parked(Box::new(parked(
-                question, agent, task_id, context_id, state, asked, wait,
+                question,
+                Parking {
+                    agent,
+                    task_id,
+                    context_id,
+                    state: state.to_string(),
+                    asked,
+                    wait,
+                    until_ms: None,
+                    conversation: None,
+                },
             ))));
         }
         Err(e) => return Err(NotDelegated::Failed(e.to_string())),
@@ -189,37 +202,4 @@ pub async fn delegate(
         decided_by: Decider::Remote,
         raised: None,
     })
-}
-
-/// The question a run parks on while a remote agent works on its task: the task's own
-/// question (its key, element, outputs), with the A2A task to follow up on, and a deadline
-/// one `wait` away, when `runs resume --due` and the worker look again.
-fn parked(
-    mut question: Question,
-    agent: String,
-    task_id: String,
-    context_id: String,
-    state: &str,
-    asked: Option<String>,
-    wait: std::time::Duration,
-) -> Question {
-    let due = crate::clock::now_ms()
-        .saturating_add(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1));
-    question.deadline_ms = Some(due);
-    question.on_timeout = None;
-    question.instruction = Some(match &asked {
-        Some(q) => format!(
-            "remote agent `{agent}` asks (A2A task {task_id}, input-required): {q}\nAnswer it in the same A2A task: resume the run with an answers file or a person at the terminal (`runs resume`)."
-        ),
-        None => format!(
-            "waiting for remote agent `{agent}` (A2A task {task_id}, {state}); `cuga-flo runs resume` asks it again (`runs resume --due` and the worker do once the deadline passes)"
-        ),
-    });
-    question.remote = Some(RemoteWait {
-        agent,
-        task_id,
-        context_id,
-        state: state.to_string(),
-    });
-    question
 }

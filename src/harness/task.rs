@@ -279,9 +279,12 @@ async fn delegate(
     mut req: TaskRequest,
 ) -> Result<(Result<Tainted, (&'static str, String)>, Trace), ControlPointError> {
     context::fill_model(&mut req.context, agent.model());
+    let name = req.name.clone().unwrap_or_else(|| task_id.to_string());
+    if agent.remotes.is_offline() {
+        return replayed_delegation(agent, task_id, remote, &name, req).await;
+    }
     let digest = crate::reason::record::context_digest(&req);
     let mut calls = Vec::new();
-    let name = req.name.clone().unwrap_or_else(|| task_id.to_string());
     let result = super::remote::delegate(
         &agent.remotes,
         remote,
@@ -311,6 +314,36 @@ async fn delegate(
             )),
             trace,
         )),
+    }
+}
+
+/// A delegation in a replay (`runs replay`), which is read-only against remote agents:
+/// the reply the journal recorded for this visit is used (the cassette answers it); with
+/// none (the original run's remote task never finished), the task is not sent and the
+/// replay stops there, saying so.
+async fn replayed_delegation(
+    agent: &FlowAgent,
+    task_id: &str,
+    remote: &super::remote::Remote,
+    name: &str,
+    req: TaskRequest,
+) -> Result<(Result<Tainted, (&'static str, String)>, Trace), ControlPointError> {
+    let (result, trace) = Trace::ask(req, async |req| agent.reasoner.task(req).await).await;
+    match result {
+        Ok(a) => {
+            let taint = trust::taint(a.decided_by, &[], true, || {
+                format!("remote agent `{}` on task `{name}`", remote.name)
+            });
+            Ok((Ok(Tainted(a, taint)), trace))
+        }
+        Err(ReasonError::NoAnswer { .. }) => Err(trace.error(
+            task_id,
+            format!(
+                "task {task_id} is delegated to remote agent `{}` and the journal has no reply                  for this visit (the original run's remote task never finished): a replay is                  read-only against remote agents, so nothing was sent",
+                remote.name
+            ),
+        )),
+        Err(e) => Err(trace.fail(task_id, e)),
     }
 }
 

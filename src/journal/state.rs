@@ -235,7 +235,13 @@ impl FlowState {
                         error: error.clone(),
                     });
             }
-            Event::GatewayRouted { node, flows, .. } => {
+            Event::GatewayRouted {
+                node, flows, key, ..
+            } => {
+                // A consultation the gateway parked on has ended with its decision.
+                if let Some(key) = key {
+                    self.remote_tasks.remove(key);
+                }
                 self.gateway_decisions
                     .entry(node.clone())
                     .or_default()
@@ -252,19 +258,25 @@ impl FlowState {
                 reason,
                 denied,
                 rejected,
+                key,
                 ..
-            } => self.hook_evaluations.push(HookRecord {
-                hook: hook.clone(),
-                flow: flow.clone(),
-                action: *action,
-                target: target.clone(),
-                swap: swap.clone(),
-                added: added.clone(),
-                denied: *denied,
-                rejected: rejected.clone(),
-                decided_by: *decided_by,
-                reason: reason.clone(),
-            }),
+            } => {
+                if let Some(key) = key {
+                    self.remote_tasks.remove(key);
+                }
+                self.hook_evaluations.push(HookRecord {
+                    hook: hook.clone(),
+                    flow: flow.clone(),
+                    action: *action,
+                    target: target.clone(),
+                    swap: swap.clone(),
+                    added: added.clone(),
+                    denied: *denied,
+                    rejected: rejected.clone(),
+                    decided_by: *decided_by,
+                    reason: reason.clone(),
+                })
+            }
             Event::VariablesSet { values, taint, .. } => {
                 merge(&mut self.process_variables, values);
                 if let Some(u) = &mut self.untrusted {

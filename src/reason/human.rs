@@ -178,14 +178,10 @@ impl Reasoner for HumanReasoner {
 }
 
 impl super::Consult for HumanReasoner {
-    fn consult(
-        &self,
-        element: &str,
-        question: &str,
-        _log: super::CallLog,
-    ) -> BoxFuture<'_, Result<String, ReasonError>> {
-        let element = element.to_string();
-        let question = question.to_string();
+    fn consult(&self, c: super::Consultation) -> BoxFuture<'_, Result<String, ReasonError>> {
+        let super::Consultation {
+            element, question, ..
+        } = c;
         self.run(move |d| {
             d.say(&format!("\n? the agent of `{element}` asks: {question}"))?;
             match d.ask("answer")? {

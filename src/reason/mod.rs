@@ -343,14 +343,33 @@ impl ReasonError {
 /// Someone a model may consult (the `consult_user` tool): a person at the terminal, or a
 /// remote agent ([`remote::RemoteConsultant`]).
 pub trait Consult: Send + Sync {
-    /// Ask `question` on behalf of control point `element`; the answer as text. What the
-    /// consultation did (a remote exchange's steps) goes into `log`, which is journalled.
-    fn consult(
-        &self,
-        element: &str,
-        question: &str,
-        log: CallLog,
-    ) -> BoxFuture<'_, Result<String, ReasonError>>;
+    /// Ask the consultation's question; the answer as text. What the consultation did (a
+    /// remote exchange's steps) goes into its `log`, which is journalled. A consultation
+    /// that goes on past its agent's `wait` is [`ReasonError::Parked`], with a question
+    /// that names the remote task (the consulting reasoner fills in what it offers).
+    fn consult(&self, c: Consultation) -> BoxFuture<'_, Result<String, ReasonError>>;
+
+    /// The conversation a model had when it consulted at the control point with `key`
+    /// and the run parked on that consultation (journalled with the remote task): a
+    /// resumed run continues it instead of asking the model again.
+    fn conversation(&self, _key: &str) -> Option<serde_json::Value> {
+        None
+    }
+}
+
+/// One `consult_user` call.
+#[derive(Debug, Clone)]
+pub struct Consultation {
+    /// The control point that consults.
+    pub element: String,
+    pub question: String,
+    pub run_id: String,
+    /// The control point's idempotency key (its visit).
+    pub key: Option<String>,
+    /// What the consulting model said so far (its turns after the prompt), kept with a
+    /// remote task that parks the run.
+    pub conversation: Option<serde_json::Value>,
+    pub log: CallLog,
 }
 
 /// Nothing to ask: every control point is [`ReasonError::NoAnswer`], with help on how to

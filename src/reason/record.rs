@@ -270,7 +270,12 @@ fn answer_object(fields: Vec<(&str, Option<Value>)>) -> Value {
 /// `decided_by: model` for a model's answer (what a replay needs to keep its provenance);
 /// nothing for any other, which a replay answers as scripted.
 fn by_model(by: Decider) -> Option<Value> {
-    (by == Decider::Model).then(|| Value::String("model".into()))
+    match by {
+        Decider::Model => Some(Value::String("model".into())),
+        // A remote agent's reply: a replay uses it instead of asking the agent again.
+        Decider::Remote => Some(Value::String("remote".into())),
+        _ => None,
+    }
 }
 
 /// A cassette entry with the summary of the context it was recorded in.
@@ -345,7 +350,7 @@ fn hook_entry(answer: &HookAnswer, digest: String) -> Value {
 fn judged(by: Decider) -> bool {
     matches!(
         by,
-        Decider::Model | Decider::Human | Decider::Scripted | Decider::Fallback
+        Decider::Model | Decider::Human | Decider::Scripted | Decider::Fallback | Decider::Remote
     )
 }
 

@@ -13,14 +13,16 @@ use std::time::Duration;
 
 use serde_json::{Map, json};
 
-use crate::a2a::{self, A2aError, AgentConfig, Answerer, Client, Credential, Outgoing, Step};
+use crate::a2a::{
+    self, A2aError, AgentConfig, Answerer, Client, Credential, Limits, Outgoing, Step,
+};
 use crate::app::{FlowConfig, RemoteAuth};
 use crate::bridge::BoxFuture;
 use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
-use crate::vocab::{CallOutcome, ModelCall};
+use crate::vocab::{CallOutcome, ControlPointKind, ModelCall, Offered, Question, RemoteWait};
 
-use super::{CallLog, Consult, ReasonError};
+use super::{CallLog, Consult, Consultation, ReasonError};
 
 /// The clients of an app's remote agents, by name.
 #[derive(Default)]
@@ -36,6 +38,18 @@ pub struct Remotes {
     /// Finds the journal of a run by its id, when the owner serves many runs with one
     /// harness ([`Remotes::journal_by_run`]; `serve --http`).
     runs: std::sync::OnceLock<RunJournals>,
+    /// Set for a replay: nothing is sent to an agent.
+    offline: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for Remotes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.agents.keys().collect();
+        names.sort();
+        f.debug_struct("Remotes")
+            .field("agents", &names)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The journal of a run still going, by its id (a server's open runs).
@@ -87,6 +101,7 @@ impl Remotes {
             waiting: Default::default(),
             journal: Default::default(),
             runs: Default::default(),
+            offline: Default::default(),
         }
     }
 
@@ -100,6 +115,17 @@ impl Remotes {
         for (key, task) in tasks {
             waiting.insert(key.clone(), task.remote.clone());
         }
+    }
+
+    /// Send nothing to any agent from now on (a replay).
+    pub fn offline(&self) {
+        self.offline
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether nothing may be sent (a replay).
+    pub fn is_offline(&self) -> bool {
+        self.offline.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Journal the run's remote tasks into `sink` as they start (once per run).
@@ -138,13 +164,26 @@ impl Remotes {
         }
     }
 
-    /// The delegation the run parked on at the control point with `key`, if any.
+    /// The delegation (or consultation) the run parked on at the control point with
+    /// `key`, if any.
     pub fn waiting_at(&self, key: &str) -> Option<crate::vocab::RemoteWait> {
         self.waiting
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(key)
             .cloned()
+    }
+
+    /// The remote task followed up at `key` has ended (or was given up): a later exchange
+    /// at the same visit sends its message.
+    pub fn finished(&self, key: &str) {
+        (self.waiting.lock().unwrap_or_else(|e| e.into_inner())).remove(key);
+    }
+
+    /// Whether the remote tasks of run `run_id` are journalled as they start: only then
+    /// may a consultation park the run (a resumed run must find its task).
+    pub fn journalled(&self, run_id: &str) -> bool {
+        self.journal.get().is_some() || self.runs.get().is_some_and(|find| find(run_id).is_some())
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<Remote>> {
@@ -209,6 +248,71 @@ impl Remote {
             Err(e) => Err(e),
         };
         self.record(result, &steps, calls)
+    }
+
+    /// One exchange within `limits`; the steps as call records (appended to `calls`).
+    pub async fn exchange_limited(
+        &self,
+        out: &Outgoing,
+        answerer: &dyn Answerer,
+        limits: Limits,
+        calls: &mut Vec<ModelCall>,
+    ) -> Result<a2a::Reply, A2aError> {
+        let mut steps = Vec::new();
+        let result = match self.client().await {
+            Ok(client) => {
+                client
+                    .exchange_limited(out, answerer, &mut steps, limits)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        self.record(result, &steps, calls)
+    }
+
+    /// Follow up on a consultation sent before the run parked, within what is left of
+    /// its `timeout` (`until_ms`) and for another `wait`.
+    pub async fn follow_up_consultation(
+        &self,
+        wait: &RemoteWait,
+        metadata: Map<String, serde_json::Value>,
+        calls: &mut Vec<ModelCall>,
+    ) -> Result<a2a::Reply, A2aError> {
+        let left = wait
+            .until_ms
+            .map(|until| Duration::from_millis(until.saturating_sub(crate::clock::now_ms())));
+        let limits = Limits {
+            park_after: self.wait,
+            cancel_after: left.or(Some(self.timeout)),
+            questions_park: false,
+        };
+        let mut steps = Vec::new();
+        let result = match self.client().await {
+            Ok(client) => {
+                client
+                    .follow_up_limited(
+                        &wait.task_id,
+                        &wait.context_id,
+                        metadata,
+                        &a2a::NoAnswerer,
+                        &mut steps,
+                        limits,
+                    )
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        self.record(result, &steps, calls)
+    }
+
+    /// How a consultation is followed: up to `timeout`, then cancelled; with `wait`
+    /// (`parks`), the run parks after it and the task goes on until `timeout`.
+    fn consult_limits(&self, parks: bool) -> Limits {
+        Limits {
+            park_after: self.wait.filter(|_| parks),
+            cancel_after: Some(self.timeout),
+            questions_park: false,
+        }
     }
 
     /// Follow up on a task sent before the run parked (`GetTask`, never sent again); the
@@ -359,49 +463,283 @@ impl RemoteConsultant {
     }
 }
 
-impl Consult for RemoteConsultant {
-    fn consult(
+/// What a consultation came to, besides a reply.
+enum NotConsulted {
+    /// Still going past the agent's `wait`: the run parks on this question.
+    Parked(Box<Question>),
+    Failed(A2aError),
+}
+
+/// Journals a consultation's remote task as soon as the agent assigns it (with the
+/// consulting model's conversation), and answers none of its questions.
+struct ConsultAnswerer<'a> {
+    remotes: &'a Remotes,
+    run_id: &'a str,
+    element: &'a str,
+    key: Option<&'a str>,
+    agent: &'a str,
+    until_ms: u64,
+    conversation: Option<serde_json::Value>,
+}
+
+impl Answerer for ConsultAnswerer<'_> {
+    fn answer(&self, _question: &str) -> a2a::BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
+    }
+
+    fn started(&self, task_id: &str, context_id: &str, state: &str) {
+        let Some(key) = self.key else { return };
+        self.remotes.started(
+            self.run_id,
+            self.element,
+            key,
+            RemoteWait {
+                agent: self.agent.to_string(),
+                task_id: task_id.to_string(),
+                context_id: context_id.to_string(),
+                state: state.to_string(),
+                until_ms: Some(self.until_ms),
+                conversation: self.conversation.clone(),
+            },
+        );
+    }
+}
+
+impl RemoteConsultant {
+    /// Ask `remote`: the reply, the question the run parks on (`base`, naming the remote
+    /// task), or why it failed. A consultation the run parked on at this visit (`key`) is
+    /// followed up with `GetTask`, never sent again; it may park once more, until its
+    /// `timeout` (counted from when it was sent) cancels it.
+    #[allow(clippy::too_many_arguments)]
+    async fn ask_remote(
         &self,
+        remote: &Remote,
+        out: Outgoing,
+        run_id: &str,
         element: &str,
-        question: &str,
-        log: CallLog,
-    ) -> BoxFuture<'_, Result<String, ReasonError>> {
-        let element = element.to_string();
-        let question = question.to_string();
+        key: Option<&str>,
+        conversation: Option<serde_json::Value>,
+        base: Question,
+        log: &CallLog,
+    ) -> Result<a2a::Reply, NotConsulted> {
+        let earlier = key
+            .and_then(|k| self.remotes.waiting_at(k))
+            .filter(|w| w.agent == remote.name);
+        let mut calls = Vec::new();
+        let (result, until_ms, conversation) = match earlier {
+            Some(w) => {
+                let result = remote
+                    .follow_up_consultation(&w, out.metadata.clone(), &mut calls)
+                    .await;
+                (result, w.until_ms, w.conversation)
+            }
+            None => {
+                let parks =
+                    remote.wait.is_some() && key.is_some() && self.remotes.journalled(run_id);
+                let until_ms = crate::clock::now_ms()
+                    .saturating_add(u64::try_from(remote.timeout.as_millis()).unwrap_or(u64::MAX));
+                let answerer = ConsultAnswerer {
+                    remotes: &self.remotes,
+                    run_id,
+                    element,
+                    key,
+                    agent: &remote.name,
+                    until_ms,
+                    conversation: conversation.clone(),
+                };
+                let result = remote
+                    .exchange_limited(&out, &answerer, remote.consult_limits(parks), &mut calls)
+                    .await;
+                (result, Some(until_ms), conversation)
+            }
+        };
+        for c in calls {
+            log.push(c);
+        }
+        match result {
+            Ok(reply) => {
+                if let Some(k) = key {
+                    self.remotes.finished(k);
+                }
+                Ok(reply)
+            }
+            Err(A2aError::Pending {
+                agent,
+                task_id,
+                context_id,
+                state,
+                question,
+                ..
+            }) => Err(NotConsulted::Parked(Box::new(parked(
+                base,
+                Parking {
+                    agent,
+                    task_id,
+                    context_id,
+                    state: state.to_string(),
+                    asked: question,
+                    wait: remote.wait.unwrap_or(a2a::DEFAULT_TIMEOUT),
+                    until_ms,
+                    conversation,
+                },
+            )))),
+            Err(e) => {
+                if let Some(k) = key {
+                    self.remotes.finished(k);
+                }
+                Err(NotConsulted::Failed(e))
+            }
+        }
+    }
+}
+
+/// A question to park on for a consultation, before the consulting reasoner says what
+/// its control point offers ([`onto`]).
+fn consulted_at(element: &str, key: Option<&str>, run_id: &str) -> Question {
+    Question {
+        key: key.map_or_else(|| format!("{run_id}:{element}:?"), str::to_string),
+        kind: ControlPointKind::Gateway,
+        element: element.to_string(),
+        name: None,
+        offered: Offered::Outputs {
+            outputs: Vec::new(),
+            kinds: Default::default(),
+        },
+        policy: None,
+        policy_path: None,
+        instruction: None,
+        deadline_ms: None,
+        on_timeout: None,
+        approval: None,
+        remote: None,
+    }
+}
+
+/// A consultation that parked (`e`, from [`Consult::consult`]) as the question of the
+/// control point that consulted (`base`: what it offers, its policy), naming the remote
+/// task and its poll deadline. Any other error is returned as it is.
+pub fn onto(e: ReasonError, base: impl FnOnce() -> Question) -> ReasonError {
+    match e {
+        ReasonError::Parked(q) if q.remote.is_some() => {
+            let mut question = base();
+            question.remote = q.remote;
+            question.instruction = q.instruction;
+            question.deadline_ms = q.deadline_ms;
+            question.on_timeout = None;
+            ReasonError::Parked(Box::new(question))
+        }
+        other => other,
+    }
+}
+
+/// The remote task a run parks on.
+pub struct Parking {
+    pub agent: String,
+    pub task_id: String,
+    pub context_id: String,
+    pub state: String,
+    /// The agent's question, when it waits for input.
+    pub asked: Option<String>,
+    /// The agent's `wait`: the poll deadline is one `wait` away.
+    pub wait: Duration,
+    /// A consultation's end (its `timeout`): the poll deadline is never later.
+    pub until_ms: Option<u64>,
+    /// The consulting model's conversation.
+    pub conversation: Option<serde_json::Value>,
+}
+
+/// The question a run parks on while a remote agent works on its task: the control
+/// point's own question (its key, element, what it offers), with the A2A task to follow
+/// up on, and a deadline one `wait` away (no later than a consultation's end), when
+/// `runs resume --due` and the worker look again.
+pub fn parked(mut question: Question, p: Parking) -> Question {
+    let Parking {
+        agent,
+        task_id,
+        context_id,
+        state,
+        asked,
+        wait,
+        until_ms,
+        conversation,
+    } = p;
+    let mut due = crate::clock::now_ms()
+        .saturating_add(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1));
+    if let Some(until) = until_ms {
+        due = due.min(until.max(crate::clock::now_ms() + 1));
+    }
+    question.deadline_ms = Some(due);
+    question.on_timeout = None;
+    let consulted = until_ms.is_some();
+    question.instruction = Some(match &asked {
+        Some(q) => format!(
+            "remote agent `{agent}` asks (A2A task {task_id}, input-required): {q}\nAnswer it in the same A2A task: resume the run with an answers file or a person at the terminal (`runs resume`)."
+        ),
+        None if consulted => format!(
+            "waiting for the person consulted through remote agent `{agent}` (A2A task {task_id}, {state}); `cuga-flo runs resume` asks it again (`runs resume --due` and the worker do once the deadline passes); past its timeout the consultation is cancelled and the decision is taken without it"
+        ),
+        None => format!(
+            "waiting for remote agent `{agent}` (A2A task {task_id}, {state}); `cuga-flo runs resume` asks it again (`runs resume --due` and the worker do once the deadline passes)"
+        ),
+    });
+    question.remote = Some(RemoteWait {
+        agent,
+        task_id,
+        context_id,
+        state,
+        until_ms,
+        conversation,
+    });
+    question
+}
+
+impl Consult for RemoteConsultant {
+    fn consult(&self, c: Consultation) -> BoxFuture<'_, Result<String, ReasonError>> {
         Box::pin(async move {
             let Some(remote) = self
                 .by_element
-                .get(&element)
+                .get(&c.element)
                 .and_then(|name| self.remotes.get(name))
             else {
                 return match &self.fallback {
-                    Some(f) => f.consult(&element, &question, log).await,
-                    None => Err(ReasonError::no_answer(element, "nobody can be consulted")),
+                    Some(f) => f.consult(c).await,
+                    None => Err(ReasonError::no_answer(c.element, "nobody can be consulted")),
                 };
             };
             let mut metadata = Map::new();
             metadata.insert("role".into(), json!("elicit_user_preference"));
             let out = Outgoing {
                 context_id: self.context_id.clone(),
-                text: question,
+                text: c.question.clone(),
                 data: None,
                 metadata,
             };
-            let mut calls = Vec::new();
-            let result = remote
-                .exchange(&out, &a2a::NoAnswerer, false, &mut calls)
+            let base = consulted_at(&c.element, c.key.as_deref(), &c.run_id);
+            let result = self
+                .ask_remote(
+                    remote,
+                    out,
+                    &c.run_id,
+                    &c.element,
+                    c.key.as_deref(),
+                    c.conversation.clone(),
+                    base,
+                    &c.log,
+                )
                 .await;
-            for c in calls {
-                log.push(c);
-            }
             match result {
                 Ok(reply) if !reply.text.trim().is_empty() => Ok(reply.text),
                 Ok(reply) => Ok(reply.data.map(|d| d.to_string()).unwrap_or_default()),
-                Err(e) => Err(ReasonError::Io(format!(
+                Err(NotConsulted::Parked(q)) => Err(ReasonError::Parked(q)),
+                Err(NotConsulted::Failed(e)) => Err(ReasonError::Io(format!(
                     "consultation unavailable: {e}. Decide using the policy and the process state alone."
                 ))),
             }
         })
+    }
+
+    fn conversation(&self, key: &str) -> Option<serde_json::Value> {
+        self.remotes.waiting_at(key)?.conversation
     }
 }
 
@@ -427,12 +765,15 @@ impl RemoteChooser {
         self.consultant.remotes.get(name)
     }
 
-    /// Ask `element`'s agent; `Ok(None)`: it does not consult.
+    /// Ask `element`'s agent; `Ok(None)`: it does not consult. Still going past the
+    /// agent's `wait`: the run parks on `base` (the control point's question).
     async fn ask(
         &self,
         element: &str,
         text: String,
         data: serde_json::Value,
+        ctx: &crate::bridge::ControlPointContext,
+        base: Question,
         log: &CallLog,
     ) -> Result<Option<(String, a2a::Reply)>, ReasonError> {
         let Some(remote) = self.agent_of(element) else {
@@ -446,16 +787,23 @@ impl RemoteChooser {
             data: Some(data),
             metadata,
         };
-        let mut calls = Vec::new();
-        let result = remote
-            .exchange(&out, &a2a::NoAnswerer, false, &mut calls)
+        let result = self
+            .consultant
+            .ask_remote(
+                remote,
+                out,
+                &ctx.run_id,
+                element,
+                ctx.idempotency_key.as_deref(),
+                None,
+                base,
+                log,
+            )
             .await;
-        for c in calls {
-            log.push(c);
-        }
         match result {
             Ok(reply) => Ok(Some((remote.name.clone(), reply))),
-            Err(e) => Err(ReasonError::no_answer(
+            Err(NotConsulted::Parked(q)) => Err(ReasonError::Parked(q)),
+            Err(NotConsulted::Failed(e)) => Err(ReasonError::no_answer(
                 element,
                 format!("the consultation failed ({e}); someone else must decide"),
             )),
@@ -560,7 +908,10 @@ impl super::Reasoner for RemoteChooser {
                 "question": question,
                 "options": req.flows.iter().map(|f| json!({"flow": f.id, "label": f.decision.as_deref().or(f.name.as_deref())})).collect::<Vec<_>>(),
             });
-            let Some((agent, reply)) = self.ask(&req.gateway_id, text, data, &req.calls).await?
+            let base = super::park::gateway_question(&req);
+            let Some((agent, reply)) = self
+                .ask(&req.gateway_id, text, data, &req.context, base, &req.calls)
+                .await?
             else {
                 return Err(ReasonError::no_answer(
                     &req.gateway_id,
@@ -612,7 +963,11 @@ impl super::Reasoner for RemoteChooser {
             let names: Vec<&str> = choices.iter().map(|(id, _)| id.as_str()).collect();
             let text = format!("{question}\nReply with one of: {}", names.join(", "));
             let data = json!({"question": question, "options": names});
-            let Some((agent, reply)) = self.ask(&req.hook_id, text, data, &req.calls).await? else {
+            let base = super::park::hook_question(&req);
+            let Some((agent, reply)) = self
+                .ask(&req.hook_id, text, data, &req.context, base, &req.calls)
+                .await?
+            else {
                 return Err(ReasonError::no_answer(
                     &req.hook_id,
                     "no remote person is consulted here",

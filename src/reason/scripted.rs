@@ -602,9 +602,11 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
     let by = match raw.decided_by.as_deref() {
         None | Some("scripted") => Decider::Scripted,
         Some("model") => Decider::Model,
+        Some("remote") => Decider::Remote,
         Some(other) => {
             return Err(format!(
-                "`decided_by` is `model` (a model's recorded answer) or absent, not `{other}`"
+                "`decided_by` is `model` (a model's recorded answer), `remote` (a remote \
+                 agent's recorded reply) or absent, not `{other}`"
             ));
         }
     };

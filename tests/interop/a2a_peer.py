@@ -20,6 +20,9 @@ It serves JSON-RPC at / and the agent card at /.well-known/agent-card.json on 12
          {"late": true, "approved": true, "score": 0.5} (for timeouts, CancelTask and
          runs that park while it works)
 
+With $A2A_PEER_DELAY_SECS, consult and choose work that many seconds before they answer
+(a person who takes a while: runs that park on a consultation).
+
 --v03 serves only A2A 0.3: the card lists a 0.3 interface and every request is answered
 through the SDK's 0.3 compatibility layer.
 With --bearer-env / --api-key-*, a request without the expected credential gets 401.
@@ -86,6 +89,9 @@ class Peer(AgentExecutor):
             )
         await updater.start_work()
         mode = self.mode
+        delay = float(os.environ.get("A2A_PEER_DELAY_SECS", "0"))
+        if delay > 0 and mode in ("consult", "choose"):
+            await asyncio.sleep(delay)
         if mode == "data":
             out = {
                 "echo": data if data is not None else text,

@@ -31,6 +31,8 @@ use super::settings::{self, Budget, LlmSettings, SettingsError};
 use super::{AnswerSchema, CallError, ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDef};
 use crate::app::{FlowConfig, LlmConfig};
 use crate::bridge::{BoxFuture, Variables};
+use crate::reason::park;
+use crate::reason::remote::onto;
 use crate::reason::{
     CallLog, Consult, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, ReasonError,
     Reasoner, TaskAnswer, TaskRequest,
@@ -307,6 +309,33 @@ impl LlmReasoner {
         let mut asks = 0u32;
         let mut tool_rounds = 0u32;
         let mut last_problem = String::new();
+        // A run that parked on a consultation this model asked for: the model's turns
+        // until then are restored (never asked again), and the tool calls of its last
+        // turn not answered yet are run now (the consultation is followed up, not sent
+        // again).
+        if let Some(turns) = self.resumed_turns(question.key) {
+            tool_rounds = turns.iter().filter(|m| !m.tool_calls.is_empty()).count() as u32;
+            attempt = tool_rounds;
+            messages.extend(turns);
+            let unanswered: Vec<ToolCall> =
+                match messages.iter().rposition(|m| !m.tool_calls.is_empty()) {
+                    Some(i) => messages[i]
+                        .tool_calls
+                        .iter()
+                        .filter(|tc| {
+                            !messages[i + 1..]
+                                .iter()
+                                .any(|m| m.tool_call_id.as_deref() == Some(tc.id.as_str()))
+                        })
+                        .cloned()
+                        .collect(),
+                    None => Vec::new(),
+                };
+            for tc in &unanswered {
+                let result = self.run_tool(&question, tc, &messages).await?;
+                messages.push(ChatMessage::tool_result(tc.id.clone(), result));
+            }
+        }
         while asks < s.max_attempts {
             if let Some(why) = self
                 .spent()
@@ -362,9 +391,7 @@ impl LlmReasoner {
                 question.log.push(call);
                 messages.push(assistant_with_tools(&response));
                 for tc in &response.tool_calls {
-                    let result = self
-                        .run_tool(element, tc, question.variables, question.log)
-                        .await;
+                    let result = self.run_tool(&question, tc, &messages).await?;
                     messages.push(ChatMessage::tool_result(tc.id.clone(), result));
                 }
                 continue;
@@ -412,14 +439,24 @@ impl LlmReasoner {
         ))
     }
 
-    /// Run a tool call; the result (or the problem) as text for the model.
+    /// The model's turns (after the prompt) when it consulted at the visit with `key`
+    /// and the run parked on that consultation.
+    fn resumed_turns(&self, key: Option<&str>) -> Option<Vec<ChatMessage>> {
+        let conversation = self.consultant.as_ref()?.conversation(key?)?;
+        serde_json::from_value(conversation.get("turns")?.clone()).ok()
+    }
+
+    /// Run a tool call; the result (or the problem) as text for the model. `messages`:
+    /// the conversation so far (kept with a consultation that parks the run). Only a
+    /// consultation that parks the run is an error ([`ReasonError::Parked`]).
     async fn run_tool(
         &self,
-        element: &str,
+        question: &Question<'_>,
         call: &ToolCall,
-        variables: &Variables,
-        log: &CallLog,
-    ) -> String {
+        messages: &[ChatMessage],
+    ) -> Result<String, ReasonError> {
+        let element = question.element;
+        let variables = question.variables;
         let args = serde_json::from_str::<Value>(&call.arguments).ok();
         let arg = |name: &str| {
             args.as_ref()
@@ -427,7 +464,7 @@ impl LlmReasoner {
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        match call.name.as_str() {
+        Ok(match call.name.as_str() {
             READ_VARIABLE => match arg("name") {
                 None => "error: give the variable's name as {\"name\": \"...\"}".to_string(),
                 Some(name) => match variables.get(&name) {
@@ -440,13 +477,26 @@ impl LlmReasoner {
                 (Some(_), None) => {
                     "error: give the question as {\"question\": \"...\"}".to_string()
                 }
-                (Some(c), Some(q)) => match c.consult(element, &q, log.clone()).await {
-                    Ok(answer) => json!({ "answer": answer }).to_string(),
-                    Err(e) => format!("error: {e}"),
-                },
+                (Some(c), Some(q)) => {
+                    let consultation = crate::reason::Consultation {
+                        element: element.to_string(),
+                        question: q,
+                        run_id: question.run_id.to_string(),
+                        key: question.key.map(str::to_string),
+                        conversation: Some(
+                            json!({ "turns": messages.get(2..).unwrap_or_default() }),
+                        ),
+                        log: question.log.clone(),
+                    };
+                    match c.consult(consultation).await {
+                        Ok(answer) => json!({ "answer": answer }).to_string(),
+                        Err(e @ ReasonError::Parked(_)) => return Err(e),
+                        Err(e) => format!("error: {e}"),
+                    }
+                }
             },
             other => format!("error: there is no tool `{other}`"),
-        }
+        })
     }
 
     /// The tools task `task_id` is given, as the model sees them (consult_user only when
@@ -507,6 +557,7 @@ struct Question<'a> {
     log: &'a CallLog,
     /// The control point's idempotency key, sent with every request of the question.
     key: Option<&'a str>,
+    run_id: &'a str,
 }
 
 /// The kinds of control point, in the order of their templates.
@@ -659,11 +710,13 @@ impl Reasoner for LlmReasoner {
                 variables: &req.context.variables,
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
+                run_id: &req.context.run_id,
             };
             self.ask(ep, question, |text| {
                 answer::parse_task(&req, text).and_then(answer::reasoned)
             })
             .await
+            .map_err(|e| onto(e, || park::task_question(&req)))
         })
     }
 
@@ -687,11 +740,13 @@ impl Reasoner for LlmReasoner {
                 variables: &req.context.variables,
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
+                run_id: &req.context.run_id,
             };
             self.ask(ep, question, |text| {
                 answer::parse_gateway(&req, text).and_then(answer::reasoned)
             })
             .await
+            .map_err(|e| onto(e, || park::gateway_question(&req)))
         })
     }
 
@@ -715,11 +770,13 @@ impl Reasoner for LlmReasoner {
                 variables: &req.context.variables,
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
+                run_id: &req.context.run_id,
             };
             self.ask(ep, question, |text| {
                 answer::parse_hook(&req, text).and_then(answer::reasoned)
             })
             .await
+            .map_err(|e| onto(e, || park::hook_question(&req)))
         })
     }
 }
