@@ -15,7 +15,9 @@ use std::fmt::Write as _;
 
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
-use crate::engine::rewrite::{self, Element, Guard, Rewritten, Scopes, Thrown, xml_escape};
+use crate::engine::rewrite::{
+    self, Element, Guard, Rewritten, Scopes, Thrown, TimerOn, xml_escape,
+};
 use crate::journal::event::CatchKind;
 
 /// The `<error>` and `<escalation>` elements written for the codes the model's events
@@ -260,6 +262,27 @@ fn write_scope(
                     definition(thrown, codes)
                 );
             }
+            Element::Timer { timer, on } => {
+                let definition = timer_definition(timer);
+                let _ = match on {
+                    TimerOn::Catch => writeln!(
+                        xml,
+                        "{pad}<intermediateCatchEvent id=\"{id}\"{name}>{definition}</intermediateCatchEvent>"
+                    ),
+                    TimerOn::Boundary {
+                        attached_to,
+                        cancel,
+                    } => writeln!(
+                        xml,
+                        "{pad}<boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{definition}</boundaryEvent>",
+                        xml_escape(attached_to)
+                    ),
+                    TimerOn::Start { interrupting } => writeln!(
+                        xml,
+                        "{pad}<startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{definition}</startEvent>"
+                    ),
+                };
+            }
         }
     }
     for f in flows {
@@ -280,6 +303,21 @@ fn write_scope(
                 let _ = writeln!(xml, "{open}/>");
             }
         }
+    }
+}
+
+/// A timer's `<timerEventDefinition>` as the model writes it: Flowable evaluates a
+/// `${name}` expression itself when the timer starts, as the native engine does.
+/// (Flowable counts a month and a year by the calendar where the native engine counts 30
+/// and 365 days; cuga-flo fires the timer when Flowable's job says it is due.)
+fn timer_definition(timer: &crate::bpmn::Timer) -> String {
+    match timer.kind {
+        Some(kind) => format!(
+            "<timerEventDefinition><{tag}>{}</{tag}></timerEventDefinition>",
+            xml_escape(&timer.expression),
+            tag = kind.tag()
+        ),
+        None => "<timerEventDefinition/>".to_string(),
     }
 }
 
