@@ -165,6 +165,11 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 None => element_problem(node, executor),
             },
         };
+        let problem = problem.or_else(|| {
+            (executor == Executor::Flowable)
+                .then(|| flowable_timer_problem(node))
+                .flatten()
+        });
         if let Some(why) = problem {
             out.push(Unsupported {
                 id: node.id.clone(),
@@ -320,6 +325,29 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
             })
         }
         NodeKind::Unsupported { tag } => Some(format!("a <{tag}>, which cannot run")),
+        _ => None,
+    }
+}
+
+/// What Flowable cannot run of `node`'s timer (`crate::check` says it for the native
+/// engine): a timer with no time (Flowable refuses the deployment), and a repeating one
+/// (cuga-flo fires a timer once, when it is due).
+fn flowable_timer_problem(node: &Node) -> Option<String> {
+    let timer = node.timer.as_ref()?;
+    if node.parent.is_none() && node.kind.is_start_event() {
+        return None;
+    }
+    match timer.kind {
+        None => Some(
+            "a timer event that names no time (no timeDuration, timeDate or timeCycle): \
+             Flowable would refuse the deployment"
+                .to_string(),
+        ),
+        Some(crate::bpmn::TimerKind::Cycle) => Some(format!(
+            "a repeating timer (timeCycle `{}`): on Flowable cuga-flo fires a timer once, \
+             when it is due",
+            timer.expression
+        )),
         _ => None,
     }
 }
@@ -520,7 +548,13 @@ mod tests {
         let cases: &[(&str, EngineKind, &[&str])] = &[
             (r#"<task id="a"/>"#, Native, &[]),
             (r#"<receiveTask id="r"/>"#, Native, &[]),
-            (r#"<receiveTask id="r"/>"#, Flowable, &["r: a receive task"]),
+            // On Flowable a receive task waits as a message catch event (the run parks).
+            (r#"<receiveTask id="r"/>"#, Flowable, &[]),
+            (
+                r#"<receiveTask id="r"/>"#,
+                EngineKind::Kogito,
+                &["r: a receive task"],
+            ),
             (
                 r#"<callActivity id="c" calledElement="other"/>"#,
                 Native,
@@ -617,11 +651,9 @@ mod tests {
                 ],
             ),
             (
-                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></startEvent><task id="et"/></subProcess>"#,
                 Flowable,
-                &[
-                    "e: an event sub-process started by a timer event: on Flowable only error, escalation, message and signal",
-                ],
+                &[],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"/><task id="et"/></subProcess>"#,
@@ -646,7 +678,7 @@ mod tests {
             (
                 r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
                 Flowable,
-                &["m: a message catch event waiting for `m`, which nothing in the process throws"],
+                &[],
             ),
             (
                 r#"<intermediateCatchEvent id="s"><signalEventDefinition/></intermediateCatchEvent>"#,
@@ -686,8 +718,13 @@ mod tests {
                 &[],
             ),
             (
-                r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></intermediateCatchEvent>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
+                EngineKind::Kogito,
                 &["t: a timer catch event"],
             ),
             (
@@ -733,7 +770,14 @@ mod tests {
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><messageEventDefinition/></boundaryEvent>"#,
                 Flowable,
-                &["b: a message boundary event"],
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><messageEventDefinition/></boundaryEvent>"#,
+                EngineKind::Kogito,
+                &[
+                    "b: a message boundary event waiting for `b`, which nothing in the process throws",
+                ],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><signalEventDefinition/></boundaryEvent>"#,
@@ -756,8 +800,13 @@ mod tests {
                 &[],
             ),
             (
-                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition/></boundaryEvent>"#,
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></boundaryEvent>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition/></boundaryEvent>"#,
+                EngineKind::Kogito,
                 &["b: a timer boundary event"],
             ),
             (
@@ -803,6 +852,11 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es" name="Stop"><messageEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es" name="Stop"><messageEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
                 &[
                     "es: a message event sub-process start waiting for `Stop`, which nothing in the process throws",
                 ],
@@ -813,6 +867,16 @@ mod tests {
                 &["s: a message start event in a sub-process"],
             ),
             (r#"<receiveTask id="r"/>"#, EngineKind::Mcp, &[]),
+            (
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
+                Flowable,
+                &["t: a timer event that names no time"],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><timerEventDefinition><timeCycle>R3/PT1H</timeCycle></timerEventDefinition></boundaryEvent>"#,
+                Flowable,
+                &["b: a repeating timer (timeCycle `R3/PT1H`)"],
+            ),
         ];
         for (body, engine, expected) in cases {
             let got = refused(body, *engine);

@@ -455,4 +455,49 @@ mod tests {
         assert!(text.contains("reserved"), "{text}");
         assert!(text.contains("one start event"), "{text}");
     }
+
+    #[test]
+    fn timers_are_kept_as_written_and_a_receive_task_waits_as_a_message_catch() {
+        let process = parse(
+            r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <message id="M" name="Reply"/>
+            <process id="P"><startEvent id="s"/><eventBasedGateway id="g"/>
+              <receiveTask id="r" messageRef="M"/>
+              <intermediateCatchEvent id="t"><timerEventDefinition><timeDuration>${wait}</timeDuration></timerEventDefinition></intermediateCatchEvent>
+              <task id="a"/><endEvent id="e"/>
+              <boundaryEvent id="late" attachedToRef="a" cancelActivity="false"><timerEventDefinition><timeDate>2030-01-01T00:00:00Z</timeDate></timerEventDefinition></boundaryEvent>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="g"/>
+              <sequenceFlow id="f2" sourceRef="g" targetRef="r"/>
+              <sequenceFlow id="f3" sourceRef="g" targetRef="t"/>
+              <sequenceFlow id="f4" sourceRef="r" targetRef="a"/>
+              <sequenceFlow id="f5" sourceRef="t" targetRef="a"/>
+              <sequenceFlow id="f6" sourceRef="a" targetRef="e"/>
+              <sequenceFlow id="f7" sourceRef="late" targetRef="e"/>
+            </process></definitions>"#,
+        );
+        let aug = augment(&process, &FlowAnnotations::default(), "P").unwrap();
+        assert!(
+            aug.xml.contains(
+                "<intermediateCatchEvent id=\"t\"><timerEventDefinition><timeDuration>${wait}</timeDuration></timerEventDefinition></intermediateCatchEvent>"
+            ),
+            "{}",
+            aug.xml
+        );
+        assert!(aug.xml.contains("<boundaryEvent id=\"late\" attachedToRef=\"a\" cancelActivity=\"false\"><timerEventDefinition><timeDate>2030-01-01T00:00:00Z</timeDate>"), "{}", aug.xml);
+        assert!(
+            aug.xml
+                .contains("<intermediateCatchEvent id=\"r\"><messageEventDefinition"),
+            "{}",
+            aug.xml
+        );
+        // The gateway is Flowable's: it races the catch and the timer.
+        assert!(
+            aug.xml.contains("<eventBasedGateway id=\"g\"/>"),
+            "{}",
+            aug.xml
+        );
+        assert!(!aug.rewritten.roles.contains_key("r"));
+        let back = parse(&aug.xml);
+        assert!(back.node("t").and_then(|n| n.timer.as_ref()).is_some());
+    }
 }
