@@ -623,3 +623,72 @@ fn timers_on_flowable_wait_in_process_or_park_until_due() {
     );
     assert!(events(&records, "timer_fired").is_empty());
 }
+
+/// A call activity on Flowable: its job runs the called app as a child run of its own
+/// (linked to the parent, journalled beside it) with the `in` mapping, as on the native
+/// engine, and the child's `out` variables complete the job.
+#[test]
+fn a_call_activity_on_flowable_runs_the_called_app_as_a_linked_child_run() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga_at(
+        &[
+            "start",
+            "call_parent",
+            "--scenario",
+            "approve",
+            "--no-model",
+            "--engine",
+            "flowable",
+            "--engine-url",
+            &server.url,
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let (parent, child) = (&ids[0], &ids[1]);
+    assert_eq!(child, &format!("{parent}.Call_Review.1"));
+    let read = |id: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let p = read(parent);
+    assert_eq!(p[0]["engine"], "flowable");
+    assert_eq!(
+        entered(&p),
+        ["Start", "Call_Review", "Gateway_Approved", "End_Approved"]
+    );
+    let started = events(&p, "child_started");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["run_id"], child.as_str());
+    assert_eq!(started[0]["key"], format!("{parent}:Call_Review:1"));
+    let task = events(&p, "task_finished");
+    assert_eq!(task[0]["node"], "Call_Review");
+    assert_eq!(task[0]["variables"], serde_json::json!({"approved": true}));
+    let end = final_state(&p);
+    assert_eq!(end["status"], "completed", "{end}");
+    let c = read(child);
+    assert_eq!(
+        c[0]["parent"],
+        serde_json::json!({"run_id": parent, "node": "Call_Review"})
+    );
+    assert_eq!(
+        c[0]["variables"],
+        serde_json::json!({"amount": 250, "approved": false})
+    );
+    assert_eq!(
+        entered(&c),
+        ["Start", "Gateway_Limit", "Task_Assess", "End_Done"]
+    );
+}

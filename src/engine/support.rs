@@ -250,9 +250,11 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
                 .to_string(),
         ),
         // The native engine runs the called process as a child run (engine::native::call).
+        // On Flowable the call activity's job runs the called app as a child run of
+        // cuga-flo's, as on the native engine (`engine::external::Witness`).
         NodeKind::CallActivity {
             called_element: Some(called),
-        } if pulled => Some(format!(
+        } if executor == Executor::Kogito => Some(format!(
             "a call activity: it would not call `{called}`; a task agent would be asked instead"
         )),
         // On Flowable a receive task waits as a message catch event.
@@ -563,6 +565,11 @@ mod tests {
             (
                 r#"<callActivity id="c" calledElement="other"/>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<callActivity id="c" calledElement="other"/>"#,
+                EngineKind::Kogito,
                 &["c: a call activity: it would not call `other`"],
             ),
             (r#"<callActivity id="c"/>"#, Native, &[]),
