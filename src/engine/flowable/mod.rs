@@ -492,6 +492,16 @@ impl Run {
             if let Err(e) = self.refresh_path().await {
                 return self.fail(e).await;
             }
+            // Timers are journalled as they start (and as Flowable fires them itself).
+            if self.has_timers() {
+                let tracked = match self.client.timers(&self.instance).await {
+                    Ok(timers) => self.track_timers(&timers).await,
+                    Err(e) => Err(self.lost(e)),
+                };
+                if let Err(why) = tracked {
+                    return self.fail(why).await;
+                }
+            }
             if let Some(why) = self.over_budget() {
                 return self.fail(why).await;
             }
@@ -596,7 +606,9 @@ impl Run {
                 return Ok(Settled::Failed(failed.join("; ")));
             }
             // New jobs for this worker (unless the run is terminating)?
-            if self.known().terminated.is_none() && self.client.has_jobs(&self.topic).await? {
+            if self.known().terminated.is_none()
+                && self.client.has_jobs(&self.topic, &self.instance).await?
+            {
                 return Ok(Settled::Moving);
             }
             // Nothing queued, twice with a pause in between: nothing will move.
@@ -782,6 +794,19 @@ impl Run {
             };
             self.known().timers.insert(timer.id.clone(), (key, node));
         }
+        // A resumed run's timers whose job is gone fired while cuga-flo was away (or
+        // just before it stopped) when their event went on.
+        let left: Vec<(String, Vec<String>)> = self.known().prior_timers.drain().collect();
+        for (node, keys) in left {
+            if self.known().path.iter().any(|n| n == &node) {
+                for key in keys {
+                    self.witness.journal(Event::TimerFired {
+                        key,
+                        node: node.clone(),
+                    })?;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -808,17 +833,14 @@ impl Run {
                 let Some((key, node)) = self.known().timers.remove(&timer.id) else {
                     continue;
                 };
-                // Journalled first: a run stopped here finds the job still there and
-                // fires it again under the same key.
-                self.witness.journal(Event::TimerFired {
-                    key: key.clone(),
-                    node: node.clone(),
-                })?;
+                // Journalled once moved: a run stopped before finds the job still there
+                // under its key, one stopped after finds it gone and its event gone on.
                 tracing::debug!("firing timer {node} ({key})");
                 self.client
                     .fire_timer(&timer.id)
                     .await
                     .map_err(|e| self.lost(e))?;
+                self.witness.journal(Event::TimerFired { key, node })?;
             }
             self.quiet().await?;
             return Ok(Waited::Moved);
@@ -1446,6 +1468,14 @@ impl Run {
         })
     }
 
+    fn has_timers(&self) -> bool {
+        self.augmented
+            .rewritten
+            .nodes
+            .iter()
+            .any(|n| matches!(n.element, Element::Timer { .. }))
+    }
+
     fn has_multi(&self) -> bool {
         self.augmented
             .rewritten
@@ -1588,6 +1618,13 @@ impl Run {
     /// The outcome: Flowable's final variables and path, or the failure.
     async fn finish(&self, ended: Ended) -> RunOutcome {
         let _ = self.refresh_path().await;
+        // The timers Flowable's executor fired itself since the last look.
+        if self.has_timers()
+            && let Ok(timers) = self.client.timers(&self.instance).await
+            && let Err(e) = self.track_timers(&timers).await
+        {
+            tracing::warn!("{e}");
+        }
         let mut path = self.known().path.clone();
         // Flowable entered the node that spent the budget before cuga-flo saw it; the
         // run failed instead of entering it, as on the native engine.

@@ -329,10 +329,14 @@ impl Client {
     }
 
     /// Whether jobs of `topic` wait to be acquired (without locking them).
-    pub async fn has_jobs(&self, topic: &str) -> Result<bool, RestError> {
-        let request = self
-            .jobs(Method::GET, "jobs")
-            .query(&[("topic", topic), ("size", "1")]);
+    /// (Flowable's job list takes no topic filter: the instance's jobs, which are all on
+    /// its run's topic, are asked for.)
+    pub async fn has_jobs(&self, topic: &str, instance: &str) -> Result<bool, RestError> {
+        let request = self.jobs(Method::GET, "jobs").query(&[
+            ("topic", topic),
+            ("processInstanceId", instance),
+            ("size", "1"),
+        ]);
         let found = self.send(request, "GET jobs").await?;
         Ok(found["total"].as_u64().unwrap_or(0) > 0)
     }
