@@ -28,6 +28,9 @@
 //!   boundary events are kept ([`Element::Catch`], [`Element::CatchBoundary`]), an
 //!   event-based gateway racing only them is the engine's, and a message or signal
 //!   throw or end event becomes a worker ([`Role::Send`]) where cuga-flo delivers it.
+//!   On Flowable timer catch events, timer boundary events and timer event sub-process
+//!   starts are kept too ([`Element::Timer`], their definition as written; event-based
+//!   gateways race them), and a receive task waits as a message catch event of its id.
 //!   Elements whose semantics the rewrite does not carry
 //!   on the engine (catch events that wait, event sub-processes, multi-instance
 //!   activities, ...) are refused before a rewrite is made ([`super::support`]).
