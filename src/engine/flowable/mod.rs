@@ -15,8 +15,16 @@
 //! error and escalation event sub-processes, multi-instance tasks (each instance a job,
 //! asked with the native engine's instance variables; cuga-flo evaluates what they run
 //! over and their completion condition, and keeps their state in the instance's
-//! variables), and message and signal catches that the run's own throws reach (cuga-flo
-//! delivers each throw to the waiting catches' executions).
+//! variables), message and signal catches and receive tasks (cuga-flo delivers the run's
+//! own throws to the waiting catches' executions), and timers (Flowable's timer jobs).
+//!
+//! Waiting: when the instance has no job to work and nothing moving, cuga-flo fires the
+//! timers that are due by its own clock (it moves their jobs to the executable jobs:
+//! Flowable's executor would fire them by Flowable's clock and only on its acquisition
+//! cycle), sleeps until one due within the run's wait limit, and otherwise parks the run
+//! (`run_waiting`: the earliest due time, the catches waiting in `awaiting`). The resumed
+//! run re-attaches and delivers what `runs message` / `runs signal` journalled meanwhile.
+//! A call activity's job runs the called app as a child run of cuga-flo's (the witness's).
 //!
 //! Hook actions on Flowable: `continue`, `terminate` (a terminate end event behind the
 //! hook), `skip_to` (the token is moved with `change-state`), `skip_node` (the skipped
