@@ -416,3 +416,279 @@ fn a_resumed_run_whose_instance_was_deleted_meanwhile_is_closed_as_failed() {
         "unclear message: {message}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Timers, and messages and signals from outside (issue 18 item 6)
+
+/// `cuga-flo ARGS --run-dir RUN_DIR` over the fixture apps, with Flowable's credentials
+/// and `env`.
+fn cuga_at(args: &[&str], run_dir: &Path, env: &[(&str, String)]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_CRASH_AT")
+        .env_remove("CUGA_FLO_CLOCK_OFFSET")
+        .env("NO_COLOR", "1")
+        .args(["--apps-dir", "tests/fixtures/apps"])
+        .args(args)
+        .arg("--run-dir")
+        .arg(run_dir)
+        .stdin(std::process::Stdio::null());
+    for (k, v) in flowable::credentials().iter().chain(env) {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("cuga-flo runs")
+}
+
+fn events<'a>(records: &'a [serde_json::Value], name: &str) -> Vec<&'a serde_json::Value> {
+    records.iter().filter(|r| r["event"] == name).collect()
+}
+
+fn entered(records: &[serde_json::Value]) -> Vec<String> {
+    events(records, "node_entered")
+        .iter()
+        .filter_map(|r| r["node"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// An order on Flowable waits for its payment (a receive task) and then for the
+/// warehouse's signal: each time the run parks with what it waits for, and `runs message`
+/// / `runs signal` deliver it (with its variables) to the instance it re-attaches to.
+#[test]
+fn a_run_on_flowable_parks_for_a_message_and_a_signal_and_deliveries_resume_it() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let engine = ["--engine", "flowable", "--engine-url", server.url.as_str()];
+    let out = cuga_at(
+        &[
+            &["start", "messages", "--var", "order_id=A-1"][..],
+            &engine[..],
+        ]
+        .concat(),
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let id = only_run(dir);
+    let records = journal(dir);
+    let awaited = events(&records, "message_awaited");
+    assert_eq!(awaited.len(), 1, "{records:#?}");
+    assert_eq!(awaited[0]["node"], "Receive_Payment");
+    assert_eq!(awaited[0]["name"], "Payment");
+    let waiting = events(&records, "run_waiting");
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0]["reason"], "message");
+    assert_eq!(waiting[0]["awaiting"][0]["key"], awaited[0]["key"]);
+    assert!(events(&records, "run_finished").is_empty());
+
+    let out = cuga_at(
+        &["runs", "message", &id, "Payment", "--var", "amount=12"],
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let records = journal(dir);
+    assert_eq!(events(&records, "message_received").len(), 1);
+    let waiting = events(&records, "run_waiting");
+    assert_eq!(waiting.len(), 2, "{records:#?}");
+    assert_eq!(waiting[1]["awaiting"][0]["kind"], "signal");
+    assert_eq!(waiting[1]["awaiting"][0]["name"], "Go");
+
+    let out = cuga_at(&["runs", "signal", "Go"], dir, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let records = journal(dir);
+    let end = final_state(&records);
+    assert_eq!(end["status"], "completed", "{end}");
+    assert_eq!(
+        entered(&records),
+        [
+            "Start",
+            "Task_Prepare",
+            "Receive_Payment",
+            "Catch_Go",
+            "Task_Ship",
+            "End"
+        ]
+    );
+    let finished = events(&records, "run_finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["variables"]["amount"], 12);
+    assert_eq!(events(&records, "message_received").len(), 2);
+}
+
+/// An event-based gateway races a `Reply` message against a timer of `${wait}`: a short
+/// timer is waited for in-process and fires; a long one parks the run with its due time
+/// and the message, `runs resume --due` leaves it until it is due and then fires it; a
+/// reply before then takes the message's path and the timer never fires.
+#[test]
+fn timers_on_flowable_wait_in_process_or_park_until_due() {
+    let server = flowable::shared();
+    let engine = ["--engine", "flowable", "--engine-url", server.url.as_str()];
+
+    // Short: waited for.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let started = std::time::Instant::now();
+    let out = cuga_at(
+        &[
+            &["start", "reply_or_timeout", "--var", "wait=PT2S"][..],
+            &engine[..],
+        ]
+        .concat(),
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    let records = journal(dir);
+    assert_eq!(
+        entered(&records),
+        [
+            "Start",
+            "Task_Ask",
+            "Gateway_Race",
+            "Timer_Give_Up",
+            "End_Gave_Up"
+        ]
+    );
+    let scheduled = events(&records, "timer_scheduled");
+    let fired = events(&records, "timer_fired");
+    assert_eq!(scheduled.len(), 1, "{records:#?}");
+    assert_eq!(fired.len(), 1);
+    assert_eq!(fired[0]["key"], scheduled[0]["key"]);
+    assert!(fired[0]["at_ms"].as_u64() >= scheduled[0]["due_ms"].as_u64());
+
+    // Long: parked until due.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga_at(
+        &[
+            &["start", "reply_or_timeout", "--var", "wait=PT1H"][..],
+            &engine[..],
+        ]
+        .concat(),
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let records = journal(dir);
+    let scheduled = events(&records, "timer_scheduled");
+    let waiting = events(&records, "run_waiting");
+    assert_eq!(waiting.len(), 1, "{records:#?}");
+    assert_eq!(waiting[0]["reason"], "timer");
+    assert_eq!(waiting[0]["due_ms"], scheduled[0]["due_ms"]);
+    let in_an_hour = scheduled[0]["at_ms"].as_u64().unwrap() + 3_600_000;
+    assert!(waiting[0]["due_ms"].as_u64().unwrap().abs_diff(in_an_hour) < 2000);
+    assert_eq!(waiting[0]["awaiting"][0]["name"], "Reply");
+    let out = cuga_at(&["runs", "resume", "--due"], dir, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(journal(dir).len(), records.len(), "not due: untouched");
+    let later = [("CUGA_FLO_CLOCK_OFFSET", "3700".to_string())];
+    let out = cuga_at(&["runs", "resume", "--due"], dir, &later);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let records = journal(dir);
+    assert_eq!(final_state(&records)["status"], "completed");
+    assert_eq!(entered(&records).last().unwrap(), "End_Gave_Up");
+    assert_eq!(events(&records, "timer_fired").len(), 1);
+    assert_eq!(events(&records, "timer_scheduled").len(), 1, "not again");
+
+    // A reply before the timer is due.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga_at(
+        &[
+            &["start", "reply_or_timeout", "--var", "wait=PT1H"][..],
+            &engine[..],
+        ]
+        .concat(),
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let id = only_run(dir);
+    let out = cuga_at(&["runs", "message", &id, "Reply"], dir, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let records = journal(dir);
+    assert_eq!(final_state(&records)["status"], "completed");
+    assert_eq!(
+        entered(&records),
+        [
+            "Start",
+            "Task_Ask",
+            "Gateway_Race",
+            "Catch_Reply",
+            "End_Replied"
+        ]
+    );
+    assert!(events(&records, "timer_fired").is_empty());
+}
+
+/// A call activity on Flowable: its job runs the called app as a child run of its own
+/// (linked to the parent, journalled beside it) with the `in` mapping, as on the native
+/// engine, and the child's `out` variables complete the job.
+#[test]
+fn a_call_activity_on_flowable_runs_the_called_app_as_a_linked_child_run() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = cuga_at(
+        &[
+            "start",
+            "call_parent",
+            "--scenario",
+            "approve",
+            "--no-model",
+            "--engine",
+            "flowable",
+            "--engine-url",
+            &server.url,
+        ],
+        dir,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let (parent, child) = (&ids[0], &ids[1]);
+    assert_eq!(child, &format!("{parent}.Call_Review.1"));
+    let read = |id: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let p = read(parent);
+    assert_eq!(p[0]["engine"], "flowable");
+    assert_eq!(
+        entered(&p),
+        ["Start", "Call_Review", "Gateway_Approved", "End_Approved"]
+    );
+    let started = events(&p, "child_started");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["run_id"], child.as_str());
+    assert_eq!(started[0]["key"], format!("{parent}:Call_Review:1"));
+    let task = events(&p, "task_finished");
+    assert_eq!(task[0]["node"], "Call_Review");
+    assert_eq!(task[0]["variables"], serde_json::json!({"approved": true}));
+    let end = final_state(&p);
+    assert_eq!(end["status"], "completed", "{end}");
+    let c = read(child);
+    assert_eq!(
+        c[0]["parent"],
+        serde_json::json!({"run_id": parent, "node": "Call_Review"})
+    );
+    assert_eq!(
+        c[0]["variables"],
+        serde_json::json!({"amount": 250, "approved": false})
+    );
+    assert_eq!(
+        entered(&c),
+        ["Start", "Gateway_Limit", "Task_Assess", "End_Done"]
+    );
+}

@@ -302,24 +302,28 @@ pub fn run_resumed(
     let resumed = resumed.map(Box::new);
     let given = wiring::given_to_calls(scenario.as_ref(), answers.as_ref())?;
     // Call activities that name a process run it as a child run (on the native engine,
-    // and on an external one, whose call activity's `execute_task` cuga-flo answers so).
+    // and on an external one or Flowable, whose call activity's `execute_task` cuga-flo
+    // answers so).
     let parent_graph: super::calls::ParentGraph = Default::default();
-    let children: Option<Arc<dyn ChildRuns>> = matches!(kind, EngineKind::Native | EngineKind::Mcp)
-        .then(|| {
-            Arc::new(AppChildren {
-                // The apps folder the calling app is in (as `validate` looks there).
-                apps_dir: crate::app::called::apps_dir(&loaded)
-                    .map_or_else(|| cli.apps_dir.clone(), |d| d.to_path_buf()),
-                caller: loaded.clone(),
-                run_dir: args.run_dir.clone(),
-                durability: args.durability,
-                no_model: args.no_model,
-                given: given.clone(),
-                depth: 0,
-                asker: None,
-                graph: parent_graph.clone(),
-            }) as Arc<dyn ChildRuns>
-        });
+    let children: Option<Arc<dyn ChildRuns>> = matches!(
+        kind,
+        EngineKind::Native | EngineKind::Mcp | EngineKind::Flowable
+    )
+    .then(|| {
+        Arc::new(AppChildren {
+            // The apps folder the calling app is in (as `validate` looks there).
+            apps_dir: crate::app::called::apps_dir(&loaded)
+                .map_or_else(|| cli.apps_dir.clone(), |d| d.to_path_buf()),
+            caller: loaded.clone(),
+            run_dir: args.run_dir.clone(),
+            durability: args.durability,
+            no_model: args.no_model,
+            given: given.clone(),
+            depth: 0,
+            asker: None,
+            graph: parent_graph.clone(),
+        }) as Arc<dyn ChildRuns>
+    });
     let prepared = Prepared {
         children,
         parent_graph,

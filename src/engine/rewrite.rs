@@ -28,6 +28,9 @@
 //!   boundary events are kept ([`Element::Catch`], [`Element::CatchBoundary`]), an
 //!   event-based gateway racing only them is the engine's, and a message or signal
 //!   throw or end event becomes a worker ([`Role::Send`]) where cuga-flo delivers it.
+//!   On Flowable timer catch events, timer boundary events and timer event sub-process
+//!   starts are kept too ([`Element::Timer`], their definition as written; event-based
+//!   gateways race them), and a receive task waits as a message catch event of its id.
 //!   Elements whose semantics the rewrite does not carry
 //!   on the engine (catch events that wait, event sub-processes, multi-instance
 //!   activities, ...) are refused before a rewrite is made ([`super::support`]).
@@ -178,6 +181,21 @@ pub enum Element {
         cancel: bool,
         thrown: Thrown,
     },
+    /// A timer event (engines that run timers themselves: Flowable): an intermediate
+    /// catch event, a boundary event or an event sub-process's start event, as `on` says,
+    /// with the model's `<timerEventDefinition>`.
+    Timer {
+        timer: crate::bpmn::Timer,
+        on: TimerOn,
+    },
+}
+
+/// Where a timer event of the rewritten model waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimerOn {
+    Catch,
+    Boundary { attached_to: String, cancel: bool },
+    Start { interrupting: bool },
 }
 
 /// What an error or escalation event throws or catches.
@@ -410,6 +428,10 @@ pub fn rewrite(
     // refused above.
     let throws = matches!(engine, EngineKind::Flowable | EngineKind::Kogito);
     let messages = |id: &str| topology.node(id).and_then(signature).filter(|_| throws);
+    // Flowable runs timers itself too (cuga-flo fires them when they are due: see
+    // `flowable`); a receive task waits there as a message catch event.
+    let timers = engine == EngineKind::Flowable;
+    let timer = |node: &crate::bpmn::Node| node.timer.clone().filter(|_| timers);
     let mut routes = 0;
     let mut multis = 0;
     for node in &process.nodes {
@@ -457,6 +479,11 @@ pub fn rewrite(
                     variable,
                 }
             }
+            NodeKind::Task(crate::bpmn::TaskKind::Receive)
+                if timers && let Some((kind, name)) = messages(&node.id) =>
+            {
+                Element::Catch { kind, name }
+            }
             NodeKind::Task(_) | NodeKind::CallActivity { .. } => {
                 roles.insert(node.id.clone(), Role::Task(node.id.clone()));
                 Element::Worker
@@ -466,6 +493,23 @@ pub fn rewrite(
             {
                 Element::Catch { kind, name }
             }
+            NodeKind::IntermediateCatchEvent { .. } if let Some(timer) = timer(node) => {
+                Element::Timer {
+                    timer,
+                    on: TimerOn::Catch,
+                }
+            }
+            NodeKind::BoundaryEvent {
+                attached_to,
+                cancel_activity,
+                ..
+            } if let Some(timer) = timer(node) => Element::Timer {
+                timer,
+                on: TimerOn::Boundary {
+                    attached_to: attached_to.clone(),
+                    cancel: *cancel_activity,
+                },
+            },
             NodeKind::IntermediateThrowEvent { .. } | NodeKind::EndEvent { .. }
                 if let Some((kind, name)) = messages(&node.id) =>
             {
@@ -504,17 +548,23 @@ pub fn rewrite(
                 } else {
                     None
                 };
-                match (kind, messages(&node.id)) {
-                    (Some(kind), _) => Element::TriggerStart {
+                match (kind, messages(&node.id), timer(node)) {
+                    (Some(kind), _, _) => Element::TriggerStart {
                         interrupting: *interrupting,
                         thrown: Thrown::of(node, kind),
                     },
-                    (None, Some((kind, name))) => Element::CatchStart {
+                    (None, Some((kind, name)), _) => Element::CatchStart {
                         interrupting: *interrupting,
                         kind,
                         name,
                     },
-                    (None, None) => Element::Start,
+                    (None, None, Some(timer)) => Element::Timer {
+                        timer,
+                        on: TimerOn::Start {
+                            interrupting: *interrupting,
+                        },
+                    },
+                    (None, None, None) => Element::Start,
                 }
             }
             NodeKind::StartEvent { .. } => Element::Start,
@@ -605,8 +655,13 @@ pub fn rewrite(
                     && !out.is_empty()
                     && flows.iter().filter(|f| f.source == node.id).all(|f| {
                         topology.node(&f.target).is_some_and(|t| {
-                            matches!(t.kind, NodeKind::IntermediateCatchEvent { .. })
-                                && signature(t).is_some()
+                            (matches!(t.kind, NodeKind::IntermediateCatchEvent { .. })
+                                && (signature(t).is_some() || (timers && t.timer.is_some())))
+                                || (timers
+                                    && matches!(
+                                        t.kind,
+                                        NodeKind::Task(crate::bpmn::TaskKind::Receive)
+                                    ))
                         })
                     });
                 let tag = if races { GatewayTag::EventBased } else { tag };

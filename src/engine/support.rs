@@ -16,15 +16,23 @@
 //! that catch them) and a failed task's job is completed with a BPMN error, so Flowable
 //! delivers errors and escalations itself; multi-instance tasks run as Flowable's, each
 //! instance a job; message and signal catches (events, boundaries, event-based gateways
-//! racing them) wait on Flowable for what the run itself throws (cuga-flo delivers its
-//! throws), and one that nothing in the process throws to is refused, since a
-//! Flowable-backed run does not park for a delivery from outside; event sub-processes
-//! started by an error, an escalation or such a message or signal are Flowable's too. No
-//! timer, multi-instance sub-process or receive task reaches Flowable yet. On Kogito the
-//! rewrite keeps error and escalation events, message and signal catches the run's own
-//! throws reach, the event sub-processes either starts, and multi-instance tasks, as on
-//! Flowable (jBPM delivers errors and escalations and runs the instances; cuga-flo
-//! delivers the throws); no timer, receive task or multi-instance sub-process reaches it.
+//! racing them, receive tasks, which wait as message catch events) wait on Flowable:
+//! cuga-flo delivers what the run itself throws, and a run whose instance waits for
+//! nothing else parks for a delivery from outside (`runs message`, `runs signal`, then
+//! delivered to the waiting execution when the run re-attaches); timers (catch events,
+//! boundary events, event sub-process starts, event-based gateways racing them) are
+//! Flowable's timer jobs, which cuga-flo fires when they are due by its own clock (a
+//! timer due within the run's wait limit is waited for in-process, one due later parks
+//! the run); event sub-processes started by an error, an escalation, a message, a signal
+//! or a timer are Flowable's too. No multi-instance sub-process or call activity reaches
+//! Flowable yet: the control points inside a sub-process instance would not see its
+//! local variables, and a called process would run as no child run of cuga-flo's. On
+//! Kogito the rewrite keeps error and escalation events, message and signal catches the
+//! run's own throws reach, the event sub-processes either starts, and multi-instance
+//! tasks, as on Flowable (jBPM delivers errors and escalations and runs the instances;
+//! cuga-flo delivers the throws); no timer, receive task or multi-instance sub-process
+//! reaches it, and a catch that nothing in the process throws to is refused, since a
+//! Kogito-backed run does not park for a delivery from outside.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -82,8 +90,9 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
         EngineKind::Kogito => Executor::Kogito,
         EngineKind::Mcp => return Vec::new(),
     };
-    // On Flowable a message or signal catch runs when something in the process throws
-    // what it waits for: a Flowable-backed run does not park for a delivery from outside.
+    // On Kogito a message or signal catch runs when something in the process throws what
+    // it waits for: a Kogito-backed run does not park for a delivery from outside. On
+    // Flowable every catch runs (the run parks for what comes from outside).
     let topology = crate::engine::topology::Topology::from_process(process);
     let delivers = matches!(executor, Executor::Flowable | Executor::Kogito);
     let thrown: BTreeSet<(&'static str, String)> = if delivers {
@@ -113,6 +122,9 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             return None;
         }
         let (kind, name) = topology.node(&node.id).and_then(signature)?;
+        if executor == Executor::Flowable {
+            return Some(None);
+        }
         Some((!thrown.contains(&(kind.as_str(), name.clone()))).then(|| {
             format!(
                 "a {} {} waiting for `{name}`, which nothing in the process throws: a run on \
@@ -123,11 +135,7 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                     NodeKind::StartEvent { .. } => "event sub-process start",
                     _ => "catch event",
                 },
-                if executor == Executor::Kogito {
-                    "Kogito"
-                } else {
-                    "Flowable"
-                },
+                "Kogito",
                 kind.as_str()
             )
         }))
@@ -157,6 +165,11 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 None => element_problem(node, executor),
             },
         };
+        let problem = problem.or_else(|| {
+            (executor == Executor::Flowable)
+                .then(|| flowable_timer_problem(node))
+                .flatten()
+        });
         if let Some(why) = problem {
             out.push(Unsupported {
                 id: node.id.clone(),
@@ -237,23 +250,24 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
                 .to_string(),
         ),
         // The native engine runs the called process as a child run (engine::native::call).
+        // On Flowable the call activity's job runs the called app as a child run of
+        // cuga-flo's, as on the native engine (`engine::external::Witness`).
         NodeKind::CallActivity {
             called_element: Some(called),
-        } if pulled => Some(format!(
+        } if executor == Executor::Kogito => Some(format!(
             "a call activity: it would not call `{called}`; a task agent would be asked instead"
         )),
-        NodeKind::Task(TaskKind::Receive) if pulled => Some(
+        // On Flowable a receive task waits as a message catch event.
+        NodeKind::Task(TaskKind::Receive) if executor == Executor::Kogito => Some(
             "a receive task: it waits for a message, which cannot be delivered to a run on this \
              engine yet; a task agent would be asked instead"
                 .to_string(),
         ),
         NodeKind::IntermediateCatchEvent { definitions } => first(definitions, &|d| {
             d == EventDefinition::Conditional
-                || (pulled
-                    && matches!(
-                        d,
-                        EventDefinition::Message | EventDefinition::Signal | EventDefinition::Timer
-                    ))
+                || (pulled && matches!(d, EventDefinition::Message | EventDefinition::Signal))
+                // Flowable runs timer catch events (cuga-flo fires them when due).
+                || (executor == Executor::Kogito && d == EventDefinition::Timer)
         })
         .map(|d| {
             format!(
@@ -272,7 +286,12 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
                         | EventDefinition::Signal
                 )
             };
-            match first(definitions, &|d| !native(d) || (pulled && !throws(d))) {
+            let runs = |d| match executor {
+                Executor::Native => true,
+                Executor::Flowable => throws(d) || d == EventDefinition::Timer,
+                Executor::Kogito => throws(d),
+            };
+            match first(definitions, &|d| !native(d) || !runs(d)) {
                 Some(d) => Some(format!(
                     "{} boundary event: it would never trigger",
                     with_article(definition_name(d))
@@ -308,6 +327,29 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
             })
         }
         NodeKind::Unsupported { tag } => Some(format!("a <{tag}>, which cannot run")),
+        _ => None,
+    }
+}
+
+/// What Flowable cannot run of `node`'s timer (`crate::check` says it for the native
+/// engine): a timer with no time (Flowable refuses the deployment), and a repeating one
+/// (cuga-flo fires a timer once, when it is due).
+fn flowable_timer_problem(node: &Node) -> Option<String> {
+    let timer = node.timer.as_ref()?;
+    if node.parent.is_none() && node.kind.is_start_event() {
+        return None;
+    }
+    match timer.kind {
+        None => Some(
+            "a timer event that names no time (no timeDuration, timeDate or timeCycle): \
+             Flowable would refuse the deployment"
+                .to_string(),
+        ),
+        Some(crate::bpmn::TimerKind::Cycle) => Some(format!(
+            "a repeating timer (timeCycle `{}`): on Flowable cuga-flo fires a timer once, \
+             when it is due",
+            timer.expression
+        )),
         _ => None,
     }
 }
@@ -366,9 +408,9 @@ fn event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String>
 }
 
 /// What Flowable cannot run in event sub-process `node`: what the native engine cannot,
-/// and a start event that is not an error's, escalation's, message's or signal's
-/// (Flowable's own event sub-processes run those, cuga-flo delivering the run's messages
-/// and signals; no timer reaches Flowable yet).
+/// and a start event that is not an error's, escalation's, message's, signal's or
+/// timer's (Flowable's own event sub-processes run those, cuga-flo delivering messages
+/// and signals and firing due timers).
 fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
     event_subprocess_problem(index, node).or_else(|| {
         index
@@ -385,12 +427,13 @@ fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Optio
                         | EventDefinition::Escalation
                         | EventDefinition::Message
                         | EventDefinition::Signal
+                        | EventDefinition::Timer
                 )
             })
             .map(|d| {
                 format!(
                     "an event sub-process started by {} event: on Flowable only error, \
-                     escalation, message and signal event sub-processes run yet",
+                     escalation, message, signal and timer event sub-processes run",
                     with_article(definition_name(d))
                 )
             })
@@ -507,7 +550,13 @@ mod tests {
         let cases: &[(&str, EngineKind, &[&str])] = &[
             (r#"<task id="a"/>"#, Native, &[]),
             (r#"<receiveTask id="r"/>"#, Native, &[]),
-            (r#"<receiveTask id="r"/>"#, Flowable, &["r: a receive task"]),
+            // On Flowable a receive task waits as a message catch event (the run parks).
+            (r#"<receiveTask id="r"/>"#, Flowable, &[]),
+            (
+                r#"<receiveTask id="r"/>"#,
+                EngineKind::Kogito,
+                &["r: a receive task"],
+            ),
             (
                 r#"<callActivity id="c" calledElement="other"/>"#,
                 Native,
@@ -516,6 +565,11 @@ mod tests {
             (
                 r#"<callActivity id="c" calledElement="other"/>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<callActivity id="c" calledElement="other"/>"#,
+                EngineKind::Kogito,
                 &["c: a call activity: it would not call `other`"],
             ),
             (r#"<callActivity id="c"/>"#, Native, &[]),
@@ -604,11 +658,9 @@ mod tests {
                 ],
             ),
             (
-                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></startEvent><task id="et"/></subProcess>"#,
                 Flowable,
-                &[
-                    "e: an event sub-process started by a timer event: on Flowable only error, escalation, message and signal",
-                ],
+                &[],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"/><task id="et"/></subProcess>"#,
@@ -633,7 +685,7 @@ mod tests {
             (
                 r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
                 Flowable,
-                &["m: a message catch event waiting for `m`, which nothing in the process throws"],
+                &[],
             ),
             (
                 r#"<intermediateCatchEvent id="s"><signalEventDefinition/></intermediateCatchEvent>"#,
@@ -673,8 +725,13 @@ mod tests {
                 &[],
             ),
             (
-                r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></intermediateCatchEvent>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
+                EngineKind::Kogito,
                 &["t: a timer catch event"],
             ),
             (
@@ -720,7 +777,14 @@ mod tests {
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><messageEventDefinition/></boundaryEvent>"#,
                 Flowable,
-                &["b: a message boundary event"],
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><messageEventDefinition/></boundaryEvent>"#,
+                EngineKind::Kogito,
+                &[
+                    "b: a message boundary event waiting for `b`, which nothing in the process throws",
+                ],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><signalEventDefinition/></boundaryEvent>"#,
@@ -743,8 +807,13 @@ mod tests {
                 &[],
             ),
             (
-                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition/></boundaryEvent>"#,
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></boundaryEvent>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition/></boundaryEvent>"#,
+                EngineKind::Kogito,
                 &["b: a timer boundary event"],
             ),
             (
@@ -790,6 +859,11 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es" name="Stop"><messageEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 Flowable,
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es" name="Stop"><messageEventDefinition/></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
                 &[
                     "es: a message event sub-process start waiting for `Stop`, which nothing in the process throws",
                 ],
@@ -800,6 +874,16 @@ mod tests {
                 &["s: a message start event in a sub-process"],
             ),
             (r#"<receiveTask id="r"/>"#, EngineKind::Mcp, &[]),
+            (
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
+                Flowable,
+                &["t: a timer event that names no time"],
+            ),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><timerEventDefinition><timeCycle>R3/PT1H</timeCycle></timerEventDefinition></boundaryEvent>"#,
+                Flowable,
+                &["b: a repeating timer (timeCycle `R3/PT1H`)"],
+            ),
         ];
         for (body, engine, expected) in cases {
             let got = refused(body, *engine);

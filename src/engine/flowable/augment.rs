@@ -15,7 +15,9 @@ use std::fmt::Write as _;
 
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
-use crate::engine::rewrite::{self, Element, Guard, Rewritten, Scopes, Thrown, xml_escape};
+use crate::engine::rewrite::{
+    self, Element, Guard, Rewritten, Scopes, Thrown, TimerOn, xml_escape,
+};
 use crate::journal::event::CatchKind;
 
 /// The `<error>` and `<escalation>` elements written for the codes the model's events
@@ -260,6 +262,27 @@ fn write_scope(
                     definition(thrown, codes)
                 );
             }
+            Element::Timer { timer, on } => {
+                let definition = timer_definition(timer);
+                let _ = match on {
+                    TimerOn::Catch => writeln!(
+                        xml,
+                        "{pad}<intermediateCatchEvent id=\"{id}\"{name}>{definition}</intermediateCatchEvent>"
+                    ),
+                    TimerOn::Boundary {
+                        attached_to,
+                        cancel,
+                    } => writeln!(
+                        xml,
+                        "{pad}<boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{definition}</boundaryEvent>",
+                        xml_escape(attached_to)
+                    ),
+                    TimerOn::Start { interrupting } => writeln!(
+                        xml,
+                        "{pad}<startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{definition}</startEvent>"
+                    ),
+                };
+            }
         }
     }
     for f in flows {
@@ -280,6 +303,21 @@ fn write_scope(
                 let _ = writeln!(xml, "{open}/>");
             }
         }
+    }
+}
+
+/// A timer's `<timerEventDefinition>` as the model writes it: Flowable evaluates a
+/// `${name}` expression itself when the timer starts, as the native engine does.
+/// (Flowable counts a month and a year by the calendar where the native engine counts 30
+/// and 365 days; cuga-flo fires the timer when Flowable's job says it is due.)
+fn timer_definition(timer: &crate::bpmn::Timer) -> String {
+    match timer.kind {
+        Some(kind) => format!(
+            "<timerEventDefinition><{tag}>{}</{tag}></timerEventDefinition>",
+            xml_escape(&timer.expression),
+            tag = kind.tag()
+        ),
+        None => "<timerEventDefinition/>".to_string(),
     }
 }
 
@@ -416,5 +454,50 @@ mod tests {
         let text = format!("{problems:?}");
         assert!(text.contains("reserved"), "{text}");
         assert!(text.contains("one start event"), "{text}");
+    }
+
+    #[test]
+    fn timers_are_kept_as_written_and_a_receive_task_waits_as_a_message_catch() {
+        let process = parse(
+            r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <message id="M" name="Reply"/>
+            <process id="P"><startEvent id="s"/><eventBasedGateway id="g"/>
+              <receiveTask id="r" messageRef="M"/>
+              <intermediateCatchEvent id="t"><timerEventDefinition><timeDuration>${wait}</timeDuration></timerEventDefinition></intermediateCatchEvent>
+              <task id="a"/><endEvent id="e"/>
+              <boundaryEvent id="late" attachedToRef="a" cancelActivity="false"><timerEventDefinition><timeDate>2030-01-01T00:00:00Z</timeDate></timerEventDefinition></boundaryEvent>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="g"/>
+              <sequenceFlow id="f2" sourceRef="g" targetRef="r"/>
+              <sequenceFlow id="f3" sourceRef="g" targetRef="t"/>
+              <sequenceFlow id="f4" sourceRef="r" targetRef="a"/>
+              <sequenceFlow id="f5" sourceRef="t" targetRef="a"/>
+              <sequenceFlow id="f6" sourceRef="a" targetRef="e"/>
+              <sequenceFlow id="f7" sourceRef="late" targetRef="e"/>
+            </process></definitions>"#,
+        );
+        let aug = augment(&process, &FlowAnnotations::default(), "P").unwrap();
+        assert!(
+            aug.xml.contains(
+                "<intermediateCatchEvent id=\"t\"><timerEventDefinition><timeDuration>${wait}</timeDuration></timerEventDefinition></intermediateCatchEvent>"
+            ),
+            "{}",
+            aug.xml
+        );
+        assert!(aug.xml.contains("<boundaryEvent id=\"late\" attachedToRef=\"a\" cancelActivity=\"false\"><timerEventDefinition><timeDate>2030-01-01T00:00:00Z</timeDate>"), "{}", aug.xml);
+        assert!(
+            aug.xml
+                .contains("<intermediateCatchEvent id=\"r\"><messageEventDefinition"),
+            "{}",
+            aug.xml
+        );
+        // The gateway is Flowable's: it races the catch and the timer.
+        assert!(
+            aug.xml.contains("<eventBasedGateway id=\"g\"/>"),
+            "{}",
+            aug.xml
+        );
+        assert!(!aug.rewritten.roles.contains_key("r"));
+        let back = parse(&aug.xml);
+        assert!(back.node("t").and_then(|n| n.timer.as_ref()).is_some());
     }
 }

@@ -15,8 +15,16 @@
 //! error and escalation event sub-processes, multi-instance tasks (each instance a job,
 //! asked with the native engine's instance variables; cuga-flo evaluates what they run
 //! over and their completion condition, and keeps their state in the instance's
-//! variables), and message and signal catches that the run's own throws reach (cuga-flo
-//! delivers each throw to the waiting catches' executions).
+//! variables), message and signal catches and receive tasks (cuga-flo delivers the run's
+//! own throws to the waiting catches' executions), and timers (Flowable's timer jobs).
+//!
+//! Waiting: when the instance has no job to work and nothing moving, cuga-flo fires the
+//! timers that are due by its own clock (it moves their jobs to the executable jobs:
+//! Flowable's executor would fire them by Flowable's clock and only on its acquisition
+//! cycle), sleeps until one due within the run's wait limit, and otherwise parks the run
+//! (`run_waiting`: the earliest due time, the catches waiting in `awaiting`). The resumed
+//! run re-attaches and delivers what `runs message` / `runs signal` journalled meanwhile.
+//! A call activity's job runs the called app as a child run of cuga-flo's (the witness's).
 //!
 //! Hook actions on Flowable: `continue`, `terminate` (a terminate end event behind the
 //! hook), `skip_to` (the token is moved with `change-state`), `skip_node` (the skipped
@@ -46,7 +54,7 @@ use super::{
 use crate::app::{EngineConfig, EngineKind};
 use crate::bpmn::{LoopKind, NodeKind};
 use crate::bridge::{BoxFuture, ControlPoints};
-use crate::engine::rewrite::{Element, GatewayTag, Role, Thrown, catcher};
+use crate::engine::rewrite::{Element, GatewayTag, Role, Thrown, TimerOn, catcher};
 use crate::engine::topology::Topology;
 use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
@@ -183,6 +191,18 @@ enum Ended {
     Finished { terminated: Option<String> },
     /// cuga-flo failed it (and deleted the instance).
     Failed(String),
+    /// The run parked (`run_waiting` journalled): the instance waits for a timer due later
+    /// than the run waits in-process, or for a message or signal from outside.
+    Waiting,
+}
+
+/// What [`Run::wait_or_park`] did.
+enum Waited {
+    /// A timer fired, or one is due now: look again.
+    Moved,
+    Parked,
+    /// The instance waits for no timer and no message or signal.
+    Nothing,
 }
 
 /// What an instance with no job to work is doing.
@@ -228,6 +248,20 @@ struct Known {
     skips: HashSet<String>,
     /// Set by a hook that terminated the run.
     terminated: Option<String>,
+    /// The timers journalled as scheduled and not fired: by Flowable's timer job, the
+    /// timer's key and event.
+    timers: HashMap<String, (String, String)>,
+    /// The visits of each timer event so far (their keys' last number).
+    timer_visits: HashMap<String, u64>,
+    /// A resumed run's timers journalled as scheduled and not fired, by event, in order:
+    /// the keys the instance's timer jobs take again.
+    prior_timers: HashMap<String, Vec<String>>,
+    /// A resumed run's waits journalled by `run_waiting` and not received, by catch, in
+    /// order: the keys the instance's waiting catches take again.
+    prior_awaits: HashMap<String, Vec<String>>,
+    /// The waits journalled (`message_awaited`) for catches waiting now: by the
+    /// subscription's execution and catch, the key.
+    awaited: HashMap<(String, String), String>,
     /// Joins cuga-flo released (none of their missing branches could still come), and
     /// multi-instance tasks with no instance to run (Flowable passes them without
     /// entering them; the native engine enters them once): where in the path each was
@@ -446,6 +480,8 @@ impl Run {
                 .collect();
         }
         self.refresh_path().await?;
+        self.rebuild_waits();
+        self.deliver_from_outside().await?;
         Ok(self)
     }
 
@@ -457,9 +493,22 @@ impl Run {
 
     /// Work the instance's jobs until it ends or cuga-flo ends it.
     async fn drive(self: Arc<Self>) -> Ended {
+        // Looks that found the instance running at no activity (an execution between two
+        // activities: Flowable is still carrying out a continuation).
+        let mut between = 0;
         loop {
             if let Err(e) = self.refresh_path().await {
                 return self.fail(e).await;
+            }
+            // Timers are journalled as they start (and as Flowable fires them itself).
+            if self.has_timers() {
+                let tracked = match self.client.timers(&self.instance).await {
+                    Ok(timers) => self.track_timers(&timers).await,
+                    Err(e) => Err(self.lost(e)),
+                };
+                if let Err(why) = tracked {
+                    return self.fail(why).await;
+                }
             }
             if let Some(why) = self.over_budget() {
                 return self.fail(why).await;
@@ -497,7 +546,19 @@ impl Run {
                         }
                         continue;
                     }
+                    Ok(Settled::Stuck(at)) if at.is_empty() && between < 10 => {
+                        between += 1;
+                        tokio::time::sleep(Duration::from_millis(100 * between)).await;
+                        continue;
+                    }
                     Ok(Settled::Stuck(at)) => {
+                        // Waiting for a timer or for a delivery from outside?
+                        match self.wait_or_park().await {
+                            Ok(Waited::Moved) => continue,
+                            Ok(Waited::Parked) => return Ended::Waiting,
+                            Ok(Waited::Nothing) => {}
+                            Err(why) => return self.fail(why).await,
+                        }
                         return self
                             .fail(format!(
                                 "the instance waits at {} and nothing will move it (a join \
@@ -553,7 +614,9 @@ impl Run {
                 return Ok(Settled::Failed(failed.join("; ")));
             }
             // New jobs for this worker (unless the run is terminating)?
-            if self.known().terminated.is_none() && self.client.has_jobs(&self.topic).await? {
+            if self.known().terminated.is_none()
+                && self.client.has_jobs(&self.topic, &self.instance).await?
+            {
                 return Ok(Settled::Moving);
             }
             // Nothing queued, twice with a pause in between: nothing will move.
@@ -577,6 +640,307 @@ impl Run {
         } else {
             format!("Flowable at {}: {e}", self.client.url())
         }
+    }
+
+    /// The records of the run's journal before this resume.
+    fn prior_records(&self) -> &[crate::journal::Record] {
+        self.request
+            .resume
+            .as_deref()
+            .map_or(&[][..], |r| r.records.as_slice())
+    }
+
+    /// From a resumed run's journal: the visits of each timer and catch so far, the
+    /// timers scheduled and not fired, the waits awaited and not received.
+    fn rebuild_waits(&self) {
+        let mut known = self.known();
+        let mut scheduled: Vec<(String, String)> = Vec::new();
+        let mut awaited: Vec<(String, String)> = Vec::new();
+        for record in self.prior_records() {
+            match &record.event {
+                Event::TimerScheduled { key, node, .. } => {
+                    *known.timer_visits.entry(node.clone()).or_insert(0) += 1;
+                    scheduled.push((key.clone(), node.clone()));
+                }
+                Event::TimerFired { key, .. } => scheduled.retain(|(k, _)| k != key),
+                Event::MessageAwaited { key, node, .. } => {
+                    *known.awaits.entry(node.clone()).or_insert(0) += 1;
+                    awaited.push((key.clone(), node.clone()));
+                }
+                Event::MessageReceived { key, .. } => awaited.retain(|(k, _)| k != key),
+                _ => {}
+            }
+        }
+        for (key, node) in scheduled {
+            known.prior_timers.entry(node).or_default().push(key);
+        }
+        for (key, node) in awaited {
+            known.prior_awaits.entry(node).or_default().push(key);
+        }
+    }
+
+    /// Deliver to the instance what `runs message` and `runs signal` journalled for the
+    /// run since it parked (each to the catch that waited with its key, with its
+    /// variables), unless that catch waits no more (delivered before a crash).
+    async fn deliver_from_outside(&self) -> Result<(), String> {
+        let records = self.prior_records();
+        let since = records
+            .iter()
+            .rposition(|r| matches!(r.event, Event::RunWaiting { .. }))
+            .map_or(0, |i| i + 1);
+        for record in &records[since..] {
+            let Event::MessageReceived {
+                node,
+                kind,
+                name,
+                variables,
+                thrown_by: None,
+                ..
+            } = &record.event
+            else {
+                continue;
+            };
+            let waiting = self
+                .client
+                .subscriptions(&self.instance, *kind, name)
+                .await
+                .map_err(|e| self.lost(e))?;
+            let Some((execution, _)) = waiting.into_iter().find(|(_, c)| c == node) else {
+                tracing::debug!("`{node}` waits for `{name}` no more: delivered already");
+                continue;
+            };
+            if !variables.is_empty() {
+                self.client
+                    .set_variables(&self.instance, variables)
+                    .await
+                    .map_err(|e| self.lost(e))?;
+            }
+            self.client
+                .deliver(&execution, *kind, name)
+                .await
+                .map_err(|e| {
+                    format!(
+                        "Flowable could not deliver the {} `{name}` to `{node}`: {e}",
+                        kind.as_str()
+                    )
+                })?;
+            self.quiet().await?;
+        }
+        Ok(())
+    }
+
+    /// How long the run waits in-process for a timer (`start --max-wait`).
+    fn wait_limit_ms(&self) -> u64 {
+        self.request
+            .annotations
+            .max_wait_secs
+            .unwrap_or(crate::engine::native::DEFAULT_WAIT_LIMIT_SECS)
+            .saturating_mul(1000)
+    }
+
+    /// Journal the timers that started since the last look (`timer_scheduled`), and
+    /// the ones Flowable fired itself meanwhile (`timer_fired`).
+    async fn track_timers(&self, timers: &[rest::TimerJob]) -> Result<(), String> {
+        let gone: Vec<(String, String, String)> = {
+            let known = self.known();
+            known
+                .timers
+                .iter()
+                .filter(|(job, _)| !timers.iter().any(|t| &t.id == *job))
+                .map(|(job, (key, node))| (job.clone(), key.clone(), node.clone()))
+                .collect()
+        };
+        if !gone.is_empty() {
+            let activities = self
+                .client
+                .activities(&self.instance)
+                .await
+                .map_err(|e| self.lost(e))?;
+            for (job, key, node) in gone {
+                self.known().timers.remove(&job);
+                // Fired (by Flowable's own executor) when its event went on; a timer
+                // whose activity ended first was cancelled.
+                let fired = activities
+                    .iter()
+                    .any(|a| a.activity_id == node && a.end_time.is_some())
+                    && self.known().path.iter().any(|n| n == &node);
+                if fired {
+                    self.witness.journal(Event::TimerFired { key, node })?;
+                }
+            }
+        }
+        for timer in timers {
+            if self.known().timers.contains_key(&timer.id) {
+                continue;
+            }
+            let node = timer.element_id.clone();
+            let prior = {
+                let mut known = self.known();
+                known
+                    .prior_timers
+                    .get_mut(&node)
+                    .filter(|keys| !keys.is_empty())
+                    .map(|keys| keys.remove(0))
+            };
+            let key = match prior {
+                Some(key) => key,
+                None => {
+                    let visit = {
+                        let mut known = self.known();
+                        let visit = known.timer_visits.entry(node.clone()).or_insert(0);
+                        *visit += 1;
+                        *visit
+                    };
+                    let key = format!("{}:{node}:{visit}", self.request.run_id);
+                    self.witness.journal(Event::TimerScheduled {
+                        key: key.clone(),
+                        node: node.clone(),
+                        due_ms: timer.due_ms.unwrap_or_else(crate::clock::now_ms),
+                    })?;
+                    key
+                }
+            };
+            self.known().timers.insert(timer.id.clone(), (key, node));
+        }
+        // A resumed run's timers whose job is gone fired while cuga-flo was away (or
+        // just before it stopped) when their event went on.
+        let left: Vec<(String, Vec<String>)> = self.known().prior_timers.drain().collect();
+        for (node, keys) in left {
+            if self.known().path.iter().any(|n| n == &node) {
+                for key in keys {
+                    self.witness.journal(Event::TimerFired {
+                        key,
+                        node: node.clone(),
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The instance has no job to work and nothing moving: fire the timers that are due
+    /// (cuga-flo's clock decides, as for the native engine: Flowable's executor would
+    /// fire them by its own clock, and only every few seconds), wait in-process for one
+    /// due within the run's wait limit, or park the run (`run_waiting`) with the timer
+    /// due later and the messages and signals its catches wait for.
+    async fn wait_or_park(&self) -> Result<Waited, String> {
+        let timers = self
+            .client
+            .timers(&self.instance)
+            .await
+            .map_err(|e| self.lost(e))?;
+        let _ = self.refresh_path().await?;
+        self.track_timers(&timers).await?;
+        let now = crate::clock::now_ms();
+        let due: Vec<&rest::TimerJob> = timers
+            .iter()
+            .filter(|t| t.due_ms.is_none_or(|d| d <= now))
+            .collect();
+        if !due.is_empty() {
+            for timer in due {
+                let Some((key, node)) = self.known().timers.remove(&timer.id) else {
+                    continue;
+                };
+                // Journalled once moved: a run stopped before finds the job still there
+                // under its key, one stopped after finds it gone and its event gone on.
+                tracing::debug!("firing timer {node} ({key})");
+                self.client
+                    .fire_timer(&timer.id)
+                    .await
+                    .map_err(|e| self.lost(e))?;
+                self.witness.journal(Event::TimerFired { key, node })?;
+            }
+            self.quiet().await?;
+            return Ok(Waited::Moved);
+        }
+        let next = timers.iter().filter_map(|t| t.due_ms).min();
+        if let Some(next) = next
+            && next.saturating_sub(now) <= self.wait_limit_ms()
+        {
+            self.show_awaiting().await?;
+            tokio::time::sleep(Duration::from_millis(next.saturating_sub(now))).await;
+            return Ok(Waited::Moved);
+        }
+        let awaiting = self.awaiting().await?;
+        if next.is_none() && awaiting.is_empty() {
+            return Ok(Waited::Nothing);
+        }
+        let path = self.known().path.clone();
+        self.witness.entered(&path, Vec::new());
+        self.witness.journal(Event::RunWaiting {
+            reason: if next.is_some() { "timer" } else { "message" }.to_string(),
+            questions: Vec::new(),
+            due_ms: next,
+            awaiting,
+        })?;
+        Ok(Waited::Parked)
+    }
+
+    /// Show whoever may stop the run while it waits for a timer what it waits for.
+    async fn show_awaiting(&self) -> Result<(), String> {
+        if let Some(shown) = &self.request.awaiting {
+            let awaiting = self.awaiting().await?;
+            if let Ok(mut shown) = shown.lock() {
+                *shown = awaiting;
+            }
+        }
+        Ok(())
+    }
+
+    /// The messages and signals the instance's catches wait for now, each wait journalled
+    /// (`message_awaited`) once.
+    async fn awaiting(&self) -> Result<Vec<crate::journal::event::Awaited>, String> {
+        let waiting = self
+            .client
+            .all_subscriptions(&self.instance)
+            .await
+            .map_err(|e| self.lost(e))?;
+        let mut out = Vec::new();
+        for (execution, catch, kind, name) in waiting {
+            let place = (execution, catch.clone());
+            let known_key = self.known().awaited.get(&place).cloned();
+            let key = match known_key {
+                Some(key) => key,
+                None => {
+                    let prior = {
+                        let mut known = self.known();
+                        known
+                            .prior_awaits
+                            .get_mut(&catch)
+                            .filter(|keys| !keys.is_empty())
+                            .map(|keys| keys.remove(0))
+                    };
+                    let key = match prior {
+                        Some(key) => key,
+                        None => {
+                            let key = {
+                                let mut known = self.known();
+                                let visit = known.awaits.entry(catch.clone()).or_insert(0);
+                                *visit += 1;
+                                format!("{}:{catch}:{visit}", self.request.run_id)
+                            };
+                            self.witness.journal(Event::MessageAwaited {
+                                key: key.clone(),
+                                node: catch.clone(),
+                                kind,
+                                name: name.clone(),
+                            })?;
+                            key
+                        }
+                    };
+                    self.known().awaited.insert(place, key.clone());
+                    key
+                }
+            };
+            out.push(crate::journal::event::Awaited {
+                key,
+                node: catch,
+                kind,
+                name,
+                correlation: None,
+            });
+        }
+        Ok(out)
     }
 
     /// Fail the run: delete the instance (when Flowable can still be reached).
@@ -1093,15 +1457,31 @@ impl Run {
     /// Whether `node` is a catch an event-based gateway races (Flowable's).
     fn races(&self, node: &str) -> bool {
         let process = &self.request.process;
-        matches!(
-            process.node(node).map(|n| &n.kind),
-            Some(NodeKind::IntermediateCatchEvent { .. })
-        ) && process.flows.iter().any(|f| {
+        // A catch event, or a receive task (which waits as one).
+        self.augmented.rewritten.nodes.iter().any(|n| {
+            n.id == node
+                && matches!(
+                    n.element,
+                    Element::Catch { .. }
+                        | Element::Timer {
+                            on: TimerOn::Catch,
+                            ..
+                        }
+                )
+        }) && process.flows.iter().any(|f| {
             f.target == node
                 && self.augmented.rewritten.nodes.iter().any(|n| {
                     n.id == f.source && n.element == Element::Gateway(GatewayTag::EventBased)
                 })
         })
+    }
+
+    fn has_timers(&self) -> bool {
+        self.augmented
+            .rewritten
+            .nodes
+            .iter()
+            .any(|n| matches!(n.element, Element::Timer { .. }))
     }
 
     fn has_multi(&self) -> bool {
@@ -1246,6 +1626,13 @@ impl Run {
     /// The outcome: Flowable's final variables and path, or the failure.
     async fn finish(&self, ended: Ended) -> RunOutcome {
         let _ = self.refresh_path().await;
+        // The timers Flowable's executor fired itself since the last look.
+        if self.has_timers()
+            && let Ok(timers) = self.client.timers(&self.instance).await
+            && let Err(e) = self.track_timers(&timers).await
+        {
+            tracing::warn!("{e}");
+        }
         let mut path = self.known().path.clone();
         // Flowable entered the node that spent the budget before cuga-flo saw it; the
         // run failed instead of entering it, as on the native engine.
@@ -1270,6 +1657,7 @@ impl Run {
                 }
             }
             Ended::Failed(why) => (RunStatus::Failed, Some(why)),
+            Ended::Waiting => (RunStatus::Waiting, None),
         };
         RunOutcome {
             status,

@@ -88,6 +88,21 @@ pub struct Activity {
     pub execution_id: Option<String>,
 }
 
+/// The handler of the timer jobs of timer events (a failed job's retry waits as a timer
+/// job of another handler).
+const TIMER_HANDLER: &str = "trigger-timer";
+
+/// A timer event's job, waiting for its due time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimerJob {
+    pub id: String,
+    /// The timer event.
+    pub element_id: String,
+    pub execution_id: Option<String>,
+    /// When it is due (`None`: Flowable gave no date cuga-flo can read).
+    pub due_ms: Option<u64>,
+}
+
 /// The timestamp of a version-1 UUID (60 bits of 100 ns ticks), `None` for other ids.
 fn uuid_v1_time(id: &str) -> Option<u64> {
     let parts: Vec<&str> = id.split('-').collect();
@@ -314,10 +329,14 @@ impl Client {
     }
 
     /// Whether jobs of `topic` wait to be acquired (without locking them).
-    pub async fn has_jobs(&self, topic: &str) -> Result<bool, RestError> {
-        let request = self
-            .jobs(Method::GET, "jobs")
-            .query(&[("topic", topic), ("size", "1")]);
+    /// (Flowable's job list takes no topic filter: the instance's jobs, which are all on
+    /// its run's topic, are asked for.)
+    pub async fn has_jobs(&self, topic: &str, instance: &str) -> Result<bool, RestError> {
+        let request = self.jobs(Method::GET, "jobs").query(&[
+            ("topic", topic),
+            ("processInstanceId", instance),
+            ("size", "1"),
+        ]);
         let found = self.send(request, "GET jobs").await?;
         Ok(found["total"].as_u64().unwrap_or(0) > 0)
     }
@@ -518,18 +537,107 @@ impl Client {
     /// Jobs of the instance that Flowable's async executor has still to run (a completed
     /// external job continues the process asynchronously; a failed one waits as a timer
     /// job for its retry).
+    /// The timer jobs of the model's timer events are not pending: cuga-flo fires them
+    /// when they are due ([`Client::timers`]).
     pub async fn pending_jobs(&self, instance: &str) -> Result<u64, RestError> {
-        let mut total = 0;
-        for kind in ["jobs", "timer-jobs"] {
-            let request = self
-                .api(Method::GET, &format!("management/{kind}"))
-                .query(&[("processInstanceId", instance), ("size", "1")]);
-            let found = self
-                .send(request, &format!("GET management/{kind}"))
-                .await?;
-            total += found["total"].as_u64().unwrap_or(0);
-        }
+        let request = self
+            .api(Method::GET, "management/jobs")
+            .query(&[("processInstanceId", instance), ("size", "1")]);
+        let found = self.send(request, "GET management/jobs").await?;
+        let mut total = found["total"].as_u64().unwrap_or(0);
+        let request = self
+            .api(Method::GET, "management/timer-jobs")
+            .query(&[("processInstanceId", instance), ("size", "1000")]);
+        let found = self.send(request, "GET management/timer-jobs").await?;
+        total += found["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|j| j["handlerType"].as_str() != Some(TIMER_HANDLER))
+            .count() as u64;
         Ok(total)
+    }
+
+    /// The instance's timers waiting to fire (the timer jobs of its timer events), in
+    /// the order they were created.
+    pub async fn timers(&self, instance: &str) -> Result<Vec<TimerJob>, RestError> {
+        let request = self
+            .api(Method::GET, "management/timer-jobs")
+            .query(&[("processInstanceId", instance), ("size", "1000")]);
+        let found = self.send(request, "GET management/timer-jobs").await?;
+        let mut timers: Vec<TimerJob> = found["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|j| j["handlerType"].as_str() == Some(TIMER_HANDLER))
+            .filter_map(|j| {
+                Some(TimerJob {
+                    id: j["id"].as_str()?.to_string(),
+                    element_id: j["elementId"].as_str()?.to_string(),
+                    execution_id: j["executionId"].as_str().map(str::to_string),
+                    due_ms: j["dueDate"]
+                        .as_str()
+                        .and_then(|d| crate::bpmn::parse_date_time(d).ok()),
+                })
+            })
+            .collect();
+        timers.sort_by_key(|t| uuid_v1_time(&t.id));
+        Ok(timers)
+    }
+
+    /// Fire timer job `job` now: Flowable moves it to the executable jobs, which its
+    /// async executor runs at once. `false`: it is gone (fired or cancelled meanwhile).
+    pub async fn fire_timer(&self, job: &str) -> Result<bool, RestError> {
+        let request = self
+            .api(Method::POST, &format!("management/timer-jobs/{job}"))
+            .json(&json!({"action": "move"}));
+        match self.send(request, "POST management/timer-jobs/{id}").await {
+            Ok(_) => Ok(true),
+            Err(e) if e.status == Some(404) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every message and signal catch of `instance` waiting now, in the order they
+    /// started waiting: `(execution, catching activity, kind, name)`.
+    pub async fn all_subscriptions(
+        &self,
+        instance: &str,
+    ) -> Result<Vec<(String, String, CatchKind, String)>, RestError> {
+        let mut out = Vec::new();
+        for kind in [CatchKind::Message, CatchKind::Signal] {
+            let request = self
+                .api(Method::GET, "runtime/event-subscriptions")
+                .query(&[
+                    ("processInstanceId", instance),
+                    ("eventType", kind.as_str()),
+                    ("size", "1000"),
+                ]);
+            let found = self
+                .send(request, "GET runtime/event-subscriptions")
+                .await?;
+            for s in found["data"].as_array().into_iter().flatten() {
+                let (Some(id), Some(execution), Some(activity), Some(name)) = (
+                    s["id"].as_str(),
+                    s["executionId"].as_str(),
+                    s["activityId"].as_str(),
+                    s["eventName"].as_str(),
+                ) else {
+                    continue;
+                };
+                out.push((
+                    uuid_v1_time(id),
+                    (
+                        execution.to_string(),
+                        activity.to_string(),
+                        kind,
+                        name.to_string(),
+                    ),
+                ));
+            }
+        }
+        out.sort_by_key(|(t, _)| *t);
+        Ok(out.into_iter().map(|(_, s)| s).collect())
     }
 
     /// The activities a running instance's executions are at.

@@ -644,6 +644,9 @@ impl Writer<'_> {
                     self.scope(xml, children, Some(n.id.as_str()), depth + 1);
                     let _ = writeln!(xml, "{pad}</bpmn2:subProcess>");
                 }
+                // The rewrite keeps timers for Flowable only (`engine::support` refuses
+                // them on Kogito).
+                Element::Timer { .. } => {}
             }
         }
         for f in flows {

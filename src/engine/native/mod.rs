@@ -167,6 +167,8 @@ mod throws;
 mod timers;
 mod tokens;
 
+pub use run::DEFAULT_WAIT_LIMIT_SECS;
+
 use std::sync::Arc;
 
 use super::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
