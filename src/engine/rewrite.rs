@@ -178,6 +178,21 @@ pub enum Element {
         cancel: bool,
         thrown: Thrown,
     },
+    /// A timer (not repeating) that cuga-flo fires when it is due (engines that wait for
+    /// it as for a signal of cuga-flo's: Kogito): the model's timer event (its id) is a
+    /// catch event, a boundary event or an event sub-process's start.
+    Timer(TimerAt),
+}
+
+/// Where a timer [`Element::Timer`] waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimerAt {
+    /// An intermediate catch event.
+    Catch,
+    /// A boundary event attached to `attached_to`.
+    Boundary { attached_to: String, cancel: bool },
+    /// The start event of an event sub-process.
+    Start { interrupting: bool },
 }
 
 /// What an error or escalation event throws or catches.
@@ -410,6 +425,10 @@ pub fn rewrite(
     // refused above.
     let throws = matches!(engine, EngineKind::Flowable | EngineKind::Kogito);
     let messages = |id: &str| topology.node(id).and_then(signature).filter(|_| throws);
+    // Kogito waits for timers (cuga-flo fires them) and receive tasks as for signals.
+    let timers = engine == EngineKind::Kogito;
+    let timer =
+        |definitions: &[EventDefinition]| timers && definitions.contains(&EventDefinition::Timer);
     let mut routes = 0;
     let mut multis = 0;
     for node in &process.nodes {
@@ -457,6 +476,11 @@ pub fn rewrite(
                     variable,
                 }
             }
+            NodeKind::Task(crate::bpmn::TaskKind::Receive)
+                if timers && let Some((kind, name)) = messages(&node.id) =>
+            {
+                Element::Catch { kind, name }
+            }
             NodeKind::Task(_) | NodeKind::CallActivity { .. } => {
                 roles.insert(node.id.clone(), Role::Task(node.id.clone()));
                 Element::Worker
@@ -466,6 +490,17 @@ pub fn rewrite(
             {
                 Element::Catch { kind, name }
             }
+            NodeKind::IntermediateCatchEvent { definitions } if timer(definitions) => {
+                Element::Timer(TimerAt::Catch)
+            }
+            NodeKind::BoundaryEvent {
+                attached_to,
+                cancel_activity,
+                definitions,
+            } if timer(definitions) => Element::Timer(TimerAt::Boundary {
+                attached_to: attached_to.clone(),
+                cancel: *cancel_activity,
+            }),
             NodeKind::IntermediateThrowEvent { .. } | NodeKind::EndEvent { .. }
                 if let Some((kind, name)) = messages(&node.id) =>
             {
@@ -505,6 +540,9 @@ pub fn rewrite(
                     None
                 };
                 match (kind, messages(&node.id)) {
+                    (None, None) if timer(definitions) => Element::Timer(TimerAt::Start {
+                        interrupting: *interrupting,
+                    }),
                     (Some(kind), _) => Element::TriggerStart {
                         interrupting: *interrupting,
                         thrown: Thrown::of(node, kind),
@@ -604,9 +642,12 @@ pub fn rewrite(
                     && *kind == GatewayKind::EventBased
                     && !out.is_empty()
                     && flows.iter().filter(|f| f.source == node.id).all(|f| {
-                        topology.node(&f.target).is_some_and(|t| {
-                            matches!(t.kind, NodeKind::IntermediateCatchEvent { .. })
-                                && signature(t).is_some()
+                        topology.node(&f.target).is_some_and(|t| match &t.kind {
+                            NodeKind::IntermediateCatchEvent { definitions } => {
+                                signature(t).is_some() || timer(definitions)
+                            }
+                            NodeKind::Task(crate::bpmn::TaskKind::Receive) => timers,
+                            _ => false,
                         })
                     });
                 let tag = if races { GatewayTag::EventBased } else { tag };

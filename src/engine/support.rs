@@ -86,6 +86,9 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
     // what it waits for: a Flowable-backed run does not park for a delivery from outside.
     let topology = crate::engine::topology::Topology::from_process(process);
     let delivers = matches!(executor, Executor::Flowable | Executor::Kogito);
+    // A Kogito-backed run parks for what nothing in the process throws (`runs message`,
+    // `runs signal` deliver it when it is resumed).
+    let parks = executor == Executor::Kogito;
     let thrown: BTreeSet<(&'static str, String)> = if delivers {
         process
             .nodes
@@ -102,18 +105,19 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
     } else {
         BTreeSet::new()
     };
-    let catch_problem = |node: &Node| -> Option<Option<String>> {
-        let waits = match node.kind {
-            NodeKind::IntermediateCatchEvent { .. } | NodeKind::BoundaryEvent { .. } => true,
-            // A process's message start event is the run's input.
-            NodeKind::StartEvent { .. } => parent_is_event_subprocess(index, node),
-            _ => false,
-        };
-        if !delivers || !waits {
-            return None;
-        }
-        let (kind, name) = topology.node(&node.id).and_then(signature)?;
-        Some((!thrown.contains(&(kind.as_str(), name.clone()))).then(|| {
+    let catch_problem =
+        |node: &Node| -> Option<Option<String>> {
+            let waits = match node.kind {
+                NodeKind::IntermediateCatchEvent { .. } | NodeKind::BoundaryEvent { .. } => true,
+                // A process's message start event is the run's input.
+                NodeKind::StartEvent { .. } => parent_is_event_subprocess(index, node),
+                _ => false,
+            };
+            if !delivers || !waits {
+                return None;
+            }
+            let (kind, name) = topology.node(&node.id).and_then(signature)?;
+            Some((!parks && !thrown.contains(&(kind.as_str(), name.clone()))).then(|| {
             format!(
                 "a {} {} waiting for `{name}`, which nothing in the process throws: a run on \
                  {} cannot park for a delivery from outside (`runs {}`)",
@@ -131,7 +135,7 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 kind.as_str()
             )
         }))
-    };
+        };
     let mut out = Vec::new();
     for node in &process.nodes {
         // What an event or ad-hoc sub-process holds is reported once, at the sub-process.
@@ -157,6 +161,17 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 None => element_problem(node, executor),
             },
         };
+        // cuga-flo fires a timer on Kogito once, as the native engine does.
+        let problem = problem.or_else(|| {
+            let repeats = node
+                .timer
+                .as_ref()
+                .is_some_and(|t| t.kind == Some(crate::bpmn::TimerKind::Cycle));
+            let process_start = node.parent.is_none() && node.kind.is_start_event();
+            (executor == Executor::Kogito && repeats && !process_start).then(|| {
+                "a repeating timer (timeCycle): on Kogito cuga-flo fires a timer once".to_string()
+            })
+        });
         if let Some(why) = problem {
             out.push(Unsupported {
                 id: node.id.clone(),
@@ -242,7 +257,8 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
         } if pulled => Some(format!(
             "a call activity: it would not call `{called}`; a task agent would be asked instead"
         )),
-        NodeKind::Task(TaskKind::Receive) if pulled => Some(
+        // Kogito waits for a receive task's message as for a catch event's.
+        NodeKind::Task(TaskKind::Receive) if executor == Executor::Flowable => Some(
             "a receive task: it waits for a message, which cannot be delivered to a run on this \
              engine yet; a task agent would be asked instead"
                 .to_string(),
@@ -250,10 +266,9 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
         NodeKind::IntermediateCatchEvent { definitions } => first(definitions, &|d| {
             d == EventDefinition::Conditional
                 || (pulled
-                    && matches!(
-                        d,
-                        EventDefinition::Message | EventDefinition::Signal | EventDefinition::Timer
-                    ))
+                    && matches!(d, EventDefinition::Message | EventDefinition::Signal))
+                // cuga-flo fires Kogito's timers.
+                || (executor == Executor::Flowable && d == EventDefinition::Timer)
         })
         .map(|d| {
             format!(
@@ -272,7 +287,10 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
                         | EventDefinition::Signal
                 )
             };
-            match first(definitions, &|d| !native(d) || (pulled && !throws(d))) {
+            let fired = |d| executor == Executor::Kogito && d == EventDefinition::Timer;
+            match first(definitions, &|d| {
+                !native(d) || (pulled && !throws(d) && !fired(d))
+            }) {
                 Some(d) => Some(format!(
                     "{} boundary event: it would never trigger",
                     with_article(definition_name(d))
@@ -432,12 +450,13 @@ fn kogito_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<
                         | EventDefinition::Escalation
                         | EventDefinition::Message
                         | EventDefinition::Signal
+                        | EventDefinition::Timer
                 )
             })
             .map(|d| {
                 format!(
                     "an event sub-process started by {} event: on Kogito only error, \
-                     escalation, message and signal event sub-processes run yet",
+                     escalation, message, signal and timer event sub-processes run",
                     with_article(definition_name(d))
                 )
             })

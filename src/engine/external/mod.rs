@@ -194,9 +194,14 @@ where
     if let Some(e) = witness.journal_error() {
         return Err(EngineError::Journal(e));
     }
+    // A parked run journalled its `run_waiting`; it has not finished.
+    if outcome.status != RunStatus::Waiting {
+        events
+            .emit(outcome.finished())
+            .map_err(|e| EngineError::Journal(e.to_string()))?;
+    }
     events
-        .emit(outcome.finished())
-        .and_then(|_| events.commit())
+        .commit()
         .map_err(|e| EngineError::Journal(e.to_string()))?;
     Ok(outcome)
 }

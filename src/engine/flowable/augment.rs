@@ -260,6 +260,9 @@ fn write_scope(
                     definition(thrown, codes)
                 );
             }
+            // Only Kogito's rewrite makes timers cuga-flo fires (engine::support refuses
+            // timers on Flowable): none is written.
+            Element::Timer(_) => {}
         }
     }
     for f in flows {

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
 use crate::engine::rewrite::{
-    self, Element, Guard, RFlow, RNode, Rewritten, Scopes, Thrown, xml_escape,
+    self, Element, Guard, RFlow, RNode, Rewritten, Scopes, Thrown, TimerAt, xml_escape,
 };
 use crate::engine::topology::Topology;
 use crate::journal::event::{CatchKind, ThrownKind};
@@ -88,7 +88,8 @@ pub fn augment(
                 ns(p);
             }
             if let Element::Boundary { attached_to, .. }
-            | Element::CatchBoundary { attached_to, .. } = &mut n.element
+            | Element::CatchBoundary { attached_to, .. }
+            | Element::Timer(TimerAt::Boundary { attached_to, .. }) = &mut n.element
             {
                 ns(attached_to);
             }
@@ -237,8 +238,9 @@ fn in_scope(service: &mut Rewritten, id_prefix: &str) {
             .map(|n| n.parent.clone())
     };
     for i in 0..service.nodes.len() {
-        if let Element::Boundary { attached_to, .. } | Element::CatchBoundary { attached_to, .. } =
-            &service.nodes[i].element
+        if let Element::Boundary { attached_to, .. }
+        | Element::CatchBoundary { attached_to, .. }
+        | Element::Timer(TimerAt::Boundary { attached_to, .. }) = &service.nodes[i].element
             && let Some(parent) = scope_of(service, &attached_to.clone())
         {
             let id = service.nodes[i].id.clone();
@@ -386,17 +388,30 @@ pub fn start_event_type(kind: CatchKind, name: &str) -> String {
     format!("{}__start", event_type(kind, name))
 }
 
-/// Every message and signal the service's catches wait for, once.
+/// The jBPM signal the service's timer event `id` (a service id) waits for: cuga-flo
+/// signals it when the timer is due (`/cugaflo/signal`), so that the journal's due time
+/// is the one the run keeps to, a run parks on a timer and `runs resume --due` fires it.
+pub fn timer_type(id: &str) -> String {
+    format!("{TIMER_TYPE}{id}")
+}
+
+/// The prefix of [`timer_type`].
+pub const TIMER_TYPE: &str = "cuga_timer__";
+
+/// Every message and signal the service's catches wait for, and the timers of its catch
+/// and boundary events, once.
 fn event_types(rewritten: &Rewritten) -> Vec<String> {
     let mut types: Vec<String> = Vec::new();
     for n in &rewritten.nodes {
-        if let Element::Catch { kind, name } | Element::CatchBoundary { kind, name, .. } =
-            &n.element
-        {
-            let t = event_type(*kind, name);
-            if !types.contains(&t) {
-                types.push(t);
+        let t = match &n.element {
+            Element::Catch { kind, name } | Element::CatchBoundary { kind, name, .. } => {
+                event_type(*kind, name)
             }
+            Element::Timer(TimerAt::Catch | TimerAt::Boundary { .. }) => timer_type(&n.id),
+            _ => continue,
+        };
+        if !types.contains(&t) {
+            types.push(t);
         }
     }
     types
@@ -619,6 +634,32 @@ impl Writer<'_> {
                         xml_escape(attached_to),
                         xml_escape(&event_type(*kind, event))
                     );
+                }
+                // A timer waits for cuga-flo's signal ([`timer_type`]; an event
+                // sub-process's start on an undeclared one, as [`start_event_type`]).
+                Element::Timer(at) => {
+                    let signal = format!(
+                        "<bpmn2:signalEventDefinition signalRef=\"{}\"/>",
+                        xml_escape(&timer_type(&n.id))
+                    );
+                    let _ = match at {
+                        TimerAt::Catch => writeln!(
+                            xml,
+                            "{pad}<bpmn2:intermediateCatchEvent id=\"{id}\"{name}>{signal}</bpmn2:intermediateCatchEvent>"
+                        ),
+                        TimerAt::Boundary {
+                            attached_to,
+                            cancel,
+                        } => writeln!(
+                            xml,
+                            "{pad}<bpmn2:boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{signal}</bpmn2:boundaryEvent>",
+                            xml_escape(attached_to)
+                        ),
+                        TimerAt::Start { interrupting } => writeln!(
+                            xml,
+                            "{pad}<bpmn2:startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{signal}</bpmn2:startEvent>"
+                        ),
+                    };
                 }
                 Element::MultiWorker {
                     sequential,
