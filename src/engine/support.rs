@@ -606,9 +606,8 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><signalEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 EngineKind::Kogito,
-                &[
-                    "es: a signal event sub-process start waiting for `es`, which nothing in the process throws",
-                ],
+                // The run parks for `runs signal`.
+                &[],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es" name="Go"><signalEventDefinition/></startEvent><task id="et"/></subProcess><intermediateThrowEvent id="t" name="Go"><signalEventDefinition/></intermediateThrowEvent>"#,
@@ -618,9 +617,12 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 EngineKind::Kogito,
-                &[
-                    "e: an event sub-process started by a timer event: on Kogito only error, escalation, message and signal",
-                ],
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition><timeCycle>R3/PT1H</timeCycle></timerEventDefinition></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
+                &["es: a repeating timer (timeCycle): on Kogito cuga-flo fires a timer once"],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
@@ -672,9 +674,21 @@ mod tests {
             (
                 r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
                 EngineKind::Kogito,
+                // The run parks for `runs message`.
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
+                Flowable,
                 &[
-                    "m: a message catch event waiting for `m`, which nothing in the process throws: a run on Kogito cannot park",
+                    "m: a message catch event waiting for `m`, which nothing in the process throws: a run on Flowable cannot park",
                 ],
+            ),
+            (r#"<receiveTask id="r"/>"#, EngineKind::Kogito, &[]),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition/></boundaryEvent>"#,
+                EngineKind::Kogito,
+                &[],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" name="Stop"><messageEventDefinition/></boundaryEvent><intermediateThrowEvent id="t" name="Stop"><messageEventDefinition/></intermediateThrowEvent>"#,
@@ -695,6 +709,16 @@ mod tests {
                 r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
                 Flowable,
                 &["t: a timer catch event"],
+            ),
+            (
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
+                EngineKind::Kogito,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition><timeCycle>R/PT1M</timeCycle></timerEventDefinition></intermediateCatchEvent>"#,
+                EngineKind::Kogito,
+                &["t: a repeating timer (timeCycle)"],
             ),
             (
                 r#"<intermediateCatchEvent id="k"><linkEventDefinition/></intermediateCatchEvent>"#,

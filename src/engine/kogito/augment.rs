@@ -1063,6 +1063,50 @@ mod tests {
         assert!(!xml.contains(r#"<bpmn2:signal id="cuga_message__Noted__start""#));
     }
 
+    /// Timers wait for cuga-flo's signals (declared for catch and boundary events, not for
+    /// an event sub-process's start), and a receive task is a message catch.
+    #[test]
+    fn timers_and_receive_tasks_wait_for_signals_cuga_flo_raises() {
+        let model = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <message id="M" name="Reply"/>
+            <process id="P"><startEvent id="s"/><endEvent id="e"/><task id="a"/><endEvent id="e2"/>
+              <intermediateCatchEvent id="t"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></intermediateCatchEvent>
+              <boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></boundaryEvent>
+              <receiveTask id="r" messageRef="M"/>
+              <subProcess id="es" triggeredByEvent="true">
+                <startEvent id="ess"><timerEventDefinition><timeDuration>PT2H</timeDuration></timerEventDefinition></startEvent>
+                <endEvent id="ee"/><sequenceFlow id="e1" sourceRef="ess" targetRef="ee"/>
+              </subProcess>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+              <sequenceFlow id="f2" sourceRef="t" targetRef="a"/>
+              <sequenceFlow id="f3" sourceRef="a" targetRef="r"/>
+              <sequenceFlow id="f4" sourceRef="r" targetRef="e"/>
+              <sequenceFlow id="f5" sourceRef="b" targetRef="e2"/>
+            </process></definitions>"#;
+        let aug = augment(&parse(model), &FlowAnnotations::default(), "p", &[], "x__").unwrap();
+        let xml = &aug.xml;
+        for declared in ["cuga_timer__x__t", "cuga_timer__x__b", "cuga_message__Reply"] {
+            assert!(
+                xml.contains(&format!(r#"<bpmn2:signal id="{declared}" name="{declared}"/>"#)),
+                "{declared}: {xml}"
+            );
+        }
+        assert!(!xml.contains(r#"<bpmn2:signal id="cuga_timer__x__ess""#));
+        assert!(xml.contains(
+            r#"<bpmn2:intermediateCatchEvent id="x__t"><bpmn2:signalEventDefinition signalRef="cuga_timer__x__t"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:boundaryEvent id="x__b" attachedToRef="x__a" cancelActivity="false"><bpmn2:signalEventDefinition signalRef="cuga_timer__x__b"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:startEvent id="x__ess" isInterrupting="true"><bpmn2:signalEventDefinition signalRef="cuga_timer__x__ess"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:intermediateCatchEvent id="x__r"><bpmn2:signalEventDefinition signalRef="cuga_message__Reply"/>"#
+        ));
+        assert!(!aug.task_names.contains_key("r"), "a receive task is no worker");
+    }
+
     /// A boundary event lies in the scope of its activity; a worker where the run fails
     /// (an uncaught error end event) gets an end event after it.
     #[test]
