@@ -1085,9 +1085,15 @@ mod tests {
             </process></definitions>"#;
         let aug = augment(&parse(model), &FlowAnnotations::default(), "p", &[], "x__").unwrap();
         let xml = &aug.xml;
-        for declared in ["cuga_timer__x__t", "cuga_timer__x__b", "cuga_message__Reply"] {
+        for declared in [
+            "cuga_timer__x__t",
+            "cuga_timer__x__b",
+            "cuga_message__Reply",
+        ] {
             assert!(
-                xml.contains(&format!(r#"<bpmn2:signal id="{declared}" name="{declared}"/>"#)),
+                xml.contains(&format!(
+                    r#"<bpmn2:signal id="{declared}" name="{declared}"/>"#
+                )),
                 "{declared}: {xml}"
             );
         }
@@ -1104,7 +1110,10 @@ mod tests {
         assert!(xml.contains(
             r#"<bpmn2:intermediateCatchEvent id="x__r"><bpmn2:signalEventDefinition signalRef="cuga_message__Reply"/>"#
         ));
-        assert!(!aug.task_names.contains_key("r"), "a receive task is no worker");
+        assert!(
+            !aug.task_names.contains_key("r"),
+            "a receive task is no worker"
+        );
     }
 
     /// A boundary event lies in the scope of its activity; a worker where the run fails

@@ -574,7 +574,7 @@ impl Run {
             // Timers start with what they wait at: journalled as soon as they wait; one
             // due fires before anything else moves.
             if self.has_timers() {
-                let fired = match self.sync_waits(false).await {
+                let fired = match self.sync_waits().await {
                     Ok(_) => self.fire_due().await,
                     Err(why) => Err(why),
                 };
@@ -1028,10 +1028,10 @@ impl Run {
 
     /// Read what the instance waits for that cuga-flo delivers, and bring the journal up
     /// to date: a timer that started waiting is scheduled (`timer_scheduled`, due as the
-    /// native engine computes it), and, when the run idles (`idle`), a catch that
-    /// started waiting is awaited (`message_awaited`); a wait that ended otherwise (its
-    /// activity or scope ended, an event-based gateway's race was lost) is dropped.
-    async fn sync_waits(&self, idle: bool) -> Result<Vec<(String, String)>, String> {
+    /// native engine computes it), and a catch that started waiting is awaited
+    /// (`message_awaited`); a wait that ended otherwise (its activity or scope ended, an
+    /// event-based gateway's race was lost) is dropped.
+    async fn sync_waits(&self) -> Result<Vec<(String, String)>, String> {
         let waits: Vec<(String, String)> = self
             .client
             .waits(&self.process, &self.instance)
@@ -1086,7 +1086,7 @@ impl Run {
                 )
                 .map_err(|why| format!("timer `{node}`: {why}"))?;
                 Awaits::Timer { due_ms }
-            } else if idle {
+            } else {
                 let topology = Topology::from_process(&self.request.process);
                 let Some((kind, name)) = topology
                     .node(node)
@@ -1095,9 +1095,11 @@ impl Run {
                     continue;
                 };
                 Awaits::Message { kind, name }
-            } else {
-                continue;
             };
+            // A wait is journalled after the entry of what waits, as the native engine
+            // journals it.
+            let path = self.known().path.clone();
+            self.witness.entered(&path, Vec::new());
             let key = self.next_wait_key(node);
             self.witness.journal(match &what {
                 Awaits::Timer { due_ms } => Event::TimerScheduled {
@@ -1169,7 +1171,7 @@ impl Run {
     /// run's wait limit, as the native engine does), else park the run on what the
     /// instance waits for.
     async fn idle(&self) -> Result<Idle, String> {
-        self.sync_waits(true).await?;
+        self.sync_waits().await?;
         // A delivery `runs message` or `runs signal` journalled for a wait of the instance.
         let delivery = {
             let mut known = self.known();
