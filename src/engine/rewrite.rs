@@ -28,6 +28,9 @@
 //!   boundary events are kept ([`Element::Catch`], [`Element::CatchBoundary`]), an
 //!   event-based gateway racing only them is the engine's, and a message or signal
 //!   throw or end event becomes a worker ([`Role::Send`]) where cuga-flo delivers it.
+//!   On Kogito, timers (catch and boundary events, event sub-process starts) are kept
+//!   as [`Element::Timer`], which the engine waits at until cuga-flo fires them, and a
+//!   receive task is a message catch ([`Element::Catch`]).
 //!   Elements whose semantics the rewrite does not carry
 //!   on the engine (catch events that wait, event sub-processes, multi-instance
 //!   activities, ...) are refused before a rewrite is made ([`super::support`]).

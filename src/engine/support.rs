@@ -21,10 +21,14 @@
 //! Flowable-backed run does not park for a delivery from outside; event sub-processes
 //! started by an error, an escalation or such a message or signal are Flowable's too. No
 //! timer, multi-instance sub-process or receive task reaches Flowable yet. On Kogito the
-//! rewrite keeps error and escalation events, message and signal catches the run's own
-//! throws reach, the event sub-processes either starts, and multi-instance tasks, as on
-//! Flowable (jBPM delivers errors and escalations and runs the instances; cuga-flo
-//! delivers the throws); no timer, receive task or multi-instance sub-process reaches it.
+//! rewrite keeps error and escalation events, message and signal catches, the event
+//! sub-processes they start, and multi-instance tasks, as on Flowable (jBPM delivers
+//! errors and escalations and runs the instances; cuga-flo delivers the throws), and
+//! also receive tasks (a message catch there), timers (catch and boundary events, event
+//! sub-process starts, not repeating: each waits for a jBPM signal cuga-flo raises when
+//! it is due) and catches nothing in the process throws to: a Kogito-backed run parks on
+//! them (`run_waiting`) and `runs message` / `runs signal` / `runs resume --due` go on
+//! (`engine::kogito`). No multi-instance sub-process or call activity reaches Kogito.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -254,6 +258,13 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
         // The native engine runs the called process as a child run (engine::native::call).
         NodeKind::CallActivity {
             called_element: Some(called),
+        } if executor == Executor::Kogito => Some(format!(
+            "a call activity: it would not call `{called}`; a task agent would be asked instead \
+             (on Kogito a child run could not park its parent as on the native engine: the \
+             child's question, timer or message would fail the call)"
+        )),
+        NodeKind::CallActivity {
+            called_element: Some(called),
         } if pulled => Some(format!(
             "a call activity: it would not call `{called}`; a task agent would be asked instead"
         )),
@@ -416,9 +427,9 @@ fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Optio
 }
 
 /// What Kogito cannot run in event sub-process `node`: what the native engine cannot,
-/// and a start event that is not an error's, escalation's, message's or signal's (jBPM
-/// runs those, cuga-flo delivering the run's messages and signals as jBPM signals; no
-/// timer reaches Kogito yet).
+/// and a start event that is not an error's, escalation's, message's, signal's or
+/// timer's (jBPM runs those, cuga-flo delivering messages, signals and due timers as
+/// jBPM signals), and one catching every error (jBPM 10.1 cannot build it).
 fn kogito_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
     let starts = || {
         index

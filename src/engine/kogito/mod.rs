@@ -24,6 +24,21 @@
 //! it through the service's `/cugaflo/deliver` endpoint and journals each wait and
 //! delivery.
 //!
+//! Timers are cuga-flo's, as on the native engine: a timer catch event, timer boundary
+//! event or timer event sub-process start waits in jBPM for a signal of its own
+//! ([`augment::timer_type`]); the service's `GET /cugaflo/waits` lists what the instance
+//! waits for, cuga-flo journals each timer when it starts waiting (`timer_scheduled`,
+//! due as the native engine computes it, from the run's variables) and fires it when it
+//! is due (`POST /cugaflo/signal`, `timer_fired`), racing the answer of a task it is
+//! attached to. jBPM's own job service is not used: a timer cuga-flo fires keeps the due
+//! time the journal holds, follows cuga-flo's clock, and can park the run. When no user
+//! task waits, a timer due within the run's wait limit is waited for in-process; else the
+//! run **parks** (`run_waiting`, the Kogito instance kept) with its earliest timer and the
+//! catches waiting for a message or signal (a receive task is one; one nothing in the
+//! process throws waits for `runs message` / `runs signal`). `runs resume` (`--due`,
+//! `worker`) re-attaches, delivers what was journalled for those catches meanwhile (its
+//! variables set first) and fires the timers that are due.
+//!
 //! A multi-instance task is jBPM's multi-instance user task over the loop counters
 //! cuga-flo's step in front of it sets ([`pull::MultiTask`], as on Flowable): each
 //! instance's work item shows its loop counter ([`augment::SLOT`]) and is asked as the
@@ -1381,11 +1396,12 @@ fn rebuild_waits(known: &mut Known, records: &[crate::journal::Record]) {
                 node,
                 thrown_by: Some(_),
                 ..
-            } => {
-                if known.pending.get(node).is_some_and(|p| p.key == *key) {
-                    known.pending.remove(node);
-                }
+            } if known.pending.get(node).is_some_and(|p| p.key == *key) => {
+                known.pending.remove(node);
             }
+            Event::MessageReceived {
+                thrown_by: Some(_), ..
+            } => {}
             Event::MessageReceived {
                 key,
                 variables,
