@@ -239,3 +239,117 @@ fn a_resumed_run_whose_kogito_instance_was_aborted_meanwhile_is_closed_as_failed
         "unclear message: {message}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Parking: a message from outside and a timer
+
+/// `cuga-flo <args>` with the fixtures' apps, journalled under `run_dir` when given.
+fn cuga(args: &[&str], run_dir: Option<&std::path::Path>) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_APPS")
+        .env("NO_COLOR", "1")
+        .args(["--apps-dir", "tests/fixtures/apps"])
+        .args(args);
+    if let Some(dir) = run_dir {
+        cmd.arg("--run-dir").arg(dir);
+    }
+    cmd.stdin(std::process::Stdio::null())
+        .output()
+        .expect("cuga-flo runs")
+}
+
+/// What a run of `kogito_waits` journals that must be the same on every engine: the
+/// entries, the timers scheduled and fired, the waits and deliveries, the parks and the
+/// end.
+fn waits_record(records: &[serde_json::Value]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| {
+            let event = r["event"].as_str()?;
+            Some(match event {
+                "node_entered" | "timer_scheduled" | "timer_fired" | "message_awaited" => {
+                    format!("{event} {}", r["node"].as_str()?)
+                }
+                "message_received" => format!("{event} {} {}", r["node"].as_str()?, r["variables"]),
+                "run_waiting" => {
+                    let awaiting: Vec<&str> = (r["awaiting"].as_array().into_iter().flatten())
+                        .filter_map(|a| a["node"].as_str())
+                        .collect();
+                    format!("{event} {} {awaiting:?}", r["reason"].as_str()?)
+                }
+                "run_finished" => format!(
+                    "{event} {} note={}",
+                    r["status"].as_str()?,
+                    r["variables"]["note"]
+                ),
+                _ => return None,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_kogito_run_parks_for_a_message_from_outside_and_a_timer_and_resumes_as_on_the_native_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("kogito_waits");
+    let built = cuga(
+        &[
+            "kogito",
+            "build",
+            "kogito_waits",
+            "--no-build",
+            "--out",
+            project.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(built.status.success(), "{}", show(&built));
+    let service = kogito::Kogito::start(project.to_str().unwrap());
+    let mut records = Vec::new();
+    for (engine, args) in [
+        ("native", vec!["--engine", "native"]),
+        ("kogito", vec!["--engine-url", service.url.as_str()]),
+    ] {
+        let dir = tmp.path().join(engine);
+        let mut start = vec!["start", "kogito_waits", "--json", "--max-wait", "0"];
+        start.extend(&args);
+        // The gateway races the reply against a timer of an hour: the run parks.
+        let out = cuga(&start, Some(&dir));
+        assert_eq!(out.status.code(), Some(3), "{engine}: {}", show(&out));
+        let id = only_run(&dir);
+        // The reply arrives: the run goes on to the pause of two seconds, and parks again.
+        let mut message = vec!["runs", "message", &id, "Reply", "--var", "note=thanks"];
+        message.extend(["--json", "--max-wait", "0"]);
+        if engine == "kogito" {
+            message.extend(["--engine-url", service.url.as_str()]);
+        }
+        let out = cuga(&message, Some(&dir));
+        assert_eq!(out.status.code(), Some(3), "{engine}: {}", show(&out));
+        std::thread::sleep(Duration::from_millis(2500));
+        let mut due = vec!["runs", "resume", "--due", "--json"];
+        if engine == "kogito" {
+            due.extend(["--engine-url", service.url.as_str()]);
+        }
+        let out = cuga(&due, Some(&dir));
+        assert_eq!(out.status.code(), Some(0), "{engine}: {}", show(&out));
+        records.push(waits_record(&journal(&dir)));
+    }
+    let expected = [
+        "node_entered Start",
+        "node_entered Task_Ask",
+        "node_entered Gateway_Race",
+        "node_entered Catch_Reply",
+    ];
+    for entry in expected {
+        assert!(
+            records[0].iter().any(|r| r == entry),
+            "native: {entry} in {:#?}",
+            records[0]
+        );
+    }
+    assert_eq!(
+        records[1], records[0],
+        "Kogito differs from the native engine"
+    );
+}

@@ -482,6 +482,43 @@ pub fn terminate_end(process: &Process, path: &[String]) -> Option<String> {
     (terminates && node.parent.is_none()).then(|| format!("terminate end event {last}"))
 }
 
+/// When the timer of `event` (a timer event of the model) is due if it starts at `now`,
+/// over the run's `variables`: as the native engine computes it (a `${variable}` time
+/// read from the variables, a number of seconds as a duration).
+pub fn timer_due(
+    event: &crate::bpmn::Node,
+    variables: &Map<String, Value>,
+    now: u64,
+) -> Result<u64, String> {
+    use crate::bpmn::TimerKind;
+    let timer = event
+        .timer
+        .as_ref()
+        .ok_or("the timer event has no timerEventDefinition")?;
+    let kind = timer
+        .kind
+        .ok_or("the timer names no timeDuration, timeDate or timeCycle")?;
+    let text = match timer.variable() {
+        Some(name) => match variables.get(name) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) if kind == TimerKind::Duration => format!("PT{n}S"),
+            Some(other) => {
+                return Err(format!(
+                    "variable `{name}` is {other}, not an ISO 8601 {}",
+                    if kind == TimerKind::Date {
+                        "date-time"
+                    } else {
+                        "duration"
+                    }
+                ));
+            }
+            None => return Err(format!("variable `{name}` is not set")),
+        },
+        None => timer.expression.clone(),
+    };
+    crate::bpmn::Timer::due_ms(kind, &text, now)
+}
+
 /// A gateway that waits for its incoming tokens: parallel, inclusive or complex, with
 /// two or more incoming flows.
 pub fn is_sync_join(process: &Process, node: &crate::bpmn::Node) -> bool {

@@ -28,9 +28,11 @@
 //!   boundary events are kept ([`Element::Catch`], [`Element::CatchBoundary`]), an
 //!   event-based gateway racing only them is the engine's, and a message or signal
 //!   throw or end event becomes a worker ([`Role::Send`]) where cuga-flo delivers it.
-//!   On Flowable timer catch events, timer boundary events and timer event sub-process
-//!   starts are kept too ([`Element::Timer`], their definition as written; event-based
-//!   gateways race them), and a receive task waits as a message catch event of its id.
+//!   On Flowable and Kogito, timer catch events, timer boundary events and timer event
+//!   sub-process starts are kept ([`Element::Timer`], their definition as written;
+//!   event-based gateways race them): Flowable runs the timer as written (cuga-flo fires
+//!   it when due), Kogito waits at it as for a signal until cuga-flo fires it. A receive
+//!   task waits as a message catch event of its id.
 //!   Elements whose semantics the rewrite does not carry
 //!   on the engine (catch events that wait, event sub-processes, multi-instance
 //!   activities, ...) are refused before a rewrite is made ([`super::support`]).
@@ -181,9 +183,10 @@ pub enum Element {
         cancel: bool,
         thrown: Thrown,
     },
-    /// A timer event (engines that run timers themselves: Flowable): an intermediate
-    /// catch event, a boundary event or an event sub-process's start event, as `on` says,
-    /// with the model's `<timerEventDefinition>`.
+    /// A timer event (not repeating) of an engine that waits at it until cuga-flo fires
+    /// it when due (Flowable: its timer job moved; Kogito: a signal of cuga-flo's): an
+    /// intermediate catch event, a boundary event or an event sub-process's start event,
+    /// as `on` says, with the model's `<timerEventDefinition>`.
     Timer {
         timer: crate::bpmn::Timer,
         on: TimerOn,
@@ -193,8 +196,11 @@ pub enum Element {
 /// Where a timer event of the rewritten model waits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TimerOn {
+    /// An intermediate catch event.
     Catch,
+    /// A boundary event attached to `attached_to`.
     Boundary { attached_to: String, cancel: bool },
+    /// The start event of an event sub-process.
     Start { interrupting: bool },
 }
 
@@ -428,9 +434,9 @@ pub fn rewrite(
     // refused above.
     let throws = matches!(engine, EngineKind::Flowable | EngineKind::Kogito);
     let messages = |id: &str| topology.node(id).and_then(signature).filter(|_| throws);
-    // Flowable runs timers itself too (cuga-flo fires them when they are due: see
-    // `flowable`); a receive task waits there as a message catch event.
-    let timers = engine == EngineKind::Flowable;
+    // Flowable and Kogito run timers (cuga-flo fires them when they are due: see
+    // `flowable` and `kogito`); a receive task waits there as a message catch event.
+    let timers = matches!(engine, EngineKind::Flowable | EngineKind::Kogito);
     let timer = |node: &crate::bpmn::Node| node.timer.clone().filter(|_| timers);
     let mut routes = 0;
     let mut multis = 0;

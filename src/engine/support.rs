@@ -16,23 +16,21 @@
 //! that catch them) and a failed task's job is completed with a BPMN error, so Flowable
 //! delivers errors and escalations itself; multi-instance tasks run as Flowable's, each
 //! instance a job; message and signal catches (events, boundaries, event-based gateways
-//! racing them, receive tasks, which wait as message catch events) wait on Flowable:
-//! cuga-flo delivers what the run itself throws, and a run whose instance waits for
-//! nothing else parks for a delivery from outside (`runs message`, `runs signal`, then
-//! delivered to the waiting execution when the run re-attaches); timers (catch events,
-//! boundary events, event sub-process starts, event-based gateways racing them) are
-//! Flowable's timer jobs, which cuga-flo fires when they are due by its own clock (a
-//! timer due within the run's wait limit is waited for in-process, one due later parks
-//! the run); event sub-processes started by an error, an escalation, a message, a signal
-//! or a timer are Flowable's too. No multi-instance sub-process or call activity reaches
-//! Flowable yet: the control points inside a sub-process instance would not see its
-//! local variables, and a called process would run as no child run of cuga-flo's. On
-//! Kogito the rewrite keeps error and escalation events, message and signal catches the
-//! run's own throws reach, the event sub-processes either starts, and multi-instance
-//! tasks, as on Flowable (jBPM delivers errors and escalations and runs the instances;
-//! cuga-flo delivers the throws); no timer, receive task or multi-instance sub-process
-//! reaches it, and a catch that nothing in the process throws to is refused, since a
-//! Kogito-backed run does not park for a delivery from outside.
+//! racing them, receive tasks, which wait as message catch events) wait on Flowable and
+//! on Kogito: cuga-flo delivers what the run itself throws, and a run whose instance
+//! waits for nothing else parks for a delivery from outside (`runs message`, `runs
+//! signal`, then delivered to the waiting execution when the run re-attaches). Timers
+//! (catch events, boundary events, event sub-process starts, event-based gateways racing
+//! them; not repeating) are fired by cuga-flo when they are due by its own clock: on
+//! Flowable they are Flowable's timer jobs, moved when due; on Kogito each waits for a
+//! jBPM signal cuga-flo raises. A timer due within the run's wait limit is waited for
+//! in-process, one due later parks the run. Event sub-processes started by an error, an
+//! escalation, a message, a signal or a timer are the engine's too, and multi-instance
+//! tasks run as the engine's (jBPM and Flowable run the instances). No multi-instance
+//! sub-process reaches either engine yet: the control points inside a sub-process
+//! instance would not see its local variables. On Flowable a call activity's job runs the
+//! called app as a child run of cuga-flo's, as on the native engine; on Kogito a call
+//! activity is refused.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -41,9 +39,8 @@
 
 use crate::app::EngineKind;
 use crate::bpmn::{
-    EventDefinition, LoopKind, Node, NodeKind, Process, ProcessIndex, SubProcessKind, TaskKind,
+    EventDefinition, LoopKind, Node, NodeKind, Process, ProcessIndex, SubProcessKind,
 };
-use std::collections::BTreeSet;
 
 use crate::diag::with_article;
 use crate::engine::native::messages::signature;
@@ -90,27 +87,11 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
         EngineKind::Kogito => Executor::Kogito,
         EngineKind::Mcp => return Vec::new(),
     };
-    // On Kogito a message or signal catch runs when something in the process throws what
-    // it waits for: a Kogito-backed run does not park for a delivery from outside. On
-    // Flowable every catch runs (the run parks for what comes from outside).
+    // Flowable and Kogito run every message and signal catch: cuga-flo delivers the
+    // run's own throws, and a run waiting for nothing else parks for a delivery from
+    // outside (`runs message`, `runs signal` deliver it when it is resumed).
     let topology = crate::engine::topology::Topology::from_process(process);
-    let delivers = matches!(executor, Executor::Flowable | Executor::Kogito);
-    let thrown: BTreeSet<(&'static str, String)> = if delivers {
-        process
-            .nodes
-            .iter()
-            .filter(|n| {
-                matches!(
-                    n.kind,
-                    NodeKind::IntermediateThrowEvent { .. } | NodeKind::EndEvent { .. }
-                )
-            })
-            .filter_map(|n| topology.node(&n.id).and_then(signature))
-            .map(|(kind, name)| (kind.as_str(), name))
-            .collect()
-    } else {
-        BTreeSet::new()
-    };
+    let delivers = executor.pulled();
     let catch_problem = |node: &Node| -> Option<Option<String>> {
         let waits = match node.kind {
             NodeKind::IntermediateCatchEvent { .. } | NodeKind::BoundaryEvent { .. } => true,
@@ -121,24 +102,8 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
         if !delivers || !waits {
             return None;
         }
-        let (kind, name) = topology.node(&node.id).and_then(signature)?;
-        if executor == Executor::Flowable {
-            return Some(None);
-        }
-        Some((!thrown.contains(&(kind.as_str(), name.clone()))).then(|| {
-            format!(
-                "a {} {} waiting for `{name}`, which nothing in the process throws: a run on \
-                 {} cannot park for a delivery from outside (`runs {}`)",
-                kind.as_str(),
-                match node.kind {
-                    NodeKind::BoundaryEvent { .. } => "boundary event",
-                    NodeKind::StartEvent { .. } => "event sub-process start",
-                    _ => "catch event",
-                },
-                "Kogito",
-                kind.as_str()
-            )
-        }))
+        topology.node(&node.id).and_then(signature)?;
+        Some(None)
     };
     let mut out = Vec::new();
     for node in &process.nodes {
@@ -154,8 +119,7 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             Executor::Kogito if is_event_subprocess(node) => {
                 kogito_event_subprocess_problem(index, node)
             }
-            // The start events of an event sub-process the engine runs name its trigger
-            // (on Flowable a message or signal must be thrown within the run).
+            // The start events of an event sub-process the engine runs name its trigger.
             Executor::Native if parent_is_event_subprocess(index, node) => None,
             Executor::Flowable | Executor::Kogito if parent_is_event_subprocess(index, node) => {
                 catch_problem(node).flatten()
@@ -165,11 +129,7 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 None => element_problem(node, executor),
             },
         };
-        let problem = problem.or_else(|| {
-            (executor == Executor::Flowable)
-                .then(|| flowable_timer_problem(node))
-                .flatten()
-        });
+        let problem = problem.or_else(|| pulled_timer_problem(node, executor));
         if let Some(why) = problem {
             out.push(Unsupported {
                 id: node.id.clone(),
@@ -255,19 +215,13 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
         NodeKind::CallActivity {
             called_element: Some(called),
         } if executor == Executor::Kogito => Some(format!(
-            "a call activity: it would not call `{called}`; a task agent would be asked instead"
+            "a call activity: it would not call `{called}`; a task agent would be asked instead \
+             (on Kogito a child run could not park its parent as on the native engine: the \
+             child's question, timer or message would fail the call)"
         )),
-        // On Flowable a receive task waits as a message catch event.
-        NodeKind::Task(TaskKind::Receive) if executor == Executor::Kogito => Some(
-            "a receive task: it waits for a message, which cannot be delivered to a run on this \
-             engine yet; a task agent would be asked instead"
-                .to_string(),
-        ),
         NodeKind::IntermediateCatchEvent { definitions } => first(definitions, &|d| {
             d == EventDefinition::Conditional
                 || (pulled && matches!(d, EventDefinition::Message | EventDefinition::Signal))
-                // Flowable runs timer catch events (cuga-flo fires them when due).
-                || (executor == Executor::Kogito && d == EventDefinition::Timer)
         })
         .map(|d| {
             format!(
@@ -286,12 +240,9 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
                         | EventDefinition::Signal
                 )
             };
-            let runs = |d| match executor {
-                Executor::Native => true,
-                Executor::Flowable => throws(d) || d == EventDefinition::Timer,
-                Executor::Kogito => throws(d),
-            };
-            match first(definitions, &|d| !native(d) || !runs(d)) {
+            match first(definitions, &|d| {
+                !native(d) || (pulled && !throws(d) && d != EventDefinition::Timer)
+            }) {
                 Some(d) => Some(format!(
                     "{} boundary event: it would never trigger",
                     with_article(definition_name(d))
@@ -334,7 +285,14 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
 /// What Flowable cannot run of `node`'s timer (`crate::check` says it for the native
 /// engine): a timer with no time (Flowable refuses the deployment), and a repeating one
 /// (cuga-flo fires a timer once, when it is due).
-fn flowable_timer_problem(node: &Node) -> Option<String> {
+/// A timer Flowable or Kogito cannot run as the model means: cuga-flo fires each timer
+/// once, when it is due.
+fn pulled_timer_problem(node: &Node, executor: Executor) -> Option<String> {
+    let engine = match executor {
+        Executor::Native => return None,
+        Executor::Flowable => "Flowable",
+        Executor::Kogito => "Kogito",
+    };
     let timer = node.timer.as_ref()?;
     if node.parent.is_none() && node.kind.is_start_event() {
         return None;
@@ -342,11 +300,11 @@ fn flowable_timer_problem(node: &Node) -> Option<String> {
     match timer.kind {
         None => Some(
             "a timer event that names no time (no timeDuration, timeDate or timeCycle): \
-             Flowable would refuse the deployment"
+             there is no time to fire it at"
                 .to_string(),
         ),
         Some(crate::bpmn::TimerKind::Cycle) => Some(format!(
-            "a repeating timer (timeCycle `{}`): on Flowable cuga-flo fires a timer once, \
+            "a repeating timer (timeCycle `{}`): on {engine} cuga-flo fires a timer once, \
              when it is due",
             timer.expression
         )),
@@ -441,9 +399,9 @@ fn flowable_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Optio
 }
 
 /// What Kogito cannot run in event sub-process `node`: what the native engine cannot,
-/// and a start event that is not an error's, escalation's, message's or signal's (jBPM
-/// runs those, cuga-flo delivering the run's messages and signals as jBPM signals; no
-/// timer reaches Kogito yet).
+/// and a start event that is not an error's, escalation's, message's, signal's or
+/// timer's (jBPM runs those, cuga-flo delivering messages, signals and due timers as
+/// jBPM signals), and one catching every error (jBPM 10.1 cannot build it).
 fn kogito_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
     let starts = || {
         index
@@ -475,12 +433,13 @@ fn kogito_event_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<
                         | EventDefinition::Escalation
                         | EventDefinition::Message
                         | EventDefinition::Signal
+                        | EventDefinition::Timer
                 )
             })
             .map(|d| {
                 format!(
                     "an event sub-process started by {} event: on Kogito only error, \
-                     escalation, message and signal event sub-processes run yet",
+                     escalation, message, signal and timer event sub-processes run",
                     with_article(definition_name(d))
                 )
             })
@@ -641,9 +600,8 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><signalEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 EngineKind::Kogito,
-                &[
-                    "es: a signal event sub-process start waiting for `es`, which nothing in the process throws",
-                ],
+                // The run parks for `runs signal`.
+                &[],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es" name="Go"><signalEventDefinition/></startEvent><task id="et"/></subProcess><intermediateThrowEvent id="t" name="Go"><signalEventDefinition/></intermediateThrowEvent>"#,
@@ -653,9 +611,12 @@ mod tests {
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition/></startEvent><task id="et"/></subProcess>"#,
                 EngineKind::Kogito,
-                &[
-                    "e: an event sub-process started by a timer event: on Kogito only error, escalation, message and signal",
-                ],
+                &[],
+            ),
+            (
+                r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition><timeCycle>R3/PT1H</timeCycle></timerEventDefinition></startEvent><task id="et"/></subProcess>"#,
+                EngineKind::Kogito,
+                &["es: a repeating timer (timeCycle): on Kogito cuga-flo fires a timer once"],
             ),
             (
                 r#"<subProcess id="e" triggeredByEvent="true"><startEvent id="es"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></startEvent><task id="et"/></subProcess>"#,
@@ -705,9 +666,21 @@ mod tests {
             (
                 r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
                 EngineKind::Kogito,
+                // The run parks for `runs message`.
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="m"><messageEventDefinition/></intermediateCatchEvent>"#,
+                Flowable,
                 &[
-                    "m: a message catch event waiting for `m`, which nothing in the process throws: a run on Kogito cannot park",
+                    "m: a message catch event waiting for `m`, which nothing in the process throws: a run on Flowable cannot park",
                 ],
+            ),
+            (r#"<receiveTask id="r"/>"#, EngineKind::Kogito, &[]),
+            (
+                r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><timerEventDefinition/></boundaryEvent>"#,
+                EngineKind::Kogito,
+                &[],
             ),
             (
                 r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a" name="Stop"><messageEventDefinition/></boundaryEvent><intermediateThrowEvent id="t" name="Stop"><messageEventDefinition/></intermediateThrowEvent>"#,
@@ -733,6 +706,16 @@ mod tests {
                 r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
                 EngineKind::Kogito,
                 &["t: a timer catch event"],
+            ),
+            (
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition/></intermediateCatchEvent>"#,
+                EngineKind::Kogito,
+                &[],
+            ),
+            (
+                r#"<intermediateCatchEvent id="t"><timerEventDefinition><timeCycle>R/PT1M</timeCycle></timerEventDefinition></intermediateCatchEvent>"#,
+                EngineKind::Kogito,
+                &["t: a repeating timer (timeCycle)"],
             ),
             (
                 r#"<intermediateCatchEvent id="k"><linkEventDefinition/></intermediateCatchEvent>"#,

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
 use crate::engine::rewrite::{
-    self, Element, Guard, RFlow, RNode, Rewritten, Scopes, Thrown, xml_escape,
+    self, Element, Guard, RFlow, RNode, Rewritten, Scopes, Thrown, TimerOn, xml_escape,
 };
 use crate::engine::topology::Topology;
 use crate::journal::event::{CatchKind, ThrownKind};
@@ -88,7 +88,11 @@ pub fn augment(
                 ns(p);
             }
             if let Element::Boundary { attached_to, .. }
-            | Element::CatchBoundary { attached_to, .. } = &mut n.element
+            | Element::CatchBoundary { attached_to, .. }
+            | Element::Timer {
+                on: TimerOn::Boundary { attached_to, .. },
+                ..
+            } = &mut n.element
             {
                 ns(attached_to);
             }
@@ -237,8 +241,12 @@ fn in_scope(service: &mut Rewritten, id_prefix: &str) {
             .map(|n| n.parent.clone())
     };
     for i in 0..service.nodes.len() {
-        if let Element::Boundary { attached_to, .. } | Element::CatchBoundary { attached_to, .. } =
-            &service.nodes[i].element
+        if let Element::Boundary { attached_to, .. }
+        | Element::CatchBoundary { attached_to, .. }
+        | Element::Timer {
+            on: TimerOn::Boundary { attached_to, .. },
+            ..
+        } = &service.nodes[i].element
             && let Some(parent) = scope_of(service, &attached_to.clone())
         {
             let id = service.nodes[i].id.clone();
@@ -386,17 +394,33 @@ pub fn start_event_type(kind: CatchKind, name: &str) -> String {
     format!("{}__start", event_type(kind, name))
 }
 
-/// Every message and signal the service's catches wait for, once.
+/// The jBPM signal the service's timer event `id` (a service id) waits for: cuga-flo
+/// signals it when the timer is due (`/cugaflo/signal`), so that the journal's due time
+/// is the one the run keeps to, a run parks on a timer and `runs resume --due` fires it.
+pub fn timer_type(id: &str) -> String {
+    format!("{TIMER_TYPE}{id}")
+}
+
+/// The prefix of [`timer_type`].
+pub const TIMER_TYPE: &str = "cuga_timer__";
+
+/// Every message and signal the service's catches wait for, and the timers of its catch
+/// and boundary events, once.
 fn event_types(rewritten: &Rewritten) -> Vec<String> {
     let mut types: Vec<String> = Vec::new();
     for n in &rewritten.nodes {
-        if let Element::Catch { kind, name } | Element::CatchBoundary { kind, name, .. } =
-            &n.element
-        {
-            let t = event_type(*kind, name);
-            if !types.contains(&t) {
-                types.push(t);
+        let t = match &n.element {
+            Element::Catch { kind, name } | Element::CatchBoundary { kind, name, .. } => {
+                event_type(*kind, name)
             }
+            Element::Timer {
+                on: TimerOn::Catch | TimerOn::Boundary { .. },
+                ..
+            } => timer_type(&n.id),
+            _ => continue,
+        };
+        if !types.contains(&t) {
+            types.push(t);
         }
     }
     types
@@ -620,6 +644,32 @@ impl Writer<'_> {
                         xml_escape(&event_type(*kind, event))
                     );
                 }
+                // A timer waits for cuga-flo's signal ([`timer_type`]; an event
+                // sub-process's start on an undeclared one, as [`start_event_type`]).
+                Element::Timer { on: at, .. } => {
+                    let signal = format!(
+                        "<bpmn2:signalEventDefinition signalRef=\"{}\"/>",
+                        xml_escape(&timer_type(&n.id))
+                    );
+                    let _ = match at {
+                        TimerOn::Catch => writeln!(
+                            xml,
+                            "{pad}<bpmn2:intermediateCatchEvent id=\"{id}\"{name}>{signal}</bpmn2:intermediateCatchEvent>"
+                        ),
+                        TimerOn::Boundary {
+                            attached_to,
+                            cancel,
+                        } => writeln!(
+                            xml,
+                            "{pad}<bpmn2:boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{signal}</bpmn2:boundaryEvent>",
+                            xml_escape(attached_to)
+                        ),
+                        TimerOn::Start { interrupting } => writeln!(
+                            xml,
+                            "{pad}<bpmn2:startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{signal}</bpmn2:startEvent>"
+                        ),
+                    };
+                }
                 Element::MultiWorker {
                     sequential,
                     variable,
@@ -644,9 +694,6 @@ impl Writer<'_> {
                     self.scope(xml, children, Some(n.id.as_str()), depth + 1);
                     let _ = writeln!(xml, "{pad}</bpmn2:subProcess>");
                 }
-                // The rewrite keeps timers for Flowable only (`engine::support` refuses
-                // them on Kogito).
-                Element::Timer { .. } => {}
             }
         }
         for f in flows {
@@ -1023,6 +1070,59 @@ mod tests {
             r#"<bpmn2:startEvent id="ess" isInterrupting="false"><bpmn2:signalEventDefinition signalRef="cuga_message__Noted__start"/>"#
         ));
         assert!(!xml.contains(r#"<bpmn2:signal id="cuga_message__Noted__start""#));
+    }
+
+    /// Timers wait for cuga-flo's signals (declared for catch and boundary events, not for
+    /// an event sub-process's start), and a receive task is a message catch.
+    #[test]
+    fn timers_and_receive_tasks_wait_for_signals_cuga_flo_raises() {
+        let model = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <message id="M" name="Reply"/>
+            <process id="P"><startEvent id="s"/><endEvent id="e"/><task id="a"/><endEvent id="e2"/>
+              <intermediateCatchEvent id="t"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></intermediateCatchEvent>
+              <boundaryEvent id="b" attachedToRef="a" cancelActivity="false"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></boundaryEvent>
+              <receiveTask id="r" messageRef="M"/>
+              <subProcess id="es" triggeredByEvent="true">
+                <startEvent id="ess"><timerEventDefinition><timeDuration>PT2H</timeDuration></timerEventDefinition></startEvent>
+                <endEvent id="ee"/><sequenceFlow id="e1" sourceRef="ess" targetRef="ee"/>
+              </subProcess>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+              <sequenceFlow id="f2" sourceRef="t" targetRef="a"/>
+              <sequenceFlow id="f3" sourceRef="a" targetRef="r"/>
+              <sequenceFlow id="f4" sourceRef="r" targetRef="e"/>
+              <sequenceFlow id="f5" sourceRef="b" targetRef="e2"/>
+            </process></definitions>"#;
+        let aug = augment(&parse(model), &FlowAnnotations::default(), "p", &[], "x__").unwrap();
+        let xml = &aug.xml;
+        for declared in [
+            "cuga_timer__x__t",
+            "cuga_timer__x__b",
+            "cuga_message__Reply",
+        ] {
+            assert!(
+                xml.contains(&format!(
+                    r#"<bpmn2:signal id="{declared}" name="{declared}"/>"#
+                )),
+                "{declared}: {xml}"
+            );
+        }
+        assert!(!xml.contains(r#"<bpmn2:signal id="cuga_timer__x__ess""#));
+        assert!(xml.contains(
+            r#"<bpmn2:intermediateCatchEvent id="x__t"><bpmn2:signalEventDefinition signalRef="cuga_timer__x__t"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:boundaryEvent id="x__b" attachedToRef="x__a" cancelActivity="false"><bpmn2:signalEventDefinition signalRef="cuga_timer__x__b"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:startEvent id="x__ess" isInterrupting="true"><bpmn2:signalEventDefinition signalRef="cuga_timer__x__ess"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<bpmn2:intermediateCatchEvent id="x__r"><bpmn2:signalEventDefinition signalRef="cuga_message__Reply"/>"#
+        ));
+        assert!(
+            !aug.task_names.contains_key("r"),
+            "a receive task is no worker"
+        );
     }
 
     /// A boundary event lies in the scope of its activity; a worker where the run fails

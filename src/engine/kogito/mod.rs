@@ -24,6 +24,21 @@
 //! it through the service's `/cugaflo/deliver` endpoint and journals each wait and
 //! delivery.
 //!
+//! Timers are cuga-flo's, as on the native engine: a timer catch event, timer boundary
+//! event or timer event sub-process start waits in jBPM for a signal of its own
+//! ([`augment::timer_type`]); the service's `GET /cugaflo/waits` lists what the instance
+//! waits for, cuga-flo journals each timer when it starts waiting (`timer_scheduled`,
+//! due as the native engine computes it, from the run's variables) and fires it when it
+//! is due (`POST /cugaflo/signal`, `timer_fired`), racing the answer of a task it is
+//! attached to. jBPM's own job service is not used: a timer cuga-flo fires keeps the due
+//! time the journal holds, follows cuga-flo's clock, and can park the run. When no user
+//! task waits, a timer due within the run's wait limit is waited for in-process; else the
+//! run **parks** (`run_waiting`, the Kogito instance kept) with its earliest timer and the
+//! catches waiting for a message or signal (a receive task is one; one nothing in the
+//! process throws waits for `runs message` / `runs signal`). `runs resume` (`--due`,
+//! `worker`) re-attaches, delivers what was journalled for those catches meanwhile (its
+//! variables set first) and fires the timers that are due.
+//!
 //! A multi-instance task is jBPM's multi-instance user task over the loop counters
 //! cuga-flo's step in front of it sets ([`pull::MultiTask`], as on Flowable): each
 //! instance's work item shows its loop counter ([`augment::SLOT`]) and is asked as the
@@ -167,6 +182,34 @@ fn unreachable(url: &str, process: &str, e: &RestError) -> String {
 enum Ended {
     Finished,
     Failed(String),
+    /// Parked (`run_waiting` journalled): the instance waits for a timer cuga-flo fires
+    /// or a delivery from outside, and is kept.
+    Waiting,
+}
+
+/// A wait of the instance that cuga-flo delivers to and has journalled: a timer it fires
+/// (`timer_scheduled`), or a catch waiting for a message or signal from outside
+/// (`message_awaited`).
+#[derive(Debug, Clone)]
+struct Pending {
+    key: String,
+    /// The jBPM signal that ends it.
+    event_type: String,
+    what: Awaits,
+}
+
+#[derive(Debug, Clone)]
+enum Awaits {
+    Timer { due_ms: u64 },
+    Message { kind: CatchKind, name: String },
+}
+
+/// What the run does when the instance has no user task waiting.
+enum Idle {
+    /// Something was delivered: look again.
+    Again,
+    /// Parked.
+    Park,
 }
 
 struct Run {
@@ -190,8 +233,17 @@ struct Known {
     /// The error and escalation events of the path whose throw is journalled (Kogito
     /// delivers what they throw; cuga-flo journals it when it sees them entered).
     throws: usize,
-    /// The waits of each message or signal catch journalled so far.
+    /// The waits of each message or signal catch, and of each timer, journalled so far.
     awaits: std::collections::HashMap<String, u64>,
+    /// The waits cuga-flo delivers to that are journalled and not delivered yet, by the
+    /// model's node.
+    pending: HashMap<String, Pending>,
+    /// Deliveries from outside (`runs message`, `runs signal`) journalled while the run
+    /// was parked and not delivered to the instance yet: their variables, by key.
+    inbox: HashMap<String, Map<String, Value>>,
+    /// The timers fired, by the model's node: an event sub-process's timer start fires
+    /// once (jBPM goes on listing its start while the scope runs).
+    fired: HashSet<String>,
     /// Per multi-instance task, the number of instances of each of its runs so far (as
     /// its step set them), and the last one a resumed run found set.
     multi_counts: HashMap<String, Vec<u64>>,
@@ -328,6 +380,9 @@ impl Run {
         let mut known = self.known();
         known.throws = throws;
         known.terminated.clone_from(&prior.terminated);
+        if let Some(resume) = &self.request.resume {
+            rebuild_waits(&mut known, &resume.records);
+        }
         // A skip whose task's entry is journalled may have been carried out already: it
         // stands while the task still waits.
         known.skips = prior
@@ -531,12 +586,27 @@ impl Run {
             // in item order; the native engine asks them so).
             let mut items = items;
             items.sort_by_key(|i| i.slot.unwrap_or(0));
+            // Timers start with what they wait at: journalled as soon as they wait; one
+            // due fires before anything else moves.
+            if self.has_timers() {
+                let fired = match self.sync_waits().await {
+                    Ok(_) => self.fire_due().await,
+                    Err(why) => Err(why),
+                };
+                match fired {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(why) => return self.fail(why).await,
+                }
+            }
             let Some(item) = items.into_iter().next() else {
-                return self
-                    .fail("the instance is active but waits for nothing cuga-flo can answer (a join waiting for a branch that will not come?)".to_string())
-                    .await;
+                match self.idle().await {
+                    Ok(Idle::Again) => continue,
+                    Ok(Idle::Park) => return Ended::Waiting,
+                    Err(why) => return self.fail(why).await,
+                }
             };
-            if let Err(why) = self.work(&item, &trace).await {
+            if let Err(why) = self.work_racing_timers(&item, &trace).await {
                 return self.fail(why).await;
             }
         }
@@ -924,18 +994,25 @@ impl Run {
             .collect();
         let interrupted = pull::interrupts_thrower(&self.request.process, node, &caught);
         for catch in caught {
-            let key = {
-                let mut known = self.known();
-                let visit = known.awaits.entry(catch.clone()).or_insert(0);
-                *visit += 1;
-                format!("{}:{catch}:{visit}", self.request.run_id)
+            // A wait journalled when the run idled keeps its key.
+            let journalled = self
+                .known()
+                .pending
+                .remove(&catch)
+                .filter(|p| matches!(p.what, Awaits::Message { .. }));
+            let key = match journalled {
+                Some(pending) => pending.key,
+                None => {
+                    let key = self.next_wait_key(&catch);
+                    self.witness.journal(Event::MessageAwaited {
+                        key: key.clone(),
+                        node: catch.clone(),
+                        kind,
+                        name: name.to_string(),
+                    })?;
+                    key
+                }
             };
-            self.witness.journal(Event::MessageAwaited {
-                key: key.clone(),
-                node: catch.clone(),
-                kind,
-                name: name.to_string(),
-            })?;
             self.witness.journal(Event::MessageReceived {
                 key,
                 node: catch,
@@ -947,6 +1024,275 @@ impl Run {
             })?;
         }
         Ok(interrupted)
+    }
+
+    /// The key of the next wait at the model's `node` (`<run>:<node>:<visit>`).
+    fn next_wait_key(&self, node: &str) -> String {
+        let mut known = self.known();
+        let visit = known.awaits.entry(node.to_string()).or_insert(0);
+        *visit += 1;
+        format!("{}:{node}:{visit}", self.request.run_id)
+    }
+
+    fn has_timers(&self) -> bool {
+        self.rewritten
+            .nodes
+            .iter()
+            .any(|n| matches!(n.element, Element::Timer { .. }))
+    }
+
+    /// Read what the instance waits for that cuga-flo delivers, and bring the journal up
+    /// to date: a timer that started waiting is scheduled (`timer_scheduled`, due as the
+    /// native engine computes it), and a catch that started waiting is awaited
+    /// (`message_awaited`); a wait that ended otherwise (its activity or scope ended, an
+    /// event-based gateway's race was lost) is dropped.
+    async fn sync_waits(&self) -> Result<Vec<(String, String)>, String> {
+        let waits: Vec<(String, String)> = self
+            .client
+            .waits(&self.process, &self.instance)
+            .await
+            .map_err(|e| self.lost(e))?
+            .into_iter()
+            .map(|(node, event_type)| (self.model_id(&node).to_string(), event_type))
+            .collect();
+        // (A resumed run's waits learn their signal here.)
+        self.known().pending.retain(|node, p| {
+            let found = waits
+                .iter()
+                .find(|(n, t)| n == node && (p.event_type.is_empty() || *t == p.event_type));
+            match found {
+                Some((_, t)) => {
+                    p.event_type.clone_from(t);
+                    true
+                }
+                None => false,
+            }
+        });
+        let mut variables: Option<Map<String, Value>> = None;
+        for (node, event_type) in &waits {
+            {
+                let known = self.known();
+                let started = known.fired.contains(node)
+                    && self
+                        .request
+                        .process
+                        .node(node)
+                        .is_some_and(|n| n.kind.is_start_event());
+                if started || known.pending.contains_key(node) {
+                    continue;
+                }
+            }
+            let what = if event_type.starts_with(augment::TIMER_TYPE) {
+                if variables.is_none() {
+                    variables = Some(user_variables(
+                        self.client
+                            .variables(&self.process, &self.instance)
+                            .await
+                            .map_err(|e| self.lost(e))?,
+                    ));
+                }
+                let event = self.request.process.node(node).ok_or_else(|| {
+                    format!("Kogito waits at timer `{node}`, which the model lacks")
+                })?;
+                let due_ms = pull::timer_due(
+                    event,
+                    variables.as_ref().unwrap_or(&Map::new()),
+                    crate::clock::now_ms(),
+                )
+                .map_err(|why| format!("timer `{node}`: {why}"))?;
+                Awaits::Timer { due_ms }
+            } else {
+                let topology = Topology::from_process(&self.request.process);
+                let Some((kind, name)) = topology
+                    .node(node)
+                    .and_then(crate::engine::native::messages::signature)
+                else {
+                    continue;
+                };
+                Awaits::Message { kind, name }
+            };
+            // A wait is journalled after the entry of what waits, as the native engine
+            // journals it.
+            let path = self.known().path.clone();
+            self.witness.entered(&path, Vec::new());
+            let key = self.next_wait_key(node);
+            self.witness.journal(match &what {
+                Awaits::Timer { due_ms } => Event::TimerScheduled {
+                    key: key.clone(),
+                    node: node.clone(),
+                    due_ms: *due_ms,
+                },
+                Awaits::Message { kind, name } => Event::MessageAwaited {
+                    key: key.clone(),
+                    node: node.clone(),
+                    kind: *kind,
+                    name: name.clone(),
+                },
+            })?;
+            self.known().pending.insert(
+                node.clone(),
+                Pending {
+                    key,
+                    event_type: event_type.clone(),
+                    what,
+                },
+            );
+        }
+        Ok(waits)
+    }
+
+    /// When the next timer of the instance is due, and its node.
+    fn next_timer(&self) -> Option<(u64, String)> {
+        self.known()
+            .pending
+            .iter()
+            .filter_map(|(node, p)| match p.what {
+                Awaits::Timer { due_ms } => Some((due_ms, node.clone())),
+                Awaits::Message { .. } => None,
+            })
+            .min()
+    }
+
+    /// Fire the earliest timer that is due, if any: cuga-flo signals it to the instance
+    /// and journals it fired. Whether one fired.
+    async fn fire_due(&self) -> Result<bool, String> {
+        let Some((due_ms, node)) = self.next_timer() else {
+            return Ok(false);
+        };
+        if due_ms > crate::clock::now_ms() {
+            return Ok(false);
+        }
+        let Some(pending) = self.known().pending.remove(&node) else {
+            return Ok(false);
+        };
+        crate::crash::point("engine.timer_due");
+        let caught = self
+            .client
+            .signal(&self.process, &self.instance, &pending.event_type)
+            .await
+            .map_err(|e| format!("Kogito could not fire timer `{node}`: {e}"))?;
+        self.known().fired.insert(node.clone());
+        if !caught.is_empty() {
+            self.witness.journal(Event::TimerFired {
+                key: pending.key,
+                node,
+            })?;
+        }
+        Ok(true)
+    }
+
+    /// Nothing waits for cuga-flo's answer: deliver what came from outside while the run
+    /// was parked, fire a timer when it is due (waiting for it in-process within the
+    /// run's wait limit, as the native engine does), else park the run on what the
+    /// instance waits for.
+    async fn idle(&self) -> Result<Idle, String> {
+        self.sync_waits().await?;
+        // A delivery `runs message` or `runs signal` journalled for a wait of the instance.
+        let delivery = {
+            let mut known = self.known();
+            let found = known
+                .pending
+                .iter()
+                .find(|(_, p)| known.inbox.contains_key(&p.key))
+                .map(|(node, p)| (node.clone(), p.clone()));
+            found.map(|(node, p)| {
+                known.pending.remove(&node);
+                let variables = known.inbox.remove(&p.key).unwrap_or_default();
+                (node, p, variables)
+            })
+        };
+        if let Some((node, pending, variables)) = delivery {
+            if !variables.is_empty() {
+                self.client
+                    .patch(&self.process, &self.instance, &variables)
+                    .await
+                    .map_err(|e| self.lost(e))?;
+            }
+            crate::crash::point("engine.before_complete");
+            self.client
+                .signal(&self.process, &self.instance, &pending.event_type)
+                .await
+                .map_err(|e| format!("Kogito could not deliver to `{node}`: {e}"))?;
+            return Ok(Idle::Again);
+        }
+        if self.fire_due().await? {
+            return Ok(Idle::Again);
+        }
+        let limit = self
+            .request
+            .annotations
+            .max_wait_secs
+            .unwrap_or(crate::engine::native::DEFAULT_WAIT_LIMIT_SECS)
+            .saturating_mul(1000);
+        let next = self.next_timer();
+        let now = crate::clock::now_ms();
+        if let Some((due_ms, _)) = next
+            && due_ms.saturating_sub(now) <= limit
+        {
+            tokio::time::sleep(Duration::from_millis(due_ms.saturating_sub(now))).await;
+            return Ok(Idle::Again);
+        }
+        let awaiting: Vec<crate::journal::event::Awaited> = {
+            let known = self.known();
+            let mut awaiting: Vec<_> = known
+                .pending
+                .iter()
+                .filter_map(|(node, p)| match &p.what {
+                    Awaits::Message { kind, name } => Some(crate::journal::event::Awaited {
+                        key: p.key.clone(),
+                        node: node.clone(),
+                        kind: *kind,
+                        name: name.clone(),
+                        correlation: None,
+                    }),
+                    Awaits::Timer { .. } => None,
+                })
+                .collect();
+            awaiting.sort_by(|a, b| a.key.cmp(&b.key));
+            awaiting
+        };
+        if next.is_none() && awaiting.is_empty() {
+            return Err("the instance is active but waits for nothing cuga-flo can answer (a join waiting for a branch that will not come?)".to_string());
+        }
+        // The path so far is journalled before the run parks.
+        let path = self.known().path.clone();
+        self.witness.entered(&path, Vec::new());
+        self.witness.journal(Event::RunWaiting {
+            reason: if next.is_some() { "timer" } else { "message" }.to_string(),
+            questions: Vec::new(),
+            due_ms: next.map(|(due, _)| due),
+            awaiting,
+        })?;
+        Ok(Idle::Park)
+    }
+
+    /// Work `item`, firing the instance's timers that come due while the harness answers
+    /// (a boundary timer on the task): when one ends the task (an interrupting one), its
+    /// question is dropped, as the native engine cancels the call of an activity its
+    /// timer interrupts; a non-interrupting one leaves it to be answered.
+    async fn work_racing_timers(&self, item: &WorkItem, trace: &rest::Trace) -> Result<(), String> {
+        let work = self.work(item, trace);
+        tokio::pin!(work);
+        loop {
+            let Some((due_ms, _)) = self.next_timer() else {
+                return work.await;
+            };
+            let wait = Duration::from_millis(due_ms.saturating_sub(crate::clock::now_ms()));
+            tokio::select! {
+                done = &mut work => return done,
+                () = tokio::time::sleep(wait) => {
+                    self.fire_due().await?;
+                    let waiting = self
+                        .client
+                        .waiting(&self.process, &self.instance)
+                        .await
+                        .map_err(|e| self.lost(e))?;
+                    if !waiting.iter().any(|w| w.id == item.id) {
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 
     /// Whether the model's `node` is a catch an event-based gateway races (jBPM enters
@@ -976,6 +1322,7 @@ impl Run {
         };
         let (status, message) = match ended {
             Ended::Failed(why) => (RunStatus::Failed, Some(why)),
+            Ended::Waiting => (RunStatus::Waiting, None),
             Ended::Finished => match self.known().terminated.clone() {
                 Some(m) => (RunStatus::Terminated, Some(m)),
                 None => match terminate_end(&self.request.process, &path) {
@@ -990,6 +1337,80 @@ impl Run {
             variables,
             steps: path.len() as u64,
             path,
+        }
+    }
+}
+
+/// Rebuild a resumed run's waits from its journal: the visits of each catch and timer, the
+/// timers scheduled and not fired, the catches awaited and not reached, and the deliveries
+/// from outside journalled for them (delivered to the instance when it is re-attached).
+fn rebuild_waits(known: &mut Known, records: &[crate::journal::Record]) {
+    let visit = |key: &str| {
+        key.rsplit(':')
+            .next()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    for record in records {
+        match &record.event {
+            Event::TimerScheduled { key, node, due_ms } => {
+                let seen = known.awaits.entry(node.clone()).or_insert(0);
+                *seen = (*seen).max(visit(key));
+                known.pending.insert(
+                    node.clone(),
+                    Pending {
+                        key: key.clone(),
+                        event_type: String::new(),
+                        what: Awaits::Timer { due_ms: *due_ms },
+                    },
+                );
+            }
+            Event::MessageAwaited {
+                key,
+                node,
+                kind,
+                name,
+            } => {
+                let seen = known.awaits.entry(node.clone()).or_insert(0);
+                *seen = (*seen).max(visit(key));
+                known.pending.insert(
+                    node.clone(),
+                    Pending {
+                        key: key.clone(),
+                        event_type: String::new(),
+                        what: Awaits::Message {
+                            kind: *kind,
+                            name: name.clone(),
+                        },
+                    },
+                );
+            }
+            Event::TimerFired { key, node } => {
+                known.fired.insert(node.clone());
+                if known.pending.get(node).is_some_and(|p| p.key == *key) {
+                    known.pending.remove(node);
+                }
+            }
+            Event::MessageReceived {
+                key,
+                node,
+                thrown_by: Some(_),
+                ..
+            } if known.pending.get(node).is_some_and(|p| p.key == *key) => {
+                known.pending.remove(node);
+            }
+            Event::MessageReceived {
+                thrown_by: Some(_), ..
+            } => {}
+            Event::MessageReceived {
+                key,
+                variables,
+                thrown_by: None,
+                ..
+            } => {
+                known.inbox.insert(key.clone(), variables.clone());
+            }
+            _ => {}
         }
     }
 }

@@ -244,6 +244,49 @@ impl Client {
             .collect())
     }
 
+    /// What the instance waits for that cuga-flo delivers (its catches, boundary events
+    /// and event sub-process starts waiting for one of cuga-flo's signals): `(node, signal
+    /// type)`, service ids.
+    pub async fn waits(&self, process: &str, id: &str) -> Result<Vec<(String, String)>, RestError> {
+        let request = self.at(Method::GET, &format!("cugaflo/waits/{process}/{id}"));
+        let answer = self
+            .send(request, "GET /cugaflo/waits/{process}/{id}")
+            .await?;
+        Ok(answer["waits"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|w| {
+                Some((
+                    w["node"].as_str()?.to_string(),
+                    w["type"].as_str()?.to_string(),
+                ))
+            })
+            .collect())
+    }
+
+    /// Signal `event_type` to the instance with no user task to deliver it from (a timer
+    /// cuga-flo fires, a message delivered from outside); the nodes that waited for it.
+    pub async fn signal(
+        &self,
+        process: &str,
+        id: &str,
+        event_type: &str,
+    ) -> Result<Vec<String>, RestError> {
+        let request = self
+            .at(Method::POST, &format!("cugaflo/signal/{process}/{id}"))
+            .query(&[("type", event_type)]);
+        let answer = self
+            .send(request, "POST /cugaflo/signal/{process}/{id}")
+            .await?;
+        Ok(answer["caught"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.as_str().map(str::to_string))
+            .collect())
+    }
+
     /// Move a token: trigger `node`, then cancel the node instance the token was at.
     pub async fn move_token(
         &self,

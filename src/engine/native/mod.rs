@@ -167,6 +167,7 @@ mod throws;
 mod timers;
 mod tokens;
 
+/// How long a run waits in-process for a timer before it parks (`max_wait_secs`).
 pub use run::DEFAULT_WAIT_LIMIT_SECS;
 
 use std::sync::Arc;

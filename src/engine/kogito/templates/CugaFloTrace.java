@@ -63,6 +63,13 @@ import jakarta.ws.rs.core.MediaType;
  * signal the run itself throws, at the user task standing for its throw event) to the
  * instance's catches and boundary events waiting for it, and returns the BPMN ids of
  * those that were waiting, in the order they started waiting.
+ *
+ * GET /cugaflo/waits/{process}/{instance} lists what the instance waits for that
+ * cuga-flo delivers: every catch event, boundary event and event sub-process start
+ * waiting for one of cuga-flo's signals (`cuga_message__…`, `cuga_signal__…`,
+ * `cuga_timer__…`), as {node, type}. POST /cugaflo/signal/{process}/{instance}?type=T
+ * signals T to the instance when no user task waits to deliver it from (a timer cuga-flo
+ * fires, a message delivered from outside) and returns the ids of those that waited.
  */
 @ApplicationScoped
 public class CugaFloTrace extends DefaultKogitoProcessEventListener {
@@ -265,6 +272,137 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
             }
         }
         return out;
+    }
+
+    /** Whether `type` is one of cuga-flo's signals (not an error's or a timer's of jBPM). */
+    static boolean cugaSignal(String type) {
+        return type != null && (type.startsWith("cuga_message__") || type.startsWith("cuga_signal__")
+                || type.startsWith("cuga_timer__"));
+    }
+
+    static void addWait(List<Map<String, Object>> out, String node, String type) {
+        if (!cugaSignal(type)) {
+            return;
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("node", node);
+        m.put("type", type);
+        if (!out.contains(m)) {
+            out.add(m);
+        }
+    }
+
+    static void eventStartWaits(Node[] nodes, List<Map<String, Object>> out) {
+        for (Node other : nodes) {
+            if (other instanceof EventSubProcessNode) {
+                StartNode start = ((EventSubProcessNode) other).findStartNode();
+                if (start != null) {
+                    for (String type : ((EventSubProcessNode) other).getEvents()) {
+                        addWait(out, bpmnId(start), type);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Every wait of `pi` for one of cuga-flo's signals, as {node, type}. */
+    static List<Map<String, Object>> waits(WorkflowProcessInstance pi) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        eventStartWaits(((org.kie.api.definition.process.WorkflowProcess) pi.getProcess()).getNodes(), out);
+        for (org.jbpm.workflow.instance.NodeInstance ni : pi.getNodeInstances(true)) {
+            Node node = ni.getNode();
+            if (node instanceof org.jbpm.workflow.core.node.CompositeNode && !(node instanceof EventSubProcessNode)) {
+                eventStartWaits(((org.jbpm.workflow.core.node.CompositeNode) node).getNodes(), out);
+            }
+            if (node instanceof EventNode && !(node instanceof BoundaryEventNode)) {
+                addWait(out, bpmnId(node), ((EventNode) node).getType());
+            }
+            if (node instanceof NodeImpl) {
+                String id = bpmnId(node);
+                for (Node other : ((NodeImpl) node).getParentContainer().getNodes()) {
+                    if (other instanceof BoundaryEventNode
+                            && id.equals(((BoundaryEventNode) other).getAttachedToNodeId())) {
+                        addWait(out, bpmnId(other), ((BoundaryEventNode) other).getType());
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    static WorkflowProcessInstance internal(ProcessInstance<?> pi) {
+        WorkflowProcessInstance wpi = ((org.kie.kogito.process.impl.AbstractProcessInstance<?>) pi)
+                .internalGetProcessInstance();
+        if (wpi == null) {
+            throw new NotFoundException();
+        }
+        return wpi;
+    }
+
+    @Path("/cugaflo/waits")
+    @Produces(MediaType.APPLICATION_JSON)
+    public static class Waits {
+        @Inject
+        Application application;
+
+        @Inject
+        Processes processes;
+
+        @GET
+        @Path("/{process}/{id}")
+        public Map<String, Object> waits(@PathParam("process") String processId, @PathParam("id") String id) {
+            org.kie.kogito.process.Process<?> process = processes.processById(processId);
+            if (process == null) {
+                throw new NotFoundException();
+            }
+            return UnitOfWorkExecutor.executeInUnitOfWork(application.unitOfWorkManager(), () -> {
+                ProcessInstance<?> pi = process.instances().findById(id).orElseThrow(NotFoundException::new);
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("id", id);
+                m.put("waits", CugaFloTrace.waits(internal(pi)));
+                return m;
+            });
+        }
+    }
+
+    @Path("/cugaflo/signal")
+    @Produces(MediaType.APPLICATION_JSON)
+    public static class Signals {
+        @Inject
+        Application application;
+
+        @Inject
+        Processes processes;
+
+        @POST
+        @Path("/{process}/{id}")
+        public Map<String, Object> signal(@PathParam("process") String processId, @PathParam("id") String id,
+                @QueryParam("type") String type) {
+            org.kie.kogito.process.Process<?> process = processes.processById(processId);
+            if (process == null || !cugaSignal(type)) {
+                throw new NotFoundException();
+            }
+            return UnitOfWorkExecutor.executeInUnitOfWork(application.unitOfWorkManager(), () -> {
+                ProcessInstance<?> pi = process.instances().findById(id).orElseThrow(NotFoundException::new);
+                List<String> caught = new ArrayList<>();
+                for (Map<String, Object> w : CugaFloTrace.waits(internal(pi))) {
+                    Object t = w.get("type");
+                    if (type.equals(t) || startType(type).equals(t)) {
+                        caught.add((String) w.get("node"));
+                    }
+                }
+                if (!caught.isEmpty()) {
+                    pi.send(org.kie.kogito.process.impl.Sig.of(type, null));
+                    if (pi.status() == ProcessInstance.STATE_ACTIVE) {
+                        pi.send(org.kie.kogito.process.impl.Sig.of(startType(type), null));
+                    }
+                }
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("id", id);
+                m.put("caught", caught);
+                return m;
+            });
+        }
     }
 
     @Path("/cugaflo/deliver")
