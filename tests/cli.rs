@@ -474,13 +474,9 @@ fn a_model_the_engine_would_misrun_is_refused_not_run() {
             "`payment_failed`",
             "`budget_exceeded`",
         ] {
-            // The native engine and Kogito run the multi-instance review, the message
-            // catch event and the error boundary; Flowable the review and the error
-            // boundary.
-            let refused = match engine {
-                "flowable" => matches!(id, "`receipt`" | "`budget_exceeded`"),
-                _ => id == "`budget_exceeded`",
-            };
+            // Every engine runs the multi-instance review, the message catch event (a
+            // run parks for it) and the error boundary.
+            let refused = id == "`budget_exceeded`";
             assert_eq!(
                 err.contains(id),
                 refused,
