@@ -3,7 +3,7 @@
 //! every position the parsers record is a [`Span`] into that file's UTF-8 text.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A byte range in a source text. Offsets are into the UTF-8 text the parser saw (for a
 /// BPMN file in another encoding, the text after transcoding).
@@ -46,18 +46,17 @@ pub struct SourceFile {
 struct Inner {
     path: PathBuf,
     text: String,
-    line_starts: Vec<usize>,
+    /// Built on the first line lookup: most files read are never reported on.
+    line_starts: OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
     pub fn new(path: impl Into<PathBuf>, text: impl Into<String>) -> Self {
-        let text = text.into();
-        let line_starts = line_starts(&text);
         SourceFile {
             inner: Arc::new(Inner {
                 path: path.into(),
-                text,
-                line_starts,
+                text: text.into(),
+                line_starts: OnceLock::new(),
             }),
         }
     }
@@ -72,7 +71,12 @@ impl SourceFile {
 
     /// The line and column of a byte offset (clamped to the text).
     pub fn line_col(&self, offset: usize) -> LineCol {
-        line_col(&self.inner.text, &self.inner.line_starts, offset)
+        let text = &self.inner.text;
+        line_col(
+            text,
+            self.inner.line_starts.get_or_init(|| line_starts(text)),
+            offset,
+        )
     }
 
     /// The text of a span, or "" if the span is out of range.

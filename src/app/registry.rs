@@ -190,8 +190,9 @@ fn has_flow_key(path: &Path) -> bool {
     let Ok(bytes) = crate::source::read_file(path) else {
         return false;
     };
-    let text = String::from_utf8_lossy(&bytes);
-    // A cheap test first; a full parse only for files that mention the key.
-    text.lines()
-        .any(|l| l.starts_with("flow:") || l.starts_with("\"flow\":"))
+    // A line that starts with the key (bytes are enough: a line break is never part of
+    // a broken UTF-8 sequence, and the scan stops at the first match).
+    bytes
+        .split(|&b| b == b'\n')
+        .any(|l| l.starts_with(b"flow:") || l.starts_with(b"\"flow\":"))
 }

@@ -240,6 +240,16 @@ impl Element<'_> {
         self.attr(name).filter(|v| !v.is_empty()).map(str::to_owned)
     }
 
+    /// Every attribute, owned. Inserted one by one: a tag has a handful, and collecting
+    /// would buffer and sort them first (a tenth of parsing a large model).
+    fn attribute_map(&self) -> std::collections::BTreeMap<String, String> {
+        let mut map = std::collections::BTreeMap::new();
+        for (key, value) in &self.attrs {
+            map.insert((*key).to_owned(), value.as_ref().to_owned());
+        }
+        map
+    }
+
     /// An `xsd:boolean` attribute.
     fn boolean(&self, name: &str) -> Option<bool> {
         match self.attr(name)?.trim() {
@@ -993,9 +1003,7 @@ impl<'t> Walker<'t> {
             span: el.span,
             parent,
             default_flow: el.reference("default"),
-            attributes: (el.attrs.iter())
-                .map(|(key, value)| ((*key).to_owned(), value.clone().into_owned()))
-                .collect(),
+            attributes: el.attribute_map(),
             extension_elements: None,
             documentation: None,
             timer: None,

@@ -9,7 +9,7 @@
 //! connected components found iteratively (Kosaraju), so any model size or nesting is
 //! linear time and never deep recursion.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 
 use crate::bpmn::{Document, GatewayKind, Node, NodeKind, ProcessIndex, SubProcessKind, TaskKind};
 use crate::diag::{Diagnostic, name_list};
@@ -49,11 +49,11 @@ pub fn check(doc: &Document, index: &ProcessIndex) -> Vec<Diagnostic> {
             })
             .collect();
         for component in components(&succ) {
-            let in_cycle: HashSet<usize> = component.iter().copied().collect();
             let cyclic = component.len() > 1 || succ[component[0]].contains(&component[0]);
             if !cyclic {
                 continue;
             }
+            let in_cycle: HashSet<usize> = component.iter().copied().collect();
             let nodes: Vec<&Node> = component.iter().map(|&i| members[i]).collect();
             let decided = nodes
                 .iter()
@@ -133,12 +133,13 @@ fn components(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
     // Pass 1: finishing order.
     let mut seen = vec![false; n];
     let mut order = Vec::with_capacity(n);
+    let mut stack: Vec<(usize, usize)> = Vec::new();
     for root in 0..n {
         if seen[root] {
             continue;
         }
         seen[root] = true;
-        let mut stack = vec![(root, 0usize)];
+        stack.push((root, 0));
         while let Some((node, next)) = stack.last_mut() {
             if let Some(&t) = succ[*node].get(*next) {
                 *next += 1;
@@ -155,6 +156,7 @@ fn components(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
     // Pass 2: on the reversed graph, in reverse finishing order.
     let mut component = vec![usize::MAX; n];
     let mut out = Vec::new();
+    let mut stack = Vec::new();
     for &root in order.iter().rev() {
         if component[root] != usize::MAX {
             continue;
@@ -162,7 +164,7 @@ fn components(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
         let id = out.len();
         let mut members = vec![root];
         component[root] = id;
-        let mut stack = vec![root];
+        stack.push(root);
         while let Some(node) = stack.pop() {
             for &p in &pred[node] {
                 if component[p] == usize::MAX {

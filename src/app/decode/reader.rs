@@ -410,15 +410,31 @@ impl Cx<'_> {
         }
     }
 
-    /// A mapping of string to string (`input_mapping`, `output_mapping`).
+    /// A mapping of string to string (`input_mapping`, `output_mapping`); `what` is
+    /// written out only for a diagnostic.
     pub(super) fn string_map(
         &mut self,
         node: &Node,
-        what: &str,
+        what: impl Fn() -> String,
     ) -> Vec<(Located<String>, Located<String>)> {
-        self.named_entries(node, what, "a mapping of names", what, |cx, k, v| {
-            Some((k, cx.string_of(v, || format!("a value of {what}"))?))
-        })
+        let entries = match &node.value {
+            Value::Map(entries) => entries.as_slice(),
+            Value::Null => EMPTY,
+            _ => {
+                self.type_error(node, &what(), "a mapping of names");
+                EMPTY
+            }
+        };
+        entries
+            .iter()
+            .filter_map(|(k, v)| {
+                let name = self.string_of(k, &what)?;
+                Some((
+                    name,
+                    self.string_of(v, || format!("a value of {}", what()))?,
+                ))
+            })
+            .collect()
     }
 
     /// The entries of a mapping keyed by names (`expected` describes it), each decoded by

@@ -87,11 +87,11 @@ impl Cx<'_> {
             .or(legacy_policy);
         let input_mapping = f
             .get("input_mapping")
-            .map(|n| self.string_map(n, &format!("`input_mapping` of {what}")))
+            .map(|n| self.string_map(n, || format!("`input_mapping` of {what}")))
             .unwrap_or_default();
         let output_mapping = f
             .get("output_mapping")
-            .map(|n| self.string_map(n, &format!("`output_mapping` of {what}")))
+            .map(|n| self.string_map(n, || format!("`output_mapping` of {what}")))
             .unwrap_or_default();
         let raises = f
             .get("raises")
