@@ -291,13 +291,22 @@ pub fn run_resumed(
     let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
     let (reasoner, recorder) = reasoner(
         config,
-        loaded.process(),
-        scenario.as_ref(),
-        answers.as_ref(),
         args,
-        answered,
-        spent,
-        &remotes,
+        Sources {
+            scenario: scenario.as_ref(),
+            answers: answers.as_ref(),
+            no_model: args.no_model,
+            person: true,
+            by: args.by.as_deref(),
+            record: args.record.is_some(),
+            park: !args.no_park,
+            detach: args.detach,
+            answered,
+            spent,
+            process: loaded.process(),
+            given: &[],
+            remotes: Some(&remotes),
+        },
     )?;
     let resumed = resumed.map(Box::new);
     let given = wiring::given_to_calls(scenario.as_ref(), answers.as_ref())?;
@@ -1163,13 +1172,8 @@ impl Reasoner for Watched {
 /// scenario or answers file, the app's model, a person at the terminal, in that order.
 fn reasoner(
     config: &FlowConfig,
-    process: Option<&crate::bpmn::Process>,
-    scenario: Option<&Scenario>,
-    answers: Option<&wiring::AnswersFile>,
     args: &StartArgs,
-    answered: Option<&Answers>,
-    spent: Option<crate::journal::ModelUsage>,
-    remotes: &Arc<crate::reason::remote::Remotes>,
+    sources: Sources<'_>,
 ) -> Result<Judgement, UsageError> {
     if let Some(preset) = &args.preset {
         let cassette = ScriptedReasoner::from_value(preset.cassette.clone(), preset.source.clone())
@@ -1200,24 +1204,7 @@ fn reasoner(
             .checking_digests();
         return Ok((Arc::new(Rules::new(Arc::new(cassette))), None));
     }
-    wiring::judgement(
-        config,
-        &Sources {
-            scenario,
-            answers,
-            no_model: args.no_model,
-            person: true,
-            by: args.by.as_deref(),
-            record: args.record.is_some(),
-            park: !args.no_park,
-            detach: args.detach,
-            answered,
-            spent,
-            process,
-            given: &[],
-            remotes: Some(remotes),
-        },
-    )
+    wiring::judgement(config, &sources)
 }
 
 /// The config's defaults, then the scenario's inputs, then `--input`, then `--var`; and
