@@ -94,6 +94,10 @@ fn events(out: &Output) -> Vec<Value> {
             if let Some(q) = e.get_mut("question").and_then(|q| q.as_object_mut()) {
                 q.remove("deadline_ms");
             }
+            // So is a consultation's (its remote task's `until_ms`).
+            if let Some(r) = e.get_mut("remote").and_then(|r| r.as_object_mut()) {
+                r.remove("until_ms");
+            }
             without_run_ids(&mut e);
             e
         })
