@@ -493,9 +493,11 @@ impl Run {
 
     /// Work the instance's jobs until it ends or cuga-flo ends it.
     async fn drive(self: Arc<Self>) -> Ended {
-        // Looks that found the instance running at no activity (an execution between two
-        // activities: Flowable is still carrying out a continuation).
-        let mut between = 0;
+        // Looks in a row that found the instance running at no activity (an execution
+        // between two activities: Flowable's async executor is still carrying out a
+        // continuation, which takes seconds on a loaded machine), and since when.
+        let mut between = 0u32;
+        let mut between_since: Option<std::time::Instant> = None;
         loop {
             if let Err(e) = self.refresh_path().await {
                 return self.fail(e).await;
@@ -532,9 +534,17 @@ impl Run {
             } else {
                 jobs
             };
+            if !jobs.is_empty() {
+                between = 0;
+                between_since = None;
+            }
             if jobs.is_empty() {
                 match self.settled().await {
-                    Ok(Settled::Moving) => continue,
+                    Ok(Settled::Moving) => {
+                        between = 0;
+                        between_since = None;
+                        continue;
+                    }
                     Ok(Settled::Ended) => {
                         return Ended::Finished {
                             terminated: self.known().terminated.clone(),
@@ -546,9 +556,16 @@ impl Run {
                         }
                         continue;
                     }
-                    Ok(Settled::Stuck(at)) if at.is_empty() && between < 10 => {
+                    Ok(Settled::Stuck(at))
+                        if at.is_empty()
+                            && between_since
+                                .get_or_insert_with(std::time::Instant::now)
+                                .elapsed()
+                                < CONTINUATION_GRACE =>
+                    {
                         between += 1;
-                        tokio::time::sleep(Duration::from_millis(100 * between)).await;
+                        let pause = Duration::from_millis(100 * u64::from(between.min(10)));
+                        tokio::time::sleep(pause).await;
                         continue;
                     }
                     Ok(Settled::Stuck(at)) => {
@@ -1713,3 +1730,8 @@ fn released_joins(
     }
     released
 }
+
+/// How long an instance may show no activity at all (Flowable's async executor between
+/// two activities) before the run is judged stuck: the executor's continuations take
+/// seconds on a loaded machine.
+const CONTINUATION_GRACE: Duration = Duration::from_secs(30);
