@@ -643,7 +643,7 @@ async fn rpc(State(s): State<Arc<Shared>>, Path(slug): Path<String>, req: Reques
     let result = match method {
         "SendMessage" => send(&s, &slug, &params, false).await,
         "SendStreamingMessage" => match send(&s, &slug, &params, true).await {
-            Ok(Sent::Stream(entry)) => return stream(entry, id),
+            Ok(Sent::Stream(watch)) => return stream_from(watch, id),
             other => other,
         },
         "SubscribeToTask" => match task_of(&s, &slug, &params) {
@@ -670,7 +670,7 @@ async fn rpc(State(s): State<Arc<Shared>>, Path(slug): Path<String>, req: Reques
             &json!({"jsonrpc": "2.0", "id": id, "result": v}),
             MEDIA_TYPE,
         ),
-        Ok(Sent::Stream(_)) => unreachable_stream(&id),
+        Ok(Sent::Stream(..)) => unreachable_stream(&id),
         Err((code, message)) => {
             let status = if code == code::SERVER_BUSY {
                 StatusCode::SERVICE_UNAVAILABLE
@@ -696,7 +696,27 @@ type RpcResult = Result<Sent, (i64, String)>;
 
 enum Sent {
     Value(Value),
-    Stream(Arc<TaskEntry>),
+    Stream(Watch),
+}
+
+/// Where a stream starts: the task as it is and every update from then on, taken under
+/// one lock (no update falls between them), before the run is started or given the
+/// message, so that a run on another thread cannot get ahead of its stream.
+struct Watch {
+    first: Value,
+    events: broadcast::Receiver<Value>,
+    stop_now: bool,
+}
+
+impl Watch {
+    fn of(entry: &TaskEntry) -> Watch {
+        let d = lock(&entry.data);
+        Watch {
+            first: json!({"task": d.json()}),
+            events: entry.events.subscribe(),
+            stop_now: d.state.is_terminal() || d.state == TaskState::InputRequired,
+        }
+    }
 }
 
 /// The task, with its history cut to `historyLength` when asked.
@@ -791,8 +811,9 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
             drop(d);
             let _ = entry.events.send(event);
             entry.state.send_replace(TaskState::Working);
+            let watch = streaming.then(|| Watch::of(&entry));
             let _ = entry.inbox_tx.send(incoming);
-            entry
+            (entry, watch)
         }
         None => {
             let context = message
@@ -804,15 +825,17 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
                 .map_err(|e| (code::SERVER_BUSY, e))?;
             let user = user(&entry);
             lock(&entry.data).remember(user);
+            let watch = streaming.then(|| Watch::of(&entry));
             let handle = TaskHandle(entry.clone());
             if let Err(why) = s.executor.start(slug, handle.clone(), incoming) {
                 handle.update(TaskState::Failed, &why, None);
             }
-            entry
+            (entry, watch)
         }
     };
-    if streaming {
-        return Ok(Sent::Stream(entry));
+    let (entry, watch) = entry;
+    if let Some(watch) = watch {
+        return Ok(Sent::Stream(watch));
     }
     let immediately = params
         .pointer("/configuration/returnImmediately")
@@ -840,21 +863,22 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
 /// Server-sent events for `entry`: the task as it is, then each update, until it ends or
 /// needs input.
 fn stream(entry: Arc<TaskEntry>, id: Value) -> Response {
+    stream_from(Watch::of(&entry), id)
+}
+
+/// [`stream`] from where `watch` was taken.
+fn stream_from(watch: Watch, id: Value) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let frame = move |result: &Value| -> Bytes {
         let doc = json!({"jsonrpc": "2.0", "id": id, "result": result});
         Bytes::from(format!("data: {doc}\n\n"))
     };
-    // Snapshot and subscription under one lock: no update falls between them.
-    let (first, mut events, stop_now) = {
-        let d = lock(&entry.data);
-        let stop_now = d.state.is_terminal() || d.state == TaskState::InputRequired;
-        (
-            frame(&json!({"task": d.json()})),
-            entry.events.subscribe(),
-            stop_now,
-        )
-    };
+    let Watch {
+        first,
+        mut events,
+        stop_now,
+    } = watch;
+    let first = frame(&first);
     tokio::spawn(async move {
         if tx.send(first).await.is_err() || stop_now {
             return;
