@@ -59,6 +59,40 @@ impl Timer {
         ok.then_some(inner)
     }
 
+    /// When the timer is due if it starts at `now_ms`, over a run's `variables`: a
+    /// `${variable}` time is read from them (a number of seconds as a duration). What
+    /// every engine that fires timers itself computes (the native one, and cuga-flo for
+    /// Flowable and Kogito).
+    pub fn due_over(
+        &self,
+        variables: &serde_json::Map<String, serde_json::Value>,
+        now_ms: u64,
+    ) -> Result<u64, String> {
+        use serde_json::Value;
+        let kind = self
+            .kind
+            .ok_or("the timer names no timeDuration, timeDate or timeCycle")?;
+        let text = match self.variable() {
+            Some(name) => match variables.get(name) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) if kind == TimerKind::Duration => format!("PT{n}S"),
+                Some(other) => {
+                    return Err(format!(
+                        "variable `{name}` is {other}, not an ISO 8601 {}",
+                        if kind == TimerKind::Date {
+                            "date-time"
+                        } else {
+                            "duration"
+                        }
+                    ));
+                }
+                None => return Err(format!("variable `{name}` is not set")),
+            },
+            None => self.expression.clone(),
+        };
+        Timer::due_ms(kind, &text, now_ms)
+    }
+
     /// When the timer is due if it starts at `now_ms`, given the text of its expression
     /// (the expression itself, or the value of its variable).
     pub fn due_ms(kind: TimerKind, text: &str, now_ms: u64) -> Result<u64, String> {

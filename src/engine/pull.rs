@@ -490,33 +490,11 @@ pub fn timer_due(
     variables: &Map<String, Value>,
     now: u64,
 ) -> Result<u64, String> {
-    use crate::bpmn::TimerKind;
-    let timer = event
+    event
         .timer
         .as_ref()
-        .ok_or("the timer event has no timerEventDefinition")?;
-    let kind = timer
-        .kind
-        .ok_or("the timer names no timeDuration, timeDate or timeCycle")?;
-    let text = match timer.variable() {
-        Some(name) => match variables.get(name) {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Number(n)) if kind == TimerKind::Duration => format!("PT{n}S"),
-            Some(other) => {
-                return Err(format!(
-                    "variable `{name}` is {other}, not an ISO 8601 {}",
-                    if kind == TimerKind::Date {
-                        "date-time"
-                    } else {
-                        "duration"
-                    }
-                ));
-            }
-            None => return Err(format!("variable `{name}` is not set")),
-        },
-        None => timer.expression.clone(),
-    };
-    crate::bpmn::Timer::due_ms(kind, &text, now)
+        .ok_or("the timer event has no timerEventDefinition")?
+        .due_over(variables, now)
 }
 
 /// A gateway that waits for its incoming tokens: parallel, inclusive or complex, with

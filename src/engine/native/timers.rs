@@ -16,7 +16,7 @@ use super::event_subprocess::LISTENER;
 use super::replay::Asked;
 use super::run::Run;
 use super::tokens::{At, TokenId};
-use crate::bpmn::{NodeKind, TimerKind};
+use crate::bpmn::NodeKind;
 use crate::engine::EngineError;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
@@ -75,34 +75,11 @@ impl Run {
 
     /// When `event`'s timer is due if it starts now.
     fn due_of(&self, event: &LiveNode) -> Result<u64, String> {
-        let timer = event
+        event
             .timer
             .as_ref()
-            .ok_or("the timer event has no timerEventDefinition")?;
-        let kind = timer
-            .kind
-            .ok_or("the timer names no timeDuration, timeDate or timeCycle")?;
-        let text = match timer.variable() {
-            Some(name) => match self.variables.get(name) {
-                Some(serde_json::Value::String(s)) => s.clone(),
-                Some(serde_json::Value::Number(n)) if kind == TimerKind::Duration => {
-                    format!("PT{n}S")
-                }
-                Some(other) => {
-                    return Err(format!(
-                        "variable `{name}` is {other}, not an ISO 8601 {}",
-                        if kind == TimerKind::Date {
-                            "date-time"
-                        } else {
-                            "duration"
-                        }
-                    ));
-                }
-                None => return Err(format!("variable `{name}` is not set")),
-            },
-            None => timer.expression.clone(),
-        };
-        crate::bpmn::Timer::due_ms(kind, &text, crate::clock::now_ms())
+            .ok_or("the timer event has no timerEventDefinition")?
+            .due_over(&self.variables, crate::clock::now_ms())
     }
 
     /// Start the timers attached to `activity`, which `token` has just entered.
