@@ -487,7 +487,7 @@ impl BridgeServer {
             cores: None,
             parking: None,
             max_wait_secs: None,
-            tool_router: Self::tool_router(),
+            tool_router: portable_schemas(Self::tool_router()),
         }
     }
 
@@ -892,6 +892,48 @@ impl BridgeServer {
     }
 }
 
+/// The tools' schemas as any JSON Schema validator reads them: schemars marks Rust's
+/// integer widths with formats of its own (`uint32`, `uint64`, `int64`, `double`…), which
+/// are not JSON Schema formats. Validators in strict mode (Ajv, which the official MCP
+/// TypeScript SDK runs on every tool result) warn about or refuse them; the bounds that
+/// matter stay as `minimum`/`maximum`.
+fn portable_schemas<S>(mut router: ToolRouter<S>) -> ToolRouter<S> {
+    for route in router.map.values_mut() {
+        let tool = &mut route.attr;
+        strip_width_formats(Arc::make_mut(&mut tool.input_schema));
+        if let Some(output) = tool.output_schema.as_mut() {
+            strip_width_formats(Arc::make_mut(output));
+        }
+    }
+    router
+}
+
+/// Removes schemars's numeric width formats from a schema object and everything in it.
+fn strip_width_formats(schema: &mut Map<String, Value>) {
+    const WIDTHS: &[&str] = &[
+        "int8", "int16", "int32", "int64", "int128", "uint", "uint8", "uint16", "uint32", "uint64",
+        "uint128", "float", "double",
+    ];
+    if schema
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| WIDTHS.contains(&f))
+    {
+        schema.remove("format");
+    }
+    for value in schema.values_mut() {
+        strip_width_formats_in(value);
+    }
+}
+
+fn strip_width_formats_in(value: &mut Value) {
+    match value {
+        Value::Object(map) => strip_width_formats(map),
+        Value::Array(items) => items.iter_mut().for_each(strip_width_formats_in),
+        _ => {}
+    }
+}
+
 #[tool_handler(router = self.tool_router, name = "cuga-flo-bridge", instructions = "Control points of governed BPMN processes: tasks, gateways and hooks, plus the process registry and the engine.")]
 impl ServerHandler for BridgeServer {}
 
@@ -1085,6 +1127,44 @@ mod tests {
     use super::*;
     use crate::engine::native::NativeEngine;
     use crate::vocab::{Decider, TaskStatus};
+
+    /// Every schema the tool list publishes uses only JSON Schema's own formats: a strict
+    /// validator (the TypeScript SDK's Ajv) would otherwise warn about or refuse them.
+    #[test]
+    fn the_published_tool_schemas_carry_no_rust_width_formats() {
+        fn formats(value: &Value, out: &mut Vec<String>) {
+            match value {
+                Value::Object(map) => {
+                    if let Some(Value::String(f)) = map.get("format") {
+                        out.push(f.clone());
+                    }
+                    map.values().for_each(|v| formats(v, out));
+                }
+                Value::Array(items) => items.iter().for_each(|v| formats(v, out)),
+                _ => {}
+            }
+        }
+        let raw = BridgeServer::tool_router();
+        let mut before = Vec::new();
+        for tool in raw.list_all() {
+            formats(&Value::Object((*tool.input_schema).clone()), &mut before);
+            if let Some(o) = &tool.output_schema {
+                formats(&Value::Object((**o).clone()), &mut before);
+            }
+        }
+        assert!(
+            before.iter().any(|f| f == "uint64"),
+            "schemars no longer writes width formats: this test checks nothing ({before:?})"
+        );
+        let mut after = Vec::new();
+        for tool in portable_schemas(raw).list_all() {
+            formats(&Value::Object((*tool.input_schema).clone()), &mut after);
+            if let Some(o) = &tool.output_schema {
+                formats(&Value::Object((**o).clone()), &mut after);
+            }
+        }
+        assert!(after.is_empty(), "non-standard formats left: {after:?}");
+    }
 
     /// Control points that pass every task and remember the contexts they were given.
     #[derive(Default)]

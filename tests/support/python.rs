@@ -1,6 +1,7 @@
-//! What the Python interop tests share: the venv with the official MCP SDK (set up once
-//! per test binary, cached across runs), children run to their end with a timeout, demo
-//! scenarios written as files for `serve --answers` and the Python checkers, tokens.
+//! What the interop tests share: the venv with the official MCP SDK (set up once per test
+//! binary, cached across runs), the pinned npm packages of the JavaScript checks, children
+//! run to their end with a timeout, demo scenarios written as files for `serve --answers`
+//! and the checkers, tokens.
 #![allow(dead_code)]
 
 use std::io::Read;
@@ -248,4 +249,49 @@ pub fn a2a_python() -> PathBuf {
         })
         .clone()
         .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `${CUGA_FLO_CACHE:-~/.cache/cuga-flo}/<folder>-<hash>/` with the npm packages pinned in
+/// `tests/interop/<folder>/package-lock.json` installed (`npm ci`, once; keyed on the lock
+/// file's content, so a new pin installs afresh). `probe` is a file the install must have
+/// (e.g. `node_modules/@a2a-js/sdk/package.json`). A check script run with `node` must be
+/// copied into the returned folder: ES modules resolve packages from the script's folder.
+pub fn npm_packages(folder: &str, probe: &str) -> PathBuf {
+    let pinned = interop_dir().join(folder);
+    let lock = std::fs::read(pinned.join("package-lock.json")).unwrap();
+    // FNV-1a: stable across runs and toolchains.
+    let hash = lock.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    // Where the Python venvs live too (tests/interop/setup_venv.py).
+    let cache = std::env::var_os("CUGA_FLO_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/cuga-flo")))
+        .expect("HOME is set");
+    let dir = cache.join(format!("{folder}-{hash:016x}"));
+    if dir.join(probe).exists() {
+        return dir;
+    }
+    // Installed beside, then moved in place: a half-done install is never used.
+    std::fs::create_dir_all(&cache).unwrap();
+    let work = tempfile::tempdir_in(&cache).unwrap();
+    for file in ["package.json", "package-lock.json"] {
+        std::fs::copy(pinned.join(file), work.path().join(file)).unwrap();
+    }
+    let done = Check::spawn(
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
+            .current_dir(work.path()),
+    )
+    .unwrap_or_else(|e| panic!("{e} (the JavaScript interop checks need Node.js 20+ and npm)"))
+    .wait(Duration::from_secs(600));
+    assert!(
+        done.success(),
+        "npm ci failed:\n{}\n{}",
+        done.stdout,
+        done.stderr
+    );
+    let _ = std::fs::rename(work.keep(), &dir);
+    assert!(dir.join(probe).exists(), "npm ci installed no {probe}");
+    dir
 }
