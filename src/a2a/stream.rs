@@ -87,7 +87,7 @@ pub(crate) struct Events {
 /// What reading the stream gave.
 enum Read {
     /// The task after the next event.
-    Event(TaskView),
+    Event(Box<TaskView>),
     /// The stream ended, broke or sent too much before the task ended: why.
     Ended(String),
 }
@@ -226,7 +226,7 @@ impl Client {
             match self.read(&mut events, method).await? {
                 Read::Event(view) => {
                     let events = (!events.done).then_some(events);
-                    Ok((view, events))
+                    Ok((*view, events))
                 }
                 Read::Ended(why) => {
                     Err(self.malformed(&format!("the {method} stream gave no task: {why}")))
@@ -253,7 +253,7 @@ impl Client {
                 }
                 return self
                     .apply(&mut events.task, &mut events.done, &data, method)
-                    .map(Read::Event);
+                    .map(|v| Read::Event(Box::new(v)));
             }
             if events.done {
                 return Ok(Read::Ended("the stream is over".into()));
@@ -408,7 +408,7 @@ impl Client {
                     if events.done {
                         live.events = None;
                     }
-                    return Ok(Some(view));
+                    return Ok(Some(*view));
                 }
                 Ok(Ok(Read::Ended(why))) => {
                     live.events = None;
@@ -624,6 +624,23 @@ mod tests {
         assert!(p.feed(half.as_bytes()).unwrap_err().contains("larger than"));
         let mut p = Parser::default();
         assert!(p.feed(b"data: \xff\xfe\n").unwrap_err().contains("UTF-8"));
+    }
+
+    #[test]
+    fn the_card_says_whether_the_agent_streams() {
+        let card = |caps: Value| {
+            super::super::parse_card(
+                &json!({"name": "a", "capabilities": caps, "supportedInterfaces": [
+                    {"url": "http://h/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}),
+                "http://h",
+            )
+        };
+        assert!(card(json!({"streaming": true})).streaming);
+        assert!(!card(json!({"streaming": false})).streaming);
+        assert!(!card(json!({})).streaming);
+        let v03 = json!({"name": "b", "url": "http://h/", "protocolVersion": "0.3.0",
+                         "capabilities": {"streaming": true}});
+        assert!(super::super::parse_card(&v03, "http://h").streaming);
     }
 
     #[test]
