@@ -437,6 +437,12 @@ fn a_run_parked_on_a_streamed_task_follows_it_up_with_subscribe_to_task() {
 /// A server on 127.0.0.1 whose card offers streaming and whose every POST is answered
 /// with `body` as an SSE stream (then the connection is held open `hold`).
 fn fake_agent(body: &'static [u8], hold: Duration) -> String {
+    fake_agent_of(vec![body], hold)
+}
+
+/// [`fake_agent`] answering the n-th POST with `bodies[n]` (the last one from then on).
+fn fake_agent_of(bodies: Vec<&'static [u8]>, hold: Duration) -> String {
+    let posts = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let base = format!("http://127.0.0.1:{port}");
@@ -449,6 +455,7 @@ fn fake_agent(body: &'static [u8], hold: Duration) -> String {
     std::thread::spawn(move || {
         for conn in listener.incoming().flatten() {
             let card = card.clone();
+            let (posts, bodies) = (posts.clone(), bodies.clone());
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(conn.try_clone().unwrap());
                 let mut conn = conn;
@@ -474,6 +481,18 @@ fn fake_agent(body: &'static [u8], hold: Duration) -> String {
                     );
                     return;
                 }
+                let n = posts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let body = bodies[n.min(bodies.len() - 1)];
+                if body.starts_with(b"{") {
+                    // A plain JSON-RPC reply, not a stream.
+                    let _ = write!(
+                        conn,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = conn.write_all(body);
+                    return;
+                }
                 let _ = conn.write_all(
                     b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
                 );
@@ -487,7 +506,25 @@ fn fake_agent(body: &'static [u8], hold: Duration) -> String {
 }
 
 fn exchange_with(url: &str, timeout: Duration) -> (Result<cuga_flo::a2a::Reply, String>, Duration) {
-    use cuga_flo::a2a::{AgentConfig, Client, NoAnswerer, Outgoing};
+    exchange_answered(url, timeout, &cuga_flo::a2a::NoAnswerer, &mut Vec::new())
+}
+
+/// Answers every question with "blue".
+struct Blue;
+
+impl cuga_flo::a2a::Answerer for Blue {
+    fn answer(&self, _question: &str) -> cuga_flo::a2a::BoxFuture<'_, Option<String>> {
+        Box::pin(async { Some("blue".to_string()) })
+    }
+}
+
+fn exchange_answered(
+    url: &str,
+    timeout: Duration,
+    answerer: &dyn cuga_flo::a2a::Answerer,
+    steps: &mut Vec<cuga_flo::a2a::Step>,
+) -> (Result<cuga_flo::a2a::Reply, String>, Duration) {
+    use cuga_flo::a2a::{AgentConfig, Client, Outgoing};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -503,7 +540,7 @@ fn exchange_with(url: &str, timeout: Duration) -> (Result<cuga_flo::a2a::Reply, 
         };
         let started = Instant::now();
         let r = client
-            .exchange_live(&out, &NoAnswerer, &mut Vec::new())
+            .exchange_live(&out, answerer, steps)
             .await
             .map_err(|e| e.to_string());
         (r, started.elapsed())
@@ -617,4 +654,74 @@ fn delegation_round_trip_streaming_vs_polling() {
     assert_eq!(peer.count("SendStreamingMessage"), 26);
     assert_eq!(peer.count("SendMessage"), 26);
     assert!(s < 5000.0 && p < 5000.0);
+}
+
+#[test]
+fn an_answers_stream_keeps_the_artifacts_of_the_rounds_before() {
+    // Round one: an artifact, then a question; round two (the answer's stream): another
+    // artifact and the end. The reply has both, as GetTask would show them.
+    let url = fake_agent_of(
+        vec![
+            b"data: {\"result\": {\"task\": {\"id\": \"t1\", \"contextId\": \"c\", \"status\": {\"state\": \"TASK_STATE_WORKING\"}}}}\n\n\
+data: {\"result\": {\"artifactUpdate\": {\"taskId\": \"t1\", \"artifact\": {\"artifactId\": \"a1\", \"parts\": [{\"data\": {\"first\": 1}}]}}}}\n\n\
+data: {\"result\": {\"statusUpdate\": {\"taskId\": \"t1\", \"status\": {\"state\": \"TASK_STATE_INPUT_REQUIRED\", \"message\": {\"role\": \"ROLE_AGENT\", \"parts\": [{\"text\": \"Which colour?\"}]}}}}}\n\n",
+            b"data: {\"result\": {\"statusUpdate\": {\"taskId\": \"t1\", \"status\": {\"state\": \"TASK_STATE_WORKING\"}}}}\n\n\
+data: {\"result\": {\"artifactUpdate\": {\"taskId\": \"t1\", \"artifact\": {\"artifactId\": \"a2\", \"parts\": [{\"data\": {\"second\": 2}}]}}}}\n\n\
+data: {\"result\": {\"statusUpdate\": {\"taskId\": \"t1\", \"status\": {\"state\": \"TASK_STATE_COMPLETED\"}}}}\n\n",
+        ],
+        Duration::from_secs(30),
+    );
+    let mut steps = Vec::new();
+    let (r, _) = exchange_answered(&url, Duration::from_secs(10), &Blue, &mut steps);
+    let reply = r.unwrap();
+    assert_eq!(reply.task_id, "t1");
+    assert_eq!(
+        reply.data,
+        Some(serde_json::json!({"first": 1, "second": 2})),
+        "{steps:#?}"
+    );
+    let kinds: Vec<&str> = steps.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "card",
+            "send",
+            "status",
+            "input-required",
+            "answer",
+            "status",
+            "status"
+        ],
+        "{steps:#?}"
+    );
+    assert_eq!(steps[3].detail.as_deref(), Some("Which colour?"));
+}
+
+#[test]
+fn an_agent_that_refuses_to_stream_is_sent_send_message_and_polled() {
+    // The card says streaming, but SendStreamingMessage is refused with a plain
+    // JSON-RPC error: the message goes again as SendMessage.
+    let url = fake_agent_of(
+        vec![
+            br#"{"jsonrpc": "2.0", "id": 1, "error": {"code": -32004, "message": "Streaming is not supported by the agent"}}"#,
+            br#"{"jsonrpc": "2.0", "id": 2, "result": {"task": {"id": "t9", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}, "artifacts": [{"artifactId": "a", "parts": [{"data": {"ok": true}}]}]}}}"#,
+        ],
+        Duration::from_secs(1),
+    );
+    let mut steps = Vec::new();
+    let (r, _) = exchange_answered(
+        &url,
+        Duration::from_secs(10),
+        &cuga_flo::a2a::NoAnswerer,
+        &mut steps,
+    );
+    let reply = r.unwrap();
+    assert_eq!(reply.data, Some(serde_json::json!({"ok": true})));
+    let refused = steps.iter().find(|s| s.kind == "stream").unwrap();
+    let detail = refused.detail.as_deref().unwrap();
+    assert!(
+        detail.contains("SendStreamingMessage refused (error -32004")
+            && detail.ends_with("polling"),
+        "{detail}"
+    );
 }

@@ -49,6 +49,9 @@ pub(crate) struct Live {
     off: bool,
     /// Steps to record: (kind, task id, detail).
     notes: Vec<(&'static str, Option<String>, String)>,
+    /// The task as the last finished stream left it: an answer's stream starts from it
+    /// (the artifacts of earlier rounds stay, as `GetTask` would show them).
+    last: Option<Value>,
 }
 
 impl Live {
@@ -141,12 +144,18 @@ impl Client {
         let params = json!({"message": message, "metadata": out.metadata});
         let req = self.stream_request(card, version, method, params);
         let plain = std::sync::atomic::AtomicBool::new(false);
-        match self
-            .open(card, req, method, task_id.unwrap_or_default(), &plain)
-            .await
-        {
-            Ok((view, events)) => {
+        // An answer in a task: the task as the last stream left it, working again.
+        let seed = match (task_id, live.last.take()) {
+            (Some(id), Some(mut last)) if last.get("id").and_then(Value::as_str) == Some(id) => {
+                last["status"] = json!({"state": "working"});
+                last
+            }
+            _ => json!({"id": task_id.unwrap_or_default()}),
+        };
+        match self.open(card, req, method, seed, &plain).await {
+            Ok((view, events, last)) => {
                 live.events = events;
+                live.last = last;
                 Ok(Some(view))
             }
             // The agent speaks another version: the caller falls back as for SendMessage.
@@ -172,26 +181,29 @@ impl Client {
         card: &Card,
         version: Version,
         task_id: &str,
-    ) -> Result<(TaskView, Option<Events>), A2aError> {
+    ) -> Result<(TaskView, Option<Events>, Option<Value>), A2aError> {
         let method = match version {
             Version::V1 => "SubscribeToTask",
             Version::V03 => "tasks/resubscribe",
         };
         let req = self.stream_request(card, version, method, json!({"id": task_id}));
         let plain = std::sync::atomic::AtomicBool::new(false);
-        self.open(card, req, method, task_id, &plain).await
+        self.open(card, req, method, json!({"id": task_id}), &plain)
+            .await
     }
 
     /// Send a streaming request and read its first event (within the agent's timeout).
-    /// `plain` is set when the reply is a plain JSON-RPC reply, not a stream.
+    /// `seed` is the task as known before (the events apply to it); `plain` is set when
+    /// the reply is a plain JSON-RPC reply, not a stream. The task, and the stream while
+    /// it goes on, else the task as it left it.
     async fn open(
         &self,
         card: &Card,
         req: reqwest::RequestBuilder,
         method: &str,
-        task_id: &str,
+        seed: Value,
         plain: &std::sync::atomic::AtomicBool,
-    ) -> Result<(TaskView, Option<Events>), A2aError> {
+    ) -> Result<(TaskView, Option<Events>, Option<Value>), A2aError> {
         let timeout = self.config.timeout;
         let first = async {
             let resp = req
@@ -209,7 +221,7 @@ impl Client {
                 parser: Parser::default(),
                 queue: VecDeque::new(),
                 count: 0,
-                task: json!({"id": task_id}),
+                task: seed,
                 done: false,
             };
             if !sse {
@@ -221,13 +233,11 @@ impl Client {
                 let text = String::from_utf8_lossy(&body).into_owned();
                 let (mut task, mut done) = (events.task, events.done);
                 let view = self.apply(&mut task, &mut done, &text, method)?;
-                return Ok((view, None));
+                return Ok((view, None, Some(task)));
             }
             match self.read(&mut events, method).await? {
-                Read::Event(view) => {
-                    let events = (!events.done).then_some(events);
-                    Ok((*view, events))
-                }
+                Read::Event(view) if events.done => Ok((*view, None, Some(events.task))),
+                Read::Event(view) => Ok((*view, Some(events), None)),
                 Read::Ended(why) => {
                     Err(self.malformed(&format!("the {method} stream gave no task: {why}")))
                 }
@@ -406,19 +416,23 @@ impl Client {
                 Ok(Err(e)) => return Err(e),
                 Ok(Ok(Read::Event(view))) => {
                     if events.done {
-                        live.events = None;
+                        live.last = live.events.take().map(|e| e.task);
                     }
                     return Ok(Some(*view));
                 }
                 Ok(Ok(Read::Ended(why))) => {
                     live.events = None;
+                    // Too many events: polled from now on.
+                    live.off = why.starts_with("more than");
+                    let next = if live.off {
+                        "polling GetTask"
+                    } else {
+                        "re-attaching"
+                    };
                     live.note(
                         &task.id,
-                        format!("{why} at {}; re-attaching", task.state.as_str()),
+                        format!("{why} at {}; {next}", task.state.as_str()),
                     );
-                    if why.starts_with("more than") {
-                        live.off = true;
-                    }
                 }
             }
         }
@@ -437,8 +451,9 @@ impl Client {
         }
         live.attaches += 1;
         match self.subscribe(card, version, &task.id).await {
-            Ok((view, events)) => {
+            Ok((view, events, last)) => {
                 live.events = events;
+                live.last = last;
                 live.note(
                     &task.id,
                     format!("subscribed to the task [{}]", view.state.as_str()),
