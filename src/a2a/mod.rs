@@ -27,6 +27,7 @@ use serde_json::{Map, Value, json};
 use crate::secret::Secret;
 
 pub mod server;
+pub mod stream;
 
 /// The media type of A2A 1.0 over HTTP.
 pub const MEDIA_TYPE: &str = "application/a2a+json";
@@ -187,6 +188,8 @@ pub struct AgentConfig {
     /// How long an exchange follows a task live before it returns [`A2aError::Pending`]
     /// (the caller parks). `None`: it follows it up to `timeout`, then cancels it.
     pub wait: Option<Duration>,
+    /// Follow tasks over a stream when the card offers one ([`stream`]); `false`: poll.
+    pub streaming: bool,
 }
 
 impl AgentConfig {
@@ -200,6 +203,7 @@ impl AgentConfig {
             poll: Duration::from_millis(10),
             poll_max: Duration::from_millis(500),
             wait: None,
+            streaming: true,
         }
     }
 }
@@ -210,6 +214,8 @@ pub struct Card {
     pub name: String,
     pub endpoint: String,
     pub version: Version,
+    /// `capabilities.streaming`: tasks can be followed over SSE ([`stream`]).
+    pub streaming: bool,
 }
 
 /// What is sent: data (a DataPart) and text (a TextPart); either may be empty.
@@ -491,7 +497,14 @@ impl Client {
         version: Version,
         out: &Outgoing,
         task_id: Option<&str>,
+        live: &mut stream::Live,
     ) -> Result<TaskView, A2aError> {
+        if let Some(task) = self
+            .send_streaming(card, version, out, task_id, live)
+            .await?
+        {
+            return Ok(task);
+        }
         let message = message_json(version, out, task_id);
         let (method, params) = match version {
             Version::V1 => (
@@ -667,7 +680,8 @@ impl Client {
             )),
         });
         let mut version = card.version;
-        let task = match self.send(&card, version, out, None).await {
+        let mut live = stream::Live::default();
+        let task = match self.send(&card, version, out, None, &mut live).await {
             Err(A2aError::Rpc { code, .. })
                 if version == Version::V1 && (code == -32009 || code == -32601) =>
             {
@@ -681,7 +695,7 @@ impl Client {
                         "the agent refused A2A 1.0 (error {code}); speaking 0.3"
                     )),
                 });
-                self.send(&card, version, out, None).await?
+                self.send(&card, version, out, None, &mut live).await?
             }
             other => other?,
         };
@@ -704,8 +718,10 @@ impl Client {
             state: Some(task.state.as_str()),
             detail: None,
         });
-        self.follow(&card, version, task, out, answerer, steps, started, limits)
-            .await
+        self.follow(
+            &card, version, task, out, answerer, steps, started, limits, live,
+        )
+        .await
     }
 
     /// Follow up on a task sent earlier (`task_id`, in `context_id`; the run parked while
@@ -802,8 +818,11 @@ impl Client {
         if task.id.is_empty() {
             task.id = task_id.to_string();
         }
-        self.follow(&card, version, task, &out, answerer, steps, started, limits)
-            .await
+        let live = stream::Live::default();
+        self.follow(
+            &card, version, task, &out, answerer, steps, started, limits, live,
+        )
+        .await
     }
 
     /// Follow `task` to its end: poll `GetTask`, hand `input-required` questions to
@@ -820,6 +839,7 @@ impl Client {
         steps: &mut Vec<Step>,
         started: Instant,
         limits: Limits,
+        mut live: stream::Live,
     ) -> Result<Reply, A2aError> {
         let Limits {
             park_after,
@@ -832,6 +852,7 @@ impl Client {
         let mut last = task.state;
         let mut wait = self.config.poll;
         loop {
+            live.drain_into(steps, started);
             if task.state != last {
                 last = task.state;
                 steps.push(Step {
@@ -920,7 +941,9 @@ impl Client {
                     };
                     let id = task.id.clone();
                     wait = self.config.poll;
-                    task = self.send(&card, version, &reply, Some(&id)).await?;
+                    task = self
+                        .send(&card, version, &reply, Some(&id), &mut live)
+                        .await?;
                     if task.id.is_empty() {
                         task.id = id;
                     }
@@ -959,6 +982,13 @@ impl Client {
                 (None, None) => self.config.timeout,
             }
             .saturating_sub(started.elapsed());
+            if let Some(t) = self
+                .next_streamed(&card, version, &task, &mut live, left)
+                .await?
+            {
+                task = t;
+                continue;
+            }
             tokio::time::sleep(wait.min(left)).await;
             wait = (wait * 2).min(self.config.poll_max);
             if task.id.is_empty() {
@@ -1210,6 +1240,10 @@ fn message_json(version: Version, out: &Outgoing, task_id: Option<&str>) -> Valu
 /// `url`. Without either, the base URL as 1.0.
 pub fn parse_card(doc: &Value, base: &str) -> Card {
     let name = str_of(doc, "name");
+    let streaming = doc
+        .pointer("/capabilities/streaming")
+        .and_then(Value::as_bool)
+        == Some(true);
     let interfaces: Vec<&Value> = doc
         .get("supportedInterfaces")
         .and_then(Value::as_array)
@@ -1234,6 +1268,7 @@ pub fn parse_card(doc: &Value, base: &str) -> Card {
             name,
             endpoint: str_of(i, "url"),
             version: Version::V1,
+            streaming,
         };
     }
     if let Some(i) = interfaces.iter().find(|i| jsonrpc(i)) {
@@ -1241,6 +1276,7 @@ pub fn parse_card(doc: &Value, base: &str) -> Card {
             name,
             endpoint: str_of(i, "url"),
             version: Version::V03,
+            streaming,
         };
     }
     if let Some(url) = doc.get("url").and_then(Value::as_str) {
@@ -1256,12 +1292,14 @@ pub fn parse_card(doc: &Value, base: &str) -> Card {
             } else {
                 Version::V03
             },
+            streaming,
         };
     }
     Card {
         name,
         endpoint: base.to_string(),
         version: Version::V1,
+        streaming,
     }
 }
 

@@ -2,7 +2,7 @@
 """A remote agent for cuga-flo's A2A tests, written with the official A2A Python SDK.
 
 Usage: a2a_peer.py MODE [--port-file FILE] [--bearer-env VAR] [--api-key-header H --api-key-env VAR]
-       [--v03] [--log FILE]
+       [--v03] [--streaming] [--cut-streams first|all] [--log FILE]
 
 It serves JSON-RPC at / and the agent card at /.well-known/agent-card.json on 127.0.0.1
 (an ephemeral port, written to --port-file once listening). MODE says how it answers:
@@ -23,6 +23,10 @@ It serves JSON-RPC at / and the agent card at /.well-known/agent-card.json on 12
 With $A2A_PEER_DELAY_SECS, consult and choose work that many seconds before they answer
 (a person who takes a while: runs that park on a consultation).
 
+--streaming says `capabilities.streaming: true` in the card (SendStreamingMessage and
+SubscribeToTask are served). --cut-streams first ends the first SSE stream
+(SendStreamingMessage) right after its first event, as a connection that drops would;
+--cut-streams all ends every stream so (SubscribeToTask's too).
 --v03 serves only A2A 0.3: the card lists a 0.3 interface and every request is answered
 through the SDK's 0.3 compatibility layer.
 With --bearer-env / --api-key-*, a request without the expected credential gets 401.
@@ -174,7 +178,26 @@ class Gate(BaseHTTPMiddleware):
                 }) + "\n")
         if not ok and request.url.path != "/.well-known/agent-card.json":
             return JSONResponse({"error": "unauthorized"}, status_code=401)
-        return await call_next(request)
+        response = await call_next(request)
+        streams = ("SendStreamingMessage", "message/stream", "SubscribeToTask", "tasks/resubscribe")
+        if a.cut_streams and method in streams:
+            if a.cut_streams == "all" or method in streams[:2]:
+                response.body_iterator = first_event_only(response.body_iterator)
+        return response
+
+
+async def first_event_only(body):
+    """The stream up to the end of its first data event, then its end."""
+    buf = b""
+    async for chunk in body:
+        buf += chunk.encode() if isinstance(chunk, str) else chunk
+        text = buf.replace(b"\r\n", b"\n")
+        for block in text.split(b"\n\n")[:-1]:
+            if b"data:" in block:
+                end = text.index(block) + len(block) + 2
+                yield text[:end]
+                return
+    yield buf
 
 
 def main():
@@ -185,6 +208,8 @@ def main():
     ap.add_argument("--api-key-header", default="X-API-Key")
     ap.add_argument("--api-key-env")
     ap.add_argument("--v03", action="store_true")
+    ap.add_argument("--streaming", action="store_true")
+    ap.add_argument("--cut-streams", choices=["first", "all"])
     ap.add_argument("--log")
     a = ap.parse_args()
 
@@ -200,7 +225,7 @@ def main():
             AgentInterface(url=url, protocol_binding="JSONRPC",
                            protocol_version="0.3" if a.v03 else "1.0")
         ],
-        capabilities=AgentCapabilities(streaming=False),
+        capabilities=AgentCapabilities(streaming=a.streaming),
         default_input_modes=["application/json", "text/plain"],
         default_output_modes=["application/json", "text/plain"],
         skills=[AgentSkill(id="fulfil", name="fulfil", description="fulfils a task", tags=["test"])],
