@@ -689,8 +689,10 @@ type OpenRuns = Arc<Mutex<BTreeMap<String, Arc<RunJournal>>>>;
 
 /// How a server takes over a run left parked (run id, process key, its journal opened
 /// here): holds it and resumes it when it can go on.
-pub(super) type Adopt =
-    Arc<dyn Fn(&str, &str, Arc<dyn EventSink>) -> Result<(), String> + Send + Sync>;
+pub(super) type Adopt = Arc<TakeOver>;
+
+pub(super) type TakeOver =
+    dyn Fn(&str, &str, Arc<dyn EventSink>) -> Result<(), String> + Send + Sync;
 
 /// How often a server looks for runs left parked by a server that is gone.
 const ADOPT_EVERY: Duration = Duration::from_secs(1);
@@ -808,7 +810,7 @@ impl Journals {
     pub(super) fn adopt_left_parked(
         &self,
         ignored: &mut std::collections::HashSet<String>,
-        take: &(dyn Fn(&str, &str, Arc<dyn EventSink>) -> Result<(), String> + Send + Sync),
+        take: &TakeOver,
     ) -> usize {
         let mut taken = 0;
         for run_id in super::runs::run_ids(&self.base) {
@@ -824,12 +826,14 @@ impl Journals {
             let Some(Event::RunStarted {
                 process_key,
                 launch,
+                parent,
                 ..
             }) = first_record(&path).map(|r| r.event)
             else {
                 continue; // being created, or not a run's journal
             };
-            let Some(launch) = launch.filter(|l| l.served) else {
+            // A child run goes on with its parent, never on its own.
+            let Some(launch) = launch.filter(|l| l.served && parent.is_none()) else {
                 ignored.insert(run_id);
                 continue;
             };
