@@ -1472,45 +1472,56 @@ async fn a_new_serve_takes_over_the_runs_a_killed_serve_left_parked() {
     );
 }
 
-/// Two servers started at once over the runs a killed server left parked take each run
-/// exactly once (the journal's lock decides), a `worker` alongside included: every run
-/// is resumed once by its message and completes, and each was taken over by one server.
+/// Two servers started at once over the runs a killed server left parked, a `worker`
+/// alongside, take each run exactly once (the journal's lock decides): the runs whose
+/// timer is due are resumed once by whoever took them (a run the worker resumed parks
+/// again, released, and a server takes it over then), every run is taken over by one
+/// server, resumed once by its message, and completes.
 #[tokio::test]
 async fn two_serves_racing_take_each_left_parked_run_once() {
     let app = served_waits();
     let app = app.to_str().unwrap();
     let mut first = Served::start(&[app, "--max-wait", "0"], &[]);
     let base = first.base();
+    let at_message = ["r1", "r2", "r3"];
+    let at_timer = ["r4", "r5", "r6"];
     let runs = ["r1", "r2", "r3", "r4", "r5", "r6"];
-    let parked: Vec<(&str, &str)> = runs.iter().map(|r| (*r, "PT0S")).collect();
+    let mut parked: Vec<(&str, &str)> = at_message.iter().map(|r| (*r, "PT0S")).collect();
+    parked.extend(at_timer.iter().map(|r| (*r, "PT1S")));
     park(&first, &parked).await;
     first.kill();
+    // Their timers are due by the time anyone looks.
+    std::thread::sleep(Duration::from_millis(1100));
 
-    let (b, c) = std::thread::scope(|s| {
-        let b = s.spawn(|| {
+    let (b, c, worker) = std::thread::scope(|s| {
+        let serve = || {
             Served::start_at(
                 Some(&base),
                 &[app, "--max-wait", "0"],
                 &[("CUGA_FLO_LOG", "info")],
             )
-        });
-        let c = s.spawn(|| {
-            Served::start_at(
-                Some(&base),
-                &[app, "--max-wait", "0"],
-                &[("CUGA_FLO_LOG", "info")],
-            )
-        });
-        (b.join().unwrap(), c.join().unwrap())
+        };
+        let b = s.spawn(serve);
+        let c = s.spawn(serve);
+        let worker = s.spawn(|| cli_at(&base, &["worker", "--once"]));
+        let (b, c, worker) = (b.join(), c.join(), worker.join());
+        (b.unwrap(), c.unwrap(), worker.unwrap())
     });
-    let worker = cli_at(&base, &["worker", "--once", "--no-model"]);
     assert_eq!(worker.status.code(), Some(0), "{worker:?}");
     let pids = [b.child.id(), c.child.id()];
     let log = || format!("B:\n{}\nC:\n{}", b.stderr(), c.stderr());
-    wait_for("took every run over", &log, &|| {
-        runs.iter()
-            .all(|r| held_by(&base, r).is_some_and(|p| pids.contains(&p)))
-    });
+    wait_for(
+        "took every run over, each at its receive task",
+        &log,
+        &|| {
+            runs.iter().all(|r| {
+                held_by(&base, r).is_some_and(|p| pids.contains(&p))
+                    && count_of(&events_of(&base, r), |e| {
+                        matches!(e, Event::RunWaiting { .. })
+                    }) == if at_timer.contains(r) { 2 } else { 1 }
+            })
+        },
+    );
     for run in runs {
         let out = cli_at(&base, &["runs", "message", run, "Payment"]);
         assert_eq!(out.status.code(), Some(0), "{run}: {out:?}\n{}", log());
@@ -1521,10 +1532,17 @@ async fn two_serves_racing_take_each_left_parked_run_once() {
         });
         let e = events_of(&base, run);
         assert_eq!(finished_as(&e).unwrap().0, RunStatus::Completed, "{e:#?}");
+        // Once by its message, and once by its timer before.
+        let resumed = if at_timer.contains(&run) { 2 } else { 1 };
         assert_eq!(
             count_of(&e, |e| matches!(e, Event::RunResumed { .. })),
+            resumed,
+            "{run} resumed once at each wait: {e:#?}"
+        );
+        assert_eq!(
+            count_of(&e, |e| matches!(e, Event::TimerFired { .. })),
             1,
-            "{run} resumed once: {e:#?}"
+            "{e:#?}"
         );
         assert_eq!(
             count_of(&e, |e| matches!(e, Event::MessageReceived { .. })),
