@@ -868,7 +868,6 @@ impl BridgeServer {
         self
     }
 
-    /// Run `request` on this server's engine: on one of the cores, or here.
     /// Take over run `run_id` of `process_key`, parked, whose journal `sink` this server
     /// has just opened (`serve` adopting a run the server that held it left parked): held
     /// here and resumed here when it can go on, as a run `run_process` started that parked.
@@ -909,6 +908,7 @@ impl BridgeServer {
         Ok(())
     }
 
+    /// Run `request` on this server's engine: on one of the cores, or here.
     async fn run_here(
         &self,
         request: RunRequest,
