@@ -355,6 +355,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (resume)
 _arguments "${_arguments_options[@]}" : \
+'--concurrency=[With --due\: resume up to N due runs at once, as \`worker\` does \[default\: the number of cores\]]:N:_default' \
 '--run-dir=[Where runs are journalled]:DIR:_files' \
 '--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \

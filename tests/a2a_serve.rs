@@ -9,11 +9,8 @@
 //! 20+ with `npm`, and PyPI and npm the first time (both cached under
 //! `~/.cache/cuga-flo/`). Every wait is bounded.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::cargo_bin_cmd;
@@ -22,77 +19,48 @@ use cuga_flo::journal::store::{JOURNAL_FILE, read_journal, run_dir};
 use cuga_flo::vocab::{Decider, RunStatus};
 use serde_json::Value;
 
+#[path = "support/a2a_served.rs"]
+mod a2a_served;
 #[path = "support/python.rs"]
 mod python;
+use a2a_served::{A2aServed, LIMIT};
 use python::{Check, a2a_python, interop_dir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
-const LIMIT: Duration = Duration::from_secs(20);
 
 fn fixture_app() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/a2a_claim")
 }
 
-/// A `cuga-flo serve --a2a 127.0.0.1:0` process; killed when dropped.
+/// A `cuga-flo serve --a2a 127.0.0.1:0` process serving the fixture app; killed when
+/// dropped.
 struct Served {
-    child: Child,
+    inner: A2aServed,
     url: String,
     agent: String,
-    dir: tempfile::TempDir,
 }
 
 impl Served {
     fn start(args: &[&str], env: &[(&str, &str)]) -> Served {
-        let dir = tempfile::tempdir().unwrap();
-        let stderr = File::create(dir.path().join("stderr.log")).unwrap();
-        let mut command = Command::new(BIN);
-        command
-            .args([
-                "--color",
-                "never",
-                "serve",
-                "--a2a",
-                "127.0.0.1:0",
-                "--no-model",
-            ])
-            .arg(fixture_app())
-            .arg("--run-dir")
-            .arg(dir.path().join("runs-base"))
-            .args(args)
-            .current_dir(dir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(stderr);
-        for (k, v) in env {
-            command.env(k, v);
-        }
-        let mut child = command.spawn().unwrap();
-        let lines = first_lines(child.stdout.take().unwrap(), 2);
-        let url = lines.first().and_then(|l| l.strip_prefix("listening "));
-        let agent = lines
-            .get(1)
-            .and_then(|l| l.strip_prefix("agent a2a_claim "));
-        let (Some(url), Some(agent)) = (url, agent) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            let err = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default();
-            panic!("no `listening` and `agent` lines but {lines:?}; stderr:\n{err}");
-        };
-        assert_eq!(agent, format!("{url}/a2a_claim"));
+        let mut all = vec![fixture_app().into_os_string()];
+        all.extend(args.iter().map(Into::into));
+        let inner = A2aServed::start::<[&str; 0], _>([], all, None, env, 1);
+        let (slug, agent) = inner.agents[0].clone();
+        assert_eq!(slug, "a2a_claim");
+        assert_eq!(agent, format!("{}/a2a_claim", inner.url));
         Served {
-            url: url.to_string(),
-            agent: agent.to_string(),
-            child,
-            dir,
+            url: inner.url.clone(),
+            agent,
+            inner,
         }
     }
 
     fn base(&self) -> PathBuf {
-        self.dir.path().join("runs-base")
+        self.inner.base()
     }
 
     fn stderr(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+        self.inner.stderr()
     }
 
     /// The SDK client's checks against the agent: one JSON object per check.
@@ -128,63 +96,12 @@ impl Served {
 
     /// One JSON-RPC request over a plain HTTP/1.1 connection; the response body.
     fn post(&self, body: &str) -> Value {
-        use std::io::{Read, Write};
-        let host = self.url.trim_start_matches("http://");
-        let mut tcp = std::net::TcpStream::connect(host).unwrap();
-        tcp.set_read_timeout(Some(LIMIT)).unwrap();
-        write!(
-            tcp,
-            "POST /a2a_claim HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/a2a+json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut response = String::new();
-        tcp.read_to_string(&mut response).unwrap();
-        let (_, body) = response.split_once("\r\n\r\n").unwrap();
-        serde_json::from_str(body).unwrap_or_else(|_| panic!("{response}"))
+        self.inner.post("a2a_claim", body, &[])
     }
 
     fn journal(&self, run: &str) -> Vec<Event> {
-        let path = run_dir(&self.base(), run).join(JOURNAL_FILE);
-        let started = Instant::now();
-        loop {
-            // The journal of a cancelled run is closed right after the task is.
-            let records = read_journal(&path).map(|j| j.records).unwrap_or_default();
-            let events: Vec<Event> = records.into_iter().map(|r| r.event).collect();
-            if events
-                .iter()
-                .any(|e| matches!(e, Event::RunFinished { .. }))
-                || started.elapsed() > LIMIT
-            {
-                return events;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.inner.journal(run)
     }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The first `n` lines of a child's stdout, read on a thread (bounded wait); the rest is
-/// drained there.
-fn first_lines(stdout: std::process::ChildStdout, n: usize) -> Vec<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        for _ in 0..n {
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let _ = tx.send(line.trim_end().to_string());
-        }
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-    });
-    (0..n).filter_map(|_| rx.recv_timeout(LIMIT).ok()).collect()
 }
 
 fn finished(events: &[Event]) -> (RunStatus, Option<String>) {
@@ -368,12 +285,12 @@ fn sigterm_stops_the_server_promptly_and_closes_the_runs_waiting_for_input() {
 
     let sent = Instant::now();
     let status = Command::new("kill")
-        .args(["-TERM", &served.child.id().to_string()])
+        .args(["-TERM", &served.inner.child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
     let code = loop {
-        if let Some(status) = served.child.try_wait().unwrap() {
+        if let Some(status) = served.inner.child.try_wait().unwrap() {
             break status.code();
         }
         assert!(sent.elapsed() < LIMIT, "still running after SIGTERM");

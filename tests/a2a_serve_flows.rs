@@ -5,10 +5,8 @@
 //! guardrail's timeout is DENIED). The client is plain JSON-RPC over HTTP/1.1 (the SDK
 //! clients are tests/a2a_serve.rs's); no Python or Node needed.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cuga_flo::journal::Event;
@@ -16,8 +14,11 @@ use cuga_flo::journal::store::{JOURNAL_FILE, read_journal, run_dir};
 use cuga_flo::vocab::{Decider, RunStatus};
 use serde_json::{Value, json};
 
+#[path = "support/a2a_served.rs"]
+mod a2a_served;
+use a2a_served::{A2aServed, LIMIT};
+
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
-const LIMIT: Duration = Duration::from_secs(20);
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -26,10 +27,10 @@ fn root() -> &'static Path {
 /// `cuga-flo serve --a2a 127.0.0.1:0 <app> --no-model` with `--apps-dir`; killed when
 /// dropped.
 struct Served {
-    child: Child,
-    host: String,
+    inner: A2aServed,
     slug: String,
-    dir: tempfile::TempDir,
+    /// Its answers file's folder.
+    _answers: tempfile::TempDir,
 }
 
 impl Served {
@@ -38,70 +39,44 @@ impl Served {
     }
 
     fn start_with(apps_dir: &Path, app: &str, answers: &str, extra: &[&str]) -> Served {
+        Served::start_at(None, apps_dir, app, answers, extra, &[])
+    }
+
+    /// As [`Served::start_with`], journalling under `base` (the runs of an earlier server).
+    fn start_at(
+        base: Option<&Path>,
+        apps_dir: &Path,
+        app: &str,
+        answers: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Served {
         let dir = tempfile::tempdir().unwrap();
         let answers_file = dir.path().join("answers.yaml");
         std::fs::write(&answers_file, answers).unwrap();
-        let stderr = File::create(dir.path().join("stderr.log")).unwrap();
-        let mut child = Command::new(BIN)
-            .args(["--color", "never", "--apps-dir"])
-            .arg(apps_dir)
-            .args(["serve", "--a2a", "127.0.0.1:0", "--no-model", app])
-            .arg("--answers")
-            .arg(&answers_file)
-            .arg("--run-dir")
-            .arg(dir.path().join("base"))
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .unwrap();
-        let mut reader = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        let Some(url) = line.trim().strip_prefix("listening http://") else {
-            let _ = child.kill();
-            panic!(
-                "no `listening` line but {line:?}: {}",
-                std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default()
-            );
-        };
-        let host = url.to_string();
-        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        let mut args: Vec<std::ffi::OsString> = vec![app.into(), "--answers".into()];
+        args.push(answers_file.into_os_string());
+        args.extend(extra.iter().map(Into::into));
+        let global = [std::ffi::OsStr::new("--apps-dir"), apps_dir.as_os_str()];
+        let inner = A2aServed::start(global, args, base, env, 1);
         Served {
-            child,
-            host,
+            inner,
             slug: app.to_string(),
-            dir,
+            _answers: dir,
         }
     }
 
     fn base(&self) -> PathBuf {
-        self.dir.path().join("base")
+        self.inner.base()
     }
 
     fn stderr(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+        self.inner.stderr()
     }
 
     /// One JSON-RPC request; the response body.
     fn post(&self, body: &Value) -> Value {
-        let body = body.to_string();
-        let mut tcp = std::net::TcpStream::connect(&self.host).unwrap();
-        tcp.set_read_timeout(Some(LIMIT)).unwrap();
-        write!(
-            tcp,
-            "POST /{} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/a2a+json\r\n\
-             A2A-Version: 1.0\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.slug,
-            self.host,
-            body.len()
-        )
-        .unwrap();
-        let mut response = String::new();
-        tcp.read_to_string(&mut response).unwrap();
-        let (_, body) = response.split_once("\r\n\r\n").unwrap();
-        serde_json::from_str(body).unwrap_or_else(|_| panic!("{response}"))
+        (self.inner).post(&self.slug, &body.to_string(), &["A2A-Version: 1.0"])
     }
 
     /// `SendMessage` (blocking: until the task ends or needs input); the task.
@@ -118,27 +93,7 @@ impl Served {
     }
 
     fn journal(&self, run: &str) -> Vec<Event> {
-        let path = run_dir(&self.base(), run).join(JOURNAL_FILE);
-        let started = Instant::now();
-        loop {
-            let records = read_journal(&path).map(|j| j.records).unwrap_or_default();
-            let events: Vec<Event> = records.into_iter().map(|r| r.event).collect();
-            if events
-                .iter()
-                .any(|e| matches!(e, Event::RunFinished { .. }))
-                || started.elapsed() > LIMIT
-            {
-                return events;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.inner.journal(run)
     }
 }
 
@@ -476,4 +431,96 @@ fn the_child_runs_of_a_cancelled_served_run_are_cancelled() {
     assert_eq!(finished(&child), RunStatus::Cancelled, "{child:#?}");
     assert!(child.iter().any(|e| matches!(e,
         Event::RunCancelled { reason: Some(r), .. } if r.contains(&run))));
+}
+
+/// The served runs a killed `serve --a2a` left parked are taken over by the next server
+/// of the app: it holds them (its pid in `inbox/held`), resumes one when its timer is
+/// due, and each when `cuga-flo runs message` reaches it; they complete there. Their A2A
+/// tasks were the dead server's: the new server does not know them (`GetTask`: task not
+/// found) — the caller sees its task no more, the run's end is in its journal.
+#[test]
+fn a_new_server_takes_over_the_served_runs_a_killed_one_left_parked() {
+    let apps = root().join("tests/fixtures/apps");
+    let mut first =
+        Served::start_with(&apps, "served_waits", "answers: {}\n", &["--max-wait", "0"]);
+    let at_message = first.send_now(json!({"order_id": "A-1"}));
+    first.get_until(&at_message, "waited for the message", |t| {
+        status_text(t).contains("message `Payment` at Receive_Payment")
+    });
+    let at_timer = first.send_now(json!({"order_id": "A-2", "wait": "PT3S"}));
+    first.get_until(&at_timer, "parked at its timer", |t| {
+        status_text(t).contains("a timer due in")
+    });
+    first.inner.kill();
+    let base = first.base();
+
+    let second = Served::start_at(
+        Some(&base),
+        &apps,
+        "served_waits",
+        "answers: {}\n",
+        &["--max-wait", "0"],
+        &[("CUGA_FLO_LOG", "info")],
+    );
+    let pid = second.inner.child.id();
+    let held = |run: &str| {
+        std::fs::read_to_string(run_dir(&base, run).join("inbox/held"))
+            .is_ok_and(|p| p.trim() == pid.to_string())
+    };
+    let until = |what: &str, done: &dyn Fn() -> bool| {
+        let started = Instant::now();
+        while !done() {
+            assert!(
+                started.elapsed() < LIMIT,
+                "never {what}\nserver:\n{}",
+                second.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    until("took the runs over", &|| {
+        held(&at_message) && held(&at_timer)
+    });
+    // The dead server's task is unknown here.
+    let reply = second.post(&json!({"jsonrpc": "2.0", "id": 2, "method": "GetTask",
+        "params": {"id": at_message}}));
+    assert_eq!(reply["error"]["code"], -32001, "{reply}");
+
+    let message = |run: &str, amount: &str| {
+        let out = Command::new(BIN)
+            .env("NO_COLOR", "1")
+            .args(["runs", "message", run, "Payment", "--var", amount])
+            .arg("--run-dir")
+            .arg(&base)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            stdout.contains(&format!("(pid {pid}) resumes it")),
+            "{stdout}"
+        );
+    };
+    message(&at_message, "amount=3");
+    let events = second.journal(&at_message);
+    assert_eq!(finished(&events), RunStatus::Completed, "{events:#?}");
+    // The timer of the other is due: resumed here, it waits for its message.
+    until("resumed the run at its timer", &|| {
+        let events = read_journal(&run_dir(&base, &at_timer).join(JOURNAL_FILE))
+            .map(|j| j.records)
+            .unwrap_or_default();
+        (events.iter())
+            .filter(|r| matches!(r.event, Event::RunWaiting { .. }))
+            .count()
+            == 2
+            && held(&at_timer)
+    });
+    message(&at_timer, "amount=4");
+    let events = second.journal(&at_timer);
+    assert_eq!(finished(&events), RunStatus::Completed, "{events:#?}");
+    assert!(
+        second.stderr().contains("taken over"),
+        "{}",
+        second.stderr()
+    );
 }

@@ -1127,6 +1127,79 @@ fn two_concurrent_workers_resume_every_due_run_exactly_once() {
     }
 }
 
+/// `runs resume --due --concurrency N` resumes the due runs as `worker` does (the same
+/// code): two of them started at once over the same runs resume every run exactly once,
+/// and each exits with the most serious of its runs' outcomes (parked again: 3), or 0
+/// when the other took every run.
+#[test]
+fn concurrent_resume_due_resumes_every_due_run_exactly_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    const RUNS: usize = 6;
+    for _ in 0..RUNS {
+        let out = cuga(
+            &[
+                "--apps-dir",
+                "tests/fixtures/apps",
+                "start",
+                "timers",
+                "--var",
+                "wait=PT1H",
+                "--max-wait",
+                "0",
+            ],
+            dir,
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    }
+    let ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let resume = || {
+        Command::new(BIN)
+            .current_dir(root())
+            .args(["runs", "resume", "--due", "--concurrency", "3", "--run-dir"])
+            .arg(dir)
+            .env("CUGA_FLO_CLOCK_OFFSET", "7200")
+            .env_remove("CUGA_FLO_CRASH_AT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (resume(), resume());
+    for r in [a, b] {
+        let out = r.wait_with_output().unwrap();
+        // Each run it resumed parks again at its approval (3); none at all: 0.
+        let code = out.status.code();
+        assert!(code == Some(3) || code == Some(0), "{}", text(&out));
+        if code == Some(0) {
+            assert!(
+                text(&out).contains("no parked run is due"),
+                "{}",
+                text(&out)
+            );
+        }
+    }
+    for id in &ids {
+        let journal = records(dir, id);
+        assert_eq!(
+            events(&journal, "run_resumed").len(),
+            1,
+            "run {id} resumed once"
+        );
+        assert_eq!(events(&journal, "timer_fired").len(), 1, "run {id}");
+        assert_eq!(events(&journal, "question_parked").len(), 1, "run {id}");
+        assert_eq!(journal.last().unwrap()["event"], "run_waiting", "run {id}");
+    }
+    // `--concurrency` goes with `--due` only.
+    let out = cuga(&["runs", "resume", &ids[0], "--concurrency", "2"], dir, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
 #[test]
 fn a_question_past_its_deadline_takes_its_on_timeout_answer() {
     let tmp = tempfile::tempdir().unwrap();

@@ -142,7 +142,7 @@ fn check(app: &str, scenario: &str, ends: Ends, parallel: &[&str]) {
     settings.set_description(format!(
         "cuga-flo start {app} --scenario {scenario}{engine}"
     ));
-    let stdout = sorted_lines(&out.stdout, parallel);
+    let stdout = a2a_outcomes(&sorted_lines(&out.stdout, parallel));
     settings.bind(|| insta::assert_snapshot!(format!("{app}__{scenario}"), stdout));
 }
 
@@ -205,6 +205,50 @@ fn sorted_lines(stdout: &str, tasks: &[&str]) -> String {
         entries[*slot] = entry;
     }
     let mut text = entries.join("\n");
+    if stdout.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// The exchanges with remote A2A agents as their outcomes: how a served agent's task
+/// goes between `SendMessage` and its end depends on timing (the reply may already say
+/// `input-required` or `completed`, and the polls in between are as many as it took), so
+/// the state the task was sent with, the send and each poll (`send task`, `status task`)
+/// are left out and the calls are not numbered. What stays is what the exchange decided:
+/// the agent's card, the input it asked for, its reply or failure — and the decisions
+/// and final state the rest of the view shows.
+fn a2a_outcomes(stdout: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for line in stdout.lines() {
+        let call = line.trim_start().starts_with("· model") && line.contains(" a2a:");
+        if call && (line.contains("  send task ") || line.contains("  status task ")) {
+            continue;
+        }
+        let mut line = line.to_string();
+        // `a2a:<agent> #<n>` → `a2a:<agent>`
+        if call && let Some(at) = line.find(" a2a:") {
+            let rest = &line[at + 5..];
+            if let Some(hash) = rest.find(" #") {
+                let digits = rest[hash + 2..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .count();
+                let from = at + 5 + hash;
+                line.replace_range(from..from + 2 + digits, "");
+            }
+        }
+        // `↗ remote ... A2A task <id> [<state>]` → without the state
+        if line.trim_start().starts_with("↗ remote")
+            && line.ends_with(']')
+            && let Some(task) = line.rfind(": A2A task ")
+            && let Some(state) = line.rfind(" [").filter(|at| *at > task)
+        {
+            line.truncate(state);
+        }
+        out.push(line);
+    }
+    let mut text = out.join("\n");
     if stdout.ends_with('\n') {
         text.push('\n');
     }

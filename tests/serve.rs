@@ -38,11 +38,18 @@ struct Served {
     child: Child,
     url: String,
     dir: tempfile::TempDir,
+    base: PathBuf,
 }
 
 impl Served {
     fn start(args: &[&str], env: &[(&str, &str)]) -> Served {
+        Served::start_at(None, args, env)
+    }
+
+    /// As [`Served::start`], journalling under `base` (the runs of an earlier server).
+    fn start_at(base: Option<&Path>, args: &[&str], env: &[(&str, &str)]) -> Served {
         let dir = tempfile::tempdir().unwrap();
+        let base = base.map_or_else(|| dir.path().join("runs-base"), Path::to_path_buf);
         let stderr = File::create(dir.path().join("stderr.log")).unwrap();
         let mut command = Command::new(BIN);
         command
@@ -57,7 +64,7 @@ impl Served {
                 "--no-model",
             ])
             .arg("--run-dir")
-            .arg(dir.path().join("runs-base"))
+            .arg(&base)
             .args(args)
             .current_dir(dir.path())
             .stdin(Stdio::null())
@@ -79,11 +86,22 @@ impl Served {
             url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
             "{url}"
         );
-        Served { child, url, dir }
+        Served {
+            child,
+            url,
+            dir,
+            base,
+        }
     }
 
     fn base(&self) -> PathBuf {
-        self.dir.path().join("runs-base")
+        self.base.clone()
+    }
+
+    /// Kill it (SIGKILL: nothing of it runs after) and wait for it.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     fn stderr(&self) -> String {
@@ -1228,6 +1246,11 @@ async fn a_run_that_parks_under_serve_is_resumed_there() {
         resumed(e) == 1 && waits(e) == 2
     });
     assert!(finished(&seen).is_none(), "{seen:#?}");
+    // Parked again once the server says it holds it (between its `run_waiting` and then
+    // the run is the server's, going: a delivery is refused).
+    wait_for("held w1 again", &|| served.stderr(), &|| {
+        held_by(&base, "w1") == Some(served.child.id())
+    });
 
     // A message from another process: posted to the server, which resumes the run.
     let out = cli(&["runs", "message", "w1", "Payment", "--var", "amount=5"]);
@@ -1287,4 +1310,257 @@ async fn a_run_that_parks_under_serve_is_resumed_there() {
     let out = cli(&["runs", "message", "w3", "Payment"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(finished(&events("w3")).unwrap().0, RunStatus::Completed);
+}
+
+/// The events of run `run` under `base` (none before its journal is there).
+fn events_of(base: &Path, run: &str) -> Vec<Event> {
+    let path = run_dir(base, run).join(JOURNAL_FILE);
+    read_journal(&path)
+        .map(|j| j.records.into_iter().map(|r| r.event).collect())
+        .unwrap_or_default()
+}
+
+/// Until `done` holds (bounded): a broken server fails the test with `what` and `log()`.
+fn wait_for(what: &str, log: &dyn Fn() -> String, done: &dyn Fn() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < LIMIT, "never {what}\n{}", log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The pid in run `run`'s `inbox/held`: the server that holds it parked.
+fn held_by(base: &Path, run: &str) -> Option<u32> {
+    std::fs::read_to_string(run_dir(base, run).join("inbox/held"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `cuga-flo <args> --run-dir <base>`.
+fn cli_at(base: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .arg("--run-dir")
+        .arg(base)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn served_waits() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/served_waits")
+}
+
+/// Park the runs `runs` under a served `served_waits` (each at its `wait` timer).
+async fn park(served: &Served, runs: &[(&str, &str)]) {
+    let client = client(&served.url, None).await;
+    for (run, wait) in runs {
+        let (error, result) = call(
+            &client,
+            "run_process",
+            json!({"process_key": "served_waits_v1", "run_id": run,
+                   "variables": {"order_id": run, "wait": wait}}),
+        )
+        .await;
+        assert!(!error && result["status"] == "waiting", "{result}");
+    }
+}
+
+fn finished_as(events: &[Event]) -> Option<(RunStatus, Map<String, Value>)> {
+    events.iter().find_map(|e| match e {
+        Event::RunFinished {
+            status, variables, ..
+        } => Some((*status, variables.clone())),
+        _ => None,
+    })
+}
+
+fn count_of(events: &[Event], which: fn(&Event) -> bool) -> usize {
+    events.iter().filter(|e| which(e)).count()
+}
+
+/// A server that dies (SIGKILL) leaves its parked runs parked, its `inbox/held` naming a
+/// dead pid. The next server of the app takes them over: it holds them (its pid in
+/// `inbox/held`), resumes one when its timer is due, and another when `runs message`
+/// reaches it (posted to the new server, which journals it and resumes the run). A run
+/// parked by `start`, not by a server, is left alone.
+#[tokio::test]
+async fn a_new_serve_takes_over_the_runs_a_killed_serve_left_parked() {
+    let app = served_waits();
+    let app = app.to_str().unwrap();
+    let mut first = Served::start(&[app, "--max-wait", "0"], &[]);
+    let base = first.base();
+    // a1 at its receive task, a2 at a 3 s timer.
+    park(&first, &[("a1", "PT0S"), ("a2", "PT3S")]).await;
+    // A run `start` parked at the same app: not a server's.
+    let out = cargo_bin_cmd!("cuga-flo")
+        .args([
+            "--color",
+            "never",
+            "start",
+            app,
+            "--no-model",
+            "--detach",
+            "--max-wait",
+            "0",
+        ])
+        .args(["--var", "order_id=s1", "--var", "wait=PT0S", "--run-dir"])
+        .arg(&base)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let s1 = std::fs::read_dir(base.join("runs"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find(|id| id != "a1" && id != "a2")
+        .unwrap();
+    let s1 = s1.as_str();
+    let dead = first.child.id();
+    first.kill();
+    assert_eq!(
+        held_by(&base, "a1"),
+        Some(dead),
+        "the dead server's claim is left"
+    );
+
+    let second = Served::start_at(Some(&base), &[app, "--max-wait", "0"], &[]);
+    let pid = second.child.id();
+    let log = || second.stderr();
+    wait_for("took a1 and a2 over", &log, &|| {
+        held_by(&base, "a1") == Some(pid) && held_by(&base, "a2") == Some(pid)
+    });
+    // The timer of a2 is due: resumed here, it parks at its receive task.
+    wait_for("resumed a2 at its timer", &log, &|| {
+        let e = events_of(&base, "a2");
+        count_of(&e, |e| matches!(e, Event::RunResumed { .. })) == 1
+            && count_of(&e, |e| matches!(e, Event::RunWaiting { .. })) == 2
+    });
+    // A message from another process: posted to the new server, which resumes a1.
+    let out = cli_at(
+        &base,
+        &["runs", "message", "a1", "Payment", "--var", "amount=5"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("(pid {pid}) resumes it")),
+        "{stdout}"
+    );
+    wait_for("completed a1", &log, &|| {
+        finished_as(&events_of(&base, "a1")).is_some()
+    });
+    let (status, variables) = finished_as(&events_of(&base, "a1")).unwrap();
+    assert_eq!(status, RunStatus::Completed);
+    assert_eq!(variables["amount"], 5);
+    wait_for("held a2 again", &log, &|| held_by(&base, "a2") == Some(pid));
+    let out = cli_at(&base, &["runs", "message", "a2", "Payment"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    wait_for("completed a2", &log, &|| {
+        finished_as(&events_of(&base, "a2")).is_some_and(|(s, _)| s == RunStatus::Completed)
+    });
+    // `start`'s run is not the server's: still parked, held by no one, resumable here.
+    assert!(held_by(&base, s1).is_none());
+    assert!(finished_as(&events_of(&base, s1)).is_none());
+    let out = cli_at(&base, &["runs", "message", s1, "Payment"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("the server holding it"),
+        "{out:?}"
+    );
+}
+
+/// Two servers started at once over the runs a killed server left parked, a `worker`
+/// alongside, take each run exactly once (the journal's lock decides): the runs whose
+/// timer is due are resumed once by whoever took them (a run the worker resumed parks
+/// again, released, and a server takes it over then), every run is taken over by one
+/// server, resumed once by its message, and completes.
+#[tokio::test]
+async fn two_serves_racing_take_each_left_parked_run_once() {
+    let app = served_waits();
+    let app = app.to_str().unwrap();
+    let mut first = Served::start(&[app, "--max-wait", "0"], &[]);
+    let base = first.base();
+    let at_message = ["r1", "r2", "r3"];
+    let at_timer = ["r4", "r5", "r6"];
+    let runs = ["r1", "r2", "r3", "r4", "r5", "r6"];
+    let mut parked: Vec<(&str, &str)> = at_message.iter().map(|r| (*r, "PT0S")).collect();
+    parked.extend(at_timer.iter().map(|r| (*r, "PT1S")));
+    park(&first, &parked).await;
+    first.kill();
+    // Their timers are due by the time anyone looks.
+    std::thread::sleep(Duration::from_millis(1100));
+
+    let (b, c, worker) = std::thread::scope(|s| {
+        let serve = || {
+            Served::start_at(
+                Some(&base),
+                &[app, "--max-wait", "0"],
+                &[("CUGA_FLO_LOG", "info")],
+            )
+        };
+        let b = s.spawn(serve);
+        let c = s.spawn(serve);
+        let worker = s.spawn(|| cli_at(&base, &["worker", "--once"]));
+        let (b, c, worker) = (b.join(), c.join(), worker.join());
+        (b.unwrap(), c.unwrap(), worker.unwrap())
+    });
+    assert_eq!(worker.status.code(), Some(0), "{worker:?}");
+    let pids = [b.child.id(), c.child.id()];
+    let log = || format!("B:\n{}\nC:\n{}", b.stderr(), c.stderr());
+    wait_for(
+        "took every run over, each at its receive task",
+        &log,
+        &|| {
+            runs.iter().all(|r| {
+                held_by(&base, r).is_some_and(|p| pids.contains(&p))
+                    && count_of(&events_of(&base, r), |e| {
+                        matches!(e, Event::RunWaiting { .. })
+                    }) == if at_timer.contains(r) { 2 } else { 1 }
+            })
+        },
+    );
+    for run in runs {
+        let out = cli_at(&base, &["runs", "message", run, "Payment"]);
+        assert_eq!(out.status.code(), Some(0), "{run}: {out:?}\n{}", log());
+    }
+    for run in runs {
+        wait_for(&format!("completed {run}"), &log, &|| {
+            finished_as(&events_of(&base, run)).is_some()
+        });
+        let e = events_of(&base, run);
+        assert_eq!(finished_as(&e).unwrap().0, RunStatus::Completed, "{e:#?}");
+        // Once by its message, and once by its timer before.
+        let resumed = if at_timer.contains(&run) { 2 } else { 1 };
+        assert_eq!(
+            count_of(&e, |e| matches!(e, Event::RunResumed { .. })),
+            resumed,
+            "{run} resumed once at each wait: {e:#?}"
+        );
+        assert_eq!(
+            count_of(&e, |e| matches!(e, Event::TimerFired { .. })),
+            1,
+            "{e:#?}"
+        );
+        assert_eq!(
+            count_of(&e, |e| matches!(e, Event::MessageReceived { .. })),
+            1,
+            "{e:#?}"
+        );
+    }
+    let taken = |log: String, run: &str| {
+        log.lines()
+            .filter(|l| l.contains(&format!("run {run}: left parked")) && l.contains("taken over"))
+            .count()
+    };
+    for run in runs {
+        assert_eq!(
+            taken(b.stderr(), run) + taken(c.stderr(), run),
+            1,
+            "{run} taken over once\n{}",
+            log()
+        );
+    }
 }

@@ -28,6 +28,10 @@ pub struct ResumeArgs {
     /// Resume every parked run whose timer is due (for cron)
     #[arg(long, conflicts_with = "run_id")]
     pub due: bool,
+    /// With --due: resume up to N due runs at once, as `worker` does [default: the number
+    /// of cores]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: Option<u16>,
     #[command(flatten)]
     pub common: ResumeOptions,
 }
@@ -166,7 +170,13 @@ pub struct AnswerArgs {
 /// `runs resume`.
 pub fn resume(cli: &Cli, args: &ResumeArgs, style: Style) -> Result<Outcome, UsageError> {
     if args.due {
-        return resume_due(cli, &args.common, style);
+        return resume_due(cli, &args.common, concurrency(args.concurrency), style);
+    }
+    if args.concurrency.is_some() {
+        return Err(
+            UsageError::new("--concurrency resumes the due runs: it goes with --due")
+                .with_help("`cuga-flo runs resume --due --concurrency N`"),
+        );
     }
     let wanted = args.run_id.as_deref().unwrap_or_default();
     let id = find_run(&args.common.run_dir, wanted)?;
@@ -174,24 +184,32 @@ pub fn resume(cli: &Cli, args: &ResumeArgs, style: Style) -> Result<Outcome, Usa
     resume_open(cli, &args.common, id, journal, records, repaired, style)
 }
 
-/// `runs resume --due`: every parked run whose earliest timer is due, one after the other;
-/// a run another process holds is left to it.
-fn resume_due(cli: &Cli, opts: &ResumeOptions, style: Style) -> Result<Outcome, UsageError> {
-    let now = crate::clock::now_ms();
-    let mut worst = Outcome::Ok;
-    let mut resumed = 0;
-    for id in due_runs(&opts.run_dir, now) {
-        let Some((journal, records, repaired)) = reopen_due(opts, &id) else {
-            continue;
-        };
-        resumed += 1;
-        let outcome = resume_open(cli, opts, id, journal, records, repaired, style)?;
-        worst = worse(worst, outcome);
-    }
-    if resumed == 0 && !opts.json {
+/// `--concurrency`: how many runs are resumed at once (default: the number of cores).
+fn concurrency(n: Option<u16>) -> usize {
+    n.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        usize::from,
+    )
+}
+
+/// `runs resume --due`: every parked run that can go on, up to `concurrency` at once (as
+/// `worker` resumes them); a run another process holds is left to it. The most serious
+/// of the runs' outcomes (a run that cannot be resumed counts as failed).
+fn resume_due(
+    cli: &Cli,
+    opts: &ResumeOptions,
+    concurrency: usize,
+    style: Style,
+) -> Result<Outcome, UsageError> {
+    let ids = (due_runs(&opts.run_dir, crate::clock::now_ms()).into_iter())
+        .map(|id| (id, false))
+        .collect();
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let done = resume_concurrently(cli, opts, ids, concurrency, &never, style);
+    if done.resumed == 0 && !opts.json {
         outln!("no parked run is due");
     }
-    Ok(worst)
+    Ok(done.worst)
 }
 
 /// The parked runs under `base` that can go on at `now`: a timer or a deadline is due,
@@ -275,10 +293,7 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
             every.as_secs_f64()
         );
     }
-    let concurrency = args.concurrency.map_or_else(
-        || std::thread::available_parallelism().map_or(1, usize::from),
-        usize::from,
-    );
+    let concurrency = concurrency(args.concurrency);
     let interval = std::time::Duration::from_secs_f64(args.interval);
     let mut next_look = std::time::Instant::now();
     let mut next_graph_look = std::time::Instant::now();
@@ -303,7 +318,7 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
             }
             next_graph_look = now + every;
         }
-        if resume_concurrently(cli, &args.common, ids, concurrency, &stop, style) {
+        if resume_concurrently(cli, &args.common, ids, concurrency, &stop, style).stopped {
             return Ok(Outcome::Ok);
         }
         if args.once {
@@ -326,8 +341,7 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
 /// is resumed by exactly one process: the thread that takes it opens its journal (taking
 /// the run's lock, or leaving a run another process holds to it) and resumes it only if
 /// it can still go on, since another worker may have resumed it between the look that
-/// listed it and the lock. True when a run was interrupted (Ctrl-C, SIGTERM) or `stop`
-/// was set: the worker ends; runs not taken yet are left for the next worker.
+/// listed it and the lock. What `worker` and `runs resume --due` resume runs with.
 fn resume_concurrently(
     cli: &Cli,
     opts: &ResumeOptions,
@@ -335,10 +349,16 @@ fn resume_concurrently(
     concurrency: usize,
     stop: &std::sync::atomic::AtomicBool,
     style: Style,
-) -> bool {
-    use std::sync::atomic::{AtomicBool, Ordering};
+) -> Batch {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let queue = std::sync::Mutex::new(std::collections::VecDeque::from(ids));
     let interrupted = AtomicBool::new(false);
+    let resumed = AtomicUsize::new(0);
+    let worst = std::sync::Mutex::new(Outcome::Ok);
+    let outcome = |o: Outcome| {
+        let mut worst = worst.lock().unwrap_or_else(|e| e.into_inner());
+        *worst = worse(*worst, o);
+    };
     let next = || {
         if stop.load(Ordering::SeqCst) || interrupted.load(Ordering::SeqCst) {
             return None;
@@ -362,10 +382,17 @@ fn resume_concurrently(
             tracing::info!("run {id}: resumed by another worker since it was due; left");
             return;
         }
+        resumed.fetch_add(1, Ordering::SeqCst);
         match resume_open(cli, opts, id.clone(), journal, records, repaired, style) {
-            Ok(Outcome::Interrupted) => interrupted.store(true, Ordering::SeqCst),
-            Ok(_) => {}
-            Err(e) => tracing::warn!("run {id}: {}", e.message),
+            Ok(Outcome::Interrupted) => {
+                interrupted.store(true, Ordering::SeqCst);
+                outcome(Outcome::Interrupted);
+            }
+            Ok(o) => outcome(o),
+            Err(e) => {
+                tracing::warn!("run {id}: {}", e.message);
+                outcome(Outcome::Failed);
+            }
         }
     };
     let threads = concurrency
@@ -380,7 +407,22 @@ fn resume_concurrently(
             });
         }
     });
-    interrupted.load(Ordering::SeqCst) || stop.load(Ordering::SeqCst)
+    Batch {
+        stopped: interrupted.load(Ordering::SeqCst) || stop.load(Ordering::SeqCst),
+        resumed: resumed.load(Ordering::SeqCst),
+        worst: worst.into_inner().unwrap_or_else(|e| e.into_inner()),
+    }
+}
+
+/// What [`resume_concurrently`] did.
+struct Batch {
+    /// A run was interrupted (Ctrl-C, SIGTERM) or `stop` was set: runs not taken yet are
+    /// left for the next look.
+    stopped: bool,
+    /// How many runs it resumed.
+    resumed: usize,
+    /// The most serious of their outcomes.
+    worst: Outcome,
 }
 
 /// A flag set by Ctrl-C or SIGTERM while the worker sleeps between looks (a run in hand

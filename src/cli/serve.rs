@@ -474,6 +474,7 @@ impl Labels {
             app_dir: Some(absolute(&loaded.dir).display().to_string()),
             answers: answers.map(|a| absolute(a).display().to_string()),
             no_model,
+            served: true,
             ..Default::default()
         };
         lock(&self.3).insert(process_key.to_string(), launch);
@@ -566,6 +567,13 @@ async fn serve(
         .await
         .map_err(UsageError::new)?;
     tracing::info!("serving {}: {}", count(keys.len(), "app"), keys.join(", "));
+    // Runs a server now gone left parked: taken over, and resumed here like the runs
+    // started here.
+    let adopting = {
+        let server = server.clone();
+        let take: Adopt = Arc::new(move |run_id, key, sink| server.adopt_parked(run_id, key, sink));
+        tokio::spawn(journals.clone().keep_adopting(take))
+    };
 
     let result = match transport {
         Transport::Http { addr, token } => {
@@ -581,6 +589,7 @@ async fn serve(
         Transport::A2a { .. } => Err(UsageError::new("`serve --a2a` serves no MCP")),
     };
     journals.interrupt_all();
+    adopting.abort();
     let _ = tokio::time::timeout(Duration::from_secs(1), bridge.shutdown()).await;
     result
 }
@@ -678,6 +687,26 @@ type RunGraph = Arc<crate::graph::abox::GraphRun>;
 
 type OpenRuns = Arc<Mutex<BTreeMap<String, Arc<RunJournal>>>>;
 
+/// How a server takes over a run left parked (run id, process key, its journal opened
+/// here): holds it and resumes it when it can go on.
+pub(super) type Adopt = Arc<TakeOver>;
+
+pub(super) type TakeOver =
+    dyn Fn(&str, &str, Arc<dyn EventSink>) -> Result<(), String> + Send + Sync;
+
+/// How often a server looks for runs left parked by a server that is gone.
+const ADOPT_EVERY: Duration = Duration::from_secs(1);
+
+/// The first record of the journal at `path` (its `run_started`), read alone.
+fn first_record(path: &Path) -> Option<Record> {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(std::fs::File::open(path).ok()?)
+        .read_line(&mut line)
+        .ok()?;
+    serde_json::from_str(line.trim_end()).ok()
+}
+
 /// Opens a journal for each run a client starts, and closes those still open at shutdown.
 #[derive(Clone)]
 pub(super) struct Journals {
@@ -768,6 +797,136 @@ impl Journals {
         lock(&self.open).insert(args.run_id.clone(), run.clone());
         let graph = run.sink.graph.clone();
         Ok((run, graph))
+    }
+
+    /// Take over the runs a server left parked that no process holds any more (the
+    /// server crashed or stopped): the runs `serve` started (`run_started.launch.served`)
+    /// of the apps served here, from the same app folder, that are parked. Each is taken
+    /// under its journal's lock — exactly one process takes a run, however many servers
+    /// and workers look at once — checked again once locked (it may have gone on
+    /// meanwhile), held here as a run started here, and handed to `take`, which holds it
+    /// until it can go on and resumes it. `ignored` keeps the runs that never will be
+    /// taken (finished, or not started by a server), so that a look reads each once.
+    pub(super) fn adopt_left_parked(
+        &self,
+        ignored: &mut std::collections::HashSet<String>,
+        take: &TakeOver,
+    ) -> usize {
+        let mut taken = 0;
+        for run_id in super::runs::run_ids(&self.base) {
+            if ignored.contains(&run_id) || lock(&self.open).contains_key(&run_id) {
+                continue;
+            }
+            let dir = store::run_dir(&self.base, &run_id);
+            let path = dir.join(store::JOURNAL_FILE);
+            if let Some(Event::RunFinished { .. }) = store::last_record(&path).map(|r| r.event) {
+                ignored.insert(run_id);
+                continue;
+            }
+            let Some(Event::RunStarted {
+                process_key,
+                launch,
+                parent,
+                ..
+            }) = first_record(&path).map(|r| r.event)
+            else {
+                continue; // being created, or not a run's journal
+            };
+            // A child run goes on with its parent, never on its own.
+            let Some(launch) = launch.filter(|l| l.served && parent.is_none()) else {
+                ignored.insert(run_id);
+                continue;
+            };
+            // Only the runs of an app served here, from the same folder.
+            let ours = self.labels.launch(&process_key);
+            if ours.is_none_or(|ours| ours.app_dir != launch.app_dir) {
+                continue;
+            }
+            if lock(&self.labels.1).contains_key(&process_key) {
+                // Graph mode: its store's writer follows the run from its start.
+                if ignored.insert(run_id.clone()) {
+                    tracing::info!("run {run_id}: left parked in graph mode; `worker` resumes it");
+                }
+                continue;
+            }
+            if self.stop.is_cancelled() {
+                break;
+            }
+            let Ok((journal, reopened)) = Journal::open(&dir, self.durability) else {
+                continue; // held by a server, a worker or `runs resume`: theirs
+            };
+            let state = FlowState::fold(reopened.records.iter());
+            if state.status.is_some() {
+                ignored.insert(run_id);
+                continue;
+            }
+            if state.waiting.is_none() {
+                // Stopped while going (a crash mid-step): `runs resume` recovers it.
+                continue;
+            }
+            let run = self.hold(&run_id, &process_key, journal);
+            // Say at once who holds it: a delivery from now on is posted here.
+            if let Err(e) = crate::journal::mailbox::hold_parked(&dir) {
+                tracing::warn!("run {run_id}: cannot open its inbox: {e}");
+            }
+            match take(&run_id, &process_key, run) {
+                Ok(()) => {
+                    tracing::info!(
+                        "run {run_id}: left parked by a server that is gone; taken over"
+                    );
+                    taken += 1;
+                }
+                Err(e) => {
+                    tracing::warn!("run {run_id}: cannot take it over: {e}");
+                    crate::journal::mailbox::release_parked(&dir);
+                    lock(&self.open).remove(&run_id);
+                }
+            }
+        }
+        taken
+    }
+
+    /// Hold run `run_id` of `process_key`, whose journal was reopened here, as a run
+    /// started here.
+    fn hold(&self, run_id: &str, process_key: &str, journal: Journal) -> Arc<dyn EventSink> {
+        let (app, judgement, app_digest) = self.labels.get(process_key);
+        let run = Arc::new(RunJournal {
+            run_id: run_id.to_string(),
+            sink: Labelled {
+                inner: Arc::new(journal),
+                app,
+                judgement,
+                launch: self.labels.launch(process_key),
+                sealed: Default::default(),
+                app_digest,
+                graph: None,
+            },
+            closed: Mutex::new(false),
+            open: Arc::downgrade(&self.open),
+            parked: Default::default(),
+            wake: tokio::sync::Notify::new(),
+        });
+        lock(&self.open).insert(run_id.to_string(), run.clone());
+        run
+    }
+
+    /// At once, then every [`ADOPT_EVERY`] until the server stops:
+    /// [`Journals::adopt_left_parked`].
+    pub(super) async fn keep_adopting(self, take: Adopt) {
+        let ignored = Arc::new(Mutex::new(std::collections::HashSet::new()));
+        loop {
+            let (journals, take, ignored) = (self.clone(), take.clone(), ignored.clone());
+            let look = tokio::task::spawn_blocking(move || {
+                journals.adopt_left_parked(&mut lock(&ignored), &*take)
+            });
+            if let Err(e) = look.await {
+                tracing::error!("the look for runs left parked failed: {e}");
+            }
+            tokio::select! {
+                () = self.stop.cancelled() => return,
+                () = tokio::time::sleep(ADOPT_EVERY) => {}
+            }
+        }
     }
 
     /// Finds the journal of a run still going here, by its id (for the harnesses: a

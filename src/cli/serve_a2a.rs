@@ -219,15 +219,22 @@ pub(super) fn run(
         max_wait: args.max_wait,
     });
     let stopping = runner.stopping.clone();
+    let adopter = runner.clone();
     let limits = Limits {
         read_timeout: Duration::from_secs(args.read_timeout),
         max_tasks: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
         retain: Duration::from_secs(args.session_idle),
         ..Limits::default()
     };
-    let outcome = runtime.block_on(serve(
-        addr, agents, runner, token, limits, &journals, &stopping,
-    ));
+    let outcome = runtime.block_on(async {
+        // Runs a server now gone left parked: taken over, and resumed here.
+        let take: super::serve::Adopt =
+            Arc::new(move |run_id, key, sink| adopter.adopt(run_id, key, sink));
+        let adopting = tokio::spawn(journals.clone().keep_adopting(take));
+        let outcome = serve(addr, agents, runner, token, limits, &journals, &stopping).await;
+        adopting.abort();
+        outcome
+    });
     runtime.shutdown_background();
     outcome
 }
@@ -467,6 +474,70 @@ fn agent_spec(slug: &str, loaded: &LoadedApp) -> AgentSpec {
             "inputModes": ["application/json", "text/plain"],
             "outputModes": ["application/json"],
         })],
+    }
+}
+
+impl Runner {
+    /// Take over run `run_id` of `process_key`, left parked by a server now gone, whose
+    /// journal `sink` is open here: held and resumed here when it can go on. Its A2A task
+    /// was the dead server's and is not resumed as a task (no caller is there to see its
+    /// updates or answer its questions): the run goes on under the app's own judgement,
+    /// a question nobody before a person answers parks it (`runs answer` once this
+    /// server stops, or `runs pending`), and its end is in its journal (`runs show`).
+    fn adopt(
+        self: &Arc<Self>,
+        run_id: &str,
+        process_key: &str,
+        sink: Arc<dyn EventSink>,
+    ) -> Result<(), String> {
+        let served = (self.apps.values())
+            .find(|s| s.process_key == process_key)
+            .ok_or_else(|| format!("no app with the process key `{process_key}` is served"))?;
+        let harness =
+            FlowAgent::new(&served.loaded, served.judge.clone()).map_err(|e| e.to_string())?;
+        let process = (served.loaded.process().cloned()).ok_or("the app has no process")?;
+        let mut annotations = harness.annotations();
+        if self.max_wait.is_some() {
+            annotations.max_wait_secs = self.max_wait;
+        }
+        let children: Arc<dyn ChildRuns> = Arc::new(AppChildren {
+            apps_dir: crate::app::called::apps_dir(&served.loaded)
+                .map_or_else(|| self.children.apps_dir.clone(), |d| d.to_path_buf()),
+            caller: (*served.loaded).clone(),
+            run_dir: self.children.run_dir.clone(),
+            durability: self.children.durability,
+            no_model: self.children.no_model,
+            given: self.children.given.clone(),
+            depth: 0,
+            asker: None,
+            graph: Arc::default(),
+        });
+        harness.journal_remote_tasks(sink.clone());
+        let harness = Arc::new(harness);
+        let parked = crate::mcp::Parked {
+            run_id: run_id.to_string(),
+            process_key: process_key.to_string(),
+            process: Arc::new(process),
+            annotations,
+            sink,
+            children: Some(children),
+        };
+        let (engine, cores) = (self.engine.clone(), self.cores.clone());
+        let parking: Arc<dyn crate::mcp::Parking> = Arc::new(self.journals.clone());
+        tokio::spawn(crate::mcp::keep_parked(
+            parking,
+            parked,
+            move |request, sink| {
+                let run = cores.spawn(engine.clone().run(request, harness.clone(), sink));
+                async move {
+                    match run.await {
+                        Ok(outcome) => outcome.map_err(|e| e.to_string()),
+                        Err(e) => Err(format!("the run's task failed: {e}")),
+                    }
+                }
+            },
+        ));
+        Ok(())
     }
 }
 

@@ -714,6 +714,7 @@ async fn run_async(
                 .engine_url
                 .as_deref()
                 .map(crate::secret::without_userinfo),
+            served: false,
         }),
         sealed: Default::default(),
         graph: graph.clone(),

@@ -57,6 +57,10 @@ pub struct Launch {
     /// `--engine-url`: where the run's engine is, when not the config's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_url: Option<String>,
+    /// Started by `cuga-flo serve`: a later server of the same app takes the run over
+    /// when the server that held it parked is gone (docs/durable.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub served: bool,
 }
 
 /// A remote task a cancelled run waited for, and how its `CancelTask` went.

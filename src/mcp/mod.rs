@@ -225,6 +225,76 @@ pub fn resumed_request(
     Ok(request)
 }
 
+/// A parked run a server holds: what resuming it takes.
+pub struct Parked {
+    pub run_id: String,
+    pub process_key: String,
+    pub process: Arc<Process>,
+    pub annotations: FlowAnnotations,
+    /// Its journal, open here (its lock held).
+    pub sink: Arc<dyn EventSink>,
+    pub children: Option<Arc<dyn crate::bridge::child::ChildRuns>>,
+}
+
+/// Hold `parked` with `parking` and resume it with `run` each time it can go on (journalling
+/// `run_resumed` first), until it ends, fails, or stays parked for good (the server stops).
+/// What every server that keeps its parked runs does with them: `run_process`'s runs, and
+/// the runs a server adopts.
+pub async fn keep_parked<F, Fut>(parking: Arc<dyn Parking>, parked: Parked, run: F)
+where
+    F: Fn(RunRequest, Arc<dyn EventSink>) -> Fut,
+    Fut: std::future::Future<Output = Result<RunOutcome, String>>,
+{
+    let Parked {
+        run_id,
+        process_key,
+        process,
+        annotations,
+        sink,
+        children,
+    } = parked;
+    loop {
+        let Some(records) = parking.until_due(&run_id).await else {
+            return;
+        };
+        let resumed = crate::journal::Event::RunResumed {
+            from_seq: records.len() as u64,
+            repaired: None,
+        };
+        if let Err(e) = sink.emit(resumed).and_then(|_| sink.commit()) {
+            tracing::error!("run {run_id}: cannot resume it: {e}");
+            return;
+        }
+        let request = resumed_request(
+            &run_id,
+            &process_key,
+            process.clone(),
+            annotations.clone(),
+            records,
+        );
+        let outcome = match request {
+            Ok(mut request) => {
+                request.children = children.clone();
+                run(request, sink.clone()).await
+            }
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(o) if o.status == RunStatus::Waiting => {
+                tracing::info!("run {run_id}: parked again");
+            }
+            Ok(o) => {
+                tracing::info!("run {run_id}: {}", o.status.as_str());
+                return;
+            }
+            Err(e) => {
+                tracing::error!("run {run_id}: resumed, it stopped: {e}");
+                return;
+            }
+        }
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ExecuteTaskArgs {
     /// The BPMN task id.
@@ -623,51 +693,18 @@ impl BridgeServer {
             && let Some(parking) = self.parking.clone()
         {
             let server = self.clone();
-            let (run_id, key, process) = (a.run_id.clone(), a.process_key, flow.process.clone());
-            tokio::spawn(async move {
-                loop {
-                    let Some(records) = parking.until_due(&run_id).await else {
-                        return;
-                    };
-                    let resumed = crate::journal::Event::RunResumed {
-                        from_seq: records.len() as u64,
-                        repaired: None,
-                    };
-                    if let Err(e) = sink.emit(resumed).and_then(|_| sink.commit()) {
-                        tracing::error!("run {run_id}: cannot resume it: {e}");
-                        return;
-                    }
-                    let request = resumed_request(
-                        &run_id,
-                        &key,
-                        process.clone(),
-                        annotations.clone(),
-                        records,
-                    );
-                    let outcome = match request {
-                        Ok(mut request) => {
-                            request.children = children.clone();
-                            server
-                                .run_here(request, control_points.clone(), sink.clone())
-                                .await
-                        }
-                        Err(e) => Err(e),
-                    };
-                    match outcome {
-                        Ok(o) if o.status == RunStatus::Waiting => {
-                            tracing::info!("run {run_id}: parked again");
-                        }
-                        Ok(o) => {
-                            tracing::info!("run {run_id}: {}", o.status.as_str());
-                            return;
-                        }
-                        Err(e) => {
-                            tracing::error!("run {run_id}: resumed, it stopped: {e}");
-                            return;
-                        }
-                    }
-                }
-            });
+            let parked = Parked {
+                run_id: a.run_id.clone(),
+                process_key: a.process_key,
+                process: flow.process.clone(),
+                annotations,
+                sink: sink.clone(),
+                children,
+            };
+            tokio::spawn(keep_parked(parking, parked, move |request, sink| {
+                let (server, control_points) = (server.clone(), control_points.clone());
+                async move { server.run_here(request, control_points, sink).await }
+            }));
         }
         Ok(Json(RunProcessResult::of(a.run_id, outcome)))
     }
@@ -829,6 +866,46 @@ impl BridgeServer {
     pub fn with_max_wait(mut self, secs: Option<u64>) -> Self {
         self.max_wait_secs = secs;
         self
+    }
+
+    /// Take over run `run_id` of `process_key`, parked, whose journal `sink` this server
+    /// has just opened (`serve` adopting a run the server that held it left parked): held
+    /// here and resumed here when it can go on, as a run `run_process` started that parked.
+    /// Refused when the process is not registered or the server holds no parked runs.
+    pub fn adopt_parked(
+        &self,
+        run_id: &str,
+        process_key: &str,
+        sink: Arc<dyn EventSink>,
+    ) -> Result<(), String> {
+        let flow = self.registry.flow(process_key)?;
+        let parking = (self.parking.clone()).ok_or("this server holds no parked runs")?;
+        let control_points: Arc<dyn ControlPoints> = if self.direct_callbacks {
+            Arc::new(RegisteredControlPoints::new(self.registry.clone()))
+        } else {
+            self.engine_side
+                .get()
+                .cloned()
+                .ok_or("the bridge has no client for engines yet")?
+        };
+        let mut annotations = flow.annotations.clone();
+        if self.max_wait_secs.is_some() {
+            annotations.max_wait_secs = self.max_wait_secs;
+        }
+        let parked = Parked {
+            run_id: run_id.to_string(),
+            process_key: process_key.to_string(),
+            process: flow.process.clone(),
+            annotations,
+            sink,
+            children: None,
+        };
+        let server = self.clone();
+        tokio::spawn(keep_parked(parking, parked, move |request, sink| {
+            let (server, control_points) = (server.clone(), control_points.clone());
+            async move { server.run_here(request, control_points, sink).await }
+        }));
+        Ok(())
     }
 
     /// Run `request` on this server's engine: on one of the cores, or here.
