@@ -24,7 +24,7 @@ mod a2a_served;
 #[path = "support/python.rs"]
 mod python;
 use a2a_served::{A2aServed, LIMIT};
-use python::{Check, a2a_python, interop_dir};
+use python::{Check, a2a_python, interop_dir, npm_packages};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
 
@@ -416,50 +416,9 @@ fn a_flow_delegates_to_a_served_flow_and_answers_its_question() {
     eprintln!("delegation with one input-required round through serve --a2a: {took:?}");
 }
 
-/// `${CUGA_FLO_CACHE:-~/.cache/cuga-flo}/a2a-js-<hash>/` with the pinned `@a2a-js/sdk` installed (`npm ci`
-/// from the committed lock file, once; keyed on the lock file's content).
-fn js_sdk() -> PathBuf {
-    let pinned = interop_dir().join("a2a-js");
-    let lock = std::fs::read(pinned.join("package-lock.json")).unwrap();
-    // FNV-1a: stable across runs and toolchains.
-    let hash = lock.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    // Where the Python venvs live too (tests/interop/setup_venv.py).
-    let cache = std::env::var_os("CUGA_FLO_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/cuga-flo")))
-        .expect("HOME is set");
-    let dir = cache.join(format!("a2a-js-{hash:016x}"));
-    if dir.join("node_modules/@a2a-js/sdk/package.json").exists() {
-        return dir;
-    }
-    // Installed beside, then moved in place: a half-done install is never used.
-    std::fs::create_dir_all(&cache).unwrap();
-    let work = tempfile::tempdir_in(&cache).unwrap();
-    for file in ["package.json", "package-lock.json"] {
-        std::fs::copy(pinned.join(file), work.path().join(file)).unwrap();
-    }
-    let done = Check::spawn(
-        Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
-            .current_dir(work.path()),
-    )
-    .unwrap_or_else(|e| panic!("{e} (the JavaScript interop check needs Node.js 20+ and npm)"))
-    .wait(Duration::from_secs(600));
-    assert!(
-        done.status.is_some_and(|s| s.success()),
-        "npm ci failed:\n{}\n{}",
-        done.stdout,
-        done.stderr
-    );
-    let _ = std::fs::rename(work.keep(), &dir);
-    dir
-}
-
 #[test]
 fn the_javascript_sdk_streams_a_task_and_answers_its_questions() {
-    let sdk = js_sdk();
+    let sdk = npm_packages("a2a-js", "node_modules/@a2a-js/sdk/package.json");
     let served = Served::start(&[], &[]);
     // ES modules resolve packages from the script's folder: the script is copied there.
     let script = tempfile::Builder::new()
