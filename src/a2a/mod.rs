@@ -629,16 +629,27 @@ impl Client {
         limits: Limits,
     ) -> Result<Reply, A2aError> {
         let started = Instant::now();
-        // If this future is dropped mid-exchange (the run was cancelled), the remote task
-        // is cancelled too: best effort, sent on the runtime without waiting.
         let pending: Pending = Mutex::new(None);
-        let guard = CancelOnDrop(&pending, &self.cancelled);
-        let result = self
-            .exchange_inner(out, answerer, steps, started, &pending, limits)
-            .await;
+        self.guarded(
+            &pending,
+            self.exchange_inner(out, answerer, steps, started, &pending, limits),
+        )
+        .await
+    }
+
+    /// Run `exchange` (a send or a follow-up that records its task in `pending`): if this
+    /// future is dropped mid-exchange (the run was cancelled), the remote task is
+    /// cancelled too (best effort, sent on the runtime without waiting); if it fails, a
+    /// later exchange reads the card again (the agent may have moved or upgraded).
+    async fn guarded(
+        &self,
+        pending: &Pending,
+        exchange: impl std::future::Future<Output = Result<Reply, A2aError>>,
+    ) -> Result<Reply, A2aError> {
+        let guard = CancelOnDrop(pending, &self.cancelled);
+        let result = exchange.await;
         guard.defuse();
         if result.is_err() {
-            // A later exchange reads the card again (the agent may have moved or upgraded).
             *self.card.lock().unwrap_or_else(|e| e.into_inner()) = None;
         }
         result
@@ -668,9 +679,7 @@ impl Client {
         });
         let mut version = card.version;
         let task = match self.send(&card, version, out, None).await {
-            Err(A2aError::Rpc { code, .. })
-                if version == Version::V1 && (code == -32009 || code == -32601) =>
-            {
+            Err(e) if refuses_1_0(&e, version) => {
                 version = Version::V03;
                 steps.push(Step {
                     at_ms: at(started),
@@ -742,17 +751,13 @@ impl Client {
     ) -> Result<Reply, A2aError> {
         let started = Instant::now();
         let pending: Pending = Mutex::new(None);
-        let guard = CancelOnDrop(&pending, &self.cancelled);
-        let result = self
-            .follow_up_inner(
+        self.guarded(
+            &pending,
+            self.follow_up_inner(
                 task_id, context_id, metadata, answerer, steps, started, &pending, limits,
-            )
-            .await;
-        guard.defuse();
-        if result.is_err() {
-            *self.card.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        }
-        result
+            ),
+        )
+        .await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -771,9 +776,7 @@ impl Client {
         let card = self.card(false).await?;
         let mut version = card.version;
         let task = match self.get(&card, version, task_id).await {
-            Err(A2aError::Rpc { code, .. })
-                if version == Version::V1 && (code == -32009 || code == -32601) =>
-            {
+            Err(e) if refuses_1_0(&e, version) => {
                 version = Version::V03;
                 self.get(&card, version, task_id).await?
             }
@@ -1007,9 +1010,7 @@ impl Client {
         (self.cancelled.lock().unwrap_or_else(|e| e.into_inner())).insert(task_id.to_string());
         let card = self.card(false).await?;
         let reply = match self.cancel_reply(&card, card.version, task_id).await {
-            Err(A2aError::Rpc { code, .. })
-                if card.version == Version::V1 && (code == -32009 || code == -32601) =>
-            {
+            Err(e) if refuses_1_0(&e, card.version) => {
                 self.cancel_reply(&card, Version::V03, task_id).await
             }
             other => other,
@@ -1061,6 +1062,19 @@ impl Drop for CancelOnDrop<'_> {
             });
         }
     }
+}
+
+/// Whether `e` refuses a 1.0 request as such ("version not supported", -32009, or
+/// "method not found", -32601): the request is sent again in 0.3.
+fn refuses_1_0(e: &A2aError, version: Version) -> bool {
+    version == Version::V1
+        && matches!(
+            e,
+            A2aError::Rpc {
+                code: -32009 | -32601,
+                ..
+            }
+        )
 }
 
 /// A task as read from a reply.
