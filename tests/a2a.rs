@@ -4,7 +4,7 @@
 //! with `venv` and `pip`, and PyPI the first time.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -450,6 +450,13 @@ fn consulting_model() -> chat_server::ChatServer {
             );
         };
         let said = tool["content"].as_str().unwrap().to_string();
+        if said.contains("asks_back") {
+            // The person asked back: answer them (in the same consultation).
+            return chat_server::Reply::tool_call(
+                "consult_user",
+                r#"{"question": "Yes, it is a gift."}"#,
+            );
+        }
         let flow = if said.contains("prefers express") {
             "Flow_express"
         } else {
@@ -502,6 +509,138 @@ fn a_failed_consultation_is_journalled_and_the_model_decides_without_it() {
         .collect::<Vec<_>>()
         .join("\n");
     assert!(told.contains("consultation unavailable"), "{told}");
+}
+
+/// The `SendMessage` requests the peer saw.
+fn sends(peer: &Peer) -> Vec<Value> {
+    peer.requests()
+        .into_iter()
+        .filter(|r| r["method"] == "SendMessage")
+        .collect()
+}
+
+#[test]
+fn a_consultants_question_back_goes_to_the_model_whose_next_consult_answers_in_the_same_task() {
+    let peer = Peer::start("probe", &[], &[]);
+    let model = consulting_model();
+    let ran = consult_run(&peer.url, &model.url());
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(entered(&ran, "Activity_express"), "{}", ran.show());
+    // The model got the question back as its tool's result, marked as a question, and
+    // answered it with its next consult_user; then it decided with the reply.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "{}", ran.show());
+    let results: Vec<String> = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    let asked: Value = serde_json::from_str(&results[0]).unwrap();
+    assert_eq!(asked["asks_back"], "Is the order a gift?", "{asked}");
+    assert!(
+        results[1].contains("is it a gift? Yes, it is a gift."),
+        "{results:?}"
+    );
+    // One A2A task: the answer went in the task the question came from, same context.
+    let sends = sends(&peer);
+    assert_eq!(sends.len(), 2, "{sends:?}");
+    assert!(sends[0]["task_id"].is_null());
+    let task_id = sends[1]["task_id"].as_str().expect("sent in the task");
+    assert_eq!(sends[1]["context_id"], sends[0]["context_id"], "{sends:?}");
+    assert_eq!(peer.count("CancelTask"), 0);
+    // Each round is journalled with the gateway's calls.
+    for step in [
+        format!("asks back: task {task_id} [input-required]: Is the order a gift?"),
+        format!("answer task {task_id}: Yes, it is a gift."),
+        format!("reply: task {task_id} completed"),
+    ] {
+        assert!(ran.journal.contains(&step), "{step}\n{}", ran.show());
+    }
+}
+
+#[test]
+fn a_consultants_question_back_parks_for_a_person_whose_reply_goes_in_the_same_task() {
+    let peer = Peer::start("probe", &[], &[]);
+    let apps = consult_app(&peer.url, |c| c);
+    let runs = apps.path().join("runs");
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_consult", "--no-model", "--json"],
+        &[],
+    );
+    // Nobody decides before the remote person, who asks back: the run parks on it, the
+    // task left open at the agent.
+    let parked = ran.parked();
+    let task_id = parked.on_remote("advisor", "input-required");
+    let run_id = parked.run_id.clone();
+    assert_eq!(parked.question["element"], "Gateway_shipping");
+    let instruction = parked.question["instruction"].as_str().unwrap();
+    assert!(
+        instruction.contains("Is the order a gift?") && instruction.contains("--reply"),
+        "{instruction}"
+    );
+    assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
+    let pending = cuga_in(apps.path(), &runs, &["runs", "pending"], &[]);
+    assert!(
+        pending.stdout.contains("Is the order a gift?"),
+        "{}",
+        pending.show()
+    );
+    // A flow is not an answer to it: the question is the remote person's.
+    let refused = cuga_in(
+        apps.path(),
+        &runs,
+        &[
+            "runs",
+            "answer",
+            &run_id,
+            "Gateway_shipping",
+            "--flow",
+            "Flow_express",
+        ],
+        &[],
+    );
+    assert_eq!(refused.code, 2, "{}", refused.show());
+    assert!(refused.stderr.contains("--reply"), "{}", refused.show());
+
+    // The reply goes to them in the same task; they choose, and the gateway routes.
+    let done = cuga_in(
+        apps.path(),
+        &runs,
+        &[
+            "runs",
+            "answer",
+            &run_id,
+            "Gateway_shipping",
+            "--reply",
+            "yes, wrap it",
+            "--by",
+            "ada",
+        ],
+        &[],
+    );
+    assert_eq!(done.code, 0, "{}", done.show());
+    let replied = done.record("remote_replied", "Gateway_shipping");
+    assert_eq!(replied["task_id"], task_id.as_str());
+    assert_eq!(replied["reply"], "yes, wrap it");
+    assert_eq!(replied["by"], "ada");
+    let routed = done.record("gateway_routed", "Gateway_shipping");
+    assert_eq!(routed["decided_by"], "remote", "{routed}");
+    assert!(done.entered("Activity_express"), "{}", done.show());
+    let sends = sends(&peer);
+    assert_eq!(sends.len(), 2, "{sends:?}");
+    assert_eq!(sends[1]["task_id"], task_id.as_str(), "{sends:?}");
+    assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
+    assert!(
+        done.journal
+            .contains(&format!("answer task {task_id}: yes, wrap it")),
+        "{}",
+        done.show()
+    );
 }
 
 /// The original project's `excel_flows_kogito` (three tasks delegated to `agent0`, a

@@ -95,6 +95,7 @@ impl Answerer for ChainAnswerer<'_> {
                 state: state.to_string(),
                 until_ms: None,
                 conversation: None,
+                reply: None,
             },
         );
     }

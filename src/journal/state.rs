@@ -362,6 +362,18 @@ impl FlowState {
                     },
                 );
             }
+            Event::RemoteReplied {
+                key,
+                task_id,
+                reply,
+                ..
+            } => {
+                if let Some(task) = self.remote_tasks.get_mut(key)
+                    && &task.remote.task_id == task_id
+                {
+                    task.remote.reply = Some(reply.clone());
+                }
+            }
             Event::RunCancelled { .. } => {}
             Event::RunResumed { .. } => {
                 self.waiting = None;

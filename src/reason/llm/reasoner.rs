@@ -489,7 +489,16 @@ impl LlmReasoner {
                         log: question.log.clone(),
                     };
                     match c.consult(consultation).await {
-                        Ok(answer) => json!({ "answer": answer }).to_string(),
+                        Ok(crate::reason::Consulted::Answer(answer)) => {
+                            json!({ "answer": answer }).to_string()
+                        }
+                        Ok(crate::reason::Consulted::AskedBack(asked)) => json!({
+                            "asks_back": asked,
+                            "note": "the person consulted asks this before they answer: \
+                                     reply by calling consult_user again with your answer as \
+                                     its question; it goes to them in the same conversation",
+                        })
+                        .to_string(),
                         Err(e @ ReasonError::Parked(_)) => return Err(e),
                         Err(e) => format!("error: {e}"),
                     }
