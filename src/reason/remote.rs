@@ -174,6 +174,20 @@ impl Remotes {
             .cloned()
     }
 
+    /// The run parks on remote task `remote` at the control point with `key`: a run
+    /// resumed by the same process (a server holding its parked runs) follows it up, as
+    /// one resumed from its journal does ([`Remotes::resume_waiting`]).
+    pub fn parked_at(&self, key: &str, remote: crate::vocab::RemoteWait) {
+        (self.waiting.lock().unwrap_or_else(|e| e.into_inner())).insert(key.to_string(), remote);
+    }
+
+    /// Whether the run's own journal was given ([`Remotes::journal_to`]: `start`, `runs
+    /// resume`, the worker), so that a person can answer what it parks on with `runs
+    /// answer` (a server holds its runs' journals: another command cannot write them).
+    pub fn answerable_later(&self) -> bool {
+        self.journal.get().is_some()
+    }
+
     /// The remote task followed up at `key` has ended (or was given up): a later exchange
     /// at the same visit sends its message.
     pub fn finished(&self, key: &str) {
@@ -661,19 +675,25 @@ impl RemoteConsultant {
                 state,
                 question,
                 ..
-            }) => Err(NotConsulted::Parked(Box::new(parked(
-                base,
-                Parking {
-                    agent,
-                    task_id,
-                    context_id,
-                    state: state.to_string(),
-                    asked: question,
-                    wait: remote.wait.unwrap_or(a2a::DEFAULT_TIMEOUT),
-                    until_ms,
-                    conversation,
-                },
-            )))),
+            }) => {
+                let question = parked(
+                    base,
+                    Parking {
+                        agent,
+                        task_id,
+                        context_id,
+                        state: state.to_string(),
+                        asked: question,
+                        wait: remote.wait.unwrap_or(a2a::DEFAULT_TIMEOUT),
+                        until_ms,
+                        conversation,
+                    },
+                );
+                if let (Some(k), Some(w)) = (key, &question.remote) {
+                    self.remotes.parked_at(k, w.clone());
+                }
+                Err(NotConsulted::Parked(Box::new(question)))
+            }
             other => {
                 // The task ended, failed or asks back: what the run knew of it is done
                 // with (a later exchange at this visit sends, or replies, anew).
@@ -958,8 +978,9 @@ impl RemoteChooser {
             data: Some(data),
             metadata,
         };
-        let parks =
-            ctx.idempotency_key.is_some() && self.consultant.remotes.journalled(&ctx.run_id);
+        // A question the remote person asks back parks the run for a person here only
+        // when one can answer it later (`runs answer --reply`): not in a served run.
+        let parks = ctx.idempotency_key.is_some() && self.consultant.remotes.answerable_later();
         let result = self
             .consultant
             .ask_remote(
