@@ -40,6 +40,9 @@ pub struct Remotes {
     runs: std::sync::OnceLock<RunJournals>,
     /// Set for a replay: nothing is sent to an agent.
     offline: std::sync::atomic::AtomicBool,
+    /// The agents served for this run only (a scenario's `remote_agents`): gone once the
+    /// run's process ends, so nothing may park on a question they ask.
+    served_here: std::collections::HashSet<String>,
 }
 
 impl std::fmt::Debug for Remotes {
@@ -102,7 +105,15 @@ impl Remotes {
             journal: Default::default(),
             runs: Default::default(),
             offline: Default::default(),
+            served_here: Default::default(),
         }
+    }
+
+    /// These agents are served for this run only (a scenario plays them): gone once the
+    /// run's process ends, a question they ask back does not park the run.
+    pub fn served_here<'n>(mut self, names: impl IntoIterator<Item = &'n String>) -> Remotes {
+        self.served_here.extend(names.into_iter().cloned());
+        self
     }
 
     /// The delegations a resumed run started and did not finish (its state's
@@ -184,8 +195,8 @@ impl Remotes {
     /// Whether the run's own journal was given ([`Remotes::journal_to`]: `start`, `runs
     /// resume`, the worker), so that a person can answer what it parks on with `runs
     /// answer` (a server holds its runs' journals: another command cannot write them).
-    pub fn answerable_later(&self) -> bool {
-        self.journal.get().is_some()
+    pub fn answerable_later(&self, agent: &str) -> bool {
+        self.journal.get().is_some() && !self.served_here.contains(agent)
     }
 
     /// The remote task followed up at `key` has ended (or was given up): a later exchange
@@ -980,7 +991,8 @@ impl RemoteChooser {
         };
         // A question the remote person asks back parks the run for a person here only
         // when one can answer it later (`runs answer --reply`): not in a served run.
-        let parks = ctx.idempotency_key.is_some() && self.consultant.remotes.answerable_later();
+        let parks =
+            ctx.idempotency_key.is_some() && self.consultant.remotes.answerable_later(&remote.name);
         let result = self
             .consultant
             .ask_remote(
@@ -1018,7 +1030,8 @@ impl RemoteChooser {
             }
             Err(NotConsulted::Asked { wait, question }) => {
                 let why = format!(
-                    "remote agent `{}` asked back ({}) and this run cannot park for a person to answer",
+                    "remote agent `{}` asked for input and nobody could answer it here (the run \
+                     cannot park for a person to reply): {}",
                     remote.name,
                     clip(&question, 200)
                 );
