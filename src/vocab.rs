@@ -369,11 +369,6 @@ pub struct RemoteWait {
     /// conversation where it stood instead of asking the model again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<serde_json::Value>,
-    /// A consultation whose remote person asked a question back (`input-required`): the
-    /// reply a person gave with `runs answer --reply`, sent in the same A2A task when the
-    /// run resumes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reply: Option<String>,
 }
 
 /// What a guardrail gateway's approver decides (docs/graph.md, "Guardrail gateways").

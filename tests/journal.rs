@@ -1065,7 +1065,6 @@ fn the_fold_keeps_the_remote_tasks_a_run_started_and_did_not_finish() {
         state: state.into(),
         until_ms: None,
         conversation: None,
-        reply: None,
     };
     let started = |node: &str, task: &str| Event::RemoteTaskStarted {
         node: node.into(),

@@ -95,7 +95,6 @@ impl Answerer for ChainAnswerer<'_> {
                 state: state.to_string(),
                 until_ms: None,
                 conversation: None,
-                reply: None,
             },
         );
     }

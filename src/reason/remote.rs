@@ -31,6 +31,9 @@ pub struct Remotes {
     /// A resumed run's delegations that were still going when it parked, by the task's
     /// idempotency key: followed up, never sent again.
     waiting: std::sync::Mutex<HashMap<String, crate::vocab::RemoteWait>>,
+    /// A resumed run's replies (`runs answer --reply`) to the questions its consulted
+    /// remote people asked back, by the control point's key: sent in the same task.
+    replies: std::sync::Mutex<HashMap<String, String>>,
     /// The run's journal, when its owner gave it ([`Remotes::journal_to`]): a remote
     /// task is journalled there (`remote_task_started`) as soon as the agent assigns its
     /// id, inside the control point's visit.
@@ -102,6 +105,7 @@ impl Remotes {
         Remotes {
             agents,
             waiting: Default::default(),
+            replies: Default::default(),
             journal: Default::default(),
             runs: Default::default(),
             offline: Default::default(),
@@ -123,8 +127,12 @@ impl Remotes {
         tasks: impl IntoIterator<Item = (&'q String, &'q crate::journal::state::RemoteTask)>,
     ) {
         let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let mut replies = self.replies.lock().unwrap_or_else(|e| e.into_inner());
         for (key, task) in tasks {
             waiting.insert(key.clone(), task.remote.clone());
+            if let Some(reply) = &task.reply {
+                replies.insert(key.clone(), reply.clone());
+            }
         }
     }
 
@@ -203,6 +211,13 @@ impl Remotes {
     /// at the same visit sends its message.
     pub fn finished(&self, key: &str) {
         (self.waiting.lock().unwrap_or_else(|e| e.into_inner())).remove(key);
+        (self.replies.lock().unwrap_or_else(|e| e.into_inner())).remove(key);
+    }
+
+    /// A person's reply to the question the consultation the run parked on at `key`
+    /// asked back, not sent yet: taken (it is sent once).
+    pub fn take_reply(&self, key: &str) -> Option<String> {
+        (self.replies.lock().unwrap_or_else(|e| e.into_inner())).remove(key)
     }
 
     /// Whether the remote tasks of run `run_id` are journalled as they start: only then
@@ -574,7 +589,6 @@ impl Answerer for ConsultAnswerer<'_> {
                 state: state.to_string(),
                 until_ms: Some(self.until_ms),
                 conversation: self.conversation.clone(),
-                reply: None,
             },
         );
     }
@@ -607,13 +621,17 @@ impl RemoteConsultant {
         // asked back while the run was parked: it goes in the same task.
         // A reply goes in the task's own context (a resumed run's consultant has
         // another).
+        let person_replied = match (&reply_to, &earlier, key) {
+            (None, Some(_), Some(k)) => self.remotes.take_reply(k),
+            _ => None,
+        };
         let (reply_to, out) = match (reply_to, &earlier) {
             (Some(w), _) => {
                 let context_id = w.context_id.clone();
                 (Some(w), Outgoing { context_id, ..out })
             }
-            (None, Some(w)) if w.reply.is_some() => {
-                let text = w.reply.clone().unwrap_or_default();
+            (None, Some(w)) if person_replied.is_some() => {
+                let text = person_replied.unwrap_or_default();
                 let context_id = w.context_id.clone();
                 (
                     Some(w.clone()),
@@ -726,7 +744,6 @@ impl RemoteConsultant {
                             state: a2a::TaskState::InputRequired.as_str().to_string(),
                             until_ms,
                             conversation,
-                            reply: None,
                         }),
                         question,
                     }),
@@ -859,7 +876,6 @@ pub fn parked(mut question: Question, p: Parking) -> Question {
         state,
         until_ms,
         conversation,
-        reply: None,
     });
     question
 }
