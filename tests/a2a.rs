@@ -562,6 +562,38 @@ fn a_consultants_question_back_goes_to_the_model_whose_next_consult_answers_in_t
 }
 
 #[test]
+fn a_question_back_the_model_leaves_unanswered_is_given_up_when_it_decides() {
+    let peer = Peer::start("probe", &[], &[]);
+    // A model that consults, then decides without answering the question it gets back.
+    let model = chat_server::ChatServer::start(|r| {
+        let messages = r.body["messages"].as_array().unwrap();
+        if !messages.iter().any(|m| m["role"] == "tool") {
+            return chat_server::Reply::tool_call(
+                "consult_user",
+                r#"{"question": "Does the customer want express shipping?"}"#,
+            );
+        }
+        chat_server::Reply::completion(
+            &serde_json::json!({"reason": "no time to ask again", "flow": "Flow_standard"})
+                .to_string(),
+        )
+    });
+    let ran = consult_run(&peer.url, &model.url());
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(entered(&ran, "Activity_standard"), "{}", ran.show());
+    // The task the question came from is cancelled at the agent, and journalled.
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 1, "{:?}", peer.requests());
+    assert!(
+        ran.journal.contains(
+            "the model decided without answering the question remote agent `advisor` asked back"
+        ),
+        "{}",
+        ran.show()
+    );
+}
+
+#[test]
 fn a_consultants_question_back_parks_for_a_person_whose_reply_goes_in_the_same_task() {
     let peer = Peer::start("probe", &[], &[]);
     let apps = consult_app(&peer.url, |c| c);

@@ -355,6 +355,19 @@ pub trait Consult: Send + Sync {
     fn conversation(&self, _key: &str) -> Option<serde_json::Value> {
         None
     }
+
+    /// The consulting model has decided at this visit (`key`, else `run_id` and
+    /// `element`), or failed to: a consultation still waiting for its answer to a
+    /// question asked back is given up (its remote task cancelled, journalled in `log`).
+    fn settle<'a>(
+        &'a self,
+        _run_id: &'a str,
+        _element: &'a str,
+        _key: Option<&'a str>,
+        _log: &'a CallLog,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// What a consultation came to.

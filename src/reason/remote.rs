@@ -959,6 +959,28 @@ impl Consult for RemoteConsultant {
     fn conversation(&self, key: &str) -> Option<serde_json::Value> {
         self.remotes.waiting_at(key)?.conversation
     }
+
+    fn settle<'a>(
+        &'a self,
+        run_id: &'a str,
+        element: &'a str,
+        key: Option<&'a str>,
+        log: &'a CallLog,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let visit = key.map_or_else(|| format!("{run_id}:{element}"), str::to_string);
+            let asked = (self.asked.lock().unwrap_or_else(|e| e.into_inner())).remove(&visit);
+            let Some((wait, _)) = asked else { return };
+            let Some(remote) = self.remotes.get(&wait.agent) else {
+                return;
+            };
+            let why = format!(
+                "the model decided without answering the question remote agent `{}` asked back",
+                remote.name
+            );
+            self.give_up(remote, &wait, &why, log).await;
+        })
+    }
 }
 
 /// A gateway or hook with `human_consultation` when no model asks first: the remote

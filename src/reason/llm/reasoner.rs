@@ -285,8 +285,32 @@ impl LlmReasoner {
     }
 
     /// Ask one question: call, use tools, re-ask on invalid replies, within the budgets.
-    /// Every call goes to `log`.
+    /// Every call goes to `log`. Once the model has decided (or failed to), a question a
+    /// consulted person asked it back and it left unanswered is settled (the consultation
+    /// given up); a decision parked on a consultation leaves it to the resumed run.
     async fn ask<A>(
+        &self,
+        ep: &Endpoint,
+        question: Question<'_>,
+        parse: impl Fn(&str) -> Result<A, String>,
+    ) -> Result<A, ReasonError> {
+        let (element, run_id, key, log) = (
+            question.element.to_string(),
+            question.run_id.to_string(),
+            question.key.map(str::to_string),
+            question.log.clone(),
+        );
+        let result = self.converse(ep, question, parse).await;
+        if let Some(c) = &self.consultant
+            && !matches!(result, Err(ReasonError::Parked(_)))
+        {
+            c.settle(&run_id, &element, key.as_deref(), &log).await;
+        }
+        result
+    }
+
+    /// [`Self::ask`]'s conversation with the model.
+    async fn converse<A>(
         &self,
         ep: &Endpoint,
         question: Question<'_>,
