@@ -481,7 +481,7 @@ async fn a_question_back_is_returned_to_the_caller_and_its_answer_goes_in_the_sa
         .await
         .unwrap();
     assert_eq!(reply.data.unwrap()["said"], "yes, wrap it");
-    let sent = &bodies.lock().unwrap()[1]["params"]["message"];
+    let sent = bodies.lock().unwrap()[1]["params"]["message"].clone();
     assert_eq!(sent["taskId"], "t3");
     assert_eq!(sent["contextId"], "ctx-3");
     assert_eq!(steps[1].kind, "answer", "{steps:?}");
