@@ -618,9 +618,8 @@ impl RemoteConsultant {
             .and_then(|k| self.remotes.waiting_at(k))
             .filter(|w| w.agent == remote.name);
         // A person's reply (`runs answer --reply`) to the question the remote person
-        // asked back while the run was parked: it goes in the same task.
-        // A reply goes in the task's own context (a resumed run's consultant has
-        // another).
+        // asked back while the run was parked: it goes in the same task. Any reply goes
+        // in the task's own context (a resumed run's consultant has another).
         let person_replied = match (&reply_to, &earlier, key) {
             (None, Some(_), Some(k)) => self.remotes.take_reply(k),
             _ => None,
