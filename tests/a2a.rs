@@ -618,7 +618,10 @@ fn a_consultants_question_back_parks_for_a_person_whose_reply_goes_in_the_same_t
     assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
     let pending = cuga_in(apps.path(), &runs, &["runs", "pending"], &[]);
     assert!(
-        pending.stdout.contains("Is the order a gift?"),
+        pending.stdout.contains("Is the order a gift?")
+            && pending.stdout.contains(&format!(
+                "runs answer {run_id} Gateway_shipping --reply TEXT"
+            )),
         "{}",
         pending.show()
     );

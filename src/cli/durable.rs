@@ -712,6 +712,19 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
             crate::view::utc_time(*at)
         );
         match &q.remote {
+            // A consulted person asked a question back: a person here replies.
+            Some(r) if r.until_ms.is_some() && r.state == "input-required" => {
+                outln!(
+                    "    waits for a reply to remote agent `{}` (A2A task {}, {}): `runs answer {id} {} --reply TEXT`",
+                    r.agent,
+                    r.task_id,
+                    r.state,
+                    q.element
+                );
+                if let Some(i) = q.instruction.as_deref() {
+                    outln!("    {i}");
+                }
+            }
             Some(r) => {
                 outln!(
                     "    waits for remote agent `{}` (A2A task {}, {}); `runs resume {id}` asks it again",
