@@ -1224,7 +1224,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__answer)
-            opts="-v -q -h --flow --action --target --outputs --error --message --choice --set --reason --by --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --flow --action --target --outputs --error --message --choice --set --reason --by --reply --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1267,6 +1267,10 @@ _cuga__flo() {
                     return 0
                     ;;
                 --by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reply)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -404,6 +404,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--set=[A hook\: set a process variable with the action (repeatable)]:NAME=JSON:_default' \
 '--reason=[Why (journalled with the answer)]:TEXT:_default' \
 '--by=[Who answers (default\: \$USER)]:NAME:_default' \
+'--reply=[A question a consulted remote person asked back (\`input-required\`)\: the reply, sent to them in the same A2A task]:TEXT:_default' \
 '--run-dir=[Where runs are journalled]:DIR:_files' \
 '--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \

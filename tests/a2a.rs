@@ -4,7 +4,7 @@
 //! with `venv` and `pip`, and PyPI the first time.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -13,188 +13,50 @@ use serde_json::Value;
 mod chat_server;
 #[path = "support/python.rs"]
 mod python;
-use python::{a2a_python, interop_dir, root};
+use python::root;
+#[path = "support/a2a.rs"]
+mod support;
+use support::{Peer, Ran, cuga_in, envs_of, fixture_app, fresh_runs};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
-
-/// A peer agent on 127.0.0.1, killed when dropped.
-struct Peer {
-    child: Child,
-    url: String,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Peer {
-    fn start(mode: &str, args: &[&str], envs: &[(&str, &str)]) -> Peer {
-        let dir = tempfile::tempdir().unwrap();
-        let port_file = dir.path().join("port");
-        let log = dir.path().join("requests.jsonl");
-        let mut cmd = Command::new(a2a_python());
-        cmd.arg(interop_dir().join("a2a_peer.py"))
-            .arg(mode)
-            .arg("--port-file")
-            .arg(&port_file)
-            .arg("--log")
-            .arg(&log)
-            .args(args)
-            .env("A2A_PEER_CANCEL_LOG", dir.path().join("cancel.jsonl"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
-        for (k, v) in envs {
-            cmd.env(k, v);
-        }
-        let child = cmd.spawn().expect("the peer starts");
-        let started = Instant::now();
-        let port = loop {
-            if let Ok(p) = std::fs::read_to_string(&port_file) {
-                break p.trim().to_string();
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "the peer did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        // The port is bound before the file is written; wait until it answers.
-        let url = format!("http://127.0.0.1:{port}");
-        while std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "the peer does not listen"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Peer {
-            child,
-            url,
-            log,
-            _dir: dir,
-        }
-    }
-
-    /// The requests the peer saw.
-    fn requests(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
-    fn cancels(&self) -> String {
-        std::fs::read_to_string(self._dir.path().join("cancel.jsonl")).unwrap_or_default()
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The remote_review app in a temporary apps folder, pointed at `url`, with `auth` (YAML
 /// lines under the agent) and `edit` applied to the config.
 fn app(url: &str, auth: &str, edit: impl Fn(String) -> String) -> tempfile::TempDir {
-    let apps = tempfile::tempdir().unwrap();
-    let src = root().join("tests/fixtures/apps/remote_review/config");
-    let dst = apps.path().join("remote_review/config");
-    std::fs::create_dir_all(&dst).unwrap();
-    std::fs::copy(
-        src.join("remote_review.bpmn"),
-        dst.join("remote_review.bpmn"),
-    )
-    .unwrap();
-    let config = std::fs::read_to_string(src.join("remote_review_config.yaml"))
-        .unwrap()
-        .replace("PEER_URL", url)
-        .replace("    # AUTH", auth);
-    std::fs::write(dst.join("remote_review_config.yaml"), edit(config)).unwrap();
-    apps
+    fixture_app("remote_review", url, |c| {
+        edit(c.replace("    # AUTH", auth))
+    })
 }
 
-struct Ran {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    journal: String,
+/// The remote_review app with `wait: WAIT` (the run parks on a task still going then).
+fn app_waiting(url: &str, wait: &str) -> tempfile::TempDir {
+    app(url, "", |c| {
+        c.replace("timeout: 20", &format!("timeout: 20\n    wait: {wait}"))
+    })
 }
 
+/// `cuga-flo start remote_review --no-model --json EXTRA` in a fresh run folder.
 fn start(apps: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Ran {
-    // A fresh run folder per run: the journal read back is this run's only.
-    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let runs = apps.join(format!("runs-{n}"));
-    let mut cmd = Command::new(BIN);
-    cmd.env_remove("CUGA_FLO_APPS")
-        .env("NO_COLOR", "1")
-        .args([
-            "--apps-dir",
-            apps.to_str().unwrap(),
-            "start",
-            "remote_review",
-        ])
-        .args(["--run-dir", runs.to_str().unwrap(), "--no-model", "--json"])
-        .args(extra)
-        .stdin(Stdio::null());
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let mut journal = String::new();
-    for run in std::fs::read_dir(runs.join("runs"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        journal.push_str(
-            &std::fs::read_to_string(run.path().join("journal.jsonl")).unwrap_or_default(),
-        );
-    }
-    Ran {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        journal,
-    }
-}
-
-impl Ran {
-    fn show(&self) -> String {
-        format!(
-            "exit {}\n--- stdout ---\n{}\n--- stderr ---\n{}\n--- journal ---\n{}",
-            self.code, self.stdout, self.stderr, self.journal
-        )
-    }
+    let runs = fresh_runs(apps);
+    let mut args = vec!["start", "remote_review", "--no-model", "--json"];
+    args.extend_from_slice(extra);
+    cuga_in(apps, &runs, &args, envs)
 }
 
 /// The `task_finished` record of the review, and the run's end.
 fn review(ran: &Ran) -> (Value, Value) {
-    let records: Vec<Value> = ran
-        .journal
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let task = records
-        .iter()
-        .find(|r| r["event"] == "task_finished" && r["node"] == "Activity_review")
-        .cloned()
-        .unwrap_or_else(|| panic!("no review record\n{}", ran.show()));
-    let end = records
-        .iter()
+    let task = ran.record("task_finished", "Activity_review");
+    let end = ran
+        .records()
+        .into_iter()
         .rev()
         .find(|r| r["event"] == "run_finished")
-        .cloned()
         .unwrap_or_else(|| panic!("no run_finished\n{}", ran.show()));
     (task, end)
 }
 
 fn entered(ran: &Ran, node: &str) -> bool {
-    ran.journal
-        .lines()
-        .any(|l| l.contains("\"node_entered\"") && l.contains(&format!("\"node\":\"{node}\"")))
+    ran.entered(node)
 }
 
 #[test]
@@ -542,55 +404,24 @@ fn consult_run(url: &str, model_url: &str) -> Ran {
 }
 
 fn consult_run_with(url: &str, model_url: Option<&str>) -> Ran {
-    let apps = tempfile::tempdir().unwrap();
-    let src = root().join("tests/fixtures/apps/remote_consult/config");
-    let dst = apps.path().join("remote_consult/config");
-    std::fs::create_dir_all(&dst).unwrap();
-    std::fs::copy(
-        src.join("remote_consult.bpmn"),
-        dst.join("remote_consult.bpmn"),
-    )
-    .unwrap();
-    let config = std::fs::read_to_string(src.join("remote_consult_config.yaml"))
-        .unwrap()
-        .replace("PEER_URL", url);
-    std::fs::write(dst.join("remote_consult_config.yaml"), config).unwrap();
+    let apps = consult_app(url, |c| c);
     let runs = apps.path().join("runs");
-    let mut cmd = Command::new(BIN);
-    cmd.env_remove("CUGA_FLO_APPS")
-        .env_remove("OPENAI_API_KEY")
-        .env("NO_COLOR", "1")
-        .args([
-            "--apps-dir",
-            apps.path().to_str().unwrap(),
-            "start",
-            "remote_consult",
-        ])
-        .args(["--run-dir", runs.to_str().unwrap(), "--json"])
-        .stdin(Stdio::null());
     match model_url {
-        Some(url) => cmd
-            .env("CUGA_FLO_LLM_BASE_URL", url)
-            .env("CUGA_FLO_LLM_MODEL", chat_server::MODEL)
-            .env("CUGA_FLO_LLM_API_KEY", "sk-test"),
-        None => cmd.arg("--no-model"),
-    };
-    let out = cmd.output().unwrap();
-    let mut journal = String::new();
-    for run in std::fs::read_dir(runs.join("runs"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        journal.push_str(
-            &std::fs::read_to_string(run.path().join("journal.jsonl")).unwrap_or_default(),
-        );
-    }
-    Ran {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        journal,
+        Some(url) => {
+            let env = model_env(url);
+            cuga_in(
+                apps.path(),
+                &runs,
+                &["start", "remote_consult", "--json"],
+                &envs_of(&env),
+            )
+        }
+        None => cuga_in(
+            apps.path(),
+            &runs,
+            &["start", "remote_consult", "--json", "--no-model"],
+            &[],
+        ),
     }
 }
 
@@ -619,6 +450,13 @@ fn consulting_model() -> chat_server::ChatServer {
             );
         };
         let said = tool["content"].as_str().unwrap().to_string();
+        if said.contains("asks_back") {
+            // The person asked back: answer them (in the same consultation).
+            return chat_server::Reply::tool_call(
+                "consult_user",
+                r#"{"question": "Yes, it is a gift."}"#,
+            );
+        }
         let flow = if said.contains("prefers express") {
             "Flow_express"
         } else {
@@ -671,6 +509,173 @@ fn a_failed_consultation_is_journalled_and_the_model_decides_without_it() {
         .collect::<Vec<_>>()
         .join("\n");
     assert!(told.contains("consultation unavailable"), "{told}");
+}
+
+/// The `SendMessage` requests the peer saw.
+fn sends(peer: &Peer) -> Vec<Value> {
+    peer.requests()
+        .into_iter()
+        .filter(|r| r["method"] == "SendMessage")
+        .collect()
+}
+
+#[test]
+fn a_consultants_question_back_goes_to_the_model_whose_next_consult_answers_in_the_same_task() {
+    let peer = Peer::start("probe", &[], &[]);
+    let model = consulting_model();
+    let ran = consult_run(&peer.url, &model.url());
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(entered(&ran, "Activity_express"), "{}", ran.show());
+    // The model got the question back as its tool's result, marked as a question, and
+    // answered it with its next consult_user; then it decided with the reply.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "{}", ran.show());
+    let results: Vec<String> = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    let asked: Value = serde_json::from_str(&results[0]).unwrap();
+    assert_eq!(asked["asks_back"], "Is the order a gift?", "{asked}");
+    assert!(
+        results[1].contains("is it a gift? Yes, it is a gift."),
+        "{results:?}"
+    );
+    // One A2A task: the answer went in the task the question came from, same context.
+    let sends = sends(&peer);
+    assert_eq!(sends.len(), 2, "{sends:?}");
+    assert!(sends[0]["task_id"].is_null());
+    let task_id = sends[1]["task_id"].as_str().expect("sent in the task");
+    assert_eq!(sends[1]["context_id"], sends[0]["context_id"], "{sends:?}");
+    assert_eq!(peer.count("CancelTask"), 0);
+    // Each round is journalled with the gateway's calls.
+    for step in [
+        format!("asks back: task {task_id} [input-required]: Is the order a gift?"),
+        format!("answer task {task_id}: Yes, it is a gift."),
+        format!("reply: task {task_id} completed"),
+    ] {
+        assert!(ran.journal.contains(&step), "{step}\n{}", ran.show());
+    }
+}
+
+#[test]
+fn a_question_back_the_model_leaves_unanswered_is_given_up_when_it_decides() {
+    let peer = Peer::start("probe", &[], &[]);
+    // A model that consults, then decides without answering the question it gets back.
+    let model = chat_server::ChatServer::start(|r| {
+        let messages = r.body["messages"].as_array().unwrap();
+        if !messages.iter().any(|m| m["role"] == "tool") {
+            return chat_server::Reply::tool_call(
+                "consult_user",
+                r#"{"question": "Does the customer want express shipping?"}"#,
+            );
+        }
+        chat_server::Reply::completion(
+            &serde_json::json!({"reason": "no time to ask again", "flow": "Flow_standard"})
+                .to_string(),
+        )
+    });
+    let ran = consult_run(&peer.url, &model.url());
+    assert_eq!(ran.code, 0, "{}", ran.show());
+    assert!(entered(&ran, "Activity_standard"), "{}", ran.show());
+    // The task the question came from is cancelled at the agent, and journalled.
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 1, "{:?}", peer.requests());
+    assert!(
+        ran.journal.contains(
+            "the model decided without answering the question remote agent `advisor` asked back"
+        ),
+        "{}",
+        ran.show()
+    );
+}
+
+#[test]
+fn a_consultants_question_back_parks_for_a_person_whose_reply_goes_in_the_same_task() {
+    let peer = Peer::start("probe", &[], &[]);
+    let apps = consult_app(&peer.url, |c| c);
+    let runs = apps.path().join("runs");
+    let ran = cuga_in(
+        apps.path(),
+        &runs,
+        &["start", "remote_consult", "--no-model", "--json"],
+        &[],
+    );
+    // Nobody decides before the remote person, who asks back: the run parks on it, the
+    // task left open at the agent.
+    let parked = ran.parked();
+    let task_id = parked.on_remote("advisor", "input-required");
+    let run_id = parked.run_id.clone();
+    assert_eq!(parked.question["element"], "Gateway_shipping");
+    let instruction = parked.question["instruction"].as_str().unwrap();
+    assert!(
+        instruction.contains("Is the order a gift?") && instruction.contains("--reply"),
+        "{instruction}"
+    );
+    assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
+    let pending = cuga_in(apps.path(), &runs, &["runs", "pending"], &[]);
+    assert!(
+        pending.stdout.contains("Is the order a gift?")
+            && pending.stdout.contains(&format!(
+                "runs answer {run_id} Gateway_shipping --reply TEXT"
+            )),
+        "{}",
+        pending.show()
+    );
+    // A flow is not an answer to it: the question is the remote person's.
+    let refused = cuga_in(
+        apps.path(),
+        &runs,
+        &[
+            "runs",
+            "answer",
+            &run_id,
+            "Gateway_shipping",
+            "--flow",
+            "Flow_express",
+        ],
+        &[],
+    );
+    assert_eq!(refused.code, 2, "{}", refused.show());
+    assert!(refused.stderr.contains("--reply"), "{}", refused.show());
+
+    // The reply goes to them in the same task; they choose, and the gateway routes.
+    let done = cuga_in(
+        apps.path(),
+        &runs,
+        &[
+            "runs",
+            "answer",
+            &run_id,
+            "Gateway_shipping",
+            "--reply",
+            "yes, wrap it",
+            "--by",
+            "ada",
+        ],
+        &[],
+    );
+    assert_eq!(done.code, 0, "{}", done.show());
+    let replied = done.record("remote_replied", "Gateway_shipping");
+    assert_eq!(replied["task_id"], task_id.as_str());
+    assert_eq!(replied["reply"], "yes, wrap it");
+    assert_eq!(replied["by"], "ada");
+    let routed = done.record("gateway_routed", "Gateway_shipping");
+    assert_eq!(routed["decided_by"], "remote", "{routed}");
+    assert!(done.entered("Activity_express"), "{}", done.show());
+    let sends = sends(&peer);
+    assert_eq!(sends.len(), 2, "{sends:?}");
+    assert_eq!(sends[1]["task_id"], task_id.as_str(), "{sends:?}");
+    assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
+    assert!(
+        done.journal
+            .contains(&format!("answer task {task_id}: yes, wrap it")),
+        "{}",
+        done.show()
+    );
 }
 
 /// The original project's `excel_flows_kogito` (three tasks delegated to `agent0`, a
@@ -766,59 +771,12 @@ fn without_a_model_the_remote_person_chooses_the_flow() {
     );
 }
 
-/// `cuga-flo <args>` in `apps` (runs under `runs`), with `envs`.
-fn cuga_in(apps: &Path, runs: &Path, args: &[&str], envs: &[(&str, &str)]) -> Ran {
-    let mut cmd = Command::new(BIN);
-    cmd.env_remove("CUGA_FLO_APPS")
-        .env("NO_COLOR", "1")
-        .args(["--apps-dir", apps.to_str().unwrap()])
-        .args(args)
-        .args(["--run-dir", runs.to_str().unwrap()])
-        .stdin(Stdio::null());
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let mut journal = String::new();
-    for run in std::fs::read_dir(runs.join("runs"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        journal.push_str(
-            &std::fs::read_to_string(run.path().join("journal.jsonl")).unwrap_or_default(),
-        );
-    }
-    Ran {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        journal,
-    }
-}
-
-fn records_of(ran: &Ran) -> Vec<Value> {
-    ran.journal
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn count(peer: &Peer, method: &str) -> usize {
-    peer.requests()
-        .iter()
-        .filter(|r| r["method"] == method)
-        .count()
-}
-
 #[test]
 fn a_slow_delegation_parks_the_run_and_a_resume_continues_with_its_reply() {
     // The agent works 5 s; the run waits 1 s live, then parks.
     let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "5")]);
     let sent = Instant::now();
-    let apps = app(&peer.url, "", |c| {
-        c.replace("timeout: 20", "timeout: 20\n    wait: 1s")
-    });
+    let apps = app_waiting(&peer.url, "1s");
     let runs = apps.path().join("runs");
     let ran = cuga_in(
         apps.path(),
@@ -826,37 +784,24 @@ fn a_slow_delegation_parks_the_run_and_a_resume_continues_with_its_reply() {
         &["start", "remote_review", "--no-model", "--json"],
         &[],
     );
-    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
+    let parked = ran.parked();
     assert!(
         sent.elapsed() < Duration::from_secs(5),
         "it parked before the agent finished\n{}",
         ran.show()
     );
-    let records = records_of(&ran);
-    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    let (run_id, question, records) = (parked.run_id.clone(), &parked.question, &parked.records);
     // Crash-safety: the A2A task is journalled (in the parked question) before the run
     // parks, so a resume never sends the message again.
-    let parked = records
-        .iter()
-        .position(|r| r["event"] == "question_parked")
-        .unwrap_or_else(|| panic!("no question_parked\n{}", ran.show()));
-    let waiting = records
-        .iter()
-        .position(|r| r["event"] == "run_waiting")
-        .unwrap();
-    assert!(parked < waiting, "{}", ran.show());
-    let question = &records[parked]["question"];
-    assert_eq!(question["element"], "Activity_review");
-    let remote = &question["remote"];
-    assert_eq!(remote["agent"], "reviewer");
-    assert_eq!(remote["context_id"], run_id.as_str());
-    assert_eq!(remote["state"], "working");
-    let task_id = remote["task_id"].as_str().unwrap().to_string();
-    assert!(!task_id.is_empty());
+    let waiting = parked.position("run_waiting");
     assert!(
-        question["deadline_ms"].as_u64().is_some(),
-        "a poll deadline"
+        parked.position("question_parked") < waiting,
+        "{}",
+        ran.show()
     );
+    assert_eq!(question["element"], "Activity_review");
+    let task_id = parked.on_remote("reviewer", "working");
+    assert_eq!(question["remote"]["context_id"], run_id.as_str());
     assert!(
         records[waiting]["due_ms"].as_u64().is_some(),
         "{}",
@@ -867,8 +812,8 @@ fn a_slow_delegation_parks_the_run_and_a_resume_continues_with_its_reply() {
             .iter()
             .any(|r| r["event"] == "task_finished" && r["node"] == "Activity_review")
     );
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
-    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
 
     // `runs answer` refuses it: a remote agent, not a person, answers it.
     let answered = cuga_in(
@@ -898,15 +843,13 @@ fn a_slow_delegation_parks_the_run_and_a_resume_continues_with_its_reply() {
     let again = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
     assert!(sent.elapsed() < Duration::from_secs(5), "{}", again.show());
     assert_eq!(again.code, 3, "parked again\n{}", again.show());
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
-    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
-    assert!(count(&peer, "GetTask") >= 2);
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
+    assert!(peer.count("GetTask") >= 2);
 
     // Once the agent has finished (and the poll deadline passed), `runs resume --due`
     // picks the run up and it goes on with the reply.
-    while sent.elapsed() < Duration::from_secs(6) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    support::sleep_until(sent + Duration::from_secs(6));
     let done = cuga_in(apps.path(), &runs, &["runs", "resume", "--due"], &[]);
     assert_eq!(done.code, 0, "{}", done.show());
     let (task, end) = review(&done);
@@ -927,8 +870,8 @@ fn a_slow_delegation_parks_the_run_and_a_resume_continues_with_its_reply() {
         done.show()
     );
     // The agent saw the message exactly once.
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
-    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
 }
 
 #[test]
@@ -982,21 +925,16 @@ fn an_agent_question_nobody_answers_parks_the_run_visibly_and_a_resume_answers_i
         ],
         &[],
     );
-    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
-    let records = records_of(&ran);
-    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
-    let question = &records
-        .iter()
-        .find(|r| r["event"] == "question_parked")
-        .unwrap()["question"];
-    assert_eq!(question["remote"]["state"], "input-required", "{question}");
+    let parked = ran.parked();
+    let (run_id, question) = (parked.run_id.clone(), &parked.question);
+    parked.on_remote("reviewer", "input-required");
     assert!(
         question["instruction"]
             .as_str()
             .unwrap()
             .contains("Which budget?")
     );
-    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
     let show = cuga_in(apps.path(), &runs, &["runs", "show", &run_id], &[]);
     assert!(
         show.stdout.contains("waits for remote agent `reviewer`")
@@ -1024,15 +962,13 @@ fn an_agent_question_nobody_answers_parks_the_run_visibly_and_a_resume_answers_i
     assert_eq!(task["outputs"]["budget"], "500 EUR", "{}", done.show());
     assert_eq!(end["status"], "completed");
     // One A2A task: the first message and the answer (no message sent again).
-    assert_eq!(count(&peer, "SendMessage"), 2, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 2, "{:?}", peer.requests());
 }
 
 /// The remote_review app with `wait: 0.5s`, parked on the slow peer (working `secs`): the
 /// apps folder, the runs folder, the run id and the parked question.
 fn parked_on_slow(peer: &Peer) -> (tempfile::TempDir, PathBuf, String, Value) {
-    let apps = app(&peer.url, "", |c| {
-        c.replace("timeout: 20", "timeout: 20\n    wait: 0.5s")
-    });
+    let apps = app_waiting(&peer.url, "0.5s");
     let runs = apps.path().join("runs");
     let ran = cuga_in(
         apps.path(),
@@ -1040,15 +976,8 @@ fn parked_on_slow(peer: &Peer) -> (tempfile::TempDir, PathBuf, String, Value) {
         &["start", "remote_review", "--no-model", "--json"],
         &[],
     );
-    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
-    let records = records_of(&ran);
-    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
-    let question = records
-        .iter()
-        .find(|r| r["event"] == "question_parked")
-        .unwrap()["question"]
-        .clone();
-    (apps, runs, run_id, question)
+    let parked = ran.parked();
+    (apps, runs, parked.run_id, parked.question)
 }
 
 #[test]
@@ -1080,9 +1009,7 @@ fn a_crash_right_after_the_task_is_journalled_resumes_without_sending_it_again()
         format!("{} {}\n", keep.len(), next["prev"].as_str().unwrap()),
     )
     .unwrap();
-    while sent.elapsed() < Duration::from_secs(4) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    support::sleep_until(sent + Duration::from_secs(4));
     let done = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
     assert_eq!(done.code, 0, "{}", done.show());
     let (task, end) = review(&done);
@@ -1090,7 +1017,7 @@ fn a_crash_right_after_the_task_is_journalled_resumes_without_sending_it_again()
     assert_eq!(end["status"], "completed");
     let task_id = question["remote"]["task_id"].as_str().unwrap();
     assert!(done.journal.contains(&format!("follow-up task {task_id}")));
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
 }
 
 #[test]
@@ -1098,15 +1025,13 @@ fn the_worker_picks_up_a_run_parked_on_a_remote_task_once_its_poll_is_due() {
     let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "2")]);
     let sent = Instant::now();
     let (apps, runs, _run_id, _) = parked_on_slow(&peer);
-    while sent.elapsed() < Duration::from_secs(3) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    support::sleep_until(sent + Duration::from_secs(3));
     let done = cuga_in(apps.path(), &runs, &["worker", "--once"], &[]);
     assert_eq!(done.code, 0, "{}", done.show());
     let (task, end) = review(&done);
     assert_eq!(task["variables"]["approved"], true, "{}", done.show());
     assert_eq!(end["status"], "completed");
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
 }
 
 #[test]
@@ -1134,10 +1059,10 @@ fn runs_cancel_sends_cancel_task_for_the_remote_task_a_parked_run_waits_for() {
     assert_eq!(out["status"], "cancelled");
     assert_eq!(out["remote"][0]["task_id"], task_id.as_str());
     // The peer saw the message once and the cancellation once.
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
-    assert_eq!(count(&peer, "CancelTask"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 1, "{:?}", peer.requests());
     assert!(peer.cancels().contains(&task_id), "{}", peer.cancels());
-    let records = records_of(&ran);
+    let records = ran.records();
     let cancelled = records
         .iter()
         .find(|r| r["event"] == "run_cancelled")
@@ -1156,7 +1081,7 @@ fn runs_cancel_sends_cancel_task_for_the_remote_task_a_parked_run_waits_for() {
     let again = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
     assert_eq!(again.code, 2, "{}", again.show());
     assert!(again.stderr.contains("cancelled"), "{}", again.show());
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
 }
 
 #[test]
@@ -1169,7 +1094,7 @@ fn a_failing_cancel_task_is_journalled_and_the_run_is_cancelled_all_the_same() {
     let ran = cuga_in(apps.path(), &runs, &["runs", "cancel", &run_id], &[]);
     assert_eq!(ran.code, 0, "{}", ran.show());
     assert!(ran.stdout.contains("CancelTask failed"), "{}", ran.show());
-    let records = records_of(&ran);
+    let records = ran.records();
     let cancelled = records
         .iter()
         .find(|r| r["event"] == "run_cancelled")
@@ -1186,9 +1111,7 @@ fn a_failing_cancel_task_is_journalled_and_the_run_is_cancelled_all_the_same() {
 /// The crash point passed right after `remote_task_started` is committed, in a run of the
 /// remote_review app against `peer` (a run of its own, traced).
 fn remote_task_crash_point(peer: &Peer) -> String {
-    let apps = app(&peer.url, "", |c| {
-        c.replace("timeout: 20", "timeout: 20\n    wait: 0.5s")
-    });
+    let apps = app_waiting(&peer.url, "0.5s");
     let runs = apps.path().join("runs");
     let ran = cuga_in(
         apps.path(),
@@ -1213,9 +1136,7 @@ fn a_crash_right_after_send_message_resumes_with_get_task_and_never_sends_again(
 
     let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "2")]);
     let sent = Instant::now();
-    let apps = app(&peer.url, "", |c| {
-        c.replace("timeout: 20", "timeout: 20\n    wait: 0.5s")
-    });
+    let apps = app_waiting(&peer.url, "0.5s");
     let runs = apps.path().join("runs");
     let crashed = cuga_in(
         apps.path(),
@@ -1224,21 +1145,19 @@ fn a_crash_right_after_send_message_resumes_with_get_task_and_never_sends_again(
         &[("CUGA_FLO_CRASH_AT", point.as_str())],
     );
     assert_eq!(crashed.code, -1, "killed\n{}", crashed.show());
-    let records = records_of(&crashed);
+    let records = crashed.records();
     let last = records.last().unwrap();
     assert_eq!(last["event"], "remote_task_started", "{}", crashed.show());
     assert_eq!(last["node"], "Activity_review");
     assert_eq!(last["remote"]["agent"], "reviewer");
     let task_id = last["remote"]["task_id"].as_str().unwrap().to_string();
     assert!(!records.iter().any(|r| r["event"] == "question_parked"));
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
 
     // Resumed once the agent has finished: GetTask on the journalled task, its reply
     // taken, the message never sent again.
-    while sent.elapsed() < Duration::from_secs(3) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    support::sleep_until(sent + Duration::from_secs(3));
+    let run_id = crashed.run_id();
     let done = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
     assert_eq!(done.code, 0, "{}", done.show());
     let (task, end) = review(&done);
@@ -1249,7 +1168,7 @@ fn a_crash_right_after_send_message_resumes_with_get_task_and_never_sends_again(
         "{}",
         done.show()
     );
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
     let verify = cuga_in(apps.path(), &runs, &["runs", "verify", &run_id], &[]);
     assert_eq!(verify.code, 0, "{}", verify.show());
 }
@@ -1261,9 +1180,7 @@ fn a_run_a_crash_left_after_send_message_is_cancelled_at_its_agent() {
     drop(tracer);
 
     let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "30")]);
-    let apps = app(&peer.url, "", |c| {
-        c.replace("timeout: 20", "timeout: 20\n    wait: 0.5s")
-    });
+    let apps = app_waiting(&peer.url, "0.5s");
     let runs = apps.path().join("runs");
     let crashed = cuga_in(
         apps.path(),
@@ -1272,49 +1189,28 @@ fn a_run_a_crash_left_after_send_message_is_cancelled_at_its_agent() {
         &[("CUGA_FLO_CRASH_AT", point.as_str())],
     );
     assert_eq!(crashed.code, -1, "killed\n{}", crashed.show());
-    let records = records_of(&crashed);
-    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    let records = crashed.records();
+    let run_id = crashed.run_id();
     let task_id = records.last().unwrap()["remote"]["task_id"]
         .as_str()
         .unwrap()
         .to_string();
     let ran = cuga_in(apps.path(), &runs, &["runs", "cancel", &run_id], &[]);
     assert_eq!(ran.code, 0, "{}", ran.show());
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
-    assert_eq!(count(&peer, "CancelTask"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 1, "{:?}", peer.requests());
     assert!(peer.cancels().contains(&task_id), "{}", peer.cancels());
 }
 
 /// The consultation app in a temporary apps folder, pointed at `url`, with `edit` applied
 /// to its config.
 fn consult_app(url: &str, edit: impl Fn(String) -> String) -> tempfile::TempDir {
-    let apps = tempfile::tempdir().unwrap();
-    let src = root().join("tests/fixtures/apps/remote_consult/config");
-    let dst = apps.path().join("remote_consult/config");
-    std::fs::create_dir_all(&dst).unwrap();
-    std::fs::copy(
-        src.join("remote_consult.bpmn"),
-        dst.join("remote_consult.bpmn"),
-    )
-    .unwrap();
-    let config = std::fs::read_to_string(src.join("remote_consult_config.yaml"))
-        .unwrap()
-        .replace("PEER_URL", url);
-    std::fs::write(dst.join("remote_consult_config.yaml"), edit(config)).unwrap();
-    apps
+    fixture_app("remote_consult", url, edit)
 }
 
 /// The environment that points cuga-flo at the test model server.
 fn model_env(url: &str) -> Vec<(&'static str, String)> {
-    vec![
-        ("CUGA_FLO_LLM_BASE_URL", url.to_string()),
-        ("CUGA_FLO_LLM_MODEL", chat_server::MODEL.to_string()),
-        ("CUGA_FLO_LLM_API_KEY", "sk-test".to_string()),
-    ]
-}
-
-fn envs_of<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
-    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+    support::model_env(url, chat_server::MODEL)
 }
 
 #[test]
@@ -1332,32 +1228,26 @@ fn a_slow_consultation_parks_the_run_and_a_resume_decides_with_its_reply() {
         &["start", "remote_consult", "--no-model", "--json"],
         &[],
     );
-    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
+    let parked = ran.parked();
     assert!(sent.elapsed() < Duration::from_secs(4), "{}", ran.show());
-    let records = records_of(&ran);
-    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
+    let (run_id, question, records) = (parked.run_id.clone(), &parked.question, &parked.records);
     // The remote task is committed as soon as the agent assigns it, then the question
     // the run parks on names it.
-    let started = records
-        .iter()
-        .position(|r| r["event"] == "remote_task_started")
-        .unwrap_or_else(|| panic!("no remote_task_started\n{}", ran.show()));
-    let parked = records
-        .iter()
-        .position(|r| r["event"] == "question_parked")
-        .unwrap_or_else(|| panic!("no question_parked\n{}", ran.show()));
-    assert!(started < parked, "{}", ran.show());
+    let started = parked.position("remote_task_started");
+    assert!(
+        started < parked.position("question_parked"),
+        "{}",
+        ran.show()
+    );
     assert_eq!(records[started]["node"], "Gateway_shipping");
-    let question = &records[parked]["question"];
     assert_eq!(question["element"], "Gateway_shipping");
     assert_eq!(question["kind"], "gateway", "{question}");
-    let remote = &question["remote"];
-    assert_eq!(remote["agent"], "advisor");
-    assert_eq!(remote["state"], "working");
-    assert!(remote["until_ms"].as_u64().is_some(), "{remote}");
-    let task_id = remote["task_id"].as_str().unwrap().to_string();
-    assert!(question["deadline_ms"].as_u64().is_some());
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    let task_id = parked.on_remote("advisor", "working");
+    assert!(
+        question["remote"]["until_ms"].as_u64().is_some(),
+        "{question}"
+    );
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
 
     // `runs show` and `runs pending` say what it waits for.
     let show = cuga_in(apps.path(), &runs, &["runs", "show", &run_id], &[]);
@@ -1377,17 +1267,16 @@ fn a_slow_consultation_parks_the_run_and_a_resume_decides_with_its_reply() {
     let again = cuga_in(apps.path(), &runs, &["runs", "resume", &run_id], &[]);
     assert!(sent.elapsed() < Duration::from_secs(4), "{}", again.show());
     assert_eq!(again.code, 3, "parked again\n{}", again.show());
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
-    assert!(count(&peer, "GetTask") >= 2);
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert!(peer.count("GetTask") >= 2);
 
     // Once answered, `runs resume --due` decides with the reply, as if it came live.
-    while sent.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    support::sleep_until(sent + Duration::from_secs(5));
     let done = cuga_in(apps.path(), &runs, &["runs", "resume", "--due"], &[]);
     assert_eq!(done.code, 0, "{}", done.show());
     assert!(entered(&done, "Activity_express"), "{}", done.show());
-    let routed = records_of(&done)
+    let routed = done
+        .records()
         .into_iter()
         .find(|r| r["event"] == "gateway_routed" && r["node"] == "Gateway_shipping")
         .unwrap_or_else(|| panic!("not routed\n{}", done.show()));
@@ -1397,8 +1286,8 @@ fn a_slow_consultation_parks_the_run_and_a_resume_decides_with_its_reply() {
         "{}",
         done.show()
     );
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
-    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
 }
 
 #[test]
@@ -1417,14 +1306,9 @@ fn a_model_that_consulted_continues_its_conversation_on_resume_without_being_ask
         &["start", "remote_consult", "--json"],
         &envs_of(&env),
     );
-    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
+    let parked = ran.parked();
     assert_eq!(model.count(), 1, "the model asked to consult, once");
-    let records = records_of(&ran);
-    let run_id = records[0]["run_id"].as_str().unwrap().to_string();
-    let question = &records
-        .iter()
-        .find(|r| r["event"] == "question_parked")
-        .unwrap_or_else(|| panic!("no question_parked\n{}", ran.show()))["question"];
+    let (run_id, question) = (parked.run_id.clone(), &parked.question);
     // The model's turn (its consult_user call) is journalled with the remote task.
     let turns = &question["remote"]["conversation"]["turns"];
     assert_eq!(
@@ -1449,9 +1333,7 @@ fn a_model_that_consulted_continues_its_conversation_on_resume_without_being_ask
     assert_eq!(again.code, 3, "parked again\n{}", again.show());
     assert_eq!(model.count(), 1, "{}", again.show());
 
-    while sent.elapsed() < Duration::from_secs(4) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    support::sleep_until(sent + Duration::from_secs(4));
     let done = cuga_in(
         apps.path(),
         &runs,
@@ -1478,8 +1360,8 @@ fn a_model_that_consulted_continues_its_conversation_on_resume_without_being_ask
             .contains("prefers express shipping"),
         "{tool}"
     );
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
-    assert_eq!(count(&peer, "CancelTask"), 0, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 0, "{:?}", peer.requests());
 }
 
 #[test]
@@ -1498,11 +1380,8 @@ fn a_consultation_past_its_timeout_is_cancelled_and_the_model_decides_without_it
         &["start", "remote_consult", "--json"],
         &envs_of(&env),
     );
-    assert_eq!(ran.code, 3, "parked\n{}", ran.show());
-    let run_id = records_of(&ran)[0]["run_id"].as_str().unwrap().to_string();
-    while sent.elapsed() < Duration::from_millis(2500) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let run_id = ran.parked().run_id;
+    support::sleep_until(sent + Duration::from_millis(2500));
     // Past the timeout: the task is cancelled and the model decides without it.
     let done = cuga_in(
         apps.path(),
@@ -1512,8 +1391,8 @@ fn a_consultation_past_its_timeout_is_cancelled_and_the_model_decides_without_it
     );
     assert_eq!(done.code, 0, "{}", done.show());
     assert!(entered(&done, "Activity_standard"), "{}", done.show());
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
-    assert_eq!(count(&peer, "CancelTask"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("CancelTask"), 1, "{:?}", peer.requests());
     let told = model
         .requests()
         .iter()
@@ -1530,13 +1409,13 @@ fn a_consultation_past_its_timeout_is_cancelled_and_the_model_decides_without_it
 fn a_replay_of_a_run_parked_on_a_remote_task_sends_nothing() {
     let peer = Peer::start("slow", &[], &[("A2A_PEER_SLOW_SECS", "30")]);
     let (apps, runs, run_id, _) = parked_on_slow(&peer);
-    assert_eq!(count(&peer, "SendMessage"), 1);
-    let polled = count(&peer, "GetTask");
+    assert_eq!(peer.count("SendMessage"), 1);
+    let polled = peer.count("GetTask");
     let replay = cuga_in(apps.path(), &runs, &["runs", "replay", &run_id], &[]);
     // Nothing reaches the agent: no message, no GetTask, no CancelTask.
-    assert_eq!(count(&peer, "SendMessage"), 1, "{}", replay.show());
-    assert_eq!(count(&peer, "GetTask"), polled, "{}", replay.show());
-    assert_eq!(count(&peer, "CancelTask"), 0, "{}", replay.show());
+    assert_eq!(peer.count("SendMessage"), 1, "{}", replay.show());
+    assert_eq!(peer.count("GetTask"), polled, "{}", replay.show());
+    assert_eq!(peer.count("CancelTask"), 0, "{}", replay.show());
     let all = format!("{}{}{}", replay.stdout, replay.stderr, replay.journal);
     assert!(
         all.contains("read-only against remote agents"),
@@ -1557,11 +1436,11 @@ fn a_replay_of_a_completed_delegation_uses_the_journalled_reply() {
         &[],
     );
     assert_eq!(ran.code, 0, "{}", ran.show());
-    let run_id = records_of(&ran)[0]["run_id"].as_str().unwrap().to_string();
+    let run_id = ran.run_id();
     let replay = cuga_in(apps.path(), &runs, &["runs", "replay", &run_id], &[]);
     assert_eq!(replay.code, 0, "{}", replay.show());
     assert!(replay.stdout.contains("all identical"), "{}", replay.show());
-    assert_eq!(count(&peer, "SendMessage"), 1, "{:?}", peer.requests());
+    assert_eq!(peer.count("SendMessage"), 1, "{:?}", peer.requests());
 }
 
 /// One delegation round trip to the `a2a-sdk` peer, timed in-process with cuga-flo's A2A

@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use cuga_flo::a2a::{A2aError, AgentConfig, Client, NoAnswerer, Outgoing, Version};
+use cuga_flo::a2a::{A2aError, AgentConfig, Client, Limits, NoAnswerer, Outgoing, Version};
 use serde_json::{Value, json};
 
 /// A JSON response (axum's `json` feature is off in this build).
@@ -395,4 +395,116 @@ async fn a_task_that_failed_while_the_run_was_parked_fails_the_follow_up() {
         other => panic!("{other:?}"),
     }
     assert_eq!(seen.lock().unwrap().as_slice(), ["GetTask"]);
+}
+
+/// An agent whose task `t3` asks "Gift?" until a message in the task answers it, then
+/// completes with what it was told; the message bodies it got.
+fn asking_agent(bodies: Arc<Mutex<Vec<Value>>>) -> Agent {
+    agent(
+        card_1_0(),
+        Arc::new(move |method, _, body| match method {
+            "SendMessage" => {
+                bodies.lock().unwrap().push(body.clone());
+                let message = &body["params"]["message"];
+                if message["taskId"].is_null() {
+                    result(
+                        &body["id"],
+                        json!({"task": {"id": "t3", "contextId": "ctx-3",
+                        "status": {"state": "TASK_STATE_INPUT_REQUIRED",
+                            "message": {"role": "ROLE_AGENT", "parts": [{"text": "Gift?"}]}}}}),
+                    )
+                } else {
+                    let said = message["parts"][0]["text"].clone();
+                    result(
+                        &body["id"],
+                        json!({"task": {"id": "t3", "contextId": "ctx-3",
+                        "status": {"state": "TASK_STATE_COMPLETED"},
+                        "artifacts": [{"artifactId": "a", "parts": [{"data": {"said": said}}]}]}}),
+                    )
+                }
+            }
+            "GetTask" => result(
+                &body["id"],
+                json!({"id": "t3", "contextId": "ctx-3",
+                "status": {"state": "TASK_STATE_INPUT_REQUIRED",
+                    "message": {"role": "ROLE_AGENT", "parts": [{"text": "Gift?"}]}}}),
+            ),
+            "CancelTask" => result(
+                &body["id"],
+                json!({"id": "t3", "status": {"state": "TASK_STATE_CANCELED"}}),
+            ),
+            other => panic!("unexpected {other}"),
+        }),
+    )
+}
+
+#[tokio::test]
+async fn a_question_back_is_returned_to_the_caller_and_its_answer_goes_in_the_same_task() {
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let (url, seen) = serve(asking_agent(bodies.clone())).await;
+    let client = client(&url, Duration::from_secs(5));
+    let limits = Limits {
+        cancel_after: Some(Duration::from_secs(5)),
+        questions_return: true,
+        ..Limits::default()
+    };
+    // The question ends the exchange, the task left open (no CancelTask).
+    let mut steps = Vec::new();
+    let err = client
+        .exchange_limited(&out(), &NoAnswerer, &mut steps, limits)
+        .await
+        .unwrap_err();
+    let A2aError::Asked {
+        task_id,
+        context_id,
+        question,
+        ..
+    } = err
+    else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        (task_id.as_str(), context_id.as_str(), question.as_str()),
+        ("t3", "ctx-3", "Gift?")
+    );
+    assert_eq!(*seen.lock().unwrap(), ["SendMessage"]);
+    // The answer goes in that task and context; the task then completes.
+    let answer = Outgoing {
+        context_id,
+        text: "yes, wrap it".into(),
+        data: None,
+        metadata: Default::default(),
+    };
+    let mut steps = Vec::new();
+    let reply = client
+        .reply_limited(&task_id, &answer, &NoAnswerer, &mut steps, limits)
+        .await
+        .unwrap();
+    assert_eq!(reply.data.unwrap()["said"], "yes, wrap it");
+    let sent = bodies.lock().unwrap()[1]["params"]["message"].clone();
+    assert_eq!(sent["taskId"], "t3");
+    assert_eq!(sent["contextId"], "ctx-3");
+    assert_eq!(steps[1].kind, "answer", "{steps:?}");
+    assert_eq!(*seen.lock().unwrap(), ["SendMessage", "SendMessage"]);
+
+    // A question read past the consultation's end is not returned: the task is cancelled
+    // and the exchange times out.
+    let limits = Limits {
+        cancel_after: Some(Duration::ZERO),
+        questions_return: true,
+        ..Limits::default()
+    };
+    let err = client
+        .follow_up_limited(
+            "t3",
+            "ctx-3",
+            Default::default(),
+            &NoAnswerer,
+            &mut steps,
+            limits,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, A2aError::Timeout { .. }), "{err}");
+    assert_eq!(seen.lock().unwrap().last().unwrap(), "CancelTask");
 }

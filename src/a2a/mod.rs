@@ -164,6 +164,16 @@ pub enum A2aError {
         /// The agent's question, when it waits for input.
         question: Option<String>,
     },
+    /// The agent asks a question back (`input-required`) and the exchange was asked to
+    /// hand such questions to its caller ([`Limits::questions_return`]): the task stays
+    /// open, and the caller's answer goes into it ([`Client::reply_limited`]).
+    #[error("remote agent `{agent}`: task {task_id} asks: {question}")]
+    Asked {
+        agent: String,
+        task_id: String,
+        context_id: String,
+        question: String,
+    },
 }
 
 /// Credentials sent with every request (the card's request too).
@@ -304,6 +314,11 @@ pub struct Limits {
     /// An `input-required` question nobody here answers parks too (a delegation: the
     /// answer may come on resume); otherwise the task is cancelled and the exchange fails.
     pub questions_park: bool,
+    /// An `input-required` question is not handed to the answerer: the exchange ends
+    /// with [`A2aError::Asked`] and the task stays open (a consultation: the question
+    /// goes back to the consulting model or person, whose answer is sent in the same
+    /// task with [`Client::reply_limited`]).
+    pub questions_return: bool,
 }
 
 /// Whoever answers an agent's `input-required` question (the consulting reasoner, a
@@ -600,6 +615,7 @@ impl Client {
             park_after: self.config.wait,
             cancel_after: self.config.wait.is_none().then_some(self.config.timeout),
             questions_park: true,
+            questions_return: false,
         };
         self.exchange_within(out, answerer, steps, limits).await
     }
@@ -618,6 +634,34 @@ impl Client {
         self.exchange_within(out, answerer, steps, limits).await
     }
 
+    /// Answer the question task `task_id` asked (it is `input-required`; the exchange
+    /// that saw it ended [`A2aError::Asked`]): `out` is sent in that task and the task is
+    /// followed within `limits`, as [`Client::exchange_limited`] follows a new one.
+    pub async fn reply_limited(
+        &self,
+        task_id: &str,
+        out: &Outgoing,
+        answerer: &dyn Answerer,
+        steps: &mut Vec<Step>,
+        limits: Limits,
+    ) -> Result<Reply, A2aError> {
+        let started = Instant::now();
+        let pending: Pending = Mutex::new(None);
+        self.guarded(
+            &pending,
+            self.exchange_inner(
+                out,
+                Some(task_id),
+                answerer,
+                steps,
+                started,
+                &pending,
+                limits,
+            ),
+        )
+        .await
+    }
+
     /// [`Client::exchange`] that never parks: followed up to `timeout`, then cancelled
     /// (a consultation, which a reasoner waits for).
     pub async fn exchange_live(
@@ -630,6 +674,7 @@ impl Client {
             park_after: None,
             cancel_after: Some(self.config.timeout),
             questions_park: false,
+            questions_return: false,
         };
         self.exchange_within(out, answerer, steps, limits).await
     }
@@ -642,24 +687,39 @@ impl Client {
         limits: Limits,
     ) -> Result<Reply, A2aError> {
         let started = Instant::now();
-        // If this future is dropped mid-exchange (the run was cancelled), the remote task
-        // is cancelled too: best effort, sent on the runtime without waiting.
         let pending: Pending = Mutex::new(None);
-        let guard = CancelOnDrop(&pending, &self.cancelled);
-        let result = self
-            .exchange_inner(out, answerer, steps, started, &pending, limits)
-            .await;
+        self.guarded(
+            &pending,
+            self.exchange_inner(out, None, answerer, steps, started, &pending, limits),
+        )
+        .await
+    }
+
+    /// Run `exchange` (a send or a follow-up that records its task in `pending`): if this
+    /// future is dropped mid-exchange (the run was cancelled), the remote task is
+    /// cancelled too (best effort, sent on the runtime without waiting); if it fails, a
+    /// later exchange reads the card again (the agent may have moved or upgraded).
+    async fn guarded(
+        &self,
+        pending: &Pending,
+        exchange: impl std::future::Future<Output = Result<Reply, A2aError>>,
+    ) -> Result<Reply, A2aError> {
+        let guard = CancelOnDrop(pending, &self.cancelled);
+        let result = exchange.await;
         guard.defuse();
         if result.is_err() {
-            // A later exchange reads the card again (the agent may have moved or upgraded).
             *self.card.lock().unwrap_or_else(|e| e.into_inner()) = None;
         }
         result
     }
 
+    /// Send `out` (in task `in_task`, answering its question, or as a new task) and
+    /// follow the task.
+    #[allow(clippy::too_many_arguments)]
     async fn exchange_inner(
         &self,
         out: &Outgoing,
+        in_task: Option<&str>,
         answerer: &dyn Answerer,
         steps: &mut Vec<Step>,
         started: Instant,
@@ -679,12 +739,19 @@ impl Client {
                 card.version.as_str()
             )),
         });
+        if let Some(id) = in_task {
+            steps.push(Step {
+                at_ms: at(started),
+                kind: "answer",
+                task_id: Some(id.to_string()),
+                state: None,
+                detail: Some(clip(&out.text, 500)),
+            });
+        }
         let mut version = card.version;
         let mut live = stream::Live::default();
-        let task = match self.send(&card, version, out, None, &mut live).await {
-            Err(A2aError::Rpc { code, .. })
-                if version == Version::V1 && (code == -32009 || code == -32601) =>
-            {
+        let task = match self.send(&card, version, out, in_task, &mut live).await {
+            Err(e) if refuses_1_0(&e, version) => {
                 version = Version::V03;
                 steps.push(Step {
                     at_ms: at(started),
@@ -692,13 +759,20 @@ impl Client {
                     task_id: None,
                     state: None,
                     detail: Some(format!(
-                        "the agent refused A2A 1.0 (error {code}); speaking 0.3"
+                        "the agent refused A2A 1.0 (error {}); speaking 0.3",
+                        rpc_code(&e)
                     )),
                 });
-                self.send(&card, version, out, None, &mut live).await?
+                self.send(&card, version, out, in_task, &mut live).await?
             }
             other => other?,
         };
+        let mut task = task;
+        if task.id.is_empty()
+            && let Some(id) = in_task
+        {
+            task.id = id.to_string();
+        }
         if !task.id.is_empty() && !task.state.is_terminal() {
             *pending.lock().unwrap_or_else(|e| e.into_inner()) = Some((
                 task.id.clone(),
@@ -739,6 +813,7 @@ impl Client {
             park_after: self.config.wait,
             cancel_after: None,
             questions_park: true,
+            questions_return: false,
         };
         self.follow_up_limited(task_id, context_id, metadata, answerer, steps, limits)
             .await
@@ -758,17 +833,13 @@ impl Client {
     ) -> Result<Reply, A2aError> {
         let started = Instant::now();
         let pending: Pending = Mutex::new(None);
-        let guard = CancelOnDrop(&pending, &self.cancelled);
-        let result = self
-            .follow_up_inner(
+        self.guarded(
+            &pending,
+            self.follow_up_inner(
                 task_id, context_id, metadata, answerer, steps, started, &pending, limits,
-            )
-            .await;
-        guard.defuse();
-        if result.is_err() {
-            *self.card.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        }
-        result
+            ),
+        )
+        .await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -787,9 +858,7 @@ impl Client {
         let card = self.card(false).await?;
         let mut version = card.version;
         let task = match self.get(&card, version, task_id).await {
-            Err(A2aError::Rpc { code, .. })
-                if version == Version::V1 && (code == -32009 || code == -32601) =>
-            {
+            Err(e) if refuses_1_0(&e, version) => {
                 version = Version::V03;
                 self.get(&card, version, task_id).await?
             }
@@ -845,6 +914,7 @@ impl Client {
             park_after,
             cancel_after,
             questions_park,
+            questions_return,
         } = limits;
         let card = card.clone();
         let at = |s: Instant| s.elapsed().as_millis() as u64;
@@ -892,6 +962,39 @@ impl Client {
                         state: Some(task.state.as_str()),
                         detail: Some(clip(&question, 500)),
                     });
+                    if questions_return
+                        && task.state == TaskState::InputRequired
+                        && !task.id.is_empty()
+                        && cancel_after.is_none_or(|c| started.elapsed() < c)
+                    {
+                        // The question goes back to whoever consulted; the task stays
+                        // open for their answer.
+                        return Err(A2aError::Asked {
+                            agent: self.config.name.clone(),
+                            task_id: task.id.clone(),
+                            context_id: if task.context_id.is_empty() {
+                                out.context_id.clone()
+                            } else {
+                                task.context_id.clone()
+                            },
+                            question: clip(&question, 2000),
+                        });
+                    }
+                    if questions_return && task.state == TaskState::InputRequired {
+                        let _ = self.cancel(&card, version, &task.id).await;
+                        steps.push(Step {
+                            at_ms: at(started),
+                            kind: "cancel",
+                            task_id: Some(task.id.clone()),
+                            state: None,
+                            detail: Some("timeout".into()),
+                        });
+                        return Err(A2aError::Timeout {
+                            agent: self.config.name.clone(),
+                            task_id: task.id,
+                            secs: self.config.timeout.as_secs(),
+                        });
+                    }
                     rounds += 1;
                     let answer = if rounds > MAX_ROUNDS || task.state == TaskState::AuthRequired {
                         None
@@ -1037,9 +1140,7 @@ impl Client {
         (self.cancelled.lock().unwrap_or_else(|e| e.into_inner())).insert(task_id.to_string());
         let card = self.card(false).await?;
         let reply = match self.cancel_reply(&card, card.version, task_id).await {
-            Err(A2aError::Rpc { code, .. })
-                if card.version == Version::V1 && (code == -32009 || code == -32601) =>
-            {
+            Err(e) if refuses_1_0(&e, card.version) => {
                 self.cancel_reply(&card, Version::V03, task_id).await
             }
             other => other,
@@ -1090,6 +1191,20 @@ impl Drop for CancelOnDrop<'_> {
                 let _ = req.send().await;
             });
         }
+    }
+}
+
+/// Whether `e` refuses a 1.0 request as such ("version not supported", -32009, or
+/// "method not found", -32601): the request is sent again in 0.3.
+fn refuses_1_0(e: &A2aError, version: Version) -> bool {
+    version == Version::V1 && matches!(rpc_code(e), -32009 | -32601)
+}
+
+/// The JSON-RPC error code of `e` (0 when it is not a JSON-RPC error).
+fn rpc_code(e: &A2aError) -> i64 {
+    match e {
+        A2aError::Rpc { code, .. } => *code,
+        _ => 0,
     }
 }
 

@@ -160,6 +160,10 @@ pub struct AnswerArgs {
     /// Who answers (default: $USER)
     #[arg(long, value_name = "NAME")]
     pub by: Option<String>,
+    /// A question a consulted remote person asked back (`input-required`): the reply,
+    /// sent to them in the same A2A task
+    #[arg(long, value_name = "TEXT")]
+    pub reply: Option<String>,
     /// Only record the answer; `runs resume` applies it later
     #[arg(long)]
     pub no_resume: bool,
@@ -750,6 +754,19 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
             crate::view::utc_time(*at)
         );
         match &q.remote {
+            // A consulted person asked a question back: a person here replies.
+            Some(r) if r.until_ms.is_some() && r.state == "input-required" => {
+                outln!(
+                    "    waits for a reply to remote agent `{}` (A2A task {}, {}): `runs answer {id} {} --reply TEXT`",
+                    r.agent,
+                    r.task_id,
+                    r.state,
+                    q.element
+                );
+                if let Some(i) = q.instruction.as_deref() {
+                    outln!("    {i}");
+                }
+            }
             Some(r) => {
                 outln!(
                     "    waits for remote agent `{}` (A2A task {}, {}); `runs resume {id}` asks it again",
@@ -890,6 +907,64 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
             format!("its open questions are at: {}", open.join(", "))
         }));
     };
+    let by = args
+        .by
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .filter(|b| !b.trim().is_empty());
+    // A consulted remote person asked a question back: a person here replies, and the
+    // reply goes to them in the same A2A task when the run resumes.
+    if let Some(remote) = question
+        .remote
+        .as_ref()
+        .filter(|r| r.until_ms.is_some() && r.state == "input-required")
+    {
+        let Some(reply) = args.reply.clone().filter(|r| !r.trim().is_empty()) else {
+            return Err(UsageError::new(format!(
+                "`{}` of run `{id}` waits for a reply to the question remote agent `{}` asked back (A2A task {}): {}",
+                question.element,
+                remote.agent,
+                remote.task_id,
+                question.instruction.as_deref().unwrap_or("")
+            ))
+            .with_help(format!(
+                "reply with `cuga-flo runs answer {id} {} --reply TEXT`",
+                question.element
+            )));
+        };
+        let record = journal
+            .emit(Event::RemoteReplied {
+                node: question.element.clone(),
+                key: question.key.clone(),
+                task_id: remote.task_id.clone(),
+                reply: reply.clone(),
+                by,
+            })
+            .and_then(|r| journal.commit().map(|()| r))
+            .map_err(|e| UsageError::new(format!("cannot journal the reply: {e}")))?;
+        if !args.common.json {
+            outln!(
+                "{} replied to remote agent `{}` for {} of run {id} (A2A task {}): {reply}",
+                style.green("✓"),
+                remote.agent,
+                question.element,
+                remote.task_id
+            );
+        }
+        if args.no_resume {
+            return Ok(Outcome::Ok);
+        }
+        let mut records = records;
+        records.push(record);
+        return resume_open(cli, &args.common, id, journal, records, repaired, style);
+    }
+    if args.reply.is_some() {
+        return Err(UsageError::new(format!(
+            "`{}` of run `{id}` is not a question a consulted remote person asked back: --reply does not answer it",
+            question.element
+        ))
+        .with_help("`cuga-flo runs pending` shows what each question offers"));
+    }
     if let Some(remote) = &question.remote {
         return Err(UsageError::new(format!(
             "`{}` of run `{id}` waits for remote agent `{}` (A2A task {}, {}), not for a person: \
@@ -903,11 +978,6 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
         )));
     }
     let mut given = given(args)?;
-    let by = args
-        .by
-        .clone()
-        .or_else(|| std::env::var("USER").ok())
-        .filter(|b| !b.trim().is_empty());
     approval(&question, args, &mut given, by.as_deref(), &id)?;
     let answer = park::check_answer(&question, &given).map_err(|why| {
         UsageError::new(format!(

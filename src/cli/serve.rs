@@ -392,7 +392,8 @@ fn load(
         let summary = format!("does not validate ({})", count(errors.len(), "error"));
         (summary, errors)
     })?;
-    let reasoner = judge(&loaded, answers, args.no_model).map_err(|e| (e, Vec::new()))?;
+    let reasoner = judge(&loaded, answers, args.no_model, Some(journals.clone()))
+        .map_err(|e| (e, Vec::new()))?;
     let judgement = reasoner.describe();
     let flow =
         wiring::registered_flow(&loaded, reasoner, Some(journals)).map_err(|e| (e, Vec::new()))?;
@@ -400,16 +401,25 @@ fn load(
 }
 
 /// An app's reasoner: policy rules, then the answers file, then the app's model (unless
-/// `no_model`), then nothing.
+/// `no_model`), then nothing. Its consultations (`human_consultation`) journal their
+/// remote tasks into the journal `journals` finds for each run (the server's), so that
+/// one still going past its agent's `wait` parks the run, which the server holds and
+/// resumes in-process.
 pub(super) fn judge(
     loaded: &LoadedApp,
     answers: Option<&wiring::AnswersFile>,
     no_model: bool,
+    journals: Option<crate::reason::remote::RunJournals>,
 ) -> Result<Arc<dyn Reasoner>, String> {
     let config: &FlowConfig = loaded.config.as_ref().ok_or("the app has no flow config")?;
+    let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
+    if let Some(find) = journals {
+        remotes.journal_by_run(find);
+    }
     let sources = Sources {
         answers,
         no_model,
+        remotes: Some(&remotes),
         // One answers file serves every flow the server runs (apps registered later
         // included): it is not checked against this app's control points.
         ..Sources::default()
@@ -524,6 +534,7 @@ async fn serve(
         let registry = registry.clone();
         // A client may add apps from the apps folder or the served apps' folders; a process
         // key already registered is refused (a run may be using it).
+        let lookup = journals.lookup();
         wiring::flow_loader(&roots, Some(journals.lookup()), move |loaded| {
             let config = loaded.config.as_ref().ok_or("the app has no flow config")?;
             let key = config.process_key();
@@ -533,7 +544,7 @@ async fn serve(
                      restart the server to load a changed app"
                 ));
             }
-            let reasoner = judge(loaded, answers.as_deref(), no_model)?;
+            let reasoner = judge(loaded, answers.as_deref(), no_model, Some(lookup.clone()))?;
             labels.set(key, &loaded.name, &reasoner.describe(), &loaded.digest());
             labels.set_app(key, loaded);
             labels.set_launch_with(

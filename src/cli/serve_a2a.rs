@@ -112,6 +112,9 @@ pub(super) fn run(
     token: Option<Secret>,
 ) -> Result<Outcome, UsageError> {
     let labels = Labels::default();
+    // The runs' journals (the consultations of each app's reasoner journal their remote
+    // tasks there).
+    let journals = Journals::new(args.run_dir.clone(), labels.clone(), args.durability);
     let mut apps = HashMap::new();
     let mut agents = Vec::new();
     let mut skipped = 0;
@@ -142,7 +145,7 @@ pub(super) fn run(
             );
             continue;
         }
-        let reasoner = match judge(&loaded, answers, args.no_model) {
+        let reasoner = match judge(&loaded, answers, args.no_model, Some(journals.lookup())) {
             Ok(r) => r,
             Err(e) => {
                 skipped += 1;
@@ -198,7 +201,6 @@ pub(super) fn run(
         .enable_all()
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
-    let journals = Journals::new(args.run_dir.clone(), labels, args.durability);
     let runner = Arc::new(Runner {
         apps,
         children: ChildSettings {

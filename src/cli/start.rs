@@ -288,7 +288,10 @@ pub fn run_resumed(
     let answers = wiring::AnswersFile::of(args.answers.as_deref())?;
     // One set of clients of the app's remote agents for the harness (delegations) and
     // the reasoners (consultations): both journal their remote tasks and follow them up.
-    let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
+    let remotes = Arc::new(
+        crate::reason::remote::Remotes::of(config)
+            .served_here(scenario.iter().flat_map(|s| s.remote_agents.keys())),
+    );
     let (reasoner, recorder) = reasoner(
         config,
         args,

@@ -147,6 +147,7 @@ pub async fn delegate(
         .and_then(|k| remotes.waiting_at(k))
         .filter(|w| w.agent == remote.name);
     let question = crate::reason::park::task_question(&req);
+    let key = req.context.idempotency_key.clone();
     let answerer = ChainAnswerer {
         reasoner,
         base: req,
@@ -172,7 +173,7 @@ pub async fn delegate(
             ..
         }) => {
             let wait = remote.wait.unwrap_or(a2a::DEFAULT_TIMEOUT);
-            return Err(NotDelegated::Parked(Box::new(parked(
+            let question = parked(
                 question,
                 Parking {
                     agent,
@@ -184,7 +185,13 @@ pub async fn delegate(
                     until_ms: None,
                     conversation: None,
                 },
-            ))));
+            );
+            // A server resuming the run in-process follows the task up (never sends it
+            // again), as a run resumed from its journal does.
+            if let (Some(k), Some(w)) = (key.as_deref(), &question.remote) {
+                remotes.parked_at(k, w.clone());
+            }
+            return Err(NotDelegated::Parked(Box::new(question)));
         }
         Err(e) => return Err(NotDelegated::Failed(e.to_string())),
     };

@@ -408,6 +408,20 @@ pub enum Event {
         /// The agent, the A2A task and context ids, and the task's state when sent.
         remote: RemoteWait,
     },
+    /// A person replied (`runs answer --reply`) to the question a consulted remote person
+    /// asked back (`input-required`) while the run was parked on the consultation: the
+    /// resumed run sends the reply in the same A2A task.
+    RemoteReplied {
+        /// The gateway or hook that consulted.
+        node: String,
+        /// The control point's idempotency key (`<run id>:<element>:<visit>`).
+        key: String,
+        /// The consultation's A2A task.
+        task_id: String,
+        reply: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+    },
     /// The run was cancelled (`runs cancel`): who, why, and what each remote agent the
     /// run waited for answered to `CancelTask`. The `run_finished` (status `cancelled`)
     /// follows it.
@@ -469,6 +483,7 @@ impl Event {
             Event::RunWaiting { .. } => "run_waiting",
             Event::RunResumed { .. } => "run_resumed",
             Event::RemoteTaskStarted { .. } => "remote_task_started",
+            Event::RemoteReplied { .. } => "remote_replied",
             Event::RunCancelled { .. } => "run_cancelled",
             Event::RunFinished { .. } => "run_finished",
         }

@@ -70,6 +70,11 @@ pub struct RemoteTask {
     pub node: String,
     #[serde(flatten)]
     pub remote: RemoteWait,
+    /// A consultation whose remote person asked a question back (`input-required`): the
+    /// reply a person gave with `runs answer --reply` (`remote_replied`), sent in the same
+    /// A2A task when the run resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
 }
 
 /// A BPMN error or escalation thrown, and what caught it.
@@ -291,6 +296,7 @@ impl FlowState {
                         RemoteTask {
                             node: question.element.clone(),
                             remote: remote.clone(),
+                            reply: None,
                         },
                     );
                 }
@@ -359,8 +365,21 @@ impl FlowState {
                     RemoteTask {
                         node: node.clone(),
                         remote: remote.clone(),
+                        reply: None,
                     },
                 );
+            }
+            Event::RemoteReplied {
+                key,
+                task_id,
+                reply,
+                ..
+            } => {
+                if let Some(task) = self.remote_tasks.get_mut(key)
+                    && &task.remote.task_id == task_id
+                {
+                    task.reply = Some(reply.clone());
+                }
             }
             Event::RunCancelled { .. } => {}
             Event::RunResumed { .. } => {

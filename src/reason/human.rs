@@ -178,14 +178,17 @@ impl Reasoner for HumanReasoner {
 }
 
 impl super::Consult for HumanReasoner {
-    fn consult(&self, c: super::Consultation) -> BoxFuture<'_, Result<String, ReasonError>> {
+    fn consult(
+        &self,
+        c: super::Consultation,
+    ) -> BoxFuture<'_, Result<super::Consulted, ReasonError>> {
         let super::Consultation {
             element, question, ..
         } = c;
         self.run(move |d| {
             d.say(&format!("\n? the agent of `{element}` asks: {question}"))?;
             match d.ask("answer")? {
-                Some(answer) => Ok(answer),
+                Some(answer) => Ok(super::Consulted::Answer(answer)),
                 None => Err(ReasonError::Io("no answer: the input ended".into())),
             }
         })

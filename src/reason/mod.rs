@@ -347,7 +347,7 @@ pub trait Consult: Send + Sync {
     /// remote exchange's steps) goes into its `log`, which is journalled. A consultation
     /// that goes on past its agent's `wait` is [`ReasonError::Parked`], with a question
     /// that names the remote task (the consulting reasoner fills in what it offers).
-    fn consult(&self, c: Consultation) -> BoxFuture<'_, Result<String, ReasonError>>;
+    fn consult(&self, c: Consultation) -> BoxFuture<'_, Result<Consulted, ReasonError>>;
 
     /// The conversation a model had when it consulted at the control point with `key`
     /// and the run parked on that consultation (journalled with the remote task): a
@@ -355,6 +355,30 @@ pub trait Consult: Send + Sync {
     fn conversation(&self, _key: &str) -> Option<serde_json::Value> {
         None
     }
+
+    /// The consulting model has decided at this visit (`key`, else `run_id` and
+    /// `element`), or failed to: a consultation still waiting for its answer to a
+    /// question asked back is given up (its remote task cancelled, journalled in `log`).
+    fn settle<'a>(
+        &'a self,
+        _run_id: &'a str,
+        _element: &'a str,
+        _key: Option<&'a str>,
+        _log: &'a CallLog,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// What a consultation came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Consulted {
+    /// The person's answer.
+    Answer(String),
+    /// The person asks a question back before answering (a remote consultant's
+    /// `input-required`): the consulting model's next `consult_user` at the same visit
+    /// is its answer, sent to them in the same remote task.
+    AskedBack(String),
 }
 
 /// One `consult_user` call.

@@ -22,7 +22,7 @@ use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
 use crate::vocab::{CallOutcome, ControlPointKind, ModelCall, Offered, Question, RemoteWait};
 
-use super::{CallLog, Consult, Consultation, ReasonError};
+use super::{CallLog, Consult, Consultation, Consulted, ReasonError};
 
 /// The clients of an app's remote agents, by name.
 #[derive(Default)]
@@ -31,6 +31,9 @@ pub struct Remotes {
     /// A resumed run's delegations that were still going when it parked, by the task's
     /// idempotency key: followed up, never sent again.
     waiting: std::sync::Mutex<HashMap<String, crate::vocab::RemoteWait>>,
+    /// A resumed run's replies (`runs answer --reply`) to the questions its consulted
+    /// remote people asked back, by the control point's key: sent in the same task.
+    replies: std::sync::Mutex<HashMap<String, String>>,
     /// The run's journal, when its owner gave it ([`Remotes::journal_to`]): a remote
     /// task is journalled there (`remote_task_started`) as soon as the agent assigns its
     /// id, inside the control point's visit.
@@ -40,6 +43,9 @@ pub struct Remotes {
     runs: std::sync::OnceLock<RunJournals>,
     /// Set for a replay: nothing is sent to an agent.
     offline: std::sync::atomic::AtomicBool,
+    /// The agents served for this run only (a scenario's `remote_agents`): gone once the
+    /// run's process ends, so nothing may park on a question they ask.
+    served_here: std::collections::HashSet<String>,
 }
 
 impl std::fmt::Debug for Remotes {
@@ -99,10 +105,19 @@ impl Remotes {
         Remotes {
             agents,
             waiting: Default::default(),
+            replies: Default::default(),
             journal: Default::default(),
             runs: Default::default(),
             offline: Default::default(),
+            served_here: Default::default(),
         }
+    }
+
+    /// These agents are served for this run only (a scenario plays them): gone once the
+    /// run's process ends, a question they ask back does not park the run.
+    pub fn served_here<'n>(mut self, names: impl IntoIterator<Item = &'n String>) -> Remotes {
+        self.served_here.extend(names.into_iter().cloned());
+        self
     }
 
     /// The delegations a resumed run started and did not finish (its state's
@@ -112,8 +127,12 @@ impl Remotes {
         tasks: impl IntoIterator<Item = (&'q String, &'q crate::journal::state::RemoteTask)>,
     ) {
         let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let mut replies = self.replies.lock().unwrap_or_else(|e| e.into_inner());
         for (key, task) in tasks {
             waiting.insert(key.clone(), task.remote.clone());
+            if let Some(reply) = &task.reply {
+                replies.insert(key.clone(), reply.clone());
+            }
         }
     }
 
@@ -174,10 +193,31 @@ impl Remotes {
             .cloned()
     }
 
+    /// The run parks on remote task `remote` at the control point with `key`: a run
+    /// resumed by the same process (a server holding its parked runs) follows it up, as
+    /// one resumed from its journal does ([`Remotes::resume_waiting`]).
+    pub fn parked_at(&self, key: &str, remote: crate::vocab::RemoteWait) {
+        (self.waiting.lock().unwrap_or_else(|e| e.into_inner())).insert(key.to_string(), remote);
+    }
+
+    /// Whether the run's own journal was given ([`Remotes::journal_to`]: `start`, `runs
+    /// resume`, the worker), so that a person can answer what it parks on with `runs
+    /// answer` (a server holds its runs' journals: another command cannot write them).
+    pub fn answerable_later(&self, agent: &str) -> bool {
+        self.journal.get().is_some() && !self.served_here.contains(agent)
+    }
+
     /// The remote task followed up at `key` has ended (or was given up): a later exchange
     /// at the same visit sends its message.
     pub fn finished(&self, key: &str) {
         (self.waiting.lock().unwrap_or_else(|e| e.into_inner())).remove(key);
+        (self.replies.lock().unwrap_or_else(|e| e.into_inner())).remove(key);
+    }
+
+    /// A person's reply to the question the consultation the run parked on at `key`
+    /// asked back, not sent yet: taken (it is sent once).
+    pub fn take_reply(&self, key: &str) -> Option<String> {
+        (self.replies.lock().unwrap_or_else(|e| e.into_inner())).remove(key)
     }
 
     /// Whether the remote tasks of run `run_id` are journalled as they start: only then
@@ -285,6 +325,7 @@ impl Remote {
             park_after: self.wait,
             cancel_after: left.or(Some(self.timeout)),
             questions_park: false,
+            questions_return: true,
         };
         let mut steps = Vec::new();
         let result = match self.client().await {
@@ -306,13 +347,44 @@ impl Remote {
     }
 
     /// How a consultation is followed: up to `timeout`, then cancelled; with `wait`
-    /// (`parks`), the run parks after it and the task goes on until `timeout`.
+    /// (`parks`), the run parks after it and the task goes on until `timeout`. A question
+    /// the remote person asks back ends the exchange ([`A2aError::Asked`]): it goes to the
+    /// consulting model or person.
     fn consult_limits(&self, parks: bool) -> Limits {
         Limits {
             park_after: self.wait.filter(|_| parks),
             cancel_after: Some(self.timeout),
             questions_park: false,
+            questions_return: true,
         }
+    }
+
+    /// Send `out` (the consulting model's or person's answer to the question the remote
+    /// person asked back) in the consultation's task `wait`, and follow it within what is
+    /// left of its `timeout` (`until_ms`); with `parks`, the run parks after `wait`.
+    pub async fn reply_consultation(
+        &self,
+        wait: &RemoteWait,
+        out: &Outgoing,
+        answerer: &dyn Answerer,
+        parks: bool,
+        calls: &mut Vec<ModelCall>,
+    ) -> Result<a2a::Reply, A2aError> {
+        let left = wait
+            .until_ms
+            .map(|until| Duration::from_millis(until.saturating_sub(crate::clock::now_ms())));
+        let mut limits = self.consult_limits(parks);
+        limits.cancel_after = left.or(limits.cancel_after);
+        let mut steps = Vec::new();
+        let result = match self.client().await {
+            Ok(client) => {
+                client
+                    .reply_limited(&wait.task_id, out, answerer, &mut steps, limits)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        self.record(result, &steps, calls)
     }
 
     /// Follow up on a task sent before the run parked (`GetTask`, never sent again); the
@@ -371,7 +443,7 @@ impl Remote {
             model,
             attempt: n,
             outcome: match &result {
-                Ok(_) => CallOutcome::Answered,
+                Ok(_) | Err(A2aError::Asked { .. }) => CallOutcome::Answered,
                 Err(A2aError::Timeout { .. } | A2aError::Pending { .. }) => CallOutcome::Timeout,
                 Err(_) => CallOutcome::Error,
             },
@@ -385,6 +457,12 @@ impl Remote {
                     r.task_id,
                     r.version.as_str(),
                     if r.data.is_some() { "data" } else { "text" }
+                ),
+                Err(A2aError::Asked {
+                    task_id, question, ..
+                }) => format!(
+                    "asks back: task {task_id} [input-required]: {}",
+                    clip(question, 500)
                 ),
                 Err(e) => format!("failed: {e}"),
             }),
@@ -428,6 +506,10 @@ pub struct RemoteConsultant {
     by_element: HashMap<String, String>,
     fallback: Option<Arc<dyn Consult>>,
     context_id: String,
+    /// The consultations whose remote person asked the consulting model a question back,
+    /// by visit (the control point's key): the task to send the model's answer in (its
+    /// next `consult_user` there), and how many questions it asked so far.
+    asked: std::sync::Mutex<HashMap<String, (RemoteWait, u32)>>,
 }
 
 impl RemoteConsultant {
@@ -459,6 +541,7 @@ impl RemoteConsultant {
             by_element,
             fallback,
             context_id: a2a::new_id(),
+            asked: Default::default(),
         })
     }
 }
@@ -467,6 +550,12 @@ impl RemoteConsultant {
 enum NotConsulted {
     /// Still going past the agent's `wait`: the run parks on this question.
     Parked(Box<Question>),
+    /// The remote person asks a question back (`input-required`); the task (`wait`,
+    /// state `input-required`) stays open for the answer.
+    Asked {
+        wait: Box<RemoteWait>,
+        question: String,
+    },
     Failed(A2aError),
 }
 
@@ -507,9 +596,11 @@ impl Answerer for ConsultAnswerer<'_> {
 
 impl RemoteConsultant {
     /// Ask `remote`: the reply, the question the run parks on (`base`, naming the remote
-    /// task), or why it failed. A consultation the run parked on at this visit (`key`) is
-    /// followed up with `GetTask`, never sent again; it may park once more, until its
-    /// `timeout` (counted from when it was sent) cancels it.
+    /// task), the question the remote person asks back, or why it failed. A consultation
+    /// the run parked on at this visit (`key`) is followed up with `GetTask`, never sent
+    /// again; it may park once more, until its `timeout` (counted from when it was sent)
+    /// cancels it. `reply_to`, or a parked consultation with a person's `reply`: `out`
+    /// (the reply) is sent in that task, which asked a question back.
     #[allow(clippy::too_many_arguments)]
     async fn ask_remote(
         &self,
@@ -521,21 +612,69 @@ impl RemoteConsultant {
         conversation: Option<serde_json::Value>,
         base: Question,
         log: &CallLog,
+        reply_to: Option<RemoteWait>,
     ) -> Result<a2a::Reply, NotConsulted> {
         let earlier = key
             .and_then(|k| self.remotes.waiting_at(k))
             .filter(|w| w.agent == remote.name);
+        // A person's reply (`runs answer --reply`) to the question the remote person
+        // asked back while the run was parked: it goes in the same task. Any reply goes
+        // in the task's own context (a resumed run's consultant has another).
+        let person_replied = match (&reply_to, &earlier, key) {
+            (None, Some(_), Some(k)) => self.remotes.take_reply(k),
+            _ => None,
+        };
+        let (reply_to, out) = match (reply_to, &earlier) {
+            (Some(w), _) => {
+                let context_id = w.context_id.clone();
+                (Some(w), Outgoing { context_id, ..out })
+            }
+            (None, Some(w)) if person_replied.is_some() => {
+                let text = person_replied.unwrap_or_default();
+                let context_id = w.context_id.clone();
+                (
+                    Some(w.clone()),
+                    Outgoing {
+                        context_id,
+                        text,
+                        data: None,
+                        ..out
+                    },
+                )
+            }
+            _ => (None, out),
+        };
+        let parks = remote.wait.is_some() && key.is_some() && self.remotes.journalled(run_id);
         let mut calls = Vec::new();
-        let (result, until_ms, conversation) = match earlier {
-            Some(w) => {
+        let (result, until_ms, conversation) = match (reply_to, earlier) {
+            (Some(w), _) => {
+                let until_ms = w.until_ms.unwrap_or_else(|| {
+                    crate::clock::now_ms().saturating_add(
+                        u64::try_from(remote.timeout.as_millis()).unwrap_or(u64::MAX),
+                    )
+                });
+                let conversation = conversation.or(w.conversation.clone());
+                let answerer = ConsultAnswerer {
+                    remotes: &self.remotes,
+                    run_id,
+                    element,
+                    key,
+                    agent: &remote.name,
+                    until_ms,
+                    conversation: conversation.clone(),
+                };
+                let result = remote
+                    .reply_consultation(&w, &out, &answerer, parks, &mut calls)
+                    .await;
+                (result, Some(until_ms), conversation)
+            }
+            (None, Some(w)) => {
                 let result = remote
                     .follow_up_consultation(&w, out.metadata.clone(), &mut calls)
                     .await;
                 (result, w.until_ms, w.conversation)
             }
-            None => {
-                let parks =
-                    remote.wait.is_some() && key.is_some() && self.remotes.journalled(run_id);
+            (None, None) => {
                 let until_ms = crate::clock::now_ms()
                     .saturating_add(u64::try_from(remote.timeout.as_millis()).unwrap_or(u64::MAX));
                 let answerer = ConsultAnswerer {
@@ -557,12 +696,6 @@ impl RemoteConsultant {
             log.push(c);
         }
         match result {
-            Ok(reply) => {
-                if let Some(k) = key {
-                    self.remotes.finished(k);
-                }
-                Ok(reply)
-            }
             Err(A2aError::Pending {
                 agent,
                 task_id,
@@ -570,26 +703,75 @@ impl RemoteConsultant {
                 state,
                 question,
                 ..
-            }) => Err(NotConsulted::Parked(Box::new(parked(
-                base,
-                Parking {
-                    agent,
-                    task_id,
-                    context_id,
-                    state: state.to_string(),
-                    asked: question,
-                    wait: remote.wait.unwrap_or(a2a::DEFAULT_TIMEOUT),
-                    until_ms,
-                    conversation,
-                },
-            )))),
-            Err(e) => {
+            }) => {
+                let question = parked(
+                    base,
+                    Parking {
+                        agent,
+                        task_id,
+                        context_id,
+                        state: state.to_string(),
+                        asked: question,
+                        wait: remote.wait.unwrap_or(a2a::DEFAULT_TIMEOUT),
+                        until_ms,
+                        conversation,
+                    },
+                );
+                if let (Some(k), Some(w)) = (key, &question.remote) {
+                    self.remotes.parked_at(k, w.clone());
+                }
+                Err(NotConsulted::Parked(Box::new(question)))
+            }
+            other => {
+                // The task ended, failed or asks back: what the run knew of it is done
+                // with (a later exchange at this visit sends, or replies, anew).
                 if let Some(k) = key {
                     self.remotes.finished(k);
                 }
-                Err(NotConsulted::Failed(e))
+                match other {
+                    Ok(reply) => Ok(reply),
+                    Err(A2aError::Asked {
+                        agent,
+                        task_id,
+                        context_id,
+                        question,
+                    }) => Err(NotConsulted::Asked {
+                        wait: Box::new(RemoteWait {
+                            agent,
+                            task_id,
+                            context_id,
+                            state: a2a::TaskState::InputRequired.as_str().to_string(),
+                            until_ms,
+                            conversation,
+                        }),
+                        question,
+                    }),
+                    Err(e) => Err(NotConsulted::Failed(e)),
+                }
             }
         }
+    }
+
+    /// Cancel a consultation's task that asked back what nobody will answer; the step is
+    /// journalled with the control point's calls.
+    async fn give_up(&self, remote: &Remote, wait: &RemoteWait, why: &str, log: &CallLog) {
+        let model = format!("{}{}", crate::vocab::REMOTE_CALL_PREFIX, remote.name);
+        let state = remote.cancel_task(&wait.task_id).await;
+        log.push(step_call(
+            &model,
+            1,
+            &Step {
+                at_ms: 0,
+                kind: "cancel",
+                task_id: Some(wait.task_id.clone()),
+                state: None,
+                detail: Some(match state {
+                    Ok(_) => why.to_string(),
+                    Err(e) => format!("{why} (CancelTask failed: {e})"),
+                }),
+            },
+            0,
+        ));
     }
 }
 
@@ -672,6 +854,10 @@ pub fn parked(mut question: Question, p: Parking) -> Question {
     question.on_timeout = None;
     let consulted = until_ms.is_some();
     question.instruction = Some(match &asked {
+        Some(q) if consulted => format!(
+            "the person consulted through remote agent `{agent}` asks back (A2A task {task_id}, input-required): {q}\nReply with `cuga-flo runs answer <run> {} --reply TEXT`: the reply goes to them in the same A2A task and the consultation goes on (past its timeout it is cancelled and the decision is taken without it)",
+            question.element
+        ),
         Some(q) => format!(
             "remote agent `{agent}` asks (A2A task {task_id}, input-required): {q}\nAnswer it in the same A2A task: resume the run with an answers file or a person at the terminal (`runs resume`)."
         ),
@@ -694,7 +880,7 @@ pub fn parked(mut question: Question, p: Parking) -> Question {
 }
 
 impl Consult for RemoteConsultant {
-    fn consult(&self, c: Consultation) -> BoxFuture<'_, Result<String, ReasonError>> {
+    fn consult(&self, c: Consultation) -> BoxFuture<'_, Result<Consulted, ReasonError>> {
         Box::pin(async move {
             let Some(remote) = self
                 .by_element
@@ -714,6 +900,17 @@ impl Consult for RemoteConsultant {
                 data: None,
                 metadata,
             };
+            // The remote person asked this visit's model a question back: this call is
+            // the model's answer, sent in the same task.
+            let visit = c
+                .key
+                .clone()
+                .unwrap_or_else(|| format!("{}:{}", c.run_id, c.element));
+            let asked = (self.asked.lock().unwrap_or_else(|e| e.into_inner())).remove(&visit);
+            let (reply_to, rounds) = match asked {
+                Some((w, n)) => (Some(w), n),
+                None => (None, 0),
+            };
             let base = consulted_at(&c.element, c.key.as_deref(), &c.run_id);
             let result = self
                 .ask_remote(
@@ -725,21 +922,63 @@ impl Consult for RemoteConsultant {
                     c.conversation.clone(),
                     base,
                     &c.log,
+                    reply_to,
                 )
                 .await;
-            match result {
-                Ok(reply) if !reply.text.trim().is_empty() => Ok(reply.text),
-                Ok(reply) => Ok(reply.data.map(|d| d.to_string()).unwrap_or_default()),
-                Err(NotConsulted::Parked(q)) => Err(ReasonError::Parked(q)),
-                Err(NotConsulted::Failed(e)) => Err(ReasonError::Io(format!(
+            let unavailable = |e: &dyn std::fmt::Display| {
+                ReasonError::Io(format!(
                     "consultation unavailable: {e}. Decide using the policy and the process state alone."
-                ))),
+                ))
+            };
+            match result {
+                Ok(reply) if !reply.text.trim().is_empty() => Ok(Consulted::Answer(reply.text)),
+                Ok(reply) => Ok(Consulted::Answer(
+                    reply.data.map(|d| d.to_string()).unwrap_or_default(),
+                )),
+                Err(NotConsulted::Asked { wait, question }) => {
+                    if rounds >= a2a::MAX_ROUNDS {
+                        let why = format!(
+                            "remote agent `{}` asked back more than {} questions",
+                            remote.name,
+                            a2a::MAX_ROUNDS
+                        );
+                        self.give_up(remote, &wait, &why, &c.log).await;
+                        return Err(unavailable(&why));
+                    }
+                    (self.asked.lock().unwrap_or_else(|e| e.into_inner()))
+                        .insert(visit, (*wait, rounds + 1));
+                    Ok(Consulted::AskedBack(question))
+                }
+                Err(NotConsulted::Parked(q)) => Err(ReasonError::Parked(q)),
+                Err(NotConsulted::Failed(e)) => Err(unavailable(&e)),
             }
         })
     }
 
     fn conversation(&self, key: &str) -> Option<serde_json::Value> {
         self.remotes.waiting_at(key)?.conversation
+    }
+
+    fn settle<'a>(
+        &'a self,
+        run_id: &'a str,
+        element: &'a str,
+        key: Option<&'a str>,
+        log: &'a CallLog,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let visit = key.map_or_else(|| format!("{run_id}:{element}"), str::to_string);
+            let asked = (self.asked.lock().unwrap_or_else(|e| e.into_inner())).remove(&visit);
+            let Some((wait, _)) = asked else { return };
+            let Some(remote) = self.remotes.get(&wait.agent) else {
+                return;
+            };
+            let why = format!(
+                "the model decided without answering the question remote agent `{}` asked back",
+                remote.name
+            );
+            self.give_up(remote, &wait, &why, log).await;
+        })
     }
 }
 
@@ -787,6 +1026,10 @@ impl RemoteChooser {
             data: Some(data),
             metadata,
         };
+        // A question the remote person asks back parks the run for a person here only
+        // when one can answer it later (`runs answer --reply`): not in a served run.
+        let parks =
+            ctx.idempotency_key.is_some() && self.consultant.remotes.answerable_later(&remote.name);
         let result = self
             .consultant
             .ask_remote(
@@ -796,13 +1039,45 @@ impl RemoteChooser {
                 element,
                 ctx.idempotency_key.as_deref(),
                 None,
-                base,
+                base.clone(),
                 log,
+                None,
             )
             .await;
         match result {
             Ok(reply) => Ok(Some((remote.name.clone(), reply))),
             Err(NotConsulted::Parked(q)) => Err(ReasonError::Parked(q)),
+            // The remote person asks a question back: it goes to a person here. The run
+            // parks on it (its task stays open); `runs answer --reply` answers it.
+            Err(NotConsulted::Asked { wait, question }) if parks => {
+                let w = *wait;
+                Err(ReasonError::Parked(Box::new(parked(
+                    base,
+                    Parking {
+                        agent: w.agent,
+                        task_id: w.task_id,
+                        context_id: w.context_id,
+                        state: w.state,
+                        asked: Some(question),
+                        wait: remote.wait.unwrap_or(a2a::DEFAULT_TIMEOUT),
+                        until_ms: w.until_ms,
+                        conversation: None,
+                    },
+                ))))
+            }
+            Err(NotConsulted::Asked { wait, question }) => {
+                let why = format!(
+                    "remote agent `{}` asked for input and nobody could answer it here (the run \
+                     cannot park for a person to reply): {}",
+                    remote.name,
+                    clip(&question, 200)
+                );
+                self.consultant.give_up(remote, &wait, &why, log).await;
+                Err(ReasonError::no_answer(
+                    element,
+                    format!("the consultation failed ({why}); someone else must decide"),
+                ))
+            }
             Err(NotConsulted::Failed(e)) => Err(ReasonError::no_answer(
                 element,
                 format!("the consultation failed ({e}); someone else must decide"),

@@ -703,6 +703,20 @@ impl Human {
                 );
                 lines.push(self.paint(&Style::new().cyan(), &text));
             }
+            Event::RemoteReplied {
+                node,
+                task_id,
+                reply,
+                by,
+                ..
+            } => {
+                let text = format!(
+                    "  ↗ reply   {}: {} replied in A2A task {task_id}: {reply}",
+                    self.element(names, node),
+                    by.as_deref().unwrap_or("a person"),
+                );
+                lines.push(self.paint(&Style::new().cyan(), &text));
+            }
             Event::RunCancelled { by, reason, remote } => {
                 let who = by
                     .as_deref()

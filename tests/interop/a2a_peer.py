@@ -14,6 +14,10 @@ It serves JSON-RPC at / and the agent card at /.well-known/agent-card.json on 12
 - ask:   first turn: input-required with the question "Which budget?"; the follow-up
          message in the same task completes it with {"budget": <the reply text>}
 - consult: completes with the text "The customer prefers express shipping (asked: <question>)"
+- probe: a consultant that asks one question back: first turn input-required with
+         "Is the order a gift?"; the reply in the same task completes it: with the first
+         option offered on the first turn ({"flow": <id>}) when it offered any, else with
+         the text "The customer prefers express shipping (is it a gift? <the reply>)"
 - choose: picks the first option offered: {"flow": <id>} for a gateway, else its text
 - fail:  the task fails with the message "no capacity"
 - slow:  works for 30 s (or $A2A_PEER_SLOW_SECS) before completing with a DataPart
@@ -81,6 +85,8 @@ def parts_of(message):
 class Peer(AgentExecutor):
     def __init__(self, mode):
         self.mode = mode
+        # probe: what each task's first turn offered, by task id
+        self.offered = {}
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
@@ -125,6 +131,23 @@ class Peer(AgentExecutor):
                 [Part(text=f"The customer prefers express shipping (asked: {text})")]
             )
             await updater.complete()
+        elif mode == "probe":
+            if task is None:
+                self.offered[context.task_id] = (data or {}).get("options") or []
+                await updater.requires_input(
+                    updater.new_agent_message([Part(text="Is the order a gift?")])
+                )
+                return
+            if delay > 0:
+                await asyncio.sleep(delay)
+            options = self.offered.get(context.task_id) or []
+            if options and isinstance(options[0], dict):
+                await updater.add_artifact([data_part({"flow": options[0]["flow"]})])
+            else:
+                await updater.add_artifact(
+                    [Part(text=f"The customer prefers express shipping (is it a gift? {text})")]
+                )
+            await updater.complete()
         elif mode == "choose":
             options = (data or {}).get("options") or []
             first = options[0] if options else None
@@ -162,9 +185,13 @@ class Gate(BaseHTTPMiddleware):
         if a.api_key_env:
             ok = request.headers.get(a.api_key_header) == os.environ[a.api_key_env]
         body = await request.body()
-        method = None
+        method, task_id, context_id = None, None, None
         try:
-            method = json.loads(body).get("method")
+            doc = json.loads(body)
+            method = doc.get("method")
+            message = (doc.get("params") or {}).get("message") or {}
+            task_id = message.get("taskId")
+            context_id = message.get("contextId")
         except Exception:
             pass
         if a.log:
@@ -175,6 +202,8 @@ class Gate(BaseHTTPMiddleware):
                     "a2a_version": request.headers.get("a2a-version"),
                     "content_type": request.headers.get("content-type"),
                     "auth_ok": ok,
+                    "task_id": task_id,
+                    "context_id": context_id,
                 }) + "\n")
         if not ok and request.url.path != "/.well-known/agent-card.json":
             return JSONResponse({"error": "unauthorized"}, status_code=401)

@@ -285,8 +285,32 @@ impl LlmReasoner {
     }
 
     /// Ask one question: call, use tools, re-ask on invalid replies, within the budgets.
-    /// Every call goes to `log`.
+    /// Every call goes to `log`. Once the model has decided (or failed to), a question a
+    /// consulted person asked it back and it left unanswered is settled (the consultation
+    /// given up); a decision parked on a consultation leaves it to the resumed run.
     async fn ask<A>(
+        &self,
+        ep: &Endpoint,
+        question: Question<'_>,
+        parse: impl Fn(&str) -> Result<A, String>,
+    ) -> Result<A, ReasonError> {
+        let (element, run_id, key, log) = (
+            question.element.to_string(),
+            question.run_id.to_string(),
+            question.key.map(str::to_string),
+            question.log.clone(),
+        );
+        let result = self.converse(ep, question, parse).await;
+        if let Some(c) = &self.consultant
+            && !matches!(result, Err(ReasonError::Parked(_)))
+        {
+            c.settle(&run_id, &element, key.as_deref(), &log).await;
+        }
+        result
+    }
+
+    /// [`Self::ask`]'s conversation with the model.
+    async fn converse<A>(
         &self,
         ep: &Endpoint,
         question: Question<'_>,
@@ -489,7 +513,16 @@ impl LlmReasoner {
                         log: question.log.clone(),
                     };
                     match c.consult(consultation).await {
-                        Ok(answer) => json!({ "answer": answer }).to_string(),
+                        Ok(crate::reason::Consulted::Answer(answer)) => {
+                            json!({ "answer": answer }).to_string()
+                        }
+                        Ok(crate::reason::Consulted::AskedBack(asked)) => json!({
+                            "asks_back": asked,
+                            "note": "the person consulted asks this before they answer: \
+                                     reply by calling consult_user again with your answer as \
+                                     its question; it goes to them in the same conversation",
+                        })
+                        .to_string(),
                         Err(e @ ReasonError::Parked(_)) => return Err(e),
                         Err(e) => format!("error: {e}"),
                     }
