@@ -33,6 +33,7 @@
 //! rejects Flowable apps that permit them.
 
 pub mod augment;
+mod multi;
 pub mod rest;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -1222,8 +1223,49 @@ impl Run {
             return Err(why);
         }
         let key = self.key_of(&job, &activities);
+        // A job inside an instance of a multi-instance sub-process sees that instance.
+        let within = match multi::enclosing(&self.augmented.rewritten, &job.element_id) {
+            Some((node, _)) => match self.within(&job, node, &raw).await? {
+                Some(within) => Some(within),
+                // The completion condition cancelled the instance meanwhile.
+                None => return Ok(()),
+            },
+            None => None,
+        };
+        let inside = within.is_some();
+        let variables = within.as_ref().map_or(variables, multi::Within::variables);
+        let worked = self.work_as(job, role, &key, raw, variables, within).await;
+        if inside && worked.is_ok() {
+            // What the instance's next job reads (its state, a routing variable) is set
+            // when Flowable continues this one: before another instance's job is worked.
+            self.quiet().await?;
+        }
+        worked
+    }
+
+    /// Work `job` as what its worker stands for.
+    async fn work_as(
+        &self,
+        job: Job,
+        role: Role,
+        key: &str,
+        raw: Map<String, Value>,
+        variables: Map<String, Value>,
+        within: Option<multi::Within>,
+    ) -> Result<(), String> {
+        let key = key.to_string();
         match role {
-            Role::Task(task) => self.task(&job, &task, &key, raw).await,
+            Role::Task(task) => self.task(&job, &task, &key, raw, within).await,
+            Role::InstanceEnd { node, .. } => {
+                let within = within.ok_or_else(|| {
+                    format!(
+                        "Flowable's job at `{}` is in no instance of `{node}`",
+                        job.element_id
+                    )
+                })?;
+                let set = within.end(&self.witness)?;
+                self.complete(&job, &set).await
+            }
             Role::Multi { node, .. } => self.multi_start(&job, &node, variables).await,
             Role::Send { node, kind, name } => self.send(&job, &node, kind, &name).await,
             Role::Uncaught { node, code } => {
@@ -1289,6 +1331,7 @@ impl Run {
         task: &str,
         key: &str,
         raw: Map<String, Value>,
+        within: Option<multi::Within>,
     ) -> Result<(), String> {
         if self.known().skips.remove(task) {
             // Entered and recorded as skipped (the witness journals it from the path).
@@ -1298,8 +1341,10 @@ impl Run {
         // A resumed run whose answer is journalled journalled its throw too.
         let fresh = self.witness.prior().is_none_or(|p| p.answer(key).is_none());
         let multi = self.multi_of(task);
-        let (variables, instance) = match &multi {
-            Some(m) => {
+        let (variables, instance) = match (&multi, &within) {
+            // A task inside an instance of a multi-instance sub-process.
+            (_, Some(within)) => (within.variables(), None),
+            (Some(m), None) => {
                 // What the instances completed before wrote (their outputs, the count)
                 // is set when Flowable continues their completion: wait for it, then
                 // read it.
@@ -1324,22 +1369,23 @@ impl Run {
                 variables.extend(instance.locals.clone());
                 (variables, Some(instance))
             }
-            None => (user_variables(raw), None),
+            (None, None) => (user_variables(raw), None),
         };
+        // A task inside a sub-process instance is asked as the instance's, as on the
+        // native engine.
+        let visit = instance
+            .as_ref()
+            .or(within.as_ref().map(|w| &w.instance))
+            .map(Instance::visit);
         let answer = self
             .asker()
-            .answer_task(
-                task,
-                key,
-                variables.clone(),
-                &path,
-                instance.as_ref().map(Instance::visit),
-            )
+            .answer_task(task, key, variables.clone(), &path, visit)
             .await?;
         match answer {
             TaskAnswer::Done(writes) => {
-                let set = match (&multi, instance) {
-                    (Some(m), Some(instance)) => {
+                let set = match (&multi, instance, within) {
+                    (_, _, Some(within)) => within.wrote(writes),
+                    (Some(m), Some(instance), None) => {
                         m.instance_done(&self.witness, task, instance, variables, writes)?
                     }
                     _ => writes,
@@ -1533,6 +1579,14 @@ impl Run {
             .multi_of(node)
             .ok_or_else(|| format!("`{node}` is no multi-instance task of this run"))?;
         let (mut set, count) = multi.start(node, &variables)?;
+        if self
+            .request
+            .process
+            .node(node)
+            .is_some_and(|n| matches!(n.kind, NodeKind::SubProcess(_)))
+        {
+            set.extend(multi::start_state(&multi.variable, count));
+        }
         self.known()
             .multi_counts
             .entry(node.to_string())
@@ -1552,6 +1606,58 @@ impl Run {
             set.extend(multi.no_instance(&self.witness, node)?);
         }
         self.complete(job, &set).await
+    }
+
+    /// The instance of multi-instance sub-process `node` that `job` (whose variables are
+    /// `job_variables`) runs in, once what earlier completions continue has run; `None`
+    /// when the completion condition cancelled it.
+    async fn within(
+        &self,
+        job: &Job,
+        node: String,
+        job_variables: &Map<String, Value>,
+    ) -> Result<Option<multi::Within>, String> {
+        self.quiet().await?;
+        let Some(execution) = &job.execution_id else {
+            return Err(format!(
+                "Flowable did not say which execution of `{node}` runs the job at `{}`",
+                job.element_id
+            ));
+        };
+        if !self
+            .client
+            .execution_exists(execution)
+            .await
+            .map_err(|e| self.lost(e))?
+        {
+            return Ok(None);
+        }
+        // Flowable's loop counter (from 0), on the instance's execution around the job's.
+        let flowable_counter = match job_variables.get("loopCounter").and_then(Value::as_u64) {
+            Some(counter) => Some(counter),
+            None => self
+                .client
+                .execution_variable(execution, "loopCounter")
+                .await
+                .map_err(|e| self.lost(e))?
+                .as_ref()
+                .and_then(Value::as_u64),
+        };
+        let counter = flowable_counter.ok_or_else(|| {
+            format!(
+                "Flowable does not show which instance of `{node}` the job at `{}` is in",
+                job.element_id
+            )
+        })?;
+        let multi = self
+            .multi_of(&node)
+            .ok_or_else(|| format!("`{node}` is no multi-instance activity of this run"))?;
+        let raw = self
+            .client
+            .variables(&self.instance)
+            .await
+            .map_err(|e| self.lost(e))?;
+        Ok(Some(multi::Within::new(multi, node, &raw, counter + 1)))
     }
 
     /// The instance of multi-instance task `task` that `job` is.

@@ -691,6 +691,29 @@ impl Client {
         }
     }
 
+    /// The variable `name` as `execution` sees it: its own, else the nearest scope's
+    /// around it that has it (`None`: no scope has it).
+    pub async fn execution_variable(
+        &self,
+        execution: &str,
+        name: &str,
+    ) -> Result<Option<Value>, RestError> {
+        let request = self.api(
+            Method::GET,
+            &format!("runtime/executions/{execution}/variables/{name}"),
+        );
+        match self
+            .send(request, "GET runtime/executions/{id}/variables/{name}")
+            .await
+        {
+            Ok(found) => Ok(serde_json::from_value::<RestVariable>(found)
+                .ok()
+                .map(|v| json_value(&v))),
+            Err(e) if e.status == Some(404) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Deliver the message or signal `name` to the catch waiting in `execution` only.
     pub async fn deliver(
         &self,
