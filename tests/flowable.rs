@@ -692,3 +692,111 @@ fn a_call_activity_on_flowable_runs_the_called_app_as_a_linked_child_run() {
         ["Start", "Gateway_Limit", "Task_Assess", "End_Done"]
     );
 }
+
+/// A call activity on Flowable whose child run waits for a person parks the parent (its
+/// call's job kept), `run_waiting` naming the child; the child is answered (`runs
+/// answer`, resuming it, or `--no-resume`, left for the parent), and the parent, resumed
+/// on Flowable, calls again: the child's end completes the call, as on the native engine.
+#[test]
+fn a_parked_child_parks_its_flowable_parent_until_it_is_answered() {
+    let server = flowable::shared();
+    for no_resume in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let out = cuga_at(
+            &[
+                "start",
+                "call_parent",
+                "--var",
+                "amount=300",
+                "--no-model",
+                "--detach",
+                "--engine",
+                "flowable",
+                "--engine-url",
+                &server.url,
+            ],
+            dir,
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("waits: answer it"),
+            "{}",
+            show(&out)
+        );
+        let (parent, child) = parent_and_child(dir);
+        let p = run_journal(dir, &parent);
+        let waiting = events(&p, "run_waiting");
+        assert_eq!(waiting.len(), 1, "{p:#?}");
+        assert_eq!(waiting[0]["reason"], format!("child run {child}"));
+        assert!(events(&p, "run_finished").is_empty());
+        assert!(
+            events(&p, "task_finished").is_empty(),
+            "the call is not answered"
+        );
+
+        let mut answer = vec![
+            "runs",
+            "answer",
+            &child,
+            "Task_Assess",
+            "--outputs",
+            r#"{"approved": true}"#,
+        ];
+        if no_resume {
+            answer.push("--no-resume");
+        }
+        let out = cuga_at(&answer, dir, &[]);
+        assert!(out.status.success(), "{}", show(&out));
+        let resume = if no_resume {
+            vec!["runs", "resume", parent.as_str()]
+        } else {
+            vec!["runs", "resume", "--due"]
+        };
+        let out = cuga_at(&resume, dir, &[]);
+        assert!(out.status.success(), "{}", show(&out));
+
+        let p = run_journal(dir, &parent);
+        assert_eq!(p[0]["engine"], "flowable");
+        assert_eq!(
+            entered(&p),
+            ["Start", "Call_Review", "Gateway_Approved", "End_Approved"]
+        );
+        let end = final_state(&p);
+        assert_eq!(end["status"], "completed", "{end}");
+        assert_eq!(end["variables"]["approved"], true, "{end}");
+        assert_eq!(events(&p, "child_started").len(), 1, "started once");
+        let task = events(&p, "task_finished");
+        assert_eq!(task.len(), 1);
+        assert_eq!(task[0]["node"], "Call_Review");
+        let c = run_journal(dir, &child);
+        assert_eq!(events(&c, "run_started").len(), 1);
+        assert_eq!(final_state(&c)["status"], "completed");
+        assert_eq!(
+            entered(&c),
+            ["Start", "Gateway_Limit", "Task_Assess", "End_Done"]
+        );
+        assert_eq!(parent_and_child(dir), (parent, child));
+    }
+}
+
+/// The two runs of a parent and its one child, in that order.
+fn parent_and_child(dir: &Path) -> (String, String) {
+    let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    (ids[0].clone(), ids[1].clone())
+}
+
+/// The journal of run `id`.
+fn run_journal(dir: &Path, id: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}

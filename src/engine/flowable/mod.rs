@@ -159,6 +159,8 @@ async fn run(
     witness: Arc<Witness>,
     request: RunRequest,
 ) -> Result<RunOutcome, String> {
+    // A call activity whose child run parks waits (its job kept) and parks the run.
+    witness.park_children();
     let run = Arc::new(Run::prepare(&settings, &request, witness).await?);
     let ended = run.clone().drive().await;
     Ok(run.finish(ended).await)
@@ -263,6 +265,9 @@ struct Known {
     /// The waits journalled (`message_awaited`) for catches waiting now: by the
     /// subscription's execution and catch, the key.
     awaited: HashMap<(String, String), String>,
+    /// The child runs that call activities wait for (each call's job kept locked to
+    /// this worker until the run parks; the resumed run calls again).
+    children_waiting: Vec<String>,
     /// Joins cuga-flo released (none of their missing branches could still come), and
     /// multi-instance tasks with no instance to run (Flowable passes them without
     /// entering them; the native engine enters them once): where in the path each was
@@ -880,13 +885,23 @@ impl Run {
             return Ok(Waited::Moved);
         }
         let awaiting = self.awaiting().await?;
-        if next.is_none() && awaiting.is_empty() {
+        let children = self.known().children_waiting.clone();
+        if next.is_none() && awaiting.is_empty() && children.is_empty() {
             return Ok(Waited::Nothing);
         }
         let path = self.known().path.clone();
         self.witness.entered(&path, Vec::new());
+        // As on the native engine: a timer first, then messages, then child runs (a
+        // parent waiting for a child is due once the child has finished).
+        let reason = if next.is_some() {
+            "timer".to_string()
+        } else if !awaiting.is_empty() {
+            "message".to_string()
+        } else {
+            format!("child run {}", children.join(", "))
+        };
         self.witness.journal(Event::RunWaiting {
-            reason: if next.is_some() { "timer" } else { "message" }.to_string(),
+            reason,
             questions: Vec::new(),
             due_ms: next,
             awaiting,
@@ -1377,10 +1392,23 @@ impl Run {
             .as_ref()
             .or(within.as_ref().map(|w| &w.instance))
             .map(Instance::visit);
-        let answer = self
+        let answer = match self
             .asker()
             .answer_task(task, key, variables.clone(), &path, visit)
-            .await?;
+            .await
+        {
+            Ok(answer) => answer,
+            // A call activity whose child run parked: its job waits (locked to this
+            // worker) and the run parks once nothing else moves.
+            Err(why) => match self.witness.child_waiting(key) {
+                Some(child) => {
+                    tracing::debug!("call activity `{task}` waits for child run {child}");
+                    self.known().children_waiting.push(child);
+                    return Ok(());
+                }
+                None => return Err(why),
+            },
+        };
         match answer {
             TaskAnswer::Done(writes) => {
                 let set = match (&multi, instance, within) {

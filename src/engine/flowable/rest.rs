@@ -328,13 +328,15 @@ impl Client {
             .map(str::to_string))
     }
 
-    /// Whether jobs of `topic` wait to be acquired (without locking them).
+    /// Whether jobs of `topic` wait to be acquired (without locking them): unlocked ones
+    /// (a call activity waiting for its parked child run keeps its job locked).
     /// (Flowable's job list takes no topic filter: the instance's jobs, which are all on
     /// its run's topic, are asked for.)
     pub async fn has_jobs(&self, topic: &str, instance: &str) -> Result<bool, RestError> {
         let request = self.jobs(Method::GET, "jobs").query(&[
             ("topic", topic),
             ("processInstanceId", instance),
+            ("unlocked", "true"),
             ("size", "1"),
         ]);
         let found = self.send(request, "GET jobs").await?;
