@@ -29,7 +29,7 @@ use slow_model::stop_while_the_model_thinks;
 mod runs;
 use runs::{
     answered_keys, app_dir, chosen_points, closed_as_failed, crash_points, final_state, journal,
-    kill_and_resume, only_run, resume, same_as_native, show, start_scenario,
+    kill_and_resume, only_run, records, resume, same_as_native, show, start_scenario,
 };
 
 /// `start` with Flowable's credentials.
@@ -420,24 +420,27 @@ fn a_resumed_run_whose_instance_was_deleted_meanwhile_is_closed_as_failed() {
 // ---------------------------------------------------------------------------------------
 // Timers, and messages and signals from outside (issue 18 item 6)
 
-/// `cuga-flo ARGS --run-dir RUN_DIR` over the fixture apps, with Flowable's credentials
-/// and `env`.
-fn cuga_at(args: &[&str], run_dir: &Path, env: &[(&str, String)]) -> std::process::Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CUGA_FLO_APPS")
-        .env_remove("CUGA_FLO_CRASH_AT")
-        .env_remove("CUGA_FLO_CLOCK_OFFSET")
-        .env("NO_COLOR", "1")
-        .args(["--apps-dir", "tests/fixtures/apps"])
-        .args(args)
-        .arg("--run-dir")
-        .arg(run_dir)
-        .stdin(std::process::Stdio::null());
-    for (k, v) in flowable::credentials().iter().chain(env) {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("cuga-flo runs")
+/// One step of a run on Flowable through the CLI ([`runs::cli_step`]), with Flowable's
+/// credentials and `env`: it must exit with `code` (3: the run parked).
+fn step(args: &[&str], dir: &Path, env: &[(&str, String)], code: i32) -> std::process::Output {
+    runs::cli_step(
+        args,
+        dir,
+        &[&flowable::credentials()[..], env].concat(),
+        code,
+    )
+}
+
+/// `cuga-flo start APP ARGS` on the shared Flowable server: it must exit with `code`.
+fn start_on_flowable(app: &str, args: &[&str], dir: &Path, code: i32) -> std::process::Output {
+    let url = flowable::shared().url.as_str();
+    let engine = ["--engine", "flowable", "--engine-url", url];
+    step(
+        &[&["start", app][..], args, &engine[..]].concat(),
+        dir,
+        &[],
+        code,
+    )
 }
 
 fn events<'a>(records: &'a [serde_json::Value], name: &str) -> Vec<&'a serde_json::Value> {
@@ -456,20 +459,9 @@ fn entered(records: &[serde_json::Value]) -> Vec<String> {
 /// / `runs signal` deliver it (with its variables) to the instance it re-attaches to.
 #[test]
 fn a_run_on_flowable_parks_for_a_message_and_a_signal_and_deliveries_resume_it() {
-    let server = flowable::shared();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let engine = ["--engine", "flowable", "--engine-url", server.url.as_str()];
-    let out = cuga_at(
-        &[
-            &["start", "messages", "--var", "order_id=A-1"][..],
-            &engine[..],
-        ]
-        .concat(),
-        dir,
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    start_on_flowable("messages", &["--var", "order_id=A-1"], dir, 3);
     let id = only_run(dir);
     let records = journal(dir);
     let awaited = events(&records, "message_awaited");
@@ -482,12 +474,12 @@ fn a_run_on_flowable_parks_for_a_message_and_a_signal_and_deliveries_resume_it()
     assert_eq!(waiting[0]["awaiting"][0]["key"], awaited[0]["key"]);
     assert!(events(&records, "run_finished").is_empty());
 
-    let out = cuga_at(
+    step(
         &["runs", "message", &id, "Payment", "--var", "amount=12"],
         dir,
         &[],
+        3,
     );
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let records = journal(dir);
     assert_eq!(events(&records, "message_received").len(), 1);
     let waiting = events(&records, "run_waiting");
@@ -495,8 +487,7 @@ fn a_run_on_flowable_parks_for_a_message_and_a_signal_and_deliveries_resume_it()
     assert_eq!(waiting[1]["awaiting"][0]["kind"], "signal");
     assert_eq!(waiting[1]["awaiting"][0]["name"], "Go");
 
-    let out = cuga_at(&["runs", "signal", "Go"], dir, &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    step(&["runs", "signal", "Go"], dir, &[], 0);
     let records = journal(dir);
     let end = final_state(&records);
     assert_eq!(end["status"], "completed", "{end}");
@@ -523,23 +514,11 @@ fn a_run_on_flowable_parks_for_a_message_and_a_signal_and_deliveries_resume_it()
 /// reply before then takes the message's path and the timer never fires.
 #[test]
 fn timers_on_flowable_wait_in_process_or_park_until_due() {
-    let server = flowable::shared();
-    let engine = ["--engine", "flowable", "--engine-url", server.url.as_str()];
-
     // Short: waited for.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let started = std::time::Instant::now();
-    let out = cuga_at(
-        &[
-            &["start", "reply_or_timeout", "--var", "wait=PT2S"][..],
-            &engine[..],
-        ]
-        .concat(),
-        dir,
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    start_on_flowable("reply_or_timeout", &["--var", "wait=PT2S"], dir, 0);
     assert!(started.elapsed() >= Duration::from_secs(2));
     let records = journal(dir);
     assert_eq!(
@@ -562,16 +541,7 @@ fn timers_on_flowable_wait_in_process_or_park_until_due() {
     // Long: parked until due.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let out = cuga_at(
-        &[
-            &["start", "reply_or_timeout", "--var", "wait=PT1H"][..],
-            &engine[..],
-        ]
-        .concat(),
-        dir,
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    start_on_flowable("reply_or_timeout", &["--var", "wait=PT1H"], dir, 3);
     let records = journal(dir);
     let scheduled = events(&records, "timer_scheduled");
     let waiting = events(&records, "run_waiting");
@@ -581,12 +551,10 @@ fn timers_on_flowable_wait_in_process_or_park_until_due() {
     let in_an_hour = scheduled[0]["at_ms"].as_u64().unwrap() + 3_600_000;
     assert!(waiting[0]["due_ms"].as_u64().unwrap().abs_diff(in_an_hour) < 2000);
     assert_eq!(waiting[0]["awaiting"][0]["name"], "Reply");
-    let out = cuga_at(&["runs", "resume", "--due"], dir, &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    step(&["runs", "resume", "--due"], dir, &[], 0);
     assert_eq!(journal(dir).len(), records.len(), "not due: untouched");
     let later = [("CUGA_FLO_CLOCK_OFFSET", "3700".to_string())];
-    let out = cuga_at(&["runs", "resume", "--due"], dir, &later);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    step(&["runs", "resume", "--due"], dir, &later, 0);
     let records = journal(dir);
     assert_eq!(final_state(&records)["status"], "completed");
     assert_eq!(entered(&records).last().unwrap(), "End_Gave_Up");
@@ -596,19 +564,9 @@ fn timers_on_flowable_wait_in_process_or_park_until_due() {
     // A reply before the timer is due.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let out = cuga_at(
-        &[
-            &["start", "reply_or_timeout", "--var", "wait=PT1H"][..],
-            &engine[..],
-        ]
-        .concat(),
-        dir,
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    start_on_flowable("reply_or_timeout", &["--var", "wait=PT1H"], dir, 3);
     let id = only_run(dir);
-    let out = cuga_at(&["runs", "message", &id, "Reply"], dir, &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    step(&["runs", "message", &id, "Reply"], dir, &[], 0);
     let records = journal(dir);
     assert_eq!(final_state(&records)["status"], "completed");
     assert_eq!(
@@ -629,41 +587,13 @@ fn timers_on_flowable_wait_in_process_or_park_until_due() {
 /// engine, and the child's `out` variables complete the job.
 #[test]
 fn a_call_activity_on_flowable_runs_the_called_app_as_a_linked_child_run() {
-    let server = flowable::shared();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let out = cuga_at(
-        &[
-            "start",
-            "call_parent",
-            "--scenario",
-            "approve",
-            "--no-model",
-            "--engine",
-            "flowable",
-            "--engine-url",
-            &server.url,
-        ],
-        dir,
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    ids.sort();
-    assert_eq!(ids.len(), 2, "{ids:?}");
-    let (parent, child) = (&ids[0], &ids[1]);
-    assert_eq!(child, &format!("{parent}.Call_Review.1"));
-    let read = |id: &str| -> Vec<serde_json::Value> {
-        std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl"))
-            .unwrap()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    };
-    let p = read(parent);
+    let args = ["--scenario", "approve", "--no-model"];
+    start_on_flowable("call_parent", &args, dir, 0);
+    let (parent, child) = parent_and_child(dir);
+    assert_eq!(child, format!("{parent}.Call_Review.1"));
+    let p = records(dir, &parent);
     assert_eq!(p[0]["engine"], "flowable");
     assert_eq!(
         entered(&p),
@@ -678,7 +608,7 @@ fn a_call_activity_on_flowable_runs_the_called_app_as_a_linked_child_run() {
     assert_eq!(task[0]["variables"], serde_json::json!({"approved": true}));
     let end = final_state(&p);
     assert_eq!(end["status"], "completed", "{end}");
-    let c = read(child);
+    let c = records(dir, &child);
     assert_eq!(
         c[0]["parent"],
         serde_json::json!({"run_id": parent, "node": "Call_Review"})
@@ -699,34 +629,18 @@ fn a_call_activity_on_flowable_runs_the_called_app_as_a_linked_child_run() {
 /// on Flowable, calls again: the child's end completes the call, as on the native engine.
 #[test]
 fn a_parked_child_parks_its_flowable_parent_until_it_is_answered() {
-    let server = flowable::shared();
     for no_resume in [false, true] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        let out = cuga_at(
-            &[
-                "start",
-                "call_parent",
-                "--var",
-                "amount=300",
-                "--no-model",
-                "--detach",
-                "--engine",
-                "flowable",
-                "--engine-url",
-                &server.url,
-            ],
-            dir,
-            &[],
-        );
-        assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+        let args = ["--var", "amount=300", "--no-model", "--detach"];
+        let out = start_on_flowable("call_parent", &args, dir, 3);
         assert!(
             String::from_utf8_lossy(&out.stdout).contains("waits: answer it"),
             "{}",
             show(&out)
         );
         let (parent, child) = parent_and_child(dir);
-        let p = run_journal(dir, &parent);
+        let p = records(dir, &parent);
         let waiting = events(&p, "run_waiting");
         assert_eq!(waiting.len(), 1, "{p:#?}");
         assert_eq!(waiting[0]["reason"], format!("child run {child}"));
@@ -747,17 +661,15 @@ fn a_parked_child_parks_its_flowable_parent_until_it_is_answered() {
         if no_resume {
             answer.push("--no-resume");
         }
-        let out = cuga_at(&answer, dir, &[]);
-        assert!(out.status.success(), "{}", show(&out));
+        step(&answer, dir, &[], 0);
         let resume = if no_resume {
             vec!["runs", "resume", parent.as_str()]
         } else {
             vec!["runs", "resume", "--due"]
         };
-        let out = cuga_at(&resume, dir, &[]);
-        assert!(out.status.success(), "{}", show(&out));
+        step(&resume, dir, &[], 0);
 
-        let p = run_journal(dir, &parent);
+        let p = records(dir, &parent);
         assert_eq!(p[0]["engine"], "flowable");
         assert_eq!(
             entered(&p),
@@ -770,7 +682,7 @@ fn a_parked_child_parks_its_flowable_parent_until_it_is_answered() {
         let task = events(&p, "task_finished");
         assert_eq!(task.len(), 1);
         assert_eq!(task[0]["node"], "Call_Review");
-        let c = run_journal(dir, &child);
+        let c = records(dir, &child);
         assert_eq!(events(&c, "run_started").len(), 1);
         assert_eq!(final_state(&c)["status"], "completed");
         assert_eq!(
@@ -790,13 +702,4 @@ fn parent_and_child(dir: &Path) -> (String, String) {
     ids.sort();
     assert_eq!(ids.len(), 2, "{ids:?}");
     (ids[0].clone(), ids[1].clone())
-}
-
-/// The journal of run `id`.
-fn run_journal(dir: &Path, id: &str) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl"))
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
 }

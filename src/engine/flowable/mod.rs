@@ -199,6 +199,14 @@ enum Ended {
     Waiting,
 }
 
+/// How a job is completed.
+enum Completion<'a> {
+    /// With these variables.
+    Variables(&'a Map<String, Value>),
+    /// With a BPMN error of this code (a failed task).
+    Error(&'a str),
+}
+
 /// What [`Run::wait_or_park`] did.
 enum Waited {
     /// A timer fired, or one is due now: look again.
@@ -1327,13 +1335,22 @@ impl Run {
         }
     }
 
+    /// Complete `job` with `variables`.
     async fn complete(&self, job: &Job, variables: &Map<String, Value>) -> Result<(), String> {
+        self.finish_job(job, Completion::Variables(variables)).await
+    }
+
+    /// Complete `job` as `how` says: the one place a job's answer reaches Flowable.
+    async fn finish_job(&self, job: &Job, how: Completion<'_>) -> Result<(), String> {
         // The answer is journalled; a run stopped here completes the job when resumed.
         crate::crash::point("engine.before_complete");
-        self.client
-            .complete(&job.id, &self.worker, variables)
-            .await
-            .map_err(|e| self.lost(e))?;
+        match how {
+            Completion::Variables(variables) => {
+                self.client.complete(&job.id, &self.worker, variables).await
+            }
+            Completion::Error(code) => self.client.bpmn_error(&job.id, &self.worker, code).await,
+        }
+        .map_err(|e| self.lost(e))?;
         crate::crash::point("engine.after_complete");
         Ok(())
     }
@@ -1451,12 +1468,7 @@ impl Run {
                 // what earlier completions continue has run (the error interrupts the
                 // activity; a continuation running beside it could complete it instead).
                 self.quiet().await?;
-                crate::crash::point("engine.before_complete");
-                self.client
-                    .bpmn_error(&job.id, &self.worker, &code)
-                    .await
-                    .map_err(|e| self.lost(e))?;
-                crate::crash::point("engine.after_complete");
+                self.finish_job(job, Completion::Error(&code)).await?;
                 self.quiet().await
             }
         }
