@@ -24,7 +24,10 @@
 //!   event nothing catches becomes a worker ([`Role::Uncaught`]) where cuga-flo fails the
 //!   run as the native engine does. A multi-instance task gets a worker in front of it
 //!   ([`Role::Multi`]) that evaluates what it runs over, and becomes the engine's
-//!   multi-instance activity ([`Element::MultiWorker`]). Message and signal catch and
+//!   multi-instance activity ([`Element::MultiWorker`]); so does a multi-instance
+//!   sub-process where [`super::support`] lets one through (Flowable), which stays a
+//!   sub-process (the engine's dialect writes its loop characteristics) with a worker in
+//!   front of each of its end events ([`Role::InstanceEnd`]), where an instance ends. Message and signal catch and
 //!   boundary events are kept ([`Element::Catch`], [`Element::CatchBoundary`]), an
 //!   event-based gateway racing only them is the engine's, and a message or signal
 //!   throw or end event becomes a worker ([`Role::Send`]) where cuga-flo delivers it.

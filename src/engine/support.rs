@@ -26,11 +26,16 @@
 //! jBPM signal cuga-flo raises. A timer due within the run's wait limit is waited for
 //! in-process, one due later parks the run. Event sub-processes started by an error, an
 //! escalation, a message, a signal or a timer are the engine's too, and multi-instance
-//! tasks run as the engine's (jBPM and Flowable run the instances). No multi-instance
-//! sub-process reaches either engine yet: the control points inside a sub-process
-//! instance would not see its local variables. On Flowable a call activity's job runs the
-//! called app as a child run of cuga-flo's, as on the native engine; on Kogito a call
-//! activity is refused.
+//! tasks run as the engine's (jBPM and Flowable run the instances). Flowable runs
+//! multi-instance sub-processes too (`flowable::multi`: cuga-flo ends each instance at a
+//! worker in front of the sub-process's end events, and the control points inside see
+//! their instance's variables) when each instance runs one token to one end event: one
+//! with no end event, a parallel split, a non-interrupting boundary event or an event
+//! sub-process inside, or another multi-instance activity inside, is refused. None
+//! reaches Kogito yet: the control points inside a sub-process instance would not see its
+//! local variables. On Flowable a call activity's job runs the called app as a child run
+//! of cuga-flo's, as on the native engine, and a child that parks parks its parent; on
+//! Kogito a call activity is refused.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -652,10 +657,10 @@ mod tests {
                 &["s: a parallel multi-instance subProcess with no end event"],
             ),
             (
-                r#"<subProcess id="s"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics><startEvent id="ss"/><parallelGateway id="p"/><task id="a"/><task id="b"/><endEvent id="se"/><sequenceFlow id="f1" sourceRef="ss" targetRef="p"/><sequenceFlow id="f2" sourceRef="p" targetRef="a"/><sequenceFlow id="f3" sourceRef="p" targetRef="b"/></subProcess>"#,
+                r#"<subProcess id="s"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics><startEvent id="ss"/><parallelGateway id="pg"/><task id="a"/><task id="b"/><endEvent id="se"/><sequenceFlow id="f1" sourceRef="ss" targetRef="pg"/><sequenceFlow id="f2" sourceRef="pg" targetRef="a"/><sequenceFlow id="f3" sourceRef="pg" targetRef="b"/></subProcess>"#,
                 Flowable,
                 &[
-                    "s: a sequential multi-instance subProcess in which more than one token may run (`p`)",
+                    "s: a sequential multi-instance subProcess in which more than one token may run (`pg`)",
                 ],
             ),
             (

@@ -485,6 +485,65 @@ mod tests {
     }
 
     #[test]
+    fn a_multi_instance_sub_process_is_flowables_with_a_step_in_front_and_a_worker_before_its_end()
+    {
+        let process = parse(
+            r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <process id="P"><startEvent id="s"/>
+              <subProcess id="Sub">
+                <multiInstanceLoopCharacteristics isSequential="true"><loopDataInputRef>lines</loopDataInputRef><inputDataItem name="line"/></multiInstanceLoopCharacteristics>
+                <startEvent id="ss"/><task id="t"/><endEvent id="se"/>
+                <sequenceFlow id="i1" sourceRef="ss" targetRef="t"/>
+                <sequenceFlow id="i2" sourceRef="t" targetRef="se"/>
+              </subProcess>
+              <endEvent id="e"/>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="Sub"/>
+              <sequenceFlow id="f2" sourceRef="Sub" targetRef="e"/>
+            </process></definitions>"#,
+        );
+        let aug = augment(&process, &FlowAnnotations::default(), "P").unwrap();
+        assert_eq!(
+            aug.rewritten.roles["cuga_multi__Sub"],
+            Role::Multi {
+                step: "cuga_multi__Sub".into(),
+                node: "Sub".into(),
+                variable: "cugaMulti1".into()
+            }
+        );
+        assert_eq!(
+            aug.rewritten.roles["cuga_instanceend__se"],
+            Role::InstanceEnd {
+                worker: "cuga_instanceend__se".into(),
+                node: "Sub".into(),
+                variable: "cugaMulti1".into()
+            }
+        );
+        assert!(
+            aug.xml.contains(
+                "<subProcess id=\"Sub\">\n      <multiInstanceLoopCharacteristics isSequential=\"true\"><loopCardinality>${cugaMulti1}</loopCardinality><completionCondition>${cugaMulti1Done}</completionCondition></multiInstanceLoopCharacteristics>"
+            ),
+            "{}",
+            aug.xml
+        );
+        let back = parse(&aug.xml);
+        assert!(back.node("Sub").unwrap().looping.is_some());
+        let into = |target: &str| -> Vec<String> {
+            back.flows
+                .iter()
+                .filter(|f| f.target == target)
+                .map(|f| f.source.clone())
+                .collect()
+        };
+        assert_eq!(into("Sub"), ["cuga_multi__Sub"]);
+        assert_eq!(into("cuga_instanceend__se"), ["t"]);
+        assert_eq!(into("se"), ["cuga_instanceend__se"]);
+        assert_eq!(
+            back.node("cuga_instanceend__se").unwrap().parent.as_deref(),
+            Some("Sub")
+        );
+    }
+
+    #[test]
     fn reserved_ids_and_two_start_events_are_refused() {
         let xml = MODEL.replace(
             "<task id=\"a\"/>",

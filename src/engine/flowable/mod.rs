@@ -15,7 +15,9 @@
 //! error and escalation event sub-processes, multi-instance tasks (each instance a job,
 //! asked with the native engine's instance variables; cuga-flo evaluates what they run
 //! over and their completion condition, and keeps their state in the instance's
-//! variables), message and signal catches and receive tasks (cuga-flo delivers the run's
+//! variables), multi-instance sub-processes ([`multi`]: the control points inside an
+//! instance see its variables, a worker in front of each end event ends it), message and
+//! signal catches and receive tasks (cuga-flo delivers the run's
 //! own throws to the waiting catches' executions), and timers (Flowable's timer jobs).
 //!
 //! Waiting: when the instance has no job to work and nothing moving, cuga-flo fires the
@@ -24,7 +26,10 @@
 //! cycle), sleeps until one due within the run's wait limit, and otherwise parks the run
 //! (`run_waiting`: the earliest due time, the catches waiting in `awaiting`). The resumed
 //! run re-attaches and delivers what `runs message` / `runs signal` journalled meanwhile.
-//! A call activity's job runs the called app as a child run of cuga-flo's (the witness's).
+//! A call activity's job runs the called app as a child run of cuga-flo's (the witness's);
+//! a child that parks leaves the job locked to the run's worker, and once nothing else
+//! moves the run parks (`run_waiting`, reason `child run <id>`); the resumed run gets the
+//! job back and calls again (the child is resumed, or its end read).
 //!
 //! Hook actions on Flowable: `continue`, `terminate` (a terminate end event behind the
 //! hook), `skip_to` (the token is moved with `change-state`), `skip_node` (the skipped
