@@ -703,3 +703,71 @@ fn parent_and_child(dir: &Path) -> (String, String) {
     assert_eq!(ids.len(), 2, "{ids:?}");
     (ids[0].clone(), ids[1].clone())
 }
+
+/// Camunda's loan granting example, unchanged (tests/fixtures/apps/loan_granting): its
+/// parallel multi-instance sub-process over `${creditScores}` runs as Flowable's, each
+/// instance's gateway reading its own `score`, and the run journals what it journals on
+/// the native engine: the instances, the routes, the tasks' keys and the variables.
+#[test]
+fn a_camunda_multi_instance_sub_process_runs_on_flowable_as_on_the_native_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let answers = tmp.path().join("answers.yaml");
+    std::fs::write(
+        &answers,
+        "answers:\n  \
+           Task_1lvjtd4: {outputs: {creditScores: [7, 3, 9]}}\n  \
+           Task_0v4gadf: {outputs: {granted: yes}}\n  \
+           Task_0j0sjlk: {outputs: {rejected: yes}}\n",
+    )
+    .unwrap();
+    let answers = answers.to_string_lossy().into_owned();
+    let args = ["--answers", answers.as_str(), "--no-model"];
+    let shape = |records: &[serde_json::Value]| {
+        let mut keys: Vec<String> = events(records, "task_finished")
+            .iter()
+            .map(|r| {
+                r["key"]
+                    .as_str()
+                    .unwrap()
+                    .split_once(':')
+                    .unwrap()
+                    .1
+                    .to_string()
+            })
+            .collect();
+        keys.sort();
+        let instances: Vec<&serde_json::Value> = events(records, "node_entered")
+            .into_iter()
+            .filter_map(|r| r.get("instance"))
+            .collect();
+        // Parallel instances: their routes in any order.
+        let mut routed: Vec<String> = events(records, "gateway_routed")
+            .iter()
+            .map(|r| r["flows"].to_string())
+            .collect();
+        routed.sort();
+        let mut entered = entered(records);
+        entered.sort();
+        let end = final_state(records);
+        serde_json::json!({
+            "keys": keys, "instances": instances, "routed": routed, "entered": entered,
+            "status": end["status"], "variables": end["variables"],
+        })
+    };
+    let native = tmp.path().join("native");
+    step(
+        &[&["start", "loan_granting"][..], &args[..]].concat(),
+        &native,
+        &[],
+        0,
+    );
+    let native = shape(&journal(&native));
+    let on_flowable = tmp.path().join("flowable");
+    start_on_flowable("loan_granting", &args, &on_flowable, 0);
+    let records = journal(&on_flowable);
+    assert_eq!(records[0]["engine"], "flowable");
+    assert_eq!(shape(&records), native);
+    assert_eq!(native["status"], "completed");
+    assert_eq!(native["instances"].as_array().unwrap().len(), 3, "{native}");
+    assert!(native["variables"].get("score").is_none(), "{native}");
+}
