@@ -771,3 +771,82 @@ fn a_camunda_multi_instance_sub_process_runs_on_flowable_as_on_the_native_engine
     assert_eq!(native["instances"].as_array().unwrap().len(), 3, "{native}");
     assert!(native["variables"].get("score").is_none(), "{native}");
 }
+
+/// The records of a journal as the engines share them: each record's event with its
+/// node, key (without the run id), reason, instance, source and values; the native
+/// engine's `flow_taken` and Flowable's `instance_started` left out.
+fn shared_shape(records: &[serde_json::Value]) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| r["event"] != "flow_taken" && r["event"] != "instance_started")
+        .map(|r| {
+            let mut shown = serde_json::Map::new();
+            for field in ["node", "reason", "instance", "source", "values"] {
+                if !r[field].is_null() {
+                    shown.insert(field.into(), r[field].clone());
+                }
+            }
+            if let Some((_, key)) = r["key"].as_str().and_then(|k| k.split_once(':')) {
+                shown.insert("key".into(), key.into());
+            }
+            format!(
+                "{} {}",
+                r["event"].as_str().unwrap_or_default(),
+                serde_json::Value::Object(shown)
+            )
+        })
+        .collect()
+}
+
+/// A sequential multi-instance sub-process whose instances each wait for a message
+/// (tests/fixtures/apps/mi_receipts): the run parks inside instance 1, `runs message`
+/// resumes it (its instance's state kept on Flowable), it parks again inside instance 2,
+/// and the second delivery ends it with the totals collected in order; the journal holds
+/// the records the native engine writes, in its order.
+#[test]
+fn a_multi_instance_sub_process_parks_inside_its_instances_and_resumes_as_on_the_native_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--scenario", "two_orders", "--no-model"];
+    let mut shapes = Vec::new();
+    for on_flowable in [false, true] {
+        let dir = tmp
+            .path()
+            .join(if on_flowable { "flowable" } else { "native" });
+        if on_flowable {
+            start_on_flowable("mi_receipts", &args, &dir, 3);
+        } else {
+            step(
+                &[&["start", "mi_receipts"][..], &args[..]].concat(),
+                &dir,
+                &[],
+                3,
+            );
+        }
+        let id = only_run(&dir);
+        step(
+            &["runs", "message", &id, "Receipt", "--var", "paid=1"],
+            &dir,
+            &[],
+            3,
+        );
+        step(
+            &["runs", "message", &id, "Receipt", "--var", "paid=2"],
+            &dir,
+            &[],
+            0,
+        );
+        let records = journal(&dir);
+        let end = final_state(&records);
+        assert_eq!(end["status"], "completed", "{end}");
+        assert_eq!(
+            end["variables"]["totals"],
+            serde_json::json!([10, 20]),
+            "{end}"
+        );
+        assert!(end["variables"].get("total").is_none(), "{end}");
+        assert!(end["variables"].get("order").is_none(), "{end}");
+        assert_eq!(events(&records, "run_waiting").len(), 2);
+        shapes.push(shared_shape(&records));
+    }
+    assert_eq!(shapes[1], shapes[0]);
+}

@@ -897,13 +897,14 @@ impl Run {
             tokio::time::sleep(Duration::from_millis(next.saturating_sub(now))).await;
             return Ok(Waited::Moved);
         }
+        // The catches waiting are entered before their waits are journalled.
+        let path = self.known().path.clone();
+        self.witness.entered(&path, Vec::new());
         let awaiting = self.awaiting().await?;
         let children = self.known().children_waiting.clone();
         if next.is_none() && awaiting.is_empty() && children.is_empty() {
             return Ok(Waited::Nothing);
         }
-        let path = self.known().path.clone();
-        self.witness.entered(&path, Vec::new());
         // As on the native engine: a timer first, then messages, then child runs (a
         // parent waiting for a child is due once the child has finished).
         let reason = if next.is_some() {
@@ -1291,6 +1292,20 @@ impl Run {
                         job.element_id
                     )
                 })?;
+                // The token goes on to the end event: it is entered before the instance
+                // ends (and its output collection is set), as the native engine records it.
+                // (Nothing else moves meanwhile: every job inside an instance is worked
+                // once the instance is quiet.)
+                let end = (self.augmented.rewritten.flows.iter())
+                    .find(|f| f.source == job.element_id)
+                    .map(|f| f.target.clone());
+                let mut path = self.known().path.clone();
+                if let Some(end) = end
+                    && (path.len() as u64) < self.request.annotations.step_budget
+                {
+                    path.push(end);
+                    self.witness.entered(&path, Vec::new());
+                }
                 let set = within.end(&self.witness)?;
                 self.complete(&job, &set).await
             }
