@@ -193,12 +193,19 @@ fn flowable_runs_killed_anywhere_resume_to_the_same_end_asking_nothing_twice() {
     let mut slowest = Duration::ZERO;
     // A task, a gateway and hooks (approve); a hook's skip_to (regulatory_restriction);
     // parallel branches, each with its jobs, and their join (receive_order).
-    for (name, scenario, every) in [
-        ("loan_approval", "approve", 3),
-        ("loan_approval", "regulatory_restriction", 5),
-        ("receive_order", "standard", 6),
+    // A parallel multi-instance sub-process, each instance routing by its own item
+    // (loan_granting, a fixture).
+    let fixture = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/apps")
+            .join(name)
+    };
+    for (app, scenario, every) in [
+        (app_dir("loan_approval"), "approve", 3),
+        (app_dir("loan_approval"), "regulatory_restriction", 5),
+        (app_dir("receive_order"), "standard", 6),
+        (fixture("loan_granting"), "three_scores", 4),
     ] {
-        let app = app_dir(name);
         let base = tmp.path().join(format!("{scenario}-baseline"));
         let out = start(&app, scenario, &base, &args);
         assert_eq!(out.status.code(), Some(0), "{}", show(&out));
@@ -711,17 +718,7 @@ fn parent_and_child(dir: &Path) -> (String, String) {
 #[test]
 fn a_camunda_multi_instance_sub_process_runs_on_flowable_as_on_the_native_engine() {
     let tmp = tempfile::tempdir().unwrap();
-    let answers = tmp.path().join("answers.yaml");
-    std::fs::write(
-        &answers,
-        "answers:\n  \
-           Task_1lvjtd4: {outputs: {creditScores: [7, 3, 9]}}\n  \
-           Task_0v4gadf: {outputs: {granted: yes}}\n  \
-           Task_0j0sjlk: {outputs: {rejected: yes}}\n",
-    )
-    .unwrap();
-    let answers = answers.to_string_lossy().into_owned();
-    let args = ["--answers", answers.as_str(), "--no-model"];
+    let args = ["--scenario", "three_scores", "--no-model"];
     let shape = |records: &[serde_json::Value]| {
         let mut keys: Vec<String> = events(records, "task_finished")
             .iter()
@@ -849,4 +846,47 @@ fn a_multi_instance_sub_process_parks_inside_its_instances_and_resumes_as_on_the
         shapes.push(shared_shape(&records));
     }
     assert_eq!(shapes[1], shapes[0]);
+}
+
+/// A call activity on Flowable whose child waits for a message and then a signal
+/// (tests/fixtures/apps/call_messages calling `messages`): the parent parks naming the
+/// child; `runs message` on the child delivers the payment (the child parks again for
+/// the signal), `runs signal` ends the child, and the parent, due once its child has
+/// finished, resumes on Flowable and completes with the child's `out` variables.
+#[test]
+fn a_child_waiting_for_a_message_parks_its_flowable_parent_until_it_has_finished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let args = ["--var", "order_id=A-7", "--no-model"];
+    start_on_flowable("call_messages", &args, dir, 3);
+    let (parent, child) = parent_and_child(dir);
+    let waiting = events(&records(dir, &parent), "run_waiting")
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0]["reason"], format!("child run {child}"));
+    let c = records(dir, &child);
+    assert_eq!(c[0]["variables"]["order_id"], "A-7");
+    assert_eq!(events(&c, "run_waiting")[0]["reason"], "message");
+
+    step(
+        &["runs", "message", &child, "Payment", "--var", "amount=12"],
+        dir,
+        &[],
+        3,
+    );
+    step(&["runs", "signal", "Go"], dir, &[], 0);
+    assert_eq!(final_state(&records(dir, &child))["status"], "completed");
+    step(&["runs", "resume", "--due"], dir, &[], 0);
+
+    let p = records(dir, &parent);
+    assert_eq!(p[0]["engine"], "flowable");
+    assert_eq!(entered(&p), ["Start", "Call_Order", "Task_Close", "End"]);
+    let end = final_state(&p);
+    assert_eq!(end["status"], "completed", "{end}");
+    assert_eq!(end["variables"]["paid"], 12, "{end}");
+    assert_eq!(events(&p, "child_started").len(), 1);
+    assert_eq!(events(&p, "run_waiting").len(), 1);
+    assert_eq!(parent_and_child(dir), (parent, child));
 }

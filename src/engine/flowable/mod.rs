@@ -459,11 +459,12 @@ impl Run {
         // The number of instances of the multi-instance tasks running (for the records of
         // their instances still to come).
         if self.has_multi() {
-            let variables = self
-                .client
-                .variables(&self.instance)
-                .await
-                .map_err(|e| self.lost(e))?;
+            let variables = match self.client.variables(&self.instance).await {
+                Ok(variables) => variables,
+                // The instance ended while cuga-flo was away: no instance is to come.
+                Err(e) if e.status == Some(404) => Map::new(),
+                Err(e) => return Err(self.lost(e)),
+            };
             let mut known = self.known();
             for role in self.augmented.rewritten.roles.values() {
                 if let Role::Multi { node, variable, .. } = role
