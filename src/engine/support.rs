@@ -191,14 +191,15 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                         .to_string()
                 }
                 LoopKind::MultiInstance { sequential } => format!(
-                    "a {} multi-instance {}: on {} only multi-instance tasks run (the control \
-                     points inside each instance would not see its variables)",
+                    "a {} multi-instance {}: {}",
                     if sequential { "sequential" } else { "parallel" },
                     node.kind.tag(),
                     if executor == Executor::Kogito {
-                        "Kogito"
+                        "on Kogito only multi-instance tasks run (the control points inside \
+                         each instance would not see its variables)"
                     } else {
-                        "Flowable"
+                        "on Flowable only multi-instance tasks and embedded sub-processes run \
+                         (each instance would not call its own child run)"
                     }
                 ),
                 LoopKind::Standard => "a loop activity (standardLoopCharacteristics): the engine \

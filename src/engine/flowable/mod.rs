@@ -1264,7 +1264,7 @@ impl Run {
         };
         let inside = within.is_some();
         let variables = within.as_ref().map_or(variables, multi::Within::variables);
-        let worked = self.work_as(job, role, &key, raw, variables, within).await;
+        let worked = self.work_as(job, role, key, raw, variables, within).await;
         if inside && worked.is_ok() {
             // What the instance's next job reads (its state, a routing variable) is set
             // when Flowable continues this one: before another instance's job is worked.
@@ -1278,12 +1278,11 @@ impl Run {
         &self,
         job: Job,
         role: Role,
-        key: &str,
+        key: String,
         raw: Map<String, Value>,
         variables: Map<String, Value>,
         within: Option<multi::Within>,
     ) -> Result<(), String> {
-        let key = key.to_string();
         match role {
             Role::Task(task) => self.task(&job, &task, &key, raw, within).await,
             Role::InstanceEnd { node, .. } => {
