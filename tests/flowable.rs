@@ -29,7 +29,7 @@ use slow_model::stop_while_the_model_thinks;
 mod runs;
 use runs::{
     answered_keys, app_dir, chosen_points, closed_as_failed, crash_points, final_state, journal,
-    kill_and_resume, only_run, resume, same_as_native, show, start_scenario,
+    kill_and_resume, only_run, records, resume, same_as_native, show, start_scenario,
 };
 
 /// `start` with Flowable's credentials.
@@ -193,12 +193,19 @@ fn flowable_runs_killed_anywhere_resume_to_the_same_end_asking_nothing_twice() {
     let mut slowest = Duration::ZERO;
     // A task, a gateway and hooks (approve); a hook's skip_to (regulatory_restriction);
     // parallel branches, each with its jobs, and their join (receive_order).
-    for (name, scenario, every) in [
-        ("loan_approval", "approve", 3),
-        ("loan_approval", "regulatory_restriction", 5),
-        ("receive_order", "standard", 6),
+    // A parallel multi-instance sub-process, each instance routing by its own item
+    // (loan_granting, a fixture).
+    let fixture = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/apps")
+            .join(name)
+    };
+    for (app, scenario, every) in [
+        (app_dir("loan_approval"), "approve", 3),
+        (app_dir("loan_approval"), "regulatory_restriction", 5),
+        (app_dir("receive_order"), "standard", 6),
+        (fixture("loan_granting"), "three_scores", 4),
     ] {
-        let app = app_dir(name);
         let base = tmp.path().join(format!("{scenario}-baseline"));
         let out = start(&app, scenario, &base, &args);
         assert_eq!(out.status.code(), Some(0), "{}", show(&out));
@@ -420,24 +427,27 @@ fn a_resumed_run_whose_instance_was_deleted_meanwhile_is_closed_as_failed() {
 // ---------------------------------------------------------------------------------------
 // Timers, and messages and signals from outside (issue 18 item 6)
 
-/// `cuga-flo ARGS --run-dir RUN_DIR` over the fixture apps, with Flowable's credentials
-/// and `env`.
-fn cuga_at(args: &[&str], run_dir: &Path, env: &[(&str, String)]) -> std::process::Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CUGA_FLO_APPS")
-        .env_remove("CUGA_FLO_CRASH_AT")
-        .env_remove("CUGA_FLO_CLOCK_OFFSET")
-        .env("NO_COLOR", "1")
-        .args(["--apps-dir", "tests/fixtures/apps"])
-        .args(args)
-        .arg("--run-dir")
-        .arg(run_dir)
-        .stdin(std::process::Stdio::null());
-    for (k, v) in flowable::credentials().iter().chain(env) {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("cuga-flo runs")
+/// One step of a run on Flowable through the CLI ([`runs::cli_step`]), with Flowable's
+/// credentials and `env`: it must exit with `code` (3: the run parked).
+fn step(args: &[&str], dir: &Path, env: &[(&str, String)], code: i32) -> std::process::Output {
+    runs::cli_step(
+        args,
+        dir,
+        &[&flowable::credentials()[..], env].concat(),
+        code,
+    )
+}
+
+/// `cuga-flo start APP ARGS` on the shared Flowable server: it must exit with `code`.
+fn start_on_flowable(app: &str, args: &[&str], dir: &Path, code: i32) -> std::process::Output {
+    let url = flowable::shared().url.as_str();
+    let engine = ["--engine", "flowable", "--engine-url", url];
+    step(
+        &[&["start", app][..], args, &engine[..]].concat(),
+        dir,
+        &[],
+        code,
+    )
 }
 
 fn events<'a>(records: &'a [serde_json::Value], name: &str) -> Vec<&'a serde_json::Value> {
@@ -456,20 +466,9 @@ fn entered(records: &[serde_json::Value]) -> Vec<String> {
 /// / `runs signal` deliver it (with its variables) to the instance it re-attaches to.
 #[test]
 fn a_run_on_flowable_parks_for_a_message_and_a_signal_and_deliveries_resume_it() {
-    let server = flowable::shared();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let engine = ["--engine", "flowable", "--engine-url", server.url.as_str()];
-    let out = cuga_at(
-        &[
-            &["start", "messages", "--var", "order_id=A-1"][..],
-            &engine[..],
-        ]
-        .concat(),
-        dir,
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    start_on_flowable("messages", &["--var", "order_id=A-1"], dir, 3);
     let id = only_run(dir);
     let records = journal(dir);
     let awaited = events(&records, "message_awaited");
@@ -482,12 +481,12 @@ fn a_run_on_flowable_parks_for_a_message_and_a_signal_and_deliveries_resume_it()
     assert_eq!(waiting[0]["awaiting"][0]["key"], awaited[0]["key"]);
     assert!(events(&records, "run_finished").is_empty());
 
-    let out = cuga_at(
+    step(
         &["runs", "message", &id, "Payment", "--var", "amount=12"],
         dir,
         &[],
+        3,
     );
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
     let records = journal(dir);
     assert_eq!(events(&records, "message_received").len(), 1);
     let waiting = events(&records, "run_waiting");
@@ -495,8 +494,7 @@ fn a_run_on_flowable_parks_for_a_message_and_a_signal_and_deliveries_resume_it()
     assert_eq!(waiting[1]["awaiting"][0]["kind"], "signal");
     assert_eq!(waiting[1]["awaiting"][0]["name"], "Go");
 
-    let out = cuga_at(&["runs", "signal", "Go"], dir, &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    step(&["runs", "signal", "Go"], dir, &[], 0);
     let records = journal(dir);
     let end = final_state(&records);
     assert_eq!(end["status"], "completed", "{end}");
@@ -523,23 +521,11 @@ fn a_run_on_flowable_parks_for_a_message_and_a_signal_and_deliveries_resume_it()
 /// reply before then takes the message's path and the timer never fires.
 #[test]
 fn timers_on_flowable_wait_in_process_or_park_until_due() {
-    let server = flowable::shared();
-    let engine = ["--engine", "flowable", "--engine-url", server.url.as_str()];
-
     // Short: waited for.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let started = std::time::Instant::now();
-    let out = cuga_at(
-        &[
-            &["start", "reply_or_timeout", "--var", "wait=PT2S"][..],
-            &engine[..],
-        ]
-        .concat(),
-        dir,
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    start_on_flowable("reply_or_timeout", &["--var", "wait=PT2S"], dir, 0);
     assert!(started.elapsed() >= Duration::from_secs(2));
     let records = journal(dir);
     assert_eq!(
@@ -562,16 +548,7 @@ fn timers_on_flowable_wait_in_process_or_park_until_due() {
     // Long: parked until due.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let out = cuga_at(
-        &[
-            &["start", "reply_or_timeout", "--var", "wait=PT1H"][..],
-            &engine[..],
-        ]
-        .concat(),
-        dir,
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    start_on_flowable("reply_or_timeout", &["--var", "wait=PT1H"], dir, 3);
     let records = journal(dir);
     let scheduled = events(&records, "timer_scheduled");
     let waiting = events(&records, "run_waiting");
@@ -581,12 +558,10 @@ fn timers_on_flowable_wait_in_process_or_park_until_due() {
     let in_an_hour = scheduled[0]["at_ms"].as_u64().unwrap() + 3_600_000;
     assert!(waiting[0]["due_ms"].as_u64().unwrap().abs_diff(in_an_hour) < 2000);
     assert_eq!(waiting[0]["awaiting"][0]["name"], "Reply");
-    let out = cuga_at(&["runs", "resume", "--due"], dir, &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    step(&["runs", "resume", "--due"], dir, &[], 0);
     assert_eq!(journal(dir).len(), records.len(), "not due: untouched");
     let later = [("CUGA_FLO_CLOCK_OFFSET", "3700".to_string())];
-    let out = cuga_at(&["runs", "resume", "--due"], dir, &later);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    step(&["runs", "resume", "--due"], dir, &later, 0);
     let records = journal(dir);
     assert_eq!(final_state(&records)["status"], "completed");
     assert_eq!(entered(&records).last().unwrap(), "End_Gave_Up");
@@ -596,19 +571,9 @@ fn timers_on_flowable_wait_in_process_or_park_until_due() {
     // A reply before the timer is due.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let out = cuga_at(
-        &[
-            &["start", "reply_or_timeout", "--var", "wait=PT1H"][..],
-            &engine[..],
-        ]
-        .concat(),
-        dir,
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    start_on_flowable("reply_or_timeout", &["--var", "wait=PT1H"], dir, 3);
     let id = only_run(dir);
-    let out = cuga_at(&["runs", "message", &id, "Reply"], dir, &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    step(&["runs", "message", &id, "Reply"], dir, &[], 0);
     let records = journal(dir);
     assert_eq!(final_state(&records)["status"], "completed");
     assert_eq!(
@@ -629,41 +594,13 @@ fn timers_on_flowable_wait_in_process_or_park_until_due() {
 /// engine, and the child's `out` variables complete the job.
 #[test]
 fn a_call_activity_on_flowable_runs_the_called_app_as_a_linked_child_run() {
-    let server = flowable::shared();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let out = cuga_at(
-        &[
-            "start",
-            "call_parent",
-            "--scenario",
-            "approve",
-            "--no-model",
-            "--engine",
-            "flowable",
-            "--engine-url",
-            &server.url,
-        ],
-        dir,
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    ids.sort();
-    assert_eq!(ids.len(), 2, "{ids:?}");
-    let (parent, child) = (&ids[0], &ids[1]);
-    assert_eq!(child, &format!("{parent}.Call_Review.1"));
-    let read = |id: &str| -> Vec<serde_json::Value> {
-        std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl"))
-            .unwrap()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    };
-    let p = read(parent);
+    let args = ["--scenario", "approve", "--no-model"];
+    start_on_flowable("call_parent", &args, dir, 0);
+    let (parent, child) = parent_and_child(dir);
+    assert_eq!(child, format!("{parent}.Call_Review.1"));
+    let p = records(dir, &parent);
     assert_eq!(p[0]["engine"], "flowable");
     assert_eq!(
         entered(&p),
@@ -678,7 +615,7 @@ fn a_call_activity_on_flowable_runs_the_called_app_as_a_linked_child_run() {
     assert_eq!(task[0]["variables"], serde_json::json!({"approved": true}));
     let end = final_state(&p);
     assert_eq!(end["status"], "completed", "{end}");
-    let c = read(child);
+    let c = records(dir, &child);
     assert_eq!(
         c[0]["parent"],
         serde_json::json!({"run_id": parent, "node": "Call_Review"})
@@ -691,4 +628,265 @@ fn a_call_activity_on_flowable_runs_the_called_app_as_a_linked_child_run() {
         entered(&c),
         ["Start", "Gateway_Limit", "Task_Assess", "End_Done"]
     );
+}
+
+/// A call activity on Flowable whose child run waits for a person parks the parent (its
+/// call's job kept), `run_waiting` naming the child; the child is answered (`runs
+/// answer`, resuming it, or `--no-resume`, left for the parent), and the parent, resumed
+/// on Flowable, calls again: the child's end completes the call, as on the native engine.
+#[test]
+fn a_parked_child_parks_its_flowable_parent_until_it_is_answered() {
+    for no_resume in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let args = ["--var", "amount=300", "--no-model", "--detach"];
+        let out = start_on_flowable("call_parent", &args, dir, 3);
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("waits: answer it"),
+            "{}",
+            show(&out)
+        );
+        let (parent, child) = parent_and_child(dir);
+        let p = records(dir, &parent);
+        let waiting = events(&p, "run_waiting");
+        assert_eq!(waiting.len(), 1, "{p:#?}");
+        assert_eq!(waiting[0]["reason"], format!("child run {child}"));
+        assert!(events(&p, "run_finished").is_empty());
+        assert!(
+            events(&p, "task_finished").is_empty(),
+            "the call is not answered"
+        );
+
+        let mut answer = vec![
+            "runs",
+            "answer",
+            &child,
+            "Task_Assess",
+            "--outputs",
+            r#"{"approved": true}"#,
+        ];
+        if no_resume {
+            answer.push("--no-resume");
+        }
+        step(&answer, dir, &[], 0);
+        let resume = if no_resume {
+            vec!["runs", "resume", parent.as_str()]
+        } else {
+            vec!["runs", "resume", "--due"]
+        };
+        step(&resume, dir, &[], 0);
+
+        let p = records(dir, &parent);
+        assert_eq!(p[0]["engine"], "flowable");
+        assert_eq!(
+            entered(&p),
+            ["Start", "Call_Review", "Gateway_Approved", "End_Approved"]
+        );
+        let end = final_state(&p);
+        assert_eq!(end["status"], "completed", "{end}");
+        assert_eq!(end["variables"]["approved"], true, "{end}");
+        assert_eq!(events(&p, "child_started").len(), 1, "started once");
+        let task = events(&p, "task_finished");
+        assert_eq!(task.len(), 1);
+        assert_eq!(task[0]["node"], "Call_Review");
+        let c = records(dir, &child);
+        assert_eq!(events(&c, "run_started").len(), 1);
+        assert_eq!(final_state(&c)["status"], "completed");
+        assert_eq!(
+            entered(&c),
+            ["Start", "Gateway_Limit", "Task_Assess", "End_Done"]
+        );
+        assert_eq!(parent_and_child(dir), (parent, child));
+    }
+}
+
+/// The two runs of a parent and its one child, in that order.
+fn parent_and_child(dir: &Path) -> (String, String) {
+    let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    (ids[0].clone(), ids[1].clone())
+}
+
+/// Camunda's loan granting example, unchanged (tests/fixtures/apps/loan_granting): its
+/// parallel multi-instance sub-process over `${creditScores}` runs as Flowable's, each
+/// instance's gateway reading its own `score`, and the run journals what it journals on
+/// the native engine: the instances, the routes, the tasks' keys and the variables.
+#[test]
+fn a_camunda_multi_instance_sub_process_runs_on_flowable_as_on_the_native_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--scenario", "three_scores", "--no-model"];
+    let shape = |records: &[serde_json::Value]| {
+        let mut keys: Vec<String> = events(records, "task_finished")
+            .iter()
+            .map(|r| {
+                r["key"]
+                    .as_str()
+                    .unwrap()
+                    .split_once(':')
+                    .unwrap()
+                    .1
+                    .to_string()
+            })
+            .collect();
+        keys.sort();
+        let instances: Vec<&serde_json::Value> = events(records, "node_entered")
+            .into_iter()
+            .filter_map(|r| r.get("instance"))
+            .collect();
+        // Parallel instances: their routes in any order.
+        let mut routed: Vec<String> = events(records, "gateway_routed")
+            .iter()
+            .map(|r| r["flows"].to_string())
+            .collect();
+        routed.sort();
+        let mut entered = entered(records);
+        entered.sort();
+        let end = final_state(records);
+        serde_json::json!({
+            "keys": keys, "instances": instances, "routed": routed, "entered": entered,
+            "status": end["status"], "variables": end["variables"],
+        })
+    };
+    let native = tmp.path().join("native");
+    step(
+        &[&["start", "loan_granting"][..], &args[..]].concat(),
+        &native,
+        &[],
+        0,
+    );
+    let native = shape(&journal(&native));
+    let on_flowable = tmp.path().join("flowable");
+    start_on_flowable("loan_granting", &args, &on_flowable, 0);
+    let records = journal(&on_flowable);
+    assert_eq!(records[0]["engine"], "flowable");
+    assert_eq!(shape(&records), native);
+    assert_eq!(native["status"], "completed");
+    assert_eq!(native["instances"].as_array().unwrap().len(), 3, "{native}");
+    assert!(native["variables"].get("score").is_none(), "{native}");
+}
+
+/// The records of a journal as the engines share them: each record's event with its
+/// node, key (without the run id), reason, instance, source and values; the native
+/// engine's `flow_taken` and Flowable's `instance_started` left out.
+fn shared_shape(records: &[serde_json::Value]) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| r["event"] != "flow_taken" && r["event"] != "instance_started")
+        .map(|r| {
+            let mut shown = serde_json::Map::new();
+            for field in ["node", "reason", "instance", "source", "values"] {
+                if !r[field].is_null() {
+                    shown.insert(field.into(), r[field].clone());
+                }
+            }
+            if let Some((_, key)) = r["key"].as_str().and_then(|k| k.split_once(':')) {
+                shown.insert("key".into(), key.into());
+            }
+            format!(
+                "{} {}",
+                r["event"].as_str().unwrap_or_default(),
+                serde_json::Value::Object(shown)
+            )
+        })
+        .collect()
+}
+
+/// A sequential multi-instance sub-process whose instances each wait for a message
+/// (tests/fixtures/apps/mi_receipts): the run parks inside instance 1, `runs message`
+/// resumes it (its instance's state kept on Flowable), it parks again inside instance 2,
+/// and the second delivery ends it with the totals collected in order; the journal holds
+/// the records the native engine writes, in its order.
+#[test]
+fn a_multi_instance_sub_process_parks_inside_its_instances_and_resumes_as_on_the_native_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--scenario", "two_orders", "--no-model"];
+    let mut shapes = Vec::new();
+    for on_flowable in [false, true] {
+        let dir = tmp
+            .path()
+            .join(if on_flowable { "flowable" } else { "native" });
+        if on_flowable {
+            start_on_flowable("mi_receipts", &args, &dir, 3);
+        } else {
+            step(
+                &[&["start", "mi_receipts"][..], &args[..]].concat(),
+                &dir,
+                &[],
+                3,
+            );
+        }
+        let id = only_run(&dir);
+        step(
+            &["runs", "message", &id, "Receipt", "--var", "paid=1"],
+            &dir,
+            &[],
+            3,
+        );
+        step(
+            &["runs", "message", &id, "Receipt", "--var", "paid=2"],
+            &dir,
+            &[],
+            0,
+        );
+        let records = journal(&dir);
+        let end = final_state(&records);
+        assert_eq!(end["status"], "completed", "{end}");
+        assert_eq!(
+            end["variables"]["totals"],
+            serde_json::json!([10, 20]),
+            "{end}"
+        );
+        assert!(end["variables"].get("total").is_none(), "{end}");
+        assert!(end["variables"].get("order").is_none(), "{end}");
+        assert_eq!(events(&records, "run_waiting").len(), 2);
+        shapes.push(shared_shape(&records));
+    }
+    assert_eq!(shapes[1], shapes[0]);
+}
+
+/// A call activity on Flowable whose child waits for a message and then a signal
+/// (tests/fixtures/apps/call_messages calling `messages`): the parent parks naming the
+/// child; `runs message` on the child delivers the payment (the child parks again for
+/// the signal), `runs signal` ends the child, and the parent, due once its child has
+/// finished, resumes on Flowable and completes with the child's `out` variables.
+#[test]
+fn a_child_waiting_for_a_message_parks_its_flowable_parent_until_it_has_finished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let args = ["--var", "order_id=A-7", "--no-model"];
+    start_on_flowable("call_messages", &args, dir, 3);
+    let (parent, child) = parent_and_child(dir);
+    let waiting = events(&records(dir, &parent), "run_waiting")
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0]["reason"], format!("child run {child}"));
+    let c = records(dir, &child);
+    assert_eq!(c[0]["variables"]["order_id"], "A-7");
+    assert_eq!(events(&c, "run_waiting")[0]["reason"], "message");
+
+    step(
+        &["runs", "message", &child, "Payment", "--var", "amount=12"],
+        dir,
+        &[],
+        3,
+    );
+    step(&["runs", "signal", "Go"], dir, &[], 0);
+    assert_eq!(final_state(&records(dir, &child))["status"], "completed");
+    step(&["runs", "resume", "--due"], dir, &[], 0);
+
+    let p = records(dir, &parent);
+    assert_eq!(p[0]["engine"], "flowable");
+    assert_eq!(entered(&p), ["Start", "Call_Order", "Task_Close", "End"]);
+    let end = final_state(&p);
+    assert_eq!(end["status"], "completed", "{end}");
+    assert_eq!(end["variables"]["paid"], 12, "{end}");
+    assert_eq!(events(&p, "child_started").len(), 1);
+    assert_eq!(events(&p, "run_waiting").len(), 1);
+    assert_eq!(parent_and_child(dir), (parent, child));
 }

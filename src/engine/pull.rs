@@ -350,27 +350,46 @@ impl MultiTask {
         variables: Map<String, Value>,
         writes: Map<String, Value>,
     ) -> Result<Map<String, Value>, String> {
-        let Instance {
-            count,
-            loop_counter,
-            completed,
-            mut outputs,
-            mut locals,
-            own,
-        } = instance;
+        let mut instance = instance;
         let mut set = Map::new();
         for (name, value) in writes.clone() {
-            if own.contains(&name) {
-                locals.insert(name, value);
+            if instance.own.contains(&name) {
+                instance.locals.insert(name, value);
             } else {
                 set.insert(name, value);
             }
         }
         let mut process = variables;
-        process.retain(|name, _| !locals.contains_key(name));
+        process.retain(|name, _| !instance.locals.contains_key(name));
         process.extend(set.clone());
+        set.extend(self.instance_ended(witness, task, instance, &process, &writes)?);
+        Ok(set)
+    }
+
+    /// An instance of the activity (`task`) ended, its variables `instance.locals` over
+    /// the process's `process`, its tasks having written `written`: its output takes its
+    /// item's place in the outputs, the completion condition is evaluated, and the output
+    /// collection is set (and journalled) when the activity completes. What the
+    /// activity's state variables become.
+    pub fn instance_ended(
+        &self,
+        witness: &Witness,
+        task: &str,
+        instance: Instance,
+        process: &Map<String, Value>,
+        written: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, String> {
+        let Instance {
+            count,
+            loop_counter,
+            completed,
+            mut outputs,
+            locals,
+            ..
+        } = instance;
+        let mut set = Map::new();
         let failed = |why: String| format!("multi-instance activity `{task}`: {why}");
-        let output = multi::instance_output(&self.spec, &Layered(vec![&locals, &process]), &writes)
+        let output = multi::instance_output(&self.spec, &Layered(vec![&locals, process]), written)
             .map_err(failed)?;
         let completed = completed + 1;
         let active = if self.sequential {
@@ -379,7 +398,7 @@ impl MultiTask {
             count.saturating_sub(completed)
         };
         let counts = multi::completion_counts(count, completed, active);
-        let done = multi::completion_holds(&self.spec, &Layered(vec![&counts, &locals, &process]))
+        let done = multi::completion_holds(&self.spec, &Layered(vec![&counts, &locals, process]))
             .map_err(failed)?;
         if let Some(slot) = usize::try_from(loop_counter.saturating_sub(1))
             .ok()

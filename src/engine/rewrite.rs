@@ -24,7 +24,10 @@
 //!   event nothing catches becomes a worker ([`Role::Uncaught`]) where cuga-flo fails the
 //!   run as the native engine does. A multi-instance task gets a worker in front of it
 //!   ([`Role::Multi`]) that evaluates what it runs over, and becomes the engine's
-//!   multi-instance activity ([`Element::MultiWorker`]). Message and signal catch and
+//!   multi-instance activity ([`Element::MultiWorker`]); so does a multi-instance
+//!   sub-process where [`super::support`] lets one through (Flowable), which stays a
+//!   sub-process (the engine's dialect writes its loop characteristics) with a worker in
+//!   front of each of its end events ([`Role::InstanceEnd`]), where an instance ends. Message and signal catch and
 //!   boundary events are kept ([`Element::Catch`], [`Element::CatchBoundary`]), an
 //!   event-based gateway racing only them is the engine's, and a message or signal
 //!   throw or end event becomes a worker ([`Role::Send`]) where cuga-flo delivers it.
@@ -89,6 +92,14 @@ pub enum Role {
         node: String,
         variable: String,
     },
+    /// The step `worker` in front of an end event of multi-instance sub-process `node`
+    /// (its step's variable `variable`): an instance of the sub-process ends there, and
+    /// cuga-flo collects its output and evaluates the completion condition.
+    InstanceEnd {
+        worker: String,
+        node: String,
+        variable: String,
+    },
 }
 
 /// The variables of a multi-instance task's step `variable` (`cugaMultiN`): the items,
@@ -113,6 +124,7 @@ impl Role {
             Role::Uncaught { node, .. } | Role::Send { node, .. } => node,
             // Not a control point: a visit of its own.
             Role::Multi { step, .. } => step,
+            Role::InstanceEnd { worker, .. } => worker,
         }
     }
 }
@@ -314,9 +326,11 @@ impl Rewritten {
                 Role::Route { variable, .. } | Role::Hook { variable, .. } => {
                     Some(variable.clone())
                 }
-                Role::Task(_) | Role::Uncaught { .. } | Role::Multi { .. } | Role::Send { .. } => {
-                    None
-                }
+                Role::Task(_)
+                | Role::Uncaught { .. }
+                | Role::Multi { .. }
+                | Role::InstanceEnd { .. }
+                | Role::Send { .. } => None,
             })
             .collect();
         vars.sort();
@@ -440,6 +454,7 @@ pub fn rewrite(
     let timer = |node: &crate::bpmn::Node| node.timer.clone().filter(|_| timers);
     let mut routes = 0;
     let mut multis = 0;
+    let mut multi_subprocesses: Vec<(String, String)> = Vec::new();
     for node in &process.nodes {
         let element = match &node.kind {
             NodeKind::Task(_)
@@ -451,39 +466,33 @@ pub fn rewrite(
             {
                 multis += 1;
                 let variable = format!("cugaMulti{multis}");
-                let step = format!("{PREFIX}multi__{}", node.id);
-                for f in flows.iter_mut() {
-                    if f.target == node.id {
-                        f.target = step.clone();
-                    }
-                }
-                flows.push(RFlow {
-                    id: format!("{PREFIX}multied__{}", node.id),
-                    source: step.clone(),
-                    target: node.id.clone(),
-                    guard: None,
-                    parent: node.parent.clone(),
-                });
-                nodes.push(RNode {
-                    id: step.clone(),
-                    name: node.name.clone(),
-                    parent: node.parent.clone(),
-                    element: Element::Worker,
-                });
-                roles.insert(
-                    step.clone(),
-                    Role::Multi {
-                        step: step.clone(),
-                        node: node.id.clone(),
-                        variable: variable.clone(),
-                    },
+                multi_step(
+                    node, &variable, &mut nodes, &mut flows, &mut roles, &mut entry,
                 );
-                entry.insert(node.id.clone(), step);
                 roles.insert(node.id.clone(), Role::Task(node.id.clone()));
                 Element::MultiWorker {
                     sequential: *sequential,
                     variable,
                 }
+            }
+            // A multi-instance sub-process (engines that run it: `super::support`) is the
+            // engine's, run as many times as its step says; a worker in front of each of its
+            // end events ends an instance ([`Role::InstanceEnd`]).
+            NodeKind::SubProcess(crate::bpmn::SubProcessKind::Embedded {
+                triggered_by_event: false,
+            }) if throws
+                && let Some(crate::bpmn::Looping {
+                    kind: crate::bpmn::LoopKind::MultiInstance { .. },
+                    ..
+                }) = &node.looping =>
+            {
+                multis += 1;
+                let variable = format!("cugaMulti{multis}");
+                multi_step(
+                    node, &variable, &mut nodes, &mut flows, &mut roles, &mut entry,
+                );
+                multi_subprocesses.push((node.id.clone(), variable));
+                Element::SubProcess
             }
             NodeKind::Task(crate::bpmn::TaskKind::Receive)
                 if timers && let Some((kind, name)) = messages(&node.id) =>
@@ -720,6 +729,49 @@ pub fn rewrite(
         });
     }
 
+    // The end of each instance of a multi-instance sub-process: a worker in front of each
+    // of its end events (before the hooks, so that a hooked flow into one is hooked in
+    // front of the worker).
+    for (sub, variable) in &multi_subprocesses {
+        let ends: Vec<String> = nodes
+            .iter()
+            .filter(|n| {
+                n.parent.as_deref() == Some(sub.as_str())
+                    && matches!(n.element, Element::End { .. })
+            })
+            .map(|n| n.id.clone())
+            .collect();
+        for end in ends {
+            let worker = format!("{PREFIX}instanceend__{end}");
+            for f in flows.iter_mut() {
+                if f.target == end {
+                    f.target = worker.clone();
+                }
+            }
+            flows.push(RFlow {
+                id: format!("{PREFIX}instanceended__{end}"),
+                source: worker.clone(),
+                target: end.clone(),
+                guard: None,
+                parent: Some(sub.clone()),
+            });
+            nodes.push(RNode {
+                id: worker.clone(),
+                name: None,
+                parent: Some(sub.clone()),
+                element: Element::Worker,
+            });
+            roles.insert(
+                worker.clone(),
+                Role::InstanceEnd {
+                    worker,
+                    node: sub.clone(),
+                    variable: variable.clone(),
+                },
+            );
+        }
+    }
+
     // Hooks, after the routing tasks took over the gateways' incoming flows.
     for (i, (flow_id, hook)) in annotations.hooks.iter().enumerate() {
         let Some(index) = flows.iter().position(|f| &f.id == flow_id) else {
@@ -795,6 +847,46 @@ pub fn rewrite(
         roles,
         entry,
     })
+}
+
+/// The step in front of multi-instance activity `node` ([`Role::Multi`], setting
+/// `variable`): the flows into the activity lead to it, and it to the activity.
+fn multi_step(
+    node: &crate::bpmn::Node,
+    variable: &str,
+    nodes: &mut Vec<RNode>,
+    flows: &mut Vec<RFlow>,
+    roles: &mut HashMap<String, Role>,
+    entry: &mut HashMap<String, String>,
+) {
+    let step = format!("{PREFIX}multi__{}", node.id);
+    for f in flows.iter_mut() {
+        if f.target == node.id {
+            f.target = step.clone();
+        }
+    }
+    flows.push(RFlow {
+        id: format!("{PREFIX}multied__{}", node.id),
+        source: step.clone(),
+        target: node.id.clone(),
+        guard: None,
+        parent: node.parent.clone(),
+    });
+    nodes.push(RNode {
+        id: step.clone(),
+        name: node.name.clone(),
+        parent: node.parent.clone(),
+        element: Element::Worker,
+    });
+    roles.insert(
+        step.clone(),
+        Role::Multi {
+            step: step.clone(),
+            node: node.id.clone(),
+            variable: variable.to_string(),
+        },
+    );
+    entry.insert(node.id.clone(), step);
 }
 
 /// Where a thrown error or escalation is caught.

@@ -26,11 +26,16 @@
 //! jBPM signal cuga-flo raises. A timer due within the run's wait limit is waited for
 //! in-process, one due later parks the run. Event sub-processes started by an error, an
 //! escalation, a message, a signal or a timer are the engine's too, and multi-instance
-//! tasks run as the engine's (jBPM and Flowable run the instances). No multi-instance
-//! sub-process reaches either engine yet: the control points inside a sub-process
-//! instance would not see its local variables. On Flowable a call activity's job runs the
-//! called app as a child run of cuga-flo's, as on the native engine; on Kogito a call
-//! activity is refused.
+//! tasks run as the engine's (jBPM and Flowable run the instances). Flowable runs
+//! multi-instance sub-processes too (`flowable::multi`: cuga-flo ends each instance at a
+//! worker in front of the sub-process's end events, and the control points inside see
+//! their instance's variables) when each instance runs one token to one end event: one
+//! with no end event, a parallel split, a non-interrupting boundary event or an event
+//! sub-process inside, or another multi-instance activity inside, is refused. None
+//! reaches Kogito yet: the control points inside a sub-process instance would not see its
+//! local variables. On Flowable a call activity's job runs the called app as a child run
+//! of cuga-flo's, as on the native engine, and a child that parks parks its parent; on
+//! Kogito a call activity is refused.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -39,7 +44,7 @@
 
 use crate::app::EngineKind;
 use crate::bpmn::{
-    EventDefinition, LoopKind, Node, NodeKind, Process, ProcessIndex, SubProcessKind,
+    EventDefinition, GatewayKind, LoopKind, Node, NodeKind, Process, ProcessIndex, SubProcessKind,
 };
 
 use crate::diag::with_article;
@@ -158,6 +163,24 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 {
                     continue;
                 }
+                // Flowable runs multi-instance sub-processes whose instances each end at
+                // one end event (cuga-flo collects an instance's output there).
+                LoopKind::MultiInstance { .. }
+                    if executor == Executor::Flowable
+                        && (looping.multi.collection.is_some()
+                            || looping.multi.cardinality.is_some())
+                        && matches!(
+                            node.kind,
+                            NodeKind::SubProcess(SubProcessKind::Embedded {
+                                triggered_by_event: false
+                            })
+                        ) =>
+                {
+                    match flowable_multi_subprocess_problem(index, node) {
+                        Some(why) => why,
+                        None => continue,
+                    }
+                }
                 LoopKind::MultiInstance { .. }
                     if looping.multi.collection.is_none()
                         && looping.multi.cardinality.is_none() =>
@@ -168,14 +191,15 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                         .to_string()
                 }
                 LoopKind::MultiInstance { sequential } => format!(
-                    "a {} multi-instance {}: on {} only multi-instance tasks run (the control \
-                     points inside each instance would not see its variables)",
+                    "a {} multi-instance {}: {}",
                     if sequential { "sequential" } else { "parallel" },
                     node.kind.tag(),
                     if executor == Executor::Kogito {
-                        "Kogito"
+                        "on Kogito only multi-instance tasks run (the control points inside \
+                         each instance would not see its variables)"
                     } else {
-                        "Flowable"
+                        "on Flowable only multi-instance tasks and embedded sub-processes run \
+                         (each instance would not call its own child run)"
                     }
                 ),
                 LoopKind::Standard => "a loop activity (standardLoopCharacteristics): the engine \
@@ -190,6 +214,76 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
         }
     }
     out
+}
+
+/// What Flowable cannot run of multi-instance sub-process `node`: cuga-flo ends an
+/// instance (collects its output, evaluates the completion condition) where its token
+/// reaches an end event of the sub-process, so an instance must end at exactly one: no
+/// parallel split, non-interrupting boundary event or event sub-process inside it, and
+/// an end event; and the control points inside see the variables of one instance, so
+/// no multi-instance activity inside it.
+fn flowable_multi_subprocess_problem(index: &ProcessIndex, node: &Node) -> Option<String> {
+    let process = index.process();
+    let inside = |n: &Node| {
+        let mut at = n.parent.as_deref();
+        while let Some(id) = at {
+            if id == node.id {
+                return true;
+            }
+            at = index.node(id).and_then(|p| p.parent.as_deref());
+        }
+        false
+    };
+    let kind = node.kind.tag();
+    let sequential = matches!(
+        node.looping.as_ref().map(|l| l.kind),
+        Some(LoopKind::MultiInstance { sequential: true })
+    );
+    let what = format!(
+        "a {} multi-instance {kind}",
+        if sequential { "sequential" } else { "parallel" }
+    );
+    let descendants: Vec<&Node> = process.nodes.iter().filter(|n| inside(n)).collect();
+    if let Some(nested) = descendants.iter().find(|n| {
+        matches!(
+            n.looping.as_ref().map(|l| l.kind),
+            Some(LoopKind::MultiInstance { .. })
+        )
+    }) {
+        return Some(format!(
+            "{what} holding another multi-instance activity (`{}`): on Flowable the control \
+             points inside would not see the inner instance's variables",
+            nested.id
+        ));
+    }
+    let ends = descendants
+        .iter()
+        .any(|n| n.parent.as_deref() == Some(node.id.as_str()) && n.kind.is_end_event());
+    if !ends {
+        return Some(format!(
+            "{what} with no end event: on Flowable cuga-flo collects an instance's output \
+             where its token reaches an end event"
+        ));
+    }
+    let split = descendants.iter().find(|n| {
+        let outgoing = process.flows.iter().filter(|f| f.source == n.id).count();
+        let branches = match &n.kind {
+            NodeKind::Gateway(GatewayKind::Exclusive | GatewayKind::EventBased) => false,
+            NodeKind::BoundaryEvent {
+                cancel_activity, ..
+            } => !cancel_activity,
+            _ => outgoing >= 2,
+        };
+        branches || is_event_subprocess(n)
+    });
+    split.map(|n| {
+        format!(
+            "{what} in which more than one token may run (`{}`): on Flowable cuga-flo ends \
+             an instance where its token reaches an end event, so an instance must run one \
+             token",
+            n.id
+        )
+    })
 }
 
 /// What `node`'s kind means that `executor` does not do.
@@ -554,9 +648,28 @@ mod tests {
                 &["m: a multi-instance activity that names neither a collection"],
             ),
             (
+                r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><startEvent id="ss"/><task id="in"/><endEvent id="se"/></subProcess>"#,
+                Flowable,
+                &[],
+            ),
+            (
                 r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><task id="in"/></subProcess>"#,
                 Flowable,
-                &["s: a parallel multi-instance subProcess: on Flowable only multi-instance tasks"],
+                &["s: a parallel multi-instance subProcess with no end event"],
+            ),
+            (
+                r#"<subProcess id="s"><multiInstanceLoopCharacteristics isSequential="true"><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics><startEvent id="ss"/><parallelGateway id="pg"/><task id="a"/><task id="b"/><endEvent id="se"/><sequenceFlow id="f1" sourceRef="ss" targetRef="pg"/><sequenceFlow id="f2" sourceRef="pg" targetRef="a"/><sequenceFlow id="f3" sourceRef="pg" targetRef="b"/></subProcess>"#,
+                Flowable,
+                &[
+                    "s: a sequential multi-instance subProcess in which more than one token may run (`pg`)",
+                ],
+            ),
+            (
+                r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics><startEvent id="ss"/><task id="in"><multiInstanceLoopCharacteristics><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics></task><endEvent id="se"/></subProcess>"#,
+                Flowable,
+                &[
+                    "s: a parallel multi-instance subProcess holding another multi-instance activity (`in`)",
+                ],
             ),
             (
                 r#"<subProcess id="s"><multiInstanceLoopCharacteristics><loopDataInputRef>items</loopDataInputRef></multiInstanceLoopCharacteristics><task id="in"/></subProcess>"#,

@@ -8,6 +8,29 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+/// `cuga-flo ARGS --run-dir RUN_DIR` over the fixture apps (tests/fixtures/apps), with
+/// `env`: one step of a durable run (`start`, then `runs message`, `runs answer`, `runs
+/// resume`, ...), which must exit with `code` (3: the run parked; 0: it ended).
+pub fn cli_step(args: &[&str], run_dir: &Path, env: &[(&str, String)], code: i32) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_CRASH_AT")
+        .env_remove("CUGA_FLO_CLOCK_OFFSET")
+        .env("NO_COLOR", "1")
+        .args(["--apps-dir", "tests/fixtures/apps"])
+        .args(args)
+        .arg("--run-dir")
+        .arg(run_dir)
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("cuga-flo runs");
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {}", show(&out));
+    out
+}
+
 /// The repository's app `name`.
 pub fn app_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -5,7 +5,7 @@
 //! witness and the adapter rebuild their own state from, so that a re-attached run neither
 //! asks a journalled control point again nor writes a record twice.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::bridge::Variables;
 use crate::journal::{Event, Record};
@@ -39,6 +39,9 @@ pub struct Prior {
     /// journalled already, so that the job may have been completed too (the adapter
     /// checks whether the task still waits).
     pub skips: BTreeMap<String, bool>,
+    /// The keys of the calls whose `child_started` is journalled (a call made again
+    /// does not journal it twice).
+    pub children_started: BTreeSet<String>,
     /// `skip_node`s whose skipped task record is not journalled yet (the witness writes
     /// it when the task's entry is journalled).
     pub(crate) unrecorded_skips: BTreeMap<String, (Decider, Option<String>)>,
@@ -62,6 +65,9 @@ impl Prior {
         }
         match event {
             Event::RunStarted { variables, .. } => self.variables.clone_from(variables),
+            Event::ChildStarted { key, .. } => {
+                self.children_started.insert(key.clone());
+            }
             Event::InstanceStarted {
                 instance,
                 definition,

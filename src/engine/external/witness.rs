@@ -11,6 +11,7 @@
 //! are made to the copy too.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -59,6 +60,8 @@ pub struct Witness {
     calls: BTreeMap<String, CallSpec>,
     /// Who runs them as child runs (none: a call activity is asked as a task).
     children: Option<Children>,
+    /// Whether the engine parks a call whose child run waits ([`Witness::park_children`]).
+    parks_children: AtomicBool,
     /// For each node inside (or being) a multi-instance activity, the names its task
     /// writes that stay the innermost instance's own (as the native engine keeps them).
     instance_own: BTreeMap<String, BTreeSet<String>>,
@@ -114,6 +117,9 @@ struct Seen {
     pending: Vec<EngineRecord>,
     /// Visits of call activities asked without an idempotency key.
     call_visits: BTreeMap<String, u64>,
+    /// The calls whose child run waits (engines that park them): by the call's key, the
+    /// child run's id.
+    children_waiting: BTreeMap<String, String>,
 }
 
 impl Witness {
@@ -136,12 +142,14 @@ impl Witness {
                 skips: BTreeMap::new(),
                 pending: Vec::new(),
                 call_visits: BTreeMap::new(),
+                children_waiting: BTreeMap::new(),
             }),
             prior: None,
             calls: (process.nodes.iter())
                 .filter_map(|n| Some((n.id.clone(), call_spec(n)?)))
                 .collect(),
             children: None,
+            parks_children: AtomicBool::new(false),
             instance_own: instance_own_names(process),
         }
     }
@@ -159,9 +167,25 @@ impl Witness {
         }
     }
 
+    /// For an engine that parks a call activity whose child run waits (Flowable): the
+    /// call is then answered with an error ([`Witness::child_waiting`] says which child
+    /// it waits for) and journals nothing more; the engine keeps the call waiting and
+    /// parks the run, and the resumed run calls again (the child is resumed, or its end
+    /// read). Otherwise the call fails, as a child that parks cannot be waited for.
+    pub fn park_children(&self) {
+        self.parks_children.store(true, Ordering::Relaxed);
+    }
+
+    /// The child run the call with idempotency key `key` waits for, if it parked.
+    pub fn child_waiting(&self, key: &str) -> Option<String> {
+        self.seen().children_waiting.get(key).cloned()
+    }
+
     /// Run the child of call activity `node` for the call with `ctx` (its key, its
-    /// variables) and journal it as the native engine does: `child_started`, then the
-    /// call's `task_finished`. A child that parks cannot be waited for: the call fails.
+    /// variables) and journal it as the native engine does: `child_started` (once: a
+    /// resumed run whose journal holds it calls again without it), then the call's
+    /// `task_finished`. A child that parks parks the call ([`Witness::park_children`]), or
+    /// fails it.
     async fn call_child(
         &self,
         node: &str,
@@ -180,7 +204,11 @@ impl Witness {
             }
         };
         let run_id = child_run_id(&key);
-        {
+        let started_before = self
+            .prior
+            .as_ref()
+            .is_some_and(|p| p.children_started.contains(&key));
+        if !started_before {
             let mut seen = self.seen();
             let event = Event::ChildStarted {
                 node: node.to_string(),
@@ -207,7 +235,25 @@ impl Witness {
             variables: spec.inputs.apply(&ctx.variables),
             untrusted,
         };
-        let outcome = children.runs.run_child(call).await.and_then(|child| {
+        let outcome = children.runs.run_child(call).await;
+        if self.parks_children.load(Ordering::Relaxed)
+            && let Ok(child) = &outcome
+            && child.status == RunStatus::Waiting
+        {
+            let message = format!("child run {} waits", child.run_id);
+            self.end(node, &[], |seen| {
+                seen.children_waiting
+                    .insert(key.clone(), child.run_id.clone());
+                Vec::new()
+            });
+            return Err(ControlPointError {
+                element: node.to_string(),
+                message,
+                calls: Vec::new(),
+                parked: None,
+            });
+        }
+        let outcome = outcome.and_then(|child| {
             if child.status == RunStatus::Waiting {
                 return Err(format!(
                     "child run {} waits, and a run on an external engine cannot park \

@@ -25,6 +25,9 @@ use crate::journal::event::CatchKind;
 /// `cuga_escalation__N`), so that no id of the model can be mistaken for a code.
 type Codes = BTreeMap<(&'static str, String), String>;
 
+/// The multi-instance activities of the model: id → (sequential, its step's variable).
+type Multis = BTreeMap<String, (bool, String)>;
+
 /// The process rewritten for Flowable.
 #[derive(Debug, Clone)]
 pub struct Augmented {
@@ -84,7 +87,25 @@ fn write_xml(process: &Process, key: &str, rewritten: &Rewritten) -> String {
             .entry((kind, code.clone()))
             .or_insert_with(|| format!("{}{kind}__{next}", rewrite::PREFIX));
     }
-    write_scope(&mut xml, &children, &codes, None, 2);
+    // The multi-instance sub-processes: each runs as many instances as its step says.
+    let multis: Multis = rewritten
+        .roles
+        .values()
+        .filter_map(|r| match r {
+            rewrite::Role::Multi { node, variable, .. } => {
+                let sequential = matches!(
+                    process
+                        .node(node)
+                        .and_then(|n| n.looping.as_ref())
+                        .map(|l| l.kind),
+                    Some(crate::bpmn::LoopKind::MultiInstance { sequential: true })
+                );
+                Some((node.clone(), (sequential, variable.clone())))
+            }
+            _ => None,
+        })
+        .collect();
+    write_scope(&mut xml, &children, &codes, &multis, None, 2);
     xml.push_str("  </process>\n");
     for ((kind, code), id) in &codes {
         let code = xml_escape(code);
@@ -126,6 +147,7 @@ fn write_scope(
     xml: &mut String,
     children: &Scopes,
     codes: &Codes,
+    multis: &Multis,
     scope: Option<&str>,
     depth: usize,
 ) {
@@ -170,15 +192,12 @@ fn write_scope(
             } => {
                 // cuga-flo evaluates what the activity runs over and its completion
                 // condition (in the step in front of it, and with each instance's answer).
-                let [_, _, _, done] = rewrite::multi_variables(variable);
                 let _ = writeln!(
                     xml,
                     "{pad}<serviceTask id=\"{id}\"{name} flowable:type=\"external-worker\" flowable:topic=\"${{cugaTopic}}\" flowable:exclusive=\"false\">\n\
-                     {pad}  <multiInstanceLoopCharacteristics isSequential=\"{sequential}\">\n\
-                     {pad}    <loopCardinality>${{{variable}}}</loopCardinality>\n\
-                     {pad}    <completionCondition>${{{done}}}</completionCondition>\n\
-                     {pad}  </multiInstanceLoopCharacteristics>\n\
-                     {pad}</serviceTask>"
+                     {pad}  {}\n\
+                     {pad}</serviceTask>",
+                    multi_characteristics(*sequential, variable)
                 );
             }
             Element::Gateway(tag) => {
@@ -189,7 +208,7 @@ fn write_scope(
                     xml,
                     "{pad}<subProcess id=\"{id}\"{name} triggeredByEvent=\"true\">"
                 );
-                write_scope(xml, children, codes, Some(n.id.as_str()), depth + 1);
+                write_scope(xml, children, codes, multis, Some(n.id.as_str()), depth + 1);
                 let _ = writeln!(xml, "{pad}</subProcess>");
             }
             Element::TriggerStart {
@@ -215,7 +234,16 @@ fn write_scope(
             }
             Element::SubProcess => {
                 let _ = writeln!(xml, "{pad}<subProcess id=\"{id}\"{name}>");
-                write_scope(xml, children, codes, Some(n.id.as_str()), depth + 1);
+                if let Some((sequential, variable)) = multis.get(&n.id) {
+                    // As many instances as cuga-flo's step in front of it says; cuga-flo
+                    // evaluates the completion condition where each instance ends.
+                    let _ = writeln!(
+                        xml,
+                        "{pad}  {}",
+                        multi_characteristics(*sequential, variable)
+                    );
+                }
+                write_scope(xml, children, codes, multis, Some(n.id.as_str()), depth + 1);
                 let _ = writeln!(xml, "{pad}</subProcess>");
             }
             Element::Throw { end, thrown } => {
@@ -319,6 +347,18 @@ fn timer_definition(timer: &crate::bpmn::Timer) -> String {
         ),
         None => "<timerEventDefinition/>".to_string(),
     }
+}
+
+/// The loop characteristics of a multi-instance activity whose step sets `variable`:
+/// that many instances, ended early when cuga-flo found the completion condition true.
+fn multi_characteristics(sequential: bool, variable: &str) -> String {
+    let [_, _, _, done] = rewrite::multi_variables(variable);
+    format!(
+        "<multiInstanceLoopCharacteristics isSequential=\"{sequential}\">\
+         <loopCardinality>${{{variable}}}</loopCardinality>\
+         <completionCondition>${{{done}}}</completionCondition>\
+         </multiInstanceLoopCharacteristics>"
+    )
 }
 
 /// A guard in Flowable's expression language.
@@ -442,6 +482,65 @@ mod tests {
         );
         let back = parse(&aug.xml);
         assert!(back.node("b").is_some() && back.node("lost").is_some());
+    }
+
+    #[test]
+    fn a_multi_instance_sub_process_is_flowables_with_a_step_in_front_and_a_worker_before_its_end()
+    {
+        let process = parse(
+            r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+            <process id="P"><startEvent id="s"/>
+              <subProcess id="Sub">
+                <multiInstanceLoopCharacteristics isSequential="true"><loopDataInputRef>lines</loopDataInputRef><inputDataItem name="line"/></multiInstanceLoopCharacteristics>
+                <startEvent id="ss"/><task id="t"/><endEvent id="se"/>
+                <sequenceFlow id="i1" sourceRef="ss" targetRef="t"/>
+                <sequenceFlow id="i2" sourceRef="t" targetRef="se"/>
+              </subProcess>
+              <endEvent id="e"/>
+              <sequenceFlow id="f1" sourceRef="s" targetRef="Sub"/>
+              <sequenceFlow id="f2" sourceRef="Sub" targetRef="e"/>
+            </process></definitions>"#,
+        );
+        let aug = augment(&process, &FlowAnnotations::default(), "P").unwrap();
+        assert_eq!(
+            aug.rewritten.roles["cuga_multi__Sub"],
+            Role::Multi {
+                step: "cuga_multi__Sub".into(),
+                node: "Sub".into(),
+                variable: "cugaMulti1".into()
+            }
+        );
+        assert_eq!(
+            aug.rewritten.roles["cuga_instanceend__se"],
+            Role::InstanceEnd {
+                worker: "cuga_instanceend__se".into(),
+                node: "Sub".into(),
+                variable: "cugaMulti1".into()
+            }
+        );
+        assert!(
+            aug.xml.contains(
+                "<subProcess id=\"Sub\">\n      <multiInstanceLoopCharacteristics isSequential=\"true\"><loopCardinality>${cugaMulti1}</loopCardinality><completionCondition>${cugaMulti1Done}</completionCondition></multiInstanceLoopCharacteristics>"
+            ),
+            "{}",
+            aug.xml
+        );
+        let back = parse(&aug.xml);
+        assert!(back.node("Sub").unwrap().looping.is_some());
+        let into = |target: &str| -> Vec<String> {
+            back.flows
+                .iter()
+                .filter(|f| f.target == target)
+                .map(|f| f.source.clone())
+                .collect()
+        };
+        assert_eq!(into("Sub"), ["cuga_multi__Sub"]);
+        assert_eq!(into("cuga_instanceend__se"), ["t"]);
+        assert_eq!(into("se"), ["cuga_instanceend__se"]);
+        assert_eq!(
+            back.node("cuga_instanceend__se").unwrap().parent.as_deref(),
+            Some("Sub")
+        );
     }
 
     #[test]

@@ -15,7 +15,9 @@
 //! error and escalation event sub-processes, multi-instance tasks (each instance a job,
 //! asked with the native engine's instance variables; cuga-flo evaluates what they run
 //! over and their completion condition, and keeps their state in the instance's
-//! variables), message and signal catches and receive tasks (cuga-flo delivers the run's
+//! variables), multi-instance sub-processes ([`multi`]: the control points inside an
+//! instance see its variables, a worker in front of each end event ends it), message and
+//! signal catches and receive tasks (cuga-flo delivers the run's
 //! own throws to the waiting catches' executions), and timers (Flowable's timer jobs).
 //!
 //! Waiting: when the instance has no job to work and nothing moving, cuga-flo fires the
@@ -24,7 +26,10 @@
 //! cycle), sleeps until one due within the run's wait limit, and otherwise parks the run
 //! (`run_waiting`: the earliest due time, the catches waiting in `awaiting`). The resumed
 //! run re-attaches and delivers what `runs message` / `runs signal` journalled meanwhile.
-//! A call activity's job runs the called app as a child run of cuga-flo's (the witness's).
+//! A call activity's job runs the called app as a child run of cuga-flo's (the witness's);
+//! a child that parks leaves the job locked to the run's worker, and once nothing else
+//! moves the run parks (`run_waiting`, reason `child run <id>`); the resumed run gets the
+//! job back and calls again (the child is resumed, or its end read).
 //!
 //! Hook actions on Flowable: `continue`, `terminate` (a terminate end event behind the
 //! hook), `skip_to` (the token is moved with `change-state`), `skip_node` (the skipped
@@ -33,6 +38,7 @@
 //! rejects Flowable apps that permit them.
 
 pub mod augment;
+mod multi;
 pub mod rest;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -158,6 +164,8 @@ async fn run(
     witness: Arc<Witness>,
     request: RunRequest,
 ) -> Result<RunOutcome, String> {
+    // A call activity whose child run parks waits (its job kept) and parks the run.
+    witness.park_children();
     let run = Arc::new(Run::prepare(&settings, &request, witness).await?);
     let ended = run.clone().drive().await;
     Ok(run.finish(ended).await)
@@ -194,6 +202,14 @@ enum Ended {
     /// The run parked (`run_waiting` journalled): the instance waits for a timer due later
     /// than the run waits in-process, or for a message or signal from outside.
     Waiting,
+}
+
+/// How a job is completed.
+enum Completion<'a> {
+    /// With these variables.
+    Variables(&'a Map<String, Value>),
+    /// With a BPMN error of this code (a failed task).
+    Error(&'a str),
 }
 
 /// What [`Run::wait_or_park`] did.
@@ -262,6 +278,9 @@ struct Known {
     /// The waits journalled (`message_awaited`) for catches waiting now: by the
     /// subscription's execution and catch, the key.
     awaited: HashMap<(String, String), String>,
+    /// The child runs that call activities wait for (each call's job kept locked to
+    /// this worker until the run parks; the resumed run calls again).
+    children_waiting: Vec<String>,
     /// Joins cuga-flo released (none of their missing branches could still come), and
     /// multi-instance tasks with no instance to run (Flowable passes them without
     /// entering them; the native engine enters them once): where in the path each was
@@ -440,11 +459,12 @@ impl Run {
         // The number of instances of the multi-instance tasks running (for the records of
         // their instances still to come).
         if self.has_multi() {
-            let variables = self
-                .client
-                .variables(&self.instance)
-                .await
-                .map_err(|e| self.lost(e))?;
+            let variables = match self.client.variables(&self.instance).await {
+                Ok(variables) => variables,
+                // The instance ended while cuga-flo was away: no instance is to come.
+                Err(e) if e.status == Some(404) => Map::new(),
+                Err(e) => return Err(self.lost(e)),
+            };
             let mut known = self.known();
             for role in self.augmented.rewritten.roles.values() {
                 if let Role::Multi { node, variable, .. } = role
@@ -878,14 +898,25 @@ impl Run {
             tokio::time::sleep(Duration::from_millis(next.saturating_sub(now))).await;
             return Ok(Waited::Moved);
         }
-        let awaiting = self.awaiting().await?;
-        if next.is_none() && awaiting.is_empty() {
-            return Ok(Waited::Nothing);
-        }
+        // The catches waiting are entered before their waits are journalled.
         let path = self.known().path.clone();
         self.witness.entered(&path, Vec::new());
+        let awaiting = self.awaiting().await?;
+        let children = self.known().children_waiting.clone();
+        if next.is_none() && awaiting.is_empty() && children.is_empty() {
+            return Ok(Waited::Nothing);
+        }
+        // As on the native engine: a timer first, then messages, then child runs (a
+        // parent waiting for a child is due once the child has finished).
+        let reason = if next.is_some() {
+            "timer".to_string()
+        } else if !awaiting.is_empty() {
+            "message".to_string()
+        } else {
+            format!("child run {}", children.join(", "))
+        };
         self.witness.journal(Event::RunWaiting {
-            reason: if next.is_some() { "timer" } else { "message" }.to_string(),
+            reason,
             questions: Vec::new(),
             due_ms: next,
             awaiting,
@@ -1222,8 +1253,62 @@ impl Run {
             return Err(why);
         }
         let key = self.key_of(&job, &activities);
+        // A job inside an instance of a multi-instance sub-process sees that instance.
+        let within = match multi::enclosing(&self.augmented.rewritten, &job.element_id) {
+            Some((node, _)) => match self.within(&job, node, &raw).await? {
+                Some(within) => Some(within),
+                // The completion condition cancelled the instance meanwhile.
+                None => return Ok(()),
+            },
+            None => None,
+        };
+        let inside = within.is_some();
+        let variables = within.as_ref().map_or(variables, multi::Within::variables);
+        let worked = self.work_as(job, role, key, raw, variables, within).await;
+        if inside && worked.is_ok() {
+            // What the instance's next job reads (its state, a routing variable) is set
+            // when Flowable continues this one: before another instance's job is worked.
+            self.quiet().await?;
+        }
+        worked
+    }
+
+    /// Work `job` as what its worker stands for.
+    async fn work_as(
+        &self,
+        job: Job,
+        role: Role,
+        key: String,
+        raw: Map<String, Value>,
+        variables: Map<String, Value>,
+        within: Option<multi::Within>,
+    ) -> Result<(), String> {
         match role {
-            Role::Task(task) => self.task(&job, &task, &key, raw).await,
+            Role::Task(task) => self.task(&job, &task, &key, raw, within).await,
+            Role::InstanceEnd { node, .. } => {
+                let within = within.ok_or_else(|| {
+                    format!(
+                        "Flowable's job at `{}` is in no instance of `{node}`",
+                        job.element_id
+                    )
+                })?;
+                // The token goes on to the end event: it is entered before the instance
+                // ends (and its output collection is set), as the native engine records it.
+                // (Nothing else moves meanwhile: every job inside an instance is worked
+                // once the instance is quiet.)
+                let end = (self.augmented.rewritten.flows.iter())
+                    .find(|f| f.source == job.element_id)
+                    .map(|f| f.target.clone());
+                let mut path = self.known().path.clone();
+                if let Some(end) = end
+                    && (path.len() as u64) < self.request.annotations.step_budget
+                {
+                    path.push(end);
+                    self.witness.entered(&path, Vec::new());
+                }
+                let set = within.end(&self.witness)?;
+                self.complete(&job, &set).await
+            }
             Role::Multi { node, .. } => self.multi_start(&job, &node, variables).await,
             Role::Send { node, kind, name } => self.send(&job, &node, kind, &name).await,
             Role::Uncaught { node, code } => {
@@ -1270,13 +1355,22 @@ impl Run {
         }
     }
 
+    /// Complete `job` with `variables`.
     async fn complete(&self, job: &Job, variables: &Map<String, Value>) -> Result<(), String> {
+        self.finish_job(job, Completion::Variables(variables)).await
+    }
+
+    /// Complete `job` as `how` says: the one place a job's answer reaches Flowable.
+    async fn finish_job(&self, job: &Job, how: Completion<'_>) -> Result<(), String> {
         // The answer is journalled; a run stopped here completes the job when resumed.
         crate::crash::point("engine.before_complete");
-        self.client
-            .complete(&job.id, &self.worker, variables)
-            .await
-            .map_err(|e| self.lost(e))?;
+        match how {
+            Completion::Variables(variables) => {
+                self.client.complete(&job.id, &self.worker, variables).await
+            }
+            Completion::Error(code) => self.client.bpmn_error(&job.id, &self.worker, code).await,
+        }
+        .map_err(|e| self.lost(e))?;
         crate::crash::point("engine.after_complete");
         Ok(())
     }
@@ -1289,6 +1383,7 @@ impl Run {
         task: &str,
         key: &str,
         raw: Map<String, Value>,
+        within: Option<multi::Within>,
     ) -> Result<(), String> {
         if self.known().skips.remove(task) {
             // Entered and recorded as skipped (the witness journals it from the path).
@@ -1298,8 +1393,10 @@ impl Run {
         // A resumed run whose answer is journalled journalled its throw too.
         let fresh = self.witness.prior().is_none_or(|p| p.answer(key).is_none());
         let multi = self.multi_of(task);
-        let (variables, instance) = match &multi {
-            Some(m) => {
+        let (variables, instance) = match (&multi, &within) {
+            // A task inside an instance of a multi-instance sub-process.
+            (_, Some(within)) => (within.variables(), None),
+            (Some(m), None) => {
                 // What the instances completed before wrote (their outputs, the count)
                 // is set when Flowable continues their completion: wait for it, then
                 // read it.
@@ -1324,22 +1421,36 @@ impl Run {
                 variables.extend(instance.locals.clone());
                 (variables, Some(instance))
             }
-            None => (user_variables(raw), None),
+            (None, None) => (user_variables(raw), None),
         };
-        let answer = self
+        // A task inside a sub-process instance is asked as the instance's, as on the
+        // native engine.
+        let visit = instance
+            .as_ref()
+            .or(within.as_ref().map(|w| &w.instance))
+            .map(Instance::visit);
+        let answer = match self
             .asker()
-            .answer_task(
-                task,
-                key,
-                variables.clone(),
-                &path,
-                instance.as_ref().map(Instance::visit),
-            )
-            .await?;
+            .answer_task(task, key, variables.clone(), &path, visit)
+            .await
+        {
+            Ok(answer) => answer,
+            // A call activity whose child run parked: its job waits (locked to this
+            // worker) and the run parks once nothing else moves.
+            Err(why) => match self.witness.child_waiting(key) {
+                Some(child) => {
+                    tracing::debug!("call activity `{task}` waits for child run {child}");
+                    self.known().children_waiting.push(child);
+                    return Ok(());
+                }
+                None => return Err(why),
+            },
+        };
         match answer {
             TaskAnswer::Done(writes) => {
-                let set = match (&multi, instance) {
-                    (Some(m), Some(instance)) => {
+                let set = match (&multi, instance, within) {
+                    (_, _, Some(within)) => within.wrote(writes),
+                    (Some(m), Some(instance), None) => {
                         m.instance_done(&self.witness, task, instance, variables, writes)?
                     }
                     _ => writes,
@@ -1377,12 +1488,7 @@ impl Run {
                 // what earlier completions continue has run (the error interrupts the
                 // activity; a continuation running beside it could complete it instead).
                 self.quiet().await?;
-                crate::crash::point("engine.before_complete");
-                self.client
-                    .bpmn_error(&job.id, &self.worker, &code)
-                    .await
-                    .map_err(|e| self.lost(e))?;
-                crate::crash::point("engine.after_complete");
+                self.finish_job(job, Completion::Error(&code)).await?;
                 self.quiet().await
             }
         }
@@ -1533,6 +1639,14 @@ impl Run {
             .multi_of(node)
             .ok_or_else(|| format!("`{node}` is no multi-instance task of this run"))?;
         let (mut set, count) = multi.start(node, &variables)?;
+        if self
+            .request
+            .process
+            .node(node)
+            .is_some_and(|n| matches!(n.kind, NodeKind::SubProcess(_)))
+        {
+            set.extend(multi::start_state(&multi.variable, count));
+        }
         self.known()
             .multi_counts
             .entry(node.to_string())
@@ -1552,6 +1666,58 @@ impl Run {
             set.extend(multi.no_instance(&self.witness, node)?);
         }
         self.complete(job, &set).await
+    }
+
+    /// The instance of multi-instance sub-process `node` that `job` (whose variables are
+    /// `job_variables`) runs in, once what earlier completions continue has run; `None`
+    /// when the completion condition cancelled it.
+    async fn within(
+        &self,
+        job: &Job,
+        node: String,
+        job_variables: &Map<String, Value>,
+    ) -> Result<Option<multi::Within>, String> {
+        self.quiet().await?;
+        let Some(execution) = &job.execution_id else {
+            return Err(format!(
+                "Flowable did not say which execution of `{node}` runs the job at `{}`",
+                job.element_id
+            ));
+        };
+        if !self
+            .client
+            .execution_exists(execution)
+            .await
+            .map_err(|e| self.lost(e))?
+        {
+            return Ok(None);
+        }
+        // Flowable's loop counter (from 0), on the instance's execution around the job's.
+        let flowable_counter = match job_variables.get("loopCounter").and_then(Value::as_u64) {
+            Some(counter) => Some(counter),
+            None => self
+                .client
+                .execution_variable(execution, "loopCounter")
+                .await
+                .map_err(|e| self.lost(e))?
+                .as_ref()
+                .and_then(Value::as_u64),
+        };
+        let counter = flowable_counter.ok_or_else(|| {
+            format!(
+                "Flowable does not show which instance of `{node}` the job at `{}` is in",
+                job.element_id
+            )
+        })?;
+        let multi = self
+            .multi_of(&node)
+            .ok_or_else(|| format!("`{node}` is no multi-instance activity of this run"))?;
+        let raw = self
+            .client
+            .variables(&self.instance)
+            .await
+            .map_err(|e| self.lost(e))?;
+        Ok(Some(multi::Within::new(multi, node, &raw, counter + 1)))
     }
 
     /// The instance of multi-instance task `task` that `job` is.

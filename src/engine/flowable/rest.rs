@@ -328,13 +328,15 @@ impl Client {
             .map(str::to_string))
     }
 
-    /// Whether jobs of `topic` wait to be acquired (without locking them).
+    /// Whether jobs of `topic` wait to be acquired (without locking them): unlocked ones
+    /// (a call activity waiting for its parked child run keeps its job locked).
     /// (Flowable's job list takes no topic filter: the instance's jobs, which are all on
     /// its run's topic, are asked for.)
     pub async fn has_jobs(&self, topic: &str, instance: &str) -> Result<bool, RestError> {
         let request = self.jobs(Method::GET, "jobs").query(&[
             ("topic", topic),
             ("processInstanceId", instance),
+            ("unlocked", "true"),
             ("size", "1"),
         ]);
         let found = self.send(request, "GET jobs").await?;
@@ -687,6 +689,29 @@ impl Client {
         match self.send(request, "GET runtime/executions/{id}").await {
             Ok(_) => Ok(true),
             Err(e) if e.status == Some(404) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The variable `name` as `execution` sees it: its own, else the nearest scope's
+    /// around it that has it (`None`: no scope has it).
+    pub async fn execution_variable(
+        &self,
+        execution: &str,
+        name: &str,
+    ) -> Result<Option<Value>, RestError> {
+        let request = self.api(
+            Method::GET,
+            &format!("runtime/executions/{execution}/variables/{name}"),
+        );
+        match self
+            .send(request, "GET runtime/executions/{id}/variables/{name}")
+            .await
+        {
+            Ok(found) => Ok(serde_json::from_value::<RestVariable>(found)
+                .ok()
+                .map(|v| json_value(&v))),
+            Err(e) if e.status == Some(404) => Ok(None),
             Err(e) => Err(e),
         }
     }

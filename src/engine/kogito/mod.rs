@@ -758,6 +758,10 @@ impl Run {
                 }
                 complete(set).await
             }
+            // `engine::support` refuses multi-instance sub-processes on Kogito.
+            Role::InstanceEnd { node, .. } => Err(format!(
+                "multi-instance sub-process `{node}` does not run on Kogito"
+            )),
             Role::Route { gateway, variable } => {
                 let chosen = self.asker().route(&gateway, &key, variables, &path).await?;
                 let mut set = Map::new();
