@@ -353,3 +353,129 @@ fn a_kogito_run_parks_for_a_message_from_outside_and_a_timer_and_resumes_as_on_t
         "Kogito differs from the native engine"
     );
 }
+
+/// The status a run's journal under `dir` ended with, if it has ended.
+fn finished_status(dir: &std::path::Path, id: &str) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl")).ok()?;
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["event"] == "run_finished")
+        .last()
+        .and_then(|r| r["status"].as_str().map(str::to_string))
+}
+
+/// A message whose model gives it a correlation key (Camunda 8's `zeebe:subscription
+/// correlationKey="= orderId"`, the `messages_keyed` app) on Kogito: each parked run's
+/// wait records the key's value read in its instance (`orderId`, declared in the service
+/// though the model declares it nowhere), so `runs message --key` reaches only the run
+/// waiting under that value, and a key nobody waits under is refused.
+#[test]
+fn runs_message_by_correlation_key_reaches_the_kogito_run_waiting_under_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("messages_keyed");
+    let built = cuga(
+        &[
+            "kogito",
+            "build",
+            "messages_keyed",
+            "--no-build",
+            "--out",
+            project.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(built.status.success(), "{}", show(&built));
+    let service = kogito::Kogito::start(project.to_str().unwrap());
+    let url = service.url.as_str();
+    let dir = tmp.path().join("runs");
+    let mut ids = Vec::new();
+    for order in ["A-1", "B-2"] {
+        let var = format!("orderId={order}");
+        let before: Vec<String> = std::fs::read_dir(dir.join("runs"))
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let out = cuga(
+            &[
+                "start",
+                "messages_keyed",
+                "--engine",
+                "kogito",
+                "--engine-url",
+                url,
+                "--var",
+                &var,
+                "--max-wait",
+                "0",
+            ],
+            Some(&dir),
+        );
+        assert_eq!(out.status.code(), Some(3), "{order}: {}", show(&out));
+        let id = std::fs::read_dir(dir.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .find(|id| !before.contains(id))
+            .expect("a new run");
+        ids.push(id);
+    }
+    let records = journal_of(&dir, &ids[0]);
+    assert_eq!(records[0]["engine"], "kogito");
+    let waiting = records
+        .iter()
+        .rfind(|r| r["event"] == "run_waiting")
+        .expect("the run parks");
+    assert_eq!(waiting["awaiting"][0]["name"], "PaymentReceived");
+    assert_eq!(waiting["awaiting"][0]["node"], "Catch_Paid");
+    assert_eq!(waiting["awaiting"][0]["correlation"], "A-1");
+
+    // A key nobody waits under: refused, nothing written.
+    let before = journal_of(&dir, &ids[0]).len();
+    let out = cuga(
+        &["runs", "message", "--key", "Z-9", "PaymentReceived"],
+        Some(&dir),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert_eq!(journal_of(&dir, &ids[0]).len(), before);
+
+    // The right key: only that run goes on, on its Kogito instance, to its end.
+    let out = cuga(
+        &[
+            "runs",
+            "message",
+            "--key",
+            "B-2",
+            "PaymentReceived",
+            "--var",
+            "paid=true",
+            "--engine-url",
+            url,
+        ],
+        Some(&dir),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(finished_status(&dir, &ids[1]).as_deref(), Some("completed"));
+    assert_eq!(finished_status(&dir, &ids[0]), None);
+    let b = journal_of(&dir, &ids[1]);
+    let entered: Vec<&str> = b
+        .iter()
+        .filter(|r| r["event"] == "node_entered")
+        .filter_map(|r| r["node"].as_str())
+        .collect();
+    assert_eq!(entered, ["Start", "Task_Invoice", "Catch_Paid", "End"]);
+    let received: Vec<&serde_json::Value> = b
+        .iter()
+        .filter(|r| r["event"] == "message_received")
+        .collect();
+    assert_eq!(received.len(), 1, "{b:#?}");
+    assert_eq!(received[0]["node"], "Catch_Paid");
+}
+
+fn journal_of(dir: &std::path::Path, id: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}

@@ -200,8 +200,15 @@ struct Pending {
 
 #[derive(Debug, Clone)]
 enum Awaits {
-    Timer { due_ms: u64 },
-    Message { kind: CatchKind, name: String },
+    Timer {
+        due_ms: u64,
+    },
+    /// `correlation`: the value of the message's correlation key when the wait began.
+    Message {
+        kind: CatchKind,
+        name: String,
+        correlation: Option<String>,
+    },
 }
 
 /// What the run does when the instance has no user task waiting.
@@ -1084,12 +1091,7 @@ impl Run {
             }
             let what = if event_type.starts_with(augment::TIMER_TYPE) {
                 if variables.is_none() {
-                    variables = Some(user_variables(
-                        self.client
-                            .variables(&self.process, &self.instance)
-                            .await
-                            .map_err(|e| self.lost(e))?,
-                    ));
+                    variables = Some(self.user_variables().await?);
                 }
                 let event = self.request.process.node(node).ok_or_else(|| {
                     format!("Kogito waits at timer `{node}`, which the model lacks")
@@ -1103,13 +1105,33 @@ impl Run {
                 Awaits::Timer { due_ms }
             } else {
                 let topology = Topology::from_process(&self.request.process);
-                let Some((kind, name)) = topology
-                    .node(node)
-                    .and_then(crate::engine::native::messages::signature)
-                else {
+                let Some(catch) = topology.node(node) else {
                     continue;
                 };
-                Awaits::Message { kind, name }
+                let Some((kind, name)) = crate::engine::native::messages::signature(catch) else {
+                    continue;
+                };
+                // A message with a correlation key waits under the key's value now (as
+                // the native engine reads it when the wait begins): `runs message --key`
+                // finds the run by it.
+                let keyed = catch
+                    .event_ref
+                    .as_ref()
+                    .is_some_and(|r| r.correlation_key.is_some());
+                if keyed && variables.is_none() {
+                    variables = Some(self.user_variables().await?);
+                }
+                let correlation = crate::engine::native::messages::correlation_over(
+                    catch.event_ref.as_ref(),
+                    kind,
+                    variables.as_ref().unwrap_or(&Map::new()),
+                )
+                .map_err(|why| format!("{} `{name}` at `{node}`: {why}", kind.as_str()))?;
+                Awaits::Message {
+                    kind,
+                    name,
+                    correlation,
+                }
             };
             // A wait is journalled after the entry of what waits, as the native engine
             // journals it.
@@ -1122,7 +1144,7 @@ impl Run {
                     node: node.clone(),
                     due_ms: *due_ms,
                 },
-                Awaits::Message { kind, name } => Event::MessageAwaited {
+                Awaits::Message { kind, name, .. } => Event::MessageAwaited {
                     key: key.clone(),
                     node: node.clone(),
                     kind: *kind,
@@ -1139,6 +1161,16 @@ impl Run {
             );
         }
         Ok(waits)
+    }
+
+    /// The instance's variables cuga-flo's harness sees.
+    async fn user_variables(&self) -> Result<Map<String, Value>, String> {
+        let all = self
+            .client
+            .variables(&self.process, &self.instance)
+            .await
+            .map_err(|e| self.lost(e))?;
+        Ok(user_variables(all))
     }
 
     /// When the next timer of the instance is due, and its node.
@@ -1238,12 +1270,16 @@ impl Run {
                 .pending
                 .iter()
                 .filter_map(|(node, p)| match &p.what {
-                    Awaits::Message { kind, name } => Some(crate::journal::event::Awaited {
+                    Awaits::Message {
+                        kind,
+                        name,
+                        correlation,
+                    } => Some(crate::journal::event::Awaited {
                         key: p.key.clone(),
                         node: node.clone(),
                         kind: *kind,
                         name: name.clone(),
-                        correlation: None,
+                        correlation: correlation.clone(),
                     }),
                     Awaits::Timer { .. } => None,
                 })
@@ -1344,7 +1380,17 @@ impl Run {
 /// Rebuild a resumed run's waits from its journal: the visits of each catch and timer, the
 /// timers scheduled and not fired, the catches awaited and not reached, and the deliveries
 /// from outside journalled for them (delivered to the instance when it is re-attached).
+/// A wait keeps the correlation value the run parked with.
 fn rebuild_waits(known: &mut Known, records: &[crate::journal::Record]) {
+    let correlations: HashMap<&str, &str> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::RunWaiting { awaiting, .. } => Some(awaiting),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|a| Some((a.key.as_str(), a.correlation.as_deref()?)))
+        .collect();
     let visit = |key: &str| {
         key.rsplit(':')
             .next()
@@ -1381,6 +1427,7 @@ fn rebuild_waits(known: &mut Known, records: &[crate::journal::Record]) {
                         what: Awaits::Message {
                             kind: *kind,
                             name: name.clone(),
+                            correlation: correlations.get(key.as_str()).map(|c| c.to_string()),
                         },
                     },
                 );
