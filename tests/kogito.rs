@@ -479,3 +479,108 @@ fn journal_of(dir: &std::path::Path, id: &str) -> Vec<serde_json::Value> {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
+
+/// A call activity on Kogito (the `call_parent` app's service): its user task runs the
+/// called app as a child run of its own (linked to the parent, journalled beside it) with
+/// the `in` mapping, as on the native engine, and the child's `out` variables complete
+/// the task; the parent's journal is the native engine's.
+#[test]
+fn a_call_activity_on_kogito_runs_the_called_app_as_a_linked_child_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("call_parent");
+    let built = cuga(
+        &[
+            "kogito",
+            "build",
+            "call_parent",
+            "--no-build",
+            "--out",
+            project.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(built.status.success(), "{}", show(&built));
+    let service = kogito::Kogito::start(project.to_str().unwrap());
+    let mut parents = Vec::new();
+    for (engine, args) in [
+        ("native", vec!["--engine", "native"]),
+        (
+            "kogito",
+            vec!["--engine", "kogito", "--engine-url", service.url.as_str()],
+        ),
+    ] {
+        let dir = tmp.path().join(engine);
+        let mut start = vec![
+            "start",
+            "call_parent",
+            "--scenario",
+            "approve",
+            "--no-model",
+        ];
+        start.extend(&args);
+        let out = cuga(&start, Some(&dir));
+        assert_eq!(out.status.code(), Some(0), "{engine}: {}", show(&out));
+        let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        ids.sort();
+        assert_eq!(ids.len(), 2, "{ids:?}");
+        let (parent, child) = (&ids[0], &ids[1]);
+        assert_eq!(child, &format!("{parent}.Call_Review.1"));
+        let p = journal_of(&dir, parent);
+        assert_eq!(p[0]["engine"], engine);
+        let started: Vec<&serde_json::Value> =
+            p.iter().filter(|r| r["event"] == "child_started").collect();
+        assert_eq!(started.len(), 1);
+        assert_eq!(started[0]["run_id"], child.as_str());
+        assert_eq!(started[0]["key"], format!("{parent}:Call_Review:1"));
+        let c = journal_of(&dir, child);
+        assert_eq!(
+            c[0]["parent"],
+            serde_json::json!({"run_id": parent, "node": "Call_Review"})
+        );
+        assert_eq!(
+            c[0]["variables"],
+            serde_json::json!({"amount": 250, "approved": false})
+        );
+        // What the parent journals, the run ids left out.
+        let shape: Vec<String> = p
+            .iter()
+            .filter_map(|r| {
+                let event = r["event"].as_str()?;
+                Some(match event {
+                    "node_entered" => format!("{event} {}", r["node"].as_str()?),
+                    "child_started" => format!("{event} {} {}", r["node"], r["process_key"]),
+                    "task_finished" => format!(
+                        "{event} {} {} {:?}",
+                        r["node"],
+                        r["status"],
+                        sorted(&r["variables"])
+                    ),
+                    "run_finished" => {
+                        format!("{event} {} {:?}", r["status"], sorted(&r["variables"]))
+                    }
+                    _ => return None,
+                })
+            })
+            .collect();
+        parents.push(shape);
+    }
+    let end =
+        serde_json::json!({"amount": 250, "approved": true, "note": "not passed to the child"});
+    assert!(
+        parents[0].contains(&format!("run_finished \"completed\" {:?}", sorted(&end))),
+        "{:#?}",
+        parents[0]
+    );
+    assert_eq!(
+        parents[1], parents[0],
+        "Kogito differs from the native engine"
+    );
+}
+
+/// A JSON object's members in name order.
+fn sorted(value: &serde_json::Value) -> std::collections::BTreeMap<String, serde_json::Value> {
+    serde_json::from_value(value.clone()).unwrap_or_default()
+}

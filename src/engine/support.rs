@@ -210,15 +210,8 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
                 .to_string(),
         ),
         // The native engine runs the called process as a child run (engine::native::call).
-        // On Flowable the call activity's job runs the called app as a child run of
-        // cuga-flo's, as on the native engine (`engine::external::Witness`).
-        NodeKind::CallActivity {
-            called_element: Some(called),
-        } if executor == Executor::Kogito => Some(format!(
-            "a call activity: it would not call `{called}`; a task agent would be asked instead \
-             (on Kogito a child run could not park its parent as on the native engine: the \
-             child's question, timer or message would fail the call)"
-        )),
+        // On Flowable and Kogito the call activity's job or user task runs the called app
+        // as a child run of cuga-flo's, as on the native engine (`engine::external::Witness`).
         NodeKind::IntermediateCatchEvent { definitions } => first(definitions, &|d| {
             d == EventDefinition::Conditional
                 || (pulled && matches!(d, EventDefinition::Message | EventDefinition::Signal))
@@ -525,7 +518,7 @@ mod tests {
             (
                 r#"<callActivity id="c" calledElement="other"/>"#,
                 EngineKind::Kogito,
-                &["c: a call activity: it would not call `other`"],
+                &[],
             ),
             (r#"<callActivity id="c"/>"#, Native, &[]),
             (
