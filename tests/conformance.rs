@@ -454,8 +454,11 @@ async fn run_flow(
 /// variables over its config's defaults, as `start` runs a called app of the apps folder.
 struct CaseChildren {
     /// Process key → the app's config and its answers.
-    called: Arc<BTreeMap<String, (PathBuf, Map<String, Value>)>>,
+    called: Arc<CalledApps>,
 }
+
+/// Process key → the called app's config and its scripted answers.
+type CalledApps = BTreeMap<String, (PathBuf, Map<String, Value>)>;
 
 impl cuga_flo::bridge::child::ChildRuns for CaseChildren {
     fn run_child(

@@ -358,9 +358,9 @@ fn a_kogito_run_parks_for_a_message_from_outside_and_a_timer_and_resumes_as_on_t
 fn finished_status(dir: &std::path::Path, id: &str) -> Option<String> {
     let text = std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl")).ok()?;
     text.lines()
+        .rev()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|r| r["event"] == "run_finished")
-        .last()
+        .find(|r| r["event"] == "run_finished")
         .and_then(|r| r["status"].as_str().map(str::to_string))
 }
 

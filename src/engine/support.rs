@@ -28,9 +28,10 @@
 //! escalation, a message, a signal or a timer are the engine's too, and multi-instance
 //! tasks run as the engine's (jBPM and Flowable run the instances). No multi-instance
 //! sub-process reaches either engine yet: the control points inside a sub-process
-//! instance would not see its local variables. On Flowable a call activity's job runs the
-//! called app as a child run of cuga-flo's, as on the native engine; on Kogito a call
-//! activity is refused.
+//! instance would not see its local variables (on Kogito, jBPM keeps them in the
+//! sub-process instance's scope, which its REST API does not show). On Flowable a call
+//! activity's job, and on Kogito its user task, runs the called app as a child run of
+//! cuga-flo's, as on the native engine.
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -166,6 +167,22 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                      a `collection` attribute, zeebe:loopCharacteristics inputCollection) nor a \
                      loopCardinality: the engine cannot tell how many instances to run"
                         .to_string()
+                }
+                // jBPM would run it, but cuga-flo could not ask what is inside as the
+                // native engine asks it.
+                LoopKind::MultiInstance { sequential }
+                    if executor == Executor::Kogito && is_subprocess(node) =>
+                {
+                    format!(
+                        "a {} multi-instance {}: on Kogito only multi-instance tasks run (jBPM \
+                         keeps each instance's element variable and loop counter in the \
+                         sub-process instance's own scope, which Kogito's REST API does not \
+                         show, and cuga-flo completes each user task with the process's \
+                         variables: the control points inside an instance would not see its \
+                         variables, and parallel instances would overwrite each other's)",
+                        if sequential { "sequential" } else { "parallel" },
+                        node.kind.tag(),
+                    )
                 }
                 LoopKind::MultiInstance { sequential } => format!(
                     "a {} multi-instance {}: on {} only multi-instance tasks run (the control \
@@ -303,6 +320,10 @@ fn pulled_timer_problem(node: &Node, executor: Executor) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+fn is_subprocess(node: &Node) -> bool {
+    matches!(node.kind, NodeKind::SubProcess(_))
 }
 
 fn is_event_subprocess(node: &Node) -> bool {

@@ -35,9 +35,16 @@
 //! task waits, a timer due within the run's wait limit is waited for in-process; else the
 //! run **parks** (`run_waiting`, the Kogito instance kept) with its earliest timer and the
 //! catches waiting for a message or signal (a receive task is one; one nothing in the
-//! process throws waits for `runs message` / `runs signal`). `runs resume` (`--due`,
+//! process throws waits for `runs message` / `runs signal`; a message wait carries the
+//! value its message's correlation key had in the instance when it began, as on the
+//! native engine, which `runs message --key` matches). `runs resume` (`--due`,
 //! `worker`) re-attaches, delivers what was journalled for those catches meanwhile (its
 //! variables set first) and fires the timers that are due.
+//!
+//! A call activity is a user task like a task's: its answer is the child run the
+//! [`Witness`] runs (the called app, `child_started`, `in`/`out` mappings, the child's
+//! uncaught error raised at the user task), as on Flowable; a child that parks fails the
+//! call.
 //!
 //! A multi-instance task is jBPM's multi-instance user task over the loop counters
 //! cuga-flo's step in front of it sets ([`pull::MultiTask`], as on Flowable): each
