@@ -470,6 +470,31 @@ fn runs_message_by_correlation_key_reaches_the_kogito_run_waiting_under_it() {
         .collect();
     assert_eq!(received.len(), 1, "{b:#?}");
     assert_eq!(received[0]["node"], "Catch_Paid");
+
+    // No value for the key: the run fails at the catch, saying why, as on the native
+    // engine.
+    let out = cuga(
+        &[
+            "start",
+            "messages_keyed",
+            "--engine",
+            "kogito",
+            "--engine-url",
+            url,
+            "--max-wait",
+            "0",
+            "--json",
+        ],
+        Some(&dir),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        show(&out).contains(
+            "message `PaymentReceived` at `Catch_Paid`: its correlation key `= orderId` has no value"
+        ),
+        "{}",
+        show(&out)
+    );
 }
 
 fn journal_of(dir: &std::path::Path, id: &str) -> Vec<serde_json::Value> {
@@ -583,4 +608,133 @@ fn a_call_activity_on_kogito_runs_the_called_app_as_a_linked_child_run() {
 /// A JSON object's members in name order.
 fn sorted(value: &serde_json::Value) -> std::collections::BTreeMap<String, serde_json::Value> {
     serde_json::from_value(value.clone()).unwrap_or_default()
+}
+
+/// A child run that waits for a person parks its Kogito parent, as on the native engine:
+/// the call's user task waits, the parent parks (`run_waiting`, reason `child run <id>`,
+/// its instance kept); once the child's question is answered (`runs answer`, which
+/// resumes and ends the child) the parent is due, and `runs resume --due` re-attaches it:
+/// the call is made again, reads the child's end (no second `child_started`, no second
+/// child) and the parent goes on.
+#[test]
+fn a_parked_child_parks_its_kogito_parent_until_it_is_answered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("call_parent");
+    let built = cuga(
+        &[
+            "kogito",
+            "build",
+            "call_parent",
+            "--no-build",
+            "--out",
+            project.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(built.status.success(), "{}", show(&built));
+    let service = kogito::Kogito::start(project.to_str().unwrap());
+    let mut parents = Vec::new();
+    for (engine, args) in [
+        ("native", vec!["--engine", "native"]),
+        (
+            "kogito",
+            vec!["--engine", "kogito", "--engine-url", service.url.as_str()],
+        ),
+    ] {
+        let dir = tmp.path().join(engine);
+        let mut start = vec![
+            "start",
+            "call_parent",
+            "--var",
+            "amount=300",
+            "--no-model",
+            "--detach",
+        ];
+        start.extend(&args);
+        let out = cuga(&start, Some(&dir));
+        assert_eq!(out.status.code(), Some(3), "{engine}: {}", show(&out));
+        let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        ids.sort();
+        assert_eq!(ids.len(), 2, "{ids:?}");
+        let (parent, child) = (ids[0].clone(), ids[1].clone());
+        let p = journal_of(&dir, &parent);
+        let waiting = p
+            .iter()
+            .find(|r| r["event"] == "run_waiting")
+            .unwrap_or_else(|| panic!("{engine}: the parent does not park: {p:#?}"));
+        assert_eq!(waiting["reason"], format!("child run {child}"), "{engine}");
+
+        let answer = [
+            "runs",
+            "answer",
+            &child,
+            "Task_Assess",
+            "--outputs",
+            r#"{"approved": true}"#,
+        ];
+        let out = cuga(&answer, Some(&dir));
+        assert!(out.status.success(), "{engine}: {}", show(&out));
+        let mut due = vec!["runs", "resume", "--due"];
+        if engine == "kogito" {
+            due.extend(["--engine-url", service.url.as_str()]);
+        }
+        let out = cuga(&due, Some(&dir));
+        assert!(out.status.success(), "{engine}: {}", show(&out));
+
+        let p = journal_of(&dir, &parent);
+        let c = journal_of(&dir, &child);
+        assert_eq!(
+            finished_status(&dir, &child).as_deref(),
+            Some("completed"),
+            "{engine}"
+        );
+        assert_eq!(
+            c.iter().filter(|r| r["event"] == "run_started").count(),
+            1,
+            "{engine}"
+        );
+        let shape: Vec<String> = p
+            .iter()
+            .filter_map(|r| {
+                let event = r["event"].as_str()?;
+                Some(match event {
+                    "node_entered" => format!("{event} {}", r["node"].as_str()?),
+                    "child_started" => format!("{event} {} {}", r["node"], r["process_key"]),
+                    "task_finished" => format!(
+                        "{event} {} {} {:?}",
+                        r["node"],
+                        r["status"],
+                        sorted(&r["variables"])
+                    ),
+                    "run_waiting" => format!("{event} {}", r["reason"] != ""),
+                    "run_finished" => {
+                        format!("{event} {} {:?}", r["status"], sorted(&r["variables"]))
+                    }
+                    _ => return None,
+                })
+            })
+            .collect();
+        parents.push(shape);
+    }
+    let end =
+        serde_json::json!({"amount": 300, "approved": true, "note": "not passed to the child"});
+    assert!(
+        parents[0].contains(&format!("run_finished \"completed\" {:?}", sorted(&end))),
+        "{:#?}",
+        parents[0]
+    );
+    assert_eq!(
+        parents[0]
+            .iter()
+            .filter(|s| s.starts_with("child_started"))
+            .count(),
+        1
+    );
+    assert_eq!(
+        parents[1], parents[0],
+        "Kogito differs from the native engine"
+    );
 }

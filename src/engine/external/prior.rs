@@ -5,7 +5,7 @@
 //! witness and the adapter rebuild their own state from, so that a re-attached run neither
 //! asks a journalled control point again nor writes a record twice.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::bridge::Variables;
 use crate::journal::{Event, Record};
@@ -42,6 +42,8 @@ pub struct Prior {
     /// `skip_node`s whose skipped task record is not journalled yet (the witness writes
     /// it when the task's entry is journalled).
     pub(crate) unrecorded_skips: BTreeMap<String, (Decider, Option<String>)>,
+    /// The keys of the calls whose `child_started` is journalled.
+    pub children: BTreeSet<String>,
 }
 
 impl Prior {
@@ -126,6 +128,9 @@ impl Prior {
                 _ => {}
             },
             Event::VariablesSet { values, .. } => self.variables.extend(values.clone()),
+            Event::ChildStarted { key, .. } => {
+                self.children.insert(key.clone());
+            }
             Event::RunFinished { variables, .. } => self.variables.clone_from(variables),
             _ => {}
         }

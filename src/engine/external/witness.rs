@@ -114,6 +114,10 @@ struct Seen {
     pending: Vec<EngineRecord>,
     /// Visits of call activities asked without an idempotency key.
     call_visits: BTreeMap<String, u64>,
+    /// Whether a child that parks parks the run ([`Witness::park_children`]).
+    parks_children: bool,
+    /// The children that parked, by their call's key, not taken by the engine yet.
+    waiting_children: BTreeMap<String, String>,
 }
 
 impl Witness {
@@ -136,6 +140,8 @@ impl Witness {
                 skips: BTreeMap::new(),
                 pending: Vec::new(),
                 call_visits: BTreeMap::new(),
+                parks_children: false,
+                waiting_children: BTreeMap::new(),
             }),
             prior: None,
             calls: (process.nodes.iter())
@@ -159,9 +165,23 @@ impl Witness {
         }
     }
 
+    /// A child that parks parks the run, as on the native engine, for an engine that can
+    /// park and keep the call waiting (Kogito): the call is left unanswered (`Err`, no
+    /// `task_finished`), [`Witness::take_waiting_child`] names the child, and the call made
+    /// again when the run is resumed resumes the child (or reads its end).
+    pub fn park_children(&self) {
+        self.seen().parks_children = true;
+    }
+
+    /// The child run the call with idempotency key `key` left waiting, if it did.
+    pub fn take_waiting_child(&self, key: &str) -> Option<String> {
+        self.seen().waiting_children.remove(key)
+    }
+
     /// Run the child of call activity `node` for the call with `ctx` (its key, its
-    /// variables) and journal it as the native engine does: `child_started`, then the
-    /// call's `task_finished`. A child that parks cannot be waited for: the call fails.
+    /// variables) and journal it as the native engine does: `child_started` (once: a
+    /// resumed run's call finds it journalled), then the call's `task_finished`. A child
+    /// that parks fails the call, unless the run parks for it ([`Witness::park_children`]).
     async fn call_child(
         &self,
         node: &str,
@@ -180,7 +200,11 @@ impl Witness {
             }
         };
         let run_id = child_run_id(&key);
-        {
+        let journalled = self
+            .prior
+            .as_ref()
+            .is_some_and(|p| p.children.contains(&key));
+        if !journalled {
             let mut seen = self.seen();
             let event = Event::ChildStarted {
                 node: node.to_string(),
@@ -207,7 +231,24 @@ impl Witness {
             variables: spec.inputs.apply(&ctx.variables),
             untrusted,
         };
-        let outcome = children.runs.run_child(call).await.and_then(|child| {
+        let outcome = children.runs.run_child(call).await;
+        if let Ok(child) = &outcome
+            && child.status == RunStatus::Waiting
+            && self.seen().parks_children
+        {
+            let waiting = child.run_id.clone();
+            self.end(node, &[], |seen| {
+                seen.waiting_children.insert(key.clone(), waiting.clone());
+                Vec::new()
+            });
+            return Err(ControlPointError {
+                element: node.to_string(),
+                message: format!("child run {waiting} waits"),
+                calls: Vec::new(),
+                parked: None,
+            });
+        }
+        let outcome = outcome.and_then(|child| {
             if child.status == RunStatus::Waiting {
                 return Err(format!(
                     "child run {} waits, and a run on an external engine cannot park \

@@ -43,8 +43,11 @@
 //!
 //! A call activity is a user task like a task's: its answer is the child run the
 //! [`Witness`] runs (the called app, `child_started`, `in`/`out` mappings, the child's
-//! uncaught error raised at the user task), as on Flowable; a child that parks fails the
-//! call.
+//! uncaught error raised at the user task), as on Flowable. A child that parks parks the
+//! run, as on the native engine: the call's user task is left waiting
+//! ([`Witness::park_children`]), the run parks (`run_waiting`, reason `child run <id>`)
+//! once nothing else moves, and the resumed run's call resumes the child or reads its
+//! end.
 //!
 //! A multi-instance task is jBPM's multi-instance user task over the loop counters
 //! cuga-flo's step in front of it sets ([`pull::MultiTask`], as on Flowable): each
@@ -151,6 +154,8 @@ async fn run(
     witness: Arc<Witness>,
     request: RunRequest,
 ) -> Result<RunOutcome, String> {
+    // A child that parks parks the run: the call's user task waits meanwhile.
+    witness.park_children();
     let run = Run::start(&settings, request, witness).await?;
     let ended = run.drive().await;
     Ok(run.finish(ended).await)
@@ -268,6 +273,9 @@ struct Known {
     /// Per sequential multi-instance task, the instances of each of its runs started so
     /// far (jBPM records no entry for an instance: cuga-flo sees each when it waits).
     multi_started: HashMap<String, Vec<u64>>,
+    /// The call activities' user tasks whose child run parked (work item → child run):
+    /// left waiting until the run is resumed.
+    held: HashMap<String, String>,
 }
 
 impl Run {
@@ -613,7 +621,13 @@ impl Run {
                     Err(why) => return self.fail(why).await,
                 }
             }
-            let Some(item) = items.into_iter().next() else {
+            // A call whose child parked waits for the run to be resumed.
+            let item = {
+                let mut known = self.known();
+                known.held.retain(|id, _| items.iter().any(|i| i.id == *id));
+                items.into_iter().find(|i| !known.held.contains_key(&i.id))
+            };
+            let Some(item) = item else {
                 match self.idle().await {
                     Ok(Idle::Again) => continue,
                     Ok(Idle::Park) => return Ended::Waiting,
@@ -704,11 +718,23 @@ impl Run {
                     .witness
                     .prior()
                     .is_none_or(|p| p.answer(&key).is_none());
-                match self
+                let answer = self
                     .asker()
                     .answer_task(&task, &key, variables, &path, None)
-                    .await?
-                {
+                    .await;
+                let answer = match answer {
+                    Ok(answer) => answer,
+                    // A call activity whose child run parked: its task waits, the run
+                    // parks when nothing else moves (as on the native engine).
+                    Err(why) => match self.witness.take_waiting_child(&key) {
+                        Some(child) => {
+                            self.known().held.insert(item.id.clone(), child);
+                            return Ok(());
+                        }
+                        None => return Err(why),
+                    },
+                };
+                match answer {
                     TaskAnswer::Done(writes) => complete(writes).await,
                     TaskAnswer::Raised { code, error } => {
                         self.raise(item, &task, fresh, code, error).await
@@ -1294,14 +1320,23 @@ impl Run {
             awaiting.sort_by(|a, b| a.key.cmp(&b.key));
             awaiting
         };
-        if next.is_none() && awaiting.is_empty() {
+        let mut children: Vec<String> = self.known().held.values().cloned().collect();
+        children.sort();
+        if next.is_none() && awaiting.is_empty() && children.is_empty() {
             return Err("the instance is active but waits for nothing cuga-flo can answer (a join waiting for a branch that will not come?)".to_string());
         }
         // The path so far is journalled before the run parks.
         let path = self.known().path.clone();
         self.witness.entered(&path, Vec::new());
         self.witness.journal(Event::RunWaiting {
-            reason: if next.is_some() { "timer" } else { "message" }.to_string(),
+            // What the native engine names first: a timer, a message, its children.
+            reason: if next.is_some() {
+                "timer".to_string()
+            } else if !awaiting.is_empty() {
+                "message".to_string()
+            } else {
+                format!("child run {}", children.join(", "))
+            },
             questions: Vec::new(),
             due_ms: next.map(|(due, _)| due),
             awaiting,
