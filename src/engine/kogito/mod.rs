@@ -1503,3 +1503,82 @@ fn rebuild_waits(known: &mut Known, records: &[crate::journal::Record]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::Record;
+    use crate::journal::event::Awaited;
+
+    fn record(seq: u64, event: Event) -> Record {
+        Record {
+            seq,
+            at_ms: 0,
+            prev: String::new(),
+            event,
+        }
+    }
+
+    /// A resumed run's message wait keeps the correlation value it parked with (a run that
+    /// parks again is found by `runs message --key` again), and a delivery journalled
+    /// while it was parked waits in the inbox.
+    #[test]
+    fn a_rebuilt_message_wait_keeps_its_correlation_value() {
+        let awaited = |correlation: Option<&str>| Awaited {
+            key: "r:Catch_Paid:1".into(),
+            node: "Catch_Paid".into(),
+            kind: CatchKind::Message,
+            name: "PaymentReceived".into(),
+            correlation: correlation.map(str::to_string),
+        };
+        let records = [
+            record(
+                1,
+                Event::MessageAwaited {
+                    key: "r:Catch_Paid:1".into(),
+                    node: "Catch_Paid".into(),
+                    kind: CatchKind::Message,
+                    name: "PaymentReceived".into(),
+                },
+            ),
+            record(
+                2,
+                Event::RunWaiting {
+                    reason: "message".into(),
+                    questions: Vec::new(),
+                    due_ms: None,
+                    awaiting: vec![awaited(Some("A-1"))],
+                },
+            ),
+        ];
+        let mut known = Known::default();
+        rebuild_waits(&mut known, &records);
+        let pending = &known.pending["Catch_Paid"];
+        assert_eq!(pending.key, "r:Catch_Paid:1");
+        match &pending.what {
+            Awaits::Message { correlation, .. } => {
+                assert_eq!(correlation.as_deref(), Some("A-1"));
+            }
+            Awaits::Timer { .. } => panic!("a message wait"),
+        }
+        assert_eq!(known.awaits["Catch_Paid"], 1);
+
+        // Without a correlation key, none.
+        let mut records = records.to_vec();
+        records[1].event = Event::RunWaiting {
+            reason: "message".into(),
+            questions: Vec::new(),
+            due_ms: None,
+            awaiting: vec![awaited(None)],
+        };
+        let mut known = Known::default();
+        rebuild_waits(&mut known, &records);
+        assert!(matches!(
+            known.pending["Catch_Paid"].what,
+            Awaits::Message {
+                correlation: None,
+                ..
+            }
+        ));
+    }
+}
