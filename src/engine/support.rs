@@ -31,7 +31,8 @@
 //! instance would not see its local variables (on Kogito, jBPM keeps them in the
 //! sub-process instance's scope, which its REST API does not show). On Flowable a call
 //! activity's job, and on Kogito its user task, runs the called app as a child run of
-//! cuga-flo's, as on the native engine.
+//! cuga-flo's, as on the native engine (on Kogito a multi-instance call activity too: a
+//! multi-instance task whose instances are child runs).
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -154,6 +155,16 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                 LoopKind::MultiInstance { .. }
                     if executor.pulled()
                         && matches!(node.kind, NodeKind::Task(_))
+                        && (looping.multi.collection.is_some()
+                            || looping.multi.cardinality.is_some()) =>
+                {
+                    continue;
+                }
+                // On Kogito a multi-instance call activity runs as a multi-instance task
+                // whose instances are child runs.
+                LoopKind::MultiInstance { .. }
+                    if executor == Executor::Kogito
+                        && matches!(node.kind, NodeKind::CallActivity { .. })
                         && (looping.multi.collection.is_some()
                             || looping.multi.cardinality.is_some()) =>
                 {
@@ -542,6 +553,18 @@ mod tests {
                 &[],
             ),
             (r#"<callActivity id="c"/>"#, Native, &[]),
+            (
+                r#"<callActivity id="c" calledElement="other"><multiInstanceLoopCharacteristics><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics></callActivity>"#,
+                EngineKind::Kogito,
+                &[],
+            ),
+            (
+                r#"<callActivity id="c" calledElement="other"><multiInstanceLoopCharacteristics><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics></callActivity>"#,
+                Flowable,
+                &[
+                    "c: a parallel multi-instance callActivity: on Flowable only multi-instance tasks",
+                ],
+            ),
             (
                 r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"/></userTask>"#,
                 Native,

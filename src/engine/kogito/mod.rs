@@ -933,11 +933,22 @@ impl Run {
             .prior()
             .is_none_or(|p| p.answer(&key).is_none());
         let visit = instance.visit();
-        match self
+        let answer = self
             .asker()
             .answer_task(task, &key, variables.clone(), path, Some(visit))
-            .await?
-        {
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            // An instance of a call activity whose child run parked: it waits.
+            Err(why) => match self.witness.take_waiting_child(&key) {
+                Some(child) => {
+                    self.known().held.insert(item.id.clone(), child);
+                    return Ok(());
+                }
+                None => return Err(why),
+            },
+        };
+        match answer {
             TaskAnswer::Done(writes) => {
                 let set = multi.instance_done(&self.witness, task, instance, variables, writes)?;
                 let mut full = all;
