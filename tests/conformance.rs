@@ -100,10 +100,25 @@ struct Case {
     unsupported: BTreeMap<String, String>,
     /// A known defect: the expectation is the correct behaviour, which is not met yet.
     known_bug: Option<String>,
+    /// The apps the case's call activities call, by process key (their flow id): each
+    /// call runs one as a child run on the native engine ([`CaseChildren`]).
+    #[serde(default)]
+    called: BTreeMap<String, Called>,
     expect: Expect,
 }
 
-#[derive(Debug, Deserialize)]
+/// An app a case's call activity calls.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Called {
+    model: Model,
+    #[serde(default)]
+    config: String,
+    #[serde(default)]
+    answers: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Model {
     /// `[kind, id]`: the element's local name and id.
@@ -161,6 +176,9 @@ struct Expect {
     /// Every message and signal received, in order: `[kind, name, catch, thrown_by]`
     /// (`~`: delivered from outside). (Checked when given.)
     received: Option<Vec<Received>>,
+    /// Every child run started, in order: `[call activity, key, process key]` (the
+    /// `child_started` records; the key without the run id). (Checked when given.)
+    children: Option<Vec<(String, String, String)>>,
 }
 
 /// `[kind, name, catch, thrown_by]`.
@@ -229,13 +247,23 @@ fn load_suite() -> Result<Vec<Case>, String> {
 fn run_case(case: &Case, engine: Arc<dyn WorkflowEngine>) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("no temporary folder: {e}"))?;
     let config = write_app(dir.path(), case)?;
+    let mut called = BTreeMap::new();
+    for (key, app) in &case.called {
+        let config = write_parts(dir.path(), key, &app.model, &app.config)?;
+        called.insert(key.clone(), (config, app.answers.clone()));
+    }
+    let children = (!called.is_empty()).then(|| {
+        Arc::new(CaseChildren {
+            called: Arc::new(called),
+        }) as Arc<dyn cuga_flo::bridge::child::ChildRuns>
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("no tokio runtime: {e}"))?;
     let (result, records) = runtime.block_on(async {
-        tokio::time::timeout(CASE_TIMEOUT, run(case, &config, engine))
+        tokio::time::timeout(CASE_TIMEOUT, run(case, &config, engine, children))
             .await
             .map_err(|_| format!("the run did not finish within {CASE_TIMEOUT:?}"))?
     })?;
@@ -250,25 +278,32 @@ fn run_case(case: &Case, engine: Arc<dyn WorkflowEngine>) -> Result<(), String> 
 /// Write the case's app: `<dir>/<case>/config/{model.bpmn, case_config.yaml}` and a
 /// one-line policy for every `../policies/<file>` the config names.
 fn write_app(dir: &Path, case: &Case) -> Result<PathBuf, String> {
-    let app = dir.join(&case.name);
+    write_parts(dir, &case.name, &case.model, &case.config)
+}
+
+/// Write app `name` (also its flow id) of `model` and `config` under `dir`.
+fn write_parts(
+    dir: &Path,
+    name: &str,
+    model: &Model,
+    config_text: &str,
+) -> Result<PathBuf, String> {
+    let app = dir.join(name);
     let io = |e: std::io::Error| format!("cannot write the app: {e}");
     fs::create_dir_all(app.join("config")).map_err(io)?;
     fs::create_dir_all(app.join("policies")).map_err(io)?;
-    fs::write(app.join("config/model.bpmn"), bpmn(&case.model)?).map_err(io)?;
-    for rest in case.config.split("../policies/").skip(1) {
+    fs::write(app.join("config/model.bpmn"), bpmn(model)?).map_err(io)?;
+    for rest in config_text.split("../policies/").skip(1) {
         let file: String = rest
             .chars()
             .take_while(|c| c.is_alphanumeric() || "._-".contains(*c))
             .collect();
-        let text = format!("Decide as case `{}` scripts it.\n", case.name);
+        let text = format!("Decide as case `{name}` scripts it.\n");
         fs::write(app.join("policies").join(file), text).map_err(io)?;
     }
     let config = app.join("config/case_config.yaml");
-    let header = format!(
-        "flow:\n  id: {0}\n  name: {0}\n  bpmn_file: model.bpmn\n",
-        case.name
-    );
-    fs::write(&config, header + &case.config).map_err(io)?;
+    let header = format!("flow:\n  id: {name}\n  name: {name}\n  bpmn_file: model.bpmn\n");
+    fs::write(&config, header + config_text).map_err(io)?;
     Ok(config)
 }
 
@@ -330,6 +365,32 @@ async fn run(
     case: &Case,
     config: &Path,
     engine: Arc<dyn WorkflowEngine>,
+    children: Option<Arc<dyn cuga_flo::bridge::child::ChildRuns>>,
+) -> Result<(RunProcessResult, Vec<Record>), String> {
+    let flow = Flow {
+        name: &case.name,
+        answers: &case.answers,
+        inputs: case.inputs.clone(),
+        step_budget: case.step_budget,
+        run_id: format!("conformance-{}", case.name),
+    };
+    run_flow(flow, config, engine, children).await
+}
+
+/// One run of an app written under a case.
+struct Flow<'a> {
+    name: &'a str,
+    answers: &'a Map<String, Value>,
+    inputs: Map<String, Value>,
+    step_budget: Option<u64>,
+    run_id: String,
+}
+
+async fn run_flow(
+    case: Flow<'_>,
+    config: &Path,
+    engine: Arc<dyn WorkflowEngine>,
+    children: Option<Arc<dyn cuga_flo::bridge::child::ChildRuns>>,
 ) -> Result<(RunProcessResult, Vec<Record>), String> {
     let loaded = load_app(&app_from_config(config));
     let errors: Vec<&str> = loaded
@@ -370,8 +431,11 @@ async fn run(
     });
     let bridge = InProcessBridge::start(BridgeServer::new(registry.clone(), engine, None)).await?;
     let sink = Arc::new(MemorySink::new());
-    let run_id = format!("conformance-{}", case.name);
+    let run_id = case.run_id.clone();
     registry.attach_sink(&run_id, sink.clone());
+    if let Some(children) = children {
+        registry.attach_children(&run_id, children);
+    }
     let args = RunProcessArgs {
         process_key,
         run_id,
@@ -383,6 +447,66 @@ async fn run(
     bridge.shutdown().await;
     let result = result.map_err(|e| format!("run_process failed: {}", e.message))?;
     Ok((result, sink.records()))
+}
+
+/// The child runs of a case's call activities: each call runs the called app (written
+/// beside the case) on the native engine, with its scripted answers and the call's
+/// variables over its config's defaults, as `start` runs a called app of the apps folder.
+struct CaseChildren {
+    /// Process key → the app's config and its answers.
+    called: Arc<CalledApps>,
+}
+
+/// Process key → the called app's config and its scripted answers.
+type CalledApps = BTreeMap<String, (PathBuf, Map<String, Value>)>;
+
+impl cuga_flo::bridge::child::ChildRuns for CaseChildren {
+    fn run_child(
+        &self,
+        call: cuga_flo::bridge::child::ChildCall,
+    ) -> cuga_flo::bridge::BoxFuture<'static, Result<cuga_flo::bridge::child::ChildOutcome, String>>
+    {
+        let called = self.called.clone();
+        Box::pin(async move {
+            let (config, answers) = called
+                .get(&call.process_key)
+                .ok_or_else(|| format!("no app with process key `{}`", call.process_key))?;
+            let flow = Flow {
+                name: &call.process_key,
+                answers,
+                inputs: call.variables.clone(),
+                step_budget: None,
+                run_id: call.run_id.clone(),
+            };
+            let (result, records) =
+                run_flow(flow, config, Arc::new(NativeEngine::new()), None).await?;
+            let state = FlowState::fold(&records);
+            Ok(cuga_flo::bridge::child::ChildOutcome {
+                run_id: call.run_id,
+                status: result.status,
+                message: result.message,
+                variables: result.variables,
+                error_code: uncaught_error(&records, result.status),
+                untrusted: state.untrusted,
+            })
+        })
+    }
+}
+
+/// The code of the BPMN error a failed run ended with (the last one nothing caught).
+fn uncaught_error(records: &[Record], status: RunStatus) -> Option<String> {
+    if status != RunStatus::Failed {
+        return None;
+    }
+    records.iter().rev().find_map(|r| match &r.event {
+        Event::EventThrown {
+            kind: cuga_flo::journal::event::ThrownKind::Error,
+            code,
+            caught_by: None,
+            ..
+        } => code.clone(),
+        _ => None,
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -520,6 +644,38 @@ fn compare(expect: &Expect, result: &RunProcessResult, records: &[Record]) -> Ve
         diffs.push(format!(
             "received:\n    expected {want:?}\n    got      {received:?}"
         ));
+    }
+    if let Some(want) = &expect.children {
+        let got: Vec<(String, String, String)> = records
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::ChildStarted {
+                    node,
+                    key,
+                    run_id,
+                    process_key,
+                } => {
+                    // The child's id is derived from the call's key.
+                    if *run_id != cuga_flo::bridge::child::child_run_id(key) {
+                        return Some((
+                            node.clone(),
+                            format!("{key} (child {run_id})"),
+                            process_key.clone(),
+                        ));
+                    }
+                    let key = key
+                        .split_once(':')
+                        .map_or(key.clone(), |(_, k)| k.to_string());
+                    Some((node.clone(), key, process_key.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        if *want != got {
+            diffs.push(format!(
+                "children:\n    expected {want:?}\n    got      {got:?}"
+            ));
+        }
     }
     if let Some(diff) = compare_audit(&expect.audit, &state.hook_evaluations) {
         diffs.push(diff);

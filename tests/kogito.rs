@@ -353,3 +353,388 @@ fn a_kogito_run_parks_for_a_message_from_outside_and_a_timer_and_resumes_as_on_t
         "Kogito differs from the native engine"
     );
 }
+
+/// The status a run's journal under `dir` ended with, if it has ended.
+fn finished_status(dir: &std::path::Path, id: &str) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl")).ok()?;
+    text.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|r| r["event"] == "run_finished")
+        .and_then(|r| r["status"].as_str().map(str::to_string))
+}
+
+/// A message whose model gives it a correlation key (Camunda 8's `zeebe:subscription
+/// correlationKey="= orderId"`, the `messages_keyed` app) on Kogito: each parked run's
+/// wait records the key's value read in its instance (`orderId`, declared in the service
+/// though the model declares it nowhere), so `runs message --key` reaches only the run
+/// waiting under that value, and a key nobody waits under is refused.
+#[test]
+fn runs_message_by_correlation_key_reaches_the_kogito_run_waiting_under_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("messages_keyed");
+    let built = cuga(
+        &[
+            "kogito",
+            "build",
+            "messages_keyed",
+            "--no-build",
+            "--out",
+            project.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(built.status.success(), "{}", show(&built));
+    let service = kogito::Kogito::start(project.to_str().unwrap());
+    let url = service.url.as_str();
+    let dir = tmp.path().join("runs");
+    let mut ids = Vec::new();
+    for order in ["A-1", "B-2"] {
+        let var = format!("orderId={order}");
+        let before: Vec<String> = std::fs::read_dir(dir.join("runs"))
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let out = cuga(
+            &[
+                "start",
+                "messages_keyed",
+                "--engine",
+                "kogito",
+                "--engine-url",
+                url,
+                "--var",
+                &var,
+                "--max-wait",
+                "0",
+            ],
+            Some(&dir),
+        );
+        assert_eq!(out.status.code(), Some(3), "{order}: {}", show(&out));
+        let id = std::fs::read_dir(dir.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .find(|id| !before.contains(id))
+            .expect("a new run");
+        ids.push(id);
+    }
+    let records = journal_of(&dir, &ids[0]);
+    assert_eq!(records[0]["engine"], "kogito");
+    let waiting = records
+        .iter()
+        .rfind(|r| r["event"] == "run_waiting")
+        .expect("the run parks");
+    assert_eq!(waiting["awaiting"][0]["name"], "PaymentReceived");
+    assert_eq!(waiting["awaiting"][0]["node"], "Catch_Paid");
+    assert_eq!(waiting["awaiting"][0]["correlation"], "A-1");
+
+    // A key nobody waits under: refused, nothing written.
+    let before = journal_of(&dir, &ids[0]).len();
+    let out = cuga(
+        &["runs", "message", "--key", "Z-9", "PaymentReceived"],
+        Some(&dir),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert_eq!(journal_of(&dir, &ids[0]).len(), before);
+
+    // The right key: only that run goes on, on its Kogito instance, to its end.
+    let out = cuga(
+        &[
+            "runs",
+            "message",
+            "--key",
+            "B-2",
+            "PaymentReceived",
+            "--var",
+            "paid=true",
+            "--engine-url",
+            url,
+        ],
+        Some(&dir),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(finished_status(&dir, &ids[1]).as_deref(), Some("completed"));
+    assert_eq!(finished_status(&dir, &ids[0]), None);
+    let b = journal_of(&dir, &ids[1]);
+    let entered: Vec<&str> = b
+        .iter()
+        .filter(|r| r["event"] == "node_entered")
+        .filter_map(|r| r["node"].as_str())
+        .collect();
+    assert_eq!(entered, ["Start", "Task_Invoice", "Catch_Paid", "End"]);
+    let received: Vec<&serde_json::Value> = b
+        .iter()
+        .filter(|r| r["event"] == "message_received")
+        .collect();
+    assert_eq!(received.len(), 1, "{b:#?}");
+    assert_eq!(received[0]["node"], "Catch_Paid");
+
+    // No value for the key: the run fails at the catch, saying why, as on the native
+    // engine.
+    let out = cuga(
+        &[
+            "start",
+            "messages_keyed",
+            "--engine",
+            "kogito",
+            "--engine-url",
+            url,
+            "--max-wait",
+            "0",
+            "--json",
+        ],
+        Some(&dir),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        show(&out).contains(
+            "message `PaymentReceived` at `Catch_Paid`: its correlation key `= orderId` has no value"
+        ),
+        "{}",
+        show(&out)
+    );
+}
+
+fn journal_of(dir: &std::path::Path, id: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("runs").join(id).join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// A call activity on Kogito (the `call_parent` app's service): its user task runs the
+/// called app as a child run of its own (linked to the parent, journalled beside it) with
+/// the `in` mapping, as on the native engine, and the child's `out` variables complete
+/// the task; the parent's journal is the native engine's.
+#[test]
+fn a_call_activity_on_kogito_runs_the_called_app_as_a_linked_child_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("call_parent");
+    let built = cuga(
+        &[
+            "kogito",
+            "build",
+            "call_parent",
+            "--no-build",
+            "--out",
+            project.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(built.status.success(), "{}", show(&built));
+    let service = kogito::Kogito::start(project.to_str().unwrap());
+    let mut parents = Vec::new();
+    for (engine, args) in [
+        ("native", vec!["--engine", "native"]),
+        (
+            "kogito",
+            vec!["--engine", "kogito", "--engine-url", service.url.as_str()],
+        ),
+    ] {
+        let dir = tmp.path().join(engine);
+        let mut start = vec![
+            "start",
+            "call_parent",
+            "--scenario",
+            "approve",
+            "--no-model",
+        ];
+        start.extend(&args);
+        let out = cuga(&start, Some(&dir));
+        assert_eq!(out.status.code(), Some(0), "{engine}: {}", show(&out));
+        let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        ids.sort();
+        assert_eq!(ids.len(), 2, "{ids:?}");
+        let (parent, child) = (&ids[0], &ids[1]);
+        assert_eq!(child, &format!("{parent}.Call_Review.1"));
+        let p = journal_of(&dir, parent);
+        assert_eq!(p[0]["engine"], engine);
+        let started: Vec<&serde_json::Value> =
+            p.iter().filter(|r| r["event"] == "child_started").collect();
+        assert_eq!(started.len(), 1);
+        assert_eq!(started[0]["run_id"], child.as_str());
+        assert_eq!(started[0]["key"], format!("{parent}:Call_Review:1"));
+        let c = journal_of(&dir, child);
+        assert_eq!(
+            c[0]["parent"],
+            serde_json::json!({"run_id": parent, "node": "Call_Review"})
+        );
+        assert_eq!(
+            c[0]["variables"],
+            serde_json::json!({"amount": 250, "approved": false})
+        );
+        // What the parent journals, the run ids left out.
+        let shape: Vec<String> = p
+            .iter()
+            .filter_map(|r| {
+                let event = r["event"].as_str()?;
+                Some(match event {
+                    "node_entered" => format!("{event} {}", r["node"].as_str()?),
+                    "child_started" => format!("{event} {} {}", r["node"], r["process_key"]),
+                    "task_finished" => format!(
+                        "{event} {} {} {:?}",
+                        r["node"],
+                        r["status"],
+                        sorted(&r["variables"])
+                    ),
+                    "run_finished" => {
+                        format!("{event} {} {:?}", r["status"], sorted(&r["variables"]))
+                    }
+                    _ => return None,
+                })
+            })
+            .collect();
+        parents.push(shape);
+    }
+    let end =
+        serde_json::json!({"amount": 250, "approved": true, "note": "not passed to the child"});
+    assert!(
+        parents[0].contains(&format!("run_finished \"completed\" {:?}", sorted(&end))),
+        "{:#?}",
+        parents[0]
+    );
+    assert_eq!(
+        parents[1], parents[0],
+        "Kogito differs from the native engine"
+    );
+}
+
+/// A JSON object's members in name order.
+fn sorted(value: &serde_json::Value) -> std::collections::BTreeMap<String, serde_json::Value> {
+    serde_json::from_value(value.clone()).unwrap_or_default()
+}
+
+/// A child run that waits for a person parks its Kogito parent, as on the native engine:
+/// the call's user task waits, the parent parks (`run_waiting`, reason `child run <id>`,
+/// its instance kept); once the child's question is answered (`runs answer`, which
+/// resumes and ends the child) the parent is due, and `runs resume --due` re-attaches it:
+/// the call is made again, reads the child's end (no second `child_started`, no second
+/// child) and the parent goes on.
+#[test]
+fn a_parked_child_parks_its_kogito_parent_until_it_is_answered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("call_parent");
+    let built = cuga(
+        &[
+            "kogito",
+            "build",
+            "call_parent",
+            "--no-build",
+            "--out",
+            project.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(built.status.success(), "{}", show(&built));
+    let service = kogito::Kogito::start(project.to_str().unwrap());
+    let mut parents = Vec::new();
+    for (engine, args) in [
+        ("native", vec!["--engine", "native"]),
+        (
+            "kogito",
+            vec!["--engine", "kogito", "--engine-url", service.url.as_str()],
+        ),
+    ] {
+        let dir = tmp.path().join(engine);
+        let mut start = vec![
+            "start",
+            "call_parent",
+            "--var",
+            "amount=300",
+            "--no-model",
+            "--detach",
+        ];
+        start.extend(&args);
+        let out = cuga(&start, Some(&dir));
+        assert_eq!(out.status.code(), Some(3), "{engine}: {}", show(&out));
+        let mut ids: Vec<String> = std::fs::read_dir(dir.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        ids.sort();
+        assert_eq!(ids.len(), 2, "{ids:?}");
+        let (parent, child) = (ids[0].clone(), ids[1].clone());
+        let p = journal_of(&dir, &parent);
+        let waiting = p
+            .iter()
+            .find(|r| r["event"] == "run_waiting")
+            .unwrap_or_else(|| panic!("{engine}: the parent does not park: {p:#?}"));
+        assert_eq!(waiting["reason"], format!("child run {child}"), "{engine}");
+
+        let answer = [
+            "runs",
+            "answer",
+            &child,
+            "Task_Assess",
+            "--outputs",
+            r#"{"approved": true}"#,
+        ];
+        let out = cuga(&answer, Some(&dir));
+        assert!(out.status.success(), "{engine}: {}", show(&out));
+        let mut due = vec!["runs", "resume", "--due"];
+        if engine == "kogito" {
+            due.extend(["--engine-url", service.url.as_str()]);
+        }
+        let out = cuga(&due, Some(&dir));
+        assert!(out.status.success(), "{engine}: {}", show(&out));
+
+        let p = journal_of(&dir, &parent);
+        let c = journal_of(&dir, &child);
+        assert_eq!(
+            finished_status(&dir, &child).as_deref(),
+            Some("completed"),
+            "{engine}"
+        );
+        assert_eq!(
+            c.iter().filter(|r| r["event"] == "run_started").count(),
+            1,
+            "{engine}"
+        );
+        let shape: Vec<String> = p
+            .iter()
+            .filter_map(|r| {
+                let event = r["event"].as_str()?;
+                Some(match event {
+                    "node_entered" => format!("{event} {}", r["node"].as_str()?),
+                    "child_started" => format!("{event} {} {}", r["node"], r["process_key"]),
+                    "task_finished" => format!(
+                        "{event} {} {} {:?}",
+                        r["node"],
+                        r["status"],
+                        sorted(&r["variables"])
+                    ),
+                    "run_waiting" => format!("{event} {}", r["reason"] != ""),
+                    "run_finished" => {
+                        format!("{event} {} {:?}", r["status"], sorted(&r["variables"]))
+                    }
+                    _ => return None,
+                })
+            })
+            .collect();
+        parents.push(shape);
+    }
+    let end =
+        serde_json::json!({"amount": 300, "approved": true, "note": "not passed to the child"});
+    assert!(
+        parents[0].contains(&format!("run_finished \"completed\" {:?}", sorted(&end))),
+        "{:#?}",
+        parents[0]
+    );
+    assert_eq!(
+        parents[0]
+            .iter()
+            .filter(|s| s.starts_with("child_started"))
+            .count(),
+        1
+    );
+    assert_eq!(
+        parents[1], parents[0],
+        "Kogito differs from the native engine"
+    );
+}

@@ -314,12 +314,12 @@ pub fn run_resumed(
     let resumed = resumed.map(Box::new);
     let given = wiring::given_to_calls(scenario.as_ref(), answers.as_ref())?;
     // Call activities that name a process run it as a child run (on the native engine,
-    // and on an external one or Flowable, whose call activity's `execute_task` cuga-flo
+    // and on an external one, Flowable or Kogito, whose call activity's `execute_task` cuga-flo
     // answers so).
     let parent_graph: super::calls::ParentGraph = Default::default();
     let children: Option<Arc<dyn ChildRuns>> = matches!(
         kind,
-        EngineKind::Native | EngineKind::Mcp | EngineKind::Flowable
+        EngineKind::Native | EngineKind::Mcp | EngineKind::Flowable | EngineKind::Kogito
     )
     .then(|| {
         Arc::new(AppChildren {

@@ -457,7 +457,8 @@ pub fn rewrite(
     let mut multi_subprocesses: Vec<(String, String)> = Vec::new();
     for node in &process.nodes {
         let element = match &node.kind {
-            NodeKind::Task(_)
+            // (A multi-instance call activity's instances are child runs: on Kogito.)
+            NodeKind::Task(_) | NodeKind::CallActivity { .. }
                 if throws
                     && let Some(crate::bpmn::Looping {
                         kind: crate::bpmn::LoopKind::MultiInstance { sequential },

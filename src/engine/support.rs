@@ -32,10 +32,12 @@
 //! their instance's variables) when each instance runs one token to one end event: one
 //! with no end event, a parallel split, a non-interrupting boundary event or an event
 //! sub-process inside, or another multi-instance activity inside, is refused. None
-//! reaches Kogito yet: the control points inside a sub-process instance would not see its
-//! local variables. On Flowable a call activity's job runs the called app as a child run
-//! of cuga-flo's, as on the native engine, and a child that parks parks its parent; on
-//! Kogito a call activity is refused.
+//! reaches Kogito: jBPM keeps an instance's element variable and loop counter in the
+//! sub-process instance's scope, which its REST API does not show. On Flowable a call
+//! activity's job, and on Kogito its user task, runs the called app as a child run of
+//! cuga-flo's, as on the native engine, and a child that parks parks its parent (on
+//! Kogito a multi-instance call activity too: a multi-instance task whose instances are
+//! child runs).
 //!
 //! Throw events that nothing in the run catches (message and signal throws and ends with
 //! no catch waiting, and escalations on Kogito) pass on every engine: passing
@@ -181,6 +183,16 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                         None => continue,
                     }
                 }
+                // On Kogito a multi-instance call activity runs as a multi-instance task
+                // whose instances are child runs.
+                LoopKind::MultiInstance { .. }
+                    if executor == Executor::Kogito
+                        && matches!(node.kind, NodeKind::CallActivity { .. })
+                        && (looping.multi.collection.is_some()
+                            || looping.multi.cardinality.is_some()) =>
+                {
+                    continue;
+                }
                 LoopKind::MultiInstance { .. }
                     if looping.multi.collection.is_none()
                         && looping.multi.cardinality.is_none() =>
@@ -189,6 +201,22 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
                      a `collection` attribute, zeebe:loopCharacteristics inputCollection) nor a \
                      loopCardinality: the engine cannot tell how many instances to run"
                         .to_string()
+                }
+                // jBPM would run it, but cuga-flo could not ask what is inside as the
+                // native engine asks it.
+                LoopKind::MultiInstance { sequential }
+                    if executor == Executor::Kogito && is_subprocess(node) =>
+                {
+                    format!(
+                        "a {} multi-instance {}: on Kogito only multi-instance tasks run (jBPM \
+                         keeps each instance's element variable and loop counter in the \
+                         sub-process instance's own scope, which Kogito's REST API does not \
+                         show, and cuga-flo completes each user task with the process's \
+                         variables: the control points inside an instance would not see its \
+                         variables, and parallel instances would overwrite each other's)",
+                        if sequential { "sequential" } else { "parallel" },
+                        node.kind.tag(),
+                    )
                 }
                 LoopKind::MultiInstance { sequential } => format!(
                     "a {} multi-instance {}: {}",
@@ -304,15 +332,8 @@ fn element_problem(node: &Node, executor: Executor) -> Option<String> {
                 .to_string(),
         ),
         // The native engine runs the called process as a child run (engine::native::call).
-        // On Flowable the call activity's job runs the called app as a child run of
-        // cuga-flo's, as on the native engine (`engine::external::Witness`).
-        NodeKind::CallActivity {
-            called_element: Some(called),
-        } if executor == Executor::Kogito => Some(format!(
-            "a call activity: it would not call `{called}`; a task agent would be asked instead \
-             (on Kogito a child run could not park its parent as on the native engine: the \
-             child's question, timer or message would fail the call)"
-        )),
+        // On Flowable and Kogito the call activity's job or user task runs the called app
+        // as a child run of cuga-flo's, as on the native engine (`engine::external::Witness`).
         NodeKind::IntermediateCatchEvent { definitions } => first(definitions, &|d| {
             d == EventDefinition::Conditional
                 || (pulled && matches!(d, EventDefinition::Message | EventDefinition::Signal))
@@ -404,6 +425,10 @@ fn pulled_timer_problem(node: &Node, executor: Executor) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+fn is_subprocess(node: &Node) -> bool {
+    matches!(node.kind, NodeKind::SubProcess(_))
 }
 
 fn is_event_subprocess(node: &Node) -> bool {
@@ -619,9 +644,21 @@ mod tests {
             (
                 r#"<callActivity id="c" calledElement="other"/>"#,
                 EngineKind::Kogito,
-                &["c: a call activity: it would not call `other`"],
+                &[],
             ),
             (r#"<callActivity id="c"/>"#, Native, &[]),
+            (
+                r#"<callActivity id="c" calledElement="other"><multiInstanceLoopCharacteristics><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics></callActivity>"#,
+                EngineKind::Kogito,
+                &[],
+            ),
+            (
+                r#"<callActivity id="c" calledElement="other"><multiInstanceLoopCharacteristics><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics></callActivity>"#,
+                Flowable,
+                &[
+                    "c: a parallel multi-instance callActivity: on Flowable only multi-instance tasks",
+                ],
+            ),
             (
                 r#"<userTask id="m"><multiInstanceLoopCharacteristics isSequential="true"/></userTask>"#,
                 Native,

@@ -163,17 +163,25 @@ pub fn deliver_to_run(
             base: base.join("runs").display().to_string(),
         });
     }
-    let (journal, reopened) = match Journal::open(&dir, durability) {
-        Ok(opened) => opened,
-        // A server (`serve`) holds the run parked: it takes the delivery itself.
-        Err(JournalError::Locked { .. }) if held_parked(&dir).is_some() => {
-            return post(&dir, run, delivery, POST_WAIT);
-        }
-        Err(source) => {
-            return Err(DeliveryError::Open {
-                run: run.to_string(),
-                source,
-            });
+    // A run being moved on (a server resuming it between two parks, a worker) holds its
+    // lock without saying it is held parked; it soon parks again (and says so) or ends.
+    let busy_until = std::time::Instant::now() + BUSY_WAIT;
+    let (journal, reopened) = loop {
+        match Journal::open(&dir, durability) {
+            Ok(opened) => break opened,
+            // A server (`serve`) holds the run parked: it takes the delivery itself.
+            Err(JournalError::Locked { .. }) if held_parked(&dir).is_some() => {
+                return post(&dir, run, delivery, POST_WAIT);
+            }
+            Err(JournalError::Locked { .. }) if std::time::Instant::now() < busy_until => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(source) => {
+                return Err(DeliveryError::Open {
+                    run: run.to_string(),
+                    source,
+                });
+            }
         }
     };
     deliver(&journal, &reopened.records, run, delivery)
@@ -196,6 +204,8 @@ pub const INBOX_DIR: &str = "inbox";
 const HELD_FILE: &str = "held";
 /// How often a server looks into the inboxes of the runs it holds parked.
 pub const INBOX_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+/// How long a sender waits for a run another process is moving on to park or end.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// How long a sender waits for the server's reply.
 const POST_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -462,6 +472,52 @@ mod tests {
         assert_eq!(left, [HELD_FILE], "nothing left behind");
         release_parked(dir.path());
         assert_eq!(held_parked(dir.path()), None);
+    }
+
+    /// A run another process is moving on (its lock held, not yet said to be held parked,
+    /// as a server resuming it between two parks) is waited for: once it parks under the
+    /// server, the delivery is posted there instead of being refused as locked.
+    #[test]
+    fn a_delivery_to_a_run_being_moved_on_waits_until_it_parks() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = store::run_dir(base.path(), "busy");
+        let journal = Journal::create(
+            &dir,
+            store::JournalOptions {
+                durability: super::super::Durability::Batch,
+                anchor: super::super::chain::Anchor::new("busy", None),
+            },
+        )
+        .unwrap();
+        let server_dir = dir.clone();
+        let server = std::thread::spawn(move || {
+            // Moving the run on for a while, then parking it and taking what was posted.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            hold_parked(&server_dir).unwrap();
+            let started = std::time::Instant::now();
+            let mut taken = 0;
+            while taken == 0 && started.elapsed() < std::time::Duration::from_secs(5) {
+                take_posted(&server_dir, |_| {
+                    taken += 1;
+                    Err(DeliveryError::Held {
+                        run: "busy".into(),
+                        message: "taken by the test server".into(),
+                    })
+                });
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            drop(journal);
+            taken
+        });
+        let err = deliver_to_run(
+            base.path(),
+            "busy",
+            &posted(),
+            super::super::Durability::Batch,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "taken by the test server");
+        assert_eq!(server.join().unwrap(), 1);
     }
 
     #[test]

@@ -11,7 +11,6 @@
 //! are made to the copy too.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -60,8 +59,6 @@ pub struct Witness {
     calls: BTreeMap<String, CallSpec>,
     /// Who runs them as child runs (none: a call activity is asked as a task).
     children: Option<Children>,
-    /// Whether the engine parks a call whose child run waits ([`Witness::park_children`]).
-    parks_children: AtomicBool,
     /// For each node inside (or being) a multi-instance activity, the names its task
     /// writes that stay the innermost instance's own (as the native engine keeps them).
     instance_own: BTreeMap<String, BTreeSet<String>>,
@@ -117,9 +114,10 @@ struct Seen {
     pending: Vec<EngineRecord>,
     /// Visits of call activities asked without an idempotency key.
     call_visits: BTreeMap<String, u64>,
-    /// The calls whose child run waits (engines that park them): by the call's key, the
-    /// child run's id.
-    children_waiting: BTreeMap<String, String>,
+    /// Whether a child that parks parks the run ([`Witness::park_children`]).
+    parks_children: bool,
+    /// The children that parked, by their call's key, not taken by the engine yet.
+    waiting_children: BTreeMap<String, String>,
 }
 
 impl Witness {
@@ -142,14 +140,14 @@ impl Witness {
                 skips: BTreeMap::new(),
                 pending: Vec::new(),
                 call_visits: BTreeMap::new(),
-                children_waiting: BTreeMap::new(),
+                parks_children: false,
+                waiting_children: BTreeMap::new(),
             }),
             prior: None,
             calls: (process.nodes.iter())
                 .filter_map(|n| Some((n.id.clone(), call_spec(n)?)))
                 .collect(),
             children: None,
-            parks_children: AtomicBool::new(false),
             instance_own: instance_own_names(process),
         }
     }
@@ -167,25 +165,23 @@ impl Witness {
         }
     }
 
-    /// For an engine that parks a call activity whose child run waits (Flowable): the
-    /// call is then answered with an error ([`Witness::child_waiting`] says which child
-    /// it waits for) and journals nothing more; the engine keeps the call waiting and
-    /// parks the run, and the resumed run calls again (the child is resumed, or its end
-    /// read). Otherwise the call fails, as a child that parks cannot be waited for.
+    /// A child that parks parks the run, as on the native engine, for an engine that can
+    /// park and keep the call waiting (Kogito): the call is left unanswered (`Err`, no
+    /// `task_finished`), [`Witness::take_waiting_child`] names the child, and the call made
+    /// again when the run is resumed resumes the child (or reads its end).
     pub fn park_children(&self) {
-        self.parks_children.store(true, Ordering::Relaxed);
+        self.seen().parks_children = true;
     }
 
-    /// The child run the call with idempotency key `key` waits for, if it parked.
-    pub fn child_waiting(&self, key: &str) -> Option<String> {
-        self.seen().children_waiting.get(key).cloned()
+    /// The child run the call with idempotency key `key` left waiting, if it did.
+    pub fn take_waiting_child(&self, key: &str) -> Option<String> {
+        self.seen().waiting_children.remove(key)
     }
 
     /// Run the child of call activity `node` for the call with `ctx` (its key, its
     /// variables) and journal it as the native engine does: `child_started` (once: a
-    /// resumed run whose journal holds it calls again without it), then the call's
-    /// `task_finished`. A child that parks parks the call ([`Witness::park_children`]), or
-    /// fails it.
+    /// resumed run's call finds it journalled), then the call's `task_finished`. A child
+    /// that parks fails the call, unless the run parks for it ([`Witness::park_children`]).
     async fn call_child(
         &self,
         node: &str,
@@ -204,11 +200,11 @@ impl Witness {
             }
         };
         let run_id = child_run_id(&key);
-        let started_before = self
+        let journalled = self
             .prior
             .as_ref()
             .is_some_and(|p| p.children_started.contains(&key));
-        if !started_before {
+        if !journalled {
             let mut seen = self.seen();
             let event = Event::ChildStarted {
                 node: node.to_string(),
@@ -236,19 +232,18 @@ impl Witness {
             untrusted,
         };
         let outcome = children.runs.run_child(call).await;
-        if self.parks_children.load(Ordering::Relaxed)
-            && let Ok(child) = &outcome
+        if let Ok(child) = &outcome
             && child.status == RunStatus::Waiting
+            && self.seen().parks_children
         {
-            let message = format!("child run {} waits", child.run_id);
+            let waiting = child.run_id.clone();
             self.end(node, &[], |seen| {
-                seen.children_waiting
-                    .insert(key.clone(), child.run_id.clone());
+                seen.waiting_children.insert(key.clone(), waiting.clone());
                 Vec::new()
             });
             return Err(ControlPointError {
                 element: node.to_string(),
-                message,
+                message: format!("child run {waiting} waits"),
                 calls: Vec::new(),
                 parked: None,
             });

@@ -1437,7 +1437,7 @@ impl Run {
             Ok(answer) => answer,
             // A call activity whose child run parked: its job waits (locked to this
             // worker) and the run parks once nothing else moves.
-            Err(why) => match self.witness.child_waiting(key) {
+            Err(why) => match self.witness.take_waiting_child(key) {
                 Some(child) => {
                     tracing::debug!("call activity `{task}` waits for child run {child}");
                     self.known().children_waiting.push(child);

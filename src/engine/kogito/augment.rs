@@ -40,6 +40,25 @@ pub struct Augmented {
     pub rewritten: Rewritten,
 }
 
+/// The variables the correlation keys of the model's messages read, in order.
+fn correlation_variables(process: &Process) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let keys =
+        (process.nodes.iter()).filter_map(|n| n.event_ref.as_ref()?.correlation_key.as_deref());
+    for key in keys {
+        let Ok(expr) = crate::expr::parse(key) else {
+            continue;
+        };
+        for name in expr.variables() {
+            let name = name.split('.').next().unwrap_or(&name).to_string();
+            if !name.starts_with("cuga") && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
 /// A Java identifier made from `text` (invalid characters become `_`).
 pub fn java_identifier(text: &str) -> String {
     let mut out: String = text
@@ -136,6 +155,13 @@ pub fn augment(
         .map(|v| (v.clone(), "Object"))
         .collect();
     declared.extend(rewritten.variables().into_iter().map(|v| (v, "String")));
+    // What the correlation keys of the messages caught read (Camunda 8's `= orderId`):
+    // cuga-flo reads it in the instance when a catch starts waiting.
+    for name in correlation_variables(process) {
+        if !declared.iter().any(|(v, _)| *v == name) {
+            declared.push((name, "Object"));
+        }
+    }
     // A multi-instance task's state ([`rewrite::multi_variables`]) and its instances'
     // loop counters ([`slots`]).
     for role in rewritten.roles.values() {

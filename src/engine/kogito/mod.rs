@@ -35,9 +35,19 @@
 //! task waits, a timer due within the run's wait limit is waited for in-process; else the
 //! run **parks** (`run_waiting`, the Kogito instance kept) with its earliest timer and the
 //! catches waiting for a message or signal (a receive task is one; one nothing in the
-//! process throws waits for `runs message` / `runs signal`). `runs resume` (`--due`,
+//! process throws waits for `runs message` / `runs signal`; a message wait carries the
+//! value its message's correlation key had in the instance when it began, as on the
+//! native engine, which `runs message --key` matches). `runs resume` (`--due`,
 //! `worker`) re-attaches, delivers what was journalled for those catches meanwhile (its
 //! variables set first) and fires the timers that are due.
+//!
+//! A call activity is a user task like a task's: its answer is the child run the
+//! [`Witness`] runs (the called app, `child_started`, `in`/`out` mappings, the child's
+//! uncaught error raised at the user task), as on Flowable. A child that parks parks the
+//! run, as on the native engine: the call's user task is left waiting
+//! ([`Witness::park_children`]), the run parks (`run_waiting`, reason `child run <id>`)
+//! once nothing else moves, and the resumed run's call resumes the child or reads its
+//! end.
 //!
 //! A multi-instance task is jBPM's multi-instance user task over the loop counters
 //! cuga-flo's step in front of it sets ([`pull::MultiTask`], as on Flowable): each
@@ -144,6 +154,8 @@ async fn run(
     witness: Arc<Witness>,
     request: RunRequest,
 ) -> Result<RunOutcome, String> {
+    // A child that parks parks the run: the call's user task waits meanwhile.
+    witness.park_children();
     let run = Run::start(&settings, request, witness).await?;
     let ended = run.drive().await;
     Ok(run.finish(ended).await)
@@ -200,8 +212,15 @@ struct Pending {
 
 #[derive(Debug, Clone)]
 enum Awaits {
-    Timer { due_ms: u64 },
-    Message { kind: CatchKind, name: String },
+    Timer {
+        due_ms: u64,
+    },
+    /// `correlation`: the value of the message's correlation key when the wait began.
+    Message {
+        kind: CatchKind,
+        name: String,
+        correlation: Option<String>,
+    },
 }
 
 /// What the run does when the instance has no user task waiting.
@@ -254,6 +273,9 @@ struct Known {
     /// Per sequential multi-instance task, the instances of each of its runs started so
     /// far (jBPM records no entry for an instance: cuga-flo sees each when it waits).
     multi_started: HashMap<String, Vec<u64>>,
+    /// The call activities' user tasks whose child run parked (work item → child run):
+    /// left waiting until the run is resumed.
+    held: HashMap<String, String>,
 }
 
 impl Run {
@@ -599,7 +621,13 @@ impl Run {
                     Err(why) => return self.fail(why).await,
                 }
             }
-            let Some(item) = items.into_iter().next() else {
+            // A call whose child parked waits for the run to be resumed.
+            let item = {
+                let mut known = self.known();
+                known.held.retain(|id, _| items.iter().any(|i| i.id == *id));
+                items.into_iter().find(|i| !known.held.contains_key(&i.id))
+            };
+            let Some(item) = item else {
                 match self.idle().await {
                     Ok(Idle::Again) => continue,
                     Ok(Idle::Park) => return Ended::Waiting,
@@ -690,11 +718,23 @@ impl Run {
                     .witness
                     .prior()
                     .is_none_or(|p| p.answer(&key).is_none());
-                match self
+                let answer = self
                     .asker()
                     .answer_task(&task, &key, variables, &path, None)
-                    .await?
-                {
+                    .await;
+                let answer = match answer {
+                    Ok(answer) => answer,
+                    // A call activity whose child run parked: its task waits, the run
+                    // parks when nothing else moves (as on the native engine).
+                    Err(why) => match self.witness.take_waiting_child(&key) {
+                        Some(child) => {
+                            self.known().held.insert(item.id.clone(), child);
+                            return Ok(());
+                        }
+                        None => return Err(why),
+                    },
+                };
+                match answer {
                     TaskAnswer::Done(writes) => complete(writes).await,
                     TaskAnswer::Raised { code, error } => {
                         self.raise(item, &task, fresh, code, error).await
@@ -897,11 +937,22 @@ impl Run {
             .prior()
             .is_none_or(|p| p.answer(&key).is_none());
         let visit = instance.visit();
-        match self
+        let answer = self
             .asker()
             .answer_task(task, &key, variables.clone(), path, Some(visit))
-            .await?
-        {
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            // An instance of a call activity whose child run parked: it waits.
+            Err(why) => match self.witness.take_waiting_child(&key) {
+                Some(child) => {
+                    self.known().held.insert(item.id.clone(), child);
+                    return Ok(());
+                }
+                None => return Err(why),
+            },
+        };
+        match answer {
             TaskAnswer::Done(writes) => {
                 let set = multi.instance_done(&self.witness, task, instance, variables, writes)?;
                 let mut full = all;
@@ -1088,12 +1139,7 @@ impl Run {
             }
             let what = if event_type.starts_with(augment::TIMER_TYPE) {
                 if variables.is_none() {
-                    variables = Some(user_variables(
-                        self.client
-                            .variables(&self.process, &self.instance)
-                            .await
-                            .map_err(|e| self.lost(e))?,
-                    ));
+                    variables = Some(self.user_variables().await?);
                 }
                 let event = self.request.process.node(node).ok_or_else(|| {
                     format!("Kogito waits at timer `{node}`, which the model lacks")
@@ -1107,13 +1153,33 @@ impl Run {
                 Awaits::Timer { due_ms }
             } else {
                 let topology = Topology::from_process(&self.request.process);
-                let Some((kind, name)) = topology
-                    .node(node)
-                    .and_then(crate::engine::native::messages::signature)
-                else {
+                let Some(catch) = topology.node(node) else {
                     continue;
                 };
-                Awaits::Message { kind, name }
+                let Some((kind, name)) = crate::engine::native::messages::signature(catch) else {
+                    continue;
+                };
+                // A message with a correlation key waits under the key's value now (as
+                // the native engine reads it when the wait begins): `runs message --key`
+                // finds the run by it.
+                let keyed = catch
+                    .event_ref
+                    .as_ref()
+                    .is_some_and(|r| r.correlation_key.is_some());
+                if keyed && variables.is_none() {
+                    variables = Some(self.user_variables().await?);
+                }
+                let correlation = crate::engine::native::messages::correlation_over(
+                    catch.event_ref.as_ref(),
+                    kind,
+                    variables.as_ref().unwrap_or(&Map::new()),
+                )
+                .map_err(|why| format!("{} `{name}` at `{node}`: {why}", kind.as_str()))?;
+                Awaits::Message {
+                    kind,
+                    name,
+                    correlation,
+                }
             };
             // A wait is journalled after the entry of what waits, as the native engine
             // journals it.
@@ -1126,7 +1192,7 @@ impl Run {
                     node: node.clone(),
                     due_ms: *due_ms,
                 },
-                Awaits::Message { kind, name } => Event::MessageAwaited {
+                Awaits::Message { kind, name, .. } => Event::MessageAwaited {
                     key: key.clone(),
                     node: node.clone(),
                     kind: *kind,
@@ -1143,6 +1209,16 @@ impl Run {
             );
         }
         Ok(waits)
+    }
+
+    /// The instance's variables cuga-flo's harness sees.
+    async fn user_variables(&self) -> Result<Map<String, Value>, String> {
+        let all = self
+            .client
+            .variables(&self.process, &self.instance)
+            .await
+            .map_err(|e| self.lost(e))?;
+        Ok(user_variables(all))
     }
 
     /// When the next timer of the instance is due, and its node.
@@ -1242,12 +1318,16 @@ impl Run {
                 .pending
                 .iter()
                 .filter_map(|(node, p)| match &p.what {
-                    Awaits::Message { kind, name } => Some(crate::journal::event::Awaited {
+                    Awaits::Message {
+                        kind,
+                        name,
+                        correlation,
+                    } => Some(crate::journal::event::Awaited {
                         key: p.key.clone(),
                         node: node.clone(),
                         kind: *kind,
                         name: name.clone(),
-                        correlation: None,
+                        correlation: correlation.clone(),
                     }),
                     Awaits::Timer { .. } => None,
                 })
@@ -1255,14 +1335,23 @@ impl Run {
             awaiting.sort_by(|a, b| a.key.cmp(&b.key));
             awaiting
         };
-        if next.is_none() && awaiting.is_empty() {
+        let mut children: Vec<String> = self.known().held.values().cloned().collect();
+        children.sort();
+        if next.is_none() && awaiting.is_empty() && children.is_empty() {
             return Err("the instance is active but waits for nothing cuga-flo can answer (a join waiting for a branch that will not come?)".to_string());
         }
         // The path so far is journalled before the run parks.
         let path = self.known().path.clone();
         self.witness.entered(&path, Vec::new());
         self.witness.journal(Event::RunWaiting {
-            reason: if next.is_some() { "timer" } else { "message" }.to_string(),
+            // What the native engine names first: a timer, a message, its children.
+            reason: if next.is_some() {
+                "timer".to_string()
+            } else if !awaiting.is_empty() {
+                "message".to_string()
+            } else {
+                format!("child run {}", children.join(", "))
+            },
             questions: Vec::new(),
             due_ms: next.map(|(due, _)| due),
             awaiting,
@@ -1348,7 +1437,17 @@ impl Run {
 /// Rebuild a resumed run's waits from its journal: the visits of each catch and timer, the
 /// timers scheduled and not fired, the catches awaited and not reached, and the deliveries
 /// from outside journalled for them (delivered to the instance when it is re-attached).
+/// A wait keeps the correlation value the run parked with.
 fn rebuild_waits(known: &mut Known, records: &[crate::journal::Record]) {
+    let correlations: HashMap<&str, &str> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::RunWaiting { awaiting, .. } => Some(awaiting),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|a| Some((a.key.as_str(), a.correlation.as_deref()?)))
+        .collect();
     let visit = |key: &str| {
         key.rsplit(':')
             .next()
@@ -1385,6 +1484,7 @@ fn rebuild_waits(known: &mut Known, records: &[crate::journal::Record]) {
                         what: Awaits::Message {
                             kind: *kind,
                             name: name.clone(),
+                            correlation: correlations.get(key.as_str()).map(|c| c.to_string()),
                         },
                     },
                 );
@@ -1416,5 +1516,84 @@ fn rebuild_waits(known: &mut Known, records: &[crate::journal::Record]) {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::Record;
+    use crate::journal::event::Awaited;
+
+    fn record(seq: u64, event: Event) -> Record {
+        Record {
+            seq,
+            at_ms: 0,
+            prev: String::new(),
+            event,
+        }
+    }
+
+    /// A resumed run's message wait keeps the correlation value it parked with (a run that
+    /// parks again is found by `runs message --key` again), and a delivery journalled
+    /// while it was parked waits in the inbox.
+    #[test]
+    fn a_rebuilt_message_wait_keeps_its_correlation_value() {
+        let awaited = |correlation: Option<&str>| Awaited {
+            key: "r:Catch_Paid:1".into(),
+            node: "Catch_Paid".into(),
+            kind: CatchKind::Message,
+            name: "PaymentReceived".into(),
+            correlation: correlation.map(str::to_string),
+        };
+        let records = [
+            record(
+                1,
+                Event::MessageAwaited {
+                    key: "r:Catch_Paid:1".into(),
+                    node: "Catch_Paid".into(),
+                    kind: CatchKind::Message,
+                    name: "PaymentReceived".into(),
+                },
+            ),
+            record(
+                2,
+                Event::RunWaiting {
+                    reason: "message".into(),
+                    questions: Vec::new(),
+                    due_ms: None,
+                    awaiting: vec![awaited(Some("A-1"))],
+                },
+            ),
+        ];
+        let mut known = Known::default();
+        rebuild_waits(&mut known, &records);
+        let pending = &known.pending["Catch_Paid"];
+        assert_eq!(pending.key, "r:Catch_Paid:1");
+        match &pending.what {
+            Awaits::Message { correlation, .. } => {
+                assert_eq!(correlation.as_deref(), Some("A-1"));
+            }
+            Awaits::Timer { .. } => panic!("a message wait"),
+        }
+        assert_eq!(known.awaits["Catch_Paid"], 1);
+
+        // Without a correlation key, none.
+        let mut records = records.to_vec();
+        records[1].event = Event::RunWaiting {
+            reason: "message".into(),
+            questions: Vec::new(),
+            due_ms: None,
+            awaiting: vec![awaited(None)],
+        };
+        let mut known = Known::default();
+        rebuild_waits(&mut known, &records);
+        assert!(matches!(
+            known.pending["Catch_Paid"].what,
+            Awaits::Message {
+                correlation: None,
+                ..
+            }
+        ));
     }
 }

@@ -197,8 +197,33 @@ impl Client {
         .map(drop)
     }
 
-    /// Raise BPMN error `code` at the user task `item` (the service's own endpoint: jBPM
-    /// delivers it to the boundary event or event sub-process catching it).
+    /// A call to one of the service's own endpoints (what Kogito's REST API lacks):
+    /// `/cugaflo/{op}/{process}/{id}`, then `/{work item}` when the call is made at one,
+    /// with `query`. Its answer.
+    async fn own(
+        &self,
+        method: Method,
+        op: &str,
+        at: (&str, &str, Option<&WorkItem>),
+        query: &[(&str, &str)],
+    ) -> Result<Value, RestError> {
+        let (process, id, item) = at;
+        let (path, what) = match item {
+            Some(item) => (
+                format!("cugaflo/{op}/{process}/{id}/{}", item.id),
+                format!("{method} /cugaflo/{op}/{{process}}/{{id}}/{{workItem}}"),
+            ),
+            None => (
+                format!("cugaflo/{op}/{process}/{id}"),
+                format!("{method} /cugaflo/{op}/{{process}}/{{id}}"),
+            ),
+        };
+        let request = self.at(method, &path).query(query);
+        self.send(request, &what).await
+    }
+
+    /// Raise BPMN error `code` at the user task `item` (jBPM delivers it to the boundary
+    /// event or event sub-process catching it).
     pub async fn raise(
         &self,
         process: &str,
@@ -206,15 +231,14 @@ impl Client {
         item: &WorkItem,
         code: &str,
     ) -> Result<(), RestError> {
-        let request = self
-            .at(
-                Method::POST,
-                &format!("cugaflo/error/{process}/{id}/{}", item.id),
-            )
-            .query(&[("code", code)]);
-        self.send(request, "POST /cugaflo/error/{process}/{id}/{workItem}")
-            .await
-            .map(drop)
+        self.own(
+            Method::POST,
+            "error",
+            (process, id, Some(item)),
+            &[("code", code)],
+        )
+        .await
+        .map(drop)
     }
 
     /// Deliver jBPM signal `event_type` (a message or signal the run throws at the user
@@ -227,30 +251,23 @@ impl Client {
         item: &WorkItem,
         event_type: &str,
     ) -> Result<Vec<String>, RestError> {
-        let request = self
-            .at(
-                Method::POST,
-                &format!("cugaflo/deliver/{process}/{id}/{}", item.id),
-            )
-            .query(&[("type", event_type)]);
         let answer = self
-            .send(request, "POST /cugaflo/deliver/{process}/{id}/{workItem}")
+            .own(
+                Method::POST,
+                "deliver",
+                (process, id, Some(item)),
+                &[("type", event_type)],
+            )
             .await?;
-        Ok(answer["caught"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c.as_str().map(str::to_string))
-            .collect())
+        Ok(caught(&answer))
     }
 
     /// What the instance waits for that cuga-flo delivers (its catches, boundary events
     /// and event sub-process starts waiting for one of cuga-flo's signals): `(node, signal
     /// type)`, service ids.
     pub async fn waits(&self, process: &str, id: &str) -> Result<Vec<(String, String)>, RestError> {
-        let request = self.at(Method::GET, &format!("cugaflo/waits/{process}/{id}"));
         let answer = self
-            .send(request, "GET /cugaflo/waits/{process}/{id}")
+            .own(Method::GET, "waits", (process, id, None), &[])
             .await?;
         Ok(answer["waits"]
             .as_array()
@@ -273,18 +290,15 @@ impl Client {
         id: &str,
         event_type: &str,
     ) -> Result<Vec<String>, RestError> {
-        let request = self
-            .at(Method::POST, &format!("cugaflo/signal/{process}/{id}"))
-            .query(&[("type", event_type)]);
         let answer = self
-            .send(request, "POST /cugaflo/signal/{process}/{id}")
+            .own(
+                Method::POST,
+                "signal",
+                (process, id, None),
+                &[("type", event_type)],
+            )
             .await?;
-        Ok(answer["caught"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c.as_str().map(str::to_string))
-            .collect())
+        Ok(caught(&answer))
     }
 
     /// Move a token: trigger `node`, then cancel the node instance the token was at.
@@ -346,4 +360,15 @@ impl Client {
             detail: format!("unexpected answer: {e}"),
         })
     }
+}
+
+/// The nodes a delivery or signal reached (`{"caught": [...]}`), in the order they started
+/// waiting.
+fn caught(answer: &Value) -> Vec<String> {
+    answer["caught"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect()
 }

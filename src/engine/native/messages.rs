@@ -252,33 +252,19 @@ impl Run {
         Ok(key)
     }
 
-    /// The correlation value of a message catch whose message has a correlation key (a
-    /// FEEL expression such as `= orderId`, read in the variables `token` sees): a string
-    /// as it is, any other value as JSON. `Err` when the key cannot be read or has no
-    /// value (Camunda 8 stops the instance with an incident there; the run fails).
+    /// The correlation value of a message catch whose message has a correlation key,
+    /// read in the variables `token` sees ([`correlation_over`]).
     fn correlation_of(
         &self,
         token: TokenId,
         node: &LiveNode,
         kind: CatchKind,
     ) -> Result<Option<String>, String> {
-        let Some(key) = (node.event_ref.as_ref())
-            .and_then(|r| r.correlation_key.as_deref())
-            .filter(|_| kind == CatchKind::Message)
-        else {
-            return Ok(None);
-        };
-        let expr = crate::expr::parse(key)
-            .map_err(|e| format!("its correlation key `{key}` is not an expression: {e}"))?;
-        let vars = super::multi::Layered(self.layers(token));
-        match expr.value(&vars) {
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Ok(Some(other.to_string())),
-            None => Err(format!(
-                "its correlation key `{key}` has no value (is {} set?)",
-                expr.variables().join(", ")
-            )),
-        }
+        correlation_over(
+            node.event_ref.as_ref(),
+            kind,
+            &super::multi::Layered(self.layers(token)),
+        )
     }
 
     /// `token` leaves `activity`: its message and signal boundary events no longer wait.
@@ -457,5 +443,35 @@ impl Run {
         } else {
             self.leave(token, &node.id)
         }
+    }
+}
+
+/// The correlation value of a catch waiting for a message (`event_ref`: the message it
+/// waits for) whose message has a correlation key (a FEEL expression such as `= orderId`,
+/// read in `variables` when the wait begins): a string as it is, any other value as JSON;
+/// `None` for a message without a key, or a signal. `Err` when the key cannot be read or
+/// has no value (Camunda 8 stops the instance with an incident there; the run fails).
+/// What every engine whose waits cuga-flo journals computes (the native one, and
+/// cuga-flo for Kogito).
+pub fn correlation_over(
+    event_ref: Option<&crate::bpmn::EventRef>,
+    kind: CatchKind,
+    variables: &dyn crate::expr::Variables,
+) -> Result<Option<String>, String> {
+    let Some(key) = event_ref
+        .and_then(|r| r.correlation_key.as_deref())
+        .filter(|_| kind == CatchKind::Message)
+    else {
+        return Ok(None);
+    };
+    let expr = crate::expr::parse(key)
+        .map_err(|e| format!("its correlation key `{key}` is not an expression: {e}"))?;
+    match expr.value(variables) {
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Ok(Some(other.to_string())),
+        None => Err(format!(
+            "its correlation key `{key}` has no value (is {} set?)",
+            expr.variables().join(", ")
+        )),
     }
 }
