@@ -3,6 +3,12 @@
 
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator: the CLI allocates many small values (a
+/// large config and model make hundreds of thousands), where glibc's malloc and free took
+/// a fifth of `validate`'s instructions.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     cuga_flo::cli::main()
 }

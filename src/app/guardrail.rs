@@ -78,8 +78,8 @@ fn model_attribute<'a>(process: &'a Process, node: &str, local: &str) -> Option<
     let node = process.node(node)?;
     node.attributes
         .iter()
-        .find(|(k, _)| k.as_str() == local || k.rsplit(':').next() == Some(local))
-        .map(|(_, v)| v.as_str())
+        .find(|(k, _)| *k == local || k.rsplit(':').next() == Some(local))
+        .map(|(_, v)| v)
 }
 
 /// Whether `gateway` is a guardrail: `approval:` in the config, or `requiresApproval`

@@ -2,6 +2,7 @@
 //! point at the exact key or value. Built from `saphyr-parser` events (YAML 1.2, pure
 //! Rust); scalars are resolved with the YAML 1.2 core schema.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
@@ -17,25 +18,28 @@ const MAX_NODES: usize = 1_000_000;
 /// keeps the recursive build far from the stack's end).
 const MAX_DEPTH: usize = 200;
 
+/// A node of the tree; its strings borrow from the text it was parsed from wherever they
+/// are written as they read (plain scalars and quoted ones without escapes), so building
+/// the tree copies no text.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Node {
+pub struct Node<'a> {
     pub span: Span,
-    pub value: Value,
+    pub value: Value<'a>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub enum Value<'a> {
     Null,
     Bool(bool),
     Int(i64),
     Float(f64),
     /// A string; `plain` tells whether it was written without quotes.
     Str {
-        text: String,
+        text: Cow<'a, str>,
         plain: bool,
     },
-    Seq(Vec<Node>),
-    Map(Vec<(Node, Node)>),
+    Seq(Vec<Node<'a>>),
+    Map(Vec<(Node<'a>, Node<'a>)>),
 }
 
 /// A YAML syntax problem.
@@ -48,7 +52,7 @@ pub struct YamlError {
     pub first: Option<Span>,
 }
 
-impl Node {
+impl<'a> Node<'a> {
     /// What kind of value this is, for messages ("a mapping", "a string", ...).
     pub fn kind(&self) -> &'static str {
         match &self.value {
@@ -62,14 +66,14 @@ impl Node {
         }
     }
 
-    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+    pub fn as_map(&self) -> Option<&[(Node<'a>, Node<'a>)]> {
         match &self.value {
             Value::Map(m) => Some(m),
             _ => None,
         }
     }
 
-    pub fn as_seq(&self) -> Option<&[Node]> {
+    pub fn as_seq(&self) -> Option<&[Node<'a>]> {
         match &self.value {
             Value::Seq(s) => Some(s),
             _ => None,
@@ -91,7 +95,7 @@ impl Node {
     /// in the source (`version: 1.0` stays "1.0"). `None` for null, lists and mappings.
     pub fn scalar_text(&self, source: &str) -> Option<String> {
         match &self.value {
-            Value::Str { text, .. } => Some(text.clone()),
+            Value::Str { text, .. } => Some(text.to_string()),
             Value::Bool(_) | Value::Int(_) | Value::Float(_) => source
                 .get(self.span.offset..self.span.end())
                 .map(|s| s.trim().to_string()),
@@ -100,7 +104,7 @@ impl Node {
     }
 
     /// The value of `key` in a mapping.
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub fn get(&self, key: &str) -> Option<&Node<'a>> {
         self.as_map()?
             .iter()
             .find(|(k, _)| k.as_str() == Some(key))
@@ -115,7 +119,7 @@ impl Node {
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => J::from(*i),
             Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
-            Value::Str { text, .. } => J::String(text.clone()),
+            Value::Str { text, .. } => J::String(text.to_string()),
             Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
             Value::Map(entries) => J::Object(
                 entries
@@ -146,7 +150,7 @@ pub fn keep_trees_until_exit() {
 
 /// Done with `root`: freed now, or left to the process's end after
 /// [`keep_trees_until_exit`].
-pub fn release(root: Node) {
+pub fn release(root: Node<'_>) {
     if KEEP_TREES.load(std::sync::atomic::Ordering::Relaxed) {
         std::mem::forget(root);
     }
@@ -154,29 +158,17 @@ pub fn release(root: Node) {
 
 /// Parse the one document of `text`. An empty document is `Null`; a second document
 /// (after `---`) is an error, as is any syntax error after the first.
-pub fn parse(text: &str) -> Result<Node, YamlError> {
-    // The configs' own subset of YAML is read by a fast path that gives the same events;
-    // anything else (and every error) goes through `saphyr-parser`.
-    if let Some(events) = super::yaml_fast::events(text) {
-        let mut builder = Builder {
-            source: Source::Fast(events.into_iter()),
-            offsets: &CharOffsets::ascii(text.len()),
-            anchors: HashMap::new(),
-            expanded: 0,
-            depth: 0,
-            text_len: text.len(),
-        };
-        if let Ok(root) = builder
-            .document()
-            .and_then(|root| builder.rest().map(|()| root))
-        {
-            return Ok(root);
-        }
+pub fn parse(text: &str) -> Result<Node<'_>, YamlError> {
+    // The configs' own subset of YAML is read by a fast path that gives the same events,
+    // built into the tree as they come; anything else (and every error: a number that
+    // does not fit, a duplicate key) goes through `saphyr-parser`.
+    if let Some(root) = super::yaml_fast::scan(text, Tree::default()).and_then(Tree::finish) {
+        return Ok(root);
     }
     let offsets = CharOffsets::new(text);
     let mut builder = Builder {
         source: Source::Saphyr(Box::new(Parser::new_from_str(text))),
-        offsets: &offsets,
+        offsets,
         anchors: HashMap::new(),
         expanded: 0,
         depth: 0,
@@ -207,14 +199,6 @@ impl CharOffsets {
         }
     }
 
-    /// The identity mapping (for spans that are byte offsets already).
-    fn ascii(len: usize) -> Self {
-        CharOffsets {
-            table: Vec::new(),
-            len,
-        }
-    }
-
     fn byte(&self, char_index: usize) -> usize {
         if self.table.is_empty() {
             char_index.min(self.len)
@@ -230,18 +214,16 @@ impl CharOffsets {
     }
 }
 
-/// Where the events come from: `saphyr-parser` (spans in characters), or the fast path
-/// (spans in bytes already).
+/// Where the events come from: `saphyr-parser` (spans in characters).
 enum Source<'t> {
     Saphyr(Box<Parser<'t, saphyr_parser::StrInput<'t>>>),
-    Fast(std::vec::IntoIter<(Event<'t>, Span)>),
 }
 
 struct Builder<'t> {
     source: Source<'t>,
-    offsets: &'t CharOffsets,
+    offsets: CharOffsets,
     /// The node of each anchor id (a later anchor of the same id replaces it).
-    anchors: HashMap<usize, Node>,
+    anchors: HashMap<usize, Node<'t>>,
     /// Nodes copied by expanding aliases so far.
     expanded: usize,
     /// Lists and mappings open around the node being built.
@@ -251,14 +233,7 @@ struct Builder<'t> {
 
 impl<'t> Builder<'t> {
     fn next(&mut self) -> Result<(Event<'t>, Span), YamlError> {
-        let parser = match &mut self.source {
-            Source::Saphyr(parser) => parser,
-            Source::Fast(events) => {
-                return Ok(events
-                    .next()
-                    .unwrap_or((Event::StreamEnd, Span::new(self.text_len, 0))));
-            }
-        };
+        let Source::Saphyr(parser) = &mut self.source;
         match parser.next_event() {
             Some(Ok((ev, span))) => Ok((ev, self.offsets.span(span))),
             Some(Err(e)) => Err(self.scan_error(&e)),
@@ -275,7 +250,7 @@ impl<'t> Builder<'t> {
         }
     }
 
-    fn document(&mut self) -> Result<Node, YamlError> {
+    fn document(&mut self) -> Result<Node<'t>, YamlError> {
         loop {
             let (ev, span) = self.next()?;
             match ev {
@@ -319,7 +294,7 @@ impl<'t> Builder<'t> {
         }
     }
 
-    fn node(&mut self, ev: Event<'t>, span: Span) -> Result<Node, YamlError> {
+    fn node(&mut self, ev: Event<'t>, span: Span) -> Result<Node<'t>, YamlError> {
         if matches!(ev, Event::SequenceStart(..) | Event::MappingStart(..)) {
             if self.depth >= MAX_DEPTH {
                 return Err(error(
@@ -335,17 +310,14 @@ impl<'t> Builder<'t> {
         self.leaf(ev, span)
     }
 
-    fn leaf(&mut self, ev: Event<'t>, span: Span) -> Result<Node, YamlError> {
+    fn leaf(&mut self, ev: Event<'t>, span: Span) -> Result<Node<'t>, YamlError> {
         match ev {
             Event::Scalar(text, style, anchor, tag) => {
                 let forced_str = tag.as_ref().is_some_and(|t| t.suffix == "str");
                 let value = if style == ScalarStyle::Plain && !forced_str {
-                    resolve_plain(&text).map_err(|why| error(&why, span))?
+                    resolve_plain(text).map_err(|why| error(&why, span))?
                 } else {
-                    Value::Str {
-                        text: text.into_owned(),
-                        plain: false,
-                    }
+                    Value::Str { text, plain: false }
                 };
                 let node = Node { span, value };
                 self.remember(anchor, &node);
@@ -355,7 +327,7 @@ impl<'t> Builder<'t> {
         }
     }
 
-    fn collection(&mut self, ev: Event<'t>, span: Span) -> Result<Node, YamlError> {
+    fn collection(&mut self, ev: Event<'t>, span: Span) -> Result<Node<'t>, YamlError> {
         match ev {
             Event::SequenceStart(anchor, _) => {
                 let mut items = Vec::new();
@@ -377,7 +349,7 @@ impl<'t> Builder<'t> {
                 Ok(node)
             }
             Event::MappingStart(anchor, _) => {
-                let mut entries: Vec<(Node, Node)> = Vec::new();
+                let mut entries: Vec<(Node<'t>, Node<'t>)> = Vec::new();
                 let mut keys = Keys::default();
                 let end = loop {
                     let (ev, s) = self.next()?;
@@ -435,9 +407,128 @@ impl<'t> Builder<'t> {
         }
     }
 
-    fn remember(&mut self, anchor: usize, node: &Node) {
+    fn remember(&mut self, anchor: usize, node: &Node<'t>) {
         if anchor > 0 {
             self.anchors.insert(anchor, node.clone());
+        }
+    }
+}
+
+/// The tree of the fast path's events, built as they come (see `yaml_fast::Sink`). The
+/// fast path has no anchors, aliases or tags and nests far less than [`MAX_DEPTH`]; what
+/// [`Builder`] would refuse (a number that does not fit, a duplicate key) marks the tree
+/// failed, and the text is then read again by `saphyr-parser` for the error. The items
+/// and entries of the open lists and mappings are stacked in two shared lists and moved
+/// into a list of their exact size when they close, so no list grows by copying.
+#[derive(Default)]
+struct Tree<'t> {
+    open: Vec<Open<'t>>,
+    items: Vec<Node<'t>>,
+    entries: Vec<(Node<'t>, Node<'t>)>,
+    root: Option<Node<'t>>,
+    failed: bool,
+}
+
+/// A list or mapping of a [`Tree`] whose end has not come yet; `base`: where its items or
+/// entries start in the tree's stack of them.
+enum Open<'t> {
+    Seq {
+        start: Span,
+        base: usize,
+    },
+    Map {
+        start: Span,
+        base: usize,
+        keys: Keys,
+        key: Option<Node<'t>>,
+    },
+}
+
+impl<'t> Tree<'t> {
+    fn finish(self) -> Option<Node<'t>> {
+        (!self.failed && self.open.is_empty()).then_some(self.root)?
+    }
+
+    fn add(&mut self, node: Node<'t>) {
+        match self.open.last_mut() {
+            None if self.root.is_none() => self.root = Some(node),
+            None => self.failed = true,
+            Some(Open::Seq { .. }) => self.items.push(node),
+            Some(Open::Map {
+                base, keys, key, ..
+            }) => match key.take() {
+                None => *key = Some(node),
+                Some(k) => {
+                    let entries = &self.entries[*base..];
+                    if keys.seen(&k, entries.len(), entries).is_some() {
+                        self.failed = true;
+                    }
+                    self.entries.push((k, node));
+                }
+            },
+        }
+    }
+}
+
+impl<'t> super::yaml_fast::Sink<'t> for Tree<'t> {
+    fn push(&mut self, event: Event<'t>, span: Span) {
+        if self.failed {
+            return;
+        }
+        match event {
+            Event::StreamStart
+            | Event::StreamEnd
+            | Event::DocumentStart(_)
+            | Event::DocumentEnd => {}
+            Event::Scalar(text, style, _, None) => {
+                let value = if style == ScalarStyle::Plain {
+                    match resolve_plain(text) {
+                        Ok(value) => value,
+                        Err(_) => {
+                            self.failed = true;
+                            return;
+                        }
+                    }
+                } else {
+                    Value::Str { text, plain: false }
+                };
+                self.add(Node { span, value });
+            }
+            Event::SequenceStart(0, None) => self.open.push(Open::Seq {
+                start: span,
+                base: self.items.len(),
+            }),
+            Event::MappingStart(0, None) => self.open.push(Open::Map {
+                start: span,
+                base: self.entries.len(),
+                keys: Keys::default(),
+                key: None,
+            }),
+            Event::SequenceEnd | Event::MappingEnd => {
+                let node = match self.open.pop() {
+                    Some(Open::Seq { start, base }) if matches!(event, Event::SequenceEnd) => {
+                        Node {
+                            span: start.to(span),
+                            value: Value::Seq(self.items.drain(base..).collect()),
+                        }
+                    }
+                    Some(Open::Map {
+                        start,
+                        base,
+                        key: None,
+                        ..
+                    }) if matches!(event, Event::MappingEnd) => Node {
+                        span: start.to(span),
+                        value: Value::Map(self.entries.drain(base..).collect()),
+                    },
+                    _ => {
+                        self.failed = true;
+                        return;
+                    }
+                };
+                self.add(node);
+            }
+            _ => self.failed = true,
         }
     }
 }
@@ -465,7 +556,7 @@ enum ScalarKey<'a> {
 }
 
 impl ScalarKey<'_> {
-    fn of(value: &Value) -> Option<ScalarKey<'_>> {
+    fn of<'v>(value: &'v Value<'_>) -> Option<ScalarKey<'v>> {
         Some(match value {
             Value::Null => ScalarKey::Null,
             Value::Bool(b) => ScalarKey::Bool(*b),
@@ -486,10 +577,10 @@ impl Keys {
     /// entry `at`) is remembered.
     fn seen<'e>(
         &mut self,
-        key: &Node,
+        key: &Node<'_>,
         at: usize,
-        entries: &'e [(Node, Node)],
-    ) -> Option<&'e (Node, Node)> {
+        entries: &'e [(Node<'e>, Node<'e>)],
+    ) -> Option<&'e (Node<'e>, Node<'e>)> {
         let Some(scalar) = ScalarKey::of(&key.value) else {
             let first = self
                 .others
@@ -531,7 +622,7 @@ impl Keys {
     }
 }
 
-fn subtree_size(node: &Node) -> usize {
+fn subtree_size(node: &Node<'_>) -> usize {
     match &node.value {
         Value::Seq(items) => 1 + items.iter().map(subtree_size).sum::<usize>(),
         Value::Map(entries) => {
@@ -555,16 +646,21 @@ fn error(message: &str, span: Span) -> YamlError {
 /// YAML 1.2 core schema resolution of a plain scalar. A number that does not fit (an
 /// integer beyond 64 bits, a float beyond `f64`) is an error, not a silent string, float
 /// or null.
-fn resolve_plain(text: &str) -> Result<Value, String> {
+fn resolve_plain(text: Cow<'_, str>) -> Result<Value<'_>, String> {
+    Ok(resolve_plain_scalar(&text)?.unwrap_or(Value::Str { text, plain: true }))
+}
+
+/// [`resolve_plain`] of a plain scalar that is not a string; `None` for a string.
+fn resolve_plain_scalar(text: &str) -> Result<Option<Value<'static>>, String> {
     match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
-        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
-        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
+        "" | "~" | "null" | "Null" | "NULL" => return Ok(Some(Value::Null)),
+        "true" | "True" | "TRUE" => return Ok(Some(Value::Bool(true))),
+        "false" | "False" | "FALSE" => return Ok(Some(Value::Bool(false))),
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
-            return Ok(Value::Float(f64::INFINITY));
+            return Ok(Some(Value::Float(f64::INFINITY)));
         }
-        "-.inf" | "-.Inf" | "-.INF" => return Ok(Value::Float(f64::NEG_INFINITY)),
-        ".nan" | ".NaN" | ".NAN" => return Ok(Value::Float(f64::NAN)),
+        "-.inf" | "-.Inf" | "-.INF" => return Ok(Some(Value::Float(f64::NEG_INFINITY))),
+        ".nan" | ".NaN" | ".NAN" => return Ok(Some(Value::Float(f64::NAN))),
         _ => {}
     }
     let too_big = || {
@@ -580,13 +676,13 @@ fn resolve_plain(text: &str) -> Result<Value, String> {
             && digits.chars().all(|c| c.is_digit(radix))
         {
             return i64::from_str_radix(digits, radix)
-                .map_or_else(|_| too_big(), |i| Ok(Value::Int(i)));
+                .map_or_else(|_| too_big(), |i| Ok(Some(Value::Int(i))));
         }
     }
     let numeric = |c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E');
     if text.chars().all(numeric) && text.chars().any(|c| c.is_ascii_digit()) {
         if let Ok(i) = text.parse::<i64>() {
-            return Ok(Value::Int(i));
+            return Ok(Some(Value::Int(i)));
         }
         let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
         if digits.chars().all(|c| c.is_ascii_digit()) {
@@ -594,16 +690,13 @@ fn resolve_plain(text: &str) -> Result<Value, String> {
         }
         if let Ok(f) = text.parse::<f64>() {
             return if f.is_finite() {
-                Ok(Value::Float(f))
+                Ok(Some(Value::Float(f)))
             } else {
                 too_big()
             };
         }
     }
-    Ok(Value::Str {
-        text: text.to_string(),
-        plain: true,
-    })
+    Ok(None)
 }
 
 /// At most 40 characters of `text`, for messages.

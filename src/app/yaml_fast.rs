@@ -12,8 +12,34 @@ use saphyr_parser::{Event, ScalarStyle};
 
 use crate::source::Span;
 
+/// Where the fast path's events go: a list of them ([`events`]), or straight into a tree
+/// (`yaml::parse`, which so never holds every event of a large file at once).
+pub(super) trait Sink<'t> {
+    fn push(&mut self, event: Event<'t>, span: Span);
+}
+
+impl<'t> Sink<'t> for Vec<(Event<'t>, Span)> {
+    fn push(&mut self, event: Event<'t>, span: Span) {
+        Vec::push(self, (event, span));
+    }
+}
+
+/// A sink for look-ahead scans that emit nothing.
+struct Discard;
+
+impl<'t> Sink<'t> for Discard {
+    fn push(&mut self, _: Event<'t>, _: Span) {}
+}
+
 /// The events of `text`, or `None` when the text is outside the subset.
+#[cfg(test)]
 pub(super) fn events(text: &str) -> Option<Vec<(Event<'_>, Span)>> {
+    scan(text, Vec::with_capacity(text.len() / 8))
+}
+
+/// Gives the events of `text` to `sink`, or `None` when the text is outside the subset
+/// (the sink may have had some events by then).
+pub(super) fn scan<'t, S: Sink<'t>>(text: &'t str, sink: S) -> Option<S> {
     if !acceptable_chars(text) {
         return None;
     }
@@ -23,12 +49,12 @@ pub(super) fn events(text: &str) -> Option<Vec<(Event<'_>, Span)>> {
         pos: 0,
         line_start: 0,
         depth: 0,
-        events: Vec::with_capacity(text.len() / 8),
+        events: sink,
     };
-    s.events.push((Event::StreamStart, Span::new(0, 0)));
+    s.events.push(Event::StreamStart, Span::new(0, 0));
     s.skip_blank()?;
     s.events
-        .push((Event::DocumentStart(false), Span::new(s.pos, 0)));
+        .push(Event::DocumentStart(false), Span::new(s.pos, 0));
     if s.at_end() || s.col() != 0 {
         return None;
     }
@@ -41,20 +67,22 @@ pub(super) fn events(text: &str) -> Option<Vec<(Event<'_>, Span)>> {
         return None;
     }
     let end = Span::new(text.len(), 0);
-    s.events.push((Event::DocumentEnd, end));
-    s.events.push((Event::StreamEnd, end));
+    s.events.push(Event::DocumentEnd, end);
+    s.events.push(Event::StreamEnd, end);
     Some(s.events)
 }
 
 /// Only spaces, newlines and printable characters that YAML never reads as breaks or marks.
 fn acceptable_chars(text: &str) -> bool {
-    let bytes_ok = text
-        .bytes()
-        .all(|b| b == b'\n' || (0x20..0x7f).contains(&b) || b >= 0x80);
-    if !bytes_ok {
-        return false;
+    // One pass over the bytes: every one a newline or printable, and whether all are ASCII.
+    let mut high = 0u8;
+    for &b in text.as_bytes() {
+        if (b < 0x20 && b != b'\n') || b == 0x7f {
+            return false;
+        }
+        high |= b;
     }
-    text.is_ascii()
+    high < 0x80
         || text.chars().all(|c| {
             c.is_ascii()
                 || ((c as u32) >= 0xA0
@@ -65,7 +93,7 @@ fn acceptable_chars(text: &str) -> bool {
         })
 }
 
-struct Scanner<'t> {
+struct Scanner<'t, S> {
     text: &'t str,
     b: &'t [u8],
     pos: usize,
@@ -73,7 +101,7 @@ struct Scanner<'t> {
     line_start: usize,
     /// Collections open around `pos`; deeper nesting is left to the full parser.
     depth: usize,
-    events: Vec<(Event<'t>, Span)>,
+    events: S,
 }
 
 /// How deep the fast path nests (configs need a handful of levels).
@@ -106,7 +134,7 @@ fn bad_plain_start(c: u8) -> bool {
     )
 }
 
-impl<'t> Scanner<'t> {
+impl<'t, S: Sink<'t>> Scanner<'t, S> {
     fn at_end(&self) -> bool {
         self.pos >= self.b.len()
     }
@@ -190,8 +218,7 @@ impl<'t> Scanner<'t> {
     }
 
     fn push_scalar(&mut self, text: Cow<'t, str>, style: ScalarStyle, span: Span) {
-        self.events
-            .push((Event::Scalar(text, style, 0, None), span));
+        self.events.push(Event::Scalar(text, style, 0, None), span);
     }
 
     fn empty(&self, at: usize) -> Span {
@@ -211,7 +238,7 @@ impl<'t> Scanner<'t> {
 
     fn block_mapping_in(&mut self, indent: usize) -> Option<()> {
         self.events
-            .push((Event::MappingStart(0, None), self.empty(self.pos)));
+            .push(Event::MappingStart(0, None), self.empty(self.pos));
         loop {
             let colon = self.key()?;
             self.pos = colon + 1;
@@ -247,7 +274,7 @@ impl<'t> Scanner<'t> {
                 return None;
             }
         }
-        self.events.push((Event::MappingEnd, self.empty(self.pos)));
+        self.events.push(Event::MappingEnd, self.empty(self.pos));
         Some(())
     }
 
@@ -273,7 +300,7 @@ impl<'t> Scanner<'t> {
             }
         }
         self.events
-            .push((Event::SequenceStart(0, None), self.empty(start)));
+            .push(Event::SequenceStart(0, None), self.empty(start));
         loop {
             if !self.is_dash_entry(self.pos) {
                 // Something else at the dashes' column: the sequence ends (the mapping
@@ -303,7 +330,7 @@ impl<'t> Scanner<'t> {
                 return None;
             }
         }
-        self.events.push((Event::SequenceEnd, self.empty(self.pos)));
+        self.events.push(Event::SequenceEnd, self.empty(self.pos));
         Some(())
     }
 
@@ -315,7 +342,7 @@ impl<'t> Scanner<'t> {
             pos: at,
             line_start: self.line_start,
             depth: self.depth,
-            events: Vec::new(),
+            events: Discard,
         };
         probe.key_colon().is_some()
     }
@@ -500,14 +527,14 @@ impl<'t> Scanner<'t> {
             _ => return None,
         };
         let open = Span::new(start, 1);
-        self.events.push((
+        self.events.push(
             if seq {
                 Event::SequenceStart(0, None)
             } else {
                 Event::MappingStart(0, None)
             },
             open,
-        ));
+        );
         self.pos += 1;
         self.spaces();
         if self.peek(self.pos) != Some(close) {
@@ -535,14 +562,14 @@ impl<'t> Scanner<'t> {
         self.pos += 1;
         self.trail();
         let span = Span::new(at, self.pos - at);
-        self.events.push((
+        self.events.push(
             if seq {
                 Event::SequenceEnd
             } else {
                 Event::MappingEnd
             },
             span,
-        ));
+        );
         Some(())
     }
 

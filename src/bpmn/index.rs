@@ -38,8 +38,9 @@ impl<'a> ProcessIndex<'a> {
             }
         }
         let mut flows = HashMap::with_capacity(process.flows.len());
-        let mut outgoing: HashMap<&str, Vec<&Flow>> = HashMap::new();
-        let mut incoming: HashMap<&str, Vec<&Flow>> = HashMap::new();
+        // Sized for every node up front: a large model's maps are not rehashed as they grow.
+        let mut outgoing: HashMap<&str, Vec<&Flow>> = HashMap::with_capacity(process.nodes.len());
+        let mut incoming: HashMap<&str, Vec<&Flow>> = HashMap::with_capacity(process.nodes.len());
         for flow in &process.flows {
             flows.entry(flow.id.as_str()).or_insert(flow);
             outgoing.entry(flow.source.as_str()).or_default().push(flow);

@@ -3,7 +3,7 @@
 //! bridge. Nodes of embedded sub-processes are kept in the same flat list as the
 //! top-level nodes, each with the id of the sub-process that contains it (`parent`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use crate::source::{SourceFile, Span};
@@ -107,7 +107,7 @@ pub struct Node {
     /// The `default` attribute (gateways, activities).
     pub default_flow: Option<String>,
     /// Every attribute of the element as written (qualified names, e.g. `flowable:class`).
-    pub attributes: BTreeMap<String, String>,
+    pub attributes: Attributes,
     /// Raw XML of `<extensionElements>`, kept as written.
     pub extension_elements: Option<String>,
     pub documentation: Option<String>,
@@ -621,5 +621,143 @@ where
             return gone;
         }
         gone.extend(more);
+    }
+}
+
+/// The attributes of an element as written (qualified names, values unescaped), in the
+/// order of their names: one string holding `name NUL value NUL ...` (neither a name nor
+/// a value can hold NUL, which is not an XML character), so a node keeps its handful of
+/// attributes in one allocation. Serialised as a map.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Attributes(Box<str>);
+
+impl Attributes {
+    /// The value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// Every attribute, ordered by name.
+    pub fn iter(&self) -> AttributesIter<'_> {
+        AttributesIter(self.0.split('\0'))
+    }
+}
+
+/// The attributes of an [`Attributes`], ordered by name.
+pub struct AttributesIter<'a>(std::str::Split<'a, char>);
+
+impl<'a> Iterator for AttributesIter<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let name = self.0.next()?;
+        let value = self.0.next()?;
+        Some((name, value))
+    }
+}
+
+impl<'a> IntoIterator for &'a Attributes {
+    type Item = (&'a str, &'a str);
+    type IntoIter = AttributesIter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl Attributes {
+    /// The attributes of a start tag, as written (a name written twice is not
+    /// well-formed XML, so there is none here): one allocation, no list sorted.
+    pub(crate) fn of_tag(attrs: &[(&str, std::borrow::Cow<'_, str>)]) -> Self {
+        /// Tags with more attributes than this go through [`FromIterator`].
+        const MAX: usize = 16;
+        if attrs.len() > MAX {
+            return attrs.iter().map(|(k, v)| (*k, v.as_ref())).collect();
+        }
+        let mut order = [0u8; MAX];
+        let n = attrs.len();
+        for (i, slot) in order.iter_mut().enumerate().take(n) {
+            *slot = i as u8;
+        }
+        let order = &mut order[..n];
+        order.sort_unstable_by(|&a, &b| attrs[a as usize].0.cmp(attrs[b as usize].0));
+        let len: usize = attrs.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+        let mut text = String::with_capacity(len.saturating_sub(1));
+        for &i in order.iter() {
+            let (k, v) = &attrs[i as usize];
+            if !text.is_empty() {
+                text.push('\0');
+            }
+            text.push_str(k);
+            text.push('\0');
+            text.push_str(v);
+        }
+        Attributes(text.into_boxed_str())
+    }
+}
+
+impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for Attributes {
+    /// A later attribute of a name replaces an earlier one (as in a map).
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut pairs: Vec<(K, V)> = iter.into_iter().collect();
+        // Stable: of equal names the last one written comes last and is kept.
+        pairs.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+        let mut text = String::new();
+        for (i, (k, v)) in pairs.iter().enumerate() {
+            if pairs
+                .get(i + 1)
+                .is_some_and(|next| next.0.as_ref() == k.as_ref())
+            {
+                continue;
+            }
+            if !text.is_empty() {
+                text.push('\0');
+            }
+            text.push_str(k.as_ref());
+            text.push('\0');
+            text.push_str(v.as_ref());
+        }
+        Attributes(text.into_boxed_str())
+    }
+}
+
+impl std::ops::Index<&str> for Attributes {
+    type Output = str;
+
+    /// The value of `name`; panics when there is none (as a map's index does).
+    fn index(&self, name: &str) -> &str {
+        self.get(name)
+            .unwrap_or_else(|| panic!("no attribute `{name}`"))
+    }
+}
+
+impl std::fmt::Debug for Attributes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl serde::Serialize for Attributes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Attributes {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = std::collections::BTreeMap::<String, String>::deserialize(deserializer)?;
+        Ok(map.into_iter().collect())
     }
 }

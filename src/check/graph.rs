@@ -281,8 +281,8 @@ fn check_scope(
         return;
     }
     let ids: HashSet<&str> = members.iter().map(|n| n.id.as_str()).collect();
-    let mut succ: HashMap<&str, Vec<&str>> = HashMap::new();
-    let mut pred: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut succ: HashMap<&str, Vec<&str>> = HashMap::with_capacity(members.len());
+    let mut pred: HashMap<&str, Vec<&str>> = HashMap::with_capacity(members.len());
     let edge =
         |a: &'_ str, b: &'_ str, succ: &mut HashMap<_, Vec<_>>, pred: &mut HashMap<_, Vec<_>>| {
             let (Some(a), Some(b)) = (ids.get(a).copied(), ids.get(b).copied()) else {

@@ -97,7 +97,10 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
     // Flowable and Kogito run every message and signal catch: cuga-flo delivers the
     // run's own throws, and a run waiting for nothing else parks for a delivery from
     // outside (`runs message`, `runs signal` deliver it when it is resumed).
-    let topology = crate::engine::topology::Topology::from_process(process);
+    // The topology is built only when a catch needs looking up (never for the native
+    // engine, which delivers nothing from outside): building it costs as much as the rest
+    // of the walk on a large model.
+    let topology = std::cell::OnceCell::new();
     let delivers = executor.pulled();
     let catch_problem = |node: &Node| -> Option<Option<String>> {
         let waits = match node.kind {
@@ -109,7 +112,10 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
         if !delivers || !waits {
             return None;
         }
-        topology.node(&node.id).and_then(signature)?;
+        topology
+            .get_or_init(|| crate::engine::topology::Topology::from_process(process))
+            .node(&node.id)
+            .and_then(signature)?;
         Some(None)
     };
     let mut out = Vec::new();

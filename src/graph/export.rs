@@ -281,7 +281,7 @@ impl Exporter<'_> {
             }
         }
         for (name, value) in &node.attributes {
-            if TYPED_ATTRIBUTES.contains(&name.as_str()) || name.starts_with("xmlns") {
+            if TYPED_ATTRIBUTES.contains(&name) || name.starts_with("xmlns") {
                 continue;
             }
             let b = d.blank();

@@ -808,7 +808,7 @@ impl<'a> Graph<'a> {
             span: Span::default(),
             parent,
             default_flow: None,
-            attributes,
+            attributes: attributes.into_iter().collect(),
             extension_elements: self.text(s, v::EXTENSION_ELEMENTS),
             documentation: self.text(s, v::COMMENT),
             timer,

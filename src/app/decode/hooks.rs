@@ -27,7 +27,9 @@ pub(crate) const HOOK_KEYS: &[&str] = &[
 impl Cx<'_> {
     pub(super) fn hooks(&mut self, node: &Node) -> Vec<HookConfig> {
         let items = self.seq(node, "`hooks`");
-        items.iter().filter_map(|item| self.hook(item)).collect()
+        let mut hooks = Vec::with_capacity(items.len());
+        hooks.extend(items.iter().filter_map(|item| self.hook(item)));
+        hooks
     }
 
     fn hook(&mut self, node: &Node) -> Option<HookConfig> {

@@ -63,7 +63,7 @@ pub fn decode(source: &SourceFile) -> (Option<FlowConfig>, Vec<Diagnostic>) {
 }
 
 /// Parse YAML for another purpose (e.g. a supervisor file), reporting syntax errors.
-pub fn parse_yaml(source: &SourceFile) -> Result<Node, Box<Diagnostic>> {
+pub fn parse_yaml(source: &SourceFile) -> Result<Node<'_>, Box<Diagnostic>> {
     yaml::parse(source.text()).map_err(|e| {
         Box::new(
             Diagnostic::error("config::yaml", format!("invalid YAML: {}", e.message)).at(

@@ -33,11 +33,11 @@ pub(super) struct Cx<'f> {
 
 /// The entries of a mapping, with null values treated as absent.
 pub(super) struct Fields<'n> {
-    entries: &'n [(Node, Node)],
+    entries: &'n [(Node<'n>, Node<'n>)],
 }
 
 impl<'n> Fields<'n> {
-    pub(super) fn get(&self, key: &str) -> Option<&'n Node> {
+    pub(super) fn get(&self, key: &str) -> Option<&'n Node<'n>> {
         self.entries
             .iter()
             .find(|(k, _)| k.as_str() == Some(key))
@@ -53,7 +53,7 @@ impl<'n> Fields<'n> {
     }
 }
 
-const EMPTY: &[(Node, Node)] = &[];
+const EMPTY: &[(Node<'static>, Node<'static>)] = &[];
 
 /// Help for an unknown `name`: the close one among `names` ("did you mean `x`?"), else
 /// "`<all>` are `a`, `b` and `c`" listing at most `max` of them.
@@ -105,10 +105,10 @@ impl Cx<'_> {
     /// The entries of a mapping (null reads as empty); anything else is a type error.
     pub(super) fn entries<'n>(
         &mut self,
-        node: &'n Node,
+        node: &'n Node<'n>,
         what: &str,
         expected: &str,
-    ) -> &'n [(Node, Node)] {
+    ) -> &'n [(Node<'n>, Node<'n>)] {
         match &node.value {
             Value::Map(entries) => entries.as_slice(),
             Value::Null => EMPTY,
@@ -120,7 +120,12 @@ impl Cx<'_> {
     }
 
     /// The fields of a mapping; unknown keys are warned about (with a suggestion).
-    pub(super) fn fields<'n>(&mut self, node: &'n Node, what: &str, known: &[&str]) -> Fields<'n> {
+    pub(super) fn fields<'n>(
+        &mut self,
+        node: &'n Node<'n>,
+        what: &str,
+        known: &[&str],
+    ) -> Fields<'n> {
         let entries = self.entries(node, what, "a mapping");
         for (key, _) in entries {
             let Some(name) = key.as_str() else {
@@ -458,7 +463,7 @@ impl Cx<'_> {
             .collect()
     }
 
-    pub(super) fn seq<'n>(&mut self, node: &'n Node, what: &str) -> &'n [Node] {
+    pub(super) fn seq<'n>(&mut self, node: &'n Node<'n>, what: &str) -> &'n [Node<'n>] {
         match &node.value {
             Value::Seq(items) => items,
             Value::Null => &[],

@@ -35,7 +35,10 @@ pub(crate) const AGENT_KEYS: &[&str] = &[
 impl Cx<'_> {
     pub(super) fn tasks(&mut self, node: &Node) -> Vec<TaskConfig> {
         let items = self.seq(node, "`tasks`");
-        items.iter().filter_map(|item| self.task(item)).collect()
+        // Sized up front: a large config's list of tasks is not copied as it grows.
+        let mut tasks = Vec::with_capacity(items.len());
+        tasks.extend(items.iter().filter_map(|item| self.task(item)));
+        tasks
     }
 
     fn task(&mut self, node: &Node) -> Option<TaskConfig> {
