@@ -11,6 +11,10 @@
 //! Run with `cargo bench --bench bridge` (the HTTP case spawns the binary Cargo builds for
 //! the bench profile).
 
+/// The binary's allocator (src/main.rs), as in the other benchmarks (benches/support).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

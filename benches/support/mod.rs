@@ -303,3 +303,9 @@ pub fn multi_instance_request(agent: &FlowAgent, run: usize, n: usize) -> RunReq
         None,
     )
 }
+
+/// The binary's allocator (src/main.rs), so that what a benchmark measures is what the
+/// `cuga-flo` binary does (allocation and page faults were a fifth of `validate`, and the
+/// memory of open runs depends on it).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
