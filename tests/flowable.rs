@@ -515,6 +515,72 @@ fn a_run_on_flowable_parks_for_a_message_and_a_signal_and_deliveries_resume_it()
     assert_eq!(events(&records, "message_received").len(), 2);
 }
 
+/// A message with a correlation key (`= orderId`) waits on Flowable under the key's value,
+/// as on the native engine: `runs message --key` reaches the one run that waits under it,
+/// and a key nobody waits under is refused with nothing written.
+#[test]
+fn runs_message_by_correlation_key_reaches_the_flowable_run_waiting_under_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut ids = Vec::new();
+    for order in ["A-1", "B-2"] {
+        let before: Vec<String> = std::fs::read_dir(dir.join("runs"))
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let var = format!("orderId={order}");
+        start_on_flowable(
+            "messages_keyed",
+            &["--var", &var, "--max-wait", "0"],
+            dir,
+            3,
+        );
+        let id = std::fs::read_dir(dir.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .find(|id| !before.contains(id))
+            .expect("a new run");
+        ids.push(id);
+    }
+    let journal_of = |id: &str| records(dir, id);
+    let a = journal_of(&ids[0]);
+    let waiting = events(&a, "run_waiting");
+    assert_eq!(waiting.len(), 1, "{a:#?}");
+    assert_eq!(waiting[0]["awaiting"][0]["name"], "PaymentReceived");
+    assert_eq!(waiting[0]["awaiting"][0]["correlation"], "A-1");
+
+    let before = journal_of(&ids[0]).len();
+    step(
+        &["runs", "message", "--key", "Z-9", "PaymentReceived"],
+        dir,
+        &[],
+        2,
+    );
+    assert_eq!(journal_of(&ids[0]).len(), before, "nothing written");
+
+    step(
+        &[
+            "runs",
+            "message",
+            "--key",
+            "B-2",
+            "PaymentReceived",
+            "--var",
+            "paid=true",
+        ],
+        dir,
+        &[],
+        0,
+    );
+    let b = journal_of(&ids[1]);
+    assert_eq!(final_state(&b)["status"], "completed", "{b:#?}");
+    assert_eq!(events(&b, "message_received").len(), 1);
+    let a = journal_of(&ids[0]);
+    assert!(events(&a, "run_finished").is_empty(), "A-1 still waits");
+}
+
 /// An event-based gateway races a `Reply` message against a timer of `${wait}`: a short
 /// timer is waited for in-process and fires; a long one parks the run with its due time
 /// and the message, `runs resume --due` leaves it until it is due and then fires it; a

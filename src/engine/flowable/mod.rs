@@ -944,7 +944,34 @@ impl Run {
             .await
             .map_err(|e| self.lost(e))?;
         let mut out = Vec::new();
+        // Read once, when a message with a correlation key waits.
+        let mut variables: Option<Map<String, Value>> = None;
         for (execution, catch, kind, name) in waiting {
+            // A message with a correlation key waits under the key's value (read in the
+            // instance's variables, as the native engine reads it when the wait begins):
+            // `runs message --key` finds the run by it.
+            let event_ref = self
+                .request
+                .process
+                .node(&catch)
+                .and_then(|n| n.event_ref.as_ref());
+            if kind == CatchKind::Message
+                && event_ref.is_some_and(|r| r.correlation_key.is_some())
+                && variables.is_none()
+            {
+                let all = self
+                    .client
+                    .variables(&self.instance)
+                    .await
+                    .map_err(|e| self.lost(e))?;
+                variables = Some(super::pull::user_variables(all));
+            }
+            let correlation = crate::engine::native::messages::correlation_over(
+                event_ref,
+                kind,
+                variables.as_ref().unwrap_or(&Map::new()),
+            )
+            .map_err(|why| format!("{} `{name}` at `{catch}`: {why}", kind.as_str()))?;
             let place = (execution, catch.clone());
             let known_key = self.known().awaited.get(&place).cloned();
             let key = match known_key {
@@ -985,7 +1012,7 @@ impl Run {
                 node: catch,
                 kind,
                 name,
-                correlation: None,
+                correlation,
             });
         }
         Ok(out)
