@@ -4,110 +4,25 @@
 //! misbehaves. Needs `python3` (3.10+) with `venv` and `pip`, and PyPI the first time.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "support/a2a.rs"]
+mod a2a_support;
 #[path = "support/python.rs"]
 mod python;
-use python::{a2a_python, interop_dir, root};
+use a2a_support::{Peer, fixture_app};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cuga-flo");
 
-/// A peer agent on 127.0.0.1, killed when dropped.
-struct Peer {
-    child: Child,
-    url: String,
-    log: PathBuf,
-    dir: tempfile::TempDir,
-}
-
-impl Peer {
-    fn start(mode: &str, args: &[&str], envs: &[(&str, &str)]) -> Peer {
-        let dir = tempfile::tempdir().unwrap();
-        let port_file = dir.path().join("port");
-        let log = dir.path().join("requests.jsonl");
-        let mut cmd = Command::new(a2a_python());
-        cmd.arg(interop_dir().join("a2a_peer.py"))
-            .arg(mode)
-            .arg("--port-file")
-            .arg(&port_file)
-            .arg("--log")
-            .arg(&log)
-            .args(args)
-            .env("A2A_PEER_CANCEL_LOG", dir.path().join("cancel.jsonl"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
-        for (k, v) in envs {
-            cmd.env(k, v);
-        }
-        let child = cmd.spawn().expect("the peer starts");
-        let started = Instant::now();
-        let port = loop {
-            if let Ok(p) = std::fs::read_to_string(&port_file) {
-                break p.trim().to_string();
-            }
-            assert!(started.elapsed() < Duration::from_secs(60), "no peer");
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        while std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(60), "no peer");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Peer {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            log,
-            dir,
-        }
-    }
-
-    /// The JSON-RPC methods the peer was sent, in order.
-    fn methods(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|r| r["method"].as_str().map(str::to_string))
-            .collect()
-    }
-
-    fn count(&self, method: &str) -> usize {
-        self.methods().iter().filter(|m| *m == method).count()
-    }
-
-    fn cancels(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("cancel.jsonl")).unwrap_or_default()
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The remote_review app pointed at `url`, with `edit` applied to its config.
 fn app(url: &str, edit: impl Fn(String) -> String) -> tempfile::TempDir {
-    let apps = tempfile::tempdir().unwrap();
-    let src = root().join("tests/fixtures/apps/remote_review/config");
-    let dst = apps.path().join("remote_review/config");
-    std::fs::create_dir_all(&dst).unwrap();
-    std::fs::copy(
-        src.join("remote_review.bpmn"),
-        dst.join("remote_review.bpmn"),
-    )
-    .unwrap();
-    let config = std::fs::read_to_string(src.join("remote_review_config.yaml"))
-        .unwrap()
-        .replace("PEER_URL", url)
-        .replace("    # AUTH", "");
-    std::fs::write(dst.join("remote_review_config.yaml"), edit(config)).unwrap();
-    apps
+    fixture_app("remote_review", url, |config| {
+        edit(config.replace("    # AUTH", ""))
+    })
 }
 
 struct Ran {

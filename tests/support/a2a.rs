@@ -82,6 +82,14 @@ impl Peer {
             .collect()
     }
 
+    /// The JSON-RPC methods the peer was sent, in order.
+    pub fn methods(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .filter_map(|r| r["method"].as_str().map(str::to_string))
+            .collect()
+    }
+
     /// How many `method` requests the peer saw.
     pub fn count(&self, method: &str) -> usize {
         self.requests()
