@@ -129,7 +129,7 @@ fn finished(events: &[Event]) -> RunStatus {
             Event::RunFinished { status, .. } => Some(*status),
             _ => None,
         })
-        .expect("the run finished")
+        .unwrap_or_else(|| panic!("no run_finished in {events:#?}"))
 }
 
 #[test]

@@ -160,6 +160,33 @@ struct TaskEntry {
     cancel_reason: Mutex<Option<String>>,
 }
 
+impl TaskEntry {
+    /// A submitted task `id` of agent `slug`, in context `context_id` (a new one when
+    /// none is given).
+    fn new(id: String, slug: &str, context_id: Option<String>) -> TaskEntry {
+        let (events, _) = broadcast::channel(256);
+        let (inbox_tx, inbox_rx) = mpsc::unbounded_channel();
+        TaskEntry {
+            data: Mutex::new(TaskData {
+                id,
+                context_id: context_id.filter(|c| !c.is_empty()).unwrap_or_else(new_id),
+                slug: slug.to_string(),
+                state: TaskState::Submitted,
+                status_message: None,
+                artifacts: Vec::new(),
+                history: Vec::new(),
+                ended_at: None,
+            }),
+            events,
+            state: watch::channel(TaskState::Submitted).0,
+            inbox_tx,
+            inbox_rx: tokio::sync::Mutex::new(inbox_rx),
+            cancel: CancellationToken::new(),
+            cancel_reason: Mutex::new(None),
+        }
+    }
+}
+
 /// The executor's side of one task.
 #[derive(Clone)]
 pub struct TaskHandle(Arc<TaskEntry>);
@@ -191,9 +218,29 @@ impl TaskHandle {
     /// A new status, with an agent message of `text` and `data` (either may be empty).
     /// Nothing changes once the task has ended.
     pub fn update(&self, state: TaskState, text: &str, data: Option<Value>) {
+        self.update_if(|_| true, state, text, data);
+    }
+
+    /// A `working` status with an agent message, only while the task is working (or
+    /// submitted): a run's progress never hides the question it asks meanwhile
+    /// (`input-required`) nor its end. Whether it was set.
+    pub fn progress(&self, text: &str, data: Option<Value>) -> bool {
+        let working = |s: TaskState| matches!(s, TaskState::Working | TaskState::Submitted);
+        self.update_if(working, TaskState::Working, text, data)
+    }
+
+    /// [`TaskHandle::update`] when the task's state passes `when`, checked and set under
+    /// one lock (the run and the caller's requests set it from different threads).
+    fn update_if(
+        &self,
+        when: impl Fn(TaskState) -> bool,
+        state: TaskState,
+        text: &str,
+        data: Option<Value>,
+    ) -> bool {
         let mut d = lock(&self.0.data);
-        if d.state.is_terminal() {
-            return;
+        if d.state.is_terminal() || !when(d.state) {
+            return false;
         }
         let message = (!text.is_empty() || data.is_some())
             .then(|| agent_message(&d.context_id, &d.id, text, data));
@@ -207,8 +254,9 @@ impl TaskHandle {
         }
         let event = d.status_update();
         let _ = self.0.events.send(event);
-        drop(d);
+        // Under the lock: those who wait for the state see the states in the order set.
         self.0.state.send_replace(state);
+        true
     }
 
     /// An artifact (a DataPart of `data`), named `name`.
@@ -338,26 +386,7 @@ impl Shared {
             ));
         }
         let id = new_id();
-        let (events, _) = broadcast::channel(256);
-        let (inbox_tx, inbox_rx) = mpsc::unbounded_channel();
-        let entry = Arc::new(TaskEntry {
-            data: Mutex::new(TaskData {
-                id: id.clone(),
-                context_id: context_id.filter(|c| !c.is_empty()).unwrap_or_else(new_id),
-                slug: slug.to_string(),
-                state: TaskState::Submitted,
-                status_message: None,
-                artifacts: Vec::new(),
-                history: Vec::new(),
-                ended_at: None,
-            }),
-            events,
-            state: watch::channel(TaskState::Submitted).0,
-            inbox_tx,
-            inbox_rx: tokio::sync::Mutex::new(inbox_rx),
-            cancel: CancellationToken::new(),
-            cancel_reason: Mutex::new(None),
-        });
+        let entry = Arc::new(TaskEntry::new(id.clone(), slug, context_id));
         tasks.insert(id, entry.clone());
         Ok(entry)
     }
@@ -808,9 +837,9 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
             d.state = TaskState::Working;
             d.status_message = None;
             let event = d.status_update();
-            drop(d);
             let _ = entry.events.send(event);
             entry.state.send_replace(TaskState::Working);
+            drop(d);
             let watch = streaming.then(|| Watch::of(&entry));
             let _ = entry.inbox_tx.send(incoming);
             (entry, watch)
@@ -994,6 +1023,26 @@ fn delegated(o: &Map<String, Value>) -> Option<Inputs> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_never_hides_a_question_or_an_end() {
+        let task = TaskHandle(Arc::new(TaskEntry::new("t".into(), "app", None)));
+        let seen = task.0.state.subscribe();
+        assert!(task.progress("started", None));
+        // The run asks (on its thread) before the server says it started: the question
+        // stays, for the caller waiting for it.
+        task.update(TaskState::InputRequired, "which flow?", None);
+        assert!(!task.progress("run started", None));
+        assert_eq!(task.state(), TaskState::InputRequired);
+        assert_eq!(*seen.borrow(), TaskState::InputRequired);
+        task.update(TaskState::Working, "answered", None);
+        assert!(task.progress("gateway routed", None));
+        task.update(TaskState::Canceled, "canceled by the caller", None);
+        assert!(!task.progress("task finished", None));
+        task.update(TaskState::Working, "too late", None);
+        assert_eq!(task.state(), TaskState::Canceled);
+        assert_eq!(*seen.borrow(), TaskState::Canceled);
+    }
 
     #[test]
     fn states_on_the_wire() {

@@ -1382,6 +1382,10 @@ pub(super) fn cancel_run(
     })
 }
 
+/// How long a child run stopped with its parent in this process may take to let its
+/// journal go.
+const LET_GO: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The child runs of run `id` (cancelled: its journal is `records`) that have not ended
 /// go with it: those it waited for when it parked and those its call activities started
 /// (a served run cancelled while a child was going), each cancelled as `runs cancel`
@@ -1416,6 +1420,13 @@ pub(super) fn cancel_children(
         });
         if !open {
             continue;
+        }
+        // A child going in this process with its parent, which was just stopped, lets
+        // its journal go once its own task is dropped on the parent's thread.
+        let dir = store::run_dir(&args.run_dir, &child);
+        let waited = std::time::Instant::now();
+        while store::held_here(&dir) && waited.elapsed() < LET_GO {
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
         match cancel_run(
             apps_dir,

@@ -620,6 +620,12 @@ impl Executor for Runner {
         let harness = Arc::new(harness);
         let engine = self.engine.clone();
         let cores = self.cores.clone();
+        // Said before the run goes: it may ask its first question at once, on its thread.
+        task.update(
+            TaskState::Working,
+            &format!("run {run_id} of `{}` started", served.process_key),
+            None,
+        );
         let first = cores.spawn(engine.run(request, harness.clone(), sink.clone()));
         let journals = self.journals.clone();
         let stopping = self.stopping.clone();
@@ -628,11 +634,6 @@ impl Executor for Runner {
             run_dir: self.children.run_dir.clone(),
             durability: self.children.durability,
         };
-        task.update(
-            TaskState::Working,
-            &format!("run {run_id} of `{}` started", served.process_key),
-            None,
-        );
         let process_key = served.process_key.clone();
         let cancelled = task.cancelled();
         tokio::spawn(async move {
@@ -831,6 +832,7 @@ async fn cancel_run<T>(
     // The run may still be going on its thread: nothing more of it is journalled.
     journals.seal(run_id);
     let Some((records, state)) = journals.records(run_id) else {
+        tracing::warn!("run {run_id}: cancelled, but its journal is not held here (ended?)");
         if let Some(run) = going {
             run.stop().await;
         }
@@ -891,10 +893,8 @@ impl EventSink for Streamed {
     fn emit(&self, event: Event) -> Result<Record, JournalError> {
         let progress = progress(&event);
         let record = self.inner.emit(event)?;
-        if let Some((text, data)) = progress
-            && matches!(self.task.state(), TaskState::Working | TaskState::Submitted)
-        {
-            self.task.update(TaskState::Working, &text, Some(data));
+        if let Some((text, data)) = progress {
+            self.task.progress(&text, Some(data));
         }
         Ok(record)
     }

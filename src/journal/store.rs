@@ -508,6 +508,17 @@ fn try_lock(run_dir: &Path, file: &File) -> Result<(), JournalError> {
     }
 }
 
+/// Whether the journal in `run_dir` is held by this very process: one of its runs is
+/// still going, or is being let go of (a stopped run's tasks are dropped on its thread
+/// a moment after it stops).
+pub fn held_here(run_dir: &Path) -> bool {
+    let Ok(file) = File::open(run_dir.join(JOURNAL_FILE)) else {
+        return false;
+    };
+    matches!(try_lock(run_dir, &file), Err(JournalError::Locked { pid, .. })
+        if pid == Some(std::process::id()))
+}
+
 /// The head file's `(seq, hash)`, when it is there and reads.
 pub fn read_head(run_dir: &Path) -> Option<(u64, String)> {
     let text = fs::read_to_string(run_dir.join(HEAD_FILE)).ok()?;

@@ -58,6 +58,8 @@ impl A2aServed {
             .arg(&base)
             .args(args)
             .current_dir(dir.path())
+            // What it did is in the failure message of a test it fails.
+            .env("CUGA_FLO_LOG", "debug")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr);
@@ -110,7 +112,12 @@ impl A2aServed {
         )
         .unwrap();
         let mut response = String::new();
-        tcp.read_to_string(&mut response).unwrap();
+        if let Err(e) = tcp.read_to_string(&mut response) {
+            panic!(
+                "no response to {body} within {LIMIT:?} ({e}); read so far: {response:?}\nserver:\n{}",
+                self.stderr()
+            );
+        }
         let (_, body) = response.split_once("\r\n\r\n").unwrap();
         serde_json::from_str(body).unwrap_or_else(|_| panic!("{response}"))
     }
