@@ -390,6 +390,21 @@ pub fn name_list<S: AsRef<str>>(names: &[S], max: usize) -> String {
     s
 }
 
+/// `text` with every control character (escape sequences included) shown as `\u{..}`,
+/// so that text from a model, a tool or a file cannot drive the terminal.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\t' {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,5 +30,6 @@ pub mod secret;
 pub mod serving;
 pub mod source;
 pub mod tls;
+pub mod tools;
 pub mod view;
 pub mod vocab;

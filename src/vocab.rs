@@ -176,12 +176,16 @@ pub mod error_code {
     /// A command agent's CLI failed: it could not start, exited non-zero, timed out,
     /// printed no JSON object, or its output violated the recipe's schema.
     pub const COMMAND_FAILED: &str = "COMMAND_FAILED";
+    /// A tool source could not be started or reached, or a call failed (not a tool's own
+    /// error, which its agent is given).
+    pub const TOOL_FAILED: &str = "TOOL_FAILED";
 
     /// The codes above: what a task raises by failing, not by an answer naming a code.
-    pub const GENERIC: [&str; 7] = [
+    pub const GENERIC: [&str; 8] = [
         TASK_FAILED,
         REMOTE_FAILED,
         COMMAND_FAILED,
+        TOOL_FAILED,
         OUTPUT_MISSING,
         MODEL_FAILED,
         BUDGET_EXHAUSTED,
@@ -409,6 +413,19 @@ pub enum Offered {
         /// never for skip_to (that is `continue`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         flow_target: Option<String>,
+    },
+    /// A tool call a task's agent asked for that a person confirms first: `approve`
+    /// (it is made) or `deny` (it is not; the agent is told so, with the reason).
+    ToolCall {
+        /// `<source>.<tool>`.
+        tool: String,
+        arguments: serde_json::Value,
+        /// Why it is asked: the tool may destroy or overwrite, the config asks for every
+        /// call, or its arguments may carry untrusted data.
+        why: String,
+        /// What the model said with the call, if anything.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        said: Option<String>,
     },
     /// A task: a JSON object with exactly these outputs, each of its type in `kinds`
     /// (an output not there takes any value).

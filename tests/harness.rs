@@ -538,6 +538,7 @@ async fn a_missing_answer_is_an_error_naming_the_control_point() {
         output_kinds: Default::default(),
         context: ControlPointContext::default(),
         calls: Default::default(),
+        tools: Default::default(),
     };
     let e = r.task(req).await.unwrap_err();
     assert!(matches!(&e, ReasonError::NoAnswer { element, .. } if element == "Task_check"));

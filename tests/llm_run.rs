@@ -925,6 +925,7 @@ async fn consult_user_asks_the_bound_person_and_returns_the_answer() {
         output_kinds: Default::default(),
         context: ControlPointContext::default(),
         calls: Default::default(),
+        tools: Default::default(),
     };
     let log = req.calls.clone();
     let answer = model.task(req).await.unwrap();

@@ -41,6 +41,8 @@ pub struct FlowConfig {
     /// What every run must keep, whatever the hooks do (`guarantees:`).
     pub guarantees: Vec<Guarantee>,
     pub remote_agents: Vec<RemoteAgent>,
+    /// Where task agents' tools come from (`mcp_servers:` and `openapi:`), by name.
+    pub tool_sources: Vec<ToolSourceConfig>,
     /// `questions: park`: a question for a person always parks the run (nobody is asked
     /// at the terminal), as `start --detach` does.
     pub park_questions: bool,
@@ -361,7 +363,18 @@ pub struct AgentConfig {
     pub policy: Option<Located<String>>,
     /// A built-in kind (`cuga_agent`, ...) or the name of a `remote_agents` entry.
     pub agent_type: Option<Located<String>>,
+    /// The tools the agent may call: built-in ones (`read_variable`, `consult_user`),
+    /// `server.tool` of a tool source, or `server.*` for all of a source's tools.
     pub tools: Vec<Located<String>>,
+    /// Tool calls allowed per visit of the task (`max_tool_calls`, default
+    /// [`DEFAULT_MAX_TOOL_CALLS`]); one more fails the task with `BUDGET_EXHAUSTED`.
+    pub max_tool_calls: Option<Located<u64>>,
+    /// `pre_execute`: rules checked before the agent is asked (they may refuse the task
+    /// with a BPMN error or rewrite its inputs).
+    pub pre_execute: Vec<StepRule>,
+    /// `post_execute`: rules checked on the agent's answer (they may refuse it with a
+    /// BPMN error or rewrite its outputs).
+    pub post_execute: Vec<StepRule>,
     /// `type: command`: the task runs an external CLI (docs/config.md, "Command agents").
     pub command: Option<CommandAgent>,
     pub span: Span,
@@ -394,6 +407,111 @@ pub struct Approval {
     /// compare, else `approval_status`).
     pub variable: Option<Located<String>>,
     pub span: Span,
+}
+
+/// Tool calls a task agent may make per visit when its config says nothing.
+pub const DEFAULT_MAX_TOOL_CALLS: u64 = 8;
+
+/// One rule of an agent's `pre_execute` or `post_execute`: when `when` holds (TRUE; FALSE
+/// and UNKNOWN skip it), raise the BPMN error `raise` (the task fails with it), or set
+/// each of `set` (an input parameter before the agent, an output after it). Rules are
+/// checked in order; a raise ends the check.
+#[derive(Debug, Clone)]
+pub struct StepRule {
+    pub when: Located<String>,
+    pub raise: Option<Located<String>>,
+    pub set: Vec<(Located<String>, Located<serde_json::Value>)>,
+    pub because: Option<Located<String>>,
+    pub span: Span,
+}
+
+/// A source of tools (`mcp_servers.<name>` or `openapi.<name>`).
+#[derive(Debug, Clone)]
+pub struct ToolSourceConfig {
+    /// The name tasks use (`<name>.<tool>`).
+    pub name: Located<String>,
+    pub kind: ToolSourceKind,
+    /// How long one call may take (`timeout`; default 60 s).
+    pub timeout: Option<Located<std::time::Duration>>,
+    /// How long the server may take to start and answer `initialize` (`connect_timeout`;
+    /// default 30 s).
+    pub connect_timeout: Option<Located<std::time::Duration>>,
+    /// Per-tool settings (`tools: {<tool>: {confirm, idempotent}}`).
+    pub tools: Vec<ToolSetting>,
+    pub span: Span,
+}
+
+/// How a tool source is reached.
+#[derive(Debug, Clone)]
+pub enum ToolSourceKind {
+    /// `command: [...]`: an MCP server over stdio, started for the run (no shell; paths
+    /// relative to the config's folder), with only `env` and the `pass_env` variables of
+    /// cuga-flo's environment (and PATH, HOME, LANG, ...) in its environment.
+    McpStdio {
+        command: Vec<Located<String>>,
+        env: Vec<(Located<String>, Located<String>)>,
+        pass_env: Vec<Located<String>>,
+        cwd: Option<Located<String>>,
+    },
+    /// `url:`: an MCP server over streamable HTTP (`token_env`: the variable holding its
+    /// bearer token).
+    McpHttp {
+        url: Located<String>,
+        token_env: Option<Located<String>>,
+    },
+    /// `openapi.<name>`: an HTTP API described by an OpenAPI 3 document, each operation a
+    /// tool named by its `operationId`.
+    OpenApi {
+        spec: Located<String>,
+        base_url: Option<Located<String>>,
+        token_env: Option<Located<String>>,
+    },
+}
+
+impl ToolSourceKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ToolSourceKind::McpStdio { .. } => "mcp (stdio)",
+            ToolSourceKind::McpHttp { .. } => "mcp (streamable HTTP)",
+            ToolSourceKind::OpenApi { .. } => "openapi",
+        }
+    }
+}
+
+/// One tool's settings under its source's `tools:`.
+#[derive(Debug, Clone)]
+pub struct ToolSetting {
+    pub name: Located<String>,
+    /// `confirm: true` (a person confirms every call) or `confirm: never` (nobody does,
+    /// whatever the tool's annotations say); absent: as its annotations say.
+    pub confirm: Option<Located<Confirm>>,
+    /// `idempotent: true|false`: overrides the tool's annotations (a call in flight at a
+    /// crash is repeated only when the tool is idempotent).
+    pub idempotent: Option<Located<bool>>,
+}
+
+/// Who confirms a tool's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confirm {
+    /// Every call, whatever the annotations say.
+    Always,
+    /// None: the calls go ahead unconfirmed (an explicit opt-out `validate` warns about).
+    Never,
+}
+
+impl FlowConfig {
+    /// The tool source named `name`.
+    pub fn tool_source(&self, name: &str) -> Option<&ToolSourceConfig> {
+        self.tool_sources.iter().find(|s| s.name.value == name)
+    }
+}
+
+impl ToolSourceConfig {
+    /// The settings of tool `tool` of this source.
+    pub fn setting(&self, tool: &str) -> Option<&ToolSetting> {
+        self.tools.iter().find(|t| t.name.value == tool)
+    }
 }
 
 /// Agent kinds that run locally; any other `agent_type` names a remote agent.

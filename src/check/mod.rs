@@ -27,6 +27,7 @@ mod index;
 mod llm;
 mod refs;
 mod rules;
+mod tools;
 
 use crate::app::{EngineKind, LoadedApp};
 use crate::bpmn::{Document, ProcessIndex};
@@ -78,6 +79,7 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
             diags.extend(conditions::check(Some(&index), doc, main));
             diags.extend(rules::check(config, main));
             diags.extend(llm::check(config, main));
+            diags.extend(tools::check(config));
             diags.extend(guardrail::check(config, doc, main));
             let engine = engine.unwrap_or(config.engine.kind);
             diags.extend(engine::check_for(config, doc, main, engine));
@@ -93,6 +95,7 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
         // No model: the checks that need none still run.
         diags.extend(refs::check_without_model(config));
         diags.extend(llm::check(config, None));
+        diags.extend(tools::check(config));
     }
     sort(&mut diags);
     diags

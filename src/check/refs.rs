@@ -366,25 +366,6 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
             {
                 remote_ref(kind, format!("the agent_type of {what}"), &mut out);
             }
-            for tool in agent
-                .tools
-                .iter()
-                .filter(|t| !crate::reason::llm::reasoner::TOOLS.contains(&t.value.as_str()))
-            {
-                let hint = if remote_set.contains(tool.as_str()) {
-                    "to delegate the task to this remote agent write `agent_type: <name>`; to consult it write `human_consultation: <name>` on a gateway or hook".to_string()
-                } else {
-                    "the built-in tools are `read_variable` (a model reads any process variable by name) and `consult_user` (a model asks the person at the terminal); remove the entry".to_string()
-                };
-                out.push(
-                    Diagnostic::warning(
-                        "config::ignored",
-                        format!("tool `{}` of {what} is ignored", tool.value),
-                    )
-                    .at(src, tool.span, "not used".to_string())
-                    .with_help(hint),
-                );
-            }
         }
         match t.mode {
             TaskMode::TaskAgent if t.agent.is_none() && t.instruction.is_none() && t.policy.is_none() => out.push(

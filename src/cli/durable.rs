@@ -126,7 +126,7 @@ pub struct AnswerArgs {
     pub run_id: String,
     /// The control point: its element id (task, gateway or hook) or the question's key
     pub control_point: String,
-    /// A guardrail gateway: `approve` or `deny`
+    /// A guardrail gateway, or a tool call waiting for a person: `approve` or `deny`
     #[arg(value_name = "approve|deny")]
     pub decision: Option<String>,
     /// A gateway: the flow to take (repeat for an inclusive gateway)
@@ -655,7 +655,7 @@ pub(super) fn answers_of(records: &[Record], state: &FlowState) -> Answers {
             answer,
             decided_by,
             reason,
-            ..
+            by,
         } = &r.event
             && state.unapplied_answers.contains_key(key)
         {
@@ -665,6 +665,7 @@ pub(super) fn answers_of(records: &[Record], state: &FlowState) -> Answers {
                     answer: answer.clone(),
                     decided_by: *decided_by,
                     reason: reason.clone(),
+                    by: by.clone(),
                 },
             );
         }
@@ -853,6 +854,22 @@ fn offered_lines(q: &Question) -> Vec<String> {
             }
             lines
         }
+        Offered::ToolCall {
+            tool,
+            arguments,
+            why,
+            said,
+        } => {
+            let mut lines = vec![
+                format!("approve → call {tool} {arguments}"),
+                "deny [--reason TEXT] → the call is not made; the agent is told".to_string(),
+                format!("(asked because {why})"),
+            ];
+            if let Some(said) = said {
+                lines.push(format!("the agent says: {said}"));
+            }
+            lines
+        }
         Offered::Outputs { outputs, .. } => vec![format!(
             "--outputs {}",
             crate::cli::output::shell_quote(&format!(
@@ -1021,6 +1038,14 @@ fn approval(
     by: Option<&str>,
     id: &str,
 ) -> Result<(), UsageError> {
+    if matches!(question.offered, Offered::ToolCall { .. }) {
+        if let Some(d) = &args.decision {
+            given.confirm = Some(crate::app::guardrail::decision_of(d).ok_or_else(|| {
+                UsageError::new(format!("`{d}` is neither `approve` nor `deny`"))
+            })?);
+        }
+        return Ok(());
+    }
     let Some(approval) = &question.approval else {
         return match &args.decision {
             Some(d) => Err(UsageError::new(format!(
@@ -1226,6 +1251,7 @@ fn given(args: &AnswerArgs) -> Result<Given, UsageError> {
         state_updates,
         error: args.error.clone(),
         message: args.message.clone(),
+        confirm: None,
     })
 }
 

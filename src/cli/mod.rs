@@ -40,6 +40,7 @@ mod signals;
 mod start;
 mod target;
 mod test;
+mod tools;
 mod validate;
 mod wiring;
 
@@ -161,6 +162,9 @@ pub enum Command {
     Runs(runs::RunsArgs),
     /// Serve the bridge's MCP tools for apps over streamable HTTP or stdio
     Serve(serve::ServeArgs),
+    /// The tools an app's tool sources offer (MCP servers, OpenAPI), and who confirms each;
+    /// --lock writes tools.lock.json for validate
+    Tools(tools::ToolsArgs),
     /// Kogito (Apache KIE): generate and build an app's service
     Kogito(kogito::KogitoArgs),
     /// Resume parked runs as their timers come due (and answered ones), until stopped
@@ -205,6 +209,7 @@ pub fn main() -> ExitCode {
         Command::Test(args) => test::run(&cli, args, style),
         Command::Runs(args) => runs::run(&cli, args, style),
         Command::Serve(args) => serve::run(&cli, args, style),
+        Command::Tools(args) => tools::run(&cli, args, style),
         Command::Kogito(args) => kogito::run(&cli, args, style),
         Command::Worker(args) => durable::worker(&cli, args, style),
         Command::Schema(args) => schema::run(args),

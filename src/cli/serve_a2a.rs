@@ -1066,6 +1066,7 @@ impl Caller {
                 answer,
                 decided_by: by,
                 reason: Some(reason),
+                by: None,
             },
         )]))
     }
@@ -1176,6 +1177,13 @@ fn given(q: &Question, m: &Incoming) -> Result<Given, String> {
             action: choice.is_none().then(|| text.to_string()),
             ..Given::default()
         }),
+        Offered::ToolCall { .. } => match crate::app::guardrail::decision_of(text) {
+            Some(approved) => Ok(Given {
+                confirm: Some(approved),
+                ..Given::default()
+            }),
+            None => Err("answer `approve` or `deny`".to_string()),
+        },
         Offered::Outputs { outputs, kinds } => match outputs.as_slice() {
             [one] => {
                 // `true`, `42`, `[1]` are values unless the output takes text.
@@ -1307,6 +1315,17 @@ fn question_text(q: &Question, problem: Option<&str>) -> String {
             for (i, a) in actions.iter().enumerate() {
                 out.push_str(&format!("\n{}. {}", i + 1, a.as_str()));
             }
+        }
+        Offered::ToolCall {
+            tool,
+            arguments,
+            why,
+            ..
+        } => {
+            out.push_str(&format!(
+                "The agent of task {}{name} asks to call {tool} with {arguments}: answer `approve` or `deny` ({why}).",
+                q.element
+            ));
         }
         Offered::Outputs { outputs, .. } => {
             out.push_str(&format!(

@@ -583,6 +583,8 @@ async fn run_async(
         // Delegations still going when the run parked are followed up, never sent again.
         let state = crate::journal::FlowState::fold(r.records.iter());
         harness.resume_remote(state.remote_tasks.iter());
+        // Tool conversations left mid-way: continued, their ended calls never made again.
+        harness.resume_tools(state.tool_visits.iter());
     }
     let mut annotations = harness.annotations();
     if let Some(budget) = args.step_budget {
@@ -980,6 +982,7 @@ fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
                 let names: Vec<&str> = actions.iter().map(|a| a.as_str()).collect();
                 format!("--action {}", names.join("|"))
             }
+            crate::vocab::Offered::ToolCall { .. } => "approve|deny [--reason TEXT]".to_string(),
             crate::vocab::Offered::Outputs { outputs, .. } => {
                 let keys: Vec<String> = (outputs.iter())
                     .map(|o| format!("{}: ...", serde_json::Value::String(o.clone())))
@@ -1140,6 +1143,10 @@ struct Watched {
 impl Reasoner for Watched {
     fn describe(&self) -> String {
         self.inner.describe()
+    }
+
+    fn confirm(&self, req: crate::reason::tools::ConfirmRequest) -> crate::reason::tools::Confirming<'_> {
+        self.inner.confirm(req)
     }
 
     fn answers_in_advance(&self, req: &TaskRequest) -> bool {

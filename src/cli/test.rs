@@ -246,11 +246,18 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
+    /// Why the app's scenarios cannot run here now: its engine's server (unless the
+    /// engine is chosen with `--engine`) or one of its tool sources is unavailable.
     fn unreachable(&self, app: &AppRef) -> Option<String> {
         let mut servers = self.servers.lock().unwrap_or_else(|p| p.into_inner());
+        let engine_chosen = self.args.engine.is_some();
         servers
             .entry(app.dir.clone())
-            .or_insert_with(|| unreachable_server(app))
+            .or_insert_with(|| {
+                let loaded = load_app(app);
+                let engine = if engine_chosen { None } else { unreachable_server(&loaded) };
+                engine.or_else(|| unavailable_tools(&loaded))
+            })
             .clone()
     }
 
@@ -267,7 +274,6 @@ impl Runner<'_> {
             duration_ms: 0,
         };
         if !case.named
-            && self.args.engine.is_none()
             && let Some(why) = self.unreachable(&case.app)
         {
             result.outcome = Verdict::Skipped;
@@ -397,8 +403,7 @@ fn engine_name(engine: EngineChoice) -> &'static str {
 
 /// Why an app bound to a server cannot run now (its secret is missing, its server does
 /// not accept a connection), or `None` (native apps, or the server answers).
-fn unreachable_server(app: &AppRef) -> Option<String> {
-    let loaded = load_app(app);
+fn unreachable_server(loaded: &crate::app::LoadedApp) -> Option<String> {
     let config: &FlowConfig = loaded.config.as_ref()?;
     let kind = config.engine.kind;
     if kind == EngineKind::Native {
@@ -426,6 +431,58 @@ fn unreachable_server(app: &AppRef) -> Option<String> {
         addrs.any(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_secs(2)).is_ok())
     });
     (!reachable).then(|| format!("needs the {kind} server, which does not answer at {url}"))
+}
+
+/// Why one of the app's tool sources cannot be used now (a stdio server that does not
+/// start, an HTTP one that does not answer, a secret not set), or `None`: each is reached
+/// and its tools listed, as a run would.
+fn unavailable_tools(loaded: &crate::app::LoadedApp) -> Option<String> {
+    let config = loaded.config.as_ref()?;
+    if config.tool_sources.is_empty() {
+        return None;
+    }
+    let toolbox = crate::tools::Toolbox::of(config);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let listed = runtime.block_on(toolbox.list());
+    // An HTTP API's document is read where it lies: its server is asked for a connection.
+    let api_down = config.tool_sources.iter().find_map(|s| {
+        let crate::app::ToolSourceKind::OpenApi { base_url: Some(url), .. } = &s.kind else {
+            return None;
+        };
+        let addr = host_port(&url.value)?;
+        use std::net::ToSocketAddrs;
+        let up = addr.to_socket_addrs().ok().is_some_and(|mut addrs| {
+            addrs.any(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_secs(2)).is_ok())
+        });
+        (!up).then(|| {
+            format!(
+                "needs tool source `{}`, whose server does not answer at {}",
+                s.name.value, url.value
+            )
+        })
+    });
+    if api_down.is_some() {
+        return api_down;
+    }
+    listed.into_iter().find_map(|(name, r)| {
+        let e = r.err()?;
+        // One line: the error, and the last thing the server said before it gave up.
+        let text = e.to_string();
+        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+        let first = lines.next().unwrap_or_default();
+        let why = match lines.last() {
+            Some(last) => format!(
+                "{} ({})",
+                first.trim_end_matches("; its stderr ends with:"),
+                last.trim()
+            ),
+            None => first.to_string(),
+        };
+        Some(format!("needs tool source `{name}`, which cannot be used here: {why}"))
+    })
 }
 
 /// `host:port` of an `http(s)://` URL (the scheme's port when none is written).
@@ -526,8 +583,9 @@ fn print_summary(results: &[CaseResult], elapsed: Duration, style: Style) {
     }
     if t["skipped"] > 0 {
         outln!(
-            "  skipped scenarios need a server: start it (README: Running on Flowable / on Kogito), run them on the \
-             native engine with --engine native, or name one (APP:SCENARIO) to run it anyway"
+            "  skipped scenarios need a server: start it (README: Running on Flowable / on Kogito; a tool source: \
+             the app's README), run them on the native engine with --engine native, or name one (APP:SCENARIO) to \
+             run it anyway"
         );
     }
 }

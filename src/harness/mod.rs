@@ -22,6 +22,7 @@ pub mod hook;
 pub mod policy;
 pub mod remote;
 pub mod task;
+mod tools;
 mod trust;
 
 use std::collections::{BTreeMap, HashMap};
@@ -96,6 +97,10 @@ pub struct FlowAgent {
     pub(crate) governance: Option<Governance>,
     /// The app's remote agents (A2A), with their clients.
     pub(crate) remotes: Arc<remote::Remotes>,
+    /// The app's tool sources (MCP servers, OpenAPI), reached when a task first uses one.
+    pub(crate) toolbox: Arc<crate::tools::Toolbox>,
+    /// A resumed run's unfinished tool conversations, by task visit key (each taken once).
+    pub(crate) tool_visits: std::sync::Mutex<HashMap<String, crate::journal::state::ToolVisit>>,
 }
 
 impl std::fmt::Debug for FlowAgent {
@@ -122,6 +127,8 @@ impl FlowAgent {
         let governance = process.as_ref().and_then(|p| Governance::new(&config, p));
         Ok(FlowAgent {
             remotes: Arc::new(remote::Remotes::of(&config)),
+            toolbox: Arc::new(crate::tools::Toolbox::of(&config)),
+            tool_visits: Default::default(),
             governance,
             model: process.as_ref().map(|p| Arc::new(ModelSummary::of(p))),
             process,
@@ -154,6 +161,31 @@ impl FlowAgent {
         tasks: impl IntoIterator<Item = (&'q String, &'q crate::journal::state::RemoteTask)>,
     ) {
         self.remotes.resume_waiting(tasks);
+    }
+
+    /// A resumed run's tool conversations that had not finished (its state's
+    /// `tool_visits`): each is continued from the journal, its ended calls never made
+    /// again.
+    pub fn resume_tools<'q>(
+        &self,
+        visits: impl IntoIterator<Item = (&'q String, &'q crate::journal::state::ToolVisit)>,
+    ) {
+        let mut mine = self.tool_visits.lock().unwrap_or_else(|e| e.into_inner());
+        for (key, visit) in visits {
+            mine.insert(key.clone(), visit.clone());
+        }
+    }
+
+    /// Use these tool sources (shared by the harnesses of one server's runs, so that a
+    /// stdio server is started once).
+    pub fn with_toolbox(mut self, toolbox: Arc<crate::tools::Toolbox>) -> Self {
+        self.toolbox = toolbox;
+        self
+    }
+
+    /// The app's tool sources.
+    pub fn toolbox(&self) -> &Arc<crate::tools::Toolbox> {
+        &self.toolbox
     }
 
     /// Journal the run's remote tasks into `sink` as soon as each agent assigns one

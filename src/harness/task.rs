@@ -22,7 +22,9 @@ use crate::bridge::{ControlPointContext, ControlPointError, Taint, TaskOutcome, 
 use crate::reason::{CallLog, ReasonError, TaskAnswer, TaskRequest};
 use crate::vocab::{Decider, TaskStatus, VarKind, error_code};
 
-use super::{FlowAgent, Trace, context, trust};
+use std::sync::Arc;
+
+use super::{FlowAgent, Trace, context, tools, trust};
 
 pub(crate) async fn execute(
     agent: &FlowAgent,
@@ -45,8 +47,9 @@ pub(crate) async fn execute(
                 output_kinds: Default::default(),
                 context: ctx,
                 calls: CallLog::default(),
+                tools: Default::default(),
             };
-            let (answer, trace) = ask(agent, task_id, req).await?;
+            let (answer, trace) = ask(agent, task_id, req, None).await?;
             let outcome = match answer {
                 Ok(Tainted(a, taint)) => {
                     raised(&a).unwrap_or_else(|| completed(a, Variables::new(), taint))
@@ -100,7 +103,49 @@ pub(crate) async fn execute(
         output_kinds: kinds.clone(),
         context: ctx,
         calls: CallLog::default(),
+        tools: Default::default(),
     };
+    let ctx_variables = req.context.variables.clone();
+    let mut req = req;
+    // `pre_execute`: refuse the task, or rewrite its inputs, before anyone is asked.
+    if let Some(agent_config) = &task.agent {
+        match step_rules(&agent_config.pre_execute, &req.inputs, &req.context.variables) {
+            Step::Raise { code, message, because } => {
+                let outcome = failed(
+                    Decider::Rule,
+                    because,
+                    Variables::new(),
+                    &code,
+                    format!("task {task_id}: pre_execute: {message}"),
+                );
+                return Ok(outcome);
+            }
+            Step::Set(values) => {
+                for (k, v) in values {
+                    req.inputs.insert(k, v);
+                }
+            }
+            Step::Pass => {}
+        }
+    }
+    let gate = tools::TaskTools::of(tools::Setup {
+        toolbox: &agent.toolbox,
+        reasoner: &agent.reasoner,
+        sink: agent.remotes.sink_for(&req.context.run_id),
+        task,
+        name: req.name.clone(),
+        context: &req.context,
+        untrusted_inputs: !trust::untrusted(&agent.config, &req.context).is_empty(),
+        on_untrusted: agent.config.permissions.on_untrusted,
+        offline: agent.remotes.is_offline(),
+        resumed: req.context.idempotency_key.as_ref().and_then(|k| {
+            (agent.tool_visits.lock().unwrap_or_else(|e| e.into_inner())).remove(k)
+        }),
+    })
+    .map(Arc::new);
+    if let Some(g) = &gate {
+        req.tools = crate::reason::tools::ToolAccess::new(g.clone());
+    }
     let remote = task
         .agent
         .as_ref()
@@ -113,7 +158,7 @@ pub(crate) async fn execute(
     let (answer, trace) = match (command, remote) {
         (Some(command), _) => run_command(agent, task_id, command, req).await,
         (None, Some(remote)) => delegate(agent, task_id, remote, req).await?,
-        (None, None) => ask(agent, task_id, req).await?,
+        (None, None) => ask(agent, task_id, req, gate.as_deref()).await?,
     };
     let (answer, taint) = match answer {
         Ok(Tainted(a, taint)) => match raised(&a) {
@@ -131,6 +176,32 @@ pub(crate) async fn execute(
         }
     };
 
+    // `post_execute`: refuse the answer, or rewrite its outputs.
+    let mut answer = answer;
+    if let Some(agent_config) = &task.agent {
+        let mut scope = Variables::clone(&ctx_variables);
+        for (k, v) in &answer.outputs {
+            scope.insert(k.clone(), v.clone());
+        }
+        match step_rules(&agent_config.post_execute, &answer.outputs, &scope) {
+            Step::Raise { code, message, because } => {
+                let outcome = failed(
+                    Decider::Rule,
+                    because.or(answer.reason),
+                    answer.outputs,
+                    &code,
+                    format!("task {task_id}: post_execute: {message}"),
+                );
+                return Ok(traced(outcome, trace));
+            }
+            Step::Set(values) => {
+                for (k, v) in values {
+                    answer.outputs.insert(k, v);
+                }
+            }
+            Step::Pass => {}
+        }
+    }
     let mut variables = Variables::new();
     for (key, var) in &task.output_mapping {
         match answer.outputs.get(&key.value) {
@@ -198,26 +269,34 @@ async fn ask(
     agent: &FlowAgent,
     task_id: &str,
     mut req: TaskRequest,
+    tools: Option<&tools::TaskTools>,
 ) -> Result<(Result<Tainted, (&'static str, String)>, Trace), ControlPointError> {
     context::fill_model(&mut req.context, agent.model());
     let untrusted = trust::untrusted(&agent.config, &req.context);
-    let external = agent
+    let declared = agent
         .config
         .task(task_id)
         .is_some_and(|t| t.untrusted_outputs);
-    let what = format!(
-        "model output on task `{}`{}",
-        req.name.as_deref().unwrap_or(task_id),
-        if external {
-            ", which brings data from outside the run (untrusted_outputs)"
-        } else {
-            ""
-        }
-    );
+    let name = req.name.clone().unwrap_or_else(|| task_id.to_string());
     let (result, trace) = Trace::ask(req, async |req| agent.reasoner.task(req).await).await;
+    // Tool results are untrusted: an answer given after a tool answered is too.
+    let called = tools.is_some_and(|t| t.answered());
+    let external = declared || called;
+    let what = || {
+        format!(
+            "model output on task `{name}`{}",
+            if called {
+                ", which called tools (their results are untrusted)"
+            } else if declared {
+                ", which brings data from outside the run (untrusted_outputs)"
+            } else {
+                ""
+            }
+        )
+    };
     match result {
         Ok(a) => {
-            let taint = trust::taint(a.decided_by, &untrusted, external, || what);
+            let taint = trust::taint(a.decided_by, &untrusted, external, what);
             Ok((Ok(Tainted(a, taint)), trace))
         }
         Err(e @ ReasonError::Invalid { .. }) => {
@@ -421,4 +500,65 @@ fn failed(
         digest: None,
         taint: None,
     }
+}
+
+/// What a task's `pre_execute` or `post_execute` rules decided.
+enum Step {
+    /// No rule applied.
+    Pass,
+    /// Set these inputs (before) or outputs (after).
+    Set(Vec<(String, serde_json::Value)>),
+    /// Fail the task with this BPMN error.
+    Raise {
+        code: String,
+        message: String,
+        because: Option<String>,
+    },
+}
+
+/// Check `rules` in order against `values` layered over `scope` (a rule's `when` reads
+/// the task's parameters or outputs by name, and any process variable): every rule that
+/// holds sets its values, seen by the rules after it; the first that raises ends the
+/// check. FALSE and UNKNOWN skip a rule.
+fn step_rules(
+    rules: &[crate::app::StepRule],
+    values: &Variables,
+    scope: &Variables,
+) -> Step {
+    if rules.is_empty() {
+        return Step::Pass;
+    }
+    let mut seen = Variables::clone(scope);
+    for (k, v) in values {
+        seen.insert(k.clone(), v.clone());
+    }
+    let mut set: Vec<(String, serde_json::Value)> = Vec::new();
+    for rule in rules {
+        // Read when the config was decoded: one that cannot be read never got here.
+        let Ok(condition) = crate::expr::parse(&rule.when.value) else {
+            continue;
+        };
+        if !condition.eval(&seen).is_true() {
+            continue;
+        }
+        if let Some(code) = &rule.raise {
+            return Step::Raise {
+                code: code.value.clone(),
+                message: format!(
+                    "`{}` holds: {}",
+                    rule.when.value,
+                    rule.because
+                        .as_ref()
+                        .map_or_else(|| format!("raises {}", code.value), |b| b.value.clone())
+                ),
+                because: rule.because.as_ref().map(|b| b.value.clone()),
+            };
+        }
+        for (name, value) in &rule.set {
+            seen.insert(name.value.clone(), value.value.clone());
+            set.retain(|(n, _)| n != &name.value);
+            set.push((name.value.clone(), value.value.clone()));
+        }
+    }
+    if set.is_empty() { Step::Pass } else { Step::Set(set) }
 }

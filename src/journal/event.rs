@@ -133,6 +133,56 @@ pub struct Awaited {
     pub correlation: Option<String>,
 }
 
+/// One call a model asked for, as it wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestedCall {
+    /// The model's id of the call.
+    pub id: String,
+    /// The function name the model used (`<source>__<tool>`, a built-in tool's name, or
+    /// something not offered).
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text, not necessarily valid).
+    pub arguments: String,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolOutcome {
+    /// The tool answered.
+    Ok,
+    /// The tool answered with an error of its own (MCP `isError`, HTTP 4xx/5xx): the model
+    /// is given it and may recover.
+    Error,
+    /// The call failed (a timeout, the server gone): the task fails with `TOOL_FAILED`.
+    Failed,
+    /// Not made: the tool is not one the task may call, or its arguments are not a JSON
+    /// object.
+    Refused,
+    /// Not made: a person (or `on_untrusted: deny`) denied it.
+    Denied,
+    /// Not made: the task's budget of tool calls is spent.
+    Budget,
+}
+
+impl ToolOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolOutcome::Ok => "ok",
+            ToolOutcome::Error => "error",
+            ToolOutcome::Failed => "failed",
+            ToolOutcome::Refused => "refused",
+            ToolOutcome::Denied => "denied",
+            ToolOutcome::Budget => "budget",
+        }
+    }
+
+    /// Whether the tool was called.
+    pub fn called(self) -> bool {
+        matches!(self, ToolOutcome::Ok | ToolOutcome::Error | ToolOutcome::Failed)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
@@ -408,6 +458,67 @@ pub enum Event {
         /// The agent, the A2A task and context ids, and the task's state when sent.
         remote: RemoteWait,
     },
+    /// A task agent's model asked for tools: one turn of its conversation (its calls are
+    /// then made one after another, in order). Journalled and committed before any of
+    /// them is made, so that a resumed run continues the conversation where it stood
+    /// instead of asking the model again.
+    ToolsRequested {
+        /// The task.
+        node: String,
+        /// The task visit's idempotency key (`<run id>:<element>:<visit>`).
+        key: String,
+        /// The turn's place among the visit's turns that asked for tools (1, 2, ...).
+        turn: u32,
+        /// What the model said with its calls, if anything.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        calls: Vec<RequestedCall>,
+    },
+    /// A tool call is about to be made: committed before the request leaves. A crash
+    /// between this and its `tool_called` leaves the call in flight: a resumed run repeats
+    /// it only when the tool is idempotent, and otherwise asks a person.
+    ToolCallStarted {
+        node: String,
+        key: String,
+        /// The call's place among the visit's calls (1, 2, ...): with `key`, its
+        /// idempotency key (`<key>#<call>`), sent with the request.
+        call: u32,
+        /// The model's id of the call.
+        id: String,
+        /// `<source>.<tool>`.
+        tool: String,
+        arguments: Value,
+        /// Whether the call may be repeated (the tool's annotations or the config).
+        idempotent: bool,
+    },
+    /// A tool call ended, or was not made: what the model is given as its result.
+    ToolCalled {
+        node: String,
+        key: String,
+        call: u32,
+        id: String,
+        /// `<source>.<tool>`, or the name the model gave when it names no tool offered.
+        tool: String,
+        /// The arguments (as the model wrote them, a string, when they are not JSON).
+        arguments: Value,
+        outcome: ToolOutcome,
+        /// The result as the model is given it (cut at 32 KiB), or why there is none.
+        result: String,
+        duration_ms: u64,
+        /// Who confirmed or denied the call, when a person was asked.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+        /// Why it was denied or refused, or what the person said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The key of the confirmation question this call's answer closed, if one was asked.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        question: Option<String>,
+        /// The call was in flight when the run stopped and was made again (its tool is
+        /// idempotent).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        repeated: bool,
+    },
     /// A person replied (`runs answer --reply`) to the question a consulted remote person
     /// asked back (`input-required`) while the run was parked on the consultation: the
     /// resumed run sends the reply in the same A2A task.
@@ -484,6 +595,9 @@ impl Event {
             Event::RunResumed { .. } => "run_resumed",
             Event::RemoteTaskStarted { .. } => "remote_task_started",
             Event::RemoteReplied { .. } => "remote_replied",
+            Event::ToolsRequested { .. } => "tools_requested",
+            Event::ToolCallStarted { .. } => "tool_call_started",
+            Event::ToolCalled { .. } => "tool_called",
             Event::RunCancelled { .. } => "run_cancelled",
             Event::RunFinished { .. } => "run_finished",
         }

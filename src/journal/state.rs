@@ -61,6 +61,37 @@ pub struct FlowState {
     /// resumed run follows them up with `GetTask`; `runs cancel` cancels them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub remote_tasks: BTreeMap<String, RemoteTask>,
+    /// The tool conversations of task visits that have not finished, by the visit's key:
+    /// the turns the model asked for tools in and each call's state. A resumed run
+    /// continues them (a finished call is read from here, never made again).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_visits: BTreeMap<String, ToolVisit>,
+}
+
+/// A task visit's tool conversation so far.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolVisit {
+    pub node: String,
+    pub turns: Vec<ToolTurn>,
+}
+
+/// One turn in which the model asked for tools.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolTurn {
+    pub content: Option<String>,
+    pub calls: Vec<ToolCallState>,
+}
+
+/// One call the model asked for, and how far it got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallState {
+    pub requested: super::event::RequestedCall,
+    /// Its place among the visit's calls, once it was started or ended.
+    pub call: Option<u32>,
+    /// Started (`tool_call_started`): the tool, and whether it may be repeated.
+    pub started: Option<(String, bool)>,
+    /// Ended (`tool_called`): how, and what the model was given.
+    pub ended: Option<(super::event::ToolOutcome, String)>,
 }
 
 /// A remote task a delegation started and has not finished.
@@ -219,6 +250,7 @@ impl FlowState {
             } => {
                 if let Some(key) = key {
                     self.remote_tasks.remove(key);
+                    self.end_tool_visit(key);
                 }
                 // What stays a multi-instance instance's own is not the process's.
                 let written: Map<String, Value> = (variables.iter())
@@ -308,6 +340,8 @@ impl FlowState {
                 self.unapplied_answers.insert(key.clone(), answer.clone());
             }
             Event::QuestionWithdrawn { key, .. } => {
+                // A tool call's confirmation (`<visit>#<call>`) goes with its visit.
+                self.end_tool_visit(key.split_once('#').map_or(key.as_str(), |(v, _)| v));
                 self.remote_tasks.remove(key);
                 self.open_questions.remove(key);
                 self.unapplied_answers.remove(key);
@@ -381,6 +415,59 @@ impl FlowState {
                     task.reply = Some(reply.clone());
                 }
             }
+            Event::ToolsRequested {
+                node,
+                key,
+                content,
+                calls,
+                ..
+            } => {
+                let visit = self.tool_visits.entry(key.clone()).or_default();
+                visit.node.clone_from(node);
+                visit.turns.push(ToolTurn {
+                    content: content.clone(),
+                    calls: calls
+                        .iter()
+                        .map(|c| ToolCallState {
+                            requested: c.clone(),
+                            call: None,
+                            started: None,
+                            ended: None,
+                        })
+                        .collect(),
+                });
+            }
+            Event::ToolCallStarted {
+                key,
+                call,
+                id,
+                tool,
+                idempotent,
+                ..
+            } => {
+                if let Some(c) = self.tool_call(key, id) {
+                    c.call = Some(*call);
+                    c.started = Some((tool.clone(), *idempotent));
+                }
+            }
+            Event::ToolCalled {
+                key,
+                call,
+                id,
+                outcome,
+                result,
+                question,
+                ..
+            } => {
+                if let Some(q) = question {
+                    self.open_questions.remove(q);
+                    self.unapplied_answers.remove(q);
+                }
+                if let Some(c) = self.tool_call(key, id) {
+                    c.call = Some(*call);
+                    c.ended = Some((*outcome, result.clone()));
+                }
+            }
             Event::RunCancelled { .. } => {}
             Event::RunResumed { .. } => {
                 self.waiting = None;
@@ -399,6 +486,22 @@ impl FlowState {
                 self.steps = *steps;
             }
         }
+    }
+
+    /// The task visit `key` ended: its tool conversation, and the confirmations its calls
+    /// asked for (keys `<key>#<call>`), are gone.
+    fn end_tool_visit(&mut self, key: &str) {
+        if self.tool_visits.remove(key).is_some() {
+            let prefix = format!("{key}#");
+            self.open_questions.retain(|k, _| !k.starts_with(&prefix));
+            self.unapplied_answers.retain(|k, _| !k.starts_with(&prefix));
+        }
+    }
+
+    /// The call with the model's id `id` of the last turn of the visit `key`.
+    fn tool_call(&mut self, key: &str, id: &str) -> Option<&mut ToolCallState> {
+        let turn = self.tool_visits.get_mut(key)?.turns.last_mut()?;
+        turn.calls.iter_mut().find(|c| c.requested.id == id)
     }
 
     /// The run's status: how it ended, `Waiting` while parked, `None` while it runs (or

@@ -26,12 +26,10 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{
-    StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
+    StreamableHttpServerConfig, StreamableHttpService,
 };
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -194,82 +192,12 @@ pub async fn connect(
     token: Option<&Secret>,
     connect_timeout: Duration,
 ) -> Result<RunningService<RoleClient, ()>, String> {
-    crate::tls::install_provider();
-    let client = reqwest::Client::builder()
-        .connect_timeout(connect_timeout)
-        .build()
-        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
-    if let Some(token) = token {
-        config = config.auth_header(token.expose());
-    }
-    let transport = StreamableHttpClientTransport::with_client(client, config);
-    let redact = |text: String| match token {
-        Some(t) => t.redact(&text),
-        None => text,
-    };
-    // The URL as shown: without credentials in its userinfo.
-    let shown = crate::secret::redact_urls(url);
-    match tokio::time::timeout(connect_timeout, ().serve(transport)).await {
-        Ok(Ok(running)) => Ok(running),
-        Ok(Err(e)) => {
-            let why = match &e {
-                // The transport's own error is a field, not the error's source.
-                rmcp::service::ClientInitializeError::TransportError { error, .. } => {
-                    plain_error(error.error.as_ref())
-                }
-                other => plain_error(other),
-            };
-            Err(redact(format!(
-                "cannot open an MCP session with {shown}: {why}"
-            )))
-        }
-        Err(_) => Err(format!(
-            "no MCP session with {shown} within {}s",
-            connect_timeout.as_secs_f64()
-        )),
-    }
+    crate::tools::mcp::connect_http(url, token, connect_timeout).await
 }
 
-/// An error as a person reads it: its deepest cause (`Connection refused`, not the
-/// transport's wrapper), without the Rust type names rmcp's wrappers print
-/// (`[rmcp::transport::worker::WorkerTransport<…>]`).
-pub fn plain_error(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut messages = vec![e.to_string()];
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        messages.push(c.to_string());
-        cause = c.source();
-    }
-    // The deepest message that still says something once type names are gone.
-    messages
-        .iter()
-        .rev()
-        .map(|m| without_type_names(m))
-        .find(|m| !m.is_empty())
-        .unwrap_or_else(|| "the transport failed".to_string())
-}
-
-/// `text` without bracketed or bare Rust paths (`[a::b<c::D>]`, `a::b::C<…>`).
-fn without_type_names(text: &str) -> String {
-    let mut out = String::new();
-    for word in text.split_whitespace() {
-        let trimmed = word.trim_matches(|c: char| "[](),:;".contains(c));
-        if trimmed.contains("::") {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    // Leftovers of what was removed: `Send []`, a dangling `when`.
-    out.replace("[]", "")
-        .trim()
-        .trim_end_matches(':')
-        .trim()
-        .to_string()
-}
+pub use crate::tools::mcp::plain_error;
+#[cfg(test)]
+use crate::tools::mcp::without_type_names;
 
 // ---- The bearer token, the limits and the requests in flight ----
 

@@ -15,6 +15,7 @@ use crate::bridge::{BoxFuture, ControlPointContext, Variables};
 use crate::vocab::{Decider, HookAction, Question, VarKind};
 
 use super::park;
+use crate::diag::printable;
 use super::{
     AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, Policy, ReasonError, Reasoner,
     TaskAnswer, TaskRequest,
@@ -173,6 +174,42 @@ impl Reasoner for HumanReasoner {
         self.run(move |d| {
             let _asking = asking;
             d.hook(&req)
+        })
+    }
+
+    fn confirm(&self, req: super::tools::ConfirmRequest) -> super::tools::Confirming<'_> {
+        let asking = Asking::start(super::tools::confirm_question(&req));
+        let person = self.person.clone();
+        self.run(move |d| {
+            let _asking = asking;
+            let who = req.name.as_deref().unwrap_or(&req.task_id);
+            d.say(&format!(
+                "\n? the agent of task `{}` asks to call {}",
+                printable(who),
+                printable(&req.tool)
+            ))?;
+            d.say(&format!("  why you are asked: {}", printable(&req.why)))?;
+            let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
+            for line in args.lines() {
+                d.say(&format!("  {}", printable(line)))?;
+            }
+            if let Some(said) = &req.said {
+                d.say(&format!("  the agent says: {}", printable(said)))?;
+            }
+            let approved = d.ask_until(&req.task_id, "approve or deny [a/d]", |line| {
+                match line.to_ascii_lowercase().as_str() {
+                    "a" | "approve" | "y" | "yes" => Ok(true),
+                    "d" | "deny" | "n" | "no" => Ok(false),
+                    _ => Err("answer `a` (approve) or `d` (deny)".to_string()),
+                }
+            })?;
+            let reason = d.optional("reason (optional)")?;
+            Ok(super::tools::Confirmation {
+                approved,
+                decided_by: Decider::Human,
+                by: person,
+                reason,
+            })
         })
     }
 }
@@ -773,6 +810,7 @@ mod tests {
             output_kinds: Default::default(),
             context: ControlPointContext::default(),
             calls: Default::default(),
+            tools: Default::default(),
         };
         let a = r.task(req).await.unwrap();
         assert_eq!(a.outputs["score"], json!(0.82));
@@ -839,6 +877,7 @@ mod tests {
             .into(),
             context: ControlPointContext::default(),
             calls: Default::default(),
+            tools: Default::default(),
         };
         let a = r.task(req).await.unwrap();
         assert_eq!(a.outputs["score"], json!(0.7));

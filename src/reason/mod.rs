@@ -14,6 +14,7 @@ pub mod record;
 pub mod remote;
 pub mod rules;
 pub mod scripted;
+pub mod tools;
 
 use std::sync::Arc;
 
@@ -52,6 +53,11 @@ pub trait Reasoner: Send + Sync {
     /// [`task`]: Reasoner::task
     fn answers_in_advance(&self, _req: &TaskRequest) -> bool {
         false
+    }
+    /// Confirm or deny a tool call a task's agent asks for (only people, and answers a
+    /// person gave in advance, confirm: the default is no answer).
+    fn confirm(&self, req: tools::ConfirmRequest) -> tools::Confirming<'_> {
+        Box::pin(async move { Err(tools::no_confirmation(&req)) })
     }
 }
 
@@ -139,6 +145,9 @@ pub struct TaskRequest {
     pub context: ControlPointContext,
     #[serde(skip)]
     pub calls: CallLog,
+    /// The tools the task's agent may call at this visit, governed by the harness.
+    #[serde(skip)]
+    pub tools: tools::ToolAccess,
 }
 
 /// How one flow's condition evaluated.
@@ -478,6 +487,13 @@ impl Reasoner for Chain {
 
     fn answers_in_advance(&self, req: &TaskRequest) -> bool {
         self.reasoners.iter().any(|r| r.answers_in_advance(req))
+    }
+
+    fn confirm(&self, req: tools::ConfirmRequest) -> tools::Confirming<'_> {
+        Box::pin(async move {
+            let element = req.task_id.clone();
+            self.first(&element, |r| r.confirm(req.clone())).await
+        })
     }
 
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {

@@ -13,6 +13,7 @@ use super::{
     AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, Policy, ReasonError, Reasoner,
     TaskAnswer, TaskRequest,
 };
+use super::tools::{ConfirmRequest, Confirmation, Confirming, confirm_question, no_confirmation};
 use crate::bridge::{BoxFuture, ControlPointContext, NewTask};
 use crate::vocab::{ControlPointKind, Decider, HookAction, Offered, OfferedFlow, Question};
 
@@ -154,6 +155,10 @@ impl Reasoner for Park {
         Box::pin(async move { Err(self.park(task_question(&req))) })
     }
 
+    fn confirm(&self, req: ConfirmRequest) -> Confirming<'_> {
+        Box::pin(async move { Err(self.park(confirm_question(&req))) })
+    }
+
     fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
         Box::pin(async move { Err(self.park(gateway_question(&req))) })
     }
@@ -169,6 +174,8 @@ pub struct Recorded {
     pub answer: Value,
     pub decided_by: Decider,
     pub reason: Option<String>,
+    /// Who answered (`runs answer --by`).
+    pub by: Option<String>,
 }
 
 /// The answers `runs answer` journalled, by idempotency key: a resumed run's first
@@ -198,6 +205,23 @@ impl Answers {
 impl Reasoner for Answers {
     fn describe(&self) -> String {
         "answers given with `runs answer`".to_string()
+    }
+
+    fn confirm(&self, req: ConfirmRequest) -> Confirming<'_> {
+        Box::pin(async move {
+            let Some(r) = self.by_key.get(&req.key) else {
+                return Err(no_confirmation(&req));
+            };
+            let approved = r.answer.get("confirm").and_then(Value::as_bool).ok_or_else(|| {
+                ReasonError::invalid(&req.task_id, "the recorded answer neither approves nor denies")
+            })?;
+            Ok(Confirmation {
+                approved,
+                decided_by: r.decided_by,
+                by: r.by.clone(),
+                reason: r.reason.clone(),
+            })
+        })
     }
 
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
@@ -307,6 +331,8 @@ pub struct Given {
     pub error: Option<String>,
     /// `--message TEXT`: what the raised error says.
     pub message: Option<String>,
+    /// `approve` / `deny` of a tool call a person confirms.
+    pub confirm: Option<bool>,
 }
 
 impl Given {
@@ -353,6 +379,7 @@ impl Given {
                 .get("message")
                 .and_then(Value::as_str)
                 .map(str::to_string),
+            confirm: map.get("confirm").and_then(Value::as_bool),
         })
     }
 }
@@ -366,7 +393,27 @@ pub fn check_answer(question: &Question, given: &Given) -> Result<Value, String>
             question.element
         ));
     }
+    if given.confirm.is_some() && !matches!(question.offered, Offered::ToolCall { .. }) {
+        return Err(format!(
+            "`{}` is not a tool call to confirm: `approve`/`deny` does not answer it",
+            question.element
+        ));
+    }
     match &question.offered {
+        Offered::ToolCall { tool, .. } => {
+            let other = !given.flows.is_empty()
+                || given.action.is_some()
+                || given.outputs.is_some()
+                || given.choice.is_some()
+                || given.error.is_some();
+            match given.confirm {
+                Some(approved) if !other => Ok(json!({ "confirm": approved })),
+                _ => Err(format!(
+                    "`{}` waits for a person to confirm a call to `{tool}`: answer `approve` or `deny` (with --reason)",
+                    question.element
+                )),
+            }
+        }
         Offered::Flows { flows, multiple } => {
             let ids: Vec<&str> = flows.iter().map(|f| f.id.as_str()).collect();
             let allowed = || format!("the flows offered are: {}", ids.join(", "));

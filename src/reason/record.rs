@@ -473,6 +473,10 @@ impl Reasoner for Recorder {
         self.inner.describe()
     }
 
+    fn confirm(&self, req: crate::reason::tools::ConfirmRequest) -> crate::reason::tools::Confirming<'_> {
+        self.inner.confirm(req)
+    }
+
     fn answers_in_advance(&self, req: &TaskRequest) -> bool {
         self.inner.answers_in_advance(req)
     }
@@ -571,6 +575,7 @@ mod tests {
                 ..ControlPointContext::default()
             },
             calls: Default::default(),
+            tools: Default::default(),
         }
     }
 

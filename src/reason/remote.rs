@@ -163,12 +163,8 @@ impl Remotes {
     /// the task is followed), so that a crash from now on resumes with `GetTask` on it.
     /// A journal that cannot take it is logged; the exchange goes on.
     pub fn started(&self, run_id: &str, node: &str, key: &str, remote: crate::vocab::RemoteWait) {
-        let sink = match self.journal.get() {
-            Some(s) => s.clone(),
-            None => match self.runs.get().and_then(|find| find(run_id)) {
-                Some(s) => s,
-                None => return,
-            },
+        let Some(sink) = self.sink_for(run_id) else {
+            return;
         };
         let written = sink
             .emit(Event::RemoteTaskStarted {
@@ -180,6 +176,15 @@ impl Remotes {
         match written {
             Ok(()) => crate::crash::point("remote task journalled"),
             Err(e) => tracing::warn!("{key}: the remote task cannot be journalled: {e}"),
+        }
+    }
+
+    /// The journal of run `run_id`, when its owner gave it: where a control point writes
+    /// what must be durable inside its visit (a remote task, a tool call).
+    pub fn sink_for(&self, run_id: &str) -> Option<Arc<dyn EventSink>> {
+        match self.journal.get() {
+            Some(s) => Some(s.clone()),
+            None => self.runs.get().and_then(|find| find(run_id)),
         }
     }
 

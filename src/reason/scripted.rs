@@ -46,6 +46,9 @@ pub struct ScriptedReasoner {
     /// Answers addressed to the elements of a called process (`<call activity>/<element>`):
     /// not this reasoner's, but its run's child runs'.
     called: Map<String, Value>,
+    /// The confirmations given in advance for the scripted tool calls being made now, by
+    /// (task, tool).
+    confirming: Mutex<HashMap<(String, String), String>>,
 }
 
 /// What an app's control points accept, to check answers given in advance against before
@@ -81,6 +84,8 @@ enum Answer {
         reason: Option<String>,
         raised: Option<RaisedError>,
         by: Decider,
+        /// Tool calls the task's agent makes first (through its governed tools).
+        tools: Vec<ScriptedCall>,
     },
     Gateway {
         flows: Vec<String>,
@@ -100,11 +105,29 @@ impl Answer {
     }
 }
 
+/// A tool call a scripted task agent makes before it answers: through the task's tools
+/// as a model's would be (only the tools the task names, confirmed when they must be,
+/// journalled), with a person's confirmation given in advance when one is needed.
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    /// `<source>.<tool>`.
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+    /// A person's answer given in advance, should the call need one: `approve` or `deny`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<String>,
+}
+
 /// One answer as written.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawAnswer {
     outputs: Option<Map<String, Value>>,
+    /// A task answer whose agent calls these tools before it answers (each with its
+    /// result journalled); `outputs` (or `error`) is its answer.
+    tools: Option<Vec<ScriptedCall>>,
     /// A task answer that raises this BPMN error code instead of answering its outputs.
     error: Option<String>,
     flow: Option<String>,
@@ -189,6 +212,52 @@ pub fn answers_file_schema() -> Value {
 }
 
 impl ScriptedReasoner {
+    /// Make a scripted agent's tool calls through the task's tools, in order (one turn);
+    /// what they came to, for the answer's reason.
+    async fn call_tools(&self, req: &TaskRequest, calls: &[ScriptedCall]) -> Result<String, ReasonError> {
+        let Some(gate) = req.tools.gate() else {
+            return Err(ReasonError::invalid(
+                &req.task_id,
+                format!(
+                    "{}: the answer calls tools, but the task names none of a tool source (`tools:` of its agent)",
+                    self.source
+                ),
+            ));
+        };
+        gate.offered().await?;
+        let asked: Vec<super::tools::AskedCall> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let (source, tool) = c.tool.split_once('.').unwrap_or((&c.tool, ""));
+                super::tools::AskedCall {
+                    id: format!("scripted-{}", i + 1),
+                    name: crate::tools::model_name(source, tool),
+                    arguments: Value::Object(c.arguments.clone()).to_string(),
+                }
+            })
+            .collect();
+        gate.requested(None, &asked).await?;
+        let mut outcomes = Vec::new();
+        for (call, asked) in calls.iter().zip(&asked) {
+            let key = (req.task_id.clone(), call.tool.clone());
+            if let Some(c) = &call.confirm {
+                (self.confirming.lock().unwrap_or_else(|e| e.into_inner())).insert(key.clone(), c.clone());
+            }
+            let result = gate.call(asked, None).await;
+            (self.confirming.lock().unwrap_or_else(|e| e.into_inner())).remove(&key);
+            let result = result?;
+            let first = result.split(':').next().unwrap_or_default();
+            let outcome = match first {
+                "refused" | "denied" | "tool error" => first,
+                _ if result.starts_with("denied by") => "denied",
+                _ => "ok",
+            };
+            outcomes.push(format!("{} {outcome}", call.tool));
+        }
+        Ok(format!("called {}", outcomes.join(", ")))
+    }
+
     /// Read an answers document (YAML or JSON) from a file.
     pub fn from_file(path: &Path) -> Result<Self, ReasonError> {
         let text = crate::source::read_text(path)
@@ -305,6 +374,7 @@ impl ScriptedReasoner {
             check_digests: false,
             positions: HashMap::new(),
             called,
+            confirming: Default::default(),
         })
     }
 
@@ -355,6 +425,7 @@ impl ScriptedReasoner {
             check_digests: self.check_digests,
             positions: self.positions.clone(),
             called: self.called.clone(),
+            confirming: Default::default(),
         }
     }
 
@@ -598,7 +669,7 @@ fn parse_raw(value: Value) -> Result<RawAnswer, String> {
     serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
-fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
+fn raw_answer(mut raw: RawAnswer) -> Result<Answer, String> {
     let by = match raw.decided_by.as_deref() {
         None | Some("scripted") => Decider::Scripted,
         Some("model") => Decider::Model,
@@ -612,6 +683,20 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
     };
     if raw.outputs.is_some() && raw.error.is_some() {
         return Err("a task answer has `outputs` or raises an `error`, not both".into());
+    }
+    let tools = raw.tools.take().unwrap_or_default();
+    if !tools.is_empty() && raw.outputs.is_none() && raw.error.is_none() {
+        return Err("a task answer that calls `tools` answers `outputs` (or an `error`) too".into());
+    }
+    for call in &tools {
+        if crate::tools::ToolRef::parse(&call.tool).source().is_none() || call.tool.ends_with(".*") {
+            return Err(format!("`{}` does not name one tool as `<source>.<tool>`", call.tool));
+        }
+        if let Some(c) = &call.confirm
+            && crate::app::guardrail::decision_of(c).is_none()
+        {
+            return Err(format!("`confirm` of `{}` is `approve` or `deny`, not `{c}`", call.tool));
+        }
     }
     let shapes = [
         raw.outputs.is_some() || raw.error.is_some(),
@@ -662,6 +747,7 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
                 message: raw.message,
             }),
             by,
+            tools,
         });
     }
     if let Some(outputs) = raw.outputs {
@@ -670,6 +756,7 @@ fn raw_answer(raw: RawAnswer) -> Result<Answer, String> {
             reason: raw.reason,
             raised: None,
             by,
+            tools,
         });
     }
     if raw.flow.is_some() || raw.flows.is_some() {
@@ -844,13 +931,42 @@ impl Reasoner for ScriptedReasoner {
                     reason,
                     raised,
                     by,
-                } => Ok(TaskAnswer {
-                    outputs,
-                    reason,
-                    decided_by: by,
-                    raised,
-                }),
+                    tools,
+                } => {
+                    let reason = if tools.is_empty() {
+                        reason
+                    } else {
+                        let called = self.call_tools(&req, &tools).await?;
+                        Some(match reason {
+                            Some(r) => format!("{r} ({called})"),
+                            None => called,
+                        })
+                    };
+                    Ok(TaskAnswer {
+                        outputs,
+                        reason,
+                        decided_by: by,
+                        raised,
+                    })
+                }
                 other => Err(self.mismatch(id, &other, "a task")),
+            }
+        })
+    }
+
+    fn confirm(&self, req: super::tools::ConfirmRequest) -> super::tools::Confirming<'_> {
+        Box::pin(async move {
+            let given = (self.confirming.lock().unwrap_or_else(|e| e.into_inner()))
+                .get(&(req.task_id.clone(), req.tool.clone()))
+                .cloned();
+            match given.as_deref().and_then(crate::app::guardrail::decision_of) {
+                Some(approved) => Ok(super::tools::Confirmation {
+                    approved,
+                    decided_by: Decider::Scripted,
+                    by: None,
+                    reason: Some(format!("given in advance ({})", self.source)),
+                }),
+                None => Err(super::tools::no_confirmation(&req)),
             }
         })
     }
@@ -925,6 +1041,7 @@ mod tests {
             output_kinds: Default::default(),
             context: ControlPointContext::default(),
             calls: Default::default(),
+            tools: Default::default(),
         }
     }
 

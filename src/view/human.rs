@@ -703,6 +703,49 @@ impl Human {
                 );
                 lines.push(self.paint(&Style::new().cyan(), &text));
             }
+            Event::ToolsRequested { .. } | Event::ToolCallStarted { .. } => {}
+            Event::ToolCalled {
+                node,
+                tool,
+                arguments,
+                outcome,
+                result,
+                duration_ms,
+                by,
+                repeated,
+                ..
+            } => {
+                let args = match arguments {
+                    Value::String(raw) => raw.clone(),
+                    other => crate::view::value(other),
+                };
+                let mut text = format!(
+                    "  ⚙ tool    {}: {} {} → {}",
+                    self.element(names, node),
+                    crate::view::short(tool, 60),
+                    crate::view::short(&args, 60),
+                    outcome.as_str(),
+                );
+                if outcome.called() {
+                    text.push_str(&format!(" {}", self.dim(&format!("({})", duration(*duration_ms)))));
+                }
+                if *repeated {
+                    text.push_str(" (repeated after a stop)");
+                }
+                if let Some(by) = by {
+                    text.push_str(&format!(" (confirmed by {})", crate::view::short(by, 40)));
+                }
+                let shown = !matches!(outcome, crate::journal::event::ToolOutcome::Ok);
+                let style = match outcome {
+                    crate::journal::event::ToolOutcome::Ok => Style::new().cyan(),
+                    crate::journal::event::ToolOutcome::Error => Style::new().yellow(),
+                    _ => Style::new().red(),
+                };
+                lines.push(self.paint(&style, &text));
+                if shown {
+                    lines.push(self.dim(&format!("            {}", crate::view::short(result, 100))));
+                }
+            }
             Event::RemoteReplied {
                 node,
                 task_id,

@@ -111,6 +111,20 @@ pub fn value(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "?".to_owned())
 }
 
+/// Text from a model, a tool or a person on one line of the terminal: control
+/// characters shown, not obeyed, whitespace folded, at most `max` characters (`…` ends
+/// a cut).
+pub fn short(text: &str, max: usize) -> String {
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let shown = crate::diag::printable(&folded);
+    if shown.chars().count() <= max {
+        return shown;
+    }
+    let mut cut: String = shown.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 /// `k=v, k=v` in the map's order, values as compact JSON.
 pub fn assignments(values: &Map<String, Value>) -> String {
     values

@@ -17,6 +17,7 @@ mod reader;
 mod remote;
 pub mod schema;
 mod tasks;
+mod tools;
 
 use crate::diag::Diagnostic;
 use crate::source::{SourceFile, Span};
@@ -36,6 +37,8 @@ pub(crate) const ROOT_KEYS: &[&str] = &[
     "action_permissions",
     "guarantees",
     "remote_agents",
+    "mcp_servers",
+    "openapi",
     "questions",
     "graph",
 ];
@@ -131,6 +134,7 @@ impl Cx<'_> {
             .get("remote_agents")
             .map(|n| self.remote_agents(n))
             .unwrap_or_default();
+        let tool_sources = self.tool_sources(&f);
         let park_questions = self.questions(&f);
         let graph = f.get("graph").map(|n| self.graph(n));
         Some(FlowConfig {
@@ -147,6 +151,7 @@ impl Cx<'_> {
             permissions,
             guarantees,
             remote_agents,
+            tool_sources,
             ids: Default::default(),
         })
     }

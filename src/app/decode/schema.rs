@@ -20,6 +20,7 @@ use super::guarantees::GUARANTEE_KEYS;
 use super::hooks::HOOK_KEYS;
 use super::remote::REMOTE_AGENT_KEYS;
 use super::tasks::{AGENT_KEYS, TASK_KEYS};
+use super::tools::{MCP_SERVER_KEYS, OPENAPI_KEYS, STEP_RULE_KEYS, TOOL_SETTING_KEYS};
 use crate::app::EngineKind;
 use crate::vocab::{HookAction, ResponseFormat};
 
@@ -46,6 +47,10 @@ const SECTIONS: &[&str] = &[
     "action_permissions",
     "guarantee",
     "remote_agent",
+    "mcp_server",
+    "openapi",
+    "tool_setting",
+    "step_rule",
     "graph",
 ];
 
@@ -69,6 +74,10 @@ pub(crate) fn keys_and_types(name: &str) -> (&'static [&'static str], Vec<(&'sta
         "action_permissions" => (PERMISSION_KEYS, types::permissions()),
         "guarantee" => (GUARANTEE_KEYS, types::guarantee()),
         "remote_agent" => (REMOTE_AGENT_KEYS, types::remote_agent()),
+        "mcp_server" => (MCP_SERVER_KEYS, types::mcp_server()),
+        "openapi" => (OPENAPI_KEYS, types::openapi()),
+        "tool_setting" => (TOOL_SETTING_KEYS, types::tool_setting()),
+        "step_rule" => (STEP_RULE_KEYS, types::step_rule()),
         "graph" => (GRAPH_KEYS, types::graph()),
         _ => (&[], Vec::new()),
     }
@@ -118,6 +127,10 @@ fn description(name: &str) -> String {
         "action_permissions" => "Which hook actions are permitted.",
         "guarantee" => "What every run keeps, whatever the hooks decide.",
         "remote_agent" => "A remote agent a control point may consult.",
+        "mcp_server" => "An MCP server whose tools task agents may call (docs/tools.md).",
+        "openapi" => "An HTTP API (OpenAPI 3) whose operations task agents may call as tools.",
+        "tool_setting" => "How one tool's calls are governed.",
+        "step_rule" => "A rule checked before (pre_execute) or after (post_execute) the agent.",
         "graph" => "Graph mode: the RDF store each run is written into (docs/graph.md).",
         _ => "",
     }
@@ -204,6 +217,14 @@ fn root_types() -> Vec<(&'static str, Value)> {
         (
             "remote_agents",
             map_of(section("remote_agent"), "Remote agents, by name."),
+        ),
+        (
+            "mcp_servers",
+            map_of(section("mcp_server"), "MCP servers task agents may call tools of, by name."),
+        ),
+        (
+            "openapi",
+            map_of(section("openapi"), "HTTP APIs (OpenAPI 3) task agents may call, by name."),
         ),
         (
             "questions",
@@ -390,7 +411,22 @@ mod types {
                 text("The markdown policy it follows, relative to the config."),
             ),
             ("agent_type", text("The agent's type.")),
-            ("tools", texts("The tools it may call.")),
+            (
+                "tools",
+                texts("The tools it may call: read_variable, consult_user, <server>.<tool> or <server>.*."),
+            ),
+            (
+                "max_tool_calls",
+                count(1, "Tool calls allowed per visit (default 8); one more fails the task with BUDGET_EXHAUSTED."),
+            ),
+            (
+                "pre_execute",
+                list_of(section("step_rule"), "Rules checked before the agent: raise a BPMN error or set inputs."),
+            ),
+            (
+                "post_execute",
+                list_of(section("step_rule"), "Rules checked on the agent's answer: raise a BPMN error or set outputs."),
+            ),
             (
                 "type",
                 choice(
@@ -627,6 +663,77 @@ mod types {
                     }
                 }),
             ),
+        ]
+    }
+
+    pub fn mcp_server() -> Vec<(&'static str, Value)> {
+        vec![
+            (
+                "command",
+                json!({"type": ["array", "string"], "items": {"type": "string"}, "description": "stdio: the server's command line, no shell (relative paths from the config's folder)."}),
+            ),
+            (
+                "env",
+                json!({"type": "object", "additionalProperties": {"type": "string"}, "description": "stdio: variables set for the server."}),
+            ),
+            (
+                "pass_env",
+                texts("stdio: variables of cuga-flo's environment passed to the server (nothing else is, but PATH, HOME, LANG and the like)."),
+            ),
+            ("cwd", text("stdio: the server's working folder, relative to the config.")),
+            ("url", text("streamable HTTP: the server's endpoint.")),
+            (
+                "token_env",
+                text("streamable HTTP: the environment variable that holds its bearer token."),
+            ),
+            ("timeout", super::timeout()),
+            ("connect_timeout", super::timeout()),
+            (
+                "tools",
+                map_of(section("tool_setting"), "Per-tool settings, by tool name."),
+            ),
+        ]
+    }
+
+    pub fn openapi() -> Vec<(&'static str, Value)> {
+        vec![
+            ("spec", text("The OpenAPI 3 document (YAML or JSON), relative to the config.")),
+            ("base_url", text("The API's base URL (default: the document's first server).")),
+            (
+                "token_env",
+                text("The environment variable that holds the API's bearer token."),
+            ),
+            ("timeout", super::timeout()),
+            ("connect_timeout", super::timeout()),
+            (
+                "tools",
+                map_of(section("tool_setting"), "Per-operation settings, by operationId."),
+            ),
+        ]
+    }
+
+    pub fn tool_setting() -> Vec<(&'static str, Value)> {
+        vec![
+            (
+                "confirm",
+                json!({"enum": [true, "always", "never"], "description": "true/always: a person confirms every call; never: nobody does (validate warns). Absent: as the tool's annotations say."}),
+            ),
+            (
+                "idempotent",
+                boolean("Whether a call may be repeated safely (a call in flight at a crash is repeated only then)."),
+            ),
+        ]
+    }
+
+    pub fn step_rule() -> Vec<(&'static str, Value)> {
+        vec![
+            ("when", text("The condition (docs/conditions.md) under which the rule applies.")),
+            ("raise", text("The BPMN error the task fails with.")),
+            (
+                "set",
+                json!({"type": "object", "description": "Inputs (pre_execute) or outputs (post_execute) to set, with their values."}),
+            ),
+            ("because", text("Why: journalled with the outcome.")),
         ]
     }
 

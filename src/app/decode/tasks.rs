@@ -26,6 +26,9 @@ pub(crate) const AGENT_KEYS: &[&str] = &[
     "policy",
     "agent_type",
     "tools",
+    "max_tool_calls",
+    "pre_execute",
+    "post_execute",
     "type",
     "recipe",
     "command",
@@ -147,6 +150,15 @@ impl Cx<'_> {
             policy: self.opt_string(&f, "policy", &what),
             agent_type: self.opt_string(&f, "agent_type", &what),
             tools,
+            max_tool_calls: self.opt_count(&f, "max_tool_calls", &what, 1),
+            pre_execute: f
+                .get("pre_execute")
+                .map(|n| self.step_rules(n, &format!("`pre_execute` of {what}")))
+                .unwrap_or_default(),
+            post_execute: f
+                .get("post_execute")
+                .map(|n| self.step_rules(n, &format!("`post_execute` of {what}")))
+                .unwrap_or_default(),
             span: node.span,
         }
     }

@@ -897,6 +897,7 @@ mod tests {
             output_kinds: Default::default(),
             context: ControlPointContext::default(),
             calls: Default::default(),
+            tools: Default::default(),
         }
     }
 

@@ -880,6 +880,7 @@ mod tests {
             output_kinds: Default::default(),
             context: context(json!({"applicant": "Ada", "income": 52000, "secret": "x"})),
             calls: Default::default(),
+            tools: Default::default(),
         }
     }
 

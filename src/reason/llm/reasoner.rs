@@ -37,6 +37,7 @@ use crate::reason::{
     CallLog, Consult, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, ReasonError,
     Reasoner, TaskAnswer, TaskRequest,
 };
+use crate::reason::tools::{AskedCall, ToolGate};
 use crate::vocab::{CallOutcome, ModelCall, error_code};
 
 /// Tool rounds allowed per question (on top of the asks for a valid answer).
@@ -337,7 +338,46 @@ impl LlmReasoner {
         // until then are restored (never asked again), and the tool calls of its last
         // turn not answered yet are run now (the consultation is followed up, not sent
         // again).
-        if let Some(turns) = self.resumed_turns(question.key) {
+        // A resumed visit whose model asked for tools: its turns are restored from the
+        // journal (never asked again) and the calls that had not ended are made now, as
+        // the gate decides (a call in flight is repeated only when its tool is idempotent).
+        let resumed = question.gate.as_ref().map(|g| g.resumed()).unwrap_or_default();
+        if !resumed.is_empty() {
+            for turn in resumed {
+                tool_rounds += 1;
+                attempt += 1;
+                let calls: Vec<ToolCall> = turn
+                    .calls
+                    .iter()
+                    .map(|(c, _)| ToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                    })
+                    .collect();
+                let mut m = ChatMessage::assistant(turn.content.clone().unwrap_or_default());
+                if turn.content.is_none() {
+                    m.content = None;
+                }
+                m.tool_calls = calls;
+                messages.push(m);
+                for (call, result) in turn.calls {
+                    let result = match result {
+                        Some(r) => r,
+                        None => {
+                            let tc = ToolCall {
+                                id: call.id.clone(),
+                                name: call.name.clone(),
+                                arguments: call.arguments.clone(),
+                            };
+                            self.run_tool(&question, &tc, &messages, turn.content.as_deref())
+                                .await?
+                        }
+                    };
+                    messages.push(ChatMessage::tool_result(call.id, result));
+                }
+            }
+        } else if let Some(turns) = self.resumed_turns(question.key) {
             tool_rounds = turns.iter().filter(|m| !m.tool_calls.is_empty()).count() as u32;
             attempt = tool_rounds;
             messages.extend(turns);
@@ -356,7 +396,7 @@ impl LlmReasoner {
                     None => Vec::new(),
                 };
             for tc in &unanswered {
-                let result = self.run_tool(&question, tc, &messages).await?;
+                let result = self.run_tool(&question, tc, &messages, None).await?;
                 messages.push(ChatMessage::tool_result(tc.id.clone(), result));
             }
         }
@@ -372,7 +412,11 @@ impl LlmReasoner {
                 ));
             }
             attempt += 1;
-            let tools = if tool_rounds < MAX_TOOL_ROUNDS {
+            let max_rounds = question
+                .gate
+                .as_ref()
+                .map_or(MAX_TOOL_ROUNDS, |g| MAX_TOOL_ROUNDS.max(g.max_calls().saturating_add(1).min(u64::from(u32::MAX)) as u32));
+            let tools = if tool_rounds < max_rounds {
                 question.tools.clone()
             } else {
                 Vec::new()
@@ -414,8 +458,21 @@ impl LlmReasoner {
                 self.account(&mut here, &call, took);
                 question.log.push(call);
                 messages.push(assistant_with_tools(&response));
+                let said = response.content.as_deref().filter(|c| !c.trim().is_empty());
+                if let Some(gate) = &question.gate {
+                    let asked: Vec<AskedCall> = response
+                        .tool_calls
+                        .iter()
+                        .map(|tc| AskedCall {
+                            id: tc.id.clone(),
+                            name: tc.name.clone(),
+                            arguments: tc.arguments.clone(),
+                        })
+                        .collect();
+                    gate.requested(said, &asked).await?;
+                }
                 for tc in &response.tool_calls {
-                    let result = self.run_tool(&question, tc, &messages).await?;
+                    let result = self.run_tool(&question, tc, &messages, said).await?;
                     messages.push(ChatMessage::tool_result(tc.id.clone(), result));
                 }
                 continue;
@@ -478,7 +535,16 @@ impl LlmReasoner {
         question: &Question<'_>,
         call: &ToolCall,
         messages: &[ChatMessage],
+        said: Option<&str>,
     ) -> Result<String, ReasonError> {
+        if let Some(gate) = question.gate.as_ref().filter(|g| g.offers(&call.name)) {
+            let asked = AskedCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            };
+            return gate.call(&asked, said).await;
+        }
         let element = question.element;
         let variables = question.variables;
         let args = serde_json::from_str::<Value>(&call.arguments).ok();
@@ -528,6 +594,16 @@ impl LlmReasoner {
                     }
                 }
             },
+            // A name the gate does not offer either: refused there, and journalled.
+            _ if question.gate.is_some() => {
+                let gate = question.gate.as_ref().expect("checked");
+                let asked = AskedCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                };
+                return gate.call(&asked, said).await;
+            }
             other => format!("error: there is no tool `{other}`"),
         })
     }
@@ -591,6 +667,8 @@ struct Question<'a> {
     /// The control point's idempotency key, sent with every request of the question.
     key: Option<&'a str>,
     run_id: &'a str,
+    /// A task's tools from its tool sources, governed by the harness.
+    gate: Option<Arc<dyn ToolGate>>,
 }
 
 /// The kinds of control point, in the order of their templates.
@@ -734,8 +812,17 @@ impl Reasoner for LlmReasoner {
                 .templates
                 .task(&req)
                 .map_err(|e| ReasonError::Io(e.to_string()))?;
-            let tools = self.tool_defs(&req.task_id);
+            let mut tools = self.tool_defs(&req.task_id);
+            let gate = req.tools.gate().cloned();
+            if let Some(g) = &gate {
+                tools.extend(g.offered().await?.into_iter().map(|t| ToolDef {
+                    name: t.name,
+                    description: t.description,
+                    parameters: t.parameters,
+                }));
+            }
             let question = Question {
+                gate,
                 element: &req.task_id,
                 prompt,
                 schema: answer::task_schema(&req),
@@ -770,6 +857,7 @@ impl Reasoner for LlmReasoner {
                 prompt,
                 schema: answer::gateway_schema(&req),
                 tools: self.tool_defs(&req.gateway_id),
+                gate: None,
                 variables: &req.context.variables,
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),
@@ -800,6 +888,7 @@ impl Reasoner for LlmReasoner {
                 prompt,
                 schema: answer::hook_schema(&req),
                 tools: self.tool_defs(&req.hook_id),
+                gate: None,
                 variables: &req.context.variables,
                 log: &req.calls,
                 key: req.context.idempotency_key.as_deref(),

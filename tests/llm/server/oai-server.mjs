@@ -2,13 +2,19 @@
 //
 //   MODEL=/path/model.gguf [PORT=0] [THREADS=1] [CTX=2048] node oai-server.mjs
 //
-// Serves GET /v1/models and POST /v1/chat/completions (no streaming, no tool calls) on
-// 127.0.0.1 only. Requests run one at a time. When the model is loaded it prints exactly one line
-// on stdout, `listening http://127.0.0.1:PORT/v1`; everything else goes to stderr.
+// Serves GET /v1/models and POST /v1/chat/completions (no streaming) on 127.0.0.1 only. Requests
+// run one at a time. When the model is loaded it prints exactly one line on stdout,
+// `listening http://127.0.0.1:PORT/v1`; everything else goes to stderr.
 //
 // Deliberate differences from OpenAI: temperature defaults to 0 (greedy, so tests are
 // reproducible) and max_tokens defaults to 256. A trailing assistant message is continued rather
-// than answered. `tools`, `tool_choice`, `logprobs` and similar fields are accepted and ignored.
+// than answered. `logprobs` and similar fields are accepted and ignored.
+//
+// Tool calling (`tools`, `tool_choice`, `parallel_tool_calls`): the model has no native tool
+// template, so the tools are described in the system message and the reply is constrained by a
+// grammar to one JSON object, either {"action": "call_tool", "tool": <name>, "arguments": {…}} or
+// {"action": "final", "answer": <answer>}; the server turns the first into `tool_calls` and the
+// second into `content`. At most one tool call per reply. See tests/llm/README.md.
 import http from "node:http";
 import path from "node:path";
 import {randomUUID} from "node:crypto";
@@ -24,6 +30,8 @@ const modelId = env.MODEL_ID || (modelPath ? path.basename(modelPath).replace(/\
 // request before it. REUSE_PREFIX=1 keeps the evaluated tokens and re-evaluates only from the first
 // token that differs (faster when requests share a long system prompt).
 const reusePrefix = env.REUSE_PREFIX === "1";
+// LOG_PROMPTS=1 writes every templated prompt to the log (to see how tools and results are shown).
+const logPrompts = env.LOG_PROMPTS === "1";
 const defaultMaxTokens = 256;
 const maxBodyBytes = 4 * 1024 * 1024;
 
@@ -216,6 +224,123 @@ function literal(value, where) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Tools: validation, and the JSON shapes the model writes.
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const CALL_TOOL = "call_tool";
+const FINAL = "final";
+const AFTER_RESULTS = "Now give the final answer, unless you still need other information from a tool.";
+
+// `tools`, `tool_choice` and `parallel_tool_calls` → {tools: [{name, description, parameters,
+// schema}], choice: "auto" | "none" | "required" | {name}, active}. `active` is true when the
+// reply may (or must) be a tool call.
+function parseTools(body) {
+    const raw = body.tools;
+    const tools = [];
+    if (raw != null) {
+        if (!Array.isArray(raw)) throw badRequest("tools: must be an array of {type: \"function\", function: {…}} objects", "tools");
+        const seen = new Set();
+        raw.forEach((t, i) => {
+            const where = `tools[${i}]`;
+            if (t === null || typeof t !== "object" || Array.isArray(t))
+                throw badRequest(`tools: ${where} must be an object`, "tools");
+            if (t.type !== "function")
+                throw badRequest(`tools: ${where}.type must be "function", got ${JSON.stringify(t.type)}`, "tools");
+            const f = t.function;
+            if (f === null || typeof f !== "object" || Array.isArray(f))
+                throw badRequest(`tools: ${where}.function must be an object`, "tools");
+            if (typeof f.name !== "string" || !TOOL_NAME.test(f.name))
+                throw badRequest(`tools: ${where}.function.name must be 1 to 64 letters, digits, _ or -, got ${JSON.stringify(f.name)}`, "tools");
+            if (seen.has(f.name)) throw badRequest(`tools: ${where}: the name ${JSON.stringify(f.name)} is used twice`, "tools");
+            seen.add(f.name);
+            if (f.description != null && typeof f.description !== "string")
+                throw badRequest(`tools: ${where}.function.description must be a string`, "tools");
+            // OpenAI: omitted parameters mean a function without arguments.
+            const parameters = f.parameters ?? {type: "object", properties: {}, additionalProperties: false};
+            let schema;
+            try {
+                schema = prepareSchema(parameters);
+            } catch (e) {
+                if (e instanceof SchemaError) {
+                    const at = `${where}.function.parameters`;
+                    const message = e.message.startsWith("schema") ? at + e.message.slice("schema".length) : `${at}.${e.message}`;
+                    throw badRequest(`tools: ${message}`, "tools");
+                }
+                throw e;
+            }
+            if (schema.type !== "object")
+                throw badRequest(`tools: ${where}.function.parameters must describe an object (\`"type": "object"\`)`, "tools");
+            if (ignoredInSchema.size > 0)
+                log(`tools: the grammar does not enforce ${[...ignoredInSchema].join(", ")} in the parameters of ${f.name}`);
+            tools.push({name: f.name, description: f.description ?? "", parameters, schema});
+        });
+    }
+
+    let choice = body.tool_choice ?? "auto";
+    if (typeof choice === "string") {
+        if (!["auto", "none", "required"].includes(choice))
+            throw badRequest(`tool_choice: must be "auto", "none", "required" or {"type": "function", "function": {"name": …}}; got ${JSON.stringify(choice)}`, "tool_choice");
+    } else if (choice !== null && typeof choice === "object" && !Array.isArray(choice) && choice.type === "function" &&
+        typeof choice.function?.name === "string") {
+        if (!tools.some((t) => t.name === choice.function.name))
+            throw badRequest(`tool_choice: names the function ${JSON.stringify(choice.function.name)}, which is not in \`tools\``, "tool_choice");
+        choice = {name: choice.function.name};
+    } else {
+        throw badRequest("tool_choice: must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": …}}", "tool_choice");
+    }
+    if (tools.length === 0 && choice !== "auto" && choice !== "none")
+        throw badRequest("tool_choice: asks for a tool call but `tools` is empty or missing", "tool_choice");
+    if (body.parallel_tool_calls != null && typeof body.parallel_tool_calls !== "boolean")
+        throw badRequest("parallel_tool_calls: must be a boolean", "parallel_tool_calls");
+    const offered = typeof choice === "object" ? tools.filter((t) => t.name === choice.name) : tools;
+    return {tools, offered, choice, active: tools.length > 0 && choice !== "none"};
+}
+
+// JSON on one line with a space after `:` and `,`, the way the model writes it.
+function inlineJson(value) {
+    if (Array.isArray(value)) return `[${value.map(inlineJson).join(", ")}]`;
+    if (value !== null && typeof value === "object")
+        return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${inlineJson(v)}`).join(", ")}}`;
+    return JSON.stringify(value) ?? "null";
+}
+
+// The tool call as the model writes it (and as earlier calls are shown to it).
+function toolCallText(name, args) {
+    return inlineJson({action: CALL_TOOL, tool: name, arguments: args});
+}
+
+// A call's `arguments` string as a JSON value for the prompt (a string when it does not parse).
+function argumentsValue(args) {
+    if (typeof args !== "string") return args ?? {};
+    try { return JSON.parse(args); } catch { return args; }
+}
+
+// The section appended to the system message when the reply may be a tool call.
+function toolsSection(tooling, answer) {
+    const lines = ["## Tools", "",
+        "You can call these tools. Each takes its arguments as one JSON object matching its parameters.", ""];
+    for (const t of tooling.tools) {
+        lines.push(`- ${t.name}: ${t.description || "(no description)"}`);
+        lines.push(`  parameters: ${JSON.stringify(t.parameters)}`);
+    }
+    const answerShape = answer.kind === "text" ? "\"<your answer as text>\"" : "<your answer: the JSON asked for above>";
+    const callShape = `{"action": "${CALL_TOOL}", "tool": "<tool name>", "arguments": {<the tool's arguments>}}`;
+    lines.push("", "## How to reply", "");
+    if (tooling.choice === "auto") {
+        lines.push("Reply with exactly one JSON object, in one of two forms:",
+            `- to call a tool: ${callShape}`,
+            `- to give your final answer: {"action": "${FINAL}", "answer": ${answerShape}}`,
+            "",
+            "Call a tool when you still need information it can give; never invent data a tool can look up.",
+            "Each tool result comes back to you in the next message. Once you have what you need, give the final answer.");
+    } else {
+        const which = typeof tooling.choice === "object" ? `the tool ${tooling.choice.name}` : "one of the tools";
+        lines.push(`Call ${which} now. Reply with exactly one JSON object: ${callShape}`);
+    }
+    return lines.join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
 // Request → chat history and generation options.
 
 function textOf(content, where) {
@@ -231,7 +356,8 @@ function textOf(content, where) {
     throw badRequest(`${where} must be a string or an array of text parts`, where);
 }
 
-function buildHistory(messages) {
+// `tooling` is parseTools()'s result, `answer` parseResponseFormat()'s.
+function buildHistory(messages, tooling, answer) {
     if (!Array.isArray(messages) || messages.length === 0)
         throw badRequest("`messages` must be a non-empty array", "messages");
     const systemTexts = [];
@@ -246,6 +372,7 @@ function buildHistory(messages) {
             turns.push(type === "user" ? {type, text} : {type, response: [text]});
         }
     };
+    const toolNames = new Map(); // tool_call_id → function name, for the results
     messages.forEach((m, i) => {
         const where = `messages[${i}]`;
         if (m === null || typeof m !== "object") throw badRequest(`${where} must be an object`, where);
@@ -259,24 +386,41 @@ function buildHistory(messages) {
                 push("user", text);
                 break;
             case "assistant": {
-                let said = text;
-                if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) {
-                    const calls = m.tool_calls.map((c) => JSON.stringify({name: c?.function?.name, arguments: c?.function?.arguments}));
-                    said = [said, ...calls.map((c) => `Tool call: ${c}`)].filter(Boolean).join("\n");
+                const calls = m.tool_calls ?? [];
+                if (!Array.isArray(calls)) throw badRequest(`${where}.tool_calls must be an array`, `${where}.tool_calls`);
+                const said = [];
+                if (text !== "") {
+                    // With tools on, earlier answers are shown in the form the model must use.
+                    said.push(tooling.active && calls.length === 0 ? finalAnswerText(text, answer) : text);
                 }
-                push("model", said);
+                calls.forEach((c, j) => {
+                    const name = c?.function?.name;
+                    if (typeof name !== "string" || name === "")
+                        throw badRequest(`${where}.tool_calls[${j}].function.name must be a non-empty string`, `${where}.tool_calls`);
+                    if (typeof c.id === "string") toolNames.set(c.id, name);
+                    // Exactly what the model writes when it calls a tool.
+                    said.push(toolCallText(name, argumentsValue(c.function.arguments)));
+                });
+                if (said.length > 0) push("model", said.join("\n"));
                 break;
             }
             case "tool":
             case "function": {
-                const label = m.name ?? m.tool_call_id ?? "tool";
-                push("user", `Tool result (${label}):\n${text}`);
+                const id = typeof m.tool_call_id === "string" ? m.tool_call_id : null;
+                const name = m.name ?? (id != null ? toolNames.get(id) : undefined) ?? "a tool";
+                push("user", `Result of ${name}${id != null ? ` (call ${id})` : ""}: ${text}`);
                 break;
             }
             default:
                 throw badRequest(`${where}.role must be one of system, developer, user, assistant, tool; got ${JSON.stringify(m.role)}`, `${where}.role`);
         }
     });
+    if (tooling.active) systemTexts.push(toolsSection(tooling, answer));
+    // After tool results, say what comes next: without this line small models tend to repeat the
+    // call they see just above instead of using its result.
+    const lastRole = messages[messages.length - 1].role;
+    if (tooling.active && tooling.choice === "auto" && (lastRole === "tool" || lastRole === "function"))
+        push("user", AFTER_RESULTS);
     const history = [];
     if (systemTexts.length > 0) history.push({type: "system", text: systemTexts.join("\n\n")});
     history.push(...turns);
@@ -284,6 +428,15 @@ function buildHistory(messages) {
     // message, which it continues.
     if (turns.length === 0 || turns[turns.length - 1].type !== "model") history.push({type: "model", response: []});
     return history;
+}
+
+// An earlier plain answer, shown as the final-answer object the model writes with tools on.
+function finalAnswerText(text, answer) {
+    let value = text;
+    if (answer.kind !== "text") {
+        try { value = JSON.parse(text); } catch { /* kept as a string */ }
+    }
+    return inlineJson({action: FINAL, answer: value});
 }
 
 function numberParam(body, name, {min, max, integer = false} = {}) {
@@ -297,43 +450,119 @@ function numberParam(body, name, {min, max, integer = false} = {}) {
     return v;
 }
 
-const grammarCache = new Map();
-
-async function grammarFor(llama, responseFormat) {
-    if (responseFormat == null) return undefined;
+// `response_format` → {kind: "text"} | {kind: "json"} (any JSON value) | {kind: "schema", schema}
+// (the schema as sent).
+function parseResponseFormat(responseFormat) {
+    if (responseFormat == null) return {kind: "text"};
     if (typeof responseFormat !== "object" || Array.isArray(responseFormat))
         throw badRequest("`response_format` must be an object", "response_format");
     let schema;
     switch (responseFormat.type) {
         case undefined:
         case "text":
-            return undefined;
+            return {kind: "text"};
         case "json_schema":
             schema = responseFormat.json_schema?.schema;
             if (schema == null)
                 throw badRequest("`response_format.json_schema.schema` is required for type json_schema", "response_format");
-            break;
+            return {kind: "schema", schema};
         case "json_object":
             schema = responseFormat.schema ?? responseFormat.json_schema?.schema;
-            break;
+            return schema == null ? {kind: "json"} : {kind: "schema", schema};
         default:
             throw badRequest(`\`response_format.type\` must be text, json_object or json_schema; got ${JSON.stringify(responseFormat.type)}`, "response_format");
     }
-    const key = schema == null ? "json" : JSON.stringify(schema);
+}
+
+// The answer's schema, normalised (null for free text).
+function answerSchema(answer) {
+    switch (answer.kind) {
+        case "text": return null;
+        case "json": return ANY_JSON;
+        default:
+            try {
+                const schema = prepareSchema(answer.schema);
+                if (ignoredInSchema.size > 0)
+                    log(`response_format: the grammar does not enforce ${[...ignoredInSchema].join(", ")}`);
+                return schema;
+            } catch (e) {
+                if (e instanceof SchemaError)
+                    throw badRequest(`response_format: cannot turn this JSON schema into a grammar: ${e.message}`, "response_format");
+                throw e;
+            }
+    }
+}
+
+// The schema of a reply when tools are on: a tool call (one alternative per offered tool, so the
+// arguments follow that tool's parameters) or, with tool_choice "auto", the final answer.
+function toolReplySchema(tooling, answer) {
+    const calls = tooling.offered.map((t) => ({
+        type: "object",
+        properties: {action: {const: CALL_TOOL}, tool: {const: t.name}, arguments: t.schema},
+        additionalProperties: false
+    }));
+    if (tooling.choice !== "auto") return calls.length === 1 ? calls[0] : {oneOf: calls};
+    const final = {
+        type: "object",
+        properties: {action: {const: FINAL}, answer: answerSchema(answer) ?? {type: "string"}},
+        additionalProperties: false
+    };
+    return {oneOf: [...calls, final]};
+}
+
+const grammarCache = new Map();
+
+// The grammar for the reply, or undefined for free text.
+async function grammarFor(llama, tooling, answer) {
+    let schema;
+    if (tooling.active) schema = toolReplySchema(tooling, answer);
+    else if (answer.kind === "json") schema = "json";
+    else schema = answerSchema(answer);
+    if (schema == null) return undefined;
+    const key = typeof schema === "string" ? schema : JSON.stringify(schema);
     if (grammarCache.has(key)) return grammarCache.get(key);
     let grammar;
     try {
-        grammar = schema == null
+        grammar = schema === "json"
             ? await llama.getGrammarFor("json")
-            : await llama.createGrammarForJsonSchema(prepareSchema(schema));
-        if (schema != null && ignoredInSchema.size > 0)
-            log(`response_format: the grammar does not enforce ${[...ignoredInSchema].join(", ")}`);
+            : await llama.createGrammarForJsonSchema(schema);
+        if (tooling.active) grammar = await oneLineGrammar(llama, grammar);
     } catch (e) {
-        throw badRequest(`response_format: cannot turn this JSON schema into a grammar: ${e.message}`, "response_format");
+        const what = tooling.active ? "tools" : "response_format";
+        throw badRequest(`${what}: cannot turn this JSON schema into a grammar: ${e.message}`, what);
     }
     if (grammarCache.size > 64) grammarCache.clear();
     grammarCache.set(key, grammar);
     return grammar;
+}
+
+// The same grammar without line breaks and indentation between JSON tokens. node-llama-cpp's JSON
+// grammars allow them, and SmolLM2-135M, once it has started a newline-and-indent layout inside a
+// tool call, tends to repeat a string's content until max_tokens ("E101,E101,E101,…"); kept on one
+// line it copies the arguments cleanly. Only the whitespace rules change, so the language is the
+// same up to whitespace.
+async function oneLineGrammar(llama, jsonGrammar) {
+    const text = jsonGrammar.grammar.replace(/^((comma-)?whitespace-[\w-]*) ::= .*$/gm,
+        (_, name, comma) => `${name} ::= ${comma ? '"," ' : ""}[ ]?`);
+    return await llama.createGrammar({grammar: text, stopGenerationTriggers: ["\n".repeat(4)], trimWhitespaceSuffix: true});
+}
+
+// The model's reply with tools on → {toolCall: {name, arguments}} or {content}. A reply cut off
+// by max_tokens is returned as it is, in `content`.
+function readToolReply(text, answer) {
+    let reply;
+    try { reply = JSON.parse(text); } catch { /* cut off */ }
+    if (reply?.action === CALL_TOOL && typeof reply.tool === "string")
+        return {toolCall: {name: reply.tool, arguments: JSON.stringify(reply.arguments ?? {})}};
+    if (reply?.action === FINAL) {
+        if (answer.kind === "text") return {content: String(reply.answer)};
+        // The answer exactly as the model wrote it (key order, number formatting).
+        const m = /^\s*\{\s*"action"\s*:\s*"final"\s*,\s*"answer"\s*:\s*([\s\S]*?)\s*\}\s*$/.exec(text);
+        return {content: m ? m[1] : JSON.stringify(reply.answer)};
+    }
+    // Cut off: give the partial answer when the model was writing one, else everything.
+    const partial = /^\s*\{\s*"action"\s*:\s*"final"\s*,\s*"answer"\s*:\s*([\s\S]*)$/.exec(text);
+    return {content: partial ? partial[1] : text};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,7 +583,9 @@ async function complete(body, signal) {
     if (body.stream === true) throw badRequest("`stream: true` is not supported by this test server", "stream");
     if (body.n != null && body.n !== 1) throw badRequest("only `n: 1` is supported", "n");
 
-    const history = buildHistory(body.messages);
+    const tooling = parseTools(body);
+    const answer = parseResponseFormat(body.response_format);
+    const history = buildHistory(body.messages, tooling, answer);
     const temperature = numberParam(body, "temperature", {min: 0, max: 2}) ?? 0;
     const topP = numberParam(body, "top_p", {min: 0, max: 1});
     const seed = numberParam(body, "seed", {integer: true});
@@ -366,9 +597,11 @@ async function complete(body, signal) {
         if (!Array.isArray(stop) || stop.some((s) => typeof s !== "string" || s === ""))
             throw badRequest("`stop` must be a string or an array of non-empty strings", "stop");
     }
-    const grammar = await grammarFor(llama, body.response_format);
+    const grammar = await grammarFor(llama, tooling, answer);
 
-    const promptTokens = chat.chatWrapper.generateContextState({chatHistory: history}).contextText.tokenize(model.tokenizer).length;
+    const {contextText} = chat.chatWrapper.generateContextState({chatHistory: history});
+    if (logPrompts) log(`prompt:\n${contextText.toString()}`);
+    const promptTokens = contextText.tokenize(model.tokenizer).length;
     const room = context.contextSize - promptTokens;
     if (room < 1) {
         throw badRequest(`This model's maximum context length is ${context.contextSize} tokens; the messages take ${promptTokens}.`,
@@ -389,6 +622,19 @@ async function complete(body, signal) {
         onToken: (tokens) => { completionTokens += tokens.length; }
     });
     const stopReason = result.metadata?.stopReason;
+    let message = {role: "assistant", content: result.response, refusal: null};
+    let finishReason = stopReason === "maxTokens" ? "length" : "stop";
+    if (tooling.active) {
+        const reply = readToolReply(result.response, answer);
+        if (reply.toolCall) {
+            const id = `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
+            message = {role: "assistant", content: null, refusal: null,
+                tool_calls: [{id, type: "function", function: reply.toolCall}]};
+            finishReason = "tool_calls";
+        } else {
+            message.content = reply.content;
+        }
+    }
     return {
         id: `chatcmpl-${randomUUID()}`,
         object: "chat.completion",
@@ -397,9 +643,9 @@ async function complete(body, signal) {
         system_fingerprint: `node-llama-cpp-${modelId}`,
         choices: [{
             index: 0,
-            message: {role: "assistant", content: result.response, refusal: null},
+            message,
             logprobs: null,
-            finish_reason: stopReason === "maxTokens" ? "length" : "stop"
+            finish_reason: finishReason
         }],
         usage: {
             prompt_tokens: promptTokens,
@@ -459,7 +705,9 @@ async function handleCompletion(req, res) {
         if (abort.signal.aborted) return null; // the client gave up while queued
         const started = Date.now();
         const out = await complete(body, abort.signal);
-        const ending = abort.signal.aborted ? "client went away" : out.choices[0].finish_reason;
+        const call = out.choices[0].message.tool_calls?.[0]?.function;
+        const ending = abort.signal.aborted ? "client went away"
+            : call ? `tool_calls ${call.name}(${call.arguments})` : out.choices[0].finish_reason;
         log(`chat.completion ${Date.now() - started} ms, ${out.usage.prompt_tokens}+${out.usage.completion_tokens} tokens, ${ending}`);
         return out;
     });

@@ -3,9 +3,12 @@
 //   node tests/llm/server/smoke.mjs http://127.0.0.1:PORT/v1 [rounds]
 //
 // Sends a gateway-style decision with a reason-first schema, in OpenAI's json_schema form and in
-// the older json_object+schema form, plus a few requests that must fail with 400. Checks that the
-// answers parse, that `flow` is one of the options and that `usage` is filled in; prints the
-// latency of each request. Exits non-zero on the first failed check. Uses only Node's built-ins.
+// the older json_object+schema form; a tool-using task (a lookup tool, then its result); and a few
+// requests that must fail with 400. Checks that the answers parse, that `flow` is one of the
+// options, that tool calls are well formed and that `usage` is filled in; prints the latency of
+// each request and whether the model called the tool and used its result (reported, not
+// asserted, except that a named tool_choice must give a call and "none" must not). Exits non-zero
+// if a check failed. Uses only Node's built-ins.
 const base = (process.argv[2] ?? process.env.CUGA_FLO_TEST_LLM_URL ?? "").replace(/\/+$/, "");
 const rounds = Number(process.argv[3] ?? 1);
 if (!base) {
@@ -94,6 +97,78 @@ for (let round = 0; round < rounds; round++) {
 }
 console.log(`picks ${JSON.stringify(picks)} (Flow_approve is right for this policy)`);
 
+// Tool calling: a task agent that should look something up first, then answer from the result.
+const tools = [{
+    type: "function",
+    function: {
+        name: "hr_lookup_employee",
+        description: "Look up an employee by id: name, department and manager.",
+        parameters: {type: "object", properties: {employee_id: {type: "string"}}, required: ["employee_id"], additionalProperties: false}
+    }
+}];
+const taskSchema = {
+    type: "object",
+    properties: {department: {type: "string"}, manager: {type: "string"}, reason: {type: "string"}},
+    required: ["department", "manager", "reason"],
+    additionalProperties: false
+};
+const taskMessages = [
+    {
+        role: "system",
+        content: "You fulfil task 'Look up the employee' in a business process. Use the tools to look things up; never " +
+            "invent data. When you have what you need, answer with JSON matching the schema."
+    },
+    {role: "user", content: "Inputs: {\"employee_id\": \"E101\"}. Outputs to give: department (string), manager (string)."}
+];
+const taskFormat = {type: "json_schema", json_schema: {name: "task_outputs", schema: taskSchema}};
+const employee = {employee_id: "E101", name: "Ada", department: "Finance", manager: "Grace"};
+
+// Checks an answer that may be a tool call; returns the call or null (then the content was checked).
+function checkToolReply(what, {status, json, ms}) {
+    const choice = json?.choices?.[0];
+    const calls = choice?.message?.tool_calls;
+    console.log(`${what}: ${ms} ms, usage ${json?.usage?.prompt_tokens}+${json?.usage?.completion_tokens}, finish ${choice?.finish_reason}, ` +
+        (calls ? `tool_calls ${JSON.stringify(calls.map((c) => c.function))}` : `content ${choice?.message?.content}`));
+    if (!check(status === 200, `${what}: HTTP ${status} ${JSON.stringify(json?.error ?? "")}`)) return null;
+    if (Array.isArray(calls) && calls.length > 0) {
+        const c = calls[0];
+        let args = null;
+        try { args = JSON.parse(c.function?.arguments); } catch { /* reported below */ }
+        check(choice.finish_reason === "tool_calls", `${what}: finish_reason is tool_calls`);
+        check(typeof c.id === "string" && c.id !== "" && c.type === "function", `${what}: the call has an id and type function`);
+        check(c.function?.name === "hr_lookup_employee", `${what}: calls hr_lookup_employee`);
+        check(args !== null && typeof args.employee_id === "string", `${what}: arguments parse and have employee_id: ${c.function?.arguments}`);
+        return c;
+    }
+    let answer = null;
+    try { answer = JSON.parse(choice?.message?.content); } catch { /* reported below */ }
+    check(answer !== null && typeof answer.department === "string" && typeof answer.manager === "string",
+        `${what}: the final answer parses and has department and manager`);
+    return null;
+}
+
+const first = await post({model, messages: taskMessages, tools, response_format: taskFormat, temperature: 0, max_tokens: 200});
+const call = checkToolReply("tools, first turn", first);
+if (call) {
+    const second = await post({
+        model, tools, response_format: taskFormat, temperature: 0, max_tokens: 200,
+        messages: [...taskMessages, {role: "assistant", content: null, tool_calls: [call]},
+            {role: "tool", tool_call_id: call.id, content: JSON.stringify(employee)}]
+    });
+    const again = checkToolReply("tools, after the result", second);
+    if (!again) {
+        const answer = JSON.parse(second.json.choices[0].message.content);
+        console.log(`tools: final answer ${answer.department === "Finance" && answer.manager === "Grace" ? "uses" : "does not use"} the tool result`);
+    }
+} else {
+    console.log("tools: the model answered without calling the tool");
+}
+const forced = await post({model, messages: taskMessages, tools, tool_choice: {type: "function", function: {name: "hr_lookup_employee"}},
+    temperature: 0, max_tokens: 100});
+check(checkToolReply("tools, tool_choice names the function", forced) !== null, "a named tool_choice gives a tool call");
+const none = await post({model, messages: taskMessages, tools, tool_choice: "none", response_format: taskFormat, temperature: 0, max_tokens: 200});
+check(checkToolReply("tools, tool_choice none", none) === null, "tool_choice none gives no tool call");
+
 // Requests that must be refused with 400, not crash the server.
 const bad = {
     "malformed JSON": "{not json",
@@ -101,13 +176,20 @@ const bad = {
     "unknown role": {model, messages: [{role: "robot", content: "hi"}]},
     "unknown response_format type": {model, messages, response_format: {type: "xml"}},
     "schema without grammar": {model, messages, response_format: {type: "json_schema", json_schema: {schema: {allOf: [{type: "string"}]}}}},
-    "negative max_tokens": {model, messages, max_tokens: -1}
+    "negative max_tokens": {model, messages, max_tokens: -1},
+    "tools not an array": {model, messages, tools: {type: "function"}},
+    "tool without a name": {model, messages, tools: [{type: "function", function: {parameters: {type: "object"}}}]},
+    "tool with a dotted name": {model, messages, tools: [{type: "function", function: {name: "hr.lookup"}}]},
+    "tool schema without grammar": {model, messages, tools: [{type: "function", function: {name: "f", parameters: {type: "object", properties: {a: {not: {type: "string"}}}}}}]},
+    "tool_choice names an unknown function": {model, messages, tools, tool_choice: {type: "function", function: {name: "nope"}}}
 };
 for (const [what, body] of Object.entries(bad)) {
     const {status, json} = await post(body);
     check(status === 400 && typeof json?.error?.message === "string", `${what}: expected a 400 JSON error, got ${status} ${JSON.stringify(json)}`);
     if (what === "schema without grammar")
         check(/response_format/.test(json?.error?.message ?? ""), `${what}: message mentions response_format`);
+    if (what.startsWith("tool"))
+        check(/^tool/.test(json?.error?.message ?? ""), `${what}: message starts with tools: or tool_choice: (${json?.error?.message})`);
 }
 const after = await fetch(`${base}/models`);
 check(after.status === 200, "server still answers after the bad requests");
