@@ -320,7 +320,6 @@ impl SourceCode for SourceFile {
     }
 }
 
-/// The candidate closest to `name` when it is close enough to be a likely typo.
 /// At most `max` characters of `text` on one line: runs of whitespace (newlines
 /// included) become one space, and a cut is marked with `…`.
 pub fn excerpt(text: &str, max: usize) -> String {
@@ -333,6 +332,8 @@ pub fn excerpt(text: &str, max: usize) -> String {
     cut.push('…');
     cut
 }
+
+/// The candidate closest to `name` when it is close enough to be a likely typo.
 pub fn did_you_mean<'a, I>(name: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
@@ -403,7 +404,6 @@ pub fn printable(text: &str) -> String {
     }
     out
 }
-
 
 #[cfg(test)]
 mod tests {

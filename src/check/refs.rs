@@ -360,12 +360,10 @@ pub fn check_without_model(config: &FlowConfig) -> Vec<Diagnostic> {
     };
     for t in &config.tasks {
         let what = format!("task `{}`", t.id.value);
-        if let Some(agent) = &t.agent {
-            if let Some(kind) = &agent.agent_type
-                && !BUILTIN_AGENT_TYPES.contains(&kind.as_str())
-            {
-                remote_ref(kind, format!("the agent_type of {what}"), &mut out);
-            }
+        if let Some(kind) = t.agent.as_ref().and_then(|a| a.agent_type.as_ref())
+            && !BUILTIN_AGENT_TYPES.contains(&kind.as_str())
+        {
+            remote_ref(kind, format!("the agent_type of {what}"), &mut out);
         }
         match t.mode {
             TaskMode::TaskAgent if t.agent.is_none() && t.instruction.is_none() && t.policy.is_none() => out.push(

@@ -6,50 +6,51 @@
 //! original's agent framework knew) is ignored, with a warning.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use crate::app::{Confirm, FlowConfig, ToolSourceKind};
 use crate::diag::{Diagnostic, did_you_mean, name_list};
 use crate::reason::llm::reasoner::TOOLS as BUILTIN;
-use crate::tools::lock::{self, Lock};
-use crate::tools::{ToolRef, openapi};
+use crate::tools::lock;
+use crate::tools::{Known, ToolRef};
 
-/// What each source is known to offer without reaching it (`None`: not known).
-fn known_tools(config: &FlowConfig, out: &mut Vec<Diagnostic>) -> BTreeMap<String, Option<Vec<String>>> {
+/// What each source is known to offer without reaching it (`None`: not known): the
+/// names of its tools.
+fn known_tools(
+    config: &FlowConfig,
+    out: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, Option<Vec<String>>> {
     let src = &config.source;
-    let base = src.path().parent().unwrap_or_else(|| Path::new("."));
-    let lock = match Lock::read_beside(src.path()) {
-        Ok(l) => l,
-        Err(why) => {
-            out.push(
-                Diagnostic::error("tools::lock", format!("the tools lock cannot be read: {why}"))
-                    .with_help("write it again with `cuga-flo tools <app> --lock`, or delete it"),
-            );
-            None
-        }
-    };
-    let mut known = BTreeMap::new();
-    for s in &config.tool_sources {
-        let tools = match &s.kind {
-            ToolSourceKind::OpenApi { spec, .. } => match openapi::specs(s, base) {
-                Ok(specs) => Some(specs.into_iter().map(|t| t.name).collect()),
-                Err(e) => {
-                    out.push(
-                        Diagnostic::error("tools::openapi", e.to_string())
-                            .at(src, spec.span, "this document".to_string())
-                            .with_help("an OpenAPI 3 document (YAML or JSON), relative to the config"),
-                    );
-                    None
-                }
-            },
-            _ => lock
-                .as_ref()
-                .and_then(|l| l.sources.get(&s.name.value))
-                .map(|tools| tools.iter().map(|t| t.name.clone()).collect()),
-        };
-        known.insert(s.name.value.clone(), tools);
+    let known = Known::of(config);
+    if let Some(why) = &known.lock_error {
+        out.push(
+            Diagnostic::error(
+                "tools::lock",
+                format!("the tools lock cannot be read: {why}"),
+            )
+            .with_help("write it again with `cuga-flo tools <app> --lock`, or delete it"),
+        );
     }
-    known
+    for (name, e) in &known.openapi_errors {
+        let Some(spec) = config.tool_sources.iter().find_map(|s| match &s.kind {
+            ToolSourceKind::OpenApi { spec, .. } if s.name.value == *name => Some(spec),
+            _ => None,
+        }) else {
+            continue;
+        };
+        out.push(
+            Diagnostic::error("tools::openapi", e.to_string())
+                .at(src, spec.span, "this document".to_string())
+                .with_help("an OpenAPI 3 document (YAML or JSON), relative to the config"),
+        );
+    }
+    (known.sources.into_iter())
+        .map(|(name, tools)| {
+            (
+                name,
+                tools.map(|ts| ts.into_iter().map(|t| t.name).collect()),
+            )
+        })
+        .collect()
 }
 
 pub(super) fn check(config: &FlowConfig) -> Vec<Diagnostic> {
@@ -60,7 +61,11 @@ pub(super) fn check(config: &FlowConfig) -> Vec<Diagnostic> {
     } else {
         known_tools(config, &mut out)
     };
-    let names: Vec<&str> = config.tool_sources.iter().map(|s| s.name.value.as_str()).collect();
+    let names: Vec<&str> = config
+        .tool_sources
+        .iter()
+        .map(|s| s.name.value.as_str())
+        .collect();
     for s in &config.tool_sources {
         for t in &s.tools {
             if let Some(c) = t.confirm.as_ref().filter(|c| c.value == Confirm::Never) {
@@ -79,7 +84,13 @@ pub(super) fn check(config: &FlowConfig) -> Vec<Diagnostic> {
             if let Some(Some(tools)) = known.get(&s.name.value)
                 && !tools.contains(&t.name.value)
             {
-                out.push(unknown_tool(config, &s.name.value, &t.name.value, tools, t.name.span));
+                out.push(unknown_tool(
+                    config,
+                    &s.name.value,
+                    &t.name.value,
+                    tools,
+                    t.name.span,
+                ));
             }
         }
     }
@@ -125,12 +136,17 @@ pub(super) fn check(config: &FlowConfig) -> Vec<Diagnostic> {
                         } else {
                             let help = match did_you_mean(source, names.iter().copied()) {
                                 Some(m) => format!("did you mean `{m}`?"),
-                                None => format!("the declared tool sources are {}", name_list(&names, 8)),
+                                None => format!(
+                                    "the declared tool sources are {}",
+                                    name_list(&names, 8)
+                                ),
                             };
                             out.push(
                                 Diagnostic::error(
                                     "ref::unknown_tool_source",
-                                    format!("{what} names tool source `{source}`, which is not declared"),
+                                    format!(
+                                        "{what} names tool source `{source}`, which is not declared"
+                                    ),
                                 )
                                 .at(src, entry.span, "no such source".to_string())
                                 .with_help(help),
@@ -149,15 +165,18 @@ pub(super) fn check(config: &FlowConfig) -> Vec<Diagnostic> {
             }
         }
         if !sourced {
-            let unused = [
-                ("max_tool_calls", agent.max_tool_calls.as_ref().map(|m| m.span)),
-            ];
+            let unused = [(
+                "max_tool_calls",
+                agent.max_tool_calls.as_ref().map(|m| m.span),
+            )];
             for (key, span) in unused {
                 if let Some(span) = span {
                     out.push(
                         Diagnostic::warning(
                             "config::ignored",
-                            format!("`{key}` of {what} is not used: it calls no tool of a tool source"),
+                            format!(
+                                "`{key}` of {what} is not used: it calls no tool of a tool source"
+                            ),
                         )
                         .at(src, span, "not used".to_string()),
                     );

@@ -86,6 +86,82 @@ pub struct TaskDesc {
     pub raises: Vec<String>,
     pub on_failure: OnFailure,
     pub decided_by: Vec<String>,
+    /// The tools its agent may call (of the config's tool sources).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<TaskTool>,
+    /// Its budget of tool calls per visit, when it has tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tool_calls: Option<u64>,
+}
+
+/// A tool a task's agent may call, and who confirms its calls.
+#[derive(Debug, Serialize)]
+pub struct TaskTool {
+    /// `<source>.<tool>`, or the entry as written (`<source>.*`) when what its source
+    /// offers is not known.
+    pub tool: String,
+    /// Who confirms a call before it is made.
+    pub confirm: String,
+}
+
+/// The tools a task names and who confirms each (what the sources offer as known without
+/// reaching them: OpenAPI documents, the tools lock).
+fn task_tools(
+    config: &FlowConfig,
+    known: &crate::tools::Known,
+    t: &crate::app::TaskConfig,
+) -> Vec<TaskTool> {
+    let Some(agent) = &t.agent else {
+        return Vec::new();
+    };
+    let on_untrusted = match config.permissions.on_untrusted {
+        crate::app::OnUntrusted::Confirm => {
+            "a person confirms a call made on untrusted data (`on_untrusted: confirm`)"
+        }
+        crate::app::OnUntrusted::Deny => {
+            "a call made on untrusted data is denied (`on_untrusted: deny`)"
+        }
+        crate::app::OnUntrusted::Allow => "nobody (`on_untrusted: allow`)",
+    };
+    let mut out: Vec<TaskTool> = Vec::new();
+    for entry in &agent.tools {
+        let Some(source) = crate::tools::ToolRef::parse(&entry.value).source() else {
+            continue;
+        };
+        if !known.sources.contains_key(source) {
+            continue;
+        }
+        match known.named(&entry.value) {
+            Some(specs) if !specs.is_empty() => {
+                for spec in specs {
+                    let confirm = match spec.confirm {
+                        Some(crate::app::Confirm::Always) => {
+                            "a person confirms each call (`confirm: true`)".to_string()
+                        }
+                        Some(crate::app::Confirm::Never) => {
+                            "nobody: `confirm: never` in the config".to_string()
+                        }
+                        None if spec.destructive => {
+                            "a person confirms each call (it may destroy or overwrite)".to_string()
+                        }
+                        None if spec.read_only => "nobody (read-only)".to_string(),
+                        None => on_untrusted.to_string(),
+                    };
+                    if !out.iter().any(|o| o.tool == spec.qualified()) {
+                        out.push(TaskTool {
+                            tool: spec.qualified(),
+                            confirm,
+                        });
+                    }
+                }
+            }
+            _ => out.push(TaskTool {
+                tool: entry.value.clone(),
+                confirm: "not known until its server is reached (`cuga-flo tools <app> --lock` records it)".to_string(),
+            }),
+        }
+    }
+    out
 }
 
 #[derive(Debug, Serialize)]
@@ -235,6 +311,7 @@ pub fn describe(
         }
     };
 
+    let known = crate::tools::Known::of(config);
     let tasks = (process.nodes.iter())
         .filter(|n| n.kind.is_task())
         .map(|node| {
@@ -251,6 +328,7 @@ pub fn describe(
                         .map_or(VarKind::Any, |d| VarKind::of(&d.default)),
                 })
                 .collect();
+            let tools = t.map(|t| task_tools(config, &known, t)).unwrap_or_default();
             let mut decided_by = Vec::new();
             match mode {
                 TaskMode::Native => decided_by.push(match t.and_then(|t| t.tool.as_ref()) {
@@ -296,6 +374,11 @@ pub fn describe(
                     .and_then(|t| t.on_failure.as_ref().map(|o| o.value))
                     .unwrap_or(OnFailure::Fail),
                 decided_by,
+                max_tool_calls: (!tools.is_empty()).then(|| {
+                    t.and_then(|t| t.agent.as_ref()?.max_tool_calls.as_ref().map(|m| m.value))
+                        .unwrap_or(crate::app::DEFAULT_MAX_TOOL_CALLS)
+                }),
+                tools,
             }
         })
         .collect();
@@ -737,6 +820,22 @@ pub fn render(d: &Description, style: Style) -> String {
             &t.decided_by.join(", then "),
             6,
         );
+        if let Some(max) = t.max_tool_calls {
+            line(
+                &mut out,
+                "    tools:",
+                &format!("at most {} per visit", count(max as usize, "call")),
+                6,
+            );
+            for tool in &t.tools {
+                line(
+                    &mut out,
+                    "      ",
+                    &format!("{} · confirmed by: {}", tool.tool, tool.confirm),
+                    8,
+                );
+            }
+        }
     }
 
     out.push_str(&format!("\n{}\n", style.bold("Gateways")));

@@ -127,6 +127,9 @@ struct Mark {
     duration_ms: u64,
     model_calls: u64,
     model_ms: u64,
+    /// Tool calls made (or answered from the record), and those refused or denied.
+    tool_calls: u64,
+    tools_not_made: u64,
     decisions: Vec<Value>,
     adaptations: Vec<String>,
     failed: bool,
@@ -255,6 +258,14 @@ fn marks(records: &[Record], names: &Names) -> Vec<(String, Mark)> {
             } => {
                 let m = mark(&mut marks, &mut order, node);
                 m.failed = m.failed || caught_by.is_none();
+            }
+            Event::ToolCalled { node, outcome, .. } => {
+                let m = mark(&mut marks, &mut order, node);
+                if outcome.called() {
+                    m.tool_calls += 1;
+                } else {
+                    m.tools_not_made += 1;
+                }
             }
             _ => {}
         }
@@ -431,6 +442,36 @@ fn detail(event: &Event, names: &Names) -> (String, String, String) {
                 duration(call.latency_ms)
             ),
         ),
+        Event::ToolCalled {
+            node,
+            tool,
+            arguments,
+            outcome,
+            result,
+            duration_ms,
+            by,
+            replayed,
+            ..
+        } => {
+            let mut text = format!("{tool} {} → {}", short_value(arguments), outcome.as_str());
+            if *replayed {
+                text.push_str(" (recorded, not called)");
+            } else if outcome.called() {
+                let _ = write!(text, " in {}", duration(*duration_ms));
+            }
+            if let Some(by) = by {
+                let verb = if outcome.called() {
+                    "confirmed"
+                } else {
+                    "denied"
+                };
+                let _ = write!(text, " ({verb} by {by})");
+            }
+            if *outcome != crate::journal::event::ToolOutcome::Ok {
+                let _ = write!(text, ": {}", short_value(&Value::String(result.clone())));
+            }
+            (node_label(node), "tool".into(), text)
+        }
         Event::TopologyChanged { action, detail } => (
             String::new(),
             String::new(),
@@ -542,6 +583,8 @@ pub fn render(id: &str, records: &[Record], model: Option<&Model>, names: &Names
             "duration": if m.duration_ms > 0 { duration(m.duration_ms) } else { String::new() },
             "model_calls": m.model_calls,
             "model_time": if m.model_calls > 0 { duration(m.model_ms) } else { String::new() },
+            "tool_calls": m.tool_calls,
+            "tools_not_made": m.tools_not_made,
             "decisions": m.decisions,
             "adaptations": m.adaptations,
             "failed": m.failed,
@@ -748,6 +791,8 @@ const PAGE_JS: &str = r#"
       if (m.visits > 1) { badge.push('\u00d7' + m.visits); }
       if (m.duration) { badge.push(m.duration); }
       if (m.model_calls) { badge.push(m.model_calls + ' model call' + (m.model_calls > 1 ? 's' : '') + ' ' + m.model_time); }
+      if (m.tool_calls) { badge.push(m.tool_calls + ' tool call' + (m.tool_calls > 1 ? 's' : '')); }
+      if (m.tools_not_made) { badge.push(m.tools_not_made + ' refused or denied'); }
       if (badge.length && !isFlow) {
         overlays.add(m.id, 'cf-timing', { position: { top: -10, right: 10 }, html: el('div', 'cf-badge', badge.join(' \u00b7 '), badge.join(' \u00b7 ')) });
       }

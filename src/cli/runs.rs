@@ -714,6 +714,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
     let replayed = read(&args.run_dir, &new_id)?;
     let differences = compare(&decisions(&records), &decisions(&replayed));
     let drifts = drifts(&records, &replayed);
+    let tool_drifts = tool_drifts(&replayed);
     if args.json {
         let line = json!({
             "event": "replay_checked",
@@ -722,6 +723,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
             "identical": differences.is_empty(),
             "differences": differences,
             "drift": drifts.iter().map(Drift::to_json).collect::<Vec<_>>(),
+            "tool_drift": tool_drifts,
         });
         outln!("{line}");
     } else if differences.is_empty() {
@@ -743,6 +745,9 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
             for line in d.lines() {
                 outln!("  {line}");
             }
+        }
+        for d in &tool_drifts {
+            outln!("  {}", crate::diag::printable(d));
         }
     }
     // A replay checks decisions: identical ones succeed whatever the run's own status
@@ -881,6 +886,24 @@ struct Drift {
     diff: crate::reason::record::ContextDiff,
     /// The app's files differ from those the run ran (by their digests).
     app_changed: bool,
+}
+
+/// The replayed tool calls that the config now governs differently from the record,
+/// each named: `<task>: tool call drifted from the record: call N, `<tool>` ...`.
+fn tool_drifts(replayed: &[Record]) -> Vec<String> {
+    use crate::reason::tools::TOOL_DRIFT;
+    (replayed.iter())
+        .filter_map(|r| match &r.event {
+            Event::TaskFinished {
+                node,
+                error: Some(error),
+                ..
+            } => error
+                .find(TOOL_DRIFT)
+                .map(|at| format!("`{node}`: {}", &error[at..])),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Marks the message of a refused answer (reason::scripted).

@@ -784,9 +784,13 @@ async fn run_async(
         sink.seal();
         let asked = crate::reason::human::asking();
         let keys = asked.iter().map(|q| q.key.clone()).collect();
-        let parked = asked
-            .into_iter()
-            .try_for_each(|question| journal.emit(Event::QuestionParked { question }).map(|_| ()));
+        let parked = asked.into_iter().try_for_each(|question| {
+            journal
+                .emit(Event::QuestionParked {
+                    question: Box::new(question),
+                })
+                .map(|_| ())
+        });
         let _ = journal
             .commit()
             .and(parked)
@@ -1145,7 +1149,10 @@ impl Reasoner for Watched {
         self.inner.describe()
     }
 
-    fn confirm(&self, req: crate::reason::tools::ConfirmRequest) -> crate::reason::tools::Confirming<'_> {
+    fn confirm(
+        &self,
+        req: crate::reason::tools::ConfirmRequest,
+    ) -> crate::reason::tools::Confirming<'_> {
         self.inner.confirm(req)
     }
 

@@ -255,7 +255,11 @@ impl Runner<'_> {
             .entry(app.dir.clone())
             .or_insert_with(|| {
                 let loaded = load_app(app);
-                let engine = if engine_chosen { None } else { unreachable_server(&loaded) };
+                let engine = if engine_chosen {
+                    None
+                } else {
+                    unreachable_server(&loaded)
+                };
                 engine.or_else(|| unavailable_tools(&loaded))
             })
             .clone()
@@ -449,7 +453,11 @@ fn unavailable_tools(loaded: &crate::app::LoadedApp) -> Option<String> {
     let listed = runtime.block_on(toolbox.list());
     // An HTTP API's document is read where it lies: its server is asked for a connection.
     let api_down = config.tool_sources.iter().find_map(|s| {
-        let crate::app::ToolSourceKind::OpenApi { base_url: Some(url), .. } = &s.kind else {
+        let crate::app::ToolSourceKind::OpenApi {
+            base_url: Some(url),
+            ..
+        } = &s.kind
+        else {
             return None;
         };
         let addr = host_port(&url.value)?;
@@ -473,7 +481,7 @@ fn unavailable_tools(loaded: &crate::app::LoadedApp) -> Option<String> {
         let text = e.to_string();
         let mut lines = text.lines().filter(|l| !l.trim().is_empty());
         let first = lines.next().unwrap_or_default();
-        let why = match lines.last() {
+        let why = match lines.next_back() {
             Some(last) => format!(
                 "{} ({})",
                 first.trim_end_matches("; its stderr ends with:"),
@@ -481,7 +489,9 @@ fn unavailable_tools(loaded: &crate::app::LoadedApp) -> Option<String> {
             ),
             None => first.to_string(),
         };
-        Some(format!("needs tool source `{name}`, which cannot be used here: {why}"))
+        Some(format!(
+            "needs tool source `{name}`, which cannot be used here: {why}"
+        ))
     })
 }
 

@@ -32,12 +32,18 @@ pub fn run(cli: &Cli, args: &ToolsArgs, style: Style) -> Result<Outcome, UsageEr
     };
     let loaded = load_app(&app);
     let Some(config) = loaded.config.as_ref() else {
-        return Err(UsageError::new(format!("app `{}` has no flow config that loads", loaded.name))
-            .with_help(format!("`cuga-flo validate {}` says why", loaded.name)));
+        return Err(UsageError::new(format!(
+            "app `{}` has no flow config that loads",
+            loaded.name
+        ))
+        .with_help(format!("`cuga-flo validate {}` says why", loaded.name)));
     };
     if config.tool_sources.is_empty() {
-        return Err(UsageError::new(format!("app `{}` declares no tool source", loaded.name))
-            .with_help("declare MCP servers under `mcp_servers:` and HTTP APIs under `openapi:`"));
+        return Err(
+            UsageError::new(format!("app `{}` declares no tool source", loaded.name)).with_help(
+                "declare MCP servers under `mcp_servers:` and HTTP APIs under `openapi:`",
+            ),
+        );
     }
     let toolbox = Toolbox::of(config);
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -54,7 +60,10 @@ pub fn run(cli: &Cli, args: &ToolsArgs, style: Style) -> Result<Outcome, UsageEr
                 Err(e) => json!({"source": name, "error": e.to_string()}),
             })
             .collect();
-        outln!("{}", serde_json::to_string_pretty(&json!({ "sources": sources })).unwrap_or_default());
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "sources": sources })).unwrap_or_default()
+        );
     } else {
         for (name, r) in &listed {
             let kind = config.tool_source(name).map_or("", |s| s.kind.as_str());
@@ -96,14 +105,22 @@ pub fn run(cli: &Cli, args: &ToolsArgs, style: Style) -> Result<Outcome, UsageEr
                         }
                     }
                 }
-                Err(e) => outln!("  {} {}", style.red("cannot be reached:"), crate::diag::printable(&e.to_string())),
+                Err(e) => outln!(
+                    "  {} {}",
+                    style.red("cannot be reached:"),
+                    crate::diag::printable(&e.to_string())
+                ),
             }
         }
     }
     if args.lock {
         if failed {
-            return Err(UsageError::new("the lock is not written: a tool source cannot be reached")
-                .with_help("start it (or set what it needs), then run `cuga-flo tools <app> --lock` again"));
+            return Err(UsageError::new(
+                "the lock is not written: a tool source cannot be reached",
+            )
+            .with_help(
+                "start it (or set what it needs), then run `cuga-flo tools <app> --lock` again",
+            ));
         }
         let lock = Lock {
             version: VERSION,

@@ -109,8 +109,16 @@ pub(crate) async fn execute(
     let mut req = req;
     // `pre_execute`: refuse the task, or rewrite its inputs, before anyone is asked.
     if let Some(agent_config) = &task.agent {
-        match step_rules(&agent_config.pre_execute, &req.inputs, &req.context.variables) {
-            Step::Raise { code, message, because } => {
+        match step_rules(
+            &agent_config.pre_execute,
+            &req.inputs,
+            &req.context.variables,
+        ) {
+            Step::Raise {
+                code,
+                message,
+                because,
+            } => {
                 let outcome = failed(
                     Decider::Rule,
                     because,
@@ -128,21 +136,22 @@ pub(crate) async fn execute(
             Step::Pass => {}
         }
     }
-    let gate = tools::TaskTools::of(tools::Setup {
-        toolbox: &agent.toolbox,
-        reasoner: &agent.reasoner,
-        sink: agent.remotes.sink_for(&req.context.run_id),
-        task,
-        name: req.name.clone(),
-        context: &req.context,
-        untrusted_inputs: !trust::untrusted(&agent.config, &req.context).is_empty(),
-        on_untrusted: agent.config.permissions.on_untrusted,
-        offline: agent.remotes.is_offline(),
-        resumed: req.context.idempotency_key.as_ref().and_then(|k| {
-            (agent.tool_visits.lock().unwrap_or_else(|e| e.into_inner())).remove(k)
-        }),
-    })
-    .map(Arc::new);
+    let gate =
+        tools::TaskTools::of(tools::Setup {
+            toolbox: &agent.toolbox,
+            reasoner: &agent.reasoner,
+            sink: agent.remotes.sink_for(&req.context.run_id),
+            task,
+            name: req.name.clone(),
+            context: &req.context,
+            untrusted_inputs: !trust::untrusted(&agent.config, &req.context).is_empty(),
+            on_untrusted: agent.config.permissions.on_untrusted,
+            offline: agent.remotes.is_offline(),
+            resumed: req.context.idempotency_key.as_ref().and_then(|k| {
+                (agent.tool_visits.lock().unwrap_or_else(|e| e.into_inner())).remove(k)
+            }),
+        })
+        .map(Arc::new);
     if let Some(g) = &gate {
         req.tools = crate::reason::tools::ToolAccess::new(g.clone());
     }
@@ -184,7 +193,11 @@ pub(crate) async fn execute(
             scope.insert(k.clone(), v.clone());
         }
         match step_rules(&agent_config.post_execute, &answer.outputs, &scope) {
-            Step::Raise { code, message, because } => {
+            Step::Raise {
+                code,
+                message,
+                because,
+            } => {
                 let outcome = failed(
                     Decider::Rule,
                     because.or(answer.reason),
@@ -520,11 +533,7 @@ enum Step {
 /// the task's parameters or outputs by name, and any process variable): every rule that
 /// holds sets its values, seen by the rules after it; the first that raises ends the
 /// check. FALSE and UNKNOWN skip a rule.
-fn step_rules(
-    rules: &[crate::app::StepRule],
-    values: &Variables,
-    scope: &Variables,
-) -> Step {
+fn step_rules(rules: &[crate::app::StepRule], values: &Variables, scope: &Variables) -> Step {
     if rules.is_empty() {
         return Step::Pass;
     }
@@ -560,5 +569,9 @@ fn step_rules(
             set.push((name.value.clone(), value.value.clone()));
         }
     }
-    if set.is_empty() { Step::Pass } else { Step::Set(set) }
+    if set.is_empty() {
+        Step::Pass
+    } else {
+        Step::Set(set)
+    }
 }

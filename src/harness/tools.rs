@@ -32,7 +32,8 @@ use crate::journal::event::{RequestedCall, ToolOutcome};
 use crate::journal::state::ToolVisit;
 use crate::journal::{Event, EventSink};
 use crate::reason::tools::{
-    AskedCall, ConfirmRequest, OfferedTool, ResumedTurn, ToolGate,
+    AskedCall, CallEnded, ConfirmRequest, OfferedTool, RecordedCall, ResumedTurn, TOOL_DRIFT,
+    ToolGate,
 };
 use crate::reason::{ReasonError, Reasoner};
 use crate::tools::{ToolRef, ToolSpec, Toolbox};
@@ -113,9 +114,11 @@ impl TaskTools {
         if entries.is_empty() {
             return None;
         }
-        let key = setup.context.idempotency_key.clone().unwrap_or_else(|| {
-            format!("{}:{}:?", setup.context.run_id, setup.task.id.value)
-        });
+        let key = setup
+            .context
+            .idempotency_key
+            .clone()
+            .unwrap_or_else(|| format!("{}:{}:?", setup.context.run_id, setup.task.id.value));
         let mut state = State {
             tainted: false,
             ..State::default()
@@ -126,7 +129,9 @@ impl TaskTools {
                 let turn_no = t as u32 + 1;
                 for c in &turn.calls {
                     state.asked += 1;
-                    state.places.insert((turn_no, c.requested.id.clone()), state.asked);
+                    state
+                        .places
+                        .insert((turn_no, c.requested.id.clone()), state.asked);
                     // Built-in tools leave no call records: a placed call was a source's.
                     if c.call.is_some() {
                         state.external += 1;
@@ -192,7 +197,9 @@ impl TaskTools {
         let mut out: Vec<ToolSpec> = Vec::new();
         for entry in &self.entries {
             let found = match ToolRef::parse(entry) {
-                ToolRef::One { source, tool } => self.toolbox.tool(source, tool).await.map(|t| vec![t]),
+                ToolRef::One { source, tool } => {
+                    self.toolbox.tool(source, tool).await.map(|t| vec![t])
+                }
                 ToolRef::All { source } => self.toolbox.tools(source).await,
                 ToolRef::Builtin(_) => Ok(Vec::new()),
             };
@@ -237,9 +244,12 @@ impl TaskTools {
         took: u128,
         confirmation: Option<(&Option<String>, &Option<String>, &str)>,
         repeated: bool,
-    ) -> Result<String, ReasonError> {
+    ) -> Result<CallEnded, ReasonError> {
+        let approved = confirmation.is_some().then(|| outcome.called());
         let (by, reason, question) = match confirmation {
-            Some((by, reason, question)) => (by.clone(), reason.clone(), Some(question.to_string())),
+            Some((by, reason, question)) => {
+                (by.clone(), reason.clone(), Some(question.to_string()))
+            }
             None => (None, None, None),
         };
         self.emit(Event::ToolCalled {
@@ -257,8 +267,58 @@ impl TaskTools {
             reason,
             question,
             repeated,
+            replayed: false,
         })?;
-        Ok(result)
+        Ok(CallEnded {
+            tool: tool.to_string(),
+            result,
+            outcome,
+            approved,
+        })
+    }
+
+    /// A replayed call ended `now` as the config governs it today: the same as recorded,
+    /// or the replay has drifted.
+    fn replayed(
+        &self,
+        place: u32,
+        tool: &str,
+        arguments: &str,
+        recorded: Option<&RecordedCall>,
+        now: Result<CallEnded, ReasonError>,
+    ) -> Result<CallEnded, ReasonError> {
+        let Some(recorded) = recorded else {
+            return now;
+        };
+        let now_outcome = match &now {
+            Ok(ended) => ended.outcome,
+            Err(ReasonError::Failed { code, .. }) if *code == error_code::BUDGET_EXHAUSTED => {
+                ToolOutcome::Budget
+            }
+            Err(_) => return now,
+        };
+        if now_outcome == recorded.outcome {
+            return now;
+        }
+        Err(self.drifted(place, tool, arguments, recorded, now_outcome.as_str()))
+    }
+
+    fn drifted(
+        &self,
+        place: u32,
+        tool: &str,
+        arguments: &str,
+        recorded: &RecordedCall,
+        now: &str,
+    ) -> ReasonError {
+        ReasonError::invalid(
+            &self.task_id,
+            format!(
+                "{TOOL_DRIFT}: call {place}, `{tool}` {}, was {} and now would be {now}",
+                crate::diag::printable(&crate::diag::excerpt(arguments, 80)),
+                recorded.outcome.as_str()
+            ),
+        )
     }
 
     /// Why a person must confirm a call of `spec` now, if they must (`Err`: it is denied
@@ -266,7 +326,8 @@ impl TaskTools {
     fn confirmation_needed(&self, spec: &ToolSpec) -> Result<Option<String>, String> {
         if spec.needs_confirmation() {
             return Ok(Some(if spec.confirm.is_some() {
-                "the flow config asks a person to confirm every call of this tool (`confirm: true`)".to_string()
+                "the flow config asks a person to confirm every call of this tool (`confirm: true`)"
+                    .to_string()
             } else {
                 "the tool may destroy or overwrite data (its annotations say so)".to_string()
             }));
@@ -389,22 +450,54 @@ impl ToolGate for TaskTools {
         &'a self,
         call: &'a AskedCall,
         said: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<String, ReasonError>> {
+        recorded: Option<&'a RecordedCall>,
+    ) -> BoxFuture<'a, Result<CallEnded, ReasonError>> {
         Box::pin(async move {
-            let (turn, place) = {
-                let state = self.state();
-                let place = state.places.get(&(state.turn, call.id.clone())).copied();
-                (state.turn, place)
-            };
-            let place = match place {
-                Some(p) => p,
-                None => {
-                    // A call not journalled as asked (no gate saw its turn): place it now.
-                    let mut state = self.state();
-                    state.asked += 1;
-                    state.asked
-                }
-            };
+            let (place, now) = self.govern(call, said, recorded).await;
+            let tool = self.spec(&call.name).map_or_else(
+                || self.toolbox.display_name(&call.name),
+                ToolSpec::qualified,
+            );
+            self.replayed(place, &tool, &call.arguments, recorded, now)
+        })
+    }
+}
+
+impl TaskTools {
+    /// Govern call `call` and make it (or, replaying, give its recorded result); its place
+    /// in the visit, and how it ended.
+    async fn govern(
+        &self,
+        call: &AskedCall,
+        said: Option<&str>,
+        recorded: Option<&RecordedCall>,
+    ) -> (u32, Result<CallEnded, ReasonError>) {
+        let (turn, place) = {
+            let state = self.state();
+            let place = state.places.get(&(state.turn, call.id.clone())).copied();
+            (state.turn, place)
+        };
+        let place = match place {
+            Some(p) => p,
+            None => {
+                // A call not journalled as asked (no gate saw its turn): place it now.
+                let mut state = self.state();
+                state.asked += 1;
+                state.asked
+            }
+        };
+        (place, self.make(turn, place, call, said, recorded).await)
+    }
+
+    async fn make(
+        &self,
+        turn: u32,
+        place: u32,
+        call: &AskedCall,
+        said: Option<&str>,
+        recorded: Option<&RecordedCall>,
+    ) -> Result<CallEnded, ReasonError> {
+        {
             let started = Instant::now();
             let Some(spec) = self.spec(&call.name).cloned() else {
                 let offered: Vec<String> = self
@@ -415,10 +508,23 @@ impl ToolGate for TaskTools {
                 let result = format!(
                     "refused: `{}` is not a tool this task may call; the tools offered are: {}",
                     call.name,
-                    if offered.is_empty() { "none".to_string() } else { offered.join(", ") }
+                    if offered.is_empty() {
+                        "none".to_string()
+                    } else {
+                        offered.join(", ")
+                    }
                 );
                 self.count_external(place, call, &call.name)?;
-                return self.ended(place, call, &call.name, ToolOutcome::Refused, result, 0, None, false);
+                return self.ended(
+                    place,
+                    call,
+                    &call.name,
+                    ToolOutcome::Refused,
+                    result,
+                    0,
+                    None,
+                    false,
+                );
             };
             let tool = spec.qualified();
             let arguments: Value = match call.arguments.trim() {
@@ -426,20 +532,42 @@ impl ToolGate for TaskTools {
                 text => match serde_json::from_str::<Value>(text) {
                     Ok(v @ Value::Object(_)) => v,
                     Ok(other) => {
-                        let result = format!("refused: the arguments must be a JSON object, not {other}");
+                        let result =
+                            format!("refused: the arguments must be a JSON object, not {other}");
                         self.count_external(place, call, &tool)?;
-                        return self.ended(place, call, &tool, ToolOutcome::Refused, result, 0, None, false);
+                        return self.ended(
+                            place,
+                            call,
+                            &tool,
+                            ToolOutcome::Refused,
+                            result,
+                            0,
+                            None,
+                            false,
+                        );
                     }
                     Err(e) => {
                         let result = format!("refused: the arguments are not JSON ({e})");
                         self.count_external(place, call, &tool)?;
-                        return self.ended(place, call, &tool, ToolOutcome::Refused, result, 0, None, false);
+                        return self.ended(
+                            place,
+                            call,
+                            &tool,
+                            ToolOutcome::Refused,
+                            result,
+                            0,
+                            None,
+                            false,
+                        );
                     }
                 },
             };
             let in_flight = match self.resumed_call(turn, &call.id) {
                 Some(c) if c.started.is_some() && c.ended.is_none() => {
-                    if c.started.as_ref().is_some_and(|(_, idempotent)| *idempotent) {
+                    if c.started
+                        .as_ref()
+                        .is_some_and(|(_, idempotent)| *idempotent)
+                    {
                         InFlight::Repeat
                     } else {
                         InFlight::Ask
@@ -450,7 +578,7 @@ impl ToolGate for TaskTools {
             if matches!(in_flight, InFlight::No) {
                 self.count_external(place, call, &tool)?;
             }
-            if self.offline {
+            if self.offline && recorded.is_none() {
                 return Err(ReasonError::Io(format!(
                     "task {}: a replay makes no tool call (`{tool}` was asked for)",
                     self.task_id
@@ -468,7 +596,16 @@ impl ToolGate for TaskTools {
             match why {
                 Err(denied) => {
                     let result = format!("denied: the call was not made: {denied}");
-                    return self.ended(place, call, &tool, ToolOutcome::Denied, result, 0, None, false);
+                    return self.ended(
+                        place,
+                        call,
+                        &tool,
+                        ToolOutcome::Denied,
+                        result,
+                        0,
+                        None,
+                        false,
+                    );
                 }
                 Ok(None) => {}
                 Ok(Some(why)) => {
@@ -485,7 +622,10 @@ impl ToolGate for TaskTools {
                     let confirmation = self.reasoner.confirm(req).await.map(|mut c| {
                         // Who decided, as the journal says it: the person, or where an
                         // answer given in advance came from.
-                        c.by = Some(c.by.take().unwrap_or_else(|| c.decided_by.as_str().to_string()));
+                        c.by = Some(
+                            c.by.take()
+                                .unwrap_or_else(|| c.decided_by.as_str().to_string()),
+                        );
                         c
                     });
                     match confirmation {
@@ -499,7 +639,10 @@ impl ToolGate for TaskTools {
                                 } else {
                                     ""
                                 },
-                                c.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+                                c.reason
+                                    .as_deref()
+                                    .map(|r| format!(": {r}"))
+                                    .unwrap_or_default()
                             );
                             return self.ended(
                                 place,
@@ -514,13 +657,32 @@ impl ToolGate for TaskTools {
                         }
                         Err(ReasonError::NoAnswer { .. }) => {
                             let result = "denied: the call needs a person's confirmation and nobody could be asked (no terminal, and the run cannot park)".to_string();
-                            return self.ended(place, call, &tool, ToolOutcome::Denied, result, 0, None, false);
+                            return self.ended(
+                                place,
+                                call,
+                                &tool,
+                                ToolOutcome::Denied,
+                                result,
+                                0,
+                                None,
+                                false,
+                            );
                         }
                         Err(e) => return Err(e),
                     }
                 }
             }
             let repeated = !matches!(in_flight, InFlight::No);
+            if let Some(recorded) = recorded {
+                return self.answer_recorded(
+                    place,
+                    call,
+                    &tool,
+                    recorded,
+                    confirmed.as_ref(),
+                    &question,
+                );
+            }
             self.emit(Event::ToolCallStarted {
                 node: self.task_id.clone(),
                 key: self.key.clone(),
@@ -539,7 +701,9 @@ impl ToolGate for TaskTools {
             crate::crash::point("tool answered");
             self.state().tainted = true;
             let took = started.elapsed().as_millis();
-            let confirmation = confirmed.as_ref().map(|c| (&c.by, &c.reason, question.as_str()));
+            let confirmation = confirmed
+                .as_ref()
+                .map(|c| (&c.by, &c.reason, question.as_str()));
             match result {
                 Ok(reply) => {
                     let (outcome, text) = if reply.is_error {
@@ -547,19 +711,78 @@ impl ToolGate for TaskTools {
                     } else {
                         (ToolOutcome::Ok, reply.text)
                     };
-                    self.ended(place, call, &tool, outcome, text, took, confirmation, repeated)
+                    self.ended(
+                        place,
+                        call,
+                        &tool,
+                        outcome,
+                        text,
+                        took,
+                        confirmation,
+                        repeated,
+                    )
                 }
                 Err(e) => {
                     let message = format!("task {}: {e}", self.task_id);
-                    self.ended(place, call, &tool, ToolOutcome::Failed, message.clone(), took, confirmation, repeated)?;
+                    self.ended(
+                        place,
+                        call,
+                        &tool,
+                        ToolOutcome::Failed,
+                        message.clone(),
+                        took,
+                        confirmation,
+                        repeated,
+                    )?;
                     Err(self.failed(error_code::TOOL_FAILED, message))
                 }
             }
+        }
+    }
+
+    /// A replayed call the config still lets through: journalled with its recorded result,
+    /// not made.
+    fn answer_recorded(
+        &self,
+        place: u32,
+        call: &AskedCall,
+        tool: &str,
+        recorded: &RecordedCall,
+        confirmed: Option<&crate::reason::tools::Confirmation>,
+        question: &str,
+    ) -> Result<CallEnded, ReasonError> {
+        if !recorded.outcome.called() {
+            return Err(self.drifted(place, tool, &call.arguments, recorded, "made"));
+        }
+        self.state().tainted = true;
+        self.emit(Event::ToolCalled {
+            node: self.task_id.clone(),
+            key: self.key.clone(),
+            call: place,
+            id: call.id.clone(),
+            tool: tool.to_string(),
+            arguments: serde_json::from_str(&call.arguments)
+                .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+            outcome: recorded.outcome,
+            result: recorded.result.clone(),
+            duration_ms: 0,
+            by: confirmed.and_then(|c| c.by.clone()),
+            reason: confirmed.and_then(|c| c.reason.clone()),
+            question: confirmed.map(|_| question.to_string()),
+            repeated: false,
+            replayed: true,
+        })?;
+        if recorded.outcome == ToolOutcome::Failed {
+            return Err(self.failed(error_code::TOOL_FAILED, recorded.result.clone()));
+        }
+        Ok(CallEnded {
+            tool: tool.to_string(),
+            result: recorded.result.clone(),
+            outcome: recorded.outcome,
+            approved: confirmed.map(|_| true),
         })
     }
-}
 
-impl TaskTools {
     /// Count one more call of the tool sources; past `max_tool_calls` the call is not
     /// made (journalled so) and the task fails with `BUDGET_EXHAUSTED`.
     fn count_external(&self, place: u32, call: &AskedCall, tool: &str) -> Result<(), ReasonError> {
@@ -575,7 +798,16 @@ impl TaskTools {
             "task {}: the budget of {} tool calls per visit is spent (`max_tool_calls`)",
             self.task_id, self.max_calls
         );
-        self.ended(place, call, tool, ToolOutcome::Budget, message.clone(), 0, None, false)?;
+        self.ended(
+            place,
+            call,
+            tool,
+            ToolOutcome::Budget,
+            message.clone(),
+            0,
+            None,
+            false,
+        )?;
         Err(self.failed(error_code::BUDGET_EXHAUSTED, message))
     }
 }

@@ -146,7 +146,7 @@ pub struct RequestedCall {
 }
 
 /// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolOutcome {
     /// The tool answered.
@@ -179,7 +179,10 @@ impl ToolOutcome {
 
     /// Whether the tool was called.
     pub fn called(self) -> bool {
-        matches!(self, ToolOutcome::Ok | ToolOutcome::Error | ToolOutcome::Failed)
+        matches!(
+            self,
+            ToolOutcome::Ok | ToolOutcome::Error | ToolOutcome::Failed
+        )
     }
 }
 
@@ -349,7 +352,7 @@ pub enum Event {
     },
     /// A control point needs a person and none could answer: the question waits for
     /// `runs answer` (the run goes on elsewhere, or parks).
-    QuestionParked { question: Question },
+    QuestionParked { question: Box<Question> },
     /// A parked question was answered (durable before the answer is applied).
     QuestionAnswered {
         key: String,
@@ -518,6 +521,9 @@ pub enum Event {
         /// idempotent).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         repeated: bool,
+        /// A replay: the call was not made; its result is the one recorded.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        replayed: bool,
     },
     /// A person replied (`runs answer --reply`) to the question a consulted remote person
     /// asked back (`input-required`) while the run was parked on the consultation: the

@@ -333,7 +333,7 @@ impl FlowState {
                     );
                 }
                 self.open_questions
-                    .insert(question.key.clone(), question.clone());
+                    .insert(question.key.clone(), (**question).clone());
             }
             Event::QuestionAnswered { key, answer, .. } => {
                 self.open_questions.remove(key);
@@ -494,7 +494,8 @@ impl FlowState {
         if self.tool_visits.remove(key).is_some() {
             let prefix = format!("{key}#");
             self.open_questions.retain(|k, _| !k.starts_with(&prefix));
-            self.unapplied_answers.retain(|k, _| !k.starts_with(&prefix));
+            self.unapplied_answers
+                .retain(|k, _| !k.starts_with(&prefix));
         }
     }
 

@@ -28,9 +28,7 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{
-    StreamableHttpServerConfig, StreamableHttpService,
-};
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 

@@ -15,11 +15,11 @@ use crate::bridge::{BoxFuture, ControlPointContext, Variables};
 use crate::vocab::{Decider, HookAction, Question, VarKind};
 
 use super::park;
-use crate::diag::printable;
 use super::{
     AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, Policy, ReasonError, Reasoner,
     TaskAnswer, TaskRequest,
 };
+use crate::diag::printable;
 
 /// How many policy lines are shown.
 pub const POLICY_LINES: usize = 40;
@@ -196,12 +196,13 @@ impl Reasoner for HumanReasoner {
             if let Some(said) = &req.said {
                 d.say(&format!("  the agent says: {}", printable(said)))?;
             }
-            let approved = d.ask_until(&req.task_id, "approve or deny [a/d]", |line| {
-                match line.to_ascii_lowercase().as_str() {
-                    "a" | "approve" | "y" | "yes" => Ok(true),
-                    "d" | "deny" | "n" | "no" => Ok(false),
-                    _ => Err("answer `a` (approve) or `d` (deny)".to_string()),
-                }
+            let approved = d.ask_until(&req.task_id, "approve or deny [a/d]", |line| match line
+                .to_ascii_lowercase()
+                .as_str()
+            {
+                "a" | "approve" | "y" | "yes" => Ok(true),
+                "d" | "deny" | "n" | "no" => Ok(false),
+                _ => Err("answer `a` (approve) or `d` (deny)".to_string()),
             })?;
             let reason = d.optional("reason (optional)")?;
             Ok(super::tools::Confirmation {

@@ -9,11 +9,11 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
+use super::tools::{ConfirmRequest, Confirmation, Confirming, confirm_question, no_confirmation};
 use super::{
     AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, Policy, ReasonError, Reasoner,
     TaskAnswer, TaskRequest,
 };
-use super::tools::{ConfirmRequest, Confirmation, Confirming, confirm_question, no_confirmation};
 use crate::bridge::{BoxFuture, ControlPointContext, NewTask};
 use crate::vocab::{ControlPointKind, Decider, HookAction, Offered, OfferedFlow, Question};
 
@@ -212,9 +212,16 @@ impl Reasoner for Answers {
             let Some(r) = self.by_key.get(&req.key) else {
                 return Err(no_confirmation(&req));
             };
-            let approved = r.answer.get("confirm").and_then(Value::as_bool).ok_or_else(|| {
-                ReasonError::invalid(&req.task_id, "the recorded answer neither approves nor denies")
-            })?;
+            let approved = r
+                .answer
+                .get("confirm")
+                .and_then(Value::as_bool)
+                .ok_or_else(|| {
+                    ReasonError::invalid(
+                        &req.task_id,
+                        "the recorded answer neither approves nor denies",
+                    )
+                })?;
             Ok(Confirmation {
                 approved,
                 decided_by: r.decided_by,

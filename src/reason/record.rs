@@ -10,7 +10,7 @@
 //! history, timestamps or durations. It is FNV-1a 64 over canonical JSON, hex-encoded.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
@@ -18,6 +18,9 @@ use crate::bridge::{BoxFuture, Variables};
 use crate::journal::{Event, Record};
 use crate::vocab::Decider;
 
+use super::tools::{
+    AskedCall, CallEnded, OfferedTool, RecordedCall, ResumedTurn, ToolAccess, ToolGate,
+};
 use super::{
     AddTask, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, Policy, ReasonError, Reasoner,
     TaskAnswer, TaskRequest,
@@ -306,6 +309,39 @@ fn task_entry(answer: &TaskAnswer, digest: String) -> Value {
     )
 }
 
+/// A tool call as a cassette keeps it: what was called, how it ended, and a person's
+/// answer when one was asked (what a replay needs to govern it again without calling it).
+/// A call of something that was no tool keeps the name it was asked for by.
+pub fn tool_entry(
+    tool: &str,
+    arguments: &Value,
+    outcome: crate::journal::event::ToolOutcome,
+    result: &str,
+    asked_a_person: bool,
+) -> Value {
+    let tool = match tool.split_once(crate::tools::MODEL_NAME_SEPARATOR) {
+        Some((source, name)) if !tool.contains('.') => format!("{source}.{name}"),
+        _ => tool.to_string(),
+    };
+    let confirm = asked_a_person
+        .then(|| Value::String(if outcome.called() { "approve" } else { "deny" }.into()));
+    answer_object(vec![
+        ("tool", Some(Value::String(tool))),
+        (
+            "arguments",
+            Some(match arguments {
+                Value::Object(_) => arguments.clone(),
+                _ => json!({}),
+            }),
+        ),
+        ("confirm", confirm),
+        (
+            "recorded",
+            Some(json!({"outcome": outcome.as_str(), "result": result})),
+        ),
+    ])
+}
+
 fn gateway_entry(answer: &GatewayAnswer, digest: String) -> Value {
     answer_object(vec![
         ("flows", Some(json!(answer.flows))),
@@ -359,6 +395,28 @@ fn judged(by: Decider) -> bool {
 /// question are taken (every one a reasoner made does). A hook whose asked action was
 /// denied is recorded with the action it asked for, so the replay is denied again.
 pub fn cassette_from_journal(records: &[Record]) -> Value {
+    // Each task visit's tool calls, in order, by the visit's key.
+    let mut calls: std::collections::HashMap<&str, Vec<Value>> = Default::default();
+    for r in records {
+        if let Event::ToolCalled {
+            key,
+            tool,
+            arguments,
+            outcome,
+            result,
+            by,
+            ..
+        } = &r.event
+        {
+            calls.entry(key.as_str()).or_default().push(tool_entry(
+                tool,
+                arguments,
+                *outcome,
+                result,
+                by.is_some(),
+            ));
+        }
+    }
     let recorder_entries: Vec<(String, Value, Option<u64>)> = records
         .iter()
         .filter_map(|r| match &r.event {
@@ -392,7 +450,11 @@ pub fn cassette_from_journal(records: &[Record]) -> Value {
                     raised,
                 };
                 let visit = key.as_deref().and_then(visit_of_key);
-                Some((node.clone(), task_entry(&answer, digest.clone()), visit))
+                let mut entry = task_entry(&answer, digest.clone());
+                if let Some(calls) = key.as_deref().and_then(|k| calls.remove(k)) {
+                    entry["tools"] = Value::Array(calls);
+                }
+                Some((node.clone(), entry, visit))
             }
             Event::GatewayRouted {
                 node,
@@ -468,12 +530,68 @@ fn in_visit_order(entries: Vec<(String, Value, Option<u64>)>) -> Value {
     json!({ "answers": answers })
 }
 
+/// A visit's tool gate that keeps each call and how it ended, for the cassette.
+struct RecordingGate {
+    inner: Arc<dyn ToolGate>,
+    calls: Mutex<Vec<Value>>,
+}
+
+impl ToolGate for RecordingGate {
+    fn offered(&self) -> BoxFuture<'_, Result<Vec<OfferedTool>, ReasonError>> {
+        self.inner.offered()
+    }
+
+    fn offers(&self, name: &str) -> bool {
+        self.inner.offers(name)
+    }
+
+    fn max_calls(&self) -> u64 {
+        self.inner.max_calls()
+    }
+
+    fn resumed(&self) -> Vec<ResumedTurn> {
+        self.inner.resumed()
+    }
+
+    fn requested<'a>(
+        &'a self,
+        content: Option<&'a str>,
+        calls: &'a [AskedCall],
+    ) -> BoxFuture<'a, Result<(), ReasonError>> {
+        self.inner.requested(content, calls)
+    }
+
+    fn call<'a>(
+        &'a self,
+        call: &'a AskedCall,
+        said: Option<&'a str>,
+        recorded: Option<&'a RecordedCall>,
+    ) -> BoxFuture<'a, Result<CallEnded, ReasonError>> {
+        Box::pin(async move {
+            let ended = self.inner.call(call, said, recorded).await?;
+            let arguments = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+            let entry = tool_entry(
+                &ended.tool,
+                &arguments,
+                ended.outcome,
+                &ended.result,
+                ended.approved.is_some(),
+            );
+            (self.calls.lock().unwrap_or_else(|e| e.into_inner())).push(entry);
+            Ok(ended)
+        })
+    }
+}
+
 impl Reasoner for Recorder {
     fn describe(&self) -> String {
         self.inner.describe()
     }
 
-    fn confirm(&self, req: crate::reason::tools::ConfirmRequest) -> crate::reason::tools::Confirming<'_> {
+    fn confirm(
+        &self,
+        req: crate::reason::tools::ConfirmRequest,
+    ) -> crate::reason::tools::Confirming<'_> {
         self.inner.confirm(req)
     }
 
@@ -481,18 +599,32 @@ impl Reasoner for Recorder {
         self.inner.answers_in_advance(req)
     }
 
-    fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
+    fn task(&self, mut req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
         Box::pin(async move {
             let digest = context_digest(&req);
             let context = context_summary(&req);
             let id = req.task_id.clone();
             let visit = (req.context.idempotency_key.as_deref()).and_then(visit_of_key);
+            // The agent's tool calls are kept with its answer.
+            let recording = req.tools.gate().map(|inner| {
+                Arc::new(RecordingGate {
+                    inner: inner.clone(),
+                    calls: Mutex::new(Vec::new()),
+                })
+            });
+            if let Some(gate) = &recording {
+                req.tools = ToolAccess::new(gate.clone());
+            }
             let answer = self.inner.task(req).await?;
-            self.push(
-                &id,
-                with_context(task_entry(&answer, digest), context),
-                visit,
-            );
+            let mut entry = task_entry(&answer, digest);
+            if let Some(gate) = recording {
+                let calls =
+                    std::mem::take(&mut *gate.calls.lock().unwrap_or_else(|e| e.into_inner()));
+                if !calls.is_empty() {
+                    entry["tools"] = Value::Array(calls);
+                }
+            }
+            self.push(&id, with_context(entry, context), visit);
             Ok(answer)
         })
     }

@@ -367,7 +367,10 @@ impl Reasoner for Rules {
         format!("policy rules, then {}", self.inner.describe())
     }
 
-    fn confirm(&self, req: crate::reason::tools::ConfirmRequest) -> crate::reason::tools::Confirming<'_> {
+    fn confirm(
+        &self,
+        req: crate::reason::tools::ConfirmRequest,
+    ) -> crate::reason::tools::Confirming<'_> {
         self.inner.confirm(req)
     }
 

@@ -118,6 +118,11 @@ pub struct ScriptedCall {
     /// A person's answer given in advance, should the call need one: `approve` or `deny`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<String>,
+    /// How the call ended when it was recorded (a cassette, a replayed journal): the call
+    /// is governed as now configured and, where that agrees, answered with this result
+    /// instead of being made; where it does not, the replay has drifted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<super::tools::RecordedCall>,
 }
 
 /// One answer as written.
@@ -214,7 +219,11 @@ pub fn answers_file_schema() -> Value {
 impl ScriptedReasoner {
     /// Make a scripted agent's tool calls through the task's tools, in order (one turn);
     /// what they came to, for the answer's reason.
-    async fn call_tools(&self, req: &TaskRequest, calls: &[ScriptedCall]) -> Result<String, ReasonError> {
+    async fn call_tools(
+        &self,
+        req: &TaskRequest,
+        calls: &[ScriptedCall],
+    ) -> Result<String, ReasonError> {
         let Some(gate) = req.tools.gate() else {
             return Err(ReasonError::invalid(
                 &req.task_id,
@@ -228,13 +237,15 @@ impl ScriptedReasoner {
         let asked: Vec<super::tools::AskedCall> = calls
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let (source, tool) = c.tool.split_once('.').unwrap_or((&c.tool, ""));
-                super::tools::AskedCall {
-                    id: format!("scripted-{}", i + 1),
-                    name: crate::tools::model_name(source, tool),
-                    arguments: Value::Object(c.arguments.clone()).to_string(),
-                }
+            .map(|(i, c)| super::tools::AskedCall {
+                id: format!("scripted-{}", i + 1),
+                // A recorded call of something that was no tool keeps the name it was
+                // asked for by.
+                name: match c.tool.split_once('.') {
+                    Some((source, tool)) => crate::tools::model_name(source, tool),
+                    None => c.tool.clone(),
+                },
+                arguments: Value::Object(c.arguments.clone()).to_string(),
             })
             .collect();
         gate.requested(None, &asked).await?;
@@ -242,18 +253,12 @@ impl ScriptedReasoner {
         for (call, asked) in calls.iter().zip(&asked) {
             let key = (req.task_id.clone(), call.tool.clone());
             if let Some(c) = &call.confirm {
-                (self.confirming.lock().unwrap_or_else(|e| e.into_inner())).insert(key.clone(), c.clone());
+                (self.confirming.lock().unwrap_or_else(|e| e.into_inner()))
+                    .insert(key.clone(), c.clone());
             }
-            let result = gate.call(asked, None).await;
+            let ended = gate.call(asked, None, call.recorded.as_ref()).await;
             (self.confirming.lock().unwrap_or_else(|e| e.into_inner())).remove(&key);
-            let result = result?;
-            let first = result.split(':').next().unwrap_or_default();
-            let outcome = match first {
-                "refused" | "denied" | "tool error" => first,
-                _ if result.starts_with("denied by") => "denied",
-                _ => "ok",
-            };
-            outcomes.push(format!("{} {outcome}", call.tool));
+            outcomes.push(format!("{} {}", call.tool, ended?.outcome.as_str()));
         }
         Ok(format!("called {}", outcomes.join(", ")))
     }
@@ -686,16 +691,27 @@ fn raw_answer(mut raw: RawAnswer) -> Result<Answer, String> {
     }
     let tools = raw.tools.take().unwrap_or_default();
     if !tools.is_empty() && raw.outputs.is_none() && raw.error.is_none() {
-        return Err("a task answer that calls `tools` answers `outputs` (or an `error`) too".into());
+        return Err(
+            "a task answer that calls `tools` answers `outputs` (or an `error`) too".into(),
+        );
     }
     for call in &tools {
-        if crate::tools::ToolRef::parse(&call.tool).source().is_none() || call.tool.ends_with(".*") {
-            return Err(format!("`{}` does not name one tool as `<source>.<tool>`", call.tool));
+        // A recorded call may name what was no tool (it was refused then).
+        let one_tool = crate::tools::ToolRef::parse(&call.tool).source().is_some()
+            && !call.tool.ends_with(".*");
+        if !one_tool && call.recorded.is_none() {
+            return Err(format!(
+                "`{}` does not name one tool as `<source>.<tool>`",
+                call.tool
+            ));
         }
         if let Some(c) = &call.confirm
             && crate::app::guardrail::decision_of(c).is_none()
         {
-            return Err(format!("`confirm` of `{}` is `approve` or `deny`, not `{c}`", call.tool));
+            return Err(format!(
+                "`confirm` of `{}` is `approve` or `deny`, not `{c}`",
+                call.tool
+            ));
         }
     }
     let shapes = [
@@ -959,7 +975,10 @@ impl Reasoner for ScriptedReasoner {
             let given = (self.confirming.lock().unwrap_or_else(|e| e.into_inner()))
                 .get(&(req.task_id.clone(), req.tool.clone()))
                 .cloned();
-            match given.as_deref().and_then(crate::app::guardrail::decision_of) {
+            match given
+                .as_deref()
+                .and_then(crate::app::guardrail::decision_of)
+            {
                 Some(approved) => Ok(super::tools::Confirmation {
                     approved,
                     decided_by: Decider::Scripted,

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::ReasonError;
 use crate::bridge::{BoxFuture, ControlPointContext};
+pub use crate::journal::event::ToolOutcome;
 use crate::vocab::Decider;
 
 /// A tool as a model is offered it.
@@ -46,6 +47,33 @@ pub struct ResumedTurn {
     pub calls: Vec<(AskedCall, Option<String>)>,
 }
 
+/// How a call ended, as the gate journalled it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallEnded {
+    /// `<source>.<tool>`, or the name the model gave when it names no tool offered.
+    pub tool: String,
+    /// The result as the model is given it.
+    pub result: String,
+    pub outcome: ToolOutcome,
+    /// A person was asked: whether they approved.
+    pub approved: Option<bool>,
+}
+
+/// How a call ended in a run being replayed (its journal, or a cassette): the gate
+/// governs the call as it would now and, where that agrees, gives this result without
+/// calling anything; where it does not, the replay has drifted ([`TOOL_DRIFT`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedCall {
+    /// `ok`, `error`, `failed`, `refused`, `denied` or `budget`.
+    pub outcome: ToolOutcome,
+    /// The result the model was given.
+    pub result: String,
+}
+
+/// Marks the error of a replayed tool call that the config now governs differently.
+pub const TOOL_DRIFT: &str = "tool call drifted from the record";
+
 /// The harness's side of a visit's tools.
 pub trait ToolGate: Send + Sync {
     /// The tools offered (reaching their sources when first asked). A source that cannot
@@ -70,14 +98,16 @@ pub trait ToolGate: Send + Sync {
     ) -> BoxFuture<'a, Result<(), ReasonError>>;
 
     /// Make call `call` of the current turn (`said`: what the model said with it), or give
-    /// its journalled result. The result as the model is given it: a tool's own error, a
-    /// refusal or a denial is a result too (the model may recover); a call that failed,
-    /// a budget spent or a confirmation that parks the run is an error.
+    /// its journalled result; with `recorded` (a replay), govern it and give the recorded
+    /// result without calling anything. A tool's own error, a refusal or a denial is a
+    /// result too (the model may recover); a call that failed, a budget spent, a
+    /// confirmation that parks the run or a replay that drifted is an error.
     fn call<'a>(
         &'a self,
         call: &'a AskedCall,
         said: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<String, ReasonError>>;
+        recorded: Option<&'a RecordedCall>,
+    ) -> BoxFuture<'a, Result<CallEnded, ReasonError>>;
 }
 
 /// The tools of a task visit, if it has any: cloned with its request, never compared,

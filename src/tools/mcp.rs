@@ -106,11 +106,12 @@ impl Session {
                     None => base.to_path_buf(),
                 };
                 // `./server.py` is the config's; a bare name is looked up on PATH.
-                let program = if program.value.contains('/') && Path::new(&program.value).is_relative() {
-                    dir.join(&program.value).to_string_lossy().into_owned()
-                } else {
-                    program.value.clone()
-                };
+                let program =
+                    if program.value.contains('/') && Path::new(&program.value).is_relative() {
+                        dir.join(&program.value).to_string_lossy().into_owned()
+                    } else {
+                        program.value.clone()
+                    };
                 let mut cmd = tokio::process::Command::new(&program);
                 cmd.args(command[1..].iter().map(|a| a.value.as_str()))
                     .current_dir(&dir)
@@ -151,7 +152,10 @@ impl Session {
                     });
                 }
                 let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-                    return Err(start_error("its stdio cannot be opened".into(), String::new()));
+                    return Err(start_error(
+                        "its stdio cannot be opened".into(),
+                        String::new(),
+                    ));
                 };
                 match tokio::time::timeout(timeout, ().serve((stdout, stdin))).await {
                     Ok(Ok(service)) => Ok(Session {
@@ -163,7 +167,8 @@ impl Session {
                     }),
                     Ok(Err(e)) => {
                         // Give its last words a moment to arrive.
-                        let _ = tokio::time::timeout(Duration::from_millis(300), child.wait()).await;
+                        let _ =
+                            tokio::time::timeout(Duration::from_millis(300), child.wait()).await;
                         Err(start_error(
                             format!("no MCP session with `{program}`: {}", plain_error(&e)),
                             stderr.text(),
@@ -180,12 +185,14 @@ impl Session {
             }
             ToolSourceKind::McpHttp { url, token_env } => {
                 let token = match token_env {
-                    Some(var) => Some(Secret::new(env(&var.value).filter(|t| !t.is_empty()).ok_or_else(
-                        || ToolError::MissingSecret {
-                            server: name.clone(),
-                            var: var.value.clone(),
-                        },
-                    )?)),
+                    Some(var) => Some(Secret::new(
+                        env(&var.value).filter(|t| !t.is_empty()).ok_or_else(|| {
+                            ToolError::MissingSecret {
+                                server: name.clone(),
+                                var: var.value.clone(),
+                            }
+                        })?,
+                    )),
                     None => None,
                 };
                 let service = connect_http(&url.value, token.as_ref(), timeout)
@@ -215,13 +222,16 @@ impl Session {
 
     /// Every tool the server lists (all pages), with what its annotations say.
     pub async fn tools(&self) -> Result<Vec<ToolSpec>, ToolError> {
-        let tools = self.service.peer().list_all_tools().await.map_err(|e| {
-            ToolError::Start {
+        let tools = self
+            .service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| ToolError::Start {
                 server: self.name.clone(),
                 message: self.redact(format!("its tools cannot be listed: {}", plain_error(&e))),
                 stderr: self.stderr.text(),
-            }
-        })?;
+            })?;
         Ok(tools
             .into_iter()
             .map(|t| {
@@ -268,20 +278,21 @@ impl Session {
             json!({ IDEMPOTENCY_META: idempotency_key }),
         )
         .ok();
-        let result = self.service.peer().call_tool(params).await.map_err(|e| {
-            ToolError::Call {
+        let result = self
+            .service
+            .peer()
+            .call_tool(params)
+            .await
+            .map_err(|e| ToolError::Call {
                 tool: format!("{}.{tool}", self.name),
                 message: self.redact(plain_error(&e)),
                 stderr: self.stderr.text(),
-            }
-        })?;
+            })?;
         let mut parts: Vec<String> = Vec::new();
         for block in &result.content {
             let block = serde_json::to_value(block).unwrap_or(Value::Null);
             match block.get("type").and_then(Value::as_str) {
-                Some("text") => {
-                    parts.push(block["text"].as_str().unwrap_or_default().to_string())
-                }
+                Some("text") => parts.push(block["text"].as_str().unwrap_or_default().to_string()),
                 Some("resource") => {
                     let r = &block["resource"];
                     match r.get("text").and_then(Value::as_str) {
@@ -333,7 +344,9 @@ pub async fn connect_http(
                 }
                 other => plain_error(other),
             };
-            Err(redact(format!("cannot open an MCP session with {shown}: {why}")))
+            Err(redact(format!(
+                "cannot open an MCP session with {shown}: {why}"
+            )))
         }
         Err(_) => Err(format!(
             "no MCP session with {shown} within {} s",

@@ -16,7 +16,7 @@ pub mod mcp;
 pub mod openapi;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -202,12 +202,16 @@ struct Source {
     conn: tokio::sync::OnceCell<Result<(Conn, Vec<ToolSpec>), ToolError>>,
 }
 
+/// Where a secret named by `token_env` or `pass_env` is read: the process's environment,
+/// or a test's.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// The tool sources of one app, reached when first used, kept until dropped (a stdio
 /// server is stopped then).
 pub struct Toolbox {
     sources: HashMap<String, Arc<Source>>,
     /// Where a secret comes from (the process's environment, or a test's).
-    env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    env: EnvLookup,
 }
 
 impl std::fmt::Debug for Toolbox {
@@ -248,7 +252,7 @@ impl Toolbox {
     }
 
     /// Read secrets through `env` instead of the process's environment.
-    pub fn with_env(mut self, env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>) -> Self {
+    pub fn with_env(mut self, env: EnvLookup) -> Self {
         self.env = env;
         self
     }
@@ -262,6 +266,19 @@ impl Toolbox {
         let mut names: Vec<&str> = self.sources.keys().map(String::as_str).collect();
         names.sort_unstable();
         names
+    }
+
+    /// How to name, for people, a tool the model asked for by `model_name`: `source.tool`
+    /// when the name starts with a declared source's, else as asked.
+    pub fn display_name(&self, model_name: &str) -> String {
+        self.sources
+            .keys()
+            .find_map(|source| {
+                let rest = model_name.strip_prefix(source.as_str())?;
+                let tool = rest.strip_prefix(MODEL_NAME_SEPARATOR)?;
+                (!tool.is_empty()).then(|| format!("{source}.{tool}"))
+            })
+            .unwrap_or_else(|| model_name.to_string())
     }
 
     fn source(&self, name: &str) -> Result<&Arc<Source>, ToolError> {
@@ -382,6 +399,64 @@ impl Toolbox {
                 secs: timeout.as_secs().max(1),
             }),
         }
+    }
+}
+
+/// What each of a config's sources is known to offer without reaching it, with the
+/// config's settings applied: an OpenAPI source's operations (its document is read), an
+/// MCP server's tools from the tools lock beside the config (`None` when it has no entry
+/// there). An unreadable lock or OpenAPI document is given as an error, by where it was
+/// found (`None`: the lock).
+pub struct Known {
+    pub sources: std::collections::BTreeMap<String, Option<Vec<ToolSpec>>>,
+    pub lock_error: Option<String>,
+    /// (source, why) for each OpenAPI document that cannot be read.
+    pub openapi_errors: Vec<(String, ToolError)>,
+}
+
+impl Known {
+    pub fn of(config: &FlowConfig) -> Known {
+        let path = config.source.path();
+        let base = path.parent().unwrap_or_else(|| Path::new("."));
+        let (lock, lock_error) = match lock::Lock::read_beside(path) {
+            Ok(l) => (l, None),
+            Err(why) => (None, Some(why)),
+        };
+        let mut sources = std::collections::BTreeMap::new();
+        let mut openapi_errors = Vec::new();
+        for s in &config.tool_sources {
+            let tools = match &s.kind {
+                ToolSourceKind::OpenApi { .. } => match openapi::specs(s, base) {
+                    Ok(specs) => Some(specs),
+                    Err(e) => {
+                        openapi_errors.push((s.name.value.clone(), e));
+                        None
+                    }
+                },
+                _ => lock
+                    .as_ref()
+                    .and_then(|l| l.sources.get(&s.name.value))
+                    .cloned(),
+            };
+            let tools = tools.map(|ts| ts.into_iter().map(|t| t.configured(s)).collect());
+            sources.insert(s.name.value.clone(), tools);
+        }
+        Known {
+            sources,
+            lock_error,
+            openapi_errors,
+        }
+    }
+
+    /// The tools a task's `tools:` entry names, when known (`None`: its source is not
+    /// declared, or what it offers is not known; a tool it does not offer is left out).
+    pub fn named(&self, entry: &str) -> Option<Vec<ToolSpec>> {
+        let r = ToolRef::parse(entry);
+        let tools = self.sources.get(r.source()?)?.as_ref()?;
+        Some(match r {
+            ToolRef::One { tool, .. } => tools.iter().filter(|t| t.name == tool).cloned().collect(),
+            _ => tools.clone(),
+        })
     }
 }
 

@@ -83,12 +83,12 @@ impl Api {
             .map_err(|e| spec_error(&name, format!("`{base}` is not a base URL: {e}")))?;
         let token = match token_env {
             Some(var) => Some(Secret::new(
-                env(&var.value)
-                    .filter(|t| !t.is_empty())
-                    .ok_or_else(|| ToolError::MissingSecret {
+                env(&var.value).filter(|t| !t.is_empty()).ok_or_else(|| {
+                    ToolError::MissingSecret {
                         server: name.clone(),
                         var: var.value.clone(),
-                    })?,
+                    }
+                })?,
             )),
             None => None,
         };
@@ -242,8 +242,8 @@ impl Api {
 fn read(name: &str, path: &Path) -> Result<(Value, Vec<Operation>), ToolError> {
     let text = crate::source::read_text(path)
         .map_err(|e| spec_error(name, format!("{}: {e}", path.display())))?;
-    let doc = parse_document(&text)
-        .map_err(|e| spec_error(name, format!("{}: {e}", path.display())))?;
+    let doc =
+        parse_document(&text).map_err(|e| spec_error(name, format!("{}: {e}", path.display())))?;
     let operations =
         operations(name, &doc).map_err(|e| spec_error(name, format!("{}: {e}", path.display())))?;
     Ok((doc, operations))
@@ -404,7 +404,8 @@ fn operation(
         "patch" => (false, true, false),
         _ => (false, false, false),
     };
-    let mut schema = json!({"type": "object", "properties": properties, "additionalProperties": false});
+    let mut schema =
+        json!({"type": "object", "properties": properties, "additionalProperties": false});
     if !required.is_empty() {
         schema["required"] = Value::Array(required);
     }
@@ -433,13 +434,13 @@ fn operation(
 fn resolve(doc: &Value, value: &Value, depth: usize) -> Result<Value, String> {
     match value.get("$ref").and_then(Value::as_str) {
         None => Ok(value.clone()),
-        Some(_) if depth >= MAX_REF_DEPTH => {
-            Err(format!("`$ref`s nest more than {MAX_REF_DEPTH} deep (a cycle?)"))
-        }
+        Some(_) if depth >= MAX_REF_DEPTH => Err(format!(
+            "`$ref`s nest more than {MAX_REF_DEPTH} deep (a cycle?)"
+        )),
         Some(r) => {
-            let target = r
-                .strip_prefix('#')
-                .ok_or_else(|| format!("`$ref: {r}` points into another document, which is not read"))?;
+            let target = r.strip_prefix('#').ok_or_else(|| {
+                format!("`$ref: {r}` points into another document, which is not read")
+            })?;
             let found = doc
                 .pointer(target)
                 .ok_or_else(|| format!("`$ref: {r}` points at nothing"))?;
@@ -549,7 +550,9 @@ components:
             operations: ops(),
         };
         let args = json!({"customer_id": "a/b c", "verbose": true});
-        let url = api.url(&api.operations[0], args.as_object().unwrap()).unwrap();
+        let url = api
+            .url(&api.operations[0], args.as_object().unwrap())
+            .unwrap();
         assert_eq!(
             url.as_str(),
             "http://127.0.0.1:9/api/customers/a%2Fb%20c/score?verbose=true"
@@ -563,7 +566,11 @@ components:
         let swagger = json!({"swagger": "2.0", "paths": {}});
         assert!(operations("x", &swagger).unwrap_err().contains("OpenAPI 3"));
         let remote = json!({"openapi": "3.0.0", "paths": {"/a": {"get": {"parameters": [{"$ref": "other.yaml#/p"}]}}}});
-        assert!(operations("x", &remote).unwrap_err().contains("another document"));
+        assert!(
+            operations("x", &remote)
+                .unwrap_err()
+                .contains("another document")
+        );
         let cyclic = json!({"openapi": "3.0.0", "paths": {"/a": {"$ref": "#/paths/~1a"}}});
         assert!(operations("x", &cyclic).unwrap_err().contains("deep"));
     }

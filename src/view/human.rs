@@ -713,6 +713,7 @@ impl Human {
                 duration_ms,
                 by,
                 repeated,
+                replayed,
                 ..
             } => {
                 let args = match arguments {
@@ -726,14 +727,24 @@ impl Human {
                     crate::view::short(&args, 60),
                     outcome.as_str(),
                 );
-                if outcome.called() {
-                    text.push_str(&format!(" {}", self.dim(&format!("({})", duration(*duration_ms)))));
+                if *replayed {
+                    text.push_str(&format!(" {}", self.dim("(recorded, not called)")));
+                } else if outcome.called() {
+                    text.push_str(&format!(
+                        " {}",
+                        self.dim(&format!("({})", duration(*duration_ms)))
+                    ));
                 }
                 if *repeated {
                     text.push_str(" (repeated after a stop)");
                 }
                 if let Some(by) = by {
-                    text.push_str(&format!(" (confirmed by {})", crate::view::short(by, 40)));
+                    let verb = if outcome.called() {
+                        "confirmed"
+                    } else {
+                        "denied"
+                    };
+                    text.push_str(&format!(" ({verb} by {})", crate::view::short(by, 40)));
                 }
                 let shown = !matches!(outcome, crate::journal::event::ToolOutcome::Ok);
                 let style = match outcome {
@@ -743,7 +754,9 @@ impl Human {
                 };
                 lines.push(self.paint(&style, &text));
                 if shown {
-                    lines.push(self.dim(&format!("            {}", crate::view::short(result, 100))));
+                    lines.push(
+                        self.dim(&format!("            {}", crate::view::short(result, 100))),
+                    );
                 }
             }
             Event::RemoteReplied {

@@ -28,6 +28,7 @@
 //! - `Received { index, method, path, headers, body, text }` with `header(name)`,
 //!   `authorization()`, `schema()`, `response_format_type()`.
 //! - `Reply::json(value)`, `Reply::completion(text)`, `Reply::tool_call(name, args_json)`,
+//!   `Reply::tool_calls(&[(id, name, args_json)])` (several in one turn),
 //!   `Reply::status(code, body)`, `Reply::raw(text)`, `Reply::from_schema_first_choice(&r)`,
 //!   then `.header(name, value)` and `.after(duration)` (answer late).
 //! - `closed_port_url() -> String`: a base URL where nothing listens (connection refused).
@@ -134,6 +135,18 @@ impl Reply {
                 "function": {"name": name, "arguments": args_json},
             }],
         });
+        Reply::json(completion_body(message, "tool_calls"))
+    }
+
+    /// A chat completion calling several tools in one turn: (id, name, arguments JSON).
+    pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
+        let calls: Vec<Value> = calls
+            .iter()
+            .map(|(id, name, args)| {
+                json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+            })
+            .collect();
+        let message = json!({"role": "assistant", "content": null, "tool_calls": calls});
         Reply::json(completion_body(message, "tool_calls"))
     }
 

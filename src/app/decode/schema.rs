@@ -220,11 +220,17 @@ fn root_types() -> Vec<(&'static str, Value)> {
         ),
         (
             "mcp_servers",
-            map_of(section("mcp_server"), "MCP servers task agents may call tools of, by name."),
+            map_of(
+                section("mcp_server"),
+                "MCP servers task agents may call tools of, by name.",
+            ),
         ),
         (
             "openapi",
-            map_of(section("openapi"), "HTTP APIs (OpenAPI 3) task agents may call, by name."),
+            map_of(
+                section("openapi"),
+                "HTTP APIs (OpenAPI 3) task agents may call, by name.",
+            ),
         ),
         (
             "questions",
@@ -413,19 +419,30 @@ mod types {
             ("agent_type", text("The agent's type.")),
             (
                 "tools",
-                texts("The tools it may call: read_variable, consult_user, <server>.<tool> or <server>.*."),
+                texts(
+                    "The tools it may call: read_variable, consult_user, <server>.<tool> or <server>.*.",
+                ),
             ),
             (
                 "max_tool_calls",
-                count(1, "Tool calls allowed per visit (default 8); one more fails the task with BUDGET_EXHAUSTED."),
+                count(
+                    1,
+                    "Tool calls allowed per visit (default 8); one more fails the task with BUDGET_EXHAUSTED.",
+                ),
             ),
             (
                 "pre_execute",
-                list_of(section("step_rule"), "Rules checked before the agent: raise a BPMN error or set inputs."),
+                list_of(
+                    section("step_rule"),
+                    "Rules checked before the agent: raise a BPMN error or set inputs.",
+                ),
             ),
             (
                 "post_execute",
-                list_of(section("step_rule"), "Rules checked on the agent's answer: raise a BPMN error or set outputs."),
+                list_of(
+                    section("step_rule"),
+                    "Rules checked on the agent's answer: raise a BPMN error or set outputs.",
+                ),
             ),
             (
                 "type",
@@ -678,9 +695,14 @@ mod types {
             ),
             (
                 "pass_env",
-                texts("stdio: variables of cuga-flo's environment passed to the server (nothing else is, but PATH, HOME, LANG and the like)."),
+                texts(
+                    "stdio: variables of cuga-flo's environment passed to the server (nothing else is, but PATH, HOME, LANG and the like).",
+                ),
             ),
-            ("cwd", text("stdio: the server's working folder, relative to the config.")),
+            (
+                "cwd",
+                text("stdio: the server's working folder, relative to the config."),
+            ),
             ("url", text("streamable HTTP: the server's endpoint.")),
             (
                 "token_env",
@@ -697,8 +719,14 @@ mod types {
 
     pub fn openapi() -> Vec<(&'static str, Value)> {
         vec![
-            ("spec", text("The OpenAPI 3 document (YAML or JSON), relative to the config.")),
-            ("base_url", text("The API's base URL (default: the document's first server).")),
+            (
+                "spec",
+                text("The OpenAPI 3 document (YAML or JSON), relative to the config."),
+            ),
+            (
+                "base_url",
+                text("The API's base URL (default: the document's first server)."),
+            ),
             (
                 "token_env",
                 text("The environment variable that holds the API's bearer token."),
@@ -707,7 +735,10 @@ mod types {
             ("connect_timeout", super::timeout()),
             (
                 "tools",
-                map_of(section("tool_setting"), "Per-operation settings, by operationId."),
+                map_of(
+                    section("tool_setting"),
+                    "Per-operation settings, by operationId.",
+                ),
             ),
         ]
     }
@@ -720,14 +751,19 @@ mod types {
             ),
             (
                 "idempotent",
-                boolean("Whether a call may be repeated safely (a call in flight at a crash is repeated only then)."),
+                boolean(
+                    "Whether a call may be repeated safely (a call in flight at a crash is repeated only then).",
+                ),
             ),
         ]
     }
 
     pub fn step_rule() -> Vec<(&'static str, Value)> {
         vec![
-            ("when", text("The condition (docs/conditions.md) under which the rule applies.")),
+            (
+                "when",
+                text("The condition (docs/conditions.md) under which the rule applies."),
+            ),
             ("raise", text("The BPMN error the task fails with.")),
             (
                 "set",

@@ -490,7 +490,9 @@ impl Run {
         if known.is_none_or(|remote| *remote != question.remote) {
             self.known_questions
                 .insert(key.clone(), question.remote.clone());
-            self.emit(Event::QuestionParked { question })?;
+            self.emit(Event::QuestionParked {
+                question: Box::new(question),
+            })?;
         }
         self.questions.insert(key, token);
         Ok(())

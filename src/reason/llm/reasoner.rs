@@ -33,11 +33,11 @@ use crate::app::{FlowConfig, LlmConfig};
 use crate::bridge::{BoxFuture, Variables};
 use crate::reason::park;
 use crate::reason::remote::onto;
+use crate::reason::tools::{AskedCall, ToolGate};
 use crate::reason::{
     CallLog, Consult, GatewayAnswer, GatewayRequest, HookAnswer, HookRequest, ReasonError,
     Reasoner, TaskAnswer, TaskRequest,
 };
-use crate::reason::tools::{AskedCall, ToolGate};
 use crate::vocab::{CallOutcome, ModelCall, error_code};
 
 /// Tool rounds allowed per question (on top of the asks for a valid answer).
@@ -341,7 +341,11 @@ impl LlmReasoner {
         // A resumed visit whose model asked for tools: its turns are restored from the
         // journal (never asked again) and the calls that had not ended are made now, as
         // the gate decides (a call in flight is repeated only when its tool is idempotent).
-        let resumed = question.gate.as_ref().map(|g| g.resumed()).unwrap_or_default();
+        let resumed = question
+            .gate
+            .as_ref()
+            .map(|g| g.resumed())
+            .unwrap_or_default();
         if !resumed.is_empty() {
             for turn in resumed {
                 tool_rounds += 1;
@@ -412,10 +416,9 @@ impl LlmReasoner {
                 ));
             }
             attempt += 1;
-            let max_rounds = question
-                .gate
-                .as_ref()
-                .map_or(MAX_TOOL_ROUNDS, |g| MAX_TOOL_ROUNDS.max(g.max_calls().saturating_add(1).min(u64::from(u32::MAX)) as u32));
+            let max_rounds = question.gate.as_ref().map_or(MAX_TOOL_ROUNDS, |g| {
+                MAX_TOOL_ROUNDS.max(g.max_calls().saturating_add(1).min(u64::from(u32::MAX)) as u32)
+            });
             let tools = if tool_rounds < max_rounds {
                 question.tools.clone()
             } else {
@@ -543,7 +546,7 @@ impl LlmReasoner {
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
             };
-            return gate.call(&asked, said).await;
+            return gate.call(&asked, said, None).await.map(|e| e.result);
         }
         let element = question.element;
         let variables = question.variables;
@@ -602,7 +605,7 @@ impl LlmReasoner {
                     name: call.name.clone(),
                     arguments: call.arguments.clone(),
                 };
-                return gate.call(&asked, said).await;
+                return gate.call(&asked, said, None).await.map(|e| e.result);
             }
             other => format!("error: there is no tool `{other}`"),
         })

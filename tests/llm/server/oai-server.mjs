@@ -17,7 +17,7 @@
 // second into `content`. At most one tool call per reply. See tests/llm/README.md.
 import http from "node:http";
 import path from "node:path";
-import {randomUUID} from "node:crypto";
+import {createHash, randomUUID} from "node:crypto";
 import {getLlama, LlamaChat, LlamaLogLevel} from "node-llama-cpp";
 
 const env = process.env;
@@ -323,7 +323,8 @@ function toolsSection(tooling, answer) {
         lines.push(`- ${t.name}: ${t.description || "(no description)"}`);
         lines.push(`  parameters: ${JSON.stringify(t.parameters)}`);
     }
-    const answerShape = answer.kind === "text" ? "\"<your answer as text>\"" : "<your answer: the JSON asked for above>";
+    const answerShape = {text: "\"<your answer as text>\"", json: "{<your answer as a JSON object>}",
+        schema: "<your answer: JSON matching the answer schema below>"}[answer.kind];
     const callShape = `{"action": "${CALL_TOOL}", "tool": "<tool name>", "arguments": {<the tool's arguments>}}`;
     lines.push("", "## How to reply", "");
     if (tooling.choice === "auto") {
@@ -333,6 +334,7 @@ function toolsSection(tooling, answer) {
             "",
             "Call a tool when you still need information it can give; never invent data a tool can look up.",
             "Each tool result comes back to you in the next message. Once you have what you need, give the final answer.");
+        if (answer.kind === "schema") lines.push("", `Answer schema: ${JSON.stringify(answer.schema)}`);
     } else {
         const which = typeof tooling.choice === "object" ? `the tool ${tooling.choice.name}` : "one of the tools";
         lines.push(`Call ${which} now. Reply with exactly one JSON object: ${callShape}`);
@@ -408,7 +410,9 @@ function buildHistory(messages, tooling, answer) {
             case "function": {
                 const id = typeof m.tool_call_id === "string" ? m.tool_call_id : null;
                 const name = m.name ?? (id != null ? toolNames.get(id) : undefined) ?? "a tool";
-                push("user", `Result of ${name}${id != null ? ` (call ${id})` : ""}: ${text}`);
+                // The call id is left out: ids are opaque, and any text in the prompt changes what
+                // a greedy model writes.
+                push("user", `Result of ${name}: ${text}`);
                 break;
             }
             default:
@@ -478,7 +482,7 @@ function parseResponseFormat(responseFormat) {
 function answerSchema(answer) {
     switch (answer.kind) {
         case "text": return null;
-        case "json": return ANY_JSON;
+        case "json": return {type: "object", additionalProperties: true}; // OpenAI's JSON mode: an object
         default:
             try {
                 const schema = prepareSchema(answer.schema);
@@ -519,7 +523,7 @@ async function grammarFor(llama, tooling, answer) {
     else if (answer.kind === "json") schema = "json";
     else schema = answerSchema(answer);
     if (schema == null) return undefined;
-    const key = typeof schema === "string" ? schema : JSON.stringify(schema);
+    const key = (tooling.active ? "one line: " : "") + (typeof schema === "string" ? schema : JSON.stringify(schema));
     if (grammarCache.has(key)) return grammarCache.get(key);
     let grammar;
     try {
@@ -627,7 +631,8 @@ async function complete(body, signal) {
     if (tooling.active) {
         const reply = readToolReply(result.response, answer);
         if (reply.toolCall) {
-            const id = `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
+            // Derived from the prompt and the reply, so a repeated conversation repeats exactly.
+            const id = `call_${createHash("sha256").update(contextText.toString()).update(result.response).digest("hex").slice(0, 24)}`;
             message = {role: "assistant", content: null, refusal: null,
                 tool_calls: [{id, type: "function", function: reply.toolCall}]};
             finishReason = "tool_calls";
