@@ -55,6 +55,9 @@ _cuga__flo() {
             cuga__flo,test)
                 cmd="cuga__flo__subcmd__test"
                 ;;
+            cuga__flo,tools)
+                cmd="cuga__flo__subcmd__tools"
+                ;;
             cuga__flo,validate)
                 cmd="cuga__flo__subcmd__validate"
                 ;;
@@ -129,6 +132,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help,test)
                 cmd="cuga__flo__subcmd__help__subcmd__test"
+                ;;
+            cuga__flo__subcmd__help,tools)
+                cmd="cuga__flo__subcmd__help__subcmd__tools"
                 ;;
             cuga__flo__subcmd__help,validate)
                 cmd="cuga__flo__subcmd__help__subcmd__validate"
@@ -284,7 +290,7 @@ _cuga__flo() {
 
     case "${cmd}" in
         cuga__flo)
-            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version init list validate describe graph start test runs serve kogito worker schema completions man help"
+            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version init list validate describe graph start test runs serve tools kogito worker schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -572,7 +578,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help)
-            opts="init list validate describe graph start test runs serve kogito worker schema completions man help"
+            opts="init list validate describe graph start test runs serve tools kogito worker schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -992,6 +998,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__test)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__tools)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2112,6 +2132,28 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__tools)
+            opts="-v -q -h --lock --json --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --apps-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -426,7 +426,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 ':control_point -- The control point\: its element id (task, gateway or hook) or the question'\''s key:_default' \
-'::decision -- A guardrail gateway\: `approve` or `deny`:_default' \
+'::decision -- A guardrail gateway, or a tool call waiting for a person\: `approve` or `deny`:_default' \
 && ret=0
 ;;
 (cancel)
@@ -653,6 +653,21 @@ mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connect
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 '*::apps -- The apps to serve\: names under the apps folder, app folders or flow config files:_default' \
+&& ret=0
+;;
+(tools)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--lock[Write \`tools.lock.json\` beside the flow config (what \`validate\` checks against)]' \
+'--json[One JSON document\: each source with its tools, or why it cannot be reached]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':app -- The app (a name under the apps folder, an app folder or a flow config):_default' \
 && ret=0
 ;;
 (kogito)
@@ -922,6 +937,10 @@ esac
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(tools)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (kogito)
 _arguments "${_arguments_options[@]}" : \
 ":: :_cuga-flo__subcmd__help__subcmd__kogito_commands" \
@@ -983,6 +1002,7 @@ _cuga-flo_commands() {
 'test:Run apps'\'' scenarios and check their expectations (for CI\: --junit FILE)' \
 'runs:The journalled runs\: list, show, replay, verify, export' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
+'tools:The tools an app'\''s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'worker:Resume parked runs as their timers come due (and answered ones), until stopped' \
 'schema:Print the JSON Schema of a flow config, a scenario or an answers file (for editors)' \
@@ -1081,6 +1101,7 @@ _cuga-flo__subcmd__help_commands() {
 'test:Run apps'\'' scenarios and check their expectations (for CI\: --junit FILE)' \
 'runs:The journalled runs\: list, show, replay, verify, export' \
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
+'tools:The tools an app'\''s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'worker:Resume parked runs as their timers come due (and answered ones), until stopped' \
 'schema:Print the JSON Schema of a flow config, a scenario or an answers file (for editors)' \
@@ -1259,6 +1280,11 @@ _cuga-flo__subcmd__help__subcmd__start_commands() {
 _cuga-flo__subcmd__help__subcmd__test_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help test commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__tools_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__tools_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help tools commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__validate_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__validate_commands() {
@@ -1498,6 +1524,11 @@ _cuga-flo__subcmd__start_commands() {
 _cuga-flo__subcmd__test_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo test commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__tools_commands] )) ||
+_cuga-flo__subcmd__tools_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo tools commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__validate_commands] )) ||
 _cuga-flo__subcmd__validate_commands() {

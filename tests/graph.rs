@@ -16,6 +16,7 @@ mod runs;
 
 #[path = "support/python.rs"]
 mod python;
+mod support;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -239,10 +240,14 @@ fn same_runs_in(app_dir: &Path, tmp: &Path, format: &str) -> usize {
     for scenario in &scenarios {
         let native = ["--engine", "native"];
         let dir = tmp.join("runs").join(&*app_name).join(scenario);
-        // The bearer token of the remote agents a scenario serves (claim_intake's).
-        let env = [("CLAIM_DESK_TOKEN", "graph-round-trip".to_string())];
-        let original = runs::start_scenario(app_dir, scenario, &dir.join("a"), &native, &env);
-        let copy = runs::start_scenario(&imported, scenario, &dir.join("b"), &native, &env);
+        let original = {
+            let env = tool_env(app_dir, &dir.join("a"));
+            runs::start_scenario(app_dir, scenario, &dir.join("a"), &native, &env)
+        };
+        let copy = {
+            let env = tool_env(app_dir, &dir.join("b"));
+            runs::start_scenario(&imported, scenario, &dir.join("b"), &native, &env)
+        };
         let app = app_dir.display();
         assert_eq!(
             original.status.code(),
@@ -266,6 +271,93 @@ fn same_runs_in(app_dir: &Path, tmp: &Path, format: &str) -> usize {
     scenarios.len()
 }
 
+/// The environment of a scenario's run in `run_dir`: the bearer token of the remote agents
+/// a scenario serves (claim_intake's), and what the demo apps' tool servers need: the MCP
+/// SDK's python first on PATH, the HR server's database in the run's folder (each run
+/// starts from the same seed), the credit bureau's token.
+fn tool_env(app_dir: &Path, run_dir: &Path) -> Vec<(&'static str, String)> {
+    let mut env = vec![("CLAIM_DESK_TOKEN", "graph-round-trip".to_string())];
+    if app_dir.join("servers").is_dir() {
+        let path = format!(
+            "{}:{}",
+            python::python().parent().unwrap().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        env.push(("PATH", path));
+        env.push(("HR_DB", run_dir.join("hr_db.json").display().to_string()));
+        env.push(("BUREAU_TOKEN", BUREAU_TOKEN.to_string()));
+        BUREAU.with_borrow_mut(|b| {
+            if let Some(b) = b {
+                b.restart();
+            }
+        });
+    }
+    env
+}
+
+thread_local! {
+    /// The credit bureau of the test running on this thread, if it started one (dropped,
+    /// and so stopped, with the thread).
+    static BUREAU: std::cell::RefCell<Option<Bureau>> = const { std::cell::RefCell::new(None) };
+}
+
+const BUREAU_TOKEN: &str = "graph-round-trip-bureau";
+
+/// The credit bureau of the credit_check demo (an HTTP API), on a port of its own; started
+/// again for each run, so that each starts from the same state (report numbers).
+struct Bureau {
+    port: u16,
+    child: std::process::Child,
+}
+
+impl Bureau {
+    fn start(port: u16) -> Bureau {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let mut child = Command::new("python3")
+                .arg(root().join("applications/credit_check/servers/credit_bureau.py"))
+                .arg(port.to_string())
+                .env("BUREAU_TOKEN", BUREAU_TOKEN)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("python3 runs");
+            let mut line = String::new();
+            use std::io::BufRead;
+            let _ = std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line);
+            if let Some(p) = line
+                .trim()
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse::<u16>().ok())
+            {
+                return Bureau { port: p, child };
+            }
+            // The port of the bureau just stopped may not be free yet.
+            let _ = child.kill();
+            let _ = child.wait();
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the credit bureau does not start on port {port}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        *self = Bureau::start(self.port);
+    }
+}
+
+impl Drop for Bureau {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn demo_apps() -> Vec<PathBuf> {
     let mut apps: Vec<PathBuf> = std::fs::read_dir(root().join("applications"))
         .unwrap()
@@ -283,9 +375,25 @@ fn every_demo_scenario_runs_the_same_after_a_turtle_round_trip() {
     // One apps folder for all: an app's scenario may serve a sibling app as its remote
     // agent (claim_intake's), imported before it (the folders are sorted).
     let tmp = TempDir::new().unwrap();
+    let bureau = Bureau::start(0);
+    let url = format!("http://127.0.0.1:{}", bureau.port);
+    BUREAU.set(Some(bureau));
     for app in demo_apps() {
+        // The credit bureau's demo, pointed at the bureau started here.
+        let app = if app.join("servers/credit_bureau.py").is_file() {
+            let copy = tmp.path().join("src").join(app.file_name().unwrap());
+            support::copy_dir(&app, &copy);
+            let config = copy.join("config/credit_check_config.yaml");
+            let text = std::fs::read_to_string(&config).unwrap();
+            assert!(text.contains("http://127.0.0.1:8086"));
+            std::fs::write(&config, text.replace("http://127.0.0.1:8086", &url)).unwrap();
+            copy
+        } else {
+            app
+        };
         count += same_runs_in(&app, tmp.path(), "turtle");
     }
+    BUREAU.set(None);
     assert!(count >= 24, "only {count} scenarios ran");
 }
 

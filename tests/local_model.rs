@@ -17,6 +17,8 @@ use assert_cmd::Command;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+#[path = "support/python.rs"]
+mod python;
 mod support;
 use support::copy_dir;
 
@@ -161,4 +163,111 @@ fn a_real_local_model_answers_every_control_point_within_the_permitted_set() {
         assert!(["Flow_0ybszcv", "Flow_1jgea85"].contains(&flows[0].as_str().unwrap()));
     }
     assert!(stdout.contains("model:"), "{stdout}");
+
+    // The same server, now behind a task agent that calls tools.
+    a_real_local_model_looks_an_employee_up_with_a_tool(&url);
+}
+
+/// `hr_offboarding`'s lookup task answered by the real model, which is offered the HR
+/// server's tools (the official MCP Python SDK, over stdio): it calls one (the server's
+/// grammar makes every reply a well-formed call or a final answer), is given the result,
+/// and gives its answer. The later tasks are scripted. Asserted: the plumbing, not the
+/// wisdom (a 135M model may pick the wrong employee or read the result wrongly).
+fn a_real_local_model_looks_an_employee_up_with_a_tool(url: &str) {
+    let dir = TempDir::new().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let app = dir.path().join("applications/hr_offboarding");
+    copy_dir(&root.join("applications/hr_offboarding"), &app);
+    let _ = std::fs::remove_file(app.join("servers/hr_db.json"));
+    let config = app.join("config/hr_offboarding_config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        "mcp_servers:",
+        "llm:\n  provider: llamacpp\n  model: local\n  temperature: 0\n  max_tokens: 700\n  timeout: 240\n  retries: 0\n  max_attempts: 3\n\naction_permissions:\n  on_untrusted: allow\n\nmcp_servers:",
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    let answers = dir.path().join("answers.yaml");
+    std::fs::write(
+        &answers,
+        "answers:\n  Task_return: {outputs: {laptop_returned: true}}\n  Task_revoke: {outputs: {access_revoked: true}}\n  Task_notify: {outputs: {notice_number: 1}}\n",
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        python::python().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::cargo_bin("cuga-flo")
+        .unwrap()
+        .current_dir(dir.path())
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_LLM_MODEL")
+        .env_remove("CUGA_FLO_LLM_API_KEY")
+        .env("CUGA_FLO_LLM_BASE_URL", url)
+        .env("NO_COLOR", "1")
+        .env("PATH", path)
+        .env("HR_DB", dir.path().join("hr_db.json"))
+        .env("HR_CALL_LOG", dir.path().join("hr_calls.jsonl"))
+        .args([
+            "start",
+            "hr_offboarding",
+            "--var",
+            "employee_id=E101",
+            "--answers",
+        ])
+        .arg(&answers)
+        .args(["--run-dir", "state"])
+        .write_stdin("")
+        .timeout(Duration::from_secs(1200))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+
+    let run = std::fs::read_dir(dir.path().join("state/runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let journal: Vec<Value> = std::fs::read_to_string(run.path().join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |event: &str| -> Vec<&Value> {
+        journal
+            .iter()
+            .filter(|e| e["event"] == event && e["node"] == "Task_lookup")
+            .collect()
+    };
+    // The model asked for a tool; the harness journalled the turn, then the call before
+    // and after it was made; the server got it.
+    let requested = of("tools_requested");
+    assert!(!requested.is_empty(), "the model called no tool: {stdout}");
+    let called = of("tool_called");
+    assert!(!called.is_empty(), "{stdout}");
+    let offered = ["hr.lookup_employee", "hr.list_employees"];
+    for c in &called {
+        assert!(offered.contains(&c["tool"].as_str().unwrap()), "{c}");
+        assert!(
+            ["ok", "error"].contains(&c["outcome"].as_str().unwrap()),
+            "{c}"
+        );
+    }
+    assert_eq!(of("tool_call_started").len(), called.len());
+    let served = std::fs::read_to_string(dir.path().join("hr_calls.jsonl")).unwrap_or_default();
+    assert_eq!(served.lines().count(), called.len(), "{served}");
+    // The result went back to the model, which then answered: the task completed with its
+    // outputs, marked untrusted (they came after a tool's result).
+    assert!(of("model_called").len() >= 2, "{stdout}");
+    let done = of("task_finished");
+    assert_eq!(done.len(), 1, "{stdout}");
+    assert_eq!(
+        done[0]["status"], "completed",
+        "the lookup task did not complete: {stdout}"
+    );
+    assert!(
+        stdout.contains("which called tools (their results are untrusted)"),
+        "{stdout}"
+    );
 }

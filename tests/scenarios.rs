@@ -16,11 +16,18 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("claim_intake", "consultation_fails"),
     ("claim_intake", "consultation_holds"),
     ("claim_intake", "delegated_and_paid"),
+    // The tool-calling demos need their tool servers: tests/tools.rs runs their scenarios
+    // (the_demo_scenarios_call_the_hr_servers_tools, an_http_api_described_by_openapi_...).
+    ("credit_check", "approve"),
+    ("credit_check", "unknown_customer"),
     ("git_push_safety", "approved"),
     ("git_push_safety", "denied"),
     ("git_push_safety", "scripts_approved"),
     ("git_push_safety", "scripts_secret_denied"),
     ("git_push_safety", "timed_out"),
+    ("hr_offboarding", "offboard_with_laptop"),
+    ("hr_offboarding", "revocation_denied"),
+    ("hr_offboarding", "unknown_employee"),
     ("incident_response", "duplicate_alert"),
     ("incident_response", "false_positive"),
     ("incident_response", "low_severity"),

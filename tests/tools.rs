@@ -1159,6 +1159,11 @@ fn validate_checks_tools_against_the_declared_sources_and_the_lock() {
         "    timeout: 30s\n",
         "    timeout: 30s\n    tools:\n      send_notice: {confirm: never}\n",
     );
+    // A post_execute rule that sets what is no output of its task (a typo).
+    hr.edit_config(
+        "          because: \"access was not revoked; IT security takes over\"",
+        "          because: \"access was not revoked; IT security takes over\"\n        - when: \"${access_revoked} == true\"\n          set: {acces_revoked: true}",
+    );
     let out = hr.cuga(&["validate", "hr_offboarding", "--json"], None, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -1188,6 +1193,10 @@ fn validate_checks_tools_against_the_declared_sources_and_the_lock() {
     );
     assert!(has("config::ignored", "web_search"), "{found:?}");
     assert!(has("tools::never_confirmed", "hr.send_notice"), "{found:?}");
+    assert!(
+        has("ref::unknown_name", "did you mean `access_revoked`"),
+        "{found:?}"
+    );
     // Every finding points at its line.
     for d in diagnostics {
         assert!(d["line"].as_u64().is_some(), "{d}");

@@ -164,6 +164,7 @@ pub(super) fn check(config: &FlowConfig) -> Vec<Diagnostic> {
                 }
             }
         }
+        out.extend(step_rule_names(config, task, agent));
         if !sourced {
             let unused = [(
                 "max_tool_calls",
@@ -211,6 +212,71 @@ pub(super) fn check(config: &FlowConfig) -> Vec<Diagnostic> {
             d = d.at(src, span, "not locked".to_string());
         }
         out.push(d);
+    }
+    out
+}
+
+/// Each name a `pre_execute` rule sets must be one of the task's inputs (its
+/// `input_mapping`'s parameters; without one, the config's variables), and each name a
+/// `post_execute` rule sets one of its outputs (its `output_mapping`'s keys; without one,
+/// the config's variables): anything else would be set and never read.
+fn step_rule_names(
+    config: &FlowConfig,
+    task: &crate::app::TaskConfig,
+    agent: &crate::app::AgentConfig,
+) -> Vec<Diagnostic> {
+    let variables: Vec<&str> = config
+        .variables
+        .iter()
+        .map(|v| v.name.value.as_str())
+        .collect();
+    fn names<'a>(
+        mapping: &'a [(crate::app::Located<String>, crate::app::Located<String>)],
+        variables: &[&'a str],
+    ) -> Vec<&'a str> {
+        if mapping.is_empty() {
+            variables.to_vec()
+        } else {
+            mapping.iter().map(|(k, _)| k.value.as_str()).collect()
+        }
+    }
+    let steps = [
+        (
+            "pre_execute",
+            &agent.pre_execute,
+            names(&task.input_mapping, &variables),
+            "input",
+        ),
+        (
+            "post_execute",
+            &agent.post_execute,
+            names(&task.output_mapping, &variables),
+            "output",
+        ),
+    ];
+    let mut out = Vec::new();
+    for (key, rules, known, kind) in steps {
+        for (name, _) in rules.iter().flat_map(|r| &r.set) {
+            if known.contains(&name.value.as_str()) {
+                continue;
+            }
+            let help = match did_you_mean(&name.value, known.iter().copied()) {
+                Some(m) => format!("did you mean `{m}`?"),
+                None if known.is_empty() => format!("task `{}` has no {kind}s", task.id.value),
+                None => format!("the task's {kind}s are {}", name_list(&known, 8)),
+            };
+            out.push(
+                Diagnostic::error(
+                    "ref::unknown_name",
+                    format!(
+                        "`{key}` of task `{}` sets `{}`, which is not one of its {kind}s",
+                        task.id.value, name.value
+                    ),
+                )
+                .at(&config.source, name.span, format!("not an {kind}"))
+                .with_help(help),
+            );
+        }
     }
     out
 }

@@ -5,7 +5,7 @@
 //! config's control points as typed views on their nodes; the flow config itself (an
 //! `rdf:JSON` literal) and the policy files it names, so that an import rebuilds the app.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use oxrdf::{BlankNode, Literal, NamedNode, Term};
 use serde_json::Value;
@@ -484,9 +484,6 @@ impl Exporter<'_> {
     }
 }
 
-/// Every file the config names (policies, prompt templates, command agents' recipes and
-/// the `{config_dir}/...` files their command lines name) that exists: as written, and
-/// resolved; each once, in the order met.
 /// A JSON value as a typed literal: strings `xsd:string`, booleans `xsd:boolean`,
 /// integers `xsd:integer`, other numbers `xsd:decimal` (`xsd:double` with an exponent);
 /// `null`, lists and objects `rdf:JSON`.
@@ -515,6 +512,10 @@ pub fn typed_value(value: &Value) -> Term {
     }
 }
 
+/// Every file the config names (policies, prompt templates, command agents' recipes and
+/// the `{config_dir}/...` files their command lines name, tool sources' OpenAPI documents
+/// and stdio servers' scripts) that exists: as written, and resolved; each once, in the
+/// order met.
 pub fn policy_files(config: &FlowConfig) -> Vec<(String, PathBuf)> {
     fn llm<'a>(l: &'a Option<LlmConfig>, out: &mut Vec<&'a str>) {
         if let Some(l) = l.as_ref() {
@@ -550,6 +551,24 @@ pub fn policy_files(config: &FlowConfig) -> Vec<(String, PathBuf)> {
     }
     for h in &config.hooks {
         written.extend(h.policy.as_ref().map(|p| p.as_str()));
+    }
+    // Files the tool sources read: an OpenAPI document, and what a stdio server's command
+    // line names in the app (its script: the arguments after the program, resolved in the
+    // config's folder; a program keeps no execute bit through a graph, so is not carried).
+    for source in &config.tool_sources {
+        match &source.kind {
+            crate::app::ToolSourceKind::OpenApi { spec, .. } => written.push(spec.value.as_str()),
+            crate::app::ToolSourceKind::McpStdio {
+                command, cwd: None, ..
+            } => written.extend(
+                command
+                    .iter()
+                    .skip(1)
+                    .map(|a| a.value.as_str())
+                    .filter(|a| !a.starts_with('-') && !Path::new(a).is_absolute()),
+            ),
+            _ => {}
+        }
     }
     let mut out: Vec<(String, PathBuf)> = Vec::new();
     for w in written {

@@ -10,7 +10,8 @@ tool error (isError=true), not a protocol error.
 
 Environment:
   HR_DB        the JSON database; default hr_db.json beside this file. A missing file is
-               seeded from hr_seed.json beside this file. Writes are atomic (temp + rename)
+               seeded from SEED below (the server is one file, so that a copy of it, as
+               `graph export` carries it, runs alone). Writes are atomic (temp + rename)
                and serialised by a lock file (HR_DB + ".lock") across server processes.
   HR_CALL_LOG  when set, every tools/call appends one JSON line {"tool", "arguments", "pid"}
                to this file before it runs (flushed and fsynced), so tests can count calls.
@@ -33,7 +34,73 @@ from pydantic import Field
 
 HERE = Path(__file__).resolve().parent
 DB = Path(os.environ.get("HR_DB") or HERE / "hr_db.json")
-SEED = HERE / "hr_seed.json"
+SEED: dict = {
+    "employees": {
+        "E100": {
+            "name": "Priya Natarajan",
+            "department": "Engineering",
+            "manager": "E103",
+            "status": "active",
+            "has_laptop": True,
+            "access": [
+                "github",
+                "aws-prod",
+                "vpn",
+                "jira"
+            ]
+        },
+        "E101": {
+            "name": "Marcus Olsen",
+            "department": "Finance",
+            "manager": "E104",
+            "status": "active",
+            "has_laptop": True,
+            "access": [
+                "sap",
+                "vpn",
+                "expenses-admin"
+            ]
+        },
+        "E102": {
+            "name": "Lena Brandt",
+            "department": "Sales",
+            "manager": "E104",
+            "status": "active",
+            "has_laptop": False,
+            "access": [
+                "salesforce",
+                "email"
+            ]
+        },
+        "E103": {
+            "name": "Tomás Ruiz",
+            "department": "Engineering",
+            "manager": "E104",
+            "status": "active",
+            "has_laptop": True,
+            "access": [
+                "github",
+                "aws-prod",
+                "aws-billing",
+                "vpn",
+                "pagerduty"
+            ]
+        },
+        "E104": {
+            "name": "Grace Okafor",
+            "department": "Operations",
+            "manager": None,
+            "status": "active",
+            "has_laptop": True,
+            "access": [
+                "email",
+                "vpn",
+                "hr-portal",
+                "payroll"
+            ]
+        }
+    }
+}
 
 EmployeeId = Annotated[str, Field(description="The employee's id, e.g. E100.")]
 
@@ -75,7 +142,7 @@ def database(write: bool = False):
     with open(f"{DB}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not DB.exists():
-            save(json.loads(SEED.read_text()))
+            save(SEED)
         db = json.loads(DB.read_text())
         yield db
         if write:

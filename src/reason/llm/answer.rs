@@ -267,8 +267,9 @@ pub fn hook_schema(req: &HookRequest) -> AnswerSchema {
 }
 
 /// The schema of a task's answer: `reason`, then `outputs`, an object with exactly the
-/// declared output keys (any JSON values), or any object when the task declares none. Not
-/// strict (untyped values).
+/// declared output keys, each typed as the variable it is mapped to is declared (any JSON
+/// value when it is not), or any object when the task declares none. Not strict (untyped
+/// values).
 pub fn task_schema(req: &TaskRequest) -> AnswerSchema {
     let outputs = if req.outputs.is_empty() {
         json!({
@@ -276,10 +277,21 @@ pub fn task_schema(req: &TaskRequest) -> AnswerSchema {
             "description": "The task's result, as an object (the task declares no outputs).",
         })
     } else {
+        use crate::vocab::VarKind;
+        let typed = |k: &String| match req.output_kinds.get(k).copied().unwrap_or(VarKind::Any) {
+            VarKind::String => json!({"type": "string"}),
+            VarKind::Number => json!({"type": "number"}),
+            VarKind::Boolean => json!({"type": "boolean"}),
+            VarKind::List => json!({"type": "array"}),
+            VarKind::Object => json!({"type": "object"}),
+            VarKind::Any => json!({}),
+        };
         let properties: Map<String, Value> =
-            req.outputs.iter().map(|k| (k.clone(), json!({}))).collect();
+            req.outputs.iter().map(|k| (k.clone(), typed(k))).collect();
         let mut object = closed_object(properties);
-        object["description"] = json!("The task's outputs: exactly these keys, any JSON values.");
+        object["description"] = json!(
+            "The task's outputs: exactly these keys, each of its type (untyped ones any JSON value)."
+        );
         object
     };
     let mut properties = Map::new();

@@ -686,10 +686,21 @@ fn allowed(property: &Value) -> String {
             }
         }
         Value::String(t) if t == "object" => match property["required"].as_array() {
-            Some(keys) if !keys.is_empty() => format!(
-                "an object with exactly the keys {} (each any JSON value)",
-                quoted_list(keys)
-            ),
+            Some(keys) if !keys.is_empty() => {
+                let typed: Vec<String> = keys
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|k| {
+                        let p = &property["properties"][k];
+                        if ["type", "enum", "anyOf"].iter().any(|w| p.get(w).is_some()) {
+                            format!("\"{k}\" ({})", allowed(p))
+                        } else {
+                            format!("\"{k}\" (any JSON value)")
+                        }
+                    })
+                    .collect();
+                format!("an object with exactly the keys {}", typed.join(", "))
+            }
             _ => "an object".into(),
         },
         Value::String(t) if t == "null" => "null".into(),
