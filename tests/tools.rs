@@ -1202,3 +1202,116 @@ fn validate_checks_tools_against_the_declared_sources_and_the_lock() {
         assert!(d["line"].as_u64().is_some(), "{d}");
     }
 }
+
+/// A run that parks mid-visit (a call made, the next waiting for a person) and is then
+/// resumed by a host that is not `start` (a `serve` holding it, a parent run resuming its
+/// child: the engine alone, given the journal): the engine has the harness restore the
+/// visit (`ControlPoints::resuming`), so the call made before the park is not made again.
+#[test]
+fn a_run_resumed_by_the_engine_alone_never_repeats_a_call_its_visit_made() {
+    use cuga_flo::app::{load_app, registry::app_from_config};
+    use cuga_flo::engine::WorkflowEngine;
+    use cuga_flo::engine::native::NativeEngine;
+    use cuga_flo::harness::FlowAgent;
+    use cuga_flo::journal::Durability;
+    use cuga_flo::journal::store::Journal;
+    use cuga_flo::reason::ScriptedReasoner;
+    use cuga_flo::tools::Toolbox;
+    use std::sync::Arc;
+
+    let hr = Hr::new().trusting();
+    hr.edit_config(
+        "tools: [hr.revoke_access]",
+        "tools: [hr.send_notice, hr.revoke_access]",
+    );
+    // The revocation agent tells the employee, then revokes (destructive: a person
+    // confirms). The first run has nobody to confirm: it parks after the notice.
+    let script = |confirm: &str| {
+        format!(
+            r#"
+answers:
+  Task_lookup:
+    tools: [{{tool: hr.lookup_employee, arguments: {{employee_id: E102}}}}]
+    outputs: {{name: "Lena Brandt", department: Sales, has_laptop: false}}
+  Task_revoke:
+    tools:
+      - {{tool: hr.send_notice, arguments: {{employee_id: E102, message: "Your access ends today."}}}}
+      - {{tool: hr.revoke_access, arguments: {{employee_id: E102, reason: offboarding}}{confirm}}}
+    outputs: {{access_revoked: true}}
+  Task_notify:
+    outputs: {{notice_number: 1}}
+"#
+        )
+    };
+    let first = hr.answers(&script(""));
+    let out = hr.cuga(
+        &[
+            "start",
+            "hr_offboarding",
+            "--var",
+            "employee_id=E102",
+            "--answers",
+            first.to_str().unwrap(),
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "parked: {}", text(&out));
+    assert_eq!(hr.count("send_notice"), 1);
+    assert_eq!(hr.count("revoke_access"), 0);
+    let id = hr.only_run();
+
+    // Resumed in this process, as `serve` resumes a run it holds: the journal reopened,
+    // the request built from it, the native engine given the app's harness.
+    let then = hr.answers(&script(", confirm: approve"));
+    let reasoner = ScriptedReasoner::from_file(&then).unwrap();
+    let loaded = load_app(&app_from_config(&hr.config()));
+    // The HR server's environment, given to the tool sources (not set in this process).
+    let env: std::collections::HashMap<&str, String> = [
+        (
+            "PATH",
+            format!(
+                "{}:{}",
+                venv_bin().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        ),
+        (
+            "HR_DB",
+            hr.dir.path().join("hr_db.json").display().to_string(),
+        ),
+        ("HR_CALL_LOG", hr.log().display().to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let toolbox = Toolbox::of(loaded.config.as_ref().unwrap())
+        .with_env(Arc::new(move |k: &str| env.get(k).cloned()));
+    let agent = Arc::new(
+        FlowAgent::new(&loaded, Arc::new(reasoner))
+            .unwrap()
+            .with_toolbox(Arc::new(toolbox)),
+    );
+    let dir = hr.run_dir().join("runs").join(&id);
+    let (journal, read) = Journal::open(&dir, Durability::Off).unwrap();
+    let journal = Arc::new(journal);
+    agent.journal_remote_tasks(journal.clone());
+    let request = cuga_flo::mcp::resumed_request(
+        &id,
+        "hr_offboarding_v1",
+        Arc::new(agent.process().unwrap().clone()),
+        agent.annotations(),
+        read.records,
+    )
+    .unwrap();
+    let outcome = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(NativeEngine::new().run(request, agent.clone(), journal.clone()))
+        .unwrap();
+    assert_eq!(
+        outcome.status,
+        cuga_flo::vocab::RunStatus::Completed,
+        "{outcome:?}"
+    );
+    assert_eq!(hr.count("send_notice"), 1, "the notice is never sent twice");
+    assert_eq!(hr.count("revoke_access"), 1);
+}

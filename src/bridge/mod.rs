@@ -45,4 +45,10 @@ pub trait ControlPoints: Send + Sync {
     fn restores_unchanged_model(&self) -> bool {
         false
     }
+
+    /// A run goes on from its journal (`records`, before any control point is asked):
+    /// restore what answering its control points needs that the engine does not carry
+    /// (the harness's tool conversations left mid-way and delegations still going). Every
+    /// engine calls it when it resumes a run, whoever hosts the run. By default nothing.
+    fn resuming(&self, _records: &[crate::journal::Record]) {}
 }

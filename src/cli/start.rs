@@ -579,13 +579,6 @@ async fn run_async(
         // A replay answers from the journal: it never sends anything to a remote agent.
         harness.remotes_offline();
     }
-    if let Some(r) = &resumed {
-        // Delegations still going when the run parked are followed up, never sent again.
-        let state = crate::journal::FlowState::fold(r.records.iter());
-        harness.resume_remote(state.remote_tasks.iter());
-        // Tool conversations left mid-way: continued, their ended calls never made again.
-        harness.resume_tools(state.tool_visits.iter());
-    }
     let mut annotations = harness.annotations();
     if let Some(budget) = args.step_budget {
         annotations.step_budget = budget;
@@ -605,6 +598,13 @@ async fn run_async(
     // unless `--bridge mcp` asks for the in-process MCP hop; other engines always reach
     // the control points over MCP.
     let direct = args.bridge == BridgeChoice::Direct && engine.name() == "native";
+    if let Some(r) = &resumed
+        && !direct
+    {
+        // The engine restores what the harness needs to go on (`resuming`), but over the
+        // MCP bridge it reaches the bridge's client, not the harness: restore it here.
+        harness.resuming(&r.records);
+    }
     let registry = Arc::new(Registry::default());
     let bridge = if direct {
         None

@@ -305,6 +305,14 @@ fn compile_conditions(config: &FlowConfig) -> Result<Conditions, HarnessError> {
 }
 
 impl ControlPoints for FlowAgent {
+    fn resuming(&self, records: &[crate::journal::Record]) {
+        let state = crate::journal::FlowState::fold(records.iter());
+        // Delegations still going when the run stopped are followed up, never sent again.
+        self.resume_remote(state.remote_tasks.iter());
+        // Tool conversations left mid-way: continued, their ended calls never made again.
+        self.resume_tools(state.tool_visits.iter());
+    }
+
     fn execute_task(
         &self,
         task_id: &str,

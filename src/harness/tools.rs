@@ -486,6 +486,26 @@ impl TaskTools {
                 state.asked
             }
         };
+        // A call of a resumed visit that ended before the run stopped: its journalled
+        // result, never made again.
+        if let Some((outcome, result)) = self
+            .resumed_call(turn, &call.id)
+            .and_then(|c| c.ended.as_ref())
+        {
+            let tool = self.spec(&call.name).map_or_else(
+                || self.toolbox.display_name(&call.name),
+                ToolSpec::qualified,
+            );
+            return (
+                place,
+                Ok(CallEnded {
+                    tool,
+                    result: result.clone(),
+                    outcome: *outcome,
+                    approved: None,
+                }),
+            );
+        }
         (place, self.make(turn, place, call, said, recorded).await)
     }
 

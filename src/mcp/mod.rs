@@ -471,6 +471,16 @@ impl RegisteredControlPoints {
 }
 
 impl ControlPoints for RegisteredControlPoints {
+    fn resuming(&self, records: &[crate::journal::Record]) {
+        let key = records.first().and_then(|r| match &r.event {
+            crate::journal::Event::RunStarted { process_key, .. } => Some(process_key),
+            _ => None,
+        });
+        if let Some(flow) = key.and_then(|k| self.registry.flow(k).ok()) {
+            flow.harness.resuming(records);
+        }
+    }
+
     fn execute_task(
         &self,
         task_id: &str,
@@ -509,6 +519,48 @@ impl ControlPoints for RegisteredControlPoints {
 
     fn restores_unchanged_model(&self) -> bool {
         true
+    }
+}
+
+/// The control points of a [`BridgeServer`]'s engine, reached over its in-process MCP
+/// client; a resumed run restores the registered harness directly, as the MCP tools carry
+/// no journal.
+struct OverMcp {
+    mcp: Arc<dyn ControlPoints>,
+    registered: RegisteredControlPoints,
+}
+
+impl ControlPoints for OverMcp {
+    fn execute_task(
+        &self,
+        task_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+        self.mcp.execute_task(task_id, ctx)
+    }
+
+    fn route_gateway(
+        &self,
+        gateway_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
+        self.mcp.route_gateway(gateway_id, ctx)
+    }
+
+    fn evaluate_hook(
+        &self,
+        hook_id: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+        self.mcp.evaluate_hook(hook_id, ctx)
+    }
+
+    fn restores_unchanged_model(&self) -> bool {
+        self.mcp.restores_unchanged_model()
+    }
+
+    fn resuming(&self, records: &[crate::journal::Record]) {
+        self.registered.resuming(records);
     }
 }
 
@@ -654,14 +706,7 @@ impl BridgeServer {
         Parameters(a): Parameters<RunProcessArgs>,
     ) -> Result<Json<RunProcessResult>, String> {
         let flow = self.registry.flow(&a.process_key)?;
-        let control_points: Arc<dyn ControlPoints> = if self.direct_callbacks {
-            Arc::new(RegisteredControlPoints::new(self.registry.clone()))
-        } else {
-            self.engine_side
-                .get()
-                .cloned()
-                .ok_or("the bridge has no client for engines yet")?
-        };
+        let control_points = self.engine_control_points()?;
         let sink = match (self.registry.take_sink(&a.run_id), &self.journals) {
             (Some(sink), _) => sink,
             (None, Some(open)) => open(&a)?,
@@ -856,6 +901,22 @@ impl BridgeServer {
 
     /// Hold the runs `run_process` starts that park, and resume them here when they can
     /// go on (`cuga-flo serve`).
+    /// How an engine `run_process` starts reaches the control points: the registered
+    /// harnesses directly, or through the in-process MCP client (whose resumed runs still
+    /// restore the harness here: [`OverMcp`]).
+    fn engine_control_points(&self) -> Result<Arc<dyn ControlPoints>, String> {
+        let registered = RegisteredControlPoints::new(self.registry.clone());
+        if self.direct_callbacks {
+            return Ok(Arc::new(registered));
+        }
+        let mcp = self
+            .engine_side
+            .get()
+            .cloned()
+            .ok_or("the bridge has no client for engines yet")?;
+        Ok(Arc::new(OverMcp { mcp, registered }))
+    }
+
     pub fn with_parking(mut self, parking: Arc<dyn Parking>) -> Self {
         self.parking = Some(parking);
         self
@@ -880,14 +941,7 @@ impl BridgeServer {
     ) -> Result<(), String> {
         let flow = self.registry.flow(process_key)?;
         let parking = (self.parking.clone()).ok_or("this server holds no parked runs")?;
-        let control_points: Arc<dyn ControlPoints> = if self.direct_callbacks {
-            Arc::new(RegisteredControlPoints::new(self.registry.clone()))
-        } else {
-            self.engine_side
-                .get()
-                .cloned()
-                .ok_or("the bridge has no client for engines yet")?
-        };
+        let control_points = self.engine_control_points()?;
         let mut annotations = flow.annotations.clone();
         if self.max_wait_secs.is_some() {
             annotations.max_wait_secs = self.max_wait_secs;

@@ -248,7 +248,32 @@ impl ScriptedReasoner {
                 arguments: Value::Object(c.arguments.clone()).to_string(),
             })
             .collect();
-        gate.requested(None, &asked).await?;
+        // A resumed visit (the run parked mid-way, at a confirmation): the script's turn
+        // was journalled before; its calls keep their places and those that ended are not
+        // made again. The script must still ask for the same calls.
+        match gate.resumed().first() {
+            None => gate.requested(None, &asked).await?,
+            Some(turn) => {
+                let before: Vec<(&str, &str)> = turn
+                    .calls
+                    .iter()
+                    .map(|(c, _)| (c.name.as_str(), c.arguments.as_str()))
+                    .collect();
+                let now: Vec<(&str, &str)> = asked
+                    .iter()
+                    .map(|c| (c.name.as_str(), c.arguments.as_str()))
+                    .collect();
+                if before != now {
+                    return Err(ReasonError::invalid(
+                        &req.task_id,
+                        format!(
+                            "{}: the answer's tool calls are not those the run asked for before it stopped",
+                            self.source
+                        ),
+                    ));
+                }
+            }
+        }
         let mut outcomes = Vec::new();
         for (call, asked) in calls.iter().zip(&asked) {
             let key = (req.task_id.clone(), call.tool.clone());

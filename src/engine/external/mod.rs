@@ -157,6 +157,9 @@ where
     F: FnOnce(Arc<Witness>, RunRequest) -> Fut,
     Fut: std::future::Future<Output = Result<RunOutcome, String>>,
 {
+    if let Some(resume) = &request.resume {
+        control_points.resuming(&resume.records);
+    }
     let witness = match &request.resume {
         Some(resume) => Witness::resuming(
             &request.process,

@@ -171,6 +171,9 @@ impl Run {
             n => n,
         };
         let prior = request.resume.as_ref().map(|r| r.records.as_slice());
+        if let Some(records) = prior {
+            control_points.resuming(records);
+        }
         let known_questions = prior
             .unwrap_or_default()
             .iter()
