@@ -348,6 +348,21 @@ impl TaskTools {
     }
 }
 
+/// A call's arguments as the model gave them: a JSON object (nothing at all is an empty
+/// one), or why the call is refused.
+fn arguments_of(text: &str) -> Result<Value, String> {
+    match text.trim() {
+        "" => Ok(Value::Object(Map::new())),
+        text => match serde_json::from_str::<Value>(text) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            Ok(other) => Err(format!(
+                "refused: the arguments must be a JSON object, not {other}"
+            )),
+            Err(e) => Err(format!("refused: the arguments are not JSON ({e})")),
+        },
+    }
+}
+
 /// What a call the journal shows as started but not ended needs.
 enum InFlight {
     /// Not started: governed as any call.
@@ -534,53 +549,12 @@ impl TaskTools {
                         offered.join(", ")
                     }
                 );
-                self.count_external(place, call, &call.name)?;
-                return self.ended(
-                    place,
-                    call,
-                    &call.name,
-                    ToolOutcome::Refused,
-                    result,
-                    0,
-                    None,
-                    false,
-                );
+                return self.refused(place, call, &call.name, result);
             };
             let tool = spec.qualified();
-            let arguments: Value = match call.arguments.trim() {
-                "" => Value::Object(Map::new()),
-                text => match serde_json::from_str::<Value>(text) {
-                    Ok(v @ Value::Object(_)) => v,
-                    Ok(other) => {
-                        let result =
-                            format!("refused: the arguments must be a JSON object, not {other}");
-                        self.count_external(place, call, &tool)?;
-                        return self.ended(
-                            place,
-                            call,
-                            &tool,
-                            ToolOutcome::Refused,
-                            result,
-                            0,
-                            None,
-                            false,
-                        );
-                    }
-                    Err(e) => {
-                        let result = format!("refused: the arguments are not JSON ({e})");
-                        self.count_external(place, call, &tool)?;
-                        return self.ended(
-                            place,
-                            call,
-                            &tool,
-                            ToolOutcome::Refused,
-                            result,
-                            0,
-                            None,
-                            false,
-                        );
-                    }
-                },
+            let arguments = match arguments_of(&call.arguments) {
+                Ok(v) => v,
+                Err(why) => return self.refused(place, call, &tool, why),
             };
             let in_flight = match self.resumed_call(turn, &call.id) {
                 Some(c) if c.started.is_some() && c.ended.is_none() => {
@@ -805,6 +779,19 @@ impl TaskTools {
 
     /// Count one more call of the tool sources; past `max_tool_calls` the call is not
     /// made (journalled so) and the task fails with `BUDGET_EXHAUSTED`.
+    /// Refuse call `call` (counted against the visit's budget); `why` is what the model
+    /// is told.
+    fn refused(
+        &self,
+        place: u32,
+        call: &AskedCall,
+        tool: &str,
+        why: String,
+    ) -> Result<CallEnded, ReasonError> {
+        self.count_external(place, call, tool)?;
+        self.ended(place, call, tool, ToolOutcome::Refused, why, 0, None, false)
+    }
+
     fn count_external(&self, place: u32, call: &AskedCall, tool: &str) -> Result<(), ReasonError> {
         let spent = {
             let mut state = self.state();

@@ -184,17 +184,7 @@ impl Session {
                 }
             }
             ToolSourceKind::McpHttp { url, token_env } => {
-                let token = match token_env {
-                    Some(var) => Some(Secret::new(
-                        env(&var.value).filter(|t| !t.is_empty()).ok_or_else(|| {
-                            ToolError::MissingSecret {
-                                server: name.clone(),
-                                var: var.value.clone(),
-                            }
-                        })?,
-                    )),
-                    None => None,
-                };
+                let token = super::bearer_token(&name, token_env.as_ref(), env)?;
                 let service = connect_http(&url.value, token.as_ref(), timeout)
                     .await
                     .map_err(|message| start_error(message, String::new()))?;

@@ -98,6 +98,25 @@ impl ToolSpec {
 
 /// How a model names tool `tool` of `source`: `<source>__<tool>`, every character a
 /// function name may not hold replaced by `_`, at most 64 characters.
+/// The bearer token of source `source` from `token_env` (none when it names no variable);
+/// a named variable that is unset or empty is an error.
+fn bearer_token(
+    source: &str,
+    token_env: Option<&crate::app::Located<String>>,
+    env: &(dyn Fn(&str) -> Option<String> + Send + Sync),
+) -> Result<Option<crate::secret::Secret>, ToolError> {
+    let Some(var) = token_env else {
+        return Ok(None);
+    };
+    env(&var.value)
+        .filter(|t| !t.is_empty())
+        .map(|t| Some(crate::secret::Secret::new(t)))
+        .ok_or_else(|| ToolError::MissingSecret {
+            server: source.to_string(),
+            var: var.value.clone(),
+        })
+}
+
 pub fn model_name(source: &str, tool: &str) -> String {
     format!("{source}{MODEL_NAME_SEPARATOR}{tool}")
         .chars()

@@ -81,17 +81,7 @@ impl Api {
         };
         let base = Url::parse(&base)
             .map_err(|e| spec_error(&name, format!("`{base}` is not a base URL: {e}")))?;
-        let token = match token_env {
-            Some(var) => Some(Secret::new(
-                env(&var.value).filter(|t| !t.is_empty()).ok_or_else(|| {
-                    ToolError::MissingSecret {
-                        server: name.clone(),
-                        var: var.value.clone(),
-                    }
-                })?,
-            )),
-            None => None,
-        };
+        let token = super::bearer_token(&name, token_env.as_ref(), env)?;
         crate::tls::install_provider();
         let connect = config
             .connect_timeout
