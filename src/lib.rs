@@ -26,6 +26,7 @@ pub mod harness;
 pub mod journal;
 pub mod mcp;
 pub mod reason;
+pub mod run;
 pub mod secret;
 pub mod serving;
 pub mod source;

@@ -30,7 +30,7 @@ use crate::journal::store::{self, JOURNAL_FILE, Journal};
 use crate::journal::{Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch};
 use crate::vocab::RunStatus;
 
-use super::wiring::{self, Given, Labelled, Sources};
+use crate::run::chain::{self, Given, Labelled, Sources};
 
 /// How deep call activities may nest (validate refuses cycles; this bounds the rest).
 const MAX_DEPTH: usize = 16;
@@ -117,7 +117,7 @@ impl AppChildren {
         let given: Vec<Given> = (self.given.iter())
             .filter_map(|g| g.for_call(&call.node))
             .collect();
-        let (reasoner, _) = wiring::judgement(
+        let (reasoner, _) = chain::judgement(
             &config,
             &Sources {
                 given: &given,

@@ -577,7 +577,7 @@ fn hook(
 }
 
 /// The judgement chain of a plain `start` of the app, from the links
-/// cli::wiring::judgement builds (wiring::links, in wiring::Link::ORDER): policy rules, a
+/// run::chain::judgement builds (chain::links, in chain::Link::ORDER): policy rules, a
 /// scenario's answers (with `--scenario`), the model, the remote people consulted, a
 /// person at the terminal, park.
 fn judgement(
@@ -585,7 +585,7 @@ fn judgement(
     config: &FlowConfig,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<Answerer> {
-    use super::wiring::{Available, Link, Sources, links};
+    use crate::run::chain::{Available, Link, Sources, links};
     let model = LlmReasoner::from_config(config, env);
     let remotes = std::sync::Arc::new(crate::reason::remote::Remotes::of(config));
     let available = Available {

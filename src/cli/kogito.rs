@@ -14,8 +14,8 @@ use crate::harness::FlowAgent;
 use crate::reason::NoModel;
 
 use super::target::{Target, resolve};
-use super::wiring;
 use super::{Cli, Outcome, Style, UsageError};
+use crate::run::chain;
 
 #[derive(Debug, Args)]
 pub struct KogitoArgs {
@@ -64,7 +64,7 @@ fn build(cli: &Cli, args: &BuildArgs) -> Result<Outcome, UsageError> {
             )));
         }
     };
-    let loaded = wiring::load_checked(&app).map_err(|errors| {
+    let loaded = chain::load_checked(&app).map_err(|errors| {
         UsageError::new(format!(
             "app `{}` does not validate:\n  {}",
             app.name,

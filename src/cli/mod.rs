@@ -42,7 +42,6 @@ mod target;
 mod test;
 mod tools;
 mod validate;
-mod wiring;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -98,6 +97,17 @@ impl UsageError {
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
+    }
+}
+
+impl From<crate::run::chain::ChainError> for UsageError {
+    fn from(e: crate::run::chain::ChainError) -> Self {
+        let help = e.help();
+        let error = UsageError::new(e.to_string());
+        match help {
+            Some(h) => error.with_help(h),
+            None => error,
+        }
     }
 }
 

@@ -46,8 +46,8 @@ use crate::vocab::RunStatus;
 use super::output::count;
 use super::signals::Signals;
 use super::target::{Target, all_apps, resolve};
-use super::wiring::{self, Labelled, Sources};
 use super::{Cli, Outcome, Style, UsageError};
+use crate::run::chain::{self, Labelled, Sources};
 
 /// How long requests in flight may take to finish after a shutdown signal.
 pub(super) const GRACE: Duration = Duration::from_secs(5);
@@ -164,7 +164,7 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
     };
     // Read once, up front: a broken answers file is a usage error, not a problem of each
     // app; every app's chain answers from the one parsed file.
-    let answers = wiring::AnswersFile::of(args.answers.as_deref())?.map(Arc::new);
+    let answers = chain::AnswersFile::of(args.answers.as_deref())?.map(Arc::new);
     let targets: Vec<AppRef> = if args.all {
         all_apps(&cli.apps_dir)?
     } else if args.apps.is_empty() {
@@ -385,10 +385,10 @@ type Problems = (String, Vec<String>);
 fn load(
     app: &AppRef,
     args: &ServeArgs,
-    answers: Option<&wiring::AnswersFile>,
+    answers: Option<&chain::AnswersFile>,
     journals: crate::reason::remote::RunJournals,
 ) -> Result<(RegisteredFlow, String, crate::app::LoadedApp), Problems> {
-    let loaded = wiring::load_checked(app).map_err(|errors| {
+    let loaded = chain::load_checked(app).map_err(|errors| {
         let summary = format!("does not validate ({})", count(errors.len(), "error"));
         (summary, errors)
     })?;
@@ -396,7 +396,7 @@ fn load(
         .map_err(|e| (e, Vec::new()))?;
     let judgement = reasoner.describe();
     let flow =
-        wiring::registered_flow(&loaded, reasoner, Some(journals)).map_err(|e| (e, Vec::new()))?;
+        chain::registered_flow(&loaded, reasoner, Some(journals)).map_err(|e| (e, Vec::new()))?;
     Ok((flow, judgement, loaded))
 }
 
@@ -407,7 +407,7 @@ fn load(
 /// resumes in-process.
 pub(super) fn judge(
     loaded: &LoadedApp,
-    answers: Option<&wiring::AnswersFile>,
+    answers: Option<&chain::AnswersFile>,
     no_model: bool,
     journals: Option<crate::reason::remote::RunJournals>,
 ) -> Result<Arc<dyn Reasoner>, String> {
@@ -424,9 +424,9 @@ pub(super) fn judge(
         // included): it is not checked against this app's control points.
         ..Sources::default()
     };
-    let (reasoner, _) = wiring::judgement(config, &sources).map_err(|e| match e.help {
-        Some(help) => format!("{} ({help})", e.message),
-        None => e.message,
+    let (reasoner, _) = chain::judgement(config, &sources).map_err(|e| match e.help() {
+        Some(help) => format!("{e} ({help})"),
+        None => e.to_string(),
     })?;
     Ok(reasoner)
 }
@@ -523,7 +523,7 @@ async fn serve(
     journals: Journals,
     transport: Transport,
     args: &ServeArgs,
-    answers: Option<Arc<wiring::AnswersFile>>,
+    answers: Option<Arc<chain::AnswersFile>>,
 ) -> Result<Outcome, UsageError> {
     let mut signals =
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
@@ -535,7 +535,7 @@ async fn serve(
         // A client may add apps from the apps folder or the served apps' folders; a process
         // key already registered is refused (a run may be using it).
         let lookup = journals.lookup();
-        wiring::flow_loader(&roots, Some(journals.lookup()), move |loaded| {
+        chain::flow_loader(&roots, Some(journals.lookup()), move |loaded| {
             let config = loaded.config.as_ref().ok_or("the app has no flow config")?;
             let key = config.process_key();
             if registry.flow(key).is_ok() {

@@ -48,8 +48,8 @@ use super::calls::AppChildren;
 use super::output::count;
 use super::serve::{GRACE, Journals, Labels, ServeArgs, judge};
 use super::signals::Signals;
-use super::wiring;
 use super::{Cli, Outcome, Style, UsageError};
+use crate::run::chain;
 
 /// One served app.
 struct Served {
@@ -82,7 +82,7 @@ struct ChildSettings {
     durability: crate::journal::Durability,
     no_model: bool,
     /// What the answers file addresses to called elements (`<call activity>/<element>`).
-    given: Vec<wiring::Given>,
+    given: Vec<chain::Given>,
 }
 
 /// Runs the apps for the tasks the server is sent.
@@ -105,7 +105,7 @@ struct Runner {
 pub(super) fn run(
     cli: &Cli,
     args: &ServeArgs,
-    answers: Option<&wiring::AnswersFile>,
+    answers: Option<&chain::AnswersFile>,
     style: Style,
     targets: &[AppRef],
     addr: SocketAddr,
@@ -120,7 +120,7 @@ pub(super) fn run(
     let mut skipped = 0;
     for app in targets {
         let slug = slug(&app.name);
-        let loaded = match wiring::load_checked(app) {
+        let loaded = match chain::load_checked(app) {
             Ok(l) => l,
             Err(errors) => {
                 skipped += 1;
@@ -208,7 +208,7 @@ pub(super) fn run(
             run_dir: args.run_dir.clone(),
             durability: args.durability,
             no_model: args.no_model,
-            given: wiring::given_to_calls(None, answers)?,
+            given: chain::given_to_calls(None, answers)?,
         },
         journals: journals.clone(),
         engine: Arc::new(NativeEngine::new()),

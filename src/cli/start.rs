@@ -40,8 +40,8 @@ use crate::vocab::{RunStatus, Taint, Untrusted};
 use super::calls::AppChildren;
 use super::signals::Signals;
 use super::target::{Target, resolve};
-use super::wiring::{self, Judgement, Labelled, Sources};
 use super::{Cli, Outcome, Style, UsageError};
+use crate::run::chain::{self, Judgement, Labelled, Sources};
 
 #[derive(Debug, Args)]
 pub struct StartArgs {
@@ -285,7 +285,7 @@ pub fn run_resumed(
     let spent = resumed.as_ref().map(|r| r.model_usage);
     // Read once: the run's chain answers from it, its child runs get what it addresses
     // to the elements they run.
-    let answers = wiring::AnswersFile::of(args.answers.as_deref())?;
+    let answers = chain::AnswersFile::of(args.answers.as_deref())?;
     // One set of clients of the app's remote agents for the harness (delegations) and
     // the reasoners (consultations): both journal their remote tasks and follow them up.
     let remotes = Arc::new(
@@ -312,7 +312,7 @@ pub fn run_resumed(
         },
     )?;
     let resumed = resumed.map(Box::new);
-    let given = wiring::given_to_calls(scenario.as_ref(), answers.as_ref())?;
+    let given = chain::given_to_calls(scenario.as_ref(), answers.as_ref())?;
     // Call activities that name a process run it as a child run (on the native engine,
     // and on an external one, Flowable or Kogito, whose call activity's `execute_task` cuga-flo
     // answers so).
@@ -420,7 +420,7 @@ fn serve_scenario_agents(
                 },
             );
         };
-        let served_app = wiring::load_checked(app).map_err(|errors| {
+        let served_app = chain::load_checked(app).map_err(|errors| {
             UsageError::new(format!(
                 "{}: app `{}` (serving remote agent `{name}`) does not validate: {}",
                 agent.serve_at,
@@ -447,8 +447,8 @@ fn serve_scenario_agents(
             process: served_app.process(),
             ..Sources::default()
         };
-        let (judge, _) = wiring::judgement(served_config, &sources)
-            .map_err(|e| UsageError::new(format!("{}: {}", agent.at, e.message)))?;
+        let (judge, _) = chain::judgement(served_config, &sources)
+            .map_err(|e| UsageError::new(format!("{}: {}", agent.at, e)))?;
         let token = match &remote.auth {
             None => None,
             Some(RemoteAuth::Bearer { token_env }) => match std::env::var(&token_env.value) {
@@ -1185,7 +1185,7 @@ impl Reasoner for Watched {
     }
 }
 
-/// Where judgement comes from (see [`wiring::judgement`]): with `--replay` (or a preset
+/// Where judgement comes from (see [`chain::judgement`]): with `--replay` (or a preset
 /// from `runs replay`), only the cassette answers (after the rules); otherwise the
 /// scenario or answers file, the app's model, a person at the terminal, in that order.
 fn reasoner(
@@ -1222,7 +1222,7 @@ fn reasoner(
             .checking_digests();
         return Ok((Arc::new(Rules::new(Arc::new(cassette))), None));
     }
-    wiring::judgement(config, &sources)
+    Ok(chain::judgement(config, &sources)?)
 }
 
 /// The config's defaults, then the scenario's inputs, then `--input`, then `--var`; and

@@ -20,12 +20,45 @@ use crate::reason::park::{Answers, Park};
 use crate::reason::scripted::ScriptedReasoner;
 use crate::reason::{Chain, NoModel, Reasoner, Recorder, Rules};
 
-use super::UsageError;
+/// Why a run's reasoner chain cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ChainError {
+    /// Answers given in advance (a scenario's, an answers file's) cannot be read or do
+    /// not fit the app's control points.
+    #[error(transparent)]
+    Answers(#[from] crate::reason::ReasonError),
+    /// An answer `<call>/<element>` whose `<call>` is no call activity of the process.
+    #[error(
+        "{answers}: answer `{key}`: `{call}` is not a call activity of process `{process}` \
+         (`<call activity>/<element>` answers an element of the process it calls)"
+    )]
+    NotACall {
+        answers: String,
+        key: String,
+        call: String,
+        process: String,
+    },
+    /// The app's `llm:` settings (or the environment's) cannot make a model client.
+    #[error("the model cannot be set up: {0}")]
+    Model(#[source] crate::reason::llm::reasoner::LlmSetupError),
+}
+
+impl ChainError {
+    /// What to do about it, when there is something to say.
+    pub fn help(&self) -> Option<&'static str> {
+        match self {
+            ChainError::Model(_) => Some(
+                "fix the `llm:` settings (see docs/config.md), or run without a model: --no-model",
+            ),
+            _ => None,
+        }
+    }
+}
 
 /// Answers given in advance to a child run: control-point id → answer, what gave them
 /// (`scenario `approve``, `answers file a.yaml`) and the file they were written in.
 #[derive(Debug, Clone)]
-pub(super) struct Given {
+pub struct Given {
     pub answers: serde_json::Map<String, serde_json::Value>,
     pub source: String,
     pub path: PathBuf,
@@ -50,15 +83,14 @@ impl Given {
 /// An answers file (`--answers FILE`), read and parsed once: each reasoner chain built
 /// from it gets its own [`ScriptedReasoner::unvisited`] copy.
 #[derive(Debug)]
-pub(crate) struct AnswersFile {
+pub struct AnswersFile {
     pub path: PathBuf,
     answers: ScriptedReasoner,
 }
 
 impl AnswersFile {
-    pub(crate) fn read(path: &Path) -> Result<AnswersFile, UsageError> {
-        let answers =
-            ScriptedReasoner::from_file(path).map_err(|e| UsageError::new(e.to_string()))?;
+    pub fn read(path: &Path) -> Result<AnswersFile, ChainError> {
+        let answers = ScriptedReasoner::from_file(path).map_err(ChainError::Answers)?;
         Ok(AnswersFile {
             path: path.to_path_buf(),
             answers,
@@ -66,22 +98,22 @@ impl AnswersFile {
     }
 
     /// `--answers`, if given.
-    pub(crate) fn of(path: Option<&Path>) -> Result<Option<AnswersFile>, UsageError> {
+    pub fn of(path: Option<&Path>) -> Result<Option<AnswersFile>, ChainError> {
         path.map(AnswersFile::read).transpose()
     }
 
     /// A reasoner answering from the file, its visits counted apart.
-    pub(crate) fn reasoner(&self) -> ScriptedReasoner {
+    pub fn reasoner(&self) -> ScriptedReasoner {
         self.answers.unvisited()
     }
 }
 
 /// What a run's scenario and answers file address to the elements of the processes its
 /// call activities call (`<call activity>/<element>`), for its child runs.
-pub(super) fn given_to_calls(
+pub fn given_to_calls(
     scenario: Option<&Scenario>,
     answers: Option<&AnswersFile>,
-) -> Result<Vec<Given>, UsageError> {
+) -> Result<Vec<Given>, ChainError> {
     let mut out = Vec::new();
     if let Some(s) = scenario {
         out.push(Given {
@@ -102,11 +134,11 @@ pub(super) fn given_to_calls(
 }
 
 /// The reasoner a run asks, and the recorder inside it when answers are recorded.
-pub(super) type Judgement = (Arc<dyn Reasoner>, Option<Arc<Recorder>>);
+pub type Judgement = (Arc<dyn Reasoner>, Option<Arc<Recorder>>);
 
 /// Where the answers of a chain come from, after the policy rules.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Sources<'a> {
+pub struct Sources<'a> {
     /// A scenario's `answers:` (first).
     pub scenario: Option<&'a Scenario>,
     /// An answers file (`--answers FILE`).
@@ -143,7 +175,7 @@ pub(super) struct Sources<'a> {
 impl Sources<'_> {
     /// A plain `cuga-flo start <app>` (no scenario, answers file or flag): what `describe`
     /// shows the chain of.
-    pub(super) fn plain_start() -> Self {
+    pub fn plain_start() -> Self {
         Sources {
             person: true,
             park: true,
@@ -156,7 +188,7 @@ impl Sources<'_> {
 /// order [`judgement`] asks them in (policy rules decide before all of them);
 /// [`links`] which of them a chain has. `describe` shows the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Link {
+pub enum Link {
     /// Answers recorded with `runs answer` (a resumed run).
     Answered,
     /// A scenario's `answers:`.
@@ -178,7 +210,7 @@ pub(super) enum Link {
 }
 
 impl Link {
-    pub(super) const ORDER: [Link; 9] = [
+    pub const ORDER: [Link; 9] = [
         Link::Answered,
         Link::Scenario,
         Link::AnswersFile,
@@ -194,7 +226,7 @@ impl Link {
 /// What a chain may have beyond its sources: found by [`judgement`] as it builds the
 /// chain, looked up without building it by `describe`.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Available {
+pub struct Available {
     /// The app sets up a model (its `llm:`, or the `CUGA_FLO_LLM_*` environment).
     pub model: bool,
     /// A gateway or hook consults a remote agent the app can reach.
@@ -205,7 +237,7 @@ pub(super) struct Available {
 
 /// The links of the chain [`judgement`] builds for `config` from `sources`, in the
 /// order they are asked.
-pub(super) fn links(config: &FlowConfig, sources: &Sources<'_>, available: Available) -> Vec<Link> {
+pub fn links(config: &FlowConfig, sources: &Sources<'_>, available: Available) -> Vec<Link> {
     let has = |link: Link| match link {
         Link::Answered => sources.answered.is_some_and(|a| !a.is_empty()),
         Link::Scenario => sources.scenario.is_some(),
@@ -230,10 +262,7 @@ pub(super) fn links(config: &FlowConfig, sources: &Sources<'_>, available: Avail
 /// (when `sources.person`), else an explanation of how to provide it; policy rules before
 /// all of them ([`links`]). With `sources.record`, what the chain inside the rules
 /// answers is recorded.
-pub(super) fn judgement(
-    config: &FlowConfig,
-    sources: &Sources<'_>,
-) -> Result<Judgement, UsageError> {
+pub fn judgement(config: &FlowConfig, sources: &Sources<'_>) -> Result<Judgement, ChainError> {
     // Answers given in advance: read (and checked) first, so that a mistake in them is
     // reported before the model is set up.
     let mut scenario = None;
@@ -243,7 +272,7 @@ pub(super) fn judgement(
         let doc = serde_json::json!({ "answers": s.answers });
         let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
         let scripted = ScriptedReasoner::from_value(doc, source)
-            .map_err(|e| UsageError::new(e.to_string()))?
+            .map_err(ChainError::Answers)?
             .located_in(&s.path);
         checked(&scripted, config, sources.process)?;
         scenario = Some(scripted);
@@ -258,7 +287,7 @@ pub(super) fn judgement(
     for g in sources.given {
         let source = format!("answers from {} ({})", g.source, g.path.display());
         let scripted = ScriptedReasoner::from_answers(g.answers.clone(), source)
-            .map_err(|e| UsageError::new(e.to_string()))?
+            .map_err(ChainError::Answers)?
             .located_in(&g.path);
         checked(&scripted, config, sources.process)?;
         given.push(scripted);
@@ -289,12 +318,7 @@ pub(super) fn judgement(
     let mut model = None;
     if !sources.no_model {
         let env = |name: &str| std::env::var(name).ok();
-        let configured = LlmReasoner::from_config(config, &env).map_err(|e| {
-            UsageError::new(format!("the model cannot be set up: {e}")).with_help(
-                "fix the `llm:` settings (see docs/config.md), or run without a model: \
-                 --no-model",
-            )
-        })?;
+        let configured = LlmReasoner::from_config(config, &env).map_err(ChainError::Model)?;
         if let Some(mut m) = configured {
             if let Some(u) = sources.spent {
                 m = m.with_spent(
@@ -382,7 +406,7 @@ fn checked(
     scripted: &ScriptedReasoner,
     config: &FlowConfig,
     process: Option<&crate::bpmn::Process>,
-) -> Result<(), UsageError> {
+) -> Result<(), ChainError> {
     let Some(process) = process else {
         return Ok(());
     };
@@ -393,21 +417,21 @@ fn checked(
             .node(call)
             .is_some_and(|n| matches!(n.kind, crate::bpmn::NodeKind::CallActivity { .. }));
         if !is_call {
-            return Err(UsageError::new(format!(
-                "{}: answer `{key}`: `{call}` is not a call activity of process `{}` \
-                 (`<call activity>/<element>` answers an element of the process it calls)",
-                scripted.source(),
-                process.id
-            )));
+            return Err(ChainError::NotACall {
+                answers: scripted.source().to_string(),
+                key: key.clone(),
+                call: call.to_string(),
+                process: process.id.clone(),
+            });
         }
     }
     scripted
         .check(&expected(config, process))
-        .map_err(|e| UsageError::new(e.to_string()))
+        .map_err(ChainError::Answers)
 }
 
 /// What the app's control points accept (see [`crate::reason::scripted::Expected`]).
-pub(super) fn expected(
+pub fn expected(
     config: &FlowConfig,
     process: &crate::bpmn::Process,
 ) -> crate::reason::scripted::Expected {
@@ -469,7 +493,7 @@ fn deadlines(
 }
 
 /// An app loaded and checked: its errors, one line each, when it does not validate.
-pub(super) fn load_checked(app: &crate::app::registry::AppRef) -> Result<LoadedApp, Vec<String>> {
+pub fn load_checked(app: &crate::app::registry::AppRef) -> Result<LoadedApp, Vec<String>> {
     let loaded = load_app(app);
     let errors: Vec<String> = check_app(&loaded)
         .iter()
@@ -485,7 +509,7 @@ pub(super) fn load_checked(app: &crate::app::registry::AppRef) -> Result<LoadedA
 
 /// A validated app as the bridge registers it: its harness asks `reasoner`, and journals
 /// each run's remote tasks into the journal `journals` finds for the run (a server's).
-pub(super) fn registered_flow(
+pub fn registered_flow(
     loaded: &LoadedApp,
     reasoner: Arc<dyn Reasoner>,
     journals: Option<crate::reason::remote::RunJournals>,
@@ -510,7 +534,7 @@ pub(super) fn registered_flow(
 /// of `roots`; its control points ask what `reasoner` gives for the loaded app. A path
 /// elsewhere is refused without being read: clients must not make the server read (and
 /// quote in its diagnostics) arbitrary files.
-pub(super) fn flow_loader<F>(
+pub fn flow_loader<F>(
     roots: &[PathBuf],
     journals: Option<crate::reason::remote::RunJournals>,
     reasoner: F,
@@ -545,7 +569,7 @@ where
 }
 
 /// Fills the app name, the source of judgement and the app's digest into `RunStarted`.
-pub(super) struct Labelled {
+pub struct Labelled {
     pub inner: Arc<Journal>,
     pub app: String,
     pub judgement: String,

@@ -1,0 +1,9 @@
+//! The application layer: what every host of runs (the terminal's `start` and `runs`, the
+//! worker, `serve` over MCP, `serve --a2a`, `test`, child runs) shares, below the CLI,
+//! which only parses arguments and prints.
+//!
+//! - [`chain`]: the reasoner chain an app's harness asks (policy rules, answers given in
+//!   advance, a model, a person, park), the registered flow of a loaded app and the
+//!   `register_flow` loader, and the journal sink that labels a run.
+
+pub mod chain;
