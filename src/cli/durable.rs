@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::journal::store::{self, DEFAULT_BASE, Journal, JournalError};
 use crate::journal::{Durability, Event, EventSink, FlowState, Record};
-use crate::reason::park::{self, Answers, Given, Recorded};
+use crate::reason::park::{self, Given};
 use crate::vocab::{Decider, Offered, Question};
 
 use super::runs::{find_run, run_ids};
@@ -590,7 +590,7 @@ pub(super) fn resume_open(
         bridge: start::BridgeChoice::Direct,
         preset: None,
     };
-    let answers = answers_of(&records, &state);
+    let answers = crate::run::chain::answers_of(&records, &state);
     let resumed = Resumed {
         run_id: id,
         journal,
@@ -644,33 +644,6 @@ fn answer_timeouts(journal: &Journal, state: &FlowState) -> Result<Vec<Record>, 
         records.push(record);
     }
     Ok(records)
-}
-
-/// The answers journalled by `runs answer` that no resumed run has applied yet.
-pub(super) fn answers_of(records: &[Record], state: &FlowState) -> Answers {
-    let mut by_key = HashMap::new();
-    for r in records {
-        if let Event::QuestionAnswered {
-            key,
-            answer,
-            decided_by,
-            reason,
-            by,
-        } = &r.event
-            && state.unapplied_answers.contains_key(key)
-        {
-            by_key.insert(
-                key.clone(),
-                Recorded {
-                    answer: answer.clone(),
-                    decided_by: *decided_by,
-                    reason: reason.clone(),
-                    by: by.clone(),
-                },
-            );
-        }
-    }
-    Answers::new(by_key)
 }
 
 /// `runs pending`: the open questions of every run, oldest first.

@@ -15,7 +15,6 @@ macro_rules! out {
     ($($arg:tt)*) => { $crate::cli::output::write_stdout(format_args!($($arg)*)) };
 }
 
-mod calls;
 pub mod completions;
 mod deliver;
 mod describe;

@@ -44,12 +44,12 @@ use crate::reason::{
 use crate::secret::Secret;
 use crate::vocab::{Decider, Offered, Question, RunStatus};
 
-use super::calls::AppChildren;
 use super::output::count;
 use super::serve::{GRACE, Journals, Labels, ServeArgs, judge};
 use super::signals::Signals;
 use super::{Cli, Outcome, Style, UsageError};
 use crate::run::chain;
+use crate::run::children::AppChildren;
 
 /// One served app.
 struct Served {

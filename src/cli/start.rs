@@ -37,11 +37,11 @@ use crate::reason::{
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
 use crate::vocab::{RunStatus, Taint, Untrusted};
 
-use super::calls::AppChildren;
 use super::signals::Signals;
 use super::target::{Target, resolve};
 use super::{Cli, Outcome, Style, UsageError};
 use crate::run::chain::{self, Judgement, Labelled, Sources};
+use crate::run::children::AppChildren;
 
 #[derive(Debug, Args)]
 pub struct StartArgs {
@@ -316,7 +316,7 @@ pub fn run_resumed(
     // Call activities that name a process run it as a child run (on the native engine,
     // and on an external one, Flowable or Kogito, whose call activity's `execute_task` cuga-flo
     // answers so).
-    let parent_graph: super::calls::ParentGraph = Default::default();
+    let parent_graph: crate::run::children::ParentGraph = Default::default();
     let children: Option<Arc<dyn ChildRuns>> = matches!(
         kind,
         EngineKind::Native | EngineKind::Mcp | EngineKind::Flowable | EngineKind::Kogito
@@ -519,7 +519,7 @@ struct Prepared {
     resumed: Option<Box<Resumed>>,
     children: Option<Arc<dyn ChildRuns>>,
     /// Where the child runs find this run's graph-mode writer, once it is open.
-    parent_graph: super::calls::ParentGraph,
+    parent_graph: crate::run::children::ParentGraph,
     /// The clients of the app's remote agents (the harness's and the consultations').
     remotes: Arc<crate::reason::remote::Remotes>,
 }

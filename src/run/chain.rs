@@ -268,7 +268,7 @@ pub fn judgement(config: &FlowConfig, sources: &Sources<'_>) -> Result<Judgement
     let mut scenario = None;
     if let Some(s) = sources.scenario {
         // Answers addressed to a called process's elements (`<call activity>/<element>`)
-        // are its child runs' (cli::calls): the scripted reasoner keeps them aside.
+        // are its child runs' (run::children): the scripted reasoner keeps them aside.
         let doc = serde_json::json!({ "answers": s.answers });
         let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
         let scripted = ScriptedReasoner::from_value(doc, source)
@@ -641,4 +641,31 @@ impl EventSink for Labelled {
         self.inner.commit()?;
         self.graph_failed()
     }
+}
+
+/// The answers journalled by `runs answer` that no resumed run has applied yet.
+pub fn answers_of(records: &[Record], state: &crate::journal::FlowState) -> Answers {
+    let mut by_key = std::collections::HashMap::new();
+    for r in records {
+        if let Event::QuestionAnswered {
+            key,
+            answer,
+            decided_by,
+            reason,
+            by,
+        } = &r.event
+            && state.unapplied_answers.contains_key(key)
+        {
+            by_key.insert(
+                key.clone(),
+                crate::reason::park::Recorded {
+                    answer: answer.clone(),
+                    decided_by: *decided_by,
+                    reason: reason.clone(),
+                    by: by.clone(),
+                },
+            );
+        }
+    }
+    Answers::new(by_key)
 }

@@ -4,6 +4,9 @@
 //!
 //! - [`chain`]: the reasoner chain an app's harness asks (policy rules, answers given in
 //!   advance, a model, a person, park), the registered flow of a loaded app and the
-//!   `register_flow` loader, and the journal sink that labels a run.
+//!   `register_flow` loader, the journal sink that labels a run, and the answers given
+//!   with `runs answer` that a resumed run applies;
+//! - [`children`]: the child runs of call activities, whichever host runs the parent.
 
 pub mod chain;
+pub mod children;

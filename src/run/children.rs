@@ -37,7 +37,7 @@ const MAX_DEPTH: usize = 16;
 
 /// Runs the processes a run's call activities call (see the module documentation).
 #[derive(Clone)]
-pub(super) struct AppChildren {
+pub struct AppChildren {
     pub apps_dir: PathBuf,
     /// The calling app (its file's other processes are callable).
     pub caller: LoadedApp,
@@ -59,7 +59,7 @@ pub(super) struct AppChildren {
 
 /// The calling run's graph-mode writer, known once the run's store is open (after the
 /// child runner is made).
-pub(super) type ParentGraph = Arc<std::sync::OnceLock<Arc<crate::graph::abox::GraphRun>>>;
+pub type ParentGraph = Arc<std::sync::OnceLock<Arc<crate::graph::abox::GraphRun>>>;
 
 impl ChildRuns for AppChildren {
     fn run_child(&self, call: ChildCall) -> BoxFuture<'static, Result<ChildOutcome, String>> {
@@ -96,7 +96,7 @@ impl AppChildren {
                     untrusted: state.untrusted.clone(),
                 });
             }
-            Some(super::durable::answers_of(&records, &state))
+            Some(chain::answers_of(&records, &state))
         } else {
             None
         };
