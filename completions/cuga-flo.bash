@@ -1244,7 +1244,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__answer)
-            opts="-v -q -h --flow --action --target --outputs --error --message --choice --set --reason --by --reply --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --flow --action --target --outputs --error --message --choice --set --reason --by --reply --no-resume --run-dir --durability --app --no-model --detach --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1298,16 +1298,16 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
                 --app)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --durability)
-                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
                     return 0
                     ;;
                 --engine-url)
@@ -1330,7 +1330,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__cancel)
-            opts="-v -q -h --reason --by --run-dir --app --json --durability --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --reason --by --run-dir --durability --app --json --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1348,12 +1348,12 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --app)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --durability)
                     COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
+                --app)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --apps-dir)
@@ -1644,7 +1644,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__message)
-            opts="-v -q -h --correlate --key --var --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --correlate --key --var --no-resume --run-dir --durability --app --no-model --detach --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1666,16 +1666,16 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
                 --app)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --durability)
-                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
                     return 0
                     ;;
                 --engine-url)
@@ -1724,7 +1724,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__replay)
-            opts="-v -q -h --run-dir --app --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --run-dir --durability --app --json --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1732,6 +1732,10 @@ _cuga__flo() {
             case "${prev}" in
                 --run-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
                     return 0
                     ;;
                 --app)
@@ -1792,7 +1796,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__resume)
-            opts="-v -q -h --due --concurrency --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --due --concurrency --run-dir --durability --app --no-model --detach --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1806,16 +1810,16 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
                 --app)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --durability)
-                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
                     return 0
                     ;;
                 --engine-url)
@@ -1864,7 +1868,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__signal)
-            opts="-v -q -h --var --no-resume --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --var --no-resume --run-dir --durability --app --no-model --detach --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1878,16 +1882,16 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
                 --app)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --durability)
-                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
                     return 0
                     ;;
                 --engine-url)
@@ -2192,7 +2196,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__worker)
-            opts="-v -q -h --interval --once --graph-poll --concurrency --run-dir --app --no-model --detach --json --max-wait --durability --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --interval --once --graph-poll --concurrency --run-dir --durability --app --no-model --detach --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2214,16 +2218,16 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
+                    return 0
+                    ;;
                 --app)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --durability)
-                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
                     return 0
                     ;;
                 --engine-url)

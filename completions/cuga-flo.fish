@@ -121,7 +121,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l run-dir -d 'Where runs are kept' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -183,7 +183,7 @@ flowable\t''
 kogito\t''
 mcp\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s j -l jobs -d 'How many scenarios run at once [default: the number of cores]' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l run-dir -d 'Where the runs are journalled' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -213,7 +213,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_s
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "export" -d 'Write a run\'s journal as JSON lines (the audit trail) or as an XES event log'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "report" -d 'Write one self-contained HTML page of a run: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l run-dir -d 'Where runs are journalled' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l app -d 'Only the runs of this app' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l status -d 'Only the runs with this status' -r -f -a "completed\t''
 terminated\t''
@@ -231,7 +231,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l run-dir -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -240,7 +240,10 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l run-dir -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
+batch\t'one fsync per step, before the step is shown'
+off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l app -d 'The app, when the run\'s app is not found by its name under the apps folder' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -249,14 +252,14 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l json -d 'Stream one JSON event per line'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s q -l quiet -d 'Only errors on stderr'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l concurrency -d 'With --due: resume up to N due runs at once, as `worker` does [default: the number of cores]' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l run-dir -d 'Where runs are journalled' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l app -d 'The app, when the run\'s app folder has moved' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l durability -d 'How the journal is made durable (docs/journal.md)' -r -f -a "strict\t'fsync every event before it is shown'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l engine-url -d 'A run on Flowable or Kogito: the engine\'s URL, when it is no longer where the run started' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -269,7 +272,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l run-dir -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -289,12 +292,12 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l reason -d 'Why (journalled with the answer)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l by -d 'Who answers (default: $USER)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l reply -d 'A question a consulted remote person asked back (`input-required`): the reply, sent to them in the same A2A task' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l run-dir -d 'Where runs are journalled' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l app -d 'The app, when the run\'s app folder has moved' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l durability -d 'How the journal is made durable (docs/journal.md)' -r -f -a "strict\t'fsync every event before it is shown'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l engine-url -d 'A run on Flowable or Kogito: the engine\'s URL, when it is no longer where the run started' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -309,11 +312,11 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l reason -d 'Why (journalled with the cancellation)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l by -d 'Who cancels (default: $USER)' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l run-dir -d 'Where runs are journalled' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l app -d 'The app, when the run\'s app folder has moved (its remote agents are read from it)' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l durability -d 'How the journal is made durable (docs/journal.md)' -r -f -a "strict\t'fsync every event before it is shown'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l app -d 'The app, when the run\'s app folder has moved (its remote agents are read from it)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -325,12 +328,12 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l correlate -d 'Find the run by a variable\'s value instead of its id (exactly one parked run must hold it)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l key -d 'The message\'s correlation key value (the model\'s, e.g. Camunda 8\'s `<zeebe:subscription correlationKey>`): with the message\'s name alone, every parked run with a wait for it under that key receives it; with a run id, only that run\'s wait under that key' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l var -d 'A variable the message sets in the run (repeatable; VALUE: JSON, else a string)' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l run-dir -d 'Where runs are journalled' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l app -d 'The app, when the run\'s app folder has moved' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l durability -d 'How the journal is made durable (docs/journal.md)' -r -f -a "strict\t'fsync every event before it is shown'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l engine-url -d 'A run on Flowable or Kogito: the engine\'s URL, when it is no longer where the run started' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -344,12 +347,12 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l var -d 'A variable the signal sets in each run (repeatable; VALUE: JSON, else a string)' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l run-dir -d 'Where runs are journalled' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l app -d 'The app, when the run\'s app folder has moved' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l durability -d 'How the journal is made durable (docs/journal.md)' -r -f -a "strict\t'fsync every event before it is shown'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l engine-url -d 'A run on Flowable or Kogito: the engine\'s URL, when it is no longer where the run started' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -362,7 +365,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -l run-dir -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -371,7 +374,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l run-dir -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l format -r -f -a "jsonl\t'The journal\'s records, one JSON object per line, with their hash chain'
 xes\t'An IEEE 1849 XES 1.0 event log (one trace, one event per activity)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s o -l output -d 'Write to this file instead of stdout' -r -F
@@ -382,7 +385,7 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l run-dir -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s o -l output -d 'Where to write the page (standard output when not given)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l app -d 'The app, when the run\'s app is not found by its name under the apps folder' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -413,8 +416,8 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l read-timeout
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l max-sessions -d 'MCP sessions open at once; a new session beyond gets HTTP 503 (HTTP); A2A: tasks going at once (a new task beyond is refused)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l session-idle -d 'Seconds an MCP session may go unused before it is closed (HTTP); A2A: how long a task waits for the caller\'s answer when input-required (then it fails), and how long an ended task can still be read' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l answers -d 'Answers for control points, by id (YAML: `answers: {<id>: ...}`), asked after the policy rules and before the app\'s model' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l run-dir -d 'Where runs started by clients are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l durability -d 'How journals are committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l bridge -d 'How the runs that clients start with `run_process` reach the control points: directly (the bridge contract in-process), or back through the in-process MCP bridge, as an engine in another process would' -r -f -a "direct\t'The engine calls the harness in-process, through the bridge\'s Rust contract'
@@ -463,12 +466,12 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_see
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l interval -d 'Seconds between two looks for due runs' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l graph-poll -d 'Also look this often (`30s`, `2m`, `500ms`; a bare number is seconds) into the graph of each run parked at a guardrail, on an endpoint or the embedded store on disk, and resume it as soon as an approver\'s decision is there' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l concurrency -d 'Resume up to N due runs at once [default: the number of cores]' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l run-dir -d 'Where runs are journalled' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l app -d 'The app, when the run\'s app folder has moved' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l durability -d 'How the journal is made durable (docs/journal.md)' -r -f -a "strict\t'fsync every event before it is shown'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync per step, before the step is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l engine-url -d 'A run on Flowable or Kogito: the engine\'s URL, when it is no longer where the run started' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l color -d 'When to use colour' -r -f -a "auto\t''

@@ -154,7 +154,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (query)
 _arguments "${_arguments_options[@]}" : \
-'--run-dir=[Where runs are kept]:DIR:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[SPARQL 1.1 JSON results instead of a table]' \
@@ -265,7 +265,7 @@ _arguments "${_arguments_options[@]}" : \
 '--engine=[Run every scenario on this engine instead of its app'\''s]:ENGINE:(native flowable kogito mcp)' \
 '-j+[How many scenarios run at once \[default\: the number of cores\]]:N:_default' \
 '--jobs=[How many scenarios run at once \[default\: the number of cores\]]:N:_default' \
-'--run-dir=[Where the runs are journalled]:DIR:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[One JSON object per scenario, then a summary object (JSON lines)]' \
@@ -301,7 +301,7 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (list)
 _arguments "${_arguments_options[@]}" : \
-'--run-dir=[Where runs are journalled]:DIR:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--app=[Only the runs of this app]:APP:_default' \
 '--status=[Only the runs with this status]:STATUS:((completed\:""
 terminated\:""
@@ -324,7 +324,7 @@ unreadable\:"The journal cannot be read"))' \
 ;;
 (show)
 _arguments "${_arguments_options[@]}" : \
-'--run-dir=[]:DIR:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[The run as one JSON document\: its state (the journal folded\: path, decisions, variables, the untrusted ones and where each came from), its summary and its records]' \
@@ -339,7 +339,10 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (replay)
 _arguments "${_arguments_options[@]}" : \
-'--run-dir=[]:DIR:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app is not found by its name under the apps folder]:APP|PATH:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -348,20 +351,20 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
 (resume)
 _arguments "${_arguments_options[@]}" : \
 '--concurrency=[With --due\: resume up to N due runs at once, as \`worker\` does \[default\: the number of cores\]]:N:_default' \
-'--run-dir=[Where runs are journalled]:DIR:_files' \
-'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
-'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
-'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -380,7 +383,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 ;;
 (pending)
 _arguments "${_arguments_options[@]}" : \
-'--run-dir=[]:DIR:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[One JSON document\: every open question]' \
@@ -405,12 +408,12 @@ _arguments "${_arguments_options[@]}" : \
 '--reason=[Why (journalled with the answer)]:TEXT:_default' \
 '--by=[Who answers (default\: \$USER)]:NAME:_default' \
 '--reply=[A question a consulted remote person asked back (\`input-required\`)\: the reply, sent to them in the same A2A task]:TEXT:_default' \
-'--run-dir=[Where runs are journalled]:DIR:_files' \
-'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
-'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
-'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -433,11 +436,11 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 _arguments "${_arguments_options[@]}" : \
 '--reason=[Why (journalled with the cancellation)]:TEXT:_default' \
 '--by=[Who cancels (default\: \$USER)]:NAME:_default' \
-'--run-dir=[Where runs are journalled]:DIR:_files' \
-'--app=[The app, when the run'\''s app folder has moved (its remote agents are read from it)]:APP|PATH:_default' \
-'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--app=[The app, when the run'\''s app folder has moved (its remote agents are read from it)]:APP|PATH:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[Print the cancellation as one JSON object]' \
@@ -455,12 +458,12 @@ _arguments "${_arguments_options[@]}" : \
 '(--key)--correlate=[Find the run by a variable'\''s value instead of its id (exactly one parked run must hold it)]:NAME=VALUE:_default' \
 '--key=[The message'\''s correlation key value (the model'\''s, e.g. Camunda 8'\''s \`<zeebe\:subscription correlationKey>\`)\: with the message'\''s name alone, every parked run with a wait for it under that key receives it; with a run id, only that run'\''s wait under that key]:VALUE:_default' \
 '*--var=[A variable the message sets in the run (repeatable; VALUE\: JSON, else a string)]:NAME=VALUE:_default' \
-'--run-dir=[Where runs are journalled]:DIR:_files' \
-'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
-'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
-'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -480,12 +483,12 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 (signal)
 _arguments "${_arguments_options[@]}" : \
 '*--var=[A variable the signal sets in each run (repeatable; VALUE\: JSON, else a string)]:NAME=VALUE:_default' \
-'--run-dir=[Where runs are journalled]:DIR:_files' \
-'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
-'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
-'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -504,7 +507,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 ;;
 (verify)
 _arguments "${_arguments_options[@]}" : \
-'--run-dir=[]:DIR:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[The report as one JSON object]' \
@@ -519,7 +522,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (export)
 _arguments "${_arguments_options[@]}" : \
-'--run-dir=[]:DIR:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--format=[]:FORMAT:((jsonl\:"The journal'\''s records, one JSON object per line, with their hash chain"
 xes\:"An IEEE 1849 XES 1.0 event log (one trace, one event per activity)"))' \
 '-o+[Write to this file instead of stdout]:FILE:_files' \
@@ -537,7 +540,7 @@ xes\:"An IEEE 1849 XES 1.0 event log (one trace, one event per activity)"))' \
 ;;
 (report)
 _arguments "${_arguments_options[@]}" : \
-'--run-dir=[]:DIR:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '-o+[Where to write the page (standard output when not given)]:FILE:_files' \
 '--output=[Where to write the page (standard output when not given)]:FILE:_files' \
 '--app=[The app, when the run'\''s app is not found by its name under the apps folder]:APP|PATH:_default' \
@@ -634,8 +637,8 @@ _arguments "${_arguments_options[@]}" : \
 '--max-sessions=[MCP sessions open at once; a new session beyond gets HTTP 503 (HTTP); A2A\: tasks going at once (a new task beyond is refused)]:N:_default' \
 '--session-idle=[Seconds an MCP session may go unused before it is closed (HTTP); A2A\: how long a task waits for the caller'\''s answer when input-required (then it fails), and how long an ended task can still be read]:SECS:_default' \
 '--answers=[Answers for control points, by id (YAML\: \`answers\: {<id>\: ...}\`), asked after the policy rules and before the app'\''s model]:FILE:_files' \
-'--run-dir=[Where runs started by clients are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
-'--durability=[How journals are committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--bridge=[How the runs that clients start with \`run_process\` reach the control points\: directly (the bridge contract in-process), or back through the in-process MCP bridge, as an engine in another process would]:BRIDGE:((direct\:"The engine calls the harness in-process, through the bridge'\''s Rust contract"
@@ -739,12 +742,12 @@ _arguments "${_arguments_options[@]}" : \
 '--interval=[Seconds between two looks for due runs]:SECS:_default' \
 '--graph-poll=[Also look this often (\`30s\`, \`2m\`, \`500ms\`; a bare number is seconds) into the graph of each run parked at a guardrail, on an endpoint or the embedded store on disk, and resume it as soon as an approver'\''s decision is there]:DURATION:_default' \
 '--concurrency=[Resume up to N due runs at once \[default\: the number of cores\]]:N:_default' \
-'--run-dir=[Where runs are journalled]:DIR:_files' \
-'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
-'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
-'--durability=[How the journal is made durable (docs/journal.md)]:DURABILITY:((strict\:"fsync every event before it is shown"
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
 batch\:"one fsync per step, before the step is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
+'--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
+'--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \

@@ -54,7 +54,7 @@ pub struct SignalArgs {
 
 /// `runs message`.
 pub fn message(cli: &Cli, args: &MessageArgs, style: Style) -> Result<Outcome, UsageError> {
-    let base = &args.common.run_dir;
+    let base = &args.common.journal.run_dir;
     if let (Some(key), [name]) = (&args.key, args.targets.as_slice()) {
         return by_key(cli, args, name, key, style);
     }
@@ -92,7 +92,7 @@ fn by_key(
     key: &str,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let base = &args.common.run_dir;
+    let base = &args.common.journal.run_dir;
     let variables = mailbox::parse_vars(&args.vars).map_err(UsageError::new)?;
     let delivery = Delivery {
         kind: CatchKind::Message,
@@ -139,7 +139,7 @@ fn correlated(base: &std::path::Path, correlate: &str) -> Result<String, UsageEr
 
 /// `runs signal`: every parked run waiting for the signal, one after the other.
 pub fn signal(cli: &Cli, args: &SignalArgs, style: Style) -> Result<Outcome, UsageError> {
-    let base = &args.common.run_dir;
+    let base = &args.common.journal.run_dir;
     let variables = mailbox::parse_vars(&args.vars).map_err(UsageError::new)?;
     let delivery = Delivery {
         kind: CatchKind::Signal,
@@ -185,16 +185,17 @@ fn deliver_and_resume(
     no_resume: bool,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let run_dir = crate::journal::store::run_dir(&opts.run_dir, &id);
-    let (journal, records, repaired) = match reopen(&opts.run_dir, &id, opts.durability) {
-        Ok(opened) => opened,
-        // A server (`serve`) holds the run parked: the delivery is posted to it, and the
-        // server journals it and resumes the run itself.
-        Err(e) => match mailbox::held_parked(&run_dir) {
-            Some(pid) => return post_to_server(opts, &id, pid, delivery, style),
-            None => return Err(e),
-        },
-    };
+    let run_dir = crate::journal::store::run_dir(&opts.journal.run_dir, &id);
+    let (journal, records, repaired) =
+        match reopen(&opts.journal.run_dir, &id, opts.journal.durability) {
+            Ok(opened) => opened,
+            // A server (`serve`) holds the run parked: the delivery is posted to it, and the
+            // server journals it and resumes the run itself.
+            Err(e) => match mailbox::held_parked(&run_dir) {
+                Some(pid) => return post_to_server(opts, &id, pid, delivery, style),
+                None => return Err(e),
+            },
+        };
     let written = mailbox::deliver(&journal, &records, &id, delivery).map_err(|e| {
         let help = match &e {
             DeliveryError::NotWaiting { .. } => {
@@ -237,8 +238,9 @@ fn post_to_server(
     delivery: &Delivery,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let written = mailbox::deliver_to_run(&opts.run_dir, id, delivery, opts.durability)
-        .map_err(|e| UsageError::new(e.to_string()).with_help("nothing was recorded"))?;
+    let written =
+        mailbox::deliver_to_run(&opts.journal.run_dir, id, delivery, opts.journal.durability)
+            .map_err(|e| UsageError::new(e.to_string()).with_help("nothing was recorded"))?;
     let at: Vec<String> = written
         .iter()
         .filter_map(|r| match &r.event {

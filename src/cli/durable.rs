@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Map, Value, json};
 
-use crate::journal::store::{self, DEFAULT_BASE, Journal, JournalError};
+use crate::journal::store::{self, Journal, JournalError};
 use crate::journal::{Durability, Event, EventSink, FlowState, Record};
 use crate::reason::park::{self, Given};
 use crate::vocab::{Decider, Offered, Question};
@@ -39,9 +39,8 @@ pub struct ResumeArgs {
 /// What every command that resumes a run takes.
 #[derive(Debug, Args, Clone)]
 pub struct ResumeOptions {
-    /// Where runs are journalled
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
+    #[command(flatten)]
+    pub journal: super::JournalArgs,
     /// The app, when the run's app folder has moved
     #[arg(long, value_name = "APP|PATH")]
     pub app: Option<String>,
@@ -58,9 +57,6 @@ pub struct ResumeOptions {
     /// again [default: 60]
     #[arg(long, value_name = "SECS")]
     pub max_wait: Option<u64>,
-    /// How the journal is made durable (docs/journal.md)
-    #[arg(long, value_enum, env = "CUGA_FLO_DURABILITY", default_value = "batch")]
-    pub durability: Durability,
     /// A run on Flowable or Kogito: the engine's URL, when it is no longer where the run
     /// started
     #[arg(long, value_name = "URL")]
@@ -113,8 +109,8 @@ fn poll_interval(text: &str) -> Result<std::time::Duration, String> {
 
 #[derive(Debug, Args)]
 pub struct PendingArgs {
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
+    #[command(flatten)]
+    pub runs: super::RunDir,
     /// One JSON document: every open question
     #[arg(long)]
     pub json: bool,
@@ -183,8 +179,12 @@ pub fn resume(cli: &Cli, args: &ResumeArgs, style: Style) -> Result<Outcome, Usa
         );
     }
     let wanted = args.run_id.as_deref().unwrap_or_default();
-    let id = find_run(&args.common.run_dir, wanted)?;
-    let (journal, records, repaired) = reopen(&args.common.run_dir, &id, args.common.durability)?;
+    let id = find_run(&args.common.journal.run_dir, wanted)?;
+    let (journal, records, repaired) = reopen(
+        &args.common.journal.run_dir,
+        &id,
+        args.common.journal.durability,
+    )?;
     resume_open(cli, &args.common, id, journal, records, repaired, style)
 }
 
@@ -205,7 +205,7 @@ fn resume_due(
     concurrency: usize,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let ids = (due_runs(&opts.run_dir, crate::clock::now_ms()).into_iter())
+    let ids = (due_runs(&opts.journal.run_dir, crate::clock::now_ms()).into_iter())
         .map(|id| (id, false))
         .collect();
     let never = std::sync::atomic::AtomicBool::new(false);
@@ -288,7 +288,7 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
     let stop = stop_flag()?;
     tracing::info!(
         "worker: resuming due runs under {} every {} s",
-        args.common.run_dir.display(),
+        args.common.journal.run_dir.display(),
         args.interval
     );
     if let Some(every) = args.graph_poll {
@@ -307,7 +307,7 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
         // approver's decision in its graph.
         let mut ids: Vec<(String, bool)> = Vec::new();
         if now >= next_look {
-            ids = (due_runs(&args.common.run_dir, crate::clock::now_ms()).into_iter())
+            ids = (due_runs(&args.common.journal.run_dir, crate::clock::now_ms()).into_iter())
                 .map(|id| (id, false))
                 .collect();
             next_look = now + interval;
@@ -380,7 +380,7 @@ fn resume_concurrently(
                 && state.waiting.is_some()
                 && state.open_questions.values().any(|q| q.approval.is_some())
         } else {
-            can_go_on(&opts.run_dir, &state, crate::clock::now_ms())
+            can_go_on(&opts.journal.run_dir, &state, crate::clock::now_ms())
         };
         if !goes_on {
             tracing::info!("run {id}: resumed by another worker since it was due; left");
@@ -462,7 +462,7 @@ pub(super) fn worse(a: Outcome, b: Outcome) -> Outcome {
 
 /// Open a due run's journal, or leave the run (logged) when another process holds it.
 fn reopen_due(opts: &ResumeOptions, id: &str) -> Option<(Journal, Vec<Record>, Option<String>)> {
-    reopen(&opts.run_dir, id, opts.durability)
+    reopen(&opts.journal.run_dir, id, opts.journal.durability)
         .inspect_err(|e| tracing::info!("run {id}: {}", e.message))
         .ok()
 }
@@ -578,7 +578,7 @@ pub(super) fn resume_open(
         input: None,
         engine: Some(engine),
         engine_url,
-        run_dir: opts.run_dir.clone(),
+        journal: opts.journal.clone(),
         step_budget: launch.step_budget,
         json: opts.json,
         no_model: opts.no_model || launch.no_model,
@@ -586,7 +586,6 @@ pub(super) fn resume_open(
         no_park: false,
         by: None,
         max_wait: opts.max_wait,
-        durability: opts.durability,
         bridge: start::BridgeChoice::Direct,
         preset: None,
     };
@@ -651,8 +650,8 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
     let mut rows = Vec::new();
     // The messages and signals parked runs wait for (shown after the questions).
     let mut waits = Vec::new();
-    for id in run_ids(&args.run_dir) {
-        let path = store::run_dir(&args.run_dir, &id).join(store::JOURNAL_FILE);
+    for id in run_ids(&args.runs.run_dir) {
+        let path = store::run_dir(&args.runs.run_dir, &id).join(store::JOURNAL_FILE);
         let Ok(read) = store::read_journal(&path) else {
             continue;
         };
@@ -859,8 +858,12 @@ fn offered_lines(q: &Question) -> Vec<String> {
 
 /// `runs answer`.
 pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, UsageError> {
-    let id = find_run(&args.common.run_dir, &args.run_id)?;
-    let (journal, records, repaired) = reopen(&args.common.run_dir, &id, args.common.durability)?;
+    let id = find_run(&args.common.journal.run_dir, &args.run_id)?;
+    let (journal, records, repaired) = reopen(
+        &args.common.journal.run_dir,
+        &id,
+        args.common.journal.durability,
+    )?;
     let state = FlowState::fold(records.iter());
     if let Some(status) = state.status {
         return Err(UsageError::new(format!(
@@ -1165,7 +1168,7 @@ fn started_app(app: Option<&String>, records: &[Record]) -> Option<String> {
 /// is already in the run's graph (an endpoint, or the embedded store on disk): `worker
 /// --graph-poll` resumes them without waiting for the deadline.
 fn graph_decided_runs(cli: &Cli, opts: &ResumeOptions) -> Vec<String> {
-    let base = &opts.run_dir;
+    let base = &opts.journal.run_dir;
     run_ids(base)
         .into_iter()
         .filter(|id| {
@@ -1238,18 +1241,14 @@ pub struct CancelArgs {
     /// Who cancels (default: $USER)
     #[arg(long, value_name = "NAME")]
     pub by: Option<String>,
-    /// Where runs are journalled
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
+    #[command(flatten)]
+    pub journal: super::JournalArgs,
     /// The app, when the run's app folder has moved (its remote agents are read from it)
     #[arg(long, value_name = "APP|PATH")]
     pub app: Option<String>,
     /// Print the cancellation as one JSON object
     #[arg(long)]
     pub json: bool,
-    /// How the journal is made durable (docs/journal.md)
-    #[arg(long, value_enum, env = "CUGA_FLO_DURABILITY", default_value = "batch")]
-    pub durability: Durability,
 }
 
 /// What `runs cancel` did to one run.
@@ -1308,7 +1307,7 @@ impl Cancelled {
 /// journalled); a run another process is writing is refused, a finished one too, and
 /// nothing is written then.
 pub fn cancel(cli: &Cli, args: &CancelArgs, style: Style) -> Result<Outcome, UsageError> {
-    let id = find_run(&args.run_dir, &args.run_id)?;
+    let id = find_run(&args.journal.run_dir, &args.run_id)?;
     let by = args
         .by
         .clone()
@@ -1331,26 +1330,27 @@ pub(super) fn cancel_run(
     reason: Option<String>,
 ) -> Result<Cancelled, UsageError> {
     // A finished run is refused before its lock is taken: nothing is written to it.
-    let path = store::run_dir(&args.run_dir, id).join(store::JOURNAL_FILE);
+    let path = store::run_dir(&args.journal.run_dir, id).join(store::JOURNAL_FILE);
     let read = store::read_journal(&path)
         .map_err(|e| UsageError::new(format!("cannot read the journal of run `{id}`: {e}")))?;
     finished_refused(id, &FlowState::fold(read.records.iter()))?;
-    let dir = store::run_dir(&args.run_dir, id);
-    let (journal, reopened) = Journal::open(&dir, args.durability).map_err(|e| match e {
-        JournalError::Locked { pid, .. } => UsageError::new(format!(
-            "run `{id}` is live: {} is running it, and a run is written by one process at a \
+    let dir = store::run_dir(&args.journal.run_dir, id);
+    let (journal, reopened) =
+        Journal::open(&dir, args.journal.durability).map_err(|e| match e {
+            JournalError::Locked { pid, .. } => UsageError::new(format!(
+                "run `{id}` is live: {} is running it, and a run is written by one process at a \
              time, so it cannot be cancelled from here",
-            pid.map_or_else(
-                || "another cuga-flo process".to_string(),
-                |p| format!("cuga-flo process {p}")
-            )
-        ))
-        .with_help(
-            "stop that process (Ctrl-C, or SIGTERM: the run parks where it stands), then \
+                pid.map_or_else(
+                    || "another cuga-flo process".to_string(),
+                    |p| format!("cuga-flo process {p}")
+                )
+            ))
+            .with_help(
+                "stop that process (Ctrl-C, or SIGTERM: the run parks where it stands), then \
              `cuga-flo runs cancel` it",
-        ),
-        e => UsageError::new(format!("cannot reopen the journal of run `{id}`: {e}")),
-    })?;
+            ),
+            e => UsageError::new(format!("cannot reopen the journal of run `{id}`: {e}")),
+        })?;
     if let Some(r) = reopened.repaired {
         tracing::warn!(
             "run {id}: a torn last line (line {}, {} bytes) was cut off",
@@ -1413,7 +1413,7 @@ pub(super) fn cancel_children(
     }
     let mut children = Vec::new();
     for child in ids {
-        let path = store::run_dir(&args.run_dir, &child).join(store::JOURNAL_FILE);
+        let path = store::run_dir(&args.journal.run_dir, &child).join(store::JOURNAL_FILE);
         let open = store::read_journal(&path).is_ok_and(|r| {
             !r.records.is_empty() && FlowState::fold(r.records.iter()).status.is_none()
         });
@@ -1422,7 +1422,7 @@ pub(super) fn cancel_children(
         }
         // A child going in this process with its parent, which was just stopped, lets
         // its journal go once its own task is dropped on the parent's thread.
-        let dir = store::run_dir(&args.run_dir, &child);
+        let dir = store::run_dir(&args.journal.run_dir, &child);
         let waited = std::time::Instant::now();
         while store::held_here(&dir) && waited.elapsed() < LET_GO {
             std::thread::sleep(std::time::Duration::from_millis(5));

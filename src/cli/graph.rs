@@ -161,9 +161,8 @@ pub enum GraphAction {
         #[arg(long)]
         json: bool,
 
-        /// Where runs are kept
-        #[arg(long, value_name = "DIR", default_value = crate::journal::store::DEFAULT_BASE)]
-        run_dir: PathBuf,
+        #[command(flatten)]
+        runs: super::RunDir,
     },
     /// Validate a process graph with SHACL against cuga-flo's process shapes: an app's
     /// export, or a graph file (Turtle, TriG .trig, N-Quads .nq). Exit 1 on a violation

@@ -26,8 +26,8 @@ pub fn run(cli: &Cli, action: &GraphAction, style: Style) -> Result<Outcome, Usa
             target,
             sparql,
             json,
-            run_dir,
-        } => super::graphquery::query(cli, target, &with_prefixes(sparql), *json, run_dir),
+            runs,
+        } => super::graphquery::query(cli, target, &with_prefixes(sparql), *json, &runs.run_dir),
         GraphAction::Validate {
             target,
             report,

@@ -99,6 +99,31 @@ impl UsageError {
     }
 }
 
+/// Where runs are journalled: the option of every command that reads runs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunDir {
+    /// Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
+    #[arg(long, value_name = "DIR", default_value = crate::journal::store::DEFAULT_BASE)]
+    pub run_dir: std::path::PathBuf,
+}
+
+/// Where runs are journalled and how: the options of every command that writes runs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct JournalArgs {
+    /// Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
+    #[arg(long, value_name = "DIR", default_value = crate::journal::store::DEFAULT_BASE)]
+    pub run_dir: std::path::PathBuf,
+    /// How the journal is committed: strict (fsync each event), batch (one fsync per
+    /// step) or off (no fsync); see docs/journal.md
+    #[arg(
+        long,
+        value_name = "MODE",
+        env = "CUGA_FLO_DURABILITY",
+        default_value = "batch"
+    )]
+    pub durability: crate::journal::Durability,
+}
+
 impl From<crate::run::chain::ChainError> for UsageError {
     fn from(e: crate::run::chain::ChainError) -> Self {
         let help = e.help();

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Map, Value, json};
 
-use crate::journal::store::DEFAULT_BASE;
 use crate::journal::{Event, FlowState, Record};
 use crate::view::{Names, duration, utc_time};
 use crate::vocab::{Decider, HookAction, TaskStatus};
@@ -32,8 +31,8 @@ const BPMN_CSS: &str = include_str!("../../assets/bpmn-js/bpmn-js.css");
 pub struct ReportArgs {
     /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
+    #[command(flatten)]
+    pub runs: super::RunDir,
     /// Where to write the page (standard output when not given)
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -43,8 +42,8 @@ pub struct ReportArgs {
 }
 
 pub fn run(apps_dir: &Path, args: &ReportArgs) -> Result<Outcome, UsageError> {
-    let id = super::runs::find_run(&args.run_dir, &args.run_id)?;
-    let records = super::runs::read(&args.run_dir, &id)?;
+    let id = super::runs::find_run(&args.runs.run_dir, &args.run_id)?;
+    let records = super::runs::read(&args.runs.run_dir, &id)?;
     let app = match &args.app {
         Some(arg) => match super::target::resolve(arg, apps_dir)? {
             super::target::Target::App(app) => Some(crate::app::load_app(&app)),

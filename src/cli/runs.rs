@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
-use crate::journal::store::{self, DEFAULT_BASE, JOURNAL_FILE};
+use crate::journal::store::{self, JOURNAL_FILE};
 use crate::journal::{Durability, Event, EventSink, FlowState, Record, export, verify};
 use crate::reason::record::cassette_from_journal;
 use crate::view::{Human, HumanOptions, Names, View};
@@ -64,8 +64,8 @@ pub enum RunsCommand {
 pub struct VerifyArgs {
     /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
+    #[command(flatten)]
+    pub runs: super::RunDir,
     /// The report as one JSON object
     #[arg(long)]
     pub json: bool,
@@ -75,8 +75,8 @@ pub struct VerifyArgs {
 pub struct ExportArgs {
     /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
+    #[command(flatten)]
+    pub runs: super::RunDir,
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: ExportFormat,
     /// Write to this file instead of stdout
@@ -110,9 +110,8 @@ impl ValueEnum for Durability {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Where runs are journalled
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
+    #[command(flatten)]
+    pub runs: super::RunDir,
     /// Only the runs of this app
     #[arg(long, value_name = "APP")]
     pub app: Option<String>,
@@ -161,8 +160,8 @@ impl ListStatus {
 pub struct ShowArgs {
     /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
+    #[command(flatten)]
+    pub runs: super::RunDir,
     /// The run as one JSON document: its state (the journal folded: path, decisions,
     /// variables, the untrusted ones and where each came from), its summary and its records
     #[arg(long)]
@@ -173,8 +172,8 @@ pub struct ShowArgs {
 pub struct ReplayArgs {
     /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
+    #[command(flatten)]
+    pub journal: super::JournalArgs,
     /// The app, when the run's app is not found by its name under the apps folder
     #[arg(long, value_name = "APP|PATH")]
     pub app: Option<String>,
@@ -201,8 +200,8 @@ pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageErr
 }
 
 fn verify_run(args: &VerifyArgs, style: Style) -> Result<Outcome, UsageError> {
-    let id = find_run(&args.run_dir, &args.run_id)?;
-    let report = verify(&store::run_dir(&args.run_dir, &id))
+    let id = find_run(&args.runs.run_dir, &args.run_id)?;
+    let report = verify(&store::run_dir(&args.runs.run_dir, &id))
         .map_err(|e| UsageError::new(format!("cannot read the journal: {e}")))?;
     if args.json {
         let mut value = serde_json::to_value(&report).unwrap_or_default();
@@ -242,11 +241,11 @@ fn verify_run(args: &VerifyArgs, style: Style) -> Result<Outcome, UsageError> {
 }
 
 fn export_run(args: &ExportArgs) -> Result<Outcome, UsageError> {
-    let id = find_run(&args.run_dir, &args.run_id)?;
-    let path = store::run_dir(&args.run_dir, &id).join(JOURNAL_FILE);
+    let id = find_run(&args.runs.run_dir, &args.run_id)?;
+    let path = store::run_dir(&args.runs.run_dir, &id).join(JOURNAL_FILE);
     let bytes = std::fs::read(&path)
         .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
-    let records = read(&args.run_dir, &id)?;
+    let records = read(&args.runs.run_dir, &id)?;
     let text = match args.format {
         // The lines as written (their hashes are the chain), without a torn tail.
         ExportFormat::Jsonl => {
@@ -380,9 +379,11 @@ fn redeliver(
         previous_was_delivery = delivery;
     }
     for batch in batches {
-        let (journal, reopened) =
-            crate::journal::Journal::open(&store::run_dir(&args.run_dir, new_id), args.durability)
-                .map_err(|e| UsageError::new(format!("cannot reopen the replayed run: {e}")))?;
+        let (journal, reopened) = crate::journal::Journal::open(
+            &store::run_dir(&args.journal.run_dir, new_id),
+            args.journal.durability,
+        )
+        .map_err(|e| UsageError::new(format!("cannot reopen the replayed run: {e}")))?;
         let mut records = reopened.records;
         let state = FlowState::fold(records.iter());
         let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none()) else {
@@ -502,9 +503,9 @@ impl RunRow {
 fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
     // Newest first, by the time of each journal's first record (ids made in the same
     // second do not sort by time).
-    let mut runs: Vec<RunRow> = run_ids(&args.run_dir)
+    let mut runs: Vec<RunRow> = run_ids(&args.runs.run_dir)
         .into_iter()
-        .map(|id| RunRow::read(&args.run_dir, id))
+        .map(|id| RunRow::read(&args.runs.run_dir, id))
         .filter(|r| args.app.as_ref().is_none_or(|app| &r.state.app == app))
         .filter(|r| args.status.is_none_or(|s| r.status == s.as_str()))
         .collect();
@@ -537,7 +538,7 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
         return Ok(Outcome::Ok);
     }
     if runs.is_empty() {
-        outln!("no runs under {}", args.run_dir.join("runs").display());
+        outln!("no runs under {}", args.runs.run_dir.join("runs").display());
         return Ok(Outcome::Ok);
     }
     let table: Vec<[String; 7]> = runs
@@ -589,10 +590,10 @@ fn show(
     verbose: bool,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let id = find_run(&args.run_dir, &args.run_id)?;
-    let records = read(&args.run_dir, &id)?;
+    let id = find_run(&args.runs.run_dir, &args.run_id)?;
+    let records = read(&args.runs.run_dir, &id)?;
     if args.json {
-        let row = RunRow::read(&args.run_dir, id.clone());
+        let row = RunRow::read(&args.runs.run_dir, id.clone());
         let mut doc = match serde_json::to_value(&row.state) {
             Ok(Value::Object(state)) => state,
             _ => Map::new(),
@@ -647,8 +648,8 @@ pub(super) fn app_of(apps_dir: &Path, records: &[Record]) -> Option<crate::app::
 }
 
 fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageError> {
-    let id = find_run(&args.run_dir, &args.run_id)?;
-    let records = read(&args.run_dir, &id)?;
+    let id = find_run(&args.journal.run_dir, &args.run_id)?;
+    let records = read(&args.journal.run_dir, &id)?;
     let Some(Event::RunStarted {
         app,
         variables,
@@ -677,7 +678,8 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         // The engine the run ran on.
         engine: EngineChoice::from_str(engine, true).ok(),
         engine_url: None,
-        run_dir: args.run_dir.clone(),
+        // The replay is journalled as `--durability` (or CUGA_FLO_DURABILITY) says.
+        journal: args.journal.clone(),
         step_budget: None,
         json: args.json,
         no_model: true,
@@ -687,7 +689,6 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         no_park: !cancelled,
         by: None,
         max_wait: None,
-        durability: Durability::default(),
         bridge: start::BridgeChoice::Direct,
         preset: Some(Box::new(Preset {
             run_id: new_id.clone(),
@@ -704,14 +705,13 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
             run_id: new_id.clone(),
             reason: Some(format!("replay of cancelled run {id}")),
             by: None,
-            run_dir: args.run_dir.clone(),
+            journal: args.journal.clone(),
             app: args.app.clone(),
             json: false,
-            durability: Durability::default(),
         };
         super::durable::cancel_run(&cli.apps_dir, &cancel, &new_id, None, cancel.reason.clone())?;
     }
-    let replayed = read(&args.run_dir, &new_id)?;
+    let replayed = read(&args.journal.run_dir, &new_id)?;
     let differences = compare(&decisions(&records), &decisions(&replayed));
     let drifts = drifts(&records, &replayed);
     let tool_drifts = tool_drifts(&replayed);

@@ -31,7 +31,7 @@ use crate::app::registry::AppRef;
 use crate::app::{FlowConfig, LoadedApp};
 use crate::engine::native::NativeEngine;
 use crate::journal::mailbox::{Delivery, DeliveryError};
-use crate::journal::store::{self, DEFAULT_BASE, Journal};
+use crate::journal::store::{self, Journal};
 use crate::journal::{
     Anchor, Durability, Event, EventSink, FlowState, JournalError, JournalOptions, Record,
 };
@@ -114,19 +114,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_model: bool,
 
-    /// Where runs started by clients are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
-
-    /// How journals are committed: strict (fsync each event), batch (one fsync per step)
-    /// or off (no fsync); see docs/journal.md
-    #[arg(
-        long,
-        value_name = "MODE",
-        env = "CUGA_FLO_DURABILITY",
-        default_value = "batch"
-    )]
-    pub durability: Durability,
+    #[command(flatten)]
+    pub journal: super::JournalArgs,
 
     /// How the runs that clients start with `run_process` reach the control points:
     /// directly (the bridge contract in-process), or back through the in-process MCP
@@ -194,7 +183,11 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
 
     let labels = Labels::default();
     // The runs' journals: a delegation journals its remote task in its run's.
-    let journals = Journals::new(args.run_dir.clone(), labels.clone(), args.durability);
+    let journals = Journals::new(
+        args.journal.run_dir.clone(),
+        labels.clone(),
+        args.journal.durability,
+    );
     let mut flows = Vec::new();
     let mut skipped = 0;
     for app in &targets {
@@ -559,8 +552,8 @@ async fn serve(
     let mut server = BridgeServer::new(registry, Arc::new(NativeEngine::new()), Some(loader))
         .with_journals(journals.factory())
         .with_run_dir(crate::mcp::RunDir {
-            base: args.run_dir.clone(),
-            durability: args.durability,
+            base: args.journal.run_dir.clone(),
+            durability: args.journal.durability,
         })
         // A run that parks stays the server's: it resumes here when it can go on.
         .with_parking(Arc::new(journals.clone()))

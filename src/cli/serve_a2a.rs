@@ -114,7 +114,11 @@ pub(super) fn run(
     let labels = Labels::default();
     // The runs' journals (the consultations of each app's reasoner journal their remote
     // tasks there).
-    let journals = Journals::new(args.run_dir.clone(), labels.clone(), args.durability);
+    let journals = Journals::new(
+        args.journal.run_dir.clone(),
+        labels.clone(),
+        args.journal.durability,
+    );
     let mut apps = HashMap::new();
     let mut agents = Vec::new();
     let mut skipped = 0;
@@ -205,8 +209,8 @@ pub(super) fn run(
         apps,
         children: ChildSettings {
             apps_dir: cli.apps_dir.clone(),
-            run_dir: args.run_dir.clone(),
-            durability: args.durability,
+            run_dir: args.journal.run_dir.clone(),
+            durability: args.journal.durability,
             no_model: args.no_model,
             given: chain::given_to_calls(None, answers)?,
         },
@@ -858,10 +862,12 @@ async fn cancel_run<T>(
         run_id: run_id.to_string(),
         reason: Some(reason),
         by: Some(CALLER.to_string()),
-        run_dir: cancelling.run_dir.clone(),
+        journal: super::JournalArgs {
+            run_dir: cancelling.run_dir.clone(),
+            durability: cancelling.durability,
+        },
         app: None,
         json: false,
-        durability: cancelling.durability,
     };
     let (apps_dir, id) = (cancelling.apps_dir.clone(), run_id.to_string());
     let cancelled = tokio::task::spawn_blocking(move || {

@@ -22,9 +22,7 @@ use crate::engine::native::NativeEngine;
 use crate::engine::{Resume, RunRequest, WorkflowEngine};
 use crate::harness::FlowAgent;
 use crate::journal::store::{self, DEFAULT_BASE, Journal};
-use crate::journal::{
-    Anchor, Durability, Event, EventSink, FlowState, JournalOptions, Launch, Record,
-};
+use crate::journal::{Anchor, Event, EventSink, FlowState, JournalOptions, Launch, Record};
 use crate::mcp::{
     BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs, RunProcessResult,
 };
@@ -85,19 +83,8 @@ pub struct StartArgs {
     #[arg(long, value_name = "URL")]
     pub engine_url: Option<String>,
 
-    /// Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
-
-    /// How the journal is committed: strict (fsync each event), batch (one fsync per
-    /// step) or off (no fsync); see docs/journal.md
-    #[arg(
-        long,
-        value_name = "MODE",
-        env = "CUGA_FLO_DURABILITY",
-        default_value = "batch"
-    )]
-    pub durability: Durability,
+    #[command(flatten)]
+    pub journal: super::JournalArgs,
 
     /// Node entries allowed before the run fails (bounds loops); at least 1
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -327,8 +314,8 @@ pub fn run_resumed(
             apps_dir: crate::app::called::apps_dir(&loaded)
                 .map_or_else(|| cli.apps_dir.clone(), |d| d.to_path_buf()),
             caller: loaded.clone(),
-            run_dir: args.run_dir.clone(),
-            durability: args.durability,
+            run_dir: args.journal.run_dir.clone(),
+            durability: args.journal.durability,
             no_model: args.no_model,
             given: given.clone(),
             depth: 0,
@@ -484,8 +471,8 @@ fn serve_scenario_agents(
         .block_on(super::serve_a2a::ScenarioAgents::start(
             served,
             &apps_dir,
-            &args.run_dir,
-            args.durability,
+            &args.journal.run_dir,
+            args.journal.durability,
             args.no_model,
         ))
         .map_err(UsageError::new)?;
@@ -677,9 +664,9 @@ async fn run_async(
                 Some(p) => p.run_id.clone(),
                 None => store::new_run_id(),
             };
-            let run_dir = store::run_dir(&args.run_dir, &run_id);
+            let run_dir = store::run_dir(&args.journal.run_dir, &run_id);
             let options = JournalOptions {
-                durability: args.durability,
+                durability: args.journal.durability,
                 anchor: Anchor::new(&run_id, Some(app_digest.clone())),
             };
             let graph = open_graph(&loaded, &run_id)?;
@@ -883,7 +870,7 @@ async fn run_async(
         RunStatus::Terminated | RunStatus::Failed | RunStatus::Cancelled => Outcome::Failed,
         RunStatus::Waiting => {
             if !args.json {
-                print_waiting(&state, &args.run_dir, style);
+                print_waiting(&state, &args.journal.run_dir, style);
             }
             Outcome::Waiting
         }

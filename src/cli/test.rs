@@ -22,7 +22,6 @@ use serde_json::Value;
 use crate::app::registry::AppRef;
 use crate::app::{EngineKind, FlowConfig, load_app, scenario};
 use crate::diag::did_you_mean;
-use crate::journal::store::DEFAULT_BASE;
 
 use super::start::EngineChoice;
 use super::target::{Target, all_apps, resolve};
@@ -60,9 +59,8 @@ pub struct TestArgs {
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
 
-    /// Where the runs are journalled
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_BASE)]
-    pub run_dir: PathBuf,
+    #[command(flatten)]
+    pub runs: super::RunDir,
 }
 
 /// One scenario to run.
@@ -293,7 +291,7 @@ impl Runner<'_> {
             .arg(&case.scenario)
             .args(["--json", "--detach"])
             .arg("--run-dir")
-            .arg(&self.args.run_dir)
+            .arg(&self.args.runs.run_dir)
             .stdin(Stdio::null());
         if !self.args.model {
             cmd.arg("--no-model");
