@@ -15,6 +15,8 @@ use crate::journal::{Durability, Event, EventSink, FlowState, Record};
 use crate::reason::park::{self, Given};
 use crate::vocab::{Decider, Offered, Question};
 
+use crate::run::cancel::{Cancelled, Cancelling, cancel_run};
+
 use super::runs::{find_run, run_ids};
 use super::signals::Signals;
 use super::start::{self, EngineChoice, Resumed, StartArgs};
@@ -232,7 +234,8 @@ pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
             let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
             match store::last_record(&path).map(|r| r.event) {
                 Some(Event::RunWaiting { due_ms, reason, .. }) => {
-                    return due_ms.is_some_and(|due| due <= now) || child_finished(base, &reason);
+                    return due_ms.is_some_and(|due| due <= now)
+                        || crate::run::cancel::child_finished(base, &reason);
                 }
                 Some(Event::RunFinished { .. }) => return false,
                 _ => {}
@@ -251,30 +254,7 @@ fn can_go_on(base: &Path, state: &FlowState, now: u64) -> bool {
     waiting.due_ms.is_some_and(|due| due <= now)
         || !state.unapplied_answers.is_empty()
         || !waiting.delivered.is_empty()
-        || child_finished(base, &waiting.reason)
-}
-
-/// A run parked for a call activity's child run (`child run <id>, ...`) can go on once
-/// one of them has finished (the child was answered and resumed on its own).
-pub(super) fn child_finished(base: &Path, reason: &str) -> bool {
-    let Some(children) = reason.strip_prefix("child run ") else {
-        return false;
-    };
-    children.split(", ").any(|id| {
-        let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
-        match store::last_record(&path).map(|r| r.event) {
-            Some(Event::RunFinished { status, .. }) => {
-                return status != crate::vocab::RunStatus::Waiting;
-            }
-            Some(Event::RunWaiting { .. }) => return false,
-            _ => {}
-        }
-        store::read_journal(&path).is_ok_and(|r| {
-            FlowState::fold(r.records.iter())
-                .status
-                .is_some_and(|s| s != crate::vocab::RunStatus::Waiting)
-        })
-    })
+        || crate::run::cancel::child_finished(base, &waiting.reason)
 }
 
 /// `cuga-flo worker`: resume due runs until stopped. Ctrl-C or SIGTERM lets the run in
@@ -1251,54 +1231,62 @@ pub struct CancelArgs {
     pub json: bool,
 }
 
-/// What `runs cancel` did to one run.
-pub(super) struct Cancelled {
-    run_id: String,
-    by: Option<String>,
-    reason: Option<String>,
-    remote: Vec<crate::journal::event::RemoteCancelled>,
-    /// Child runs (of a call activity the run waited for) cancelled with it.
-    children: Vec<Cancelled>,
+/// A cancellation as one JSON object (`runs cancel --json`).
+fn cancelled_json(done: &Cancelled) -> Value {
+    json!({
+        "run_id": done.run_id,
+        "status": "cancelled",
+        "by": done.by,
+        "reason": done.reason,
+        "remote": done.remote,
+        "children": done.children.iter().map(cancelled_json).collect::<Vec<_>>(),
+    })
 }
 
-impl Cancelled {
-    fn json(&self) -> Value {
-        json!({
-            "run_id": self.run_id,
-            "status": "cancelled",
-            "by": self.by,
-            "reason": self.reason,
-            "remote": self.remote,
-            "children": self.children.iter().map(Cancelled::json).collect::<Vec<_>>(),
-        })
-    }
-
-    fn print(&self, style: Style, indent: &str) {
-        let who = self
-            .by
-            .as_deref()
-            .map_or_else(String::new, |b| format!(" by {b}"));
+/// A cancellation, a line for the run, one per remote task and its children indented.
+fn print_cancelled(done: &Cancelled, style: Style, indent: &str) {
+    let who = done
+        .by
+        .as_deref()
+        .map_or_else(String::new, |b| format!(" by {b}"));
+    outln!(
+        "{indent}{} cancelled run {}{who}",
+        style.yellow("⊘"),
+        done.run_id
+    );
+    for r in &done.remote {
+        let outcome = match (&r.state, &r.error) {
+            (_, Some(e)) => format!("CancelTask failed: {e}"),
+            (Some(s), None) => format!("CancelTask → {s}"),
+            (None, None) => "CancelTask sent".to_string(),
+        };
         outln!(
-            "{indent}{} cancelled run {}{who}",
-            style.yellow("⊘"),
-            self.run_id
+            "{indent}    remote agent `{}`, A2A task {} ({}): {outcome}",
+            r.agent,
+            r.task_id,
+            r.node
         );
-        for r in &self.remote {
-            let outcome = match (&r.state, &r.error) {
-                (_, Some(e)) => format!("CancelTask failed: {e}"),
-                (Some(s), None) => format!("CancelTask → {s}"),
-                (None, None) => "CancelTask sent".to_string(),
-            };
-            outln!(
-                "{indent}    remote agent `{}`, A2A task {} ({}): {outcome}",
-                r.agent,
-                r.task_id,
-                r.node
-            );
-        }
-        for c in &self.children {
-            c.print(style, &format!("{indent}  "));
-        }
+    }
+    for c in &done.children {
+        print_cancelled(c, style, &format!("{indent}  "));
+    }
+}
+
+/// An app by the name or folder a run's journal gives, under `apps_dir`.
+pub(super) fn find_app(apps_dir: &Path, app: &str) -> Option<crate::app::registry::AppRef> {
+    match super::target::resolve(app, apps_dir) {
+        Ok(super::target::Target::App(app)) => Some(app),
+        _ => None,
+    }
+}
+
+/// What `runs cancel` (or `runs replay`) asks of a cancellation, for run::cancel.
+pub(super) fn cancelling<'a>(apps_dir: &'a Path, args: &'a CancelArgs) -> Cancelling<'a> {
+    Cancelling {
+        run_dir: &args.journal.run_dir,
+        durability: args.journal.durability,
+        app: args.app.as_deref(),
+        find_app: Box::new(move |app| find_app(apps_dir, app)),
     }
 }
 
@@ -1313,260 +1301,16 @@ pub fn cancel(cli: &Cli, args: &CancelArgs, style: Style) -> Result<Outcome, Usa
         .clone()
         .or_else(|| std::env::var("USER").ok())
         .filter(|b| !b.trim().is_empty());
-    let done = cancel_run(&cli.apps_dir, args, &id, by, args.reason.clone())?;
+    let done = cancel_run(
+        &cancelling(&cli.apps_dir, args),
+        &id,
+        by,
+        args.reason.clone(),
+    )?;
     if args.json {
-        outln!("{}", done.json());
+        outln!("{}", cancelled_json(&done));
     } else {
-        done.print(style, "");
+        print_cancelled(&done, style, "");
     }
     Ok(Outcome::Ok)
-}
-
-pub(super) fn cancel_run(
-    apps_dir: &Path,
-    args: &CancelArgs,
-    id: &str,
-    by: Option<String>,
-    reason: Option<String>,
-) -> Result<Cancelled, UsageError> {
-    // A finished run is refused before its lock is taken: nothing is written to it.
-    let path = store::run_dir(&args.journal.run_dir, id).join(store::JOURNAL_FILE);
-    let read = store::read_journal(&path)
-        .map_err(|e| UsageError::new(format!("cannot read the journal of run `{id}`: {e}")))?;
-    finished_refused(id, &FlowState::fold(read.records.iter()))?;
-    let dir = store::run_dir(&args.journal.run_dir, id);
-    let (journal, reopened) =
-        Journal::open(&dir, args.journal.durability).map_err(|e| match e {
-            JournalError::Locked { pid, .. } => UsageError::new(format!(
-                "run `{id}` is live: {} is running it, and a run is written by one process at a \
-             time, so it cannot be cancelled from here",
-                pid.map_or_else(
-                    || "another cuga-flo process".to_string(),
-                    |p| format!("cuga-flo process {p}")
-                )
-            ))
-            .with_help(
-                "stop that process (Ctrl-C, or SIGTERM: the run parks where it stands), then \
-             `cuga-flo runs cancel` it",
-            ),
-            e => UsageError::new(format!("cannot reopen the journal of run `{id}`: {e}")),
-        })?;
-    if let Some(r) = reopened.repaired {
-        tracing::warn!(
-            "run {id}: a torn last line (line {}, {} bytes) was cut off",
-            r.line,
-            r.bytes_dropped
-        );
-    }
-    let records = reopened.records;
-    let state = FlowState::fold(records.iter());
-    finished_refused(id, &state)?;
-    if records.is_empty() {
-        return Err(UsageError::new(format!(
-            "run `{id}` stopped before its first record was written: it never started, there \
-             is nothing to cancel"
-        )));
-    }
-    let remote = cancel_remote_tasks(apps_dir, args, &records, &state);
-    journal_cancellation(&journal, by.clone(), reason.clone(), remote.clone(), &state)
-        .map_err(|e| UsageError::new(format!("cannot journal the cancellation: {e}")))?;
-    drop(journal);
-    let children = cancel_children(apps_dir, args, id, &records, &state, by.clone());
-    Ok(Cancelled {
-        run_id: id.to_string(),
-        by,
-        reason,
-        remote,
-        children,
-    })
-}
-
-/// How long a child run stopped with its parent in this process may take to let its
-/// journal go.
-const LET_GO: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// The child runs of run `id` (cancelled: its journal is `records`) that have not ended
-/// go with it: those it waited for when it parked and those its call activities started
-/// (a served run cancelled while a child was going), each cancelled as `runs cancel`
-/// cancels a run, its own children with it. Shared by `runs cancel` and a served run
-/// cancelled by its caller.
-pub(super) fn cancel_children(
-    apps_dir: &Path,
-    args: &CancelArgs,
-    id: &str,
-    records: &[Record],
-    state: &FlowState,
-    by: Option<String>,
-) -> Vec<Cancelled> {
-    let mut ids: Vec<String> = state
-        .waiting
-        .as_ref()
-        .and_then(|w| w.reason.strip_prefix("child run "))
-        .map(|ids| ids.split(", ").map(str::to_string).collect())
-        .unwrap_or_default();
-    for record in records {
-        if let Event::ChildStarted { run_id, .. } = &record.event
-            && !ids.contains(run_id)
-        {
-            ids.push(run_id.clone());
-        }
-    }
-    let mut children = Vec::new();
-    for child in ids {
-        let path = store::run_dir(&args.journal.run_dir, &child).join(store::JOURNAL_FILE);
-        let open = store::read_journal(&path).is_ok_and(|r| {
-            !r.records.is_empty() && FlowState::fold(r.records.iter()).status.is_none()
-        });
-        if !open {
-            continue;
-        }
-        // A child going in this process with its parent, which was just stopped, lets
-        // its journal go once its own task is dropped on the parent's thread.
-        let dir = store::run_dir(&args.journal.run_dir, &child);
-        let waited = std::time::Instant::now();
-        while store::held_here(&dir) && waited.elapsed() < LET_GO {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        match cancel_run(
-            apps_dir,
-            args,
-            &child,
-            by.clone(),
-            Some(format!("its parent run {id} was cancelled")),
-        ) {
-            Ok(c) => children.push(c),
-            Err(e) => tracing::warn!("child run {child}: {}", e.message),
-        }
-    }
-    children
-}
-
-fn finished_refused(id: &str, state: &FlowState) -> Result<(), UsageError> {
-    match state.status {
-        Some(status) => Err(UsageError::new(format!(
-            "run `{id}` has finished ({}); there is nothing to cancel",
-            status.as_str()
-        ))
-        .with_help("nothing was written")),
-        None => Ok(()),
-    }
-}
-
-/// `CancelTask` for each remote task the run waits for (or sent before a crash), at the
-/// agent its app names: the agent's reply (the task's state) or why it failed. The run is
-/// cancelled whatever the agents say.
-fn cancel_remote_tasks(
-    apps_dir: &Path,
-    args: &CancelArgs,
-    records: &[Record],
-    state: &FlowState,
-) -> Vec<crate::journal::event::RemoteCancelled> {
-    use crate::journal::event::RemoteCancelled;
-    if state.remote_tasks.is_empty() {
-        return Vec::new();
-    }
-    let failed = |why: &str| -> Vec<RemoteCancelled> {
-        state
-            .remote_tasks
-            .values()
-            .map(|t| RemoteCancelled {
-                agent: t.remote.agent.clone(),
-                task_id: t.remote.task_id.clone(),
-                node: t.node.clone(),
-                state: None,
-                error: Some(why.to_string()),
-            })
-            .collect()
-    };
-    let app = match records.first().map(|r| &r.event) {
-        Some(Event::RunStarted { app, launch, .. }) => args.app.clone().or_else(|| {
-            launch
-                .as_ref()
-                .and_then(|l| l.app_dir.clone())
-                .filter(|d| Path::new(d).is_dir())
-                .or_else(|| Some(app.clone()))
-        }),
-        _ => None,
-    };
-    let loaded = match app.as_deref().map(|a| super::target::resolve(a, apps_dir)) {
-        Some(Ok(super::target::Target::App(app))) => crate::app::load_app(&app),
-        _ => {
-            return failed(
-                "the run's app cannot be found, so neither can its remote agents (pass --app)",
-            );
-        }
-    };
-    let Some(config) = loaded.config.as_ref() else {
-        return failed("the run's app has no flow config, so no remote agents");
-    };
-    let remotes = crate::reason::remote::Remotes::of(config);
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return failed(&format!("cannot start the async runtime: {e}")),
-    };
-    runtime.block_on(cancel_at_agents(&remotes, state))
-}
-
-/// `CancelTask` for each remote task `state` waits for (or sent before a crash), at its
-/// agent among `remotes`: the agent's reply (the task's state) or why it failed. Shared by
-/// `runs cancel` and a served run cancelled by its caller.
-pub(super) async fn cancel_at_agents(
-    remotes: &crate::reason::remote::Remotes,
-    state: &FlowState,
-) -> Vec<crate::journal::event::RemoteCancelled> {
-    let mut out = Vec::new();
-    for task in state.remote_tasks.values() {
-        let r = &task.remote;
-        let result = match remotes.get(&r.agent) {
-            Some(remote) => remote
-                .cancel_task(&r.task_id)
-                .await
-                .map_err(|e| e.to_string()),
-            None => Err(format!(
-                "the app has no remote agent `{}` any more",
-                r.agent
-            )),
-        };
-        if let Err(e) = &result {
-            tracing::warn!("CancelTask {} at `{}`: {e}", r.task_id, r.agent);
-        }
-        out.push(crate::journal::event::RemoteCancelled {
-            agent: r.agent.clone(),
-            task_id: r.task_id.clone(),
-            node: task.node.clone(),
-            state: result.as_ref().ok().filter(|s| !s.is_empty()).cloned(),
-            error: result.err(),
-        });
-    }
-    out
-}
-
-/// End a run cancelled: `run_cancelled` (who, why, what its remote agents said) and
-/// `run_finished` with status `cancelled` (the message `cancelled by WHO: WHY`, the run's
-/// variables and steps as `state` has them), committed together. Shared by `runs cancel`
-/// and a served run cancelled by its caller.
-pub(super) fn journal_cancellation(
-    sink: &dyn EventSink,
-    by: Option<String>,
-    reason: Option<String>,
-    remote: Vec<crate::journal::event::RemoteCancelled>,
-    state: &FlowState,
-) -> Result<(), JournalError> {
-    let message = match (&by, &reason) {
-        (Some(b), Some(r)) => format!("cancelled by {b}: {r}"),
-        (Some(b), None) => format!("cancelled by {b}"),
-        (None, Some(r)) => format!("cancelled: {r}"),
-        (None, None) => "cancelled".to_string(),
-    };
-    sink.emit(Event::RunCancelled { by, reason, remote })?;
-    sink.emit(Event::RunFinished {
-        status: crate::vocab::RunStatus::Cancelled,
-        message: Some(message),
-        variables: state.process_variables.clone(),
-        steps: state.steps,
-    })?;
-    sink.commit()
 }

@@ -709,7 +709,12 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
             app: args.app.clone(),
             json: false,
         };
-        super::durable::cancel_run(&cli.apps_dir, &cancel, &new_id, None, cancel.reason.clone())?;
+        crate::run::cancel::cancel_run(
+            &super::durable::cancelling(&cli.apps_dir, &cancel),
+            &new_id,
+            None,
+            cancel.reason.clone(),
+        )?;
     }
     let replayed = read(&args.journal.run_dir, &new_id)?;
     let differences = compare(&decisions(&records), &decisions(&replayed));

@@ -1033,7 +1033,7 @@ impl Journals {
             if waiting.due_ms.is_some_and(|due| due <= now)
                 || !waiting.delivered.is_empty()
                 || !state.unapplied_answers.is_empty()
-                || super::durable::child_finished(&self.base, &waiting.reason)
+                || crate::run::cancel::child_finished(&self.base, &waiting.reason)
             {
                 break Some(records);
             }
@@ -1110,8 +1110,13 @@ impl Journals {
             }
             *closed = true;
             // Straight to the journal: the run's own sink may be sealed (see `seal`).
-            let written =
-                super::durable::journal_cancellation(&*run.sink.inner, by, reason, remote, state);
+            let written = crate::run::cancel::journal_cancellation(
+                &*run.sink.inner,
+                by,
+                reason,
+                remote,
+                state,
+            );
             match written {
                 Ok(()) => tracing::info!("run {run_id}: cancelled"),
                 Err(e) => tracing::error!("run {run_id}: cannot journal its cancellation: {e}"),

@@ -842,7 +842,7 @@ async fn cancel_run<T>(
         }
         return;
     };
-    let remote = super::durable::cancel_at_agents(remotes, &state).await;
+    let remote = crate::run::cancel::cancel_at_agents(remotes, &state).await;
     let reason = task
         .cancel_reason()
         .unwrap_or_else(|| format!("A2A task {run_id} canceled (CancelTask)"));
@@ -858,28 +858,21 @@ async fn cancel_run<T>(
         run.stop().await;
     }
     // Its child runs go with it, as with `runs cancel` (their own remote tasks too).
-    let args = super::durable::CancelArgs {
-        run_id: run_id.to_string(),
-        reason: Some(reason),
-        by: Some(CALLER.to_string()),
-        journal: super::JournalArgs {
-            run_dir: cancelling.run_dir.clone(),
-            durability: cancelling.durability,
-        },
-        app: None,
-        json: false,
-    };
-    let (apps_dir, id) = (cancelling.apps_dir.clone(), run_id.to_string());
+    let (apps_dir, run_dir, durability) = (
+        cancelling.apps_dir.clone(),
+        cancelling.run_dir.clone(),
+        cancelling.durability,
+    );
+    let id = run_id.to_string();
     let cancelled = tokio::task::spawn_blocking(move || {
-        super::durable::cancel_children(
-            &apps_dir,
-            &args,
-            &id,
-            &records,
-            &state,
-            Some(CALLER.to_string()),
-        )
-        .len()
+        let c = crate::run::cancel::Cancelling {
+            run_dir: &run_dir,
+            durability,
+            app: None,
+            find_app: Box::new(|app| super::durable::find_app(&apps_dir, app)),
+        };
+        crate::run::cancel::cancel_children(&c, &id, &records, &state, Some(CALLER.to_string()))
+            .len()
     })
     .await;
     if let Ok(n) = cancelled

@@ -6,7 +6,10 @@
 //!   advance, a model, a person, park), the registered flow of a loaded app and the
 //!   `register_flow` loader, the journal sink that labels a run, and the answers given
 //!   with `runs answer` that a resumed run applies;
-//! - [`children`]: the child runs of call activities, whichever host runs the parent.
+//! - [`children`]: the child runs of call activities, whichever host runs the parent;
+//! - [`cancel`]: cancelling a run, its remote tasks and its children (`runs cancel`, a
+//!   replay of a cancelled run, a served run its A2A caller cancels).
 
+pub mod cancel;
 pub mod chain;
 pub mod children;
