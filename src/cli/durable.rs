@@ -15,6 +15,7 @@ use crate::journal::{Durability, Event, EventSink, FlowState, Record};
 use crate::reason::park::{self, Given};
 use crate::vocab::{Decider, Offered, Question};
 
+use crate::run::answer::Answered;
 use crate::run::cancel::{Cancelled, Cancelling, cancel_run};
 
 use super::runs::{find_run, run_ids};
@@ -844,138 +845,43 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
         &id,
         args.common.journal.durability,
     )?;
-    let state = FlowState::fold(records.iter());
-    if let Some(status) = state.status {
-        return Err(UsageError::new(format!(
-            "run `{id}` has finished ({}); it has no open question",
-            status.as_str()
-        )));
-    }
-    let wanted = &args.control_point;
-    let question = state
-        .open_questions
-        .values()
-        .find(|q| &q.key == wanted || &q.element == wanted)
-        .cloned();
-    let Some(question) = question else {
-        let open: Vec<&str> = state
-            .open_questions
-            .values()
-            .map(|q| q.element.as_str())
-            .collect();
-        let already = state
-            .unapplied_answers
-            .keys()
-            .any(|k| k == wanted || k.split(':').nth_back(1) == Some(wanted.as_str()));
-        let message = if already {
-            format!(
-                "`{wanted}` of run `{id}` is answered already (the run applies it when resumed)"
-            )
-        } else {
-            format!("run `{id}` has no open question at `{wanted}`")
-        };
-        return Err(UsageError::new(message).with_help(if open.is_empty() {
-            "the run has no open questions".to_string()
-        } else {
-            format!("its open questions are at: {}", open.join(", "))
-        }));
-    };
     let by = args
         .by
         .clone()
         .or_else(|| std::env::var("USER").ok())
         .filter(|b| !b.trim().is_empty());
-    // A consulted remote person asked a question back: a person here replies, and the
-    // reply goes to them in the same A2A task when the run resumes.
-    if let Some(remote) = question
-        .remote
-        .as_ref()
-        .filter(|r| r.until_ms.is_some() && r.state == "input-required")
-    {
-        let Some(reply) = args.reply.clone().filter(|r| !r.trim().is_empty()) else {
-            return Err(UsageError::new(format!(
-                "`{}` of run `{id}` waits for a reply to the question remote agent `{}` asked back (A2A task {}): {}",
-                question.element,
-                remote.agent,
-                remote.task_id,
-                question.instruction.as_deref().unwrap_or("")
-            ))
-            .with_help(format!(
-                "reply with `cuga-flo runs answer {id} {} --reply TEXT`",
-                question.element
-            )));
-        };
-        let record = journal
-            .emit(Event::RemoteReplied {
-                node: question.element.clone(),
-                key: question.key.clone(),
-                task_id: remote.task_id.clone(),
-                reply: reply.clone(),
-                by,
-            })
-            .and_then(|r| journal.commit().map(|()| r))
-            .map_err(|e| UsageError::new(format!("cannot journal the reply: {e}")))?;
-        if !args.common.json {
-            outln!(
-                "{} replied to remote agent `{}` for {} of run {id} (A2A task {}): {reply}",
-                style.green("✓"),
-                remote.agent,
-                question.element,
-                remote.task_id
-            );
-        }
-        if args.no_resume {
-            return Ok(Outcome::Ok);
-        }
-        let mut records = records;
-        records.push(record);
-        return resume_open(cli, &args.common, id, journal, records, repaired, style);
-    }
-    if args.reply.is_some() {
-        return Err(UsageError::new(format!(
-            "`{}` of run `{id}` is not a question a consulted remote person asked back: --reply does not answer it",
-            question.element
-        ))
-        .with_help("`cuga-flo runs pending` shows what each question offers"));
-    }
-    if let Some(remote) = &question.remote {
-        return Err(UsageError::new(format!(
-            "`{}` of run `{id}` waits for remote agent `{}` (A2A task {}, {}), not for a person: \
-             it cannot be answered with `runs answer`",
-            question.element, remote.agent, remote.task_id, remote.state
-        ))
-        .with_help(format!(
-            "`cuga-flo runs resume {id}` asks the agent again (GetTask on the same task); a question \
-             the agent asks is answered through the resumed run (an answers file, or a person at \
-             the terminal)"
-        )));
-    }
-    let mut given = given(args)?;
-    approval(&question, args, &mut given, by.as_deref(), &id)?;
-    let answer = park::check_answer(&question, &given).map_err(|why| {
-        UsageError::new(format!(
-            "the answer to `{}` of run `{id}` is refused: {why}",
-            question.element
-        ))
-        .with_help("nothing was recorded; `cuga-flo runs pending` shows what each question offers")
-    })?;
-    // Durable before it is applied, and before it is shown.
-    let record = journal
-        .emit(Event::QuestionAnswered {
-            key: question.key.clone(),
-            answer: answer.clone(),
-            decided_by: Decider::Human,
-            by,
-            reason: args.reason.clone(),
-        })
-        .and_then(|r| journal.commit().map(|()| r))
-        .map_err(|e| UsageError::new(format!("cannot journal the answer: {e}")))?;
+    let request = crate::run::answer::AnswerRequest {
+        control_point: args.control_point.clone(),
+        // Read only when the question takes an answer (not a reply).
+        given: if args.reply.is_some() {
+            Given::default()
+        } else {
+            given(args)?
+        },
+        decision: args.decision.clone(),
+        reply: args.reply.clone(),
+        by,
+        reason: args.reason.clone(),
+    };
+    let (answered, record) = crate::run::answer::answer(&journal, &records, &id, request)?;
     if !args.common.json {
-        outln!(
-            "{} answered {} of run {id}: {answer}",
-            style.green("✓"),
-            question.element
-        );
+        match &answered {
+            Answered::Reply {
+                question,
+                agent,
+                task_id,
+                reply,
+            } => outln!(
+                "{} replied to remote agent `{agent}` for {} of run {id} (A2A task {task_id}): {reply}",
+                style.green("✓"),
+                question.element,
+            ),
+            Answered::Answer { question, answer } => outln!(
+                "{} answered {} of run {id}: {answer}",
+                style.green("✓"),
+                question.element
+            ),
+        }
     }
     if args.no_resume {
         return Ok(Outcome::Ok);
@@ -983,62 +889,6 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
     let mut records = records;
     records.push(record);
     resume_open(cli, &args.common, id, journal, records, repaired, style)
-}
-
-/// A guardrail's question: `approve` / `deny` name its flows, and only its approvers
-/// may answer it.
-fn approval(
-    question: &Question,
-    args: &AnswerArgs,
-    given: &mut Given,
-    by: Option<&str>,
-    id: &str,
-) -> Result<(), UsageError> {
-    if matches!(question.offered, Offered::ToolCall { .. }) {
-        if let Some(d) = &args.decision {
-            given.confirm = Some(crate::app::guardrail::decision_of(d).ok_or_else(|| {
-                UsageError::new(format!("`{d}` is neither `approve` nor `deny`"))
-            })?);
-        }
-        return Ok(());
-    }
-    let Some(approval) = &question.approval else {
-        return match &args.decision {
-            Some(d) => Err(UsageError::new(format!(
-                "`{}` of run `{id}` is not a guardrail: `{d}` is not an answer to it",
-                question.element
-            ))
-            .with_help("`cuga-flo runs pending` shows what each question offers")),
-            None => Ok(()),
-        };
-    };
-    if let Some(d) = &args.decision {
-        let approved = crate::app::guardrail::decision_of(d)
-            .ok_or_else(|| UsageError::new(format!("`{d}` is neither `approve` nor `deny`")))?;
-        if !given.flows.is_empty() || given.choice.is_some() {
-            return Err(UsageError::new(
-                "give either `approve`/`deny` or --flow/--choice, not both",
-            ));
-        }
-        let flow = if approved {
-            &approval.approve_flow
-        } else {
-            &approval.deny_flow
-        };
-        given.flows = vec![flow.clone()];
-    }
-    if !crate::app::guardrail::admits(&approval.approvers, by) {
-        return Err(UsageError::new(format!(
-            "{} may not decide guardrail `{}` of run `{id}`",
-            by.map_or_else(|| "an unnamed approver".to_string(), |b| format!("`{b}`")),
-            question.element
-        ))
-        .with_help(format!(
-            "its approvers are {}: answer with --by NAME",
-            approval.approvers.join(", ")
-        )));
-    }
-    Ok(())
 }
 
 /// Guardrail decisions an external tool wrote into the run's graph (docs/graph.md,

@@ -124,6 +124,17 @@ pub struct JournalArgs {
     pub durability: crate::journal::Durability,
 }
 
+impl From<crate::run::answer::AnswerError> for UsageError {
+    fn from(e: crate::run::answer::AnswerError) -> Self {
+        let help = e.help();
+        let error = UsageError::new(e.to_string());
+        match help {
+            Some(h) => error.with_help(h),
+            None => error,
+        }
+    }
+}
+
 impl From<crate::run::cancel::CancelError> for UsageError {
     fn from(e: crate::run::cancel::CancelError) -> Self {
         let help = e.help();

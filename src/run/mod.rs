@@ -7,9 +7,12 @@
 //!   `register_flow` loader, the journal sink that labels a run, and the answers given
 //!   with `runs answer` that a resumed run applies;
 //! - [`children`]: the child runs of call activities, whichever host runs the parent;
+//! - [`answer`]: a person's answer to a parked run's open question, checked and
+//!   journalled (`runs answer`);
 //! - [`cancel`]: cancelling a run, its remote tasks and its children (`runs cancel`, a
 //!   replay of a cancelled run, a served run its A2A caller cancels).
 
+pub mod answer;
 pub mod cancel;
 pub mod chain;
 pub mod children;
