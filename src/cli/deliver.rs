@@ -9,7 +9,7 @@ use clap::Args;
 use crate::journal::event::CatchKind;
 use crate::journal::mailbox::{self, Delivery, DeliveryError};
 
-use super::durable::{ResumeOptions, reopen, resume_open, worse};
+use super::durable::{ResumeOptions, resume_open, worse};
 use super::runs::find_run;
 use super::{Cli, Outcome, Style, UsageError};
 
@@ -187,13 +187,13 @@ fn deliver_and_resume(
 ) -> Result<Outcome, UsageError> {
     let run_dir = crate::journal::store::run_dir(&opts.journal.run_dir, &id);
     let (journal, records, repaired) =
-        match reopen(&opts.journal.run_dir, &id, opts.journal.durability) {
+        match crate::run::parked::reopen(&opts.journal.run_dir, &id, opts.journal.durability) {
             Ok(opened) => opened,
             // A server (`serve`) holds the run parked: the delivery is posted to it, and the
             // server journals it and resumes the run itself.
             Err(e) => match mailbox::held_parked(&run_dir) {
                 Some(pid) => return post_to_server(opts, &id, pid, delivery, style),
-                None => return Err(e),
+                None => return Err(e.into()),
             },
         };
     let written = mailbox::deliver(&journal, &records, &id, delivery).map_err(|e| {

@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Map, Value, json};
 
-use crate::journal::store::{self, Journal, JournalError};
-use crate::journal::{Durability, Event, EventSink, FlowState, Record};
-use crate::reason::park::{self, Given};
+use crate::journal::store::{self, Journal};
+use crate::journal::{Event, EventSink, FlowState, Record};
+use crate::reason::park::Given;
 use crate::vocab::{Decider, Offered, Question};
 
 use crate::run::answer::Answered;
 use crate::run::cancel::{Cancelled, Cancelling, cancel_run};
 
-use super::runs::{find_run, run_ids};
+use super::runs::find_run;
 use super::signals::Signals;
 use super::start::{self, EngineChoice, Resumed, StartArgs};
 use super::{Cli, Outcome, Style, UsageError};
@@ -183,7 +183,7 @@ pub fn resume(cli: &Cli, args: &ResumeArgs, style: Style) -> Result<Outcome, Usa
     }
     let wanted = args.run_id.as_deref().unwrap_or_default();
     let id = find_run(&args.common.journal.run_dir, wanted)?;
-    let (journal, records, repaired) = reopen(
+    let (journal, records, repaired) = crate::run::parked::reopen(
         &args.common.journal.run_dir,
         &id,
         args.common.journal.durability,
@@ -208,54 +208,16 @@ fn resume_due(
     concurrency: usize,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let ids = (due_runs(&opts.journal.run_dir, crate::clock::now_ms()).into_iter())
-        .map(|id| (id, false))
-        .collect();
+    let ids = (crate::run::parked::due_runs(&opts.journal.run_dir, crate::clock::now_ms())
+        .into_iter())
+    .map(|id| (id, false))
+    .collect();
     let never = std::sync::atomic::AtomicBool::new(false);
     let done = resume_concurrently(cli, opts, ids, concurrency, &never, style);
     if done.resumed == 0 && !opts.json {
         outln!("no parked run is due");
     }
     Ok(done.worst)
-}
-
-/// The parked runs under `base` that can go on at `now`: a timer or a deadline is due,
-/// or a question was answered (`runs answer --no-resume`) or a message or signal
-/// delivered (`--no-resume`, the bridge's tools) since the run parked.
-///
-/// A parked run's journal ends with its `run_waiting` (a finished run's with
-/// `run_finished`): those are told from the journal's last record alone, read from the end
-/// of the file, so a look costs the same however long the runs' journals are. Any other
-/// ending (an answer or a delivery recorded since it parked, a run a crash stopped) is
-/// folded from the whole journal.
-pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
-    run_ids(base)
-        .into_iter()
-        .filter(|id| {
-            let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
-            match store::last_record(&path).map(|r| r.event) {
-                Some(Event::RunWaiting { due_ms, reason, .. }) => {
-                    return due_ms.is_some_and(|due| due <= now)
-                        || crate::run::cancel::child_finished(base, &reason);
-                }
-                Some(Event::RunFinished { .. }) => return false,
-                _ => {}
-            }
-            store::read_journal(&path)
-                .is_ok_and(|r| can_go_on(base, &FlowState::fold(r.records.iter()), now))
-        })
-        .collect()
-}
-
-/// Whether a run in `state` can go on at `now` (what [`due_runs`] looks for).
-fn can_go_on(base: &Path, state: &FlowState, now: u64) -> bool {
-    let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none()) else {
-        return false;
-    };
-    waiting.due_ms.is_some_and(|due| due <= now)
-        || !state.unapplied_answers.is_empty()
-        || !waiting.delivered.is_empty()
-        || crate::run::cancel::child_finished(base, &waiting.reason)
 }
 
 /// `cuga-flo worker`: resume due runs until stopped. Ctrl-C or SIGTERM lets the run in
@@ -288,9 +250,13 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
         // approver's decision in its graph.
         let mut ids: Vec<(String, bool)> = Vec::new();
         if now >= next_look {
-            ids = (due_runs(&args.common.journal.run_dir, crate::clock::now_ms()).into_iter())
-                .map(|id| (id, false))
-                .collect();
+            ids = (crate::run::parked::due_runs(
+                &args.common.journal.run_dir,
+                crate::clock::now_ms(),
+            )
+            .into_iter())
+            .map(|id| (id, false))
+            .collect();
             next_look = now + interval;
         }
         if let Some(every) = args.graph_poll
@@ -361,7 +327,7 @@ fn resume_concurrently(
                 && state.waiting.is_some()
                 && state.open_questions.values().any(|q| q.approval.is_some())
         } else {
-            can_go_on(&opts.journal.run_dir, &state, crate::clock::now_ms())
+            crate::run::parked::can_go_on(&opts.journal.run_dir, &state, crate::clock::now_ms())
         };
         if !goes_on {
             tracing::info!("run {id}: resumed by another worker since it was due; left");
@@ -443,35 +409,9 @@ pub(super) fn worse(a: Outcome, b: Outcome) -> Outcome {
 
 /// Open a due run's journal, or leave the run (logged) when another process holds it.
 fn reopen_due(opts: &ResumeOptions, id: &str) -> Option<(Journal, Vec<Record>, Option<String>)> {
-    reopen(&opts.journal.run_dir, id, opts.journal.durability)
-        .inspect_err(|e| tracing::info!("run {id}: {}", e.message))
+    crate::run::parked::reopen(&opts.journal.run_dir, id, opts.journal.durability)
+        .inspect_err(|e| tracing::info!("run {id}: {}", e))
         .ok()
-}
-
-/// Open run `id`'s journal for writing (taking its lock).
-pub(super) fn reopen(
-    base: &Path,
-    id: &str,
-    durability: Durability,
-) -> Result<(Journal, Vec<Record>, Option<String>), UsageError> {
-    let dir = store::run_dir(base, id);
-    let (journal, reopened) = Journal::open(&dir, durability).map_err(|e| match e {
-        JournalError::Locked { .. } => UsageError::new(format!(
-            "run `{id}` is being written by another cuga-flo process: {e}"
-        ))
-        .with_help("wait for it to finish, or stop it; a run has one writer at a time"),
-        e => UsageError::new(format!("cannot reopen the journal of run `{id}`: {e}")),
-    })?;
-    let repaired = reopened.repaired.map(|r| {
-        format!(
-            "a torn last line (line {}, {} bytes) was cut off",
-            r.line, r.bytes_dropped
-        )
-    });
-    if let Some(r) = &repaired {
-        tracing::warn!("run {id}: {r}");
-    }
-    Ok((journal, reopened.records, repaired))
 }
 
 /// Continue run `id`, whose journal is open.
@@ -506,7 +446,9 @@ pub(super) fn resume_open(
             records.push(record);
         }
     }
-    for record in answer_timeouts(&journal, &state)? {
+    for record in crate::run::parked::answer_timeouts(&journal, &state)
+        .map_err(|e| UsageError::new(format!("cannot journal the timeout: {e}")))?
+    {
         state.apply(&record);
         records.push(record);
     }
@@ -584,54 +526,12 @@ pub(super) fn resume_open(
     start::run_resumed(cli, &start_args, Some(resumed), style)
 }
 
-/// Questions of a run in `state` whose deadline has passed are answered with their
-/// `on_timeout` (checked as any answer, journalled as decided by `timeout`) before the run
-/// resumes; the records journalled.
-fn answer_timeouts(journal: &Journal, state: &FlowState) -> Result<Vec<Record>, UsageError> {
-    let now = crate::clock::now_ms();
-    let mut records = Vec::new();
-    for q in state.open_questions.values() {
-        let (Some(deadline), Some(on_timeout)) = (q.deadline_ms, &q.on_timeout) else {
-            continue;
-        };
-        if deadline > now {
-            continue;
-        }
-        let answer = Given::from_value(on_timeout).and_then(|g| park::check_answer(q, &g));
-        let answer = match answer {
-            Ok(a) => a,
-            Err(why) => {
-                tracing::warn!(
-                    "{}: the on_timeout answer cannot be given ({why}); the question stays open",
-                    q.key
-                );
-                continue;
-            }
-        };
-        let record = journal
-            .emit(Event::QuestionAnswered {
-                key: q.key.clone(),
-                answer,
-                decided_by: Decider::Timeout,
-                by: None,
-                reason: Some(format!(
-                    "no answer by the deadline ({})",
-                    crate::view::utc_time(deadline)
-                )),
-            })
-            .and_then(|r| journal.commit().map(|()| r))
-            .map_err(|e| UsageError::new(format!("cannot journal the timeout: {e}")))?;
-        records.push(record);
-    }
-    Ok(records)
-}
-
 /// `runs pending`: the open questions of every run, oldest first.
 pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> {
     let mut rows = Vec::new();
     // The messages and signals parked runs wait for (shown after the questions).
     let mut waits = Vec::new();
-    for id in run_ids(&args.runs.run_dir) {
+    for id in store::run_ids(&args.runs.run_dir) {
         let path = store::run_dir(&args.runs.run_dir, &id).join(store::JOURNAL_FILE);
         let Ok(read) = store::read_journal(&path) else {
             continue;
@@ -840,7 +740,7 @@ fn offered_lines(q: &Question) -> Vec<String> {
 /// `runs answer`.
 pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, UsageError> {
     let id = find_run(&args.common.journal.run_dir, &args.run_id)?;
-    let (journal, records, repaired) = reopen(
+    let (journal, records, repaired) = crate::run::parked::reopen(
         &args.common.journal.run_dir,
         &id,
         args.common.journal.durability,
@@ -999,7 +899,7 @@ fn started_app(app: Option<&String>, records: &[Record]) -> Option<String> {
 /// --graph-poll` resumes them without waiting for the deadline.
 fn graph_decided_runs(cli: &Cli, opts: &ResumeOptions) -> Vec<String> {
     let base = &opts.journal.run_dir;
-    run_ids(base)
+    store::run_ids(base)
         .into_iter()
         .filter(|id| {
             let path = store::run_dir(base, id).join(store::JOURNAL_FILE);

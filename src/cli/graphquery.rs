@@ -15,7 +15,7 @@ use crate::graph::store::{Answer, Embedded, GraphStore, open};
 use crate::graph::vocab;
 use crate::journal::{Event, Record};
 
-use super::runs::{find_run, read, run_ids};
+use super::runs::{find_run, read};
 use super::target::{Target, resolve};
 use super::{Cli, Outcome, UsageError};
 
@@ -75,7 +75,7 @@ pub fn query(
 
 /// The runs of app `name` under `base`, oldest first.
 fn runs_of(base: &Path, name: &str) -> Vec<(String, Vec<Record>)> {
-    run_ids(base)
+    crate::journal::store::run_ids(base)
         .into_iter()
         .filter_map(|id| {
             let records = read(base, &id).ok()?;

@@ -135,6 +135,17 @@ impl From<crate::run::answer::AnswerError> for UsageError {
     }
 }
 
+impl From<crate::run::parked::ReopenError> for UsageError {
+    fn from(e: crate::run::parked::ReopenError) -> Self {
+        let help = e.help();
+        let error = UsageError::new(e.to_string());
+        match help {
+            Some(h) => error.with_help(h),
+            None => error,
+        }
+    }
+}
+
 impl From<crate::run::cancel::CancelError> for UsageError {
     fn from(e: crate::run::cancel::CancelError) -> Self {
         let help = e.help();

@@ -276,29 +276,15 @@ fn export_run(args: &ExportArgs) -> Result<Outcome, UsageError> {
     Ok(Outcome::Ok)
 }
 
-/// The ids of the runs under `base`, sorted (ids start with their UTC time).
-pub(super) fn run_ids(base: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(base.join("runs")) else {
-        return Vec::new();
-    };
-    let mut ids: Vec<String> = entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join(JOURNAL_FILE).is_file())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .collect();
-    ids.sort();
-    ids
-}
-
 /// The ids of the runs under `base` (for shell completion).
 pub fn run_ids_in(base: &Path) -> Vec<String> {
-    run_ids(base)
+    store::run_ids(base)
 }
 
 /// The run `wanted` names: its id, or a unique prefix or suffix of it (`20261201T21`, or
 /// the memorable `295d46` at its end).
 pub(super) fn find_run(base: &Path, wanted: &str) -> Result<String, UsageError> {
-    let ids = run_ids(base);
+    let ids = store::run_ids(base);
     if ids.iter().any(|id| id == wanted) {
         return Ok(wanted.to_string());
     }
@@ -503,7 +489,7 @@ impl RunRow {
 fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
     // Newest first, by the time of each journal's first record (ids made in the same
     // second do not sort by time).
-    let mut runs: Vec<RunRow> = run_ids(&args.runs.run_dir)
+    let mut runs: Vec<RunRow> = store::run_ids(&args.runs.run_dir)
         .into_iter()
         .map(|id| RunRow::read(&args.runs.run_dir, id))
         .filter(|r| args.app.as_ref().is_none_or(|app| &r.state.app == app))

@@ -817,7 +817,7 @@ impl Journals {
         take: &TakeOver,
     ) -> usize {
         let mut taken = 0;
-        for run_id in super::runs::run_ids(&self.base) {
+        for run_id in store::run_ids(&self.base) {
             if ignored.contains(&run_id) || lock(&self.open).contains_key(&run_id) {
                 continue;
             }
@@ -1033,7 +1033,7 @@ impl Journals {
             if waiting.due_ms.is_some_and(|due| due <= now)
                 || !waiting.delivered.is_empty()
                 || !state.unapplied_answers.is_empty()
-                || crate::run::cancel::child_finished(&self.base, &waiting.reason)
+                || crate::run::parked::child_finished(&self.base, &waiting.reason)
             {
                 break Some(records);
             }

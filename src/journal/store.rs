@@ -830,6 +830,20 @@ fn sync_dir(_dir: &Path) -> Result<(), JournalError> {
     Ok(())
 }
 
+/// The ids of the runs under `base`, sorted (ids start with their UTC time).
+pub fn run_ids(base: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(base.join("runs")) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join(JOURNAL_FILE).is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -315,26 +315,3 @@ pub fn journal_cancellation(
     })?;
     sink.commit()
 }
-
-/// A run parked for a call activity's child run (`child run <id>, ...`) can go on once
-/// one of them has finished (the child was answered and resumed on its own).
-pub fn child_finished(base: &Path, reason: &str) -> bool {
-    let Some(children) = reason.strip_prefix("child run ") else {
-        return false;
-    };
-    children.split(", ").any(|id| {
-        let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
-        match store::last_record(&path).map(|r| r.event) {
-            Some(Event::RunFinished { status, .. }) => {
-                return status != crate::vocab::RunStatus::Waiting;
-            }
-            Some(Event::RunWaiting { .. }) => return false,
-            _ => {}
-        }
-        store::read_journal(&path).is_ok_and(|r| {
-            FlowState::fold(r.records.iter())
-                .status
-                .is_some_and(|s| s != crate::vocab::RunStatus::Waiting)
-        })
-    })
-}

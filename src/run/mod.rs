@@ -9,6 +9,8 @@
 //! - [`children`]: the child runs of call activities, whichever host runs the parent;
 //! - [`answer`]: a person's answer to a parked run's open question, checked and
 //!   journalled (`runs answer`);
+//! - [`parked`]: which parked runs can go on, reopening one, deadlines answered by
+//!   their `on_timeout`;
 //! - [`cancel`]: cancelling a run, its remote tasks and its children (`runs cancel`, a
 //!   replay of a cancelled run, a served run its A2A caller cancels).
 
@@ -16,3 +18,4 @@ pub mod answer;
 pub mod cancel;
 pub mod chain;
 pub mod children;
+pub mod parked;
