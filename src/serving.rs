@@ -162,6 +162,53 @@ impl<T> Drop for Running<T> {
     }
 }
 
+// ---- The bearer token every HTTP server of the process asks for ----
+
+/// Why a request is refused for its bearer token, if it is: with `expected` set, a request
+/// must present it (`Authorization: Bearer <token>`, the scheme in any case), compared in
+/// constant time. `None`: every request passes.
+pub fn token_refusal(
+    expected: Option<&crate::secret::Secret>,
+    headers: &axum::http::HeaderMap,
+) -> Option<&'static str> {
+    let expected = expected?;
+    match bearer(headers) {
+        None => Some("missing bearer token: send `Authorization: Bearer <token>`"),
+        Some(presented) if !expected.matches(presented) => Some("invalid bearer token"),
+        Some(_) => None,
+    }
+}
+
+/// The credentials of `Authorization: Bearer <token>` (the scheme in any case).
+pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, credentials) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim())
+}
+
+/// 401 with `WWW-Authenticate: Bearer` and `{"error": message}`.
+pub fn unauthorized(message: &str) -> axum::response::Response {
+    use axum::http::header;
+    let body = serde_json::json!({ "error": message }).to_string();
+    let mut response = axum::response::Response::new(axum::body::Body::from(body));
+    *response.status_mut() = axum::http::StatusCode::UNAUTHORIZED;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::Cores;
@@ -212,5 +259,18 @@ mod tests {
                 "cuga-flo-run-1"
             ]
         );
+    }
+
+    #[test]
+    fn bearer_credentials() {
+        use axum::http::{HeaderMap, header};
+        let mut headers = HeaderMap::new();
+        assert_eq!(super::bearer(&headers), None);
+        headers.insert(header::AUTHORIZATION, "Bearer abc".parse().unwrap());
+        assert_eq!(super::bearer(&headers), Some("abc"));
+        headers.insert(header::AUTHORIZATION, "bearer  abc ".parse().unwrap());
+        assert_eq!(super::bearer(&headers), Some("abc"));
+        headers.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
+        assert_eq!(super::bearer(&headers), None);
     }
 }

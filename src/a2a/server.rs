@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
@@ -569,14 +569,6 @@ async fn agent_card(State(s): State<Arc<Shared>>, Path(slug): Path<String>) -> R
     }
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, credentials) = value.trim().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| credentials.trim())
-}
-
 fn rpc_error(status: StatusCode, id: &Value, code: i64, message: &str) -> Response {
     json_response(
         status,
@@ -587,25 +579,9 @@ fn rpc_error(status: StatusCode, id: &Value, code: i64, message: &str) -> Respon
 
 async fn rpc(State(s): State<Arc<Shared>>, Path(slug): Path<String>, req: Request) -> Response {
     let null = Value::Null;
-    if let Some(expected) = &s.token {
-        let refused = match bearer(req.headers()) {
-            None => Some("missing bearer token: send `Authorization: Bearer <token>`"),
-            Some(presented) if !expected.matches(presented) => Some("invalid bearer token"),
-            Some(_) => None,
-        };
-        if let Some(message) = refused {
-            tracing::warn!("refused POST /{slug}: {message}");
-            let mut r = json_response(
-                StatusCode::UNAUTHORIZED,
-                &json!({"error": message}),
-                "application/json",
-            );
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
-            return r;
-        }
+    if let Some(message) = crate::serving::token_refusal(s.token.as_ref(), req.headers()) {
+        tracing::warn!("refused POST /{slug}: {message}");
+        return crate::serving::unauthorized(message);
     }
     if s.agent(&slug).is_none() {
         return not_found(&format!("no agent `{slug}` here"));

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use rmcp::service::{RoleClient, RunningService};
@@ -215,20 +215,13 @@ const SERVER_BUSY: i64 = -32000;
 /// Every request passes here: without the token (when one is set) it gets 401; a POST
 /// counts as in flight until its response body has been sent.
 async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    if let Some(expected) = &gate.token {
-        let refused = match bearer(request.headers()) {
-            None => Some("missing bearer token: send `Authorization: Bearer <token>`"),
-            Some(presented) if !expected.matches(presented) => Some("invalid bearer token"),
-            Some(_) => None,
-        };
-        if let Some(message) = refused {
-            tracing::warn!(
-                "refused {} {}: {message}",
-                request.method(),
-                request.uri().path()
-            );
-            return unauthorized(message);
-        }
+    if let Some(message) = crate::serving::token_refusal(gate.token.as_ref(), request.headers()) {
+        tracing::warn!(
+            "refused {} {}: {message}",
+            request.method(),
+            request.uri().path()
+        );
+        return crate::serving::unauthorized(message);
     }
     let request = if request.method() == Method::POST {
         if !request.headers().contains_key("mcp-session-id") {
@@ -398,31 +391,6 @@ fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
     response
 }
 
-/// The credentials of `Authorization: Bearer <token>` (the scheme in any case).
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, credentials) = value.trim().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| credentials.trim())
-}
-
-fn unauthorized(message: &str) -> Response {
-    let body = serde_json::json!({ "error": message }).to_string();
-    let mut response = Response::new(Body::from(body));
-    *response.status_mut() = StatusCode::UNAUTHORIZED;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::WWW_AUTHENTICATE,
-        header::HeaderValue::from_static("Bearer"),
-    );
-    headers.insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
 /// How many requests are in flight.
 #[derive(Clone, Default)]
 struct InFlight(Arc<AtomicUsize>);
@@ -537,17 +505,5 @@ mod tests {
         ] {
             assert!(jsonrpc_message(&bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn bearer_credentials() {
-        let mut headers = HeaderMap::new();
-        assert_eq!(bearer(&headers), None);
-        headers.insert(header::AUTHORIZATION, "Bearer abc".parse().unwrap());
-        assert_eq!(bearer(&headers), Some("abc"));
-        headers.insert(header::AUTHORIZATION, "bearer  abc ".parse().unwrap());
-        assert_eq!(bearer(&headers), Some("abc"));
-        headers.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
-        assert_eq!(bearer(&headers), None);
     }
 }
