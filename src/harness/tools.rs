@@ -589,16 +589,11 @@ impl TaskTools {
             let mut confirmed = None;
             match why {
                 Err(denied) => {
-                    let result = format!("denied: the call was not made: {denied}");
-                    return self.ended(
+                    return self.denied(
                         place,
                         call,
                         &tool,
-                        ToolOutcome::Denied,
-                        result,
-                        0,
-                        None,
-                        false,
+                        format!("denied: the call was not made: {denied}"),
                     );
                 }
                 Ok(None) => {}
@@ -650,16 +645,11 @@ impl TaskTools {
                             );
                         }
                         Err(ReasonError::NoAnswer { .. }) => {
-                            let result = "denied: the call needs a person's confirmation and nobody could be asked (no terminal, and the run cannot park)".to_string();
-                            return self.ended(
+                            return self.denied(
                                 place,
                                 call,
                                 &tool,
-                                ToolOutcome::Denied,
-                                result,
-                                0,
-                                None,
-                                false,
+                                "denied: the call needs a person's confirmation and nobody could be asked (no terminal, and the run cannot park)".to_string(),
                             );
                         }
                         Err(e) => return Err(e),
@@ -779,6 +769,18 @@ impl TaskTools {
 
     /// Count one more call of the tool sources; past `max_tool_calls` the call is not
     /// made (journalled so) and the task fails with `BUDGET_EXHAUSTED`.
+    /// Deny call `call` with nobody's decision (it is not made); `why` is what the model
+    /// is told.
+    fn denied(
+        &self,
+        place: u32,
+        call: &AskedCall,
+        tool: &str,
+        why: String,
+    ) -> Result<CallEnded, ReasonError> {
+        self.ended(place, call, tool, ToolOutcome::Denied, why, 0, None, false)
+    }
+
     /// Refuse call `call` (counted against the visit's budget); `why` is what the model
     /// is told.
     fn refused(
