@@ -767,8 +767,6 @@ impl TaskTools {
         })
     }
 
-    /// Count one more call of the tool sources; past `max_tool_calls` the call is not
-    /// made (journalled so) and the task fails with `BUDGET_EXHAUSTED`.
     /// Deny call `call` with nobody's decision (it is not made); `why` is what the model
     /// is told.
     fn denied(
@@ -794,6 +792,8 @@ impl TaskTools {
         self.ended(place, call, tool, ToolOutcome::Refused, why, 0, None, false)
     }
 
+    /// Count one more call of the tool sources; past `max_tool_calls` the call is not
+    /// made (journalled so) and the task fails with `BUDGET_EXHAUSTED`.
     fn count_external(&self, place: u32, call: &AskedCall, tool: &str) -> Result<(), ReasonError> {
         let spent = {
             let mut state = self.state();
