@@ -373,6 +373,15 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     rows[a.len()][b.len()]
 }
 
+/// `1 noun` or `n nouns`, for messages.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// "a, b and c" with backticks, for help texts; at most `max` names then "…".
 pub fn name_list<S: AsRef<str>>(names: &[S], max: usize) -> String {
     let shown: Vec<String> = names

@@ -37,6 +37,28 @@ pub fn discover(apps_dir: &Path) -> io::Result<Vec<AppRef>> {
     Ok(apps)
 }
 
+/// The app a run's journal names (its name under `apps_dir`, its folder, or its flow
+/// config file), if it is there.
+pub fn find(app: &str, apps_dir: &Path) -> Option<AppRef> {
+    let path = Path::new(app);
+    if path.is_dir() {
+        if path.join("config").is_dir() {
+            return Some(app_at(path));
+        }
+        if path.file_name().is_some_and(|n| n == "config")
+            && let Some(parent) = path.parent().filter(|p| p.join("config").is_dir())
+        {
+            return Some(app_at(parent));
+        }
+    } else if path.is_file() {
+        let name = app.to_ascii_lowercase();
+        return (name.ends_with(".yaml") || name.ends_with(".yml")).then(|| app_from_config(path));
+    } else if path.exists() {
+        return None;
+    }
+    let dir = apps_dir.join(app);
+    dir.join("config").is_dir().then(|| app_at(&dir))
+}
 /// The app in folder `dir` (which should have a `config/` sub-folder).
 pub fn app_at(dir: &Path) -> AppRef {
     let name = dir

@@ -1024,10 +1024,7 @@ fn print_cancelled(done: &Cancelled, style: Style, indent: &str) {
 
 /// An app by the name or folder a run's journal gives, under `apps_dir`.
 pub(super) fn find_app(apps_dir: &Path, app: &str) -> Option<crate::app::registry::AppRef> {
-    match super::target::resolve(app, apps_dir) {
-        Ok(super::target::Target::App(app)) => Some(app),
-        _ => None,
-    }
+    crate::app::registry::find(app, apps_dir)
 }
 
 /// What `runs cancel` (or `runs replay`) asks of a cancellation, for run::cancel.

@@ -71,14 +71,7 @@ impl Style {
     }
 }
 
-/// "1 error", "2 warnings".
-pub fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
+pub use crate::diag::count;
 
 /// Set once stdout is closed by its reader: later output is dropped.
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);

@@ -356,7 +356,7 @@ fn serve_scenario_agents(
     loaded: &LoadedApp,
     scenario: &Scenario,
     args: &StartArgs,
-) -> Result<(LoadedApp, super::serve_a2a::ScenarioAgents), UsageError> {
+) -> Result<(LoadedApp, crate::run::agent::ScenarioAgents), UsageError> {
     use crate::app::RemoteAuth;
     let config = loaded
         .config
@@ -460,7 +460,7 @@ fn serve_scenario_agents(
                 )));
             }
         };
-        served.push(super::serve_a2a::ScenarioServed {
+        served.push(crate::run::agent::ScenarioServed {
             loaded: served_app,
             judge,
             token,
@@ -468,7 +468,7 @@ fn serve_scenario_agents(
         names.push(name.clone());
     }
     let (agents, urls) = runtime
-        .block_on(super::serve_a2a::ScenarioAgents::start(
+        .block_on(crate::run::agent::ScenarioAgents::start(
             served,
             &apps_dir,
             &args.journal.run_dir,

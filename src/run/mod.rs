@@ -11,11 +11,16 @@
 //!   journalled (`runs answer`);
 //! - [`parked`]: which parked runs can go on, reopening one, deadlines answered by
 //!   their `on_timeout`;
+//! - [`host`]: the run host of a server: the journals of the runs its clients start,
+//!   parked runs held until they can go on and resumed in-process, runs left parked by
+//!   a server now gone taken over;
 //! - [`cancel`]: cancelling a run, its remote tasks and its children (`runs cancel`, a
 //!   replay of a cancelled run, a served run its A2A caller cancels).
 
+pub mod agent;
 pub mod answer;
 pub mod cancel;
 pub mod chain;
 pub mod children;
+pub mod host;
 pub mod parked;
