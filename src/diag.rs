@@ -373,6 +373,11 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     rows[a.len()][b.len()]
 }
 
+/// An error with something to say about what to do (the help line under it).
+pub trait Help: std::fmt::Display {
+    fn help(&self) -> Option<String>;
+}
+
 /// `1 noun` or `n nouns`, for messages.
 pub fn count(n: usize, noun: &str) -> String {
     if n == 1 {

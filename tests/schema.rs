@@ -258,7 +258,7 @@ fn every_shipped_scenario_satisfies_the_scenario_schema_and_its_answers_the_answ
 
 #[test]
 fn every_template_of_init_satisfies_the_schemas() {
-    use cuga_flo::cli::init::{Template, render};
+    use cuga_flo::app::init::{Template, render};
     for template in Template::ALL {
         for (path, text) in render(template, "demo") {
             let kind = match path.extension().and_then(|e| e.to_str()) {

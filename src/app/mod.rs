@@ -6,6 +6,7 @@ pub mod called;
 pub mod config;
 pub mod decode;
 pub mod guardrail;
+pub mod init;
 pub mod load;
 pub mod registry;
 pub mod scenario;

@@ -40,24 +40,10 @@ pub fn discover(apps_dir: &Path) -> io::Result<Vec<AppRef>> {
 /// The app a run's journal names (its name under `apps_dir`, its folder, or its flow
 /// config file), if it is there.
 pub fn find(app: &str, apps_dir: &Path) -> Option<AppRef> {
-    let path = Path::new(app);
-    if path.is_dir() {
-        if path.join("config").is_dir() {
-            return Some(app_at(path));
-        }
-        if path.file_name().is_some_and(|n| n == "config")
-            && let Some(parent) = path.parent().filter(|p| p.join("config").is_dir())
-        {
-            return Some(app_at(parent));
-        }
-    } else if path.is_file() {
-        let name = app.to_ascii_lowercase();
-        return (name.ends_with(".yaml") || name.ends_with(".yml")).then(|| app_from_config(path));
-    } else if path.exists() {
-        return None;
+    match resolve(app, apps_dir) {
+        Ok(Target::App(app)) => Some(app),
+        _ => None,
     }
-    let dir = apps_dir.join(app);
-    dir.join("config").is_dir().then(|| app_at(&dir))
 }
 /// The app in folder `dir` (which should have a `config/` sub-folder).
 pub fn app_at(dir: &Path) -> AppRef {
@@ -217,4 +203,97 @@ fn has_flow_key(path: &Path) -> bool {
     bytes
         .split(|&b| b == b'\n')
         .any(|l| l.starts_with(b"flow:") || l.starts_with(b"\"flow\":"))
+}
+
+/// What a command argument names: an app (by name under the apps folder, or by its
+/// folder), a flow config file, or a BPMN model on its own.
+#[derive(Debug, Clone)]
+pub enum Target {
+    App(AppRef),
+    Model(PathBuf),
+}
+
+/// Why an argument names no app or model.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("{arg} is a folder without a `config/` sub-folder, so it is not an app")]
+    NotAnApp { arg: String },
+    #[error("{arg} is neither a flow config (.yaml) nor a BPMN model (.bpmn, .xml)")]
+    NotAFile { arg: String },
+    #[error(
+        "{arg} is not a regular file (a pipe, socket or device): name an app, its folder, \
+         a flow config or a BPMN file"
+    )]
+    Special { arg: String },
+    #[error("no app `{arg}` under {}", apps_dir.display())]
+    NoApp {
+        arg: String,
+        apps_dir: PathBuf,
+        /// The apps that are there.
+        names: Vec<String>,
+    },
+}
+
+impl crate::diag::Help for ResolveError {
+    fn help(&self) -> Option<String> {
+        let ResolveError::NoApp { arg, names, .. } = self else {
+            return None;
+        };
+        Some(
+            match crate::diag::did_you_mean(arg, names.iter().map(String::as_str)) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None if names.is_empty() => "no apps there; pass --apps-dir DIR, or a path to an \
+                                             app folder, config or BPMN file"
+                    .to_string(),
+                None => format!("available: {}", crate::diag::name_list(names, 20)),
+            },
+        )
+    }
+}
+
+/// Resolve one argument naming an app or a model.
+pub fn resolve(arg: &str, apps_dir: &Path) -> Result<Target, ResolveError> {
+    let path = Path::new(arg);
+    if path.is_dir() {
+        if path.join("config").is_dir() {
+            return Ok(Target::App(app_at(path)));
+        }
+        if path.file_name().is_some_and(|n| n == "config")
+            && let Some(parent) = path.parent().filter(|p| p.join("config").is_dir())
+        {
+            return Ok(Target::App(app_at(parent)));
+        }
+        // A name that also happens to be a folder in the working directory.
+        if !apps_dir.join(arg).join("config").is_dir() {
+            return Err(ResolveError::NotAnApp {
+                arg: arg.to_string(),
+            });
+        }
+    } else if path.is_file() {
+        let name = arg.to_ascii_lowercase();
+        if name.ends_with(".yaml") || name.ends_with(".yml") {
+            return Ok(Target::App(app_from_config(path)));
+        }
+        if name.ends_with(".bpmn") || name.ends_with(".xml") || name.ends_with(".bpmn2") {
+            return Ok(Target::Model(path.to_path_buf()));
+        }
+        return Err(ResolveError::NotAFile {
+            arg: arg.to_string(),
+        });
+    } else if path.exists() {
+        return Err(ResolveError::Special {
+            arg: arg.to_string(),
+        });
+    }
+    let dir = apps_dir.join(arg);
+    if dir.join("config").is_dir() {
+        return Ok(Target::App(app_at(&dir)));
+    }
+    Err(ResolveError::NoApp {
+        arg: arg.to_string(),
+        apps_dir: apps_dir.to_path_buf(),
+        names: discover(apps_dir)
+            .map(|apps| apps.into_iter().map(|a| a.name).collect())
+            .unwrap_or_default(),
+    })
 }

@@ -10,8 +10,8 @@ use crate::journal::event::CatchKind;
 use crate::journal::mailbox::{self, Delivery, DeliveryError};
 
 use super::durable::{ResumeOptions, resume_open, worse};
-use super::runs::find_run;
 use super::{Cli, Outcome, Style, UsageError};
+use crate::run::lookup::find_run;
 
 #[derive(Debug, Args)]
 pub struct MessageArgs {

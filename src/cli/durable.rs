@@ -5,23 +5,24 @@
 //! run never has two writers.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::Args;
 use serde_json::{Map, Value, json};
 
 use crate::journal::store::{self, Journal};
-use crate::journal::{Event, EventSink, FlowState, Record};
+use crate::journal::{Event, FlowState, Record};
 use crate::reason::park::Given;
-use crate::vocab::{Decider, Offered, Question};
+use crate::vocab::{Offered, Question};
 
 use crate::run::answer::Answered;
 use crate::run::cancel::{Cancelled, Cancelling, cancel_run};
 
-use super::runs::find_run;
 use super::signals::Signals;
-use super::start::{self, EngineChoice, Resumed, StartArgs};
+use super::start;
 use super::{Cli, Outcome, Style, UsageError};
+use crate::run::lookup::find_run;
+use crate::run::resume::Resuming;
 
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
@@ -262,7 +263,7 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
         if let Some(every) = args.graph_poll
             && now >= next_graph_look
         {
-            for id in graph_decided_runs(cli, &args.common) {
+            for id in crate::run::resume::graph_decided_runs(&resuming(cli, &args.common)) {
                 if !ids.iter().any(|(i, _)| *i == id) {
                     ids.push((id, true));
                 }
@@ -414,6 +415,20 @@ fn reopen_due(opts: &ResumeOptions, id: &str) -> Option<(Journal, Vec<Record>, O
         .ok()
 }
 
+/// What `opts` resumes runs with.
+fn resuming(cli: &Cli, opts: &ResumeOptions) -> Resuming {
+    Resuming {
+        apps_dir: cli.apps_dir.clone(),
+        run_dir: opts.journal.run_dir.clone(),
+        durability: opts.journal.durability,
+        app: opts.app.clone(),
+        no_model: opts.no_model,
+        detach: opts.detach,
+        max_wait: opts.max_wait,
+        engine_url: opts.engine_url.clone(),
+    }
+}
+
 /// Continue run `id`, whose journal is open.
 pub(super) fn resume_open(
     cli: &Cli,
@@ -424,106 +439,9 @@ pub(super) fn resume_open(
     repaired: Option<String>,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let mut records = records;
-    let mut state = FlowState::fold(records.iter());
-    if let Some(status) = state.status {
-        return Err(UsageError::new(format!(
-            "run `{id}` has finished ({}); there is nothing to resume",
-            status.as_str()
-        )));
-    }
-    if records.is_empty() {
-        return Err(UsageError::new(format!(
-            "run `{id}` stopped before its first record was written: it never started and \
-             nothing was done"
-        ))
-        .with_help("start it again with `cuga-flo start`"));
-    }
-    let started_app = started_app(opts.app.as_ref(), &records);
-    if let Some(app) = &started_app {
-        for record in answer_from_graph(cli, app, &journal, &state, &id)? {
-            state.apply(&record);
-            records.push(record);
-        }
-    }
-    for record in crate::run::parked::answer_timeouts(&journal, &state)
-        .map_err(|e| UsageError::new(format!("cannot journal the timeout: {e}")))?
-    {
-        state.apply(&record);
-        records.push(record);
-    }
-    let Some(Event::RunStarted {
-        app,
-        variables,
-        untrusted,
-        engine,
-        launch,
-        ..
-    }) = records.first().map(|r| r.event.clone())
-    else {
-        return Err(UsageError::new(format!(
-            "the journal of run `{id}` does not start with `run_started`: it cannot be resumed"
-        )));
-    };
-    let engine = match engine.as_str() {
-        "native" => EngineChoice::Native,
-        // The engine keeps the instance; the run re-attaches to it.
-        "flowable" => EngineChoice::Flowable,
-        "kogito" => EngineChoice::Kogito,
-        other => {
-            return Err(UsageError::new(format!(
-                "run `{id}` ran on the {other} engine; runs of an external MCP engine cannot \
-                 be resumed yet"
-            ))
-            .with_help("see docs/bridge.md §13 for what such an engine would need"));
-        }
-    };
-    let launch = launch.unwrap_or_default();
-    let engine_url = match engine {
-        EngineChoice::Native => None,
-        _ => opts
-            .engine_url
-            .clone()
-            .or_else(|| launch.engine_url.clone()),
-    };
-    let app = opts
-        .app
-        .clone()
-        .or_else(|| launch.app_dir.clone().filter(|d| Path::new(d).is_dir()))
-        .unwrap_or(app);
-    let start_args = StartArgs {
-        app,
-        scenario: launch.scenario.clone(),
-        answers: launch.answers.as_ref().map(PathBuf::from),
-        record: None,
-        replay: None,
-        vars: Vec::new(),
-        input: None,
-        engine: Some(engine),
-        engine_url,
-        journal: opts.journal.clone(),
-        step_budget: launch.step_budget,
-        json: opts.json,
-        no_model: opts.no_model || launch.no_model,
-        detach: opts.detach || launch.detach,
-        no_park: false,
-        by: None,
-        max_wait: opts.max_wait,
-        bridge: start::BridgeChoice::Direct,
-        preset: None,
-    };
-    let answers = crate::run::chain::answers_of(&records, &state);
-    let resumed = Resumed {
-        run_id: id,
-        journal,
-        variables,
-        untrusted,
-        model_usage: state.model_usage,
-        records,
-        answers,
-        repaired,
-    };
-    start::run_resumed(cli, &start_args, Some(resumed), style)
+    let (spec, resumed) =
+        crate::run::resume::plan(&resuming(cli, opts), id, journal, records, repaired)?;
+    start::run_spec(cli, spec, Some(resumed), opts.json, style)
 }
 
 /// `runs pending`: the open questions of every run, oldest first.
@@ -789,145 +707,6 @@ pub fn answer(cli: &Cli, args: &AnswerArgs, style: Style) -> Result<Outcome, Usa
     let mut records = records;
     records.push(record);
     resume_open(cli, &args.common, id, journal, records, repaired, style)
-}
-
-/// Guardrail decisions an external tool wrote into the run's graph (docs/graph.md,
-/// "Guardrail gateways") for questions still open: journalled as the approver's answers
-/// before the run resumes. A store that cannot be read is reported and changes nothing.
-fn answer_from_graph(
-    cli: &Cli,
-    app: &str,
-    journal: &Journal,
-    state: &FlowState,
-    run_id: &str,
-) -> Result<Vec<Record>, UsageError> {
-    let open: Vec<&Question> = state
-        .open_questions
-        .values()
-        .filter(|q| q.approval.is_some())
-        .collect();
-    if open.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Ok(super::target::Target::App(app)) = super::target::resolve(app, &cli.apps_dir) else {
-        return Ok(Vec::new());
-    };
-    let loaded = crate::app::load_app(&app);
-    let mut records = Vec::new();
-    for q in open {
-        let Some(approval) = &q.approval else {
-            continue;
-        };
-        let Some(found) = graph_decision(&loaded, run_id, q) else {
-            continue;
-        };
-        let flow = if found.approved {
-            &approval.approve_flow
-        } else {
-            &approval.deny_flow
-        };
-        let record = journal
-            .emit(Event::QuestionAnswered {
-                key: q.key.clone(),
-                answer: json!({ "flows": [flow] }),
-                decided_by: Decider::Human,
-                by: Some(found.by.clone().unwrap_or_else(|| "graph".to_string())),
-                reason: Some(format!(
-                    "{} = {} written into the run's graph",
-                    approval.variable, found.value
-                )),
-            })
-            .and_then(|r| journal.commit().map(|()| r))
-            .map_err(|e| UsageError::new(format!("cannot journal the approval: {e}")))?;
-        records.push(record);
-    }
-    Ok(records)
-}
-
-/// The decision an approver wrote into run `run_id`'s graph for the guardrail question
-/// `q` (DENIED wins over APPROVED: a guardrail fails safe). Values written by someone who
-/// is not an approver are ignored with a warning; a store that cannot be read is reported
-/// and gives none.
-fn graph_decision(
-    loaded: &crate::app::LoadedApp,
-    run_id: &str,
-    q: &Question,
-) -> Option<crate::graph::approval::GraphDecision> {
-    let approval = q.approval.as_ref()?;
-    let written = match crate::graph::approval::decisions(loaded, run_id, &approval.variable) {
-        Ok(d) => d,
-        Err(e) => {
-            tracing::warn!("{}: the run's graph cannot be read: {e}", q.key);
-            return None;
-        }
-    };
-    let (admitted, refused): (Vec<_>, Vec<_>) = written
-        .into_iter()
-        .partition(|d| crate::app::guardrail::admits(&approval.approvers, d.by.as_deref()));
-    for d in &refused {
-        tracing::warn!(
-            "{}: `{}` written into the graph by {} is ignored: not an approver ({})",
-            q.key,
-            d.value,
-            d.by.as_deref().unwrap_or("nobody named"),
-            approval.approvers.join(", ")
-        );
-    }
-    let deny = admitted.iter().position(|d| !d.approved).unwrap_or(0);
-    admitted.into_iter().nth(deny)
-}
-
-/// The app a run was started from, to resume it: `--app`, else the folder it was started
-/// from (when it is still there), else its name.
-fn started_app(app: Option<&String>, records: &[Record]) -> Option<String> {
-    match records.first().map(|r| &r.event) {
-        Some(Event::RunStarted {
-            app: name, launch, ..
-        }) => app.cloned().or_else(|| {
-            launch
-                .as_ref()
-                .and_then(|l| l.app_dir.clone())
-                .filter(|d| Path::new(d).is_dir())
-                .or_else(|| Some(name.clone()))
-        }),
-        _ => None,
-    }
-}
-
-/// The parked runs under `base` waiting at a guardrail for which an approver's decision
-/// is already in the run's graph (an endpoint, or the embedded store on disk): `worker
-/// --graph-poll` resumes them without waiting for the deadline.
-fn graph_decided_runs(cli: &Cli, opts: &ResumeOptions) -> Vec<String> {
-    let base = &opts.journal.run_dir;
-    store::run_ids(base)
-        .into_iter()
-        .filter(|id| {
-            let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
-            let Ok(read) = store::read_journal(&path) else {
-                return false;
-            };
-            let state = FlowState::fold(read.records.iter());
-            if state.status.is_some() || state.waiting.is_none() {
-                return false;
-            }
-            let open: Vec<&Question> = (state.open_questions.values())
-                .filter(|q| q.approval.is_some())
-                .collect();
-            if open.is_empty() {
-                return false;
-            }
-            let Some(app) = started_app(opts.app.as_ref(), &read.records) else {
-                return false;
-            };
-            let Ok(super::target::Target::App(app)) = super::target::resolve(&app, &cli.apps_dir)
-            else {
-                return false;
-            };
-            let loaded = crate::app::load_app(&app);
-            open.into_iter()
-                .any(|q| graph_decision(&loaded, id, q).is_some())
-        })
-        .collect()
 }
 
 /// The answer as given on the command line.

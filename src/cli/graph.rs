@@ -14,6 +14,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use crate::app::load_app;
 use crate::bpmn::{Flow, Node, NodeKind, Process};
 
+#[cfg(feature = "graph")]
+use super::graphio;
 use super::target::{Target, resolve};
 use super::{Cli, Outcome, Style, UsageError};
 
@@ -51,7 +53,7 @@ pub enum GraphFormat {
 pub fn run(cli: &Cli, args: &GraphArgs, style: Style) -> Result<Outcome, UsageError> {
     if let Some(action) = &args.action {
         #[cfg(feature = "graph")]
-        return super::graphio::run(cli, action, style);
+        return graph_mode(cli, action, style);
         #[cfg(not(feature = "graph"))]
         {
             let _ = style;
@@ -211,6 +213,61 @@ pub enum RdfFormat {
     Trig,
     /// N-Quads: annotations as reifiers with triple terms (RDF 1.2 readers only)
     Nquads,
+}
+
+/// `graph export|import|query|validate`.
+#[cfg(feature = "graph")]
+fn graph_mode(cli: &Cli, action: &GraphAction, style: Style) -> Result<Outcome, UsageError> {
+    match action {
+        GraphAction::Export {
+            app,
+            format,
+            annotations,
+            output,
+        } => {
+            let format = match format {
+                RdfFormat::Turtle => crate::graph::Format::Turtle,
+                RdfFormat::Trig => crate::graph::Format::TriG,
+                RdfFormat::Nquads => crate::graph::Format::NQuads,
+            };
+            let annotations = match annotations {
+                AnnotationStyle::Star => crate::graph::Annotations::Star,
+                AnnotationStyle::Reified => crate::graph::Annotations::Reified,
+            };
+            graphio::export(cli, app, format, annotations, output.as_ref())
+        }
+        GraphAction::Import { file, out, force } => graphio::import(file, out, *force, style),
+        GraphAction::Query {
+            target,
+            sparql,
+            json,
+            runs,
+        } => super::graphquery::query(
+            cli,
+            target,
+            &graphio::with_prefixes(sparql),
+            *json,
+            &runs.run_dir,
+        ),
+        GraphAction::Validate {
+            target,
+            report,
+            json,
+            data_graph,
+            shapes,
+        } => {
+            if *shapes {
+                out!("{}", crate::graph::shacl::SHAPES);
+                return Ok(Outcome::Ok);
+            }
+            let how = graphio::Shown {
+                report: *report,
+                json: *json,
+                data_graph: *data_graph,
+            };
+            graphio::validate(cli, target.as_deref().unwrap_or_default(), how, style)
+        }
+    }
 }
 
 /// `graph export|import|query|validate` in a build without graph mode.

@@ -9,51 +9,14 @@ use crate::app::registry::app_at;
 use crate::graph::{self, Format, GraphError, shacl};
 use crate::source::SourceFile;
 
-use super::graph::{AnnotationStyle, GraphAction, RdfFormat};
 use super::target::{Target, resolve};
 use super::{Cli, Outcome, Style, UsageError};
 
-pub fn run(cli: &Cli, action: &GraphAction, style: Style) -> Result<Outcome, UsageError> {
-    match action {
-        GraphAction::Export {
-            app,
-            format,
-            annotations,
-            output,
-        } => export(cli, app, *format, *annotations, output.as_ref()),
-        GraphAction::Import { file, out, force } => import(file, out, *force, style),
-        GraphAction::Query {
-            target,
-            sparql,
-            json,
-            runs,
-        } => super::graphquery::query(cli, target, &with_prefixes(sparql), *json, &runs.run_dir),
-        GraphAction::Validate {
-            target,
-            report,
-            json,
-            data_graph,
-            shapes,
-        } => {
-            if *shapes {
-                out!("{}", shacl::SHAPES);
-                return Ok(Outcome::Ok);
-            }
-            let how = Shown {
-                report: *report,
-                json: *json,
-                data_graph: *data_graph,
-            };
-            validate(cli, target.as_deref().unwrap_or_default(), how, style)
-        }
-    }
-}
-
-fn export(
+pub(super) fn export(
     cli: &Cli,
     app: &str,
-    format: RdfFormat,
-    annotations: AnnotationStyle,
+    format: Format,
+    annotations: graph::Annotations,
     output: Option<&PathBuf>,
 ) -> Result<Outcome, UsageError> {
     let Target::App(app) = resolve(app, &cli.apps_dir)? else {
@@ -70,18 +33,7 @@ fn export(
         };
         UsageError::new(e.to_string()).with_help(help)
     })?;
-    let format = match format {
-        RdfFormat::Turtle => Format::Turtle,
-        RdfFormat::Trig => Format::TriG,
-        RdfFormat::Nquads => Format::NQuads,
-    };
-    let text = exported.write_as(
-        format,
-        match annotations {
-            AnnotationStyle::Star => graph::Annotations::Star,
-            AnnotationStyle::Reified => graph::Annotations::Reified,
-        },
-    );
+    let text = exported.write_as(format, annotations);
     match output {
         Some(path) => {
             std::fs::write(path, text)
@@ -93,7 +45,12 @@ fn export(
     Ok(Outcome::Ok)
 }
 
-fn import(file: &Path, out: &Path, force: bool, style: Style) -> Result<Outcome, UsageError> {
+pub(super) fn import(
+    file: &Path,
+    out: &Path,
+    force: bool,
+    style: Style,
+) -> Result<Outcome, UsageError> {
     let text = crate::source::read_text(file)
         .map_err(|e| UsageError::new(format!("cannot read {}: {e}", file.display())))?;
     let source = SourceFile::new(file.to_path_buf(), text);
@@ -143,7 +100,7 @@ fn import(file: &Path, out: &Path, force: bool, style: Style) -> Result<Outcome,
 
 /// The query with the vocabulary's prefixes declared first (those it declares itself win:
 /// a later PREFIX of the same name replaces the earlier).
-fn with_prefixes(sparql: &str) -> String {
+pub(super) fn with_prefixes(sparql: &str) -> String {
     let mut out = String::new();
     for (p, ns) in crate::graph::vocab::PREFIXES {
         out.push_str(&format!("PREFIX {p}: <{ns}>\n"));
@@ -154,10 +111,10 @@ fn with_prefixes(sparql: &str) -> String {
 
 /// What `graph validate` prints.
 #[derive(Debug, Clone, Copy)]
-struct Shown {
-    report: bool,
-    json: bool,
-    data_graph: bool,
+pub(super) struct Shown {
+    pub report: bool,
+    pub json: bool,
+    pub data_graph: bool,
 }
 
 fn is_graph_file(target: &str) -> bool {
@@ -169,7 +126,12 @@ fn is_graph_file(target: &str) -> bool {
         )
 }
 
-fn validate(cli: &Cli, target: &str, how: Shown, style: Style) -> Result<Outcome, UsageError> {
+pub(super) fn validate(
+    cli: &Cli,
+    target: &str,
+    how: Shown,
+    style: Style,
+) -> Result<Outcome, UsageError> {
     let (name, data, report, diagnostics) = if is_graph_file(target) {
         let path = PathBuf::from(target);
         let text = crate::source::read_text(&path)

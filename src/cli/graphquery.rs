@@ -15,9 +15,9 @@ use crate::graph::store::{Answer, Embedded, GraphStore, open};
 use crate::graph::vocab;
 use crate::journal::{Event, Record};
 
-use super::runs::{find_run, read};
 use super::target::{Target, resolve};
 use super::{Cli, Outcome, UsageError};
+use crate::run::lookup::{find_run, read};
 
 pub fn query(
     cli: &Cli,

@@ -30,7 +30,6 @@ mod list;
 pub mod man;
 mod output;
 mod report;
-mod report_layout;
 mod runs;
 pub mod schema;
 mod serve;
@@ -124,41 +123,9 @@ pub struct JournalArgs {
     pub durability: crate::journal::Durability,
 }
 
-impl From<crate::run::answer::AnswerError> for UsageError {
-    fn from(e: crate::run::answer::AnswerError) -> Self {
-        let help = e.help();
-        let error = UsageError::new(e.to_string());
-        match help {
-            Some(h) => error.with_help(h),
-            None => error,
-        }
-    }
-}
-
-impl From<crate::run::parked::ReopenError> for UsageError {
-    fn from(e: crate::run::parked::ReopenError) -> Self {
-        let help = e.help();
-        let error = UsageError::new(e.to_string());
-        match help {
-            Some(h) => error.with_help(h),
-            None => error,
-        }
-    }
-}
-
-impl From<crate::run::cancel::CancelError> for UsageError {
-    fn from(e: crate::run::cancel::CancelError) -> Self {
-        let help = e.help();
-        let error = UsageError::new(e.to_string());
-        match help {
-            Some(h) => error.with_help(h),
-            None => error,
-        }
-    }
-}
-
-impl From<crate::run::chain::ChainError> for UsageError {
-    fn from(e: crate::run::chain::ChainError) -> Self {
+/// An error of the run service, with its help line.
+impl<E: crate::diag::Help> From<E> for UsageError {
+    fn from(e: E) -> Self {
         let help = e.help();
         let error = UsageError::new(e.to_string());
         match help {

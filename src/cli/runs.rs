@@ -4,7 +4,6 @@
 //! context changed since (its digest differs), or a decision that differs. `verify`
 //! checks a journal's hash chain and head file; `export` writes it as JSON lines or XES.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -13,10 +12,11 @@ use serde_json::{Map, Value, json};
 use crate::journal::store::{self, JOURNAL_FILE};
 use crate::journal::{Durability, Event, EventSink, FlowState, Record, export, verify};
 use crate::reason::record::cassette_from_journal;
-use crate::view::{Human, HumanOptions, Names, View};
-use crate::vocab::{Decider, HookAction};
+use crate::run::lookup::{find_run, names_of, read};
+use crate::run::replay::{Drift, compare, decisions, drifts, tool_drifts};
+use crate::view::{Human, HumanOptions, View};
 
-use super::start::{self, EngineChoice, Preset, StartArgs};
+use super::start::{self, EngineChoice, Preset};
 use super::{Cli, Outcome, Style, UsageError};
 
 #[derive(Debug, Args)]
@@ -281,64 +281,14 @@ pub fn run_ids_in(base: &Path) -> Vec<String> {
     store::run_ids(base)
 }
 
-/// The run `wanted` names: its id, or a unique prefix or suffix of it (`20261201T21`, or
-/// the memorable `295d46` at its end).
-pub(super) fn find_run(base: &Path, wanted: &str) -> Result<String, UsageError> {
-    let ids = store::run_ids(base);
-    if ids.iter().any(|id| id == wanted) {
-        return Ok(wanted.to_string());
-    }
-    let matching: Vec<&String> = if wanted.is_empty() {
-        Vec::new()
-    } else {
-        ids.iter()
-            .filter(|id| id.starts_with(wanted) || id.ends_with(wanted))
-            .collect()
-    };
-    match matching.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => Err(UsageError::new(format!(
-            "no run `{wanted}` under {}",
-            base.join("runs").display()
-        ))
-        .with_help(match ids.last() {
-            Some(last) => format!("`cuga-flo runs list` shows them; the newest is `{last}`"),
-            None => "no run has been journalled there yet".to_string(),
-        })),
-        many => {
-            let shown: Vec<&str> = many.iter().take(10).map(|s| s.as_str()).collect();
-            let more = many.len().saturating_sub(shown.len());
-            Err(UsageError::new(format!(
-                "`{wanted}` names {} runs; give more of the id",
-                many.len()
-            ))
-            .with_help(format!(
-                "candidates: {}{}",
-                shown.join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            )))
-        }
-    }
-}
-
-pub(super) fn read(base: &Path, id: &str) -> Result<Vec<Record>, UsageError> {
-    let path = store::run_dir(base, id).join(JOURNAL_FILE);
-    store::read_journal(&path)
-        .map(|r| r.records)
-        .map_err(|e| UsageError::new(format!("cannot read the journal: {e}")))
-}
-
 /// The messages and signals `original` received from outside, delivered again to the
 /// replayed run `new_id` as it parks waiting for them: in the original's batches (those
 /// delivered while it was parked once), each to the same element, the run resumed with
 /// the replay's answers after each batch.
 fn redeliver(
     cli: &Cli,
-    args: &StartArgs,
+    spec: &crate::run::plan::RunSpec,
+    json: bool,
     original: &[Record],
     new_id: &str,
     style: Style,
@@ -365,11 +315,9 @@ fn redeliver(
         previous_was_delivery = delivery;
     }
     for batch in batches {
-        let (journal, reopened) = crate::journal::Journal::open(
-            &store::run_dir(&args.journal.run_dir, new_id),
-            args.journal.durability,
-        )
-        .map_err(|e| UsageError::new(format!("cannot reopen the replayed run: {e}")))?;
+        let (journal, reopened) =
+            crate::journal::Journal::open(&store::run_dir(&spec.run_dir, new_id), spec.durability)
+                .map_err(|e| UsageError::new(format!("cannot reopen the replayed run: {e}")))?;
         let mut records = reopened.records;
         let state = FlowState::fold(records.iter());
         let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none()) else {
@@ -428,7 +376,7 @@ fn redeliver(
             answers: crate::reason::park::Answers::default(),
             repaired: None,
         };
-        start::run_resumed(cli, args, Some(resumed), style)?;
+        start::run_spec(cli, spec.clone(), Some(resumed), json, style)?;
     }
     Ok(())
 }
@@ -605,34 +553,6 @@ fn show(
     Ok(Outcome::Ok)
 }
 
-/// What to call a journalled run's elements: the app it ran (from where it was launched,
-/// else by its name under the apps folder), when it still loads; the journal itself names
-/// what it entered either way.
-pub(super) fn names_of(apps_dir: &Path, records: &[Record]) -> Names {
-    match app_of(apps_dir, records) {
-        Some(app) => Names::from_app(&app),
-        None => Names::default(),
-    }
-}
-
-/// The app a journalled run ran (from where it was launched, else by its name under the
-/// apps folder), when it still loads.
-pub(super) fn app_of(apps_dir: &Path, records: &[Record]) -> Option<crate::app::LoadedApp> {
-    let Some(Event::RunStarted { app, launch, .. }) = records.first().map(|r| &r.event) else {
-        return None;
-    };
-    let dir = launch
-        .as_ref()
-        .and_then(|l| l.app_dir.as_deref())
-        .map(PathBuf::from)
-        .filter(|d| d.is_dir())
-        .unwrap_or_else(|| apps_dir.join(app));
-    if !dir.join("config").is_dir() {
-        return None;
-    }
-    Some(crate::app::load_app(&crate::app::registry::app_at(&dir)))
-}
-
 fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageError> {
     let id = find_run(&args.journal.run_dir, &args.run_id)?;
     let records = read(&args.journal.run_dir, &id)?;
@@ -653,53 +573,40 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
     // question the journal does not answer), and is cancelled there too.
     let cancelled =
         FlowState::fold(records.iter()).status == Some(crate::vocab::RunStatus::Cancelled);
-    let start_args = StartArgs {
-        app: args.app.clone().unwrap_or_else(|| app.clone()),
-        scenario: None,
-        answers: None,
-        record: None,
-        replay: None,
-        vars: Vec::new(),
-        input: None,
-        // The engine the run ran on.
-        engine: EngineChoice::from_str(engine, true).ok(),
-        engine_url: None,
+    let mut spec = start::app_spec(
+        cli,
+        args.app.as_deref().unwrap_or(app),
         // The replay is journalled as `--durability` (or CUGA_FLO_DURABILITY) says.
-        journal: args.journal.clone(),
-        step_budget: None,
-        json: args.json,
-        no_model: true,
-        detach: cancelled,
-        // A replay answers only from the journal: a question it cannot answer fails it
-        // (parks it, replaying a cancelled run).
-        no_park: !cancelled,
-        by: None,
-        max_wait: None,
-        bridge: start::BridgeChoice::Direct,
-        preset: Some(Box::new(Preset {
-            run_id: new_id.clone(),
-            cassette: cassette_from_journal(&records),
-            source: format!("the answers journalled by run `{id}`"),
-            variables: variables.clone(),
-            untrusted: untrusted.clone(),
-        })),
-    };
-    start::run(cli, &start_args, style)?;
-    redeliver(cli, &start_args, &records, &new_id, style)?;
+        &args.journal,
+    )?;
+    // The engine the run ran on.
+    spec.engine = EngineChoice::from_str(engine, true).ok().map(Into::into);
+    spec.no_model = true;
+    spec.detach = cancelled;
+    // A replay answers only from the journal: a question it cannot answer fails it (parks
+    // it, replaying a cancelled run).
+    spec.no_park = !cancelled;
+    spec.preset = Some(Box::new(Preset {
+        run_id: new_id.clone(),
+        cassette: cassette_from_journal(&records),
+        source: format!("the answers journalled by run `{id}`"),
+        variables: variables.clone(),
+        untrusted: untrusted.clone(),
+    }));
+    start::run_spec(cli, spec.clone(), None, args.json, style)?;
+    redeliver(cli, &spec, args.json, &records, &new_id, style)?;
     if cancelled {
-        let cancel = super::durable::CancelArgs {
-            run_id: new_id.clone(),
-            reason: Some(format!("replay of cancelled run {id}")),
-            by: None,
-            journal: args.journal.clone(),
-            app: args.app.clone(),
-            json: false,
+        let cancelling = crate::run::cancel::Cancelling {
+            run_dir: &args.journal.run_dir,
+            durability: args.journal.durability,
+            app: args.app.as_deref(),
+            find_app: Box::new(|app| crate::app::registry::find(app, &cli.apps_dir)),
         };
         crate::run::cancel::cancel_run(
-            &super::durable::cancelling(&cli.apps_dir, &cancel),
+            &cancelling,
             &new_id,
             None,
-            cancel.reason.clone(),
+            Some(format!("replay of cancelled run {id}")),
         )?;
     }
     let replayed = read(&args.journal.run_dir, &new_id)?;
@@ -747,314 +654,5 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
         Ok(Outcome::Ok)
     } else {
         Ok(Outcome::Failed)
-    }
-}
-
-/// Who decided, as a replay must reproduce it: a model's, a person's or a script's answer,
-/// or a model's fallback, is replayed from the journal (so all read as `judgement`);
-/// conditions, rules, defaults and static actions decide again by themselves.
-fn decider(by: Decider) -> &'static str {
-    match by {
-        Decider::Model | Decider::Human | Decider::Scripted | Decider::Fallback => "judgement",
-        other => other.as_str(),
-    }
-}
-
-/// Per control point, what was decided at each visit (the decider, the choice), as text.
-fn decisions(records: &[Record]) -> BTreeMap<String, Vec<String>> {
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for r in records {
-        // The run's own outcome is kept under the empty id (`compare` calls it "the run").
-        let (id, text): (&str, String) = match &r.event {
-            Event::TaskFinished {
-                node,
-                status,
-                outputs,
-                decided_by,
-                ..
-            } => (
-                node,
-                format!(
-                    "task {status:?} by {} with {}",
-                    decider(*decided_by),
-                    serde_json::Value::Object(outputs.clone())
-                ),
-            ),
-            Event::GatewayRouted {
-                node,
-                flows,
-                decided_by,
-                ..
-            } => (
-                node,
-                format!("gateway → {} by {}", flows.join(", "), decider(*decided_by)),
-            ),
-            Event::HookEvaluated {
-                hook,
-                action,
-                target,
-                swap,
-                added,
-                denied,
-                decided_by,
-                ..
-            } => {
-                let mut text = format!("hook {action} by {}", decider(*decided_by));
-                if let Some(t) = target {
-                    text.push_str(&format!(" target {t}"));
-                }
-                if let Some((a, b)) = swap {
-                    text.push_str(&format!(" swap {a}↔{b}"));
-                }
-                if let Some(a) = added {
-                    text.push_str(&format!(" add {a}"));
-                }
-                if let Some(d) = denied.filter(|d| *d != HookAction::Continue) {
-                    text.push_str(&format!(" (denied {d})"));
-                }
-                (hook, text)
-            }
-            Event::RunFinished { status, .. } => {
-                ("", format!("run {}", format!("{status:?}").to_lowercase()))
-            }
-            _ => continue,
-        };
-        out.entry(id.to_string()).or_default().push(text);
-    }
-    out
-}
-
-/// The differences between two runs' decisions, one line each.
-fn compare(
-    original: &BTreeMap<String, Vec<String>>,
-    replayed: &BTreeMap<String, Vec<String>>,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    let name = |id: &str| {
-        if id.is_empty() {
-            "the run".to_string()
-        } else {
-            format!("`{id}`")
-        }
-    };
-    let ids: std::collections::BTreeSet<&String> = original.keys().chain(replayed.keys()).collect();
-    for id in ids {
-        let a = original.get(id).map(Vec::as_slice).unwrap_or_default();
-        let b = replayed.get(id).map(Vec::as_slice).unwrap_or_default();
-        for i in 0..a.len().max(b.len()) {
-            match (a.get(i), b.get(i)) {
-                (Some(x), Some(y)) if x == y => {}
-                (Some(x), Some(y)) => {
-                    out.push(format!("{} visit {}: was {x}; now {y}", name(id), i + 1))
-                }
-                (Some(x), None) => out.push(format!(
-                    "{} visit {}: was {x}; not reached now",
-                    name(id),
-                    i + 1
-                )),
-                (None, Some(y)) => out.push(format!(
-                    "{} visit {}: not reached before; now {y}",
-                    name(id),
-                    i + 1
-                )),
-                (None, None) => {}
-            }
-        }
-    }
-    out
-}
-
-/// What the replay found drifted at one control point: its question's context differs
-/// from the recorded one. The journal keeps a question's digest, not the question, so
-/// the recorded side is rebuilt from the journal: the process variables as they were when
-/// the control point was asked (the fold of the records before its decision).
-#[derive(Debug)]
-struct Drift {
-    element: String,
-    /// The element's name in the model, when the journal gives one.
-    name: Option<String>,
-    visit: usize,
-    diff: crate::reason::record::ContextDiff,
-    /// The app's files differ from those the run ran (by their digests).
-    app_changed: bool,
-}
-
-/// The replayed tool calls that the config now governs differently from the record,
-/// each named: `<task>: tool call drifted from the record: call N, `<tool>` ...`.
-fn tool_drifts(replayed: &[Record]) -> Vec<String> {
-    use crate::reason::tools::TOOL_DRIFT;
-    (replayed.iter())
-        .filter_map(|r| match &r.event {
-            Event::TaskFinished {
-                node,
-                error: Some(error),
-                ..
-            } => error
-                .find(TOOL_DRIFT)
-                .map(|at| format!("`{node}`: {}", &error[at..])),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Marks the message of a refused answer (reason::scripted).
-const DRIFTED: &str = "context drifted since recording";
-
-/// The control points whose recorded answers the replay refused as drifted, each with
-/// the difference between its recorded and its new context.
-fn drifts(original: &[Record], replayed: &[Record]) -> Vec<Drift> {
-    let app_digest = |records: &[Record]| match records.first().map(|r| &r.event) {
-        Some(Event::RunStarted { app_digest, .. }) => app_digest.clone(),
-        _ => None,
-    };
-    let app_changed = match (app_digest(original), app_digest(replayed)) {
-        (Some(a), Some(b)) => a != b,
-        _ => false,
-    };
-    let mut out: Vec<Drift> = Vec::new();
-    for (at, r) in replayed.iter().enumerate() {
-        let texts: Vec<&str> = match &r.event {
-            Event::TaskFinished { error, .. } => error.iter().map(String::as_str).collect(),
-            Event::HookEvaluated {
-                rejected, reason, ..
-            } => rejected.iter().chain(reason).map(String::as_str).collect(),
-            Event::RunFinished { message, .. } => message.iter().map(String::as_str).collect(),
-            _ => continue,
-        };
-        let Some(element) = texts
-            .iter()
-            .filter(|t| t.contains(DRIFTED))
-            .find_map(|t| drifted_element(t))
-        else {
-            continue;
-        };
-        if out.iter().any(|d| d.element == element) {
-            continue;
-        }
-        // Which visit: the decisions at the element before this record, plus one.
-        let visit = decision_positions(&replayed[..at], &element).len() + 1;
-        let before_new = &replayed[..at];
-        let before_old = match decision_positions(original, &element).get(visit - 1) {
-            Some(&i) => &original[..i],
-            None => original,
-        };
-        let vars = |records: &[Record]| FlowState::fold(records).process_variables;
-        let name = original
-            .iter()
-            .chain(replayed)
-            .find_map(|r| match &r.event {
-                Event::NodeEntered { node, name, .. } if *node == element => name.clone(),
-                _ => None,
-            });
-        out.push(Drift {
-            diff: crate::reason::record::ContextDiff::of(&vars(before_old), &vars(before_new)),
-            element,
-            name,
-            visit,
-            app_changed,
-        });
-    }
-    out
-}
-
-/// `X` in "… control point `X`: …".
-fn drifted_element(text: &str) -> Option<String> {
-    let rest = &text[text.find("control point `")? + "control point `".len()..];
-    Some(rest[..rest.find('`')?].to_owned())
-}
-
-/// The positions of the records deciding at `element` (task, gateway or hook).
-fn decision_positions(records: &[Record], element: &str) -> Vec<usize> {
-    (records.iter().enumerate())
-        .filter(|(_, r)| match &r.event {
-            Event::TaskFinished { node, .. } | Event::GatewayRouted { node, .. } => node == element,
-            Event::HookEvaluated { hook, flow, .. } => hook == element || flow == element,
-            _ => false,
-        })
-        .map(|(i, _)| i)
-        .collect()
-}
-
-impl Drift {
-    fn lines(&self) -> Vec<String> {
-        let who = match &self.name {
-            Some(n) => format!("{n} (`{}`)", self.element),
-            None => format!("`{}`", self.element),
-        };
-        let mut lines = vec![format!(
-            "drift at {who}, visit {}: its question is not the one recorded",
-            self.visit
-        )];
-        if self.diff.is_empty() {
-            lines.push("  the variables are the same as when it was recorded".to_owned());
-        } else {
-            lines.push("  variables, recorded → now:".to_owned());
-            lines.extend(
-                self.diff
-                    .lines(DRIFT_LINES)
-                    .into_iter()
-                    .map(|l| format!("    {l}")),
-            );
-        }
-        if self.app_changed {
-            lines.push(
-                "  the app's files changed since the run (config, model or policies): its \
-                 policy, instruction, outputs or flows may differ too"
-                    .to_owned(),
-            );
-        } else if self.diff.is_empty() {
-            lines.push(
-                "  the app's files are the same: the choices offered there differ (an earlier \
-                 decision or condition went another way)"
-                    .to_owned(),
-            );
-        }
-        lines
-    }
-
-    fn to_json(&self) -> Value {
-        json!({
-            "element": self.element,
-            "name": self.name,
-            "visit": self.visit,
-            "variables": self.diff.to_json(),
-            "app_changed": self.app_changed,
-        })
-    }
-}
-
-/// At most this many changed keys are listed per drift.
-const DRIFT_LINES: usize = 12;
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_drifted_element_is_read_from_the_refusal() {
-        let text = "invalid answer for control point `Task_1`: the context drifted since \
-                    recording (…)";
-        assert_eq!(drifted_element(text).as_deref(), Some("Task_1"));
-        assert_eq!(drifted_element("no element here"), None);
-    }
-
-    #[test]
-    fn compare_names_each_visit_that_differs() {
-        let mut a = BTreeMap::new();
-        a.insert("G".to_string(), vec!["gateway → F1 by model".to_string()]);
-        a.insert(String::new(), vec!["run completed".to_string()]);
-        let mut b = a.clone();
-        assert!(compare(&a, &b).is_empty());
-        b.insert(
-            "G".to_string(),
-            vec!["gateway → F2 by scripted".to_string()],
-        );
-        b.insert(
-            "T".to_string(),
-            vec!["task Completed by none with {}".to_string()],
-        );
-        let diffs = compare(&a, &b);
-        assert_eq!(diffs.len(), 2, "{diffs:?}");
-        assert!(diffs[0].contains("`G` visit 1: was gateway → F1 by model"));
-        assert!(diffs[1].contains("`T` visit 1: not reached before"));
     }
 }

@@ -117,9 +117,8 @@ pub enum AnswerError {
     },
 }
 
-impl AnswerError {
-    /// What to do about it, when there is something to say.
-    pub fn help(&self) -> Option<String> {
+impl super::Help for AnswerError {
+    fn help(&self) -> Option<String> {
         const PENDING: &str = "`cuga-flo runs pending` shows what each question offers";
         match self {
             AnswerError::NoQuestion { open, .. } => Some(if open.is_empty() {

@@ -54,16 +54,16 @@ pub enum CancelError {
     Journal(#[source] JournalError),
 }
 
-impl CancelError {
-    /// What to do about it, when there is something to say.
-    pub fn help(&self) -> Option<&'static str> {
-        match self {
+impl super::Help for CancelError {
+    fn help(&self) -> Option<String> {
+        let help: Option<&str> = match self {
             CancelError::Finished { .. } => Some("nothing was written"),
             CancelError::Live { .. } => Some(
                 "stop that process (Ctrl-C, or SIGTERM: the run parks where it stands), then `cuga-flo runs cancel` it",
             ),
             _ => None,
-        }
+        };
+        help.map(str::to_string)
     }
 }
 

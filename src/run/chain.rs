@@ -43,15 +43,15 @@ pub enum ChainError {
     Model(#[source] crate::reason::llm::reasoner::LlmSetupError),
 }
 
-impl ChainError {
-    /// What to do about it, when there is something to say.
-    pub fn help(&self) -> Option<&'static str> {
-        match self {
+impl super::Help for ChainError {
+    fn help(&self) -> Option<String> {
+        let help: Option<&str> = match self {
             ChainError::Model(_) => Some(
                 "fix the `llm:` settings (see docs/config.md), or run without a model: --no-model",
             ),
             _ => None,
-        }
+        };
+        help.map(str::to_string)
     }
 }
 

@@ -21,6 +21,7 @@ use crate::mcp::{JournalFactory, RegisteredFlow, RunProcessArgs};
 use crate::reason::Reasoner;
 use crate::vocab::RunStatus;
 
+use super::Help;
 use super::chain::{self, Labelled, Sources};
 
 /// How long requests in flight may take to finish after a shutdown signal.

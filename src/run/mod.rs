@@ -6,6 +6,13 @@
 //!   advance, a model, a person, park), the registered flow of a loaded app and the
 //!   `register_flow` loader, the journal sink that labels a run, and the answers given
 //!   with `runs answer` that a resumed run applies;
+//! - [`lookup`]: finding a journalled run by a fragment of its id, its records, its app;
+//! - [`plan`]: a run planned once ([`plan::RunSpec`] → [`plan::RunPlan`]): the checked
+//!   app, its engine, its reasoner chain, its initial variables typed against the app;
+//! - [`launch`]: a planned run launched, journalled and shown, until it ends or parks;
+//! - [`describe`]: what a person sees before a run: an app's control points, who
+//!   decides there, its guarantees;
+//! - [`ready`]: whether an app can run here now (its engine's server, its tools);
 //! - [`children`]: the child runs of call activities, whichever host runs the parent;
 //! - [`answer`]: a person's answer to a parked run's open question, checked and
 //!   journalled (`runs answer`);
@@ -14,6 +21,8 @@
 //! - [`host`]: the run host of a server: the journals of the runs its clients start,
 //!   parked runs held until they can go on and resumed in-process, runs left parked by
 //!   a server now gone taken over;
+//! - [`resume`]: a parked run's continuation planned from its journal;
+//! - [`replay`]: what tells a replayed run from the original (decisions, drift);
 //! - [`cancel`]: cancelling a run, its remote tasks and its children (`runs cancel`, a
 //!   replay of a cancelled run, a served run its A2A caller cancels).
 
@@ -22,5 +31,14 @@ pub mod answer;
 pub mod cancel;
 pub mod chain;
 pub mod children;
+pub mod describe;
 pub mod host;
+pub mod launch;
+pub mod lookup;
 pub mod parked;
+pub mod plan;
+pub mod ready;
+pub mod replay;
+pub mod resume;
+
+pub use crate::diag::Help;

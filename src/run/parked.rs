@@ -27,15 +27,15 @@ pub enum ReopenError {
     },
 }
 
-impl ReopenError {
-    /// What to do about it, when there is something to say.
-    pub fn help(&self) -> Option<&'static str> {
-        match self {
+impl super::Help for ReopenError {
+    fn help(&self) -> Option<String> {
+        let help: Option<&str> = match self {
             ReopenError::Locked { .. } => {
                 Some("wait for it to finish, or stop it; a run has one writer at a time")
             }
             ReopenError::Other { .. } => None,
-        }
+        };
+        help.map(str::to_string)
     }
 }
 

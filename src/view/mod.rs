@@ -3,9 +3,11 @@
 //! [`observer`]) and the final state once the run is over. The formatting helpers shared
 //! by the renderers live here.
 
+pub mod diagram;
 pub mod human;
 pub mod json;
 pub mod names;
+pub mod report;
 pub mod spinner;
 
 use std::sync::Arc;

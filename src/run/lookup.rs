@@ -1,0 +1,119 @@
+//! Finding a journalled run (by its id, or a unique prefix or suffix of it), reading its
+//! records, and the app it ran.
+
+use std::path::{Path, PathBuf};
+
+use crate::journal::store::{self, JOURNAL_FILE};
+use crate::journal::{Event, Record};
+use crate::view::Names;
+
+/// Why a run cannot be found or read.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    /// No run's id is, starts or ends with what was given.
+    #[error("no run `{wanted}` under {}", base.join("runs").display())]
+    NoRun {
+        wanted: String,
+        base: PathBuf,
+        /// The newest run there, if any.
+        newest: Option<String>,
+    },
+    /// Several runs match: more of the id is needed.
+    #[error("`{wanted}` names {} runs; give more of the id", matching.len())]
+    Ambiguous {
+        wanted: String,
+        matching: Vec<String>,
+    },
+    /// Its journal cannot be read.
+    #[error("cannot read the journal: {0}")]
+    Unreadable(#[source] crate::journal::JournalError),
+}
+
+impl crate::diag::Help for LookupError {
+    fn help(&self) -> Option<String> {
+        match self {
+            LookupError::NoRun { newest, .. } => Some(match newest {
+                Some(last) => format!("`cuga-flo runs list` shows them; the newest is `{last}`"),
+                None => "no run has been journalled there yet".to_string(),
+            }),
+            LookupError::Ambiguous { matching, .. } => {
+                let shown: Vec<&str> = matching.iter().take(10).map(String::as_str).collect();
+                let more = matching.len().saturating_sub(shown.len());
+                Some(format!(
+                    "candidates: {}{}",
+                    shown.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                ))
+            }
+            LookupError::Unreadable(_) => None,
+        }
+    }
+}
+
+/// The run `wanted` names: its id, or a unique prefix or suffix of it (`20261201T21`, or
+/// the memorable `295d46` at its end).
+pub fn find_run(base: &Path, wanted: &str) -> Result<String, LookupError> {
+    let ids = store::run_ids(base);
+    if ids.iter().any(|id| id == wanted) {
+        return Ok(wanted.to_string());
+    }
+    let matching: Vec<&String> = if wanted.is_empty() {
+        Vec::new()
+    } else {
+        ids.iter()
+            .filter(|id| id.starts_with(wanted) || id.ends_with(wanted))
+            .collect()
+    };
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(LookupError::NoRun {
+            wanted: wanted.to_string(),
+            base: base.to_path_buf(),
+            newest: ids.last().cloned(),
+        }),
+        many => Err(LookupError::Ambiguous {
+            wanted: wanted.to_string(),
+            matching: many.iter().map(|s| s.to_string()).collect(),
+        }),
+    }
+}
+
+/// The records of run `id`'s journal.
+pub fn read(base: &Path, id: &str) -> Result<Vec<Record>, LookupError> {
+    let path = store::run_dir(base, id).join(JOURNAL_FILE);
+    store::read_journal(&path)
+        .map(|r| r.records)
+        .map_err(LookupError::Unreadable)
+}
+
+/// What to call a journalled run's elements: the app it ran (from where it was launched,
+/// else by its name under the apps folder), when it still loads; the journal itself names
+/// what it entered either way.
+pub fn names_of(apps_dir: &Path, records: &[Record]) -> Names {
+    match app_of(apps_dir, records) {
+        Some(app) => Names::from_app(&app),
+        None => Names::default(),
+    }
+}
+
+/// The app a journalled run ran (from where it was launched, else by its name under the
+/// apps folder), when it still loads.
+pub fn app_of(apps_dir: &Path, records: &[Record]) -> Option<crate::app::LoadedApp> {
+    let Some(Event::RunStarted { app, launch, .. }) = records.first().map(|r| &r.event) else {
+        return None;
+    };
+    let dir = launch
+        .as_ref()
+        .and_then(|l| l.app_dir.as_deref())
+        .map(PathBuf::from)
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(|| apps_dir.join(app));
+    if !dir.join("config").is_dir() {
+        return None;
+    }
+    Some(crate::app::load_app(&crate::app::registry::app_at(&dir)))
+}
