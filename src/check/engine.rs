@@ -201,7 +201,7 @@ fn multi_instance_expressions(doc: &Document, index: &ProcessIndex) -> Vec<Diagn
         ];
         for (what, text) in parts {
             let Some(text) = text else { continue };
-            if let Some(why) = crate::engine::native::multi::unreadable(text, language) {
+            if let Some(why) = crate::engine::instances::unreadable(text, language) {
                 out.push(
                     Diagnostic::error(
                         "expr::syntax",

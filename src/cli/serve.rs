@@ -165,7 +165,23 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         apps
     };
     if let Transport::A2a { addr, token } = transport {
-        return super::serve_a2a::run(cli, args, answers.as_deref(), style, &targets, addr, token);
+        let settings = super::serve_a2a::Settings {
+            journal: args.journal.clone(),
+            no_model: args.no_model,
+            session_idle: args.session_idle,
+            read_timeout: args.read_timeout,
+            max_sessions: args.max_sessions,
+            max_wait: args.max_wait,
+        };
+        return super::serve_a2a::run(
+            cli,
+            &settings,
+            answers.as_deref(),
+            style,
+            &targets,
+            addr,
+            token,
+        );
     }
 
     let labels = Labels::default();

@@ -31,13 +31,23 @@ use crate::run::host::{Adopt, GRACE, Journals, Labels};
 use crate::secret::Secret;
 
 use super::output::count;
-use super::serve::ServeArgs;
 use super::signals::Signals;
 use super::{Cli, Outcome, Style, UsageError};
 
+/// What `serve --a2a` is asked for (from `serve`'s flags).
+pub(super) struct Settings {
+    pub journal: super::JournalArgs,
+    pub no_model: bool,
+    /// How long an input-required task waits for its caller, and a finished one is kept.
+    pub session_idle: u64,
+    pub read_timeout: u64,
+    pub max_sessions: u64,
+    pub max_wait: Option<u64>,
+}
+
 pub(super) fn run(
     cli: &Cli,
-    args: &ServeArgs,
+    args: &Settings,
     answers: Option<&chain::AnswersFile>,
     style: Style,
     targets: &[AppRef],

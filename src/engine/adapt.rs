@@ -34,10 +34,52 @@ pub(crate) struct Facts<'a> {
     pub flow: &'a LiveFlow,
 }
 
+/// Why a hook's action cannot apply where the token stands (the run continues instead,
+/// and the reason is journalled with the hook's record).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{action} refused: {why}")]
+pub(crate) struct Refused {
+    pub action: HookAction,
+    #[source]
+    pub why: Refusal,
+}
+
+/// What is wrong with an action's target.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum Refusal {
+    #[error("`{0}` is not a node of the process")]
+    NotANode(String),
+    #[error("`{0}` has already been entered in this run")]
+    Entered(String),
+    #[error("`{id}` is {}, not an activity", with_article(kind))]
+    NotAnActivity { id: String, kind: String },
+    #[error("a token is at `{0}`")]
+    Held(String),
+    #[error("no {0} given")]
+    Missing(&'static str),
+    #[error("`{id}` is not in the same scope as `{other}`")]
+    OtherScope { id: String, other: String },
+    #[error("`{id}` is {}, which only an event can start", with_article(kind))]
+    NotEnterable { id: String, kind: String },
+    #[error("`{0}` cannot be swapped with itself")]
+    SwapSelf(String),
+    #[error("`{0}` and `{1}` are not in the same scope")]
+    ApartScopes(String, String),
+    #[error("`{0}` must have exactly one outgoing flow, to another node")]
+    NotOneSuccessor(String),
+    #[error("the task to insert has no id")]
+    NoId,
+    #[error("`{0}` already exists in the process")]
+    Exists(String),
+}
+
 /// Check the action of `decision` for the token about to traverse `facts.flow`. `Err`
 /// says why it cannot apply (the caller continues instead).
-pub(crate) fn plan(facts: &Facts, decision: &HookDecision) -> Result<Plan, String> {
-    let why = |e: String| format!("{} refused: {e}", decision.action);
+pub(crate) fn plan(facts: &Facts, decision: &HookDecision) -> Result<Plan, Refused> {
+    let why = |why: Refusal| Refused {
+        action: decision.action,
+        why,
+    };
     match decision.action {
         HookAction::Continue => Ok(Plan::Continue),
         HookAction::Terminate => Ok(Plan::Terminate(decision.message.clone())),
@@ -50,100 +92,98 @@ pub(crate) fn plan(facts: &Facts, decision: &HookDecision) -> Result<Plan, Strin
 }
 
 impl Facts<'_> {
-    fn node(&self, id: &str) -> Result<&LiveNode, String> {
+    fn node(&self, id: &str) -> Result<&LiveNode, Refusal> {
         self.topology
             .node(id)
-            .ok_or_else(|| format!("`{id}` is not a node of the process"))
+            .ok_or_else(|| Refusal::NotANode(id.to_string()))
     }
 
-    fn not_executed(&self, id: &str) -> Result<(), String> {
+    fn not_executed(&self, id: &str) -> Result<(), Refusal> {
         if self.executed.contains(id) {
-            Err(format!("`{id}` has already been entered in this run"))
+            Err(Refusal::Entered(id.to_string()))
         } else {
             Ok(())
         }
     }
 
     /// An activity that has not run and holds no token.
-    fn untouched_activity(&self, id: &str) -> Result<&LiveNode, String> {
+    fn untouched_activity(&self, id: &str) -> Result<&LiveNode, Refusal> {
         let node = self.node(id)?;
         if !node.is_activity() {
-            return Err(format!(
-                "`{id}` is {}, not an activity",
-                with_article(node.kind.tag())
-            ));
+            return Err(Refusal::NotAnActivity {
+                id: id.to_string(),
+                kind: node.kind.tag().to_string(),
+            });
         }
         self.not_executed(id)?;
         if self.held.contains(id) {
-            return Err(format!("a token is at `{id}`"));
+            return Err(Refusal::Held(id.to_string()));
         }
         Ok(node)
     }
 
-    fn edge_target(&self) -> Result<&LiveNode, String> {
+    fn edge_target(&self) -> Result<&LiveNode, Refusal> {
         self.node(&self.flow.target)
     }
 
-    fn skip_node(&self) -> Result<Plan, String> {
+    fn skip_node(&self) -> Result<Plan, Refusal> {
         let target = self.untouched_activity(&self.flow.target)?;
         Ok(Plan::SkipNode(target.id.clone()))
     }
 
-    fn skip_to(&self, target: Option<&str>) -> Result<Plan, String> {
-        let id = target.ok_or("no target node given")?;
+    fn skip_to(&self, target: Option<&str>) -> Result<Plan, Refusal> {
+        let id = target.ok_or(Refusal::Missing("target node"))?;
         let node = self.node(id)?;
         let edge_target = self.edge_target()?;
         if node.parent != edge_target.parent {
-            return Err(format!(
-                "`{id}` is not in the same scope as `{}`",
-                edge_target.id
-            ));
+            return Err(Refusal::OtherScope {
+                id: id.to_string(),
+                other: edge_target.id.clone(),
+            });
         }
         if !node.is_enterable() {
-            return Err(format!(
-                "`{id}` is {}, which only an event can start",
-                with_article(node.kind.tag())
-            ));
+            return Err(Refusal::NotEnterable {
+                id: id.to_string(),
+                kind: node.kind.tag().to_string(),
+            });
         }
         self.not_executed(id)?;
         Ok(Plan::SkipTo(id.to_string()))
     }
 
-    fn swap(&self, pair: Option<&(String, String)>) -> Result<Plan, String> {
-        let (a, b) = pair.ok_or("no pair of nodes given")?;
+    fn swap(&self, pair: Option<&(String, String)>) -> Result<Plan, Refusal> {
+        let (a, b) = pair.ok_or(Refusal::Missing("pair of nodes"))?;
         if a == b {
-            return Err(format!("`{a}` cannot be swapped with itself"));
+            return Err(Refusal::SwapSelf(a.clone()));
         }
         let node_a = self.untouched_activity(a)?;
         let node_b = self.untouched_activity(b)?;
         if node_a.parent != node_b.parent {
-            return Err(format!("`{a}` and `{b}` are not in the same scope"));
+            return Err(Refusal::ApartScopes(a.clone(), b.clone()));
         }
         Ok(Plan::Swap(a.clone(), b.clone()))
     }
 
-    fn remove(&self, target: Option<&str>) -> Result<Plan, String> {
-        let id = target.ok_or("no node to remove given")?;
+    fn remove(&self, target: Option<&str>) -> Result<Plan, Refusal> {
+        let id = target.ok_or(Refusal::Missing("node to remove"))?;
         self.untouched_activity(id)?;
         match self.topology.single_successor(id) {
             Some(out) if out.target != id => Ok(Plan::Remove(id.to_string())),
-            _ => Err(format!(
-                "`{id}` must have exactly one outgoing flow, to another node"
-            )),
+            _ => Err(Refusal::NotOneSuccessor(id.to_string())),
         }
     }
 
-    fn add(&self, task: Option<&NewTask>) -> Result<Plan, String> {
-        let task = task.ok_or("no task to insert given")?;
+    fn add(&self, task: Option<&NewTask>) -> Result<Plan, Refusal> {
+        let task = task.ok_or(Refusal::Missing("task to insert"))?;
         if task.id.trim().is_empty() {
-            return Err("the task to insert has no id".into());
+            return Err(Refusal::NoId);
         }
         if self.topology.has_id(&task.id) {
-            return Err(format!("`{}` already exists in the process", task.id));
+            return Err(Refusal::Exists(task.id.clone()));
         }
         let new_flow = inserted_flow_id(&self.flow.id, &task.id);
         if self.topology.has_id(&new_flow) {
-            return Err(format!("`{new_flow}` already exists in the process"));
+            return Err(Refusal::Exists(new_flow));
         }
         Ok(Plan::Add(task.clone()))
     }

@@ -47,7 +47,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::app::EngineKind;
 use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, Process};
 use crate::bridge::FlowAnnotations;
-use crate::engine::native::messages::signature;
+use crate::engine::events::signature;
 use crate::engine::topology::Topology;
 use crate::journal::event::{CatchKind, ThrownKind};
 

@@ -50,7 +50,7 @@ use crate::bpmn::{
 };
 
 use crate::diag::with_article;
-use crate::engine::native::messages::signature;
+use crate::engine::events::signature;
 use crate::source::Span;
 
 /// An element the engine would mis-run.

@@ -394,7 +394,7 @@ impl Reasoner for Watched {
 
     // The spinner starts when the answer is awaited, not when it is asked for: the engine
     // commits (and so shows) its step's records in between, and a record shown stops the
-    // spinner (tests/pty.rs).
+    // spinner (tests/suite/pty.rs).
     fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
         Box::pin(async move {
             self.view.waiting(&req.task_id);

@@ -3,7 +3,7 @@ pseudo-terminal: wait for the person's prompt, press Ctrl-C, and report the exit
 whether the prompt appeared, and the screen as JSON on stdout. When the command ends
 without prompting, it is not interrupted.
 
-Used by tests/durable.rs (ctrl_c_at_a_prompt_parks_the_question_and_exits_130): a real
+Used by tests/suite/durable.rs (ctrl_c_at_a_prompt_parks_the_question_and_exits_130): a real
 terminal, so the run asks the person at the terminal, and Ctrl-C reaches it as SIGINT
 from the terminal's line discipline, as it does for a user.
 """

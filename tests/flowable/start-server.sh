@@ -34,8 +34,8 @@ USER_PASSWORD="${FLOWABLE_PASSWORD:-test}"
 TIMEOUT="${FLOWABLE_START_TIMEOUT:-180}"
 
 say() { echo "flowable: $*" >&2; }
-# shellcheck source=../support/server.sh
-source "$HERE/../support/server.sh"
+# shellcheck source=../suite/support/server.sh
+source "$HERE/../suite/support/server.sh"
 die() { say "$*"; exit 1; }
 
 command -v java >/dev/null || die "java not found (Java 17 is needed)"

@@ -27,8 +27,8 @@ CACHE="${CUGA_FLO_CACHE:-$HOME/.cache/cuga-flo}/fuseki"
 TIMEOUT="${FUSEKI_START_TIMEOUT:-120}"
 
 say() { echo "fuseki: $*" >&2; }
-# shellcheck source=../support/server.sh
-source "$HERE/../support/server.sh"
+# shellcheck source=../suite/support/server.sh
+source "$HERE/../suite/support/server.sh"
 die() { say "$*"; exit 1; }
 
 command -v java >/dev/null || die "java not found (Java 17 is needed)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The official A2A Python SDK as a client of `cuga-flo serve --a2a` (tests/a2a_serve.rs).
+"""The official A2A Python SDK as a client of `cuga-flo serve --a2a` (tests/suite/a2a_serve.rs).
 
 Usage: a2a_client_check.py BASE_URL CHECK [--token-env VAR]
 

@@ -8,7 +8,7 @@ demo app `incident_response` (process key `incident_response_v1`) and, for the
 `run_process` check, have been started with the scenario's answers (`--answers`).
 
 --scenario FILE.json  {"name", "inputs", "expect": {"status", "path", "variables"}}: a
-                      scenario of incident_response as JSON (tests/interop.rs writes it
+                      scenario of incident_response as JSON (tests/suite/interop.rs writes it
                       from the scenario's YAML). Without it, run_process is not called.
 --token-env VAR       send `Authorization: Bearer $VAR`, and check that the server
                       refuses a request without it or with a wrong one.

@@ -7,7 +7,7 @@
 --engine      the engine's MCP endpoint (`http://127.0.0.1:PORT/mcp`, engine.py's listening line).
 --bridge      cuga-flo's MCP endpoint (`serve --http`), passed to the engine as `bridge.url`.
 --token-env   the variable holding the bridges' bearer token, passed as `bridge.token`.
---scenario    {"name", "inputs", "expect": {"status", "path", "variables"}} (tests/external_engine.rs
+--scenario    {"name", "inputs", "expect": {"status", "path", "variables"}} (tests/suite/external_engine.rs
               writes it from a demo scenario's YAML).
 --expect-failure
               the run must not complete: the result must be `failed` with a message, or the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A second RDF reader for `cuga-flo graph export` (tests/graph.rs).
+"""A second RDF reader for `cuga-flo graph export` (tests/suite/graph.rs).
 
 Usage: rdf_check.py EXPORT.ttl EXPORT.trig EXPORT.nq [GUARDED.ttl]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""rdflib (RDF 1.1) reads `cuga-flo graph export --annotations reified` (tests/graph.rs).
+"""rdflib (RDF 1.1) reads `cuga-flo graph export --annotations reified` (tests/suite/graph.rs).
 
 Usage: rdflib_check.py EXPORT.ttl EXPORT.trig
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The SHACL oracle of tests/shacl.rs: pyshacl validates data graphs with a shapes graph.
+"""The SHACL oracle of tests/suite/shacl.rs: pyshacl validates data graphs with a shapes graph.
 
 Usage: shacl_check.py SHAPES.ttl DATA.nt...
 

@@ -28,8 +28,8 @@ BIN="${CUGA_FLO_BIN:-$ROOT/target/debug/cuga-flo}"
 TIMEOUT="${KOGITO_START_TIMEOUT:-120}"
 
 say() { echo "kogito: $*" >&2; }
-# shellcheck source=../support/server.sh
-source "$HERE/../support/server.sh"
+# shellcheck source=../suite/support/server.sh
+source "$HERE/../suite/support/server.sh"
 die() { say "$*"; exit 1; }
 
 command -v java >/dev/null || die "java not found (Java 17 is needed)"

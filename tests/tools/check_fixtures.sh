@@ -20,7 +20,7 @@ NPM_SRC="$ROOT/tests/interop/mcp-js-server"
 if [[ $# -ge 2 ]]; then
   NPM_DIR=$2
 else
-  # The folder tests/support/python.rs `npm_packages` uses: <cache>/<folder>-<FNV-1a of the lock>.
+  # The folder tests/suite/support/python.rs `npm_packages` uses: <cache>/<folder>-<FNV-1a of the lock>.
   CACHE=${CUGA_FLO_CACHE:-$HOME/.cache/cuga-flo}
   HASH=$(python3 -c 'import sys
 h = 0xcbf29ce484222325

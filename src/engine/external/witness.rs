@@ -24,7 +24,7 @@ use crate::bridge::{
     GatewayDecision, HookDecision, TaskOutcome, Variables,
 };
 use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
-use crate::engine::native::replay::{Recalled, recall};
+use crate::engine::recall::{Recalled, recall};
 use crate::engine::topology::{LiveFlow, Topology};
 use crate::journal::event::InstanceVisit;
 use crate::journal::{Event, EventSink, JournalError};
@@ -69,7 +69,7 @@ fn instance_own_names(process: &Process) -> BTreeMap<String, BTreeSet<String>> {
     let multi = |id: &str| {
         let looping = process.node(id)?.looping.as_ref()?;
         matches!(looping.kind, LoopKind::MultiInstance { .. })
-            .then(|| crate::engine::native::multi::own_names(&looping.multi))
+            .then(|| crate::engine::instances::own_names(&looping.multi))
     };
     (process.nodes.iter())
         .filter_map(|n| {
@@ -595,7 +595,7 @@ impl Witness {
         );
         let (plan, rejected) = match checked {
             Ok(plan) => (plan, None),
-            Err(why) => (Plan::Continue, Some(why)),
+            Err(refused) => (Plan::Continue, Some(refused.to_string())),
         };
         let updates = match rejected {
             None => decision.state_updates.clone(),

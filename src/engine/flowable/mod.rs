@@ -966,7 +966,7 @@ impl Run {
                     .map_err(|e| self.lost(e))?;
                 variables = Some(super::pull::user_variables(all));
             }
-            let correlation = crate::engine::native::messages::correlation_over(
+            let correlation = crate::engine::events::correlation_over(
                 event_ref,
                 kind,
                 variables.as_ref().unwrap_or(&Map::new()),

@@ -1156,7 +1156,7 @@ impl Run {
                 let Some(catch) = topology.node(node) else {
                     continue;
                 };
-                let Some((kind, name)) = crate::engine::native::messages::signature(catch) else {
+                let Some((kind, name)) = crate::engine::events::signature(catch) else {
                     continue;
                 };
                 // A message with a correlation key waits under the key's value now (as
@@ -1169,7 +1169,7 @@ impl Run {
                 if keyed && variables.is_none() {
                     variables = Some(self.user_variables().await?);
                 }
-                let correlation = crate::engine::native::messages::correlation_over(
+                let correlation = crate::engine::events::correlation_over(
                     catch.event_ref.as_ref(),
                     kind,
                     variables.as_ref().unwrap_or(&Map::new()),

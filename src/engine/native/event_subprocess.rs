@@ -22,11 +22,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::messages::{Received, signature};
+use super::messages::Received;
 use super::run::{Run, Step};
 use super::tokens::{At, ROOT, ScopeId, TokenId};
 use crate::bpmn::{EventDefinition, NodeKind};
 use crate::engine::EngineError;
+use crate::engine::events::signature;
 use crate::engine::topology::LiveNode;
 use crate::journal::Event;
 

@@ -97,7 +97,7 @@ impl Run {
         };
         let (plan, rejected) = match checked {
             Ok(plan) => (plan, None),
-            Err(why) => (Plan::Continue, Some(why)),
+            Err(refused) => (Plan::Continue, Some(refused.to_string())),
         };
         // A refused action changes nothing, its state updates included (as a denial by
         // the harness); an applied one sets them before anything moves.

@@ -40,6 +40,7 @@
 //! instance) is caught at the activity's boundary with the body as its holder, and an
 //! interrupting boundary cancels every instance.
 
+use crate::engine::instances::{evaluate, own_names, roots};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -51,7 +52,7 @@ use crate::bpmn::{LoopKind, MultiInstance};
 use crate::bridge::{ControlPointContext, ScopedVariables, Taint};
 use crate::engine::EngineError;
 use crate::engine::topology::LiveNode;
-use crate::expr::{self, VarPath, Variables};
+use crate::expr::{self, Variables};
 use crate::journal::Event;
 use crate::journal::event::InstanceVisit;
 
@@ -112,74 +113,6 @@ fn multi_of<'a>(run: &'a Run, node: &str) -> Option<(&'a MultiInstance, bool)> {
         LoopKind::MultiInstance { sequential } => Some((&looping.multi, sequential)),
         LoopKind::Standard => None,
     }
-}
-
-/// A plain variable path (`items`, `order.lines`), which names a variable in every dialect.
-fn plain_path(text: &str) -> Option<VarPath> {
-    let first = text.chars().next()?;
-    let plain = (first.is_ascii_alphabetic() || first == '_')
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
-        && !matches!(text, "true" | "false" | "null" | "True" | "False" | "None");
-    plain
-        .then(|| VarPath::new(text.split('.').map(str::to_string).collect()))
-        .flatten()
-}
-
-/// The variable an expression is nothing but (`result`, `${result}`, `= result`), if it is.
-fn named_variable(text: &str) -> Option<String> {
-    let text = text.trim();
-    let inner = if let Some(feel) = text.strip_prefix('=') {
-        feel.trim()
-    } else if let Some(juel) = text.strip_prefix("${").or_else(|| text.strip_prefix("#{")) {
-        juel.strip_suffix('}')?.trim()
-    } else {
-        text
-    };
-    plain_path(inner).map(|p| p.root().to_string())
-}
-
-/// The value of a multi-instance expression: a variable path, or an expression in
-/// cuga-flo's language (`${...}`) or FEEL (`= ...`). `Ok(None)`: missing, null or unknown.
-pub(crate) fn evaluate(
-    text: &str,
-    language: Option<&str>,
-    vars: &dyn Variables,
-) -> Result<Option<Value>, String> {
-    let text = text.trim();
-    if let Some(path) = plain_path(text) {
-        return Ok(path.resolve(vars).filter(|v| !v.is_null()).cloned());
-    }
-    expr::parse_in(text, language)
-        .map(|e| e.value(vars))
-        .map_err(|e| e.message)
-}
-
-/// Why a multi-instance expression cannot be evaluated (`validate` reports it), if it
-/// cannot: a variable path always can.
-pub(crate) fn unreadable(text: &str, language: Option<&str>) -> Option<String> {
-    let text = text.trim();
-    if plain_path(text).is_some() {
-        return None;
-    }
-    expr::parse_in(text, language).err().map(|e| e.message)
-}
-
-/// The variables an expression reads (their first segments), for provenance.
-fn roots(text: &str, language: Option<&str>) -> Vec<String> {
-    let text = text.trim();
-    if let Some(path) = plain_path(text) {
-        return vec![path.root().to_string()];
-    }
-    expr::parse_in(text, language)
-        .map(|e| {
-            e.variables()
-                .iter()
-                .map(|p| p.split('.').next().unwrap_or_default().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// What a multi-instance activity `node` runs over, evaluated over `vars`: its items
@@ -251,18 +184,6 @@ pub(crate) fn instance_locals(
         locals.insert(name.clone(), item);
     }
     (locals, own_names(spec))
-}
-
-/// The names that stay an instance's own when its tasks write them: `loopCounter`,
-/// `nrOfInstances`, the element variable and the output element's variable.
-pub(crate) fn own_names(spec: &MultiInstance) -> BTreeSet<String> {
-    let mut own: BTreeSet<String> = ["loopCounter", "nrOfInstances"]
-        .into_iter()
-        .map(String::from)
-        .collect();
-    own.extend(spec.element_variable.clone());
-    own.extend(spec.output_element.as_deref().and_then(named_variable));
-    own
 }
 
 /// An instance's output for the output collection, over its variables `vars`: the output
@@ -707,6 +628,7 @@ fn kind_of(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::instances::named_variable;
     use serde_json::json;
 
     fn vars() -> Map<String, Value> {
