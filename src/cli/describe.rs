@@ -90,6 +90,31 @@ pub fn render(d: &Description, style: Style) -> String {
         2,
     );
 
+    render_tasks(&mut out, d, style);
+    render_gateways(&mut out, d, style);
+    render_hooks(&mut out, d, style);
+    if !d.guarantees.is_empty() {
+        out.push_str(&format!("\n{}\n", style.bold("Guarantees")));
+        for g in &d.guarantees {
+            line(&mut out, &format!("  {}:", style.dim(&g.id)), &g.rule, 6);
+        }
+    }
+
+    out.push_str(&format!(
+        "\n{} {}\n",
+        style.bold("Who answers"),
+        style.dim("(in this order, as `start` builds it)")
+    ));
+    for (i, a) in d.judgement.iter().enumerate() {
+        let head = format!("  {}. {:<8}", i + 1, a.source);
+        let head = if a.active { head } else { style.dim(&head) };
+        line(&mut out, &head, &a.detail, 14);
+    }
+    out
+}
+
+/// The description's tasks.
+fn render_tasks(out: &mut String, d: &Description, style: Style) {
     out.push_str(&format!("\n{}\n", style.bold("Tasks")));
     if d.tasks.is_empty() {
         out.push_str("  none\n");
@@ -110,8 +135,8 @@ pub fn render(d: &Description, style: Style) -> String {
             facts.push(format!("agent_type {a}"));
         }
         facts.push(format!("on failure: {}", t.on_failure.as_str()));
-        line(&mut out, "    ", &facts.join(" · "), 6);
-        policy_line(&mut out, &t.policy);
+        line(out, "    ", &facts.join(" · "), 6);
+        policy_line(out, &t.policy);
         if !t.outputs.is_empty() {
             let outs: Vec<String> = t
                 .outputs
@@ -127,27 +152,22 @@ pub fn render(d: &Description, style: Style) -> String {
                 .collect();
             let mut outs = outs.join(" ");
             outs.pop();
-            line(&mut out, "    outputs:", &outs, 6);
+            line(out, "    outputs:", &outs, 6);
         }
         if !t.raises.is_empty() {
-            line(&mut out, "    may raise:", &t.raises.join(", "), 6);
+            line(out, "    may raise:", &t.raises.join(", "), 6);
         }
-        line(
-            &mut out,
-            "    decided by:",
-            &t.decided_by.join(", then "),
-            6,
-        );
+        line(out, "    decided by:", &t.decided_by.join(", then "), 6);
         if let Some(max) = t.max_tool_calls {
             line(
-                &mut out,
+                out,
                 "    tools:",
                 &format!("at most {} per visit", count(max as usize, "call")),
                 6,
             );
             for tool in &t.tools {
                 line(
-                    &mut out,
+                    out,
                     "      ",
                     &format!("{} · confirmed by: {}", tool.tool, tool.confirm),
                     8,
@@ -155,7 +175,10 @@ pub fn render(d: &Description, style: Style) -> String {
             }
         }
     }
+}
 
+/// The description's gateways.
+fn render_gateways(out: &mut String, d: &Description, style: Style) {
     out.push_str(&format!("\n{}\n", style.bold("Gateways")));
     if d.gateways.is_empty() {
         out.push_str("  none\n");
@@ -173,11 +196,11 @@ pub fn render(d: &Description, style: Style) -> String {
             facts.push("consequential".to_owned());
         }
         facts.push(format!("on failure: {}", g.on_failure.as_str()));
-        line(&mut out, "    ", &facts.join(" · "), 6);
+        line(out, "    ", &facts.join(" · "), 6);
         if let Some(c) = &g.condition {
-            line(&mut out, "    condition:", c, 6);
+            line(out, "    condition:", c, 6);
         }
-        policy_line(&mut out, &g.policy);
+        policy_line(out, &g.policy);
         for f in &g.flows {
             let mut text = format!("→ {} {}", short(&f.target), style.dim(&f.id));
             if f.default {
@@ -189,16 +212,14 @@ pub fn render(d: &Description, style: Style) -> String {
             if let Some(dl) = &f.decision {
                 text.push_str(&format!(" — {dl}"));
             }
-            line(&mut out, "    ", &text, 8);
+            line(out, "    ", &text, 8);
         }
-        line(
-            &mut out,
-            "    decided by:",
-            &g.decided_by.join(", then "),
-            6,
-        );
+        line(out, "    decided by:", &g.decided_by.join(", then "), 6);
     }
+}
 
+/// The description's hooks.
+fn render_hooks(out: &mut String, d: &Description, style: Style) {
     out.push_str(&format!("\n{}\n", style.bold("Hooks")));
     if d.hooks.is_empty() {
         out.push_str("  none\n");
@@ -213,21 +234,16 @@ pub fn render(d: &Description, style: Style) -> String {
             ids.push_str(&format!(" on {f}"));
         }
         let ids: Vec<String> = ids.split(' ').map(|w| style.dim(w)).collect();
-        line(
-            &mut out,
-            &format!("  ⚑ {}", style.bold(&on)),
-            &ids.join(" "),
-            6,
-        );
+        line(out, &format!("  ⚑ {}", style.bold(&on)), &ids.join(" "), 6);
         if !h.enabled {
             out.push_str("    disabled\n");
         }
         if let Some(i) = &h.instruction {
-            line(&mut out, "    ", i, 4);
+            line(out, "    ", i, 4);
         }
-        policy_line(&mut out, &h.policy);
+        policy_line(out, &h.policy);
         let p = &h.permissions;
-        line(&mut out, "    may:", &p.actions.join(", "), 6);
+        line(out, "    may:", &p.actions.join(", "), 6);
         let targets = if p.any_target {
             "any node not yet run".to_owned()
         } else if p.allowed_targets.is_empty() {
@@ -239,45 +255,16 @@ pub fn render(d: &Description, style: Style) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        line(&mut out, "    targets:", &targets, 6);
+        line(out, "    targets:", &targets, 6);
         if !p.insertable_tasks.is_empty() {
-            line(
-                &mut out,
-                "    may insert:",
-                &p.insertable_tasks.join(", "),
-                6,
-            );
+            line(out, "    may insert:", &p.insertable_tasks.join(", "), 6);
         }
         if !p.may_set.is_empty() {
-            line(&mut out, "    may set:", &p.may_set.join(", "), 6);
+            line(out, "    may set:", &p.may_set.join(", "), 6);
         }
-        line(&mut out, "    on failure:", h.on_failure.as_str(), 6);
-        line(
-            &mut out,
-            "    decided by:",
-            &h.decided_by.join(", then "),
-            6,
-        );
+        line(out, "    on failure:", h.on_failure.as_str(), 6);
+        line(out, "    decided by:", &h.decided_by.join(", then "), 6);
     }
-
-    if !d.guarantees.is_empty() {
-        out.push_str(&format!("\n{}\n", style.bold("Guarantees")));
-        for g in &d.guarantees {
-            line(&mut out, &format!("  {}:", style.dim(&g.id)), &g.rule, 6);
-        }
-    }
-
-    out.push_str(&format!(
-        "\n{} {}\n",
-        style.bold("Who answers"),
-        style.dim("(in this order, as `start` builds it)")
-    ));
-    for (i, a) in d.judgement.iter().enumerate() {
-        let head = format!("  {}. {:<8}", i + 1, a.source);
-        let head = if a.active { head } else { style.dim(&head) };
-        line(&mut out, &head, &a.detail, 14);
-    }
-    out
 }
 
 fn policy_line(out: &mut String, p: &Option<PolicyRef>) {

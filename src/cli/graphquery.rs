@@ -3,7 +3,7 @@
 //! An endpoint is asked directly; the embedded store in memory lived only as long as its
 //! run, so it is rebuilt from the journals (the source of truth) for the query.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use oxrdf::Term;
@@ -43,7 +43,7 @@ pub fn query(
                 return Err(not_app);
             };
             let records = read(run_dir, &id)?;
-            let loaded = app_of(cli, &records).ok_or_else(|| {
+            let loaded = crate::run::lookup::app_of(&cli.apps_dir, &records).ok_or_else(|| {
                 UsageError::new(format!("the app of run `{id}` cannot be found"))
                     .with_help("pass the app's folder with --apps-dir")
             })?;
@@ -85,22 +85,6 @@ fn runs_of(base: &Path, name: &str) -> Vec<(String, Vec<Record>)> {
             }
         })
         .collect()
-}
-
-/// The app a journalled run ran: from where it was launched, else by name.
-fn app_of(cli: &Cli, records: &[Record]) -> Option<LoadedApp> {
-    let Some(Event::RunStarted { app, launch, .. }) = records.first().map(|r| &r.event) else {
-        return None;
-    };
-    let dir = launch
-        .as_ref()
-        .and_then(|l| l.app_dir.as_deref())
-        .map(PathBuf::from)
-        .filter(|d| d.is_dir())
-        .unwrap_or_else(|| cli.apps_dir.join(app));
-    dir.join("config")
-        .is_dir()
-        .then(|| load_app(&crate::app::registry::app_at(&dir)))
 }
 
 /// A fresh embedded store with the app's TBox and the ABox of each run, from its journal.

@@ -25,7 +25,13 @@ use crate::view::{self, View};
 use crate::vocab::RunStatus;
 
 use super::chain::Labelled;
-use super::plan::{Bridge, PlanError, Resumed, RunPlan};
+use super::plan::{Bridge, PlanError, Resumed, RunPlan, RunSpec};
+
+/// A run's graph-mode writer.
+type RunGraph = Arc<crate::graph::abox::GraphRun>;
+
+/// A run's journal opened: its id, the journal, what it resumes from, its graph writer.
+type Opened = (String, Journal, Option<Arc<Resume>>, Option<RunGraph>);
 
 /// How a launched run ended.
 pub enum Ended {
@@ -154,55 +160,8 @@ pub async fn launch(
     // committed: a new one, or the resumed run's.
     let app_digest = loaded.digest();
     let folded = Arc::new(Mutex::new(FlowState::default()));
-    let (run_id, journal, resume, graph) = match resumed {
-        Some(r) => {
-            let Resumed {
-                run_id,
-                journal,
-                records,
-                repaired,
-                ..
-            } = *r;
-            view.resumed(&records);
-            *lock_state(&folded) = FlowState::fold(records.iter());
-            let graph = open_graph(&loaded, &run_id)?;
-            if let Some(g) = &graph {
-                g.replay(&records);
-            }
-            let journal = with_graph(
-                journal
-                    .with_observer(view::observer(view.clone()))
-                    .with_observer(folding(&folded)),
-                &graph,
-            );
-            journal
-                .emit(Event::RunResumed {
-                    from_seq: records.len() as u64,
-                    repaired,
-                })
-                .and_then(|_| journal.commit())
-                .map_err(|e| PlanError::new(format!("cannot write the run journal: {e}")))?;
-            (run_id, journal, Some(Arc::new(Resume { records })), graph)
-        }
-        None => {
-            let run_id = match &plan_spec.preset {
-                Some(p) => p.run_id.clone(),
-                None => store::new_run_id(),
-            };
-            let run_dir = store::run_dir(&plan_spec.run_dir, &run_id);
-            let options = JournalOptions {
-                durability: plan_spec.durability,
-                anchor: Anchor::new(&run_id, Some(app_digest.clone())),
-            };
-            let graph = open_graph(&loaded, &run_id)?;
-            let journal = Journal::create(&run_dir, options)
-                .map_err(|e| PlanError::new(format!("cannot create the run journal: {e}")))?
-                .with_observer(view::observer(view.clone()))
-                .with_observer(folding(&folded));
-            let journal = with_graph(journal, &graph);
-            (run_id, journal, None, graph)
-        }
-    };
+    let (run_id, journal, resume, graph) =
+        open_journal(&plan_spec, &loaded, &view, &folded, resumed, &app_digest)?;
     if let Some(g) = &graph {
         let _ = parent_graph.set(g.clone());
     }
@@ -212,27 +171,7 @@ pub async fn launch(
         app: loaded.name.clone(),
         judgement,
         app_digest: Some(app_digest),
-        launch: Some(Launch {
-            app_dir: loaded
-                .dir
-                .canonicalize()
-                .ok()
-                .map(|d| d.display().to_string()),
-            scenario: plan_spec.scenario.clone(),
-            answers: plan_spec
-                .answers
-                .as_ref()
-                .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
-                .map(|p| p.display().to_string()),
-            no_model: plan_spec.no_model,
-            detach: plan_spec.detach,
-            step_budget: plan_spec.step_budget,
-            engine_url: plan_spec
-                .engine_url
-                .as_deref()
-                .map(crate::secret::without_userinfo),
-            served: false,
-        }),
+        launch: Some(launched(&plan_spec, &loaded)),
         sealed: Default::default(),
         graph: graph.clone(),
     });
@@ -289,32 +228,7 @@ pub async fn launch(
         () = &mut stop => None,
     };
     let Some(result) = result else {
-        // Interrupted. What the engine does while it winds down is not part of the run:
-        // the journal takes nothing more from it. The run parks as it stands, with the
-        // questions a person was being asked at the terminal (`runs answer` answers them,
-        // `runs resume` asks them again); the bridge is not drained (a prompt may block).
-        sink.seal();
-        let asked = crate::reason::human::asking();
-        let keys = asked.iter().map(|q| q.key.clone()).collect();
-        let parked = asked.into_iter().try_for_each(|question| {
-            journal
-                .emit(Event::QuestionParked {
-                    question: Box::new(question),
-                })
-                .map(|_| ())
-        });
-        let _ = journal
-            .commit()
-            .and(parked)
-            .and_then(|()| {
-                journal.emit(Event::RunWaiting {
-                    reason: "interrupted".to_string(),
-                    questions: keys,
-                    due_ms: None,
-                    awaiting: awaiting.lock().map(|a| a.clone()).unwrap_or_default(),
-                })
-            })
-            .and_then(|_| journal.commit());
+        park_interrupted(&sink, &journal, &awaiting);
         if let (Some(recorder), Some(path)) = (&recorder, &plan_spec.record) {
             let _ = recorder.write(path);
         }
@@ -362,6 +276,122 @@ pub async fn launch(
         outcome,
         state,
     })))
+}
+
+/// The run's journal, with the view as its observer and the run's state folded into
+/// `folded` as it is committed: the resumed run's (its `run_resumed` written), or a new
+/// one; with graph mode's writer, when the app has a `graph:` block.
+fn open_journal(
+    plan_spec: &RunSpec,
+    loaded: &LoadedApp,
+    view: &Arc<dyn View>,
+    folded: &Arc<Mutex<FlowState>>,
+    resumed: Option<Box<Resumed>>,
+    app_digest: &str,
+) -> Result<Opened, PlanError> {
+    Ok(match resumed {
+        Some(r) => {
+            let Resumed {
+                run_id,
+                journal,
+                records,
+                repaired,
+                ..
+            } = *r;
+            view.resumed(&records);
+            *lock_state(folded) = FlowState::fold(records.iter());
+            let graph = open_graph(loaded, &run_id)?;
+            if let Some(g) = &graph {
+                g.replay(&records);
+            }
+            let journal = with_graph(
+                journal
+                    .with_observer(view::observer(view.clone()))
+                    .with_observer(folding(folded)),
+                &graph,
+            );
+            journal
+                .emit(Event::RunResumed {
+                    from_seq: records.len() as u64,
+                    repaired,
+                })
+                .and_then(|_| journal.commit())
+                .map_err(|e| PlanError::new(format!("cannot write the run journal: {e}")))?;
+            (run_id, journal, Some(Arc::new(Resume { records })), graph)
+        }
+        None => {
+            let run_id = match &plan_spec.preset {
+                Some(p) => p.run_id.clone(),
+                None => store::new_run_id(),
+            };
+            let run_dir = store::run_dir(&plan_spec.run_dir, &run_id);
+            let options = JournalOptions {
+                durability: plan_spec.durability,
+                anchor: Anchor::new(&run_id, Some(app_digest.to_string())),
+            };
+            let graph = open_graph(loaded, &run_id)?;
+            let journal = Journal::create(&run_dir, options)
+                .map_err(|e| PlanError::new(format!("cannot create the run journal: {e}")))?
+                .with_observer(view::observer(view.clone()))
+                .with_observer(folding(folded));
+            let journal = with_graph(journal, &graph);
+            (run_id, journal, None, graph)
+        }
+    })
+}
+
+/// How the run was launched, for its `run_started` (what `runs resume` goes on with).
+fn launched(plan_spec: &RunSpec, loaded: &LoadedApp) -> Launch {
+    Launch {
+        app_dir: loaded
+            .dir
+            .canonicalize()
+            .ok()
+            .map(|d| d.display().to_string()),
+        scenario: plan_spec.scenario.clone(),
+        answers: plan_spec
+            .answers
+            .as_ref()
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+            .map(|p| p.display().to_string()),
+        no_model: plan_spec.no_model,
+        detach: plan_spec.detach,
+        step_budget: plan_spec.step_budget,
+        engine_url: plan_spec
+            .engine_url
+            .as_deref()
+            .map(crate::secret::without_userinfo),
+        served: false,
+    }
+}
+
+/// Park an interrupted run as it stands. What the engine does while it winds down is not
+/// part of the run: the journal takes nothing more from it. The questions a person was
+/// being asked at the terminal park with it (`runs answer` answers them, `runs resume`
+/// asks them again); the bridge is not drained (a prompt may block).
+fn park_interrupted(sink: &Labelled, journal: &Journal, awaiting: &crate::bridge::run::Awaiting) {
+    sink.seal();
+    let asked = crate::reason::human::asking();
+    let keys = asked.iter().map(|q| q.key.clone()).collect();
+    let parked = asked.into_iter().try_for_each(|question| {
+        journal
+            .emit(Event::QuestionParked {
+                question: Box::new(question),
+            })
+            .map(|_| ())
+    });
+    let _ = journal
+        .commit()
+        .and(parked)
+        .and_then(|()| {
+            journal.emit(Event::RunWaiting {
+                reason: "interrupted".to_string(),
+                questions: keys,
+                due_ms: None,
+                awaiting: awaiting.lock().map(|a| a.clone()).unwrap_or_default(),
+            })
+        })
+        .and_then(|_| journal.commit());
 }
 
 /// Whether a run failed before anything ran: no node was entered (an engine that could
