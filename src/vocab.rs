@@ -671,3 +671,10 @@ pub struct InstanceVisit {
     pub loop_counter: u64,
     pub instances: u64,
 }
+
+/// The tool a task agent may be given to read a process variable its inputs leave out.
+pub const READ_VARIABLE: &str = "read_variable";
+/// The tool a task agent may be given to ask a person (bound only when someone can answer).
+pub const CONSULT_USER: &str = "consult_user";
+/// The tools a task's `agent.tools` may name.
+pub const BUILTIN_TOOLS: [&str; 2] = [READ_VARIABLE, CONSULT_USER];

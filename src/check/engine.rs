@@ -1,12 +1,12 @@
 //! What the app's engine can run: on Flowable and Kogito, the hook actions their adapters
 //! can realise and the model elements the rewrite for them can carry
-//! ([`crate::engine::rewrite`]).
+//! ([`crate::semantics::rewrite`]).
 
 use crate::app::{EngineKind, FlowConfig};
 use crate::bpmn::{Document, ProcessIndex, TimerKind, parse_date_time, parse_duration};
 use crate::diag::{Diagnostic, Severity};
-use crate::engine::rewrite::{self, UNREALISABLE};
-use crate::engine::support;
+use crate::semantics::rewrite::{self, UNREALISABLE};
+use crate::semantics::support;
 
 /// The checks for running the app on `engine` (which `start --engine` may choose).
 pub fn check_for(
@@ -201,7 +201,7 @@ fn multi_instance_expressions(doc: &Document, index: &ProcessIndex) -> Vec<Diagn
         ];
         for (what, text) in parts {
             let Some(text) = text else { continue };
-            if let Some(why) = crate::engine::instances::unreadable(text, language) {
+            if let Some(why) = crate::semantics::instances::unreadable(text, language) {
                 out.push(
                     Diagnostic::error(
                         "expr::syntax",

@@ -44,8 +44,7 @@ pub fn check(
             continue;
         };
         let Some(recipe) = &cmd.recipe else { continue };
-        let recipe_file = match crate::harness::command::read_recipe(&config.resolve(&recipe.value))
-        {
+        let recipe_file = match crate::app::recipe::read_recipe(&config.resolve(&recipe.value)) {
             Ok(r) => r,
             Err(why) => {
                 out.push(Diagnostic::error("command::recipe", why).at(

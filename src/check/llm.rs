@@ -2,10 +2,10 @@
 //! cannot happen, model settings on control points that never ask a model, and `llm:`
 //! blocks that name no model.
 
+use crate::app::prompt::Templates;
 use crate::app::{FlowConfig, GatewayMode, Located, OnFailure, PromptPaths, TaskMode};
 use crate::bpmn::ProcessIndex;
 use crate::diag::Diagnostic;
-use crate::reason::llm::prompt::Templates;
 
 /// Every finding about model settings; `process` (when the model was read) lets
 /// `on_failure: default` be checked against the gateway's default flow.

@@ -5,9 +5,9 @@
 use std::collections::BTreeSet;
 
 use crate::app::FlowConfig;
+use crate::app::rules::{RuleAction, parse_rules};
 use crate::bpmn::ProcessIndex;
 use crate::diag::{Diagnostic, did_you_mean, name_list, with_article};
-use crate::reason::rules::{RuleAction, parse_rules};
 use crate::source::{SourceFile, Span, line_starts};
 use crate::vocab::{HookAction, VarKind};
 

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 
 use crate::app::{Confirm, FlowConfig, ToolSourceKind};
 use crate::diag::{Diagnostic, did_you_mean, name_list};
-use crate::reason::llm::reasoner::TOOLS as BUILTIN;
 use crate::tools::lock;
 use crate::tools::{Known, ToolRef};
+use crate::vocab::BUILTIN_TOOLS as BUILTIN;
 
 /// What each source is known to offer without reaching it (`None`: not known): the
 /// names of its tools.

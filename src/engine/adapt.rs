@@ -6,10 +6,10 @@
 
 use std::collections::BTreeSet;
 
-use super::topology::{LiveFlow, LiveNode, Topology, inserted_flow_id};
 use crate::bridge::{HookDecision, NewTask, Variables};
 use crate::diag::with_article;
 use crate::journal::Event;
+use crate::semantics::topology::{LiveFlow, LiveNode, Topology, inserted_flow_id};
 use crate::vocab::HookAction;
 
 /// A hook action that can be applied as it stands.

@@ -1,22 +1,17 @@
 //! Workflow engines move tokens through the BPMN graph and never reason: at every control
 //! point they ask the harness through [`ControlPoints`], and they report what happens to an
 //! [`EventSink`]. [`native`] is the in-process engine; what every engine
-//! shares is beside it ([`events`], [`instances`], [`recall`], [`topology`], [`rewrite`],
-//! [`support`]): no engine reaches into another's files.
+//! shares is beside it ([`recall`]) or below it ([`crate::semantics`]): no engine reaches
+//! into another's files.
 
 pub(crate) mod adapt;
-pub mod events;
 pub mod external;
 pub mod flowable;
 pub(crate) mod http;
-pub mod instances;
 pub mod kogito;
 pub mod native;
 pub(crate) mod pull;
 pub mod recall;
-pub mod rewrite;
-pub mod support;
-pub(crate) mod topology;
 
 use std::sync::LazyLock;
 use std::time::Duration;

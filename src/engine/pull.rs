@@ -1,6 +1,6 @@
 //! Asking the harness on behalf of a BPM engine that cuga-flo **pulls** (Flowable,
 //! Kogito): the engine owns the tokens and shows cuga-flo a worker waiting at a control
-//! point ([`crate::engine::rewrite`]); [`Asker`] builds the control point's context from
+//! point ([`crate::semantics::rewrite`]); [`Asker`] builds the control point's context from
 //! what the engine shows (the variables, the path so far), asks through the [`Witness`]
 //! (which journals it), checks the answer and says what the engine must do with it. The
 //! engines only carry that out in their own API.
@@ -19,11 +19,11 @@ use super::adapt::Plan;
 use super::check_choice;
 use super::external::Witness;
 use super::native::multi::{self, Layered};
-use super::rewrite::{self, Caught, Rewritten, Role, Thrown, catcher};
-use super::topology::Topology;
 use crate::bpmn::{Flow, GatewayKind, LoopKind, MultiInstance, NodeKind, Process};
 use crate::bridge::{ControlPointContext, ControlPoints, EdgeInfo, FlowOption, History};
 use crate::journal::Event;
+use crate::semantics::rewrite::{self, Caught, Rewritten, Role, Thrown, catcher};
+use crate::semantics::topology::Topology;
 use crate::vocab::TaskStatus;
 
 /// What to do with a hook's worker.

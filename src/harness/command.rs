@@ -23,12 +23,13 @@
 //!   stderr, which an error boundary event can catch like any task failure.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
 use crate::app::CommandAgent;
+use crate::app::recipe::{Recipe, read_recipe};
 
 /// How long a command may run when its agent says nothing.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -37,73 +38,6 @@ const STDERR_TAIL_LINES: usize = 20;
 const STDERR_TAIL_CHARS: usize = 2000;
 /// Output beyond this is dropped (a runaway CLI cannot exhaust memory).
 const MAX_OUTPUT: usize = 8 << 20;
-
-/// A Goose recipe, as far as running it needs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Recipe {
-    pub path: PathBuf,
-    pub title: Option<String>,
-    pub parameters: Vec<RecipeParameter>,
-    /// `response.json_schema`.
-    pub schema: Option<Value>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecipeParameter {
-    pub key: String,
-    /// `requirement: required` (Goose's default is `required` too).
-    pub required: bool,
-    pub default: Option<Value>,
-}
-
-/// Read the recipe at `path` (YAML or JSON, Goose's format).
-pub fn read_recipe(path: &Path) -> Result<Recipe, String> {
-    let text = crate::source::read_text(path)
-        .map_err(|e| format!("the recipe {} cannot be read: {e}", path.display()))?;
-    let doc = crate::app::yaml::parse(&text)
-        .map_err(|e| format!("the recipe {} is not YAML: {e}", path.display()))?
-        .to_json();
-    let Value::Object(doc) = doc else {
-        return Err(format!("the recipe {} is not a mapping", path.display()));
-    };
-    if !doc.contains_key("instructions") && !doc.contains_key("prompt") {
-        return Err(format!(
-            "the recipe {} has neither `instructions` nor `prompt`",
-            path.display()
-        ));
-    }
-    let mut parameters = Vec::new();
-    if let Some(list) = doc.get("parameters") {
-        let Value::Array(items) = list else {
-            return Err(format!("`parameters` of {} is not a list", path.display()));
-        };
-        for p in items {
-            let key = p
-                .get("key")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("a parameter of {} has no `key`", path.display()))?;
-            let requirement = p.get("requirement").and_then(Value::as_str);
-            parameters.push(RecipeParameter {
-                key: key.to_string(),
-                required: !matches!(requirement, Some("optional")),
-                default: p.get("default").cloned().filter(|d| !d.is_null()),
-            });
-        }
-    }
-    let schema = doc
-        .get("response")
-        .and_then(|r| r.get("json_schema"))
-        .cloned();
-    if let Some(s) = &schema {
-        supported(s, "$").map_err(|e| format!("{}: response.json_schema: {e}", path.display()))?;
-    }
-    Ok(Recipe {
-        path: path.to_path_buf(),
-        title: doc.get("title").and_then(Value::as_str).map(str::to_string),
-        parameters,
-        schema,
-    })
-}
 
 /// What one run of the command gave.
 #[derive(Debug)]
@@ -373,67 +307,6 @@ pub fn parse_output(stdout: &str) -> Result<Value, String> {
     }
 }
 
-/// The JSON Schema keywords [`check_schema`] knows; annotations are ignored. A schema with
-/// any other keyword is refused when the recipe is read, so nothing is left unchecked
-/// silently.
-const CHECKED: &[&str] = &[
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minLength",
-    "maxLength",
-    "minItems",
-    "maxItems",
-];
-const ANNOTATIONS: &[&str] = &[
-    "$schema",
-    "$id",
-    "title",
-    "description",
-    "default",
-    "examples",
-    "$comment",
-];
-
-/// Whether `schema` uses only keywords [`check_schema`] checks.
-fn supported(schema: &Value, at: &str) -> Result<(), String> {
-    let Value::Object(map) = schema else {
-        return match schema {
-            Value::Bool(_) => Ok(()),
-            _ => Err(format!("{at} is not a schema")),
-        };
-    };
-    for (k, v) in map {
-        if ANNOTATIONS.contains(&k.as_str()) {
-            continue;
-        }
-        if !CHECKED.contains(&k.as_str()) {
-            return Err(format!(
-                "{at}: keyword `{k}` is not supported (supported: {})",
-                CHECKED.join(", ")
-            ));
-        }
-        match k.as_str() {
-            "properties" => {
-                for (name, s) in v.as_object().into_iter().flatten() {
-                    supported(s, &format!("{at}.{name}"))?;
-                }
-            }
-            "items" | "additionalProperties" => supported(v, &format!("{at}[]"))?,
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 fn type_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -447,7 +320,7 @@ fn type_of(v: &Value) -> &'static str {
     }
 }
 
-/// Check `value` against the subset of JSON Schema in [`CHECKED`]; each problem is pushed
+/// Check `value` against the subset of JSON Schema in [`crate::app::recipe::CHECKED`]; each problem is pushed
 /// with its path (`$.severity`).
 pub fn check_schema(schema: &Value, value: &Value, at: &str, problems: &mut Vec<String>) {
     let Value::Object(s) = schema else {
@@ -593,6 +466,7 @@ fn run_blocking(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::recipe::{RecipeParameter, supported};
     use serde_json::json;
 
     #[test]

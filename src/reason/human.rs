@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::bridge::{BoxFuture, ControlPointContext, Variables};
-use crate::vocab::{Decider, HookAction, Question, VarKind};
+use crate::vocab::{Decider, HookAction, VarKind};
 
 use super::park;
 use super::{
@@ -20,6 +20,7 @@ use super::{
     TaskAnswer, TaskRequest,
 };
 use crate::diag::printable;
+use crate::terminal::Asking;
 
 /// How many policy lines are shown.
 pub const POLICY_LINES: usize = 40;
@@ -109,38 +110,6 @@ impl HumanReasoner {
                 Err(_) => work(),
             }
         })
-    }
-}
-
-/// The questions being asked at the terminal now (what Ctrl-C at a prompt parks).
-static ASKING: Mutex<Vec<Question>> = Mutex::new(Vec::new());
-
-/// The questions a person is being asked at the terminal right now: a run interrupted
-/// at a prompt parks them, so that `runs answer` can answer them later.
-pub fn asking() -> Vec<Question> {
-    ASKING.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// Marks a question as being asked until dropped.
-struct Asking(String);
-
-impl Asking {
-    fn start(question: Question) -> Asking {
-        let key = question.key.clone();
-        ASKING
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(question);
-        Asking(key)
-    }
-}
-
-impl Drop for Asking {
-    fn drop(&mut self) {
-        ASKING
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|q| q.key != self.0);
     }
 }
 

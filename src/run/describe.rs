@@ -11,7 +11,7 @@ use crate::app::{
 use crate::bpmn::Process;
 use crate::reason::Reasoner;
 use crate::reason::llm::LlmReasoner;
-use crate::reason::rules::parse_rules;
+use crate::app::rules::parse_rules;
 use crate::vocab::VarKind;
 
 /// `1 noun` or `n nouns` (`policies`).

@@ -371,7 +371,7 @@ fn launched(plan_spec: &RunSpec, loaded: &LoadedApp) -> Launch {
 /// asks them again); the bridge is not drained (a prompt may block).
 fn park_interrupted(sink: &Labelled, journal: &Journal, awaiting: &crate::bridge::run::Awaiting) {
     sink.seal();
-    let asked = crate::reason::human::asking();
+    let asked = crate::terminal::asking();
     let keys = asked.iter().map(|q| q.key.clone()).collect();
     let parked = asked.into_iter().try_for_each(|question| {
         journal

@@ -75,7 +75,7 @@ fn spin(message: &str, started: Instant, width: usize, color: bool, stop: &Atomi
         }
         let elapsed = started.elapsed();
         // A person answering at the terminal needs the screen.
-        if elapsed < GRACE || !crate::reason::human::asking().is_empty() {
+        if elapsed < GRACE || !crate::terminal::asking().is_empty() {
             clear(&mut drawn);
             continue;
         }

@@ -25,9 +25,9 @@ use crate::bridge::{
 };
 use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
 use crate::engine::recall::{Recalled, recall};
-use crate::engine::topology::{LiveFlow, Topology};
 use crate::journal::event::InstanceVisit;
 use crate::journal::{Event, EventSink, JournalError};
+use crate::semantics::topology::{LiveFlow, Topology};
 use crate::vocab::{Decider, HookAction, ModelCall, RunStatus, TaskStatus, error_code};
 
 /// What a conforming engine applies of a hook decision: the action as checked against
@@ -69,7 +69,7 @@ fn instance_own_names(process: &Process) -> BTreeMap<String, BTreeSet<String>> {
     let multi = |id: &str| {
         let looping = process.node(id)?.looping.as_ref()?;
         matches!(looping.kind, LoopKind::MultiInstance { .. })
-            .then(|| crate::engine::instances::own_names(&looping.multi))
+            .then(|| crate::semantics::instances::own_names(&looping.multi))
     };
     (process.nodes.iter())
         .filter_map(|n| {

@@ -1,4 +1,4 @@
-//! The rewritten model ([`crate::engine::rewrite`]) in Flowable's dialect: every worker
+//! The rewritten model ([`crate::semantics::rewrite`]) in Flowable's dialect: every worker
 //! is an **external-worker task** (`flowable:type="external-worker"`) on the run's own
 //! topic (`${cugaTopic}`), whose job cuga-flo acquires over Flowable's REST API, answers
 //! through the harness and completes with variables; guards are JUEL expressions on the
@@ -15,10 +15,10 @@ use std::fmt::Write as _;
 
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
-use crate::engine::rewrite::{
+use crate::journal::event::CatchKind;
+use crate::semantics::rewrite::{
     self, Element, Guard, Rewritten, Scopes, Thrown, TimerOn, xml_escape,
 };
-use crate::journal::event::CatchKind;
 
 /// The `<error>` and `<escalation>` elements written for the codes the model's events
 /// throw and catch: `(kind, code)` → the id cuga-flo gives it (`cuga_error__N`,
@@ -379,7 +379,7 @@ fn juel(guard: &Guard) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rewrite::Role;
+    use crate::semantics::rewrite::Role;
 
     fn parse(xml: &str) -> Process {
         let doc = crate::bpmn::parse(std::path::Path::new("t.bpmn"), xml.as_bytes()).unwrap();

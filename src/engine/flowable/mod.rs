@@ -60,11 +60,11 @@ use super::{
 use crate::app::{EngineConfig, EngineKind};
 use crate::bpmn::{LoopKind, NodeKind};
 use crate::bridge::{BoxFuture, ControlPoints};
-use crate::engine::rewrite::{Element, GatewayTag, Role, Thrown, TimerOn, catcher};
-use crate::engine::topology::Topology;
 use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
+use crate::semantics::rewrite::{Element, GatewayTag, Role, Thrown, TimerOn, catcher};
+use crate::semantics::topology::Topology;
 use crate::vocab::RunStatus;
 
 /// How the adapter reaches Flowable.
@@ -966,7 +966,7 @@ impl Run {
                     .map_err(|e| self.lost(e))?;
                 variables = Some(super::pull::user_variables(all));
             }
-            let correlation = crate::engine::events::correlation_over(
+            let correlation = crate::semantics::events::correlation_over(
                 event_ref,
                 kind,
                 variables.as_ref().unwrap_or(&Map::new()),

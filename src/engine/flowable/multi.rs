@@ -22,10 +22,10 @@ use serde_json::{Map, Value};
 use super::strip_engine_locals;
 use crate::engine::external::Witness;
 use crate::engine::pull::{Instance, MultiTask, user_variables};
-use crate::engine::rewrite::{Rewritten, Role};
+use crate::semantics::rewrite::{Rewritten, Role};
 
 /// The variables of multi-instance sub-process step `variable` (`cugaMultiN`) beside
-/// [`crate::engine::rewrite::multi_variables`]: per item, the instance's own variables,
+/// [`crate::semantics::rewrite::multi_variables`]: per item, the instance's own variables,
 /// and what its tasks wrote.
 pub(super) fn instance_variables(variable: &str) -> [String; 2] {
     [format!("{variable}Locals"), format!("{variable}Written")]

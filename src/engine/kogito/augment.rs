@@ -1,4 +1,4 @@
-//! The rewritten model ([`crate::engine::rewrite`]) in Kogito's dialect (jBPM on Quarkus,
+//! The rewritten model ([`crate::semantics::rewrite`]) in Kogito's dialect (jBPM on Quarkus,
 //! Apache KIE 10): every worker is a **user task** owned by cuga-flo's actor, which
 //! cuga-flo finds through the process-management API and completes over REST with every
 //! process variable (Kogito sets a mapped output left out of a completion to null, so
@@ -15,11 +15,11 @@ use std::fmt::Write as _;
 
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
-use crate::engine::rewrite::{
+use crate::journal::event::{CatchKind, ThrownKind};
+use crate::semantics::rewrite::{
     self, Element, Guard, RFlow, RNode, Rewritten, Scopes, Thrown, TimerOn, xml_escape,
 };
-use crate::engine::topology::Topology;
-use crate::journal::event::{CatchKind, ThrownKind};
+use crate::semantics::topology::Topology;
 
 /// The actor every worker task belongs to (cuga-flo acts as this user).
 pub const ACTOR: &str = "cugaflo";
@@ -258,7 +258,7 @@ fn interrupt_as_errors(service: &mut Rewritten, rewritten: &Rewritten, topology:
 /// no outgoing flow (where cuga-flo fails the run) gets an end event after it, since jBPM
 /// refuses a task without one.
 fn in_scope(service: &mut Rewritten, id_prefix: &str) {
-    use crate::engine::rewrite::PREFIX;
+    use crate::semantics::rewrite::PREFIX;
     let scope_of = |service: &Rewritten, id: &str| {
         service
             .nodes
@@ -314,7 +314,7 @@ fn in_scope(service: &mut Rewritten, id_prefix: &str) {
 /// flow only on gateways: an implicit merge gets an exclusive gateway before its node, an
 /// implicit split a parallel one after it (BPMN's meaning of both).
 fn merge_explicitly(service: &mut Rewritten, id_prefix: &str) {
-    use crate::engine::rewrite::{GatewayTag, PREFIX, RFlow};
+    use crate::semantics::rewrite::{GatewayTag, PREFIX, RFlow};
     let is_gateway = |service: &Rewritten, id: &str| {
         service
             .nodes
@@ -895,7 +895,7 @@ fn java(guard: &Guard) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rewrite::Role;
+    use crate::semantics::rewrite::Role;
 
     fn parse(xml: &str) -> Process {
         let doc = crate::bpmn::parse(std::path::Path::new("t.bpmn"), xml.as_bytes()).unwrap();

@@ -72,8 +72,6 @@ use super::pull::{
     self, Asker, HookMove, MultiTask, TaskAnswer, is_sync_join, terminate_end, user_variables,
     visit_key,
 };
-use super::rewrite::{self, Element, Rewritten, Role, Thrown, catcher};
-use super::topology::Topology;
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
 };
@@ -81,6 +79,8 @@ use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
 use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
+use crate::semantics::rewrite::{self, Element, Rewritten, Role, Thrown, catcher};
+use crate::semantics::topology::Topology;
 use crate::vocab::RunStatus;
 
 /// How the adapter reaches the service.
@@ -1156,7 +1156,7 @@ impl Run {
                 let Some(catch) = topology.node(node) else {
                     continue;
                 };
-                let Some((kind, name)) = crate::engine::events::signature(catch) else {
+                let Some((kind, name)) = crate::semantics::events::signature(catch) else {
                     continue;
                 };
                 // A message with a correlation key waits under the key's value now (as
@@ -1169,7 +1169,7 @@ impl Run {
                 if keyed && variables.is_none() {
                     variables = Some(self.user_variables().await?);
                 }
-                let correlation = crate::engine::events::correlation_over(
+                let correlation = crate::semantics::events::correlation_over(
                     catch.event_ref.as_ref(),
                     kind,
                     variables.as_ref().unwrap_or(&Map::new()),

@@ -24,8 +24,8 @@ use super::tokens::TokenId;
 use crate::bpmn::call_spec;
 use crate::bridge::child::{ChildCall, call_outcome, child_run_id};
 use crate::engine::EngineError;
-use crate::engine::topology::LiveNode;
 use crate::journal::Event;
+use crate::semantics::topology::LiveNode;
 use crate::vocab::RunStatus;
 
 impl Run {

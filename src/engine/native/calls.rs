@@ -16,9 +16,9 @@ use crate::bpmn::GatewayKind;
 use crate::bridge::{ControlPointError, FlowOption, GatewayDecision, HookDecision, TaskOutcome};
 use crate::engine::EngineError;
 use crate::engine::check_choice;
-use crate::engine::topology::LiveNode;
 use crate::journal::Event;
 use crate::journal::event::ThrownKind;
+use crate::semantics::topology::LiveNode;
 use crate::vocab::{Decider, ModelCall, TaskStatus, error_code};
 
 /// The answer to one control-point call.

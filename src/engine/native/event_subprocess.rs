@@ -27,9 +27,9 @@ use super::run::{Run, Step};
 use super::tokens::{At, ROOT, ScopeId, TokenId};
 use crate::bpmn::{EventDefinition, NodeKind};
 use crate::engine::EngineError;
-use crate::engine::events::signature;
-use crate::engine::topology::LiveNode;
 use crate::journal::Event;
+use crate::semantics::events::signature;
+use crate::semantics::topology::LiveNode;
 
 /// The token a scope's event sub-process waits and timers are held for (live tokens are
 /// numbered from 1).

@@ -11,8 +11,8 @@ use super::tokens::{At, TokenId};
 use crate::bridge::{ControlPointError, HookDecision, Variables};
 use crate::engine::EngineError;
 use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
-use crate::engine::topology::LiveFlow;
 use crate::journal::Event;
+use crate::semantics::topology::LiveFlow;
 
 impl Run {
     /// Ask the harness what happens on `flow` (hooked by `hook`) before `token` takes it.

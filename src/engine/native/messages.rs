@@ -18,7 +18,7 @@
 //! others are cancelled and the token goes along the winner's flow, through the catch,
 //! which has happened already.
 
-use crate::engine::events::{correlation_over, signature};
+use crate::semantics::events::{correlation_over, signature};
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
@@ -29,9 +29,9 @@ use super::run::{Run, Step};
 use super::tokens::{At, TokenId};
 use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, TaskKind};
 use crate::engine::EngineError;
-use crate::engine::topology::LiveNode;
 use crate::journal::Event;
 use crate::journal::event::{Awaited, CatchKind};
+use crate::semantics::topology::LiveNode;
 use crate::vocab::Taint;
 
 /// A catching element waiting for a message or signal.

@@ -84,7 +84,7 @@
 //!   the token to its path and cancels its activity; nothing catching it, the run fails naming the code. Escalations are caught
 //!   likewise, non-interrupting boundaries starting a token while the activity goes on;
 //!   an uncaught escalation passes.
-//! - **Unsupported** elements ([`crate::engine::support`]: loop activities,
+//! - **Unsupported** elements ([`crate::semantics::support`]: loop activities,
 //!   multi-instance activities that name no collection or cardinality, ad-hoc
 //!   sub-processes, event sub-processes without a supported trigger, conditional catch
 //!   and boundary events, compensation): a process holding one fails at once, before any node is
@@ -146,7 +146,7 @@
 //! topology.
 //!
 //! # Modules
-//! [`topology`](super::topology) the live graph; [`tokens`] tokens and sub-process instances; [`run`] the
+//! [`topology`](crate::semantics::topology) the live graph; [`tokens`] tokens and sub-process instances; [`run`] the
 //! coordinator; [`nodes`] token movement and node kinds; [`joins`] joins and dead-branch
 //! release; [`calls`] task and gateway calls; [`hooks`] hook calls (checked and applied
 //! by [`adapt`](super::adapt)); [`context`] control-point contexts; [`multi`]

@@ -40,7 +40,7 @@
 //! instance) is caught at the activity's boundary with the body as its holder, and an
 //! interrupting boundary cancels every instance.
 
-use crate::engine::instances::{evaluate, own_names, roots};
+use crate::semantics::instances::{evaluate, own_names, roots};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -51,10 +51,10 @@ use super::tokens::{At, ROOT, TokenId};
 use crate::bpmn::{LoopKind, MultiInstance};
 use crate::bridge::{ControlPointContext, ScopedVariables, Taint};
 use crate::engine::EngineError;
-use crate::engine::topology::LiveNode;
 use crate::expr::{self, Variables};
 use crate::journal::Event;
 use crate::journal::event::InstanceVisit;
+use crate::semantics::topology::LiveNode;
 
 /// The multi-instance activities running, by the token of their body, and their
 /// instances, by their token.
@@ -628,7 +628,7 @@ fn kind_of(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::instances::named_variable;
+    use crate::semantics::instances::named_variable;
     use serde_json::json;
 
     fn vars() -> Map<String, Value> {

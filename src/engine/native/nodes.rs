@@ -7,9 +7,9 @@ use super::run::{Run, Step};
 use super::tokens::{At, ROOT, ScopeId, TokenId};
 use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, SubProcessKind, TaskKind};
 use crate::engine::EngineError;
-use crate::engine::topology::LiveNode;
 use crate::journal::Event;
 use crate::journal::event::{InstanceVisit, ThrownKind};
+use crate::semantics::topology::LiveNode;
 use crate::vocab::{Decider, TaskStatus};
 
 impl Run {

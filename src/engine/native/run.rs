@@ -25,10 +25,10 @@ use super::replay::{Asked, Replay};
 use super::tokens::{At, ROOT, ScopeId, TokenId, Tokens};
 use crate::app::EngineKind;
 use crate::bridge::{ControlPoints, History, NewTask, Taint, Untrusted, record_provenance};
-use crate::engine::support;
-use crate::engine::topology::Topology;
 use crate::engine::{DEFAULT_STEP_BUDGET, EngineError, RunOutcome, RunRequest};
 use crate::journal::{Event, EventSink};
+use crate::semantics::support;
+use crate::semantics::topology::Topology;
 use crate::vocab::{Decider, RunStatus};
 
 /// A movement of one token that needs no control point (or whose answer is in).

@@ -19,9 +19,9 @@ use super::run::{Run, Step};
 use super::tokens::{At, ROOT, TokenId};
 use crate::bpmn::{EventDefinition, NodeKind};
 use crate::engine::EngineError;
-use crate::engine::topology::LiveNode;
 use crate::journal::Event;
 use crate::journal::event::ThrownKind;
+use crate::semantics::topology::LiveNode;
 
 /// What is thrown, and by what.
 pub(super) struct Throw {

@@ -18,8 +18,8 @@ use super::run::Run;
 use super::tokens::{At, TokenId};
 use crate::bpmn::NodeKind;
 use crate::engine::EngineError;
-use crate::engine::topology::LiveNode;
 use crate::journal::Event;
+use crate::semantics::topology::LiveNode;
 
 /// A timer started and not fired yet.
 #[derive(Debug, Clone)]

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use super::answer;
 use super::client::ChatClient;
-use super::prompt::{Prompt, Templates, reask};
+use super::prompt::{Prompt, Prompts, Templates, reask};
 use super::settings::{self, Budget, LlmSettings, SettingsError};
 use super::{AnswerSchema, CallError, ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolDef};
 use crate::app::{FlowConfig, LlmConfig};
@@ -42,12 +42,7 @@ use crate::vocab::{CallOutcome, ModelCall, error_code};
 
 /// Tool rounds allowed per question (on top of the asks for a valid answer).
 const MAX_TOOL_ROUNDS: u32 = 4;
-/// The tool a task agent may be given to read a process variable its inputs leave out.
-pub const READ_VARIABLE: &str = "read_variable";
-/// The tool a task agent may be given to ask a person (bound only when someone can answer).
-pub const CONSULT_USER: &str = "consult_user";
-/// The tools a task's `agent.tools` may name.
-pub const TOOLS: [&str; 2] = [READ_VARIABLE, CONSULT_USER];
+pub use crate::vocab::{BUILTIN_TOOLS as TOOLS, CONSULT_USER, READ_VARIABLE};
 
 /// Why an [`LlmReasoner`] could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use crate::bpmn::{EventDefinition, NodeKind, TaskKind};
-use crate::engine::topology::LiveNode;
 use crate::journal::event::CatchKind;
+use crate::semantics::topology::LiveNode;
 
 /// What a catching or throwing element waits for or sends: a message or a signal, and
 /// its name.

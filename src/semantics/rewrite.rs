@@ -47,9 +47,9 @@ use std::collections::{BTreeMap, HashMap};
 use crate::app::EngineKind;
 use crate::bpmn::{EventDefinition, GatewayKind, NodeKind, Process};
 use crate::bridge::FlowAnnotations;
-use crate::engine::events::signature;
-use crate::engine::topology::Topology;
 use crate::journal::event::{CatchKind, ThrownKind};
+use crate::semantics::events::signature;
+use crate::semantics::topology::Topology;
 
 /// The hook actions a pulled engine cannot realise: they change the topology, which a
 /// deployed definition cannot.
@@ -959,7 +959,7 @@ fn event_subprocess(
     definition: EventDefinition,
     thrown: &Thrown,
 ) -> Option<Caught> {
-    let starts: Vec<&crate::engine::topology::LiveNode> = topology
+    let starts: Vec<&crate::semantics::topology::LiveNode> = topology
         .children(scope)
         .filter(|n| {
             matches!(
@@ -975,8 +975,9 @@ fn event_subprocess(
             })
         })
         .collect();
-    let code =
-        |n: &crate::engine::topology::LiveNode| n.event_ref.as_ref().and_then(|r| r.code.clone());
+    let code = |n: &crate::semantics::topology::LiveNode| {
+        n.event_ref.as_ref().and_then(|r| r.code.clone())
+    };
     let start = starts
         .iter()
         .find(|s| thrown.code.is_some() && code(s) == thrown.code)

@@ -50,7 +50,7 @@ use crate::bpmn::{
 };
 
 use crate::diag::with_article;
-use crate::engine::events::signature;
+use crate::semantics::events::signature;
 use crate::source::Span;
 
 /// An element the engine would mis-run.
@@ -113,7 +113,7 @@ pub fn unsupported_in(index: &ProcessIndex, engine: EngineKind) -> Vec<Unsupport
             return None;
         }
         topology
-            .get_or_init(|| crate::engine::topology::Topology::from_process(process))
+            .get_or_init(|| crate::semantics::topology::Topology::from_process(process))
             .node(&node.id)
             .and_then(signature)?;
         Some(None)
