@@ -17,7 +17,6 @@
 //! every request when one is configured, and must be configured to bind to anything but
 //! a loopback address. It is compared in constant time and never logged.
 
-use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -483,29 +482,14 @@ async fn serve_http(
     let mut http = HttpBridge::bind_with(server, addr, token, limits)
         .await
         .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?;
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "listening {}", http.url());
-    let _ = stdout.flush();
-    drop(stdout);
-    tracing::info!(
-        "MCP over streamable HTTP at {} ({})",
-        http.url(),
-        if http.requires_token() {
-            "bearer token required"
-        } else {
-            "no token"
-        }
+    super::signals::announce(
+        "MCP over streamable HTTP",
+        &http.url(),
+        &[],
+        http.requires_token(),
     );
-    let signal = tokio::select! {
-        signal = signals.recv() => signal,
-        why = http.stopped() => {
-            return Err(UsageError::new(format!(
-                "the HTTP server on {} stopped: {why}",
-                http.local_addr()
-            )));
-        }
-    };
-    tracing::info!("{signal}: shutting down");
+    let addr = http.local_addr();
+    super::signals::until_signal(signals, http.stopped(), "HTTP", addr).await?;
     let in_flight = http.in_flight();
     if !http.shutdown(GRACE, || journals.open_count() > 0).await {
         tracing::warn!(

@@ -17,7 +17,6 @@
 //! (`remote_task_started`) as soon as its agent assigns it.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -171,32 +170,12 @@ async fn serve(
     let mut server = A2aServer::bind(addr, agents, runner, token, limits)
         .await
         .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?;
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "listening {}", server.url());
-    for (slug, url) in server.agent_urls() {
-        let _ = writeln!(stdout, "agent {slug} {url}");
-    }
-    let _ = stdout.flush();
-    drop(stdout);
-    tracing::info!(
-        "A2A 1.0 at {} ({})",
-        server.url(),
-        if server.requires_token() {
-            "bearer token required"
-        } else {
-            "no token"
-        }
-    );
-    let signal = tokio::select! {
-        signal = signals.recv() => signal,
-        why = server.stopped() => {
-            return Err(UsageError::new(format!(
-                "the A2A server on {} stopped: {why}",
-                server.local_addr()
-            )));
-        }
-    };
-    tracing::info!("{signal}: shutting down");
+    let agents: Vec<String> = (server.agent_urls().into_iter())
+        .map(|(slug, url)| format!("agent {slug} {url}"))
+        .collect();
+    super::signals::announce("A2A 1.0", &server.url(), &agents, server.requires_token());
+    let addr = server.local_addr();
+    super::signals::until_signal(&mut signals, server.stopped(), "A2A", addr).await?;
     stopping.store(true, std::sync::atomic::Ordering::SeqCst);
     // The tasks of runs parked here cannot end meanwhile: they are not waited for.
     if !server

@@ -5,13 +5,13 @@
 
 use serde::Serialize;
 
+use crate::app::rules::parse_rules;
 use crate::app::{
     ActionSpec, FlowConfig, GatewayMode, GuaranteeRule, HookConfig, LoadedApp, OnFailure, TaskMode,
 };
 use crate::bpmn::Process;
 use crate::reason::Reasoner;
 use crate::reason::llm::LlmReasoner;
-use crate::app::rules::parse_rules;
 use crate::vocab::VarKind;
 
 /// `1 noun` or `n nouns` (`policies`).
