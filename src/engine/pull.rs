@@ -18,10 +18,11 @@ use super::RunRequest;
 use super::adapt::Plan;
 use super::check_choice;
 use super::external::Witness;
-use super::native::multi::{self, Layered};
 use crate::bpmn::{Flow, GatewayKind, LoopKind, MultiInstance, NodeKind, Process};
 use crate::bridge::{ControlPointContext, ControlPoints, EdgeInfo, FlowOption, History};
 use crate::journal::Event;
+use crate::journal::event::ThrownKind;
+use crate::semantics::instances::{self as multi, Layered};
 use crate::semantics::rewrite::{self, Caught, Rewritten, Role, Thrown, catcher};
 use crate::semantics::topology::Topology;
 use crate::vocab::TaskStatus;
@@ -575,6 +576,42 @@ pub(crate) fn journal_throw(
         interrupting: caught.as_ref().is_some_and(|c| c.interrupting),
     })?;
     Ok(caught)
+}
+
+/// Task `task` of a pulled run failed with BPMN error `code` (`error` says why): its
+/// throw journalled (unless `fresh` is false: a resumed run journalled it already), and
+/// `Err` when nothing catches it (the run fails, as on the native engine); `Ok` when a
+/// boundary event or event sub-process does, for the engine to deliver it there.
+pub(crate) fn task_raised(
+    witness: &Witness,
+    process: &Process,
+    task: &str,
+    fresh: bool,
+    code: &str,
+    error: &str,
+) -> Result<(), String> {
+    let thrown = Thrown {
+        kind: ThrownKind::Error,
+        code: Some(code.to_string()),
+    };
+    let caught = if fresh {
+        journal_throw(
+            witness,
+            process,
+            task,
+            &thrown,
+            true,
+            Some(error.to_string()),
+        )?
+    } else {
+        catcher(&Topology::from_process(process), task, &thrown, true)
+    };
+    match caught {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "task `{task}` failed: {error} (BPMN error {code}, not caught)"
+        )),
+    }
 }
 
 /// Journal the throws of the error and escalation events `path` entered since the last

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::bpmn::MultiInstance;
 use crate::expr::{self, VarPath, Variables};
@@ -88,4 +88,151 @@ pub fn own_names(spec: &MultiInstance) -> BTreeSet<String> {
     own.extend(spec.element_variable.clone());
     own.extend(spec.output_element.as_deref().and_then(named_variable));
     own
+}
+
+/// Variables looked up in layers, the first that holds a name wins.
+pub struct Layered<'a>(pub Vec<&'a Map<String, Value>>);
+
+impl Variables for Layered<'_> {
+    fn lookup(&self, name: &str) -> Option<&Value> {
+        self.0.iter().find_map(|m| m.get(name))
+    }
+}
+
+/// What a multi-instance activity `node` runs over, evaluated over `vars`: its items
+/// (`None`: a cardinality) and how many instances. `Err`: why the run fails.
+pub fn runs_over(
+    node: &str,
+    spec: &MultiInstance,
+    vars: &dyn Variables,
+) -> Result<(Option<Vec<Value>>, u64), String> {
+    let language = spec.language.as_deref();
+    if let Some(collection) = &spec.collection {
+        let items = match evaluate(collection, language, vars) {
+            Ok(Some(Value::Array(items))) => items,
+            Ok(Some(other)) => {
+                return Err(format!(
+                    "multi-instance activity `{node}`: its collection `{collection}` is not a list \
+                     (it is {})",
+                    kind_of(&other)
+                ));
+            }
+            Ok(None) => {
+                return Err(format!(
+                    "multi-instance activity `{node}`: its collection `{collection}` is not set"
+                ));
+            }
+            Err(why) => {
+                return Err(format!(
+                    "multi-instance activity `{node}`: its collection `{collection}` cannot be \
+                     read: {why}"
+                ));
+            }
+        };
+        let count = items.len() as u64;
+        Ok((Some(items), count))
+    } else if let Some(cardinality) = &spec.cardinality {
+        match evaluate(cardinality, language, vars).map(|v| v.as_ref().and_then(whole)) {
+            Ok(Some(n)) => Ok((None, n)),
+            Ok(None) => Err(format!(
+                "multi-instance activity `{node}`: its cardinality `{cardinality}` is not a \
+                 whole number of instances"
+            )),
+            Err(why) => Err(format!(
+                "multi-instance activity `{node}`: its cardinality `{cardinality}` cannot be \
+                 read: {why}"
+            )),
+        }
+    } else {
+        Err(format!(
+            "multi-instance activity `{node}` names neither a collection nor a cardinality"
+        ))
+    }
+}
+
+/// The variables of instance `loop_counter` (1, 2, ...) of `count` over `items`
+/// (`loopCounter`, `nrOfInstances`, the element variable), and the names that stay the
+/// instance's when its tasks write them (those and the output element's variable).
+pub fn instance_locals(
+    spec: &MultiInstance,
+    items: Option<&[Value]>,
+    count: u64,
+    loop_counter: u64,
+) -> (Map<String, Value>, BTreeSet<String>) {
+    let mut locals = Map::new();
+    locals.insert("loopCounter".into(), Value::from(loop_counter));
+    locals.insert("nrOfInstances".into(), Value::from(count));
+    if let (Some(items), Some(name)) = (items, &spec.element_variable) {
+        let index = usize::try_from(loop_counter.saturating_sub(1)).unwrap_or(usize::MAX);
+        let item = items.get(index).cloned().unwrap_or(Value::Null);
+        locals.insert(name.clone(), item);
+    }
+    (locals, own_names(spec))
+}
+
+/// An instance's output for the output collection, over its variables `vars`: the output
+/// element, else everything its tasks wrote (`written`). `Ok(None)`: no output collection.
+pub fn instance_output(
+    spec: &MultiInstance,
+    vars: &dyn Variables,
+    written: &Map<String, Value>,
+) -> Result<Option<Value>, String> {
+    match (&spec.output_collection, &spec.output_element) {
+        (None, _) => Ok(None),
+        (Some(_), Some(element)) => evaluate(element, spec.language.as_deref(), vars),
+        (Some(_), None) => Ok(Some(Value::Object(written.clone()))),
+    }
+}
+
+/// The counts a completion condition reads (the standard names and Zeebe's).
+pub fn completion_counts(count: u64, completed: u64, active: u64) -> Map<String, Value> {
+    let mut counts = Map::new();
+    for (names, value) in [
+        (["nrOfInstances", "numberOfInstances"], count),
+        (
+            ["nrOfCompletedInstances", "numberOfCompletedInstances"],
+            completed,
+        ),
+        (["nrOfActiveInstances", "numberOfActiveInstances"], active),
+    ] {
+        for name in names {
+            counts.insert(name.to_string(), Value::from(value));
+        }
+    }
+    counts
+}
+
+/// Whether the completion condition holds over `vars` (none: never). `Err`: why the run
+/// fails.
+pub fn completion_holds(spec: &MultiInstance, vars: &dyn Variables) -> Result<bool, String> {
+    match &spec.completion_condition {
+        None => Ok(false),
+        Some(condition) => expr::parse_in(condition, spec.language.as_deref())
+            .map(|c| c.eval(vars).is_true())
+            .map_err(|e| format!("its completion condition `{condition}`: {}", e.message)),
+    }
+}
+
+/// A whole number of instances from a cardinality's value.
+pub fn whole(value: &Value) -> Option<u64> {
+    match value {
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                .map(|f| f as u64)
+        }),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
 }

@@ -63,8 +63,7 @@ use crate::bridge::{BoxFuture, ControlPoints};
 use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
-use crate::semantics::rewrite::{Element, GatewayTag, Role, Thrown, TimerOn, catcher};
-use crate::semantics::topology::Topology;
+use crate::semantics::rewrite::{Element, GatewayTag, Role, Thrown, TimerOn};
 use crate::vocab::RunStatus;
 
 /// How the adapter reaches Flowable.
@@ -1485,32 +1484,14 @@ impl Run {
                 self.complete(job, &set).await
             }
             TaskAnswer::Raised { code, error } => {
-                let thrown = Thrown {
-                    kind: ThrownKind::Error,
-                    code: Some(code.clone()),
-                };
-                let caught = if fresh {
-                    pull::journal_throw(
-                        &self.witness,
-                        &self.request.process,
-                        task,
-                        &thrown,
-                        true,
-                        Some(error.clone()),
-                    )?
-                } else {
-                    catcher(
-                        &Topology::from_process(&self.request.process),
-                        task,
-                        &thrown,
-                        true,
-                    )
-                };
-                if caught.is_none() {
-                    return Err(format!(
-                        "task `{task}` failed: {error} (BPMN error {code}, not caught)"
-                    ));
-                }
+                pull::task_raised(
+                    &self.witness,
+                    &self.request.process,
+                    task,
+                    fresh,
+                    &code,
+                    &error,
+                )?;
                 // Flowable takes the token to the boundary event that catches it, once
                 // what earlier completions continue has run (the error interrupts the
                 // activity; a continuation running beside it could complete it instead).

@@ -79,7 +79,7 @@ use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
 use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
-use crate::semantics::rewrite::{self, Element, Rewritten, Role, Thrown, catcher};
+use crate::semantics::rewrite::{self, Element, Rewritten, Role, Thrown};
 use crate::semantics::topology::Topology;
 use crate::vocab::RunStatus;
 
@@ -980,32 +980,14 @@ impl Run {
         code: String,
         error: String,
     ) -> Result<(), String> {
-        let thrown = Thrown {
-            kind: ThrownKind::Error,
-            code: Some(code.clone()),
-        };
-        let caught = if fresh {
-            pull::journal_throw(
-                &self.witness,
-                &self.request.process,
-                task,
-                &thrown,
-                true,
-                Some(error.clone()),
-            )?
-        } else {
-            catcher(
-                &Topology::from_process(&self.request.process),
-                task,
-                &thrown,
-                true,
-            )
-        };
-        if caught.is_none() {
-            return Err(format!(
-                "task `{task}` failed: {error} (BPMN error {code}, not caught)"
-            ));
-        }
+        pull::task_raised(
+            &self.witness,
+            &self.request.process,
+            task,
+            fresh,
+            &code,
+            &error,
+        )?;
         crate::crash::point("engine.before_complete");
         self.client
             .raise(&self.process, &self.instance, item, &code)

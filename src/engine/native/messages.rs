@@ -242,7 +242,7 @@ impl Run {
         correlation_over(
             node.event_ref.as_ref(),
             kind,
-            &super::multi::Layered(self.layers(token)),
+            &crate::semantics::instances::Layered(self.layers(token)),
         )
     }
 
