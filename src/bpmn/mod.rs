@@ -12,7 +12,7 @@ pub use call::{CallSpec, Mapping, call_spec};
 pub use index::ProcessIndex;
 pub use model::*;
 pub use parser::{parse, parse_file};
-pub use timer::{Timer, TimerKind, parse_date_time, parse_duration};
+pub use timer::{DueError, TimeError, Timer, TimerKind, parse_date_time, parse_duration};
 
 use crate::source::{SourceFile, Span};
 

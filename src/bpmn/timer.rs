@@ -67,26 +67,25 @@ impl Timer {
         &self,
         variables: &serde_json::Map<String, serde_json::Value>,
         now_ms: u64,
-    ) -> Result<u64, String> {
+    ) -> Result<u64, DueError> {
         use serde_json::Value;
-        let kind = self
-            .kind
-            .ok_or("the timer names no timeDuration, timeDate or timeCycle")?;
+        let kind = self.kind.ok_or(DueError::NoKind)?;
         let text = match self.variable() {
             Some(name) => match variables.get(name) {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Number(n)) if kind == TimerKind::Duration => format!("PT{n}S"),
                 Some(other) => {
-                    return Err(format!(
-                        "variable `{name}` is {other}, not an ISO 8601 {}",
-                        if kind == TimerKind::Date {
+                    return Err(DueError::NotATime {
+                        name: name.to_string(),
+                        value: other.to_string(),
+                        what: if kind == TimerKind::Date {
                             "date-time"
                         } else {
                             "duration"
-                        }
-                    ));
+                        },
+                    });
                 }
-                None => return Err(format!("variable `{name}` is not set")),
+                None => return Err(DueError::Unset(name.to_string())),
             },
             None => self.expression.clone(),
         };
@@ -95,24 +94,56 @@ impl Timer {
 
     /// When the timer is due if it starts at `now_ms`, given the text of its expression
     /// (the expression itself, or the value of its variable).
-    pub fn due_ms(kind: TimerKind, text: &str, now_ms: u64) -> Result<u64, String> {
+    pub fn due_ms(kind: TimerKind, text: &str, now_ms: u64) -> Result<u64, DueError> {
         match kind {
             TimerKind::Duration => {
                 let d = parse_duration(text)?;
                 Ok(now_ms.saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)))
             }
-            TimerKind::Date => parse_date_time(text),
-            TimerKind::Cycle => Err(format!(
-                "`{text}` is a timeCycle: repeating timers are not run (use a timeDuration in a loop)"
-            )),
+            TimerKind::Date => Ok(parse_date_time(text)?),
+            TimerKind::Cycle => Err(DueError::Cycle(text.to_string())),
         }
     }
 }
 
+/// Why a timer's expression is not an ISO 8601 duration or date-time.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeError {
+    #[error("`{text}` is not an ISO 8601 duration ({why}; e.g. PT30S, P1DT2H)")]
+    Duration { text: String, why: String },
+    #[error(
+        "`{0}` is not an ISO 8601 date-time (e.g. 2026-12-01T09:00:00Z or 2026-12-01T10:00:00+01:00)"
+    )]
+    DateTime(String),
+}
+
+/// Why a timer cannot be set: when it is due is unknown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DueError {
+    #[error("the timer event has no timerEventDefinition")]
+    NoDefinition,
+    #[error("the timer names no timeDuration, timeDate or timeCycle")]
+    NoKind,
+    #[error("variable `{name}` is {value}, not an ISO 8601 {what}")]
+    NotATime {
+        name: String,
+        value: String,
+        what: &'static str,
+    },
+    #[error("variable `{0}` is not set")]
+    Unset(String),
+    #[error("`{0}` is a timeCycle: repeating timers are not run (use a timeDuration in a loop)")]
+    Cycle(String),
+    #[error(transparent)]
+    Time(#[from] TimeError),
+}
+
 /// An ISO 8601 duration: `PnYnMnWnDTnHnMnS` (the last unit may have a fraction).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad =
-        |why: &str| format!("`{text}` is not an ISO 8601 duration ({why}; e.g. PT30S, P1DT2H)");
+pub fn parse_duration(text: &str) -> Result<Duration, TimeError> {
+    let bad = |why: &str| TimeError::Duration {
+        text: text.to_string(),
+        why: why.to_string(),
+    };
     let t = text.trim();
     let rest = t
         .strip_prefix('P')
@@ -165,14 +196,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// An ISO 8601 date and time (`YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)`, or a date alone,
 /// midnight UTC) as milliseconds since the Unix epoch. A time without an offset is UTC.
-pub fn parse_date_time(text: &str) -> Result<u64, String> {
-    let bad = || {
-        format!(
-            "`{text}` is not an ISO 8601 date-time (e.g. 2026-12-01T09:00:00Z or 2026-12-01T10:00:00+01:00)"
-        )
-    };
+pub fn parse_date_time(text: &str) -> Result<u64, TimeError> {
+    let bad = || TimeError::DateTime(text.to_string());
     let t = text.trim();
-    let num = |s: &str| -> Result<i64, String> {
+    let num = |s: &str| -> Result<i64, TimeError> {
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }

@@ -281,7 +281,8 @@ impl MultiTask {
         node: &str,
         variables: &Map<String, Value>,
     ) -> Result<(Map<String, Value>, u64), String> {
-        let (items, count) = multi::runs_over(node, &self.spec, &Layered(vec![variables]))?;
+        let (items, count) = multi::runs_over(node, &self.spec, &Layered(vec![variables]))
+            .map_err(|e| e.to_string())?;
         let [items_var, out, completed, done] = rewrite::multi_variables(&self.variable);
         let mut set = Map::new();
         set.insert(self.variable.clone(), Value::from(count));
@@ -389,7 +390,7 @@ impl MultiTask {
             ..
         } = instance;
         let mut set = Map::new();
-        let failed = |why: String| format!("multi-instance activity `{task}`: {why}");
+        let failed = |why: multi::InstanceError| format!("multi-instance activity `{task}`: {why}");
         let output = multi::instance_output(&self.spec, &Layered(vec![&locals, process]), written)
             .map_err(failed)?;
         let completed = completed + 1;
@@ -509,11 +510,11 @@ pub fn timer_due(
     event: &crate::bpmn::Node,
     variables: &Map<String, Value>,
     now: u64,
-) -> Result<u64, String> {
+) -> Result<u64, crate::bpmn::DueError> {
     event
         .timer
         .as_ref()
-        .ok_or("the timer event has no timerEventDefinition")?
+        .ok_or(crate::bpmn::DueError::NoDefinition)?
         .due_over(variables, now)
 }
 

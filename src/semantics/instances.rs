@@ -36,20 +36,57 @@ pub fn named_variable(text: &str) -> Option<String> {
     plain_path(inner).map(|p| p.root().to_string())
 }
 
+/// Why a multi-instance activity cannot run (the run fails with it).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum InstanceError {
+    #[error(
+        "multi-instance activity `{node}`: its collection `{collection}` is not a list (it is {kind})"
+    )]
+    NotAList {
+        node: String,
+        collection: String,
+        kind: &'static str,
+    },
+    #[error("multi-instance activity `{node}`: its collection `{collection}` is not set")]
+    Unset { node: String, collection: String },
+    #[error("multi-instance activity `{node}`: its {what} `{text}` cannot be read: {source}")]
+    Unreadable {
+        node: String,
+        /// `collection` or `cardinality`.
+        what: &'static str,
+        text: String,
+        source: Box<expr::ExprError>,
+    },
+    #[error(
+        "multi-instance activity `{node}`: its cardinality `{cardinality}` is not a whole \
+         number of instances"
+    )]
+    NotWhole { node: String, cardinality: String },
+    #[error("multi-instance activity `{node}` names neither a collection nor a cardinality")]
+    Neither { node: String },
+    /// Its output element cannot be read (the activity is named by the caller).
+    #[error("{0}")]
+    Output(#[source] Box<expr::ExprError>),
+    /// Its completion condition cannot be read.
+    #[error("its completion condition `{condition}`: {source}")]
+    Completion {
+        condition: String,
+        source: Box<expr::ExprError>,
+    },
+}
+
 /// The value of a multi-instance expression: a variable path, or an expression in
 /// cuga-flo's language (`${...}`) or FEEL (`= ...`). `Ok(None)`: missing, null or unknown.
 pub fn evaluate(
     text: &str,
     language: Option<&str>,
     vars: &dyn Variables,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Value>, expr::ExprError> {
     let text = text.trim();
     if let Some(path) = plain_path(text) {
         return Ok(path.resolve(vars).filter(|v| !v.is_null()).cloned());
     }
-    expr::parse_in(text, language)
-        .map(|e| e.value(vars))
-        .map_err(|e| e.message)
+    expr::parse_in(text, language).map(|e| e.value(vars))
 }
 
 /// Why a multi-instance expression cannot be evaluated (`validate` reports it), if it
@@ -105,28 +142,31 @@ pub fn runs_over(
     node: &str,
     spec: &MultiInstance,
     vars: &dyn Variables,
-) -> Result<(Option<Vec<Value>>, u64), String> {
+) -> Result<(Option<Vec<Value>>, u64), InstanceError> {
     let language = spec.language.as_deref();
     if let Some(collection) = &spec.collection {
         let items = match evaluate(collection, language, vars) {
             Ok(Some(Value::Array(items))) => items,
             Ok(Some(other)) => {
-                return Err(format!(
-                    "multi-instance activity `{node}`: its collection `{collection}` is not a list \
-                     (it is {})",
-                    kind_of(&other)
-                ));
+                return Err(InstanceError::NotAList {
+                    node: node.to_string(),
+                    collection: collection.clone(),
+                    kind: kind_of(&other),
+                });
             }
             Ok(None) => {
-                return Err(format!(
-                    "multi-instance activity `{node}`: its collection `{collection}` is not set"
-                ));
+                return Err(InstanceError::Unset {
+                    node: node.to_string(),
+                    collection: collection.clone(),
+                });
             }
-            Err(why) => {
-                return Err(format!(
-                    "multi-instance activity `{node}`: its collection `{collection}` cannot be \
-                     read: {why}"
-                ));
+            Err(source) => {
+                return Err(InstanceError::Unreadable {
+                    node: node.to_string(),
+                    what: "collection",
+                    text: collection.clone(),
+                    source: Box::new(source),
+                });
             }
         };
         let count = items.len() as u64;
@@ -134,19 +174,21 @@ pub fn runs_over(
     } else if let Some(cardinality) = &spec.cardinality {
         match evaluate(cardinality, language, vars).map(|v| v.as_ref().and_then(whole)) {
             Ok(Some(n)) => Ok((None, n)),
-            Ok(None) => Err(format!(
-                "multi-instance activity `{node}`: its cardinality `{cardinality}` is not a \
-                 whole number of instances"
-            )),
-            Err(why) => Err(format!(
-                "multi-instance activity `{node}`: its cardinality `{cardinality}` cannot be \
-                 read: {why}"
-            )),
+            Ok(None) => Err(InstanceError::NotWhole {
+                node: node.to_string(),
+                cardinality: cardinality.clone(),
+            }),
+            Err(source) => Err(InstanceError::Unreadable {
+                node: node.to_string(),
+                what: "cardinality",
+                text: cardinality.clone(),
+                source: Box::new(source),
+            }),
         }
     } else {
-        Err(format!(
-            "multi-instance activity `{node}` names neither a collection nor a cardinality"
-        ))
+        Err(InstanceError::Neither {
+            node: node.to_string(),
+        })
     }
 }
 
@@ -176,10 +218,11 @@ pub fn instance_output(
     spec: &MultiInstance,
     vars: &dyn Variables,
     written: &Map<String, Value>,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Value>, InstanceError> {
     match (&spec.output_collection, &spec.output_element) {
         (None, _) => Ok(None),
-        (Some(_), Some(element)) => evaluate(element, spec.language.as_deref(), vars),
+        (Some(_), Some(element)) => evaluate(element, spec.language.as_deref(), vars)
+            .map_err(|e| InstanceError::Output(Box::new(e))),
         (Some(_), None) => Ok(Some(Value::Object(written.clone()))),
     }
 }
@@ -204,12 +247,15 @@ pub fn completion_counts(count: u64, completed: u64, active: u64) -> Map<String,
 
 /// Whether the completion condition holds over `vars` (none: never). `Err`: why the run
 /// fails.
-pub fn completion_holds(spec: &MultiInstance, vars: &dyn Variables) -> Result<bool, String> {
+pub fn completion_holds(spec: &MultiInstance, vars: &dyn Variables) -> Result<bool, InstanceError> {
     match &spec.completion_condition {
         None => Ok(false),
         Some(condition) => expr::parse_in(condition, spec.language.as_deref())
             .map(|c| c.eval(vars).is_true())
-            .map_err(|e| format!("its completion condition `{condition}`: {}", e.message)),
+            .map_err(|source| InstanceError::Completion {
+                condition: condition.clone(),
+                source: Box::new(source),
+            }),
     }
 }
 

@@ -264,27 +264,54 @@ fn spec_error(name: &str, message: String) -> ToolError {
     }
 }
 
+/// What makes an OpenAPI document unusable (each says where).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DocumentError {
+    #[error("invalid YAML: {0}")]
+    Yaml(String),
+    #[error("it is not an OpenAPI 3 document (`openapi: {0}`); Swagger 2 is not read")]
+    NotOpenApi3(String),
+    #[error("it has no `paths`")]
+    NoPaths,
+    #[error("two operations are named `{0}`")]
+    SameName(String),
+    #[error("operation `{0}` takes a cookie parameter, which is not sent")]
+    Cookie(String),
+    #[error("operation `{0}` takes a request body that is not JSON, which is not sent")]
+    NotJsonBody(String),
+    #[error("`{0}` is not a method")]
+    Method(String),
+    #[error("`$ref`s nest more than {MAX_REF_DEPTH} deep (a cycle?)")]
+    RefDepth,
+    #[error("`$ref: {0}` points into another document, which is not read")]
+    RemoteRef(String),
+    #[error("`$ref: {0}` points at nothing")]
+    DanglingRef(String),
+    #[error(
+        "a schema nests more than {MAX_REF_DEPTH} `$ref`s deep (a recursive schema is not offered)"
+    )]
+    SchemaDepth,
+}
+
 /// A document as JSON: JSON, else YAML.
-fn parse_document(text: &str) -> Result<Value, String> {
+fn parse_document(text: &str) -> Result<Value, DocumentError> {
     if let Ok(v) = serde_json::from_str::<Value>(text) {
         return Ok(v);
     }
-    let root = crate::app::yaml::parse(text).map_err(|e| format!("invalid YAML: {}", e.message))?;
+    let root = crate::app::yaml::parse(text).map_err(|e| DocumentError::Yaml(e.message))?;
     let value = root.to_json();
     crate::app::yaml::release(root);
     Ok(value)
 }
 
 /// The operations of `doc`, in the document's order.
-fn operations(source: &str, doc: &Value) -> Result<Vec<Operation>, String> {
+fn operations(source: &str, doc: &Value) -> Result<Vec<Operation>, DocumentError> {
     let version = doc.get("openapi").and_then(Value::as_str).unwrap_or("");
     if !version.starts_with("3.") {
-        return Err(format!(
-            "it is not an OpenAPI 3 document (`openapi: {version}`); Swagger 2 is not read"
-        ));
+        return Err(DocumentError::NotOpenApi3(version.to_string()));
     }
     let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
-        return Err("it has no `paths`".into());
+        return Err(DocumentError::NoPaths);
     };
     let mut out = Vec::new();
     for (path, item) in paths {
@@ -299,7 +326,7 @@ fn operations(source: &str, doc: &Value) -> Result<Vec<Operation>, String> {
     let mut names: Vec<&str> = out.iter().map(|o| o.spec.name.as_str()).collect();
     names.sort_unstable();
     if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-        return Err(format!("two operations are named `{}`", w[0]));
+        return Err(DocumentError::SameName(w[0].to_string()));
     }
     Ok(out)
 }
@@ -311,7 +338,7 @@ fn operation(
     method: &str,
     op: &Value,
     shared: &Value,
-) -> Result<Operation, String> {
+) -> Result<Operation, DocumentError> {
     let name = op
         .get("operationId")
         .and_then(Value::as_str)
@@ -337,9 +364,7 @@ fn operation(
                 continue;
             };
             if place == "cookie" {
-                return Err(format!(
-                    "operation `{name}` takes a cookie parameter, which is not sent"
-                ));
+                return Err(DocumentError::Cookie(name));
             }
             let mut schema = match p.get("schema") {
                 Some(s) => inline(doc, s, 0)?,
@@ -375,9 +400,7 @@ fn operation(
                 }
             }
             None if content.is_some_and(|c| !c.is_empty()) => {
-                return Err(format!(
-                    "operation `{name}` takes a request body that is not JSON, which is not sent"
-                ));
+                return Err(DocumentError::NotJsonBody(name));
             }
             None => {}
         }
@@ -413,7 +436,7 @@ fn operation(
         method: method
             .to_ascii_uppercase()
             .parse()
-            .map_err(|_| format!("`{method}` is not a method"))?,
+            .map_err(|_| DocumentError::Method(method.to_string()))?,
         path: path.to_string(),
         params,
         body,
@@ -421,30 +444,26 @@ fn operation(
 }
 
 /// `value`, or what its `$ref` points at (followed, at most [`MAX_REF_DEPTH`] times).
-fn resolve(doc: &Value, value: &Value, depth: usize) -> Result<Value, String> {
+fn resolve(doc: &Value, value: &Value, depth: usize) -> Result<Value, DocumentError> {
     match value.get("$ref").and_then(Value::as_str) {
         None => Ok(value.clone()),
-        Some(_) if depth >= MAX_REF_DEPTH => Err(format!(
-            "`$ref`s nest more than {MAX_REF_DEPTH} deep (a cycle?)"
-        )),
+        Some(_) if depth >= MAX_REF_DEPTH => Err(DocumentError::RefDepth),
         Some(r) => {
-            let target = r.strip_prefix('#').ok_or_else(|| {
-                format!("`$ref: {r}` points into another document, which is not read")
-            })?;
+            let target = r
+                .strip_prefix('#')
+                .ok_or_else(|| DocumentError::RemoteRef(r.to_string()))?;
             let found = doc
                 .pointer(target)
-                .ok_or_else(|| format!("`$ref: {r}` points at nothing"))?;
+                .ok_or_else(|| DocumentError::DanglingRef(r.to_string()))?;
             resolve(doc, found, depth + 1)
         }
     }
 }
 
 /// A schema with every local `$ref` inside it replaced by what it points at.
-fn inline(doc: &Value, schema: &Value, depth: usize) -> Result<Value, String> {
+fn inline(doc: &Value, schema: &Value, depth: usize) -> Result<Value, DocumentError> {
     if depth > MAX_REF_DEPTH {
-        return Err(format!(
-            "a schema nests more than {MAX_REF_DEPTH} `$ref`s deep (a recursive schema is not offered)"
-        ));
+        return Err(DocumentError::SchemaDepth);
     }
     let resolved = resolve(doc, schema, 0)?;
     let followed = resolved != *schema;
@@ -453,13 +472,13 @@ fn inline(doc: &Value, schema: &Value, depth: usize) -> Result<Value, String> {
         Value::Object(map) => Value::Object(
             map.into_iter()
                 .map(|(k, v)| Ok((k, inline(doc, &v, next)?)))
-                .collect::<Result<Map<String, Value>, String>>()?,
+                .collect::<Result<Map<String, Value>, DocumentError>>()?,
         ),
         Value::Array(items) => Value::Array(
             items
                 .iter()
                 .map(|v| inline(doc, v, next))
-                .collect::<Result<Vec<_>, String>>()?,
+                .collect::<Result<Vec<_>, DocumentError>>()?,
         ),
         other => other,
     })
@@ -532,6 +551,8 @@ components:
 
     #[test]
     fn urls_encode_each_path_parameter_as_one_segment() {
+        // A client needs the process's TLS provider, whichever test runs first.
+        crate::tls::install_provider();
         let api = Api {
             name: "bureau".into(),
             base: Url::parse("http://127.0.0.1:9/api/").unwrap(),
@@ -554,14 +575,18 @@ components:
     #[test]
     fn documents_it_cannot_use_are_refused_with_the_reason() {
         let swagger = json!({"swagger": "2.0", "paths": {}});
-        assert!(operations("x", &swagger).unwrap_err().contains("OpenAPI 3"));
+        assert_eq!(
+            operations("x", &swagger).unwrap_err(),
+            DocumentError::NotOpenApi3(String::new())
+        );
         let remote = json!({"openapi": "3.0.0", "paths": {"/a": {"get": {"parameters": [{"$ref": "other.yaml#/p"}]}}}});
-        assert!(
-            operations("x", &remote)
-                .unwrap_err()
-                .contains("another document")
+        assert_eq!(
+            operations("x", &remote).unwrap_err(),
+            DocumentError::RemoteRef("other.yaml#/p".into())
         );
         let cyclic = json!({"openapi": "3.0.0", "paths": {"/a": {"$ref": "#/paths/~1a"}}});
-        assert!(operations("x", &cyclic).unwrap_err().contains("deep"));
+        let cycle = operations("x", &cyclic).unwrap_err();
+        assert_eq!(cycle, DocumentError::RefDepth);
+        assert!(cycle.to_string().contains("deep (a cycle?)"), "{cycle}");
     }
 }

@@ -271,7 +271,7 @@ impl Run {
         let (items, count) = match runs_over(&live.id, &spec, &vars) {
             Ok(over) => over,
             Err(why) => {
-                self.fail(why);
+                self.fail(why.to_string());
                 return Ok(());
             }
         };

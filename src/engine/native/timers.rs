@@ -74,11 +74,11 @@ impl Run {
     }
 
     /// When `event`'s timer is due if it starts now.
-    fn due_of(&self, event: &LiveNode) -> Result<u64, String> {
+    fn due_of(&self, event: &LiveNode) -> Result<u64, crate::bpmn::DueError> {
         event
             .timer
             .as_ref()
-            .ok_or("the timer event has no timerEventDefinition")?
+            .ok_or(crate::bpmn::DueError::NoDefinition)?
             .due_over(&self.variables, crate::clock::now_ms())
     }
 
