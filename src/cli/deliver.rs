@@ -5,6 +5,7 @@
 //! is written.
 
 use clap::Args;
+use serde_json::{Map, Value};
 
 use crate::journal::event::CatchKind;
 use crate::journal::mailbox::{self, Delivery, DeliveryError};
@@ -72,7 +73,7 @@ pub fn message(cli: &Cli, args: &MessageArgs, style: Style) -> Result<Outcome, U
         }
         (None, _) => unreachable!("clap takes one or two values"),
     };
-    let variables = mailbox::parse_vars(&args.vars).map_err(UsageError::new)?;
+    let variables = parse_vars(&args.vars)?;
     let delivery = Delivery {
         kind: CatchKind::Message,
         name,
@@ -93,7 +94,7 @@ fn by_key(
     style: Style,
 ) -> Result<Outcome, UsageError> {
     let base = &args.common.journal.run_dir;
-    let variables = mailbox::parse_vars(&args.vars).map_err(UsageError::new)?;
+    let variables = parse_vars(&args.vars)?;
     let delivery = Delivery {
         kind: CatchKind::Message,
         name: name.to_string(),
@@ -140,7 +141,7 @@ fn correlated(base: &std::path::Path, correlate: &str) -> Result<String, UsageEr
 /// `runs signal`: every parked run waiting for the signal, one after the other.
 pub fn signal(cli: &Cli, args: &SignalArgs, style: Style) -> Result<Outcome, UsageError> {
     let base = &args.common.journal.run_dir;
-    let variables = mailbox::parse_vars(&args.vars).map_err(UsageError::new)?;
+    let variables = parse_vars(&args.vars)?;
     let delivery = Delivery {
         kind: CatchKind::Signal,
         name: args.name.clone(),
@@ -264,4 +265,36 @@ fn post_to_server(
         );
     }
     Ok(Outcome::Ok)
+}
+
+/// `--var NAME=VALUE` pairs as variables: the value as JSON, else as a string.
+fn parse_vars(assignments: &[String]) -> Result<Map<String, Value>, UsageError> {
+    let mut out = Map::new();
+    for assignment in assignments {
+        let (name, raw) = assignment
+            .split_once('=')
+            .filter(|(n, _)| !n.trim().is_empty())
+            .ok_or_else(|| UsageError::new(format!("--var {assignment}: expected NAME=VALUE")))?;
+        let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+        out.insert(name.trim().to_string(), value);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn vars_are_json_else_text() {
+        let vars = parse_vars(&["n=3".into(), "who=Ann".into(), "ok=true".into()]).unwrap();
+        assert_eq!(
+            Value::Object(vars),
+            json!({"n": 3, "who": "Ann", "ok": true})
+        );
+        assert!(parse_vars(&["=3".into()]).is_err());
+        assert!(parse_vars(&["novalue".into()]).is_err());
+    }
 }

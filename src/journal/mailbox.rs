@@ -389,20 +389,6 @@ fn matches(held: &Value, text: &str, parsed: Option<&Value>) -> bool {
     }
 }
 
-/// `NAME=VALUE` pairs as variables: the value as JSON, else as a string.
-pub fn parse_vars(assignments: &[String]) -> Result<Map<String, Value>, String> {
-    let mut out = Map::new();
-    for assignment in assignments {
-        let (name, raw) = assignment
-            .split_once('=')
-            .filter(|(n, _)| !n.trim().is_empty())
-            .ok_or_else(|| format!("--var {assignment}: expected NAME=VALUE"))?;
-        let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
-        out.insert(name.trim().to_string(), value);
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -527,16 +513,5 @@ mod tests {
         assert!(matches(&json!("42"), "42", Some(&json!(42))));
         assert!(!matches(&json!("A-18"), "A-17", None));
         assert!(!matches(&json!({"id": 1}), "1", Some(&json!(1))));
-    }
-
-    #[test]
-    fn vars_are_json_else_text() {
-        let vars = parse_vars(&["n=3".into(), "who=Ann".into(), "ok=true".into()]).unwrap();
-        assert_eq!(
-            Value::Object(vars),
-            json!({"n": 3, "who": "Ann", "ok": true})
-        );
-        assert!(parse_vars(&["=3".into()]).is_err());
-        assert!(parse_vars(&["novalue".into()]).is_err());
     }
 }

@@ -747,7 +747,7 @@ pub fn new_run_id() -> String {
 /// Whether `id` can name a run folder: 1 to 128 ASCII letters, digits, `-`, `_` and `.`,
 /// not starting with `.` (so `..` and hidden names are refused). Run ids come from
 /// clients of the bridge too, and must never reach outside `<base>/runs/`.
-pub fn check_run_id(id: &str) -> Result<(), String> {
+pub fn check_run_id(id: &str) -> Result<(), BadRunId> {
     let ok = !id.is_empty()
         && id.len() <= 128
         && !id.starts_with('.')
@@ -757,12 +757,17 @@ pub fn check_run_id(id: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "`{}` is not a valid run id (1 to 128 letters, digits, `-`, `_` or `.`, not starting with `.`)",
-            id.chars().take(140).collect::<String>()
-        ))
+        Err(BadRunId(id.chars().take(140).collect()))
     }
 }
+
+/// A run id that cannot name a folder: 1 to 128 letters, digits, `-`, `_` or `.`, not
+/// starting with `.` (the id shown is cut at 140 characters).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a valid run id (1 to 128 letters, digits, `-`, `_` or `.`, not starting with `.`)"
+)]
+pub struct BadRunId(pub String);
 
 /// Where a run's files live: `<base>/runs/<run_id>`.
 pub fn run_dir(base: &Path, run_id: &str) -> PathBuf {

@@ -76,7 +76,7 @@ impl AppChildren {
                 call.process_key
             ));
         }
-        store::check_run_id(&call.run_id)?;
+        store::check_run_id(&call.run_id).map_err(|e| e.to_string())?;
         let dir = store::run_dir(&self.run_dir, &call.run_id);
         let journal_path = dir.join(JOURNAL_FILE);
         // The child of this call exists already (the parent was resumed): read its end,

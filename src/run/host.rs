@@ -231,7 +231,7 @@ impl Journals {
         &self,
         args: &RunProcessArgs,
     ) -> Result<(Arc<dyn EventSink>, Option<RunGraph>), String> {
-        crate::journal::store::check_run_id(&args.run_id)?;
+        crate::journal::store::check_run_id(&args.run_id).map_err(|e| e.to_string())?;
         let dir = store::run_dir(&self.base, &args.run_id);
         let (app, judgement, app_digest) = self.labels.get(&args.process_key);
         let graph = self.labels.graph(&args.process_key, &args.run_id)?;

@@ -41,21 +41,36 @@ pub fn correlation_over(
     event_ref: Option<&crate::bpmn::EventRef>,
     kind: CatchKind,
     variables: &dyn crate::expr::Variables,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, CorrelationError> {
     let Some(key) = event_ref
         .and_then(|r| r.correlation_key.as_deref())
         .filter(|_| kind == CatchKind::Message)
     else {
         return Ok(None);
     };
-    let expr = crate::expr::parse(key)
-        .map_err(|e| format!("its correlation key `{key}` is not an expression: {e}"))?;
+    let expr = crate::expr::parse(key).map_err(|source| CorrelationError::NotAnExpression {
+        key: key.to_string(),
+        source: Box::new(source),
+    })?;
     match expr.value(variables) {
         Some(Value::String(s)) => Ok(Some(s)),
         Some(other) => Ok(Some(other.to_string())),
-        None => Err(format!(
-            "its correlation key `{key}` has no value (is {} set?)",
-            expr.variables().join(", ")
-        )),
+        None => Err(CorrelationError::NoValue {
+            key: key.to_string(),
+            reads: expr.variables().join(", "),
+        }),
     }
+}
+
+/// Why a message's correlation key gives no value (the run fails, as Camunda 8 stops
+/// the instance with an incident there).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CorrelationError {
+    #[error("its correlation key `{key}` is not an expression: {source}")]
+    NotAnExpression {
+        key: String,
+        source: Box<crate::expr::ExprError>,
+    },
+    #[error("its correlation key `{key}` has no value (is {reads} set?)")]
+    NoValue { key: String, reads: String },
 }

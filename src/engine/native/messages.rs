@@ -238,7 +238,7 @@ impl Run {
         token: TokenId,
         node: &LiveNode,
         kind: CatchKind,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, crate::semantics::events::CorrelationError> {
         correlation_over(
             node.event_ref.as_ref(),
             kind,

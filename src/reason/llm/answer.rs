@@ -434,52 +434,128 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
+/// What is wrong with a model's reply: said back to the model when it is asked again
+/// (each names the key and what is offered there), never shown as a decision.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplyError {
+    #[error("the reply is empty: answer with one JSON object")]
+    Empty,
+    #[error("the reply holds no JSON object: answer with one JSON object and nothing else")]
+    NoObject,
+    #[error("`{key}` must be a string; got {got}")]
+    NotAString { key: String, got: String },
+    #[error("`{key}` must be one of {offered}; got {got}")]
+    NotOneOf {
+        key: String,
+        offered: String,
+        got: String,
+    },
+    #[error(
+        "missing `reason`: write one sentence on what the policy requires here and \
+         which facts decide it (as a JSON string: escape any quotes in it as \\\")"
+    )]
+    NoReason,
+    #[error("missing `{key}`: one of {offered}")]
+    Missing { key: &'static str, offered: String },
+    #[error("give only `{key}`, not {given}")]
+    OnlyOne { key: &'static str, given: String },
+    #[error("`{key}` must name {how} of {offered}")]
+    NoneChosen {
+        key: String,
+        how: &'static str,
+        offered: String,
+    },
+    #[error("choose exactly one flow: `{key}` names {n} ({flows}); give one of {offered}")]
+    MoreThanOne {
+        key: String,
+        n: usize,
+        flows: String,
+        offered: String,
+    },
+    #[error("`action` must be one of {offered}; got {got} (`{action}` is not permitted here)")]
+    NotPermitted {
+        offered: String,
+        got: String,
+        action: HookAction,
+    },
+    #[error("`{action}` needs `{argument}`: one of {offered}")]
+    NeedsArgument {
+        action: HookAction,
+        argument: &'static str,
+        offered: String,
+    },
+    #[error(
+        "`skip_to` may not name {got} (the flow goes there anyway): answer `continue`, or \
+         skip_to one of {offered}"
+    )]
+    SkipToItsTarget { got: String, offered: String },
+    #[error("`swap_nodes` needs `swap`: two different nodes of {offered}")]
+    NoSwap { offered: String },
+    #[error("`swap` must be a list of two different nodes of {offered}; got {got}")]
+    SwapNotAPair { offered: String, got: String },
+    #[error("`swap` must name two different nodes; got \"{0}\" twice")]
+    SwapSame(String),
+    #[error("{0}")]
+    StateUpdates(String),
+    #[error("`state_updates` must be an object (variable: value); got {got}")]
+    StateUpdatesNotAnObject { got: String },
+    #[error("`error` is not an answer here: answer `outputs`")]
+    NoErrorHere,
+    #[error("missing `outputs`: an object with the keys {keys}")]
+    NoOutputs { keys: String },
+    #[error("`outputs` must be an object with the keys {keys}; got {got}")]
+    OutputsNotAnObject { keys: String, got: String },
+    #[error("`outputs` is missing {missing} (it must hold {keys})")]
+    OutputsMissing { missing: String, keys: String },
+}
+
 type Object = Map<String, Value>;
 
 /// The reply's JSON object, or the problem.
-fn reply_object(text: &str) -> Result<Object, String> {
+fn reply_object(text: &str) -> Result<Object, ReplyError> {
     if text.trim().is_empty() {
-        return Err("the reply is empty: answer with one JSON object".into());
+        return Err(ReplyError::Empty);
     }
     match extract_json(text) {
         Some(Value::Object(m)) => Ok(m),
-        _ => Err(
-            "the reply holds no JSON object: answer with one JSON object and nothing else".into(),
-        ),
+        _ => Err(ReplyError::NoObject),
     }
 }
 
 /// A free-text value (`reason`, `message`): trimmed, cut to [`REASON_MAX_CHARS`]; empty
 /// or null is none.
-fn text_of(obj: &Object, key: &str) -> Result<Option<String>, String> {
+fn text_of(obj: &Object, key: &str) -> Result<Option<String>, ReplyError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => {
             let s = s.trim();
             Ok((!s.is_empty()).then(|| cut(s, REASON_MAX_CHARS)))
         }
-        Some(other) => Err(format!("`{key}` must be a string; got {}", quoted(other))),
+        Some(other) => Err(ReplyError::NotAString {
+            key: key.to_string(),
+            got: quoted(other),
+        }),
     }
 }
 
 /// A value that must name one of `offered` (trimmed).
-fn offered_str<'a>(key: &str, v: &'a Value, offered: &[&str]) -> Result<&'a str, String> {
+fn offered_str<'a>(key: &str, v: &'a Value, offered: &[&str]) -> Result<&'a str, ReplyError> {
     let Value::String(s) = v else {
-        return Err(format!(
-            "`{key}` must be one of {}; got {}",
-            one_of(offered),
-            quoted(v)
-        ));
+        return Err(ReplyError::NotOneOf {
+            key: key.to_string(),
+            offered: one_of(offered),
+            got: quoted(v),
+        });
     };
     let s = s.trim();
     if offered.contains(&s) {
         Ok(s)
     } else {
-        Err(format!(
-            "`{key}` must be one of {}; got {}",
-            one_of(offered),
-            quoted(&Value::String(s.to_string()))
-        ))
+        Err(ReplyError::NotOneOf {
+            key: key.to_string(),
+            offered: one_of(offered),
+            got: quoted(&Value::String(s.to_string())),
+        })
     }
 }
 
@@ -508,14 +584,10 @@ impl Reasoned for TaskAnswer {
 
 /// A model's answer must say why: one without a `reason` (missing, empty, or lost to a
 /// reply that parsed only in part) is re-asked, never recorded without one.
-pub fn reasoned<A: Reasoned>(answer: A) -> Result<A, String> {
+pub fn reasoned<A: Reasoned>(answer: A) -> Result<A, ReplyError> {
     match answer.reason() {
         Some(r) if !r.trim().is_empty() => Ok(answer),
-        _ => Err(
-            "missing `reason`: write one sentence on what the policy requires here and \
-                  which facts decide it (as a JSON string: escape any quotes in it as \\\")"
-                .into(),
-        ),
+        _ => Err(ReplyError::NoReason),
     }
 }
 
@@ -526,7 +598,7 @@ pub fn reasoned<A: Reasoned>(answer: A) -> Result<A, String> {
 /// A gateway's answer from a reply: `flow` (`choice` is read as `flow`; a one-item list is
 /// accepted), or `flows` for an inclusive gateway (a single string is accepted; repeats
 /// count once). Every flow must be offered.
-pub fn parse_gateway(req: &GatewayRequest, text: &str) -> Result<GatewayAnswer, String> {
+pub fn parse_gateway(req: &GatewayRequest, text: &str) -> Result<GatewayAnswer, ReplyError> {
     let obj = reply_object(text)?;
     let offered = flow_ids(req);
     let (key, value) = flow_value(&obj, req.multiple, &offered)?;
@@ -543,7 +615,7 @@ fn flow_value<'a>(
     obj: &'a Object,
     multiple: bool,
     offered: &[&str],
-) -> Result<(&'static str, &'a Value), String> {
+) -> Result<(&'static str, &'a Value), ReplyError> {
     let keys: [&'static str; 3] = if multiple {
         ["flows", "flow", "choice"]
     } else {
@@ -554,15 +626,17 @@ fn flow_value<'a>(
         .filter_map(|k| obj.get(*k).filter(|v| !v.is_null()).map(|v| (*k, v)))
         .collect();
     match present.as_slice() {
-        [] => Err(format!("missing `{}`: one of {}", keys[0], one_of(offered))),
+        [] => Err(ReplyError::Missing {
+            key: keys[0],
+            offered: one_of(offered),
+        }),
         [one] => Ok(*one),
         more => {
             let names: Vec<String> = more.iter().map(|(k, _)| format!("`{k}`")).collect();
-            Err(format!(
-                "give only `{}`, not {}",
-                keys[0],
-                names.join(" and ")
-            ))
+            Err(ReplyError::OnlyOne {
+                key: keys[0],
+                given: names.join(" and "),
+            })
         }
     }
 }
@@ -572,7 +646,7 @@ fn chosen_flows(
     value: &Value,
     offered: &[&str],
     multiple: bool,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, ReplyError> {
     let items: Vec<&Value> = match value {
         Value::Array(items) => items.iter().collect(),
         other => vec![other],
@@ -585,17 +659,18 @@ fn chosen_flows(
         }
     }
     match flows.len() {
-        0 => Err(format!(
-            "`{key}` must name {} of {}",
-            if multiple { "at least one" } else { "one" },
-            one_of(offered)
-        )),
+        0 => Err(ReplyError::NoneChosen {
+            key: key.to_string(),
+            how: if multiple { "at least one" } else { "one" },
+            offered: one_of(offered),
+        }),
         1 => Ok(flows),
-        n if !multiple => Err(format!(
-            "choose exactly one flow: `{key}` names {n} ({}); give one of {}",
-            flows.join(", "),
-            one_of(offered)
-        )),
+        n if !multiple => Err(ReplyError::MoreThanOne {
+            key: key.to_string(),
+            n,
+            flows: flows.join(", "),
+            offered: one_of(offered),
+        }),
         _ => Ok(flows),
     }
 }
@@ -609,7 +684,7 @@ fn chosen_flows(
 /// (swap_nodes) two different allowed targets, `add` (add_node) an insertable task id
 /// (or `{"id": ...}`). Arguments of other actions are ignored. `message` is a string or
 /// null; `state_updates`, when present, an object.
-pub fn parse_hook(req: &HookRequest, text: &str) -> Result<HookAnswer, String> {
+pub fn parse_hook(req: &HookRequest, text: &str) -> Result<HookAnswer, ReplyError> {
     let obj = reply_object(text)?;
     let offered = offered_actions(req);
     let action = action_of(&obj, &offered)?;
@@ -628,86 +703,92 @@ pub fn parse_hook(req: &HookRequest, text: &str) -> Result<HookAnswer, String> {
     Ok(answer)
 }
 
-fn action_of(obj: &Object, offered: &[HookAction]) -> Result<HookAction, String> {
+fn action_of(obj: &Object, offered: &[HookAction]) -> Result<HookAction, ReplyError> {
     let names: Vec<&str> = offered.iter().map(|a| a.as_str()).collect();
     let value = match obj.get("action") {
         None | Some(Value::Null) => {
-            return Err(format!("missing `action`: one of {}", one_of(&names)));
+            return Err(ReplyError::Missing {
+                key: "action",
+                offered: one_of(&names),
+            });
         }
         Some(v) => v,
     };
     let parsed = value.as_str().and_then(|s| s.parse::<HookAction>().ok());
     match parsed {
         Some(a) if offered.contains(&a) => Ok(a),
-        Some(a) => Err(format!(
-            "`action` must be one of {}; got {} (`{a}` is not permitted here)",
-            one_of(&names),
-            quoted(value)
-        )),
-        None => Err(format!(
-            "`action` must be one of {}; got {}",
-            one_of(&names),
-            quoted(value)
-        )),
+        Some(a) => Err(ReplyError::NotPermitted {
+            offered: one_of(&names),
+            got: quoted(value),
+            action: a,
+        }),
+        None => Err(ReplyError::NotOneOf {
+            key: "action".to_string(),
+            offered: one_of(&names),
+            got: quoted(value),
+        }),
     }
 }
 
-fn target_of(req: &HookRequest, obj: &Object, action: HookAction) -> Result<String, String> {
+fn target_of(req: &HookRequest, obj: &Object, action: HookAction) -> Result<String, ReplyError> {
     let targets = if action == HookAction::SkipTo {
         skip_target_ids(req)
     } else {
         target_ids(req)
     };
     match obj.get("target") {
-        None | Some(Value::Null) => Err(format!(
-            "`{action}` needs `target`: one of {}",
-            one_of(&targets)
-        )),
+        None | Some(Value::Null) => Err(ReplyError::NeedsArgument {
+            action,
+            argument: "target",
+            offered: one_of(&targets),
+        }),
         Some(v)
             if action == HookAction::SkipTo
                 && v.as_str().is_some()
                 && v.as_str() == req.flow_target.as_deref() =>
         {
-            Err(format!(
-                "`skip_to` may not name {} (the flow goes there anyway): answer `continue`, or \
-                 skip_to one of {}",
-                quoted(v),
-                one_of(&targets)
-            ))
+            Err(ReplyError::SkipToItsTarget {
+                got: quoted(v),
+                offered: one_of(&targets),
+            })
         }
         Some(v) => offered_str("target", v, &targets).map(str::to_string),
     }
 }
 
-fn swap_of(req: &HookRequest, obj: &Object) -> Result<(String, String), String> {
+fn swap_of(req: &HookRequest, obj: &Object) -> Result<(String, String), ReplyError> {
     let targets = target_ids(req);
-    let wanted = || format!("two different nodes of {}", one_of(&targets));
     let value = match obj.get("swap") {
-        None | Some(Value::Null) => return Err(format!("`swap_nodes` needs `swap`: {}", wanted())),
+        None | Some(Value::Null) => {
+            return Err(ReplyError::NoSwap {
+                offered: one_of(&targets),
+            });
+        }
         Some(v) => v,
     };
     let Some([a, b]) = value.as_array().map(Vec::as_slice) else {
-        return Err(format!(
-            "`swap` must be a list of {}; got {}",
-            wanted(),
-            quoted(value)
-        ));
+        return Err(ReplyError::SwapNotAPair {
+            offered: one_of(&targets),
+            got: quoted(value),
+        });
     };
     let a = offered_str("swap", a, &targets)?;
     let b = offered_str("swap", b, &targets)?;
     if a == b {
-        return Err(format!(
-            "`swap` must name two different nodes; got \"{a}\" twice"
-        ));
+        return Err(ReplyError::SwapSame(a.to_string()));
     }
     Ok((a.to_string(), b.to_string()))
 }
 
-fn add_of(req: &HookRequest, obj: &Object) -> Result<String, String> {
+fn add_of(req: &HookRequest, obj: &Object) -> Result<String, ReplyError> {
     let tasks = insertable_ids(req);
     let value = match obj.get("add") {
         None | Some(Value::Null) => {
-            return Err(format!("`add_node` needs `add`: one of {}", one_of(&tasks)));
+            return Err(ReplyError::NeedsArgument {
+                action: HookAction::AddNode,
+                argument: "add",
+                offered: one_of(&tasks),
+            });
         }
         Some(Value::Object(task)) => task.get("id").unwrap_or(&Value::Null),
         Some(v) => v,
@@ -717,7 +798,7 @@ fn add_of(req: &HookRequest, obj: &Object) -> Result<String, String> {
 
 /// `state_updates`: only the request's settable variables, each of its kind; a null value
 /// leaves the variable as it is.
-fn state_updates_of(req: &HookRequest, obj: &Object) -> Result<Variables, String> {
+fn state_updates_of(req: &HookRequest, obj: &Object) -> Result<Variables, ReplyError> {
     match obj.get("state_updates") {
         None | Some(Value::Null) => Ok(Variables::new()),
         Some(Value::Object(m)) => {
@@ -726,13 +807,11 @@ fn state_updates_of(req: &HookRequest, obj: &Object) -> Result<Variables, String
                 .filter(|(_, v)| !v.is_null())
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
-            crate::vocab::check_state_updates(&req.settable, &set)?;
+            crate::vocab::check_state_updates(&req.settable, &set)
+                .map_err(ReplyError::StateUpdates)?;
             Ok(set)
         }
-        Some(other) => Err(format!(
-            "`state_updates` must be an object (variable: value); got {}",
-            quoted(other)
-        )),
+        Some(other) => Err(ReplyError::StateUpdatesNotAnObject { got: quoted(other) }),
     }
 }
 
@@ -744,7 +823,7 @@ fn state_updates_of(req: &HookRequest, obj: &Object) -> Result<Variables, String
 /// are dropped). Accepted too: the declared outputs at the top level, next to `reason`.
 /// A task that declares no outputs takes `outputs` as it is (any object), or else the
 /// reply's other top-level keys.
-pub fn parse_task(req: &TaskRequest, text: &str) -> Result<TaskAnswer, String> {
+pub fn parse_task(req: &TaskRequest, text: &str) -> Result<TaskAnswer, ReplyError> {
     let obj = reply_object(text)?;
     let reason = text_of(&obj, "reason")?;
     if let Some(error) = obj.get("error").filter(|v| !v.is_null()) {
@@ -753,13 +832,13 @@ pub fn parse_task(req: &TaskRequest, text: &str) -> Result<TaskAnswer, String> {
         let code = error.as_str().filter(|c| offered.contains(c));
         let Some(code) = code else {
             return Err(if offered.is_empty() {
-                "`error` is not an answer here: answer `outputs`".to_string()
+                ReplyError::NoErrorHere
             } else {
-                format!(
-                    "`error` must be one of {}; got {}",
-                    one_of(&offered),
-                    quoted(error)
-                )
+                ReplyError::NotOneOf {
+                    key: "error".to_string(),
+                    offered: one_of(&offered),
+                    got: quoted(error),
+                }
             });
         };
         return Ok(TaskAnswer {
@@ -781,7 +860,7 @@ pub fn parse_task(req: &TaskRequest, text: &str) -> Result<TaskAnswer, String> {
     })
 }
 
-fn outputs_of(req: &TaskRequest, obj: &Object) -> Result<Variables, String> {
+fn outputs_of(req: &TaskRequest, obj: &Object) -> Result<Variables, ReplyError> {
     let declared = &req.outputs;
     let keys: Vec<&str> = declared.iter().map(String::as_str).collect();
     let given: &Object = match obj.get("outputs") {
@@ -793,23 +872,21 @@ fn outputs_of(req: &TaskRequest, obj: &Object) -> Result<Variables, String> {
                 return Ok(rest.map(|(k, v)| (k.clone(), v.clone())).collect());
             }
             if !at_top {
-                return Err(format!(
-                    "missing `outputs`: an object with the keys {}",
-                    one_of(&keys)
-                ));
+                return Err(ReplyError::NoOutputs {
+                    keys: one_of(&keys),
+                });
             }
             obj
         }
         Some(other) => {
-            return Err(format!(
-                "`outputs` must be an object with the keys {}; got {}",
-                if keys.is_empty() {
+            return Err(ReplyError::OutputsNotAnObject {
+                keys: if keys.is_empty() {
                     "you choose".to_string()
                 } else {
                     one_of(&keys)
                 },
-                quoted(other)
-            ));
+                got: quoted(other),
+            });
         }
     };
     if declared.is_empty() {
@@ -821,11 +898,10 @@ fn outputs_of(req: &TaskRequest, obj: &Object) -> Result<Variables, String> {
         .filter(|k| !given.contains_key(*k))
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "`outputs` is missing {} (it must hold {})",
-            one_of(&missing),
-            one_of(&keys)
-        ));
+        return Err(ReplyError::OutputsMissing {
+            missing: one_of(&missing),
+            keys: one_of(&keys),
+        });
     }
     Ok(declared
         .iter()
@@ -989,7 +1065,10 @@ mod tests {
             r#"{"action": "continue", "reason": "  "}"#,
             r#"{"action": "continue", "reason": null}"#,
         ] {
-            let e = parse_hook(&req, reply).and_then(reasoned).unwrap_err();
+            let e = parse_hook(&req, reply)
+                .and_then(reasoned)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("missing `reason`"), "{reply}: {e}");
         }
         // unescaped quotes: not JSON, asked again (never kept with an empty reason)
@@ -1010,7 +1089,9 @@ mod tests {
             s.schema["properties"]["target"]["anyOf"][0]["enum"],
             json!(["B", "C"])
         );
-        let e = parse_hook(&req, r#"{"action": "skip_to", "target": "A"}"#).unwrap_err();
+        let e = parse_hook(&req, r#"{"action": "skip_to", "target": "A"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("the flow goes there anyway"), "{e}");
         // with remove_node offered too, A is listed (for remove_node) and skip_to still
         // may not name it
@@ -1076,7 +1157,7 @@ mod tests {
                 "`state_updates.score` must be a number",
             ),
         ] {
-            let e = parse_hook(&req, reply).unwrap_err();
+            let e = parse_hook(&req, reply).unwrap_err().to_string();
             assert!(e.contains(problem), "{reply}: {e}");
         }
     }
@@ -1175,7 +1256,12 @@ mod tests {
                 .is_none()
         );
         let refused = parse_task(&req, r#"{"reason": "declined", "error": "PAYMENT_FAILED"}"#);
-        assert!(refused.unwrap_err().contains("not an answer here"));
+        assert!(
+            refused
+                .unwrap_err()
+                .to_string()
+                .contains("not an answer here")
+        );
 
         req.raises = vec!["PAYMENT_FAILED".into(), "FRAUD".into()];
         let s = task_schema(&req);
@@ -1187,7 +1273,9 @@ mod tests {
         let a = parse_task(&req, r#"{"reason": "declined", "error": "PAYMENT_FAILED"}"#).unwrap();
         assert_eq!(a.raised.map(|e| e.code).as_deref(), Some("PAYMENT_FAILED"));
         assert!(a.outputs.is_empty());
-        let other = parse_task(&req, r#"{"reason": "x", "error": "OTHER"}"#).unwrap_err();
+        let other = parse_task(&req, r#"{"reason": "x", "error": "OTHER"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(other.contains("`error` must be one of"), "{other}");
         // No error: the outputs are required as before.
         let a = parse_task(
@@ -1251,7 +1339,9 @@ mod tests {
         assert_eq!(a.flows, vec!["Flow_a"]);
         assert_eq!(a.reason.as_deref(), Some("policy says A"));
         assert_eq!(a.decided_by, Decider::Model);
-        let err = parse_gateway(&req, r#"{"reason": "x", "flow": "Flow_x"}"#).unwrap_err();
+        let err = parse_gateway(&req, r#"{"reason": "x", "flow": "Flow_x"}"#)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "`flow` must be one of Flow_a, Flow_b, Flow_c; got \"Flow_x\""
@@ -1319,16 +1409,20 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            let err = parse_gateway(&req, text).unwrap_err();
+            let err = parse_gateway(&req, text).unwrap_err().to_string();
             assert!(err.contains(want), "{text}: {err}");
         }
         let multi = gateway(true);
-        let err = parse_gateway(&multi, r#"{"flows": ["Flow_a", "Nope"]}"#).unwrap_err();
+        let err = parse_gateway(&multi, r#"{"flows": ["Flow_a", "Nope"]}"#)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "`flows` must be one of Flow_a, Flow_b, Flow_c; got \"Nope\""
         );
-        let err = parse_gateway(&multi, r#"{"flows": []}"#).unwrap_err();
+        let err = parse_gateway(&multi, r#"{"flows": []}"#)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("at least one"), "{err}");
     }
 
@@ -1471,7 +1565,7 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            let err = parse_hook(&req, text).unwrap_err();
+            let err = parse_hook(&req, text).unwrap_err().to_string();
             assert!(err.contains(want), "{text}: {err}");
         }
     }
@@ -1480,7 +1574,9 @@ mod tests {
     fn a_permitted_action_without_anything_to_name_is_not_offered() {
         let mut req = hook(&[HookAction::Continue, HookAction::SkipTo]);
         req.allowed_targets.clear();
-        let err = parse_hook(&req, r#"{"action": "skip_to", "target": "A"}"#).unwrap_err();
+        let err = parse_hook(&req, r#"{"action": "skip_to", "target": "A"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not permitted here"), "{err}");
     }
 
@@ -1536,7 +1632,7 @@ mod tests {
             (r#"{"outputs": "score=1"}"#, "`outputs` must be an object"),
         ];
         for (text, want) in cases {
-            let err = parse_task(&req, text).unwrap_err();
+            let err = parse_task(&req, text).unwrap_err().to_string();
             assert!(err.contains(want), "{text}: {err}");
         }
     }

@@ -288,7 +288,7 @@ impl LlmReasoner {
         &self,
         ep: &Endpoint,
         question: Question<'_>,
-        parse: impl Fn(&str) -> Result<A, String>,
+        parse: impl Fn(&str) -> Result<A, answer::ReplyError>,
     ) -> Result<A, ReasonError> {
         let (element, run_id, key, log) = (
             question.element.to_string(),
@@ -310,7 +310,7 @@ impl LlmReasoner {
         &self,
         ep: &Endpoint,
         question: Question<'_>,
-        parse: impl Fn(&str) -> Result<A, String>,
+        parse: impl Fn(&str) -> Result<A, answer::ReplyError>,
     ) -> Result<A, ReasonError> {
         let s = ep.settings();
         let element = question.element;
@@ -491,7 +491,7 @@ impl LlmReasoner {
                              a short JSON object whose reason is one brief sentence"
                         )
                     } else {
-                        problem
+                        problem.to_string()
                     };
                     let call = answered_call(
                         s,
