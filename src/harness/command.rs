@@ -39,6 +39,84 @@ const STDERR_TAIL_CHARS: usize = 2000;
 /// Output beyond this is dropped (a runaway CLI cannot exhaust memory).
 const MAX_OUTPUT: usize = 8 << 20;
 
+/// Why a command agent's task failed (it raises COMMAND_FAILED with this message).
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error("parameter `{key}` is not declared by the recipe {recipe} (it declares: {declared})")]
+    Undeclared {
+        key: String,
+        recipe: String,
+        declared: String,
+    },
+    #[error("the recipe's required parameter `{0}` has no value (map it in input_mapping)")]
+    RequiredUnset(String),
+    #[error("parameter `{0}` holds a NUL character")]
+    Nul(String),
+    #[error("the command line is empty")]
+    EmptyLine,
+    #[error("command `{program}` cannot be started: {source}")]
+    Start {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("command `{program}`: {source}")]
+    Wait {
+        program: String,
+        source: std::io::Error,
+    },
+    /// It ran and failed; `tail` is the end of what it wrote to stderr.
+    #[error("command `{program}`{why}{}", with_tail(.tail))]
+    Failed {
+        program: String,
+        why: Failure,
+        tail: String,
+    },
+    #[error("the command agent names no recipe")]
+    NoRecipe,
+    #[error("{0}")]
+    Recipe(String),
+    #[error("the command could not be waited for: {0}")]
+    Join(String),
+    #[error("task {task}: {source}")]
+    Task {
+        task: String,
+        source: Box<CommandError>,
+    },
+}
+
+/// How a command that ran failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    #[error(" did not finish within {0:?}; its process group was killed")]
+    Timeout(Duration),
+    #[error(" exited with status {0}")]
+    Status(i32),
+    #[error(" was killed by a signal")]
+    Killed,
+    #[error(": {0}")]
+    Output(#[source] OutputError),
+    #[error(": the output violates the recipe's response.json_schema: {0}")]
+    Schema(String),
+}
+
+/// Why a command's output holds no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputError {
+    #[error("the output is empty: no JSON object")]
+    Empty,
+    #[error("the output holds no JSON object: `{0}`")]
+    NoObject(String),
+}
+
+/// The stderr tail after a failure's message.
+fn with_tail(tail: &str) -> String {
+    if tail.is_empty() {
+        " (stderr empty)".to_string()
+    } else {
+        format!("; stderr: {tail}")
+    }
+}
+
 /// What one run of the command gave.
 #[derive(Debug)]
 pub struct Ran {
@@ -90,20 +168,20 @@ pub fn command_line(
 pub fn parameters(
     recipe: &Recipe,
     inputs: &Map<String, Value>,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, CommandError> {
     let mut out = Vec::new();
     for (key, value) in inputs {
         if !recipe.parameters.iter().any(|p| &p.key == key) {
             let declared: Vec<&str> = recipe.parameters.iter().map(|p| p.key.as_str()).collect();
-            return Err(format!(
-                "parameter `{key}` is not declared by the recipe {} (it declares: {})",
-                recipe.path.display(),
-                if declared.is_empty() {
+            return Err(CommandError::Undeclared {
+                key: key.clone(),
+                recipe: recipe.path.display().to_string(),
+                declared: if declared.is_empty() {
                     "none".to_string()
                 } else {
                     declared.join(", ")
-                }
-            ));
+                },
+            });
         }
         out.push((key.clone(), text(value)));
     }
@@ -114,10 +192,7 @@ pub fn parameters(
         match &p.default {
             Some(d) => out.push((p.key.clone(), text(d))),
             None if p.required => {
-                return Err(format!(
-                    "the recipe's required parameter `{}` has no value (map it in input_mapping)",
-                    p.key
-                ));
+                return Err(CommandError::RequiredUnset(p.key.clone()));
             }
             None => {}
         }
@@ -126,7 +201,7 @@ pub fn parameters(
         .iter()
         .find(|(k, v)| k.contains('\0') || v.contains('\0'))
     {
-        return Err(format!("parameter `{k}` holds a NUL character"));
+        return Err(CommandError::Nul(k.clone()));
     }
     Ok(out)
 }
@@ -145,11 +220,11 @@ pub fn run(
     timeout: Duration,
     schema: Option<&Value>,
     env: &[(&str, &str)],
-) -> Result<Ran, String> {
+) -> Result<Ran, CommandError> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let Some((program, args)) = argv.split_first() else {
-        return Err("the command line is empty".into());
+        return Err(CommandError::EmptyLine);
     };
     let started = Instant::now();
     let mut cmd = Command::new(program);
@@ -161,9 +236,10 @@ pub fn run(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("command `{program}` cannot be started: {e}"))?;
+    let mut child = cmd.spawn().map_err(|source| CommandError::Start {
+        program: program.clone(),
+        source,
+    })?;
     let pgid = child.id() as i32;
     let reader = |mut r: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
@@ -190,7 +266,12 @@ pub fn run(
             Ok(Some(status)) => break Some(status),
             Ok(None) if Instant::now() >= deadline => break None,
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(format!("command `{program}`: {e}")),
+            Err(source) => {
+                return Err(CommandError::Wait {
+                    program: program.clone(),
+                    source,
+                });
+            }
         }
     };
     // The whole group: what the CLI started must not outlive it (nor hold its pipes).
@@ -213,36 +294,26 @@ pub fn run(
     let stdout = collect(out);
     let stderr = collect(err);
     let tail = stderr_tail(&stderr);
-    let with_tail = |msg: String| {
-        if tail.is_empty() {
-            format!("{msg} (stderr empty)")
-        } else {
-            format!("{msg}; stderr: {tail}")
-        }
+    let failed = |why: Failure| CommandError::Failed {
+        program: program.clone(),
+        why,
+        tail: tail.clone(),
     };
     let Some(status) = status else {
-        return Err(with_tail(format!(
-            "command `{program}` did not finish within {:?}; its process group was killed",
-            timeout
-        )));
+        return Err(failed(Failure::Timeout(timeout)));
     };
     if !status.success() {
-        let how = match status.code() {
-            Some(c) => format!("exited with status {c}"),
-            None => "was killed by a signal".to_string(),
-        };
-        return Err(with_tail(format!("command `{program}` {how}")));
+        return Err(failed(match status.code() {
+            Some(c) => Failure::Status(c),
+            None => Failure::Killed,
+        }));
     }
-    let value =
-        parse_output(&stdout).map_err(|e| with_tail(format!("command `{program}`: {e}")))?;
+    let value = parse_output(&stdout).map_err(|e| failed(Failure::Output(e)))?;
     if let Some(schema) = schema {
         let mut problems = Vec::new();
         check_schema(schema, &value, "$", &mut problems);
         if !problems.is_empty() {
-            return Err(with_tail(format!(
-                "command `{program}`: the output violates the recipe's response.json_schema: {}",
-                problems.join("; ")
-            )));
+            return Err(failed(Failure::Schema(problems.join("; "))));
         }
     }
     let Value::Object(outputs) = value else {
@@ -274,7 +345,7 @@ fn stderr_tail(stderr: &str) -> String {
 /// The JSON object in a CLI's output: all of it, else the first fenced block that holds
 /// one (```` ```json ```` or plain ```` ``` ````), else the text from the first `{` to the
 /// last `}`.
-pub fn parse_output(stdout: &str) -> Result<Value, String> {
+pub fn parse_output(stdout: &str) -> Result<Value, OutputError> {
     let object = |t: &str| match serde_json::from_str::<Value>(t.trim()) {
         Ok(v @ Value::Object(_)) => Some(v),
         _ => None,
@@ -300,10 +371,11 @@ pub fn parse_output(stdout: &str) -> Result<Value, String> {
         return Ok(v);
     }
     if stdout.trim().is_empty() {
-        Err("the output is empty: no JSON object".into())
+        Err(OutputError::Empty)
     } else {
-        let head: String = stdout.trim().chars().take(120).collect();
-        Err(format!("the output holds no JSON object: `{head}`"))
+        Err(OutputError::NoObject(
+            stdout.trim().chars().take(120).collect(),
+        ))
     }
 }
 
@@ -431,21 +503,27 @@ pub(crate) async fn execute(
     task_id: &str,
     run_id: &str,
     inputs: &Map<String, Value>,
-) -> Result<Ran, String> {
-    let Some(recipe) = &agent.recipe else {
-        return Err(format!("task {task_id}: the command agent names no recipe"));
+) -> Result<Ran, CommandError> {
+    let task = |e: CommandError| CommandError::Task {
+        task: task_id.to_string(),
+        source: Box::new(e),
     };
-    let recipe = read_recipe(&config.resolve(&recipe.value))?;
-    let params = parameters(&recipe, inputs).map_err(|e| format!("task {task_id}: {e}"))?;
+    let Some(recipe) = &agent.recipe else {
+        return Err(task(CommandError::NoRecipe));
+    };
+    let recipe = read_recipe(&config.resolve(&recipe.value)).map_err(CommandError::Recipe)?;
+    let params = parameters(&recipe, inputs).map_err(task)?;
     let argv = command_line(agent, &recipe.path, config.base_dir(), &params);
     let timeout = agent.timeout.as_ref().map_or(DEFAULT_TIMEOUT, |t| t.value);
     let schema = recipe.schema.clone();
-    let task = task_id.to_string();
+    let task_name = task_id.to_string();
     let run = run_id.to_string();
-    tokio::task::spawn_blocking(move || run_blocking(&argv, timeout, schema.as_ref(), &task, &run))
-        .await
-        .map_err(|e| format!("task {task_id}: the command could not be waited for: {e}"))?
-        .map_err(|e| format!("task {task_id}: {e}"))
+    tokio::task::spawn_blocking(move || {
+        run_blocking(&argv, timeout, schema.as_ref(), &task_name, &run)
+    })
+    .await
+    .map_err(|e| task(CommandError::Join(e.to_string())))?
+    .map_err(task)
 }
 
 fn run_blocking(
@@ -454,7 +532,7 @@ fn run_blocking(
     schema: Option<&Value>,
     task: &str,
     run_id: &str,
-) -> Result<Ran, String> {
+) -> Result<Ran, CommandError> {
     run(
         argv,
         timeout,

@@ -356,7 +356,7 @@ async fn run_command(
             });
             (Ok(Tainted(answer, taint)), trace)
         }
-        Err(message) => (Err((error_code::COMMAND_FAILED, message)), trace),
+        Err(failed) => (Err((error_code::COMMAND_FAILED, failed.to_string())), trace),
     }
 }
 
