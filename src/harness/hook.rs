@@ -410,7 +410,7 @@ impl Check<'_> {
                     ));
                 }
                 if let Err(why) = self.target_ok(&target, reasoned) {
-                    return invalid(why);
+                    return invalid(why.to_string());
                 }
                 decision.target = Some(target);
             }
@@ -425,13 +425,13 @@ impl Check<'_> {
                     .target_ok(&a, reasoned)
                     .and_then(|()| self.target_ok(&b, reasoned))
                 {
-                    return invalid(why);
+                    return invalid(why.to_string());
                 }
                 decision.swap = Some((a, b));
             }
             HookAction::AddNode => match self.task_to_add(answer.add.clone(), reasoned) {
                 Ok(task) => decision.add = Some(task),
-                Err(why) => return invalid(why),
+                Err(why) => return invalid(why.to_string()),
             },
             HookAction::Continue | HookAction::SkipNode | HookAction::Terminate => {}
         }
@@ -484,21 +484,23 @@ impl Check<'_> {
     /// A target a decision names: for a reasoned answer, one the hook offers (its
     /// `allowed_targets`, or with `allowed_targets: any` a node that is neither a start
     /// nor an end event); for any decision, a node of the process not yet executed.
-    fn target_ok(&self, target: &str, reasoned: bool) -> Result<(), String> {
+    fn target_ok(&self, target: &str, reasoned: bool) -> Result<(), NotATarget> {
         let hook = &self.hook.id.value;
         let allowed = &self.hook.allowed_targets;
         if reasoned && self.hook.any_target.is_none() && !allowed.iter().any(|t| t.value == target)
         {
             if allowed.is_empty() {
-                return Err(format!(
-                    "hook `{hook}` lists no `allowed_targets`, so `{target}` cannot be named"
-                ));
+                return Err(NotATarget::NoneAllowed {
+                    hook: hook.clone(),
+                    target: target.to_string(),
+                });
             }
             let names: Vec<&str> = allowed.iter().map(|t| t.value.as_str()).collect();
-            return Err(format!(
-                "`{target}` is not an allowed target of hook `{hook}` ({})",
-                names.join(", ")
-            ));
+            return Err(NotATarget::NotAllowed {
+                hook: hook.clone(),
+                target: target.to_string(),
+                allowed: names.join(", "),
+            });
         }
         let node = self.model.nodes.iter().find(|n| n.id == target);
         if reasoned
@@ -506,16 +508,16 @@ impl Check<'_> {
             && let Some(n) = node
             && matches!(n.kind.as_str(), "startEvent" | "endEvent")
         {
-            return Err(format!(
-                "`{target}` is a {}: `allowed_targets: any` never offers one (list it to allow it)",
-                n.kind
-            ));
+            return Err(NotATarget::StartOrEnd {
+                target: target.to_string(),
+                kind: n.kind.clone(),
+            });
         }
         if self.executed.iter().any(|e| e == target) {
-            return Err(format!("`{target}` has already been executed"));
+            return Err(NotATarget::Executed(target.to_string()));
         }
         if !self.model.nodes.is_empty() && node.is_none() {
-            return Err(format!("`{target}` is not a node of the process"));
+            return Err(NotATarget::NotANode(target.to_string()));
         }
         Ok(())
     }
@@ -523,9 +525,9 @@ impl Check<'_> {
     /// The task an add_node inserts. A reasoned answer must name one of the hook's
     /// `insertable_tasks` (a reasoner never invents a process step); a static action
     /// carries its task in full.
-    fn task_to_add(&self, add: Option<AddTask>, reasoned: bool) -> Result<NewTask, String> {
+    fn task_to_add(&self, add: Option<AddTask>, reasoned: bool) -> Result<NewTask, NotInsertable> {
         let Some(add) = add else {
-            return Err("`add_node` names no task".to_string());
+            return Err(NotInsertable::NoTask);
         };
         let hook = &self.hook.id.value;
         let insertable = &self.hook.insertable_tasks;
@@ -534,26 +536,27 @@ impl Check<'_> {
             add => {
                 let id = add.id();
                 if insertable.is_empty() {
-                    return Err(format!(
-                        "hook `{hook}` offers no tasks to insert, so `{id}` cannot be added \
-                         (list the tasks under `insertable_tasks`)"
-                    ));
+                    return Err(NotInsertable::NoneOffered {
+                        hook: hook.clone(),
+                        id: id.to_string(),
+                    });
                 }
                 match insertable.iter().find(|t| t.id.value == id) {
                     Some(spec) => new_task(spec),
                     None => {
                         let names: Vec<&str> =
                             insertable.iter().map(|t| t.id.value.as_str()).collect();
-                        return Err(format!(
-                            "`{id}` is not one of the tasks hook `{hook}` may insert ({})",
-                            names.join(", ")
-                        ));
+                        return Err(NotInsertable::NotOffered {
+                            hook: hook.clone(),
+                            id: id.to_string(),
+                            offered: names.join(", "),
+                        });
                     }
                 }
             }
         };
         if self.model.nodes.iter().any(|n| n.id == task.id) {
-            return Err(format!("`{}` is already a node of the process", task.id));
+            return Err(NotInsertable::Exists(task.id));
         }
         Ok(task)
     }
@@ -581,4 +584,45 @@ impl Check<'_> {
         d.fail_run = fail_run;
         d
     }
+}
+
+/// Why a hook's decision may not name a node.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NotATarget {
+    #[error("hook `{hook}` lists no `allowed_targets`, so `{target}` cannot be named")]
+    NoneAllowed { hook: String, target: String },
+    #[error("`{target}` is not an allowed target of hook `{hook}` ({allowed})")]
+    NotAllowed {
+        hook: String,
+        target: String,
+        allowed: String,
+    },
+    #[error(
+        "`{target}` is a {kind}: `allowed_targets: any` never offers one (list it to allow it)"
+    )]
+    StartOrEnd { target: String, kind: String },
+    #[error("`{0}` has already been executed")]
+    Executed(String),
+    #[error("`{0}` is not a node of the process")]
+    NotANode(String),
+}
+
+/// Why a hook's decision may not insert a task.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NotInsertable {
+    #[error("`add_node` names no task")]
+    NoTask,
+    #[error(
+        "hook `{hook}` offers no tasks to insert, so `{id}` cannot be added (list the tasks \
+         under `insertable_tasks`)"
+    )]
+    NoneOffered { hook: String, id: String },
+    #[error("`{id}` is not one of the tasks hook `{hook}` may insert ({offered})")]
+    NotOffered {
+        hook: String,
+        id: String,
+        offered: String,
+    },
+    #[error("`{0}` is already a node of the process")]
+    Exists(String),
 }
