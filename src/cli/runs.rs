@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use crate::journal::store::{self, JOURNAL_FILE};
-use crate::journal::{Durability, Event, EventSink, FlowState, Record, export, verify};
+use crate::journal::{Durability, Event, FlowState, Record, export, verify};
 use crate::reason::record::cassette_from_journal;
 use crate::run::lookup::{find_run, names_of, read};
 use crate::run::replay::{Drift, compare, decisions, drifts, tool_drifts};
@@ -293,88 +293,13 @@ fn redeliver(
     new_id: &str,
     style: Style,
 ) -> Result<(), UsageError> {
-    let external = |e: &Event| {
-        matches!(
-            e,
-            Event::MessageReceived {
-                thrown_by: None,
-                ..
-            }
-        )
-    };
-    let mut batches: Vec<Vec<&Event>> = Vec::new();
-    let mut previous_was_delivery = false;
-    for event in original.iter().map(|r| &r.event) {
-        let delivery = external(event);
-        if delivery {
-            match batches.last_mut() {
-                Some(batch) if previous_was_delivery => batch.push(event),
-                _ => batches.push(vec![event]),
-            }
-        }
-        previous_was_delivery = delivery;
-    }
-    for batch in batches {
-        let (journal, reopened) =
-            crate::journal::Journal::open(&store::run_dir(&spec.run_dir, new_id), spec.durability)
-                .map_err(|e| UsageError::new(format!("cannot reopen the replayed run: {e}")))?;
-        let mut records = reopened.records;
-        let state = FlowState::fold(records.iter());
-        let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none()) else {
+    for batch in crate::run::replay::delivery_batches(original) {
+        let delivered =
+            crate::run::replay::deliver_again(&spec.run_dir, spec.durability, new_id, &batch)
+                .map_err(|e| UsageError::new(e.to_string()))?;
+        let Some(resumed) = delivered else {
+            // The replay waits for something else (or has ended): the comparison says so.
             return Ok(());
-        };
-        let mut open = waiting.awaiting.clone();
-        for event in batch {
-            let Event::MessageReceived {
-                node,
-                kind,
-                name,
-                variables,
-                taint,
-                ..
-            } = event
-            else {
-                continue;
-            };
-            let Some(i) = open
-                .iter()
-                .position(|a| &a.node == node && a.kind == *kind && &a.name == name)
-            else {
-                // The replay waits for something else: the comparison reports it.
-                return Ok(());
-            };
-            let wait = open.remove(i);
-            let record = journal
-                .emit(Event::MessageReceived {
-                    key: wait.key,
-                    node: node.clone(),
-                    kind: *kind,
-                    name: name.clone(),
-                    variables: variables.clone(),
-                    thrown_by: None,
-                    taint: taint.clone(),
-                })
-                .and_then(|r| journal.commit().map(|()| r))
-                .map_err(|e| UsageError::new(format!("cannot journal the delivery: {e}")))?;
-            records.push(record);
-        }
-        let Some(Event::RunStarted {
-            variables,
-            untrusted,
-            ..
-        }) = records.first().map(|r| r.event.clone())
-        else {
-            return Ok(());
-        };
-        let resumed = start::Resumed {
-            run_id: new_id.to_string(),
-            journal,
-            variables,
-            untrusted,
-            model_usage: state.model_usage,
-            records,
-            answers: crate::reason::park::Answers::default(),
-            repaired: None,
         };
         start::run_spec(cli, spec.clone(), Some(resumed), json, style)?;
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::journal::{Event, FlowState, Record};
+use crate::journal::{Event, EventSink, FlowState, Record};
 use crate::vocab::{Decider, HookAction};
 
 /// Who decided, as a replay must reproduce it: a model's, a person's or a script's answer,
@@ -285,6 +285,113 @@ impl Drift {
 
 /// At most this many changed keys are listed per drift.
 const DRIFT_LINES: usize = 12;
+/// The messages and signals a run received from outside, in the batches they came in
+/// (those delivered while it was parked once): what a replay delivers again.
+pub fn delivery_batches(original: &[Record]) -> Vec<Vec<&Event>> {
+    let external = |e: &Event| {
+        matches!(
+            e,
+            Event::MessageReceived {
+                thrown_by: None,
+                ..
+            }
+        )
+    };
+    let mut batches: Vec<Vec<&Event>> = Vec::new();
+    let mut previous_was_delivery = false;
+    for event in original.iter().map(|r| &r.event) {
+        let delivery = external(event);
+        if delivery {
+            match batches.last_mut() {
+                Some(batch) if previous_was_delivery => batch.push(event),
+                _ => batches.push(vec![event]),
+            }
+        }
+        previous_was_delivery = delivery;
+    }
+    batches
+}
+
+/// Why a delivery could not be made again to a replayed run.
+#[derive(Debug, thiserror::Error)]
+pub enum RedeliveryError {
+    #[error("cannot reopen the replayed run: {0}")]
+    Reopen(#[source] crate::journal::JournalError),
+    #[error("cannot journal the delivery: {0}")]
+    Journal(#[source] crate::journal::JournalError),
+}
+
+/// Deliver `batch` again to the replayed run `new_id`, parked waiting for it: each to
+/// the same element, journalled under the run's lock. The run to resume from; `None`
+/// when it has ended or waits for something else (the comparison reports it).
+pub fn deliver_again(
+    run_dir: &std::path::Path,
+    durability: crate::journal::Durability,
+    new_id: &str,
+    batch: &[&Event],
+) -> Result<Option<super::plan::Resumed>, RedeliveryError> {
+    let (journal, reopened) =
+        crate::journal::Journal::open(&crate::journal::store::run_dir(run_dir, new_id), durability)
+            .map_err(RedeliveryError::Reopen)?;
+    let mut records = reopened.records;
+    let state = FlowState::fold(records.iter());
+    let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none()) else {
+        return Ok(None);
+    };
+    let mut open = waiting.awaiting.clone();
+    for event in batch {
+        let Event::MessageReceived {
+            node,
+            kind,
+            name,
+            variables,
+            taint,
+            ..
+        } = event
+        else {
+            continue;
+        };
+        let Some(i) = open
+            .iter()
+            .position(|a| &a.node == node && a.kind == *kind && &a.name == name)
+        else {
+            return Ok(None);
+        };
+        let wait = open.remove(i);
+        let record = journal
+            .emit(Event::MessageReceived {
+                key: wait.key,
+                node: node.clone(),
+                kind: *kind,
+                name: name.clone(),
+                variables: variables.clone(),
+                thrown_by: None,
+                taint: taint.clone(),
+            })
+            .and_then(|r| journal.commit().map(|()| r))
+            .map_err(RedeliveryError::Journal)?;
+        records.push(record);
+    }
+    let Some(Event::RunStarted {
+        variables,
+        untrusted,
+        ..
+    }) = records.first().map(|r| r.event.clone())
+    else {
+        return Ok(None);
+    };
+    Ok(Some(super::plan::Resumed {
+        run_id: new_id.to_string(),
+        journal,
+        variables,
+        untrusted,
+        model_usage: state.model_usage,
+        records,
+        answers: crate::reason::park::Answers::default(),
+        repaired: None,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
