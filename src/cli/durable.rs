@@ -801,18 +801,19 @@ fn print_cancelled(done: &Cancelled, style: Style, indent: &str) {
     }
 }
 
-/// An app by the name or folder a run's journal gives, under `apps_dir`.
-pub(super) fn find_app(apps_dir: &Path, app: &str) -> Option<crate::app::registry::AppRef> {
-    crate::app::registry::find(app, apps_dir)
-}
-
-/// What `runs cancel` (or `runs replay`) asks of a cancellation, for run::cancel.
-pub(super) fn cancelling<'a>(apps_dir: &'a Path, args: &'a CancelArgs) -> Cancelling<'a> {
+/// What `runs cancel` (or `runs replay`) asks of a cancellation, for run::cancel: the
+/// run folder, and the app (`--app`, else the one the run's journal names under
+/// `apps_dir`).
+pub(super) fn cancelling<'a>(
+    apps_dir: &'a Path,
+    journal: &'a super::JournalArgs,
+    app: Option<&'a str>,
+) -> Cancelling<'a> {
     Cancelling {
-        run_dir: &args.journal.run_dir,
-        durability: args.journal.durability,
-        app: args.app.as_deref(),
-        find_app: Box::new(move |app| find_app(apps_dir, app)),
+        run_dir: &journal.run_dir,
+        durability: journal.durability,
+        app,
+        find_app: Box::new(move |app| crate::app::registry::find(app, apps_dir)),
     }
 }
 
@@ -828,7 +829,7 @@ pub fn cancel(cli: &Cli, args: &CancelArgs, style: Style) -> Result<Outcome, Usa
         .or_else(|| std::env::var("USER").ok())
         .filter(|b| !b.trim().is_empty());
     let done = cancel_run(
-        &cancelling(&cli.apps_dir, args),
+        &cancelling(&cli.apps_dir, &args.journal, args.app.as_deref()),
         &id,
         by,
         args.reason.clone(),

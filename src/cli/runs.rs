@@ -521,14 +521,8 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
     start::run_spec(cli, spec.clone(), None, args.json, style)?;
     redeliver(cli, &spec, args.json, &records, &new_id, style)?;
     if cancelled {
-        let cancelling = crate::run::cancel::Cancelling {
-            run_dir: &args.journal.run_dir,
-            durability: args.journal.durability,
-            app: args.app.as_deref(),
-            find_app: Box::new(|app| crate::app::registry::find(app, &cli.apps_dir)),
-        };
         crate::run::cancel::cancel_run(
-            &cancelling,
+            &super::durable::cancelling(&cli.apps_dir, &args.journal, args.app.as_deref()),
             &new_id,
             None,
             Some(format!("replay of cancelled run {id}")),

@@ -267,9 +267,8 @@ pub fn run_spec(
             return Ok(Outcome::Failed);
         }
     };
-    let args = Shown { json };
     let spec = &spec;
-    if !args.json {
+    if !json {
         outln!("  journal: {}", journal.display());
         if let Some(path) = &cassette {
             outln!("  cassette: {}", path.display());
@@ -277,7 +276,7 @@ pub fn run_spec(
     }
 
     let not_run = never_started(result.status, &result.path);
-    if not_run && !args.json && engine != "native" {
+    if not_run && !json && engine != "native" {
         let kind = match engine.as_str() {
             "flowable" => Some(EngineKind::Flowable),
             "kogito" => Some(EngineKind::Kogito),
@@ -295,7 +294,7 @@ pub fn run_spec(
         RunStatus::Completed => Outcome::Ok,
         RunStatus::Terminated | RunStatus::Failed | RunStatus::Cancelled => Outcome::Failed,
         RunStatus::Waiting => {
-            if !args.json {
+            if !json {
                 print_waiting(&state, &spec.run_dir, style);
             }
             Outcome::Waiting
@@ -308,7 +307,7 @@ pub fn run_spec(
             .as_ref()
             .map(|s| s.name.as_str())
             .unwrap_or_default();
-        if args.json {
+        if json {
             let line = serde_json::json!({"event": "scenario_checked", "scenario": name, "met": false, "never_started": true, "mismatches": []});
             outln!("{line}");
         } else {
@@ -324,7 +323,7 @@ pub fn run_spec(
             .as_ref()
             .map(|s| s.name.as_str())
             .unwrap_or_default();
-        if args.json {
+        if json {
             let line = serde_json::json!({"event": "scenario_checked", "scenario": name, "met": misses.is_empty(), "mismatches": misses});
             outln!("{line}");
         } else if misses.is_empty() {
@@ -351,11 +350,6 @@ pub fn run_spec(
         };
     }
     Ok(outcome)
-}
-
-/// What the end of a run prints as.
-struct Shown {
-    json: bool,
 }
 
 /// The view of a run: human (with a spinner while a reasoner works) or JSON lines.
