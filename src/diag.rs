@@ -378,6 +378,22 @@ pub trait Help: std::fmt::Display {
     fn help(&self) -> Option<String>;
 }
 
+/// An error with its causes as a person reads it, `what: why: deeper why`; a cause whose
+/// text the message already holds is not repeated (many errors print their source).
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !said.is_empty() && !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 /// `1 noun` or `n nouns`, for messages.
 pub fn count(n: usize, noun: &str) -> String {
     if n == 1 {
@@ -422,6 +438,22 @@ pub fn printable(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chain_names_each_cause_once() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("lost the engine")]
+        struct Outer(#[source] Inner);
+        #[derive(Debug, thiserror::Error)]
+        #[error("ping: {0}")]
+        struct Inner(#[source] std::io::Error);
+        let refused = || std::io::Error::other("connection refused");
+        assert_eq!(
+            chain(&Outer(Inner(refused()))),
+            "lost the engine: ping: connection refused"
+        );
+        assert_eq!(chain(&refused()), "connection refused");
+    }
 
     #[test]
     fn suggestions_catch_typos_but_not_unrelated_words() {

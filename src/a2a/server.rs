@@ -98,8 +98,11 @@ pub struct Incoming {
 pub trait Executor: Send + Sync + 'static {
     /// A new task for agent `slug`, whose first message is `first`: start working on it
     /// (in the background) and report through `task`. An `Err` fails the task at once.
-    fn start(&self, slug: &str, task: TaskHandle, first: Incoming) -> Result<(), String>;
+    fn start(&self, slug: &str, task: TaskHandle, first: Incoming) -> Result<(), ExecutorError>;
 }
+
+/// Why an executor could not start a task (its causes kept): the task fails with it.
+pub type ExecutorError = Box<dyn std::error::Error + Send + Sync>;
 
 // ---- Tasks ----
 
@@ -833,7 +836,7 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
             let watch = streaming.then(|| Watch::of(&entry));
             let handle = TaskHandle(entry.clone());
             if let Err(why) = s.executor.start(slug, handle.clone(), incoming) {
-                handle.update(TaskState::Failed, &why, None);
+                handle.update(TaskState::Failed, &crate::diag::chain(&*why), None);
             }
             (entry, watch)
         }

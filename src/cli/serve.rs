@@ -225,7 +225,7 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
                         format!("does not validate ({})", count(errors.len(), "error")),
                         errors,
                     ),
-                    NotServed::Unwired(e) => (e, Vec::new()),
+                    other => (with_help(&other), Vec::new()),
                 };
                 eprintln!(
                     "{}: app `{}` {summary}; not served",
@@ -402,13 +402,10 @@ async fn serve(
         // key already registered is refused (a run may be using it).
         let lookup = journals.lookup();
         chain::flow_loader(&roots, Some(journals.lookup()), move |loaded| {
-            let config = loaded.config.as_ref().ok_or("the app has no flow config")?;
+            let config = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
             let key = config.process_key();
             if registry.flow(key).is_ok() {
-                return Err(format!(
-                    "process key `{key}` is registered already (runs may be using it); \
-                     restart the server to load a changed app"
-                ));
+                return Err(NotServed::Registered(key.to_string()));
             }
             let reasoner = judge(loaded, answers.as_deref(), no_model, Some(lookup.clone()))?;
             labels.set(key, &loaded.name, &reasoner.describe(), &loaded.digest());
@@ -442,13 +439,14 @@ async fn serve(
     // `--bridge mcp`.
     let bridge = InProcessBridge::start(server.clone())
         .await
-        .map_err(UsageError::new)?;
+        .map_err(|e| UsageError::new(crate::diag::chain(&e)))?;
     tracing::info!("serving {}: {}", count(keys.len(), "app"), keys.join(", "));
     // Runs a server now gone left parked: taken over, and resumed here like the runs
     // started here.
     let adopting = {
         let server = server.clone();
-        let take: Adopt = Arc::new(move |run_id, key, sink| server.adopt_parked(run_id, key, sink));
+        let take: Adopt =
+            Arc::new(move |run_id, key, sink| Ok(server.adopt_parked(run_id, key, sink)?));
         tokio::spawn(journals.clone().keep_adopting(take))
     };
 
@@ -540,4 +538,14 @@ async fn serve_stdio(
         }
     }
     Ok(Outcome::Ok)
+}
+
+/// Why an app is not served, in one line: with its causes, and what to do in brackets.
+fn with_help(why: &NotServed) -> String {
+    use crate::diag::Help as _;
+    let text = crate::diag::chain(why);
+    match why.help() {
+        Some(help) => format!("{text} ({help})"),
+        None => text,
+    }
 }

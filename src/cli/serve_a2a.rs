@@ -146,7 +146,7 @@ pub(super) fn run(
     };
     let outcome = runtime.block_on(async {
         // Runs a server now gone left parked: taken over, and resumed here.
-        let take: Adopt = Arc::new(move |run_id, key, sink| adopter.adopt(run_id, key, sink));
+        let take: Adopt = Arc::new(move |run_id, key, sink| Ok(adopter.adopt(run_id, key, sink)?));
         let adopting = tokio::spawn(journals.clone().keep_adopting(take));
         let outcome = serve(addr, agents, runner, token, limits, &journals, &stopping).await;
         adopting.abort();

@@ -23,17 +23,22 @@ impl RestError {
     }
 }
 
+/// The HTTP client could not be built (its TLS backend could not start).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build an HTTP client")]
+pub struct ClientError(#[source] reqwest::Error);
+
 /// An HTTP client bounding each connect and each request (TLS on the ring provider).
 pub fn client(
     connect_timeout: std::time::Duration,
     timeout: std::time::Duration,
-) -> Result<reqwest::Client, String> {
+) -> Result<reqwest::Client, ClientError> {
     crate::tls::install_provider();
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .timeout(timeout)
         .build()
-        .map_err(|e| format!("cannot build an HTTP client: {e}"))
+        .map_err(ClientError)
 }
 
 /// Send; the JSON body of a 2xx answer (`null` when empty). `secret` is redacted from

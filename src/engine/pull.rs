@@ -20,12 +20,110 @@ use super::check_choice;
 use super::external::Witness;
 use crate::bpmn::{Flow, GatewayKind, LoopKind, MultiInstance, NodeKind, Process};
 use crate::bridge::{ControlPointContext, ControlPoints, EdgeInfo, FlowOption, History};
-use crate::journal::Event;
+use crate::engine::http::{ClientError, RestError};
 use crate::journal::event::ThrownKind;
-use crate::semantics::instances::{self as multi, Layered};
+use crate::journal::{Event, JournalError};
+use crate::semantics::instances::{self as multi, InstanceError, Layered};
 use crate::semantics::rewrite::{self, Caught, Rewritten, Role, Thrown, catcher};
 use crate::semantics::topology::Topology;
 use crate::vocab::TaskStatus;
+
+/// Why a pulled run cannot go on: the run fails with it (its message, with its causes,
+/// [`crate::diag::chain`], is the run's).
+#[derive(Debug, thiserror::Error)]
+pub enum PullError {
+    /// The engine answers no more (refused, timed out): `engine` at `url`.
+    #[error("lost {engine} at {url}")]
+    Lost {
+        engine: &'static str,
+        url: String,
+        #[source]
+        source: RestError,
+    },
+    /// The engine did not answer the first call, or refused it: `engine` at `url`.
+    #[error("{}", if source.is_unreachable() {
+        format!("cannot reach {engine} at {url}")
+    } else {
+        format!("{engine} at {url} refused the first call")
+    })]
+    Unreachable {
+        engine: &'static str,
+        url: String,
+        #[source]
+        source: RestError,
+    },
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// A call the run needs failed or was refused; `context` says which.
+    #[error("{context}")]
+    Call {
+        context: String,
+        #[source]
+        source: RestError,
+    },
+    /// The journal could not be written.
+    #[error("the journal could not be written")]
+    Journal(#[from] JournalError),
+    /// The harness could not answer a control point: `what` names it.
+    #[error("{what}: {message}")]
+    Unanswered { what: String, message: String },
+    /// The model cannot run on this engine: each element and why.
+    #[error("the model cannot run on {engine}: {}", list(.problems))]
+    Unsupported {
+        engine: &'static str,
+        problems: Vec<(String, String)>,
+    },
+    /// A multi-instance activity's state could not be evaluated.
+    #[error("multi-instance activity `{activity}`")]
+    Instances {
+        activity: String,
+        #[source]
+        source: InstanceError,
+    },
+    /// The run fails as its model or the harness says (an uncaught BPMN error, a hook
+    /// failing the run, an answer the engine cannot carry out), or the engine shows what
+    /// cuga-flo cannot follow.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// A call the run needs failed, said as `context` (`Flowable could not start `P``).
+pub fn call(context: String, source: RestError) -> PullError {
+    PullError::Call { context, source }
+}
+
+impl PullError {
+    /// A call to `engine` at `url` failed: lost when the engine did not answer at all.
+    pub fn at(engine: &'static str, url: &str, source: RestError) -> Self {
+        if source.is_unreachable() {
+            PullError::Lost {
+                engine,
+                url: url.to_string(),
+                source,
+            }
+        } else {
+            PullError::Call {
+                context: format!("{engine} at {url}"),
+                source,
+            }
+        }
+    }
+}
+
+impl super::external::RunFailure for PullError {
+    /// With its causes ([`crate::diag::chain`]).
+    fn message(&self) -> String {
+        crate::diag::chain(self)
+    }
+}
+
+fn list(problems: &[(String, String)]) -> String {
+    problems
+        .iter()
+        .map(|(id, why)| format!("`{id}`: {why}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
 
 /// What to do with a hook's worker.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,15 +189,18 @@ impl Asker<'_> {
         variables: Map<String, Value>,
         path: &[String],
         instance: Option<crate::vocab::InstanceVisit>,
-    ) -> Result<TaskAnswer, String> {
+    ) -> Result<TaskAnswer, PullError> {
         let mut ctx = self.context(task, key, variables, path);
         // An instance of a multi-instance task is asked as the native engine asks it.
         ctx.instance = instance;
-        let outcome = self
-            .witness
-            .execute_task(task, ctx)
-            .await
-            .map_err(|e| format!("task `{task}` failed: {}", e.message))?;
+        let outcome =
+            self.witness
+                .execute_task(task, ctx)
+                .await
+                .map_err(|e| PullError::Unanswered {
+                    what: format!("task `{task}` failed"),
+                    message: e.message,
+                })?;
         if outcome.status == TaskStatus::Failed {
             return Ok(TaskAnswer::Raised {
                 code: outcome
@@ -118,11 +219,11 @@ impl Asker<'_> {
         key: &str,
         variables: Map<String, Value>,
         path: &[String],
-    ) -> Result<String, String> {
+    ) -> Result<String, PullError> {
         let node = self
             .process
             .node(gateway)
-            .ok_or_else(|| format!("gateway `{gateway}` is not in the model"))?;
+            .ok_or_else(|| PullError::Failed(format!("gateway `{gateway}` is not in the model")))?;
         let kind = match node.kind {
             NodeKind::Gateway(kind) => kind,
             _ => GatewayKind::Exclusive,
@@ -147,10 +248,14 @@ impl Asker<'_> {
             .witness
             .route_gateway(gateway, ctx)
             .await
-            .map_err(|e| format!("gateway `{gateway}` could not be routed: {}", e.message))?;
+            .map_err(|e| PullError::Unanswered {
+                what: format!("gateway `{gateway}` could not be routed"),
+                message: e.message,
+            })?;
         let ids: Vec<&str> = outgoing.iter().map(|f| f.id.as_str()).collect();
-        check_choice(kind, &ids, &decision.flows)
-            .map_err(|why| format!("gateway `{gateway}` ({}): {why}", node.kind.tag()))?;
+        check_choice(kind, &ids, &decision.flows).map_err(|why| {
+            PullError::Failed(format!("gateway `{gateway}` ({}): {why}", node.kind.tag()))
+        })?;
         Ok(format!(",{},", decision.flows.join(",")))
     }
 
@@ -166,14 +271,16 @@ impl Asker<'_> {
         variables: Map<String, Value>,
         path: &[String],
         engine: &str,
-    ) -> Result<HookMove, String> {
+    ) -> Result<HookMove, PullError> {
         let edge = self
             .process
             .flows
             .iter()
             .find(|f| f.id == flow)
             .map(edge_info)
-            .ok_or_else(|| format!("hooked flow `{flow}` is not in the model"))?;
+            .ok_or_else(|| {
+                PullError::Failed(format!("hooked flow `{flow}` is not in the model"))
+            })?;
         let mut ctx = self.context(hook, key, variables, path);
         ctx.element_name = None;
         ctx.edge = Some(edge);
@@ -184,17 +291,18 @@ impl Asker<'_> {
             }
         }
         ctx.executed = executed;
-        let (decision, applying) = self.witness.hook(hook, ctx).await.map_err(|e| {
-            format!(
-                "hook `{hook}` on flow `{flow}` could not be evaluated: {}",
-                e.message
-            )
-        })?;
+        let (decision, applying) =
+            self.witness
+                .hook(hook, ctx)
+                .await
+                .map_err(|e| PullError::Unanswered {
+                    what: format!("hook `{hook}` on flow `{flow}` could not be evaluated"),
+                    message: e.message,
+                })?;
         if decision.fail_run {
-            return Err(decision
-                .message
-                .clone()
-                .unwrap_or_else(|| format!("hook `{hook}` on flow `{flow}` failed the run")));
+            return Err(PullError::Failed(decision.message.clone().unwrap_or_else(
+                || format!("hook `{hook}` on flow `{flow}` failed the run"),
+            )));
         }
         let mut set = applying.state_updates;
         Ok(match applying.plan {
@@ -213,11 +321,11 @@ impl Asker<'_> {
                 HookMove::Terminate(set, message)
             }
             plan @ (Plan::Swap(..) | Plan::Remove(_) | Plan::Add(_)) => {
-                return Err(format!(
+                return Err(PullError::Failed(format!(
                     "hook `{hook}`: `{}` changes the process's topology, which a {engine} \
                      deployment cannot",
                     plan.action()
-                ));
+                )));
             }
         })
     }
@@ -280,9 +388,12 @@ impl MultiTask {
         &self,
         node: &str,
         variables: &Map<String, Value>,
-    ) -> Result<(Map<String, Value>, u64), String> {
+    ) -> Result<(Map<String, Value>, u64), PullError> {
         let (items, count) = multi::runs_over(node, &self.spec, &Layered(vec![variables]))
-            .map_err(|e| e.to_string())?;
+            .map_err(|source| PullError::Instances {
+                activity: node.to_string(),
+                source,
+            })?;
         let [items_var, out, completed, done] = rewrite::multi_variables(&self.variable);
         let mut set = Map::new();
         set.insert(self.variable.clone(), Value::from(count));
@@ -298,7 +409,11 @@ impl MultiTask {
 
     /// The task ran no instance: the native engine entered it once and sets an empty
     /// output collection (journalled; what to set, if the task has one).
-    pub fn no_instance(&self, witness: &Witness, node: &str) -> Result<Map<String, Value>, String> {
+    pub fn no_instance(
+        &self,
+        witness: &Witness,
+        node: &str,
+    ) -> Result<Map<String, Value>, PullError> {
         let mut values = Map::new();
         if let Some(collection) = &self.spec.output_collection {
             values.insert(collection.clone(), Value::Array(Vec::new()));
@@ -351,7 +466,7 @@ impl MultiTask {
         instance: Instance,
         variables: Map<String, Value>,
         writes: Map<String, Value>,
-    ) -> Result<Map<String, Value>, String> {
+    ) -> Result<Map<String, Value>, PullError> {
         let mut instance = instance;
         let mut set = Map::new();
         for (name, value) in writes.clone() {
@@ -380,7 +495,7 @@ impl MultiTask {
         instance: Instance,
         process: &Map<String, Value>,
         written: &Map<String, Value>,
-    ) -> Result<Map<String, Value>, String> {
+    ) -> Result<Map<String, Value>, PullError> {
         let Instance {
             count,
             loop_counter,
@@ -390,7 +505,10 @@ impl MultiTask {
             ..
         } = instance;
         let mut set = Map::new();
-        let failed = |why: multi::InstanceError| format!("multi-instance activity `{task}`: {why}");
+        let failed = |source: InstanceError| PullError::Instances {
+            activity: task.to_string(),
+            source,
+        };
         let output = multi::instance_output(&self.spec, &Layered(vec![&locals, process]), written)
             .map_err(failed)?;
         let completed = completed + 1;
@@ -557,7 +675,7 @@ pub(crate) fn journal_throw(
     thrown: &Thrown,
     from_task: bool,
     message: Option<String>,
-) -> Result<Option<Caught>, String> {
+) -> Result<Option<Caught>, PullError> {
     // The model's graph (built when needed: it is not `Sync`).
     let topology = Topology::from_process(process);
     let caught = catcher(&topology, node, thrown, from_task);
@@ -590,7 +708,7 @@ pub(crate) fn task_raised(
     fresh: bool,
     code: &str,
     error: &str,
-) -> Result<(), String> {
+) -> Result<(), PullError> {
     let thrown = Thrown {
         kind: ThrownKind::Error,
         code: Some(code.to_string()),
@@ -609,9 +727,9 @@ pub(crate) fn task_raised(
     };
     match caught {
         Some(_) => Ok(()),
-        None => Err(format!(
+        None => Err(PullError::Failed(format!(
             "task `{task}` failed: {error} (BPMN error {code}, not caught)"
-        )),
+        ))),
     }
 }
 
@@ -624,7 +742,7 @@ pub(crate) fn journal_throws(
     rewritten: &Rewritten,
     path: &[String],
     throws: &mut usize,
-) -> Result<(), String> {
+) -> Result<(), PullError> {
     let budget = usize::try_from(request.annotations.step_budget).unwrap_or(usize::MAX);
     let mut seen = 0;
     for (i, id) in path.iter().enumerate().take(budget) {

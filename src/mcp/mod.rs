@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::bpmn::Process;
-use crate::bridge::run::{Resume, RunOutcome, RunRequest, WorkflowEngine};
+use crate::bridge::run::{EngineError, Resume, RunOutcome, RunRequest, WorkflowEngine};
 use crate::bridge::{
     BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
     GatewayDecision, HISTORY_WINDOW, HookDecision, ModelSummary, TaskOutcome,
@@ -50,14 +50,51 @@ pub struct RegisteredFlow {
     pub harness: Arc<dyn ControlPoints>,
 }
 
+/// An error of the host's own (a flow that could not be loaded, a journal that could not
+/// be opened), its causes kept.
+pub type HostError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Builds a registered flow from a flow config path (for `register_flow`).
-pub type FlowLoader = Arc<dyn Fn(&str) -> Result<RegisteredFlow, String> + Send + Sync>;
+pub type FlowLoader = Arc<dyn Fn(&str) -> Result<RegisteredFlow, HostError> + Send + Sync>;
 
 /// Opens the journal of a `run_process` call that has no sink attached (a client of a
 /// served bridge starts the run): the sink for the run, or why the run cannot start
 /// (an unusable run id, a run id that already has a journal...).
 pub type JournalFactory =
-    Arc<dyn Fn(&RunProcessArgs) -> Result<Arc<dyn EventSink>, String> + Send + Sync>;
+    Arc<dyn Fn(&RunProcessArgs) -> Result<Arc<dyn EventSink>, HostError> + Send + Sync>;
+
+/// Why the bridge cannot do what a tool call or its host asks.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    #[error("unknown process key `{key}` (registered: {})", .known.join(", "))]
+    UnknownProcess { key: String, known: Vec<String> },
+    /// This bridge was not set up for it: what it does not do.
+    #[error("{0}")]
+    NotSetUp(&'static str),
+    #[error("the journal of run `{0}` does not start with `run_started`")]
+    NoStart(String),
+    #[error("run `{0}` has no journal attached")]
+    NoJournal(String),
+    /// The host could not load a flow or open a run's journal.
+    #[error(transparent)]
+    Host(HostError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The run's task on its thread panicked or was stopped.
+    #[error("the run's task failed")]
+    Task(#[source] tokio::task::JoinError),
+    #[error(transparent)]
+    Delivery(#[from] mailbox::DeliveryError),
+    #[error("cannot connect to the bridge")]
+    Connect(#[source] Box<rmcp::service::ClientInitializeError>),
+}
+
+/// A tool call's error as its caller reads it: the message with its causes.
+impl From<BridgeError> for String {
+    fn from(e: BridgeError) -> String {
+        crate::diag::chain(&e)
+    }
+}
 
 /// The state behind the MCP server.
 #[derive(Default)]
@@ -92,7 +129,7 @@ impl Registry {
         key
     }
 
-    pub fn flow(&self, process_key: &str) -> Result<Arc<RegisteredFlow>, String> {
+    pub fn flow(&self, process_key: &str) -> Result<Arc<RegisteredFlow>, BridgeError> {
         self.registered(process_key).map(|r| r.flow)
     }
 
@@ -101,7 +138,7 @@ impl Registry {
     fn answering(
         &self,
         mut ctx: ControlPointContext,
-    ) -> Result<(Arc<RegisteredFlow>, ControlPointContext), String> {
+    ) -> Result<(Arc<RegisteredFlow>, ControlPointContext), BridgeError> {
         let registered = self.registered(&ctx.process_key)?;
         if ctx.model.is_none() {
             ctx.model = Some(registered.model);
@@ -109,18 +146,18 @@ impl Registry {
         Ok((registered.flow, ctx))
     }
 
-    fn registered(&self, process_key: &str) -> Result<Registered, String> {
+    fn registered(&self, process_key: &str) -> Result<Registered, BridgeError> {
         let flows = self
             .flows
             .read()
-            .map_err(|_| "registry lock poisoned".to_string())?;
-        flows.get(process_key).cloned().ok_or_else(|| {
-            let known: Vec<&str> = flows.keys().map(String::as_str).collect();
-            format!(
-                "unknown process key `{process_key}` (registered: {})",
-                known.join(", ")
-            )
-        })
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        flows
+            .get(process_key)
+            .cloned()
+            .ok_or_else(|| BridgeError::UnknownProcess {
+                key: process_key.to_string(),
+                known: flows.keys().cloned().collect(),
+            })
     }
 
     /// Route the events of run `run_id` to `sink` (before calling `run_process`).
@@ -202,16 +239,14 @@ pub fn resumed_request(
     process: Arc<Process>,
     annotations: FlowAnnotations,
     records: Vec<crate::journal::Record>,
-) -> Result<RunRequest, String> {
+) -> Result<RunRequest, BridgeError> {
     let Some(crate::journal::Event::RunStarted {
         variables,
         untrusted,
         ..
     }) = records.first().map(|r| r.event.clone())
     else {
-        return Err(format!(
-            "the journal of run `{run_id}` does not start with `run_started`"
-        ));
+        return Err(BridgeError::NoStart(run_id.to_string()));
     };
     let mut request = RunRequest::new(
         run_id.to_string(),
@@ -243,7 +278,7 @@ pub struct Parked {
 pub async fn keep_parked<F, Fut>(parking: Arc<dyn Parking>, parked: Parked, run: F)
 where
     F: Fn(RunRequest, Arc<dyn EventSink>) -> Fut,
-    Fut: std::future::Future<Output = Result<RunOutcome, String>>,
+    Fut: std::future::Future<Output = Result<RunOutcome, BridgeError>>,
 {
     let Parked {
         run_id,
@@ -288,6 +323,7 @@ where
                 return;
             }
             Err(e) => {
+                let e = crate::diag::chain(&e);
                 tracing::error!("run {run_id}: resumed, it stopped: {e}");
                 return;
             }
@@ -459,14 +495,12 @@ impl RegisteredControlPoints {
         element: &str,
         ctx: ControlPointContext,
     ) -> Result<(Arc<RegisteredFlow>, ControlPointContext), ControlPointError> {
-        self.registry
-            .answering(ctx)
-            .map_err(|message| ControlPointError {
-                element: element.to_string(),
-                message,
-                calls: Vec::new(),
-                ..Default::default()
-            })
+        self.registry.answering(ctx).map_err(|e| ControlPointError {
+            element: element.to_string(),
+            message: e.into(),
+            calls: Vec::new(),
+            ..Default::default()
+        })
     }
 }
 
@@ -666,8 +700,8 @@ impl BridgeServer {
         let loader = self
             .loader
             .as_ref()
-            .ok_or("this bridge does not load flows")?;
-        let flow = loader(&a.flow_config_path)?;
+            .ok_or(BridgeError::NotSetUp("this bridge does not load flows"))?;
+        let flow = loader(&a.flow_config_path).map_err(BridgeError::Host)?;
         Ok(Json(RegisterFlowResult {
             process_key: self.registry.register(flow),
         }))
@@ -709,8 +743,8 @@ impl BridgeServer {
         let control_points = self.engine_control_points()?;
         let sink = match (self.registry.take_sink(&a.run_id), &self.journals) {
             (Some(sink), _) => sink,
-            (None, Some(open)) => open(&a)?,
-            (None, None) => return Err(format!("run `{}` has no journal attached", a.run_id)),
+            (None, Some(open)) => open(&a).map_err(BridgeError::Host)?,
+            (None, None) => return Err(BridgeError::NoJournal(a.run_id).into()),
         };
         let mut annotations = flow.annotations.clone();
         if self.max_wait_secs.is_some() {
@@ -804,7 +838,7 @@ impl BridgeServer {
         };
         let written = self
             .deliver_one(dir, &run, &delivery)
-            .map_err(|e| e.to_string())?;
+            .map_err(BridgeError::from)?;
         Ok(Json(DeliveryResult {
             delivered: vec![DeliveredTo::of(run, &written)],
         }))
@@ -904,7 +938,7 @@ impl BridgeServer {
     /// How an engine `run_process` starts reaches the control points: the registered
     /// harnesses directly, or through the in-process MCP client (whose resumed runs still
     /// restore the harness here: [`OverMcp`]).
-    fn engine_control_points(&self) -> Result<Arc<dyn ControlPoints>, String> {
+    fn engine_control_points(&self) -> Result<Arc<dyn ControlPoints>, BridgeError> {
         let registered = RegisteredControlPoints::new(self.registry.clone());
         if self.direct_callbacks {
             return Ok(Arc::new(registered));
@@ -913,7 +947,9 @@ impl BridgeServer {
             .engine_side
             .get()
             .cloned()
-            .ok_or("the bridge has no client for engines yet")?;
+            .ok_or(BridgeError::NotSetUp(
+                "the bridge has no client for engines yet",
+            ))?;
         Ok(Arc::new(OverMcp { mcp, registered }))
     }
 
@@ -938,9 +974,10 @@ impl BridgeServer {
         run_id: &str,
         process_key: &str,
         sink: Arc<dyn EventSink>,
-    ) -> Result<(), String> {
+    ) -> Result<(), BridgeError> {
         let flow = self.registry.flow(process_key)?;
-        let parking = (self.parking.clone()).ok_or("this server holds no parked runs")?;
+        let parking = (self.parking.clone())
+            .ok_or(BridgeError::NotSetUp("this server holds no parked runs"))?;
         let control_points = self.engine_control_points()?;
         let mut annotations = flow.annotations.clone();
         if self.max_wait_secs.is_some() {
@@ -968,16 +1005,12 @@ impl BridgeServer {
         request: RunRequest,
         control_points: Arc<dyn ControlPoints>,
         sink: Arc<dyn EventSink>,
-    ) -> Result<RunOutcome, String> {
+    ) -> Result<RunOutcome, BridgeError> {
         let run = self.engine.run(request, control_points, sink);
-        match &self.cores {
-            Some(cores) => cores
-                .spawn(run)
-                .await
-                .map_err(|e| format!("the run's task failed: {e}"))?,
+        Ok(match &self.cores {
+            Some(cores) => cores.spawn(run).await.map_err(BridgeError::Task)?,
             None => run.await,
-        }
-        .map_err(|e| e.to_string())
+        }?)
     }
 
     /// Journal `delivery` to run `run`: through this server when it holds the run, else
@@ -1016,10 +1049,10 @@ impl BridgeServer {
         delivered
     }
 
-    fn deliveries(&self) -> Result<&RunDir, String> {
-        self.run_dir
-            .as_ref()
-            .ok_or_else(|| "this bridge delivers no messages: it journals no runs".to_string())
+    fn deliveries(&self) -> Result<&RunDir, BridgeError> {
+        self.run_dir.as_ref().ok_or(BridgeError::NotSetUp(
+            "this bridge delivers no messages: it journals no runs",
+        ))
     }
 }
 
@@ -1212,7 +1245,7 @@ pub struct InProcessBridge {
 
 impl InProcessBridge {
     /// Start `server` on one end of a duplex stream and connect a client to the other.
-    pub async fn start(server: BridgeServer) -> Result<InProcessBridge, String> {
+    pub async fn start(server: BridgeServer) -> Result<InProcessBridge, BridgeError> {
         let (server_io, client_io) = tokio::io::duplex(1 << 20);
         let engine_side = server.engine_side.clone();
         let server_task = tokio::spawn(async move {
@@ -1223,10 +1256,7 @@ impl InProcessBridge {
                 Err(e) => tracing::error!("bridge server failed to start: {e}"),
             }
         });
-        let client = ()
-            .serve(client_io)
-            .await
-            .map_err(|e| format!("cannot connect to the bridge: {e}"))?;
+        let client = ().serve(client_io).await.map_err(|e| BridgeError::Connect(Box::new(e)))?;
         let engine_side_client = McpControlPoints::of_bridge_server(client.peer().clone());
         let _ = engine_side.set(Arc::new(engine_side_client));
         Ok(InProcessBridge {

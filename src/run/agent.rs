@@ -32,7 +32,7 @@ use crate::reason::{
 use crate::secret::Secret;
 use crate::vocab::{Decider, Offered, Question, RunStatus};
 
-use super::host::{Journals, Labels};
+use super::host::{Journals, Labels, NotServed, OpenError};
 use crate::diag::count;
 
 use super::chain;
@@ -89,6 +89,32 @@ pub struct Runner {
     pub max_wait: Option<u64>,
 }
 
+/// Why an app cannot be served as an agent, or a task or a run of it cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("no app `{0}`")]
+    NoApp(String),
+    #[error("no app with the process key `{0}` is served")]
+    NoProcessKey(String),
+    #[error(transparent)]
+    NotServed(#[from] NotServed),
+    #[error(transparent)]
+    Harness(#[from] crate::harness::HarnessError),
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// The task's first message does not give the run's inputs.
+    #[error("{0}")]
+    Inputs(String),
+    #[error("cannot start a run thread")]
+    Thread(#[source] std::io::Error),
+    #[error("cannot listen on {addr}")]
+    Listen {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Serve `loaded` (checked) as an agent: its harness asks the chain of
 /// [`super::host::judge`] (the answers file, then the app's model unless `no_model`),
 /// then the A2A caller; its runs are labelled and launched as `serve` launches them.
@@ -99,11 +125,11 @@ pub fn serve_app(
     no_model: bool,
     journals: &Journals,
     labels: &Labels,
-) -> Result<(Served, AgentSpec), String> {
+) -> Result<(Served, AgentSpec), AgentError> {
     let reasoner = super::host::judge(&loaded, answers, no_model, Some(journals.lookup()))?;
     // The harness is built once up front so that a broken app is reported now.
-    FlowAgent::new(&loaded, reasoner.clone()).map_err(|e| e.to_string())?;
-    let config = loaded.config.as_ref().ok_or("the app has no flow config")?;
+    FlowAgent::new(&loaded, reasoner.clone())?;
+    let config = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
     let process_key = config.process_key().to_string();
     labels.set(
         &process_key,
@@ -152,7 +178,7 @@ impl ScenarioAgents {
         run_dir: &std::path::Path,
         durability: crate::journal::Durability,
         no_model: bool,
-    ) -> Result<(ScenarioAgents, Vec<String>), String> {
+    ) -> Result<(ScenarioAgents, Vec<String>), AgentError> {
         let labels = Labels::default();
         let journals = Journals::new(run_dir.to_path_buf(), labels.clone(), durability);
         let mut agents = ScenarioAgents {
@@ -161,16 +187,10 @@ impl ScenarioAgents {
         };
         let mut urls = Vec::new();
         // The served siblings' runs share one thread besides the scenario's own run.
-        let cores = Arc::new(
-            crate::serving::Cores::new(1).map_err(|e| format!("cannot start a run thread: {e}"))?,
-        );
+        let cores = Arc::new(crate::serving::Cores::new(1).map_err(AgentError::Thread)?);
         for s in served {
             let slug = slug(&s.loaded.name);
-            let config = s
-                .loaded
-                .config
-                .as_ref()
-                .ok_or("the app has no flow config")?;
+            let config = s.loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
             let process_key = config.process_key().to_string();
             labels.set(
                 &process_key,
@@ -207,7 +227,7 @@ impl ScenarioAgents {
             let addr = SocketAddr::from(([127, 0, 0, 1], 0));
             let server = A2aServer::bind(addr, vec![spec], runner, s.token, Limits::default())
                 .await
-                .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+                .map_err(|source| AgentError::Listen { addr, source })?;
             urls.extend(server.agent_urls().into_iter().map(|(_, url)| url));
             agents.servers.push(server);
         }
@@ -319,13 +339,12 @@ impl Runner {
         run_id: &str,
         process_key: &str,
         sink: Arc<dyn EventSink>,
-    ) -> Result<(), String> {
+    ) -> Result<(), AgentError> {
         let served = (self.apps.values())
             .find(|s| s.process_key == process_key)
-            .ok_or_else(|| format!("no app with the process key `{process_key}` is served"))?;
-        let harness =
-            FlowAgent::new(&served.loaded, served.judge.clone()).map_err(|e| e.to_string())?;
-        let process = (served.loaded.process().cloned()).ok_or("the app has no process")?;
+            .ok_or_else(|| AgentError::NoProcessKey(process_key.to_string()))?;
+        let harness = FlowAgent::new(&served.loaded, served.judge.clone())?;
+        let process = (served.loaded.process().cloned()).ok_or(NotServed::NoProcess)?;
         let mut annotations = harness.annotations();
         if self.max_wait.is_some() {
             annotations.max_wait_secs = self.max_wait;
@@ -361,8 +380,8 @@ impl Runner {
                 let run = cores.spawn(engine.clone().run(request, harness.clone(), sink));
                 async move {
                     match run.await {
-                        Ok(outcome) => outcome.map_err(|e| e.to_string()),
-                        Err(e) => Err(format!("the run's task failed: {e}")),
+                        Ok(outcome) => Ok(outcome?),
+                        Err(e) => Err(crate::mcp::BridgeError::Task(e)),
                     }
                 }
             },
@@ -372,15 +391,20 @@ impl Runner {
 }
 
 impl Executor for Runner {
-    fn start(&self, slug: &str, task: TaskHandle, first: Incoming) -> Result<(), String> {
+    fn start(
+        &self,
+        slug: &str,
+        task: TaskHandle,
+        first: Incoming,
+    ) -> Result<(), server::ExecutorError> {
         let served = self
             .apps
             .get(slug)
-            .ok_or_else(|| format!("no app `{slug}`"))?;
+            .ok_or_else(|| AgentError::NoApp(slug.to_string()))?;
         let server::Inputs {
             variables,
             outputs: wanted,
-        } = server::input_variables(&first)?;
+        } = server::input_variables(&first).map_err(AgentError::Inputs)?;
         let caller: Arc<dyn Reasoner> = Arc::new(Caller {
             task: task.clone(),
             wait: self.input_wait,
@@ -389,12 +413,12 @@ impl Executor for Runner {
         });
         let reasoner: Arc<dyn Reasoner> =
             Arc::new(Chain::new(vec![served.judge.clone(), caller.clone()]));
-        let harness = FlowAgent::new(&served.loaded, reasoner).map_err(|e| e.to_string())?;
+        let harness = FlowAgent::new(&served.loaded, reasoner).map_err(AgentError::from)?;
         let process = served
             .loaded
             .process()
             .cloned()
-            .ok_or("the app has no process")?;
+            .ok_or(AgentError::NotServed(NotServed::NoProcess))?;
         let run_id = task.id();
         let args = RunProcessArgs {
             process_key: served.process_key.clone(),
@@ -403,7 +427,7 @@ impl Executor for Runner {
             untrusted: None,
             bridge: None,
         };
-        let (journal, graph) = self.journals.open_run(&args)?;
+        let (journal, graph) = self.journals.open_run(&args).map_err(AgentError::from)?;
         let sink: Arc<dyn EventSink> = Arc::new(Streamed {
             inner: journal,
             task: task.clone(),
@@ -547,7 +571,7 @@ impl Executor for Runner {
                         let mut request = match request {
                             Ok(r) => r,
                             Err(e) => {
-                                task.update(TaskState::Failed, &e, None);
+                                task.update(TaskState::Failed, &e.to_string(), None);
                                 return;
                             }
                         };

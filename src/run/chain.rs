@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::host::NotServed;
 use crate::app::registry::{app_at, app_from_config};
 use crate::app::scenario::Scenario;
 use crate::app::{FlowConfig, LoadedApp, load_app};
@@ -513,15 +514,12 @@ pub fn registered_flow(
     loaded: &LoadedApp,
     reasoner: Arc<dyn Reasoner>,
     journals: Option<crate::reason::remote::RunJournals>,
-) -> Result<RegisteredFlow, String> {
-    let harness = FlowAgent::new(loaded, reasoner).map_err(|e| e.to_string())?;
+) -> Result<RegisteredFlow, NotServed> {
+    let harness = FlowAgent::new(loaded, reasoner)?;
     if let Some(find) = journals {
         harness.journal_remote_tasks_by_run(find);
     }
-    let process = loaded
-        .process()
-        .cloned()
-        .ok_or("the model has no process")?;
+    let process = loaded.process().cloned().ok_or(NotServed::NoProcess)?;
     Ok(RegisteredFlow {
         process_key: harness.config().process_key().to_string(),
         process: Arc::new(process),
@@ -540,7 +538,7 @@ pub fn flow_loader<F>(
     reasoner: F,
 ) -> FlowLoader
 where
-    F: Fn(&LoadedApp) -> Result<Arc<dyn Reasoner>, String> + Send + Sync + 'static,
+    F: Fn(&LoadedApp) -> Result<Arc<dyn Reasoner>, NotServed> + Send + Sync + 'static,
 {
     let roots: Vec<PathBuf> = roots.iter().filter_map(|r| r.canonicalize().ok()).collect();
     Arc::new(move |path: &str| {
@@ -549,22 +547,27 @@ where
             .canonicalize()
             .is_ok_and(|p| roots.iter().any(|root| p.starts_with(root)));
         if !inside {
-            return Err(format!(
-                "`{path}` is not an app folder or flow config under {}",
-                roots
+            return Err(NotServed::Outside {
+                path: path.to_string(),
+                roots: roots
                     .iter()
                     .map(|r| r.display().to_string())
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+                    .join(", "),
+            }
+            .into());
         }
         let app = if p.is_dir() {
             app_at(p)
         } else {
             app_from_config(p)
         };
-        let loaded = load_checked(&app).map_err(|errors| errors.join("\n"))?;
-        registered_flow(&loaded, reasoner(&loaded)?, journals.clone())
+        let loaded = load_checked(&app).map_err(NotServed::Invalid)?;
+        Ok(registered_flow(
+            &loaded,
+            reasoner(&loaded)?,
+            journals.clone(),
+        )?)
     })
 }
 

@@ -22,7 +22,7 @@ use crate::reason::Reasoner;
 use crate::vocab::RunStatus;
 
 use super::Help;
-use super::chain::{self, Labelled, Sources};
+use super::chain::{self, ChainError, Labelled, Sources};
 
 /// How long requests in flight may take to finish after a shutdown signal.
 pub const GRACE: Duration = Duration::from_secs(5);
@@ -31,11 +31,58 @@ pub const GRACE: Duration = Duration::from_secs(5);
 #[derive(Debug, thiserror::Error)]
 pub enum NotServed {
     /// It does not validate: its problems, one line each.
-    #[error("does not validate")]
+    #[error("{}", .0.join("\n"))]
     Invalid(Vec<String>),
-    /// Its harness cannot be wired (no flow config, a reasoner that cannot be built).
-    #[error("{0}")]
-    Unwired(String),
+    #[error("the app has no flow config")]
+    NoConfig,
+    #[error("the model has no process")]
+    NoProcess,
+    /// Its reasoner chain cannot be built.
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    /// Its harness cannot be built.
+    #[error(transparent)]
+    Harness(#[from] crate::harness::HarnessError),
+    /// A client asked for an app outside the folders the server serves from (it is not
+    /// read).
+    #[error("`{path}` is not an app folder or flow config under {roots}")]
+    Outside { path: String, roots: String },
+    /// A client asked for an app whose process key is served already.
+    #[error(
+        "process key `{0}` is registered already (runs may be using it); restart the server \
+         to load a changed app"
+    )]
+    Registered(String),
+}
+
+impl Help for NotServed {
+    fn help(&self) -> Option<String> {
+        match self {
+            NotServed::Chain(e) => e.help(),
+            _ => None,
+        }
+    }
+}
+
+/// Why a served run's journal cannot be opened (the run does not start).
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    RunId(#[from] crate::journal::store::BadRunId),
+    #[error("run `{run}` already has a journal under {}: a run id names one run", .base.display())]
+    Taken { run: String, base: PathBuf },
+    #[error("cannot create the journal of run `{run}`")]
+    Create {
+        run: String,
+        #[source]
+        source: JournalError,
+    },
+    #[error("run `{run}`: graph mode")]
+    Graph {
+        run: String,
+        #[source]
+        source: crate::graph::store::StoreError,
+    },
 }
 
 /// Load, check and wire one app: its registered flow (its harness asks the chain of
@@ -47,11 +94,9 @@ pub fn load(
     journals: crate::reason::remote::RunJournals,
 ) -> Result<(RegisteredFlow, String, LoadedApp), NotServed> {
     let loaded = chain::load_checked(app).map_err(NotServed::Invalid)?;
-    let reasoner =
-        judge(&loaded, answers, no_model, Some(journals.clone())).map_err(NotServed::Unwired)?;
+    let reasoner = judge(&loaded, answers, no_model, Some(journals.clone()))?;
     let judgement = reasoner.describe();
-    let flow =
-        chain::registered_flow(&loaded, reasoner, Some(journals)).map_err(NotServed::Unwired)?;
+    let flow = chain::registered_flow(&loaded, reasoner, Some(journals))?;
     Ok((flow, judgement, loaded))
 }
 
@@ -65,8 +110,8 @@ pub fn judge(
     answers: Option<&chain::AnswersFile>,
     no_model: bool,
     journals: Option<crate::reason::remote::RunJournals>,
-) -> Result<Arc<dyn Reasoner>, String> {
-    let config: &FlowConfig = loaded.config.as_ref().ok_or("the app has no flow config")?;
+) -> Result<Arc<dyn Reasoner>, NotServed> {
+    let config: &FlowConfig = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
     let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
     if let Some(find) = journals {
         remotes.journal_by_run(find);
@@ -79,10 +124,7 @@ pub fn judge(
         // included): it is not checked against this app's control points.
         ..Sources::default()
     };
-    let (reasoner, _) = chain::judgement(config, &sources).map_err(|e| match e.help() {
-        Some(help) => format!("{e} ({help})"),
-        None => e.to_string(),
-    })?;
+    let (reasoner, _) = chain::judgement(config, &sources)?;
     Ok(reasoner)
 }
 
@@ -151,13 +193,16 @@ impl Labels {
         &self,
         process_key: &str,
         run_id: &str,
-    ) -> Result<Option<Arc<crate::graph::abox::GraphRun>>, String> {
+    ) -> Result<Option<Arc<crate::graph::abox::GraphRun>>, OpenError> {
         let Some(loaded) = lock(&self.1).get(process_key).cloned() else {
             return Ok(None);
         };
         crate::graph::abox::served_graph_run(&self.2, &loaded, run_id)
             .map(|g| g.map(Arc::new))
-            .map_err(|e| format!("run `{run_id}`: graph mode: {e}"))
+            .map_err(|source| OpenError::Graph {
+                run: run_id.to_string(),
+                source,
+            })
     }
 
     fn get(&self, process_key: &str) -> Label {
@@ -179,7 +224,8 @@ type OpenRuns = Arc<Mutex<BTreeMap<String, Arc<RunJournal>>>>;
 /// here): holds it and resumes it when it can go on.
 pub type Adopt = Arc<TakeOver>;
 
-pub type TakeOver = dyn Fn(&str, &str, Arc<dyn EventSink>) -> Result<(), String> + Send + Sync;
+pub type TakeOver =
+    dyn Fn(&str, &str, Arc<dyn EventSink>) -> Result<(), crate::mcp::HostError> + Send + Sync;
 
 /// How often a server looks for runs left parked by a server that is gone.
 const ADOPT_EVERY: Duration = Duration::from_secs(1);
@@ -218,10 +264,10 @@ impl Journals {
 
     pub fn factory(&self) -> JournalFactory {
         let journals = self.clone();
-        Arc::new(move |args: &RunProcessArgs| journals.open(args))
+        Arc::new(move |args: &RunProcessArgs| Ok(journals.open(args)?))
     }
 
-    pub fn open(&self, args: &RunProcessArgs) -> Result<Arc<dyn EventSink>, String> {
+    pub fn open(&self, args: &RunProcessArgs) -> Result<Arc<dyn EventSink>, OpenError> {
         self.open_run(args).map(|(sink, _)| sink)
     }
 
@@ -230,8 +276,8 @@ impl Journals {
     pub fn open_run(
         &self,
         args: &RunProcessArgs,
-    ) -> Result<(Arc<dyn EventSink>, Option<RunGraph>), String> {
-        crate::journal::store::check_run_id(&args.run_id).map_err(|e| e.to_string())?;
+    ) -> Result<(Arc<dyn EventSink>, Option<RunGraph>), OpenError> {
+        crate::journal::store::check_run_id(&args.run_id)?;
         let dir = store::run_dir(&self.base, &args.run_id);
         let (app, judgement, app_digest) = self.labels.get(&args.process_key);
         let graph = self.labels.graph(&args.process_key, &args.run_id)?;
@@ -241,15 +287,14 @@ impl Journals {
         };
         let journal = Journal::create(&dir, options).map_err(|e| match e {
             // A journal there, or one still open (its run has finished but its sink lives).
-            JournalError::Exists(_) | JournalError::Locked { .. } => format!(
-                "run `{}` already has a journal under {}: a run id names one run",
-                args.run_id,
-                self.base.display()
-            ),
-            other => format!(
-                "cannot create the journal of run `{}`: {other}",
-                args.run_id
-            ),
+            JournalError::Exists(_) | JournalError::Locked { .. } => OpenError::Taken {
+                run: args.run_id.clone(),
+                base: self.base.clone(),
+            },
+            source => OpenError::Create {
+                run: args.run_id.clone(),
+                source,
+            },
         })?;
         tracing::info!(
             "run {} of `{}`: journal {}",
@@ -364,6 +409,7 @@ impl Journals {
                     taken += 1;
                 }
                 Err(e) => {
+                    let e = crate::diag::chain(&*e);
                     tracing::warn!("run {run_id}: cannot take it over: {e}");
                     crate::journal::mailbox::release_parked(&dir);
                     lock(&self.open).remove(&run_id);
@@ -791,7 +837,7 @@ mod tests {
         let Err(e) = open(&run_args("done")) else {
             panic!("a second journal for the same run id");
         };
-        assert!(e.contains("already has a journal"), "{e}");
+        assert!(e.to_string().contains("already has a journal"), "{e}");
 
         // A run still going at shutdown gets a failed `run_finished`, then nothing more.
         let going = open(&run_args("going")).unwrap();

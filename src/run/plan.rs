@@ -51,6 +51,9 @@ pub enum PlanError {
     /// Its reasoner chain cannot be built.
     #[error(transparent)]
     Chain(#[from] ChainError),
+    /// The apps a scenario serves beside its run cannot be served.
+    #[error(transparent)]
+    Agents(#[from] super::agent::AgentError),
     /// Anything else refused (inputs, the engine's settings, a scenario, a resumed run on
     /// a changed app), with what to do about it.
     #[error("{message}")]
@@ -87,7 +90,7 @@ impl super::Help for PlanError {
                 named,
                 ..
             } => Some(format!("run `cuga-flo validate {named}` for the details")),
-            PlanError::Invalid { .. } => None,
+            PlanError::Invalid { .. } | PlanError::Agents(_) => None,
             PlanError::Chain(e) => super::Help::help(e),
             PlanError::Refused { help, .. } => help.clone(),
         }
@@ -485,15 +488,13 @@ fn serve_scenario_agents(
         });
         names.push(name.clone());
     }
-    let (agents, urls) = runtime
-        .block_on(super::agent::ScenarioAgents::start(
-            served,
-            &apps_dir,
-            &spec.run_dir,
-            spec.durability,
-            spec.no_model,
-        ))
-        .map_err(PlanError::new)?;
+    let (agents, urls) = runtime.block_on(super::agent::ScenarioAgents::start(
+        served,
+        &apps_dir,
+        &spec.run_dir,
+        spec.durability,
+        spec.no_model,
+    ))?;
     let mut loaded = loaded.clone();
     if let Some(config) = loaded.config.as_mut() {
         for (name, url) in names.iter().zip(urls) {

@@ -140,13 +140,24 @@ impl WorkflowEngine for ExternalEngine {
 /// Why a run on the engine ended without a result.
 type Failure = String;
 
+/// Why a witnessed run has no outcome: its failure message.
+pub(crate) trait RunFailure {
+    fn message(&self) -> String;
+}
+
+impl RunFailure for String {
+    fn message(&self) -> String {
+        self.clone()
+    }
+}
+
 /// A run on an engine that owns the tokens, journalled by a [`Witness`]: `run_started`,
 /// then `body` (given the witness that answers the engine's control points, and the
 /// request), then `run_finished` with its outcome, or a failed one with the reason `body`
 /// gives for having no outcome. The external, Flowable and Kogito engines all run so. A
 /// resumed run (`request.resume`) has its `run_started` journalled already: its witness
 /// goes on from the journal ([`Prior`]), and `body` re-attaches to the run's instance.
-pub(crate) async fn witnessed<F, Fut>(
+pub(crate) async fn witnessed<F, Fut, E>(
     engine: &'static str,
     request: RunRequest,
     control_points: Arc<dyn ControlPoints>,
@@ -155,7 +166,8 @@ pub(crate) async fn witnessed<F, Fut>(
 ) -> Result<RunOutcome, EngineError>
 where
     F: FnOnce(Arc<Witness>, RunRequest) -> Fut,
-    Fut: std::future::Future<Output = Result<RunOutcome, String>>,
+    Fut: std::future::Future<Output = Result<RunOutcome, E>>,
+    E: RunFailure,
 {
     if let Some(resume) = &request.resume {
         control_points.resuming(&resume.records);
@@ -188,7 +200,7 @@ where
         Ok(outcome) => outcome,
         Err(why) => RunOutcome {
             status: RunStatus::Failed,
-            message: Some(why),
+            message: Some(why.message()),
             variables: witness.variables(),
             steps: 0,
             path: Vec::new(),

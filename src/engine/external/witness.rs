@@ -314,12 +314,11 @@ impl Witness {
     }
 
     /// Journal a record of the engine's own (its instance), durably: `Err` says why not.
-    pub(crate) fn journal(&self, event: Event) -> Result<(), String> {
+    pub(crate) fn journal(&self, event: Event) -> Result<(), JournalError> {
         self.events
             .emit(event)
             .and_then(|_| self.events.commit())
             .map(drop)
-            .map_err(|e| format!("the journal could not be written: {e}"))
     }
 
     fn seen(&self) -> MutexGuard<'_, Seen> {

@@ -49,10 +49,10 @@ use serde_json::{Map, Value};
 
 use self::augment::Augmented;
 use self::rest::{Activity, Client, Endpoint, Job, RestError};
-use super::external::{Prior, Witness, witnessed};
+use super::external::{Prior, RunFailure as _, Witness, witnessed};
 use super::pull::{
-    self, Asker, HookMove, Instance, MultiTask, TaskAnswer, is_sync_join, terminate_end,
-    user_variables, visit_key,
+    self, Asker, HookMove, Instance, MultiTask, PullError, TaskAnswer, call, is_sync_join,
+    terminate_end, user_variables, visit_key,
 };
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
@@ -154,7 +154,7 @@ impl WorkflowEngine for FlowableEngine {
 
     fn reachable(&self, _process_id: &str) -> BoxFuture<'static, Result<(), String>> {
         let settings = self.settings.clone();
-        Box::pin(async move { settings.reachable().await })
+        Box::pin(async move { settings.reachable().await.map_err(|e| e.message()) })
     }
 }
 
@@ -162,7 +162,7 @@ async fn run(
     settings: FlowableSettings,
     witness: Arc<Witness>,
     request: RunRequest,
-) -> Result<RunOutcome, String> {
+) -> Result<RunOutcome, PullError> {
     // A call activity whose child run parks waits (its job kept) and parks the run.
     witness.park_children();
     let run = Arc::new(Run::prepare(&settings, &request, witness).await?);
@@ -173,21 +173,21 @@ async fn run(
 impl FlowableSettings {
     /// Whether Flowable answers at the configured URL (and accepts the credentials): what
     /// `runs resume` checks before it writes anything.
-    pub async fn reachable(&self) -> Result<(), String> {
+    pub async fn reachable(&self) -> Result<(), PullError> {
         let client = Client::new(self.endpoint.clone())?;
         client
             .ping()
             .await
-            .map_err(|e| unreachable(client.url(), &e))
+            .map_err(|e| unreachable(client.url(), e))
     }
 }
 
 /// Why the first call to Flowable failed.
-fn unreachable(url: &str, e: &RestError) -> String {
-    if e.is_unreachable() {
-        format!("cannot reach Flowable at {url}: {}", e.detail)
-    } else {
-        format!("Flowable at {url} refused the first call: {e}")
+fn unreachable(url: &str, source: RestError) -> PullError {
+    PullError::Unreachable {
+        engine: "Flowable",
+        url: url.to_string(),
+        source,
     }
 }
 
@@ -294,22 +294,21 @@ impl Run {
         settings: &FlowableSettings,
         request: &RunRequest,
         witness: Arc<Witness>,
-    ) -> Result<Run, String> {
+    ) -> Result<Run, PullError> {
         let key = settings
             .definition_key
             .clone()
             .unwrap_or_else(|| request.process.id.clone());
         let augmented =
             augment::augment(&request.process, &request.annotations, &key).map_err(|problems| {
-                let list: Vec<String> = problems
-                    .iter()
-                    .map(|(id, why)| format!("`{id}`: {why}"))
-                    .collect();
-                format!("the model cannot run on Flowable: {}", list.join("; "))
+                PullError::Unsupported {
+                    engine: "Flowable",
+                    problems,
+                }
             })?;
         let client = Client::new(settings.endpoint.clone())?;
         let url = client.url().to_string();
-        client.ping().await.map_err(|e| unreachable(&url, &e))?;
+        client.ping().await.map_err(|e| unreachable(&url, e))?;
         let run = Run {
             client,
             witness: witness.clone(),
@@ -328,7 +327,7 @@ impl Run {
     }
 
     /// Deploy (unless deployed already), start the instance and journal it.
-    async fn start(mut self, settings: &FlowableSettings, key: &str) -> Result<Run, String> {
+    async fn start(mut self, settings: &FlowableSettings, key: &str) -> Result<Run, PullError> {
         let client = &self.client;
         let url = client.url().to_string();
         // The definition to start: the one of the deployment of exactly this model
@@ -338,13 +337,13 @@ impl Run {
                 "cuga-flo {key} {:012x}",
                 rest::fxhash(&self.augmented.xml) & 0xffff_ffff_ffff
             );
-            let at = |e: RestError| format!("Flowable at {url}: {e}");
+            let at = |e: RestError| call(format!("Flowable at {url}"), e);
             let deployment = match client.deployment_named(&name).await.map_err(at)? {
                 Some(id) => id,
                 None => client
                     .deploy(&name, &format!("{key}.bpmn20.xml"), &self.augmented.xml)
                     .await
-                    .map_err(|e| format!("Flowable refused the deployment of `{key}`: {e}"))?,
+                    .map_err(|e| call(format!("Flowable refused the deployment of `{key}`"), e))?,
             };
             let definition = client
                 .definition(key, Some(&deployment))
@@ -355,25 +354,25 @@ impl Run {
             let definition = client
                 .definition(key, None)
                 .await
-                .map_err(|e| format!("Flowable at {url}: {e}"))?;
+                .map_err(|e| call(format!("Flowable at {url}"), e))?;
             (definition, None)
         };
         let definition = definition.ok_or_else(|| {
-            format!(
+            PullError::Failed(format!(
                 "Flowable at {url} has no process definition `{key}`{}",
                 if settings.deploy {
                     " in cuga-flo's deployment"
                 } else {
                     " (and `deploy` is off)"
                 }
-            )
+            ))
         })?;
         let mut variables = self.request.variables.clone();
         variables.insert("cugaTopic".into(), Value::String(self.topic.clone()));
         let instance = client
             .start(&definition, &self.request.run_id, &variables)
             .await
-            .map_err(|e| format!("Flowable could not start `{key}`: {e}"))?;
+            .map_err(|e| call(format!("Flowable could not start `{key}`"), e))?;
         self.instance = instance;
         // Durable before any job is worked: `runs resume` re-attaches to it.
         self.witness.journal(Event::InstanceStarted {
@@ -394,7 +393,7 @@ impl Run {
         settings: &FlowableSettings,
         key: &str,
         prior: &Prior,
-    ) -> Result<Run, String> {
+    ) -> Result<Run, PullError> {
         let url = self.client.url().to_string();
         let Some(instance) = &prior.instance else {
             // Stopped between starting the instance and journalling it: the instance
@@ -429,28 +428,28 @@ impl Run {
         let history = match self.client.historic_instance(&self.instance).await {
             Ok(h) => h,
             Err(e) if e.status == Some(404) => {
-                return Err(format!(
+                return Err(PullError::Failed(format!(
                     "the run's Flowable instance {} no longer exists at {url} (deleted with \
                      its history)",
                     self.instance
-                ));
+                )));
             }
             Err(e) => return Err(self.lost(e)),
         };
         if !history["endTime"].is_null()
             && let Some(reason) = history["deleteReason"].as_str()
         {
-            return Err(format!(
+            return Err(PullError::Failed(format!(
                 "the run's Flowable instance {} was deleted at {url} while cuga-flo was away: \
                  {reason}",
                 self.instance
-            ));
+            )));
         }
         self.reattached(prior).await
     }
 
     /// The known state of a re-attached instance, its jobs given back.
-    async fn reattached(self, prior: &Prior) -> Result<Run, String> {
+    async fn reattached(self, prior: &Prior) -> Result<Run, PullError> {
         self.client
             .unacquire_all(&self.worker)
             .await
@@ -532,7 +531,7 @@ impl Run {
                 }
             }
             if let Some(why) = self.over_budget() {
-                return self.fail(why).await;
+                return self.fail(PullError::Failed(why)).await;
             }
             let jobs = match self
                 .client
@@ -596,7 +595,7 @@ impl Run {
                             Err(why) => return self.fail(why).await,
                         }
                         return self
-                            .fail(format!(
+                            .fail(PullError::Failed(format!(
                                 "the instance waits at {} and nothing will move it (a join \
                                  waiting for a branch that will not come?)",
                                 if at.is_empty() {
@@ -604,12 +603,14 @@ impl Run {
                                 } else {
                                     at.join(", ")
                                 }
-                            ))
+                            )))
                             .await;
                     }
                     Ok(Settled::Failed(why)) => {
                         return self
-                            .fail(format!("Flowable could not continue: {why}"))
+                            .fail(PullError::Failed(format!(
+                                "Flowable could not continue: {why}"
+                            )))
                             .await;
                     }
                     Err(e) => return self.fail(self.lost(e)).await,
@@ -670,12 +671,8 @@ impl Run {
         }
     }
 
-    fn lost(&self, e: RestError) -> String {
-        if e.is_unreachable() {
-            format!("lost Flowable at {}: {}", self.client.url(), e.detail)
-        } else {
-            format!("Flowable at {}: {e}", self.client.url())
-        }
+    fn lost(&self, e: RestError) -> PullError {
+        PullError::at("Flowable", self.client.url(), e)
     }
 
     /// The records of the run's journal before this resume.
@@ -718,7 +715,7 @@ impl Run {
     /// Deliver to the instance what `runs message` and `runs signal` journalled for the
     /// run since it parked (each to the catch that waited with its key, with its
     /// variables), unless that catch waits no more (delivered before a crash).
-    async fn deliver_from_outside(&self) -> Result<(), String> {
+    async fn deliver_from_outside(&self) -> Result<(), PullError> {
         let records = self.prior_records();
         let since = records
             .iter()
@@ -755,10 +752,10 @@ impl Run {
                 .deliver(&execution, *kind, name)
                 .await
                 .map_err(|e| {
-                    format!(
+                    PullError::Failed(format!(
                         "Flowable could not deliver the {} `{name}` to `{node}`: {e}",
                         kind.as_str()
-                    )
+                    ))
                 })?;
             self.quiet().await?;
         }
@@ -776,7 +773,7 @@ impl Run {
 
     /// Journal the timers that started since the last look (`timer_scheduled`), and
     /// the ones Flowable fired itself meanwhile (`timer_fired`).
-    async fn track_timers(&self, timers: &[rest::TimerJob]) -> Result<(), String> {
+    async fn track_timers(&self, timers: &[rest::TimerJob]) -> Result<(), PullError> {
         let gone: Vec<(String, String, String)> = {
             let known = self.known();
             known
@@ -859,7 +856,7 @@ impl Run {
     /// fire them by its own clock, and only every few seconds), wait in-process for one
     /// due within the run's wait limit, or park the run (`run_waiting`) with the timer
     /// due later and the messages and signals its catches wait for.
-    async fn wait_or_park(&self) -> Result<Waited, String> {
+    async fn wait_or_park(&self) -> Result<Waited, PullError> {
         let timers = self
             .client
             .timers(&self.instance)
@@ -924,7 +921,7 @@ impl Run {
     }
 
     /// Show whoever may stop the run while it waits for a timer what it waits for.
-    async fn show_awaiting(&self) -> Result<(), String> {
+    async fn show_awaiting(&self) -> Result<(), PullError> {
         if let Some(shown) = &self.request.awaiting {
             let awaiting = self.awaiting().await?;
             if let Ok(mut shown) = shown.lock() {
@@ -936,7 +933,7 @@ impl Run {
 
     /// The messages and signals the instance's catches wait for now, each wait journalled
     /// (`message_awaited`) once.
-    async fn awaiting(&self) -> Result<Vec<crate::journal::event::Awaited>, String> {
+    async fn awaiting(&self) -> Result<Vec<crate::journal::event::Awaited>, PullError> {
         let waiting = self
             .client
             .all_subscriptions(&self.instance)
@@ -970,7 +967,9 @@ impl Run {
                 kind,
                 variables.as_ref().unwrap_or(&Map::new()),
             )
-            .map_err(|why| format!("{} `{name}` at `{catch}`: {why}", kind.as_str()))?;
+            .map_err(|why| {
+                PullError::Failed(format!("{} `{name}` at `{catch}`: {why}", kind.as_str()))
+            })?;
             let place = (execution, catch.clone());
             let known_key = self.known().awaited.get(&place).cloned();
             let key = match known_key {
@@ -1018,7 +1017,8 @@ impl Run {
     }
 
     /// Fail the run: delete the instance (when Flowable can still be reached).
-    async fn fail(&self, why: String) -> Ended {
+    async fn fail(&self, why: PullError) -> Ended {
+        let why = why.message();
         let reason = format!("cuga-flo: {why}");
         if let Err(e) = self.client.delete(&self.instance, &reason).await {
             tracing::warn!("could not delete Flowable instance {}: {e}", self.instance);
@@ -1042,7 +1042,7 @@ impl Run {
     /// fires: the arrival whose execution goes on past it. A boundary event is recorded
     /// when its activity starts (it waits there); it counts as entered when it fires,
     /// where its execution goes on (just before the next node on it).
-    async fn refresh_path(&self) -> Result<Vec<Activity>, String> {
+    async fn refresh_path(&self) -> Result<Vec<Activity>, PullError> {
         let activities = self
             .client
             .activities(&self.instance)
@@ -1186,7 +1186,7 @@ impl Run {
     }
 
     /// Of `jobs`, those whose answer the journal holds; the others are given back.
-    async fn journalled_only(&self, jobs: Vec<Job>) -> Result<Vec<Job>, String> {
+    async fn journalled_only(&self, jobs: Vec<Job>) -> Result<Vec<Job>, PullError> {
         if jobs.is_empty() {
             return Ok(jobs);
         }
@@ -1219,7 +1219,7 @@ impl Run {
     /// Fire joins that wait for branches no token can bring any more (a hook skipped or
     /// ended them), as the native engine does: the waiting token is moved to where the
     /// join's outgoing flows lead, and the join is recorded as entered.
-    async fn release(&self, joins: &[String]) -> Result<(), String> {
+    async fn release(&self, joins: &[String]) -> Result<(), PullError> {
         let _ = self.refresh_path().await?;
         for join in joins {
             let targets: Vec<String> = self
@@ -1231,7 +1231,9 @@ impl Run {
                 .map(|f| self.augmented.rewritten.arrival(f))
                 .collect();
             if targets.is_empty() {
-                return Err(format!("join `{join}` has no outgoing flow"));
+                return Err(PullError::Failed(format!(
+                    "join `{join}` has no outgoing flow"
+                )));
             }
             {
                 let mut known = self.known();
@@ -1242,13 +1244,13 @@ impl Run {
             self.client
                 .move_tokens(&self.instance, std::slice::from_ref(join), &targets)
                 .await
-                .map_err(|e| format!("Flowable could not release join `{join}`: {e}"))?;
+                .map_err(|e| call(format!("Flowable could not release join `{join}`"), e))?;
         }
         Ok(())
     }
 
     /// Answer one job through the harness and complete it.
-    async fn work(&self, job: Job) -> Result<(), String> {
+    async fn work(&self, job: Job) -> Result<(), PullError> {
         let role = self
             .augmented
             .rewritten
@@ -1256,10 +1258,10 @@ impl Run {
             .get(&job.element_id)
             .cloned()
             .ok_or_else(|| {
-                format!(
+                PullError::Failed(format!(
                     "Flowable handed over a job at `{}`, which is no control point of this run",
                     job.element_id
-                )
+                ))
             })?;
         let variables = match &job.variables {
             Some(vars) => rest::from_rest(vars),
@@ -1276,7 +1278,7 @@ impl Run {
         // the entry that spends the step budget: then it is not asked about.
         let activities = self.refresh_path().await?;
         if let Some(why) = self.over_budget() {
-            return Err(why);
+            return Err(PullError::Failed(why));
         }
         let key = self.key_of(&job, &activities);
         // A job inside an instance of a multi-instance sub-process sees that instance.
@@ -1308,15 +1310,15 @@ impl Run {
         raw: Map<String, Value>,
         variables: Map<String, Value>,
         within: Option<multi::Within>,
-    ) -> Result<(), String> {
+    ) -> Result<(), PullError> {
         match role {
             Role::Task(task) => self.task(&job, &task, &key, raw, within).await,
             Role::InstanceEnd { node, .. } => {
                 let within = within.ok_or_else(|| {
-                    format!(
+                    PullError::Failed(format!(
                         "Flowable's job at `{}` is in no instance of `{node}`",
                         job.element_id
-                    )
+                    ))
                 })?;
                 // The token goes on to the end event: it is entered before the instance
                 // ends (and its output collection is set), as the native engine records it.
@@ -1353,10 +1355,10 @@ impl Run {
                     false,
                     None,
                 )?;
-                Err(format!(
+                Err(PullError::Failed(format!(
                     "error end event `{node}` raised BPMN error {}, which nothing catches",
                     thrown.code.as_deref().unwrap_or("(no code)")
-                ))
+                )))
             }
             Role::Route { gateway, variable } => {
                 self.route(&job, &gateway, &key, &variable, variables).await
@@ -1382,12 +1384,12 @@ impl Run {
     }
 
     /// Complete `job` with `variables`.
-    async fn complete(&self, job: &Job, variables: &Map<String, Value>) -> Result<(), String> {
+    async fn complete(&self, job: &Job, variables: &Map<String, Value>) -> Result<(), PullError> {
         self.finish_job(job, Completion::Variables(variables)).await
     }
 
     /// Complete `job` as `how` says: the one place a job's answer reaches Flowable.
-    async fn finish_job(&self, job: &Job, how: Completion<'_>) -> Result<(), String> {
+    async fn finish_job(&self, job: &Job, how: Completion<'_>) -> Result<(), PullError> {
         // The answer is journalled; a run stopped here completes the job when resumed.
         crate::crash::point("engine.before_complete");
         match how {
@@ -1410,7 +1412,7 @@ impl Run {
         key: &str,
         raw: Map<String, Value>,
         within: Option<multi::Within>,
-    ) -> Result<(), String> {
+    ) -> Result<(), PullError> {
         if self.known().skips.remove(task) {
             // Entered and recorded as skipped (the witness journals it from the path).
             return self.complete(job, &Map::new()).await;
@@ -1504,7 +1506,7 @@ impl Run {
 
     /// Wait until Flowable's async executor has run what the instance's completed jobs
     /// continue (bounded: a job that keeps failing is reported by [`Self::settled`]).
-    async fn quiet(&self) -> Result<(), String> {
+    async fn quiet(&self) -> Result<(), PullError> {
         let mut pause = Duration::from_millis(10);
         for _ in 0..100 {
             if self
@@ -1526,7 +1528,13 @@ impl Run {
     /// waiting for it, as the native engine does (a message to the one that started
     /// waiting first, a signal to all; nothing waiting: it passes), each wait and its
     /// delivery journalled; then the thrower goes on.
-    async fn send(&self, job: &Job, node: &str, kind: CatchKind, name: &str) -> Result<(), String> {
+    async fn send(
+        &self,
+        job: &Job,
+        node: &str,
+        kind: CatchKind,
+        name: &str,
+    ) -> Result<(), PullError> {
         // The catches other branches reach have started waiting.
         self.quiet().await?;
         let mut waiting = self
@@ -1567,10 +1575,10 @@ impl Run {
                 .deliver(&execution, kind, name)
                 .await
                 .map_err(|e| {
-                    format!(
+                    PullError::Failed(format!(
                         "Flowable could not deliver the {} `{name}` to `{catch}`: {e}",
                         kind.as_str()
-                    )
+                    ))
                 })?;
         }
         if interrupted {
@@ -1642,10 +1650,10 @@ impl Run {
         job: &Job,
         node: &str,
         variables: Map<String, Value>,
-    ) -> Result<(), String> {
-        let multi = self
-            .multi_of(node)
-            .ok_or_else(|| format!("`{node}` is no multi-instance task of this run"))?;
+    ) -> Result<(), PullError> {
+        let multi = self.multi_of(node).ok_or_else(|| {
+            PullError::Failed(format!("`{node}` is no multi-instance task of this run"))
+        })?;
         let (mut set, count) = multi.start(node, &variables)?;
         if self
             .request
@@ -1684,13 +1692,13 @@ impl Run {
         job: &Job,
         node: String,
         job_variables: &Map<String, Value>,
-    ) -> Result<Option<multi::Within>, String> {
+    ) -> Result<Option<multi::Within>, PullError> {
         self.quiet().await?;
         let Some(execution) = &job.execution_id else {
-            return Err(format!(
+            return Err(PullError::Failed(format!(
                 "Flowable did not say which execution of `{node}` runs the job at `{}`",
                 job.element_id
-            ));
+            )));
         };
         if !self
             .client
@@ -1712,14 +1720,16 @@ impl Run {
                 .and_then(Value::as_u64),
         };
         let counter = flowable_counter.ok_or_else(|| {
-            format!(
+            PullError::Failed(format!(
                 "Flowable does not show which instance of `{node}` the job at `{}` is in",
                 job.element_id
-            )
+            ))
         })?;
-        let multi = self
-            .multi_of(&node)
-            .ok_or_else(|| format!("`{node}` is no multi-instance activity of this run"))?;
+        let multi = self.multi_of(&node).ok_or_else(|| {
+            PullError::Failed(format!(
+                "`{node}` is no multi-instance activity of this run"
+            ))
+        })?;
         let raw = self
             .client
             .variables(&self.instance)
@@ -1735,13 +1745,15 @@ impl Run {
         task: &str,
         multi: &MultiTask,
         raw: &Map<String, Value>,
-    ) -> Result<Instance, String> {
+    ) -> Result<Instance, PullError> {
         let loop_counter = job
             .execution_id
             .as_ref()
             .and_then(|e| self.known().loop_counters.get(e).copied())
             .ok_or_else(|| {
-                format!("Flowable's history does not show which instance of `{task}` waits")
+                PullError::Failed(format!(
+                    "Flowable's history does not show which instance of `{task}` waits"
+                ))
             })?;
         Ok(multi.instance(raw, loop_counter))
     }
@@ -1753,7 +1765,7 @@ impl Run {
         key: &str,
         variable: &str,
         variables: Map<String, Value>,
-    ) -> Result<(), String> {
+    ) -> Result<(), PullError> {
         let path = self.known().path.clone();
         let chosen = self.asker().route(gateway, key, variables, &path).await?;
         let mut set = Map::new();
@@ -1770,7 +1782,7 @@ impl Run {
         flow: &str,
         variable: &str,
         variables: Map<String, Value>,
-    ) -> Result<(), String> {
+    ) -> Result<(), PullError> {
         let path = self.known().path.clone();
         let move_ = self
             .asker()
@@ -1809,7 +1821,7 @@ impl Run {
                         std::slice::from_ref(&to),
                     )
                     .await
-                    .map_err(|e| format!("Flowable could not move the token to `{to}`: {e}"))
+                    .map_err(|e| call(format!("Flowable could not move the token to `{to}`"), e))
             }
         }
     }

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use super::strip_engine_locals;
 use crate::engine::external::Witness;
-use crate::engine::pull::{Instance, MultiTask, user_variables};
+use crate::engine::pull::{Instance, MultiTask, PullError, user_variables};
 use crate::semantics::rewrite::{Rewritten, Role};
 
 /// The variables of multi-instance sub-process step `variable` (`cugaMultiN`) beside
@@ -169,7 +169,7 @@ impl Within {
     /// The instance ends: what its end worker completes with (the outputs, the count of
     /// completed instances, the output collection once the activity completes, and
     /// whether the completion condition ended it).
-    pub fn end(self, witness: &Witness) -> Result<Map<String, Value>, String> {
+    pub fn end(self, witness: &Witness) -> Result<Map<String, Value>, PullError> {
         let mut process = self.process;
         process.retain(|name, _| !self.instance.locals.contains_key(name));
         self.multi

@@ -126,7 +126,7 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(endpoint: Endpoint) -> Result<Client, String> {
+    pub fn new(endpoint: Endpoint) -> Result<Client, http::ClientError> {
         let http = http::client(endpoint.connect_timeout, endpoint.timeout)?;
         Ok(Client { http, endpoint })
     }

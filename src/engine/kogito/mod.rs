@@ -67,10 +67,10 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use self::rest::{Client, Endpoint, RestError, WorkItem};
-use super::external::{Prior, Witness, witnessed};
+use super::external::{Prior, RunFailure as _, Witness, witnessed};
 use super::pull::{
-    self, Asker, HookMove, MultiTask, TaskAnswer, is_sync_join, terminate_end, user_variables,
-    visit_key,
+    self, Asker, HookMove, MultiTask, PullError, TaskAnswer, call, is_sync_join, terminate_end,
+    user_variables, visit_key,
 };
 use super::{
     EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
@@ -145,7 +145,12 @@ impl WorkflowEngine for KogitoEngine {
     fn reachable(&self, process_id: &str) -> BoxFuture<'static, Result<(), String>> {
         let settings = self.settings.clone();
         let process_id = process_id.to_string();
-        Box::pin(async move { settings.reachable(&process_id).await })
+        Box::pin(async move {
+            settings
+                .reachable(&process_id)
+                .await
+                .map_err(|e| e.message())
+        })
     }
 }
 
@@ -153,7 +158,7 @@ async fn run(
     settings: KogitoSettings,
     witness: Arc<Witness>,
     request: RunRequest,
-) -> Result<RunOutcome, String> {
+) -> Result<RunOutcome, PullError> {
     // A child that parks parks the run: the call's user task waits meanwhile.
     witness.park_children();
     let run = Run::start(&settings, request, witness).await?;
@@ -169,25 +174,28 @@ impl KogitoSettings {
 
     /// Whether the service answers and serves the process: what `runs resume` checks
     /// before it writes anything.
-    pub async fn reachable(&self, process_id: &str) -> Result<(), String> {
+    pub async fn reachable(&self, process_id: &str) -> Result<(), PullError> {
         let process = self.process_for(process_id);
         let client = Client::new(self.endpoint.clone())?;
         client
             .ping(&process)
             .await
-            .map_err(|e| unreachable(client.url(), &process, &e))
+            .map_err(|e| unreachable(client.url(), &process, e))
     }
 }
 
 /// Why the first call to the service failed.
-fn unreachable(url: &str, process: &str, e: &RestError) -> String {
-    match e.status {
-        None => format!("cannot reach Kogito at {url}: {}", e.detail),
-        Some(404) => format!(
+fn unreachable(url: &str, process: &str, source: RestError) -> PullError {
+    if source.status == Some(404) {
+        return PullError::Failed(format!(
             "the Kogito service at {url} has no process `{process}` (build the app's service \
              with `cuga-flo kogito build`)"
-        ),
-        Some(_) => format!("Kogito at {url} refused the first call: {e}"),
+        ));
+    }
+    PullError::Unreachable {
+        engine: "Kogito",
+        url: url.to_string(),
+        source,
     }
 }
 
@@ -283,18 +291,15 @@ impl Run {
         settings: &KogitoSettings,
         request: RunRequest,
         witness: Arc<Witness>,
-    ) -> Result<Run, String> {
+    ) -> Result<Run, PullError> {
         let rewritten = rewrite::rewrite(
             &request.process,
             &request.annotations,
             crate::app::EngineKind::Kogito,
         )
-        .map_err(|problems| {
-            let list: Vec<String> = problems
-                .iter()
-                .map(|(id, why)| format!("`{id}`: {why}"))
-                .collect();
-            format!("the model cannot run on Kogito: {}", list.join("; "))
+        .map_err(|problems| PullError::Unsupported {
+            engine: "Kogito",
+            problems,
         })?;
         let process = settings.process_for(&request.process.id);
         let client = Client::new(settings.endpoint.clone())?;
@@ -302,7 +307,7 @@ impl Run {
         client
             .ping(&process)
             .await
-            .map_err(|e| unreachable(&url, &process, &e))?;
+            .map_err(|e| unreachable(&url, &process, e))?;
         let instance = match witness.prior().and_then(|p| p.instance.as_ref()) {
             Some(journalled) => journalled.instance.clone(),
             // A new run, or one stopped before its instance was journalled (Kogito finds
@@ -311,7 +316,7 @@ impl Run {
                 let instance = client
                     .start(&process, &request.run_id, &request.variables)
                     .await
-                    .map_err(|e| format!("Kogito could not start `{process}`: {e}"))?;
+                    .map_err(|e| call(format!("Kogito could not start `{process}`"), e))?;
                 // Durable before any task is worked: `runs resume` re-attaches to it.
                 witness.journal(Event::InstanceStarted {
                     instance: instance.clone(),
@@ -343,24 +348,24 @@ impl Run {
 
     /// Re-attach to the instance a resumed run's journal names: check that the service
     /// still has it, and rebuild what cuga-flo knows of it from the journal.
-    async fn reattach(&self, prior: &Prior) -> Result<(), String> {
+    async fn reattach(&self, prior: &Prior) -> Result<(), PullError> {
         let url = self.client.url();
         let trace = match self.client.trace(&self.instance).await {
             Ok(trace) => trace,
             Err(e) if e.status == Some(404) => {
-                return Err(format!(
+                return Err(PullError::Failed(format!(
                     "the run's Kogito instance {} no longer exists at {url} (a service \
                      restarted with in-memory persistence forgets its instances)",
                     self.instance
-                ));
+                )));
             }
             Err(e) => return Err(self.lost(e)),
         };
         if trace.state == "aborted" || trace.state == "error" {
-            return Err(format!(
+            return Err(PullError::Failed(format!(
                 "the run's Kogito instance {} ended {} at {url} while cuga-flo was away",
                 self.instance, trace.state
-            ));
+            )));
         }
         let waiting = if trace.state == "active" {
             self.client
@@ -445,12 +450,8 @@ impl Run {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn lost(&self, e: RestError) -> String {
-        if e.is_unreachable() {
-            format!("lost Kogito at {}: {}", self.client.url(), e.detail)
-        } else {
-            format!("Kogito at {}: {e}", self.client.url())
-        }
+    fn lost(&self, e: RestError) -> PullError {
+        PullError::at("Kogito", self.client.url(), e)
     }
 
     fn asker(&self) -> Asker<'_> {
@@ -490,7 +491,7 @@ impl Run {
     }
 
     /// Read the path from the service's trace; the trace itself.
-    async fn refresh(&self) -> Result<rest::Trace, String> {
+    async fn refresh(&self) -> Result<rest::Trace, PullError> {
         let trace = self
             .client
             .trace(&self.instance)
@@ -598,7 +599,7 @@ impl Run {
                 return Ended::Finished;
             }
             if let Some(why) = self.over_budget() {
-                return self.fail(why).await;
+                return self.fail(PullError::Failed(why)).await;
             }
             let items = match self.client.waiting(&self.process, &self.instance).await {
                 Ok(items) => items,
@@ -653,7 +654,8 @@ impl Run {
         })
     }
 
-    async fn fail(&self, why: String) -> Ended {
+    async fn fail(&self, why: PullError) -> Ended {
+        let why = why.message();
         if let Err(e) = self.client.abort(&self.process, &self.instance).await {
             tracing::warn!("could not abort Kogito instance {}: {e}", self.instance);
         }
@@ -669,7 +671,7 @@ impl Run {
         visit_key(&self.request.run_id, &self.rewritten, &entries, own, worker)
     }
 
-    async fn work(&self, item: &WorkItem, trace: &rest::Trace) -> Result<(), String> {
+    async fn work(&self, item: &WorkItem, trace: &rest::Trace) -> Result<(), PullError> {
         let key = self.key_of(item, trace);
         let role = self
             .rewritten
@@ -677,10 +679,10 @@ impl Run {
             .get(self.model_id(&item.element_id))
             .cloned()
             .ok_or_else(|| {
-                format!(
+                PullError::Failed(format!(
                     "Kogito shows a task at `{}`, which is no control point of this run",
                     item.element_id
-                )
+                ))
             })?;
         let all = self
             .client
@@ -756,10 +758,10 @@ impl Run {
                     false,
                     None,
                 )?;
-                Err(format!(
+                Err(PullError::Failed(format!(
                     "error end event `{node}` raised BPMN error {}, which nothing catches",
                     thrown.code.as_deref().unwrap_or("(no code)")
-                ))
+                )))
             }
             Role::Send { node, kind, name } => {
                 if self.send(item, &node, kind, &name, &path).await? {
@@ -776,9 +778,9 @@ impl Run {
             Role::Multi { node, variable, .. } => {
                 // The step in front of a multi-instance task: what it runs over, as the
                 // native engine evaluates it, and its instances' loop counters.
-                let multi = self
-                    .multi_of(&node)
-                    .ok_or_else(|| format!("`{node}` is no multi-instance task of this run"))?;
+                let multi = self.multi_of(&node).ok_or_else(|| {
+                    PullError::Failed(format!("`{node}` is no multi-instance task of this run"))
+                })?;
                 let (mut set, count) = multi.start(&node, &variables)?;
                 set.insert(
                     augment::slots(&variable),
@@ -799,9 +801,9 @@ impl Run {
                 complete(set).await
             }
             // `engine::support` refuses multi-instance sub-processes on Kogito.
-            Role::InstanceEnd { node, .. } => Err(format!(
+            Role::InstanceEnd { node, .. } => Err(PullError::Failed(format!(
                 "multi-instance sub-process `{node}` does not run on Kogito"
-            )),
+            ))),
             Role::Route { gateway, variable } => {
                 let chosen = self.asker().route(&gateway, &key, variables, &path).await?;
                 let mut set = Map::new();
@@ -839,7 +841,9 @@ impl Run {
                         self.client
                             .move_token(&self.process, &self.instance, &item.node_instance_id, &to)
                             .await
-                            .map_err(|e| format!("Kogito could not move the token to `{to}`: {e}"))
+                            .map_err(|e| {
+                                call(format!("Kogito could not move the token to `{to}`"), e)
+                            })
                     }
                 }
             }
@@ -882,9 +886,11 @@ impl Run {
         multi: &MultiTask,
         all: Map<String, Value>,
         path: &[String],
-    ) -> Result<(), String> {
+    ) -> Result<(), PullError> {
         let loop_counter = item.slot.ok_or_else(|| {
-            format!("Kogito's task at `{task}` does not show which instance of it waits")
+            PullError::Failed(format!(
+                "Kogito's task at `{task}` does not show which instance of it waits"
+            ))
         })?;
         let [_, _, _, done] = rewrite::multi_variables(&multi.variable);
         if all.get(&done) == Some(&Value::Bool(true)) {
@@ -918,7 +924,7 @@ impl Run {
                 self.refresh().await?;
                 path = self.known().path.clone();
                 if let Some(why) = self.over_budget() {
-                    return Err(why);
+                    return Err(PullError::Failed(why));
                 }
             }
         }
@@ -979,7 +985,7 @@ impl Run {
         fresh: bool,
         code: String,
         error: String,
-    ) -> Result<(), String> {
+    ) -> Result<(), PullError> {
         pull::task_raised(
             &self.witness,
             &self.request.process,
@@ -992,7 +998,12 @@ impl Run {
         self.client
             .raise(&self.process, &self.instance, item, &code)
             .await
-            .map_err(|e| format!("Kogito could not raise BPMN error {code} at `{task}`: {e}"))?;
+            .map_err(|e| {
+                call(
+                    format!("Kogito could not raise BPMN error {code} at `{task}`"),
+                    e,
+                )
+            })?;
         crate::crash::point("engine.after_complete");
         Ok(())
     }
@@ -1009,7 +1020,7 @@ impl Run {
         kind: CatchKind,
         name: &str,
         path: &[String],
-    ) -> Result<bool, String> {
+    ) -> Result<bool, PullError> {
         self.witness.entered(path, Vec::new());
         let event_type = augment::event_type(kind, name);
         let mut caught = self
@@ -1017,10 +1028,10 @@ impl Run {
             .deliver(&self.process, &self.instance, item, &event_type)
             .await
             .map_err(|e| {
-                format!(
+                PullError::Failed(format!(
                     "Kogito could not deliver the {} `{name}`: {e}",
                     kind.as_str()
-                )
+                ))
             })?;
         if kind == CatchKind::Message {
             caught.truncate(1);
@@ -1083,7 +1094,7 @@ impl Run {
     /// native engine computes it), and a catch that started waiting is awaited
     /// (`message_awaited`); a wait that ended otherwise (its activity or scope ended, an
     /// event-based gateway's race was lost) is dropped.
-    async fn sync_waits(&self) -> Result<Vec<(String, String)>, String> {
+    async fn sync_waits(&self) -> Result<Vec<(String, String)>, PullError> {
         let waits: Vec<(String, String)> = self
             .client
             .waits(&self.process, &self.instance)
@@ -1124,14 +1135,16 @@ impl Run {
                     variables = Some(self.user_variables().await?);
                 }
                 let event = self.request.process.node(node).ok_or_else(|| {
-                    format!("Kogito waits at timer `{node}`, which the model lacks")
+                    PullError::Failed(format!(
+                        "Kogito waits at timer `{node}`, which the model lacks"
+                    ))
                 })?;
                 let due_ms = pull::timer_due(
                     event,
                     variables.as_ref().unwrap_or(&Map::new()),
                     crate::clock::now_ms(),
                 )
-                .map_err(|why| format!("timer `{node}`: {why}"))?;
+                .map_err(|why| PullError::Failed(format!("timer `{node}`: {why}")))?;
                 Awaits::Timer { due_ms }
             } else {
                 let topology = Topology::from_process(&self.request.process);
@@ -1156,7 +1169,9 @@ impl Run {
                     kind,
                     variables.as_ref().unwrap_or(&Map::new()),
                 )
-                .map_err(|why| format!("{} `{name}` at `{node}`: {why}", kind.as_str()))?;
+                .map_err(|why| {
+                    PullError::Failed(format!("{} `{name}` at `{node}`: {why}", kind.as_str()))
+                })?;
                 Awaits::Message {
                     kind,
                     name,
@@ -1194,7 +1209,7 @@ impl Run {
     }
 
     /// The instance's variables cuga-flo's harness sees.
-    async fn user_variables(&self) -> Result<Map<String, Value>, String> {
+    async fn user_variables(&self) -> Result<Map<String, Value>, PullError> {
         let all = self
             .client
             .variables(&self.process, &self.instance)
@@ -1217,7 +1232,7 @@ impl Run {
 
     /// Fire the earliest timer that is due, if any: cuga-flo signals it to the instance
     /// and journals it fired. Whether one fired.
-    async fn fire_due(&self) -> Result<bool, String> {
+    async fn fire_due(&self) -> Result<bool, PullError> {
         let Some((due_ms, node)) = self.next_timer() else {
             return Ok(false);
         };
@@ -1232,7 +1247,7 @@ impl Run {
             .client
             .signal(&self.process, &self.instance, &pending.event_type)
             .await
-            .map_err(|e| format!("Kogito could not fire timer `{node}`: {e}"))?;
+            .map_err(|e| call(format!("Kogito could not fire timer `{node}`"), e))?;
         self.known().fired.insert(node.clone());
         if !caught.is_empty() {
             self.witness.journal(Event::TimerFired {
@@ -1247,7 +1262,7 @@ impl Run {
     /// was parked, fire a timer when it is due (waiting for it in-process within the
     /// run's wait limit, as the native engine does), else park the run on what the
     /// instance waits for.
-    async fn idle(&self) -> Result<Idle, String> {
+    async fn idle(&self) -> Result<Idle, PullError> {
         self.sync_waits().await?;
         // A delivery `runs message` or `runs signal` journalled for a wait of the instance.
         let delivery = {
@@ -1274,7 +1289,7 @@ impl Run {
             self.client
                 .signal(&self.process, &self.instance, &pending.event_type)
                 .await
-                .map_err(|e| format!("Kogito could not deliver to `{node}`: {e}"))?;
+                .map_err(|e| call(format!("Kogito could not deliver to `{node}`"), e))?;
             return Ok(Idle::Again);
         }
         if self.fire_due().await? {
@@ -1320,7 +1335,7 @@ impl Run {
         let mut children: Vec<String> = self.known().held.values().cloned().collect();
         children.sort();
         if next.is_none() && awaiting.is_empty() && children.is_empty() {
-            return Err("the instance is active but waits for nothing cuga-flo can answer (a join waiting for a branch that will not come?)".to_string());
+            return Err(PullError::Failed("the instance is active but waits for nothing cuga-flo can answer (a join waiting for a branch that will not come?)".to_string()));
         }
         // The path so far is journalled before the run parks.
         let path = self.known().path.clone();
@@ -1345,7 +1360,11 @@ impl Run {
     /// (a boundary timer on the task): when one ends the task (an interrupting one), its
     /// question is dropped, as the native engine cancels the call of an activity its
     /// timer interrupts; a non-interrupting one leaves it to be answered.
-    async fn work_racing_timers(&self, item: &WorkItem, trace: &rest::Trace) -> Result<(), String> {
+    async fn work_racing_timers(
+        &self,
+        item: &WorkItem,
+        trace: &rest::Trace,
+    ) -> Result<(), PullError> {
         let work = self.work(item, trace);
         tokio::pin!(work);
         loop {
