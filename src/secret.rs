@@ -8,18 +8,21 @@ use std::fmt;
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
 
+/// The operating system gave no random bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the operating system gave no random bytes")]
+pub struct NoRandom;
+
 impl Secret {
     pub fn new(value: impl Into<String>) -> Secret {
         Secret(value.into())
     }
 
     /// A fresh random token: 32 bytes from the operating system, as 64 hex digits.
-    pub fn random() -> Result<Secret, String> {
+    pub fn random() -> Result<Secret, NoRandom> {
         use ring::rand::{SecureRandom, SystemRandom};
         let mut bytes = [0u8; 32];
-        SystemRandom::new()
-            .fill(&mut bytes)
-            .map_err(|_| "the operating system gave no random bytes".to_string())?;
+        SystemRandom::new().fill(&mut bytes).map_err(|_| NoRandom)?;
         Ok(Secret(bytes.iter().map(|b| format!("{b:02x}")).collect()))
     }
 

@@ -539,9 +539,20 @@ pub(crate) struct Parser {
     after_cr: bool,
 }
 
+/// Why a server-sent event stream cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SseError {
+    #[error("a line is longer than {MAX_EVENT_BYTES} bytes")]
+    TooLong,
+    #[error("a line is not UTF-8")]
+    NotUtf8,
+    #[error("an event is larger than {MAX_EVENT_BYTES} bytes")]
+    TooLarge,
+}
+
 impl Parser {
     /// Feed bytes; the data of each event they complete.
-    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, String> {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, SseError> {
         let mut out = Vec::new();
         for &b in bytes {
             if self.after_cr {
@@ -560,7 +571,7 @@ impl Parser {
                 }
                 _ => {
                     if self.line.len() >= MAX_EVENT_BYTES {
-                        return Err(format!("a line is longer than {MAX_EVENT_BYTES} bytes"));
+                        return Err(SseError::TooLong);
                     }
                     self.line.push(b);
                 }
@@ -581,7 +592,7 @@ impl Parser {
         })
     }
 
-    fn line_done(&mut self, line: &[u8]) -> Result<Option<String>, String> {
+    fn line_done(&mut self, line: &[u8]) -> Result<Option<String>, SseError> {
         if line.is_empty() {
             if !self.has_data {
                 return Ok(None);
@@ -589,7 +600,7 @@ impl Parser {
             self.has_data = false;
             return Ok(Some(std::mem::take(&mut self.data)));
         }
-        let line = std::str::from_utf8(line).map_err(|_| "a line is not UTF-8".to_string())?;
+        let line = std::str::from_utf8(line).map_err(|_| SseError::NotUtf8)?;
         let (field, value) = match line.split_once(':') {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
             None => (line, ""),
@@ -599,7 +610,7 @@ impl Parser {
                 self.data.push('\n');
             }
             if self.data.len() + value.len() > MAX_EVENT_BYTES {
-                return Err(format!("an event is larger than {MAX_EVENT_BYTES} bytes"));
+                return Err(SseError::TooLarge);
             }
             self.data.push_str(value);
             self.has_data = true;
@@ -632,13 +643,13 @@ mod tests {
     fn an_oversized_line_or_event_is_an_error_not_a_hang() {
         let mut p = Parser::default();
         let big = vec![b'a'; MAX_EVENT_BYTES + 1];
-        assert!(p.feed(&big).unwrap_err().contains("longer than"));
+        assert_eq!(p.feed(&big).unwrap_err(), SseError::TooLong);
         let mut p = Parser::default();
         let half = format!("data: {}\n", "b".repeat(MAX_EVENT_BYTES / 2 + 1));
         p.feed(half.as_bytes()).unwrap();
-        assert!(p.feed(half.as_bytes()).unwrap_err().contains("larger than"));
+        assert_eq!(p.feed(half.as_bytes()).unwrap_err(), SseError::TooLarge);
         let mut p = Parser::default();
-        assert!(p.feed(b"data: \xff\xfe\n").unwrap_err().contains("UTF-8"));
+        assert_eq!(p.feed(b"data: \xff\xfe\n").unwrap_err(), SseError::NotUtf8);
     }
 
     #[test]

@@ -25,32 +25,67 @@ pub struct RecipeParameter {
     pub default: Option<Value>,
 }
 
+/// Why a recipe cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RecipeError {
+    #[error("the recipe {} cannot be read", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the recipe {} is not YAML: {message}", .path.display())]
+    Yaml { path: PathBuf, message: String },
+    /// It is YAML but not a recipe cuga-flo can check: why.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A keyword of a response schema that [`check_schema`] cannot check: where, and which.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unsupported {
+    #[error("{0} is not a schema")]
+    NotASchema(String),
+    #[error("{at}: keyword `{keyword}` is not supported (supported: {})", CHECKED.join(", "))]
+    Keyword { at: String, keyword: String },
+}
+
 /// Read the recipe at `path` (YAML or JSON, Goose's format).
-pub fn read_recipe(path: &Path) -> Result<Recipe, String> {
-    let text = crate::source::read_text(path)
-        .map_err(|e| format!("the recipe {} cannot be read: {e}", path.display()))?;
+pub fn read_recipe(path: &Path) -> Result<Recipe, RecipeError> {
+    let text = crate::source::read_text(path).map_err(|source| RecipeError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let doc = crate::app::yaml::parse(&text)
-        .map_err(|e| format!("the recipe {} is not YAML: {e}", path.display()))?
+        .map_err(|e| RecipeError::Yaml {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?
         .to_json();
     let Value::Object(doc) = doc else {
-        return Err(format!("the recipe {} is not a mapping", path.display()));
+        return Err(RecipeError::Invalid(format!(
+            "the recipe {} is not a mapping",
+            path.display()
+        )));
     };
     if !doc.contains_key("instructions") && !doc.contains_key("prompt") {
-        return Err(format!(
+        return Err(RecipeError::Invalid(format!(
             "the recipe {} has neither `instructions` nor `prompt`",
             path.display()
-        ));
+        )));
     }
     let mut parameters = Vec::new();
     if let Some(list) = doc.get("parameters") {
         let Value::Array(items) = list else {
-            return Err(format!("`parameters` of {} is not a list", path.display()));
+            return Err(RecipeError::Invalid(format!(
+                "`parameters` of {} is not a list",
+                path.display()
+            )));
         };
         for p in items {
-            let key = p
-                .get("key")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("a parameter of {} has no `key`", path.display()))?;
+            let key = p.get("key").and_then(Value::as_str).ok_or_else(|| {
+                RecipeError::Invalid(format!("a parameter of {} has no `key`", path.display()))
+            })?;
             let requirement = p.get("requirement").and_then(Value::as_str);
             parameters.push(RecipeParameter {
                 key: key.to_string(),
@@ -64,7 +99,9 @@ pub fn read_recipe(path: &Path) -> Result<Recipe, String> {
         .and_then(|r| r.get("json_schema"))
         .cloned();
     if let Some(s) = &schema {
-        supported(s, "$").map_err(|e| format!("{}: response.json_schema: {e}", path.display()))?;
+        supported(s, "$").map_err(|e| {
+            RecipeError::Invalid(format!("{}: response.json_schema: {e}", path.display()))
+        })?;
     }
     Ok(Recipe {
         path: path.to_path_buf(),
@@ -105,11 +142,11 @@ pub const ANNOTATIONS: &[&str] = &[
 ];
 
 /// Whether `schema` uses only keywords [`check_schema`] checks.
-pub fn supported(schema: &Value, at: &str) -> Result<(), String> {
+pub fn supported(schema: &Value, at: &str) -> Result<(), Unsupported> {
     let Value::Object(map) = schema else {
         return match schema {
             Value::Bool(_) => Ok(()),
-            _ => Err(format!("{at} is not a schema")),
+            _ => Err(Unsupported::NotASchema(at.to_string())),
         };
     };
     for (k, v) in map {
@@ -117,10 +154,10 @@ pub fn supported(schema: &Value, at: &str) -> Result<(), String> {
             continue;
         }
         if !CHECKED.contains(&k.as_str()) {
-            return Err(format!(
-                "{at}: keyword `{k}` is not supported (supported: {})",
-                CHECKED.join(", ")
-            ));
+            return Err(Unsupported::Keyword {
+                at: at.to_string(),
+                keyword: k.clone(),
+            });
         }
         match k.as_str() {
             "properties" => {

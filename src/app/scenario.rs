@@ -87,8 +87,25 @@ pub fn list(app_dir: &Path) -> Vec<String> {
     names
 }
 
+/// Why a scenario cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The app has no scenario of that name.
+    #[error("{0}")]
+    Missing(String),
+    #[error("cannot read {}", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a scenario: where (`file:line:col`) and why.
+    #[error("{0}")]
+    Invalid(String),
+}
+
 /// Load scenario `name` of the app in `app_dir`.
-pub fn load(app_dir: &Path, name: &str) -> Result<Scenario, String> {
+pub fn load(app_dir: &Path, name: &str) -> Result<Scenario, ScenarioError> {
     let dir = scenarios_dir(app_dir);
     let path = [
         dir.join(format!("{name}.yaml")),
@@ -98,7 +115,7 @@ pub fn load(app_dir: &Path, name: &str) -> Result<Scenario, String> {
     .find(|p| p.is_file())
     .ok_or_else(|| {
         let known = list(app_dir);
-        if known.is_empty() {
+        ScenarioError::Missing(if known.is_empty() {
             format!("no scenario `{name}`: {} has no scenarios", dir.display())
         } else {
             format!(
@@ -106,7 +123,7 @@ pub fn load(app_dir: &Path, name: &str) -> Result<Scenario, String> {
                 dir.display(),
                 known.join(", ")
             )
-        }
+        })
     })?;
     load_file(&path, name)
 }
@@ -184,18 +201,20 @@ pub fn schema(answers: Value) -> Value {
 }
 
 /// Load a scenario file.
-pub fn load_file(path: &Path, name: &str) -> Result<Scenario, String> {
-    let text = crate::source::read_text(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn load_file(path: &Path, name: &str) -> Result<Scenario, ScenarioError> {
+    let text = crate::source::read_text(path).map_err(|source| ScenarioError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let tree = yaml::parse(&text).map_err(|e| {
         let lc = crate::source::SourceFile::new(path, text.as_str()).line_col(e.span.offset);
-        format!(
+        ScenarioError::Invalid(format!(
             "{}:{}:{}: invalid YAML: {}",
             path.display(),
             lc.line,
             lc.column,
             e.message
-        )
+        ))
     })?;
     let at = |offset: usize| {
         let lc = crate::source::SourceFile::new(path, text.as_str()).line_col(offset);
@@ -206,51 +225,51 @@ pub fn load_file(path: &Path, name: &str) -> Result<Scenario, String> {
         for (key, _) in entries {
             let name = key.as_str().unwrap_or_default();
             if !SCENARIO_KEYS.contains(&name) {
-                return Err(format!(
+                return Err(ScenarioError::Invalid(format!(
                     "{}: unknown key `{name}` in a scenario; the keys are {}",
                     at(key.span.offset),
                     SCENARIO_KEYS.join(", ")
-                ));
+                )));
             }
         }
     }
     let mut served_at: Vec<(String, String, String)> = Vec::new();
     if let Some(agents) = tree.get("remote_agents") {
         let yaml::Value::Map(entries) = &agents.value else {
-            return Err(format!(
+            return Err(ScenarioError::Invalid(format!(
                 "{}: `remote_agents` is a mapping: <remote agent>: {{serve: <app>, answers: {{...}}}}",
                 at(agents.span.offset)
-            ));
+            )));
         };
         for (key, entry) in entries {
             let agent = key.as_str().unwrap_or_default().to_string();
             let yaml::Value::Map(fields) = &entry.value else {
-                return Err(format!(
+                return Err(ScenarioError::Invalid(format!(
                     "{}: remote agent `{agent}` is a mapping: {{serve: <app>, answers: {{...}}}}",
                     at(entry.span.offset)
-                ));
+                )));
             };
             for (field, _) in fields {
                 let f = field.as_str().unwrap_or_default();
                 if !SERVED_KEYS.contains(&f) {
-                    return Err(format!(
+                    return Err(ScenarioError::Invalid(format!(
                         "{}: unknown key `{f}` in remote agent `{agent}`; the keys are {}",
                         at(field.span.offset),
                         SERVED_KEYS.join(", ")
-                    ));
+                    )));
                 }
             }
             let serve = entry.get("serve").ok_or_else(|| {
-                format!(
+                ScenarioError::Invalid(format!(
                     "{}: remote agent `{agent}` needs `serve: <app>` (the sibling app that plays it)",
                     at(key.span.offset)
-                )
+                ))
             })?;
             served_at.push((agent, at(key.span.offset), at(serve.span.offset)));
         }
     }
     let mut scenario: Scenario = serde_json::from_value(tree.to_json())
-        .map_err(|e| format!("{}: {e}", at(tree.span.offset)))?;
+        .map_err(|e| ScenarioError::Invalid(format!("{}: {e}", at(tree.span.offset))))?;
     for (agent, key_at, serve_at) in served_at {
         if let Some(s) = scenario.remote_agents.get_mut(&agent) {
             s.at = key_at;
@@ -328,7 +347,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.yaml");
         std::fs::write(&path, text).unwrap();
-        load_file(&path, "s").map_err(|e| e.replace(&path.display().to_string(), "s.yaml"))
+        load_file(&path, "s")
+            .map_err(|e| crate::diag::chain(&e).replace(&path.display().to_string(), "s.yaml"))
     }
 
     #[test]

@@ -47,11 +47,13 @@ pub fn check(
         let recipe_file = match crate::app::recipe::read_recipe(&config.resolve(&recipe.value)) {
             Ok(r) => r,
             Err(why) => {
-                out.push(Diagnostic::error("command::recipe", why).at(
-                    &config.source,
-                    recipe.span,
-                    "recipe".to_string(),
-                ));
+                out.push(
+                    Diagnostic::error("command::recipe", crate::diag::chain(&why)).at(
+                        &config.source,
+                        recipe.span,
+                        "recipe".to_string(),
+                    ),
+                );
                 continue;
             }
         };

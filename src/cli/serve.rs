@@ -401,7 +401,7 @@ async fn serve(
         // A client may add apps from the apps folder or the served apps' folders; a process
         // key already registered is refused (a run may be using it).
         let lookup = journals.lookup();
-        chain::flow_loader(&roots, Some(journals.lookup()), move |loaded| {
+        host::flow_loader(&roots, Some(journals.lookup()), move |loaded| {
             let config = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
             let key = config.process_key();
             if registry.flow(key).is_ok() {

@@ -35,17 +35,28 @@ pub(crate) fn engine_block(config: &EngineConfig, kind: EngineKind) -> &EngineCo
     }
 }
 
+/// Why an engine's settings cannot be made from the app's `workflow_engine:` block and
+/// the environment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("the {0} engine needs a url (`workflow_engine.url` or --engine-url)")]
+    NoUrl(EngineKind),
+    /// A setting names an environment variable that is not set.
+    #[error("{setting}: the environment variable `{var}` is not set")]
+    Unset { setting: &'static str, var: String },
+    #[error("`workflow_engine.callback_host`: `{0}` has no address")]
+    NoAddress(String),
+}
+
 /// The engine's URL: `url` (from `--engine-url`) when given, else the block's `url`.
 pub(crate) fn engine_url(
     block: &EngineConfig,
     url: Option<&str>,
     kind: EngineKind,
-) -> Result<String, String> {
+) -> Result<String, SettingsError> {
     url.map(str::to_string)
         .or_else(|| block.url.as_ref().map(|u| u.value.clone()))
-        .ok_or_else(|| {
-            format!("the {kind} engine needs a url (`workflow_engine.url` or --engine-url)")
-        })
+        .ok_or(SettingsError::NoUrl(kind))
 }
 
 /// A duration in seconds from the config, or `default`.
@@ -55,6 +66,19 @@ pub(crate) fn seconds(value: &Option<Located<f64>>, default: Duration) -> Durati
         .map_or(default, |s| Duration::from_secs_f64(s.value))
 }
 
+/// Why the flows the harness chose are not a valid answer for a gateway.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChoiceError {
+    #[error("the harness chose no flow")]
+    None,
+    #[error("must take exactly one flow, the harness chose {}: {}", .0.len(), .0.join(", "))]
+    NotOne(Vec<String>),
+    #[error("the harness chose `{0}` twice")]
+    Twice(String),
+    #[error("the harness chose `{flow}`, which is not an outgoing flow (those are: {})", .outgoing.join(", "))]
+    NotOutgoing { flow: String, outgoing: Vec<String> },
+}
+
 /// Whether `chosen` is a valid answer for a gateway of `kind` with `outgoing` flows:
 /// exclusive and event-based gateways take exactly one flow, the others at least one;
 /// every flow named once, and each an outgoing flow of the gateway.
@@ -62,27 +86,23 @@ pub(crate) fn check_choice(
     kind: GatewayKind,
     outgoing: &[&str],
     chosen: &[String],
-) -> Result<(), String> {
+) -> Result<(), ChoiceError> {
     let one = matches!(kind, GatewayKind::Exclusive | GatewayKind::EventBased);
     if chosen.is_empty() {
-        return Err("the harness chose no flow".into());
+        return Err(ChoiceError::None);
     }
     if one && chosen.len() != 1 {
-        return Err(format!(
-            "must take exactly one flow, the harness chose {}: {}",
-            chosen.len(),
-            chosen.join(", ")
-        ));
+        return Err(ChoiceError::NotOne(chosen.to_vec()));
     }
     for (i, flow) in chosen.iter().enumerate() {
         if chosen[..i].contains(flow) {
-            return Err(format!("the harness chose `{flow}` twice"));
+            return Err(ChoiceError::Twice(flow.clone()));
         }
         if !outgoing.contains(&flow.as_str()) {
-            return Err(format!(
-                "the harness chose `{flow}`, which is not an outgoing flow (those are: {})",
-                outgoing.join(", ")
-            ));
+            return Err(ChoiceError::NotOutgoing {
+                flow: flow.clone(),
+                outgoing: outgoing.iter().map(|f| f.to_string()).collect(),
+            });
         }
     }
     Ok(())

@@ -73,8 +73,8 @@ pub enum CommandError {
     },
     #[error("the command agent names no recipe")]
     NoRecipe,
-    #[error("{0}")]
-    Recipe(String),
+    #[error(transparent)]
+    Recipe(#[from] crate::app::recipe::RecipeError),
     #[error("the command could not be waited for: {0}")]
     Join(String),
     #[error("task {task}: {source}")]

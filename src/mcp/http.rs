@@ -333,42 +333,42 @@ async fn checked_message(request: Request, limits: &Limits) -> Result<Request, R
 
 /// Whether `value` is a JSON-RPC 2.0 request, notification or response, or a non-empty
 /// batch of them; why not otherwise.
-fn jsonrpc_message(value: &serde_json::Value) -> Result<(), String> {
+fn jsonrpc_message(value: &serde_json::Value) -> Result<(), &'static str> {
     use serde_json::Value;
     match value {
-        Value::Array(items) if items.is_empty() => Err("an empty batch".to_string()),
+        Value::Array(items) if items.is_empty() => Err("an empty batch"),
         Value::Array(items) => items.iter().try_for_each(one_message),
         other => one_message(other),
     }
 }
 
-fn one_message(value: &serde_json::Value) -> Result<(), String> {
+fn one_message(value: &serde_json::Value) -> Result<(), &'static str> {
     use serde_json::Value;
     let Value::Object(map) = value else {
-        return Err("a JSON-RPC message is an object".to_string());
+        return Err("a JSON-RPC message is an object");
     };
     if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err("`jsonrpc` must be \"2.0\"".to_string());
+        return Err("`jsonrpc` must be \"2.0\"");
     }
     if let Some(id) = map.get("id")
         && !matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
     {
-        return Err("`id` must be a string or a number".to_string());
+        return Err("`id` must be a string or a number");
     }
     match map.get("method") {
         Some(Value::String(_)) => {}
-        Some(_) => return Err("`method` must be a string".to_string()),
+        Some(_) => return Err("`method` must be a string"),
         None if map.contains_key("result") || map.contains_key("error") => {
             if !map.contains_key("id") {
-                return Err("a response has an `id`".to_string());
+                return Err("a response has an `id`");
             }
         }
-        None => return Err("neither a request (`method`) nor a response".to_string()),
+        None => return Err("neither a request (`method`) nor a response"),
     }
     if let Some(params) = map.get("params")
         && !matches!(params, Value::Object(_) | Value::Array(_))
     {
-        return Err("`params` must be an object or an array".to_string());
+        return Err("`params` must be an object or an array");
     }
     Ok(())
 }

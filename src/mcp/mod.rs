@@ -87,6 +87,22 @@ pub enum BridgeError {
     Delivery(#[from] mailbox::DeliveryError),
     #[error("cannot connect to the bridge")]
     Connect(#[source] Box<rmcp::service::ClientInitializeError>),
+    /// A control point could not be answered: sent to the engine as the error's JSON, so
+    /// that it gets back the element, the model calls made and a parked question.
+    #[error("{}", serde_json::to_string(.0).unwrap_or_else(|_| .0.message.clone()))]
+    ControlPoint(ControlPointError),
+    #[error("the process cannot be shown as JSON")]
+    Json(#[from] serde_json::Error),
+    /// A delivery nobody takes, or one asked for wrongly: nothing was written.
+    #[error("{0}")]
+    Undelivered(String),
+}
+
+/// A tool call's error, for its caller: the message with its causes.
+impl rmcp::model::IntoContents for BridgeError {
+    fn into_contents(self) -> Vec<ContentBlock> {
+        vec![ContentBlock::text(crate::diag::chain(&self))]
+    }
 }
 
 /// A tool call's error as its caller reads it: the message with its causes.
@@ -654,12 +670,12 @@ impl BridgeServer {
     async fn execute_task(
         &self,
         Parameters(a): Parameters<ExecuteTaskArgs>,
-    ) -> Result<Json<TaskOutcome>, String> {
+    ) -> Result<Json<TaskOutcome>, BridgeError> {
         RegisteredControlPoints::new(self.registry.clone())
             .execute_task(&a.task_id, a.ctx)
             .await
             .map(Json)
-            .map_err(|e| error_text(&e))
+            .map_err(BridgeError::ControlPoint)
     }
 
     #[tool(
@@ -668,12 +684,12 @@ impl BridgeServer {
     async fn route_gateway(
         &self,
         Parameters(a): Parameters<RouteGatewayArgs>,
-    ) -> Result<Json<GatewayDecision>, String> {
+    ) -> Result<Json<GatewayDecision>, BridgeError> {
         RegisteredControlPoints::new(self.registry.clone())
             .route_gateway(&a.gateway_id, a.ctx)
             .await
             .map(Json)
-            .map_err(|e| error_text(&e))
+            .map_err(BridgeError::ControlPoint)
     }
 
     #[tool(
@@ -682,12 +698,12 @@ impl BridgeServer {
     async fn evaluate_hook(
         &self,
         Parameters(a): Parameters<EvaluateHookArgs>,
-    ) -> Result<Json<HookDecision>, String> {
+    ) -> Result<Json<HookDecision>, BridgeError> {
         RegisteredControlPoints::new(self.registry.clone())
             .evaluate_hook(&a.hook_id, a.ctx)
             .await
             .map(Json)
-            .map_err(|e| error_text(&e))
+            .map_err(BridgeError::ControlPoint)
     }
 
     #[tool(
@@ -696,7 +712,7 @@ impl BridgeServer {
     async fn register_flow(
         &self,
         Parameters(a): Parameters<RegisterFlowArgs>,
-    ) -> Result<Json<RegisterFlowResult>, String> {
+    ) -> Result<Json<RegisterFlowResult>, BridgeError> {
         let loader = self
             .loader
             .as_ref()
@@ -711,9 +727,9 @@ impl BridgeServer {
     async fn get_bpmn_process(
         &self,
         Parameters(a): Parameters<ProcessKeyArgs>,
-    ) -> Result<Json<BpmnProcessResult>, String> {
+    ) -> Result<Json<BpmnProcessResult>, BridgeError> {
         let flow = self.registry.flow(&a.process_key)?;
-        let process = serde_json::to_value(flow.process.as_ref()).map_err(|e| e.to_string())?;
+        let process = serde_json::to_value(flow.process.as_ref())?;
         Ok(Json(BpmnProcessResult {
             process_key: a.process_key,
             process,
@@ -726,7 +742,7 @@ impl BridgeServer {
     async fn get_flow_annotations(
         &self,
         Parameters(a): Parameters<ProcessKeyArgs>,
-    ) -> Result<Json<FlowAnnotations>, String> {
+    ) -> Result<Json<FlowAnnotations>, BridgeError> {
         Ok(Json(
             self.registry.flow(&a.process_key)?.annotations.clone(),
         ))
@@ -738,13 +754,13 @@ impl BridgeServer {
     async fn run_process(
         &self,
         Parameters(a): Parameters<RunProcessArgs>,
-    ) -> Result<Json<RunProcessResult>, String> {
+    ) -> Result<Json<RunProcessResult>, BridgeError> {
         let flow = self.registry.flow(&a.process_key)?;
         let control_points = self.engine_control_points()?;
         let sink = match (self.registry.take_sink(&a.run_id), &self.journals) {
             (Some(sink), _) => sink,
             (None, Some(open)) => open(&a).map_err(BridgeError::Host)?,
-            (None, None) => return Err(BridgeError::NoJournal(a.run_id).into()),
+            (None, None) => return Err(BridgeError::NoJournal(a.run_id)),
         };
         let mut annotations = flow.annotations.clone();
         if self.max_wait_secs.is_some() {
@@ -794,7 +810,7 @@ impl BridgeServer {
     async fn deliver_message(
         &self,
         Parameters(a): Parameters<DeliverMessageArgs>,
-    ) -> Result<Json<DeliveryResult>, String> {
+    ) -> Result<Json<DeliveryResult>, BridgeError> {
         let dir = self.deliveries()?;
         let delivery = Delivery {
             kind: CatchKind::Message,
@@ -806,10 +822,10 @@ impl BridgeServer {
         if let (Some(key), None, None) = (&a.key, &a.run_id, &a.correlate) {
             let runs = mailbox::waiting_runs(&dir.base, &delivery);
             if runs.is_empty() {
-                return Err(format!(
+                return Err(BridgeError::Undelivered(format!(
                     "no parked run waits for message `{}` with correlation key {key:?}",
                     a.message
-                ));
+                )));
             }
             let delivered = self.deliver_to_each(dir, runs, &delivery);
             return Ok(Json(DeliveryResult { delivered }));
@@ -823,22 +839,29 @@ impl BridgeServer {
                 };
                 match mailbox::correlated(&dir.base, &c.name, &value).as_slice() {
                     [one] => one.clone(),
-                    [] => return Err(format!("no parked run has `{}` = {value}", c.name)),
+                    [] => {
+                        return Err(BridgeError::Undelivered(format!(
+                            "no parked run has `{}` = {value}",
+                            c.name
+                        )));
+                    }
                     many => {
-                        return Err(format!(
+                        return Err(BridgeError::Undelivered(format!(
                             "{} parked runs have `{}` = {value}: {}; give run_id",
                             many.len(),
                             c.name,
                             many.join(", ")
-                        ));
+                        )));
                     }
                 }
             }
-            _ => return Err("give either run_id or correlate (or key alone)".to_string()),
+            _ => {
+                return Err(BridgeError::Undelivered(
+                    "give either run_id or correlate (or key alone)".to_string(),
+                ));
+            }
         };
-        let written = self
-            .deliver_one(dir, &run, &delivery)
-            .map_err(BridgeError::from)?;
+        let written = self.deliver_one(dir, &run, &delivery)?;
         Ok(Json(DeliveryResult {
             delivered: vec![DeliveredTo::of(run, &written)],
         }))
@@ -850,7 +873,7 @@ impl BridgeServer {
     async fn send_signal(
         &self,
         Parameters(a): Parameters<SendSignalArgs>,
-    ) -> Result<Json<DeliveryResult>, String> {
+    ) -> Result<Json<DeliveryResult>, BridgeError> {
         let dir = self.deliveries()?;
         let delivery = Delivery {
             kind: CatchKind::Signal,
@@ -862,10 +885,10 @@ impl BridgeServer {
         let runs = mailbox::waiting_runs(&dir.base, &delivery);
         let delivered = self.deliver_to_each(dir, runs, &delivery);
         if delivered.is_empty() {
-            return Err(format!(
+            return Err(BridgeError::Undelivered(format!(
                 "no parked run waits for signal `{}`",
                 delivery.name
-            ));
+            )));
         }
         Ok(Json(DeliveryResult { delivered }))
     }
@@ -1175,10 +1198,6 @@ impl McpControlPoints {
 
 /// A control-point error as a tool error's text: its JSON (element, message and the
 /// model calls made before it), so an engine can journal the calls.
-fn error_text(e: &ControlPointError) -> String {
-    serde_json::to_string(e).unwrap_or_else(|_| e.message.clone())
-}
-
 fn text_of(content: &[ContentBlock]) -> String {
     let texts: Vec<String> = content
         .iter()

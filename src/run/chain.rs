@@ -6,15 +6,13 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::host::NotServed;
-use crate::app::registry::{app_at, app_from_config};
 use crate::app::scenario::Scenario;
 use crate::app::{FlowConfig, LoadedApp, load_app};
 use crate::check::check_app;
-use crate::harness::FlowAgent;
+
 use crate::journal::store::Journal;
 use crate::journal::{Event, EventSink, JournalError, Launch, ModelUsage, Record};
-use crate::mcp::{FlowLoader, RegisteredFlow};
+
 use crate::reason::human::HumanReasoner;
 use crate::reason::llm::LlmReasoner;
 use crate::reason::park::{Answers, Park};
@@ -506,69 +504,6 @@ pub fn load_checked(app: &crate::app::registry::AppRef) -> Result<LoadedApp, Vec
     } else {
         Err(errors)
     }
-}
-
-/// A validated app as the bridge registers it: its harness asks `reasoner`, and journals
-/// each run's remote tasks into the journal `journals` finds for the run (a server's).
-pub fn registered_flow(
-    loaded: &LoadedApp,
-    reasoner: Arc<dyn Reasoner>,
-    journals: Option<crate::reason::remote::RunJournals>,
-) -> Result<RegisteredFlow, NotServed> {
-    let harness = FlowAgent::new(loaded, reasoner)?;
-    if let Some(find) = journals {
-        harness.journal_remote_tasks_by_run(find);
-    }
-    let process = loaded.process().cloned().ok_or(NotServed::NoProcess)?;
-    Ok(RegisteredFlow {
-        process_key: harness.config().process_key().to_string(),
-        process: Arc::new(process),
-        annotations: harness.annotations(),
-        harness: Arc::new(harness),
-    })
-}
-
-/// `register_flow`: load an app from a path (an app folder or a flow config) inside one
-/// of `roots`; its control points ask what `reasoner` gives for the loaded app. A path
-/// elsewhere is refused without being read: clients must not make the server read (and
-/// quote in its diagnostics) arbitrary files.
-pub fn flow_loader<F>(
-    roots: &[PathBuf],
-    journals: Option<crate::reason::remote::RunJournals>,
-    reasoner: F,
-) -> FlowLoader
-where
-    F: Fn(&LoadedApp) -> Result<Arc<dyn Reasoner>, NotServed> + Send + Sync + 'static,
-{
-    let roots: Vec<PathBuf> = roots.iter().filter_map(|r| r.canonicalize().ok()).collect();
-    Arc::new(move |path: &str| {
-        let p = Path::new(path);
-        let inside = p
-            .canonicalize()
-            .is_ok_and(|p| roots.iter().any(|root| p.starts_with(root)));
-        if !inside {
-            return Err(NotServed::Outside {
-                path: path.to_string(),
-                roots: roots
-                    .iter()
-                    .map(|r| r.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }
-            .into());
-        }
-        let app = if p.is_dir() {
-            app_at(p)
-        } else {
-            app_from_config(p)
-        };
-        let loaded = load_checked(&app).map_err(NotServed::Invalid)?;
-        Ok(registered_flow(
-            &loaded,
-            reasoner(&loaded)?,
-            journals.clone(),
-        )?)
-    })
 }
 
 /// Fills the app name, the source of judgement and the app's digest into `RunStarted`.

@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use crate::app::registry::AppRef;
 use crate::app::{FlowConfig, LoadedApp};
+use crate::harness::FlowAgent;
 use crate::journal::mailbox::{Delivery, DeliveryError};
 use crate::journal::store::{self, Journal};
 use crate::journal::{
     Anchor, Durability, Event, EventSink, FlowState, JournalError, JournalOptions, Record,
 };
-use crate::mcp::{JournalFactory, RegisteredFlow, RunProcessArgs};
+use crate::mcp::{FlowLoader, JournalFactory, RegisteredFlow, RunProcessArgs};
 use crate::reason::Reasoner;
 use crate::vocab::RunStatus;
 
@@ -85,6 +86,69 @@ pub enum OpenError {
     },
 }
 
+/// A validated app as the bridge registers it: its harness asks `reasoner`, and journals
+/// each run's remote tasks into the journal `journals` finds for the run (a server's).
+pub fn registered_flow(
+    loaded: &LoadedApp,
+    reasoner: Arc<dyn Reasoner>,
+    journals: Option<crate::reason::remote::RunJournals>,
+) -> Result<RegisteredFlow, NotServed> {
+    let harness = FlowAgent::new(loaded, reasoner)?;
+    if let Some(find) = journals {
+        harness.journal_remote_tasks_by_run(find);
+    }
+    let process = loaded.process().cloned().ok_or(NotServed::NoProcess)?;
+    Ok(RegisteredFlow {
+        process_key: harness.config().process_key().to_string(),
+        process: Arc::new(process),
+        annotations: harness.annotations(),
+        harness: Arc::new(harness),
+    })
+}
+
+/// `register_flow`: load an app from a path (an app folder or a flow config) inside one
+/// of `roots`; its control points ask what `reasoner` gives for the loaded app. A path
+/// elsewhere is refused without being read: clients must not make the server read (and
+/// quote in its diagnostics) arbitrary files.
+pub fn flow_loader<F>(
+    roots: &[PathBuf],
+    journals: Option<crate::reason::remote::RunJournals>,
+    reasoner: F,
+) -> FlowLoader
+where
+    F: Fn(&LoadedApp) -> Result<Arc<dyn Reasoner>, NotServed> + Send + Sync + 'static,
+{
+    let roots: Vec<PathBuf> = roots.iter().filter_map(|r| r.canonicalize().ok()).collect();
+    Arc::new(move |path: &str| {
+        let p = Path::new(path);
+        let inside = p
+            .canonicalize()
+            .is_ok_and(|p| roots.iter().any(|root| p.starts_with(root)));
+        if !inside {
+            return Err(NotServed::Outside {
+                path: path.to_string(),
+                roots: roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
+            .into());
+        }
+        let app = if p.is_dir() {
+            crate::app::registry::app_at(p)
+        } else {
+            crate::app::registry::app_from_config(p)
+        };
+        let loaded = chain::load_checked(&app).map_err(NotServed::Invalid)?;
+        Ok(registered_flow(
+            &loaded,
+            reasoner(&loaded)?,
+            journals.clone(),
+        )?)
+    })
+}
+
 /// Load, check and wire one app: its registered flow (its harness asks the chain of
 /// [`judge`]), a description of that chain, and the app.
 pub fn load(
@@ -96,7 +160,7 @@ pub fn load(
     let loaded = chain::load_checked(app).map_err(NotServed::Invalid)?;
     let reasoner = judge(&loaded, answers, no_model, Some(journals.clone()))?;
     let judgement = reasoner.describe();
-    let flow = chain::registered_flow(&loaded, reasoner, Some(journals))?;
+    let flow = registered_flow(&loaded, reasoner, Some(journals))?;
     Ok((flow, judgement, loaded))
 }
 

@@ -51,6 +51,8 @@ pub enum PlanError {
     /// Its reasoner chain cannot be built.
     #[error(transparent)]
     Chain(#[from] ChainError),
+    #[error(transparent)]
+    Scenario(#[from] crate::app::scenario::ScenarioError),
     /// The apps a scenario serves beside its run cannot be served.
     #[error(transparent)]
     Agents(#[from] super::agent::AgentError),
@@ -90,7 +92,7 @@ impl super::Help for PlanError {
                 named,
                 ..
             } => Some(format!("run `cuga-flo validate {named}` for the details")),
-            PlanError::Invalid { .. } | PlanError::Agents(_) => None,
+            PlanError::Invalid { .. } | PlanError::Agents(_) | PlanError::Scenario(_) => None,
             PlanError::Chain(e) => super::Help::help(e),
             PlanError::Refused { help, .. } => help.clone(),
         }
@@ -278,7 +280,7 @@ impl RunPlan {
         }
         let engine = engine(config, kind, &spec)?;
         let scenario = match &spec.scenario {
-            Some(name) => Some(scenario::load(&loaded.dir, name).map_err(PlanError::new)?),
+            Some(name) => Some(scenario::load(&loaded.dir, name)?),
             None => None,
         };
         let (variables, untrusted) = match &resumed {
@@ -561,18 +563,20 @@ fn engine(
     match kind {
         EngineKind::Native => Ok(Arc::new(NativeEngine::new())),
         EngineKind::Mcp => {
-            let settings =
-                ExternalSettings::from_config(&config.engine, url).map_err(PlanError::new)?;
+            let settings = ExternalSettings::from_config(&config.engine, url)
+                .map_err(|e| PlanError::new(e.to_string()))?;
             Ok(Arc::new(ExternalEngine::new(settings)))
         }
         EngineKind::Flowable => {
-            let settings = FlowableSettings::from_config(&config.engine, url)
-                .map_err(|e| PlanError::new(e).with_help(server_help(config, kind, spec)))?;
+            let settings = FlowableSettings::from_config(&config.engine, url).map_err(|e| {
+                PlanError::new(e.to_string()).with_help(server_help(config, kind, spec))
+            })?;
             Ok(Arc::new(FlowableEngine::new(settings)))
         }
         EngineKind::Kogito => {
-            let settings = KogitoSettings::from_config(&config.engine, url)
-                .map_err(|e| PlanError::new(e).with_help(server_help(config, kind, spec)))?;
+            let settings = KogitoSettings::from_config(&config.engine, url).map_err(|e| {
+                PlanError::new(e.to_string()).with_help(server_help(config, kind, spec))
+            })?;
             Ok(Arc::new(KogitoEngine::new(settings)))
         }
     }

@@ -24,24 +24,47 @@ pub struct Lock {
     pub sources: BTreeMap<String, Vec<ToolSpec>>,
 }
 
+/// Why the tools lock beside a flow config cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("{}", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: not a tools lock", .path.display())]
+    NotALock {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error(
+        "{}: version {version} is not {VERSION}; write it again with `cuga-flo tools <app> --lock`",
+        .path.display()
+    )]
+    Version { path: PathBuf, version: u32 },
+}
+
 impl Lock {
     /// The lock of the config at `config_path`, if there is one; an unreadable one is an
     /// error saying why.
-    pub fn read_beside(config_path: &Path) -> Result<Option<Lock>, String> {
+    pub fn read_beside(config_path: &Path) -> Result<Option<Lock>, LockError> {
         let path = path_beside(config_path);
         let text = match crate::source::read_text(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(source) => return Err(LockError::Read { path, source }),
         };
-        let lock: Lock = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a tools lock: {e}", path.display()))?;
+        let lock: Lock = serde_json::from_str(&text).map_err(|source| LockError::NotALock {
+            path: path.clone(),
+            source,
+        })?;
         if lock.version != VERSION {
-            return Err(format!(
-                "{}: version {} is not {VERSION}; write it again with `cuga-flo tools <app> --lock`",
-                path.display(),
-                lock.version
-            ));
+            return Err(LockError::Version {
+                path,
+                version: lock.version,
+            });
         }
         Ok(Some(lock))
     }

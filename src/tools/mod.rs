@@ -439,7 +439,7 @@ impl Known {
         let base = path.parent().unwrap_or_else(|| Path::new("."));
         let (lock, lock_error) = match lock::Lock::read_beside(path) {
             Ok(l) => (l, None),
-            Err(why) => (None, Some(why)),
+            Err(why) => (None, Some(crate::diag::chain(&why))),
         };
         let mut sources = std::collections::BTreeMap::new();
         let mut openapi_errors = Vec::new();

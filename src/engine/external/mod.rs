@@ -25,7 +25,8 @@ pub use prior::{Instance, Prior};
 pub use witness::Witness;
 
 use super::{
-    EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
+    EngineError, RunOutcome, RunRequest, SettingsError, WorkflowEngine, engine_block, engine_url,
+    seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
@@ -61,16 +62,14 @@ impl ExternalSettings {
     /// Settings from the app's `workflow_engine:` block when it configures an `mcp`
     /// engine (another engine's settings do not apply: only `url` is used then); `url`
     /// replaces its `url`. The token is read from the variable `token_env` names.
-    pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
+    pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, SettingsError> {
         let config = engine_block(config, EngineKind::Mcp);
         let url = engine_url(config, url, EngineKind::Mcp)?;
         let token = match &config.token_env {
             Some(var) => {
-                let value = std::env::var(&var.value).map_err(|_| {
-                    format!(
-                        "`workflow_engine.token_env`: the environment variable `{}` is not set",
-                        var.value
-                    )
+                let value = std::env::var(&var.value).map_err(|_| SettingsError::Unset {
+                    setting: "`workflow_engine.token_env`",
+                    var: var.value.clone(),
                 })?;
                 Some(Secret::new(value.trim()))
             }
@@ -85,7 +84,7 @@ impl ExternalSettings {
             .to_socket_addrs()
             .ok()
             .and_then(|mut addrs| addrs.next())
-            .ok_or_else(|| format!("`workflow_engine.callback_host`: `{host}` has no address"))?;
+            .ok_or_else(|| SettingsError::NoAddress(host.to_string()))?;
         Ok(ExternalSettings {
             url,
             token,
@@ -137,18 +136,44 @@ impl WorkflowEngine for ExternalEngine {
     }
 }
 
-/// Why a run on the engine ended without a result.
-type Failure = String;
+/// Why a run on the engine ended without a result (the engine's messages with its token
+/// redacted).
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    #[error(transparent)]
+    NoRandom(#[from] crate::secret::NoRandom),
+    #[error("cannot listen for the engine's calls on {addr}")]
+    Listen {
+        addr: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot reach the engine: {0}")]
+    Unreachable(String),
+    #[error("the engine at {url} did not complete the run: {message}")]
+    NotCompleted { url: String, message: String },
+    #[error(
+        "the engine at {url} neither called a control point nor finished the run for {secs}s \
+         (workflow_engine.idle_timeout)"
+    )]
+    Silent { url: String, secs: f64 },
+    #[error("the engine at {url} answered for run `{got}`, not `{want}`")]
+    OtherRun {
+        url: String,
+        got: String,
+        want: String,
+    },
+}
+
+impl RunFailure for Failure {
+    fn message(&self) -> String {
+        crate::diag::chain(self)
+    }
+}
 
 /// Why a witnessed run has no outcome: its failure message.
 pub(crate) trait RunFailure {
     fn message(&self) -> String;
-}
-
-impl RunFailure for String {
-    fn message(&self) -> String {
-        self.clone()
-    }
 }
 
 /// A run on an engine that owns the tokens, journalled by a [`Witness`]: `run_started`,
@@ -226,7 +251,7 @@ async fn drive(
     settings: ExternalSettings,
     witness: Arc<Witness>,
     request: RunRequest,
-) -> Result<RunOutcome, String> {
+) -> Result<RunOutcome, Failure> {
     let callbacks = serve_callbacks(&settings, &request, witness.clone()).await?;
     let result = call_engine(&settings, &request, &callbacks, &witness).await;
     callbacks
@@ -267,11 +292,9 @@ async fn serve_callbacks(
     let token = Secret::random()?;
     let http = HttpBridge::bind(server, settings.callback, Some(token.clone()))
         .await
-        .map_err(|e| {
-            format!(
-                "cannot listen for the engine's calls on {}: {e}",
-                settings.callback
-            )
+        .map_err(|source| Failure::Listen {
+            addr: settings.callback,
+            source,
         })?;
     tracing::debug!("callbacks for run {} at {}", request.run_id, http.url());
     Ok(Callbacks { http, token })
@@ -287,7 +310,7 @@ async fn call_engine(
     let url = &settings.url;
     let session = connect(url, settings.token.as_ref(), settings.connect_timeout)
         .await
-        .map_err(|e| format!("cannot reach the engine: {e}"))?;
+        .map_err(Failure::Unreachable)?;
     let args = RunProcessArgs {
         process_key: request.process_key.clone(),
         run_id: request.run_id.clone(),
@@ -312,17 +335,16 @@ async fn call_engine(
                     Some(t) => t.redact(&e.message),
                     None => e.message,
                 };
-                format!("the engine at {url} did not complete the run: {message}")
+                Failure::NotCompleted { url: url.clone(), message }
             }),
             _ = tokio::time::sleep(tick) => {
                 if let (Some(limit), Some(idle)) = (settings.idle_timeout, witness.idle_for())
                     && idle >= limit
                 {
-                    break Err(format!(
-                        "the engine at {url} neither called a control point nor \
-                         finished the run for {}s (workflow_engine.idle_timeout)",
-                        limit.as_secs_f64()
-                    ));
+                    break Err(Failure::Silent {
+                        url: url.clone(),
+                        secs: limit.as_secs_f64(),
+                    });
                 }
             }
         }
@@ -330,10 +352,11 @@ async fn call_engine(
     let _ = tokio::time::timeout(Duration::from_secs(1), session.cancel()).await;
     let result = result?;
     if result.run_id != request.run_id {
-        return Err(format!(
-            "the engine at {url} answered for run `{}`, not `{}`",
-            result.run_id, request.run_id
-        ));
+        return Err(Failure::OtherRun {
+            url: url.clone(),
+            got: result.run_id,
+            want: request.run_id.clone(),
+        });
     }
     Ok(result)
 }

@@ -55,7 +55,8 @@ use super::pull::{
     terminate_end, user_variables, visit_key,
 };
 use super::{
-    EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
+    EngineError, RunOutcome, RunRequest, SettingsError, WorkflowEngine, engine_block, engine_url,
+    seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
 use crate::bpmn::{LoopKind, NodeKind};
@@ -82,7 +83,7 @@ impl FlowableSettings {
     /// From the app's `workflow_engine:` block (`url` replaced by `url` when given). The
     /// password comes from the variable `password_env` names (else `FLOWABLE_PASSWORD`),
     /// the user from `username` (else `FLOWABLE_USER`).
-    pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
+    pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, SettingsError> {
         let config = engine_block(config, EngineKind::Flowable);
         let url = engine_url(config, url, EngineKind::Flowable)?;
         let username = config
@@ -96,10 +97,10 @@ impl FlowableSettings {
             .map_or("FLOWABLE_PASSWORD", |v| v.value.as_str());
         let password = std::env::var(password_var).ok().map(Secret::new);
         if username.is_some() && password.is_none() {
-            return Err(format!(
-                "the Flowable password is read from the environment variable `{password_var}`, \
-                 which is not set"
-            ));
+            return Err(SettingsError::Unset {
+                setting: "the Flowable password",
+                var: password_var.to_string(),
+            });
         }
         Ok(FlowableSettings {
             endpoint: Endpoint {

@@ -73,7 +73,8 @@ use super::pull::{
     user_variables, visit_key,
 };
 use super::{
-    EngineError, RunOutcome, RunRequest, WorkflowEngine, engine_block, engine_url, seconds,
+    EngineError, RunOutcome, RunRequest, SettingsError, WorkflowEngine, engine_block, engine_url,
+    seconds,
 };
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
@@ -95,7 +96,7 @@ pub struct KogitoSettings {
 
 impl KogitoSettings {
     /// From the app's `workflow_engine:` block (`url` replaced by `url` when given).
-    pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, String> {
+    pub fn from_config(config: &EngineConfig, url: Option<&str>) -> Result<Self, SettingsError> {
         let config = engine_block(config, EngineKind::Kogito);
         let url = engine_url(config, url, EngineKind::Kogito)?;
         Ok(KogitoSettings {
