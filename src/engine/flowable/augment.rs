@@ -16,9 +16,8 @@ use std::fmt::Write as _;
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
 use crate::journal::event::CatchKind;
-use crate::semantics::rewrite::{
-    self, Element, Guard, Rewritten, Scopes, Thrown, TimerOn, xml_escape,
-};
+use crate::semantics::dialect::{Dialect, name_attribute, write_scope};
+use crate::semantics::rewrite::{self, Element, Guard, RNode, Rewritten, Thrown, xml_escape};
 
 /// The `<error>` and `<escalation>` elements written for the codes the model's events
 /// throw and catch: `(kind, code)` → the id cuga-flo gives it (`cuga_error__N`,
@@ -105,7 +104,11 @@ fn write_xml(process: &Process, key: &str, rewritten: &Rewritten) -> String {
             _ => None,
         })
         .collect();
-    write_scope(&mut xml, &children, &codes, &multis, None, 2);
+    let dialect = Flowable {
+        codes: &codes,
+        multis: &multis,
+    };
+    write_scope(&dialect, &mut xml, &children, None, 2);
     xml.push_str("  </process>\n");
     for ((kind, code), id) in &codes {
         let code = xml_escape(code);
@@ -121,216 +124,77 @@ fn write_xml(process: &Process, key: &str, rewritten: &Rewritten) -> String {
     xml
 }
 
-/// The event definition of `thrown` (its reference to the code's element, if any).
-fn definition(thrown: &Thrown, codes: &Codes) -> String {
-    let kind = thrown.kind.as_str();
-    let reference = thrown
-        .code
-        .as_ref()
-        .and_then(|code| codes.get(&(kind, code.clone())))
-        .map(|id| format!(" {kind}Ref=\"{id}\""))
-        .unwrap_or_default();
-    format!("<{kind}EventDefinition{reference}/>")
+/// Flowable's dialect: the codes' elements and the multi-instance sub-processes.
+struct Flowable<'a> {
+    codes: &'a Codes,
+    multis: &'a Multis,
 }
 
-/// The event definition of a message or signal catch waiting for `name`.
-fn catch_definition(kind: CatchKind, name: &str, codes: &Codes) -> String {
-    let kind = kind.as_str();
-    let id = codes
-        .get(&(kind, name.to_string()))
-        .cloned()
-        .unwrap_or_default();
-    format!("<{kind}EventDefinition {kind}Ref=\"{id}\"/>")
-}
-
-fn write_scope(
-    xml: &mut String,
-    children: &Scopes,
-    codes: &Codes,
-    multis: &Multis,
-    scope: Option<&str>,
-    depth: usize,
-) {
-    let pad = "  ".repeat(depth);
-    let Some((nodes, flows)) = children.get(&scope) else {
-        return;
-    };
-    for n in nodes {
-        let id = xml_escape(&n.id);
-        let name = n
-            .name
-            .as_deref()
-            .map(|s| format!(" name=\"{}\"", xml_escape(s)))
-            .unwrap_or_default();
-        match &n.element {
-            Element::Start => {
-                let _ = writeln!(xml, "{pad}<startEvent id=\"{id}\"{name}/>");
-            }
-            Element::End { terminate_all } => match terminate_all {
-                None => {
-                    let _ = writeln!(xml, "{pad}<endEvent id=\"{id}\"{name}/>");
-                }
-                Some(all) => {
-                    let _ = writeln!(
-                        xml,
-                        "{pad}<endEvent id=\"{id}\"{name}><terminateEventDefinition flowable:terminateAll=\"{all}\"/></endEvent>"
-                    );
-                }
-            },
-            Element::Intermediate => {
-                let _ = writeln!(xml, "{pad}<intermediateThrowEvent id=\"{id}\"{name}/>");
-            }
-            Element::Worker => {
-                let _ = writeln!(
-                    xml,
-                    "{pad}<serviceTask id=\"{id}\"{name} flowable:type=\"external-worker\" flowable:topic=\"${{cugaTopic}}\" flowable:exclusive=\"false\"/>"
-                );
-            }
-            Element::MultiWorker {
-                sequential,
-                variable,
-            } => {
-                // cuga-flo evaluates what the activity runs over and its completion
-                // condition (in the step in front of it, and with each instance's answer).
-                let _ = writeln!(
-                    xml,
-                    "{pad}<serviceTask id=\"{id}\"{name} flowable:type=\"external-worker\" flowable:topic=\"${{cugaTopic}}\" flowable:exclusive=\"false\">\n\
-                     {pad}  {}\n\
-                     {pad}</serviceTask>",
-                    multi_characteristics(*sequential, variable)
-                );
-            }
-            Element::Gateway(tag) => {
-                let _ = writeln!(xml, "{pad}<{} id=\"{id}\"{name}/>", tag.tag());
-            }
-            Element::EventSubProcess => {
-                let _ = writeln!(
-                    xml,
-                    "{pad}<subProcess id=\"{id}\"{name} triggeredByEvent=\"true\">"
-                );
-                write_scope(xml, children, codes, multis, Some(n.id.as_str()), depth + 1);
-                let _ = writeln!(xml, "{pad}</subProcess>");
-            }
-            Element::TriggerStart {
-                interrupting,
-                thrown,
-            } => {
-                let _ = writeln!(
-                    xml,
-                    "{pad}<startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{}</startEvent>",
-                    definition(thrown, codes)
-                );
-            }
-            Element::CatchStart {
-                interrupting,
-                kind,
-                name: caught,
-            } => {
-                let _ = writeln!(
-                    xml,
-                    "{pad}<startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{}</startEvent>",
-                    catch_definition(*kind, caught, codes)
-                );
-            }
-            Element::SubProcess => {
-                let _ = writeln!(xml, "{pad}<subProcess id=\"{id}\"{name}>");
-                if let Some((sequential, variable)) = multis.get(&n.id) {
-                    // As many instances as cuga-flo's step in front of it says; cuga-flo
-                    // evaluates the completion condition where each instance ends.
-                    let _ = writeln!(
-                        xml,
-                        "{pad}  {}",
-                        multi_characteristics(*sequential, variable)
-                    );
-                }
-                write_scope(xml, children, codes, multis, Some(n.id.as_str()), depth + 1);
-                let _ = writeln!(xml, "{pad}</subProcess>");
-            }
-            Element::Throw { end, thrown } => {
-                let tag = if *end {
-                    "endEvent"
-                } else {
-                    "intermediateThrowEvent"
-                };
-                let _ = writeln!(
-                    xml,
-                    "{pad}<{tag} id=\"{id}\"{name}>{}</{tag}>",
-                    definition(thrown, codes)
-                );
-            }
-            Element::Catch { kind, name: caught } => {
-                let _ = writeln!(
-                    xml,
-                    "{pad}<intermediateCatchEvent id=\"{id}\"{name}>{}</intermediateCatchEvent>",
-                    catch_definition(*kind, caught, codes)
-                );
-            }
-            Element::CatchBoundary {
-                attached_to,
-                cancel,
-                kind,
-                name: caught,
-            } => {
-                let _ = writeln!(
-                    xml,
-                    "{pad}<boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{}</boundaryEvent>",
-                    xml_escape(attached_to),
-                    catch_definition(*kind, caught, codes)
-                );
-            }
-            Element::Boundary {
-                attached_to,
-                cancel,
-                thrown,
-            } => {
-                let _ = writeln!(
-                    xml,
-                    "{pad}<boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{}</boundaryEvent>",
-                    xml_escape(attached_to),
-                    definition(thrown, codes)
-                );
-            }
-            Element::Timer { timer, on } => {
-                let definition = timer_definition(timer);
-                let _ = match on {
-                    TimerOn::Catch => writeln!(
-                        xml,
-                        "{pad}<intermediateCatchEvent id=\"{id}\"{name}>{definition}</intermediateCatchEvent>"
-                    ),
-                    TimerOn::Boundary {
-                        attached_to,
-                        cancel,
-                    } => writeln!(
-                        xml,
-                        "{pad}<boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{definition}</boundaryEvent>",
-                        xml_escape(attached_to)
-                    ),
-                    TimerOn::Start { interrupting } => writeln!(
-                        xml,
-                        "{pad}<startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{definition}</startEvent>"
-                    ),
-                };
-            }
-        }
+impl Dialect for Flowable<'_> {
+    fn prefix(&self) -> &'static str {
+        ""
     }
-    for f in flows {
+
+    fn terminate(&self, all: bool) -> String {
+        format!("<terminateEventDefinition flowable:terminateAll=\"{all}\"/>")
+    }
+
+    fn worker(&self, xml: &mut String, n: &RNode, pad: &str, multi: Option<(bool, &str)>) {
+        let id = xml_escape(&n.id);
+        let name = name_attribute(n);
         let open = format!(
-            "{pad}<sequenceFlow id=\"{}\" sourceRef=\"{}\" targetRef=\"{}\"",
-            xml_escape(&f.id),
-            xml_escape(&f.source),
-            xml_escape(&f.target)
+            "{pad}<serviceTask id=\"{id}\"{name} flowable:type=\"external-worker\" flowable:topic=\"${{cugaTopic}}\" flowable:exclusive=\"false\""
         );
-        match f.guard.as_ref().map(juel) {
-            Some(c) => {
-                let _ = writeln!(
-                    xml,
-                    "{open}><conditionExpression xsi:type=\"tFormalExpression\"><![CDATA[{c}]]></conditionExpression></sequenceFlow>"
-                );
-            }
-            None => {
-                let _ = writeln!(xml, "{open}/>");
-            }
-        }
+        let _ = match multi {
+            None => writeln!(xml, "{open}/>"),
+            // cuga-flo evaluates what the activity runs over and its completion condition
+            // (in the step in front of it, and with each instance's answer).
+            Some((sequential, variable)) => writeln!(
+                xml,
+                "{open}>\n{pad}  {}\n{pad}</serviceTask>",
+                multi_characteristics(sequential, variable)
+            ),
+        };
+    }
+
+    /// Its reference to the code's element, if any.
+    fn thrown(&self, thrown: &Thrown) -> String {
+        let kind = thrown.kind.as_str();
+        let reference = thrown
+            .code
+            .as_ref()
+            .and_then(|code| self.codes.get(&(kind, code.clone())))
+            .map(|id| format!(" {kind}Ref=\"{id}\""))
+            .unwrap_or_default();
+        format!("<{kind}EventDefinition{reference}/>")
+    }
+
+    fn caught(&self, kind: CatchKind, name: &str, _start: bool) -> String {
+        let kind = kind.as_str();
+        let id = self
+            .codes
+            .get(&(kind, name.to_string()))
+            .cloned()
+            .unwrap_or_default();
+        format!("<{kind}EventDefinition {kind}Ref=\"{id}\"/>")
+    }
+
+    fn timer(&self, _node: &RNode, timer: &crate::bpmn::Timer) -> String {
+        timer_definition(timer)
+    }
+
+    /// As many instances as cuga-flo's step in front of it says; cuga-flo evaluates the
+    /// completion condition where each instance ends.
+    fn loop_of(&self, n: &RNode) -> Option<String> {
+        let (sequential, variable) = self.multis.get(&n.id)?;
+        Some(multi_characteristics(*sequential, variable))
+    }
+
+    fn condition(&self, guard: &Guard) -> String {
+        format!(
+            "<conditionExpression xsi:type=\"tFormalExpression\"><![CDATA[{}]]></conditionExpression>",
+            juel(guard)
+        )
     }
 }
 

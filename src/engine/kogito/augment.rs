@@ -16,8 +16,9 @@ use std::fmt::Write as _;
 use crate::bpmn::Process;
 use crate::bridge::FlowAnnotations;
 use crate::journal::event::{CatchKind, ThrownKind};
+use crate::semantics::dialect::{Dialect, write_scope};
 use crate::semantics::rewrite::{
-    self, Element, Guard, RFlow, RNode, Rewritten, Scopes, Thrown, TimerOn, xml_escape,
+    self, Element, Guard, RFlow, RNode, Rewritten, Thrown, TimerOn, xml_escape,
 };
 use crate::semantics::topology::Topology;
 
@@ -545,7 +546,7 @@ fn write_xml(
         task_names,
         declared,
     };
-    writer.scope(&mut xml, &children, None, 2);
+    write_scope(&writer, &mut xml, &children, None, 2);
     xml.push_str("  </bpmn2:process>\n</bpmn2:definitions>\n");
     xml
 }
@@ -556,198 +557,69 @@ struct Writer<'a> {
     declared: &'a [(String, &'a str)],
 }
 
-impl Writer<'_> {
-    fn scope(&self, xml: &mut String, children: &Scopes, scope: Option<&str>, depth: usize) {
-        let pad = "  ".repeat(depth);
-        let Some((nodes, flows)) = children.get(&scope) else {
-            return;
+impl Dialect for Writer<'_> {
+    fn prefix(&self) -> &'static str {
+        "bpmn2:"
+    }
+
+    fn terminate(&self, _all: bool) -> String {
+        "<bpmn2:terminateEventDefinition/>".to_string()
+    }
+
+    fn worker(&self, xml: &mut String, n: &RNode, pad: &str, multi: Option<(bool, &str)>) {
+        self.user_task_of(xml, n, pad, multi);
+    }
+
+    fn gateway_attributes(&self, n: &RNode) -> String {
+        let incoming = self.flows.iter().filter(|f| f.target == n.id).count();
+        let outgoing = self.flows.iter().filter(|f| f.source == n.id).count();
+        let direction = match (incoming > 1, outgoing > 1) {
+            (true, true) => "Mixed",
+            (true, false) => "Converging",
+            (false, true) => "Diverging",
+            (false, false) => "Unspecified",
         };
-        for n in nodes {
-            let id = xml_escape(&n.id);
-            let name = n
-                .name
-                .as_deref()
-                .map(|s| format!(" name=\"{}\"", xml_escape(s)))
-                .unwrap_or_default();
-            match &n.element {
-                Element::Start => {
-                    let _ = writeln!(xml, "{pad}<bpmn2:startEvent id=\"{id}\"{name}/>");
-                }
-                Element::End { terminate_all } => match terminate_all {
-                    None => {
-                        let _ = writeln!(xml, "{pad}<bpmn2:endEvent id=\"{id}\"{name}/>");
-                    }
-                    Some(_) => {
-                        let _ = writeln!(
-                            xml,
-                            "{pad}<bpmn2:endEvent id=\"{id}\"{name}><bpmn2:terminateEventDefinition/></bpmn2:endEvent>"
-                        );
-                    }
-                },
-                Element::Intermediate => {
-                    let _ = writeln!(
-                        xml,
-                        "{pad}<bpmn2:intermediateThrowEvent id=\"{id}\"{name}/>"
-                    );
-                }
-                Element::Worker => self.user_task(xml, n, &pad),
-                // Kogito throws and catches errors and escalations itself.
-                Element::Throw { end, thrown } => {
-                    let tag = if *end {
-                        "endEvent"
-                    } else {
-                        "intermediateThrowEvent"
-                    };
-                    let _ = writeln!(
-                        xml,
-                        "{pad}<bpmn2:{tag} id=\"{id}\"{name}>{}</bpmn2:{tag}>",
-                        event_definition(thrown)
-                    );
-                }
-                Element::Boundary {
-                    attached_to,
-                    cancel,
-                    thrown,
-                } => {
-                    let _ = writeln!(
-                        xml,
-                        "{pad}<bpmn2:boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{}</bpmn2:boundaryEvent>",
-                        xml_escape(attached_to),
-                        event_definition(thrown)
-                    );
-                }
-                Element::EventSubProcess => {
-                    let _ = writeln!(
-                        xml,
-                        "{pad}<bpmn2:subProcess id=\"{id}\"{name} triggeredByEvent=\"true\">"
-                    );
-                    self.scope(xml, children, Some(n.id.as_str()), depth + 1);
-                    let _ = writeln!(xml, "{pad}</bpmn2:subProcess>");
-                }
-                Element::TriggerStart {
-                    interrupting,
-                    thrown,
-                } => {
-                    let _ = writeln!(
-                        xml,
-                        "{pad}<bpmn2:startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{}</bpmn2:startEvent>",
-                        // (engine::support refuses an error start without a code.)
-                        event_definition(thrown)
-                    );
-                }
-                // A message or signal event sub-process starts on a signal of cuga-flo's
-                // ([`start_event_type`]).
-                Element::CatchStart {
-                    interrupting,
-                    kind,
-                    name: event,
-                } => {
-                    let _ = writeln!(
-                        xml,
-                        "{pad}<bpmn2:startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\"><bpmn2:signalEventDefinition signalRef=\"{}\"/></bpmn2:startEvent>",
-                        xml_escape(&start_event_type(*kind, event))
-                    );
-                }
-                // Messages and signals wait as jBPM signals of cuga-flo's own names
-                // (cuga-flo delivers the run's throws: [`event_type`]).
-                Element::Catch { kind, name: event } => {
-                    let _ = writeln!(
-                        xml,
-                        "{pad}<bpmn2:intermediateCatchEvent id=\"{id}\"{name}><bpmn2:signalEventDefinition signalRef=\"{}\"/></bpmn2:intermediateCatchEvent>",
-                        xml_escape(&event_type(*kind, event))
-                    );
-                }
-                Element::CatchBoundary {
-                    attached_to,
-                    cancel,
-                    kind,
-                    name: event,
-                } => {
-                    let _ = writeln!(
-                        xml,
-                        "{pad}<bpmn2:boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\"><bpmn2:signalEventDefinition signalRef=\"{}\"/></bpmn2:boundaryEvent>",
-                        xml_escape(attached_to),
-                        xml_escape(&event_type(*kind, event))
-                    );
-                }
-                // A timer waits for cuga-flo's signal ([`timer_type`]; an event
-                // sub-process's start on an undeclared one, as [`start_event_type`]).
-                Element::Timer { on: at, .. } => {
-                    let signal = format!(
-                        "<bpmn2:signalEventDefinition signalRef=\"{}\"/>",
-                        xml_escape(&timer_type(&n.id))
-                    );
-                    let _ = match at {
-                        TimerOn::Catch => writeln!(
-                            xml,
-                            "{pad}<bpmn2:intermediateCatchEvent id=\"{id}\"{name}>{signal}</bpmn2:intermediateCatchEvent>"
-                        ),
-                        TimerOn::Boundary {
-                            attached_to,
-                            cancel,
-                        } => writeln!(
-                            xml,
-                            "{pad}<bpmn2:boundaryEvent id=\"{id}\"{name} attachedToRef=\"{}\" cancelActivity=\"{cancel}\">{signal}</bpmn2:boundaryEvent>",
-                            xml_escape(attached_to)
-                        ),
-                        TimerOn::Start { interrupting } => writeln!(
-                            xml,
-                            "{pad}<bpmn2:startEvent id=\"{id}\"{name} isInterrupting=\"{interrupting}\">{signal}</bpmn2:startEvent>"
-                        ),
-                    };
-                }
-                Element::MultiWorker {
-                    sequential,
-                    variable,
-                } => self.user_task_of(xml, n, &pad, Some((*sequential, variable))),
-                Element::Gateway(tag) => {
-                    let incoming = self.flows.iter().filter(|f| f.target == n.id).count();
-                    let outgoing = self.flows.iter().filter(|f| f.source == n.id).count();
-                    let direction = match (incoming > 1, outgoing > 1) {
-                        (true, true) => "Mixed",
-                        (true, false) => "Converging",
-                        (false, true) => "Diverging",
-                        (false, false) => "Unspecified",
-                    };
-                    let _ = writeln!(
-                        xml,
-                        "{pad}<bpmn2:{} id=\"{id}\"{name} gatewayDirection=\"{direction}\"/>",
-                        tag.tag()
-                    );
-                }
-                Element::SubProcess => {
-                    let _ = writeln!(xml, "{pad}<bpmn2:subProcess id=\"{id}\"{name}>");
-                    self.scope(xml, children, Some(n.id.as_str()), depth + 1);
-                    let _ = writeln!(xml, "{pad}</bpmn2:subProcess>");
-                }
-            }
-        }
-        for f in flows {
-            let open = format!(
-                "{pad}<bpmn2:sequenceFlow id=\"{}\" sourceRef=\"{}\" targetRef=\"{}\"",
-                xml_escape(&f.id),
-                xml_escape(&f.source),
-                xml_escape(&f.target)
-            );
-            match f.guard.as_ref().map(java) {
-                Some(c) => {
-                    let _ = writeln!(
-                        xml,
-                        "{open}><bpmn2:conditionExpression xsi:type=\"bpmn2:tFormalExpression\" language=\"http://www.java.com/java\"><![CDATA[{c}]]></bpmn2:conditionExpression></bpmn2:sequenceFlow>"
-                    );
-                }
-                None => {
-                    let _ = writeln!(xml, "{open}/>");
-                }
-            }
-        }
+        format!(" gatewayDirection=\"{direction}\"")
     }
 
-    /// A worker: a user task of cuga-flo's actor mapping every variable in and out.
-    fn user_task(&self, xml: &mut String, n: &RNode, pad: &str) {
-        self.user_task_of(xml, n, pad, None);
+    /// Kogito throws and catches errors and escalations itself. (engine::support refuses
+    /// an error start without a code.)
+    fn thrown(&self, thrown: &Thrown) -> String {
+        event_definition(thrown)
     }
 
+    /// Messages and signals wait as jBPM signals of cuga-flo's own names (cuga-flo
+    /// delivers the run's throws: [`event_type`]); a message or signal event sub-process
+    /// starts on a signal of cuga-flo's ([`start_event_type`]).
+    fn caught(&self, kind: CatchKind, name: &str, start: bool) -> String {
+        let signal = if start {
+            start_event_type(kind, name)
+        } else {
+            event_type(kind, name)
+        };
+        format!(
+            "<bpmn2:signalEventDefinition signalRef=\"{}\"/>",
+            xml_escape(&signal)
+        )
+    }
+
+    /// A timer waits for cuga-flo's signal ([`timer_type`]).
+    fn timer(&self, n: &RNode, _timer: &crate::bpmn::Timer) -> String {
+        format!(
+            "<bpmn2:signalEventDefinition signalRef=\"{}\"/>",
+            xml_escape(&timer_type(&n.id))
+        )
+    }
+
+    fn condition(&self, guard: &Guard) -> String {
+        format!(
+            "<bpmn2:conditionExpression xsi:type=\"bpmn2:tFormalExpression\" language=\"http://www.java.com/java\"><![CDATA[{}]]></bpmn2:conditionExpression>",
+            java(guard)
+        )
+    }
+}
+
+impl Writer<'_> {
     /// A user task; `multi`: jBPM's multi-instance activity (`sequential`, its step's
     /// variable) over the loop counters its step set ([`slots`]), each instance's user
     /// task showing its own ([`SLOT`]) and the activity completing early when cuga-flo
