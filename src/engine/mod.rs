@@ -41,9 +41,10 @@ pub(crate) fn engine_block(config: &EngineConfig, kind: EngineKind) -> &EngineCo
 pub enum SettingsError {
     #[error("the {0} engine needs a url (`workflow_engine.url` or --engine-url)")]
     NoUrl(EngineKind),
-    /// A setting names an environment variable that is not set.
-    #[error("{setting}: the environment variable `{var}` is not set")]
-    Unset { setting: &'static str, var: String },
+    #[error("the Flowable password is read from the environment variable `{0}`, which is not set")]
+    NoPassword(String),
+    #[error("`workflow_engine.token_env`: the environment variable `{0}` is not set")]
+    NoToken(String),
     #[error("`workflow_engine.callback_host`: `{0}` has no address")]
     NoAddress(String),
 }

@@ -125,6 +125,62 @@ fn list(problems: &[(String, String)]) -> String {
         .join("; ")
 }
 
+/// How a pulled run's instance ended, when cuga-flo ended it or saw it end.
+#[derive(Debug, Clone)]
+pub enum Ended {
+    /// The engine finished it (terminated by a hook when the run says so).
+    Finished,
+    /// cuga-flo failed it (and ended the instance): why.
+    Failed(String),
+    /// The run parked (`run_waiting` journalled): the instance waits for a timer due later
+    /// than the run waits in-process, or for a message or signal from outside, and is kept.
+    Waiting,
+}
+
+/// The step budget spent: the path holds more entries than `budget`.
+pub fn over_budget(path: &[String], budget: u64) -> Option<PullError> {
+    (path.len() as u64 > budget).then(|| {
+        PullError::Failed(format!(
+            "the step budget of {budget} node entries is spent: entering `{}` would exceed it",
+            path.get(usize::try_from(budget).unwrap_or(usize::MAX))
+                .cloned()
+                .unwrap_or_default()
+        ))
+    })
+}
+
+/// The outcome of a pulled run that `ended` having entered `path` (cut to the step
+/// budget: the engine entered the node that spent it before cuga-flo saw it, and the run
+/// failed instead, as on the native engine), journalled as entered, with `variables`;
+/// `terminated`: the message of a hook's terminate.
+pub fn outcome(
+    witness: &Witness,
+    request: &RunRequest,
+    mut path: Vec<String>,
+    variables: Map<String, Value>,
+    ended: Ended,
+    terminated: Option<String>,
+) -> crate::bridge::run::RunOutcome {
+    use crate::vocab::RunStatus;
+    path.truncate(usize::try_from(request.annotations.step_budget).unwrap_or(usize::MAX));
+    witness.entered(&path, Vec::new());
+    let (status, message) = match ended {
+        Ended::Failed(why) => (RunStatus::Failed, Some(why)),
+        Ended::Waiting => (RunStatus::Waiting, None),
+        Ended::Finished => match terminated.or_else(|| terminate_end(&request.process, &path)) {
+            Some(m) => (RunStatus::Terminated, Some(m)),
+            None => (RunStatus::Completed, None),
+        },
+    };
+    crate::bridge::run::RunOutcome {
+        status,
+        message,
+        variables,
+        steps: path.len() as u64,
+        path,
+    }
+}
+
 /// What to do with a hook's worker.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HookMove {

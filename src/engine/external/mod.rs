@@ -67,10 +67,8 @@ impl ExternalSettings {
         let url = engine_url(config, url, EngineKind::Mcp)?;
         let token = match &config.token_env {
             Some(var) => {
-                let value = std::env::var(&var.value).map_err(|_| SettingsError::Unset {
-                    setting: "`workflow_engine.token_env`",
-                    var: var.value.clone(),
-                })?;
+                let value = std::env::var(&var.value)
+                    .map_err(|_| SettingsError::NoToken(var.value.clone()))?;
                 Some(Secret::new(value.trim()))
             }
             None => None,

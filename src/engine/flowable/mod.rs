@@ -51,8 +51,8 @@ use self::augment::Augmented;
 use self::rest::{Activity, Client, Endpoint, Job, RestError};
 use super::external::{Prior, RunFailure as _, Witness, witnessed};
 use super::pull::{
-    self, Asker, HookMove, Instance, MultiTask, PullError, TaskAnswer, call, is_sync_join,
-    terminate_end, user_variables, visit_key,
+    self, Asker, Ended, HookMove, Instance, MultiTask, PullError, TaskAnswer, call, is_sync_join,
+    user_variables, visit_key,
 };
 use super::{
     EngineError, RunOutcome, RunRequest, SettingsError, WorkflowEngine, engine_block, engine_url,
@@ -65,7 +65,6 @@ use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
 use crate::secret::Secret;
 use crate::semantics::rewrite::{Element, GatewayTag, Role, Thrown, TimerOn};
-use crate::vocab::RunStatus;
 
 /// How the adapter reaches Flowable.
 #[derive(Debug, Clone)]
@@ -97,10 +96,7 @@ impl FlowableSettings {
             .map_or("FLOWABLE_PASSWORD", |v| v.value.as_str());
         let password = std::env::var(password_var).ok().map(Secret::new);
         if username.is_some() && password.is_none() {
-            return Err(SettingsError::Unset {
-                setting: "the Flowable password",
-                var: password_var.to_string(),
-            });
+            return Err(SettingsError::NoPassword(password_var.to_string()));
         }
         Ok(FlowableSettings {
             endpoint: Endpoint {
@@ -190,18 +186,6 @@ fn unreachable(url: &str, source: RestError) -> PullError {
         url: url.to_string(),
         source,
     }
-}
-
-/// How the instance ended, when cuga-flo ended it or saw it end.
-#[derive(Debug, Clone)]
-enum Ended {
-    /// Flowable finished it; `terminated` by a hook when set.
-    Finished { terminated: Option<String> },
-    /// cuga-flo failed it (and deleted the instance).
-    Failed(String),
-    /// The run parked (`run_waiting` journalled): the instance waits for a timer due later
-    /// than the run waits in-process, or for a message or signal from outside.
-    Waiting,
 }
 
 /// How a job is completed.
@@ -532,7 +516,7 @@ impl Run {
                 }
             }
             if let Some(why) = self.over_budget() {
-                return self.fail(PullError::Failed(why)).await;
+                return self.fail(why).await;
             }
             let jobs = match self
                 .client
@@ -565,9 +549,7 @@ impl Run {
                         continue;
                     }
                     Ok(Settled::Ended) => {
-                        return Ended::Finished {
-                            terminated: self.known().terminated.clone(),
-                        };
+                        return Ended::Finished;
                     }
                     Ok(Settled::Stuck(at)) if !at.is_empty() && self.all_joins(&at) => {
                         if let Err(why) = self.release(&at).await {
@@ -1027,15 +1009,8 @@ impl Run {
         Ended::Failed(why)
     }
 
-    fn over_budget(&self) -> Option<String> {
-        let known = self.known();
-        let budget = self.request.annotations.step_budget;
-        (known.path.len() as u64 > budget).then(|| {
-            format!(
-                "the step budget of {budget} node entries is spent: entering `{}` would exceed it",
-                known.path.get(budget as usize).cloned().unwrap_or_default()
-            )
-        })
+    fn over_budget(&self) -> Option<PullError> {
+        pull::over_budget(&self.known().path, self.request.annotations.step_budget)
     }
 
     /// Read the model's nodes entered so far from Flowable's history. A synchronising
@@ -1279,7 +1254,7 @@ impl Run {
         // the entry that spends the step budget: then it is not asked about.
         let activities = self.refresh_path().await?;
         if let Some(why) = self.over_budget() {
-            return Err(PullError::Failed(why));
+            return Err(why);
         }
         let key = self.key_of(&job, &activities);
         // A job inside an instance of a multi-instance sub-process sees that instance.
@@ -1837,11 +1812,10 @@ impl Run {
         {
             tracing::warn!("{e}");
         }
-        let mut path = self.known().path.clone();
-        // Flowable entered the node that spent the budget before cuga-flo saw it; the
-        // run failed instead of entering it, as on the native engine.
-        path.truncate(usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX));
-        self.witness.entered(&path, Vec::new());
+        let (path, terminated) = {
+            let known = self.known();
+            (known.path.clone(), known.terminated.clone())
+        };
         let variables = match self.client.final_variables(&self.instance).await {
             // The history keeps the variables of multi-instance tasks' instances too.
             Ok(vars) if !vars.is_empty() && self.has_multi() => {
@@ -1850,26 +1824,14 @@ impl Run {
             Ok(vars) if !vars.is_empty() => user_variables(vars),
             _ => self.witness.variables(),
         };
-        let (status, message) = match ended {
-            Ended::Finished {
-                terminated: Some(m),
-            } => (RunStatus::Terminated, Some(m)),
-            Ended::Finished { terminated: None } => {
-                match terminate_end(&self.request.process, &path) {
-                    Some(m) => (RunStatus::Terminated, Some(m)),
-                    None => (RunStatus::Completed, None),
-                }
-            }
-            Ended::Failed(why) => (RunStatus::Failed, Some(why)),
-            Ended::Waiting => (RunStatus::Waiting, None),
-        };
-        RunOutcome {
-            status,
-            message,
-            variables,
-            steps: path.len() as u64,
+        pull::outcome(
+            &self.witness,
+            &self.request,
             path,
-        }
+            variables,
+            ended,
+            terminated,
+        )
     }
 }
 

@@ -69,7 +69,7 @@ use serde_json::{Map, Value};
 use self::rest::{Client, Endpoint, RestError, WorkItem};
 use super::external::{Prior, RunFailure as _, Witness, witnessed};
 use super::pull::{
-    self, Asker, HookMove, MultiTask, PullError, TaskAnswer, call, is_sync_join, terminate_end,
+    self, Asker, Ended, HookMove, MultiTask, PullError, TaskAnswer, call, is_sync_join,
     user_variables, visit_key,
 };
 use super::{
@@ -82,7 +82,6 @@ use crate::journal::event::{CatchKind, InstanceVisit, ThrownKind};
 use crate::journal::{Event, EventSink};
 use crate::semantics::rewrite::{self, Element, Rewritten, Role, Thrown};
 use crate::semantics::topology::Topology;
-use crate::vocab::RunStatus;
 
 /// How the adapter reaches the service.
 #[derive(Debug, Clone)]
@@ -198,14 +197,6 @@ fn unreachable(url: &str, process: &str, source: RestError) -> PullError {
         url: url.to_string(),
         source,
     }
-}
-
-enum Ended {
-    Finished,
-    Failed(String),
-    /// Parked (`run_waiting` journalled): the instance waits for a timer cuga-flo fires
-    /// or a delivery from outside, and is kept.
-    Waiting,
 }
 
 /// A wait of the instance that cuga-flo delivers to and has journalled: a timer it fires
@@ -600,7 +591,7 @@ impl Run {
                 return Ended::Finished;
             }
             if let Some(why) = self.over_budget() {
-                return self.fail(PullError::Failed(why)).await;
+                return self.fail(why).await;
             }
             let items = match self.client.waiting(&self.process, &self.instance).await {
                 Ok(items) => items,
@@ -643,16 +634,8 @@ impl Run {
     }
 
     /// Why the path so far spends more than the step budget, if it does.
-    fn over_budget(&self) -> Option<String> {
-        let budget = self.request.annotations.step_budget;
-        let known = self.known();
-        (known.path.len() as u64 > budget).then(|| {
-            format!(
-                "the step budget of {budget} node entries is spent: entering `{}` would \
-                 exceed it",
-                known.path.get(budget as usize).cloned().unwrap_or_default()
-            )
-        })
+    fn over_budget(&self) -> Option<PullError> {
+        pull::over_budget(&self.known().path, self.request.annotations.step_budget)
     }
 
     async fn fail(&self, why: PullError) -> Ended {
@@ -925,7 +908,7 @@ impl Run {
                 self.refresh().await?;
                 path = self.known().path.clone();
                 if let Some(why) = self.over_budget() {
-                    return Err(PullError::Failed(why));
+                    return Err(why);
                 }
             }
         }
@@ -1407,32 +1390,26 @@ impl Run {
 
     async fn finish(&self, ended: Ended) -> RunOutcome {
         let _ = self.refresh().await;
-        let mut path = self.known().path.clone();
-        path.truncate(usize::try_from(self.request.annotations.step_budget).unwrap_or(usize::MAX));
-        self.witness.entered(&path, Vec::new());
-        let last = self.known().last.clone();
-        let variables = match last.as_ref().and_then(|t| t.variables.clone()) {
+        let (path, last, terminated) = {
+            let known = self.known();
+            (
+                known.path.clone(),
+                known.last.clone(),
+                known.terminated.clone(),
+            )
+        };
+        let variables = match last.and_then(|t| t.variables) {
             Some(vars) => user_variables(vars),
             None => self.witness.variables(),
         };
-        let (status, message) = match ended {
-            Ended::Failed(why) => (RunStatus::Failed, Some(why)),
-            Ended::Waiting => (RunStatus::Waiting, None),
-            Ended::Finished => match self.known().terminated.clone() {
-                Some(m) => (RunStatus::Terminated, Some(m)),
-                None => match terminate_end(&self.request.process, &path) {
-                    Some(m) => (RunStatus::Terminated, Some(m)),
-                    None => (RunStatus::Completed, None),
-                },
-            },
-        };
-        RunOutcome {
-            status,
-            message,
-            variables,
-            steps: path.len() as u64,
+        pull::outcome(
+            &self.witness,
+            &self.request,
             path,
-        }
+            variables,
+            ended,
+            terminated,
+        )
     }
 }
 
