@@ -2110,7 +2110,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__test)
-            opts="-j -v -q -h --junit --json --engine --model --jobs --run-dir --apps-dir --color --verbose --quiet --help"
+            opts="-j -v -q -h --junit --json --engine --model --jobs --run-dir --durability --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2134,6 +2134,10 @@ _cuga__flo() {
                     ;;
                 --run-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --durability)
+                    COMPREPLY=($(compgen -W "strict batch off" -- "${cur}"))
                     return 0
                     ;;
                 --apps-dir)

@@ -184,6 +184,9 @@ kogito\t''
 mcp\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s j -l jobs -d 'How many scenarios run at once [default: the number of cores]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
+batch\t'one fsync per step, before the step is shown'
+off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -192,7 +195,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l json -d 'One 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l model -d 'Let the apps\' models answer what a scenario leaves open (by default a scenario runs without a model: its answers and the policy rules decide)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s q -l quiet -d 'Only errors on stderr'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s h -l help -d 'Print help'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list show replay resume pending answer cancel message signal verify export report help" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''

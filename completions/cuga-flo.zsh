@@ -266,6 +266,9 @@ _arguments "${_arguments_options[@]}" : \
 '-j+[How many scenarios run at once \[default\: the number of cores\]]:N:_default' \
 '--jobs=[How many scenarios run at once \[default\: the number of cores\]]:N:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
+batch\:"one fsync per step, before the step is shown"
+off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[One JSON object per scenario, then a summary object (JSON lines)]' \
@@ -274,8 +277,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 '*::targets -- Apps (every scenario of each) or `APP\:SCENARIO`; every app when none is given:_default' \
 && ret=0
 ;;

@@ -15,6 +15,7 @@ use crate::journal::FlowState;
 use crate::journal::store::DEFAULT_BASE;
 use crate::run::launch::{Ended, Ran, RunFailed, launch, never_started};
 use crate::run::plan::{self, PlanError, RunPlan, RunSpec, server_help};
+use crate::run::scenario::check;
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
 use crate::vocab::RunStatus;
 
@@ -300,33 +301,25 @@ pub fn run_spec(
             Outcome::Waiting
         }
     };
-    let expect = scenario.as_ref().and_then(|s| s.expect.as_ref());
-    if expect.is_some() && not_run {
-        // Nothing ran: the expectations say nothing about the process.
-        let name = scenario
-            .as_ref()
-            .map(|s| s.name.as_str())
-            .unwrap_or_default();
+    let checked = scenario
+        .as_ref()
+        .and_then(|s| check(s, result.status, &result.path, &result.variables));
+    if let Some(checked) = checked {
+        let name = &checked.scenario;
         if json {
-            let line = serde_json::json!({"event": "scenario_checked", "scenario": name, "met": false, "never_started": true, "mismatches": []});
+            let mut line = serde_json::json!({"event": "scenario_checked", "scenario": name, "met": checked.met});
+            if checked.never_started {
+                line["never_started"] = true.into();
+            }
+            line["mismatches"] = checked.mismatches.clone().into();
             outln!("{line}");
-        } else {
+        } else if checked.never_started {
+            // Nothing ran: the expectations say nothing about the process.
             outln!(
                 "{} scenario `{name}`: not checked, the run never started",
                 style.red("✗")
             );
-        }
-        outcome = Outcome::Failed;
-    } else if let Some(expect) = expect {
-        let misses = expect.mismatches(Some(result.status), &result.path, &result.variables);
-        let name = scenario
-            .as_ref()
-            .map(|s| s.name.as_str())
-            .unwrap_or_default();
-        if json {
-            let line = serde_json::json!({"event": "scenario_checked", "scenario": name, "met": misses.is_empty(), "mismatches": misses});
-            outln!("{line}");
-        } else if misses.is_empty() {
+        } else if checked.met {
             outln!(
                 "{} scenario `{name}`: every expectation met",
                 style.green("✓")
@@ -335,15 +328,15 @@ pub fn run_spec(
             outln!(
                 "{} scenario `{name}`: {} expectation(s) not met",
                 style.red("✗"),
-                misses.len()
+                checked.mismatches.len()
             );
-            for m in &misses {
+            for m in &checked.mismatches {
                 outln!("    {m}");
             }
         }
         // A scenario says how its run should end: met, it succeeds whatever that end is
         // (a scenario expecting `terminated` passes when the run terminates).
-        outcome = match (misses.is_empty(), outcome) {
+        outcome = match (checked.met, outcome) {
             (false, _) => Outcome::Failed,
             (true, Outcome::Waiting) => Outcome::Waiting,
             (true, _) => Outcome::Ok,

@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -20,8 +19,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::app::registry::AppRef;
-use crate::app::{load_app, scenario};
+use crate::app::{EngineKind, load_app, scenario};
 use crate::diag::did_you_mean;
+use crate::run::plan::RunSpec;
 
 use super::start::EngineChoice;
 use super::target::{Target, all_apps, resolve};
@@ -60,7 +60,7 @@ pub struct TestArgs {
     pub jobs: Option<usize>,
 
     #[command(flatten)]
-    pub runs: super::RunDir,
+    pub journal: super::JournalArgs,
 }
 
 /// One scenario to run.
@@ -110,15 +110,23 @@ pub fn run(cli: &Cli, args: &TestArgs, style: Style) -> Result<Outcome, UsageErr
         }
         return Ok(Outcome::Ok);
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| UsageError::new(format!("cannot find the cuga-flo executable: {e}")))?;
+    // A remote agent a scenario serves takes a bearer token: a fresh one for this
+    // process, unless the environment gives one.
+    for case in &cases {
+        for var in crate::run::ready::served_token_vars(&case.app, &case.scenario) {
+            if std::env::var_os(&var).is_none_or(|v| v.is_empty()) {
+                // SAFETY: no other thread runs yet (the scenarios' threads and runtimes
+                // start below), so nothing reads the environment meanwhile.
+                unsafe { std::env::set_var(&var, crate::a2a::new_id()) };
+            }
+        }
+    }
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .clamp(1, cases.len());
     let started = Instant::now();
     let runner = Runner {
-        exe: &exe,
         apps_dir: &cli.apps_dir,
         args,
         servers: Mutex::default(),
@@ -236,7 +244,6 @@ fn select(cli: &Cli, args: &TestArgs) -> Result<Vec<Case>, UsageError> {
 }
 
 struct Runner<'a> {
-    exe: &'a Path,
     apps_dir: &'a Path,
     args: &'a TestArgs,
     /// Per app folder: why its server cannot be used (checked once per app).
@@ -282,102 +289,43 @@ impl Runner<'_> {
             result.reason = Some(why);
             return result;
         }
-        let mut cmd = Command::new(self.exe);
-        cmd.arg("--apps-dir")
-            .arg(self.apps_dir)
-            .args(["--color", "never", "start"])
-            .arg(&case.app.dir)
-            .arg("--scenario")
-            .arg(&case.scenario)
-            .args(["--json", "--detach"])
-            .arg("--run-dir")
-            .arg(&self.args.runs.run_dir)
-            .stdin(Stdio::null());
-        if !self.args.model {
-            cmd.arg("--no-model");
-        }
-        if let Some(engine) = self.args.engine {
-            cmd.arg("--engine").arg(engine_name(engine));
-        }
-        for var in crate::run::ready::served_token_vars(&case.app, &case.scenario) {
-            // A remote agent the scenario serves takes a bearer token: a fresh one for
-            // this scenario's process only, unless the environment gives one.
-            if std::env::var_os(&var).is_none_or(|v| v.is_empty()) {
-                cmd.env(var, crate::a2a::new_id());
-            }
-        }
-        let output = cmd.output();
+        let mut spec = RunSpec::new(
+            case.app.clone(),
+            case.app.dir.display().to_string(),
+            self.apps_dir.to_path_buf(),
+            self.args.journal.run_dir.clone(),
+        );
+        spec.durability = self.args.journal.durability;
+        spec.scenario = Some(case.scenario.clone());
+        spec.no_model = !self.args.model;
+        spec.engine = self.args.engine.map(EngineKind::from);
+        // Nobody answers at the terminal: a question for a person parks the run.
+        spec.detach = true;
+        let ran = crate::run::scenario::run_scenario(spec);
         result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let output = match output {
-            Ok(o) => o,
-            Err(e) => {
-                result.reason = Some(format!("cannot run cuga-flo: {e}"));
-                return result;
-            }
-        };
-        let mut checked = None;
-        for line in String::from_utf8_lossy(&output.stdout).lines() {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
-            match v.get("event").and_then(Value::as_str) {
-                Some("run_started") => {
-                    result.run_id = v.get("run_id").and_then(Value::as_str).map(str::to_owned)
-                }
-                Some("run_finished") => {
-                    result.status = v.get("status").and_then(Value::as_str).map(str::to_owned)
-                }
-                Some("run_waiting") => result.status = Some("waiting".to_owned()),
-                Some("scenario_checked") => checked = Some(v),
-                _ => {}
-            }
-        }
-        match checked {
-            Some(v) => {
-                result.mismatches = v
-                    .get("mismatches")
-                    .and_then(Value::as_array)
-                    .map(|m| {
-                        m.iter()
-                            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let met = v.get("met").and_then(Value::as_bool) == Some(true);
-                result.outcome = if met {
+        result.run_id = ran.run_id;
+        result.status = ran.status.map(|s| s.as_str().to_owned());
+        match ran.checked {
+            Some(checked) if !checked.never_started => {
+                result.outcome = if checked.met {
                     Verdict::Passed
                 } else {
                     Verdict::Failed
                 };
-                if !met && result.mismatches.is_empty() {
+                result.mismatches = checked.mismatches;
+                if !checked.met && result.mismatches.is_empty() {
                     result.reason = Some("the expectations were not met".to_owned());
                 }
             }
-            None => {
-                // The run never got to its check: say what stopped it (its first error).
-                let stderr = String::from_utf8_lossy(&output.stderr);
-                let why = stderr
-                    .lines()
-                    .find(|l| l.trim_start().starts_with("error"))
-                    .or_else(|| stderr.lines().find(|l| !l.trim().is_empty()))
-                    .map(|l| l.trim().trim_start_matches("error:").trim().to_owned())
-                    .unwrap_or_else(|| match output.status.code() {
-                        Some(code) => format!("cuga-flo start exited with {code}"),
-                        None => "cuga-flo start was killed".to_owned(),
-                    });
-                result.reason = Some(why);
+            // The run never got to its check: say what stopped it.
+            _ => {
+                result.reason = Some(ran.failure.unwrap_or_else(|| match result.status {
+                    Some(_) => "the scenario expects nothing to check".to_owned(),
+                    None => "the run did not end".to_owned(),
+                }));
             }
         }
         result
-    }
-}
-
-fn engine_name(engine: EngineChoice) -> &'static str {
-    match engine {
-        EngineChoice::Native => "native",
-        EngineChoice::Flowable => "flowable",
-        EngineChoice::Kogito => "kogito",
-        EngineChoice::Mcp => "mcp",
     }
 }
 

@@ -3,9 +3,8 @@
 //! which only parses arguments and prints.
 //!
 //! - [`chain`]: the reasoner chain an app's harness asks (policy rules, answers given in
-//!   advance, a model, a person, park), the registered flow of a loaded app and the
-//!   `register_flow` loader, the journal sink that labels a run, and the answers given
-//!   with `runs answer` that a resumed run applies;
+//!   advance, a model, a person, park), the journal sink that labels a run, and the
+//!   answers given with `runs answer` that a resumed run applies;
 //! - [`lookup`]: finding a journalled run by a fragment of its id, its records, its app;
 //! - [`plan`]: a run planned once ([`plan::RunSpec`] → [`plan::RunPlan`]): the checked
 //!   app, its engine, its reasoner chain, its initial variables typed against the app;
@@ -13,12 +12,14 @@
 //! - [`describe`]: what a person sees before a run: an app's control points, who
 //!   decides there, its guarantees;
 //! - [`ready`]: whether an app can run here now (its engine's server, its tools);
+//! - [`scenario`]: a scenario's run and its verdict (`start --scenario`, `test`);
 //! - [`children`]: the child runs of call activities, whichever host runs the parent;
 //! - [`answer`]: a person's answer to a parked run's open question, checked and
 //!   journalled (`runs answer`);
 //! - [`parked`]: which parked runs can go on, reopening one, deadlines answered by
 //!   their `on_timeout`;
-//! - [`host`]: the run host of a server: the journals of the runs its clients start,
+//! - [`host`]: the run host of a server: the registered flow of a loaded app and the
+//!   `register_flow` loader, the journals of the runs its clients start,
 //!   parked runs held until they can go on and resumed in-process, runs left parked by
 //!   a server now gone taken over;
 //! - [`resume`]: a parked run's continuation planned from its journal;
@@ -40,5 +41,6 @@ pub mod plan;
 pub mod ready;
 pub mod replay;
 pub mod resume;
+pub mod scenario;
 
 pub use crate::diag::Help;

@@ -1,0 +1,145 @@
+//! A scenario's run and its verdict: whether the run ended as the scenario expects
+//! (`start --scenario` prints it after the run; `test` runs every scenario here, in this
+//! process, and reports each).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::launch::{Ended, launch, never_started};
+use super::plan::{PlanError, RunPlan, RunSpec};
+use crate::app::scenario::Scenario;
+use crate::journal::{FlowState, Record};
+use crate::vocab::RunStatus;
+
+/// A scenario's expectations checked against its run's end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    pub scenario: String,
+    /// Every expectation holds (and the run started).
+    pub met: bool,
+    /// The run never started (it failed before entering any node): the expectations say
+    /// nothing about the process, and are not met.
+    pub never_started: bool,
+    /// What differs, one line each.
+    pub mismatches: Vec<String>,
+}
+
+/// `scenario`'s expectations checked against a run that ended with `status` at `path`
+/// with `variables`; `None` when the scenario expects nothing.
+pub fn check(
+    scenario: &Scenario,
+    status: RunStatus,
+    path: &[String],
+    variables: &Map<String, Value>,
+) -> Option<Checked> {
+    let expect = scenario.expect.as_ref()?;
+    let never = never_started(status, path);
+    let mismatches = if never {
+        Vec::new()
+    } else {
+        expect.mismatches(Some(status), path, variables)
+    };
+    Some(Checked {
+        scenario: scenario.name.clone(),
+        met: !never && mismatches.is_empty(),
+        never_started: never,
+        mismatches,
+    })
+}
+
+/// How a scenario's run went.
+#[derive(Debug, Clone)]
+pub struct ScenarioRun {
+    /// The run, when it was journalled.
+    pub run_id: Option<String>,
+    /// How it ended (`None`: it could not run, or did not end).
+    pub status: Option<RunStatus>,
+    /// Its expectations checked (`None`: it could not run, or the scenario expects
+    /// nothing).
+    pub checked: Option<Checked>,
+    /// Why it could not run or complete (its plan was refused, its engine failed), or
+    /// why it never started.
+    pub failure: Option<String>,
+}
+
+/// Run `spec` (a scenario's run, asking nobody at the terminal) on a runtime of its own,
+/// shown to nobody; its verdict.
+pub fn run_scenario(spec: RunSpec) -> ScenarioRun {
+    let mut result = ScenarioRun {
+        run_id: None,
+        status: None,
+        checked: None,
+        failure: None,
+    };
+    // Two threads, as a served sibling agent answers while the run waits for it.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            result.failure = Some(format!("cannot start the async runtime: {e}"));
+            return result;
+        }
+    };
+    let said = |e: &PlanError| {
+        let text = crate::diag::chain(e);
+        match crate::diag::Help::help(e) {
+            Some(help) => format!("{text} ({help})"),
+            None => text,
+        }
+    };
+    let mut plan = match RunPlan::resolve(spec, None, &runtime) {
+        Ok(plan) => plan,
+        Err(e) => {
+            result.failure = Some(said(&e));
+            return result;
+        }
+    };
+    let served = plan.served.take();
+    let scenario = plan.scenario.clone();
+    let ended = runtime.block_on(launch(plan, Arc::new(Quiet), std::future::pending()));
+    if let Some(served) = served {
+        runtime.block_on(served.stop());
+    }
+    runtime.shutdown_background();
+    let ran = match ended {
+        Ok(Ended::Ran(ran)) => ran,
+        // Never stopped: nothing sends it a signal.
+        Ok(Ended::Interrupted { run_id, .. }) => {
+            result.run_id = Some(run_id);
+            result.failure = Some("the run was interrupted".into());
+            return result;
+        }
+        Err(e) => {
+            result.failure = Some(said(&e));
+            return result;
+        }
+    };
+    result.run_id = Some(ran.run_id.clone());
+    let outcome = match ran.outcome {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            result.failure = Some(e.to_string());
+            return result;
+        }
+    };
+    result.status = Some(outcome.status);
+    if never_started(outcome.status, &outcome.path) {
+        result.failure = outcome.message.clone();
+    }
+    result.checked = scenario
+        .as_ref()
+        .and_then(|s| check(s, outcome.status, &outcome.path, &outcome.variables));
+    result
+}
+
+/// A run shown to nobody.
+struct Quiet;
+
+impl crate::view::View for Quiet {
+    fn record(&self, _record: &Record) {}
+    fn finish(&self, _state: &FlowState) {}
+}
