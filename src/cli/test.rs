@@ -301,7 +301,16 @@ impl Runner<'_> {
         spec.engine = self.args.engine.map(EngineKind::from);
         // Nobody answers at the terminal: a question for a person parks the run.
         spec.detach = true;
-        let ran = crate::run::scenario::run_scenario(spec);
+        // A run that panics fails its scenario, not the others.
+        let ran = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::run::scenario::run_scenario(spec)
+        })) {
+            Ok(ran) => ran,
+            Err(_) => {
+                result.reason = Some("cuga-flo panicked running it (see above)".to_owned());
+                return result;
+            }
+        };
         result.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         result.run_id = ran.run_id;
         result.status = ran.status.map(|s| s.as_str().to_owned());
