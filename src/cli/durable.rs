@@ -289,11 +289,8 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
     }
 }
 
-/// Resume the runs `ids`, up to `concurrency` at once, each on a thread of its own. A run
-/// is resumed by exactly one process: the thread that takes it opens its journal (taking
-/// the run's lock, or leaving a run another process holds to it) and resumes it only if
-/// it can still go on, since another worker may have resumed it between the look that
-/// listed it and the lock. What `worker` and `runs resume --due` resume runs with.
+/// Resume the runs `ids` that can go on ([`crate::run::parked::take_each`]), each shown
+/// as `runs resume` shows it; the most serious of their outcomes.
 fn resume_concurrently(
     cli: &Cli,
     opts: &ResumeOptions,
@@ -302,66 +299,37 @@ fn resume_concurrently(
     stop: &std::sync::atomic::AtomicBool,
     style: Style,
 ) -> Batch {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let queue = std::sync::Mutex::new(std::collections::VecDeque::from(ids));
-    let interrupted = AtomicBool::new(false);
-    let resumed = AtomicUsize::new(0);
     let worst = std::sync::Mutex::new(Outcome::Ok);
-    let outcome = |o: Outcome| {
-        let mut worst = worst.lock().unwrap_or_else(|e| e.into_inner());
-        *worst = worse(*worst, o);
-    };
-    let next = || {
-        if stop.load(Ordering::SeqCst) || interrupted.load(Ordering::SeqCst) {
-            return None;
-        }
-        queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
-    };
-    let resume_one = |(id, from_graph): (String, bool)| {
-        let Some((journal, records, repaired)) = reopen_due(opts, &id) else {
-            return;
-        };
-        let state = FlowState::fold(records.iter());
-        // Listed before its lock was taken: another worker may have resumed it since.
-        let goes_on = if from_graph {
-            state.status.is_none()
-                && state.waiting.is_some()
-                && state.open_questions.values().any(|q| q.approval.is_some())
-        } else {
-            crate::run::parked::can_go_on(&opts.journal.run_dir, &state, crate::clock::now_ms())
-        };
-        if !goes_on {
-            tracing::info!("run {id}: resumed by another worker since it was due; left");
-            return;
-        }
-        resumed.fetch_add(1, Ordering::SeqCst);
-        match resume_open(cli, opts, id.clone(), journal, records, repaired, style) {
-            Ok(Outcome::Interrupted) => {
-                interrupted.store(true, Ordering::SeqCst);
-                outcome(Outcome::Interrupted);
-            }
-            Ok(o) => outcome(o),
-            Err(e) => {
+    let taken = crate::run::parked::take_each(
+        &opts.journal.run_dir,
+        opts.journal.durability,
+        ids,
+        concurrency,
+        stop,
+        |run| {
+            let id = run.id.clone();
+            let o = resume_open(
+                cli,
+                opts,
+                run.id,
+                run.journal,
+                run.records,
+                run.repaired,
+                style,
+            )
+            .unwrap_or_else(|e| {
                 tracing::warn!("run {id}: {}", e.message);
-                outcome(Outcome::Failed);
-            }
-        }
-    };
-    let threads = concurrency
-        .max(1)
-        .min(queue.lock().map_or(1, |q| q.len().max(1)));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                while let Some(run) = next() {
-                    resume_one(run);
-                }
+                Outcome::Failed
             });
-        }
-    });
+            let mut worst = worst.lock().unwrap_or_else(|e| e.into_inner());
+            *worst = worse(*worst, o);
+            // Ctrl-C or SIGTERM parked the run in hand: take no more.
+            o != Outcome::Interrupted
+        },
+    );
     Batch {
-        stopped: interrupted.load(Ordering::SeqCst) || stop.load(Ordering::SeqCst),
-        resumed: resumed.load(Ordering::SeqCst),
+        stopped: taken.stopped,
+        resumed: taken.resumed,
         worst: worst.into_inner().unwrap_or_else(|e| e.into_inner()),
     }
 }
@@ -406,13 +374,6 @@ pub(super) fn worse(a: Outcome, b: Outcome) -> Outcome {
         Outcome::Usage => 4,
     };
     if rank(&b) > rank(&a) { b } else { a }
-}
-
-/// Open a due run's journal, or leave the run (logged) when another process holds it.
-fn reopen_due(opts: &ResumeOptions, id: &str) -> Option<(Journal, Vec<Record>, Option<String>)> {
-    crate::run::parked::reopen(&opts.journal.run_dir, id, opts.journal.durability)
-        .inspect_err(|e| tracing::info!("run {id}: {}", e))
-        .ok()
 }
 
 /// What `opts` resumes runs with.

@@ -16,8 +16,8 @@
 //! - [`children`]: the child runs of call activities, whichever host runs the parent;
 //! - [`answer`]: a person's answer to a parked run's open question, checked and
 //!   journalled (`runs answer`);
-//! - [`parked`]: which parked runs can go on, reopening one, deadlines answered by
-//!   their `on_timeout`;
+//! - [`parked`]: which parked runs can go on, reopening one, taking each due run for
+//!   exactly one process (the worker's), deadlines answered by their `on_timeout`;
 //! - [`host`]: the run host of a server: the registered flow of a loaded app and the
 //!   `register_flow` loader, the journals of the runs its clients start,
 //!   parked runs held until they can go on and resumed in-process, runs left parked by

@@ -129,6 +129,102 @@ pub fn reopen(
     Ok((journal, reopened.records, repaired))
 }
 
+/// A parked run taken to be resumed here: its journal open (its lock held), its records,
+/// and what reopening it repaired.
+pub struct Taken {
+    pub id: String,
+    pub journal: Journal,
+    pub records: Vec<Record>,
+    pub repaired: Option<String>,
+}
+
+/// What taking runs did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TakenAll {
+    /// How many runs were handed over to be resumed.
+    pub resumed: usize,
+    /// Taking stopped early (`stop` was set, or a resume asked to stop): the runs not taken
+    /// yet are left for the next look.
+    pub stopped: bool,
+}
+
+/// Take each run of `ids` (each with how it was found: `true` when an approver's decision
+/// in its graph lets it go on, else due) that can still go on, up to `concurrency` at once,
+/// each on a thread of its own, and hand it to `resume`, which says whether to go on taking.
+/// A run is taken by exactly one process: its journal is opened under its lock (a run
+/// another process holds is left to it) and looked at again, since another worker may
+/// have resumed it between the look that listed it and the lock. What `worker` and `runs
+/// resume --due` resume runs with.
+pub fn take_each<F>(
+    base: &Path,
+    durability: Durability,
+    ids: Vec<(String, bool)>,
+    concurrency: usize,
+    stop: &std::sync::atomic::AtomicBool,
+    resume: F,
+) -> TakenAll
+where
+    F: Fn(Taken) -> bool + Sync,
+{
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let queue = std::sync::Mutex::new(std::collections::VecDeque::from(ids));
+    let stopped = AtomicBool::new(false);
+    let resumed = AtomicUsize::new(0);
+    let next = || {
+        if stop.load(Ordering::SeqCst) || stopped.load(Ordering::SeqCst) {
+            return None;
+        }
+        queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
+    };
+    let take_one = |(id, from_graph): (String, bool)| {
+        let (journal, records, repaired) = match reopen(base, &id, durability) {
+            Ok(open) => open,
+            Err(e) => {
+                tracing::info!("run {id}: {e}");
+                return;
+            }
+        };
+        let state = FlowState::fold(records.iter());
+        let goes_on = if from_graph {
+            state.status.is_none()
+                && state.waiting.is_some()
+                && state.open_questions.values().any(|q| q.approval.is_some())
+        } else {
+            can_go_on(base, &state, crate::clock::now_ms())
+        };
+        if !goes_on {
+            tracing::info!("run {id}: resumed by another worker since it was due; left");
+            return;
+        }
+        resumed.fetch_add(1, Ordering::SeqCst);
+        let taken = Taken {
+            id,
+            journal,
+            records,
+            repaired,
+        };
+        if !resume(taken) {
+            stopped.store(true, Ordering::SeqCst);
+        }
+    };
+    let threads = concurrency
+        .max(1)
+        .min(queue.lock().map_or(1, |q| q.len().max(1)));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while let Some(run) = next() {
+                    take_one(run);
+                }
+            });
+        }
+    });
+    TakenAll {
+        resumed: resumed.load(Ordering::SeqCst),
+        stopped: stopped.load(Ordering::SeqCst) || stop.load(Ordering::SeqCst),
+    }
+}
+
 /// Questions of a run in `state` whose deadline has passed are answered with their
 /// `on_timeout` (checked as any answer, journalled as decided by `timeout`) before the run
 /// resumes; the records journalled.
