@@ -685,6 +685,9 @@ fn initial_variables(
         }
     };
     if let (Some(s), Some(name)) = (scenario, &spec.scenario) {
+        for (input, value) in &s.inputs {
+            check_input(config, &format!("scenario `{name}`: input"), input, value)?;
+        }
         let source = format!("from scenario `{name}`'s inputs");
         inputs(&mut vars, &mut untrusted, s.inputs.clone(), &source);
     }
@@ -705,7 +708,12 @@ fn initial_variables(
                 .map_err(|e| PlanError::new(format!("cannot read {input}: {e}")))?
         };
         match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(map)) => inputs(&mut vars, &mut untrusted, map, "from --input"),
+            Ok(Value::Object(map)) => {
+                for (name, value) in &map {
+                    check_input(config, &format!("--input {input}:"), name, value)?;
+                }
+                inputs(&mut vars, &mut untrusted, map, "from --input")
+            }
             Ok(_) => {
                 return Err(PlanError::new(format!(
                     "{input}: the input must be a JSON object"
@@ -732,23 +740,74 @@ fn initial_variables(
             )));
         }
         let declared = config.variable(name).map(|v| &v.default);
-        if declared.is_none()
-            && let Some(close) = crate::diag::did_you_mean(
-                name,
-                config.variables.iter().map(|v| v.name.value.as_str()),
-            )
-        {
-            // A typo would set a variable nothing reads while the real one keeps its default.
-            return Err(PlanError::new(format!(
-                "--var {name}: the app declares no variable `{name}`"
-            ))
-            .with_help(format!("did you mean `{close}`?")));
+        if declared.is_none() {
+            return Err(undeclared(config, &format!("--var {name}:"), name));
         }
         let value = typed_value(name, raw, declared)?;
         let value = Map::from_iter([(name.to_string(), value)]);
         inputs(&mut vars, &mut untrusted, value, "from --var");
     }
     Ok((vars, known.then_some(untrusted)))
+}
+
+/// An input `name` = `value` (from `source`) checked against the app's variables: it
+/// must be declared (an undeclared one would set a variable nothing reads while the real
+/// one keeps its default), and of the declared variable's kind.
+fn check_input(
+    config: &crate::app::FlowConfig,
+    source: &str,
+    name: &str,
+    value: &Value,
+) -> Result<(), PlanError> {
+    if config.variable(name).is_none() {
+        return Err(undeclared(config, source, name));
+    }
+    match config.declared_kind(name) {
+        Some(kind) if !kind.admits(value) => Err(PlanError::new(format!(
+            "{source} `{name}` is {}, not {}",
+            kind.described(),
+            json_kind(value)
+        ))
+        .with_help(format!(
+            "its default under `variables:` in {} says what it holds",
+            config.source.path().display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Why input `name` (from `source`) is refused: the app declares no such variable.
+fn undeclared(config: &crate::app::FlowConfig, source: &str, name: &str) -> PlanError {
+    let declared: Vec<&str> = config
+        .variables
+        .iter()
+        .map(|v| v.name.value.as_str())
+        .collect();
+    let error = PlanError::new(format!("{source} the app declares no variable `{name}`"));
+    match crate::diag::did_you_mean(name, declared.iter().copied()) {
+        Some(close) => error.with_help(format!("did you mean `{close}`?")),
+        None if declared.is_empty() => error.with_help(format!(
+            "the app declares no variables: declare it under `variables:` in {}",
+            config.source.path().display()
+        )),
+        None => error.with_help(format!(
+            "its variables: {}; declare another under `variables:` in {}",
+            crate::diag::name_list(&declared, 12),
+            config.source.path().display()
+        )),
+    }
+}
+
+/// "a string", "null", ... for messages.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// A `--var` value, typed by the variable's declared default.

@@ -826,6 +826,46 @@ fn cases() -> Vec<Case> {
             setup: |_| start(&["--scenario", "standard", "--var", "total_amont=1"]),
         },
         Case {
+            name: "--var of a variable the app does not declare at all",
+            exit: 2,
+            loc: None,
+            says: "declares no variable `nosuch`",
+            setup: |_| start(&["--scenario", "standard", "--var", "nosuch=1"]),
+        },
+        Case {
+            name: "--input of a value of the wrong type",
+            exit: 2,
+            loc: None,
+            says: "`total_amount` is a number, not a string",
+            setup: |w| {
+                w.write("in.json", "{\"total_amount\": \"abc\"}");
+                start(&["--scenario", "standard", "--input", &w.p("in.json")])
+            },
+        },
+        Case {
+            name: "--input of an undeclared variable",
+            exit: 2,
+            loc: None,
+            says: "did you mean `order_id`?",
+            setup: |w| {
+                w.write("in.json", "{\"order_idd\": \"o-1\"}");
+                start(&["--scenario", "standard", "--input", &w.p("in.json")])
+            },
+        },
+        Case {
+            name: "scenario input of the wrong type",
+            exit: 2,
+            loc: None,
+            says: "input `items` is a list, not a string",
+            setup: |w| {
+                w.write(
+                    "apps/receive_order/scenarios/bad.yaml",
+                    "inputs: {items: \"three\"}\n",
+                );
+                start(&["--scenario", "bad"])
+            },
+        },
+        Case {
             name: "--var without a name",
             exit: 2,
             loc: None,
