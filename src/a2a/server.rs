@@ -95,6 +95,14 @@ pub struct Incoming {
 }
 
 /// Does the work of the tasks the server is sent.
+/// No room for another task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("too many tasks going ({going}, at most {max}): wait for one to end or cancel one")]
+pub struct Busy {
+    going: usize,
+    max: usize,
+}
+
 pub trait Executor: Send + Sync + 'static {
     /// A new task for agent `slug`, whose first message is `first`: start working on it
     /// (in the background) and report through `task`. An `Err` fails the task at once.
@@ -370,7 +378,7 @@ impl Shared {
     }
 
     /// A new task, or why there is no room for one.
-    fn new_task(&self, slug: &str, context_id: Option<String>) -> Result<Arc<TaskEntry>, String> {
+    fn new_task(&self, slug: &str, context_id: Option<String>) -> Result<Arc<TaskEntry>, Busy> {
         let mut tasks = lock(&self.tasks);
         let retain = self.limits.retain;
         tasks.retain(|_, t| {
@@ -383,10 +391,10 @@ impl Shared {
             .filter(|t| !lock(&t.data).state.is_terminal())
             .count();
         if going >= self.limits.max_tasks {
-            return Err(format!(
-                "too many tasks going ({going}, at most {}): wait for one to end or cancel one",
-                self.limits.max_tasks
-            ));
+            return Err(Busy {
+                going,
+                max: self.limits.max_tasks,
+            });
         }
         let id = new_id();
         let entry = Arc::new(TaskEntry::new(id.clone(), slug, context_id));
@@ -830,7 +838,7 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
                 .map(str::to_string);
             let entry = s
                 .new_task(slug, context)
-                .map_err(|e| (code::SERVER_BUSY, e))?;
+                .map_err(|e| (code::SERVER_BUSY, e.to_string()))?;
             let user = user(&entry);
             lock(&entry.data).remember(user);
             let watch = streaming.then(|| Watch::of(&entry));

@@ -55,8 +55,11 @@ pub struct ChildOutcome {
 pub trait ChildRuns: Send + Sync {
     /// Run (or resume, or read the end of) the child run of `call`. `Err`: the child
     /// could not be run at all (an unknown process, a journal that cannot be written).
-    fn run_child(&self, call: ChildCall) -> BoxFuture<'static, Result<ChildOutcome, String>>;
+    fn run_child(&self, call: ChildCall) -> BoxFuture<'static, Result<ChildOutcome, ChildError>>;
 }
+
+/// Why a child run could not be run at all, its causes kept (the host's own error).
+pub type ChildError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The id of the child run a call with idempotency key `key` starts: `<run>.<call
 /// activity>.<visit>` (the key's `:` become `.`; a run id allows letters, digits, `-`,

@@ -17,6 +17,11 @@ pub enum StoreError {
     Unavailable,
 }
 
+/// Where the graph build keeps its store's error.
+pub mod store {
+    pub use super::StoreError;
+}
+
 pub mod abox {
     use super::StoreError;
     use crate::journal::Record;

@@ -26,7 +26,6 @@ use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
@@ -180,17 +179,6 @@ impl HttpBridge {
         }
         clean
     }
-}
-
-/// An MCP client session with the server at `url` (streamable HTTP), sending the token
-/// as a bearer token when there is one. `connect_timeout` bounds each TCP connect; the
-/// initialisation handshake is bounded by `connect_timeout` too.
-pub async fn connect(
-    url: &str,
-    token: Option<&Secret>,
-    connect_timeout: Duration,
-) -> Result<RunningService<RoleClient, ()>, String> {
-    crate::tools::mcp::connect_http(url, token, connect_timeout).await
 }
 
 pub use crate::tools::mcp::plain_error;

@@ -609,11 +609,18 @@ impl Dialogue<'_> {
     }
 }
 
-/// `id "name"` when the model names the node.
+/// A person's entry of another kind than its variable's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("must be {}; `{entry}` is not", .kind.described())]
+struct WrongKind {
+    kind: VarKind,
+    entry: String,
+}
+
 /// A person's entry for a value of `kind`: JSON when it parses (plain text is a string),
 /// refused when it is of another kind (`lots` for a number), null accepted only where any
 /// value is.
-fn typed_entry(line: &str, kind: Option<VarKind>) -> Result<Value, String> {
+fn typed_entry(line: &str, kind: Option<VarKind>) -> Result<Value, WrongKind> {
     let value =
         serde_json::from_str::<Value>(line).unwrap_or_else(|_| Value::String(line.to_string()));
     let Some(kind) = kind else {
@@ -626,9 +633,13 @@ fn typed_entry(line: &str, kind: Option<VarKind>) -> Result<Value, String> {
     if kind == VarKind::String {
         return Ok(Value::String(line.to_string()));
     }
-    Err(format!("must be {}; `{line}` is not", kind.described()))
+    Err(WrongKind {
+        kind,
+        entry: line.to_string(),
+    })
 }
 
+/// `id "name"` when the model names the node.
 fn node_label(ctx: &ControlPointContext, id: &str) -> String {
     match ctx
         .model()

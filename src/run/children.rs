@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crate::app::LoadedApp;
 use crate::app::called::find_called;
-use crate::bridge::child::{ChildCall, ChildOutcome, ChildRuns, ParentRun};
+use crate::bridge::child::{ChildCall, ChildError, ChildOutcome, ChildRuns, ParentRun};
 use crate::bridge::{BoxFuture, ControlPoints};
 use crate::engine::native::NativeEngine;
 use crate::engine::{Resume, RunRequest, WorkflowEngine};
@@ -61,29 +61,74 @@ pub struct AppChildren {
 /// child runner is made).
 pub type ParentGraph = Arc<std::sync::OnceLock<Arc<crate::graph::abox::GraphRun>>>;
 
+/// Why a child run could not be run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildRunError {
+    #[error("call activities nest deeper than {MAX_DEPTH} runs (calling `{0}`)")]
+    TooDeep(String),
+    #[error(transparent)]
+    RunId(#[from] crate::journal::store::BadRunId),
+    #[error("cannot {what} child run {run}")]
+    Journal {
+        what: &'static str,
+        run: String,
+        #[source]
+        source: crate::journal::JournalError,
+    },
+    #[error(
+        "no app of {} and no process of the calling file has the process key `{key}`",
+        .apps_dir.display()
+    )]
+    NotFound {
+        apps_dir: std::path::PathBuf,
+        key: String,
+    },
+    #[error("app `{0}` has no flow config")]
+    NoConfig(String),
+    #[error(transparent)]
+    Chain(#[from] super::chain::ChainError),
+    #[error(transparent)]
+    Harness(#[from] crate::harness::HarnessError),
+    #[error("child run {run}: graph mode")]
+    Graph {
+        run: String,
+        #[source]
+        source: crate::graph::store::StoreError,
+    },
+    #[error("child run {run}: graph mode: {message}")]
+    GraphFailed { run: String, message: String },
+    #[error("child run {run}")]
+    Engine {
+        run: String,
+        #[source]
+        source: crate::engine::EngineError,
+    },
+}
+
 impl ChildRuns for AppChildren {
-    fn run_child(&self, call: ChildCall) -> BoxFuture<'static, Result<ChildOutcome, String>> {
+    fn run_child(&self, call: ChildCall) -> BoxFuture<'static, Result<ChildOutcome, ChildError>> {
         let this = self.clone();
-        Box::pin(async move { this.run(call).await })
+        Box::pin(async move { this.run(call).await.map_err(ChildError::from) })
     }
 }
 
 impl AppChildren {
-    async fn run(self, call: ChildCall) -> Result<ChildOutcome, String> {
+    async fn run(self, call: ChildCall) -> Result<ChildOutcome, ChildRunError> {
         if self.depth >= MAX_DEPTH {
-            return Err(format!(
-                "call activities nest deeper than {MAX_DEPTH} runs (calling `{}`)",
-                call.process_key
-            ));
+            return Err(ChildRunError::TooDeep(call.process_key));
         }
-        store::check_run_id(&call.run_id).map_err(|e| e.to_string())?;
+        store::check_run_id(&call.run_id)?;
         let dir = store::run_dir(&self.run_dir, &call.run_id);
         let journal_path = dir.join(JOURNAL_FILE);
         // The child of this call exists already (the parent was resumed): read its end,
         // or resume it.
         let answered = if journal_path.exists() {
             let records = store::read_journal(&journal_path)
-                .map_err(|e| format!("cannot read child run {}: {e}", call.run_id))?
+                .map_err(|source| ChildRunError::Journal {
+                    what: "read",
+                    run: call.run_id.clone(),
+                    source,
+                })?
                 .records;
             let state = FlowState::fold(records.iter());
             if let Some(status) = state.status.filter(|s| *s != RunStatus::Waiting) {
@@ -101,17 +146,12 @@ impl AppChildren {
             None
         };
         let (loaded, process) = find_called(&self.apps_dir, &self.caller, &call.process_key)
-            .ok_or_else(|| {
-                format!(
-                    "no app of {} and no process of the calling file has the process key `{}`",
-                    self.apps_dir.display(),
-                    call.process_key
-                )
+            .ok_or_else(|| ChildRunError::NotFound {
+                apps_dir: self.apps_dir.clone(),
+                key: call.process_key.clone(),
             })?;
-        let config = loaded
-            .config
-            .clone()
-            .ok_or_else(|| format!("app `{}` has no flow config", loaded.name))?;
+        let config =
+            (loaded.config.clone()).ok_or_else(|| ChildRunError::NoConfig(loaded.name.clone()))?;
         // The caller's answers for this call's elements, under their own ids (and those
         // for the calls it makes in turn, as `<call>/<element>`).
         let given: Vec<Given> = (self.given.iter())
@@ -131,15 +171,14 @@ impl AppChildren {
                 process: Some(&process),
                 ..Sources::default()
             },
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let reasoner = match &self.asker {
             Some(asker) => Arc::new(crate::reason::Chain::new(vec![reasoner, asker.clone()]))
                 as Arc<dyn crate::reason::Reasoner>,
             None => reasoner,
         };
         let judgement = reasoner.describe();
-        let harness = FlowAgent::new(&loaded, reasoner).map_err(|e| e.to_string())?;
+        let harness = FlowAgent::new(&loaded, reasoner)?;
         let annotations = harness.annotations();
         let harness: Arc<dyn ControlPoints> = Arc::new(harness);
         let app_digest = loaded.digest();
@@ -149,7 +188,10 @@ impl AppChildren {
             &loaded,
             &call.run_id,
         )
-        .map_err(|e| format!("child run {}: graph mode: {e}", call.run_id))?
+        .map_err(|source| ChildRunError::Graph {
+            run: call.run_id.clone(),
+            source,
+        })?
         .map(Arc::new);
         let observed = |journal: Journal| match &graph {
             Some(g) => {
@@ -160,8 +202,14 @@ impl AppChildren {
         };
         let (journal, resume) = match answered.is_some() {
             true => {
-                let (journal, reopened) = Journal::open(&dir, self.durability)
-                    .map_err(|e| format!("cannot reopen child run {}: {e}", call.run_id))?;
+                let (journal, reopened) =
+                    Journal::open(&dir, self.durability).map_err(|source| {
+                        ChildRunError::Journal {
+                            what: "reopen",
+                            run: call.run_id.clone(),
+                            source,
+                        }
+                    })?;
                 let journal = observed(journal);
                 let records = reopened.records;
                 if let Some(g) = &graph {
@@ -177,7 +225,11 @@ impl AppChildren {
                             repaired: None,
                         })
                         .and_then(|_| journal.commit())
-                        .map_err(|e| format!("cannot write child run {}: {e}", call.run_id))?;
+                        .map_err(|source| ChildRunError::Journal {
+                            what: "write",
+                            run: call.run_id.clone(),
+                            source,
+                        })?;
                     (journal, Some(Arc::new(Resume { records })))
                 }
             }
@@ -186,8 +238,12 @@ impl AppChildren {
                     durability: self.durability,
                     anchor: Anchor::new(&call.run_id, Some(app_digest.clone())),
                 };
-                let journal = Journal::create(&dir, options)
-                    .map_err(|e| format!("cannot create child run {}: {e}", call.run_id))?;
+                let journal =
+                    Journal::create(&dir, options).map_err(|source| ChildRunError::Journal {
+                        what: "create",
+                        run: call.run_id.clone(),
+                        source,
+                    })?;
                 (observed(journal), None)
             }
         };
@@ -243,10 +299,16 @@ impl AppChildren {
         let outcome = NativeEngine::new()
             .run(request, harness, sink)
             .await
-            .map_err(|e| format!("child run {}: {e}", call.run_id))?;
+            .map_err(|source| ChildRunError::Engine {
+                run: call.run_id.clone(),
+                source,
+            })?;
         let _ = journal.commit();
         if let Some(err) = graph.as_ref().and_then(|g| g.failed()) {
-            return Err(format!("child run {}: graph mode: {err}", call.run_id));
+            return Err(ChildRunError::GraphFailed {
+                run: call.run_id.clone(),
+                message: err.to_string(),
+            });
         }
         let records = store::read_journal(journal.path())
             .map(|r| r.records)

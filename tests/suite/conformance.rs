@@ -460,8 +460,10 @@ impl cuga_flo::bridge::child::ChildRuns for CaseChildren {
     fn run_child(
         &self,
         call: cuga_flo::bridge::child::ChildCall,
-    ) -> cuga_flo::bridge::BoxFuture<'static, Result<cuga_flo::bridge::child::ChildOutcome, String>>
-    {
+    ) -> cuga_flo::bridge::BoxFuture<
+        'static,
+        Result<cuga_flo::bridge::child::ChildOutcome, cuga_flo::bridge::child::ChildError>,
+    > {
         let called = self.called.clone();
         Box::pin(async move {
             let (config, answers) = called
@@ -474,8 +476,9 @@ impl cuga_flo::bridge::child::ChildRuns for CaseChildren {
                 step_budget: None,
                 run_id: call.run_id.clone(),
             };
-            let (result, records) =
-                run_flow(flow, config, Arc::new(NativeEngine::new()), None).await?;
+            let (result, records) = run_flow(flow, config, Arc::new(NativeEngine::new()), None)
+                .await
+                .map_err(cuga_flo::bridge::child::ChildError::from)?;
             let state = FlowState::fold(&records);
             Ok(cuga_flo::bridge::child::ChildOutcome {
                 run_id: call.run_id,

@@ -31,12 +31,13 @@ use super::{
 use crate::app::{EngineConfig, EngineKind};
 use crate::bridge::{BoxFuture, ControlPoints};
 use crate::journal::EventSink;
-use crate::mcp::http::{HttpBridge, connect};
+use crate::mcp::http::HttpBridge;
 use crate::mcp::{
     BridgeEndpoint, BridgeServer, McpControlPoints, RegisteredFlow, Registry, RunProcessArgs,
     RunProcessResult,
 };
 use crate::secret::Secret;
+use crate::tools::mcp::connect_http as connect;
 use crate::vocab::RunStatus;
 
 /// How long connecting to the engine may take, by default.

@@ -231,7 +231,7 @@ impl Witness {
             variables: spec.inputs.apply(&ctx.variables),
             untrusted,
         };
-        let outcome = children.runs.run_child(call).await;
+        let outcome = (children.runs.run_child(call).await).map_err(|e| crate::diag::chain(&*e));
         if let Ok(child) = &outcome
             && child.status == RunStatus::Waiting
             && self.seen().parks_children

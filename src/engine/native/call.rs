@@ -75,7 +75,9 @@ impl Run {
         self.spawn_call(token, format!("call activity `{id}`"), async move {
             let started = Instant::now();
             let outcome = match children {
-                Some(children) => children.run_child(call).await,
+                Some(children) => {
+                    (children.run_child(call).await).map_err(|e| crate::diag::chain(&*e))
+                }
                 None => Err(format!(
                     "nothing runs the processes call activities call here (`{}`)",
                     spec.called
