@@ -740,7 +740,7 @@ fn initial_variables(
             )));
         }
         let declared = config.variable(name).map(|v| &v.default);
-        if declared.is_none() {
+        if declared.is_none() && !config.variables.is_empty() {
             return Err(undeclared(config, &format!("--var {name}:"), name));
         }
         let value = typed_value(name, raw, declared)?;
@@ -750,9 +750,10 @@ fn initial_variables(
     Ok((vars, known.then_some(untrusted)))
 }
 
-/// An input `name` = `value` (from `source`) checked against the app's variables: it
-/// must be declared (an undeclared one would set a variable nothing reads while the real
-/// one keeps its default), and of the declared variable's kind.
+/// An input `name` = `value` (from `source`) checked against the app's variables: in an
+/// app that declares its variables it must be one of them (an undeclared one would set a
+/// variable nothing reads while the real one keeps its default), and of the declared
+/// variable's kind. (An app that declares none takes any input: its model reads them.)
 fn check_input(
     config: &crate::app::FlowConfig,
     source: &str,
@@ -760,6 +761,9 @@ fn check_input(
     value: &Value,
 ) -> Result<(), PlanError> {
     if config.variable(name).is_none() {
+        if config.variables.is_empty() {
+            return Ok(());
+        }
         return Err(undeclared(config, source, name));
     }
     match config.declared_kind(name) {
@@ -786,10 +790,6 @@ fn undeclared(config: &crate::app::FlowConfig, source: &str, name: &str) -> Plan
     let error = PlanError::new(format!("{source} the app declares no variable `{name}`"));
     match crate::diag::did_you_mean(name, declared.iter().copied()) {
         Some(close) => error.with_help(format!("did you mean `{close}`?")),
-        None if declared.is_empty() => error.with_help(format!(
-            "the app declares no variables: declare it under `variables:` in {}",
-            config.source.path().display()
-        )),
         None => error.with_help(format!(
             "its variables: {}; declare another under `variables:` in {}",
             crate::diag::name_list(&declared, 12),
