@@ -15,7 +15,11 @@ pub fn apps_dir(app: &LoadedApp) -> Option<&Path> {
 }
 
 /// The called process: the app whose harness answers it, and the process.
-pub fn find_called(apps_dir: &Path, caller: &LoadedApp, key: &str) -> Option<(LoadedApp, Process)> {
+pub fn find_called(
+    apps_dir: Option<&Path>,
+    caller: &LoadedApp,
+    key: &str,
+) -> Option<(LoadedApp, Process)> {
     let main_id = caller.process().map(|p| p.id.clone());
     if let Some(doc) = &caller.bpmn
         && let Some(p) = doc
@@ -25,7 +29,7 @@ pub fn find_called(apps_dir: &Path, caller: &LoadedApp, key: &str) -> Option<(Lo
     {
         return Some((caller.clone(), p.clone()));
     }
-    for app in discover(apps_dir).ok()? {
+    for app in discover(apps_dir?).ok()? {
         let loaded = load_app(&app);
         let Some(config) = &loaded.config else {
             continue;
@@ -42,14 +46,17 @@ pub fn find_called(apps_dir: &Path, caller: &LoadedApp, key: &str) -> Option<(Lo
 }
 
 /// Every process key a call activity of `caller` may name (for "did you mean").
-pub fn callable_keys(apps_dir: &Path, caller: &LoadedApp) -> Vec<String> {
+pub fn callable_keys(apps_dir: Option<&Path>, caller: &LoadedApp) -> Vec<String> {
     let main_id = caller.process().map(|p| p.id.clone());
     let mut keys: Vec<String> = (caller.bpmn.iter())
         .flat_map(|doc| doc.processes.iter())
         .filter(|p| Some(&p.id) != main_id.as_ref())
         .map(|p| p.id.clone())
         .collect();
-    for app in discover(apps_dir).unwrap_or_default() {
+    for app in apps_dir
+        .map(|d| discover(d).unwrap_or_default())
+        .unwrap_or_default()
+    {
         let loaded = load_app(&app);
         if let Some(config) = &loaded.config {
             keys.push(config.process_key().to_string());

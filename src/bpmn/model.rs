@@ -122,6 +122,10 @@ pub struct Node {
     /// escalation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_ref: Option<EventRef>,
+    /// A script task's `<script>`, as written (trimmed; `None`: no script, or an empty
+    /// one). Its language is the `scriptFormat` attribute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
 }
 
 /// The `<error>` or `<escalation>` an event definition refers to (`errorRef`,

@@ -186,6 +186,8 @@ enum Owner {
 #[derive(Debug, Clone, Copy)]
 enum TextUse {
     Documentation(Owner),
+    /// A script task's `<script>`.
+    Script(usize, usize),
     Condition(usize, usize),
     FlowNodeRef(usize, usize),
     Timer(usize, usize),
@@ -682,6 +684,13 @@ impl<'t> Walker<'t> {
                     }
                 }
             }
+            TextUse::Script(p, n) => {
+                let node = self.process_mut(p).and_then(|p| p.nodes.get_mut(n));
+                if let Some(node) = node {
+                    let body = body.trim();
+                    node.script = (!body.is_empty()).then(|| body.to_string());
+                }
+            }
             TextUse::Condition(p, f) => {
                 let flow = self.process_mut(p).and_then(|p| p.flows.get_mut(f));
                 if let Some(condition) = flow.and_then(|f| f.condition.as_mut()) {
@@ -807,6 +816,9 @@ impl<'t> Walker<'t> {
             "extensionElements" => Frame::Extension(owner, el.span.end()),
             "multiInstanceLoopCharacteristics" | "standardLoopCharacteristics" => {
                 self.looping(p, n, el)
+            }
+            "script" if node.kind == NodeKind::Task(TaskKind::Script) => {
+                self.text_frame(TextUse::Script(p, n))
             }
             local => {
                 if let Some(definition) = event_definition(local)
@@ -1004,6 +1016,7 @@ impl<'t> Walker<'t> {
             timer: None,
             looping: None,
             event_ref,
+            script: None,
         });
         Frame::Node(p, process.nodes.len() - 1)
     }

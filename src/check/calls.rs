@@ -7,12 +7,21 @@
 use std::collections::BTreeSet;
 
 use crate::app::LoadedApp;
+use std::path::Path;
+
 use crate::app::called::{apps_dir, callable_keys, find_called};
 use crate::bpmn::{Document, Process, call_spec};
 use crate::diag::{Diagnostic, did_you_mean};
 
-/// The diagnostics of `app`'s call activities (`process`: the process it runs).
-pub fn check(app: &LoadedApp, doc: &Document, process: &Process) -> Vec<Diagnostic> {
+/// The diagnostics of `app`'s call activities (`process`: the process it runs), the
+/// processes they call looked for in `apps_dir` too (`None`: a model on its own, whose
+/// calls only reach its other processes).
+pub fn check(
+    app: &LoadedApp,
+    apps_dir: Option<&Path>,
+    doc: &Document,
+    process: &Process,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let calls: Vec<_> = (process.nodes.iter())
         .filter_map(|n| call_spec(n).map(|s| (n, s)))
@@ -20,7 +29,7 @@ pub fn check(app: &LoadedApp, doc: &Document, process: &Process) -> Vec<Diagnost
     if calls.is_empty() {
         return out;
     }
-    let dir = apps_dir(app);
+    let dir = apps_dir;
     for (node, spec) in calls {
         let at = |d: Diagnostic, label: &str| d.at(&doc.source, node.span, label.to_string());
         for why in &spec.unreadable {
@@ -53,19 +62,26 @@ pub fn check(app: &LoadedApp, doc: &Document, process: &Process) -> Vec<Diagnost
                 ),
             );
         }
-        let found = dir.and_then(|d| find_called(d, app, &spec.called));
+        let found = find_called(dir, app, &spec.called);
         let Some((callee_app, callee)) = found else {
-            let keys = dir.map(|d| callable_keys(d, app)).unwrap_or_default();
+            let keys = callable_keys(dir, app);
             let mut d = at(
                 Diagnostic::error(
                     "engine::unknown_called_process",
-                    format!(
-                        "call activity `{}` calls `{}`, which no app of {} and no other process \
-                         of this file is",
-                        node.id,
-                        spec.called,
-                        dir.map_or_else(|| "the apps folder".into(), |d| d.display().to_string())
-                    ),
+                    match dir {
+                        Some(dir) => format!(
+                            "call activity `{}` calls `{}`, which no app of {} and no other \
+                             process of this file is",
+                            node.id,
+                            spec.called,
+                            dir.display()
+                        ),
+                        None => format!(
+                            "call activity `{}` calls `{}`, which no other process of this file \
+                             is (a model on its own calls no app; put it in an app to call one)",
+                            node.id, spec.called
+                        ),
+                    },
                 ),
                 "calls an unknown process",
             );
@@ -84,7 +100,14 @@ pub fn check(app: &LoadedApp, doc: &Document, process: &Process) -> Vec<Diagnost
         let found = if looped {
             Some(path.clone())
         } else {
-            cycle(&callee_app, &callee, &mut path, &mut BTreeSet::new(), &root)
+            cycle(
+                dir,
+                &callee_app,
+                &callee,
+                &mut path,
+                &mut BTreeSet::new(),
+                &root,
+            )
         };
         if let Some(cycle) = found {
             out.push(
@@ -113,6 +136,7 @@ fn identity(app: &LoadedApp, process: &Process) -> String {
 
 /// A cycle of calls from `process` (in `app`) back to `root`: the process ids on it.
 fn cycle(
+    dir: Option<&Path>,
     app: &LoadedApp,
     process: &Process,
     path: &mut Vec<String>,
@@ -122,7 +146,6 @@ fn cycle(
     if !seen.insert(identity(app, process)) {
         return None;
     }
-    let dir = apps_dir(app)?;
     for spec in process.nodes.iter().filter_map(call_spec) {
         let Some((next_app, next)) = find_called(dir, app, &spec.called) else {
             continue;
@@ -131,7 +154,13 @@ fn cycle(
         if identity(&next_app, &next) == root {
             return Some(path.clone());
         }
-        if let Some(found) = cycle(&next_app, &next, path, seen, root) {
+        // A called app's own calls reach the apps of its own folder.
+        let next_dir = if next_app.dir == app.dir {
+            dir
+        } else {
+            apps_dir(&next_app)
+        };
+        if let Some(found) = cycle(next_dir, &next_app, &next, path, seen, root) {
             return Some(found);
         }
         path.pop();

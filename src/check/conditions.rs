@@ -97,7 +97,10 @@ pub fn check<'a>(
                 continue;
             }
             let what = format!("the condition of flow `{}`", flow.id);
-            let must = config.is_some() && !routing.decision_agent;
+            // Only a decision agent's reasoner can judge a condition cuga-flo cannot
+            // evaluate; a model on its own is judged as an app with no gateway config runs
+            // it (every split routed by its conditions).
+            let must = !routing.decision_agent;
             if let Some(e) =
                 parse_or_report(&doc.source, Origin::Model(cond), &what, must, &mut out)
             {

@@ -4,7 +4,7 @@
 
 use crate::app::{EngineKind, FlowConfig};
 use crate::bpmn::{Document, ProcessIndex, TimerKind, parse_date_time, parse_duration};
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::Diagnostic;
 use crate::semantics::rewrite::{self, UNREALISABLE};
 use crate::semantics::support;
 
@@ -19,9 +19,15 @@ pub fn check_for(
     let name = match engine {
         EngineKind::Flowable => "Flowable",
         EngineKind::Kogito => "Kogito",
-        EngineKind::Native => return native(doc, main),
+        EngineKind::Native => {
+            let mut out = native(doc, main);
+            out.extend(scripts(doc, Some(config)));
+            return out;
+        }
         EngineKind::Mcp => return out,
     };
+    // cuga-flo answers the tasks of Flowable and Kogito too: their scripts are its to run.
+    out.extend(scripts(doc, Some(config)));
     let src = &config.source;
     let permissions = &config.permissions;
     let allowed: Vec<String> = UNREALISABLE
@@ -100,17 +106,65 @@ fn unsupported_elements(
         .collect()
 }
 
-/// A model validated without an app: what the native engine (the default) would refuse,
-/// as warnings, since the app may run it on another engine.
+/// A model validated without an app: what an app with this model would be refused for on
+/// the native engine (the default), as it is refused there (`validate FILE` and `validate
+/// APP` give the same verdict on the same model). An app may choose another engine: the
+/// help says so.
 pub fn check_model(doc: &Document, main: Option<&ProcessIndex>) -> Vec<Diagnostic> {
-    let Some(index) = main else {
-        return Vec::new();
+    let mut out = native(doc, main);
+    for d in &mut out {
+        if d.code == "engine::unsupported_element" {
+            d.help = Some(format!(
+                "{} (in an app, `workflow_engine:` may choose Flowable or Kogito, which run \
+                 more)",
+                d.help.clone().unwrap_or_default()
+            ));
+        }
+    }
+    out.extend(scripts(doc, None));
+    out
+}
+
+/// Script tasks whose script nothing runs, in every process of the model (a process the
+/// app does not start may be called): cuga-flo runs no scripts (a script is code, and
+/// untrusted text never becomes code), so such a task would pass without its script
+/// unless the config gives it to an agent or a tool (`config`: the app's; none for a
+/// model on its own).
+pub fn scripts(doc: &Document, config: Option<&FlowConfig>) -> Vec<Diagnostic> {
+    let fulfilled = |id: &str| {
+        config
+            .and_then(|c| c.task(id))
+            .is_some_and(|t| t.mode == crate::app::TaskMode::TaskAgent || t.tool.is_some())
     };
-    unsupported_elements(doc, index, EngineKind::Native, "the native engine")
-        .into_iter()
-        .map(|mut d| {
-            d.severity = Severity::Warning;
-            d
+    (doc.processes.iter())
+        .flat_map(|p| p.nodes.iter())
+        .filter(|n| n.script.is_some() && !fulfilled(&n.id))
+        .map(|n| {
+            let format = n
+                .attributes
+                .iter()
+                .find(|(k, _)| k.rsplit(':').next() == Some("scriptFormat"))
+                .map(|(_, v)| format!("{} ", v.trim()))
+                .unwrap_or_default();
+            Diagnostic::error(
+                "engine::script",
+                format!(
+                    "script task `{}` has a {format}script, which cuga-flo does not run: the \
+                     task would pass without it",
+                    n.id
+                ),
+            )
+            .at(
+                &doc.source,
+                n.span,
+                "a script task with a script".to_string(),
+            )
+            .with_help(format!(
+                "give the task to an agent (`tasks: [{{id: {}, mode: task_agent}}]` with the \
+                 script's intent as its policy), a tool (`tool:`) or a command agent; or \
+                 remove the script",
+                n.id
+            ))
         })
         .collect()
 }

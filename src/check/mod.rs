@@ -29,6 +29,8 @@ mod refs;
 mod rules;
 mod tools;
 
+use std::path::Path;
+
 use crate::app::{EngineKind, LoadedApp};
 use crate::bpmn::{Document, ProcessIndex};
 use crate::diag::{Diagnostic, Severity};
@@ -86,7 +88,8 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
             if engine == EngineKind::Native
                 && let Some(main) = main
             {
-                diags.extend(calls::check(app, doc, main.process()));
+                let dir = crate::app::called::apps_dir(app);
+                diags.extend(calls::check(app, dir, doc, main.process()));
             }
             // Graph mode: the process graph against the SHACL process shapes.
             diags.extend(crate::graph::shacl::check_app(app));
@@ -116,6 +119,21 @@ pub fn check_model(doc: &Document) -> Vec<Diagnostic> {
         .and_then(|m| processes.iter().find(|p| std::ptr::eq(p.process(), m)));
     diags.extend(engine::check_model(doc, main));
     diags.extend(conditions::check(None, doc, processes.iter()));
+    // Its call activities, as an app's are checked: on its own, a model's calls reach only
+    // its other processes.
+    if let Some(main) = main {
+        let path = doc.source.path();
+        let app = LoadedApp {
+            name: (path.file_stem()).map_or_else(String::new, |s| s.to_string_lossy().into()),
+            dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            config_path: None,
+            config: None,
+            bpmn_path: Some(path.to_path_buf()),
+            bpmn: Some(doc.clone()),
+            diagnostics: Vec::new(),
+        };
+        diags.extend(calls::check(&app, None, doc, main.process()));
+    }
     sort(&mut diags);
     diags
 }

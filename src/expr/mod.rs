@@ -241,10 +241,41 @@ pub fn parse(src: &str) -> Result<Expr, ExprError> {
 /// `expressionLanguage`): FEEL when the attribute names FEEL (a leading `=` is then
 /// allowed too), else as [`parse`] does.
 pub fn parse_in(src: &str, language: Option<&str>) -> Result<Expr, ExprError> {
+    if let Some(script) = language.filter(|l| names_script(l)) {
+        // A script is code; cuga-flo evaluates conditions, never code.
+        let mut e = ExprError::new(
+            format!("a `{script}` condition is code, which cuga-flo does not run"),
+            Span::new(0, src.len()),
+        )
+        .help(
+            "write it as a cuga-flo condition (`${var} > 1`) or FEEL, or route the gateway \
+             with a decision agent",
+        );
+        e.unsupported = true;
+        return Err(e);
+    }
     match Language::of_attribute(language) {
         Language::Feel => parse_feel(src, feel_marker(src).unwrap_or(0)),
         Language::CugaFlo => parse(src),
     }
+}
+
+/// Whether a `language` attribute names a scripting language (Python, JavaScript,
+/// Groovy, Java, MVEL, Ruby, Drools rules): a condition in it is code.
+fn names_script(language: &str) -> bool {
+    let l = language.trim().to_ascii_lowercase();
+    const SCRIPTS: &[&str] = &[
+        "python",
+        "jython",
+        "javascript",
+        "ecmascript",
+        "groovy",
+        "mvel",
+        "ruby",
+        "java.com/java",
+        "drools/rule",
+    ];
+    SCRIPTS.iter().any(|s| l.contains(s)) || matches!(l.as_str(), "js" | "java" | "py")
 }
 
 /// The offset after a leading `=` (and whitespace before it) that marks FEEL; `==` is not one.

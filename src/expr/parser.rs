@@ -197,15 +197,36 @@ impl Parser<'_> {
 
     fn compare(&mut self, inner: bool) -> Result<Node, ExprError> {
         let left = self.primary(inner)?;
+        let left_word = match &left {
+            Primary::Value(operand, span) => self.bare_word(operand, *span, inner),
+            Primary::Cond(..) => None,
+        };
         let Some((op, op_span, op_tokens)) = self.peek_cmp_op(inner)? else {
             return match left {
                 Primary::Value(Operand::List(_), span) => {
                     Err(ExprError::new("a list is not a condition", span)
                         .help("lists go on the right of `in`: `${x} in [1, 2]`"))
                 }
+                // A word alone (`approved`, as Python writes a condition) is the text
+                // "approved", which is never true or false: it is a variable in another
+                // dialect.
+                Primary::Value(_, span) if left_word.is_some() => {
+                    let w = left_word.unwrap_or_default();
+                    Err(ExprError::new(
+                        format!("`{w}` outside `${{}}` is the text \"{w}\", not a condition"),
+                        span,
+                    )
+                    .help(format!(
+                        "write `${{{w}}}` to read the variable (cuga-flo does not evaluate \
+                         Python or other script conditions)"
+                    )))
+                }
                 Primary::Value(operand, _) => Ok(Node::Truthy(operand)),
                 Primary::Cond(node, _) => Ok(node),
             };
+        };
+        let left_span = match &left {
+            Primary::Value(_, span) | Primary::Cond(_, span) => *span,
         };
         let left = match left {
             Primary::Value(Operand::List(_), span) => {
@@ -237,7 +258,7 @@ impl Parser<'_> {
                 span,
             ));
         }
-        let right = match self.primary(inner)? {
+        let (right, right_span) = match self.primary(inner)? {
             Primary::Cond(_, span) => {
                 return Err(ExprError::new(
                     format!("expected a value after `{op}`, found a condition"),
@@ -246,7 +267,7 @@ impl Parser<'_> {
                 .help("comparisons compare values; combine conditions with `and` / `or`"));
             }
             Primary::Value(operand, span) => match (op, operand) {
-                (CmpOp::In | CmpOp::NotIn, operand @ Operand::List(_)) => operand,
+                (CmpOp::In | CmpOp::NotIn, operand @ Operand::List(_)) => (operand, span),
                 (CmpOp::In | CmpOp::NotIn, _) => {
                     return Err(
                         ExprError::new(format!("expected a list after `{op}`"), span)
@@ -260,7 +281,7 @@ impl Parser<'_> {
                     )
                     .help("to test membership use `in`: `${x} in [1, 2]`"));
                 }
-                (_, operand) => operand,
+                (_, operand) => (operand, span),
             },
         };
 
@@ -269,7 +290,38 @@ impl Parser<'_> {
                 "compare two values at a time and combine with `and`: `${a} < ${b} and ${b} < ${c}`",
             ));
         }
+        // Two constants, one of them a bare word (`v == 2`, `status == 'ok'`, as Python and
+        // SpiffWorkflow write conditions): the word is text here, so the comparison is
+        // always the same, where its author meant a variable.
+        let right_word = self.bare_word(&right, right_span, inner);
+        if !matches!(left, Operand::Var(_))
+            && !matches!(right, Operand::Var(_))
+            && let Some(w) = left_word.clone().or(right_word)
+        {
+            let whole = left_span.to(right_span);
+            let written = self.text(whole).to_owned();
+            let fixed = written.replacen(&w, &format!("${{{w}}}"), 1);
+            return Err(ExprError::new(
+                format!(
+                    "`{written}` compares two constants: outside `${{}}`, `{w}` is the text \"{w}\""
+                ),
+                whole,
+            )
+            .help(format!(
+                "write `{fixed}` to compare the variable (cuga-flo does not evaluate Python \
+                 or other script conditions)"
+            )));
+        }
         Ok(Node::Compare { left, op, right })
+    }
+
+    /// The word `operand` was written as, when it is a bare word read as text (outside
+    /// `${}`, not quoted, not a keyword).
+    fn bare_word(&self, operand: &Operand, span: Span, inner: bool) -> Option<String> {
+        match operand {
+            Operand::Literal(Value::String(w)) if !inner && self.text(span) == w => Some(w.clone()),
+            _ => None,
+        }
     }
 
     /// Whether a token can start a primary.

@@ -814,6 +814,9 @@ impl<'a> Graph<'a> {
             timer,
             looping,
             event_ref,
+            // The graph carries no script body (a script task's `scriptFormat` is an
+            // attribute); an imported model's script tasks are plain script tasks.
+            script: None,
         }
     }
 

@@ -145,7 +145,7 @@ impl AppChildren {
         } else {
             None
         };
-        let (loaded, process) = find_called(&self.apps_dir, &self.caller, &call.process_key)
+        let (loaded, process) = find_called(Some(&self.apps_dir), &self.caller, &call.process_key)
             .ok_or_else(|| ChildRunError::NotFound {
                 apps_dir: self.apps_dir.clone(),
                 key: call.process_key.clone(),

@@ -188,6 +188,32 @@ fn start(extra: &[&str]) -> Vec<String> {
     a
 }
 
+/// `validate m.bpmn` of a process from start event `s` to end event `e` through `body`.
+fn validate_model(w: &Ws, body: &str) -> Vec<String> {
+    w.write(
+        "m.bpmn",
+        model(&format!(
+            "<startEvent id=\"s\"/>\n<endEvent id=\"e\"/>\n{body}"
+        )),
+    );
+    args(&["validate", &w.p("m.bpmn")])
+}
+
+/// An exclusive split after `s` whose flow to `e` has `condition` (with `attributes` on
+/// its `<conditionExpression>`), the other flow its default.
+fn split(condition: &str, attributes: &str) -> String {
+    format!(
+        "<exclusiveGateway id=\"g\" default=\"f3\"/>\n<endEvent id=\"e2\"/>\n\
+         <sequenceFlow id=\"f1\" sourceRef=\"s\" targetRef=\"g\"/>\n\
+         <sequenceFlow id=\"f2\" sourceRef=\"g\" targetRef=\"e\"><conditionExpression{attributes}>{}</conditionExpression></sequenceFlow>\n\
+         <sequenceFlow id=\"f3\" sourceRef=\"g\" targetRef=\"e2\"/>",
+        condition
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    )
+}
+
 const CFG: Option<&str> = Some("receive_order_config.yaml");
 const BPMN: Option<&str> = Some("receive_order.bpmn");
 
@@ -704,6 +730,78 @@ fn cases() -> Vec<Case> {
                     "  process: Process_nope\n  bpmn_file:",
                 );
                 validate()
+            },
+        },
+        // ---- Models in other dialects: refused, never mis-run (validate FILE judges a
+        // model as an app with it would be judged on the native engine) ----
+        Case {
+            name: "a Python (SpiffWorkflow) comparison of a bare name",
+            exit: 1,
+            loc: Some("m.bpmn"),
+            says: "`v == 2` compares two constants",
+            setup: |w| validate_model(w, &split("v == 2", "")),
+        },
+        Case {
+            name: "a Python comparison of a bare name with a quoted text",
+            exit: 1,
+            loc: Some("m.bpmn"),
+            says: "write `${work_done} == 'Yes'`",
+            setup: |w| validate_model(w, &split("work_done == 'Yes'", "")),
+        },
+        Case {
+            name: "a bare name alone as a condition",
+            exit: 1,
+            loc: Some("m.bpmn"),
+            says: "`approved` outside `${}` is the text \"approved\", not a condition",
+            setup: |w| validate_model(w, &split("not approved", "")),
+        },
+        Case {
+            name: "a condition in a script language",
+            exit: 1,
+            loc: Some("m.bpmn"),
+            says: "a `groovy` condition is code",
+            setup: |w| validate_model(w, &split("x > 1", " language=\"groovy\"")),
+        },
+        Case {
+            name: "a script task with a script",
+            exit: 1,
+            loc: Some("m.bpmn"),
+            says: "script task `t` has a python script, which cuga-flo does not run",
+            setup: |w| {
+                validate_model(
+                    w,
+                    "<scriptTask id=\"t\" scriptFormat=\"python\"><script>v += 1</script></scriptTask>\n\
+                     <sequenceFlow id=\"f1\" sourceRef=\"s\" targetRef=\"t\"/>\n\
+                     <sequenceFlow id=\"f2\" sourceRef=\"t\" targetRef=\"e\"/>",
+                )
+            },
+        },
+        Case {
+            name: "a repeating timer in a model on its own",
+            exit: 1,
+            loc: Some("m.bpmn"),
+            says: "repeats (timeCycle",
+            setup: |w| {
+                validate_model(
+                    w,
+                    "<intermediateCatchEvent id=\"t\"><timerEventDefinition><timeCycle>R3/PT1M</timeCycle></timerEventDefinition></intermediateCatchEvent>\n\
+                     <sequenceFlow id=\"f1\" sourceRef=\"s\" targetRef=\"t\"/>\n\
+                     <sequenceFlow id=\"f2\" sourceRef=\"t\" targetRef=\"e\"/>",
+                )
+            },
+        },
+        Case {
+            name: "a model on its own calling a process it does not hold",
+            exit: 1,
+            loc: Some("m.bpmn"),
+            says: "which no other process of this file is",
+            setup: |w| {
+                validate_model(
+                    w,
+                    "<callActivity id=\"c\" calledElement=\"elsewhere\"/>\n\
+                     <sequenceFlow id=\"f1\" sourceRef=\"s\" targetRef=\"c\"/>\n\
+                     <sequenceFlow id=\"f2\" sourceRef=\"c\" targetRef=\"e\"/>",
+                )
             },
         },
         Case {

@@ -490,17 +490,18 @@ fn a_model_the_engine_would_misrun_is_refused_not_run() {
     assert!(written.is_empty(), "a refused run left {written:?}");
 }
 
-/// A bare model is validated for the default engine: what it would refuse is a warning
-/// (an app may run the model on another engine).
+/// A bare model is judged as an app with it is on the default (native) engine: what that
+/// refuses is an error, as it is for the app (`validate FILE` and `validate APP` agree),
+/// with a help line saying an app may choose an engine that runs more.
 #[test]
-fn a_bare_model_warns_of_what_the_native_engine_would_refuse() {
+fn a_bare_model_is_refused_what_the_native_engine_would_refuse() {
     let out = stdout_of(
         cuga().args([
             "validate",
             "--json",
             "tests/fixtures/apps/expense_claim/config/expense_claim.bpmn",
         ]),
-        0,
+        1,
     );
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     let lines: Vec<(String, String, u64)> = doc["targets"][0]["diagnostics"]
@@ -515,14 +516,18 @@ fn a_bare_model_warns_of_what_the_native_engine_would_refuse() {
             )
         })
         .collect();
-    let warned = |line| {
+    let refused = |line| {
         (
             "engine::unsupported_element".to_string(),
-            "warning".to_string(),
+            "error".to_string(),
             line,
         )
     };
-    assert_eq!(lines, vec![warned(33)], "{out}");
+    assert_eq!(lines, vec![refused(33)], "{out}");
+    let help = doc["targets"][0]["diagnostics"][0]["help"]
+        .as_str()
+        .unwrap();
+    assert!(help.contains("may choose Flowable or Kogito"), "{help}");
 }
 
 /// A reader that goes away (`cuga-flo list | head -1`) ends the output quietly: no panic
@@ -859,12 +864,13 @@ fn feel_outside_the_subset_is_reported_where_it_is_written() {
 }
 
 /// Camunda 8 and FEEL-language models from the corpus: their conditions read as FEEL (no
-/// `expr::` finding) and their event sub-processes get no sequence-flow advice.
+/// `expr::` finding) and their event sub-processes get no sequence-flow advice. (C.9.0
+/// and C.9.2 call processes of other files, which a model on its own cannot reach.)
 #[test]
 fn camunda_8_feel_models_validate_without_condition_or_flow_advice() {
-    for file in ["C.8.1", "C.9.0", "C.9.2"] {
+    for (file, exit) in [("C.8.1", 0), ("C.9.0", 1), ("C.9.2", 1)] {
         let path = format!("{CORPUS}/miwg-reference/{file}.bpmn");
-        let out = stdout_of(cuga().args(["validate", "--json", &path]), 0);
+        let out = stdout_of(cuga().args(["validate", "--json", &path]), exit);
         let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
         for d in doc["targets"][0]["diagnostics"].as_array().unwrap() {
             let code = d["code"].as_str().unwrap();
@@ -903,4 +909,60 @@ fn upstream_excel_flows_kogito_asks_its_prose_condition() {
     );
     assert!(!out.contains("expr::"), "{out}");
     insta::assert_snapshot!("validate_upstream_excel_flows_kogito", out);
+}
+
+/// `validate FILE` and `validate APP` give the same verdict on the same model: each model
+/// below, on its own and as the model of an app that configures nothing, is refused for
+/// the same errors (the app's own config findings aside) or accepted by both.
+#[test]
+fn a_model_on_its_own_and_in_an_app_get_the_same_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in [
+        "miwg-reference/A.1.0.bpmn",
+        "miwg-reference/C.6.0.bpmn",
+        "miwg-reference/C.3.0.bpmn",
+        "miwg-reference/C.8.0.bpmn",
+        "kogito-examples/resources__hiring.bpmn",
+        "flowable-engine/adhocsubprocess.bpmn",
+        "camunda7-examples/order-handling__order-handling.bpmn",
+    ] {
+        let source = format!("{CORPUS}/{file}");
+        let name: String = (file
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(".bpmn")
+            .chars())
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+        let config = dir.path().join(&name).join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::copy(&source, config.join(format!("{name}.bpmn"))).unwrap();
+        std::fs::write(
+            config.join(format!("{name}_config.yaml")),
+            format!("flow:\n  id: {name}\n  bpmn_file: {name}.bpmn\n"),
+        )
+        .unwrap();
+        let errors = |args: &[&str]| {
+            let out = cuga().args(args).output().unwrap();
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let mut found: Vec<(String, u64)> = (doc["targets"].as_array().unwrap().iter())
+                .flat_map(|t| t["diagnostics"].as_array().unwrap().iter())
+                .filter(|d| d["severity"] == "error")
+                .map(|d| {
+                    (
+                        d["code"].as_str().unwrap().to_string(),
+                        d["line"].as_u64().unwrap_or(0),
+                    )
+                })
+                .filter(|(code, _)| !code.starts_with("config::") && !code.starts_with("app::"))
+                .collect();
+            found.sort();
+            (out.status.code(), found)
+        };
+        let alone = errors(&["validate", "--json", &source]);
+        let apps = dir.path().to_str().unwrap();
+        let in_app = errors(&["--apps-dir", apps, "validate", "--json", &name]);
+        assert_eq!(alone, in_app, "{file}: on its own vs in an app");
+    }
 }
