@@ -435,9 +435,53 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// Lines for the terminal with every control character shown as `\u{..}` but line ends,
+/// tabs and colour (SGR: `ESC [ digits/; m`) sequences: what the views write, so that text
+/// from a journal (a model's reason, a person's `--reason` or `--by`, a tool's output)
+/// can colour a word at most, never move the cursor, clear the screen or set a title.
+pub fn terminal_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\u{1b}' {
+            let rest = &text[i + 1..];
+            let sgr = rest.strip_prefix('[').and_then(|r| {
+                let end = r.find(|ch: char| !(ch.is_ascii_digit() || ch == ';'))?;
+                (r.as_bytes()[end] == b'm').then_some(end + 2)
+            });
+            if let Some(len) = sgr {
+                out.push_str(&text[i..i + 1 + len]);
+                for _ in 0..len {
+                    chars.next();
+                }
+                continue;
+            }
+        }
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_text_keeps_colour_and_shows_every_other_control() {
+        let red = "\u{1b}[31mred\u{1b}[0m";
+        assert_eq!(terminal_safe(red), red);
+        assert_eq!(terminal_safe("a\nb\tc"), "a\nb\tc");
+        assert_eq!(terminal_safe("\u{1b}[2Jgone"), "\\u{1b}[2Jgone");
+        assert_eq!(
+            terminal_safe("\u{1b}]0;owned\u{7}x"),
+            "\\u{1b}]0;owned\\u{7}x"
+        );
+        assert_eq!(terminal_safe("\r\u{1b}[1A"), "\\u{d}\\u{1b}[1A");
+    }
 
     #[test]
     fn a_chain_names_each_cause_once() {

@@ -56,6 +56,42 @@ impl Secret {
 
 /// `text` with the credentials of every URL in it (`scheme://user:password@host`) shown as
 /// `***`: a URL is never shown, logged or journalled with its userinfo.
+/// `text` with the credential of every HTTP authorization it quotes (`Bearer <token>`,
+/// `Basic <credentials>`) replaced by `***`: what a server that echoes a request's
+/// headers in its error would otherwise put in a journal or a log.
+pub fn redact_authorizations(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while at < text.len() {
+        let next = ["bearer", "basic"]
+            .iter()
+            .filter_map(|scheme| lower[at..].find(scheme).map(|i| (at + i, scheme.len())))
+            .min();
+        let Some((start, len)) = next else { break };
+        let after = start + len;
+        // The scheme, then whitespace (or `:`/`=` and quotes), then the credential.
+        let gap = text[after..]
+            .find(|c: char| !(c.is_whitespace() || matches!(c, ':' | '=' | '"' | '\'')))
+            .map_or(text.len(), |i| after + i);
+        let end = text[gap..]
+            .find(|c: char| {
+                !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '+' | '/' | '=' | '-'))
+            })
+            .map_or(text.len(), |i| gap + i);
+        let word_start = start == 0 || !text.as_bytes()[start - 1].is_ascii_alphanumeric();
+        if word_start && gap > after && end - gap >= 4 {
+            out.push_str(&text[at..gap]);
+            out.push_str("***");
+        } else {
+            out.push_str(&text[at..end.max(after)]);
+        }
+        at = end.max(after);
+    }
+    out.push_str(&text[at.min(text.len())..]);
+    out
+}
+
 pub fn redact_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;

@@ -225,6 +225,13 @@ pub enum ResolveError {
          a flow config or a BPMN file"
     )]
     Special { arg: String },
+    /// A symbolic link whose target cannot be reached (a loop, a dangling link).
+    #[error("{arg} is a symbolic link that cannot be followed")]
+    BrokenLink {
+        arg: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("no app `{arg}` under {}", apps_dir.display())]
     NoApp {
         arg: String,
@@ -283,6 +290,15 @@ pub fn resolve(arg: &str, apps_dir: &Path) -> Result<Target, ResolveError> {
     } else if path.exists() {
         return Err(ResolveError::Special {
             arg: arg.to_string(),
+        });
+    } else if path
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+        && let Err(source) = std::fs::metadata(path)
+    {
+        return Err(ResolveError::BrokenLink {
+            arg: arg.to_string(),
+            source,
         });
     }
     let dir = apps_dir.join(arg);

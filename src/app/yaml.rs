@@ -656,11 +656,15 @@ fn resolve_plain_scalar(text: &str) -> Result<Option<Value<'static>>, String> {
         "" | "~" | "null" | "Null" | "NULL" => return Ok(Some(Value::Null)),
         "true" | "True" | "TRUE" => return Ok(Some(Value::Bool(true))),
         "false" | "False" | "FALSE" => return Ok(Some(Value::Bool(false))),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
-            return Ok(Some(Value::Float(f64::INFINITY)));
+        // Variables, answers and journals are JSON, which has no infinity and no NaN:
+        // refused rather than turned into null.
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
+        | ".nan" | ".NaN" | ".NAN" => {
+            return Err(format!(
+                "`{text}` is not a number JSON can hold (variables and journals are JSON); \
+                 quote it to keep it as text"
+            ));
         }
-        "-.inf" | "-.Inf" | "-.INF" => return Ok(Some(Value::Float(f64::NEG_INFINITY))),
-        ".nan" | ".NaN" | ".NAN" => return Ok(Some(Value::Float(f64::NAN))),
         _ => {}
     }
     let too_big = || {

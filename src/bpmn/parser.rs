@@ -514,7 +514,7 @@ impl<'t> Walker<'t> {
             }
             Ok(None) => match resolve_predefined_entity(r) {
                 Some(value) => value.to_owned(),
-                None => return self.fatal(format!("undefined entity `&{};`", &**r), at),
+                None => return self.fatal(entity_refused(r), at),
             },
         };
         self.characters(&value, at, false);
@@ -1326,7 +1326,22 @@ fn attribute_value(raw: Cow<'_, str>) -> Result<Cow<'_, str>, String> {
         Cow::Borrowed(raw) => unescape(raw).map(normalize_newlines),
         Cow::Owned(raw) => unescape(&raw).map(|value| normalize_newlines(value.into_owned())),
     };
-    value.map_err(|err| format!("in an attribute value: {err}"))
+    value.map_err(|err| match err {
+        quick_xml::escape::EscapeError::UnrecognizedEntity(_, name) => {
+            format!("in an attribute value: {}", entity_refused(&name))
+        }
+        err => format!("in an attribute value: {err}"),
+    })
+}
+
+/// Why entity `&name;` is refused: the document may declare it in its DTD, but cuga-flo
+/// expands only XML's own five (a DTD's entities can expand without bound).
+fn entity_refused(name: &str) -> String {
+    format!(
+        "entity `&{name};` is not one of XML's own (`&amp;` `&lt;` `&gt;` `&quot;` `&apos;`): \
+         cuga-flo does not expand the entities a DTD declares (they can grow without bound); \
+         write the text itself"
+    )
 }
 
 // ---------------------------------------------------------------------------------------

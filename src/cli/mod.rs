@@ -102,15 +102,25 @@ impl UsageError {
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunDir {
     /// Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
-    #[arg(long, value_name = "DIR", default_value = crate::journal::store::DEFAULT_BASE)]
+    #[arg(long, value_name = "DIR", default_value = crate::journal::store::DEFAULT_BASE, value_parser = run_dir)]
     pub run_dir: std::path::PathBuf,
+}
+
+/// A `--run-dir`: a folder, or a path where one can be made (not a file, a device or a
+/// pipe, whose "runs" would silently be none).
+fn run_dir(text: &str) -> Result<std::path::PathBuf, String> {
+    let path = std::path::PathBuf::from(text);
+    match std::fs::metadata(&path) {
+        Ok(meta) if !meta.is_dir() => Err(format!("`{text}` is not a folder")),
+        _ => Ok(path),
+    }
 }
 
 /// Where runs are journalled and how: the options of every command that writes runs.
 #[derive(Debug, Clone, clap::Args)]
 pub struct JournalArgs {
     /// Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)
-    #[arg(long, value_name = "DIR", default_value = crate::journal::store::DEFAULT_BASE)]
+    #[arg(long, value_name = "DIR", default_value = crate::journal::store::DEFAULT_BASE, value_parser = run_dir)]
     pub run_dir: std::path::PathBuf,
     /// How the journal is committed: strict (fsync each event), batch (one fsync per
     /// step) or off (no fsync); see docs/journal.md

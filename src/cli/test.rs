@@ -56,8 +56,8 @@ pub struct TestArgs {
     pub model: bool,
 
     /// How many scenarios run at once [default: the number of cores]
-    #[arg(short, long, value_name = "N")]
-    pub jobs: Option<usize>,
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 
     #[command(flatten)]
     pub journal: super::JournalArgs,
@@ -121,8 +121,7 @@ pub fn run(cli: &Cli, args: &TestArgs, style: Style) -> Result<Outcome, UsageErr
             }
         }
     }
-    let jobs = args
-        .jobs
+    let jobs = (args.jobs.map(usize::from))
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .clamp(1, cases.len());
     let started = Instant::now();

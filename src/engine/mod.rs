@@ -47,6 +47,13 @@ pub enum SettingsError {
     NoToken(String),
     #[error("`workflow_engine.callback_host`: `{0}` has no address")]
     NoAddress(String),
+    /// The URL (shown without its userinfo) is not one an engine answers at.
+    #[error("the {kind} engine's url `{url}` is not an http(s) URL: {why}")]
+    BadUrl {
+        kind: EngineKind,
+        url: String,
+        why: String,
+    },
 }
 
 /// The engine's URL: `url` (from `--engine-url`) when given, else the block's `url`.
@@ -55,9 +62,19 @@ pub(crate) fn engine_url(
     url: Option<&str>,
     kind: EngineKind,
 ) -> Result<String, SettingsError> {
-    url.map(str::to_string)
+    let url = (url.map(str::to_string))
         .or_else(|| block.url.as_ref().map(|u| u.value.clone()))
-        .ok_or(SettingsError::NoUrl(kind))
+        .ok_or(SettingsError::NoUrl(kind))?;
+    let bad = |why: String| SettingsError::BadUrl {
+        kind,
+        url: crate::secret::without_userinfo(&url),
+        why,
+    };
+    match reqwest::Url::parse(url.trim()) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(url),
+        Ok(u) => Err(bad(format!("the scheme is `{}`", u.scheme()))),
+        Err(e) => Err(bad(e.to_string())),
+    }
 }
 
 /// A duration in seconds from the config, or `default`.

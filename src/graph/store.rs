@@ -39,6 +39,59 @@ pub enum StoreError {
     Setup(String),
 }
 
+/// How deeply SPARQL may nest brackets: the parser recurses once per level, and a query
+/// (from a person, a file, a policy) must not overflow the stack.
+const MAX_NESTING: usize = 200;
+
+/// Refuse a query or update whose `(`, `[` and `{` nest deeper than [`MAX_NESTING`]
+/// (strings, IRIs and comments aside), before a parser recurses into it.
+fn shallow(sparql: &str) -> Result<(), StoreError> {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut chars = sparql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '(' | '[' | '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            '#' => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            '"' | '\'' => {
+                while let Some(n) = chars.next() {
+                    if n == '\\' {
+                        chars.next();
+                    } else if n == c {
+                        break;
+                    }
+                }
+            }
+            '<' if chars
+                .peek()
+                .is_some_and(|n| !n.is_whitespace() && *n != '=') =>
+            {
+                for c in chars.by_ref() {
+                    if c == '>' || c.is_whitespace() {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if deepest > MAX_NESTING {
+            return Err(StoreError::Syntax(format!(
+                "brackets nest deeper than {MAX_NESTING} levels"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A query's answer, whatever the store.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
@@ -130,6 +183,7 @@ impl GraphStore for Embedded {
     }
 
     fn update(&self, sparql: &str) -> Result<(), StoreError> {
+        shallow(sparql)?;
         let update = evaluator()
             .parse_update(sparql)
             .map_err(|e| StoreError::Syntax(e.to_string()))?;
@@ -140,6 +194,7 @@ impl GraphStore for Embedded {
     }
 
     fn query(&self, sparql: &str, graphs: Option<&[String]>) -> Result<Answer, StoreError> {
+        shallow(sparql)?;
         let mut query = evaluator()
             .parse_query(sparql)
             .map_err(|e| StoreError::Syntax(e.to_string()))?;
@@ -356,6 +411,7 @@ impl GraphStore for Endpoint {
     }
 
     fn query(&self, sparql: &str, graphs: Option<&[String]>) -> Result<Answer, StoreError> {
+        shallow(sparql)?;
         // Parsed here first: what kind of answer to ask for, and a clear syntax error.
         let parsed = spargebra::SparqlParser::new()
             .parse_query(sparql)
@@ -463,5 +519,28 @@ pub fn open(
                 connect_timeout: timeout.min(Duration::from_secs(10)),
             })?))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_nested_past_the_limit_is_refused_before_any_parser_recurses() {
+        let deep = format!("SELECT * WHERE {}{}", "{".repeat(5000), "}".repeat(5000));
+        let Err(StoreError::Syntax(why)) = shallow(&deep) else {
+            panic!("accepted");
+        };
+        assert!(why.contains("nest deeper"), "{why}");
+        // Brackets in strings, IRIs and comments do not count.
+        let quoted = format!(
+            "SELECT * WHERE {{ ?s ?p \"{}\" . ?s <http://x/{}> ?o }} # {}",
+            "(".repeat(500),
+            "[".repeat(300),
+            "{".repeat(500)
+        );
+        assert!(shallow(&quoted).is_ok());
+        assert!(shallow("SELECT * WHERE { ?s ?p ?o FILTER(?o < 3) }").is_ok());
     }
 }

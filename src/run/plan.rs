@@ -707,6 +707,19 @@ fn initial_variables(
             crate::source::read_text(input)
                 .map_err(|e| PlanError::new(format!("cannot read {input}: {e}")))?
         };
+        // JSON is YAML: the YAML reader refuses what serde_json lets pass silently (a key
+        // written twice, an integer that does not fit 64 bits).
+        if serde_json::from_str::<Value>(&text).is_ok()
+            && let Err(e) = crate::app::yaml::parse(&text)
+            && (e.message.contains("duplicate key") || e.message.contains("does not fit"))
+        {
+            let at = crate::source::SourceFile::new(input.as_str(), text.as_str())
+                .line_col(e.span.offset);
+            return Err(PlanError::new(format!(
+                "{input}:{}:{}: {}",
+                at.line, at.column, e.message
+            )));
+        }
         match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(map)) => {
                 for (name, value) in &map {
@@ -815,6 +828,18 @@ fn typed_value(name: &str, raw: &str, declared: Option<&Value>) -> Result<Value,
     let bad = |what: &str| PlanError::new(format!("--var {name}={raw}: `{name}` is {what}"));
     Ok(match declared {
         Some(Value::Number(_)) => {
+            let digits = raw.trim().strip_prefix(['-', '+']).unwrap_or(raw.trim());
+            if !digits.is_empty()
+                && digits.chars().all(|c| c.is_ascii_digit())
+                && raw.trim().parse::<i64>().is_err()
+            {
+                return Err(bad(
+                    "a number within ±9223372036854775807 (this integer does not fit)",
+                ));
+            }
+            if let Ok(i) = raw.trim().parse::<i64>() {
+                return Ok(Value::from(i));
+            }
             let n: f64 = raw.trim().parse().map_err(|_| bad("a number"))?;
             if n.fract() == 0.0 && n.abs() < 9.0e15 && !raw.contains('.') {
                 Value::from(n as i64)

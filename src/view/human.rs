@@ -1026,7 +1026,7 @@ fn write_lines(out: &mut Box<dyn Write + Send>, lines: &[String]) {
     if lines.is_empty() {
         return;
     }
-    let mut text = lines.join("\n");
+    let mut text = crate::diag::terminal_safe(&lines.join("\n"));
     text.push('\n');
     // A closed pipe must not stop the run: the journal is the record, this is a view.
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());

@@ -805,6 +805,42 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "an entity a DTD declares",
+            exit: 1,
+            loc: Some("m.bpmn"),
+            says: "does not expand the entities a DTD declares",
+            setup: |w| {
+                w.write(
+                    "m.bpmn",
+                    "<?xml version=\"1.0\"?>\n<!DOCTYPE d [ <!ENTITY x \"hello\"> ]>\n\
+                     <definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\" id=\"d\">\
+                     <process id=\"P\"><startEvent id=\"s\" name=\"&x;\"/></process></definitions>\n",
+                );
+                args(&["validate", &w.p("m.bpmn")])
+            },
+        },
+        Case {
+            name: "validate a symbolic link in a loop",
+            exit: 2,
+            loc: None,
+            says: "is a symbolic link that cannot be followed",
+            setup: |w| {
+                w.symlink(&w.p("loop2"), "loop1");
+                w.symlink(&w.p("loop1"), "loop2");
+                args(&["validate", &w.p("loop1")])
+            },
+        },
+        Case {
+            name: "a variable default of .nan",
+            exit: 1,
+            loc: CFG,
+            says: "is not a number JSON can hold",
+            setup: |w| {
+                w.edit(CONFIG, "  total_amount: 0.0", "  total_amount: .nan");
+                validate()
+            },
+        },
+        Case {
             name: "validate a FIFO model path",
             exit: 2,
             loc: None,
@@ -962,6 +998,61 @@ fn cases() -> Vec<Case> {
                 );
                 start(&["--scenario", "bad"])
             },
+        },
+        Case {
+            name: "--var of an integer that does not fit 64 bits",
+            exit: 2,
+            loc: None,
+            says: "this integer does not fit",
+            setup: |_| {
+                start(&[
+                    "--scenario",
+                    "standard",
+                    "--var",
+                    "total_amount=99999999999999999999",
+                ])
+            },
+        },
+        Case {
+            name: "--input with a key written twice",
+            exit: 2,
+            loc: None,
+            says: "duplicate key `order_id`",
+            setup: |w| {
+                w.write("in.json", "{\"order_id\": \"a\",\n \"order_id\": \"b\"}");
+                start(&["--scenario", "standard", "--input", &w.p("in.json")])
+            },
+        },
+        Case {
+            name: "--input with an integer that does not fit 64 bits",
+            exit: 2,
+            loc: None,
+            says: "does not fit",
+            setup: |w| {
+                w.write("in.json", "{\"total_amount\": 99999999999999999999}");
+                start(&["--scenario", "standard", "--input", &w.p("in.json")])
+            },
+        },
+        Case {
+            name: "--engine-url that is not a URL",
+            exit: 2,
+            loc: None,
+            says: "is not an http(s) URL",
+            setup: |_| start(&["--scenario", "standard", "--engine-url", "not a url"]),
+        },
+        Case {
+            name: "test -j 0",
+            exit: 2,
+            loc: None,
+            says: "",
+            setup: |_| args(&["test", "receive_order", "-j", "0"]),
+        },
+        Case {
+            name: "runs list --run-dir of a file",
+            exit: 2,
+            loc: None,
+            says: "is not a folder",
+            setup: |_| args(&["runs", "list", "--run-dir", "/dev/zero"]),
         },
         Case {
             name: "--var without a name",

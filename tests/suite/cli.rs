@@ -222,7 +222,7 @@ fn strict_turns_warnings_into_failure() {
     .unwrap();
     std::fs::write(
         app.join("warned_config.yaml"),
-        "flow: {id: w, name: W, bpmn_file: trip_planner.bpmn}\nvariabels: {}\n",
+        "flow: {id: w, name: W, bpmn_file: trip_planner.bpmn}\nteam_notes: {}\n",
     )
     .unwrap();
     let apps = dir.path().to_str().unwrap();
@@ -232,6 +232,18 @@ fn strict_turns_warnings_into_failure() {
         .success();
     cuga()
         .args(["--apps-dir", apps, "validate", "--strict", "warned"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("unknown key `team_notes`"));
+    // A key that looks like a misspelling of one (`variabels`) would drop what it says:
+    // an error without --strict.
+    std::fs::write(
+        app.join("warned_config.yaml"),
+        "flow: {id: w, name: W, bpmn_file: trip_planner.bpmn}\nvariabels: {}\n",
+    )
+    .unwrap();
+    cuga()
+        .args(["--apps-dir", apps, "validate", "warned"])
         .assert()
         .code(1)
         .stdout(predicate::str::contains("did you mean `variables`?"));

@@ -78,15 +78,19 @@ fn list() -> impl Strategy<Value = String> {
     prop::collection::vec(literal(), 0..4).prop_map(|items| format!("[{}]", items.join(", ")))
 }
 
-/// A comparison, a bare operand, or a JUEL-style `${...}` condition.
+/// A comparison, a bare operand, or a JUEL-style `${...}` condition. A comparison reads a
+/// variable on its left (two constants, one a bare word, are refused: `v == 2` is a
+/// Python condition, not cuga-flo's), and a lone operand is a variable or a keyword.
 fn atom() -> impl Strategy<Value = String> {
     let op = prop::sample::select(vec!["==", "!=", "<", "<=", ">", ">="]);
     let names = || prop::sample::select(vec!["a", "b", "c", "o.x"]);
+    let keyword = prop::sample::select(vec!["true", "false", "True", "False", "null", "None"])
+        .prop_map(String::from);
     prop_oneof![
-        3 => (operand(), op, operand()).prop_map(|(l, op, r)| format!("{l} {op} {r}")),
-        2 => (operand(), prop::sample::select(vec!["in", "not in"]), list())
+        3 => (variable(), op, operand()).prop_map(|(l, op, r)| format!("{l} {op} {r}")),
+        2 => (variable(), prop::sample::select(vec!["in", "not in"]), list())
             .prop_map(|(l, op, r)| format!("{l} {op} {r}")),
-        1 => operand(),
+        1 => prop_oneof![variable(), keyword],
         1 => (names(), prop::sample::select(vec!["==", ">", "<="]), literal())
             .prop_map(|(n, op, l)| format!("${{{n} {op} {l}}}")),
         1 => (names(), names()).prop_map(|(a, b)| format!("${{{a} != {b} || !{b}}}")),

@@ -141,13 +141,23 @@ impl Cx<'_> {
             if known.contains(&name) {
                 continue;
             }
-            let help = KNOWN_MISTAKES
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, h)| h.to_string())
-                .unwrap_or_else(|| {
-                    did_you_mean_or_list(name, known, 12, &format!("the keys of {what}"))
-                });
+            let mistake = KNOWN_MISTAKES.iter().find(|(k, _)| *k == name);
+            let help = mistake.map(|(_, h)| h.to_string()).unwrap_or_else(|| {
+                did_you_mean_or_list(name, known, 12, &format!("the keys of {what}"))
+            });
+            // A misspelt key (`output_maping`) would drop what it says without a word: an
+            // error. A key nothing resembles is only ignored.
+            if mistake.is_none() && crate::diag::did_you_mean(name, known.iter().copied()).is_some()
+            {
+                self.error(
+                    "config::unknown_key",
+                    key.span,
+                    format!("unknown key `{name}` in {what}: a misspelling would be ignored"),
+                    "unknown key",
+                    Some(help),
+                );
+                continue;
+            }
             self.warn(
                 "config::unknown_key",
                 key.span,

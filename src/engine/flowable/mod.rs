@@ -1370,13 +1370,23 @@ impl Run {
     async fn finish_job(&self, job: &Job, how: Completion<'_>) -> Result<(), PullError> {
         // The answer is journalled; a run stopped here completes the job when resumed.
         crate::crash::point("engine.before_complete");
-        match how {
+        let done = match how {
             Completion::Variables(variables) => {
                 self.client.complete(&job.id, &self.worker, variables).await
             }
             Completion::Error(code) => self.client.bpmn_error(&job.id, &self.worker, code).await,
+        };
+        match done {
+            // The job is gone: Flowable ended its execution meanwhile (a multi-instance
+            // activity whose completion condition held cancels its other instances).
+            Err(e) if e.status == Some(404) => {
+                tracing::debug!(
+                    "job {} ended by Flowable before it was completed: {e}",
+                    job.id
+                );
+            }
+            done => done.map_err(|e| self.lost(e))?,
         }
-        .map_err(|e| self.lost(e))?;
         crate::crash::point("engine.after_complete");
         Ok(())
     }

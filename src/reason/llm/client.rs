@@ -328,7 +328,7 @@ fn next_format(format: ResponseFormat) -> ResponseFormat {
 }
 
 fn redact(key: &Option<Secret>, text: &str) -> String {
-    let text = crate::secret::redact_urls(text);
+    let text = crate::secret::redact_authorizations(&crate::secret::redact_urls(text));
     match key {
         Some(key) => key.redact(&text),
         None => text,
@@ -876,6 +876,22 @@ mod tests {
         assert_eq!(long.chars().count(), EXCERPT_CHARS);
         assert!(long.ends_with('…'));
         assert_eq!(excerpt("a\n\n  b", 10), "a b");
+    }
+
+    #[test]
+    fn redaction_hides_an_echoed_authorization() {
+        let echoed = r#"{"error": "bad request", "headers": {"Authorization": "Basic dXNlcjpwYXNz", "x": "Bearer sk-other-9"}}"#;
+        let shown = redact(&None, echoed);
+        assert!(
+            !shown.contains("dXNlcjpwYXNz") && !shown.contains("sk-other-9"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("\"Basic ***\"") && shown.contains("Bearer ***"),
+            "{shown}"
+        );
+        // Words that merely start so are left alone.
+        assert_eq!(redact(&None, "basically fine"), "basically fine");
     }
 
     #[test]

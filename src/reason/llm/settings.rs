@@ -207,7 +207,19 @@ pub fn resolve(
     };
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(error(format!(
-            "`{base_url}` is not an http:// or https:// URL"
+            "`{}` is not an http:// or https:// URL",
+            crate::secret::without_userinfo(&base_url)
+        )));
+    }
+    // Credentials in the URL would be sent as Basic auth instead of the API key, and shown
+    // wherever the URL is.
+    if reqwest::Url::parse(&base_url)
+        .is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
+    {
+        return Err(error(format!(
+            "`{}` carries credentials (user:password@): name the API key's variable with \
+             `api_key_env` (or set {ENV_API_KEY}) and leave them out of the URL",
+            crate::secret::without_userinfo(&base_url)
         )));
     }
     let model = match env_value(ENV_MODEL) {
