@@ -733,7 +733,7 @@ pub struct CancelArgs {
 fn cancelled_json(done: &Cancelled) -> Value {
     json!({
         "run_id": done.run_id,
-        "status": "cancelled",
+        "status": if done.removed { "removed" } else { "cancelled" },
         "by": done.by,
         "reason": done.reason,
         "remote": done.remote,
@@ -743,6 +743,15 @@ fn cancelled_json(done: &Cancelled) -> Value {
 
 /// A cancellation, a line for the run, one per remote task and its children indented.
 fn print_cancelled(done: &Cancelled, style: Style, indent: &str) {
+    if done.removed {
+        outln!(
+            "{indent}{} removed run {}: it never started (it was stopped before its first \
+             record), so nothing was journalled",
+            style.yellow("⊘"),
+            done.run_id
+        );
+        return;
+    }
     let who = done
         .by
         .as_deref()

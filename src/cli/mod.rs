@@ -106,6 +106,38 @@ pub struct RunDir {
     pub run_dir: std::path::PathBuf,
 }
 
+/// Reading a run whose journal fails verification.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReadTampered {
+    /// Read the run even when its journal fails `runs verify` (a warning says what is wrong)
+    #[arg(long)]
+    pub allow_tampered: bool,
+}
+
+impl ReadTampered {
+    /// Run `id`'s records: a journal that is not intact is refused, or with
+    /// `--allow-tampered` read with a warning on stderr.
+    pub fn read(
+        &self,
+        base: &std::path::Path,
+        id: &str,
+        style: Style,
+    ) -> Result<Vec<crate::journal::Record>, UsageError> {
+        let (records, problem) = crate::run::lookup::read_checked(base, id, self.allow_tampered)?;
+        if let Some(p) = problem {
+            eprintln!(
+                "{}: run `{id}`'s journal is not intact (record {} {}: {}); what follows \
+                 cannot be trusted",
+                style.yellow("warning"),
+                p.seq,
+                p.kind,
+                crate::diag::printable(&p.detail)
+            );
+        }
+        Ok(records)
+    }
+}
+
 /// A `--run-dir`: a folder, or a path where one can be made (not a file, a device or a
 /// pipe, whose "runs" would silently be none).
 fn run_dir(text: &str) -> Result<std::path::PathBuf, String> {

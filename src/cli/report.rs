@@ -9,12 +9,14 @@ use crate::journal::Event;
 use crate::view::Names;
 use crate::view::report::{Model, render};
 
-use super::{Outcome, UsageError};
+use super::{Outcome, Style, UsageError};
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
+    #[command(flatten)]
+    pub tampered: super::ReadTampered,
     #[command(flatten)]
     pub runs: super::RunDir,
     /// Where to write the page (standard output when not given)
@@ -25,9 +27,9 @@ pub struct ReportArgs {
     pub app: Option<String>,
 }
 
-pub fn run(apps_dir: &Path, args: &ReportArgs) -> Result<Outcome, UsageError> {
+pub fn run(apps_dir: &Path, args: &ReportArgs, style: Style) -> Result<Outcome, UsageError> {
     let id = crate::run::lookup::find_run(&args.runs.run_dir, &args.run_id)?;
-    let records = crate::run::lookup::read(&args.runs.run_dir, &id)?;
+    let records = args.tampered.read(&args.runs.run_dir, &id, style)?;
     let app = match &args.app {
         Some(arg) => match super::target::resolve(arg, apps_dir)? {
             super::target::Target::App(app) => Some(crate::app::load_app(&app)),

@@ -76,6 +76,8 @@ pub struct ExportArgs {
     /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
     #[command(flatten)]
+    pub tampered: super::ReadTampered,
+    #[command(flatten)]
     pub runs: super::RunDir,
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: ExportFormat,
@@ -138,6 +140,8 @@ pub enum ListStatus {
     Cancelled,
     /// Stopped without an end (a crash): `runs resume` continues it
     Unfinished,
+    /// Stopped before its first record was written: it never started.
+    Empty,
     /// The journal cannot be read
     Unreadable,
 }
@@ -151,6 +155,7 @@ impl ListStatus {
             ListStatus::Waiting => "waiting",
             ListStatus::Cancelled => "cancelled",
             ListStatus::Unfinished => "unfinished",
+            ListStatus::Empty => "empty",
             ListStatus::Unreadable => "unreadable",
         }
     }
@@ -160,6 +165,8 @@ impl ListStatus {
 pub struct ShowArgs {
     /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
+    #[command(flatten)]
+    pub tampered: super::ReadTampered,
     #[command(flatten)]
     pub runs: super::RunDir,
     /// The run as one JSON document: its state (the journal folded: path, decisions,
@@ -172,6 +179,8 @@ pub struct ShowArgs {
 pub struct ReplayArgs {
     /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
+    #[command(flatten)]
+    pub tampered: super::ReadTampered,
     #[command(flatten)]
     pub journal: super::JournalArgs,
     /// The app, when the run's app is not found by its name under the apps folder
@@ -194,8 +203,8 @@ pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageErr
         RunsCommand::Message(a) => super::deliver::message(cli, a, style),
         RunsCommand::Signal(a) => super::deliver::signal(cli, a, style),
         RunsCommand::Verify(a) => verify_run(a, style),
-        RunsCommand::Export(a) => export_run(a),
-        RunsCommand::Report(a) => super::report::run(&cli.apps_dir, a),
+        RunsCommand::Export(a) => export_run(a, style),
+        RunsCommand::Report(a) => super::report::run(&cli.apps_dir, a, style),
     }
 }
 
@@ -240,12 +249,12 @@ fn verify_run(args: &VerifyArgs, style: Style) -> Result<Outcome, UsageError> {
     })
 }
 
-fn export_run(args: &ExportArgs) -> Result<Outcome, UsageError> {
+fn export_run(args: &ExportArgs, style: Style) -> Result<Outcome, UsageError> {
     let id = find_run(&args.runs.run_dir, &args.run_id)?;
     let path = store::run_dir(&args.runs.run_dir, &id).join(JOURNAL_FILE);
     let bytes = std::fs::read(&path)
         .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
-    let records = read(&args.runs.run_dir, &id)?;
+    let records = args.tampered.read(&args.runs.run_dir, &id, style)?;
     let text = match args.format {
         // The lines as written (their hashes are the chain), without a torn tail.
         ExportFormat::Jsonl => {
@@ -344,6 +353,8 @@ impl RunRow {
             (None, Some(crate::vocab::RunStatus::Waiting)) => ListStatus::Waiting,
             (None, Some(crate::vocab::RunStatus::Cancelled)) => ListStatus::Cancelled,
             (None, None) if state.waiting.is_some() => ListStatus::Waiting,
+            // Stopped before its first record: `runs cancel` removes it.
+            (None, None) if records.is_empty() => ListStatus::Empty,
             (None, None) => ListStatus::Unfinished,
         }
         .as_str();
@@ -450,7 +461,7 @@ fn show(
     style: Style,
 ) -> Result<Outcome, UsageError> {
     let id = find_run(&args.runs.run_dir, &args.run_id)?;
-    let records = read(&args.runs.run_dir, &id)?;
+    let records = args.tampered.read(&args.runs.run_dir, &id, style)?;
     if args.json {
         let row = RunRow::read(&args.runs.run_dir, id.clone());
         let mut doc = match serde_json::to_value(&row.state) {
@@ -480,7 +491,7 @@ fn show(
 
 fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageError> {
     let id = find_run(&args.journal.run_dir, &args.run_id)?;
-    let records = read(&args.journal.run_dir, &id)?;
+    let records = args.tampered.read(&args.journal.run_dir, &id, style)?;
     let Some(Event::RunStarted {
         app,
         variables,

@@ -211,6 +211,26 @@ pub fn check(bytes: &[u8], head: Option<&(u64, String)>) -> VerifyReport {
         );
         return report;
     }
+    // A run writes nothing after its end: a record after `run_finished` was added since.
+    let finished = parsed
+        .iter()
+        .flatten()
+        .position(|r| matches!(r.event, crate::journal::Event::RunFinished { .. }));
+    if let Some(at) = finished
+        && (at as u64 + 1) < report.records
+    {
+        report.problem = tamper(
+            at as u64 + 2,
+            Tampering::Inserted,
+            format!(
+                "record {} follows the run's end (`run_finished` is record {}): a finished run \
+                 writes nothing more",
+                at + 2,
+                at + 1
+            ),
+        );
+        return report;
+    }
     if let Some((seq, hash)) = head {
         if *seq > report.records {
             report.problem = tamper(

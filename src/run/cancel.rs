@@ -46,10 +46,6 @@ pub enum CancelError {
         #[source]
         source: JournalError,
     },
-    #[error(
-        "run `{id}` stopped before its first record was written: it never started, there is nothing to cancel"
-    )]
-    NeverStarted { id: String },
     #[error("cannot journal the cancellation: {0}")]
     Journal(#[source] JournalError),
 }
@@ -75,6 +71,9 @@ pub struct Cancelled {
     pub remote: Vec<crate::journal::event::RemoteCancelled>,
     /// Child runs (of a call activity the run waited for) cancelled with it.
     pub children: Vec<Cancelled>,
+    /// The run never started (stopped before its first record): its empty journal was
+    /// removed instead, losing nothing.
+    pub removed: bool,
 }
 
 /// Cancel run `id` (see the module's documentation): what was done, to it and to its
@@ -114,7 +113,21 @@ pub fn cancel_run(
     let state = FlowState::fold(records.iter());
     finished_refused(id, &state)?;
     if records.is_empty() {
-        return Err(CancelError::NeverStarted { id: id.to_string() });
+        // Stopped before its first record (killed while it was being created): nothing
+        // was journalled, and nothing can resume it. Its folder goes, under its lock.
+        drop(journal);
+        std::fs::remove_dir_all(&dir).map_err(|e| CancelError::Reopen {
+            id: id.to_string(),
+            source: JournalError::io(&dir, &e),
+        })?;
+        return Ok(Cancelled {
+            run_id: id.to_string(),
+            by,
+            reason,
+            remote: Vec::new(),
+            children: Vec::new(),
+            removed: true,
+        });
     }
     let remote = cancel_remote_tasks(c, &records, &state);
     journal_cancellation(&journal, by.clone(), reason.clone(), remote.clone(), &state)
@@ -127,6 +140,7 @@ pub fn cancel_run(
         reason,
         remote,
         children,
+        removed: false,
     })
 }
 

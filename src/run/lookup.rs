@@ -27,6 +27,13 @@ pub enum LookupError {
     /// Its journal cannot be read.
     #[error("cannot read the journal: {0}")]
     Unreadable(#[source] crate::journal::JournalError),
+    /// Its journal fails verification (its chain or its head file): what it says cannot be
+    /// trusted.
+    #[error("run `{id}`'s journal is not intact: record {seq} {kind}: {detail}", seq = .problem.seq, kind = .problem.kind.as_str(), detail = .problem.detail)]
+    Tampered {
+        id: String,
+        problem: crate::journal::Tampered,
+    },
 }
 
 impl crate::diag::Help for LookupError {
@@ -50,6 +57,10 @@ impl crate::diag::Help for LookupError {
                 ))
             }
             LookupError::Unreadable(_) => None,
+            LookupError::Tampered { id, .. } => Some(format!(
+                "`cuga-flo runs verify {id}` says what is wrong; pass --allow-tampered to read \
+                 it anyway"
+            )),
         }
     }
 }
@@ -84,10 +95,36 @@ pub fn find_run(base: &Path, wanted: &str) -> Result<String, LookupError> {
 
 /// The records of run `id`'s journal.
 pub fn read(base: &Path, id: &str) -> Result<Vec<Record>, LookupError> {
-    let path = store::run_dir(base, id).join(JOURNAL_FILE);
-    store::read_journal(&path)
+    read_checked(base, id, false).map(|(records, _)| records)
+}
+
+/// Run `id`'s records, its journal verified first ([`crate::journal::verify`]): one that is
+/// not intact is refused, unless `allow_tampered` (then what is wrong comes back with the
+/// records, for the caller to say loudly).
+pub fn read_checked(
+    base: &Path,
+    id: &str,
+    allow_tampered: bool,
+) -> Result<(Vec<Record>, Option<crate::journal::Tampered>), LookupError> {
+    let dir = store::run_dir(base, id);
+    let report = crate::journal::verify(&dir).map_err(LookupError::Unreadable)?;
+    // A torn last line is what a write in progress (or a crash, repaired when the run is
+    // reopened) leaves: the records before it are read, as the journal reader reads them.
+    let problem = (report.problem).filter(|p| {
+        !(p.kind == crate::journal::Tampering::Truncated && p.seq == report.records + 1)
+    });
+    if let Some(problem) = &problem
+        && !allow_tampered
+    {
+        return Err(LookupError::Tampered {
+            id: id.to_string(),
+            problem: problem.clone(),
+        });
+    }
+    let records = store::read_journal(&dir.join(JOURNAL_FILE))
         .map(|r| r.records)
-        .map_err(LookupError::Unreadable)
+        .map_err(LookupError::Unreadable)?;
+    Ok((records, problem))
 }
 
 /// What to call a journalled run's elements: the app it ran (from where it was launched,

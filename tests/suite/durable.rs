@@ -1487,3 +1487,64 @@ fn cancelling_a_run_parked_on_its_child_run_cancels_the_child_too() {
         text(&pending)
     );
 }
+
+/// A run stopped before its first record (killed while its journal was being created) is
+/// listed as `empty`, not as unfinished for ever, and `runs cancel` removes it: nothing was
+/// journalled, nothing is lost. A tampered journal is read only with --allow-tampered,
+/// and then with a warning.
+#[test]
+fn an_empty_journal_is_listed_empty_and_cancel_removes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs-here");
+    let id = "20261207T000000Z-e0e0e0";
+    let dir = cuga_flo::journal::store::run_dir(&runs, id);
+    let journal = cuga_flo::journal::Journal::create(&dir, Default::default()).unwrap();
+    drop(journal);
+    let list = cuga(&["runs", "list", "--json"], &runs, &[]);
+    assert!(list.status.success(), "{}", text(&list));
+    let rows: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(rows[0]["run_id"], id, "{}", text(&list));
+    assert_eq!(rows[0]["status"], "empty", "{}", text(&list));
+    let cancel = cuga(&["runs", "cancel", id], &runs, &[]);
+    assert!(cancel.status.success(), "{}", text(&cancel));
+    assert!(
+        String::from_utf8_lossy(&cancel.stdout).contains("never started"),
+        "{}",
+        text(&cancel)
+    );
+    assert!(!dir.exists());
+
+    // A finished run whose journal gains a record after its end: refused, then read
+    // loudly with --allow-tampered.
+    let done = cuga(
+        &[
+            "start",
+            "trip_planner",
+            "--scenario",
+            "agent_plans",
+            "--json",
+        ],
+        &runs,
+        &[],
+    );
+    assert!(done.status.success(), "{}", text(&done));
+    let id = only_run(&runs);
+    let path = journal_path(&runs, &id);
+    let body = std::fs::read_to_string(&path).unwrap();
+    let last = body.lines().last().unwrap();
+    let seq = body.lines().count() + 1;
+    let prev = cuga_flo::journal::chain::line_hash(last.as_bytes());
+    let forged = format!(
+        "{{\"seq\":{seq},\"at_ms\":1,\"prev\":\"{prev}\",\"event\":\"variables_set\",\"source\":\"forged\",\"values\":{{\"trip_plan\":\"x\"}}}}"
+    );
+    std::fs::write(&path, format!("{body}{forged}\n")).unwrap();
+    let shown = cuga(&["runs", "show", &id], &runs, &[]);
+    assert!(!shown.status.success(), "{}", text(&shown));
+    let shown = cuga(&["runs", "show", &id, "--allow-tampered"], &runs, &[]);
+    assert!(shown.status.success(), "{}", text(&shown));
+    assert!(
+        String::from_utf8_lossy(&shown.stderr).contains("is not intact"),
+        "{}",
+        text(&shown)
+    );
+}
