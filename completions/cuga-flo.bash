@@ -1372,7 +1372,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__export)
-            opts="-o -v -q -h --run-dir --format --output --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --allow-tampered --run-dir --format --output --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1621,7 +1621,7 @@ _cuga__flo() {
                     return 0
                     ;;
                 --status)
-                    COMPREPLY=($(compgen -W "completed terminated failed waiting cancelled unfinished unreadable" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "completed terminated failed waiting cancelled unfinished empty unreadable" -- "${cur}"))
                     return 0
                     ;;
                 --limit)
@@ -1724,7 +1724,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__replay)
-            opts="-v -q -h --run-dir --durability --app --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --allow-tampered --run-dir --durability --app --json --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1758,7 +1758,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__report)
-            opts="-o -v -q -h --run-dir --output --app --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --allow-tampered --run-dir --output --app --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1842,7 +1842,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__show)
-            opts="-v -q -h --run-dir --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --allow-tampered --run-dir --json --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

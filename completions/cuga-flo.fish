@@ -224,6 +224,7 @@ failed\t''
 waiting\t'Parked: waiting for an answer or a timer'
 cancelled\t'Cancelled with `runs cancel`'
 unfinished\t'Stopped without an end (a crash): `runs resume` continues it'
+empty\t'Stopped before its first record was written: it never started'
 unreadable\t'The journal cannot be read'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l limit -d 'At most N runs (the newest)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -239,6 +240,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l json -d 'The run as one JSON document: its state (the journal folded: path, decisions, variables, the untrusted ones and where each came from), its summary and its records'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Only errors on stderr'
@@ -252,6 +254,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l json -d 'Stream one JSON event per line'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s q -l quiet -d 'Only errors on stderr'
@@ -385,6 +388,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -395,6 +399,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s q -l quiet -d 'Only errors on stderr'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s h -l help -d 'Print help'

@@ -312,6 +312,7 @@ failed\:""
 waiting\:"Parked\: waiting for an answer or a timer"
 cancelled\:"Cancelled with \`runs cancel\`"
 unfinished\:"Stopped without an end (a crash)\: \`runs resume\` continues it"
+empty\:"Stopped before its first record was written\: it never started"
 unreadable\:"The journal cannot be read"))' \
 '--limit=[At most N runs (the newest)]:N:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
@@ -330,6 +331,7 @@ _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--allow-tampered[Read the run even when its journal fails \`runs verify\` (a warning says what is wrong)]' \
 '--json[The run as one JSON document\: its state (the journal folded\: path, decisions, variables, the untrusted ones and where each came from), its summary and its records]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -349,6 +351,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app is not found by its name under the apps folder]:APP|PATH:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--allow-tampered[Read the run even when its journal fails \`runs verify\` (a warning says what is wrong)]' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -532,6 +535,7 @@ xes\:"An IEEE 1849 XES 1.0 event log (one trace, one event per activity)"))' \
 '--output=[Write to this file instead of stdout]:FILE:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--allow-tampered[Read the run even when its journal fails \`runs verify\` (a warning says what is wrong)]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
@@ -549,6 +553,7 @@ _arguments "${_arguments_options[@]}" : \
 '--app=[The app, when the run'\''s app is not found by its name under the apps folder]:APP|PATH:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--allow-tampered[Read the run even when its journal fails \`runs verify\` (a warning says what is wrong)]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
