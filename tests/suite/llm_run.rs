@@ -327,6 +327,11 @@ fn a_key_in_the_model_urls_userinfo_is_never_written_out() {
     for text in [&stdout, &shown, &ws.everything_written()] {
         assert!(!text.contains(IN_URL), "the key in the URL was written out");
     }
+    // The API key is the credential sent: the URL's userinfo is not sent ahead of it as a
+    // Basic authorization.
+    for r in server.requests() {
+        assert_eq!(r.authorization(), Some(format!("Bearer {SECRET}").as_str()));
+    }
 }
 
 #[test]

@@ -91,7 +91,13 @@ impl std::fmt::Debug for ChatClient {
 impl ChatClient {
     pub fn new(settings: LlmSettings) -> Result<ChatClient, CallError> {
         crate::tls::install_provider();
-        let url = settings.completions_url();
+        // With an API key, credentials in the URL's userinfo are not sent: the key is the
+        // credential (reqwest would otherwise send them as a Basic Authorization ahead of
+        // the key's Bearer). Without one, they are the credential.
+        let url = match &settings.api_key {
+            Some(_) => crate::secret::without_userinfo(&settings.completions_url()),
+            None => settings.completions_url(),
+        };
         let http = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
             .timeout(settings.timeout)

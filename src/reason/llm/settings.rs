@@ -211,17 +211,6 @@ pub fn resolve(
             crate::secret::without_userinfo(&base_url)
         )));
     }
-    // Credentials in the URL would be sent as Basic auth instead of the API key, and shown
-    // wherever the URL is.
-    if reqwest::Url::parse(&base_url)
-        .is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
-    {
-        return Err(error(format!(
-            "`{}` carries credentials (user:password@): name the API key's variable with \
-             `api_key_env` (or set {ENV_API_KEY}) and leave them out of the URL",
-            crate::secret::without_userinfo(&base_url)
-        )));
-    }
     let model = match env_value(ENV_MODEL) {
         Some(m) => m,
         None => pick!(model).map(|m| m.value.clone()).ok_or_else(|| {
