@@ -940,3 +940,47 @@ async fn consult_user_asks_the_bound_person_and_returns_the_answer() {
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[0].outcome.as_str(), "tool_use");
 }
+
+/// A run's budget of model calls holds when calls are made at once: the three instances
+/// of a parallel multi-instance task under a budget of one call make one call, not three
+/// (each call is reserved against the budget before it is made).
+#[test]
+fn the_run_budget_holds_for_calls_made_at_once() {
+    let server = ChatServer::start(|r: &Received| match asked(r).as_str() {
+        "T" => answer(json!({"reason": "totalled", "outputs": {"total": 1}})),
+        other => Reply::status(400, &format!("unexpected control point `{other}`")),
+    });
+    let ws = Workspace::new();
+    let app = ws.dir.path().join("applications/fanout/config");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::write(
+        app.join("fanout.bpmn"),
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">
+  <process id="P" isExecutable="true">
+    <startEvent id="s"/>
+    <task id="T" name="Total">
+      <multiInstanceLoopCharacteristics isSequential="false">
+        <loopCardinality>3</loopCardinality>
+      </multiInstanceLoopCharacteristics>
+    </task>
+    <endEvent id="e"/>
+    <sequenceFlow id="f1" sourceRef="s" targetRef="T"/>
+    <sequenceFlow id="f2" sourceRef="T" targetRef="e"/>
+  </process>
+</definitions>
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("fanout_config.yaml"),
+        "flow: {id: fanout, bpmn_file: fanout.bpmn}\nvariables: {total: 0}\nllm:\n  budget: {calls: 1}\ntasks:\n  - id: T\n    mode: task_agent\n    output_mapping: {total: total}\n    agent: {system_instruction: \"Total it\"}\n",
+    )
+    .unwrap();
+    ws.cuga(&server)
+        .args(["start", "fanout", "--engine", "native", "--no-park", "--run-dir"])
+        .arg(ws.run_dir())
+        .assert()
+        .failure();
+    assert_eq!(server.count(), 1, "the budget of one call was overrun");
+}

@@ -73,6 +73,10 @@ struct Spent {
     calls: u32,
     tokens: u64,
     time: Duration,
+    /// Calls under way (reserved, not accounted yet): counted against a calls budget, so
+    /// that calls made at once (the instances of a parallel multi-instance task) cannot
+    /// all pass a budget that admits fewer of them.
+    in_flight: u32,
 }
 
 impl Spent {
@@ -85,7 +89,7 @@ impl Spent {
     /// Why another call would exceed `budget` (`whose`: "the run's", "this control point's").
     fn exhausted(&self, budget: &Budget, whose: &str) -> Option<String> {
         if let Some(max) = budget.calls
-            && self.calls >= max
+            && self.calls + self.in_flight >= max
         {
             return Some(format!("{whose} budget of {max} model calls is spent"));
         }
@@ -276,10 +280,6 @@ impl LlmReasoner {
         self.own.get(element).or(self.default.as_ref())
     }
 
-    fn spent(&self) -> Spent {
-        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Ask one question: call, use tools, re-ask on invalid replies, within the budgets.
     /// Every call goes to `log`. Once the model has decided (or failed to), a question a
     /// consulted person asked it back and it left unanswered is settled (the consultation
@@ -400,11 +400,14 @@ impl LlmReasoner {
             }
         }
         while asks < s.max_attempts {
-            if let Some(why) = self
-                .spent()
-                .exhausted(&self.run_budget, "the run's")
-                .or_else(|| here.exhausted(&s.control_point_budget, "this control point's"))
-            {
+            // The run's budget is reserved before the call is made (released when it has
+            // been accounted, or given up).
+            let reserved = self.reserve();
+            let why = match &reserved {
+                Err(why) => Some(why.clone()),
+                Ok(_) => here.exhausted(&s.control_point_budget, "this control point's"),
+            };
+            if let Some(why) = why {
                 return Err(failed(
                     error_code::BUDGET_EXHAUSTED,
                     with_last(why, &last_problem),
@@ -644,12 +647,33 @@ impl LlmReasoner {
             .collect()
     }
 
+    /// A call's place in the run's budget, or why there is none.
+    fn reserve(&self) -> Result<Reserved<'_>, String> {
+        let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(why) = spent.exhausted(&self.run_budget, "the run's") {
+            return Err(why);
+        }
+        spent.in_flight += 1;
+        Ok(Reserved(&self.spent))
+    }
+
     fn account(&self, here: &mut Spent, call: &ModelCall, took: Duration) {
         here.add(call, took);
         self.spent
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .add(call, took);
+    }
+}
+
+/// A model call reserved against the run's budget: released when dropped (the call was
+/// accounted, failed, or was given up).
+struct Reserved<'a>(&'a Mutex<Spent>);
+
+impl Drop for Reserved<'_> {
+    fn drop(&mut self) {
+        let mut spent = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        spent.in_flight = spent.in_flight.saturating_sub(1);
     }
 }
 
