@@ -11,7 +11,8 @@
 //!   key fails the task (the reply is never written in its place). Without an
 //!   `output_mapping` the outputs are reported and no variable is written. An output of
 //!   another type than its variable's declared default (text where a number is declared)
-//!   fails the task too; null is accepted (the value is unknown).
+//!   fails the task too; null is accepted (the value is unknown), and does not erase a
+//!   value the run has learnt (a variable away from its declared default keeps it).
 //! - A failed task raises a BPMN error (`TaskOutcome::error_code`): the code an answer
 //!   names (`error: CODE`), else one of [`error_code`] for why it failed (an unusable
 //!   answer, a missing output, the model failing, a budget spent). What catches it is the
@@ -241,6 +242,17 @@ pub(crate) async fn execute(
                 );
                 return Ok(traced(outcome, trace));
             }
+            // Null is "not known": it does not erase what the run has learnt (a variable
+            // that holds a value other than its declared default keeps it); an unset one,
+            // or one at its default, becomes unknown.
+            Some(serde_json::Value::Null)
+                if ctx_variables.get(&var.value).is_some_and(|known| {
+                    !known.is_null()
+                        && agent
+                            .config
+                            .variable(&var.value)
+                            .is_none_or(|declared| declared.default != *known)
+                }) => {}
             Some(value) => {
                 variables.insert(var.value.clone(), value.clone());
             }

@@ -978,7 +978,14 @@ fn the_run_budget_holds_for_calls_made_at_once() {
     )
     .unwrap();
     ws.cuga(&server)
-        .args(["start", "fanout", "--engine", "native", "--no-park", "--run-dir"])
+        .args([
+            "start",
+            "fanout",
+            "--engine",
+            "native",
+            "--no-park",
+            "--run-dir",
+        ])
         .arg(ws.run_dir())
         .assert()
         .failure();

@@ -507,6 +507,12 @@ pub enum ReplyError {
     OutputsNotAnObject { keys: String, got: String },
     #[error("`outputs` is missing {missing} (it must hold {keys})")]
     OutputsMissing { missing: String, keys: String },
+    #[error("output `{key}` must be {kind}; got {got}")]
+    OutputKind {
+        key: String,
+        kind: &'static str,
+        got: String,
+    },
 }
 
 type Object = Map<String, Value>;
@@ -902,6 +908,19 @@ fn outputs_of(req: &TaskRequest, obj: &Object) -> Result<Variables, ReplyError> 
             missing: one_of(&missing),
             keys: one_of(&keys),
         });
+    }
+    // Each output of its declared kind (a wrong one is asked again, not failed).
+    for key in declared {
+        let (Some(kind), Some(value)) = (req.output_kinds.get(key), given.get(key)) else {
+            continue;
+        };
+        if !kind.admits_output(value) {
+            return Err(ReplyError::OutputKind {
+                key: key.clone(),
+                kind: kind.described(),
+                got: quoted(value),
+            });
+        }
     }
     Ok(declared
         .iter()
@@ -1599,11 +1618,19 @@ mod tests {
             vec!["score", "summary"]
         );
         assert_eq!(a.decided_by, Decider::Model);
-        // at the top level
+        // at the top level (null: not known)
         let a = parse_task(&req, r#"{"reason": "r", "score": 1, "summary": null}"#).unwrap();
         assert_eq!(
             Value::Object(a.outputs),
             json!({"score": 1, "summary": null})
+        );
+        // an output of another kind than its variable's is asked again
+        let mut typed = task(&["score"]);
+        typed.output_kinds.insert("score".into(), VarKind::Number);
+        let wrong = parse_task(&typed, r#"{"reason": "r", "outputs": {"score": "high"}}"#);
+        assert_eq!(
+            wrong.unwrap_err().to_string(),
+            "output `score` must be a number; got \"high\""
         );
         // no declared outputs: any object
         let free = task(&[]);
