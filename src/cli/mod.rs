@@ -140,13 +140,18 @@ impl ReadTampered {
 
 /// A `--run-dir`: a folder, or a path where one can be made (not a file, a device or a
 /// pipe, whose "runs" would silently be none).
-fn run_dir(text: &str) -> Result<std::path::PathBuf, String> {
+fn run_dir(text: &str) -> Result<std::path::PathBuf, NotAFolder> {
     let path = std::path::PathBuf::from(text);
     match std::fs::metadata(&path) {
-        Ok(meta) if !meta.is_dir() => Err(format!("`{text}` is not a folder")),
+        Ok(meta) if !meta.is_dir() => Err(NotAFolder(text.to_string())),
         _ => Ok(path),
     }
 }
+
+/// A `--run-dir` that names something other than a folder.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not a folder")]
+struct NotAFolder(String);
 
 /// Where runs are journalled and how: the options of every command that writes runs.
 #[derive(Debug, Clone, clap::Args)]

@@ -404,7 +404,7 @@ impl LlmReasoner {
             // been accounted, or given up).
             let reserved = self.reserve();
             let why = match &reserved {
-                Err(why) => Some(why.clone()),
+                Err(Exhausted(why)) => Some(why.clone()),
                 Ok(_) => here.exhausted(&s.control_point_budget, "this control point's"),
             };
             if let Some(why) = why {
@@ -648,10 +648,10 @@ impl LlmReasoner {
     }
 
     /// A call's place in the run's budget, or why there is none.
-    fn reserve(&self) -> Result<Reserved<'_>, String> {
+    fn reserve(&self) -> Result<Reserved<'_>, Exhausted> {
         let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(why) = spent.exhausted(&self.run_budget, "the run's") {
-            return Err(why);
+            return Err(Exhausted(why));
         }
         spent.in_flight += 1;
         Ok(Reserved(&self.spent))
@@ -665,6 +665,11 @@ impl LlmReasoner {
             .add(call, took);
     }
 }
+
+/// Why no more model calls fit the run's budget.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+struct Exhausted(String);
 
 /// A model call reserved against the run's budget: released when dropped (the call was
 /// accounted, failed, or was given up).
