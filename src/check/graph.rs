@@ -36,6 +36,7 @@ pub fn check_process(doc: &Document, index: &ProcessIndex) -> Vec<Diagnostic> {
         check_scope(doc, index, scope, &mut out);
     }
     out.extend(super::cycles::check(doc, index));
+    out.extend(step_budget(doc, process));
 
     if process.start_events().all(|n| n.parent.is_some()) {
         out.push(
@@ -656,4 +657,55 @@ fn walk<'a>(from: &[&'a str], edges: &HashMap<&'a str, Vec<&'a str>>) -> HashSet
         }
     }
     seen
+}
+
+/// A process whose every run would spend the default step budget before it could end:
+/// the shortest way from a start event to an end at its top level enters more nodes than
+/// [`crate::bridge::run::DEFAULT_STEP_BUDGET`] allows (a 100,000-task sequence validated
+/// clean and then always failed).
+fn step_budget(doc: &Document, process: &crate::bpmn::Process) -> Option<Diagnostic> {
+    use std::collections::{HashMap, VecDeque};
+    let budget = crate::bridge::run::DEFAULT_STEP_BUDGET;
+    if (process.nodes.len() as u64) <= budget {
+        return None;
+    }
+    let mut next: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in process.flows.iter().filter(|f| f.parent.is_none()) {
+        next.entry(f.source.as_str())
+            .or_default()
+            .push(f.target.as_str());
+    }
+    let mut entered: HashMap<&str, u64> = HashMap::new();
+    let mut queue: VecDeque<&str> = VecDeque::new();
+    for start in process.start_events().filter(|n| n.parent.is_none()) {
+        entered.insert(start.id.as_str(), 1);
+        queue.push_back(start.id.as_str());
+    }
+    let mut shortest: Option<u64> = None;
+    while let Some(at) = queue.pop_front() {
+        let here = entered[at];
+        let outgoing = next.get(at).map(Vec::as_slice).unwrap_or_default();
+        if outgoing.is_empty() {
+            shortest = Some(shortest.map_or(here, |s| s.min(here)));
+            continue;
+        }
+        for to in outgoing {
+            if !entered.contains_key(to) {
+                entered.insert(to, here + 1);
+                queue.push_back(to);
+            }
+        }
+    }
+    let shortest = shortest.filter(|&s| s > budget)?;
+    Some(
+        Diagnostic::warning(
+            "graph::step_budget",
+            format!(
+                "every run enters at least {shortest} nodes before it can end, more than the \
+                 default step budget of {budget}: it would fail unless given a larger one"
+            ),
+        )
+        .in_path(doc.source.path().display())
+        .with_help("run it with `--step-budget N` (start, runs resume) larger than that"),
+    )
 }

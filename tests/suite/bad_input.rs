@@ -858,6 +858,30 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "a sequence longer than the default step budget",
+            exit: 1,
+            loc: None,
+            says: "every run enters at least 10003 nodes",
+            setup: |w| {
+                let n = 10_001;
+                let mut body =
+                    String::from("<sequenceFlow id=\"f0\" sourceRef=\"s\" targetRef=\"t1\"/>\n");
+                for i in 1..=n {
+                    let to = if i == n {
+                        "e".to_string()
+                    } else {
+                        format!("t{}", i + 1)
+                    };
+                    body.push_str(&format!(
+                        "<task id=\"t{i}\"/><sequenceFlow id=\"f{i}\" sourceRef=\"t{i}\" targetRef=\"{to}\"/>\n"
+                    ));
+                }
+                let mut a = validate_model(w, &body);
+                a.insert(1, "--strict".to_string());
+                a
+            },
+        },
+        Case {
             name: "validate a FIFO model path",
             exit: 2,
             loc: None,
