@@ -112,6 +112,10 @@ impl From<BridgeError> for String {
     }
 }
 
+/// How long a retried `run_process` waits for the run an earlier call started to end or
+/// park.
+const RETRY_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// The state behind the MCP server.
 #[derive(Default)]
 pub struct Registry {
@@ -759,7 +763,14 @@ impl BridgeServer {
         let control_points = self.engine_control_points()?;
         let sink = match (self.registry.take_sink(&a.run_id), &self.journals) {
             (Some(sink), _) => sink,
-            (None, Some(open)) => open(&a).map_err(BridgeError::Host)?,
+            (None, Some(open)) => {
+                // A retry of a call whose answer was lost: the run it started answers it,
+                // never a second run and never a refusal.
+                if let Some(done) = self.started_already(&a.run_id).await? {
+                    return Ok(Json(done));
+                }
+                open(&a).map_err(BridgeError::Host)?
+            }
             (None, None) => return Err(BridgeError::NoJournal(a.run_id)),
         };
         let mut annotations = flow.annotations.clone();
@@ -1070,6 +1081,44 @@ impl BridgeServer {
             }
         }
         delivered
+    }
+
+    /// The end of run `run_id` when a `run_process` call started it already (its journal
+    /// is under the run dir): its result once it has ended or parked, waited for while it
+    /// goes on (at most [`RETRY_WAIT`]). `None`: no run has that id yet.
+    async fn started_already(&self, run_id: &str) -> Result<Option<RunProcessResult>, BridgeError> {
+        let Some(dir) = &self.run_dir else {
+            return Ok(None);
+        };
+        let path = crate::journal::store::run_dir(&dir.base, run_id)
+            .join(crate::journal::store::JOURNAL_FILE);
+        if crate::journal::store::check_run_id(run_id).is_err() || !path.is_file() {
+            return Ok(None);
+        }
+        let waited = std::time::Instant::now();
+        loop {
+            let state = crate::journal::store::read_journal(&path)
+                .map(|r| crate::journal::FlowState::fold(r.records.iter()))
+                .ok();
+            if let Some(state) = state.filter(|s| s.status.is_some() || s.waiting.is_some()) {
+                return Ok(Some(RunProcessResult {
+                    run_id: run_id.to_string(),
+                    status: state.status.unwrap_or(RunStatus::Waiting),
+                    message: state.message,
+                    variables: state.process_variables,
+                    steps: state.steps,
+                    path: state.execution_path,
+                    records: Vec::new(),
+                }));
+            }
+            if waited.elapsed() > RETRY_WAIT {
+                return Err(BridgeError::Undelivered(format!(
+                    "run `{run_id}` was started by an earlier call and has not ended: \
+                     `cuga-flo runs show {run_id}` says where it stands"
+                )));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
     }
 
     fn deliveries(&self) -> Result<&RunDir, BridgeError> {
