@@ -234,7 +234,13 @@ async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         request
     };
     let entered = (request.method() == Method::POST).then(|| gate.in_flight.enter());
-    let response = next.run(request).await;
+    let deleting = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    // A session closed: 200, as clients expect (rmcp answers 202, which the official
+    // Python SDK reports as "Session termination failed: 202" on every close).
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
     match entered {
         Some(entered) => response.map(|body| {
             Body::new(Counted {
