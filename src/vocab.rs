@@ -459,6 +459,20 @@ pub enum VarKind {
     Any,
 }
 
+/// What a JSON value is, for messages: "null", "a boolean", "a number", "a string", "a
+/// list", "an object".
+pub fn kind_of(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
 impl VarKind {
     pub fn of(default: &serde_json::Value) -> Self {
         use serde_json::Value;

@@ -783,7 +783,7 @@ fn check_input(
         Some(kind) if !kind.admits(value) => Err(PlanError::new(format!(
             "{source} `{name}` is {}, not {}",
             kind.described(),
-            json_kind(value)
+            crate::vocab::kind_of(value)
         ))
         .with_help(format!(
             "its default under `variables:` in {} says what it holds",
@@ -808,18 +808,6 @@ fn undeclared(config: &crate::app::FlowConfig, source: &str, name: &str) -> Plan
             crate::diag::name_list(&declared, 12),
             config.source.path().display()
         )),
-    }
-}
-
-/// "a string", "null", ... for messages.
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 

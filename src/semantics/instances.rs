@@ -151,7 +151,7 @@ pub fn runs_over(
                 return Err(InstanceError::NotAList {
                     node: node.to_string(),
                     collection: collection.clone(),
-                    kind: kind_of(&other),
+                    kind: crate::vocab::kind_of(&other),
                 });
             }
             Ok(None) => {
@@ -269,16 +269,5 @@ pub fn whole(value: &Value) -> Option<u64> {
         }),
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }

@@ -188,23 +188,6 @@ fn start(extra: &[&str]) -> Vec<String> {
     a
 }
 
-/// Append to `journal` a record that follows its `run_finished` with a valid chain link
-/// and sequence number, as a forger who knows the format would, and move the head file
-/// to it.
-fn forge_after_end(journal: &std::path::Path) {
-    let text = fs::read_to_string(journal).unwrap();
-    let last = text.lines().last().unwrap();
-    let seq = text.lines().count() as u64 + 1;
-    let prev = cuga_flo::journal::chain::line_hash(last.as_bytes());
-    let forged = format!(
-        "{{\"seq\":{seq},\"at_ms\":1,\"prev\":\"{prev}\",\"event\":\"variables_set\",\"source\":\"forged\",\"values\":{{\"total_amount\":1}}}}"
-    );
-    fs::write(journal, format!("{text}{forged}\n")).unwrap();
-    let head = journal.with_file_name("journal.head");
-    let hash = cuga_flo::journal::chain::line_hash(forged.as_bytes());
-    fs::write(head, format!("{seq} {hash}\n")).unwrap();
-}
-
 /// `validate m.bpmn` of a process from start event `s` to end event `e` through `body`.
 fn validate_model(w: &Ws, body: &str) -> Vec<String> {
     w.write(
@@ -1431,7 +1414,7 @@ fn cases() -> Vec<Case> {
             says: "follows the run's end",
             setup: |w| {
                 let (id, journal) = w.journalled_run();
-                forge_after_end(&journal);
+                crate::support::runs::forge_after_end(&journal);
                 args(&["runs", "verify", &id, "--run-dir", "rd"])
             },
         },
@@ -1442,7 +1425,7 @@ fn cases() -> Vec<Case> {
             says: "journal is not intact",
             setup: |w| {
                 let (id, journal) = w.journalled_run();
-                forge_after_end(&journal);
+                crate::support::runs::forge_after_end(&journal);
                 args(&["runs", "show", &id, "--run-dir", "rd"])
             },
         },
@@ -1453,7 +1436,7 @@ fn cases() -> Vec<Case> {
             says: "--allow-tampered",
             setup: |w| {
                 let (id, journal) = w.journalled_run();
-                forge_after_end(&journal);
+                crate::support::runs::forge_after_end(&journal);
                 args(&["runs", "export", &id, "--run-dir", "rd"])
             },
         },

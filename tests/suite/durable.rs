@@ -1530,14 +1530,7 @@ fn an_empty_journal_is_listed_empty_and_cancel_removes_it() {
     assert!(done.status.success(), "{}", text(&done));
     let id = only_run(&runs);
     let path = journal_path(&runs, &id);
-    let body = std::fs::read_to_string(&path).unwrap();
-    let last = body.lines().last().unwrap();
-    let seq = body.lines().count() + 1;
-    let prev = cuga_flo::journal::chain::line_hash(last.as_bytes());
-    let forged = format!(
-        "{{\"seq\":{seq},\"at_ms\":1,\"prev\":\"{prev}\",\"event\":\"variables_set\",\"source\":\"forged\",\"values\":{{\"trip_plan\":\"x\"}}}}"
-    );
-    std::fs::write(&path, format!("{body}{forged}\n")).unwrap();
+    runs::forge_after_end(&path);
     let shown = cuga(&["runs", "show", &id], &runs, &[]);
     assert!(!shown.status.success(), "{}", text(&shown));
     let shown = cuga(&["runs", "show", &id, "--allow-tampered"], &runs, &[]);

@@ -406,3 +406,20 @@ pub fn chosen_points(points: &[(u64, String)], every: usize) -> Vec<(u64, String
         .map(|(_, p)| p.clone())
         .collect()
 }
+
+/// Append to `journal` a record that follows its `run_finished` with a valid chain link
+/// and sequence number, as a forger who knows the format would, and move the head file
+/// to it.
+pub fn forge_after_end(journal: &Path) {
+    let text = std::fs::read_to_string(journal).unwrap();
+    let last = text.lines().last().unwrap();
+    let seq = text.lines().count() as u64 + 1;
+    let prev = cuga_flo::journal::chain::line_hash(last.as_bytes());
+    let forged = format!(
+        "{{\"seq\":{seq},\"at_ms\":1,\"prev\":\"{prev}\",\"event\":\"variables_set\",\"source\":\"forged\",\"values\":{{\"total_amount\":1}}}}"
+    );
+    std::fs::write(journal, format!("{text}{forged}\n")).unwrap();
+    let head = journal.with_file_name("journal.head");
+    let hash = cuga_flo::journal::chain::line_hash(forged.as_bytes());
+    std::fs::write(head, format!("{seq} {hash}\n")).unwrap();
+}
