@@ -115,6 +115,31 @@ pub enum AgentError {
     },
 }
 
+/// `variables` with each whole number that arrived as a float (`800.0`: A2A's protobuf
+/// transport has doubles only) an integer again where the app declares the variable with
+/// an integer default, as a run started any other way has it.
+fn integers_as_declared(
+    loaded: &LoadedApp,
+    mut variables: Map<String, Value>,
+) -> Map<String, Value> {
+    let Some(config) = loaded.config.as_ref() else {
+        return variables;
+    };
+    for (name, value) in variables.iter_mut() {
+        let integer = config
+            .variable(name)
+            .is_some_and(|v| v.default.is_i64() || v.default.is_u64());
+        if let Some(f) = value
+            .as_f64()
+            .filter(|f| integer && value.is_f64() && f.fract() == 0.0)
+            && f.abs() < 9.0e15
+        {
+            *value = Value::from(f as i64);
+        }
+    }
+    variables
+}
+
 /// Serve `loaded` (checked) as an agent: its harness asks the chain of
 /// [`super::host::judge`] (the answers file, then the app's model unless `no_model`),
 /// then the A2A caller; its runs are labelled and launched as `serve` launches them.
@@ -405,6 +430,7 @@ impl Executor for Runner {
             variables,
             outputs: wanted,
         } = server::input_variables(&first).map_err(AgentError::Inputs)?;
+        let variables = integers_as_declared(&served.loaded, variables);
         let caller: Arc<dyn Reasoner> = Arc::new(Caller {
             task: task.clone(),
             wait: self.input_wait,
@@ -1198,6 +1224,21 @@ fn question_text(q: &Question, problem: Option<&str>) -> String {
 mod tests {
     use super::*;
     use crate::vocab::{ControlPointKind, HookAction, OfferedFlow, VarKind};
+
+    #[test]
+    fn whole_floats_become_integers_where_the_app_declares_integers() {
+        let app = crate::app::registry::app_at(std::path::Path::new("applications/claim_intake"));
+        let loaded = crate::app::load_app(&app);
+        let given: Map<String, Value> =
+            serde_json::from_value(json!({"amount": 800.0, "claim_id": "c-1", "other": 2.0}))
+                .unwrap();
+        let typed = integers_as_declared(&loaded, given);
+        // `amount: 0` is declared an integer; `other` is not declared; a text stays text.
+        assert_eq!(
+            Value::Object(typed),
+            json!({"amount": 800, "claim_id": "c-1", "other": 2.0})
+        );
+    }
 
     fn question(offered: Offered) -> Question {
         Question {
