@@ -209,6 +209,7 @@ pub fn run_spec(
         .enable_all()
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
+    let resuming = resumed.is_some();
     let mut plan = RunPlan::resolve(spec, resumed, &runtime).inspect_err(|e| {
         if let PlanError::Invalid { errors, .. } = e {
             // The diagnostics first; the summary and its help follow.
@@ -334,13 +335,17 @@ pub fn run_spec(
                 outln!("    {m}");
             }
         }
-        // A scenario says how its run should end: met, it succeeds whatever that end is
-        // (a scenario expecting `terminated` passes when the run terminates).
-        outcome = match (checked.met, outcome) {
-            (false, _) => Outcome::Failed,
-            (true, Outcome::Waiting) => Outcome::Waiting,
-            (true, _) => Outcome::Ok,
-        };
+        // A scenario says how its run should end: met, `start --scenario` succeeds whatever
+        // that end is (a scenario expecting `terminated` passes when the run terminates). A
+        // resumed run (`runs answer`, `runs resume`) exits as the run ended, the verdict
+        // above aside: the person who answered learns whether the run failed.
+        if !resuming {
+            outcome = match (checked.met, outcome) {
+                (false, _) => Outcome::Failed,
+                (true, Outcome::Waiting) => Outcome::Waiting,
+                (true, _) => Outcome::Ok,
+            };
+        }
     }
     Ok(outcome)
 }

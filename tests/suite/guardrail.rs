@@ -647,3 +647,24 @@ fn the_worker_polls_the_graph_and_resumes_on_an_approvers_decision() {
     assert_eq!(routed(&records)["flows"][0], PUSH);
     assert_eq!(path(&records).last(), Some(&"End_Completed"));
 }
+
+/// `runs answer` exits as the resumed run ended: a push that fails after the approval is
+/// exit 1, though the scenario the run started under (`timed_out`: nothing pushed) is met.
+#[test]
+fn an_answer_whose_resumed_run_fails_exits_1() {
+    let tmp = TempDir::new().unwrap();
+    let run_dir = tmp.path().join("runs");
+    let id = parked(&runs::app_dir("git_push_safety"), &run_dir);
+    let mut all = vec!["runs", "answer", &id, GATEWAY, "approve", "--by", "ann"];
+    all.extend_from_slice(&["--run-dir", run_dir.to_str().unwrap(), "--no-model"]);
+    // No temporary folder to make the push's repository in: the push fails.
+    let out = cuga(&all, &[("TMPDIR", "/dev/null".to_string())]);
+    assert_eq!(out.status.code(), Some(1), "{}", runs::show(&out));
+    let shown = runs::show(&out);
+    assert!(shown.contains("✘ failed"), "{shown}");
+    assert!(shown.contains("every expectation met"), "{shown}");
+    assert_eq!(
+        events(&runs::journal(&run_dir), "run_finished")[0]["status"],
+        "failed"
+    );
+}

@@ -13,7 +13,14 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-cd "${TMPDIR:-/tmp}/cuga-flo-git-push-safety/${CUGA_FLO_RUN_ID:?no run id}/work"
+work="${TMPDIR:-/tmp}/cuga-flo-git-push-safety/${CUGA_FLO_RUN_ID:?no run id}/work"
+# The repository is gone when the staging was answered without running git_stage.sh (a
+# scenario's answers), or the temporary folder was cleaned while the run waited for its
+# approval: staged again, as git_stage.sh stages it.
+if [ ! -d "$work" ]; then
+  sh "$(dirname "$0")/git_stage.sh" --params "branch=$branch" >/dev/null
+fi
+cd "$work"
 export GIT_AUTHOR_NAME=cuga-flo GIT_AUTHOR_EMAIL=demo@cuga-flo.invalid
 export GIT_COMMITTER_NAME=cuga-flo GIT_COMMITTER_EMAIL=demo@cuga-flo.invalid
 export GIT_AUTHOR_DATE="2026-01-01T00:00:00Z" GIT_COMMITTER_DATE="2026-01-01T00:00:00Z"
