@@ -698,6 +698,16 @@ pub fn read_journal(path: &Path) -> Result<ReadJournal, JournalError> {
     parse_journal(path, &bytes)
 }
 
+/// The first record of the journal at `path` (its `run_started`), read alone.
+pub fn first_record(path: &Path) -> Option<Record> {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(File::open(path).ok()?)
+        .read_line(&mut line)
+        .ok()?;
+    serde_json::from_str(line.trim_end()).ok()
+}
+
 /// A journal's last record, read from the end of the file (a few KiB, however long the
 /// journal is). `None` when the file cannot be read, is empty, or ends in a torn line or
 /// something that is not a record: read the whole journal then ([`read_journal`]).

@@ -294,16 +294,6 @@ pub type TakeOver =
 /// How often a server looks for runs left parked by a server that is gone.
 const ADOPT_EVERY: Duration = Duration::from_secs(1);
 
-/// The first record of the journal at `path` (its `run_started`), read alone.
-fn first_record(path: &Path) -> Option<Record> {
-    use std::io::BufRead;
-    let mut line = String::new();
-    std::io::BufReader::new(std::fs::File::open(path).ok()?)
-        .read_line(&mut line)
-        .ok()?;
-    serde_json::from_str(line.trim_end()).ok()
-}
-
 /// Opens a journal for each run a client starts, and closes those still open at shutdown.
 #[derive(Clone)]
 pub struct Journals {
@@ -424,7 +414,7 @@ impl Journals {
                 launch,
                 parent,
                 ..
-            }) = first_record(&path).map(|r| r.event)
+            }) = store::first_record(&path).map(|r| r.event)
             else {
                 continue; // being created, or not a run's journal
             };

@@ -65,32 +65,52 @@ impl crate::diag::Help for LookupError {
     }
 }
 
-/// The run `wanted` names: its id, or a unique prefix or suffix of it (`20261201T21`, or
-/// the memorable `295d46` at its end).
+/// The run `wanted` names: its id, `last` (the newest run), or a unique prefix, suffix or
+/// fragment of its id (`20261201T21`, the memorable `295d46` at its end, `T0515`).
 pub fn find_run(base: &Path, wanted: &str) -> Result<String, LookupError> {
     let ids = store::run_ids(base);
     if ids.iter().any(|id| id == wanted) {
         return Ok(wanted.to_string());
     }
-    let matching: Vec<&String> = if wanted.is_empty() {
-        Vec::new()
-    } else {
-        ids.iter()
-            .filter(|id| id.starts_with(wanted) || id.ends_with(wanted))
-            .collect()
+    let no_run = || LookupError::NoRun {
+        wanted: wanted.to_string(),
+        base: base.to_path_buf(),
+        newest: newest(base, &ids),
     };
-    match matching.as_slice() {
+    if matches!(wanted, "last" | "latest") {
+        return newest(base, &ids).ok_or_else(no_run);
+    }
+    let matching = |fits: &dyn Fn(&str) -> bool| -> Vec<&String> {
+        if wanted.is_empty() {
+            Vec::new()
+        } else {
+            ids.iter().filter(|id| fits(id)).collect()
+        }
+    };
+    let mut found = matching(&|id| id.starts_with(wanted) || id.ends_with(wanted));
+    if found.is_empty() {
+        found = matching(&|id| id.contains(wanted));
+    }
+    match found.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(LookupError::NoRun {
-            wanted: wanted.to_string(),
-            base: base.to_path_buf(),
-            newest: ids.last().cloned(),
-        }),
+        [] => Err(no_run()),
         many => Err(LookupError::Ambiguous {
             wanted: wanted.to_string(),
             matching: many.iter().map(|s| s.to_string()).collect(),
         }),
     }
+}
+
+/// The run of `ids` that started last (by its first record's time: ids of different
+/// shapes, a timestamp and an A2A task's UUID, do not sort by time); ties by id.
+pub fn newest(base: &Path, ids: &[String]) -> Option<String> {
+    ids.iter()
+        .map(|id| {
+            let path = store::run_dir(base, id).join(JOURNAL_FILE);
+            (store::first_record(&path).map_or(0, |r| r.at_ms), id)
+        })
+        .max()
+        .map(|(_, id)| id.clone())
 }
 
 /// The records of run `id`'s journal.

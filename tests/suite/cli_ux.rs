@@ -389,6 +389,23 @@ fn runs_are_listed_with_a_header_filtered_and_found_by_prefix_or_suffix() {
     let err = String::from_utf8(err).unwrap();
     assert!(err.contains("names 2 runs"), "{err}");
     assert!(err.contains(&id), "{err}");
+
+    // `last` is the run that started last (incident_response, started second), and a
+    // fragment from the middle of an id finds it when only it holds the fragment.
+    let newest = all[0]["run_id"].as_str().unwrap().to_owned();
+    let shown = |wanted: &str| -> serde_json::Value {
+        serde_json::from_str(&run(
+            cuga()
+                .args(["runs", "show", wanted, "--json", "--run-dir"])
+                .arg(runs.path()),
+            0,
+        ))
+        .unwrap()
+    };
+    assert_eq!(shown("last")["app"], "incident_response");
+    assert_eq!(shown("last")["run_id"], newest.as_str());
+    let middle = &id[id.len() - 9..id.len() - 3];
+    assert_eq!(shown(middle)["run_id"], id.as_str());
 }
 
 /// The shipped bash script, driven by bash itself: `complete -p` shows it registered,
