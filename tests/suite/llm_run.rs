@@ -942,8 +942,8 @@ async fn consult_user_asks_the_bound_person_and_returns_the_answer() {
 }
 
 /// A run's budget of model calls holds when calls are made at once: the three instances
-/// of a parallel multi-instance task under a budget of one call make one call, not three
-/// (each call is reserved against the budget before it is made).
+/// of a parallel multi-instance task under a budget of one call make at most one call,
+/// not three (each call is reserved against the budget before it is made).
 #[test]
 fn the_run_budget_holds_for_calls_made_at_once() {
     let server = ChatServer::start(|r: &Received| match asked(r).as_str() {
@@ -989,5 +989,11 @@ fn the_run_budget_holds_for_calls_made_at_once() {
         .arg(ws.run_dir())
         .assert()
         .failure();
-    assert_eq!(server.count(), 1, "the budget of one call was overrun");
+    // At most one: the instance refused its call fails the task, and the run may stop the
+    // instance whose call is under way before it reaches the server.
+    assert!(
+        server.count() <= 1,
+        "the budget of one call was overrun: {}",
+        server.count()
+    );
 }
