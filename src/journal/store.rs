@@ -732,7 +732,8 @@ pub fn last_record(path: &Path) -> Option<Record> {
     }
 }
 
-fn parse_journal(path: &Path, bytes: &[u8]) -> Result<ReadJournal, JournalError> {
+/// [`read_journal`] of a journal's bytes already read (`path`: for its messages).
+pub fn parse_journal(path: &Path, bytes: &[u8]) -> Result<ReadJournal, JournalError> {
     let walked = walk(path, bytes, |_, _, _| Ok(()))?;
     Ok(ReadJournal {
         records: walked.records,

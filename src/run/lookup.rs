@@ -126,8 +126,12 @@ pub fn read_checked(
     id: &str,
     allow_tampered: bool,
 ) -> Result<(Vec<Record>, Option<crate::journal::Tampered>), LookupError> {
+    // Read once: verified, then parsed.
     let dir = store::run_dir(base, id);
-    let report = crate::journal::verify(&dir).map_err(LookupError::Unreadable)?;
+    let path = dir.join(JOURNAL_FILE);
+    let bytes = std::fs::read(&path)
+        .map_err(|e| LookupError::Unreadable(crate::journal::JournalError::io(&path, &e)))?;
+    let report = crate::journal::verify::check(&bytes, store::read_head(&dir).as_ref());
     // A torn last line is what a write in progress (or a crash, repaired when the run is
     // reopened) leaves: the records before it are read, as the journal reader reads them.
     let problem = (report.problem).filter(|p| {
@@ -141,7 +145,7 @@ pub fn read_checked(
             problem: problem.clone(),
         });
     }
-    let records = store::read_journal(&dir.join(JOURNAL_FILE))
+    let records = store::parse_journal(&path, &bytes)
         .map(|r| r.records)
         .map_err(LookupError::Unreadable)?;
     Ok((records, problem))

@@ -707,21 +707,20 @@ fn initial_variables(
             crate::source::read_text(input)
                 .map_err(|e| PlanError::new(format!("cannot read {input}: {e}")))?
         };
-        // JSON is YAML: the YAML reader refuses what serde_json lets pass silently (a key
-        // written twice, an integer that does not fit 64 bits).
-        if serde_json::from_str::<Value>(&text).is_ok()
-            && let Err(e) = crate::app::yaml::parse(&text)
-            && (e.message.contains("duplicate key") || e.message.contains("does not fit"))
-        {
-            let at = crate::source::SourceFile::new(input.as_str(), text.as_str())
-                .line_col(e.span.offset);
-            return Err(PlanError::new(format!(
-                "{input}:{}:{}: {}",
-                at.line, at.column, e.message
-            )));
-        }
         match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(map)) => {
+                // JSON is YAML: the YAML reader refuses what serde_json lets pass silently
+                // (a key written twice, an integer that does not fit 64 bits).
+                if let Err(e) = crate::app::yaml::parse(&text)
+                    && (e.message.contains("duplicate key") || e.message.contains("does not fit"))
+                {
+                    let at = crate::source::SourceFile::new(input.as_str(), text.as_str())
+                        .line_col(e.span.offset);
+                    return Err(PlanError::new(format!(
+                        "{input}:{}:{}: {}",
+                        at.line, at.column, e.message
+                    )));
+                }
                 for (name, value) in &map {
                     check_input(config, &format!("--input {input}:"), name, value)?;
                 }

@@ -615,20 +615,10 @@ fn excerpt(text: &str, max: usize) -> String {
     cut
 }
 
-/// An error with its causes (`a: b: c`), without the URL reqwest puts in its message.
+/// An error with its causes (`a: b: c`, [`crate::diag::chain`]), without the URL reqwest
+/// puts in its message.
 fn error_chain(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
+    crate::diag::chain(&e.without_url())
 }
 
 #[cfg(test)]
