@@ -159,7 +159,7 @@ mcp\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l engine-url -d 'The engine\'s URL instead of the config\'s `workflow_engine.url`: an MCP engine\'s endpoint, Flowable\'s REST API or a Kogito service (alone: the config\'s engine when it is reached by URL, else an MCP engine)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
-batch\t'one fsync per step, before the step is shown'
+batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l step-budget -d 'Node entries allowed before the run fails (bounds loops); at least 1' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l by -d 'Who answers at the terminal (default: $USER); at a guardrail with approvers, only an approver is asked there' -r
@@ -185,7 +185,7 @@ mcp\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s j -l jobs -d 'How many scenarios run at once [default: the number of cores]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
-batch\t'one fsync per step, before the step is shown'
+batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -247,7 +247,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
-batch\t'one fsync per step, before the step is shown'
+batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l app -d 'The app, when the run\'s app is not found by its name under the apps folder' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -262,7 +262,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l concurrency -d 'With --due: resume up to N due runs at once, as `worker` does [default: the number of cores]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
-batch\t'one fsync per step, before the step is shown'
+batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l app -d 'The app, when the run\'s app folder has moved' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
@@ -300,7 +300,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l reply -d 'A question a consulted remote person asked back (`input-required`): the reply, sent to them in the same A2A task' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
-batch\t'one fsync per step, before the step is shown'
+batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l app -d 'The app, when the run\'s app folder has moved' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
@@ -320,7 +320,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l by -d 'Who cancels (default: $USER)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
-batch\t'one fsync per step, before the step is shown'
+batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l app -d 'The app, when the run\'s app folder has moved (its remote agents are read from it)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -336,7 +336,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l var -d 'A variable the message sets in the run (repeatable; VALUE: JSON, else a string)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
-batch\t'one fsync per step, before the step is shown'
+batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l app -d 'The app, when the run\'s app folder has moved' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
@@ -355,7 +355,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l var -d 'A variable the signal sets in each run (repeatable; VALUE: JSON, else a string)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
-batch\t'one fsync per step, before the step is shown'
+batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l app -d 'The app, when the run\'s app folder has moved' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
@@ -426,7 +426,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l session-idle
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l answers -d 'Answers for control points, by id (YAML: `answers: {<id>: ...}`), asked after the policy rules and before the app\'s model' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
-batch\t'one fsync per step, before the step is shown'
+batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l bridge -d 'How the runs that clients start with `run_process` reach the control points: directly (the bridge contract in-process), or back through the in-process MCP bridge, as an engine in another process would' -r -f -a "direct\t'The engine calls the harness in-process, through the bridge\'s Rust contract'
 mcp\t'The engine calls the harness\'s MCP tools over an in-process MCP connection'"
@@ -476,7 +476,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l graph-poll 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l concurrency -d 'Resume up to N due runs at once [default: the number of cores]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
-batch\t'one fsync per step, before the step is shown'
+batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l app -d 'The app, when the run\'s app folder has moved' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r

@@ -237,7 +237,7 @@ _arguments "${_arguments_options[@]}" : \
 '--engine-url=[The engine'\''s URL instead of the config'\''s \`workflow_engine.url\`\: an MCP engine'\''s endpoint, Flowable'\''s REST API or a Kogito service (alone\: the config'\''s engine when it is reached by URL, else an MCP engine)]:URL:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
-batch\:"one fsync per step, before the step is shown"
+batch\:"one fsync when the run waits or an external effect lands, before it is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--step-budget=[Node entries allowed before the run fails (bounds loops); at least 1]:N:_default' \
 '--by=[Who answers at the terminal (default\: \$USER); at a guardrail with approvers, only an approver is asked there]:NAME:_default' \
@@ -267,7 +267,7 @@ _arguments "${_arguments_options[@]}" : \
 '--jobs=[How many scenarios run at once \[default\: the number of cores\]]:N:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
-batch\:"one fsync per step, before the step is shown"
+batch\:"one fsync when the run waits or an external effect lands, before it is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -346,7 +346,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
-batch\:"one fsync per step, before the step is shown"
+batch\:"one fsync when the run waits or an external effect lands, before it is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app is not found by its name under the apps folder]:APP|PATH:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
@@ -367,7 +367,7 @@ _arguments "${_arguments_options[@]}" : \
 '--concurrency=[With --due\: resume up to N due runs at once, as \`worker\` does \[default\: the number of cores\]]:N:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
-batch\:"one fsync per step, before the step is shown"
+batch\:"one fsync when the run waits or an external effect lands, before it is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
@@ -416,7 +416,7 @@ _arguments "${_arguments_options[@]}" : \
 '--reply=[A question a consulted remote person asked back (\`input-required\`)\: the reply, sent to them in the same A2A task]:TEXT:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
-batch\:"one fsync per step, before the step is shown"
+batch\:"one fsync when the run waits or an external effect lands, before it is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
@@ -444,7 +444,7 @@ _arguments "${_arguments_options[@]}" : \
 '--by=[Who cancels (default\: \$USER)]:NAME:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
-batch\:"one fsync per step, before the step is shown"
+batch\:"one fsync when the run waits or an external effect lands, before it is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app folder has moved (its remote agents are read from it)]:APP|PATH:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
@@ -466,7 +466,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--var=[A variable the message sets in the run (repeatable; VALUE\: JSON, else a string)]:NAME=VALUE:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
-batch\:"one fsync per step, before the step is shown"
+batch\:"one fsync when the run waits or an external effect lands, before it is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
@@ -491,7 +491,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--var=[A variable the signal sets in each run (repeatable; VALUE\: JSON, else a string)]:NAME=VALUE:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
-batch\:"one fsync per step, before the step is shown"
+batch\:"one fsync when the run waits or an external effect lands, before it is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \
@@ -647,7 +647,7 @@ _arguments "${_arguments_options[@]}" : \
 '--answers=[Answers for control points, by id (YAML\: \`answers\: {<id>\: ...}\`), asked after the policy rules and before the app'\''s model]:FILE:_files' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
-batch\:"one fsync per step, before the step is shown"
+batch\:"one fsync when the run waits or an external effect lands, before it is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--bridge=[How the runs that clients start with \`run_process\` reach the control points\: directly (the bridge contract in-process), or back through the in-process MCP bridge, as an engine in another process would]:BRIDGE:((direct\:"The engine calls the harness in-process, through the bridge'\''s Rust contract"
 mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connection"))' \
@@ -752,7 +752,7 @@ _arguments "${_arguments_options[@]}" : \
 '--concurrency=[Resume up to N due runs at once \[default\: the number of cores\]]:N:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
-batch\:"one fsync per step, before the step is shown"
+batch\:"one fsync when the run waits or an external effect lands, before it is shown"
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app folder has moved]:APP|PATH:_default' \
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run again \[default\: 60\]]:SECS:_default' \

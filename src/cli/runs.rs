@@ -103,7 +103,9 @@ impl ValueEnum for Durability {
         Some(
             clap::builder::PossibleValue::new(self.as_str()).help(match self {
                 Durability::Strict => "fsync every event before it is shown",
-                Durability::Batch => "one fsync per step, before the step is shown",
+                Durability::Batch => {
+                    "one fsync when the run waits or an external effect lands, before it is shown"
+                }
                 Durability::Off => "no fsync (survives a crash of the process, not of the machine)",
             }),
         )

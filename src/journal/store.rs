@@ -86,8 +86,12 @@ pub enum Durability {
     /// then. Nothing emitted is lost.
     Strict,
     /// Records are buffered; `commit` writes the buffer with one write and one
-    /// `fdatasync`, then shows them to the observers. A crash loses at most the records
-    /// since the last commit (the current step), none of which was shown.
+    /// `fdatasync`, then shows them to the observers. A run commits when it waits (for
+    /// an answer, a timer, a message), right after applying an answer a model was
+    /// called for, around every tool call and remote task, and otherwise every 1,024
+    /// steps. A crash loses at most the records since the last commit, none of which
+    /// was shown and none of which holds a paid-for external effect: the lost steps
+    /// are taken again on resume, identically.
     #[default]
     Batch,
     /// Like `Batch`, but a commit is not `fdatasync`'d: committed records survive the

@@ -16,7 +16,9 @@ use cuga_flo::bridge::{
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::engine::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
 use cuga_flo::journal::{Event, EventSink, JournalError, Record};
-use cuga_flo::vocab::{Decider, HookAction, RunStatus, Taint, TaskStatus, Untrusted};
+use cuga_flo::vocab::{
+    CallOutcome, Decider, HookAction, ModelCall, RunStatus, Taint, TaskStatus, Untrusted,
+};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------------------------------
@@ -115,6 +117,8 @@ struct Harness {
     fails: BTreeMap<String, String>,
     /// Tasks whose call errs.
     unreachable: BTreeSet<String>,
+    /// Tasks answered by a (pretended) model call.
+    by_model: BTreeSet<String>,
     /// Gateway → the flows to take at each visit (the last answer repeats).
     routes: BTreeMap<String, Vec<Vec<String>>>,
     visits: Mutex<BTreeMap<String, usize>>,
@@ -155,6 +159,11 @@ impl Harness {
 
     fn unreachable(mut self, task: &str) -> Self {
         self.unreachable.insert(task.into());
+        self
+    }
+
+    fn by_model(mut self, task: &str) -> Self {
+        self.by_model.insert(task.into());
         self
     }
 
@@ -276,7 +285,20 @@ impl ControlPoints for Harness {
                 decided_by: Decider::Scripted,
                 reason: None,
                 error: failed,
-                calls: Vec::new(),
+                calls: if self.by_model.contains(&id) {
+                    vec![ModelCall {
+                        model: "test-model".into(),
+                        attempt: 1,
+                        outcome: CallOutcome::Answered,
+                        prompt_tokens: None,
+                        completion_tokens: None,
+                        latency_ms: 1,
+                        http_attempts: 1,
+                        detail: None,
+                    }]
+                } else {
+                    Vec::new()
+                },
                 digest: None,
                 taint: self.taints.get(&id).cloned(),
             })
@@ -345,6 +367,8 @@ struct Sink {
     events: Mutex<Vec<Event>>,
     /// Refuse every event after this many.
     capacity: Option<usize>,
+    /// How many events had been emitted at each commit.
+    commits: Mutex<Vec<usize>>,
 }
 
 impl EventSink for Sink {
@@ -360,6 +384,12 @@ impl EventSink for Sink {
             prev: String::new(),
             event,
         })
+    }
+
+    fn commit(&self) -> Result<(), JournalError> {
+        let emitted = self.events.lock().unwrap().len();
+        self.commits.lock().unwrap().push(emitted);
+        Ok(())
     }
 }
 
@@ -394,6 +424,8 @@ fn request(process: Arc<Process>, hooks: &[(&str, &str)]) -> RunRequest {
 struct Ran {
     outcome: RunOutcome,
     events: Vec<Event>,
+    /// How many events had been emitted at each commit.
+    commits: Vec<usize>,
     harness: Arc<Harness>,
 }
 
@@ -405,9 +437,11 @@ async fn go(request: RunRequest, harness: Harness) -> Ran {
         .await
         .expect("the engine runs");
     let events = sink.events.lock().unwrap().clone();
+    let commits = sink.commits.lock().unwrap().clone();
     Ran {
         outcome,
         events,
+        commits,
         harness,
     }
 }
@@ -549,6 +583,40 @@ fn approval() -> Arc<Process> {
            <sequenceFlow id="f_no" sourceRef="g" targetRef="reject"/>"#,
         "f1: s -> check, f2: check -> g, f3: approve -> e1, f4: reject -> e2",
     )
+}
+
+/// A model's answer is paid for: it is committed as soon as it is applied, before the
+/// step it enables is taken (and before that step's own call goes out), whether the
+/// answer came at once or after a wait. A deterministic answer waits for the next commit.
+#[tokio::test]
+async fn an_answer_a_model_was_called_for_is_committed_before_the_next_step() {
+    for at_once in [false, true] {
+        let mut harness = Harness::new().by_model("a");
+        if at_once {
+            harness = harness.at_once();
+        }
+        let ran = go(request(chain(), &[]), harness).await;
+        assert_eq!(ran.status(), RunStatus::Completed);
+        let trace = ran.trace();
+        let at = |short: &str| trace.iter().position(|t| t == short).unwrap();
+        let (answered, next) = (at("task a Completed"), at("entered b"));
+        assert!(at("model a answered") < answered, "{trace:#?}");
+        assert!(
+            ran.commits.iter().any(|&c| c > answered && c <= next),
+            "at once: {at_once}; commits after {:?} events, a answered at {answered}, b entered at {next}: {trace:#?}",
+            ran.commits
+        );
+    }
+    // Without a model call, nothing forces a commit between the two.
+    let ran = go(request(chain(), &[]), Harness::new().at_once()).await;
+    let trace = ran.trace();
+    let at = |short: &str| trace.iter().position(|t| t == short).unwrap();
+    let (answered, next) = (at("task a Completed"), at("entered b"));
+    assert!(
+        !ran.commits.iter().any(|&c| c > answered && c <= next),
+        "{:?} {trace:#?}",
+        ran.commits
+    );
 }
 
 #[tokio::test]

@@ -87,6 +87,20 @@ impl Answer {
     }
 
     /// The model calls the answer (or its error) carries, with the control point's id.
+    /// Whether a model was called for this answer (an external effect, paid for).
+    pub(super) fn made_calls(&self) -> bool {
+        let calls = |result: &Result<&Vec<ModelCall>, &ControlPointError>| match result {
+            Ok(calls) => !calls.is_empty(),
+            Err(e) => !e.calls.is_empty(),
+        };
+        match self {
+            Answer::Task { result, .. } => calls(&result.as_ref().map(|o| &o.calls)),
+            Answer::Gateway { result, .. } => calls(&result.as_ref().map(|d| &d.calls)),
+            Answer::Hook { result, .. } => calls(&result.as_ref().map(|d| &d.calls)),
+            Answer::Timer { .. } | Answer::Message { .. } | Answer::ChildWaiting { .. } => false,
+        }
+    }
+
     fn take_calls(&mut self) -> Vec<(String, ModelCall)> {
         fn take<T>(
             result: &mut Result<T, ControlPointError>,

@@ -314,7 +314,7 @@ impl Run {
             }
             if let Some(answer) = self.answered.pop_front() {
                 crate::crash::point("engine.answer_received");
-                self.answer(answer)?;
+                self.apply_answer(answer)?;
                 continue;
             }
             let now = crate::clock::now_ms();
@@ -380,7 +380,7 @@ impl Run {
                     self.in_flight.remove(&id);
                     // An answer is in (a model's reply, a person's) but not journalled yet.
                     crate::crash::point("engine.answer_received");
-                    self.answer(answer)?;
+                    self.apply_answer(answer)?;
                 }
                 Err(e) => {
                     let call = self.in_flight.remove(&e.id());
@@ -393,6 +393,18 @@ impl Run {
                 }
             }
         }
+    }
+
+    /// Apply an answer that came in. One that cost a model call is made durable as soon
+    /// as it is applied, before any step it enables runs (and before any call such a
+    /// step makes): a crash from then on never asks the model again, whatever the batch.
+    fn apply_answer(&mut self, answer: Answer) -> Result<(), EngineError> {
+        let paid_for = answer.made_calls();
+        self.answer(answer)?;
+        if paid_for {
+            self.commit()?;
+        }
+        Ok(())
     }
 
     /// While replaying: apply the answer the journal applies next, or end the replay
