@@ -28,6 +28,7 @@ use crate::secret::Secret;
 
 pub mod server;
 pub mod stream;
+pub mod v03;
 
 /// The media type of A2A 1.0 over HTTP.
 pub const MEDIA_TYPE: &str = "application/a2a+json";
@@ -1311,43 +1312,25 @@ pub(crate) fn parts(parts: Option<&Value>) -> (Option<Value>, String) {
 
 fn message_json(version: Version, out: &Outgoing, task_id: Option<&str>) -> Value {
     let mut parts = Vec::new();
-    match version {
-        Version::V1 => {
-            if !out.text.is_empty() {
-                parts.push(json!({"text": out.text}));
-            }
-            if let Some(d) = &out.data {
-                parts.push(json!({"data": d, "mediaType": "application/json"}));
-            }
-        }
-        Version::V03 => {
-            if !out.text.is_empty() {
-                parts.push(json!({"kind": "text", "text": out.text}));
-            }
-            if let Some(d) = &out.data {
-                parts.push(json!({"kind": "data", "data": d}));
-            }
-        }
+    if !out.text.is_empty() {
+        parts.push(json!({"text": out.text}));
     }
-    let mut m = Map::new();
-    if version == Version::V03 {
-        m.insert("kind".into(), json!("message"));
+    if let Some(d) = &out.data {
+        parts.push(json!({"data": d, "mediaType": "application/json"}));
     }
-    m.insert("messageId".into(), json!(new_id()));
-    m.insert(
-        "role".into(),
-        json!(if version == Version::V1 {
-            "ROLE_USER"
-        } else {
-            "user"
-        }),
-    );
-    m.insert("contextId".into(), json!(out.context_id));
+    let mut m = json!({
+        "messageId": new_id(),
+        "role": "ROLE_USER",
+        "contextId": out.context_id,
+        "parts": parts,
+    });
     if let Some(t) = task_id {
-        m.insert("taskId".into(), json!(t));
+        m["taskId"] = json!(t);
     }
-    m.insert("parts".into(), Value::Array(parts));
-    Value::Object(m)
+    match version {
+        Version::V1 => m,
+        Version::V03 => v03::message(&m),
+    }
 }
 
 /// The card's JSON-RPC endpoint and version. 1.0: a `supportedInterfaces` entry with

@@ -1,4 +1,5 @@
-//! The server side of A2A 1.0 (JSON-RPC binding over HTTP): agents published under one
+//! The server side of A2A 1.0 and 0.3 (JSON-RPC binding over HTTP; 0.3 translated at
+//! the edge by [`super::v03`]): agents published under one
 //! address, each at its own base URL `http://HOST:PORT/<agent>` with its card at
 //! `<base>/.well-known/agent-card.json` (and at `/.well-known/agent-card.json` when there
 //! is only one agent). The methods: `SendMessage` (blocking until the task ends or needs
@@ -32,7 +33,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::{MEDIA_TYPE, TaskState, new_id, parts};
+use super::{MEDIA_TYPE, TaskState, Version, new_id, parts, v03};
 use crate::secret::Secret;
 
 /// The messages a task's history keeps (the oldest go first).
@@ -356,8 +357,13 @@ impl Shared {
             "description": agent.description,
             "version": agent.version,
             "supportedInterfaces": [
-                {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+                {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
             ],
+            // What a 0.3 client reads (a 1.0 client reads the interfaces above).
+            "url": url,
+            "protocolVersion": "0.3.0",
+            "preferredTransport": "JSONRPC",
             "provider": {"organization": "cuga-flo", "url": "https://github.com/cuga-project"},
             "capabilities": {"streaming": true, "pushNotifications": false},
             "defaultInputModes": ["application/json", "text/plain"],
@@ -647,19 +653,29 @@ async fn rpc(State(s): State<Arc<Shared>>, Path(slug): Path<String>, req: Reques
             "not a JSON-RPC 2.0 request",
         );
     };
-    if !version.is_empty() && !version.starts_with("1.") && version != "1" {
-        return rpc_error(
-            StatusCode::OK,
-            &id,
-            code::VERSION_NOT_SUPPORTED,
-            &format!("A2A version {version} is not supported: this agent speaks 1.0"),
-        );
-    }
+    let dialect = match dialect(&version, method) {
+        Ok(d) => d,
+        Err((code, message)) => return rpc_error(StatusCode::OK, &id, code, &message),
+    };
     let params = doc.get("params").cloned().unwrap_or(json!({}));
+    let (method, params) = match dialect {
+        Version::V1 => (method, params),
+        Version::V03 => match v03::method(method) {
+            Some(m) => (m, v03::params_in(&params)),
+            None => {
+                return rpc_error(
+                    StatusCode::OK,
+                    &id,
+                    code::METHOD_NOT_FOUND,
+                    &format!("method `{method}` is not served ({} are)", v03::METHODS),
+                );
+            }
+        },
+    };
     let result = match method {
         "SendMessage" => send(&s, &slug, &params, false).await,
         "SendStreamingMessage" => match send(&s, &slug, &params, true).await {
-            Ok(Sent::Stream(watch)) => return stream_from(watch, id),
+            Ok(Sent::Stream(watch)) => return stream_from(watch, id, dialect),
             other => other,
         },
         "SubscribeToTask" => match task_of(&s, &slug, &params) {
@@ -667,7 +683,7 @@ async fn rpc(State(s): State<Arc<Shared>>, Path(slug): Path<String>, req: Reques
                 code::UNSUPPORTED_OPERATION,
                 "the task has ended: read it with GetTask".to_string(),
             )),
-            Ok(entry) => return stream(entry, id),
+            Ok(entry) => return stream_from(Watch::of(&entry), id, dialect),
             Err(e) => Err(e),
         },
         "GetTask" => task_of(&s, &slug, &params).map(|t| Sent::Value(history(&t, &params))),
@@ -683,8 +699,12 @@ async fn rpc(State(s): State<Arc<Shared>>, Path(slug): Path<String>, req: Reques
     match result {
         Ok(Sent::Value(v)) => json_response(
             StatusCode::OK,
-            &json!({"jsonrpc": "2.0", "id": id, "result": v}),
-            MEDIA_TYPE,
+            &json!({"jsonrpc": "2.0", "id": id, "result": said_in(dialect, &v)}),
+            match dialect {
+                Version::V1 => MEDIA_TYPE,
+                // 0.3 is plain JSON.
+                Version::V03 => "application/json",
+            },
         ),
         Ok(Sent::Stream(..)) => unreachable_stream(&id),
         Err((code, message)) => {
@@ -695,6 +715,56 @@ async fn rpc(State(s): State<Arc<Shared>>, Path(slug): Path<String>, req: Reques
             };
             rpc_error(status, &id, code, &message)
         }
+    }
+}
+
+/// The version a request speaks. The `A2A-Version` header says it; without one the
+/// method's name does (a 0.3 client sends none, and 0.3's methods are `noun/verb`, so a
+/// request without the header is 0.3, as the specification says, unless it calls a 1.0
+/// method). A header naming a version this server does not speak, or disagreeing with the
+/// method, is refused with the versions it speaks.
+fn dialect(header: &str, method: &str) -> Result<Version, (i64, String)> {
+    let by_method = if v03::is_v03_method(method) {
+        Version::V03
+    } else {
+        Version::V1
+    };
+    let by_header = match header {
+        "" => return Ok(by_method),
+        "1" => Version::V1,
+        h if h.starts_with("1.") => Version::V1,
+        "0.3" => Version::V03,
+        h if h.starts_with("0.3.") => Version::V03,
+        other => {
+            return Err((
+                code::VERSION_NOT_SUPPORTED,
+                format!("A2A version {other} is not supported: this agent speaks 1.0 and 0.3"),
+            ));
+        }
+    };
+    if by_header != by_method {
+        return Err((
+            code::METHOD_NOT_FOUND,
+            format!(
+                "method `{method}` is not an A2A {} method (A2A-Version: {header}); {} are",
+                by_header.as_str(),
+                match by_header {
+                    Version::V1 => {
+                        "SendMessage, SendStreamingMessage, SubscribeToTask, GetTask, CancelTask"
+                    }
+                    Version::V03 => v03::METHODS,
+                }
+            ),
+        ));
+    }
+    Ok(by_header)
+}
+
+/// A result as the request's version says it.
+fn said_in(dialect: Version, v: &Value) -> Value {
+    match dialect {
+        Version::V1 => v.clone(),
+        Version::V03 => v03::result(v),
     }
 }
 
@@ -876,17 +946,12 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
     Ok(Sent::Value(json!({"task": lock(&entry.data).json()})))
 }
 
-/// Server-sent events for `entry`: the task as it is, then each update, until it ends or
-/// needs input.
-fn stream(entry: Arc<TaskEntry>, id: Value) -> Response {
-    stream_from(Watch::of(&entry), id)
-}
-
-/// [`stream`] from where `watch` was taken.
-fn stream_from(watch: Watch, id: Value) -> Response {
+/// Server-sent events of a task, from where `watch` was taken: the task as it is, then
+/// each update, until it ends or needs input; each said in the request's version.
+fn stream_from(watch: Watch, id: Value, dialect: Version) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let frame = move |result: &Value| -> Bytes {
-        let doc = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        let doc = json!({"jsonrpc": "2.0", "id": id, "result": said_in(dialect, result)});
         Bytes::from(format!("data: {doc}\n\n"))
     };
     let Watch {

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The official A2A Python SDK as a client of `cuga-flo serve --a2a` (tests/suite/a2a_serve.rs).
 
-Usage: a2a_client_check.py BASE_URL CHECK [--token-env VAR]
+Usage: a2a_client_check.py BASE_URL CHECK [--token-env VAR] [--v03]
+
+With --v03 the client speaks A2A 0.3 (the SDK's compat transport), found from the card's
+0.3 fields.
 
 BASE_URL is an agent's base URL (http://HOST:PORT/<app>); the agent is the a2a_claim
 fixture app. CHECK is one of:
@@ -35,6 +38,7 @@ import httpx
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from a2a.client import ClientConfig, create_client
+from a2a.client.card_resolver import parse_agent_card
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -70,10 +74,20 @@ def artifact_data(task):
     return out
 
 
+# --v03: speak A2A 0.3 (the SDK's compat transport), as a 0.3 client would: from the
+# card's 0.3 fields (`url`, `protocolVersion`), its 1.0 interfaces unread.
+V03 = False
+
+
 async def client_for(base, token, streaming):
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     http = httpx.AsyncClient(headers=headers, timeout=30)
     config = ClientConfig(streaming=streaming, httpx_client=http)
+    if V03:
+        raw = (await http.get(base + "/.well-known/agent-card.json")).json()
+        raw.pop("supportedInterfaces")
+        card = parse_agent_card(raw)
+        return await create_client(card, client_config=config), http
     return await create_client(base, client_config=config), http
 
 
@@ -222,7 +236,10 @@ async def main():
     ap.add_argument("base")
     ap.add_argument("checks", nargs="+")
     ap.add_argument("--token-env")
+    ap.add_argument("--v03", action="store_true")
     a = ap.parse_args()
+    global V03
+    V03 = a.v03
     token = os.environ.get(a.token_env) if a.token_env else None
     ok = True
     for name in a.checks:

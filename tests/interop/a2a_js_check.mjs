@@ -2,14 +2,37 @@
 // as a client of `cuga-flo serve --a2a` (tests/a2a_serve.rs): the card, a task streamed to
 // input-required, the answer sent in the same task (SendMessage), the final artifact.
 //
-// Usage: node a2a_js_check.mjs BASE_URL   (the a2a_claim fixture app's base URL)
+// Usage: node a2a_js_check.mjs BASE_URL [--v03]   (the a2a_claim fixture app's base URL)
 // Prints one JSON object; exits 0 when every step worked.
 
 import { randomUUID } from "node:crypto";
-import { ClientFactory } from "@a2a-js/sdk/client";
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 
 const base = process.argv[2];
+// --v03: speak A2A 0.3 (the SDK's legacy transport), as a 0.3 client would: from the
+// card's 0.3 fields (`url`, `protocolVersion`), its 1.0 interfaces unread.
+const v03 = process.argv.includes("--v03");
+
+async function clientFor(base) {
+  if (!v03) return new ClientFactory().createFromUrl(base);
+  const legacy = { legacyCompat: { enabled: true } };
+  const raw = await (await fetch(`${base}/.well-known/agent-card.json`)).json();
+  delete raw.supportedInterfaces;
+  const resolver = new DefaultAgentCardResolver(legacy);
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory(legacy)],
+      cardResolver: resolver,
+    }),
+  );
+  return factory.createFromAgentCard(resolver.normalizeAgentCard(raw));
+}
 
 function message(parts, taskId = "") {
   return {
@@ -41,7 +64,7 @@ function artifactData(task) {
 }
 
 try {
-  const client = await new ClientFactory().createFromUrl(base);
+  const client = await clientFor(base);
   const card = await client.getAgentCard();
   const events = [];
   let taskId = "";
@@ -63,6 +86,7 @@ try {
     JSON.stringify({
       ok: true,
       name: card.name,
+      interface: card.supportedInterfaces?.[0]?.protocolVersion,
       streaming: card.capabilities?.streaming,
       events,
       waiting: stateName(waiting.status?.state),

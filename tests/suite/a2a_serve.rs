@@ -115,9 +115,18 @@ fn finished(events: &[Event]) -> (RunStatus, Option<String>) {
 }
 
 #[test]
-fn the_python_sdk_reads_the_card_sends_streams_answers_and_cancels() {
+fn the_python_sdk_reads_the_card_sends_streams_answers_and_cancels_in_1_0_and_0_3() {
     let served = Served::start(&[], &[]);
-    let facts = served.check(&["card", "send", "stream", "cancel"], &[], &[]);
+    // A 1.0 client, then a 0.3 one (the SDK's compat transport, from the card's 0.3
+    // fields): the same agent, the same behaviour.
+    for (extra, version) in [(&[][..], "1.0"), (&["--v03"][..], "0.3")] {
+        eprintln!("A2A {version}");
+        python_sdk_round(&served, extra, version);
+    }
+}
+
+fn python_sdk_round(served: &Served, extra: &[&str], version: &str) {
+    let facts = served.check(&["card", "send", "stream", "cancel"], &[], extra);
     let (card, send, stream, cancel) = (&facts[0], &facts[1], &facts[2], &facts[3]);
 
     // The card: the flow's name, one skill (the process) listing the inputs, streaming.
@@ -126,7 +135,12 @@ fn the_python_sdk_reads_the_card_sends_streams_answers_and_cancels() {
     let skill = card["skill_description"].as_str().unwrap();
     assert!(skill.contains("amount (default 0)"), "{skill}");
     assert_eq!(card["streaming"], true);
-    assert_eq!(card["interface"]["protocolVersion"], "1.0");
+    assert!(
+        card["interface"]["protocolVersion"]
+            .as_str()
+            .is_some_and(|v| v.starts_with(version)),
+        "{card}"
+    );
     assert_eq!(card["interface"]["url"], served.agent.as_str());
 
     // A small claim: completed at once, the final variables as the artifact.
@@ -138,7 +152,7 @@ fn the_python_sdk_reads_the_card_sends_streams_answers_and_cancels() {
     let events = served.journal(run);
     assert_eq!(finished(&events).0, RunStatus::Completed);
     eprintln!(
-        "SendMessage round trip (small claim): {} ms",
+        "SendMessage round trip (small claim, A2A {version}): {} ms",
         send["latency_ms"]
     );
 
@@ -215,6 +229,67 @@ fn the_python_sdk_reads_the_card_sends_streams_answers_and_cancels() {
         Event::RunCancelled { by: Some(by), reason: Some(_), remote } 
             if by == "the A2A caller" && remote.is_empty())));
     let _ = &served.url;
+}
+
+/// A request without `A2A-Version` calling a 0.3 method is A2A 0.3, as the specification
+/// says, and answered in 0.3's shapes; a header the method disagrees with, or a version
+/// not spoken here, is refused with what is.
+#[test]
+fn a_request_speaks_0_3_or_1_0_by_its_header_and_method() {
+    let served = Served::start(&[], &[]);
+    let send = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": {"kind": "message", "messageId": "m-1", "role": "user",
+            "parts": [{"kind": "data", "data": {"amount": 50, "claimant": "Mo"}}]}}});
+    let reply = served.post(&send.to_string());
+    let task = &reply["result"];
+    assert_eq!(task["kind"], "task", "{reply}");
+    assert_eq!(task["status"]["state"], "completed", "{reply}");
+    let part = &task["artifacts"][0]["parts"][0];
+    assert_eq!(part["kind"], "data", "{reply}");
+    assert_eq!(part["data"]["claimant"], "Mo");
+    assert_eq!(task["history"][0]["role"], "user", "{reply}");
+    let id = task["id"].as_str().unwrap();
+    let get =
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": id}});
+    let got = served.post(&get.to_string());
+    assert_eq!(got["result"]["kind"], "task", "{got}");
+    assert_eq!(got["result"]["status"]["state"], "completed");
+    // The same task read in 1.0.
+    let get =
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": {"id": id}});
+    let got = served
+        .inner
+        .post("a2a_claim", &get.to_string(), &["A2A-Version: 1.0"]);
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{got}"
+    );
+    assert_eq!(got["result"]["history"][0]["role"], "ROLE_USER", "{got}");
+    assert!(
+        got["result"]["history"][0]["parts"][0]
+            .get("kind")
+            .is_none(),
+        "{got}"
+    );
+
+    let refused = [
+        ("SendMessage", "A2A-Version: 0.3", -32601, "message/send"),
+        ("message/send", "A2A-Version: 1.0", -32601, "SendMessage"),
+        ("SendMessage", "A2A-Version: 2.0", -32009, "1.0 and 0.3"),
+        (
+            "tasks/pushNotificationConfig/set",
+            "X-None: 1",
+            -32601,
+            "tasks/resubscribe",
+        ),
+    ];
+    for (method, header, code, says) in refused {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": {}});
+        let reply = served.inner.post("a2a_claim", &body.to_string(), &[header]);
+        assert_eq!(reply["error"]["code"], code, "{method} {header}: {reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{method} {header}: {message}");
+    }
 }
 
 #[test]
@@ -415,7 +490,7 @@ fn a_flow_delegates_to_a_served_flow_and_answers_its_question() {
 }
 
 #[test]
-fn the_javascript_sdk_streams_a_task_and_answers_its_questions() {
+fn the_javascript_sdk_streams_a_task_and_answers_its_questions_in_1_0_and_0_3() {
     let sdk = npm_packages("a2a-js", "node_modules/@a2a-js/sdk/package.json");
     let served = Served::start(&[], &[]);
     // ES modules resolve packages from the script's folder: the script is copied there.
@@ -424,31 +499,43 @@ fn the_javascript_sdk_streams_a_task_and_answers_its_questions() {
         .tempfile_in(&sdk)
         .unwrap();
     std::fs::copy(interop_dir().join("a2a_js_check.mjs"), script.path()).unwrap();
-    let done = Check::spawn(Command::new("node").arg(script.path()).arg(&served.agent))
-        .unwrap()
-        .wait(Duration::from_secs(60));
-    let facts: Value = serde_json::from_str(done.stdout.trim()).unwrap_or_else(|_| {
-        panic!(
-            "{}\n{}\nserver:\n{}",
-            done.stdout,
-            done.stderr,
-            served.stderr()
-        )
-    });
-    assert_eq!(facts["ok"], true, "{facts}\n{}", done.stderr);
-    assert_eq!(facts["name"], "Expense claim");
-    assert_eq!(facts["streaming"], true);
-    assert_eq!(
-        facts["events"].as_array().unwrap().last().unwrap()[1],
-        "TASK_STATE_INPUT_REQUIRED",
-        "{facts}"
-    );
-    assert_eq!(facts["waiting"], "TASK_STATE_INPUT_REQUIRED");
-    // After the review, the payout question; answered by its label.
-    assert_eq!(facts["after_review"], "TASK_STATE_INPUT_REQUIRED");
-    assert_eq!(facts["final"], "TASK_STATE_COMPLETED");
-    assert_eq!(facts["variables"]["approved"], true);
-    assert_eq!(facts["variables"]["claimant"], "Lin");
+    // A 1.0 client, then a 0.3 one (the SDK's legacy transport, from the card's 0.3
+    // fields).
+    for (extra, version) in [(None, "1.0"), (Some("--v03"), "0.3")] {
+        let mut node = Command::new("node");
+        node.arg(script.path()).arg(&served.agent).args(extra);
+        let done = Check::spawn(&mut node)
+            .unwrap()
+            .wait(Duration::from_secs(60));
+        let facts: Value = serde_json::from_str(done.stdout.trim()).unwrap_or_else(|_| {
+            panic!(
+                "{}\n{}\nserver:\n{}",
+                done.stdout,
+                done.stderr,
+                served.stderr()
+            )
+        });
+        assert_eq!(facts["ok"], true, "{version}: {facts}\n{}", done.stderr);
+        assert!(
+            facts["interface"]
+                .as_str()
+                .is_some_and(|v| v.starts_with(version)),
+            "{facts}"
+        );
+        assert_eq!(facts["name"], "Expense claim");
+        assert_eq!(facts["streaming"], true);
+        assert_eq!(
+            facts["events"].as_array().unwrap().last().unwrap()[1],
+            "TASK_STATE_INPUT_REQUIRED",
+            "{facts}"
+        );
+        assert_eq!(facts["waiting"], "TASK_STATE_INPUT_REQUIRED");
+        // After the review, the payout question; answered by its label.
+        assert_eq!(facts["after_review"], "TASK_STATE_INPUT_REQUIRED");
+        assert_eq!(facts["final"], "TASK_STATE_COMPLETED");
+        assert_eq!(facts["variables"]["approved"], true);
+        assert_eq!(facts["variables"]["claimant"], "Lin");
+    }
 }
 
 /// A run that parks keeps its A2A task working, seen from the Python SDK: streamed status

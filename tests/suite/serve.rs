@@ -890,6 +890,129 @@ fn a_half_open_or_slow_connection_is_closed_after_the_read_timeout() {
     runtime.block_on(async { initialize(&served.url).await.unwrap() });
 }
 
+/// One HTTP/1.1 exchange on a kept-alive socket: the status, the `mcp-session-id` header
+/// and the body (read to its end: `Content-Length` or chunks). `None`: the server closed
+/// the connection.
+fn exchange(
+    stream: &mut std::net::TcpStream,
+    session: Option<&str>,
+    body: &Value,
+) -> Option<(u16, Option<String>, String)> {
+    use std::io::Read;
+    let body = body.to_string();
+    let session = session.map_or(String::new(), |s| format!("mcp-session-id: {s}\r\n"));
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n{session}content-length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).ok()?;
+    stream.write_all(body.as_bytes()).ok()?;
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let status: u16 = line.split_whitespace().nth(1)?.parse().ok()?;
+    let (mut length, mut chunked, mut id) = (None, false, None);
+    loop {
+        line.clear();
+        reader.read_line(&mut line).ok()?;
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':')?;
+        match name.to_ascii_lowercase().as_str() {
+            "content-length" => length = value.trim().parse::<usize>().ok(),
+            "transfer-encoding" => chunked = value.trim().eq_ignore_ascii_case("chunked"),
+            "mcp-session-id" => id = Some(value.trim().to_string()),
+            _ => {}
+        }
+    }
+    let mut text = Vec::new();
+    if chunked {
+        loop {
+            line.clear();
+            reader.read_line(&mut line).ok()?;
+            let size = usize::from_str_radix(line.trim(), 16).ok()?;
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk).ok()?;
+            if size == 0 {
+                break;
+            }
+            text.extend_from_slice(&chunk[..size]);
+        }
+    } else {
+        let mut all = vec![0; length.unwrap_or(0)];
+        reader.read_exact(&mut all).ok()?;
+        text = all;
+    }
+    Some((status, id, String::from_utf8_lossy(&text).into_owned()))
+}
+
+/// The read timeout bounds only the wait for a request on an idle connection: a kept-alive
+/// connection whose requests each take longer to serve than the timeout, with short
+/// pauses between them, is never cut (a client that lost its connection in the middle of
+/// `run_process` cannot tell whether its run went ahead).
+#[test]
+fn a_busy_kept_alive_connection_is_never_cut_by_the_read_timeout() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps");
+    let served = Served::start(
+        &[
+            "--apps-dir",
+            fixtures.to_str().unwrap(),
+            "timers",
+            "--read-timeout",
+            "1",
+        ],
+        &[],
+    );
+    let mut stream = std::net::TcpStream::connect(host_port(&served.url)).unwrap();
+    stream.set_read_timeout(Some(LIMIT)).unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let (status, session, _) = exchange(&mut stream, None, &initialize).expect("initialize");
+    assert_eq!(status, 200);
+    let session = session.expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, _) = exchange(&mut stream, Some(&session), &initialized).expect("initialized");
+    assert_eq!(status, 202);
+    for (i, pause_ms) in [300u64, 800, 50, 900].into_iter().enumerate() {
+        std::thread::sleep(Duration::from_millis(pause_ms));
+        // A 1.3 s wait on the timer: the run outlasts the 1 s read timeout (then ends at
+        // the approval, which nobody answers).
+        let call = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {
+            "name": "run_process", "arguments": {"process_key": "timers_v1", "run_id": format!("busy-{i}"),
+            "variables": {"wait": "PT1.3S", "approval_deadline": "PT0.1S"}}}});
+        let started = Instant::now();
+        let (status, _, text) = exchange(&mut stream, Some(&session), &call).unwrap_or_else(|| {
+            panic!(
+                "call {i}: the server cut the connection after {:?}",
+                started.elapsed()
+            )
+        });
+        assert_eq!(status, 200, "{text}");
+        assert!(
+            started.elapsed() >= Duration::from_millis(1200),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            text.contains(&format!(r#"\"run_id\":\"busy-{i}\",\"status\""#)),
+            "{text}"
+        );
+    }
+    // Left idle, the same connection is closed after the timeout.
+    let mut rest = Vec::new();
+    let idle = Instant::now();
+    let _ = std::io::Read::read_to_end(&mut stream, &mut rest);
+    assert!(
+        idle.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        idle.elapsed()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_are_capped_and_expire_when_idle() {
     cuga_flo::tls::install_provider();
