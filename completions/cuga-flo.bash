@@ -504,13 +504,17 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph__subcmd__import)
-            opts="-v -q -h --out --force --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --out --force --recipes --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --recipes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

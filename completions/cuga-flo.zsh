@@ -140,6 +140,7 @@ reified\:"Standard RDF reification\: \`rdf\:Statement\` nodes (any RDF reader)")
 (import)
 _arguments "${_arguments_options[@]}" : \
 '--out=[The app folder to create (its name is the app'\''s name)]:DIR:_files' \
+'*--recipes=[A folder of Goose recipes (\`<name>.yaml\`) an AgentFLOW graph'\''s tasks name, looked in before \`recipes/\` beside the graph and in the folders above it]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--force[Replace the folder if it exists]' \

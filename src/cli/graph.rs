@@ -139,6 +139,11 @@ pub enum GraphAction {
         /// Replace the folder if it exists
         #[arg(long)]
         force: bool,
+
+        /// A folder of Goose recipes (`<name>.yaml`) an AgentFLOW graph's tasks name,
+        /// looked in before `recipes/` beside the graph and in the folders above it
+        #[arg(long, value_name = "DIR")]
+        recipes: Vec<PathBuf>,
     },
     /// Run a SPARQL query against graph mode's store of an app (all its runs) or of one
     /// run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the
@@ -235,7 +240,12 @@ fn graph_mode(cli: &Cli, action: &GraphAction, style: Style) -> Result<Outcome, 
             };
             graphio::export(cli, app, format, annotations, output.as_ref())
         }
-        GraphAction::Import { file, out, force } => graphio::import(file, out, *force, style),
+        GraphAction::Import {
+            file,
+            out,
+            force,
+            recipes,
+        } => graphio::import(file, out, recipes, *force, style),
         GraphAction::Query {
             target,
             sparql,

@@ -48,6 +48,7 @@ pub(super) fn export(
 pub(super) fn import(
     file: &Path,
     out: &Path,
+    recipes: &[PathBuf],
     force: bool,
     style: Style,
 ) -> Result<Outcome, UsageError> {
@@ -63,7 +64,7 @@ pub(super) fn import(
         return Err(UsageError::new(format!("{} already exists", out.display()))
             .with_help("pass --force to replace it, or choose another --out"));
     }
-    let imported = match graph::import(&source, &name) {
+    let imported = match graph::import(&source, &name, recipes) {
         Ok(i) => i,
         Err(diagnostics) => {
             for d in &diagnostics {
@@ -72,6 +73,9 @@ pub(super) fn import(
             return Ok(Outcome::Failed);
         }
     };
+    for d in &imported.warnings {
+        eprint!("{}", style.diagnostic(d));
+    }
     graph::write_app(&imported, out, force).map_err(|e| UsageError::new(e.to_string()))?;
     // What the app's own loading finds (a model the engine cannot read, a config that
     // does not decode) is reported like `validate` would, pointing into the new files.

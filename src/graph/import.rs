@@ -5,6 +5,7 @@
 //! problem is a diagnostic at the line of the graph file it comes from.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use oxrdf::{NamedOrBlankNode, Term, Triple};
 use serde_json::{Map, Value, json};
@@ -28,6 +29,8 @@ pub struct Imported {
     pub config: String,
     /// Files relative to the app folder (`policies/...`) and their text.
     pub policies: Vec<(String, String)>,
+    /// What the SHACL shapes warn of (a violation refuses the import).
+    pub warnings: Vec<Diagnostic>,
     /// The process, as written into `bpmn`.
     pub process: Process,
 }
@@ -41,11 +44,40 @@ fn syntax(source: &SourceFile) -> &'static str {
     }
 }
 
-/// Read the graph in `source` and make app `app` of it.
-pub fn import(source: &SourceFile, app: &str) -> Result<Imported, Vec<Diagnostic>> {
+/// Read the graph in `source` and make app `app` of it. The graph must also conform to
+/// cuga-flo's SHACL shapes ([`super::shacl`]): a violation refuses the import (with every
+/// result, at the lines of the file); warnings come back with the app.
+///
+/// An AgentFLOW graph's agentic tasks name Goose recipes (`agentflow:recipe`): each is
+/// looked for as `<name>.yaml` (or `.yml`, `.json`) in `recipe_dirs`, then where AgentFLOW
+/// keeps them: `recipes/` beside the graph file, then in the folders above it (its demo's
+/// and its project's).
+pub fn import(
+    source: &SourceFile,
+    app: &str,
+    recipe_dirs: &[PathBuf],
+) -> Result<Imported, Vec<Diagnostic>> {
     let (triples, prefixes) = parse(source)?;
-    let graph = Graph::new(source, triples, prefixes);
-    graph.build(app)
+    let shapes = {
+        let checked = super::shacl::check_parsed(source, &triples, &prefixes)?;
+        checked.diagnostics
+    };
+    let mut graph = Graph::new(source, triples, prefixes);
+    graph.recipe_dirs = recipe_dirs.to_vec();
+    let beside = source.path().parent().unwrap_or(Path::new("."));
+    for up in [
+        beside,
+        beside.join("..").as_path(),
+        beside.join("../..").as_path(),
+    ] {
+        graph.recipe_dirs.push(up.join("recipes"));
+    }
+    let mut imported = graph.build(app)?;
+    if shapes.iter().any(Diagnostic::is_error) {
+        return Err(shapes);
+    }
+    imported.warnings.splice(0..0, shapes);
+    Ok(imported)
 }
 
 /// The triples of a graph file and its prefixes.
@@ -110,6 +142,8 @@ type Subject = NamedOrBlankNode;
 
 struct Graph<'a> {
     source: &'a SourceFile,
+    /// Where an AgentFLOW task's recipe is looked for, in order.
+    recipe_dirs: Vec<PathBuf>,
     prefixes: Vec<(String, String)>,
     /// Every statement about a subject: (normalised predicate IRI, object).
     about: HashMap<Subject, Vec<(String, Term)>>,
@@ -125,6 +159,7 @@ impl<'a> Graph<'a> {
     fn new(source: &'a SourceFile, triples: Vec<Triple>, prefixes: Vec<(String, String)>) -> Self {
         let mut g = Graph {
             source,
+            recipe_dirs: Vec::new(),
             prefixes,
             about: HashMap::new(),
             subjects: Vec::new(),
@@ -223,6 +258,16 @@ impl<'a> Graph<'a> {
 
     fn error(&self, code: &'static str, at: &Subject, message: String, label: &str) -> Diagnostic {
         Diagnostic::error(code, message).at(self.source, self.locate(at), Some(label.to_owned()))
+    }
+
+    fn warning(
+        &self,
+        code: &'static str,
+        at: &Subject,
+        message: String,
+        label: &str,
+    ) -> Diagnostic {
+        Diagnostic::warning(code, message).at(self.source, self.locate(at), Some(label.to_owned()))
     }
 
     /// The flow node kind of a subject, from its classes.
@@ -588,6 +633,7 @@ impl<'a> Graph<'a> {
         let process = built.remove(0);
 
         // The config and its files.
+        let mut warnings = Vec::new();
         let (config, policies) = match ps.and_then(|s| self.value(s, v::FLOW_CONFIG).cloned()) {
             Some(Term::Literal(l)) => {
                 let s = ps.unwrap_or(&self.subjects[0]);
@@ -605,15 +651,17 @@ impl<'a> Graph<'a> {
                 }
                 (tree, policies)
             }
-            _ => (
-                self.generated_config(app, &process, &node_subjects, &ids),
-                Vec::new(),
-            ),
+            _ => {
+                let generated = self.generated_config(app, &process, &node_subjects, &ids)?;
+                warnings = generated.warnings;
+                (generated.config, generated.recipes)
+            }
         };
         Ok(Imported {
             bpmn,
             config: to_yaml(&config),
             policies,
+            warnings,
             process,
         })
     }
@@ -858,18 +906,23 @@ impl<'a> Graph<'a> {
         out
     }
 
-    /// A config for a graph that carries none (an AgentFLOW graph): every agentic task a
-    /// task agent named by its recipe; a task that leads straight into a gateway outputs
-    /// the variables that gateway's edges test (AgentFLOW keeps every output key of a
-    /// recipe as a variable; cuga-flo maps outputs explicitly); the variables, from the
-    /// edges.
+    /// A config for a graph that carries none (an AgentFLOW graph): every agentic task
+    /// runs its Goose recipe as AgentFLOW does (a command agent, `goose run --recipe`,
+    /// the recipe copied into the app's `recipes/`; its parameters are the task's inputs
+    /// and its response's properties its outputs, each a variable of the same name, as
+    /// AgentFLOW keeps every output key). A recipe that cannot be found leaves a task
+    /// agent told the recipe's name, with a warning. A task that leads straight into a
+    /// gateway outputs the variables that gateway's edges test; the variables, from the
+    /// edges and the recipes.
     fn generated_config(
         &self,
         app: &str,
         process: &Process,
         node_subjects: &[(&Subject, NodeKind)],
         ids: &HashMap<&Subject, String>,
-    ) -> Value {
+    ) -> Result<Generated, Vec<Diagnostic>> {
+        let mut warnings = Vec::new();
+        let mut recipes: Vec<(String, String)> = Vec::new();
         // The variables each gateway's edges test.
         let mut tested: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         let mut variables = Map::new();
@@ -917,7 +970,7 @@ impl<'a> Graph<'a> {
             let id = &ids[s];
             let recipe = self.text(s, v::RECIPE).unwrap_or_else(|| id.clone());
             let label = self.text(s, v::LABEL).unwrap_or_else(|| id.clone());
-            let outputs: Map<String, Value> = produces
+            let mut outputs: Map<String, Value> = produces
                 .get(id.as_str())
                 .into_iter()
                 .flatten()
@@ -931,6 +984,50 @@ impl<'a> Graph<'a> {
                     "system_instruction": format!("{label}: follow the recipe `{recipe}`."),
                 },
             });
+            match self.recipe(s, &recipe)? {
+                Some(found) => {
+                    let mut inputs = Map::new();
+                    for p in &found.recipe.parameters {
+                        inputs.insert(p.key.clone(), json!(p.key));
+                        variables
+                            .entry(p.key.clone())
+                            .or_insert_with(|| p.default.clone().unwrap_or(json!("")));
+                    }
+                    for (key, initial) in found.outputs() {
+                        outputs.insert(key.clone(), json!(key));
+                        variables.entry(key).or_insert(initial);
+                    }
+                    if !inputs.is_empty() {
+                        task["input_mapping"] = Value::Object(inputs);
+                    }
+                    task["agent"]["system_instruction"] =
+                        json!(format!("{label}: run the recipe `{recipe}`."));
+                    task["agent"]["type"] = json!("command");
+                    task["agent"]["recipe"] = json!(format!("../recipes/{}", found.file));
+                    if !recipes.iter().any(|(rel, _)| rel.ends_with(&found.file)) {
+                        recipes.push((format!("recipes/{}", found.file), found.text));
+                    }
+                }
+                None => warnings.push(
+                    self.warning(
+                        "graph::recipe_missing",
+                        s,
+                        format!(
+                            "the recipe `{recipe}` of `{id}` was not found (looked in {}): the \
+                             task becomes a task agent told the recipe's name, not its steps",
+                            self.recipe_dirs
+                                .iter()
+                                .map(|d| d.display().to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        "this task's recipe",
+                    )
+                    .with_help(
+                        "pass --recipes DIR: the folder holding the Goose recipes (<name>.yaml)",
+                    ),
+                ),
+            }
             if !outputs.is_empty() {
                 task["output_mapping"] = Value::Object(outputs);
             }
@@ -953,7 +1050,91 @@ impl<'a> Graph<'a> {
         if !tasks.is_empty() {
             config["tasks"] = Value::Array(tasks);
         }
-        config
+        Ok(Generated {
+            config,
+            recipes,
+            warnings,
+        })
+    }
+
+    /// The Goose recipe `name` an agentic task (`s`) names, from the first folder of
+    /// [`Graph::recipe_dirs`] holding it; `None` when none does. A name that is not a plain
+    /// file name, or a recipe that cannot be used, is an error at the task.
+    fn recipe(&self, s: &Subject, name: &str) -> Result<Option<FoundRecipe>, Vec<Diagnostic>> {
+        let plain = !name.is_empty()
+            && !name.starts_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !plain {
+            return Err(vec![self.error(
+                "graph::recipe",
+                s,
+                format!("the recipe name `{name}` is not a plain file name"),
+                "this task's recipe",
+            )]);
+        }
+        for dir in &self.recipe_dirs {
+            for ext in ["yaml", "yml", "json"] {
+                let file = format!("{name}.{ext}");
+                let path = dir.join(&file);
+                if !path.is_file() {
+                    continue;
+                }
+                let bad = |message: String| {
+                    vec![self.error("graph::recipe", s, message, "this task's recipe")]
+                };
+                let recipe = crate::app::recipe::read_recipe(&path)
+                    .map_err(|e| bad(crate::diag::chain(&e)))?;
+                let text = crate::source::read_text(&path)
+                    .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+                return Ok(Some(FoundRecipe { file, text, recipe }));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A generated config and what goes with it.
+struct Generated {
+    config: Value,
+    /// The recipes to write into the app (`recipes/<file>`, text).
+    recipes: Vec<(String, String)>,
+    warnings: Vec<Diagnostic>,
+}
+
+/// An agentic task's recipe, found.
+struct FoundRecipe {
+    /// Its file name (`<name>.yaml`).
+    file: String,
+    text: String,
+    recipe: crate::app::recipe::Recipe,
+}
+
+impl FoundRecipe {
+    /// The keys its answer holds (its response schema's properties), each with the value
+    /// its variable starts with: the empty value of its type.
+    fn outputs(&self) -> Vec<(String, Value)> {
+        let Some(properties) = (self.recipe.schema.as_ref())
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object)
+        else {
+            return Vec::new();
+        };
+        properties
+            .iter()
+            .map(|(key, schema)| {
+                let initial = match schema.get("type").and_then(Value::as_str) {
+                    Some("string") => json!(""),
+                    Some("boolean") => json!(false),
+                    Some("integer" | "number") => json!(0),
+                    Some("array") => json!([]),
+                    Some("object") => json!({}),
+                    _ => Value::Null,
+                };
+                (key.clone(), initial)
+            })
+            .collect()
     }
 }
 

@@ -1111,7 +1111,16 @@ pub struct FileValidation {
 
 pub fn check_file(source: &SourceFile) -> Result<FileValidation, Vec<Diagnostic>> {
     let (triples, prefixes) = super::import::parse(source)?;
-    let data = lower(&triples);
+    check_parsed(source, &triples, &prefixes)
+}
+
+/// [`check_file`] on a file already parsed (its triples and prefixes).
+pub(crate) fn check_parsed(
+    source: &SourceFile,
+    triples: &[Triple],
+    prefixes: &[(String, String)],
+) -> Result<FileValidation, Vec<Diagnostic>> {
+    let data = lower(triples);
     let report = validate_process(&data).map_err(|e| {
         vec![
             Diagnostic::error(
@@ -1125,14 +1134,14 @@ pub fn check_file(source: &SourceFile) -> Result<FileValidation, Vec<Diagnostic>
         .results
         .iter()
         .map(|r| {
-            let (message, label) = describe(r, &prefixes);
+            let (message, label) = describe(r, prefixes);
             let span = match &r.focus {
-                Term::NamedNode(n) => super::import::locate(source, &prefixes, n.as_str()),
+                Term::NamedNode(n) => super::import::locate(source, prefixes, n.as_str()),
                 _ => Span::new(0, 0),
             };
             diagnostic(
                 r,
-                format!("SHACL: {}: {message}", short(&r.focus, &prefixes)),
+                format!("SHACL: {}: {message}", short(&r.focus, prefixes)),
             )
             .at(source, span, Some(label))
             .with_help(HELP_SHAPES)

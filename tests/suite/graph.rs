@@ -540,6 +540,169 @@ fn agentflow_sim_activation_imports_and_runs() {
     }
 }
 
+/// AgentFLOW keeps its Goose recipes in `recipes/` beside a demo's definitions: imported,
+/// each agentic task runs its recipe as AgentFLOW does (a command agent, `goose run
+/// --recipe`), the recipe copied into the app, its parameters the task's inputs and its
+/// response's properties its outputs. The app runs end to end (Goose's stand-in on PATH).
+/// Without the recipes, the import says so (a warning naming where it looked).
+#[test]
+fn agentflow_recipes_come_with_the_imported_app_and_run() {
+    let tmp = TempDir::new().unwrap();
+    let demo = tmp.path().join("demo/sim-activation");
+    support::copy_dir(
+        &root().join("applications/sim_activation/recipes"),
+        &demo.join("recipes"),
+    );
+    let graph = demo.join("definitions.ttl");
+    std::fs::copy(
+        root().join("tests/fixtures/graph/agentflow/sim-activation.definitions.ttl"),
+        &graph,
+    )
+    .unwrap();
+    let app = tmp.path().join("apps/sim");
+    let out = cuga(&[
+        "graph",
+        "import",
+        graph.to_str().unwrap(),
+        "--out",
+        app.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", runs::show(&out));
+    assert!(
+        !text(&out.stderr).contains("recipe_missing"),
+        "{}",
+        runs::show(&out)
+    );
+    let config = std::fs::read_to_string(app.join("config/sim_config.yaml")).unwrap();
+    assert_eq!(config.matches("type: \"command\"").count(), 4, "{config}");
+    for recipe in [
+        "classify_request",
+        "escalate_issue",
+        "provision_hlr",
+        "log_completion",
+    ] {
+        assert!(
+            config.contains(&format!("recipe: \"../recipes/{recipe}.yaml\"")),
+            "{config}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(app.join(format!("recipes/{recipe}.yaml"))).unwrap(),
+            std::fs::read_to_string(demo.join(format!("recipes/{recipe}.yaml"))).unwrap()
+        );
+    }
+    // Inputs from the recipes' parameters, outputs from their responses' properties.
+    for line in [
+        "request: \"request\"",
+        "severity: \"severity\"",
+        "ticket: \"ticket\"",
+        "provisioned: false",
+    ] {
+        assert!(config.contains(line), "{line}: {config}");
+    }
+    let v = cuga(&["validate", app.to_str().unwrap()]);
+    assert!(v.status.success(), "{}", runs::show(&v));
+
+    // Run: `goose` is Goose's stand-in, answering every recipe.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let goose = bin.join("goose");
+    let stand_in = root().join("tests/suite/support/goose_stand_in.py");
+    std::fs::write(
+        &goose,
+        format!("#!/bin/sh\nexec python3 '{}' \"$@\"\n", stand_in.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&goose, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(app.join("scenarios")).unwrap();
+    std::fs::write(
+        app.join("scenarios/fraud.yaml"),
+        "inputs: {request: \"fraud on a stolen SIM\", msisdn: \"4412345\"}\n\
+         expect:\n  status: completed\n  path: [Start_SIM, Task_ClassifyRequest, \
+         GW_SeverityCheck, Task_Escalate, Task_LogCompletion, End_SIM]\n  \
+         variables: {severity: CRITICAL, ticket: T-9}\n",
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let answer =
+        r#"{"severity": "CRITICAL", "ticket": "T-9", "provisioned": false, "log_entry": "done"}"#;
+    let out = runs::start_scenario(
+        &app,
+        "fraud",
+        &tmp.path().join("runs"),
+        &[],
+        &[
+            ("PATH", path),
+            ("GOOSE_STAND_IN_ANSWER", answer.to_string()),
+        ],
+    );
+    let last = runs::comparable(&text(&out.stdout)).pop().unwrap();
+    assert_eq!(last["met"], true, "{}", runs::show(&out));
+
+    // The recipes elsewhere: named with --recipes; else a warning.
+    let alone = tmp.path().join("alone.ttl");
+    std::fs::copy(&graph, &alone).unwrap();
+    let out = cuga(&[
+        "graph",
+        "import",
+        alone.to_str().unwrap(),
+        "--out",
+        tmp.path().join("apps/warned").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", runs::show(&out));
+    let err = text(&out.stderr);
+    assert!(err.contains("graph::recipe_missing"), "{err}");
+    assert!(err.contains("the recipe `classify_request`"), "{err}");
+    assert!(err.contains("--recipes"), "{err}");
+    let out = cuga(&[
+        "graph",
+        "import",
+        alone.to_str().unwrap(),
+        "--recipes",
+        demo.join("recipes").to_str().unwrap(),
+        "--out",
+        tmp.path().join("apps/named").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", runs::show(&out));
+    assert!(
+        !text(&out.stderr).contains("recipe_missing"),
+        "{}",
+        runs::show(&out)
+    );
+    assert!(
+        tmp.path()
+            .join("apps/named/recipes/log_completion.yaml")
+            .is_file()
+    );
+}
+
+/// A graph that breaks cuga-flo's SHACL shapes is not imported (nothing is written): an
+/// agentic task with no recipe; a recipe name that is a path.
+#[test]
+fn a_graph_breaking_the_shapes_or_naming_a_path_as_recipe_is_refused() {
+    let (code, err) = import_error(&format!(
+        "{PREFIXES}ex:P a agentflow:AgenticProcess ; agentflow:hasStartEvent ex:Start .\n\
+         ex:Start a sbpmnc:startEvent ; agentflow:nextTask ex:T .\n\
+         ex:T a agentflow:AgenticTask ; agentflow:nextTask ex:End .\n\
+         ex:End a sbpmnc:endEvent .\n"
+    ));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("graph::shacl"), "{err}");
+    assert!(err.contains("recipe"), "{err}");
+    assert!(err.contains("bad.ttl:6:"), "{err}");
+    let (code, err) = import_error(&format!(
+        "{PREFIXES}ex:P a agentflow:AgenticProcess ; agentflow:hasStartEvent ex:Start .\n\
+         ex:Start a sbpmnc:startEvent ; agentflow:nextTask ex:T .\n\
+         ex:T a agentflow:AgenticTask ; agentflow:recipe \"../../etc/passwd\" ; agentflow:nextTask ex:End .\n\
+         ex:End a sbpmnc:endEvent .\n"
+    ));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("not a plain file name"), "{err}");
+}
+
 /// What the SIM activation graph becomes: the model and the generated config.
 #[test]
 fn agentflow_sim_activation_as_an_app() {
