@@ -27,8 +27,11 @@ use serde_json::{Map, Value, json};
 use crate::secret::Secret;
 
 pub mod server;
+mod state;
 pub mod stream;
 pub mod v03;
+
+pub use state::TaskState;
 
 /// The media type of A2A 1.0 over HTTP.
 pub const MEDIA_TYPE: &str = "application/a2a+json";
@@ -55,60 +58,6 @@ impl Version {
         match self {
             Version::V1 => "1.0",
             Version::V03 => "0.3",
-        }
-    }
-}
-
-/// A task's state, as both versions name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskState {
-    Submitted,
-    Working,
-    InputRequired,
-    AuthRequired,
-    Completed,
-    Failed,
-    Canceled,
-    Rejected,
-    Unknown,
-}
-
-impl TaskState {
-    /// `TASK_STATE_INPUT_REQUIRED` (1.0) or `input-required` (0.3).
-    pub fn parse(s: &str) -> TaskState {
-        let s = s.trim_start_matches("TASK_STATE_").to_ascii_lowercase();
-        match s.replace('_', "-").as_str() {
-            "submitted" => TaskState::Submitted,
-            "working" => TaskState::Working,
-            "input-required" => TaskState::InputRequired,
-            "auth-required" => TaskState::AuthRequired,
-            "completed" => TaskState::Completed,
-            "failed" => TaskState::Failed,
-            "canceled" | "cancelled" => TaskState::Canceled,
-            "rejected" => TaskState::Rejected,
-            _ => TaskState::Unknown,
-        }
-    }
-
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected
-        )
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Submitted => "submitted",
-            TaskState::Working => "working",
-            TaskState::InputRequired => "input-required",
-            TaskState::AuthRequired => "auth-required",
-            TaskState::Completed => "completed",
-            TaskState::Failed => "failed",
-            TaskState::Canceled => "canceled",
-            TaskState::Rejected => "rejected",
-            TaskState::Unknown => "unknown",
         }
     }
 }

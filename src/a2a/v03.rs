@@ -21,7 +21,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::TaskState;
+use super::state::TaskState;
 
 /// The 1.0 method a 0.3 method is, when it is one this server serves.
 pub fn method(name: &str) -> Option<&'static str> {

@@ -9,6 +9,7 @@ pub mod abox;
 pub mod approval;
 pub mod bpmn_xml;
 pub mod export;
+mod file;
 pub mod import;
 pub mod rdf;
 pub mod shacl;

@@ -1110,7 +1110,7 @@ pub struct FileValidation {
 }
 
 pub fn check_file(source: &SourceFile) -> Result<FileValidation, Vec<Diagnostic>> {
-    let (triples, prefixes) = super::import::parse(source)?;
+    let (triples, prefixes) = super::file::parse(source)?;
     check_parsed(source, &triples, &prefixes)
 }
 
@@ -1136,7 +1136,7 @@ pub(crate) fn check_parsed(
         .map(|r| {
             let (message, label) = describe(r, prefixes);
             let span = match &r.focus {
-                Term::NamedNode(n) => super::import::locate(source, prefixes, n.as_str()),
+                Term::NamedNode(n) => super::file::locate(source, prefixes, n.as_str()),
                 _ => Span::new(0, 0),
             };
             diagnostic(

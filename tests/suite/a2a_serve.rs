@@ -351,7 +351,7 @@ fn sigterm_stops_the_server_promptly_and_closes_the_runs_waiting_for_input() {
     );
     let run = task["id"].as_str().unwrap().to_string();
     // Unknown methods and tasks are JSON-RPC errors.
-    let unknown = served.post(r#"{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{}}"#);
+    let unknown = served.post(r#"{"jsonrpc":"2.0","id":2,"method":"NoSuchMethod","params":{}}"#);
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     let missing = served.post(r#"{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"x"}}"#);
     assert_eq!(missing["error"]["code"], -32001, "{missing}");
