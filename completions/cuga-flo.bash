@@ -175,6 +175,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help__subcmd__runs,pending)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__pending"
                 ;;
+            cuga__flo__subcmd__help__subcmd__runs,prune)
+                cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__prune"
+                ;;
             cuga__flo__subcmd__help__subcmd__runs,replay)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__replay"
                 ;;
@@ -226,6 +229,9 @@ _cuga__flo() {
             cuga__flo__subcmd__runs,pending)
                 cmd="cuga__flo__subcmd__runs__subcmd__pending"
                 ;;
+            cuga__flo__subcmd__runs,prune)
+                cmd="cuga__flo__subcmd__runs__subcmd__prune"
+                ;;
             cuga__flo__subcmd__runs,replay)
                 cmd="cuga__flo__subcmd__runs__subcmd__replay"
                 ;;
@@ -264,6 +270,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,pending)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__pending"
+                ;;
+            cuga__flo__subcmd__runs__subcmd__help,prune)
+                cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__prune"
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,replay)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__replay"
@@ -778,7 +787,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs)
-            opts="list show replay resume pending answer cancel message signal verify export report"
+            opts="list prune show replay resume pending answer cancel message signal verify export report"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -862,6 +871,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs__subcmd__pending)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__runs__subcmd__prune)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1226,7 +1249,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help list show replay resume pending answer cancel message signal verify export report help"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --help list prune show replay resume pending answer cancel message signal verify export report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1414,7 +1437,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help)
-            opts="list show replay resume pending answer cancel message signal verify export report help"
+            opts="list prune show replay resume pending answer cancel message signal verify export report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1512,6 +1535,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help__subcmd__pending)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__help__subcmd__prune)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1709,6 +1746,44 @@ _cuga__flo() {
             fi
             case "${prev}" in
                 --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__prune)
+            opts="-v -q -h --run-dir --older-than --status --app --include-parked --yes --json --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --older-than)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --status)
+                    COMPREPLY=($(compgen -W "completed terminated failed waiting cancelled unfinished empty unreadable" -- "${cur}"))
+                    return 0
+                    ;;
+                --app)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2114,7 +2189,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__test)
-            opts="-j -v -q -h --junit --json --engine --model --jobs --run-dir --durability --apps-dir --color --verbose --quiet --help"
+            opts="-j -v -q -h --junit --json --engine --model --jobs --keep --run-dir --durability --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -274,6 +274,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[One JSON object per scenario, then a summary object (JSON lines)]' \
 '--model[Let the apps'\'' models answer what a scenario leaves open (by default a scenario runs without a model\: its answers and the policy rules decide)]' \
+'--keep[Keep the scenarios'\'' runs (their journals, under \`<run-dir>/test-runs/<id>/\`) for reading with \`runs … --run-dir\`; by default they are deleted at the end]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
@@ -319,6 +320,32 @@ unreadable\:"The journal cannot be read"))' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[The runs as one JSON array]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(prune)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--older-than=[Only runs whose last record is older than this (90s, 12h, 7d, 2w)]:AGE:_default' \
+'*--status=[Only runs with this status (repeatable)]:STATUS:((completed\:""
+terminated\:""
+failed\:""
+waiting\:"Parked\: waiting for an answer or a timer"
+cancelled\:"Cancelled with \`runs cancel\`"
+unfinished\:"Stopped without an end (a crash)\: \`runs resume\` continues it"
+empty\:"Stopped before its first record was written\: it never started"
+unreadable\:"The journal cannot be read"))' \
+'--app=[Only the runs of this app]:APP:_default' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--include-parked[Waiting and unfinished runs too (they still have work to do\: a question, a timer, a crash to resume from)]' \
+'--yes[Delete them (without it, only say what would be deleted)]' \
+'--json[What was (or would be) deleted, as one JSON object]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
@@ -577,6 +604,10 @@ _arguments "${_arguments_options[@]}" : \
         curcontext="${curcontext%:*:*}:cuga-flo-runs-help-command-$line[1]:"
         case $line[1] in
             (list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(prune)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -897,6 +928,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(prune)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (show)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1199,6 +1234,7 @@ _cuga-flo__subcmd__help__subcmd__man_commands() {
 _cuga-flo__subcmd__help__subcmd__runs_commands() {
     local commands; commands=(
 'list:List the journalled runs, newest first' \
+'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked' \
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
@@ -1242,6 +1278,11 @@ _cuga-flo__subcmd__help__subcmd__runs__subcmd__message_commands() {
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__pending_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs pending commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__prune_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__prune_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs prune commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__replay_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__replay_commands() {
@@ -1358,6 +1399,7 @@ _cuga-flo__subcmd__man_commands() {
 _cuga-flo__subcmd__runs_commands() {
     local commands; commands=(
 'list:List the journalled runs, newest first' \
+'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked' \
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
@@ -1392,6 +1434,7 @@ _cuga-flo__subcmd__runs__subcmd__export_commands() {
 _cuga-flo__subcmd__runs__subcmd__help_commands() {
     local commands; commands=(
 'list:List the journalled runs, newest first' \
+'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked' \
 'show:Print a journalled run as \`start\` streamed it' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
@@ -1442,6 +1485,11 @@ _cuga-flo__subcmd__runs__subcmd__help__subcmd__pending_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs help pending commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__prune_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__prune_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help prune commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__replay_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__help__subcmd__replay_commands() {
     local commands; commands=()
@@ -1486,6 +1534,11 @@ _cuga-flo__subcmd__runs__subcmd__message_commands() {
 _cuga-flo__subcmd__runs__subcmd__pending_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs pending commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__prune_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__prune_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs prune commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__replay_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__replay_commands() {

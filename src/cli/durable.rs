@@ -78,45 +78,13 @@ pub struct WorkerArgs {
     /// Also look this often (`30s`, `2m`, `500ms`; a bare number is seconds) into the
     /// graph of each run parked at a guardrail, on an endpoint or the embedded store on
     /// disk, and resume it as soon as an approver's decision is there
-    #[arg(long, value_name = "DURATION", value_parser = poll_interval)]
+    #[arg(long, value_name = "DURATION", value_parser = super::age)]
     pub graph_poll: Option<std::time::Duration>,
     /// Resume up to N due runs at once [default: the number of cores]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: Option<u16>,
     #[command(flatten)]
     pub common: ResumeOptions,
-}
-
-/// Why a `--graph-poll` value is not a duration.
-#[derive(Debug, thiserror::Error)]
-enum BadDuration {
-    #[error("`{0}` is not a duration (30s, 2m, 500ms)")]
-    NotANumber(String),
-    #[error("`{0}`: the unit is one of ms, s, m, h")]
-    Unit(String),
-    #[error("`{0}` is not a positive duration")]
-    NotPositive(String),
-}
-
-/// `--graph-poll`: `30s`, `2m`, `1h`, `500ms`, or seconds; more than zero.
-fn poll_interval(text: &str) -> Result<std::time::Duration, BadDuration> {
-    let t = text.trim();
-    let (number, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
-    };
-    let n: f64 = (number.trim().parse()).map_err(|_| BadDuration::NotANumber(text.into()))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(BadDuration::Unit(text.into())),
-    };
-    if !(secs.is_finite() && secs > 0.0) {
-        return Err(BadDuration::NotPositive(text.into()));
-    }
-    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 #[derive(Debug, Args)]

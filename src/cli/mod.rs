@@ -148,6 +148,41 @@ fn run_dir(text: &str) -> Result<std::path::PathBuf, NotAFolder> {
     }
 }
 
+/// Why a duration argument is not one.
+#[derive(Debug, thiserror::Error)]
+enum BadDuration {
+    #[error("`{0}` is not a duration (500ms, 30s, 2m, 12h, 7d, 2w)")]
+    NotANumber(String),
+    #[error("`{0}`: the unit is one of ms, s, m, h, d, w")]
+    Unit(String),
+    #[error("`{0}` is not a positive duration")]
+    NotPositive(String),
+}
+
+/// A duration argument (`--graph-poll`, `--older-than`): `500ms`, `30s`, `2m`, `12h`,
+/// `7d`, `2w`, or seconds; more than zero.
+fn age(text: &str) -> Result<std::time::Duration, BadDuration> {
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let n: f64 = (number.trim().parse()).map_err(|_| BadDuration::NotANumber(text.into()))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        "d" => n * 86_400.0,
+        "w" => n * 604_800.0,
+        _ => return Err(BadDuration::Unit(text.into())),
+    };
+    if !(secs.is_finite() && secs > 0.0 && secs < 1e12) {
+        return Err(BadDuration::NotPositive(text.into()));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
 /// A `--run-dir` that names something other than a folder.
 #[derive(Debug, thiserror::Error)]
 #[error("`{0}` is not a folder")]

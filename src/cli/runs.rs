@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::journal::store::{self, JOURNAL_FILE};
 use crate::journal::{Durability, Event, FlowState, Record, export, verify};
 use crate::reason::record::cassette_from_journal;
+use crate::run::listing::{self, Listed, RunSummary};
 use crate::run::lookup::{find_run, names_of, read};
 use crate::run::replay::{Drift, compare, decisions, drifts, tool_drifts};
 use crate::view::{Human, HumanOptions, View};
@@ -29,6 +30,9 @@ pub struct RunsArgs {
 pub enum RunsCommand {
     /// List the journalled runs, newest first
     List(ListArgs),
+    /// Delete old runs: say which (a dry run), or delete them with --yes; never a run
+    /// another process has open, nor a waiting or unfinished one without --include-parked
+    Prune(PruneArgs),
     /// Print a journalled run as `start` streamed it
     Show(ShowArgs),
     /// Re-execute a journalled run from its recorded answers, with no model, and check
@@ -149,18 +153,48 @@ pub enum ListStatus {
 }
 
 impl ListStatus {
-    fn as_str(self) -> &'static str {
+    fn listed(self) -> Listed {
         match self {
-            ListStatus::Completed => "completed",
-            ListStatus::Terminated => "terminated",
-            ListStatus::Failed => "failed",
-            ListStatus::Waiting => "waiting",
-            ListStatus::Cancelled => "cancelled",
-            ListStatus::Unfinished => "unfinished",
-            ListStatus::Empty => "empty",
-            ListStatus::Unreadable => "unreadable",
+            ListStatus::Completed => Listed::Completed,
+            ListStatus::Terminated => Listed::Terminated,
+            ListStatus::Failed => Listed::Failed,
+            ListStatus::Waiting => Listed::Waiting,
+            ListStatus::Cancelled => Listed::Cancelled,
+            ListStatus::Unfinished => Listed::Unfinished,
+            ListStatus::Empty => Listed::Empty,
+            ListStatus::Unreadable => Listed::Unreadable,
         }
     }
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  cuga-flo runs prune --older-than 30d\n  cuga-flo runs \
+    prune --status failed --status cancelled --app loan_approval --yes\n  cuga-flo runs prune \
+    --older-than 7d --include-parked --yes"
+)]
+pub struct PruneArgs {
+    #[command(flatten)]
+    pub runs: super::RunDir,
+    /// Only runs whose last record is older than this (90s, 12h, 7d, 2w)
+    #[arg(long, value_name = "AGE", value_parser = super::age)]
+    pub older_than: Option<std::time::Duration>,
+    /// Only runs with this status (repeatable)
+    #[arg(long, value_enum, value_name = "STATUS")]
+    pub status: Vec<ListStatus>,
+    /// Only the runs of this app
+    #[arg(long, value_name = "APP")]
+    pub app: Option<String>,
+    /// Waiting and unfinished runs too (they still have work to do: a question, a timer,
+    /// a crash to resume from)
+    #[arg(long)]
+    pub include_parked: bool,
+    /// Delete them (without it, only say what would be deleted)
+    #[arg(long)]
+    pub yes: bool,
+    /// What was (or would be) deleted, as one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -196,6 +230,7 @@ pub struct ReplayArgs {
 pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageError> {
     match &args.command {
         RunsCommand::List(a) => list(a),
+        RunsCommand::Prune(a) => prune(a),
         RunsCommand::Show(a) => show(a, &cli.apps_dir, cli.verbose > 0, style),
         RunsCommand::Replay(a) => replay(cli, a, style),
         RunsCommand::Resume(a) => super::durable::resume(cli, a, style),
@@ -317,75 +352,14 @@ fn redeliver(
     Ok(())
 }
 
-/// One row of `runs list`.
-struct RunRow {
-    id: String,
-    state: FlowState,
-    status: &'static str,
-    started_ms: u64,
-    duration_ms: u64,
-    scenario: Option<String>,
-    problem: Option<String>,
-}
-
-impl RunRow {
-    fn read(base: &Path, id: String) -> RunRow {
-        let path = store::run_dir(base, &id).join(JOURNAL_FILE);
-        let (records, problem) = match store::read_journal(&path) {
-            Ok(r) => (r.records, None),
-            Err(e) => (Vec::new(), Some(e.to_string())),
-        };
-        let state = FlowState::fold(records.iter());
-        let started_ms = records.first().map_or(0, |r| r.at_ms);
-        let duration_ms = records
-            .last()
-            .map_or(0, |r| r.at_ms.saturating_sub(started_ms));
-        let scenario = match records.first().map(|r| &r.event) {
-            Some(Event::RunStarted {
-                launch: Some(launch),
-                ..
-            }) => launch.scenario.clone(),
-            _ => None,
-        };
-        let status = match (&problem, state.status) {
-            (Some(_), _) => ListStatus::Unreadable,
-            (None, Some(crate::vocab::RunStatus::Completed)) => ListStatus::Completed,
-            (None, Some(crate::vocab::RunStatus::Terminated)) => ListStatus::Terminated,
-            (None, Some(crate::vocab::RunStatus::Failed)) => ListStatus::Failed,
-            (None, Some(crate::vocab::RunStatus::Waiting)) => ListStatus::Waiting,
-            (None, Some(crate::vocab::RunStatus::Cancelled)) => ListStatus::Cancelled,
-            (None, None) if state.waiting.is_some() => ListStatus::Waiting,
-            // Stopped before its first record: `runs cancel` removes it.
-            (None, None) if records.is_empty() => ListStatus::Empty,
-            (None, None) => ListStatus::Unfinished,
-        }
-        .as_str();
-        RunRow {
-            id,
-            state,
-            status,
-            started_ms,
-            duration_ms,
-            scenario,
-            problem,
-        }
-    }
-}
-
 fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
     // Newest first, by the time of each journal's first record (ids made in the same
     // second do not sort by time).
-    let mut runs: Vec<RunRow> = store::run_ids(&args.runs.run_dir)
+    let mut runs: Vec<RunSummary> = listing::summaries(&args.runs.run_dir)
         .into_iter()
-        .map(|id| RunRow::read(&args.runs.run_dir, id))
         .filter(|r| args.app.as_ref().is_none_or(|app| &r.state.app == app))
-        .filter(|r| args.status.is_none_or(|s| r.status == s.as_str()))
+        .filter(|r| args.status.is_none_or(|s| r.status == s.listed()))
         .collect();
-    runs.sort_by(|a, b| {
-        b.started_ms
-            .cmp(&a.started_ms)
-            .then_with(|| b.id.cmp(&a.id))
-    });
     if let Some(limit) = args.limit {
         runs.truncate(limit);
     }
@@ -396,10 +370,10 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
                 json!({
                     "run_id": r.id,
                     "app": r.state.app,
-                    "status": r.status,
+                    "status": r.status.as_str(),
                     "scenario": r.scenario,
                     "started_ms": r.started_ms,
-                    "duration_ms": r.duration_ms,
+                    "duration_ms": r.duration_ms(),
                     "steps": r.state.steps,
                     "model_calls": r.state.model_usage.calls,
                     "problem": r.problem,
@@ -423,9 +397,9 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
                 } else {
                     crate::view::utc_time(r.started_ms)
                 },
-                crate::view::duration(r.duration_ms),
+                crate::view::duration(r.duration_ms()),
                 r.state.app.clone(),
-                r.status.to_owned(),
+                r.status.as_str().to_owned(),
                 r.scenario.clone().unwrap_or_else(|| "-".to_owned()),
                 r.state.steps.to_string(),
             ]
@@ -456,6 +430,87 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
     Ok(Outcome::Ok)
 }
 
+fn prune(args: &PruneArgs) -> Result<Outcome, UsageError> {
+    let filter = listing::Prune {
+        older_than: args.older_than,
+        statuses: args.status.iter().map(|s| s.listed()).collect(),
+        app: args.app.clone(),
+        include_open: args.include_parked,
+    };
+    let plan = filter.plan(&args.runs.run_dir, crate::clock::now_ms());
+    let mut deleted = Vec::new();
+    let mut refused = Vec::new();
+    if args.yes {
+        for run in &plan.take {
+            match listing::remove(&args.runs.run_dir, &run.id) {
+                Ok(_) => deleted.push(run),
+                Err(e) => {
+                    tracing::warn!("{}", crate::diag::chain(&e));
+                    refused.push((run, e.to_string()));
+                }
+            }
+        }
+    }
+    let kept: Vec<(&RunSummary, String)> = (plan.keep.iter())
+        .map(|(run, why)| {
+            let listing::Kept::Open(status) = why;
+            (
+                run,
+                format!("{}: pass --include-parked to delete it", status.as_str()),
+            )
+        })
+        .chain(refused.iter().map(|(r, why)| (*r, why.clone())))
+        .collect();
+    if args.json {
+        let row = |r: &RunSummary| json!({"run_id": r.id, "app": r.state.app, "status": r.status.as_str(), "last_ms": r.last_ms});
+        let doc = json!({
+            "dry_run": !args.yes,
+            "deleted": if args.yes { deleted.iter().map(|r| row(r)).collect::<Vec<_>>() } else { Vec::new() },
+            "would_delete": if args.yes { Vec::new() } else { plan.take.iter().map(row).collect::<Vec<_>>() },
+            "kept": kept.iter().map(|(r, why)| { let mut v = row(r); v["why"] = json!(why); v }).collect::<Vec<_>>(),
+        });
+        outln!("{doc}");
+        return Ok(if refused.is_empty() {
+            Outcome::Ok
+        } else {
+            Outcome::Failed
+        });
+    }
+    let describe = |r: &RunSummary| {
+        let when = match r.last_ms {
+            0 => "-".to_owned(),
+            t => crate::view::utc_time(t),
+        };
+        format!("{}  {}  {}  {}", r.id, r.state.app, r.status.as_str(), when)
+    };
+    if args.yes {
+        for r in &deleted {
+            outln!("deleted {}", describe(r));
+        }
+    } else {
+        for r in &plan.take {
+            outln!("would delete {}", describe(r));
+        }
+    }
+    for (r, why) in &kept {
+        outln!("kept {} ({why})", describe(r));
+    }
+    let base = args.runs.run_dir.join("runs");
+    match (args.yes, plan.take.len()) {
+        (_, 0) => outln!("no runs to delete under {}", base.display()),
+        (false, n) => outln!(
+            "{n} run(s) would be deleted from {}; pass --yes to delete them",
+            base.display()
+        ),
+        (true, _) => outln!("{} run(s) deleted from {}", deleted.len(), base.display()),
+    }
+    Ok(if refused.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::Failed
+    })
+}
+
 fn show(
     args: &ShowArgs,
     apps_dir: &Path,
@@ -465,16 +520,16 @@ fn show(
     let id = find_run(&args.runs.run_dir, &args.run_id)?;
     let records = args.tampered.read(&args.runs.run_dir, &id, style)?;
     if args.json {
-        let row = RunRow::read(&args.runs.run_dir, id.clone());
+        let row = RunSummary::read(&args.runs.run_dir, id.clone());
         let mut doc = match serde_json::to_value(&row.state) {
             Ok(Value::Object(state)) => state,
             _ => Map::new(),
         };
         doc.insert("run_id".into(), json!(id));
-        doc.insert("status".into(), json!(row.status));
+        doc.insert("status".into(), json!(row.status.as_str()));
         doc.insert("scenario".into(), json!(row.scenario));
         doc.insert("started_ms".into(), json!(row.started_ms));
-        doc.insert("duration_ms".into(), json!(row.duration_ms));
+        doc.insert("duration_ms".into(), json!(row.duration_ms()));
         doc.insert("records".into(), json!(records));
         outln!("{}", Value::Object(doc));
         return Ok(Outcome::Ok);

@@ -2,7 +2,8 @@
 //! for CI. Each scenario is one `cuga-flo start --scenario` in a process of its own (as
 //! a person would run it, journalled like any run), several at a time; the results are
 //! printed in a stable order, one line each, then a summary, and optionally written as
-//! JUnit XML. A scenario passes when every expectation is met, whatever the run's status.
+//! JUnit XML. The runs are journalled apart from real work (`<run-dir>/test-runs/<id>/`)
+//! and deleted at the end unless `--keep`. A scenario passes when every expectation is met, whatever the run's status.
 //! Scenarios of apps bound to a server (Flowable, Kogito, an MCP engine) are skipped, with
 //! the reason, when the server cannot be reached or its secret is not set; unless the
 //! scenario is named on the command line or `--engine native` runs it on the native engine.
@@ -58,6 +59,11 @@ pub struct TestArgs {
     /// How many scenarios run at once [default: the number of cores]
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
+
+    /// Keep the scenarios' runs (their journals, under `<run-dir>/test-runs/<id>/`) for
+    /// reading with `runs … --run-dir`; by default they are deleted at the end
+    #[arg(long)]
+    pub keep: bool,
 
     #[command(flatten)]
     pub journal: super::JournalArgs,
@@ -125,9 +131,19 @@ pub fn run(cli: &Cli, args: &TestArgs, style: Style) -> Result<Outcome, UsageErr
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .clamp(1, cases.len());
     let started = Instant::now();
+    // The scenarios' runs are journalled apart from real work: in a folder of their own
+    // under `<run-dir>/test-runs/`, never in `<run-dir>/runs`, so that `runs pending`,
+    // `runs resume --due` and `worker` of the real runs never see them (a scenario that
+    // parks would otherwise be resumed, or answered, as work).
+    let test_runs = args.journal.run_dir.join("test-runs").join(format!(
+        "{}-{}",
+        crate::clock::now_ms(),
+        std::process::id()
+    ));
     let runner = Runner {
         apps_dir: &cli.apps_dir,
         args,
+        run_dir: test_runs.clone(),
         servers: Mutex::default(),
     };
 
@@ -161,10 +177,39 @@ pub fn run(cli: &Cli, args: &TestArgs, style: Style) -> Result<Outcome, UsageErr
         .flatten()
         .collect();
 
+    let kept = if args.keep {
+        Some(test_runs.as_path())
+    } else {
+        if let Err(e) = std::fs::remove_dir_all(&test_runs)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(
+                "cannot delete the test runs in {}: {e}",
+                test_runs.display()
+            );
+        }
+        // `test-runs/` itself goes when this was its last folder.
+        let _ = std::fs::remove_dir(args.journal.run_dir.join("test-runs"));
+        None
+    };
     if args.json {
-        outln!("{}", summary_json(&results, elapsed));
+        let mut summary = summary_json(&results, elapsed);
+        if let Some(dir) = kept {
+            summary["run_dir"] = Value::String(dir.display().to_string());
+        }
+        outln!("{summary}");
     } else {
         print_summary(&results, elapsed, style);
+        match kept {
+            Some(dir) => outln!(
+                "  the runs are kept in {0}: cuga-flo runs list --run-dir {0}",
+                dir.display()
+            ),
+            None if results.iter().any(|r| r.outcome == Verdict::Failed) => {
+                outln!("  pass --keep to keep the runs for reading (runs show, runs report)")
+            }
+            None => {}
+        }
     }
     if let Some(path) = &args.junit {
         let xml = junit(&results, elapsed);
@@ -245,6 +290,8 @@ fn select(cli: &Cli, args: &TestArgs) -> Result<Vec<Case>, UsageError> {
 struct Runner<'a> {
     apps_dir: &'a Path,
     args: &'a TestArgs,
+    /// Where the scenarios' runs are journalled (apart from real work).
+    run_dir: PathBuf,
     /// Per app folder: why its server cannot be used (checked once per app).
     servers: Mutex<BTreeMap<PathBuf, Option<String>>>,
 }
@@ -292,7 +339,7 @@ impl Runner<'_> {
             case.app.clone(),
             case.app.dir.display().to_string(),
             self.apps_dir.to_path_buf(),
-            self.args.journal.run_dir.clone(),
+            self.run_dir.clone(),
         );
         spec.durability = self.args.journal.durability;
         spec.scenario = Some(case.scenario.clone());

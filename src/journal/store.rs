@@ -512,6 +512,16 @@ fn try_lock(run_dir: &Path, file: &File) -> Result<(), JournalError> {
     }
 }
 
+/// Hold the journal in `run_dir` (its lock, as a run holds it) for as long as the returned
+/// file lives, so that nothing opens the run meanwhile; [`JournalError::Locked`] when a
+/// run already holds it. Writes nothing.
+pub fn hold(run_dir: &Path) -> Result<File, JournalError> {
+    let path = run_dir.join(JOURNAL_FILE);
+    let file = File::open(&path).map_err(|e| JournalError::io(&path, &e))?;
+    try_lock(run_dir, &file)?;
+    Ok(file)
+}
+
 /// Whether the journal in `run_dir` is held by this very process: one of its runs is
 /// still going, or is being let go of (a stopped run's tasks are dropped on its thread
 /// a moment after it stops).

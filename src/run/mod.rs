@@ -35,6 +35,7 @@ pub mod children;
 pub mod describe;
 pub mod host;
 pub mod launch;
+pub mod listing;
 pub mod lookup;
 pub mod parked;
 pub mod plan;

@@ -484,3 +484,180 @@ ask runs list --st
     );
     assert_eq!(answers[5], "runs> --status", "{text}");
 }
+
+/// `cuga-flo test` journals its scenarios' runs apart from real work: a scenario that
+/// parks leaves no question for `runs pending` and no run for `runs list` of the real run
+/// folder; with `--keep` its runs stay (under `test-runs/`) and are read there.
+#[test]
+fn test_runs_are_kept_apart_from_real_runs_and_deleted_unless_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("state");
+    let out = run(
+        cuga()
+            .args(["test", "claim_intake:consultation_fails", "--run-dir"])
+            .arg(&base),
+        0,
+    );
+    assert!(out.contains("1 passed"), "{out}");
+    let pending = run(cuga().args(["runs", "pending", "--run-dir"]).arg(&base), 0);
+    assert!(!pending.contains("claim_intake"), "{pending}");
+    let listed = run(cuga().args(["runs", "list", "--run-dir"]).arg(&base), 0);
+    assert!(listed.starts_with("no runs"), "{listed}");
+    assert!(!base.join("test-runs").exists(), "deleted");
+
+    let out = run(
+        cuga()
+            .args([
+                "test",
+                "claim_intake:consultation_fails",
+                "--keep",
+                "--json",
+                "--run-dir",
+            ])
+            .arg(&base),
+        0,
+    );
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let kept = PathBuf::from(summary["run_dir"].as_str().unwrap());
+    assert!(kept.starts_with(base.join("test-runs")), "{kept:?}");
+    let listed = run(cuga().args(["runs", "list", "--run-dir"]).arg(&base), 0);
+    assert!(listed.starts_with("no runs"), "{listed}");
+    let listed = run(cuga().args(["runs", "list", "--run-dir"]).arg(&kept), 0);
+    assert!(
+        listed.contains("claim_intake") && listed.contains("waiting"),
+        "{listed}"
+    );
+}
+
+/// `runs prune` says what it would delete (a dry run) and deletes with `--yes`: by age,
+/// status and app; never a waiting or unfinished run without `--include-parked`, and
+/// never a run another process has open, even then.
+#[test]
+fn runs_prune_deletes_old_finished_runs_and_keeps_open_and_live_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("state");
+    let start = |app: &str, scenario: &str, code: i32| {
+        let out = run(
+            cuga()
+                .env("CLAIM_DESK_TOKEN", "claim-desk-token-for-the-prune-test")
+                .args(["start", app, "--scenario", scenario, "--json", "--run-dir"])
+                .arg(&base),
+            code,
+        );
+        let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        first["run_id"].as_str().unwrap().to_string()
+    };
+    let done = start("trip_planner", "agent_plans", 0);
+    let ended = start("incident_response", "false_positive", 0);
+    let parked = start("claim_intake", "consultation_fails", 3);
+    // A run live in another process: waiting in-process on a 30 s timer.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps");
+    let mut live = std::process::Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+        .arg("--apps-dir")
+        .arg(&fixtures)
+        .args([
+            "start",
+            "timers",
+            "--var",
+            "wait=PT30S",
+            "--no-model",
+            "--run-dir",
+        ])
+        .arg(&base)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs = base.join("runs");
+    let count = || std::fs::read_dir(&runs).map_or(0, |d| d.count());
+    // The claim desk's scenario serves its remote agents: their runs are journalled too.
+    let before = count();
+    let waited = std::time::Instant::now();
+    while count() <= before {
+        assert!(
+            waited.elapsed().as_secs() < 20,
+            "the live run never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+
+    // Nothing is a week old.
+    let out = run(
+        cuga()
+            .args(["runs", "prune", "--older-than", "7d", "--run-dir"])
+            .arg(&base),
+        0,
+    );
+    assert!(out.contains("no runs to delete"), "{out}");
+    // A dry run by default: the finished runs, named; the parked one kept, with why.
+    let out = run(cuga().args(["runs", "prune", "--run-dir"]).arg(&base), 0);
+    assert!(out.contains(&format!("would delete {done}")), "{out}");
+    assert!(out.contains(&format!("would delete {ended}")), "{out}");
+    assert!(out.contains(&format!("kept {parked}")), "{out}");
+    assert!(out.contains("--include-parked"), "{out}");
+    assert!(out.contains("pass --yes"), "{out}");
+    let total = count();
+    assert_eq!(total, before + 1);
+    let out = run(cuga().args(["runs", "prune", "--run-dir"]).arg(&base), 0);
+    assert!(out.contains("would delete"), "{out}");
+    assert_eq!(count(), total, "a dry run deletes nothing");
+    // By app and status, for real.
+    let out = run(
+        cuga()
+            .args([
+                "runs",
+                "prune",
+                "--app",
+                "trip_planner",
+                "--status",
+                "completed",
+                "--yes",
+                "--run-dir",
+            ])
+            .arg(&base),
+        0,
+    );
+    assert!(out.contains(&format!("deleted {done}")), "{out}");
+    assert!(!runs.join(&done).exists());
+    assert!(runs.join(&ended).exists());
+    // Everything, the open ones too: the live run is refused (exit 1) and stays.
+    let out = run(
+        cuga()
+            .args([
+                "runs",
+                "prune",
+                "--include-parked",
+                "--yes",
+                "--json",
+                "--run-dir",
+            ])
+            .arg(&base),
+        1,
+    );
+    let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let deleted: Vec<&str> = doc["deleted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
+    assert!(
+        deleted.contains(&ended.as_str()) && deleted.contains(&parked.as_str()),
+        "{doc}"
+    );
+    let kept = doc["kept"].as_array().unwrap();
+    assert_eq!(kept.len(), 1, "{doc}");
+    assert!(kept[0]["why"].as_str().unwrap().contains("live"), "{doc}");
+    assert_eq!(count(), 1, "{doc}");
+    let _ = live.kill();
+    let _ = live.wait();
+    // Bad ages are usage errors.
+    run(
+        cuga()
+            .args(["runs", "prune", "--older-than", "7 fortnights", "--run-dir"])
+            .arg(&base),
+        2,
+    );
+}
