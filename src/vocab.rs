@@ -507,6 +507,18 @@ impl VarKind {
         value.is_null() || self.admits(value)
     }
 
+    /// `string`, `number`, `boolean`, `list`, `object`, `any`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VarKind::String => "string",
+            VarKind::Number => "number",
+            VarKind::Boolean => "boolean",
+            VarKind::List => "list",
+            VarKind::Object => "object",
+            VarKind::Any => "any",
+        }
+    }
+
     /// "a string", "a number", ...
     pub fn described(self) -> &'static str {
         match self {

@@ -33,6 +33,8 @@ pub struct FlowConfig {
     pub flow: FlowSection,
     pub engine: EngineConfig,
     pub variables: Vec<Variable>,
+    /// What the declared variables mean as run inputs (`inputs:`).
+    pub inputs: Vec<Input>,
     pub llm: Option<LlmConfig>,
     pub tasks: Vec<TaskConfig>,
     pub gateways: Vec<GatewayConfig>,
@@ -233,6 +235,17 @@ pub struct EngineConfig {
 pub struct Variable {
     pub name: Located<String>,
     pub default: serde_json::Value,
+}
+
+/// `inputs: {name: {required: true, description: ...}}`: what a declared variable means
+/// to whoever starts a run. A required input must be given (`--var`, `--input`, a
+/// scenario's `inputs:`, an A2A caller's message): a run without it is refused.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// A declared variable's name.
+    pub name: Located<String>,
+    pub required: bool,
+    pub description: Option<String>,
 }
 
 /// Model settings: the app's `llm:` block, or a control point's own `llm:` block, which
@@ -501,6 +514,18 @@ pub enum Confirm {
 }
 
 impl FlowConfig {
+    /// The required inputs (`inputs:`) not among `given`, in the config's order.
+    pub fn missing_inputs(&self, given: &[String]) -> Vec<&Input> {
+        (self.inputs.iter())
+            .filter(|i| i.required && !given.contains(&i.name.value))
+            .collect()
+    }
+
+    /// What `inputs:` says of variable `name`.
+    pub fn input(&self, name: &str) -> Option<&Input> {
+        self.inputs.iter().find(|i| i.name.value == name)
+    }
+
     /// The tool source named `name`.
     pub fn tool_source(&self, name: &str) -> Option<&ToolSourceConfig> {
         self.tool_sources.iter().find(|s| s.name.value == name)

@@ -90,6 +90,7 @@ pub fn render(d: &Description, style: Style) -> String {
         2,
     );
 
+    render_inputs(&mut out, d, style);
     render_tasks(&mut out, d, style);
     render_gateways(&mut out, d, style);
     render_hooks(&mut out, d, style);
@@ -111,6 +112,36 @@ pub fn render(d: &Description, style: Style) -> String {
         line(&mut out, &head, &a.detail, 14);
     }
     out
+}
+
+/// What a run takes: the declared variables, required ones first.
+fn render_inputs(out: &mut String, d: &Description, style: Style) {
+    out.push_str(&format!(
+        "\n{} {}\n",
+        style.bold("Inputs"),
+        style.dim("(--var NAME=VALUE, --input FILE)")
+    ));
+    if d.inputs.is_empty() {
+        out.push_str("  none declared (the run takes any variable)\n");
+    }
+    let mut inputs: Vec<_> = d.inputs.iter().collect();
+    inputs.sort_by_key(|i| !i.required);
+    for i in inputs {
+        let mut default = crate::diag::terminal_safe(&i.default.to_string());
+        if default.chars().count() > 40 {
+            default = default.chars().take(39).collect::<String>() + "…";
+        }
+        let mut facts = format!("{} · ", i.kind);
+        if i.required {
+            facts.push_str(&style.bold("required"));
+        } else {
+            facts.push_str(&format!("default {default}"));
+        }
+        if let Some(text) = &i.description {
+            facts.push_str(&format!(" · {}", crate::diag::terminal_safe(text)));
+        }
+        line(out, &format!("  {}:", i.name), &facts, 6);
+    }
 }
 
 /// The description's tasks.
@@ -279,14 +310,7 @@ fn policy_line(out: &mut String, p: &Option<PolicyRef>) {
 }
 
 fn kind(k: VarKind) -> &'static str {
-    match k {
-        VarKind::String => "string",
-        VarKind::Number => "number",
-        VarKind::Boolean => "boolean",
-        VarKind::List => "list",
-        VarKind::Object => "object",
-        VarKind::Any => "any",
-    }
+    k.as_str()
 }
 
 fn kind_name(k: crate::bpmn::GatewayKind) -> &'static str {

@@ -430,6 +430,20 @@ impl Executor for Runner {
             variables,
             outputs: wanted,
         } = server::input_variables(&first).map_err(AgentError::Inputs)?;
+        if let Some(config) = served.loaded.config.as_ref() {
+            let given: Vec<String> = variables.keys().cloned().collect();
+            if let Some(missing) = config.missing_inputs(&given).first() {
+                return Err(Box::new(AgentError::Inputs(format!(
+                    "input `{}`{} is required: send it in the message's DataPart",
+                    missing.name.value,
+                    missing
+                        .description
+                        .as_deref()
+                        .map(|d| format!(" ({d})"))
+                        .unwrap_or_default()
+                ))));
+            }
+        }
         let variables = integers_as_declared(&served.loaded, variables);
         let caller: Arc<dyn Reasoner> = Arc::new(Caller {
             task: task.clone(),

@@ -252,6 +252,9 @@ pub struct Description {
     pub name: Option<String>,
     pub description: Option<String>,
     pub process: Element,
+    /// What a run takes: every declared variable, its kind and default, whether it is
+    /// required, and what it holds.
+    pub inputs: Vec<InputDesc>,
     pub engine: String,
     /// The engine's URL, without credentials.
     pub engine_url: Option<String>,
@@ -263,6 +266,18 @@ pub struct Description {
     pub on_untrusted: crate::app::OnUntrusted,
     pub guarantees: Vec<GuaranteeDesc>,
     pub judgement: Vec<Answerer>,
+}
+
+/// A declared variable as a run input.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputDesc {
+    pub name: String,
+    /// `string`, `number`, `boolean`, ... (its default's type).
+    pub kind: String,
+    pub default: serde_json::Value,
+    pub required: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// The description of a loaded app (`env` reads the environment, for the model).
@@ -474,6 +489,18 @@ pub fn describe(
             id: process.id.clone(),
             name: process.name.clone(),
         },
+        inputs: (config.variables.iter())
+            .map(|v| {
+                let input = config.input(&v.name.value);
+                InputDesc {
+                    name: v.name.value.clone(),
+                    kind: VarKind::of(&v.default).as_str().to_owned(),
+                    default: v.default.clone(),
+                    required: input.is_some_and(|i| i.required),
+                    description: input.and_then(|i| i.description.as_deref()).map(flat),
+                }
+            })
+            .collect(),
         engine: config.engine.kind.as_str().to_owned(),
         engine_url: config
             .engine

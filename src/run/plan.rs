@@ -674,6 +674,8 @@ fn initial_variables(
     let mut untrusted = Untrusted::new();
     // A replay of a run journalled before provenance was recorded: unknown.
     let mut known = true;
+    // Which variables the run was given (the inputs required are checked against it).
+    let mut given: Vec<String> = Vec::new();
     // Run inputs are untrusted, whatever their value.
     let inputs = |vars: &mut Map<String, Value>,
                   untrusted: &mut Untrusted,
@@ -689,6 +691,7 @@ fn initial_variables(
             check_input(config, &format!("scenario `{name}`: input"), input, value)?;
         }
         let source = format!("from scenario `{name}`'s inputs");
+        given.extend(s.inputs.keys().cloned());
         inputs(&mut vars, &mut untrusted, s.inputs.clone(), &source);
     }
     if let Some(preset) = &spec.preset {
@@ -724,6 +727,7 @@ fn initial_variables(
                 for (name, value) in &map {
                     check_input(config, &format!("--input {input}:"), name, value)?;
                 }
+                given.extend(map.keys().cloned());
                 inputs(&mut vars, &mut untrusted, map, "from --input")
             }
             Ok(_) => {
@@ -757,7 +761,30 @@ fn initial_variables(
         }
         let value = typed_value(name, raw, declared)?;
         let value = Map::from_iter([(name.to_string(), value)]);
+        given.push(name.to_string());
         inputs(&mut vars, &mut untrusted, value, "from --var");
+    }
+    // A replay starts from what the replayed run was given.
+    if spec.preset.is_none()
+        && let Some(missing) = config.missing_inputs(&given).first()
+    {
+        let what = missing
+            .description
+            .as_deref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default();
+        let kind = config
+            .declared_kind(&missing.name.value)
+            .map(|k| k.described())
+            .unwrap_or("a value");
+        return Err(PlanError::new(format!(
+            "input `{}`{what} is required, and the run was not given it",
+            missing.name.value
+        ))
+        .with_help(format!(
+            "pass --var {}=… ({kind}) or --input FILE; `cuga-flo describe {}` lists the inputs",
+            missing.name.value, app.name
+        )));
     }
     Ok((vars, known.then_some(untrusted)))
 }

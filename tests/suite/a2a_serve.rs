@@ -292,6 +292,47 @@ fn a_request_speaks_0_3_or_1_0_by_its_header_and_method() {
     }
 }
 
+/// A served app's required input (`inputs:`) must come in the task's first message: a
+/// task without it fails at once, saying which input and what it holds; with it, the run
+/// goes ahead.
+#[test]
+fn a_task_without_a_required_input_fails_saying_which() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = tmp.path().join("a2a_claim");
+    crate::support::copy_dir(&fixture_app(), &app);
+    let config = app.join("config/a2a_claim_config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace(
+            "variables:",
+            "inputs:\n  amount: {required: true, description: \"The claim's amount\"}\n\nvariables:",
+        ),
+    )
+    .unwrap();
+    let inner = A2aServed::start::<[&str; 0], _>([], [app.into_os_string()], None, &[], 1);
+    let send = |data: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":
+               {{"messageId":"m1","role":"ROLE_USER","parts":[{{"data":{data}}}]}}}}}}"#
+        );
+        inner.post("a2a_claim", &body, &["A2A-Version: 1.0"])
+    };
+    let reply = send(r#"{"claimant": "Ed"}"#);
+    let task = &reply["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_FAILED", "{reply}");
+    let said = task["status"]["message"].to_string();
+    assert!(
+        said.contains("input `amount` (The claim's amount) is required"),
+        "{said}"
+    );
+    let reply = send(r#"{"claimant": "Ed", "amount": 20}"#);
+    assert_eq!(
+        reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{reply}"
+    );
+}
+
 #[test]
 fn with_a_token_requests_need_it_and_the_card_says_so() {
     let token = "a2a-test-token-0123456789abcdef";

@@ -661,3 +661,83 @@ fn runs_prune_deletes_old_finished_runs_and_keeps_open_and_live_ones() {
         2,
     );
 }
+
+/// What a run takes: `describe` lists the declared variables (kind, default, required,
+/// what each holds); `start` refuses a run that lacks a required input, saying what to
+/// pass; an input that names no declared variable is a config error with a suggestion.
+#[test]
+fn describe_lists_the_inputs_and_start_refuses_a_run_without_a_required_one() {
+    let shown = run(cuga().args(["describe", "incident_response"]), 0);
+    assert!(shown.contains("Inputs"), "{shown}");
+    assert!(
+        shown.contains("alert_description: string · required · What the alert says happened"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("open_incidents: list · default []"),
+        "{shown}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run(
+        cuga().args(["describe", "incident_response", "--json"]),
+        0,
+    ))
+    .unwrap();
+    let inputs = doc["inputs"].as_array().unwrap();
+    let alert = inputs
+        .iter()
+        .find(|i| i["name"] == "alert_description")
+        .unwrap();
+    assert_eq!(alert["required"], true, "{alert}");
+    assert_eq!(alert["kind"], "string", "{alert}");
+    assert!(
+        inputs
+            .iter()
+            .any(|i| i["name"] == "severity" && i["required"] == false)
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cuga()
+        .args(["start", "incident_response", "--no-model", "--run-dir"])
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("input `alert_description` (What the alert says happened) is required"),
+        "{err}"
+    );
+    assert!(err.contains("--var alert_description="), "{err}");
+    assert!(!tmp.path().join("runs").exists(), "nothing journalled");
+
+    // An input that is not a declared variable.
+    let apps = tmp.path().join("apps");
+    crate::support::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("applications/incident_response"),
+        &apps.join("incident_response"),
+    );
+    crate::support::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("policies"),
+        &tmp.path().join("policies"),
+    );
+    let config = apps.join("incident_response/config/incident_response_config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("  alert_id: {description", "  alert_idd: {description"),
+    )
+    .unwrap();
+    let shown = run(
+        cuga()
+            .arg("--apps-dir")
+            .arg(&apps)
+            .args(["validate", "incident_response"]),
+        1,
+    );
+    assert!(
+        shown.contains("input `alert_idd` is not a declared variable"),
+        "{shown}"
+    );
+    assert!(shown.contains("did you mean `alert_id`?"), "{shown}");
+}

@@ -178,6 +178,43 @@ impl Cx<'_> {
         )
     }
 
+    /// `inputs:`: each a declared variable, with `required` (default false) and a
+    /// `description`.
+    pub(super) fn inputs(&mut self, node: &Node, variables: &[Variable]) -> Vec<Input> {
+        let declared: Vec<&str> = variables.iter().map(|v| v.name.value.as_str()).collect();
+        self.named_entries(
+            node,
+            "`inputs`",
+            "a mapping of variable names to {required, description}",
+            "a variable name",
+            |cx, name, v| {
+                let what = format!("input `{}`", name.value);
+                let f = cx.fields(v, &what, &["required", "description"]);
+                let required = cx.opt_bool(&f, "required", &what).is_some_and(|b| b.value);
+                let description = cx.opt_string(&f, "description", &what).map(|d| d.value);
+                if !declared.contains(&name.value.as_str()) {
+                    let help = did_you_mean_or_list(&name.value, &declared, 8, "the variables");
+                    cx.error(
+                        "config::input",
+                        name.span,
+                        format!(
+                            "input `{}` is not a declared variable: declare it under `variables:` (its default gives its type)",
+                            name.value
+                        ),
+                        "not a declared variable",
+                        Some(help),
+                    );
+                    return None;
+                }
+                Some(Input {
+                    name,
+                    required,
+                    description,
+                })
+            },
+        )
+    }
+
     pub(super) fn llm(&mut self, node: &Node) -> LlmConfig {
         let what = "`llm`";
         let f = self.fields(node, what, LLM_KEYS);

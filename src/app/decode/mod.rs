@@ -30,6 +30,7 @@ pub(crate) const ROOT_KEYS: &[&str] = &[
     "flow",
     "workflow_engine",
     "variables",
+    "inputs",
     "llm",
     "tasks",
     "gateways",
@@ -115,6 +116,10 @@ impl Cx<'_> {
             .get("variables")
             .map(|n| self.variables(n))
             .unwrap_or_default();
+        let inputs = f
+            .get("inputs")
+            .map(|n| self.inputs(n, &variables))
+            .unwrap_or_default();
         let llm = f.get("llm").map(|n| self.llm(n));
         let tasks = f.get("tasks").map(|n| self.tasks(n)).unwrap_or_default();
         let gateways = f
@@ -144,6 +149,7 @@ impl Cx<'_> {
             flow,
             engine,
             variables,
+            inputs,
             llm,
             tasks,
             gateways,

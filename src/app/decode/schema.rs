@@ -199,6 +199,21 @@ fn root_types() -> Vec<(&'static str, Value)> {
             "variables",
             json!({"type": ["object", "null"], "description": "The process variables and their defaults (a default's type is the variable's type)."}),
         ),
+        (
+            "inputs",
+            map_of(
+                json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "description": "A declared variable as a run input.",
+                    "properties": {
+                        "required": {"type": "boolean", "description": "A run without it is refused (default false)."},
+                        "description": {"type": "string", "description": "What it holds, for whoever starts a run (describe shows it)."}
+                    }
+                }),
+                "What the declared variables mean as run inputs, by variable name.",
+            ),
+        ),
         ("llm", section("llm")),
         ("tasks", list_of(section("task"), "The governed tasks.")),
         (
