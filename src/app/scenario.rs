@@ -57,11 +57,49 @@ pub struct ServedAgent {
 #[serde(deny_unknown_fields)]
 pub struct Expectation {
     pub status: Option<RunStatus>,
-    /// The exact node path.
+    /// The exact node path: elements by id or by name.
     pub path: Option<Vec<String>>,
+    /// Elements the run must enter (by id or name), in any order, among others.
+    #[serde(default)]
+    pub visits: Vec<String>,
+    /// Elements the run must never enter (by id or name).
+    #[serde(default)]
+    pub never_visits: Vec<String>,
     /// Variables that must have these values at the end (others may exist).
     #[serde(default)]
     pub variables: Map<String, Value>,
+}
+
+/// An element a scenario names, by id or by name, resolved in `process`: its id (the name
+/// when no element has it as id or as its one name).
+pub fn element_id<'a>(process: Option<&'a crate::bpmn::Process>, wanted: &'a str) -> &'a str {
+    let Some(process) = process else {
+        return wanted;
+    };
+    if process.node(wanted).is_some() {
+        return wanted;
+    }
+    let mut named = process
+        .nodes
+        .iter()
+        .filter(|n| n.name.as_deref().map(str::trim) == Some(wanted.trim()));
+    match (named.next(), named.next()) {
+        (Some(one), None) => one.id.as_str(),
+        _ => wanted,
+    }
+}
+
+/// `` `Name` (id) `` for an element of `process`, or `` `id` ``.
+pub fn element_label(process: Option<&crate::bpmn::Process>, id: &str) -> String {
+    match process
+        .and_then(|p| p.node(id))
+        .and_then(|n| n.name.as_deref())
+    {
+        Some(name) if !name.trim().is_empty() && name.trim() != id => {
+            format!("`{}` ({id})", crate::diag::terminal_safe(name.trim()))
+        }
+        _ => format!("`{id}`"),
+    }
 }
 
 /// The scenarios folder of an app.
@@ -156,7 +194,7 @@ pub fn schema(answers: Value) -> Value {
         m.remove("title");
         m.insert(
             "description".into(),
-            "What must come out of the run: its status, its exact path, final variables.".into(),
+            "What must come out of the run: its status, its exact path or the elements it visits and never visits (by id or name), final variables.".into(),
         );
     }
     let types = |key: &str| -> Value {
@@ -285,10 +323,12 @@ impl Expectation {
     /// What differs between this expectation and a finished run (empty: all met).
     pub fn mismatches(
         &self,
+        process: Option<&crate::bpmn::Process>,
         status: Option<RunStatus>,
         path: &[String],
         variables: &Map<String, Value>,
     ) -> Vec<String> {
+        let label = |id: &str| element_label(process, id);
         let mut out = Vec::new();
         if let Some(want) = self.status
             && status != Some(want)
@@ -299,14 +339,48 @@ impl Expectation {
                 name(status)
             ));
         }
-        if let Some(want) = &self.path
-            && want.as_slice() != path
-        {
-            out.push(format!(
-                "path: expected {}, got {}",
-                want.join(" → "),
-                path.join(" → ")
-            ));
+        if let Some(want) = &self.path {
+            let want: Vec<&str> = want.iter().map(|w| element_id(process, w)).collect();
+            // The first difference, by name: where the run left the expected path.
+            let first = (0..want.len().max(path.len()))
+                .find(|&i| want.get(i).copied() != path.get(i).map(String::as_str));
+            if let Some(i) = first {
+                let step = i + 1;
+                out.push(match (want.get(i), path.get(i)) {
+                    (Some(w), Some(got)) => format!(
+                        "path: step {step} expected {}, got {}",
+                        label(w),
+                        label(got)
+                    ),
+                    (Some(w), None) => format!(
+                        "path: the run ended after step {}; expected {} next",
+                        path.len(),
+                        label(w)
+                    ),
+                    (None, Some(got)) => format!(
+                        "path: the run went on past the expected {} steps: step {step} entered {}",
+                        want.len(),
+                        label(got)
+                    ),
+                    (None, None) => unreachable!("a difference is at a step one side has"),
+                });
+            }
+        }
+        for wanted in &self.visits {
+            let id = element_id(process, wanted);
+            if !path.iter().any(|p| p == id) {
+                out.push(format!("visits: {} was never entered", label(id)));
+            }
+        }
+        for wanted in &self.never_visits {
+            let id = element_id(process, wanted);
+            if let Some(i) = path.iter().position(|p| p == id) {
+                out.push(format!(
+                    "never_visits: {} was entered (step {})",
+                    label(id),
+                    i + 1
+                ));
+            }
         }
         for (key, want) in &self.variables {
             match variables.get(key) {
@@ -349,6 +423,50 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         load_file(&path, "s")
             .map_err(|e| crate::diag::chain(&e).replace(&path.display().to_string(), "s.yaml"))
+    }
+
+    /// Elements by id or name; the first difference of a path, by name; visits and
+    /// never_visits.
+    #[test]
+    fn expectations_name_elements_and_say_the_first_difference() {
+        let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+          <process id="p"><startEvent id="s"/><task id="a" name="Review claim"/>
+          <task id="b" name="Pay"/><endEvent id="e"/></process></definitions>"#;
+        let doc = crate::bpmn::parse(Path::new("t.bpmn"), xml.as_bytes()).unwrap();
+        let process = doc.main_process();
+        let path: Vec<String> = ["s", "a", "e"].map(String::from).to_vec();
+        let expect = |yaml: &str| -> Vec<String> {
+            let e: Expectation =
+                serde_json::from_value(crate::app::yaml::parse(yaml).unwrap().to_json()).unwrap();
+            e.mismatches(process, Some(RunStatus::Completed), &path, &Map::new())
+        };
+        assert!(
+            expect("path: [s, Review claim, e]\nvisits: [Review claim]\nnever_visits: [Pay]")
+                .is_empty()
+        );
+        assert_eq!(
+            expect("path: [s, Pay, e]"),
+            ["path: step 2 expected `Pay` (b), got `Review claim` (a)"]
+        );
+        assert_eq!(
+            expect("path: [s, a, b, e]"),
+            ["path: step 3 expected `Pay` (b), got `e`"]
+        );
+        assert_eq!(
+            expect("path: [s, a]"),
+            ["path: the run went on past the expected 2 steps: step 3 entered `e`"]
+        );
+        assert_eq!(
+            expect("path: [s, a, e, b]"),
+            ["path: the run ended after step 3; expected `Pay` (b) next"]
+        );
+        assert_eq!(
+            expect("visits: [Pay, a]\nnever_visits: [Review claim]"),
+            [
+                "visits: `Pay` (b) was never entered",
+                "never_visits: `Review claim` (a) was entered (step 2)"
+            ]
+        );
     }
 
     #[test]

@@ -302,9 +302,15 @@ pub fn run_spec(
             Outcome::Waiting
         }
     };
-    let checked = scenario
-        .as_ref()
-        .and_then(|s| check(s, result.status, &result.path, &result.variables));
+    let checked = scenario.as_ref().and_then(|s| {
+        check(
+            s,
+            loaded.process(),
+            result.status,
+            &result.path,
+            &result.variables,
+        )
+    });
     if let Some(checked) = checked {
         let name = &checked.scenario;
         if json {

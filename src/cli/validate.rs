@@ -137,7 +137,11 @@ pub fn validate(target: &Target, strict: bool) -> Report {
     let (kind, name, path, diags) = match target {
         Target::App(app) => {
             let loaded: LoadedApp = load_app(app);
-            let diags = check_app(&loaded);
+            let mut diags = check_app(&loaded);
+            // Its scenarios, when the app itself reads (else they cannot be judged).
+            if !diags.iter().any(Diagnostic::is_error) {
+                diags.extend(crate::run::scenario::lint(&loaded));
+            }
             // Freed with the process (see `run`).
             std::mem::forget(loaded);
             (

@@ -268,13 +268,7 @@ pub fn judgement(config: &FlowConfig, sources: &Sources<'_>) -> Result<Judgement
     if let Some(s) = sources.scenario {
         // Answers addressed to a called process's elements (`<call activity>/<element>`)
         // are its child runs' (run::children): the scripted reasoner keeps them aside.
-        let doc = serde_json::json!({ "answers": s.answers });
-        let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
-        let scripted = ScriptedReasoner::from_value(doc, source)
-            .map_err(ChainError::Answers)?
-            .located_in(&s.path);
-        checked(&scripted, config, sources.process)?;
-        scenario = Some(scripted);
+        scenario = Some(scenario_answers(s, config, sources.process)?);
     }
     let mut answers_file = None;
     if let Some(file) = sources.answers {
@@ -398,6 +392,32 @@ pub fn judgement(config: &FlowConfig, sources: &Sources<'_>) -> Result<Judgement
     };
     // Policy rules decide first; the chain is asked only when no rule decides.
     Ok((Arc::new(Rules::new(inner)), recorder))
+}
+
+/// A scenario's answers, read and checked against the app's control points.
+pub fn scenario_answers(
+    s: &crate::app::scenario::Scenario,
+    config: &FlowConfig,
+    process: Option<&crate::bpmn::Process>,
+) -> Result<ScriptedReasoner, ChainError> {
+    let doc = serde_json::json!({ "answers": s.answers });
+    let source = format!("answers from scenario `{}` ({})", s.name, s.path.display());
+    let scripted = ScriptedReasoner::from_value(doc, source)
+        .map_err(ChainError::Answers)?
+        .located_in(&s.path);
+    checked(&scripted, config, process)?;
+    Ok(scripted)
+}
+
+/// An answers file, read and checked against the app's control points.
+pub fn answers_file(
+    path: &std::path::Path,
+    config: &FlowConfig,
+    process: Option<&crate::bpmn::Process>,
+) -> Result<ScriptedReasoner, ChainError> {
+    let scripted = ScriptedReasoner::from_file(path).map_err(ChainError::Answers)?;
+    checked(&scripted, config, process)?;
+    Ok(scripted)
 }
 
 /// Answers given in advance, checked against the app's control points.

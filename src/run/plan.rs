@@ -793,7 +793,7 @@ fn initial_variables(
 /// app that declares its variables it must be one of them (an undeclared one would set a
 /// variable nothing reads while the real one keeps its default), and of the declared
 /// variable's kind. (An app that declares none takes any input: its model reads them.)
-fn check_input(
+pub(crate) fn check_input(
     config: &crate::app::FlowConfig,
     source: &str,
     name: &str,

@@ -29,6 +29,7 @@ pub struct Checked {
 /// with `variables`; `None` when the scenario expects nothing.
 pub fn check(
     scenario: &Scenario,
+    process: Option<&crate::bpmn::Process>,
     status: RunStatus,
     path: &[String],
     variables: &Map<String, Value>,
@@ -38,7 +39,7 @@ pub fn check(
     let mismatches = if never {
         Vec::new()
     } else {
-        expect.mismatches(Some(status), path, variables)
+        expect.mismatches(process, Some(status), path, variables)
     };
     Some(Checked {
         scenario: scenario.name.clone(),
@@ -100,6 +101,7 @@ pub fn run_scenario(spec: RunSpec) -> ScenarioRun {
     };
     let served = plan.served.take();
     let scenario = plan.scenario.clone();
+    let process = plan.loaded.process().cloned();
     let ended = runtime.block_on(launch(plan, Arc::new(Quiet), std::future::pending()));
     if let Some(served) = served {
         runtime.block_on(served.stop());
@@ -130,9 +132,15 @@ pub fn run_scenario(spec: RunSpec) -> ScenarioRun {
     if never_started(outcome.status, &outcome.path) {
         result.failure = outcome.message.clone();
     }
-    result.checked = scenario
-        .as_ref()
-        .and_then(|s| check(s, outcome.status, &outcome.path, &outcome.variables));
+    result.checked = scenario.as_ref().and_then(|s| {
+        check(
+            s,
+            process.as_ref(),
+            outcome.status,
+            &outcome.path,
+            &outcome.variables,
+        )
+    });
     result
 }
 
@@ -142,4 +150,74 @@ struct Quiet;
 impl crate::view::View for Quiet {
     fn record(&self, _record: &Record) {}
     fn finish(&self, _state: &FlowState) {}
+}
+
+/// An app's scenarios checked without running them (`validate`): each reads; its inputs
+/// are declared variables of their kinds; its answers name the app's control points and
+/// answer as they accept; the elements its expectations name (by id or name) are the
+/// process's. One error per problem, in the scenario's file.
+pub fn lint(loaded: &crate::app::LoadedApp) -> Vec<crate::diag::Diagnostic> {
+    use crate::diag::Diagnostic;
+    let Some(config) = loaded.config.as_ref() else {
+        return Vec::new();
+    };
+    let process = loaded.process();
+    let mut out = Vec::new();
+    for name in crate::app::scenario::list(&loaded.dir) {
+        let path = crate::app::scenario::scenarios_dir(&loaded.dir).join(format!("{name}.yaml"));
+        let error = |code: &'static str, message: String| {
+            Diagnostic::error(code, message).in_path(path.display())
+        };
+        let s = match crate::app::scenario::load(&loaded.dir, &name) {
+            Ok(s) => s,
+            Err(e) => {
+                out.push(error("scenario::invalid", crate::diag::chain(&e)));
+                continue;
+            }
+        };
+        let path = s.path.clone();
+        let error = |code: &'static str, message: String| {
+            Diagnostic::error(code, format!("scenario `{name}`: {message}")).in_path(path.display())
+        };
+        for (input, value) in &s.inputs {
+            if let Err(e) = super::plan::check_input(config, "input", input, value) {
+                let mut d = error("scenario::input", e.to_string());
+                d.help = crate::diag::Help::help(&e);
+                out.push(d);
+            }
+        }
+        if let Err(e) = super::chain::scenario_answers(&s, config, process) {
+            out.push(error("scenario::answers", crate::diag::chain(&e)));
+        }
+        let Some(expect) = &s.expect else { continue };
+        let Some(process) = process else { continue };
+        let named = (expect.path.iter().flatten())
+            .map(|e| ("path", e))
+            .chain(expect.visits.iter().map(|e| ("visits", e)))
+            .chain(expect.never_visits.iter().map(|e| ("never_visits", e)));
+        // Tasks a hook may add at run time are elements of a path too.
+        let inserted: Vec<&str> = (config.hooks.iter())
+            .flat_map(|h| h.insertable_tasks.iter().map(|t| t.id.value.as_str()))
+            .collect();
+        for (key, wanted) in named {
+            let id = crate::app::scenario::element_id(Some(process), wanted);
+            if process.node(id).is_some() || inserted.contains(&id) {
+                continue;
+            }
+            let known = (process.nodes.iter())
+                .flat_map(|n| std::iter::once(n.id.as_str()).chain(n.name.as_deref()))
+                .chain(inserted.iter().copied());
+            let mut d = error(
+                "scenario::element",
+                format!(
+                    "expect.{key} names `{wanted}`, which is no element of process `{}` (by id, or by a name only one element has)",
+                    process.id
+                ),
+            );
+            d.help =
+                crate::diag::did_you_mean(wanted, known).map(|m| format!("did you mean `{m}`?"));
+            out.push(d);
+        }
+    }
+    out
 }

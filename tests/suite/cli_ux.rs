@@ -741,3 +741,99 @@ fn describe_lists_the_inputs_and_start_refuses_a_run_without_a_required_one() {
     );
     assert!(shown.contains("did you mean `alert_id`?"), "{shown}");
 }
+
+/// Scenarios people can keep: expectations name elements by id or name, check what a run
+/// visits and never visits, and a failure names the first difference; `validate` checks
+/// every scenario without running it (its inputs, its answers' ids and shapes, the
+/// elements its expectations name).
+#[test]
+fn scenarios_name_elements_check_visits_and_are_validated_without_a_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let apps = tmp.path().join("apps");
+    let app = apps.join("trip_planner");
+    crate::support::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("applications/trip_planner"),
+        &app,
+    );
+    let scenarios = app.join("scenarios");
+    let original = std::fs::read_to_string(scenarios.join("agent_plans.yaml")).unwrap();
+    let answers_and_inputs = original.split("expect:").next().unwrap().to_string();
+    let write = |name: &str, expect: &str| {
+        std::fs::write(
+            scenarios.join(format!("{name}.yaml")),
+            format!("{answers_and_inputs}expect:\n{expect}"),
+        )
+        .unwrap();
+    };
+    write(
+        "by_name",
+        "  status: completed\n  path: [Trip requested, Request travel destination, Choose type of planner, \
+         Preference?, Plan trip by agent, Plan ready, Trip planned]\n  visits: [Plan trip by agent]\n  \
+         never_visits: [Plan trip by human, Activity_199zx27]\n",
+    );
+    write(
+        "wrong_turn",
+        "  visits: [Plan trip by human]\n  path: [StartEvent_1jfmx4r, Activity_0w2einw, Activity_1dlyezk, Gateway_1ctgj6w, Activity_199zx27]\n",
+    );
+    let out = cuga()
+        .arg("--apps-dir")
+        .arg(&apps)
+        .args([
+            "test",
+            "trip_planner:by_name",
+            "trip_planner:wrong_turn",
+            "--run-dir",
+        ])
+        .arg(tmp.path().join("state"))
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("✓ trip_planner:by_name"), "{shown}");
+    assert!(shown.contains("✗ trip_planner:wrong_turn"), "{shown}");
+    assert!(
+        shown.contains("path: step 5 expected `Plan trip by human` (Activity_199zx27), got `Plan trip by agent` (Activity_00olk6b)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("visits: `Plan trip by human` (Activity_199zx27) was never entered"),
+        "{shown}"
+    );
+
+    // validate reads every scenario: a misspelt answer id, an input of the wrong kind,
+    // an element that is not the process's.
+    std::fs::remove_file(scenarios.join("wrong_turn.yaml")).unwrap();
+    let shown = run(
+        cuga()
+            .arg("--apps-dir")
+            .arg(&apps)
+            .args(["validate", "trip_planner"]),
+        0,
+    );
+    assert!(shown.contains("is valid"), "{shown}");
+    std::fs::write(
+        scenarios.join("typos.yaml"),
+        "inputs: {destination: 7}\nanswers:\n  Activity_1dlyezkk: {outputs: {planning_preference: agent}}\n\
+         expect:\n  visits: [Plan trip by agnet]\n",
+    )
+    .unwrap();
+    let shown = run(
+        cuga()
+            .arg("--apps-dir")
+            .arg(&apps)
+            .args(["validate", "trip_planner"]),
+        1,
+    );
+    assert!(
+        shown.contains("scenario `typos`: input `destination` is a string, not a number"),
+        "{shown}"
+    );
+    assert!(shown.contains("Activity_1dlyezkk"), "{shown}");
+    assert!(
+        shown.contains("expect.visits names `Plan trip by agnet`")
+            && shown.contains("did you mean `Plan trip by agent`?"),
+        "{shown}"
+    );
+    assert!(shown.contains("typos.yaml"), "{shown}");
+}

@@ -319,6 +319,7 @@ async fn an_mcp_client_lists_the_tools_and_calls_each_kind_over_http() {
     let result: RunProcessResult = serde_json::from_value(result).unwrap();
     assert_eq!(result.status, RunStatus::Completed, "{:?}", result.message);
     let misses = routine.expect.as_ref().unwrap().mismatches(
+        None,
         Some(result.status),
         &result.path,
         &result.variables,
