@@ -381,6 +381,7 @@ impl Journal {
             let err = JournalError::io(&self.path, &e);
             inner.broken = Some(err.clone());
             inner.buffer.clear();
+            crate::terminal::shown(inner.pending.len());
             inner.pending.clear();
             return Err(err);
         }
@@ -391,6 +392,7 @@ impl Journal {
         for observer in &self.observers {
             observer.committed(&inner.pending, &inner.buffer);
         }
+        crate::terminal::shown(inner.pending.len());
         // Keep the allocations for the next batch.
         inner.buffer.clear();
         inner.pending.clear();
@@ -461,6 +463,7 @@ impl EventSink for Journal {
         inner.buffer.extend_from_slice(&line);
         inner.buffer.push(b'\n');
         inner.pending.push(record.clone());
+        crate::terminal::emitted(1);
         if self.durability == Durability::Strict || finished || inner.buffer.len() > BATCH_LIMIT {
             self.commit_locked(&mut inner)?;
         }

@@ -103,10 +103,15 @@ impl HumanReasoner {
         };
         Box::pin(async move {
             match tokio::runtime::Handle::try_current() {
-                Ok(handle) => handle
-                    .spawn_blocking(work)
-                    .await
-                    .map_err(|e| ReasonError::Io(format!("the terminal prompt failed: {e}")))?,
+                Ok(handle) => {
+                    // The steps before the question are shown first (the run's engine
+                    // commits them as soon as it waits for this answer).
+                    crate::terminal::caught_up(std::time::Duration::from_millis(500)).await;
+                    handle
+                        .spawn_blocking(work)
+                        .await
+                        .map_err(|e| ReasonError::Io(format!("the terminal prompt failed: {e}")))?
+                }
                 Err(_) => work(),
             }
         })

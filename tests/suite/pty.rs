@@ -208,3 +208,85 @@ fn a_person_who_types_lots_for_a_number_is_asked_again() {
     assert_eq!(task["outputs"]["credit_score"], json!(0.9));
     assert_eq!(task["decided_by"], "human");
 }
+
+/// One writer to the terminal: a prompt is drawn only once the steps before it are shown,
+/// so that no stream line ever lands on a prompt's line and the person sees what led to
+/// the question first (the trip planner asks for its planner after the destination
+/// request's step is shown).
+#[test]
+fn prompts_come_after_the_steps_they_follow_and_never_share_their_line() {
+    let dir = TempDir::new().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    support::copy_dir(
+        &root.join("applications/trip_planner"),
+        &dir.path().join("applications/trip_planner"),
+    );
+    support::copy_dir(&root.join("policies"), &dir.path().join("policies"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.current_dir(dir.path())
+        .env_remove("CUGA_FLO_APPS")
+        .env_remove("OPENAI_API_KEY")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "120")
+        .env("TERM", "xterm")
+        .args([
+            "start",
+            "trip_planner",
+            "--no-model",
+            "--var",
+            "destination=Lisbon",
+            "--run-dir",
+            "state",
+        ]);
+    let mut session = Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(60)));
+    let prompt = r"(Choose a[^\r\n]*|[a-z_]+ \([^)\r\n]*\)|Reason \(optional\))> ";
+    let mut transcript = String::new();
+    let mut prompts = 0;
+    while let Ok(found) = session.expect(Regex(prompt)) {
+        transcript.push_str(&text(found.before()));
+        let asked = text(found.get(1).unwrap());
+        transcript.push_str(&text(found.get(0).unwrap()));
+        prompts += 1;
+        let answer = match asked.split_whitespace().next().unwrap_or_default() {
+            "planning_preference" => "agent",
+            "destination" => "Lisbon",
+            "trip_plan" => "three days in Lisbon",
+            "Choose" => "1",
+            _ => "",
+        };
+        // What the terminal shows after the prompt before the person types (a stream line
+        // landing on the prompt's line would be here).
+        std::thread::sleep(Duration::from_millis(300));
+        let mut late = [0u8; 8192];
+        while let Ok(n) = session.try_read(&mut late) {
+            if n == 0 {
+                break;
+            }
+            transcript.push_str(&text(&late[..n]));
+        }
+        // The person's Enter ends the prompt's line.
+        transcript.push('\n');
+        session.send_line(answer).unwrap();
+    }
+    if let Ok(rest) = session.expect(Eof) {
+        transcript.push_str(&text(rest.as_bytes()));
+    }
+    assert!(prompts >= 2, "{transcript}");
+    for line in transcript.split(['\r', '\n']) {
+        assert!(
+            !(line.contains(")> ") && line.contains('●')),
+            "a stream line shares a prompt's line: {line:?}\n{transcript}"
+        );
+    }
+    let shown = transcript
+        .find("Request travel destination  completed")
+        .unwrap_or_else(|| panic!("{transcript}"));
+    let asked = transcript
+        .find("planning_preference (")
+        .unwrap_or_else(|| panic!("{transcript}"));
+    assert!(
+        shown < asked,
+        "the prompt came before the step it follows:\n{transcript}"
+    );
+}
