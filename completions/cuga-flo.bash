@@ -196,6 +196,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help__subcmd__runs,verify)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__verify"
                 ;;
+            cuga__flo__subcmd__help__subcmd__runs,watch)
+                cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__watch"
+                ;;
             cuga__flo__subcmd__kogito,build)
                 cmd="cuga__flo__subcmd__kogito__subcmd__build"
                 ;;
@@ -250,6 +253,9 @@ _cuga__flo() {
             cuga__flo__subcmd__runs,verify)
                 cmd="cuga__flo__subcmd__runs__subcmd__verify"
                 ;;
+            cuga__flo__subcmd__runs,watch)
+                cmd="cuga__flo__subcmd__runs__subcmd__watch"
+                ;;
             cuga__flo__subcmd__runs__subcmd__help,answer)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__answer"
                 ;;
@@ -291,6 +297,9 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__runs__subcmd__help,verify)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__verify"
+                ;;
+            cuga__flo__subcmd__runs__subcmd__help,watch)
+                cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__watch"
                 ;;
             *)
                 ;;
@@ -787,7 +796,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs)
-            opts="list prune show replay resume pending answer cancel message signal verify export report"
+            opts="list prune show watch replay resume pending answer cancel message signal verify export report"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -969,6 +978,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help__subcmd__runs__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__runs__subcmd__watch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1249,7 +1272,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help list prune show replay resume pending answer cancel message signal verify export report help"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --help list prune show watch replay resume pending answer cancel message signal verify export report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1437,7 +1460,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help)
-            opts="list prune show replay resume pending answer cancel message signal verify export report help"
+            opts="list prune show watch replay resume pending answer cancel message signal verify export report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1633,6 +1656,20 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__help__subcmd__watch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2000,6 +2037,36 @@ _cuga__flo() {
             fi
             case "${prev}" in
                 --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__runs__subcmd__watch)
+            opts="-v -q -h --run-dir --interval --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -370,6 +370,21 @@ _arguments "${_arguments_options[@]}" : \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
+(watch)
+_arguments "${_arguments_options[@]}" : \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--interval=[How often the journal is read for new records, in milliseconds]:MS:_default' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr]' \
+'(-v --verbose)--quiet[Only errors on stderr]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':run_id -- The run'\''s id (a unique fragment of it, or `last`):_default' \
+&& ret=0
+;;
 (replay)
 _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
@@ -612,6 +627,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (show)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(watch)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -936,6 +955,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(watch)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (replay)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1236,6 +1259,7 @@ _cuga-flo__subcmd__help__subcmd__runs_commands() {
 'list:List the journalled runs, newest first' \
 'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked' \
 'show:Print a journalled run as \`start\` streamed it' \
+'watch:Follow a run from another terminal as \`start\` streams it (a live or a parked run, until it ends), and exit as it ended\: 0 completed, 1 failed, terminated or cancelled' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
 'pending:The questions (and messages and signals) parked runs wait for' \
@@ -1313,6 +1337,11 @@ _cuga-flo__subcmd__help__subcmd__runs__subcmd__signal_commands() {
 _cuga-flo__subcmd__help__subcmd__runs__subcmd__verify_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help runs verify commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__runs__subcmd__watch_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__runs__subcmd__watch_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help runs watch commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__schema_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__schema_commands() {
@@ -1401,6 +1430,7 @@ _cuga-flo__subcmd__runs_commands() {
 'list:List the journalled runs, newest first' \
 'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked' \
 'show:Print a journalled run as \`start\` streamed it' \
+'watch:Follow a run from another terminal as \`start\` streams it (a live or a parked run, until it ends), and exit as it ended\: 0 completed, 1 failed, terminated or cancelled' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
 'pending:The questions (and messages and signals) parked runs wait for' \
@@ -1436,6 +1466,7 @@ _cuga-flo__subcmd__runs__subcmd__help_commands() {
 'list:List the journalled runs, newest first' \
 'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked' \
 'show:Print a journalled run as \`start\` streamed it' \
+'watch:Follow a run from another terminal as \`start\` streams it (a live or a parked run, until it ends), and exit as it ended\: 0 completed, 1 failed, terminated or cancelled' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
 'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
 'pending:The questions (and messages and signals) parked runs wait for' \
@@ -1520,6 +1551,11 @@ _cuga-flo__subcmd__runs__subcmd__help__subcmd__verify_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs help verify commands' commands "$@"
 }
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__help__subcmd__watch_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__help__subcmd__watch_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs help watch commands' commands "$@"
+}
 (( $+functions[_cuga-flo__subcmd__runs__subcmd__list_commands] )) ||
 _cuga-flo__subcmd__runs__subcmd__list_commands() {
     local commands; commands=()
@@ -1569,6 +1605,11 @@ _cuga-flo__subcmd__runs__subcmd__signal_commands() {
 _cuga-flo__subcmd__runs__subcmd__verify_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo runs verify commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__runs__subcmd__watch_commands] )) ||
+_cuga-flo__subcmd__runs__subcmd__watch_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo runs watch commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__schema_commands] )) ||
 _cuga-flo__subcmd__schema_commands() {

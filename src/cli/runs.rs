@@ -35,6 +35,10 @@ pub enum RunsCommand {
     Prune(PruneArgs),
     /// Print a journalled run as `start` streamed it
     Show(ShowArgs),
+    /// Follow a run from another terminal as `start` streams it (a live or a parked run,
+    /// until it ends), and exit as it ended: 0 completed, 1 failed, terminated or
+    /// cancelled
+    Watch(WatchArgs),
     /// Re-execute a journalled run from its recorded answers, with no model, and check
     /// that every decision is the same
     Replay(ReplayArgs),
@@ -198,6 +202,20 @@ pub struct PruneArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  cuga-flo runs watch last\n  cuga-flo runs watch 20261207T0246"
+)]
+pub struct WatchArgs {
+    /// The run's id (a unique fragment of it, or `last`)
+    pub run_id: String,
+    #[command(flatten)]
+    pub runs: super::RunDir,
+    /// How often the journal is read for new records, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub interval: u64,
+}
+
+#[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The run's id (or a unique prefix or suffix of it)
     pub run_id: String,
@@ -231,6 +249,7 @@ pub fn run(cli: &Cli, args: &RunsArgs, style: Style) -> Result<Outcome, UsageErr
     match &args.command {
         RunsCommand::List(a) => list(a),
         RunsCommand::Prune(a) => prune(a),
+        RunsCommand::Watch(a) => watch(a, &cli.apps_dir, cli.verbose > 0, style),
         RunsCommand::Show(a) => show(a, &cli.apps_dir, cli.verbose > 0, style),
         RunsCommand::Replay(a) => replay(cli, a, style),
         RunsCommand::Resume(a) => super::durable::resume(cli, a, style),
@@ -509,6 +528,51 @@ fn prune(args: &PruneArgs) -> Result<Outcome, UsageError> {
     } else {
         Outcome::Failed
     })
+}
+
+fn watch(
+    args: &WatchArgs,
+    apps_dir: &Path,
+    verbose: bool,
+    style: Style,
+) -> Result<Outcome, UsageError> {
+    use crate::vocab::RunStatus;
+    let id = find_run(&args.runs.run_dir, &args.run_id)?;
+    let mut follower = crate::run::watch::Follower::new(&store::run_dir(&args.runs.run_dir, &id));
+    let mut options = HumanOptions::detect(verbose);
+    options.color = style.color;
+    options.width = style.width;
+    options.interactive = false;
+    let mut view: Option<Human> = None;
+    let mut seen: Vec<Record> = Vec::new();
+    loop {
+        let records = follower.next_records().map_err(|e| {
+            UsageError::new(crate::diag::chain(&e))
+                .with_help(format!("`cuga-flo runs verify {id}` says what is wrong"))
+        })?;
+        for r in records {
+            let view = view.get_or_insert_with(|| {
+                Human::new(options.clone()).with_names(names_of(apps_dir, std::slice::from_ref(&r)))
+            });
+            view.record(&r);
+            seen.push(r);
+        }
+        let state = FlowState::fold(seen.iter());
+        let ended = match state.status {
+            Some(RunStatus::Completed) => Some(Outcome::Ok),
+            Some(RunStatus::Failed | RunStatus::Terminated | RunStatus::Cancelled) => {
+                Some(Outcome::Failed)
+            }
+            Some(RunStatus::Waiting) | None => None,
+        };
+        if let Some(outcome) = ended {
+            if let Some(view) = &view {
+                view.finish(&state);
+            }
+            return Ok(outcome);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(args.interval));
+    }
 }
 
 fn show(

@@ -43,5 +43,6 @@ pub mod ready;
 pub mod replay;
 pub mod resume;
 pub mod scenario;
+pub mod watch;
 
 pub use crate::diag::Help;

@@ -837,3 +837,85 @@ fn scenarios_name_elements_check_visits_and_are_validated_without_a_run() {
     );
     assert!(shown.contains("typos.yaml"), "{shown}");
 }
+
+/// `runs watch` follows a run from another terminal as `start` streams it: live, then
+/// parked (it keeps watching), then resumed by someone else, and exits as the run ended.
+#[test]
+fn runs_watch_follows_a_run_through_its_park_to_its_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("state");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps");
+    let bin = env!("CARGO_BIN_EXE_cuga-flo");
+    // A 1 s timer the run parks at (--max-wait 0), then, resumed, an approval nobody
+    // gives until its 0.3 s deadline escalates it.
+    let started = std::process::Command::new(bin)
+        .arg("--apps-dir")
+        .arg(&fixtures)
+        .args([
+            "start",
+            "timers",
+            "--var",
+            "wait=PT1S",
+            "--var",
+            "approval_deadline=PT0.3S",
+            "--no-model",
+            "--max-wait",
+            "0",
+            "--run-dir",
+        ])
+        .arg(&base)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs = base.join("runs");
+    let waited = std::time::Instant::now();
+    let id = loop {
+        if let Some(entry) = std::fs::read_dir(&runs).ok().and_then(|mut d| d.next()) {
+            let id = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if runs.join(&id).join("journal.jsonl").is_file() {
+                break id;
+            }
+        }
+        assert!(waited.elapsed().as_secs() < 20, "the run never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let watcher = std::process::Command::new(bin)
+        .args(["runs", "watch", &id, "--interval", "50", "--run-dir"])
+        .arg(&base)
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "120")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run parks at the timer (exit 3); it falls due; someone resumes it.
+    let out = started.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    run(
+        cuga()
+            .arg("--apps-dir")
+            .arg(&fixtures)
+            .args(["runs", "resume", "--due", "--run-dir"])
+            .arg(&base),
+        0,
+    );
+    let watched = watcher.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&watched.stdout);
+    assert_eq!(
+        watched.status.code(),
+        Some(0),
+        "{shown}\n{}",
+        String::from_utf8_lossy(&watched.stderr)
+    );
+    let at = |what: &str| {
+        shown
+            .find(what)
+            .unwrap_or_else(|| panic!("`{what}` not shown:\n{shown}"))
+    };
+    assert!(at("Prepare") < at("Escalate"), "{shown}");
+    assert!(shown.contains("completed"), "{shown}");
+}
