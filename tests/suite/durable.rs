@@ -707,7 +707,10 @@ fn every_kind_of_question_parks_and_is_answered_later() {
                 "applicant_id=1187",
             ],
         ),
-        ("incident_response", vec![]),
+        (
+            "incident_response",
+            vec!["--var", "alert_description=outbound traffic to a known C2 host"],
+        ),
     ] {
         let dir = tmp.path().join(app);
         let mut args = vec!["start", app, "--no-model"];
