@@ -552,7 +552,7 @@ fn watch(
         })?;
         for r in records {
             let view = view.get_or_insert_with(|| {
-                Human::new(options.clone()).with_names(names_of(apps_dir, std::slice::from_ref(&r)))
+                Human::new(options).with_names(names_of(apps_dir, std::slice::from_ref(&r)))
             });
             view.record(&r);
             seen.push(r);

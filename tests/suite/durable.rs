@@ -709,7 +709,10 @@ fn every_kind_of_question_parks_and_is_answered_later() {
         ),
         (
             "incident_response",
-            vec!["--var", "alert_description=outbound traffic to a known C2 host"],
+            vec![
+                "--var",
+                "alert_description=outbound traffic to a known C2 host",
+            ],
         ),
     ] {
         let dir = tmp.path().join(app);
