@@ -402,7 +402,14 @@ impl Shared {
                 max: self.limits.max_tasks,
             });
         }
-        let id = new_id();
+        // A task is a run: its id is a run id (sortable by when it was made), never one
+        // this server holds already.
+        let id = loop {
+            let id = crate::clock::run_id();
+            if !tasks.contains_key(&id) {
+                break id;
+            }
+        };
         let entry = Arc::new(TaskEntry::new(id.clone(), slug, context_id));
         tasks.insert(id, entry.clone());
         Ok(entry)

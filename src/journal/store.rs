@@ -4,15 +4,12 @@
 //! committed record's sequence number and hash in `journal.head`. Reading tolerates one
 //! torn last line (a crash mid-append) and nothing else.
 
-use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::fs::{self, File, OpenOptions, TryLockError};
-use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::EventSink;
@@ -758,18 +755,9 @@ pub fn parse_journal(path: &Path, bytes: &[u8]) -> Result<ReadJournal, JournalEr
     })
 }
 
-/// A fresh run id: `YYYYMMDDTHHMMSSZ-xxxxxx` (UTC, then 6 hex digits of noise).
+/// A fresh run id: `YYYYMMDDTHHMMSSZ-xxxxxx` ([`crate::clock::run_id`]).
 pub fn new_run_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u128(now.as_nanos());
-    hasher.write_u32(std::process::id());
-    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    let noise = hasher.finish() & 0xff_ffff;
-    format!("{}-{noise:06x}", utc_stamp(now.as_secs()))
+    crate::clock::run_id()
 }
 
 /// Whether `id` can name a run folder: 1 to 128 ASCII letters, digits, `-`, `_` and `.`,
@@ -802,38 +790,10 @@ pub fn run_dir(base: &Path, run_id: &str) -> PathBuf {
     base.join("runs").join(run_id)
 }
 
-/// `YYYYMMDDTHHMMSSZ` for seconds since the Unix epoch.
-fn utc_stamp(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (year, month, day) = civil_date(days);
-    format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01.
+/// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01
+/// ([`crate::clock::civil_date`]).
 pub fn civil_date(days: i64) -> (i64, u32, u32) {
-    // Shift the epoch to 0000-03-01 so that leap days fall at the end of a year, then
-    // split into 400-year eras (146 097 days each).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153; // 0 = March
-    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u32;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    crate::clock::civil_date(days)
 }
 
 fn now_ms() -> u64 {
@@ -940,7 +900,7 @@ mod tests {
         assert_eq!(civil_date(11_017), (2000, 3, 1));
         assert_eq!(civil_date(19_782), (2024, 2, 29));
         assert_eq!(civil_date(-1), (1969, 12, 31));
-        assert_eq!(utc_stamp(1_709_210_096), "20240229T123456Z");
+        assert_eq!(crate::clock::utc_stamp(1_709_210_096), "20240229T123456Z");
     }
 
     #[test]
