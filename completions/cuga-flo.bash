@@ -1776,13 +1776,17 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__pending)
-            opts="-v -q -h --run-dir --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --run-dir --app --json --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

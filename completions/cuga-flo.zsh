@@ -433,6 +433,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 (pending)
 _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--app=[Only the runs of this app]:APP:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[One JSON document\: every open question]' \

@@ -91,6 +91,9 @@ pub struct WorkerArgs {
 pub struct PendingArgs {
     #[command(flatten)]
     pub runs: super::RunDir,
+    /// Only the runs of this app
+    #[arg(long, value_name = "APP")]
+    pub app: Option<String>,
     /// One JSON document: every open question
     #[arg(long)]
     pub json: bool,
@@ -392,7 +395,7 @@ pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> 
             continue;
         };
         let state = FlowState::fold(read.records.iter());
-        if state.status.is_some() {
+        if state.status.is_some() || args.app.as_ref().is_some_and(|app| &state.app != app) {
             continue;
         }
         let asked: HashMap<&str, u64> = read

@@ -140,6 +140,7 @@ pub fn run(cli: &Cli, args: &TestArgs, style: Style) -> Result<Outcome, UsageErr
         crate::clock::now_ms(),
         std::process::id()
     ));
+    let kept_in = args.keep.then_some(test_runs.as_path());
     let runner = Runner {
         apps_dir: &cli.apps_dir,
         args,
@@ -161,7 +162,7 @@ pub fn run(cli: &Cli, args: &TestArgs, style: Style) -> Result<Outcome, UsageErr
                     let mut slots = slots.lock().unwrap_or_else(|p| p.into_inner());
                     slots.0[i] = Some(result);
                     while let Some(Some(done)) = slots.0.get(slots.1) {
-                        print_result(done, args.json, style);
+                        print_result(done, args.json, kept_in, style);
                         slots.1 += 1;
                     }
                 }
@@ -384,7 +385,9 @@ impl Runner<'_> {
     }
 }
 
-fn print_result(r: &CaseResult, json: bool, style: Style) {
+/// One scenario's line (and what did not hold); its run's folder is `kept_in` when the
+/// runs are kept (`--keep`).
+fn print_result(r: &CaseResult, json: bool, kept_in: Option<&Path>, style: Style) {
     if json {
         let mut v = serde_json::to_value(r).unwrap_or_default();
         if let Some(map) = v.as_object_mut() {
@@ -396,11 +399,14 @@ fn print_result(r: &CaseResult, json: bool, style: Style) {
     let id = format!("{}:{}", r.app, r.scenario);
     let took = crate::view::duration(r.duration_ms);
     match r.outcome {
-        Verdict::Passed => outln!(
-            "{} {id}  {}  ({took})",
-            style.green("✓"),
-            r.status.as_deref().unwrap_or("ran")
-        ),
+        Verdict::Passed => {
+            // A scenario may expect a run to fail or terminate: say so, not just "failed".
+            let status = match r.status.as_deref() {
+                Some("completed") | None => r.status.clone().unwrap_or_else(|| "ran".into()),
+                Some(other) => format!("{other}, as expected"),
+            };
+            outln!("{} {id}  {status}  ({took})", style.green("✓"))
+        }
         Verdict::Skipped => outln!(
             "{} {id}  skipped: {}",
             style.yellow("-"),
@@ -419,8 +425,11 @@ fn print_result(r: &CaseResult, json: bool, style: Style) {
             for m in &r.mismatches {
                 outln!("    {m}");
             }
-            if let Some(run) = &r.run_id {
-                outln!("    run: cuga-flo runs show {run}");
+            if let (Some(run), Some(dir)) = (&r.run_id, kept_in) {
+                outln!(
+                    "    run: cuga-flo runs show {run} --run-dir {}",
+                    dir.display()
+                );
             }
         }
     }

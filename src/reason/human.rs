@@ -273,6 +273,19 @@ impl Dialogue<'_> {
         options: &[(String, String)],
         multiple: bool,
     ) -> Result<Vec<usize>, ReasonError> {
+        self.choose_named(element, what, options, &[], multiple)
+    }
+
+    /// [`Dialogue::choose`] where an option may also be typed by one of its `names` (a
+    /// flow's label, its target's name), in any case.
+    fn choose_named(
+        &mut self,
+        element: &str,
+        what: &str,
+        options: &[(String, String)],
+        names: &[Vec<String>],
+        multiple: bool,
+    ) -> Result<Vec<usize>, ReasonError> {
         for (i, (_, label)) in options.iter().enumerate() {
             self.say(&format!("  {}) {label}", i + 1))?;
         }
@@ -296,13 +309,27 @@ impl Dialogue<'_> {
             }
             let mut picked = Vec::new();
             for part in parts {
+                let named = |i: usize| {
+                    names.get(i).is_some_and(|names| {
+                        (names.iter()).any(|name| name.trim().eq_ignore_ascii_case(part))
+                    })
+                };
                 let index = match part.parse::<usize>() {
                     Ok(k) if (1..=n).contains(&k) => k - 1,
-                    _ => options
-                        .iter()
-                        .position(|(id, _)| id == part)
+                    _ => (0..n)
+                        .find(|&i| options[i].0 == part)
+                        .or_else(|| {
+                            // A name only one option has.
+                            let mut by_name = (0..n).filter(|&i| named(i));
+                            match (by_name.next(), by_name.next()) {
+                                (Some(i), None) => Some(i),
+                                _ => None,
+                            }
+                        })
                         .ok_or_else(|| {
-                            format!("`{part}` is not a choice; enter a number from 1 to {n}")
+                            format!(
+                                "`{part}` is not a choice; enter a number from 1 to {n}, an id or a name"
+                            )
                         })?,
                 };
                 if !picked.contains(&index) {
@@ -448,19 +475,33 @@ impl Dialogue<'_> {
             .iter()
             .map(|f| {
                 let mut label = format!("{} -> {}", f.id, node_label(&req.context, &f.target));
-                if let Some(d) = f.decision.as_ref().or(f.name.as_ref()) {
+                let said = f.decision.as_ref().or(f.name.as_ref());
+                if let Some(d) = said {
                     label.push_str(&format!(": {d}"));
                 }
                 if let Some(t) = req.evaluations.iter().find(|t| t.flow == f.id) {
                     label.push_str(&format!(" [`{}` is {}]", t.condition, t.truth.as_str()));
                 }
-                if f.is_default {
+                // Once: a flow named "default flow" is not "(default flow) (default)".
+                if f.is_default && !said.is_some_and(|d| d.to_ascii_lowercase().contains("default"))
+                {
                     label.push_str(" (default)");
                 }
                 (f.id.clone(), label)
             })
             .collect();
-        let picked = self.choose(id, "flow", &options, req.multiple)?;
+        // A flow may be typed by its label, its decision, or its target's id or name.
+        let names: Vec<Vec<String>> = (req.flows.iter())
+            .map(|f| {
+                let target = req.context.model().nodes.iter().find(|n| n.id == f.target);
+                [f.name.clone(), f.decision.clone(), Some(f.target.clone())]
+                    .into_iter()
+                    .chain(std::iter::once(target.and_then(|n| n.name.clone())))
+                    .flatten()
+                    .collect()
+            })
+            .collect();
+        let picked = self.choose_named(id, "flow", &options, &names, req.multiple)?;
         let reason = self.optional("Reason (optional)")?;
         Ok(GatewayAnswer {
             flows: picked.into_iter().map(|i| options[i].0.clone()).collect(),
@@ -765,6 +806,35 @@ mod tests {
         let a = r.gateway(gateway_request(true)).await.unwrap();
         assert_eq!(a.flows, vec!["F1".to_string(), "F3".to_string()]);
         assert_eq!(a.reason, None);
+    }
+
+    /// A flow may be typed by its label (its decision or name, in any case) or by its
+    /// target's id; a name two flows share is not a choice. A default flow whose label
+    /// says "default" is not marked "(default)" again.
+    #[tokio::test]
+    async fn a_flow_by_its_label_or_its_target() {
+        let request = || {
+            let mut req = gateway_request(false);
+            req.flows[0].decision = Some("approve".into());
+            req.flows[1].name = Some("Default flow".into());
+            req.flows[1].is_default = true;
+            req.flows[2].decision = Some("approve".into());
+            req.flows[2].name = Some("refer".into());
+            req
+        };
+        let (r, out) = human("Default FLOW\n\n");
+        assert_eq!(r.gateway(request()).await.unwrap().flows, ["F2"]);
+        let text = out.text();
+        assert!(text.contains("F2 -> B: Default flow\n"), "{text}");
+        let (r, _) = human("C\n\n");
+        assert_eq!(r.gateway(request()).await.unwrap().flows, ["F3"]);
+        let (r, out) = human("approve\n1\n\n");
+        assert_eq!(r.gateway(request()).await.unwrap().flows, ["F1"]);
+        assert!(
+            out.text().contains("`approve` is not a choice"),
+            "{}",
+            out.text()
+        );
     }
 
     #[tokio::test]

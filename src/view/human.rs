@@ -217,7 +217,12 @@ impl Human {
     }
 
     fn decider(&self, decided_by: Decider) -> String {
-        self.dim(&format!("[{}]", decided_by.as_str()))
+        // A pass-through step decides nothing: say so, not "[none]".
+        let who = match decided_by {
+            Decider::None => "no judgement",
+            d => d.as_str(),
+        };
+        self.dim(&format!("[{who}]"))
     }
 
     /// `(12 ms)`, padded to a fixed width so that where a line wraps does not depend on
