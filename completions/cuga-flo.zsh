@@ -59,8 +59,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
 (validate)
@@ -74,8 +74,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 '*::targets -- Apps (names under the apps folder, or app folders), flow config files or BPMN files:_default' \
 && ret=0
 ;;
@@ -88,8 +88,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The app (a name under the apps folder, an app folder or a flow config):_default' \
 && ret=0
 ;;
@@ -148,8 +148,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':file -- The graph file:_files' \
 && ret=0
 ;;
@@ -163,8 +163,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':target -- The app (its runs'\'' graphs), or a run id (or a unique prefix or suffix of it):_default' \
 ':sparql -- The SPARQL 1.1 query (SELECT, ASK, CONSTRUCT, DESCRIBE); the usual prefixes (rdf, rdfs, xsd, sbpmnc, sbpmnp, agentflow, cf) are declared:_default' \
 && ret=0
@@ -181,8 +181,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 '::target -- The app (a name under the apps folder, an app folder or a flow config), or a graph file:_default' \
 && ret=0
 ;;
@@ -292,8 +292,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ":: :_cuga-flo__subcmd__runs_commands" \
 "*::: :->runs" \
 && ret=0
@@ -365,8 +365,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
@@ -380,8 +380,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (a unique fragment of it, or `last`):_default' \
 && ret=0
 ;;
@@ -441,8 +441,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
 (answer)
@@ -565,8 +565,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
@@ -602,8 +602,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
 && ret=0
 ;;
@@ -728,8 +728,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The app (a name under the apps folder, an app folder or a flow config):_default' \
 && ret=0
 ;;
@@ -741,8 +741,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ":: :_cuga-flo__subcmd__kogito_commands" \
 "*::: :->kogito" \
 && ret=0
@@ -764,8 +764,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The app\: a name under the apps folder, an app folder or a flow config file:_default' \
 && ret=0
 ;;
@@ -846,8 +846,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':shell -- The shell to write completions for:(bash elvish fish powershell zsh)' \
 && ret=0
 ;;
@@ -860,8 +860,8 @@ _arguments "${_arguments_options[@]}" : \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
 '(-v --verbose)--quiet[Only errors on stderr]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
 (help)

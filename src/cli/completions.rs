@@ -10,10 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
-use super::{Cli, Outcome, UsageError};
+use super::{Outcome, UsageError};
 use crate::journal::store::DEFAULT_BASE;
 
 #[derive(Debug, Args)]
@@ -33,7 +33,7 @@ const BIN: &str = "cuga-flo";
 /// The completion script for `shell`.
 pub fn script(shell: Shell) -> String {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), BIN, &mut out);
+    clap_complete::generate(shell, &mut super::command(), BIN, &mut out);
     let mut text = String::from_utf8_lossy(&out).into_owned();
     match shell {
         Shell::Bash => {
@@ -96,7 +96,7 @@ pub fn complete(args: &[std::ffi::OsString]) -> Outcome {
 
 /// What may come after `words`.
 pub fn candidates(default_apps: &Path, words: &[String]) -> Vec<String> {
-    let root = Cli::command();
+    let root = super::command();
     let mut apps_dir = default_apps.to_path_buf();
     let mut run_dir = PathBuf::from(DEFAULT_BASE);
     // The subcommand path (`start`, `runs show`) and the positionals after it.

@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 
-use super::{Cli, Outcome, UsageError};
+use super::{Outcome, UsageError};
 
 #[derive(Debug, Args)]
 pub struct ManArgs {
@@ -32,7 +32,7 @@ pub fn pages() -> Vec<(String, String)> {
             walk(sub, out);
         }
     }
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+    let mut cmd = super::command().disable_help_subcommand(true);
     cmd.build();
     let mut out = Vec::new();
     walk(&cmd, &mut out);

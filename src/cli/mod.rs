@@ -293,6 +293,30 @@ pub enum Command {
     Man(man::ManArgs),
 }
 
+/// What every command's `--help` and man page end with.
+const EXIT_CODES: &str = "Exit codes:
+  0    success: the run completed (with --scenario: every expectation met), the check passed
+  1    failure: the run failed, terminated or was cancelled (or an expectation is not met),
+       the check found an error
+  2    bad usage or input: nothing was run or written
+  3    the run is waiting (parked: a question, a timer, a message); `runs answer`,
+       `runs resume` or `worker` go on with it
+  130  interrupted (Ctrl-C, SIGTERM): the run parked where it was, resumable";
+
+/// The command line as clap knows it (parsing, `--help`, completions, man pages), every
+/// command's long help ending with the exit codes.
+pub fn command() -> clap::Command {
+    fn with_exit_codes(cmd: clap::Command) -> clap::Command {
+        let after = cmd
+            .get_after_help()
+            .map(|h| format!("{h}\n\n"))
+            .unwrap_or_default();
+        cmd.after_long_help(format!("{after}{EXIT_CODES}"))
+            .mut_subcommands(with_exit_codes)
+    }
+    with_exit_codes(<Cli as clap::CommandFactory>::command())
+}
+
 /// Entry point used by the binary.
 pub fn main() -> ExitCode {
     // The completion scripts' hook, outside the command model so that no script offers it.
@@ -300,7 +324,10 @@ pub fn main() -> ExitCode {
     if argv.get(1).is_some_and(|a| a == completions::HOOK) {
         return completions::complete(&argv[2..]).into();
     }
-    let cli = match Cli::try_parse() {
+    let parsed = command()
+        .try_get_matches()
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout and usage errors to stderr.

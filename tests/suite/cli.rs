@@ -362,6 +362,44 @@ fn the_shipped_completion_scripts_are_current() {
     }
 }
 
+/// Every command says its exit codes: at the end of its `--help` and in its man page.
+#[test]
+fn every_command_says_its_exit_codes() {
+    fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        for sub in cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        {
+            let mut p = path.clone();
+            p.push(sub.get_name().to_string());
+            out.push(p.clone());
+            walk(sub, p, out);
+        }
+    }
+    let mut commands = vec![Vec::new()];
+    walk(&cuga_flo::cli::command(), Vec::new(), &mut commands);
+    assert!(commands.len() > 30, "{commands:?}");
+    for path in &commands {
+        let mut args = path.clone();
+        args.push("--help".into());
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}");
+        for code in ["Exit codes:", "  0 ", "  1 ", "  2 ", "  3 ", "  130 "] {
+            assert!(
+                help.contains(code),
+                "{args:?} --help lacks `{code}`:\n{help}"
+            );
+        }
+    }
+    for (name, text) in cuga_flo::cli::man::pages() {
+        assert!(text.contains("Exit codes:"), "man/{name}");
+    }
+}
+
 #[test]
 fn the_shipped_man_pages_are_current() {
     let pages = cuga_flo::cli::man::pages();
