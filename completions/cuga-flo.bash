@@ -1294,7 +1294,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__answer)
-            opts="-v -q -h --flow --action --target --outputs --error --message --choice --set --reason --by --reply --no-resume --run-dir --durability --app --no-model --detach --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --flow --action --target --outputs --error --message --choice --set --reason --by --reply --no-resume --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1722,7 +1722,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__message)
-            opts="-v -q -h --correlate --key --var --no-resume --run-dir --durability --app --no-model --detach --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --correlate --key --var --no-resume --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1916,7 +1916,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__resume)
-            opts="-v -q -h --due --concurrency --run-dir --durability --app --no-model --detach --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --due --concurrency --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1988,7 +1988,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__signal)
-            opts="-v -q -h --var --no-resume --run-dir --durability --app --no-model --detach --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --var --no-resume --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2182,7 +2182,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__start)
-            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --detach --no-park --by --bridge --max-wait --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --no-prompt --no-park --by --bridge --max-wait --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2350,7 +2350,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__worker)
-            opts="-v -q -h --interval --once --graph-poll --concurrency --run-dir --durability --app --no-model --detach --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --interval --once --graph-poll --concurrency --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

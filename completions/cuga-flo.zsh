@@ -249,8 +249,8 @@ mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connect
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[Stream one JSON event per line instead of the human view]' \
 '--no-model[Never call a model, even when the app configures one (answers come from the policy rules, the scenario or answers file, or a person)]' \
-'--detach[Never ask at the terminal\: a question for a person parks the run (exit 3) for \`cuga-flo runs answer\`]' \
-'(--detach)--no-park[A question nobody can answer fails the run instead of parking it]' \
+'--no-prompt[Never ask at the terminal\: a question for a person parks the run (exit 3) for \`cuga-flo runs answer\` (formerly \`--detach\`, still accepted)]' \
+'(--no-prompt)--no-park[A question nobody can answer fails the run instead of parking it]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr]' \
@@ -419,7 +419,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '()--due[Resume every parked run whose timer is due (for cron)]' \
 '--no-model[Never call a model while resuming]' \
-'--detach[Never ask at the terminal\: questions park again]' \
+'--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -469,7 +469,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--no-resume[Only record the answer; \`runs resume\` applies it later]' \
 '--no-model[Never call a model while resuming]' \
-'--detach[Never ask at the terminal\: questions park again]' \
+'--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -519,7 +519,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--no-resume[Only record the delivery; \`runs resume\` (or the worker) applies it later]' \
 '--no-model[Never call a model while resuming]' \
-'--detach[Never ask at the terminal\: questions park again]' \
+'--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -544,7 +544,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--no-resume[Only record the deliveries; \`runs resume\` (or the worker) applies them later]' \
 '--no-model[Never call a model while resuming]' \
-'--detach[Never ask at the terminal\: questions park again]' \
+'--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -813,7 +813,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--once[Look once, resume what is due, and exit]' \
 '--no-model[Never call a model while resuming]' \
-'--detach[Never ask at the terminal\: questions park again]' \
+'--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \

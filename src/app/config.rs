@@ -46,7 +46,7 @@ pub struct FlowConfig {
     /// Where task agents' tools come from (`mcp_servers:` and `openapi:`), by name.
     pub tool_sources: Vec<ToolSourceConfig>,
     /// `questions: park`: a question for a person always parks the run (nobody is asked
-    /// at the terminal), as `start --detach` does.
+    /// at the terminal), as `start --no-prompt` does.
     pub park_questions: bool,
     /// Graph mode (`graph:`): the run is written into an RDF store as it goes.
     pub graph: Option<GraphConfig>,

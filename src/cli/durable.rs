@@ -51,8 +51,9 @@ pub struct ResumeOptions {
     /// Never call a model while resuming
     #[arg(long)]
     pub no_model: bool,
-    /// Never ask at the terminal: questions park again
-    #[arg(long)]
+    /// Never ask at the terminal: questions park again (formerly `--detach`, still
+    /// accepted)
+    #[arg(long = "no-prompt", alias = "detach")]
     pub detach: bool,
     /// Stream one JSON event per line
     #[arg(long)]

@@ -84,8 +84,8 @@ pub struct StartArgs {
     pub no_model: bool,
 
     /// Never ask at the terminal: a question for a person parks the run (exit 3) for
-    /// `cuga-flo runs answer`
-    #[arg(long)]
+    /// `cuga-flo runs answer` (formerly `--detach`, still accepted)
+    #[arg(long = "no-prompt", alias = "detach")]
     pub detach: bool,
 
     /// A question nobody can answer fails the run instead of parking it

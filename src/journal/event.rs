@@ -48,7 +48,7 @@ pub struct Launch {
     pub answers: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_model: bool,
-    /// `--detach`: questions park even at a terminal.
+    /// `--no-prompt` (formerly `--detach`): questions park even at a terminal.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub detach: bool,
     /// `--step-budget`.

@@ -156,7 +156,7 @@ pub struct Sources<'a> {
     pub record: bool,
     /// A question no one can answer now parks (the run waits) instead of failing.
     pub park: bool,
-    /// Never ask the person at the terminal (`start --detach`): questions park.
+    /// Never ask the person at the terminal (`start --no-prompt`): questions park.
     pub detach: bool,
     /// Answers recorded with `runs answer` (a resumed run), asked first.
     pub answered: Option<&'a Answers>,

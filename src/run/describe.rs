@@ -703,7 +703,7 @@ fn judgement(
                 detail: if config.park_questions {
                     "never asked at the terminal (`questions: park`)".to_owned()
                 } else {
-                    "at the terminal, when stdin is one (not with --detach)".to_owned()
+                    "at the terminal, when stdin is one (not with --no-prompt)".to_owned()
                 },
             },
             Link::Park => Answerer {
