@@ -467,7 +467,7 @@ fn print_summary(results: &[CaseResult], elapsed: Duration, style: Style) {
     }
     if t["skipped"] > 0 {
         outln!(
-            "  skipped scenarios need a server: start it (README: Running on Flowable / on Kogito; a tool source: \
+            "  skipped scenarios need a server: start it (docs/engines.md; a tool source: \
              the app's README), run them on the native engine with --engine native, or name one (APP:SCENARIO) to \
              run it anyway"
         );

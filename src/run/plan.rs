@@ -568,18 +568,39 @@ fn engine(
             Ok(Arc::new(ExternalEngine::new(settings)))
         }
         EngineKind::Flowable => {
-            let settings = FlowableSettings::from_config(&config.engine, url).map_err(|e| {
-                PlanError::new(e.to_string()).with_help(server_help(config, kind, spec))
-            })?;
+            let settings = FlowableSettings::from_config(&config.engine, url)
+                .map_err(|e| settings_refused(e.to_string(), config, kind, spec))?;
             Ok(Arc::new(FlowableEngine::new(settings)))
         }
         EngineKind::Kogito => {
-            let settings = KogitoSettings::from_config(&config.engine, url).map_err(|e| {
-                PlanError::new(e.to_string()).with_help(server_help(config, kind, spec))
-            })?;
+            let settings = KogitoSettings::from_config(&config.engine, url)
+                .map_err(|e| settings_refused(e.to_string(), config, kind, spec))?;
             Ok(Arc::new(KogitoEngine::new(settings)))
         }
     }
+}
+
+/// Why a server-bound engine cannot be set up: a server that does not answer is said
+/// first (a missing password matters only once there is a server to give it to).
+fn settings_refused(
+    why: String,
+    config: &FlowConfig,
+    kind: EngineKind,
+    spec: &RunSpec,
+) -> PlanError {
+    let url = (spec.engine_url.as_deref()).or(config.engine.url.as_ref().map(|u| u.value.as_str()));
+    let message = match url {
+        Some(u) if super::ready::answers(u) == Some(false) => format!(
+            "no {} server answers at {} (and {why})",
+            match kind {
+                EngineKind::Flowable => "Flowable",
+                _ => "Kogito",
+            },
+            crate::secret::without_userinfo(u)
+        ),
+        _ => why,
+    };
+    PlanError::new(message).with_help(server_help(config, kind, spec))
 }
 
 /// The server an app bound to Flowable or Kogito runs on (its URL without credentials),
@@ -593,13 +614,14 @@ pub fn server_help(config: &FlowConfig, kind: EngineKind, spec: &RunSpec) -> Str
         |u| format!("at {u}"),
     );
     let start = match kind {
-        EngineKind::Flowable => "start one with `tests/flowable/start-server.sh` (README: \
-             \"Running on Flowable\"), or pass --engine-url URL for yours"
+        EngineKind::Flowable => "start one (docs/engines.md: the `flowable/flowable-rest` \
+             Docker image, or `tests/flowable/start-server.sh` in a clone of cuga-flo), or pass \
+             --engine-url URL for yours"
             .to_owned(),
         _ => format!(
             "build and start its service with `cuga-flo kogito build {app}` and \
              `java -jar .cuga-flo/kogito/{app}/target/quarkus-app/quarkus-run.jar` (or \
-             `tests/kogito/start-service.sh {app}`; README: \"Running on Kogito\")",
+             `tests/kogito/start-service.sh {app}` in a clone; docs/engines.md)",
             app = spec.app_arg
         ),
     };

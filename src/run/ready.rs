@@ -53,12 +53,18 @@ pub fn unreachable_server(loaded: &crate::app::LoadedApp) -> Option<String> {
         return Some(format!("needs the {kind} server: {why}"));
     }
     let url = config.engine.url.as_ref()?.value.clone();
-    let addr = host_port(&url)?;
+    (answers(&url) == Some(false))
+        .then(|| format!("needs the {kind} server, which does not answer at {url}"))
+}
+
+/// Whether a server answers (takes a TCP connection) at `url`'s host and port, within 2
+/// seconds; `None` when the URL names none.
+pub fn answers(url: &str) -> Option<bool> {
+    let addr = host_port(url)?;
     use std::net::ToSocketAddrs;
-    let reachable = addr.to_socket_addrs().ok().is_some_and(|mut addrs| {
+    Some(addr.to_socket_addrs().ok().is_some_and(|mut addrs| {
         addrs.any(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_secs(2)).is_ok())
-    });
-    (!reachable).then(|| format!("needs the {kind} server, which does not answer at {url}"))
+    }))
 }
 
 /// Why one of the app's tool sources cannot be used now (a stdio server that does not

@@ -27,23 +27,30 @@ fn text(out: &std::process::Output) -> (String, String) {
     )
 }
 
+/// A missing password and no server: the server that does not answer is said first,
+/// then the password; how to start one fits a user of the binary (the Docker image, the
+/// docs page) as well as a clone (the test script).
 #[test]
 fn a_missing_flowable_password_says_where_the_server_is_and_how_to_run_without_it() {
     let tmp = TempDir::new().unwrap();
     let out = cuga(tmp.path())
         .args(["loan_approval", "--scenario", "approve"])
+        .args(["--engine-url", "http://127.0.0.1:1/flowable-rest/service"])
         .env_remove("FLOWABLE_PASSWORD")
         .output()
         .unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    let flat = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
     for needle in [
+        "no Flowable server answers at http://127.0.0.1:1/flowable-rest/service (and",
         "`FLOWABLE_PASSWORD`, which is not set",
-        "Flowable server at http://127.0.0.1:8080/flowable-rest/service",
+        "Flowable server at http://127.0.0.1:1/flowable-rest/service",
+        "docs/engines.md: the `flowable/flowable-rest` Docker image",
         "tests/flowable/start-server.sh",
         "cuga-flo start loan_approval --engine native",
     ] {
-        assert!(stderr.contains(needle), "{needle}: {stderr}");
+        assert!(flat.contains(needle), "{needle}: {stderr}");
     }
     assert!(!stdout.contains("expectation"), "{stdout}");
 }
