@@ -2415,11 +2415,20 @@ fi
 # Apps, scenarios and run ids, from the working folder (`cuga-flo __complete`).
 _cuga_flo_dynamic() {
     _cuga__flo "$@"
-    local cur="${COMP_WORDS[COMP_CWORD]}"
+    local cword=$COMP_CWORD cur="${COMP_WORDS[COMP_CWORD]}" colon=""
+    # bash splits APP:SCENARIO at the colon (COMP_WORDBREAKS): put the word together, and
+    # answer with what comes after the colon.
+    if [[ "$cur" == ":" ]]; then
+        colon="${COMP_WORDS[cword-1]}:"; cur=""; cword=$((cword - 1))
+    elif (( cword >= 2 )) && [[ "${COMP_WORDS[cword-1]}" == ":" ]]; then
+        colon="${COMP_WORDS[cword-2]}:"; cword=$((cword - 2))
+    fi
     [[ "$cur" == -* ]] && return 0
     local IFS=$'\n'
-    local dynamic=($("$1" __complete -- "${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null))
+    local dynamic=($("$1" __complete -- "${COMP_WORDS[@]:1:cword-1}" 2>/dev/null))
     if (( ${#dynamic[@]} )); then
-        COMPREPLY=($(compgen -W "${dynamic[*]}" -- "$cur"))
+        COMPREPLY=($(compgen -W "${dynamic[*]}" -- "$colon$cur"))
+        [[ -n "$colon" ]] && COMPREPLY=("${COMPREPLY[@]#"$colon"}")
     fi
+    return 0
 }

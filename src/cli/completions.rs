@@ -50,13 +50,22 @@ pub fn script(shell: Shell) -> String {
 # Apps, scenarios and run ids, from the working folder (`cuga-flo __complete`).
 _cuga_flo_dynamic() {{
     {function} "$@"
-    local cur="${{COMP_WORDS[COMP_CWORD]}}"
+    local cword=$COMP_CWORD cur="${{COMP_WORDS[COMP_CWORD]}}" colon=""
+    # bash splits APP:SCENARIO at the colon (COMP_WORDBREAKS): put the word together, and
+    # answer with what comes after the colon.
+    if [[ "$cur" == ":" ]]; then
+        colon="${{COMP_WORDS[cword-1]}}:"; cur=""; cword=$((cword - 1))
+    elif (( cword >= 2 )) && [[ "${{COMP_WORDS[cword-1]}}" == ":" ]]; then
+        colon="${{COMP_WORDS[cword-2]}}:"; cword=$((cword - 2))
+    fi
     [[ "$cur" == -* ]] && return 0
     local IFS=$'\n'
-    local dynamic=($("$1" __complete -- "${{COMP_WORDS[@]:1:COMP_CWORD-1}}" 2>/dev/null))
+    local dynamic=($("$1" __complete -- "${{COMP_WORDS[@]:1:cword-1}}" 2>/dev/null))
     if (( ${{#dynamic[@]}} )); then
-        COMPREPLY=($(compgen -W "${{dynamic[*]}}" -- "$cur"))
+        COMPREPLY=($(compgen -W "${{dynamic[*]}}" -- "$colon$cur"))
+        [[ -n "$colon" ]] && COMPREPLY=("${{COMPREPLY[@]#"$colon"}}")
     fi
+    return 0
 }}
 "#
             ));
@@ -160,13 +169,25 @@ pub fn candidates(default_apps: &Path, words: &[String]) -> Vec<String> {
             }
             out
         }
-        (
-            [
-                "runs",
-                "show" | "replay" | "resume" | "answer" | "verify" | "export" | "report",
-            ],
-            0,
-        ) => super::runs::run_ids_in(&run_dir),
+        // Runs with more to do, for the commands that go on with one.
+        (["runs", "resume" | "answer" | "cancel" | "message" | "watch"], 0) => {
+            let mut ids: Vec<String> = crate::run::listing::summaries(&run_dir)
+                .into_iter()
+                .filter(|r| r.status.is_open())
+                .map(|r| r.id)
+                .collect();
+            if !ids.is_empty() {
+                ids.push("last".into());
+            }
+            ids
+        }
+        (["runs", "show" | "replay" | "verify" | "export" | "report"], 0) => {
+            let mut ids = super::runs::run_ids_in(&run_dir);
+            if !ids.is_empty() {
+                ids.push("last".into());
+            }
+            ids
+        }
         _ => Vec::new(),
     }
 }

@@ -449,6 +449,10 @@ ask start trip_planner --scenario ""
 ask test trip_planner:a
 ask runs show --run-dir "{runs}" ""
 ask runs list --st
+ask test trip_planner : a
+ask test trip_planner :
+ask runs answer --run-dir "{runs}" ""
+ask runs list --app rec
 "#,
         bin = bin.display(),
         runs = runs.path().display()
@@ -483,6 +487,19 @@ ask runs list --st
         "{text}"
     );
     assert_eq!(answers[5], "runs> --status", "{text}");
+    // bash splits `trip_planner:a` at the colon: the scenario still completes, without the
+    // app repeated.
+    assert_eq!(answers[6], "test> agent_plans", "{text}");
+    assert_eq!(answers[7], "test> agent_plans human_plans", "{text}");
+    // Only runs with more to do are offered to `runs answer` (the one run completed).
+    assert!(answers[4].ends_with(" last"), "{text}");
+    let completed = answers[4]
+        .trim_start_matches("runs> ")
+        .split(' ')
+        .next()
+        .unwrap();
+    assert!(!answers[8].contains(completed), "{text}");
+    assert_eq!(answers[9], "runs> receive_order", "{text}");
 }
 
 /// `cuga-flo test` journals its scenarios' runs apart from real work: a scenario that
