@@ -339,6 +339,10 @@ struct Shared {
     agents: Vec<AgentSpec>,
     executor: Arc<dyn Executor>,
     tasks: Mutex<HashMap<String, Arc<TaskEntry>>>,
+    /// The messages taken, by agent and `messageId`: the task each started or was
+    /// delivered to. A message sent again (a retry after a lost reply) is answered with
+    /// that task, never taken twice.
+    messages: Mutex<HashMap<(String, String), String>>,
     token: Option<Secret>,
     limits: Limits,
     /// `http://HOST:PORT` as clients reach it.
@@ -379,6 +383,19 @@ impl Shared {
         card
     }
 
+    /// The task message `message_id` to agent `slug` was taken by, when it was taken.
+    fn taken(&self, slug: &str, message_id: &str) -> Option<Arc<TaskEntry>> {
+        let key = (slug.to_string(), message_id.to_string());
+        let task = lock(&self.messages).get(&key).cloned()?;
+        self.task(&task)
+    }
+
+    fn remember(&self, slug: &str, message_id: Option<&str>, task: &str) {
+        if let Some(m) = message_id {
+            lock(&self.messages).insert((slug.to_string(), m.to_string()), task.to_string());
+        }
+    }
+
     fn task(&self, id: &str) -> Option<Arc<TaskEntry>> {
         lock(&self.tasks).get(id).cloned()
     }
@@ -392,6 +409,8 @@ impl Shared {
                 .ended_at
                 .is_none_or(|at| at.elapsed() < retain)
         });
+        // A message is remembered as long as its task is.
+        lock(&self.messages).retain(|_, task| tasks.contains_key(task));
         let going = tasks
             .values()
             .filter(|t| !lock(&t.data).state.is_terminal())
@@ -450,6 +469,7 @@ impl A2aServer {
             agents,
             executor,
             tasks: Mutex::default(),
+            messages: Mutex::default(),
             token,
             limits,
             base: format!("http://{local}"),
@@ -864,6 +884,16 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
             "SendMessage needs `message`".to_string(),
         ));
     };
+    let message_id = message
+        .get("messageId")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty());
+    // Sent again (its reply was lost): the task it was taken by answers, as it is now;
+    // nothing is started or delivered twice.
+    if let Some(entry) = message_id.and_then(|m| s.taken(slug, m)) {
+        let watch = streaming.then(|| Watch::of(&entry));
+        return reply(entry, watch, params).await;
+    }
     let (data, text) = parts(message.get("parts"));
     let incoming = Incoming { data, text };
     let user = |entry: &TaskEntry| {
@@ -904,6 +934,7 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
             let _ = entry.events.send(event);
             entry.state.send_replace(TaskState::Working);
             drop(d);
+            s.remember(slug, message_id, id);
             let watch = streaming.then(|| Watch::of(&entry));
             let _ = entry.inbox_tx.send(incoming);
             (entry, watch)
@@ -918,6 +949,7 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
                 .map_err(|e| (code::SERVER_BUSY, e.to_string()))?;
             let user = user(&entry);
             lock(&entry.data).remember(user);
+            s.remember(slug, message_id, &lock(&entry.data).id.clone());
             let watch = streaming.then(|| Watch::of(&entry));
             let handle = TaskHandle(entry.clone());
             if let Err(why) = s.executor.start(slug, handle.clone(), incoming) {
@@ -927,6 +959,12 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
         }
     };
     let (entry, watch) = entry;
+    reply(entry, watch, params).await
+}
+
+/// What a `SendMessage` answers for `entry`: its stream (`watch`), or the task once it
+/// ends or needs input (at once with `returnImmediately`).
+async fn reply(entry: Arc<TaskEntry>, watch: Option<Watch>, params: &Value) -> RpcResult {
     if let Some(watch) = watch {
         return Ok(Sent::Stream(watch));
     }

@@ -333,6 +333,57 @@ fn a_task_without_a_required_input_fails_saying_which() {
     );
 }
 
+/// A message sent again (its reply lost, a client retrying) is answered with the task it
+/// started, as that task is now: never a second task, never a second run; a follow-up
+/// sent again is not delivered twice.
+#[test]
+fn a_message_sent_again_is_answered_by_its_task_and_starts_nothing() {
+    let served = Served::start(&[], &[]);
+    let send = |id: &str, data: &str, task: Option<&str>| {
+        let task = task
+            .map(|t| format!(r#","taskId":"{t}""#))
+            .unwrap_or_default();
+        served.post(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":
+               {{"messageId":"{id}","role":"ROLE_USER"{task},"parts":[{{"data":{data}}}]}}}}}}"#
+        ))
+    };
+    let first = send("retry-me", r#"{"amount": 50}"#, None);
+    let again = send("retry-me", r#"{"amount": 50}"#, None);
+    let task = first["result"]["task"]["id"].as_str().unwrap().to_string();
+    assert_eq!(again["result"]["task"]["id"], task.as_str(), "{again}");
+    assert_eq!(
+        again["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    let runs = served.base().join("runs");
+    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 1, "one run");
+
+    // A big claim waits for its review; the answer sent twice is taken once.
+    let big = send("big-1", r#"{"amount": 900}"#, None);
+    let big_task = big["result"]["task"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        big["result"]["task"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    let answered = send("answer-1", r#"{"approved": false}"#, Some(&big_task));
+    let again = send("answer-1", r#"{"approved": false}"#, Some(&big_task));
+    assert_eq!(
+        answered["result"]["task"]["id"],
+        big_task.as_str(),
+        "{answered}"
+    );
+    assert_eq!(again["result"]["task"]["id"], big_task.as_str(), "{again}");
+    assert!(again.get("error").is_none(), "{again}");
+    let events = served.journal(&big_task);
+    let answers = events
+        .iter()
+        .filter(|e| matches!(e, Event::TaskFinished { node, .. } if node == "Activity_review"))
+        .count();
+    assert_eq!(answers, 1, "the review was answered once");
+    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 2);
+}
+
 #[test]
 fn with_a_token_requests_need_it_and_the_card_says_so() {
     let token = "a2a-test-token-0123456789abcdef";
