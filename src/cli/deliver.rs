@@ -75,6 +75,7 @@ pub fn message(cli: &Cli, args: &MessageArgs, style: Style) -> Result<Outcome, U
     };
     let variables = parse_vars(&args.vars)?;
     let delivery = Delivery {
+        id: None,
         kind: CatchKind::Message,
         name,
         variables,
@@ -96,6 +97,7 @@ fn by_key(
     let base = &args.common.journal.run_dir;
     let variables = parse_vars(&args.vars)?;
     let delivery = Delivery {
+        id: None,
         kind: CatchKind::Message,
         name: name.to_string(),
         variables,
@@ -143,6 +145,7 @@ pub fn signal(cli: &Cli, args: &SignalArgs, style: Style) -> Result<Outcome, Usa
     let base = &args.common.journal.run_dir;
     let variables = parse_vars(&args.vars)?;
     let delivery = Delivery {
+        id: None,
         kind: CatchKind::Signal,
         name: args.name.clone(),
         variables,

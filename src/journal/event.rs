@@ -424,6 +424,10 @@ pub enum Event {
         thrown_by: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         taint: Option<Taint>,
+        /// The delivery's id, when its sender gave one: the same delivery sent again is
+        /// not taken again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delivery: Option<String>,
     },
     /// Nothing can move until a question is answered, a timer is due or a message or
     /// signal arrives: the run parks (the process that ran it exits; `runs resume`,

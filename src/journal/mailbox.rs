@@ -26,6 +26,10 @@ pub struct Delivery {
     /// A message's correlation value: only a wait whose correlation key had this value
     /// receives it (`None`: the first wait for the message, whatever its key).
     pub correlation: Option<String>,
+    /// The sender's id for this delivery: sent again (a retry after a lost reply), it is
+    /// not journalled again.
+    #[serde(default)]
+    pub id: Option<String>,
 }
 
 impl Delivery {
@@ -94,6 +98,18 @@ pub fn deliver(
     delivery: &Delivery,
 ) -> Result<Vec<Record>, DeliveryError> {
     let kind = delivery.kind.as_str();
+    // Taken already (the same delivery sent again): what it wrote then, nothing more.
+    if let Some(id) = &delivery.id {
+        let taken: Vec<Record> = (records.iter())
+            .filter(
+                |r| matches!(&r.event, Event::MessageReceived { delivery: Some(d), .. } if d == id),
+            )
+            .cloned()
+            .collect();
+        if !taken.is_empty() {
+            return Ok(taken);
+        }
+    }
     let state = FlowState::fold(records.iter());
     if let Some(status) = state.status {
         return Err(DeliveryError::Finished {
@@ -138,6 +154,7 @@ pub fn deliver(
                 variables: delivery.variables.clone(),
                 thrown_by: None,
                 taint: taint.clone(),
+                delivery: delivery.id.clone(),
             })
             .map_err(|source| DeliveryError::Journal { kind, source })?;
         written.push(record);
@@ -396,6 +413,7 @@ mod tests {
 
     fn posted() -> Delivery {
         Delivery {
+            id: None,
             kind: CatchKind::Message,
             name: "Payment".into(),
             variables: Map::new(),

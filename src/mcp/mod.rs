@@ -442,6 +442,10 @@ pub struct DeliverMessageArgs {
     /// Variables the message sets in the run (untrusted, like every run input).
     #[serde(default)]
     pub variables: Map<String, Value>,
+    /// Your id for this delivery (an idempotency key): the same delivery sent again (a
+    /// retry after a lost reply) is not journalled again; the first one's result is given.
+    #[serde(default)]
+    pub delivery_id: Option<String>,
 }
 
 /// A variable and the value a run must hold in it.
@@ -458,6 +462,10 @@ pub struct SendSignalArgs {
     /// Variables the signal sets in each run (untrusted, like every run input).
     #[serde(default)]
     pub variables: Map<String, Value>,
+    /// Your id for this delivery (an idempotency key): the same signal sent again (a retry
+    /// after a lost reply) is not journalled again in a run that took it.
+    #[serde(default)]
+    pub delivery_id: Option<String>,
 }
 
 /// The runs a message or signal was journalled for, and the elements that receive it.
@@ -824,6 +832,7 @@ impl BridgeServer {
     ) -> Result<Json<DeliveryResult>, BridgeError> {
         let dir = self.deliveries()?;
         let delivery = Delivery {
+            id: a.delivery_id.clone(),
             kind: CatchKind::Message,
             name: a.message.clone(),
             variables: a.variables.clone(),
@@ -887,6 +896,7 @@ impl BridgeServer {
     ) -> Result<Json<DeliveryResult>, BridgeError> {
         let dir = self.deliveries()?;
         let delivery = Delivery {
+            id: a.delivery_id.clone(),
             kind: CatchKind::Signal,
             name: a.signal,
             variables: a.variables,

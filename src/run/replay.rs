@@ -360,6 +360,7 @@ pub fn deliver_again(
         let wait = open.remove(i);
         let record = journal
             .emit(Event::MessageReceived {
+                delivery: None,
                 key: wait.key,
                 node: node.clone(),
                 kind: *kind,

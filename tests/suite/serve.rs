@@ -1201,20 +1201,23 @@ async fn deliver_message_and_send_signal_reach_parked_runs() {
     );
     assert_eq!(journal(), before, "nothing written");
 
-    let (error, content) = call(
-        &client,
-        "deliver_message",
-        json!({"message": "Payment", "correlate": {"name": "order_id", "value": "A-7"}, "variables": {"amount": 5}}),
-    )
-    .await;
+    // Sent twice with the same delivery id (a retry after a lost reply): taken once, and
+    // the retry answered as the first was.
+    let payment = json!({"message": "Payment", "correlate": {"name": "order_id", "value": "A-7"},
+        "variables": {"amount": 5}, "delivery_id": "pay-A-7"});
+    let (error, content) = call(&client, "deliver_message", payment.clone()).await;
     assert!(!error, "{content}");
     assert_eq!(content["delivered"][0]["run_id"], run.as_str());
     assert_eq!(content["delivered"][0]["nodes"][0], "Receive_Payment");
+    let (error, again) = call(&client, "deliver_message", payment.clone()).await;
+    assert!(!error, "{again}");
+    assert_eq!(again["delivered"], content["delivered"], "{again}");
     let received: Vec<Value> = journal()
         .into_iter()
         .filter(|r| r["event"] == "message_received")
         .collect();
     assert_eq!(received.len(), 1);
+    assert_eq!(received[0]["delivery"], "pay-A-7");
     assert_eq!(
         received[0]["taint"]["source"],
         "from the bridge's `deliver_message`"
@@ -1222,6 +1225,16 @@ async fn deliver_message_and_send_signal_reach_parked_runs() {
 
     let out = cli(&["runs", "resume", "--due"]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
+    // The run has moved on past the payment: the payment sent again is still not taken.
+    let (error, again) = call(&client, "deliver_message", payment).await;
+    assert!(!error, "{again}");
+    let received = || {
+        journal()
+            .into_iter()
+            .filter(|r| r["event"] == "message_received")
+            .count()
+    };
+    assert_eq!(received(), 1);
     let (error, content) = call(&client, "send_signal", json!({"signal": "Go"})).await;
     assert!(!error, "{content}");
     assert_eq!(content["delivered"][0]["nodes"][0], "Catch_Go");

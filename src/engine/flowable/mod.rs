@@ -1551,6 +1551,7 @@ impl Run {
                 name: name.to_string(),
             })?;
             self.witness.journal(Event::MessageReceived {
+                delivery: None,
                 key,
                 node: catch.clone(),
                 kind,

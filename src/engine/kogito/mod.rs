@@ -1046,6 +1046,7 @@ impl Run {
                 }
             };
             self.witness.journal(Event::MessageReceived {
+                delivery: None,
                 key,
                 node: catch,
                 kind,

@@ -284,6 +284,7 @@ impl Run {
         }
         if !received.journalled {
             self.emit(Event::MessageReceived {
+                delivery: None,
                 key: key.clone(),
                 node,
                 kind,

@@ -332,6 +332,7 @@ impl Run {
         }
         if !received.journalled {
             self.emit(Event::MessageReceived {
+                delivery: None,
                 key,
                 node: waiter.node.clone(),
                 kind: waiter.kind,
