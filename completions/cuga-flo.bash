@@ -2260,7 +2260,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__test)
-            opts="-j -v -q -h --junit --json --engine --model --jobs --keep --run-dir --durability --apps-dir --color --verbose --quiet --help"
+            opts="-j -v -q -h --junit --json --engine --model --jobs --update --keep --run-dir --durability --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -194,6 +194,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l json -d 'One JSON object per scenario, then a summary object (JSON lines)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l model -d 'Let the apps\' models answer what a scenario leaves open (by default a scenario runs without a model: its answers and the policy rules decide)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l update -d 'Rewrite the `expect:` of each scenario whose run did not meet it from what the run did (its status, its path, the values of the variables it names; `visits` and `never_visits` are kept), and show what changed'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l keep -d 'Keep the scenarios\' runs (their journals, under `<run-dir>/test-runs/<id>/`) for reading with `runs … --run-dir`; by default they are deleted at the end'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s q -l quiet -d 'Only errors on stderr'

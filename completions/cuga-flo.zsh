@@ -274,6 +274,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--json[One JSON object per scenario, then a summary object (JSON lines)]' \
 '--model[Let the apps'\'' models answer what a scenario leaves open (by default a scenario runs without a model\: its answers and the policy rules decide)]' \
+'--update[Rewrite the \`expect\:\` of each scenario whose run did not meet it from what the run did (its status, its path, the values of the variables it names; \`visits\` and \`never_visits\` are kept), and show what changed]' \
 '--keep[Keep the scenarios'\'' runs (their journals, under \`<run-dir>/test-runs/<id>/\`) for reading with \`runs … --run-dir\`; by default they are deleted at the end]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \

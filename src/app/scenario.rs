@@ -140,6 +140,49 @@ pub enum ScenarioError {
     /// The file is not a scenario: where (`file:line:col`) and why.
     #[error("{0}")]
     Invalid(String),
+    #[error("cannot write {}", .path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// `test --update`: scenario `name`'s expectations made true of a run that ended with
+/// `status` at `path` with `variables` ([`Expectation::updated`]), written back into its
+/// file: only its `expect:` block changes, the file replaced whole (written beside it,
+/// then renamed over it). The file written.
+pub fn update(
+    app_dir: &Path,
+    name: &str,
+    status: RunStatus,
+    path: &[String],
+    variables: &Map<String, Value>,
+) -> Result<PathBuf, ScenarioError> {
+    let scenario = load(app_dir, name)?;
+    let file = scenario.path.clone();
+    let Some(expect) = &scenario.expect else {
+        return Err(ScenarioError::Invalid(format!(
+            "{}: the scenario expects nothing to update",
+            file.display()
+        )));
+    };
+    let text = crate::source::read_text(&file).map_err(|source| ScenarioError::Read {
+        path: file.clone(),
+        source,
+    })?;
+    let updated =
+        with_expectation(&text, &expect.updated(status, path, variables)).ok_or_else(|| {
+            ScenarioError::Invalid(format!("{}: no top-level `expect:` block", file.display()))
+        })?;
+    let write = |source| ScenarioError::Write {
+        path: file.clone(),
+        source,
+    };
+    let tmp = file.with_extension("yaml.updating");
+    std::fs::write(&tmp, updated).map_err(write)?;
+    std::fs::rename(&tmp, &file).map_err(write)?;
+    Ok(file)
 }
 
 /// Load scenario `name` of the app in `app_dir`.
@@ -413,6 +456,107 @@ fn name(status: Option<RunStatus>) -> String {
     }
 }
 
+impl Expectation {
+    /// This expectation made true of a run that ended with `status` at `path` with
+    /// `variables`: what it states (a status, a path, the values of the variables it
+    /// names) is replaced by what the run did; what it intends (`visits`, `never_visits`)
+    /// is kept. A variable the run did not set is dropped.
+    pub fn updated(
+        &self,
+        status: RunStatus,
+        path: &[String],
+        variables: &Map<String, Value>,
+    ) -> Expectation {
+        Expectation {
+            status: self.status.map(|_| status),
+            path: self.path.as_ref().map(|_| path.to_vec()),
+            visits: self.visits.clone(),
+            never_visits: self.never_visits.clone(),
+            variables: (self.variables.keys())
+                .filter_map(|k| variables.get(k).map(|v| (k.clone(), v.clone())))
+                .collect(),
+        }
+    }
+
+    /// As an `expect:` block of a scenario file.
+    fn to_yaml(&self) -> String {
+        let scalar = |text: &str| {
+            let plain = !text.is_empty()
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+                && !matches!(
+                    text,
+                    "true" | "false" | "null" | "yes" | "no" | "on" | "off"
+                )
+                && text.parse::<f64>().is_err();
+            if plain {
+                text.to_string()
+            } else {
+                Value::String(text.to_string()).to_string()
+            }
+        };
+        let list = |items: &[String]| {
+            format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(|i| scalar(i))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let mut out = String::from("expect:\n");
+        if let Some(status) = self.status {
+            out.push_str(&format!("  status: {}\n", name(Some(status))));
+        }
+        if let Some(path) = &self.path {
+            out.push_str("  path:\n");
+            for id in path {
+                out.push_str(&format!("    - {}\n", scalar(id)));
+            }
+        }
+        if !self.visits.is_empty() {
+            out.push_str(&format!("  visits: {}\n", list(&self.visits)));
+        }
+        if !self.never_visits.is_empty() {
+            out.push_str(&format!("  never_visits: {}\n", list(&self.never_visits)));
+        }
+        if !self.variables.is_empty() {
+            out.push_str("  variables:\n");
+            for (k, v) in &self.variables {
+                out.push_str(&format!("    {}: {v}\n", scalar(k)));
+            }
+        }
+        out
+    }
+}
+
+/// The text of a scenario file with its `expect:` block replaced by `expect` (the rest of
+/// the file, comments included, as it was); `None` when the file has no `expect:` at its
+/// top level.
+pub fn with_expectation(text: &str, expect: &Expectation) -> Option<String> {
+    let tree = yaml::parse(text).ok()?;
+    let yaml::Value::Map(entries) = &tree.value else {
+        return None;
+    };
+    let at = entries
+        .iter()
+        .position(|(k, _)| k.as_str() == Some("expect"))?;
+    let line_start = |offset: usize| text[..offset].rfind('\n').map_or(0, |n| n + 1);
+    let start = line_start(entries[at].0.span.offset);
+    // The block ends where the next top-level key's line starts (or with the file).
+    let end = entries
+        .get(at + 1)
+        .map_or(text.len(), |(next, _)| line_start(next.span.offset));
+    Some(format!(
+        "{}{}{}",
+        &text[..start],
+        expect.to_yaml(),
+        &text[end..]
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,6 +610,34 @@ mod tests {
                 "visits: `Pay` (b) was never entered",
                 "never_visits: `Review claim` (a) was entered (step 2)"
             ]
+        );
+    }
+
+    /// `--update`: what an expectation states is replaced by what the run did, its
+    /// intent kept, and only the `expect:` block of the file is rewritten.
+    #[test]
+    fn an_expectation_updated_from_a_run_rewrites_only_its_block() {
+        let text = "# kept\ninputs: {a: 1}\nexpect:\n  status: completed\n  path: [s, x, e]\n  visits: [e, \"a b\"]\n  variables:\n    out: 1\n    gone: 2\nanswers: {}  # after\n";
+        let tree = crate::app::yaml::parse(text).unwrap();
+        let e: Expectation = serde_json::from_value(tree.get("expect").unwrap().to_json()).unwrap();
+        let path: Vec<String> = ["s", "a b", "e"].map(String::from).to_vec();
+        let vars: Map<String, Value> =
+            serde_json::from_value(serde_json::json!({"out": "two\nlines", "other": 3})).unwrap();
+        let updated = e.updated(RunStatus::Terminated, &path, &vars);
+        let rewritten = with_expectation(text, &updated).unwrap();
+        assert_eq!(
+            rewritten,
+            "# kept\ninputs: {a: 1}\nexpect:\n  status: terminated\n  path:\n    - s\n    - \"a b\"\n    - e\n  visits: [e, \"a b\"]\n  variables:\n    out: \"two\\nlines\"\nanswers: {}  # after\n"
+        );
+        // It reads back as what was written.
+        let tree = crate::app::yaml::parse(&rewritten).unwrap();
+        let back: Expectation =
+            serde_json::from_value(tree.get("expect").unwrap().to_json()).unwrap();
+        assert_eq!(back.path, updated.path);
+        assert_eq!(back.variables, updated.variables);
+        assert!(
+            back.mismatches(None, Some(RunStatus::Terminated), &path, &vars)
+                .is_empty()
         );
     }
 

@@ -60,6 +60,12 @@ pub struct TestArgs {
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 
+    /// Rewrite the `expect:` of each scenario whose run did not meet it from what the run
+    /// did (its status, its path, the values of the variables it names; `visits` and
+    /// `never_visits` are kept), and show what changed
+    #[arg(long)]
+    pub update: bool,
+
     /// Keep the scenarios' runs (their journals, under `<run-dir>/test-runs/<id>/`) for
     /// reading with `runs … --run-dir`; by default they are deleted at the end
     #[arg(long)]
@@ -84,6 +90,8 @@ enum Verdict {
     Passed,
     Failed,
     Skipped,
+    /// Not met, and its expectations rewritten from its run (`--update`).
+    Updated,
 }
 
 /// What became of one scenario.
@@ -372,6 +380,21 @@ impl Runner<'_> {
                 if !checked.met && result.mismatches.is_empty() {
                     result.reason = Some("the expectations were not met".to_owned());
                 }
+                if !checked.met
+                    && self.args.update
+                    && let (Some(status), Some((path, variables))) = (ran.status, &ran.ended)
+                {
+                    match scenario::update(&case.app.dir, &case.scenario, status, path, variables) {
+                        Ok(file) => {
+                            result.outcome = Verdict::Updated;
+                            result.reason = Some(file.display().to_string());
+                        }
+                        Err(e) => {
+                            result.reason =
+                                Some(format!("not updated: {}", crate::diag::chain(&e)));
+                        }
+                    }
+                }
             }
             // The run never got to its check: say what stopped it.
             _ => {
@@ -407,6 +430,17 @@ fn print_result(r: &CaseResult, json: bool, kept_in: Option<&Path>, style: Style
             };
             outln!("{} {id}  {status}  ({took})", style.green("✓"))
         }
+        Verdict::Updated => {
+            outln!(
+                "{} {id}  updated {}  ({took})",
+                style.yellow("↻"),
+                r.reason.as_deref().unwrap_or_default()
+            );
+            // What was expected, and what the file now says.
+            for m in &r.mismatches {
+                outln!("    {m}");
+            }
+        }
         Verdict::Skipped => outln!(
             "{} {id}  skipped: {}",
             style.yellow("-"),
@@ -436,12 +470,13 @@ fn print_result(r: &CaseResult, json: bool, kept_in: Option<&Path>, style: Style
 }
 
 fn tally(results: &[CaseResult]) -> BTreeMap<&'static str, usize> {
-    let mut t = BTreeMap::from([("passed", 0), ("failed", 0), ("skipped", 0)]);
+    let mut t = BTreeMap::from([("passed", 0), ("failed", 0), ("skipped", 0), ("updated", 0)]);
     for r in results {
         let key = match r.outcome {
             Verdict::Passed => "passed",
             Verdict::Failed => "failed",
             Verdict::Skipped => "skipped",
+            Verdict::Updated => "updated",
         };
         *t.entry(key).or_default() += 1;
     }
@@ -451,8 +486,12 @@ fn tally(results: &[CaseResult]) -> BTreeMap<&'static str, usize> {
 fn print_summary(results: &[CaseResult], elapsed: Duration, style: Style) {
     let t = tally(results);
     let failed = t["failed"];
+    let updated = match t["updated"] {
+        0 => String::new(),
+        n => format!(", {n} updated"),
+    };
     let text = format!(
-        "{} scenarios: {} passed, {} failed, {} skipped in {}",
+        "{} scenarios: {} passed, {} failed, {} skipped{updated} in {}",
         results.len(),
         t["passed"],
         failed,
@@ -476,14 +515,18 @@ fn print_summary(results: &[CaseResult], elapsed: Duration, style: Style) {
 
 fn summary_json(results: &[CaseResult], elapsed: Duration) -> Value {
     let t = tally(results);
-    serde_json::json!({
+    let mut summary = serde_json::json!({
         "event": "summary",
         "scenarios": results.len(),
         "passed": t["passed"],
         "failed": t["failed"],
         "skipped": t["skipped"],
         "duration_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-    })
+    });
+    if t["updated"] > 0 {
+        summary["updated"] = t["updated"].into();
+    }
+    summary
 }
 
 /// JUnit XML as CI systems read it (Jenkins, GitLab, GitHub actions' reporters): one
@@ -528,7 +571,7 @@ fn junit(results: &[CaseResult], elapsed: Duration) -> String {
             ));
             let mut body = String::new();
             match r.outcome {
-                Verdict::Passed => {}
+                Verdict::Passed | Verdict::Updated => {}
                 Verdict::Skipped => body.push_str(&format!(
                     "      <skipped message=\"{}\"/>\n",
                     escape(r.reason.as_deref().unwrap_or_default())

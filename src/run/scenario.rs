@@ -62,6 +62,8 @@ pub struct ScenarioRun {
     /// Why it could not run or complete (its plan was refused, its engine failed), or
     /// why it never started.
     pub failure: Option<String>,
+    /// Where it went and what it ended with (its path and final variables), when it ran.
+    pub ended: Option<(Vec<String>, Map<String, Value>)>,
 }
 
 /// Run `spec` (a scenario's run, asking nobody at the terminal) on a runtime of its own,
@@ -72,6 +74,7 @@ pub fn run_scenario(spec: RunSpec) -> ScenarioRun {
         status: None,
         checked: None,
         failure: None,
+        ended: None,
     };
     // Two threads, as a served sibling agent answers while the run waits for it.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -129,6 +132,7 @@ pub fn run_scenario(spec: RunSpec) -> ScenarioRun {
         }
     };
     result.status = Some(outcome.status);
+    result.ended = Some((outcome.path.clone(), outcome.variables.clone()));
     if never_started(outcome.status, &outcome.path) {
         result.failure = outcome.message.clone();
     }

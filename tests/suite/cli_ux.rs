@@ -936,3 +936,68 @@ fn runs_watch_follows_a_run_through_its_park_to_its_end() {
     assert!(at("Prepare") < at("Escalate"), "{shown}");
     assert!(shown.contains("completed"), "{shown}");
 }
+
+/// `test --update` rewrites the expectations a run did not meet from what it did (only the
+/// `expect:` block; comments and answers kept), shows what changed, and the scenario then
+/// passes as it is.
+#[test]
+fn test_update_rewrites_unmet_expectations_from_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let apps = tmp.path().join("apps");
+    let app = apps.join("trip_planner");
+    crate::support::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("applications/trip_planner"),
+        &app,
+    );
+    let file = app.join("scenarios/agent_plans.yaml");
+    let original = std::fs::read_to_string(&file).unwrap();
+    let broken = original
+        .replace("    - Activity_00olk6b\n", "    - Activity_199zx27\n")
+        .replace(
+            "planning_preference: agent\n",
+            "planning_preference: human\n",
+        )
+        .replace(
+            "expect:\n",
+            "# what must come out\nexpect:\n  visits: [Plan trip by agent]\n",
+        );
+    assert_ne!(broken, original);
+    std::fs::write(&file, &broken).unwrap();
+    let state = tmp.path().join("state");
+    let test = |extra: &[&str], code: i32| {
+        run(
+            cuga()
+                .arg("--apps-dir")
+                .arg(&apps)
+                .args(["test", "trip_planner:agent_plans"])
+                .args(extra)
+                .arg("--run-dir")
+                .arg(&state),
+            code,
+        )
+    };
+    let failed = test(&[], 1);
+    assert!(failed.contains("✗ trip_planner:agent_plans"), "{failed}");
+    let updated = test(&["--update"], 0);
+    assert!(
+        updated.contains("↻ trip_planner:agent_plans  updated"),
+        "{updated}"
+    );
+    assert!(
+        updated.contains("path: step 5 expected `Plan trip by human` (Activity_199zx27), got `Plan trip by agent` (Activity_00olk6b)"),
+        "{updated}"
+    );
+    assert!(updated.contains("1 updated"), "{updated}");
+    let now = std::fs::read_to_string(&file).unwrap();
+    assert!(now.contains("# what must come out\nexpect:\n"), "{now}");
+    assert!(now.contains("    - Activity_00olk6b\n"), "{now}");
+    assert!(now.contains("planning_preference: \"agent\""), "{now}");
+    assert!(now.contains("visits: [\"Plan trip by agent\"]"), "{now}");
+    assert_eq!(
+        now.split("expect:").next(),
+        broken.split("expect:").next(),
+        "what comes before `expect:` is kept"
+    );
+    let passed = test(&[], 0);
+    assert!(passed.contains("✓ trip_planner:agent_plans"), "{passed}");
+}
