@@ -29,7 +29,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -l color -d 'When to use
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s V -l version -d 'Print version'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "init" -d 'Create a new app from a template: model with diagram, config, policies, scenarios'
@@ -56,7 +56,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -l color -d 'Whe
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -64,7 +64,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l json -d 'The apps as one JSON array (with each one\'s description and scenarios)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -74,7 +74,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l all -d 'V
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l strict -d 'Treat warnings as errors'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l json -d 'Print one JSON document instead of human-readable diagnostics'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -82,7 +82,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -l json -d 'Print one JSON document instead of the human description'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -l format -d 'The output format' -r -f -a "mermaid\t'A Mermaid flowchart (renders in GitHub markdown)'
 dot\t'A Graphviz digraph (`dot -Tsvg`)'
@@ -92,7 +92,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -a "export" -d 'Write an app\'s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on `agentflow:nextTask` edges), with its flow config and policies'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -a "import" -d 'Make a runnable app (BPMN, flow config, policies) from an RDF graph: Turtle, TriG (.trig) or N-Quads (.nq)'
@@ -110,7 +110,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -l out -d 'The app folder to create (its name is the app\'s name)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -l recipes -d 'A folder of Goose recipes (`<name>.yaml`) an AgentFLOW graph\'s tasks name, looked in before `recipes/` beside the graph and in the folders above it' -r -F
@@ -120,7 +120,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -l force -d 'Replace the folder if it exists'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -129,7 +129,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l json -d 'SPARQL 1.1 JSON results instead of a table'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -140,7 +140,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -l data-graph -d 'Print the data graph that is validated (N-Triples: annotations as RDF reification), for another SHACL processor'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -l shapes -d 'Print the shapes (Turtle) and exit'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from help" -f -a "export" -d 'Write an app\'s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on `agentflow:nextTask` edges), with its flow config and policies'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from help" -f -a "import" -d 'Make a runnable app (BPMN, flow config, policies) from an RDF graph: Turtle, TriG (.trig) or N-Quads (.nq)'
@@ -176,7 +176,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l no-model -d 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l no-prompt -d 'Never ask at the terminal: a question for a person parks the run (exit 3) for `cuga-flo runs answer` (formerly `--detach`, still accepted)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l no-park -d 'A question nobody can answer fails the run instead of parking it'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l junit -d 'Also write the results as JUnit XML to FILE' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l engine -d 'Run every scenario on this engine instead of its app\'s' -r -f -a "native\t''
@@ -197,14 +197,14 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l model -d 'Let
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l update -d 'Rewrite the `expect:` of each scenario whose run did not meet it from what the run did (its status, its path, the values of the variables it names; `visits` and `never_visits` are kept), and show what changed'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l keep -d 'Keep the scenarios\' runs (their journals, under `<run-dir>/test-runs/<id>/`) for reading with `runs … --run-dir`; by default they are deleted at the end'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -f -a "list" -d 'List the journalled runs, newest first'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -f -a "prune" -d 'Delete old runs: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked'
@@ -238,7 +238,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l json -d 'The runs as one JSON array'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l older-than -d 'Only runs whose last record is older than this (90s, 12h, 7d, 2w)' -r
@@ -259,7 +259,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l yes -d 'Delete them (without it, only say what would be deleted)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l json -d 'What was (or would be) deleted, as one JSON object'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -269,7 +269,7 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l json -d 'The run as one JSON document: its state (the journal folded: path, decisions, variables, the untrusted ones and where each came from), its summary and its records'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -l interval -d 'How often the journal is read for new records, in milliseconds' -r
@@ -278,7 +278,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
@@ -292,7 +292,7 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l json -d 'Stream one JSON event per line'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l concurrency -d 'With --due: resume up to N due runs at once, as `worker` does [default: the number of cores]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
@@ -311,7 +311,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l no-prompt -d 'Never ask at the terminal: questions park again (formerly `--detach`, still accepted)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l json -d 'Stream one JSON event per line'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l app -d 'Only the runs of this app' -r
@@ -321,7 +321,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l json -d 'One JSON document: every open question'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l flow -d 'A gateway: the flow to take (repeat for an inclusive gateway)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l action -d 'A hook: the action' -r
@@ -350,7 +350,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l no-prompt -d 'Never ask at the terminal: questions park again (formerly `--detach`, still accepted)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l json -d 'Stream one JSON event per line'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l reason -d 'Why (journalled with the cancellation)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l by -d 'Who cancels (default: $USER)' -r
@@ -365,7 +365,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l json -d 'Print the cancellation as one JSON object'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l correlate -d 'Find the run by a variable\'s value instead of its id (exactly one parked run must hold it)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l key -d 'The message\'s correlation key value (the model\'s, e.g. Camunda 8\'s `<zeebe:subscription correlationKey>`): with the message\'s name alone, every parked run with a wait for it under that key receives it; with a run id, only that run\'s wait under that key' -r
@@ -386,7 +386,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l no-prompt -d 'Never ask at the terminal: questions park again (formerly `--detach`, still accepted)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l json -d 'Stream one JSON event per line'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l var -d 'A variable the signal sets in each run (repeatable; VALUE: JSON, else a string)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
@@ -405,7 +405,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l no-prompt -d 'Never ask at the terminal: questions park again (formerly `--detach`, still accepted)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l json -d 'Stream one JSON event per line'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -414,7 +414,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -l json -d 'The report as one JSON object'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l format -r -f -a "jsonl\t'The journal\'s records, one JSON object per line, with their hash chain'
@@ -426,7 +426,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s o -l output -d 'Where to write the page (standard output when not given)' -r -F
@@ -437,7 +437,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the journalled runs, newest first'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "prune" -d 'Delete old runs: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked'
@@ -477,7 +477,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l all -d 'Serv
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l stdio -d 'Serve MCP over stdin and stdout (logs go to stderr; nothing else to stdout)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l no-model -d 'Never call a model, even when an app configures one'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -486,14 +486,14 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l lock -d 'Write `tools.lock.json` beside the flow config (what `validate` checks against)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l json -d 'One JSON document: each source with its tools, or why it cannot be reached'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -505,7 +505,7 @@ always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l no-build -d 'Write the project only; do not run Maven'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from help" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -528,21 +528,21 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l no-model -d
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l no-prompt -d 'Never ask at the terminal: questions park again (formerly `--detach`, still accepted)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l json -d 'Stream one JSON event per line'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -l dir -d 'Write every page (the command\'s and each subcommand\'s) into this folder instead of printing the command\'s page' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -550,7 +550,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -l color -d 'When
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s v -l verbose -d 'More logging on stderr (repeat for more)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s q -l quiet -d 'Only errors on stderr'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "init" -d 'Create a new app from a template: model with diagram, config, policies, scenarios'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "list" -d 'List the apps and whether each validates'

@@ -19,8 +19,8 @@ _cuga-flo() {
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 '-V[Print version]' \
@@ -43,8 +43,8 @@ blank\:"Start, one task agent, end"))' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The new app'\''s name\: its folder under the apps folder (letters, digits, `_` and `-`, starting with a letter):_default' \
@@ -57,8 +57,8 @@ _arguments "${_arguments_options[@]}" : \
 '--json[The apps as one JSON array (with each one'\''s description and scenarios)]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -72,8 +72,8 @@ _arguments "${_arguments_options[@]}" : \
 '--json[Print one JSON document instead of human-readable diagnostics]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 '*::targets -- Apps (names under the apps folder, or app folders), flow config files or BPMN files:_default' \
@@ -86,8 +86,8 @@ _arguments "${_arguments_options[@]}" : \
 '--json[Print one JSON document instead of the human description]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The app (a name under the apps folder, an app folder or a flow config):_default' \
@@ -102,8 +102,8 @@ ascii\:"An indented listing of the flow, branch by branch"))' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':target -- The app (a name under the apps folder, an app folder or a flow config), or a BPMN file:_default' \
@@ -130,8 +130,8 @@ reified\:"Standard RDF reification\: \`rdf\:Statement\` nodes (any RDF reader)")
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The app (a name under the apps folder, an app folder or a flow config):_default' \
@@ -146,8 +146,8 @@ _arguments "${_arguments_options[@]}" : \
 '--force[Replace the folder if it exists]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':file -- The graph file:_files' \
@@ -161,8 +161,8 @@ _arguments "${_arguments_options[@]}" : \
 '--json[SPARQL 1.1 JSON results instead of a table]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':target -- The app (its runs'\'' graphs), or a run id (or a unique prefix or suffix of it):_default' \
@@ -179,8 +179,8 @@ _arguments "${_arguments_options[@]}" : \
 '(--report --json --data-graph)--shapes[Print the shapes (Turtle) and exit]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 '::target -- The app (a name under the apps folder, an app folder or a flow config), or a graph file:_default' \
@@ -253,8 +253,8 @@ mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connect
 '(--no-prompt)--no-park[A question nobody can answer fails the run instead of parking it]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The app\: a name under the apps folder, an app folder or a flow config file:_default' \
@@ -278,8 +278,8 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--keep[Keep the scenarios'\'' runs (their journals, under \`<run-dir>/test-runs/<id>/\`) for reading with \`runs … --run-dir\`; by default they are deleted at the end]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 '*::targets -- Apps (every scenario of each) or `APP\:SCENARIO`; every app when none is given:_default' \
@@ -291,8 +291,8 @@ _arguments "${_arguments_options[@]}" : \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ":: :_cuga-flo__subcmd__runs_commands" \
@@ -323,8 +323,8 @@ unreadable\:"The journal cannot be read"))' \
 '--json[The runs as one JSON array]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -349,8 +349,8 @@ unreadable\:"The journal cannot be read"))' \
 '--json[What was (or would be) deleted, as one JSON object]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -364,8 +364,8 @@ _arguments "${_arguments_options[@]}" : \
 '--json[The run as one JSON document\: its state (the journal folded\: path, decisions, variables, the untrusted ones and where each came from), its summary and its records]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
@@ -379,8 +379,8 @@ _arguments "${_arguments_options[@]}" : \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (a unique fragment of it, or `last`):_default' \
@@ -399,8 +399,8 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
@@ -424,8 +424,8 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 '::run_id -- The run'\''s id (or a unique prefix or suffix of it); with --due, leave it out:_default' \
@@ -440,8 +440,8 @@ _arguments "${_arguments_options[@]}" : \
 '--json[One JSON document\: every open question]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -474,8 +474,8 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
@@ -497,8 +497,8 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--json[Print the cancellation as one JSON object]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
@@ -524,8 +524,8 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 '*::targets -- The run'\''s id (or a unique prefix or suffix of it), then the message'\''s name; with --correlate or --key, the message'\''s name alone:_default' \
@@ -549,8 +549,8 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':name -- The signal'\''s name:_default' \
@@ -564,8 +564,8 @@ _arguments "${_arguments_options[@]}" : \
 '--json[The report as one JSON object]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
@@ -583,8 +583,8 @@ xes\:"An IEEE 1849 XES 1.0 event log (one trace, one event per activity)"))' \
 '--allow-tampered[Read the run even when its journal fails \`runs verify\` (a warning says what is wrong)]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
@@ -601,8 +601,8 @@ _arguments "${_arguments_options[@]}" : \
 '--allow-tampered[Read the run even when its journal fails \`runs verify\` (a warning says what is wrong)]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':run_id -- The run'\''s id (or a unique prefix or suffix of it):_default' \
@@ -712,8 +712,8 @@ mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connect
 '--no-model[Never call a model, even when an app configures one]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 '*::apps -- The apps to serve\: names under the apps folder, app folders or flow config files:_default' \
@@ -727,8 +727,8 @@ _arguments "${_arguments_options[@]}" : \
 '--json[One JSON document\: each source with its tools, or why it cannot be reached]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The app (a name under the apps folder, an app folder or a flow config):_default' \
@@ -740,8 +740,8 @@ _arguments "${_arguments_options[@]}" : \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ":: :_cuga-flo__subcmd__kogito_commands" \
@@ -763,8 +763,8 @@ _arguments "${_arguments_options[@]}" : \
 '--no-build[Write the project only; do not run Maven]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':app -- The app\: a name under the apps folder, an app folder or a flow config file:_default' \
@@ -818,8 +818,8 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -830,8 +830,8 @@ _arguments "${_arguments_options[@]}" : \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':kind -- Which file'\''s schema:((config\:"A flow config (\`config/<app>_config.yaml\`)"
@@ -845,8 +845,8 @@ _arguments "${_arguments_options[@]}" : \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':shell -- The shell to write completions for:(bash elvish fish powershell zsh)' \
@@ -859,8 +859,8 @@ _arguments "${_arguments_options[@]}" : \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
-'(-v --verbose)-q[Only errors on stderr]' \
-'(-v --verbose)--quiet[Only errors on stderr]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0

@@ -242,7 +242,7 @@ pub struct Cli {
     #[arg(short, long, global = true, action = ArgAction::Count)]
     pub verbose: u8,
 
-    /// Only errors on stderr
+    /// Only errors on stderr, and a run's end (not a line per step) on stdout
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
 

@@ -193,7 +193,25 @@ fn spec(cli: &Cli, args: &StartArgs) -> Result<RunSpec, UsageError> {
 }
 
 pub fn run(cli: &Cli, args: &StartArgs, style: Style) -> Result<Outcome, UsageError> {
-    run_spec(cli, spec(cli, args)?, None, args.json, style)
+    let spec = spec(cli, args)?;
+    if let Some(scenario) = &spec.scenario {
+        tokens_for_served_agents(&spec.app, scenario);
+    }
+    run_spec(cli, spec, None, args.json, style)
+}
+
+/// A remote agent a scenario serves in-process (a sibling app) takes a bearer token: a
+/// fresh one for this process, unless the environment gives one, so that a demo runs
+/// with `start` alone. (A remote agent the scenario does not serve keeps its own token,
+/// which the environment must give.) Called before any thread starts.
+pub(super) fn tokens_for_served_agents(app: &crate::app::registry::AppRef, scenario: &str) {
+    for var in crate::run::ready::served_token_vars(app, scenario) {
+        if std::env::var_os(&var).is_none_or(|v| v.is_empty()) {
+            // SAFETY: called before the process starts any thread (the runtime and the
+            // served agents start after), so nothing reads the environment meanwhile.
+            unsafe { std::env::set_var(&var, crate::a2a::new_id()) };
+        }
+    }
 }
 
 /// Run `spec` (with `resumed`: continue a journalled run), streamed to the terminal as
@@ -223,7 +241,7 @@ pub fn run_spec(
     let spec = plan.spec.clone();
     let loaded = plan.loaded.clone();
     let engine = plan.engine.name().to_string();
-    let view = view_of(&plan, json, style, cli.verbose > 0);
+    let view = view_of(&plan, json, style, cli.verbose > 0, cli.quiet);
     let ended = runtime.block_on(async {
         // Ctrl-C or SIGTERM parks the run; listening starts before the run does.
         let mut signals = Signals::new()
@@ -357,13 +375,16 @@ pub fn run_spec(
 }
 
 /// The view of a run: human (with a spinner while a reasoner works) or JSON lines.
-fn view_of(plan: &RunPlan, json: bool, style: Style, verbose: bool) -> Arc<dyn View> {
+fn view_of(plan: &RunPlan, json: bool, style: Style, verbose: bool, quiet: bool) -> Arc<dyn View> {
     if json {
         return Arc::new(JsonLines::new());
     }
     let mut options = HumanOptions::detect(verbose);
     options.color = style.color;
     options.width = style.width;
+    // `-q`: the run's end only (no line per step, no spinner).
+    options.quiet = quiet;
+    options.interactive &= !quiet;
     // The spinner steps aside while a person answers at the terminal.
     let mut names = view::Names::from_app(&plan.loaded);
     if let Some(model) = std::env::var(crate::reason::llm::settings::ENV_MODEL)

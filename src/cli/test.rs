@@ -126,14 +126,9 @@ pub fn run(cli: &Cli, args: &TestArgs, style: Style) -> Result<Outcome, UsageErr
     }
     // A remote agent a scenario serves takes a bearer token: a fresh one for this
     // process, unless the environment gives one.
+    // (No other thread runs yet: the scenarios' threads and runtimes start below.)
     for case in &cases {
-        for var in crate::run::ready::served_token_vars(&case.app, &case.scenario) {
-            if std::env::var_os(&var).is_none_or(|v| v.is_empty()) {
-                // SAFETY: no other thread runs yet (the scenarios' threads and runtimes
-                // start below), so nothing reads the environment meanwhile.
-                unsafe { std::env::set_var(&var, crate::a2a::new_id()) };
-            }
-        }
+        super::start::tokens_for_served_agents(&case.app, &case.scenario);
     }
     let jobs = (args.jobs.map(usize::from))
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))

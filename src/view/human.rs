@@ -37,6 +37,8 @@ pub struct HumanOptions {
     pub interactive: bool,
     /// The columns lines wrap at.
     pub width: usize,
+    /// No line per step (`-q`): the run's end (its summary) only, and no spinner.
+    pub quiet: bool,
 }
 
 impl Default for HumanOptions {
@@ -46,6 +48,7 @@ impl Default for HumanOptions {
             verbose: false,
             interactive: false,
             width: DEFAULT_WIDTH,
+            quiet: false,
         }
     }
 }
@@ -60,6 +63,7 @@ impl HumanOptions {
             verbose,
             interactive: term.is_term(),
             width: terminal_width(),
+            quiet: false,
         }
     }
 }
@@ -217,12 +221,7 @@ impl Human {
     }
 
     fn decider(&self, decided_by: Decider) -> String {
-        // A pass-through step decides nothing: say so, not "[none]".
-        let who = match decided_by {
-            Decider::None => "no judgement",
-            d => d.as_str(),
-        };
-        self.dim(&format!("[{who}]"))
+        self.dim(&format!("[{}]", said_by(decided_by)))
     }
 
     /// `(12 ms)`, padded to a fixed width so that where a line wraps does not depend on
@@ -888,7 +887,7 @@ impl Human {
                     inner
                         .deciders
                         .get(d.as_str())
-                        .map(|n| format!("{n} {}", d.as_str()))
+                        .map(|n| format!("{n} {}", said_by(*d)))
                 })
                 .collect();
             lines.push(format!("  decisions: {total} ({})", parts.join(", ")));
@@ -912,6 +911,15 @@ impl Human {
             state.untrusted.as_ref(),
         ));
         lines
+    }
+}
+
+/// Who decided, as a person reads it: a pass-through step decides nothing, and says so
+/// (not "none").
+fn said_by(decided_by: Decider) -> &'static str {
+    match decided_by {
+        Decider::None => "no judgement",
+        d => d.as_str(),
     }
 }
 
@@ -960,11 +968,18 @@ impl View for Human {
             spinner.stop();
         }
         inner.note(record);
-        let mut lines = self.lines(record, &inner.names);
         let over = matches!(
             record.event,
             Event::RunFinished { .. } | Event::RunWaiting { .. }
         );
+        if self.options.quiet && !over {
+            return;
+        }
+        let mut lines = if self.options.quiet {
+            Vec::new()
+        } else {
+            self.lines(record, &inner.names)
+        };
         if over {
             inner.summarized = true;
             lines.extend(self.summary(&inner.state, &inner));

@@ -311,14 +311,15 @@ fn a_task_without_a_required_input_fails_saying_which() {
     )
     .unwrap();
     let inner = A2aServed::start::<[&str; 0], _>([], [app.into_os_string()], None, &[], 1);
-    let send = |data: &str| {
+    // Each message its own id (the same id is the same message, sent again).
+    let send = |id: &str, data: &str| {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":
-               {{"messageId":"m1","role":"ROLE_USER","parts":[{{"data":{data}}}]}}}}}}"#
+               {{"messageId":"{id}","role":"ROLE_USER","parts":[{{"data":{data}}}]}}}}}}"#
         );
         inner.post("a2a_claim", &body, &["A2A-Version: 1.0"])
     };
-    let reply = send(r#"{"claimant": "Ed"}"#);
+    let reply = send("m1", r#"{"claimant": "Ed"}"#);
     let task = &reply["result"]["task"];
     assert_eq!(task["status"]["state"], "TASK_STATE_FAILED", "{reply}");
     let said = task["status"]["message"].to_string();
@@ -326,7 +327,7 @@ fn a_task_without_a_required_input_fails_saying_which() {
         said.contains("input `amount` (The claim's amount) is required"),
         "{said}"
     );
-    let reply = send(r#"{"claimant": "Ed", "amount": 20}"#);
+    let reply = send("m2", r#"{"claimant": "Ed", "amount": 20}"#);
     assert_eq!(
         reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{reply}"

@@ -1001,3 +1001,42 @@ fn test_update_rewrites_unmet_expectations_from_the_run() {
     let passed = test(&[], 0);
     assert!(passed.contains("✓ trip_planner:agent_plans"), "{passed}");
 }
+
+/// `-q` quiets the stream: no line per step, the run's end only (its summary and, with a
+/// scenario, the verdict).
+#[test]
+fn quiet_shows_the_end_of_a_run_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loud = run(
+        cuga()
+            .args([
+                "start",
+                "trip_planner",
+                "--scenario",
+                "agent_plans",
+                "--run-dir",
+            ])
+            .arg(tmp.path()),
+        0,
+    );
+    let quiet = run(
+        cuga()
+            .args([
+                "-q",
+                "start",
+                "trip_planner",
+                "--scenario",
+                "agent_plans",
+                "--run-dir",
+            ])
+            .arg(tmp.path()),
+        0,
+    );
+    assert!(loud.contains("● task"), "{loud}");
+    assert!(
+        !quiet.contains("● task") && !quiet.contains("▶ run"),
+        "{quiet}"
+    );
+    assert!(quiet.contains("completed"), "{quiet}");
+    assert!(quiet.contains("every expectation met"), "{quiet}");
+}
