@@ -522,13 +522,17 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph__subcmd__import)
-            opts="-v -q -h --out --force --recipes --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --output --force --recipes --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --out)
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1152,13 +1156,17 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__kogito__subcmd__build)
-            opts="-v -q -h --out --port --no-build --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --output --port --no-build --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --out)
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1246,13 +1254,17 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__man)
-            opts="-v -q -h --dir --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --output --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --dir)
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -112,7 +112,7 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -l out -d 'The app folder to create (its name is the app\'s name)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s o -l output -d 'The app folder to create (its name is the app\'s name)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -l recipes -d 'A folder of Goose recipes (`<name>.yaml`) an AgentFLOW graph\'s tasks name, looked in before `recipes/` beside the graph and in the folders above it' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -497,7 +497,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l out -d 'Where the project goes (default: .cuga-flo/kogito/<app>)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s o -l output -d 'Where the project goes (default: .cuga-flo/kogito/<app>)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l port -d 'The service\'s port (default: the port of the config\'s `workflow_engine.url`, else 8081)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -544,7 +544,7 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -l dir -d 'Write every page (the command\'s and each subcommand\'s) into this folder instead of printing the command\'s page' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s o -l output -d 'Write every page (the command\'s and each subcommand\'s) into this folder instead of printing the command\'s page' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''

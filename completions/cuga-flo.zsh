@@ -139,7 +139,8 @@ reified\:"Standard RDF reification\: \`rdf\:Statement\` nodes (any RDF reader)")
 ;;
 (import)
 _arguments "${_arguments_options[@]}" : \
-'--out=[The app folder to create (its name is the app'\''s name)]:DIR:_files' \
+'-o+[The app folder to create (its name is the app'\''s name)]:DIR:_files' \
+'--output=[The app folder to create (its name is the app'\''s name)]:DIR:_files' \
 '*--recipes=[A folder of Goose recipes (\`<name>.yaml\`) an AgentFLOW graph'\''s tasks name, looked in before \`recipes/\` beside the graph and in the folders above it]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -756,7 +757,8 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (build)
 _arguments "${_arguments_options[@]}" : \
-'--out=[Where the project goes (default\: .cuga-flo/kogito/<app>)]:DIR:_files' \
+'-o+[Where the project goes (default\: .cuga-flo/kogito/<app>)]:DIR:_files' \
+'--output=[Where the project goes (default\: .cuga-flo/kogito/<app>)]:DIR:_files' \
 '--port=[The service'\''s port (default\: the port of the config'\''s \`workflow_engine.url\`, else 8081)]:PORT:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -854,7 +856,8 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (man)
 _arguments "${_arguments_options[@]}" : \
-'--dir=[Write every page (the command'\''s and each subcommand'\''s) into this folder instead of printing the command'\''s page]:DIR:_files' \
+'-o+[Write every page (the command'\''s and each subcommand'\''s) into this folder instead of printing the command'\''s page]:DIR:_files' \
+'--output=[Write every page (the command'\''s and each subcommand'\''s) into this folder instead of printing the command'\''s page]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '*-v[More logging on stderr (repeat for more)]' \

@@ -133,7 +133,7 @@ pub enum GraphAction {
         file: PathBuf,
 
         /// The app folder to create (its name is the app's name)
-        #[arg(long, value_name = "DIR")]
+        #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
         out: PathBuf,
 
         /// Replace the folder if it exists

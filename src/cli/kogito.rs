@@ -36,7 +36,7 @@ pub struct BuildArgs {
     pub app: String,
 
     /// Where the project goes (default: .cuga-flo/kogito/<app>)
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
 
     /// The service's port (default: the port of the config's `workflow_engine.url`, else 8081)

@@ -13,7 +13,7 @@ use super::{Outcome, UsageError};
 pub struct ManArgs {
     /// Write every page (the command's and each subcommand's) into this folder instead of
     /// printing the command's page
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long = "output", alias = "dir", value_name = "DIR")]
     pub dir: Option<PathBuf>,
 }
 

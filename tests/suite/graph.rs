@@ -61,7 +61,7 @@ fn round_trip(app_dir: &Path, tmp: &Path, format: &str) -> PathBuf {
         "graph",
         "import",
         file.to_str().unwrap(),
-        "--out",
+        "-o",
         imported.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "import {app}: {}", runs::show(&out));
