@@ -222,7 +222,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_s
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -f -a "report" -d 'Write one self-contained HTML page of a run: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l app -d 'Only the runs of this app' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l app -d 'Only the runs of this app' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l status -d 'Only the runs with this status' -r -f -a "completed\t''
 terminated\t''
 failed\t''
@@ -250,7 +250,7 @@ cancelled\t'Cancelled with `runs cancel`'
 unfinished\t'Stopped without an end (a crash): `runs resume` continues it'
 empty\t'Stopped before its first record was written: it never started'
 unreadable\t'The journal cannot be read'"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l app -d 'Only the runs of this app' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l app -d 'Only the runs of this app' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -284,7 +284,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l app -d 'The app, when the run\'s app is not found by its name under the apps folder' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l app -d 'The app, when the run\'s app is not found by its name under the apps folder' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -299,7 +299,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l app -d 'The app, when the run\'s app folder has moved' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l engine-url -d 'A run on Flowable or Kogito: the engine\'s URL, when it is no longer where the run started' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -314,7 +314,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l app -d 'Only the runs of this app' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l app -d 'Only the runs of this app' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -338,7 +338,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l app -d 'The app, when the run\'s app folder has moved' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l engine-url -d 'A run on Flowable or Kogito: the engine\'s URL, when it is no longer where the run started' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -358,7 +358,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l app -d 'The app, when the run\'s app folder has moved (its remote agents are read from it)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l app -d 'The app, when the run\'s app folder has moved (its remote agents are read from it)' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -374,7 +374,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l app -d 'The app, when the run\'s app folder has moved' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l engine-url -d 'A run on Flowable or Kogito: the engine\'s URL, when it is no longer where the run started' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -393,7 +393,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l app -d 'The app, when the run\'s app folder has moved' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l engine-url -d 'A run on Flowable or Kogito: the engine\'s URL, when it is no longer where the run started' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
@@ -430,7 +430,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s o -l output -d 'Where to write the page (standard output when not given)' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l app -d 'The app, when the run\'s app is not found by its name under the apps folder' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l app -d 'The app, when the run\'s app is not found by its name under the apps folder' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -516,7 +516,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l run-dir -d 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync when the run waits or an external effect lands, before it is shown'
 off\t'no fsync (survives a crash of the process, not of the machine)'"
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l app -d 'The app, when the run\'s app folder has moved' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l app -d 'The app, when the run\'s app folder has moved' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l max-wait -d 'Wait in-process for a timer due within SECS seconds; a later one parks the run again [default: 60]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l engine-url -d 'A run on Flowable or Kogito: the engine\'s URL, when it is no longer where the run started' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F

@@ -71,6 +71,21 @@ _cuga_flo_dynamic() {{
             ));
         }
         Shell::Fish => {
+            // `--app` takes an app's name: offer the apps, not file names.
+            text = text
+                .lines()
+                .map(|line| {
+                    if line.contains(" -l app ") && line.ends_with(" -r") {
+                        format!(
+                            "{line} -f -a \"({BIN} __complete -- (commandline -opc)[2..-1] 2>/dev/null)\""
+                        )
+                    } else {
+                        line.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "\n";
             text.push_str(&format!(
                 "\n# Apps, scenarios and run ids, from the working folder (`{BIN} __complete`).\n\
                  complete -c {BIN} -f -a \"({BIN} __complete -- (commandline -opc)[2..-1] 2>/dev/null)\"\n"
@@ -255,5 +270,16 @@ mod tests {
         );
         assert!(candidates(&apps, &words("runs list --app")).contains(&"receive_order".to_owned()));
         assert!(candidates(&apps, &words("list")).is_empty());
+    }
+
+    /// fish offers app names for `--app` (from `__complete`), not file names.
+    #[test]
+    fn fish_completes_app_options_with_app_names() {
+        let fish = script(Shell::Fish);
+        let app_lines: Vec<&str> = fish.lines().filter(|l| l.contains(" -l app ")).collect();
+        assert!(app_lines.len() >= 3, "{fish}");
+        for line in app_lines {
+            assert!(line.contains("-f -a \"(cuga-flo __complete --"), "{line}");
+        }
     }
 }
