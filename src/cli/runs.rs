@@ -129,7 +129,7 @@ pub struct ListArgs {
     pub app: Option<String>,
     /// Only the runs with this status
     #[arg(long, value_enum, value_name = "STATUS")]
-    pub status: Option<ListStatus>,
+    pub status: Option<Listed>,
     /// At most N runs (the newest)
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
@@ -138,36 +138,29 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-/// A run's status as `runs list` shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ListStatus {
-    Completed,
-    Terminated,
-    Failed,
-    /// Parked: waiting for an answer or a timer
-    Waiting,
-    /// Cancelled with `runs cancel`
-    Cancelled,
-    /// Stopped without an end (a crash): `runs resume` continues it
-    Unfinished,
-    /// Stopped before its first record was written: it never started.
-    Empty,
-    /// The journal cannot be read
-    Unreadable,
-}
+/// A run's status as `runs list` and `runs prune` take it (`--status`): the run
+/// service's [`Listed`], named as it shows it.
+impl ValueEnum for Listed {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Listed::ALL
+    }
 
-impl ListStatus {
-    fn listed(self) -> Listed {
-        match self {
-            ListStatus::Completed => Listed::Completed,
-            ListStatus::Terminated => Listed::Terminated,
-            ListStatus::Failed => Listed::Failed,
-            ListStatus::Waiting => Listed::Waiting,
-            ListStatus::Cancelled => Listed::Cancelled,
-            ListStatus::Unfinished => Listed::Unfinished,
-            ListStatus::Empty => Listed::Empty,
-            ListStatus::Unreadable => Listed::Unreadable,
-        }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let help = match self {
+            Listed::Waiting => Some("Parked: waiting for an answer or a timer"),
+            Listed::Cancelled => Some("Cancelled with `runs cancel`"),
+            Listed::Unfinished => {
+                Some("Stopped without an end (a crash): `runs resume` continues it")
+            }
+            Listed::Empty => Some("Stopped before its first record was written: it never started"),
+            Listed::Unreadable => Some("The journal cannot be read"),
+            Listed::Completed | Listed::Terminated | Listed::Failed => None,
+        };
+        let value = clap::builder::PossibleValue::new(self.as_str());
+        Some(match help {
+            Some(h) => value.help(h),
+            None => value,
+        })
     }
 }
 
@@ -185,7 +178,7 @@ pub struct PruneArgs {
     pub older_than: Option<std::time::Duration>,
     /// Only runs with this status (repeatable)
     #[arg(long, value_enum, value_name = "STATUS")]
-    pub status: Vec<ListStatus>,
+    pub status: Vec<Listed>,
     /// Only the runs of this app
     #[arg(long, value_name = "APP")]
     pub app: Option<String>,
@@ -377,7 +370,7 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
     let mut runs: Vec<RunSummary> = listing::summaries(&args.runs.run_dir)
         .into_iter()
         .filter(|r| args.app.as_ref().is_none_or(|app| &r.state.app == app))
-        .filter(|r| args.status.is_none_or(|s| r.status == s.listed()))
+        .filter(|r| args.status.is_none_or(|s| r.status == s))
         .collect();
     if let Some(limit) = args.limit {
         runs.truncate(limit);
@@ -452,7 +445,7 @@ fn list(args: &ListArgs) -> Result<Outcome, UsageError> {
 fn prune(args: &PruneArgs) -> Result<Outcome, UsageError> {
     let filter = listing::Prune {
         older_than: args.older_than,
-        statuses: args.status.iter().map(|s| s.listed()).collect(),
+        statuses: args.status.clone(),
         app: args.app.clone(),
         include_open: args.include_parked,
     };

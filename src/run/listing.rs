@@ -27,6 +27,17 @@ pub enum Listed {
 }
 
 impl Listed {
+    pub const ALL: [Listed; 8] = [
+        Listed::Completed,
+        Listed::Terminated,
+        Listed::Failed,
+        Listed::Waiting,
+        Listed::Cancelled,
+        Listed::Unfinished,
+        Listed::Empty,
+        Listed::Unreadable,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Listed::Completed => "completed",
