@@ -27,6 +27,17 @@ fn run(cmd: &mut Command, code: i32) -> String {
     stdout
 }
 
+/// A copy of demo app `name` (and the shared policies) in `<tmp>/apps`, to edit: the apps
+/// folder and the app's folder.
+fn demo_copy(tmp: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let apps = tmp.join("apps");
+    crate::support::copy_dir(&root.join("applications").join(name), &apps.join(name));
+    crate::support::copy_dir(&root.join("policies"), &tmp.join("policies"));
+    let app = apps.join(name);
+    (apps, app)
+}
+
 fn stream_at(columns: &str, extra: &[&str]) -> String {
     let runs = tempfile::tempdir().unwrap();
     let mut cmd = cuga();
@@ -729,16 +740,8 @@ fn describe_lists_the_inputs_and_start_refuses_a_run_without_a_required_one() {
     assert!(!tmp.path().join("runs").exists(), "nothing journalled");
 
     // An input that is not a declared variable.
-    let apps = tmp.path().join("apps");
-    crate::support::copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("applications/incident_response"),
-        &apps.join("incident_response"),
-    );
-    crate::support::copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("policies"),
-        &tmp.path().join("policies"),
-    );
-    let config = apps.join("incident_response/config/incident_response_config.yaml");
+    let (apps, app) = demo_copy(tmp.path(), "incident_response");
+    let config = app.join("config/incident_response_config.yaml");
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(
         &config,
@@ -766,12 +769,7 @@ fn describe_lists_the_inputs_and_start_refuses_a_run_without_a_required_one() {
 #[test]
 fn scenarios_name_elements_check_visits_and_are_validated_without_a_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let apps = tmp.path().join("apps");
-    let app = apps.join("trip_planner");
-    crate::support::copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("applications/trip_planner"),
-        &app,
-    );
+    let (apps, app) = demo_copy(tmp.path(), "trip_planner");
     let scenarios = app.join("scenarios");
     let original = std::fs::read_to_string(scenarios.join("agent_plans.yaml")).unwrap();
     let answers_and_inputs = original.split("expect:").next().unwrap().to_string();
@@ -943,12 +941,7 @@ fn runs_watch_follows_a_run_through_its_park_to_its_end() {
 #[test]
 fn test_update_rewrites_unmet_expectations_from_the_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let apps = tmp.path().join("apps");
-    let app = apps.join("trip_planner");
-    crate::support::copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("applications/trip_planner"),
-        &app,
-    );
+    let (apps, app) = demo_copy(tmp.path(), "trip_planner");
     let file = app.join("scenarios/agent_plans.yaml");
     let original = std::fs::read_to_string(&file).unwrap();
     let broken = original
