@@ -165,6 +165,27 @@ pub fn deliver(
     Ok(written)
 }
 
+/// The runs under `base` that took delivery `id` already (a retry of it), each with the
+/// records it wrote then; empty when none did.
+pub fn taken(base: &Path, id: &str) -> Vec<(String, Vec<Record>)> {
+    let mut out = Vec::new();
+    for run in store::run_ids(base) {
+        let path = store::run_dir(base, &run).join(store::JOURNAL_FILE);
+        let Ok(read) = store::read_journal(&path) else {
+            continue;
+        };
+        let records: Vec<Record> = (read.records.into_iter())
+            .filter(
+                |r| matches!(&r.event, Event::MessageReceived { delivery: Some(d), .. } if d == id),
+            )
+            .collect();
+        if !records.is_empty() {
+            out.push((run, records));
+        }
+    }
+    out
+}
+
 /// Journal `delivery` to run `run` under `base`, taking the run's lock (a run another
 /// process writes is refused). The records written.
 pub fn deliver_to_run(

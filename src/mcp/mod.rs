@@ -480,6 +480,21 @@ pub struct DeliveredTo {
     pub nodes: Vec<String>,
 }
 
+/// A delivery sent again (its `delivery_id` already journalled by some run, which may
+/// have moved on or finished since): what it was delivered to then, and nothing more is
+/// delivered. `None`: no id, or nothing took it yet.
+fn already_taken(dir: &RunDir, id: Option<&str>) -> Option<DeliveryResult> {
+    let taken = mailbox::taken(&dir.base, id?);
+    if taken.is_empty() {
+        return None;
+    }
+    Some(DeliveryResult {
+        delivered: (taken.into_iter())
+            .map(|(run, records)| DeliveredTo::of(run, &records))
+            .collect(),
+    })
+}
+
 /// Where `deliver_message` and `send_signal` find parked runs.
 #[derive(Debug, Clone)]
 pub struct RunDir {
@@ -831,6 +846,9 @@ impl BridgeServer {
         Parameters(a): Parameters<DeliverMessageArgs>,
     ) -> Result<Json<DeliveryResult>, BridgeError> {
         let dir = self.deliveries()?;
+        if let Some(done) = already_taken(dir, a.delivery_id.as_deref()) {
+            return Ok(Json(done));
+        }
         let delivery = Delivery {
             id: a.delivery_id.clone(),
             kind: CatchKind::Message,
@@ -895,6 +913,9 @@ impl BridgeServer {
         Parameters(a): Parameters<SendSignalArgs>,
     ) -> Result<Json<DeliveryResult>, BridgeError> {
         let dir = self.deliveries()?;
+        if let Some(done) = already_taken(dir, a.delivery_id.as_deref()) {
+            return Ok(Json(done));
+        }
         let delivery = Delivery {
             id: a.delivery_id.clone(),
             kind: CatchKind::Signal,

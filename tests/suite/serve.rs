@@ -1226,7 +1226,7 @@ async fn deliver_message_and_send_signal_reach_parked_runs() {
     let out = cli(&["runs", "resume", "--due"]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     // The run has moved on past the payment: the payment sent again is still not taken.
-    let (error, again) = call(&client, "deliver_message", payment).await;
+    let (error, again) = call(&client, "deliver_message", payment.clone()).await;
     assert!(!error, "{again}");
     let received = || {
         journal()
@@ -1248,6 +1248,14 @@ async fn deliver_message_and_send_signal_reach_parked_runs() {
     assert_eq!(finished[0]["variables"]["amount"], 5);
     let (error, _) = call(&client, "send_signal", json!({"signal": "Go"})).await;
     assert!(error, "nobody waits any more");
+    // The run has finished: the payment sent again (found by its correlation no longer)
+    // is still answered as it was the first time, and nothing is written.
+    let before = journal();
+    let (error, again) = call(&client, "deliver_message", payment).await;
+    assert!(!error, "{again}");
+    assert_eq!(again["delivered"][0]["run_id"], run.as_str(), "{again}");
+    assert_eq!(again["delivered"][0]["nodes"][0], "Receive_Payment");
+    assert_eq!(journal(), before, "nothing written");
 }
 
 /// `serve` runs a client's `run_process` with the native engine calling the harness
