@@ -23,6 +23,14 @@ use serde_json::{Map, Value, json};
 
 use super::state::TaskState;
 
+/// A file part's fields: 0.3's (inside `file`) and 1.0's (on the part), both ways.
+const FILE_FIELDS: [(&str, &str); 4] = [
+    ("uri", "url"),
+    ("bytes", "raw"),
+    ("mimeType", "mediaType"),
+    ("name", "filename"),
+];
+
 /// The 1.0 method a 0.3 method is, when it is one this server serves.
 pub fn method(name: &str) -> Option<&'static str> {
     Some(match name {
@@ -99,12 +107,7 @@ fn part_in(p: &Value) -> Value {
         }
         Some("file") => {
             let file = p.get("file").cloned().unwrap_or_default();
-            for (from, to) in [
-                ("uri", "url"),
-                ("bytes", "raw"),
-                ("mimeType", "mediaType"),
-                ("name", "filename"),
-            ] {
+            for (from, to) in FILE_FIELDS {
                 if let Some(v) = file.get(from) {
                     out.insert(to.into(), v.clone());
                 }
@@ -222,12 +225,7 @@ fn part(p: &Value) -> Value {
         out.insert("data".into(), d.clone());
     } else {
         let mut file = Map::new();
-        for (from, to) in [
-            ("url", "uri"),
-            ("raw", "bytes"),
-            ("mediaType", "mimeType"),
-            ("filename", "name"),
-        ] {
+        for (to, from) in FILE_FIELDS {
             if let Some(v) = p.get(from) {
                 file.insert(to.into(), v.clone());
             }
