@@ -1818,7 +1818,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__prune)
-            opts="-v -q -h --run-dir --older-than --status --app --include-parked --yes --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --run-dir --older-than --status --app --include-waiting --yes --json --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -313,7 +313,7 @@ _arguments "${_arguments_options[@]}" : \
 '--status=[Only the runs with this status]:STATUS:((completed\:""
 terminated\:""
 failed\:""
-waiting\:"Parked\: waiting for an answer or a timer"
+waiting\:"waiting for an answer, a message or a timer"
 cancelled\:"Cancelled with \`runs cancel\`"
 unfinished\:"Stopped without an end (a crash)\: \`runs resume\` continues it"
 empty\:"Stopped before its first record was written\: it never started"
@@ -337,7 +337,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--status=[Only runs with this status (repeatable)]:STATUS:((completed\:""
 terminated\:""
 failed\:""
-waiting\:"Parked\: waiting for an answer or a timer"
+waiting\:"waiting for an answer, a message or a timer"
 cancelled\:"Cancelled with \`runs cancel\`"
 unfinished\:"Stopped without an end (a crash)\: \`runs resume\` continues it"
 empty\:"Stopped before its first record was written\: it never started"
@@ -345,7 +345,7 @@ unreadable\:"The journal cannot be read"))' \
 '--app=[Only the runs of this app]:APP:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
-'--include-parked[Waiting and unfinished runs too (they still have work to do\: a question, a timer, a crash to resume from)]' \
+'--include-waiting[Waiting and unfinished runs too (they still have work to do\: a question, a timer, a crash to resume from)]' \
 '--yes[Delete them (without it, only say what would be deleted)]' \
 '--json[What was (or would be) deleted, as one JSON object]' \
 '*-v[More logging on stderr (repeat for more)]' \
@@ -419,7 +419,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
-'()--due[Resume every parked run whose timer is due (for cron)]' \
+'()--due[Resume every waiting run whose timer is due (for cron)]' \
 '--no-model[Never call a model while resuming]' \
 '--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
 '--json[Stream one JSON event per line]' \
@@ -507,8 +507,8 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 ;;
 (message)
 _arguments "${_arguments_options[@]}" : \
-'(--key)--correlate=[Find the run by a variable'\''s value instead of its id (exactly one parked run must hold it)]:NAME=VALUE:_default' \
-'--key=[The message'\''s correlation key value (the model'\''s, e.g. Camunda 8'\''s \`<zeebe\:subscription correlationKey>\`)\: with the message'\''s name alone, every parked run with a wait for it under that key receives it; with a run id, only that run'\''s wait under that key]:VALUE:_default' \
+'(--key)--correlate=[Find the run by a variable'\''s value instead of its id (exactly one waiting run must hold it)]:NAME=VALUE:_default' \
+'--key=[The message'\''s correlation key value (the model'\''s, e.g. Camunda 8'\''s \`<zeebe\:subscription correlationKey>\`)\: with the message'\''s name alone, every waiting run with a wait for it under that key receives it; with a run id, only that run'\''s wait under that key]:VALUE:_default' \
 '*--var=[A variable the message sets in the run (repeatable; VALUE\: JSON, else a string)]:NAME=VALUE:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
@@ -1079,7 +1079,7 @@ _cuga-flo_commands() {
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'tools:The tools an app'\''s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
-'worker:Resume parked runs as their timers come due (and answered ones), until stopped' \
+'worker:Resume waiting runs as their timers come due (and answered ones), until stopped' \
 'schema:Print the JSON Schema of a flow config, a scenario or an answers file (for editors)' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'man:Print the man page (roff), or write every page into a folder (--dir)' \
@@ -1178,7 +1178,7 @@ _cuga-flo__subcmd__help_commands() {
 'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
 'tools:The tools an app'\''s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
-'worker:Resume parked runs as their timers come due (and answered ones), until stopped' \
+'worker:Resume waiting runs as their timers come due (and answered ones), until stopped' \
 'schema:Print the JSON Schema of a flow config, a scenario or an answers file (for editors)' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'man:Print the man page (roff), or write every page into a folder (--dir)' \
@@ -1262,16 +1262,16 @@ _cuga-flo__subcmd__help__subcmd__man_commands() {
 _cuga-flo__subcmd__help__subcmd__runs_commands() {
     local commands; commands=(
 'list:List the journalled runs, newest first' \
-'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked' \
+'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-waiting' \
 'show:Print a journalled run as \`start\` streamed it' \
-'watch:Follow a run from another terminal as \`start\` streams it (a live or a parked run, until it ends), and exit as it ended\: 0 completed, 1 failed, terminated or cancelled' \
+'watch:Follow a run from another terminal as \`start\` streams it (a live or a waiting run, until it ends), and exit as it ended\: 0 completed, 1 failed, terminated or cancelled' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
-'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
-'pending:The questions (and messages and signals) parked runs wait for' \
-'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
-'cancel:Cancel a parked run (or one a crash left behind)\: it ends \`cancelled\`, its remote tasks cancelled at their agents (a run live in another process is refused)' \
-'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
-'signal:Deliver a signal to every parked run waiting for it, and resume each' \
+'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every waiting run whose timer is due)' \
+'pending:The questions (and messages and signals) waiting runs wait for' \
+'answer:Answer an open question (checked as a live answer), journal it, and resume the run' \
+'cancel:Cancel a waiting run (or one a crash left behind)\: it ends \`cancelled\`, its remote tasks cancelled at their agents (a run live in another process is refused)' \
+'message:Deliver a message to a run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
+'signal:Deliver a signal to every run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
 'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
 'report:Write one self-contained HTML page of a run\: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table' \
@@ -1433,16 +1433,16 @@ _cuga-flo__subcmd__man_commands() {
 _cuga-flo__subcmd__runs_commands() {
     local commands; commands=(
 'list:List the journalled runs, newest first' \
-'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked' \
+'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-waiting' \
 'show:Print a journalled run as \`start\` streamed it' \
-'watch:Follow a run from another terminal as \`start\` streams it (a live or a parked run, until it ends), and exit as it ended\: 0 completed, 1 failed, terminated or cancelled' \
+'watch:Follow a run from another terminal as \`start\` streams it (a live or a waiting run, until it ends), and exit as it ended\: 0 completed, 1 failed, terminated or cancelled' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
-'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
-'pending:The questions (and messages and signals) parked runs wait for' \
-'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
-'cancel:Cancel a parked run (or one a crash left behind)\: it ends \`cancelled\`, its remote tasks cancelled at their agents (a run live in another process is refused)' \
-'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
-'signal:Deliver a signal to every parked run waiting for it, and resume each' \
+'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every waiting run whose timer is due)' \
+'pending:The questions (and messages and signals) waiting runs wait for' \
+'answer:Answer an open question (checked as a live answer), journal it, and resume the run' \
+'cancel:Cancel a waiting run (or one a crash left behind)\: it ends \`cancelled\`, its remote tasks cancelled at their agents (a run live in another process is refused)' \
+'message:Deliver a message to a run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
+'signal:Deliver a signal to every run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
 'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
 'report:Write one self-contained HTML page of a run\: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table' \
@@ -1469,16 +1469,16 @@ _cuga-flo__subcmd__runs__subcmd__export_commands() {
 _cuga-flo__subcmd__runs__subcmd__help_commands() {
     local commands; commands=(
 'list:List the journalled runs, newest first' \
-'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-parked' \
+'prune:Delete old runs\: say which (a dry run), or delete them with --yes; never a run another process has open, nor a waiting or unfinished one without --include-waiting' \
 'show:Print a journalled run as \`start\` streamed it' \
-'watch:Follow a run from another terminal as \`start\` streams it (a live or a parked run, until it ends), and exit as it ended\: 0 completed, 1 failed, terminated or cancelled' \
+'watch:Follow a run from another terminal as \`start\` streams it (a live or a waiting run, until it ends), and exit as it ended\: 0 completed, 1 failed, terminated or cancelled' \
 'replay:Re-execute a journalled run from its recorded answers, with no model, and check that every decision is the same' \
-'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every parked run whose timer is due)' \
-'pending:The questions (and messages and signals) parked runs wait for' \
-'answer:Answer a parked question (checked as a live answer), journal it, and resume the run' \
-'cancel:Cancel a parked run (or one a crash left behind)\: it ends \`cancelled\`, its remote tasks cancelled at their agents (a run live in another process is refused)' \
-'message:Deliver a message to a parked run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
-'signal:Deliver a signal to every parked run waiting for it, and resume each' \
+'resume:Continue a run from its journal\: after a crash, an interruption, or once it parked (--due\: every waiting run whose timer is due)' \
+'pending:The questions (and messages and signals) waiting runs wait for' \
+'answer:Answer an open question (checked as a live answer), journal it, and resume the run' \
+'cancel:Cancel a waiting run (or one a crash left behind)\: it ends \`cancelled\`, its remote tasks cancelled at their agents (a run live in another process is refused)' \
+'message:Deliver a message to a run waiting for it (by id, or --correlate NAME=VALUE), journal it, and resume the run' \
+'signal:Deliver a signal to every run waiting for it, and resume each' \
 'verify:Check a run'\''s journal against its hash chain and head file (exit 1 when it was tampered with)' \
 'export:Write a run'\''s journal as JSON lines (the audit trail) or as an XES event log' \
 'report:Write one self-contained HTML page of a run\: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table' \

@@ -1,5 +1,5 @@
-//! `runs message` and `runs signal`: deliver a message to one parked run (by id, or by a
-//! variable's value with `--correlate`) or a signal to every parked run waiting for it.
+//! `runs message` and `runs signal`: deliver a message to one waiting run (by id, or by a
+//! variable's value with `--correlate`) or a signal to every run waiting for it.
 //! The delivery is journalled under the run's lock before the run resumes
 //! ([`crate::journal::mailbox`]); a run that does not wait for it is refused and nothing
 //! is written.
@@ -20,12 +20,12 @@ pub struct MessageArgs {
     /// --correlate or --key, the message's name alone
     #[arg(value_name = "RUN_ID|MESSAGE", num_args = 1..=2, required = true)]
     pub targets: Vec<String>,
-    /// Find the run by a variable's value instead of its id (exactly one parked run must
+    /// Find the run by a variable's value instead of its id (exactly one waiting run must
     /// hold it)
     #[arg(long, value_name = "NAME=VALUE", conflicts_with = "key")]
     pub correlate: Option<String>,
     /// The message's correlation key value (the model's, e.g. Camunda 8's `<zeebe:subscription
-    /// correlationKey>`): with the message's name alone, every parked run with a wait for
+    /// correlationKey>`): with the message's name alone, every waiting run with a wait for
     /// it under that key receives it; with a run id, only that run's wait under that key
     #[arg(long, value_name = "VALUE")]
     pub key: Option<String>,
@@ -85,7 +85,7 @@ pub fn message(cli: &Cli, args: &MessageArgs, style: Style) -> Result<Outcome, U
     deliver_and_resume(cli, &args.common, id, &delivery, args.no_resume, style)
 }
 
-/// `runs message --key VALUE <message>`: every parked run with a wait for the message
+/// `runs message --key VALUE <message>`: every waiting run with a wait for the message
 /// under that correlation key, one after the other.
 fn by_key(
     cli: &Cli,
@@ -107,15 +107,15 @@ fn by_key(
     let runs = mailbox::waiting_runs(base, &delivery);
     if runs.is_empty() {
         return Err(UsageError::new(format!(
-            "no parked run under {} waits for message `{name}` with correlation key {key:?}",
+            "no waiting run under {} waits for message `{name}` with correlation key {key:?}",
             base.join("runs").display(),
         ))
-        .with_help("`cuga-flo runs pending` shows what the parked runs wait for"));
+        .with_help("`cuga-flo runs pending` shows what the waiting runs wait for"));
     }
     deliver_to_each(cli, &args.common, runs, &delivery, args.no_resume, style)
 }
 
-/// The one parked run whose variable holds the value `NAME=VALUE` names.
+/// The one waiting run whose variable holds the value `NAME=VALUE` names.
 fn correlated(base: &std::path::Path, correlate: &str) -> Result<String, UsageError> {
     let (variable, value) = correlate
         .split_once('=')
@@ -125,13 +125,13 @@ fn correlated(base: &std::path::Path, correlate: &str) -> Result<String, UsageEr
     match runs.as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(UsageError::new(format!(
-            "no parked run under {} has `{}` = {value}",
+            "no waiting run under {} has `{}` = {value}",
             base.join("runs").display(),
             variable.trim()
         ))
         .with_help("`cuga-flo runs list` shows the runs and their status")),
         many => Err(UsageError::new(format!(
-            "{} parked runs have `{}` = {value}: {}",
+            "{} waiting runs have `{}` = {value}: {}",
             many.len(),
             variable.trim(),
             many.join(", ")
@@ -140,7 +140,7 @@ fn correlated(base: &std::path::Path, correlate: &str) -> Result<String, UsageEr
     }
 }
 
-/// `runs signal`: every parked run waiting for the signal, one after the other.
+/// `runs signal`: every waiting run waiting for the signal, one after the other.
 pub fn signal(cli: &Cli, args: &SignalArgs, style: Style) -> Result<Outcome, UsageError> {
     let base = &args.common.journal.run_dir;
     let variables = parse_vars(&args.vars)?;
@@ -155,7 +155,7 @@ pub fn signal(cli: &Cli, args: &SignalArgs, style: Style) -> Result<Outcome, Usa
     let runs = mailbox::waiting_runs(base, &delivery);
     if runs.is_empty() {
         return Err(UsageError::new(format!(
-            "no parked run under {} waits for signal `{}`",
+            "no waiting run under {} waits for signal `{}`",
             base.join("runs").display(),
             args.name
         )));

@@ -1,6 +1,6 @@
 //! Runs that outlive their terminal: `runs resume` continues a run from its journal
 //! (after a crash, an interruption, or when it parked), `runs pending` lists the questions
-//! parked runs wait for, and `runs answer` checks an answer against its question,
+//! waiting runs wait for, and `runs answer` checks an answer against its question,
 //! journals it and resumes the run. Each holds the run's journal lock while it writes: a
 //! run never has two writers.
 
@@ -29,7 +29,7 @@ pub struct ResumeArgs {
     /// The run's id (or a unique prefix or suffix of it); with --due, leave it out
     #[arg(required_unless_present = "due")]
     pub run_id: Option<String>,
-    /// Resume every parked run whose timer is due (for cron)
+    /// Resume every waiting run whose timer is due (for cron)
     #[arg(long, conflicts_with = "run_id")]
     pub due: bool,
     /// With --due: resume up to N due runs at once, as `worker` does [default: the number
@@ -180,7 +180,7 @@ fn concurrency(n: Option<u16>) -> usize {
     )
 }
 
-/// `runs resume --due`: every parked run that can go on, up to `concurrency` at once (as
+/// `runs resume --due`: every waiting run that can go on, up to `concurrency` at once (as
 /// `worker` resumes them); a run another process holds is left to it. The most serious
 /// of the runs' outcomes (a run that cannot be resumed counts as failed).
 fn resume_due(
@@ -196,7 +196,7 @@ fn resume_due(
     let never = std::sync::atomic::AtomicBool::new(false);
     let done = resume_concurrently(cli, opts, ids, concurrency, &never, style);
     if done.resumed == 0 && !opts.json {
-        outln!("no parked run is due");
+        outln!("no waiting run is due");
     }
     Ok(done.worst)
 }
@@ -217,7 +217,7 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
     );
     if let Some(every) = args.graph_poll {
         tracing::info!(
-            "worker: looking into the graphs of runs parked at a guardrail every {:.1} s",
+            "worker: looking into the graphs of runs waiting at a guardrail every {:.1} s",
             every.as_secs_f64()
         );
     }
@@ -388,7 +388,7 @@ pub(super) fn resume_open(
 /// `runs pending`: the open questions of every run, oldest first.
 pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> {
     let mut rows = Vec::new();
-    // The messages and signals parked runs wait for (shown after the questions).
+    // The messages and signals waiting runs wait for (shown after the questions).
     let mut waits = Vec::new();
     for id in store::run_ids(&args.runs.run_dir) {
         let path = store::run_dir(&args.runs.run_dir, &id).join(store::JOURNAL_FILE);
@@ -767,7 +767,7 @@ pub(super) fn cancelling<'a>(
     }
 }
 
-/// `runs cancel`: a parked run (or one a crash left behind) ends `cancelled`. Its remote
+/// `runs cancel`: a waiting run (or one a crash left behind) ends `cancelled`. Its remote
 /// tasks are cancelled at their agents first (`CancelTask`, each reply or failure
 /// journalled); a run another process is writing is refused, a finished one too, and
 /// nothing is written then.

@@ -283,7 +283,7 @@ pub enum Command {
     Tools(tools::ToolsArgs),
     /// Kogito (Apache KIE): generate and build an app's service
     Kogito(kogito::KogitoArgs),
-    /// Resume parked runs as their timers come due (and answered ones), until stopped
+    /// Resume waiting runs as their timers come due (and answered ones), until stopped
     Worker(durable::WorkerArgs),
     /// Print the JSON Schema of a flow config, a scenario or an answers file (for editors)
     Schema(schema::SchemaArgs),

@@ -31,11 +31,11 @@ pub enum RunsCommand {
     /// List the journalled runs, newest first
     List(ListArgs),
     /// Delete old runs: say which (a dry run), or delete them with --yes; never a run
-    /// another process has open, nor a waiting or unfinished one without --include-parked
+    /// another process has open, nor a waiting or unfinished one without --include-waiting
     Prune(PruneArgs),
     /// Print a journalled run as `start` streamed it
     Show(ShowArgs),
-    /// Follow a run from another terminal as `start` streams it (a live or a parked run,
+    /// Follow a run from another terminal as `start` streams it (a live or a waiting run,
     /// until it ends), and exit as it ended: 0 completed, 1 failed, terminated or
     /// cancelled
     Watch(WatchArgs),
@@ -43,19 +43,19 @@ pub enum RunsCommand {
     /// that every decision is the same
     Replay(ReplayArgs),
     /// Continue a run from its journal: after a crash, an interruption, or once it parked
-    /// (--due: every parked run whose timer is due)
+    /// (--due: every waiting run whose timer is due)
     Resume(Box<super::durable::ResumeArgs>),
-    /// The questions (and messages and signals) parked runs wait for
+    /// The questions (and messages and signals) waiting runs wait for
     Pending(super::durable::PendingArgs),
-    /// Answer a parked question (checked as a live answer), journal it, and resume the run
+    /// Answer an open question (checked as a live answer), journal it, and resume the run
     Answer(Box<super::durable::AnswerArgs>),
-    /// Cancel a parked run (or one a crash left behind): it ends `cancelled`, its remote
+    /// Cancel a waiting run (or one a crash left behind): it ends `cancelled`, its remote
     /// tasks cancelled at their agents (a run live in another process is refused)
     Cancel(Box<super::durable::CancelArgs>),
-    /// Deliver a message to a parked run waiting for it (by id, or --correlate
+    /// Deliver a message to a run waiting for it (by id, or --correlate
     /// NAME=VALUE), journal it, and resume the run
     Message(Box<super::deliver::MessageArgs>),
-    /// Deliver a signal to every parked run waiting for it, and resume each
+    /// Deliver a signal to every run waiting for it, and resume each
     Signal(Box<super::deliver::SignalArgs>),
     /// Check a run's journal against its hash chain and head file (exit 1 when it was
     /// tampered with)
@@ -147,7 +147,7 @@ impl ValueEnum for Listed {
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         let help = match self {
-            Listed::Waiting => Some("Parked: waiting for an answer or a timer"),
+            Listed::Waiting => Some("waiting for an answer, a message or a timer"),
             Listed::Cancelled => Some("Cancelled with `runs cancel`"),
             Listed::Unfinished => {
                 Some("Stopped without an end (a crash): `runs resume` continues it")
@@ -168,7 +168,7 @@ impl ValueEnum for Listed {
 #[command(
     after_help = "Examples:\n  cuga-flo runs prune --older-than 30d\n  cuga-flo runs \
     prune --status failed --status cancelled --app loan_approval --yes\n  cuga-flo runs prune \
-    --older-than 7d --include-parked --yes"
+    --older-than 7d --include-waiting --yes"
 )]
 pub struct PruneArgs {
     #[command(flatten)]
@@ -184,8 +184,8 @@ pub struct PruneArgs {
     pub app: Option<String>,
     /// Waiting and unfinished runs too (they still have work to do: a question, a timer,
     /// a crash to resume from)
-    #[arg(long)]
-    pub include_parked: bool,
+    #[arg(long, alias = "include-parked")]
+    pub include_waiting: bool,
     /// Delete them (without it, only say what would be deleted)
     #[arg(long)]
     pub yes: bool,
@@ -447,7 +447,7 @@ fn prune(args: &PruneArgs) -> Result<Outcome, UsageError> {
         older_than: args.older_than,
         statuses: args.status.clone(),
         app: args.app.clone(),
-        include_open: args.include_parked,
+        include_open: args.include_waiting,
     };
     let plan = filter.plan(&args.runs.run_dir, crate::clock::now_ms());
     let mut deleted = Vec::new();
@@ -468,7 +468,7 @@ fn prune(args: &PruneArgs) -> Result<Outcome, UsageError> {
             let listing::Kept::Open(status) = why;
             (
                 run,
-                format!("{}: pass --include-parked to delete it", status.as_str()),
+                format!("{}: pass --include-waiting to delete it", status.as_str()),
             )
         })
         .chain(refused.iter().map(|(r, why)| (*r, why.clone())))

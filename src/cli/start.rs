@@ -259,7 +259,7 @@ pub fn run_spec(
     let (journal, cassette, result, state) = match ended? {
         Ended::Interrupted { run_id, journal } => {
             eprintln!(
-                "\n{}: interrupted; the run is parked: `cuga-flo runs resume {run_id}` continues it",
+                "\n{}: interrupted; the run is waiting: `cuga-flo runs resume {run_id}` continues it",
                 style.error_word(),
             );
             eprintln!("  journal: {}", journal.display());
@@ -400,7 +400,7 @@ fn view_of(plan: &RunPlan, json: bool, style: Style, verbose: bool, quiet: bool)
     Arc::new(human)
 }
 
-/// How to answer a parked run's questions.
+/// How to answer a waiting run's questions.
 fn print_waiting(state: &FlowState, run_dir: &std::path::Path, style: Style) {
     let dir = if run_dir == std::path::Path::new(DEFAULT_BASE) {
         String::new()

@@ -839,7 +839,7 @@ impl BridgeServer {
     }
 
     #[tool(
-        description = "Deliver a message to a parked run waiting for it (by run_id, or by a variable's value with correlate), or with key alone to every parked run waiting for it under that correlation key. It is journalled in the run's journal; a run this server started goes on here at once, any other when resumed (`cuga-flo worker`, `runs resume --due`). A run not waiting for it is refused and nothing is written."
+        description = "Deliver a message to a run waiting for it (by run_id, or by a variable's value with correlate), or with key alone to every run waiting for it under that correlation key. It is journalled in the run's journal; a run this server started goes on here at once, any other when resumed (`cuga-flo worker`, `runs resume --due`). A run not waiting for it is refused and nothing is written."
     )]
     async fn deliver_message(
         &self,
@@ -861,7 +861,7 @@ impl BridgeServer {
             let runs = mailbox::waiting_runs(&dir.base, &delivery);
             if runs.is_empty() {
                 return Err(BridgeError::Undelivered(format!(
-                    "no parked run waits for message `{}` with correlation key {key:?}",
+                    "no waiting run waits for message `{}` with correlation key {key:?}",
                     a.message
                 )));
             }
@@ -879,13 +879,13 @@ impl BridgeServer {
                     [one] => one.clone(),
                     [] => {
                         return Err(BridgeError::Undelivered(format!(
-                            "no parked run has `{}` = {value}",
+                            "no waiting run has `{}` = {value}",
                             c.name
                         )));
                     }
                     many => {
                         return Err(BridgeError::Undelivered(format!(
-                            "{} parked runs have `{}` = {value}: {}; give run_id",
+                            "{} waiting runs have `{}` = {value}: {}; give run_id",
                             many.len(),
                             c.name,
                             many.join(", ")
@@ -906,7 +906,7 @@ impl BridgeServer {
     }
 
     #[tool(
-        description = "Deliver a signal to every parked run waiting for it. It is journalled in each run's journal; a run this server started goes on here at once, any other when resumed (`cuga-flo worker`, `runs resume --due`)."
+        description = "Deliver a signal to every run waiting for it. It is journalled in each run's journal; a run this server started goes on here at once, any other when resumed (`cuga-flo worker`, `runs resume --due`)."
     )]
     async fn send_signal(
         &self,
@@ -928,7 +928,7 @@ impl BridgeServer {
         let delivered = self.deliver_to_each(dir, runs, &delivery);
         if delivered.is_empty() {
             return Err(BridgeError::Undelivered(format!(
-                "no parked run waits for signal `{}`",
+                "no waiting run waits for signal `{}`",
                 delivery.name
             )));
         }
@@ -1033,7 +1033,7 @@ impl BridgeServer {
     /// Take over run `run_id` of `process_key`, parked, whose journal `sink` this server
     /// has just opened (`serve` adopting a run the server that held it left parked): held
     /// here and resumed here when it can go on, as a run `run_process` started that parked.
-    /// Refused when the process is not registered or the server holds no parked runs.
+    /// Refused when the process is not registered or the server holds no waiting runs.
     pub fn adopt_parked(
         &self,
         run_id: &str,
@@ -1042,7 +1042,7 @@ impl BridgeServer {
     ) -> Result<(), BridgeError> {
         let flow = self.registry.flow(process_key)?;
         let parking = (self.parking.clone())
-            .ok_or(BridgeError::NotSetUp("this server holds no parked runs"))?;
+            .ok_or(BridgeError::NotSetUp("this server holds no waiting runs"))?;
         let control_points = self.engine_control_points()?;
         let mut annotations = flow.annotations.clone();
         if self.max_wait_secs.is_some() {

@@ -672,7 +672,7 @@ fn waiting_update(run_id: &str, state: Option<crate::journal::FlowState>) -> (St
     let waiting = state.and_then(|s| s.waiting);
     let Some(w) = waiting else {
         return (
-            format!("run {run_id} is parked; it goes on here when it can"),
+            format!("run {run_id} is waiting; it goes on here when it can"),
             json!({"event": "run_waiting"}),
         );
     };

@@ -1016,3 +1016,42 @@ fn a_model_on_its_own_and_in_an_app_get_the_same_verdict() {
         assert_eq!(alone, in_app, "{file}: on its own vs in an app");
     }
 }
+
+/// One word for a waiting run: its status is `waiting` everywhere a person reads it (the
+/// help, the man pages, the docs), "parks" is only the verb, and what a person owes it is
+/// an "open question". The old adjective ("a parked run", "parked question") is gone, and
+/// the prune flag's old name still works.
+#[test]
+fn a_waiting_run_has_one_name() {
+    let mut texts: Vec<(String, String)> = cuga_flo::cli::man::pages();
+    for entry in std::fs::read_dir("docs").unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "md") {
+            texts.push((
+                path.display().to_string(),
+                std::fs::read_to_string(&path).unwrap(),
+            ));
+        }
+    }
+    texts.push((
+        "README.md".into(),
+        std::fs::read_to_string("README.md").unwrap(),
+    ));
+    for (name, text) in &texts {
+        let lower = text.to_lowercase();
+        for old in ["parked run", "parked question", "is parked", "are parked"] {
+            assert!(!lower.contains(old), "{name} says `{old}`; say `waiting`");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for flag in ["--include-waiting", "--include-parked"] {
+        let out = stdout_of(
+            cuga()
+                .args(["runs", "prune", "--run-dir"])
+                .arg(dir.path())
+                .arg(flag),
+            0,
+        );
+        assert!(out.contains("no run"), "{flag}: {out}");
+    }
+}

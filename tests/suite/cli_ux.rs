@@ -558,7 +558,7 @@ fn test_runs_are_kept_apart_from_real_runs_and_deleted_unless_kept() {
 }
 
 /// `runs prune` says what it would delete (a dry run) and deletes with `--yes`: by age,
-/// status and app; never a waiting or unfinished run without `--include-parked`, and
+/// status and app; never a waiting or unfinished run without `--include-waiting`, and
 /// never a run another process has open, even then.
 #[test]
 fn runs_prune_deletes_old_finished_runs_and_keeps_open_and_live_ones() {
@@ -624,7 +624,7 @@ fn runs_prune_deletes_old_finished_runs_and_keeps_open_and_live_ones() {
     assert!(out.contains(&format!("would delete {done}")), "{out}");
     assert!(out.contains(&format!("would delete {ended}")), "{out}");
     assert!(out.contains(&format!("kept {parked}")), "{out}");
-    assert!(out.contains("--include-parked"), "{out}");
+    assert!(out.contains("--include-waiting"), "{out}");
     assert!(out.contains("pass --yes"), "{out}");
     let total = count();
     assert_eq!(total, before + 1);
@@ -656,7 +656,7 @@ fn runs_prune_deletes_old_finished_runs_and_keeps_open_and_live_ones() {
             .args([
                 "runs",
                 "prune",
-                "--include-parked",
+                "--include-waiting",
                 "--yes",
                 "--json",
                 "--run-dir",

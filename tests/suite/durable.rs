@@ -915,7 +915,7 @@ fn an_answer_before_the_deadline_cancels_the_boundary_timer() {
     // Even when the deadline has passed since: the run is over.
     let later = [("CUGA_FLO_CLOCK_OFFSET", "7200".to_string())];
     let out = cuga(&["runs", "resume", "--due"], dir, &later);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("no parked run is due"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no waiting run is due"));
 }
 
 #[test]
@@ -1183,7 +1183,7 @@ fn concurrent_resume_due_resumes_every_due_run_exactly_once() {
         assert!(code == Some(3) || code == Some(0), "{}", text(&out));
         if code == Some(0) {
             assert!(
-                text(&out).contains("no parked run is due"),
+                text(&out).contains("no waiting run is due"),
                 "{}",
                 text(&out)
             );
@@ -1241,7 +1241,7 @@ fn a_question_past_its_deadline_takes_its_on_timeout_answer() {
     );
     // Before the deadline nothing happens; after it, the on_timeout answer decides.
     let out = cuga(&["runs", "resume", "--due"], &dir, &[]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("no parked run is due"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no waiting run is due"));
     let later = [("CUGA_FLO_CLOCK_OFFSET", "3700".to_string())];
     let out = cuga(&["runs", "resume", "--due", "--no-model"], &dir, &later);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

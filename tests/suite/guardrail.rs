@@ -187,7 +187,7 @@ fn no_decision_by_the_timeout_is_denied_by_timeout() {
     let dir = run_dir.to_str().unwrap();
     // Before the deadline nothing is due; a resume parks again.
     let out = cuga(&["runs", "resume", "--due", "--run-dir", dir], &[]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("no parked run is due"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no waiting run is due"));
     let out = runs::resume(&run_dir, &id, &["--no-model"], &[]);
     assert_eq!(out.status.code(), Some(3), "{}", runs::show(&out));
     // An hour later (the documented clock hook): DENIED, decided by the timeout.
