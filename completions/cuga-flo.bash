@@ -58,6 +58,9 @@ _cuga__flo() {
             cuga__flo,tools)
                 cmd="cuga__flo__subcmd__tools"
                 ;;
+            cuga__flo,users)
+                cmd="cuga__flo__subcmd__users"
+                ;;
             cuga__flo,validate)
                 cmd="cuga__flo__subcmd__validate"
                 ;;
@@ -136,6 +139,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help,tools)
                 cmd="cuga__flo__subcmd__help__subcmd__tools"
                 ;;
+            cuga__flo__subcmd__help,users)
+                cmd="cuga__flo__subcmd__help__subcmd__users"
+                ;;
             cuga__flo__subcmd__help,validate)
                 cmd="cuga__flo__subcmd__help__subcmd__validate"
                 ;;
@@ -198,6 +204,15 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help__subcmd__runs,watch)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__watch"
+                ;;
+            cuga__flo__subcmd__help__subcmd__users,add)
+                cmd="cuga__flo__subcmd__help__subcmd__users__subcmd__add"
+                ;;
+            cuga__flo__subcmd__help__subcmd__users,list)
+                cmd="cuga__flo__subcmd__help__subcmd__users__subcmd__list"
+                ;;
+            cuga__flo__subcmd__help__subcmd__users,remove)
+                cmd="cuga__flo__subcmd__help__subcmd__users__subcmd__remove"
                 ;;
             cuga__flo__subcmd__kogito,build)
                 cmd="cuga__flo__subcmd__kogito__subcmd__build"
@@ -301,6 +316,30 @@ _cuga__flo() {
             cuga__flo__subcmd__runs__subcmd__help,watch)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__watch"
                 ;;
+            cuga__flo__subcmd__users,add)
+                cmd="cuga__flo__subcmd__users__subcmd__add"
+                ;;
+            cuga__flo__subcmd__users,help)
+                cmd="cuga__flo__subcmd__users__subcmd__help"
+                ;;
+            cuga__flo__subcmd__users,list)
+                cmd="cuga__flo__subcmd__users__subcmd__list"
+                ;;
+            cuga__flo__subcmd__users,remove)
+                cmd="cuga__flo__subcmd__users__subcmd__remove"
+                ;;
+            cuga__flo__subcmd__users__subcmd__help,add)
+                cmd="cuga__flo__subcmd__users__subcmd__help__subcmd__add"
+                ;;
+            cuga__flo__subcmd__users__subcmd__help,help)
+                cmd="cuga__flo__subcmd__users__subcmd__help__subcmd__help"
+                ;;
+            cuga__flo__subcmd__users__subcmd__help,list)
+                cmd="cuga__flo__subcmd__users__subcmd__help__subcmd__list"
+                ;;
+            cuga__flo__subcmd__users__subcmd__help,remove)
+                cmd="cuga__flo__subcmd__users__subcmd__help__subcmd__remove"
+                ;;
             *)
                 ;;
         esac
@@ -308,7 +347,7 @@ _cuga__flo() {
 
     case "${cmd}" in
         cuga__flo)
-            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version init list validate describe graph start test runs serve tools kogito worker schema completions man help"
+            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version init list validate describe graph start test runs serve users tools kogito worker schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -604,7 +643,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help)
-            opts="init list validate describe graph start test runs serve tools kogito worker schema completions man help"
+            opts="init list validate describe graph start test runs serve users tools kogito worker schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1068,6 +1107,62 @@ _cuga__flo() {
         cuga__flo__subcmd__help__subcmd__tools)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__users)
+            opts="add remove list"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__users__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__users__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__users__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2124,7 +2219,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__serve)
-            opts="-v -q -h --all --http --stdio --a2a --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --bridge --max-wait --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --all --http --stdio --a2a --ui --users --user-header --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --bridge --max-wait --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2135,6 +2230,18 @@ _cuga__flo() {
                     return 0
                     ;;
                 --a2a)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ui)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user-header)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2324,6 +2431,188 @@ _cuga__flo() {
                 return 0
             fi
             case "${prev}" in
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__users)
+            opts="-v -q -h --apps-dir --color --verbose --quiet --help add remove list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__users__subcmd__add)
+            opts="-v -q -h --password-stdin --users --run-dir --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__users__subcmd__help)
+            opts="add remove list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__users__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__users__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__users__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__users__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__users__subcmd__list)
+            opts="-v -q -h --users --run-dir --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__users__subcmd__remove)
+            opts="-v -q -h --users --run-dir --apps-dir --color --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --apps-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

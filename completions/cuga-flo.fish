@@ -40,7 +40,8 @@ complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "graph" -d 'Draw a
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "test" -d 'Run apps\' scenarios and check their expectations (for CI: --junit FILE)'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "runs" -d 'The journalled runs: list, show, replay, verify, export'
-complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "serve" -d 'Serve the bridge\'s MCP tools for apps over streamable HTTP or stdio'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "serve" -d 'Serve apps: MCP over streamable HTTP or stdio, A2A agents, the web console'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "users" -d 'The people who may sign in to the web console (serve --ui): add, remove, list'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "tools" -d 'The tools an app\'s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "worker" -d 'Resume waiting runs as their timers come due (and answered ones), until stopped'
@@ -429,7 +430,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s o -l output -d 'Where to write the page (standard output when not given)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s o -l output -d 'Where to write the page (standard output when not given and it is not a terminal)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l app -d 'The app, when the run\'s app is not found by its name under the apps folder' -r -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -456,6 +457,9 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l http -d 'Serve MCP over streamable HTTP at http://HOST:PORT/mcp (port 0: any free port); prints `listening http://HOST:PORT/mcp` on stdout once ready' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l a2a -d 'Serve each app as an A2A 1.0 agent at http://HOST:PORT/<app> (its card at <app>/.well-known/agent-card.json; port 0: any free port); prints `listening http://HOST:PORT` and one `agent <app> <url>` line per app on stdout once ready' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l ui -d 'Serve the web console (tasklist, runs, start) at http://HOST:PORT, alone or beside --a2a on the same run host; prints `listening http://HOST:PORT` (or, beside --a2a, `console http://HOST:PORT`) once ready' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l users -d 'The console\'s users file (`cuga-flo users add`) [default: <run-dir>/users, when it exists]; without one (nor --user-header), only a loopback address is served, to the local user' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l user-header -d 'A trusted reverse proxy signs people in and names them in this request header (e.g. X-Forwarded-User); the console must then be reachable through the proxy only' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l token-env -d 'Require `Authorization: Bearer <token>`, the token read from this environment variable (needed to bind to anything but a loopback address)' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l token-file -d 'Require `Authorization: Bearer <token>`, the token read from this file (its first line)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l read-timeout -d 'Seconds a client has to send a request\'s head and body; also how long a connection may idle between requests before it is closed (HTTP, A2A)' -r
@@ -479,6 +483,49 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l no-model -d 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -f -a "add" -d 'Add a person (or set a new password): asked at the terminal without echo, or read from standard input\'s first line (--password-stdin)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -f -a "remove" -d 'Remove a person'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -f -a "list" -d 'List the people who may sign in'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -l users -d 'The users file [default: <run-dir>/users]' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -l password-stdin -d 'Read the password from standard input\'s first line'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -l users -d 'The users file [default: <run-dir>/users]' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -l users -d 'The users file [default: <run-dir>/users]' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a person (or set a new password): asked at the terminal without echo, or read from standard input\'s first line (--password-stdin)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a person'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the people who may sign in'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -552,22 +599,23 @@ never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "init" -d 'Create a new app from a template: model with diagram, config, policies, scenarios'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "list" -d 'List the apps and whether each validates'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "describe" -d 'What a person sees before a run: each control point, who decides there, who answers'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "graph" -d 'Draw an app\'s or a model\'s flow (mermaid, dot, a listing); export it as RDF, import an RDF graph as an app'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "test" -d 'Run apps\' scenarios and check their expectations (for CI: --junit FILE)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "runs" -d 'The journalled runs: list, show, replay, verify, export'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "serve" -d 'Serve the bridge\'s MCP tools for apps over streamable HTTP or stdio'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "tools" -d 'The tools an app\'s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "worker" -d 'Resume waiting runs as their timers come due (and answered ones), until stopped'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "schema" -d 'Print the JSON Schema of a flow config, a scenario or an answers file (for editors)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "man" -d 'Print the man page (roff), or write every page into a folder (--dir)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve tools kogito worker schema completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "init" -d 'Create a new app from a template: model with diagram, config, policies, scenarios'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "list" -d 'List the apps and whether each validates'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "describe" -d 'What a person sees before a run: each control point, who decides there, who answers'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "graph" -d 'Draw an app\'s or a model\'s flow (mermaid, dot, a listing); export it as RDF, import an RDF graph as an app'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "test" -d 'Run apps\' scenarios and check their expectations (for CI: --junit FILE)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "runs" -d 'The journalled runs: list, show, replay, verify, export'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "serve" -d 'Serve apps: MCP over streamable HTTP or stdio, A2A agents, the web console'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "users" -d 'The people who may sign in to the web console (serve --ui): add, remove, list'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "tools" -d 'The tools an app\'s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "worker" -d 'Resume waiting runs as their timers come due (and answered ones), until stopped'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "schema" -d 'Print the JSON Schema of a flow config, a scenario or an answers file (for editors)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "man" -d 'Print the man page (roff), or write every page into a folder (--dir)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from graph" -f -a "export" -d 'Write an app\'s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on `agentflow:nextTask` edges), with its flow config and policies'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from graph" -f -a "import" -d 'Make a runnable app (BPMN, flow config, policies) from an RDF graph: Turtle, TriG (.trig) or N-Quads (.nq)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from graph" -f -a "query" -d 'Run a SPARQL query against graph mode\'s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals'
@@ -586,6 +634,9 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "verify" -d 'Check a run\'s journal against its hash chain and head file (exit 1 when it was tampered with)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "export" -d 'Write a run\'s journal as JSON lines (the audit trail) or as an XES event log'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "report" -d 'Write one self-contained HTML page of a run: its BPMN diagram with the path taken, the decisions, adaptations and timings laid over it, and its journal as a table'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from users" -f -a "add" -d 'Add a person (or set a new password): asked at the terminal without echo, or read from standard input\'s first line (--password-stdin)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from users" -f -a "remove" -d 'Remove a person'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from users" -f -a "list" -d 'List the people who may sign in'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from kogito" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'
 
 # Apps, scenarios and run ids, from the working folder (`cuga-flo __complete`).

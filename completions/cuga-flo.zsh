@@ -594,8 +594,8 @@ xes\:"An IEEE 1849 XES 1.0 event log (one trace, one event per activity)"))' \
 (report)
 _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
-'-o+[Where to write the page (standard output when not given)]:FILE:_files' \
-'--output=[Where to write the page (standard output when not given)]:FILE:_files' \
+'-o+[Where to write the page (standard output when not given and it is not a terminal)]:FILE:_files' \
+'--output=[Where to write the page (standard output when not given and it is not a terminal)]:FILE:_files' \
 '--app=[The app, when the run'\''s app is not found by its name under the apps folder]:APP|PATH:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
@@ -693,6 +693,9 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--http=[Serve MCP over streamable HTTP at http\://HOST\:PORT/mcp (port 0\: any free port); prints \`listening http\://HOST\:PORT/mcp\` on stdout once ready]:HOST:PORT:_default' \
 '--a2a=[Serve each app as an A2A 1.0 agent at http\://HOST\:PORT/<app> (its card at <app>/.well-known/agent-card.json; port 0\: any free port); prints \`listening http\://HOST\:PORT\` and one \`agent <app> <url>\` line per app on stdout once ready]:HOST:PORT:_default' \
+'(--http --stdio)--ui=[Serve the web console (tasklist, runs, start) at http\://HOST\:PORT, alone or beside --a2a on the same run host; prints \`listening http\://HOST\:PORT\` (or, beside --a2a, \`console http\://HOST\:PORT\`) once ready]:HOST:PORT:_default' \
+'--users=[The console'\''s users file (\`cuga-flo users add\`) \[default\: <run-dir>/users, when it exists\]; without one (nor --user-header), only a loopback address is served, to the local user]:FILE:_files' \
+'(--users)--user-header=[A trusted reverse proxy signs people in and names them in this request header (e.g. X-Forwarded-User); the console must then be reachable through the proxy only]:HEADER:_default' \
 '(--token-file --stdio)--token-env=[Require \`Authorization\: Bearer <token>\`, the token read from this environment variable (needed to bind to anything but a loopback address)]:VAR:_default' \
 '(--stdio)--token-file=[Require \`Authorization\: Bearer <token>\`, the token read from this file (its first line)]:FILE:_files' \
 '--read-timeout=[Seconds a client has to send a request'\''s head and body; also how long a connection may idle between requests before it is closed (HTTP, A2A)]:SECS:_default' \
@@ -719,6 +722,107 @@ mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connect
 '--help[Print help (see more with '\''--help'\'')]' \
 '*::apps -- The apps to serve\: names under the apps folder, app folders or flow config files:_default' \
 && ret=0
+;;
+(users)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+":: :_cuga-flo__subcmd__users_commands" \
+"*::: :->users" \
+&& ret=0
+
+    case $state in
+    (users)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-users-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+'--users=[The users file \[default\: <run-dir>/users\]]:FILE:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--password-stdin[Read the password from standard input'\''s first line]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':name -- Their name\: what an app'\''s approvers list and a journal'\''s `by` say:_default' \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+'--users=[The users file \[default\: <run-dir>/users\]]:FILE:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':name:_default' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--users=[The users file \[default\: <run-dir>/users\]]:FILE:_files' \
+'--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__users__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-users-help-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
 ;;
 (tools)
 _arguments "${_arguments_options[@]}" : \
@@ -1012,6 +1116,34 @@ esac
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(users)
+_arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__help__subcmd__users_commands" \
+"*::: :->users" \
+&& ret=0
+
+    case $state in
+    (users)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-help-users-command-$line[1]:"
+        case $line[1] in
+            (add)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(remove)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (tools)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1076,7 +1208,8 @@ _cuga-flo_commands() {
 'start:Run a process\: every control-point decision and the hook audit log, live' \
 'test:Run apps'\'' scenarios and check their expectations (for CI\: --junit FILE)' \
 'runs:The journalled runs\: list, show, replay, verify, export' \
-'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
+'serve:Serve apps\: MCP over streamable HTTP or stdio, A2A agents, the web console' \
+'users:The people who may sign in to the web console (serve --ui)\: add, remove, list' \
 'tools:The tools an app'\''s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'worker:Resume waiting runs as their timers come due (and answered ones), until stopped' \
@@ -1175,7 +1308,8 @@ _cuga-flo__subcmd__help_commands() {
 'start:Run a process\: every control-point decision and the hook audit log, live' \
 'test:Run apps'\'' scenarios and check their expectations (for CI\: --junit FILE)' \
 'runs:The journalled runs\: list, show, replay, verify, export' \
-'serve:Serve the bridge'\''s MCP tools for apps over streamable HTTP or stdio' \
+'serve:Serve apps\: MCP over streamable HTTP or stdio, A2A agents, the web console' \
+'users:The people who may sign in to the web console (serve --ui)\: add, remove, list' \
 'tools:The tools an app'\''s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'worker:Resume waiting runs as their timers come due (and answered ones), until stopped' \
@@ -1372,6 +1506,30 @@ _cuga-flo__subcmd__help__subcmd__test_commands() {
 _cuga-flo__subcmd__help__subcmd__tools_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help tools commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__users_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__users_commands() {
+    local commands; commands=(
+'add:Add a person (or set a new password)\: asked at the terminal without echo, or read from standard input'\''s first line (--password-stdin)' \
+'remove:Remove a person' \
+'list:List the people who may sign in' \
+    )
+    _describe -t commands 'cuga-flo help users commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__users__subcmd__add_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__users__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help users add commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__users__subcmd__list_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__users__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help users list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__users__subcmd__remove_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__users__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help users remove commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__validate_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__validate_commands() {
@@ -1640,6 +1798,61 @@ _cuga-flo__subcmd__test_commands() {
 _cuga-flo__subcmd__tools_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo tools commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__users_commands] )) ||
+_cuga-flo__subcmd__users_commands() {
+    local commands; commands=(
+'add:Add a person (or set a new password)\: asked at the terminal without echo, or read from standard input'\''s first line (--password-stdin)' \
+'remove:Remove a person' \
+'list:List the people who may sign in' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo users commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__users__subcmd__add_commands] )) ||
+_cuga-flo__subcmd__users__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo users add commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__users__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__users__subcmd__help_commands() {
+    local commands; commands=(
+'add:Add a person (or set a new password)\: asked at the terminal without echo, or read from standard input'\''s first line (--password-stdin)' \
+'remove:Remove a person' \
+'list:List the people who may sign in' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo users help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__users__subcmd__help__subcmd__add_commands] )) ||
+_cuga-flo__subcmd__users__subcmd__help__subcmd__add_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo users help add commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__users__subcmd__help__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__users__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo users help help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__users__subcmd__help__subcmd__list_commands] )) ||
+_cuga-flo__subcmd__users__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo users help list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__users__subcmd__help__subcmd__remove_commands] )) ||
+_cuga-flo__subcmd__users__subcmd__help__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo users help remove commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__users__subcmd__list_commands] )) ||
+_cuga-flo__subcmd__users__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo users list commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__users__subcmd__remove_commands] )) ||
+_cuga-flo__subcmd__users__subcmd__remove_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo users remove commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__validate_commands] )) ||
 _cuga-flo__subcmd__validate_commands() {

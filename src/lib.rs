@@ -36,3 +36,4 @@ pub mod tls;
 pub mod tools;
 pub mod view;
 pub mod vocab;
+pub mod web;

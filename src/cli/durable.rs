@@ -4,14 +4,13 @@
 //! journals it and resumes the run. Each holds the run's journal lock while it writes: a
 //! run never has two writers.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use clap::Args;
 use serde_json::{Map, Value, json};
 
-use crate::journal::store::{self, Journal};
-use crate::journal::{Event, FlowState, Record};
+use crate::journal::Record;
+use crate::journal::store::Journal;
 use crate::reason::park::Given;
 use crate::vocab::{Offered, Question};
 
@@ -387,37 +386,13 @@ pub(super) fn resume_open(
 
 /// `runs pending`: the open questions of every run, oldest first.
 pub fn pending(args: &PendingArgs, style: Style) -> Result<Outcome, UsageError> {
-    let mut rows = Vec::new();
-    // The messages and signals waiting runs wait for (shown after the questions).
-    let mut waits = Vec::new();
-    for id in store::run_ids(&args.runs.run_dir) {
-        let path = store::run_dir(&args.runs.run_dir, &id).join(store::JOURNAL_FILE);
-        let Ok(read) = store::read_journal(&path) else {
-            continue;
-        };
-        let state = FlowState::fold(read.records.iter());
-        if state.status.is_some() || args.app.as_ref().is_some_and(|app| &state.app != app) {
-            continue;
-        }
-        let asked: HashMap<&str, u64> = read
-            .records
-            .iter()
-            .filter_map(|r| match &r.event {
-                Event::QuestionParked { question } => Some((question.key.as_str(), r.at_ms)),
-                _ => None,
-            })
-            .collect();
-        for q in state.open_questions.values() {
-            let at = asked.get(q.key.as_str()).copied().unwrap_or(0);
-            rows.push((at, id.clone(), state.app.clone(), q.clone()));
-        }
-        if let Some(waiting) = &state.waiting {
-            for a in &waiting.awaiting {
-                waits.push((id.clone(), state.app.clone(), a.clone()));
-            }
-        }
-    }
-    rows.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    let (open, waits) = crate::run::pending::pending(&args.runs.run_dir, args.app.as_deref());
+    let rows: Vec<(u64, String, String, Question)> = (open.into_iter())
+        .map(|o| (o.asked_at_ms, o.run_id, o.app, o.question))
+        .collect();
+    let waits: Vec<_> = (waits.into_iter())
+        .map(|w| (w.run_id, w.app, w.awaited))
+        .collect();
     if args.json {
         let doc: Vec<Value> = rows
             .iter()

@@ -39,6 +39,7 @@ mod start;
 mod target;
 mod test;
 mod tools;
+mod users;
 mod validate;
 
 use std::path::PathBuf;
@@ -276,8 +277,10 @@ pub enum Command {
     Test(test::TestArgs),
     /// The journalled runs: list, show, replay, verify, export
     Runs(runs::RunsArgs),
-    /// Serve the bridge's MCP tools for apps over streamable HTTP or stdio
+    /// Serve apps: MCP over streamable HTTP or stdio, A2A agents, the web console
     Serve(serve::ServeArgs),
+    /// The people who may sign in to the web console (serve --ui): add, remove, list
+    Users(users::UsersArgs),
     /// The tools an app's tool sources offer (MCP servers, OpenAPI), and who confirms each;
     /// --lock writes tools.lock.json for validate
     Tools(tools::ToolsArgs),
@@ -352,6 +355,7 @@ pub fn main() -> ExitCode {
         Command::Test(args) => test::run(&cli, args, style),
         Command::Runs(args) => runs::run(&cli, args, style),
         Command::Serve(args) => serve::run(&cli, args, style),
+        Command::Users(args) => users::run(args, style),
         Command::Tools(args) => tools::run(&cli, args, style),
         Command::Kogito(args) => kogito::run(&cli, args, style),
         Command::Worker(args) => durable::worker(&cli, args, style),

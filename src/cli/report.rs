@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::journal::Event;
 use crate::view::Names;
 use crate::view::report::{Model, render};
 
@@ -19,7 +18,7 @@ pub struct ReportArgs {
     pub tampered: super::ReadTampered,
     #[command(flatten)]
     pub runs: super::RunDir,
-    /// Where to write the page (standard output when not given)
+    /// Where to write the page (standard output when not given and it is not a terminal)
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The app, when the run's app is not found by its name under the apps folder
@@ -28,6 +27,12 @@ pub struct ReportArgs {
 }
 
 pub fn run(apps_dir: &Path, args: &ReportArgs, style: Style) -> Result<Outcome, UsageError> {
+    if args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Err(
+            UsageError::new("the report is an HTML page; it is not written to a terminal")
+                .with_help("write it to a file with -o run.html (or pipe it)"),
+        );
+    }
     let id = crate::run::lookup::find_run(&args.runs.run_dir, &args.run_id)?;
     let records = args.tampered.read(&args.runs.run_dir, &id, style)?;
     let app = match &args.app {
@@ -46,17 +51,7 @@ pub fn run(apps_dir: &Path, args: &ReportArgs, style: Style) -> Result<Outcome, 
         Some(app) => Names::from_app(app),
         None => Names::default(),
     };
-    let process_id = match records.first().map(|r| &r.event) {
-        Some(Event::RunStarted { process_id, .. }) => process_id.clone(),
-        _ => String::new(),
-    };
-    let model = app.as_ref().and_then(|app| {
-        let doc = app.bpmn.as_ref()?;
-        let process = (doc.processes.iter())
-            .find(|p| p.id == process_id)
-            .or_else(|| doc.main_process())?;
-        Some(Model::of(doc.source.text(), process))
-    });
+    let model = app.as_ref().and_then(|app| Model::for_run(app, &records));
     let page = render(&id, &records, model.as_ref(), &names);
     match &args.output {
         Some(file) => {

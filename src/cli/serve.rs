@@ -39,7 +39,7 @@ use crate::run::chain;
 use crate::run::host::{self, Adopt, GRACE, Journals, Labels, NotServed, judge};
 
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("transport").required(true).args(["http", "stdio", "a2a"])))]
+#[command(group(ArgGroup::new("transport").required(true).multiple(true).args(["http", "stdio", "a2a", "ui"])))]
 pub struct ServeArgs {
     /// The apps to serve: names under the apps folder, app folders or flow config files
     #[arg(value_name = "APP|PATH")]
@@ -64,6 +64,23 @@ pub struct ServeArgs {
     /// http://HOST:PORT` and one `agent <app> <url>` line per app on stdout once ready
     #[arg(long, value_name = "HOST:PORT")]
     pub a2a: Option<String>,
+
+    /// Serve the web console (tasklist, runs, start) at http://HOST:PORT, alone or beside
+    /// --a2a on the same run host; prints `listening http://HOST:PORT` (or, beside --a2a,
+    /// `console http://HOST:PORT`) once ready
+    #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["http", "stdio"])]
+    pub ui: Option<String>,
+
+    /// The console's users file (`cuga-flo users add`) [default: <run-dir>/users, when
+    /// it exists]; without one (nor --user-header), only a loopback address is served,
+    /// to the local user
+    #[arg(long, value_name = "FILE", requires = "ui")]
+    pub users: Option<PathBuf>,
+
+    /// A trusted reverse proxy signs people in and names them in this request header
+    /// (e.g. X-Forwarded-User); the console must then be reachable through the proxy only
+    #[arg(long, value_name = "HEADER", requires = "ui", conflicts_with = "users")]
+    pub user_header: Option<String>,
 
     /// Require `Authorization: Bearer <token>`, the token read from this environment
     /// variable (needed to bind to anything but a loopback address)
@@ -122,20 +139,38 @@ enum Transport {
         token: Option<Secret>,
     },
     Stdio,
+    /// The A2A agents (`addr`) and the web console (`--ui`), on one run host.
     A2a {
-        addr: SocketAddr,
+        addr: Option<SocketAddr>,
         token: Option<Secret>,
     },
 }
 
 pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageError> {
     raise_open_files_limit();
-    let transport = match &args.a2a {
-        Some(a2a) => {
+    if args.stdio && (args.http.is_some() || args.a2a.is_some()) {
+        return Err(UsageError::new(
+            "--stdio serves MCP alone: give it without --http or --a2a",
+        ));
+    }
+    if args.http.is_some() && args.a2a.is_some() {
+        return Err(UsageError::new(
+            "--http and --a2a are two servers: start one `cuga-flo serve` for each (on the same --run-dir)",
+        ));
+    }
+    let transport = match (&args.a2a, &args.ui) {
+        (Some(a2a), _) => {
             let (addr, token) = listen(args, "--a2a", a2a)?;
-            Transport::A2a { addr, token }
+            Transport::A2a {
+                addr: Some(addr),
+                token,
+            }
         }
-        None => transport(args)?,
+        (None, Some(_)) => Transport::A2a {
+            addr: None,
+            token: None,
+        },
+        (None, None) => transport(args)?,
     };
     // Read once, up front: a broken answers file is a usage error, not a problem of each
     // app; every app's chain answers from the one parsed file.
@@ -164,7 +199,12 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         apps
     };
     if let Transport::A2a { addr, token } = transport {
+        let console = match &args.ui {
+            Some(ui) => Some(console(args, ui)?),
+            None => None,
+        };
         let settings = super::serve_a2a::Settings {
+            console,
             journal: args.journal.clone(),
             no_model: args.no_model,
             session_idle: args.session_idle,
@@ -294,6 +334,61 @@ pub(super) fn raise_open_files_limit() {
             }
         }
     }
+}
+
+/// Where the web console listens and who may sign in: a users file, a proxy's header, or
+/// nobody (the local user, on a loopback address only).
+fn console(args: &ServeArgs, ui: &str) -> Result<(SocketAddr, crate::web::Identity), UsageError> {
+    let addr = ui
+        .to_socket_addrs()
+        .map_err(|e| {
+            UsageError::new(format!("--ui {ui}: not an address to listen on: {e}"))
+                .with_help("give HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free port)")
+        })?
+        .next()
+        .ok_or_else(|| UsageError::new(format!("--ui {ui}: the host has no address")))?;
+    if let Some(h) = &args.user_header {
+        if axum::http::HeaderName::from_bytes(h.as_bytes()).is_err() {
+            return Err(UsageError::new(format!(
+                "--user-header {h}: not a header name"
+            )));
+        }
+        return Ok((addr, crate::web::Identity::Header(h.to_ascii_lowercase())));
+    }
+    let (path, given) = match &args.users {
+        Some(p) => (p.clone(), true),
+        None => (
+            args.journal.run_dir.join(crate::web::users::DEFAULT_FILE),
+            false,
+        ),
+    };
+    if given && !path.is_file() {
+        return Err(
+            UsageError::new(format!("--users {}: no such file", path.display()))
+                .with_help("create it with `cuga-flo users add NAME --users FILE`"),
+        );
+    }
+    let users =
+        crate::web::users::Users::read(&path).map_err(|e| UsageError::new(e.to_string()))?;
+    if !users.is_empty() {
+        return Ok((addr, crate::web::Identity::Users(users)));
+    }
+    if !addr.ip().is_loopback() {
+        return Err(UsageError::new(format!(
+            "refusing to serve the console on {addr} without sign-in: it is not a loopback address"
+        ))
+        .with_help(
+            "add people with `cuga-flo users add NAME` (or pass --user-header behind a signing-in proxy), or bind to 127.0.0.1",
+        ));
+    }
+    let user = std::env::var("USER")
+        .ok()
+        .filter(|u| crate::web::users::valid_name(u))
+        .unwrap_or_else(|| "local".to_string());
+    tracing::warn!(
+        "the console has no users file: everyone reaching {addr} is `{user}` (add people with `cuga-flo users add`)"
+    );
+    Ok((addr, crate::web::Identity::Local(user)))
 }
 
 fn transport(args: &ServeArgs) -> Result<Transport, UsageError> {

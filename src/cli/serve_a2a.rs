@@ -35,6 +35,8 @@ use super::{Cli, Outcome, Style, UsageError};
 
 /// What `serve --a2a` is asked for (from `serve`'s flags).
 pub(super) struct Settings {
+    /// `--ui`: where the web console listens, and who may sign in.
+    pub console: Option<(SocketAddr, crate::web::Identity)>,
     pub journal: super::JournalArgs,
     pub no_model: bool,
     /// How long an input-required task waits for its caller, and a finished one is kept.
@@ -50,7 +52,7 @@ pub(super) fn run(
     answers: Option<&chain::AnswersFile>,
     style: Style,
     targets: &[AppRef],
-    addr: SocketAddr,
+    addr: Option<SocketAddr>,
     token: Option<Secret>,
 ) -> Result<Outcome, UsageError> {
     let labels = Labels::default();
@@ -91,7 +93,16 @@ pub(super) fn run(
             );
             continue;
         }
-        match agent::serve_app(loaded, answers, args.no_model, &journals, &labels) {
+        let (caller, console) = (addr.is_some(), args.console.is_some());
+        match agent::serve_app(
+            loaded,
+            answers,
+            args.no_model,
+            &journals,
+            &labels,
+            caller,
+            console,
+        ) {
             Ok((served, spec)) => {
                 agents.push(spec);
                 apps.insert(slug, served);
@@ -148,7 +159,21 @@ pub(super) fn run(
         // Runs a server now gone left parked: taken over, and resumed here.
         let take: Adopt = Arc::new(move |run_id, key, sink| Ok(adopter.adopt(run_id, key, sink)?));
         let adopting = tokio::spawn(journals.clone().keep_adopting(take));
-        let outcome = serve(addr, agents, runner, token, limits, &journals, &stopping).await;
+        let console = args.console.as_ref().map(|(addr, identity)| {
+            let settings = crate::web::Settings {
+                identity: match identity {
+                    crate::web::Identity::Users(u) => crate::web::Identity::Users(u.clone()),
+                    crate::web::Identity::Header(h) => crate::web::Identity::Header(h.clone()),
+                    crate::web::Identity::Local(u) => crate::web::Identity::Local(u.clone()),
+                },
+                read_timeout: limits.read_timeout,
+            };
+            (*addr, settings)
+        });
+        let outcome = serve(
+            addr, agents, runner, token, limits, console, &journals, &stopping,
+        )
+        .await;
         adopting.abort();
         outcome
     });
@@ -156,31 +181,70 @@ pub(super) fn run(
     outcome
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn serve(
-    addr: SocketAddr,
+    addr: Option<SocketAddr>,
     agents: Vec<AgentSpec>,
     runner: Arc<agent::Runner>,
     token: Option<Secret>,
     limits: Limits,
+    console: Option<(SocketAddr, crate::web::Settings)>,
     journals: &Journals,
     stopping: &std::sync::atomic::AtomicBool,
 ) -> Result<Outcome, UsageError> {
     let mut signals =
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
-    let mut server = A2aServer::bind(addr, agents, runner, token, limits)
-        .await
-        .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?;
-    let agents: Vec<String> = (server.agent_urls().into_iter())
-        .map(|(slug, url)| format!("agent {slug} {url}"))
-        .collect();
-    super::signals::announce("A2A 1.0", &server.url(), &agents, server.requires_token());
-    let addr = server.local_addr();
-    super::signals::until_signal(&mut signals, server.stopped(), "A2A", addr).await?;
+    let mut server = match addr {
+        Some(addr) => Some(
+            A2aServer::bind(addr, agents, runner.clone(), token, limits)
+                .await
+                .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?,
+        ),
+        None => None,
+    };
+    let web = match console {
+        Some((addr, settings)) => Some(
+            crate::web::WebConsole::bind(addr, runner, settings)
+                .await
+                .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?,
+        ),
+        None => None,
+    };
+    match (&server, &web) {
+        (Some(server), web) => {
+            let mut lines: Vec<String> = (server.agent_urls().into_iter())
+                .map(|(slug, url)| format!("agent {slug} {url}"))
+                .collect();
+            if let Some(web) = web {
+                lines.push(format!("console {}", web.url()));
+            }
+            super::signals::announce("A2A 1.0", &server.url(), &lines, server.requires_token());
+        }
+        (None, Some(web)) => {
+            super::signals::announce("the web console", &web.url(), &[], false);
+        }
+        (None, None) => unreachable!("serve --a2a or --ui"),
+    }
+    match &mut server {
+        Some(server) => {
+            let addr = server.local_addr();
+            super::signals::until_signal(&mut signals, server.stopped(), "A2A", addr).await?;
+        }
+        None => {
+            let addr = web.as_ref().map(|w| w.local_addr()).expect("a console");
+            let never = std::future::pending::<String>();
+            super::signals::until_signal(&mut signals, never, "console", addr).await?;
+        }
+    }
     stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+    if let Some(web) = web {
+        web.shutdown().await;
+    }
     // The tasks of runs parked here cannot end meanwhile: they are not waited for.
-    if !server
-        .shutdown_holding(GRACE, |id| journals.is_parked(id))
-        .await
+    if let Some(server) = server
+        && !server
+            .shutdown_holding(GRACE, |id| journals.is_parked(id))
+            .await
     {
         tracing::warn!("tasks still going after {}s; cancelled", GRACE.as_secs());
     }

@@ -42,6 +42,9 @@ use super::children::AppChildren;
 pub struct Served {
     pub loaded: Arc<LoadedApp>,
     pub judge: Arc<dyn Reasoner>,
+    /// As `judge`, then a person later (questions park): the runs no caller waits on (a
+    /// run started from the web console, a run taken over).
+    pub parking: Arc<dyn Reasoner>,
     pub process_key: String,
     /// The app's guardrail gateways (an approver's `approve`/`deny`), by gateway id.
     pub guardrails: Arc<HashMap<String, Guardrail>>,
@@ -144,24 +147,34 @@ fn integers_as_declared(
 /// [`super::host::judge`] (the answers file, then the app's model unless `no_model`),
 /// then the A2A caller; its runs are labelled and launched as `serve` launches them.
 /// The app to serve and its card; why not, when its harness cannot be built.
+/// `caller`: served as an A2A agent; `console`: beside the web console.
+#[allow(clippy::too_many_arguments)]
 pub fn serve_app(
     loaded: LoadedApp,
     answers: Option<&chain::AnswersFile>,
     no_model: bool,
     journals: &Journals,
     labels: &Labels,
+    caller: bool,
+    console: bool,
 ) -> Result<(Served, AgentSpec), AgentError> {
     let reasoner = super::host::judge(&loaded, answers, no_model, Some(journals.lookup()))?;
+    let parking = super::host::judge_parking(&loaded, answers, no_model, Some(journals.lookup()))?;
     // The harness is built once up front so that a broken app is reported now.
     FlowAgent::new(&loaded, reasoner.clone())?;
     let config = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
     let process_key = config.process_key().to_string();
-    labels.set(
-        &process_key,
-        &loaded.name,
-        &format!("{} (then the A2A caller)", reasoner.describe()),
-        &loaded.digest(),
-    );
+    // Who answers what nobody before does: the A2A caller of a task's run; a person at
+    // the web console (the question parks) for a run started there or taken over.
+    let judgement = match (caller, console) {
+        (true, true) => format!(
+            "{} (then the A2A caller of its task; a person, later, for a run started at the web console)",
+            reasoner.describe()
+        ),
+        (true, false) => format!("{} (then the A2A caller)", reasoner.describe()),
+        (false, _) => parking.describe(),
+    };
+    labels.set(&process_key, &loaded.name, &judgement, &loaded.digest());
     labels.set_app(&process_key, &loaded);
     labels.set_launch(
         &process_key,
@@ -174,6 +187,7 @@ pub fn serve_app(
         guardrails: guardrails(&loaded),
         loaded: Arc::new(loaded),
         judge: reasoner,
+        parking,
         process_key,
     };
     Ok((served, spec))
@@ -231,6 +245,7 @@ impl ScenarioAgents {
                     Served {
                         guardrails: guardrails(&s.loaded),
                         loaded: Arc::new(s.loaded),
+                        parking: s.judge.clone(),
                         judge: s.judge,
                         process_key,
                     },
@@ -365,11 +380,25 @@ impl Runner {
         process_key: &str,
         sink: Arc<dyn EventSink>,
     ) -> Result<(), AgentError> {
+        self.go(run_id, process_key, sink, None)
+    }
+
+    /// Run `run_id` of `process_key` here under the app's judgement, then a person later
+    /// (its questions park), its journal `sink` open here: started from `start` (its
+    /// initial variables and their provenance), or, without, waiting and held here until
+    /// it can go on. Each time it parks it is held here again, until it ends.
+    pub(super) fn go(
+        self: &Arc<Self>,
+        run_id: &str,
+        process_key: &str,
+        sink: Arc<dyn EventSink>,
+        start: Option<(Map<String, Value>, crate::vocab::Untrusted)>,
+    ) -> Result<(), AgentError> {
         let served = (self.apps.values())
             .find(|s| s.process_key == process_key)
             .ok_or_else(|| AgentError::NoProcessKey(process_key.to_string()))?;
-        let harness = FlowAgent::new(&served.loaded, served.judge.clone())?;
-        let process = (served.loaded.process().cloned()).ok_or(NotServed::NoProcess)?;
+        let harness = FlowAgent::new(&served.loaded, served.parking.clone())?;
+        let process = Arc::new((served.loaded.process().cloned()).ok_or(NotServed::NoProcess)?);
         let mut annotations = harness.annotations();
         if self.max_wait.is_some() {
             annotations.max_wait_secs = self.max_wait;
@@ -388,29 +417,69 @@ impl Runner {
         });
         harness.journal_remote_tasks(sink.clone());
         let harness = Arc::new(harness);
+        let first = start.map(|(variables, untrusted)| {
+            let mut request = RunRequest::new(
+                run_id.to_string(),
+                process_key.to_string(),
+                process.clone(),
+                annotations.clone(),
+                variables,
+                None,
+            );
+            request.untrusted = Some(untrusted);
+            request.children = Some(children.clone());
+            request
+        });
         let parked = crate::mcp::Parked {
             run_id: run_id.to_string(),
             process_key: process_key.to_string(),
-            process: Arc::new(process),
+            process,
             annotations,
-            sink,
+            sink: sink.clone(),
             children: Some(children),
         };
         let (engine, cores) = (self.engine.clone(), self.cores.clone());
         let parking: Arc<dyn crate::mcp::Parking> = Arc::new(self.journals.clone());
-        tokio::spawn(crate::mcp::keep_parked(
-            parking,
-            parked,
-            move |request, sink| {
-                let run = cores.spawn(engine.clone().run(request, harness.clone(), sink));
-                async move {
-                    match run.await {
-                        Ok(outcome) => Ok(outcome?),
-                        Err(e) => Err(crate::mcp::BridgeError::Task(e)),
+        let (loaded, judge) = (served.loaded.clone(), served.parking.clone());
+        let run = move |request: RunRequest, sink: Arc<dyn EventSink>| {
+            // Resumed with answers a person gave meanwhile (`runs answer`, the web
+            // console): they are asked first, as a resumed `start` asks them.
+            let harness = match answered_harness(&loaded, &judge, &request, &sink) {
+                Some(Ok(h)) => Arc::new(h),
+                Some(Err(e)) => {
+                    tracing::error!("run {}: its answers cannot be applied: {e}", request.run_id);
+                    harness.clone()
+                }
+                None => harness.clone(),
+            };
+            let run = cores.spawn(engine.clone().run(request, harness, sink));
+            async move {
+                match run.await {
+                    Ok(outcome) => Ok(outcome?),
+                    Err(e) => Err(crate::mcp::BridgeError::Task(e)),
+                }
+            }
+        };
+        let run_id = run_id.to_string();
+        let journals = self.journals.clone();
+        tokio::spawn(async move {
+            if let Some(request) = first {
+                match run(request, sink).await {
+                    Ok(o) if o.status == RunStatus::Waiting => {}
+                    Ok(o) => {
+                        tracing::info!("run {run_id}: {}", o.status.as_str());
+                        return;
+                    }
+                    Err(e) => {
+                        let e = crate::diag::chain(&e);
+                        // Its journal ends failed, with why (nothing more is taken).
+                        journals.interrupt(&run_id, &format!("the run stopped: {e}"));
+                        return;
                     }
                 }
-            },
-        ));
+            }
+            crate::mcp::keep_parked(parking, parked, run).await;
+        });
         Ok(())
     }
 }
@@ -664,6 +733,25 @@ impl Executor for Runner {
         });
         Ok(())
     }
+}
+
+/// The harness of a run resumed from records holding answers no run has applied yet
+/// (given with `runs answer` or from the web console): those answers first, then the
+/// app's judgement. `None` when there are none.
+fn answered_harness(
+    loaded: &LoadedApp,
+    judge: &Arc<dyn Reasoner>,
+    request: &RunRequest,
+    sink: &Arc<dyn EventSink>,
+) -> Option<Result<FlowAgent, crate::harness::HarnessError>> {
+    let records = &request.resume.as_ref()?.records;
+    let state = crate::journal::FlowState::fold(records.iter());
+    if state.unapplied_answers.is_empty() {
+        return None;
+    }
+    let answers = super::chain::answers_of(records, &state);
+    let chain: Arc<dyn Reasoner> = Arc::new(Chain::new(vec![Arc::new(answers), judge.clone()]));
+    Some(FlowAgent::new(loaded, chain).inspect(|h| h.journal_remote_tasks(sink.clone())))
 }
 
 /// A parked run's status update: what it waits for (a timer and when it is due, the

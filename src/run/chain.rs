@@ -165,6 +165,9 @@ pub struct Sources<'a> {
     /// The process the answers are for: each answer given in advance is checked against
     /// its control points before the run starts (`None`: a server answering many flows).
     pub process: Option<&'a crate::bpmn::Process>,
+    /// The process whose guardrail gateways a parked question is an approval of, when
+    /// `process` is not given (a server: its answers file is not checked against it).
+    pub approvals_in: Option<&'a crate::bpmn::Process>,
     /// The clients of the app's remote agents that the run's harness uses too (so that a
     /// consultation's remote task is journalled and followed up on resume); `None`: the
     /// consultations get their own.
@@ -362,7 +365,7 @@ pub fn judgement(config: &FlowConfig, sources: &Sources<'_>) -> Result<Judgement
                 let mut deadlines = deadlines(config);
                 let mut approvals = std::collections::HashMap::new();
                 // A guardrail's question waits until its timeout, then DENIED decides.
-                if let Some(process) = sources.process {
+                if let Some(process) = sources.process.or(sources.approvals_in) {
                     for (id, g) in crate::app::guardrail::all(Some(config), process) {
                         let Ok(g) = g else { continue };
                         let deny = serde_json::json!({"flow": g.deny_flow});
@@ -473,6 +476,12 @@ pub fn expected(
             out.hooks.push(flow.value.clone());
         }
         for t in &hook.insertable_tasks {
+            out.tasks.entry(t.id.value.clone()).or_default();
+        }
+        // A static add_node's task is asked as an inserted one is.
+        if let Some(crate::app::config::ActionSpec::AddNode(t)) =
+            hook.action.as_ref().map(|a| &a.value)
+        {
             out.tasks.entry(t.id.value.clone()).or_default();
         }
     }

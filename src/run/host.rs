@@ -192,6 +192,33 @@ pub fn judge(
     Ok(reasoner)
 }
 
+/// As [`judge`], then a person later: a question nobody before answers parks the run
+/// (a guardrail's as its approval, DENIED at its timeout), for a person to answer from
+/// the web console or with `runs answer`. What a server's runs with no caller to ask
+/// are judged by (started from the web console, or taken over).
+pub fn judge_parking(
+    loaded: &LoadedApp,
+    answers: Option<&chain::AnswersFile>,
+    no_model: bool,
+    journals: Option<crate::reason::remote::RunJournals>,
+) -> Result<Arc<dyn Reasoner>, NotServed> {
+    let config: &FlowConfig = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
+    let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
+    if let Some(find) = journals {
+        remotes.journal_by_run(find);
+    }
+    let sources = Sources {
+        answers,
+        no_model,
+        remotes: Some(&remotes),
+        park: true,
+        approvals_in: loaded.process(),
+        ..Sources::default()
+    };
+    let (reasoner, _) = chain::judgement(config, &sources)?;
+    Ok(reasoner)
+}
+
 /// The app name, the source of judgement and the app's digest of each process key, for
 /// `RunStarted` (and the journal's anchor).
 /// Also the served apps in graph mode, whose runs are written into their stores.
@@ -575,6 +602,59 @@ impl Journals {
         crate::journal::mailbox::release_parked(&store::run_dir(&self.base, run_id));
     }
 
+    /// Journal a person's answer to run `run_id`, held parked here, through its journal
+    /// (checked as `runs answer` checks it), and wake the run so it goes on here. `None`
+    /// when this server does not hold the run parked.
+    pub fn answer(
+        &self,
+        run_id: &str,
+        request: crate::run::answer::AnswerRequest,
+    ) -> Option<Result<crate::run::answer::Answered, crate::run::answer::AnswerError>> {
+        let run = lock(&self.open).get(run_id).cloned()?;
+        let closed = lock(&run.closed);
+        if *closed || !run.is_parked() {
+            return None;
+        }
+        let (records, _) = self.read(&run)?;
+        let answered = crate::run::answer::answer(&run.sink.inner, &records, run_id, request);
+        drop(closed);
+        if answered.is_ok() {
+            run.wake.notify_one();
+        }
+        Some(answered.map(|(answered, _)| answered))
+    }
+
+    /// Hold waiting run `run_id` of `process_key`, whose journal was reopened here (its
+    /// lock taken), as a run started here; its inbox says so at once.
+    pub fn take(&self, run_id: &str, process_key: &str, journal: Journal) -> Arc<dyn EventSink> {
+        let run = self.hold(run_id, process_key, journal);
+        if let Err(e) = crate::journal::mailbox::hold_parked(&store::run_dir(&self.base, run_id)) {
+            tracing::warn!("run {run_id}: cannot open its inbox: {e}");
+        }
+        run
+    }
+
+    /// Whether run `run_id` is held here (going or parked).
+    pub fn holds(&self, run_id: &str) -> bool {
+        lock(&self.open).contains_key(run_id)
+    }
+
+    /// Let go of run `run_id` (taken here, it could not be resumed): its inbox and lock
+    /// are released.
+    pub fn release(&self, run_id: &str) {
+        crate::journal::mailbox::release_parked(&store::run_dir(&self.base, run_id));
+        lock(&self.open).remove(run_id);
+    }
+
+    /// Where the runs are journalled, and how durably.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
     /// Run `run_id`'s journal committed and read, with its state.
     fn read(&self, run: &RunJournal) -> Option<(Vec<Record>, FlowState)> {
         let _ = run.sink.inner.commit();
@@ -615,7 +695,7 @@ impl Journals {
             let now = crate::clock::now_ms();
             if waiting.due_ms.is_some_and(|due| due <= now)
                 || !waiting.delivered.is_empty()
-                || !state.unapplied_answers.is_empty()
+                || answered_since_resumed(&records, &state)
                 || crate::run::parked::child_finished(&self.base, &waiting.reason)
             {
                 break Some(records);
@@ -762,6 +842,25 @@ impl crate::mcp::Parking for Journals {
         }
         Some(written)
     }
+}
+
+/// Whether an answer the run has not applied was journalled since it last resumed (one
+/// journalled before was there when it resumed and did not apply: it does not wake it
+/// again, or the run would resume and park for ever).
+fn answered_since_resumed(records: &[Record], state: &FlowState) -> bool {
+    if state.unapplied_answers.is_empty() {
+        return false;
+    }
+    for r in records.iter().rev() {
+        match &r.event {
+            Event::RunResumed { .. } => return false,
+            Event::QuestionAnswered { key, .. } if state.unapplied_answers.contains_key(key) => {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The journal of one run started by a client.

@@ -38,6 +38,19 @@ impl Listed {
         Listed::Unreadable,
     ];
 
+    /// The status of a run whose journal reads as `state` (not empty).
+    pub fn of(state: &FlowState) -> Listed {
+        match state.status {
+            Some(RunStatus::Completed) => Listed::Completed,
+            Some(RunStatus::Terminated) => Listed::Terminated,
+            Some(RunStatus::Failed) => Listed::Failed,
+            Some(RunStatus::Waiting) => Listed::Waiting,
+            Some(RunStatus::Cancelled) => Listed::Cancelled,
+            None if state.waiting.is_some() => Listed::Waiting,
+            None => Listed::Unfinished,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Listed::Completed => "completed",
@@ -90,17 +103,11 @@ impl RunSummary {
             }) => launch.scenario.clone(),
             _ => None,
         };
-        let status = match (&problem, state.status) {
-            (Some(_), _) => Listed::Unreadable,
-            (None, Some(RunStatus::Completed)) => Listed::Completed,
-            (None, Some(RunStatus::Terminated)) => Listed::Terminated,
-            (None, Some(RunStatus::Failed)) => Listed::Failed,
-            (None, Some(RunStatus::Waiting)) => Listed::Waiting,
-            (None, Some(RunStatus::Cancelled)) => Listed::Cancelled,
-            (None, None) if state.waiting.is_some() => Listed::Waiting,
+        let status = match &problem {
+            Some(_) => Listed::Unreadable,
             // Stopped before its first record: `runs cancel` removes it.
-            (None, None) if records.is_empty() => Listed::Empty,
-            (None, None) => Listed::Unfinished,
+            None if records.is_empty() => Listed::Empty,
+            None => Listed::of(&state),
         };
         RunSummary {
             id,

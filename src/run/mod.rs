@@ -16,12 +16,16 @@
 //! - [`children`]: the child runs of call activities, whichever host runs the parent;
 //! - [`answer`]: a person's answer to a parked run's open question, checked and
 //!   journalled (`runs answer`);
+//! - [`pending`]: the open questions of the waiting runs and what else they wait for
+//!   (`runs pending`, the web console's tasklist);
 //! - [`parked`]: which parked runs can go on, reopening one, taking each due run for
 //!   exactly one process (the worker's), deadlines answered by their `on_timeout`;
 //! - [`host`]: the run host of a server: the registered flow of a loaded app and the
 //!   `register_flow` loader, the journals of the runs its clients start,
 //!   parked runs held until they can go on and resumed in-process, runs left parked by
 //!   a server now gone taken over;
+//! - [`served`]: what a server does for the people it serves (the web console): start a
+//!   run of a served app, answer a waiting run's question, cancel a run;
 //! - [`resume`]: a parked run's continuation planned from its journal;
 //! - [`replay`]: what tells a replayed run from the original (decisions, drift);
 //! - [`cancel`]: cancelling a run, its remote tasks and its children (`runs cancel`, a
@@ -38,11 +42,13 @@ pub mod launch;
 pub mod listing;
 pub mod lookup;
 pub mod parked;
+pub mod pending;
 pub mod plan;
 pub mod ready;
 pub mod replay;
 pub mod resume;
 pub mod scenario;
+pub mod served;
 pub mod watch;
 
 pub use crate::diag::Help;

@@ -325,6 +325,7 @@ impl RunPlan {
                 answered,
                 spent,
                 process: loaded.process(),
+                approvals_in: None,
                 given: &[],
                 remotes: Some(&remotes),
             },
@@ -809,6 +810,47 @@ fn initial_variables(
         )));
     }
     Ok((vars, known.then_some(untrusted)))
+}
+
+/// A run's initial variables from a form (the web console's start page): the config's
+/// defaults, then each field given, typed as `--var` types its value (by the declared
+/// default) and checked as `--var` is (a declared variable, the required inputs given);
+/// each given value untrusted, from `source`. An empty field keeps the default.
+pub fn form_variables(
+    config: &crate::app::FlowConfig,
+    fields: &[(String, String)],
+    source: &str,
+) -> Result<(Map<String, Value>, Untrusted), PlanError> {
+    let mut vars: Map<String, Value> = (config.variables.iter())
+        .map(|v| (v.name.value.clone(), v.default.clone()))
+        .collect();
+    let mut untrusted = Untrusted::new();
+    let mut given = Vec::new();
+    for (name, raw) in fields {
+        let declared = config.variable(name).map(|v| &v.default);
+        if declared.is_none() && !config.variables.is_empty() {
+            return Err(undeclared(config, &format!("`{name}`:"), name));
+        }
+        if raw.is_empty() && !matches!(declared, None | Some(Value::Null)) {
+            continue;
+        }
+        let value = typed_value(name, raw, declared).map_err(|_| {
+            let kind = config
+                .declared_kind(name)
+                .map_or("a value", |k| k.described());
+            PlanError::new(format!("`{name}` is {kind}, not {raw:?}"))
+        })?;
+        untrusted.insert(name.clone(), Taint::input(source));
+        vars.insert(name.clone(), value);
+        given.push(name.clone());
+    }
+    if let Some(missing) = config.missing_inputs(&given).first() {
+        return Err(PlanError::new(format!(
+            "input `{}` is required",
+            missing.name.value
+        )));
+    }
+    Ok((vars, untrusted))
 }
 
 /// An input `name` = `value` (from `source`) checked against the app's variables: in an

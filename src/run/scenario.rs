@@ -199,9 +199,16 @@ pub fn lint(loaded: &crate::app::LoadedApp) -> Vec<crate::diag::Diagnostic> {
             .map(|e| ("path", e))
             .chain(expect.visits.iter().map(|e| ("visits", e)))
             .chain(expect.never_visits.iter().map(|e| ("never_visits", e)));
-        // Tasks a hook may add at run time are elements of a path too.
+        // Tasks a hook may add at run time are elements of a path too: those a reasoned
+        // add_node may insert, and a static one's.
         let inserted: Vec<&str> = (config.hooks.iter())
-            .flat_map(|h| h.insertable_tasks.iter().map(|t| t.id.value.as_str()))
+            .flat_map(|h| {
+                let fixed = match h.action.as_ref().map(|a| &a.value) {
+                    Some(crate::app::config::ActionSpec::AddNode(t)) => Some(t.id.value.as_str()),
+                    _ => None,
+                };
+                (h.insertable_tasks.iter().map(|t| t.id.value.as_str())).chain(fixed)
+            })
             .collect();
         for (key, wanted) in named {
             let id = crate::app::scenario::element_id(Some(process), wanted);

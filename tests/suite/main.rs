@@ -26,6 +26,7 @@ mod cli_ux;
 mod command_agent;
 mod config_props;
 mod conformance;
+mod console;
 mod crash;
 mod describe;
 mod durable;

@@ -18,11 +18,12 @@ use crate::journal::{Event, FlowState, Record};
 use crate::view::{Names, duration, utc_time};
 use crate::vocab::{Decider, HookAction, TaskStatus};
 
+mod inserted;
 mod layout;
 
-const VIEWER_JS: &str = include_str!("../../../assets/bpmn-js/bpmn-viewer.production.min.js");
-const DIAGRAM_CSS: &str = include_str!("../../../assets/bpmn-js/diagram-js.css");
-const BPMN_CSS: &str = include_str!("../../../assets/bpmn-js/bpmn-js.css");
+pub const VIEWER_JS: &str = include_str!("../../../assets/bpmn-js/bpmn-viewer.production.min.js");
+pub const DIAGRAM_CSS: &str = include_str!("../../../assets/bpmn-js/diagram-js.css");
+pub const BPMN_CSS: &str = include_str!("../../../assets/bpmn-js/bpmn-js.css");
 
 /// The model drawn: its XML (with a generated diagram when its own does not place the
 /// process) and what is known about its elements.
@@ -35,6 +36,38 @@ pub struct Model {
 }
 
 impl Model {
+    /// The model of run `records`' process in `app` (its `run_started` names it).
+    pub fn for_run(app: &crate::app::LoadedApp, records: &[Record]) -> Option<Model> {
+        let process_id = match records.first().map(|r| &r.event) {
+            Some(Event::RunStarted { process_id, .. }) => process_id.clone(),
+            _ => String::new(),
+        };
+        let doc = app.bpmn.as_ref()?;
+        let process = (doc.processes.iter())
+            .find(|p| p.id == process_id)
+            .or_else(|| doc.main_process())?;
+        Some(Model::of(doc.source.text(), process).with_insertions(&process.id, records))
+    }
+
+    /// The model with the tasks the run's hooks inserted drawn in (see
+    /// [`inserted`](self::inserted)); as it was when one cannot be placed.
+    pub fn with_insertions(mut self, process_id: &str, records: &[Record]) -> Model {
+        let found = inserted::insertions(records, &self.elements);
+        if found.is_empty() {
+            return self;
+        }
+        if let Some(xml) = inserted::draw(&self.xml, process_id, &found) {
+            self.xml = xml;
+            for i in found {
+                self.elements
+                    .insert(i.id.clone(), ("task".to_string(), i.name.clone()));
+                self.elements
+                    .insert(i.out_flow.clone(), ("sequenceFlow".to_string(), None));
+            }
+        }
+        self
+    }
+
     pub fn of(text: &str, process: &crate::bpmn::Process) -> Model {
         let (xml, layout) = if layout::has_diagram(text, process) {
             (text.to_string(), "model")
@@ -100,15 +133,22 @@ fn marks(records: &[Record], names: &Names) -> Vec<(String, Mark)> {
     let mut order: Vec<String> = Vec::new();
     let mut marks: BTreeMap<String, Mark> = BTreeMap::new();
     let flow_name = |id: &str| match names.flow(id) {
-        Some((_, target)) if !target.is_empty() => format!("→ {target}"),
+        Some((_, target)) if !target.is_empty() => {
+            format!("→ {}", names.node(target).unwrap_or(target))
+        }
         _ => id.to_string(),
     };
+    // An add_node's adaptation is shown on the task it inserted (entered next).
+    let mut inserting: Option<String> = None;
     for r in records {
         match &r.event {
             Event::NodeEntered { node, .. } => {
                 let m = mark(&mut marks, &mut order, node);
                 m.visits += 1;
                 m.taken = true;
+                if let Some(text) = inserting.take() {
+                    m.adaptations.push(text);
+                }
             }
             Event::FlowTaken { flow, .. } => {
                 let m = mark(&mut marks, &mut order, flow);
@@ -170,22 +210,34 @@ fn marks(records: &[Record], names: &Names) -> Vec<(String, Mark)> {
             } => {
                 let m = mark(&mut marks, &mut order, flow);
                 m.duration_ms += duration_ms;
-                let mut what = action.as_str().to_string();
-                if let Some(t) = target {
-                    let _ = write!(what, " {}", names.node(t).unwrap_or(t));
-                }
+                let node = |t: &Option<String>| {
+                    t.as_deref()
+                        .map_or_else(String::new, |t| names.node(t).unwrap_or(t).to_string())
+                };
+                let mut what = match action {
+                    HookAction::Continue => "went on".to_string(),
+                    HookAction::SkipNode => "skipped the next step".to_string(),
+                    HookAction::SkipTo => format!("skipped to {}", node(target)),
+                    HookAction::SwapNodes => format!("swapped {} with the next step", node(target)),
+                    HookAction::Terminate => "ended the run".to_string(),
+                    HookAction::RemoveNode => format!("removed {}", node(target)),
+                    HookAction::AddNode => "inserted this task".to_string(),
+                };
                 if let Some(d) = denied {
                     let _ = write!(what, " ({} denied)", d.as_str());
                 }
                 if let Some(why) = rejected {
                     let _ = write!(what, " (refused: {why})");
                 }
-                if *action != HookAction::Continue || denied.is_some() || rejected.is_some() {
-                    m.adaptations.push(format!("hook {hook}: {what}"));
+                let text = format!("{what} (hook {hook})");
+                if *action == HookAction::AddNode && denied.is_none() && rejected.is_none() {
+                    inserting = Some(text.clone());
+                } else if *action != HookAction::Continue || denied.is_some() || rejected.is_some()
+                {
+                    m.adaptations.push(text.clone());
                 }
                 m.decisions.push(json!({
-                    "by": decided_by.as_str(), "what": format!("hook {hook}: {what}"),
-                    "reason": reason,
+                    "by": decided_by.as_str(), "what": text, "reason": reason,
                 }));
             }
             Event::ModelCalled { node, call, .. } => {
@@ -244,7 +296,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// JSON that may sit inside a `<script>` element: no `<`, `>` or `&` in it.
-fn script_json(value: &Value) -> String {
+pub fn script_json(value: &Value) -> String {
     value
         .to_string()
         .replace('<', "\\u003c")
@@ -429,7 +481,10 @@ fn detail(event: &Event, names: &Names) -> (String, String, String) {
             reason,
             ..
         } => (
-            key.clone(),
+            // `<run id>:<element>:<visit>`: the element, by name.
+            key.rsplit(':')
+                .nth(1)
+                .map_or_else(|| key.clone(), node_label),
             decided_by.as_str().to_string(),
             format!(
                 "answered{}{}",
@@ -501,12 +556,11 @@ fn detail(event: &Event, names: &Names) -> (String, String, String) {
 }
 
 /// The page.
-pub fn render(id: &str, records: &[Record], model: Option<&Model>, names: &Names) -> String {
-    let state = FlowState::fold(records.iter());
-    let started = records.first().map_or(0, |r| r.at_ms);
-    let ended = records.last().map_or(0, |r| r.at_ms);
+/// What the diagram script reads of run `id`: the model's XML and layout, and for each
+/// element the run reached its visits, timings, decisions and adaptations (names, not
+/// ids). The report and the web console's run page draw the same.
+pub fn data(id: &str, records: &[Record], model: Option<&Model>, names: &Names) -> Value {
     let marks = marks(records, names);
-
     let mut elements = Vec::new();
     let mut missing = Vec::new();
     for (el, m) in &marks {
@@ -530,13 +584,60 @@ pub fn render(id: &str, records: &[Record], model: Option<&Model>, names: &Names
             "failed": m.failed,
         }));
     }
-    let data = json!({
+    let state = FlowState::fold(records.iter());
+    json!({
         "run_id": id,
         "xml": model.map(|m| m.xml.as_str()),
         "layout": model.map(|m| m.layout),
         "elements": elements,
         "not_in_model": missing,
-    });
+        "current": state.waiting.as_ref().map(|_| state.open_questions.values().map(|q| q.element.clone()).collect::<Vec<_>>()),
+    })
+}
+
+/// One row of a run's journal as the report and the console show it: sequence number,
+/// time since the start, event name, element, who decided, detail (all plain text).
+pub fn rows(records: &[Record], names: &Names) -> Vec<[String; 6]> {
+    let started = records.first().map_or(0, |r| r.at_ms);
+    records.iter().map(|r| row(r, started, names)).collect()
+}
+
+/// One record's row (see [`rows`]); `started`: when the run's first record was written.
+pub fn row(r: &Record, started: u64, names: &Names) -> [String; 6] {
+    let (element, by, text) = detail(&r.event, names);
+    [
+        r.seq.to_string(),
+        format!("+{}", duration(r.at_ms.saturating_sub(started))),
+        r.event.name().to_string(),
+        element,
+        by,
+        text,
+    ]
+}
+
+/// The rows of `rows` that record a decision (a task's outputs, a gateway's route, a
+/// hook's action, a person's answer, a cancellation) and who made it.
+pub fn decisions(rows: &[[String; 6]]) -> Vec<&[String; 6]> {
+    rows.iter()
+        .filter(|r| {
+            matches!(
+                r[2].as_str(),
+                "task_finished"
+                    | "gateway_routed"
+                    | "hook_evaluated"
+                    | "question_answered"
+                    | "run_cancelled"
+            ) && !r[4].is_empty()
+        })
+        .collect()
+}
+
+/// A page of run `id` (see the module's documentation).
+pub fn render(id: &str, records: &[Record], model: Option<&Model>, names: &Names) -> String {
+    let state = FlowState::fold(records.iter());
+    let started = records.first().map_or(0, |r| r.at_ms);
+    let ended = records.last().map_or(0, |r| r.at_ms);
+    let data = data(id, records, model, names);
 
     let mut deciders: BTreeMap<&str, u64> = BTreeMap::new();
     for r in records {
@@ -617,21 +718,35 @@ pub fn render(id: &str, records: &[Record], model: Option<&Model>, names: &Names
          <div id=\"notes\" class=\"notes\"></div>\n</section>\n",
     );
 
+    let all_rows = rows(records, names);
+    html.push_str(
+        "<section><h2>Decisions</h2>\n<table id=\"decisions\">\n<thead><tr><th>time</th>\
+         <th>element</th><th>decided by</th><th>what, and why</th></tr></thead>\n<tbody>\n",
+    );
+    for [_, time, _, element, by, text] in decisions(&all_rows) {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(time),
+            escape(element),
+            escape(by),
+            escape(text)
+        );
+    }
+    html.push_str("</tbody>\n</table>\n</section>\n");
     html.push_str(
         "<section><h2>Journal</h2>\n<table id=\"journal\">\n<thead><tr><th>#</th><th>time</th>\
          <th>event</th><th>element</th><th>decided by</th><th>detail</th></tr></thead>\n<tbody>\n",
     );
-    for r in records {
-        let (element, by, text) = detail(&r.event, names);
+    for row in all_rows {
+        let [seq, time, name, element, by, text] = row;
         let _ = writeln!(
             html,
-            "<tr class=\"ev-{name}\"><td>{seq}</td><td>+{time}</td><td>{name}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"ev-{name}\"><td>{seq}</td><td>{}</td><td>{name}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&time),
             escape(&element),
             escape(&by),
             escape(&text),
-            name = r.event.name(),
-            seq = r.seq,
-            time = escape(&duration(r.at_ms.saturating_sub(started))),
         );
     }
     html.push_str("</tbody>\n</table>\n</section>\n");
@@ -651,7 +766,7 @@ pub fn render(id: &str, records: &[Record], model: Option<&Model>, names: &Names
     html
 }
 
-const PAGE_CSS: &str = r#"
+pub const PAGE_CSS: &str = r#"
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 1.5em 2em; color: #1f2328; }
 h1 { font-size: 1.3em; margin: 0.8em 0 0.4em; } h2 { font-size: 1.1em; margin: 1.2em 0 0.4em; }
 dl.summary { display: grid; grid-template-columns: max-content 1fr; gap: 0.15em 1em; margin: 0; font-size: 0.95em; }
@@ -666,6 +781,8 @@ dl.summary dt { color: #57606a; } dl.summary dd { margin: 0; }
 .djs-shape.cf-taken .djs-visual > :nth-child(1) { fill: #dafbe1 !important; }
 .djs-connection.cf-taken .djs-visual > path { stroke: #2da44e !important; stroke-width: 3px !important; }
 .djs-element.cf-adapted .djs-visual > :nth-child(1) { stroke: #bf8700 !important; }
+.djs-shape.cf-current .djs-visual > :nth-child(1) { stroke: #9a6700 !important; stroke-width: 4px !important; fill: #fff8c5 !important; }
+.key-current { background: #9a6700; }
 .djs-element.cf-failed .djs-visual > :nth-child(1) { stroke: #cf222e !important; }
 .cf-badge { font-size: 11px; line-height: 1.3; padding: 1px 5px; border-radius: 8px; white-space: nowrap; color: #fff; background: #2da44e; }
 .cf-decision { font-size: 11px; line-height: 1.25; padding: 2px 5px; border-radius: 4px; max-width: 180px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; background: #ddf4ff; color: #0a3069; border: 1px solid #54aeff; }
@@ -677,7 +794,7 @@ tr.ev-gateway_routed, tr.ev-task_finished, tr.ev-hook_evaluated { background: #f
 footer { margin-top: 2em; font-size: 0.8em; color: #57606a; }
 "#;
 
-const PAGE_JS: &str = r#"
+pub const PAGE_JS: &str = r#"
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('run-data').textContent);
@@ -738,7 +855,7 @@ const PAGE_JS: &str = r#"
       }
       var last = m.decisions[m.decisions.length - 1];
       if (last && last.by !== 'none' && !isFlow) {
-        var text = last.by + ': ' + (last.what || '');
+        var text = last.by + (last.what ? ': ' + last.what : '');
         var full = m.decisions.map(function (d) {
           return d.by + ': ' + (d.what || '') + (d.reason ? ' \u2014 because ' + d.reason : '');
         }).join('\n');
@@ -748,6 +865,9 @@ const PAGE_JS: &str = r#"
         var pos = isFlow ? { top: -40, left: 0 } : { top: -26, left: 0 };
         overlays.add(m.id, 'cf-adaptation', { position: pos, html: el('div', 'cf-adaptation', '\u2691 ' + m.adaptations.join('; '), m.adaptations.join('\n')) });
       }
+    });
+    (data.current || []).forEach(function (id) {
+      if (registry.get(id)) { canvas.addMarker(id, 'cf-current'); }
     });
     if (undrawn.length) {
       note('In the model but not in its diagram: ' + undrawn.join(', '));

@@ -6,11 +6,13 @@ pub mod a2a_served;
 pub mod chat_server;
 pub mod flowable;
 pub mod fuseki;
+pub mod http;
 pub mod kogito;
 pub mod listener;
 pub mod python;
 pub mod runs;
 pub mod slow_model;
+pub mod webdriver;
 
 use std::fs;
 use std::path::{Path, PathBuf};
