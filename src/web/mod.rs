@@ -72,8 +72,8 @@ pub struct Settings {
 
 /// The most a request body may hold.
 const MAX_BODY: usize = 256 * 1024;
-/// The most questions or runs one page lists.
-const PAGE_ROWS: usize = 500;
+/// The most questions or runs one page lists (`?from=N` pages on).
+const PAGE_ROWS: usize = 100;
 
 /// The content security policy of every page: nothing but this server's own scripts,
 /// styles and images; no inline script, no framing, forms post here only.
@@ -175,6 +175,7 @@ fn templates() -> Environment<'static> {
         ("run.html", include_str!("templates/run.html")),
         ("start.html", include_str!("templates/start.html")),
         ("error.html", include_str!("templates/error.html")),
+        ("pager.html", include_str!("templates/pager.html")),
     ] {
         env.add_template(name, text)
             .expect("the console's templates parse");
@@ -614,29 +615,55 @@ async fn tasks(State(c): State<Arc<Console>>, headers: HeaderMap, uri: Uri) -> R
     })
     .await
     .unwrap_or_default();
+    let from: usize = field(&q, "from").and_then(|f| f.parse().ok()).unwrap_or(0);
     let mut names: HashMap<String, crate::view::Names> = HashMap::new();
-    let mut shown = Vec::new();
-    let mut more = 0;
-    for o in open.iter().filter(|o| apps.contains(&o.app)) {
-        if !o.answerable_by(&who.user) || (mine && !o.addressed_to(&who.user)) {
-            continue;
-        }
-        if shown.len() >= PAGE_ROWS {
-            more += 1;
-            continue;
-        }
-        let names = names
-            .entry(o.app.clone())
-            .or_insert_with(|| names_of(&c, &o.app));
-        shown.push(question_view(o, names, &who.user));
-    }
+    let mine_only = |o: &&Open| {
+        apps.contains(&o.app) && o.answerable_by(&who.user) && (!mine || o.addressed_to(&who.user))
+    };
+    let total = open.iter().filter(mine_only).count();
+    let shown: Vec<QuestionView> = (open.iter().filter(mine_only))
+        .skip(from)
+        .take(PAGE_ROWS)
+        .map(|o| {
+            let names = names
+                .entry(o.app.clone())
+                .or_insert_with(|| names_of(&c, &o.app));
+            question_view(o, names, &who.user)
+        })
+        .collect();
+    let pages = paging(&uri, from, shown.len(), total);
     c.page(
         "tasks.html",
         Some(&who),
         StatusCode::OK,
         json!({"section": "tasks", "questions": shown, "apps": c.apps, "app": app, "mine": mine,
-               "more": more, "notice": notice(&q)}),
+               "total": total, "pages": pages, "notice": notice(&q)}),
     )
+}
+
+/// Where a list of `total` rows shows `shown` of them from row `from`: the range shown,
+/// and the links to the pages before and after (the query kept).
+fn paging(uri: &Uri, from: usize, shown: usize, total: usize) -> Value {
+    let link = |at: usize| {
+        let mut q: Vec<(String, String)> = query(uri)
+            .into_iter()
+            .filter(|(k, _)| k != "from")
+            .collect();
+        if at > 0 {
+            q.push(("from".into(), at.to_string()));
+        }
+        let text: String = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(q.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .finish();
+        format!("{}?{text}", uri.path())
+    };
+    json!({
+        "first": if shown == 0 { 0 } else { from + 1 },
+        "last": from + shown,
+        "total": total,
+        "previous": (from > 0).then(|| link(from.saturating_sub(PAGE_ROWS))),
+        "next": (from + shown < total).then(|| link(from + shown)),
+    })
 }
 
 /// A fixed notice a redirect asks for (never text from the query itself).
@@ -841,19 +868,16 @@ async fn runs(State(c): State<Arc<Console>>, headers: HeaderMap, uri: Uri) -> Re
         .await
         .unwrap_or_default();
     let now = crate::clock::now_ms();
+    let from: usize = field(&q, "from").and_then(|f| f.parse().ok()).unwrap_or(0);
+    let wanted = |r: &&crate::run::listing::RunSummary| {
+        c.served_app(&r.state.app)
+            && app.as_ref().is_none_or(|a| a == &r.state.app)
+            && status.as_ref().is_none_or(|s| s == r.status.as_str())
+            && since_ms.is_none_or(|ms| now.saturating_sub(r.started_ms) <= ms)
+    };
+    let total = all.iter().filter(wanted).count();
     let mut rows = Vec::new();
-    let mut more = 0;
-    for r in all.iter().filter(|r| c.served_app(&r.state.app)) {
-        if app.as_ref().is_some_and(|a| a != &r.state.app)
-            || status.as_ref().is_some_and(|s| s != r.status.as_str())
-            || since_ms.is_some_and(|ms| now.saturating_sub(r.started_ms) > ms)
-        {
-            continue;
-        }
-        if rows.len() >= PAGE_ROWS {
-            more += 1;
-            continue;
-        }
+    for r in all.iter().filter(wanted).skip(from).take(PAGE_ROWS) {
         rows.push(json!({
             "id": r.id, "app": r.state.app, "status": r.status.as_str(),
             "started": crate::view::utc_time(r.started_ms),
@@ -874,8 +898,9 @@ async fn runs(State(c): State<Arc<Console>>, headers: HeaderMap, uri: Uri) -> Re
         "runs.html",
         Some(&who),
         StatusCode::OK,
-        json!({"section": "runs", "runs": rows, "apps": c.apps, "app": app, "status": status,
-               "statuses": statuses, "since": since, "spans": ["1h", "24h", "7d"], "more": more}),
+        json!({"section": "runs", "pages": paging(&uri, from, rows.len(), total), "runs": rows,
+               "apps": c.apps, "app": app, "status": status,
+               "statuses": statuses, "since": since, "spans": ["1h", "24h", "7d"]}),
     )
 }
 

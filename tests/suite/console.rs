@@ -447,6 +447,35 @@ fn the_console_signs_people_in_checks_every_post_and_answers_as_runs_answer_does
     assert_eq!(j.last().unwrap()["status"], "cancelled");
 }
 
+/// Behind a signing-in proxy, the header it sets names the person, and nothing else does.
+#[test]
+fn behind_a_proxy_its_header_names_the_person() {
+    let c = Console::start(&["--user-header", "X-Forwarded-User"]);
+    let r = http::get(
+        &format!("{}/tasks", c.url),
+        &[("X-Forwarded-User", "carol")],
+    );
+    assert_eq!(r.status, 200);
+    assert!(
+        r.body.contains("<strong id=\"who\">carol</strong>"),
+        "{}",
+        r.body
+    );
+    let r = http::get(&format!("{}/tasks", c.url), &[]);
+    assert_eq!(r.status, 303, "no header: not signed in");
+    let r = http::get(
+        &format!("{}/tasks", c.url),
+        &[("X-Forwarded-User", "carol <b>")],
+    );
+    assert_eq!(r.status, 303, "not a user name: not signed in");
+    // No sign-in form: the proxy signs people in.
+    let r = http::get(
+        &format!("{}/login", c.url),
+        &[("X-Forwarded-User", "carol")],
+    );
+    assert_eq!(r.status, 303);
+}
+
 #[test]
 fn a_console_without_sign_in_is_served_on_loopback_only() {
     let dir = tempfile::tempdir().unwrap();

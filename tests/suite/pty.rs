@@ -290,3 +290,53 @@ fn prompts_come_after_the_steps_they_follow_and_never_share_their_line() {
         "the prompt came before the step it follows:\n{transcript}"
     );
 }
+
+/// `runs report` does not pour a page of HTML into a terminal: without `-o` it refuses,
+/// saying how to write it, and exits 2; piped, it writes the page.
+#[test]
+fn a_report_is_not_written_to_a_terminal() {
+    let dir = TempDir::new().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+        .current_dir(dir.path())
+        .args([
+            "start",
+            "expense_claim",
+            "--scenario",
+            "approved",
+            "-q",
+            "--run-dir",
+            "state",
+            "--apps-dir",
+        ])
+        .arg(root.join("applications"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.current_dir(dir.path()).env("NO_COLOR", "1").args([
+        "runs",
+        "report",
+        "last",
+        "--run-dir",
+        "state",
+    ]);
+    let mut session = Session::spawn(cmd).unwrap();
+    session.set_expect_timeout(Some(Duration::from_secs(30)));
+    let found = session.expect(Regex(r"help: [^\r\n]*")).unwrap();
+    let said = format!("{}{}", text(found.before()), text(found.get(0).unwrap()));
+    assert!(
+        said.contains("the report is an HTML page; it is not written to a terminal"),
+        "{said}"
+    );
+    assert!(said.contains("-o run.html"), "{said}");
+    assert!(!said.contains("<html"), "{said}");
+    let piped = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+        .current_dir(dir.path())
+        .args(["runs", "report", "last", "--run-dir", "state", "--apps-dir"])
+        .arg(root.join("applications"))
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    assert!(text(&piped.stdout).starts_with("<!DOCTYPE html>"));
+}

@@ -20,6 +20,8 @@ const SCENARIOS: &[(&str, &str)] = &[
     // (the_demo_scenarios_call_the_hr_servers_tools, an_http_api_described_by_openapi_...).
     ("credit_check", "approve"),
     ("credit_check", "unknown_customer"),
+    ("expense_claim", "approved"),
+    ("expense_claim", "large_denied"),
     ("git_push_safety", "approved"),
     ("git_push_safety", "denied"),
     ("git_push_safety", "scripts_approved"),
@@ -473,6 +475,21 @@ mod claim_intake {
             "remote_agents:\n  assessor:\n    serve: claim_assessor\n    answers: {Activity_nope: {outputs: {}}}\n",
         );
         assert!(err.contains("Activity_nope"), "{err}");
+    }
+}
+
+mod expense_claim {
+    use super::*;
+
+    #[test]
+    fn a_small_claim_is_approved_and_paid() {
+        check("expense_claim", "approved", Ends::Completed, &[]);
+    }
+
+    /// The static hook inserts the legal review before the approval (add_node).
+    #[test]
+    fn a_large_claim_gets_a_legal_review_then_is_denied() {
+        check("expense_claim", "large_denied", Ends::Completed, &[]);
     }
 }
 
