@@ -693,7 +693,7 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--http=[Serve MCP over streamable HTTP at http\://HOST\:PORT/mcp (port 0\: any free port); prints \`listening http\://HOST\:PORT/mcp\` on stdout once ready]:HOST:PORT:_default' \
 '--a2a=[Serve each app as an A2A 1.0 agent at http\://HOST\:PORT/<app> (its card at <app>/.well-known/agent-card.json; port 0\: any free port); prints \`listening http\://HOST\:PORT\` and one \`agent <app> <url>\` line per app on stdout once ready]:HOST:PORT:_default' \
-'(--http --stdio)--ui=[Serve the web console (tasklist, runs, start) at http\://HOST\:PORT, alone or beside --a2a on the same run host; prints \`listening http\://HOST\:PORT\` (or, beside --a2a, \`console http\://HOST\:PORT\`) once ready]:HOST:PORT:_default' \
+'(--stdio)--ui=[Serve the web console (tasklist, runs, start) at http\://HOST\:PORT, alone or beside --a2a or --http on the same run host (beside --http, a question nobody answers parks its run for the console'\''s people); prints \`listening http\://HOST\:PORT\` (beside the others, \`console http\://HOST\:PORT\` after their lines) once ready]:HOST:PORT:_default' \
 '--users=[The console'\''s users file (\`cuga-flo users add\`) \[default\: <run-dir>/users, when it exists\]; without one (nor --user-header), only a loopback address is served, to the local user]:FILE:_files' \
 '(--users)--user-header=[A trusted reverse proxy signs people in and names them in this request header (e.g. X-Forwarded-User); the console must then be reachable through the proxy only]:HEADER:_default' \
 '(--token-file --stdio)--token-env=[Require \`Authorization\: Bearer <token>\`, the token read from this environment variable (needed to bind to anything but a loopback address)]:VAR:_default' \

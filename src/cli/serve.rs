@@ -66,9 +66,10 @@ pub struct ServeArgs {
     pub a2a: Option<String>,
 
     /// Serve the web console (tasklist, runs, start) at http://HOST:PORT, alone or beside
-    /// --a2a on the same run host; prints `listening http://HOST:PORT` (or, beside --a2a,
-    /// `console http://HOST:PORT`) once ready
-    #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["http", "stdio"])]
+    /// --a2a or --http on the same run host (beside --http, a question nobody answers parks
+    /// its run for the console's people); prints `listening http://HOST:PORT` (beside the
+    /// others, `console http://HOST:PORT` after their lines) once ready
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "stdio")]
     pub ui: Option<String>,
 
     /// The console's users file (`cuga-flo users add`) [default: <run-dir>/users, when
@@ -166,11 +167,12 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
                 token,
             }
         }
-        (None, Some(_)) => Transport::A2a {
+        // The console alone: on the run host of the A2A agents, without them.
+        (None, Some(_)) if args.http.is_none() => Transport::A2a {
             addr: None,
             token: None,
         },
-        (None, None) => transport(args)?,
+        _ => transport(args)?,
     };
     // Read once, up front: a broken answers file is a usage error, not a problem of each
     // app; every app's chain answers from the one parsed file.
@@ -198,11 +200,11 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         }
         apps
     };
+    let console = match &args.ui {
+        Some(ui) => Some(console(args, ui)?),
+        None => None,
+    };
     if let Transport::A2a { addr, token } = transport {
-        let console = match &args.ui {
-            Some(ui) => Some(console(args, ui)?),
-            None => None,
-        };
         let settings = super::serve_a2a::Settings {
             console,
             journal: args.journal.clone(),
@@ -231,9 +233,17 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         args.journal.durability,
     );
     let mut flows = Vec::new();
+    // Beside the web console, the served apps (their runs' questions park for its people).
+    let mut for_console = Vec::new();
     let mut skipped = 0;
     for app in &targets {
-        match host::load(app, answers.as_deref(), args.no_model, journals.lookup()) {
+        match host::load(
+            app,
+            answers.as_deref(),
+            args.no_model,
+            &journals,
+            console.is_some(),
+        ) {
             Ok((flow, _, _))
                 if flows
                     .iter()
@@ -257,6 +267,9 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
                     args.no_model,
                 );
                 flows.push(flow);
+                if console.is_some() {
+                    for_console.push(loaded);
+                }
             }
             Err(why) => {
                 skipped += 1;
@@ -293,8 +306,49 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
     // `register_flow` loads apps from the apps folder and the served apps' folders.
     let mut roots = vec![cli.apps_dir.clone()];
     roots.extend(targets.iter().map(|app| app.dir.clone()));
+    let console = match console {
+        Some((addr, identity)) => {
+            let mut apps = std::collections::HashMap::new();
+            for loaded in for_console {
+                let slug = crate::run::agent::slug(&loaded.name);
+                let served = crate::run::agent::served_for_console(
+                    loaded,
+                    answers.as_deref(),
+                    args.no_model,
+                    &journals,
+                )
+                .map_err(|e| UsageError::new(crate::diag::chain(&e)))?;
+                apps.insert(slug, served);
+            }
+            let runner =
+                crate::run::agent::Runner {
+                    apps,
+                    children: crate::run::agent::ChildSettings {
+                        apps_dir: cli.apps_dir.clone(),
+                        run_dir: args.journal.run_dir.clone(),
+                        durability: args.journal.durability,
+                        no_model: args.no_model,
+                        given: chain::given_to_calls(None, answers.as_deref())?,
+                    },
+                    journals: journals.clone(),
+                    engine: Arc::new(NativeEngine::new()),
+                    input_wait: Duration::from_secs(args.session_idle),
+                    stopping: Arc::default(),
+                    cores: Arc::new(crate::serving::Cores::per_core().map_err(|e| {
+                        UsageError::new(format!("cannot start the run threads: {e}"))
+                    })?),
+                    max_wait: args.max_wait,
+                };
+            let settings = crate::web::Settings {
+                identity,
+                read_timeout: Duration::from_secs(args.read_timeout),
+            };
+            Some((addr, Arc::new(runner), settings))
+        }
+        None => None,
+    };
     let outcome = runtime.block_on(serve(
-        flows, roots, labels, journals, transport, args, answers,
+        flows, roots, labels, journals, transport, args, answers, console,
     ));
     // A stdin reader may still be blocked in a read: do not wait for it.
     runtime.shutdown_background();
@@ -477,6 +531,14 @@ fn secret(value: String, from: &str) -> Result<Secret, UsageError> {
     Ok(Secret::new(value))
 }
 
+/// The web console beside MCP over HTTP: where it listens, its run host, its settings.
+type Console = (
+    SocketAddr,
+    Arc<crate::run::agent::Runner>,
+    crate::web::Settings,
+);
+
+#[allow(clippy::too_many_arguments)]
 async fn serve(
     flows: Vec<RegisteredFlow>,
     roots: Vec<PathBuf>,
@@ -485,6 +547,7 @@ async fn serve(
     transport: Transport,
     args: &ServeArgs,
     answers: Option<Arc<chain::AnswersFile>>,
+    console: Option<Console>,
 ) -> Result<Outcome, UsageError> {
     let mut signals =
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
@@ -495,14 +558,14 @@ async fn serve(
         let registry = registry.clone();
         // A client may add apps from the apps folder or the served apps' folders; a process
         // key already registered is refused (a run may be using it).
-        let lookup = journals.lookup();
+        let served = journals.clone();
         host::flow_loader(&roots, Some(journals.lookup()), move |loaded| {
             let config = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
             let key = config.process_key();
             if registry.flow(key).is_ok() {
                 return Err(NotServed::Registered(key.to_string()));
             }
-            let reasoner = judge(loaded, answers.as_deref(), no_model, Some(lookup.clone()))?;
+            let reasoner = judge(loaded, answers.as_deref(), no_model, Some(&served))?;
             labels.set(key, &loaded.name, &reasoner.describe(), &loaded.digest());
             labels.set_app(key, loaded);
             labels.set_launch(
@@ -553,7 +616,21 @@ async fn serve(
                 session_idle: Duration::from_secs(args.session_idle),
                 ..Limits::default()
             };
-            serve_http(server, addr, token, limits, &journals, &mut signals).await
+            let web = match console {
+                Some((addr, runner, settings)) => Some(
+                    crate::web::WebConsole::bind(addr, runner, settings)
+                        .await
+                        .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?,
+                ),
+                None => None,
+            };
+            let extra: Vec<String> = web.iter().map(|w| format!("console {}", w.url())).collect();
+            let served =
+                serve_http(server, addr, token, limits, &journals, &mut signals, &extra).await;
+            if let Some(web) = web {
+                web.shutdown().await;
+            }
+            served
         }
         Transport::Stdio => serve_stdio(server, &journals, &mut signals).await,
         Transport::A2a { .. } => Err(UsageError::new("`serve --a2a` serves no MCP")),
@@ -571,6 +648,7 @@ async fn serve_http(
     limits: Limits,
     journals: &Journals,
     signals: &mut Signals,
+    extra: &[String],
 ) -> Result<Outcome, UsageError> {
     let mut http = HttpBridge::bind_with(server, addr, token, limits)
         .await
@@ -578,7 +656,7 @@ async fn serve_http(
     super::signals::announce(
         "MCP over streamable HTTP",
         &http.url(),
-        &[],
+        extra,
         http.requires_token(),
     );
     let addr = http.local_addr();

@@ -190,6 +190,11 @@ impl Answers {
         Answers { by_key }
     }
 
+    /// The answer recorded under `key`.
+    pub fn recorded(&self, key: &str) -> Option<&Recorded> {
+        self.by_key.get(key)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.by_key.is_empty()
     }
@@ -199,6 +204,69 @@ impl Answers {
             .as_ref()
             .and_then(|k| self.by_key.get(k))
             .ok_or_else(|| ReasonError::no_answer(element, "no recorded answer"))
+    }
+}
+
+/// The answers people gave to the runs a server holds (the web console, `runs answer`
+/// through it), by question key, shared by every run of the server: asked first, so a
+/// resumed run applies a person's answer before anyone else is asked. A run's answers go
+/// once it ends.
+#[derive(Debug, Clone, Default)]
+pub struct SharedAnswers(std::sync::Arc<std::sync::Mutex<HashMap<String, Recorded>>>);
+
+impl SharedAnswers {
+    pub fn insert(&self, key: String, recorded: Recorded) {
+        self.lock().insert(key, recorded);
+    }
+
+    /// Forget the answers to run `run_id` (its keys are `<run id>:<element>:<visit>`).
+    pub fn forget_run(&self, run_id: &str) {
+        let prefix = format!("{run_id}:");
+        self.lock().retain(|k, _| !k.starts_with(&prefix));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Recorded>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The recorded answer under `key`, alone.
+    fn one(&self, key: Option<&String>) -> Answers {
+        let found = key.and_then(|k| self.lock().get(k).map(|r| (k.clone(), r.clone())));
+        Answers::new(found.into_iter().collect())
+    }
+}
+
+impl Reasoner for SharedAnswers {
+    fn describe(&self) -> String {
+        "answers people gave later".to_string()
+    }
+
+    fn confirm(&self, req: ConfirmRequest) -> Confirming<'_> {
+        Box::pin(async move { self.one(Some(&req.key)).confirm(req).await })
+    }
+
+    fn task(&self, req: TaskRequest) -> BoxFuture<'_, Result<TaskAnswer, ReasonError>> {
+        Box::pin(async move {
+            self.one(req.context.idempotency_key.as_ref())
+                .task(req)
+                .await
+        })
+    }
+
+    fn gateway(&self, req: GatewayRequest) -> BoxFuture<'_, Result<GatewayAnswer, ReasonError>> {
+        Box::pin(async move {
+            (self.one(req.context.idempotency_key.as_ref()))
+                .gateway(req)
+                .await
+        })
+    }
+
+    fn hook(&self, req: HookRequest) -> BoxFuture<'_, Result<HookAnswer, ReasonError>> {
+        Box::pin(async move {
+            self.one(req.context.idempotency_key.as_ref())
+                .hook(req)
+                .await
+        })
     }
 }
 

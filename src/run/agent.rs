@@ -147,6 +147,26 @@ fn integers_as_declared(
 /// [`super::host::judge`] (the answers file, then the app's model unless `no_model`),
 /// then the A2A caller; its runs are labelled and launched as `serve` launches them.
 /// The app to serve and its card; why not, when its harness cannot be built.
+/// An app served to the people of the web console only (beside `serve --http`): its runs'
+/// questions park for them.
+pub fn served_for_console(
+    loaded: LoadedApp,
+    answers: Option<&chain::AnswersFile>,
+    no_model: bool,
+    journals: &Journals,
+) -> Result<Served, AgentError> {
+    let parking = super::host::judge_parking(&loaded, answers, no_model, Some(journals))?;
+    let config = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
+    let process_key = config.process_key().to_string();
+    Ok(Served {
+        guardrails: guardrails(&loaded),
+        loaded: Arc::new(loaded),
+        judge: parking.clone(),
+        parking,
+        process_key,
+    })
+}
+
 /// `caller`: served as an A2A agent; `console`: beside the web console.
 #[allow(clippy::too_many_arguments)]
 pub fn serve_app(
@@ -158,8 +178,8 @@ pub fn serve_app(
     caller: bool,
     console: bool,
 ) -> Result<(Served, AgentSpec), AgentError> {
-    let reasoner = super::host::judge(&loaded, answers, no_model, Some(journals.lookup()))?;
-    let parking = super::host::judge_parking(&loaded, answers, no_model, Some(journals.lookup()))?;
+    let reasoner = super::host::judge(&loaded, answers, no_model, Some(journals))?;
+    let parking = super::host::judge_parking(&loaded, answers, no_model, Some(journals))?;
     // The harness is built once up front so that a broken app is reported now.
     FlowAgent::new(&loaded, reasoner.clone())?;
     let config = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
@@ -440,19 +460,8 @@ impl Runner {
         };
         let (engine, cores) = (self.engine.clone(), self.cores.clone());
         let parking: Arc<dyn crate::mcp::Parking> = Arc::new(self.journals.clone());
-        let (loaded, judge) = (served.loaded.clone(), served.parking.clone());
         let run = move |request: RunRequest, sink: Arc<dyn EventSink>| {
-            // Resumed with answers a person gave meanwhile (`runs answer`, the web
-            // console): they are asked first, as a resumed `start` asks them.
-            let harness = match answered_harness(&loaded, &judge, &request, &sink) {
-                Some(Ok(h)) => Arc::new(h),
-                Some(Err(e)) => {
-                    tracing::error!("run {}: its answers cannot be applied: {e}", request.run_id);
-                    harness.clone()
-                }
-                None => harness.clone(),
-            };
-            let run = cores.spawn(engine.clone().run(request, harness, sink));
+            let run = cores.spawn(engine.clone().run(request, harness.clone(), sink));
             async move {
                 match run.await {
                     Ok(outcome) => Ok(outcome?),
@@ -733,25 +742,6 @@ impl Executor for Runner {
         });
         Ok(())
     }
-}
-
-/// The harness of a run resumed from records holding answers no run has applied yet
-/// (given with `runs answer` or from the web console): those answers first, then the
-/// app's judgement. `None` when there are none.
-fn answered_harness(
-    loaded: &LoadedApp,
-    judge: &Arc<dyn Reasoner>,
-    request: &RunRequest,
-    sink: &Arc<dyn EventSink>,
-) -> Option<Result<FlowAgent, crate::harness::HarnessError>> {
-    let records = &request.resume.as_ref()?.records;
-    let state = crate::journal::FlowState::fold(records.iter());
-    if state.unapplied_answers.is_empty() {
-        return None;
-    }
-    let answers = super::chain::answers_of(records, &state);
-    let chain: Arc<dyn Reasoner> = Arc::new(Chain::new(vec![Arc::new(answers), judge.clone()]));
-    Some(FlowAgent::new(loaded, chain).inspect(|h| h.journal_remote_tasks(sink.clone())))
 }
 
 /// A parked run's status update: what it waits for (a timer and when it is due, the

@@ -151,16 +151,24 @@ where
 
 /// Load, check and wire one app: its registered flow (its harness asks the chain of
 /// [`judge`]), a description of that chain, and the app.
+///
+/// `parking`: a question nobody answers parks the run for a person ([`judge_parking`]:
+/// the web console serves beside), rather than failing it.
 pub fn load(
     app: &AppRef,
     answers: Option<&chain::AnswersFile>,
     no_model: bool,
-    journals: crate::reason::remote::RunJournals,
+    journals: &Journals,
+    parking: bool,
 ) -> Result<(RegisteredFlow, String, LoadedApp), NotServed> {
     let loaded = chain::load_checked(app).map_err(NotServed::Invalid)?;
-    let reasoner = judge(&loaded, answers, no_model, Some(journals.clone()))?;
+    let reasoner = if parking {
+        judge_parking(&loaded, answers, no_model, Some(journals))?
+    } else {
+        judge(&loaded, answers, no_model, Some(journals))?
+    };
     let judgement = reasoner.describe();
-    let flow = registered_flow(&loaded, reasoner, Some(journals))?;
+    let flow = registered_flow(&loaded, reasoner, Some(journals.lookup()))?;
     Ok((flow, judgement, loaded))
 }
 
@@ -173,12 +181,12 @@ pub fn judge(
     loaded: &LoadedApp,
     answers: Option<&chain::AnswersFile>,
     no_model: bool,
-    journals: Option<crate::reason::remote::RunJournals>,
+    journals: Option<&Journals>,
 ) -> Result<Arc<dyn Reasoner>, NotServed> {
     let config: &FlowConfig = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
     let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
-    if let Some(find) = journals {
-        remotes.journal_by_run(find);
+    if let Some(j) = journals {
+        remotes.journal_by_run(j.lookup());
     }
     let sources = Sources {
         answers,
@@ -189,7 +197,19 @@ pub fn judge(
         ..Sources::default()
     };
     let (reasoner, _) = chain::judgement(config, &sources)?;
-    Ok(reasoner)
+    Ok(given_first(journals, reasoner))
+}
+
+/// `reasoner`, after the answers people gave to the runs `journals` holds (asked first: a
+/// resumed run applies a person's answer before anyone else is asked).
+fn given_first(journals: Option<&Journals>, reasoner: Arc<dyn Reasoner>) -> Arc<dyn Reasoner> {
+    match journals {
+        Some(j) => Arc::new(crate::reason::Chain::new(vec![
+            Arc::new(j.answers.clone()),
+            reasoner,
+        ])),
+        None => reasoner,
+    }
 }
 
 /// As [`judge`], then a person later: a question nobody before answers parks the run
@@ -200,12 +220,12 @@ pub fn judge_parking(
     loaded: &LoadedApp,
     answers: Option<&chain::AnswersFile>,
     no_model: bool,
-    journals: Option<crate::reason::remote::RunJournals>,
+    journals: Option<&Journals>,
 ) -> Result<Arc<dyn Reasoner>, NotServed> {
     let config: &FlowConfig = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
     let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
-    if let Some(find) = journals {
-        remotes.journal_by_run(find);
+    if let Some(j) = journals {
+        remotes.journal_by_run(j.lookup());
     }
     let sources = Sources {
         answers,
@@ -216,7 +236,7 @@ pub fn judge_parking(
         ..Sources::default()
     };
     let (reasoner, _) = chain::judgement(config, &sources)?;
-    Ok(reasoner)
+    Ok(given_first(journals, reasoner))
 }
 
 /// The app name, the source of judgement and the app's digest of each process key, for
@@ -330,6 +350,8 @@ pub struct Journals {
     open: OpenRuns,
     /// Cancelled when the server stops: the runs it holds parked stay parked.
     stop: tokio_util::sync::CancellationToken,
+    /// The answers people gave to the runs held here that the runs have not applied yet.
+    answers: crate::reason::park::SharedAnswers,
 }
 
 impl Journals {
@@ -340,6 +362,7 @@ impl Journals {
             durability,
             open: OpenRuns::default(),
             stop: tokio_util::sync::CancellationToken::new(),
+            answers: Default::default(),
         }
     }
 
@@ -406,6 +429,7 @@ impl Journals {
             open: Arc::downgrade(&self.open),
             parked: Default::default(),
             wake: tokio::sync::Notify::new(),
+            answers: self.answers.clone(),
         });
         lock(&self.open).insert(args.run_id.clone(), run.clone());
         let graph = run.sink.graph.clone();
@@ -477,6 +501,7 @@ impl Journals {
                 // Stopped while going (a crash mid-step): `runs resume` recovers it.
                 continue;
             }
+            self.remember(&reopened.records);
             let run = self.hold(&run_id, &process_key, journal);
             // Say at once who holds it: a delivery from now on is posted here.
             if let Err(e) = crate::journal::mailbox::hold_parked(&dir) {
@@ -519,6 +544,7 @@ impl Journals {
             open: Arc::downgrade(&self.open),
             parked: Default::default(),
             wake: tokio::sync::Notify::new(),
+            answers: self.answers.clone(),
         });
         lock(&self.open).insert(run_id.to_string(), run.clone());
         run
@@ -615,13 +641,30 @@ impl Journals {
         if *closed || !run.is_parked() {
             return None;
         }
-        let (records, _) = self.read(&run)?;
+        let (mut records, _) = self.read(&run)?;
         let answered = crate::run::answer::answer(&run.sink.inner, &records, run_id, request);
         drop(closed);
-        if answered.is_ok() {
+        if let Ok((_, record)) = &answered {
+            records.push(record.clone());
+            self.remember(&records);
             run.wake.notify_one();
         }
         Some(answered.map(|(answered, _)| answered))
+    }
+
+    /// Keep the answers `records` hold that their run has not applied yet, for when it
+    /// resumes here.
+    pub fn remember(&self, records: &[Record]) {
+        let state = FlowState::fold(records.iter());
+        if state.unapplied_answers.is_empty() {
+            return;
+        }
+        let given = chain::answers_of(records, &state);
+        for key in state.unapplied_answers.keys() {
+            if let Some(r) = given.recorded(key) {
+                self.answers.insert(key.clone(), r.clone());
+            }
+        }
     }
 
     /// Hold waiting run `run_id` of `process_key`, whose journal was reopened here (its
@@ -874,6 +917,8 @@ struct RunJournal {
     parked: std::sync::atomic::AtomicBool,
     /// Woken by a delivery through this server while parked.
     wake: tokio::sync::Notify,
+    /// The server's answers people gave: this run's go when it ends.
+    answers: crate::reason::park::SharedAnswers,
 }
 
 impl RunJournal {
@@ -918,6 +963,7 @@ impl EventSink for RunJournal {
         if finished {
             *closed = true;
             drop(closed);
+            self.answers.forget_run(&self.run_id);
             if let Some(open) = self.open.upgrade() {
                 lock(&open).remove(&self.run_id);
             }

@@ -118,6 +118,7 @@ impl Runner {
             })
         );
         if ours && state.waiting.is_some() && !child {
+            self.journals.remember(&records);
             let sink = self.journals.take(run_id, &state.process_key, journal);
             if let Err(e) = self.go(run_id, &state.process_key, sink, None) {
                 tracing::warn!("run {run_id}: answered, but it cannot go on here: {e}");

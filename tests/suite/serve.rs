@@ -1713,3 +1713,91 @@ async fn two_serves_racing_take_each_left_parked_run_once() {
         );
     }
 }
+
+/// Beside MCP (`--http`), the web console (`--ui`) shares the process and the run host: a
+/// run an MCP client starts with `run_process` whose question nobody answers parks (its
+/// result says `waiting`) instead of failing, shows on the console's tasklist, and goes
+/// on in the server once a person answers it there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beside_mcp_the_console_answers_the_runs_mcp_clients_start() {
+    use crate::support::http;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--ui",
+            "127.0.0.1:0",
+            "expense_claim",
+            "--apps-dir",
+        ])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("applications"))
+        .arg("--run-dir")
+        .arg(dir.path())
+        .env("NO_COLOR", "1")
+        .env("USER", "clerk")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mcp = lines.next().unwrap().unwrap();
+    let console = lines.next().unwrap().unwrap();
+    let mcp = mcp.strip_prefix("listening ").unwrap().to_string();
+    let console = console.strip_prefix("console ").unwrap().to_string();
+    let client = client(&mcp, None).await;
+    let (error, result) = call(
+        &client,
+        "run_process",
+        json!({"process_key": "expense_claim", "run_id": "claim-1",
+               "variables": {"employee": "bob", "amount": 40}}),
+    )
+    .await;
+    assert!(!error, "{result}");
+    assert_eq!(result["status"], "waiting", "{result}");
+    // Nobody signs in on loopback without a users file: the local user answers.
+    let page = http::get(&format!("{console}/tasks"), &[]).body;
+    assert!(
+        page.contains("Check the receipt") && page.contains("claim-1"),
+        "{page}"
+    );
+    let at = page.find("name=\"csrf\" value=\"").unwrap() + 19;
+    let csrf = &page[at..at + 64];
+    let r = http::post_form(
+        &format!("{console}/runs/claim-1/answer"),
+        &[],
+        &[
+            ("csrf", csrf),
+            ("key", "claim-1:Task_CheckReceipt:1"),
+            ("out.receipt_ok", "true"),
+            ("out.checked_amount", "40"),
+        ],
+    );
+    assert_eq!(r.status, 303, "{}", r.body);
+    let started = Instant::now();
+    loop {
+        let events = read_journal(&run_dir(dir.path(), "claim-1").join(JOURNAL_FILE))
+            .unwrap()
+            .records;
+        let at_approval = events.iter().any(|r| {
+            matches!(&r.event, Event::QuestionParked { question } if question.element == "GW_ManagerApproval")
+        });
+        if at_approval {
+            let answered = events.iter().find_map(|r| match &r.event {
+                Event::QuestionAnswered { by, .. } => by.clone(),
+                _ => None,
+            });
+            assert_eq!(answered.as_deref(), Some("clerk"));
+            break;
+        }
+        assert!(
+            started.elapsed() < LIMIT,
+            "the answered run did not go on: {events:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
