@@ -440,7 +440,7 @@ fn console(args: &ServeArgs, ui: &str) -> Result<(SocketAddr, crate::web::Identi
         .filter(|u| crate::web::users::valid_name(u))
         .unwrap_or_else(|| "local".to_string());
     tracing::warn!(
-        "the console has no users file: everyone reaching {addr} is `{user}` (add people with `cuga-flo users add`)"
+        "the console has no users file: everyone reaching it (on loopback only) is `{user}`; add people with `cuga-flo users add`"
     );
     Ok((addr, crate::web::Identity::Local(user)))
 }
