@@ -27,6 +27,11 @@ pub fn has_diagram(text: &str, process: &Process) -> bool {
     top.peek().is_some() && top.all(|n| placed.contains(n.id.as_str()))
 }
 
+/// Whether the text's diagram interchange draws anything at all (a partial diagram).
+pub fn has_any_diagram(text: &str) -> bool {
+    !placed_elements(text).is_empty()
+}
+
 /// The ids the text's `BPMNShape`s and `BPMNEdge`s draw.
 fn placed_elements(text: &str) -> BTreeSet<String> {
     let mut reader = Reader::from_str(text);
@@ -127,6 +132,8 @@ pub struct Bounds {
 pub struct Layout {
     pub shapes: Vec<(String, Bounds)>,
     pub edges: Vec<(String, Vec<(f64, f64)>)>,
+    /// Where labels go that must not be left to the viewer (boundary events').
+    pub labels: HashMap<String, Bounds>,
 }
 
 const GAP_X: f64 = 60.0;
@@ -163,14 +170,47 @@ pub fn layout(process: &Process) -> Layout {
             out.shapes.push((node.id.clone(), *b));
         }
     }
-    let bottom = placed.values().map(|b| b.y + b.h).fold(0.0, f64::max);
+    // An activity's boundary events, numbered: the k-th's flows leave on the k-th lane
+    // under the activity, and its label is on the k-th line under the lanes.
+    let mut on: HashMap<&str, usize> = HashMap::new();
+    let mut index_on: HashMap<&str, usize> = HashMap::new();
+    for n in &process.nodes {
+        if let Some(a) = attached_to(&n.kind)
+            && placed.contains_key(a)
+            && placed.contains_key(&n.id)
+        {
+            let k = on.entry(a).or_insert(0);
+            index_on.insert(n.id.as_str(), *k);
+            *k += 1;
+        }
+    }
+    for n in &process.nodes {
+        let (Some(a), Some(&k)) = (attached_to(&n.kind), index_on.get(n.id.as_str())) else {
+            continue;
+        };
+        let (Some(host), Some(&count)) = (placed.get(a), on.get(a)) else {
+            continue;
+        };
+        out.labels.insert(
+            n.id.clone(),
+            Bounds {
+                x: host.x - 20.0,
+                y: host.y + host.h + 18.0 + lanes(count) + 4.0 + LABEL_LINE * k as f64,
+                w: host.w + 40.0,
+                h: 14.0,
+            },
+        );
+    }
+    // A flow back runs under every node and label.
+    let bottom = (placed.values().chain(out.labels.values()))
+        .map(|b| b.y + b.h)
+        .fold(0.0, f64::max);
     for flow in &process.flows {
         let (Some(s), Some(t)) = (placed.get(&flow.source), placed.get(&flow.target)) else {
             continue;
         };
-        let from_boundary = process
-            .node(&flow.source)
-            .is_some_and(|n| attached_to(&n.kind).is_some());
+        // From a boundary event: its lane under its activity.
+        let from_boundary = index_on.get(flow.source.as_str()).copied();
         out.edges
             .push((flow.id.clone(), route(*s, *t, from_boundary, bottom)));
     }
@@ -285,9 +325,18 @@ fn container(
     }
     let rows = stacks.iter().map(Vec::len).max().unwrap_or(0);
     let mut height_of = vec![0.0f64; rows];
+    // Room under a row for its activities' boundary events: their labels, one under the
+    // other, and the flows that leave them below those.
+    let mut below_of = vec![0.0f64; rows];
     for stack in &stacks {
         for (row, &i) in stack.iter().enumerate() {
             height_of[row] = height_of[row].max(sizes[i].1);
+            let attached = (process.nodes.iter())
+                .filter(|n| attached_to(&n.kind) == Some(nodes[i].id.as_str()))
+                .count();
+            if attached > 0 {
+                below_of[row] = below_of[row].max(boundary_room(attached));
+            }
         }
     }
     let mut x = x0;
@@ -314,7 +363,7 @@ fn container(
                     level + 1,
                 );
             }
-            y += height_of[row] + GAP_Y;
+            y += height_of[row] + GAP_Y + below_of[row];
         }
         total_h = total_h.max(y - y0 - GAP_Y);
         x += width_of[c] + GAP_X;
@@ -342,15 +391,34 @@ fn container(
     (total_w, total_h)
 }
 
+/// A boundary event's label: the `k`-th of an activity's, under the activity, one line
+/// under the other (so that neighbours' labels never overlap).
+const LABEL_LINE: f64 = 16.0;
+
+/// The flows' lanes under an activity with `n` boundary events (under its events).
+fn lanes(n: usize) -> f64 {
+    LANE * n as f64 + 4.0
+}
+
+/// Between two lanes.
+const LANE: f64 = 10.0;
+
+/// The room under an activity with `n` boundary events: their flows' lanes, then their
+/// labels.
+fn boundary_room(n: usize) -> f64 {
+    18.0 + lanes(n) + 4.0 + LABEL_LINE * n as f64 + 8.0
+}
+
 /// Right-angled waypoints from `s` to `t`; a flow back (to the left) runs under the
 /// nodes, at `bottom`.
-fn route(s: Bounds, t: Bounds, from_boundary: bool, bottom: f64) -> Vec<(f64, f64)> {
+fn route(s: Bounds, t: Bounds, from_boundary: Option<usize>, bottom: f64) -> Vec<(f64, f64)> {
     let (tx, ty) = (t.x, t.y + t.h / 2.0);
-    if from_boundary {
+    if let Some(lane) = from_boundary {
         let (sx, sy) = (s.x + s.w / 2.0, s.y + s.h);
         if tx > sx + 40.0 {
-            // Down out of the activity, right to the gap before the target, then in.
-            let (down, gap) = (sy + 20.0, tx - 20.0);
+            // Down out of the activity, under the labels of its boundary events, right to
+            // the gap before the target, then in.
+            let (down, gap) = (sy + 4.0 + LANE * lane as f64, tx - 20.0 - 6.0 * lane as f64);
             return vec![(sx, sy), (sx, down), (gap, down), (gap, ty), (tx, ty)];
         }
         let below = bottom + 30.0;
@@ -401,9 +469,18 @@ fn diagram_xml(process: &Process, layout: &Layout) -> String {
         let expanded = process
             .node(id)
             .is_some_and(|n| matches!(n.kind, NodeKind::SubProcess(_)));
+        let label = layout.labels.get(id).map_or_else(String::new, |l| {
+            format!(
+                "<bpmndi:BPMNLabel><dc:Bounds x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/></bpmndi:BPMNLabel>",
+                l.x.round(),
+                l.y.round(),
+                l.w.round(),
+                l.h.round()
+            )
+        });
         let _ = writeln!(
             out,
-            "<bpmndi:BPMNShape id=\"cuga_flo_shape_{n}\" bpmnElement=\"{}\"{}><dc:Bounds x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/></bpmndi:BPMNShape>",
+            "<bpmndi:BPMNShape id=\"cuga_flo_shape_{n}\" bpmnElement=\"{}\"{}><dc:Bounds x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>{label}</bpmndi:BPMNShape>",
             attr(id),
             if expanded { " isExpanded=\"true\"" } else { "" },
             b.x.round(),
@@ -535,5 +612,55 @@ mod tests {
         assert!(!drawn.contains("id=\"old\""), "{drawn}");
         assert_eq!(drawn.matches("BPMNDiagram ").count(), 1);
         assert!(has_diagram(&drawn, &p));
+    }
+
+    /// Two boundary events on one task: each label on a line of its own under the task,
+    /// none over a node, and no flow through a label.
+    #[test]
+    fn boundary_events_labels_overlap_nothing() {
+        let p = process(
+            r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">
+  <process id="p" isExecutable="true">
+    <startEvent id="s"/>
+    <sequenceFlow id="f1" sourceRef="s" targetRef="pay"/>
+    <serviceTask id="pay" name="Pay"/>
+    <boundaryEvent id="e1" name="Payment failed" attachedToRef="pay"><errorEventDefinition/></boundaryEvent>
+    <boundaryEvent id="e2" name="Agent failed" attachedToRef="pay"><errorEventDefinition/></boundaryEvent>
+    <sequenceFlow id="f2" sourceRef="pay" targetRef="done"/>
+    <sequenceFlow id="f3" sourceRef="e1" targetRef="fix"/>
+    <sequenceFlow id="f4" sourceRef="e2" targetRef="fix"/>
+    <userTask id="fix" name="Fix"/>
+    <sequenceFlow id="f5" sourceRef="fix" targetRef="done"/>
+    <endEvent id="done"/>
+  </process>
+</definitions>"#,
+        );
+        let l = layout(&p);
+        let (a, b) = (l.labels["e1"], l.labels["e2"]);
+        let overlaps = |a: &Bounds, b: &Bounds| {
+            a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
+        };
+        assert!(!overlaps(&a, &b), "{a:?} {b:?}");
+        for (id, shape) in &l.shapes {
+            for label in [&a, &b] {
+                assert!(!overlaps(label, shape), "a label over {id}");
+            }
+        }
+        for (id, points) in &l.edges {
+            for w in points.windows(2) {
+                let seg = Bounds {
+                    x: w[0].0.min(w[1].0),
+                    y: w[0].1.min(w[1].1),
+                    w: (w[0].0 - w[1].0).abs().max(1.0),
+                    h: (w[0].1 - w[1].1).abs().max(1.0),
+                };
+                for label in [&a, &b] {
+                    assert!(
+                        !overlaps(label, &seg),
+                        "flow {id} through a label: {points:?}"
+                    );
+                }
+            }
+        }
     }
 }

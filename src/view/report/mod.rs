@@ -29,7 +29,8 @@ pub const BPMN_CSS: &str = include_str!("../../../assets/bpmn-js/bpmn-js.css");
 /// process) and what is known about its elements.
 pub struct Model {
     pub xml: String,
-    /// `model`: the model's own diagram; `generated`: laid out by cuga-flo.
+    /// `model`: the model's own diagram; `generated`: laid out by cuga-flo (the model has
+    /// none); `partial`: laid out by cuga-flo (the model's does not place every element).
     pub layout: &'static str,
     /// Element id → (BPMN tag, name).
     pub elements: BTreeMap<String, (String, Option<String>)>,
@@ -72,8 +73,15 @@ impl Model {
         let (xml, layout) = if layout::has_diagram(text, process) {
             (text.to_string(), "model")
         } else {
+            // A diagram that leaves elements out is replaced as a missing one is; the
+            // page says which it was.
+            let why = if layout::has_any_diagram(text) {
+                "partial"
+            } else {
+                "generated"
+            };
             match layout::with_layout(text, process) {
-                Some(xml) => (xml, "generated"),
+                Some(xml) => (xml, why),
                 None => (text.to_string(), "model"),
             }
         };
@@ -106,6 +114,8 @@ struct Mark {
     decisions: Vec<Value>,
     adaptations: Vec<String>,
     failed: bool,
+    /// A hook removed it from the run (`remove_node`).
+    removed: bool,
 }
 
 fn tag<T: serde::Serialize>(v: &T) -> String {
@@ -208,8 +218,7 @@ fn marks(records: &[Record], names: &Names) -> Vec<(String, Mark)> {
                 duration_ms,
                 ..
             } => {
-                let m = mark(&mut marks, &mut order, flow);
-                m.duration_ms += duration_ms;
+                mark(&mut marks, &mut order, flow).duration_ms += duration_ms;
                 let node = |t: &Option<String>| {
                     t.as_deref()
                         .map_or_else(String::new, |t| names.node(t).unwrap_or(t).to_string())
@@ -230,10 +239,24 @@ fn marks(records: &[Record], names: &Names) -> Vec<(String, Mark)> {
                     let _ = write!(what, " (refused: {why})");
                 }
                 let text = format!("{what} (hook {hook})");
-                if *action == HookAction::AddNode && denied.is_none() && rejected.is_none() {
-                    inserting = Some(text.clone());
-                } else if *action != HookAction::Continue || denied.is_some() || rejected.is_some()
+                // The node a hook removed is drawn as removed, saying by which hook.
+                if *action == HookAction::RemoveNode
+                    && denied.is_none()
+                    && rejected.is_none()
+                    && let Some(t) = target
                 {
+                    let r = mark(&mut marks, &mut order, t);
+                    r.removed = true;
+                    r.adaptations
+                        .push(format!("removed from this run (hook {hook})"));
+                }
+                let m = mark(&mut marks, &mut order, flow);
+                let applied = denied.is_none() && rejected.is_none();
+                if *action == HookAction::AddNode && applied {
+                    inserting = Some(text.clone());
+                } else if *action == HookAction::RemoveNode && applied && target.is_some() {
+                    // Shown on the node it removed (above), not over the diagram again.
+                } else if *action != HookAction::Continue || !applied {
                     m.adaptations.push(text.clone());
                 }
                 m.decisions.push(json!({
@@ -582,6 +605,7 @@ pub fn data(id: &str, records: &[Record], model: Option<&Model>, names: &Names) 
             "decisions": m.decisions,
             "adaptations": m.adaptations,
             "failed": m.failed,
+            "removed": m.removed,
         }));
     }
     let state = FlowState::fold(records.iter());
@@ -714,6 +738,7 @@ pub fn render(id: &str, records: &[Record], model: Option<&Model>, names: &Names
          <p class=\"legend\"><span class=\"key key-taken\"></span> path taken \
          <span class=\"key key-decided\"></span> decided \
          <span class=\"key key-adapted\"></span> adapted by a hook \
+         <span class=\"key key-removed\"></span> removed by a hook \
          <span class=\"key key-failed\"></span> failed or thrown</p>\n\
          <div id=\"notes\" class=\"notes\"></div>\n</section>\n",
     );
@@ -781,8 +806,10 @@ dl.summary dt { color: #57606a; } dl.summary dd { margin: 0; }
 .djs-shape.cf-taken .djs-visual > :nth-child(1) { fill: #dafbe1 !important; }
 .djs-connection.cf-taken .djs-visual > path { stroke: #2da44e !important; stroke-width: 3px !important; }
 .djs-element.cf-adapted .djs-visual > :nth-child(1) { stroke: #bf8700 !important; }
+.djs-shape.cf-removed .djs-visual > :nth-child(1) { stroke: #8c959f !important; stroke-dasharray: 6 4 !important; fill: #f6f8fa !important; }
+.djs-shape.cf-removed .djs-visual text { fill: #8c959f !important; text-decoration: line-through; }
 .djs-shape.cf-current .djs-visual > :nth-child(1) { stroke: #9a6700 !important; stroke-width: 4px !important; fill: #fff8c5 !important; }
-.key-current { background: #9a6700; }
+.key-current { background: #9a6700; } .key-removed { background: #8c959f; }
 .djs-element.cf-failed .djs-visual > :nth-child(1) { stroke: #cf222e !important; }
 .cf-badge { font-size: 11px; line-height: 1.3; padding: 1px 5px; border-radius: 8px; white-space: nowrap; color: #fff; background: #2da44e; }
 .cf-decision { font-size: 11px; line-height: 1.25; padding: 2px 5px; border-radius: 4px; max-width: 180px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; background: #ddf4ff; color: #0a3069; border: 1px solid #54aeff; }
@@ -822,6 +849,8 @@ pub const PAGE_JS: &str = r#"
   }
   if (data.layout === 'generated') {
     note('The model has no diagram of its process (no BPMN DI): this layout was generated by cuga-flo.');
+  } else if (data.layout === 'partial') {
+    note('The model\'s diagram does not place every element of its process: this layout was generated by cuga-flo.');
   }
   if (data.not_in_model.length) {
     note('Not in the model (added while the run went, or the model changed since): ' + data.not_in_model.join(', '));
@@ -844,6 +873,7 @@ pub const PAGE_JS: &str = r#"
       if (m.decisions.length) { canvas.addMarker(m.id, 'cf-decided'); }
       if (m.adaptations.length) { canvas.addMarker(m.id, 'cf-adapted'); }
       if (m.failed) { canvas.addMarker(m.id, 'cf-failed'); }
+      if (m.removed) { canvas.addMarker(m.id, 'cf-removed'); }
       var badge = [];
       if (m.visits > 1) { badge.push('\u00d7' + m.visits); }
       if (m.duration) { badge.push(m.duration); }
@@ -859,7 +889,10 @@ pub const PAGE_JS: &str = r#"
         var full = m.decisions.map(function (d) {
           return d.by + ': ' + (d.what || '') + (d.reason ? ' \u2014 because ' + d.reason : '');
         }).join('\n');
-        overlays.add(m.id, 'cf-decision', { position: { bottom: -4, left: 0 }, html: el('div', 'cf-decision', text, full) });
+        // Under the element, unless boundary events sit there: then above it.
+        var under = !(shape.attachers && shape.attachers.length);
+        var where = under ? { bottom: -4, left: 0 } : { top: -40, left: 0 };
+        overlays.add(m.id, 'cf-decision', { position: where, html: el('div', 'cf-decision', text, full) });
       }
       if (m.adaptations.length) {
         var pos = isFlow ? { top: -40, left: 0 } : { top: -26, left: 0 };
