@@ -39,7 +39,8 @@
   var status = document.getElementById('status');
   var steps = document.getElementById('steps');
   var journal = document.querySelector('#journal tbody');
-  var seen = journal ? journal.rows.length : 0;
+  // How many records the page has drawn (shown or not): the stream goes on from there.
+  var seen = journal ? Number(journal.getAttribute('data-from') || journal.rows.length) : 0;
   var source = new EventSource('/runs/' + encodeURIComponent(runId.textContent) + '/live?from=' + seen);
   document.body.setAttribute('data-live', 'connecting');
   source.addEventListener('open', function () { document.body.setAttribute('data-live', 'open'); });

@@ -72,6 +72,9 @@ pub struct Settings {
 
 /// The most a request body may hold.
 const MAX_BODY: usize = 256 * 1024;
+/// The journal rows a run's page shows, the last ones (`?all=1`: every one).
+const JOURNAL_ROWS: usize = 300;
+
 /// The most questions or runs one page lists (`?from=N` pages on).
 const PAGE_ROWS: usize = 100;
 
@@ -914,17 +917,19 @@ async fn run_page(
         Ok(w) => w,
         Err(r) => return r,
     };
-    let mut r = run_page_for(&c, &who, &id, None).await;
-    if let Some(n) = notice(&query(&uri))
-        && r.status() == StatusCode::OK
-    {
-        r = run_page_with(&c, &who, &id, None, Some(n));
-    }
-    r
+    let q = query(&uri);
+    run_page_with(
+        &c,
+        &who,
+        &id,
+        None,
+        notice(&q),
+        field(&q, "all") == Some("1"),
+    )
 }
 
 async fn run_page_for(c: &Console, who: &Session, id: &str, problem: Option<String>) -> Response {
-    run_page_with(c, who, id, problem, None)
+    run_page_with(c, who, id, problem, None, false)
 }
 
 fn run_page_with(
@@ -933,11 +938,19 @@ fn run_page_with(
     id: &str,
     problem: Option<String>,
     notice: Option<&str>,
+    all_rows: bool,
 ) -> Response {
     let Some(records) = read_run(c, id) else {
         return c.error(Some(who), StatusCode::NOT_FOUND, &format!("no run `{id}`"));
     };
     let state = FlowState::fold(records.iter());
+    if records.is_empty() {
+        return c.error(
+            Some(who),
+            StatusCode::NOT_FOUND,
+            &format!("run `{id}` has journalled nothing yet; reload in a moment"),
+        );
+    }
     if !c.served_app(&state.app) {
         return c.error(
             Some(who),
@@ -959,6 +972,12 @@ fn run_page_with(
     let data = report::data(id, &records, model.as_ref(), &names);
     let rows = report::rows(&records, &names);
     let decisions = report::decisions(&rows);
+    // A long journal: its last rows (the page links to all of them).
+    let shown = if all_rows || rows.len() <= JOURNAL_ROWS {
+        &rows[..]
+    } else {
+        &rows[rows.len() - JOURNAL_ROWS..]
+    };
     let status = crate::run::listing::Listed::of(&state).as_str();
     let questions: Vec<QuestionView> = crate::run::pending::questions(id, &records, &state)
         .iter()
@@ -995,7 +1014,9 @@ fn run_page_with(
                     "steps": state.steps, "waiting": waiting},
             "questions": questions,
             "decisions": decisions,
-            "rows": rows,
+            "rows": shown,
+            "hidden_rows": rows.len() - shown.len(),
+            "total_rows": rows.len(),
             "cancellable": state.status.is_none(),
             "data": report::script_json(&data),
             "problem": problem,
@@ -1273,6 +1294,14 @@ async fn start(
     match c.runner.start_for(&app, &given, &who.user) {
         Ok(run_id) => {
             tracing::info!("web console: {} started run {run_id} of {app}", who.user);
+            // Its page reads its journal: shown once the run has journalled its start
+            // (it goes on its own thread; a moment at most).
+            let until = tokio::time::Instant::now() + Duration::from_secs(5);
+            while read_run(&c, &run_id).is_none_or(|r| r.is_empty())
+                && tokio::time::Instant::now() < until
+            {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
             redirect(&format!("/runs/{}?done=started", enc(&run_id)))
         }
         Err(e) => start_form(&c, &who, &app, None, Some(&form), Some(e.to_string())),

@@ -535,7 +535,7 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     b.wait_for(
         "the tasklist",
         "return document.body.dataset.page === 'tasks'",
-        20,
+        60,
     );
     assert_eq!(b.text(&b.find("#who")), "alice");
 
@@ -547,7 +547,7 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     b.wait_for(
         "the run page",
         "return document.body.dataset.page === 'run'",
-        20,
+        60,
     );
     let run = b.text(&b.find("#run-id"));
     c.wait_asked(&run, "Task_CheckReceipt");
@@ -582,7 +582,7 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     b.wait_for(
         "the run page",
         "return document.body.dataset.page === 'run'",
-        20,
+        60,
     );
     c.wait_asked(&run, "Task_LegalReview");
 
@@ -597,11 +597,68 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     b.wait_for(
         "the run page",
         "return document.body.dataset.page === 'run'",
-        20,
+        60,
     );
     c.wait_asked(&run, "GW_ManagerApproval");
     b.go(&format!("{}/tasks", c.url));
     screenshot(&b, "console-tasklist.png");
+
+    // Bob, in the same browser after alice signs out: the approval is not on his
+    // tasklist, and an answer he posts anyway (from his own page, with his CSRF token) is
+    // refused by the server, saying why, and writes nothing.
+    b.click(&b.find("nav form button"));
+    b.wait_for(
+        "the sign-in page",
+        "return document.body.dataset.page === 'login'",
+        60,
+    );
+    b.type_into(&b.find("#user"), BOB.0);
+    b.type_into(&b.find("#password"), BOB.1);
+    b.click(&b.find("#login button"));
+    b.wait_for(
+        "the tasklist",
+        "return document.body.dataset.page === 'tasks'",
+        60,
+    );
+    assert_eq!(b.text(&b.find("#who")), "bob");
+    assert!(
+        b.try_find(&format!("#q-{run}-GW_ManagerApproval"))
+            .is_none(),
+        "bob sees the approval"
+    );
+    let before = c.journal(&run).len();
+    let refused = b.script(
+        "var csrf = document.querySelector('input[name=csrf]').value;\
+         var body = new URLSearchParams({csrf: csrf, key: arguments[0], decision: 'approve'});\
+         var x = new XMLHttpRequest(); x.open('POST', '/runs/' + arguments[1] + '/answer', false);\
+         x.setRequestHeader('Content-Type', 'application/x-www-form-urlencoded'); x.send(body.toString());\
+         return [x.status, x.responseText];",
+        serde_json::json!([key(&run, "GW_ManagerApproval"), run]),
+    );
+    assert_eq!(refused[0], 422, "{refused}");
+    assert!(
+        refused[1]
+            .as_str()
+            .unwrap()
+            .contains("may not decide guardrail"),
+        "{refused}"
+    );
+    assert_eq!(c.journal(&run).len(), before, "bob's answer wrote nothing");
+    // Back to alice.
+    b.click(&b.find("nav form button"));
+    b.wait_for(
+        "the sign-in page",
+        "return document.body.dataset.page === 'login'",
+        60,
+    );
+    b.type_into(&b.find("#user"), ALICE.0);
+    b.type_into(&b.find("#password"), ALICE.1);
+    b.click(&b.find("#login button"));
+    b.wait_for(
+        "the tasklist",
+        "return document.body.dataset.page === 'tasks'",
+        60,
+    );
 
     // The run page: the diagram drawn, the inserted legal review on it, waiting at the
     // approval; it follows the run live when alice approves from another session.
@@ -609,7 +666,7 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     b.wait_for(
         "the diagram",
         "return document.body.dataset.report === 'ready'",
-        30,
+        60,
     );
     assert!(
         b.script(
@@ -622,7 +679,7 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     b.wait_for(
         "the live stream",
         "return document.body.dataset.live === 'open'",
-        20,
+        60,
     );
     let alice = c.sign_in(ALICE);
     let r = c.post(
@@ -638,7 +695,7 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     b.wait_for(
         "the page to reach the end",
         "var s = document.getElementById('status'); return s && s.textContent === 'completed' && document.body.dataset.report === 'ready'",
-        30,
+        60,
     );
     let j = c.journal(&run);
     assert_eq!(j.last().unwrap()["status"], "completed");
@@ -646,28 +703,11 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     let errors: Vec<String> = b
         .console_errors()
         .into_iter()
-        .filter(|e| !e.contains("favicon"))
+        // The favicon nobody serves, and bob's refused post (422) above: expected.
+        .filter(|e| !e.contains("favicon") && !e.contains("status of 422"))
         .collect();
     assert!(
         errors.is_empty(),
         "the pages logged errors (CSP?): {errors:?}"
     );
-
-    // Bob, in the same browser after alice signs out: no approval for him, and a post
-    // of his is refused.
-    b.click(&b.find("nav form button"));
-    b.wait_for(
-        "the sign-in page",
-        "return document.body.dataset.page === 'login'",
-        20,
-    );
-    b.type_into(&b.find("#user"), BOB.0);
-    b.type_into(&b.find("#password"), BOB.1);
-    b.click(&b.find("#login button"));
-    b.wait_for(
-        "the tasklist",
-        "return document.body.dataset.page === 'tasks'",
-        20,
-    );
-    assert_eq!(b.text(&b.find("#who")), "bob");
 }

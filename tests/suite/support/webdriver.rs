@@ -200,7 +200,13 @@ impl Browser {
                 return v;
             }
             if Instant::now() > until {
-                panic!("waited {secs} s for {what} on {}", self.current_url());
+                let html = self.script("return document.documentElement.outerHTML", json!([]));
+                let html = html.as_str().unwrap_or_default();
+                panic!(
+                    "waited {secs} s for {what} on {}:\n{}",
+                    self.current_url(),
+                    &html[..html.len().min(3000)]
+                );
             }
             std::thread::sleep(Duration::from_millis(100));
         }
