@@ -340,6 +340,13 @@ fn placement(
     let edge_y = if above { b.y + h } else { b.y };
     let into = vec![first, (cx - 20.0, first.1), (cx - 20.0, edge_y)];
     let out_of = match target {
+        // Into the target's side, as the flow came in before (clear of a label above or
+        // under the target).
+        Some(t) if t.x >= cx + 30.0 => {
+            // Down well before the target (a label over it reaches out to its left).
+            let (ty, down) = (t.y + t.h / 2.0, (t.x - 28.0).max(cx - 12.0));
+            vec![(down, edge_y), (down, ty), (t.x, ty)]
+        }
         Some(t) => {
             let tx = (cx + 20.0).max(t.x + t.w / 2.0);
             let ty = if above { t.y } else { t.y + t.h };
