@@ -320,25 +320,22 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
                 .map_err(|e| UsageError::new(crate::diag::chain(&e)))?;
                 apps.insert(slug, served);
             }
-            let runner =
-                crate::run::agent::Runner {
-                    apps,
-                    children: crate::run::agent::ChildSettings {
-                        apps_dir: cli.apps_dir.clone(),
-                        run_dir: args.journal.run_dir.clone(),
-                        durability: args.journal.durability,
-                        no_model: args.no_model,
-                        given: chain::given_to_calls(None, answers.as_deref())?,
-                    },
-                    journals: journals.clone(),
-                    engine: Arc::new(NativeEngine::new()),
-                    input_wait: Duration::from_secs(args.session_idle),
-                    stopping: Arc::default(),
-                    cores: Arc::new(crate::serving::Cores::per_core().map_err(|e| {
-                        UsageError::new(format!("cannot start the run threads: {e}"))
-                    })?),
-                    max_wait: args.max_wait,
-                };
+            let children = crate::run::agent::ChildSettings {
+                apps_dir: cli.apps_dir.clone(),
+                run_dir: args.journal.run_dir.clone(),
+                durability: args.journal.durability,
+                no_model: args.no_model,
+                given: chain::given_to_calls(None, answers.as_deref())?,
+            };
+            let input_wait = Duration::from_secs(args.session_idle);
+            let runner = crate::run::agent::Runner::new(
+                apps,
+                children,
+                journals.clone(),
+                input_wait,
+                args.max_wait,
+            )
+            .map_err(|e| UsageError::new(crate::diag::chain(&e)))?;
             let settings = crate::web::Settings {
                 identity,
                 read_timeout: Duration::from_secs(args.read_timeout),

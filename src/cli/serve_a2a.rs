@@ -23,7 +23,6 @@ use std::time::Duration;
 
 use crate::a2a::server::{A2aServer, AgentSpec, Limits};
 use crate::app::registry::AppRef;
-use crate::engine::native::NativeEngine;
 use crate::run::agent;
 use crate::run::chain;
 use crate::run::host::{Adopt, GRACE, Journals, Labels};
@@ -128,25 +127,17 @@ pub(super) fn run(
         .enable_all()
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
-    let runner = Arc::new(agent::Runner {
-        apps,
-        children: agent::ChildSettings {
-            apps_dir: cli.apps_dir.clone(),
-            run_dir: args.journal.run_dir.clone(),
-            durability: args.journal.durability,
-            no_model: args.no_model,
-            given: chain::given_to_calls(None, answers)?,
-        },
-        journals: journals.clone(),
-        engine: Arc::new(NativeEngine::new()),
-        input_wait: Duration::from_secs(args.session_idle),
-        stopping: Arc::default(),
-        cores: Arc::new(
-            crate::serving::Cores::per_core()
-                .map_err(|e| UsageError::new(format!("cannot start the run threads: {e}")))?,
-        ),
-        max_wait: args.max_wait,
-    });
+    let children = agent::ChildSettings {
+        apps_dir: cli.apps_dir.clone(),
+        run_dir: args.journal.run_dir.clone(),
+        durability: args.journal.durability,
+        no_model: args.no_model,
+        given: chain::given_to_calls(None, answers)?,
+    };
+    let input_wait = Duration::from_secs(args.session_idle);
+    let runner = agent::Runner::new(apps, children, journals.clone(), input_wait, args.max_wait)
+        .map(Arc::new)
+        .map_err(|e| UsageError::new(crate::diag::chain(&e)))?;
     let stopping = runner.stopping.clone();
     let adopter = runner.clone();
     let limits = Limits {

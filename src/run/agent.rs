@@ -388,6 +388,30 @@ pub fn agent_spec(slug: &str, loaded: &LoadedApp) -> AgentSpec {
 }
 
 impl Runner {
+    /// The run host of a server's apps: a native engine, one run thread per core, runs
+    /// journalled by `journals`; an input-required task waits `input_wait` for its
+    /// caller; `max_wait`: how long a run waits in-process for a timer before it parks.
+    pub fn new(
+        apps: HashMap<String, Served>,
+        children: ChildSettings,
+        journals: Journals,
+        input_wait: Duration,
+        max_wait: Option<u64>,
+    ) -> Result<Runner, AgentError> {
+        Ok(Runner {
+            apps,
+            children,
+            journals,
+            engine: Arc::new(NativeEngine::new()),
+            input_wait,
+            stopping: Arc::default(),
+            cores: Arc::new(crate::serving::Cores::per_core().map_err(AgentError::Thread)?),
+            max_wait,
+        })
+    }
+}
+
+impl Runner {
     /// Take over run `run_id` of `process_key`, left parked by a server now gone, whose
     /// journal `sink` is open here: held and resumed here when it can go on. Its A2A task
     /// was the dead server's and is not resumed as a task (no caller is there to see its

@@ -696,7 +696,9 @@ async fn answer(
         Err(r) => return r,
     };
     let key = field(&form, "key").unwrap_or_default().to_string();
-    let result = given_from(&c, &id, &key, &form).and_then(|(given, app)| {
+    // What the page says when the answer is refused (nothing was written).
+    let given = given_from(&c, &id, &key, &form).map_err(|e| e.to_string());
+    let result = given.and_then(|(given, app)| {
         if !c.served_app(&app) {
             return Err(format!(
                 "run `{id}` is of app `{app}`, which this console does not serve"
@@ -744,6 +746,21 @@ async fn answer(
     }
 }
 
+/// Why a form's answer is refused before it reaches the run (nothing was written).
+#[derive(Debug, thiserror::Error)]
+enum FormError {
+    #[error("no run `{0}`")]
+    NoRun(String),
+    #[error("run `{run}` has no open question `{key}` (answered already?)")]
+    NoQuestion { run: String, key: String },
+    #[error("`{name}` is {what}, not {raw:?}")]
+    Kind {
+        name: String,
+        what: &'static str,
+        raw: String,
+    },
+}
+
 /// The answer a form gives to question `key` of run `id`, typed as the question says
 /// (its outputs' kinds; a hook's settable variables), and the run's app.
 fn given_from(
@@ -751,12 +768,15 @@ fn given_from(
     id: &str,
     key: &str,
     form: &[(String, String)],
-) -> Result<(Given, String), String> {
-    let records = read_run(c, id).ok_or_else(|| format!("no run `{id}`"))?;
+) -> Result<(Given, String), FormError> {
+    let records = read_run(c, id).ok_or_else(|| FormError::NoRun(id.to_string()))?;
     let state = FlowState::fold(records.iter());
     let question = (state.open_questions.values())
         .find(|q| q.key == key)
-        .ok_or_else(|| format!("run `{id}` has no open question `{key}` (answered already?)"))?;
+        .ok_or_else(|| FormError::NoQuestion {
+            run: id.to_string(),
+            key: key.to_string(),
+        })?;
     let mut given = Given {
         flows: form
             .iter()
@@ -799,8 +819,12 @@ fn given_from(
 }
 
 /// A field's text as a value of `kind` (the server's own check; the page checks first).
-fn typed(name: &str, raw: &str, kind: VarKind) -> Result<Value, String> {
-    let bad = |what: &str| format!("`{name}` is {what}, not {raw:?}");
+fn typed(name: &str, raw: &str, kind: VarKind) -> Result<Value, FormError> {
+    let bad = |what: &'static str| FormError::Kind {
+        name: name.to_string(),
+        what,
+        raw: raw.to_string(),
+    };
     match kind {
         VarKind::String => Ok(Value::String(raw.to_string())),
         VarKind::Number => {

@@ -142,7 +142,8 @@ impl Console {
         std::fs::read_to_string(path)
             .unwrap_or_default()
             .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
+            // A line being written as we read is not a record yet.
+            .filter_map(|l| serde_json::from_str(l).ok())
             .collect()
     }
 
