@@ -1318,3 +1318,131 @@ answers:
     assert_eq!(hr.count("send_notice"), 1, "the notice is never sent twice");
     assert_eq!(hr.count("revoke_access"), 1);
 }
+
+/// A destructive tool call a person confirms from the web console: the run an answers
+/// file drives asks before `hr.revoke_access`, the question parks, the tasklist shows the
+/// call with its arguments and approve/deny, and approving it there makes the call once,
+/// journalled with who confirmed it; the run then completes.
+#[test]
+fn a_tool_call_is_confirmed_from_the_web_console() {
+    use crate::support::http;
+    use std::io::{BufRead, BufReader};
+    let hr = Hr::new();
+    let answers = hr.answers(
+        "answers:\n  Task_lookup:\n    tools:\n      - {tool: hr.lookup_employee, arguments: {employee_id: E101}}\n    outputs: {name: \"Marcus Olsen\", department: Finance, has_laptop: true}\n  Task_return:\n    tools:\n      - {tool: hr.record_return, arguments: {employee_id: E101, item: laptop}, confirm: approve}\n    outputs: {laptop_returned: true}\n  Task_revoke:\n    tools:\n      - {tool: hr.revoke_access, arguments: {employee_id: E101, reason: offboarding}}\n    outputs: {access_revoked: true}\n  Task_notify:\n    tools:\n      - {tool: hr.send_notice, arguments: {employee_id: E101, message: done}, confirm: approve}\n    outputs: {notice_number: 1}\n",
+    );
+    let path = format!(
+        "{}:{}",
+        venv_bin().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+        .current_dir(hr.dir.path())
+        .env("NO_COLOR", "1")
+        .env("PATH", path)
+        .env("USER", "officer")
+        .env("HR_DB", hr.dir.path().join("hr_db.json"))
+        .env("HR_CALL_LOG", hr.log())
+        .args([
+            "serve",
+            "--ui",
+            "127.0.0.1:0",
+            "hr_offboarding",
+            "--apps-dir",
+        ])
+        .arg(hr.dir.path().join("apps"))
+        .arg("--run-dir")
+        .arg(hr.run_dir())
+        .arg("--answers")
+        .arg(&answers)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().strip_prefix("listening ").unwrap().to_string();
+    let csrf = |page: &str| {
+        let at = page.find("name=\"csrf\" value=\"").unwrap() + 19;
+        page[at..at + 64].to_string()
+    };
+    let form = http::get(&format!("{url}/start/hr_offboarding"), &[]).body;
+    let r = http::post_form(
+        &format!("{url}/start/hr_offboarding"),
+        &[],
+        &[("csrf", &csrf(&form)), ("var.employee_id", "E101")],
+    );
+    assert_eq!(r.status, 303, "{}", r.body);
+    let run = r.header("location").unwrap()["/runs/".len()..]
+        .split('?')
+        .next()
+        .unwrap()
+        .to_string();
+    let journal = |run: &str| -> Vec<Value> {
+        std::fs::read_to_string(hr.run_dir().join("runs").join(run).join("journal.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let until = |what: &str, done: &dyn Fn(&[Value]) -> bool| {
+        let started = Instant::now();
+        loop {
+            let j = journal(&run);
+            if done(&j) {
+                return j;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "never {what}: {j:#?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let j = until("asked to confirm the revocation", &|j| {
+        j.iter().any(|r| {
+            r["event"] == "question_parked" && r["question"]["offered"]["type"] == "tool_call"
+        }) && j.last().is_some_and(|r| r["event"] == "run_waiting")
+    });
+    let question = j.iter().find(|r| r["event"] == "question_parked").unwrap()["question"].clone();
+    assert_eq!(
+        hr.count("revoke_access"),
+        0,
+        "not made before a person confirms it"
+    );
+    let page = http::get(&format!("{url}/tasks"), &[]).body;
+    assert!(
+        page.contains("The agent asks to call <code>hr.revoke_access</code>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("value=\"approve\"") && page.contains("value=\"deny\""),
+        "{page}"
+    );
+    let r = http::post_form(
+        &format!("{url}/runs/{run}/answer"),
+        &[],
+        &[
+            ("csrf", &csrf(&page)),
+            ("key", question["key"].as_str().unwrap()),
+            ("decision", "approve"),
+            ("reason", "offboarding confirmed with HR"),
+        ],
+    );
+    assert_eq!(r.status, 303, "{}", r.body);
+    let j = until("completed", &|j| {
+        j.last().is_some_and(|r| r["event"] == "run_finished")
+    });
+    assert_eq!(j.last().unwrap()["status"], "completed", "{j:#?}");
+    assert_eq!(hr.count("revoke_access"), 1, "made once");
+    let called = j
+        .iter()
+        .find(|r| r["event"] == "tool_called" && r["tool"] == "hr.revoke_access")
+        .unwrap();
+    assert_eq!(called["by"], "officer", "{called}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
