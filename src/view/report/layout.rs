@@ -421,12 +421,18 @@ fn route(s: Bounds, t: Bounds, from_boundary: Option<usize>, bottom: f64) -> Vec
             let (down, gap) = (sy + 4.0 + LANE * lane as f64, tx - 20.0 - 6.0 * lane as f64);
             return vec![(sx, sy), (sx, down), (gap, down), (gap, ty), (tx, ty)];
         }
-        let below = bottom + 30.0;
+        // Back (to the left, or to its own activity): along its lane, above the labels of
+        // its activity's boundary events, then up past the target's left (clear of any
+        // labels under it) and into it from above.
+        let lane_y = sy + 4.0 + LANE * lane as f64;
+        let (tcx, left, over) = (t.x + t.w / 2.0, t.x - 30.0 - 6.0 * lane as f64, t.y - 15.0);
         return vec![
             (sx, sy),
-            (sx, below),
-            (t.x + t.w / 2.0, below),
-            (t.x + t.w / 2.0, t.y + t.h),
+            (sx, lane_y),
+            (left, lane_y),
+            (left, over),
+            (tcx, over),
+            (tcx, t.y),
         ];
     }
     let (sx, sy) = (s.x + s.w, s.y + s.h / 2.0);
@@ -629,6 +635,8 @@ mod tests {
     <sequenceFlow id="f2" sourceRef="pay" targetRef="done"/>
     <sequenceFlow id="f3" sourceRef="e1" targetRef="fix"/>
     <sequenceFlow id="f4" sourceRef="e2" targetRef="fix"/>
+    <boundaryEvent id="e3" name="Retry" attachedToRef="fix"><timerEventDefinition/></boundaryEvent>
+    <sequenceFlow id="f6" sourceRef="e3" targetRef="pay"/>
     <userTask id="fix" name="Fix"/>
     <sequenceFlow id="f5" sourceRef="fix" targetRef="done"/>
     <endEvent id="done"/>
@@ -636,13 +644,13 @@ mod tests {
 </definitions>"#,
         );
         let l = layout(&p);
-        let (a, b) = (l.labels["e1"], l.labels["e2"]);
+        let (a, b, c) = (l.labels["e1"], l.labels["e2"], l.labels["e3"]);
         let overlaps = |a: &Bounds, b: &Bounds| {
             a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
         };
         assert!(!overlaps(&a, &b), "{a:?} {b:?}");
         for (id, shape) in &l.shapes {
-            for label in [&a, &b] {
+            for label in [&a, &b, &c] {
                 assert!(!overlaps(label, shape), "a label over {id}");
             }
         }
