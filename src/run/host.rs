@@ -162,11 +162,7 @@ pub fn load(
     parking: bool,
 ) -> Result<(RegisteredFlow, String, LoadedApp), NotServed> {
     let loaded = chain::load_checked(app).map_err(NotServed::Invalid)?;
-    let reasoner = if parking {
-        judge_parking(&loaded, answers, no_model, Some(journals))?
-    } else {
-        judge(&loaded, answers, no_model, Some(journals))?
-    };
+    let reasoner = judged(&loaded, answers, no_model, Some(journals), parking)?;
     let judgement = reasoner.describe();
     let flow = registered_flow(&loaded, reasoner, Some(journals.lookup()))?;
     Ok((flow, judgement, loaded))
@@ -183,6 +179,17 @@ pub fn judge(
     no_model: bool,
     journals: Option<&Journals>,
 ) -> Result<Arc<dyn Reasoner>, NotServed> {
+    judged(loaded, answers, no_model, journals, false)
+}
+
+/// [`judge`], or with `park` [`judge_parking`].
+fn judged(
+    loaded: &LoadedApp,
+    answers: Option<&chain::AnswersFile>,
+    no_model: bool,
+    journals: Option<&Journals>,
+    park: bool,
+) -> Result<Arc<dyn Reasoner>, NotServed> {
     let config: &FlowConfig = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
     let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
     if let Some(j) = journals {
@@ -192,6 +199,9 @@ pub fn judge(
         answers,
         no_model,
         remotes: Some(&remotes),
+        park,
+        // A guardrail's parked question is its approval.
+        approvals_in: park.then(|| loaded.process()).flatten(),
         // One answers file serves every flow the server runs (apps registered later
         // included): it is not checked against this app's control points.
         ..Sources::default()
@@ -222,21 +232,7 @@ pub fn judge_parking(
     no_model: bool,
     journals: Option<&Journals>,
 ) -> Result<Arc<dyn Reasoner>, NotServed> {
-    let config: &FlowConfig = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
-    let remotes = Arc::new(crate::reason::remote::Remotes::of(config));
-    if let Some(j) = journals {
-        remotes.journal_by_run(j.lookup());
-    }
-    let sources = Sources {
-        answers,
-        no_model,
-        remotes: Some(&remotes),
-        park: true,
-        approvals_in: loaded.process(),
-        ..Sources::default()
-    };
-    let (reasoner, _) = chain::judgement(config, &sources)?;
-    Ok(given_first(journals, reasoner))
+    judged(loaded, answers, no_model, journals, true)
 }
 
 /// The app name, the source of judgement and the app's digest of each process key, for

@@ -340,6 +340,21 @@ impl Console {
         Ok(who)
     }
 
+    /// A posted form's fields and who sent it: refused unless its body is within the cap
+    /// and [`Console::checked_post`] passes.
+    fn posted(
+        &self,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Result<(Session, Vec<(String, String)>), Response> {
+        if body.len() > MAX_BODY {
+            return Err(self.error(None, StatusCode::PAYLOAD_TOO_LARGE, "the form is too large"));
+        }
+        let form = fields(&String::from_utf8_lossy(body));
+        let who = self.checked_post(headers, &form)?;
+        Ok((who, form))
+    }
+
     /// The signed-in person, or a redirect to the sign-in page.
     fn signed_in(&self, headers: &HeaderMap, uri: &Uri) -> Result<Session, Response> {
         self.who(headers).ok_or_else(|| {
@@ -426,8 +441,7 @@ async fn login(State(c): State<Arc<Console>>, headers: HeaderMap, body: Bytes) -
 }
 
 async fn logout(State(c): State<Arc<Console>>, headers: HeaderMap, body: Bytes) -> Response {
-    let form = fields(&String::from_utf8_lossy(&body));
-    if let Err(r) = c.checked_post(&headers, &form) {
+    if let Err(r) = c.posted(&headers, &body) {
         return r;
     }
     if let Some(token) = (headers.get(header::COOKIE).and_then(|h| h.to_str().ok()))
@@ -687,12 +701,8 @@ async fn answer(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if body.len() > MAX_BODY {
-        return c.error(None, StatusCode::PAYLOAD_TOO_LARGE, "the form is too large");
-    }
-    let form = fields(&String::from_utf8_lossy(&body));
-    let who = match c.checked_post(&headers, &form) {
-        Ok(w) => w,
+    let (who, form) = match c.posted(&headers, &body) {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     let key = field(&form, "key").unwrap_or_default().to_string();
@@ -1055,9 +1065,8 @@ async fn cancel(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let form = fields(&String::from_utf8_lossy(&body));
-    let who = match c.checked_post(&headers, &form) {
-        Ok(w) => w,
+    let (who, form) = match c.posted(&headers, &body) {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     match read_run(&c, &id).map(|r| FlowState::fold(r.iter()).app) {
@@ -1297,12 +1306,8 @@ async fn start(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if body.len() > MAX_BODY {
-        return c.error(None, StatusCode::PAYLOAD_TOO_LARGE, "the form is too large");
-    }
-    let form = fields(&String::from_utf8_lossy(&body));
-    let who = match c.checked_post(&headers, &form) {
-        Ok(w) => w,
+    let (who, form) = match c.posted(&headers, &body) {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     if !c.served_app(&app) {

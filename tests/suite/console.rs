@@ -5,7 +5,6 @@
 //! answering, a person who is not an approver, the run page following its run live to
 //! the end, the hook-inserted task drawn, hostile text inert.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -52,27 +51,21 @@ impl Console {
                 .unwrap();
             assert!(out.status.success());
         }
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
-            .args(["serve", "--ui", "127.0.0.1:0", APP, "--apps-dir"])
-            .arg(&apps)
-            .arg("--run-dir")
-            .arg(dir.path().join("runs"))
-            .args(extra)
-            .env("NO_COLOR", "1")
-            .env_remove("CUGA_FLO_APPS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
+        let (child, said) = crate::support::listener::announced(
+            Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+                .args(["serve", "--ui", "127.0.0.1:0", APP, "--apps-dir"])
+                .arg(&apps)
+                .arg("--run-dir")
+                .arg(dir.path().join("runs"))
+                .args(extra)
+                .env("NO_COLOR", "1")
+                .env_remove("CUGA_FLO_APPS")
+                .stderr(Stdio::null()),
+            1,
+        );
+        let url = said[0]
             .strip_prefix("listening ")
-            .unwrap_or_else(|| panic!("no `listening` line: {line:?}"))
+            .unwrap_or_else(|| panic!("no `listening` line: {said:?}"))
             .to_string();
         Console { child, url, dir }
     }
@@ -176,6 +169,29 @@ impl Drop for Console {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Sign `who` in through the sign-in page (the browser is on it).
+fn sign_in_page(b: &Browser, who: (&str, &str)) {
+    b.type_into(&b.find("#user"), who.0);
+    b.type_into(&b.find("#password"), who.1);
+    b.click(&b.find("#login button"));
+    b.wait_for(
+        "the tasklist",
+        "return document.body.dataset.page === 'tasks'",
+        60,
+    );
+    assert_eq!(b.text(&b.find("#who")), who.0);
+}
+
+/// Sign out from the page's menu, and wait for the sign-in page.
+fn sign_out(b: &Browser) {
+    b.click(&b.find("nav form button"));
+    b.wait_for(
+        "the sign-in page",
+        "return document.body.dataset.page === 'login'",
+        60,
+    );
 }
 
 /// The page as `docs/<name>` when CUGA_FLO_UPDATE_SCREENSHOT is set (the pictures of the
@@ -530,15 +546,7 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     // Signing in through the page.
     b.go(&format!("{}/tasks", c.url));
     assert!(b.current_url().contains("/login?next=%2Ftasks"));
-    b.type_into(&b.find("#user"), ALICE.0);
-    b.type_into(&b.find("#password"), ALICE.1);
-    b.click(&b.find("#login button"));
-    b.wait_for(
-        "the tasklist",
-        "return document.body.dataset.page === 'tasks'",
-        60,
-    );
-    assert_eq!(b.text(&b.find("#who")), "alice");
+    sign_in_page(&b, ALICE);
 
     // Starting a run from the app's form.
     b.go(&format!("{}/start/{APP}", c.url));
@@ -607,21 +615,8 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     // Bob, in the same browser after alice signs out: the approval is not on his
     // tasklist, and an answer he posts anyway (from his own page, with his CSRF token) is
     // refused by the server, saying why, and writes nothing.
-    b.click(&b.find("nav form button"));
-    b.wait_for(
-        "the sign-in page",
-        "return document.body.dataset.page === 'login'",
-        60,
-    );
-    b.type_into(&b.find("#user"), BOB.0);
-    b.type_into(&b.find("#password"), BOB.1);
-    b.click(&b.find("#login button"));
-    b.wait_for(
-        "the tasklist",
-        "return document.body.dataset.page === 'tasks'",
-        60,
-    );
-    assert_eq!(b.text(&b.find("#who")), "bob");
+    sign_out(&b);
+    sign_in_page(&b, BOB);
     assert!(
         b.try_find(&format!("#q-{run}-GW_ManagerApproval"))
             .is_none(),
@@ -646,20 +641,8 @@ fn a_person_answers_in_a_real_browser_and_the_run_page_follows_the_run_live() {
     );
     assert_eq!(c.journal(&run).len(), before, "bob's answer wrote nothing");
     // Back to alice.
-    b.click(&b.find("nav form button"));
-    b.wait_for(
-        "the sign-in page",
-        "return document.body.dataset.page === 'login'",
-        60,
-    );
-    b.type_into(&b.find("#user"), ALICE.0);
-    b.type_into(&b.find("#password"), ALICE.1);
-    b.click(&b.find("#login button"));
-    b.wait_for(
-        "the tasklist",
-        "return document.body.dataset.page === 'tasks'",
-        60,
-    );
+    sign_out(&b);
+    sign_in_page(&b, ALICE);
 
     // The run page: the diagram drawn, the inserted legal review on it, waiting at the
     // approval; it follows the run live when alice approves from another session.

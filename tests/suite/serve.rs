@@ -484,7 +484,7 @@ async fn with_a_token_every_request_needs_it() {
         &[("SERVE_TEST_TOKEN", TOKEN), ("CUGA_FLO_LOG", "trace")],
     );
     cuga_flo::tls::install_provider();
-    let http = reqwest::Client::new();
+    let http = http_client();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     for authorization in [None, Some("Bearer wrong-token"), Some("Basic dG9rOg==")] {
@@ -551,7 +551,7 @@ fn a_token_file_works_and_a_bad_token_source_is_a_usage_error() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let response = reqwest::Client::new()
+        let response = http_client()
             .post(&served.url)
             .header("authorization", "Bearer from-a-file-77x")
             .send()
@@ -788,12 +788,19 @@ async fn latency_of_a_cheap_tool_over_http() {
 
 /// An `initialize` request over plain HTTP; the session id the server gave, or the
 /// status and body it answered with.
+/// A plain HTTP client (its TLS provider installed: a test run on its own has no other
+/// test to install it first).
+fn http_client() -> reqwest::Client {
+    cuga_flo::tls::install_provider();
+    reqwest::Client::new()
+}
+
 async fn initialize(url: &str) -> Result<String, (u16, Value)> {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     let response = tokio::time::timeout(
         LIMIT,
-        reqwest::Client::new()
+        http_client()
             .post(url)
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
@@ -820,7 +827,7 @@ async fn initialize(url: &str) -> Result<String, (u16, Value)> {
 async fn post_raw(url: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
     let response = tokio::time::timeout(
         LIMIT,
-        reqwest::Client::new()
+        http_client()
             .post(url)
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
@@ -1037,7 +1044,7 @@ async fn sessions_are_capped_and_expire_when_idle() {
     assert!(message.contains("too many MCP sessions"), "{message}");
 
     // Closing one makes room.
-    let closed = reqwest::Client::new()
+    let closed = http_client()
         .delete(&served.url)
         .header("mcp-session-id", &first)
         .send()
@@ -1722,31 +1729,27 @@ async fn two_serves_racing_take_each_left_parked_run_once() {
 async fn beside_mcp_the_console_answers_the_runs_mcp_clients_start() {
     use crate::support::http;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--ui",
-            "127.0.0.1:0",
-            "expense_claim",
-            "--apps-dir",
-        ])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("applications"))
-        .arg("--run-dir")
-        .arg(dir.path())
-        .env("NO_COLOR", "1")
-        .env("USER", "clerk")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mcp = lines.next().unwrap().unwrap();
-    let console = lines.next().unwrap().unwrap();
-    let mcp = mcp.strip_prefix("listening ").unwrap().to_string();
-    let console = console.strip_prefix("console ").unwrap().to_string();
+    let (mut child, said) = crate::support::listener::announced(
+        Command::new(BIN)
+            .args([
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--ui",
+                "127.0.0.1:0",
+                "expense_claim",
+            ])
+            .arg("--apps-dir")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("applications"))
+            .arg("--run-dir")
+            .arg(dir.path())
+            .env("NO_COLOR", "1")
+            .env("USER", "clerk")
+            .stderr(Stdio::null()),
+        2,
+    );
+    let mcp = said[0].strip_prefix("listening ").unwrap().to_string();
+    let console = said[1].strip_prefix("console ").unwrap().to_string();
     let client = client(&mcp, None).await;
     let (error, result) = call(
         &client,

@@ -1326,7 +1326,6 @@ answers:
 #[test]
 fn a_tool_call_is_confirmed_from_the_web_console() {
     use crate::support::http;
-    use std::io::{BufRead, BufReader};
     let hr = Hr::new();
     let answers = hr.answers(
         "answers:\n  Task_lookup:\n    tools:\n      - {tool: hr.lookup_employee, arguments: {employee_id: E101}}\n    outputs: {name: \"Marcus Olsen\", department: Finance, has_laptop: true}\n  Task_return:\n    tools:\n      - {tool: hr.record_return, arguments: {employee_id: E101, item: laptop}, confirm: approve}\n    outputs: {laptop_returned: true}\n  Task_revoke:\n    tools:\n      - {tool: hr.revoke_access, arguments: {employee_id: E101, reason: offboarding}}\n    outputs: {access_revoked: true}\n  Task_notify:\n    tools:\n      - {tool: hr.send_notice, arguments: {employee_id: E101, message: done}, confirm: approve}\n    outputs: {notice_number: 1}\n",
@@ -1336,35 +1335,30 @@ fn a_tool_call_is_confirmed_from_the_web_console() {
         venv_bin().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
-        .current_dir(hr.dir.path())
-        .env("NO_COLOR", "1")
-        .env("PATH", path)
-        .env("USER", "officer")
-        .env("HR_DB", hr.dir.path().join("hr_db.json"))
-        .env("HR_CALL_LOG", hr.log())
-        .args([
-            "serve",
-            "--ui",
-            "127.0.0.1:0",
-            "hr_offboarding",
-            "--apps-dir",
-        ])
-        .arg(hr.dir.path().join("apps"))
-        .arg("--run-dir")
-        .arg(hr.run_dir())
-        .arg("--answers")
-        .arg(&answers)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().strip_prefix("listening ").unwrap().to_string();
+    let (mut child, said) = crate::support::listener::announced(
+        Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
+            .current_dir(hr.dir.path())
+            .env("NO_COLOR", "1")
+            .env("PATH", path)
+            .env("USER", "officer")
+            .env("HR_DB", hr.dir.path().join("hr_db.json"))
+            .env("HR_CALL_LOG", hr.log())
+            .args([
+                "serve",
+                "--ui",
+                "127.0.0.1:0",
+                "hr_offboarding",
+                "--apps-dir",
+            ])
+            .arg(hr.dir.path().join("apps"))
+            .arg("--run-dir")
+            .arg(hr.run_dir())
+            .arg("--answers")
+            .arg(&answers)
+            .stderr(Stdio::null()),
+        1,
+    );
+    let url = said[0].strip_prefix("listening ").unwrap().to_string();
     let csrf = |page: &str| {
         let at = page.find("name=\"csrf\" value=\"").unwrap() + 19;
         page[at..at + 64].to_string()

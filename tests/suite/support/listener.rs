@@ -135,3 +135,34 @@ impl Drop for Listener {
         self.kill();
     }
 }
+
+/// Spawn `cmd` (stdout piped, stdin closed) and read the first `lines` lines it prints
+/// (`listening URL`, then what a server announces after it), within [`LISTEN_TIMEOUT`];
+/// the rest of its stdout is drained on a thread so it never blocks.
+pub fn announced(cmd: &mut Command, lines: usize) -> (Child, Vec<String>) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn {cmd:?}: {e}"));
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut said = Vec::new();
+    let until = Instant::now() + LISTEN_TIMEOUT;
+    while said.len() < lines {
+        let left = until.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => said.push(line),
+            Err(e) => {
+                let _ = child.kill();
+                panic!("{cmd:?} printed {said:?} and then nothing ({e})");
+            }
+        }
+    }
+    (child, said)
+}
