@@ -84,6 +84,72 @@ pub fn pending(base: &Path, app: Option<&str>) -> (Vec<Open>, Vec<Wait>) {
     (open, waits)
 }
 
+/// The open questions of the runs under a run folder, kept between looks: a run's journal
+/// is read again only when it changed (its length or its modification time), so a server
+/// listing them often (the web console's tasklist) reads what changed, not every journal.
+#[derive(Debug, Default)]
+pub struct Cache {
+    by_run: std::sync::Mutex<std::collections::HashMap<String, Seen>>,
+}
+
+#[derive(Debug)]
+struct Seen {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    app: String,
+    open: Vec<Open>,
+}
+
+impl Cache {
+    /// The open questions under `base` (of `app` only when given), oldest first.
+    pub fn open(&self, base: &Path, app: Option<&str>) -> Vec<Open> {
+        let ids = store::run_ids(base);
+        // A run gone from the folder (pruned) is forgotten.
+        let mut by_run = self.by_run.lock().unwrap_or_else(|p| p.into_inner());
+        let present: std::collections::HashSet<&String> = ids.iter().collect();
+        by_run.retain(|id, _| present.contains(id));
+        let mut out = Vec::new();
+        for id in ids {
+            let path = store::run_dir(base, &id).join(store::JOURNAL_FILE);
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            let (len, modified) = (meta.len(), meta.modified().ok());
+            let fresh = by_run
+                .get(&id)
+                .is_some_and(|s| s.len == len && s.modified == modified);
+            if !fresh {
+                let Ok(read) = store::read_journal(&path) else {
+                    by_run.remove(&id);
+                    continue;
+                };
+                let state = FlowState::fold(read.records.iter());
+                let open = if state.status.is_some() {
+                    Vec::new()
+                } else {
+                    questions(&id, &read.records, &state)
+                };
+                let seen = Seen {
+                    len,
+                    modified,
+                    app: state.app.clone(),
+                    open,
+                };
+                by_run.insert(id.clone(), seen);
+            }
+            if let Some(seen) = by_run.get(&id)
+                && app.is_none_or(|a| a == seen.app)
+            {
+                out.extend(seen.open.iter().cloned());
+            }
+        }
+        out.sort_by(|a, b| {
+            (a.asked_at_ms.cmp(&b.asked_at_ms)).then_with(|| a.run_id.cmp(&b.run_id))
+        });
+        out
+    }
+}
+
 /// The open questions of run `id` (its records and their state).
 pub fn questions(id: &str, records: &[crate::journal::Record], state: &FlowState) -> Vec<Open> {
     if state.open_questions.is_empty() {

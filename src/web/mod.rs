@@ -113,6 +113,7 @@ impl WebConsole {
             pages: templates(),
             local_csrf: session::token(),
             apps,
+            pending: Default::default(),
         });
         let router = Router::new()
             .route("/", get(|| async { redirect("/tasks") }))
@@ -164,6 +165,8 @@ struct Console {
     local_csrf: String,
     /// The served apps' names, sorted.
     apps: Vec<String>,
+    /// The open questions of the runs, read again only from the journals that changed.
+    pending: crate::run::pending::Cache,
 }
 
 fn templates() -> Environment<'static> {
@@ -624,11 +627,12 @@ async fn tasks(State(c): State<Arc<Console>>, headers: HeaderMap, uri: Uri) -> R
         .filter(|a| !a.is_empty())
         .map(str::to_string);
     let mine = field(&q, "mine") == Some("1");
-    let base = c.runner.journals.base().to_path_buf();
     let apps = c.apps.clone();
     let wanted = app.clone();
+    let console = c.clone();
     let open = tokio::task::spawn_blocking(move || {
-        crate::run::pending::pending(&base, wanted.as_deref()).0
+        let base = console.runner.journals.base();
+        console.pending.open(base, wanted.as_deref())
     })
     .await
     .unwrap_or_default();

@@ -359,6 +359,12 @@ fn the_console_signs_people_in_checks_every_post_and_answers_as_runs_answer_does
     );
     assert_eq!(r.status, 303, "{}", r.body);
     let j = c.wait_asked(&run, "Task_LegalReview");
+    // The tasklist follows: the answered question is gone, the new one is there.
+    let tasks = c.get(&alice, "/tasks").body;
+    assert!(
+        !tasks.contains("Check the receipt") && tasks.contains("Legal review"),
+        "{tasks}"
+    );
     let answered = j
         .iter()
         .find(|r| r["event"] == "question_answered")
