@@ -23,15 +23,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use cuga_flo::bridge::{
-    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, GatewayDecision,
-    HookDecision, TaskOutcome,
-};
+use cuga_flo::bridge::{Answer, BoxFuture, ControlPointContext, ControlPointError, ControlPoints};
 use cuga_flo::engine::WorkflowEngine;
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::journal::store::Journal;
 use cuga_flo::journal::{Anchor, Durability, EventSink, JournalOptions};
 use cuga_flo::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry, RunProcessArgs};
+use cuga_flo::vocab::ControlPointKind;
 use tokio::sync::watch;
 
 #[path = "support/mod.rs"]
@@ -48,36 +46,21 @@ struct Held {
 }
 
 impl ControlPoints for Held {
-    fn execute_task(
+    fn answer(
         &self,
-        task_id: &str,
+        kind: ControlPointKind,
+        element: &str,
         ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
-        let task_id = task_id.to_string();
+    ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
+        let id = element.to_string();
         Box::pin(async move {
-            if task_id == self.held {
+            if kind == ControlPointKind::Task && id == self.held {
                 self.waiting.fetch_add(1, Ordering::SeqCst);
                 let mut release = self.release.clone();
                 let _ = release.wait_for(|r| *r).await;
             }
-            self.inner.execute_task(&task_id, ctx).await
+            self.inner.answer(kind, &id, ctx).await
         })
-    }
-
-    fn route_gateway(
-        &self,
-        gateway_id: &str,
-        ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
-        self.inner.route_gateway(gateway_id, ctx)
-    }
-
-    fn evaluate_hook(
-        &self,
-        hook_id: &str,
-        ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
-        self.inner.evaluate_hook(hook_id, ctx)
     }
 }
 

@@ -209,6 +209,103 @@ pub fn unauthorized(message: &str) -> axum::response::Response {
     response
 }
 
+/// The shortest bearer token accepted on a non-loopback address (shorter ones are
+/// accepted on loopback, with a warning).
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// Why a server may not listen where it was asked to.
+#[derive(Debug, thiserror::Error)]
+pub enum Exposure {
+    #[error("refusing to serve on {addr}: {}", weak(*len))]
+    WeakToken {
+        addr: std::net::SocketAddr,
+        len: usize,
+    },
+    #[error("refusing to serve on {addr} without a token: it is not a loopback address")]
+    NoToken { addr: std::net::SocketAddr },
+}
+
+fn weak(len: usize) -> String {
+    format!(
+        "the token has {len} characters; a bearer token needs at least {MIN_TOKEN_LEN} (e.g. \
+         `openssl rand -hex 32`)"
+    )
+}
+
+/// Whether a server may listen on `addr` with `token`: anywhere with a token of at least
+/// [`MIN_TOKEN_LEN`] characters, on a loopback address only without one; a shorter token
+/// is accepted on loopback with a warning.
+pub fn exposure(
+    addr: std::net::SocketAddr,
+    token: Option<&crate::secret::Secret>,
+) -> Result<(), Exposure> {
+    let loopback = addr.ip().is_loopback();
+    match token.map(|t| t.expose().len()) {
+        Some(len) if len < MIN_TOKEN_LEN && !loopback => Err(Exposure::WeakToken { addr, len }),
+        Some(len) if len < MIN_TOKEN_LEN => {
+            tracing::warn!(
+                "WEAK TOKEN: {}; accepted only because {addr} is a loopback address",
+                weak(len)
+            );
+            Ok(())
+        }
+        None if !loopback => Err(Exposure::NoToken { addr }),
+        _ => Ok(()),
+    }
+}
+
+/// Why a bearer token is not usable.
+#[derive(Debug, thiserror::Error)]
+pub enum BadToken {
+    #[error("the token is empty")]
+    Empty,
+    #[error("the token must be printable ASCII without spaces")]
+    NotPrintable,
+}
+
+/// A usable bearer token from `value` (trimmed): not empty, printable ASCII without
+/// spaces (a header value). The error never holds the token.
+pub fn token(value: &str) -> Result<crate::secret::Secret, BadToken> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Err(BadToken::Empty);
+    }
+    if !value.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(BadToken::NotPrintable);
+    }
+    Ok(crate::secret::Secret::new(value.to_string()))
+}
+
+/// Raise this process's soft limit on open files to its hard limit, as servers do (Go's
+/// runtime does it for every program): each open run holds its journal open, so the usual
+/// soft limit of 1,024 would cap one server at about a thousand runs open at once while
+/// the hard limit allows hundreds of thousands. Best effort: a failure leaves the limit.
+pub fn raise_open_files_limit() {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit and setrlimit only read and write the struct passed to them.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0
+                || limit.rlim_cur >= limit.rlim_max
+            {
+                return;
+            }
+            let before = limit.rlim_cur;
+            limit.rlim_cur = limit.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                tracing::debug!(
+                    "open files limit raised from {before} to {}",
+                    limit.rlim_max
+                );
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Cores;

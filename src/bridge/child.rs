@@ -78,7 +78,7 @@ pub fn child_run_id(key: &str) -> String {
 
 /// The call activity's outcome for how its child ended (or why it could not run): the
 /// answer to the call activity's `execute_task`, on every engine.
-pub fn call_outcome(spec: &CallSpec, outcome: Result<ChildOutcome, String>) -> TaskOutcome {
+pub fn call_outcome(spec: &CallSpec, outcome: Result<ChildOutcome, ChildError>) -> TaskOutcome {
     let failed = |error: String, code: String| TaskOutcome {
         status: TaskStatus::Failed,
         outputs: Map::new(),
@@ -93,7 +93,7 @@ pub fn call_outcome(spec: &CallSpec, outcome: Result<ChildOutcome, String>) -> T
     };
     let child = match outcome {
         Ok(child) => child,
-        Err(why) => return failed(why, CHILD_FAILED.to_string()),
+        Err(why) => return failed(crate::diag::chain(&*why), CHILD_FAILED.to_string()),
     };
     match child.status {
         RunStatus::Completed => {

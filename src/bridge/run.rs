@@ -145,6 +145,10 @@ pub enum EngineError {
     Diverged(String),
 }
 
+/// Why an engine's server cannot be reached now (its URL and the causes kept; the
+/// engine's own error).
+pub type Unreachable = Box<dyn std::error::Error + Send + Sync>;
+
 pub trait WorkflowEngine: Send + Sync {
     fn name(&self) -> &'static str;
     /// Run to the end. Every control point goes through `control_points`; every event is
@@ -159,7 +163,7 @@ pub trait WorkflowEngine: Send + Sync {
     /// Whether the engine answers now (for the process with `process_id`): a run resumed
     /// on an engine that owns its tokens checks it before anything is written. `Err`
     /// names the engine's URL and what went wrong.
-    fn reachable(&self, _process_id: &str) -> BoxFuture<'static, Result<(), String>> {
+    fn reachable(&self, _process_id: &str) -> BoxFuture<'static, Result<(), Unreachable>> {
         Box::pin(async { Ok(()) })
     }
 }

@@ -8,7 +8,8 @@ use clap::Args;
 use serde_json::{Map, Value};
 
 use crate::journal::event::CatchKind;
-use crate::journal::mailbox::{self, Delivery, DeliveryError};
+use crate::journal::mailbox::{self, Delivery};
+use crate::run::parked::{Delivered, deliver};
 
 use super::durable::{ResumeOptions, resume_open, worse};
 use super::{Cli, Outcome, Style, UsageError};
@@ -180,7 +181,8 @@ fn deliver_to_each(
     Ok(worst)
 }
 
-/// Journal `delivery` to run `id` under its lock, then resume it (unless `no_resume`).
+/// Journal `delivery` to run `id` under its lock, then resume it (unless `no_resume`); or
+/// post it to the server holding the run, which resumes it.
 fn deliver_and_resume(
     cli: &Cli,
     opts: &ResumeOptions,
@@ -189,85 +191,46 @@ fn deliver_and_resume(
     no_resume: bool,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let run_dir = crate::journal::store::run_dir(&opts.journal.run_dir, &id);
-    let (journal, records, repaired) =
-        match crate::run::parked::reopen(&opts.journal.run_dir, &id, opts.journal.durability) {
-            Ok(opened) => opened,
-            // A server (`serve`) holds the run parked: the delivery is posted to it, and the
-            // server journals it and resumes the run itself.
-            Err(e) => match mailbox::held_parked(&run_dir) {
-                Some(pid) => return post_to_server(opts, &id, pid, delivery, style),
-                None => return Err(e.into()),
-            },
-        };
-    let written = mailbox::deliver(&journal, &records, &id, delivery).map_err(|e| {
-        let help = match &e {
-            DeliveryError::NotWaiting { .. } => {
-                "nothing was recorded; `cuga-flo runs show <run>` shows what the run waits for"
+    let run_dir = &opts.journal.run_dir;
+    let kind = delivery.kind.as_str();
+    match deliver(run_dir, &id, delivery, opts.journal.durability)? {
+        Delivered::Held { pid, at } => {
+            if opts.json {
+                outln!(
+                    "{}",
+                    serde_json::json!({"run_id": id, "delivered": kind,
+                        "name": delivery.name, "nodes": at, "held_by": pid})
+                );
+            } else {
+                outln!(
+                    "{} {kind} `{}` delivered to run {id} at {}; the server holding it (pid {pid}) resumes it",
+                    style.green("✓"),
+                    delivery.name,
+                    at.join(", ")
+                );
             }
-            _ => "nothing was recorded",
-        };
-        UsageError::new(e.to_string()).with_help(help)
-    })?;
-    if !opts.json {
-        let at: Vec<String> = written
-            .iter()
-            .filter_map(|r| match &r.event {
-                crate::journal::Event::MessageReceived { node, .. } => Some(node.clone()),
-                _ => None,
-            })
-            .collect();
-        outln!(
-            "{} {} `{}` delivered to run {id} at {}",
-            style.green("✓"),
-            delivery.kind.as_str(),
-            delivery.name,
-            at.join(", ")
-        );
+            Ok(Outcome::Ok)
+        }
+        Delivered::Here {
+            journal,
+            records,
+            repaired,
+            at,
+        } => {
+            if !opts.json {
+                outln!(
+                    "{} {kind} `{}` delivered to run {id} at {}",
+                    style.green("✓"),
+                    delivery.name,
+                    at.join(", ")
+                );
+            }
+            if no_resume {
+                return Ok(Outcome::Ok);
+            }
+            resume_open(cli, opts, id, *journal, records, repaired, style)
+        }
     }
-    if no_resume {
-        return Ok(Outcome::Ok);
-    }
-    let mut records = records;
-    records.extend(written);
-    resume_open(cli, opts, id, journal, records, repaired, style)
-}
-
-/// Deliver to run `id`, which the server with `pid` holds parked: the server journals the
-/// delivery (or refuses it) and resumes the run in its own process.
-fn post_to_server(
-    opts: &ResumeOptions,
-    id: &str,
-    pid: u32,
-    delivery: &Delivery,
-    style: Style,
-) -> Result<Outcome, UsageError> {
-    let written =
-        mailbox::deliver_to_run(&opts.journal.run_dir, id, delivery, opts.journal.durability)
-            .map_err(|e| UsageError::new(e.to_string()).with_help("nothing was recorded"))?;
-    let at: Vec<String> = written
-        .iter()
-        .filter_map(|r| match &r.event {
-            crate::journal::Event::MessageReceived { node, .. } => Some(node.clone()),
-            _ => None,
-        })
-        .collect();
-    if opts.json {
-        outln!(
-            "{}",
-            serde_json::json!({"run_id": id, "delivered": delivery.kind.as_str(),
-                "name": delivery.name, "nodes": at, "held_by": pid})
-        );
-    } else {
-        outln!(
-            "{} {} `{}` delivered to run {id} at {}; the server holding it (pid {pid}) resumes it",
-            style.green("✓"),
-            delivery.kind.as_str(),
-            delivery.name,
-            at.join(", ")
-        );
-    }
-    Ok(Outcome::Ok)
 }
 
 /// `--var NAME=VALUE` pairs as variables: the value as JSON, else as a string.

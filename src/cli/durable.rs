@@ -222,43 +222,17 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
     }
     let concurrency = concurrency(args.concurrency);
     let interval = std::time::Duration::from_secs_f64(args.interval);
-    let mut next_look = std::time::Instant::now();
-    let mut next_graph_look = std::time::Instant::now();
+    let settings = resuming(cli, &args.common);
+    let mut looks = crate::run::resume::Looks::new(interval, args.graph_poll);
     loop {
-        let now = std::time::Instant::now();
-        // Each run with how it was found: due (a timer, an answer, a delivery) or with an
-        // approver's decision in its graph.
-        let mut ids: Vec<(String, bool)> = Vec::new();
-        if now >= next_look {
-            ids = (crate::run::parked::due_runs(
-                &args.common.journal.run_dir,
-                crate::clock::now_ms(),
-            )
-            .into_iter())
-            .map(|id| (id, false))
-            .collect();
-            next_look = now + interval;
-        }
-        if let Some(every) = args.graph_poll
-            && now >= next_graph_look
-        {
-            for id in crate::run::resume::graph_decided_runs(&resuming(cli, &args.common)) {
-                if !ids.iter().any(|(i, _)| *i == id) {
-                    ids.push((id, true));
-                }
-            }
-            next_graph_look = now + every;
-        }
+        let ids = looks.runs(&settings);
         if resume_concurrently(cli, &args.common, ids, concurrency, &stop, style).stopped {
             return Ok(Outcome::Ok);
         }
         if args.once {
             return Ok(Outcome::Ok);
         }
-        let until = match args.graph_poll {
-            Some(_) => next_look.min(next_graph_look),
-            None => next_look,
-        };
+        let until = looks.next();
         while std::time::Instant::now() < until {
             if stop.load(std::sync::atomic::Ordering::SeqCst) {
                 return Ok(Outcome::Ok);

@@ -26,9 +26,8 @@ use clap::{ArgGroup, Args};
 use rmcp::ServiceExt;
 
 use crate::app::registry::AppRef;
-use crate::engine::native::NativeEngine;
+use crate::mcp::RegisteredFlow;
 use crate::mcp::http::{HttpBridge, Limits};
-use crate::mcp::{BridgeServer, InProcessBridge, RegisteredFlow, Registry};
 use crate::secret::Secret;
 
 use super::output::count;
@@ -36,7 +35,10 @@ use super::signals::Signals;
 use super::target::{Target, all_apps, resolve};
 use super::{Cli, Outcome, Style, UsageError};
 use crate::run::chain;
-use crate::run::host::{self, Adopt, GRACE, Journals, Labels, NotServed, judge};
+use crate::run::host::{GRACE, Journals, Labels};
+use crate::run::hosting::{McpHost, Settings};
+
+use super::serve_a2a::{no_app_to_serve, warn_left_out};
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("transport").required(true).multiple(true).args(["http", "stdio", "a2a", "ui"])))]
@@ -148,7 +150,7 @@ enum Transport {
 }
 
 pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageError> {
-    raise_open_files_limit();
+    crate::serving::raise_open_files_limit();
     if args.stdio && (args.http.is_some() || args.a2a.is_some()) {
         return Err(UsageError::new(
             "--stdio serves MCP alone: give it without --http or --a2a",
@@ -177,6 +179,15 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
     // Read once, up front: a broken answers file is a usage error, not a problem of each
     // app; every app's chain answers from the one parsed file.
     let answers = chain::AnswersFile::of(args.answers.as_deref())?.map(Arc::new);
+    let settings = Settings {
+        apps_dir: cli.apps_dir.clone(),
+        run_dir: args.journal.run_dir.clone(),
+        durability: args.journal.durability,
+        no_model: args.no_model,
+        answers,
+        input_wait: Duration::from_secs(args.session_idle),
+        max_wait: args.max_wait,
+    };
     let targets: Vec<AppRef> = if args.all {
         all_apps(&cli.apps_dir)?
     } else if args.apps.is_empty() {
@@ -205,24 +216,13 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         None => None,
     };
     if let Transport::A2a { addr, token } = transport {
-        let settings = super::serve_a2a::Settings {
-            console,
-            journal: args.journal.clone(),
-            no_model: args.no_model,
-            session_idle: args.session_idle,
-            read_timeout: args.read_timeout,
-            max_sessions: args.max_sessions,
-            max_wait: args.max_wait,
+        let limits = crate::a2a::server::Limits {
+            read_timeout: Duration::from_secs(args.read_timeout),
+            max_tasks: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
+            retain: Duration::from_secs(args.session_idle),
+            ..crate::a2a::server::Limits::default()
         };
-        return super::serve_a2a::run(
-            cli,
-            &settings,
-            answers.as_deref(),
-            style,
-            &targets,
-            addr,
-            token,
-        );
+        return super::serve_a2a::run(&settings, style, &targets, addr, token, limits, console);
     }
 
     let labels = Labels::default();
@@ -232,73 +232,11 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         labels.clone(),
         args.journal.durability,
     );
-    let mut flows = Vec::new();
-    // Beside the web console, the served apps (their runs' questions park for its people).
-    let mut for_console = Vec::new();
-    let mut skipped = 0;
-    for app in &targets {
-        match host::load(
-            app,
-            answers.as_deref(),
-            args.no_model,
-            &journals,
-            console.is_some(),
-        ) {
-            Ok((flow, _, _))
-                if flows
-                    .iter()
-                    .any(|f: &RegisteredFlow| f.process_key == flow.process_key) =>
-            {
-                skipped += 1;
-                eprintln!(
-                    "{}: app `{}` has the process key `{}` of an app served already; not served",
-                    style.yellow("warning"),
-                    app.name,
-                    flow.process_key
-                );
-            }
-            Ok((flow, judgement, loaded)) => {
-                labels.set(&flow.process_key, &app.name, &judgement, &loaded.digest());
-                labels.set_app(&flow.process_key, &loaded);
-                labels.set_launch(
-                    &flow.process_key,
-                    &loaded,
-                    args.answers.as_deref(),
-                    args.no_model,
-                );
-                flows.push(flow);
-                if console.is_some() {
-                    for_console.push(loaded);
-                }
-            }
-            Err(why) => {
-                skipped += 1;
-                let (summary, problems) = match why {
-                    NotServed::Invalid(errors) => (
-                        format!("does not validate ({})", count(errors.len(), "error")),
-                        errors,
-                    ),
-                    other => (with_help(&other), Vec::new()),
-                };
-                eprintln!(
-                    "{}: app `{}` {summary}; not served",
-                    style.yellow("warning"),
-                    app.name,
-                );
-                for line in problems {
-                    eprintln!("  {line}");
-                }
-            }
-        }
+    let (apps, left) = settings.mcp_apps(&targets, &journals, &labels, console.is_some());
+    warn_left_out(&left, style);
+    if apps.flows.is_empty() {
+        return Err(no_app_to_serve(left.len()));
     }
-    if flows.is_empty() {
-        return Err(UsageError::new(format!(
-            "no app to serve ({} left out)",
-            count(skipped, "app")
-        ))
-        .with_help("run `cuga-flo validate` on them for the details"));
-    }
-
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -308,83 +246,23 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
     roots.extend(targets.iter().map(|app| app.dir.clone()));
     let console = match console {
         Some((addr, identity)) => {
-            let mut apps = std::collections::HashMap::new();
-            for loaded in for_console {
-                let slug = crate::run::agent::slug(&loaded.name);
-                let served = crate::run::agent::served_for_console(
-                    loaded,
-                    answers.as_deref(),
-                    args.no_model,
-                    &journals,
-                )
+            let runner = settings
+                .console_runner(apps.for_console, &journals)
                 .map_err(|e| UsageError::new(crate::diag::chain(&e)))?;
-                apps.insert(slug, served);
-            }
-            let children = crate::run::agent::ChildSettings {
-                apps_dir: cli.apps_dir.clone(),
-                run_dir: args.journal.run_dir.clone(),
-                durability: args.journal.durability,
-                no_model: args.no_model,
-                given: chain::given_to_calls(None, answers.as_deref())?,
-            };
-            let input_wait = Duration::from_secs(args.session_idle);
-            let runner = crate::run::agent::Runner::new(
-                apps,
-                children,
-                journals.clone(),
-                input_wait,
-                args.max_wait,
-            )
-            .map_err(|e| UsageError::new(crate::diag::chain(&e)))?;
-            let settings = crate::web::Settings {
+            let web = crate::web::Settings {
                 identity,
                 read_timeout: Duration::from_secs(args.read_timeout),
             };
-            Some((addr, Arc::new(runner), settings))
+            Some((addr, Arc::new(runner), web))
         }
         None => None,
     };
     let outcome = runtime.block_on(serve(
-        flows, roots, labels, journals, transport, args, answers, console,
+        &settings, apps.flows, roots, labels, journals, transport, args, console,
     ));
     // A stdin reader may still be blocked in a read: do not wait for it.
     runtime.shutdown_background();
     outcome
-}
-
-/// The shortest bearer token accepted on a non-loopback address (shorter ones are
-/// accepted on loopback, with a warning).
-const MIN_TOKEN_LEN: usize = 16;
-
-/// Where the server listens, and its token; refuses a non-loopback address without one.
-/// Raise this process's soft limit on open files to its hard limit, as servers do (Go's
-/// runtime does it for every program): each open run holds its journal open, so the usual
-/// soft limit of 1,024 would cap one `serve` at about a thousand runs open at once while
-/// the hard limit allows hundreds of thousands. Best effort: a failure leaves the limit.
-pub(super) fn raise_open_files_limit() {
-    #[cfg(unix)]
-    {
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit and setrlimit only read and write the struct passed to them.
-        unsafe {
-            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0
-                || limit.rlim_cur >= limit.rlim_max
-            {
-                return;
-            }
-            let before = limit.rlim_cur;
-            limit.rlim_cur = limit.rlim_max;
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
-                tracing::debug!(
-                    "open files limit raised from {before} to {}",
-                    limit.rlim_max
-                );
-            }
-        }
-    }
 }
 
 /// Where the web console listens and who may sign in: a users file, a proxy's header, or
@@ -472,7 +350,7 @@ pub(super) fn listen(
                     "--token-env {var}: the environment variable is not set (or not UTF-8)"
                 ))
             })?;
-            Some(secret(value, &format!("--token-env {var}"))?)
+            Some(token(&value, &format!("--token-env {var}"))?)
         }
         (None, Some(path)) => {
             let text = crate::source::read_text(path).map_err(|e| {
@@ -481,51 +359,27 @@ pub(super) fn listen(
                     path.display()
                 ))
             })?;
-            let first = text.lines().next().unwrap_or_default().to_string();
-            Some(secret(first, &format!("--token-file {}", path.display()))?)
+            let first = text.lines().next().unwrap_or_default();
+            Some(token(first, &format!("--token-file {}", path.display()))?)
         }
         (None, None) => None,
     };
-    if let Some(token) = &token
-        && token.expose().len() < MIN_TOKEN_LEN
-    {
-        let why = format!(
-            "the token has {} characters; a bearer token needs at least {MIN_TOKEN_LEN} (e.g. \
-             `openssl rand -hex 32`)",
-            token.expose().len()
-        );
-        if !addr.ip().is_loopback() {
-            return Err(UsageError::new(format!(
-                "refusing to serve on {addr}: {why}"
-            )));
+    crate::serving::exposure(addr, token.as_ref()).map_err(|e| {
+        let refused = UsageError::new(e.to_string());
+        match e {
+            crate::serving::Exposure::NoToken { .. } => refused.with_help(
+                "pass --token-env VAR or --token-file FILE (clients then send \
+                 `Authorization: Bearer <token>`), or bind to 127.0.0.1",
+            ),
+            crate::serving::Exposure::WeakToken { .. } => refused,
         }
-        tracing::warn!("WEAK TOKEN: {why}; accepted only because {addr} is a loopback address");
-    }
-    if token.is_none() && !addr.ip().is_loopback() {
-        return Err(UsageError::new(format!(
-            "refusing to serve on {addr} without a token: it is not a loopback address"
-        ))
-        .with_help(
-            "pass --token-env VAR or --token-file FILE (clients then send \
-             `Authorization: Bearer <token>`), or bind to 127.0.0.1",
-        ));
-    }
+    })?;
     Ok((addr, token))
 }
 
-/// A usable token: not empty, printable ASCII without spaces (a header value). The
-/// messages name where it came from, never the token.
-fn secret(value: String, from: &str) -> Result<Secret, UsageError> {
-    let value = value.trim().to_string();
-    if value.is_empty() {
-        return Err(UsageError::new(format!("{from}: the token is empty")));
-    }
-    if !value.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(UsageError::new(format!(
-            "{from}: the token must be printable ASCII without spaces"
-        )));
-    }
-    Ok(Secret::new(value))
+/// A usable token from `value`; the message names where it came from, never the token.
+fn token(value: &str, from: &str) -> Result<Secret, UsageError> {
+    crate::serving::token(value).map_err(|e| UsageError::new(format!("{from}: {e}")))
 }
 
 /// The web console beside MCP over HTTP: where it listens, its run host, its settings.
@@ -537,74 +391,26 @@ type Console = (
 
 #[allow(clippy::too_many_arguments)]
 async fn serve(
+    settings: &Settings,
     flows: Vec<RegisteredFlow>,
     roots: Vec<PathBuf>,
     labels: Labels,
     journals: Journals,
     transport: Transport,
     args: &ServeArgs,
-    answers: Option<Arc<chain::AnswersFile>>,
     console: Option<Console>,
 ) -> Result<Outcome, UsageError> {
     let mut signals =
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
-    let registry = Arc::new(Registry::default());
-    let keys: Vec<String> = flows.into_iter().map(|f| registry.register(f)).collect();
-    let loader = {
-        let no_model = args.no_model;
-        let registry = registry.clone();
-        // A client may add apps from the apps folder or the served apps' folders; a process
-        // key already registered is refused (a run may be using it).
-        let served = journals.clone();
-        host::flow_loader(&roots, Some(journals.lookup()), move |loaded| {
-            let config = loaded.config.as_ref().ok_or(NotServed::NoConfig)?;
-            let key = config.process_key();
-            if registry.flow(key).is_ok() {
-                return Err(NotServed::Registered(key.to_string()));
-            }
-            let reasoner = judge(loaded, answers.as_deref(), no_model, Some(&served))?;
-            labels.set(key, &loaded.name, &reasoner.describe(), &loaded.digest());
-            labels.set_app(key, loaded);
-            labels.set_launch(
-                key,
-                loaded,
-                answers.as_deref().map(|a| a.path.as_path()),
-                no_model,
-            );
-            Ok(reasoner)
-        })
-    };
-    let mut server = BridgeServer::new(registry, Arc::new(NativeEngine::new()), Some(loader))
-        .with_journals(journals.factory())
-        .with_run_dir(crate::mcp::RunDir {
-            base: args.journal.run_dir.clone(),
-            durability: args.journal.durability,
-        })
-        // A run that parks stays the server's: it resumes here when it can go on.
-        .with_parking(Arc::new(journals.clone()))
-        .with_max_wait(args.max_wait);
-    if args.bridge == super::start::BridgeChoice::Direct {
-        server = server.with_direct_callbacks();
-    }
-    // Each run on one core's thread, where it stays (see `serving::Cores`).
-    let cores = crate::serving::Cores::per_core()
-        .map_err(|e| UsageError::new(format!("cannot start the run threads: {e}")))?;
-    server = server.with_cores(Arc::new(cores));
-    // The engine's side: `run_process` calls the control points back through it with
-    // `--bridge mcp`.
-    let bridge = InProcessBridge::start(server.clone())
+    let direct = args.bridge == super::start::BridgeChoice::Direct;
+    let host = McpHost::start(settings, flows, roots, labels, journals, direct)
         .await
         .map_err(|e| UsageError::new(crate::diag::chain(&e)))?;
-    tracing::info!("serving {}: {}", count(keys.len(), "app"), keys.join(", "));
-    // Runs a server now gone left parked: taken over, and resumed here like the runs
-    // started here.
-    let adopting = {
-        let server = server.clone();
-        let take: Adopt =
-            Arc::new(move |run_id, key, sink| Ok(server.adopt_parked(run_id, key, sink)?));
-        tokio::spawn(journals.clone().keep_adopting(take))
-    };
-
+    tracing::info!(
+        "serving {}: {}",
+        count(host.keys.len(), "app"),
+        host.keys.join(", ")
+    );
     let result = match transport {
         Transport::Http { addr, token } => {
             let limits = Limits {
@@ -622,32 +428,28 @@ async fn serve(
                 None => None,
             };
             let extra: Vec<String> = web.iter().map(|w| format!("console {}", w.url())).collect();
-            let served =
-                serve_http(server, addr, token, limits, &journals, &mut signals, &extra).await;
+            let served = serve_http(&host, addr, token, limits, &mut signals, &extra).await;
             if let Some(web) = web {
                 web.shutdown().await;
             }
             served
         }
-        Transport::Stdio => serve_stdio(server, &journals, &mut signals).await,
+        Transport::Stdio => serve_stdio(&host, &mut signals).await,
         Transport::A2a { .. } => Err(UsageError::new("`serve --a2a` serves no MCP")),
     };
-    journals.interrupt_all();
-    adopting.abort();
-    let _ = tokio::time::timeout(Duration::from_secs(1), bridge.shutdown()).await;
+    host.stop().await;
     result
 }
 
 async fn serve_http(
-    server: BridgeServer,
+    host: &McpHost,
     addr: SocketAddr,
     token: Option<Secret>,
     limits: Limits,
-    journals: &Journals,
     signals: &mut Signals,
     extra: &[String],
 ) -> Result<Outcome, UsageError> {
-    let mut http = HttpBridge::bind_with(server, addr, token, limits)
+    let mut http = HttpBridge::bind_with(host.server.clone(), addr, token, limits)
         .await
         .map_err(|e| UsageError::new(format!("cannot listen on {addr}: {e}")))?;
     super::signals::announce(
@@ -659,7 +461,7 @@ async fn serve_http(
     let addr = http.local_addr();
     super::signals::until_signal(signals, http.stopped(), "HTTP", addr).await?;
     let in_flight = http.in_flight();
-    if !http.shutdown(GRACE, || journals.open_count() > 0).await {
+    if !http.shutdown(GRACE, || host.open_runs() > 0).await {
         tracing::warn!(
             "{} still in flight after {}s; interrupting",
             count(in_flight.max(1), "request"),
@@ -669,13 +471,9 @@ async fn serve_http(
     Ok(Outcome::Ok)
 }
 
-async fn serve_stdio(
-    server: BridgeServer,
-    journals: &Journals,
-    signals: &mut Signals,
-) -> Result<Outcome, UsageError> {
+async fn serve_stdio(host: &McpHost, signals: &mut Signals) -> Result<Outcome, UsageError> {
     let running = tokio::select! {
-        running = server.serve(rmcp::transport::stdio()) => running,
+        running = host.server.clone().serve(rmcp::transport::stdio()) => running,
         signal = signals.recv() => {
             tracing::info!("{signal}: shutting down");
             return Ok(Outcome::Ok);
@@ -698,7 +496,7 @@ async fn serve_stdio(
         signal = signals.recv() => {
             tracing::info!("{signal}: shutting down");
             let idle = async {
-                while journals.open_count() > 0 {
+                while host.open_runs() > 0 {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
             };
@@ -708,14 +506,4 @@ async fn serve_stdio(
         }
     }
     Ok(Outcome::Ok)
-}
-
-/// Why an app is not served, in one line: with its causes, and what to do in brackets.
-fn with_help(why: &NotServed) -> String {
-    use crate::diag::Help as _;
-    let text = crate::diag::chain(why);
-    match why.help() {
-        Some(help) => format!("{text} ({help})"),
-        None => text,
-    }
 }

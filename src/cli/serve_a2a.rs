@@ -16,7 +16,6 @@
 //! with status `cancelled`). A delegated task's remote task is journalled
 //! (`remote_task_started`) as soon as its agent assigns it.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,142 +23,59 @@ use std::time::Duration;
 use crate::a2a::server::{A2aServer, AgentSpec, Limits};
 use crate::app::registry::AppRef;
 use crate::run::agent;
-use crate::run::chain;
 use crate::run::host::{Adopt, GRACE, Journals, Labels};
+use crate::run::hosting::{LeftOut, Settings};
 use crate::secret::Secret;
 
 use super::output::count;
 use super::signals::Signals;
-use super::{Cli, Outcome, Style, UsageError};
+use super::{Outcome, Style, UsageError};
 
-/// What `serve --a2a` is asked for (from `serve`'s flags).
-pub(super) struct Settings {
-    /// `--ui`: where the web console listens, and who may sign in.
-    pub console: Option<(SocketAddr, crate::web::Identity)>,
-    pub journal: super::JournalArgs,
-    pub no_model: bool,
-    /// How long an input-required task waits for its caller, and a finished one is kept.
-    pub session_idle: u64,
-    pub read_timeout: u64,
-    pub max_sessions: u64,
-    pub max_wait: Option<u64>,
-}
-
+/// Serve `targets` as A2A agents on `addr` (none: to the web console alone) and, with
+/// `console`, the web console on the same run host.
 pub(super) fn run(
-    cli: &Cli,
-    args: &Settings,
-    answers: Option<&chain::AnswersFile>,
+    settings: &Settings,
     style: Style,
     targets: &[AppRef],
     addr: Option<SocketAddr>,
     token: Option<Secret>,
+    limits: Limits,
+    console: Option<(SocketAddr, crate::web::Identity)>,
 ) -> Result<Outcome, UsageError> {
     let labels = Labels::default();
     // The runs' journals (the consultations of each app's reasoner journal their remote
     // tasks there).
     let journals = Journals::new(
-        args.journal.run_dir.clone(),
+        settings.run_dir.clone(),
         labels.clone(),
-        args.journal.durability,
+        settings.durability,
     );
-    let mut apps = HashMap::new();
-    let mut agents = Vec::new();
-    let mut skipped = 0;
-    for app in targets {
-        let slug = agent::slug(&app.name);
-        let loaded = match chain::load_checked(app) {
-            Ok(l) => l,
-            Err(errors) => {
-                skipped += 1;
-                eprintln!(
-                    "{}: app `{}` does not validate ({}); not served",
-                    style.yellow("warning"),
-                    app.name,
-                    count(errors.len(), "error")
-                );
-                for line in errors {
-                    eprintln!("  {line}");
-                }
-                continue;
-            }
-        };
-        if apps.contains_key(&slug) {
-            skipped += 1;
-            eprintln!(
-                "{}: app `{}` is served as `{slug}` already; not served twice",
-                style.yellow("warning"),
-                app.name
-            );
-            continue;
-        }
-        let (caller, console) = (addr.is_some(), args.console.is_some());
-        match agent::serve_app(
-            loaded,
-            answers,
-            args.no_model,
-            &journals,
-            &labels,
-            caller,
-            console,
-        ) {
-            Ok((served, spec)) => {
-                agents.push(spec);
-                apps.insert(slug, served);
-            }
-            Err(e) => {
-                skipped += 1;
-                eprintln!(
-                    "{}: app `{}` {e}; not served",
-                    style.yellow("warning"),
-                    app.name
-                );
-            }
-        }
-    }
+    let (caller, for_console) = (addr.is_some(), console.is_some());
+    let (apps, agents, left) = settings.agents(targets, &journals, &labels, caller, for_console);
+    warn_left_out(&left, style);
     if apps.is_empty() {
-        return Err(UsageError::new(format!(
-            "no app to serve ({} left out)",
-            count(skipped, "app")
-        ))
-        .with_help("run `cuga-flo validate` on them for the details"));
+        return Err(no_app_to_serve(left.len()));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
-    let children = agent::ChildSettings {
-        apps_dir: cli.apps_dir.clone(),
-        run_dir: args.journal.run_dir.clone(),
-        durability: args.journal.durability,
-        no_model: args.no_model,
-        given: chain::given_to_calls(None, answers)?,
-    };
-    let input_wait = Duration::from_secs(args.session_idle);
-    let runner = agent::Runner::new(apps, children, journals.clone(), input_wait, args.max_wait)
+    let runner = settings
+        .runner(apps, &journals)
         .map(Arc::new)
         .map_err(|e| UsageError::new(crate::diag::chain(&e)))?;
     let stopping = runner.stopping.clone();
     let adopter = runner.clone();
-    let limits = Limits {
-        read_timeout: Duration::from_secs(args.read_timeout),
-        max_tasks: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
-        retain: Duration::from_secs(args.session_idle),
-        ..Limits::default()
-    };
     let outcome = runtime.block_on(async {
         // Runs a server now gone left parked: taken over, and resumed here.
         let take: Adopt = Arc::new(move |run_id, key, sink| Ok(adopter.adopt(run_id, key, sink)?));
         let adopting = tokio::spawn(journals.clone().keep_adopting(take));
-        let console = args.console.as_ref().map(|(addr, identity)| {
+        let console = console.map(|(addr, identity)| {
             let settings = crate::web::Settings {
-                identity: match identity {
-                    crate::web::Identity::Users(u) => crate::web::Identity::Users(u.clone()),
-                    crate::web::Identity::Header(h) => crate::web::Identity::Header(h.clone()),
-                    crate::web::Identity::Local(u) => crate::web::Identity::Local(u.clone()),
-                },
+                identity,
                 read_timeout: limits.read_timeout,
             };
-            (*addr, settings)
+            (addr, settings)
         });
         let outcome = serve(
             addr, agents, runner, token, limits, console, &journals, &stopping,
@@ -248,4 +164,27 @@ async fn serve(
     let _ = tokio::time::timeout(Duration::from_secs(1), idle).await;
     journals.interrupt_all();
     Ok(Outcome::Ok)
+}
+
+/// Each app left out, as a warning.
+pub(super) fn warn_left_out(left: &[LeftOut], style: Style) {
+    for app in left {
+        eprintln!(
+            "{}: app `{}` {}; not served",
+            style.yellow("warning"),
+            app.app,
+            app.why
+        );
+        for line in &app.problems {
+            eprintln!("  {line}");
+        }
+    }
+}
+
+pub(super) fn no_app_to_serve(left_out: usize) -> UsageError {
+    UsageError::new(format!(
+        "no app to serve ({} left out)",
+        count(left_out, "app")
+    ))
+    .with_help("run `cuga-flo validate` on them for the details")
 }

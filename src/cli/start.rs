@@ -15,7 +15,7 @@ use crate::journal::FlowState;
 use crate::journal::store::DEFAULT_BASE;
 use crate::run::launch::{Ended, Ran, RunFailed, launch, never_started};
 use crate::run::plan::{self, PlanError, RunPlan, RunSpec, server_help};
-use crate::run::scenario::check;
+use crate::run::scenario::{Checked, check};
 use crate::view::{self, Human, HumanOptions, JsonLines, View};
 use crate::vocab::RunStatus;
 
@@ -330,35 +330,7 @@ pub fn run_spec(
         )
     });
     if let Some(checked) = checked {
-        let name = &checked.scenario;
-        if json {
-            let mut line = serde_json::json!({"event": "scenario_checked", "scenario": name, "met": checked.met});
-            if checked.never_started {
-                line["never_started"] = true.into();
-            }
-            line["mismatches"] = checked.mismatches.clone().into();
-            outln!("{line}");
-        } else if checked.never_started {
-            // Nothing ran: the expectations say nothing about the process.
-            outln!(
-                "{} scenario `{name}`: not checked, the run never started",
-                style.red("✗")
-            );
-        } else if checked.met {
-            outln!(
-                "{} scenario `{name}`: every expectation met",
-                style.green("✓")
-            );
-        } else {
-            outln!(
-                "{} scenario `{name}`: {} expectation(s) not met",
-                style.red("✗"),
-                checked.mismatches.len()
-            );
-            for m in &checked.mismatches {
-                outln!("    {m}");
-            }
-        }
+        print_checked(&checked, json, style);
         // A scenario says how its run should end: met, `start --scenario` succeeds whatever
         // that end is (a scenario expecting `terminated` passes when the run terminates). A
         // resumed run (`runs answer`, `runs resume`) exits as the run ended, the verdict
@@ -372,6 +344,40 @@ pub fn run_spec(
         }
     }
     Ok(outcome)
+}
+
+/// A scenario's verdict on the run: a JSON line, or a line and what did not hold.
+fn print_checked(checked: &Checked, json: bool, style: Style) {
+    let name = &checked.scenario;
+    if json {
+        let mut line =
+            serde_json::json!({"event": "scenario_checked", "scenario": name, "met": checked.met});
+        if checked.never_started {
+            line["never_started"] = true.into();
+        }
+        line["mismatches"] = checked.mismatches.clone().into();
+        outln!("{line}");
+    } else if checked.never_started {
+        // Nothing ran: the expectations say nothing about the process.
+        outln!(
+            "{} scenario `{name}`: not checked, the run never started",
+            style.red("✗")
+        );
+    } else if checked.met {
+        outln!(
+            "{} scenario `{name}`: every expectation met",
+            style.green("✓")
+        );
+    } else {
+        outln!(
+            "{} scenario `{name}`: {} expectation(s) not met",
+            style.red("✗"),
+            checked.mismatches.len()
+        );
+        for m in &checked.mismatches {
+            outln!("    {m}");
+        }
+    }
 }
 
 /// The view of a run: human (with a spinner while a reasoner works) or JSON lines.

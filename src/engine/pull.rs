@@ -137,6 +137,81 @@ pub enum Ended {
     Waiting,
 }
 
+/// What a run on a remote engine finds waiting for cuga-flo's answer.
+pub enum Look<W> {
+    /// Work to answer, in the order to answer it.
+    Work(Vec<W>),
+    /// Something moved while looking (a timer fired): look again.
+    Again,
+    /// Nothing waits for an answer.
+    Idle,
+}
+
+/// What an idle instance (nothing waiting for cuga-flo's answer) does next.
+pub enum Idle {
+    /// Something moved, or was delivered: look again.
+    Again,
+    /// The instance ended.
+    Ended,
+    /// The run parked (`run_waiting` journalled).
+    Park,
+}
+
+/// A run on a remote engine (Flowable's external-worker jobs, Kogito's work items), as
+/// [`drive`] works it: what differs between engines is how each step talks to the engine,
+/// not the order of the steps.
+pub(crate) trait Pulled {
+    /// What one look at the instance saw (handed to the steps after it).
+    type Seen;
+    /// One piece of work waiting for cuga-flo's answer.
+    type Work;
+    /// Look at the instance and journal what it entered; `None` once it ended.
+    async fn observe(&self) -> Result<Option<Self::Seen>, PullError>;
+    /// Why the path so far spends more than the step budget, if it does.
+    fn over_budget(&self) -> Option<PullError>;
+    /// What waits for cuga-flo's answer now.
+    async fn waiting(&self, seen: &Self::Seen) -> Result<Look<Self::Work>, PullError>;
+    /// Nothing waits for an answer: deliver, fire or wait for a timer, or park.
+    async fn idle(&self) -> Result<Idle, PullError>;
+    /// Answer one piece of work and hand the answer to the engine.
+    async fn work(&self, seen: &Self::Seen, work: Self::Work) -> Result<(), PullError>;
+    /// End the instance on the engine after cuga-flo failed the run.
+    async fn fail(&self, why: PullError) -> Ended;
+}
+
+/// Work a remote instance until it ends or cuga-flo ends it: look, check the budget, answer
+/// what waits (one at a time: each answer continues the instance in the engine, and
+/// concurrent continuations of parallel branches would collide at their join), and when
+/// nothing waits, let the run deliver, wait or park.
+pub(crate) async fn drive<P: Pulled>(run: &P) -> Ended {
+    loop {
+        let seen = match run.observe().await {
+            Ok(Some(seen)) => seen,
+            Ok(None) => return Ended::Finished,
+            Err(why) => return run.fail(why).await,
+        };
+        if let Some(why) = run.over_budget() {
+            return run.fail(why).await;
+        }
+        let work = match run.waiting(&seen).await {
+            Ok(Look::Work(work)) => work,
+            Ok(Look::Again) => continue,
+            Ok(Look::Idle) => match run.idle().await {
+                Ok(Idle::Again) => continue,
+                Ok(Idle::Ended) => return Ended::Finished,
+                Ok(Idle::Park) => return Ended::Waiting,
+                Err(why) => return run.fail(why).await,
+            },
+            Err(why) => return run.fail(why).await,
+        };
+        for w in work {
+            if let Err(why) = run.work(&seen, w).await {
+                return run.fail(why).await;
+            }
+        }
+    }
+}
+
 /// The step budget spent: the path holds more entries than `budget`.
 pub fn over_budget(path: &[String], budget: u64) -> Option<PullError> {
     (path.len() as u64 > budget).then(|| {

@@ -31,8 +31,8 @@ use std::sync::Arc;
 use crate::app::{FlowConfig, GatewayMode, LoadedApp, TaskMode};
 use crate::bpmn::Process;
 use crate::bridge::{
-    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
-    GatewayDecision, HookDecision, ModelSummary, TaskOutcome,
+    Answer, BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
+    ModelSummary,
 };
 use crate::expr::{self, Expr};
 use crate::govern::Governance;
@@ -40,7 +40,7 @@ use crate::reason::record::{ContextDigest, context_digest};
 use crate::reason::{
     CallLog, GatewayRequest, HookRequest, Policy, ReasonError, Reasoner, TaskRequest,
 };
-use crate::vocab::ModelCall;
+use crate::vocab::{ControlPointKind, ModelCall};
 
 /// Node entries allowed in one run before it fails. (The same value as the engine's
 /// default step budget; kept here so the harness does not depend on an engine.)
@@ -313,31 +313,20 @@ impl ControlPoints for FlowAgent {
         self.resume_tools(state.tool_visits.iter());
     }
 
-    fn execute_task(
+    fn answer(
         &self,
-        task_id: &str,
+        kind: ControlPointKind,
+        element: &str,
         ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
-        let task_id = task_id.to_string();
-        Box::pin(async move { task::execute(self, &task_id, ctx).await })
-    }
-
-    fn route_gateway(
-        &self,
-        gateway_id: &str,
-        ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
-        let gateway_id = gateway_id.to_string();
-        Box::pin(async move { gateway::route(self, &gateway_id, ctx).await })
-    }
-
-    fn evaluate_hook(
-        &self,
-        hook_id: &str,
-        ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
-        let hook_id = hook_id.to_string();
-        Box::pin(async move { hook::evaluate(self, &hook_id, ctx).await })
+    ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
+        let id = element.to_string();
+        Box::pin(async move {
+            Ok(match kind {
+                ControlPointKind::Task => Answer::Task(task::execute(self, &id, ctx).await?),
+                ControlPointKind::Gateway => Answer::Gateway(gateway::route(self, &id, ctx).await?),
+                ControlPointKind::Hook => Answer::Hook(hook::evaluate(self, &id, ctx).await?),
+            })
+        })
     }
 }
 

@@ -33,13 +33,13 @@ use serde_json::{Map, Value};
 use crate::bpmn::Process;
 use crate::bridge::run::{EngineError, Resume, RunOutcome, RunRequest, WorkflowEngine};
 use crate::bridge::{
-    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
+    Answer, BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
     GatewayDecision, HISTORY_WINDOW, HookDecision, ModelSummary, TaskOutcome,
 };
 use crate::journal::EventSink;
 use crate::journal::event::CatchKind;
 use crate::journal::mailbox::{self, Delivery};
-use crate::vocab::{RunStatus, Untrusted};
+use crate::vocab::{ControlPointKind, RunStatus, Untrusted};
 
 /// One app known to the bridge.
 pub struct RegisteredFlow {
@@ -558,39 +558,16 @@ impl ControlPoints for RegisteredControlPoints {
         }
     }
 
-    fn execute_task(
+    fn answer(
         &self,
-        task_id: &str,
+        kind: ControlPointKind,
+        element: &str,
         ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
-        let task_id = task_id.to_string();
+    ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
+        let id = element.to_string();
         Box::pin(async move {
-            let (flow, ctx) = self.answering(&task_id, ctx)?;
-            flow.harness.execute_task(&task_id, ctx).await
-        })
-    }
-
-    fn route_gateway(
-        &self,
-        gateway_id: &str,
-        ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
-        let gateway_id = gateway_id.to_string();
-        Box::pin(async move {
-            let (flow, ctx) = self.answering(&gateway_id, ctx)?;
-            flow.harness.route_gateway(&gateway_id, ctx).await
-        })
-    }
-
-    fn evaluate_hook(
-        &self,
-        hook_id: &str,
-        ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
-        let hook_id = hook_id.to_string();
-        Box::pin(async move {
-            let (flow, ctx) = self.answering(&hook_id, ctx)?;
-            flow.harness.evaluate_hook(&hook_id, ctx).await
+            let (flow, ctx) = self.answering(&id, ctx)?;
+            flow.harness.answer(kind, &id, ctx).await
         })
     }
 
@@ -608,28 +585,13 @@ struct OverMcp {
 }
 
 impl ControlPoints for OverMcp {
-    fn execute_task(
+    fn answer(
         &self,
-        task_id: &str,
+        kind: ControlPointKind,
+        element: &str,
         ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
-        self.mcp.execute_task(task_id, ctx)
-    }
-
-    fn route_gateway(
-        &self,
-        gateway_id: &str,
-        ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
-        self.mcp.route_gateway(gateway_id, ctx)
-    }
-
-    fn evaluate_hook(
-        &self,
-        hook_id: &str,
-        ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
-        self.mcp.evaluate_hook(hook_id, ctx)
+    ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
+        self.mcp.answer(kind, element, ctx)
     }
 
     fn restores_unchanged_model(&self) -> bool {
@@ -1292,43 +1254,33 @@ fn text_of(content: &[ContentBlock]) -> String {
 }
 
 impl ControlPoints for McpControlPoints {
-    fn execute_task(
+    fn answer(
         &self,
-        task_id: &str,
+        kind: ControlPointKind,
+        element: &str,
         mut ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+    ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
         ctx.window_history(HISTORY_WINDOW);
-        let args = ExecuteTaskArgs {
-            task_id: task_id.to_string(),
-            ctx,
-        };
-        Box::pin(async move { self.call("execute_task", &args.task_id, &args).await })
-    }
-
-    fn route_gateway(
-        &self,
-        gateway_id: &str,
-        mut ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
-        ctx.window_history(HISTORY_WINDOW);
-        let args = RouteGatewayArgs {
-            gateway_id: gateway_id.to_string(),
-            ctx,
-        };
-        Box::pin(async move { self.call("route_gateway", &args.gateway_id, &args).await })
-    }
-
-    fn evaluate_hook(
-        &self,
-        hook_id: &str,
-        mut ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
-        ctx.window_history(HISTORY_WINDOW);
-        let args = EvaluateHookArgs {
-            hook_id: hook_id.to_string(),
-            ctx,
-        };
-        Box::pin(async move { self.call("evaluate_hook", &args.hook_id, &args).await })
+        let id = element.to_string();
+        Box::pin(async move {
+            Ok(match kind {
+                ControlPointKind::Task => {
+                    let args = ExecuteTaskArgs { task_id: id, ctx };
+                    Answer::Task(self.call("execute_task", &args.task_id, &args).await?)
+                }
+                ControlPointKind::Gateway => {
+                    let args = RouteGatewayArgs {
+                        gateway_id: id,
+                        ctx,
+                    };
+                    Answer::Gateway(self.call("route_gateway", &args.gateway_id, &args).await?)
+                }
+                ControlPointKind::Hook => {
+                    let args = EvaluateHookArgs { hook_id: id, ctx };
+                    Answer::Hook(self.call("evaluate_hook", &args.hook_id, &args).await?)
+                }
+            })
+        })
     }
 
     fn restores_unchanged_model(&self) -> bool {
@@ -1433,14 +1385,16 @@ mod tests {
     }
 
     impl ControlPoints for Recorder {
-        fn execute_task(
+        fn answer(
             &self,
-            _task_id: &str,
+            kind: ControlPointKind,
+            _element: &str,
             ctx: ControlPointContext,
-        ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
+        ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
+            assert_eq!(kind, ControlPointKind::Task, "only tasks here");
             self.seen.lock().unwrap().push(ctx);
             Box::pin(async {
-                Ok(TaskOutcome {
+                Ok(Answer::Task(TaskOutcome {
                     status: TaskStatus::Completed,
                     outputs: Map::new(),
                     variables: Map::new(),
@@ -1451,24 +1405,8 @@ mod tests {
                     calls: Vec::new(),
                     digest: None,
                     taint: None,
-                })
+                }))
             })
-        }
-
-        fn route_gateway(
-            &self,
-            _gateway_id: &str,
-            _ctx: ControlPointContext,
-        ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
-            unreachable!("no gateway here")
-        }
-
-        fn evaluate_hook(
-            &self,
-            _hook_id: &str,
-            _ctx: ControlPointContext,
-        ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
-            unreachable!("no hook here")
         }
     }
 

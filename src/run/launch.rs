@@ -146,6 +146,7 @@ pub async fn launch(
     // when the engine cannot be reached, nothing is written and the run stays as it was.
     if let Some(r) = &resumed {
         engine.reachable(&process.id).await.map_err(|why| {
+            let why = crate::diag::chain(&*why);
             PlanError::new(format!("run `{}` cannot be resumed now: {why}", r.run_id)).with_help(
                 format!(
                     "nothing was written; run `cuga-flo runs resume {}` again once the {} \

@@ -38,6 +38,7 @@ pub mod chain;
 pub mod children;
 pub mod describe;
 pub mod host;
+pub mod hosting;
 pub mod launch;
 pub mod listing;
 pub mod lookup;
@@ -49,6 +50,7 @@ pub mod replay;
 pub mod resume;
 pub mod scenario;
 pub mod served;
+pub mod suite;
 pub mod watch;
 
 pub use crate::diag::Help;

@@ -39,6 +39,89 @@ impl super::Help for ReopenError {
     }
 }
 
+/// What delivering a message or signal to a waiting run did.
+pub enum Delivered {
+    /// Journalled under the run's lock, here: the run (its journal open) goes on from
+    /// `records` when resumed.
+    Here {
+        journal: Box<Journal>,
+        records: Vec<Record>,
+        repaired: Option<String>,
+        /// The catches that received it.
+        at: Vec<String>,
+    },
+    /// A server (`serve`, process `pid`) holds the run: it journalled the delivery and
+    /// resumes the run itself.
+    Held { pid: u32, at: Vec<String> },
+}
+
+/// Why a delivery was refused (nothing was written).
+#[derive(Debug, thiserror::Error)]
+pub enum DeliverError {
+    #[error(transparent)]
+    Open(#[from] ReopenError),
+    #[error(transparent)]
+    Refused(#[from] crate::journal::mailbox::DeliveryError),
+}
+
+impl super::Help for DeliverError {
+    fn help(&self) -> Option<String> {
+        match self {
+            DeliverError::Open(e) => e.help(),
+            DeliverError::Refused(crate::journal::mailbox::DeliveryError::NotWaiting {
+                ..
+            }) => Some(
+                "nothing was recorded; `cuga-flo runs show <run>` shows what the run waits for"
+                    .to_string(),
+            ),
+            DeliverError::Refused(_) => Some("nothing was recorded".to_string()),
+        }
+    }
+}
+
+/// Deliver `delivery` to the waiting run `id` under `base`: journalled under its lock, or
+/// posted to the server holding it.
+pub fn deliver(
+    base: &Path,
+    id: &str,
+    delivery: &crate::journal::mailbox::Delivery,
+    durability: Durability,
+) -> Result<Delivered, DeliverError> {
+    use crate::journal::mailbox;
+    let received_at = |written: &[Record]| -> Vec<String> {
+        (written.iter())
+            .filter_map(|r| match &r.event {
+                Event::MessageReceived { node, .. } => Some(node.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let (journal, mut records, repaired) = match reopen(base, id, durability) {
+        Ok(opened) => opened,
+        Err(e) => {
+            return match mailbox::held_parked(&store::run_dir(base, id)) {
+                Some(pid) => {
+                    let written = mailbox::deliver_to_run(base, id, delivery, durability)?;
+                    Ok(Delivered::Held {
+                        pid,
+                        at: received_at(&written),
+                    })
+                }
+                None => Err(e.into()),
+            };
+        }
+    };
+    let written = mailbox::deliver(&journal, &records, id, delivery)?;
+    let at = received_at(&written);
+    records.extend(written);
+    Ok(Delivered::Here {
+        journal: Box::new(journal),
+        records,
+        repaired,
+        at,
+    })
+}
+
 /// The parked runs under `base` that can go on at `now`: a timer or a deadline is due,
 /// or a question was answered (`runs answer --no-resume`) or a message or signal
 /// delivered (`--no-resume`, the bridge's tools) since the run parked.

@@ -4,6 +4,7 @@
 //! approvals written into its graph and the deadlines passed journalled first.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -259,6 +260,61 @@ fn started_app(app: Option<&String>, records: &[Record]) -> Option<String> {
                 .or_else(|| Some(name.clone()))
         }),
         _ => None,
+    }
+}
+
+/// When a worker looks for runs to resume: for due runs every `interval`, and (with
+/// `graph_poll`) into the graphs of runs waiting at a guardrail every `graph_poll`.
+pub struct Looks {
+    interval: Duration,
+    graph_poll: Option<Duration>,
+    next_look: Instant,
+    next_graph_look: Instant,
+}
+
+impl Looks {
+    pub fn new(interval: Duration, graph_poll: Option<Duration>) -> Looks {
+        let now = Instant::now();
+        Looks {
+            interval,
+            graph_poll,
+            next_look: now,
+            next_graph_look: now,
+        }
+    }
+
+    /// The runs to resume now, each with how it was found: due (a timer, an answer, a
+    /// delivery; `false`) or with an approver's decision in its graph (`true`). Empty
+    /// when no look is due.
+    pub fn runs(&mut self, settings: &Resuming) -> Vec<(String, bool)> {
+        let now = Instant::now();
+        let mut ids: Vec<(String, bool)> = Vec::new();
+        if now >= self.next_look {
+            ids = (super::parked::due_runs(&settings.run_dir, crate::clock::now_ms()))
+                .into_iter()
+                .map(|id| (id, false))
+                .collect();
+            self.next_look = now + self.interval;
+        }
+        if let Some(every) = self.graph_poll
+            && now >= self.next_graph_look
+        {
+            for id in graph_decided_runs(settings) {
+                if !ids.iter().any(|(i, _)| *i == id) {
+                    ids.push((id, true));
+                }
+            }
+            self.next_graph_look = now + every;
+        }
+        ids
+    }
+
+    /// When the next look is due.
+    pub fn next(&self) -> Instant {
+        match self.graph_poll {
+            Some(_) => self.next_look.min(self.next_graph_look),
+            None => self.next_look,
+        }
     }
 }
 

@@ -212,33 +212,23 @@ async fn register_flow_loads_an_app_by_path() {
 /// count of every node entered: its cost does not grow with the run's length.
 #[tokio::test]
 async fn a_long_history_crosses_the_bridge_as_a_window_and_a_count() {
+    use cuga_flo::bridge::Answer;
     use cuga_flo::bridge::{BoxFuture, ControlPointContext, ControlPointError, HISTORY_WINDOW};
-    use cuga_flo::bridge::{GatewayDecision, HookDecision, TaskOutcome};
+    use cuga_flo::vocab::ControlPointKind;
     use std::sync::Mutex;
 
     #[derive(Default)]
     struct Seen(Mutex<Vec<ControlPointContext>>);
     impl ControlPoints for Seen {
-        fn execute_task(
+        fn answer(
             &self,
+            kind: ControlPointKind,
             _: &str,
             ctx: ControlPointContext,
-        ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
-            self.0.lock().unwrap().push(ctx);
-            Box::pin(async { Err(ControlPointError::default()) })
-        }
-        fn route_gateway(
-            &self,
-            _: &str,
-            _: ControlPointContext,
-        ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
-            Box::pin(async { Err(ControlPointError::default()) })
-        }
-        fn evaluate_hook(
-            &self,
-            _: &str,
-            _: ControlPointContext,
-        ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+        ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
+            if kind == ControlPointKind::Task {
+                self.0.lock().unwrap().push(ctx);
+            }
             Box::pin(async { Err(ControlPointError::default()) })
         }
     }

@@ -10,14 +10,15 @@ use std::time::Duration;
 
 use cuga_flo::bpmn::{self, Process};
 use cuga_flo::bridge::{
-    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
+    Answer, BoxFuture, ControlPointContext, ControlPointError, ControlPoints, FlowAnnotations,
     GatewayDecision, HookDecision, NewTask, TaskOutcome,
 };
 use cuga_flo::engine::native::NativeEngine;
 use cuga_flo::engine::{EngineError, RunOutcome, RunRequest, WorkflowEngine};
 use cuga_flo::journal::{Event, EventSink, JournalError, Record};
 use cuga_flo::vocab::{
-    CallOutcome, Decider, HookAction, ModelCall, RunStatus, Taint, TaskStatus, Untrusted,
+    CallOutcome, ControlPointKind, Decider, HookAction, ModelCall, RunStatus, Taint, TaskStatus,
+    Untrusted,
 };
 use serde_json::{Map, Value, json};
 
@@ -209,7 +210,7 @@ impl Harness {
         self
     }
 
-    async fn answer(&self, point: &'static str, element: &str, ctx: ControlPointContext) {
+    async fn seen(&self, point: &'static str, element: &str, ctx: ControlPointContext) {
         self.calls.lock().unwrap().push(Call {
             point,
             element: element.into(),
@@ -256,15 +257,14 @@ fn object(value: Value) -> Map<String, Value> {
     }
 }
 
-impl ControlPoints for Harness {
-    fn execute_task(
+impl Harness {
+    async fn task(
         &self,
-        task_id: &str,
+        id: String,
         ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
-        let id = task_id.to_string();
-        Box::pin(async move {
-            self.answer("execute_task", &id, ctx).await;
+    ) -> Result<TaskOutcome, ControlPointError> {
+        {
+            self.seen("execute_task", &id, ctx).await;
             if self.unreachable.contains(&id) {
                 return Err(ControlPointError {
                     element: id,
@@ -302,17 +302,16 @@ impl ControlPoints for Harness {
                 digest: None,
                 taint: self.taints.get(&id).cloned(),
             })
-        })
+        }
     }
 
-    fn route_gateway(
+    async fn gateway(
         &self,
-        gateway_id: &str,
+        id: String,
         ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
-        let id = gateway_id.to_string();
-        Box::pin(async move {
-            self.answer("route_gateway", &id, ctx).await;
+    ) -> Result<GatewayDecision, ControlPointError> {
+        {
+            self.seen("route_gateway", &id, ctx).await;
             match self.route(&id) {
                 Some(flows) => Ok(GatewayDecision {
                     flows,
@@ -327,22 +326,39 @@ impl ControlPoints for Harness {
                     ..ControlPointError::default()
                 }),
             }
-        })
+        }
     }
 
-    fn evaluate_hook(
+    async fn hooked(
         &self,
-        hook_id: &str,
+        id: String,
         ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
-        let id = hook_id.to_string();
-        Box::pin(async move {
-            self.answer("evaluate_hook", &id, ctx).await;
+    ) -> Result<HookDecision, ControlPointError> {
+        {
+            self.seen("evaluate_hook", &id, ctx).await;
             Ok(self
                 .hooks
                 .get(&id)
                 .cloned()
                 .unwrap_or_else(|| HookDecision::proceed(Decider::Scripted, None)))
+        }
+    }
+}
+
+impl ControlPoints for Harness {
+    fn answer(
+        &self,
+        kind: ControlPointKind,
+        element: &str,
+        ctx: ControlPointContext,
+    ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
+        let id = element.to_string();
+        Box::pin(async move {
+            Ok(match kind {
+                ControlPointKind::Task => Answer::Task(self.task(id, ctx).await?),
+                ControlPointKind::Gateway => Answer::Gateway(self.gateway(id, ctx).await?),
+                ControlPointKind::Hook => Answer::Hook(self.hooked(id, ctx).await?),
+            })
         })
     }
 

@@ -20,7 +20,7 @@ use super::prior::Prior;
 use crate::bpmn::{CallSpec, LoopKind, Process, call_spec};
 use crate::bridge::child::{ChildCall, ChildRuns, call_outcome, child_run_id};
 use crate::bridge::{
-    BoxFuture, ControlPointContext, ControlPointError, ControlPoints, EngineRecord,
+    Answer, BoxFuture, ControlPointContext, ControlPointError, ControlPoints, EngineRecord,
     GatewayDecision, HookDecision, TaskOutcome, Variables,
 };
 use crate::engine::adapt::{self, Applied, Evaluation, Facts, Plan};
@@ -28,7 +28,9 @@ use crate::engine::recall::{Recalled, recall};
 use crate::journal::event::InstanceVisit;
 use crate::journal::{Event, EventSink, JournalError};
 use crate::semantics::topology::{LiveFlow, Topology};
-use crate::vocab::{Decider, HookAction, ModelCall, RunStatus, TaskStatus, error_code};
+use crate::vocab::{
+    ControlPointKind, Decider, HookAction, ModelCall, RunStatus, TaskStatus, error_code,
+};
 
 /// What a conforming engine applies of a hook decision: the action as checked against
 /// the live topology, and the state updates (none when the action was refused).
@@ -231,7 +233,7 @@ impl Witness {
             variables: spec.inputs.apply(&ctx.variables),
             untrusted,
         };
-        let outcome = (children.runs.run_child(call).await).map_err(|e| crate::diag::chain(&*e));
+        let outcome = children.runs.run_child(call).await;
         if let Ok(child) = &outcome
             && child.status == RunStatus::Waiting
             && self.seen().parks_children
@@ -254,7 +256,8 @@ impl Witness {
                     "child run {} waits, and a run on an external engine cannot park \
                      (docs/bridge.md §13)",
                     child.run_id
-                ));
+                )
+                .into());
             }
             Ok(child)
         });
@@ -708,15 +711,15 @@ fn elapsed_ms(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-impl ControlPoints for Witness {
-    fn execute_task(
+impl Witness {
+    /// A task: answered by the inner control points and journalled (or recalled, or a
+    /// child run for a call activity).
+    async fn task(
         &self,
-        task_id: &str,
-        ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
-        let task_id = task_id.to_string();
-        Box::pin(async move {
-            let mut ctx = ctx;
+        task_id: String,
+        mut ctx: ControlPointContext,
+    ) -> Result<TaskOutcome, ControlPointError> {
+        {
             if let Some(Recalled::Task(outcome)) = self.recalled(&ctx) {
                 return Ok(outcome);
             }
@@ -783,17 +786,16 @@ impl ControlPoints for Witness {
                 }),
             }
             result
-        })
+        }
     }
 
-    fn route_gateway(
+    /// A gateway: answered by the inner control points and journalled (or recalled).
+    async fn gateway(
         &self,
-        gateway_id: &str,
-        ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
-        let gateway_id = gateway_id.to_string();
-        Box::pin(async move {
-            let mut ctx = ctx;
+        gateway_id: String,
+        mut ctx: ControlPointContext,
+    ) -> Result<GatewayDecision, ControlPointError> {
+        {
             if let Some(Recalled::Gateway(decision)) = self.recalled(&ctx) {
                 return Ok(decision);
             }
@@ -815,16 +817,25 @@ impl ControlPoints for Witness {
                 Err(e) => self.end(&gateway_id, &e.calls, |_| Vec::new()),
             }
             result
-        })
+        }
     }
+}
 
-    fn evaluate_hook(
+impl ControlPoints for Witness {
+    fn answer(
         &self,
-        hook_id: &str,
+        kind: ControlPointKind,
+        element: &str,
         ctx: ControlPointContext,
-    ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
-        let hook_id = hook_id.to_string();
-        Box::pin(async move { self.hook(&hook_id, ctx).await.map(|(d, _)| d) })
+    ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
+        let id = element.to_string();
+        Box::pin(async move {
+            Ok(match kind {
+                ControlPointKind::Task => Answer::Task(self.task(id, ctx).await?),
+                ControlPointKind::Gateway => Answer::Gateway(self.gateway(id, ctx).await?),
+                ControlPointKind::Hook => Answer::Hook(self.hook(&id, ctx).await?.0),
+            })
+        })
     }
 
     fn restores_unchanged_model(&self) -> bool {
@@ -845,25 +856,12 @@ mod tests {
     struct Unasked;
 
     impl ControlPoints for Unasked {
-        fn execute_task(
+        fn answer(
             &self,
+            _: ControlPointKind,
             _: &str,
             _: ControlPointContext,
-        ) -> BoxFuture<'_, Result<TaskOutcome, ControlPointError>> {
-            unreachable!("no control point is asked")
-        }
-        fn route_gateway(
-            &self,
-            _: &str,
-            _: ControlPointContext,
-        ) -> BoxFuture<'_, Result<GatewayDecision, ControlPointError>> {
-            unreachable!("no control point is asked")
-        }
-        fn evaluate_hook(
-            &self,
-            _: &str,
-            _: ControlPointContext,
-        ) -> BoxFuture<'_, Result<HookDecision, ControlPointError>> {
+        ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
             unreachable!("no control point is asked")
         }
     }

@@ -51,8 +51,8 @@ use self::augment::Augmented;
 use self::rest::{Activity, Client, Endpoint, Job, RestError};
 use super::external::{Prior, RunFailure as _, Witness, witnessed};
 use super::pull::{
-    self, Asker, Ended, HookMove, Instance, MultiTask, PullError, TaskAnswer, call, is_sync_join,
-    user_variables, visit_key,
+    self, Asker, Ended, HookMove, Idle, Instance, Look, MultiTask, PullError, Pulled, TaskAnswer,
+    call, is_sync_join, user_variables, visit_key,
 };
 use super::{
     EngineError, RunOutcome, RunRequest, SettingsError, WorkflowEngine, engine_block, engine_url,
@@ -149,9 +149,14 @@ impl WorkflowEngine for FlowableEngine {
         ))
     }
 
-    fn reachable(&self, _process_id: &str) -> BoxFuture<'static, Result<(), String>> {
+    fn reachable(
+        &self,
+        _process_id: &str,
+    ) -> BoxFuture<'static, Result<(), crate::bridge::run::Unreachable>> {
         let settings = self.settings.clone();
-        Box::pin(async move { settings.reachable().await.map_err(|e| e.message()) })
+        Box::pin(async move {
+            (settings.reachable().await).map_err(|e| Box::new(e) as crate::bridge::run::Unreachable)
+        })
     }
 }
 
@@ -163,7 +168,7 @@ async fn run(
     // A call activity whose child run parks waits (its job kept) and parks the run.
     witness.park_children();
     let run = Arc::new(Run::prepare(&settings, &request, witness).await?);
-    let ended = run.clone().drive().await;
+    let ended = pull::drive(&*run).await;
     Ok(run.finish(ended).await)
 }
 
@@ -270,6 +275,11 @@ struct Known {
     /// entering them; the native engine enters them once): where in the path each was
     /// entered, since Flowable's history does not show it.
     released: Vec<(usize, String)>,
+    /// Looks in a row that found the instance running at no activity (an execution
+    /// between two activities: Flowable's async executor is still carrying out a
+    /// continuation, which takes seconds on a loaded machine), and since when.
+    between: u32,
+    between_since: Option<std::time::Instant>,
 }
 
 impl Run {
@@ -492,126 +502,6 @@ impl Run {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Work the instance's jobs until it ends or cuga-flo ends it.
-    async fn drive(self: Arc<Self>) -> Ended {
-        // Looks in a row that found the instance running at no activity (an execution
-        // between two activities: Flowable's async executor is still carrying out a
-        // continuation, which takes seconds on a loaded machine), and since when.
-        let mut between = 0u32;
-        let mut between_since: Option<std::time::Instant> = None;
-        loop {
-            if let Err(e) = self.refresh_path().await {
-                return self.fail(e).await;
-            }
-            // Timers are journalled as they start (and as Flowable fires them itself).
-            if self.has_timers() {
-                let tracked = match self.client.timers(&self.instance).await {
-                    Ok(timers) => self.track_timers(&timers).await,
-                    Err(e) => Err(self.lost(e)),
-                };
-                if let Err(why) = tracked {
-                    return self.fail(why).await;
-                }
-            }
-            if let Some(why) = self.over_budget() {
-                return self.fail(why).await;
-            }
-            let jobs = match self
-                .client
-                .acquire(&self.topic, &self.worker, 1, self.lock)
-                .await
-            {
-                Ok(jobs) => jobs,
-                Err(e) => return self.fail(self.lost(e)).await,
-            };
-            // After a hook's terminate, nothing more is asked: the instance is ending. Only
-            // the terminating hook's own job is completed, when the run stopped before it
-            // was (its answer is journalled).
-            let jobs = if self.known().terminated.is_some() {
-                match self.journalled_only(jobs).await {
-                    Ok(jobs) => jobs,
-                    Err(why) => return self.fail(why).await,
-                }
-            } else {
-                jobs
-            };
-            if !jobs.is_empty() {
-                between = 0;
-                between_since = None;
-            }
-            if jobs.is_empty() {
-                match self.settled().await {
-                    Ok(Settled::Moving) => {
-                        between = 0;
-                        between_since = None;
-                        continue;
-                    }
-                    Ok(Settled::Ended) => {
-                        return Ended::Finished;
-                    }
-                    Ok(Settled::Stuck(at)) if !at.is_empty() && self.all_joins(&at) => {
-                        if let Err(why) = self.release(&at).await {
-                            return self.fail(why).await;
-                        }
-                        continue;
-                    }
-                    Ok(Settled::Stuck(at))
-                        if at.is_empty()
-                            && between_since
-                                .get_or_insert_with(std::time::Instant::now)
-                                .elapsed()
-                                < CONTINUATION_GRACE =>
-                    {
-                        between += 1;
-                        let pause = Duration::from_millis(100 * u64::from(between.min(10)));
-                        tokio::time::sleep(pause).await;
-                        continue;
-                    }
-                    Ok(Settled::Stuck(at)) => {
-                        // Waiting for a timer or for a delivery from outside?
-                        match self.wait_or_park().await {
-                            Ok(Waited::Moved) => continue,
-                            Ok(Waited::Parked) => return Ended::Waiting,
-                            Ok(Waited::Nothing) => {}
-                            Err(why) => return self.fail(why).await,
-                        }
-                        return self
-                            .fail(PullError::Failed(format!(
-                                "the instance waits at {} and nothing will move it (a join \
-                                 waiting for a branch that will not come?)",
-                                if at.is_empty() {
-                                    "no activity".to_string()
-                                } else {
-                                    at.join(", ")
-                                }
-                            )))
-                            .await;
-                    }
-                    Ok(Settled::Failed(why)) => {
-                        return self
-                            .fail(PullError::Failed(format!(
-                                "Flowable could not continue: {why}"
-                            )))
-                            .await;
-                    }
-                    Err(e) => return self.fail(self.lost(e)).await,
-                }
-            }
-            // One at a time: each completion continues the instance in Flowable, and
-            // concurrent continuations of parallel branches would collide at their join.
-            let mut ended = None;
-            for job in jobs {
-                if let Err(why) = self.work(job).await {
-                    ended = Some(why);
-                    break;
-                }
-            }
-            if let Some(why) = ended {
-                return self.fail(why).await;
-            }
-        }
     }
 
     /// With no job to work: whether the instance ended, is still moving (Flowable's
@@ -999,20 +889,6 @@ impl Run {
         Ok(out)
     }
 
-    /// Fail the run: delete the instance (when Flowable can still be reached).
-    async fn fail(&self, why: PullError) -> Ended {
-        let why = why.message();
-        let reason = format!("cuga-flo: {why}");
-        if let Err(e) = self.client.delete(&self.instance, &reason).await {
-            tracing::warn!("could not delete Flowable instance {}: {e}", self.instance);
-        }
-        Ended::Failed(why)
-    }
-
-    fn over_budget(&self) -> Option<PullError> {
-        pull::over_budget(&self.known().path, self.request.annotations.step_budget)
-    }
-
     /// Read the model's nodes entered so far from Flowable's history. A synchronising
     /// join is recorded once per arriving token; it counts as entered once, when it
     /// fires: the arrival whose execution goes on past it. A boundary event is recorded
@@ -1228,7 +1104,7 @@ impl Run {
     }
 
     /// Answer one job through the harness and complete it.
-    async fn work(&self, job: Job) -> Result<(), PullError> {
+    async fn work_job(&self, job: Job) -> Result<(), PullError> {
         let role = self
             .augmented
             .rewritten
@@ -1845,6 +1721,123 @@ impl Run {
             ended,
             terminated,
         )
+    }
+}
+
+impl Pulled for Run {
+    type Seen = ();
+    type Work = Job;
+
+    async fn observe(&self) -> Result<Option<()>, PullError> {
+        self.refresh_path().await?;
+        // Timers are journalled as they start (and as Flowable fires them itself).
+        if self.has_timers() {
+            let timers = (self.client.timers(&self.instance).await).map_err(|e| self.lost(e))?;
+            self.track_timers(&timers).await?;
+        }
+        Ok(Some(()))
+    }
+
+    fn over_budget(&self) -> Option<PullError> {
+        pull::over_budget(&self.known().path, self.request.annotations.step_budget)
+    }
+
+    async fn waiting(&self, _: &()) -> Result<Look<Job>, PullError> {
+        let jobs = self
+            .client
+            .acquire(&self.topic, &self.worker, 1, self.lock)
+            .await
+            .map_err(|e| self.lost(e))?;
+        // After a hook's terminate, nothing more is asked: the instance is ending. Only
+        // the terminating hook's own job is completed, when the run stopped before it
+        // was (its answer is journalled).
+        let jobs = if self.known().terminated.is_some() {
+            self.journalled_only(jobs).await?
+        } else {
+            jobs
+        };
+        if jobs.is_empty() {
+            return Ok(Look::Idle);
+        }
+        self.moving();
+        Ok(Look::Work(jobs))
+    }
+
+    async fn idle(&self) -> Result<Idle, PullError> {
+        match self.settled().await.map_err(|e| self.lost(e))? {
+            Settled::Moving => {
+                self.moving();
+                Ok(Idle::Again)
+            }
+            Settled::Ended => Ok(Idle::Ended),
+            Settled::Stuck(at) if !at.is_empty() && self.all_joins(&at) => {
+                self.release(&at).await?;
+                Ok(Idle::Again)
+            }
+            Settled::Stuck(at) if at.is_empty() && self.between_activities() => {
+                let between = self.known().between;
+                let pause = Duration::from_millis(100 * u64::from(between.min(10)));
+                tokio::time::sleep(pause).await;
+                Ok(Idle::Again)
+            }
+            Settled::Stuck(at) => {
+                // Waiting for a timer or for a delivery from outside?
+                match self.wait_or_park().await? {
+                    Waited::Moved => Ok(Idle::Again),
+                    Waited::Parked => Ok(Idle::Park),
+                    Waited::Nothing => Err(PullError::Failed(format!(
+                        "the instance waits at {} and nothing will move it (a join waiting \
+                         for a branch that will not come?)",
+                        if at.is_empty() {
+                            "no activity".to_string()
+                        } else {
+                            at.join(", ")
+                        }
+                    ))),
+                }
+            }
+            Settled::Failed(why) => Err(PullError::Failed(format!(
+                "Flowable could not continue: {why}"
+            ))),
+        }
+    }
+
+    async fn work(&self, _: &(), job: Job) -> Result<(), PullError> {
+        self.work_job(job).await
+    }
+
+    /// Fail the run: delete the instance (when Flowable can still be reached).
+    async fn fail(&self, why: PullError) -> Ended {
+        let why = why.message();
+        let reason = format!("cuga-flo: {why}");
+        if let Err(e) = self.client.delete(&self.instance, &reason).await {
+            tracing::warn!("could not delete Flowable instance {}: {e}", self.instance);
+        }
+        Ended::Failed(why)
+    }
+}
+
+impl Run {
+    /// The instance moved: the next look between two activities starts a new grace.
+    fn moving(&self) {
+        let mut known = self.known();
+        known.between = 0;
+        known.between_since = None;
+    }
+
+    /// The instance runs at no activity: whether that is still within the grace given to
+    /// Flowable's async executor to carry out a continuation (counting the look).
+    fn between_activities(&self) -> bool {
+        let mut known = self.known();
+        let within = known
+            .between_since
+            .get_or_insert_with(std::time::Instant::now)
+            .elapsed()
+            < CONTINUATION_GRACE;
+        if within {
+            known.between += 1;
+        }
+        within
     }
 }
 

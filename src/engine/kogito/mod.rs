@@ -69,8 +69,8 @@ use serde_json::{Map, Value};
 use self::rest::{Client, Endpoint, RestError, WorkItem};
 use super::external::{Prior, RunFailure as _, Witness, witnessed};
 use super::pull::{
-    self, Asker, Ended, HookMove, MultiTask, PullError, TaskAnswer, call, is_sync_join,
-    user_variables, visit_key,
+    self, Asker, Ended, HookMove, Idle, Look, MultiTask, PullError, Pulled, TaskAnswer, call,
+    is_sync_join, user_variables, visit_key,
 };
 use super::{
     EngineError, RunOutcome, RunRequest, SettingsError, WorkflowEngine, engine_block, engine_url,
@@ -142,14 +142,17 @@ impl WorkflowEngine for KogitoEngine {
         ))
     }
 
-    fn reachable(&self, process_id: &str) -> BoxFuture<'static, Result<(), String>> {
+    fn reachable(
+        &self,
+        process_id: &str,
+    ) -> BoxFuture<'static, Result<(), crate::bridge::run::Unreachable>> {
         let settings = self.settings.clone();
         let process_id = process_id.to_string();
         Box::pin(async move {
             settings
                 .reachable(&process_id)
                 .await
-                .map_err(|e| e.message())
+                .map_err(|e| Box::new(e) as crate::bridge::run::Unreachable)
         })
     }
 }
@@ -162,7 +165,7 @@ async fn run(
     // A child that parks parks the run: the call's user task waits meanwhile.
     witness.park_children();
     let run = Run::start(&settings, request, witness).await?;
-    let ended = run.drive().await;
+    let ended = pull::drive(&run).await;
     Ok(run.finish(ended).await)
 }
 
@@ -221,14 +224,6 @@ enum Awaits {
         name: String,
         correlation: Option<String>,
     },
-}
-
-/// What the run does when the instance has no user task waiting.
-enum Idle {
-    /// Something was delivered: look again.
-    Again,
-    /// Parked.
-    Park,
 }
 
 struct Run {
@@ -580,72 +575,6 @@ impl Run {
         Ok(trace)
     }
 
-    async fn drive(&self) -> Ended {
-        loop {
-            let trace = match self.refresh().await {
-                Ok(trace) => trace,
-                Err(why) => return self.fail(why).await,
-            };
-            if trace.state != "active" {
-                self.known().last = Some(trace);
-                return Ended::Finished;
-            }
-            if let Some(why) = self.over_budget() {
-                return self.fail(why).await;
-            }
-            let items = match self.client.waiting(&self.process, &self.instance).await {
-                Ok(items) => items,
-                Err(e) => return self.fail(self.lost(e)).await,
-            };
-            // The instances of a multi-instance task in order (jBPM starts parallel ones
-            // in item order; the native engine asks them so).
-            let mut items = items;
-            items.sort_by_key(|i| i.slot.unwrap_or(0));
-            // Timers start with what they wait at: journalled as soon as they wait; one
-            // due fires before anything else moves.
-            if self.has_timers() {
-                let fired = match self.sync_waits().await {
-                    Ok(_) => self.fire_due().await,
-                    Err(why) => Err(why),
-                };
-                match fired {
-                    Ok(true) => continue,
-                    Ok(false) => {}
-                    Err(why) => return self.fail(why).await,
-                }
-            }
-            // A call whose child parked waits for the run to be resumed.
-            let item = {
-                let mut known = self.known();
-                known.held.retain(|id, _| items.iter().any(|i| i.id == *id));
-                items.into_iter().find(|i| !known.held.contains_key(&i.id))
-            };
-            let Some(item) = item else {
-                match self.idle().await {
-                    Ok(Idle::Again) => continue,
-                    Ok(Idle::Park) => return Ended::Waiting,
-                    Err(why) => return self.fail(why).await,
-                }
-            };
-            if let Err(why) = self.work_racing_timers(&item, &trace).await {
-                return self.fail(why).await;
-            }
-        }
-    }
-
-    /// Why the path so far spends more than the step budget, if it does.
-    fn over_budget(&self) -> Option<PullError> {
-        pull::over_budget(&self.known().path, self.request.annotations.step_budget)
-    }
-
-    async fn fail(&self, why: PullError) -> Ended {
-        let why = why.message();
-        if let Err(e) = self.client.abort(&self.process, &self.instance).await {
-            tracing::warn!("could not abort Kogito instance {}: {e}", self.instance);
-        }
-        Ended::Failed(why)
-    }
-
     /// The idempotency key of the task `item`: its latest entry's place among the
     /// trace's entries of the same control point.
     fn key_of(&self, item: &WorkItem, trace: &rest::Trace) -> String {
@@ -655,7 +584,7 @@ impl Run {
         visit_key(&self.request.run_id, &self.rewritten, &entries, own, worker)
     }
 
-    async fn work(&self, item: &WorkItem, trace: &rest::Trace) -> Result<(), PullError> {
+    async fn answer(&self, item: &WorkItem, trace: &rest::Trace) -> Result<(), PullError> {
         let key = self.key_of(item, trace);
         let role = self
             .rewritten
@@ -1247,7 +1176,7 @@ impl Run {
     /// was parked, fire a timer when it is due (waiting for it in-process within the
     /// run's wait limit, as the native engine does), else park the run on what the
     /// instance waits for.
-    async fn idle(&self) -> Result<Idle, PullError> {
+    async fn idle_for(&self) -> Result<Idle, PullError> {
         self.sync_waits().await?;
         // A delivery `runs message` or `runs signal` journalled for a wait of the instance.
         let delivery = {
@@ -1350,7 +1279,7 @@ impl Run {
         item: &WorkItem,
         trace: &rest::Trace,
     ) -> Result<(), PullError> {
-        let work = self.work(item, trace);
+        let work = self.answer(item, trace);
         tokio::pin!(work);
         loop {
             let Some((due_ms, _)) = self.next_timer() else {
@@ -1411,6 +1340,65 @@ impl Run {
             ended,
             terminated,
         )
+    }
+}
+
+impl Pulled for Run {
+    type Seen = rest::Trace;
+    type Work = WorkItem;
+
+    async fn observe(&self) -> Result<Option<rest::Trace>, PullError> {
+        let trace = self.refresh().await?;
+        if trace.state != "active" {
+            self.known().last = Some(trace);
+            return Ok(None);
+        }
+        Ok(Some(trace))
+    }
+
+    fn over_budget(&self) -> Option<PullError> {
+        pull::over_budget(&self.known().path, self.request.annotations.step_budget)
+    }
+
+    async fn waiting(&self, _: &rest::Trace) -> Result<Look<WorkItem>, PullError> {
+        let mut items =
+            (self.client.waiting(&self.process, &self.instance).await).map_err(|e| self.lost(e))?;
+        // The instances of a multi-instance task in order (jBPM starts parallel ones in
+        // item order; the native engine asks them so).
+        items.sort_by_key(|i| i.slot.unwrap_or(0));
+        // Timers start with what they wait at: journalled as soon as they wait; one due
+        // fires before anything else moves.
+        if self.has_timers() {
+            self.sync_waits().await?;
+            if self.fire_due().await? {
+                return Ok(Look::Again);
+            }
+        }
+        // A call whose child parked waits for the run to be resumed.
+        let mut known = self.known();
+        known.held.retain(|id, _| items.iter().any(|i| i.id == *id));
+        Ok(
+            match items.into_iter().find(|i| !known.held.contains_key(&i.id)) {
+                Some(item) => Look::Work(vec![item]),
+                None => Look::Idle,
+            },
+        )
+    }
+
+    async fn idle(&self) -> Result<Idle, PullError> {
+        self.idle_for().await
+    }
+
+    async fn work(&self, trace: &rest::Trace, item: WorkItem) -> Result<(), PullError> {
+        self.work_racing_timers(&item, trace).await
+    }
+
+    async fn fail(&self, why: PullError) -> Ended {
+        let why = why.message();
+        if let Err(e) = self.client.abort(&self.process, &self.instance).await {
+            tracing::warn!("could not abort Kogito instance {}: {e}", self.instance);
+        }
+        Ended::Failed(why)
     }
 }
 

@@ -75,13 +75,12 @@ impl Run {
         self.spawn_call(token, format!("call activity `{id}`"), async move {
             let started = Instant::now();
             let outcome = match children {
-                Some(children) => {
-                    (children.run_child(call).await).map_err(|e| crate::diag::chain(&*e))
-                }
+                Some(children) => children.run_child(call).await,
                 None => Err(format!(
                     "nothing runs the processes call activities call here (`{}`)",
                     spec.called
-                )),
+                )
+                .into()),
             };
             // A parked child parks its call activity's token (and so the run).
             if let Ok(child) = &outcome
