@@ -2219,7 +2219,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__serve)
-            opts="-v -q -h --all --http --stdio --a2a --ui --users --user-header --token-env --token-file --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --bridge --max-wait --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --all --http --stdio --a2a --ui --users --user-header --token-env --token-file --metrics --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --bridge --max-wait --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2250,6 +2250,10 @@ _cuga__flo() {
                     return 0
                     ;;
                 --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2651,7 +2655,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__worker)
-            opts="-v -q -h --interval --once --graph-poll --concurrency --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --interval --once --graph-poll --concurrency --metrics --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2666,6 +2670,10 @@ _cuga__flo() {
                     return 0
                     ;;
                 --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -698,6 +698,7 @@ _arguments "${_arguments_options[@]}" : \
 '(--users)--user-header=[A trusted reverse proxy signs people in and names them in this request header (e.g. X-Forwarded-User); the console must then be reachable through the proxy only]:HEADER:_default' \
 '(--token-file --stdio)--token-env=[Require \`Authorization\: Bearer <token>\`, the token read from this environment variable (needed to bind to anything but a loopback address)]:VAR:_default' \
 '(--stdio)--token-file=[Require \`Authorization\: Bearer <token>\`, the token read from this file (its first line)]:FILE:_files' \
+'--metrics=[Serve the process'\''s metrics (runs, control points, model and tool calls, journal commits) in Prometheus'\''s text format at http\://HOST\:PORT/metrics (port 0\: any free port), behind the bearer token when one is given; prints \`metrics URL\` with the listening lines]:HOST:PORT:_default' \
 '--read-timeout=[Seconds a client has to send a request'\''s head and body; also how long a connection may idle between requests before it is closed (HTTP, A2A)]:SECS:_default' \
 '--max-sessions=[MCP sessions open at once; a new session beyond gets HTTP 503 (HTTP); A2A\: tasks going at once (a new task beyond is refused)]:N:_default' \
 '--session-idle=[Seconds an MCP session may go unused before it is closed (HTTP); A2A\: how long a task waits for the caller'\''s answer when input-required (then it fails), and how long an ended task can still be read]:SECS:_default' \
@@ -909,6 +910,7 @@ _arguments "${_arguments_options[@]}" : \
 '--interval=[Seconds between two looks for due runs]:SECS:_default' \
 '--graph-poll=[Also look this often (\`30s\`, \`2m\`, \`500ms\`; a bare number is seconds) into the graph of each run parked at a guardrail, on an endpoint or the embedded store on disk, and resume it as soon as an approver'\''s decision is there]:DURATION:_default' \
 '--concurrency=[Resume up to N due runs at once \[default\: the number of cores\]]:N:_default' \
+'--metrics=[Serve the worker'\''s metrics (its queue, how late due runs are, the runs it resumes) in Prometheus'\''s text format at http\://HOST\:PORT/metrics (a loopback address; port 0\: any free port); prints \`metrics URL\` on stdout once ready]:HOST:PORT:_default' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
 batch\:"one fsync when the run waits or an external effect lands, before it is shown"

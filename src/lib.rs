@@ -31,6 +31,7 @@ pub mod secret;
 pub mod semantics;
 pub mod serving;
 pub mod source;
+pub mod telemetry;
 pub mod terminal;
 pub mod tls;
 pub mod tools;

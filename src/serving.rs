@@ -209,6 +209,68 @@ pub fn unauthorized(message: &str) -> axum::response::Response {
     response
 }
 
+/// The process's metrics in Prometheus's text format on `GET /metrics` (`--metrics
+/// HOST:PORT` of `serve` and `worker`), behind the bearer-token gate when `token` is set;
+/// until `stop`.
+pub struct MetricsEndpoint {
+    addr: std::net::SocketAddr,
+    stop: CancellationToken,
+    served: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl MetricsEndpoint {
+    /// Listen on `addr` (on the current runtime); [`exposure`] decides whether it may.
+    pub async fn bind(
+        addr: std::net::SocketAddr,
+        token: Option<crate::secret::Secret>,
+    ) -> std::io::Result<MetricsEndpoint> {
+        use axum::response::IntoResponse;
+        exposure(addr, token.as_ref())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::PermissionDenied, e))?;
+        let metrics = crate::telemetry::keep_metrics();
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let token = std::sync::Arc::new(token);
+        let router = axum::Router::new().route(
+            "/metrics",
+            axum::routing::get(move |headers: axum::http::HeaderMap| {
+                let token = token.clone();
+                async move {
+                    if let Some(message) = token_refusal(token.as_ref().as_ref(), &headers) {
+                        return unauthorized(message);
+                    }
+                    (
+                        [(
+                            axum::http::header::CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8",
+                        )],
+                        metrics.prometheus(),
+                    )
+                        .into_response()
+                }
+            }),
+        );
+        let stop = CancellationToken::new();
+        let served = tokio::spawn(accept(
+            listener,
+            router,
+            stop.clone(),
+            Duration::from_secs(10),
+        ));
+        Ok(MetricsEndpoint { addr, stop, served })
+    }
+
+    /// Where it listens (the port given, or the one chosen for port 0).
+    pub fn url(&self) -> String {
+        format!("http://{}/metrics", self.addr)
+    }
+
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.served).await;
+    }
+}
+
 /// The shortest bearer token accepted on a non-loopback address (shorter ones are
 /// accepted on loopback, with a warning).
 pub const MIN_TOKEN_LEN: usize = 16;

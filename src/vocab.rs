@@ -141,6 +141,16 @@ pub enum TaskStatus {
     Failed,
 }
 
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Completed => "completed",
+            TaskStatus::Skipped => "skipped",
+            TaskStatus::Failed => "failed",
+        }
+    }
+}
+
 /// A BPMN error raised by a task: explicitly (`error: CODE` in an answer, a person's
 /// answer, a model's reply where the task's `raises` allows it) or by failing (the codes
 /// in [`error_code`]). The engine takes it to the innermost error boundary event that
@@ -634,6 +644,9 @@ pub struct ModelCall {
     /// What was wrong (an invalid answer, an error); never a secret.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Why the model stopped, as its server said (`stop`, `length`, `tool_calls`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reasons: Option<Vec<String>>,
 }
 
 /// The `model` of a call record that is a step of an A2A exchange (`a2a:<agent>`), not a

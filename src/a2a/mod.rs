@@ -362,6 +362,11 @@ impl Client {
     }
 
     fn authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        // Within a control point: the agent's work joins the run's trace.
+        let req = match crate::telemetry::outgoing() {
+            Some(tp) => req.header("traceparent", tp),
+            None => req,
+        };
         match &self.config.credential {
             Some(Credential::Bearer(s)) => req.bearer_auth(s.expose()),
             Some(Credential::Header { name, value }) => req.header(name.as_str(), value.expose()),

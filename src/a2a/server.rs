@@ -635,6 +635,10 @@ async fn rpc(State(s): State<Arc<Shared>>, Path(slug): Path<String>, req: Reques
         .map(str::trim)
         .unwrap_or_default()
         .to_string();
+    // The caller's trace context: a task it starts joins the caller's trace.
+    let traceparent = (req.headers().get("traceparent"))
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::telemetry::TraceParent::parse);
     let limits = s.limits;
     let body = match tokio::time::timeout(
         limits.read_timeout,
@@ -700,8 +704,8 @@ async fn rpc(State(s): State<Arc<Shared>>, Path(slug): Path<String>, req: Reques
         },
     };
     let result = match method {
-        "SendMessage" => send(&s, &slug, &params, false).await,
-        "SendStreamingMessage" => match send(&s, &slug, &params, true).await {
+        "SendMessage" => send(&s, &slug, &params, false, traceparent).await,
+        "SendStreamingMessage" => match send(&s, &slug, &params, true, traceparent).await {
             Ok(Sent::Stream(watch)) => return stream_from(watch, id, dialect),
             other => other,
         },
@@ -877,7 +881,13 @@ fn cancel(s: &Shared, slug: &str, params: &Value) -> RpcResult {
     Ok(Sent::Value(lock(&entry.data).json()))
 }
 
-async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> RpcResult {
+async fn send(
+    s: &Arc<Shared>,
+    slug: &str,
+    params: &Value,
+    streaming: bool,
+    traceparent: Option<crate::telemetry::TraceParent>,
+) -> RpcResult {
     let Some(message) = params.get("message").filter(|m| m.is_object()) else {
         return Err((
             code::INVALID_PARAMS,
@@ -952,6 +962,9 @@ async fn send(s: &Arc<Shared>, slug: &str, params: &Value, streaming: bool) -> R
             s.remember(slug, message_id, &lock(&entry.data).id.clone());
             let watch = streaming.then(|| Watch::of(&entry));
             let handle = TaskHandle(entry.clone());
+            if let (Some(t), Some(tp)) = (crate::telemetry::active(), traceparent) {
+                t.inbound(&lock(&entry.data).id, tp);
+            }
             if let Err(why) = s.executor.start(slug, handle.clone(), incoming) {
                 handle.update(TaskState::Failed, &crate::diag::chain(&*why), None);
             }

@@ -113,6 +113,7 @@ impl RunRequest {
             launch: None,
             app_digest: None,
             parent: self.parent.clone(),
+            trace: None,
         }
     }
 }

@@ -83,6 +83,11 @@ pub struct WorkerArgs {
     /// Resume up to N due runs at once [default: the number of cores]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: Option<u16>,
+    /// Serve the worker's metrics (its queue, how late due runs are, the runs it resumes)
+    /// in Prometheus's text format at http://HOST:PORT/metrics (a loopback address; port
+    /// 0: any free port); prints `metrics URL` on stdout once ready
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics: Option<String>,
     #[command(flatten)]
     pub common: ResumeOptions,
 }
@@ -209,6 +214,10 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
         ));
     }
     let stop = stop_flag()?;
+    if let Some(at) = &args.metrics {
+        let url = metrics_thread(at)?;
+        outln!("metrics {url}");
+    }
     tracing::info!(
         "worker: resuming due runs under {} every {} s",
         args.common.journal.run_dir.display(),
@@ -296,6 +305,50 @@ struct Batch {
     resumed: usize,
     /// The most serious of their outcomes.
     worst: Outcome,
+}
+
+/// The worker's Prometheus endpoint, on a thread of its own for the process's lifetime:
+/// its URL once it listens.
+fn metrics_thread(at: &str) -> Result<String, UsageError> {
+    use std::net::ToSocketAddrs as _;
+    let addr = (at.to_socket_addrs().ok().and_then(|mut a| a.next())).ok_or_else(|| {
+        UsageError::new(format!("--metrics {at}: not an address to listen on"))
+            .with_help("give HOST:PORT, e.g. 127.0.0.1:9464 (port 0: any free port)")
+    })?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("cuga-flo-metrics".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                match crate::serving::MetricsEndpoint::bind(addr, None).await {
+                    Ok(m) => {
+                        let _ = tx.send(Ok(m.url()));
+                        std::future::pending::<()>().await;
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e.to_string()));
+                    }
+                }
+            });
+        })
+        .map_err(|e| UsageError::new(format!("--metrics: cannot start its thread: {e}")))?;
+    match rx.recv() {
+        Ok(Ok(url)) => Ok(url),
+        Ok(Err(e)) => Err(UsageError::new(format!(
+            "--metrics: cannot listen on {addr}: {e}"
+        ))),
+        Err(_) => Err(UsageError::new("--metrics: its thread stopped")),
+    }
 }
 
 /// A flag set by Ctrl-C or SIGTERM while the worker sleeps between looks (a run in hand

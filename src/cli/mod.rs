@@ -344,6 +344,7 @@ pub fn main() -> ExitCode {
         }
     };
     init_logging(cli.verbose, cli.quiet);
+    init_telemetry();
     let style = Style::detect(cli.color);
     let result = match &cli.command {
         Command::Init(args) => init::run(&cli, args, style),
@@ -363,6 +364,8 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
     };
+    // What the run's spans and metrics left buffered is sent before the process exits.
+    crate::telemetry::shutdown();
     match result {
         Ok(outcome) => outcome.into(),
         Err(e) => {
@@ -372,6 +375,18 @@ pub fn main() -> ExitCode {
             }
             Outcome::Usage.into()
         }
+    }
+}
+
+/// OpenTelemetry as the `OTEL_*` variables configure it (off unless they name an OTLP
+/// endpoint); a configuration that cannot be honoured is said, and telemetry stays off.
+fn init_telemetry() {
+    match crate::telemetry::Config::from_env(&|v| std::env::var(v).ok()) {
+        Ok(Some(config)) => {
+            crate::telemetry::start(config);
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!("telemetry off: {e}"),
     }
 }
 

@@ -95,6 +95,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "stdio")]
     pub token_file: Option<PathBuf>,
 
+    /// Serve the process's metrics (runs, control points, model and tool calls, journal
+    /// commits) in Prometheus's text format at http://HOST:PORT/metrics (port 0: any free
+    /// port), behind the bearer token when one is given; prints `metrics URL` with the
+    /// listening lines
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics: Option<String>,
+
     /// Seconds a client has to send a request's head and body; also how long a connection
     /// may idle between requests before it is closed (HTTP, A2A)
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -215,6 +222,10 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         Some(ui) => Some(console(args, ui)?),
         None => None,
     };
+    let metrics = match &args.metrics {
+        Some(m) => Some(listen(args, "--metrics", m)?),
+        None => None,
+    };
     if let Transport::A2a { addr, token } = transport {
         let limits = crate::a2a::server::Limits {
             read_timeout: Duration::from_secs(args.read_timeout),
@@ -222,7 +233,14 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
             retain: Duration::from_secs(args.session_idle),
             ..crate::a2a::server::Limits::default()
         };
-        return super::serve_a2a::run(&settings, style, &targets, addr, token, limits, console);
+        let listen = super::serve_a2a::Listen {
+            addr,
+            token,
+            limits,
+            console,
+            metrics,
+        };
+        return super::serve_a2a::run(&settings, style, &targets, listen);
     }
 
     let labels = Labels::default();
@@ -258,7 +276,7 @@ pub fn run(cli: &Cli, args: &ServeArgs, style: Style) -> Result<Outcome, UsageEr
         None => None,
     };
     let outcome = runtime.block_on(serve(
-        &settings, apps.flows, roots, labels, journals, transport, args, console,
+        &settings, apps.flows, roots, labels, journals, transport, args, console, metrics,
     ));
     // A stdin reader may still be blocked in a read: do not wait for it.
     runtime.shutdown_background();
@@ -399,9 +417,11 @@ async fn serve(
     transport: Transport,
     args: &ServeArgs,
     console: Option<Console>,
+    metrics: Option<(SocketAddr, Option<Secret>)>,
 ) -> Result<Outcome, UsageError> {
     let mut signals =
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
+    let metrics = super::serve_a2a::metrics_endpoint(metrics).await?;
     let direct = args.bridge == super::start::BridgeChoice::Direct;
     let host = McpHost::start(settings, flows, roots, labels, journals, direct)
         .await
@@ -427,17 +447,27 @@ async fn serve(
                 ),
                 None => None,
             };
-            let extra: Vec<String> = web.iter().map(|w| format!("console {}", w.url())).collect();
+            let mut extra: Vec<String> =
+                web.iter().map(|w| format!("console {}", w.url())).collect();
+            extra.extend(metrics.iter().map(|m| format!("metrics {}", m.url())));
             let served = serve_http(&host, addr, token, limits, &mut signals, &extra).await;
             if let Some(web) = web {
                 web.shutdown().await;
             }
             served
         }
-        Transport::Stdio => serve_stdio(&host, &mut signals).await,
+        Transport::Stdio => {
+            if let Some(m) = &metrics {
+                tracing::info!("metrics {}", m.url());
+            }
+            serve_stdio(&host, &mut signals).await
+        }
         Transport::A2a { .. } => Err(UsageError::new("`serve --a2a` serves no MCP")),
     };
     host.stop().await;
+    if let Some(m) = metrics {
+        m.stop().await;
+    }
     result
 }
 

@@ -33,15 +33,31 @@ use super::{Outcome, Style, UsageError};
 
 /// Serve `targets` as A2A agents on `addr` (none: to the web console alone) and, with
 /// `console`, the web console on the same run host.
+/// Where `serve --a2a` (or `--ui` alone) listens, and how.
+pub(super) struct Listen {
+    /// The A2A agents' address (none: the web console alone).
+    pub addr: Option<SocketAddr>,
+    pub token: Option<Secret>,
+    pub limits: Limits,
+    /// `--ui`: where the web console listens, and who may sign in.
+    pub console: Option<(SocketAddr, crate::web::Identity)>,
+    /// `--metrics`: where the Prometheus endpoint listens, and its token.
+    pub metrics: Option<(SocketAddr, Option<Secret>)>,
+}
+
 pub(super) fn run(
     settings: &Settings,
     style: Style,
     targets: &[AppRef],
-    addr: Option<SocketAddr>,
-    token: Option<Secret>,
-    limits: Limits,
-    console: Option<(SocketAddr, crate::web::Identity)>,
+    listen: Listen,
 ) -> Result<Outcome, UsageError> {
+    let Listen {
+        addr,
+        token,
+        limits,
+        console,
+        metrics,
+    } = listen;
     let labels = Labels::default();
     // The runs' journals (the consultations of each app's reasoner journal their remote
     // tasks there).
@@ -77,11 +93,25 @@ pub(super) fn run(
             };
             (addr, settings)
         });
+        let metrics = match metrics_endpoint(metrics).await {
+            Ok(m) => m,
+            Err(e) => {
+                adopting.abort();
+                return Err(e);
+            }
+        };
+        let extra: Vec<String> = metrics
+            .iter()
+            .map(|m| format!("metrics {}", m.url()))
+            .collect();
         let outcome = serve(
-            addr, agents, runner, token, limits, console, &journals, &stopping,
+            addr, agents, runner, token, limits, console, &journals, &stopping, &extra,
         )
         .await;
         adopting.abort();
+        if let Some(m) = metrics {
+            m.stop().await;
+        }
         outcome
     });
     runtime.shutdown_background();
@@ -98,6 +128,7 @@ async fn serve(
     console: Option<(SocketAddr, crate::web::Settings)>,
     journals: &Journals,
     stopping: &std::sync::atomic::AtomicBool,
+    extra: &[String],
 ) -> Result<Outcome, UsageError> {
     let mut signals =
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
@@ -125,10 +156,11 @@ async fn serve(
             if let Some(web) = web {
                 lines.push(format!("console {}", web.url()));
             }
+            lines.extend(extra.iter().cloned());
             super::signals::announce("A2A 1.0", &server.url(), &lines, server.requires_token());
         }
         (None, Some(web)) => {
-            super::signals::announce("the web console", &web.url(), &[], false);
+            super::signals::announce("the web console", &web.url(), extra, false);
         }
         (None, None) => unreachable!("serve --a2a or --ui"),
     }
@@ -187,4 +219,17 @@ pub(super) fn no_app_to_serve(left_out: usize) -> UsageError {
         count(left_out, "app")
     ))
     .with_help("run `cuga-flo validate` on them for the details")
+}
+
+/// The Prometheus endpoint `--metrics` asks for, listening.
+pub(super) async fn metrics_endpoint(
+    at: Option<(SocketAddr, Option<Secret>)>,
+) -> Result<Option<crate::serving::MetricsEndpoint>, UsageError> {
+    let Some((addr, token)) = at else {
+        return Ok(None);
+    };
+    crate::serving::MetricsEndpoint::bind(addr, token)
+        .await
+        .map(Some)
+        .map_err(|e| UsageError::new(format!("--metrics: cannot listen on {addr}: {e}")))
 }

@@ -320,13 +320,17 @@ impl ControlPoints for FlowAgent {
         ctx: ControlPointContext,
     ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
         let id = element.to_string();
-        Box::pin(async move {
+        // The requests the answer makes (the model, an agent, a tool) carry the run's
+        // trace context (telemetry on).
+        let run_id = ctx.run_id.clone();
+        let key = ctx.idempotency_key.clone().unwrap_or_default();
+        Box::pin(crate::telemetry::within(run_id, key, async move {
             Ok(match kind {
                 ControlPointKind::Task => Answer::Task(task::execute(self, &id, ctx).await?),
                 ControlPointKind::Gateway => Answer::Gateway(gateway::route(self, &id, ctx).await?),
                 ControlPointKind::Hook => Answer::Hook(hook::evaluate(self, &id, ctx).await?),
             })
-        })
+        }))
     }
 }
 

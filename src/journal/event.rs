@@ -213,6 +213,9 @@ pub enum Event {
         /// A child run: the run and the call activity that called it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parent: Option<ParentRun>,
+        /// The trace the run's spans belong to (telemetry on): its caller's, or its own.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace: Option<TraceRef>,
     },
     /// A call activity started (or, resumed, found) its child run: the call's
     /// `task_finished` (same `key`) says how the child ended.
@@ -640,4 +643,17 @@ impl Event {
                 | Event::ChildStarted { .. }
         )
     }
+}
+
+/// The trace a run belongs to, journalled in its `run_started`.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct TraceRef {
+    /// The trace id (32 lowercase hex digits).
+    pub trace_id: String,
+    /// The caller's span, when the run was started by a request that carried a
+    /// `traceparent` (16 lowercase hex digits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_span_id: Option<String>,
 }

@@ -8,6 +8,7 @@ pub mod chain;
 pub mod event;
 pub mod export;
 pub mod mailbox;
+pub mod otel;
 pub mod state;
 pub mod store;
 pub mod verify;

@@ -181,6 +181,8 @@ struct Inner {
     /// Set after a failed write: the file may end in a torn line, so nothing more may be
     /// appended after it.
     broken: Option<JournalError>,
+    /// The run's spans and measurements, telemetry on.
+    otel: Option<super::otel::RunTrace>,
 }
 
 impl Journal {
@@ -217,6 +219,7 @@ impl Journal {
             options.durability,
             1,
             Some(options.anchor.hash()),
+            None,
             None,
         ))
     }
@@ -276,6 +279,7 @@ impl Journal {
             count + 1,
             checked.last_hash,
             head,
+            checked.records.first(),
         );
         journal.write_head(&lock(&journal.inner));
         Ok((
@@ -296,6 +300,7 @@ impl Journal {
         next_seq: u64,
         prev: Option<String>,
         head: Option<(u64, String)>,
+        first: Option<&Record>,
     ) -> Journal {
         Journal {
             path,
@@ -309,6 +314,7 @@ impl Journal {
                 pending: Vec::new(),
                 head,
                 broken: None,
+                otel: super::otel::RunTrace::new(first),
             }),
             observers: Vec::new(),
         }
@@ -365,6 +371,7 @@ impl Journal {
             return Ok(());
         }
         crate::crash::point("journal.before_write");
+        let began = crate::telemetry::metrics().map(|_| std::time::Instant::now());
         let written = write_batch(&mut inner.file, &inner.buffer).and_then(|()| {
             crate::crash::point("journal.before_fsync");
             if self.durability.syncs() {
@@ -388,6 +395,12 @@ impl Journal {
         self.write_head(inner);
         for observer in &self.observers {
             observer.committed(&inner.pending, &inner.buffer);
+        }
+        if let Some(began) = began {
+            super::otel::commit_measured(inner.pending.len(), began.elapsed().as_secs_f64());
+        }
+        if let Some(otel) = &mut inner.otel {
+            otel.committed(&inner.pending);
         }
         crate::terminal::shown(inner.pending.len());
         // Keep the allocations for the next batch.
@@ -431,7 +444,8 @@ impl std::fmt::Debug for Journal {
 }
 
 impl EventSink for Journal {
-    fn emit(&self, event: Event) -> Result<Record, JournalError> {
+    fn emit(&self, mut event: Event) -> Result<Record, JournalError> {
+        super::otel::stamp(&mut event);
         let mut inner = lock(&self.inner);
         if let Some(err) = &inner.broken {
             return Err(err.clone());

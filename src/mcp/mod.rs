@@ -743,7 +743,22 @@ impl BridgeServer {
     async fn run_process(
         &self,
         Parameters(a): Parameters<RunProcessArgs>,
+        ctx: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<Json<RunProcessResult>, BridgeError> {
+        // The caller's trace context (an HTTP `traceparent` header, or MCP's
+        // `_meta.traceparent`): the run joins the caller's trace.
+        if let Some(t) = crate::telemetry::active() {
+            let header = (ctx.extensions.get::<axum::http::request::Parts>())
+                .and_then(|p| p.headers.get("traceparent"))
+                .and_then(|v| v.to_str().ok())
+                .and_then(crate::telemetry::TraceParent::parse);
+            let meta = (ctx.meta.get("traceparent"))
+                .and_then(Value::as_str)
+                .and_then(crate::telemetry::TraceParent::parse);
+            if let Some(tp) = header.or(meta) {
+                t.inbound(&a.run_id, tp);
+            }
+        }
         let flow = self.registry.flow(&a.process_key)?;
         let control_points = self.engine_control_points()?;
         let sink = match (self.registry.take_sink(&a.run_id), &self.journals) {

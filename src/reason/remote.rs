@@ -471,6 +471,7 @@ impl Remote {
                 ),
                 Err(e) => format!("failed: {e}"),
             }),
+            finish_reasons: None,
         };
         tracing::info!(agent = %self.name, detail = end.detail.as_deref().unwrap_or(""), "a2a exchange");
         calls.push(end);
@@ -498,6 +499,7 @@ fn step_call(model: &str, attempt: u32, step: &Step, latency_ms: u64) -> ModelCa
         latency_ms,
         http_attempts: 1,
         detail: Some(detail),
+        finish_reasons: None,
     }
 }
 

@@ -1006,6 +1006,7 @@ mod tests {
             launch: None,
             app_digest: None,
             parent: None,
+            trace: None,
         }
     }
 

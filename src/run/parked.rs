@@ -132,13 +132,24 @@ pub fn deliver(
 /// ending (an answer or a delivery recorded since it parked, a run a crash stopped) is
 /// folded from the whole journal.
 pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
-    store::run_ids(base)
+    due_runs_late(base, now).0
+}
+
+/// [`due_runs`], and how late the most overdue of them is at `now` (ms past the timer or
+/// deadline it waited for; 0 when none waited for one).
+pub fn due_runs_late(base: &Path, now: u64) -> (Vec<String>, u64) {
+    let mut late = 0;
+    let ids = store::run_ids(base)
         .into_iter()
         .filter(|id| {
             let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
             match store::last_record(&path).map(|r| r.event) {
                 Some(Event::RunWaiting { due_ms, reason, .. }) => {
-                    return due_ms.is_some_and(|due| due <= now) || child_finished(base, &reason);
+                    if let Some(due) = due_ms.filter(|due| *due <= now) {
+                        late = late.max(now - due);
+                        return true;
+                    }
+                    return child_finished(base, &reason);
                 }
                 Some(Event::RunFinished { .. }) => return false,
                 _ => {}
@@ -146,7 +157,8 @@ pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
             store::read_journal(&path)
                 .is_ok_and(|r| can_go_on(base, &FlowState::fold(r.records.iter()), now))
         })
-        .collect()
+        .collect();
+    (ids, late)
 }
 
 /// Whether a run in `state` can go on at `now` (what [`due_runs`] looks for).

@@ -290,10 +290,14 @@ impl Looks {
         let now = Instant::now();
         let mut ids: Vec<(String, bool)> = Vec::new();
         if now >= self.next_look {
-            ids = (super::parked::due_runs(&settings.run_dir, crate::clock::now_ms()))
-                .into_iter()
-                .map(|id| (id, false))
-                .collect();
+            let (due, late_ms) =
+                super::parked::due_runs_late(&settings.run_dir, crate::clock::now_ms());
+            if let Some(metrics) = crate::telemetry::metrics() {
+                use crate::telemetry::metrics::{WORKER_LAG, WORKER_QUEUE};
+                metrics.set(WORKER_QUEUE, Vec::new(), due.len() as f64);
+                metrics.set(WORKER_LAG, Vec::new(), late_ms as f64 / 1000.0);
+            }
+            ids = due.into_iter().map(|id| (id, false)).collect();
             self.next_look = now + self.interval;
         }
         if let Some(every) = self.graph_poll

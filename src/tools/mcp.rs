@@ -264,10 +264,12 @@ impl Session {
                 ));
             }
         };
-        params.meta = serde_json::from_value::<RequestMetaObject>(
-            json!({ IDEMPOTENCY_META: idempotency_key }),
-        )
-        .ok();
+        let mut meta = json!({ IDEMPOTENCY_META: idempotency_key });
+        // The run's trace context (telemetry on), as MCP carries it: `_meta.traceparent`.
+        if let Some(tp) = crate::telemetry::outgoing() {
+            meta["traceparent"] = Value::String(tp);
+        }
+        params.meta = serde_json::from_value::<RequestMetaObject>(meta).ok();
         let result = self
             .service
             .peer()

@@ -138,6 +138,9 @@ impl Api {
             .request(op.method.clone(), url)
             .header("Idempotency-Key", idempotency_key)
             .header("Accept", "application/json");
+        if let Some(tp) = crate::telemetry::outgoing() {
+            request = request.header("traceparent", tp);
+        }
         for (name, place) in &op.params {
             if place == "header"
                 && let Some(v) = args.get(name)

@@ -295,6 +295,7 @@ impl Harness {
                         latency_ms: 1,
                         http_attempts: 1,
                         detail: None,
+                        finish_reasons: None,
                     }]
                 } else {
                     Vec::new()

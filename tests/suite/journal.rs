@@ -61,6 +61,7 @@ fn sample_events() -> Vec<Event> {
             app_digest: Some("d1g3st".into()),
             untrusted: None,
             parent: None,
+            trace: None,
         },
         entered("start", "startEvent", None),
         flow("f1", "start", "check_credit"),

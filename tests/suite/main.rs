@@ -60,5 +60,6 @@ mod schema;
 mod serve;
 mod server_help;
 mod shacl;
+mod telemetry;
 mod tools;
 mod verify;

@@ -279,6 +279,7 @@ impl Run {
                 launch: None,
                 app_digest: None,
                 parent: self.request.parent.clone(),
+                trace: None,
             })?;
             // The run exists (and can be resumed) from here on.
             self.commit()?;

@@ -234,6 +234,10 @@ impl ChatClient {
         if let Some(key) = key {
             request = request.header("Idempotency-Key", key);
         }
+        // The run's trace context (telemetry on): the model server's spans join the run's.
+        if let Some(tp) = crate::telemetry::outgoing() {
+            request = request.header("traceparent", tp);
+        }
         if let Some(key) = &self.settings.api_key {
             request = request.header(AUTHORIZATION, format!("Bearer {}", key.expose()));
         }

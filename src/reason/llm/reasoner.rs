@@ -771,6 +771,7 @@ fn answered_call(
         latency_ms: ms(r.latency),
         http_attempts: r.http_attempts,
         detail: detail.map(|d| redact(s, &d)),
+        finish_reasons: r.finish_reason.clone().map(|f| vec![f]),
     }
 }
 
@@ -788,6 +789,7 @@ fn failed_call(s: &LlmSettings, attempt: u32, e: &CallError, took: Duration) -> 
         latency_ms: ms(took),
         http_attempts: e.attempts(),
         detail: Some(redact(s, &e.to_string())),
+        finish_reasons: None,
     }
 }
 

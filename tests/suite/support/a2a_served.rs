@@ -25,6 +25,8 @@ pub struct A2aServed {
     pub url: String,
     /// Each agent's slug and URL, as the server printed them.
     pub agents: Vec<(String, String)>,
+    /// The Prometheus endpoint's URL, when `--metrics` was given.
+    pub metrics: Option<String>,
     pub dir: tempfile::TempDir,
     base: PathBuf,
 }
@@ -47,6 +49,11 @@ impl A2aServed {
         A: IntoIterator,
         A::Item: AsRef<OsStr>,
     {
+        let args: Vec<std::ffi::OsString> = args
+            .into_iter()
+            .map(|a| a.as_ref().to_os_string())
+            .collect();
+        let with_metrics = args.iter().any(|a| a == "--metrics");
         let dir = tempfile::tempdir().unwrap();
         let base = base.map_or_else(|| dir.path().join("runs-base"), Path::to_path_buf);
         let stderr = File::create(dir.path().join("stderr.log")).unwrap();
@@ -67,7 +74,13 @@ impl A2aServed {
             command.env(k, v);
         }
         let mut child = command.spawn().unwrap();
-        let lines = first_lines(child.stdout.take().unwrap(), 1 + agents);
+        let lines = first_lines(
+            child.stdout.take().unwrap(),
+            1 + agents + usize::from(with_metrics),
+        );
+        let metrics = (lines.iter())
+            .find_map(|l| l.strip_prefix("metrics "))
+            .map(str::to_string);
         let url = lines.first().and_then(|l| l.strip_prefix("listening "));
         let printed: Vec<(String, String)> = (lines.iter().skip(1))
             .filter_map(|l| l.strip_prefix("agent ")?.split_once(' '))
@@ -82,6 +95,7 @@ impl A2aServed {
         A2aServed {
             url: url.to_string(),
             agents: printed,
+            metrics,
             child,
             dir,
             base,

@@ -12,6 +12,7 @@ pub mod listener;
 pub mod python;
 pub mod runs;
 pub mod slow_model;
+pub mod telemetry;
 pub mod webdriver;
 
 use std::fs;

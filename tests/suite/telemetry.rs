@@ -1,0 +1,327 @@
+//! OpenTelemetry checked against real backends (`support::telemetry`): a run's trace in
+//! Jaeger is its journal — one span per control point record, one per model call with
+//! the GenAI attributes, under the run's span — and the model server got the control
+//! point's `traceparent`; a flow delegating over A2A to served flows is one trace with
+//! them; Debian's Prometheus scrapes `serve --metrics` and its run counters are the runs
+//! made. Telemetry off, nothing is exported and the journal says no trace.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::support::a2a_served::A2aServed;
+use crate::support::chat_server::{self, ChatServer, Reply};
+use crate::support::copy_dir;
+use crate::support::telemetry::{Prometheus, jaeger, parent, tag};
+
+fn journal(run_dir: &Path) -> Vec<Value> {
+    let runs = run_dir.join("runs");
+    let dir = std::fs::read_dir(&runs)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .next()
+        .expect("a run");
+    std::fs::read_to_string(dir.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A service name of this test's own, so its traces are told from the others'.
+fn service(test: &str) -> String {
+    format!("cuga-flo-{test}-{}", std::process::id())
+}
+
+#[test]
+fn a_model_run_is_one_trace_whose_spans_are_its_journal() {
+    let Some(jaeger) = jaeger() else { return };
+    let server = ChatServer::start(Reply::from_schema_first_choice);
+    let dir = TempDir::new().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    copy_dir(
+        &root.join("applications/loan_approval"),
+        &dir.path().join("applications/loan_approval"),
+    );
+    copy_dir(&root.join("policies"), &dir.path().join("policies"));
+    let input = dir.path().join("inputs.json");
+    std::fs::write(
+        &input,
+        json!({"applicant_name": "Maria Santos", "applicant_id": "1187", "loan_amount": 25000,
+               "credit_history": "excellent", "income": 72000, "employment_years": 6})
+        .to_string(),
+    )
+    .unwrap();
+    let run_dir = dir.path().join("state");
+    let name = service("model");
+    Command::cargo_bin("cuga-flo")
+        .unwrap()
+        .current_dir(dir.path())
+        .env_remove("CUGA_FLO_APPS")
+        .env("CUGA_FLO_LLM_BASE_URL", server.url())
+        .env("CUGA_FLO_LLM_MODEL", chat_server::MODEL)
+        .env("CUGA_FLO_LLM_API_KEY", "sk-test")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &jaeger.otlp)
+        .env("OTEL_SERVICE_NAME", &name)
+        .args(["start", "loan_approval", "--engine", "native", "--input"])
+        .arg(&input)
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .write_stdin("")
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+
+    let journal = journal(&run_dir);
+    let trace_id = journal[0]["trace"]["trace_id"]
+        .as_str()
+        .expect("run_started says the trace")
+        .to_string();
+    // The journal's control points and model calls.
+    let mut points: Vec<(String, String)> = Vec::new();
+    let mut calls = 0;
+    for e in &journal {
+        let kind = match e["event"].as_str().unwrap() {
+            "task_finished" => "task",
+            "gateway_routed" => "gateway",
+            "hook_evaluated" => "hook",
+            "model_called" => {
+                calls += 1;
+                continue;
+            }
+            _ => continue,
+        };
+        let node = e["node"].as_str().or(e["hook"].as_str()).unwrap();
+        points.push((kind.to_string(), node.to_string()));
+    }
+    assert!(calls > 0, "the run called the model");
+    let expected = points.len() + calls + 1;
+    let traces = jaeger.traces(&name, |t| {
+        t.len() == 1
+            && t[0]["spans"]
+                .as_array()
+                .is_some_and(|s| s.len() >= expected)
+    });
+    assert_eq!(traces.len(), 1, "one trace for the run: {traces:?}");
+    let trace = &traces[0];
+    assert_eq!(trace["traceID"], trace_id.as_str());
+    let spans = trace["spans"].as_array().unwrap();
+    assert_eq!(spans.len(), expected, "{trace}");
+
+    // One span per control point record, the run's span their parent.
+    let run = spans
+        .iter()
+        .find(|s| s["operationName"] == "run loan_approval")
+        .expect("the run's span");
+    let mut seen: Vec<(String, String)> = spans
+        .iter()
+        .filter_map(|s| {
+            let kind = tag(s, "cuga_flo.control_point.kind")?.as_str()?.to_string();
+            assert_eq!(parent(s), run["spanID"].as_str(), "{s}");
+            Some((kind, tag(s, "cuga_flo.element.id")?.as_str()?.to_string()))
+        })
+        .collect();
+    seen.sort();
+    points.sort();
+    assert_eq!(seen, points);
+
+    // One span per model call, with the GenAI attributes, under its control point.
+    let cp_ids: BTreeSet<&str> = spans
+        .iter()
+        .filter(|s| tag(s, "cuga_flo.control_point.kind").is_some())
+        .filter_map(|s| s["spanID"].as_str())
+        .collect();
+    let model_spans: Vec<&Value> = spans
+        .iter()
+        .filter(|s| tag(s, "gen_ai.operation.name") == Some(&json!("chat")))
+        .collect();
+    assert_eq!(model_spans.len(), calls);
+    for s in &model_spans {
+        assert_eq!(
+            tag(s, "gen_ai.request.model"),
+            Some(&json!(chat_server::MODEL))
+        );
+        assert!(tag(s, "gen_ai.response.finish_reasons").is_some(), "{s}");
+        assert!(cp_ids.contains(parent(s).unwrap()), "{s}");
+    }
+    // The model server was told each call's control point as the parent.
+    let requests = server.requests();
+    assert_eq!(requests.len(), calls);
+    for r in &requests {
+        let tp = r
+            .header("traceparent")
+            .expect("a traceparent on the model request");
+        let parts: Vec<&str> = tp.split('-').collect();
+        assert_eq!(parts[1], trace_id, "{tp}");
+        assert!(
+            cp_ids.contains(parts[2]),
+            "{tp}: not a control point's span"
+        );
+    }
+    // The run's attributes.
+    assert_eq!(tag(run, "cuga_flo.app"), Some(&json!("loan_approval")));
+    assert_eq!(tag(run, "cuga_flo.run.status"), Some(&json!("completed")));
+}
+
+#[test]
+fn a_flow_delegating_over_a2a_is_one_trace_with_the_flows_it_called() {
+    let Some(jaeger) = jaeger() else { return };
+    let name = service("a2a");
+    let run_dir = TempDir::new().unwrap();
+    Command::cargo_bin("cuga-flo")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_APPS")
+        .env("CLAIM_DESK_TOKEN", "a-token-for-this-test-only")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &jaeger.otlp)
+        .env("OTEL_SERVICE_NAME", &name)
+        .args(["start", "claim_intake", "--scenario", "delegated_and_paid"])
+        .arg("--run-dir")
+        .arg(run_dir.path())
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    let apps = |t: &Value| -> BTreeSet<String> {
+        (t["spans"].as_array().into_iter().flatten())
+            .filter_map(|s| tag(s, "cuga_flo.app")?.as_str().map(str::to_string))
+            .collect()
+    };
+    let traces = jaeger.traces(&name, |t| t.len() == 1 && apps(&t[0]).len() == 3);
+    assert_eq!(traces.len(), 1, "one trace: {traces:?}");
+    assert_eq!(
+        apps(&traces[0]),
+        BTreeSet::from(["claim_adjuster", "claim_assessor", "claim_intake"].map(String::from))
+    );
+    // The served assessor's run is a child of the caller's delegated task.
+    let spans = traces[0]["spans"].as_array().unwrap();
+    let delegated = spans
+        .iter()
+        .find(|s| {
+            s["operationName"] == "task Assess the claim"
+                && tag(s, "cuga_flo.app") == Some(&json!("claim_intake"))
+        })
+        .expect("the delegated task's span");
+    let served = spans
+        .iter()
+        .find(|s| s["operationName"] == "run claim_assessor")
+        .expect("the served run's span");
+    assert_eq!(parent(served), delegated["spanID"].as_str());
+}
+
+#[test]
+fn prometheus_scrapes_serve_and_its_run_counters_are_the_runs_made() {
+    let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apps/a2a_claim");
+    let served = A2aServed::start::<[&str; 0], _>(
+        [],
+        [
+            app.as_os_str(),
+            "--metrics".as_ref(),
+            "127.0.0.1:0".as_ref(),
+        ],
+        None,
+        &[],
+        1,
+    );
+    let metrics = served.metrics.clone().expect("a `metrics URL` line");
+    let target = metrics
+        .trim_start_matches("http://")
+        .trim_end_matches("/metrics")
+        .to_string();
+    let Some(prometheus) = Prometheus::scraping(&target) else {
+        return;
+    };
+    let runs = 3;
+    for i in 0..runs {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":
+               {{"messageId":"m{i}","role":"ROLE_USER","parts":[{{"data":{{"claimant":"Ed","amount":20}}}}]}}}}}}"#
+        );
+        let reply = served.post("a2a_claim", &body, &["A2A-Version: 1.0"]);
+        assert_eq!(
+            reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{reply}"
+        );
+    }
+    let total = |q: &str| prometheus.value_when(q, runs as f64);
+    assert_eq!(
+        total("sum(cuga_flo_runs_finished_total{status=\"completed\"})"),
+        Some(runs as f64)
+    );
+    assert_eq!(total("sum(cuga_flo_runs_started_total)"), Some(runs as f64));
+    // Control points are measured too, by kind and decider.
+    let text = reqwest_get(&metrics);
+    assert!(
+        text.contains("# TYPE cuga_flo_control_point_duration_seconds histogram"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cuga_flo_journal_commit_records_bucket"),
+        "{text}"
+    );
+}
+
+fn reqwest_get(url: &str) -> String {
+    let out = std::process::Command::new("curl")
+        .args(["-s", "--max-time", "5", url])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Telemetry off (no OTLP endpoint): the journal names no trace and the run is as it was.
+#[test]
+fn without_an_endpoint_nothing_is_traced() {
+    let run_dir = TempDir::new().unwrap();
+    Command::cargo_bin("cuga-flo")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .args([
+            "start",
+            "expense_claim",
+            "--scenario",
+            "approved",
+            "--run-dir",
+        ])
+        .arg(run_dir.path())
+        .assert()
+        .success();
+    let journal = journal(run_dir.path());
+    assert_eq!(journal[0]["event"], "run_started");
+    assert!(journal[0].get("trace").is_none(), "{}", journal[0]);
+}
+
+/// A protocol cuga-flo does not speak is said, and the run goes on untraced.
+#[test]
+fn an_unsupported_otlp_protocol_is_said_and_nothing_is_exported() {
+    let run_dir = TempDir::new().unwrap();
+    let out = Command::cargo_bin("cuga-flo")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .args([
+            "start",
+            "expense_claim",
+            "--scenario",
+            "approved",
+            "--run-dir",
+        ])
+        .arg(run_dir.path())
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("telemetry off: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported"),
+        "{stderr}"
+    );
+    let first = &journal(run_dir.path())[0];
+    assert_eq!(first["event"], "run_started");
+    assert!(first.get("trace").is_none(), "{first}");
+}
