@@ -256,6 +256,13 @@ impl RunTrace {
             metrics.add(m::RUNS_STARTED, vec![("app", app.clone())], 1.0);
         }
         self.open(r);
+        // A person's answer (or a delivery) written first, then the run resumed: what this
+        // process does of the run is a resume.
+        if let (Event::RunResumed { .. }, Some(seg)) = (&r.event, &mut self.segment)
+            && seg.name.starts_with("update ")
+        {
+            seg.name = format!("resume {}", self.app);
+        }
         match &r.event {
             Event::NodeEntered {
                 node,
@@ -544,7 +551,11 @@ impl RunTrace {
         span.kind = SpanKind::Client;
         span.end_ns = telemetry::ns_of_ms(r.at_ms);
         span.attributes = attrs;
-        if !matches!(call.outcome, CallOutcome::Answered) {
+        // A step of a tool round or an A2A exchange is not a failure; these are.
+        if matches!(
+            call.outcome,
+            CallOutcome::Error | CallOutcome::Timeout | CallOutcome::Invalid
+        ) {
             span.error = Some(call.detail.clone().unwrap_or_else(|| outcome.to_string()));
         }
         t.export(span);

@@ -441,7 +441,12 @@ impl Telemetry {
 
     /// The trace context the caller of run `run_id` gave: its spans join that trace.
     pub fn inbound(&self, run_id: &str, parent: TraceParent) {
-        lock(&self.inbound).insert(run_id.to_string(), parent);
+        let mut inbound = lock(&self.inbound);
+        // A caller's context whose run never started is not kept forever.
+        if inbound.len() >= 10_000 {
+            inbound.clear();
+        }
+        inbound.insert(run_id.to_string(), parent);
     }
 
     /// The caller's trace context for a run starting now (taken: given once).

@@ -211,6 +211,30 @@ fn a_flow_delegating_over_a2a_is_one_trace_with_the_flows_it_called() {
         .find(|s| s["operationName"] == "run claim_assessor")
         .expect("the served run's span");
     assert_eq!(parent(served), delegated["spanID"].as_str());
+    screenshot(jaeger, traces[0]["traceID"].as_str().unwrap());
+}
+
+/// The trace in Jaeger's UI as `docs/jaeger-trace.png` (the picture of the README and
+/// docs/operations.md), when CUGA_FLO_UPDATE_SCREENSHOT is set and the Jaeger started has
+/// a UI (`JAEGER_UI_ASSETS`: a built jaeger-ui, which the Go module does not carry).
+fn screenshot(jaeger: &crate::support::telemetry::Jaeger, trace: &str) {
+    if std::env::var_os("CUGA_FLO_UPDATE_SCREENSHOT").is_none()
+        || std::env::var_os("JAEGER_UI_ASSETS").is_none()
+    {
+        return;
+    }
+    let Some(browser) = crate::support::webdriver::Browser::start() else {
+        return;
+    };
+    browser.go(&format!("{}/trace/{trace}?uiEmbed=v0", jaeger.query));
+    browser.wait_for(
+        "the trace's spans drawn",
+        "return document.querySelectorAll('.span-row').length > 10",
+        30,
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    std::fs::write(docs.join("jaeger-trace.png"), browser.screenshot()).unwrap();
 }
 
 #[test]
@@ -324,4 +348,87 @@ fn an_unsupported_otlp_protocol_is_said_and_nothing_is_exported() {
     let first = &journal(run_dir.path())[0];
     assert_eq!(first["event"], "run_started");
     assert!(first.get("trace").is_none(), "{first}");
+}
+
+/// A run that parks and is answered later, by another process, continues its trace: the
+/// resume is a span of the same trace under the run's first, and the question the person
+/// was asked is an event of the first.
+#[test]
+fn a_resumed_run_continues_its_trace() {
+    let Some(jaeger) = jaeger() else { return };
+    let name = service("resume");
+    let run_dir = TempDir::new().unwrap();
+    let cuga = || {
+        let mut c = Command::cargo_bin("cuga-flo").unwrap();
+        c.current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("CUGA_FLO_APPS")
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &jaeger.otlp)
+            .env("OTEL_SERVICE_NAME", &name)
+            .write_stdin("");
+        c
+    };
+    cuga()
+        .args(["start", "expense_claim", "--no-model", "--no-prompt"])
+        .args([
+            "--var",
+            "employee=bob",
+            "--var",
+            "amount=120",
+            "--var",
+            "purpose=train",
+        ])
+        .arg("--run-dir")
+        .arg(run_dir.path())
+        .assert()
+        .code(3);
+    let first = journal(run_dir.path());
+    let run_id = first[0]["run_id"].as_str().unwrap().to_string();
+    cuga()
+        .args([
+            "runs",
+            "answer",
+            &run_id,
+            "Task_CheckReceipt",
+            "--by",
+            "ana",
+        ])
+        .args([
+            "--outputs",
+            r#"{"receipt_ok": true, "checked_amount": 120}"#,
+        ])
+        .arg("--run-dir")
+        .arg(run_dir.path())
+        .assert()
+        .code(3);
+    let traces = jaeger.traces(&name, |t| {
+        t.len() == 1
+            && (t[0]["spans"].as_array().into_iter().flatten())
+                .any(|s| s["operationName"] == "resume expense_claim")
+    });
+    assert_eq!(traces.len(), 1, "{traces:?}");
+    let spans = traces[0]["spans"].as_array().unwrap();
+    let run = spans
+        .iter()
+        .find(|s| s["operationName"] == "run expense_claim")
+        .expect("the first process's span");
+    let resume = spans
+        .iter()
+        .find(|s| s["operationName"] == "resume expense_claim")
+        .expect("the resume's span");
+    assert_eq!(parent(resume), run["spanID"].as_str());
+    assert_eq!(traces[0]["traceID"], first[0]["trace"]["trace_id"]);
+    let events: Vec<&str> = (run["logs"].as_array().into_iter().flatten())
+        .flat_map(|l| l["fields"].as_array().into_iter().flatten())
+        .filter(|f| f["key"] == "event")
+        .filter_map(|f| f["value"].as_str())
+        .collect();
+    assert!(events.contains(&"question parked"), "{events:?}");
+    assert!(events.contains(&"waiting"), "{events:?}");
+    // The answered task's span is in the resume, under it.
+    let task = spans
+        .iter()
+        .find(|s| tag(s, "cuga_flo.element.id") == Some(&json!("Task_CheckReceipt")))
+        .expect("the answered task's span");
+    assert_eq!(parent(task), resume["spanID"].as_str());
+    assert_eq!(tag(task, "cuga_flo.decider"), Some(&json!("human")));
 }

@@ -2,7 +2,7 @@
 # Start a real Jaeger (v2, the Go module github.com/jaegertracing/jaeger v1.75.0) for the
 # telemetry tests, with in-memory storage, on 127.0.0.1 only.
 #
-#   tests/telemetry/start-jaeger.sh
+#   tests/telemetry/start-jaeger.sh [--build]
 #
 # Builds the binary once with Go from the Go module proxy (about 4 minutes on 2 cores)
 # into the cache, starts it with OTLP/HTTP and the query API on free ports, waits until
@@ -11,12 +11,15 @@
 #   listening otlp=http://127.0.0.1:PORT query=http://127.0.0.1:PORT
 #
 # (OTLP/HTTP takes /v1/traces; the query API serves /api/traces and the UI at /.)
-# Everything else goes to stderr.
+# Everything else goes to stderr. With --build: build (when not cached) and exit.
 #
 # Environment:
 #   CUGA_FLO_CACHE        cache root (default ~/.cache/cuga-flo); the binary goes to
 #                         $CUGA_FLO_CACHE/jaeger/v1.75.0/jaeger
 #   JAEGER_START_TIMEOUT  seconds to wait for the server (default 60)
+#   JAEGER_UI_ASSETS      a built Jaeger UI (jaeger-ui's packages/jaeger-ui/build) for the
+#                         query port to serve; without it the port serves the API and a
+#                         placeholder page (the Go module carries no UI assets)
 #   CUGA_FLO_OWNER_PID    stop the server once this process has exited
 set -euo pipefail
 
@@ -57,6 +60,10 @@ if [ ! -x "$BIN" ]; then
     exec 9>&-
 fi
 
+if [ "${1:-}" = "--build" ]; then
+    exit 0
+fi
+
 OTLP="$(free_port)"
 QUERY="$(free_port)"
 GRPC="$(free_port)"
@@ -86,6 +93,7 @@ extensions:
   jaeger_query:
     storage:
       traces: memstore
+$(if [ -n "${JAEGER_UI_ASSETS:-}" ]; then printf '    ui:\n      assets_path: %s\n' "$JAEGER_UI_ASSETS"; fi)
     http:
       endpoint: 127.0.0.1:$QUERY
     grpc:
