@@ -422,6 +422,7 @@ async fn serve(
     let mut signals =
         Signals::new().map_err(|e| UsageError::new(format!("cannot watch for signals: {e}")))?;
     let metrics = super::serve_a2a::metrics_endpoint(metrics).await?;
+    journals.measured();
     let direct = args.bridge == super::start::BridgeChoice::Direct;
     let host = McpHost::start(settings, flows, roots, labels, journals, direct)
         .await

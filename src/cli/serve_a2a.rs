@@ -100,6 +100,7 @@ pub(super) fn run(
                 return Err(e);
             }
         };
+        journals.measured();
         let extra: Vec<String> = metrics
             .iter()
             .map(|m| format!("metrics {}", m.url()))

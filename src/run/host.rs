@@ -581,6 +581,28 @@ impl Journals {
         lock(&self.open).values().filter(|r| !r.is_parked()).count()
     }
 
+    /// The runs parked here (held by this server until they can go on).
+    pub fn parked_count(&self) -> usize {
+        lock(&self.open).values().filter(|r| r.is_parked()).count()
+    }
+
+    /// Show how many runs this host holds, going and waiting, in the metrics (when they
+    /// are kept).
+    pub fn measured(&self) {
+        let Some(metrics) = crate::telemetry::metrics() else {
+            return;
+        };
+        use crate::telemetry::metrics::RUNS_HELD;
+        let going = self.clone();
+        metrics.read_gauge(RUNS_HELD, vec![("state", "going".into())], move || {
+            going.open_count() as f64
+        });
+        let waiting = self.clone();
+        metrics.read_gauge(RUNS_HELD, vec![("state", "waiting".into())], move || {
+            waiting.parked_count() as f64
+        });
+    }
+
     /// Whether run `run_id` is parked here (held by this server until it can go on).
     pub fn is_parked(&self, run_id: &str) -> bool {
         lock(&self.open).get(run_id).is_some_and(|r| r.is_parked())

@@ -102,6 +102,12 @@ pub const WORKER_LAG: Metric = Metric {
     unit: "s",
     kind: Kind::Gauge,
 };
+pub const RUNS_HELD: Metric = Metric {
+    name: "cuga_flo_runs_held",
+    help: "Runs this server holds now, by state (going, waiting).",
+    unit: "1",
+    kind: Kind::Gauge,
+};
 pub const SPANS_DROPPED: Metric = Metric {
     name: "cuga_flo_telemetry_spans_dropped",
     help: "Spans dropped because the exporter's queue was full.",
@@ -123,6 +129,7 @@ pub const CATALOGUE: &[Metric] = &[
     COMMIT_RECORDS,
     WORKER_QUEUE,
     WORKER_LAG,
+    RUNS_HELD,
     SPANS_DROPPED,
 ];
 
@@ -145,10 +152,14 @@ pub enum Value {
     Histogram(Histogram),
 }
 
+/// A gauge read when the metrics are (what a server holds now).
+type Reading = Box<dyn Fn() -> f64 + Send + Sync>;
+
 /// The process's metrics.
 #[derive(Default)]
 pub struct Metrics {
     series: Mutex<BTreeMap<(&'static str, Labels), Value>>,
+    readings: Mutex<Vec<(Metric, Labels, Reading)>>,
     /// When the process started counting (the start of every cumulative series).
     pub(super) start_ns: std::sync::OnceLock<u64>,
 }
@@ -204,8 +215,29 @@ impl Metrics {
         self.add(SPANS_DROPPED, Vec::new(), 1.0);
     }
 
+    /// Read gauge `metric` with `labels` from `read` whenever the metrics are read.
+    pub fn read_gauge(
+        &self,
+        metric: Metric,
+        labels: Labels,
+        read: impl Fn() -> f64 + Send + Sync + 'static,
+    ) {
+        let mut readings = self.readings.lock().unwrap_or_else(|p| p.into_inner());
+        readings.push((metric, labels, Box::new(read)));
+    }
+
     /// Every series now, by metric.
     pub fn snapshot(&self) -> Vec<(Metric, Vec<(Labels, Value)>)> {
+        let read: Vec<(Metric, Labels, f64)> = {
+            let readings = self.readings.lock().unwrap_or_else(|p| p.into_inner());
+            readings
+                .iter()
+                .map(|(m, l, f)| (*m, l.clone(), f()))
+                .collect()
+        };
+        for (m, labels, value) in read {
+            self.set(m, labels, value);
+        }
         let series = self.series.lock().unwrap_or_else(|p| p.into_inner());
         CATALOGUE
             .iter()

@@ -287,6 +287,15 @@ fn prometheus_scrapes_serve_and_its_run_counters_are_the_runs_made() {
         text.contains("cuga_flo_journal_commit_records_bucket"),
         "{text}"
     );
+    // What the server holds now: nothing going, nothing waiting.
+    assert!(
+        text.contains("cuga_flo_runs_held{state=\"going\"} 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cuga_flo_runs_held{state=\"waiting\"} 0"),
+        "{text}"
+    );
 }
 
 fn reqwest_get(url: &str) -> String {
