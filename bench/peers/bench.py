@@ -232,24 +232,30 @@ def cuga_run(run_dir, stdout):
     return {"engine": (last - first) / 1000.0, "tasks": tasks}
 
 
-def measure(args, engine, shape, n):
-    runs = []
-    spent = 0.0
-    for _ in range(args.repeats):
-        r = run_once(args, engine, shape, n)
-        if r.get("timeout"):
-            return {"timeout": True}
-        expected = models.tasks_run(shape, n)
-        if r["tasks"] != expected:
-            raise RuntimeError(f"ran {r['tasks']} of the model's {expected} tasks on the taken path, then reported the run complete")
-        runs.append(r)
-        spent += r["wall"]
-        if spent > args.budget:
-            break
+def check_tasks(r, shape, n):
+    expected = models.tasks_run(shape, n)
+    if r["tasks"] != expected:
+        raise RuntimeError(f"ran {r['tasks']} of the model's {expected} tasks on the taken path, then reported the run complete")
+
+
+def summarize(runs):
     med = {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu", "rss_kib", "engine")}
     med["runs"] = len(runs)
     med["tasks"] = runs[0]["tasks"]
     return med
+
+
+def slope(points):
+    """The least-squares slope of (x, y) points: the cost of one more node, fitted over
+    every size measured rather than read off the difference with the smallest one."""
+    if len(points) < 2:
+        return None
+    mx = sum(x for x, _ in points) / len(points)
+    my = sum(y for _, y in points) / len(points)
+    den = sum((x - mx) ** 2 for x, _ in points)
+    if den == 0:
+        return None
+    return sum((x - mx) * (y - my) for x, y in points) / den
 
 
 def machine():
@@ -294,59 +300,87 @@ def main():
     chosen = all_engines if args.engines == "all" else [e for e in all_engines if e.key in args.engines.split(",")]
     results = {}
     notes = []
+    loads = {}
     began = time.time()
     load_before = os.getloadavg()
-    # The peers first, cuga-flo last (the table keeps the engines' order).
-    for engine in sorted(chosen, key=lambda e: e.kind == "cuga"):
-        for shape in shapes:
-            previous = None
-            for n in sizes:
+    # Every engine on a model before the next model, and within a model the engines
+    # interleaved repetition by repetition: a slow spell of the shared machine falls on all
+    # of them alike, not on whichever engine ran then.
+    for shape in shapes:
+        previous = {}  # engine key -> (result, n) at the last size measured
+        for n in sizes:
+            loads[(shape, n)] = os.getloadavg()[0]
+            active = []
+            for engine in chosen:
                 key = (shape, n, engine.key)
-                if previous is not None and (previous.get("timeout") or previous.get("error")):
-                    results[key] = dict(previous, skipped=True)
+                prev = previous.get(engine.key)
+                if prev is not None and (prev[0].get("timeout") or prev[0].get("error")):
+                    results[key] = dict(prev[0], skipped=True)
+                    previous[engine.key] = (results[key], n)
                     continue
-                if previous is not None and "wall" in previous:
+                if prev is not None and "wall" in prev[0]:
                     # Start-up (imports, model load) is paid once: only the engine's own run
                     # time grows with the model.
-                    engine_s = min(max(previous.get("engine") or 0.0, 0.0), previous["wall"])
-                    estimate = previous["wall"] - engine_s + engine_s * n / previous_n
+                    r0, n0 = prev
+                    engine_s = min(max(r0.get("engine") or 0.0, 0.0), r0["wall"])
+                    estimate = r0["wall"] - engine_s + engine_s * n / n0
                     if estimate > args.cap:
                         results[key] = {"timeout": True, "estimate": estimate}
                         notes.append(
-                            f"{engine.label}, {shape} {n:,}: not run, its {previous_n:,}-node run took "
-                            f"{previous['wall']:.1f} s ({engine_s:.2f} s of it in the engine), so at least "
+                            f"{engine.label}, {shape} {n:,}: not run, its {n0:,}-node run took "
+                            f"{r0['wall']:.1f} s ({engine_s:.2f} s of it in the engine), so at least "
                             f"~{estimate:.0f} s (> the {args.cap:.0f} s cap) at linear cost"
                         )
-                        previous, previous_n = results[key], n
+                        previous[engine.key] = (results[key], n)
                         continue
-                print(f"[{time.time() - began:6.0f}s] {shape:6} {n:>6} {engine.key}", file=sys.stderr, flush=True)
-                try:
-                    r = measure(args, engine, shape, n)
-                except RuntimeError as e:
-                    r = {"error": True}
-                    notes.append(
-                        f"{engine.label}, {shape} {n:,}: failed: {' '.join(str(e).split())[-400:]}"
-                        + known_cause(engine, shape)
+                active.append(engine)
+            runs = {e.key: [] for e in active}
+            spent = {e.key: 0.0 for e in active}
+            ended = {}
+            for rep in range(args.repeats):
+                for engine in active:
+                    if engine.key in ended or (rep > 0 and spent[engine.key] > args.budget):
+                        continue
+                    print(
+                        f"[{time.time() - began:6.0f}s] {shape:6} {n:>6} {engine.key} #{rep + 1}",
+                        file=sys.stderr,
+                        flush=True,
                     )
-                    print(f"  failed: {e}", file=sys.stderr, flush=True)
-                if r.get("timeout"):
-                    notes.append(f"{engine.label}, {shape} {n:,}: killed after {args.cap:.0f} s" + known_cause(engine, shape))
-                results[key] = r
-                previous, previous_n = r, n
-                with open(args.out, "w") as f:  # what is measured so far, in case the run is cut short
-                    f.write(render(args, sizes, shapes, chosen, results, notes, time.time() - began))
+                    try:
+                        r = run_once(args, engine, shape, n)
+                        if r.get("timeout"):
+                            ended[engine.key] = {"timeout": True}
+                            notes.append(f"{engine.label}, {shape} {n:,}: killed after {args.cap:.0f} s" + known_cause(engine, shape))
+                            continue
+                        check_tasks(r, shape, n)
+                    except RuntimeError as e:
+                        ended[engine.key] = {"error": True}
+                        notes.append(
+                            f"{engine.label}, {shape} {n:,}: failed: {' '.join(str(e).split())[-400:]}"
+                            + known_cause(engine, shape)
+                        )
+                        print(f"  failed: {e}", file=sys.stderr, flush=True)
+                        continue
+                    runs[engine.key].append(r)
+                    spent[engine.key] += r["wall"]
+            for engine in active:
+                r = ended.get(engine.key) or summarize(runs[engine.key])
+                results[(shape, n, engine.key)] = r
+                previous[engine.key] = (r, n)
+            with open(args.out, "w") as f:  # what is measured so far, in case the run is cut short
+                f.write(render(args, sizes, shapes, chosen, results, notes, time.time() - began, loads))
     notes.append(
         "load average (1, 5, 15 min) before the benchmark {}, after it {} (the machine is shared)".format(
             ", ".join(f"{x:.1f}" for x in load_before), ", ".join(f"{x:.1f}" for x in os.getloadavg())
         )
     )
-    table = render(args, sizes, shapes, chosen, results, notes, time.time() - began)
+    table = render(args, sizes, shapes, chosen, results, notes, time.time() - began, loads)
     print(table)
     with open(args.out, "w") as f:
         f.write(table)
 
 
-def render(args, sizes, shapes, chosen, results, notes, elapsed):
+def render(args, sizes, shapes, chosen, results, notes, elapsed, loads):
     smallest = sizes[0]
     lines = []
     lines.append("# cuga-flo peer benchmark")
@@ -356,22 +390,27 @@ def render(args, sizes, shapes, chosen, results, notes, elapsed):
     lines.append(
         f"- software: Python {platform.python_version()}, Node {node_version()}, cuga-flo {cuga_version(args)}; "
         f"each cell the median of up to {args.repeats} runs (fewer when one measurement's runs passed "
-        f"{args.budget:.0f} s; the count is in `runs`), a run killed after {args.cap:.0f} s; the whole benchmark took {elapsed / 60:.1f} min"
+        f"{args.budget:.0f} s; the count is in `runs`), the engines interleaved run by run on each model, "
+        f"a run killed after {args.cap:.0f} s; the whole benchmark took {elapsed / 60:.1f} min"
     )
     lines.append("")
     lines.append(
         "Per node = per flow node the run visits (tasks and gateways; start and end events not counted). "
         "**wall**: the whole process (start-up, imports, parsing the model, the run, exit) / nodes. "
-        f"**marginal**: (wall(n) − wall({smallest})) / (n − {smallest}), the cost of one more node once the process is up. "
-        "**in-engine**: the run alone (after imports and model load; for cuga-flo the journal's run_started → run_finished, ms resolution) / nodes. "
+        "**marginal**: the least-squares slope of wall time over every size measured up to this one, "
+        "the cost of one more node once the process is up (process view). "
+        "**in-engine**: the run alone (after imports and model load: the peers' run loop timed inside their loaded "
+        "interpreter; for cuga-flo the journal's run_started → run_finished, ms resolution) / nodes (warm view); "
+        "**in-engine marginal**: its least-squares slope. "
         "**CPU**: user + system time of the process / nodes. **RSS**: the process's peak resident set. "
-        "**× fastest**: wall (and marginal) over the fastest engine's for the same model."
+        "**× fastest**: wall (and in-engine) over the fastest engine's for the same model. "
+        "**load**: the machine's 1-minute load average when the model's measurements began."
     )
     lines.append("")
     lines.append(
-        "| shape | nodes | engine | wall µs/node | marginal µs/node | in-engine µs/node | CPU µs/node | peak RSS MiB | × fastest (wall) | × fastest (marginal) | runs |"
+        "| shape | nodes | engine | wall µs/node | marginal µs/node | in-engine µs/node | in-engine marginal µs/node | CPU µs/node | peak RSS MiB | × fastest (wall) | × fastest (in-engine) | runs | load |"
     )
-    lines.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    lines.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for shape in shapes:
         for n in sizes:
             rows = []
@@ -379,35 +418,42 @@ def render(args, sizes, shapes, chosen, results, notes, elapsed):
                 r = results.get((shape, n, engine.key))
                 if r is None:
                     continue
-                base = results.get((shape, smallest, engine.key))
-                marginal = None
-                if n > smallest and "wall" in r and base and "wall" in base:
-                    marginal = (r["wall"] - base["wall"]) / (n - smallest) * 1e6
-                rows.append((engine, r, marginal))
-            walls = [r["wall"] for _, r, _ in rows if "wall" in r]
-            margs = [m for _, _, m in rows if m is not None and m > 0]
+                measured = [
+                    (m, results[(shape, m, engine.key)])
+                    for m in sizes
+                    if m <= n and "wall" in results.get((shape, m, engine.key), {})
+                ]
+                marginal = slope([(m, x["wall"]) for m, x in measured])
+                engine_marginal = slope([(m, x["engine"]) for m, x in measured])
+                rows.append((engine, r, marginal, engine_marginal))
+            walls = [r["wall"] for _, r, _, _ in rows if "wall" in r]
+            engines_s = [r["engine"] for _, r, _, _ in rows if "wall" in r and r["engine"] > 0]
             fastest = min(walls) if walls else None
-            fastest_m = min(margs) if margs else None
-            for engine, r, marginal in rows:
+            fastest_e = min(engines_s) if engines_s else None
+            load = loads.get((shape, n))
+            for engine, r, marginal, engine_marginal in rows:
                 if "wall" not in r:
                     what = "failed" if r.get("error") else "timeout (est.)" if "estimate" in r else "timeout"
                     if r.get("skipped"):
                         what += " (smaller size)"
-                    lines.append(f"| {shape} | {n:,} | {engine.label} | {what} | | | | | | | |")
+                    lines.append(f"| {shape} | {n:,} | {engine.label} | {what} | | | | | | | | | |")
                     continue
+                us = lambda s: fmt(s * 1e6) if s is not None else ""  # noqa: E731
                 lines.append(
-                    "| {} | {:,} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                    "| {} | {:,} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
                         shape,
                         n,
                         engine.label,
                         fmt(r["wall"] / n * 1e6),
-                        fmt(marginal) if marginal is not None else "",
+                        us(marginal),
                         fmt(r["engine"] / n * 1e6),
+                        us(engine_marginal),
                         fmt(r["cpu"] / n * 1e6),
                         f"{r['rss_kib'] / 1024:.0f}",
                         f"{r['wall'] / fastest:.1f}",
-                        f"{marginal / fastest_m:.1f}" if marginal is not None and fastest_m and marginal > 0 else "",
+                        f"{r['engine'] / fastest_e:.1f}" if fastest_e and r["engine"] > 0 else "",
                         r["runs"],
+                        f"{load:.1f}" if load is not None else "",
                     )
                 )
     lines.append("")
