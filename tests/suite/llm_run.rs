@@ -25,7 +25,7 @@ use support::copy_dir;
 const SECRET: &str = "sk-test-9f8e7d6c5b4a-do-not-leak";
 
 /// The inputs of an application nothing deterministic decides (no rule matches).
-fn plain_inputs() -> Value {
+pub(crate) fn plain_inputs() -> Value {
     json!({
         "applicant_name": "Maria Santos",
         "applicant_id": "1187",
@@ -37,12 +37,12 @@ fn plain_inputs() -> Value {
 }
 
 /// A copy of the demo tree (the app and the shared policies) that a test may edit.
-struct Workspace {
+pub(crate) struct Workspace {
     dir: TempDir,
 }
 
 impl Workspace {
-    fn new() -> Workspace {
+    pub(crate) fn new() -> Workspace {
         let dir = TempDir::new().unwrap();
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         copy_dir(
@@ -67,13 +67,13 @@ impl Workspace {
         std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
     }
 
-    fn run_dir(&self) -> PathBuf {
+    pub(crate) fn run_dir(&self) -> PathBuf {
         self.dir.path().join("state")
     }
 
     /// `cuga-flo start loan_approval` on the native engine with `inputs`, its model at
     /// `server`, the key in the environment.
-    fn start(&self, server: &ChatServer, inputs: &Value) -> Command {
+    pub(crate) fn start(&self, server: &ChatServer, inputs: &Value) -> Command {
         let input = self.dir.path().join("inputs.json");
         std::fs::write(&input, inputs.to_string()).unwrap();
         let mut cmd = self.cuga(server);
@@ -99,7 +99,7 @@ impl Workspace {
     }
 
     /// The journals written so far, oldest first (by their first record's time).
-    fn journals(&self) -> Vec<Vec<Value>> {
+    pub(crate) fn journals(&self) -> Vec<Vec<Value>> {
         let runs = self.run_dir().join("runs");
         let dirs: Vec<PathBuf> = std::fs::read_dir(&runs)
             .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())

@@ -13,10 +13,10 @@ use assert_cmd::Command;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+use crate::llm_run::{Workspace, plain_inputs};
 use crate::support::a2a_served::A2aServed;
 use crate::support::chat_server::{self, ChatServer, Reply};
-use crate::support::copy_dir;
-use crate::support::telemetry::{Prometheus, jaeger, parent, tag};
+use crate::support::telemetry::{Jaeger, Prometheus, jaeger, parent, tag};
 
 fn journal(run_dir: &Path) -> Vec<Value> {
     let runs = run_dir.join("runs");
@@ -38,45 +38,30 @@ fn service(test: &str) -> String {
     format!("cuga-flo-{test}-{}", std::process::id())
 }
 
+/// `cuga-flo` in the repository, its spans sent to `jaeger` as `service`.
+fn traced(jaeger: &Jaeger, service: &str) -> Command {
+    let mut c = Command::cargo_bin("cuga-flo").unwrap();
+    c.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CUGA_FLO_APPS")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &jaeger.otlp)
+        .env("OTEL_SERVICE_NAME", service)
+        .write_stdin("")
+        .timeout(Duration::from_secs(120));
+    c
+}
+
 #[test]
 fn a_model_run_is_one_trace_whose_spans_are_its_journal() {
     let Some(jaeger) = jaeger() else { return };
     let server = ChatServer::start(Reply::from_schema_first_choice);
-    let dir = TempDir::new().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    copy_dir(
-        &root.join("applications/loan_approval"),
-        &dir.path().join("applications/loan_approval"),
-    );
-    copy_dir(&root.join("policies"), &dir.path().join("policies"));
-    let input = dir.path().join("inputs.json");
-    std::fs::write(
-        &input,
-        json!({"applicant_name": "Maria Santos", "applicant_id": "1187", "loan_amount": 25000,
-               "credit_history": "excellent", "income": 72000, "employment_years": 6})
-        .to_string(),
-    )
-    .unwrap();
-    let run_dir = dir.path().join("state");
+    let ws = Workspace::new();
     let name = service("model");
-    Command::cargo_bin("cuga-flo")
-        .unwrap()
-        .current_dir(dir.path())
-        .env_remove("CUGA_FLO_APPS")
-        .env("CUGA_FLO_LLM_BASE_URL", server.url())
-        .env("CUGA_FLO_LLM_MODEL", chat_server::MODEL)
-        .env("CUGA_FLO_LLM_API_KEY", "sk-test")
+    ws.start(&server, &plain_inputs())
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &jaeger.otlp)
         .env("OTEL_SERVICE_NAME", &name)
-        .args(["start", "loan_approval", "--engine", "native", "--input"])
-        .arg(&input)
-        .arg("--run-dir")
-        .arg(&run_dir)
-        .write_stdin("")
-        .timeout(Duration::from_secs(120))
         .assert()
         .success();
-
+    let run_dir = ws.run_dir();
     let journal = journal(&run_dir);
     let trace_id = journal[0]["trace"]["trace_id"]
         .as_str()
@@ -173,17 +158,11 @@ fn a_flow_delegating_over_a2a_is_one_trace_with_the_flows_it_called() {
     let Some(jaeger) = jaeger() else { return };
     let name = service("a2a");
     let run_dir = TempDir::new().unwrap();
-    Command::cargo_bin("cuga-flo")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CUGA_FLO_APPS")
+    traced(jaeger, &name)
         .env("CLAIM_DESK_TOKEN", "a-token-for-this-test-only")
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &jaeger.otlp)
-        .env("OTEL_SERVICE_NAME", &name)
         .args(["start", "claim_intake", "--scenario", "delegated_and_paid"])
         .arg("--run-dir")
         .arg(run_dir.path())
-        .timeout(Duration::from_secs(120))
         .assert()
         .success();
     let apps = |t: &Value| -> BTreeSet<String> {
@@ -217,7 +196,7 @@ fn a_flow_delegating_over_a2a_is_one_trace_with_the_flows_it_called() {
 /// The trace in Jaeger's UI as `docs/jaeger-trace.png` (the picture of the README and
 /// docs/operations.md), when CUGA_FLO_UPDATE_SCREENSHOT is set and the Jaeger started has
 /// a UI (`JAEGER_UI_ASSETS`: a built jaeger-ui, which the Go module does not carry).
-fn screenshot(jaeger: &crate::support::telemetry::Jaeger, trace: &str) {
+fn screenshot(jaeger: &Jaeger, trace: &str) {
     if std::env::var_os("CUGA_FLO_UPDATE_SCREENSHOT").is_none()
         || std::env::var_os("JAEGER_UI_ASSETS").is_none()
     {
@@ -367,15 +346,7 @@ fn a_resumed_run_continues_its_trace() {
     let Some(jaeger) = jaeger() else { return };
     let name = service("resume");
     let run_dir = TempDir::new().unwrap();
-    let cuga = || {
-        let mut c = Command::cargo_bin("cuga-flo").unwrap();
-        c.current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env_remove("CUGA_FLO_APPS")
-            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &jaeger.otlp)
-            .env("OTEL_SERVICE_NAME", &name)
-            .write_stdin("");
-        c
-    };
+    let cuga = || traced(jaeger, &name);
     cuga()
         .args(["start", "expense_claim", "--no-model", "--no-prompt"])
         .args([
