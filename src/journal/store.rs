@@ -183,9 +183,6 @@ struct Inner {
     broken: Option<JournalError>,
     /// The run's spans and measurements, telemetry on.
     otel: Option<super::otel::RunTrace>,
-    /// A journal created here and not committed yet: its first commit syncs the file's
-    /// metadata and the folder's entry too (what makes the new file survive a crash).
-    created: bool,
 }
 
 impl Journal {
@@ -211,9 +208,11 @@ impl Journal {
                 _ => JournalError::io(&path, &e),
             })?;
         take_lock(run_dir, &file)?;
-        // The new file and its name are synced by the first commit (with its records), not
-        // now: a journal killed before it is empty either way ("empty" in `runs list`).
-        let journal = Journal::with_file(
+        if options.durability.syncs() {
+            file.sync_all().map_err(|e| JournalError::io(&path, &e))?;
+            sync_dir(run_dir)?;
+        }
+        Ok(Journal::with_file(
             run_dir,
             path,
             file,
@@ -222,9 +221,7 @@ impl Journal {
             Some(options.anchor.hash()),
             None,
             None,
-        );
-        lock(&journal.inner).created = true;
-        Ok(journal)
+        ))
     }
 
     /// Reopen the journal in `run_dir` to append to it (after a crash): lock it, read it
@@ -318,7 +315,6 @@ impl Journal {
                 head,
                 broken: None,
                 otel: super::otel::RunTrace::new(first),
-                created: false,
             }),
             observers: Vec::new(),
         }
@@ -376,12 +372,9 @@ impl Journal {
         }
         crate::crash::point("journal.before_write");
         let began = crate::telemetry::metrics().map(|_| std::time::Instant::now());
-        let first = std::mem::take(&mut inner.created) && self.durability.syncs();
         let written = write_batch(&mut inner.file, &inner.buffer).and_then(|()| {
             crate::crash::point("journal.before_fsync");
-            if first {
-                inner.file.sync_all().and_then(|()| sync_dir_io(&self.run_dir))
-            } else if self.durability.syncs() {
+            if self.durability.syncs() {
                 inner.file.sync_data()
             } else {
                 inner.file.flush()
@@ -831,14 +824,16 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Make a new directory entry durable: sync the folder `dir` (a file created in it).
+/// Make a new directory entry durable.
 #[cfg(unix)]
-fn sync_dir_io(dir: &Path) -> io::Result<()> {
-    File::open(dir).and_then(|d| d.sync_all())
+fn sync_dir(dir: &Path) -> Result<(), JournalError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| JournalError::io(dir, &e))
 }
 
 #[cfg(not(unix))]
-fn sync_dir_io(_dir: &Path) -> io::Result<()> {
+fn sync_dir(_dir: &Path) -> Result<(), JournalError> {
     Ok(())
 }
 
