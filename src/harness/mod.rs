@@ -321,16 +321,19 @@ impl ControlPoints for FlowAgent {
     ) -> BoxFuture<'_, Result<Answer, ControlPointError>> {
         let id = element.to_string();
         // The requests the answer makes (the model, an agent, a tool) carry the run's
-        // trace context (telemetry on).
-        let run_id = ctx.run_id.clone();
-        let key = ctx.idempotency_key.clone().unwrap_or_default();
-        Box::pin(crate::telemetry::within(run_id, key, async move {
+        // trace context (telemetry on; off, nothing is looked up or kept).
+        let parent = crate::telemetry::control_point(&ctx.run_id, ctx.idempotency_key.as_deref());
+        let answer = async move {
             Ok(match kind {
                 ControlPointKind::Task => Answer::Task(task::execute(self, &id, ctx).await?),
                 ControlPointKind::Gateway => Answer::Gateway(gateway::route(self, &id, ctx).await?),
                 ControlPointKind::Hook => Answer::Hook(hook::evaluate(self, &id, ctx).await?),
             })
-        }))
+        };
+        match parent {
+            Some(parent) => Box::pin(crate::telemetry::within(parent, answer)),
+            None => Box::pin(answer),
+        }
     }
 }
 

@@ -552,20 +552,20 @@ tokio::task_local! {
     static CURRENT: TraceParent;
 }
 
-/// Run `fut` as the control point `key` of run `run_id` (the requests it makes carry its
-/// trace context). Off, or for a run this process does not trace, `fut` as it is.
-pub async fn within<F: std::future::Future>(run_id: String, key: String, fut: F) -> F::Output {
-    let parent = active()
-        .and_then(|t| t.trace_of(&run_id))
-        .map(|trace| TraceParent {
-            trace,
-            parent: SpanId::of(trace, &["cp", &key]),
-            sampled: true,
-        });
-    match parent {
-        Some(p) => CURRENT.scope(p, fut).await,
-        None => fut.await,
-    }
+/// The trace context of the control point `key` of run `run_id`: `None` when telemetry
+/// is off or this process does not trace the run.
+pub fn control_point(run_id: &str, key: Option<&str>) -> Option<TraceParent> {
+    let trace = active()?.trace_of(run_id)?;
+    Some(TraceParent {
+        trace,
+        parent: SpanId::of(trace, &["cp", key.unwrap_or_default()]),
+        sampled: true,
+    })
+}
+
+/// Run `fut` within the control point `parent`: the requests it makes carry it.
+pub async fn within<F: std::future::Future>(parent: TraceParent, fut: F) -> F::Output {
+    CURRENT.scope(parent, fut).await
 }
 
 /// The `traceparent` for a request made now, within a control point.
