@@ -36,7 +36,7 @@ command -v curl >/dev/null || die "curl not found"
 
 PORT="${1:-}"
 if [ -z "$PORT" ]; then
-    PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+    PORT="$(free_port)"
 fi
 case "$PORT" in
     ''|*[!0-9]*) die "bad port: $PORT" ;;

@@ -37,7 +37,7 @@ command -v curl >/dev/null || die "curl not found"
 [ -d "$APP" ] || [ -x "$BIN" ] || die "no cuga-flo binary at $BIN (set CUGA_FLO_BIN)"
 
 if [ -z "$PORT" ]; then
-    PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+    PORT="$(free_port)"
 fi
 mkdir -p "$CACHE"
 

@@ -16,7 +16,7 @@ use tempfile::TempDir;
 use crate::llm_run::{Workspace, plain_inputs};
 use crate::support::a2a_served::A2aServed;
 use crate::support::chat_server::{self, ChatServer, Reply};
-use crate::support::telemetry::{Jaeger, Prometheus, jaeger, parent, tag};
+use crate::support::telemetry::{Jaeger, Prometheus, get_text, jaeger, parent, tag};
 
 fn journal(run_dir: &Path) -> Vec<Value> {
     let runs = run_dir.join("runs");
@@ -257,7 +257,7 @@ fn prometheus_scrapes_serve_and_its_run_counters_are_the_runs_made() {
     );
     assert_eq!(total("sum(cuga_flo_runs_started_total)"), Some(runs as f64));
     // Control points are measured too, by kind and decider.
-    let text = reqwest_get(&metrics);
+    let text = get_text(&metrics);
     assert!(
         text.contains("# TYPE cuga_flo_control_point_duration_seconds histogram"),
         "{text}"
@@ -277,47 +277,49 @@ fn prometheus_scrapes_serve_and_its_run_counters_are_the_runs_made() {
     );
 }
 
-fn reqwest_get(url: &str) -> String {
-    let out = std::process::Command::new("curl")
-        .args(["-s", "--max-time", "5", url])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Telemetry off (no OTLP endpoint): the journal names no trace and the run is as it was.
 #[test]
 fn without_an_endpoint_nothing_is_traced() {
-    let run_dir = TempDir::new().unwrap();
-    Command::cargo_bin("cuga-flo")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        .args([
-            "start",
-            "expense_claim",
-            "--scenario",
-            "approved",
-            "--run-dir",
-        ])
-        .arg(run_dir.path())
-        .assert()
-        .success();
-    let journal = journal(run_dir.path());
-    assert_eq!(journal[0]["event"], "run_started");
-    assert!(journal[0].get("trace").is_none(), "{}", journal[0]);
+    let (_, first) = untraced(
+        &[],
+        &[
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        ],
+    );
+    assert!(first.get("trace").is_none(), "{first}");
 }
 
 /// A protocol cuga-flo does not speak is said, and the run goes on untraced.
 #[test]
 fn an_unsupported_otlp_protocol_is_said_and_nothing_is_exported() {
+    let (stderr, first) = untraced(
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ],
+        &[],
+    );
+    assert!(
+        stderr.contains("telemetry off: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported"),
+        "{stderr}"
+    );
+    assert!(first.get("trace").is_none(), "{first}");
+}
+
+/// `expense_claim`'s approved scenario run with `set` and without `unset` in the
+/// environment: its stderr and its journal's first record (`run_started`).
+fn untraced(set: &[(&str, &str)], unset: &[&str]) -> (String, Value) {
     let run_dir = TempDir::new().unwrap();
-    let out = Command::cargo_bin("cuga-flo")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    let mut cmd = Command::cargo_bin("cuga-flo").unwrap();
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    for var in unset {
+        cmd.env_remove(var);
+    }
+    for (var, value) in set {
+        cmd.env(var, value);
+    }
+    let out = cmd
         .args([
             "start",
             "expense_claim",
@@ -329,13 +331,9 @@ fn an_unsupported_otlp_protocol_is_said_and_nothing_is_exported() {
         .assert()
         .success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(
-        stderr.contains("telemetry off: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported"),
-        "{stderr}"
-    );
-    let first = &journal(run_dir.path())[0];
+    let first = journal(run_dir.path()).swap_remove(0);
     assert_eq!(first["event"], "run_started");
-    assert!(first.get("trace").is_none(), "{first}");
+    (stderr, first)
 }
 
 /// A run that parks and is answered later, by another process, continues its trace: the

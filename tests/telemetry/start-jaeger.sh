@@ -33,10 +33,6 @@ say() { echo "jaeger: $*" >&2; }
 source "$HERE/../suite/support/server.sh"
 die() { say "$*"; exit 1; }
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
 mkdir -p "$CACHE"
 BIN="$CACHE/jaeger"
 if [ ! -x "$BIN" ]; then

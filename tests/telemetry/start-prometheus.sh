@@ -28,7 +28,7 @@ TARGET="${1:?the target to scrape, HOST:PORT}"
 METRICS_PATH="${2:-/metrics}"
 command -v prometheus >/dev/null || die "prometheus not found (Debian: apt-get install prometheus)"
 
-PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+PORT="$(free_port)"
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/cuga-flo-prometheus.XXXXXX")"
 LOG="$RUN/server.log"
 PIDFILE="$RUN/server.pid"

@@ -1,6 +1,11 @@
 # What the start scripts of the test servers share (tests/flowable/start-server.sh,
-# tests/kogito/start-service.sh, tests/fuseki/start-server.sh). Sourced; the caller
-# defines `say` (a line on stderr) and TIMEOUT (seconds).
+# tests/kogito/start-service.sh, tests/fuseki/start-server.sh, tests/telemetry/*.sh).
+# Sourced; the caller defines `say` (a line on stderr) and TIMEOUT (seconds).
+
+# free_port: a port nothing listens on now on 127.0.0.1 (the kernel's choice).
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
 
 # port_free PORT: whether nothing answers on 127.0.0.1:PORT (something else answering
 # would pass the readiness check).

@@ -72,12 +72,17 @@ pub fn jaeger() -> Option<&'static Jaeger> {
     }
 }
 
-fn get_json(url: &str) -> Option<Value> {
-    let out = Command::new("curl")
+/// The body `GET url` answers (empty when nothing answers).
+pub fn get_text(url: &str) -> String {
+    Command::new("curl")
         .args(["-s", "--max-time", "5", url])
         .output()
-        .ok()?;
-    serde_json::from_slice(&out.stdout).ok()
+        .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+fn get_json(url: &str) -> Option<Value> {
+    serde_json::from_str(&get_text(url)).ok()
 }
 
 impl Jaeger {
