@@ -152,6 +152,8 @@ fn args(run_id: &str) -> RunProcessArgs {
         variables: Default::default(),
         untrusted: None,
         bridge: None,
+        adopt: None,
+        lost_parks: false,
     }
 }
 

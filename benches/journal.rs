@@ -146,6 +146,8 @@ fn linear_run_through_mcp(bencher: divan::Bencher, durability: Durability) {
                 run_id,
                 variables: Default::default(),
                 bridge: None,
+                adopt: None,
+                lost_parks: false,
                 untrusted: None,
             };
             rt.block_on(client.run_process(&args)).unwrap();

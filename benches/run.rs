@@ -140,6 +140,8 @@ fn control_points_through_mcp(bencher: divan::Bencher, journalling: Journalling)
             variables: Default::default(),
             untrusted: None,
             bridge: None,
+            adopt: None,
+            lost_parks: false,
         };
         rt.block_on(client.run_process(&args)).unwrap()
     });

@@ -38,6 +38,14 @@ pub struct RunRequest {
     /// or a timer), the messages and signals the run waits for: whoever stops the run
     /// there (Ctrl-C) parks it with them (`run_waiting.awaiting`). `None`: nobody looks.
     pub awaiting: Option<Arc<Awaiting>>,
+    /// Take over this instance of the engine, started outside cuga-flo (Flowable's REST
+    /// API or UI), instead of starting one: the run is journalled from there on. Only an
+    /// engine that keeps its instances (Flowable) can; the others refuse the run.
+    pub adopt: Option<String>,
+    /// When the engine stops answering mid-run, park the run (due at once, the instance
+    /// left as it is) instead of failing it: a worker fleet resumes it through another
+    /// node of the engine's cluster, or once the engine is back.
+    pub lost_parks: bool,
 }
 
 /// What a run waits for right now (see [`RunRequest::awaiting`]).
@@ -95,6 +103,8 @@ impl RunRequest {
             children: None,
             parent: None,
             awaiting: None,
+            adopt: None,
+            lost_parks: false,
         }
     }
 

@@ -21,6 +21,8 @@ use super::signals::Signals;
 use super::start;
 use super::{Cli, Outcome, Style, UsageError};
 use crate::run::lookup::find_run;
+use crate::run::parked::{Found, Job, Next};
+use crate::run::plan::RunSpec;
 use crate::run::resume::Resuming;
 
 #[derive(Debug, Args)]
@@ -88,6 +90,30 @@ pub struct WorkerArgs {
     /// 0: any free port); prints `metrics URL` on stdout once ready
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics: Option<String>,
+    /// Serve every instance of the apps' processes on this engine, whoever started it (a
+    /// worker fleet): deploy each app's model (once per content), take over each instance
+    /// nobody journals yet, and resume each one a stopped worker left
+    #[arg(long, value_name = "ENGINE", value_parser = ["flowable"])]
+    pub engine: Option<String>,
+    /// With --engine: the apps to serve (names or folders)
+    #[arg(value_name = "APP", requires = "engine")]
+    pub apps: Vec<String>,
+    /// With --engine: every app of the apps folder whose `workflow_engine` is that engine
+    #[arg(long, requires = "engine", conflicts_with = "apps")]
+    pub all: bool,
+    /// With --engine: a node of the engine's cluster (repeat for each; tried in order, the
+    /// next when one stops answering) [default: --engine-url, else the first app's
+    /// `workflow_engine.url`]
+    #[arg(long = "node", value_name = "URL", requires = "engine")]
+    pub nodes: Vec<String>,
+    /// With --engine: how often to look at the engine for work (`500ms`, `2s`)
+    #[arg(long, value_name = "DURATION", value_parser = super::age, default_value = "1s",
+          requires = "engine")]
+    pub poll: std::time::Duration,
+    /// With --engine: answers for the control points of the instances taken over, by id
+    /// (as `start --answers`), before the app's model or a person
+    #[arg(long, value_name = "FILE", requires = "engine")]
+    pub answers: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub common: ResumeOptions,
 }
@@ -195,29 +221,47 @@ fn resume_due(
 ) -> Result<Outcome, UsageError> {
     let ids = (crate::run::parked::due_runs(&opts.journal.run_dir, crate::clock::now_ms())
         .into_iter())
-    .map(|id| (id, false))
+    .map(|id| Next::Resume(id, Found::Due))
     .collect();
     let never = std::sync::atomic::AtomicBool::new(false);
-    let done = resume_concurrently(cli, opts, ids, concurrency, &never, style);
+    let settings = resuming(cli, opts);
+    let done = resume_concurrently(cli, &settings, opts, ids, concurrency, &never, style);
     if done.resumed == 0 && !opts.json {
         outln!("no waiting run is due");
     }
     Ok(done.worst)
 }
 
-/// `cuga-flo worker`: resume due runs until stopped. Ctrl-C or SIGTERM lets the run in
-/// hand park where it is (its journal stays whole) and ends the worker with exit 0.
+/// `cuga-flo worker`: resume due runs until stopped; with `--engine flowable`, also serve
+/// every instance of the apps' processes on Flowable ([`crate::run::fleet`]). Each run
+/// found is taken by the next free thread at once. Ctrl-C or SIGTERM stops taking work,
+/// lets the runs in hand park where they are (their journals stay whole; the fleet's other
+/// workers take a Flowable run over at once) and ends the worker with exit 0.
 pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, UsageError> {
     if !(args.interval.is_finite() && args.interval > 0.0) {
         return Err(UsageError::new(
             "--interval must be a positive number of seconds",
         ));
     }
+    if args.engine.is_some() && args.apps.is_empty() && !args.all {
+        return Err(
+            UsageError::new("--engine serves apps: name them, or give --all")
+                .with_help("`cuga-flo worker --engine flowable loan_approval`"),
+        );
+    }
     let stop = stop_flag()?;
     if let Some(at) = &args.metrics {
         let url = metrics_thread(at)?;
         outln!("metrics {url}");
     }
+    let mut settings = resuming(cli, &args.common);
+    let fleet = match &args.engine {
+        Some(_) => {
+            settings.lost_parks = true;
+            Some(fleet(cli, args)?)
+        }
+        None => None,
+    };
     tracing::info!(
         "worker: resuming due runs under {} every {} s",
         args.common.journal.run_dir.display(),
@@ -231,66 +275,246 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
     }
     let concurrency = concurrency(args.concurrency);
     let interval = std::time::Duration::from_secs_f64(args.interval);
-    let settings = resuming(cli, &args.common);
     let mut looks = crate::run::resume::Looks::new(interval, args.graph_poll);
-    loop {
-        let ids = looks.runs(&settings);
-        if resume_concurrently(cli, &args.common, ids, concurrency, &stop, style).stopped {
-            return Ok(Outcome::Ok);
+    let mut next_poll = std::time::Instant::now();
+    // What is due, and the engine's work: what the free threads take next.
+    let mut look = |free: usize| -> Vec<Next<Adopting>> {
+        let mut items: Vec<Next<Adopting>> = looks
+            .runs(&settings)
+            .into_iter()
+            .map(|(id, found)| Next::Resume(id, found))
+            .collect();
+        if let Some((fleet, runtime)) = &fleet
+            && std::time::Instant::now() >= next_poll
+        {
+            next_poll = std::time::Instant::now() + args.poll;
+            let most = free.saturating_sub(items.len());
+            items.extend(fleet_work(
+                cli, args, &settings, fleet, runtime, &items, most,
+            ));
         }
-        if args.once {
-            return Ok(Outcome::Ok);
+        items
+    };
+    // A fleet's runs resume through the node that answered last.
+    let settings_now = || {
+        let mut now = settings.clone();
+        if let Some((fleet, _)) = &fleet {
+            now.engine_url = Some(fleet.url());
         }
-        let until = looks.next();
-        while std::time::Instant::now() < until {
-            if stop.load(std::sync::atomic::Ordering::SeqCst) {
-                return Ok(Outcome::Ok);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        now
+    };
+    if args.once {
+        let items = look(usize::MAX);
+        let worst = std::sync::Mutex::new(Outcome::Ok);
+        crate::run::parked::take_each(
+            &settings.run_dir,
+            settings.durability,
+            items,
+            concurrency,
+            &stop,
+            |job| run_job(cli, &settings_now(), &args.common, job, style, &worst),
+        );
+        return Ok(Outcome::Ok);
     }
+    let worst = std::sync::Mutex::new(Outcome::Ok);
+    crate::run::parked::serve_each(
+        &args.common.journal.run_dir,
+        args.common.journal.durability,
+        concurrency,
+        &stop,
+        std::time::Duration::from_millis(50),
+        look,
+        |job| run_job(cli, &settings_now(), &args.common, job, style, &worst),
+    );
+    Ok(Outcome::Ok)
 }
 
-/// Resume the runs `ids` that can go on ([`crate::run::parked::take_each`]), each shown
-/// as `runs resume` shows it; the most serious of their outcomes.
+/// An instance a worker fleet takes over: the run, and the claim on it (held until the
+/// run has ended or parked).
+type Adopting = (RunSpec, crate::run::fleet::Claim);
+
+/// The worker fleet `args` asks for, its apps deployed, with the runtime it looks with.
+fn fleet(
+    cli: &Cli,
+    args: &WorkerArgs,
+) -> Result<(crate::run::fleet::Fleet, tokio::runtime::Runtime), UsageError> {
+    use crate::app::registry::{self, Target};
+    let apps: Vec<registry::AppRef> = if args.all {
+        registry::discover(&cli.apps_dir)
+            .map_err(|e| UsageError::new(format!("cannot list {}: {e}", cli.apps_dir.display())))?
+            .into_iter()
+            .filter(|app| {
+                crate::app::load_app(app)
+                    .config
+                    .is_some_and(|c| c.engine.kind == crate::app::EngineKind::Flowable)
+            })
+            .collect()
+    } else {
+        let mut apps = Vec::new();
+        for name in &args.apps {
+            match registry::resolve(name, &cli.apps_dir) {
+                Ok(Target::App(app)) => apps.push(app),
+                Ok(Target::Model(path)) => {
+                    return Err(UsageError::new(format!(
+                        "{} is a BPMN model; a worker fleet serves apps",
+                        path.display()
+                    )));
+                }
+                Err(e) => return Err(UsageError::new(e.to_string())),
+            }
+        }
+        apps
+    };
+    if apps.is_empty() {
+        return Err(UsageError::new(format!(
+            "no app under {} runs on Flowable",
+            cli.apps_dir.display()
+        )));
+    }
+    let mut nodes = args.nodes.clone();
+    if nodes.is_empty() {
+        let url = args.common.engine_url.clone().or_else(|| {
+            crate::app::load_app(&apps[0]).config.and_then(|c| {
+                crate::engine::engine_url(&c.engine, None, crate::app::EngineKind::Flowable).ok()
+            })
+        });
+        nodes.extend(url);
+    }
+    if nodes.is_empty() {
+        return Err(UsageError::new("no Flowable node to serve")
+            .with_help("give --node URL (or --engine-url URL)"));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;
+    let fleet = runtime
+        .block_on(crate::run::fleet::Fleet::deploy(&apps, &nodes))
+        .map_err(|e| UsageError::new(crate::diag::chain(&e)))?;
+    for served in fleet.apps() {
+        outln!(
+            "serving {} on Flowable (definition {}) through {}",
+            served.app.name,
+            served.deployed.definition,
+            fleet.url()
+        );
+    }
+    Ok((fleet, runtime))
+}
+
+/// What the fleet's look at Flowable found, beside `items` (found already), at most
+/// `most` pieces: the instances to take over and the runs to resume.
+fn fleet_work(
+    cli: &Cli,
+    args: &WorkerArgs,
+    settings: &Resuming,
+    fleet: &crate::run::fleet::Fleet,
+    runtime: &tokio::runtime::Runtime,
+    items: &[Next<Adopting>],
+    most: usize,
+) -> Vec<Next<Adopting>> {
+    use crate::run::fleet::Work;
+    if most == 0 {
+        return Vec::new();
+    }
+    let work = match runtime.block_on(fleet.look(&settings.run_dir, most)) {
+        Ok(work) => work,
+        Err(e) => {
+            tracing::warn!("fleet: {}", crate::diag::chain(&e));
+            return Vec::new();
+        }
+    };
+    let listed = |id: &str| items.iter().any(|i| i.id() == id);
+    work.into_iter()
+        .filter_map(|w| match w {
+            Work::Adopt {
+                app,
+                adoption,
+                claim,
+            } => {
+                let id = adoption.run_id.clone();
+                let mut spec = fleet.adoption(
+                    app,
+                    adoption,
+                    cli.apps_dir.clone(),
+                    settings.run_dir.clone(),
+                );
+                spec.durability = settings.durability;
+                spec.no_model = settings.no_model;
+                spec.max_wait = settings.max_wait;
+                spec.answers.clone_from(&args.answers);
+                Some(Next::Other(id, (spec, claim)))
+            }
+            Work::Resume(id) if !listed(&id) => Some(Next::Resume(id, Found::Engine)),
+            Work::Resume(_) => None,
+        })
+        .collect()
+}
+
+/// Run one job a worker took (a run to resume, an instance to take over), shown as
+/// `runs resume` shows a run; its outcome folded into `worst`. Whether to go on taking
+/// work (not when Ctrl-C or SIGTERM parked the run in hand).
+fn run_job(
+    cli: &Cli,
+    settings: &Resuming,
+    opts: &ResumeOptions,
+    job: Job<Adopting>,
+    style: Style,
+    worst: &std::sync::Mutex<Outcome>,
+) -> bool {
+    let (id, o) = match job {
+        Job::Resume(run) => {
+            let run = *run;
+            let id = run.id.clone();
+            let o =
+                crate::run::resume::plan(settings, run.id, run.journal, run.records, run.repaired)
+                    .map_err(UsageError::from)
+                    .and_then(|(spec, resumed)| {
+                        start::run_spec(cli, spec, Some(resumed), opts.json, style)
+                    });
+            (id, o)
+        }
+        Job::Other((spec, claim)) => {
+            let id = spec
+                .adopt
+                .as_ref()
+                .map(|a| a.run_id.clone())
+                .unwrap_or_default();
+            let o = start::run_spec(cli, spec, None, opts.json, style);
+            drop(claim);
+            (id, o)
+        }
+    };
+    let o = o.unwrap_or_else(|e| {
+        tracing::warn!("run {id}: {}", e.message);
+        Outcome::Failed
+    });
+    let mut worst = worst.lock().unwrap_or_else(|e| e.into_inner());
+    *worst = worse(*worst, o);
+    o != Outcome::Interrupted
+}
+
+/// Resume the runs of `items` that can go on ([`crate::run::parked::take_each`]), each
+/// shown as `runs resume` shows it; the most serious of their outcomes.
 fn resume_concurrently(
     cli: &Cli,
+    settings: &Resuming,
     opts: &ResumeOptions,
-    ids: Vec<(String, bool)>,
+    items: Vec<Next<Adopting>>,
     concurrency: usize,
     stop: &std::sync::atomic::AtomicBool,
     style: Style,
 ) -> Batch {
     let worst = std::sync::Mutex::new(Outcome::Ok);
     let taken = crate::run::parked::take_each(
-        &opts.journal.run_dir,
-        opts.journal.durability,
-        ids,
+        &settings.run_dir,
+        settings.durability,
+        items,
         concurrency,
         stop,
-        |run| {
-            let id = run.id.clone();
-            let o = resume_open(
-                cli,
-                opts,
-                run.id,
-                run.journal,
-                run.records,
-                run.repaired,
-                style,
-            )
-            .unwrap_or_else(|e| {
-                tracing::warn!("run {id}: {}", e.message);
-                Outcome::Failed
-            });
-            let mut worst = worst.lock().unwrap_or_else(|e| e.into_inner());
-            *worst = worse(*worst, o);
-            // Ctrl-C or SIGTERM parked the run in hand: take no more.
-            o != Outcome::Interrupted
-        },
+        |job| run_job(cli, settings, opts, job, style, &worst),
     );
     Batch {
-        stopped: taken.stopped,
         resumed: taken.resumed,
         worst: worst.into_inner().unwrap_or_else(|e| e.into_inner()),
     }
@@ -298,9 +522,6 @@ fn resume_concurrently(
 
 /// What [`resume_concurrently`] did.
 struct Batch {
-    /// A run was interrupted (Ctrl-C, SIGTERM) or `stop` was set: runs not taken yet are
-    /// left for the next look.
-    stopped: bool,
     /// How many runs it resumed.
     resumed: usize,
     /// The most serious of their outcomes.
@@ -393,6 +614,7 @@ fn resuming(cli: &Cli, opts: &ResumeOptions) -> Resuming {
         detach: opts.detach,
         max_wait: opts.max_wait,
         engine_url: opts.engine_url.clone(),
+        lost_parks: false,
     }
 }
 

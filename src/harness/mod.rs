@@ -218,44 +218,46 @@ impl FlowAgent {
         &self.reasoner
     }
 
-    /// What an engine needs to know beyond the model: hooked flows (enabled hooks only),
-    /// agentic tasks, decision gateways and the step budget.
+    /// What an engine needs to know beyond the model ([`annotations`]).
     pub fn annotations(&self) -> FlowAnnotations {
-        // One hook per flow: the first enabled one, as `evaluate_hook` finds it.
-        let mut hooks: BTreeMap<String, String> = BTreeMap::new();
-        for h in self.config.hooks.iter().filter(|h| h.enabled) {
-            if let Some(flow) = &h.location {
-                hooks
-                    .entry(flow.value.clone())
-                    .or_insert_with(|| h.id.value.clone());
-            }
+        annotations(&self.config)
+    }
+}
+
+/// What an engine needs to know beyond the model: hooked flows (enabled hooks only),
+/// agentic tasks, decision gateways and the step budget.
+pub fn annotations(config: &FlowConfig) -> FlowAnnotations {
+    // One hook per flow: the first enabled one, as `evaluate_hook` finds it.
+    let mut hooks: BTreeMap<String, String> = BTreeMap::new();
+    for h in config.hooks.iter().filter(|h| h.enabled) {
+        if let Some(flow) = &h.location {
+            hooks
+                .entry(flow.value.clone())
+                .or_insert_with(|| h.id.value.clone());
         }
-        FlowAnnotations {
-            process_key: self.config.process_key().to_string(),
-            hooks,
-            agentic_tasks: self
-                .config
-                .tasks
-                .iter()
-                .filter(|t| t.mode == TaskMode::TaskAgent)
-                .map(|t| t.id.value.clone())
-                .collect(),
-            decision_gateways: self
-                .config
-                .gateways
-                .iter()
-                .filter(|g| g.mode == GatewayMode::DecisionAgent)
-                .map(|g| g.id.value.clone())
-                .collect(),
-            step_budget: DEFAULT_STEP_BUDGET,
-            max_wait_secs: None,
-            variables: self
-                .config
-                .variables
-                .iter()
-                .map(|v| (v.name.value.clone(), v.default.clone()))
-                .collect(),
-        }
+    }
+    FlowAnnotations {
+        process_key: config.process_key().to_string(),
+        hooks,
+        agentic_tasks: config
+            .tasks
+            .iter()
+            .filter(|t| t.mode == TaskMode::TaskAgent)
+            .map(|t| t.id.value.clone())
+            .collect(),
+        decision_gateways: config
+            .gateways
+            .iter()
+            .filter(|g| g.mode == GatewayMode::DecisionAgent)
+            .map(|g| g.id.value.clone())
+            .collect(),
+        step_budget: DEFAULT_STEP_BUDGET,
+        max_wait_secs: None,
+        variables: config
+            .variables
+            .iter()
+            .map(|v| (v.name.value.clone(), v.default.clone()))
+            .collect(),
     }
 }
 

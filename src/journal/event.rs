@@ -61,6 +61,10 @@ pub struct Launch {
     /// when the server that held it parked is gone (docs/durable.md).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub served: bool,
+    /// The engine's instance the run took over (started outside cuga-flo: a worker
+    /// fleet's), which a resume re-attaches to even before its `instance_started`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopted: Option<String>,
 }
 
 /// A remote task a cancelled run waited for, and how its `CancelTask` went.

@@ -412,6 +412,14 @@ pub struct RunProcessArgs {
     /// (cuga-flo's own engine ignores it: it is called back in-process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bridge: Option<BridgeEndpoint>,
+    /// Take over this instance of the engine, started outside cuga-flo, instead of
+    /// starting one ([`RunRequest::adopt`]; an engine that cannot refuses the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopt: Option<String>,
+    /// Park the run instead of failing it when the engine stops answering
+    /// ([`RunRequest::lost_parks`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lost_parks: bool,
 }
 
 /// An MCP endpoint serving the harness and registry tools (streamable HTTP).
@@ -759,6 +767,11 @@ impl BridgeServer {
                 t.inbound(&a.run_id, tp);
             }
         }
+        if a.adopt.is_some() && self.engine.name() != "flowable" {
+            return Err(BridgeError::NotSetUp(
+                "taking over an instance started outside cuga-flo (only Flowable can)",
+            ));
+        }
         let flow = self.registry.flow(&a.process_key)?;
         let control_points = self.engine_control_points()?;
         let sink = match (self.registry.take_sink(&a.run_id), &self.journals) {
@@ -790,6 +803,8 @@ impl BridgeServer {
         }
         request.children = self.registry.take_children(&a.run_id);
         request.awaiting = self.registry.take_awaiting(&a.run_id);
+        request.adopt = a.adopt;
+        request.lost_parks = a.lost_parks;
         let children = request.children.clone();
         let outcome = self
             .run_here(request, control_points.clone(), sink.clone())

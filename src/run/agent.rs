@@ -568,6 +568,8 @@ impl Executor for Runner {
             variables: variables.clone(),
             untrusted: None,
             bridge: None,
+            adopt: None,
+            lost_parks: false,
         };
         let (journal, graph) = self.journals.open_run(&args).map_err(AgentError::from)?;
         let sink: Arc<dyn EventSink> = Arc::new(Streamed {

@@ -1012,6 +1012,8 @@ mod tests {
             variables: serde_json::Map::new(),
             untrusted: None,
             bridge: None,
+            adopt: None,
+            lost_parks: false,
         }
     }
 

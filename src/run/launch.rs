@@ -195,6 +195,8 @@ pub async fn launch(
             request.untrusted = untrusted;
             request.children = children;
             request.awaiting = Some(awaiting.clone());
+            request.adopt = plan_spec.adopt.as_ref().map(|a| a.instance.clone());
+            request.lost_parks = plan_spec.lost_parks;
             let events: Arc<dyn EventSink> = sink.clone();
             let run = engine.run(request, harness, events);
             let id = run_id.clone();
@@ -220,6 +222,8 @@ pub async fn launch(
                 variables,
                 untrusted,
                 bridge: None,
+                adopt: plan_spec.adopt.as_ref().map(|a| a.instance.clone()),
+                lost_parks: plan_spec.lost_parks,
             };
             Box::pin(async move { client.run_process(&args_run).await.map_err(|e| e.message) })
         }
@@ -321,9 +325,10 @@ fn open_journal(
             (run_id, journal, Some(Arc::new(Resume { records })), graph)
         }
         None => {
-            let run_id = match &plan_spec.preset {
-                Some(p) => p.run_id.clone(),
-                None => store::new_run_id(),
+            let run_id = match (&plan_spec.preset, &plan_spec.adopt) {
+                (Some(p), _) => p.run_id.clone(),
+                (None, Some(a)) => a.run_id.clone(),
+                (None, None) => store::new_run_id(),
             };
             let run_dir = store::run_dir(&plan_spec.run_dir, &run_id);
             let options = JournalOptions {
@@ -363,6 +368,7 @@ fn launched(plan_spec: &RunSpec, loaded: &LoadedApp) -> Launch {
             .as_deref()
             .map(crate::secret::without_userinfo),
         served: false,
+        adopted: plan_spec.adopt.as_ref().map(|a| a.instance.clone()),
     }
 }
 

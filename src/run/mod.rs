@@ -28,6 +28,8 @@
 //!   run of a served app, answer a waiting run's question, cancel a run;
 //! - [`resume`]: a parked run's continuation planned from its journal;
 //! - [`replay`]: what tells a replayed run from the original (decisions, drift);
+//! - [`fleet`]: a worker fleet on Flowable: every instance of the apps' processes,
+//!   whoever started it, found, taken over or resumed by exactly one worker;
 //! - [`cancel`]: cancelling a run, its remote tasks and its children (`runs cancel`, a
 //!   replay of a cancelled run, a served run its A2A caller cancels).
 
@@ -37,6 +39,7 @@ pub mod cancel;
 pub mod chain;
 pub mod children;
 pub mod describe;
+pub mod fleet;
 pub mod host;
 pub mod hosting;
 pub mod launch;

@@ -233,36 +233,70 @@ pub struct Taken {
     pub repaired: Option<String>,
 }
 
+/// How a run to take was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// Due: a timer or a deadline, an answer, a delivery ([`due_runs`]).
+    Due,
+    /// Waiting at a guardrail, with an approver's decision in its graph.
+    Decided,
+    /// Its engine has work for it (a worker fleet's look, [`super::fleet`]): it goes on
+    /// unless it has finished.
+    Engine,
+}
+
+/// What a pool of workers is handed: a run to resume, or something else to run for run
+/// `id` (`A`: a worker fleet's instance to take over).
+pub enum Next<A> {
+    Resume(String, Found),
+    Other(String, A),
+}
+
+impl<A> Next<A> {
+    /// The run it is for.
+    pub fn id(&self) -> &str {
+        match self {
+            Next::Resume(id, _) | Next::Other(id, _) => id,
+        }
+    }
+}
+
+/// What [`take_each`] hands its caller: a run taken to be resumed, or the other work.
+pub enum Job<A> {
+    Resume(Box<Taken>),
+    Other(A),
+}
+
 /// What taking runs did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TakenAll {
-    /// How many runs were handed over to be resumed.
+    /// How many runs were handed over to be resumed (or other work run).
     pub resumed: usize,
     /// Taking stopped early (`stop` was set, or a resume asked to stop): the runs not taken
     /// yet are left for the next look.
     pub stopped: bool,
 }
 
-/// Take each run of `ids` (each with how it was found: `true` when an approver's decision
-/// in its graph lets it go on, else due) that can still go on, up to `concurrency` at once,
-/// each on a thread of its own, and hand it to `resume`, which says whether to go on taking.
-/// A run is taken by exactly one process: its journal is opened under its lock (a run
-/// another process holds is left to it) and looked at again, since another worker may
-/// have resumed it between the look that listed it and the lock. What `worker` and `runs
-/// resume --due` resume runs with.
-pub fn take_each<F>(
+/// Take each run of `items` (each with how it was found) that can still go on, and each
+/// other piece of work, up to `concurrency` at once, each on a thread of its own, and
+/// hand it to `run`, which says whether to go on taking. A run is taken by exactly one
+/// process: its journal is opened under its lock (a run another process holds is left to
+/// it) and looked at again, since another worker may have resumed it between the look
+/// that listed it and the lock. What `worker` and `runs resume --due` resume runs with.
+pub fn take_each<A, F>(
     base: &Path,
     durability: Durability,
-    ids: Vec<(String, bool)>,
+    items: Vec<Next<A>>,
     concurrency: usize,
     stop: &std::sync::atomic::AtomicBool,
-    resume: F,
+    run: F,
 ) -> TakenAll
 where
-    F: Fn(Taken) -> bool + Sync,
+    A: Send,
+    F: Fn(Job<A>) -> bool + Sync,
 {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let queue = std::sync::Mutex::new(std::collections::VecDeque::from(ids));
+    let queue = std::sync::Mutex::new(std::collections::VecDeque::from(items));
     let stopped = AtomicBool::new(false);
     let resumed = AtomicUsize::new(0);
     let next = || {
@@ -271,34 +305,41 @@ where
         }
         queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
     };
-    let take_one = |(id, from_graph): (String, bool)| {
-        let (journal, records, repaired) = match reopen(base, &id, durability) {
-            Ok(open) => open,
-            Err(e) => {
-                tracing::info!("run {id}: {e}");
-                return;
+    let take_one = |item: Next<A>| {
+        let job = match item {
+            Next::Other(_, other) => Job::Other(other),
+            Next::Resume(id, found) => {
+                let (journal, records, repaired) = match reopen(base, &id, durability) {
+                    Ok(open) => open,
+                    Err(e) => {
+                        tracing::info!("run {id}: {e}");
+                        return;
+                    }
+                };
+                let state = FlowState::fold(records.iter());
+                let goes_on = match found {
+                    Found::Decided => {
+                        state.status.is_none()
+                            && state.waiting.is_some()
+                            && state.open_questions.values().any(|q| q.approval.is_some())
+                    }
+                    Found::Due => can_go_on(base, &state, crate::clock::now_ms()),
+                    Found::Engine => state.status.is_none(),
+                };
+                if !goes_on {
+                    tracing::info!("run {id}: resumed by another worker since it was found; left");
+                    return;
+                }
+                Job::Resume(Box::new(Taken {
+                    id,
+                    journal,
+                    records,
+                    repaired,
+                }))
             }
         };
-        let state = FlowState::fold(records.iter());
-        let goes_on = if from_graph {
-            state.status.is_none()
-                && state.waiting.is_some()
-                && state.open_questions.values().any(|q| q.approval.is_some())
-        } else {
-            can_go_on(base, &state, crate::clock::now_ms())
-        };
-        if !goes_on {
-            tracing::info!("run {id}: resumed by another worker since it was due; left");
-            return;
-        }
         resumed.fetch_add(1, Ordering::SeqCst);
-        let taken = Taken {
-            id,
-            journal,
-            records,
-            repaired,
-        };
-        if !resume(taken) {
+        if !run(job) {
             stopped.store(true, Ordering::SeqCst);
         }
     };
@@ -308,8 +349,8 @@ where
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                while let Some(run) = next() {
-                    take_one(run);
+                while let Some(item) = next() {
+                    take_one(item);
                 }
             });
         }
@@ -317,6 +358,100 @@ where
     TakenAll {
         resumed: resumed.load(Ordering::SeqCst),
         stopped: stopped.load(Ordering::SeqCst) || stop.load(Ordering::SeqCst),
+    }
+}
+
+/// Keep up to `concurrency` runs going until `stop` is set: `look(free)` is asked, on
+/// this thread, about every `tick` for new work (at most `free` pieces: the threads not
+/// busy and nothing queued for them), and each piece found is handed, as [`take_each`]
+/// hands it, to one of `concurrency` threads, at once: a long run holds one thread, not
+/// the next look. Work for a run already queued or in hand is dropped. Once `stop` is
+/// set (or `run` says stop), nothing more is taken; the runs in hand go on until they
+/// end or park, and then this returns.
+pub fn serve_each<A, L, F>(
+    base: &Path,
+    durability: Durability,
+    concurrency: usize,
+    stop: &std::sync::atomic::AtomicBool,
+    tick: std::time::Duration,
+    mut look: L,
+    run: F,
+) -> TakenAll
+where
+    A: Send,
+    L: FnMut(usize) -> Vec<Next<A>>,
+    F: Fn(Job<A>) -> bool + Sync,
+{
+    use std::collections::{HashSet, VecDeque};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex};
+    let concurrency = concurrency.max(1);
+    let queue: Mutex<VecDeque<Next<A>>> = Mutex::new(VecDeque::new());
+    let ready = Condvar::new();
+    let in_hand: Mutex<HashSet<String>> = Mutex::new(HashSet::new());
+    let busy = AtomicUsize::new(0);
+    let closing = AtomicBool::new(false);
+    let stopped = AtomicBool::new(false);
+    let resumed = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..concurrency {
+            scope.spawn(|| {
+                loop {
+                    let item = {
+                        let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+                        loop {
+                            if closing.load(Ordering::SeqCst) {
+                                return;
+                            }
+                            if let Some(item) = q.pop_front() {
+                                busy.fetch_add(1, Ordering::SeqCst);
+                                break item;
+                            }
+                            q = ready
+                                .wait_timeout(q, std::time::Duration::from_millis(200))
+                                .map_or_else(|e| e.into_inner().0, |(q, _)| q);
+                        }
+                    };
+                    let id = item.id().to_string();
+                    let taken = take_each(base, durability, vec![item], 1, &closing, &run);
+                    resumed.fetch_add(taken.resumed, Ordering::SeqCst);
+                    if taken.stopped && !closing.load(Ordering::SeqCst) {
+                        stopped.store(true, Ordering::SeqCst);
+                    }
+                    in_hand
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&id);
+                    busy.fetch_sub(1, Ordering::SeqCst);
+                }
+            });
+        }
+        while !stop.load(Ordering::SeqCst) && !stopped.load(Ordering::SeqCst) {
+            let queued = queue.lock().map_or(0, |q| q.len());
+            let free = concurrency.saturating_sub(busy.load(Ordering::SeqCst) + queued);
+            if free > 0 {
+                let found = look(free);
+                if !found.is_empty() {
+                    let mut hand = in_hand.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+                    for item in found {
+                        if hand.insert(item.id().to_string()) {
+                            q.push_back(item);
+                        }
+                    }
+                    ready.notify_all();
+                }
+            }
+            std::thread::sleep(tick);
+        }
+        // Nothing more is taken: the queued work is left for the next worker's look.
+        closing.store(true, Ordering::SeqCst);
+        queue.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        ready.notify_all();
+    });
+    TakenAll {
+        resumed: resumed.load(Ordering::SeqCst),
+        stopped: true,
     }
 }
 

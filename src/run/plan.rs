@@ -151,6 +151,23 @@ pub struct RunSpec {
     pub max_wait: Option<u64>,
     /// Set by `runs replay`: the run's id, its recorded answers and its variables.
     pub preset: Option<Box<Preset>>,
+    /// Take over an instance of the engine started outside cuga-flo (a worker fleet on
+    /// Flowable), journalled as run `run_id`.
+    pub adopt: Option<Adoption>,
+    /// When the engine stops answering mid-run, park the run instead of failing it
+    /// ([`crate::engine::RunRequest::lost_parks`]).
+    pub lost_parks: bool,
+}
+
+/// An engine's instance a run takes over ([`RunSpec::adopt`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Adoption {
+    /// The run's id.
+    pub run_id: String,
+    /// The engine's instance.
+    pub instance: String,
+    /// Its variables when taken over: the run's inputs (untrusted).
+    pub variables: Map<String, Value>,
 }
 
 impl RunSpec {
@@ -179,6 +196,8 @@ impl RunSpec {
             bridge: Bridge::Direct,
             max_wait: None,
             preset: None,
+            adopt: None,
+            lost_parks: false,
         }
     }
 }
@@ -277,6 +296,15 @@ impl RunPlan {
         };
         if let Some(r) = &resumed {
             same_app(&loaded, r)?;
+        }
+        if let Some(adopt) = &spec.adopt
+            && (kind != EngineKind::Flowable || !matches!(spec.bridge, Bridge::Direct))
+        {
+            return Err(PlanError::new(format!(
+                "instance {} cannot be taken over: only runs on Flowable, reached directly, \
+                 can take over an instance started outside cuga-flo",
+                adopt.instance
+            )));
         }
         let engine = engine(config, kind, &spec)?;
         let scenario = match &spec.scenario {
@@ -724,6 +752,17 @@ fn initial_variables(
             Some(recorded) => untrusted.extend(recorded.clone()),
             None => known = false,
         }
+    }
+    if let Some(adoption) = &spec.adopt {
+        // The instance's variables when taken over: untrusted inputs, whoever set them.
+        let source = format!("from Flowable instance {}", adoption.instance);
+        given.extend(adoption.variables.keys().cloned());
+        inputs(
+            &mut vars,
+            &mut untrusted,
+            adoption.variables.clone(),
+            &source,
+        );
     }
     if let Some(input) = &spec.input {
         let text = if input == "-" {

@@ -13,6 +13,7 @@ use crate::journal::store::{self, Durability, Journal};
 use crate::journal::{Event, EventSink, FlowState, Record};
 use crate::vocab::{Decider, Question};
 
+use super::parked::Found;
 use super::plan::{PlanError, Resumed, RunSpec};
 
 /// What a host resumes runs with.
@@ -33,6 +34,8 @@ pub struct Resuming {
     pub max_wait: Option<u64>,
     /// A run on Flowable or Kogito: the engine's URL, when it has moved.
     pub engine_url: Option<String>,
+    /// A run whose engine stops answering parks instead of failing (a worker fleet).
+    pub lost_parks: bool,
 }
 
 /// The plan of run `id`'s continuation, whose journal is open (its lock held): the
@@ -146,6 +149,15 @@ pub fn plan(
     spec.no_model = settings.no_model || launch.no_model;
     spec.detach = settings.detach || launch.detach;
     spec.max_wait = settings.max_wait;
+    spec.lost_parks = settings.lost_parks;
+    spec.adopt = launch
+        .adopted
+        .clone()
+        .map(|instance| super::plan::Adoption {
+            run_id: id.clone(),
+            instance,
+            variables: serde_json::Map::new(),
+        });
     let answers = crate::run::chain::answers_of(&records, &state);
     let resumed = Resumed {
         run_id: id,
@@ -284,11 +296,10 @@ impl Looks {
     }
 
     /// The runs to resume now, each with how it was found: due (a timer, an answer, a
-    /// delivery; `false`) or with an approver's decision in its graph (`true`). Empty
-    /// when no look is due.
-    pub fn runs(&mut self, settings: &Resuming) -> Vec<(String, bool)> {
+    /// delivery) or with an approver's decision in its graph. Empty when no look is due.
+    pub fn runs(&mut self, settings: &Resuming) -> Vec<(String, Found)> {
         let now = Instant::now();
-        let mut ids: Vec<(String, bool)> = Vec::new();
+        let mut ids: Vec<(String, Found)> = Vec::new();
         if now >= self.next_look {
             let (due, late_ms) =
                 super::parked::due_runs_late(&settings.run_dir, crate::clock::now_ms());
@@ -297,7 +308,7 @@ impl Looks {
                 metrics.set(WORKER_QUEUE, Vec::new(), due.len() as f64);
                 metrics.set(WORKER_LAG, Vec::new(), late_ms as f64 / 1000.0);
             }
-            ids = due.into_iter().map(|id| (id, false)).collect();
+            ids = due.into_iter().map(|id| (id, Found::Due)).collect();
             self.next_look = now + self.interval;
         }
         if let Some(every) = self.graph_poll
@@ -305,7 +316,7 @@ impl Looks {
         {
             for id in graph_decided_runs(settings) {
                 if !ids.iter().any(|(i, _)| *i == id) {
-                    ids.push((id, true));
+                    ids.push((id, Found::Decided));
                 }
             }
             self.next_graph_look = now + every;

@@ -69,6 +69,8 @@ impl Runner {
             variables: variables.clone(),
             untrusted: Some(untrusted.clone()),
             bridge: None,
+            adopt: None,
+            lost_parks: false,
         };
         let (sink, _graph) = self.journals.open_run(&args).map_err(AgentError::from)?;
         let key = served.process_key.clone();

@@ -437,6 +437,8 @@ async fn run_flow(
         run_id,
         variables,
         bridge: None,
+        adopt: None,
+        lost_parks: false,
         untrusted: None,
     };
     let result = bridge.client().run_process(&args).await;

@@ -435,6 +435,8 @@ fn request(process: Arc<Process>, hooks: &[(&str, &str)]) -> RunRequest {
         children: None,
         parent: None,
         awaiting: None,
+        adopt: None,
+        lost_parks: false,
     }
 }
 

@@ -33,6 +33,7 @@ mod durable;
 mod engine_native;
 mod expr_props;
 mod external_engine;
+mod fleet;
 mod flowable;
 mod graph;
 mod graph_off;

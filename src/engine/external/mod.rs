@@ -322,6 +322,8 @@ async fn call_engine(
             url: callbacks.http.url(),
             token: Some(callbacks.token.expose().to_string()),
         }),
+        adopt: request.adopt.clone(),
+        lost_parks: request.lost_parks,
     };
     let client = McpControlPoints::new(session.peer().clone());
     let call = client.run_process(&args);

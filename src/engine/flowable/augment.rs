@@ -1,7 +1,8 @@
 //! The rewritten model ([`crate::semantics::rewrite`]) in Flowable's dialect: every worker
-//! is an **external-worker task** (`flowable:type="external-worker"`) on the run's own
-//! topic (`${cugaTopic}`), whose job cuga-flo acquires over Flowable's REST API, answers
-//! through the harness and completes with variables; guards are JUEL expressions on the
+//! is an **external-worker task** (`flowable:type="external-worker"`) on the instance's own
+//! topic (`cuga-flo.${execution.processInstanceId}`, whoever started the instance: cuga-flo
+//! or anyone through Flowable's API), whose job cuga-flo acquires over Flowable's REST
+//! API, answers through the harness and completes with variables; guards are JUEL expressions on the
 //! routing and hook variables. So a Flowable cluster needs no route back to the machine
 //! running cuga-flo.
 //!
@@ -143,7 +144,7 @@ impl Dialect for Flowable<'_> {
         let id = xml_escape(&n.id);
         let name = name_attribute(n);
         let open = format!(
-            "{pad}<serviceTask id=\"{id}\"{name} flowable:type=\"external-worker\" flowable:topic=\"${{cugaTopic}}\" flowable:exclusive=\"false\""
+            "{pad}<serviceTask id=\"{id}\"{name} flowable:type=\"external-worker\" flowable:topic=\"cuga-flo.${{execution.processInstanceId}}\" flowable:exclusive=\"false\""
         );
         let _ = match multi {
             None => writeln!(xml, "{open}/>"),

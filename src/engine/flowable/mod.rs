@@ -1,9 +1,10 @@
 //! Flowable as the workflow engine (`workflow_engine: {type: flowable, url, ...}`).
 //!
 //! The app's process is rewritten ([`augment`]) so that every control point is an
-//! external-worker task on a topic of the run's own; it is deployed over REST (once per
+//! external-worker task on the instance's own topic; it is deployed over REST (once per
 //! content: the deployment is named after its hash), an instance is started with the run's
-//! variables, and cuga-flo then works as the instance's only worker ([`rest`]): it
+//! variables (or one started outside cuga-flo is taken over, [`RunRequest::adopt`]: a
+//! worker fleet's), and cuga-flo then works as the instance's only worker ([`rest`]): it
 //! acquires the jobs of its topic, asks the harness (through the bridge, journalled by a
 //! [`Witness`] as for any engine that owns its tokens), and completes each job with the
 //! answer's variables, until the instance has ended. Flowable persists and moves the
@@ -38,8 +39,11 @@
 //! rejects Flowable apps that permit them.
 
 pub mod augment;
+mod cluster;
 mod multi;
 pub mod rest;
+
+pub use cluster::{Cluster, Deployed};
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -184,6 +188,66 @@ impl FlowableSettings {
     }
 }
 
+/// The topic of an instance's external-worker jobs (the rewritten model's
+/// `cuga-flo.${execution.processInstanceId}`): every instance its own, whoever started it.
+pub fn topic_of(instance: &str) -> String {
+    format!("cuga-flo.{instance}")
+}
+
+/// The definition to start for `augmented` under `key`, and its deployment: the one of
+/// the deployment of exactly this model (deployed now unless it is already; another model
+/// under the same key may have been deployed since), or with `deploy` off the latest
+/// definition of `key`.
+async fn deployed(
+    client: &Client,
+    settings: &FlowableSettings,
+    augmented: &Augmented,
+    key: &str,
+) -> Result<(String, Option<String>), PullError> {
+    let url = client.url().to_string();
+    let (definition, deployment) = if settings.deploy {
+        let name = deployment_name(key, &augmented.xml);
+        let at = |e: RestError| call(format!("Flowable at {url}"), e);
+        let deployment = match client.deployment_named(&name).await.map_err(at)? {
+            Some(id) => id,
+            None => client
+                .deploy(&name, &format!("{key}.bpmn20.xml"), &augmented.xml)
+                .await
+                .map_err(|e| call(format!("Flowable refused the deployment of `{key}`"), e))?,
+        };
+        let definition = client
+            .definition(key, Some(&deployment))
+            .await
+            .map_err(at)?;
+        (definition, Some(deployment))
+    } else {
+        let definition = client
+            .definition(key, None)
+            .await
+            .map_err(|e| call(format!("Flowable at {url}"), e))?;
+        (definition, None)
+    };
+    let definition = definition.ok_or_else(|| {
+        PullError::Failed(format!(
+            "Flowable at {url} has no process definition `{key}`{}",
+            if settings.deploy {
+                " in cuga-flo's deployment"
+            } else {
+                " (and `deploy` is off)"
+            }
+        ))
+    })?;
+    Ok((definition, deployment))
+}
+
+/// The name of the deployment of `xml` under `key`: one deployment per content.
+fn deployment_name(key: &str, xml: &str) -> String {
+    format!(
+        "cuga-flo {key} {:012x}",
+        rest::fxhash(xml) & 0xffff_ffff_ffff
+    )
+}
+
 /// Why the first call to Flowable failed.
 fn unreachable(url: &str, source: RestError) -> PullError {
     PullError::Unreachable {
@@ -311,63 +375,89 @@ impl Run {
             request: request.clone(),
             instance: String::new(),
             worker: format!("cuga-flo-{}", request.run_id),
-            topic: format!("cuga-flo.{}", request.run_id),
+            topic: String::new(),
             lock: settings.lock,
             state: Mutex::new(Known::default()),
         };
-        match witness.prior() {
-            Some(prior) => run.attach(settings, &key, prior).await,
-            None => run.start(settings, &key).await,
+        match (witness.prior(), &request.adopt) {
+            (Some(prior), _) => run.attach(settings, &key, prior).await,
+            (None, Some(instance)) => run.adopt(settings, &key, instance, &Prior::default()).await,
+            (None, None) => run.start(settings, &key).await,
         }
+    }
+
+    /// Take over `instance`, started outside cuga-flo from the definition deployed from
+    /// this model's content (another definition is another model: refused), and journal
+    /// it; then go on as a re-attached run (`prior`: what a resumed run's journal holds).
+    async fn adopt(
+        mut self,
+        settings: &FlowableSettings,
+        key: &str,
+        instance: &str,
+        prior: &Prior,
+    ) -> Result<Run, PullError> {
+        let url = self.client.url().to_string();
+        let (definition, deployment) =
+            deployed(&self.client, settings, &self.augmented, key).await?;
+        let history = match self.client.historic_instance(instance).await {
+            Ok(h) => h,
+            Err(e) if e.status == Some(404) => {
+                return Err(PullError::Failed(format!(
+                    "Flowable at {url} has no instance {instance}"
+                )));
+            }
+            Err(e) => return Err(self.lost(e)),
+        };
+        let runs = history["processDefinitionId"].as_str().unwrap_or_default();
+        // Deployed from this very model (processes deploying at once may have deployed
+        // it more than once), or with `deploy` off, the definition the settings name.
+        let ours = if deployment.is_some() {
+            let name = deployment_name(key, &self.augmented.xml);
+            let mut ours = Vec::new();
+            for d in (self.client.deployments_named(&name).await).map_err(|e| self.lost(e))? {
+                ours.extend(
+                    (self.client.definition(key, Some(&d)).await).map_err(|e| self.lost(e))?,
+                );
+            }
+            ours
+        } else {
+            vec![definition.clone()]
+        };
+        if !ours.iter().any(|d| d == runs) {
+            return Err(PullError::Failed(format!(
+                "Flowable instance {instance} runs definition `{runs}`, not one deployed from \
+                 this app's model (`{definition}`): cuga-flo serves only the model it deployed"
+            )));
+        }
+        let definition = runs.to_string();
+        if !history["endTime"].is_null() {
+            return Err(PullError::Failed(format!(
+                "Flowable instance {instance} has ended already"
+            )));
+        }
+        self.instance = instance.to_string();
+        self.topic = topic_of(instance);
+        // Durable before any job is worked: a resume re-attaches to it.
+        self.witness.journal(Event::InstanceStarted {
+            instance: self.instance.clone(),
+            definition,
+            deployment,
+            topic: Some(self.topic.clone()),
+            worker: Some(self.worker.clone()),
+        })?;
+        self.reattached(prior).await
     }
 
     /// Deploy (unless deployed already), start the instance and journal it.
     async fn start(mut self, settings: &FlowableSettings, key: &str) -> Result<Run, PullError> {
+        let (definition, deployment) =
+            deployed(&self.client, settings, &self.augmented, key).await?;
         let client = &self.client;
-        let url = client.url().to_string();
-        // The definition to start: the one of the deployment of exactly this model
-        // (another model under the same key may have been deployed since).
-        let (definition, deployment) = if settings.deploy {
-            let name = format!(
-                "cuga-flo {key} {:012x}",
-                rest::fxhash(&self.augmented.xml) & 0xffff_ffff_ffff
-            );
-            let at = |e: RestError| call(format!("Flowable at {url}"), e);
-            let deployment = match client.deployment_named(&name).await.map_err(at)? {
-                Some(id) => id,
-                None => client
-                    .deploy(&name, &format!("{key}.bpmn20.xml"), &self.augmented.xml)
-                    .await
-                    .map_err(|e| call(format!("Flowable refused the deployment of `{key}`"), e))?,
-            };
-            let definition = client
-                .definition(key, Some(&deployment))
-                .await
-                .map_err(at)?;
-            (definition, Some(deployment))
-        } else {
-            let definition = client
-                .definition(key, None)
-                .await
-                .map_err(|e| call(format!("Flowable at {url}"), e))?;
-            (definition, None)
-        };
-        let definition = definition.ok_or_else(|| {
-            PullError::Failed(format!(
-                "Flowable at {url} has no process definition `{key}`{}",
-                if settings.deploy {
-                    " in cuga-flo's deployment"
-                } else {
-                    " (and `deploy` is off)"
-                }
-            ))
-        })?;
-        let mut variables = self.request.variables.clone();
-        variables.insert("cugaTopic".into(), Value::String(self.topic.clone()));
         let instance = client
-            .start(&definition, &self.request.run_id, &variables)
+            .start(&definition, &self.request.run_id, &self.request.variables)
             .await
             .map_err(|e| call(format!("Flowable could not start `{key}`"), e))?;
+        self.topic = topic_of(&instance);
         self.instance = instance;
         // Durable before any job is worked: `runs resume` re-attaches to it.
         self.witness.journal(Event::InstanceStarted {
@@ -391,6 +481,10 @@ impl Run {
     ) -> Result<Run, PullError> {
         let url = self.client.url().to_string();
         let Some(instance) = &prior.instance else {
+            // Stopped between taking over an instance and journalling it.
+            if let Some(adopted) = self.request.adopt.clone() {
+                return self.adopt(settings, key, &adopted, prior).await;
+            }
             // Stopped between starting the instance and journalling it: the instance
             // carries the run id as its business key.
             match self
@@ -400,6 +494,7 @@ impl Run {
                 .map_err(|e| self.lost(e))?
             {
                 Some(id) => {
+                    self.topic = topic_of(&id);
                     self.instance = id;
                     self.witness.journal(Event::InstanceStarted {
                         instance: self.instance.clone(),
@@ -414,9 +509,10 @@ impl Run {
             return self.reattached(prior).await;
         };
         self.instance = instance.instance.clone();
-        if let Some(topic) = &instance.topic {
-            self.topic.clone_from(topic);
-        }
+        self.topic = instance
+            .topic
+            .clone()
+            .unwrap_or_else(|| topic_of(&self.instance));
         if let Some(worker) = &instance.worker {
             self.worker.clone_from(worker);
         }
@@ -1806,8 +1902,23 @@ impl Pulled for Run {
         self.work_job(job).await
     }
 
-    /// Fail the run: delete the instance (when Flowable can still be reached).
+    /// Fail the run: delete the instance (when Flowable can still be reached). A run
+    /// that parks when its engine is lost ([`RunRequest::lost_parks`]) parks instead,
+    /// due at once, the instance left as it is.
     async fn fail(&self, why: PullError) -> Ended {
+        if self.request.lost_parks && matches!(why, PullError::Lost { .. }) {
+            let reason = format!("engine lost: {}", why.message());
+            tracing::warn!("run {}: {reason}; parked", self.request.run_id);
+            return match self.witness.journal(Event::RunWaiting {
+                reason,
+                questions: Vec::new(),
+                due_ms: Some(crate::clock::now_ms()),
+                awaiting: Vec::new(),
+            }) {
+                Ok(()) => Ended::Waiting,
+                Err(e) => Ended::Failed(crate::diag::chain(&e)),
+            };
+        }
         let why = why.message();
         let reason = format!("cuga-flo: {why}");
         if let Err(e) = self.client.delete(&self.instance, &reason).await {

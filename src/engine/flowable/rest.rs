@@ -171,17 +171,27 @@ impl Client {
             .map(drop)
     }
 
-    /// The id of the deployment called `name`, if there is one.
+    /// The id of the deployment called `name`, if there is one: the oldest, when
+    /// processes deploying at once made several.
     pub async fn deployment_named(&self, name: &str) -> Result<Option<String>, RestError> {
-        let request = self
-            .api(Method::GET, "repository/deployments")
-            .query(&[("name", name)]);
+        Ok(self.deployments_named(name).await?.into_iter().next())
+    }
+
+    /// The ids of the deployments called `name`, oldest first.
+    pub async fn deployments_named(&self, name: &str) -> Result<Vec<String>, RestError> {
+        let request = self.api(Method::GET, "repository/deployments").query(&[
+            ("name", name),
+            ("sort", "deployTime"),
+            ("order", "asc"),
+            ("size", "100"),
+        ]);
         let found = self.send(request, "GET repository/deployments").await?;
         Ok(found["data"]
             .as_array()
-            .and_then(|d| d.first())
-            .and_then(|d| d["id"].as_str())
-            .map(str::to_string))
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d["id"].as_str().map(str::to_string))
+            .collect())
     }
 
     /// Deploy one BPMN file; the deployment's id.
@@ -341,6 +351,52 @@ impl Client {
         ]);
         let found = self.send(request, "GET jobs").await?;
         Ok(found["total"].as_u64().unwrap_or(0) > 0)
+    }
+
+    /// The instances of `definition` with an external-worker job waiting, each once, in
+    /// the order Flowable lists their jobs: with whether one of its jobs is unlocked (or
+    /// its lock has run out by `now_ms`). What a worker fleet looks at for work.
+    pub async fn instances_with_jobs(
+        &self,
+        definition: &str,
+        now_ms: u64,
+    ) -> Result<Vec<(String, bool)>, RestError> {
+        const PAGE: usize = 500;
+        let mut found: Vec<(String, bool)> = Vec::new();
+        let mut index: std::collections::HashMap<String, usize> = Default::default();
+        let mut start = 0;
+        loop {
+            let request = self.jobs(Method::GET, "jobs").query(&[
+                ("processDefinitionId", definition),
+                ("sort", "id"),
+                ("start", &start.to_string()),
+                ("size", &PAGE.to_string()),
+            ]);
+            let page = self.send(request, "GET jobs").await?;
+            let data = page["data"].as_array().cloned().unwrap_or_default();
+            for job in &data {
+                let Some(instance) = job["processInstanceId"].as_str() else {
+                    continue;
+                };
+                let free = job["lockOwner"].is_null()
+                    || job["lockExpirationTime"]
+                        .as_str()
+                        .and_then(|d| crate::bpmn::parse_date_time(d).ok())
+                        .is_some_and(|until| until <= now_ms);
+                match index.get(instance) {
+                    Some(&i) => found[i].1 |= free,
+                    None => {
+                        index.insert(instance.to_string(), found.len());
+                        found.push((instance.to_string(), free));
+                    }
+                }
+            }
+            start += data.len();
+            let total = page["total"].as_u64().unwrap_or(0) as usize;
+            if data.len() < PAGE || start >= total {
+                return Ok(found);
+            }
+        }
     }
 
     /// Complete a job with variables (set on the process instance).

@@ -24,15 +24,23 @@ pub struct Flowable {
 impl Flowable {
     /// Start a server of our own.
     pub fn start() -> Flowable {
+        Flowable::start_with(&[])
+    }
+
+    /// Start a server of our own with `env` (a node of a cluster on PostgreSQL: the
+    /// `SPRING_DATASOURCE_*` settings, the async executor's lock times).
+    pub fn start_with(env: &[(&str, String)]) -> Flowable {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let out = Command::new("bash")
-            .arg(root.join("tests/flowable/start-server.sh"))
+        let mut cmd = Command::new("bash");
+        cmd.arg(root.join("tests/flowable/start-server.sh"))
             .env("CUGA_FLO_OWNER_PID", std::process::id().to_string())
             .env("FLOWABLE_USER", USER)
             .env("FLOWABLE_PASSWORD", PASSWORD)
-            .stdin(Stdio::null())
-            .output()
-            .expect("bash runs");
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("bash runs");
         assert!(
             out.status.success(),
             "the Flowable server did not start (tests/flowable/start-server.sh):\n{}",
@@ -51,6 +59,23 @@ impl Flowable {
             .and_then(|rest| rest.split('/').next())
             .and_then(|p| p.parse().ok());
         Flowable { url, port }
+    }
+
+    /// Kill it at once (SIGKILL: a node lost), a server of our own only.
+    pub fn kill(&mut self) {
+        if let Some(port) = self.port.take() {
+            let cache = std::env::var("CUGA_FLO_CACHE").map_or_else(
+                |_| Path::new(&std::env::var("HOME").unwrap_or_default()).join(".cache/cuga-flo"),
+                std::path::PathBuf::from,
+            );
+            let dir = std::env::var("CUGA_FLO_FLOWABLE_DIR").map_or_else(
+                |_| cache.join(format!("flowable/run-{port}")),
+                std::path::PathBuf::from,
+            );
+            let pid = std::fs::read_to_string(dir.join("server.pid")).unwrap_or_default();
+            let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+            let _ = std::fs::remove_file(dir.join("server.pid"));
+        }
     }
 
     /// Stop it now (a server of our own only).

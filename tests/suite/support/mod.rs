@@ -9,6 +9,7 @@ pub mod fuseki;
 pub mod http;
 pub mod kogito;
 pub mod listener;
+pub mod postgres;
 pub mod python;
 pub mod runs;
 pub mod slow_model;
