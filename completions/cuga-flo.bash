@@ -1251,7 +1251,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__kogito__subcmd__build)
-            opts="-o -v -q -h --output --port --no-build --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --output --port --no-build --persistence --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1267,6 +1267,10 @@ _cuga__flo() {
                     ;;
                 --port)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --persistence)
+                    COMPREPLY=($(compgen -W "memory postgresql" -- "${cur}"))
                     return 0
                     ;;
                 --apps-dir)
@@ -2655,7 +2659,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__worker)
-            opts="-v -q -h --interval --once --graph-poll --concurrency --metrics --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --interval --once --graph-poll --concurrency --metrics --engine --all --node --poll --answers --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2674,6 +2678,22 @@ _cuga__flo() {
                     return 0
                     ;;
                 --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --engine)
+                    COMPREPLY=($(compgen -W "flowable" -- "${cur}"))
+                    return 0
+                    ;;
+                --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --poll)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

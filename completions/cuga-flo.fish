@@ -547,6 +547,8 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s o -l output -d 'Where the project goes (default: .cuga-flo/kogito/<app>)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l port -d 'The service\'s port (default: the port of the config\'s `workflow_engine.url`, else 8081)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l persistence -d 'Where the service keeps its process instances: `memory` (a restart forgets them) or `postgresql` (Kogito\'s JDBC persistence; the database from QUARKUS_DATASOURCE_JDBC_URL, _USERNAME, _PASSWORD when the service starts)' -r -f -a "memory\t''
+postgresql\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -561,6 +563,10 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l interval -d
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l graph-poll -d 'Also look this often (`30s`, `2m`, `500ms`; a bare number is seconds) into the graph of each run parked at a guardrail, on an endpoint or the embedded store on disk, and resume it as soon as an approver\'s decision is there' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l concurrency -d 'Resume up to N due runs at once [default: the number of cores]' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l metrics -d 'Serve the worker\'s metrics (its queue, how late due runs are, the runs it resumes) in Prometheus\'s text format at http://HOST:PORT/metrics (a loopback address; port 0: any free port); prints `metrics URL` on stdout once ready' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l engine -d 'Serve every instance of the apps\' processes on this engine, whoever started it (a worker fleet): deploy each app\'s model (once per content), take over each instance nobody journals yet, and resume each one a stopped worker left' -r -f -a "flowable\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l node -d 'With --engine: a node of the engine\'s cluster (repeat for each; tried in order, the next when one stops answering) [default: --engine-url, else the first app\'s `workflow_engine.url`]' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l poll -d 'With --engine: how often to look at the engine for work (`500ms`, `2s`)' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l answers -d 'With --engine: answers for the control points of the instances taken over, by id (as `start --answers`), before the app\'s model or a person' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l run-dir -d 'Where runs are journalled (`<DIR>/runs/<run-id>/journal.jsonl`)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l durability -d 'How the journal is committed: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md' -r -f -a "strict\t'fsync every event before it is shown'
 batch\t'one fsync when the run waits or an external effect lands, before it is shown'
@@ -573,6 +579,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l color -d 'W
 always\t''
 never\t''"
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l once -d 'Look once, resume what is due, and exit'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l all -d 'With --engine: every app of the apps folder whose `workflow_engine` is that engine'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l no-model -d 'Never call a model while resuming'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l no-prompt -d 'Never ask at the terminal: questions park again (formerly `--detach`, still accepted)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l json -d 'Stream one JSON event per line'

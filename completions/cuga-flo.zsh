@@ -865,6 +865,7 @@ _arguments "${_arguments_options[@]}" : \
 '-o+[Where the project goes (default\: .cuga-flo/kogito/<app>)]:DIR:_files' \
 '--output=[Where the project goes (default\: .cuga-flo/kogito/<app>)]:DIR:_files' \
 '--port=[The service'\''s port (default\: the port of the config'\''s \`workflow_engine.url\`, else 8081)]:PORT:_default' \
+'--persistence=[Where the service keeps its process instances\: \`memory\` (a restart forgets them) or \`postgresql\` (Kogito'\''s JDBC persistence; the database from QUARKUS_DATASOURCE_JDBC_URL, _USERNAME, _PASSWORD when the service starts)]:STORE:(memory postgresql)' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--no-build[Write the project only; do not run Maven]' \
@@ -911,6 +912,10 @@ _arguments "${_arguments_options[@]}" : \
 '--graph-poll=[Also look this often (\`30s\`, \`2m\`, \`500ms\`; a bare number is seconds) into the graph of each run parked at a guardrail, on an endpoint or the embedded store on disk, and resume it as soon as an approver'\''s decision is there]:DURATION:_default' \
 '--concurrency=[Resume up to N due runs at once \[default\: the number of cores\]]:N:_default' \
 '--metrics=[Serve the worker'\''s metrics (its queue, how late due runs are, the runs it resumes) in Prometheus'\''s text format at http\://HOST\:PORT/metrics (a loopback address; port 0\: any free port); prints \`metrics URL\` on stdout once ready]:HOST:PORT:_default' \
+'--engine=[Serve every instance of the apps'\'' processes on this engine, whoever started it (a worker fleet)\: deploy each app'\''s model (once per content), take over each instance nobody journals yet, and resume each one a stopped worker left]:ENGINE:(flowable)' \
+'*--node=[With --engine\: a node of the engine'\''s cluster (repeat for each; tried in order, the next when one stops answering) \[default\: --engine-url, else the first app'\''s \`workflow_engine.url\`\]]:URL:_default' \
+'--poll=[With --engine\: how often to look at the engine for work (\`500ms\`, \`2s\`)]:DURATION:_default' \
+'--answers=[With --engine\: answers for the control points of the instances taken over, by id (as \`start --answers\`), before the app'\''s model or a person]:FILE:_files' \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--durability=[How the journal is committed\: strict (fsync each event), batch (one fsync per step) or off (no fsync); see docs/journal.md]:MODE:((strict\:"fsync every event before it is shown"
 batch\:"one fsync when the run waits or an external effect lands, before it is shown"
@@ -921,6 +926,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
 '--once[Look once, resume what is due, and exit]' \
+'()--all[With --engine\: every app of the apps folder whose \`workflow_engine\` is that engine]' \
 '--no-model[Never call a model while resuming]' \
 '--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
 '--json[Stream one JSON event per line]' \
@@ -930,6 +936,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
+'*::apps -- With --engine\: the apps to serve (names or folders):_default' \
 && ret=0
 ;;
 (schema)

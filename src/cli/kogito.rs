@@ -9,6 +9,7 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 
 use crate::app::EngineKind;
+use crate::engine::kogito::augment::Persistence;
 use crate::engine::kogito::{augment, project};
 use crate::harness::FlowAgent;
 use crate::reason::NoModel;
@@ -46,6 +47,28 @@ pub struct BuildArgs {
     /// Write the project only; do not run Maven
     #[arg(long)]
     pub no_build: bool,
+
+    /// Where the service keeps its process instances: `memory` (a restart forgets them)
+    /// or `postgresql` (Kogito's JDBC persistence; the database from
+    /// QUARKUS_DATASOURCE_JDBC_URL, _USERNAME, _PASSWORD when the service starts)
+    #[arg(long, value_name = "STORE", value_enum, default_value = "memory")]
+    pub persistence: PersistenceArg,
+}
+
+/// `--persistence`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PersistenceArg {
+    Memory,
+    Postgresql,
+}
+
+impl From<PersistenceArg> for Persistence {
+    fn from(p: PersistenceArg) -> Persistence {
+        match p {
+            PersistenceArg::Memory => Persistence::Memory,
+            PersistenceArg::Postgresql => Persistence::Postgresql,
+        }
+    }
 }
 
 pub fn run(cli: &Cli, args: &KogitoArgs, _style: Style) -> Result<Outcome, UsageError> {
@@ -98,18 +121,25 @@ fn build(cli: &Cli, args: &BuildArgs) -> Result<Outcome, UsageError> {
             variables.push(name);
         }
     }
-    let augmented = augment::augment(process, &annotations, &process_id, &variables, "").map_err(
-        |problems| {
-            let list: Vec<String> = problems
-                .iter()
-                .map(|(id, why)| format!("`{id}`: {why}"))
-                .collect();
-            UsageError::new(format!(
-                "the model cannot run on Kogito: {}",
-                list.join("; ")
-            ))
-        },
-    )?;
+    let persistence = Persistence::from(args.persistence);
+    let augmented = augment::augment_for(
+        process,
+        &annotations,
+        &process_id,
+        &variables,
+        "",
+        persistence,
+    )
+    .map_err(|problems| {
+        let list: Vec<String> = problems
+            .iter()
+            .map(|(id, why)| format!("`{id}`: {why}"))
+            .collect();
+        UsageError::new(format!(
+            "the model cannot run on Kogito: {}",
+            list.join("; ")
+        ))
+    })?;
     let port = args
         .port
         .or_else(|| {
@@ -123,8 +153,14 @@ fn build(cli: &Cli, args: &BuildArgs) -> Result<Outcome, UsageError> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(".cuga-flo/kogito").join(&app.name));
-    let model = project::write(&out, &app.name, std::slice::from_ref(&augmented), port)
-        .map_err(|e| UsageError::new(format!("cannot write {}: {e}", out.display())))?;
+    let model = project::write_with(
+        &out,
+        &app.name,
+        std::slice::from_ref(&augmented),
+        port,
+        persistence,
+    )
+    .map_err(|e| UsageError::new(format!("cannot write {}: {e}", out.display())))?;
     outln!("wrote {} (model {})", out.display(), model[0].display());
     if args.no_build {
         return Ok(Outcome::Ok);

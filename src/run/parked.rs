@@ -495,3 +495,71 @@ pub fn answer_timeouts(journal: &Journal, state: &FlowState) -> Result<Vec<Recor
     }
     Ok(records)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Work found while other work runs is taken at once by a free thread (not after the
+    /// slow one ends), work for a run in hand is not taken twice, and a stop lets the work
+    /// in hand end before `serve_each` returns.
+    #[test]
+    fn serve_each_takes_new_work_while_a_long_run_holds_a_thread() {
+        let base = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let ran: Mutex<Vec<(String, std::time::Instant)>> = Mutex::new(Vec::new());
+        let started = std::time::Instant::now();
+        let mut looks = 0;
+        let look = |free: usize| -> Vec<Next<u32>> {
+            looks += 1;
+            assert!(free <= 2, "free {free}");
+            match looks {
+                // A slow run, and a second look that finds it again (in hand: dropped).
+                1 => vec![Next::Other("slow".into(), 300)],
+                2 => vec![Next::Other("slow".into(), 300)],
+                3 => vec![Next::Other("quick".into(), 1)],
+                _ => {
+                    if started.elapsed() > Duration::from_millis(200) {
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    Vec::new()
+                }
+            }
+        };
+        let taken = serve_each(
+            base.path(),
+            Durability::Off,
+            2,
+            &stop,
+            Duration::from_millis(5),
+            look,
+            |job: Job<u32>| {
+                let Job::Other(ms) = job else {
+                    unreachable!("only other work here")
+                };
+                std::thread::sleep(Duration::from_millis(u64::from(ms)));
+                let name = if ms > 1 { "slow" } else { "quick" };
+                ran.lock()
+                    .unwrap()
+                    .push((name.into(), std::time::Instant::now()));
+                true
+            },
+        );
+        let ran = ran.into_inner().unwrap();
+        let names: Vec<&str> = ran.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["quick", "slow"],
+            "the slow run once, the quick one first"
+        );
+        assert!(
+            ran[0].1 - started < Duration::from_millis(250),
+            "taken at once"
+        );
+        assert_eq!(taken.resumed, 2);
+    }
+}

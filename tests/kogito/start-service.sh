@@ -14,7 +14,9 @@
 #
 #   listening http://127.0.0.1:PORT
 #
-# Everything else goes to stderr. Stop it with stop-service.sh PORT.
+# Everything else goes to stderr. Stop it with stop-service.sh PORT. A service built with
+# `kogito build --persistence postgresql` reads its database from the environment:
+# QUARKUS_DATASOURCE_JDBC_URL, QUARKUS_DATASOURCE_USERNAME, QUARKUS_DATASOURCE_PASSWORD.
 # CUGA_FLO_OWNER_PID: stop the service once this process has exited (tests set it).
 # KOGITO_START_TIMEOUT: seconds to wait for the service (default 120).
 set -euo pipefail
@@ -87,5 +89,5 @@ echo "$PID" >"$RUN/service.pid"
 URL="http://127.0.0.1:$PORT"
 wait_up "$PID" "$RUN/service.pid" "$LOG" service "$URL/$PROCESS" \
     curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/$PROCESS"
-watch_owner "$PID" "$HERE/stop-service.sh" "$PORT"
+watch_owner "$PID" "$HERE/stop-service.sh" "$PORT" "$PID"
 echo "listening $URL"

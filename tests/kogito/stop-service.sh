@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Stop a service started by start-service.sh:  tests/kogito/stop-service.sh PORT
-# TERM, then KILL after 10 s. A service that is not running is not an error.
+# Stop a service started by start-service.sh:  tests/kogito/stop-service.sh PORT [PID]
+# TERM, then KILL after 10 s. A service that is not running is not an error. With PID,
+# only that process (the watchdog of a service that was restarted on the same port must
+# not stop its successor).
 set -euo pipefail
-PORT="${1:?usage: stop-service.sh PORT}"
+PORT="${1:?usage: stop-service.sh PORT [PID]}"
+ONLY="${2:-}"
 RUN="${CUGA_FLO_CACHE:-$HOME/.cache/cuga-flo}/kogito/run-$PORT"
 PIDFILE="$RUN/service.pid"
 [ -s "$PIDFILE" ] || exit 0
 PID="$(cat "$PIDFILE")"
+[ -z "$ONLY" ] || [ "$ONLY" = "$PID" ] || exit 0
 case "$(tr '\0' ' ' <"/proc/$PID/cmdline" 2>/dev/null || true)" in
     *quarkus-run.jar*) ;;
     *) rm -f "$PIDFILE"; exit 0 ;;

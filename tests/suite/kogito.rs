@@ -733,3 +733,81 @@ fn a_parked_child_parks_its_kogito_parent_until_it_is_answered() {
         "Kogito differs from the native engine"
     );
 }
+
+/// `kogito build --persistence postgresql`: the service keeps its instances in a real
+/// PostgreSQL (Debian's binaries, a throwaway cluster). A run parks waiting for a reply;
+/// the service is stopped and started again (same port, same database) while the run
+/// waits; the reply is delivered to the instance the restarted service read back, and
+/// the run goes on to its end on the native engine's path.
+#[test]
+fn a_kogito_service_with_persistence_restarted_mid_run_keeps_its_instances() {
+    use crate::support::postgres::Postgres;
+    if !Postgres::available("kogito persistence") {
+        return;
+    }
+    let pg = Postgres::start("kogito");
+    let (host, port, db, user, password) = pg.parts();
+    let env = [
+        (
+            "QUARKUS_DATASOURCE_JDBC_URL",
+            format!("jdbc:postgresql://{host}:{port}/{db}"),
+        ),
+        ("QUARKUS_DATASOURCE_USERNAME", user),
+        ("QUARKUS_DATASOURCE_PASSWORD", password),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("kogito_waits");
+    let built = cuga(
+        &[
+            "kogito",
+            "build",
+            "kogito_waits",
+            "--persistence",
+            "postgresql",
+            "--no-build",
+            "--out",
+            project.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(built.status.success(), "{}", show(&built));
+    let mut service = kogito::Kogito::start_with(project.to_str().unwrap(), None, &env);
+    let url = service.url.clone();
+    let service_port = service.port();
+
+    let mut records = Vec::new();
+    for (engine, args) in [
+        ("native", vec!["--engine", "native"]),
+        ("kogito", vec!["--engine-url", url.as_str()]),
+    ] {
+        let dir = tmp.path().join(engine);
+        let mut start = vec!["start", "kogito_waits", "--json", "--max-wait", "0"];
+        start.extend(&args);
+        let out = cuga(&start, Some(&dir));
+        assert_eq!(out.status.code(), Some(3), "{engine}: {}", show(&out));
+        let id = only_run(&dir);
+        if engine == "kogito" {
+            // The service goes down and comes back while the run waits.
+            service.stop();
+            service = kogito::Kogito::start_with(project.to_str().unwrap(), service_port, &env);
+            assert_eq!(service.url, url, "restarted on the same port");
+        }
+        let mut message = vec!["runs", "message", &id, "Reply", "--var", "note=thanks"];
+        message.extend(["--json", "--max-wait", "0"]);
+        let out = cuga(&message, Some(&dir));
+        assert_eq!(out.status.code(), Some(3), "{engine}: {}", show(&out));
+        std::thread::sleep(Duration::from_millis(2500));
+        let out = cuga(&["runs", "resume", "--due", "--json"], Some(&dir));
+        assert_eq!(out.status.code(), Some(0), "{engine}: {}", show(&out));
+        records.push(waits_record(&journal(&dir)));
+    }
+    assert!(
+        records[0].iter().any(|r| r == "node_entered Catch_Reply"),
+        "native: {:#?}",
+        records[0]
+    );
+    assert_eq!(
+        records[1], records[0],
+        "Kogito with persistence, restarted mid-run, differs from the native engine"
+    );
+}

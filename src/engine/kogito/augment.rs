@@ -41,6 +41,24 @@ pub struct Augmented {
     pub rewritten: Rewritten,
 }
 
+/// Where a Kogito service keeps its process instances (`kogito build --persistence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Persistence {
+    /// In the service's memory: a restart forgets them (Kogito's default).
+    #[default]
+    Memory,
+    /// In PostgreSQL, with Kogito's JDBC persistence add-on: they outlive a restart.
+    Postgresql,
+}
+
+/// The Java class of the variables of a service with persistence: any JSON value, kept as
+/// its text (`templates/Value.java`).
+pub const VALUE_CLASS: &str = "org.cugaflo.Value";
+
+/// The variable a service with persistence keeps each instance's path in (the BPMN ids
+/// entered, one per line), so that a restarted service still knows it.
+pub const TRACE_VARIABLE: &str = "cugaTrace";
+
 /// The variables the correlation keys of the model's messages read, in order.
 fn correlation_variables(process: &Process) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
@@ -79,7 +97,8 @@ pub fn java_identifier(text: &str) -> String {
 }
 
 /// Rewrite `process` for Kogito as process `process_id`, declaring `variables`, with
-/// `id_prefix` before every id (empty: the model's ids).
+/// `id_prefix` before every id (empty: the model's ids), for a service that keeps its
+/// instances in memory.
 pub fn augment(
     process: &Process,
     annotations: &FlowAnnotations,
@@ -87,7 +106,50 @@ pub fn augment(
     variables: &[String],
     id_prefix: &str,
 ) -> Result<Augmented, Vec<(String, String)>> {
+    augment_for(
+        process,
+        annotations,
+        process_id,
+        variables,
+        id_prefix,
+        Persistence::Memory,
+    )
+}
+
+/// [`augment`], for a service that keeps its instances as `persistence` says. Kogito's
+/// persistence stores only variables of types it can map (not `Object`): with a
+/// database, the variables are declared as [`VALUE_CLASS`] (any JSON value, kept as its
+/// text), the instance's path is kept in the variable [`TRACE_VARIABLE`] (a restarted
+/// service knows it), and multi-instance activities, whose collections are Java
+/// collections, are refused.
+pub fn augment_for(
+    process: &Process,
+    annotations: &FlowAnnotations,
+    process_id: &str,
+    variables: &[String],
+    id_prefix: &str,
+    persistence: Persistence,
+) -> Result<Augmented, Vec<(String, String)>> {
     let rewritten = rewrite::rewrite(process, annotations, crate::app::EngineKind::Kogito)?;
+    if persistence != Persistence::Memory {
+        let refused: Vec<(String, String)> = rewritten
+            .roles
+            .values()
+            .filter_map(|role| match role {
+                rewrite::Role::Multi { node, .. } => Some((
+                    node.clone(),
+                    "a multi-instance activity cannot run on a Kogito service with \
+                     persistence yet (its collection is a Java collection, which Kogito's \
+                     persistence cannot store); build the service without `--persistence`"
+                        .to_string(),
+                )),
+                _ => None,
+            })
+            .collect();
+        if !refused.is_empty() {
+            return Err(refused);
+        }
+    }
     let process_id = java_identifier(process_id);
     let task_names: BTreeMap<String, String> = rewritten
         .nodes
@@ -185,12 +247,20 @@ pub fn augment(
             declared.push((slots(variable), "Object"));
         }
     }
+    if persistence != Persistence::Memory {
+        declared.push((TRACE_VARIABLE.to_string(), "String"));
+    }
+    let object = match persistence {
+        Persistence::Memory => "Object",
+        Persistence::Postgresql => VALUE_CLASS,
+    };
     let xml = write_xml(
         process,
         &process_id,
         &service,
         &task_names_by_service_id,
         &declared,
+        object,
     );
     Ok(Augmented {
         id_prefix: id_prefix.to_string(),
@@ -486,6 +556,7 @@ fn write_xml(
     rewritten: &Rewritten,
     task_names: &BTreeMap<String, String>,
     declared: &[(String, &str)],
+    object: &str,
 ) -> String {
     let mut xml = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
@@ -494,7 +565,7 @@ fn write_xml(
          xmlns:drools=\"http://www.jboss.org/drools\" \
          id=\"_cugaflo_defs\" exporter=\"cuga-flo\" targetNamespace=\"http://www.omg.org/bpmn20\">\n",
     );
-    for (ty, java) in [("_ObjectItem", "Object"), ("_StringItem", "String")] {
+    for (ty, java) in [("_ObjectItem", object), ("_StringItem", "String")] {
         let _ = writeln!(
             xml,
             "  <bpmn2:itemDefinition id=\"{ty}\" structureRef=\"{java}\"/>"
@@ -541,10 +612,16 @@ fn write_xml(
         );
     }
     let children = rewritten.scopes();
+    // The trace is the service's own: no task reads or writes it.
+    let mapped: Vec<(String, &str)> = declared
+        .iter()
+        .filter(|(v, _)| v != TRACE_VARIABLE)
+        .cloned()
+        .collect();
     let writer = Writer {
         flows: &rewritten.flows,
         task_names,
-        declared,
+        declared: &mapped,
     };
     write_scope(&writer, &mut xml, &children, None, 2);
     xml.push_str("  </bpmn2:process>\n</bpmn2:definitions>\n");

@@ -1017,6 +1017,7 @@ impl Run {
             .into_iter()
             .map(|(node, event_type)| (self.model_id(&node).to_string(), event_type))
             .collect();
+        let waits = race_order(&self.request.process, waits);
         // (A resumed run's waits learn their signal here.)
         self.known().pending.retain(|node, p| {
             let found = waits
@@ -1485,6 +1486,44 @@ fn rebuild_waits(known: &mut Known, records: &[crate::journal::Record]) {
             _ => {}
         }
     }
+}
+
+/// `waits` (model ids, as the service listed them) in the order the native engine arms
+/// them: the catches an event-based gateway races are armed in the order of its outgoing
+/// flows, where the first of them was listed. (A service with persistence lists the node
+/// instances of an instance it read back in no particular order.)
+fn race_order(
+    process: &crate::bpmn::Process,
+    waits: Vec<(String, String)>,
+) -> Vec<(String, String)> {
+    let topology = Topology::from_process(process);
+    let race = |node: &str| -> Option<(String, usize)> {
+        topology.incoming(node).find_map(|f| {
+            let gateway = topology.node(&f.source)?;
+            matches!(
+                gateway.kind,
+                crate::bpmn::NodeKind::Gateway(crate::bpmn::GatewayKind::EventBased)
+            )
+            .then(|| {
+                let at = topology
+                    .outgoing(&gateway.id)
+                    .position(|o| o.target == node)
+                    .unwrap_or(0);
+                (gateway.id.clone(), at)
+            })
+        })
+    };
+    let mut keyed: Vec<((usize, usize), (String, String))> = Vec::with_capacity(waits.len());
+    let mut first: std::collections::HashMap<String, usize> = Default::default();
+    for (i, wait) in waits.into_iter().enumerate() {
+        let key = match race(&wait.0) {
+            Some((gateway, at)) => (*first.entry(gateway).or_insert(i), at),
+            None => (i, 0),
+        };
+        keyed.push((key, wait));
+    }
+    keyed.sort_by_key(|(key, _)| *key);
+    keyed.into_iter().map(|(_, wait)| wait).collect()
 }
 
 #[cfg(test)]

@@ -19,15 +19,24 @@ impl Kogito {
     /// Build (if needed) and start `app`'s service (an app name, or the folder of a
     /// project written already).
     pub fn start(app: &str) -> Kogito {
+        Kogito::start_with(app, None, &[])
+    }
+
+    /// [`Kogito::start`] on `port` (a free one when `None`), with `env` (a service built
+    /// `--persistence postgresql`: the `QUARKUS_DATASOURCE_*` settings).
+    pub fn start_with(app: &str, port: Option<u16>, env: &[(&str, String)]) -> Kogito {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let out = Command::new("bash")
-            .arg(root.join("tests/kogito/start-service.sh"))
+        let mut cmd = Command::new("bash");
+        cmd.arg(root.join("tests/kogito/start-service.sh"))
             .arg(app)
+            .args(port.map(|p| p.to_string()))
             .env("CUGA_FLO_BIN", env!("CARGO_BIN_EXE_cuga-flo"))
             .env("CUGA_FLO_OWNER_PID", std::process::id().to_string())
-            .stdin(Stdio::null())
-            .output()
-            .expect("bash runs");
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("bash runs");
         assert!(
             out.status.success(),
             "the Kogito service of {app} did not start (tests/kogito/start-service.sh):\n{}",
@@ -42,6 +51,11 @@ impl Kogito {
             .to_string();
         let port = url.rsplit(':').next().and_then(|p| p.parse().ok());
         Kogito { url, port }
+    }
+
+    /// The port it listens on (a service of our own).
+    pub fn port(&self) -> Option<u16> {
+        self.port
     }
 
     pub fn stop(&mut self) {

@@ -16,6 +16,27 @@ pub struct Postgres {
 }
 
 impl Postgres {
+    /// Whether PostgreSQL's binaries are here; when they are not, a test that needs them
+    /// is skipped (saying so), unless `CUGA_FLO_REQUIRE_POSTGRES` is set (CI sets it).
+    pub fn available(test: &str) -> bool {
+        let here = std::env::var_os("POSTGRES_BIN").is_some()
+            || std::fs::read_dir("/usr/lib/postgresql")
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok())
+                .any(|e| e.path().join("bin/initdb").exists());
+        if !here {
+            assert!(
+                std::env::var_os("CUGA_FLO_REQUIRE_POSTGRES").is_none(),
+                "{test}: PostgreSQL's binaries are missing (Debian: apt-get install postgresql)"
+            );
+            eprintln!(
+                "{test}: skipped, PostgreSQL's binaries are missing (Debian: apt-get install postgresql)"
+            );
+        }
+        here
+    }
+
     /// Start a cluster with database (and user) `db`.
     pub fn start(db: &str) -> Postgres {
         let out = Command::new("bash")

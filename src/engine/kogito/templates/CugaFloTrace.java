@@ -77,6 +77,12 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
     /** how many ended traces to keep (oldest dropped first) */
     static final int MAX_ENDED = 10_000;
 
+    /** A service with persistence (`kogito build --persistence`) also keeps each active
+     *  instance's path in its variable `cugaTrace` (one BPMN id per line), stored with the
+     *  instance: a restarted service restores the trace from it. */
+    static final boolean PERSIST = /* {{persist}} */ false;
+    static final String TRACE_VARIABLE = "cugaTrace";
+
     static final class Trace {
         final String processId;
         final List<String> path = new ArrayList<>();
@@ -120,7 +126,27 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
 
     Trace trace(Object pi) {
         KogitoProcessInstance kpi = (KogitoProcessInstance) pi;
-        return traces.computeIfAbsent(kpi.getStringId(), k -> new Trace(kpi.getProcessId()));
+        return traces.computeIfAbsent(kpi.getStringId(), k -> restored(kpi));
+    }
+
+    /** A new trace of `kpi`: with persistence, the path its variable kept (a restarted
+     *  service sees the instance for the first time mid-run). */
+    static Trace restored(KogitoProcessInstance kpi) {
+        Trace t = new Trace(kpi.getProcessId());
+        if (PERSIST && kpi instanceof WorkflowProcessInstance) {
+            Object kept = ((WorkflowProcessInstance) kpi).getVariable(TRACE_VARIABLE);
+            if (kept instanceof String && !((String) kept).isEmpty()) {
+                t.path.addAll(java.util.Arrays.asList(((String) kept).split("\n")));
+            }
+        }
+        return t;
+    }
+
+    /** With persistence: the path into the instance's variable (`t` locked). */
+    static void keep(Object pi, Trace t) {
+        if (PERSIST && pi instanceof WorkflowProcessInstance) {
+            ((WorkflowProcessInstance) pi).setVariable(TRACE_VARIABLE, String.join("\n", t.path));
+        }
     }
 
     @Override
@@ -138,6 +164,7 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
                 t.endNode = bpmnId(node);
                 t.terminated = ((EndNode) node).isTerminate();
             }
+            keep(event.getProcessInstance(), t);
         }
     }
 
@@ -156,6 +183,7 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
                     t.path.add(bpmnId((Node) parent));
                 }
                 t.path.add(bpmnId(node));
+                keep(event.getProcessInstance(), t);
             }
         }
     }
@@ -331,8 +359,24 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
     }
 
     static WorkflowProcessInstance internal(ProcessInstance<?> pi) {
-        WorkflowProcessInstance wpi = ((org.kie.kogito.process.impl.AbstractProcessInstance<?>) pi)
-                .internalGetProcessInstance();
+        org.kie.kogito.process.impl.AbstractProcessInstance<?> api =
+                (org.kie.kogito.process.impl.AbstractProcessInstance<?>) pi;
+        WorkflowProcessInstance wpi = api.internalGetProcessInstance();
+        if (wpi == null) {
+            // An instance read from storage (a service with persistence) is rebuilt on first
+            // use, by a method Kogito keeps protected.
+            try {
+                Method load = org.kie.kogito.process.impl.AbstractProcessInstance.class
+                        .getDeclaredMethod("processInstance");
+                load.setAccessible(true);
+                wpi = (WorkflowProcessInstance) load.invoke(api);
+            } catch (InvocationTargetException e) {
+                Throwable cause = e.getCause();
+                throw cause instanceof RuntimeException ? (RuntimeException) cause : new IllegalStateException(cause);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("this Kogito cannot read a stored instance: " + e, e);
+            }
+        }
         if (wpi == null) {
             throw new NotFoundException();
         }
@@ -479,10 +523,29 @@ public class CugaFloTrace extends DefaultKogitoProcessEventListener {
         @Inject
         CugaFloTrace listener;
 
+        @Inject
+        Application application;
+
+        @Inject
+        Processes processes;
+
         @GET
         @Path("/{id}")
         public Map<String, Object> get(@PathParam("id") String id) {
             Map<String, Object> t = listener.find(id);
+            if (t == null && PERSIST) {
+                // Not seen since the service started: an instance it stored.
+                t = UnitOfWorkExecutor.executeInUnitOfWork(application.unitOfWorkManager(), () -> {
+                    for (String processId : processes.processIds()) {
+                        java.util.Optional<? extends ProcessInstance<?>> pi =
+                                processes.processById(processId).instances().findById(id);
+                        if (pi.isPresent()) {
+                            return listener.trace(internal(pi.get())).view();
+                        }
+                    }
+                    return null;
+                });
+            }
             if (t == null) {
                 throw new NotFoundException();
             }
