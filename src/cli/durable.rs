@@ -277,6 +277,7 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
     let interval = std::time::Duration::from_secs_f64(args.interval);
     let mut looks = crate::run::resume::Looks::new(interval, args.graph_poll);
     let mut next_poll = std::time::Instant::now();
+    let mut next_orphans = std::time::Instant::now();
     // What is due, and the engine's work: what the free threads take next.
     let mut look = |free: usize| -> Vec<Next<Adopting>> {
         let mut items: Vec<Next<Adopting>> = looks
@@ -284,14 +285,24 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
             .into_iter()
             .map(|(id, found)| Next::Resume(id, found))
             .collect();
-        if let Some((fleet, runtime)) = &fleet
-            && std::time::Instant::now() >= next_poll
-        {
-            next_poll = std::time::Instant::now() + args.poll;
-            let most = free.saturating_sub(items.len());
-            items.extend(fleet_work(
-                cli, args, &settings, fleet, runtime, &items, most,
-            ));
+        if let Some((fleet, runtime)) = &fleet {
+            let now = std::time::Instant::now();
+            if now >= next_orphans {
+                // Every --interval: the runs a dead worker left whose instance has no job.
+                next_orphans = now + interval;
+                for id in crate::run::fleet::Fleet::orphans(&settings.run_dir) {
+                    if !items.iter().any(|i| i.id() == id) {
+                        items.push(Next::Resume(id, Found::Engine));
+                    }
+                }
+            }
+            if now >= next_poll {
+                next_poll = now + args.poll;
+                let most = free.saturating_sub(items.len());
+                items.extend(fleet_work(
+                    cli, args, &settings, fleet, runtime, &items, most,
+                ));
+            }
         }
         items
     };

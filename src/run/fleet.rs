@@ -79,7 +79,8 @@ pub enum Work {
 pub struct Fleet {
     cluster: Cluster,
     apps: Vec<Served>,
-    /// Instances a look found that cannot be taken over (refused once, logged once).
+    /// Instances a look found that are not the fleet's to take over (another definition's
+    /// id, a `start` run's), looked at once.
     refused: Mutex<HashSet<String>>,
 }
 
@@ -219,9 +220,19 @@ impl Fleet {
                 return Ok(None);
             }
             // Ended (or deleted) since the look: nothing to take over.
-            let Some(variables) = self.cluster.variables(instance).await? else {
+            let Some(read) = self.cluster.variables(instance).await? else {
                 return Ok(None);
             };
+            // Started by `cuga-flo start`: its own run drives it (and resumes it).
+            if let Some(run) = read.driven_by {
+                tracing::debug!("fleet: Flowable instance {instance} is driven by run {run}");
+                self.refused
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(instance.to_string());
+                return Ok(None);
+            }
+            let variables = read.variables;
             return Ok(Some(Work::Adopt {
                 app,
                 adoption: Adoption {
@@ -245,6 +256,24 @@ impl Fleet {
             // A worker died in it, or it parked and Flowable moved it since.
             _ => Some(Work::Resume(instance.to_string())),
         })
+    }
+
+    /// The runs under `base` a worker stopped in (SIGKILL, a lost machine) that no look
+    /// at Flowable finds: their journal is neither finished nor parked and nobody holds
+    /// it, and their instance has no job waiting (it ended, or moved on by itself, after
+    /// the dead worker's last completion). Resumed, each re-attaches to its instance and
+    /// journals how it ended. One read of each journal's last line.
+    pub fn orphans(base: &Path) -> Vec<String> {
+        store::run_ids(base)
+            .into_iter()
+            .filter(|id| {
+                let dir = store::run_dir(base, id);
+                !matches!(
+                    store::last_record(&dir.join(JOURNAL_FILE)).map(|r| r.event),
+                    None | Some(Event::RunFinished { .. } | Event::RunWaiting { .. })
+                ) && store::hold(&dir).is_ok()
+            })
+            .collect()
     }
 
     fn is_refused(&self, instance: &str) -> bool {

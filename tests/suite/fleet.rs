@@ -155,24 +155,59 @@ fn shape(records: &[Value]) -> (Vec<String>, Vec<String>) {
     (path, answered)
 }
 
-fn worker(run_dir: &Path, nodes: [&str; 2], answers: &Path, log: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_cuga-flo"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+/// A `cuga-flo worker` process, killed when dropped (a failing test leaves none behind).
+struct Worker(Child);
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn worker(run_dir: &Path, nodes: [&str; 2], answers: &Path, log: &Path) -> Worker {
+    worker_with(run_dir, nodes, answers, log, 4, &[])
+}
+
+fn worker_with(
+    run_dir: &Path,
+    nodes: [&str; 2],
+    answers: &Path,
+    log: &Path,
+    concurrency: u16,
+    env: &[(&str, &str)],
+) -> Worker {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_CRASH_AT")
         .envs(flowable::credentials())
         .env("NO_COLOR", "1")
         .args(["worker", "--engine", "flowable", "loan_approval"])
         .args(["--node", nodes[0], "--node", nodes[1]])
-        .args(["--concurrency", "4", "--poll", "200ms", "--interval", "1"])
+        .args(["--concurrency", &concurrency.to_string()])
+        .args(["--poll", "200ms", "--interval", "1"])
         .arg("--answers")
         .arg(answers)
         .arg("--run-dir")
         .arg(run_dir)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(log.with_extension("out")).unwrap())
-        .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
-        .spawn()
-        .expect("cuga-flo runs")
+        .stderr(std::fs::File::create(log.with_extension("err")).unwrap());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Worker(cmd.spawn().expect("cuga-flo runs"))
+}
+
+/// The process key a worker serves, once it says so (`serving APP on Flowable (definition
+/// KEY:VERSION:ID) through URL`).
+fn served_key(log: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(log.with_extension("out")).ok()?;
+    text.lines()
+        .find_map(|l| l.split("(definition ").nth(1))
+        .and_then(|r| r.split(':').next())
+        .map(str::to_string)
 }
 
 /// The runs under `run_dir` that have finished, by status.
@@ -264,23 +299,16 @@ fn a_worker_fleet_completes_every_instance_once_through_a_lost_node_and_a_lost_w
         "the workers' deployments",
         Duration::from_secs(60),
         tmp.path(),
-        || {
-            let def = |w: &str| {
-                let text =
-                    std::fs::read_to_string(tmp.path().join(w).with_extension("out")).ok()?;
-                text.lines()
-                    .find_map(|l| l.split("(definition ").nth(1))
-                    .and_then(|r| r.split(':').next())
-                    .map(str::to_string)
-            };
-            match (def("w1"), def("w2")) {
-                (Some(a), Some(b)) => {
-                    assert_eq!(a, b, "both workers serve one process");
-                    key = a;
-                    true
-                }
-                _ => false,
+        || match (
+            served_key(&tmp.path().join("w1")),
+            served_key(&tmp.path().join("w2")),
+        ) {
+            (Some(a), Some(b)) => {
+                assert_eq!(a, b, "both workers serve one process");
+                key = a;
+                true
             }
+            _ => false,
         },
     );
 
@@ -304,8 +332,8 @@ fn a_worker_fleet_completes_every_instance_once_through_a_lost_node_and_a_lost_w
         || finished(&runs).len() >= INSTANCES / 10,
     );
     node1.kill();
-    w1.kill().unwrap();
-    w1.wait().unwrap();
+    w1.0.kill().unwrap();
+    w1.0.wait().unwrap();
     let killed = Instant::now();
     let done_before = finished(&runs).len();
     wait_for(
@@ -324,11 +352,11 @@ fn a_worker_fleet_completes_every_instance_once_through_a_lost_node_and_a_lost_w
 
     // SIGTERM: the surviving worker stops taking work and exits 0.
     let status = Command::new("kill")
-        .args(["-TERM", &w2.id().to_string()])
+        .args(["-TERM", &w2.0.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    let exit = w2.wait().unwrap();
+    let exit = w2.0.wait().unwrap();
     assert_eq!(exit.code(), Some(0), "the worker's exit on SIGTERM");
 
     // Every instance once, completed, as on the native engine; no control point twice.
@@ -417,4 +445,95 @@ fn a_worker_fleet_completes_every_instance_once_through_a_lost_node_and_a_lost_w
         let out = cli_step(&["runs", "verify", id], &runs, &[], 0);
         assert!(String::from_utf8_lossy(&out.stdout).contains("journal intact"));
     }
+}
+
+/// A worker that dies right after completing an instance's last job (the instance then
+/// ends on Flowable, with no job left for any look to find) leaves its run unfinished; the
+/// next worker finds the run by its journal, re-attaches to the ended instance and closes
+/// the run as it ended, asking nothing again.
+#[test]
+fn a_run_whose_worker_died_after_its_instances_last_job_is_closed_by_the_next_worker() {
+    let server = flowable::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let answers = tmp.path().join("answers.yaml");
+    answers_of("loan_approval", "approve", &answers);
+    let native_dir = tmp.path().join("native");
+    let inputs = inputs_of("loan_approval", "approve", &native_dir);
+    let native = shape(&crate::support::runs::journal(&native_dir));
+    let nodes = [server.url.as_str(), server.url.as_str()];
+    // loan_approval's approve path has five control points: the fifth completion is the
+    // instance's last job.
+    let mut a = worker_with(
+        &runs,
+        nodes,
+        &answers,
+        &tmp.path().join("w1"),
+        1,
+        &[("CUGA_FLO_CRASH_AT", "engine.after_complete#5")],
+    );
+    let mut key = String::new();
+    wait_for(
+        "the deployment",
+        Duration::from_secs(60),
+        tmp.path(),
+        || {
+            served_key(&tmp.path().join("w1")).is_some_and(|k| {
+                key = k;
+                true
+            })
+        },
+    );
+    let created = rest(
+        "POST",
+        &format!("{}/runtime/process-instances", server.url),
+        Some(&json!({"processDefinitionKey": key, "variables": inputs})),
+    );
+    let id = created["id"].as_str().unwrap().to_string();
+    wait_for(
+        "the worker's death",
+        Duration::from_secs(120),
+        tmp.path(),
+        || a.0.try_wait().unwrap().is_some(),
+    );
+    let left = records(&runs, &id);
+    assert_ne!(
+        left.last().unwrap()["event"],
+        "run_finished",
+        "the dead worker closed the run"
+    );
+    wait_for(
+        "the instance's end",
+        Duration::from_secs(60),
+        tmp.path(),
+        || {
+            !rest(
+                "GET",
+                &format!("{}/history/historic-process-instances/{id}", server.url),
+                None,
+            )["endTime"]
+                .is_null()
+        },
+    );
+    let _b = worker(&runs, nodes, &answers, &tmp.path().join("w2"));
+    wait_for(
+        "the run closed",
+        Duration::from_secs(60),
+        tmp.path(),
+        || finished(&runs).iter().any(|(r, _)| *r == id),
+    );
+    let records = records(&runs, &id);
+    assert_eq!(
+        records.last().unwrap()["status"],
+        "completed",
+        "{:#?}",
+        records.last()
+    );
+    assert_eq!(shape(&records), native, "path and decisions");
+    let keys = answered_keys(&records);
+    let mut unique = keys.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(keys.len(), unique.len(), "a control point answered twice");
+    assert_eq!(keys.len(), 5);
 }

@@ -174,13 +174,30 @@ impl Cluster {
         Ok(found)
     }
 
-    /// The variables of `instance` (without cuga-flo's own); `None` when it is gone.
-    pub async fn variables(&self, instance: &str) -> Result<Option<Map<String, Value>>, PullError> {
+    /// The variables of `instance` (without cuga-flo's own), and the run that drives it
+    /// when cuga-flo's `start` started it ([`super::RUN_VARIABLE`]); `None` when it is
+    /// gone.
+    pub async fn variables(&self, instance: &str) -> Result<Option<Variables>, PullError> {
         let client = self.client();
         match client.variables(instance).await {
-            Ok(v) => Ok(Some(user_variables(v))),
+            Ok(v) => Ok(Some(Variables {
+                driven_by: v
+                    .get(super::RUN_VARIABLE)
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                variables: user_variables(v),
+            })),
             Err(e) if e.status == Some(404) => Ok(None),
             Err(e) => Err(PullError::at("Flowable", client.url(), e)),
         }
     }
+}
+
+/// An instance's variables, as a fleet reads them before taking it over.
+#[derive(Debug, Clone)]
+pub struct Variables {
+    /// The process variables, without cuga-flo's own.
+    pub variables: Map<String, Value>,
+    /// The cuga-flo run that started the instance and drives it, if one did.
+    pub driven_by: Option<String>,
 }

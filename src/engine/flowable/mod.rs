@@ -43,7 +43,7 @@ mod cluster;
 mod multi;
 pub mod rest;
 
-pub use cluster::{Cluster, Deployed};
+pub use cluster::{Cluster, Deployed, Variables};
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -187,6 +187,10 @@ impl FlowableSettings {
             .map_err(|e| unreachable(client.url(), e))
     }
 }
+
+/// The variable an instance `start` started carries: the id of the run that drives it
+/// (a worker fleet takes over only instances without one).
+pub const RUN_VARIABLE: &str = "cugaRun";
 
 /// The topic of an instance's external-worker jobs (the rewritten model's
 /// `cuga-flo.${execution.processInstanceId}`): every instance its own, whoever started it.
@@ -453,8 +457,14 @@ impl Run {
         let (definition, deployment) =
             deployed(&self.client, settings, &self.augmented, key).await?;
         let client = &self.client;
+        // The run that drives it: a worker fleet leaves the instance to it.
+        let mut variables = self.request.variables.clone();
+        variables.insert(
+            RUN_VARIABLE.into(),
+            Value::String(self.request.run_id.clone()),
+        );
         let instance = client
-            .start(&definition, &self.request.run_id, &self.request.variables)
+            .start(&definition, &self.request.run_id, &variables)
             .await
             .map_err(|e| call(format!("Flowable could not start `{key}`"), e))?;
         self.topic = topic_of(&instance);
