@@ -9,7 +9,7 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 
 use crate::app::EngineKind;
-use crate::engine::kogito::augment::Persistence;
+use crate::engine::kogito::Persistence;
 use crate::engine::kogito::{augment, project};
 use crate::harness::FlowAgent;
 use crate::reason::NoModel;

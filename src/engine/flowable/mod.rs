@@ -214,10 +214,27 @@ async fn deployed(
         let at = |e: RestError| call(format!("Flowable at {url}"), e);
         let deployment = match client.deployment_named(&name).await.map_err(at)? {
             Some(id) => id,
-            None => client
+            None => match client
                 .deploy(&name, &format!("{key}.bpmn20.xml"), &augmented.xml)
                 .await
-                .map_err(|e| call(format!("Flowable refused the deployment of `{key}`"), e))?,
+            {
+                Ok(id) => id,
+                // Another process deploying the same content at the same moment may win
+                // the definition's version (Flowable refuses the second one): its
+                // deployment serves as well.
+                Err(e) => {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    match client.deployment_named(&name).await.map_err(at)? {
+                        Some(id) => id,
+                        None => {
+                            return Err(call(
+                                format!("Flowable refused the deployment of `{key}`"),
+                                e,
+                            ));
+                        }
+                    }
+                }
+            },
         };
         let definition = client
             .definition(key, Some(&deployment))

@@ -57,6 +57,8 @@
 //! each when it waits when sequential, the activity once when it has no instance.
 
 pub mod augment;
+
+pub use augment::Persistence;
 pub mod project;
 pub mod rest;
 
