@@ -126,6 +126,18 @@ fn inputs_of(app: &str, scenario: &str, run_dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// What both tests run: `loan_approval`'s `approve` scenario under `dir`, as an answers
+/// file, its inputs as Flowable REST variables, and the path and decisions of its run on
+/// the native engine.
+fn approve_under(dir: &Path) -> (std::path::PathBuf, Vec<Value>, (Vec<String>, Vec<String>)) {
+    let answers = dir.join("answers.yaml");
+    answers_of("loan_approval", "approve", &answers);
+    let native_dir = dir.join("native");
+    let inputs = inputs_of("loan_approval", "approve", &native_dir);
+    let native = shape(&crate::support::runs::journal(&native_dir));
+    (answers, inputs, native)
+}
+
 /// The path and the control points answered, in order, of a run's records.
 fn shape(records: &[Value]) -> (Vec<String>, Vec<String>) {
     let path = records
@@ -227,7 +239,9 @@ fn finished(run_dir: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Wait until `done`, at most `limit`; then fail with what the workers logged under `logs`.
+/// Wait until `done`, at most `limit` (generous: CI's two cores run other tests beside
+/// two JVMs and PostgreSQL); then fail with how many runs under `logs/runs` finished and
+/// what the workers logged under `logs`.
 fn wait_for(what: &str, limit: Duration, logs: &Path, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
@@ -245,7 +259,12 @@ fn wait_for(what: &str, limit: Duration, logs: &Path, mut done: impl FnMut() -> 
                     }
                 }
             }
-            panic!("{what}: not within {limit:?}\n{shown}");
+            let runs = logs.join("runs");
+            let journalled = std::fs::read_dir(runs.join("runs")).map_or(0, |d| d.count());
+            panic!(
+                "{what}: not within {limit:?} ({} of {journalled} runs finished)\n{shown}",
+                finished(&runs).len()
+            );
         }
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -274,11 +293,7 @@ fn a_worker_fleet_completes_every_instance_once_through_a_lost_node_and_a_lost_w
 
     let tmp = tempfile::tempdir().unwrap();
     let runs = tmp.path().join("runs");
-    let answers = tmp.path().join("answers.yaml");
-    answers_of("loan_approval", "approve", &answers);
-    let native_dir = tmp.path().join("native");
-    let inputs = inputs_of("loan_approval", "approve", &native_dir);
-    let native = shape(&crate::support::runs::journal(&native_dir));
+    let (answers, inputs, native) = approve_under(tmp.path());
 
     let mut w1 = worker(
         &runs,
@@ -327,7 +342,7 @@ fn a_worker_fleet_completes_every_instance_once_through_a_lost_node_and_a_lost_w
     // Mid-run: a node and a worker die.
     wait_for(
         "the first runs",
-        Duration::from_secs(120),
+        Duration::from_secs(300),
         tmp.path(),
         || finished(&runs).len() >= INSTANCES / 10,
     );
@@ -338,7 +353,7 @@ fn a_worker_fleet_completes_every_instance_once_through_a_lost_node_and_a_lost_w
     let done_before = finished(&runs).len();
     wait_for(
         "every instance",
-        Duration::from_secs(300),
+        Duration::from_secs(900),
         tmp.path(),
         || finished(&runs).len() >= INSTANCES,
     );
@@ -456,11 +471,7 @@ fn a_run_whose_worker_died_after_its_instances_last_job_is_closed_by_the_next_wo
     let server = flowable::shared();
     let tmp = tempfile::tempdir().unwrap();
     let runs = tmp.path().join("runs");
-    let answers = tmp.path().join("answers.yaml");
-    answers_of("loan_approval", "approve", &answers);
-    let native_dir = tmp.path().join("native");
-    let inputs = inputs_of("loan_approval", "approve", &native_dir);
-    let native = shape(&crate::support::runs::journal(&native_dir));
+    let (answers, inputs, native) = approve_under(tmp.path());
     let nodes = [server.url.as_str(), server.url.as_str()];
     // loan_approval's approve path has five control points: the fifth completion is the
     // instance's last job.

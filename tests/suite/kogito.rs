@@ -287,49 +287,14 @@ fn waits_record(records: &[serde_json::Value]) -> Vec<String> {
 #[test]
 fn a_kogito_run_parks_for_a_message_from_outside_and_a_timer_and_resumes_as_on_the_native_engine() {
     let tmp = tempfile::tempdir().unwrap();
-    let project = tmp.path().join("kogito_waits");
-    let built = cuga(
-        &[
-            "kogito",
-            "build",
-            "kogito_waits",
-            "--no-build",
-            "--out",
-            project.to_str().unwrap(),
-        ],
-        None,
-    );
-    assert!(built.status.success(), "{}", show(&built));
+    let project = waits_project(tmp.path(), &[]);
     let service = kogito::Kogito::start(project.to_str().unwrap());
-    let mut records = Vec::new();
-    for (engine, args) in [
-        ("native", vec!["--engine", "native"]),
-        ("kogito", vec!["--engine-url", service.url.as_str()]),
-    ] {
-        let dir = tmp.path().join(engine);
-        let mut start = vec!["start", "kogito_waits", "--json", "--max-wait", "0"];
-        start.extend(&args);
-        // The gateway races the reply against a timer of an hour: the run parks.
-        let out = cuga(&start, Some(&dir));
-        assert_eq!(out.status.code(), Some(3), "{engine}: {}", show(&out));
-        let id = only_run(&dir);
-        // The reply arrives: the run goes on to the pause of two seconds, and parks again.
-        let mut message = vec!["runs", "message", &id, "Reply", "--var", "note=thanks"];
-        message.extend(["--json", "--max-wait", "0"]);
-        if engine == "kogito" {
-            message.extend(["--engine-url", service.url.as_str()]);
-        }
-        let out = cuga(&message, Some(&dir));
-        assert_eq!(out.status.code(), Some(3), "{engine}: {}", show(&out));
-        std::thread::sleep(Duration::from_millis(2500));
-        let mut due = vec!["runs", "resume", "--due", "--json"];
-        if engine == "kogito" {
-            due.extend(["--engine-url", service.url.as_str()]);
-        }
-        let out = cuga(&due, Some(&dir));
-        assert_eq!(out.status.code(), Some(0), "{engine}: {}", show(&out));
-        records.push(waits_record(&journal(&dir)));
-    }
+    let native = waits_run(&tmp.path().join("native"), &["--engine", "native"], || {});
+    let on_kogito = waits_run(
+        &tmp.path().join("kogito"),
+        &["--engine-url", service.url.as_str()],
+        || {},
+    );
     let expected = [
         "node_entered Start",
         "node_entered Task_Ask",
@@ -338,15 +303,53 @@ fn a_kogito_run_parks_for_a_message_from_outside_and_a_timer_and_resumes_as_on_t
     ];
     for entry in expected {
         assert!(
-            records[0].iter().any(|r| r == entry),
-            "native: {entry} in {:#?}",
-            records[0]
+            native.iter().any(|r| r == entry),
+            "native: {entry} in {native:#?}"
         );
     }
-    assert_eq!(
-        records[1], records[0],
-        "Kogito differs from the native engine"
-    );
+    assert_eq!(on_kogito, native, "Kogito differs from the native engine");
+}
+
+/// `kogito_waits`'s service project, written (not built) under `dir` with `extra`
+/// arguments to `kogito build`.
+fn waits_project(dir: &std::path::Path, extra: &[&str]) -> std::path::PathBuf {
+    let project = dir.join("kogito_waits");
+    let mut args = vec!["kogito", "build", "kogito_waits", "--no-build"];
+    args.extend(extra);
+    args.extend(["--out", project.to_str().unwrap()]);
+    let built = cuga(&args, None);
+    assert!(built.status.success(), "{}", show(&built));
+    project
+}
+
+/// A run of `kogito_waits` under `dir`, started with `engine` (its engine arguments,
+/// given again to every command that resumes it): the gateway races the reply against a
+/// timer of an hour, so the run parks (`while_parked` runs then); the reply arrives and
+/// the run goes on to the pause of two seconds and parks again; once the pause is due,
+/// `runs resume --due` takes it to its end. What [`waits_record`] keeps of its journal.
+fn waits_run(dir: &std::path::Path, engine: &[&str], while_parked: impl FnOnce()) -> Vec<String> {
+    let follow: Vec<&str> = if engine.first() == Some(&"--engine-url") {
+        engine.to_vec()
+    } else {
+        Vec::new()
+    };
+    let mut start = vec!["start", "kogito_waits", "--json", "--max-wait", "0"];
+    start.extend(engine);
+    let out = cuga(&start, Some(dir));
+    assert_eq!(out.status.code(), Some(3), "{engine:?}: {}", show(&out));
+    let id = only_run(dir);
+    while_parked();
+    let mut message = vec!["runs", "message", &id, "Reply", "--var", "note=thanks"];
+    message.extend(["--json", "--max-wait", "0"]);
+    message.extend(&follow);
+    let out = cuga(&message, Some(dir));
+    assert_eq!(out.status.code(), Some(3), "{engine:?}: {}", show(&out));
+    std::thread::sleep(Duration::from_millis(2500));
+    let mut due = vec!["runs", "resume", "--due", "--json"];
+    due.extend(&follow);
+    let out = cuga(&due, Some(dir));
+    assert_eq!(out.status.code(), Some(0), "{engine:?}: {}", show(&out));
+    waits_record(&journal(dir))
 }
 
 /// The status a run's journal under `dir` ended with, if it has ended.
@@ -756,58 +759,23 @@ fn a_kogito_service_with_persistence_restarted_mid_run_keeps_its_instances() {
         ("QUARKUS_DATASOURCE_PASSWORD", password),
     ];
     let tmp = tempfile::tempdir().unwrap();
-    let project = tmp.path().join("kogito_waits");
-    let built = cuga(
-        &[
-            "kogito",
-            "build",
-            "kogito_waits",
-            "--persistence",
-            "postgresql",
-            "--no-build",
-            "--out",
-            project.to_str().unwrap(),
-        ],
-        None,
-    );
-    assert!(built.status.success(), "{}", show(&built));
+    let project = waits_project(tmp.path(), &["--persistence", "postgresql"]);
     let mut service = kogito::Kogito::start_with(project.to_str().unwrap(), None, &env);
     let url = service.url.clone();
-    let service_port = service.port();
-
-    let mut records = Vec::new();
-    for (engine, args) in [
-        ("native", vec!["--engine", "native"]),
-        ("kogito", vec!["--engine-url", url.as_str()]),
-    ] {
-        let dir = tmp.path().join(engine);
-        let mut start = vec!["start", "kogito_waits", "--json", "--max-wait", "0"];
-        start.extend(&args);
-        let out = cuga(&start, Some(&dir));
-        assert_eq!(out.status.code(), Some(3), "{engine}: {}", show(&out));
-        let id = only_run(&dir);
-        if engine == "kogito" {
-            // The service goes down and comes back while the run waits.
-            service.stop();
-            service = kogito::Kogito::start_with(project.to_str().unwrap(), service_port, &env);
-            assert_eq!(service.url, url, "restarted on the same port");
-        }
-        let mut message = vec!["runs", "message", &id, "Reply", "--var", "note=thanks"];
-        message.extend(["--json", "--max-wait", "0"]);
-        let out = cuga(&message, Some(&dir));
-        assert_eq!(out.status.code(), Some(3), "{engine}: {}", show(&out));
-        std::thread::sleep(Duration::from_millis(2500));
-        let out = cuga(&["runs", "resume", "--due", "--json"], Some(&dir));
-        assert_eq!(out.status.code(), Some(0), "{engine}: {}", show(&out));
-        records.push(waits_record(&journal(&dir)));
-    }
+    let native = waits_run(&tmp.path().join("native"), &["--engine", "native"], || {});
+    // The service goes down and comes back while the run waits.
+    let on_kogito = waits_run(&tmp.path().join("kogito"), &["--engine-url", &url], || {
+        let port = service.port();
+        service.stop();
+        service = kogito::Kogito::start_with(project.to_str().unwrap(), port, &env);
+        assert_eq!(service.url, url, "restarted on the same port");
+    });
     assert!(
-        records[0].iter().any(|r| r == "node_entered Catch_Reply"),
-        "native: {:#?}",
-        records[0]
+        native.iter().any(|r| r == "node_entered Catch_Reply"),
+        "native: {native:#?}"
     );
     assert_eq!(
-        records[1], records[0],
+        on_kogito, native,
         "Kogito with persistence, restarted mid-run, differs from the native engine"
     );
 }
