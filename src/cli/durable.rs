@@ -349,52 +349,20 @@ fn fleet(
     cli: &Cli,
     args: &WorkerArgs,
 ) -> Result<(crate::run::fleet::Fleet, tokio::runtime::Runtime), UsageError> {
-    use crate::app::registry::{self, Target};
-    let apps: Vec<registry::AppRef> = if args.all {
-        registry::discover(&cli.apps_dir)
-            .map_err(|e| UsageError::new(format!("cannot list {}: {e}", cli.apps_dir.display())))?
-            .into_iter()
-            .filter(|app| {
-                crate::app::load_app(app)
-                    .config
-                    .is_some_and(|c| c.engine.kind == crate::app::EngineKind::Flowable)
-            })
-            .collect()
-    } else {
-        let mut apps = Vec::new();
-        for name in &args.apps {
-            match registry::resolve(name, &cli.apps_dir) {
-                Ok(Target::App(app)) => apps.push(app),
-                Ok(Target::Model(path)) => {
-                    return Err(UsageError::new(format!(
-                        "{} is a BPMN model; a worker fleet serves apps",
-                        path.display()
-                    )));
-                }
-                Err(e) => return Err(UsageError::new(e.to_string())),
-            }
+    let (apps, nodes) = crate::run::fleet::Fleet::served(
+        &cli.apps_dir,
+        (!args.all).then_some(args.apps.as_slice()),
+        &args.nodes,
+        args.common.engine_url.as_deref(),
+    )
+    .map_err(|e| {
+        let help = e.help();
+        let error = UsageError::new(crate::diag::chain(&e));
+        match help {
+            Some(help) => error.with_help(help),
+            None => error,
         }
-        apps
-    };
-    if apps.is_empty() {
-        return Err(UsageError::new(format!(
-            "no app under {} runs on Flowable",
-            cli.apps_dir.display()
-        )));
-    }
-    let mut nodes = args.nodes.clone();
-    if nodes.is_empty() {
-        let url = args.common.engine_url.clone().or_else(|| {
-            crate::app::load_app(&apps[0]).config.and_then(|c| {
-                crate::engine::engine_url(&c.engine, None, crate::app::EngineKind::Flowable).ok()
-            })
-        });
-        nodes.extend(url);
-    }
-    if nodes.is_empty() {
-        return Err(UsageError::new("no Flowable node to serve")
-            .with_help("give --node URL (or --engine-url URL)"));
-    }
+    })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

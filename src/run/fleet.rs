@@ -51,6 +51,19 @@ pub enum FleetError {
     /// The deployment or a call failed.
     #[error(transparent)]
     Flowable(#[from] PullError),
+    /// What the worker was asked to serve cannot be served: why.
+    #[error("{0}")]
+    Asked(String),
+    /// No node named, and none configured.
+    #[error("no Flowable node to serve")]
+    NoNodeNamed,
+}
+
+impl FleetError {
+    /// What to do about it, when there is something to say.
+    pub fn help(&self) -> Option<&'static str> {
+        matches!(self, FleetError::NoNodeNamed).then_some("give --node URL (or --engine-url URL)")
+    }
 }
 
 /// One app the fleet serves: its model deployed.
@@ -85,6 +98,63 @@ pub struct Fleet {
 }
 
 impl Fleet {
+    /// What a fleet serves: the apps `names` names under `apps_dir` (`None`: every app
+    /// there whose `workflow_engine` is Flowable), on the cluster's `nodes` (none named:
+    /// `engine_url`, else the first app's `workflow_engine.url`).
+    pub fn served(
+        apps_dir: &Path,
+        names: Option<&[String]>,
+        nodes: &[String],
+        engine_url: Option<&str>,
+    ) -> Result<(Vec<AppRef>, Vec<String>), FleetError> {
+        use crate::app::registry::{self, Target};
+        let apps: Vec<AppRef> = match names {
+            None => registry::discover(apps_dir)
+                .map_err(|e| FleetError::Asked(format!("cannot list {}: {e}", apps_dir.display())))?
+                .into_iter()
+                .filter(|app| {
+                    crate::app::load_app(app)
+                        .config
+                        .is_some_and(|c| c.engine.kind == EngineKind::Flowable)
+                })
+                .collect(),
+            Some(names) => {
+                let mut apps = Vec::new();
+                for name in names {
+                    match registry::resolve(name, apps_dir) {
+                        Ok(Target::App(app)) => apps.push(app),
+                        Ok(Target::Model(path)) => {
+                            return Err(FleetError::Asked(format!(
+                                "{} is a BPMN model; a worker fleet serves apps",
+                                path.display()
+                            )));
+                        }
+                        Err(e) => return Err(FleetError::Asked(e.to_string())),
+                    }
+                }
+                apps
+            }
+        };
+        let Some(first) = apps.first() else {
+            return Err(FleetError::Asked(format!(
+                "no app under {} runs on Flowable",
+                apps_dir.display()
+            )));
+        };
+        let mut nodes = nodes.to_vec();
+        if nodes.is_empty() {
+            nodes.extend(engine_url.map(str::to_string).or_else(|| {
+                crate::app::load_app(first).config.and_then(|c| {
+                    crate::engine::engine_url(&c.engine, None, EngineKind::Flowable).ok()
+                })
+            }));
+        }
+        if nodes.is_empty() {
+            return Err(FleetError::NoNodeNamed);
+        }
+        Ok((apps, nodes))
+    }
+
     /// Deploy each of `apps` (checked for Flowable; its `workflow_engine` block gives the
     /// credentials and the definition key) through the first of the cluster's `urls`
     /// that answers.
