@@ -146,5 +146,5 @@ URL="http://127.0.0.1:$PORT/flowable-rest/service"
 wait_up "$PID" "$PIDFILE" "$LOG" server "$URL" \
     curl -s -o /dev/null -w '%{http_code}' --max-time 5 -u "$USER_NAME:$USER_PASSWORD" \
     "$URL/repository/process-definitions?size=1"
-watch_owner "$PID" "$HERE/stop-server.sh" "$PORT"
+watch_owner "$PID" "$HERE/stop-server.sh" "$PORT" "$PID"
 echo "listening $URL"

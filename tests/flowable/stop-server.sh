@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Stop a server started by start-server.sh:  tests/flowable/stop-server.sh PORT
+# Stop a server started by start-server.sh:  tests/flowable/stop-server.sh PORT [PID]
 # TERM, then KILL after 10 s; removes the pid file. A server that is not
 # running is not an error.
 set -euo pipefail
 
-PORT="${1:?usage: stop-server.sh PORT}"
+PORT="${1:?usage: stop-server.sh PORT [PID]}"
+# With PID, only that process: the watchdog of a server restarted on the same port must
+# not stop its successor.
+ONLY="${2:-}"
 CACHE="${CUGA_FLO_CACHE:-$HOME/.cache/cuga-flo}/flowable"
 RUN="${CUGA_FLO_FLOWABLE_DIR:-$CACHE/run-$PORT}"
 PIDFILE="$RUN/server.pid"
@@ -16,6 +19,9 @@ if [ ! -s "$PIDFILE" ]; then
     exit 0
 fi
 PID="$(cat "$PIDFILE")"
+if [ -n "$ONLY" ] && [ "$ONLY" != "$PID" ]; then
+    exit 0
+fi
 # Only signal the process if it is still our server (pids get reused).
 CMD="$(tr '\0' ' ' <"/proc/$PID/cmdline" 2>/dev/null || true)"
 case "$CMD" in

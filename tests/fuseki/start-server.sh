@@ -90,5 +90,5 @@ echo "$PID" >"$PIDFILE"
 URL="http://127.0.0.1:$PORT"
 wait_up "$PID" "$PIDFILE" "$LOG" server "$URL/ds" \
     curl -s -o /dev/null -w '%{http_code}' --max-time 5 --data-urlencode 'query=ASK {}' "$URL/ds/query"
-watch_owner "$PID" "$HERE/stop-server.sh" "$PORT"
+watch_owner "$PID" "$HERE/stop-server.sh" "$PORT" "$PID"
 echo "listening $URL"
