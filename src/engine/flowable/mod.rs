@@ -458,14 +458,7 @@ impl Run {
         }
         self.instance = instance.to_string();
         self.topic = topic_of(instance);
-        // Durable before any job is worked: a resume re-attaches to it.
-        self.witness.journal(Event::InstanceStarted {
-            instance: self.instance.clone(),
-            definition,
-            deployment,
-            topic: Some(self.topic.clone()),
-            worker: Some(self.worker.clone()),
-        })?;
+        self.journal_instance(definition, deployment)?;
         self.reattached(prior).await
     }
 
@@ -486,7 +479,17 @@ impl Run {
             .map_err(|e| call(format!("Flowable could not start `{key}`"), e))?;
         self.topic = topic_of(&instance);
         self.instance = instance;
-        // Durable before any job is worked: `runs resume` re-attaches to it.
+        self.journal_instance(definition, deployment)?;
+        Ok(self)
+    }
+
+    /// Journal the instance the run works (`instance_started`: its definition, deployment,
+    /// topic and worker), durable before any job is worked: a resume re-attaches to it.
+    fn journal_instance(
+        &self,
+        definition: String,
+        deployment: Option<String>,
+    ) -> Result<(), PullError> {
         self.witness.journal(Event::InstanceStarted {
             instance: self.instance.clone(),
             definition,
@@ -494,7 +497,7 @@ impl Run {
             topic: Some(self.topic.clone()),
             worker: Some(self.worker.clone()),
         })?;
-        Ok(self)
+        Ok(())
     }
 
     /// Re-attach to the instance a resumed run's journal names: check that it is still
@@ -523,13 +526,7 @@ impl Run {
                 Some(id) => {
                     self.topic = topic_of(&id);
                     self.instance = id;
-                    self.witness.journal(Event::InstanceStarted {
-                        instance: self.instance.clone(),
-                        definition: String::new(),
-                        deployment: None,
-                        topic: Some(self.topic.clone()),
-                        worker: Some(self.worker.clone()),
-                    })?;
+                    self.journal_instance(String::new(), None)?;
                 }
                 None => return self.start(settings, key).await,
             }
