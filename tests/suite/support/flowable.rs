@@ -30,29 +30,17 @@ impl Flowable {
     /// Start a server of our own with `env` (a node of a cluster on PostgreSQL: the
     /// `SPRING_DATASOURCE_*` settings, the async executor's lock times).
     pub fn start_with(env: &[(&str, String)]) -> Flowable {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut cmd = Command::new("bash");
-        cmd.arg(root.join("tests/flowable/start-server.sh"))
-            .env("CUGA_FLO_OWNER_PID", std::process::id().to_string())
-            .env("FLOWABLE_USER", USER)
-            .env("FLOWABLE_PASSWORD", PASSWORD)
-            .stdin(Stdio::null());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().expect("bash runs");
-        assert!(
-            out.status.success(),
-            "the Flowable server did not start (tests/flowable/start-server.sh):\n{}",
-            String::from_utf8_lossy(&out.stderr)
+        let mut env = env.to_vec();
+        env.extend([
+            ("FLOWABLE_USER", USER.to_string()),
+            ("FLOWABLE_PASSWORD", PASSWORD.to_string()),
+        ]);
+        let url = super::start_server(
+            "tests/flowable/start-server.sh",
+            &[],
+            &env,
+            "the Flowable server",
         );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let url = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("listening "))
-            .unwrap_or_else(|| panic!("start-server.sh printed no `listening URL`: {stdout}"))
-            .trim()
-            .to_string();
         let port = url
             .split(':')
             .nth(2)

@@ -21,25 +21,12 @@ pub struct Fuseki {
 impl Fuseki {
     /// Start a server of our own.
     pub fn start() -> Fuseki {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let out = Command::new("bash")
-            .arg(root.join("tests/fuseki/start-server.sh"))
-            .env("CUGA_FLO_OWNER_PID", std::process::id().to_string())
-            .stdin(Stdio::null())
-            .output()
-            .expect("bash runs");
-        assert!(
-            out.status.success(),
-            "the Fuseki server did not start (tests/fuseki/start-server.sh):\n{}",
-            String::from_utf8_lossy(&out.stderr)
+        let url = super::start_server(
+            "tests/fuseki/start-server.sh",
+            &[],
+            &[],
+            "the Fuseki server",
         );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let url = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("listening "))
-            .unwrap_or_else(|| panic!("start-server.sh printed no `listening URL`: {stdout}"))
-            .trim()
-            .to_string();
         let port = url.rsplit(':').next().and_then(|p| p.parse().ok());
         Fuseki { url, port }
     }

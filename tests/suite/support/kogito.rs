@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
 /// A service started for these tests.
@@ -25,30 +25,17 @@ impl Kogito {
     /// [`Kogito::start`] on `port` (a free one when `None`), with `env` (a service built
     /// `--persistence postgresql`: the `QUARKUS_DATASOURCE_*` settings).
     pub fn start_with(app: &str, port: Option<u16>, env: &[(&str, String)]) -> Kogito {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut cmd = Command::new("bash");
-        cmd.arg(root.join("tests/kogito/start-service.sh"))
-            .arg(app)
-            .args(port.map(|p| p.to_string()))
-            .env("CUGA_FLO_BIN", env!("CARGO_BIN_EXE_cuga-flo"))
-            .env("CUGA_FLO_OWNER_PID", std::process::id().to_string())
-            .stdin(Stdio::null());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().expect("bash runs");
-        assert!(
-            out.status.success(),
-            "the Kogito service of {app} did not start (tests/kogito/start-service.sh):\n{}",
-            String::from_utf8_lossy(&out.stderr)
+        let port_arg = port.map(|p| p.to_string());
+        let mut args = vec![app];
+        args.extend(port_arg.as_deref());
+        let mut env = env.to_vec();
+        env.push(("CUGA_FLO_BIN", env!("CARGO_BIN_EXE_cuga-flo").to_string()));
+        let url = super::start_server(
+            "tests/kogito/start-service.sh",
+            &args,
+            &env,
+            &format!("the Kogito service of {app}"),
         );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let url = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("listening "))
-            .unwrap_or_else(|| panic!("start-service.sh printed no `listening URL`: {stdout}"))
-            .trim()
-            .to_string();
         let port = url.rsplit(':').next().and_then(|p| p.parse().ok());
         Kogito { url, port }
     }

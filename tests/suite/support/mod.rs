@@ -190,3 +190,32 @@ pub fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// Run a test server's start script (`script`, relative to the repository, with `args`
+/// and `env`; the server stops once this test binary exits: `CUGA_FLO_OWNER_PID`) and
+/// return what its one `listening …` line says; fail, with the script's stderr, when it
+/// could not start `what`.
+pub fn start_server(script: &str, args: &[&str], env: &[(&str, String)], what: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cmd = Command::new("bash");
+    cmd.arg(root.join(script))
+        .args(args)
+        .env("CUGA_FLO_OWNER_PID", std::process::id().to_string())
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{what} did not start ({script}):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("listening "))
+        .unwrap_or_else(|| panic!("{script} printed no `listening …` line: {stdout}"))
+        .trim()
+        .to_string()
+}

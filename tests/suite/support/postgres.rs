@@ -39,25 +39,7 @@ impl Postgres {
 
     /// Start a cluster with database (and user) `db`.
     pub fn start(db: &str) -> Postgres {
-        let out = Command::new("bash")
-            .arg(root().join("tests/postgres/start-server.sh"))
-            .arg(db)
-            .env("CUGA_FLO_OWNER_PID", std::process::id().to_string())
-            .stdin(Stdio::null())
-            .output()
-            .expect("bash runs");
-        assert!(
-            out.status.success(),
-            "PostgreSQL did not start (tests/postgres/start-server.sh):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let line = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("listening "))
-            .unwrap_or_else(|| {
-                panic!("start-server.sh printed no `listening URL DATADIR`: {stdout}")
-            });
+        let line = super::start_server("tests/postgres/start-server.sh", &[db], &[], "PostgreSQL");
         let (url, data) = line.trim().split_once(' ').expect("URL DATADIR");
         Postgres {
             url: url.to_string(),
