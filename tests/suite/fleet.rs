@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::support::flowable::{self, Flowable};
 use crate::support::http;
 use crate::support::postgres::Postgres;
-use crate::support::runs::{answered_keys, app_dir, cli_step, records};
+use crate::support::runs::{answered_once, app_dir, cli_step, records};
 
 /// How many instances the fault test starts.
 const INSTANCES: usize = 200;
@@ -387,15 +387,7 @@ fn a_worker_fleet_completes_every_instance_once_through_a_lost_node_and_a_lost_w
         assert_eq!(status, "completed", "run {id}");
         let records = records(&runs, id);
         assert_eq!(shape(&records), native, "run {id}: path and decisions");
-        let keys = answered_keys(&records);
-        let mut unique = keys.clone();
-        unique.sort();
-        unique.dedup();
-        assert_eq!(
-            keys.len(),
-            unique.len(),
-            "run {id}: a control point answered twice"
-        );
+        let keys = answered_once(&records, &format!("run {id}"));
         resumed += records
             .iter()
             .filter(|r| r["event"] == "run_resumed")
@@ -541,10 +533,6 @@ fn a_run_whose_worker_died_after_its_instances_last_job_is_closed_by_the_next_wo
         records.last()
     );
     assert_eq!(shape(&records), native, "path and decisions");
-    let keys = answered_keys(&records);
-    let mut unique = keys.clone();
-    unique.sort();
-    unique.dedup();
-    assert_eq!(keys.len(), unique.len(), "a control point answered twice");
+    let keys = answered_once(&records, &format!("run {id}"));
     assert_eq!(keys.len(), 5);
 }

@@ -306,6 +306,21 @@ pub fn answered_keys(records: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// The idempotency keys of the control points answered in `records`, each asserted
+/// answered once (`context` says where, when one was answered twice).
+pub fn answered_once(records: &[Value], context: &str) -> Vec<String> {
+    let keys = answered_keys(records);
+    let mut unique = keys.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        keys.len(),
+        "a control point answered twice: {keys:?}\n{context}"
+    );
+    keys
+}
+
 /// The crash points (`CUGA_FLO_CRASH_TRACE`) a `start_scenario` run passes: number and name.
 pub fn crash_points(
     app: &Path,
@@ -380,11 +395,7 @@ pub fn kill_and_resume(
             show(&resumed)
         );
         assert_eq!(final_state(&records), want, "{context}");
-        let keys = answered_keys(&records);
-        let mut unique = keys.clone();
-        unique.sort();
-        unique.dedup();
-        assert_eq!(unique.len(), keys.len(), "a key answered twice: {context}");
+        let keys = answered_once(&records, &context);
         assert_eq!(keys.len(), answers, "{context}");
         let met = String::from_utf8_lossy(&resumed.stdout)
             .lines()
