@@ -36,6 +36,7 @@ mod serve;
 mod serve_a2a;
 mod signals;
 mod start;
+mod store;
 mod target;
 mod test;
 mod tools;
@@ -247,6 +248,18 @@ pub struct Cli {
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
 
+    /// Where runs are kept: the run folder (`files`, the default), or a PostgreSQL
+    /// database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host's
+    /// run folder is then its cache of it); `cuga-flo store migrate` prepares one
+    #[arg(
+        long,
+        global = true,
+        env = "CUGA_FLO_STORE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -288,6 +301,8 @@ pub enum Command {
     Kogito(kogito::KogitoArgs),
     /// Resume waiting runs as their timers come due (and answered ones), until stopped
     Worker(durable::WorkerArgs),
+    /// The run store a database keeps (--store postgres://…): migrate its schema, its status
+    Store(store::StoreArgs),
     /// Print the JSON Schema of a flow config, a scenario or an answers file (for editors)
     Schema(schema::SchemaArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
@@ -346,6 +361,13 @@ pub fn main() -> ExitCode {
     init_logging(cli.verbose, cli.quiet);
     init_telemetry();
     let style = Style::detect(cli.color);
+    if let Err(e) = mount_store(&cli) {
+        eprintln!("{}: {}", style.error_word(), e.message);
+        if let Some(help) = &e.help {
+            eprintln!("  help: {help}");
+        }
+        return Outcome::Usage.into();
+    }
     let result = match &cli.command {
         Command::Init(args) => init::run(&cli, args, style),
         Command::List(args) => list::run(&cli, args, style),
@@ -360,6 +382,7 @@ pub fn main() -> ExitCode {
         Command::Tools(args) => tools::run(&cli, args, style),
         Command::Kogito(args) => kogito::run(&cli, args, style),
         Command::Worker(args) => durable::worker(&cli, args, style),
+        Command::Store(args) => store::run(&cli, args, style),
         Command::Schema(args) => schema::run(args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
@@ -376,6 +399,20 @@ pub fn main() -> ExitCode {
             Outcome::Usage.into()
         }
     }
+}
+
+/// `--store`: where this process keeps runs (`store migrate|status` open it themselves:
+/// the database may not be migrated yet).
+fn mount_store(cli: &Cli) -> Result<(), UsageError> {
+    let Some(url) = &cli.store else {
+        return Ok(());
+    };
+    if matches!(cli.command, Command::Store(_)) {
+        return Ok(());
+    }
+    let url = crate::run::store::StoreUrl::parse(url)?;
+    crate::run::store::mount(&url)?;
+    Ok(())
 }
 
 /// OpenTelemetry as the `OTEL_*` variables configure it (off unless they name an OTLP

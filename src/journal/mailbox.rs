@@ -194,6 +194,10 @@ pub fn deliver_to_run(
     delivery: &Delivery,
     durability: super::Durability,
 ) -> Result<Vec<Record>, DeliveryError> {
+    if store::check_run_id(run).is_ok() {
+        // With a shared store: the run as the store has it (another host may have it only).
+        let _ = super::shared::refresh(base, run);
+    }
     let dir = store::run_dir(base, run);
     if store::check_run_id(run).is_err() || !dir.join(store::JOURNAL_FILE).is_file() {
         return Err(DeliveryError::NoRun {

@@ -9,6 +9,9 @@ pub mod event;
 pub mod export;
 pub mod mailbox;
 pub mod otel;
+#[cfg(feature = "postgres")]
+pub mod pg;
+pub mod shared;
 pub mod state;
 pub mod store;
 pub mod verify;

@@ -15,6 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use super::EventSink;
 use super::chain::{Anchor, anchor, line_hash};
 use super::event::{Event, Record};
+use super::shared::{self, Batch, Lease};
 
 /// The journal's file name inside a run directory.
 pub const JOURNAL_FILE: &str = "journal.jsonl";
@@ -65,6 +66,10 @@ pub enum JournalError {
         match pid { Some(pid) => format!(" (pid {pid})"), None => String::new() }
     )]
     Locked { run_dir: PathBuf, pid: Option<u32> },
+    /// The run's lease in a shared store was lost (the store went away and another process
+    /// took the run meanwhile, or its head moved): this process may not write it any more.
+    #[error("run {} is no longer this process's to write: {message}", run_dir.display())]
+    Fenced { run_dir: PathBuf, message: String },
 }
 
 impl JournalError {
@@ -183,6 +188,8 @@ struct Inner {
     broken: Option<JournalError>,
     /// The run's spans and measurements, telemetry on.
     otel: Option<super::otel::RunTrace>,
+    /// The run's lease in the shared store (`--store`), which each commit goes to first.
+    lease: Option<Box<dyn Lease>>,
 }
 
 impl Journal {
@@ -190,6 +197,11 @@ impl Journal {
     /// journal's lifetime. Fails with [`JournalError::Exists`] when the directory already
     /// holds a journal, with [`JournalError::Locked`] when another journal holds its lock.
     pub fn create(run_dir: &Path, options: JournalOptions) -> Result<Journal, JournalError> {
+        // A shared store first: the run is claimed there, by this process, or not at all.
+        let lease = match shared::mounted() {
+            Some(store) => Some(store.lease(run_dir, &dir_name(run_dir), true)?),
+            None => None,
+        };
         fs::create_dir_all(run_dir).map_err(|e| JournalError::io(run_dir, &e))?;
         let path = run_dir.join(JOURNAL_FILE);
         let file = OpenOptions::new()
@@ -212,7 +224,7 @@ impl Journal {
             file.sync_all().map_err(|e| JournalError::io(&path, &e))?;
             sync_dir(run_dir)?;
         }
-        Ok(Journal::with_file(
+        let journal = Journal::with_file(
             run_dir,
             path,
             file,
@@ -221,7 +233,9 @@ impl Journal {
             Some(options.anchor.hash()),
             None,
             None,
-        ))
+        );
+        lock(&journal.inner).lease = lease;
+        Ok(journal)
     }
 
     /// Reopen the journal in `run_dir` to append to it (after a crash): lock it, read it
@@ -234,6 +248,16 @@ impl Journal {
         durability: Durability,
     ) -> Result<(Journal, Reopened), JournalError> {
         let path = run_dir.join(JOURNAL_FILE);
+        // A shared store first: the run's lease, then its journal as the store has it.
+        let lease = match shared::mounted() {
+            Some(store) => {
+                let id = dir_name(run_dir);
+                let lease = store.lease(run_dir, &id, false)?;
+                shared::bring_dir(store, run_dir, &id, None)?;
+                Some(lease)
+            }
+            None => None,
+        };
         let mut file = OpenOptions::new()
             .read(true)
             .append(true)
@@ -281,6 +305,7 @@ impl Journal {
             head,
             checked.records.first(),
         );
+        lock(&journal.inner).lease = lease;
         journal.write_head(&lock(&journal.inner));
         Ok((
             journal,
@@ -315,6 +340,7 @@ impl Journal {
                 head,
                 broken: None,
                 otel: super::otel::RunTrace::new(first),
+                lease: None,
             }),
             observers: Vec::new(),
         }
@@ -370,8 +396,15 @@ impl Journal {
         if inner.buffer.is_empty() {
             return Ok(());
         }
-        crate::crash::point("journal.before_write");
         let began = crate::telemetry::metrics().map(|_| std::time::Instant::now());
+        if let Err(err) = self.commit_shared(inner) {
+            inner.broken = Some(err.clone());
+            inner.buffer.clear();
+            crate::terminal::shown(inner.pending.len());
+            inner.pending.clear();
+            return Err(err);
+        }
+        crate::crash::point("journal.before_write");
         let written = write_batch(&mut inner.file, &inner.buffer).and_then(|()| {
             crate::crash::point("journal.before_fsync");
             if self.durability.syncs() {
@@ -406,6 +439,34 @@ impl Journal {
         // Keep the allocations for the next batch.
         inner.buffer.clear();
         inner.pending.clear();
+        Ok(())
+    }
+
+    /// The batch to the shared store, when the run is kept in one: before the cache (the
+    /// run folder) is written, so nothing is shown that the store does not hold.
+    fn commit_shared(&self, inner: &mut Inner) -> Result<(), JournalError> {
+        let Some(last) = inner.pending.last() else {
+            return Ok(());
+        };
+        let Some(lease) = inner.lease.as_mut() else {
+            return Ok(());
+        };
+        let run_id = dir_name(&self.run_dir);
+        let (ranges, _) = split_lines(&inner.buffer);
+        let lines = (ranges.iter().zip(&inner.pending))
+            .map(|(&(start, end), record)| {
+                let line = &inner.buffer[start..end];
+                (record.seq, line_hash(line), line)
+            })
+            .collect();
+        let batch = Batch {
+            run_id: &run_id,
+            after: inner.head.as_ref().map_or(0, |h| h.0),
+            lines,
+            last,
+        };
+        lease.commit(&batch)?;
+        crate::crash::point("store.after_commit");
         Ok(())
     }
 
@@ -529,11 +590,21 @@ fn try_lock(run_dir: &Path, file: &File) -> Result<(), JournalError> {
 /// Hold the journal in `run_dir` (its lock, as a run holds it) for as long as the returned
 /// file lives, so that nothing opens the run meanwhile; [`JournalError::Locked`] when a
 /// run already holds it. Writes nothing.
-pub fn hold(run_dir: &Path) -> Result<File, JournalError> {
+pub fn hold(run_dir: &Path) -> Result<Held, JournalError> {
+    let lease = shared::hold(run_dir)?;
     let path = run_dir.join(JOURNAL_FILE);
     let file = File::open(&path).map_err(|e| JournalError::io(&path, &e))?;
     try_lock(run_dir, &file)?;
-    Ok(file)
+    Ok(Held {
+        _file: file,
+        _lease: lease,
+    })
+}
+
+/// A run held by [`hold`]: its file lock, and its lease in a shared store.
+pub struct Held {
+    _file: File,
+    _lease: Option<Box<dyn Lease>>,
 }
 
 /// Whether the journal in `run_dir` is held by this very process: one of its runs is
@@ -837,8 +908,12 @@ fn sync_dir(_dir: &Path) -> Result<(), JournalError> {
     Ok(())
 }
 
-/// The ids of the runs under `base`, sorted (ids start with their UTC time).
+/// The ids of the runs under `base`, sorted (ids start with their UTC time). With a
+/// shared store, the runs it holds, each brought into `base` (its cache) first.
 pub fn run_ids(base: &Path) -> Vec<String> {
+    if let Some(ids) = shared::refresh_all(base) {
+        return ids;
+    }
     let Ok(entries) = std::fs::read_dir(base.join("runs")) else {
         return Vec::new();
     };
@@ -935,6 +1010,66 @@ mod tests {
             run_dir(Path::new(".cuga-flo"), "r1"),
             Path::new(".cuga-flo/runs/r1")
         );
+    }
+
+    /// With a shared store, a commit goes to the store first: a commit the store refuses
+    /// (the run's lease lost) writes nothing to the run folder, shows nothing, and leaves
+    /// the journal refusing every later record.
+    #[test]
+    fn a_commit_the_shared_store_refuses_is_neither_written_nor_shown() {
+        use super::super::shared::tests::{Memory, MemoryLease};
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let base = tempfile::tempdir().unwrap();
+        let dir = run_dir(base.path(), "r");
+        let memory = Arc::new(Memory::default());
+        let shown = Arc::new(AtomicUsize::new(0));
+        let seen = shown.clone();
+        let journal = Journal::create(
+            &dir,
+            JournalOptions {
+                durability: Durability::Batch,
+                anchor: Anchor::new("r", None),
+            },
+        )
+        .unwrap()
+        .with_observer(move |_: &Record| {
+            seen.fetch_add(1, Ordering::SeqCst);
+        });
+        lock(&journal.inner).lease = Some(Box::new(MemoryLease(memory.clone())));
+        let event = || Event::RunResumed {
+            from_seq: 0,
+            repaired: None,
+        };
+        journal.emit(event()).unwrap();
+        journal.emit(event()).unwrap();
+        journal.commit().unwrap();
+        let stored = memory.runs.lock().unwrap()["r"].clone();
+        assert_eq!(stored.len(), 2);
+        let file = fs::read(dir.join(JOURNAL_FILE)).unwrap();
+        let cached: Vec<u8> = (stored.iter())
+            .flat_map(|(_, _, l)| [l.clone(), b"\n".to_vec()].concat())
+            .collect();
+        assert_eq!(file, cached, "the cache holds the store's bytes");
+        assert_eq!(stored[1].1, line_hash(&stored[1].2));
+        assert_eq!(shown.load(Ordering::SeqCst), 2);
+
+        memory.refuse.store(true, Ordering::SeqCst);
+        journal.emit(event()).unwrap();
+        let err = journal.commit().unwrap_err();
+        assert!(matches!(err, JournalError::Fenced { .. }), "{err}");
+        assert_eq!(
+            fs::read(dir.join(JOURNAL_FILE)).unwrap(),
+            file,
+            "nothing written"
+        );
+        assert_eq!(shown.load(Ordering::SeqCst), 2, "nothing shown");
+        memory.refuse.store(false, Ordering::SeqCst);
+        assert!(
+            journal.emit(event()).is_err(),
+            "a fenced journal takes nothing more"
+        );
+        assert_eq!(memory.runs.lock().unwrap()["r"].len(), 2);
     }
 
     #[test]

@@ -79,10 +79,18 @@ impl std::fmt::Display for Tampering {
 
 /// Verify the journal in `run_dir` against its chain and its head file. Errors only when
 /// the journal cannot be read.
+///
+/// With a shared store, the store's lines and head are what is verified (the run folder
+/// is only a cache of them).
 pub fn verify(run_dir: &Path) -> Result<VerifyReport, JournalError> {
     let path = run_dir.join(JOURNAL_FILE);
-    let bytes = fs::read(&path).map_err(|e| JournalError::io(&path, &e))?;
-    let head = read_head(run_dir);
+    let (bytes, head) = match super::shared::stored(run_dir) {
+        Some(stored) => stored?,
+        None => (
+            fs::read(&path).map_err(|e| JournalError::io(&path, &e))?,
+            read_head(run_dir),
+        ),
+    };
     let mut report = check(&bytes, head.as_ref());
     report.journal = path;
     report.head_file = head.is_some();

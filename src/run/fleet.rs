@@ -328,24 +328,6 @@ impl Fleet {
         })
     }
 
-    /// The runs under `base` a worker stopped in (SIGKILL, a lost machine) that no look
-    /// at Flowable finds: their journal is neither finished nor parked and nobody holds
-    /// it, and their instance has no job waiting (it ended, or moved on by itself, after
-    /// the dead worker's last completion). Resumed, each re-attaches to its instance and
-    /// journals how it ended. One read of each journal's last line.
-    pub fn orphans(base: &Path) -> Vec<String> {
-        store::run_ids(base)
-            .into_iter()
-            .filter(|id| {
-                let dir = store::run_dir(base, id);
-                !matches!(
-                    store::last_record(&dir.join(JOURNAL_FILE)).map(|r| r.event),
-                    None | Some(Event::RunFinished { .. } | Event::RunWaiting { .. })
-                ) && store::hold(&dir).is_ok()
-            })
-            .collect()
-    }
-
     fn is_refused(&self, instance: &str) -> bool {
         self.refused
             .lock()

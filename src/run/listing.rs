@@ -231,10 +231,17 @@ pub fn remove(base: &Path, id: &str) -> Result<PathBuf, PruneError> {
             source,
         },
     })?;
-    let removed = std::fs::remove_dir_all(&dir).map_err(|e| PruneError::Remove {
-        id: id.to_string(),
-        source: JournalError::io(&dir, &e),
-    });
+    let removed = crate::journal::shared::remove(&dir)
+        .map_err(|source| PruneError::Remove {
+            id: id.to_string(),
+            source,
+        })
+        .and_then(|()| {
+            std::fs::remove_dir_all(&dir).map_err(|e| PruneError::Remove {
+                id: id.to_string(),
+                source: JournalError::io(&dir, &e),
+            })
+        });
     drop(held);
     removed.map(|()| dir)
 }

@@ -126,7 +126,8 @@ pub fn read_checked(
     id: &str,
     allow_tampered: bool,
 ) -> Result<(Vec<Record>, Option<crate::journal::Tampered>), LookupError> {
-    // Read once: verified, then parsed.
+    // Read once: verified, then parsed (brought from the shared store first, with one).
+    crate::journal::shared::refresh(base, id).map_err(LookupError::Unreadable)?;
     let dir = store::run_dir(base, id);
     let path = dir.join(JOURNAL_FILE);
     let bytes = std::fs::read(&path)

@@ -53,6 +53,7 @@ pub mod replay;
 pub mod resume;
 pub mod scenario;
 pub mod served;
+pub mod store;
 pub mod suite;
 pub mod watch;
 

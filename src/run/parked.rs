@@ -161,6 +161,27 @@ pub fn due_runs_late(base: &Path, now: u64) -> (Vec<String>, u64) {
     (ids, late)
 }
 
+/// The runs under `base` a process stopped in (SIGKILL, a lost machine, a store that went
+/// away): their journal is neither finished nor parked, and nobody holds it (its file
+/// lock, or with a shared store its lease on any host). A worker fleet's look at its
+/// engine does not find such a run when its instance has no job waiting (it ended, or
+/// moved on by itself, after the dead worker's last completion); on a shared store a
+/// native run on a lost host is found only so. Resumed, each goes on from its journal
+/// (a fleet's run re-attaches to its instance and journals how it ended). One read of
+/// each journal's last line.
+pub fn orphans(base: &Path) -> Vec<String> {
+    store::run_ids(base)
+        .into_iter()
+        .filter(|id| {
+            let dir = store::run_dir(base, id);
+            !matches!(
+                store::last_record(&dir.join(store::JOURNAL_FILE)).map(|r| r.event),
+                None | Some(Event::RunFinished { .. } | Event::RunWaiting { .. })
+            ) && store::hold(&dir).is_ok()
+        })
+        .collect()
+}
+
 /// Whether a run in `state` can go on at `now` (what [`due_runs`] looks for).
 pub fn can_go_on(base: &Path, state: &FlowState, now: u64) -> bool {
     let Some(waiting) = state.waiting.as_ref().filter(|_| state.status.is_none()) else {
@@ -243,6 +264,8 @@ pub enum Found {
     /// Its engine has work for it (a worker fleet's look, [`super::fleet`]): it goes on
     /// unless it has finished.
     Engine,
+    /// A process stopped in it ([`orphans`]): it goes on unless it has finished.
+    Orphaned,
 }
 
 /// What a pool of workers is handed: a run to resume, or something else to run for run
@@ -324,7 +347,7 @@ where
                             && state.open_questions.values().any(|q| q.approval.is_some())
                     }
                     Found::Due => can_go_on(base, &state, crate::clock::now_ms()),
-                    Found::Engine => state.status.is_none(),
+                    Found::Engine | Found::Orphaned => state.status.is_none(),
                 };
                 if !goes_on {
                     tracing::info!("run {id}: resumed by another worker since it was found; left");

@@ -64,6 +64,14 @@ say "starting on 127.0.0.1:$PORT (log: $LOG)"
     >&2 || { tail -n 40 "$LOG" >&2; die "the server did not start"; }
 "${as_owner[@]}" "$BIN/psql" -h "$DATA" -p "$PORT" -U "$DB" -d postgres -qAt \
     -c "create database $DB" >&2 || die "cannot create database $DB"
-PID="$(head -n 1 "$DATA/postmaster.pid")"
-watch_owner "$PID" bash "$HERE/stop-server.sh" "$DATA"
+# Watched by its data directory, not its pid: a test restarts the server (a new pid).
+if [ -n "${CUGA_FLO_OWNER_PID:-}" ]; then
+    (
+        while kill -0 "$CUGA_FLO_OWNER_PID" 2>/dev/null && [ -d "$DATA" ]; do
+            sleep 1
+        done
+        bash "$HERE/stop-server.sh" "$DATA" >/dev/null 2>&1 || true
+    ) </dev/null >/dev/null 2>&1 &
+    disown
+fi
 echo "listening postgres://$DB:$PASSWORD@127.0.0.1:$PORT/$DB $DATA"

@@ -3,7 +3,7 @@
 #
 #   tests/postgres/stop-server.sh DATADIR [--keep]
 #
-# `--keep` stops it and keeps the data (`restart-server.sh DATADIR` starts it again).
+# `--keep` stops it and keeps the data.
 set -euo pipefail
 DATA="${1:?the data directory start-server.sh printed}"
 KEEP="${2:-}"

@@ -61,6 +61,7 @@ mod schema;
 mod serve;
 mod server_help;
 mod shacl;
+mod store;
 mod telemetry;
 mod tools;
 mod verify;

@@ -167,6 +167,7 @@ pub fn cuga(args: &[&str], run_dir: &Path, env: &[(&str, String)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_STORE")
         .env_remove("CUGA_FLO_CRASH_AT")
         .env_remove("CUGA_FLO_CRASH_TRACE")
         .env_remove("CUGA_FLO_CLOCK_OFFSET")

@@ -15,6 +15,7 @@ pub fn cli_step(args: &[&str], run_dir: &Path, env: &[(&str, String)], code: i32
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuga-flo"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_STORE")
         .env_remove("CUGA_FLO_CRASH_AT")
         .env_remove("CUGA_FLO_CLOCK_OFFSET")
         .env("NO_COLOR", "1")
@@ -54,6 +55,7 @@ pub fn start_scenario(
         .arg(run_dir)
         .args(extra)
         .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_STORE")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null());
     for (k, v) in env {
@@ -227,6 +229,7 @@ pub fn resume(run_dir: &Path, id: &str, extra: &[&str], env: &[(&str, String)]) 
         .arg(run_dir)
         .args(extra)
         .env_remove("CUGA_FLO_APPS")
+        .env_remove("CUGA_FLO_STORE")
         .env_remove("CUGA_FLO_CRASH_AT")
         .env_remove("CUGA_FLO_CRASH_TRACE")
         .env("NO_COLOR", "1")
