@@ -12,7 +12,10 @@
 //!   waits for every task (so a `Batch` run commits once per task, `Strict` fsyncs three
 //!   times).
 //!
-//! Run with `cargo bench --bench journal`.
+//! Run with `cargo bench --bench journal`; with `CUGA_FLO_STORE=postgres://…` (a database
+//! `cuga-flo store migrate` prepared), the same journals are kept in PostgreSQL: each
+//! commit is one transaction there before it reaches the run folder (docs/operations.md,
+//! "Running at scale"; bench/store/run.py starts a throwaway server and runs both).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +38,10 @@ mod support;
 use support::{chain, request};
 
 fn main() {
+    if let Ok(url) = std::env::var("CUGA_FLO_STORE") {
+        let url = cuga_flo::run::store::StoreUrl::parse(&url).expect("CUGA_FLO_STORE");
+        cuga_flo::run::store::mount(&url).expect("the run store opens");
+    }
     divan::main();
 }
 

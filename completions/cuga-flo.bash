@@ -52,6 +52,9 @@ _cuga__flo() {
             cuga__flo,start)
                 cmd="cuga__flo__subcmd__start"
                 ;;
+            cuga__flo,store)
+                cmd="cuga__flo__subcmd__store"
+                ;;
             cuga__flo,test)
                 cmd="cuga__flo__subcmd__test"
                 ;;
@@ -133,6 +136,9 @@ _cuga__flo() {
             cuga__flo__subcmd__help,start)
                 cmd="cuga__flo__subcmd__help__subcmd__start"
                 ;;
+            cuga__flo__subcmd__help,store)
+                cmd="cuga__flo__subcmd__help__subcmd__store"
+                ;;
             cuga__flo__subcmd__help,test)
                 cmd="cuga__flo__subcmd__help__subcmd__test"
                 ;;
@@ -204,6 +210,12 @@ _cuga__flo() {
                 ;;
             cuga__flo__subcmd__help__subcmd__runs,watch)
                 cmd="cuga__flo__subcmd__help__subcmd__runs__subcmd__watch"
+                ;;
+            cuga__flo__subcmd__help__subcmd__store,migrate)
+                cmd="cuga__flo__subcmd__help__subcmd__store__subcmd__migrate"
+                ;;
+            cuga__flo__subcmd__help__subcmd__store,status)
+                cmd="cuga__flo__subcmd__help__subcmd__store__subcmd__status"
                 ;;
             cuga__flo__subcmd__help__subcmd__users,add)
                 cmd="cuga__flo__subcmd__help__subcmd__users__subcmd__add"
@@ -316,6 +328,24 @@ _cuga__flo() {
             cuga__flo__subcmd__runs__subcmd__help,watch)
                 cmd="cuga__flo__subcmd__runs__subcmd__help__subcmd__watch"
                 ;;
+            cuga__flo__subcmd__store,help)
+                cmd="cuga__flo__subcmd__store__subcmd__help"
+                ;;
+            cuga__flo__subcmd__store,migrate)
+                cmd="cuga__flo__subcmd__store__subcmd__migrate"
+                ;;
+            cuga__flo__subcmd__store,status)
+                cmd="cuga__flo__subcmd__store__subcmd__status"
+                ;;
+            cuga__flo__subcmd__store__subcmd__help,help)
+                cmd="cuga__flo__subcmd__store__subcmd__help__subcmd__help"
+                ;;
+            cuga__flo__subcmd__store__subcmd__help,migrate)
+                cmd="cuga__flo__subcmd__store__subcmd__help__subcmd__migrate"
+                ;;
+            cuga__flo__subcmd__store__subcmd__help,status)
+                cmd="cuga__flo__subcmd__store__subcmd__help__subcmd__status"
+                ;;
             cuga__flo__subcmd__users,add)
                 cmd="cuga__flo__subcmd__users__subcmd__add"
                 ;;
@@ -347,7 +377,7 @@ _cuga__flo() {
 
     case "${cmd}" in
         cuga__flo)
-            opts="-v -q -h -V --apps-dir --color --verbose --quiet --help --version init list validate describe graph start test runs serve users tools kogito worker schema completions man help"
+            opts="-v -q -h -V --apps-dir --color --verbose --quiet --store --help --version init list validate describe graph start test runs serve users tools kogito worker store schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -361,6 +391,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -369,7 +403,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__completions)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help bash elvish fish powershell zsh"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --store --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -381,6 +415,10 @@ _cuga__flo() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -391,7 +429,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__describe)
-            opts="-v -q -h --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -405,6 +443,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -413,7 +455,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph)
-            opts="-v -q -h --format --apps-dir --color --verbose --quiet --help export import query validate help"
+            opts="-v -q -h --format --apps-dir --color --verbose --quiet --store --help export import query validate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -431,6 +473,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -439,7 +485,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph__subcmd__export)
-            opts="-o -v -q -h --format --annotations --output --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --format --annotations --output --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -467,6 +513,10 @@ _cuga__flo() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -561,7 +611,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph__subcmd__import)
-            opts="-o -v -q -h --output --force --recipes --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --output --force --recipes --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -587,6 +637,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -595,7 +649,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph__subcmd__query)
-            opts="-v -q -h --json --run-dir --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --json --run-dir --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -613,6 +667,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -621,7 +679,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__graph__subcmd__validate)
-            opts="-v -q -h --report --json --data-graph --shapes --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --report --json --data-graph --shapes --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -635,6 +693,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -643,7 +705,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__help)
-            opts="init list validate describe graph start test runs serve users tools kogito worker schema completions man help"
+            opts="init list validate describe graph start test runs serve users tools kogito worker store schema completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1090,6 +1152,48 @@ _cuga__flo() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        cuga__flo__subcmd__help__subcmd__store)
+            opts="migrate status"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__store__subcmd__migrate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__help__subcmd__store__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         cuga__flo__subcmd__help__subcmd__test)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1203,7 +1307,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__init)
-            opts="-v -q -h --template --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --template --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1221,6 +1325,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1229,7 +1337,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__kogito)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help build help"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --store --help build help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1243,6 +1351,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1251,7 +1363,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__kogito__subcmd__build)
-            opts="-o -v -q -h --output --port --no-build --persistence --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --output --port --no-build --persistence --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1279,6 +1391,10 @@ _cuga__flo() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1331,7 +1447,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__list)
-            opts="-v -q -h --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1345,6 +1461,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1353,7 +1473,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__man)
-            opts="-o -v -q -h --output --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --output --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1375,6 +1495,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1383,7 +1507,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help list prune show watch replay resume pending answer cancel message signal verify export report help"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --store --help list prune show watch replay resume pending answer cancel message signal verify export report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1397,6 +1521,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1405,7 +1533,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__answer)
-            opts="-v -q -h --flow --action --target --outputs --error --message --choice --set --reason --by --reply --no-resume --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --flow --action --target --outputs --error --message --choice --set --reason --by --reply --no-resume --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1483,6 +1611,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1491,7 +1623,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__cancel)
-            opts="-v -q -h --reason --by --run-dir --durability --app --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --reason --by --run-dir --durability --app --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1525,6 +1657,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1533,7 +1669,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__export)
-            opts="-o -v -q -h --allow-tampered --run-dir --format --output --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --allow-tampered --run-dir --format --output --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1561,6 +1697,10 @@ _cuga__flo() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1795,7 +1935,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__list)
-            opts="-v -q -h --run-dir --app --status --limit --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --run-dir --app --status --limit --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1825,6 +1965,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1833,7 +1977,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__message)
-            opts="-v -q -h --correlate --key --var --no-resume --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --correlate --key --var --no-resume --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1879,6 +2023,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1887,7 +2035,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__pending)
-            opts="-v -q -h --run-dir --app --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --run-dir --app --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1909,6 +2057,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1917,7 +2069,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__prune)
-            opts="-v -q -h --run-dir --older-than --status --app --include-waiting --yes --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --run-dir --older-than --status --app --include-waiting --yes --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1947,6 +2099,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1955,7 +2111,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__replay)
-            opts="-v -q -h --allow-tampered --run-dir --durability --app --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --allow-tampered --run-dir --durability --app --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1981,6 +2137,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1989,7 +2149,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__report)
-            opts="-o -v -q -h --allow-tampered --run-dir --output --app --apps-dir --color --verbose --quiet --help"
+            opts="-o -v -q -h --allow-tampered --run-dir --output --app --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2019,6 +2179,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2027,7 +2191,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__resume)
-            opts="-v -q -h --due --concurrency --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --due --concurrency --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2065,6 +2229,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2073,7 +2241,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__show)
-            opts="-v -q -h --allow-tampered --run-dir --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --allow-tampered --run-dir --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2091,6 +2259,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2099,7 +2271,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__signal)
-            opts="-v -q -h --var --no-resume --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --var --no-resume --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2137,6 +2309,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2145,7 +2321,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__verify)
-            opts="-v -q -h --run-dir --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --run-dir --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2163,6 +2339,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2171,7 +2351,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__runs__subcmd__watch)
-            opts="-v -q -h --run-dir --interval --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --run-dir --interval --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2193,6 +2373,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2201,7 +2385,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__schema)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help config scenario answers"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --store --help config scenario answers"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2215,6 +2399,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2223,7 +2411,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__serve)
-            opts="-v -q -h --all --http --stdio --a2a --ui --users --user-header --token-env --token-file --metrics --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --bridge --max-wait --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --all --http --stdio --a2a --ui --users --user-header --token-env --token-file --metrics --read-timeout --max-sessions --session-idle --answers --no-model --run-dir --durability --bridge --max-wait --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2301,6 +2489,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2309,7 +2501,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__start)
-            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --no-prompt --no-park --by --bridge --max-wait --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --scenario --answers --record --replay --var --input --engine --engine-url --run-dir --durability --step-budget --json --no-model --no-prompt --no-park --by --bridge --max-wait --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2379,6 +2571,144 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__store)
+            opts="-v -q -h --apps-dir --color --verbose --quiet --store --help migrate status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__store__subcmd__help)
+            opts="migrate status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__store__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__store__subcmd__help__subcmd__migrate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__store__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__store__subcmd__migrate)
+            opts="-v -q -h --json --apps-dir --color --verbose --quiet --store --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        cuga__flo__subcmd__store__subcmd__status)
+            opts="-v -q -h --json --apps-dir --color --verbose --quiet --store --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --apps-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2387,7 +2717,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__test)
-            opts="-j -v -q -h --junit --json --engine --model --jobs --update --keep --run-dir --durability --apps-dir --color --verbose --quiet --help"
+            opts="-j -v -q -h --junit --json --engine --model --jobs --update --keep --run-dir --durability --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2425,6 +2755,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2433,7 +2767,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__tools)
-            opts="-v -q -h --lock --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --lock --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2445,6 +2779,10 @@ _cuga__flo() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2455,7 +2793,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__users)
-            opts="-v -q -h --apps-dir --color --verbose --quiet --help add remove list help"
+            opts="-v -q -h --apps-dir --color --verbose --quiet --store --help add remove list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2469,6 +2807,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2477,7 +2819,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__users__subcmd__add)
-            opts="-v -q -h --password-stdin --users --run-dir --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --password-stdin --users --run-dir --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2497,6 +2839,10 @@ _cuga__flo() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2577,7 +2923,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__users__subcmd__list)
-            opts="-v -q -h --users --run-dir --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --users --run-dir --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2597,6 +2943,10 @@ _cuga__flo() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2607,7 +2957,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__users__subcmd__remove)
-            opts="-v -q -h --users --run-dir --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --users --run-dir --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2629,6 +2979,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2637,7 +2991,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__validate)
-            opts="-v -q -h --all --strict --json --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --all --strict --json --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2651,6 +3005,10 @@ _cuga__flo() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2659,7 +3017,7 @@ _cuga__flo() {
             return 0
             ;;
         cuga__flo__subcmd__worker)
-            opts="-v -q -h --interval --once --graph-poll --concurrency --metrics --engine --all --node --poll --answers --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --help"
+            opts="-v -q -h --interval --once --graph-poll --concurrency --metrics --engine --all --node --poll --answers --run-dir --durability --app --no-model --no-prompt --json --max-wait --engine-url --apps-dir --color --verbose --quiet --store --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2723,6 +3081,10 @@ _cuga__flo() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_cuga_flo_global_optspecs
-    string join \n apps-dir= color= v/verbose q/quiet h/help V/version
+    string join \n apps-dir= color= v/verbose q/quiet store= h/help V/version
 end
 
 function __fish_cuga_flo_needs_command
@@ -28,6 +28,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -l apps-dir -d 'Folder h
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -45,6 +46,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "users" -d 'The pe
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "tools" -d 'The tools an app\'s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "worker" -d 'Resume waiting runs as their timers come due (and answered ones), until stopped'
+complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "store" -d 'The run store a database keeps (--store postgres://…): migrate its schema, its status'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "schema" -d 'Print the JSON Schema of a flow config, a scenario or an answers file (for editors)'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c cuga-flo -n "__fish_cuga_flo_needs_command" -f -a "man" -d 'Print the man page (roff), or write every page into a folder (--dir)'
@@ -56,6 +58,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -l apps-dir -d '
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -63,6 +66,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l apps-dir -d '
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -l json -d 'The apps as one JSON array (with each one\'s description and scenarios)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand list" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -71,6 +75,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l apps-dir 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l all -d 'Validate every app under the apps folder'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l strict -d 'Treat warnings as errors'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand validate" -l json -d 'Print one JSON document instead of human-readable diagnostics'
@@ -81,6 +86,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -l apps-dir 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -l json -d 'Print one JSON document instead of the human description'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand describe" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -92,6 +98,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and not __fish_seen_subcommand_from export import query validate help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -110,6 +117,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -119,6 +127,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -l force -d 'Replace the folder if it exists'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from import" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -128,6 +137,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -l json -d 'SPARQL 1.1 JSON results instead of a table'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from query" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -136,6 +146,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -l report -d 'Print the SHACL validation report (Turtle) instead of diagnostics'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -l json -d 'Print the results as JSON'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand graph; and __fish_seen_subcommand_from validate" -l data-graph -d 'Print the data graph that is validated (N-Triples: annotations as RDF reification), for another SHACL processor'
@@ -172,6 +183,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l apps-dir -d 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l json -d 'Stream one JSON event per line instead of the human view'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l no-model -d 'Never call a model, even when the app configures one (answers come from the policy rules, the scenario or answers file, or a person)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand start" -l no-prompt -d 'Never ask at the terminal: a question for a person parks the run (exit 3) for `cuga-flo runs answer` (formerly `--detach`, still accepted)'
@@ -193,6 +205,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l apps-dir -d '
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l json -d 'One JSON object per scenario, then a summary object (JSON lines)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l model -d 'Let the apps\' models answer what a scenario leaves open (by default a scenario runs without a model: its answers and the policy rules decide)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand test" -l update -d 'Rewrite the `expect:` of each scenario whose run did not meet it from what the run did (its status, its path, the values of the variables it names; `visits` and `never_visits` are kept), and show what changed'
@@ -204,6 +217,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_s
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and not __fish_seen_subcommand_from list prune show watch replay resume pending answer cancel message signal verify export report help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -237,6 +251,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -l json -d 'The runs as one JSON array'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -256,6 +271,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l include-waiting -d 'Waiting and unfinished runs too (they still have work to do: a question, a timer, a crash to resume from)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l yes -d 'Delete them (without it, only say what would be deleted)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from prune" -l json -d 'What was (or would be) deleted, as one JSON object'
@@ -267,6 +283,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -l json -d 'The run as one JSON document: its state (the journal folded: path, decisions, variables, the untrusted ones and where each came from), its summary and its records'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from show" -s v -l verbose -d 'More logging on stderr (repeat for more)'
@@ -278,6 +295,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from watch" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -290,6 +308,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -l json -d 'Stream one JSON event per line'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from replay" -s v -l verbose -d 'More logging on stderr (repeat for more)'
@@ -307,6 +326,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l due -d 'Resume every waiting run whose timer is due (for cron)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l no-model -d 'Never call a model while resuming'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from resume" -l no-prompt -d 'Never ask at the terminal: questions park again (formerly `--detach`, still accepted)'
@@ -320,6 +340,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -l json -d 'One JSON document: every open question'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from pending" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -346,6 +367,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l no-resume -d 'Only record the answer; `runs resume` applies it later'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l no-model -d 'Never call a model while resuming'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from answer" -l no-prompt -d 'Never ask at the terminal: questions park again (formerly `--detach`, still accepted)'
@@ -364,6 +386,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -l json -d 'Print the cancellation as one JSON object'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from cancel" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -382,6 +405,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l no-resume -d 'Only record the delivery; `runs resume` (or the worker) applies it later'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l no-model -d 'Never call a model while resuming'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from message" -l no-prompt -d 'Never ask at the terminal: questions park again (formerly `--detach`, still accepted)'
@@ -401,6 +425,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l no-resume -d 'Only record the deliveries; `runs resume` (or the worker) applies them later'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l no-model -d 'Never call a model while resuming'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from signal" -l no-prompt -d 'Never ask at the terminal: questions park again (formerly `--detach`, still accepted)'
@@ -413,6 +438,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -l json -d 'The report as one JSON object'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from verify" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -425,6 +451,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from export" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -436,6 +463,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -l allow-tampered -d 'Read the run even when its journal fails `runs verify` (a warning says what is wrong)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand runs; and __fish_seen_subcommand_from report" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -478,6 +506,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l apps-dir -d 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l all -d 'Serve every app under the apps folder (those that do not validate are reported and left out)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l stdio -d 'Serve MCP over stdin and stdout (logs go to stderr; nothing else to stdout)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand serve" -l no-model -d 'Never call a model, even when an app configures one'
@@ -488,6 +517,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and not __fish_seen_subcommand_from add remove list help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -501,6 +531,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -l password-stdin -d 'Read the password from standard input\'s first line'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -511,6 +542,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -520,6 +552,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand users; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -531,6 +564,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l apps-dir -d 
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l lock -d 'Write `tools.lock.json` beside the flow config (what `validate` checks against)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -l json -d 'One JSON document: each source with its tools, or why it cannot be reached'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand tools" -s v -l verbose -d 'More logging on stderr (repeat for more)'
@@ -540,6 +574,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and not __fish_seen_subcommand_from build help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -553,6 +588,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_see
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -l no-build -d 'Write the project only; do not run Maven'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand kogito; and __fish_seen_subcommand_from build" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
@@ -578,6 +614,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l apps-dir -d
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l once -d 'Look once, resume what is due, and exit'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l all -d 'With --engine: every app of the apps folder whose `workflow_engine` is that engine'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l no-model -d 'Never call a model while resuming'
@@ -586,10 +623,43 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -l json -d 'St
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand worker" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and not __fish_seen_subcommand_from migrate status help" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and not __fish_seen_subcommand_from migrate status help" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and not __fish_seen_subcommand_from migrate status help" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and not __fish_seen_subcommand_from migrate status help" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and not __fish_seen_subcommand_from migrate status help" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and not __fish_seen_subcommand_from migrate status help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and not __fish_seen_subcommand_from migrate status help" -f -a "migrate" -d 'Bring the database `--store` names to this build\'s schema (versioned migrations, applied once, in one transaction; run it from any one host)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and not __fish_seen_subcommand_from migrate status help" -f -a "status" -d 'The database\'s schema version and how many runs it keeps'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and not __fish_seen_subcommand_from migrate status help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from migrate" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from migrate" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from migrate" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from migrate" -l json -d 'One JSON document'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from migrate" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from migrate" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from migrate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from status" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from status" -l color -d 'When to use colour' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from status" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from status" -l json -d 'One JSON document'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from status" -s v -l verbose -d 'More logging on stderr (repeat for more)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from status" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from help" -f -a "migrate" -d 'Bring the database `--store` names to this build\'s schema (versioned migrations, applied once, in one transaction; run it from any one host)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from help" -f -a "status" -d 'The database\'s schema version and how many runs it keeps'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand store; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -l apps-dir -d 'Folder holding the apps (one sub-folder each)' -r -F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -597,6 +667,7 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l apps-d
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -605,26 +676,28 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -l apps-dir -d 'F
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -l store -d 'Where runs are kept: the run folder (`files`, the default), or a PostgreSQL database several hosts share (`postgres://USER:PASSWORD@HOST:PORT/DB`; each host\'s run folder is then its cache of it); `cuga-flo store migrate` prepares one' -r
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s v -l verbose -d 'More logging on stderr (repeat for more)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s q -l quiet -d 'Only errors on stderr, and a run\'s end (not a line per step) on stdout'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "init" -d 'Create a new app from a template: model with diagram, config, policies, scenarios'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "list" -d 'List the apps and whether each validates'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "describe" -d 'What a person sees before a run: each control point, who decides there, who answers'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "graph" -d 'Draw an app\'s or a model\'s flow (mermaid, dot, a listing); export it as RDF, import an RDF graph as an app'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "test" -d 'Run apps\' scenarios and check their expectations (for CI: --junit FILE)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "runs" -d 'The journalled runs: list, show, replay, verify, export'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "serve" -d 'Serve apps: MCP over streamable HTTP or stdio, A2A agents, the web console'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "users" -d 'The people who may sign in to the web console (serve --ui): add, remove, list'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "tools" -d 'The tools an app\'s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "worker" -d 'Resume waiting runs as their timers come due (and answered ones), until stopped'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "schema" -d 'Print the JSON Schema of a flow config, a scenario or an answers file (for editors)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "man" -d 'Print the man page (roff), or write every page into a folder (--dir)'
-complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker schema completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "init" -d 'Create a new app from a template: model with diagram, config, policies, scenarios'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "list" -d 'List the apps and whether each validates'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "validate" -d 'Check apps or BPMN models for every mistake that can be found before a run'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "describe" -d 'What a person sees before a run: each control point, who decides there, who answers'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "graph" -d 'Draw an app\'s or a model\'s flow (mermaid, dot, a listing); export it as RDF, import an RDF graph as an app'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "start" -d 'Run a process: every control-point decision and the hook audit log, live'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "test" -d 'Run apps\' scenarios and check their expectations (for CI: --junit FILE)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "runs" -d 'The journalled runs: list, show, replay, verify, export'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "serve" -d 'Serve apps: MCP over streamable HTTP or stdio, A2A agents, the web console'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "users" -d 'The people who may sign in to the web console (serve --ui): add, remove, list'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "tools" -d 'The tools an app\'s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "kogito" -d 'Kogito (Apache KIE): generate and build an app\'s service'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "worker" -d 'Resume waiting runs as their timers come due (and answered ones), until stopped'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "store" -d 'The run store a database keeps (--store postgres://…): migrate its schema, its status'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "schema" -d 'Print the JSON Schema of a flow config, a scenario or an answers file (for editors)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "man" -d 'Print the man page (roff), or write every page into a folder (--dir)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and not __fish_seen_subcommand_from init list validate describe graph start test runs serve users tools kogito worker store schema completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from graph" -f -a "export" -d 'Write an app\'s process as RDF (sBPMN/AgentFLOW vocabulary; conditions as RDF 1.2 annotations on `agentflow:nextTask` edges), with its flow config and policies'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from graph" -f -a "import" -d 'Make a runnable app (BPMN, flow config, policies) from an RDF graph: Turtle, TriG (.trig) or N-Quads (.nq)'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from graph" -f -a "query" -d 'Run a SPARQL query against graph mode\'s store of an app (all its runs) or of one run. An endpoint is asked directly; the embedded in-memory store is rebuilt from the journals'
@@ -647,6 +720,8 @@ complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from users" -f -a "remove" -d 'Remove a person'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from users" -f -a "list" -d 'List the people who may sign in'
 complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from kogito" -f -a "build" -d 'Generate the app\'s Kogito service (a Quarkus project) and build it with Maven'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from store" -f -a "migrate" -d 'Bring the database `--store` names to this build\'s schema (versioned migrations, applied once, in one transaction; run it from any one host)'
+complete -c cuga-flo -n "__fish_cuga_flo_using_subcommand help; and __fish_seen_subcommand_from store" -f -a "status" -d 'The database\'s schema version and how many runs it keeps'
 
 # Apps, scenarios and run ids, from the working folder (`cuga-flo __complete`).
 complete -c cuga-flo -f -a "(cuga-flo __complete -- (commandline -opc)[2..-1] 2>/dev/null)"

@@ -17,6 +17,7 @@ _cuga-flo() {
     _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -41,6 +42,7 @@ triage\:"A task agent, then a gateway reasoned by rules and a model, with three 
 blank\:"Start, one task agent, end"))' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -54,6 +56,7 @@ blank\:"Start, one task agent, end"))' \
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--json[The apps as one JSON array (with each one'\''s description and scenarios)]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -67,6 +70,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '()--all[Validate every app under the apps folder]' \
 '--strict[Treat warnings as errors]' \
 '--json[Print one JSON document instead of human-readable diagnostics]' \
@@ -83,6 +87,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--json[Print one JSON document instead of the human description]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -100,6 +105,7 @@ dot\:"A Graphviz digraph (\`dot -Tsvg\`)"
 ascii\:"An indented listing of the flow, branch by branch"))' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -128,6 +134,7 @@ reified\:"Standard RDF reification\: \`rdf\:Statement\` nodes (any RDF reader)")
 '--output=[Write to FILE instead of stdout]:FILE:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -144,6 +151,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--recipes=[A folder of Goose recipes (\`<name>.yaml\`) an AgentFLOW graph'\''s tasks name, looked in before \`recipes/\` beside the graph and in the folders above it]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--force[Replace the folder if it exists]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -159,6 +167,7 @@ _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--json[SPARQL 1.1 JSON results instead of a table]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -174,6 +183,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '(--json --data-graph)--report[Print the SHACL validation report (Turtle) instead of diagnostics]' \
 '(--data-graph)--json[Print the results as JSON]' \
 '--data-graph[Print the data graph that is validated (N-Triples\: annotations as RDF reification), for another SHACL processor]' \
@@ -248,6 +258,7 @@ mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connect
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a later one parks the run (exit 3) until \`cuga-flo runs resume --due\` or \`cuga-flo worker\` \[default\: 60\]]:SECS:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--json[Stream one JSON event per line instead of the human view]' \
 '--no-model[Never call a model, even when the app configures one (answers come from the policy rules, the scenario or answers file, or a person)]' \
 '--no-prompt[Never ask at the terminal\: a question for a person parks the run (exit 3) for \`cuga-flo runs answer\` (formerly \`--detach\`, still accepted)]' \
@@ -273,6 +284,7 @@ batch\:"one fsync when the run waits or an external effect lands, before it is s
 off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--json[One JSON object per scenario, then a summary object (JSON lines)]' \
 '--model[Let the apps'\'' models answer what a scenario leaves open (by default a scenario runs without a model\: its answers and the policy rules decide)]' \
 '--update[Rewrite the \`expect\:\` of each scenario whose run did not meet it from what the run did (its status, its path, the values of the variables it names; \`visits\` and \`never_visits\` are kept), and show what changed]' \
@@ -290,6 +302,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -321,6 +334,7 @@ unreadable\:"The journal cannot be read"))' \
 '--limit=[At most N runs (the newest)]:N:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--json[The runs as one JSON array]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -345,6 +359,7 @@ unreadable\:"The journal cannot be read"))' \
 '--app=[Only the runs of this app]:APP:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--include-waiting[Waiting and unfinished runs too (they still have work to do\: a question, a timer, a crash to resume from)]' \
 '--yes[Delete them (without it, only say what would be deleted)]' \
 '--json[What was (or would be) deleted, as one JSON object]' \
@@ -361,6 +376,7 @@ _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--allow-tampered[Read the run even when its journal fails \`runs verify\` (a warning says what is wrong)]' \
 '--json[The run as one JSON document\: its state (the journal folded\: path, decisions, variables, the untrusted ones and where each came from), its summary and its records]' \
 '*-v[More logging on stderr (repeat for more)]' \
@@ -378,6 +394,7 @@ _arguments "${_arguments_options[@]}" : \
 '--interval=[How often the journal is read for new records, in milliseconds]:MS:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -396,6 +413,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app is not found by its name under the apps folder]:APP|PATH:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--allow-tampered[Read the run even when its journal fails \`runs verify\` (a warning says what is wrong)]' \
 '--json[Stream one JSON event per line]' \
 '*-v[More logging on stderr (repeat for more)]' \
@@ -419,6 +437,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '()--due[Resume every waiting run whose timer is due (for cron)]' \
 '--no-model[Never call a model while resuming]' \
 '--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
@@ -438,6 +457,7 @@ _arguments "${_arguments_options[@]}" : \
 '--app=[Only the runs of this app]:APP:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--json[One JSON document\: every open question]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -469,6 +489,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--no-resume[Only record the answer; \`runs resume\` applies it later]' \
 '--no-model[Never call a model while resuming]' \
 '--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
@@ -495,6 +516,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--app=[The app, when the run'\''s app folder has moved (its remote agents are read from it)]:APP|PATH:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--json[Print the cancellation as one JSON object]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -519,6 +541,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--no-resume[Only record the delivery; \`runs resume\` (or the worker) applies it later]' \
 '--no-model[Never call a model while resuming]' \
 '--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
@@ -544,6 +567,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--no-resume[Only record the deliveries; \`runs resume\` (or the worker) applies them later]' \
 '--no-model[Never call a model while resuming]' \
 '--no-prompt[Never ask at the terminal\: questions park again (formerly \`--detach\`, still accepted)]' \
@@ -562,6 +586,7 @@ _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--json[The report as one JSON object]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -581,6 +606,7 @@ xes\:"An IEEE 1849 XES 1.0 event log (one trace, one event per activity)"))' \
 '--output=[Write to this file instead of stdout]:FILE:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--allow-tampered[Read the run even when its journal fails \`runs verify\` (a warning says what is wrong)]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -599,6 +625,7 @@ _arguments "${_arguments_options[@]}" : \
 '--app=[The app, when the run'\''s app is not found by its name under the apps folder]:APP|PATH:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--allow-tampered[Read the run even when its journal fails \`runs verify\` (a warning says what is wrong)]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -712,6 +739,7 @@ mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connect
 '--max-wait=[Wait in-process for a timer due within SECS seconds; a run whose timer is due later parks, held by the server, which resumes it when the timer is due \[default\: 60\]]:SECS:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '()--all[Serve every app under the apps folder (those that do not validate are reported and left out)]' \
 '--stdio[Serve MCP over stdin and stdout (logs go to stderr; nothing else to stdout)]' \
 '--no-model[Never call a model, even when an app configures one]' \
@@ -728,6 +756,7 @@ mcp\:"The engine calls the harness'\''s MCP tools over an in-process MCP connect
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -750,6 +779,7 @@ _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--password-stdin[Read the password from standard input'\''s first line]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -766,6 +796,7 @@ _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -781,6 +812,7 @@ _arguments "${_arguments_options[@]}" : \
 '--run-dir=[Where runs are journalled (\`<DIR>/runs/<run-id>/journal.jsonl\`)]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -829,6 +861,7 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--lock[Write \`tools.lock.json\` beside the flow config (what \`validate\` checks against)]' \
 '--json[One JSON document\: each source with its tools, or why it cannot be reached]' \
 '*-v[More logging on stderr (repeat for more)]' \
@@ -844,6 +877,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -868,6 +902,7 @@ _arguments "${_arguments_options[@]}" : \
 '--persistence=[Where the service keeps its process instances\: \`memory\` (a restart forgets them) or \`postgresql\` (Kogito'\''s JDBC persistence; the database from QUARKUS_DATASOURCE_JDBC_URL, _USERNAME, _PASSWORD when the service starts)]:STORE:(memory postgresql)' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--no-build[Write the project only; do not run Maven]' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
@@ -925,6 +960,7 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '--engine-url=[A run on Flowable or Kogito\: the engine'\''s URL, when it is no longer where the run started]:URL:_default' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '--once[Look once, resume what is due, and exit]' \
 '()--all[With --engine\: every app of the apps folder whose \`workflow_engine\` is that engine]' \
 '--no-model[Never call a model while resuming]' \
@@ -939,10 +975,92 @@ off\:"no fsync (survives a crash of the process, not of the machine)"))' \
 '*::apps -- With --engine\: the apps to serve (names or folders):_default' \
 && ret=0
 ;;
+(store)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+":: :_cuga-flo__subcmd__store_commands" \
+"*::: :->store" \
+&& ret=0
+
+    case $state in
+    (store)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-store-command-$line[1]:"
+        case $line[1] in
+            (migrate)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
+'--json[One JSON document]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
+'--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
+'--json[One JSON document]' \
+'*-v[More logging on stderr (repeat for more)]' \
+'*--verbose[More logging on stderr (repeat for more)]' \
+'(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'(-v --verbose)--quiet[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__store__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-store-help-command-$line[1]:"
+        case $line[1] in
+            (migrate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (schema)
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -958,6 +1076,7 @@ answers\:"An answers file (\`start --answers FILE\`)"))' \
 _arguments "${_arguments_options[@]}" : \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -973,6 +1092,7 @@ _arguments "${_arguments_options[@]}" : \
 '--output=[Write every page (the command'\''s and each subcommand'\''s) into this folder instead of printing the command'\''s page]:DIR:_files' \
 '--apps-dir=[Folder holding the apps (one sub-folder each)]:DIR:_files' \
 '--color=[When to use colour]:WHEN:(auto always never)' \
+'--store=[Where runs are kept\: the run folder (\`files\`, the default), or a PostgreSQL database several hosts share (\`postgres\://USER\:PASSWORD@HOST\:PORT/DB\`; each host'\''s run folder is then its cache of it); \`cuga-flo store migrate\` prepares one]:URL:_default' \
 '*-v[More logging on stderr (repeat for more)]' \
 '*--verbose[More logging on stderr (repeat for more)]' \
 '(-v --verbose)-q[Only errors on stderr, and a run'\''s end (not a line per step) on stdout]' \
@@ -1181,6 +1301,30 @@ esac
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(store)
+_arguments "${_arguments_options[@]}" : \
+":: :_cuga-flo__subcmd__help__subcmd__store_commands" \
+"*::: :->store" \
+&& ret=0
+
+    case $state in
+    (store)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:cuga-flo-help-store-command-$line[1]:"
+        case $line[1] in
+            (migrate)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (schema)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1222,6 +1366,7 @@ _cuga-flo_commands() {
 'tools:The tools an app'\''s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'worker:Resume waiting runs as their timers come due (and answered ones), until stopped' \
+'store:The run store a database keeps (--store postgres\://…)\: migrate its schema, its status' \
 'schema:Print the JSON Schema of a flow config, a scenario or an answers file (for editors)' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'man:Print the man page (roff), or write every page into a folder (--dir)' \
@@ -1322,6 +1467,7 @@ _cuga-flo__subcmd__help_commands() {
 'tools:The tools an app'\''s tool sources offer (MCP servers, OpenAPI), and who confirms each; --lock writes tools.lock.json for validate' \
 'kogito:Kogito (Apache KIE)\: generate and build an app'\''s service' \
 'worker:Resume waiting runs as their timers come due (and answered ones), until stopped' \
+'store:The run store a database keeps (--store postgres\://…)\: migrate its schema, its status' \
 'schema:Print the JSON Schema of a flow config, a scenario or an answers file (for editors)' \
 'completions:Print a shell completion script (bash, zsh, fish, elvish, powershell)' \
 'man:Print the man page (roff), or write every page into a folder (--dir)' \
@@ -1505,6 +1651,24 @@ _cuga-flo__subcmd__help__subcmd__serve_commands() {
 _cuga-flo__subcmd__help__subcmd__start_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo help start commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__store_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__store_commands() {
+    local commands; commands=(
+'migrate:Bring the database \`--store\` names to this build'\''s schema (versioned migrations, applied once, in one transaction; run it from any one host)' \
+'status:The database'\''s schema version and how many runs it keeps' \
+    )
+    _describe -t commands 'cuga-flo help store commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__store__subcmd__migrate_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__store__subcmd__migrate_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help store migrate commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__help__subcmd__store__subcmd__status_commands] )) ||
+_cuga-flo__subcmd__help__subcmd__store__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo help store status commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__help__subcmd__test_commands] )) ||
 _cuga-flo__subcmd__help__subcmd__test_commands() {
@@ -1797,6 +1961,49 @@ _cuga-flo__subcmd__serve_commands() {
 _cuga-flo__subcmd__start_commands() {
     local commands; commands=()
     _describe -t commands 'cuga-flo start commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__store_commands] )) ||
+_cuga-flo__subcmd__store_commands() {
+    local commands; commands=(
+'migrate:Bring the database \`--store\` names to this build'\''s schema (versioned migrations, applied once, in one transaction; run it from any one host)' \
+'status:The database'\''s schema version and how many runs it keeps' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo store commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__store__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__store__subcmd__help_commands() {
+    local commands; commands=(
+'migrate:Bring the database \`--store\` names to this build'\''s schema (versioned migrations, applied once, in one transaction; run it from any one host)' \
+'status:The database'\''s schema version and how many runs it keeps' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'cuga-flo store help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__store__subcmd__help__subcmd__help_commands] )) ||
+_cuga-flo__subcmd__store__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo store help help commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__store__subcmd__help__subcmd__migrate_commands] )) ||
+_cuga-flo__subcmd__store__subcmd__help__subcmd__migrate_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo store help migrate commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__store__subcmd__help__subcmd__status_commands] )) ||
+_cuga-flo__subcmd__store__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo store help status commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__store__subcmd__migrate_commands] )) ||
+_cuga-flo__subcmd__store__subcmd__migrate_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo store migrate commands' commands "$@"
+}
+(( $+functions[_cuga-flo__subcmd__store__subcmd__status_commands] )) ||
+_cuga-flo__subcmd__store__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'cuga-flo store status commands' commands "$@"
 }
 (( $+functions[_cuga-flo__subcmd__test_commands] )) ||
 _cuga-flo__subcmd__test_commands() {

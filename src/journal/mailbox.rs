@@ -251,14 +251,22 @@ const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// How long a sender waits for the server's reply.
 const POST_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The pid of the server that holds the run in `run_dir` parked, if one says it does.
+/// The pid of the server that holds the run in `run_dir` parked, if one says it does
+/// (with a shared store: a server on any host that still holds the run's lease).
 pub fn held_parked(run_dir: &Path) -> Option<u32> {
+    if let Some(shared) = super::shared::mounted() {
+        return (shared.held_parked(&super::shared::dir_id(run_dir)).ok()).flatten();
+    }
     let text = std::fs::read_to_string(run_dir.join(INBOX_DIR).join(HELD_FILE)).ok()?;
     text.trim().parse().ok()
 }
 
 /// Say that this process holds the run in `run_dir` parked (and takes its deliveries).
 pub fn hold_parked(run_dir: &Path) -> std::io::Result<()> {
+    if let Some(shared) = super::shared::mounted() {
+        let id = super::shared::dir_id(run_dir);
+        return (shared.hold_parked(&id, Some(std::process::id()))).map_err(std::io::Error::other);
+    }
     let inbox = run_dir.join(INBOX_DIR);
     std::fs::create_dir_all(&inbox)?;
     let tmp = inbox.join(format!("{HELD_FILE}.tmp"));
@@ -268,6 +276,13 @@ pub fn hold_parked(run_dir: &Path) -> std::io::Result<()> {
 
 /// Stop saying it (the run resumes, or the server stops).
 pub fn release_parked(run_dir: &Path) {
+    if let Some(shared) = super::shared::mounted() {
+        let id = super::shared::dir_id(run_dir);
+        if let Err(e) = shared.hold_parked(&id, None) {
+            tracing::warn!("run {id}: cannot say it is no longer held parked here: {e}");
+        }
+        return;
+    }
     let _ = std::fs::remove_file(run_dir.join(INBOX_DIR).join(HELD_FILE));
 }
 
@@ -286,11 +301,14 @@ fn post(
     delivery: &Delivery,
     wait: std::time::Duration,
 ) -> Result<Vec<Record>, DeliveryError> {
-    let inbox = run_dir.join(INBOX_DIR);
     let failed = |message: String| DeliveryError::Held {
         run: run.to_string(),
         message,
     };
+    if let Some(shared) = super::shared::mounted() {
+        return post_shared(shared, run_dir, run, delivery, wait).map_err(failed);
+    }
+    let inbox = run_dir.join(INBOX_DIR);
     let name = format!(
         "{}-{}",
         std::process::id(),
@@ -329,6 +347,40 @@ fn post(
     }
 }
 
+/// [`post`] through a shared store's inbox: to a server on any host.
+fn post_shared(
+    shared: &dyn super::shared::SharedStore,
+    run_dir: &Path,
+    run: &str,
+    delivery: &Delivery,
+    wait: std::time::Duration,
+) -> Result<Vec<Record>, String> {
+    let id = super::shared::dir_id(run_dir);
+    let body = serde_json::to_string(delivery).map_err(|e| e.to_string())?;
+    let posted = (shared.post(&id, &body))
+        .map_err(|e| format!("cannot post to run `{run}`'s inbox: {e}"))?;
+    let until = std::time::Instant::now() + wait;
+    loop {
+        if let Some(text) = shared.reply(posted).map_err(|e| e.to_string())? {
+            return match serde_json::from_str::<Reply>(&text) {
+                Ok(Reply::Delivered(records)) => Ok(records),
+                Ok(Reply::Refused(why)) => Err(why),
+                Err(e) => Err(format!("the server's reply is unreadable: {e}")),
+            };
+        }
+        if std::time::Instant::now() >= until && shared.withdraw(posted).unwrap_or(false) {
+            return Err(format!(
+                "run `{run}` is held by a server (pid {}), which did not take the {} within \
+                 {} s; nothing was recorded",
+                held_parked(run_dir).map_or_else(|| "?".to_string(), |p| p.to_string()),
+                delivery.kind.as_str(),
+                wait.as_secs()
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Take the deliveries posted to the run in `run_dir` (whose journal this process holds),
 /// oldest first: each is claimed, handed to `deliver` (which journals it) and answered.
 /// How many were journalled.
@@ -336,6 +388,36 @@ pub fn take_posted(
     run_dir: &Path,
     mut deliver: impl FnMut(&Delivery) -> Result<Vec<Record>, DeliveryError>,
 ) -> usize {
+    if let Some(shared) = super::shared::mounted() {
+        let id = super::shared::dir_id(run_dir);
+        let claimed = match shared.claim_posted(&id) {
+            Ok(claimed) => claimed,
+            Err(e) => {
+                tracing::warn!("run {id}: cannot look into its inbox: {e}");
+                return 0;
+            }
+        };
+        let mut taken = 0;
+        for (posted, text) in claimed {
+            let reply = match serde_json::from_str::<Delivery>(&text) {
+                Ok(delivery) => match deliver(&delivery) {
+                    Ok(records) => {
+                        taken += 1;
+                        Reply::Delivered(records)
+                    }
+                    Err(e) => Reply::Refused(e.to_string()),
+                },
+                Err(e) => Reply::Refused(format!("the posted delivery is unreadable: {e}")),
+            };
+            let answered = serde_json::to_string(&reply)
+                .map_err(|e| e.to_string())
+                .and_then(|r| shared.answer(posted, &r).map_err(|e| e.to_string()));
+            if let Err(e) = answered {
+                tracing::warn!("run {id}: cannot answer a delivery posted to it: {e}");
+            }
+        }
+        return taken;
+    }
     let inbox = run_dir.join(INBOX_DIR);
     let Ok(entries) = std::fs::read_dir(&inbox) else {
         return 0;

@@ -5,8 +5,10 @@
 //! docs/journal.md.
 
 pub mod chain;
+pub mod error;
 pub mod event;
 pub mod export;
+pub mod layout;
 pub mod mailbox;
 pub mod otel;
 #[cfg(feature = "postgres")]

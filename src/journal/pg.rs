@@ -6,6 +6,8 @@
 //!   event's name and, parked on a timer, when it is due;
 //! - `cuga_flo_journal`: the lines, `(run_id, seq)` unique, byte for byte as the journal
 //!   file holds them (the hash chain is over those bytes);
+//! - `cuga_flo_inbox`: deliveries posted to runs a server (`serve`, on any host) holds
+//!   parked, claimed by that server, answered through the same row;
 //! - `cuga_flo_schema`: the migrations applied.
 //!
 //! A lease is a session advisory lock on the lease's own connection: a process that dies
@@ -24,9 +26,9 @@ use std::time::{Duration, Instant};
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::{Client, Config, NoTls};
 
+use super::error::JournalError;
 use super::event::Event;
 use super::shared::{Batch, Lease, SharedStore};
-use super::store::JournalError;
 
 /// The schema's migrations, in order; `cuga_flo_schema` records which were applied.
 pub const MIGRATIONS: &[(i32, &str, &str)] = &[(
@@ -49,7 +51,17 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[(
          PRIMARY KEY (run_id, seq)
      );
      CREATE INDEX cuga_flo_runs_waiting ON cuga_flo_runs (due_ms)
-         WHERE last_event = 'run_waiting';",
+         WHERE last_event = 'run_waiting';
+     ALTER TABLE cuga_flo_runs ADD COLUMN held_parked_by integer;
+     CREATE TABLE cuga_flo_inbox (
+         id        bigserial PRIMARY KEY,
+         run_id    text NOT NULL REFERENCES cuga_flo_runs ON DELETE CASCADE,
+         delivery  text NOT NULL,
+         state     text NOT NULL DEFAULT 'posted',
+         reply     text,
+         posted_at timestamptz NOT NULL DEFAULT now()
+     );
+     CREATE INDEX cuga_flo_inbox_posted ON cuga_flo_inbox (run_id) WHERE state = 'posted';",
 )];
 
 /// The schema version this build reads and writes.
@@ -97,6 +109,9 @@ pub struct PgStore {
     shown: String,
     /// The connection for reads (heads, lines), made when first needed.
     reader: Mutex<Option<Arc<Client>>>,
+    /// The runs with deliveries posted, as last read, and when (a server holding many runs
+    /// parked looks into each one's inbox every 200 ms: one query answers them all).
+    posted: Mutex<Option<(Instant, std::collections::HashSet<String>)>>,
     /// Connections a lease let go of, for the next lease (a sign-in costs a round trip
     /// and a SCRAM proof; a resumed run takes a lease).
     idle: Arc<Mutex<Vec<Arc<Client>>>>,
@@ -136,12 +151,19 @@ impl PgStore {
             return Err(StoreError::Tls(shown));
         }
         config.ssl_mode(SslMode::Disable);
+        // A password kept out of the URL (and so out of `ps` and shell history).
+        if config.get_password().is_none()
+            && let Ok(password) = std::env::var("PGPASSWORD")
+        {
+            config.password(password);
+        }
         config.connect_timeout(CONNECT_TIMEOUT);
         config.application_name(format!("cuga-flo pid {}", std::process::id()));
         Ok(PgStore {
             config,
             shown,
             reader: Mutex::new(None),
+            posted: Mutex::new(None),
             idle: Arc::new(Mutex::new(Vec::new())),
         })
     }
@@ -344,8 +366,18 @@ impl SharedStore for PgStore {
                     .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
                     .await?;
                 let got: bool = row.get(0);
-                if !got || !create {
-                    return Ok((got, true));
+                if !got {
+                    return Ok((false, true));
+                }
+                if !create {
+                    let known: bool = client
+                        .query_one(
+                            "SELECT EXISTS (SELECT 1 FROM cuga_flo_runs WHERE run_id = $1)",
+                            &[&id],
+                        )
+                        .await?
+                        .get(0);
+                    return Ok((true, known));
                 }
                 let made = client
                     .execute(
@@ -364,15 +396,24 @@ impl SharedStore for PgStore {
                     config: self.config.clone(),
                     shown: self.shown.clone(),
                     reader: Mutex::new(None),
+                    posted: Mutex::new(None),
                     idle: self.idle.clone(),
                 },
                 client,
                 key,
                 run_dir: run_dir.to_path_buf(),
             })),
-            (true, false) => {
+            (true, false) if create => {
                 self.release(client, key);
                 Err(JournalError::Exists(run_dir.to_path_buf()))
+            }
+            (true, false) => {
+                self.release(client, key);
+                Err(self.journal_error(format!(
+                    "run {run_id} is not in this store (its folder {} was written without \
+                     --store)",
+                    run_dir.display()
+                )))
             }
             (false, _) => {
                 self.give_back(client);
@@ -472,6 +513,142 @@ impl SharedStore for PgStore {
                         )
                     })
                     .collect())
+            }
+        })
+    }
+
+    fn hold_parked(&self, run_id: &str, pid: Option<u32>) -> Result<(), JournalError> {
+        let id = run_id.to_string();
+        let pid = pid.map(|p| p as i32);
+        self.read(move |client| {
+            let id = id.clone();
+            async move {
+                client
+                    .execute(
+                        "UPDATE cuga_flo_runs SET held_parked_by = $2 WHERE run_id = $1",
+                        &[&id, &pid],
+                    )
+                    .await?;
+                Ok(())
+            }
+        })
+    }
+
+    fn held_parked(&self, run_id: &str) -> Result<Option<u32>, JournalError> {
+        let id = run_id.to_string();
+        let pid: Option<i32> = self.read(move |client| {
+            let id = id.clone();
+            async move {
+                let row = client
+                    .query_opt(
+                        "SELECT held_parked_by FROM cuga_flo_runs WHERE run_id = $1",
+                        &[&id],
+                    )
+                    .await?;
+                Ok(row.and_then(|r| r.get(0)))
+            }
+        })?;
+        // A server that died left its word behind, not its lock.
+        match pid {
+            Some(pid) if self.held(run_id)? => Ok(Some(pid as u32)),
+            _ => Ok(None),
+        }
+    }
+
+    fn post(&self, run_id: &str, delivery: &str) -> Result<i64, JournalError> {
+        let (id, delivery) = (run_id.to_string(), delivery.to_string());
+        self.read(move |client| {
+            let (id, delivery) = (id.clone(), delivery.clone());
+            async move {
+                let row = client
+                    .query_one(
+                        "INSERT INTO cuga_flo_inbox (run_id, delivery) VALUES ($1, $2) \
+                         RETURNING id",
+                        &[&id, &delivery],
+                    )
+                    .await?;
+                Ok(row.get(0))
+            }
+        })
+    }
+
+    fn reply(&self, posted: i64) -> Result<Option<String>, JournalError> {
+        self.read(move |client| async move {
+            let row = client
+                .query_opt(
+                    "DELETE FROM cuga_flo_inbox WHERE id = $1 AND state = 'answered' \
+                     RETURNING reply",
+                    &[&posted],
+                )
+                .await?;
+            Ok(row.and_then(|r| r.get(0)))
+        })
+    }
+
+    fn withdraw(&self, posted: i64) -> Result<bool, JournalError> {
+        self.read(move |client| async move {
+            let gone = client
+                .execute(
+                    "DELETE FROM cuga_flo_inbox WHERE id = $1 AND state = 'posted'",
+                    &[&posted],
+                )
+                .await?;
+            Ok(gone == 1)
+        })
+    }
+
+    fn claim_posted(&self, run_id: &str) -> Result<Vec<(i64, String)>, JournalError> {
+        {
+            let mut posted = self.posted.lock().unwrap_or_else(|e| e.into_inner());
+            let fresh =
+                (posted.as_ref()).is_some_and(|(at, _)| at.elapsed() < Duration::from_millis(100));
+            if !fresh {
+                let runs: Vec<String> = self.read(|client| async move {
+                    let rows = client
+                        .query(
+                            "SELECT DISTINCT run_id FROM cuga_flo_inbox WHERE state = 'posted'",
+                            &[],
+                        )
+                        .await?;
+                    Ok(rows.iter().map(|r| r.get(0)).collect())
+                })?;
+                *posted = Some((Instant::now(), runs.into_iter().collect()));
+            }
+            if !(posted.as_ref()).is_some_and(|(_, runs)| runs.contains(run_id)) {
+                return Ok(Vec::new());
+            }
+        }
+        let id = run_id.to_string();
+        self.read(move |client| {
+            let id = id.clone();
+            async move {
+                let rows = client
+                    .query(
+                        "UPDATE cuga_flo_inbox SET state = 'claimed' \
+                         WHERE run_id = $1 AND state = 'posted' RETURNING id, delivery",
+                        &[&id],
+                    )
+                    .await?;
+                let mut claimed: Vec<(i64, String)> =
+                    rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+                claimed.sort_by_key(|c| c.0);
+                Ok(claimed)
+            }
+        })
+    }
+
+    fn answer(&self, posted: i64, reply: &str) -> Result<(), JournalError> {
+        let reply = reply.to_string();
+        self.read(move |client| {
+            let reply = reply.clone();
+            async move {
+                client
+                    .execute(
+                        "UPDATE cuga_flo_inbox SET state = 'answered', reply = $2 WHERE id = $1",
+                        &[&posted, &reply],
+                    )
+                    .await?;
+                Ok(())
             }
         })
     }

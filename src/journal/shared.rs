@@ -24,8 +24,9 @@ use std::io::{Read, Seek, Write};
 use std::path::Path;
 use std::sync::OnceLock;
 
+use super::error::JournalError;
 use super::event::Record;
-use super::store::{self, HEAD_FILE, JOURNAL_FILE, JournalError};
+use super::layout::{self as store, HEAD_FILE, JOURNAL_FILE};
 
 /// A commit's records, as the store keeps them.
 pub struct Batch<'a> {
@@ -71,6 +72,24 @@ pub trait SharedStore: Send + Sync {
     fn lines(&self, run_id: &str, after: u64) -> Result<Vec<(u64, Vec<u8>)>, JournalError>;
     /// Forget run `run_id` (`runs prune`); its lease must be held by the caller.
     fn remove(&self, run_id: &str) -> Result<(), JournalError>;
+
+    // ---- Deliveries to a run a server holds parked ([`super::mailbox`]), any host ----
+
+    /// Say (`Some(pid)`) or stop saying (`None`) that a server holds run `run_id` parked.
+    fn hold_parked(&self, run_id: &str, pid: Option<u32>) -> Result<(), JournalError>;
+    /// The pid of the server holding run `run_id` parked: one that said so and still holds
+    /// the run's lease.
+    fn held_parked(&self, run_id: &str) -> Result<Option<u32>, JournalError>;
+    /// Post a delivery (JSON) to run `run_id`'s server: the post's id.
+    fn post(&self, run_id: &str, delivery: &str) -> Result<i64, JournalError>;
+    /// The server's reply (JSON) to post `posted`, once it answered (taken: read once).
+    fn reply(&self, posted: i64) -> Result<Option<String>, JournalError>;
+    /// Withdraw post `posted`: whether it was, before any server claimed it.
+    fn withdraw(&self, posted: i64) -> Result<bool, JournalError>;
+    /// Claim the deliveries posted to run `run_id`, oldest first: `(post id, JSON)`.
+    fn claim_posted(&self, run_id: &str) -> Result<Vec<(i64, String)>, JournalError>;
+    /// Answer a claimed post (JSON).
+    fn answer(&self, posted: i64, reply: &str) -> Result<(), JournalError>;
 }
 
 static MOUNTED: OnceLock<Box<dyn SharedStore>> = OnceLock::new();
@@ -116,6 +135,14 @@ pub fn refresh_all(base: &Path) -> Option<Vec<String>> {
 pub fn refresh(base: &Path, id: &str) -> Result<(), JournalError> {
     match mounted() {
         Some(shared) => bring(shared, base, id, None),
+        None => Ok(()),
+    }
+}
+
+/// [`refresh`] of the run folder `run_dir` (its name the run's id).
+pub fn refresh_dir(run_dir: &Path) -> Result<(), JournalError> {
+    match mounted() {
+        Some(shared) => bring_dir(shared, run_dir, &dir_id(run_dir), None),
         None => Ok(()),
     }
 }
@@ -340,6 +367,27 @@ pub(crate) mod tests {
         fn remove(&self, run_id: &str) -> Result<(), JournalError> {
             self.runs.lock().unwrap().remove(run_id);
             Ok(())
+        }
+        fn hold_parked(&self, _: &str, _: Option<u32>) -> Result<(), JournalError> {
+            unreachable!()
+        }
+        fn held_parked(&self, _: &str) -> Result<Option<u32>, JournalError> {
+            unreachable!()
+        }
+        fn post(&self, _: &str, _: &str) -> Result<i64, JournalError> {
+            unreachable!()
+        }
+        fn reply(&self, _: i64) -> Result<Option<String>, JournalError> {
+            unreachable!()
+        }
+        fn withdraw(&self, _: i64) -> Result<bool, JournalError> {
+            unreachable!()
+        }
+        fn claim_posted(&self, _: &str) -> Result<Vec<(i64, String)>, JournalError> {
+            unreachable!()
+        }
+        fn answer(&self, _: i64, _: &str) -> Result<(), JournalError> {
+            unreachable!()
         }
     }
 

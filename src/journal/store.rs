@@ -14,14 +14,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::EventSink;
 use super::chain::{Anchor, anchor, line_hash};
+pub use super::error::JournalError;
 use super::event::{Event, Record};
+pub use super::layout::{
+    BadRunId, HEAD_FILE, JOURNAL_FILE, LineRange, check_run_id, read_head, run_dir, split_lines,
+};
 use super::shared::{self, Batch, Lease};
-
-/// The journal's file name inside a run directory.
-pub const JOURNAL_FILE: &str = "journal.jsonl";
-
-/// The head file: `{seq} {hash of the last committed line}\n`, rewritten after each commit.
-pub const HEAD_FILE: &str = "journal.head";
 
 /// The lock file: held (and holding the writer's pid) while a [`Journal`] is open.
 pub const LOCK_FILE: &str = "journal.lock";
@@ -43,41 +41,6 @@ pub trait Observer: Send + Sync {
 impl<F: Fn(&Record) + Send + Sync> Observer for F {
     fn committed(&self, records: &[Record], _lines: &[u8]) {
         records.iter().for_each(self);
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum JournalError {
-    #[error("{}: {message}", path.display())]
-    Io { path: PathBuf, message: String },
-    #[error("{}: a journal already exists there (runs never share state)", .0.display())]
-    Exists(PathBuf),
-    #[error("{}:{line}: {message}", path.display())]
-    Corrupt {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
-    #[error("an event could not be serialized: {0}")]
-    Serialize(String),
-    #[error(
-        "run {} is being written by another cuga-flo process{}",
-        run_dir.display(),
-        match pid { Some(pid) => format!(" (pid {pid})"), None => String::new() }
-    )]
-    Locked { run_dir: PathBuf, pid: Option<u32> },
-    /// The run's lease in a shared store was lost (the store went away and another process
-    /// took the run meanwhile, or its head moved): this process may not write it any more.
-    #[error("run {} is no longer this process's to write: {message}", run_dir.display())]
-    Fenced { run_dir: PathBuf, message: String },
-}
-
-impl JournalError {
-    pub(crate) fn io(path: &Path, err: &io::Error) -> Self {
-        JournalError::Io {
-            path: path.to_path_buf(),
-            message: err.to_string(),
-        }
     }
 }
 
@@ -618,35 +581,10 @@ pub fn held_here(run_dir: &Path) -> bool {
         if pid == Some(std::process::id()))
 }
 
-/// The head file's `(seq, hash)`, when it is there and reads.
-pub fn read_head(run_dir: &Path) -> Option<(u64, String)> {
-    let text = fs::read_to_string(run_dir.join(HEAD_FILE)).ok()?;
-    let (seq, hash) = text.trim().split_once(' ')?;
-    Some((seq.parse().ok()?, hash.to_string()))
-}
-
 fn dir_name(dir: &Path) -> String {
     dir.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// A byte range `(start, end)` of a journal's bytes.
-pub type LineRange = (usize, usize);
-
-/// A journal's bytes split into lines: each complete line's byte range (without its
-/// newline; the newline is at `end`), and the range of an unterminated last piece.
-pub fn split_lines(bytes: &[u8]) -> (Vec<LineRange>, Option<LineRange>) {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'\n' {
-            lines.push((start, i));
-            start = i + 1;
-        }
-    }
-    let tail = (start < bytes.len()).then_some((start, bytes.len()));
-    (lines, tail)
 }
 
 /// A journal whose sequence and chain were checked.
@@ -843,36 +781,6 @@ pub fn parse_journal(path: &Path, bytes: &[u8]) -> Result<ReadJournal, JournalEr
 /// A fresh run id: `YYYYMMDDTHHMMSSZ-xxxxxx` ([`crate::clock::run_id`]).
 pub fn new_run_id() -> String {
     crate::clock::run_id()
-}
-
-/// Whether `id` can name a run folder: 1 to 128 ASCII letters, digits, `-`, `_` and `.`,
-/// not starting with `.` (so `..` and hidden names are refused). Run ids come from
-/// clients of the bridge too, and must never reach outside `<base>/runs/`.
-pub fn check_run_id(id: &str) -> Result<(), BadRunId> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && !id.starts_with('.')
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if ok {
-        Ok(())
-    } else {
-        Err(BadRunId(id.chars().take(140).collect()))
-    }
-}
-
-/// A run id that cannot name a folder: 1 to 128 letters, digits, `-`, `_` or `.`, not
-/// starting with `.` (the id shown is cut at 140 characters).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "`{0}` is not a valid run id (1 to 128 letters, digits, `-`, `_` or `.`, not starting with `.`)"
-)]
-pub struct BadRunId(pub String);
-
-/// Where a run's files live: `<base>/runs/<run_id>`.
-pub fn run_dir(base: &Path, run_id: &str) -> PathBuf {
-    base.join("runs").join(run_id)
 }
 
 /// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01

@@ -118,7 +118,10 @@ pub fn migrate(url: &StoreUrl, apply: bool) -> Result<Status, StoreError> {
             })
         }
         #[cfg(not(feature = "postgres"))]
-        StoreUrl::Postgres(_) => Err(StoreError::NotBuilt),
+        StoreUrl::Postgres(_) => {
+            let _ = apply;
+            Err(StoreError::NotBuilt)
+        }
     }
 }
 

@@ -63,6 +63,13 @@ impl Follower {
             path: self.path.clone(),
             source,
         };
+        // With a shared store, the run may be going on another host: its lines come from
+        // the store into this host's copy first.
+        if let Some(dir) = self.path.parent()
+            && let Err(e) = crate::journal::shared::refresh_dir(dir)
+        {
+            tracing::warn!("{}: cannot bring it from the run store: {e}", dir.display());
+        }
         let mut file = std::fs::File::open(&self.path).map_err(read)?;
         let len = file.metadata().map_err(read)?.len();
         if len < self.offset {

@@ -1628,6 +1628,87 @@ async fn a_new_serve_takes_over_the_runs_a_killed_serve_left_parked() {
     );
 }
 
+/// With a shared run store (`--store postgres://…`), a server on another host (its own
+/// run folder) takes over the runs a killed server left parked, and a message sent from a
+/// third host reaches it through the store's inbox: journalled there, by the server that
+/// holds the run, which resumes it to its end.
+#[tokio::test]
+async fn on_a_shared_store_a_serve_on_another_host_takes_a_killed_serves_runs_and_their_messages() {
+    use crate::support::postgres::Postgres;
+    if !Postgres::available("serve::on_a_shared_store") {
+        return;
+    }
+    let pg = Postgres::start("served");
+    let env = [("CUGA_FLO_STORE", pg.url.as_str())];
+    let hosts = tempfile::tempdir().unwrap();
+    let [a, b, c] = ["a", "b", "c"].map(|h| hosts.path().join(h));
+    let on = |base: &Path, args: &[&str]| {
+        Command::new(BIN)
+            .env("NO_COLOR", "1")
+            .envs(env)
+            .args(args)
+            .arg("--run-dir")
+            .arg(base)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = Command::new(BIN)
+        .envs(env)
+        .args(["store", "migrate"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let app = served_waits();
+    let app = app.to_str().unwrap();
+    let mut first = Served::start_at(Some(&a), &[app, "--max-wait", "0"], &env);
+    park(&first, &[("p1", "PT0S")]).await;
+    first.kill();
+
+    let second = Served::start_at(Some(&b), &[app, "--max-wait", "0"], &env);
+    let pid = second.child.id();
+    let log = || second.stderr();
+    let held = || pg.value("SELECT held_parked_by FROM cuga_flo_runs WHERE run_id = 'p1'");
+    wait_for("took p1 over on host b", &log, &|| {
+        held() == pid.to_string()
+    });
+    let out = on(
+        &c,
+        &["runs", "message", "p1", "Payment", "--var", "amount=5"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{out:?}
+{}",
+        log()
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("(pid {pid}) resumes it")),
+        "{stdout}"
+    );
+    wait_for("completed p1 on host b", &log, &|| {
+        finished_as(&events_of(&b, "p1")).is_some()
+    });
+    let (status, variables) = finished_as(&events_of(&b, "p1")).unwrap();
+    assert_eq!(status, RunStatus::Completed);
+    assert_eq!(variables["amount"], 5);
+    // Every host reads the same run, ended, intact; none was written on host c.
+    let out = on(&a, &["runs", "verify", "p1"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let shown = on(&c, &["runs", "show", "p1"]);
+    assert!(
+        String::from_utf8_lossy(&shown.stdout).contains("completed"),
+        "{shown:?}"
+    );
+    assert_eq!(
+        pg.value("SELECT count(*) FROM cuga_flo_inbox"),
+        "0",
+        "answered and taken"
+    );
+}
+
 /// Two servers started at once over the runs a killed server left parked, a `worker`
 /// alongside, take each run exactly once (the journal's lock decides): the runs whose
 /// timer is due are resumed once by whoever took them (a run the worker resumed parks

@@ -76,6 +76,21 @@ impl Postgres {
         ]
     }
 
+    /// One value `sql` selects, through `psql` (empty when it selects nothing).
+    pub fn value(&self, sql: &str) -> String {
+        let out = Command::new(pg_bin().join("psql"))
+            .args(["-qAt", "-d", &self.url, "-c", sql])
+            .stdin(Stdio::null())
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "psql: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     /// Stop the server and start it again on the same data (a restart).
     pub fn restart(&self) {
         let bin = pg_bin();
