@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Config, NoTls};
 
 use super::error::JournalError;
@@ -122,7 +123,10 @@ impl PgStore {
     /// its schema this build's.
     pub fn open(url: &str) -> Result<PgStore, StoreError> {
         let store = PgStore::at(url)?;
-        let at = store.version()?;
+        let client = store.connect().map_err(|m| store.connect_error(m))?;
+        let at = store.version_on(client.clone())?;
+        // The connection checked serves the first lease.
+        store.give_back(client);
         let needs = latest();
         if at < needs {
             return Err(StoreError::Behind {
@@ -171,6 +175,10 @@ impl PgStore {
     /// The schema version applied (0: none).
     pub fn version(&self) -> Result<i32, StoreError> {
         let client = self.connect().map_err(|m| self.connect_error(m))?;
+        self.version_on(client)
+    }
+
+    fn version_on(&self, client: Arc<Client>) -> Result<i32, StoreError> {
         block(async move {
             let exists: bool = client
                 .query_one("SELECT to_regclass('cuga_flo_schema') IS NOT NULL", &[])
@@ -209,9 +217,9 @@ impl PgStore {
             for &(version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > at) {
                 client.batch_execute(sql).await?;
                 client
-                    .execute(
+                    .execute_typed(
                         "INSERT INTO cuga_flo_schema (version, name) VALUES ($1, $2)",
-                        &[&version, &name],
+                        &[(&version, Type::INT4), (&name, Type::TEXT)],
                     )
                     .await?;
                 applied.push((version, name));
@@ -280,7 +288,7 @@ impl PgStore {
             let client = client.clone();
             block(async move {
                 client
-                    .query_one("SELECT pg_advisory_unlock($1)", &[&key])
+                    .query_typed_one("SELECT pg_advisory_unlock($1)", &[(&key, Type::INT8)])
                     .await
                     .map(|r| r.get::<_, bool>(0))
             })
@@ -361,32 +369,31 @@ impl SharedStore for PgStore {
         let id = run_id.to_string();
         let taken = {
             let client = client.clone();
+            // One round trip: the lock, and the run's row (claimed, for a new run).
             block(async move {
-                let row = client
-                    .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
-                    .await?;
-                let got: bool = row.get(0);
-                if !got {
-                    return Ok((false, true));
-                }
-                if !create {
-                    let known: bool = client
-                        .query_one(
-                            "SELECT EXISTS (SELECT 1 FROM cuga_flo_runs WHERE run_id = $1)",
-                            &[&id],
+                let row = if create {
+                    client
+                        .query_typed_one(
+                            "WITH l AS (SELECT pg_try_advisory_lock($1) AS got), \
+                             made AS (INSERT INTO cuga_flo_runs \
+                                 (run_id, head_seq, head_hash, last_event) \
+                                 SELECT $2, 0, '', '' FROM l WHERE l.got \
+                                 ON CONFLICT DO NOTHING RETURNING 1) \
+                             SELECT (SELECT got FROM l), EXISTS (SELECT 1 FROM made)",
+                            &[(&key, Type::INT8), (&id, Type::TEXT)],
                         )
                         .await?
-                        .get(0);
-                    return Ok((true, known));
-                }
-                let made = client
-                    .execute(
-                        "INSERT INTO cuga_flo_runs (run_id, head_seq, head_hash, last_event) \
-                         VALUES ($1, 0, '', '') ON CONFLICT DO NOTHING",
-                        &[&id],
-                    )
-                    .await?;
-                Ok((true, made == 1))
+                } else {
+                    client
+                        .query_typed_one(
+                            "SELECT pg_try_advisory_lock($1), \
+                             EXISTS (SELECT 1 FROM cuga_flo_runs WHERE run_id = $2)",
+                            &[(&key, Type::INT8), (&id, Type::TEXT)],
+                        )
+                        .await?
+                };
+                let got: bool = row.get(0);
+                Ok((got, !got || row.get::<_, bool>(1)))
             })
             .map_err(|e: tokio_postgres::Error| self.journal_error(message(&e)))?
         };
@@ -430,12 +437,12 @@ impl SharedStore for PgStore {
         let (class, object) = ((key as u64 >> 32) as u32, key as u64 as u32);
         self.read(move |client| async move {
             let row = client
-                .query_one(
+                .query_typed_one(
                     "SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_database d \
                      ON d.oid = l.database WHERE l.locktype = 'advisory' AND l.granted \
                      AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 1 \
                      AND d.datname = current_database())",
-                    &[&class, &object],
+                    &[(&class, Type::OID), (&object, Type::OID)],
                 )
                 .await?;
             Ok(row.get(0))
@@ -463,10 +470,10 @@ impl SharedStore for PgStore {
             let id = id.clone();
             async move {
                 let row = client
-                    .query_opt(
+                    .query_typed_opt(
                         "SELECT head_seq, head_hash FROM cuga_flo_runs \
                          WHERE run_id = $1 AND head_seq > 0",
-                        &[&id],
+                        &[(&id, Type::TEXT)],
                     )
                     .await?;
                 Ok(row.map(|r| (r.get::<_, i64>(0) as u64, r.get(1))))
@@ -481,9 +488,9 @@ impl SharedStore for PgStore {
             let id = id.clone();
             async move {
                 let row = client
-                    .query_opt(
+                    .query_typed_opt(
                         "SELECT hash FROM cuga_flo_journal WHERE run_id = $1 AND seq = $2",
-                        &[&id, &seq],
+                        &[(&id, Type::TEXT), (&seq, Type::INT8)],
                     )
                     .await?;
                 Ok(row.map(|r| r.get(0)))
@@ -498,10 +505,10 @@ impl SharedStore for PgStore {
             let id = id.clone();
             async move {
                 let rows = client
-                    .query(
+                    .query_typed(
                         "SELECT seq, line FROM cuga_flo_journal \
                          WHERE run_id = $1 AND seq > $2 ORDER BY seq",
-                        &[&id, &after],
+                        &[(&id, Type::TEXT), (&after, Type::INT8)],
                     )
                     .await?;
                 Ok(rows
@@ -524,9 +531,9 @@ impl SharedStore for PgStore {
             let id = id.clone();
             async move {
                 client
-                    .execute(
+                    .execute_typed(
                         "UPDATE cuga_flo_runs SET held_parked_by = $2 WHERE run_id = $1",
-                        &[&id, &pid],
+                        &[(&id, Type::TEXT), (&pid, Type::INT4)],
                     )
                     .await?;
                 Ok(())
@@ -540,9 +547,9 @@ impl SharedStore for PgStore {
             let id = id.clone();
             async move {
                 let row = client
-                    .query_opt(
+                    .query_typed_opt(
                         "SELECT held_parked_by FROM cuga_flo_runs WHERE run_id = $1",
-                        &[&id],
+                        &[(&id, Type::TEXT)],
                     )
                     .await?;
                 Ok(row.and_then(|r| r.get(0)))
@@ -561,10 +568,10 @@ impl SharedStore for PgStore {
             let (id, delivery) = (id.clone(), delivery.clone());
             async move {
                 let row = client
-                    .query_one(
+                    .query_typed_one(
                         "INSERT INTO cuga_flo_inbox (run_id, delivery) VALUES ($1, $2) \
                          RETURNING id",
-                        &[&id, &delivery],
+                        &[(&id, Type::TEXT), (&delivery, Type::TEXT)],
                     )
                     .await?;
                 Ok(row.get(0))
@@ -575,10 +582,10 @@ impl SharedStore for PgStore {
     fn reply(&self, posted: i64) -> Result<Option<String>, JournalError> {
         self.read(move |client| async move {
             let row = client
-                .query_opt(
+                .query_typed_opt(
                     "DELETE FROM cuga_flo_inbox WHERE id = $1 AND state = 'answered' \
                      RETURNING reply",
-                    &[&posted],
+                    &[(&posted, Type::INT8)],
                 )
                 .await?;
             Ok(row.and_then(|r| r.get(0)))
@@ -588,9 +595,9 @@ impl SharedStore for PgStore {
     fn withdraw(&self, posted: i64) -> Result<bool, JournalError> {
         self.read(move |client| async move {
             let gone = client
-                .execute(
+                .execute_typed(
                     "DELETE FROM cuga_flo_inbox WHERE id = $1 AND state = 'posted'",
-                    &[&posted],
+                    &[(&posted, Type::INT8)],
                 )
                 .await?;
             Ok(gone == 1)
@@ -623,10 +630,10 @@ impl SharedStore for PgStore {
             let id = id.clone();
             async move {
                 let rows = client
-                    .query(
+                    .query_typed(
                         "UPDATE cuga_flo_inbox SET state = 'claimed' \
                          WHERE run_id = $1 AND state = 'posted' RETURNING id, delivery",
-                        &[&id],
+                        &[(&id, Type::TEXT)],
                     )
                     .await?;
                 let mut claimed: Vec<(i64, String)> =
@@ -643,9 +650,9 @@ impl SharedStore for PgStore {
             let reply = reply.clone();
             async move {
                 client
-                    .execute(
+                    .execute_typed(
                         "UPDATE cuga_flo_inbox SET state = 'answered', reply = $2 WHERE id = $1",
-                        &[&posted, &reply],
+                        &[(&posted, Type::INT8), (&reply, Type::TEXT)],
                     )
                     .await?;
                 Ok(())
@@ -659,7 +666,10 @@ impl SharedStore for PgStore {
             let id = id.clone();
             async move {
                 client
-                    .execute("DELETE FROM cuga_flo_runs WHERE run_id = $1", &[&id])
+                    .execute_typed(
+                        "DELETE FROM cuga_flo_runs WHERE run_id = $1",
+                        &[(&id, Type::TEXT)],
+                    )
                     .await?;
                 Ok(())
             }
@@ -717,18 +727,18 @@ impl PgLease {
         let count = seqs.len() as u64;
         let written = block(async move {
             client
-                .execute(
+                .execute_typed(
                     COMMIT,
                     &[
-                        &id,
-                        &after,
-                        &head_seq,
-                        &head_hash,
-                        &last_event,
-                        &due,
-                        &seqs,
-                        &hashes,
-                        &texts,
+                        (&id, Type::TEXT),
+                        (&after, Type::INT8),
+                        (&head_seq, Type::INT8),
+                        (&head_hash, Type::TEXT),
+                        (&last_event, Type::TEXT),
+                        (&due, Type::INT8),
+                        (&seqs, Type::INT8_ARRAY),
+                        (&hashes, Type::TEXT_ARRAY),
+                        (&texts, Type::TEXT_ARRAY),
                     ],
                 )
                 .await
@@ -754,13 +764,13 @@ impl PgLease {
             let client = client.clone();
             block(async move {
                 let got: bool = client
-                    .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                    .query_typed_one("SELECT pg_try_advisory_lock($1)", &[(&key, Type::INT8)])
                     .await?
                     .get(0);
                 let head = client
-                    .query_opt(
+                    .query_typed_opt(
                         "SELECT head_seq FROM cuga_flo_runs WHERE run_id = $1",
-                        &[&id],
+                        &[(&id, Type::TEXT)],
                     )
                     .await?
                     .map(|r| r.get::<_, i64>(0) as u64);

@@ -221,15 +221,14 @@ pub(crate) fn bring_dir(
         tail.push(b'\n');
     }
     if good_len == bytes.len() {
+        // A cache: not synced (a crash loses what the store gives again).
         file.write_all(&tail)
-            .and_then(|()| file.sync_data())
             .map_err(|e| JournalError::io(&path, &e))?;
     } else {
         // A torn tail, or lines the store never had: the cache keeps the store's text.
         file.set_len(good_len as u64)
             .and_then(|()| file.seek(std::io::SeekFrom::End(0)).map(|_| ()))
             .and_then(|()| file.write_all(&tail))
-            .and_then(|()| file.sync_data())
             .map_err(|e| JournalError::io(&path, &e))?;
     }
     let tmp = dir.join(format!("{HEAD_FILE}.tmp"));

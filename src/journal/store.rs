@@ -183,7 +183,8 @@ impl Journal {
                 _ => JournalError::io(&path, &e),
             })?;
         take_lock(run_dir, &file)?;
-        if options.durability.syncs() {
+        // With a shared store the folder is a cache of it, rebuilt from it after a crash.
+        if options.durability.syncs() && lease.is_none() {
             file.sync_all().map_err(|e| JournalError::io(&path, &e))?;
             sync_dir(run_dir)?;
         }
@@ -370,7 +371,8 @@ impl Journal {
         crate::crash::point("journal.before_write");
         let written = write_batch(&mut inner.file, &inner.buffer).and_then(|()| {
             crate::crash::point("journal.before_fsync");
-            if self.durability.syncs() {
+            // With a shared store, the store has made it durable; the run folder is a cache.
+            if self.durability.syncs() && inner.lease.is_none() {
                 inner.file.sync_data()
             } else {
                 inner.file.flush()

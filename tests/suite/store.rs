@@ -210,6 +210,8 @@ fn native_runs_on_postgres_go_on_across_hosts_through_a_killed_worker_and_a_stor
                             &format!("amount={amount}"),
                             "--var",
                             "wait=PT1S",
+                            "--var",
+                            "settle=PT1S",
                             "--max-wait",
                             "0",
                             "--run-dir",
