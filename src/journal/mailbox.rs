@@ -293,6 +293,30 @@ enum Reply {
     Refused(String),
 }
 
+/// A server's reply to a posted delivery: the records it journalled, or why not.
+fn read_reply(text: &str) -> Result<Vec<Record>, String> {
+    match serde_json::from_str::<Reply>(text) {
+        Ok(Reply::Delivered(records)) => Ok(records),
+        Ok(Reply::Refused(why)) => Err(why),
+        Err(e) => Err(format!("the server's reply is unreadable: {e}")),
+    }
+}
+
+/// What a server answers a posted delivery (`text`, or why it could not be read): `deliver`
+/// journals it.
+fn answer_posted(
+    text: Result<String, String>,
+    deliver: &mut impl FnMut(&Delivery) -> Result<Vec<Record>, DeliveryError>,
+) -> Reply {
+    match text.and_then(|t| serde_json::from_str::<Delivery>(&t).map_err(|e| e.to_string())) {
+        Ok(delivery) => match deliver(&delivery) {
+            Ok(records) => Reply::Delivered(records),
+            Err(e) => Reply::Refused(e.to_string()),
+        },
+        Err(e) => Reply::Refused(format!("the posted delivery is unreadable: {e}")),
+    }
+}
+
 /// Post `delivery` to the server holding run `run` (in `run_dir`) parked, and wait up to
 /// `wait` for it to be journalled there: the records written, or why not.
 fn post(
@@ -327,11 +351,7 @@ fn post(
     loop {
         if let Ok(text) = std::fs::read_to_string(&reply) {
             let _ = std::fs::remove_file(&reply);
-            return match serde_json::from_str::<Reply>(&text) {
-                Ok(Reply::Delivered(records)) => Ok(records),
-                Ok(Reply::Refused(why)) => Err(failed(why)),
-                Err(e) => Err(failed(format!("the server's reply is unreadable: {e}"))),
-            };
+            return read_reply(&text).map_err(failed);
         }
         if std::time::Instant::now() >= until && std::fs::remove_file(&posted).is_ok() {
             // Withdrawn before the server claimed it: nothing was written.
@@ -362,11 +382,7 @@ fn post_shared(
     let until = std::time::Instant::now() + wait;
     loop {
         if let Some(text) = shared.reply(posted).map_err(|e| e.to_string())? {
-            return match serde_json::from_str::<Reply>(&text) {
-                Ok(Reply::Delivered(records)) => Ok(records),
-                Ok(Reply::Refused(why)) => Err(why),
-                Err(e) => Err(format!("the server's reply is unreadable: {e}")),
-            };
+            return read_reply(&text);
         }
         if std::time::Instant::now() >= until && shared.withdraw(posted).unwrap_or(false) {
             return Err(format!(
@@ -399,16 +415,8 @@ pub fn take_posted(
         };
         let mut taken = 0;
         for (posted, text) in claimed {
-            let reply = match serde_json::from_str::<Delivery>(&text) {
-                Ok(delivery) => match deliver(&delivery) {
-                    Ok(records) => {
-                        taken += 1;
-                        Reply::Delivered(records)
-                    }
-                    Err(e) => Reply::Refused(e.to_string()),
-                },
-                Err(e) => Reply::Refused(format!("the posted delivery is unreadable: {e}")),
-            };
+            let reply = answer_posted(Ok(text), &mut deliver);
+            taken += usize::from(matches!(reply, Reply::Delivered(_)));
             let answered = serde_json::to_string(&reply)
                 .map_err(|e| e.to_string())
                 .and_then(|r| shared.answer(posted, &r).map_err(|e| e.to_string()));
@@ -433,19 +441,9 @@ pub fn take_posted(
         if std::fs::rename(&path, &claimed).is_err() {
             continue; // withdrawn by its sender
         }
-        let reply = match std::fs::read_to_string(&claimed)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str::<Delivery>(&t).map_err(|e| e.to_string()))
-        {
-            Ok(delivery) => match deliver(&delivery) {
-                Ok(records) => {
-                    taken += 1;
-                    Reply::Delivered(records)
-                }
-                Err(e) => Reply::Refused(e.to_string()),
-            },
-            Err(e) => Reply::Refused(format!("the posted delivery is unreadable: {e}")),
-        };
+        let text = std::fs::read_to_string(&claimed).map_err(|e| e.to_string());
+        let reply = answer_posted(text, &mut deliver);
+        taken += usize::from(matches!(reply, Reply::Delivered(_)));
         let tmp = path.with_extension("reply.tmp");
         let written = serde_json::to_vec(&reply)
             .map_err(std::io::Error::other)

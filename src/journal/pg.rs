@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio_postgres::config::{Host, SslMode};
-use tokio_postgres::types::Type;
+use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, Config, NoTls};
 
 use super::error::JournalError;
@@ -353,6 +353,27 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// The rows `sql` returns with `params` (typed: one round trip, nothing prepared), on
+    /// the reading connection, reconnecting when the store went away ([`PgStore::read`]).
+    fn rows(
+        &self,
+        sql: &'static str,
+        params: Vec<Param>,
+    ) -> Result<Vec<tokio_postgres::Row>, JournalError> {
+        let params = Arc::new(params);
+        self.read(move |client| {
+            let params = params.clone();
+            async move {
+                let typed: Vec<(&(dyn ToSql + Sync), Type)> = (params.iter())
+                    .map(|(v, t)| (v.as_ref() as &(dyn ToSql + Sync), t.clone()))
+                    .collect();
+                client.query_typed(sql, &typed).await
+            }
+        })
+    }
+}
+
 impl SharedStore for PgStore {
     fn shown(&self) -> String {
         self.shown.clone()
@@ -435,126 +456,73 @@ impl SharedStore for PgStore {
     fn held(&self, run_id: &str) -> Result<bool, JournalError> {
         let key = lock_key(run_id);
         let (class, object) = ((key as u64 >> 32) as u32, key as u64 as u32);
-        self.read(move |client| async move {
-            let row = client
-                .query_typed_one(
-                    "SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_database d \
-                     ON d.oid = l.database WHERE l.locktype = 'advisory' AND l.granted \
-                     AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 1 \
-                     AND d.datname = current_database())",
-                    &[(&class, Type::OID), (&object, Type::OID)],
-                )
-                .await?;
-            Ok(row.get(0))
-        })
+        let rows = self.rows(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_database d \
+             ON d.oid = l.database WHERE l.locktype = 'advisory' AND l.granted \
+             AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 1 \
+             AND d.datname = current_database())",
+            vec![param(class, Type::OID), param(object, Type::OID)],
+        )?;
+        Ok(rows.first().is_some_and(|r| r.get(0)))
     }
 
     fn heads(&self) -> Result<Vec<(String, u64, String)>, JournalError> {
-        self.read(|client| async move {
-            let rows = client
-                .query(
-                    "SELECT run_id, head_seq, head_hash FROM cuga_flo_runs WHERE head_seq > 0",
-                    &[],
-                )
-                .await?;
-            Ok(rows
-                .iter()
-                .map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2)))
-                .collect())
-        })
+        let rows = self.rows(
+            "SELECT run_id, head_seq, head_hash FROM cuga_flo_runs WHERE head_seq > 0",
+            Vec::new(),
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2)))
+            .collect())
     }
 
     fn head(&self, run_id: &str) -> Result<Option<(u64, String)>, JournalError> {
-        let id = run_id.to_string();
-        self.read(move |client| {
-            let id = id.clone();
-            async move {
-                let row = client
-                    .query_typed_opt(
-                        "SELECT head_seq, head_hash FROM cuga_flo_runs \
-                         WHERE run_id = $1 AND head_seq > 0",
-                        &[(&id, Type::TEXT)],
-                    )
-                    .await?;
-                Ok(row.map(|r| (r.get::<_, i64>(0) as u64, r.get(1))))
-            }
-        })
+        let rows = self.rows(
+            "SELECT head_seq, head_hash FROM cuga_flo_runs WHERE run_id = $1 AND head_seq > 0",
+            vec![text(run_id)],
+        )?;
+        Ok(rows.first().map(|r| (r.get::<_, i64>(0) as u64, r.get(1))))
     }
 
     fn hash_at(&self, run_id: &str, seq: u64) -> Result<Option<String>, JournalError> {
-        let id = run_id.to_string();
-        let seq = seq as i64;
-        self.read(move |client| {
-            let id = id.clone();
-            async move {
-                let row = client
-                    .query_typed_opt(
-                        "SELECT hash FROM cuga_flo_journal WHERE run_id = $1 AND seq = $2",
-                        &[(&id, Type::TEXT), (&seq, Type::INT8)],
-                    )
-                    .await?;
-                Ok(row.map(|r| r.get(0)))
-            }
-        })
+        let rows = self.rows(
+            "SELECT hash FROM cuga_flo_journal WHERE run_id = $1 AND seq = $2",
+            vec![text(run_id), param(seq as i64, Type::INT8)],
+        )?;
+        Ok(rows.first().map(|r| r.get(0)))
     }
 
     fn lines(&self, run_id: &str, after: u64) -> Result<Vec<(u64, Vec<u8>)>, JournalError> {
-        let id = run_id.to_string();
-        let after = after as i64;
-        self.read(move |client| {
-            let id = id.clone();
-            async move {
-                let rows = client
-                    .query_typed(
-                        "SELECT seq, line FROM cuga_flo_journal \
-                         WHERE run_id = $1 AND seq > $2 ORDER BY seq",
-                        &[(&id, Type::TEXT), (&after, Type::INT8)],
-                    )
-                    .await?;
-                Ok(rows
-                    .iter()
-                    .map(|r| {
-                        (
-                            r.get::<_, i64>(0) as u64,
-                            r.get::<_, String>(1).into_bytes(),
-                        )
-                    })
-                    .collect())
-            }
-        })
+        let rows = self.rows(
+            "SELECT seq, line FROM cuga_flo_journal WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+            vec![text(run_id), param(after as i64, Type::INT8)],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get::<_, i64>(0) as u64,
+                    r.get::<_, String>(1).into_bytes(),
+                )
+            })
+            .collect())
     }
 
     fn hold_parked(&self, run_id: &str, pid: Option<u32>) -> Result<(), JournalError> {
-        let id = run_id.to_string();
-        let pid = pid.map(|p| p as i32);
-        self.read(move |client| {
-            let id = id.clone();
-            async move {
-                client
-                    .execute_typed(
-                        "UPDATE cuga_flo_runs SET held_parked_by = $2 WHERE run_id = $1",
-                        &[(&id, Type::TEXT), (&pid, Type::INT4)],
-                    )
-                    .await?;
-                Ok(())
-            }
-        })
+        self.rows(
+            "UPDATE cuga_flo_runs SET held_parked_by = $2 WHERE run_id = $1",
+            vec![text(run_id), param(pid.map(|p| p as i32), Type::INT4)],
+        )?;
+        Ok(())
     }
 
     fn held_parked(&self, run_id: &str) -> Result<Option<u32>, JournalError> {
-        let id = run_id.to_string();
-        let pid: Option<i32> = self.read(move |client| {
-            let id = id.clone();
-            async move {
-                let row = client
-                    .query_typed_opt(
-                        "SELECT held_parked_by FROM cuga_flo_runs WHERE run_id = $1",
-                        &[(&id, Type::TEXT)],
-                    )
-                    .await?;
-                Ok(row.and_then(|r| r.get(0)))
-            }
-        })?;
+        let rows = self.rows(
+            "SELECT held_parked_by FROM cuga_flo_runs WHERE run_id = $1",
+            vec![text(run_id)],
+        )?;
+        let pid: Option<i32> = rows.first().and_then(|r| r.get(0));
         // A server that died left its word behind, not its lock.
         match pid {
             Some(pid) if self.held(run_id)? => Ok(Some(pid as u32)),
@@ -563,45 +531,29 @@ impl SharedStore for PgStore {
     }
 
     fn post(&self, run_id: &str, delivery: &str) -> Result<i64, JournalError> {
-        let (id, delivery) = (run_id.to_string(), delivery.to_string());
-        self.read(move |client| {
-            let (id, delivery) = (id.clone(), delivery.clone());
-            async move {
-                let row = client
-                    .query_typed_one(
-                        "INSERT INTO cuga_flo_inbox (run_id, delivery) VALUES ($1, $2) \
-                         RETURNING id",
-                        &[(&id, Type::TEXT), (&delivery, Type::TEXT)],
-                    )
-                    .await?;
-                Ok(row.get(0))
-            }
-        })
+        let rows = self.rows(
+            "INSERT INTO cuga_flo_inbox (run_id, delivery) VALUES ($1, $2) RETURNING id",
+            vec![text(run_id), text(delivery)],
+        )?;
+        rows.first()
+            .map(|r| r.get(0))
+            .ok_or_else(|| self.journal_error("the inbox kept no post".into()))
     }
 
     fn reply(&self, posted: i64) -> Result<Option<String>, JournalError> {
-        self.read(move |client| async move {
-            let row = client
-                .query_typed_opt(
-                    "DELETE FROM cuga_flo_inbox WHERE id = $1 AND state = 'answered' \
-                     RETURNING reply",
-                    &[(&posted, Type::INT8)],
-                )
-                .await?;
-            Ok(row.and_then(|r| r.get(0)))
-        })
+        let rows = self.rows(
+            "DELETE FROM cuga_flo_inbox WHERE id = $1 AND state = 'answered' RETURNING reply",
+            vec![param(posted, Type::INT8)],
+        )?;
+        Ok(rows.first().and_then(|r| r.get(0)))
     }
 
     fn withdraw(&self, posted: i64) -> Result<bool, JournalError> {
-        self.read(move |client| async move {
-            let gone = client
-                .execute_typed(
-                    "DELETE FROM cuga_flo_inbox WHERE id = $1 AND state = 'posted'",
-                    &[(&posted, Type::INT8)],
-                )
-                .await?;
-            Ok(gone == 1)
-        })
+        let rows = self.rows(
+            "DELETE FROM cuga_flo_inbox WHERE id = $1 AND state = 'posted' RETURNING id",
+            vec![param(posted, Type::INT8)],
+        )?;
+        Ok(!rows.is_empty())
     }
 
     fn claim_posted(&self, run_id: &str) -> Result<Vec<(i64, String)>, JournalError> {
@@ -610,71 +562,53 @@ impl SharedStore for PgStore {
             let fresh =
                 (posted.as_ref()).is_some_and(|(at, _)| at.elapsed() < Duration::from_millis(100));
             if !fresh {
-                let runs: Vec<String> = self.read(|client| async move {
-                    let rows = client
-                        .query(
-                            "SELECT DISTINCT run_id FROM cuga_flo_inbox WHERE state = 'posted'",
-                            &[],
-                        )
-                        .await?;
-                    Ok(rows.iter().map(|r| r.get(0)).collect())
-                })?;
-                *posted = Some((Instant::now(), runs.into_iter().collect()));
+                let rows = self.rows(
+                    "SELECT DISTINCT run_id FROM cuga_flo_inbox WHERE state = 'posted'",
+                    Vec::new(),
+                )?;
+                let runs = rows.iter().map(|r| r.get::<_, String>(0)).collect();
+                *posted = Some((Instant::now(), runs));
             }
             if !(posted.as_ref()).is_some_and(|(_, runs)| runs.contains(run_id)) {
                 return Ok(Vec::new());
             }
         }
-        let id = run_id.to_string();
-        self.read(move |client| {
-            let id = id.clone();
-            async move {
-                let rows = client
-                    .query_typed(
-                        "UPDATE cuga_flo_inbox SET state = 'claimed' \
-                         WHERE run_id = $1 AND state = 'posted' RETURNING id, delivery",
-                        &[(&id, Type::TEXT)],
-                    )
-                    .await?;
-                let mut claimed: Vec<(i64, String)> =
-                    rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-                claimed.sort_by_key(|c| c.0);
-                Ok(claimed)
-            }
-        })
+        let rows = self.rows(
+            "UPDATE cuga_flo_inbox SET state = 'claimed' \
+             WHERE run_id = $1 AND state = 'posted' RETURNING id, delivery",
+            vec![text(run_id)],
+        )?;
+        let mut claimed: Vec<(i64, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        claimed.sort_by_key(|c| c.0);
+        Ok(claimed)
     }
 
     fn answer(&self, posted: i64, reply: &str) -> Result<(), JournalError> {
-        let reply = reply.to_string();
-        self.read(move |client| {
-            let reply = reply.clone();
-            async move {
-                client
-                    .execute_typed(
-                        "UPDATE cuga_flo_inbox SET state = 'answered', reply = $2 WHERE id = $1",
-                        &[(&posted, Type::INT8), (&reply, Type::TEXT)],
-                    )
-                    .await?;
-                Ok(())
-            }
-        })
+        self.rows(
+            "UPDATE cuga_flo_inbox SET state = 'answered', reply = $2 WHERE id = $1",
+            vec![param(posted, Type::INT8), text(reply)],
+        )?;
+        Ok(())
     }
 
     fn remove(&self, run_id: &str) -> Result<(), JournalError> {
-        let id = run_id.to_string();
-        self.read(move |client| {
-            let id = id.clone();
-            async move {
-                client
-                    .execute_typed(
-                        "DELETE FROM cuga_flo_runs WHERE run_id = $1",
-                        &[(&id, Type::TEXT)],
-                    )
-                    .await?;
-                Ok(())
-            }
-        })
+        self.rows(
+            "DELETE FROM cuga_flo_runs WHERE run_id = $1",
+            vec![text(run_id)],
+        )?;
+        Ok(())
     }
+}
+
+/// A statement's parameter, owned (a statement may be sent again after a reconnection).
+type Param = (Box<dyn ToSql + Send + Sync>, Type);
+
+fn param(value: impl ToSql + Send + Sync + 'static, ty: Type) -> Param {
+    (Box::new(value), ty)
+}
+
+fn text(value: &str) -> Param {
+    param(value.to_string(), Type::TEXT)
 }
 
 /// A run's lease: the advisory lock on `client`'s session.
