@@ -497,7 +497,7 @@ ask runs list --app rec
         answers[4].starts_with("runs> 20") && answers[4].len() > 20,
         "{text}"
     );
-    assert_eq!(answers[5], "runs> --status", "{text}");
+    assert_eq!(answers[5], "runs> --status --store", "{text}");
     // bash splits `trip_planner:a` at the colon: the scenario still completes, without the
     // app repeated.
     assert_eq!(answers[6], "test> agent_plans", "{text}");
