@@ -361,26 +361,22 @@ impl Journal {
             return Ok(());
         }
         let began = crate::telemetry::metrics().map(|_| std::time::Instant::now());
-        if let Err(err) = self.commit_shared(inner) {
-            inner.broken = Some(err.clone());
-            inner.buffer.clear();
-            crate::terminal::shown(inner.pending.len());
-            inner.pending.clear();
-            return Err(err);
-        }
-        crate::crash::point("journal.before_write");
-        let written = write_batch(&mut inner.file, &inner.buffer).and_then(|()| {
-            crate::crash::point("journal.before_fsync");
-            // With a shared store, the store has made it durable; the run folder is a cache.
-            if self.durability.syncs() && inner.lease.is_none() {
-                inner.file.sync_data()
-            } else {
-                inner.file.flush()
-            }
+        // The shared store first (when the run is kept in one), then the file.
+        let written = self.commit_shared(inner).and_then(|()| {
+            crate::crash::point("journal.before_write");
+            let written = write_batch(&mut inner.file, &inner.buffer).and_then(|()| {
+                crate::crash::point("journal.before_fsync");
+                // With a shared store, the store made it durable: the file is its cache.
+                if self.durability.syncs() && inner.lease.is_none() {
+                    inner.file.sync_data()
+                } else {
+                    inner.file.flush()
+                }
+            });
+            crate::crash::point("journal.after_fsync");
+            written.map_err(|e| JournalError::io(&self.path, &e))
         });
-        crate::crash::point("journal.after_fsync");
-        if let Err(e) = written {
-            let err = JournalError::io(&self.path, &e);
+        if let Err(err) = written {
             inner.broken = Some(err.clone());
             inner.buffer.clear();
             crate::terminal::shown(inner.pending.len());
