@@ -20,7 +20,7 @@
 //! Imports nothing of the crate outside the journal.
 
 use std::fs::{self, OpenOptions};
-use std::io::{Read, Seek, Write};
+use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -220,31 +220,27 @@ pub(crate) fn bring_dir(
         tail.extend_from_slice(line);
         tail.push(b'\n');
     }
-    if good_len == bytes.len() {
-        // A cache: not synced (a crash loses what the store gives again).
-        file.write_all(&tail)
-            .map_err(|e| JournalError::io(&path, &e))?;
-    } else {
-        // A torn tail, or lines the store never had: the cache keeps the store's text.
+    // A torn tail, or lines the store never had, are cut: the cache keeps the store's text
+    // (appended: the file is opened to append). Not synced: a crash loses what the store
+    // gives again.
+    let cut = if good_len < bytes.len() {
         file.set_len(good_len as u64)
-            .and_then(|()| file.seek(std::io::SeekFrom::End(0)).map(|_| ()))
-            .and_then(|()| file.write_all(&tail))
-            .map_err(|e| JournalError::io(&path, &e))?;
-    }
+    } else {
+        Ok(())
+    };
+    cut.and_then(|()| file.write_all(&tail))
+        .map_err(|e| JournalError::io(&path, &e))?;
+    // The head of what is written now (the store may have gone on since `head` was read).
+    let written = match missing.last() {
+        Some((seq, line)) => (*seq, super::chain::line_hash(line)),
+        None => head,
+    };
     let tmp = dir.join(format!("{HEAD_FILE}.tmp"));
-    fs::write(&tmp, format!("{} {}\n", head.0, head.1))
+    fs::write(&tmp, format!("{} {}\n", written.0, written.1))
         .and_then(|()| fs::rename(&tmp, dir.join(HEAD_FILE)))
         .map_err(|e| JournalError::io(dir, &e))?;
     drop(file);
     Ok(())
-}
-
-/// Whether some process, on any host, holds run `run_dir`'s lease; `None` without a
-/// shared store (the file lock says it then).
-pub fn held(run_dir: &Path) -> Option<bool> {
-    let shared = mounted()?;
-    let id = run_dir.file_name()?.to_str()?;
-    Some(shared.held(id).unwrap_or(true))
 }
 
 /// A lease taken without a journal ([`store::hold`]): nothing opens the run meanwhile.
