@@ -8,7 +8,10 @@ migrates it, then, the two stores interleaved round by round:
   2. warm view: N runs parked at their first timer, then one `cuga-flo worker --once`
      resuming them all (the clock an hour on: every timer due) with C threads: runs per
      second, from the worker's start to its exit;
-  3. with --journal: `cargo bench --bench journal` on each store (durable events per
+  3. failover on PostgreSQL: a worker (`--interval 0.5`) on one host; on another, a
+     worker resuming a run kills itself (SIGKILL) right after its second commit: how
+     long from the kill until the first worker resumed the run, and until it finished;
+  4. with --journal: `cargo bench --bench journal` on each store (durable events per
      second, group commit against an fsync or a transaction per event).
 
     bench/store/run.py [--runs N] [--concurrency C] [--rounds R] [--bin PATH] [--journal]
@@ -52,6 +55,47 @@ def warm_view(bin, store, runs, concurrency, base):
     return runs / took
 
 
+def failover(bin, store, scratch, tries=6):
+    """Kill → resumed elsewhere, kill → finished, in seconds, for each try."""
+    other = subprocess.Popen(
+        [bin, "--apps-dir", os.path.join(ROOT, "tests/fixtures/apps"), "worker", "--interval", "0.5",
+         "--max-wait", "0", "--run-dir", tempfile.mkdtemp(dir=scratch)],
+        cwd=ROOT, env=dict(os.environ, CUGA_FLO_STORE=store, NO_COLOR="1"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    times = []
+    try:
+        for _ in range(tries):
+            host = tempfile.mkdtemp(dir=scratch)
+            # Due only for the worker that is killed (its clock two hours on).
+            cuga(bin, store, ["start", "relay", "--var", "wait=PT1H", "--max-wait", "0",
+                              "--run-dir", host], check=3)
+            run = os.listdir(os.path.join(host, "runs"))[0]
+            r = cuga(bin, store, ["worker", "--once", "--max-wait", "0", "--run-dir", host],
+                     env={"CUGA_FLO_CLOCK_OFFSET": "7200", "CUGA_FLO_CRASH_AT": "store.after_commit#2"})
+            killed = time.perf_counter()
+            if r.returncode != -9:
+                sys.exit(f"failover: the worker was to kill itself, it exited {r.returncode}")
+            view = tempfile.mkdtemp(dir=scratch)
+            path = os.path.join(view, "runs", run, "journal.jsonl")
+            resumed = finished = None
+            while finished is None:
+                # A third host's look: `runs show` brings the run from the store.
+                cuga(bin, store, ["runs", "show", run, "--run-dir", view])
+                text = open(path).read() if os.path.exists(path) else ""
+                now = time.perf_counter() - killed
+                if resumed is None and text.count('"run_resumed"') >= 2:
+                    resumed = now
+                if '"run_finished"' in text:
+                    finished = now
+                    resumed = resumed or now
+                if now > 60:
+                    sys.exit("failover: the run was not resumed within 60 s")
+            times.append((resumed, finished))
+    finally:
+        other.kill()
+    return times
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=200)
@@ -69,6 +113,8 @@ def main():
     scratch = tempfile.mkdtemp(prefix="cuga-flo-store-bench.")
     try:
         cuga(a.bin, url, ["store", "migrate"], check=0)
+        # First, while the store holds only these runs (a new host's first look brings all).
+        times = failover(a.bin, url, scratch)
         results = {s: {"process": [], "warm": []} for s in ("files", "postgres")}
         # One run folder per store and view, kept across rounds, as a host keeps its own.
         bases = {(s, v): tempfile.mkdtemp(dir=scratch) for s in results for v in ("p", "w")}
@@ -84,6 +130,10 @@ def main():
             p, w = results[name]["process"], results[name]["warm"]
             print(f"| {name} | {statistics.median(p):.1f} (of {', '.join(f'{x:.1f}' for x in p)}) "
                   f"| {statistics.median(w):.1f} (of {', '.join(f'{x:.1f}' for x in w)}) |")
+        print(f"\nfailover (the other worker at --interval 0.5): kill → resumed "
+              f"{', '.join(f'{r:.2f}' for r, _ in times)} s (median "
+              f"{statistics.median(r for r, _ in times):.2f} s); kill → finished median "
+              f"{statistics.median(f for _, f in times):.2f} s")
         if a.journal:
             for name, store in (("files", ""), ("postgres", url)):
                 e = dict(os.environ, CUGA_FLO_STORE=store) if store else {
