@@ -276,10 +276,10 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
     let concurrency = concurrency(args.concurrency);
     let interval = std::time::Duration::from_secs_f64(args.interval);
     let mut looks = crate::run::resume::Looks::new(interval, args.graph_poll);
+    if fleet.is_some() || crate::journal::shared::mounted().is_some() {
+        looks = looks.with_orphans();
+    }
     let mut next_poll = std::time::Instant::now();
-    let mut next_orphans = std::time::Instant::now();
-    let shared_store = crate::journal::shared::mounted().is_some();
-    let mut suspected = std::collections::HashSet::<String>::new();
     // What is due, and the engine's work: what the free threads take next.
     let mut look = |free: usize| -> Vec<Next<Adopting>> {
         let mut items: Vec<Next<Adopting>> = looks
@@ -288,19 +288,6 @@ pub fn worker(cli: &Cli, args: &WorkerArgs, style: Style) -> Result<Outcome, Usa
             .map(|(id, found)| Next::Resume(id, found))
             .collect();
         let now = std::time::Instant::now();
-        if (fleet.is_some() || shared_store) && now >= next_orphans {
-            // Every --interval: the runs a dead process left (on a fleet, those whose
-            // instance has no job), each taken when a second look finds it still left:
-            // a writer cut off by a store restart has that long to take its run again.
-            next_orphans = now + interval;
-            let found = crate::run::parked::orphans(&settings.run_dir);
-            for id in found.iter().filter(|id| suspected.contains(*id)) {
-                if !items.iter().any(|i| i.id() == id) {
-                    items.push(Next::Resume(id.clone(), Found::Orphaned));
-                }
-            }
-            suspected = found.into_iter().collect();
-        }
         if let Some((fleet, runtime)) = &fleet
             && now >= next_poll
         {

@@ -138,9 +138,13 @@ pub fn due_runs(base: &Path, now: u64) -> Vec<String> {
 /// [`due_runs`], and how late the most overdue of them is at `now` (ms past the timer or
 /// deadline it waited for; 0 when none waited for one).
 pub fn due_runs_late(base: &Path, now: u64) -> (Vec<String>, u64) {
+    due_among(base, &store::run_ids(base), now)
+}
+
+/// [`due_runs_late`] among the runs `ids` under `base` (listed already).
+pub fn due_among(base: &Path, ids: &[String], now: u64) -> (Vec<String>, u64) {
     let mut late = 0;
-    let ids = store::run_ids(base)
-        .into_iter()
+    let ids = (ids.iter())
         .filter(|id| {
             let path = store::run_dir(base, id).join(store::JOURNAL_FILE);
             match store::last_record(&path).map(|r| r.event) {
@@ -157,21 +161,21 @@ pub fn due_runs_late(base: &Path, now: u64) -> (Vec<String>, u64) {
             store::read_journal(&path)
                 .is_ok_and(|r| can_go_on(base, &FlowState::fold(r.records.iter()), now))
         })
+        .cloned()
         .collect();
     (ids, late)
 }
 
-/// The runs under `base` a process stopped in (SIGKILL, a lost machine, a store that went
-/// away): their journal is neither finished nor parked, and nobody holds it (its file
-/// lock, or with a shared store its lease on any host). A worker fleet's look at its
+/// The runs of `ids` (under `base`) a process stopped in (SIGKILL, a lost machine, a
+/// store that went away): their journal is neither finished nor parked, and nobody holds
+/// it (its file lock, or with a shared store its lease on any host). A worker fleet's look at its
 /// engine does not find such a run when its instance has no job waiting (it ended, or
 /// moved on by itself, after the dead worker's last completion); on a shared store a
 /// native run on a lost host is found only so. Resumed, each goes on from its journal
 /// (a fleet's run re-attaches to its instance and journals how it ended). One read of
 /// each journal's last line.
-pub fn orphans(base: &Path) -> Vec<String> {
-    store::run_ids(base)
-        .into_iter()
+pub fn orphans(base: &Path, ids: &[String]) -> Vec<String> {
+    (ids.iter())
         .filter(|id| {
             let dir = store::run_dir(base, id);
             !matches!(
@@ -179,6 +183,7 @@ pub fn orphans(base: &Path) -> Vec<String> {
                 None | Some(Event::RunFinished { .. } | Event::RunWaiting { .. })
             ) && store::hold(&dir).is_ok()
         })
+        .cloned()
         .collect()
 }
 

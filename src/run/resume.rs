@@ -275,13 +275,16 @@ fn started_app(app: Option<&String>, records: &[Record]) -> Option<String> {
     }
 }
 
-/// When a worker looks for runs to resume: for due runs every `interval`, and (with
-/// `graph_poll`) into the graphs of runs waiting at a guardrail every `graph_poll`.
+/// When a worker looks for runs to resume: for due runs (and, asked, runs a dead process
+/// left) every `interval`, and (with `graph_poll`) into the graphs of runs waiting at a
+/// guardrail every `graph_poll`.
 pub struct Looks {
     interval: Duration,
     graph_poll: Option<Duration>,
     next_look: Instant,
     next_graph_look: Instant,
+    /// With [`Looks::with_orphans`]: the runs a dead process left that the last look found.
+    orphans: Option<std::collections::HashSet<String>>,
 }
 
 impl Looks {
@@ -292,23 +295,45 @@ impl Looks {
             graph_poll,
             next_look: now,
             next_graph_look: now,
+            orphans: None,
         }
     }
 
+    /// Also look for the runs a dead process left ([`super::parked::orphans`]): a worker
+    /// fleet's, or any worker's on a shared store.
+    pub fn with_orphans(mut self) -> Looks {
+        self.orphans = Some(Default::default());
+        self
+    }
+
     /// The runs to resume now, each with how it was found: due (a timer, an answer, a
-    /// delivery) or with an approver's decision in its graph. Empty when no look is due.
+    /// delivery), left by a dead process (with [`Looks::with_orphans`]), or with an
+    /// approver's decision in its graph. Empty when no look is due.
     pub fn runs(&mut self, settings: &Resuming) -> Vec<(String, Found)> {
         let now = Instant::now();
         let mut ids: Vec<(String, Found)> = Vec::new();
         if now >= self.next_look {
+            // One listing for the look (with a shared store, one refresh of the cache).
+            let listed = store::run_ids(&settings.run_dir);
             let (due, late_ms) =
-                super::parked::due_runs_late(&settings.run_dir, crate::clock::now_ms());
+                super::parked::due_among(&settings.run_dir, &listed, crate::clock::now_ms());
             if let Some(metrics) = crate::telemetry::metrics() {
                 use crate::telemetry::metrics::{WORKER_LAG, WORKER_QUEUE};
                 metrics.set(WORKER_QUEUE, Vec::new(), due.len() as f64);
                 metrics.set(WORKER_LAG, Vec::new(), late_ms as f64 / 1000.0);
             }
             ids = due.into_iter().map(|id| (id, Found::Due)).collect();
+            if let Some(suspected) = &mut self.orphans {
+                // Taken when a second look finds it still left: a writer cut off by a
+                // store restart has that long to take its run again.
+                let found = super::parked::orphans(&settings.run_dir, &listed);
+                for id in found.iter().filter(|id| suspected.contains(*id)) {
+                    if !ids.iter().any(|(i, _)| i == id) {
+                        ids.push((id.clone(), Found::Orphaned));
+                    }
+                }
+                *suspected = found.into_iter().collect();
+            }
             self.next_look = now + self.interval;
         }
         if let Some(every) = self.graph_poll
