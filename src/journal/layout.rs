@@ -12,6 +12,14 @@ pub const JOURNAL_FILE: &str = "journal.jsonl";
 /// The head file: `{seq} {hash of the last committed line}\n`, rewritten after each commit.
 pub const HEAD_FILE: &str = "journal.head";
 
+/// The id of the run whose folder is `run_dir` (its name).
+pub fn run_id_of(run_dir: &Path) -> String {
+    run_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Where a run's files live: `<base>/runs/<run_id>`.
 pub fn run_dir(base: &Path, run_id: &str) -> PathBuf {
     base.join("runs").join(run_id)

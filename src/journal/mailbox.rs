@@ -255,7 +255,7 @@ const POST_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// (with a shared store: a server on any host that still holds the run's lease).
 pub fn held_parked(run_dir: &Path) -> Option<u32> {
     if let Some(shared) = super::shared::mounted() {
-        return (shared.held_parked(&super::shared::dir_id(run_dir)).ok()).flatten();
+        return (shared.held_parked(&super::layout::run_id_of(run_dir)).ok()).flatten();
     }
     let text = std::fs::read_to_string(run_dir.join(INBOX_DIR).join(HELD_FILE)).ok()?;
     text.trim().parse().ok()
@@ -264,7 +264,7 @@ pub fn held_parked(run_dir: &Path) -> Option<u32> {
 /// Say that this process holds the run in `run_dir` parked (and takes its deliveries).
 pub fn hold_parked(run_dir: &Path) -> std::io::Result<()> {
     if let Some(shared) = super::shared::mounted() {
-        let id = super::shared::dir_id(run_dir);
+        let id = super::layout::run_id_of(run_dir);
         return (shared.hold_parked(&id, Some(std::process::id()))).map_err(std::io::Error::other);
     }
     let inbox = run_dir.join(INBOX_DIR);
@@ -277,7 +277,7 @@ pub fn hold_parked(run_dir: &Path) -> std::io::Result<()> {
 /// Stop saying it (the run resumes, or the server stops).
 pub fn release_parked(run_dir: &Path) {
     if let Some(shared) = super::shared::mounted() {
-        let id = super::shared::dir_id(run_dir);
+        let id = super::layout::run_id_of(run_dir);
         if let Err(e) = shared.hold_parked(&id, None) {
             tracing::warn!("run {id}: cannot say it is no longer held parked here: {e}");
         }
@@ -375,7 +375,7 @@ fn post_shared(
     delivery: &Delivery,
     wait: std::time::Duration,
 ) -> Result<Vec<Record>, String> {
-    let id = super::shared::dir_id(run_dir);
+    let id = super::layout::run_id_of(run_dir);
     let body = serde_json::to_string(delivery).map_err(|e| e.to_string())?;
     let posted = (shared.post(&id, &body))
         .map_err(|e| format!("cannot post to run `{run}`'s inbox: {e}"))?;
@@ -405,7 +405,7 @@ pub fn take_posted(
     mut deliver: impl FnMut(&Delivery) -> Result<Vec<Record>, DeliveryError>,
 ) -> usize {
     if let Some(shared) = super::shared::mounted() {
-        let id = super::shared::dir_id(run_dir);
+        let id = super::layout::run_id_of(run_dir);
         let claimed = match shared.claim_posted(&id) {
             Ok(claimed) => claimed,
             Err(e) => {

@@ -693,7 +693,7 @@ impl PgLease {
     fn retake(&mut self) -> Result<(bool, Option<u64>), String> {
         let client = self.store.connect()?;
         let key = self.key;
-        let id = super::shared::dir_id(&self.run_dir);
+        let id = super::layout::run_id_of(&self.run_dir);
         let (got, head) = {
             let client = client.clone();
             block(async move {

@@ -142,7 +142,7 @@ pub fn refresh(base: &Path, id: &str) -> Result<(), JournalError> {
 /// [`refresh`] of the run folder `run_dir` (its name the run's id).
 pub fn refresh_dir(run_dir: &Path) -> Result<(), JournalError> {
     match mounted() {
-        Some(shared) => bring_dir(shared, run_dir, &dir_id(run_dir), None),
+        Some(shared) => bring_dir(shared, run_dir, &store::run_id_of(run_dir), None),
         None => Ok(()),
     }
 }
@@ -248,14 +248,9 @@ pub(crate) fn hold(run_dir: &Path) -> Result<Option<Box<dyn Lease>>, JournalErro
     let Some(shared) = mounted() else {
         return Ok(None);
     };
-    shared.lease(run_dir, &dir_id(run_dir), false).map(Some)
-}
-
-pub(crate) fn dir_id(run_dir: &Path) -> String {
-    run_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    shared
+        .lease(run_dir, &store::run_id_of(run_dir), false)
+        .map(Some)
 }
 
 /// A journal's bytes and its head, as the store holds them.
@@ -265,7 +260,7 @@ pub type Stored = (Vec<u8>, Option<(u64, String)>);
 /// without a store, or when the store does not have the run.
 pub fn stored(run_dir: &Path) -> Option<Result<Stored, JournalError>> {
     let shared = mounted()?;
-    let id = dir_id(run_dir);
+    let id = store::run_id_of(run_dir);
     let read = || {
         let Some(head) = shared.head(&id)? else {
             return Ok(None);
@@ -283,7 +278,7 @@ pub fn stored(run_dir: &Path) -> Option<Result<Stored, JournalError>> {
 /// Forget run `run_dir` in the shared store (its lease held by the caller).
 pub fn remove(run_dir: &Path) -> Result<(), JournalError> {
     match mounted() {
-        Some(shared) => shared.remove(&dir_id(run_dir)),
+        Some(shared) => shared.remove(&store::run_id_of(run_dir)),
         None => Ok(()),
     }
 }

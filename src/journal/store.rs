@@ -17,7 +17,8 @@ use super::chain::{Anchor, anchor, line_hash};
 pub use super::error::JournalError;
 use super::event::{Event, Record};
 pub use super::layout::{
-    BadRunId, HEAD_FILE, JOURNAL_FILE, LineRange, check_run_id, read_head, run_dir, split_lines,
+    BadRunId, HEAD_FILE, JOURNAL_FILE, LineRange, check_run_id, read_head, run_dir, run_id_of,
+    split_lines,
 };
 use super::shared::{self, Batch, Lease};
 
@@ -162,7 +163,7 @@ impl Journal {
     pub fn create(run_dir: &Path, options: JournalOptions) -> Result<Journal, JournalError> {
         // A shared store first: the run is claimed there, by this process, or not at all.
         let lease = match shared::mounted() {
-            Some(store) => Some(store.lease(run_dir, &dir_name(run_dir), true)?),
+            Some(store) => Some(store.lease(run_dir, &run_id_of(run_dir), true)?),
             None => None,
         };
         fs::create_dir_all(run_dir).map_err(|e| JournalError::io(run_dir, &e))?;
@@ -215,7 +216,7 @@ impl Journal {
         // A shared store first: the run's lease, then its journal as the store has it.
         let lease = match shared::mounted() {
             Some(store) => {
-                let id = dir_name(run_dir);
+                let id = run_id_of(run_dir);
                 let lease = store.lease(run_dir, &id, false)?;
                 shared::bring_dir(store, run_dir, &id, None)?;
                 Some(lease)
@@ -412,7 +413,7 @@ impl Journal {
         let Some(lease) = inner.lease.as_mut() else {
             return Ok(());
         };
-        let run_id = dir_name(&self.run_dir);
+        let run_id = run_id_of(&self.run_dir);
         let (ranges, _) = split_lines(&inner.buffer);
         let lines = (ranges.iter().zip(&inner.pending))
             .map(|(&(start, end), record)| {
@@ -479,7 +480,7 @@ impl EventSink for Journal {
                 Event::RunStarted {
                     run_id, app_digest, ..
                 } => anchor(run_id, app_digest.as_deref()),
-                _ => anchor(&dir_name(&self.run_dir), None),
+                _ => anchor(&run_id_of(&self.run_dir), None),
             },
         };
         let finished = matches!(event, Event::RunFinished { .. });
@@ -577,12 +578,6 @@ pub fn held_here(run_dir: &Path) -> bool {
     };
     matches!(try_lock(run_dir, &file), Err(JournalError::Locked { pid, .. })
         if pid == Some(std::process::id()))
-}
-
-fn dir_name(dir: &Path) -> String {
-    dir.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// A journal whose sequence and chain were checked.
