@@ -4,6 +4,7 @@
 //! `start` runs them as child runs (cli::calls).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::registry::discover;
 use super::{LoadedApp, load_app};
@@ -19,7 +20,7 @@ pub fn find_called(
     apps_dir: Option<&Path>,
     caller: &LoadedApp,
     key: &str,
-) -> Option<(LoadedApp, Process)> {
+) -> Option<(LoadedApp, Arc<Process>)> {
     let main_id = caller.process().map(|p| p.id.clone());
     if let Some(doc) = &caller.bpmn
         && let Some(p) = doc
@@ -34,7 +35,7 @@ pub fn find_called(
         let Some(config) = &loaded.config else {
             continue;
         };
-        let Some(process) = loaded.process() else {
+        let Some(process) = loaded.bpmn.as_ref().and_then(|d| d.main_shared()) else {
             continue;
         };
         if config.process_key() == key || process.id == key {

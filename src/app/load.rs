@@ -20,7 +20,7 @@ pub struct LoadedApp {
     pub config_path: Option<PathBuf>,
     pub config: Option<FlowConfig>,
     pub bpmn_path: Option<PathBuf>,
-    pub bpmn: Option<bpmn::Document>,
+    pub bpmn: Option<std::sync::Arc<bpmn::Document>>,
     /// Problems found while loading (syntax, types, missing files).
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -31,31 +31,40 @@ impl LoadedApp {
         self.bpmn.as_ref()?.main_process()
     }
 
+    /// [`LoadedApp::process`], shared: a run, its harness and its engine hold it without
+    /// copying it (a model of 100,000 nodes is tens of megabytes).
+    pub fn shared_process(&self) -> Option<std::sync::Arc<bpmn::Process>> {
+        self.bpmn.as_ref()?.main_shared().cloned()
+    }
+
     /// What the app's files are, as one lowercase hex SHA-256: over the flow config, the
     /// BPMN model, then every policy file the config names (sorted by path, each once),
     /// each as `{path relative to the app folder}\n{length}\n{bytes}` (a file that
     /// cannot be read as `{path}\nmissing\n`). Read from disk now: a run journals the
     /// digest of what it loaded, so a changed file gives another digest.
     pub fn digest(&self) -> String {
-        let mut files: Vec<PathBuf> = Vec::new();
-        files.extend(self.config_path.clone());
-        files.extend(self.bpmn_path.clone());
+        // Each path named once (resolving symbolic links costs a system call per step).
+        let base = absolute(&self.dir);
+        let named = |p: PathBuf| (relative_name(&p, &base), p);
+        let mut files: Vec<(String, PathBuf)> = Vec::new();
+        files.extend(self.config_path.clone().map(named));
+        files.extend(self.bpmn_path.clone().map(named));
         if let Some(config) = &self.config {
-            let mut policies: Vec<PathBuf> = config
+            let mut policies: Vec<(String, PathBuf)> = config
                 .tasks
                 .iter()
                 .filter_map(|t| t.policy.as_ref())
                 .chain(config.gateways.iter().filter_map(|g| g.policy.as_ref()))
                 .chain(config.hooks.iter().filter_map(|h| h.policy.as_ref()))
-                .map(|p| config.resolve(&p.value))
+                .map(|p| named(config.resolve(&p.value)))
                 .collect();
-            policies.sort_by_key(|p| relative_name(p, &self.dir));
-            policies.dedup();
+            policies.sort_by(|a, b| a.0.cmp(&b.0));
+            policies.dedup_by(|a, b| a.1 == b.1);
             files.extend(policies);
         }
         let mut context = ring::digest::Context::new(&ring::digest::SHA256);
-        for path in &files {
-            context.update(relative_name(path, &self.dir).as_bytes());
+        for (name, path) in &files {
+            context.update(name.as_bytes());
             match crate::source::read_file(path) {
                 Ok(bytes) => {
                     context.update(format!("\n{}\n", bytes.len()).as_bytes());
@@ -68,11 +77,16 @@ impl LoadedApp {
     }
 }
 
-/// `path` relative to `base`, with `/` separators (`../` steps when it is outside).
+/// `p` with its symbolic links resolved (as written when it cannot be), tidied.
+fn absolute(p: &Path) -> PathBuf {
+    tidy(&p.canonicalize().unwrap_or_else(|_| p.to_path_buf()))
+}
+
+/// `path` relative to `base` (an [`absolute`] path), with `/` separators (`../` steps
+/// when it is outside).
 fn relative_name(path: &Path, base: &Path) -> String {
     use std::path::Component;
-    let absolute = |p: &Path| tidy(&p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
-    let (path, base) = (absolute(path), absolute(base));
+    let path = absolute(path);
     let p: Vec<Component> = path.components().collect();
     let b: Vec<Component> = base.components().collect();
     let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
@@ -170,7 +184,7 @@ pub fn load_app(app: &AppRef) -> LoadedApp {
             match bpmn::parse_file(&path) {
                 Ok(mut doc) => {
                     loaded.diagnostics.extend(choose_process(&config, &mut doc));
-                    loaded.bpmn = Some(doc);
+                    loaded.bpmn = Some(std::sync::Arc::new(doc));
                 }
                 Err(errs) => loaded.diagnostics.extend(bpmn_diagnostics(&errs)),
             }

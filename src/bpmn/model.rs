@@ -4,7 +4,7 @@
 //! top-level nodes, each with the id of the sub-process that contains it (`parent`).
 
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::source::{SourceFile, Span};
 
@@ -23,7 +23,7 @@ pub struct Document {
     /// `definitions@expressionLanguage`, the default language of condition expressions.
     pub expression_language: Option<String>,
     /// Every `<process>` in document order.
-    pub processes: Vec<Process>,
+    pub processes: Vec<std::sync::Arc<Process>>,
     /// Pools of collaborations (metadata only).
     pub participants: Vec<Participant>,
     /// Message flows between pools (metadata only).
@@ -478,10 +478,15 @@ impl Document {
     /// [`Document::runnable`] process, else the first process that has any flow node,
     /// else the first process.
     pub fn main_process(&self) -> Option<&Process> {
+        self.main_shared().map(|p| &**p)
+    }
+
+    /// [`Document::main_process`], shared (a run holds it without copying it).
+    pub fn main_shared(&self) -> Option<&Arc<Process>> {
         if let Some(chosen) = self.chosen.and_then(|i| self.processes.get(i)) {
             return Some(chosen);
         }
-        match self.runnable().as_slice() {
+        match self.runnable_shared().as_slice() {
             [only] => Some(*only),
             _ => self
                 .processes
@@ -492,20 +497,26 @@ impl Document {
         }
     }
 
+    /// [`Document::runnable`], shared.
+    fn runnable_shared(&self) -> Vec<&Arc<Process>> {
+        let with_nodes = || self.processes.iter().filter(|p| !p.nodes.is_empty());
+        for wanted in [Some(true), None, Some(false)] {
+            let found: Vec<&Arc<Process>> =
+                with_nodes().filter(|p| p.is_executable == wanted).collect();
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        Vec::new()
+    }
+
     /// The processes that could be the one this file runs, in document order: those
     /// marked `isExecutable="true"`; when none is, those that do not say (BPMN leaves
     /// the attribute optional); when every process says `false`, those too, as a single
     /// documented process is still what the file is about. Processes without flow
     /// nodes (a pool's empty black box) never run.
     pub fn runnable(&self) -> Vec<&Process> {
-        let with_nodes = || self.processes.iter().filter(|p| !p.nodes.is_empty());
-        for wanted in [Some(true), None, Some(false)] {
-            let found: Vec<&Process> = with_nodes().filter(|p| p.is_executable == wanted).collect();
-            if !found.is_empty() {
-                return found;
-            }
-        }
-        Vec::new()
+        self.runnable_shared().into_iter().map(|p| &**p).collect()
     }
 
     /// Make the process `id` the one this file runs; false when there is none.

@@ -747,7 +747,7 @@ impl<'t> Walker<'t> {
         let Some(id) = self.required_id(el) else {
             return Frame::Skip;
         };
-        self.doc.processes.push(Process {
+        self.doc.processes.push(std::sync::Arc::new(Process {
             id,
             name: el.text("name"),
             is_executable: el.boolean("isExecutable"),
@@ -759,7 +759,7 @@ impl<'t> Walker<'t> {
             extension_elements: None,
             documentation: None,
             ids: Default::default(),
-        });
+        }));
         Frame::Process(self.doc.processes.len() - 1)
     }
 
@@ -1205,7 +1205,7 @@ impl<'t> Walker<'t> {
     }
 
     fn process_mut(&mut self, p: usize) -> Option<&mut Process> {
-        self.doc.processes.get_mut(p)
+        self.doc.processes.get_mut(p).map(std::sync::Arc::make_mut)
     }
 
     /// The documentation and extension-elements fields of an owner.
@@ -1357,7 +1357,9 @@ fn resolve_event_refs(
     targets: &HashMap<String, EventTarget>,
 ) -> Vec<BpmnError> {
     let mut errors = Vec::new();
-    for node in doc.processes.iter_mut().flat_map(|p| p.nodes.iter_mut()) {
+    for node in
+        (doc.processes.iter_mut()).flat_map(|p| std::sync::Arc::make_mut(p).nodes.iter_mut())
+    {
         let Some(event_ref) = node.event_ref.as_mut() else {
             continue;
         };

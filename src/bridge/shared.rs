@@ -68,6 +68,20 @@ impl History {
         self.view().to_vec()
     }
 
+    /// The entries, owned: the log itself when nothing else shares it (the engine's at
+    /// the end of a run), else a copy.
+    pub fn into_vec(self) -> Vec<String> {
+        let len = self.len;
+        match Arc::try_unwrap(self.log) {
+            Ok(log) => {
+                let mut entries = log.into_inner().unwrap_or_else(|e| e.into_inner());
+                entries.truncate(len);
+                entries
+            }
+            Err(log) => History { log, len }.to_vec(),
+        }
+    }
+
     /// The most recent entry.
     pub fn last(&self) -> Option<String> {
         self.view().last().cloned()

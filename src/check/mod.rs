@@ -62,8 +62,12 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
         // `validate model.bpmn` checks them.
         let others: Vec<ProcessIndex> = (doc.processes.iter())
             .filter(|p| !p.nodes.is_empty())
-            .filter(|p| !main.as_ref().is_some_and(|m| std::ptr::eq(m.process(), *p)))
-            .map(ProcessIndex::new)
+            .filter(|p| {
+                !main
+                    .as_ref()
+                    .is_some_and(|m| std::ptr::eq(m.process(), &***p))
+            })
+            .map(|p| ProcessIndex::new(p))
             .collect();
         for process in &others {
             diags.extend(graph::check_process(doc, process));
@@ -107,7 +111,7 @@ pub fn check_app_on(app: &LoadedApp, engine: Option<EngineKind>) -> Vec<Diagnost
 /// Every problem in a BPMN model on its own (`validate model.bpmn`).
 pub fn check_model(doc: &Document) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
-    let processes: Vec<ProcessIndex> = doc.processes.iter().map(ProcessIndex::new).collect();
+    let processes: Vec<ProcessIndex> = doc.processes.iter().map(|p| ProcessIndex::new(p)).collect();
     for process in &processes {
         if process.process().nodes.is_empty() {
             continue;
@@ -129,7 +133,7 @@ pub fn check_model(doc: &Document) -> Vec<Diagnostic> {
             config_path: None,
             config: None,
             bpmn_path: Some(path.to_path_buf()),
-            bpmn: Some(doc.clone()),
+            bpmn: Some(std::sync::Arc::new(doc.clone())),
             diagnostics: Vec::new(),
         };
         diags.extend(calls::check(&app, None, doc, main.process()));

@@ -432,6 +432,7 @@ async fn serve(
         count(host.keys.len(), "app"),
         host.keys.join(", ")
     );
+    model_endpoints();
     let result = match transport {
         Transport::Http { addr, token } => {
             let limits = Limits {
@@ -537,4 +538,16 @@ async fn serve_stdio(host: &McpHost, signals: &mut Signals) -> Result<Outcome, U
         }
     }
     Ok(Outcome::Ok)
+}
+
+/// A line per model endpoint the served apps call: how many requests it takes at once
+/// (`max_concurrency`, or `CUGA_FLO_LLM_MAX_CONCURRENCY`), over every run served.
+pub(super) fn model_endpoints() {
+    for gate in crate::reason::llm::client::endpoints() {
+        tracing::info!(
+            "model {}: {} at once",
+            gate.endpoint,
+            count(gate.limit as usize, "request")
+        );
+    }
 }

@@ -223,7 +223,10 @@ pub fn run_spec(
     json: bool,
     style: Style,
 ) -> Result<Outcome, UsageError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One thread: a run is one coordinator task and the calls it waits for, so worker
+    // threads would only cost their start-up (a person's prompt and other blocking work
+    // go to the blocking pool).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| UsageError::new(format!("cannot start the async runtime: {e}")))?;

@@ -87,7 +87,7 @@ pub(crate) struct Policies {
 /// The harness of one app: answers `execute_task`, `route_gateway` and `evaluate_hook`.
 pub struct FlowAgent {
     pub(crate) config: FlowConfig,
-    pub(crate) process: Option<Process>,
+    pub(crate) process: Option<Arc<Process>>,
     /// The summary of `process`, built once (what a context without one is given).
     pub(crate) model: Option<Arc<ModelSummary>>,
     pub(crate) reasoner: Arc<dyn Reasoner>,
@@ -123,7 +123,7 @@ impl FlowAgent {
             .ok_or_else(|| HarnessError::NoConfig(app.name.clone()))?;
         let policies = policy::load(&config)?;
         let conditions = compile_conditions(&config)?;
-        let process = app.process().cloned();
+        let process = app.shared_process();
         let governance = process.as_ref().and_then(|p| Governance::new(&config, p));
         Ok(FlowAgent {
             remotes: Arc::new(remote::Remotes::of(&config)),
@@ -206,7 +206,7 @@ impl FlowAgent {
 
     /// The process of the app's model, when it was read.
     pub fn process(&self) -> Option<&Process> {
-        self.process.as_ref()
+        self.process.as_deref()
     }
 
     /// The summary of the app's process model, when it was read.

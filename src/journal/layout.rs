@@ -50,6 +50,12 @@ pub fn check_run_id(id: &str) -> Result<(), BadRunId> {
 )]
 pub struct BadRunId(pub String);
 
+/// The head file's line for `(seq, hash)`: one length for every seq (zero-padded to 20
+/// digits), so the journal rewrites it in place.
+pub fn head_line(seq: u64, hash: &str) -> String {
+    format!("{seq:020} {hash}\n")
+}
+
 /// The head file's `(seq, hash)`, when it is there and reads.
 pub fn read_head(run_dir: &Path) -> Option<(u64, String)> {
     let text = fs::read_to_string(run_dir.join(HEAD_FILE)).ok()?;

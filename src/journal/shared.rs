@@ -236,7 +236,7 @@ pub(crate) fn bring_dir(
         None => head,
     };
     let tmp = dir.join(format!("{HEAD_FILE}.tmp"));
-    fs::write(&tmp, format!("{} {}\n", written.0, written.1))
+    fs::write(&tmp, store::head_line(written.0, &written.1))
         .and_then(|()| fs::rename(&tmp, dir.join(HEAD_FILE)))
         .map_err(|e| JournalError::io(dir, &e))?;
     drop(file);

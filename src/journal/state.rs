@@ -512,6 +512,18 @@ impl FlowState {
             .or_else(|| self.waiting.as_ref().map(|_| RunStatus::Waiting))
     }
 
+    /// Drop the logs of what each visit did (`task_results`, `gateway_decisions`,
+    /// `hook_evaluations`, `throws`), which only grow, keeping what says where the run
+    /// is: its status, variables, path, open questions and open work. A run's live state
+    /// (what `start` shows) then stays the size of its open work, not of its length;
+    /// `runs show` folds the journal whole.
+    pub fn forget_visits(&mut self) {
+        self.task_results.clear();
+        self.gateway_decisions.clear();
+        self.hook_evaluations.clear();
+        self.throws.clear();
+    }
+
     /// The state after `records`, in order.
     pub fn fold<'a>(records: impl IntoIterator<Item = &'a Record>) -> FlowState {
         let mut state = FlowState::default();

@@ -17,8 +17,8 @@ use super::chain::{Anchor, anchor, line_hash};
 pub use super::error::JournalError;
 use super::event::{Event, Record};
 pub use super::layout::{
-    BadRunId, HEAD_FILE, JOURNAL_FILE, LineRange, check_run_id, read_head, run_dir, run_id_of,
-    split_lines,
+    BadRunId, HEAD_FILE, JOURNAL_FILE, LineRange, check_run_id, head_line, read_head, run_dir,
+    run_id_of, split_lines,
 };
 use super::shared::{self, Batch, Lease};
 
@@ -433,13 +433,21 @@ impl Journal {
     }
 
     /// Best effort: the head file is a witness for `verify`, not part of the journal.
+    /// Rewritten in place (no temporary file, no rename): the line has one length (the
+    /// seq zero-padded to 20 digits, [`head_line`]), so each write covers the one before.
+    /// Not kept open: an open run holds one file descriptor, its journal's.
     fn write_head(&self, inner: &Inner) {
+        use std::os::unix::fs::FileExt;
         let Some((seq, hash)) = &inner.head else {
             return;
         };
-        let tmp = self.run_dir.join(format!("{HEAD_FILE}.tmp"));
-        let written = fs::write(&tmp, format!("{seq} {hash}\n"))
-            .and_then(|()| fs::rename(&tmp, self.run_dir.join(HEAD_FILE)));
+        let line = head_line(*seq, hash);
+        let written = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(self.run_dir.join(HEAD_FILE))
+            .and_then(|file| file.write_all_at(line.as_bytes(), 0));
         if let Err(e) = written {
             tracing::warn!(
                 "{}: cannot write the head file: {e}",
@@ -971,6 +979,41 @@ mod tests {
             "a fenced journal takes nothing more"
         );
         assert_eq!(memory.runs.lock().unwrap()["r"].len(), 2);
+    }
+
+    /// The head file is rewritten in place at each commit, one length whatever the seq,
+    /// and names the last committed record; a head file written the older way (shorter,
+    /// unpadded) is covered whole by the next commit's.
+    #[test]
+    fn the_head_file_names_the_last_commit() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = run_dir(base.path(), "h");
+        let options = || JournalOptions {
+            durability: Durability::Off,
+            anchor: Anchor::new("h", None),
+        };
+        let event = || Event::RunResumed {
+            from_seq: 0,
+            repaired: None,
+        };
+        let journal = Journal::create(&dir, options()).unwrap();
+        let head_file = dir.join(HEAD_FILE);
+        for commit in 1..=12u64 {
+            journal.emit(event()).unwrap();
+            journal.commit().unwrap();
+            let (seq, hash) = read_head(&dir).unwrap();
+            assert_eq!(seq, commit);
+            assert_eq!(hash.len(), 64);
+            assert_eq!(fs::metadata(&head_file).unwrap().len(), 86);
+        }
+        drop(journal);
+        let (seq, hash) = read_head(&dir).unwrap();
+        fs::write(&head_file, format!("{seq} {hash}\n")).unwrap();
+        let (journal, _) = Journal::open(&dir, Durability::Off).unwrap();
+        journal.emit(event()).unwrap();
+        journal.commit().unwrap();
+        assert_eq!(read_head(&dir).unwrap().0, 13);
+        assert_eq!(fs::metadata(&head_file).unwrap().len(), 86);
     }
 
     #[test]

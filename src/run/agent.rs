@@ -442,7 +442,7 @@ impl Runner {
             .find(|s| s.process_key == process_key)
             .ok_or_else(|| AgentError::NoProcessKey(process_key.to_string()))?;
         let harness = FlowAgent::new(&served.loaded, served.parking.clone())?;
-        let process = Arc::new((served.loaded.process().cloned()).ok_or(NotServed::NoProcess)?);
+        let process = (served.loaded.shared_process()).ok_or(NotServed::NoProcess)?;
         let mut annotations = harness.annotations();
         if self.max_wait.is_some() {
             annotations.max_wait_secs = self.max_wait;

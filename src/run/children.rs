@@ -272,7 +272,7 @@ impl AppChildren {
         let mut request = RunRequest::new(
             call.run_id.clone(),
             config.process_key().to_string(),
-            Arc::new(process),
+            process,
             annotations,
             variables,
             resume,

@@ -97,10 +97,10 @@ pub fn registered_flow(
     if let Some(find) = journals {
         harness.journal_remote_tasks_by_run(find);
     }
-    let process = loaded.process().cloned().ok_or(NotServed::NoProcess)?;
+    let process = loaded.shared_process().ok_or(NotServed::NoProcess)?;
     Ok(RegisteredFlow {
         process_key: harness.config().process_key().to_string(),
-        process: Arc::new(process),
+        process,
         annotations: harness.annotations(),
         harness: Arc::new(harness),
     })

@@ -103,15 +103,13 @@ pub async fn launch(
     }
     annotations.max_wait_secs = plan_spec.max_wait;
     let process = loaded
-        .process()
-        .cloned()
+        .shared_process()
         .ok_or_else(|| PlanError::new("the app's BPMN model has no process"))?;
     let config = harness.config().clone();
     let process_key = config.process_key().to_string();
 
     let agent = Arc::new(harness);
     let harness: Arc<dyn ControlPoints> = agent.clone();
-    let process = Arc::new(process);
     // The native engine calls the harness directly (the bridge contract, no transport)
     // unless `--bridge mcp` asks for the in-process MCP hop; other engines always reach
     // the control points over MCP.
@@ -265,7 +263,7 @@ pub async fn launch(
     }
     // Whatever is still buffered (a failed run's last records) is committed, and so folded.
     let _ = journal.commit();
-    let state = lock_state(&folded).clone();
+    let state = std::mem::take(&mut *lock_state(&folded));
     view.finish(&state);
 
     let outcome = match (result, graph_failed) {
@@ -304,7 +302,9 @@ fn open_journal(
                 ..
             } = *r;
             view.resumed(&records);
-            *lock_state(folded) = FlowState::fold(records.iter());
+            let mut state = FlowState::fold(records.iter());
+            state.forget_visits();
+            *lock_state(folded) = state;
             let graph = open_graph(loaded, &run_id)?;
             if let Some(g) = &graph {
                 g.replay(&records);
@@ -470,10 +470,16 @@ fn open_graph(
 }
 
 /// An observer folding the committed records into `state` (the run's state without
-/// reading its journal back).
+/// reading its journal back), without the logs of what each visit did
+/// ([`FlowState::forget_visits`]): memory that would grow with the run's length, and
+/// that nothing shown live reads.
 fn folding(state: &Arc<Mutex<FlowState>>) -> impl Fn(&Record) + Send + Sync + 'static {
     let state = state.clone();
-    move |record| lock_state(&state).apply(record)
+    move |record| {
+        let mut state = lock_state(&state);
+        state.apply(record);
+        state.forget_visits();
+    }
 }
 
 fn lock_state(state: &Mutex<FlowState>) -> std::sync::MutexGuard<'_, FlowState> {

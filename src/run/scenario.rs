@@ -76,9 +76,9 @@ pub fn run_scenario(spec: RunSpec) -> ScenarioRun {
         failure: None,
         ended: None,
     };
-    // Two threads, as a served sibling agent answers while the run waits for it.
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread, as for `start` (a served sibling agent answers on it while the run
+    // waits for it); `cuga-flo test` runs scenarios on a thread per core.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
@@ -104,7 +104,7 @@ pub fn run_scenario(spec: RunSpec) -> ScenarioRun {
     };
     let served = plan.served.take();
     let scenario = plan.scenario.clone();
-    let process = plan.loaded.process().cloned();
+    let process = plan.loaded.shared_process();
     let ended = runtime.block_on(launch(plan, Arc::new(Quiet), std::future::pending()));
     if let Some(served) = served {
         runtime.block_on(served.stop());
@@ -139,7 +139,7 @@ pub fn run_scenario(spec: RunSpec) -> ScenarioRun {
     result.checked = scenario.as_ref().and_then(|s| {
         check(
             s,
-            process.as_ref(),
+            process.as_deref(),
             outcome.status,
             &outcome.path,
             &outcome.variables,

@@ -108,6 +108,24 @@ pub const RUNS_HELD: Metric = Metric {
     unit: "1",
     kind: Kind::Gauge,
 };
+pub const MODEL_SLOTS: Metric = Metric {
+    name: "cuga_flo_model_slots",
+    help: "Requests a model endpoint may have in flight at once (max_concurrency), by endpoint.",
+    unit: "1",
+    kind: Kind::Gauge,
+};
+pub const MODEL_IN_FLIGHT: Metric = Metric {
+    name: "cuga_flo_model_requests_in_flight",
+    help: "Requests sent to a model endpoint and not answered yet, by endpoint.",
+    unit: "1",
+    kind: Kind::Gauge,
+};
+pub const MODEL_WAITING: Metric = Metric {
+    name: "cuga_flo_model_requests_waiting",
+    help: "Requests waiting for a turn at a model endpoint (all its slots busy), by endpoint.",
+    unit: "1",
+    kind: Kind::Gauge,
+};
 pub const SPANS_DROPPED: Metric = Metric {
     name: "cuga_flo_telemetry_spans_dropped",
     help: "Spans dropped because the exporter's queue was full.",
@@ -130,6 +148,9 @@ pub const CATALOGUE: &[Metric] = &[
     WORKER_QUEUE,
     WORKER_LAG,
     RUNS_HELD,
+    MODEL_SLOTS,
+    MODEL_IN_FLIGHT,
+    MODEL_WAITING,
     SPANS_DROPPED,
 ];
 

@@ -484,12 +484,28 @@ async fn requests_to_one_endpoint_wait_their_turn_before_they_are_sent() {
             .collect();
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert_eq!(server.count(), in_flight, "limit {limit}");
+        // The endpoint's gate says so too (what a server reports and measures).
+        let gate = cuga_flo::reason::llm::client::endpoints()
+            .into_iter()
+            .find(|g| g.endpoint.starts_with(&server.url()) && g.limit == limit)
+            .expect("the endpoint's gate");
+        assert_eq!(gate.endpoint, format!("{}/chat/completions", server.url()));
+        assert_eq!(
+            (gate.in_flight(), gate.waiting()),
+            (in_flight, 3 - in_flight),
+            "limit {limit}"
+        );
         for call in calls {
             // Each request's timeout (1 s) counts from when it was sent, not from when it
             // started to wait: the third one waits 1.2 s and still succeeds.
             call.await.unwrap().unwrap();
         }
         assert_eq!(server.count(), 3);
+        let gate = cuga_flo::reason::llm::client::endpoints()
+            .into_iter()
+            .find(|g| g.endpoint.starts_with(&server.url()) && g.limit == limit)
+            .expect("the endpoint's gate");
+        assert_eq!((gate.in_flight(), gate.waiting()), (0, 0));
     }
 }
 

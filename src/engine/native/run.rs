@@ -260,7 +260,7 @@ impl Run {
             message,
             variables,
             steps: self.steps,
-            path: self.path.to_vec(),
+            path: std::mem::take(&mut self.path).into_vec(),
         })
     }
 
@@ -323,13 +323,15 @@ impl Run {
                 self.fire_due(&key)?;
                 continue;
             }
-            // Everything this step emitted is made durable (and shown) before waiting.
-            self.commit()?;
             // Event sub-processes wait only while their scope runs.
             self.drop_dead_listeners();
+            // Nothing left to wait for: the run is over, and its last step is committed
+            // with its `run_finished` ([`Run::execute`]), one sync for both.
             if self.tokens.is_empty() && self.calls.is_empty() {
                 return Ok(());
             }
+            // Everything this step emitted is made durable (and shown) before waiting.
+            self.commit()?;
             // The run may be stopped while it waits below: show what it waits for.
             if let Some(awaiting) = &self.request.awaiting
                 && let Ok(mut shown) = awaiting.lock()

@@ -44,21 +44,113 @@ use super::{
     ToolCall, Usage,
 };
 
-/// The semaphore of an endpoint: one per (URL, limit) in the process, so that every run and
-/// control point calling the same server shares its limit.
-fn endpoint_gate(url: &str, limit: u32) -> std::sync::Arc<tokio::sync::Semaphore> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    type Gates = Mutex<HashMap<(String, u32), Arc<tokio::sync::Semaphore>>>;
-    static GATES: OnceLock<Gates> = OnceLock::new();
-    let mut gates = GATES
+/// The turns of one endpoint: at most `limit` requests in flight, over every run and
+/// control point of the process that calls it with that limit; measured (telemetry on)
+/// as the gauges `cuga_flo_model_slots`, `…_requests_in_flight` and `…_requests_waiting`.
+#[derive(Debug)]
+pub struct Gate {
+    /// The endpoint as shown (no credentials, no query).
+    pub endpoint: String,
+    pub limit: u32,
+    turns: tokio::sync::Semaphore,
+    waiting: std::sync::atomic::AtomicUsize,
+}
+
+/// One request's turn: the gauges move when it is given back (dropped).
+struct Turn<'a> {
+    gate: &'a Gate,
+    permit: Option<tokio::sync::SemaphorePermit<'a>>,
+}
+
+impl Gate {
+    fn new(url: &str, limit: u32) -> Gate {
+        let endpoint = match reqwest::Url::parse(&crate::secret::without_userinfo(url)) {
+            Ok(mut u) => {
+                u.set_query(None);
+                u.to_string()
+            }
+            Err(_) => "(unparsed URL)".to_string(),
+        };
+        Gate {
+            endpoint,
+            limit: limit.max(1),
+            turns: tokio::sync::Semaphore::new(limit.max(1) as usize),
+            waiting: Default::default(),
+        }
+    }
+
+    /// Wait for a turn.
+    async fn turn(&self) -> Turn<'_> {
+        use std::sync::atomic::Ordering;
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        self.measure();
+        let permit = self.turns.acquire().await.ok();
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
+        self.measure();
+        Turn { gate: self, permit }
+    }
+
+    /// Requests sent and not answered yet.
+    pub fn in_flight(&self) -> usize {
+        (self.limit as usize).saturating_sub(self.turns.available_permits())
+    }
+
+    /// Requests waiting for a turn.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn measure(&self) {
+        use crate::telemetry::metrics as m;
+        let Some(metrics) = crate::telemetry::metrics() else {
+            return;
+        };
+        let labels = || vec![("endpoint", self.endpoint.clone())];
+        metrics.set(m::MODEL_SLOTS, labels(), f64::from(self.limit));
+        metrics.set(m::MODEL_IN_FLIGHT, labels(), self.in_flight() as f64);
+        metrics.set(m::MODEL_WAITING, labels(), self.waiting() as f64);
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        // The permit goes back after this; count it as given back already.
+        let gate = self.gate;
+        drop(self.permit.take());
+        gate.measure();
+    }
+}
+
+type Gates = std::sync::Mutex<Vec<std::sync::Arc<Gate>>>;
+
+fn gates() -> std::sync::MutexGuard<'static, Vec<std::sync::Arc<Gate>>> {
+    static GATES: std::sync::OnceLock<Gates> = std::sync::OnceLock::new();
+    GATES
         .get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    gates
-        .entry((url.to_string(), limit))
-        .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(limit.max(1) as usize)))
-        .clone()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The gate of an endpoint: one per (URL, limit) in the process, so that every run and
+/// control point calling the same server shares its limit.
+fn endpoint_gate(url: &str, limit: u32) -> std::sync::Arc<Gate> {
+    let mut gates = gates();
+    let wanted = Gate::new(url, limit);
+    if let Some(gate) =
+        (gates.iter()).find(|g| g.endpoint == wanted.endpoint && g.limit == wanted.limit)
+    {
+        return gate.clone();
+    }
+    let gate = std::sync::Arc::new(wanted);
+    gate.measure();
+    gates.push(gate.clone());
+    gate
+}
+
+/// The model endpoints the process has clients of, each with its limit (for a server's
+/// start-up lines and its metrics).
+pub fn endpoints() -> Vec<std::sync::Arc<Gate>> {
+    gates().clone()
 }
 
 /// The longest excerpt of a response body kept in an error.
@@ -69,7 +161,7 @@ const EXCERPT_CHARS: usize = 300;
 pub struct ChatClient {
     settings: LlmSettings,
     /// Shared with every client of the same endpoint in the process.
-    gate: std::sync::Arc<tokio::sync::Semaphore>,
+    gate: std::sync::Arc<Gate>,
     http: reqwest::Client,
     url: String,
     /// The form `Auto` calls start with, as [`form_index`]: it only ever moves forward.
@@ -242,7 +334,7 @@ impl ChatClient {
             request = request.header(AUTHORIZATION, format!("Bearer {}", key.expose()));
         }
         // Held until the whole body has arrived (dropped with the future on cancellation).
-        let _turn = self.gate.acquire().await.ok();
+        let _turn = self.gate.turn().await;
         let response = request.send().await?;
         let status = response.status();
         let retry_after = response

@@ -112,6 +112,9 @@ impl LlmSettings {
 pub const ENV_BASE_URL: &str = "CUGA_FLO_LLM_BASE_URL";
 pub const ENV_MODEL: &str = "CUGA_FLO_LLM_MODEL";
 pub const ENV_API_KEY: &str = "CUGA_FLO_LLM_API_KEY";
+/// How many requests go to one endpoint at once (`max_concurrency`), for every app the
+/// process runs: what a server's operator sizes to the model server behind it.
+pub const ENV_MAX_CONCURRENCY: &str = "CUGA_FLO_LLM_MAX_CONCURRENCY";
 
 /// Why model settings could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -263,9 +266,19 @@ pub fn resolve(
     if let Some(r) = pick!(retries) {
         s.retries = u32::try_from(r.value).unwrap_or(u32::MAX);
     }
-    s.max_concurrency = match app.and_then(|c| c.max_concurrency.as_ref()) {
-        Some(n) => u32::try_from(n.value).unwrap_or(u32::MAX).max(1),
-        None => default_concurrency(&s.base_url, provider.as_deref()),
+    s.max_concurrency = match env_value(ENV_MAX_CONCURRENCY) {
+        Some(n) => match n.trim().parse::<u32>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return Err(error(format!(
+                    "{ENV_MAX_CONCURRENCY}={n} is not a whole number of requests above 0"
+                )));
+            }
+        },
+        None => match app.and_then(|c| c.max_concurrency.as_ref()) {
+            Some(n) => u32::try_from(n.value).unwrap_or(u32::MAX).max(1),
+            None => default_concurrency(&s.base_url, provider.as_deref()),
+        },
     };
     if let Some(a) = pick!(max_attempts) {
         s.max_attempts = u32::try_from(a.value).unwrap_or(u32::MAX).max(1);
@@ -290,5 +303,34 @@ fn budget(b: &BudgetConfig) -> Budget {
             .map(|c| u32::try_from(c.value).unwrap_or(u32::MAX)),
         tokens: b.tokens.as_ref().map(|t| t.value),
         time: b.seconds.as_ref().map(|s| Duration::from_secs_f64(s.value)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `CUGA_FLO_LLM_MAX_CONCURRENCY` sets every endpoint's limit over the config's (and the
+    /// loopback default of one); a value that is not a count above 0 is refused, not ignored.
+    #[test]
+    fn the_environment_sets_how_many_requests_go_at_once() {
+        let resolved = |value: Option<&str>| {
+            let env = |name: &str| match name {
+                ENV_BASE_URL => Some("http://127.0.0.1:8080/v1".to_string()),
+                ENV_MODEL => Some("m".to_string()),
+                ENV_MAX_CONCURRENCY => value.map(str::to_string),
+                _ => None,
+            };
+            resolve(None, None, &env, "`llm`")
+        };
+        assert_eq!(resolved(None).unwrap().max_concurrency, 1);
+        assert_eq!(resolved(Some("16")).unwrap().max_concurrency, 16);
+        for bad in ["0", "-2", "many"] {
+            let err = resolved(Some(bad)).unwrap_err();
+            assert!(
+                err.message.contains(ENV_MAX_CONCURRENCY) && err.message.contains(bad),
+                "{err}"
+            );
+        }
     }
 }

@@ -46,7 +46,7 @@ impl Model {
         let doc = app.bpmn.as_ref()?;
         let process = (doc.processes.iter())
             .find(|p| p.id == process_id)
-            .or_else(|| doc.main_process())?;
+            .or_else(|| doc.main_shared())?;
         Some(Model::of(doc.source.text(), process).with_insertions(&process.id, records))
     }
 
