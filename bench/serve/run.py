@@ -39,7 +39,7 @@ class Stdio:
         e.pop("CUGA_FLO_APPS", None)
         self.proc = subprocess.Popen(
             [bin, "--apps-dir", apps, "serve", "--stdio", app, "--run-dir", run_dir],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(os.path.join(run_dir + ".stderr"), "w") if os.makedirs(run_dir, exist_ok=True) is None else None,
             env=e, cwd=ROOT, text=True, bufsize=1)
         self.replies = {}
         self.cond = threading.Condition()

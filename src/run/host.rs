@@ -740,32 +740,44 @@ impl Journals {
             tracing::warn!("run {run_id}: cannot open its inbox: {e}");
         }
         tracing::info!("run {run_id}: parked; held here until it can go on");
+        // The journal as last read: read again only when it may have changed (this
+        // server journalled a delivery, an answer or a cancellation, and woke the run; or
+        // a delivery posted to the inbox was taken), not at every look. Ten thousand runs
+        // held here then cost their inboxes' listings, not their journals' parsing.
+        let mut current: Option<(Vec<Record>, FlowState)> = None;
         let ready = loop {
-            let Some((records, state)) = self.read(&run) else {
-                // Left parked (as at shutdown): `runs resume` continues it.
-                tracing::error!("run {run_id}: its journal cannot be read; left parked");
-                crate::journal::mailbox::release_parked(&dir);
-                return None;
+            if current.is_none() {
+                let Some(read) = self.read(&run) else {
+                    // Left parked (as at shutdown): `runs resume` continues it.
+                    tracing::error!("run {run_id}: its journal cannot be read; left parked");
+                    crate::journal::mailbox::release_parked(&dir);
+                    return None;
+                };
+                current = Some(read);
+            }
+            let Some((records, state)) = &current else {
+                continue;
             };
-            if state.status.is_some() {
+            if state.status.is_some() || *lock(&run.closed) {
                 break None;
             }
             let Some(waiting) = state.waiting.clone() else {
-                break Some(records);
+                break current.take().map(|(records, _)| records);
             };
             let now = crate::clock::now_ms();
             if waiting.due_ms.is_some_and(|due| due <= now)
                 || !waiting.delivered.is_empty()
-                || answered_since_resumed(&records, &state)
+                || answered_since_resumed(records, state)
                 || crate::run::parked::child_finished(&self.base, &waiting.reason)
             {
-                break Some(records);
+                break current.take().map(|(records, _)| records);
             }
             let taken = {
                 let _closed = lock(&run.closed);
                 self.take_posted(&run, &dir)
             };
             if taken > 0 {
+                current = None;
                 continue;
             }
             let poll = crate::journal::mailbox::INBOX_POLL;
@@ -777,7 +789,7 @@ impl Journals {
                     crate::journal::mailbox::release_parked(&dir);
                     return None;
                 }
-                () = run.wake.notified() => {}
+                () = run.wake.notified() => current = None,
                 () = tokio::time::sleep(sleep) => {}
             }
         };
@@ -847,6 +859,8 @@ impl Journals {
             }
         }
         lock(&self.open).remove(run_id);
+        // Held parked here: it sees that it ended.
+        run.wake.notify_one();
     }
 
     /// Close the journal of every run still going with a failed `run_finished`; the runs
