@@ -37,9 +37,12 @@ class Stdio:
     def __init__(self, bin, apps, app, run_dir, env=None):
         e = dict(os.environ, NO_COLOR="1", **(env or {}))
         e.pop("CUGA_FLO_APPS", None)
+        os.makedirs(run_dir, exist_ok=True)
+        # The server's log beside its run folder, for when a measurement goes wrong.
+        self.log = open(run_dir + ".stderr", "w")
         self.proc = subprocess.Popen(
             [bin, "--apps-dir", apps, "serve", "--stdio", app, "--run-dir", run_dir],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(os.path.join(run_dir + ".stderr"), "w") if os.makedirs(run_dir, exist_ok=True) is None else None,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
             env=e, cwd=ROOT, text=True, bufsize=1)
         self.replies = {}
         self.cond = threading.Condition()
@@ -85,6 +88,7 @@ class Stdio:
             self.proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+        self.log.close()
 
 
 def status_of(reply):

@@ -82,11 +82,20 @@ impl Gate {
     /// Wait for a turn.
     async fn turn(&self) -> Turn<'_> {
         use std::sync::atomic::Ordering;
+        /// Counted as waiting until dropped: when the turn comes, or when the wait is
+        /// abandoned (the request's future dropped, as on Ctrl-C).
+        struct Waiting<'a>(&'a Gate);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.waiting.fetch_sub(1, Ordering::Relaxed);
+                self.0.measure();
+            }
+        }
         self.waiting.fetch_add(1, Ordering::Relaxed);
         self.measure();
+        let waiting = Waiting(self);
         let permit = self.turns.acquire().await.ok();
-        self.waiting.fetch_sub(1, Ordering::Relaxed);
-        self.measure();
+        drop(waiting);
         Turn { gate: self, permit }
     }
 
