@@ -618,7 +618,7 @@ fn replay(cli: &Cli, args: &ReplayArgs, style: Style) -> Result<Outcome, UsageEr
             "the journal of run `{id}` does not start with `run_started`"
         )));
     };
-    let new_id = store::new_run_id();
+    let new_id = store::new_run_id_in(&args.journal.run_dir);
     // A cancelled run stopped where it waited: its replay parks at the same place (a
     // question the journal does not answer), and is cancelled there too.
     let cancelled =

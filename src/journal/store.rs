@@ -784,6 +784,20 @@ pub fn new_run_id() -> String {
     crate::clock::run_id()
 }
 
+/// A new run id no run under `base` has. Ids carry 24 random bits beside their second, so
+/// two runs started in the same second may draw the same (the journal's creation refuses
+/// the second one, as it refuses any folder that holds a journal): draw again then.
+pub fn new_run_id_in(base: &Path) -> String {
+    let mut run_id = new_run_id();
+    for _ in 0..16 {
+        if !run_dir(base, &run_id).exists() {
+            break;
+        }
+        run_id = new_run_id();
+    }
+    run_id
+}
+
 /// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01
 /// ([`crate::clock::civil_date`]).
 pub fn civil_date(days: i64) -> (i64, u32, u32) {

@@ -744,40 +744,34 @@ impl Journals {
         // server journalled a delivery, an answer or a cancellation, and woke the run; or
         // a delivery posted to the inbox was taken), not at every look. Ten thousand runs
         // held here then cost their inboxes' listings, not their journals' parsing.
-        let mut current: Option<(Vec<Record>, FlowState)> = None;
+        let mut kept: Option<(Vec<Record>, FlowState)> = None;
         let ready = loop {
-            if current.is_none() {
-                let Some(read) = self.read(&run) else {
-                    // Left parked (as at shutdown): `runs resume` continues it.
-                    tracing::error!("run {run_id}: its journal cannot be read; left parked");
-                    crate::journal::mailbox::release_parked(&dir);
-                    return None;
-                };
-                current = Some(read);
-            }
-            let Some((records, state)) = &current else {
-                continue;
+            let read = kept.take().or_else(|| self.read(&run));
+            let Some((records, state)) = read else {
+                // Left parked (as at shutdown): `runs resume` continues it.
+                tracing::error!("run {run_id}: its journal cannot be read; left parked");
+                crate::journal::mailbox::release_parked(&dir);
+                return None;
             };
-            if state.status.is_some() || *lock(&run.closed) {
+            if state.status.is_some() {
                 break None;
             }
             let Some(waiting) = state.waiting.clone() else {
-                break current.take().map(|(records, _)| records);
+                break Some(records);
             };
             let now = crate::clock::now_ms();
             if waiting.due_ms.is_some_and(|due| due <= now)
                 || !waiting.delivered.is_empty()
-                || answered_since_resumed(records, state)
+                || answered_since_resumed(&records, &state)
                 || crate::run::parked::child_finished(&self.base, &waiting.reason)
             {
-                break current.take().map(|(records, _)| records);
+                break Some(records);
             }
             let taken = {
                 let _closed = lock(&run.closed);
                 self.take_posted(&run, &dir)
             };
             if taken > 0 {
-                current = None;
                 continue;
             }
             let poll = crate::journal::mailbox::INBOX_POLL;
@@ -789,8 +783,8 @@ impl Journals {
                     crate::journal::mailbox::release_parked(&dir);
                     return None;
                 }
-                () = run.wake.notified() => current = None,
-                () = tokio::time::sleep(sleep) => {}
+                () = run.wake.notified() => {}
+                () = tokio::time::sleep(sleep) => kept = Some((records, state)),
             }
         };
         // Going on: deliveries posted meanwhile are taken first, then no more are.

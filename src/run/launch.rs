@@ -328,7 +328,7 @@ fn open_journal(
             let run_id = match (&plan_spec.preset, &plan_spec.adopt) {
                 (Some(p), _) => p.run_id.clone(),
                 (None, Some(a)) => a.run_id.clone(),
-                (None, None) => fresh_run_id(&plan_spec.run_dir),
+                (None, None) => store::new_run_id_in(&plan_spec.run_dir),
             };
             let run_dir = store::run_dir(&plan_spec.run_dir, &run_id);
             let options = JournalOptions {
@@ -344,20 +344,6 @@ fn open_journal(
             (run_id, journal, None, graph)
         }
     })
-}
-
-/// A new run id no run under `base` has: ids carry 24 random bits beside their second, so
-/// two runs started in the same second may draw the same (the journal's creation refuses
-/// the second one, as it refuses any folder that holds a journal); draw again then.
-fn fresh_run_id(base: &std::path::Path) -> String {
-    let mut run_id = store::new_run_id();
-    for _ in 0..16 {
-        if !store::run_dir(base, &run_id).exists() {
-            break;
-        }
-        run_id = store::new_run_id();
-    }
-    run_id
 }
 
 /// How the run was launched, for its `run_started` (what `runs resume` goes on with).

@@ -62,7 +62,7 @@ impl Runner {
             (served.loaded.config.as_ref()).ok_or_else(|| ServedError::NoApp(app.to_string()))?;
         let (variables, untrusted): (Map<String, Value>, Untrusted) =
             super::plan::form_variables(config, fields, &format!("from the web console ({by})"))?;
-        let run_id = crate::clock::run_id();
+        let run_id = store::new_run_id_in(self.journals.base());
         let args = RunProcessArgs {
             process_key: served.process_key.clone(),
             run_id: run_id.clone(),
